@@ -1,0 +1,136 @@
+/**
+ * The connection workflow's activities: one upstream call each, built around aggregation clients
+ * (one per tenant). Results are plain, serializable outcomes; errors leave as ApplicationFailures.
+ * Cancellation of an activity aborts its HTTP request.
+ */
+import { Context } from '@temporalio/activity';
+import type { AggregatorClient, AuthorizeResult, CallOptions, DataResult } from '../aggregator/client.js';
+import type {
+  AccountsDetailOptions,
+  AccountsDetailResponse,
+  AttributesResponse,
+  InvestmentsResponse,
+  Login,
+  SecurityChallenge,
+  SecurityResponses,
+} from '../aggregator/schemas.js';
+import type { AttributesProduct, SessionInput } from '../workflows/connection-input.js';
+import { toActivityFailure } from './failures.js';
+
+export type AuthorizeOutcome =
+  | { readonly kind: 'session-open'; readonly requestId: string; readonly login: Login; readonly institution?: string | undefined }
+  | { readonly kind: 'challenge'; readonly requestId: string; readonly challenges: SecurityChallenge[] }
+  | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
+
+export type DataOutcome<T> =
+  | { readonly kind: 'ready'; readonly requestId: string; readonly data: T }
+  | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
+
+interface Tenant {
+  readonly customerId: string;
+}
+
+export interface OpenSessionInput extends Tenant {
+  readonly session: SessionInput;
+}
+export interface AnswerChallengeInput extends Tenant {
+  readonly requestId: string;
+  readonly responses: SecurityResponses;
+}
+export interface AccountsDetailInput extends Tenant {
+  readonly requestId: string;
+  readonly options: AccountsDetailOptions;
+}
+export interface SessionDataInput extends Tenant {
+  readonly requestId: string;
+}
+export interface LoginDataInput extends Tenant {
+  readonly loginId: string;
+  readonly requestId: string;
+}
+export interface AttributesInput extends LoginDataInput {
+  readonly product: AttributesProduct;
+}
+
+/** Gives the aggregation client of a tenant; the worker caches one per customer id. */
+export type ClientForTenant = (customerId: string) => AggregatorClient;
+
+export function createActivities(clientFor: ClientForTenant) {
+  /** Runs one upstream call with the activity's cancellation wired to the HTTP request. */
+  async function call<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
+    try {
+      return await run(clientFor(customerId), { signal: Context.current().cancellationSignal });
+    } catch (error) {
+      throw toActivityFailure(error);
+    }
+  }
+
+  return {
+    /** Authorize: live with credentials, cached with a LoginId, or live refresh of a saved LoginId. */
+    async openSession({ customerId, session }: OpenSessionInput): Promise<AuthorizeOutcome> {
+      return call(customerId, async (client, options) => {
+        switch (session.kind) {
+          case 'live':
+            return toAuthorizeOutcome(
+              await client.authorizeLive({ institution: session.institution, username: session.username, password: session.password, save: session.save }, options),
+            );
+          case 'cached':
+            return toAuthorizeOutcome(await client.authorizeCached(session.loginId, options));
+          case 'refresh':
+            return toAuthorizeOutcome(await client.authorizeRefresh(session.loginId, options));
+        }
+      });
+    },
+
+    /** Authorize with the RequestId and every answer of the current challenge set. */
+    async answerChallenge({ customerId, requestId, responses }: AnswerChallengeInput): Promise<AuthorizeOutcome> {
+      return call(customerId, async (client, options) => toAuthorizeOutcome(await client.answerChallenge(requestId, responses, options)));
+    },
+
+    async requestAccountsDetail({ customerId, requestId, options: detail }: AccountsDetailInput): Promise<DataOutcome<AccountsDetailResponse>> {
+      return call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetail(requestId, detail, options)));
+    },
+
+    async pollAccountsDetail({ customerId, requestId }: SessionDataInput): Promise<DataOutcome<AccountsDetailResponse>> {
+      return call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetailAsync(requestId, options)));
+    },
+
+    /** Investments: the same request is repeated while it answers 202. */
+    async requestInvestments({ customerId, loginId, requestId }: LoginDataInput): Promise<DataOutcome<InvestmentsResponse>> {
+      return call(customerId, async (client, options) => toDataOutcome(await client.getInvestments(loginId, requestId, options)));
+    },
+
+    /** One attributes call (a package operation or the custom request); repeated while 202. */
+    async requestAttributes({ customerId, loginId, requestId, product }: AttributesInput): Promise<DataOutcome<AttributesResponse>> {
+      return call(customerId, async (client, options) =>
+        toDataOutcome(
+          'package' in product
+            ? await client.getPackageAttributes(loginId, requestId, product.package, options)
+            : await client.getCustomAttributes(loginId, requestId, product.custom, options),
+        ),
+      );
+    },
+  };
+}
+
+export type ConnectionActivities = ReturnType<typeof createActivities>;
+
+function toAuthorizeOutcome(result: AuthorizeResult): AuthorizeOutcome {
+  switch (result.kind) {
+    case 'ready': {
+      const { Login: login, Institution: institution } = result.data;
+      // AuthorizeResponse's schema guarantees Login on HTTP 200.
+      return { kind: 'session-open', requestId: result.requestId, login: login as Login, institution: typeof institution === 'string' ? institution : institution?.Name };
+    }
+    case 'challenge':
+      return { kind: 'challenge', requestId: result.requestId, challenges: result.challenges };
+    case 'pending':
+      return { kind: 'pending', requestId: result.requestId, code: result.code, message: result.message };
+  }
+}
+
+function toDataOutcome<T>(result: DataResult<T>): DataOutcome<T> {
+  return result.kind === 'ready'
+    ? { kind: 'ready', requestId: result.requestId, data: result.data }
+    : { kind: 'pending', requestId: result.requestId, code: result.code, message: result.message };
+}

@@ -1,0 +1,289 @@
+/**
+ * Typed HTTP client of the aggregation service, one function per endpoint, over ky.
+ *
+ * Every call answers a discriminated result (ready | pending | challenge) or throws an
+ * AggregatorError subclass. It never retries: Temporal's retry policy is the one retry layer,
+ * and the table in errors.ts says what is worth retrying.
+ */
+import ky, { type KyInstance } from 'ky';
+import type { z } from 'zod';
+import {
+  AccountsDetailRequest,
+  AccountsDetailResponse,
+  AccountsSummaryResponse,
+  AttributePackageOperation,
+  AttributesRequest,
+  AttributesResponse,
+  AuthorizeRequest,
+  AuthorizeResponse,
+  DeleteCardResponse,
+  ErrorResponse,
+  InvestmentsResponse,
+  PendingResponse,
+  StatementsRequest,
+  StatementsResponse,
+  Uuid,
+  describeIssues,
+  readServiceCode,
+  type AccountsDetailOptions,
+  type NumberOfStatements,
+  type PendingCode,
+  type SecurityChallenge,
+  type SecurityResponses,
+} from './schemas.js';
+import {
+  AggregatorAbortedError,
+  AggregatorNetworkError,
+  AggregatorRequestError,
+  AggregatorResponseError,
+  AggregatorServiceError,
+} from './errors.js';
+
+export interface AggregatorClientOptions {
+  /** Service base address, e.g. `https://sandbox.example.com` (the `/v3/...` paths are appended). */
+  readonly baseUrl: string;
+  /** The tenant path segment of every call. */
+  readonly customerId: string;
+  /** The calling application's credential, sent as one header (name and value configurable). */
+  readonly auth?: { readonly header: string; readonly value: string } | undefined;
+  /** Per-request timeout; default 60 s (a sync call may run ~210 s before the service dispatches it). */
+  readonly timeoutMs?: number | undefined;
+  /** For tests that need to observe or alter the transport. */
+  readonly fetch?: typeof fetch | undefined;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal | undefined;
+  readonly timeoutMs?: number | undefined;
+  /** Extra headers for this call (the sandbox reads `x-sandbox-fault`). */
+  readonly headers?: Record<string, string> | undefined;
+}
+
+export interface Ready<T> {
+  readonly kind: 'ready';
+  readonly requestId: string;
+  readonly data: T;
+}
+export interface Pending {
+  readonly kind: 'pending';
+  readonly requestId: string;
+  readonly code: PendingCode;
+  readonly message: string;
+}
+export interface Challenge {
+  readonly kind: 'challenge';
+  readonly requestId: string;
+  readonly challenges: SecurityChallenge[];
+}
+
+export type DataResult<T> = Ready<T> | Pending;
+export type AuthorizeResult = Ready<AuthorizeResponse> | Challenge | Pending;
+
+export interface LiveAuthorize {
+  readonly institution: string;
+  readonly username: string;
+  readonly password: string;
+  readonly save?: boolean | undefined;
+}
+
+export type AccountsDetail = z.infer<typeof AccountsDetailResponse>;
+export type AccountsSummary = z.infer<typeof AccountsSummaryResponse>;
+export type Investments = z.infer<typeof InvestmentsResponse>;
+export type Attributes = z.infer<typeof AttributesResponse>;
+export type Statements = z.infer<typeof StatementsResponse>;
+export type DeleteCard = z.infer<typeof DeleteCardResponse>;
+
+export type AggregatorClient = ReturnType<typeof createAggregatorClient>;
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+interface Exchange<T> {
+  readonly operation: string;
+  readonly method: 'get' | 'post' | 'delete';
+  readonly path: string;
+  readonly body?: unknown;
+  readonly ready: z.ZodType<T>;
+  readonly options: CallOptions | undefined;
+}
+
+export function createAggregatorClient(options: AggregatorClientOptions) {
+  const http: KyInstance = ky.create({
+    prefixUrl: options.baseUrl.replace(/\/+$/, ''),
+    retry: 0,
+    throwHttpErrors: false,
+    timeout: false, // our own timer, so the error can say which limit passed
+    headers: options.auth ? { [options.auth.header]: options.auth.value } : {},
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const tenant = `v3/${encodeURIComponent(options.customerId)}`;
+  const banking = `${tenant}/BankingServices`;
+
+  async function exchange<T>(call: Exchange<T>): Promise<Ready<T> | Pending | Challenge> {
+    const timeoutMs = call.options?.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = call.options?.signal ? AbortSignal.any([call.options.signal, timeout]) : timeout;
+    let status: number;
+    let text: string;
+    try {
+      const response = await http(call.path, {
+        method: call.method,
+        signal,
+        ...(call.body === undefined ? {} : { json: call.body }),
+        ...(call.options?.headers ? { headers: call.options.headers } : {}),
+      });
+      status = response.status;
+      text = await response.text();
+    } catch (error) {
+      if (call.options?.signal?.aborted) throw new AggregatorAbortedError(call.operation, error);
+      if (timeout.aborted) throw new AggregatorNetworkError(call.operation, `no answer within ${timeoutMs} ms`, error);
+      throw new AggregatorNetworkError(call.operation, describeNetworkFailure(error), error);
+    }
+
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch (error) {
+      if (status >= 400) throw new AggregatorServiceError(call.operation, status, undefined, `non-JSON body: ${text.slice(0, 120)}`, undefined);
+      throw new AggregatorResponseError(call.operation, status, `malformed JSON (${text.length} bytes)`, error);
+    }
+
+    if (status >= 400 || (status !== 200 && status !== 202 && status !== 203)) {
+      const parsed = ErrorResponse.safeParse(body);
+      const code = readServiceCode(body);
+      const message = parsed.success ? (parsed.data.Message ?? undefined) : undefined;
+      const requestId = parsed.success ? (parsed.data.RequestId ?? undefined) : undefined;
+      throw new AggregatorServiceError(call.operation, status, code, message, requestId);
+    }
+    if (status === 202) {
+      const pending = parseOrThrow(PendingResponse, body, call.operation, status);
+      return { kind: 'pending', requestId: pending.RequestId, code: pending.ServiceCode, message: pending.Message };
+    }
+    if (status === 203) {
+      const challenge = parseOrThrow(AuthorizeResponse, body, call.operation, status);
+      return { kind: 'challenge', requestId: challenge.RequestId, challenges: challenge.SecurityChallenges ?? [] };
+    }
+    const data = parseOrThrow(call.ready, body, call.operation, status);
+    return { kind: 'ready', requestId: requestIdOf(data), data };
+  }
+
+  /** Data endpoints never challenge; a 203 there breaks the contract. */
+  async function data<T>(call: Exchange<T>): Promise<DataResult<T>> {
+    const result = await exchange(call);
+    if (result.kind === 'challenge') throw new AggregatorResponseError(call.operation, 203, 'a data endpoint answered with a challenge');
+    return result;
+  }
+
+  function validated<T>(schema: z.ZodType<T>, value: unknown, operation: string): T {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw new AggregatorRequestError(operation, describeIssues(parsed.error));
+    return parsed.data;
+  }
+
+  function id(value: string, field: string, operation: string): string {
+    return encodeURIComponent(validated(Uuid, value, `${operation} ${field}`));
+  }
+
+  return {
+    /** POST /v3/{customerId}/BankingServices/Authorize, any of its four modes. */
+    async authorize(request: AuthorizeRequest, call?: CallOptions): Promise<AuthorizeResult> {
+      const body = validated(AuthorizeRequest, request, 'Authorize');
+      return exchange({ operation: 'Authorize', method: 'post', path: `${banking}/Authorize`, body, ready: AuthorizeResponse, options: call });
+    },
+
+    /** Live mode: the end user's credentials; may answer with challenges. */
+    authorizeLive(login: LiveAuthorize, call?: CallOptions): Promise<AuthorizeResult> {
+      return this.authorize(
+        { Institution: login.institution, Username: login.username, Password: login.password, MostRecentCached: false, Save: login.save ?? false },
+        call,
+      );
+    },
+
+    /** Cached mode: a saved LoginId, already processed data. */
+    authorizeCached(loginId: string, call?: CallOptions): Promise<AuthorizeResult> {
+      return this.authorize({ LoginId: loginId, MostRecentCached: true }, call);
+    },
+
+    /** Live refresh of a saved login (trusted-device flow); may answer with challenges. */
+    authorizeRefresh(loginId: string, call?: CallOptions): Promise<AuthorizeResult> {
+      return this.authorize({ LoginId: loginId, MostRecentCached: false, Save: true }, call);
+    },
+
+    /** Answers the pending challenge(s) of a session; every prompt at once. */
+    answerChallenge(requestId: string, responses: SecurityResponses, call?: CallOptions): Promise<AuthorizeResult> {
+      return this.authorize({ RequestId: requestId, SecurityResponses: responses }, call);
+    },
+
+    /** POST .../GetAccountsDetail; usually 202 first, then poll getAccountsDetailAsync. */
+    getAccountsDetail(requestId: string, detailOptions: AccountsDetailOptions = {}, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
+      const body = validated(AccountsDetailRequest, { ...detailOptions, RequestId: requestId }, 'GetAccountsDetail');
+      return data({ operation: 'GetAccountsDetail', method: 'post', path: `${banking}/GetAccountsDetail`, body, ready: AccountsDetailResponse, options: call });
+    },
+
+    /** GET .../GetAccountsDetailAsync/{requestId}: the poll of a pending accounts detail. */
+    getAccountsDetailAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
+      const path = `${banking}/GetAccountsDetailAsync/${id(requestId, 'RequestId', 'GetAccountsDetailAsync')}`;
+      return data({ operation: 'GetAccountsDetailAsync', method: 'get', path, ready: AccountsDetailResponse, options: call });
+    },
+
+    getAccountsSummary(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
+      const body = { RequestId: validated(Uuid, requestId, 'GetAccountsSummary RequestId') };
+      return data({ operation: 'GetAccountsSummary', method: 'post', path: `${banking}/GetAccountsSummary`, body, ready: AccountsSummaryResponse, options: call });
+    },
+
+    getAccountsSummaryAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
+      const path = `${banking}/GetAccountsSummaryAsync/${id(requestId, 'RequestId', 'GetAccountsSummaryAsync')}`;
+      return data({ operation: 'GetAccountsSummaryAsync', method: 'get', path, ready: AccountsSummaryResponse, options: call });
+    },
+
+    getStatements(requestId: string, numberOfStatements?: NumberOfStatements, call?: CallOptions): Promise<DataResult<Statements>> {
+      const body = validated(StatementsRequest, { RequestId: requestId, ...(numberOfStatements ? { NumberOfStatements: numberOfStatements } : {}) }, 'GetStatements');
+      return data({ operation: 'GetStatements', method: 'post', path: `${banking}/GetStatements`, body, ready: StatementsResponse, options: call });
+    },
+
+    /** POST /v3/{customerId}/Investments; repeat the same request while it answers 202. */
+    getInvestments(loginId: string, requestId: string, call?: CallOptions): Promise<DataResult<Investments>> {
+      const body = { LoginId: validated(Uuid, loginId, 'Investments LoginId'), RequestId: validated(Uuid, requestId, 'Investments RequestId'), MostRecentCached: true };
+      return data({ operation: 'Investments', method: 'post', path: `${tenant}/Investments`, body, ready: InvestmentsResponse, options: call });
+    },
+
+    /** GET .../insight/login/{loginId}/attributes/{requestId}/{operation}: a fixed package of attributes. */
+    getPackageAttributes(loginId: string, requestId: string, operation: AttributePackageOperation, call?: CallOptions): Promise<DataResult<Attributes>> {
+      const op = validated(AttributePackageOperation, operation, 'attributes operation');
+      const path = `${tenant}/insight/login/${id(loginId, 'LoginId', op)}/attributes/${id(requestId, 'RequestId', op)}/${op}`;
+      return data({ operation: op, method: 'get', path, ready: AttributesResponse, options: call });
+    },
+
+    /** POST .../insight/login/{loginId}/attributes/{requestId}: a custom attribute set. */
+    getCustomAttributes(loginId: string, requestId: string, request: AttributesRequest, call?: CallOptions): Promise<DataResult<Attributes>> {
+      const operation = 'CustomAttributes';
+      const body = validated(AttributesRequest, request, operation);
+      const path = `${tenant}/insight/login/${id(loginId, 'LoginId', operation)}/attributes/${id(requestId, 'RequestId', operation)}`;
+      return data({ operation, method: 'post', path, body, ready: AttributesResponse, options: call });
+    },
+
+    /** DELETE .../DeleteCard/{loginId}: forget the saved login and its data. */
+    async deleteCard(loginId: string, call?: CallOptions): Promise<DeleteCard> {
+      const path = `${banking}/DeleteCard/${id(loginId, 'LoginId', 'DeleteCard')}`;
+      const result = await data({ operation: 'DeleteCard', method: 'delete', path, ready: DeleteCardResponse, options: call });
+      if (result.kind === 'pending') throw new AggregatorResponseError('DeleteCard', 202, 'DeleteCard answered pending');
+      return result.data;
+    },
+  };
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, operation: string, status: number): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new AggregatorResponseError(operation, status, describeIssues(parsed.error), parsed.error);
+  return parsed.data;
+}
+
+function requestIdOf(data: unknown): string {
+  const requestId = (data as { RequestId?: unknown }).RequestId;
+  return typeof requestId === 'string' ? requestId : '';
+}
+
+function describeNetworkFailure(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+  return error instanceof Error ? error.message : String(error);
+}

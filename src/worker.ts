@@ -1,0 +1,98 @@
+/**
+ * Worker wiring only: config, telemetry, connection, activities, Worker.create, shutdown.
+ * SIGINT/SIGTERM make the SDK drain the worker; run() then resolves and we close the connection.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type LogLevel } from '@temporalio/worker';
+import { createActivities } from './activities/connection-activities.js';
+import { tenantClients } from './activities/tenant-clients.js';
+import { ConfigError, loadConfig, type WorkerConfig } from './config.js';
+import { redact } from './logging/redact.js';
+
+/** One JSON object per line: what log shippers expect; secrets are redacted by key. */
+function jsonLine(entry: LogEntry): void {
+  const line = JSON.stringify({
+    time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
+    level: entry.level,
+    message: entry.message,
+    ...(redact(entry.meta ?? {}) as Record<string, unknown>),
+  });
+  (entry.level === 'ERROR' || entry.level === 'WARN' ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+export async function runWorker(config: WorkerConfig): Promise<void> {
+  Runtime.install({
+    logger: new DefaultLogger(config.LOG_LEVEL as LogLevel, jsonLine),
+    telemetryOptions: config.WORKER_METRICS_PORT
+      ? { metrics: { prometheus: { bindAddress: `${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}` } } }
+      : {},
+  });
+
+  const connection = await NativeConnection.connect({
+    address: config.TEMPORAL_ADDRESS,
+    ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
+    tls: await tlsOptions(config),
+  });
+
+  const activities = createActivities(
+    tenantClients({
+      baseUrl: config.AGGREGATOR_BASE_URL,
+      auth: config.AGGREGATOR_AUTH_SECRET ? { header: config.AGGREGATOR_AUTH_HEADER, value: config.AGGREGATOR_AUTH_SECRET } : undefined,
+      timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
+    }),
+  );
+
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      activities,
+      // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
+      ...(config.WORKER_WORKFLOW_BUNDLE
+        ? { workflowBundle: { codePath: config.WORKER_WORKFLOW_BUNDLE } }
+        : { workflowsPath: fileURLToPath(new URL('./workflows/index.ts', import.meta.url)) }),
+      ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
+    });
+    Runtime.instance().logger.info('worker started', {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      namespace: config.TEMPORAL_NAMESPACE,
+      temporal: config.TEMPORAL_ADDRESS,
+      aggregator: config.AGGREGATOR_BASE_URL,
+      metrics: config.WORKER_METRICS_PORT ? `http://${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics` : 'off',
+    });
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+async function tlsOptions(config: WorkerConfig) {
+  if (config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH) {
+    return { clientCertPair: { crt: await readFile(config.TEMPORAL_TLS_CERT_PATH), key: await readFile(config.TEMPORAL_TLS_KEY_PATH) } };
+  }
+  // An API key implies TLS (Temporal Cloud); otherwise plain TCP unless asked.
+  return config.TEMPORAL_TLS || Boolean(config.TEMPORAL_API_KEY);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  let config: WorkerConfig;
+  try {
+    config = loadConfig();
+    if (config.WORKER_WORKFLOW_BUNDLE && !existsSync(config.WORKER_WORKFLOW_BUNDLE)) {
+      throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.WORKER_WORKFLOW_BUNDLE} (run npm run build:bundle)`]);
+    }
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+  runWorker(config).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`worker stopped: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

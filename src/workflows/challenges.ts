@@ -1,0 +1,112 @@
+/**
+ * Pure checks of an operator's answers against the challenges the service asked, one rule per
+ * challenge type of the spec. Used by the update validator (so a bad answer never touches history
+ * or the service) and by the CLI and console (so it is refused before it is even sent).
+ */
+import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+
+export interface AnswerProblem {
+  /** The prompt (or response key) the problem is about; absent for problems of the whole answer. */
+  readonly prompt?: string | undefined;
+  readonly message: string;
+}
+
+export const TEXT_OR_CALL_METHODS = ['Text', 'Call'] as const;
+export const TRUSTED_DEVICE_ANSWER = 'VERIFIED';
+
+/** The SecurID-style token prompt: the spec says its code is always 6 digits. */
+export function isTokenCodePrompt(challenge: SecurityChallenge): boolean {
+  return challenge.Type === 'QuestionAndAnswer' && !challenge.Iterables?.length && /\b(token|securid)\b/i.test(challenge.Prompt);
+}
+
+/** The key a challenge is answered under: its prompt, except TextOrCall, keyed by the chosen option. */
+function keysFor(challenge: SecurityChallenge): string[] {
+  return challenge.Type === 'TextOrCall' ? (challenge.Iterables ?? []) : [challenge.Prompt];
+}
+
+export function checkAnswer(challenges: readonly SecurityChallenge[], responses: SecurityResponses): AnswerProblem[] {
+  const problems: AnswerProblem[] = [];
+  const keys = Object.keys(responses);
+  if (keys.length === 0) return [{ message: 'no answer given: every prompt must be answered at once' }];
+
+  const expected = new Set(challenges.flatMap(keysFor));
+  for (const key of keys) {
+    if (!expected.has(key)) problems.push({ prompt: key, message: `"${truncate(key)}" was not asked (keys must be the exact prompt text)` });
+  }
+
+  for (const challenge of challenges) {
+    if (challenge.Type === 'TextOrCall') {
+      problems.push(...checkTextOrCall(challenge, responses));
+      continue;
+    }
+    const answers = responses[challenge.Prompt];
+    if (answers === undefined) {
+      problems.push({ prompt: challenge.Prompt, message: 'is not answered (all prompts must be answered in one call)' });
+      continue;
+    }
+    problems.push(...checkOne(challenge, answers).map((message) => ({ prompt: challenge.Prompt, message })));
+  }
+  return problems;
+}
+
+function checkOne(challenge: SecurityChallenge, answers: readonly string[]): string[] {
+  const options = challenge.Iterables ?? [];
+  switch (challenge.Type) {
+    case 'QuestionAndAnswer':
+      if (options.length > 0) {
+        // Our documented format for "choose a question, then answer it": [chosenQuestion, answer].
+        if (answers.length !== 2) return ['needs two values: the chosen question and its answer'];
+        if (!options.includes(answers[0] ?? '')) return ['the chosen question is not one of the offered questions'];
+        return isBlank(answers[1]) ? ['the answer to the chosen question is empty'] : [];
+      }
+      if (answers.length !== 1) return ['needs exactly one answer'];
+      if (isBlank(answers[0])) return ['the answer is empty'];
+      if (isTokenCodePrompt(challenge) && !/^\d{6}$/.test(answers[0] ?? '')) return ['a token code is exactly 6 digits'];
+      return [];
+    case 'MultipleChoice':
+      if (answers.length !== 1) return [`needs exactly one of the ${options.length} options`];
+      return options.includes(answers[0] ?? '') ? [] : ['the answer is not one of the offered options'];
+    case 'MultipleChoiceMultipleAnswers': {
+      if (answers.length === 0) return ['needs one or more of the offered options'];
+      if (new Set(answers).size !== answers.length) return ['lists an option more than once'];
+      const unknown = answers.filter((answer) => !options.includes(answer));
+      return unknown.length ? [`${unknown.length} answer(s) are not among the offered options`] : [];
+    }
+    case 'ImageSelection':
+      if (answers.length !== 1) return ['needs exactly one selected image'];
+      return options.includes(answers[0] ?? '') ? [] : ['the selected image is not one of the offered images'];
+    case 'WaitUntilEUAccept':
+      return answers.length === 1 && answers[0] === TRUSTED_DEVICE_ANSWER
+        ? []
+        : [`is answered with ["${TRUSTED_DEVICE_ANSWER}"] once the user accepted on the trusted device`];
+    case 'TextOrCall':
+      return []; // handled by checkTextOrCall: keyed by option, not by prompt
+  }
+}
+
+function checkTextOrCall(challenge: SecurityChallenge, responses: SecurityResponses): AnswerProblem[] {
+  const chosen = (challenge.Iterables ?? []).filter((option) => option in responses);
+  if (chosen.length !== 1) {
+    return [{ prompt: challenge.Prompt, message: chosen.length === 0 ? 'choose one of the offered phone options' : 'choose only one phone option' }];
+  }
+  const option = chosen[0] as string;
+  const method = responses[option];
+  if (method?.length !== 1 || !TEXT_OR_CALL_METHODS.includes(method[0] as 'Text')) {
+    return [{ prompt: option, message: 'is answered with ["Text"] or ["Call"]' }];
+  }
+  return [];
+}
+
+/** One line an operator can act on: `"What city…": needs exactly one answer; …`. */
+export function describeProblems(problems: readonly AnswerProblem[]): string {
+  return problems.map((problem) => (problem.prompt === undefined ? problem.message : `"${truncate(problem.prompt)}": ${problem.message}`)).join('; ');
+}
+
+function isBlank(value: string | undefined): boolean {
+  return value === undefined || value.trim() === '';
+}
+
+/** Image prompts are ~4,000 characters of base64; keep messages readable. */
+function truncate(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

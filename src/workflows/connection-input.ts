@@ -1,0 +1,79 @@
+/**
+ * The connection workflow's input, as a zod schema: parsed by the pipeline client before it starts a
+ * connection and again by the workflow itself, so a bad input fails fast with a message naming the
+ * field and never reaches the service. Deterministic (zod only), safe in the workflow bundle.
+ */
+import { z } from 'zod';
+import { AccountsDetailOptions, AttributePackageOperation, AttributesRequest, Uuid } from '../aggregator/schemas.js';
+
+/** The spec's limits: poll every 10 s, give up a pending operation after 30 min. */
+export const DEFAULT_TIMING = {
+  pollIntervalMs: 10_000,
+  pollTimeoutMs: 30 * 60_000,
+  /** How long an unanswered challenge waits for an operator before the connection ends. */
+  answerTimeoutMs: 15 * 60_000,
+  /** Answers the service may reject before the connection ends as InvalidSecurityResponse. */
+  maxAnswerAttempts: 3,
+} as const;
+
+const LiveSession = z.strictObject({
+  kind: z.literal('live'),
+  institution: z.string().trim().min(1, { message: 'must not be empty' }),
+  username: z.string().min(1, { message: 'must not be empty' }),
+  password: z.string().min(1, { message: 'must not be empty' }),
+  save: z.boolean().default(true),
+});
+const CachedSession = z.strictObject({ kind: z.literal('cached'), loginId: Uuid });
+const RefreshSession = z.strictObject({ kind: z.literal('refresh'), loginId: Uuid });
+
+export const SessionInput = z.discriminatedUnion('kind', [LiveSession, CachedSession, RefreshSession], {
+  error: (issue) => (issue.code === 'invalid_union' ? 'kind must be one of live, cached, refresh' : undefined),
+});
+export type SessionInput = z.infer<typeof SessionInput>;
+
+export const AttributesProduct = z.union([
+  z.strictObject({ package: AttributePackageOperation }),
+  z.strictObject({ custom: AttributesRequest }),
+]);
+export type AttributesProduct = z.infer<typeof AttributesProduct>;
+
+export const ProductsInput = z
+  .strictObject({
+    accountsDetail: AccountsDetailOptions.optional(),
+    investments: z.boolean().optional(),
+    attributes: AttributesProduct.optional(),
+  })
+  .refine((products) => products.accountsDetail !== undefined || products.investments === true || products.attributes !== undefined, {
+    message: 'must request at least one of accountsDetail, investments, attributes',
+  });
+export type ProductsInput = z.infer<typeof ProductsInput>;
+
+const Milliseconds = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const TimingInput = z.strictObject({
+  pollIntervalMs: Milliseconds(1, 10 * 60_000).default(DEFAULT_TIMING.pollIntervalMs),
+  pollTimeoutMs: Milliseconds(1, 24 * 60 * 60_000).default(DEFAULT_TIMING.pollTimeoutMs),
+  answerTimeoutMs: Milliseconds(1, 7 * 24 * 60 * 60_000).default(DEFAULT_TIMING.answerTimeoutMs),
+  maxAnswerAttempts: z.number().int().min(1).max(10).default(DEFAULT_TIMING.maxAnswerAttempts),
+});
+export type Timing = z.infer<typeof TimingInput>;
+
+export const ConnectionInput = z
+  .strictObject({
+    /** Tenant path segment at the service (the lender's customer id). */
+    customerId: z.string().trim().min(1, { message: 'must not be empty' }),
+    session: SessionInput,
+    products: ProductsInput,
+    timing: TimingInput.default(TimingInput.parse({})),
+  })
+  .superRefine((input, ctx) => {
+    // Attributes need a cached session after accounts detail (spec, "Attributes" flow); a live
+    // session can only be followed by a cached one if the login is saved.
+    if (input.products.attributes && input.session.kind === 'live' && !input.session.save) {
+      ctx.addIssue({ code: 'custom', path: ['session', 'save'], message: 'must be true when attributes are requested (they need a cached session)' });
+    }
+  });
+/** What callers pass (defaults optional). */
+export type ConnectionInputArgs = z.input<typeof ConnectionInput>;
+/** What the workflow works with (defaults applied). */
+export type ConnectionInput = z.infer<typeof ConnectionInput>;

@@ -1,0 +1,126 @@
+/**
+ * The connection workflow's public surface: its name, messages (signal, updates, query), state,
+ * result and failure types. The pipeline client, the operator tools and the workflow all import
+ * this one file, so they cannot disagree on a name or a shape.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AttributesResponse, AccountsDetailResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+import type { ConnectionInput } from './connection-input.js';
+
+export const CONNECTION_WORKFLOW_TYPE = 'connectionWorkflow';
+
+export const CONNECTION_STATUSES = ['Authorizing', 'AwaitingAnswer', 'Retrieving', 'Completed', 'Failed', 'Cancelled'] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+
+/** Challenges the service returned in one 203 answer, all answered together. */
+export interface ChallengeSet {
+  /** Changes whenever a new set is presented (also after the service rejects an answer). */
+  readonly id: string;
+  readonly challenges: SecurityChallenge[];
+  readonly presentedAt: string;
+  /** 1 for the first answer to this set; counts service rejections. */
+  readonly attempt: number;
+  /** When the connection gives up waiting for an answer. */
+  readonly answerBy: string;
+}
+
+export interface ChallengeAnswer {
+  /** The ChallengeSet.id being answered: a stale answer is refused. */
+  readonly challengeSetId: string;
+  /** Prompt text (exactly as asked; for TextOrCall, the chosen option) → answers. */
+  readonly responses: SecurityResponses;
+}
+
+export interface PendingOperation {
+  /** e.g. "accounts detail", "investments", "attributes GetLendingAttributes". */
+  readonly operation: string;
+  readonly code: string;
+  readonly pollCount: number;
+  readonly since: string;
+  readonly deadline: string;
+  readonly nextPollAt?: string | undefined;
+}
+
+export interface Rejection {
+  /** "validator": refused before anything was recorded or sent; "service": the service said no. */
+  readonly source: 'validator' | 'service';
+  readonly message: string;
+  readonly challengeSetId?: string | undefined;
+  readonly serviceCode?: string | undefined;
+  readonly at: string;
+}
+
+export interface ConnectionFailureInfo {
+  readonly type: ConnectionFailureType;
+  readonly message: string;
+  readonly serviceCode?: string | undefined;
+}
+
+export type ProductName = 'accountsDetail' | 'investments' | 'attributes';
+
+export interface ConnectionState {
+  readonly status: ConnectionStatus;
+  readonly mode: ConnectionInput['session']['kind'];
+  readonly customerId: string;
+  readonly institution?: string | undefined;
+  readonly loginId?: string | undefined;
+  readonly requestId?: string | undefined;
+  readonly challengeSet?: ChallengeSet | undefined;
+  readonly pending?: PendingOperation | undefined;
+  /** Polls made so far, over all pending operations of this connection. */
+  readonly totalPolls: number;
+  readonly lastRejection?: Rejection | undefined;
+  readonly retrieved: ProductName[];
+  readonly failure?: ConnectionFailureInfo | undefined;
+  readonly startedAt: string;
+  readonly updatedAt: string;
+}
+
+export type AnswerOutcome =
+  /** The service accepted the answer; the connection moved on (maybe to another challenge set). */
+  | { readonly outcome: 'accepted'; readonly status: ConnectionStatus; readonly nextChallengeSet?: ChallengeSet | undefined }
+  /** The service refused the answer; the same challenges are presented again under a new id. */
+  | { readonly outcome: 'rejected'; readonly message: string; readonly serviceCode?: string | undefined; readonly nextChallengeSet?: ChallengeSet | undefined }
+  /** The connection ended while the answer was in flight. */
+  | { readonly outcome: 'ended'; readonly status: ConnectionStatus; readonly failure?: ConnectionFailureInfo | undefined };
+
+/** What update-with-start answers: the first point where the caller has something to do or see. */
+export type FirstStep =
+  | { readonly step: 'challenge'; readonly challengeSet: ChallengeSet }
+  | { readonly step: 'session-open'; readonly loginId: string; readonly requestId: string }
+  | { readonly step: 'ended'; readonly status: ConnectionStatus; readonly failure?: ConnectionFailureInfo | undefined };
+
+export interface ConnectionResult {
+  readonly customerId: string;
+  readonly loginId: string;
+  readonly requestId: string;
+  readonly institution?: string | undefined;
+  readonly accountsDetail?: AccountsDetailResponse | undefined;
+  readonly investments?: InvestmentsResponse | undefined;
+  readonly attributes?: AttributesResponse | undefined;
+  readonly totalPolls: number;
+}
+
+/** ApplicationFailure types the workflow ends with (PascalCase nouns). */
+export const CONNECTION_FAILURE_TYPES = [
+  'InvalidConnectionInput',
+  'InvalidCredentials',
+  'InvalidSecurityResponse',
+  'ChallengeAbandoned',
+  'EndUserActionRequired',
+  'InstitutionUnavailable',
+  'ServiceUnavailable',
+  'SessionExpired',
+  'PollingTimedOut',
+  'ServiceRejected',
+  'UnexpectedServiceAnswer',
+] as const;
+export type ConnectionFailureType = (typeof CONNECTION_FAILURE_TYPES)[number];
+
+/** For `temporal workflow signal` and simple callers: no answer comes back; bad answers land in lastRejection. */
+export const answerChallengeSignal = defineSignal<[ChallengeAnswer]>('answerChallenge');
+/** For our client and console: validated before it touches history; answers with the service's verdict. */
+export const submitAnswerUpdate = defineUpdate<AnswerOutcome, [ChallengeAnswer]>('submitAnswer');
+/** For update-with-start: waits for the first challenge set or an open session. */
+export const awaitFirstStepUpdate = defineUpdate<FirstStep, []>('awaitFirstStep');
+export const connectionStateQuery = defineQuery<ConnectionState>('connectionState');

@@ -1,0 +1,74 @@
+/**
+ * Poll-until-ready with durable timers and a deadline. The wait between polls is a Temporal timer,
+ * so a pending operation survives worker and server restarts; the deadline bounds both the polls
+ * and any retries of transient errors made on the way.
+ */
+import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
+import type { DataOutcome } from '../activities/connection-activities.js';
+
+export interface PollTiming {
+  readonly pollIntervalMs: number;
+  readonly pollTimeoutMs: number;
+}
+
+/** What the loop reports so the workflow's state (and query) can show progress. */
+export interface PollObserver {
+  pending(progress: { code: string; pollCount: number; since: number; deadline: number; nextPollAt: number }): void;
+  polled(): void;
+}
+
+/** Calls upstream once; `deadline` bounds the call's own retries of transient errors. */
+export type PollCall<T> = (attempt: { pollNumber: number; deadline: number }) => Promise<DataOutcome<T>>;
+
+/** The failure types of activities that mean "not yet, ask again after the interval". */
+const WAIT_AND_RETRY_TYPES = new Set(['SessionLoading']);
+
+/**
+ * Makes the first request, then polls while the answer is pending (202), every `pollIntervalMs`,
+ * until ready. Fails with `PollingTimedOut` when the next poll would fall past `pollTimeoutMs`
+ * after the first request; with the spec's defaults the last poll is made at exactly 30 minutes.
+ */
+export async function pollUntilReady<T>(
+  operation: string,
+  first: PollCall<T>,
+  poll: PollCall<T>,
+  timing: PollTiming,
+  observer: PollObserver,
+): Promise<{ data: T; requestId: string; polls: number }> {
+  const since = Date.now();
+  const deadline = since + timing.pollTimeoutMs;
+  let pollCount = 0;
+  let outcome = await waitOutLoading(operation, () => first({ pollNumber: 0, deadline }), timing, deadline);
+
+  while (outcome.kind === 'pending') {
+    const nextPollAt = Date.now() + timing.pollIntervalMs;
+    if (nextPollAt > deadline) {
+      throw ApplicationFailure.create({
+        type: 'PollingTimedOut',
+        message: `${operation} still pending (${outcome.code}) after ${pollCount} polls over ${Math.round((Date.now() - since) / 1000)} s; gave up at the ${Math.round(timing.pollTimeoutMs / 1000)} s limit`,
+        nonRetryable: true,
+        details: [{ operation, pollCount, code: outcome.code }],
+      });
+    }
+    observer.pending({ code: outcome.code, pollCount, since, deadline, nextPollAt });
+    await sleep(timing.pollIntervalMs, { summary: `wait before ${operation} poll #${pollCount + 1}` });
+    pollCount += 1;
+    observer.polled();
+    const pollNumber = pollCount;
+    outcome = await waitOutLoading(operation, () => poll({ pollNumber, deadline }), timing, deadline);
+  }
+  return { data: outcome.data, requestId: outcome.requestId, polls: pollCount };
+}
+
+/** "Session still loading" answers are waited out on a durable timer, within the same deadline. */
+async function waitOutLoading<T>(operation: string, call: () => Promise<DataOutcome<T>>, timing: PollTiming, deadline: number): Promise<DataOutcome<T>> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      const type = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause.type : undefined;
+      if (!type || !WAIT_AND_RETRY_TYPES.has(type) || Date.now() + timing.pollIntervalMs > deadline) throw error;
+      await sleep(timing.pollIntervalMs, { summary: `wait for the session to load before ${operation}` });
+    }
+  }
+}

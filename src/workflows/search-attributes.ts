@@ -1,0 +1,16 @@
+// The custom search attributes our connection workflows upsert: the single source of their names and
+// types. Workflows upsert through the typed keys; servers (dev server, test helpers, compose) register
+// CONNECTION_SEARCH_ATTRIBUTES. Deterministic and import-free apart from @temporalio/common.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Where the connection is in its life: Authorizing, AwaitingAnswer, Retrieving, Completed, Failed. */
+export const ConnectionStatusKey = defineSearchAttributeKey('ConnectionStatus', SearchAttributeType.KEYWORD);
+/** The aggregation-service tenant the connection belongs to. */
+export const CustomerIdKey = defineSearchAttributeKey('CustomerId', SearchAttributeType.KEYWORD);
+/** The financial institution being connected to. */
+export const InstitutionKey = defineSearchAttributeKey('Institution', SearchAttributeType.KEYWORD);
+/** The service's login id, once a session exists (cached mode and refreshes start with it). */
+export const LoginIdKey = defineSearchAttributeKey('LoginId', SearchAttributeType.KEYWORD);
+
+/** Every custom search attribute, as {name, type}, for servers to register before workflows run. */
+export const CONNECTION_SEARCH_ATTRIBUTES = [ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey] as const;
