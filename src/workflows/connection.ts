@@ -5,10 +5,8 @@
  * Status: Authorizing → AwaitingAnswer ⇄ Authorizing → Retrieving → Completed | Failed | Cancelled.
  */
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  TimeoutFailure,
   allHandlersFinished,
   condition,
   isCancellation,
@@ -45,6 +43,7 @@ import {
   type FirstStep,
   type ProductName,
 } from './definitions.js';
+import { activityFailureType, applicationFailureOf, serviceDetailsOf, timeoutFailureOf } from './failures.js';
 import { pollUntilReady } from './polling.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from './search-attributes.js';
 
@@ -91,7 +90,11 @@ const FAILURE_BY_ACTIVITY_TYPE: Record<string, ConnectionFailureType> = {
   MalformedServiceAnswer: 'ServiceUnavailable',
   CardInUse: 'ServiceUnavailable',
   PollingTimedOut: 'PollingTimedOut',
+  SessionLoading: 'PollingTimedOut',
 };
+
+/** Failures the workflow raises itself, passed through as they are. */
+const OWN_FAILURE_TYPES = new Set<string>(['ChallengeAbandoned', 'UnexpectedServiceAnswer', 'InvalidConnectionInput', 'PollingTimedOut']);
 
 interface QueuedAnswer {
   readonly seq: number;
@@ -415,29 +418,15 @@ function connectionFailure(type: ConnectionFailureType, message: string, details
   return ApplicationFailure.create({ type, message, nonRetryable: true, details: details ? [details] : [] });
 }
 
-function activityFailureType(error: unknown): string | undefined {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : undefined;
-}
-
-function serviceDetailsOf(error: unknown): ServiceFailureDetails | undefined {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure ? (cause.details?.[0] as ServiceFailureDetails | undefined) : undefined;
-}
-
 /** Every way the connection can end badly becomes one typed, non-retryable failure. */
 function toConnectionFailure(error: unknown): ApplicationFailure {
-  if (error instanceof ApplicationFailure && error.type && (Object.values(FAILURE_BY_ACTIVITY_TYPE) as string[]).concat(['ChallengeAbandoned', 'UnexpectedServiceAnswer', 'InvalidConnectionInput']).includes(error.type)) {
-    return error;
-  }
-  if (error instanceof ActivityFailure) {
-    const cause = error.cause;
-    if (cause instanceof TimeoutFailure) {
-      return connectionFailure('PollingTimedOut', `${error.activityType} did not succeed before the pending operation's deadline: ${cause.message}`);
-    }
-    if (cause instanceof ApplicationFailure) {
-      const type = FAILURE_BY_ACTIVITY_TYPE[cause.type ?? ''] ?? 'ServiceRejected';
-      return connectionFailure(type, cause.message, cause.details?.[0] as ServiceFailureDetails | undefined);
-    }
+  if (error instanceof ApplicationFailure && OWN_FAILURE_TYPES.has(error.type ?? '')) return error;
+  const timeout = timeoutFailureOf(error);
+  if (timeout) return connectionFailure('PollingTimedOut', `an upstream call did not succeed before the pending operation's deadline: ${timeout.message}`);
+  const failure = applicationFailureOf(error);
+  if (failure) {
+    const type = FAILURE_BY_ACTIVITY_TYPE[failure.type ?? ''] ?? 'ServiceRejected';
+    return connectionFailure(type, failure.message, failure.details?.[0] as ServiceFailureDetails | undefined);
   }
   return connectionFailure('ServiceRejected', error instanceof Error ? error.message : String(error));
 }

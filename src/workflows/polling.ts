@@ -3,8 +3,9 @@
  * so a pending operation survives worker and server restarts; the deadline bounds both the polls
  * and any retries of transient errors made on the way.
  */
-import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { DataOutcome } from '../activities/connection-activities.js';
+import { activityFailureType } from './failures.js';
 
 export interface PollTiming {
   readonly pollIntervalMs: number;
@@ -24,9 +25,10 @@ export type PollCall<T> = (attempt: { pollNumber: number; deadline: number }) =>
 const WAIT_AND_RETRY_TYPES = new Set(['SessionLoading']);
 
 /**
- * Makes the first request, then polls while the answer is pending (202), every `pollIntervalMs`,
- * until ready. Fails with `PollingTimedOut` when the next poll would fall past `pollTimeoutMs`
- * after the first request; with the spec's defaults the last poll is made at exactly 30 minutes.
+ * Makes the first request, then polls while the answer is pending (202), `pollIntervalMs` after
+ * each answer, until ready. The last poll is made at the deadline (`pollTimeoutMs` after the first
+ * request); if that one is still pending, fails with `PollingTimedOut`. With the spec's defaults
+ * that is 180 polls and a failure at 30 minutes.
  */
 export async function pollUntilReady<T>(
   operation: string,
@@ -41,8 +43,8 @@ export async function pollUntilReady<T>(
   let outcome = await waitOutLoading(operation, () => first({ pollNumber: 0, deadline }), timing, deadline);
 
   while (outcome.kind === 'pending') {
-    const nextPollAt = Date.now() + timing.pollIntervalMs;
-    if (nextPollAt > deadline) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
       throw ApplicationFailure.create({
         type: 'PollingTimedOut',
         message: `${operation} still pending (${outcome.code}) after ${pollCount} polls over ${Math.round((Date.now() - since) / 1000)} s; gave up at the ${Math.round(timing.pollTimeoutMs / 1000)} s limit`,
@@ -50,8 +52,10 @@ export async function pollUntilReady<T>(
         details: [{ operation, pollCount, code: outcome.code }],
       });
     }
-    observer.pending({ code: outcome.code, pollCount, since, deadline, nextPollAt });
-    await sleep(timing.pollIntervalMs, { summary: `wait before ${operation} poll #${pollCount + 1}` });
+    // The last wait is cut short so the final poll happens at the deadline, not after it.
+    const wait = Math.min(timing.pollIntervalMs, remaining);
+    observer.pending({ code: outcome.code, pollCount, since, deadline, nextPollAt: Date.now() + wait });
+    await sleep(wait, { summary: `wait before ${operation} poll #${pollCount + 1}` });
     pollCount += 1;
     observer.polled();
     const pollNumber = pollCount;
@@ -66,7 +70,7 @@ async function waitOutLoading<T>(operation: string, call: () => Promise<DataOutc
     try {
       return await call();
     } catch (error) {
-      const type = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause.type : undefined;
+      const type = activityFailureType(error);
       if (!type || !WAIT_AND_RETRY_TYPES.has(type) || Date.now() + timing.pollIntervalMs > deadline) throw error;
       await sleep(timing.pollIntervalMs, { summary: `wait for the session to load before ${operation}` });
     }

@@ -1,0 +1,95 @@
+/**
+ * The spec's timing, with the default settings, on sdk-java's time-skipping server: a pending
+ * operation is polled every 10 s and given up at 30 min. Time is read from the workflow history
+ * (server time, which the test server skips), never from the wall clock.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, type temporal } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { createTimeSkippingEnvironment } from '../helpers/temporal.js';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const EventType = {
+  TimerStarted: 'EVENT_TYPE_TIMER_STARTED',
+} as const;
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+
+before(async () => {
+  env = await createTimeSkippingEnvironment();
+  stack = await startConnectionStack(env);
+});
+
+after(async () => {
+  await stack?.stop();
+  await env?.teardown();
+});
+
+function seconds(timestamp: HistoryEvent['eventTime']): number {
+  return Number(timestamp?.seconds ?? 0) + (timestamp?.nanos ?? 0) / 1e9;
+}
+
+function durationSeconds(duration: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return Number(duration?.seconds ?? 0) + (duration?.nanos ?? 0) / 1e9;
+}
+
+function eventTypeName(event: HistoryEvent): string {
+  // The history comes decoded with numeric enums; map through the generated enum names.
+  return typeof event.eventType === 'number' ? (EVENT_TYPE_NAMES[event.eventType] ?? String(event.eventType)) : String(event.eventType);
+}
+
+// Numeric values of temporal.api.enums.v1.EventType that these tests read.
+const EVENT_TYPE_NAMES: Record<number, string> = { 17: EventType.TimerStarted };
+
+async function history(workflowId: string): Promise<HistoryEvent[]> {
+  return (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+}
+
+describe('polling with the default timing', () => {
+  it('polls a pending operation every 10 s and fails with PollingTimedOut at 30 min', async () => {
+    const loginId = await stack.savedLogin('pending_polls_1000000');
+    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} } });
+
+    const error = await handle.result().then(
+      () => assert.fail('expected the connection to time out'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure);
+    assert.equal(error.cause.type, 'PollingTimedOut');
+
+    const events = await history(handle.workflowId);
+    const timers = events.filter((event) => eventTypeName(event) === EventType.TimerStarted);
+    assert.equal(timers.length, 180, '30 min / 10 s polls');
+    // Every wait is 10 s; the last one is cut by the real time the 179 calls took (tens of ms each),
+    // so the final poll lands on the 30-minute deadline rather than past it.
+    for (const timer of timers.slice(0, -1)) assert.equal(durationSeconds(timer.timerStartedEventAttributes?.startToFireTimeout), 10);
+    const last = durationSeconds(timers.at(-1)?.timerStartedEventAttributes?.startToFireTimeout);
+    assert.ok(last > 0 && last <= 10, `last wait ${last} s`);
+    const elapsed = seconds(events.at(-1)?.eventTime) - seconds(events[0]?.eventTime);
+    assert.ok(elapsed >= 1800 && elapsed < 1810, `gave up after ${elapsed} s of workflow time, expected 30 min`);
+    assert.match(error.cause.message, /after 180 polls/);
+  });
+
+  it('completes an operation that is ready after 5 polls after exactly 5 polls, 10 s apart', async () => {
+    const loginId = await stack.savedLogin('pending_polls_5');
+    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} } });
+    const result = await handle.result();
+    assert.equal(result.totalPolls, 5);
+    assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length > 0);
+
+    const events = await history(handle.workflowId);
+    const timerIndexes = events.flatMap((event, index) => (eventTypeName(event) === EventType.TimerStarted ? [index] : []));
+    assert.equal(timerIndexes.length, 5);
+    const elapsed = seconds(events.at(-1)?.eventTime) - seconds(events[0]?.eventTime);
+    assert.ok(elapsed >= 50 && elapsed < 60, `completed after ${elapsed} s of workflow time`);
+    // Each poll costs the events between one timer start and the next: at most 8.
+    for (let i = 1; i < timerIndexes.length; i += 1) {
+      const perPoll = (timerIndexes[i] ?? 0) - (timerIndexes[i - 1] ?? 0);
+      assert.ok(perPoll <= 8, `poll ${i} cost ${perPoll} history events`);
+    }
+  });
+});
