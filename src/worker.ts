@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities } from './activities/connection-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { ConfigError, loadConfig, type WorkerConfig } from './config.js';
@@ -24,7 +24,7 @@ function jsonLine(entry: LogEntry): void {
 
 export async function runWorker(config: WorkerConfig): Promise<void> {
   Runtime.install({
-    logger: new DefaultLogger(config.LOG_LEVEL as LogLevel, jsonLine),
+    logger: new DefaultLogger(config.LOG_LEVEL, jsonLine),
     telemetryOptions: config.WORKER_METRICS_PORT
       ? { metrics: { prometheus: { bindAddress: `${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}` } } }
       : {},

@@ -424,7 +424,7 @@ export type AttributePackageOperation = z.infer<typeof AttributePackageOperation
 
 const AttributeNames = z.array(z.string().min(1)).min(1, { message: 'must name at least one attribute' });
 
-export const AttributesRequest = z.strictObject({
+const AttributesRequestFields = z.strictObject({
   MostRecentCached: z.boolean(),
   Attributes: z.record(z.string().min(1), AttributeNames).refine((groups) => Object.keys(groups).length > 0, {
     message: 'must contain at least one group',
@@ -432,11 +432,17 @@ export const AttributesRequest = z.strictObject({
   Filters: z.looseObject({ AccountCategory: z.array(z.string()).optional() }).optional(),
   AccountFilter: z.array(Uuid).optional(),
   Options: z
-    .strictObject({ AttributesDetail: z.array(z.string().min(1)).optional(), AccountFilter: z.array(Uuid).optional() })
+    .preprocess(
+      aliasKeys({ AttributesDetail: ['AttributeDetails', 'AttributesDetails'] }),
+      z.strictObject({ AttributesDetail: z.array(z.string().min(1)).optional(), AccountFilter: z.array(Uuid).optional() }),
+    )
     .optional(),
   AttributesDetail: z.array(z.string().min(1)).optional(),
 });
-export type AttributesRequest = z.infer<typeof AttributesRequest>;
+
+/** The transactions-detail member is spelled three ways in public docs: all are read as AttributesDetail. */
+export const AttributesRequest = z.preprocess(aliasKeys({ AttributesDetail: ['AttributeDetails', 'AttributesDetails'] }), AttributesRequestFields);
+export type AttributesRequest = z.infer<typeof AttributesRequestFields>;
 
 export const AttributeTransaction = z.looseObject({
   TransactionId: Uuid,
@@ -460,7 +466,8 @@ export const AttributeGroup = z.preprocess(
   aliasKeys({ AttributesDetail: ['AttributeDetails', 'AttributesDetails'] }),
   z.object({ Id: Uuid, AttributesDetail: z.array(AttributeDetail).optional() }).catchall(AttributeValue),
 );
-export type AttributeGroup = { Id: string; AttributesDetail?: AttributeDetail[] } & Record<string, AttributeValue | AttributeDetail[] | string | undefined>;
+/** `Id` is a string and `AttributesDetail` a list; every other member is one attribute's value. */
+export type AttributeGroup = { Id: string; AttributesDetail?: AttributeDetail[] } & Record<string, number | string | null | AttributeDetail[] | undefined>;
 
 const ATTRIBUTES_ENVELOPE_KEYS = new Set(['Login', 'RequestId', 'HttpStatusCode', 'Links']);
 
@@ -473,10 +480,10 @@ export const AttributesResponse = z
       if (ATTRIBUTES_ENVELOPE_KEYS.has(key)) continue;
       const parsed = AttributeGroup.safeParse(value);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: [key, ...issue.path] } as never);
+        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: [key, ...issue.path], message: issue.message });
         return z.NEVER;
       }
-      groups[key] = parsed.data as AttributeGroup;
+      groups[key] = parsed.data;
     }
     if (Object.keys(groups).length === 0) {
       ctx.addIssue({ code: 'custom', path: [], message: 'carries no attribute group' });

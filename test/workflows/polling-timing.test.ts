@@ -6,15 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, type temporal } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createTimeSkippingEnvironment } from '../helpers/temporal.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-const EventType = {
-  TimerStarted: 'EVENT_TYPE_TIMER_STARTED',
-} as const;
+const TIMER_STARTED = temporal.api.enums.v1.EventType.EVENT_TYPE_TIMER_STARTED;
 
 let env: TestWorkflowEnvironment;
 let stack: ConnectionStack;
@@ -37,14 +36,6 @@ function durationSeconds(duration: { seconds?: unknown; nanos?: number | null } 
   return Number(duration?.seconds ?? 0) + (duration?.nanos ?? 0) / 1e9;
 }
 
-function eventTypeName(event: HistoryEvent): string {
-  // The history comes decoded with numeric enums; map through the generated enum names.
-  return typeof event.eventType === 'number' ? (EVENT_TYPE_NAMES[event.eventType] ?? String(event.eventType)) : String(event.eventType);
-}
-
-// Numeric values of temporal.api.enums.v1.EventType that these tests read.
-const EVENT_TYPE_NAMES: Record<number, string> = { 17: EventType.TimerStarted };
-
 async function history(workflowId: string): Promise<HistoryEvent[]> {
   return (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 }
@@ -62,7 +53,7 @@ describe('polling with the default timing', () => {
     assert.equal(error.cause.type, 'PollingTimedOut');
 
     const events = await history(handle.workflowId);
-    const timers = events.filter((event) => eventTypeName(event) === EventType.TimerStarted);
+    const timers = events.filter((event) => event.eventType === TIMER_STARTED);
     assert.equal(timers.length, 180, '30 min / 10 s polls');
     // Every wait is 10 s; the last one is cut by the real time the 179 calls took (tens of ms each),
     // so the final poll lands on the 30-minute deadline rather than past it.
@@ -82,7 +73,7 @@ describe('polling with the default timing', () => {
     assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length > 0);
 
     const events = await history(handle.workflowId);
-    const timerIndexes = events.flatMap((event, index) => (eventTypeName(event) === EventType.TimerStarted ? [index] : []));
+    const timerIndexes = events.flatMap((event, index) => (event.eventType === TIMER_STARTED ? [index] : []));
     assert.equal(timerIndexes.length, 5);
     const elapsed = seconds(events.at(-1)?.eventTime) - seconds(events[0]?.eventTime);
     assert.ok(elapsed >= 50 && elapsed < 60, `completed after ${elapsed} s of workflow time`);

@@ -1,0 +1,96 @@
+/**
+ * The sandbox-only admin API (outside /v3, never part of the real service): the scenario listing
+ * with every answer, fast creation of saved logins for tests and benchmarks, and tenant reset.
+ */
+import { z } from 'zod';
+import { ATTRIBUTE_DEFINITIONS, ATTRIBUTE_PACKAGES } from './attributes.js';
+import { SANDBOX_CUSTOMER_ID } from './customer.js';
+import { FAULT_HEADER } from './faults.js';
+import { SandboxError, parseWith, type Reply } from './http.js';
+import type { SandboxOptions } from './options.js';
+import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, describeScenario, resolveScenario } from './scenarios.js';
+import type { SandboxState } from './state.js';
+import type { DataCache } from './data-cache.js';
+
+export const CreateLoginRequest = z.strictObject({
+  username: z.string().min(1),
+  pendingPolls: z.number().int().min(0).max(1_000_000).optional(),
+  pendingMs: z.number().int().min(0).max(86_400_000).optional(),
+});
+
+/** Everything a test or demo needs to drive every flow (served as JSON, built once). */
+export function scenarioListing(options: SandboxOptions) {
+  return {
+    asOf: options.asOf,
+    defaultCustomerId: SANDBOX_CUSTOMER_ID,
+    password: SANDBOX_PASSWORD,
+    authHeader: options.authSecret === undefined ? null : options.authHeader,
+    limits: { sessionIdleMs: options.sessionIdleMs, processingLimitMs: options.processingLimitMs, loadingMs: options.loadingMs },
+    notes: [
+      'The username selects the scenario; Institution and Password must match the entry.',
+      'QuestionAndAnswer answers are compared trimmed and case-insensitively; prompt keys exactly.',
+      'Reset-question challenges (QuestionAndAnswer with Iterables) are answered [chosenQuestion, answer].',
+      'A wrong answer (401 INVALID_SECURITY_RESPONSE), a missing prompt (401 SECURITYRESPONSES_INCOMPLETE) or an unasked key (401 UNKNOWN_CHALLENGE_KEY) leaves the challenge pending.',
+      'Transactions are listed newest first; in date order Balance_i = Balance_{i-1} + Credit - Debit.',
+      'Attributes need a RequestId from a cached Authorize and a GetAccountsDetail on it; they answer 202 while accounts detail for the card runs.',
+    ],
+    imageSelection: { images: 16, correctIndex: CORRECT_IMAGE_INDEX },
+    scenarios: SCENARIOS.map(describeScenario),
+    patterns: SCENARIO_PATTERNS,
+    faults: {
+      header: FAULT_HEADER,
+      directives: {
+        'latency=<ms>': 'delay the answer',
+        'status=<code>': 'answer this status with an error body (request not processed)',
+        reset: 'destroy the socket (request not processed)',
+        'rate-limit[=<401|403|429>]': 'answer TOO_MANY_REQUESTS, default 429, with Retry-After: 1 (request not processed)',
+        malformed: 'answer 200 with a truncated JSON body (request not processed)',
+      },
+    },
+    attributes: {
+      definitions: Object.fromEntries(Object.entries(ATTRIBUTE_DEFINITIONS).map(([name, definition]) => [name, definition.doc])),
+      packages: ATTRIBUTE_PACKAGES,
+    },
+    admin: {
+      'GET /sandbox/scenarios': 'this listing',
+      'POST /sandbox/{customerId}/logins': 'body { username, pendingPolls?, pendingMs? }: create (idempotently) a saved login, answer { LoginId }',
+      'DELETE /sandbox/{customerId}': 'forget the tenant: its logins, sessions and attempt counters',
+      'GET /sandbox/health': 'liveness',
+    },
+  };
+}
+
+export class Admin {
+  private listingJson: string | undefined;
+
+  constructor(
+    private readonly state: SandboxState,
+    private readonly cache: DataCache,
+    private readonly options: SandboxOptions,
+  ) {}
+
+  scenarios(): Reply {
+    this.listingJson ??= JSON.stringify(scenarioListing(this.options));
+    return { status: 200, raw: this.listingJson };
+  }
+
+  createLogin(customerId: string, body: unknown): Reply {
+    const request = parseWith(CreateLoginRequest, body, 'Create login');
+    const scenario = resolveScenario(request.username);
+    if (!scenario) throw new SandboxError('INVALID_REQUEST', `Create login: username: unknown scenario "${request.username}"`);
+    const tenant = this.state.tenant(customerId);
+    const login = this.state.loginFor(tenant, scenario, this.options.now());
+    login.saved = true;
+    if (request.pendingPolls !== undefined || request.pendingMs !== undefined) {
+      login.pending = { pendingPolls: request.pendingPolls ?? 0, pendingMs: request.pendingMs };
+    }
+    return { status: 200, body: { LoginId: login.id, Username: scenario.username, Institution: scenario.institution } };
+  }
+
+  resetTenant(customerId: string): Reply {
+    const tenant = this.state.tenants.get(customerId);
+    if (tenant) for (const loginId of tenant.logins.keys()) this.cache.drop(loginId);
+    this.state.tenants.delete(customerId);
+    return { status: 200, body: { reset: customerId } };
+  }
+}

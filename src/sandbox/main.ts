@@ -1,0 +1,44 @@
+/**
+ * `npm run sandbox`: runs the sandbox on SANDBOX_HOST:SANDBOX_PORT until SIGINT/SIGTERM.
+ * Env (validated; a bad value exits naming the variable): SANDBOX_PORT (default 4010),
+ * SANDBOX_HOST (default 127.0.0.1), SANDBOX_AUTH_SECRET (optional: require it in x-api-key).
+ */
+import { z } from 'zod';
+import { SANDBOX_CUSTOMER_ID } from './customer.js';
+import { createSandbox } from './server.js';
+
+const Env = z.object({
+  SANDBOX_PORT: z.coerce.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(0).max(65_535).default(4010),
+  SANDBOX_HOST: z.string().min(1, { message: 'must not be empty' }).default('127.0.0.1'),
+  SANDBOX_AUTH_SECRET: z.string().min(1, { message: 'must not be empty when set' }).optional(),
+});
+
+const parsed = Env.safeParse(process.env);
+if (!parsed.success) {
+  for (const issue of parsed.error.issues) console.error(`sandbox: invalid environment variable ${issue.path.join('.')}: ${issue.message}`);
+  process.exit(1);
+}
+const env = parsed.data;
+
+const sandbox = await createSandbox({ port: env.SANDBOX_PORT, host: env.SANDBOX_HOST, authSecret: env.SANDBOX_AUTH_SECRET });
+console.log(`sandbox listening on ${sandbox.url}`);
+console.log(`  service base:        ${sandbox.url}/v3/${SANDBOX_CUSTOMER_ID}/ (any customer id works and is its own tenant)`);
+console.log(`  default customer id: ${SANDBOX_CUSTOMER_ID}`);
+console.log(`  scenarios & answers: ${sandbox.url}/sandbox/scenarios`);
+if (env.SANDBOX_AUTH_SECRET) console.log(`  calling-application auth: header ${sandbox.options.authHeader} required`);
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`sandbox: ${signal} received, closing`);
+  sandbox.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error('sandbox: error while closing', error);
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));

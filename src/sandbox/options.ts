@@ -1,0 +1,33 @@
+/** Options of a sandbox instance and their defaults (deterministic data, the service's real limits). */
+
+export interface SandboxOptions {
+  /** TCP port; 0 picks a free one. */
+  readonly port: number;
+  readonly host: string;
+  /** Header carrying the calling application's secret. */
+  readonly authHeader: string;
+  /** When set, /v3 requests without this exact header value answer 401 ACCESS_DENIED. */
+  readonly authSecret: string | undefined;
+  /** The date generated data ends on (YYYY-MM-DD); fixed so data is deterministic. */
+  readonly asOf: string;
+  /** A RequestId unused for longer than this answers SESSION_NONEXISTENT (the service: about 8 min). */
+  readonly sessionIdleMs: number;
+  /** Data requests on a session older than this answer SESSION_EXPIRED (the service: 30 min). */
+  readonly processingLimitMs: number;
+  /** After an Authorize 200, data requests answer SESSION_LOADING for this long (scenario `loading` counts requests instead). */
+  readonly loadingMs: number;
+  /** The clock (ms since epoch); tests inject a fake one. */
+  readonly now: () => number;
+}
+
+export const DEFAULT_OPTIONS: SandboxOptions = {
+  port: 0,
+  host: '127.0.0.1',
+  authHeader: 'x-api-key',
+  authSecret: undefined,
+  asOf: '2026-10-31',
+  sessionIdleMs: 8 * 60_000,
+  processingLimitMs: 30 * 60_000,
+  loadingMs: 0,
+  now: () => Date.now(),
+};

@@ -1,0 +1,203 @@
+/**
+ * The sandbox HTTP server (node:http, no framework): routing, calling-application auth, fault
+ * injection, and writing replies. Operations live in service.ts, the admin API in admin.ts.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AttributePackageOperation } from '../aggregator/schemas.js';
+import { Admin } from './admin.js';
+import { DataCache } from './data-cache.js';
+import { FAULT_HEADER, MALFORMED_BODY, parseFaultHeader, type FaultAction } from './faults.js';
+import { SandboxError, errorReply, readJson, type Reply } from './http.js';
+import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
+import { FaultSignal, Service } from './service.js';
+import { SandboxState, type Tenant } from './state.js';
+
+export type { SandboxOptions } from './options.js';
+
+export interface Sandbox {
+  readonly url: string;
+  readonly port: number;
+  readonly options: SandboxOptions;
+  /** The live state (tenants, logins, sessions), for tests that need to look inside. */
+  readonly state: SandboxState;
+  close(): Promise<void>;
+}
+
+type Params = Record<string, string>;
+type Handler = (context: { params: Params; tenant: Tenant; body: unknown }) => Reply;
+interface Route {
+  readonly pattern: readonly string[];
+  readonly methods: Partial<Record<'GET' | 'POST' | 'DELETE', Handler>>;
+}
+
+const CUSTOMER_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Promise<Sandbox> {
+  const options: SandboxOptions = { ...DEFAULT_OPTIONS, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
+  const state = new SandboxState();
+  const cache = new DataCache(options.asOf);
+  const service = new Service({ state, cache, options });
+  const admin = new Admin(state, cache, options);
+
+  // Patterns after /v3/{customerId}/; literals match case-insensitively, ':name' captures.
+  const routes: Route[] = [
+    { pattern: ['BankingServices', 'Authorize'], methods: { POST: (c) => service.authorize(c.tenant, c.body) } },
+    { pattern: ['BankingServices', 'GetAccountsDetail'], methods: { POST: (c) => service.getAccountsDetail(c.tenant, c.body) } },
+    {
+      pattern: ['BankingServices', 'GetAccountsDetailAsync', ':requestId'],
+      methods: { GET: (c) => service.getAccountsDetailAsync(c.tenant, c.params.requestId ?? ''), POST: (c) => service.getAccountsDetailAsync(c.tenant, c.params.requestId ?? '') },
+    },
+    { pattern: ['BankingServices', 'GetAccountsSummary'], methods: { POST: (c) => service.getAccountsSummary(c.tenant, c.body) } },
+    {
+      pattern: ['BankingServices', 'GetAccountsSummaryAsync', ':requestId'],
+      methods: { GET: (c) => service.getAccountsSummaryAsync(c.tenant, c.params.requestId ?? ''), POST: (c) => service.getAccountsSummaryAsync(c.tenant, c.params.requestId ?? '') },
+    },
+    { pattern: ['BankingServices', 'GetStatements'], methods: { POST: (c) => service.getStatements(c.tenant, c.body) } },
+    { pattern: ['BankingServices', 'DeleteCard', ':loginId'], methods: { DELETE: (c) => service.deleteCard(c.tenant, c.params.loginId ?? '') } },
+    { pattern: ['Investments'], methods: { POST: (c) => service.investments(c.tenant, c.body) } },
+    {
+      pattern: ['insight', 'login', ':loginId', 'attributes', ':requestId', ':operation'],
+      methods: {
+        GET: (c) => {
+          const operation = AttributePackageOperation.safeParse(c.params.operation);
+          if (!operation.success) throw new SandboxError(undefined, `Unknown attributes operation "${c.params.operation ?? ''}" (${AttributePackageOperation.options.join(', ')})`, { httpStatus: 404 });
+          return service.attributesPackage(c.tenant, c.params.loginId ?? '', c.params.requestId ?? '', operation.data);
+        },
+      },
+    },
+    {
+      pattern: ['insight', 'login', ':loginId', 'attributes', ':requestId'],
+      methods: { POST: (c) => service.attributesCustom(c.tenant, c.params.loginId ?? '', c.params.requestId ?? '', c.body) },
+    },
+  ];
+
+  const reply = (response: ServerResponse, answer: Reply): void => {
+    const text = 'raw' in answer ? answer.raw : JSON.stringify(answer.body);
+    response.writeHead(answer.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      ...answer.headers,
+    });
+    response.end(text);
+  };
+
+  const performFault = (request: IncomingMessage, response: ServerResponse, action: FaultAction): void => {
+    switch (action.kind) {
+      case 'reset':
+        request.socket.destroy();
+        return;
+      case 'status':
+        return reply(response, { status: action.status, body: { HttpStatusCode: action.status, Message: `Injected fault: HTTP ${action.status}` } });
+      case 'rate-limit':
+        return reply(response, {
+          status: action.status,
+          headers: { 'retry-after': '1' },
+          body: { HttpStatusCode: action.status, Message: 'Too many requests; slow down', ServiceCode: 'TOO_MANY_REQUESTS' },
+        });
+      case 'malformed':
+        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(MALFORMED_BODY) });
+        response.end(MALFORMED_BODY);
+        return;
+    }
+  };
+
+  const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const method = request.method ?? 'GET';
+    const segments = new URL(request.url ?? '/', 'http://sandbox').pathname.split('/').filter(Boolean).map(safeDecode);
+
+    if (segments[0] === 'sandbox') return reply(response, await routeAdmin(method, segments.slice(1), request));
+    if (segments[0]?.toLowerCase() !== 'v3' || segments.length < 3) return reply(response, notFound(segments));
+
+    if (options.authSecret !== undefined && request.headers[options.authHeader.toLowerCase()] !== options.authSecret) {
+      return reply(response, errorReply(new SandboxError('ACCESS_DENIED', `Missing or wrong ${options.authHeader} header`)));
+    }
+    const fault = parseFaultHeader(request.headers[FAULT_HEADER]);
+    if (typeof fault === 'string') return reply(response, errorReply(new SandboxError('INVALID_REQUEST', fault)));
+    if (fault?.latencyMs) await sleep(fault.latencyMs);
+    if (fault?.action) return performFault(request, response, fault.action);
+
+    const customerId = segments[1] ?? '';
+    if (!CUSTOMER_ID.test(customerId)) return reply(response, errorReply(new SandboxError('INVALID_REQUEST', `Invalid customer id "${customerId}"`)));
+    const rest = segments.slice(2);
+    const matched = routes.map((candidate) => ({ candidate, params: match(candidate.pattern, rest) })).find((m) => m.params !== undefined);
+    if (!matched?.params) return reply(response, notFound(segments));
+    const handler = matched.candidate.methods[method as keyof Route['methods']];
+    if (!handler) {
+      const allow = Object.keys(matched.candidate.methods).join(', ');
+      return reply(response, { status: 405, headers: { allow }, body: { HttpStatusCode: 405, Message: `Method ${method} is not allowed here (allowed: ${allow})` } });
+    }
+    const body = method === 'GET' || method === 'DELETE' ? undefined : await readJson(request);
+    return reply(response, handler({ params: matched.params, tenant: state.tenant(customerId), body }));
+  };
+
+  const routeAdmin = async (method: string, segments: string[], request: IncomingMessage): Promise<Reply> => {
+    const [first, second] = segments;
+    if (segments.length === 1 && first === 'scenarios') return method === 'GET' ? admin.scenarios() : methodNotAllowed('GET');
+    if (segments.length === 1 && first === 'health') return { status: 200, body: { ok: true } };
+    if (segments.length === 2 && second === 'logins' && CUSTOMER_ID.test(first ?? '')) {
+      return method === 'POST' ? admin.createLogin(first ?? '', await readJson(request)) : methodNotAllowed('POST');
+    }
+    if (segments.length === 1 && CUSTOMER_ID.test(first ?? '')) return method === 'DELETE' ? admin.resetTenant(first ?? '') : methodNotAllowed('DELETE');
+    return notFound(['sandbox', ...segments]);
+  };
+
+  const server = createServer((request, response) => {
+    route(request, response).catch((error: unknown) => {
+      if (error instanceof FaultSignal) return performFault(request, response, error.action);
+      if (error instanceof SandboxError) return reply(response, errorReply(error));
+      console.error('sandbox: unexpected error', error);
+      reply(response, errorReply(new SandboxError('AGGREGATION_ERROR', `Unexpected sandbox error: ${(error as Error).message}`)));
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
+    port,
+    options,
+    state,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function match(pattern: readonly string[], segments: readonly string[]): Params | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  const params: Params = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const part = pattern[i] ?? '';
+    const segment = segments[i] ?? '';
+    if (part.startsWith(':')) params[part.slice(1)] = segment;
+    else if (part.toLowerCase() !== segment.toLowerCase()) return undefined;
+  }
+  return params;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function notFound(segments: readonly string[]): Reply {
+  return { status: 404, body: { HttpStatusCode: 404, Message: `No endpoint at /${segments.join('/')}` } };
+}
+
+function methodNotAllowed(allow: string): Reply {
+  return { status: 405, headers: { allow }, body: { HttpStatusCode: 405, Message: `Method not allowed (allowed: ${allow})` } };
+}

@@ -1,0 +1,144 @@
+/**
+ * In-memory state of the sandbox: tenants (one per customer id, created lazily), their saved logins,
+ * their sessions (RequestIds) and each session's data operations. Identifiers are derived from the
+ * tenant: LoginId from tenant + username (the same in every run, so data is repeatable), RequestId
+ * from tenant + a counter + an id of this sandbox instance (so a RequestId kept across a sandbox
+ * restart is unknown rather than silently naming someone else's session). A LoginId or RequestId of
+ * one tenant means nothing in another. Nothing is persisted: a restart forgets saved logins.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AccountsDetailOptions } from '../aggregator/schemas.js';
+import { uuidFrom } from './random.js';
+import type { DataBehaviour, Scenario } from './scenarios.js';
+
+export interface LoginRecord {
+  readonly id: string;
+  readonly tenant: string;
+  readonly username: string;
+  readonly scenario: Scenario;
+  /** Set once saved (Save true, or the admin endpoint); cached mode and DeleteCard need it. */
+  saved: boolean;
+  /** Timestamp (ms) of the last successful live Authorize or refresh. */
+  lastRefreshAt: number;
+  /** Per-login override of the scenario's pending behaviour (admin endpoint). */
+  pending?: Pick<DataBehaviour, 'pendingPolls' | 'pendingMs'>;
+}
+
+export type SessionMode = 'live' | 'cached' | 'refresh';
+export type OperationKind = 'accounts' | 'summary' | 'investments' | 'attributes';
+
+export interface Operation {
+  /** Answers given so far (each request or poll is one). */
+  answers: number;
+  readonly startedAt: number;
+  done: boolean;
+  /** GetAccountsDetail options, replayed by GetAccountsDetailAsync. */
+  options?: AccountsDetailOptions;
+}
+
+export interface Session {
+  readonly requestId: string;
+  readonly tenant: string;
+  readonly login: LoginRecord;
+  readonly mode: SessionMode;
+  readonly save: boolean;
+  phase: 'challenge' | 'open';
+  /** Index of the pending challenge round while phase is 'challenge'. */
+  stepIndex: number;
+  lastSeenAt: number;
+  openedAt: number;
+  /** Data requests that reached the session (for loading and scenario faults). */
+  dataRequests: number;
+  readonly operations: Map<OperationKind, Operation>;
+}
+
+export interface Tenant {
+  readonly id: string;
+  readonly logins: Map<string, LoginRecord>;
+  readonly sessions: Map<string, Session>;
+  /** Live Authorize attempts per username, for "fails n times then succeeds" scenarios. */
+  readonly attempts: Map<string, number>;
+  sequence: number;
+}
+
+export class SandboxState {
+  readonly tenants = new Map<string, Tenant>();
+  /** Distinguishes this instance's RequestIds from a previous run's. */
+  private readonly instance = randomUUID();
+
+  tenant(id: string): Tenant {
+    let tenant = this.tenants.get(id);
+    if (!tenant) {
+      tenant = { id, logins: new Map(), sessions: new Map(), attempts: new Map(), sequence: 0 };
+      this.tenants.set(id, tenant);
+    }
+    return tenant;
+  }
+
+  loginIdFor(tenant: string, username: string): string {
+    return uuidFrom(`login:${tenant}:${username}`);
+  }
+
+  /** The login record for a username in a tenant (saved or not yet), created on first use. */
+  loginFor(tenant: Tenant, scenario: Scenario, now: number): LoginRecord {
+    const id = this.loginIdFor(tenant.id, scenario.username);
+    let login = tenant.logins.get(id);
+    if (!login) {
+      login = { id, tenant: tenant.id, username: scenario.username, scenario, saved: false, lastRefreshAt: now };
+      tenant.logins.set(id, login);
+    }
+    return login;
+  }
+
+  openSession(tenant: Tenant, login: LoginRecord, mode: SessionMode, save: boolean, now: number): Session {
+    tenant.sequence += 1;
+    const session: Session = {
+      requestId: uuidFrom(`request:${this.instance}:${tenant.id}:${tenant.sequence}`),
+      tenant: tenant.id,
+      login,
+      mode,
+      save,
+      phase: 'open',
+      stepIndex: 0,
+      lastSeenAt: now,
+      openedAt: now,
+      dataRequests: 0,
+      operations: new Map(),
+    };
+    tenant.sessions.set(session.requestId, session);
+    return session;
+  }
+
+  /** Drops sessions idle for longer than `idleMs` (called now and then; lookups also check). */
+  sweep(now: number, idleMs: number): void {
+    for (const tenant of this.tenants.values()) {
+      for (const [id, session] of tenant.sessions) if (now - session.lastSeenAt > idleMs) tenant.sessions.delete(id);
+    }
+  }
+}
+
+/** The pending behaviour in force for a login: the admin override, else its scenario's. */
+export function behaviourOf(login: LoginRecord): DataBehaviour {
+  return login.pending ? { ...login.scenario.data, ...login.pending } : login.scenario.data;
+}
+
+/** Whether an operation still counts as running (for CARD_IN_USE and the attributes precondition). */
+export function isRunning(operation: Operation, behaviour: DataBehaviour, now: number): boolean {
+  if (operation.done) return false;
+  return behaviour.pendingMs === undefined || now - operation.startedAt < behaviour.pendingMs;
+}
+
+/**
+ * One answer of an operation: counts it, and says whether it is ready. With `pendingMs` readiness is
+ * by elapsed time, otherwise the first `pendingPolls` answers are pending.
+ */
+export function advance(operation: Operation, behaviour: DataBehaviour, now: number): 'OPERATION_DISPATCHED' | 'OPERATION_PENDING' | 'ready' {
+  if (operation.done) return 'ready';
+  operation.answers += 1;
+  const ready = behaviour.pendingMs !== undefined ? now - operation.startedAt >= behaviour.pendingMs : operation.answers > behaviour.pendingPolls;
+  if (ready) {
+    operation.done = true;
+    return 'ready';
+  }
+  return behaviour.dispatchedFirst && operation.answers === 1 ? 'OPERATION_DISPATCHED' : 'OPERATION_PENDING';
+}

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { AccountsDetailResponse, AuthorizeResponse, ErrorResponse, PendingResponse } from '../../src/aggregator/schemas.js';
+import { FAULT_HEADER } from '../../src/sandbox/faults.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { assertError, cachedSession, clientFor, freshTenant, parsesWith, type Call } from './helpers.js';
+
+let sandbox: Sandbox;
+let call: Call;
+before(async () => {
+  sandbox = await createSandbox();
+  call = clientFor(sandbox);
+});
+after(async () => sandbox.close());
+
+const detail = (tenant: string) => `/v3/${tenant}/BankingServices/GetAccountsDetail`;
+
+describe('fault injection by header', () => {
+  it('delays the answer by latency=<ms> and answers normally', async () => {
+    const tenant = freshTenant();
+    const { requestId } = await cachedSession(call, tenant, 'no_mfa');
+    const started = performance.now();
+    const answer = await call('POST', detail(tenant), { RequestId: requestId }, { [FAULT_HEADER]: 'latency=150' });
+    assert.ok(performance.now() - started >= 140);
+    parsesWith(PendingResponse, answer.body);
+  });
+
+  it('answers status=<code> without touching the session', async () => {
+    const tenant = freshTenant();
+    const { requestId } = await cachedSession(call, tenant, 'pending_polls_1');
+    assertError(await call('POST', detail(tenant), { RequestId: requestId }, { [FAULT_HEADER]: 'status=503' }), 503);
+    assert.equal((await call('POST', detail(tenant), { RequestId: requestId })).status, 202);
+  });
+
+  it('destroys the socket on reset', async () => {
+    const tenant = freshTenant();
+    await assert.rejects(call('POST', detail(tenant), { RequestId: '00000000-0000-4000-8000-000000000000' }, { [FAULT_HEADER]: 'reset' }));
+  });
+
+  it('answers TOO_MANY_REQUESTS with Retry-After on rate-limit', async () => {
+    const answer = await call('POST', detail(freshTenant()), {}, { [FAULT_HEADER]: 'rate-limit' });
+    assertError(answer, 429, 'TOO_MANY_REQUESTS');
+    assert.equal(answer.headers.get('retry-after'), '1');
+    assertError(await call('POST', detail(freshTenant()), {}, { [FAULT_HEADER]: 'rate-limit=403' }), 403, 'TOO_MANY_REQUESTS');
+  });
+
+  it('answers a truncated JSON body on malformed', async () => {
+    const answer = await call('POST', detail(freshTenant()), {}, { [FAULT_HEADER]: 'malformed' });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body, undefined);
+    assert.throws(() => JSON.parse(answer.text) as unknown);
+  });
+
+  it('refuses an unknown directive with INVALID_REQUEST', async () => {
+    assertError(await call('POST', detail(freshTenant()), {}, { [FAULT_HEADER]: 'explode' }), 400, 'INVALID_REQUEST');
+  });
+});
+
+describe('fault injection by scenario', () => {
+  it('answers 503 twice for flaky_503, then behaves normally', async () => {
+    const tenant = freshTenant();
+    const { requestId } = await cachedSession(call, tenant, 'flaky_503', 0);
+    assertError(await call('POST', detail(tenant), { RequestId: requestId }), 503);
+    assertError(await call('POST', detail(tenant), { RequestId: requestId }), 503);
+    parsesWith(AccountsDetailResponse, (await call('POST', detail(tenant), { RequestId: requestId })).body);
+  });
+
+  it('resets the connection twice for flaky_reset, then behaves normally', async () => {
+    const tenant = freshTenant();
+    const { requestId } = await cachedSession(call, tenant, 'flaky_reset', 0);
+    await assert.rejects(call('POST', detail(tenant), { RequestId: requestId }));
+    await assert.rejects(call('POST', detail(tenant), { RequestId: requestId }));
+    assert.equal((await call('POST', detail(tenant), { RequestId: requestId })).status, 200);
+  });
+
+  it('rate-limits twice for rate_limited and garbles once for flaky_malformed', async () => {
+    const tenant = freshTenant();
+    const limited = await cachedSession(call, tenant, 'rate_limited', 0);
+    assertError(await call('POST', detail(tenant), { RequestId: limited.requestId }), 429, 'TOO_MANY_REQUESTS');
+    assertError(await call('POST', detail(tenant), { RequestId: limited.requestId }), 429, 'TOO_MANY_REQUESTS');
+    assert.equal((await call('POST', detail(tenant), { RequestId: limited.requestId })).status, 200);
+    const garbled = await cachedSession(call, tenant, 'flaky_malformed', 0);
+    assert.equal((await call('POST', detail(tenant), { RequestId: garbled.requestId })).body, undefined);
+    assert.equal((await call('POST', detail(tenant), { RequestId: garbled.requestId })).status, 200);
+  });
+});
+
+describe('routing and calling-application auth', () => {
+  it('answers 404 with an error body for an unknown path and 405 for a wrong method', async () => {
+    const missing = await call('GET', '/v3/demo-lender/BankingServices/Nothing');
+    assert.equal(missing.status, 404);
+    parsesWith(ErrorResponse, missing.body);
+    const wrong = await call('GET', '/v3/demo-lender/BankingServices/Authorize');
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get('allow'), 'POST');
+    parsesWith(ErrorResponse, wrong.body);
+  });
+
+  it('answers ACCESS_DENIED without the configured secret header', async () => {
+    const guarded = await createSandbox({ authSecret: 's3cret' });
+    try {
+      const guardedCall = clientFor(guarded);
+      const body = { Institution: 'SandboxBank', Username: 'no_mfa', Password: 'Everyday', MostRecentCached: false };
+      assertError(await guardedCall('POST', '/v3/demo-lender/BankingServices/Authorize', body), 401, 'ACCESS_DENIED');
+      assertError(await guardedCall('POST', '/v3/demo-lender/BankingServices/Authorize', body, { 'x-api-key': 'wrong' }), 401, 'ACCESS_DENIED');
+      const ok = await guardedCall('POST', '/v3/demo-lender/BankingServices/Authorize', body, { 'x-api-key': 's3cret' });
+      parsesWith(AuthorizeResponse, ok.body);
+    } finally {
+      await guarded.close();
+    }
+  });
+});
