@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createTimeSkippingEnvironment } from '../helpers/temporal.js';
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-const TIMER_STARTED = temporal.api.enums.v1.EventType.EVENT_TYPE_TIMER_STARTED;
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+const TIMER_STARTED = proto.temporal.api.enums.v1.EventType.EVENT_TYPE_TIMER_STARTED;
 
 let env: TestWorkflowEnvironment;
 let stack: ConnectionStack;
