@@ -1,0 +1,56 @@
+/**
+ * Business keys: the workflow id of a connection, chosen by the pipeline so that starting the same
+ * connection twice finds the first one. Format: `connection-<customerId>-<applicationId>`.
+ */
+import { z } from 'zod';
+import { InvalidBusinessKeyError } from './errors.js';
+
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const BUSINESS_KEY_PREFIX = 'connection-';
+
+/** Letters, digits, `.`, `_`, `-`; starts with a letter or digit; at most 64 characters. */
+export const KeySegment = z
+  .string()
+  .min(1, { message: 'must not be empty' })
+  .max(64, { message: 'must be at most 64 characters' })
+  .regex(SEGMENT, { message: 'must start with a letter or digit and use only letters, digits, ".", "_" and "-"' });
+
+export const BusinessKey = z
+  .string()
+  .max(200, { message: 'must be at most 200 characters' })
+  .regex(/^connection-[A-Za-z0-9][A-Za-z0-9._-]*-[A-Za-z0-9][A-Za-z0-9._-]*$/, {
+    message: 'must look like connection-<customerId>-<applicationId> (letters, digits, ".", "_", "-")',
+  });
+export type BusinessKey = z.infer<typeof BusinessKey>;
+
+/** Any existing workflow id the tools may be pointed at (they also accept ids not made here). */
+export const WorkflowId = z
+  .string()
+  .min(1, { message: 'must not be empty' })
+  .max(1000, { message: 'must be at most 1000 characters' })
+  .regex(/^[^\s\p{Cc}]+$/u, { message: 'must not contain spaces or control characters' });
+
+/** `connection-demo-lender-app-123` for customer `demo-lender` and application `app-123`. */
+export function connectionKey(customerId: string, applicationId: string): BusinessKey {
+  for (const [name, value] of [['customerId', customerId], ['applicationId', applicationId]] as const) {
+    const parsed = KeySegment.safeParse(value);
+    if (!parsed.success) throw new InvalidBusinessKeyError(`${BUSINESS_KEY_PREFIX}${customerId}-${applicationId}`, `${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
+  }
+  return `${BUSINESS_KEY_PREFIX}${customerId}-${applicationId}`;
+}
+
+/** Checks the key's format and that it belongs to the customer whose connection it names. */
+export function parseBusinessKey(key: string, customerId: string): BusinessKey {
+  const parsed = BusinessKey.safeParse(key);
+  if (!parsed.success) throw new InvalidBusinessKeyError(key, parsed.error.issues[0]?.message ?? 'is invalid');
+  if (!key.startsWith(`${BUSINESS_KEY_PREFIX}${customerId}-`) || key.length === `${BUSINESS_KEY_PREFIX}${customerId}-`.length) {
+    throw new InvalidBusinessKeyError(key, `must start with "${BUSINESS_KEY_PREFIX}${customerId}-" (the input's customerId) followed by the application id`);
+  }
+  return parsed.data;
+}
+
+export function parseWorkflowId(id: string): string {
+  const parsed = WorkflowId.safeParse(id);
+  if (!parsed.success) throw new InvalidBusinessKeyError(id, parsed.error.issues[0]?.message ?? 'is invalid');
+  return parsed.data;
+}

@@ -1,0 +1,396 @@
+/**
+ * The lending pipeline's typed client for aggregation connections: start one by business key (or
+ * start it and wait for its first step), read its state, answer its challenges, wait for its result,
+ * cancel it, and list connections by status through Temporal visibility.
+ *
+ * Everything it returns is a plain object (types from `workflows/definitions.ts` or declared here);
+ * everything it throws is a `ConnectionClientError` subclass from `./errors.js`.
+ */
+import {
+  ApplicationFailure,
+  CancelledFailure,
+  Client,
+  Connection,
+  ServiceError,
+  TerminatedFailure,
+  TimeoutFailure,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import type { WorkflowExecutionInfo, WorkflowHandle } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { SearchAttributePair } from '@temporalio/common';
+import { z } from 'zod';
+import { describeIssues } from '../aggregator/schemas.js';
+import type { SecurityResponses } from '../aggregator/schemas.js';
+import { checkAnswer, describeProblems } from '../workflows/challenges.js';
+import { ConnectionInput } from '../workflows/connection-input.js';
+import type { ConnectionInputArgs } from '../workflows/connection-input.js';
+import {
+  awaitFirstStepUpdate,
+  CONNECTION_FAILURE_TYPES,
+  CONNECTION_STATUSES,
+  CONNECTION_WORKFLOW_TYPE,
+  connectionStateQuery,
+  submitAnswerUpdate,
+} from '../workflows/definitions.js';
+import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../workflows/definitions.js';
+import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../workflows/search-attributes.js';
+import { parseBusinessKey, parseWorkflowId } from './business-key.js';
+import { loadClientConfig } from './client-config.js';
+import type { ClientConfig } from './client-config.js';
+import {
+  AnswerRejectedError,
+  ConnectionAlreadyEndedError,
+  ConnectionClientError,
+  ConnectionFailedError,
+  ConnectionNotFoundError,
+  InvalidConnectionInputError,
+  TemporalUnavailableError,
+} from './errors.js';
+import type { ConnectionEndType } from './errors.js';
+
+/**
+ * What happens when a key's earlier connection has ended:
+ * - `'never'`: refused (ConnectionAlreadyEndedError) whatever the outcome;
+ * - `'if-failed'` (default): refused if it completed; a failed, cancelled or timed-out one starts again;
+ * - `'always'`: a new run starts under the same key.
+ * A key whose connection is still running always gives that running connection.
+ */
+export type RerunPolicy = 'never' | 'if-failed' | 'always';
+
+export interface StartOptions {
+  readonly rerun?: RerunPolicy;
+}
+
+/** Identifies one connection: the workflow id is the business key. */
+export interface ConnectionRef {
+  readonly workflowId: string;
+}
+
+export type FirstStepResult = ConnectionRef & FirstStep;
+
+export interface AnswerInput {
+  /** The challenge set being answered; defaults to the one the connection presents now. */
+  readonly challengeSetId?: string | undefined;
+  /** Prompt text (exactly as asked; for TextOrCall, the chosen option) → answers. */
+  readonly responses: SecurityResponses;
+}
+
+export interface AnswerOptions {
+  /** Check the answer against the challenges before sending it (default true). */
+  readonly checkLocally?: boolean;
+}
+
+export const ListFilter = z.strictObject({
+  status: z.enum(CONNECTION_STATUSES).optional(),
+  customerId: z.string().min(1).max(200).optional(),
+  institution: z.string().min(1).max(200).optional(),
+  loginId: z.string().min(1).max(200).optional(),
+  /** At most this many, newest first (default 100, at most 1000). */
+  limit: z.number().int().min(1).max(1000).optional(),
+});
+export type ListFilter = z.input<typeof ListFilter>;
+
+/** One connection as visibility knows it (search attributes may lag the workflow by a moment). */
+export interface ConnectionSummary {
+  readonly workflowId: string;
+  readonly runId: string;
+  /** The connection's own status (search attribute); undefined before the workflow first set it. */
+  readonly status: ConnectionStatus | undefined;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, ... */
+  readonly executionStatus: string;
+  readonly customerId: string | undefined;
+  readonly institution: string | undefined;
+  readonly loginId: string | undefined;
+  readonly startedAt: string;
+  readonly closedAt: string | undefined;
+}
+
+export interface ConnectionsClientOptions {
+  /** A connected @temporalio/client Client (its namespace is used). */
+  readonly client: Client;
+  readonly taskQueue: string;
+  /** For messages only. */
+  readonly address?: string | undefined;
+}
+
+const REUSE_POLICY = {
+  never: 'REJECT_DUPLICATE',
+  'if-failed': 'ALLOW_DUPLICATE_FAILED_ONLY',
+  always: 'ALLOW_DUPLICATE',
+} as const;
+
+const FAILURE_TYPES: ReadonlySet<string> = new Set(CONNECTION_FAILURE_TYPES);
+const TERMINAL_STATUSES: ReadonlySet<ConnectionStatus> = new Set(['Completed', 'Failed', 'Cancelled']);
+
+export function isTerminalStatus(status: ConnectionStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}
+
+export class ConnectionsClient {
+  readonly taskQueue: string;
+  readonly namespace: string;
+  private readonly client: Client;
+  private readonly address: string | undefined;
+  private ownedConnection: Connection | undefined;
+
+  constructor(options: ConnectionsClientOptions) {
+    this.client = options.client;
+    this.taskQueue = options.taskQueue;
+    this.namespace = options.client.options.namespace;
+    this.address = options.address;
+  }
+
+  /** Connects to Temporal with the given settings (defaults from the environment, see client-config.ts). */
+  static async connect(config: Partial<Pick<ClientConfig, 'address' | 'namespace' | 'taskQueue'>> = {}): Promise<ConnectionsClient> {
+    const { address, namespace, taskQueue } = { ...loadClientConfig(), ...config };
+    let connection: Connection;
+    try {
+      connection = await Connection.connect({ address });
+    } catch (error) {
+      throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${messageOf(error)}`, { cause: error });
+    }
+    const connections = new ConnectionsClient({ client: new Client({ connection, namespace }), taskQueue, address });
+    connections.ownedConnection = connection;
+    return connections;
+  }
+
+  /** Closes the Temporal connection if this client opened it (see `connect`). */
+  async close(): Promise<void> {
+    await this.ownedConnection?.close();
+    this.ownedConnection = undefined;
+  }
+
+  /**
+   * Starts the connection for a business key, or finds the one already running under that key.
+   * Returns once Temporal recorded the start (the workflow runs on without the caller).
+   */
+  async start(key: string, input: ConnectionInputArgs, options: StartOptions = {}): Promise<ConnectionRef> {
+    const { workflowId, args, startOptions } = this.prepareStart(key, input, options);
+    try {
+      await this.client.workflow.start(CONNECTION_WORKFLOW_TYPE, { ...startOptions, workflowId, args: [args] });
+      return { workflowId };
+    } catch (error) {
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /**
+   * Starts (or finds) the connection and waits, in the same call, for its first step: the first
+   * challenge set to answer, an open session (no challenge), or its end (e.g. bad credentials).
+   */
+  async startAndAwaitFirstStep(key: string, input: ConnectionInputArgs, options: StartOptions = {}): Promise<FirstStepResult> {
+    const { workflowId, args, startOptions } = this.prepareStart(key, input, options);
+    const startWorkflowOperation = new WithStartWorkflowOperation(CONNECTION_WORKFLOW_TYPE, { ...startOptions, workflowId, args: [args] });
+    try {
+      const step = await this.client.workflow.executeUpdateWithStart(awaitFirstStepUpdate, { startWorkflowOperation });
+      return { workflowId, ...step };
+    } catch (error) {
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /** The connection's whole state (status, challenge set, pending operation, polls, last rejection). */
+  async getState(workflowId: string): Promise<ConnectionState> {
+    const handle = this.handle(workflowId);
+    try {
+      return await handle.query(connectionStateQuery);
+    } catch (error) {
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /**
+   * Answers the connection's current challenge set. A malformed answer is refused here (and again by
+   * the workflow's validator) with an AnswerRejectedError naming the problem; an answer the service
+   * refuses comes back as `{ outcome: 'rejected' }` with the same challenges presented again.
+   */
+  async answer(workflowId: string, answer: AnswerInput, options: AnswerOptions = {}): Promise<AnswerOutcome> {
+    const handle = this.handle(workflowId);
+    let challengeSetId = answer.challengeSetId;
+    if (options.checkLocally ?? true) {
+      const state = await this.getState(workflowId);
+      const set = state.challengeSet;
+      if (state.status !== 'AwaitingAnswer' || set === undefined) {
+        throw new AnswerRejectedError(workflowId, 'client', `the connection is not awaiting an answer (status ${state.status})`, challengeSetId);
+      }
+      if (challengeSetId !== undefined && challengeSetId !== set.id) {
+        throw new AnswerRejectedError(workflowId, 'client', `challenge set ${challengeSetId} is no longer current (now ${set.id}); look at the new challenges and answer again`, challengeSetId);
+      }
+      challengeSetId = set.id;
+      const problems = checkAnswer(set.challenges, answer.responses);
+      if (problems.length > 0) throw new AnswerRejectedError(workflowId, 'client', describeProblems(problems), challengeSetId);
+    }
+    if (challengeSetId === undefined) {
+      challengeSetId = (await this.getState(workflowId)).challengeSet?.id ?? '';
+    }
+    try {
+      return await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId, responses: answer.responses }] });
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError) {
+        throw new AnswerRejectedError(workflowId, 'validator', error.cause?.message ?? error.message, challengeSetId, { cause: error });
+      }
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /** Waits for the connection to end: its result, or a ConnectionFailedError with the failure type. */
+  async result(workflowId: string): Promise<ConnectionResult> {
+    const handle = this.handle(workflowId);
+    try {
+      return (await handle.result()) as ConnectionResult;
+    } catch (error) {
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /** Asks the connection to stop; it ends as Cancelled (its `result` throws ConnectionFailedError type Cancelled). */
+  async cancel(workflowId: string): Promise<void> {
+    const handle = this.handle(workflowId);
+    try {
+      await handle.cancel();
+    } catch (error) {
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /** What visibility knows of one connection (works for ended connections without a worker). */
+  async describe(workflowId: string): Promise<ConnectionSummary> {
+    const handle = this.handle(workflowId);
+    try {
+      return summarize(await handle.describe());
+    } catch (error) {
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /** Connections matching the filter, newest first, e.g. `list({ status: 'AwaitingAnswer' })`. */
+  async list(filter: ListFilter = {}): Promise<ConnectionSummary[]> {
+    const parsed = ListFilter.safeParse(filter);
+    if (!parsed.success) throw new InvalidConnectionInputError(`list filter: ${describeIssues(parsed.error)}`, { cause: parsed.error });
+    const { limit = 100, ...conditions } = parsed.data;
+    const out: ConnectionSummary[] = [];
+    try {
+      for await (const info of this.client.workflow.list({ query: visibilityQuery(conditions), pageSize: Math.min(limit, 100) })) {
+        out.push(summarize(info));
+        if (out.length >= limit) break;
+      }
+    } catch (error) {
+      throw this.mapError(undefined, error);
+    }
+    return out;
+  }
+
+  private handle(workflowId: string): WorkflowHandle {
+    return this.client.workflow.getHandle(parseWorkflowId(workflowId));
+  }
+
+  private prepareStart(key: string, input: ConnectionInputArgs, options: StartOptions) {
+    const parsed = ConnectionInput.safeParse(input);
+    if (!parsed.success) throw new InvalidConnectionInputError(describeIssues(parsed.error), { cause: parsed.error });
+    const args = parsed.data;
+    const workflowId = parseBusinessKey(key, args.customerId);
+    const rerun = options.rerun ?? 'if-failed';
+    if (!(rerun in REUSE_POLICY)) throw new InvalidConnectionInputError(`rerun must be one of ${Object.keys(REUSE_POLICY).join(', ')}`);
+    const pairs: SearchAttributePair[] = [
+      { key: ConnectionStatusKey, value: 'Authorizing' },
+      { key: CustomerIdKey, value: args.customerId },
+    ];
+    if (args.session.kind === 'live') pairs.push({ key: InstitutionKey, value: args.session.institution });
+    else pairs.push({ key: LoginIdKey, value: args.session.loginId });
+    return {
+      workflowId,
+      args,
+      startOptions: {
+        taskQueue: this.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING' as const,
+        workflowIdReusePolicy: REUSE_POLICY[rerun],
+        typedSearchAttributes: new TypedSearchAttributes(pairs),
+      },
+    };
+  }
+
+  private mapError(workflowId: string | undefined, error: unknown): Error {
+    if (error instanceof ConnectionClientError) return error;
+    if (error instanceof WorkflowNotFoundError && workflowId !== undefined) return new ConnectionNotFoundError(workflowId, { cause: error });
+    if (error instanceof WorkflowExecutionAlreadyStartedError && workflowId !== undefined) return new ConnectionAlreadyEndedError(workflowId, { cause: error });
+    if (error instanceof WorkflowFailedError && workflowId !== undefined) return connectionFailed(workflowId, error);
+    if (error instanceof ServiceError) {
+      const where = this.address ? ` at ${this.address}` : '';
+      return new TemporalUnavailableError(this.address, `Temporal${where} refused the call: ${messageOf(error)}`, { cause: error });
+    }
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** Maps a workflow failure to ConnectionFailedError, reading the type and the service code. */
+function connectionFailed(workflowId: string, error: WorkflowFailedError): ConnectionFailedError {
+  const cause = error.cause;
+  let type: ConnectionEndType = 'Unknown';
+  let serviceCode: string | undefined;
+  if (cause instanceof ApplicationFailure) {
+    type = cause.type && FAILURE_TYPES.has(cause.type) ? (cause.type as ConnectionFailureType) : 'Unknown';
+    serviceCode = serviceCodeOf(cause.details);
+  } else if (cause instanceof CancelledFailure) type = 'Cancelled';
+  else if (cause instanceof TerminatedFailure) type = 'Terminated';
+  else if (cause instanceof TimeoutFailure) type = 'TimedOut';
+  return new ConnectionFailedError(workflowId, type, cause?.message ?? error.message, serviceCode, { cause: error });
+}
+
+/** The first `serviceCode` (or `ServiceCode`) found in an ApplicationFailure's details, or a bare code string. */
+export function serviceCodeOf(details: readonly unknown[] | undefined | null): string | undefined {
+  for (const detail of details ?? []) {
+    if (typeof detail === 'string' && /^[A-Z][A-Z0-9_]+$/.test(detail)) return detail;
+    if (typeof detail === 'object' && detail !== null) {
+      const record = detail as Record<string, unknown>;
+      const code = record.serviceCode ?? record.ServiceCode;
+      if (typeof code === 'string' && code !== '') return code;
+    }
+  }
+  return undefined;
+}
+
+/** A double-quoted visibility string literal: backslashes and quotes escaped, control characters refused. */
+export function quoteVisibilityValue(value: string): string {
+  // Control characters cannot be part of a Keyword value anyone set; refusing them keeps the query one line.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw new InvalidConnectionInputError(`list filter value ${JSON.stringify(value)} contains control characters`);
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** `WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "..."`. */
+export function visibilityQuery(filter: Omit<z.infer<typeof ListFilter>, 'limit'>): string {
+  const clauses = [`WorkflowType = ${quoteVisibilityValue(CONNECTION_WORKFLOW_TYPE)}`];
+  const fields = [
+    [ConnectionStatusKey.name, filter.status],
+    [CustomerIdKey.name, filter.customerId],
+    [InstitutionKey.name, filter.institution],
+    [LoginIdKey.name, filter.loginId],
+  ] as const;
+  for (const [name, value] of fields) if (value !== undefined) clauses.push(`${name} = ${quoteVisibilityValue(value)}`);
+  return clauses.join(' AND ');
+}
+
+function summarize(info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'typedSearchAttributes' | 'status' | 'startTime' | 'closeTime'>): ConnectionSummary {
+  const attributes = info.typedSearchAttributes;
+  const status = attributes.get(ConnectionStatusKey);
+  return {
+    workflowId: info.workflowId,
+    runId: info.runId,
+    status: status !== undefined && (CONNECTION_STATUSES as readonly string[]).includes(status) ? (status as ConnectionStatus) : undefined,
+    executionStatus: info.status.name,
+    customerId: attributes.get(CustomerIdKey),
+    institution: attributes.get(InstitutionKey),
+    loginId: attributes.get(LoginIdKey),
+    startedAt: info.startTime.toISOString(),
+    closedAt: info.closeTime?.toISOString(),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,273 @@
+/**
+ * The operator console's HTTP server: a static page and a small JSON API over the pipeline client.
+ * Every request needs the console token (`Authorization: Bearer <token>`, or the HttpOnly cookie set
+ * by opening the page once with `?token=<token>`); without it the answer is 401.
+ *
+ * API (JSON):
+ *   GET  /api/connections?status=AwaitingAnswer|...|any&customer=&institution=&limit=
+ *   GET  /api/connections/:workflowId                  → { workflowId, state, now }
+ *   POST /api/connections/:workflowId/answer           { challengeSetId, responses } → { outcome }
+ *   POST /api/connections/:workflowId/cancel           → { cancelled: true }
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { describeIssues, SecurityResponses } from '../../aggregator/schemas.js';
+import { CONNECTION_STATUSES } from '../../workflows/definitions.js';
+import { WorkflowId } from '../business-key.js';
+import type { ConnectionsClient } from '../connections.js';
+import { AnswerRejectedError, ConnectionNotFoundError, InvalidBusinessKeyError, InvalidConnectionInputError } from '../errors.js';
+
+export const COOKIE_NAME = 'console_token';
+/** Answers carry at most a few challenges; an image answer is ~4,000 characters of base64. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
+const STATIC_FILES: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+};
+
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+export const AnswerBody = z.strictObject({
+  challengeSetId: z.string().min(1, { message: 'must not be empty' }).max(100),
+  responses: SecurityResponses.refine((responses) => Object.keys(responses).length > 0, { message: 'must answer at least one prompt' }),
+});
+
+const ListQuery = z.strictObject({
+  status: z.enum([...CONNECTION_STATUSES, 'any']).default('AwaitingAnswer'),
+  customer: z.string().min(1).max(200).optional(),
+  institution: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+export interface ConsoleOptions {
+  readonly connections: ConnectionsClient;
+  readonly token: string;
+}
+
+export interface ConsoleServer {
+  readonly server: Server;
+  listen(port: number, host?: string): Promise<{ url: string; port: number }>;
+  close(): Promise<void>;
+}
+
+class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
+  const expected = digest(options.token);
+  const isToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      const http = toHttpError(error);
+      sendJson(response, http.status, { error: http.code, message: http.message, ...http.extra });
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://console.invalid');
+    const method = request.method ?? 'GET';
+
+    // `?token=` once: set the cookie and drop the token from the address bar.
+    const queryToken = url.searchParams.get('token');
+    if (queryToken !== null && method === 'GET' && !url.pathname.startsWith('/api/')) {
+      if (!isToken(queryToken)) throw new HttpError(401, 'Unauthorized', 'the token in the address is not the console token');
+      url.searchParams.delete('token');
+      response.writeHead(303, {
+        ...SECURITY_HEADERS,
+        'set-cookie': `${COOKIE_NAME}=${encodeURIComponent(queryToken)}; HttpOnly; SameSite=Strict; Path=/`,
+        location: `${url.pathname}${url.search}`,
+        'cache-control': 'no-store',
+      });
+      response.end();
+      return;
+    }
+    if (!isToken(bearerToken(request)) && !isToken(cookieToken(request))) {
+      throw new HttpError(401, 'Unauthorized', 'the console needs its token: Authorization: Bearer <token>, or open the page once with ?token=<token>');
+    }
+
+    const asset = STATIC_FILES[url.pathname];
+    if (asset && (method === 'GET' || method === 'HEAD')) {
+      const body = await readFile(`${PAGE_DIR}${asset.file}`);
+      response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': asset.type, 'cache-control': 'no-store' });
+      response.end(method === 'HEAD' ? undefined : body);
+      return;
+    }
+
+    if (url.pathname === '/api/connections') {
+      if (method !== 'GET') throw methodNotAllowed('GET');
+      const query = parse(ListQuery, Object.fromEntries(url.searchParams), 'query');
+      const connections = await options.connections.list({
+        status: query.status === 'any' ? undefined : query.status,
+        customerId: query.customer,
+        institution: query.institution,
+        limit: query.limit,
+      });
+      sendJson(response, 200, { connections });
+      return;
+    }
+
+    const match = /^\/api\/connections\/([^/]+)(?:\/(answer|cancel))?$/.exec(url.pathname);
+    if (match) {
+      const workflowId = parse(WorkflowId, safeDecode(match[1] ?? ''), 'workflow id');
+      const action = match[2];
+      if (action === undefined) {
+        if (method !== 'GET') throw methodNotAllowed('GET');
+        const state = await options.connections.getState(workflowId);
+        sendJson(response, 200, { workflowId, state, now: new Date().toISOString() });
+        return;
+      }
+      if (method !== 'POST') throw methodNotAllowed('POST');
+      checkSameOrigin(request);
+      if (action === 'cancel') {
+        await options.connections.cancel(workflowId);
+        sendJson(response, 202, { cancelled: true });
+        return;
+      }
+      const body = parse(AnswerBody, await readJsonBody(request), 'body');
+      const outcome = await options.connections.answer(workflowId, body);
+      sendJson(response, 200, { outcome });
+      return;
+    }
+    throw new HttpError(404, 'NotFound', `no such page: ${url.pathname}`);
+  }
+
+  return {
+    server,
+    listen: (port, host = '127.0.0.1') =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const address = server.address() as AddressInfo;
+          resolve({ url: `http://${host}:${address.port}`, port: address.port });
+        });
+      }),
+    close: () =>
+      new Promise((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+function bearerToken(request: IncomingMessage): string | undefined {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+function cookieToken(request: IncomingMessage): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === COOKIE_NAME) return safeDecode(value.join('='));
+  }
+  return undefined;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, 'BadRequest', 'malformed percent-encoding in the address');
+  }
+}
+
+/** A browser's cross-site POST carries a foreign Origin; refuse it (the cookie is also SameSite=Strict). */
+function checkSameOrigin(request: IncomingMessage): void {
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  const host = request.headers.host;
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    originHost = '';
+  }
+  if (originHost !== host) throw new HttpError(403, 'Forbidden', 'cross-origin requests are refused');
+}
+
+async function readJsonBody(request: IncomingMessage): Promise<unknown> {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'UnsupportedMediaType', 'send the body as application/json');
+  const declared = Number(request.headers['content-length'] ?? '0');
+  if (declared > MAX_BODY_BYTES) throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${MAX_BODY_BYTES} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) {
+      request.destroy();
+      throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${MAX_BODY_BYTES} bytes`);
+    }
+    chunks.push(buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch (error) {
+    throw new HttpError(400, 'InvalidJson', `the body is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new HttpError(400, 'InvalidRequest', `invalid ${what}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+function methodNotAllowed(allowed: string): HttpError {
+  return new HttpError(405, 'MethodNotAllowed', `use ${allowed}`);
+}
+
+function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof AnswerRejectedError) {
+    return new HttpError(422, 'AnswerRejected', error.problem, { source: error.source, challengeSetId: error.challengeSetId });
+  }
+  if (error instanceof ConnectionNotFoundError) return new HttpError(404, 'ConnectionNotFound', error.message);
+  if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) return new HttpError(400, 'InvalidRequest', error.message);
+  return new HttpError(502, 'TemporalError', error instanceof Error ? error.message : String(error));
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    ...(status === 401 ? { 'www-authenticate': 'Bearer realm="console"' } : {}),
+  });
+  response.end(text);
+}

@@ -1,0 +1,433 @@
+// Operator console: lists connections awaiting an answer, renders each challenge for its type, sends
+// answers through the console API (which uses the workflow's validated update) and follows the status
+// by polling every second. Plain DOM: every service-provided string goes through textContent or a
+// property, never innerHTML.
+'use strict';
+
+const POLL_MS = 1000;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+const view = {
+  selected: readHash(),
+  /** The challenge set currently shown as a form (kept while it stays current, so typed input survives polls). */
+  formSetId: null,
+  formFor: null,
+  sending: false,
+  /** Status seen at the previous poll of the selected connection. */
+  lastStatus: undefined,
+};
+
+// ----------------------------------------------------------------------------------------------
+// DOM helpers
+
+/** el('p', { className: 'x', textContent: 'y' }, child, 'text') */
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null) continue;
+    if (key === 'dataset') Object.assign(node.dataset, value);
+    else if (key.startsWith('aria-') || key === 'role' || key === 'for') node.setAttribute(key, String(value));
+    else node[key] = value;
+  }
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+function readHash() {
+  const match = /^#connection=(.+)$/.exec(location.hash);
+  if (!match) return null;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return null;
+  }
+}
+
+function formatDuration(ms) {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
+  return `${s}s`;
+}
+
+// ----------------------------------------------------------------------------------------------
+// API
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.message) || `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+async function api(path, init) {
+  const response = await fetch(path, {
+    credentials: 'same-origin',
+    cache: 'no-store',
+    ...init,
+    headers: { accept: 'application/json', ...(init && init.body ? { 'content-type': 'application/json' } : {}) },
+  });
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) throw new ApiError(response.status, body);
+  return body;
+}
+
+function connectionPath(workflowId, action) {
+  return `/api/connections/${encodeURIComponent(workflowId)}${action ? `/${action}` : ''}`;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Lists
+
+function renderList(listNode, connections) {
+  const items = connections.map((connection) => {
+    const meta = [connection.status || connection.executionStatus, connection.institution || connection.loginId || '', connection.customerId || '']
+      .filter(Boolean)
+      .join(' · ');
+    const button = el(
+      'button',
+      { type: 'button', 'aria-current': String(connection.workflowId === view.selected), dataset: { workflowId: connection.workflowId } },
+      el('span', { className: 'id', textContent: connection.workflowId }),
+      el('span', { className: 'meta', textContent: meta }),
+    );
+    button.addEventListener('click', () => select(connection.workflowId));
+    return el('li', {}, button);
+  });
+  listNode.replaceChildren(...items);
+}
+
+async function refreshLists() {
+  const [awaiting, recent] = await Promise.all([api('/api/connections?status=AwaitingAnswer'), api('/api/connections?status=any&limit=15')]);
+  renderList(document.getElementById('awaiting'), awaiting.connections);
+  document.getElementById('awaiting-empty').hidden = awaiting.connections.length > 0;
+  renderList(document.getElementById('recent'), recent.connections);
+}
+
+function select(workflowId) {
+  if (view.selected === workflowId) return;
+  view.selected = workflowId;
+  view.formSetId = null;
+  view.formFor = null;
+  view.lastStatus = undefined;
+  history.replaceState(null, '', `#connection=${encodeURIComponent(workflowId)}`);
+  for (const button of document.querySelectorAll('.connections button')) {
+    button.setAttribute('aria-current', String(button.dataset.workflowId === workflowId));
+  }
+  buildDetailSkeleton();
+  void refreshDetail();
+}
+
+// ----------------------------------------------------------------------------------------------
+// Detail
+
+function buildDetailSkeleton() {
+  const detail = document.getElementById('detail');
+  detail.replaceChildren(
+    el('div', { id: 'summary' }, el('p', { className: 'empty', textContent: 'Loading…' })),
+    el('div', { id: 'form-host' }),
+    el('p', { id: 'message', className: 'message', role: 'status' }),
+  );
+}
+
+function showMessage(text, kind) {
+  const message = document.getElementById('message');
+  if (!message) return;
+  message.className = `message ${kind}`;
+  message.textContent = text;
+}
+
+async function refreshDetail() {
+  const workflowId = view.selected;
+  if (!workflowId) return;
+  if (!document.getElementById('summary')) buildDetailSkeleton();
+  let body;
+  try {
+    body = await api(connectionPath(workflowId));
+  } catch (error) {
+    if (workflowId !== view.selected) return;
+    document.getElementById('summary').replaceChildren(el('p', { className: 'message error', textContent: `Cannot read ${workflowId}: ${error.message}` }));
+    return;
+  }
+  if (workflowId !== view.selected) return;
+  renderSummary(workflowId, body.state, Date.parse(body.now));
+  const ended = ['Completed', 'Failed', 'Cancelled'].includes(body.state.status);
+  if (ended && view.lastStatus !== undefined && view.lastStatus !== body.state.status) {
+    const failure = body.state.failure ? ` (${body.state.failure.type}: ${body.state.failure.message})` : '';
+    showMessage(`The connection ended: ${body.state.status}${failure}.`, body.state.status === 'Completed' ? 'ok' : 'error');
+  }
+  view.lastStatus = body.state.status;
+  const set = body.state.challengeSet;
+  if (body.state.status === 'AwaitingAnswer' && set) {
+    if (view.formSetId !== set.id || view.formFor !== workflowId) renderForm(workflowId, set);
+  } else if (view.formSetId !== null) {
+    document.getElementById('form-host').replaceChildren();
+    view.formSetId = null;
+  }
+}
+
+function renderSummary(workflowId, state, now) {
+  const ended = ['Completed', 'Failed', 'Cancelled'].includes(state.status);
+  const facts = [
+    [ended ? 'Took' : 'Elapsed', formatDuration((ended ? Date.parse(state.updatedAt) : now) - Date.parse(state.startedAt))],
+    ['Mode', state.mode],
+    ['Customer', state.customerId],
+    ['Institution', state.institution],
+    ['Login', state.loginId],
+    ['Polls', String(state.totalPolls)],
+    ['Pending', state.pending ? `${state.pending.operation} (${state.pending.code}), poll ${state.pending.pollCount}` : undefined],
+    ['Retrieved', state.retrieved.length ? state.retrieved.join(', ') : undefined],
+    ['Answer by', state.status === 'AwaitingAnswer' && state.challengeSet ? `${formatDuration(Date.parse(state.challengeSet.answerBy) - now)} left` : undefined],
+    ['Last rejection', state.lastRejection ? `${state.lastRejection.source}${state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : ''}: ${state.lastRejection.message}` : undefined],
+    ['Failure', state.failure ? `${state.failure.type}${state.failure.serviceCode ? ` [${state.failure.serviceCode}]` : ''}: ${state.failure.message}` : undefined],
+  ].filter(([, value]) => value !== undefined && value !== '');
+  const list = el('dl', { className: 'facts' });
+  for (const [term, value] of facts) list.append(el('dt', { textContent: term }), el('dd', { textContent: value }));
+  const actions = [];
+  if (!ended) {
+    const cancel = el('button', { type: 'button', className: 'secondary', textContent: 'Cancel connection' });
+    cancel.addEventListener('click', () => void cancelConnection(workflowId, cancel));
+    actions.push(cancel);
+  }
+  document.getElementById('summary').replaceChildren(
+    el('h2', {}, 'Connection'),
+    el('p', {}, el('code', { textContent: workflowId }), ' ', el('span', { className: `status ${state.status}`, id: 'status', textContent: state.status })),
+    list,
+    ...(actions.length ? [el('div', { className: 'actions' }, ...actions)] : []),
+  );
+}
+
+async function cancelConnection(workflowId, button) {
+  if (!confirm(`Cancel ${workflowId}?`)) return;
+  button.disabled = true;
+  try {
+    await api(connectionPath(workflowId, 'cancel'), { method: 'POST', body: '{}' });
+    showMessage('Cancellation requested.', 'ok');
+  } catch (error) {
+    showMessage(`Could not cancel: ${error.message}`, 'error');
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Challenge forms: one builder per type; each returns { node, collect } where collect() gives
+// [key, values] or throws an Error naming what is missing.
+
+let fieldCounter = 0;
+function fieldName() {
+  fieldCounter += 1;
+  return `field-${fieldCounter}`;
+}
+
+function fieldset(challenge, ...children) {
+  return el('fieldset', { className: 'challenge', dataset: { type: challenge.Type } }, el('legend', {}, challenge.Prompt, el('span', { className: 'type', textContent: challenge.Type })), ...children);
+}
+
+const builders = {
+  QuestionAndAnswer(challenge) {
+    const options = challenge.Iterables || [];
+    if (options.length === 0) {
+      const input = el('input', { type: 'text', name: fieldName(), autocomplete: 'off', required: true });
+      const isToken = /\b(token|securid)\b/i.test(challenge.Prompt);
+      if (isToken) Object.assign(input, { inputMode: 'numeric', pattern: '\\d{6}', placeholder: '6 digits' });
+      return {
+        node: fieldset(challenge, el('label', { className: 'field' }, el('span', { textContent: 'Answer' }), input)),
+        collect() {
+          if (input.value.trim() === '') throw new Error(`"${challenge.Prompt}": type the answer`);
+          return [challenge.Prompt, [input.value]];
+        },
+      };
+    }
+    // Choose one of the candidate questions, then answer it: value [chosenQuestion, answer].
+    const select = el('select', { name: fieldName() }, el('option', { value: '', textContent: 'Choose a question…' }), ...options.map((option) => el('option', { value: option, textContent: option })));
+    const input = el('input', { type: 'text', name: fieldName(), autocomplete: 'off' });
+    return {
+      node: fieldset(challenge, el('label', { className: 'field' }, el('span', { textContent: 'Question' }), select), el('label', { className: 'field' }, el('span', { textContent: 'Answer' }), input)),
+      collect() {
+        if (select.value === '') throw new Error(`"${challenge.Prompt}": choose a question`);
+        if (input.value.trim() === '') throw new Error(`"${challenge.Prompt}": answer the chosen question`);
+        return [challenge.Prompt, [select.value, input.value]];
+      },
+    };
+  },
+
+  MultipleChoice(challenge) {
+    const name = fieldName();
+    const radios = (challenge.Iterables || []).map((option) => el('input', { type: 'radio', name, value: option }));
+    return {
+      node: fieldset(challenge, ...radios.map((radio) => el('label', { className: 'choice' }, radio, ' ', radio.value))),
+      collect() {
+        const chosen = radios.find((radio) => radio.checked);
+        if (!chosen) throw new Error(`"${challenge.Prompt}": choose one option`);
+        return [challenge.Prompt, [chosen.value]];
+      },
+    };
+  },
+
+  MultipleChoiceMultipleAnswers(challenge) {
+    const name = fieldName();
+    const boxes = (challenge.Iterables || []).map((option) => el('input', { type: 'checkbox', name, value: option }));
+    return {
+      node: fieldset(challenge, el('p', { className: 'type', textContent: 'Select all that apply.' }), ...boxes.map((box) => el('label', { className: 'choice' }, box, ' ', box.value))),
+      collect() {
+        const chosen = boxes.filter((box) => box.checked).map((box) => box.value);
+        if (chosen.length === 0) throw new Error(`"${challenge.Prompt}": choose one or more options`);
+        return [challenge.Prompt, chosen];
+      },
+    };
+  },
+
+  TextOrCall(challenge) {
+    const phoneName = fieldName();
+    const methodName = fieldName();
+    const phones = (challenge.Iterables || []).map((option) => el('input', { type: 'radio', name: phoneName, value: option }));
+    const methods = ['Text', 'Call'].map((method) => el('input', { type: 'radio', name: methodName, value: method, checked: method === 'Text' }));
+    return {
+      node: fieldset(
+        challenge,
+        el('p', { className: 'type', textContent: 'Phone' }),
+        ...phones.map((radio) => el('label', { className: 'choice' }, radio, ' ', radio.value)),
+        el('p', { className: 'type', textContent: 'Send the code by' }),
+        ...methods.map((radio) => el('label', { className: 'choice' }, radio, ' ', radio.value === 'Text' ? 'Text message' : 'Voice call')),
+      ),
+      collect() {
+        const phone = phones.find((radio) => radio.checked);
+        if (!phone) throw new Error(`"${challenge.Prompt}": choose a phone`);
+        const method = methods.find((radio) => radio.checked);
+        return [phone.value, [method ? method.value : 'Text']];
+      },
+    };
+  },
+
+  WaitUntilEUAccept(challenge, submit) {
+    let verified = false;
+    const button = el('button', { type: 'button', className: 'primary', textContent: 'VERIFIED', title: 'The customer accepted the sign-in on their trusted device' });
+    button.addEventListener('click', () => {
+      verified = true;
+      submit();
+    });
+    return {
+      node: fieldset(
+        challenge,
+        el('p', { className: 'note', textContent: 'Ask the customer to approve this sign-in on their trusted device (their bank app). Press VERIFIED only once they did.' }),
+        button,
+      ),
+      collect() {
+        if (!verified) throw new Error(`"${challenge.Prompt}": press VERIFIED once the customer accepted on the trusted device`);
+        return [challenge.Prompt, ['VERIFIED']];
+      },
+      ownsSubmit: true,
+    };
+  },
+
+  ImageSelection(challenge) {
+    let chosen = null;
+    const buttons = (challenge.Iterables || []).map((image, index) => {
+      const img = el('img', { alt: `Image ${index + 1}`, width: 44, height: 44 });
+      if (BASE64.test(image)) img.src = `data:image/png;base64,${image}`;
+      const button = el('button', { type: 'button', 'aria-pressed': 'false', title: `Image ${index + 1}`, dataset: { index: String(index) } }, img);
+      button.addEventListener('click', () => {
+        chosen = image;
+        for (const other of buttons) other.setAttribute('aria-pressed', String(other === button));
+      });
+      return button;
+    });
+    return {
+      node: fieldset(challenge, el('p', { className: 'type', textContent: "Click the customer's image." }), el('div', { className: 'images', role: 'group', 'aria-label': 'Images' }, ...buttons)),
+      collect() {
+        if (chosen === null) throw new Error(`"${challenge.Prompt}": click the customer's image`);
+        return [challenge.Prompt, [chosen]];
+      },
+    };
+  },
+};
+
+function renderForm(workflowId, set) {
+  view.formSetId = set.id;
+  view.formFor = workflowId;
+  const form = el('form', { id: 'answer-form', noValidate: true });
+  const submit = () => form.requestSubmit();
+  const parts = set.challenges.map((challenge) => {
+    const builder = builders[challenge.Type];
+    if (!builder) return { node: el('p', { className: 'message error', textContent: `Unsupported challenge type ${challenge.Type}` }), collect: () => { throw new Error(`cannot answer ${challenge.Type} here`); } };
+    return builder(challenge, submit);
+  });
+  const onlyOwnSubmit = parts.length > 0 && parts.every((part) => part.ownsSubmit);
+  const send = el('button', { type: 'submit', className: 'primary', textContent: 'Send answer', hidden: onlyOwnSubmit });
+  const attempt = set.attempt > 1 ? ` (attempt ${set.attempt})` : '';
+  form.append(
+    el('h3', { textContent: `Challenge set ${set.id}${attempt}` }),
+    ...(set.challenges.length > 1 ? [el('p', { className: 'type', textContent: `Answer all ${set.challenges.length} challenges together; they are sent in one answer.` })] : []),
+    ...parts.map((part) => part.node),
+    el('div', { className: 'actions' }, send),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void sendAnswer(workflowId, set, parts, form);
+  });
+  document.getElementById('form-host').replaceChildren(form);
+}
+
+async function sendAnswer(workflowId, set, parts, form) {
+  if (view.sending) return;
+  let responses;
+  try {
+    responses = Object.fromEntries(parts.map((part) => part.collect()));
+  } catch (error) {
+    showMessage(error.message, 'error');
+    return;
+  }
+  view.sending = true;
+  for (const button of form.querySelectorAll('button')) button.disabled = true;
+  showMessage('Sending…', 'ok');
+  try {
+    const { outcome } = await api(connectionPath(workflowId, 'answer'), { method: 'POST', body: JSON.stringify({ challengeSetId: set.id, responses }) });
+    if (outcome.outcome === 'accepted') showMessage(`Answer accepted; the connection is ${outcome.status}${outcome.nextChallengeSet ? ' and asks more' : ''}.`, 'ok');
+    else if (outcome.outcome === 'rejected') showMessage(`The service rejected the answer${outcome.serviceCode ? ` [${outcome.serviceCode}]` : ''}: ${outcome.message}`, 'error');
+    else showMessage(`The connection ended: ${outcome.status}${outcome.failure ? ` (${outcome.failure.type}: ${outcome.failure.message})` : ''}`, outcome.status === 'Completed' ? 'ok' : 'error');
+  } catch (error) {
+    const refused = error instanceof ApiError && error.status === 422;
+    showMessage(refused ? `Answer refused: ${error.message}` : `Could not send the answer: ${error.message}`, 'error');
+  } finally {
+    view.sending = false;
+    for (const button of form.querySelectorAll('button')) button.disabled = false;
+  }
+  await refreshDetail();
+}
+
+// ----------------------------------------------------------------------------------------------
+// Polling
+
+async function tick() {
+  const live = document.getElementById('live');
+  try {
+    await Promise.all([refreshLists(), refreshDetail()]);
+    live.className = 'live';
+    live.textContent = `updated ${new Date().toLocaleTimeString()}`;
+  } catch (error) {
+    live.className = 'live error';
+    live.textContent = error instanceof ApiError && error.status === 401 ? 'Not signed in: open this page with ?token=<console token>' : `Cannot reach the console: ${error.message}`;
+  } finally {
+    setTimeout(() => void tick(), POLL_MS);
+  }
+}
+
+window.addEventListener('hashchange', () => {
+  const id = readHash();
+  if (id) select(id);
+});
+
+if (view.selected) buildDetailSkeleton();
+void tick();

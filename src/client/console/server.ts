@@ -1,0 +1,31 @@
+/**
+ * Entry point of the operator console: `CONSOLE_TOKEN=... npm run console`, then open
+ * http://localhost:8080/?token=<token> once (the token moves into an HttpOnly cookie).
+ * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required) and the Temporal settings of client-config.ts.
+ */
+import { ConfigError, loadClientConfig, loadConsoleConfig } from '../client-config.js';
+import { ConnectionsClient } from '../connections.js';
+import { createConsoleServer } from './app.js';
+
+let consoleConfig;
+let clientConfig;
+try {
+  consoleConfig = loadConsoleConfig();
+  clientConfig = loadClientConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`console: refusing to start: ${error.problems}\n`);
+  process.exit(2);
+}
+
+const connections = await ConnectionsClient.connect(clientConfig);
+const console_ = createConsoleServer({ connections, token: consoleConfig.token });
+const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
+process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.address}, namespace ${clientConfig.namespace}, task queue ${clientConfig.taskQueue}\n`);
+
+async function shutdown(signal: string): Promise<void> {
+  process.stdout.write(`console: ${signal}, closing\n`);
+  await console_.close();
+  await connections.close();
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));

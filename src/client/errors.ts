@@ -1,0 +1,106 @@
+/**
+ * What the pipeline client throws: one class per thing that can go wrong, each with `name` set,
+ * the context in fields (never a password or an answer), and the underlying error as `cause`.
+ */
+import type { ConnectionFailureType } from '../workflows/definitions.js';
+
+/** Base class: `catch (error) { if (error instanceof ConnectionClientError) ... }` catches them all. */
+export abstract class ConnectionClientError extends Error {
+  abstract override readonly name: string;
+}
+
+/** The connection input or business key failed validation; nothing was sent to Temporal. */
+export class InvalidConnectionInputError extends ConnectionClientError {
+  override readonly name = 'InvalidConnectionInputError';
+  constructor(
+    /** "session.institution: must not be empty; products: must request at least one of ..." */
+    readonly problems: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid connection input: ${problems}`, options);
+  }
+}
+
+export class InvalidBusinessKeyError extends ConnectionClientError {
+  override readonly name = 'InvalidBusinessKeyError';
+  constructor(
+    readonly key: string,
+    readonly problem: string,
+  ) {
+    super(`invalid business key ${JSON.stringify(key)}: ${problem}`);
+  }
+}
+
+/** No connection with this workflow id (business key) exists in the namespace. */
+export class ConnectionNotFoundError extends ConnectionClientError {
+  override readonly name = 'ConnectionNotFoundError';
+  constructor(
+    readonly workflowId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`no connection ${JSON.stringify(workflowId)}`, options);
+  }
+}
+
+/**
+ * A connection with this key already ran to its end and starting it again was not asked for
+ * (`rerun: 'always'`, or `'if-failed'` for a key whose run did not complete).
+ */
+export class ConnectionAlreadyEndedError extends ConnectionClientError {
+  override readonly name = 'ConnectionAlreadyEndedError';
+  constructor(
+    readonly workflowId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`connection ${JSON.stringify(workflowId)} already ended; read its result, or start it again with { rerun: 'always' }`, options);
+  }
+}
+
+/**
+ * An answer was refused before it reached the service: by our own check (`source: 'client'`), or by
+ * the workflow's update validator (`source: 'validator'`). Nothing was recorded in history.
+ */
+export class AnswerRejectedError extends ConnectionClientError {
+  override readonly name = 'AnswerRejectedError';
+  constructor(
+    readonly workflowId: string,
+    readonly source: 'client' | 'validator',
+    /** What is wrong, naming the prompt: `"What city…": needs exactly one answer`. */
+    readonly problem: string,
+    readonly challengeSetId?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`answer to ${workflowId} rejected: ${problem}`, options);
+  }
+}
+
+/** Why a connection did not complete: a workflow failure type, or how Temporal ended it. */
+export type ConnectionEndType = ConnectionFailureType | 'Cancelled' | 'Terminated' | 'TimedOut' | 'Unknown';
+
+/** The connection ended without a result. */
+export class ConnectionFailedError extends ConnectionClientError {
+  override readonly name = 'ConnectionFailedError';
+  constructor(
+    readonly workflowId: string,
+    readonly type: ConnectionEndType,
+    /** The failure's own message, e.g. "the service refused the credentials". */
+    readonly reason: string,
+    /** The aggregation service's code, when the failure came from one (e.g. INVALID_USERNAME_OR_PASSWORD). */
+    readonly serviceCode?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`connection ${workflowId} failed (${type}${serviceCode ? `, ${serviceCode}` : ''}): ${reason}`, options);
+  }
+}
+
+/** Temporal could not be reached or refused the call for a reason that is not the connection's. */
+export class TemporalUnavailableError extends ConnectionClientError {
+  override readonly name = 'TemporalUnavailableError';
+  constructor(
+    readonly address: string | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

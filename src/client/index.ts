@@ -1,0 +1,30 @@
+/** The pipeline's entry point: `import { ConnectionsClient, connectionKey } from '.../client/index.js'`. */
+export { ConnectionsClient, isTerminalStatus, ListFilter, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from './connections.js';
+export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionSummary, ConnectionsClientOptions, FirstStepResult, RerunPolicy, StartOptions } from './connections.js';
+export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
+export {
+  AnswerRejectedError,
+  ConnectionAlreadyEndedError,
+  ConnectionClientError,
+  ConnectionFailedError,
+  ConnectionNotFoundError,
+  InvalidBusinessKeyError,
+  InvalidConnectionInputError,
+  TemporalUnavailableError,
+} from './errors.js';
+export type { ConnectionEndType } from './errors.js';
+export { loadClientConfig } from './client-config.js';
+export type { ClientConfig } from './client-config.js';
+export type { ConnectionInputArgs } from '../workflows/connection-input.js';
+export type {
+  AnswerOutcome,
+  ChallengeSet,
+  ConnectionFailureType,
+  ConnectionResult,
+  ConnectionState,
+  ConnectionStatus,
+  FirstStep,
+  PendingOperation,
+  Rejection,
+} from '../workflows/definitions.js';
+export type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';

@@ -1,0 +1,246 @@
+/**
+ * The operator CLI against the whole stack (real dev server, worker, sandbox). Most tests call
+ * `runCli` in-process with captured output; a few run the real entry point as a child process to
+ * prove the exit codes and the environment settings.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runCli } from '../../src/client/cli/cli.js';
+import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
+import type { ConnectionInputArgs } from '../../src/client/index.js';
+import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { startConnectionStack } from '../helpers/connection-stack.js';
+import type { ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { correctAnswer } from './scenario-answers.js';
+
+const MAIN = fileURLToPath(new URL('../../src/client/cli/main.ts', import.meta.url));
+const run = promisify(execFile);
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+let client: ConnectionsClient;
+
+before(async () => {
+  env = await createDevEnvironment();
+  stack = await startConnectionStack(env);
+  client = new ConnectionsClient({ client: env.client, taskQueue: stack.taskQueue });
+});
+
+after(async () => {
+  await stack?.stop();
+  await env?.teardown();
+});
+
+interface Captured {
+  code: number;
+  out: string;
+  err: string;
+}
+
+async function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Captured> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(args, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    readStdin: () => Promise.resolve(options.stdin ?? ''),
+    env: { AGGREGATOR_CUSTOMER_ID: stack.customerId, TEMPORAL_TASK_QUEUE: stack.taskQueue, ...options.env },
+    // The test's client shares the environment's connection; closing it is a no-op.
+    connect: () => Promise.resolve(client),
+    now: () => Date.now(),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    program: 'connections',
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+function live(username: string, institution: string): ConnectionInputArgs {
+  return {
+    customerId: stack.customerId,
+    session: { kind: 'live', institution, username, password: SANDBOX_PASSWORD },
+    products: { accountsDetail: { WithTransactions: true } },
+    timing: { pollIntervalMs: 50 },
+  };
+}
+
+async function startAwaiting(username: string, institution: string): Promise<string> {
+  const id = connectionKey(stack.customerId, uniqueId(username.replace(/_/g, '-')));
+  const first = await client.startAndAwaitFirstStep(id, live(username, institution));
+  assert.equal(first.step, 'challenge');
+  return id;
+}
+
+void describe('the operator CLI', () => {
+  void it('lists the connections awaiting an answer', async () => {
+    const id = await startAwaiting('security_question', 'SandboxBank');
+    const listed = await waitFor(
+      async () => {
+        const result = await cli(['list', '--customer', stack.customerId]);
+        return result.out.includes(id) ? result : undefined;
+      },
+      { describe: 'the connection to be listed' },
+    );
+    assert.equal(listed.code, EXIT_OK);
+    assert.match(listed.out, /^WORKFLOW ID\s+STATUS\s+INSTITUTION \/ LOGIN\s+CUSTOMER\s+STARTED/);
+    assert.match(listed.out, new RegExp(`${id}\\s+AwaitingAnswer\\s+SandboxBank`));
+    const json = await cli(['list', '--customer', stack.customerId, '--json']);
+    assert.ok((JSON.parse(json.out) as Array<{ workflowId: string }>).some((c) => c.workflowId === id));
+    await client.cancel(id);
+  });
+
+  void it('shows an image selection with its 16 images saved as PNG files', async () => {
+    const id = await startAwaiting('image_selection', 'SandboxPictureBank');
+    await client.answer(id, { responses: await correctAnswer(stack.sandboxUrl, 'image_selection', 0) });
+    const shown = await cli(['show', id]);
+    assert.equal(shown.code, EXIT_OK, shown.err);
+    assert.match(shown.out, /\[1\] ImageSelection: Please select your personal security image/);
+    const paths = [...shown.out.matchAll(/^\s+\d+\) (\S+\.png)$/gm)].map((match) => match[1] ?? '');
+    assert.equal(paths.length, 16);
+    const png = await readFile(paths[3] ?? '');
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.match(shown.out, new RegExp(`To answer: connections answer ${id} --set \\d+ <answer 1>`));
+
+    const answered = await cli(['answer', id, '4']);
+    assert.equal(answered.code, EXIT_OK, answered.err);
+    assert.match(answered.out, /answer accepted/);
+    const watched = await cli(['watch', id, '--interval', '100']);
+    assert.equal(watched.code, EXIT_OK, watched.err);
+    assert.match(watched.out, /completed$/);
+  });
+
+  void it('answers choices by option number, then chooses new questions, and watches the connection complete', async () => {
+    const id = await startAwaiting('reset_questions', 'SandboxCreditUnion');
+    const shown = await cli(['show', id]);
+    assert.match(shown.out, /\[1\] MultipleChoice: Which of these streets have you lived on\?\n\s+1\) Rue Sherbrooke\n\s+2\) Maple Avenue/);
+    const setId = /--set (\S+)/.exec(shown.out)?.[1] ?? '';
+
+    const first = await cli(['answer', id, '--set', setId, '2', '1,3']);
+    assert.equal(first.code, EXIT_OK, first.err);
+    assert.match(first.out, /answer accepted; the connection is now AwaitingAnswer/);
+    assert.match(first.out, /The service asks more:/);
+    assert.match(first.out, /\[3\] QuestionAndAnswer: Choose security question 3/);
+
+    const second = await cli(['answer', id, '1:Civic', '2:Ace', '3:Dune']);
+    assert.equal(second.code, EXIT_OK, second.err);
+    const watched = await cli(['watch', id, '--interval', '100']);
+    assert.equal(watched.code, EXIT_OK, watched.err);
+    assert.match(watched.out, /Completed\s+polls \d+/);
+  });
+
+  void it('refuses an answer that is not among the options before sending it', async () => {
+    const id = await startAwaiting('reset_questions', 'SandboxCreditUnion');
+    const refused = await cli(['answer', id, '9', '1']);
+    assert.equal(refused.code, EXIT_FAILED);
+    assert.match(refused.err, /answer refused \(checked before sending\): answer 1 \(MultipleChoice "Which of these streets have you lived on\?"\): 9 is not an option number \(1-4\)/);
+    const stale = await cli(['answer', id, '--set', 'old', '2', '1']);
+    assert.equal(stale.code, EXIT_FAILED);
+    assert.match(stale.err, /challenge set old is no longer current/);
+    const state = await client.getState(id);
+    assert.equal(state.challengeSet?.attempt, 1, 'nothing reached the service');
+    await client.cancel(id);
+  });
+
+  void it('answers with raw --prompt and --value pairs, and a trusted device with verified', async () => {
+    const id = await startAwaiting('two_step_code', 'SandboxMobileBank');
+    const phone = (await client.getState(id)).challengeSet?.challenges[0]?.Iterables?.[1] ?? '';
+    const dry = await cli(['answer', id, '--dry-run', '--prompt', phone, '--value', 'Call']);
+    assert.equal(dry.code, EXIT_OK, dry.err);
+    assert.match(dry.out, /the answer fits the challenges \(not sent: --dry-run\)/);
+    const first = await cli(['answer', id, '--prompt', phone, '--value', 'Call']);
+    assert.equal(first.code, EXIT_OK, first.err);
+    const code = await cli(['answer', id, '654321']);
+    assert.equal(code.code, EXIT_OK, code.err);
+
+    const device = await startAwaiting('trusted_device', 'SandboxDeviceBank');
+    const shown = await cli(['show', device]);
+    assert.match(shown.out, /note: ask the customer to approve this sign-in on their trusted device/);
+    const verified = await cli(['answer', device, 'verified']);
+    assert.equal(verified.code, EXIT_OK, verified.err);
+    assert.equal((await cli(['watch', device, '--interval', '100'])).code, EXIT_OK);
+  });
+
+  void it('exits 1 with the failure type when a watched connection fails', async () => {
+    const id = connectionKey(stack.customerId, uniqueId('bad-password'));
+    const started = await cli(['start', '--key', id, '--institution', 'SandboxBank', '--username', 'invalid_password', '--password-stdin', '--accounts'], { stdin: `${SANDBOX_PASSWORD}\n` });
+    assert.equal(started.code, EXIT_FAILED);
+    assert.match(started.err, /the connection ended: Failed \(InvalidCredentials \[INVALID_PASSWORD\]/);
+    const watched = await cli(['watch', id]);
+    assert.equal(watched.code, EXIT_FAILED);
+    assert.match(watched.err, /ended: InvalidCredentials \[INVALID_PASSWORD\]/);
+  });
+
+  void it('starts a live connection with the password from the environment and prints its first challenges', async () => {
+    const applicationId = uniqueId('app');
+    const started = await cli(['start', '--application-id', applicationId, '--institution', 'SandboxBank', '--username', 'security_question', '--accounts', '--days', '365'], {
+      env: { CONNECTION_PASSWORD: SANDBOX_PASSWORD },
+    });
+    assert.equal(started.code, EXIT_OK, started.err);
+    const id = `connection-${stack.customerId}-${applicationId}`;
+    assert.match(started.out, new RegExp(`^connection ${id}`));
+    assert.match(started.out, /\[1\] QuestionAndAnswer: /);
+    const again = await cli(['start', '--application-id', applicationId, '--institution', 'SandboxBank', '--username', 'security_question', '--accounts'], {
+      env: { CONNECTION_PASSWORD: SANDBOX_PASSWORD },
+    });
+    assert.equal(again.code, EXIT_OK, 'the same key gives the same connection');
+    await client.cancel(id);
+    const watched = await cli(['watch', id]);
+    assert.equal(watched.code, EXIT_FAILED);
+    assert.match(watched.err, /ended: Cancelled/);
+  });
+
+  void it('exits 2 with a message naming the problem on usage errors', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['frobnicate'], /unknown command "frobnicate"/],
+      [['show'], /missing <workflowId>/],
+      [['list', '--status', 'Sleeping'], /--status must be one of/],
+      [['list', '--bogus'], /Unknown option '--bogus'/],
+      [['answer', 'wf-1'], /missing answers/],
+      [['answer', 'wf-1', '1', '--prompt', 'p', '--value', 'v'], /either positional answers or --prompt\/--value pairs/],
+      [['answer', 'wf-1', '--value', 'v'], /--value must follow the --prompt/],
+      [['start', '--application-id', 'a1', '--login-id', '11111111-2222-3333-4444-555555555555'], /choose at least one product/],
+      [['start', '--application-id', 'a1', '--institution', 'SandboxBank', '--username', 'u', '--accounts'], /no password: pipe it with --password-stdin or set CONNECTION_PASSWORD/],
+      [['start', '--application-id', 'a b', '--login-id', '11111111-2222-3333-4444-555555555555', '--investments'], /applicationId must start with a letter or digit/],
+      [['start', '--key', 'connection-x-1', '--login-id', 'nope', '--investments'], /session\.loginId: must be a UUID/],
+      [['watch', 'wf-1', '--interval', 'soon'], /--interval must be milliseconds/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(args);
+      assert.equal(result.code, EXIT_USAGE, `${args.join(' ')}: ${result.err}`);
+      assert.match(result.err, message, args.join(' '));
+    }
+  });
+
+  void it('prints a help text for every command', async () => {
+    for (const command of ['list', 'show', 'answer', 'watch', 'start']) {
+      const result = await cli([command, '--help']);
+      assert.equal(result.code, EXIT_OK);
+      assert.match(result.out, new RegExp(`^Usage: connections ${command}`));
+    }
+    const main = await cli(['--help']);
+    assert.match(main.out, /Exit codes: 0 ok, 1 connection failed or answer rejected, 2 usage error/);
+  });
+
+  void it('runs as a program: reads the environment and sets the exit code', async () => {
+    const id = await startAwaiting('security_question', 'SandboxBank');
+    const childEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue };
+    const shown = await run(process.execPath, ['--import', 'tsx', MAIN, 'show', id], { env: childEnv });
+    assert.match(shown.stdout, new RegExp(`Connection ${id}: AwaitingAnswer`));
+    await assert.rejects(run(process.execPath, ['--import', 'tsx', MAIN, 'list', '--status', 'Sleeping'], { env: childEnv }), (error: { code?: number; stderr?: string }) => {
+      assert.equal(error.code, EXIT_USAGE);
+      assert.match(error.stderr ?? '', /--status must be one of/);
+      return true;
+    });
+    await assert.rejects(run(process.execPath, ['--import', 'tsx', MAIN, 'show', 'connection-nobody-here'], { env: childEnv }), (error: { code?: number; stderr?: string }) => {
+      assert.equal(error.code, EXIT_FAILED);
+      assert.match(error.stderr ?? '', /no connection "connection-nobody-here"/);
+      return true;
+    });
+    await client.cancel(id);
+  });
+});

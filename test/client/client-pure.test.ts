@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { connectionKey, InvalidBusinessKeyError, InvalidConnectionInputError, parseBusinessKey, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from '../../src/client/index.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../src/client/client-config.js';
+import { responsesFromPairs, UsageError } from '../../src/client/cli/cli.js';
+
+void describe('business keys', () => {
+  void it('builds connection-<customerId>-<applicationId>', () => {
+    assert.equal(connectionKey('demo-lender', 'app-42'), 'connection-demo-lender-app-42');
+  });
+
+  void it('refuses a key of another customer, naming the expected prefix', () => {
+    assert.throws(() => parseBusinessKey('connection-other-app-1', 'demo-lender'), (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-demo-lender-"/.test(error.message));
+    assert.throws(() => parseBusinessKey('connection-demo-lender-', 'demo-lender'), InvalidBusinessKeyError);
+  });
+
+  void it('refuses segments with spaces or slashes', () => {
+    assert.throws(() => connectionKey('demo lender', 'a'), /customerId must start with a letter or digit/);
+    assert.throws(() => connectionKey('demo-lender', 'a/b'), /applicationId/);
+  });
+});
+
+void describe('visibility queries', () => {
+  void it('filters by workflow type and status, with every value quoted', () => {
+    assert.equal(visibilityQuery({ status: 'AwaitingAnswer' }), 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer"');
+    assert.equal(
+      visibilityQuery({ customerId: 'demo-lender', institution: 'Bank "A"', loginId: 'x\\y' }),
+      'WorkflowType = "connectionWorkflow" AND CustomerId = "demo-lender" AND Institution = "Bank \\"A\\"" AND LoginId = "x\\\\y"',
+    );
+  });
+
+  void it('refuses control characters in a filter value', () => {
+    assert.throws(() => quoteVisibilityValue('a\nb'), InvalidConnectionInputError);
+  });
+});
+
+void describe('failure details', () => {
+  void it('reads the service code from the first detail that has one', () => {
+    assert.equal(serviceCodeOf([{ operation: 'Authorize', serviceCode: 'INVALID_PASSWORD' }]), 'INVALID_PASSWORD');
+    assert.equal(serviceCodeOf(['RETRY_LATER']), 'RETRY_LATER');
+    assert.equal(serviceCodeOf([{ operation: 'Authorize' }]), undefined);
+    assert.equal(serviceCodeOf(undefined), undefined);
+  });
+});
+
+void describe('client configuration', () => {
+  void it('defaults to a local server, the default namespace, our task queue and the demo tenant', () => {
+    assert.deepEqual(loadClientConfig({}), { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', customerId: 'demo-lender' });
+    assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '' }).namespace, 'default');
+  });
+
+  void it('refuses to configure the console without a token, saying how to set one', () => {
+    assert.throws(() => loadConsoleConfig({}), (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required/.test(error.message));
+    assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'short' }), /at least 16 characters/);
+    assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_PORT: 'eighty' }), /CONSOLE_PORT/);
+    assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20) }), { port: 8080, host: '127.0.0.1', token: 'a'.repeat(20) });
+  });
+});
+
+void describe('raw --prompt/--value answers', () => {
+  void it('pairs each --value with the --prompt before it, in command-line order', () => {
+    const tokens = [
+      { kind: 'option', name: 'prompt', value: 'Q1' },
+      { kind: 'option', name: 'value', value: 'a' },
+      { kind: 'option', name: 'value', value: 'b' },
+      { kind: 'positional', value: 'wf' },
+      { kind: 'option', name: 'prompt', value: 'Q2' },
+      { kind: 'option', name: 'value', value: 'c' },
+    ];
+    assert.deepEqual(responsesFromPairs(tokens), { Q1: ['a', 'b'], Q2: ['c'] });
+  });
+
+  void it('refuses a prompt without a value and a prompt given twice', () => {
+    assert.throws(() => responsesFromPairs([{ kind: 'option', name: 'prompt', value: 'Q1' }]), (error: unknown) => error instanceof UsageError && /has no --value/.test(error.message));
+    assert.throws(
+      () => responsesFromPairs([{ kind: 'option', name: 'prompt', value: 'Q' }, { kind: 'option', name: 'value', value: 'x' }, { kind: 'option', name: 'prompt', value: 'Q' }]),
+      /is given twice/,
+    );
+  });
+});

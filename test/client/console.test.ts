@@ -1,0 +1,299 @@
+/**
+ * The operator console end to end: real dev server, worker, sandbox, the console's HTTP server, and
+ * the page in headless Chromium answering a challenge of every type. Screenshots land in
+ * artifacts/console/ (gitignored).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { chromium } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
+import type { ConnectionInputArgs, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
+import { COOKIE_NAME, createConsoleServer, MAX_BODY_BYTES } from '../../src/client/console/app.js';
+import type { ConsoleServer } from '../../src/client/console/app.js';
+import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { startConnectionStack } from '../helpers/connection-stack.js';
+import type { ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+import { correctAnswer } from './scenario-answers.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../artifacts/console/', import.meta.url));
+const TOKEN = `console-test-${uniqueId('token')}`;
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+let client: ConnectionsClient;
+let consoleServer: ConsoleServer;
+let baseUrl: string;
+let browser: Browser;
+let context: BrowserContext;
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
+  await mkdir(ARTIFACTS, { recursive: true });
+  env = await createDevEnvironment();
+  stack = await startConnectionStack(env);
+  client = new ConnectionsClient({ client: env.client, taskQueue: stack.taskQueue });
+  consoleServer = createConsoleServer({ connections: client, token: TOKEN });
+  baseUrl = (await consoleServer.listen(0)).url;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+});
+
+after(async () => {
+  await context?.close();
+  await browser?.close();
+  await consoleServer?.close();
+  await stack?.stop();
+  await env?.teardown();
+});
+
+function live(username: string, institution: string): ConnectionInputArgs {
+  return {
+    customerId: stack.customerId,
+    session: { kind: 'live', institution, username, password: SANDBOX_PASSWORD },
+    products: { accountsDetail: { WithTransactions: true } },
+    timing: { pollIntervalMs: 50 },
+  };
+}
+
+async function startAwaiting(username: string, institution: string): Promise<string> {
+  const id = connectionKey(stack.customerId, uniqueId(username.replace(/_/g, '-')));
+  const first = await client.startAndAwaitFirstStep(id, live(username, institution));
+  assert.equal(first.step, 'challenge', `${username} asks a challenge first`);
+  return id;
+}
+
+async function openSignedIn(): Promise<Page> {
+  const page = await context.newPage();
+  const response = await page.goto(`${baseUrl}/?token=${encodeURIComponent(TOKEN)}`);
+  assert.equal(response?.status(), 200);
+  assert.equal(new URL(page.url()).search, '', 'the token leaves the address bar');
+  return page;
+}
+
+async function openConnection(page: Page, workflowId: string): Promise<void> {
+  await page.goto(`${baseUrl}/#connection=${encodeURIComponent(workflowId)}`);
+  await page.locator('#answer-form').waitFor();
+}
+
+/** Fills the form for one challenge set with the sandbox's correct answers, then sends it. */
+async function answerInPage(page: Page, workflowId: string, answer: SecurityResponses, screenshot: string): Promise<void> {
+  const state = await client.getState(workflowId);
+  const set = state.challengeSet;
+  assert.ok(set, 'a challenge set is presented');
+  await page.locator('#answer-form h3', { hasText: `Challenge set ${set.id}` }).waitFor();
+  let sentByButton = false;
+  for (const [index, challenge] of set.challenges.entries()) {
+    const box = page.locator('fieldset.challenge').nth(index);
+    sentByButton = (await fill(box, challenge, answer)) || sentByButton;
+  }
+  await page.screenshot({ path: `${ARTIFACTS}${screenshot}.png`, fullPage: true });
+  if (!sentByButton) await page.getByRole('button', { name: 'Send answer' }).click();
+  await page.locator('#message.ok', { hasText: 'Answer accepted' }).waitFor();
+}
+
+/** Returns true when filling the challenge also sent the form (the VERIFIED button). */
+async function fill(box: Locator, challenge: SecurityChallenge, answer: SecurityResponses): Promise<boolean> {
+  const values = answer[challenge.Prompt] ?? [];
+  switch (challenge.Type) {
+    case 'QuestionAndAnswer':
+      if (challenge.Iterables?.length) {
+        await box.locator('select').selectOption(values[0] ?? '');
+        await box.locator('input[type="text"]').fill(values[1] ?? '');
+      } else {
+        await box.locator('input[type="text"]').fill(values[0] ?? '');
+      }
+      return false;
+    case 'MultipleChoice':
+      await box.getByRole('radio', { name: values[0] ?? '', exact: true }).check();
+      return false;
+    case 'MultipleChoiceMultipleAnswers':
+      for (const value of values) await box.getByRole('checkbox', { name: value, exact: true }).check();
+      return false;
+    case 'TextOrCall': {
+      const phone = (challenge.Iterables ?? []).find((option) => option in answer) ?? '';
+      await box.getByRole('radio', { name: phone, exact: true }).check();
+      await box.getByRole('radio', { name: answer[phone]?.[0] === 'Call' ? 'Voice call' : 'Text message' }).check();
+      return false;
+    }
+    case 'ImageSelection': {
+      const index = (challenge.Iterables ?? []).indexOf(values[0] ?? '');
+      assert.ok(index >= 0, 'the correct image is among those offered');
+      assert.equal(await box.locator('img').count(), 16);
+      await box.locator(`button[data-index="${index}"]`).click();
+      assert.equal(await box.locator(`button[data-index="${index}"]`).getAttribute('aria-pressed'), 'true');
+      return false;
+    }
+    case 'WaitUntilEUAccept':
+      await box.page().screenshot({ path: `${ARTIFACTS}trusted-device.png`, fullPage: true });
+      await box.getByRole('button', { name: 'VERIFIED' }).click();
+      return true;
+  }
+}
+
+async function expectCompleted(page: Page, screenshot: string): Promise<void> {
+  await page.locator('#status', { hasText: 'Completed' }).waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: `${ARTIFACTS}${screenshot}.png`, fullPage: true });
+}
+
+void describe('the operator console in a browser', () => {
+  void it('lists a connection awaiting an answer and opens it on click', async () => {
+    const id = await startAwaiting('security_question', 'SandboxBank');
+    const page = await openSignedIn();
+    const entry = page.locator('#awaiting button', { hasText: id });
+    await entry.waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: `${ARTIFACTS}list.png`, fullPage: true });
+    await entry.click();
+    await page.locator('#status', { hasText: 'AwaitingAnswer' }).waitFor();
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'security_question', 0), 'question-and-answer');
+    await expectCompleted(page, 'question-and-answer-completed');
+    await page.close();
+  });
+
+  void it('answers a security question, then picks the image among 16 pictures', async () => {
+    const id = await startAwaiting('image_selection', 'SandboxPictureBank');
+    const page = await openSignedIn();
+    await openConnection(page, id);
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'image_selection', 0), 'image-selection-question');
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'image_selection', 1), 'image-selection');
+    await expectCompleted(page, 'image-selection-completed');
+    await page.close();
+  });
+
+  void it('answers multiple choice and multiple answers together, then chooses three new questions', async () => {
+    const id = await startAwaiting('reset_questions', 'SandboxCreditUnion');
+    const page = await openSignedIn();
+    await openConnection(page, id);
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'reset_questions', 0), 'multiple-choice');
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'reset_questions', 1), 'choose-questions');
+    await expectCompleted(page, 'reset-questions-completed');
+    await page.close();
+  });
+
+  void it('chooses a phone and Text or Call, then enters the code sent', async () => {
+    const id = await startAwaiting('two_step_code', 'SandboxMobileBank');
+    const page = await openSignedIn();
+    await openConnection(page, id);
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'two_step_code', 0), 'text-or-call');
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'two_step_code', 1), 'text-or-call-code');
+    await expectCompleted(page, 'text-or-call-completed');
+    await page.close();
+  });
+
+  void it('confirms a trusted-device approval with the VERIFIED button', async () => {
+    const id = await startAwaiting('trusted_device', 'SandboxDeviceBank');
+    const page = await openSignedIn();
+    await openConnection(page, id);
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'trusted_device', 0), 'trusted-device-sent');
+    await expectCompleted(page, 'trusted-device-completed');
+    await page.close();
+  });
+
+  void it("shows the validator's message inline when an answer is refused, and takes the corrected one", async () => {
+    const id = await startAwaiting('token_code', 'SandboxTokenBank');
+    const page = await openSignedIn();
+    await openConnection(page, id);
+    await page.locator('fieldset.challenge input[type="text"]').fill('12345');
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    const message = page.locator('#message.error');
+    await message.waitFor();
+    assert.match((await message.textContent()) ?? '', /Answer refused: .*6 digits/);
+    await page.screenshot({ path: `${ARTIFACTS}refused-answer.png`, fullPage: true });
+    const state = await client.getState(id);
+    assert.equal(state.challengeSet?.attempt, 1, 'the refused answer never reached the service');
+
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'token_code', 0), 'token-code');
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'token_code', 1), 'token-code-question');
+    await expectCompleted(page, 'token-code-completed');
+    await page.close();
+  });
+
+  void it('shows service-provided text as text, never as markup', async () => {
+    const page = await openSignedIn();
+    // A workflow id full of markup reaches the page through the list and the detail view.
+    await page.goto(`${baseUrl}/#connection=${encodeURIComponent('<img src=x onerror=alert(1)>')}`);
+    await page.locator('#summary .message.error').waitFor();
+    assert.equal(await page.locator('#summary img').count(), 0);
+    assert.match((await page.locator('#summary').textContent()) ?? '', /<img src=x onerror=alert\(1\)>/);
+    await page.close();
+  });
+});
+
+void describe('the console API', () => {
+  const bearer = { authorization: `Bearer ${TOKEN}` };
+
+  void it('answers 401 to the page and the API without the token or with a wrong one', async () => {
+    for (const path of ['/', '/app.js', '/api/connections']) {
+      const response = await fetch(`${baseUrl}${path}`, { redirect: 'manual' });
+      assert.equal(response.status, 401, path);
+    }
+    assert.equal((await fetch(`${baseUrl}/api/connections`, { headers: { authorization: 'Bearer wrong' } })).status, 401);
+    assert.equal((await fetch(`${baseUrl}/?token=wrong`, { redirect: 'manual' })).status, 401);
+    assert.equal((await fetch(`${baseUrl}/api/connections`, { headers: { cookie: `${COOKIE_NAME}=wrong` } })).status, 401);
+  });
+
+  void it('sets an HttpOnly cookie from ?token= once and redirects without it', async () => {
+    const response = await fetch(`${baseUrl}/?token=${encodeURIComponent(TOKEN)}`, { redirect: 'manual' });
+    assert.equal(response.status, 303);
+    assert.equal(response.headers.get('location'), '/');
+    const cookie = response.headers.get('set-cookie') ?? '';
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Strict/);
+    const page = await fetch(`${baseUrl}/`, { headers: { cookie: cookie.split(';')[0] ?? '' } });
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+  });
+
+  void it('lists connections with a bearer token and refuses an unknown status', async () => {
+    const ok = await fetch(`${baseUrl}/api/connections?status=any&limit=5`, { headers: bearer });
+    assert.equal(ok.status, 200);
+    assert.ok(Array.isArray(((await ok.json()) as { connections: unknown[] }).connections));
+    const bad = await fetch(`${baseUrl}/api/connections?status=Sleeping`, { headers: bearer });
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { message: string }).message, /invalid query: status/);
+  });
+
+  void it('refuses answer bodies that are not JSON, malformed, oversized or cross-origin, naming the problem', async () => {
+    const id = await startAwaiting('security_question', 'SandboxBank');
+    const url = `${baseUrl}/api/connections/${encodeURIComponent(id)}/answer`;
+    const post = (body: string, headers: Record<string, string> = {}) => fetch(url, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json', ...headers }, body });
+
+    const notJson = await post('{');
+    assert.equal(notJson.status, 400);
+    assert.match(((await notJson.json()) as { message: string }).message, /not JSON/);
+
+    const missing = await post(JSON.stringify({ responses: { a: ['b'] } }));
+    assert.equal(missing.status, 400);
+    assert.match(((await missing.json()) as { message: string }).message, /challengeSetId/);
+
+    const emptyAnswers = await post(JSON.stringify({ challengeSetId: '1', responses: { a: [] } }));
+    assert.equal(emptyAnswers.status, 400);
+    assert.match(((await emptyAnswers.json()) as { message: string }).message, /responses\.a: needs at least one answer/);
+
+    const huge = await post(JSON.stringify({ challengeSetId: '1', responses: { a: ['x'.repeat(MAX_BODY_BYTES)] } }));
+    assert.equal(huge.status, 413);
+
+    const text = await post('hello', { 'content-type': 'text/plain' });
+    assert.equal(text.status, 415);
+
+    const foreign = await post(JSON.stringify({ challengeSetId: '1', responses: { a: ['b'] } }), { origin: 'https://evil.example' });
+    assert.equal(foreign.status, 403);
+
+    const state = await client.getState(id);
+    const wrongPrompt = await post(JSON.stringify({ challengeSetId: state.challengeSet?.id, responses: { 'Not asked': ['x'] } }));
+    assert.equal(wrongPrompt.status, 422);
+    const refused = (await wrongPrompt.json()) as { error: string; message: string };
+    assert.equal(refused.error, 'AnswerRejected');
+    assert.match(refused.message, /"Not asked" was not asked/);
+
+    const unknown = await fetch(`${baseUrl}/api/connections/connection-nobody-here`, { headers: bearer });
+    assert.equal(unknown.status, 404);
+    await client.cancel(id);
+  });
+});
