@@ -214,47 +214,47 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     },
 
     /** POST .../GetAccountsDetail; usually 202 first, then poll getAccountsDetailAsync. */
-    getAccountsDetail(requestId: string, detailOptions: AccountsDetailOptions = {}, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
+    async getAccountsDetail(requestId: string, detailOptions: AccountsDetailOptions = {}, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const body = validated(AccountsDetailRequest, { ...detailOptions, RequestId: requestId }, 'GetAccountsDetail');
       return data({ operation: 'GetAccountsDetail', method: 'post', path: `${banking}/GetAccountsDetail`, body, ready: AccountsDetailResponse, options: call });
     },
 
     /** GET .../GetAccountsDetailAsync/{requestId}: the poll of a pending accounts detail. */
-    getAccountsDetailAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
+    async getAccountsDetailAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const path = `${banking}/GetAccountsDetailAsync/${id(requestId, 'RequestId', 'GetAccountsDetailAsync')}`;
       return data({ operation: 'GetAccountsDetailAsync', method: 'get', path, ready: AccountsDetailResponse, options: call });
     },
 
-    getAccountsSummary(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
+    async getAccountsSummary(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const body = { RequestId: validated(Uuid, requestId, 'GetAccountsSummary RequestId') };
       return data({ operation: 'GetAccountsSummary', method: 'post', path: `${banking}/GetAccountsSummary`, body, ready: AccountsSummaryResponse, options: call });
     },
 
-    getAccountsSummaryAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
+    async getAccountsSummaryAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const path = `${banking}/GetAccountsSummaryAsync/${id(requestId, 'RequestId', 'GetAccountsSummaryAsync')}`;
       return data({ operation: 'GetAccountsSummaryAsync', method: 'get', path, ready: AccountsSummaryResponse, options: call });
     },
 
-    getStatements(requestId: string, numberOfStatements?: NumberOfStatements, call?: CallOptions): Promise<DataResult<Statements>> {
+    async getStatements(requestId: string, numberOfStatements?: NumberOfStatements, call?: CallOptions): Promise<DataResult<Statements>> {
       const body = validated(StatementsRequest, { RequestId: requestId, ...(numberOfStatements ? { NumberOfStatements: numberOfStatements } : {}) }, 'GetStatements');
       return data({ operation: 'GetStatements', method: 'post', path: `${banking}/GetStatements`, body, ready: StatementsResponse, options: call });
     },
 
     /** POST /v3/{customerId}/Investments; repeat the same request while it answers 202. */
-    getInvestments(loginId: string, requestId: string, call?: CallOptions): Promise<DataResult<Investments>> {
+    async getInvestments(loginId: string, requestId: string, call?: CallOptions): Promise<DataResult<Investments>> {
       const body = { LoginId: validated(Uuid, loginId, 'Investments LoginId'), RequestId: validated(Uuid, requestId, 'Investments RequestId'), MostRecentCached: true };
       return data({ operation: 'Investments', method: 'post', path: `${tenant}/Investments`, body, ready: InvestmentsResponse, options: call });
     },
 
     /** GET .../insight/login/{loginId}/attributes/{requestId}/{operation}: a fixed package of attributes. */
-    getPackageAttributes(loginId: string, requestId: string, operation: AttributePackageOperation, call?: CallOptions): Promise<DataResult<Attributes>> {
+    async getPackageAttributes(loginId: string, requestId: string, operation: AttributePackageOperation, call?: CallOptions): Promise<DataResult<Attributes>> {
       const op = validated(AttributePackageOperation, operation, 'attributes operation');
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', op)}/attributes/${id(requestId, 'RequestId', op)}/${op}`;
       return data({ operation: op, method: 'get', path, ready: AttributesResponse, options: call });
     },
 
     /** POST .../insight/login/{loginId}/attributes/{requestId}: a custom attribute set. */
-    getCustomAttributes(loginId: string, requestId: string, request: AttributesRequest, call?: CallOptions): Promise<DataResult<Attributes>> {
+    async getCustomAttributes(loginId: string, requestId: string, request: AttributesRequest, call?: CallOptions): Promise<DataResult<Attributes>> {
       const operation = 'CustomAttributes';
       const body = validated(AttributesRequest, request, operation);
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', operation)}/attributes/${id(requestId, 'RequestId', operation)}`;

@@ -19,6 +19,7 @@ import {
   type ConnectionResult,
 } from '../../src/workflows/definitions.js';
 import { WORKFLOWS_PATH, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { recordHistory } from '../helpers/histories.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 
 const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_000 };
@@ -47,9 +48,15 @@ function live(username: string, extra: Partial<ConnectionInputArgs> = {}): Omit<
   };
 }
 
-async function replay(workflowId: string): Promise<void> {
-  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-  await Worker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, workflowId);
+/**
+ * Keeps a finished workflow's history to replay against the current code at the end of this file
+ * (one bundle for all); with RECORD_HISTORIES=1 also under test/workflows/histories/ for
+ * replay.test.ts to replay against future code.
+ */
+const finished: { workflowId: string; name: string }[] = [];
+async function replay(workflowId: string, name: string): Promise<void> {
+  finished.push({ workflowId, name });
+  if (process.env.RECORD_HISTORIES === '1') await recordHistory(name, await env.client.workflow.getHandle(workflowId).fetchHistory());
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<{ type: ConnectionFailureType; message: string; details: unknown[] }> {
@@ -83,7 +90,7 @@ describe('every challenge sequence of the spec', () => {
       }
       const result = await handle.result();
       assertAccounts(result);
-      await replay(handle.workflowId);
+      await replay(handle.workflowId, `challenges-${scenario.username}-update`);
     });
 
     it(`completes ${scenario.username} answered by signal`, async () => {
@@ -93,6 +100,7 @@ describe('every challenge sequence of the spec', () => {
         await handle.signal(answerChallengeSignal, { challengeSetId: String(index + 1), responses: round.answer });
       }
       assertAccounts(await handle.result());
+      await replay(handle.workflowId, `challenges-${scenario.username}-signal`);
     });
   }
 });
@@ -147,7 +155,7 @@ describe('answers', () => {
     assert.equal(state.lastRejection?.source, 'service');
     await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '2', responses: question?.answer ?? {} }] });
     assertAccounts(await handle.result());
-    await replay(handle.workflowId);
+    await replay(handle.workflowId, 'answer-refused-by-service-then-accepted');
   });
 
   it('fails with InvalidSecurityResponse once the service refused every allowed attempt', async () => {
@@ -158,12 +166,14 @@ describe('answers', () => {
     }
     const failure = await failureOf(handle.result());
     assert.equal(failure.type, 'InvalidSecurityResponse');
+    await replay(handle.workflowId, 'failure-invalid-security-response');
   });
 
   it('fails with ChallengeAbandoned when nobody answers in time', async () => {
     const handle = await stack.start(live('triple_question', { timing: { ...FAST, answerTimeoutMs: 300 } }));
     const failure = await failureOf(handle.result());
     assert.equal(failure.type, 'ChallengeAbandoned');
+    await replay(handle.workflowId, 'failure-challenge-abandoned');
   });
 });
 
@@ -175,14 +185,16 @@ describe('products', () => {
     assert.equal(result.loginId, loginId);
     assertAccounts(result);
     assert.equal(result.totalPolls, 3, 'operation_pending answers 202 three times');
-    await replay(handle.workflowId);
+    await replay(handle.workflowId, 'cached-accounts-detail-polled');
   });
 
   it('retrieves investments for a cached login', async () => {
     const loginId = await stack.savedLogin('no_mfa');
-    const result = await (await stack.start({ session: { kind: 'cached', loginId }, products: { investments: true }, timing: FAST })).result();
+    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { investments: true }, timing: FAST });
+    const result = await handle.result();
     assert.ok(result.investments && result.investments.Accounts.length > 0);
     assert.ok(result.investments.Securities.length > 0);
+    await replay(handle.workflowId, 'cached-investments');
   });
 
   it('retrieves a package of attributes after accounts detail', async () => {
@@ -192,7 +204,7 @@ describe('products', () => {
     assert.ok(result.attributes && Object.keys(result.attributes.Groups).length === 1);
     assert.equal(result.accountsDetail, undefined, 'accounts detail was only the precondition');
     assert.ok(stack.upstreamCalls.some((call) => call.includes('/GetLendingAttributes')));
-    await replay(handle.workflowId);
+    await replay(handle.workflowId, 'cached-attributes-package');
   });
 
   it('retrieves custom attributes after a live session by opening a cached one', async () => {
@@ -207,6 +219,7 @@ describe('products', () => {
     const card = result.attributes?.Groups.Card;
     assert.ok(card && 'balance_min' in card && 'count_nsf' in card && 'sum_employer_income' in card);
     assert.ok(result.accountsDetail);
+    await replay(handle.workflowId, 'live-then-cached-custom-attributes');
   });
 
   it('rejects attributes for a live login that is not saved, before calling the service', async () => {
@@ -229,9 +242,11 @@ describe('upstream trouble', () => {
   ];
   for (const { username, type } of cases) {
     it(`ends ${username} as ${type}, carrying the service code`, async () => {
-      const failure = await failureOf((await stack.start(live(username))).result());
+      const handle = await stack.start(live(username));
+      const failure = await failureOf(handle.result());
       assert.equal(failure.type, type);
       assert.equal((failure.details[0] as { serviceCode?: string } | undefined)?.serviceCode, username.toUpperCase());
+      await replay(handle.workflowId, `failure-${username}`);
     });
   }
 
@@ -242,14 +257,18 @@ describe('upstream trouble', () => {
 
   for (const username of ['retry_later_twice', 'aggregation_error_once', 'flaky_503', 'flaky_reset', 'rate_limited', 'flaky_malformed', 'loading', 'operation_dispatched']) {
     it(`recovers from ${username} and completes`, async () => {
-      assertAccounts(await (await stack.start(live(username))).result());
+      const handle = await stack.start(live(username));
+      assertAccounts(await handle.result());
+      await replay(handle.workflowId, `recovers-${username}`);
     });
   }
 
   it('fails with PollingTimedOut when data stays pending past the limit', async () => {
     const loginId = await stack.savedLogin('pending_polls_100000');
-    const failure = await failureOf((await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 50, pollTimeoutMs: 500 } })).result());
+    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 50, pollTimeoutMs: 500 } });
+    const failure = await failureOf(handle.result());
     assert.equal(failure.type, 'PollingTimedOut');
+    await replay(handle.workflowId, 'failure-polling-timed-out');
   });
 
   it('ends as Cancelled when the pipeline cancels it while it waits for an answer', async () => {
@@ -259,5 +278,19 @@ describe('upstream trouble', () => {
     await assert.rejects(handle.result(), WorkflowFailedError);
     const description = await handle.describe();
     assert.equal(description.status.name, 'CANCELLED');
+    await replay(handle.workflowId, 'cancelled-awaiting-answer');
+  });
+});
+
+describe('replay', () => {
+  it('replays the history of every flow above without nondeterminism', async () => {
+    assert.ok(finished.length >= 20, `only ${finished.length} histories kept`);
+    const histories = finished.map(({ workflowId }) => ({ workflowId, history: env.client.workflow.getHandle(workflowId).fetchHistory() }));
+    const resolved = await Promise.all(histories.map(async ({ workflowId, history }) => ({ workflowId, history: await history })));
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, replayName: 'connection-test' }, resolved)) {
+      if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
+    }
+    assert.deepEqual(failures, []);
   });
 });

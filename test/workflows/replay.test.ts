@@ -1,0 +1,37 @@
+/**
+ * Replay: histories recorded from every flow (RECORD_HISTORIES=1 node scripts/run-tests.mjs
+ * connection.test) must replay against the current workflow code without nondeterminism.
+ * Needs no server; one workflow bundle serves every history.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { Worker } from '@temporalio/worker';
+import { WORKFLOWS_PATH } from '../helpers/connection-stack.js';
+import { recordedHistories } from '../helpers/histories.js';
+
+const histories = await recordedHistories();
+const errors = new Map<string, unknown>();
+
+before(async () => {
+  const replays = Worker.runReplayHistories(
+    { workflowsPath: WORKFLOWS_PATH, replayName: 'recorded-histories' },
+    histories.map(({ name, history }) => ({ workflowId: name, history })),
+  );
+  for await (const result of replays) errors.set(result.workflowId, result.error);
+});
+
+describe('recorded histories', () => {
+  it('include every flow: challenges by update and signal, products, recoveries and failures', () => {
+    const names = histories.map((entry) => entry.name);
+    for (const prefix of ['challenges-', 'cached-', 'failure-', 'recovers-', 'live-then-cached', 'cancelled-']) {
+      assert.ok(names.some((name) => name.startsWith(prefix)), `no recorded history starting with ${prefix}`);
+    }
+  });
+
+  for (const { name } of histories) {
+    it(`replays ${name} without nondeterminism`, () => {
+      assert.ok(errors.has(name), `${name} was not replayed`);
+      assert.equal(errors.get(name), undefined, String(errors.get(name)));
+    });
+  }
+});
