@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities } from './activities/connection-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
-import { ConfigError, loadConfig, type WorkerConfig } from './config.js';
+import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
 import { redact } from './logging/redact.js';
 
 /** One JSON object per line: what log shippers expect; secrets are redacted by key. */
@@ -80,7 +80,7 @@ async function tlsOptions(config: WorkerConfig) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   let config: WorkerConfig;
   try {
-    config = loadConfig();
+    config = loadWorkerConfig();
     if (config.WORKER_WORKFLOW_BUNDLE && !existsSync(config.WORKER_WORKFLOW_BUNDLE)) {
       throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.WORKER_WORKFLOW_BUNDLE} (run npm run build:bundle)`]);
     }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadWorkerConfig as loadConfig } from '../src/config.js';
 
-describe('loadConfig', () => {
+describe('loadWorkerConfig', () => {
   it('applies the embedded defaults to an empty environment', () => {
     const config = loadConfig({});
     assert.equal(config.TEMPORAL_ADDRESS, 'localhost:7233');

@@ -40,8 +40,8 @@ import {
 import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../workflows/definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../workflows/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
-import { loadClientConfig } from './client-config.js';
-import type { ClientConfig } from './client-config.js';
+import { loadClientConfig } from '../config.js';
+import type { ClientConfig } from '../config.js';
 import {
   AnswerRejectedError,
   ConnectionAlreadyEndedError,
@@ -145,7 +145,7 @@ export class ConnectionsClient {
     this.address = options.address;
   }
 
-  /** Connects to Temporal with the given settings (defaults from the environment, see client-config.ts). */
+  /** Connects to Temporal with the given settings (defaults from the environment, see src/config.ts). */
   static async connect(config: Partial<Pick<ClientConfig, 'address' | 'namespace' | 'taskQueue'>> = {}): Promise<ConnectionsClient> {
     const { address, namespace, taskQueue } = { ...loadClientConfig(), ...config };
     let connection: Connection;

@@ -13,8 +13,8 @@ export {
   TemporalUnavailableError,
 } from './errors.js';
 export type { ConnectionEndType } from './errors.js';
-export { loadClientConfig } from './client-config.js';
-export type { ClientConfig } from './client-config.js';
+export { loadClientConfig } from '../config.js';
+export type { ClientConfig } from '../config.js';
 export type { ConnectionInputArgs } from '../workflows/connection-input.js';
 export type {
   AnswerOutcome,

@@ -3,22 +3,18 @@
  * Env (validated; a bad value exits naming the variable): SANDBOX_PORT (default 4010),
  * SANDBOX_HOST (default 127.0.0.1), SANDBOX_AUTH_SECRET (optional: require it in x-api-key).
  */
-import { z } from 'zod';
+import { ConfigError, loadSandboxConfig, type SandboxConfig } from '../config.js';
 import { SANDBOX_CUSTOMER_ID } from './customer.js';
 import { createSandbox } from './server.js';
 
-const Env = z.object({
-  SANDBOX_PORT: z.coerce.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(0).max(65_535).default(4010),
-  SANDBOX_HOST: z.string().min(1, { message: 'must not be empty' }).default('127.0.0.1'),
-  SANDBOX_AUTH_SECRET: z.string().min(1, { message: 'must not be empty when set' }).optional(),
-});
-
-const parsed = Env.safeParse(process.env);
-if (!parsed.success) {
-  for (const issue of parsed.error.issues) console.error(`sandbox: invalid environment variable ${issue.path.join('.')}: ${issue.message}`);
+let env: SandboxConfig;
+try {
+  env = loadSandboxConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`sandbox: ${error.message}`);
   process.exit(1);
 }
-const env = parsed.data;
 
 const sandbox = await createSandbox({ port: env.SANDBOX_PORT, host: env.SANDBOX_HOST, authSecret: env.SANDBOX_AUTH_SECRET });
 console.log(`sandbox listening on ${sandbox.url}`);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connectionKey, InvalidBusinessKeyError, InvalidConnectionInputError, parseBusinessKey, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from '../../src/client/index.js';
-import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../src/client/client-config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../src/config.js';
 import { responsesFromPairs, UsageError } from '../../src/client/cli/cli.js';
 
 void describe('business keys', () => {

@@ -14,8 +14,8 @@ import type { ConnectionInputArgs } from '../../workflows/connection-input.js';
 import { CONNECTION_STATUSES } from '../../workflows/definitions.js';
 import type { AnswerOutcome, ChallengeSet, ConnectionStatus } from '../../workflows/definitions.js';
 import { connectionKey } from '../business-key.js';
-import { loadClientConfig, passwordFromEnv } from '../client-config.js';
-import type { ClientConfig } from '../client-config.js';
+import { connectionPasswordFromEnv as passwordFromEnv, loadClientConfig } from '../../config.js';
+import type { ClientConfig } from '../../config.js';
 import { isTerminalStatus } from '../connections.js';
 import type { ConnectionsClient, ConnectionSummary } from '../connections.js';
 import {

@@ -1,9 +1,9 @@
 /**
  * Entry point of the operator console: `CONSOLE_TOKEN=... npm run console`, then open
  * http://localhost:8080/?token=<token> once (the token moves into an HttpOnly cookie).
- * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required) and the Temporal settings of client-config.ts.
+ * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required) and the Temporal settings of src/config.ts.
  */
-import { ConfigError, loadClientConfig, loadConsoleConfig } from '../client-config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../config.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
 
@@ -14,7 +14,7 @@ try {
   clientConfig = loadClientConfig();
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`console: refusing to start: ${error.problems}\n`);
+  process.stderr.write(`console: refusing to start: ${error.problems.join("; ")}\n`);
   process.exit(2);
 }
 
