@@ -1,0 +1,243 @@
+/**
+ * `npm start`: the whole stack on one machine, for demos and manual testing.
+ *   1. Temporal dev server (CLI) with SQLite persistence in .temporal/dev-stack.sqlite, Web UI, our search attributes;
+ *   2. the sandbox of the aggregation service, in this process;
+ *   3. the worker (child process: src/worker.ts);
+ *   4. the operator console (child process), if src/client/console/server.ts exists.
+ * Ctrl-C stops everything in reverse order; so does any part dying on its own.
+ * Ports: TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233), SANDBOX_PORT (4010), CONSOLE_PORT (8080),
+ * and the worker's WORKER_METRICS_PORT (9464, 0 = off). CONSOLE_TOKEN is generated when unset.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { SANDBOX_CUSTOMER_ID } from '../src/sandbox/customer.js';
+import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
+import { devServerSearchAttributeArgs, PROJECT_ROOT, TEMPORAL_CACHE_DIR, temporalCliPath } from './lib/temporal-binaries.js';
+
+const HOST = '127.0.0.1';
+const STARTUP_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 5_000;
+
+class DevStackError extends Error {
+  override readonly name = 'DevStackError';
+}
+
+function portFromEnv(variable: string, fallback: number): number {
+  const raw = process.env[variable];
+  if (raw === undefined || raw === '') return fallback;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new DevStackError(`${variable}=${raw} is not a port number`);
+  return port;
+}
+
+function readPorts() {
+  return {
+    temporal: portFromEnv('TEMPORAL_PORT', 7233),
+    ui: portFromEnv('TEMPORAL_UI_PORT', 8233),
+    sandbox: portFromEnv('SANDBOX_PORT', 4010),
+    console: portFromEnv('CONSOLE_PORT', 8080),
+    workerMetrics: portFromEnv('WORKER_METRICS_PORT', 9464),
+  };
+}
+const consoleEntry = join(PROJECT_ROOT, 'src/client/console/server.ts');
+const hasConsole = existsSync(consoleEntry);
+
+function assertPortFree(port: number, what: string, variable: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new DevStackError(
+          error.code === 'EADDRINUSE'
+            ? `port ${port} (${what}) is already in use on ${HOST}: stop what holds it or set ${variable} to another port`
+            : `cannot listen on ${HOST}:${port} (${what}): ${error.message}; set ${variable} to another port`,
+        ),
+      );
+    });
+    probe.listen(port, HOST, () => probe.close(() => resolve()));
+  });
+}
+
+// ---- children ---------------------------------------------------------------------------------
+
+interface Child {
+  readonly name: string;
+  readonly process: ChildProcess;
+  readonly exited: Promise<void>;
+}
+
+const children: Child[] = [];
+let stopping = false;
+let sandbox: Sandbox | undefined;
+
+function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream): void {
+  if (!stream) return;
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix} ${line}\n`));
+}
+
+/** Children get their own process group, so Ctrl-C reaches only us and we stop them in order. */
+function startChild(name: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
+  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const prefix = `[${name}]`.padEnd(10);
+  prefixLines(child.stdout, prefix, process.stdout);
+  prefixLines(child.stderr, prefix, process.stderr);
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      resolve();
+      if (!stopping) {
+        console.error(`dev-stack: ${name} exited on its own (${signal ?? `code ${code}`}); stopping everything`);
+        void shutdown(1);
+      }
+    });
+    child.once('error', (error) => {
+      resolve();
+      if (!stopping) {
+        console.error(`dev-stack: could not start ${name}: ${error.message}`);
+        void shutdown(1);
+      }
+    });
+  });
+  const entry = { name, process: child, exited };
+  children.push(entry);
+  return entry;
+}
+
+async function stopChild({ process: child, exited }: Child, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function closeSandbox(): Promise<void> {
+  const open = sandbox;
+  sandbox = undefined;
+  await open?.close().catch((error: unknown) => console.error('dev-stack: error closing the sandbox', error));
+}
+
+let shuttingDown: Promise<never> | undefined;
+/** Stops everything once; later calls (a second Ctrl-C, tsx relaying the signal) wait for the first. */
+function shutdown(exitCode: number): Promise<never> {
+  shuttingDown ??= stopAll().then(() => process.exit(exitCode));
+  return shuttingDown;
+}
+
+async function stopAll(): Promise<void> {
+  stopping = true;
+  const started = children.length > 0 || sandbox !== undefined;
+  if (started) console.log('dev-stack: stopping');
+  // Reverse order of start: console, worker (SIGINT lets it drain), sandbox, Temporal.
+  for (const child of [...children].reverse()) {
+    if (child.name === 'temporal') await closeSandbox();
+    await stopChild(child, child.name === 'worker' ? 'SIGINT' : 'SIGTERM');
+  }
+  await closeSandbox();
+  if (started) console.log('dev-stack: stopped');
+}
+
+// Last resort if we exit without shutdown() (an uncaught error): no orphaned server or worker.
+process.on('exit', () => {
+  for (const { process: child } of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+// ---- start ------------------------------------------------------------------------------------
+
+async function waitForTemporal(address: string, temporal: Child): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (temporal.process.exitCode !== null || temporal.process.signalCode !== null) throw new DevStackError('the Temporal dev server stopped during start-up');
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace: 'default' });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch {
+      await delay(200);
+    }
+  }
+  throw new DevStackError(`the Temporal dev server did not answer on ${address} within ${STARTUP_TIMEOUT_MS / 1000} s`);
+}
+
+async function main(): Promise<void> {
+  const ports = readPorts();
+  const cli = temporalCliPath();
+  await assertPortFree(ports.temporal, 'Temporal gRPC', 'TEMPORAL_PORT');
+  await assertPortFree(ports.ui, 'Temporal Web UI', 'TEMPORAL_UI_PORT');
+  await assertPortFree(ports.sandbox, 'sandbox', 'SANDBOX_PORT');
+  if (ports.workerMetrics) await assertPortFree(ports.workerMetrics, 'worker metrics', 'WORKER_METRICS_PORT');
+  if (hasConsole) await assertPortFree(ports.console, 'operator console', 'CONSOLE_PORT');
+
+  mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
+  const dbFile = join(TEMPORAL_CACHE_DIR, 'dev-stack.sqlite');
+  const address = `${HOST}:${ports.temporal}`;
+  const startedAt = Date.now();
+  const temporal = startChild('temporal', cli, [
+    'server', 'start-dev',
+    '--ip', HOST, '--port', String(ports.temporal), '--ui-port', String(ports.ui),
+    '--db-filename', dbFile, '--log-level', 'error',
+    ...devServerSearchAttributeArgs(),
+  ]);
+  await waitForTemporal(address, temporal);
+  console.log(`dev-stack: Temporal ready in ${Date.now() - startedAt} ms`);
+
+  sandbox = await createSandbox({ port: ports.sandbox, host: HOST });
+  const customerId = process.env.AGGREGATOR_CUSTOMER_ID || SANDBOX_CUSTOMER_ID;
+
+  const appEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_ADDRESS: address,
+    AGGREGATOR_BASE_URL: sandbox.url,
+    AGGREGATOR_CUSTOMER_ID: customerId,
+    WORKER_METRICS_PORT: String(ports.workerMetrics),
+  };
+  startChild('worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], appEnv);
+
+  let consoleToken: string | undefined;
+  let generatedToken = false;
+  if (hasConsole) {
+    consoleToken = process.env.CONSOLE_TOKEN || undefined;
+    if (!consoleToken) {
+      consoleToken = randomBytes(18).toString('base64url');
+      generatedToken = true;
+    }
+    startChild('console', process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
+      ...appEnv,
+      CONSOLE_PORT: String(ports.console),
+      CONSOLE_TOKEN: consoleToken,
+    });
+  }
+
+  const lines = [
+    '',
+    'dev-stack is up (Ctrl-C stops everything; workflow history persists in .temporal/dev-stack.sqlite)',
+    `  Temporal Web UI   http://${HOST}:${ports.ui}`,
+    `  Temporal gRPC     ${address}  (namespace default)`,
+    `  Sandbox           ${sandbox.url}/v3/${customerId}/`,
+    `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
+    `  Worker            src/worker.ts, task queue ${process.env.TEMPORAL_TASK_QUEUE || 'aggregation-connections'}` +
+      (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : ''),
+    hasConsole
+      ? `  Operator console  http://${HOST}:${ports.console}/?token=${consoleToken}` +
+        (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : '')
+      : '  Operator console  not started (src/client/console/server.ts does not exist yet)',
+    '',
+  ];
+  console.log(lines.join('\n'));
+}
+
+main().catch(async (error: unknown) => {
+  console.error(`dev-stack: ${error instanceof Error ? error.message : String(error)}`);
+  await shutdown(1);
+});
