@@ -157,6 +157,8 @@ tests = spawn(
   process.execPath,
   [
     '--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`,
+    // A hung test fails after 5 minutes instead of holding CI to its 90-minute limit.
+    '--test-timeout=300000',
     ...files.map((file) => relative(root, file).split(sep).join('/')),
   ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, TEMPORAL_TEST_ADDRESS: started.address } },

@@ -12,7 +12,8 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const TEMPORAL_CACHE_DIR = join(PROJECT_ROOT, '.temporal');
+/** Where provision-temporal.sh keeps the binaries; TEMPORAL_CACHE_DIR moves it (CI keeps it outside the clone). */
+export const TEMPORAL_CACHE_DIR = process.env.TEMPORAL_CACHE_DIR || join(PROJECT_ROOT, '.temporal');
 
 export class TemporalBinaryNotFoundError extends Error {
   override readonly name = 'TemporalBinaryNotFoundError';

@@ -147,6 +147,8 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     route(request, response).catch((error: unknown) => {
       if (error instanceof FaultSignal) return performFault(request, response, error.action);
       if (error instanceof SandboxError) return reply(response, errorReply(error));
+      // The caller hung up (e.g. its timeout passed during an injected latency): nobody to answer.
+      if (request.destroyed || response.destroyed || response.writableEnded) return;
       console.error('sandbox: unexpected error', error);
       reply(response, errorReply(new SandboxError('AGGREGATION_ERROR', `Unexpected sandbox error: ${(error as Error).message}`)));
     });

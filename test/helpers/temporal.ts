@@ -21,12 +21,12 @@ const GRPC_ALREADY_EXISTS = 6;
 const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
 let runtimeInstalled = false;
-/** Keeps worker logs (bundling, state changes) out of test output unless TEMPORAL_TEST_LOG_LEVEL asks. */
+/** Keeps worker logs (bundling, expected workflow failures) out of test output unless TEMPORAL_TEST_LOG_LEVEL asks. */
 function installQuietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const requested = process.env.TEMPORAL_TEST_LOG_LEVEL?.toUpperCase() as LogLevel | undefined;
-  const level = requested && LOG_LEVELS.includes(requested) ? requested : 'WARN';
+  const level = requested && LOG_LEVELS.includes(requested) ? requested : 'ERROR';
   try {
     Runtime.install({ logger: new DefaultLogger(level) });
   } catch {

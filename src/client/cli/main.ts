@@ -19,5 +19,5 @@ process.exitCode = await runCli(process.argv.slice(2), {
   connect: (config) => ConnectionsClient.connect(config),
   now: () => Date.now(),
   sleep: (ms) => sleep(ms),
-  program: 'connections',
+  program: 'npm run cli --',
 });
