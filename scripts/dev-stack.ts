@@ -7,6 +7,9 @@
  * Ctrl-C stops everything in reverse order; so does any part dying on its own.
  * Ports: TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233), SANDBOX_PORT (4010), CONSOLE_PORT (8080),
  * and the worker's WORKER_METRICS_PORT (9464, 0 = off). CONSOLE_TOKEN is generated when unset.
+ * Payload encryption is opt-in: PAYLOAD_ENCRYPTION_KEY (and _KEY_ID, PAYLOAD_DECRYPTION_KEYS), when
+ * set, reach the worker and the console with the rest of the environment; the console then serves
+ * the codec endpoint for the Web UI at /codec.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -195,6 +198,8 @@ async function main(): Promise<void> {
   sandbox = await createSandbox({ port: ports.sandbox, host: HOST });
   const customerId = process.env.AGGREGATOR_CUSTOMER_ID || SANDBOX_CUSTOMER_ID;
 
+  // The whole environment goes to the children, PAYLOAD_ENCRYPTION_KEY included: there is no default key.
+  const encrypted = Boolean(process.env.PAYLOAD_ENCRYPTION_KEY);
   const appEnv: NodeJS.ProcessEnv = {
     ...process.env,
     TEMPORAL_ADDRESS: address,
@@ -216,6 +221,8 @@ async function main(): Promise<void> {
       ...appEnv,
       CONSOLE_PORT: String(ports.console),
       CONSOLE_TOKEN: consoleToken,
+      // The Web UI of this stack may call the codec endpoint (with the console's cookie).
+      CONSOLE_CODEC_CORS_ORIGINS: process.env.CONSOLE_CODEC_CORS_ORIGINS || `http://${HOST}:${ports.ui},http://localhost:${ports.ui}`,
     });
   }
 
@@ -232,6 +239,10 @@ async function main(): Promise<void> {
       ? `  Operator console  http://${HOST}:${ports.console}/?token=${consoleToken}` +
         (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : '')
       : '  Operator console  not started (src/client/console/server.ts does not exist yet)',
+    encrypted
+      ? `  Payload codec     http://${HOST}:${ports.console}/codec  (key id ${process.env.PAYLOAD_ENCRYPTION_KEY_ID || 'default'}; in the Web UI: ` +
+        'open the console link above once, then Codec Server settings: this URL, "Include cross-origin credentials")'
+      : '  Payloads          stored in clear text (set PAYLOAD_ENCRYPTION_KEY to encrypt them)',
     '',
   ];
   console.log(lines.join('\n'));

@@ -8,6 +8,132 @@ import { z } from 'zod';
 const Port = z.coerce.number().int().min(0).max(65_535);
 const Bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
+// ---- payload encryption (shared by worker, client/CLI and console) -----------------------------
+
+/** AES-256: a key is exactly this many bytes. */
+export const PAYLOAD_KEY_BYTES = 32;
+const KEY_HINT = 'generate one with `openssl rand -base64 32`';
+const KEY_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const KEY_ID_RULE = 'must be 1 to 64 letters, digits, ".", "_" or "-"';
+
+/** Standard or URL-safe base64 of exactly 32 bytes → the key, or a message saying what is wrong. */
+function decodeKey(text: string): Buffer | string {
+  if (!/^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/.test(text)) return `must be base64 (${KEY_HINT})`;
+  const key = Buffer.from(text, 'base64');
+  if (key.length !== PAYLOAD_KEY_BYTES) return `must be base64 of exactly ${PAYLOAD_KEY_BYTES} bytes, got ${key.length} bytes (${KEY_HINT})`;
+  return key;
+}
+
+const EncryptionKey = z.string().trim().transform((text, ctx) => {
+  const key = decodeKey(text);
+  if (typeof key === 'string') {
+    ctx.addIssue({ code: 'custom', message: key });
+    return z.NEVER;
+  }
+  return key;
+});
+
+/** `id:base64,id:base64`: earlier keys, kept to decrypt what they encrypted. */
+const DecryptionKeys = z.string().transform((text, ctx) => {
+  const keys = new Map<string, Buffer>();
+  for (const [index, raw] of text.split(',').entries()) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const colon = entry.indexOf(':');
+    const id = colon < 0 ? '' : entry.slice(0, colon).trim();
+    const where = `entry ${index + 1}${id ? ` (key id ${id})` : ''}`;
+    if (colon < 0) {
+      ctx.addIssue({ code: 'custom', message: `${where} must be <key id>:<base64 key>` });
+      continue;
+    }
+    if (!KEY_ID_PATTERN.test(id)) {
+      ctx.addIssue({ code: 'custom', message: `${where}: the key id ${KEY_ID_RULE}` });
+      continue;
+    }
+    if (keys.has(id)) {
+      ctx.addIssue({ code: 'custom', message: `key id ${id} appears twice` });
+      continue;
+    }
+    const key = decodeKey(entry.slice(colon + 1).trim());
+    if (typeof key === 'string') ctx.addIssue({ code: 'custom', message: `${where}: the key ${key}` });
+    else keys.set(id, key);
+  }
+  return keys;
+});
+
+/** The encryption variables, spread into each process's schema. */
+const EncryptionEnv = {
+  /** Base64 of 32 random bytes. Unset: payloads are stored as they are (encryption is opt-in). */
+  PAYLOAD_ENCRYPTION_KEY: EncryptionKey.optional(),
+  /** Written next to each encrypted payload, so a later key can get another id (rotation). */
+  PAYLOAD_ENCRYPTION_KEY_ID: z.string().trim().regex(KEY_ID_PATTERN, { message: KEY_ID_RULE }).default('default'),
+  /** Earlier keys, `id:base64,...`: decrypt only (never used to encrypt). */
+  PAYLOAD_DECRYPTION_KEYS: DecryptionKeys.optional(),
+};
+type EncryptionVariables = keyof typeof EncryptionEnv;
+
+interface EncryptionEnvValues {
+  PAYLOAD_ENCRYPTION_KEY?: Buffer | undefined;
+  PAYLOAD_ENCRYPTION_KEY_ID: string;
+  PAYLOAD_DECRYPTION_KEYS?: Map<string, Buffer> | undefined;
+}
+
+function checkEncryption(env: EncryptionEnvValues, ctx: z.RefinementCtx): void {
+  if (env.PAYLOAD_DECRYPTION_KEYS && env.PAYLOAD_DECRYPTION_KEYS.size > 0 && !env.PAYLOAD_ENCRYPTION_KEY) {
+    ctx.addIssue({ code: 'custom', path: ['PAYLOAD_DECRYPTION_KEYS'], message: 'needs PAYLOAD_ENCRYPTION_KEY (the current key) as well' });
+  }
+  if (env.PAYLOAD_DECRYPTION_KEYS?.has(env.PAYLOAD_ENCRYPTION_KEY_ID)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PAYLOAD_DECRYPTION_KEYS'],
+      message: `key id ${env.PAYLOAD_ENCRYPTION_KEY_ID} is the current PAYLOAD_ENCRYPTION_KEY_ID; give each key its own id`,
+    });
+  }
+}
+
+/** Payload encryption settings: present only when PAYLOAD_ENCRYPTION_KEY is set. */
+export interface PayloadEncryptionConfig {
+  /** Id of the key new payloads are encrypted with (PAYLOAD_ENCRYPTION_KEY_ID). */
+  readonly keyId: string;
+  /** 32 bytes (PAYLOAD_ENCRYPTION_KEY). */
+  readonly key: Uint8Array;
+  /** Earlier keys by id, for decrypting only (PAYLOAD_DECRYPTION_KEYS). */
+  readonly decryptionKeys: ReadonlyMap<string, Uint8Array>;
+}
+
+/** What `dataConverterFor` reads: every process's config has it. */
+export interface EncryptionSettings {
+  readonly encryption?: PayloadEncryptionConfig | undefined;
+}
+
+function splitEncryption<T extends EncryptionEnvValues>(parsed: T): { rest: Omit<T, EncryptionVariables>; encryption: { encryption?: PayloadEncryptionConfig } } {
+  const { PAYLOAD_ENCRYPTION_KEY: key, PAYLOAD_ENCRYPTION_KEY_ID: keyId, PAYLOAD_DECRYPTION_KEYS: decryptionKeys, ...rest } = parsed;
+  if (!key) return { rest, encryption: {} };
+  return { rest, encryption: { encryption: Object.freeze({ keyId, key, decryptionKeys: decryptionKeys ?? new Map<string, Buffer>() }) } };
+}
+
+const ORIGIN_RULE = 'must be a comma-separated list of origins such as http://localhost:8233 (scheme, host and port only)';
+/** Origins allowed to call the console's codec endpoint from a browser (the Temporal Web UI). */
+const CorsOrigins = z.string().transform((text, ctx) => {
+  const origins: string[] = [];
+  for (const raw of text.split(',')) {
+    const entry = raw.trim().replace(/\/$/, '');
+    if (entry === '') continue;
+    let origin: string | undefined;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === 'null' || origin !== entry) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${ORIGIN_RULE}` });
+      continue;
+    }
+    origins.push(origin);
+  }
+  return origins;
+});
+
 const WorkerEnv = z.object({
   TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' }).default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
@@ -27,14 +153,19 @@ const WorkerEnv = z.object({
   WORKER_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   WORKER_WORKFLOW_BUNDLE: z.string().trim().min(1).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
+  WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  ...EncryptionEnv,
 }).superRefine((env, ctx) => {
   if (Boolean(env.TEMPORAL_TLS_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_KEY_PATH)) {
     ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together' });
   }
+  checkEncryption(env, ctx);
 });
 
-export type WorkerConfig = Readonly<z.infer<typeof WorkerEnv>>;
+/** The worker's variables by name, except the encryption ones, which become `encryption`. */
+export type WorkerConfig = Readonly<Omit<z.infer<typeof WorkerEnv>, EncryptionVariables>> & EncryptionSettings;
 
 const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
@@ -44,9 +175,10 @@ const ClientEnv = z.object({
   TEMPORAL_NAMESPACE: NonEmpty.default('default'),
   TEMPORAL_TASK_QUEUE: NonEmpty.default('aggregation-connections'),
   AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
-});
+  ...EncryptionEnv,
+}).superRefine(checkEncryption);
 
-export interface ClientConfig {
+export interface ClientConfig extends EncryptionSettings {
   readonly address: string;
   readonly namespace: string;
   readonly taskQueue: string;
@@ -61,12 +193,17 @@ const ConsoleEnv = z.object({
   CONSOLE_TOKEN: z
     .string({ message: 'is required: set CONSOLE_TOKEN to a long random secret (e.g. `openssl rand -hex 24`)' })
     .min(16, { message: 'must be at least 16 characters' }),
-});
+  /** Browser origins (the Temporal Web UI) allowed to call /codec/encode and /codec/decode. */
+  CONSOLE_CODEC_CORS_ORIGINS: CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
+  ...EncryptionEnv,
+}).superRefine(checkEncryption);
 
-export interface ConsoleConfig {
+export interface ConsoleConfig extends EncryptionSettings {
   readonly port: number;
   readonly host: string;
   readonly token: string;
+  /** Origins allowed to call the codec endpoint cross-origin, with credentials (CONSOLE_CODEC_CORS_ORIGINS). */
+  readonly codecCorsOrigins: readonly string[];
 }
 
 const SandboxEnv = z.object({
@@ -98,17 +235,30 @@ function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.out
 }
 
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  return Object.freeze(parseEnv(WorkerEnv, env));
+  const { rest, encryption } = splitEncryption(parseEnv(WorkerEnv, env));
+  return Object.freeze({ ...rest, ...encryption });
 }
 
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientConfig {
-  const parsed = parseEnv(ClientEnv, env);
-  return Object.freeze({ address: parsed.TEMPORAL_ADDRESS, namespace: parsed.TEMPORAL_NAMESPACE, taskQueue: parsed.TEMPORAL_TASK_QUEUE, customerId: parsed.AGGREGATOR_CUSTOMER_ID });
+  const { rest: parsed, encryption } = splitEncryption(parseEnv(ClientEnv, env));
+  return Object.freeze({
+    address: parsed.TEMPORAL_ADDRESS,
+    namespace: parsed.TEMPORAL_NAMESPACE,
+    taskQueue: parsed.TEMPORAL_TASK_QUEUE,
+    customerId: parsed.AGGREGATOR_CUSTOMER_ID,
+    ...encryption,
+  });
 }
 
 export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): ConsoleConfig {
-  const parsed = parseEnv(ConsoleEnv, env);
-  return Object.freeze({ port: parsed.CONSOLE_PORT, host: parsed.CONSOLE_HOST, token: parsed.CONSOLE_TOKEN });
+  const { rest: parsed, encryption } = splitEncryption(parseEnv(ConsoleEnv, env));
+  return Object.freeze({
+    port: parsed.CONSOLE_PORT,
+    host: parsed.CONSOLE_HOST,
+    token: parsed.CONSOLE_TOKEN,
+    codecCorsOrigins: Object.freeze(parsed.CONSOLE_CODEC_CORS_ORIGINS),
+    ...encryption,
+  });
 }
 
 export function loadSandboxConfig(env: NodeJS.ProcessEnv = process.env): SandboxConfig {

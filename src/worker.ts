@@ -7,7 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities } from './activities/connection-activities.js';
+import { createInputActivities } from './activities/input-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
+import { dataConverterFor } from './codec/data-converter.js';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
 import { redact } from './logging/redact.js';
 
@@ -36,13 +38,16 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     tls: await tlsOptions(config),
   });
 
-  const activities = createActivities(
-    tenantClients({
-      baseUrl: config.AGGREGATOR_BASE_URL,
-      auth: config.AGGREGATOR_AUTH_SECRET ? { header: config.AGGREGATOR_AUTH_HEADER, value: config.AGGREGATOR_AUTH_SECRET } : undefined,
-      timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
-    }),
-  );
+  const activities = {
+    ...createInputActivities(),
+    ...createActivities(
+      tenantClients({
+        baseUrl: config.AGGREGATOR_BASE_URL,
+        auth: config.AGGREGATOR_AUTH_SECRET ? { header: config.AGGREGATOR_AUTH_HEADER, value: config.AGGREGATOR_AUTH_SECRET } : undefined,
+        timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
+      }),
+    ),
+  };
 
   try {
     const worker = await Worker.create({
@@ -50,17 +55,22 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       activities,
+      // Encrypts workflow/activity inputs and results, signals, updates and failure details when
+      // PAYLOAD_ENCRYPTION_KEY is set (the codec runs outside the workflow sandbox).
+      dataConverter: dataConverterFor(config),
       // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
       ...(config.WORKER_WORKFLOW_BUNDLE
         ? { workflowBundle: { codePath: config.WORKER_WORKFLOW_BUNDLE } }
         : { workflowsPath: fileURLToPath(new URL('./workflows/index.ts', import.meta.url)) }),
       ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
+      ...(config.WORKER_WORKFLOW_THREADS === undefined ? {} : { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS }),
     });
     Runtime.instance().logger.info('worker started', {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       namespace: config.TEMPORAL_NAMESPACE,
       temporal: config.TEMPORAL_ADDRESS,
       aggregator: config.AGGREGATOR_BASE_URL,
+      payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       metrics: config.WORKER_METRICS_PORT ? `http://${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics` : 'off',
     });
     await worker.run();

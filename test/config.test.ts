@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ConfigError, loadWorkerConfig as loadConfig } from '../src/config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadWorkerConfig as loadConfig } from '../src/config.js';
 
 describe('loadWorkerConfig', () => {
   it('applies the embedded defaults to an empty environment', () => {
@@ -30,5 +31,70 @@ describe('loadWorkerConfig', () => {
 
   it('refuses a TLS certificate without its key', () => {
     assert.throws(() => loadConfig({ TEMPORAL_TLS_CERT_PATH: '/tmp/cert.pem' }), /go together/);
+  });
+});
+
+describe('payload encryption settings', () => {
+  const KEY = Buffer.alloc(32, 7).toString('base64');
+  const OLD = Buffer.alloc(32, 9).toString('base64');
+  const loaders = {
+    worker: (env: NodeJS.ProcessEnv) => loadConfig(env),
+    client: (env: NodeJS.ProcessEnv) => loadClientConfig(env),
+    console: (env: NodeJS.ProcessEnv) => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), ...env }),
+  };
+
+  function problems(load: () => unknown): string {
+    try {
+      load();
+    } catch (error) {
+      assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+      return error.message;
+    }
+    return assert.fail('expected the configuration to be refused');
+  }
+
+  for (const [name, load] of Object.entries(loaders)) {
+    it(`leaves encryption off for the ${name} when no key is set`, () => {
+      assert.equal(load({}).encryption, undefined);
+      assert.equal('encryption' in load({ PAYLOAD_ENCRYPTION_KEY: '' }), false);
+      assert.equal('PAYLOAD_ENCRYPTION_KEY' in load({ PAYLOAD_ENCRYPTION_KEY: KEY }), false, 'the raw variable does not stay in the config');
+    });
+
+    it(`reads the ${name}'s key, key id and earlier keys`, () => {
+      const encryption = load({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: '2025-q3', PAYLOAD_DECRYPTION_KEYS: ` 2024-q1:${OLD} ,` }).encryption;
+      assert.equal(encryption?.keyId, '2025-q3');
+      assert.deepEqual(Buffer.from(encryption?.key ?? []), Buffer.alloc(32, 7));
+      assert.deepEqual([...(encryption?.decryptionKeys.keys() ?? [])], ['2024-q1']);
+      assert.deepEqual(Buffer.from(encryption?.decryptionKeys.get('2024-q1') ?? []), Buffer.alloc(32, 9));
+      assert.equal(load({ PAYLOAD_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64url') }).encryption?.keyId, 'default', 'URL-safe base64 too');
+    });
+  }
+
+  it('refuses a key that is not base64, naming the variable', () => {
+    const message = problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: 'not base64!' }));
+    assert.match(message, /PAYLOAD_ENCRYPTION_KEY: must be base64 \(generate one with `openssl rand -base64 32`\)/);
+    assert.match(problems(() => loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: 'abc=def' })), /PAYLOAD_ENCRYPTION_KEY: must be base64/);
+  });
+
+  it('refuses a key of the wrong length, saying how long it is', () => {
+    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: randomBytes(16).toString('base64') })), /PAYLOAD_ENCRYPTION_KEY: must be base64 of exactly 32 bytes, got 16 bytes/);
+    assert.match(problems(() => loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: randomBytes(33).toString('base64') })), /exactly 32 bytes, got 33 bytes/);
+  });
+
+  it('refuses bad key ids and bad earlier keys, naming the variable and the entry', () => {
+    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: 'has space' })), /PAYLOAD_ENCRYPTION_KEY_ID: must be 1 to 64 letters/);
+    const message = problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `old:${randomBytes(8).toString('base64')},nocolon` }));
+    assert.match(message, /PAYLOAD_DECRYPTION_KEYS: entry 1 \(key id old\): the key must be base64 of exactly 32 bytes, got 8 bytes/);
+    assert.match(message, /PAYLOAD_DECRYPTION_KEYS: entry 2 must be <key id>:<base64 key>/);
+    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `a:${OLD},a:${OLD}` })), /key id a appears twice/);
+    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `default:${OLD}` })), /key id default is the current PAYLOAD_ENCRYPTION_KEY_ID/);
+    assert.match(problems(() => loadClientConfig({ PAYLOAD_DECRYPTION_KEYS: `old:${OLD}` })), /PAYLOAD_DECRYPTION_KEYS: needs PAYLOAD_ENCRYPTION_KEY/);
+  });
+
+  it('allows the codec endpoint to the Web UI of a local dev server by default, and only to listed origins', () => {
+    assert.deepEqual(loaders.console({}).codecCorsOrigins, ['http://localhost:8233', 'http://127.0.0.1:8233']);
+    assert.deepEqual(loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'https://temporal.example.com/, http://localhost:3000' }).codecCorsOrigins, ['https://temporal.example.com', 'http://localhost:3000']);
+    assert.match(problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: '*' })), /CONSOLE_CODEC_CORS_ORIGINS: "\*": must be a comma-separated list of origins/);
+    assert.match(problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'http://ui.example.com/path' })), /CONSOLE_CODEC_CORS_ORIGINS/);
   });
 });

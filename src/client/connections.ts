@@ -40,6 +40,7 @@ import {
 import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../workflows/definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../workflows/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
+import { dataConverterFor } from '../codec/data-converter.js';
 import { loadClientConfig } from '../config.js';
 import type { ClientConfig } from '../config.js';
 import {
@@ -145,16 +146,22 @@ export class ConnectionsClient {
     this.address = options.address;
   }
 
-  /** Connects to Temporal with the given settings (defaults from the environment, see src/config.ts). */
-  static async connect(config: Partial<Pick<ClientConfig, 'address' | 'namespace' | 'taskQueue'>> = {}): Promise<ConnectionsClient> {
-    const { address, namespace, taskQueue } = { ...loadClientConfig(), ...config };
+  /**
+   * Connects to Temporal with the given settings (defaults from the environment, see src/config.ts).
+   * With `encryption` (PAYLOAD_ENCRYPTION_KEY), payloads are encrypted on the way to Temporal and
+   * decrypted on the way back; give `encryption: undefined` to connect without it.
+   */
+  static async connect(config: Partial<Pick<ClientConfig, 'address' | 'namespace' | 'taskQueue' | 'encryption'>> = {}): Promise<ConnectionsClient> {
+    const merged = { ...loadClientConfig(), ...config };
+    const { address, namespace, taskQueue } = merged;
     let connection: Connection;
     try {
       connection = await Connection.connect({ address });
     } catch (error) {
       throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${messageOf(error)}`, { cause: error });
     }
-    const connections = new ConnectionsClient({ client: new Client({ connection, namespace }), taskQueue, address });
+    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(merged) });
+    const connections = new ConnectionsClient({ client, taskQueue, address });
     connections.ownedConnection = connection;
     return connections;
   }

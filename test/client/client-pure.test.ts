@@ -53,7 +53,12 @@ void describe('client configuration', () => {
     assert.throws(() => loadConsoleConfig({}), (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required/.test(error.message));
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'short' }), /at least 16 characters/);
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_PORT: 'eighty' }), /CONSOLE_PORT/);
-    assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20) }), { port: 8080, host: '127.0.0.1', token: 'a'.repeat(20) });
+    assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20) }), {
+      port: 8080,
+      host: '127.0.0.1',
+      token: 'a'.repeat(20),
+      codecCorsOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'],
+    });
   });
 });
 

@@ -4,9 +4,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/connection-activities.js';
+import { createInputActivities } from '../../src/activities/input-activities.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/workflows/connection-input.js';
@@ -33,7 +35,13 @@ export interface ConnectionStack {
   stop(): Promise<void>;
 }
 
-export async function startConnectionStack(env: TestWorkflowEnvironment, options: { customerId?: string } = {}): Promise<ConnectionStack> {
+export interface ConnectionStackOptions {
+  customerId?: string;
+  /** The worker's data converter (e.g. the encryption codec); `start` and `waitForState` still use env.client. */
+  dataConverter?: DataConverter | undefined;
+}
+
+export async function startConnectionStack(env: TestWorkflowEnvironment, options: ConnectionStackOptions = {}): Promise<ConnectionStack> {
   const sandbox = await createSandbox({ port: 0 });
   const customerId = options.customerId ?? uniqueId('tenant');
   const taskQueue = uniqueId('connections');
@@ -48,7 +56,8 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     namespace: env.namespace ?? 'default',
     taskQueue,
     workflowsPath: WORKFLOWS_PATH,
-    activities: createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 10_000, fetch: observedFetch })),
+    activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 10_000, fetch: observedFetch })) },
+    dataConverter: options.dataConverter,
   });
   const running = worker.run();
 

@@ -8,6 +8,13 @@
  *   GET  /api/connections/:workflowId                  → { workflowId, state, now }
  *   POST /api/connections/:workflowId/answer           { challengeSetId, responses } → { outcome }
  *   POST /api/connections/:workflowId/cancel           → { cancelled: true }
+ *
+ * Codec endpoint (Temporal's remote codec protocol, for the Web UI and `temporal --codec-endpoint`
+ * <console>/codec), when payload encryption is on (otherwise 404):
+ *   POST /codec/encode  { payloads: [{ metadata: { key: base64 }, data: base64 }] } → same shape, encoded
+ *   POST /codec/decode  { payloads: [...] } → same shape, decoded
+ * Same token as the rest (Bearer, or the cookie sent by the Web UI with "include cross-origin
+ * credentials"); browsers may call it only from the origins of CONSOLE_CODEC_CORS_ORIGINS.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -15,8 +22,10 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { describeIssues, SecurityResponses } from '../../aggregator/schemas.js';
+import { PayloadDecryptionError } from '../../codec/encryption-codec.js';
 import { CONNECTION_STATUSES } from '../../workflows/definitions.js';
 import { WorkflowId } from '../business-key.js';
 import type { ConnectionsClient } from '../connections.js';
@@ -25,6 +34,8 @@ import { AnswerRejectedError, ConnectionNotFoundError, InvalidBusinessKeyError, 
 export const COOKIE_NAME = 'console_token';
 /** Answers carry at most a few challenges; an image answer is ~4,000 characters of base64. */
 export const MAX_BODY_BYTES = 64 * 1024;
+/** A codec request carries the payloads of one history event; Temporal refuses payloads over 2 MB. */
+export const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const STATIC_FILES: Record<string, { file: string; type: string }> = {
@@ -53,9 +64,27 @@ const ListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
+/** Protobuf JSON of bytes: standard or URL-safe base64. */
+const Base64 = z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, { message: 'must be base64' });
+/** A Payload in protobuf JSON (fields it does not know, such as externalPayloads, are dropped). */
+const JsonPayload = z.object({
+  metadata: z.record(z.string().max(256), Base64).nullish(),
+  data: Base64.nullish(),
+});
+type JsonPayload = z.infer<typeof JsonPayload>;
+/** Protobuf JSON omits an empty repeated field: the temporal CLI sends `{}` for no payloads. */
+export const CodecBody = z.object({ payloads: z.array(JsonPayload).max(10_000).default([]) });
+
 export interface ConsoleOptions {
   readonly connections: ConnectionsClient;
   readonly token: string;
+  /**
+   * The codecs of the console's data converter (`dataConverterFor(config)?.payloadCodecs`), served
+   * at /codec/encode and /codec/decode; none (encryption off): those answer 404.
+   */
+  readonly payloadCodecs?: readonly PayloadCodec[] | undefined;
+  /** Browser origins allowed to call /codec/* with credentials (the Temporal Web UI); default none. */
+  readonly codecCorsOrigins?: readonly string[] | undefined;
 }
 
 export interface ConsoleServer {
@@ -78,6 +107,8 @@ class HttpError extends Error {
 
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   const expected = digest(options.token);
+  const corsOrigins: ReadonlySet<string> = new Set(options.codecCorsOrigins ?? []);
+  const codecs = options.payloadCodecs ?? [];
   const isToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
 
   const server = createServer((request, response) => {
@@ -90,6 +121,10 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://console.invalid');
     const method = request.method ?? 'GET';
+
+    const codecAction = /^\/codec\/(encode|decode)$/.exec(url.pathname)?.[1] as 'encode' | 'decode' | undefined;
+    // CORS first: a preflight carries no credentials, and every answer (401 too) must be readable by the Web UI.
+    if (codecAction !== undefined && allowCors(request, response, corsOrigins)) return;
 
     // `?token=` once: set the cookie and drop the token from the address bar.
     const queryToken = url.searchParams.get('token');
@@ -127,6 +162,20 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
         limit: query.limit,
       });
       sendJson(response, 200, { connections });
+      return;
+    }
+
+    if (codecAction !== undefined) {
+      if (method !== 'POST') throw methodNotAllowed('POST');
+      if (codecs.length === 0) {
+        throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION_KEY is not set): there is no codec to encode or decode with');
+      }
+      const body = parse(CodecBody, await readJsonBody(request, MAX_CODEC_BODY_BYTES), 'body');
+      let payloads = body.payloads.map(fromJson);
+      // Like the SDK's data converter: encode through the codecs in order, decode in reverse order.
+      if (codecAction === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
+      else for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+      sendJson(response, 200, { payloads: payloads.map(toJson) });
       return;
     }
 
@@ -174,6 +223,51 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   };
 }
 
+/**
+ * CORS for the codec endpoint. A request from an allowed origin gets that origin back with
+ * credentials allowed; its preflight (OPTIONS) is answered here (returns true). A browser request
+ * from any other origin is refused, so only the Web UI's pages can use the cookie cross-origin.
+ */
+function allowCors(request: IncomingMessage, response: ServerResponse, allowed: ReadonlySet<string>): boolean {
+  const origin = request.headers.origin;
+  response.setHeader('vary', 'Origin');
+  if (origin === undefined || isSameOrigin(request)) {
+    if (request.method === 'OPTIONS') throw new HttpError(400, 'BadRequest', 'OPTIONS is for CORS preflights (send an Origin header)');
+    return false;
+  }
+  if (!allowed.has(origin)) {
+    throw new HttpError(403, 'Forbidden', `origin ${origin} may not call the codec endpoint (allowed: ${[...allowed].join(', ') || 'none'}; see CONSOLE_CODEC_CORS_ORIGINS)`);
+  }
+  response.setHeader('access-control-allow-origin', origin);
+  response.setHeader('access-control-allow-credentials', 'true');
+  if (request.method !== 'OPTIONS') return false;
+  const requested = request.headers['access-control-request-headers'];
+  response.writeHead(204, {
+    ...SECURITY_HEADERS,
+    'access-control-allow-methods': 'POST, OPTIONS',
+    // The Web UI sends Content-Type and X-Namespace, and Authorization when it passes its access token.
+    'access-control-allow-headers': typeof requested === 'string' && /^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/.test(requested.trim()) ? requested.trim() : 'content-type, x-namespace, authorization',
+    'access-control-max-age': '600',
+  });
+  response.end();
+  return true;
+}
+
+function fromJson(payload: JsonPayload): Payload {
+  return {
+    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+    data: Buffer.from(payload.data ?? '', 'base64'),
+  };
+}
+
+function toJson(payload: Payload): { metadata: Record<string, string>; data: string } {
+  const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
+  return {
+    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, base64(value)])),
+    data: base64(payload.data),
+  };
+}
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -200,33 +294,35 @@ function safeDecode(text: string): string {
   }
 }
 
-/** A browser's cross-site POST carries a foreign Origin; refuse it (the cookie is also SameSite=Strict). */
-function checkSameOrigin(request: IncomingMessage): void {
+/** True without an Origin header, or when it names this server (Host). */
+function isSameOrigin(request: IncomingMessage): boolean {
   const origin = request.headers.origin;
-  if (origin === undefined) return;
-  const host = request.headers.host;
-  let originHost: string;
+  if (origin === undefined) return true;
   try {
-    originHost = new URL(origin).host;
+    return new URL(origin).host === request.headers.host;
   } catch {
-    originHost = '';
+    return false;
   }
-  if (originHost !== host) throw new HttpError(403, 'Forbidden', 'cross-origin requests are refused');
 }
 
-async function readJsonBody(request: IncomingMessage): Promise<unknown> {
+/** A browser's cross-site POST carries a foreign Origin; refuse it (the cookie is also SameSite=Strict). */
+function checkSameOrigin(request: IncomingMessage): void {
+  if (!isSameOrigin(request)) throw new HttpError(403, 'Forbidden', 'cross-origin requests are refused');
+}
+
+async function readJsonBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   const type = request.headers['content-type'] ?? '';
   if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'UnsupportedMediaType', 'send the body as application/json');
   const declared = Number(request.headers['content-length'] ?? '0');
-  if (declared > MAX_BODY_BYTES) throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${MAX_BODY_BYTES} bytes`);
+  if (declared > limit) throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${limit} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    if (size > MAX_BODY_BYTES) {
+    if (size > limit) {
       request.destroy();
-      throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${MAX_BODY_BYTES} bytes`);
+      throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${limit} bytes`);
     }
     chunks.push(buffer);
   }
@@ -253,6 +349,7 @@ function toHttpError(error: unknown): HttpError {
     return new HttpError(422, 'AnswerRejected', error.problem, { source: error.source, challengeSetId: error.challengeSetId });
   }
   if (error instanceof ConnectionNotFoundError) return new HttpError(404, 'ConnectionNotFound', error.message);
+  if (error instanceof PayloadDecryptionError) return new HttpError(422, 'DecryptionFailed', error.message, { keyId: error.keyId });
   if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) return new HttpError(400, 'InvalidRequest', error.message);
   return new HttpError(502, 'TemporalError', error instanceof Error ? error.message : String(error));
 }

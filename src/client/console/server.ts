@@ -1,8 +1,11 @@
 /**
  * Entry point of the operator console: `CONSOLE_TOKEN=... npm run console`, then open
  * http://localhost:8080/?token=<token> once (the token moves into an HttpOnly cookie).
- * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required) and the Temporal settings of src/config.ts.
+ * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required), the Temporal settings of src/config.ts
+ * and, for payload encryption, PAYLOAD_ENCRYPTION_KEY (+ _KEY_ID, PAYLOAD_DECRYPTION_KEYS) and
+ * CONSOLE_CODEC_CORS_ORIGINS: with a key, the console also serves the codec endpoint at /codec.
  */
+import { dataConverterFor } from '../../codec/data-converter.js';
 import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../config.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
@@ -19,9 +22,19 @@ try {
 }
 
 const connections = await ConnectionsClient.connect(clientConfig);
-const console_ = createConsoleServer({ connections, token: consoleConfig.token });
+const console_ = createConsoleServer({
+  connections,
+  token: consoleConfig.token,
+  payloadCodecs: dataConverterFor(consoleConfig)?.payloadCodecs,
+  codecCorsOrigins: consoleConfig.codecCorsOrigins,
+});
 const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
 process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.address}, namespace ${clientConfig.namespace}, task queue ${clientConfig.taskQueue}\n`);
+process.stdout.write(
+  consoleConfig.encryption
+    ? `payload encryption on (key id ${consoleConfig.encryption.keyId}); codec endpoint ${url}/codec for the Web UI (origins ${consoleConfig.codecCorsOrigins.join(', ')}) and temporal --codec-endpoint\n`
+    : 'payload encryption off (PAYLOAD_ENCRYPTION_KEY unset): payloads are stored in clear text; /codec answers 404\n',
+);
 
 async function shutdown(signal: string): Promise<void> {
   process.stdout.write(`console: ${signal}, closing\n`);

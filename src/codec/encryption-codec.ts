@@ -1,0 +1,144 @@
+/**
+ * A Temporal PayloadCodec that encrypts every payload with AES-256-GCM before it leaves the process,
+ * so Temporal's history holds ciphertext instead of bank passwords, MFA answers, holder PII and
+ * transactions. It runs where payloads cross the wire (worker, client, codec endpoint), never inside
+ * workflow code.
+ *
+ * Wire format of an encrypted payload:
+ *   metadata: encoding = "binary/encrypted", encryption-key-id = <key id>
+ *   data:     IV (12 random bytes) ‖ ciphertext ‖ GCM tag (16 bytes)
+ * The plaintext is the whole original Payload (its metadata too, e.g. "json/plain"), proto-encoded.
+ *
+ * Decoding passes through payloads that are not encrypted (histories written before encryption was
+ * turned on still read) and decrypts with the key named by the payload, so earlier keys kept as
+ * decryption keys keep their histories readable after a rotation.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import proto from '@temporalio/proto';
+
+const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
+
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+export const KEY_ID_METADATA_KEY = 'encryption-key-id';
+const ENCODING_METADATA_KEY = 'encoding';
+const ALGORITHM = 'aes-256-gcm';
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** An encrypted payload that cannot be decrypted here; `keyId` is the id it was encrypted under. */
+export class PayloadDecryptionError extends Error {
+  override name = 'PayloadDecryptionError';
+  constructor(
+    readonly keyId: string | undefined,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The payload was encrypted with a key this process does not have (add it to PAYLOAD_DECRYPTION_KEYS). */
+export class UnknownEncryptionKeyError extends PayloadDecryptionError {
+  override name = 'UnknownEncryptionKeyError';
+  constructor(
+    override readonly keyId: string,
+    readonly knownKeyIds: readonly string[],
+  ) {
+    super(
+      keyId,
+      `payload encrypted with key id "${keyId}", which is not configured here (known: ${knownKeyIds.map((id) => `"${id}"`).join(', ')}); ` +
+        `add it to PAYLOAD_DECRYPTION_KEYS as ${keyId}:<base64 key>`,
+    );
+  }
+}
+
+export interface EncryptionKeys {
+  /** Id written next to each payload this codec encrypts. */
+  readonly keyId: string;
+  /** The 32-byte key new payloads are encrypted with. */
+  readonly key: Uint8Array;
+  /** Earlier keys by id, used only to decrypt. */
+  readonly decryptionKeys?: ReadonlyMap<string, Uint8Array> | undefined;
+}
+
+export class EncryptionCodec implements PayloadCodec {
+  readonly keyId: string;
+  private readonly key: Buffer;
+  private readonly keys: ReadonlyMap<string, Buffer>;
+
+  constructor({ keyId, key, decryptionKeys = new Map() }: EncryptionKeys) {
+    if (keyId === '') throw new TypeError('EncryptionCodec: the key id must not be empty');
+    const keys = new Map<string, Buffer>();
+    for (const [id, bytes] of decryptionKeys) keys.set(id, checkedKey(id, bytes));
+    this.keyId = keyId;
+    this.key = checkedKey(keyId, key);
+    keys.set(keyId, this.key);
+    this.keys = keys;
+  }
+
+  /** The ids of every key this codec can decrypt with (the current one first). */
+  get keyIds(): string[] {
+    return [this.keyId, ...[...this.keys.keys()].filter((id) => id !== this.keyId)];
+  }
+
+  // Synchronous work in a promise executor: a failure rejects the promise instead of throwing.
+  encode(payloads: Payload[]): Promise<Payload[]> {
+    return new Promise((resolve) => resolve(payloads.map((payload) => this.encrypt(payload))));
+  }
+
+  /** A payload it cannot decrypt rejects the whole batch: the worker's task fails and retries, a client call fails. */
+  decode(payloads: Payload[]): Promise<Payload[]> {
+    return new Promise((resolve) => resolve(payloads.map((payload) => this.decrypt(payload))));
+  }
+
+  private encrypt(payload: Payload): Payload {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv(ALGORITHM, this.key, iv);
+    const plaintext = PayloadMessage.encode(payload).finish();
+    const data = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+    return {
+      metadata: { [ENCODING_METADATA_KEY]: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA_KEY]: encoder.encode(this.keyId) },
+      data,
+    };
+  }
+
+  private decrypt(payload: Payload): Payload {
+    if (!isEncrypted(payload)) return payload;
+    const rawKeyId = payload.metadata?.[KEY_ID_METADATA_KEY];
+    if (!rawKeyId || rawKeyId.length === 0) throw new PayloadDecryptionError(undefined, `encrypted payload without ${KEY_ID_METADATA_KEY} metadata`);
+    const keyId = decoder.decode(rawKeyId);
+    const key = this.keys.get(keyId);
+    if (!key) throw new UnknownEncryptionKeyError(keyId, this.keyIds);
+    const data = payload.data ?? new Uint8Array();
+    if (data.length < IV_BYTES + TAG_BYTES) throw new PayloadDecryptionError(keyId, `encrypted payload (key id "${keyId}") is too short: ${data.length} bytes`);
+    const iv = data.subarray(0, IV_BYTES);
+    const tag = data.subarray(data.length - TAG_BYTES);
+    const ciphertext = data.subarray(IV_BYTES, data.length - TAG_BYTES);
+    let plaintext: Buffer;
+    try {
+      const decipher = createDecipheriv(ALGORITHM, key, iv);
+      decipher.setAuthTag(tag);
+      plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+    } catch (error) {
+      throw new PayloadDecryptionError(keyId, `cannot decrypt a payload with key id "${keyId}": it was altered, or encrypted with another key under the same id`, { cause: error });
+    }
+    const decoded = PayloadMessage.decode(plaintext);
+    return { metadata: decoded.metadata, data: decoded.data };
+  }
+}
+
+/** True when the payload's metadata says `encoding: binary/encrypted`. */
+export function isEncrypted(payload: Payload): boolean {
+  const encoding = payload.metadata?.[ENCODING_METADATA_KEY];
+  return encoding !== undefined && encoding !== null && decoder.decode(encoding) === ENCRYPTED_ENCODING;
+}
+
+function checkedKey(id: string, key: Uint8Array): Buffer {
+  if (key.length !== KEY_BYTES) throw new TypeError(`EncryptionCodec: key "${id}" must be ${KEY_BYTES} bytes, got ${key.length}`);
+  return Buffer.from(key);
+}

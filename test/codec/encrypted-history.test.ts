@@ -1,0 +1,244 @@
+/**
+ * Payload encryption end to end: a real dev server, the real sandbox over HTTP and a worker with the
+ * encryption codec. A live connection runs through a ConnectionsClient built with the codec; the raw
+ * history, read by a client without it, holds none of the secrets; the console's codec endpoint
+ * decodes that history for the token holder only.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Payload } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
+import type { ConnectionInputArgs, ConnectionResult } from '../../src/client/index.js';
+import { COOKIE_NAME, createConsoleServer } from '../../src/client/console/app.js';
+import type { ConsoleServer } from '../../src/client/console/app.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
+import type { PayloadEncryptionConfig } from '../../src/config.js';
+import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import type { SecurityResponses } from '../../src/aggregator/schemas.js';
+import { startConnectionStack } from '../helpers/connection-stack.js';
+import type { ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+
+const { History } = proto.temporal.api.history.v1;
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+
+const TOKEN = `codec-test-${uniqueId('token')}`;
+const UI_ORIGIN = 'http://localhost:8233';
+const ENCRYPTION: PayloadEncryptionConfig = { keyId: uniqueId('key'), key: randomBytes(32), decryptionKeys: new Map() };
+const SCENARIO = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('the sandbox has a security_question scenario');
+const ANSWER: SecurityResponses = describeScenario(SCENARIO).challengeSequence[0]?.answer ?? assert.fail('security_question asks one question');
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+let client: ConnectionsClient;
+let consoleServer: ConsoleServer;
+let plainConsole: ConsoleServer;
+let baseUrl: string;
+let plainUrl: string;
+
+/** The finished connection, its result and its raw (still encrypted) history. */
+let workflowId: string;
+let result: ConnectionResult;
+let rawEvents: HistoryEvent[];
+let rawBytes: Buffer;
+
+before(async () => {
+  env = await createDevEnvironment();
+  const dataConverter = dataConverterFor({ encryption: ENCRYPTION });
+  stack = await startConnectionStack(env, { dataConverter });
+  client = await ConnectionsClient.connect({ address: env.address, namespace: env.namespace ?? 'default', taskQueue: stack.taskQueue, encryption: ENCRYPTION });
+  consoleServer = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
+  baseUrl = (await consoleServer.listen(0)).url;
+  plainConsole = createConsoleServer({ connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });
+  plainUrl = (await plainConsole.listen(0)).url;
+
+  workflowId = connectionKey(stack.customerId, uniqueId('encrypted'));
+  const input: ConnectionInputArgs = {
+    customerId: stack.customerId,
+    session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD },
+    products: { accountsDetail: { WithTransactions: true } },
+    timing: { pollIntervalMs: 50 },
+  };
+  const first = await client.startAndAwaitFirstStep(workflowId, input);
+  assert.equal(first.step, 'challenge', 'security_question asks a question first');
+  const outcome = await client.answer(workflowId, { challengeSetId: first.step === 'challenge' ? first.challengeSet.id : undefined, responses: ANSWER });
+  assert.equal(outcome.outcome, 'accepted');
+  result = await client.result(workflowId);
+
+  // env.client has no codec: this is what Temporal stores and what anyone with history access sees.
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  rawEvents = history.events ?? [];
+  rawBytes = Buffer.from(History.encode(history).finish());
+});
+
+after(async () => {
+  await plainConsole?.close();
+  await consoleServer?.close();
+  await client?.close();
+  await stack?.stop();
+  await env?.teardown();
+});
+
+function holderOf(connection: ConnectionResult) {
+  const holder = connection.accountsDetail?.Accounts.find((account) => account.Holder)?.Holder;
+  return holder ?? assert.fail('the result names the account holder');
+}
+
+/** The first payload of the event that started the workflow: its input, the password inside. */
+function startInput(): Payload {
+  const started = rawEvents.find((event) => event.workflowExecutionStartedEventAttributes)?.workflowExecutionStartedEventAttributes;
+  return started?.input?.payloads?.[0] ?? assert.fail('the start event has an input');
+}
+
+function completionResult(): Payload {
+  const completed = rawEvents.find((event) => event.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes;
+  return completed?.result?.payloads?.[0] ?? assert.fail('the completion event has a result');
+}
+
+function toJson(payload: Payload) {
+  const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
+  return { metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, base64(value)])), data: base64(payload.data) };
+}
+
+function codecCall(path: string, body: unknown, headers: Record<string, string> = {}, url = baseUrl): Promise<Response> {
+  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers }, body: JSON.stringify(body) });
+}
+
+function decodedJson(payload: { data: string }): unknown {
+  return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
+}
+
+/** Every payload under `value` (search attributes excepted: Temporal indexes those, no codec applies). */
+function payloadsIn(value: unknown, path = ''): { path: string; payload: Payload }[] {
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return [];
+  if (Array.isArray(value)) return value.flatMap((item, index) => payloadsIn(item, `${path}[${index}]`));
+  const record = value as Record<string, unknown>;
+  if ('metadata' in record && 'data' in record) return [{ path, payload: record }];
+  return Object.entries(record)
+    .filter(([key]) => key !== 'searchAttributes')
+    .flatMap(([key, child]) => payloadsIn(child, path ? `${path}.${key}` : key));
+}
+
+describe('a connection with payload encryption on', () => {
+  it('completes a live connection answered through the client built with the codec', () => {
+    assert.equal(result.customerId, stack.customerId);
+    assert.ok((result.accountsDetail?.Accounts[0]?.Transactions?.length ?? 0) > 0, 'transactions came back decrypted');
+    assert.ok(holderOf(result).Name, 'the holder has a name');
+  });
+
+  it('leaves neither the password, nor the answer, nor the holder, nor a transaction in the raw history', () => {
+    const holder = holderOf(result);
+    const transaction = result.accountsDetail?.Accounts[0]?.Transactions?.[0]?.Description ?? assert.fail('a transaction');
+    const secrets = { password: SANDBOX_PASSWORD, ...Object.fromEntries(Object.values(ANSWER).flat().map((answer, index) => [`answer ${index + 1}`, answer])), name: holder.Name, email: holder.Email, transaction };
+    assert.ok(Object.keys(secrets).length >= 5);
+    // The search works: what is meant to be in clear (the workflow type, the tenant) is found.
+    assert.ok(rawBytes.includes('connectionWorkflow'), 'the serialized history is searchable');
+    assert.ok(rawBytes.includes(ENCRYPTED_ENCODING));
+    for (const [what, secret] of Object.entries(secrets)) {
+      assert.ok(typeof secret === 'string' && secret.length >= 4, `${what} is a searchable string`);
+      assert.ok(!rawBytes.includes(secret), `the ${what} (${secret}) is in the raw history`);
+      assert.ok(!rawBytes.includes(Buffer.from(secret).toString('base64')), `the ${what} is in the raw history as base64`);
+    }
+  });
+
+  it('encrypts every payload of the history under the configured key id, leaving only the SDK bookkeeping of local activities in clear', () => {
+    const found = rawEvents.flatMap((event, index) => payloadsIn(event, `event ${index + 1} (${String(event.eventType)})`));
+    assert.ok(found.length >= 5, `payloads found: ${found.length}`);
+    // A local activity's marker carries the SDK core's own bookkeeping in clear (its `result` is encrypted).
+    const coreBookkeeping = ({ path }: { path: string }) => /markerRecordedEventAttributes\.details\.data\./.test(path);
+    for (const { payload } of found.filter(coreBookkeeping)) {
+      const keys = Object.keys(JSON.parse(Buffer.from(payload.data ?? []).toString()) as object).sort();
+      assert.deepEqual(keys, ['activity_id', 'activity_type', 'attempt', 'backoff', 'complete_time', 'original_schedule_time', 'seq']);
+    }
+    const ours = found.filter((entry) => !coreBookkeeping(entry));
+    const plain = ours.filter(({ payload }) => Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING);
+    assert.deepEqual(plain.map(({ path, payload }) => `${path}: ${Buffer.from(payload.metadata?.encoding ?? []).toString()}`), []);
+    for (const { payload } of ours) assert.equal(Buffer.from(payload.metadata?.['encryption-key-id'] ?? []).toString(), ENCRYPTION.keyId);
+  });
+});
+
+describe("the console's codec endpoint", () => {
+  it('decodes the history for a caller with the token, as Bearer or as the cookie', async () => {
+    const byCookie = { cookie: `${COOKIE_NAME}=${encodeURIComponent(TOKEN)}`, origin: UI_ORIGIN };
+    for (const headers of [{ authorization: `Bearer ${TOKEN}` }, byCookie] as Record<string, string>[]) {
+      const response = await codecCall('/codec/decode', { payloads: [toJson(startInput()), toJson(completionResult())] }, headers);
+      assert.equal(response.status, 200, await response.clone().text());
+      const body = (await response.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+      assert.equal(body.payloads.length, 2);
+      const [input, output] = body.payloads;
+      assert.equal(Buffer.from(input?.metadata.encoding ?? '', 'base64').toString(), 'json/plain');
+      const { session } = decodedJson(input ?? assert.fail('the input')) as ConnectionInputArgs;
+      assert.equal(session.kind === 'live' ? session.password : undefined, SANDBOX_PASSWORD);
+      assert.equal(holderOf(decodedJson(output ?? assert.fail()) as ConnectionResult).Email, holderOf(result).Email);
+    }
+  });
+
+  it('refuses a caller without the token, in words the Web UI can read', async () => {
+    for (const headers of [{}, { authorization: 'Bearer not-the-token' }, { origin: UI_ORIGIN }] as Record<string, string>[]) {
+      const response = await codecCall('/codec/decode', { payloads: [toJson(startInput())] }, headers);
+      assert.equal(response.status, 401);
+      const body = (await response.json()) as { error: string };
+      assert.equal(body.error, 'Unauthorized');
+      assert.ok(!JSON.stringify(body).includes(SANDBOX_PASSWORD));
+    }
+    const fromUi = await codecCall('/codec/decode', { payloads: [] }, { origin: UI_ORIGIN });
+    assert.equal(fromUi.headers.get('access-control-allow-origin'), UI_ORIGIN, 'the 401 carries CORS headers');
+  });
+
+  it('answers the Web UI preflight and refuses other origins', async () => {
+    const preflight = await fetch(`${baseUrl}/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: UI_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), UI_ORIGIN);
+    assert.equal(preflight.headers.get('access-control-allow-credentials'), 'true');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /x-namespace/);
+
+    const evil = { origin: 'https://evil.example', cookie: `${COOKIE_NAME}=${encodeURIComponent(TOKEN)}` };
+    const foreignPreflight = await fetch(`${baseUrl}/codec/decode`, { method: 'OPTIONS', headers: { ...evil, 'access-control-request-method': 'POST' } });
+    assert.equal(foreignPreflight.status, 403);
+    assert.equal(foreignPreflight.headers.get('access-control-allow-origin'), null);
+    const foreign = await codecCall('/codec/decode', { payloads: [toJson(startInput())] }, evil);
+    assert.equal(foreign.status, 403);
+    assert.ok(!(await foreign.text()).includes(SANDBOX_PASSWORD));
+  });
+
+  it('encodes what it decodes, and takes an empty list left out as protobuf JSON does', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"hello":"world"}').toString('base64') };
+    const encoded = (await (await codecCall('/codec/encode', { payloads: [plain] }, auth)).json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    assert.equal(Buffer.from(encoded.payloads[0]?.metadata.encoding ?? '', 'base64').toString(), ENCRYPTED_ENCODING);
+    const decoded = (await (await codecCall('/codec/decode', encoded, auth)).json()) as { payloads: unknown[] };
+    assert.deepEqual(decoded.payloads, [plain]);
+    // Protobuf JSON leaves out an empty list: the temporal CLI sends `{}` for an event without payloads.
+    const empty = await codecCall('/codec/decode', {}, auth);
+    assert.equal(empty.status, 200);
+    assert.deepEqual(await empty.json(), { payloads: [] });
+  });
+
+  it('names the problem: a bad body, an unknown key id, a console without a key', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const bad = await codecCall('/codec/decode', { payloads: [{ data: 'not base64!' }] }, auth);
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { message: string }).message, /base64/);
+
+    const [foreign] = await new EncryptionCodec({ keyId: 'retired-2019', key: randomBytes(32) }).encode([startInput()]);
+    const unknown = await codecCall('/codec/decode', { payloads: [toJson(foreign ?? assert.fail())] }, auth);
+    assert.equal(unknown.status, 422);
+    const unknownBody = (await unknown.json()) as { error: string; keyId: string; message: string };
+    assert.equal(unknownBody.error, 'DecryptionFailed');
+    assert.equal(unknownBody.keyId, 'retired-2019');
+    assert.match(unknownBody.message, /retired-2019/);
+
+    const off = await codecCall('/codec/decode', { payloads: [] }, auth, plainUrl);
+    assert.equal(off.status, 404);
+    assert.match(((await off.json()) as { message: string }).message, /PAYLOAD_ENCRYPTION_KEY is not set/);
+    assert.equal((await codecCall('/codec/decode', { payloads: [] }, {}, plainUrl)).status, 401, 'the token comes first');
+  });
+});
