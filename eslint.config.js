@@ -30,10 +30,20 @@ export default tseslint.config(
             { group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'os', 'child_process'], message: 'Workflows must be deterministic: no Node built-ins.' },
             { group: ['ky', '../aggregator/client*', '../sandbox/*'], message: 'Workflows reach the service only through activities.' },
             { group: ['../activities/*', '../activities'], message: 'Import activities by type only.', allowTypeImports: true },
+            {
+              group: ['zod', 'zod/*', '../aggregator/schemas*', './connection-input*'],
+              message: 'Types only: the SDK evaluates the workflow bundle for every workflow, so zod stays out of it (validation runs in input-activities.ts).',
+              allowTypeImports: true,
+            },
           ],
         },
       ],
     },
+  },
+  {
+    // The input schema itself lives beside the workflow's definitions but is only ever loaded outside it.
+    files: ['src/workflows/connection-input.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

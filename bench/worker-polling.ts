@@ -63,8 +63,8 @@ async function freePort(): Promise<number> {
 }
 
 /** Spawns a tsx entry point and resolves when its output contains `ready`. */
-async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   await new Promise<void>((resolve, reject) => {
@@ -79,6 +79,11 @@ async function startProcess(name: string, entry: string, env: Record<string, str
   child.stdout?.removeAllListeners('data');
   child.stdout?.resume();
   return child;
+}
+
+/** WORKER_* settings and NODE_OPTIONS of this shell reach the worker, to compare tunings. */
+function workerTuning(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0] === 'NODE_OPTIONS')));
 }
 
 function rssMiB(pid: number): number {
@@ -100,7 +105,7 @@ function ms(timestamp: { seconds?: unknown; nanos?: number | null } | null | und
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`worker benchmark: sizes ${sizes.join(', ')}, ${pendingPolls} pending polls each, interval ${intervalMs} ms\n`);
+  process.stdout.write(`worker benchmark: sizes ${sizes.join(', ')}, ${pendingPolls} pending polls each, interval ${intervalMs} ms, worker tuning ${JSON.stringify(workerTuning())}\n`);
   const env = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
   });
@@ -117,8 +122,18 @@ async function main(): Promise<void> {
     const worker = await startProcess(
       'worker',
       'src/worker.ts',
-      { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_WORKFLOW_BUNDLE: bundlePath, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO' },
+      {
+        ...workerTuning(),
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        AGGREGATOR_BASE_URL: sandboxUrl,
+        WORKER_WORKFLOW_BUNDLE: bundlePath,
+        WORKER_METRICS_PORT: '0',
+        LOG_LEVEL: 'INFO',
+      },
       '"worker started"',
+      // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the worker.
+      process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
     );
     const client = new Client({ connection: await Connection.connect({ address: env.address }) });
     const customerId = `bench-${Date.now()}`;
@@ -225,7 +240,8 @@ async function main(): Promise<void> {
     process.stdout.write(`summary: ${summaries.join(' · ')} · overhead ${(workflowMedian / directMedian).toFixed(1)}x (${workflowMedian.toFixed(0)} vs ${directMedian.toFixed(0)} ms)\n`);
     await client.connection.close();
   } finally {
-    children.forEach((child) => child.kill('SIGTERM'));
+    // SIGTERM drains the worker; wait for it so profiles and logs are flushed.
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM'))))));
     await env.teardown();
     await rm(bundleDir, { recursive: true, force: true });
   }

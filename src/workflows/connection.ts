@@ -23,10 +23,10 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { AuthorizeOutcome, ConnectionActivities, DataOutcome } from '../activities/connection-activities.js';
 import type { ServiceFailureDetails } from '../activities/failures.js';
+import type { InputActivities } from '../activities/input-activities.js';
 import type { AccountsDetailOptions, SecurityChallenge } from '../aggregator/schemas.js';
-import { describeIssues } from '../aggregator/schemas.js';
 import { checkAnswer, describeProblems } from './challenges.js';
-import { ConnectionInput, type ConnectionInputArgs } from './connection-input.js';
+import type { ConnectionInput, ConnectionInputArgs } from './connection-input.js';
 import {
   answerChallengeSignal,
   awaitFirstStepUpdate,
@@ -91,6 +91,7 @@ const FAILURE_BY_ACTIVITY_TYPE: Record<string, ConnectionFailureType> = {
   CardInUse: 'ServiceUnavailable',
   PollingTimedOut: 'PollingTimedOut',
   SessionLoading: 'PollingTimedOut',
+  InvalidConnectionInput: 'InvalidConnectionInput',
 };
 
 /** Failures the workflow raises itself, passed through as they are. */
@@ -106,21 +107,23 @@ interface QueuedAnswer {
 type SessionOpen = Extract<AuthorizeOutcome, { kind: 'session-open' }>;
 type ChallengeOutcome = Extract<AuthorizeOutcome, { kind: 'challenge' }>;
 
+/** Input validation runs outside the workflow sandbox (see input-activities.ts); it never retries. */
+const { validateConnectionInput } = proxyLocalActivities<InputActivities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 1 }, summary: 'validate input' });
+
 export async function connectionWorkflow(args: ConnectionInputArgs): Promise<ConnectionResult> {
-  const parsed = ConnectionInput.safeParse(args);
-  if (!parsed.success) {
-    throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${describeIssues(parsed.error)}`, nonRetryable: true });
-  }
-  const input = parsed.data;
-  const { customerId, session, products, timing } = input;
   const now = () => new Date().toISOString();
+  // Every handler is registered before the first await (an update, such as update-with-start's,
+  // is refused if its handler does not exist in the activation that delivers it), so the state
+  // starts from the raw input and takes the validated values once validation has run.
+  let customerId = typeof args?.customerId === 'string' ? args.customerId : '';
+  let session: ConnectionInput['session'];
+  let products: ConnectionInput['products'];
+  let timing: ConnectionInput['timing'];
 
   let state: ConnectionState = {
     status: 'Authorizing',
-    mode: session.kind,
+    mode: args?.session?.kind === 'cached' || args?.session?.kind === 'refresh' ? args.session.kind : 'live',
     customerId,
-    institution: session.kind === 'live' ? session.institution : undefined,
-    loginId: session.kind === 'live' ? undefined : session.loginId,
     totalPolls: 0,
     retrieved: [],
     startedAt: now(),
@@ -147,13 +150,22 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     setCurrentDetails(describeForHumans(state));
   }
 
-  upsertSearchAttributes([
-    { key: ConnectionStatusKey, value: state.status },
-    { key: CustomerIdKey, value: customerId },
-    ...(state.institution ? [{ key: InstitutionKey, value: state.institution }] : []),
-    ...(state.loginId ? [{ key: LoginIdKey, value: state.loginId }] : []),
-  ]);
-  setCurrentDetails(describeForHumans(state));
+  /** Takes the validated input: state and search attributes say who and what this connection is. */
+  function adopt(input: ConnectionInput): void {
+    ({ customerId, session, products, timing } = input);
+    patch({
+      mode: session.kind,
+      customerId,
+      institution: session.kind === 'live' ? session.institution : undefined,
+      loginId: session.kind === 'live' ? undefined : session.loginId,
+    });
+    // patch() upserted Institution and LoginId; status and customer are set here for starts that
+    // did not set them (e.g. `temporal workflow start`).
+    upsertSearchAttributes([
+      { key: ConnectionStatusKey, value: state.status },
+      { key: CustomerIdKey, value: customerId },
+    ]);
+  }
 
   // ----- messages --------------------------------------------------------------------------------
 
@@ -381,6 +393,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   // ----- run -------------------------------------------------------------------------------------
 
   try {
+    adopt(await validateConnectionInput(args));
     const open = await openSession();
     const result = await retrieve(open);
     patch({ status: 'Completed', pending: undefined });
