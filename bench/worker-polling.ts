@@ -179,6 +179,8 @@ async function main(): Promise<void> {
       const completed = results.filter((result) => result.status === 'fulfilled').length;
 
       const lags: number[] = [];
+      /** Lags by poll number: the first polls overlap the start burst; later ones are steady state. */
+      const lagsByPoll = new Map<number, number[]>();
       let events = 0;
       let polls = 0;
       for (let i = 0; i < ids.length; i += 50) {
@@ -188,13 +190,17 @@ async function main(): Promise<void> {
           events += list.length;
           const scheduled = new Map<string, number>();
           let firedAt: number | undefined;
+          let pollNumber = 0;
           for (const event of list) {
             if (event.eventType === EventType.EVENT_TYPE_TIMER_STARTED) {
               scheduled.set(String(event.eventId), ms(event.eventTime) + ms(event.timerStartedEventAttributes?.startToFireTimeout));
             } else if (event.eventType === EventType.EVENT_TYPE_TIMER_FIRED) {
               firedAt = scheduled.get(String(event.timerFiredEventAttributes?.startedEventId));
             } else if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED && firedAt !== undefined) {
-              lags.push(ms(event.eventTime) - firedAt);
+              const lag = ms(event.eventTime) - firedAt;
+              lags.push(lag);
+              pollNumber += 1;
+              lagsByPoll.set(pollNumber, [...(lagsByPoll.get(pollNumber) ?? []), lag]);
               polls += 1;
               firedAt = undefined;
             }
@@ -210,6 +216,11 @@ async function main(): Promise<void> {
       const row = `N=${String(size).padStart(5)}  completed ${completed}/${size}  lost ${lost}  poll lag p50 ${p50.toFixed(0)} ms p99 ${p99.toFixed(0)} ms  worker peak RSS ${peakRss.toFixed(0)} MiB  history events/connection ${(events / size).toFixed(1)} (${perPoll.toFixed(1)}/poll)  polls ${polls}  wall ${((Date.now() - started) / 1000).toFixed(1)} s`;
       rows.push(row);
       process.stdout.write(`${row}\n`);
+      const byPoll = [...lagsByPoll.entries()].map(([n, values]) => {
+        values.sort((a, b) => a - b);
+        return `poll ${n}: p50 ${percentile(values, 50).toFixed(0)} / p99 ${percentile(values, 99).toFixed(0)} ms`;
+      });
+      process.stdout.write(`         lag by poll number: ${byPoll.join(' · ')}\n`);
       summaries.push(`N=${size}: lag p99 ${p99.toFixed(0)} ms, ${completed}/${size}, RSS ${peakRss.toFixed(0)} MiB, ${perPoll.toFixed(1)} events/poll`);
       held = lost === 0 && p99 < 1000 && peakRss < 512;
     }
