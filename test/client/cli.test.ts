@@ -11,12 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runCli } from '../../src/client/cli/cli.js';
-import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
-import type { ConnectionInputArgs } from '../../src/client/index.js';
+import { connectionKey, type ConnectionsClient } from '../../src/client/index.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { startConnectionStack } from '../helpers/connection-stack.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
-import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
 
 const MAIN = fileURLToPath(new URL('../../src/client/cli/main.ts', import.meta.url));
@@ -27,14 +26,11 @@ let stack: ConnectionStack;
 let client: ConnectionsClient;
 
 before(async () => {
-  env = await createDevEnvironment();
-  stack = await startConnectionStack(env);
-  client = new ConnectionsClient({ client: env.client, taskQueue: stack.taskQueue });
+  ({ env, stack, client } = await startClientStack());
 });
 
 after(async () => {
-  await stack?.stop();
-  await env?.teardown();
+  await stopClientStack({ stack, env });
 });
 
 interface Captured {
@@ -60,20 +56,8 @@ async function cli(args: string[], options: { env?: Record<string, string>; stdi
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-function live(username: string, institution: string): ConnectionInputArgs {
-  return {
-    customerId: stack.customerId,
-    session: { kind: 'live', institution, username, password: SANDBOX_PASSWORD },
-    products: { accountsDetail: { WithTransactions: true } },
-    timing: { pollIntervalMs: 50 },
-  };
-}
-
-async function startAwaiting(username: string, institution: string): Promise<string> {
-  const id = connectionKey(stack.customerId, uniqueId(username.replace(/_/g, '-')));
-  const first = await client.startAndAwaitFirstStep(id, live(username, institution));
-  assert.equal(first.step, 'challenge');
-  return id;
+function startAwaiting(username: string, institution: string): Promise<string> {
+  return startAwaiting_(client, stack.customerId, username, institution);
 }
 
 void describe('the operator CLI', () => {

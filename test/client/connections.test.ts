@@ -10,16 +10,15 @@ import {
   ConnectionAlreadyEndedError,
   ConnectionFailedError,
   ConnectionNotFoundError,
-  ConnectionsClient,
   InvalidBusinessKeyError,
   InvalidConnectionInputError,
   connectionKey,
+  type ConnectionsClient,
 } from '../../src/client/index.js';
 import type { ConnectionInputArgs } from '../../src/client/index.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { startConnectionStack } from '../helpers/connection-stack.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
-import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { liveInput, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
 
 let env: TestWorkflowEnvironment;
@@ -27,23 +26,15 @@ let stack: ConnectionStack;
 let client: ConnectionsClient;
 
 before(async () => {
-  env = await createDevEnvironment();
-  stack = await startConnectionStack(env);
-  client = new ConnectionsClient({ client: env.client, taskQueue: stack.taskQueue });
+  ({ env, stack, client } = await startClientStack());
 });
 
 after(async () => {
-  await stack?.stop();
-  await env?.teardown();
+  await stopClientStack({ stack, env });
 });
 
 function live(username: string, institution = 'SandboxBank'): ConnectionInputArgs {
-  return {
-    customerId: stack.customerId,
-    session: { kind: 'live', institution, username, password: SANDBOX_PASSWORD },
-    products: { accountsDetail: { WithTransactions: true, WithBalance: true } },
-    timing: { pollIntervalMs: 50 },
-  };
+  return liveInput(stack.customerId, username, institution, { WithTransactions: true, WithBalance: true });
 }
 
 function key(): string {

@@ -11,14 +11,12 @@ import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
-import type { ConnectionInputArgs, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
+import type { ConnectionsClient, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
 import { COOKIE_NAME, createConsoleServer, MAX_BODY_BYTES } from '../../src/client/console/app.js';
 import type { ConsoleServer } from '../../src/client/console/app.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { startConnectionStack } from '../helpers/connection-stack.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
-import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+import { uniqueId } from '../helpers/temporal.js';
+import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -36,9 +34,7 @@ let context: BrowserContext;
 before(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
   await mkdir(ARTIFACTS, { recursive: true });
-  env = await createDevEnvironment();
-  stack = await startConnectionStack(env);
-  client = new ConnectionsClient({ client: env.client, taskQueue: stack.taskQueue });
+  ({ env, stack, client } = await startClientStack());
   consoleServer = createConsoleServer({ connections: client, token: TOKEN });
   baseUrl = (await consoleServer.listen(0)).url;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
@@ -49,24 +45,11 @@ after(async () => {
   await context?.close();
   await browser?.close();
   await consoleServer?.close();
-  await stack?.stop();
-  await env?.teardown();
+  await stopClientStack({ stack, env });
 });
 
-function live(username: string, institution: string): ConnectionInputArgs {
-  return {
-    customerId: stack.customerId,
-    session: { kind: 'live', institution, username, password: SANDBOX_PASSWORD },
-    products: { accountsDetail: { WithTransactions: true } },
-    timing: { pollIntervalMs: 50 },
-  };
-}
-
-async function startAwaiting(username: string, institution: string): Promise<string> {
-  const id = connectionKey(stack.customerId, uniqueId(username.replace(/_/g, '-')));
-  const first = await client.startAndAwaitFirstStep(id, live(username, institution));
-  assert.equal(first.step, 'challenge', `${username} asks a challenge first`);
-  return id;
+function startAwaiting(username: string, institution: string): Promise<string> {
+  return startAwaiting_(client, stack.customerId, username, institution);
 }
 
 async function openSignedIn(): Promise<Page> {
