@@ -134,7 +134,8 @@ const CorsOrigins = z.string().transform((text, ctx) => {
   return origins;
 });
 
-const WorkerEnv = z.object({
+/** How every process reaches Temporal (worker, pipeline client, CLI, console). */
+const TemporalEnv = {
   TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' }).default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('aggregation-connections'),
@@ -142,6 +143,35 @@ const WorkerEnv = z.object({
   TEMPORAL_TLS: Bool.default(false),
   TEMPORAL_TLS_CERT_PATH: z.string().trim().min(1).optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().trim().min(1).optional(),
+};
+
+interface TemporalEnvValues {
+  TEMPORAL_API_KEY?: string | undefined;
+  TEMPORAL_TLS: boolean;
+  TEMPORAL_TLS_CERT_PATH?: string | undefined;
+  TEMPORAL_TLS_KEY_PATH?: string | undefined;
+}
+
+function checkTls(env: TemporalEnvValues, ctx: z.RefinementCtx): void {
+  if (Boolean(env.TEMPORAL_TLS_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_KEY_PATH)) {
+    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together' });
+  }
+}
+
+/** API key and TLS settings of the connection to Temporal (see src/temporal-connection.ts). */
+export interface TemporalTransport {
+  readonly apiKey?: string | undefined;
+  readonly tls: boolean;
+  readonly tlsCertPath?: string | undefined;
+  readonly tlsKeyPath?: string | undefined;
+}
+
+export function temporalTransportOf(env: TemporalEnvValues): TemporalTransport {
+  return Object.freeze({ apiKey: env.TEMPORAL_API_KEY, tls: env.TEMPORAL_TLS, tlsCertPath: env.TEMPORAL_TLS_CERT_PATH, tlsKeyPath: env.TEMPORAL_TLS_KEY_PATH });
+}
+
+const WorkerEnv = z.object({
+  ...TemporalEnv,
 
   AGGREGATOR_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).default('http://127.0.0.1:4010'),
   AGGREGATOR_CUSTOMER_ID: z.string().trim().min(1).default('demo-lender'),
@@ -158,9 +188,7 @@ const WorkerEnv = z.object({
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
   ...EncryptionEnv,
 }).superRefine((env, ctx) => {
-  if (Boolean(env.TEMPORAL_TLS_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_KEY_PATH)) {
-    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together' });
-  }
+  checkTls(env, ctx);
   checkEncryption(env, ctx);
 });
 
@@ -171,15 +199,17 @@ const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
 /** What the pipeline client and the CLI need to reach the connections. */
 const ClientEnv = z.object({
-  TEMPORAL_ADDRESS: WorkerEnv.shape.TEMPORAL_ADDRESS,
-  TEMPORAL_NAMESPACE: NonEmpty.default('default'),
-  TEMPORAL_TASK_QUEUE: NonEmpty.default('aggregation-connections'),
+  ...TemporalEnv,
   AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
   ...EncryptionEnv,
-}).superRefine(checkEncryption);
+}).superRefine((env, ctx) => {
+  checkTls(env, ctx);
+  checkEncryption(env, ctx);
+});
 
 export interface ClientConfig extends EncryptionSettings {
   readonly address: string;
+  readonly transport: TemporalTransport;
   readonly namespace: string;
   readonly taskQueue: string;
   /** The tenant (lender) that new connections belong to unless told otherwise. */
@@ -243,6 +273,7 @@ export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientCo
   const { rest: parsed, encryption } = splitEncryption(parseEnv(ClientEnv, env));
   return Object.freeze({
     address: parsed.TEMPORAL_ADDRESS,
+    transport: temporalTransportOf(parsed),
     namespace: parsed.TEMPORAL_NAMESPACE,
     taskQueue: parsed.TEMPORAL_TASK_QUEUE,
     customerId: parsed.AGGREGATOR_CUSTOMER_ID,

@@ -3,14 +3,14 @@
  * SIGINT/SIGTERM make the SDK drain the worker; run() then resolves and we close the connection.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities } from './activities/connection-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor } from './codec/data-converter.js';
-import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
+import { ConfigError, loadWorkerConfig, temporalTransportOf, type WorkerConfig } from './config.js';
+import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 
 /** One JSON object per line: what log shippers expect; secrets are redacted by key. */
@@ -32,11 +32,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       : {},
   });
 
-  const connection = await NativeConnection.connect({
-    address: config.TEMPORAL_ADDRESS,
-    ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
-    tls: await tlsOptions(config),
-  });
+  const connection = await NativeConnection.connect(await temporalConnectionOptions(config.TEMPORAL_ADDRESS, temporalTransportOf(config)));
 
   const activities = {
     ...createInputActivities(),
@@ -79,13 +75,6 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   }
 }
 
-async function tlsOptions(config: WorkerConfig) {
-  if (config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH) {
-    return { clientCertPair: { crt: await readFile(config.TEMPORAL_TLS_CERT_PATH), key: await readFile(config.TEMPORAL_TLS_KEY_PATH) } };
-  }
-  // An API key implies TLS (Temporal Cloud); otherwise plain TCP unless asked.
-  return config.TEMPORAL_TLS || Boolean(config.TEMPORAL_API_KEY);
-}
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   let config: WorkerConfig;

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadWorkerConfig as loadConfig } from '../src/config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadWorkerConfig as loadConfig, temporalTransportOf } from '../src/config.js';
+import { temporalConnectionOptions } from '../src/temporal-connection.js';
 
 describe('loadWorkerConfig', () => {
   it('applies the embedded defaults to an empty environment', () => {
@@ -96,5 +100,25 @@ describe('payload encryption settings', () => {
     assert.deepEqual(loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'https://temporal.example.com/, http://localhost:3000' }).codecCorsOrigins, ['https://temporal.example.com', 'http://localhost:3000']);
     assert.match(problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: '*' })), /CONSOLE_CODEC_CORS_ORIGINS: "\*": must be a comma-separated list of origins/);
     assert.match(problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'http://ui.example.com/path' })), /CONSOLE_CODEC_CORS_ORIGINS/);
+  });
+});
+
+describe('connection to Temporal', () => {
+  it('gives the pipeline client the same API key and TLS settings as the worker', () => {
+    const env = { TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233', TEMPORAL_API_KEY: 'key-1' };
+    assert.deepEqual(loadClientConfig(env).transport, temporalTransportOf(loadConfig(env)));
+    assert.throws(() => loadClientConfig({ TEMPORAL_TLS_KEY_PATH: '/tmp/key.pem' }), /go together/);
+  });
+
+  it('turns an API key into TLS, and a certificate pair into client-certificate TLS read from disk', async () => {
+    assert.deepEqual(await temporalConnectionOptions('h:7233', { apiKey: 'k', tls: false }), { address: 'h:7233', apiKey: 'k', tls: true });
+    assert.deepEqual(await temporalConnectionOptions('h:7233', { tls: false }), { address: 'h:7233', tls: false });
+    const dir = await mkdtemp(join(tmpdir(), 'tls-'));
+    await writeFile(join(dir, 'c.pem'), 'CERT');
+    await writeFile(join(dir, 'k.pem'), 'KEY');
+    const options = await temporalConnectionOptions('h:7233', { tls: false, tlsCertPath: join(dir, 'c.pem'), tlsKeyPath: join(dir, 'k.pem') });
+    assert.ok(typeof options.tls === 'object');
+    assert.equal(options.tls.clientCertPair.crt.toString(), 'CERT');
+    assert.equal(options.tls.clientCertPair.key.toString(), 'KEY');
   });
 });

@@ -41,6 +41,7 @@ import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, Connection
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../workflows/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
 import { dataConverterFor } from '../codec/data-converter.js';
+import { temporalConnectionOptions } from '../temporal-connection.js';
 import { loadClientConfig } from '../config.js';
 import type { ClientConfig } from '../config.js';
 import {
@@ -151,12 +152,12 @@ export class ConnectionsClient {
    * With `encryption` (PAYLOAD_ENCRYPTION_KEY), payloads are encrypted on the way to Temporal and
    * decrypted on the way back; give `encryption: undefined` to connect without it.
    */
-  static async connect(config: Partial<Pick<ClientConfig, 'address' | 'namespace' | 'taskQueue' | 'encryption'>> = {}): Promise<ConnectionsClient> {
+  static async connect(config: Partial<Pick<ClientConfig, 'address' | 'transport' | 'namespace' | 'taskQueue' | 'encryption'>> = {}): Promise<ConnectionsClient> {
     const merged = { ...loadClientConfig(), ...config };
     const { address, namespace, taskQueue } = merged;
     let connection: Connection;
     try {
-      connection = await Connection.connect({ address });
+      connection = await Connection.connect(await temporalConnectionOptions(address, merged.transport));
     } catch (error) {
       throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${messageOf(error)}`, { cause: error });
     }

@@ -328,28 +328,26 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     patch({ pending: undefined, retrieved: [...state.retrieved, product] });
   }
 
-  async function retrieveAccountsDetail(requestId: string, options: AccountsDetailOptions) {
+  function retrieveAccountsDetail(requestId: string, options: AccountsDetailOptions) {
     const operation = 'accounts detail';
-    const { data } = await pollUntilReady(
+    return pollUntilReady(
       operation,
       ({ deadline }) => proxyLocalActivities<ConnectionActivities>(localOptions('request accounts detail', deadline)).requestAccountsDetail({ customerId, requestId, options }),
       ({ pollNumber, deadline }) => proxyLocalActivities<ConnectionActivities>(localOptions(`poll accounts detail #${pollNumber}`, deadline)).pollAccountsDetail({ customerId, requestId }),
       timing,
       pollObserver(operation),
     );
-    return data;
   }
 
   /** Investments and attributes: the same request, repeated while it answers 202. */
-  async function retrieveByRepeating<T>(operation: string, request: (deadline: number, summary: string) => Promise<DataOutcome<T>>) {
-    const { data } = await pollUntilReady(
+  function retrieveByRepeating<T>(operation: string, request: (deadline: number, summary: string) => Promise<DataOutcome<T>>) {
+    return pollUntilReady(
       operation,
       ({ deadline }) => request(deadline, `request ${operation}`),
       ({ pollNumber, deadline }) => request(deadline, `poll ${operation} #${pollNumber}`),
       timing,
       pollObserver(operation),
     );
-    return data;
   }
 
   async function retrieve(open: SessionOpen): Promise<ConnectionResult> {

@@ -36,7 +36,7 @@ export async function pollUntilReady<T>(
   poll: PollCall<T>,
   timing: PollTiming,
   observer: PollObserver,
-): Promise<{ data: T; requestId: string; polls: number }> {
+): Promise<T> {
   const since = Date.now();
   const deadline = since + timing.pollTimeoutMs;
   let pollCount = 0;
@@ -61,7 +61,7 @@ export async function pollUntilReady<T>(
     const pollNumber = pollCount;
     outcome = await waitOutLoading(operation, () => poll({ pollNumber, deadline }), timing, deadline);
   }
-  return { data: outcome.data, requestId: outcome.requestId, polls: pollCount };
+  return outcome.data;
 }
 
 /** "Session still loading" answers are waited out on a durable timer, within the same deadline. */
