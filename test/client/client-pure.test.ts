@@ -45,7 +45,7 @@ void describe('failure details', () => {
 
 void describe('client configuration', () => {
   void it('defaults to a local server, the default namespace, our task queue and the demo tenant', () => {
-    assert.deepEqual(loadClientConfig({}), { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', customerId: 'demo-lender' });
+    assert.deepEqual(loadClientConfig({}), { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', customerId: 'demo-lender', transport: { apiKey: undefined, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined } });
     assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '' }).namespace, 'default');
   });
 
