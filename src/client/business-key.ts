@@ -1,6 +1,8 @@
 /**
  * Business keys: the workflow id of a connection, chosen by the pipeline so that starting the same
- * connection twice finds the first one. Format: `connection-<customerId>-<applicationId>`.
+ * connection twice finds the first one. Format: `connection-<customerId>:<applicationId>`. The `:`
+ * cannot occur in either part, so two tenants can never produce the same key (with `-` between them,
+ * `demo` + `lender-app1` and `demo-lender` + `app1` would collide).
  */
 import { z } from 'zod';
 import { InvalidBusinessKeyError } from './errors.js';
@@ -18,8 +20,8 @@ export const KeySegment = z
 export const BusinessKey = z
   .string()
   .max(200, { message: 'must be at most 200 characters' })
-  .regex(/^connection-[A-Za-z0-9][A-Za-z0-9._-]*-[A-Za-z0-9][A-Za-z0-9._-]*$/, {
-    message: 'must look like connection-<customerId>-<applicationId> (letters, digits, ".", "_", "-")',
+  .regex(/^connection-[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*$/, {
+    message: 'must look like connection-<customerId>:<applicationId> (letters, digits, ".", "_", "-")',
   });
 export type BusinessKey = z.infer<typeof BusinessKey>;
 
@@ -30,21 +32,21 @@ export const WorkflowId = z
   .max(1000, { message: 'must be at most 1000 characters' })
   .regex(/^[^\s\p{Cc}]+$/u, { message: 'must not contain spaces or control characters' });
 
-/** `connection-demo-lender-app-123` for customer `demo-lender` and application `app-123`. */
+/** `connection-demo-lender:app-123` for customer `demo-lender` and application `app-123`. */
 export function connectionKey(customerId: string, applicationId: string): BusinessKey {
   for (const [name, value] of [['customerId', customerId], ['applicationId', applicationId]] as const) {
     const parsed = KeySegment.safeParse(value);
-    if (!parsed.success) throw new InvalidBusinessKeyError(`${BUSINESS_KEY_PREFIX}${customerId}-${applicationId}`, `${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
+    if (!parsed.success) throw new InvalidBusinessKeyError(`${BUSINESS_KEY_PREFIX}${customerId}:${applicationId}`, `${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
   }
-  return `${BUSINESS_KEY_PREFIX}${customerId}-${applicationId}`;
+  return `${BUSINESS_KEY_PREFIX}${customerId}:${applicationId}`;
 }
 
 /** Checks the key's format and that it belongs to the customer whose connection it names. */
 export function parseBusinessKey(key: string, customerId: string): BusinessKey {
   const parsed = BusinessKey.safeParse(key);
   if (!parsed.success) throw new InvalidBusinessKeyError(key, parsed.error.issues[0]?.message ?? 'is invalid');
-  if (!key.startsWith(`${BUSINESS_KEY_PREFIX}${customerId}-`) || key.length === `${BUSINESS_KEY_PREFIX}${customerId}-`.length) {
-    throw new InvalidBusinessKeyError(key, `must start with "${BUSINESS_KEY_PREFIX}${customerId}-" (the input's customerId) followed by the application id`);
+  if (!key.startsWith(`${BUSINESS_KEY_PREFIX}${customerId}:`)) {
+    throw new InvalidBusinessKeyError(key, `must start with "${BUSINESS_KEY_PREFIX}${customerId}:" (the input's customerId) followed by the application id`);
   }
   return parsed.data;
 }

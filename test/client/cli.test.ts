@@ -165,7 +165,7 @@ void describe('the operator CLI', () => {
       env: { CONNECTION_PASSWORD: SANDBOX_PASSWORD },
     });
     assert.equal(started.code, EXIT_OK, started.err);
-    const id = `connection-${stack.customerId}-${applicationId}`;
+    const id = `connection-${stack.customerId}:${applicationId}`;
     assert.match(started.out, new RegExp(`^connection ${id}`));
     assert.match(started.out, /\[1\] QuestionAndAnswer: /);
     const again = await cli(['start', '--application-id', applicationId, '--institution', 'SandboxBank', '--username', 'security_question', '--accounts'], {

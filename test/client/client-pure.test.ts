@@ -5,13 +5,18 @@ import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../src/conf
 import { responsesFromPairs, UsageError } from '../../src/client/cli/cli.js';
 
 void describe('business keys', () => {
-  void it('builds connection-<customerId>-<applicationId>', () => {
-    assert.equal(connectionKey('demo-lender', 'app-42'), 'connection-demo-lender-app-42');
+  void it('builds connection-<customerId>:<applicationId>', () => {
+    assert.equal(connectionKey('demo-lender', 'app-42'), 'connection-demo-lender:app-42');
+  });
+
+  void it('gives two tenants different keys even when a dash could split them either way', () => {
+    assert.notEqual(connectionKey('demo', 'lender-app1'), connectionKey('demo-lender', 'app1'));
+    assert.throws(() => parseBusinessKey(connectionKey('demo-lender', 'app1'), 'demo'), InvalidBusinessKeyError);
   });
 
   void it('refuses a key of another customer, naming the expected prefix', () => {
-    assert.throws(() => parseBusinessKey('connection-other-app-1', 'demo-lender'), (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-demo-lender-"/.test(error.message));
-    assert.throws(() => parseBusinessKey('connection-demo-lender-', 'demo-lender'), InvalidBusinessKeyError);
+    assert.throws(() => parseBusinessKey('connection-other:app-1', 'demo-lender'), (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-demo-lender:"/.test(error.message));
+    assert.throws(() => parseBusinessKey('connection-demo-lender:', 'demo-lender'), InvalidBusinessKeyError);
   });
 
   void it('refuses segments with spaces or slashes', () => {

@@ -181,7 +181,7 @@ void describe('the pipeline client', () => {
   void it('validates the input and the business key before anything is started', async () => {
     const bad = { ...live('no_mfa'), products: {} };
     await assert.rejects(client.start(key(), bad), (error: unknown) => error instanceof InvalidConnectionInputError && /products: must request at least one/.test(error.message));
-    await assert.rejects(client.start('connection-someone-else-1', live('no_mfa')), (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-/.test(error.message));
+    await assert.rejects(client.start('connection-someone-else:1', live('no_mfa')), (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-/.test(error.message));
     await assert.rejects(client.start('not a key', live('no_mfa')), InvalidBusinessKeyError);
     assert.throws(() => connectionKey(stack.customerId, 'a b'), InvalidBusinessKeyError);
   });

@@ -139,7 +139,7 @@ Products (at least one):
   --attributes <op>     an attributes package: ${AttributePackageOperation.options.join(', ')}
 Other:
   --customer <id>       tenant (default AGGREGATOR_CUSTOMER_ID)
-  --application-id <id> business key becomes connection-<customer>-<id>
+  --application-id <id> business key becomes connection-<customer>:<id>
   --key <key>           the business key itself
   --no-wait             return once started instead of waiting for the first step
   --rerun <policy>      when the key's earlier connection ended: never, if-failed (default), always`,
