@@ -148,20 +148,18 @@ export class ConnectionsClient {
   }
 
   /**
-   * Connects to Temporal with the given settings (defaults from the environment, see src/config.ts).
-   * With `encryption` (PAYLOAD_ENCRYPTION_KEY), payloads are encrypted on the way to Temporal and
-   * decrypted on the way back; give `encryption: undefined` to connect without it.
+   * Connects to Temporal with a whole client config: by default the environment's (src/config.ts).
+   * Nothing is merged, so a config without `encryption` connects without it.
    */
-  static async connect(config: Partial<Pick<ClientConfig, 'address' | 'transport' | 'namespace' | 'taskQueue' | 'encryption'>> = {}): Promise<ConnectionsClient> {
-    const merged = { ...loadClientConfig(), ...config };
-    const { address, namespace, taskQueue } = merged;
+  static async connect(config: ClientConfig = loadClientConfig()): Promise<ConnectionsClient> {
+    const { address, namespace, taskQueue } = config;
     let connection: Connection;
     try {
-      connection = await Connection.connect(await temporalConnectionOptions(address, merged.transport));
+      connection = await Connection.connect(await temporalConnectionOptions(address, config.transport));
     } catch (error) {
       throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${messageOf(error)}`, { cause: error });
     }
-    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(merged) });
+    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config) });
     const connections = new ConnectionsClient({ client, taskQueue, address });
     connections.ownedConnection = connection;
     return connections;

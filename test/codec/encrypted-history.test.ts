@@ -16,7 +16,7 @@ import { COOKIE_NAME, createConsoleServer } from '../../src/client/console/app.j
 import type { ConsoleServer } from '../../src/client/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
-import type { PayloadEncryptionConfig } from '../../src/config.js';
+import { loadClientConfig, type PayloadEncryptionConfig } from '../../src/config.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { startConnectionStack } from '../helpers/connection-stack.js';
@@ -50,7 +50,7 @@ before(async () => {
   env = await createDevEnvironment();
   const dataConverter = dataConverterFor({ encryption: ENCRYPTION });
   stack = await startConnectionStack(env, { dataConverter });
-  client = await ConnectionsClient.connect({ address: env.address, namespace: env.namespace ?? 'default', taskQueue: stack.taskQueue, encryption: ENCRYPTION });
+  client = await ConnectionsClient.connect({ ...loadClientConfig({}), address: env.address, namespace: env.namespace ?? 'default', taskQueue: stack.taskQueue, encryption: ENCRYPTION });
   consoleServer = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
   baseUrl = (await consoleServer.listen(0)).url;
   plainConsole = createConsoleServer({ connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });
