@@ -138,6 +138,7 @@ export const AuthorizeRequest = z.preprocess(
     };
     switch (mode) {
       case 'answer':
+        require('RequestId', 'when answering a challenge');
         require('SecurityResponses', 'when answering a challenge');
         if (request.SecurityResponses && Object.keys(request.SecurityResponses).length === 0) {
           ctx.addIssue({ code: 'custom', path: ['SecurityResponses'], message: 'must answer at least one prompt' });

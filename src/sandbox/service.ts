@@ -73,10 +73,9 @@ export class Service {
   authorize(tenant: Tenant, body: unknown): Reply {
     const request = parseWith(AuthorizeRequest, body, 'Authorize');
     switch (authorizeModeOf(request)) {
-      case 'answer': {
-        if (request.RequestId === undefined) throw new SandboxError('INVALID_REQUEST', 'Authorize: RequestId: is required when answering a challenge');
-        return this.answer(tenant, request.RequestId, request.SecurityResponses ?? {});
-      }
+      case 'answer':
+        // The schema requires both RequestId and SecurityResponses in answer mode.
+        return this.answer(tenant, request.RequestId ?? '', request.SecurityResponses ?? {});
       case 'cached': {
         const login = this.savedLogin(tenant, request.LoginId ?? '');
         return this.authorized(this.startSession(tenant, login, 'cached', false));

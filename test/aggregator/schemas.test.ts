@@ -145,6 +145,7 @@ describe('Authorize requests', () => {
     assert.equal(authorizeModeOf(ok(AuthorizeRequest, { RequestId: ID, SecurityResponses: { 'Q?': ['A'] } })), 'answer');
     assert.match(refused(AuthorizeRequest, { MostRecentCached: true }), /^LoginId: is required in cached mode/);
     assert.match(refused(AuthorizeRequest, { RequestId: ID }), /^SecurityResponses: is required when answering a challenge/);
+    assert.match(refused(AuthorizeRequest, { SecurityResponses: { 'Q?': ['A'] } }), /^RequestId: is required when answering a challenge/);
     assert.match(refused(AuthorizeRequest, { RequestId: ID, SecurityResponses: {} }), /^SecurityResponses: must answer at least one prompt/);
     const missing = refused(AuthorizeRequest, { Username: 'u' });
     for (const field of ['Institution', 'Password', 'MostRecentCached']) assert.match(missing, new RegExp(`${field}: is required`));
