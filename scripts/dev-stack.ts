@@ -3,7 +3,7 @@
  *   1. Temporal dev server (CLI) with SQLite persistence in .temporal/dev-stack.sqlite, Web UI, our search attributes;
  *   2. the sandbox of the aggregation service, in this process;
  *   3. the worker (child process: src/worker.ts);
- *   4. the operator console (child process), if src/client/console/server.ts exists.
+ *   4. the operator console (child process).
  * Ctrl-C stops everything in reverse order; so does any part dying on its own.
  * Ports: TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233), SANDBOX_PORT (4010), CONSOLE_PORT (8080),
  * and the worker's WORKER_METRICS_PORT (9464, 0 = off). CONSOLE_TOKEN is generated when unset.
@@ -13,13 +13,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { SANDBOX_CUSTOMER_ID } from '../src/sandbox/customer.js';
+import { loadClientConfig } from '../src/config.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { devServerSearchAttributeArgs, PROJECT_ROOT, TEMPORAL_CACHE_DIR, temporalCliPath } from './lib/temporal-binaries.js';
 
@@ -48,8 +48,6 @@ function readPorts() {
     workerMetrics: portFromEnv('WORKER_METRICS_PORT', 9464),
   };
 }
-const consoleEntry = join(PROJECT_ROOT, 'src/client/console/server.ts');
-const hasConsole = existsSync(consoleEntry);
 
 function assertPortFree(port: number, what: string, variable: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -180,7 +178,7 @@ async function main(): Promise<void> {
   await assertPortFree(ports.ui, 'Temporal Web UI', 'TEMPORAL_UI_PORT');
   await assertPortFree(ports.sandbox, 'sandbox', 'SANDBOX_PORT');
   if (ports.workerMetrics) await assertPortFree(ports.workerMetrics, 'worker metrics', 'WORKER_METRICS_PORT');
-  if (hasConsole) await assertPortFree(ports.console, 'operator console', 'CONSOLE_PORT');
+  await assertPortFree(ports.console, 'operator console', 'CONSOLE_PORT');
 
   mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
   const dbFile = join(TEMPORAL_CACHE_DIR, 'dev-stack.sqlite');
@@ -196,51 +194,42 @@ async function main(): Promise<void> {
   console.log(`dev-stack: Temporal ready in ${Date.now() - startedAt} ms`);
 
   sandbox = await createSandbox({ port: ports.sandbox, host: HOST });
-  const customerId = process.env.AGGREGATOR_CUSTOMER_ID || SANDBOX_CUSTOMER_ID;
 
   // The whole environment goes to the children, PAYLOAD_ENCRYPTION_KEY included: there is no default key.
-  const encrypted = Boolean(process.env.PAYLOAD_ENCRYPTION_KEY);
   const appEnv: NodeJS.ProcessEnv = {
     ...process.env,
     TEMPORAL_ADDRESS: address,
     AGGREGATOR_BASE_URL: sandbox.url,
-    AGGREGATOR_CUSTOMER_ID: customerId,
     WORKER_METRICS_PORT: String(ports.workerMetrics),
   };
+  // What the children will read, parsed here too: a bad value stops the stack before they start.
+  const app = loadClientConfig(appEnv);
   startChild('worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], appEnv);
 
-  let consoleToken: string | undefined;
-  let generatedToken = false;
-  if (hasConsole) {
-    consoleToken = process.env.CONSOLE_TOKEN || undefined;
-    if (!consoleToken) {
-      consoleToken = randomBytes(18).toString('base64url');
-      generatedToken = true;
-    }
-    startChild('console', process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
-      ...appEnv,
-      CONSOLE_PORT: String(ports.console),
-      CONSOLE_TOKEN: consoleToken,
-      // The Web UI of this stack may call the codec endpoint (with the console's cookie).
-      CONSOLE_CODEC_CORS_ORIGINS: process.env.CONSOLE_CODEC_CORS_ORIGINS || `http://${HOST}:${ports.ui},http://localhost:${ports.ui}`,
-    });
-  }
+  let consoleToken = process.env.CONSOLE_TOKEN || undefined;
+  const generatedToken = !consoleToken;
+  consoleToken ??= randomBytes(18).toString('base64url');
+  startChild('console', process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
+    ...appEnv,
+    CONSOLE_PORT: String(ports.console),
+    CONSOLE_TOKEN: consoleToken,
+    // The Web UI of this stack may call the codec endpoint (with the console's cookie).
+    CONSOLE_CODEC_CORS_ORIGINS: process.env.CONSOLE_CODEC_CORS_ORIGINS || `http://${HOST}:${ports.ui},http://localhost:${ports.ui}`,
+  });
 
   const lines = [
     '',
     'dev-stack is up (Ctrl-C stops everything; workflow history persists in .temporal/dev-stack.sqlite)',
     `  Temporal Web UI   http://${HOST}:${ports.ui}`,
-    `  Temporal gRPC     ${address}  (namespace default)`,
-    `  Sandbox           ${sandbox.url}/v3/${customerId}/`,
+    `  Temporal gRPC     ${address}  (namespace ${app.namespace})`,
+    `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
-    `  Worker            src/worker.ts, task queue ${process.env.TEMPORAL_TASK_QUEUE || 'aggregation-connections'}` +
+    `  Worker            src/worker.ts, task queue ${app.taskQueue}` +
       (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : ''),
-    hasConsole
-      ? `  Operator console  http://${HOST}:${ports.console}/?token=${consoleToken}` +
-        (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : '')
-      : '  Operator console  not started (src/client/console/server.ts does not exist yet)',
-    encrypted
-      ? `  Payload codec     http://${HOST}:${ports.console}/codec  (key id ${process.env.PAYLOAD_ENCRYPTION_KEY_ID || 'default'}; in the Web UI: ` +
+    `  Operator console  http://${HOST}:${ports.console}/?token=${consoleToken}` +
+      (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
+    app.encryption
+      ? `  Payload codec     http://${HOST}:${ports.console}/codec  (key id ${app.encryption.keyId}; in the Web UI: ` +
         'open the console link above once, then Codec Server settings: this URL, "Include cross-origin credentials")'
       : '  Payloads          stored in clear text (set PAYLOAD_ENCRYPTION_KEY to encrypt them)',
     '',
