@@ -8,10 +8,10 @@ import { z } from 'zod';
 import { InvalidBusinessKeyError } from './errors.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-export const BUSINESS_KEY_PREFIX = 'connection-';
+const BUSINESS_KEY_PREFIX = 'connection-';
 
 /** Letters, digits, `.`, `_`, `-`; starts with a letter or digit; at most 64 characters. */
-export const KeySegment = z
+const KeySegment = z
   .string()
   .min(1, { message: 'must not be empty' })
   .max(64, { message: 'must be at most 64 characters' })

@@ -36,7 +36,7 @@ export function formatDuration(ms: number): string {
 }
 
 /** How each challenge type is answered on the command line (shown under the challenge). */
-export function answerHint(challenge: SecurityChallenge): string {
+function answerHint(challenge: SecurityChallenge): string {
   const count = challenge.Iterables?.length ?? 0;
   switch (challenge.Type) {
     case 'QuestionAndAnswer':
@@ -56,7 +56,7 @@ export function answerHint(challenge: SecurityChallenge): string {
   }
 }
 
-export interface PresentOptions {
+interface PresentOptions {
   /** For ImageSelection challenges: challenge index → file paths of its images (same order as Iterables). */
   readonly imagePaths?: ReadonlyMap<number, readonly string[]>;
   /** Reference time for "answer within …" (defaults to none). */
@@ -83,7 +83,7 @@ export function presentChallengeSet(set: ChallengeSet, options: PresentOptions =
   return lines;
 }
 
-export function presentChallenge(challenge: SecurityChallenge, index: number, imagePaths?: readonly string[]): string[] {
+function presentChallenge(challenge: SecurityChallenge, index: number, imagePaths?: readonly string[]): string[] {
   const lines = [`[${index + 1}] ${challenge.Type}: ${printable(challenge.Prompt)}`];
   const options = challenge.Iterables ?? [];
   switch (challenge.Type) {
@@ -147,7 +147,7 @@ export function progressLine(state: ConnectionState, now: number): string {
 // ---------------------------------------------------------------------------------------------
 // Answer parsing
 
-export type ParsedAnswer = { readonly ok: true; readonly responses: SecurityResponses } | { readonly ok: false; readonly problems: string[] };
+type ParsedAnswer = { readonly ok: true; readonly responses: SecurityResponses } | { readonly ok: false; readonly problems: string[] };
 
 /** Turns one positional answer per challenge (grammar at the top of this file) into SecurityResponses. */
 export function parseAnswerTokens(challenges: readonly SecurityChallenge[], tokens: readonly string[]): ParsedAnswer {

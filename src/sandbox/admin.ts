@@ -12,14 +12,14 @@ import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, de
 import type { SandboxState } from './state.js';
 import type { DataCache } from './data-cache.js';
 
-export const CreateLoginRequest = z.strictObject({
+const CreateLoginRequest = z.strictObject({
   username: z.string().min(1),
   pendingPolls: z.number().int().min(0).max(1_000_000).optional(),
   pendingMs: z.number().int().min(0).max(86_400_000).optional(),
 });
 
 /** Everything a test or demo needs to drive every flow (served as JSON, built once). */
-export function scenarioListing(options: SandboxOptions) {
+function scenarioListing(options: SandboxOptions) {
   return {
     asOf: options.asOf,
     defaultCustomerId: SANDBOX_CUSTOMER_ID,

@@ -171,7 +171,7 @@ export function selectAttributeAccounts<T extends AttributeAccount>(accounts: re
   );
 }
 
-/** Computes the named attributes over already selected accounts. Exported so tests can recompute. */
+/** Computes the named attributes over already selected accounts (tests recompute them independently). */
 export function computeAttributes(accounts: readonly AttributeAccount[], asOf: string, names: readonly AttributeName[]): Record<string, AttributeResult> {
   const context: Context = { accounts, asOf };
   const out: Record<string, AttributeResult> = {};

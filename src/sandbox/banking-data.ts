@@ -9,9 +9,9 @@ import { dayOf, isoOf, parts } from './dates.js';
 import { Prng, cents, uuidFrom } from './random.js';
 
 /** Days of history generated (the Days365 window). */
-export const HISTORY_DAYS = 365;
-export const NSF_FEE = 48;
-export const NSF_DESCRIPTION = 'NSF FEE';
+const HISTORY_DAYS = 365;
+const NSF_FEE = 48;
+const NSF_DESCRIPTION = 'NSF FEE';
 export const PAYROLL_PREFIX = 'PAYROLL ';
 
 export interface GeneratedAccount extends Account {

@@ -8,7 +8,7 @@ import { Prng } from './random.js';
 
 const SIZE = 40;
 const SHAPES = ['circle', 'square', 'triangle', 'cross', 'diamond', 'ring', 'stripes', 'dot-grid'] as const;
-export type ImageShape = (typeof SHAPES)[number];
+type ImageShape = (typeof SHAPES)[number];
 // Declared before IMAGES, which is computed at load time.
 const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
   let c = n;
@@ -91,7 +91,7 @@ function chunk(type: string, data: Buffer): Buffer {
 }
 
 /** CRC-32 as PNG chunks require (ISO 3309). */
-export function crc32(data: Buffer): number {
+function crc32(data: Buffer): number {
   let c = 0xffffffff;
   for (const byte of data) c = (CRC_TABLE[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;

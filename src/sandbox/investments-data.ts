@@ -11,7 +11,7 @@ import { dayOf, isoOf } from './dates.js';
 import { Prng, cents, uuidFrom } from './random.js';
 
 /** Fixed conversion used for CurrencyValue and the top-level sums. */
-export const USD_TO_CAD = 1.385;
+const USD_TO_CAD = 1.385;
 
 interface Listing {
   readonly Name: string;

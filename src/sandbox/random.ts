@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 
 /** 32-bit FNV-1a: a cheap, stable string hash to seed the PRNG. */
-export function hash32(text: string): number {
+function hash32(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

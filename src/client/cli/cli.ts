@@ -308,7 +308,7 @@ async function printChallengeSet(io: CliIo, workflowId: string, set: ChallengeSe
 }
 
 /** Writes the images of each ImageSelection challenge as PNG files; returns their paths by challenge index. */
-export async function saveImages(set: ChallengeSet, dir: string | undefined): Promise<Map<number, string[]>> {
+async function saveImages(set: ChallengeSet, dir: string | undefined): Promise<Map<number, string[]>> {
   const paths = new Map<number, string[]>();
   const indexes = set.challenges.flatMap((challenge, index) => (challenge.Type === 'ImageSelection' ? [index] : []));
   if (indexes.length === 0) return paths;

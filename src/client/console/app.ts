@@ -35,7 +35,7 @@ export const COOKIE_NAME = 'console_token';
 /** Answers carry at most a few challenges; an image answer is ~4,000 characters of base64. */
 export const MAX_BODY_BYTES = 64 * 1024;
 /** A codec request carries the payloads of one history event; Temporal refuses payloads over 2 MB. */
-export const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
 
 const PAGE_DIR = fileURLToPath(new URL('./page/', import.meta.url));
 const STATIC_FILES: Record<string, { file: string; type: string }> = {
@@ -52,7 +52,7 @@ const SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
 };
 
-export const AnswerBody = z.strictObject({
+const AnswerBody = z.strictObject({
   challengeSetId: z.string().min(1, { message: 'must not be empty' }).max(100),
   responses: SecurityResponses.refine((responses) => Object.keys(responses).length > 0, { message: 'must answer at least one prompt' }),
 });
@@ -73,7 +73,7 @@ const JsonPayload = z.object({
 });
 type JsonPayload = z.infer<typeof JsonPayload>;
 /** Protobuf JSON omits an empty repeated field: the temporal CLI sends `{}` for no payloads. */
-export const CodecBody = z.object({ payloads: z.array(JsonPayload).max(10_000).default([]) });
+const CodecBody = z.object({ payloads: z.array(JsonPayload).max(10_000).default([]) });
 
 export interface ConsoleOptions {
   readonly connections: ConnectionsClient;
