@@ -113,10 +113,10 @@ function pad(n: number, of: number): string {
 export function presentState(workflowId: string, state: ConnectionState, now?: number): string[] {
   const lines: string[] = [];
   const elapsed = now === undefined ? '' : `, running ${formatDuration(now - Date.parse(state.startedAt))}`;
-  lines.push(`Connection ${workflowId}: ${state.status}${elapsed}`);
-  const who = [`mode ${state.mode}`, `customer ${state.customerId}`];
+  lines.push(`Connection ${printable(workflowId)}: ${state.status}${elapsed}`);
+  const who = [`mode ${state.mode}`, `customer ${printable(state.customerId)}`];
   if (state.institution) who.push(`institution ${printable(state.institution)}`);
-  if (state.loginId) who.push(`login ${state.loginId}`);
+  if (state.loginId) who.push(`login ${printable(state.loginId)}`);
   lines.push(`  ${who.join(', ')}`);
   lines.push(`  polls ${state.totalPolls}${state.retrieved.length ? `, retrieved ${state.retrieved.join(', ')}` : ''}`);
   if (state.pending) {

@@ -81,9 +81,8 @@ export class Admin {
     const tenant = this.state.tenant(customerId);
     const login = this.state.loginFor(tenant, scenario, this.options.now());
     login.saved = true;
-    if (request.pendingPolls !== undefined || request.pendingMs !== undefined) {
-      login.pending = { pendingPolls: request.pendingPolls ?? 0, pendingMs: request.pendingMs };
-    }
+    // Each call states the login's pending behaviour anew: without an override, the scenario's.
+    login.pending = request.pendingPolls !== undefined || request.pendingMs !== undefined ? { pendingPolls: request.pendingPolls ?? 0, pendingMs: request.pendingMs } : undefined;
     return { status: 200, body: { LoginId: login.id, Username: scenario.username, Institution: scenario.institution } };
   }
 

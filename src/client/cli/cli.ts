@@ -272,7 +272,8 @@ async function list(args: readonly string[], { io, client }: Context): Promise<n
 }
 
 function table(connections: readonly ConnectionSummary[]): string[] {
-  const rows = connections.map((c) => [c.workflowId, c.status ?? `(${c.executionStatus})`, printable(c.institution ?? c.loginId ?? ''), c.customerId ?? '', c.startedAt]);
+  // Visibility can list workflows this project did not start: every cell is made printable.
+  const rows = connections.map((c) => [c.workflowId, c.status ?? `(${c.executionStatus})`, c.institution ?? c.loginId ?? '', c.customerId ?? '', c.startedAt].map(printable));
   const header = ['WORKFLOW ID', 'STATUS', 'INSTITUTION / LOGIN', 'CUSTOMER', 'STARTED'];
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   const format = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();

@@ -1,10 +1,14 @@
 // Operator console: lists connections awaiting an answer, renders each challenge for its type, sends
-// answers through the console API (which uses the workflow's validated update) and follows the status
-// by polling every second. Plain DOM: every service-provided string goes through textContent or a
+// answers through the console API (which uses the workflow's validated update) and follows the
+// selected connection every second (the lists, which cost visibility queries, every 5 s; nothing
+// while the tab is hidden). Plain DOM: every service-provided string goes through textContent or a
 // property, never innerHTML.
 'use strict';
 
 const POLL_MS = 1000;
+/** The lists are refreshed on every LIST_EVERY-th poll. */
+const LIST_EVERY = 5;
+let polls = 0;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 const view = {
@@ -336,7 +340,9 @@ const builders = {
     let chosen = null;
     const buttons = (challenge.Iterables || []).map((image, index) => {
       const img = el('img', { alt: `Image ${index + 1}`, width: 44, height: 44 });
-      if (BASE64.test(image)) img.src = `data:image/png;base64,${image}`;
+      // The CLI accepts a data: prefix too; strip it the same way.
+      const base64 = image.replace(/^data:image\/[a-z+]+;base64,/i, '');
+      if (BASE64.test(base64)) img.src = `data:image/png;base64,${base64}`;
       const button = el('button', { type: 'button', 'aria-pressed': 'false', title: `Image ${index + 1}`, dataset: { index: String(index) } }, img);
       button.addEventListener('click', () => {
         chosen = image;
@@ -412,8 +418,12 @@ async function sendAnswer(workflowId, set, parts, form) {
 
 async function tick() {
   const live = document.getElementById('live');
+  if (document.hidden) {
+    setTimeout(() => void tick(), POLL_MS);
+    return;
+  }
   try {
-    await Promise.all([refreshLists(), refreshDetail()]);
+    await Promise.all([polls++ % LIST_EVERY === 0 ? refreshLists() : undefined, refreshDetail()]);
     live.className = 'live';
     live.textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
