@@ -10,7 +10,11 @@
  *   rate-limit[=<code>] answer 429 (or 403/401) TOO_MANY_REQUESTS with Retry-After: 1
  *   malformed           answer HTTP 200 with a truncated JSON body
  */
+import { SERVICE_CODES } from '../aggregator/errors.js';
 import type { DataFaultKind } from './scenarios.js';
+
+/** The statuses the service uses for TOO_MANY_REQUESTS, from the one table of codes. */
+const RATE_LIMIT_STATUSES: readonly number[] = SERVICE_CODES.TOO_MANY_REQUESTS.httpStatus;
 
 export const FAULT_HEADER = 'x-sandbox-fault';
 const MAX_LATENCY_MS = 60_000;
@@ -48,7 +52,7 @@ export function parseFaultHeader(value: string | string[] | undefined): FaultPla
         action = { kind: 'reset' };
         break;
       case 'rate-limit':
-        if (number !== undefined && ![401, 403, 429].includes(number)) return `${FAULT_HEADER}: rate-limit takes 401, 403 or 429`;
+        if (number !== undefined && !RATE_LIMIT_STATUSES.includes(number)) return `${FAULT_HEADER}: rate-limit takes ${RATE_LIMIT_STATUSES.join(', ')}`;
         action = { kind: 'rate-limit', status: number ?? 429 };
         break;
       case 'malformed':

@@ -97,9 +97,7 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
           body: { HttpStatusCode: action.status, Message: 'Too many requests; slow down', ServiceCode: 'TOO_MANY_REQUESTS' },
         });
       case 'malformed':
-        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(MALFORMED_BODY) });
-        response.end(MALFORMED_BODY);
-        return;
+        return reply(response, { status: 200, raw: MALFORMED_BODY });
     }
   };
 
@@ -124,10 +122,7 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     const matched = routes.map((candidate) => ({ candidate, params: match(candidate.pattern, rest) })).find((m) => m.params !== undefined);
     if (!matched?.params) return reply(response, notFound(segments));
     const handler = matched.candidate.methods[method as keyof Route['methods']];
-    if (!handler) {
-      const allow = Object.keys(matched.candidate.methods).join(', ');
-      return reply(response, { status: 405, headers: { allow }, body: { HttpStatusCode: 405, Message: `Method ${method} is not allowed here (allowed: ${allow})` } });
-    }
+    if (!handler) return reply(response, methodNotAllowed(Object.keys(matched.candidate.methods).join(', '), method));
     const body = method === 'GET' || method === 'DELETE' ? undefined : await readJson(request);
     return reply(response, handler({ params: matched.params, tenant: state.tenant(customerId), body }));
   };
@@ -200,6 +195,6 @@ function notFound(segments: readonly string[]): Reply {
   return { status: 404, body: { HttpStatusCode: 404, Message: `No endpoint at /${segments.join('/')}` } };
 }
 
-function methodNotAllowed(allow: string): Reply {
-  return { status: 405, headers: { allow }, body: { HttpStatusCode: 405, Message: `Method not allowed (allowed: ${allow})` } };
+function methodNotAllowed(allow: string, method?: string): Reply {
+  return { status: 405, headers: { allow }, body: { HttpStatusCode: 405, Message: `Method ${method ? `${method} ` : ''}is not allowed here (allowed: ${allow})` } };
 }
