@@ -4,9 +4,10 @@
  */
 import { z } from 'zod';
 import { ATTRIBUTE_DEFINITIONS, ATTRIBUTE_PACKAGES } from './attributes.js';
+import { summarizeSubmissions } from './authorize-submissions.js';
 import { SANDBOX_CUSTOMER_ID } from './customer.js';
 import { FAULT_HEADER } from './faults.js';
-import { SandboxError, parseWith, type Reply } from './http.js';
+import { MAX_BODY_BYTES, SandboxError, parseWith, type Reply } from './http.js';
 import type { SandboxOptions } from './options.js';
 import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, describeScenario, resolveScenario } from './scenarios.js';
 import type { SandboxState } from './state.js';
@@ -25,7 +26,7 @@ function scenarioListing(options: SandboxOptions) {
     defaultCustomerId: SANDBOX_CUSTOMER_ID,
     password: SANDBOX_PASSWORD,
     authHeader: options.authSecret === undefined ? null : options.authHeader,
-    limits: { sessionIdleMs: options.sessionIdleMs, processingLimitMs: options.processingLimitMs, loadingMs: options.loadingMs },
+    limits: { sessionIdleMs: options.sessionIdleMs, processingLimitMs: options.processingLimitMs, loadingMs: options.loadingMs, pendingPollMs: options.pendingPollMs, requestBodyBytes: MAX_BODY_BYTES },
     notes: [
       'The username selects the scenario; Institution and Password must match the entry.',
       'QuestionAndAnswer answers are compared trimmed and case-insensitively; prompt keys exactly.',
@@ -33,6 +34,7 @@ function scenarioListing(options: SandboxOptions) {
       'A wrong answer (401 INVALID_SECURITY_RESPONSE), a missing prompt (401 SECURITYRESPONSES_INCOMPLETE) or an unasked key (401 UNKNOWN_CHALLENGE_KEY) leaves the challenge pending.',
       'Transactions are listed newest first; in date order Balance_i = Balance_{i-1} + Credit - Debit.',
       'Attributes need a RequestId from a cached Authorize and a GetAccountsDetail on it; they answer 202 while accounts detail for the card runs.',
+      'A data operation runs on its own clock: pending_ms_<n> for n ms; pendingPolls n until n polls were made or n × limits.pendingPollMs passed since it started, whichever comes first. An operation nobody polls still finishes, so it never keeps the card busy (attributes 202, DeleteCard CARD_IN_USE) longer than that.',
     ],
     imageSelection: { images: 16, correctIndex: CORRECT_IMAGE_INDEX },
     scenarios: SCENARIOS.map(describeScenario),
@@ -54,7 +56,9 @@ function scenarioListing(options: SandboxOptions) {
     admin: {
       'GET /sandbox/scenarios': 'this listing',
       'POST /sandbox/{customerId}/logins': 'body { username, pendingPolls?, pendingMs? }: create (idempotently) a saved login, answer { LoginId }',
-      'DELETE /sandbox/{customerId}': 'forget the tenant: its logins, sessions and attempt counters',
+      'DELETE /sandbox/{customerId}': 'forget the tenant: its logins, sessions, attempt counters and Authorize submission counts',
+      'GET /sandbox/authorize-submissions[?customerId=X]':
+        'Authorize calls seen: { answers (with SecurityResponses), credentials (live first call or live refresh), duplicates: [{ customerId, requestId, count }] }; a duplicate is the same RequestId and SecurityResponses (keys sorted) sent more than once; answers are kept only as hashes',
       'GET /sandbox/health': 'liveness',
     },
   };
@@ -84,6 +88,10 @@ export class Admin {
     // Each call states the login's pending behaviour anew: without an override, the scenario's.
     login.pending = request.pendingPolls !== undefined || request.pendingMs !== undefined ? { pendingPolls: request.pendingPolls ?? 0, pendingMs: request.pendingMs } : undefined;
     return { status: 200, body: { LoginId: login.id, Username: scenario.username, Institution: scenario.institution } };
+  }
+
+  authorizeSubmissions(customerId: string | undefined): Reply {
+    return { status: 200, body: summarizeSubmissions(this.state, customerId) };
   }
 
   resetTenant(customerId: string): Reply {

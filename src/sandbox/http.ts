@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import { SERVICE_CODES, type ServiceCode } from '../aggregator/errors.js';
+import { SERVICE_CODES, isServiceCode, type ServiceCode } from '../contract/failures.js';
 import { describeIssues, type Link } from '../aggregator/schemas.js';
 
 /** What a handler answers; `raw` is already-serialized JSON (the cached data path). */
@@ -12,18 +12,24 @@ export type Reply =
   | { readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }
   | { readonly status: number; readonly raw: string; readonly headers?: Record<string, string> };
 
+/**
+ * Codes only the sandbox answers: the spec and FACTS.md name no request size limit, so no service
+ * code exists for it. A client reads it as an unrecognised code (HTTP 413: not retryable).
+ */
+export type SandboxOnlyCode = 'REQUEST_TOO_LARGE';
+
 /** A refusal with a service code; the server turns it into an error body. */
 export class SandboxError extends Error {
   override readonly name = 'SandboxError';
   readonly httpStatus: number;
 
   constructor(
-    readonly code: ServiceCode | undefined,
+    readonly code: ServiceCode | SandboxOnlyCode | undefined,
     message: string,
     options: { httpStatus?: number; requestId?: string | undefined; headers?: Record<string, string>; links?: Link[] } = {},
   ) {
     super(message);
-    this.httpStatus = options.httpStatus ?? (code ? SERVICE_CODES[code].httpStatus[0] : 500);
+    this.httpStatus = options.httpStatus ?? (isServiceCode(code) ? SERVICE_CODES[code].httpStatus[0] : 500);
     this.requestId = options.requestId;
     this.headers = options.headers;
     this.links = options.links;
@@ -43,15 +49,27 @@ export function errorReply(error: SandboxError): Reply {
   return { status: error.httpStatus, body, ...(error.headers ? { headers: error.headers } : {}) };
 }
 
-const MAX_BODY_BYTES = 1_000_000;
+/** Largest request body read (the biggest real one, an ImageSelection answer, is a few KB). */
+export const MAX_BODY_BYTES = 1_000_000;
 
-/** Reads the body as JSON; an empty body is `undefined`. Malformed JSON → 400 INVALID_REQUEST. */
+/**
+ * 413 REQUEST_TOO_LARGE with `Connection: close`: node:http then closes the socket once the answer
+ * is written, without reading the rest of the body, so the sender is not left blocked on a full
+ * TCP window and no later request waits behind unread bytes on a kept-alive connection.
+ */
+function tooLarge(what: string): SandboxError {
+  return new SandboxError('REQUEST_TOO_LARGE', `The request body ${what} the limit of ${MAX_BODY_BYTES} bytes`, { httpStatus: 413, headers: { connection: 'close' } });
+}
+
+/** Reads the body as JSON; an empty body is `undefined`. Malformed JSON → 400 INVALID_REQUEST, oversized → 413. */
 export async function readJson(request: IncomingMessage): Promise<unknown> {
+  // A declared length over the limit is refused before reading a byte.
+  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge('is declared larger than');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new SandboxError('INVALID_REQUEST', `The request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES) throw tooLarge('exceeds');
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');

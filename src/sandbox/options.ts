@@ -14,6 +14,12 @@ export interface SandboxOptions {
   readonly sessionIdleMs: number;
   /** Data requests on a session older than this answer SESSION_EXPIRED (the service: 30 min). */
   readonly processingLimitMs: number;
+  /**
+   * Wall-clock length of one pending poll: an operation pending for N polls is also complete once
+   * N × this has passed since it started, so an operation nobody polls still finishes on its own
+   * (default: the spec's 10 s polling interval, so a client polling at that pace sees N 202s).
+   */
+  readonly pendingPollMs: number;
   /** After an Authorize 200, data requests answer SESSION_LOADING for this long (scenario `loading` counts requests instead). */
   readonly loadingMs: number;
   /** The clock (ms since epoch); tests inject a fake one. */
@@ -28,6 +34,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   asOf: '2026-10-31',
   sessionIdleMs: 8 * 60_000,
   processingLimitMs: 30 * 60_000,
+  pendingPollMs: 10_000,
   loadingMs: 0,
   now: () => Date.now(),
 };

@@ -4,7 +4,7 @@
  * server, GET /sandbox/scenarios and the tests all read the same source.
  */
 import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
-import { SERVICE_CODES, type ServiceCode } from '../aggregator/errors.js';
+import { SERVICE_CODES, type ServiceCode } from '../contract/failures.js';
 import { correctResponses, publicChallenge, type ChallengeStep } from './challenges.js';
 import { IMAGES, IMAGE_NAMES } from './images.js';
 
@@ -29,7 +29,11 @@ export type ScenarioKind = 'no-mfa' | 'challenge' | 'authorize-error' | 'transie
 export type DataFaultKind = 'status-503' | 'reset' | 'rate-limit' | 'malformed';
 
 export interface DataBehaviour {
-  /** HTTP 202 answers each operation (accounts detail, summary, investments, attributes) gives before 200. */
+  /**
+   * HTTP 202 answers each operation (accounts detail, summary, investments, attributes) gives before
+   * 200; the operation is also complete once this many polls' worth of time (`pendingPollMs` each)
+   * has passed since it started, polled or not.
+   */
   readonly pendingPolls: number;
   /** When set, 202 until this many ms passed since the operation started (instead of counting polls). */
   readonly pendingMs?: number;
@@ -188,7 +192,7 @@ export const SCENARIOS: readonly Scenario[] = [
 
 /** Username patterns with a numeric parameter (n from 0 to 1,000,000). */
 export const SCENARIO_PATTERNS = [
-  { pattern: 'pending_polls_<n>', example: 'pending_polls_7', description: 'No MFA; every data operation answers 202 n times, then 200.' },
+  { pattern: 'pending_polls_<n>', example: 'pending_polls_7', description: 'No MFA; every data operation answers 202 n times, then 200; it also completes on its own once n × limits.pendingPollMs passed since it started, polled or not.' },
   { pattern: 'pending_ms_<n>', example: 'pending_ms_1500', description: 'No MFA; every data operation answers 202 until n ms passed since it started, then 200.' },
   { pattern: 'loading_<n>', example: 'loading_3', description: 'No MFA; the first n data requests of each session answer 400 SESSION_LOADING.' },
   { pattern: '<error_code>_<n>', example: 'retry_later_2', description: 'The first n live Authorize calls (per tenant) answer that code (any code of the authorize-error scenarios), then HTTP 200 without MFA.' },

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AttributePackageOperation } from '../aggregator/schemas.js';
 import { Admin } from './admin.js';
+import { summarizeSubmissions, type AuthorizeSubmissions } from './authorize-submissions.js';
 import { DataCache } from './data-cache.js';
 import { FAULT_HEADER, MALFORMED_BODY, parseFaultHeader, type FaultAction } from './faults.js';
 import { SandboxError, errorReply, readJson, type Reply } from './http.js';
@@ -22,6 +23,8 @@ export interface Sandbox {
   readonly options: SandboxOptions;
   /** The live state (tenants, logins, sessions), for tests that need to look inside. */
   readonly state: SandboxState;
+  /** What GET /sandbox/authorize-submissions answers: Authorize calls seen, and answers sent twice. */
+  authorizeSubmissions(customerId?: string): AuthorizeSubmissions;
   close(): Promise<void>;
 }
 
@@ -131,6 +134,12 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     const [first, second] = segments;
     if (segments.length === 1 && first === 'scenarios') return method === 'GET' ? admin.scenarios() : methodNotAllowed('GET');
     if (segments.length === 1 && first === 'health') return { status: 200, body: { ok: true } };
+    if (segments.length === 1 && first === 'authorize-submissions') {
+      if (method !== 'GET') return methodNotAllowed('GET', method);
+      const customerId = new URL(request.url ?? '/', 'http://sandbox').searchParams.get('customerId') ?? undefined;
+      if (customerId !== undefined && !CUSTOMER_ID.test(customerId)) throw new SandboxError('INVALID_REQUEST', `Invalid customer id "${customerId}"`);
+      return admin.authorizeSubmissions(customerId);
+    }
     if (segments.length === 2 && second === 'logins' && CUSTOMER_ID.test(first ?? '')) {
       return method === 'POST' ? admin.createLogin(first ?? '', await readJson(request)) : methodNotAllowed('POST');
     }
@@ -163,6 +172,7 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     port,
     options,
     state,
+    authorizeSubmissions: (customerId) => summarizeSubmissions(state, customerId),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

@@ -24,6 +24,7 @@ import {
   type AccountSelection,
   type AttributeName,
 } from './attributes.js';
+import { recordAnswer } from './authorize-submissions.js';
 import { checkResponses, publicChallenge } from './challenges.js';
 import type { DataCache } from './data-cache.js';
 import { localTimestamp } from './dates.js';
@@ -72,7 +73,11 @@ export class Service {
 
   authorize(tenant: Tenant, body: unknown): Reply {
     const request = parseWith(AuthorizeRequest, body, 'Authorize');
-    switch (authorizeModeOf(request)) {
+    const mode = authorizeModeOf(request);
+    // Counted once validated, whatever the outcome: a refused answer still reached the service.
+    if (mode === 'answer') recordAnswer(tenant.submissions, request.RequestId ?? '', request.SecurityResponses ?? {});
+    else if (mode !== 'cached') tenant.submissions.credentials += 1;
+    switch (mode) {
       case 'answer':
         // The schema requires both RequestId and SecurityResponses in answer mode.
         return this.answer(tenant, request.RequestId ?? '', request.SecurityResponses ?? {});
@@ -217,7 +222,7 @@ export class Service {
       operation = { answers: 0, startedAt: this.now, done: false };
       session.operations.set(kind, operation);
     }
-    const status = advance(operation, behaviourOf(session.login), this.now);
+    const status = advance(operation, behaviourOf(session.login), this.now, this.deps.options.pendingPollMs);
     if (status === 'ready') return undefined;
     return {
       status: 202,
@@ -385,7 +390,7 @@ export class Service {
     for (const session of tenant.sessions.values()) {
       if (session.login !== login || this.now - session.lastSeenAt > this.deps.options.sessionIdleMs) continue;
       for (const [kind, operation] of session.operations) {
-        if ((!kinds || kinds.includes(kind)) && isRunning(operation, behaviour, this.now)) return true;
+        if ((!kinds || kinds.includes(kind)) && isRunning(operation, behaviour, this.now, this.deps.options.pendingPollMs)) return true;
       }
     }
     return false;

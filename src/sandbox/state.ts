@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AccountsDetailOptions } from '../aggregator/schemas.js';
+import { emptySubmissionCounts, type SubmissionCounts } from './authorize-submissions.js';
 import { uuidFrom } from './random.js';
 import type { DataBehaviour, Scenario } from './scenarios.js';
 
@@ -58,6 +59,8 @@ export interface Tenant {
   readonly sessions: Map<string, Session>;
   /** Live Authorize attempts per username, for "fails n times then succeeds" scenarios. */
   readonly attempts: Map<string, number>;
+  /** Authorize submissions (answers only as hashes), for GET /sandbox/authorize-submissions. */
+  readonly submissions: SubmissionCounts;
   sequence: number;
 }
 
@@ -69,7 +72,7 @@ export class SandboxState {
   tenant(id: string): Tenant {
     let tenant = this.tenants.get(id);
     if (!tenant) {
-      tenant = { id, logins: new Map(), sessions: new Map(), attempts: new Map(), sequence: 0 };
+      tenant = { id, logins: new Map(), sessions: new Map(), attempts: new Map(), submissions: emptySubmissionCounts(), sequence: 0 };
       this.tenants.set(id, tenant);
     }
     return tenant;
@@ -122,20 +125,30 @@ export function behaviourOf(login: LoginRecord): DataBehaviour {
   return login.pending ? { ...login.scenario.data, ...login.pending } : login.scenario.data;
 }
 
+/**
+ * How long an operation takes on its own clock: `pendingMs`, else its `pendingPolls` at `pollMs` each.
+ * Past this it is complete whether or not anyone polled it, so an abandoned operation never keeps
+ * the card busy for longer than its own processing time.
+ */
+function processingMsOf(behaviour: DataBehaviour, pollMs: number): number {
+  return behaviour.pendingMs ?? behaviour.pendingPolls * pollMs;
+}
+
 /** Whether an operation still counts as running (for CARD_IN_USE and the attributes precondition). */
-export function isRunning(operation: Operation, behaviour: DataBehaviour, now: number): boolean {
-  if (operation.done) return false;
-  return behaviour.pendingMs === undefined || now - operation.startedAt < behaviour.pendingMs;
+export function isRunning(operation: Operation, behaviour: DataBehaviour, now: number, pollMs: number): boolean {
+  return !operation.done && now - operation.startedAt < processingMsOf(behaviour, pollMs);
 }
 
 /**
  * One answer of an operation: counts it, and says whether it is ready. With `pendingMs` readiness is
- * by elapsed time, otherwise the first `pendingPolls` answers are pending.
+ * by elapsed time; otherwise the first `pendingPolls` answers are pending, unless the operation's
+ * own time (`pendingPolls` × `pollMs`) ran out first.
  */
-export function advance(operation: Operation, behaviour: DataBehaviour, now: number): 'OPERATION_DISPATCHED' | 'OPERATION_PENDING' | 'ready' {
+export function advance(operation: Operation, behaviour: DataBehaviour, now: number, pollMs: number): 'OPERATION_DISPATCHED' | 'OPERATION_PENDING' | 'ready' {
   if (operation.done) return 'ready';
   operation.answers += 1;
-  const ready = behaviour.pendingMs !== undefined ? now - operation.startedAt >= behaviour.pendingMs : operation.answers > behaviour.pendingPolls;
+  const timeUp = now - operation.startedAt >= processingMsOf(behaviour, pollMs);
+  const ready = timeUp || (behaviour.pendingMs === undefined && operation.answers > behaviour.pendingPolls);
   if (ready) {
     operation.done = true;
     return 'ready';

@@ -218,3 +218,59 @@ describe('saved logins', () => {
     }
   });
 });
+
+describe('Authorize submissions', () => {
+  const submissions = async (tenant?: string) => {
+    const answer = await call('GET', `/sandbox/authorize-submissions${tenant === undefined ? '' : `?customerId=${tenant}`}`);
+    assert.equal(answer.status, 200, answer.text);
+    return answer;
+  };
+
+  it('counts credential calls and answers of a clean flow and reports no duplicate', async () => {
+    const tenant = freshTenant();
+    const done = await authorizeLive(call, tenant, byName('image_selection'));
+    assert.equal((await call('POST', authorizePath(tenant), { LoginId: done.Login?.Id, MostRecentCached: true })).status, 200);
+    const refresh = await call('POST', authorizePath(tenant), { LoginId: done.Login?.Id, MostRecentCached: false, Save: true });
+    assert.equal(refresh.status, 203);
+    // Two rounds answered once each; the live call and the refresh carried credentials; cached mode counts as neither.
+    assert.deepEqual((await submissions(tenant)).body, { answers: 2, credentials: 2, duplicates: [] });
+    assert.deepEqual(sandbox.authorizeSubmissions(tenant), { answers: 2, credentials: 2, duplicates: [] });
+  });
+
+  it('reports the same answer sent twice on one RequestId as a duplicate, whatever its key order, without exposing it', async () => {
+    const tenant = freshTenant();
+    const scenario = byName('triple_question');
+    const first = await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false });
+    const { RequestId: requestId } = parsesWith(AuthorizeResponse, first.body);
+    const answers = scenario.challengeSequence[0]?.answer ?? assert.fail('answer');
+    const reversed = Object.fromEntries(Object.entries(answers).reverse());
+    assert.equal((await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: answers })).status, 200);
+    // A retry of an answer that was already accepted: refused, but it reached the service again.
+    assertError(await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: reversed }), 400, 'SESSION_NONEXISTENT');
+    // Another value under the same keys is another answer.
+    assertError(await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: { ...answers, 'What is your favourite colour?': ['blue'] } }), 400, 'SESSION_NONEXISTENT');
+
+    const report = await submissions(tenant);
+    assert.deepEqual(report.body, { answers: 3, credentials: 1, duplicates: [{ customerId: tenant, requestId, count: 2 }] });
+    for (const value of Object.values(answers).flat()) assert.ok(!report.text.includes(value), `the report exposes "${value}"`);
+  });
+
+  it('sums every tenant without customerId, knows nothing of an unknown one, and forgets a reset tenant', async () => {
+    const local = await createSandbox();
+    try {
+      const localCall = clientFor(local);
+      const [one, two] = [freshTenant(), freshTenant()];
+      await authorizeLive(localCall, one, byName('security_question'));
+      await authorizeLive(localCall, two, byName('no_mfa'));
+      assert.deepEqual((await localCall('GET', '/sandbox/authorize-submissions')).body, { answers: 1, credentials: 2, duplicates: [] });
+      assert.deepEqual(local.authorizeSubmissions(), { answers: 1, credentials: 2, duplicates: [] });
+      assert.deepEqual((await localCall('GET', `/sandbox/authorize-submissions?customerId=${freshTenant()}`)).body, { answers: 0, credentials: 0, duplicates: [] });
+      assert.equal((await localCall('DELETE', `/sandbox/${one}`)).status, 200);
+      assert.deepEqual(local.authorizeSubmissions(), { answers: 0, credentials: 1, duplicates: [] });
+      assertError(await localCall('GET', '/sandbox/authorize-submissions?customerId=not%20valid'), 400, 'INVALID_REQUEST');
+      assert.equal((await localCall('POST', '/sandbox/authorize-submissions')).status, 405);
+    } finally {
+      await local.close();
+    }
+  });
+});

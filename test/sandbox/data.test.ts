@@ -10,7 +10,7 @@ import {
   type Transaction,
 } from '../../src/aggregator/schemas.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { assertError, cachedSession, clientFor, fetchAccounts, freshTenant, parsesWith, type Call } from './helpers.js';
+import { assertError, cachedSession, clientFor, fetchAccounts, freshTenant, parsesWith, waitUntil, type Call } from './helpers.js';
 
 let sandbox: Sandbox;
 let call: Call;
@@ -280,5 +280,60 @@ describe('DeleteCard', () => {
     parsesWith(DeleteCardResponse, deleted.body);
     assertError(await call('POST', bank(tenant, 'Authorize'), { LoginId: loginId, MostRecentCached: true }), 401, 'INVALID_LOGIN');
     assertError(await call('GET', bank(tenant, `GetAccountsDetailAsync/${requestId}`)), 400, 'SESSION_NONEXISTENT');
+  });
+});
+
+describe('an operation nobody polls', () => {
+  const attributes = (tenant: string, loginId: string, requestId: string) => `/v3/${tenant}/insight/login/${loginId}/attributes/${requestId}/GetLendingAttributes`;
+
+  it('finishes after its polls × pendingPollMs, freeing attributes and DeleteCard for a later session', async () => {
+    let clock = 7_000_000;
+    const local = await createSandbox({ now: () => clock, pendingPollMs: 1_000 });
+    try {
+      const localCall = clientFor(local);
+      const tenant = freshTenant();
+      const abandoned = await cachedSession(localCall, tenant, 'pending_polls_3');
+      assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: abandoned.requestId })).status, 202);
+
+      // A later cached session retrieves its own accounts detail (by polls) and asks for attributes.
+      const later = await localCall('POST', bank(tenant, 'Authorize'), { LoginId: abandoned.loginId, MostRecentCached: true });
+      const { RequestId: requestId } = later.body as { RequestId: string };
+      await fetchAccounts(localCall, tenant, requestId);
+      clock += 2_999;
+      assert.equal((await localCall('GET', attributes(tenant, abandoned.loginId, requestId))).status, 202);
+      assertError(await localCall('DELETE', bank(tenant, `DeleteCard/${abandoned.loginId}`)), 400, 'CARD_IN_USE');
+
+      clock += 1; // 3 polls × 1 000 ms since the abandoned operation started
+      const statuses: number[] = [];
+      let answer;
+      do {
+        answer = await localCall('GET', attributes(tenant, abandoned.loginId, requestId));
+        statuses.push(answer.status);
+      } while (answer.status === 202 && statuses.length < 10);
+      assert.deepEqual(statuses, [202, 202, 202, 200], 'only the attributes operation\'s own 3 pending answers are left');
+      // The abandoned session sees the same clock: its first poll in a while is ready.
+      assert.equal((await localCall('GET', bank(tenant, `GetAccountsDetailAsync/${abandoned.requestId}`))).status, 200);
+      assert.equal((await localCall('DELETE', bank(tenant, `DeleteCard/${abandoned.loginId}`))).status, 200);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('stops blocking the card in real time once its own processing time has passed', async () => {
+    const local = await createSandbox({ pendingPollMs: 25 });
+    try {
+      const localCall = clientFor(local);
+      const tenant = freshTenant();
+      const abandoned = await cachedSession(localCall, tenant, 'pending_polls_2');
+      assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: abandoned.requestId })).status, 202);
+      const later = await localCall('POST', bank(tenant, 'Authorize'), { LoginId: abandoned.loginId, MostRecentCached: true });
+      const { RequestId: requestId } = later.body as { RequestId: string };
+      await fetchAccounts(localCall, tenant, requestId);
+      // Before the fix both stayed blocked until the abandoned session idled out (8 minutes).
+      await waitUntil(async () => (await localCall('GET', attributes(tenant, abandoned.loginId, requestId))).status === 200, 'attributes to answer 200');
+      await waitUntil(async () => (await localCall('DELETE', bank(tenant, `DeleteCard/${abandoned.loginId}`))).status === 200, 'DeleteCard to answer 200');
+    } finally {
+      await local.close();
+    }
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { AccountsDetailResponse, AuthorizeResponse, ErrorResponse, PendingResponse } from '../../src/aggregator/schemas.js';
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
+import { MAX_BODY_BYTES } from '../../src/sandbox/http.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { assertError, cachedSession, clientFor, freshTenant, parsesWith, type Call } from './helpers.js';
 
@@ -109,4 +111,41 @@ describe('routing and calling-application auth', () => {
       await guarded.close();
     }
   });
+});
+
+/**
+ * Sends a POST over a raw socket, the whole body at once without reading meanwhile (as a simple
+ * client does), and resolves with everything received once the server closes the connection.
+ */
+function postRaw(port: number, path: string, body: Buffer, framing: 'content-length' | 'chunked'): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    // Writing into a connection the server closed fails (EPIPE/ECONNRESET): expected here.
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(received));
+    const length = framing === 'content-length' ? `Content-Length: ${body.length}` : 'Transfer-Encoding: chunked';
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\n${length}\r\n\r\n`);
+    if (framing === 'content-length') socket.end(body);
+    else socket.end(Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]));
+  });
+}
+
+describe('request size limit', () => {
+  // Without Connection: close the server stopped reading and kept the socket: the sender blocked
+  // until the 30 s keep-alive timeout. The test timeout bounds the wait for the close.
+  for (const framing of ['content-length', 'chunked'] as const) {
+    it(`answers a 5 MB body (${framing}) with 413 REQUEST_TOO_LARGE and Connection: close, then closes the connection`, { timeout: 10_000 }, async () => {
+      const received = await postRaw(sandbox.port, `/v3/${freshTenant()}/BankingServices/Authorize`, Buffer.alloc(5 * 1024 * 1024, 'a'), framing);
+      const [head = '', text = ''] = received.split('\r\n\r\n', 2);
+      assert.match(head, /^HTTP\/1\.1 413 /);
+      assert.match(head, /\r\nconnection: close\r\n/i);
+      const answer = { status: 413, body: JSON.parse(text) as unknown, text, headers: new Headers() };
+      assertError(answer, 413, 'REQUEST_TOO_LARGE');
+      assert.match(text, new RegExp(`${MAX_BODY_BYTES} bytes`));
+      // The server is not stuck: a request on a fresh connection is answered.
+      assert.equal((await call('GET', '/sandbox/health')).status, 200);
+    });
+  }
 });

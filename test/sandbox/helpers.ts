@@ -1,5 +1,6 @@
 /** Shared setup for the sandbox tests: plain fetch against an in-process sandbox, schema checks. */
 import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { AuthorizeResponse, ErrorResponse, describeIssues } from '../../src/aggregator/schemas.js';
 import type { ScenarioListing } from '../../src/sandbox/scenarios.js';
@@ -96,4 +97,13 @@ export async function fetchAccounts(call: Call, tenant: string, requestId: strin
   }
   assert.equal(answer.status, 200, answer.text.slice(0, 300));
   return { pending, body: answer.body };
+}
+
+/** Polls `check` until it holds, for conditions that come true on the sandbox's own clock; fails after `timeoutMs`. */
+export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await delay(10);
+  }
 }
