@@ -31,7 +31,7 @@ export default tseslint.config(
             { group: ['ky', '../aggregator/client*', '../sandbox/*'], message: 'Workflows reach the service only through activities.' },
             { group: ['../activities/*', '../activities'], message: 'Import activities by type only.', allowTypeImports: true },
             {
-              group: ['zod', 'zod/*', '../aggregator/schemas*', './connection-input*'],
+              group: ['zod', 'zod/*', '../aggregator/schemas*', '../contract/connection-input*'],
               message: 'Types only: the SDK evaluates the workflow bundle for every workflow, so zod stays out of it (validation runs in input-activities.ts).',
               allowTypeImports: true,
             },
@@ -39,11 +39,6 @@ export default tseslint.config(
         },
       ],
     },
-  },
-  {
-    // The input schema itself lives beside the workflow's definitions but is only ever loaded outside it.
-    files: ['src/workflows/connection-input.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -24,6 +24,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_CODE } from '../src/workflow-code.js';
 import { createAggregatorClient } from '../src/aggregator/client.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
 import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
   try {
     const bundlePath = join(bundleDir, 'workflow-bundle.js');
     const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-    await writeFile(bundlePath, (await bundleWorkflowCode({ workflowsPath: join(root, 'src/workflows/index.ts'), logger: quiet })).code);
+    await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
 
     const sandboxPort = await freePort();
     const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;

@@ -8,10 +8,11 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from 
 import { createActivities } from './activities/connection-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
-import { dataConverterFor } from './codec/data-converter.js';
+import { workerDataConverterFor } from './codec/data-converter.js';
 import { ConfigError, loadWorkerConfig, temporalTransportOf, type WorkerConfig } from './config.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
+import { WORKFLOW_CODE } from './workflow-code.js';
 
 /** One JSON object per line: what log shippers expect; secrets are redacted by key. */
 function jsonLine(entry: LogEntry): void {
@@ -52,12 +53,13 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       activities,
       // Encrypts workflow/activity inputs and results, signals, updates and failure details when
-      // PAYLOAD_ENCRYPTION_KEY is set (the codec runs outside the workflow sandbox).
-      dataConverter: dataConverterFor(config),
+      // PAYLOAD_ENCRYPTION_KEY is set (the codec runs outside the workflow sandbox); a message that
+      // cannot be decoded reaches the workflow as a marker its handlers refuse.
+      dataConverter: workerDataConverterFor(config),
       // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
       ...(config.WORKER_WORKFLOW_BUNDLE
         ? { workflowBundle: { codePath: config.WORKER_WORKFLOW_BUNDLE } }
-        : { workflowsPath: fileURLToPath(new URL('./workflows/index.ts', import.meta.url)) }),
+        : { workflowsPath: WORKFLOW_CODE.workflowsPath }),
       ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
       ...(config.WORKER_WORKFLOW_THREADS === undefined ? {} : { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS }),
     });

@@ -1,7 +1,8 @@
 /**
  * The connection workflow's activities: one upstream call each, built around aggregation clients
  * (one per tenant). Results are plain, serializable outcomes; errors leave as ApplicationFailures.
- * Cancellation of an activity aborts its HTTP request.
+ * Cancellation of an activity aborts its HTTP request. Authorize calls heartbeat while their request
+ * is at the service, so the workflow notices a worker that died mid-call within its heartbeat timeout.
  */
 import { Context } from '@temporalio/activity';
 import type { AggregatorClient, AuthorizeResult, CallOptions, DataResult } from '../aggregator/client.js';
@@ -14,7 +15,7 @@ import type {
   SecurityChallenge,
   SecurityResponses,
 } from '../aggregator/schemas.js';
-import type { AttributesProduct, SessionInput } from '../workflows/connection-input.js';
+import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
 import { toActivityFailure } from './failures.js';
 
 export type AuthorizeOutcome =
@@ -55,6 +56,9 @@ export interface AttributesInput extends LoginDataInput {
 /** Gives the aggregation client of a tenant; the worker caches one per customer id. */
 export type ClientForTenant = (customerId: string) => AggregatorClient;
 
+/** How often an Authorize in flight heartbeats; the SDK batches heartbeats to the server itself. */
+const AUTHORIZE_HEARTBEAT_MS = 1_000;
+
 export function createActivities(clientFor: ClientForTenant) {
   /** Runs one upstream call with the activity's cancellation wired to the HTTP request. */
   async function call<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
@@ -65,10 +69,22 @@ export function createActivities(clientFor: ClientForTenant) {
     }
   }
 
+  /** An Authorize: the same call, heartbeating until the service answers. */
+  async function authorizeCall<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
+    const context = Context.current();
+    context.heartbeat();
+    const heartbeats = setInterval(() => context.heartbeat(), AUTHORIZE_HEARTBEAT_MS);
+    try {
+      return await call(customerId, run);
+    } finally {
+      clearInterval(heartbeats);
+    }
+  }
+
   return {
     /** Authorize: live with credentials, cached with a LoginId, or live refresh of a saved LoginId. */
     async openSession({ customerId, session }: OpenSessionInput): Promise<AuthorizeOutcome> {
-      return call(customerId, async (client, options) => {
+      return authorizeCall(customerId, async (client, options) => {
         switch (session.kind) {
           case 'live':
             return toAuthorizeOutcome(
@@ -84,7 +100,7 @@ export function createActivities(clientFor: ClientForTenant) {
 
     /** Authorize with the RequestId and every answer of the current challenge set. */
     async answerChallenge({ customerId, requestId, responses }: AnswerChallengeInput): Promise<AuthorizeOutcome> {
-      return call(customerId, async (client, options) => toAuthorizeOutcome(await client.answerChallenge(requestId, responses, options)));
+      return authorizeCall(customerId, async (client, options) => toAuthorizeOutcome(await client.answerChallenge(requestId, responses, options)));
     },
 
     async requestAccountsDetail({ customerId, requestId, options: detail }: AccountsDetailInput): Promise<DataOutcome<AccountsDetailResponse>> {

@@ -1,7 +1,8 @@
 /**
- * Turns aggregation-client errors into Temporal ApplicationFailures: the failure type names the
- * service code (INVALID_PASSWORD → InvalidPassword), retryability comes from the one table in
- * aggregator/errors.ts, and the details carry what the workflow and operators need.
+ * Turns aggregation-client errors into Temporal ApplicationFailures. The failure type is the
+ * connection failure the condition becomes (INVALID_PASSWORD → InvalidCredentials), read from the
+ * one table in contract/failures.ts, so the workflow passes it on without translating; the details
+ * carry the service code, the remedy and whether the service may have acted on the request.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import {
@@ -10,26 +11,8 @@ import {
   AggregatorNetworkError,
   AggregatorRequestError,
   AggregatorResponseError,
-  type Remedy,
 } from '../aggregator/errors.js';
-
-/** Carried as the failure's first detail; plain data so it survives serialization. */
-export interface ServiceFailureDetails {
-  readonly operation: string;
-  readonly httpStatus?: number | undefined;
-  readonly serviceCode?: string | undefined;
-  readonly requestId?: string | undefined;
-  readonly remedy: Remedy;
-}
-
-/** SERVICE_CODE → ServiceCode; the failure types workflows match on. */
-export function failureTypeOf(serviceCode: string): string {
-  return serviceCode
-    .toLowerCase()
-    .split('_')
-    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-    .join('');
-}
+import { CONDITION_FAILURES, serviceCodeInfo, type ConnectionFailureType, type ServiceFailureDetails } from '../contract/failures.js';
 
 export function toActivityFailure(error: unknown): unknown {
   if (!(error instanceof AggregatorError) || error instanceof AggregatorAbortedError) return error;
@@ -39,9 +22,10 @@ export function toActivityFailure(error: unknown): unknown {
     serviceCode: error.serviceCode,
     requestId: error.requestId,
     remedy: error.remedy,
+    delivery: error.delivery,
   };
   return ApplicationFailure.create({
-    type: typeOf(error),
+    type: failureTypeOf(error),
     message: error.message,
     // "poll" remedies (e.g. SESSION_LOADING) are waited out by the workflow on a durable timer,
     // not retried inside the activity.
@@ -51,10 +35,9 @@ export function toActivityFailure(error: unknown): unknown {
   });
 }
 
-function typeOf(error: AggregatorError): string {
-  if (error.serviceCode) return failureTypeOf(error.serviceCode);
-  if (error instanceof AggregatorNetworkError) return 'ServiceUnreachable';
-  if (error instanceof AggregatorResponseError) return 'MalformedServiceAnswer';
-  if (error instanceof AggregatorRequestError) return 'InvalidServiceRequest';
-  return error.httpStatus ? `Http${error.httpStatus}` : 'AggregatorError';
+function failureTypeOf(error: AggregatorError): ConnectionFailureType {
+  if (error instanceof AggregatorNetworkError) return CONDITION_FAILURES.unreachable;
+  if (error instanceof AggregatorResponseError) return CONDITION_FAILURES.malformedAnswer;
+  if (error instanceof AggregatorRequestError) return CONDITION_FAILURES.invalidRequest;
+  return serviceCodeInfo(error.serviceCode, error.httpStatus ?? 500).failure;
 }

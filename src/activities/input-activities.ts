@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describeIssues } from '../aggregator/schemas.js';
-import { ConnectionInput } from '../workflows/connection-input.js';
+import { ConnectionInput } from '../contract/connection-input.js';
 
 export function createInputActivities() {
   return {

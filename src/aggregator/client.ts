@@ -145,8 +145,9 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       text = await response.text();
     } catch (error) {
       if (callerSignal?.aborted) throw new AggregatorAbortedError(call.operation, error);
-      if (timedOut) throw new AggregatorNetworkError(call.operation, `no answer within ${timeoutMs} ms`, error);
-      throw new AggregatorNetworkError(call.operation, describeNetworkFailure(error), error);
+      if (timedOut) throw new AggregatorNetworkError(call.operation, `no answer within ${timeoutMs} ms`, undefined, error);
+      const socketError = socketErrorOf(error);
+      throw new AggregatorNetworkError(call.operation, describeNetworkFailure(error, socketError), socketError?.code, error);
     } finally {
       clearTimeout(timer);
       callerSignal?.removeEventListener('abort', forwardAbort);
@@ -295,8 +296,12 @@ function requestIdOf(data: unknown): string {
   return typeof requestId === 'string' ? requestId : '';
 }
 
-function describeNetworkFailure(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+/** fetch wraps the socket's error (ECONNREFUSED, ECONNRESET, ...) as its `cause`. */
+function socketErrorOf(error: unknown): { code?: string; message?: string } | undefined {
+  return (error as { cause?: { code?: string; message?: string } }).cause;
+}
+
+function describeNetworkFailure(error: unknown, socketError: { code?: string; message?: string } | undefined): string {
+  if (socketError?.code) return `${socketError.code}${socketError.message ? ` (${socketError.message})` : ''}`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -26,9 +26,9 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
 import type { SecurityResponses } from '../aggregator/schemas.js';
-import { checkAnswer, describeProblems } from '../workflows/challenges.js';
-import { ConnectionInput } from '../workflows/connection-input.js';
-import type { ConnectionInputArgs } from '../workflows/connection-input.js';
+import { checkAnswer, checkAnswerSize, describeProblems } from '../workflows/challenges.js';
+import { ConnectionInput } from '../contract/connection-input.js';
+import type { ConnectionInputArgs } from '../contract/connection-input.js';
 import {
   awaitFirstStepUpdate,
   CONNECTION_FAILURE_TYPES,
@@ -213,11 +213,17 @@ export class ConnectionsClient {
   /**
    * Answers the connection's current challenge set. A malformed answer is refused here (and again by
    * the workflow's validator) with an AnswerRejectedError naming the problem; an answer the service
-   * refuses comes back as `{ outcome: 'rejected' }` with the same challenges presented again.
+   * refuses comes back as `{ outcome: 'rejected' }` with the same challenges presented again. When
+   * whether the service took it is unknown (a worker died while it was there), it comes back as
+   * `{ outcome: 'restarted' }` with the challenges of a new session.
    */
   async answer(workflowId: string, answer: AnswerInput, options: AnswerOptions = {}): Promise<AnswerOutcome> {
     const handle = this.handle(workflowId);
     let challengeSetId = answer.challengeSetId;
+    // Size is checked even when the caller checked the answer itself: an oversized answer must never
+    // reach Temporal (past its message limit it fails slowly and misleadingly).
+    const tooLarge = checkAnswerSize(answer.responses);
+    if (tooLarge.length > 0) throw new AnswerRejectedError(workflowId, 'client', describeProblems(tooLarge), challengeSetId);
     if (options.checkLocally ?? true) {
       const state = await this.getState(workflowId);
       const set = state.challengeSet;

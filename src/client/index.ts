@@ -15,7 +15,7 @@ export {
 export type { ConnectionEndType } from './errors.js';
 export { loadClientConfig } from '../config.js';
 export type { ClientConfig } from '../config.js';
-export type { ConnectionInputArgs } from '../workflows/connection-input.js';
+export type { ConnectionInputArgs } from '../contract/connection-input.js';
 export type {
   AnswerOutcome,
   ChallengeSet,

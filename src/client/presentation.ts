@@ -123,6 +123,9 @@ export function presentState(workflowId: string, state: ConnectionState, now?: n
     const next = state.pending.nextPollAt ? `, next poll ${state.pending.nextPollAt}` : '';
     lines.push(`  pending ${state.pending.operation} (${state.pending.code}), poll ${state.pending.pollCount}, gives up at ${state.pending.deadline}${next}`);
   }
+  if (state.lastRestart) {
+    lines.push(`  new session opened (${state.sessionRestarts}x): ${printable(state.lastRestart.reason)}`);
+  }
   if (state.lastRejection) {
     const code = state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : '';
     lines.push(`  last answer rejected by the ${state.lastRejection.source}${code}: ${printable(state.lastRejection.message)}`);

@@ -12,9 +12,15 @@
  * Decoding passes through payloads that are not encrypted (histories written before encryption was
  * turned on still read) and decrypts with the key named by the payload, so earlier keys kept as
  * decryption keys keep their histories readable after a rotation.
+ *
+ * A worker's codec marks, rather than refuses, a workflow's message it cannot decrypt (option
+ * `markUndecodableMessages`): a signal encrypted under a key nobody has must not fail every workflow
+ * task of its connection. Activity payloads are still refused, so a worker missing a key retries
+ * until the key is configured.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
+import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from './undecodable.js';
 import proto from '@temporalio/proto';
 
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
@@ -66,12 +72,18 @@ export interface EncryptionKeys {
   readonly decryptionKeys?: ReadonlyMap<string, Uint8Array> | undefined;
 }
 
+export interface EncryptionCodecOptions {
+  /** Workers: a workflow-owned payload (signal, update, start input) that cannot be decrypted becomes a marker. */
+  readonly markUndecodableMessages?: boolean | undefined;
+}
+
 export class EncryptionCodec implements PayloadCodec {
   readonly keyId: string;
   private readonly key: Buffer;
   private readonly keys: ReadonlyMap<string, Buffer>;
+  private readonly markUndecodableMessages: boolean;
 
-  constructor({ keyId, key, decryptionKeys = new Map() }: EncryptionKeys) {
+  constructor({ keyId, key, decryptionKeys = new Map() }: EncryptionKeys, { markUndecodableMessages = false }: EncryptionCodecOptions = {}) {
     if (keyId === '') throw new TypeError('EncryptionCodec: the key id must not be empty');
     const keys = new Map<string, Buffer>();
     for (const [id, bytes] of decryptionKeys) keys.set(id, checkedKey(id, bytes));
@@ -79,6 +91,7 @@ export class EncryptionCodec implements PayloadCodec {
     this.key = checkedKey(keyId, key);
     keys.set(keyId, this.key);
     this.keys = keys;
+    this.markUndecodableMessages = markUndecodableMessages;
   }
 
   /** The ids of every key this codec can decrypt with (the current one first). */
@@ -91,9 +104,25 @@ export class EncryptionCodec implements PayloadCodec {
     return new Promise((resolve) => resolve(payloads.map((payload) => this.encrypt(payload))));
   }
 
-  /** A payload it cannot decrypt rejects the whole batch: the worker's task fails and retries, a client call fails. */
-  decode(payloads: Payload[]): Promise<Payload[]> {
-    return new Promise((resolve) => resolve(payloads.map((payload) => this.decrypt(payload))));
+  /**
+   * A payload it cannot decrypt rejects the whole batch (the worker's task fails and retries, a client
+   * call fails), except a workflow's message on a worker that marks them.
+   */
+  decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    const mark = this.markUndecodableMessages && context?.type === 'workflow';
+    return new Promise((resolve) => resolve(payloads.map((payload) => (mark ? this.decryptOrMark(payload) : this.decrypt(payload)))));
+  }
+
+  private decryptOrMark(payload: Payload): Payload {
+    try {
+      return this.decrypt(payload);
+    } catch (error) {
+      if (!(error instanceof PayloadDecryptionError)) throw error;
+      return {
+        metadata: { [ENCODING_METADATA_KEY]: encoder.encode(UNDECODABLE_ENCODING), [UNDECODABLE_REASON_METADATA_KEY]: encoder.encode(error.message) },
+        data: new Uint8Array(),
+      };
+    }
   }
 
   private encrypt(payload: Payload): Payload {

@@ -1,7 +1,9 @@
 /**
- * The connection workflow's input, as a zod schema: parsed by the pipeline client before it starts a
- * connection and again by the workflow itself, so a bad input fails fast with a message naming the
- * field and never reaches the service. Deterministic (zod only), safe in the workflow bundle.
+ * The connection's input: the contract between the pipeline client (which parses it before it starts
+ * a connection), the input-validation activity (which parses it again, outside the workflow sandbox,
+ * as the workflow's first step) and the workflow and activities (which use its types only). A bad
+ * input fails fast with a message naming the field and never reaches the service. zod lives here, so
+ * workflow code imports this file with `import type` only: the workflow bundle stays free of zod.
  */
 import { z } from 'zod';
 import { AccountsDetailOptions, AttributePackageOperation, AttributesRequest, Uuid } from '../aggregator/schemas.js';

@@ -11,6 +11,24 @@ export interface AnswerProblem {
   readonly message: string;
 }
 
+/**
+ * Size limits of one answer set, checked before anything else (by the client, CLI, console and the
+ * update validator), so an oversized answer is refused before it is recorded or sent. An
+ * ImageSelection answer is one ~4,000-character base64 image: the per-answer limit leaves 4x room.
+ */
+export const ANSWER_LIMITS = {
+  /** Characters in one answer value. */
+  answerChars: 16_384,
+  /** Characters in one prompt key (the prompt text, or a TextOrCall option). */
+  promptChars: 1_024,
+  /** Prompt keys in one answer set. */
+  prompts: 32,
+  /** Values answering one prompt. */
+  answersPerPrompt: 32,
+  /** Characters of every key and value of the set together. */
+  totalChars: 65_536,
+} as const;
+
 export const TEXT_OR_CALL_METHODS = ['Text', 'Call'] as const;
 export const TRUSTED_DEVICE_ANSWER = 'VERIFIED';
 
@@ -24,7 +42,35 @@ function keysFor(challenge: SecurityChallenge): string[] {
   return challenge.Type === 'TextOrCall' ? (challenge.Iterables ?? []) : [challenge.Prompt];
 }
 
+/** Problems of size only, independent of the challenges; messages name the limit. */
+export function checkAnswerSize(responses: SecurityResponses): AnswerProblem[] {
+  const problems: AnswerProblem[] = [];
+  const entries = Object.entries(responses);
+  if (entries.length > ANSWER_LIMITS.prompts) problems.push({ message: `answers ${entries.length} prompts; the limit is ${ANSWER_LIMITS.prompts} prompts` });
+  let total = 0;
+  for (const [prompt, answers] of entries) {
+    total += prompt.length;
+    if (prompt.length > ANSWER_LIMITS.promptChars) {
+      problems.push({ prompt, message: `the prompt key is ${prompt.length} characters; the limit is ${ANSWER_LIMITS.promptChars}` });
+    }
+    if (answers.length > ANSWER_LIMITS.answersPerPrompt) {
+      problems.push({ prompt, message: `has ${answers.length} answers; the limit is ${ANSWER_LIMITS.answersPerPrompt} answers a prompt` });
+    }
+    for (const answer of answers) {
+      total += answer.length;
+      if (answer.length > ANSWER_LIMITS.answerChars) {
+        problems.push({ prompt, message: `an answer is ${answer.length} characters; the limit is ${ANSWER_LIMITS.answerChars} characters an answer` });
+      }
+    }
+  }
+  if (total > ANSWER_LIMITS.totalChars) problems.push({ message: `the answer set is ${total} characters; the limit is ${ANSWER_LIMITS.totalChars} characters in all` });
+  return problems;
+}
+
 export function checkAnswer(challenges: readonly SecurityChallenge[], responses: SecurityResponses): AnswerProblem[] {
+  // Oversized answers are refused on size alone: nothing else is worth checking in them.
+  const tooLarge = checkAnswerSize(responses);
+  if (tooLarge.length) return tooLarge;
   const problems: AnswerProblem[] = [];
   const keys = Object.keys(responses);
   if (keys.length === 0) return [{ message: 'no answer given: every prompt must be answered at once' }];

@@ -5,7 +5,10 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AttributesResponse, AccountsDetailResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
-import type { ConnectionInput } from './connection-input.js';
+import type { ConnectionInput } from '../contract/connection-input.js';
+import type { ConnectionFailureType } from '../contract/failures.js';
+
+export { CONNECTION_FAILURE_TYPES, type ConnectionFailureType } from '../contract/failures.js';
 
 export const CONNECTION_WORKFLOW_TYPE = 'connectionWorkflow';
 
@@ -50,6 +53,18 @@ export interface Rejection {
   readonly at: string;
 }
 
+/**
+ * Why the connection opened a new session: an Authorize whose outcome is unknown (the worker died
+ * while it was at the service, or the reply was lost) is never sent again; a new session is opened
+ * and its challenges presented instead.
+ */
+export interface SessionRestart {
+  readonly reason: string;
+  /** The challenge set whose answer was in flight, if any. */
+  readonly challengeSetId?: string | undefined;
+  readonly at: string;
+}
+
 export interface ConnectionFailureInfo {
   readonly type: ConnectionFailureType;
   readonly message: string;
@@ -70,6 +85,9 @@ export interface ConnectionState {
   /** Polls made so far, over all pending operations of this connection. */
   readonly totalPolls: number;
   readonly lastRejection?: Rejection | undefined;
+  /** New sessions opened because an Authorize's outcome was unknown; the last one's reason. */
+  readonly sessionRestarts: number;
+  readonly lastRestart?: SessionRestart | undefined;
   readonly retrieved: ProductName[];
   readonly failure?: ConnectionFailureInfo | undefined;
   readonly startedAt: string;
@@ -81,6 +99,12 @@ export type AnswerOutcome =
   | { readonly outcome: 'accepted'; readonly status: ConnectionStatus; readonly nextChallengeSet?: ChallengeSet | undefined }
   /** The service refused the answer; the same challenges are presented again under a new id. */
   | { readonly outcome: 'rejected'; readonly message: string; readonly serviceCode?: string | undefined; readonly nextChallengeSet?: ChallengeSet | undefined }
+  /**
+   * Whether the service took the answer is unknown (the worker died while it was at the service): it
+   * was not sent again; a new session was opened and its first challenge set (or the open session's
+   * status) is here. The end user may be asked again.
+   */
+  | { readonly outcome: 'restarted'; readonly reason: string; readonly status: ConnectionStatus; readonly nextChallengeSet?: ChallengeSet | undefined }
   /** The connection ended while the answer was in flight. */
   | { readonly outcome: 'ended'; readonly status: ConnectionStatus; readonly failure?: ConnectionFailureInfo | undefined };
 
@@ -101,21 +125,6 @@ export interface ConnectionResult {
   readonly totalPolls: number;
 }
 
-/** ApplicationFailure types the workflow ends with (PascalCase nouns). */
-export const CONNECTION_FAILURE_TYPES = [
-  'InvalidConnectionInput',
-  'InvalidCredentials',
-  'InvalidSecurityResponse',
-  'ChallengeAbandoned',
-  'EndUserActionRequired',
-  'InstitutionUnavailable',
-  'ServiceUnavailable',
-  'SessionExpired',
-  'PollingTimedOut',
-  'ServiceRejected',
-  'UnexpectedServiceAnswer',
-] as const;
-export type ConnectionFailureType = (typeof CONNECTION_FAILURE_TYPES)[number];
 
 /** For `temporal workflow signal` and simple callers: no answer comes back; bad answers land in lastRejection. */
 export const answerChallengeSignal = defineSignal<[ChallengeAnswer]>('answerChallenge');

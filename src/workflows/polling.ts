@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { DataOutcome } from '../activities/connection-activities.js';
-import { activityFailureType } from './failures.js';
+import { serviceDetailsOf } from './failures.js';
 
 export interface PollTiming {
   readonly pollIntervalMs: number;
@@ -20,9 +20,6 @@ export interface PollObserver {
 
 /** Calls upstream once; `deadline` bounds the call's own retries of transient errors. */
 export type PollCall<T> = (attempt: { pollNumber: number; deadline: number }) => Promise<DataOutcome<T>>;
-
-/** The failure types of activities that mean "not yet, ask again after the interval". */
-const WAIT_AND_RETRY_TYPES = new Set(['SessionLoading']);
 
 /**
  * Makes the first request, then polls while the answer is pending (202), `pollIntervalMs` after
@@ -64,14 +61,13 @@ export async function pollUntilReady<T>(
   return outcome.data;
 }
 
-/** "Session still loading" answers are waited out on a durable timer, within the same deadline. */
+/** Answers whose remedy is "poll" (e.g. the session still loading) are waited out on a durable timer, within the same deadline. */
 async function waitOutLoading<T>(operation: string, call: () => Promise<DataOutcome<T>>, timing: PollTiming, deadline: number): Promise<DataOutcome<T>> {
   for (;;) {
     try {
       return await call();
     } catch (error) {
-      const type = activityFailureType(error);
-      if (!type || !WAIT_AND_RETRY_TYPES.has(type) || Date.now() + timing.pollIntervalMs > deadline) throw error;
+      if (serviceDetailsOf(error)?.remedy !== 'poll' || Date.now() + timing.pollIntervalMs > deadline) throw error;
       await sleep(timing.pollIntervalMs, { summary: `wait for the session to load before ${operation}` });
     }
   }

@@ -78,6 +78,7 @@ void describe('presenting a connection state', () => {
     customerId: 'demo-lender',
     institution: 'SandboxBank',
     loginId: '11111111-2222-3333-4444-555555555555',
+    sessionRestarts: 0,
     pending: { operation: 'accounts detail', code: 'OPERATION_PENDING', pollCount: 2, since: '2030-01-01T00:00:10.000Z', deadline: '2030-01-01T00:30:10.000Z' },
     totalPolls: 2,
     retrieved: [],

@@ -49,7 +49,7 @@ let rawBytes: Buffer;
 before(async () => {
   env = await createDevEnvironment();
   const dataConverter = dataConverterFor({ encryption: ENCRYPTION });
-  stack = await startConnectionStack(env, { dataConverter });
+  stack = await startConnectionStack(env, { encryption: ENCRYPTION });
   client = await ConnectionsClient.connect({ ...loadClientConfig({}), address: env.address, namespace: env.namespace ?? 'default', taskQueue: stack.taskQueue, encryption: ENCRYPTION });
   consoleServer = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
   baseUrl = (await consoleServer.listen(0)).url;

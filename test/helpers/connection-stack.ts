@@ -2,21 +2,21 @@
  * The whole product for one test file: the real sandbox over HTTP, the real activities and a real
  * worker on a unique task queue of a real Temporal server (dev or time-skipping).
  */
-import { fileURLToPath } from 'node:url';
-import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { DataConverter } from '@temporalio/common';
+import { Client, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/connection-activities.js';
 import { createInputActivities } from '../../src/activities/input-activities.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
+import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
+import type { EncryptionSettings } from '../../src/config.js';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
 import { createSandbox } from '../../src/sandbox/server.js';
-import type { ConnectionInputArgs } from '../../src/workflows/connection-input.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/workflows/definitions.js';
 import type { connectionWorkflow } from '../../src/workflows/connection.js';
 import { uniqueId, waitFor } from './temporal.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
 
 export interface ConnectionStack {
   readonly env: TestWorkflowEnvironment;
@@ -24,6 +24,8 @@ export interface ConnectionStack {
   readonly customerId: string;
   readonly taskQueue: string;
   readonly worker: Worker;
+  /** The client of `start` and `waitForState`: with the worker's codec when payloads are encrypted. */
+  readonly client: Client;
   /** Every upstream request the activities made, as "METHOD /path" (real HTTP, only observed). */
   readonly upstreamCalls: string[];
   /** Starts a connection on this stack's task queue, with a unique business key. */
@@ -37,8 +39,8 @@ export interface ConnectionStack {
 
 export interface ConnectionStackOptions {
   customerId?: string;
-  /** The worker's data converter (e.g. the encryption codec); `start` and `waitForState` still use env.client. */
-  dataConverter?: DataConverter | undefined;
+  /** Payload encryption of the worker and of `client` (off when absent). */
+  encryption?: EncryptionSettings['encryption'];
 }
 
 export async function startConnectionStack(env: TestWorkflowEnvironment, options: ConnectionStackOptions = {}): Promise<ConnectionStack> {
@@ -55,11 +57,15 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    workflowsPath: WORKFLOWS_PATH,
+    workflowsPath: WORKFLOW_CODE.workflowsPath,
     activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 10_000, fetch: observedFetch })) },
-    dataConverter: options.dataConverter,
+    dataConverter: workerDataConverterFor({ encryption: options.encryption }),
   });
   const running = worker.run();
+  // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
+  const client = options.encryption
+    ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: options.encryption }) })
+    : env.client;
 
   return {
     env,
@@ -68,14 +74,15 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     taskQueue,
     worker,
     upstreamCalls,
+    client,
     start: (input, workflowId = uniqueId('connection')) =>
-      env.client.workflow.start('connectionWorkflow', {
+      client.workflow.start('connectionWorkflow', {
         taskQueue,
         workflowId,
         args: [{ customerId, ...input }],
       }) as Promise<WorkflowHandleWithFirstExecutionRunId<typeof connectionWorkflow>>,
     async waitForState(workflowId, predicate, describe) {
-      const handle = env.client.workflow.getHandle(workflowId);
+      const handle = client.workflow.getHandle(workflowId);
       let last: ConnectionState | undefined;
       try {
         await waitFor(

@@ -11,14 +11,16 @@ import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import type { ConnectionInputArgs } from '../../src/workflows/connection-input.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import {
   answerChallengeSignal,
   submitAnswerUpdate,
   type ConnectionFailureType,
   type ConnectionResult,
 } from '../../src/workflows/definitions.js';
-import { WORKFLOWS_PATH, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { workerDataConverterFor } from '../../src/codec/data-converter.js';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 
@@ -288,7 +290,7 @@ describe('replay', () => {
     const histories = finished.map(({ workflowId }) => ({ workflowId, history: env.client.workflow.getHandle(workflowId).fetchHistory() }));
     const resolved = await Promise.all(histories.map(async ({ workflowId, history }) => ({ workflowId, history: await history })));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, replayName: 'connection-test' }, resolved)) {
+    for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOW_CODE.workflowsPath, dataConverter: workerDataConverterFor({}), replayName: 'connection-test' }, resolved)) {
       if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
     }
     assert.deepEqual(failures, []);

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOWS_PATH } from '../helpers/connection-stack.js';
+import { workerDataConverterFor } from '../../src/codec/data-converter.js';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
 import { recordedHistories } from '../helpers/histories.js';
 
 const histories = await recordedHistories();
@@ -14,7 +15,7 @@ const errors = new Map<string, unknown>();
 
 before(async () => {
   const replays = Worker.runReplayHistories(
-    { workflowsPath: WORKFLOWS_PATH, replayName: 'recorded-histories' },
+    { workflowsPath: WORKFLOW_CODE.workflowsPath, dataConverter: workerDataConverterFor({}), replayName: 'recorded-histories' },
     histories.map(({ name, history }) => ({ workflowId: name, history })),
   );
   for await (const result of replays) errors.set(result.workflowId, result.error);

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import type { SecurityResponses } from '../../aggregator/schemas.js';
 import { AttributePackageOperation } from '../../aggregator/schemas.js';
 import { checkAnswer, describeProblems } from '../../workflows/challenges.js';
-import type { ConnectionInputArgs } from '../../workflows/connection-input.js';
+import type { ConnectionInputArgs } from '../../contract/connection-input.js';
 import { CONNECTION_STATUSES } from '../../workflows/definitions.js';
 import type { AnswerOutcome, ChallengeSet, ConnectionStatus } from '../../workflows/definitions.js';
 import { connectionKey } from '../business-key.js';
@@ -418,6 +418,12 @@ function printOutcome(io: CliIo, workflowId: string, outcome: AnswerOutcome): nu
       io.err(`the service rejected the answer${outcome.serviceCode ? ` [${outcome.serviceCode}]` : ''}: ${printable(outcome.message)}`);
       if (outcome.nextChallengeSet) io.err(`the same challenges are presented again as set ${outcome.nextChallengeSet.id}; run "show ${workflowId}"`);
       return EXIT_FAILED;
+    case 'restarted':
+      // The answer may or may not have reached the service: it was not sent again.
+      io.err(`the service's verdict on the answer is unknown (${printable(outcome.reason)}); a new session was opened`);
+      if (outcome.nextChallengeSet) io.err(`its challenges are presented as set ${outcome.nextChallengeSet.id}: ask the end user again and run "show ${workflowId}"`);
+      else io.err(`it opened without challenges; the connection is now ${outcome.status}`);
+      return outcome.nextChallengeSet ? EXIT_FAILED : EXIT_OK;
     case 'ended':
       if (outcome.status === 'Completed') {
         io.out('the connection completed');

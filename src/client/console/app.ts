@@ -33,7 +33,8 @@ import { AnswerRejectedError, ConnectionNotFoundError, InvalidBusinessKeyError, 
 
 export const COOKIE_NAME = 'console_token';
 /** Answers carry at most a few challenges; an image answer is ~4,000 characters of base64. */
-export const MAX_BODY_BYTES = 64 * 1024;
+/** Room for the largest answer set the answer limits allow (64 Ki characters) plus JSON's quoting. */
+export const MAX_BODY_BYTES = 128 * 1024;
 /** A codec request carries the payloads of one history event; Temporal refuses payloads over 2 MB. */
 const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
 

@@ -193,6 +193,7 @@ function renderSummary(workflowId, state, now) {
     ['Pending', state.pending ? `${state.pending.operation} (${state.pending.code}), poll ${state.pending.pollCount}` : undefined],
     ['Retrieved', state.retrieved.length ? state.retrieved.join(', ') : undefined],
     ['Answer by', state.status === 'AwaitingAnswer' && state.challengeSet ? `${formatDuration(Date.parse(state.challengeSet.answerBy) - now)} left` : undefined],
+    ['Session restarted', state.lastRestart ? `${state.sessionRestarts}x: ${state.lastRestart.reason}` : undefined],
     ['Last rejection', state.lastRejection ? `${state.lastRejection.source}${state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : ''}: ${state.lastRejection.message}` : undefined],
     ['Failure', state.failure ? `${state.failure.type}${state.failure.serviceCode ? ` [${state.failure.serviceCode}]` : ''}: ${state.failure.message}` : undefined],
   ].filter(([, value]) => value !== undefined && value !== '');
@@ -402,6 +403,7 @@ async function sendAnswer(workflowId, set, parts, form) {
     const { outcome } = await api(connectionPath(workflowId, 'answer'), { method: 'POST', body: JSON.stringify({ challengeSetId: set.id, responses }) });
     if (outcome.outcome === 'accepted') showMessage(`Answer accepted; the connection is ${outcome.status}${outcome.nextChallengeSet ? ' and asks more' : ''}.`, 'ok');
     else if (outcome.outcome === 'rejected') showMessage(`The service rejected the answer${outcome.serviceCode ? ` [${outcome.serviceCode}]` : ''}: ${outcome.message}`, 'error');
+    else if (outcome.outcome === 'restarted') showMessage(`Whether the service took the answer is unknown (${outcome.reason}); it was not sent again. A new session was opened${outcome.nextChallengeSet ? ': ask the end user again' : ''}.`, 'error');
     else showMessage(`The connection ended: ${outcome.status}${outcome.failure ? ` (${outcome.failure.type}: ${outcome.failure.message})` : ''}`, outcome.status === 'Completed' ? 'ok' : 'error');
   } catch (error) {
     const refused = error instanceof ApiError && error.status === 422;

@@ -1,0 +1,62 @@
+/**
+ * Authorize calls and when they may be sent again. An Authorize with credentials or answers is not
+ * idempotent: sent twice, it can send the end user a second code, count toward a lockout, or answer
+ * a challenge the service has already moved past. So Temporal never retries it; this loop resends
+ * only what provably did not reach the service (connection refused, rate limited, 503, the
+ * institution unreachable), and reports any other transient failure as an unknown outcome for the
+ * caller to recover from. A cached Authorize only reads saved data and is resent freely.
+ */
+import { proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
+import type { AuthorizeOutcome, ConnectionActivities } from '../activities/connection-activities.js';
+import { deliveryOf, isTransient, serviceDetailsOf, timeoutFailureOf } from './failures.js';
+
+const AUTHORIZE_OPTIONS: ActivityOptions = {
+  // The service may take minutes to reach an institution (a sync call runs ~210 s before it is dispatched).
+  startToCloseTimeout: '5m',
+  // The activity heartbeats while its request is at the service: a worker that dies mid-call is
+  // noticed in seconds, not at the start-to-close timeout.
+  heartbeatTimeout: '15s',
+  // Never resent by Temporal: whether a resend is safe depends on what the failure proves (below).
+  retry: { maximumAttempts: 1 },
+};
+
+/** Sends of one Authorize at most (the first and the resends), with backoff between them. */
+export const MAX_AUTHORIZE_SENDS = 5;
+const BACKOFF_MS = { initial: 1_000, coefficient: 2, maximum: 30_000 } as const;
+
+/** The call may have reached the service and nobody knows what it did: it must not be sent again. */
+export class AuthorizeOutcomeUnknownError extends Error {
+  override readonly name = 'AuthorizeOutcomeUnknownError';
+  constructor(
+    readonly reason: string,
+    override readonly cause: unknown,
+  ) {
+    super(reason);
+  }
+}
+
+export type AuthorizeCall = (activities: ConnectionActivities) => Promise<AuthorizeOutcome>;
+
+/** Runs one Authorize; `idempotent` calls are resent after any transient failure, others only after a refusal. */
+export async function authorize(summary: string, call: AuthorizeCall, { idempotent }: { idempotent: boolean }): Promise<AuthorizeOutcome> {
+  for (let send = 1; ; send += 1) {
+    try {
+      return await call(proxyActivities<ConnectionActivities>({ ...AUTHORIZE_OPTIONS, summary: send === 1 ? summary : `${summary} (send ${send})` }));
+    } catch (error) {
+      if (!isTransient(error)) throw error;
+      const safeToResend = idempotent || deliveryOf(error) === 'refused';
+      if (!safeToResend) throw new AuthorizeOutcomeUnknownError(unknownOutcomeReason(error), error);
+      if (send >= MAX_AUTHORIZE_SENDS) throw error;
+      await sleep(Math.min(BACKOFF_MS.maximum, BACKOFF_MS.initial * BACKOFF_MS.coefficient ** (send - 1)), { summary: `wait before resending: ${summary}` });
+    }
+  }
+}
+
+/** Says what happened without quoting the service's words (they may echo what was sent). */
+function unknownOutcomeReason(error: unknown): string {
+  if (timeoutFailureOf(error)) return 'the worker stopped while the Authorize was at the service (no reply recorded)';
+  const details = serviceDetailsOf(error);
+  if (details?.serviceCode) return `the service answered ${details.serviceCode} (HTTP ${details.httpStatus}) after it may have acted`;
+  if (details?.httpStatus) return `the reply (HTTP ${details.httpStatus}) was lost or unreadable after the service may have acted`;
+  return 'the connection to the service broke after the request was sent';
+}

@@ -1,0 +1,110 @@
+/**
+ * Retrieving the connection's products once its session is open: accounts detail, investments and
+ * attributes, each polled on durable timers while the service answers 202. Data calls are read-only,
+ * so their transient failures are retried (by Temporal, within the pending operation's deadline).
+ */
+import { proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
+import type { ConnectionActivities, DataOutcome } from '../activities/connection-activities.js';
+import type { AccountsDetailOptions } from '../aggregator/schemas.js';
+import type { ConnectionInput } from '../contract/connection-input.js';
+import { authorize } from './authorize.js';
+import type { ConnectionResult, ProductName } from './definitions.js';
+import { connectionFailure } from './failures.js';
+import { pollUntilReady, type PollObserver } from './polling.js';
+import type { SessionOpen } from './session.js';
+import type { StateRecorder } from './state-recorder.js';
+
+/** Transient upstream errors (rate limits, 5xx, resets) back off; the table decides what is transient. */
+const TRANSIENT_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
+
+/**
+ * Data requests and polls are local activities: a poll is one short HTTP call, and recording it as a
+ * marker keeps a poll to ~6 history events instead of ~11. Their retries are bounded by the
+ * pending operation's deadline.
+ */
+function localActivities(summary: string, deadline: number): ConnectionActivities {
+  const options: LocalActivityOptions = {
+    startToCloseTimeout: '90s',
+    scheduleToCloseTimeout: Math.max(1_000, deadline - Date.now()),
+    retry: TRANSIENT_RETRY,
+    summary,
+  };
+  return proxyLocalActivities<ConnectionActivities>(options);
+}
+
+export async function retrieveProducts({ customerId, session, products, timing }: ConnectionInput, open: SessionOpen, recorder: StateRecorder): Promise<ConnectionResult> {
+  const loginId = open.login.Id;
+  let result: ConnectionResult = { customerId, loginId, requestId: open.requestId, institution: recorder.state.institution, totalPolls: 0 };
+
+  function observer(operation: string): PollObserver {
+    return {
+      pending: ({ code, pollCount, since, deadline, nextPollAt }) =>
+        recorder.patch({
+          pending: {
+            operation,
+            code,
+            pollCount,
+            since: new Date(since).toISOString(),
+            deadline: new Date(deadline).toISOString(),
+            nextPollAt: new Date(nextPollAt).toISOString(),
+          },
+        }),
+      polled: () => recorder.countPoll(),
+    };
+  }
+
+  function markRetrieved(product: ProductName): void {
+    recorder.patch({ pending: undefined, retrieved: [...recorder.state.retrieved, product] });
+  }
+
+  function retrieveAccountsDetail(requestId: string, options: AccountsDetailOptions) {
+    const operation = 'accounts detail';
+    return pollUntilReady(
+      operation,
+      ({ deadline }) => localActivities('request accounts detail', deadline).requestAccountsDetail({ customerId, requestId, options }),
+      ({ pollNumber, deadline }) => localActivities(`poll accounts detail #${pollNumber}`, deadline).pollAccountsDetail({ customerId, requestId }),
+      timing,
+      observer(operation),
+    );
+  }
+
+  /** Investments and attributes: the same request, repeated while it answers 202. */
+  function retrieveByRepeating<T>(operation: string, request: (activities: ConnectionActivities) => Promise<DataOutcome<T>>) {
+    return pollUntilReady(
+      operation,
+      ({ deadline }) => request(localActivities(`request ${operation}`, deadline)),
+      ({ pollNumber, deadline }) => request(localActivities(`poll ${operation} #${pollNumber}`, deadline)),
+      timing,
+      observer(operation),
+    );
+  }
+
+  if (products.accountsDetail) {
+    result = { ...result, accountsDetail: await retrieveAccountsDetail(open.requestId, products.accountsDetail) };
+    markRetrieved('accountsDetail');
+  }
+  if (products.investments) {
+    const investments = await retrieveByRepeating('investments', (activities) => activities.requestInvestments({ customerId, loginId, requestId: open.requestId }));
+    result = { ...result, investments };
+    markRetrieved('investments');
+  }
+  if (products.attributes) {
+    const product = products.attributes;
+    // Spec: attributes need a RequestId from a cached Authorize, and accounts detail retrieved for it.
+    let requestId = open.requestId;
+    if (session.kind !== 'cached') {
+      const cached = await authorize('authorize (cached, for attributes)', (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
+        idempotent: true,
+      });
+      if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
+      requestId = cached.requestId;
+      recorder.patch({ requestId });
+    }
+    if (!(products.accountsDetail && requestId === open.requestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
+    const label = 'package' in product ? `attributes ${product.package}` : 'custom attributes';
+    const attributes = await retrieveByRepeating(label, (activities) => activities.requestAttributes({ customerId, loginId, requestId, product }));
+    result = { ...result, requestId, attributes };
+    markRetrieved('attributes');
+  }
+  return { ...result, totalPolls: recorder.state.totalPolls };
+}

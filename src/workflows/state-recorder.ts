@@ -1,0 +1,94 @@
+/**
+ * The connection's state and everything that mirrors it: the query's answer, the search attributes
+ * operators filter on, the memo, and the Web UI's "current details" line. Every change goes through
+ * patch(), so they never disagree.
+ */
+import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
+import type { ConnectionState, Rejection } from './definitions.js';
+import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from './search-attributes.js';
+
+export class StateRecorder {
+  private current: ConnectionState;
+
+  /** Starts from the raw input: handlers answer before validation has run. */
+  constructor(args: ConnectionInputArgs | undefined) {
+    const now = isoNow();
+    const kind = args?.session?.kind;
+    this.current = {
+      status: 'Authorizing',
+      mode: kind === 'cached' || kind === 'refresh' ? kind : 'live',
+      customerId: typeof args?.customerId === 'string' ? args.customerId : '',
+      totalPolls: 0,
+      sessionRestarts: 0,
+      retrieved: [],
+      startedAt: now,
+      updatedAt: now,
+    };
+  }
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  patch(changes: Partial<ConnectionState>): void {
+    const previous = this.current;
+    const state: ConnectionState = { ...previous, ...changes, updatedAt: isoNow() };
+    this.current = state;
+    const searchAttributes: SearchAttributeUpdatePair[] = [];
+    if (state.status !== previous.status) searchAttributes.push({ key: ConnectionStatusKey, value: state.status });
+    if (state.loginId !== previous.loginId && state.loginId) searchAttributes.push({ key: LoginIdKey, value: state.loginId });
+    if (state.institution !== previous.institution && state.institution) searchAttributes.push({ key: InstitutionKey, value: state.institution });
+    if (searchAttributes.length) upsertSearchAttributes(searchAttributes);
+    if (state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
+    setCurrentDetails(describeForHumans(state));
+  }
+
+  /** Takes the validated input: state and search attributes say who and what this connection is. */
+  adopt({ customerId, session }: ConnectionInput): void {
+    this.patch({
+      mode: session.kind,
+      customerId,
+      institution: session.kind === 'live' ? session.institution : undefined,
+      loginId: session.kind === 'live' ? undefined : session.loginId,
+    });
+    // patch() upserted Institution and LoginId; status and customer are set here for starts that
+    // did not set them (e.g. `temporal workflow start`).
+    upsertSearchAttributes([
+      { key: ConnectionStatusKey, value: this.current.status },
+      { key: CustomerIdKey, value: customerId },
+    ]);
+  }
+
+  reject(rejection: Omit<Rejection, 'at'>): void {
+    this.patch({ lastRejection: { ...rejection, at: isoNow() } });
+  }
+
+  /** A poll was made: counted without touching search attributes or the details line. */
+  countPoll(): void {
+    const state = this.current;
+    this.current = { ...state, totalPolls: state.totalPolls + 1, pending: state.pending && { ...state.pending, pollCount: state.pending.pollCount + 1, nextPollAt: undefined } };
+  }
+}
+
+export function isoNow(): string {
+  return new Date().toISOString();
+}
+
+/** The Web UI's "current details": one line a person watching understands. */
+function describeForHumans(state: ConnectionState): string {
+  const restarted = state.lastRestart ? ` (session restarted ${state.sessionRestarts}x: ${state.lastRestart.reason})` : '';
+  switch (state.status) {
+    case 'AwaitingAnswer':
+      return `Awaiting an answer to challenge set ${state.challengeSet?.id} (${state.challengeSet?.challenges.map((c) => c.Type).join(', ')}), attempt ${state.challengeSet?.attempt}, answer by ${state.challengeSet?.answerBy}${restarted}`;
+    case 'Retrieving':
+      return state.pending
+        ? `Retrieving: ${state.pending.operation} pending (${state.pending.code}), poll ${state.pending.pollCount}, gives up at ${state.pending.deadline}`
+        : `Retrieving data${state.retrieved.length ? ` (done: ${state.retrieved.join(', ')})` : ''}`;
+    case 'Failed':
+      return `Failed: ${state.failure?.type} - ${state.failure?.message}`;
+    default:
+      return `${state.status}${state.lastRejection ? ` (last rejection: ${state.lastRejection.message})` : ''}${restarted}`;
+  }
+}

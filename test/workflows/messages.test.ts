@@ -1,0 +1,158 @@
+/**
+ * Poison-proof messages and answer bounds: a signal or update whose payload cannot be decoded, or an
+ * answer past the size limits, is refused or recorded as a rejection; the connection keeps its
+ * deadlines and queries keep answering. Real dev server, real sandbox, raw gRPC for what our own
+ * client would never send.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY } from '../../src/codec/encryption-codec.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
+import { answerChallengeSignal, submitAnswerUpdate } from '../../src/workflows/definitions.js';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment } from '../helpers/temporal.js';
+
+const scenario = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('scenario');
+const round = describeScenario(scenario).challengeSequence[0] ?? assert.fail('a challenge round');
+const prompt = round.challenges[0]?.Prompt ?? assert.fail('a prompt');
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+
+before(async () => {
+  env = await createDevEnvironment();
+  // Encryption on, so a payload under a key nobody has can be sent too.
+  stack = await startConnectionStack(env, { encryption: { keyId: 'current', key: randomBytes(32), decryptionKeys: new Map() } });
+});
+
+after(async () => {
+  await stack?.stop();
+  await env?.teardown();
+});
+
+function start(answerTimeoutMs = 30_000) {
+  return stack.start({
+    session: { kind: 'live', institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD, save: true },
+    products: { accountsDetail: {} },
+    timing: { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs },
+  });
+}
+
+const { temporal } = proto;
+const encoder = new TextEncoder();
+type RawPayload = proto.temporal.api.common.v1.IPayload;
+
+const POISON: { name: string; payload: RawPayload; reason: RegExp }[] = [
+  { name: 'an unknown encoding', payload: { metadata: { encoding: encoder.encode('binary/whatever') }, data: encoder.encode('"x"') }, reason: /encoding "binary\/whatever"/ },
+  { name: 'data that is not JSON', payload: { metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode('{"challengeSetId": "1", ') }, reason: /not valid JSON/ },
+  {
+    name: 'a key nobody has',
+    payload: { metadata: { encoding: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA_KEY]: encoder.encode('nobody') }, data: randomBytes(64) },
+    reason: /key id "nobody"/,
+  },
+];
+
+async function sendRawSignal(workflowId: string, payload: RawPayload): Promise<void> {
+  await env.client.workflowService.signalWorkflowExecution({
+    namespace: env.namespace ?? 'default',
+    workflowExecution: { workflowId },
+    signalName: answerChallengeSignal.name,
+    input: { payloads: [payload] },
+    identity: 'poison-test',
+    requestId: randomUUID(),
+  });
+}
+
+async function sendRawUpdate(workflowId: string, payload: RawPayload): Promise<proto.temporal.api.update.v1.IOutcome | null | undefined> {
+  const response = await env.client.workflowService.updateWorkflowExecution({
+    namespace: env.namespace ?? 'default',
+    workflowExecution: { workflowId },
+    request: { meta: { updateId: randomUUID(), identity: 'poison-test' }, input: { name: submitAnswerUpdate.name, args: { payloads: [payload] } } },
+    waitPolicy: { lifecycleStage: temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED },
+  });
+  return response.outcome;
+}
+
+describe('messages that cannot be decoded', () => {
+  for (const poison of POISON) {
+    it(`records a signal with ${poison.name} as a rejection; queries answer and the connection completes`, async () => {
+      const handle = await start();
+      await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+      await sendRawSignal(handle.workflowId, poison.payload);
+      const state = await stack.waitForState(handle.workflowId, (s) => s.lastRejection !== undefined, 'the rejection recorded');
+      assert.equal(state.status, 'AwaitingAnswer');
+      assert.match(state.lastRejection?.message ?? '', /could not be decoded/);
+      assert.match(state.lastRejection?.message ?? '', poison.reason);
+      await handle.signal(answerChallengeSignal, { challengeSetId: '1', responses: round.answer });
+      assert.ok((await handle.result()).accountsDetail, 'the connection completed after the poison signal');
+    });
+
+    it(`refuses an update with ${poison.name} before it is recorded`, async () => {
+      const handle = await start();
+      await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+      const eventsBefore = (await handle.fetchHistory()).events?.length;
+      const outcome = await sendRawUpdate(handle.workflowId, poison.payload);
+      assert.match(outcome?.failure?.message ?? '', /could not be decoded/);
+      assert.equal((await handle.fetchHistory()).events?.length, eventsBefore, 'no history event was written');
+      await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: round.answer }] });
+      assert.ok((await handle.result()).accountsDetail);
+    });
+  }
+
+  it('keeps its answer deadline after a poison signal: it ends ChallengeAbandoned, not wedged', async () => {
+    const handle = await start(1_500);
+    await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+    await sendRawSignal(handle.workflowId, POISON[0]?.payload ?? {});
+    const error = await handle.result().then(
+      () => assert.fail('expected ChallengeAbandoned'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure);
+    assert.equal(error.cause.type, 'ChallengeAbandoned');
+  });
+});
+
+describe('answer size limits', () => {
+  it('refuses an oversized answer in the update validator, naming the limit, before it is recorded or sent', async () => {
+    const handle = await start();
+    await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+    const eventsBefore = (await handle.fetchHistory()).events?.length;
+    const callsBefore = stack.upstreamCalls.length;
+    const oversized = [
+      { responses: { [prompt]: ['x'.repeat(1_000_000)] }, limit: new RegExp(`limit is ${ANSWER_LIMITS.answerChars}`) },
+      { responses: { ['p'.repeat(ANSWER_LIMITS.promptChars + 1)]: ['x'] }, limit: new RegExp(`limit is ${ANSWER_LIMITS.promptChars}`) },
+      {
+        responses: Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`${prompt}${i}`, ['y'.repeat(ANSWER_LIMITS.answerChars)]])),
+        limit: new RegExp(`limit is ${ANSWER_LIMITS.totalChars}`),
+      },
+    ];
+    for (const { responses, limit } of oversized) {
+      await assert.rejects(handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses }] }), (error: unknown) => {
+        assert.ok(error instanceof WorkflowUpdateFailedError);
+        assert.match(error.cause?.message ?? '', limit);
+        return true;
+      });
+    }
+    assert.equal((await handle.fetchHistory()).events?.length, eventsBefore, 'no history event was written');
+    assert.equal(stack.upstreamCalls.length, callsBefore, 'nothing was sent to the service');
+    await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: round.answer }] });
+    assert.ok((await handle.result()).accountsDetail);
+  });
+
+  it('records an oversized signal answer as a rejection naming the limit, and keeps waiting', async () => {
+    const handle = await start();
+    await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+    await handle.signal(answerChallengeSignal, { challengeSetId: '1', responses: { [prompt]: ['x'.repeat(1_000_000)] } });
+    const state = await stack.waitForState(handle.workflowId, (s) => s.lastRejection !== undefined, 'the rejection recorded');
+    assert.match(state.lastRejection?.message ?? '', new RegExp(`limit is ${ANSWER_LIMITS.answerChars}`));
+    assert.ok(state.lastRejection && state.lastRejection.message.length < 500, 'the rejection does not quote the answer');
+    await handle.signal(answerChallengeSignal, { challengeSetId: '1', responses: round.answer });
+    assert.ok((await handle.result()).accountsDetail);
+  });
+});
