@@ -13,6 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runCli } from '../../src/client/cli/cli.js';
 import { connectionKey, type ConnectionsClient } from '../../src/client/index.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
@@ -117,7 +118,7 @@ void describe('the operator CLI', () => {
     assert.match(watched.out, /Completed\s+polls \d+/);
   });
 
-  void it('refuses an answer that is not among the options before sending it', async () => {
+  void it('refuses an answer that is not among the options, or past the size limit, before sending it', async () => {
     const id = await startAwaiting('reset_questions', 'SandboxCreditUnion');
     const refused = await cli(['answer', id, '9', '1']);
     assert.equal(refused.code, EXIT_FAILED);
@@ -125,6 +126,9 @@ void describe('the operator CLI', () => {
     const stale = await cli(['answer', id, '--set', 'old', '2', '1']);
     assert.equal(stale.code, EXIT_FAILED);
     assert.match(stale.err, /challenge set old is no longer current/);
+    const oversized = await cli(['answer', id, '--prompt', 'Which of these streets have you lived on?', '--value', 'x'.repeat(ANSWER_LIMITS.answerChars + 1)]);
+    assert.equal(oversized.code, EXIT_FAILED);
+    assert.match(oversized.err, new RegExp(`the limit is ${ANSWER_LIMITS.answerChars} characters an answer`));
     const state = await client.getState(id);
     assert.equal(state.challengeSet?.attempt, 1, 'nothing reached the service');
     await client.cancel(id);

@@ -17,6 +17,7 @@ import {
 } from '../../src/client/index.js';
 import type { ConnectionInputArgs } from '../../src/client/index.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
+import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { liveInput, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
@@ -119,7 +120,7 @@ void describe('the pipeline client', () => {
     });
   });
 
-  void it('refuses a malformed answer before sending it, naming the problem', async () => {
+  void it('refuses a malformed or oversized answer before sending it, naming the problem', async () => {
     const id = key();
     const first = await client.startAndAwaitFirstStep(id, live('reset_questions', 'SandboxCreditUnion'));
     assert.equal(first.step, 'challenge');
@@ -145,6 +146,14 @@ void describe('the pipeline client', () => {
     });
     // A stale challenge-set id is refused too.
     await assert.rejects(client.answer(id, { challengeSetId: 'nope', responses }), /no longer current/);
+    // An oversized answer never reaches Temporal, even when the caller asks not to check the answer.
+    const oversized = { ...responses, [choice.Prompt]: ['x'.repeat(5_000_000)] };
+    await assert.rejects(client.answer(id, { challengeSetId: set.id, responses: oversized }, { checkLocally: false }), (error: unknown) => {
+      assert.ok(error instanceof AnswerRejectedError);
+      assert.equal(error.source, 'client');
+      assert.match(error.problem, new RegExp(`the limit is ${ANSWER_LIMITS.answerChars} characters an answer`));
+      return true;
+    });
     const state = await client.getState(id);
     assert.equal(state.status, 'AwaitingAnswer');
     assert.equal(state.challengeSet?.id, set.id, 'nothing reached the service');

@@ -13,6 +13,7 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import type { ConnectionsClient, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
 import { COOKIE_NAME, createConsoleServer, MAX_BODY_BYTES } from '../../src/client/console/app.js';
+import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
 import type { ConsoleServer } from '../../src/client/console/app.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId } from '../helpers/temporal.js';
@@ -274,6 +275,12 @@ void describe('the console API', () => {
     const refused = (await wrongPrompt.json()) as { error: string; message: string };
     assert.equal(refused.error, 'AnswerRejected');
     assert.match(refused.message, /"Not asked" was not asked/);
+
+    // Within the body limit but past an answer's size limit: refused naming the limit, nothing sent.
+    const oversized = await post(JSON.stringify({ challengeSetId: state.challengeSet?.id, responses: { 'Not asked': ['x'.repeat(ANSWER_LIMITS.answerChars + 1)] } }));
+    assert.equal(oversized.status, 422);
+    assert.match(((await oversized.json()) as { message: string }).message, new RegExp(`the limit is ${ANSWER_LIMITS.answerChars} characters an answer`));
+    assert.equal((await client.getState(id)).challengeSet?.attempt, 1, 'nothing reached the service');
 
     const unknown = await fetch(`${baseUrl}/api/connections/connection-nobody-here`, { headers: bearer });
     assert.equal(unknown.status, 404);
