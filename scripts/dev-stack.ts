@@ -7,9 +7,10 @@
  * Ctrl-C stops everything in reverse order; so does any part dying on its own.
  * Ports: TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233), SANDBOX_PORT (4010), CONSOLE_PORT (8080),
  * and the worker's WORKER_METRICS_PORT (9464, 0 = off). CONSOLE_TOKEN is generated when unset.
- * Payload encryption is opt-in: PAYLOAD_ENCRYPTION_KEY (and _KEY_ID, PAYLOAD_DECRYPTION_KEYS), when
- * set, reach the worker and the console with the rest of the environment; the console then serves
- * the codec endpoint for the Web UI at /codec.
+ * Payloads are encrypted by default: with PAYLOAD_ENCRYPTION_KEY if set, else with a key generated once
+ * into .temporal/payload-encryption.key (PAYLOAD_ENCRYPTION_KEY_FILE), which the worker, console, CLI
+ * and demo find the same way; PAYLOAD_ENCRYPTION=off stores them in clear. The console serves the
+ * codec endpoint, and the Web UI is started with it, so it shows decoded payloads.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { codecTokenFor } from '../src/client/console/app.js';
 import { loadClientConfig } from '../src/config.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { devServerSearchAttributeArgs, PROJECT_ROOT, TEMPORAL_CACHE_DIR, temporalCliPath } from './lib/temporal-binaries.js';
@@ -183,37 +185,42 @@ async function main(): Promise<void> {
   mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
   const dbFile = join(TEMPORAL_CACHE_DIR, 'dev-stack.sqlite');
   const address = `${HOST}:${ports.temporal}`;
+  const sandboxUrl = `http://${HOST}:${ports.sandbox}`;
+  // The whole environment goes to the children (the encryption settings included).
+  const appEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_ADDRESS: address,
+    AGGREGATOR_BASE_URL: sandboxUrl,
+    WORKER_METRICS_PORT: String(ports.workerMetrics),
+  };
+  // What the children will read, parsed here too: a bad value stops the stack before they start, and
+  // the local payload key is created once, here, before the children race to read it.
+  const app = loadClientConfig(appEnv);
+  let consoleToken = process.env.CONSOLE_TOKEN || undefined;
+  const generatedToken = !consoleToken;
+  consoleToken ??= randomBytes(18).toString('base64url');
+  const codecUrl = `http://${HOST}:${ports.console}/codec`;
+  // The Web UI cannot send credentials with its server-side codec setting: it gets the codec-only token.
+  const uiCodecEndpoint = `${codecUrl}/${codecTokenFor(consoleToken)}`;
+
   const startedAt = Date.now();
   const temporal = startChild('temporal', cli, [
     'server', 'start-dev',
     '--ip', HOST, '--port', String(ports.temporal), '--ui-port', String(ports.ui),
     '--db-filename', dbFile, '--log-level', 'error',
+    ...(app.encryption ? ['--ui-codec-endpoint', uiCodecEndpoint] : []),
     ...devServerSearchAttributeArgs(),
   ]);
   await waitForTemporal(address, temporal);
   console.log(`dev-stack: Temporal ready in ${Date.now() - startedAt} ms`);
 
   sandbox = await createSandbox({ port: ports.sandbox, host: HOST });
-
-  // The whole environment goes to the children, PAYLOAD_ENCRYPTION_KEY included: there is no default key.
-  const appEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    TEMPORAL_ADDRESS: address,
-    AGGREGATOR_BASE_URL: sandbox.url,
-    WORKER_METRICS_PORT: String(ports.workerMetrics),
-  };
-  // What the children will read, parsed here too: a bad value stops the stack before they start.
-  const app = loadClientConfig(appEnv);
   startChild('worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], appEnv);
-
-  let consoleToken = process.env.CONSOLE_TOKEN || undefined;
-  const generatedToken = !consoleToken;
-  consoleToken ??= randomBytes(18).toString('base64url');
   startChild('console', process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
     ...appEnv,
     CONSOLE_PORT: String(ports.console),
     CONSOLE_TOKEN: consoleToken,
-    // The Web UI of this stack may call the codec endpoint (with the console's cookie).
+    // The Web UI of this stack may call the codec endpoint.
     CONSOLE_CODEC_CORS_ORIGINS: process.env.CONSOLE_CODEC_CORS_ORIGINS || `http://${HOST}:${ports.ui},http://localhost:${ports.ui}`,
   });
 
@@ -229,9 +236,8 @@ async function main(): Promise<void> {
     `  Operator console  http://${HOST}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
     app.encryption
-      ? `  Payload codec     http://${HOST}:${ports.console}/codec  (key id ${app.encryption.keyId}; in the Web UI: ` +
-        'open the console link above once, then Codec Server settings: this URL, "Include cross-origin credentials")'
-      : '  Payloads          stored in clear text (set PAYLOAD_ENCRYPTION_KEY to encrypt them)',
+      ? `  Payloads          encrypted (key id ${app.encryption.keyId}); the Web UI decodes them through ${codecUrl}`
+      : '  Payloads          stored in clear text (PAYLOAD_ENCRYPTION=off)',
     '',
   ];
   console.log(lines.join('\n'));

@@ -4,6 +4,7 @@
  * with a message naming each offending variable.
  */
 import { z } from 'zod';
+import { LocalKeyFileError, readOrCreateLocalKey } from './codec/local-key.js';
 
 const Port = z.coerce.number().int().min(0).max(65_535);
 const Bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
@@ -63,7 +64,14 @@ const DecryptionKeys = z.string().transform((text, ctx) => {
 
 /** The encryption variables, spread into each process's schema. */
 const EncryptionEnv = {
-  /** Base64 of 32 random bytes. Unset: payloads are stored as they are (encryption is opt-in). */
+  /**
+   * "auto": encrypt with PAYLOAD_ENCRYPTION_KEY; without it, with Temporal on this machine, with a key
+   * generated once into PAYLOAD_ENCRYPTION_KEY_FILE; with Temporal elsewhere, refuse to start.
+   * "off": store payloads as they are (readable by anyone who can read Temporal).
+   */
+  PAYLOAD_ENCRYPTION: z.enum(['auto', 'off']).default('auto'),
+  PAYLOAD_ENCRYPTION_KEY_FILE: z.string().trim().min(1).default('.temporal/payload-encryption.key'),
+  /** Base64 of 32 random bytes. */
   PAYLOAD_ENCRYPTION_KEY: EncryptionKey.optional(),
   /** Written next to each encrypted payload, so a later key can get another id (rotation). */
   PAYLOAD_ENCRYPTION_KEY_ID: z.string().trim().regex(KEY_ID_PATTERN, { message: KEY_ID_RULE }).default('default'),
@@ -73,12 +81,33 @@ const EncryptionEnv = {
 type EncryptionVariables = keyof typeof EncryptionEnv;
 
 interface EncryptionEnvValues {
+  TEMPORAL_ADDRESS: string;
+  PAYLOAD_ENCRYPTION: 'auto' | 'off';
+  PAYLOAD_ENCRYPTION_KEY_FILE: string;
   PAYLOAD_ENCRYPTION_KEY?: Buffer | undefined;
   PAYLOAD_ENCRYPTION_KEY_ID: string;
   PAYLOAD_DECRYPTION_KEYS?: Map<string, Buffer> | undefined;
 }
 
+/** Whether Temporal runs on this machine: only then may a generated local key stand in for a real one. */
+function isLoopback(address: string): boolean {
+  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 function checkEncryption(env: EncryptionEnvValues, ctx: z.RefinementCtx): void {
+  if (env.PAYLOAD_ENCRYPTION === 'off' && env.PAYLOAD_ENCRYPTION_KEY) {
+    ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION'], message: 'is off but PAYLOAD_ENCRYPTION_KEY is set: unset one of them' });
+  }
+  if (env.PAYLOAD_ENCRYPTION === 'auto' && !env.PAYLOAD_ENCRYPTION_KEY && !isLoopback(env.TEMPORAL_ADDRESS)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PAYLOAD_ENCRYPTION_KEY'],
+      message:
+        `is required with Temporal at ${env.TEMPORAL_ADDRESS}, not on this machine: without it bank passwords, MFA answers and holder data ` +
+        `would be stored there in clear (${KEY_HINT}; the same key for the worker, clients and console). PAYLOAD_ENCRYPTION=off stores them in clear on purpose`,
+    });
+  }
   if (env.PAYLOAD_DECRYPTION_KEYS && env.PAYLOAD_DECRYPTION_KEYS.size > 0 && !env.PAYLOAD_ENCRYPTION_KEY) {
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_DECRYPTION_KEYS'], message: 'needs PAYLOAD_ENCRYPTION_KEY (the current key) as well' });
   }
@@ -107,9 +136,25 @@ export interface EncryptionSettings {
 }
 
 function splitEncryption<T extends EncryptionEnvValues>(parsed: T): { rest: Omit<T, EncryptionVariables>; encryption: { encryption?: PayloadEncryptionConfig } } {
-  const { PAYLOAD_ENCRYPTION_KEY: key, PAYLOAD_ENCRYPTION_KEY_ID: keyId, PAYLOAD_DECRYPTION_KEYS: decryptionKeys, ...rest } = parsed;
-  if (!key) return { rest, encryption: {} };
-  return { rest, encryption: { encryption: Object.freeze({ keyId, key, decryptionKeys: decryptionKeys ?? new Map<string, Buffer>() }) } };
+  const {
+    PAYLOAD_ENCRYPTION: mode,
+    PAYLOAD_ENCRYPTION_KEY_FILE: keyFile,
+    PAYLOAD_ENCRYPTION_KEY: key,
+    PAYLOAD_ENCRYPTION_KEY_ID: keyId,
+    PAYLOAD_DECRYPTION_KEYS: decryptionKeys,
+    ...rest
+  } = parsed;
+  if (mode === 'off') return { rest, encryption: {} };
+  const decryptOnly = decryptionKeys ?? new Map<string, Buffer>();
+  if (key) return { rest, encryption: { encryption: Object.freeze({ keyId, key, decryptionKeys: decryptOnly }) } };
+  // checkEncryption let "auto" without a key through only with Temporal on this machine.
+  try {
+    const local = readOrCreateLocalKey(keyFile);
+    return { rest, encryption: { encryption: Object.freeze({ keyId: local.keyId, key: local.key, decryptionKeys: decryptOnly }) } };
+  } catch (error) {
+    if (error instanceof LocalKeyFileError) throw new ConfigError([`PAYLOAD_ENCRYPTION_KEY_FILE: ${error.message}`]);
+    throw error;
+  }
 }
 
 const ORIGIN_RULE = 'must be a comma-separated list of origins such as http://localhost:8233 (scheme, host and port only)';
@@ -225,6 +270,8 @@ const ConsoleEnv = z.object({
     .min(16, { message: 'must be at least 16 characters' }),
   /** Browser origins (the Temporal Web UI) allowed to call /codec/encode and /codec/decode. */
   CONSOLE_CODEC_CORS_ORIGINS: CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
+  /** Where the histories the console decodes live: decides whether a generated local key may be used. */
+  TEMPORAL_ADDRESS: TemporalEnv.TEMPORAL_ADDRESS,
   ...EncryptionEnv,
 }).superRefine(checkEncryption);
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -58,10 +58,30 @@ describe('payload encryption settings', () => {
   }
 
   for (const [name, load] of Object.entries(loaders)) {
-    it(`leaves encryption off for the ${name} when no key is set`, () => {
-      assert.equal(load({}).encryption, undefined);
-      assert.equal('encryption' in load({ PAYLOAD_ENCRYPTION_KEY: '' }), false);
+    it(`gives the ${name} a generated local key by default with Temporal on this machine, the same one every time`, async () => {
+      const keyFile = join(await mkdtemp(join(tmpdir(), 'payload-key-')), 'nested', 'payload-encryption.key');
+      const first = load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile }).encryption;
+      assert.match(first?.keyId ?? '', /^local-[0-9a-f]{8}$/);
+      assert.equal(first?.key.length, 32);
+      const again = load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile, TEMPORAL_ADDRESS: '127.0.0.1:7233' }).encryption;
+      assert.equal(again?.keyId, first?.keyId, 'found the same way by every process');
+      assert.deepEqual(Buffer.from(again?.key ?? []), Buffer.from(first?.key ?? []));
+      assert.equal((await stat(keyFile)).mode & 0o777, 0o600, 'readable by its owner only');
+    });
+
+    it(`refuses to start the ${name} without a key when Temporal is not on this machine, unless encryption is off`, () => {
+      const message = problems(() => load({ TEMPORAL_ADDRESS: 'temporal.internal.example:7233' }));
+      assert.match(message, /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at temporal\.internal\.example:7233, not on this machine/);
+      assert.match(message, /PAYLOAD_ENCRYPTION=off/);
+      assert.equal(load({ TEMPORAL_ADDRESS: 'temporal.internal.example:7233', PAYLOAD_ENCRYPTION: 'off' }).encryption, undefined);
+      assert.match(problems(() => load({ PAYLOAD_ENCRYPTION: 'off', PAYLOAD_ENCRYPTION_KEY: KEY })), /PAYLOAD_ENCRYPTION: is off but PAYLOAD_ENCRYPTION_KEY is set/);
       assert.equal('PAYLOAD_ENCRYPTION_KEY' in load({ PAYLOAD_ENCRYPTION_KEY: KEY }), false, 'the raw variable does not stay in the config');
+    });
+
+    it(`refuses a damaged key file for the ${name}, naming the file`, async () => {
+      const keyFile = join(await mkdtemp(join(tmpdir(), 'payload-key-')), 'payload-encryption.key');
+      await writeFile(keyFile, 'not a key');
+      assert.match(problems(() => load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile })), /PAYLOAD_ENCRYPTION_KEY_FILE: payload key file .* must hold one line/);
     });
 
     it(`reads the ${name}'s key, key id and earlier keys`, () => {
@@ -92,7 +112,7 @@ describe('payload encryption settings', () => {
     assert.match(message, /PAYLOAD_DECRYPTION_KEYS: entry 2 must be <key id>:<base64 key>/);
     assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `a:${OLD},a:${OLD}` })), /key id a appears twice/);
     assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `default:${OLD}` })), /key id default is the current PAYLOAD_ENCRYPTION_KEY_ID/);
-    assert.match(problems(() => loadClientConfig({ PAYLOAD_DECRYPTION_KEYS: `old:${OLD}` })), /PAYLOAD_DECRYPTION_KEYS: needs PAYLOAD_ENCRYPTION_KEY/);
+    assert.match(problems(() => loadClientConfig({ PAYLOAD_DECRYPTION_KEYS: `old:${OLD}`, PAYLOAD_ENCRYPTION: 'off' })), /PAYLOAD_DECRYPTION_KEYS: needs PAYLOAD_ENCRYPTION_KEY/);
   });
 
   it('allows the codec endpoint to the Web UI of a local dev server by default, and only to listed origins', () => {
@@ -105,7 +125,7 @@ describe('payload encryption settings', () => {
 
 describe('connection to Temporal', () => {
   it('gives the pipeline client the same API key and TLS settings as the worker', () => {
-    const env = { TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233', TEMPORAL_API_KEY: 'key-1' };
+    const env = { TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233', TEMPORAL_API_KEY: 'key-1', PAYLOAD_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') };
     assert.deepEqual(loadClientConfig(env).transport, temporalTransportOf(loadConfig(env)));
     assert.throws(() => loadClientConfig({ TEMPORAL_TLS_KEY_PATH: '/tmp/key.pem' }), /go together/);
   });

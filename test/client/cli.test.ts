@@ -14,7 +14,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runCli } from '../../src/client/cli/c
 import { connectionKey, type ConnectionsClient } from '../../src/client/index.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
-import type { ConnectionStack } from '../helpers/connection-stack.js';
+import { TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
@@ -216,7 +216,7 @@ void describe('the operator CLI', () => {
 
   void it('runs as a program: reads the environment and sets the exit code', async () => {
     const id = await startAwaiting('security_question', 'SandboxBank');
-    const childEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue };
+    const childEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue, ...TEST_ENCRYPTION_ENV };
     const shown = await run(process.execPath, ['--import', 'tsx', MAIN, 'show', id], { env: childEnv });
     assert.match(shown.stdout, new RegExp(`Connection ${id}: AwaitingAnswer`));
     await assert.rejects(run(process.execPath, ['--import', 'tsx', MAIN, 'list', '--status', 'Sleeping'], { env: childEnv }), (error: { code?: number; stderr?: string }) => {

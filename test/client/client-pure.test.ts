@@ -50,15 +50,17 @@ void describe('failure details', () => {
 
 void describe('client configuration', () => {
   void it('defaults to a local server, the default namespace, our task queue and the demo tenant', () => {
-    assert.deepEqual(loadClientConfig({}), { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', customerId: 'demo-lender', transport: { apiKey: undefined, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined } });
-    assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '' }).namespace, 'default');
+    const { encryption, ...rest } = loadClientConfig({});
+    assert.deepEqual(rest, { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', customerId: 'demo-lender', transport: { apiKey: undefined, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined } });
+    assert.match(encryption?.keyId ?? '', /^local-/, 'payloads are encrypted by default, with the local key');
+    assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).namespace, 'default');
   });
 
   void it('refuses to configure the console without a token, saying how to set one', () => {
     assert.throws(() => loadConsoleConfig({}), (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required/.test(error.message));
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'short' }), /at least 16 characters/);
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_PORT: 'eighty' }), /CONSOLE_PORT/);
-    assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20) }), {
+    assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_ENCRYPTION: 'off' }), {
       port: 8080,
       host: '127.0.0.1',
       token: 'a'.repeat(20),

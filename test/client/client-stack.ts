@@ -18,7 +18,7 @@ export interface ClientStack {
 export async function startClientStack(): Promise<ClientStack> {
   const env = await createDevEnvironment();
   const stack = await startConnectionStack(env);
-  return { env, stack, client: new ConnectionsClient({ client: env.client, taskQueue: stack.taskQueue }) };
+  return { env, stack, client: new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }) };
 }
 
 export async function stopClientStack(shared: Partial<ClientStack>): Promise<void> {

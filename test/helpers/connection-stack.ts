@@ -9,7 +9,7 @@ import { createActivities } from '../../src/activities/connection-activities.js'
 import { createInputActivities } from '../../src/activities/input-activities.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
-import type { EncryptionSettings } from '../../src/config.js';
+import type { PayloadEncryptionConfig } from '../../src/config.js';
 import { WORKFLOW_CODE } from '../../src/workflow-code.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
@@ -39,12 +39,22 @@ export interface ConnectionStack {
 
 export interface ConnectionStackOptions {
   customerId?: string;
-  /** Payload encryption of the worker and of `client` (off when absent). */
-  encryption?: EncryptionSettings['encryption'];
+  /** Payload encryption of the worker and of `client`: the tests' fixed key unless given, or 'off'. */
+  encryption?: PayloadEncryptionConfig | 'off';
 }
+
+/**
+ * The tests' stacks encrypt payloads by default, as the product does, with this fixed key: histories
+ * recorded under test/workflows/histories/ stay replayable by later runs.
+ */
+export const TEST_ENCRYPTION: PayloadEncryptionConfig = Object.freeze({ keyId: 'test', key: Buffer.alloc(32, 0x5e), decryptionKeys: new Map() });
+
+/** The same key as the environment variables of a worker process. */
+export const TEST_ENCRYPTION_ENV = { PAYLOAD_ENCRYPTION_KEY: Buffer.from(TEST_ENCRYPTION.key).toString('base64'), PAYLOAD_ENCRYPTION_KEY_ID: TEST_ENCRYPTION.keyId } as const;
 
 export async function startConnectionStack(env: TestWorkflowEnvironment, options: ConnectionStackOptions = {}): Promise<ConnectionStack> {
   const sandbox = await createSandbox({ port: 0 });
+  const encryption = options.encryption === 'off' ? undefined : (options.encryption ?? TEST_ENCRYPTION);
   const customerId = options.customerId ?? uniqueId('tenant');
   const taskQueue = uniqueId('connections');
   const upstreamCalls: string[] = [];
@@ -59,13 +69,11 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     taskQueue,
     workflowsPath: WORKFLOW_CODE.workflowsPath,
     activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 10_000, fetch: observedFetch })) },
-    dataConverter: workerDataConverterFor({ encryption: options.encryption }),
+    dataConverter: workerDataConverterFor({ encryption }),
   });
   const running = worker.run();
   // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
-  const client = options.encryption
-    ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: options.encryption }) })
-    : env.client;
+  const client = encryption ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption }) }) : env.client;
 
   return {
     env,

@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY } from '../../src/codec/encryption-codec.js';
@@ -98,7 +99,9 @@ describe('messages that cannot be decoded', () => {
       await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
       const eventsBefore = (await handle.fetchHistory()).events?.length;
       const outcome = await sendRawUpdate(handle.workflowId, poison.payload);
-      assert.match(outcome?.failure?.message ?? '', /could not be decoded/);
+      // Failure messages are encrypted too: read it back through the stack's codec.
+      const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure);
+      assert.match(failure?.message ?? '', /could not be decoded/);
       assert.equal((await handle.fetchHistory()).events?.length, eventsBefore, 'no history event was written');
       await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: round.answer }] });
       assert.ok((await handle.result()).accountsDetail);

@@ -20,7 +20,8 @@ let stack: ConnectionStack;
 
 before(async () => {
   env = await createTimeSkippingEnvironment();
-  stack = await startConnectionStack(env);
+  // Plain payloads: only the environment's own client skips time while it waits for a result, and it has no codec.
+  stack = await startConnectionStack(env, { encryption: 'off' });
 });
 
 after(async () => {

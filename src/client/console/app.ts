@@ -15,8 +15,11 @@
  *   POST /codec/decode  { payloads: [...] } → same shape, decoded
  * Same token as the rest (Bearer, or the cookie sent by the Web UI with "include cross-origin
  * credentials"); browsers may call it only from the origins of CONSOLE_CODEC_CORS_ORIGINS.
+ * Also at <console>/codec/<codec token>/(encode|decode), where the codec token (codecTokenFor) opens the
+ * codec and nothing else: the Web UI's server-side codec setting (`--ui-codec-endpoint`) cannot send
+ * credentials, and whoever reads that setting can already read decoded payloads in that Web UI.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -106,8 +109,14 @@ class HttpError extends Error {
   }
 }
 
+/** The token that opens the codec endpoint only, derived from the console token (see the header). */
+export function codecTokenFor(consoleToken: string): string {
+  return createHmac('sha256', consoleToken).update('temporal-web-ui-codec').digest('base64url').slice(0, 32);
+}
+
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   const expected = digest(options.token);
+  const expectedCodecToken = digest(codecTokenFor(options.token));
   const corsOrigins: ReadonlySet<string> = new Set(options.codecCorsOrigins ?? []);
   const codecs = options.payloadCodecs ?? [];
   const isToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
@@ -123,7 +132,9 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     const url = new URL(request.url ?? '/', 'http://console.invalid');
     const method = request.method ?? 'GET';
 
-    const codecAction = /^\/codec\/(encode|decode)$/.exec(url.pathname)?.[1] as 'encode' | 'decode' | undefined;
+    const codecPath = /^\/codec(?:\/([A-Za-z0-9_-]{1,64}))?\/(encode|decode)$/.exec(url.pathname);
+    const codecAction = codecPath?.[2] as 'encode' | 'decode' | undefined;
+    const codecPathToken = codecPath?.[1];
     // CORS first: a preflight carries no credentials, and every answer (401 too) must be readable by the Web UI.
     if (codecAction !== undefined && allowCors(request, response, corsOrigins)) return;
 
@@ -141,7 +152,9 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
       response.end();
       return;
     }
-    if (!isToken(bearerToken(request)) && !isToken(cookieToken(request))) {
+    if (codecPathToken !== undefined) {
+      if (!timingSafeEqual(digest(codecPathToken), expectedCodecToken)) throw new HttpError(401, 'Unauthorized', 'the token in the codec address is not this console\'s codec token');
+    } else if (!isToken(bearerToken(request)) && !isToken(cookieToken(request))) {
       throw new HttpError(401, 'Unauthorized', 'the console needs its token: Authorization: Bearer <token>, or open the page once with ?token=<token>');
     }
 
