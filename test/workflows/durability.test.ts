@@ -1,94 +1,82 @@
 /**
- * Durability: the worker process is killed (SIGKILL) while a connection waits on a poll timer and
- * while it awaits an answer; a new worker process, started from the production bundle, finishes it
- * with the right data. Real dev server, real sandbox, real worker processes.
+ * Durability: the worker process is killed (SIGKILL) while a connection waits on a poll timer, while
+ * it awaits an answer, and while an Authorize is at the service (its reply held by a delaying proxy
+ * after the sandbox acted); a new worker process, started from the production bundle, finishes it
+ * with the right data and no answer reaches the service twice. Real dev server, real sandbox, real
+ * worker processes.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { startChaosProxy, type ChaosProxy } from '../../scripts/chaos/proxy.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import type { ConnectionInputArgs } from '../../src/workflows/connection-input.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, submitAnswerUpdate, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
-import { WORKFLOWS_PATH } from '../helpers/connection-stack.js';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { TEST_ENCRYPTION, TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
+import { killProcess, startProcess, stopAllProcesses } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 
-const WORKER_ENTRY = fileURLToPath(new URL('../../src/worker.ts', import.meta.url));
 
 let env: TestWorkflowEnvironment;
+/** Reads and writes payloads with the key the worker processes encrypt with. */
+let client: Client;
 let sandbox: Awaited<ReturnType<typeof createSandbox>>;
 let bundleDir: string;
 let bundlePath: string;
 const customerId = uniqueId('tenant');
-const workers = new Set<ChildProcess>();
 
 before(async () => {
   env = await createDevEnvironment();
+  client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
   sandbox = await createSandbox({ port: 0 });
   bundleDir = await mkdtemp(join(tmpdir(), 'workflow-bundle-'));
   bundlePath = join(bundleDir, 'workflow-bundle.js');
-  await writeFile(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } })).code);
+  await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } })).code);
 });
 
 after(async () => {
-  for (const worker of workers) worker.kill('SIGKILL');
+  await stopAllProcesses();
   await sandbox?.close();
   await env?.teardown();
   if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
 });
 
-/** Starts `src/worker.ts` as its own process and resolves once it reports it is polling. */
-async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
-    env: {
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      AGGREGATOR_BASE_URL: sandbox.url,
-      WORKER_WORKFLOW_BUNDLE: bundlePath,
-      WORKER_METRICS_PORT: '0',
-      LOG_LEVEL: 'INFO',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** Starts `src/worker.ts` as its own process, from the production bundle, and resolves once it polls. */
+async function startWorkerProcess(taskQueue: string, aggregatorUrl = sandbox.url): Promise<ChildProcess> {
+  const worker = await startProcess('worker', {
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    AGGREGATOR_BASE_URL: aggregatorUrl,
+    ...TEST_ENCRYPTION_ENV,
+    WORKER_WORKFLOW_BUNDLE: bundlePath,
+    WORKER_METRICS_PORT: '0',
+    LOG_LEVEL: 'INFO',
   });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  let output = '';
-  const started = new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"worker started"')) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before starting:\n${output}`)));
-  });
-  await started;
-  return child;
+  return worker.child;
 }
 
 async function kill(child: ChildProcess): Promise<void> {
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  const [code, signal] = (await exited) as [number | null, string | null];
-  assert.equal(signal, 'SIGKILL', `worker ended with ${code}/${signal}`);
+  await killProcess(child);
+  assert.equal(child.signalCode, 'SIGKILL', `worker ended with ${child.exitCode}/${child.signalCode}`);
 }
 
 async function start(input: Omit<ConnectionInputArgs, 'customerId'>, taskQueue: string) {
-  return env.client.workflow.start('connectionWorkflow', { taskQueue, workflowId: uniqueId('durable'), args: [{ customerId, ...input }] });
+  return client.workflow.start('connectionWorkflow', { taskQueue, workflowId: uniqueId('durable'), args: [{ customerId, ...input }] });
 }
 
 async function stateOf(workflowId: string, predicate: (state: ConnectionState) => boolean, describe: string): Promise<ConnectionState> {
   return waitFor(
     async () => {
-      const state = await env.client.workflow.getHandle(workflowId).query(connectionStateQuery);
+      const state = await client.workflow.getHandle(workflowId).query(connectionStateQuery);
       return predicate(state) ? state : undefined;
     },
     { timeoutMs: 30_000, describe },
@@ -133,5 +121,64 @@ describe('a killed worker loses nothing', () => {
     const result = (await handle.result()) as ConnectionResult;
     assert.ok(result.loginId);
     assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2);
+  });
+});
+
+describe('a worker killed while an Authorize is at the service', () => {
+  let proxy: ChaosProxy;
+  before(async () => {
+    // The sandbox acts at once; the proxy holds its reply 2 s, as a real service reaching a bank would.
+    proxy = await startChaosProxy({ upstream: sandbox.url, replyDelayMs: 2_000 });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  function liveInput(username: string): Omit<ConnectionInputArgs, 'customerId'> {
+    const scenario = SCENARIOS.find((entry) => entry.username === username) ?? assert.fail(`scenario ${username}`);
+    return { session: { kind: 'live', institution: scenario.institution, username, password: SANDBOX_PASSWORD, save: true }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 500 } };
+  }
+
+  it('never sends the answer again: it opens a new session, tells the update caller, and completes', async () => {
+    const taskQueue = uniqueId('durable-authorize');
+    const tenantDuplicatesBefore = sandbox.authorizeSubmissions(customerId).duplicates.length;
+    const rounds = describeScenario(SCENARIOS.find((entry) => entry.username === 'image_selection') ?? assert.fail('scenario')).challengeSequence;
+    const [question, image] = [rounds[0]?.answer ?? assert.fail('round 1'), rounds[1]?.answer ?? assert.fail('round 2')];
+
+    const first = await startWorkerProcess(taskQueue, proxy.urlFor('first'));
+    const handle = await start(liveInput('image_selection'), taskQueue);
+    await stateOf(handle.workflowId, (s) => s.status === 'AwaitingAnswer' && s.challengeSet?.id === '1', 'the security question');
+    const outcomeOfAnswer = handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: question }] });
+    assert.deepEqual(await proxy.answerHolders(15_000), ['first'], 'the service took the answer and its reply is held');
+    await kill(first);
+    await startWorkerProcess(taskQueue, proxy.urlFor('second'));
+
+    const outcome = await outcomeOfAnswer;
+    assert.equal(outcome.outcome, 'restarted', `the caller learns the session was restarted, got ${JSON.stringify(outcome)}`);
+    assert.equal(outcome.outcome === 'restarted' && outcome.nextChallengeSet?.id, '2', 'with the new session\'s first challenge set');
+    const restarted = await stateOf(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'the new session\'s challenge');
+    assert.equal(restarted.sessionRestarts, 1);
+    assert.equal(restarted.lastRestart?.challengeSetId, '1');
+    assert.match(restarted.lastRestart?.reason ?? '', /worker stopped/);
+
+    assert.equal((await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '2', responses: question }] })).outcome, 'accepted');
+    assert.equal((await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '3', responses: image }] })).outcome, 'accepted');
+    const result = (await handle.result()) as ConnectionResult;
+    assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2);
+    assert.equal(sandbox.authorizeSubmissions(customerId).duplicates.length, tenantDuplicatesBefore, 'no answer reached the service twice');
+    assert.deepEqual(proxy.stats().duplicates, [], 'the proxy saw no answer twice either');
+  });
+
+  it('recovers a first Authorize with credentials whose worker died: a new session, not a failure', async () => {
+    const taskQueue = uniqueId('durable-credentials');
+    const first = await startWorkerProcess(taskQueue, proxy.urlFor('credentials-first'));
+    const handle = await start(liveInput('no_mfa'), taskQueue);
+    await waitFor(() => Promise.resolve((proxy.stats().byClient.get('credentials-first') ?? 0) > 0), { timeoutMs: 15_000, describe: 'the credentials sent' });
+    await kill(first);
+    await startWorkerProcess(taskQueue, proxy.urlFor('credentials-second'));
+    const result = (await handle.result()) as ConnectionResult;
+    assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2);
+    const state = await client.workflow.getHandle(handle.workflowId).query(connectionStateQuery);
+    assert.equal(state.sessionRestarts, 1, 'the restart is counted where operators see it');
   });
 });

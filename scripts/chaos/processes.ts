@@ -1,0 +1,320 @@
+/**
+ * The processes a chaos run starts, kills and restarts: the Temporal dev server on a SQLite file
+ * (restartable on the same file and ports) and a pool of worker processes (`node --import tsx
+ * src/worker.ts`), each SIGKILLed on demand and replaced at once. Every process writes to its own
+ * log file in the run directory; every start, kill and unexpected exit goes on the timeline.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
+import { devServerSearchAttributeArgs, PROJECT_ROOT } from '../lib/temporal-binaries.js';
+import { seconds, type Timeline } from './timeline.js';
+
+const HOST = '127.0.0.1';
+const SERVER_READY_TIMEOUT_MS = 60_000;
+/** The server's graceful stop waits for open long polls (workers, result waits): this long, then SIGKILL. */
+const SERVER_STOP_GRACE_MS = 5_000;
+const WORKER_READY_TIMEOUT_MS = 90_000;
+const WORKER_STOP_GRACE_MS = 10_000;
+/** A worker that died before it started (e.g. Temporal down for the restart) is started again after this. */
+const WORKER_RESPAWN_DELAY_MS = 1_000;
+const WORKER_ENTRY = fileURLToPath(new URL('../../src/worker.ts', import.meta.url));
+
+export class ProcessError extends Error {
+  override readonly name = 'ProcessError';
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new ProcessError('no port assigned'))));
+    });
+  });
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Resolves with how the child ended (at once if it already has). */
+function exitOf(child: ChildProcess): Promise<string> {
+  if (hasExited(child)) return Promise.resolve(child.signalCode ?? `code ${child.exitCode}`);
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`));
+    child.once('error', (error) => resolve(`spawn error: ${error.message}`));
+  });
+}
+
+/** Every child a run started, so an unexpected end of the run still kills them (see killAllChildren). */
+const children = new Set<ChildProcess>();
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** Last resort (process exit, a signal): no dev server or worker outlives the run. */
+export function killAllChildren(): void {
+  for (const child of children) if (!hasExited(child)) child.kill('SIGKILL');
+}
+
+// ---- the dev server ---------------------------------------------------------------------------
+
+export interface DevServerOptions {
+  readonly cliPath: string;
+  readonly dbFile: string;
+  readonly logPath: string;
+  readonly timeline: Timeline;
+}
+
+export class DevServer {
+  readonly address: string;
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private readonly log: WriteStream;
+
+  private constructor(
+    private readonly options: DevServerOptions,
+    private readonly ports: { readonly grpc: number; readonly http: number; readonly metrics: number },
+  ) {
+    this.address = `${HOST}:${ports.grpc}`;
+    this.log = createWriteStream(options.logPath, { flags: 'a' });
+  }
+
+  /** Picks free ports once: a restart reuses them, so workers and clients reconnect to the same address. */
+  static async create(options: DevServerOptions): Promise<DevServer> {
+    return new DevServer(options, { grpc: await freePort(), http: await freePort(), metrics: await freePort() });
+  }
+
+  /** Starts the server and resolves once the default namespace answers; returns the ms it took. */
+  async start(): Promise<number> {
+    const startedAt = Date.now();
+    const args = [
+      'server', 'start-dev', '--headless', '--ip', HOST,
+      '--port', String(this.ports.grpc), '--http-port', String(this.ports.http), '--metrics-port', String(this.ports.metrics),
+      '--db-filename', this.options.dbFile, '--log-level', 'warn',
+      ...devServerSearchAttributeArgs(),
+    ];
+    const child = track(spawn(this.options.cliPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+    this.child = child;
+    this.stopping = false;
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    void exitOf(child).then((how) => {
+      if (!this.stopping && this.child === child) this.options.timeline.mark(`dev server (pid ${child.pid}) exited on its own (${how}); see ${this.options.logPath}`);
+    });
+    await this.waitReady(child);
+    return Date.now() - startedAt;
+  }
+
+  private async waitReady(child: ChildProcess): Promise<void> {
+    const deadline = Date.now() + SERVER_READY_TIMEOUT_MS;
+    let lastError = 'no answer yet';
+    while (Date.now() < deadline) {
+      if (hasExited(child)) throw new ProcessError(`the dev server stopped during start-up (${await exitOf(child)}); see ${this.options.logPath}`);
+      try {
+        const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace: 'default' });
+          return;
+        } finally {
+          await connection.close();
+        }
+      } catch (error) {
+        lastError = error instanceof Error ? error.message : String(error);
+        await delay(200);
+      }
+    }
+    throw new ProcessError(`the dev server did not answer on ${this.address} within ${SERVER_READY_TIMEOUT_MS} ms (${lastError}); see ${this.options.logPath}`);
+  }
+
+  /** Stops it (SIGKILL after a grace period if the signal is not enough): how long it took, and whether SIGKILL was needed. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ stopMs: number; forced: boolean }> {
+    const child = this.child;
+    if (!child || hasExited(child)) return { stopMs: 0, forced: false };
+    const startedAt = Date.now();
+    this.stopping = true;
+    let forced = false;
+    child.kill(signal);
+    const timer =
+      signal === 'SIGKILL'
+        ? undefined
+        : setTimeout(() => {
+            forced = true;
+            child.kill('SIGKILL');
+          }, SERVER_STOP_GRACE_MS);
+    await exitOf(child);
+    clearTimeout(timer);
+    return { stopMs: Date.now() - startedAt, forced };
+  }
+
+  /** Stops it and starts it again on the same database file and ports. */
+  async restart(signal: NodeJS.Signals): Promise<{ stopMs: number; forced: boolean; startMs: number }> {
+    const { stopMs, forced } = await this.stop(signal);
+    const startMs = await this.start();
+    return { stopMs, forced, startMs };
+  }
+
+  async close(): Promise<void> {
+    await this.stop('SIGTERM');
+    await new Promise<void>((resolve) => this.log.end(() => resolve()));
+  }
+}
+
+// ---- workers ----------------------------------------------------------------------------------
+
+export interface WorkerPoolOptions {
+  readonly size: number;
+  /** Environment of every worker (Temporal address, task queue, bundle, ...), without its base URL. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The aggregation service base URL a worker of this name uses (the proxy tells workers apart by it). */
+  readonly baseUrlFor: (name: string) => string;
+  readonly logDir: string;
+  readonly timeline: Timeline;
+}
+
+interface WorkerProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly startedAt: number;
+  ready: boolean;
+  /** Set when we kill or stop it: its exit is then expected. */
+  ending: boolean;
+  readonly readyPromise: Promise<void>;
+}
+
+export interface KillRecord {
+  readonly name: string;
+  readonly pid: number | undefined;
+  readonly replacement: string;
+  readonly replacementReadyMs: number;
+}
+
+export class WorkerPool {
+  private readonly workers = new Map<string, WorkerProcess>();
+  private counter = 0;
+  private closed = false;
+  /** Polling workers that exited without being asked to (a worker crashing on its own is a finding of the run). */
+  unexpectedExits = 0;
+  /** Workers that exited before they polled (e.g. started while the server was down for its restart). */
+  failedStarts = 0;
+
+  constructor(private readonly options: WorkerPoolOptions) {}
+
+  /** Starts the pool and resolves once every worker polls its task queue. */
+  async start(): Promise<void> {
+    await Promise.all(Array.from({ length: this.options.size }, () => this.spawnWorker().readyPromise));
+  }
+
+  /** Names of workers polling now. */
+  readyNames(): string[] {
+    return [...this.workers.values()].filter((worker) => worker.ready && !worker.ending).map((worker) => worker.name);
+  }
+
+  private spawnWorker(): WorkerProcess {
+    this.counter += 1;
+    const name = `w${this.counter}`;
+    const logPath = join(this.options.logDir, `worker-${name}.log`);
+    const log = createWriteStream(logPath, { flags: 'a' });
+    const child = track(
+      spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
+        cwd: PROJECT_ROOT,
+        env: { ...this.options.env, AGGREGATOR_BASE_URL: this.options.baseUrlFor(name) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    const startedAt = Date.now();
+    let seen = '';
+    const readyPromise = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new ProcessError(`worker ${name} did not start within ${WORKER_READY_TIMEOUT_MS} ms; see ${logPath}`));
+        child.kill('SIGKILL');
+      }, WORKER_READY_TIMEOUT_MS);
+      child.stdout?.on('data', (chunk: Buffer) => {
+        if (worker.ready) return;
+        // Only the tail matters: the marker may straddle two chunks.
+        seen = (seen + chunk.toString('utf8')).slice(-4_096);
+        if (seen.includes('"worker started"')) {
+          worker.ready = true;
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void exitOf(child).then((how) => {
+        clearTimeout(timer);
+        log.end();
+        this.workers.delete(name);
+        if (!worker.ready) reject(new ProcessError(`worker ${name} exited before it started (${how}); see ${logPath}`));
+        if (worker.ending || this.closed) return;
+        // Nobody asked it to stop: note it, and keep the pool at its size.
+        if (worker.ready) this.unexpectedExits += 1;
+        else this.failedStarts += 1;
+        this.options.timeline.mark(`worker ${name} (pid ${child.pid}) exited on its own (${how})${worker.ready ? '' : ' before it started'}; replacing it`);
+        void delay(WORKER_RESPAWN_DELAY_MS).then(() => {
+          if (!this.closed) this.spawnWorker().readyPromise.catch(() => undefined);
+        });
+      });
+    });
+    const worker: WorkerProcess = { name, child, startedAt, ready: false, ending: false, readyPromise };
+    this.workers.set(name, worker);
+    // A worker that never starts is reported through the timeline (its exit); callers may not await it.
+    readyPromise.catch(() => undefined);
+    return worker;
+  }
+
+  /** SIGKILLs one worker, starts its replacement and resolves once the replacement polls. */
+  async kill(name: string, why: string): Promise<KillRecord> {
+    const worker = this.workers.get(name);
+    if (!worker) throw new ProcessError(`no worker ${name} to kill`);
+    worker.ending = true;
+    const exited = exitOf(worker.child);
+    worker.child.kill('SIGKILL');
+    await exited;
+    const replacement = this.spawnWorker();
+    this.options.timeline.mark(`SIGKILL worker ${name} (pid ${worker.child.pid}, ${why}); replacement ${replacement.name} starting`);
+    const startedAt = Date.now();
+    await this.awaitReadyOrReplaced(replacement);
+    const replacementReadyMs = Date.now() - startedAt;
+    this.options.timeline.mark(
+      replacement.ready
+        ? `worker ${replacement.name} polling (started in ${seconds(replacementReadyMs)})`
+        : `${this.options.size} worker(s) polling again (${this.readyNames().join(', ')}) ${seconds(replacementReadyMs)} after the kill`,
+    );
+    return { name, pid: worker.child.pid, replacement: replacement.name, replacementReadyMs };
+  }
+
+  /** A replacement that dies before it starts is itself replaced: wait until the pool is whole again. */
+  private async awaitReadyOrReplaced(worker: WorkerProcess): Promise<void> {
+    try {
+      await worker.readyPromise;
+    } catch {
+      while (!this.closed && this.readyNames().length < this.options.size) await delay(200);
+    }
+  }
+
+  /** SIGTERM (the SDK drains), SIGKILL after a grace period. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      [...this.workers.values()].map(async (worker) => {
+        worker.ending = true;
+        const exited = exitOf(worker.child);
+        worker.child.kill('SIGTERM');
+        const timer = setTimeout(() => worker.child.kill('SIGKILL'), WORKER_STOP_GRACE_MS);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Product processes started as a user starts them (`node --import tsx <entry>`), with their output
+ * kept, for tests that kill them, read their logs, or need them out of the test's own process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const ENTRIES = {
+  worker: fileURLToPath(new URL('../../src/worker.ts', import.meta.url)),
+  console: fileURLToPath(new URL('../../src/client/console/server.ts', import.meta.url)),
+} as const;
+
+/** What a started process printed each time it said it was ready. */
+const READY_LINE = { worker: '"worker started"', console: 'operator console on ' } as const;
+
+export interface ProductProcess {
+  readonly child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+const running = new Set<ChildProcess>();
+
+/** Starts the worker or the console with exactly `env` (plus PATH) and resolves once it says it is ready. */
+export async function startProcess(kind: keyof typeof ENTRIES, env: Record<string, string>): Promise<ProductProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[kind]], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(READY_LINE[kind])) resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${kind} exited with ${code} before it was ready:\n${output}`)));
+  });
+  return { child, output: () => output };
+}
+
+/** SIGKILLs a process and waits until it is gone. */
+export async function killProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** Stops every process these helpers started (for `after`). */
+export async function stopAllProcesses(): Promise<void> {
+  await Promise.all([...running].map((child) => killProcess(child)));
+}
