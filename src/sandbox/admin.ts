@@ -9,7 +9,7 @@ import { SANDBOX_CUSTOMER_ID } from './customer.js';
 import { FAULT_HEADER } from './faults.js';
 import { MAX_BODY_BYTES, SandboxError, parseWith, type Reply } from './http.js';
 import type { SandboxOptions } from './options.js';
-import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, describeScenario, resolveScenario } from './scenarios.js';
+import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, ScenarioParameterError, describeScenario, resolveScenario, type Scenario } from './scenarios.js';
 import type { SandboxState } from './state.js';
 import type { DataCache } from './data-cache.js';
 
@@ -80,7 +80,13 @@ export class Admin {
 
   createLogin(customerId: string, body: unknown): Reply {
     const request = parseWith(CreateLoginRequest, body, 'Create login');
-    const scenario = resolveScenario(request.username);
+    let scenario: Scenario | undefined;
+    try {
+      scenario = resolveScenario(request.username);
+    } catch (error) {
+      if (error instanceof ScenarioParameterError) throw new SandboxError('INVALID_REQUEST', `Create login: username: ${error.message}`);
+      throw error;
+    }
     if (!scenario) throw new SandboxError('INVALID_REQUEST', `Create login: username: unknown scenario "${request.username}"`);
     const tenant = this.state.tenant(customerId);
     const login = this.state.loginFor(tenant, scenario, this.options.now());

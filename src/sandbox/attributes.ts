@@ -29,23 +29,32 @@ export interface AttributeResult {
 interface Context {
   readonly accounts: readonly AttributeAccount[];
   readonly asOf: string;
+  /** Rows per window, built once per computation: packages ask for the same window several times. */
+  readonly windows: Map<number | undefined, readonly Row[]>;
 }
 
 type Row = { readonly accountId: string; readonly transaction: Transaction };
 
-const rows = (context: Context, days?: number): Row[] => {
-  const from = days === undefined ? '' : isoOf(dayOf(context.asOf) - days + 1);
-  return context.accounts.flatMap((account) =>
-    account.Transactions.filter((t) => t.Date >= from && t.Date <= context.asOf).map((transaction) => ({ accountId: account.Id, transaction })),
-  );
+/** The transactions of the last `days` days (all up to asOf when undefined); callers must not mutate it. */
+const rows = (context: Context, days?: number): readonly Row[] => {
+  let found = context.windows.get(days);
+  if (found === undefined) {
+    const from = days === undefined ? '' : isoOf(dayOf(context.asOf) - days + 1);
+    const out: Row[] = [];
+    for (const account of context.accounts) {
+      for (const transaction of account.Transactions) if (transaction.Date >= from && transaction.Date <= context.asOf) out.push({ accountId: account.Id, transaction });
+    }
+    context.windows.set(days, (found = out));
+  }
+  return found;
 };
 const isNsf = (t: Transaction) => t.Debit !== null && /\bNSF\b/i.test(t.Description);
-const count = (found: Row[]): AttributeResult => ({ value: found.length === 0 ? NONE_DETECTED : found.length, contributing: found });
-const sum = (found: Row[], pick: (t: Transaction) => number, divisor = 1): AttributeResult => ({
+const count = (found: readonly Row[]): AttributeResult => ({ value: found.length === 0 ? NONE_DETECTED : found.length, contributing: found });
+const sum = (found: readonly Row[], pick: (t: Transaction) => number, divisor = 1): AttributeResult => ({
   value: found.length === 0 ? NONE_DETECTED : cents(found.reduce((total, row) => total + pick(row.transaction), 0) / divisor),
   contributing: found,
 });
-const extreme = (found: Row[], better: (a: number, b: number) => boolean): AttributeResult => {
+const extreme = (found: readonly Row[], better: (a: number, b: number) => boolean): AttributeResult => {
   let best: Row | undefined;
   for (const row of found) if (best === undefined || better(row.transaction.Balance, best.transaction.Balance)) best = row;
   return best === undefined ? { value: NONE_DETECTED, contributing: [] } : { value: best.transaction.Balance, contributing: [best] };
@@ -56,8 +65,8 @@ export const ATTRIBUTE_DEFINITIONS = {
   account_age_days: {
     doc: 'Days from the date of the oldest transaction over the selected accounts to asOf.',
     compute: (c: Context): AttributeResult => {
-      const all = rows(c);
-      const oldest = all.reduce<Row | undefined>((o, row) => (o === undefined || row.transaction.Date < o.transaction.Date ? row : o), undefined);
+      let oldest: Row | undefined;
+      for (const row of rows(c)) if (oldest === undefined || row.transaction.Date < oldest.transaction.Date) oldest = row;
       return oldest ? { value: dayOf(c.asOf) - dayOf(oldest.transaction.Date), contributing: [oldest] } : { value: NONE_DETECTED, contributing: [] };
     },
   },
@@ -109,15 +118,22 @@ export const ATTRIBUTE_DEFINITIONS = {
       const start = end - 89;
       const negativeDays = new Set<number>();
       const contributing: Row[] = [];
+      // Dates repeat (a year has 365), so each is parsed once rather than once per transaction.
+      const days = new Map<string, number>();
+      const dayOfCached = (date: string) => {
+        let day = days.get(date);
+        if (day === undefined) days.set(date, (day = dayOf(date)));
+        return day;
+      };
       for (const account of c.accounts.filter((a) => a.Category === 'Operations')) {
         const chronological = [...account.Transactions].reverse().filter((t) => t.Date <= c.asOf);
         const first = chronological[0];
         if (!first) continue;
         let balance = cents(first.Balance - (first.Credit ?? 0) + (first.Debit ?? 0)); // opening balance
         let index = 0;
-        for (let day = dayOf(first.Date) < start ? dayOf(first.Date) : start; day <= end; day++) {
+        for (let day = dayOfCached(first.Date) < start ? dayOfCached(first.Date) : start; day <= end; day++) {
           const today: Transaction[] = [];
-          while (index < chronological.length && dayOf(chronological[index]?.Date ?? '') === day) today.push(chronological[index++] as Transaction);
+          while (index < chronological.length && dayOfCached(chronological[index]?.Date ?? '') === day) today.push(chronological[index++] as Transaction);
           const last = today.at(-1);
           if (last) balance = last.Balance;
           if (day >= start && balance < 0) {
@@ -173,7 +189,7 @@ export function selectAttributeAccounts<T extends AttributeAccount>(accounts: re
 
 /** Computes the named attributes over already selected accounts (tests recompute them independently). */
 export function computeAttributes(accounts: readonly AttributeAccount[], asOf: string, names: readonly AttributeName[]): Record<string, AttributeResult> {
-  const context: Context = { accounts, asOf };
+  const context: Context = { accounts, asOf, windows: new Map() };
   const out: Record<string, AttributeResult> = {};
   for (const name of names) out[name] = ATTRIBUTE_DEFINITIONS[name].compute(context);
   return out;

@@ -9,9 +9,9 @@ import { dayOf, isoOf, parts } from './dates.js';
 import { Prng, cents, uuidFrom } from './random.js';
 
 /** Days of history generated (the Days365 window). */
-const HISTORY_DAYS = 365;
-const NSF_FEE = 48;
-const NSF_DESCRIPTION = 'NSF FEE';
+export const HISTORY_DAYS = 365;
+export const NSF_FEE = 48;
+export const NSF_DESCRIPTION = 'NSF FEE';
 export const PAYROLL_PREFIX = 'PAYROLL ';
 
 export interface GeneratedAccount extends Account {
@@ -177,9 +177,7 @@ export function generateBankData(seed: string, asOf: string): BankData {
  * WithAccountIdentity false (no Holder).
  */
 export function selectAccounts(data: BankData, asOf: string, options: AccountsDetailOptions): Account[] {
-  const end = dayOf(asOf);
-  const from = options.DateFrom ?? isoOf(end - (options.DaysOfTransactions === 'Days365' ? HISTORY_DAYS : 90) + 1);
-  const to = options.DateTo ?? asOf;
+  const { from, to } = transactionWindow(asOf, options);
   const wanted = options.AccountsFilter ? new Set(options.AccountsFilter) : undefined;
   return data.accounts
     .filter((account) => !wanted || wanted.has(account.Id))
@@ -191,4 +189,10 @@ export function selectAccounts(data: BankData, asOf: string, options: AccountsDe
       if (options.WithAccountIdentity !== false) out.Holder = holder;
       return out;
     });
+}
+
+/** The inclusive date range (YYYY-MM-DD) of transactions GetAccountsDetail returns for the options. */
+export function transactionWindow(asOf: string, options: Pick<AccountsDetailOptions, 'DaysOfTransactions' | 'DateFrom' | 'DateTo'>): { from: string; to: string } {
+  const from = options.DateFrom ?? isoOf(dayOf(asOf) - (options.DaysOfTransactions === 'Days365' ? HISTORY_DAYS : 90) + 1);
+  return { from, to: options.DateTo ?? asOf };
 }

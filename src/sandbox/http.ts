@@ -7,10 +7,14 @@ import type { z } from 'zod';
 import { SERVICE_CODES, isServiceCode, type ServiceCode } from '../contract/failures.js';
 import { describeIssues, type Link } from '../aggregator/schemas.js';
 
-/** What a handler answers; `raw` is already-serialized JSON (the cached data path). */
+/**
+ * What a handler answers; `raw` is already-serialized JSON, `chunks` JSON in pieces written one
+ * after the other (the cached accounts path: a cached Buffer is sent as is, never copied).
+ */
 export type Reply =
   | { readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }
-  | { readonly status: number; readonly raw: string; readonly headers?: Record<string, string> };
+  | { readonly status: number; readonly raw: string; readonly headers?: Record<string, string> }
+  | { readonly status: number; readonly chunks: readonly (string | Uint8Array)[]; readonly headers?: Record<string, string> };
 
 /**
  * Codes only the sandbox answers: the spec and FACTS.md name no request size limit, so no service

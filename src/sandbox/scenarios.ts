@@ -7,6 +7,7 @@ import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas
 import { SERVICE_CODES, type ServiceCode } from '../contract/failures.js';
 import { correctResponses, publicChallenge, type ChallengeStep } from './challenges.js';
 import { IMAGES, IMAGE_NAMES } from './images.js';
+import type { LargeLoginSize } from './large-bank-data.js';
 
 /** Every scenario uses this password (shown again in the listing). */
 export const SANDBOX_PASSWORD = 'Everyday';
@@ -62,6 +63,8 @@ export interface Scenario {
   readonly steps: readonly ChallengeStep[];
   readonly authorizeError?: AuthorizeError;
   readonly data: DataBehaviour;
+  /** Set for `large_<accounts>x<transactions>`: the generated accounts' sizes (business data). */
+  readonly large?: LargeLoginSize;
 }
 
 const DEFAULT_DATA: DataBehaviour = { pendingPolls: 1 };
@@ -190,21 +193,80 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ username: 'flaky_malformed', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first data request of each session answers HTTP 200 with a truncated JSON body (state untouched), then normal.', data: { pendingPolls: 1, fault: { kind: 'malformed', times: 1 } } }),
 ];
 
-/** Username patterns with a numeric parameter (n from 0 to 1,000,000). */
+/**
+ * Bounds of `large_<accounts>x<transactions>`. The total keeps one login's one-year answer near
+ * 170 MB of JSON at most (about 168 bytes a transaction), generated in a few seconds at worst.
+ */
+export const LARGE_LOGIN_LIMITS = {
+  accounts: { min: 1, max: 500 },
+  transactionsPerAccount: { min: 1, max: 20_000 },
+  totalTransactions: { max: 1_000_000 },
+} as const;
+
+const LARGE_PREFIX = 'large_';
+const LARGE_FORMAT = 'large_<accounts>x<transactions> (e.g. large_100x5000)';
+
+/** Username patterns with parameters (n from 0 to 1,000,000; large logins within LARGE_LOGIN_LIMITS). */
 export const SCENARIO_PATTERNS = [
   { pattern: 'pending_polls_<n>', example: 'pending_polls_7', description: 'No MFA; every data operation answers 202 n times, then 200; it also completes on its own once n × limits.pendingPollMs passed since it started, polled or not.' },
   { pattern: 'pending_ms_<n>', example: 'pending_ms_1500', description: 'No MFA; every data operation answers 202 until n ms passed since it started, then 200.' },
   { pattern: 'loading_<n>', example: 'loading_3', description: 'No MFA; the first n data requests of each session answer 400 SESSION_LOADING.' },
   { pattern: '<error_code>_<n>', example: 'retry_later_2', description: 'The first n live Authorize calls (per tenant) answer that code (any code of the authorize-error scenarios), then HTTP 200 without MFA.' },
+  {
+    pattern: 'large_<accounts>x<transactions>',
+    example: 'large_100x5000',
+    description:
+      'No MFA (SandboxBank, live or saved); a business login with exactly <accounts> accounts of exactly <transactions> transactions each, all dated within the 365 days ending at asOf (GetAccountsDetail with DaysOfTransactions Days365 returns them all), running balances consistent as for every login, deterministic per LoginId. Data pending for 1 poll. Sizes outside limits answer INVALID_USERNAME (Authorize) or INVALID_REQUEST (admin logins endpoint) naming the limit. large_100x5000 is about 80 MB of JSON, generated once per login in well under a second and then served from the cache.',
+    limits: LARGE_LOGIN_LIMITS,
+  },
 ] as const;
+
+/** A username of a pattern family whose parameters are out of bounds; the message names the limit. */
+export class ScenarioParameterError extends Error {
+  override readonly name = 'ScenarioParameterError';
+  constructor(
+    readonly username: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The size a `large_...` username asks for; throws ScenarioParameterError when malformed or out of bounds. */
+function largeLoginSize(username: string): LargeLoginSize {
+  const match = /^large_(\d+)x(\d+)$/.exec(username);
+  if (!match) throw new ScenarioParameterError(username, `Large login "${username}" is malformed: the pattern is ${LARGE_FORMAT}`);
+  const [, accountsText = '', transactionsText = ''] = match;
+  const accounts = Number(accountsText);
+  const transactionsPerAccount = Number(transactionsText);
+  const { accounts: a, transactionsPerAccount: t, totalTransactions: total } = LARGE_LOGIN_LIMITS;
+  const refuse = (why: string) => new ScenarioParameterError(username, `Large login "${username}": ${why}`);
+  if (accounts < a.min || accounts > a.max) throw refuse(`accounts must be from ${a.min} to ${a.max} (got ${accountsText})`);
+  if (transactionsPerAccount < t.min || transactionsPerAccount > t.max) throw refuse(`transactions per account must be from ${t.min} to ${t.max.toLocaleString('en-US')} (got ${transactionsText})`);
+  if (accounts * transactionsPerAccount > total.max) {
+    throw refuse(`accounts x transactions must be at most ${total.max.toLocaleString('en-US')} in total (got ${(accounts * transactionsPerAccount).toLocaleString('en-US')})`);
+  }
+  return { accounts, transactionsPerAccount };
+}
 
 const BY_USERNAME = new Map(SCENARIOS.map((entry) => [entry.username, entry]));
 const MAX_PARAMETER = 1_000_000;
 
-/** The scenario a username selects (exact, case-sensitive), or undefined for an unknown user. */
+/**
+ * The scenario a username selects (exact, case-sensitive), or undefined for an unknown user.
+ * Throws ScenarioParameterError for a `large_` username that is malformed or out of bounds, so the
+ * caller can say which limit, in its own error style.
+ */
 export function resolveScenario(username: string): Scenario | undefined {
   const fixed = BY_USERNAME.get(username);
   if (fixed) return fixed;
+  if (username.startsWith(LARGE_PREFIX)) {
+    const large = largeLoginSize(username);
+    return scenario({
+      username, institution: 'SandboxBank', kind: 'no-mfa', large,
+      description: `No MFA; a business login with ${large.accounts} accounts of ${large.transactionsPerAccount} transactions each over the last 365 days.`,
+    });
+  }
   const match = /^([a-z_]+?)_(\d{1,7})$/.exec(username);
   if (!match) return undefined;
   const base = match[1] ?? '';

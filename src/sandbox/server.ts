@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AttributePackageOperation } from '../aggregator/schemas.js';
 import { Admin } from './admin.js';
 import { summarizeSubmissions, type AuthorizeSubmissions } from './authorize-submissions.js';
-import { DataCache } from './data-cache.js';
+import { DataCache, type DataCacheStats } from './data-cache.js';
 import { FAULT_HEADER, MALFORMED_BODY, parseFaultHeader, type FaultAction } from './faults.js';
 import { SandboxError, errorReply, readJson, type Reply } from './http.js';
 import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
@@ -25,6 +25,8 @@ export interface Sandbox {
   readonly state: SandboxState;
   /** What GET /sandbox/authorize-submissions answers: Authorize calls seen, and answers sent twice. */
   authorizeSubmissions(customerId?: string): AuthorizeSubmissions;
+  /** Counters of the generated-data cache (generations, serializations, hits, bytes), for tests and benchmarks. */
+  dataCacheStats(): DataCacheStats;
   close(): Promise<void>;
 }
 
@@ -77,13 +79,14 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
   ];
 
   const reply = (response: ServerResponse, answer: Reply): void => {
-    const text = 'raw' in answer ? answer.raw : JSON.stringify(answer.body);
+    const chunks = 'chunks' in answer ? answer.chunks : ['raw' in answer ? answer.raw : JSON.stringify(answer.body)];
     response.writeHead(answer.status, {
       'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(text),
+      'content-length': chunks.reduce((total, chunk) => total + (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength), 0),
       ...answer.headers,
     });
-    response.end(text);
+    for (const chunk of chunks.slice(0, -1)) response.write(chunk);
+    response.end(chunks.at(-1));
   };
 
   const performFault = (request: IncomingMessage, response: ServerResponse, action: FaultAction): void => {
@@ -173,6 +176,7 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     options,
     state,
     authorizeSubmissions: (customerId) => summarizeSubmissions(state, customerId),
+    dataCacheStats: () => cache.stats(),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

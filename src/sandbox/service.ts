@@ -26,13 +26,13 @@ import {
 } from './attributes.js';
 import { recordAnswer } from './authorize-submissions.js';
 import { checkResponses, publicChallenge } from './challenges.js';
-import type { DataCache } from './data-cache.js';
+import type { AccountsJson, DataCache } from './data-cache.js';
 import { localTimestamp } from './dates.js';
 import { scenarioFault, type FaultAction } from './faults.js';
 import { SandboxError, parseWith, type Reply } from './http.js';
 import type { SandboxOptions } from './options.js';
 import { uuidFrom } from './random.js';
-import { INSTITUTIONS, resolveScenario, type Scenario } from './scenarios.js';
+import { INSTITUTIONS, ScenarioParameterError, resolveScenario, type Scenario } from './scenarios.js';
 import { advance, behaviourOf, isRunning, type LoginRecord, type OperationKind, type SandboxState, type Session, type Tenant } from './state.js';
 import { statementsFor } from './statements.js';
 
@@ -91,7 +91,7 @@ export class Service {
         return this.begin(this.startSession(tenant, login, 'refresh', true));
       }
       case 'live': {
-        const scenario = resolveScenario(request.Username ?? '');
+        const scenario = this.scenarioOf(request.Username ?? '');
         if (!scenario) throw new SandboxError('INVALID_USERNAME', `Unknown sandbox user "${request.Username ?? ''}" (GET /sandbox/scenarios lists them)`, { httpStatus: 401, links: AUTHORIZE_LINKS });
         if (request.Institution !== scenario.institution) {
           throw new SandboxError('INVALID_LOGIN', `User "${scenario.username}" is not known at institution "${request.Institution ?? ''}" (it banks at ${scenario.institution})`, { httpStatus: 401, links: AUTHORIZE_LINKS });
@@ -101,6 +101,16 @@ export class Service {
         const login = this.deps.state.loginFor(tenant, scenario, this.now);
         return this.begin(this.startSession(tenant, login, 'live', request.Save === true));
       }
+    }
+  }
+
+  /** The scenario of a live username; a pattern's out-of-bounds parameters answer INVALID_USERNAME naming the limit. */
+  private scenarioOf(username: string): Scenario | undefined {
+    try {
+      return resolveScenario(username);
+    } catch (error) {
+      if (error instanceof ScenarioParameterError) throw new SandboxError('INVALID_USERNAME', error.message, { httpStatus: 401, links: AUTHORIZE_LINKS });
+      throw error;
     }
   }
 
@@ -258,12 +268,20 @@ export class Service {
   private accountsDetailAnswer(session: Session): Reply {
     const pending = this.pendingOrReady(session, 'accounts', [link('AccountsDetailAsync', `/GetAccountsDetailAsync/${session.requestId}`)]);
     if (pending) return pending;
-    const accounts = this.deps.cache.accountsJson(session.login.id, session.operations.get('accounts')?.options ?? {});
-    return { status: 200, raw: this.bankingEnvelope(session, accounts) };
+    const accounts = this.deps.cache.accountsJson(session.login, session.operations.get('accounts')?.options ?? {});
+    return this.bankingEnvelope(session, accounts);
   }
 
-  private bankingEnvelope(session: Session, accountsJson: string): string {
-    return `{"HttpStatusCode":200,"Accounts":${accountsJson},"Login":${JSON.stringify(loginOf(session.login, 'Personal'))},"Institution":${JSON.stringify(session.login.scenario.institution)},"RequestId":"${session.requestId}"}`;
+  /** The cached Accounts bytes sent as they are between the envelope's two ends (never copied into a string). */
+  private bankingEnvelope(session: Session, accountsJson: AccountsJson): Reply {
+    return {
+      status: 200,
+      chunks: [
+        '{"HttpStatusCode":200,"Accounts":',
+        ...accountsJson,
+        `,"Login":${JSON.stringify(loginOf(session.login, 'Personal'))},"Institution":${JSON.stringify(session.login.scenario.institution)},"RequestId":"${session.requestId}"}`,
+      ],
+    };
   }
 
   getAccountsSummary(tenant: Tenant, body: unknown): Reply {
@@ -282,13 +300,13 @@ export class Service {
   private accountsSummaryAnswer(session: Session): Reply {
     const pending = this.pendingOrReady(session, 'summary', [link('AccountsSummaryAsync', `/GetAccountsSummaryAsync/${session.requestId}`)]);
     if (pending) return pending;
-    return { status: 200, raw: this.bankingEnvelope(session, this.deps.cache.accountsJson(session.login.id, { WithTransactions: false })) };
+    return this.bankingEnvelope(session, this.deps.cache.accountsJson(session.login, { WithTransactions: false }));
   }
 
   getStatements(tenant: Tenant, body: unknown): Reply {
     const request = parseWith(StatementsRequest, body, 'GetStatements');
     const session = this.dataSession(tenant, request.RequestId);
-    const bank = this.deps.cache.bank(session.login.id);
+    const bank = this.deps.cache.bank(session.login);
     return {
       status: 200,
       body: {
@@ -316,7 +334,7 @@ export class Service {
     const institution = { Id: INSTITUTIONS[session.login.scenario.institution], Name: session.login.scenario.institution };
     return {
       status: 200,
-      raw: `{${this.deps.cache.investmentsJson(session.login.id)},"HttpStatusCode":200,"Login":${JSON.stringify(loginOf(session.login, null))},"Institution":${JSON.stringify(institution)},"RequestId":"${session.requestId}"}`,
+      raw: `{${this.deps.cache.investmentsJson(session.login)},"HttpStatusCode":200,"Login":${JSON.stringify(loginOf(session.login, null))},"Institution":${JSON.stringify(institution)},"RequestId":"${session.requestId}"}`,
     };
   }
 
@@ -365,7 +383,7 @@ export class Service {
     const pending = this.pendingOrReady(session, 'attributes', links);
     if (pending) return pending;
 
-    const bank = this.deps.cache.bank(session.login.id);
+    const bank = this.deps.cache.bank(session.login);
     const selected = selectAttributeAccounts(bank.accounts, selection);
     const body: Record<string, unknown> = {};
     for (const [group, names] of Object.entries(groups)) {

@@ -102,7 +102,7 @@ describe('attribute values', () => {
     assert.equal((await call('GET', attributesPath(tenant, loginId, requestId, 'GetNothing'))).status, 404);
   });
 
-  for (const username of ['no_mfa', 'security_question', 'triple_question', 'token_code', 'trusted_device', 'pending_polls_9']) {
+  for (const username of ['no_mfa', 'security_question', 'triple_question', 'token_code', 'trusted_device', 'pending_polls_9', 'large_4x300']) {
     it(`serves attributes equal to a recomputation from the returned transactions (${username})`, async () => {
       const tenant = freshTenant();
       const { loginId, requestId, accounts } = await ready(tenant, username);
