@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Provides a real Temporal dev server (official CLI, built from its Go module) and sdk-java's
-# time-skipping test server (from Maven Central), cached in .temporal/ and reused on later runs.
+# Provides a real Temporal dev server (official CLI, built from its Go module), sdk-java's
+# time-skipping test server (from Maven Central) and MinIO (an S3 server for the payload store's
+# tests, built from its Go module), cached in .temporal/ and reused on later runs.
 # No Docker, no GitHub downloads: only the Go module proxy and Maven Central are needed.
 set -euo pipefail
 
@@ -8,6 +9,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${TEMPORAL_CACHE_DIR:-$root/.temporal}"
 cli_version="${TEMPORAL_CLI_VERSION:-1.5.1}"
 test_server_version="${TEMPORAL_TEST_SERVER_VERSION:-1.32.1}"
+# MinIO's release tags are not Go semver: pin one pseudo-version (its go.mod has no replace, so go install works).
+minio_version="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 mkdir -p "$cache/bin"
 
 log() { printf '[provision-temporal] %s\n' "$*" >&2; }
@@ -61,9 +64,30 @@ SH
   log "test server ready: $wrapper"
 }
 
+# The cached binary records the module version it was built from (`go version -m`).
+minio_is_current() {
+  [[ -x "$1" ]] || return 1
+  command -v go >/dev/null || return 0
+  go version -m "$1" 2>/dev/null | grep -q "github.com/minio/minio[[:space:]]*$minio_version"
+}
+
+provide_minio() {
+  local target="$cache/bin/minio"
+  if [[ -n "${MINIO_PATH:-}" ]]; then log "using MINIO_PATH=$MINIO_PATH"; return; fi
+  if minio_is_current "$target"; then log "minio $minio_version cached at $target"; return; fi
+  command -v go >/dev/null || { log "go is required to build MinIO (the S3 server of the payload-store tests)"; exit 1; }
+  log "building minio $minio_version from its Go module (first run only, about 3 minutes)"
+  GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB="${GOSUMDB:-sum.golang.org}" \
+    go install "github.com/minio/minio@$minio_version" \
+  || GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB=off \
+    go install "github.com/minio/minio@$minio_version"
+  log "built $target"
+}
+
 case "${1:-all}" in
   cli) provide_cli ;;
   test-server) provide_test_server ;;
-  all) provide_cli; provide_test_server ;;
-  *) log "usage: $0 [all|cli|test-server]"; exit 2 ;;
+  minio) provide_minio ;;
+  all) provide_cli; provide_test_server; provide_minio ;;
+  *) log "usage: $0 [all|cli|test-server|minio]"; exit 2 ;;
 esac
