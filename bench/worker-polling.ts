@@ -26,6 +26,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOW_CODE } from '../src/workflow-code.js';
 import { createAggregatorClient } from '../src/aggregator/client.js';
+import { dataConverterFor } from '../src/codec/data-converter.js';
+import { loadClientConfig } from '../src/config.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
 import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
 
@@ -136,7 +138,8 @@ async function main(): Promise<void> {
       // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the worker.
       process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
     );
-    const client = new Client({ connection: await Connection.connect({ address: env.address }) });
+    // The product's defaults, as the worker has them: payloads encrypted with the local key, large ones in the local store.
+    const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address })) });
     const customerId = `bench-${Date.now()}`;
 
     async function savedLogins(username: string, count: number): Promise<string[]> {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { LocalKeyFileError, readOrCreateLocalKey } from './codec/local-key.js';
+import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
 const Port = z.coerce.number().int().min(0).max(65_535);
 const Bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
@@ -157,6 +158,72 @@ function splitEncryption<T extends EncryptionEnvValues>(parsed: T): { rest: Omit
   }
 }
 
+// ---- payload store: large payloads outside Temporal history (shared by worker, client/CLI and console)
+
+const PayloadStoreEnv = {
+  /**
+   * "auto": a local directory with Temporal on this machine (the dev stack), none with Temporal
+   * elsewhere (a directory is one machine's: several workers need "s3"). "local", "s3" or "off" choose.
+   */
+  PAYLOAD_STORE: z.enum(['auto', 'local', 's3', 'off']).default('auto'),
+  /** Beside the dev server's database: stored payloads must live as long as the histories that point at them. */
+  PAYLOAD_STORE_DIRECTORY: z.string().trim().min(1).default('.temporal/payloads'),
+  PAYLOAD_STORE_S3_BUCKET: z.string().trim().min(1).optional(),
+  PAYLOAD_STORE_S3_PREFIX: z.string().trim().min(1).optional(),
+  /** An S3-compatible server (e.g. MinIO); AWS when unset. Credentials: the AWS SDK's default chain (AWS_ACCESS_KEY_ID, ...). */
+  PAYLOAD_STORE_S3_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  PAYLOAD_STORE_S3_REGION: z.string().trim().min(1).optional(),
+  PAYLOAD_STORE_S3_FORCE_PATH_STYLE: Bool.default(false),
+  /** Payloads of at least this many bytes (encrypted) leave history; at most 256 KiB. */
+  PAYLOAD_STORE_THRESHOLD_BYTES: z.coerce.number().int().min(0).max(HISTORY_PAYLOAD_LIMIT_BYTES).default(DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES),
+};
+type PayloadStoreVariables = keyof typeof PayloadStoreEnv;
+
+interface PayloadStoreEnvValues {
+  TEMPORAL_ADDRESS: string;
+  PAYLOAD_STORE: 'auto' | 'local' | 's3' | 'off';
+  PAYLOAD_STORE_DIRECTORY: string;
+  PAYLOAD_STORE_S3_BUCKET?: string | undefined;
+  PAYLOAD_STORE_S3_PREFIX?: string | undefined;
+  PAYLOAD_STORE_S3_ENDPOINT?: string | undefined;
+  PAYLOAD_STORE_S3_REGION?: string | undefined;
+  PAYLOAD_STORE_S3_FORCE_PATH_STYLE: boolean;
+  PAYLOAD_STORE_THRESHOLD_BYTES: number;
+}
+
+function checkPayloadStore(env: PayloadStoreEnvValues, ctx: z.RefinementCtx): void {
+  if (env.PAYLOAD_STORE === 's3' && !env.PAYLOAD_STORE_S3_BUCKET) {
+    ctx.addIssue({ code: 'custom', path: ['PAYLOAD_STORE_S3_BUCKET'], message: 'is required with PAYLOAD_STORE=s3' });
+  }
+}
+
+/** Where large payloads go (see src/payload-store/). */
+export interface PayloadStoreConfig {
+  readonly payloadStore: PayloadStoreSettings;
+}
+
+function splitPayloadStore<T extends PayloadStoreEnvValues>(parsed: T): { rest: Omit<T, PayloadStoreVariables>; payloadStore: PayloadStoreConfig } {
+  const {
+    PAYLOAD_STORE: kind,
+    PAYLOAD_STORE_DIRECTORY: directory,
+    PAYLOAD_STORE_S3_BUCKET: bucket,
+    PAYLOAD_STORE_S3_PREFIX: prefix,
+    PAYLOAD_STORE_S3_ENDPOINT: endpoint,
+    PAYLOAD_STORE_S3_REGION: region,
+    PAYLOAD_STORE_S3_FORCE_PATH_STYLE: forcePathStyle,
+    PAYLOAD_STORE_THRESHOLD_BYTES: thresholdBytes,
+    ...rest
+  } = parsed;
+  const chosen = kind === 'auto' ? (isLoopback(parsed.TEMPORAL_ADDRESS) ? 'local' : 'off') : kind;
+  const settings: PayloadStoreSettings =
+    chosen === 'local'
+      ? { kind: 'local', directory, thresholdBytes }
+      : chosen === 's3'
+        ? { kind: 's3', bucket: bucket ?? '', prefix, endpoint, region, forcePathStyle, thresholdBytes }
+        : { kind: 'off' };
+  return { rest, payloadStore: { payloadStore: Object.freeze(settings) } };
+}
+
 const ORIGIN_RULE = 'must be a comma-separated list of origins such as http://localhost:8233 (scheme, host and port only)';
 /** Origins allowed to call the console's codec endpoint from a browser (the Temporal Web UI). */
 const CorsOrigins = z.string().transform((text, ctx) => {
@@ -232,13 +299,15 @@ const WorkerEnv = z.object({
   WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
   ...EncryptionEnv,
+  ...PayloadStoreEnv,
 }).superRefine((env, ctx) => {
   checkTls(env, ctx);
   checkEncryption(env, ctx);
+  checkPayloadStore(env, ctx);
 });
 
-/** The worker's variables by name, except the encryption ones, which become `encryption`. */
-export type WorkerConfig = Readonly<Omit<z.infer<typeof WorkerEnv>, EncryptionVariables>> & EncryptionSettings;
+/** The worker's variables by name, except the encryption and payload-store ones, which become `encryption` and `payloadStore`. */
+export type WorkerConfig = Readonly<Omit<z.infer<typeof WorkerEnv>, EncryptionVariables | PayloadStoreVariables>> & EncryptionSettings & PayloadStoreConfig;
 
 const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
@@ -247,12 +316,14 @@ const ClientEnv = z.object({
   ...TemporalEnv,
   AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
   ...EncryptionEnv,
+  ...PayloadStoreEnv,
 }).superRefine((env, ctx) => {
   checkTls(env, ctx);
   checkEncryption(env, ctx);
+  checkPayloadStore(env, ctx);
 });
 
-export interface ClientConfig extends EncryptionSettings {
+export interface ClientConfig extends EncryptionSettings, PayloadStoreConfig {
   readonly address: string;
   readonly transport: TemporalTransport;
   readonly namespace: string;
@@ -273,9 +344,13 @@ const ConsoleEnv = z.object({
   /** Where the histories the console decodes live: decides whether a generated local key may be used. */
   TEMPORAL_ADDRESS: TemporalEnv.TEMPORAL_ADDRESS,
   ...EncryptionEnv,
-}).superRefine(checkEncryption);
+  ...PayloadStoreEnv,
+}).superRefine((env, ctx) => {
+  checkEncryption(env, ctx);
+  checkPayloadStore(env, ctx);
+});
 
-export interface ConsoleConfig extends EncryptionSettings {
+export interface ConsoleConfig extends EncryptionSettings, PayloadStoreConfig {
   readonly port: number;
   readonly host: string;
   readonly token: string;
@@ -312,12 +387,14 @@ function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.out
 }
 
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const { rest, encryption } = splitEncryption(parseEnv(WorkerEnv, env));
-  return Object.freeze({ ...rest, ...encryption });
+  const { rest: parsed, encryption } = splitEncryption(parseEnv(WorkerEnv, env));
+  const { rest, payloadStore } = splitPayloadStore(parsed);
+  return Object.freeze({ ...rest, ...encryption, ...payloadStore });
 }
 
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientConfig {
-  const { rest: parsed, encryption } = splitEncryption(parseEnv(ClientEnv, env));
+  const { rest: withStore, encryption } = splitEncryption(parseEnv(ClientEnv, env));
+  const { rest: parsed, payloadStore } = splitPayloadStore(withStore);
   return Object.freeze({
     address: parsed.TEMPORAL_ADDRESS,
     transport: temporalTransportOf(parsed),
@@ -325,17 +402,20 @@ export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientCo
     taskQueue: parsed.TEMPORAL_TASK_QUEUE,
     customerId: parsed.AGGREGATOR_CUSTOMER_ID,
     ...encryption,
+    ...payloadStore,
   });
 }
 
 export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): ConsoleConfig {
-  const { rest: parsed, encryption } = splitEncryption(parseEnv(ConsoleEnv, env));
+  const { rest: withStore, encryption } = splitEncryption(parseEnv(ConsoleEnv, env));
+  const { rest: parsed, payloadStore } = splitPayloadStore(withStore);
   return Object.freeze({
     port: parsed.CONSOLE_PORT,
     host: parsed.CONSOLE_HOST,
     token: parsed.CONSOLE_TOKEN,
     codecCorsOrigins: Object.freeze(parsed.CONSOLE_CODEC_CORS_ORIGINS),
     ...encryption,
+    ...payloadStore,
   });
 }
 

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
-import { createActivities } from './activities/connection-activities.js';
+import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connection-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { workerDataConverterFor } from './codec/data-converter.js';
@@ -43,6 +43,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
         auth: config.AGGREGATOR_AUTH_SECRET ? { header: config.AGGREGATOR_AUTH_HEADER, value: config.AGGREGATOR_AUTH_SECRET } : undefined,
         timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
       }),
+      { resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined },
     ),
   };
 
@@ -69,6 +70,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       temporal: config.TEMPORAL_ADDRESS,
       aggregator: config.AGGREGATOR_BASE_URL,
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
+      payloadStore: config.payloadStore.kind,
       metrics: config.WORKER_METRICS_PORT ? `http://${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics` : 'off',
     });
     await worker.run();

@@ -123,6 +123,22 @@ describe('payload encryption settings', () => {
   });
 });
 
+describe('payload store settings', () => {
+  it('keeps large payloads in a local directory beside the dev server by default, and none against a remote Temporal', () => {
+    assert.deepEqual(loadConfig({}).payloadStore, { kind: 'local', directory: '.temporal/payloads', thresholdBytes: 128 * 1024 });
+    assert.deepEqual(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal.example:7233', PAYLOAD_ENCRYPTION: 'off' }).payloadStore, { kind: 'off' });
+    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).payloadStore.kind, 'off');
+  });
+
+  it('reads the S3 settings, and refuses S3 without a bucket or a threshold over 256 KiB, naming the variable', () => {
+    const s3 = loadConfig({ PAYLOAD_STORE: 's3', PAYLOAD_STORE_S3_BUCKET: 'payloads', PAYLOAD_STORE_S3_PREFIX: 'prod', PAYLOAD_STORE_S3_ENDPOINT: 'http://127.0.0.1:9000', PAYLOAD_STORE_S3_FORCE_PATH_STYLE: 'true' }).payloadStore;
+    assert.deepEqual(s3, { kind: 's3', bucket: 'payloads', prefix: 'prod', endpoint: 'http://127.0.0.1:9000', region: undefined, forcePathStyle: true, thresholdBytes: 128 * 1024 });
+    assert.throws(() => loadConfig({ PAYLOAD_STORE: 's3' }), /PAYLOAD_STORE_S3_BUCKET: is required with PAYLOAD_STORE=s3/);
+    assert.throws(() => loadConfig({ PAYLOAD_STORE_THRESHOLD_BYTES: String(300 * 1024) }), /PAYLOAD_STORE_THRESHOLD_BYTES/);
+    assert.throws(() => loadConfig({ PAYLOAD_STORE: 'disk' }), /PAYLOAD_STORE/);
+  });
+});
+
 describe('connection to Temporal', () => {
   it('gives the pipeline client the same API key and TLS settings as the worker', () => {
     const env = { TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233', TEMPORAL_API_KEY: 'key-1', PAYLOAD_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') };

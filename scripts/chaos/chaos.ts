@@ -131,6 +131,9 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
     TEMPORAL_TASK_QUEUE: `chaos-${runTag}`,
     PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     PAYLOAD_ENCRYPTION_KEY_ID: `chaos-${runTag}`,
+    // Large payloads of this run stay in its own directory, shared by the workers and the driver.
+    PAYLOAD_STORE: 'local',
+    PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
   };
   const clientConfig = loadClientConfig(sharedEnv);
   const taskQueue = clientConfig.taskQueue;

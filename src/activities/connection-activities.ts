@@ -5,6 +5,7 @@
  * is at the service, so the workflow notices a worker that died mid-call within its heartbeat timeout.
  */
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { AggregatorClient, AuthorizeResult, CallOptions, DataResult } from '../aggregator/client.js';
 import type {
   AccountsDetailOptions,
@@ -59,7 +60,31 @@ export type ClientForTenant = (customerId: string) => AggregatorClient;
 /** How often an Authorize in flight heartbeats; the SDK batches heartbeats to the server itself. */
 const AUTHORIZE_HEARTBEAT_MS = 1_000;
 
-export function createActivities(clientFor: ClientForTenant) {
+/**
+ * Without a payload store every result stays in history, where the server refuses a payload over
+ * 2 MiB and a workflow task over 4 MiB. A product's data is recorded twice (the local activity's
+ * marker, the connection's result, which holds up to three products), so each must stay well under.
+ */
+export const INLINE_RESULT_LIMIT_BYTES = 600 * 1024;
+
+export interface ActivitiesOptions {
+  /** Results larger than this end the connection as ResultTooLarge; unlimited with a payload store. */
+  readonly resultLimitBytes?: number | undefined;
+}
+
+export function createActivities(clientFor: ClientForTenant, { resultLimitBytes }: ActivitiesOptions = {}) {
+  /** Refuses data that cannot be kept in history: at once, typed, instead of a workflow the server terminates. */
+  function fitting<T>(operation: string, outcome: DataOutcome<T>): DataOutcome<T> {
+    if (resultLimitBytes === undefined || outcome.kind !== 'ready') return outcome;
+    const bytes = Buffer.byteLength(JSON.stringify(outcome.data));
+    if (bytes <= resultLimitBytes) return outcome;
+    throw ApplicationFailure.create({
+      type: 'ResultTooLarge',
+      message: `${operation} is ${bytes} bytes; without a payload store (PAYLOAD_STORE) a result may be at most ${resultLimitBytes} bytes in Temporal's history`,
+      nonRetryable: true,
+    });
+  }
+
   /** Runs one upstream call with the activity's cancellation wired to the HTTP request. */
   async function call<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
     try {
@@ -104,25 +129,28 @@ export function createActivities(clientFor: ClientForTenant) {
     },
 
     async requestAccountsDetail({ customerId, requestId, options: detail }: AccountsDetailInput): Promise<DataOutcome<AccountsDetailResponse>> {
-      return call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetail(requestId, detail, options)));
+      return fitting('accounts detail', await call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetail(requestId, detail, options))));
     },
 
     async pollAccountsDetail({ customerId, requestId }: SessionDataInput): Promise<DataOutcome<AccountsDetailResponse>> {
-      return call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetailAsync(requestId, options)));
+      return fitting('accounts detail', await call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetailAsync(requestId, options))));
     },
 
     /** Investments: the same request is repeated while it answers 202. */
     async requestInvestments({ customerId, loginId, requestId }: LoginDataInput): Promise<DataOutcome<InvestmentsResponse>> {
-      return call(customerId, async (client, options) => toDataOutcome(await client.getInvestments(loginId, requestId, options)));
+      return fitting('investments', await call(customerId, async (client, options) => toDataOutcome(await client.getInvestments(loginId, requestId, options))));
     },
 
     /** One attributes call (a package operation or the custom request); repeated while 202. */
     async requestAttributes({ customerId, loginId, requestId, product }: AttributesInput): Promise<DataOutcome<AttributesResponse>> {
-      return call(customerId, async (client, options) =>
-        toDataOutcome(
-          'package' in product
-            ? await client.getPackageAttributes(loginId, requestId, product.package, options)
-            : await client.getCustomAttributes(loginId, requestId, product.custom, options),
+      return fitting(
+        'attributes',
+        await call(customerId, async (client, options) =>
+          toDataOutcome(
+            'package' in product
+              ? await client.getPackageAttributes(loginId, requestId, product.package, options)
+              : await client.getCustomAttributes(loginId, requestId, product.custom, options),
+          ),
         ),
       );
     },

@@ -1,7 +1,9 @@
 /**
- * The data converters every process uses: the SDK's default payload converter plus the encryption
- * codec when PAYLOAD_ENCRYPTION_KEY is set. Worker, pipeline client, CLI and console must agree: a
- * process without the key reads `binary/encrypted` payloads it cannot decode.
+ * The data converters every process uses: the SDK's default payload converter, the encryption codec
+ * (on by default), and the payload store that keeps large payloads out of history (the SDK's External
+ * Storage; it stores what the codec has already encrypted). Worker, pipeline client, CLI and console
+ * must agree: a process without the key reads `binary/encrypted` payloads it cannot decode, and one
+ * without the store cannot follow a reference.
  *
  * The worker's differs in two ways: a workflow's message it cannot decode (unknown encoding, not
  * JSON, a key nobody has) reaches the workflow as a marker its handlers refuse, instead of failing
@@ -9,7 +11,8 @@
  * payloads, so they are encrypted too (failure-converter.ts).
  */
 import type { DataConverter } from '@temporalio/common';
-import type { EncryptionSettings } from '../config.js';
+import type { EncryptionSettings, PayloadStoreConfig } from '../config.js';
+import { externalStorageFor } from '../payload-store/external-storage.js';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../workflow-code.js';
 import { EncryptionCodec } from './encryption-codec.js';
 
@@ -18,20 +21,31 @@ export function encryptionCodecFor(config: EncryptionSettings): EncryptionCodec 
   return config.encryption ? new EncryptionCodec(config.encryption) : undefined;
 }
 
-/** Clients: `{ payloadCodecs: [encryption codec] }`, or undefined (the SDK's default) when no key is configured. */
-export function dataConverterFor(config: EncryptionSettings): DataConverter | undefined {
+/** What a process's data converter is built from; no payload store when `payloadStore` is absent. */
+export type PayloadSettings = EncryptionSettings & Partial<PayloadStoreConfig>;
+
+function externalStorageOf(config: PayloadSettings): Pick<DataConverter, 'externalStorage'> {
+  const externalStorage = config.payloadStore ? externalStorageFor(config.payloadStore) : undefined;
+  return externalStorage ? { externalStorage } : {};
+}
+
+/** Clients: the encryption codec and the payload store when configured; undefined (the SDK's default) when neither is. */
+export function dataConverterFor(config: PayloadSettings): DataConverter | undefined {
   const codec = encryptionCodecFor(config);
-  return codec ? { payloadCodecs: [codec] } : undefined;
+  const storage = externalStorageOf(config);
+  if (!codec && !storage.externalStorage) return undefined;
+  return { payloadCodecs: codec ? [codec] : [], ...storage };
 }
 
 /**
  * Workers: the message-tolerant payload converter, failure messages carried as payloads (encrypted
  * with the rest), and the encryption codec marking undecryptable messages.
  */
-export function workerDataConverterFor(config: EncryptionSettings): DataConverter {
+export function workerDataConverterFor(config: PayloadSettings): DataConverter {
   return {
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     failureConverterPath: FAILURE_CONVERTER_PATH,
     payloadCodecs: config.encryption ? [new EncryptionCodec(config.encryption, { markUndecodableMessages: true })] : [],
+    ...externalStorageOf(config),
   };
 }

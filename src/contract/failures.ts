@@ -21,6 +21,7 @@ export const CONNECTION_FAILURE_TYPES = [
   'PollingTimedOut',
   'ServiceRejected',
   'UnexpectedServiceAnswer',
+  'ResultTooLarge',
 ] as const;
 export type ConnectionFailureType = (typeof CONNECTION_FAILURE_TYPES)[number];
 

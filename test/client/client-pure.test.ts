@@ -50,7 +50,8 @@ void describe('failure details', () => {
 
 void describe('client configuration', () => {
   void it('defaults to a local server, the default namespace, our task queue and the demo tenant', () => {
-    const { encryption, ...rest } = loadClientConfig({});
+    const { encryption, payloadStore, ...rest } = loadClientConfig({});
+    assert.equal(payloadStore.kind, 'local', 'large payloads go to the local store by default');
     assert.deepEqual(rest, { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', customerId: 'demo-lender', transport: { apiKey: undefined, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined } });
     assert.match(encryption?.keyId ?? '', /^local-/, 'payloads are encrypted by default, with the local key');
     assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).namespace, 'default');
@@ -60,11 +61,12 @@ void describe('client configuration', () => {
     assert.throws(() => loadConsoleConfig({}), (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required/.test(error.message));
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'short' }), /at least 16 characters/);
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_PORT: 'eighty' }), /CONSOLE_PORT/);
-    assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_ENCRYPTION: 'off' }), {
+    assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' }), {
       port: 8080,
       host: '127.0.0.1',
       token: 'a'.repeat(20),
       codecCorsOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'],
+      payloadStore: { kind: 'off' },
     });
   });
 });

@@ -5,11 +5,12 @@
 import { Client, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { createActivities } from '../../src/activities/connection-activities.js';
+import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
 import { createInputActivities } from '../../src/activities/input-activities.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import type { PayloadEncryptionConfig } from '../../src/config.js';
+import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { WORKFLOW_CODE } from '../../src/workflow-code.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
@@ -41,6 +42,8 @@ export interface ConnectionStackOptions {
   customerId?: string;
   /** Payload encryption of the worker and of `client`: the tests' fixed key unless given, or 'off'. */
   encryption?: PayloadEncryptionConfig | 'off';
+  /** Where the worker and `client` keep large payloads: none unless given. */
+  payloadStore?: PayloadStoreSettings;
 }
 
 /**
@@ -68,12 +71,13 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     namespace: env.namespace ?? 'default',
     taskQueue,
     workflowsPath: WORKFLOW_CODE.workflowsPath,
-    activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 10_000, fetch: observedFetch })) },
-    dataConverter: workerDataConverterFor({ encryption }),
+    activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 60_000, fetch: observedFetch }), { resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES }) },
+    dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
   });
   const running = worker.run();
   // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
-  const client = encryption ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption }) }) : env.client;
+  const dataConverter = dataConverterFor({ encryption, payloadStore: options.payloadStore });
+  const client = dataConverter ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter }) : env.client;
 
   return {
     env,

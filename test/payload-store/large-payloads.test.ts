@@ -26,7 +26,7 @@ import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 import * as activities from './fixtures/large-payload-activities.js';
 import type { LargePayloadInput, LargePayloadResult, largePayloadWorkflow } from './fixtures/large-payload-workflow.js';
 import { largeValue } from './fixtures/large-value.js';
-import { encodedSize, fetchRawHistory, isReference, payloadsIn, type RawHistory } from './raw-history.js';
+import { encodedSize, fetchRawHistory, isReference, payloadsIn, type RawHistory } from '../helpers/raw-history.js';
 
 const RESULT_BYTES = 3 * 1024 * 1024;
 const INPUT_PADDING_BYTES = 300 * 1024;

@@ -2,8 +2,8 @@
  * Entry point of the operator console: `CONSOLE_TOKEN=... npm run console`, then open
  * http://localhost:8080/?token=<token> once (the token moves into an HttpOnly cookie).
  * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required), the Temporal settings of src/config.ts
- * and, for payload encryption, PAYLOAD_ENCRYPTION_KEY (+ _KEY_ID, PAYLOAD_DECRYPTION_KEYS) and
- * CONSOLE_CODEC_CORS_ORIGINS: with a key, the console also serves the codec endpoint at /codec.
+ * and the payload settings (encryption, on by default, and the payload store) and
+ * CONSOLE_CODEC_CORS_ORIGINS: with encryption on, the console also serves the codec endpoint at /codec.
  */
 import { dataConverterFor } from '../../codec/data-converter.js';
 import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../config.js';
@@ -33,7 +33,7 @@ process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_T
 process.stdout.write(
   consoleConfig.encryption
     ? `payload encryption on (key id ${consoleConfig.encryption.keyId}); codec endpoint ${url}/codec for the Web UI (origins ${consoleConfig.codecCorsOrigins.join(', ')}) and temporal --codec-endpoint\n`
-    : 'payload encryption off (PAYLOAD_ENCRYPTION_KEY unset): payloads are stored in clear text; /codec answers 404\n',
+    : 'payload encryption off (PAYLOAD_ENCRYPTION=off): payloads are stored in clear text; /codec answers 404\n',
 );
 
 async function shutdown(signal: string): Promise<void> {

@@ -1,0 +1,101 @@
+/**
+ * The Web UI reads encrypted histories, as `npm start` wires it: a dev server with its Web UI started
+ * with `--ui-codec-endpoint` pointing at the console's codec under the codec-only token, a worker
+ * encrypting payloads, and headless Chromium opening the connection's page. The Input panel shows the
+ * decoded input while the stored history holds ciphertext. Screenshot in artifacts/web-ui/.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { chromium, type Browser } from 'playwright-core';
+import { ConnectionsClient } from '../../src/client/index.js';
+import { codecTokenFor, createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
+import { temporalCliPath } from '../../scripts/lib/temporal-binaries.js';
+import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { fetchRawHistory } from '../helpers/raw-history.js';
+import { uniqueId } from '../helpers/temporal.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const TOKEN = `web-ui-${uniqueId('token')}`;
+/** Appears in the connection's input only (the workflow id and search attributes do not carry it). */
+const USERNAME = 'security_question';
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+let consoleServer: ConsoleServer;
+let browser: Browser;
+let uiUrl: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
+  const [uiPort, consolePort] = [await freePort(), await freePort()];
+  uiUrl = `http://127.0.0.1:${uiPort}`;
+  env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: temporalCliPath() },
+      ip: '127.0.0.1',
+      ui: true,
+      uiPort,
+      searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES],
+      log: { format: 'pretty', level: 'error' },
+      extraArgs: ['--ui-codec-endpoint', `http://127.0.0.1:${consolePort}/codec/${codecTokenFor(TOKEN)}`],
+    },
+  });
+  stack = await startConnectionStack(env);
+  consoleServer = createConsoleServer({
+    connections: new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }),
+    token: TOKEN,
+    payloadCodecs: dataConverterFor({ encryption: TEST_ENCRYPTION })?.payloadCodecs,
+    codecCorsOrigins: [uiUrl],
+  });
+  await consoleServer.listen(consolePort, '127.0.0.1');
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+});
+
+after(async () => {
+  await browser?.close();
+  await consoleServer?.close();
+  await stack?.stop();
+  await env?.teardown();
+});
+
+describe('the Web UI of an encrypted stack', () => {
+  it("shows a connection's decoded input through the console's codec, while the history holds ciphertext", async () => {
+    const handle = await stack.start({
+      session: { kind: 'live', institution: 'SandboxBank', username: USERNAME, password: SANDBOX_PASSWORD, save: true },
+      products: { accountsDetail: {} },
+    });
+    await stack.waitForState(handle.workflowId, (state) => state.status === 'AwaitingAnswer', 'a challenge');
+    const raw = await fetchRawHistory(env.connection, env.namespace ?? 'default', handle.workflowId);
+    assert.ok(!raw.bytes.includes(USERNAME), 'the stored history does not hold the input in clear');
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(handle.workflowId)}`);
+      // The Input panel renders the payload the codec decoded: the username is only there.
+      await page.getByText(USERNAME).first().waitFor({ timeout: 30_000 });
+      await mkdir('artifacts/web-ui', { recursive: true });
+      await page.screenshot({ path: 'artifacts/web-ui/decoded-input.png', fullPage: true });
+    } finally {
+      await page.close();
+      await handle.cancel();
+    }
+  });
+});
