@@ -2,9 +2,8 @@
  * Where the MinIO server is (the S3 server the payload-store tests run against): MINIO_PATH, else
  * the build `npm run provision` (scripts/provision-temporal.sh minio) leaves in the Temporal cache.
  */
-import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { TEMPORAL_CACHE_DIR } from './temporal-binaries.js';
+import { isExecutableFile, TEMPORAL_CACHE_DIR } from './temporal-binaries.js';
 
 export class MinioBinaryNotFoundError extends Error {
   override readonly name = 'MinioBinaryNotFoundError';
@@ -13,15 +12,6 @@ export class MinioBinaryNotFoundError extends Error {
       `minio not found (looked at: ${searched.join(', ')}). Run \`bash scripts/provision-temporal.sh minio\` ` +
         'to build it into the Temporal cache (about 3 minutes, needs Go), or point MINIO_PATH at an executable.',
     );
-  }
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
   }
 }
 

@@ -29,7 +29,7 @@ export class TemporalBinaryNotFoundError extends Error {
   }
 }
 
-function isExecutableFile(path: string): boolean {
+export function isExecutableFile(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return statSync(path).isFile();

@@ -2,18 +2,12 @@
  * Errors of the aggregation client. What each service code means, whether calling again can help and
  * whether the service acted on the request come from the one table in contract/failures.ts.
  */
-import { serviceCodeInfo, type Delivery, type Remedy } from '../contract/failures.js';
+import { serviceCodeInfo, type Delivery, type Remedy, type ServiceFailureDetails } from '../contract/failures.js';
 
 
-export interface AggregatorErrorContext {
-  /** The operation that failed, e.g. "Authorize" or "GetAccountsDetailAsync". */
-  readonly operation: string;
-  readonly httpStatus?: number | undefined;
-  readonly serviceCode?: string | undefined;
-  readonly requestId?: string | undefined;
+/** What an activity failure carries (`operation` is e.g. "Authorize" or "GetAccountsDetailAsync"), and more. */
+export interface AggregatorErrorContext extends ServiceFailureDetails {
   readonly retryable: boolean;
-  readonly remedy: Remedy;
-  readonly delivery: Delivery;
   readonly cause?: unknown;
 }
 

@@ -4,7 +4,7 @@
  * client, CLI, console) must get the same settings: a process without them fails on a reference
  * payload with the SDK's ExternalStorageNotConfiguredError.
  */
-import type { S3Credentials } from './s3-driver.js';
+import type { S3DriverOptions } from './s3-driver.js';
 
 /** The most a payload left in history may weigh (the limit): 256 KiB. */
 export const HISTORY_PAYLOAD_LIMIT_BYTES = 256 * 1024;
@@ -36,20 +36,9 @@ export interface LocalPayloadStoreSettings extends ThresholdSetting {
   readonly directory: string;
 }
 
-/** S3, or an S3-compatible server (MinIO): production. */
-export interface S3PayloadStoreSettings extends ThresholdSetting {
+/** S3, or an S3-compatible server (MinIO): production. The driver's options, less an injected client. */
+export interface S3PayloadStoreSettings extends ThresholdSetting, Omit<S3DriverOptions, 'client'> {
   readonly kind: 's3';
-  readonly bucket: string;
-  /** Key prefix inside the bucket, e.g. "temporal-payloads/prod". */
-  readonly prefix?: string | undefined;
-  /** An S3-compatible server's URL, e.g. http://127.0.0.1:9000; AWS when absent. */
-  readonly endpoint?: string | undefined;
-  /** The bucket's region; the AWS default chain decides when absent (us-east-1 with an endpoint). */
-  readonly region?: string | undefined;
-  /** Path-style addressing, needed by most S3-compatible servers. */
-  readonly forcePathStyle?: boolean | undefined;
-  /** Explicit keys; when absent the AWS default credential chain (env, profile, instance/task role). */
-  readonly credentials?: S3Credentials | undefined;
 }
 
 export type PayloadStoreSettings = PayloadStoreOff | LocalPayloadStoreSettings | S3PayloadStoreSettings;
