@@ -9,7 +9,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -23,6 +26,8 @@ import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js'
 import { fetchRawHistory, payloadsIn, encodedSize } from '../helpers/raw-history.js';
 
 const ONE_MIB = 1024 * 1024;
+const CLI = fileURLToPath(new URL('../../src/client/cli/main.ts', import.meta.url));
+const run = promisify(execFile);
 const DETAIL = { WithTransactions: true, DaysOfTransactions: 'Days365' } as const;
 
 let env: TestWorkflowEnvironment;
@@ -63,6 +68,22 @@ async function assertSmallHistory(workflowId: string): Promise<void> {
   assert.ok(largest <= 256 * 1024, `no payload in history over 256 KiB (largest ${largest} bytes)`);
 }
 
+/** The operator CLI, as a process configured by its environment, follows the connection to its stored result. */
+async function assertCliReadsResult(workflowId: string): Promise<void> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', CLI, 'watch', workflowId], {
+    env: {
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+      TEMPORAL_TASK_QUEUE: stack.taskQueue,
+      ...TEST_ENCRYPTION_ENV,
+      PAYLOAD_STORE: 'local',
+      PAYLOAD_STORE_DIRECTORY: storeDirectory,
+    },
+  });
+  assert.match(stdout, new RegExp(`connection ${workflowId} completed`));
+}
+
 describe('large business logins', () => {
   for (const [username, transactions] of [
     ['large_10x5000', 50_000],
@@ -76,6 +97,7 @@ describe('large business logins', () => {
       const served = await servedBySandbox(stack.sandboxUrl, stack.customerId, loginId);
       assert.deepEqual(result.accountsDetail?.Accounts, served.Accounts, 'the data equals what the sandbox serves');
       await assertSmallHistory(handle.workflowId);
+      if (username === 'large_10x5000') await assertCliReadsResult(handle.workflowId);
     });
   }
 
