@@ -182,7 +182,7 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     if (codecAction !== undefined) {
       if (method !== 'POST') throw methodNotAllowed('POST');
       if (codecs.length === 0) {
-        throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION_KEY is not set): there is no codec to encode or decode with');
+        throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION=off): there is no codec to encode or decode with');
       }
       const body = parse(CodecBody, await readJsonBody(request, MAX_CODEC_BODY_BYTES), 'body');
       let payloads = body.payloads.map(fromJson);
