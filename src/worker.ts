@@ -12,7 +12,7 @@ import { workerDataConverterFor } from './codec/data-converter.js';
 import { ConfigError, loadWorkerConfig, temporalTransportOf, type WorkerConfig } from './config.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
-import { WORKFLOW_CODE } from './workflow-code.js';
+import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
 
 /** One JSON object per line: what log shippers expect; secrets are redacted by key. */
 function jsonLine(entry: LogEntry): void {
@@ -63,6 +63,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
         : { workflowsPath: WORKFLOW_CODE.workflowsPath }),
       ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
       ...(config.WORKER_WORKFLOW_THREADS === undefined ? {} : { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS }),
+      ...WORKFLOW_SANDBOX_OPTIONS,
     });
     Runtime.instance().logger.info('worker started', {
       taskQueue: config.TEMPORAL_TASK_QUEUE,

@@ -12,3 +12,13 @@ export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./codec/failure-con
 
 /** Options for bundleWorkflowCode. */
 export const WORKFLOW_CODE = { workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, failureConverterPath: FAILURE_CONVERTER_PATH } as const;
+
+/**
+ * How long one call into the workflow sandbox may run before the SDK's watchdog interrupts it. The
+ * SDK's default is 5 s and not yet a public option (its defaults are spread under the options it is
+ * given, so this one takes effect). A large login's data (500,000 transactions, ~80 MB) is parsed and
+ * serialized inside the sandbox: under load that passed 5 s, and the interrupt crashed the worker
+ * process ("async hook stack has become corrupted"). Workflow code that never yields still fails its
+ * task, after 60 s instead of 5.
+ */
+export const WORKFLOW_SANDBOX_OPTIONS = { isolateExecutionTimeout: '60s' } as const;

@@ -11,7 +11,7 @@ import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import type { PayloadEncryptionConfig } from '../../src/config.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from '../../src/workflow-code.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/workflows/definitions.js';
@@ -73,6 +73,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     workflowsPath: WORKFLOW_CODE.workflowsPath,
     activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 60_000, fetch: observedFetch }), { resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES }) },
     dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
+    ...WORKFLOW_SANDBOX_OPTIONS,
   });
   const running = worker.run();
   // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
