@@ -4,7 +4,7 @@
  * with a message naming each offending variable.
  */
 import { z } from 'zod';
-import { LocalKeyFileError, readOrCreateLocalKey } from './codec/local-key.js';
+import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
 const Port = z.coerce.number().int().min(0).max(65_535);

@@ -1,7 +1,7 @@
 /**
  * Turns aggregation-client errors into Temporal ApplicationFailures. The failure type is the
  * connection failure the condition becomes (INVALID_PASSWORD → InvalidCredentials), read from the
- * one table in contract/failures.ts, so the workflow passes it on without translating; the details
+ * one table in aggregator/failure-table.ts, so the workflow passes it on without translating; the details
  * carry the service code, the remedy and whether the service may have acted on the request.
  */
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,7 +12,7 @@ import {
   AggregatorRequestError,
   AggregatorResponseError,
 } from '../aggregator/errors.js';
-import { CONDITION_FAILURES, serviceCodeInfo, type ConnectionFailureType, type ServiceFailureDetails } from '../contract/failures.js';
+import { CONDITION_FAILURES, serviceCodeInfo, type ConnectionFailureType, type ServiceFailureDetails } from '../aggregator/failure-table.js';
 
 export function toActivityFailure(error: unknown): unknown {
   if (!(error instanceof AggregatorError) || error instanceof AggregatorAbortedError) return error;

@@ -1,8 +1,8 @@
 /**
  * Errors of the aggregation client. What each service code means, whether calling again can help and
- * whether the service acted on the request come from the one table in contract/failures.ts.
+ * whether the service acted on the request come from the one table in failure-table.ts.
  */
-import { serviceCodeInfo, type Delivery, type Remedy, type ServiceFailureDetails } from '../contract/failures.js';
+import { serviceCodeInfo, type Delivery, type Remedy, type ServiceFailureDetails } from './failure-table.js';
 
 
 /** What an activity failure carries (`operation` is e.g. "Authorize" or "GetAccountsDetailAsync"), and more. */

@@ -10,7 +10,7 @@
  *   rate-limit[=<code>] answer 429 (or 403/401) TOO_MANY_REQUESTS with Retry-After: 1
  *   malformed           answer HTTP 200 with a truncated JSON body
  */
-import { SERVICE_CODES } from '../contract/failures.js';
+import { SERVICE_CODES } from '../aggregator/failure-table.js';
 import type { DataFaultKind } from './scenarios.js';
 
 /** The statuses the service uses for TOO_MANY_REQUESTS, from the one table of codes. */

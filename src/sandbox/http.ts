@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import { SERVICE_CODES, isServiceCode, type ServiceCode } from '../contract/failures.js';
+import { SERVICE_CODES, isServiceCode, type ServiceCode } from '../aggregator/failure-table.js';
 import { describeIssues, type Link } from '../aggregator/schemas.js';
 
 /**

@@ -4,7 +4,7 @@
  * server, GET /sandbox/scenarios and the tests all read the same source.
  */
 import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
-import { SERVICE_CODES, type ServiceCode } from '../contract/failures.js';
+import { SERVICE_CODES, type ServiceCode } from '../aggregator/failure-table.js';
 import { correctResponses, publicChallenge, type ChallengeStep } from './challenges.js';
 import { IMAGES, IMAGE_NAMES } from './images.js';
 import type { LargeLoginSize } from './large-bank-data.js';

@@ -6,9 +6,9 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AttributesResponse, AccountsDetailResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
-import type { ConnectionFailureType } from '../contract/failures.js';
+import type { ConnectionFailureType } from '../aggregator/failure-table.js';
 
-export { CONNECTION_FAILURE_TYPES, type ConnectionFailureType } from '../contract/failures.js';
+export { CONNECTION_FAILURE_TYPES, type ConnectionFailureType } from '../aggregator/failure-table.js';
 
 export const CONNECTION_WORKFLOW_TYPE = 'connectionWorkflow';
 

@@ -2,11 +2,11 @@
  * Reading activity failures inside the workflow, and turning whatever ended a connection into its
  * one typed failure. A regular activity's failure arrives as an ActivityFailure wrapping the
  * ApplicationFailure; a local activity's may arrive unwrapped. Both shapes are read here, once.
- * Activity failures are already typed by the connection failure they become (contract/failures.ts).
+ * Activity failures are already typed by the connection failure they become (aggregator/failure-table.ts).
  */
 import { TimeoutType } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
-import { isConnectionFailureType, type ConnectionFailureType, type Delivery, type ServiceFailureDetails } from '../contract/failures.js';
+import { isConnectionFailureType, type ConnectionFailureType, type Delivery, type ServiceFailureDetails } from '../aggregator/failure-table.js';
 
 export function applicationFailureOf(error: unknown): ApplicationFailure | undefined {
   const failure = error instanceof ActivityFailure ? error.cause : error;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAggregatorClient, type AccountsDetail, type AggregatorClient, type DataResult } from '../../src/aggregator/client.js';
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
-import { SERVICE_CODES } from '../../src/contract/failures.js';
+import { SERVICE_CODES } from '../../src/aggregator/failure-table.js';
 import { AttributePackageOperation, type AccountsDetailOptions } from '../../src/aggregator/schemas.js';
 import { ATTRIBUTE_PACKAGES } from '../../src/sandbox/attributes.js';
 import { describeScenario, resolveScenario } from '../../src/sandbox/scenarios.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAggregatorClient, type AggregatorClient, type AuthorizeResult, type Challenge, type Ready } from '../../src/aggregator/client.js';
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
-import { SERVICE_CODES, isServiceCode } from '../../src/contract/failures.js';
+import { SERVICE_CODES, isServiceCode } from '../../src/aggregator/failure-table.js';
 import type { AuthorizeRequest, AuthorizeResponse } from '../../src/aggregator/schemas.js';
 import { SCENARIOS, describeScenario, resolveScenario, type ScenarioListing } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
