@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provides a real Temporal dev server (official CLI, built from its Go module), sdk-java's
 # time-skipping test server (from Maven Central) and MinIO (an S3 server for the payload store's
-# tests, built from its Go module), cached in .temporal/ and reused on later runs.
+# tests, built from its Go module) and Docker Compose v2 (only to validate temporal-compose.yml:
+# `npm run compose:check`; no Docker engine needed), cached in .temporal/ and reused on later runs.
 # No Docker, no GitHub downloads: only the Go module proxy and Maven Central are needed.
 set -euo pipefail
 
@@ -10,7 +11,10 @@ cache="${TEMPORAL_CACHE_DIR:-$root/.temporal}"
 cli_version="${TEMPORAL_CLI_VERSION:-1.5.1}"
 test_server_version="${TEMPORAL_TEST_SERVER_VERSION:-1.32.1}"
 # MinIO's release tags are not Go semver: pin one pseudo-version (its go.mod has no replace, so go install works).
+server_version="${TEMPORAL_SERVER_VERSION:-1.29.1}"
 minio_version="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+# Compose's go.mod has exclude directives, so `go install` refuses it: it is built from a throwaway module.
+compose_version="${DOCKER_COMPOSE_VERSION:-v2.40.3}"
 mkdir -p "$cache/bin"
 
 log() { printf '[provision-temporal] %s\n' "$*" >&2; }
@@ -84,10 +88,74 @@ provide_minio() {
   log "built $target"
 }
 
+# The production Temporal server (not the dev server) and its SQL schema tool, for `npm run prod:check`
+# (scripts/prod-check/): built from go.temporal.io/server, which also leaves the PostgreSQL schema
+# files in the Go module cache ($(go env GOMODCACHE)/go.temporal.io/server@<version>/schema/).
+server_is_current() {
+  [[ -x "$1" ]] || return 1
+  command -v go >/dev/null || return 0
+  go version -m "$1" 2>/dev/null | grep -q "go.temporal.io/server[[:space:]]*v$server_version"
+}
+
+provide_server() {
+  local pkg
+  command -v go >/dev/null || { log "go is required to build the Temporal server and its schema tool"; exit 1; }
+  for pkg in server tools/sql; do
+    local target="$cache/bin/$(basename "$pkg")"
+    [[ "$pkg" == tools/sql ]] && target="$cache/bin/temporal-sql-tool"
+    if server_is_current "$target"; then log "temporal $pkg v$server_version cached at $target"; continue; fi
+    log "building go.temporal.io/server/cmd/$pkg@v$server_version from its Go module (first run only, several minutes)"
+    local out; out="$(mktemp -d)"
+    GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB="${GOSUMDB:-sum.golang.org}" \
+      go install "go.temporal.io/server/cmd/$pkg@v$server_version" \
+    || GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB=off \
+      go install "go.temporal.io/server/cmd/$pkg@v$server_version"
+    mv -f "$out/$(basename "$pkg")" "$target"; rmdir "$out"
+    log "built $target"
+  done
+  # The schema files ship with the module source; download it if the module cache was cleaned.
+  local schema; schema="$(go env GOMODCACHE)/go.temporal.io/server@v$server_version/schema/postgresql/v12"
+  if [[ ! -d "$schema" ]]; then
+    GOFLAGS=-mod=mod go mod download "go.temporal.io/server@v$server_version" >/dev/null
+  fi
+  log "schema files at $schema"
+}
+
+# The cached binary reports the version it was built with (set by -ldflags below).
+compose_is_current() {
+  [[ -x "$1" ]] && "$1" version 2>/dev/null | grep -q "version ${compose_version}\$"
+}
+
+# Builds github.com/docker/compose/v2/cmd at $compose_version in the throwaway module $1 into $2.
+build_compose() {
+  (cd "$1" && rm -f go.mod go.sum && go mod init compose-build 2>/dev/null \
+    && { go get "github.com/docker/compose/v2/cmd@$compose_version" 2>get.log || { cat get.log >&2; false; }; } \
+    && go build -trimpath -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$compose_version" \
+      -o "$2" github.com/docker/compose/v2/cmd)
+}
+
+provide_compose() {
+  local target="$cache/bin/docker-compose" work status=0
+  if [[ -n "${DOCKER_COMPOSE_PATH:-}" ]]; then log "using DOCKER_COMPOSE_PATH=$DOCKER_COMPOSE_PATH"; return; fi
+  if compose_is_current "$target"; then log "docker-compose $compose_version cached at $target"; return; fi
+  command -v go >/dev/null || { log "go is required to build Docker Compose (npm run compose:check)"; exit 1; }
+  log "building docker-compose $compose_version from its Go module (first run only, 5 to 7 minutes on 2 cores)"
+  work="$(mktemp -d)"
+  local -x CGO_ENABLED=0 GOFLAGS=-mod=mod
+  GOSUMDB="${GOSUMDB:-sum.golang.org}" build_compose "$work" "$target.partial" \
+    || GOSUMDB=off build_compose "$work" "$target.partial" || status=$?
+  rm -rf "$work"
+  if (( status != 0 )); then rm -f "$target.partial"; log "docker-compose build failed"; exit "$status"; fi
+  mv -f "$target.partial" "$target"
+  log "built: $("$target" version)"
+}
+
 case "${1:-all}" in
   cli) provide_cli ;;
   test-server) provide_test_server ;;
   minio) provide_minio ;;
-  all) provide_cli; provide_test_server; provide_minio ;;
-  *) log "usage: $0 [all|cli|test-server|minio]"; exit 2 ;;
+  server) provide_server ;;
+  compose) provide_compose ;;
+  all) provide_cli; provide_test_server; provide_minio; provide_compose ;;
+  *) log "usage: $0 [all|cli|test-server|minio|server|compose]"; exit 2 ;;
 esac

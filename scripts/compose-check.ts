@@ -1,0 +1,233 @@
+/**
+ * `npm run compose:check [-- <compose file>]`: validates temporal-compose.yml (or the file given) with
+ * the real Docker Compose v2, no Docker engine needed, and prints what `up` would start.
+ *   1. `docker-compose -f <file> config --quiet`: Compose's own parsing, schema validation,
+ *      interpolation and cross-references (depends_on, secrets, configs, volumes). If it refuses the
+ *      file, its error is printed as is and the exit code is non-zero.
+ *   2. `config --format json`: the resolved model, printed per service (image or build, replicas,
+ *      long-running or one-shot, ports, secrets, what it waits for).
+ *   3. What Compose cannot know about this project: the search attributes the setup one-shot
+ *      registers are exactly CONNECTION_SEARCH_ATTRIBUTES; every setting given to the app's services
+ *      is a variable of .env.example (or AWS_*, read by the AWS SDK); and each app service's
+ *      environment, with stand-in values for its secrets, is accepted by the src/config.ts loader of
+ *      the process it runs (worker with encryption on and the S3 store, console, sandbox).
+ * The last line starts with `compose-check:`. Compose: DOCKER_COMPOSE_PATH, else the build that
+ * `bash scripts/provision-temporal.sh compose` leaves in the Temporal cache, else docker-compose on PATH.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { delimiter, join, relative, resolve } from 'node:path';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadWorkerConfig } from '../src/config.js';
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
+import { isExecutableFile, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
+
+/** Services built from this project's Dockerfile: their environment is our configuration. */
+const APP_IMAGE = 'aggregation-connections:local';
+/** The one-shot that registers our search attributes. */
+const SETUP_SERVICE = 'temporal-setup';
+
+export function dockerComposePath(env: NodeJS.ProcessEnv = process.env): string {
+  const searched: string[] = [];
+  if (env.DOCKER_COMPOSE_PATH) {
+    if (isExecutableFile(env.DOCKER_COMPOSE_PATH)) return env.DOCKER_COMPOSE_PATH;
+    throw new Error(`DOCKER_COMPOSE_PATH=${env.DOCKER_COMPOSE_PATH} is not an executable file`);
+  }
+  const cached = join(TEMPORAL_CACHE_DIR, 'bin', 'docker-compose');
+  if (isExecutableFile(cached)) return cached;
+  searched.push(cached);
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir && isExecutableFile(join(dir, 'docker-compose'))) return join(dir, 'docker-compose');
+  }
+  searched.push('docker-compose on PATH');
+  throw new Error(
+    `docker-compose not found (looked at: ${searched.join(', ')}). Run \`bash scripts/provision-temporal.sh compose\` ` +
+      'to build Compose v2 into the Temporal cache (5 to 7 minutes once, needs Go), or point DOCKER_COMPOSE_PATH at one.',
+  );
+}
+
+interface ComposeService {
+  image?: string;
+  build?: { context?: string; dockerfile?: string; dockerfile_inline?: string };
+  deploy?: { replicas?: number };
+  depends_on?: Record<string, { condition?: string }>;
+  ports?: { published?: string; target?: number }[];
+  secrets?: { source: string; target?: string }[];
+  environment?: Record<string, string | null>;
+  command?: string[] | null;
+  entrypoint?: string[] | null;
+}
+
+interface ComposeModel {
+  name?: string;
+  services: Record<string, ComposeService>;
+}
+
+function runCompose(compose: string, file: string, args: string[]): { status: number; stdout: string; stderr: string } {
+  const result = spawnSync(compose, ['-f', file, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.error) throw result.error;
+  return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The variable names .env.example documents (`NAME=` lines, commented or not). */
+function documentedVariables(): Set<string> {
+  const text = readFileSync(join(PROJECT_ROOT, '.env.example'), 'utf8');
+  return new Set([...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((match) => match[1]!));
+}
+
+/** Problems Compose cannot see: drift between the file and the project's own sources. */
+function projectProblems(model: ComposeModel): string[] {
+  const problems: string[] = [];
+  const setup = model.services[SETUP_SERVICE];
+  if (!setup) {
+    problems.push(`no ${SETUP_SERVICE} service registers the search attributes`);
+  } else {
+    const script = [...(setup.entrypoint ?? []), ...(setup.command ?? [])].join('\n');
+    const registered = [...script.matchAll(/--name\s+(\S+)\s+--type\s+(\S+)/g)].map((m) => `${m[1]}=${m[2]}`).sort();
+    const expected = CONNECTION_SEARCH_ATTRIBUTES.map(({ name, type }) => `${name}=${TypedSearchAttributes.toMetadataType(type)}`).sort();
+    if (registered.join(',') !== expected.join(',')) {
+      problems.push(`${SETUP_SERVICE} registers [${registered.join(', ')}], src/workflows/search-attributes.ts declares [${expected.join(', ')}]`);
+    }
+  }
+  const documented = documentedVariables();
+  for (const [name, service] of Object.entries(model.services)) {
+    if (service.image !== APP_IMAGE) continue;
+    const names = [...Object.keys(service.environment ?? {}), ...(service.secrets ?? []).map((s) => s.target ?? s.source)];
+    for (const variable of names) {
+      if (!documented.has(variable) && !variable.startsWith('AWS_') && variable !== 'WORKER_WORKFLOW_BUNDLE') {
+        problems.push(`service ${name} sets ${variable}, which is not a variable of .env.example (src/config.ts would ignore it)`);
+      }
+    }
+  }
+  problems.push(...configProblems(model));
+  return problems;
+}
+
+/** Stand-ins for the secrets, shaped as the real ones must be. */
+const SECRET_STAND_INS: Record<string, () => string> = {
+  PAYLOAD_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
+  CONSOLE_TOKEN: () => randomBytes(24).toString('hex'),
+};
+
+/** Each app service's environment through the loader of the process its command runs. */
+function configProblems(model: ComposeModel): string[] {
+  const problems: string[] = [];
+  for (const [name, service] of Object.entries(model.services)) {
+    if (service.image !== APP_IMAGE) continue;
+    const command = (service.command ?? []).join(' ');
+    const env: NodeJS.ProcessEnv = { WORKER_WORKFLOW_BUNDLE: '/app/dist/workflow-bundle.js' };
+    for (const [variable, value] of Object.entries(service.environment ?? {})) env[variable] = value ?? '';
+    for (const secret of service.secrets ?? []) {
+      const variable = secret.target ?? secret.source;
+      env[variable] = SECRET_STAND_INS[variable]?.() ?? 'stand-in';
+    }
+    try {
+      if (command.includes('src/worker.ts')) {
+        const config = loadWorkerConfig(env);
+        if (!config.encryption) problems.push(`service ${name}: the worker would store payloads unencrypted`);
+        if (config.payloadStore.kind !== 's3') problems.push(`service ${name}: the worker's payload store is ${config.payloadStore.kind}, not s3`);
+      } else if (command.includes('src/client/console/server.ts')) {
+        const config = loadConsoleConfig(env);
+        loadClientConfig(env);
+        if (!config.encryption) problems.push(`service ${name}: the console would serve no codec (encryption off)`);
+      } else if (command.includes('src/sandbox/main.ts')) {
+        loadSandboxConfig(env);
+      }
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(`service ${name}: src/config.ts refuses its environment: ${error.problems.join('; ')}`);
+    }
+  }
+  return problems;
+}
+
+function describeImage(service: ComposeService): string {
+  if (!service.build) return service.image ?? '?';
+  const built = service.build.dockerfile_inline !== undefined ? 'inline Dockerfile' : (service.build.dockerfile ?? 'Dockerfile');
+  const context = service.build.context ? relative(PROJECT_ROOT, service.build.context) || '.' : '.';
+  return `${service.image ?? '(unnamed)'} (build ${context}, ${built})`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}
+
+function main(): number {
+  const fileArgument = process.argv[2] ?? join(PROJECT_ROOT, 'temporal-compose.yml');
+  const file = resolve(fileArgument);
+  const fromCwd = relative(process.cwd(), file);
+  const shown = fromCwd && !fromCwd.startsWith('..') ? fromCwd : file;
+  let compose: string;
+  try {
+    compose = dockerComposePath();
+  } catch (error) {
+    console.error(`compose-check: ${(error as Error).message}`);
+    return 1;
+  }
+  const short = runCompose(compose, file, ['version', '--short']).stdout.trim();
+  const version = short ? `v${short.replace(/^v/, '')}` : '(unknown version)';
+  console.log(`Docker Compose ${version} (${compose})`);
+
+  const quiet = runCompose(compose, file, ['config', '--quiet']);
+  if (quiet.status !== 0) {
+    process.stderr.write(quiet.stderr || quiet.stdout);
+    console.error(`compose-check: ${shown} is INVALID: docker-compose config --quiet exited ${quiet.status} (its error above)`);
+    return quiet.status || 1;
+  }
+  // Compose's warnings (obsolete keys, unset variables) are worth seeing even when the file is valid.
+  if (quiet.stderr.trim()) process.stderr.write(quiet.stderr);
+
+  const services = runCompose(compose, file, ['config', '--services']);
+  const json = runCompose(compose, file, ['config', '--format', 'json']);
+  if (services.status !== 0 || json.status !== 0) {
+    process.stderr.write(services.stderr + json.stderr);
+    console.error(`compose-check: ${shown}: docker-compose config --services/--format json failed`);
+    return 1;
+  }
+  const model = JSON.parse(json.stdout) as ComposeModel;
+  const names = services.stdout.split('\n').filter(Boolean);
+
+  // A service others wait for with service_completed_successfully is a one-shot.
+  const oneShots = new Set<string>();
+  for (const service of Object.values(model.services)) {
+    for (const [dependency, { condition }] of Object.entries(service.depends_on ?? {})) {
+      if (condition === 'service_completed_successfully') oneShots.add(dependency);
+    }
+  }
+  const rows = [['SERVICE', 'IMAGE / BUILD', 'REPLICAS', 'RUNS', 'PORTS', 'SECRETS', 'WAITS FOR']];
+  for (const name of names) {
+    const service = model.services[name]!;
+    const waits = Object.entries(service.depends_on ?? {}).map(
+      ([dependency, { condition }]) => `${dependency} (${condition?.replace(/^service_/, '').replace('completed_successfully', 'completed') ?? 'started'})`,
+    );
+    rows.push([
+      name,
+      describeImage(service),
+      String(service.deploy?.replicas ?? 1),
+      oneShots.has(name) ? 'one-shot' : 'long-running',
+      (service.ports ?? []).map((port) => `${port.published}->${port.target}`).join(',') || '-',
+      (service.secrets ?? []).map((secret) => secret.target ?? secret.source).join(',') || '-',
+      waits.join(', ') || '-',
+    ]);
+  }
+  console.log(`\nservices of project ${model.name ?? '?'} (config --services): ${names.join(' ')}\n`);
+  console.log(table(rows));
+
+  const problems = projectProblems(model);
+  if (problems.length > 0) {
+    console.error(`\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    console.error(`compose-check: ${shown} is valid for Compose but out of step with the project: ${problems.length} problem(s) above`);
+    return 1;
+  }
+  const replicas = names.map((name) => model.services[name]!.deploy?.replicas ?? 1).reduce((a, b) => a + b, 0);
+  console.log(
+    `\ncompose-check: ${shown} is valid (docker-compose ${version} config --quiet): ${names.length} services ` +
+      `(${names.length - oneShots.size} long-running, ${oneShots.size} one-shot), ${replicas} containers; ` +
+      'search attributes and app settings match the project; nothing started (no Docker engine needed)',
+  );
+  return 0;
+}
+
+process.exitCode = main();

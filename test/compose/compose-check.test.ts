@@ -1,0 +1,113 @@
+// temporal-compose.yml cannot rot unnoticed: `npm run compose:check` runs the real Docker Compose v2
+// (built by scripts/provision-temporal.sh compose, which `npm test`'s pretest runs) on it, and on
+// deliberately broken copies in a temp dir, which it must refuse. No Docker engine is involved.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
+
+const SCRIPT = join(PROJECT_ROOT, 'scripts', 'compose-check.ts');
+const COMPOSE_FILE = join(PROJECT_ROOT, 'temporal-compose.yml');
+
+const EXPECTED_SERVICES = [
+  'console',
+  'console-codec-token',
+  'minio',
+  'minio-bucket',
+  'postgresql',
+  'sandbox',
+  'temporal',
+  'temporal-schema',
+  'temporal-setup',
+  'temporal-ui',
+  'worker',
+];
+
+interface CheckRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs compose-check.ts on `file` with the variables a user would not have set (no .env, no secrets). */
+function composeCheck(file?: string): Promise<CheckRun> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env };
+    for (const name of ['PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT']) delete env[name];
+    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], { cwd: PROJECT_ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function lastLine(text: string): string {
+  return text.trimEnd().split('\n').at(-1) ?? '';
+}
+
+describe('npm run compose:check', { concurrency: true }, () => {
+  let dir: string;
+  let original: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'compose-check-'));
+    original = await readFile(COMPOSE_FILE, 'utf8');
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A copy of temporal-compose.yml with one change, in the temp dir. */
+  async function brokenCopy(name: string, from: string | RegExp, to: string): Promise<string> {
+    const text = original.replace(from, to);
+    assert.notEqual(text, original, `the change for ${name} must apply to temporal-compose.yml`);
+    const path = join(dir, `${name}.yml`);
+    await writeFile(path, text);
+    return path;
+  }
+
+  it('validates temporal-compose.yml with the real Compose and lists the services it would start', async () => {
+    const run = await composeCheck();
+    assert.equal(run.code, 0, `exit code; stderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
+    const services = /\(config --services\): (.+)$/m.exec(run.stdout)?.[1]?.split(' ').sort();
+    assert.deepEqual(services, EXPECTED_SERVICES);
+    assert.match(run.stdout, /^worker\s+aggregation-connections:local \(build \., Dockerfile\)\s+3\s+long-running/m);
+    assert.match(run.stdout, /^temporal\s+temporalio\/server:1\.29\.1\s+1\s+long-running\s+7233->7233/m);
+    assert.match(run.stdout, /^postgresql\s+postgres:15\s/m);
+    for (const oneShot of ['temporal-schema', 'temporal-setup', 'minio-bucket', 'console-codec-token']) {
+      assert.match(run.stdout, new RegExp(`^${oneShot}\\s.*\\bone-shot\\b`, 'm'), `${oneShot} is a one-shot`);
+    }
+    assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 11 services/);
+  });
+
+  it('refuses a copy whose schema Compose rejects, with Compose\'s own error', async () => {
+    const file = await brokenCopy('bad-replicas', 'replicas: 3', 'replicas: three');
+    const run = await composeCheck(file);
+    assert.notEqual(run.code, 0);
+    assert.match(run.stderr, /replicas/);
+    assert.match(lastLine(run.stderr), /^compose-check: .*bad-replicas\.yml is INVALID: docker-compose config --quiet exited \d+/);
+    assert.doesNotMatch(run.stdout, /^compose-check:/m);
+  });
+
+  it('refuses a copy whose service waits for a service that does not exist', async () => {
+    const file = await brokenCopy('bad-dependency', /(\n {6})minio-bucket:(\n {8}condition: service_completed_successfully\n {6}sandbox:)/, '$1minio-buckets:$2');
+    const run = await composeCheck(file);
+    assert.notEqual(run.code, 0);
+    assert.match(run.stderr, /minio-buckets/);
+    assert.match(lastLine(run.stderr), /is INVALID/);
+  });
+
+  it('refuses a copy that no longer registers one of our search attributes', async () => {
+    const file = await brokenCopy('missing-search-attribute', / \\\n\s+--name LoginId --type Keyword/, '');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /temporal-setup registers \[ConnectionStatus=Keyword, CustomerId=Keyword, Institution=Keyword\]/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
+  });
+});
