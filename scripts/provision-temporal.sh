@@ -89,6 +89,7 @@ provide_minio() {
 }
 
 # The production Temporal server (not the dev server) and its SQL schema tool, for `npm run prod:check`
+# (its small size runs in npm test)
 # (scripts/prod-check/): built from go.temporal.io/server, which also leaves the PostgreSQL schema
 # files in the Go module cache ($(go env GOMODCACHE)/go.temporal.io/server@<version>/schema/).
 server_is_current() {
@@ -156,6 +157,6 @@ case "${1:-all}" in
   minio) provide_minio ;;
   server) provide_server ;;
   compose) provide_compose ;;
-  all) provide_cli; provide_test_server; provide_minio; provide_compose ;;
+  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_server ;;
   *) log "usage: $0 [all|cli|test-server|minio|server|compose]"; exit 2 ;;
 esac

@@ -14,6 +14,9 @@ import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
 
+/** How long a draining worker lets its in-flight activities finish before they are cancelled. */
+const WORKER_SHUTDOWN_GRACE = '2m';
+
 /** One JSON object per line: what log shippers expect; secrets are redacted by key. */
 function jsonLine(entry: LogEntry): void {
   const line = JSON.stringify({
@@ -64,6 +67,9 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
       ...(config.WORKER_WORKFLOW_THREADS === undefined ? {} : { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS }),
       ...WORKFLOW_SANDBOX_OPTIONS,
+      // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
+      // before they are cancelled; the SDK's default is 0, which cancelled them at once.
+      shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
     });
     Runtime.instance().logger.info('worker started', {
       taskQueue: config.TEMPORAL_TASK_QUEUE,

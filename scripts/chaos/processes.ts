@@ -199,6 +199,17 @@ export interface KillRecord {
   readonly replacementReadyMs: number;
 }
 
+export interface TerminateRecord {
+  readonly name: string;
+  readonly pid: number | undefined;
+  /** "code 0", "code 1", "SIGKILL", ... */
+  readonly exit: string;
+  /** It did not exit within the grace period and was SIGKILLed. */
+  readonly forced: boolean;
+  readonly drainMs: number;
+  readonly replacement: string;
+}
+
 export class WorkerPool {
   private readonly workers = new Map<string, WorkerProcess>();
   private counter = 0;
@@ -301,6 +312,32 @@ export class WorkerPool {
     } catch {
       while (!this.closed && this.readyNames().length < this.options.size) await delay(200);
     }
+  }
+
+  /**
+   * SIGTERMs one worker (the SDK drains it: in-flight tasks finish), waits for its exit (SIGKILL
+   * after `graceMs`), then starts its replacement and resolves once that one polls.
+   */
+  async terminate(name: string, graceMs: number): Promise<TerminateRecord> {
+    const worker = this.workers.get(name);
+    if (!worker) throw new ProcessError(`no worker ${name} to stop`);
+    worker.ending = true;
+    const startedAt = Date.now();
+    let forced = false;
+    const exited = exitOf(worker.child);
+    worker.child.kill('SIGTERM');
+    this.options.timeline.mark(`SIGTERM worker ${name} (pid ${worker.child.pid}): draining`);
+    const timer = setTimeout(() => {
+      forced = true;
+      worker.child.kill('SIGKILL');
+    }, graceMs);
+    const how = await exited;
+    clearTimeout(timer);
+    const drainMs = Date.now() - startedAt;
+    const replacement = this.spawnWorker();
+    this.options.timeline.mark(`worker ${name} exited (${how}) ${seconds(drainMs)} after SIGTERM${forced ? ', SIGKILLed after the grace period' : ''}; replacement ${replacement.name} starting`);
+    await this.awaitReadyOrReplaced(replacement);
+    return { name, pid: worker.child.pid, exit: how, forced, drainMs, replacement: replacement.name };
   }
 
   /** SIGTERM (the SDK drains), SIGKILL after a grace period. */

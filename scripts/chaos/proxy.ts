@@ -43,6 +43,8 @@ export interface ProxyStats {
   readonly lostAnswerReplies: number;
   /** Requests the sandbox closed without a reply (its reset faults), passed on as resets. */
   readonly upstreamResets: number;
+  /** Per client: requests whose client had gone when the reply was ready (held or not): work it never saw finish. */
+  readonly abandonedByClient: ReadonlyMap<string, number>;
 }
 
 export interface ChaosProxy {
@@ -53,6 +55,8 @@ export interface ChaosProxy {
   heldAnswers(): ReadonlyMap<string, number>;
   /** The clients holding an answer reply now, or the first to hold one within `timeoutMs` (empty if none). */
   answerHolders(timeoutMs: number, signal?: AbortSignal): Promise<string[]>;
+  /** Requests received from each client and not yet answered (forwarding or held). */
+  inFlight(): ReadonlyMap<string, number>;
   stats(): ProxyStats;
   close(): Promise<void>;
 }
@@ -139,6 +143,8 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
   const byClient = new Map<string, number>();
   const submissions = new Map<string, { customerId: string; requestId: string; count: number }>();
   const holding = new Map<string, number>();
+  const pending = new Map<string, number>();
+  const abandonedByClient = new Map<string, number>();
   let answers = 0;
   let credentials = 0;
   let held = 0;
@@ -201,7 +207,15 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
     }
     increment(byOperation, operation);
     increment(byClient, client);
+    increment(pending, client);
+    try {
+      await respond(request, response, path, body, mode, client);
+    } finally {
+      increment(pending, client, -1);
+    }
+  };
 
+  const respond = async (request: IncomingMessage, response: ServerResponse, path: string, body: Buffer, mode: AuthorizeMode | undefined, client: string): Promise<void> => {
     let reply: UpstreamReply;
     try {
       reply = await forward(request, path, body);
@@ -227,8 +241,13 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
       if (response.destroyed || request.socket.destroyed) {
         lostReplies += 1;
         if (isAnswer) lostAnswerReplies += 1;
+        increment(abandonedByClient, client);
         return;
       }
+    }
+    if (response.destroyed || request.socket.destroyed) {
+      increment(abandonedByClient, client);
+      return;
     }
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(reply.headers)) {
@@ -277,6 +296,7 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
         signal?.addEventListener('abort', onAbort, { once: true });
       });
     },
+    inFlight: () => new Map([...pending].filter(([, count]) => count > 0)),
     stats: () => ({
       byOperation: new Map(byOperation),
       byClient: new Map(byClient),
@@ -287,6 +307,7 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
       lostReplies,
       lostAnswerReplies,
       upstreamResets,
+      abandonedByClient: new Map(abandonedByClient),
     }),
     close: () =>
       new Promise<void>((resolve) => {

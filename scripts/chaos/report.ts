@@ -41,10 +41,10 @@ export function summarize(outcomes: readonly ConnectionOutcome[], duplicates: Du
   };
 }
 
-/** The last line of every run, exactly this format. */
-export function summaryLine(summary: Summary): string {
+/** The last line of every run, exactly this format (`prod-check` prints the same counters under its own name). */
+export function summaryLine(summary: Summary, name = 'chaos'): string {
   return (
-    `chaos: ${summary.connections} connections, ${summary.completedAsExpected} completed as expected, ` +
+    `${name}: ${summary.connections} connections, ${summary.completedAsExpected} completed as expected, ` +
     `${summary.unexpectedFailures} unexpected failures, ${summary.stuck} stuck, ${summary.duplicateAnswers} duplicate answers, ` +
     `${summary.dataMismatches} data mismatches`
   );

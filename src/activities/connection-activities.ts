@@ -7,6 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AggregatorClient, AuthorizeResult, CallOptions, DataResult } from '../aggregator/client.js';
+import { AggregatorAbortedError } from '../aggregator/errors.js';
 import type {
   AccountsDetailOptions,
   AccountsDetailResponse,
@@ -17,7 +18,7 @@ import type {
   SecurityResponses,
 } from '../aggregator/schemas.js';
 import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
-import { toActivityFailure } from './failures.js';
+import { toActivityFailure, workerShutdownFailure } from './failures.js';
 
 export type AuthorizeOutcome =
   | { readonly kind: 'session-open'; readonly requestId: string; readonly login: Login; readonly institution?: string | undefined }
@@ -87,9 +88,13 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes 
 
   /** Runs one upstream call with the activity's cancellation wired to the HTTP request. */
   async function call<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
+    const context = Context.current();
     try {
-      return await run(clientFor(customerId), { signal: Context.current().cancellationSignal });
+      return await run(clientFor(customerId), { signal: context.cancellationSignal });
     } catch (error) {
+      // A worker shutting down past its grace time aborts the call: not the connection's doing, so
+      // another worker may make it again (an Authorize's outcome is then unknown: see authorize.ts).
+      if (error instanceof AggregatorAbortedError && context.cancellationDetails?.workerShutdown) throw workerShutdownFailure(error);
       throw toActivityFailure(error);
     }
   }

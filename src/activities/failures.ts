@@ -41,3 +41,18 @@ function failureTypeOf(error: AggregatorError): ConnectionFailureType {
   if (error instanceof AggregatorRequestError) return CONDITION_FAILURES.invalidRequest;
   return serviceCodeInfo(error.serviceCode, error.httpStatus ?? 500).failure;
 }
+
+/**
+ * The worker shut down while the call was at the service: retryable, and the service may have acted
+ * on it (delivery unknown), so a non-idempotent Authorize is recovered rather than resent.
+ */
+export function workerShutdownFailure(error: AggregatorAbortedError): ApplicationFailure {
+  const details: ServiceFailureDetails = { operation: error.operation, remedy: 'retry', delivery: 'unknown' };
+  return ApplicationFailure.create({
+    type: CONDITION_FAILURES.unreachable,
+    message: `${error.operation} was interrupted: the worker shut down while the call was at the service`,
+    nonRetryable: false,
+    details: [details],
+    cause: error,
+  });
+}

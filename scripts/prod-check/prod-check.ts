@@ -1,0 +1,424 @@
+/**
+ * `npm run prod:check`: the production stack, proven on this machine.
+ *
+ * PostgreSQL (Debian's, a throwaway cluster in the run directory) as persistence and visibility, the
+ * Temporal server built from go.temporal.io/server (schema set up and migrated with its sql tool,
+ * `default` namespace and our search attributes registered), the sandbox behind the chaos run's
+ * counting proxy, and worker processes on one task queue. Drives every flow of scripts/chaos/flows.ts
+ * through the pipeline client, then, while connections run: SIGKILLs one worker, SIGTERMs another
+ * (it must drain: every request it had in flight is answered to it, and it exits 0), restarts the
+ * Temporal server once. Checks each connection's end and data as the chaos run does, prints each
+ * worker's share of the work and ends with one line:
+ *   prod-check: <n> connections, <n> completed as expected, <n> unexpected failures, <n> stuck, <n> duplicate answers, <n> data mismatches
+ * Exit 0 only when nothing was lost, failed, stuck, duplicated or wrong and the drain held; 2 for a
+ * bad argument; 3 when something it needs is missing (it says what to run); 1 otherwise.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { checkData, countDuplicates, judge } from '../chaos/checks.js';
+import { driveConnection, type DriveRecord } from '../chaos/driver.js';
+import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from '../chaos/flows.js';
+import { ChaosArgumentError, defaultDeadlineMs } from '../chaos/options.js';
+import { killAllChildren, WorkerPool, type TerminateRecord } from '../chaos/processes.js';
+import { startChaosProxy, type ChaosProxy } from '../chaos/proxy.js';
+import { seededRandom, type Random } from '../chaos/random.js';
+import { passed, renderReport, summarize, summaryLine, type ConnectionOutcome } from '../chaos/report.js';
+import type { ChaosRecord, ServerRestartRecord } from '../chaos/schedule.js';
+import { seconds, Timeline } from '../chaos/timeline.js';
+import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
+import { parseProdCheckArgs, USAGE, type ProdCheckOptions } from './options.js';
+import { POSTGRES_INSTALL_HINT, PostgresCluster, postgresBinDir } from './postgres.js';
+import { findServerBinaries, ProdTemporalServer, PROVISION_HINT, TEMPORAL_SERVER_VERSION, type ServerBinaries } from './temporal-server.js';
+
+const WORKFLOWS_PATH = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
+const POLL_INTERVAL_MS = 1_000;
+const START_STEP_MS = 300;
+const MAX_START_SPREAD_MS = 60_000;
+/** The chaos happens at these fractions of the start spread, one after the other. */
+const KILL_AT = 0.25;
+const TERM_AT = 0.5;
+const RESTART_AT = 0.75;
+/** The SIGTERM waits this long for a worker with an Authorize answer reply in flight (then takes any). */
+const TERM_TARGET_WAIT_MS = 10_000;
+const DRAIN_GRACE_MS = 60_000;
+const PROGRESS_EVERY_MS = 15_000;
+const DATA_CHECK_CONCURRENCY = 4;
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+class MissingPrerequisite extends Error {
+  override readonly name = 'MissingPrerequisite';
+}
+
+interface Resources {
+  runDir?: string;
+  postgres?: PostgresCluster;
+  server?: ProdTemporalServer;
+  sandbox?: Sandbox;
+  proxy?: ChaosProxy;
+  pool?: WorkerPool;
+  connection?: Connection;
+}
+
+async function release(resources: Resources): Promise<void> {
+  const attempts: (() => Promise<unknown> | undefined)[] = [
+    () => resources.pool?.close(),
+    () => resources.connection?.close(),
+    () => resources.server?.close(),
+    () => resources.postgres?.stop(),
+    () => resources.proxy?.close(),
+    () => resources.sandbox?.close(),
+  ];
+  for (const attempt of attempts) {
+    try {
+      await attempt();
+    } catch (error) {
+      log(`prod-check: cleanup: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await fn(items[index] as T);
+      }
+    }),
+  );
+  return results;
+}
+
+/** The server binaries and schema, provisioned when missing and Go is there; else what to run. */
+function provide(): ServerBinaries {
+  if (!postgresBinDir()) throw new MissingPrerequisite(POSTGRES_INSTALL_HINT);
+  let found = findServerBinaries();
+  if (found.binaries) return found.binaries;
+  const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
+  if (!hasGo) throw new MissingPrerequisite(`${found.missing.join('; ')}: ${PROVISION_HINT} (it needs Go ≥ 1.23)`);
+  log(`prod-check: ${found.missing.join('; ')}: running bash scripts/provision-temporal.sh server (several minutes, once)`);
+  const built = spawnSync('bash', [join(PROJECT_ROOT, 'scripts', 'provision-temporal.sh'), 'server'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  found = findServerBinaries();
+  if (built.status !== 0 || !found.binaries) throw new MissingPrerequisite(`provisioning failed (exit ${built.status}): ${found.missing.join('; ')}; ${PROVISION_HINT}`);
+  return found.binaries;
+}
+
+interface DrainRecord extends TerminateRecord {
+  readonly atMs: number;
+  /** Requests it had in flight at the proxy when it got SIGTERM (answer replies held among them). */
+  readonly inFlightAtSignal: number;
+  readonly heldAnswersAtSignal: number;
+  /** Of its requests, the ones whose reply found it gone (it had stopped waiting). */
+  readonly abandoned: number;
+  readonly ok: boolean;
+}
+
+interface Chaos {
+  readonly record: ChaosRecord;
+  readonly drain?: DrainRecord | undefined;
+}
+
+/** SIGKILL one worker, SIGTERM another (drain), restart the server: in that order, at fixed points of the start spread. */
+async function runChaos(input: {
+  pool: WorkerPool;
+  proxy: ChaosProxy;
+  server: ProdTemporalServer;
+  timeline: Timeline;
+  random: Random;
+  origin: number;
+  spreadMs: number;
+  signal: AbortSignal;
+}): Promise<Chaos> {
+  const { pool, proxy, server, timeline, random, origin, spreadMs, signal } = input;
+  const kills: ChaosRecord['kills'][number][] = [];
+  const errors: string[] = [];
+  let restart: ServerRestartRecord | undefined;
+  let restartSkipped: string | undefined;
+  let drain: DrainRecord | undefined;
+  const until = async (fraction: number) => {
+    const wait = origin + fraction * spreadMs - Date.now();
+    if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
+    return !signal.aborted;
+  };
+
+  if (await until(KILL_AT)) {
+    const victim = random.pick(pool.readyNames());
+    const atMs = timeline.now();
+    try {
+      const inWindow = (proxy.heldAnswers().get(victim) ?? 0) > 0;
+      const record = await pool.kill(victim, `${proxy.inFlight().get(victim) ?? 0} request(s) in flight`);
+      kills.push({ ...record, atMs, inWindow });
+    } catch (error) {
+      errors.push(`SIGKILL ${victim}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  if (await until(TERM_AT)) {
+    // Best proof of a drain: a worker whose Authorize answer the service already acted on.
+    const ready = new Set(pool.readyNames());
+    const holders = (await proxy.answerHolders(TERM_TARGET_WAIT_MS, signal)).filter((name) => ready.has(name));
+    const busy = [...proxy.inFlight()].filter(([name, count]) => count > 0 && ready.has(name)).map(([name]) => name);
+    const candidates = holders.length > 0 ? holders : busy.length > 0 ? busy : [...ready];
+    const victim = random.pick(candidates);
+    const before = proxy.stats().abandonedByClient.get(victim) ?? 0;
+    const inFlightAtSignal = proxy.inFlight().get(victim) ?? 0;
+    const heldAnswersAtSignal = proxy.heldAnswers().get(victim) ?? 0;
+    const atMs = timeline.now();
+    try {
+      const record = await pool.terminate(victim, DRAIN_GRACE_MS);
+      // A reply still held for it is written after the hold: let the proxy finish what it owed.
+      while ((proxy.inFlight().get(victim) ?? 0) > 0) await delay(100);
+      const abandoned = (proxy.stats().abandonedByClient.get(victim) ?? 0) - before;
+      const ok = record.exit === 'code 0' && !record.forced && abandoned === 0;
+      drain = { ...record, atMs, inFlightAtSignal, heldAnswersAtSignal, abandoned, ok };
+      timeline.mark(
+        `drain of ${victim}: ${inFlightAtSignal} request(s) in flight at SIGTERM (${heldAnswersAtSignal} held answer repl${heldAnswersAtSignal === 1 ? 'y' : 'ies'}), ` +
+          `${abandoned} abandoned, exit ${record.exit} after ${seconds(record.drainMs)}: ${ok ? 'drained' : 'NOT DRAINED'}; ${record.replacement} polling`,
+      );
+    } catch (error) {
+      errors.push(`SIGTERM ${victim}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  if (await until(RESTART_AT)) {
+    const atMs = timeline.now();
+    timeline.mark('Temporal server: stopping (SIGTERM)');
+    try {
+      restart = { atMs, ...(await server.restart('SIGTERM')) };
+    } catch (error) {
+      errors.push(`Temporal server restart failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  } else restartSkipped = 'every connection ended before the planned restart';
+
+  return { record: { kills, restart, restartSkipped, errors }, drain };
+}
+
+async function run(options: ProdCheckOptions, binaries: ServerBinaries, resources: Resources): Promise<boolean> {
+  const timeline = new Timeline();
+  const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
+  const spreadMs = Math.min(MAX_START_SPREAD_MS, START_STEP_MS * Math.max(0, options.connections - 1));
+  // Activities orphaned by the SIGKILL wait for their timeout (up to 90 s) before a retry.
+  const deadlineMs = options.deadlineMs ?? defaultDeadlineMs(spreadMs, options.connections, options.replyDelayMs);
+  const runDir = await mkdtemp(join(tmpdir(), 'aggregation-prod-check-'));
+  resources.runDir = runDir;
+  const header =
+    `prod-check: seed ${options.seed}; Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL; ${options.connections} connections over ${FLOWS.length} flows, started over ${seconds(spreadMs)}; ` +
+    `${options.workers} workers on one task queue; Authorize replies held ${options.replyDelayMs} ms; ` +
+    (options.noChaos
+      ? 'no kill, no SIGTERM, no restart; '
+      : `SIGKILL one worker at +${seconds(KILL_AT * spreadMs)}, SIGTERM another at +${seconds(TERM_AT * spreadMs)}, server restart at +${seconds(RESTART_AT * spreadMs)}; `) +
+    `deadline +${seconds(deadlineMs)}`;
+  log(header);
+  log(`prod-check: run directory ${runDir}`);
+
+  resources.postgres = await PostgresCluster.create(runDir);
+  const postgres = resources.postgres;
+  await postgres.start();
+  timeline.mark(`PostgreSQL up on ${postgres.host}:${postgres.port} (socket in ${postgres.dir})`);
+
+  resources.server = await ProdTemporalServer.create({ binaries, postgres, dir: runDir, timeline });
+  const server = resources.server;
+  const versions = server.setupSchema();
+  timeline.mark(`schema set up and migrated with temporal-sql-tool: ${versions}`);
+  const startMs = await server.start();
+  timeline.mark(`Temporal server ${TEMPORAL_SERVER_VERSION} (frontend, history, matching, worker) up at ${server.address} in ${seconds(startMs)}`);
+  const attributes = await server.registerNamespace('default');
+  timeline.mark(`namespace default registered; search attributes ${attributes}`);
+
+  resources.sandbox = await createSandbox({ port: 0 });
+  const sandbox = resources.sandbox;
+  resources.proxy = await startChaosProxy({ upstream: sandbox.url, replyDelayMs: options.replyDelayMs });
+  const proxy = resources.proxy;
+  const listing = await fetchScenarioListing(sandbox.url);
+  timeline.mark(`sandbox ${sandbox.url}, proxy ${proxy.url}`);
+
+  const bundlePath = join(runDir, 'workflow-bundle.js');
+  const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent });
+  await writeFile(bundlePath, code);
+  timeline.mark('workflow bundle built');
+
+  const sharedEnv = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: `prod-check-${runTag}`,
+    PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    PAYLOAD_ENCRYPTION_KEY_ID: `prod-check-${runTag}`,
+    PAYLOAD_STORE: 'local',
+    PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
+  };
+  const clientConfig = loadClientConfig(sharedEnv);
+  const taskQueue = clientConfig.taskQueue;
+  resources.pool = new WorkerPool({
+    size: options.workers,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...sharedEnv,
+      WORKER_WORKFLOW_BUNDLE: bundlePath,
+      WORKER_METRICS_PORT: '0',
+      AGGREGATOR_TIMEOUT_MS: String(Math.min(600_000, options.replyDelayMs + 30_000)),
+      LOG_LEVEL: 'INFO',
+    },
+    baseUrlFor: (name) => proxy.urlFor(name),
+    logDir: runDir,
+    timeline,
+  });
+  const pool = resources.pool;
+  await pool.start();
+  timeline.mark(`${options.workers} workers polling task queue ${taskQueue}: ${pool.readyNames().join(', ')}`);
+
+  resources.connection = await Connection.connect({ address: clientConfig.address });
+  const connection = resources.connection;
+  const client = new Client({ connection, namespace: clientConfig.namespace, dataConverter: dataConverterFor(clientConfig) });
+  const connections = new ConnectionsClient({ client, taskQueue, address: clientConfig.address });
+
+  const plans = planConnections(options.connections, runTag, spreadMs, seededRandom(options.seed));
+  const timing: RunTiming = { pollIntervalMs: POLL_INTERVAL_MS, pollTimeoutMs: deadlineMs + 60_000, answerTimeoutMs: deadlineMs + 60_000 };
+  const origin = Date.now();
+  const deadline = origin + deadlineMs;
+  timeline.mark(`first connection starts (deadline +${seconds(deadlineMs)} from here)`);
+
+  const abort = new AbortController();
+  const chaosDone: Promise<Chaos> = options.noChaos
+    ? Promise.resolve({ record: { kills: [], restartSkipped: 'not asked for (--no-chaos)', errors: [] } })
+    : runChaos({ pool, proxy, server, timeline, random: seededRandom(options.seed ^ 0x9e3779b9), origin, spreadMs, signal: abort.signal });
+
+  let ended = 0;
+  const progress = setInterval(() => log(`prod-check: +${seconds(Date.now() - origin)} ${ended}/${plans.length} connections ended`), PROGRESS_EVERY_MS);
+  let records: DriveRecord[];
+  try {
+    const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
+    records = await Promise.all(plans.map((plan) => driveConnection(context, plan).finally(() => (ended += 1))));
+  } finally {
+    clearInterval(progress);
+  }
+  timeline.mark(`every connection ended or passed the deadline (${ended}/${plans.length} driven)`);
+  abort.abort();
+  const chaos = await chaosDone;
+
+  const outcomes: ConnectionOutcome[] = await mapLimit(records, DATA_CHECK_CONCURRENCY, async (record) => {
+    const judgement = judge(record);
+    let dataProblems: string[] = [];
+    try {
+      dataProblems = await checkData(sandbox, record);
+    } catch (error) {
+      dataProblems = [`the data check could not run: ${error instanceof Error ? error.message : String(error)}`];
+    }
+    return { record, judgement, dataProblems };
+  });
+  const stats = proxy.stats();
+  const duplicates = await countDuplicates(sandbox.url, stats);
+  const summary = summarize(outcomes, duplicates);
+  const drainOk = options.noChaos || (chaos.drain?.ok ?? false);
+  const ok = passed(summary) && drainOk && chaos.record.errors.length === 0;
+
+  const lines = renderReport({
+    header,
+    timeline: timeline.entries(),
+    outcomes,
+    chaos: chaos.record,
+    proxy: stats,
+    replyDelayMs: options.replyDelayMs,
+    duplicates,
+    unexpectedWorkerExits: pool.unexpectedExits,
+    failedWorkerStarts: pool.failedStarts,
+    summary,
+  });
+  lines.pop();
+  lines.forEach((line) => log(line));
+
+  // Each worker's share, as the proxy saw it (every worker has its own base URL).
+  const total = [...stats.byClient.values()].reduce((sum, count) => sum + count, 0);
+  log('');
+  log('Work per worker (requests to the service, as the proxy saw them)');
+  for (const [name, count] of [...stats.byClient].sort(([a], [b]) => Number(a.slice(1)) - Number(b.slice(1)))) {
+    const fate =
+      chaos.record.kills.find((kill) => kill.name === name) ? 'SIGKILLed' : chaos.drain?.name === name ? `SIGTERMed, ${chaos.drain.ok ? 'drained, exit 0' : `NOT drained (${chaos.drain.exit}, ${chaos.drain.abandoned} abandoned)`}` : 'ran to the end';
+    log(`  ${name.padEnd(4)} ${String(count).padStart(6)}  ${((100 * count) / Math.max(1, total)).toFixed(1).padStart(5)}%  ${fate}${stats.abandonedByClient.get(name) ? `; ${stats.abandonedByClient.get(name)} reply(ies) found it gone` : ''}`);
+  }
+  if (!options.noChaos) {
+    const drain = chaos.drain;
+    log(
+      drain
+        ? `Drain: ${drain.name} got SIGTERM with ${drain.inFlightAtSignal} request(s) in flight (${drain.heldAnswersAtSignal} answer repl${drain.heldAnswersAtSignal === 1 ? 'y' : 'ies'} held); ` +
+            `${drain.abandoned} abandoned; exit ${drain.exit} after ${seconds(drain.drainMs)}${drain.forced ? ' (SIGKILLed after the grace period)' : ''}: ${drain.ok ? 'ok' : 'FAILED'}`
+        : 'Drain: no worker was SIGTERMed (see chaos errors): FAILED',
+    );
+  }
+
+  await release(resources);
+  if (options.keepLogs || !ok) log(`prod-check: logs, bundle and the PostgreSQL data kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
+  else await rm(runDir, { recursive: true, force: true });
+  log(summaryLine(summary, 'prod-check'));
+  return ok;
+}
+
+async function main(): Promise<number> {
+  let options: ProdCheckOptions | undefined;
+  try {
+    options = parseProdCheckArgs(process.argv.slice(2), () => randomInt(0, 2 ** 31));
+  } catch (error) {
+    if (error instanceof ChaosArgumentError) {
+      process.stderr.write(`prod-check: ${error.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  if (options === undefined) {
+    log(USAGE);
+    return 0;
+  }
+  let binaries: ServerBinaries;
+  try {
+    binaries = provide();
+  } catch (error) {
+    if (error instanceof MissingPrerequisite) {
+      process.stderr.write(`prod-check: ${error.message}\n`);
+      return 3;
+    }
+    throw error;
+  }
+
+  const resources: Resources = {};
+  const interrupted = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\nprod-check: ${signal}: killing every process of the run${resources.runDir ? `; logs kept in ${resources.runDir}` : ''}\n`);
+    killAllChildren();
+    resources.postgres?.stopSync();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    return (await run(options, binaries, resources)) ? 0 : 1;
+  } catch (error) {
+    process.stderr.write(`prod-check: the run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    await release(resources);
+    if (resources.runDir) process.stderr.write(`prod-check: logs kept in ${resources.runDir}\n`);
+    return 1;
+  }
+}
+
+process.on('exit', killAllChildren);
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`prod-check: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

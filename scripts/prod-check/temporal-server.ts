@@ -1,0 +1,385 @@
+/**
+ * The production Temporal server (go.temporal.io/server, not the CLI's dev server) on PostgreSQL:
+ * - the binaries `server` and `temporal-sql-tool`, built by `bash scripts/provision-temporal.sh server`
+ *   into $TEMPORAL_CACHE_DIR/bin; the schema files from the module source in the Go module cache;
+ * - the temporal and temporal_visibility databases created, set up (setup-schema -v 0.0) and migrated
+ *   (update-schema -d <versioned dir>) with the sql tool;
+ * - a config YAML (sql plugin postgres12, one node running frontend, history, matching and worker on
+ *   loopback ports) and a dynamic config file;
+ * - the `default` namespace registered and our custom search attributes added through the operator
+ *   service, then proven usable by starting (and terminating) a workflow that sets all of them.
+ * Restartable on the same database and ports, like the chaos run's dev server.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { createServer } from 'node:net';
+import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { msToTs } from '@temporalio/common/lib/time.js';
+import proto from '@temporalio/proto';
+
+const { temporal } = proto;
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
+import { freePort } from '../chaos/processes.js';
+import { seconds, type Timeline } from '../chaos/timeline.js';
+import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';
+import type { PostgresCluster } from './postgres.js';
+
+export const TEMPORAL_SERVER_VERSION = process.env.TEMPORAL_SERVER_VERSION || '1.29.1';
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 120_000;
+const STOP_GRACE_MS = 15_000;
+export const PROVISION_HINT = 'run `bash scripts/provision-temporal.sh server` (builds go.temporal.io/server and its sql tool from the Go module proxy, several minutes once)';
+
+export class TemporalServerError extends Error {
+  override readonly name = 'TemporalServerError';
+}
+
+/**
+ * A free port below 32768: the server records membership ports in cluster_membership.rpc_port, a
+ * PostgreSQL smallint, so an ephemeral port from the OS (often above 32767) stops it at start-up.
+ */
+async function freeMembershipPort(taken: Set<number>): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = randomInt(20_000, 32_000);
+    if (taken.has(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.unref();
+      server.once('error', () => resolve(false));
+      server.listen(port, HOST, () => server.close(() => resolve(true)));
+    });
+    if (free) {
+      taken.add(port);
+      return port;
+    }
+  }
+  throw new TemporalServerError('no free port below 32768 for the membership ring');
+}
+
+export interface ServerBinaries {
+  readonly server: string;
+  readonly sqlTool: string;
+  /** .../schema/postgresql/v12 of the module source. */
+  readonly schemaDir: string;
+}
+
+function goModCache(): string | undefined {
+  if (process.env.GOMODCACHE) return process.env.GOMODCACHE;
+  const go = spawnSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' });
+  if (go.status === 0 && go.stdout.trim()) return go.stdout.trim();
+  return process.env.HOME ? join(process.env.HOME, 'go', 'pkg', 'mod') : undefined;
+}
+
+/** What is missing, as sentences; empty when everything is there. */
+export function findServerBinaries(): { binaries?: ServerBinaries; missing: string[] } {
+  const server = process.env.TEMPORAL_SERVER_PATH || join(TEMPORAL_CACHE_DIR, 'bin', 'server');
+  const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH || join(TEMPORAL_CACHE_DIR, 'bin', 'temporal-sql-tool');
+  const modCache = goModCache();
+  const schemaDir = process.env.TEMPORAL_SCHEMA_DIR || (modCache ? join(modCache, `go.temporal.io/server@v${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12') : '');
+  const missing: string[] = [];
+  if (!isExecutableFile(server)) missing.push(`no Temporal server at ${server}`);
+  if (!isExecutableFile(sqlTool)) missing.push(`no temporal-sql-tool at ${sqlTool}`);
+  if (!schemaDir || !existsSync(join(schemaDir, 'temporal', 'versioned'))) missing.push(`no PostgreSQL schema at ${schemaDir || '(no Go module cache)'}`);
+  return missing.length > 0 ? { missing } : { binaries: { server, sqlTool, schemaDir }, missing };
+}
+
+interface Ports {
+  readonly frontend: number;
+  readonly frontendHttp: number;
+  readonly frontendMembership: number;
+  readonly history: number;
+  readonly historyMembership: number;
+  readonly matching: number;
+  readonly matchingMembership: number;
+  readonly worker: number;
+  readonly workerMembership: number;
+  readonly metrics: number;
+}
+
+function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string): string {
+  const datastore = (database: string, maxConns: number) => `      sql:
+        pluginName: "postgres12"
+        databaseName: "${database}"
+        connectAddr: "${pg.host}:${pg.port}"
+        connectProtocol: "tcp"
+        user: "postgres"
+        password: ""
+        maxConns: ${maxConns}
+        maxIdleConns: ${maxConns}
+        maxConnLifetime: "1h"`;
+  const service = (grpc: number, membership: number, http?: number) => `    rpc:
+      grpcPort: ${grpc}
+      membershipPort: ${membership}
+      bindOnIP: "${HOST}"${http === undefined ? '' : `\n      httpPort: ${http}`}`;
+  return `# Written by scripts/prod-check for one run: Temporal ${TEMPORAL_SERVER_VERSION} on PostgreSQL, one node, loopback only.
+log:
+  stdout: true
+  level: warn
+
+persistence:
+  defaultStore: postgres-default
+  visibilityStore: postgres-visibility
+  numHistoryShards: 4
+  datastores:
+    postgres-default:
+${datastore('temporal', 20)}
+    postgres-visibility:
+${datastore('temporal_visibility', 10)}
+
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: "${HOST}"
+  metrics:
+    prometheus:
+      framework: "tally"
+      timerType: "histogram"
+      listenAddress: "${HOST}:${ports.metrics}"
+
+services:
+  frontend:
+${service(ports.frontend, ports.frontendMembership, ports.frontendHttp)}
+  history:
+${service(ports.history, ports.historyMembership)}
+  matching:
+${service(ports.matching, ports.matchingMembership)}
+  worker:
+${service(ports.worker, ports.workerMembership)}
+
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: "active"
+  currentClusterName: "active"
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: "frontend"
+      rpcAddress: "${HOST}:${ports.frontend}"
+
+dcRedirectionPolicy:
+  policy: "noop"
+
+publicClient:
+  hostPort: "${HOST}:${ports.frontend}"
+
+dynamicConfigClient:
+  filepath: "${dynamicConfigPath}"
+  pollInterval: "10s"
+`;
+}
+
+const DYNAMIC_CONFIG = `# Written by scripts/prod-check. A new namespace and its search attributes are seen within a second.
+system.namespaceCacheRefreshInterval:
+  - value: 1s
+frontend.enableUpdateWorkflowExecution:
+  - value: true
+`;
+
+export interface ProdServerOptions {
+  readonly binaries: ServerBinaries;
+  readonly postgres: PostgresCluster;
+  /** Config, dynamic config and the server log go here. */
+  readonly dir: string;
+  readonly timeline: Timeline;
+}
+
+export class ProdTemporalServer {
+  readonly address: string;
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private readonly log: WriteStream;
+  private readonly root: string;
+
+  private constructor(
+    private readonly options: ProdServerOptions,
+    private readonly ports: Ports,
+  ) {
+    this.address = `${HOST}:${ports.frontend}`;
+    this.root = join(options.dir, 'temporal');
+    mkdirSync(join(this.root, 'config'), { recursive: true });
+    this.log = createWriteStream(this.logPath, { flags: 'a' });
+  }
+
+  get logPath(): string {
+    return join(this.options.dir, 'temporal-server.log');
+  }
+
+  /** Picks every port once: a restart reuses them. */
+  static async create(options: ProdServerOptions): Promise<ProdTemporalServer> {
+    const low = new Set<number>();
+    const ports: Ports = {
+      frontend: await freePort(),
+      frontendHttp: await freePort(),
+      frontendMembership: await freeMembershipPort(low),
+      history: await freePort(),
+      historyMembership: await freeMembershipPort(low),
+      matching: await freePort(),
+      matchingMembership: await freeMembershipPort(low),
+      worker: await freePort(),
+      workerMembership: await freeMembershipPort(low),
+      metrics: await freePort(),
+    };
+    const server = new ProdTemporalServer(options, ports);
+    const dynamicConfigPath = join(server.root, 'config', 'dynamicconfig.yaml');
+    writeFileSync(dynamicConfigPath, DYNAMIC_CONFIG);
+    writeFileSync(join(server.root, 'config', 'prod-check.yaml'), configYaml(options.postgres, ports, dynamicConfigPath));
+    return server;
+  }
+
+  /** Creates, sets up and migrates both databases with the sql tool; the versions reached. */
+  setupSchema(): string {
+    const { sqlTool, schemaDir } = this.options.binaries;
+    const pg = this.options.postgres;
+    const reached: string[] = [];
+    for (const [database, versioned] of [
+      ['temporal', join(schemaDir, 'temporal', 'versioned')],
+      ['temporal_visibility', join(schemaDir, 'visibility', 'versioned')],
+    ] as const) {
+      const base = ['--plugin', 'postgres12', '--ep', pg.host, '-p', String(pg.port), '-u', 'postgres', '--db', database];
+      for (const command of [['create-database'], ['setup-schema', '-v', '0.0'], ['update-schema', '-d', versioned]]) {
+        const result = spawnSync(sqlTool, [...base, ...command], { encoding: 'utf8', cwd: this.options.dir });
+        this.log.write(`$ temporal-sql-tool ${[...base, ...command].join(' ')}\n${result.stdout}${result.stderr}`);
+        if (result.status !== 0) throw new TemporalServerError(`temporal-sql-tool ${command[0]} on ${database} failed (exit ${result.status}):\n${(result.stdout + result.stderr).slice(-2_000)}`);
+      }
+      const version = spawnSync('sh', ['-c', `ls "${versioned}" | sed 's/^v//' | sort -t. -k1,1n -k2,2n | tail -1`], { encoding: 'utf8' }).stdout.trim();
+      reached.push(`${database} v${version}`);
+    }
+    return reached.join(', ');
+  }
+
+  /** Starts the server; resolves once its frontend answers (the namespace may not exist yet). */
+  async start(): Promise<number> {
+    const startedAt = Date.now();
+    const child = spawn(this.options.binaries.server, ['--root', this.root, '--config', 'config', '--env', 'prod-check', '--allow-no-auth', 'start'], {
+      cwd: this.root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.stopping = false;
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    const exitHook = () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    };
+    process.on('exit', exitHook);
+    child.once('exit', (code, signal) => {
+      process.off('exit', exitHook);
+      if (!this.stopping && this.child === child) this.options.timeline.mark(`Temporal server (pid ${child.pid}) exited on its own (${signal ?? `code ${code}`}); see ${this.logPath}`);
+    });
+    await this.waitFor(child, async (connection) => {
+      await connection.workflowService.getSystemInfo({});
+      // A frontend that answers may still wait for history shards: the namespace call needs persistence.
+      await connection.workflowService.listNamespaces({ pageSize: 1 });
+    });
+    return Date.now() - startedAt;
+  }
+
+  private async waitFor(child: ChildProcess, probe: (connection: Connection) => Promise<void>): Promise<void> {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    let lastError = 'no answer yet';
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new TemporalServerError(`the Temporal server stopped during start-up (${child.signalCode ?? `code ${child.exitCode}`}); see ${this.logPath}`);
+      try {
+        const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
+        try {
+          await probe(connection);
+          return;
+        } finally {
+          await connection.close();
+        }
+      } catch (error) {
+        lastError = error instanceof Error ? error.message : String(error);
+        await delay(250);
+      }
+    }
+    throw new TemporalServerError(`the Temporal server did not get ready on ${this.address} within ${READY_TIMEOUT_MS} ms (${lastError}); see ${this.logPath}`);
+  }
+
+  /**
+   * Registers `default` and our search attributes (Keyword) through the operator service, then waits
+   * until a workflow start carrying all of them is accepted (the frontend's namespace cache has them).
+   */
+  async registerNamespace(namespace = 'default'): Promise<string> {
+    const connection = await Connection.connect({ address: this.address });
+    try {
+      try {
+        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+      } catch (error) {
+        if (!/already exists/i.test(error instanceof Error ? error.message : String(error))) throw error;
+      }
+      const wanted = Object.fromEntries(
+        CONNECTION_SEARCH_ATTRIBUTES.map(({ name, type }) => [
+          name,
+          temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${TypedSearchAttributes.toMetadataType(type).toUpperCase()}` as keyof typeof temporal.api.enums.v1.IndexedValueType],
+        ]),
+      );
+      const client = new Client({ connection, namespace });
+      const deadline = Date.now() + READY_TIMEOUT_MS;
+      let added = false;
+      let lastError = '';
+      while (Date.now() < deadline) {
+        try {
+          if (!added) {
+            try {
+              await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: wanted });
+            } catch (error) {
+              if (!/already exists/i.test(error instanceof Error ? error.message : String(error))) throw error;
+            }
+            added = true;
+          }
+          const handle = await client.workflow.start('prodCheckProbe', {
+            taskQueue: 'prod-check-probe',
+            workflowId: `prod-check-probe-${Date.now()}`,
+            typedSearchAttributes: CONNECTION_SEARCH_ATTRIBUTES.map((key) => ({ key, value: 'probe' })),
+          });
+          await handle.terminate('prod-check: search attribute probe');
+          const listed = await connection.operatorService.listSearchAttributes({ namespace });
+          return Object.keys(wanted)
+            .map((name) => `${name}=${temporal.api.enums.v1.IndexedValueType[listed.customAttributes[name] ?? 0]?.replace('INDEXED_VALUE_TYPE_', '') ?? '?'}`)
+            .join(', ');
+        } catch (error) {
+          lastError = error instanceof Error ? error.message : String(error);
+          await delay(500);
+        }
+      }
+      throw new TemporalServerError(`namespace ${namespace} or its search attributes not usable within ${READY_TIMEOUT_MS} ms: ${lastError}`);
+    } finally {
+      await connection.close();
+    }
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ stopMs: number; forced: boolean }> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return { stopMs: 0, forced: false };
+    const startedAt = Date.now();
+    this.stopping = true;
+    let forced = false;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    const timer = setTimeout(() => {
+      forced = true;
+      child.kill('SIGKILL');
+    }, STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+    return { stopMs: Date.now() - startedAt, forced };
+  }
+
+  async restart(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ stopMs: number; forced: boolean; startMs: number }> {
+    const { stopMs, forced } = await this.stop(signal);
+    const startMs = await this.start();
+    this.options.timeline.mark(`Temporal server ${forced ? `SIGKILLed ${seconds(stopMs)} after ${signal}` : `stopped in ${seconds(stopMs)}`}; up again on the same databases and ports in ${seconds(startMs)}`);
+    return { stopMs, forced, startMs };
+  }
+
+  async close(): Promise<void> {
+    await this.stop('SIGTERM');
+    await new Promise<void>((resolve) => this.log.end(() => resolve()));
+  }
+}
