@@ -9,35 +9,27 @@
  *   chaos: <n> connections, <n> completed as expected, <n> unexpected failures, <n> stuck, <n> duplicate answers, <n> data mismatches
  * Exit 0 only when the last four are 0 (and every end is known); 2 for a bad argument; 1 otherwise.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes, randomInt } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { randomInt } from 'node:crypto';
+import type { Connection } from '@temporalio/client';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { temporalCliPath } from '../lib/temporal-binaries.js';
-import { checkData, countDuplicates, judge } from './checks.js';
-import { driveConnection, type DriveRecord } from './driver.js';
+import { buildWorkflowBundle, driveAll, judgeAll, startFleet } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
 import { ChaosArgumentError, defaultDeadlineMs, parseChaosArgs, USAGE, type ChaosOptions } from './options.js';
-import { DevServer, killAllChildren, WorkerPool } from './processes.js';
+import { DevServer, killAllChildren, type WorkerPool } from './processes.js';
 import { startChaosProxy, type ChaosProxy } from './proxy.js';
 import { seededRandom } from './random.js';
-import { passed, renderReport, summarize, type ConnectionOutcome } from './report.js';
+import { passed, renderReport } from './report.js';
 import { startChaos } from './schedule.js';
 import { seconds, Timeline } from './timeline.js';
 
-const WORKFLOWS_PATH = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
 const POLL_INTERVAL_MS = 1_000;
 /** Connections start one after another over this long (at most), so kills meet them at every stage. */
 const START_STEP_MS = 400;
 const MAX_START_SPREAD_MS = 30_000;
-const PROGRESS_EVERY_MS = 15_000;
-const DATA_CHECK_CONCURRENCY = 4;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -70,18 +62,6 @@ async function release(resources: Resources): Promise<void> {
   }
 }
 
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
-}
 
 async function run(options: ChaosOptions, resources: Resources): Promise<boolean> {
   const timeline = new Timeline();
@@ -111,11 +91,7 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   const listing = await fetchScenarioListing(sandbox.url);
   timeline.mark(`sandbox ${sandbox.url}, proxy ${proxy.url}`);
 
-  // One bundle for every worker: a worker then starts in seconds instead of bundling on its own.
-  const bundlePath = join(runDir, 'workflow-bundle.js');
-  const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent });
-  await writeFile(bundlePath, code);
+  const bundlePath = await buildWorkflowBundle(runDir);
   timeline.mark('workflow bundle built');
 
   resources.server = await DevServer.create({ cliPath, dbFile: join(runDir, 'temporal.sqlite'), logPath: join(runDir, 'dev-server.log'), timeline });
@@ -123,44 +99,10 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   const serverStartMs = await server.start();
   timeline.mark(`dev server up at ${server.address} (SQLite ${join(runDir, 'temporal.sqlite')}) in ${seconds(serverStartMs)}`);
 
-  // Workers and the driver share these settings, as a worker and the pipeline would: the same
-  // Temporal, task queue and payload key (one per run, so nothing depends on a key file on disk).
-  const sharedEnv = {
-    TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_NAMESPACE: 'default',
-    TEMPORAL_TASK_QUEUE: `chaos-${runTag}`,
-    PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    PAYLOAD_ENCRYPTION_KEY_ID: `chaos-${runTag}`,
-    // Large payloads of this run stay in its own directory, shared by the workers and the driver.
-    PAYLOAD_STORE: 'local',
-    PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
-  };
-  const clientConfig = loadClientConfig(sharedEnv);
-  const taskQueue = clientConfig.taskQueue;
-  resources.pool = new WorkerPool({
-    size: options.workers,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ...sharedEnv,
-      WORKER_WORKFLOW_BUNDLE: bundlePath,
-      WORKER_METRICS_PORT: '0',
-      // A held reply must not look like a dead service to the worker's HTTP client.
-      AGGREGATOR_TIMEOUT_MS: String(Math.min(600_000, options.replyDelayMs + 30_000)),
-      LOG_LEVEL: 'INFO',
-    },
-    baseUrlFor: (name) => proxy.urlFor(name),
-    logDir: runDir,
-    timeline,
-  });
-  const pool = resources.pool;
-  await pool.start();
-  timeline.mark(`${options.workers} worker(s) polling task queue ${taskQueue}: ${pool.readyNames().join(', ')}`);
-
-  resources.connection = await Connection.connect({ address: clientConfig.address });
-  const connection = resources.connection;
-  const client = new Client({ connection, namespace: clientConfig.namespace, dataConverter: dataConverterFor(clientConfig) });
-  const connections = new ConnectionsClient({ client, taskQueue, address: clientConfig.address });
+  const { pool, connection, client, connections } = await startFleet(
+    { name: 'chaos', runTag, runDir, bundlePath, temporalAddress: server.address, workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
+    resources,
+  );
 
   const plans = planConnections(options.connections, runTag, startSpreadMs, seededRandom(options.seed));
   const timing: RunTiming = { pollIntervalMs: POLL_INTERVAL_MS, pollTimeoutMs: deadlineMs + 60_000, answerTimeoutMs: deadlineMs + 60_000 };
@@ -181,37 +123,12 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
     timeline,
   });
 
-  let ended = 0;
-  const progress = setInterval(() => log(`chaos: +${seconds(Date.now() - origin)} ${ended}/${plans.length} connections ended`), PROGRESS_EVERY_MS);
-  let records: DriveRecord[];
-  try {
-    const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
-    records = await Promise.all(
-      plans.map((plan) =>
-        driveConnection(context, plan).finally(() => {
-          ended += 1;
-        }),
-      ),
-    );
-  } finally {
-    clearInterval(progress);
-  }
-  timeline.mark(`every connection ended or passed the deadline (${ended}/${plans.length} driven)`);
+  const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
+  const records = await driveAll(context, plans, log, 'chaos');
+  timeline.mark(`every connection ended or passed the deadline (${records.length}/${plans.length} driven)`);
   const chaosRecord = await chaos.stop();
 
-  // Data: against the sandbox directly, never through the proxy or a worker.
-  const outcomes: ConnectionOutcome[] = await mapLimit(records, DATA_CHECK_CONCURRENCY, async (record) => {
-    const judgement = judge(record);
-    let dataProblems: string[] = [];
-    try {
-      dataProblems = await checkData(sandbox, record);
-    } catch (error) {
-      dataProblems = [`the data check could not run: ${error instanceof Error ? error.message : String(error)}`];
-    }
-    return { record, judgement, dataProblems };
-  });
-  const duplicates = await countDuplicates(sandbox.url, proxy.stats());
-  const summary = summarize(outcomes, duplicates);
+  const { outcomes, duplicates, summary } = await judgeAll(records, sandbox, proxy);
   const ok = passed(summary);
 
   const lines = renderReport({

@@ -14,25 +14,20 @@
  * bad argument; 3 when something it needs is missing (it says what to run); 1 otherwise.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomInt } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
+import type { Connection } from '@temporalio/client';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { checkData, countDuplicates, judge } from '../chaos/checks.js';
-import { driveConnection, type DriveRecord } from '../chaos/driver.js';
+import { buildWorkflowBundle, driveAll, judgeAll, startFleet } from '../chaos/fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from '../chaos/flows.js';
 import { ChaosArgumentError, defaultDeadlineMs } from '../chaos/options.js';
-import { killAllChildren, WorkerPool, type TerminateRecord } from '../chaos/processes.js';
+import { killAllChildren, type TerminateRecord, type WorkerPool } from '../chaos/processes.js';
 import { startChaosProxy, type ChaosProxy } from '../chaos/proxy.js';
 import { seededRandom, type Random } from '../chaos/random.js';
-import { passed, renderReport, summarize, summaryLine, type ConnectionOutcome } from '../chaos/report.js';
+import { passed, renderReport, summaryLine } from '../chaos/report.js';
 import type { ChaosRecord, ServerRestartRecord } from '../chaos/schedule.js';
 import { seconds, Timeline } from '../chaos/timeline.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
@@ -40,7 +35,6 @@ import { parseProdCheckArgs, USAGE, type ProdCheckOptions } from './options.js';
 import { POSTGRES_INSTALL_HINT, PostgresCluster, postgresBinDir } from './postgres.js';
 import { findServerBinaries, ProdTemporalServer, PROVISION_HINT, TEMPORAL_SERVER_VERSION, type ServerBinaries } from './temporal-server.js';
 
-const WORKFLOWS_PATH = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
 const POLL_INTERVAL_MS = 1_000;
 const START_STEP_MS = 300;
 const MAX_START_SPREAD_MS = 60_000;
@@ -51,8 +45,6 @@ const RESTART_AT = 0.75;
 /** The SIGTERM waits this long for a worker with an Authorize answer reply in flight (then takes any). */
 const TERM_TARGET_WAIT_MS = 10_000;
 const DRAIN_GRACE_MS = 60_000;
-const PROGRESS_EVERY_MS = 15_000;
-const DATA_CHECK_CONCURRENCY = 4;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -90,19 +82,6 @@ async function release(resources: Resources): Promise<void> {
   }
 }
 
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await fn(items[index] as T);
-      }
-    }),
-  );
-  return results;
-}
 
 /** The server binaries and schema, provisioned when missing and Go is there; else what to run. */
 function provide(): ServerBinaries {
@@ -247,46 +226,13 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
   const listing = await fetchScenarioListing(sandbox.url);
   timeline.mark(`sandbox ${sandbox.url}, proxy ${proxy.url}`);
 
-  const bundlePath = join(runDir, 'workflow-bundle.js');
-  const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent });
-  await writeFile(bundlePath, code);
+  const bundlePath = await buildWorkflowBundle(runDir);
   timeline.mark('workflow bundle built');
 
-  const sharedEnv = {
-    TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_NAMESPACE: 'default',
-    TEMPORAL_TASK_QUEUE: `prod-check-${runTag}`,
-    PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    PAYLOAD_ENCRYPTION_KEY_ID: `prod-check-${runTag}`,
-    PAYLOAD_STORE: 'local',
-    PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
-  };
-  const clientConfig = loadClientConfig(sharedEnv);
-  const taskQueue = clientConfig.taskQueue;
-  resources.pool = new WorkerPool({
-    size: options.workers,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ...sharedEnv,
-      WORKER_WORKFLOW_BUNDLE: bundlePath,
-      WORKER_METRICS_PORT: '0',
-      AGGREGATOR_TIMEOUT_MS: String(Math.min(600_000, options.replyDelayMs + 30_000)),
-      LOG_LEVEL: 'INFO',
-    },
-    baseUrlFor: (name) => proxy.urlFor(name),
-    logDir: runDir,
-    timeline,
-  });
-  const pool = resources.pool;
-  await pool.start();
-  timeline.mark(`${options.workers} workers polling task queue ${taskQueue}: ${pool.readyNames().join(', ')}`);
-
-  resources.connection = await Connection.connect({ address: clientConfig.address });
-  const connection = resources.connection;
-  const client = new Client({ connection, namespace: clientConfig.namespace, dataConverter: dataConverterFor(clientConfig) });
-  const connections = new ConnectionsClient({ client, taskQueue, address: clientConfig.address });
+  const { pool, connection, client, connections } = await startFleet(
+    { name: 'prod-check', runTag, runDir, bundlePath, temporalAddress: server.address, workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
+    resources,
+  );
 
   const plans = planConnections(options.connections, runTag, spreadMs, seededRandom(options.seed));
   const timing: RunTiming = { pollIntervalMs: POLL_INTERVAL_MS, pollTimeoutMs: deadlineMs + 60_000, answerTimeoutMs: deadlineMs + 60_000 };
@@ -299,32 +245,14 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
     ? Promise.resolve({ record: { kills: [], restartSkipped: 'not asked for (--no-chaos)', errors: [] } })
     : runChaos({ pool, proxy, server, timeline, random: seededRandom(options.seed ^ 0x9e3779b9), origin, spreadMs, signal: abort.signal });
 
-  let ended = 0;
-  const progress = setInterval(() => log(`prod-check: +${seconds(Date.now() - origin)} ${ended}/${plans.length} connections ended`), PROGRESS_EVERY_MS);
-  let records: DriveRecord[];
-  try {
-    const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
-    records = await Promise.all(plans.map((plan) => driveConnection(context, plan).finally(() => (ended += 1))));
-  } finally {
-    clearInterval(progress);
-  }
-  timeline.mark(`every connection ended or passed the deadline (${ended}/${plans.length} driven)`);
+  const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
+  const records = await driveAll(context, plans, log, 'prod-check');
+  timeline.mark(`every connection ended or passed the deadline (${records.length}/${plans.length} driven)`);
   abort.abort();
   const chaos = await chaosDone;
 
-  const outcomes: ConnectionOutcome[] = await mapLimit(records, DATA_CHECK_CONCURRENCY, async (record) => {
-    const judgement = judge(record);
-    let dataProblems: string[] = [];
-    try {
-      dataProblems = await checkData(sandbox, record);
-    } catch (error) {
-      dataProblems = [`the data check could not run: ${error instanceof Error ? error.message : String(error)}`];
-    }
-    return { record, judgement, dataProblems };
-  });
+  const { outcomes, duplicates, summary } = await judgeAll(records, sandbox, proxy);
   const stats = proxy.stats();
-  const duplicates = await countDuplicates(sandbox.url, stats);
-  const summary = summarize(outcomes, duplicates);
   const drainOk = options.noChaos || (chaos.drain?.ok ?? false);
   const ok = passed(summary) && drainOk && chaos.record.errors.length === 0;
 

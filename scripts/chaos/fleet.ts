@@ -1,0 +1,147 @@
+/**
+ * What the chaos run and the production check share around their different servers: the workflow
+ * bundle, worker processes behind the proxy with the driver's pipeline client (the same Temporal,
+ * task queue, payload key and payload store, as a worker and a pipeline would share), driving every
+ * planned connection, and judging each one's outcome and data against the sandbox.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import type { Sandbox } from '../../src/sandbox/server.js';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { checkData, countDuplicates, judge, type DuplicateReport } from './checks.js';
+import { driveConnection, type DriverContext, type DriveRecord } from './driver.js';
+import type { ConnectionPlan } from './flows.js';
+import { WorkerPool } from './processes.js';
+import type { ChaosProxy } from './proxy.js';
+import { summarize, type ConnectionOutcome, type Summary } from './report.js';
+import { seconds, type Timeline } from './timeline.js';
+
+const PROGRESS_EVERY_MS = 15_000;
+const DATA_CHECK_CONCURRENCY = 4;
+
+/** One bundle for every worker, with the product's converters: a worker then starts in seconds. */
+export async function buildWorkflowBundle(runDir: string): Promise<string> {
+  const bundlePath = join(runDir, 'workflow-bundle.js');
+  const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
+  const { code } = await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: silent });
+  await writeFile(bundlePath, code);
+  return bundlePath;
+}
+
+export interface FleetOptions {
+  /** Names the task queue and the payload key ("chaos", "prod-check"). */
+  readonly name: string;
+  readonly runTag: string;
+  readonly runDir: string;
+  readonly bundlePath: string;
+  readonly temporalAddress: string;
+  readonly workers: number;
+  readonly replyDelayMs: number;
+  readonly proxy: ChaosProxy;
+  readonly timeline: Timeline;
+}
+
+/** What the caller releases at the end, set as soon as each exists. */
+export interface FleetResources {
+  pool?: WorkerPool;
+  connection?: Connection;
+}
+
+export interface Fleet {
+  readonly pool: WorkerPool;
+  readonly connection: Connection;
+  readonly client: Client;
+  readonly connections: ConnectionsClient;
+  readonly taskQueue: string;
+}
+
+export async function startFleet(options: FleetOptions, resources: FleetResources): Promise<Fleet> {
+  const { name, runTag, runDir, proxy, timeline } = options;
+  // One key per run, so nothing depends on a key file on disk; large payloads in the run's directory.
+  const sharedEnv = {
+    TEMPORAL_ADDRESS: options.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: `${name}-${runTag}`,
+    PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    PAYLOAD_ENCRYPTION_KEY_ID: `${name}-${runTag}`,
+    PAYLOAD_STORE: 'local',
+    PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
+  };
+  const clientConfig = loadClientConfig(sharedEnv);
+  const pool = new WorkerPool({
+    size: options.workers,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...sharedEnv,
+      WORKER_WORKFLOW_BUNDLE: options.bundlePath,
+      WORKER_METRICS_PORT: '0',
+      // A held reply must not look like a dead service to the worker's HTTP client.
+      AGGREGATOR_TIMEOUT_MS: String(Math.min(600_000, options.replyDelayMs + 30_000)),
+      LOG_LEVEL: 'INFO',
+    },
+    baseUrlFor: (worker) => proxy.urlFor(worker),
+    logDir: runDir,
+    timeline,
+  });
+  resources.pool = pool;
+  await pool.start();
+  timeline.mark(`${options.workers} worker(s) polling task queue ${clientConfig.taskQueue}: ${pool.readyNames().join(', ')}`);
+
+  const connection = await Connection.connect({ address: clientConfig.address });
+  resources.connection = connection;
+  const client = new Client({ connection, namespace: clientConfig.namespace, dataConverter: dataConverterFor(clientConfig) });
+  const connections = new ConnectionsClient({ client, taskQueue: clientConfig.taskQueue, address: clientConfig.address });
+  return { pool, connection, client, connections, taskQueue: clientConfig.taskQueue };
+}
+
+/** Drives every planned connection to its end (or the deadline), logging progress. */
+export async function driveAll(context: DriverContext, plans: readonly ConnectionPlan[], log: (line: string) => void, label: string): Promise<DriveRecord[]> {
+  let ended = 0;
+  const progress = setInterval(() => log(`${label}: +${seconds(Date.now() - context.origin)} ${ended}/${plans.length} connections ended`), PROGRESS_EVERY_MS);
+  try {
+    return await Promise.all(plans.map((plan) => driveConnection(context, plan).finally(() => (ended += 1))));
+  } finally {
+    clearInterval(progress);
+  }
+}
+
+export interface Judged {
+  readonly outcomes: ConnectionOutcome[];
+  readonly duplicates: DuplicateReport;
+  readonly summary: Summary;
+}
+
+/** Each outcome against its flow, each result's data against the sandbox (directly, never through the proxy), duplicates counted. */
+export async function judgeAll(records: readonly DriveRecord[], sandbox: Sandbox, proxy: ChaosProxy): Promise<Judged> {
+  const outcomes = await mapLimit(records, DATA_CHECK_CONCURRENCY, async (record): Promise<ConnectionOutcome> => {
+    const judgement = judge(record);
+    let dataProblems: string[] = [];
+    try {
+      dataProblems = await checkData(sandbox, record);
+    } catch (error) {
+      dataProblems = [`the data check could not run: ${error instanceof Error ? error.message : String(error)}`];
+    }
+    return { record, judgement, dataProblems };
+  });
+  const duplicates = await countDuplicates(sandbox.url, proxy.stats());
+  return { outcomes, duplicates, summary: summarize(outcomes, duplicates) };
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
