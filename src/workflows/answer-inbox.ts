@@ -5,6 +5,11 @@
  * An answer moves queued → in flight → settled. If the service's verdict on the answer in flight is
  * unknown (the worker died while it was at the service), the answer is held until a new session has
  * presented its challenges, and its caller learns that the session was restarted.
+ *
+ * A signal that arrives while an Authorize is in flight is parked, not judged: the SDK delivers a
+ * workflow task's signals before its activity results, so an answer to the challenge set that very
+ * result presents (one a query already showed, replaying the same events) would otherwise be refused.
+ * Parked signals are judged when the connection next waits for an answer, or leaves Authorizing.
  */
 import { condition } from '@temporalio/workflow';
 import type { SecurityResponses } from '../aggregator/schemas.js';
@@ -25,6 +30,7 @@ export class AnswerInbox {
   private inFlight: QueuedAnswer | undefined;
   private restarting: { readonly answer: QueuedAnswer; readonly reason: string } | undefined;
   private readonly outcomes = new Map<number, AnswerOutcome>();
+  private parked: ChallengeAnswer[] = [];
 
   /** Why an answer cannot be taken now, or undefined; shared by the update validator and the signal. */
   problemWith(answer: unknown, state: ConnectionState): string | undefined {
@@ -36,6 +42,31 @@ export class AnswerInbox {
     if (this.queued || this.inFlight) return `an answer to challenge set ${set.id} is already being processed`;
     const problems = checkAnswer(set.challenges, answer.responses);
     return problems.length ? describeProblems(problems) : undefined;
+  }
+
+  /** A signal: queued, parked (while Authorizing), or refused; returns the problem to record, if any. */
+  receiveSignal(answer: unknown, state: ConnectionState): string | undefined {
+    const problem = this.problemWith(answer, state);
+    if (problem === undefined) {
+      this.enqueue(answer as ChallengeAnswer, false);
+      return undefined;
+    }
+    if (state.status === 'Authorizing' && isChallengeAnswer(answer) && this.parked.length < MAX_PARKED) {
+      this.parked.push(answer);
+      return undefined;
+    }
+    return problem;
+  }
+
+  /** Judges parked signals against the state now: the first that fits is queued; the problems of the others are returned. */
+  unpark(state: ConnectionState): string[] {
+    const problems: string[] = [];
+    for (const answer of this.parked.splice(0)) {
+      const problem = this.problemWith(answer, state);
+      if (problem === undefined) this.enqueue(answer, false);
+      else problems.push(problem);
+    }
+    return problems;
   }
 
   enqueue(answer: ChallengeAnswer, awaited: boolean): number {
@@ -97,6 +128,9 @@ export class AnswerInbox {
     if (answer.awaited) this.outcomes.set(answer.seq, outcome);
   }
 }
+
+/** Signals parked at most while one Authorize is in flight; more are refused at once. */
+const MAX_PARKED = 4;
 
 function isChallengeAnswer(value: unknown): value is ChallengeAnswer {
   if (typeof value !== 'object' || value === null) return false;

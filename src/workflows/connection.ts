@@ -40,15 +40,16 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   // refused if its handler does not exist in the activation that delivers it.
   setHandler(connectionStateQuery, () => recorder.state);
 
+  /** A signal cannot be refused to its sender: the rejection is kept for the query and the log. */
+  const refuseSignal = (problem: string) => {
+    log.warn('answer signal refused', { problem: problem.slice(0, 200) });
+    recorder.reject({ source: 'validator', message: problem, challengeSetId: recorder.state.challengeSet?.id });
+  };
+  const judgeParkedSignals = () => inbox.unpark(recorder.state).forEach(refuseSignal);
+
   setHandler(answerChallengeSignal, (answer) => {
-    const problem = inbox.problemWith(answer, recorder.state);
-    if (problem) {
-      // A signal cannot be refused to its sender: the rejection is kept for the query and the log.
-      log.warn('answer signal refused', { problem: problem.slice(0, 200) });
-      recorder.reject({ source: 'validator', message: problem, challengeSetId: recorder.state.challengeSet?.id });
-      return;
-    }
-    inbox.enqueue(answer, false);
+    const problem = inbox.receiveSignal(answer, recorder.state);
+    if (problem !== undefined) refuseSignal(problem);
   });
 
   setHandler(submitAnswerUpdate, (answer) => inbox.outcomeOf(inbox.enqueue(answer, true)), {
@@ -71,9 +72,10 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   try {
     const input = await validateConnectionInput(args);
     recorder.adopt(input);
-    const open = await openSession({ input, recorder, inbox, reportFirstStep });
+    const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals });
     recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
+    judgeParkedSignals();
     const result = await retrieveProducts(input, open, recorder);
     recorder.patch({ status: 'Completed', pending: undefined });
     log.info('connection completed', { loginId: result.loginId, retrieved: recorder.state.retrieved, totalPolls: recorder.state.totalPolls });
@@ -90,6 +92,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     throw failure;
   } finally {
     // Answers still waiting for a verdict learn that the connection ended; then let handlers return.
+    judgeParkedSignals();
     const { status, failure } = recorder.state;
     inbox.endAll({ outcome: 'ended', status, failure });
     reportFirstStep({ step: 'ended', status, failure });

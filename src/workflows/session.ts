@@ -29,6 +29,8 @@ export interface SessionContext {
   readonly inbox: AnswerInbox;
   /** Called once, with the first thing update-with-start callers should see. */
   readonly reportFirstStep: (step: FirstStep) => void;
+  /** Judges the signals that arrived while an Authorize was in flight (see answer-inbox.ts). */
+  readonly judgeParkedSignals: () => void;
 }
 
 export async function openSession(context: SessionContext): Promise<SessionOpen> {
@@ -58,6 +60,7 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
     let attempt = 1;
     let set = present(challenge, attempt);
     for (;;) {
+      context.judgeParkedSignals();
       const answered = await inbox.waitForAnswer(Date.parse(set.answerBy) - Date.now(), `wait for an answer to challenge set ${set.id}`);
       if (!answered) {
         throw connectionFailure('ChallengeAbandoned', `no answer to challenge set ${set.id} within ${Math.round(input.timing.answerTimeoutMs / 1000)} s`);
