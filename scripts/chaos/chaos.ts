@@ -16,7 +16,7 @@ import { randomInt } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { temporalCliPath } from '../lib/temporal-binaries.js';
-import { buildWorkflowBundle, driveAll, judgeAll, startFleet } from './fleet.js';
+import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
 import { ChaosArgumentError, defaultDeadlineMs, parseChaosArgs, USAGE, type ChaosOptions } from './options.js';
 import { DevServer, killAllChildren, type WorkerPool } from './processes.js';
@@ -46,22 +46,14 @@ interface Resources {
 }
 
 async function release(resources: Resources): Promise<void> {
-  const attempts: (() => Promise<unknown> | undefined)[] = [
+  await closeEach('chaos', log, [
     () => resources.pool?.close(),
     () => resources.connection?.close(),
     () => resources.server?.close(),
     () => resources.proxy?.close(),
     () => resources.sandbox?.close(),
-  ];
-  for (const attempt of attempts) {
-    try {
-      await attempt();
-    } catch (error) {
-      log(`chaos: cleanup: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
+  ]);
 }
-
 
 async function run(options: ChaosOptions, resources: Resources): Promise<boolean> {
   const timeline = new Timeline();

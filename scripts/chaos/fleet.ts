@@ -145,3 +145,14 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   await Promise.all(lanes);
   return results;
 }
+
+/** Closes every resource in order, each even if one before it failed; failures are logged, not thrown. */
+export async function closeEach(label: string, log: (line: string) => void, closers: readonly (() => Promise<unknown> | undefined)[]): Promise<void> {
+  for (const close of closers) {
+    try {
+      await close();
+    } catch (error) {
+      log(`${label}: cleanup: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}

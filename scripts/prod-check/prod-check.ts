@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { buildWorkflowBundle, driveAll, judgeAll, startFleet } from '../chaos/fleet.js';
+import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from '../chaos/fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from '../chaos/flows.js';
 import { ChaosArgumentError, defaultDeadlineMs } from '../chaos/options.js';
 import { killAllChildren, type TerminateRecord, type WorkerPool } from '../chaos/processes.js';
@@ -65,23 +65,15 @@ interface Resources {
 }
 
 async function release(resources: Resources): Promise<void> {
-  const attempts: (() => Promise<unknown> | undefined)[] = [
+  await closeEach('prod-check', log, [
     () => resources.pool?.close(),
     () => resources.connection?.close(),
     () => resources.server?.close(),
     () => resources.postgres?.stop(),
     () => resources.proxy?.close(),
     () => resources.sandbox?.close(),
-  ];
-  for (const attempt of attempts) {
-    try {
-      await attempt();
-    } catch (error) {
-      log(`prod-check: cleanup: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
+  ]);
 }
-
 
 /** The server binaries and schema, provisioned when missing and Go is there; else what to run. */
 function provide(): ServerBinaries {
