@@ -51,9 +51,11 @@ import {
   ConnectionFailedError,
   ConnectionNotFoundError,
   InvalidConnectionInputError,
+  ResultWaitFailedError,
   TemporalUnavailableError,
 } from './errors.js';
 import type { ConnectionEndType } from './errors.js';
+import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 
 /**
  * What happens when a key's earlier connection has ended:
@@ -250,12 +252,18 @@ export class ConnectionsClient {
     }
   }
 
-  /** Waits for the connection to end: its result, or a ConnectionFailedError with the failure type. */
-  async result(workflowId: string): Promise<ConnectionResult> {
+  /**
+   * Waits for the connection to end: its result, or a ConnectionFailedError with the failure type.
+   * Transient refusals by Temporal (a server restart, rate limits, an expired long poll) are waited
+   * out (see transient-retry.ts); only when they outlast `giveUpAfterMs` does the wait fail, with
+   * ResultWaitFailedError — the connection itself goes on.
+   */
+  async result(workflowId: string, options: TransientRetryOptions = {}): Promise<ConnectionResult> {
     const handle = this.handle(workflowId);
     try {
-      return (await handle.result()) as ConnectionResult;
+      return (await retryTransient(() => handle.result(), options)) as ConnectionResult;
     } catch (error) {
+      if (error instanceof TransientRetryExhaustedError) throw new ResultWaitFailedError(workflowId, error.lastCode, error.attempts, { cause: error });
       throw this.mapError(workflowId, error);
     }
   }

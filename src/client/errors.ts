@@ -104,3 +104,21 @@ export class TemporalUnavailableError extends ConnectionClientError {
     super(message, options);
   }
 }
+
+/**
+ * Waiting for a connection's result failed: Temporal kept refusing the wait (unavailable, rate
+ * limited, deadline exceeded) longer than the caller allowed. The connection itself may well be
+ * running or done: ask again, or read its state; this is a failed wait, not a lost connection.
+ */
+export class ResultWaitFailedError extends ConnectionClientError {
+  override readonly name = 'ResultWaitFailedError';
+  constructor(
+    readonly workflowId: string,
+    /** The last transient gRPC code, e.g. UNAVAILABLE. */
+    readonly lastCode: string,
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`gave up waiting for the result of ${workflowId} after ${attempts} refused attempts (last: ${lastCode}); the connection itself is unaffected`, options);
+  }
+}

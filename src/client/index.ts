@@ -10,8 +10,10 @@ export {
   ConnectionNotFoundError,
   InvalidBusinessKeyError,
   InvalidConnectionInputError,
+  ResultWaitFailedError,
   TemporalUnavailableError,
 } from './errors.js';
+export type { TransientRetry, TransientRetryOptions } from './transient-retry.js';
 export type { ConnectionEndType } from './errors.js';
 export { loadClientConfig } from '../config.js';
 export type { ClientConfig } from '../config.js';
