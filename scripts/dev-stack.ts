@@ -5,8 +5,9 @@
  *   3. the worker (child process: src/worker.ts);
  *   4. the operator console (child process).
  * Ctrl-C stops everything in reverse order; so does any part dying on its own.
- * Ports: TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233), SANDBOX_PORT (4010), CONSOLE_PORT (8080),
- * and the worker's WORKER_METRICS_PORT (9464, 0 = off). CONSOLE_TOKEN is generated when unset.
+ * Ports (parsed by loadDevStackConfig in src/config.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
+ * SANDBOX_PORT (4010), CONSOLE_PORT (8080), and the worker's WORKER_METRICS_PORT (9464, 0 = off).
+ * CONSOLE_TOKEN is generated when unset.
  * Payloads are encrypted by default: with PAYLOAD_ENCRYPTION_KEY if set, else with a key generated once
  * into .temporal/payload-encryption.key (PAYLOAD_ENCRYPTION_KEY_FILE), which the worker, console, CLI
  * and demo find the same way; PAYLOAD_ENCRYPTION=off stores them in clear. The console serves the
@@ -21,7 +22,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { codecTokenFor } from '../src/client/console/app.js';
-import { loadClientConfig } from '../src/config.js';
+import { loadClientConfig, loadDevStackConfig } from '../src/config.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { devServerSearchAttributeArgs, PROJECT_ROOT, TEMPORAL_CACHE_DIR, temporalCliPath } from './lib/temporal-binaries.js';
 
@@ -31,24 +32,6 @@ const STOP_GRACE_MS = 5_000;
 
 class DevStackError extends Error {
   override readonly name = 'DevStackError';
-}
-
-function portFromEnv(variable: string, fallback: number): number {
-  const raw = process.env[variable];
-  if (raw === undefined || raw === '') return fallback;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new DevStackError(`${variable}=${raw} is not a port number`);
-  return port;
-}
-
-function readPorts() {
-  return {
-    temporal: portFromEnv('TEMPORAL_PORT', 7233),
-    ui: portFromEnv('TEMPORAL_UI_PORT', 8233),
-    sandbox: portFromEnv('SANDBOX_PORT', 4010),
-    console: portFromEnv('CONSOLE_PORT', 8080),
-    workerMetrics: portFromEnv('WORKER_METRICS_PORT', 9464),
-  };
 }
 
 function assertPortFree(port: number, what: string, variable: string): Promise<void> {
@@ -174,7 +157,7 @@ async function waitForTemporal(address: string, temporal: Child): Promise<void> 
 }
 
 async function main(): Promise<void> {
-  const ports = readPorts();
+  const { ports } = loadDevStackConfig();
   const cli = temporalCliPath();
   await assertPortFree(ports.temporal, 'Temporal gRPC', 'TEMPORAL_PORT');
   await assertPortFree(ports.ui, 'Temporal Web UI', 'TEMPORAL_UI_PORT');
@@ -228,10 +211,10 @@ async function main(): Promise<void> {
     '',
     'dev-stack is up (Ctrl-C stops everything; workflow history persists in .temporal/dev-stack.sqlite)',
     `  Temporal Web UI   http://${HOST}:${ports.ui}`,
-    `  Temporal gRPC     ${address}  (namespace ${app.namespace})`,
+    `  Temporal gRPC     ${address}  (namespace ${app.temporal.namespace})`,
     `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
-    `  Worker            src/worker.ts, task queue ${app.taskQueue}` +
+    `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
       (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : ''),
     `  Operator console  http://${HOST}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),

@@ -1,14 +1,75 @@
 /**
  * The only reader of process.env: the settings of each process (worker, pipeline client and CLI,
- * operator console, sandbox), zod-parsed once and frozen. A bad or missing value stops start-up
- * with a message naming each offending variable.
+ * operator console, sandbox, the dev stack of `npm start`), zod-parsed once and frozen. A bad or
+ * missing value stops start-up with a message naming each offending VARIABLE.
+ *
+ * Each schema reads the flat variables (so problems name them) and transforms them into a camelCase
+ * object nested by concern; the config types are the schemas' outputs. Sections shared by several
+ * processes are built by one function each, so they are the same everywhere:
+ *   temporal      { address, namespace, taskQueue, transport: { apiKey?, tls, tlsCertPath?, tlsKeyPath? } }
+ *   encryption?   the codec's keys { keyId, key, decryptionKeys }; absent when PAYLOAD_ENCRYPTION=off
+ *   payloadStore  the store's settings (src/payload-store/settings.ts)
+ * Per process:
+ *   worker    { temporal, aggregator: { baseUrl, customerId, auth?, timeoutMs }, metrics: { host, port (0 = off) },
+ *               workflows: { bundlePath?, maxCachedWorkflows?, threads? }, logLevel, encryption?, payloadStore }
+ *   client    { temporal, customerId, encryption?, payloadStore }   (pipeline client and CLI)
+ *   console   { port, host, token, codecCorsOrigins, encryption?, payloadStore }   (it reaches Temporal with the client's)
+ *   sandbox   { port, host, authSecret? }
+ *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics } }
  */
 import { z } from 'zod';
+import type { EncryptionKeys } from './codec/encryption-codec.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
-const Port = z.coerce.number().int().min(0).max(65_535);
+const PORT_RULE = { message: 'must be a port number, 0 to 65535' };
+const Port = z.coerce.number(PORT_RULE).int(PORT_RULE).min(0, PORT_RULE).max(65_535, PORT_RULE);
 const Bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+// Ports read both by their process and by the dev stack, which must agree on the defaults.
+const SandboxPort = Port.default(4010);
+const ConsolePort = Port.default(8080);
+/** 0 turns the worker's metrics endpoint off. */
+const WorkerMetricsPort = Port.default(9464);
+
+// ---- Temporal: how the worker, pipeline client and CLI reach it --------------------------------
+
+const TemporalVars = z.object({
+  TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' }).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('aggregation-connections'),
+  TEMPORAL_API_KEY: z.string().trim().min(1).optional(),
+  TEMPORAL_TLS: Bool.default(false),
+  TEMPORAL_TLS_CERT_PATH: z.string().trim().min(1).optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().trim().min(1).optional(),
+});
+type TemporalVars = z.output<typeof TemporalVars>;
+
+function checkTls(env: TemporalVars, ctx: z.RefinementCtx): void {
+  if (Boolean(env.TEMPORAL_TLS_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_KEY_PATH)) {
+    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together' });
+  }
+}
+
+/**
+ * The `temporal` section; `transport` is what src/temporal-connection.ts turns into connection
+ * options: an API key, and a client certificate pair (both or neither, checkTls saw to it), only when set.
+ */
+function temporalSection(env: TemporalVars) {
+  const { TEMPORAL_API_KEY: apiKey, TEMPORAL_TLS_CERT_PATH: tlsCertPath, TEMPORAL_TLS_KEY_PATH: tlsKeyPath } = env;
+  return Object.freeze({
+    address: env.TEMPORAL_ADDRESS,
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    transport: Object.freeze({
+      tls: env.TEMPORAL_TLS,
+      ...(apiKey ? { apiKey } : {}),
+      ...(tlsCertPath && tlsKeyPath ? { tlsCertPath, tlsKeyPath } : {}),
+    }),
+  });
+}
+
+export type TemporalSettings = ReturnType<typeof temporalSection>;
 
 // ---- payload encryption (shared by worker, client/CLI and console) -----------------------------
 
@@ -63,8 +124,8 @@ const DecryptionKeys = z.string().transform((text, ctx) => {
   return keys;
 });
 
-/** The encryption variables, spread into each process's schema. */
-const EncryptionEnv = {
+/** The encryption variables, part of each process's schema. */
+const EncryptionVars = z.object({
   /**
    * "auto": encrypt with PAYLOAD_ENCRYPTION_KEY; without it, with Temporal on this machine, with a key
    * generated once into PAYLOAD_ENCRYPTION_KEY_FILE; with Temporal elsewhere, refuse to start.
@@ -78,17 +139,9 @@ const EncryptionEnv = {
   PAYLOAD_ENCRYPTION_KEY_ID: z.string().trim().regex(KEY_ID_PATTERN, { message: KEY_ID_RULE }).default('default'),
   /** Earlier keys, `id:base64,...`: decrypt only (never used to encrypt). */
   PAYLOAD_DECRYPTION_KEYS: DecryptionKeys.optional(),
-};
-type EncryptionVariables = keyof typeof EncryptionEnv;
-
-interface EncryptionEnvValues {
-  TEMPORAL_ADDRESS: string;
-  PAYLOAD_ENCRYPTION: 'auto' | 'off';
-  PAYLOAD_ENCRYPTION_KEY_FILE: string;
-  PAYLOAD_ENCRYPTION_KEY?: Buffer | undefined;
-  PAYLOAD_ENCRYPTION_KEY_ID: string;
-  PAYLOAD_DECRYPTION_KEYS?: Map<string, Buffer> | undefined;
-}
+});
+/** Encryption and the payload store decide by where Temporal is, so they read its address too. */
+type EncryptionVars = z.output<typeof EncryptionVars> & Pick<TemporalVars, 'TEMPORAL_ADDRESS'>;
 
 /** Whether Temporal runs on this machine: only then may a generated local key stand in for a real one. */
 function isLoopback(address: string): boolean {
@@ -96,7 +149,7 @@ function isLoopback(address: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-function checkEncryption(env: EncryptionEnvValues, ctx: z.RefinementCtx): void {
+function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void {
   if (env.PAYLOAD_ENCRYPTION === 'off' && env.PAYLOAD_ENCRYPTION_KEY) {
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION'], message: 'is off but PAYLOAD_ENCRYPTION_KEY is set: unset one of them' });
   }
@@ -121,46 +174,29 @@ function checkEncryption(env: EncryptionEnvValues, ctx: z.RefinementCtx): void {
   }
 }
 
-/** Payload encryption settings: present only when PAYLOAD_ENCRYPTION_KEY is set. */
-export interface PayloadEncryptionConfig {
-  /** Id of the key new payloads are encrypted with (PAYLOAD_ENCRYPTION_KEY_ID). */
-  readonly keyId: string;
-  /** 32 bytes (PAYLOAD_ENCRYPTION_KEY). */
-  readonly key: Uint8Array;
-  /** Earlier keys by id, for decrypting only (PAYLOAD_DECRYPTION_KEYS). */
-  readonly decryptionKeys: ReadonlyMap<string, Uint8Array>;
-}
-
-/** What `dataConverterFor` reads: every process's config has it. */
-export interface EncryptionSettings {
-  readonly encryption?: PayloadEncryptionConfig | undefined;
-}
-
-function splitEncryption<T extends EncryptionEnvValues>(parsed: T): { rest: Omit<T, EncryptionVariables>; encryption: { encryption?: PayloadEncryptionConfig } } {
-  const {
-    PAYLOAD_ENCRYPTION: mode,
-    PAYLOAD_ENCRYPTION_KEY_FILE: keyFile,
-    PAYLOAD_ENCRYPTION_KEY: key,
-    PAYLOAD_ENCRYPTION_KEY_ID: keyId,
-    PAYLOAD_DECRYPTION_KEYS: decryptionKeys,
-    ...rest
-  } = parsed;
-  if (mode === 'off') return { rest, encryption: {} };
-  const decryptOnly = decryptionKeys ?? new Map<string, Buffer>();
-  if (key) return { rest, encryption: { encryption: Object.freeze({ keyId, key, decryptionKeys: decryptOnly }) } };
-  // checkEncryption let "auto" without a key through only with Temporal on this machine.
+/**
+ * The `encryption` section: the codec's keys, or no section when encryption is off. "auto" without a
+ * key (which checkEncryption let through only with Temporal on this machine) reads the local key
+ * file, creating it if missing: a side effect of parsing, so a damaged file is one more problem
+ * naming its variable, and a refused configuration never creates one.
+ */
+function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { encryption?: EncryptionKeys } {
+  if (env.PAYLOAD_ENCRYPTION === 'off') return {};
+  const decryptionKeys = env.PAYLOAD_DECRYPTION_KEYS ?? new Map<string, Buffer>();
+  if (env.PAYLOAD_ENCRYPTION_KEY) return { encryption: Object.freeze({ keyId: env.PAYLOAD_ENCRYPTION_KEY_ID, key: env.PAYLOAD_ENCRYPTION_KEY, decryptionKeys }) };
   try {
-    const local = readOrCreateLocalKey(keyFile);
-    return { rest, encryption: { encryption: Object.freeze({ keyId: local.keyId, key: local.key, decryptionKeys: decryptOnly }) } };
+    const local = readOrCreateLocalKey(env.PAYLOAD_ENCRYPTION_KEY_FILE);
+    return { encryption: Object.freeze({ keyId: local.keyId, key: local.key, decryptionKeys }) };
   } catch (error) {
-    if (error instanceof LocalKeyFileError) throw new ConfigError([`PAYLOAD_ENCRYPTION_KEY_FILE: ${error.message}`]);
-    throw error;
+    if (!(error instanceof LocalKeyFileError)) throw error;
+    ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION_KEY_FILE'], message: error.message });
+    return {};
   }
 }
 
 // ---- payload store: large payloads outside Temporal history (shared by worker, client/CLI and console)
 
-const PayloadStoreEnv = {
+const PayloadStoreVars = z.object({
   /**
    * "auto": a local directory with Temporal on this machine (the dev stack), none with Temporal
    * elsewhere (a directory is one machine's: several workers need "s3"). "local", "s3" or "off" choose.
@@ -176,52 +212,40 @@ const PayloadStoreEnv = {
   PAYLOAD_STORE_S3_FORCE_PATH_STYLE: Bool.default(false),
   /** Payloads of at least this many bytes (encrypted) leave history; at most 256 KiB. */
   PAYLOAD_STORE_THRESHOLD_BYTES: z.coerce.number().int().min(0).max(HISTORY_PAYLOAD_LIMIT_BYTES).default(DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES),
-};
-type PayloadStoreVariables = keyof typeof PayloadStoreEnv;
+});
+type PayloadStoreVars = z.output<typeof PayloadStoreVars> & Pick<TemporalVars, 'TEMPORAL_ADDRESS'>;
 
-interface PayloadStoreEnvValues {
-  TEMPORAL_ADDRESS: string;
-  PAYLOAD_STORE: 'auto' | 'local' | 's3' | 'off';
-  PAYLOAD_STORE_DIRECTORY: string;
-  PAYLOAD_STORE_S3_BUCKET?: string | undefined;
-  PAYLOAD_STORE_S3_PREFIX?: string | undefined;
-  PAYLOAD_STORE_S3_ENDPOINT?: string | undefined;
-  PAYLOAD_STORE_S3_REGION?: string | undefined;
-  PAYLOAD_STORE_S3_FORCE_PATH_STYLE: boolean;
-  PAYLOAD_STORE_THRESHOLD_BYTES: number;
-}
-
-function checkPayloadStore(env: PayloadStoreEnvValues, ctx: z.RefinementCtx): void {
+function checkPayloadStore(env: PayloadStoreVars, ctx: z.RefinementCtx): void {
   if (env.PAYLOAD_STORE === 's3' && !env.PAYLOAD_STORE_S3_BUCKET) {
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_STORE_S3_BUCKET'], message: 'is required with PAYLOAD_STORE=s3' });
   }
 }
 
-/** Where large payloads go (see src/payload-store/). */
-export interface PayloadStoreConfig {
-  readonly payloadStore: PayloadStoreSettings;
+/** The `payloadStore` section, in the store's own terms. */
+function payloadStoreSection(env: PayloadStoreVars): PayloadStoreSettings {
+  const kind = env.PAYLOAD_STORE === 'auto' ? (isLoopback(env.TEMPORAL_ADDRESS) ? 'local' : 'off') : env.PAYLOAD_STORE;
+  const thresholdBytes = env.PAYLOAD_STORE_THRESHOLD_BYTES;
+  if (kind === 'local') return Object.freeze({ kind, directory: env.PAYLOAD_STORE_DIRECTORY, thresholdBytes });
+  if (kind === 'off') return Object.freeze({ kind });
+  return Object.freeze({
+    kind,
+    bucket: env.PAYLOAD_STORE_S3_BUCKET ?? '',
+    prefix: env.PAYLOAD_STORE_S3_PREFIX,
+    endpoint: env.PAYLOAD_STORE_S3_ENDPOINT,
+    region: env.PAYLOAD_STORE_S3_REGION,
+    forcePathStyle: env.PAYLOAD_STORE_S3_FORCE_PATH_STYLE,
+    thresholdBytes,
+  });
 }
 
-function splitPayloadStore<T extends PayloadStoreEnvValues>(parsed: T): { rest: Omit<T, PayloadStoreVariables>; payloadStore: PayloadStoreConfig } {
-  const {
-    PAYLOAD_STORE: kind,
-    PAYLOAD_STORE_DIRECTORY: directory,
-    PAYLOAD_STORE_S3_BUCKET: bucket,
-    PAYLOAD_STORE_S3_PREFIX: prefix,
-    PAYLOAD_STORE_S3_ENDPOINT: endpoint,
-    PAYLOAD_STORE_S3_REGION: region,
-    PAYLOAD_STORE_S3_FORCE_PATH_STYLE: forcePathStyle,
-    PAYLOAD_STORE_THRESHOLD_BYTES: thresholdBytes,
-    ...rest
-  } = parsed;
-  const chosen = kind === 'auto' ? (isLoopback(parsed.TEMPORAL_ADDRESS) ? 'local' : 'off') : kind;
-  const settings: PayloadStoreSettings =
-    chosen === 'local'
-      ? { kind: 'local', directory, thresholdBytes }
-      : chosen === 's3'
-        ? { kind: 's3', bucket: bucket ?? '', prefix, endpoint, region, forcePathStyle, thresholdBytes }
-        : { kind: 'off' };
-  return { rest, payloadStore: { payloadStore: Object.freeze(settings) } };
+/** The two payload sections every process that reads or writes workflow payloads has. */
+function payloadSections(env: EncryptionVars & PayloadStoreVars, ctx: z.RefinementCtx) {
+  return { ...encryptionSection(env, ctx), payloadStore: payloadStoreSection(env) };
+}
+
+function checkPayloads(env: EncryptionVars & PayloadStoreVars, ctx: z.RefinementCtx): void {
+  checkEncryption(env, ctx);
+  checkPayloadStore(env, ctx);
 }
 
 const ORIGIN_RULE = 'must be a comma-separated list of origins such as http://localhost:8233 (scheme, host and port only)';
@@ -246,125 +270,145 @@ const CorsOrigins = z.string().transform((text, ctx) => {
   return origins;
 });
 
-/** How every process reaches Temporal (worker, pipeline client, CLI, console). */
-const TemporalEnv = {
-  TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' }).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('aggregation-connections'),
-  TEMPORAL_API_KEY: z.string().trim().min(1).optional(),
-  TEMPORAL_TLS: Bool.default(false),
-  TEMPORAL_TLS_CERT_PATH: z.string().trim().min(1).optional(),
-  TEMPORAL_TLS_KEY_PATH: z.string().trim().min(1).optional(),
-};
-
-interface TemporalEnvValues {
-  TEMPORAL_API_KEY?: string | undefined;
-  TEMPORAL_TLS: boolean;
-  TEMPORAL_TLS_CERT_PATH?: string | undefined;
-  TEMPORAL_TLS_KEY_PATH?: string | undefined;
-}
-
-function checkTls(env: TemporalEnvValues, ctx: z.RefinementCtx): void {
-  if (Boolean(env.TEMPORAL_TLS_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_KEY_PATH)) {
-    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together' });
-  }
-}
-
-/** API key and TLS settings of the connection to Temporal (see src/temporal-connection.ts). */
-export interface TemporalTransport {
-  readonly apiKey?: string | undefined;
-  readonly tls: boolean;
-  readonly tlsCertPath?: string | undefined;
-  readonly tlsKeyPath?: string | undefined;
-}
-
-export function temporalTransportOf(env: TemporalEnvValues): TemporalTransport {
-  return Object.freeze({ apiKey: env.TEMPORAL_API_KEY, tls: env.TEMPORAL_TLS, tlsCertPath: env.TEMPORAL_TLS_CERT_PATH, tlsKeyPath: env.TEMPORAL_TLS_KEY_PATH });
-}
-
-const WorkerEnv = z.object({
-  ...TemporalEnv,
-
-  AGGREGATOR_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).default('http://127.0.0.1:4010'),
-  AGGREGATOR_CUSTOMER_ID: z.string().trim().min(1).default('demo-lender'),
-  AGGREGATOR_AUTH_HEADER: z.string().trim().regex(/^[A-Za-z0-9-]+$/, { message: 'must be an HTTP header name' }).default('x-api-key'),
-  AGGREGATOR_AUTH_SECRET: z.string().min(1).optional(),
-  AGGREGATOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
-
-  WORKER_METRICS_PORT: Port.default(9464),
-  WORKER_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
-  WORKER_WORKFLOW_BUNDLE: z.string().trim().min(1).optional(),
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
-  /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
-  WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
-  LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
-  ...EncryptionEnv,
-  ...PayloadStoreEnv,
-}).superRefine((env, ctx) => {
-  checkTls(env, ctx);
-  checkEncryption(env, ctx);
-  checkPayloadStore(env, ctx);
-});
-
-/** The worker's variables by name, except the encryption and payload-store ones, which become `encryption` and `payloadStore`. */
-export type WorkerConfig = Readonly<Omit<z.infer<typeof WorkerEnv>, EncryptionVariables | PayloadStoreVariables>> & EncryptionSettings & PayloadStoreConfig;
-
 const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
+// ---- processes ---------------------------------------------------------------------------------
+
+const WorkerEnv = z
+  .object({
+    ...TemporalVars.shape,
+    AGGREGATOR_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).default('http://127.0.0.1:4010'),
+    AGGREGATOR_CUSTOMER_ID: z.string().trim().min(1).default('demo-lender'),
+    AGGREGATOR_AUTH_HEADER: z.string().trim().regex(/^[A-Za-z0-9-]+$/, { message: 'must be an HTTP header name' }).default('x-api-key'),
+    AGGREGATOR_AUTH_SECRET: z.string().min(1).optional(),
+    AGGREGATOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+    WORKER_METRICS_PORT: WorkerMetricsPort,
+    WORKER_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
+    WORKER_WORKFLOW_BUNDLE: z.string().trim().min(1).optional(),
+    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+    /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
+    WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
+    LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+    ...EncryptionVars.shape,
+    ...PayloadStoreVars.shape,
+  })
+  .superRefine((env, ctx) => {
+    checkTls(env, ctx);
+    checkPayloads(env, ctx);
+  })
+  .transform((env, ctx) =>
+    Object.freeze({
+      temporal: temporalSection(env),
+      aggregator: Object.freeze({
+        baseUrl: env.AGGREGATOR_BASE_URL,
+        /** The CLI's default tenant; the worker serves whichever tenant a connection names. */
+        customerId: env.AGGREGATOR_CUSTOMER_ID,
+        timeoutMs: env.AGGREGATOR_TIMEOUT_MS,
+        /** The calling application's credential header: none without AGGREGATOR_AUTH_SECRET. */
+        ...(env.AGGREGATOR_AUTH_SECRET ? { auth: Object.freeze({ header: env.AGGREGATOR_AUTH_HEADER, value: env.AGGREGATOR_AUTH_SECRET }) } : {}),
+      }),
+      /** Prometheus at http://host:port/metrics; port 0 turns it off. */
+      metrics: Object.freeze({ host: env.WORKER_METRICS_HOST, port: env.WORKER_METRICS_PORT }),
+      workflows: Object.freeze({
+        /** A prebuilt bundle (production); unset, the worker bundles the workflows at start. */
+        bundlePath: env.WORKER_WORKFLOW_BUNDLE,
+        maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS,
+        threads: env.WORKER_WORKFLOW_THREADS,
+      }),
+      logLevel: env.LOG_LEVEL,
+      ...payloadSections(env, ctx),
+    }),
+  );
+
+export type WorkerConfig = z.output<typeof WorkerEnv>;
+
 /** What the pipeline client and the CLI need to reach the connections. */
-const ClientEnv = z.object({
-  ...TemporalEnv,
-  AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
-  ...EncryptionEnv,
-  ...PayloadStoreEnv,
-}).superRefine((env, ctx) => {
-  checkTls(env, ctx);
-  checkEncryption(env, ctx);
-  checkPayloadStore(env, ctx);
-});
+const ClientEnv = z
+  .object({
+    ...TemporalVars.shape,
+    AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
+    ...EncryptionVars.shape,
+    ...PayloadStoreVars.shape,
+  })
+  .superRefine((env, ctx) => {
+    checkTls(env, ctx);
+    checkPayloads(env, ctx);
+  })
+  .transform((env, ctx) =>
+    Object.freeze({
+      temporal: temporalSection(env),
+      /** The tenant (lender) that new connections belong to unless told otherwise. */
+      customerId: env.AGGREGATOR_CUSTOMER_ID,
+      ...payloadSections(env, ctx),
+    }),
+  );
 
-export interface ClientConfig extends EncryptionSettings, PayloadStoreConfig {
-  readonly address: string;
-  readonly transport: TemporalTransport;
-  readonly namespace: string;
-  readonly taskQueue: string;
-  /** The tenant (lender) that new connections belong to unless told otherwise. */
-  readonly customerId: string;
-}
+export type ClientConfig = z.output<typeof ClientEnv>;
 
-const ConsoleEnv = z.object({
-  CONSOLE_PORT: Port.default(8080),
-  /** 127.0.0.1 unless the console sits behind a proxy (0.0.0.0 in a container). */
-  CONSOLE_HOST: NonEmpty.default('127.0.0.1'),
-  CONSOLE_TOKEN: z
-    .string({ message: 'is required: set CONSOLE_TOKEN to a long random secret (e.g. `openssl rand -hex 24`)' })
-    .min(16, { message: 'must be at least 16 characters' }),
-  /** Browser origins (the Temporal Web UI) allowed to call /codec/encode and /codec/decode. */
-  CONSOLE_CODEC_CORS_ORIGINS: CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
-  /** Where the histories the console decodes live: decides whether a generated local key may be used. */
-  TEMPORAL_ADDRESS: TemporalEnv.TEMPORAL_ADDRESS,
-  ...EncryptionEnv,
-  ...PayloadStoreEnv,
-}).superRefine((env, ctx) => {
-  checkEncryption(env, ctx);
-  checkPayloadStore(env, ctx);
-});
+/** The console reaches Temporal with the client's config; its own is the listener and the payload sections. */
+const ConsoleEnv = z
+  .object({
+    CONSOLE_PORT: ConsolePort,
+    /** 127.0.0.1 unless the console sits behind a proxy (0.0.0.0 in a container). */
+    CONSOLE_HOST: NonEmpty.default('127.0.0.1'),
+    CONSOLE_TOKEN: z
+      .string({ message: 'is required: set CONSOLE_TOKEN to a long random secret (e.g. `openssl rand -hex 24`)' })
+      .min(16, { message: 'must be at least 16 characters' }),
+    /** Browser origins (the Temporal Web UI) allowed to call /codec/encode and /codec/decode. */
+    CONSOLE_CODEC_CORS_ORIGINS: CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
+    /** Where the histories the console decodes live: decides whether a generated local key may be used. */
+    TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
+    ...EncryptionVars.shape,
+    ...PayloadStoreVars.shape,
+  })
+  .superRefine(checkPayloads)
+  .transform((env, ctx) =>
+    Object.freeze({
+      port: env.CONSOLE_PORT,
+      host: env.CONSOLE_HOST,
+      token: env.CONSOLE_TOKEN,
+      /** Origins allowed to call the codec endpoint cross-origin, with credentials. */
+      codecCorsOrigins: Object.freeze(env.CONSOLE_CODEC_CORS_ORIGINS),
+      ...payloadSections(env, ctx),
+    }),
+  );
 
-export interface ConsoleConfig extends EncryptionSettings, PayloadStoreConfig {
-  readonly port: number;
-  readonly host: string;
-  readonly token: string;
-  /** Origins allowed to call the codec endpoint cross-origin, with credentials (CONSOLE_CODEC_CORS_ORIGINS). */
-  readonly codecCorsOrigins: readonly string[];
-}
+export type ConsoleConfig = z.output<typeof ConsoleEnv>;
 
-const SandboxEnv = z.object({
-  SANDBOX_PORT: Port.default(4010),
-  SANDBOX_HOST: NonEmpty.default('127.0.0.1'),
-  SANDBOX_AUTH_SECRET: z.string().min(1).optional(),
-});
+const SandboxEnv = z
+  .object({
+    SANDBOX_PORT: SandboxPort,
+    SANDBOX_HOST: NonEmpty.default('127.0.0.1'),
+    /** When set, /v3 requests must carry it (x-api-key). */
+    SANDBOX_AUTH_SECRET: z.string().min(1).optional(),
+  })
+  .transform((env) => Object.freeze({ port: env.SANDBOX_PORT, host: env.SANDBOX_HOST, authSecret: env.SANDBOX_AUTH_SECRET }));
 
-export type SandboxConfig = Readonly<z.infer<typeof SandboxEnv>>;
+export type SandboxConfig = z.output<typeof SandboxEnv>;
+
+/** `npm start`: the ports of the whole stack on 127.0.0.1, each process's own default. */
+const DevStackEnv = z
+  .object({
+    TEMPORAL_PORT: Port.default(7233),
+    TEMPORAL_UI_PORT: Port.default(8233),
+    SANDBOX_PORT: SandboxPort,
+    CONSOLE_PORT: ConsolePort,
+    WORKER_METRICS_PORT: WorkerMetricsPort,
+  })
+  .transform((env) =>
+    Object.freeze({
+      ports: Object.freeze({
+        temporal: env.TEMPORAL_PORT,
+        ui: env.TEMPORAL_UI_PORT,
+        sandbox: env.SANDBOX_PORT,
+        console: env.CONSOLE_PORT,
+        /** 0: no metrics endpoint. */
+        workerMetrics: env.WORKER_METRICS_PORT,
+      }),
+    }),
+  );
+
+export type DevStackConfig = z.output<typeof DevStackEnv>;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -387,40 +431,23 @@ function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.out
 }
 
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const { rest: parsed, encryption } = splitEncryption(parseEnv(WorkerEnv, env));
-  const { rest, payloadStore } = splitPayloadStore(parsed);
-  return Object.freeze({ ...rest, ...encryption, ...payloadStore });
+  return parseEnv(WorkerEnv, env);
 }
 
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientConfig {
-  const { rest: withStore, encryption } = splitEncryption(parseEnv(ClientEnv, env));
-  const { rest: parsed, payloadStore } = splitPayloadStore(withStore);
-  return Object.freeze({
-    address: parsed.TEMPORAL_ADDRESS,
-    transport: temporalTransportOf(parsed),
-    namespace: parsed.TEMPORAL_NAMESPACE,
-    taskQueue: parsed.TEMPORAL_TASK_QUEUE,
-    customerId: parsed.AGGREGATOR_CUSTOMER_ID,
-    ...encryption,
-    ...payloadStore,
-  });
+  return parseEnv(ClientEnv, env);
 }
 
 export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): ConsoleConfig {
-  const { rest: withStore, encryption } = splitEncryption(parseEnv(ConsoleEnv, env));
-  const { rest: parsed, payloadStore } = splitPayloadStore(withStore);
-  return Object.freeze({
-    port: parsed.CONSOLE_PORT,
-    host: parsed.CONSOLE_HOST,
-    token: parsed.CONSOLE_TOKEN,
-    codecCorsOrigins: Object.freeze(parsed.CONSOLE_CODEC_CORS_ORIGINS),
-    ...encryption,
-    ...payloadStore,
-  });
+  return parseEnv(ConsoleEnv, env);
 }
 
 export function loadSandboxConfig(env: NodeJS.ProcessEnv = process.env): SandboxConfig {
-  return Object.freeze(parseEnv(SandboxEnv, env));
+  return parseEnv(SandboxEnv, env);
+}
+
+export function loadDevStackConfig(env: NodeJS.ProcessEnv = process.env): DevStackConfig {
+  return parseEnv(DevStackEnv, env);
 }
 
 /** The CLI's `start` reads a live password from here when --password-stdin is not given (never from a flag). */

@@ -1,9 +1,9 @@
 /**
- * Connection options for Temporal from the settings in src/config.ts, the same for the worker's
- * NativeConnection and the clients' Connection (both take `{ address, apiKey, tls }`).
+ * Connection options for Temporal from the `temporal` section of src/config.ts, the same for the
+ * worker's NativeConnection and the clients' Connection (both take `{ address, apiKey, tls }`).
  */
 import { readFile } from 'node:fs/promises';
-import type { TemporalTransport } from './config.js';
+import type { TemporalSettings } from './config.js';
 
 export interface TemporalConnectionOptions {
   readonly address: string;
@@ -11,7 +11,7 @@ export interface TemporalConnectionOptions {
   readonly tls: boolean | { readonly clientCertPair: { readonly crt: Buffer; readonly key: Buffer } };
 }
 
-export async function temporalConnectionOptions(address: string, transport: TemporalTransport): Promise<TemporalConnectionOptions> {
+export async function temporalConnectionOptions({ address, transport }: Pick<TemporalSettings, 'address' | 'transport'>): Promise<TemporalConnectionOptions> {
   const apiKey = transport.apiKey ? { apiKey: transport.apiKey } : {};
   if (transport.tlsCertPath && transport.tlsKeyPath) {
     const [crt, key] = await Promise.all([readFile(transport.tlsCertPath), readFile(transport.tlsKeyPath)]);

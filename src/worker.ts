@@ -9,7 +9,7 @@ import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connec
 import { createInputActivities } from './activities/input-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { workerDataConverterFor } from './codec/data-converter.js';
-import { ConfigError, loadWorkerConfig, temporalTransportOf, type WorkerConfig } from './config.js';
+import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
@@ -30,22 +30,18 @@ function jsonLine(entry: LogEntry): void {
 
 export async function runWorker(config: WorkerConfig): Promise<void> {
   Runtime.install({
-    logger: new DefaultLogger(config.LOG_LEVEL, jsonLine),
-    telemetryOptions: config.WORKER_METRICS_PORT
-      ? { metrics: { prometheus: { bindAddress: `${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}` } } }
+    logger: new DefaultLogger(config.logLevel, jsonLine),
+    telemetryOptions: config.metrics.port
+      ? { metrics: { prometheus: { bindAddress: `${config.metrics.host}:${config.metrics.port}` } } }
       : {},
   });
 
-  const connection = await NativeConnection.connect(await temporalConnectionOptions(config.TEMPORAL_ADDRESS, temporalTransportOf(config)));
+  const connection = await NativeConnection.connect(await temporalConnectionOptions(config.temporal));
 
   const activities = {
     ...createInputActivities(),
     ...createActivities(
-      tenantClients({
-        baseUrl: config.AGGREGATOR_BASE_URL,
-        auth: config.AGGREGATOR_AUTH_SECRET ? { header: config.AGGREGATOR_AUTH_HEADER, value: config.AGGREGATOR_AUTH_SECRET } : undefined,
-        timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
-      }),
+      tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs }),
       { resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined },
     ),
   };
@@ -53,32 +49,32 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   try {
     const worker = await Worker.create({
       connection,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
       activities,
       // Encrypts workflow/activity inputs and results, signals, updates and failure details when
       // PAYLOAD_ENCRYPTION_KEY is set (the codec runs outside the workflow sandbox); a message that
       // cannot be decoded reaches the workflow as a marker its handlers refuse.
       dataConverter: workerDataConverterFor(config),
       // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
-      ...(config.WORKER_WORKFLOW_BUNDLE
-        ? { workflowBundle: { codePath: config.WORKER_WORKFLOW_BUNDLE } }
+      ...(config.workflows.bundlePath
+        ? { workflowBundle: { codePath: config.workflows.bundlePath } }
         : { workflowsPath: WORKFLOW_CODE.workflowsPath }),
-      ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
-      ...(config.WORKER_WORKFLOW_THREADS === undefined ? {} : { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS }),
+      ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
+      ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
       ...WORKFLOW_SANDBOX_OPTIONS,
       // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
     });
     Runtime.instance().logger.info('worker started', {
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      namespace: config.TEMPORAL_NAMESPACE,
-      temporal: config.TEMPORAL_ADDRESS,
-      aggregator: config.AGGREGATOR_BASE_URL,
+      taskQueue: config.temporal.taskQueue,
+      namespace: config.temporal.namespace,
+      temporal: config.temporal.address,
+      aggregator: config.aggregator.baseUrl,
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       payloadStore: config.payloadStore.kind,
-      metrics: config.WORKER_METRICS_PORT ? `http://${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics` : 'off',
+      metrics: config.metrics.port ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
     });
     await worker.run();
   } finally {
@@ -91,8 +87,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   let config: WorkerConfig;
   try {
     config = loadWorkerConfig();
-    if (config.WORKER_WORKFLOW_BUNDLE && !existsSync(config.WORKER_WORKFLOW_BUNDLE)) {
-      throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.WORKER_WORKFLOW_BUNDLE} (run npm run build:bundle)`]);
+    if (config.workflows.bundlePath && !existsSync(config.workflows.bundlePath)) {
+      throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.workflows.bundlePath} (run npm run build:bundle)`]);
     }
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -4,22 +4,25 @@ import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadWorkerConfig as loadConfig, temporalTransportOf } from '../src/config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig } from '../src/config.js';
 import { temporalConnectionOptions } from '../src/temporal-connection.js';
 
 describe('loadWorkerConfig', () => {
   it('applies the embedded defaults to an empty environment', () => {
     const config = loadConfig({});
-    assert.equal(config.TEMPORAL_ADDRESS, 'localhost:7233');
-    assert.equal(config.TEMPORAL_TASK_QUEUE, 'aggregation-connections');
-    assert.equal(config.AGGREGATOR_BASE_URL, 'http://127.0.0.1:4010');
-    assert.equal(config.AGGREGATOR_AUTH_HEADER, 'x-api-key');
-    assert.equal(config.TEMPORAL_TLS, false);
-    assert.ok(Object.isFrozen(config));
+    assert.equal(config.temporal.address, 'localhost:7233');
+    assert.equal(config.temporal.taskQueue, 'aggregation-connections');
+    assert.equal(config.aggregator.baseUrl, 'http://127.0.0.1:4010');
+    assert.equal(config.aggregator.auth, undefined, 'no credential header without AGGREGATOR_AUTH_SECRET');
+    assert.deepEqual(loadConfig({ AGGREGATOR_AUTH_SECRET: 's3cret' }).aggregator.auth, { header: 'x-api-key', value: 's3cret' });
+    assert.equal(config.temporal.transport.tls, false);
+    assert.deepEqual(config.metrics, { host: '127.0.0.1', port: 9464 });
+    assert.equal(config.logLevel, 'INFO');
+    for (const section of [config, config.temporal, config.temporal.transport, config.aggregator, config.metrics, config.workflows, config.payloadStore]) assert.ok(Object.isFrozen(section));
   });
 
   it('treats an empty variable as unset', () => {
-    assert.equal(loadConfig({ TEMPORAL_ADDRESS: '' }).TEMPORAL_ADDRESS, 'localhost:7233');
+    assert.equal(loadConfig({ TEMPORAL_ADDRESS: '' }).temporal.address, 'localhost:7233');
   });
 
   it('names every bad variable in one error', () => {
@@ -88,8 +91,8 @@ describe('payload encryption settings', () => {
       const encryption = load({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: '2025-q3', PAYLOAD_DECRYPTION_KEYS: ` 2024-q1:${OLD} ,` }).encryption;
       assert.equal(encryption?.keyId, '2025-q3');
       assert.deepEqual(Buffer.from(encryption?.key ?? []), Buffer.alloc(32, 7));
-      assert.deepEqual([...(encryption?.decryptionKeys.keys() ?? [])], ['2024-q1']);
-      assert.deepEqual(Buffer.from(encryption?.decryptionKeys.get('2024-q1') ?? []), Buffer.alloc(32, 9));
+      assert.deepEqual([...(encryption?.decryptionKeys?.keys() ?? [])], ['2024-q1']);
+      assert.deepEqual(Buffer.from(encryption?.decryptionKeys?.get('2024-q1') ?? []), Buffer.alloc(32, 9));
       assert.equal(load({ PAYLOAD_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64url') }).encryption?.keyId, 'default', 'URL-safe base64 too');
     });
   }
@@ -142,19 +145,40 @@ describe('payload store settings', () => {
 describe('connection to Temporal', () => {
   it('gives the pipeline client the same API key and TLS settings as the worker', () => {
     const env = { TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233', TEMPORAL_API_KEY: 'key-1', PAYLOAD_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') };
-    assert.deepEqual(loadClientConfig(env).transport, temporalTransportOf(loadConfig(env)));
+    assert.equal(loadClientConfig(env).temporal.transport.apiKey, 'key-1');
+    assert.deepEqual(loadClientConfig(env).temporal, loadConfig(env).temporal, 'one temporal section for both');
     assert.throws(() => loadClientConfig({ TEMPORAL_TLS_KEY_PATH: '/tmp/key.pem' }), /go together/);
   });
 
   it('turns an API key into TLS, and a certificate pair into client-certificate TLS read from disk', async () => {
-    assert.deepEqual(await temporalConnectionOptions('h:7233', { apiKey: 'k', tls: false }), { address: 'h:7233', apiKey: 'k', tls: true });
-    assert.deepEqual(await temporalConnectionOptions('h:7233', { tls: false }), { address: 'h:7233', tls: false });
+    assert.deepEqual(await temporalConnectionOptions({ address: 'h:7233', transport: { apiKey: 'k', tls: false } }), { address: 'h:7233', apiKey: 'k', tls: true });
+    assert.deepEqual(await temporalConnectionOptions({ address: 'h:7233', transport: { tls: false } }), { address: 'h:7233', tls: false });
     const dir = await mkdtemp(join(tmpdir(), 'tls-'));
     await writeFile(join(dir, 'c.pem'), 'CERT');
     await writeFile(join(dir, 'k.pem'), 'KEY');
-    const options = await temporalConnectionOptions('h:7233', { tls: false, tlsCertPath: join(dir, 'c.pem'), tlsKeyPath: join(dir, 'k.pem') });
+    const options = await temporalConnectionOptions({ address: 'h:7233', transport: { tls: false, tlsCertPath: join(dir, 'c.pem'), tlsKeyPath: join(dir, 'k.pem') } });
     assert.ok(typeof options.tls === 'object');
     assert.equal(options.tls.clientCertPair.crt.toString(), 'CERT');
     assert.equal(options.tls.clientCertPair.key.toString(), 'KEY');
+  });
+});
+
+describe('sandbox and dev stack settings', () => {
+  it('gives the sandbox its port, host and optional secret', () => {
+    assert.deepEqual(loadSandboxConfig({}), { port: 4010, host: '127.0.0.1', authSecret: undefined });
+    assert.deepEqual(loadSandboxConfig({ SANDBOX_PORT: '0', SANDBOX_AUTH_SECRET: 'x' }), { port: 0, host: '127.0.0.1', authSecret: 'x' });
+  });
+
+  it("gives the dev stack every process's default port, and the variables' ports when set", () => {
+    assert.deepEqual(loadDevStackConfig({}).ports, { temporal: 7233, ui: 8233, sandbox: 4010, console: 8080, workerMetrics: 9464 });
+    const ports = loadDevStackConfig({ TEMPORAL_PORT: '17233', TEMPORAL_UI_PORT: '18233', SANDBOX_PORT: '14010', CONSOLE_PORT: '18080', WORKER_METRICS_PORT: '0' }).ports;
+    assert.deepEqual(ports, { temporal: 17233, ui: 18233, sandbox: 14010, console: 18080, workerMetrics: 0 });
+  });
+
+  it('refuses a bad dev stack port, naming its variable', () => {
+    assert.throws(
+      () => loadDevStackConfig({ TEMPORAL_PORT: 'abc', WORKER_METRICS_PORT: '70000' }),
+      (error: unknown) => error instanceof ConfigError && /TEMPORAL_PORT: must be a port number/.test(error.message) && /WORKER_METRICS_PORT: must be a port number/.test(error.message),
+    );
   });
 });

@@ -91,13 +91,14 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
   });
   resources.pool = pool;
   await pool.start();
-  timeline.mark(`${options.workers} worker(s) polling task queue ${clientConfig.taskQueue}: ${pool.readyNames().join(', ')}`);
+  const { temporal } = clientConfig;
+  timeline.mark(`${options.workers} worker(s) polling task queue ${temporal.taskQueue}: ${pool.readyNames().join(', ')}`);
 
-  const connection = await Connection.connect({ address: clientConfig.address });
+  const connection = await Connection.connect({ address: temporal.address });
   resources.connection = connection;
-  const client = new Client({ connection, namespace: clientConfig.namespace, dataConverter: dataConverterFor(clientConfig) });
-  const connections = new ConnectionsClient({ client, taskQueue: clientConfig.taskQueue, address: clientConfig.address });
-  return { pool, connection, client, connections, taskQueue: clientConfig.taskQueue };
+  const client = new Client({ connection, namespace: temporal.namespace, dataConverter: dataConverterFor(clientConfig) });
+  const connections = new ConnectionsClient({ client, taskQueue: temporal.taskQueue, address: temporal.address });
+  return { pool, connection, client, connections, taskQueue: temporal.taskQueue };
 }
 
 /** Drives every planned connection to its end (or the deadline), logging progress. */

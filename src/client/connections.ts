@@ -154,10 +154,10 @@ export class ConnectionsClient {
    * Nothing is merged, so a config without `encryption` connects without it.
    */
   static async connect(config: ClientConfig = loadClientConfig()): Promise<ConnectionsClient> {
-    const { address, namespace, taskQueue } = config;
+    const { address, namespace, taskQueue } = config.temporal;
     let connection: Connection;
     try {
-      connection = await Connection.connect(await temporalConnectionOptions(address, config.transport));
+      connection = await Connection.connect(await temporalConnectionOptions(config.temporal));
     } catch (error) {
       throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${messageOf(error)}`, { cause: error });
     }

@@ -11,18 +11,24 @@
  * payloads, so they are encrypted too (failure-converter.ts).
  */
 import type { DataConverter } from '@temporalio/common';
-import type { EncryptionSettings, PayloadStoreConfig } from '../config.js';
 import { externalStorageFor } from '../payload-store/external-storage.js';
+import type { PayloadStoreSettings } from '../payload-store/settings.js';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../workflow-code.js';
-import { EncryptionCodec } from './encryption-codec.js';
+import { EncryptionCodec, type EncryptionKeys } from './encryption-codec.js';
 
-/** The encryption codec of a config, or undefined when encryption is off. */
-export function encryptionCodecFor(config: EncryptionSettings): EncryptionCodec | undefined {
-  return config.encryption ? new EncryptionCodec(config.encryption) : undefined;
+/**
+ * What a process's data converter is built from: the payload sections of its config (src/config.ts),
+ * or a test's own. No codec without `encryption`; no payload store without `payloadStore`.
+ */
+export interface PayloadSettings {
+  readonly encryption?: EncryptionKeys | undefined;
+  readonly payloadStore?: PayloadStoreSettings | undefined;
 }
 
-/** What a process's data converter is built from; no payload store when `payloadStore` is absent. */
-export type PayloadSettings = EncryptionSettings & Partial<PayloadStoreConfig>;
+/** The encryption codec of a config, or undefined when encryption is off. */
+export function encryptionCodecFor(config: Pick<PayloadSettings, 'encryption'>): EncryptionCodec | undefined {
+  return config.encryption ? new EncryptionCodec(config.encryption) : undefined;
+}
 
 function externalStorageOf(config: PayloadSettings): Pick<DataConverter, 'externalStorage'> {
   const externalStorage = config.payloadStore ? externalStorageFor(config.payloadStore) : undefined;

@@ -16,12 +16,12 @@ try {
   process.exit(1);
 }
 
-const sandbox = await createSandbox({ port: env.SANDBOX_PORT, host: env.SANDBOX_HOST, authSecret: env.SANDBOX_AUTH_SECRET });
+const sandbox = await createSandbox({ port: env.port, host: env.host, authSecret: env.authSecret });
 console.log(`sandbox listening on ${sandbox.url}`);
 console.log(`  service base:        ${sandbox.url}/v3/${SANDBOX_CUSTOMER_ID}/ (any customer id works and is its own tenant)`);
 console.log(`  default customer id: ${SANDBOX_CUSTOMER_ID}`);
 console.log(`  scenarios & answers: ${sandbox.url}/sandbox/scenarios`);
-if (env.SANDBOX_AUTH_SECRET) console.log(`  calling-application auth: header ${sandbox.options.authHeader} required`);
+if (env.authSecret) console.log(`  calling-application auth: header ${sandbox.options.authHeader} required`);
 
 let stopping = false;
 const stop = (signal: string) => {

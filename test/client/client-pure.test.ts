@@ -52,9 +52,12 @@ void describe('client configuration', () => {
   void it('defaults to a local server, the default namespace, our task queue and the demo tenant', () => {
     const { encryption, payloadStore, ...rest } = loadClientConfig({});
     assert.equal(payloadStore.kind, 'local', 'large payloads go to the local store by default');
-    assert.deepEqual(rest, { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', customerId: 'demo-lender', transport: { apiKey: undefined, tls: false, tlsCertPath: undefined, tlsKeyPath: undefined } });
+    assert.deepEqual(rest, {
+      temporal: { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', transport: { tls: false } },
+      customerId: 'demo-lender',
+    });
     assert.match(encryption?.keyId ?? '', /^local-/, 'payloads are encrypted by default, with the local key');
-    assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).namespace, 'default');
+    assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).temporal.namespace, 'default');
   });
 
   void it('refuses to configure the console without a token, saying how to set one', () => {

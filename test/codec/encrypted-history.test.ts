@@ -16,7 +16,8 @@ import { COOKIE_NAME, createConsoleServer } from '../../src/client/console/app.j
 import type { ConsoleServer } from '../../src/client/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
-import { loadClientConfig, type PayloadEncryptionConfig } from '../../src/config.js';
+import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
+import { loadClientConfig } from '../../src/config.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { startConnectionStack } from '../helpers/connection-stack.js';
@@ -28,7 +29,7 @@ type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
 const TOKEN = `codec-test-${uniqueId('token')}`;
 const UI_ORIGIN = 'http://localhost:8233';
-const ENCRYPTION: PayloadEncryptionConfig = { keyId: uniqueId('key'), key: randomBytes(32), decryptionKeys: new Map() };
+const ENCRYPTION: EncryptionKeys = { keyId: uniqueId('key'), key: randomBytes(32), decryptionKeys: new Map() };
 const SCENARIO = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('the sandbox has a security_question scenario');
 const ANSWER: SecurityResponses = describeScenario(SCENARIO).challengeSequence[0]?.answer ?? assert.fail('security_question asks one question');
 
@@ -50,7 +51,8 @@ before(async () => {
   env = await createDevEnvironment();
   const dataConverter = dataConverterFor({ encryption: ENCRYPTION });
   stack = await startConnectionStack(env, { encryption: ENCRYPTION });
-  client = await ConnectionsClient.connect({ ...loadClientConfig({}), address: env.address, namespace: env.namespace ?? 'default', taskQueue: stack.taskQueue, encryption: ENCRYPTION });
+  const clientConfig = loadClientConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue });
+  client = await ConnectionsClient.connect({ ...clientConfig, encryption: ENCRYPTION });
   consoleServer = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
   baseUrl = (await consoleServer.listen(0)).url;
   plainConsole = createConsoleServer({ connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });

@@ -9,7 +9,7 @@ import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activitie
 import { createInputActivities } from '../../src/activities/input-activities.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
-import type { PayloadEncryptionConfig } from '../../src/config.js';
+import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from '../../src/workflow-code.js';
 import { createSandbox } from '../../src/sandbox/server.js';
@@ -41,7 +41,7 @@ export interface ConnectionStack {
 export interface ConnectionStackOptions {
   customerId?: string;
   /** Payload encryption of the worker and of `client`: the tests' fixed key unless given, or 'off'. */
-  encryption?: PayloadEncryptionConfig | 'off';
+  encryption?: EncryptionKeys | 'off';
   /** Where the worker and `client` keep large payloads: none unless given. */
   payloadStore?: PayloadStoreSettings;
 }
@@ -50,7 +50,7 @@ export interface ConnectionStackOptions {
  * The tests' stacks encrypt payloads by default, as the product does, with this fixed key: histories
  * recorded under test/workflows/histories/ stay replayable by later runs.
  */
-export const TEST_ENCRYPTION: PayloadEncryptionConfig = Object.freeze({ keyId: 'test', key: Buffer.alloc(32, 0x5e), decryptionKeys: new Map() });
+export const TEST_ENCRYPTION: EncryptionKeys = Object.freeze({ keyId: 'test', key: Buffer.alloc(32, 0x5e), decryptionKeys: new Map() });
 
 /** The same key as the environment variables of a worker process. */
 export const TEST_ENCRYPTION_ENV = { PAYLOAD_ENCRYPTION_KEY: Buffer.from(TEST_ENCRYPTION.key).toString('base64'), PAYLOAD_ENCRYPTION_KEY_ID: TEST_ENCRYPTION.keyId } as const;

@@ -29,7 +29,7 @@ const console_ = createConsoleServer({
   codecCorsOrigins: consoleConfig.codecCorsOrigins,
 });
 const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
-process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.address}, namespace ${clientConfig.namespace}, task queue ${clientConfig.taskQueue}\n`);
+process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}\n`);
 process.stdout.write(
   consoleConfig.encryption
     ? `payload encryption on (key id ${consoleConfig.encryption.keyId}); codec endpoint ${url}/codec for the Web UI (origins ${consoleConfig.codecCorsOrigins.join(', ')}) and temporal --codec-endpoint\n`
