@@ -3,8 +3,13 @@
  * on a real dev server, with the sandbox and one worker each in their own process.
  *
  * Prints per N: poll lag p50/p99 (actual minus scheduled poll time), completions, worker peak RSS,
- * history events per connection and per poll; then the end-to-end overhead of a cached accounts
- * connection against the same calls made directly with the client, as a ratio.
+ * worker CPU per poll, history events per connection and per poll; then the end-to-end overhead of a
+ * cached accounts connection against the same calls made directly with the client, as a ratio of
+ * medians with the quartiles as spread.
+ *
+ * Results are awaited with the pipeline client (`ConnectionsClient.result`, which rides out
+ * Temporal's transient refusals), and counted honestly: a connection that did not complete is lost;
+ * a wait that failed while its connection completed is a failed wait, printed apart.
  *
  * Poll lag is read from the server's own history timestamps: scheduled = TimerStarted + its
  * duration; actual = the WorkflowTaskStarted that follows TimerFired (the worker runs the poll's
@@ -29,6 +34,7 @@ import { createAggregatorClient } from '../src/aggregator/client.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
+import { ConnectionsClient, ResultWaitFailedError } from '../src/client/index.js';
 import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
@@ -98,6 +104,16 @@ function rssMiB(pid: number): number {
   }
 }
 
+/** User + system CPU time of a process so far, in ms (Linux /proc; clock ticks are 100 Hz here). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -140,6 +156,7 @@ async function main(): Promise<void> {
     );
     // The product's defaults, as the worker has them: payloads encrypted with the local key, large ones in the local store.
     const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address })) });
+    const connections = new ConnectionsClient({ client, taskQueue: '', address: env.address });
     const customerId = `bench-${Date.now()}`;
 
     async function savedLogins(username: string, count: number): Promise<string[]> {
@@ -174,13 +191,29 @@ async function main(): Promise<void> {
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(worker.pid ?? 0))), 250);
       const started = Date.now();
       const ids = logins.map((_, index) => `bench-${size}-${started}-${index}`);
-      const handles = [];
       for (let i = 0; i < ids.length; i += 50) {
-        handles.push(...(await Promise.all(ids.slice(i, i + 50).map((id, j) => runConnection(id, logins[i + j] ?? '', { pollIntervalMs: intervalMs })))));
+        await Promise.all(ids.slice(i, i + 50).map((id, j) => runConnection(id, logins[i + j] ?? '', { pollIntervalMs: intervalMs })));
       }
-      const results = await Promise.allSettled(handles.map((handle) => handle.result()));
+      const cpuBefore = cpuMs(worker.pid ?? 0);
+      let transientRetries = 0;
+      const results = await Promise.allSettled(ids.map((id) => connections.result(id, { onRetry: () => (transientRetries += 1) })));
       clearInterval(sampler);
-      const completed = results.filter((result) => result.status === 'fulfilled').length;
+      const workerCpuMs = cpuMs(worker.pid ?? 0) - cpuBefore;
+      // A failed wait is not a lost connection: ask Temporal how each unanswered one actually ended.
+      let failedWaits = 0;
+      let lost = 0;
+      for (const [index, result] of results.entries()) {
+        if (result.status === 'fulfilled') continue;
+        if (result.reason instanceof ResultWaitFailedError) {
+          const ended = await connections.describe(ids[index] ?? '');
+          if (ended.executionStatus === 'COMPLETED') {
+            failedWaits += 1;
+            continue;
+          }
+        }
+        lost += 1;
+      }
+      const completed = size - lost;
 
       const lags: number[] = [];
       /** Lags by poll number: the first polls overlap the start burst; later ones are steady state. */
@@ -214,10 +247,9 @@ async function main(): Promise<void> {
       lags.sort((a, b) => a - b);
       const p50 = percentile(lags, 50);
       const p99 = percentile(lags, 99);
-      const lost = size - completed;
       // A connection with no pending poll costs `baseEvents`; the rest is the polls' cost.
       const perPoll = (events / size - baseEvents) / pendingPolls;
-      const row = `N=${String(size).padStart(5)}  completed ${completed}/${size}  lost ${lost}  poll lag p50 ${p50.toFixed(0)} ms p99 ${p99.toFixed(0)} ms  worker peak RSS ${peakRss.toFixed(0)} MiB  history events/connection ${(events / size).toFixed(1)} (${perPoll.toFixed(1)}/poll)  polls ${polls}  wall ${((Date.now() - started) / 1000).toFixed(1)} s`;
+      const row = `N=${String(size).padStart(5)}  completed ${completed}/${size}  lost ${lost}  failed waits ${failedWaits} (transient retries ${transientRetries})  worker CPU/poll ${(workerCpuMs / Math.max(polls, 1)).toFixed(2)} ms  poll lag p50 ${p50.toFixed(0)} ms p99 ${p99.toFixed(0)} ms  worker peak RSS ${peakRss.toFixed(0)} MiB  history events/connection ${(events / size).toFixed(1)} (${perPoll.toFixed(1)}/poll)  polls ${polls}  wall ${((Date.now() - started) / 1000).toFixed(1)} s`;
       rows.push(row);
       process.stdout.write(`${row}\n`);
       const byPoll = [...lagsByPoll.entries()].map(([n, values]) => {
@@ -249,8 +281,9 @@ async function main(): Promise<void> {
     workflowTimes.sort((a, b) => a - b);
     const directMedian = percentile(directTimes, 50);
     const workflowMedian = percentile(workflowTimes, 50);
+    const spread = (sorted: number[]) => `p25 ${percentile(sorted, 25).toFixed(1)} / p75 ${percentile(sorted, 75).toFixed(1)}`;
     process.stdout.write(
-      `overhead: cached accounts connection median ${workflowMedian.toFixed(1)} ms through the workflow vs ${directMedian.toFixed(1)} ms direct (${overheadRuns} runs each): ratio ${(workflowMedian / directMedian).toFixed(1)}x\n`,
+      `overhead: cached accounts connection median ${workflowMedian.toFixed(1)} ms (${spread(workflowTimes)}) through the workflow vs ${directMedian.toFixed(1)} ms (${spread(directTimes)}) direct (${overheadRuns} runs each): ratio ${(workflowMedian / directMedian).toFixed(1)}x\n`,
     );
     process.stdout.write(`summary: ${summaries.join(' · ')} · overhead ${(workflowMedian / directMedian).toFixed(1)}x (${workflowMedian.toFixed(0)} vs ${directMedian.toFixed(0)} ms)\n`);
     await client.connection.close();
