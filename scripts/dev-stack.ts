@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { codecTokenFor } from '../src/client/console/app.js';
+import { codecTokenFor } from '../src/client/console/auth.js';
 import { loadClientConfig, loadDevStackConfig } from '../src/config.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { devServerSearchAttributeArgs, PROJECT_ROOT, TEMPORAL_CACHE_DIR, temporalCliPath } from './lib/temporal-binaries.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connectionKey, InvalidBusinessKeyError, InvalidConnectionInputError, parseBusinessKey, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from '../../src/client/index.js';
 import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../src/config.js';
-import { responsesFromPairs, UsageError } from '../../src/client/cli/cli.js';
+import { UsageError } from '../../src/client/cli/args.js';
+import { responsesFromPairs } from '../../src/client/cli/commands/answer.js';
 
 void describe('business keys', () => {
   void it('builds connection-<customerId>:<applicationId>', () => {

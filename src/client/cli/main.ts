@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-/** Entry point of the operator CLI: `npm run cli -- <command> ...` (see cli.ts for the commands). */
+/** Entry point of the operator CLI: `npm run cli -- <command> ...` (the commands are in command-table.ts). */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectionsClient } from '../connections.js';
-import { runCli } from './cli.js';
+import { runCli } from './run-cli.js';
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('password: (input is echoed; prefer piping it) ');

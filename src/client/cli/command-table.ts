@@ -1,0 +1,12 @@
+/**
+ * The command table: every command of the CLI by name, in the order help lists them. A group
+ * (`{ summary, subcommands }`) puts commands under one name, typed as `<group> <command>`.
+ */
+import type { CommandTable } from './command.js';
+import { answer } from './commands/answer.js';
+import { list } from './commands/list.js';
+import { show } from './commands/show.js';
+import { start } from './commands/start.js';
+import { watch } from './commands/watch.js';
+
+export const COMMANDS: CommandTable = { list, show, answer, watch, start };

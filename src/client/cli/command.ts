@@ -1,0 +1,51 @@
+/**
+ * What a CLI command is written against: the process's input and output (`CliIo`, so tests run
+ * commands in-process), what the dispatcher hands each command (`CommandContext`), and the entries
+ * of the command table: a command, or a group of subcommands (`refresh schedule ...`).
+ */
+import type { ClientConfig } from '../../config.js';
+import type { ConnectionsClient } from '../connections.js';
+
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  readStdin(): Promise<string>;
+  env: NodeJS.ProcessEnv;
+  /** Opens the pipeline client (the CLI closes it when done). */
+  connect(config: ClientConfig): Promise<ConnectionsClient>;
+  now(): number;
+  /** Between polls of `watch`. */
+  sleep(ms: number): Promise<void>;
+  /** Program name in help texts. */
+  program?: string;
+}
+
+export interface CommandContext {
+  readonly io: CliIo;
+  /** The program as help texts and printed commands name it. */
+  readonly program: string;
+  /** Tenant of new connections when no --customer is given (AGGREGATOR_CUSTOMER_ID). */
+  readonly defaultCustomerId: string;
+  /** The pipeline client, opened on first use and closed when the command ends. */
+  readonly client: () => Promise<ConnectionsClient>;
+}
+
+export interface Command {
+  /** One line for the list of commands. */
+  readonly summary: string;
+  /** The text of `<command> --help`. */
+  usage(program: string): string;
+  /** Runs with the arguments after the command's name; returns the exit code. */
+  run(args: readonly string[], context: CommandContext): Promise<number>;
+}
+
+export interface CommandGroup {
+  readonly summary: string;
+  readonly subcommands: CommandTable;
+}
+
+export type CommandTable = Readonly<Record<string, Command | CommandGroup>>;
+
+export function isGroup(entry: Command | CommandGroup): entry is CommandGroup {
+  return 'subcommands' in entry;
+}

@@ -1,0 +1,38 @@
+/** `show`: one connection's state and, when it awaits an answer, its challenges numbered for answering. */
+import { presentState } from '../../presentation.js';
+import { onePositional, parseFlags } from '../args.js';
+import { printChallengeSet } from '../challenge-output.js';
+import type { Command } from '../command.js';
+import { EXIT_OK } from '../report.js';
+
+export const show: Command = {
+  summary: "one connection's state and its challenges, numbered for answering",
+  usage: (program) => `Usage: ${program} show <workflowId> [--images-dir <dir>] [--json]
+
+Shows the connection's status and, when it awaits an answer, each challenge numbered as "answer"
+expects: options numbered for MultipleChoice, MultipleChoiceMultipleAnswers and questions to choose,
+phone options for TextOrCall, a note for trusted-device approval, and for ImageSelection the 16
+images saved as PNG files (numbered 01-16) whose paths are printed.
+  --images-dir <dir>    where to save ImageSelection images (default: a new temporary directory)
+  --json                print the raw state as JSON`,
+
+  async run(args, { io, program, client }) {
+    const { values, positionals } = parseFlags({
+      args: [...args],
+      options: { 'images-dir': { type: 'string' }, json: { type: 'boolean' } },
+      allowPositionals: true,
+    });
+    const workflowId = onePositional(positionals, '<workflowId>');
+    const state = await (await client()).getState(workflowId);
+    if (values.json) {
+      io.out(JSON.stringify(state, null, 2));
+      return EXIT_OK;
+    }
+    for (const line of presentState(workflowId, state, io.now())) io.out(line);
+    if (state.status === 'AwaitingAnswer' && state.challengeSet) {
+      io.out('');
+      await printChallengeSet(io, program, workflowId, state.challengeSet, values['images-dir']);
+    }
+    return EXIT_OK;
+  },
+};

@@ -1,0 +1,45 @@
+/**
+ * How the CLI answers: its exit codes, the words for each kind of error, and the table that
+ * listing commands print. Every cell and message that may come from the service or from
+ * visibility goes through `printable`.
+ */
+import { AnswerRejectedError, ConnectionClientError, InvalidBusinessKeyError, InvalidConnectionInputError } from '../errors.js';
+import { printable } from '../presentation.js';
+import { UsageError } from './args.js';
+import type { CliIo } from './command.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** Prints what went wrong in `command` (as typed: "start", "refresh schedule"); returns the exit code. */
+export function reportError(error: unknown, command: string, io: CliIo, program: string): number {
+  if (error instanceof UsageError) {
+    io.err(`${program} ${command}: ${error.message}`);
+    io.err(`run "${program} ${command} --help" for usage`);
+    return EXIT_USAGE;
+  }
+  if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) {
+    io.err(`${program} ${command}: ${error.message}`);
+    return EXIT_USAGE;
+  }
+  if (error instanceof AnswerRejectedError) {
+    io.err(`answer refused (${error.source === 'client' ? 'checked before sending' : "by the workflow's validator"}): ${printable(error.problem)}`);
+    io.err('nothing was sent to the service; run "show" to see the challenges again');
+    return EXIT_FAILED;
+  }
+  if (error instanceof ConnectionClientError) {
+    io.err(`${program} ${command}: ${printable(error.message)}`);
+    return EXIT_FAILED;
+  }
+  io.err(`${program} ${command}: ${error instanceof Error ? error.message : String(error)}`);
+  return EXIT_FAILED;
+}
+
+/** Left-aligned columns as wide as their widest cell; cells are made printable. */
+export function formatTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+  const cells = rows.map((row) => row.map(printable));
+  const widths = header.map((title, i) => Math.max(title.length, ...cells.map((row) => (row[i] ?? '').length)));
+  const format = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [format(header), ...cells.map(format)];
+}

@@ -1,0 +1,74 @@
+/**
+ * One CLI invocation: finds the command in the table (through any groups), prints help where asked,
+ * runs the command with its context and turns what it throws into words and an exit code (0 ok,
+ * 1 connection failed or answer rejected, 2 usage error). Returns the code, so tests run it in-process.
+ */
+import { isGroup } from './command.js';
+import type { CliIo, Command, CommandGroup, CommandTable } from './command.js';
+import { COMMANDS } from './command-table.js';
+import { openContext } from './context.js';
+import { groupHelp, programHelp } from './help.js';
+import { EXIT_OK, EXIT_USAGE, reportError } from './report.js';
+
+/** `commands` is the table to dispatch on: the CLI's own unless a test brings another. */
+export async function runCli(argv: readonly string[], io: CliIo, commands: CommandTable = COMMANDS): Promise<number> {
+  const program = io.program ?? 'connections';
+  if (argv[0] === 'help') {
+    io.out(helpTopic(resolve(commands, argv.slice(1)), program));
+    return EXIT_OK;
+  }
+  const found = resolve(commands, argv);
+  if (found.kind === 'level') {
+    const { level, next } = found;
+    if (next === undefined || next === '--help' || next === '-h') {
+      io.out(levelHelp(level, program));
+      return next === undefined ? EXIT_USAGE : EXIT_OK;
+    }
+    io.err(`unknown command "${[...level.path, next].join(' ')}"; commands: ${Object.keys(level.table).join(', ')} (see ${[program, ...level.path].join(' ')} --help)`);
+    return EXIT_USAGE;
+  }
+  const name = found.path.join(' ');
+  if (found.args.includes('--help') || found.args.includes('-h')) {
+    io.out(found.command.usage(program));
+    return EXIT_OK;
+  }
+  const { context, close } = openContext(io, program);
+  try {
+    return await found.command.run(found.args, context);
+  } catch (error) {
+    return reportError(error, name, io, program);
+  } finally {
+    await close();
+  }
+}
+
+/** A place in the table: the program's top level, or a group (`path` its name as typed). */
+interface Level {
+  readonly path: readonly string[];
+  readonly table: CommandTable;
+  readonly group?: CommandGroup;
+}
+
+type Found =
+  | { readonly kind: 'command'; readonly path: readonly string[]; readonly command: Command; readonly args: readonly string[] }
+  /** The words stopped at a level: nothing more (`next` undefined), a flag, or a name it lacks. */
+  | { readonly kind: 'level'; readonly level: Level; readonly next: string | undefined };
+
+function resolve(table: CommandTable, argv: readonly string[], level: Level = { path: [], table }): Found {
+  const [name, ...rest] = argv;
+  // hasOwn: a name such as "constructor" is no command.
+  const entry = name !== undefined && Object.hasOwn(table, name) ? table[name] : undefined;
+  if (entry === undefined) return { kind: 'level', level, next: name };
+  const path = [...level.path, name ?? ''];
+  if (isGroup(entry)) return resolve(entry.subcommands, rest, { path, table: entry.subcommands, group: entry });
+  return { kind: 'command', path, command: entry, args: rest };
+}
+
+/** `help [<command>...]`: the command's usage, or the help of the level the words reach. */
+function helpTopic(found: Found, program: string): string {
+  return found.kind === 'command' ? found.command.usage(program) : levelHelp(found.level, program);
+}
+
+function levelHelp(level: Level, program: string): string {
+  return level.group ? groupHelp(level.path, level.group, program) : programHelp(level.table, program);
+}

@@ -1,0 +1,98 @@
+/**
+ * The codec endpoint: Temporal's remote codec protocol, for the Web UI and `temporal --codec-endpoint
+ * <console>/codec`, served when payload encryption is on (otherwise 404).
+ *   POST /codec/encode  { payloads: [{ metadata: { key: base64 }, data: base64 }] } → same shape, encoded
+ *   POST /codec/decode  { payloads: [...] } → same shape, decoded
+ * Also at /codec/<codec token>/(encode|decode) (see auth.ts). Browsers may call it, with credentials,
+ * only from the origins of CONSOLE_CODEC_CORS_ORIGINS.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { z } from 'zod';
+import { CODEC_TOKEN_PARAM } from './auth.js';
+import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
+import type { CorsPolicy, Route, RouteCall } from './router.js';
+
+/** A codec request carries the payloads of one history event; Temporal refuses payloads over 2 MB. */
+const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
+
+/** Protobuf JSON of bytes: standard or URL-safe base64. */
+const Base64 = z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, { message: 'must be base64' });
+/** A Payload in protobuf JSON (fields it does not know, such as externalPayloads, are dropped). */
+const JsonPayload = z.object({
+  metadata: z.record(z.string().max(256), Base64).nullish(),
+  data: Base64.nullish(),
+});
+type JsonPayload = z.infer<typeof JsonPayload>;
+/** Protobuf JSON omits an empty repeated field: the temporal CLI sends `{}` for no payloads. */
+const CodecBody = z.object({ payloads: z.array(JsonPayload).max(10_000).default([]) });
+
+/**
+ * `codecs`: those of the console's data converter, none when encryption is off;
+ * `corsOrigins`: the browser origins allowed to call with credentials (the Temporal Web UI).
+ */
+export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readonly string[]): Route[] {
+  const cors = codecCors(new Set(corsOrigins));
+  const handler = async ({ request, params }: RouteCall) => {
+    if (codecs.length === 0) {
+      throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION=off): there is no codec to encode or decode with');
+    }
+    const body = parse(CodecBody, await readJsonBody(request, MAX_CODEC_BODY_BYTES), 'body');
+    let payloads = body.payloads.map(fromJson);
+    // Like the SDK's data converter: encode through the codecs in order, decode in reverse order.
+    if (params.action === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
+    else for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+    return { status: 200, body: { payloads: payloads.map(toJson) } };
+  };
+  return [
+    { method: 'POST', path: '/codec/:action(encode|decode)', handler, cors },
+    { method: 'POST', path: `/codec/:${CODEC_TOKEN_PARAM}([A-Za-z0-9_-]{1,64})/:action(encode|decode)`, handler, cors },
+  ];
+}
+
+/**
+ * A request from an allowed origin gets that origin back with credentials allowed; its preflight
+ * (OPTIONS) is answered here. A browser request from any other origin is refused, so only the Web
+ * UI's pages can use the cookie cross-origin.
+ */
+function codecCors(allowed: ReadonlySet<string>): CorsPolicy {
+  return (request: IncomingMessage, response: ServerResponse) => {
+    const origin = request.headers.origin;
+    response.setHeader('vary', 'Origin');
+    if (origin === undefined || isSameOrigin(request)) {
+      if (request.method === 'OPTIONS') throw new HttpError(400, 'BadRequest', 'OPTIONS is for CORS preflights (send an Origin header)');
+      return false;
+    }
+    if (!allowed.has(origin)) {
+      throw new HttpError(403, 'Forbidden', `origin ${origin} may not call the codec endpoint (allowed: ${[...allowed].join(', ') || 'none'}; see CONSOLE_CODEC_CORS_ORIGINS)`);
+    }
+    response.setHeader('access-control-allow-origin', origin);
+    response.setHeader('access-control-allow-credentials', 'true');
+    if (request.method !== 'OPTIONS') return false;
+    const requested = request.headers['access-control-request-headers'];
+    response.writeHead(204, {
+      ...SECURITY_HEADERS,
+      'access-control-allow-methods': 'POST, OPTIONS',
+      // The Web UI sends Content-Type and X-Namespace, and Authorization when it passes its access token.
+      'access-control-allow-headers': typeof requested === 'string' && /^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/.test(requested.trim()) ? requested.trim() : 'content-type, x-namespace, authorization',
+      'access-control-max-age': '600',
+    });
+    response.end();
+    return true;
+  };
+}
+
+function fromJson(payload: JsonPayload): Payload {
+  return {
+    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+    data: Buffer.from(payload.data ?? '', 'base64'),
+  };
+}
+
+function toJson(payload: Payload): { metadata: Record<string, string>; data: string } {
+  const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
+  return {
+    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, base64(value)])),
+    data: base64(payload.data),
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Wire helpers of the console: the error handlers throw (an HTTP status and a code the page and
+ * the Web UI can read), JSON answers with the console's security headers, reading and validating
+ * JSON bodies, and the same-origin check of state-changing requests.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import { describeIssues } from '../../aggregator/schemas.js';
+
+/** Room for the largest answer set the answer limits allow (64 Ki characters) plus JSON's quoting. */
+export const MAX_BODY_BYTES = 128 * 1024;
+
+export const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+/** A refusal: answered as `{ error: code, message, ...extra }` with this status. */
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** What a route handler answers: sent as JSON. */
+export interface JsonReply {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export function sendJson(response: ServerResponse, { status, body }: JsonReply): void {
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    ...(status === 401 ? { 'www-authenticate': 'Bearer realm="console"' } : {}),
+  });
+  response.end(text);
+}
+
+export function methodNotAllowed(allowed: readonly string[]): HttpError {
+  return new HttpError(405, 'MethodNotAllowed', `use ${allowed.join(', ')}`);
+}
+
+export function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, 'BadRequest', 'malformed percent-encoding in the address');
+  }
+}
+
+/** True without an Origin header, or when it names this server (Host). */
+export function isSameOrigin(request: IncomingMessage): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/** A browser's cross-site POST carries a foreign Origin; refuse it (the cookie is also SameSite=Strict). */
+export function checkSameOrigin(request: IncomingMessage): void {
+  if (!isSameOrigin(request)) throw new HttpError(403, 'Forbidden', 'cross-origin requests are refused');
+}
+
+export async function readJsonBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'UnsupportedMediaType', 'send the body as application/json');
+  const declared = Number(request.headers['content-length'] ?? '0');
+  if (declared > limit) throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > limit) {
+      request.destroy();
+      throw new HttpError(413, 'PayloadTooLarge', `the body must be at most ${limit} bytes`);
+    }
+    chunks.push(buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch (error) {
+    throw new HttpError(400, 'InvalidJson', `the body is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Validates with a zod schema; a refusal is a 400 naming each offending field. */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new HttpError(400, 'InvalidRequest', `invalid ${what}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}

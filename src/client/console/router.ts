@@ -1,0 +1,71 @@
+/**
+ * The console's route table: method + path pattern → handler. A pattern is matched against the
+ * raw (still percent-encoded) path: `/api/connections/:workflowId` captures one non-empty segment,
+ * `:action(encode|decode)` only what the expression (which holds no "/") matches.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JsonReply } from './http.js';
+
+export type Params = Readonly<Record<string, string>>;
+
+export interface RouteCall {
+  readonly request: IncomingMessage;
+  readonly url: URL;
+  /** The captured segments, as sent: a handler decodes what it takes (safeDecode). */
+  readonly params: Params;
+}
+
+/**
+ * Runs before authentication on every request to the route's path, whatever its method, so that
+ * each answer (a 401 too) carries the headers an allowed origin needs; true when it has answered
+ * the request itself (a preflight).
+ */
+export type CorsPolicy = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+export interface Route {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly handler: (call: RouteCall) => Promise<JsonReply>;
+  readonly cors?: CorsPolicy;
+}
+
+/** The routes whose pattern matched the path; `route` is the one for the method, if any (else 405). */
+export interface RouteMatch {
+  readonly route: Route | undefined;
+  readonly allowed: readonly string[];
+  readonly params: Params;
+  readonly cors: CorsPolicy | undefined;
+}
+
+export type Router = (method: string, pathname: string) => RouteMatch | undefined;
+
+export function createRouter(routes: readonly Route[]): Router {
+  const compiled = routes.map((route) => ({ route, pattern: compile(route.path) }));
+  return (method, pathname) => {
+    const matched = compiled.flatMap(({ route, pattern }) => {
+      const match = pattern.exec(pathname);
+      return match ? [{ route, params: { ...match.groups } }] : [];
+    });
+    const [first] = matched;
+    if (first === undefined) return undefined;
+    const chosen = matched.find((m) => m.route.method === method);
+    return {
+      route: chosen?.route,
+      allowed: [...new Set(matched.map((m) => m.route.method))],
+      params: (chosen ?? first).params,
+      cors: matched.find((m) => m.route.cors)?.route.cors,
+    };
+  };
+}
+
+function compile(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => {
+      const param = /^:([A-Za-z]\w*)(?:\((.+)\))?$/.exec(segment);
+      if (!param) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      return `(?<${param[1] ?? ''}>${param[2] ?? '[^/]+'})`;
+    })
+    .join('/');
+  return new RegExp(`^${source}$`);
+}
