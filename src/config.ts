@@ -294,6 +294,9 @@ const WorkerEnv = z.object({
   WORKER_METRICS_PORT: Port.default(9464),
   WORKER_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   WORKER_WORKFLOW_BUNDLE: z.string().trim().min(1).optional(),
+  /** GET /healthz: 200 while the worker runs, 503 while it drains (src/worker-health.ts); 0 turns it off. */
+  WORKER_HEALTH_PORT: Port.default(0),
+  WORKER_HEALTH_HOST: z.string().trim().min(1).default('127.0.0.1'),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
   WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),

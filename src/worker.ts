@@ -13,6 +13,7 @@ import { ConfigError, loadWorkerConfig, temporalTransportOf, type WorkerConfig }
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
+import { startWorkerHealthServer } from './worker-health.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
 const WORKER_SHUTDOWN_GRACE = '2m';
@@ -50,8 +51,14 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ),
   };
 
+  // Up before the worker exists (503 until it runs) and down only after the drain, so a draining worker answers 503.
+  let worker: Worker | undefined;
+  const health = config.WORKER_HEALTH_PORT
+    ? await startWorkerHealthServer({ host: config.WORKER_HEALTH_HOST, port: config.WORKER_HEALTH_PORT, state: () => worker?.getState() ?? 'INITIALIZED' })
+    : undefined;
+
   try {
-    const worker = await Worker.create({
+    worker = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -79,9 +86,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       payloadStore: config.payloadStore.kind,
       metrics: config.WORKER_METRICS_PORT ? `http://${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics` : 'off',
+      health: health?.url ?? 'off',
     });
     await worker.run();
   } finally {
+    await health?.close();
     await connection.close();
   }
 }
@@ -92,7 +101,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     config = loadWorkerConfig();
     if (config.WORKER_WORKFLOW_BUNDLE && !existsSync(config.WORKER_WORKFLOW_BUNDLE)) {
-      throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.WORKER_WORKFLOW_BUNDLE} (run npm run build:bundle)`]);
+      throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.WORKER_WORKFLOW_BUNDLE} (run npm run build or npm run build:bundle)`]);
     }
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

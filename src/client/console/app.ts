@@ -1,7 +1,8 @@
 /**
  * The operator console's HTTP server: a static page and a small JSON API over the pipeline client.
  * Every request needs the console token (`Authorization: Bearer <token>`, or the HttpOnly cookie set
- * by opening the page once with `?token=<token>`); without it the answer is 401.
+ * by opening the page once with `?token=<token>`); without it the answer is 401. The one exception is
+ * `GET /healthz` (200 `{ state: 'RUNNING' }`), for container health checks.
  *
  * API (JSON):
  *   GET  /api/connections?status=AwaitingAnswer|...|any&customer=&institution=&limit=
@@ -131,6 +132,12 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://console.invalid');
     const method = request.method ?? 'GET';
+
+    // Unauthenticated, for container health checks: it says only that the server answers.
+    if (url.pathname === '/healthz' && method === 'GET') {
+      sendJson(response, 200, { state: 'RUNNING' });
+      return;
+    }
 
     const codecPath = /^\/codec(?:\/([A-Za-z0-9_-]{1,64}))?\/(encode|decode)$/.exec(url.pathname);
     const codecAction = codecPath?.[2] as 'encode' | 'decode' | undefined;
