@@ -8,15 +8,17 @@
  *      long-running or one-shot, ports, secrets, what it waits for).
  *   3. What Compose cannot know about this project: the search attributes the setup one-shot
  *      registers are exactly CONNECTION_SEARCH_ATTRIBUTES; every setting given to the app's services
- *      is a variable of .env.example (or AWS_*, read by the AWS SDK); and each app service's
+ *      is a variable of .env.example (or AWS_*, read by the AWS SDK); each app service's
  *      environment, with stand-in values for its secrets, is accepted by the src/config.ts loader of
- *      the process it runs (worker with encryption on and the S3 store, console, sandbox).
+ *      the process it runs (worker with encryption on and the S3 store, console, sandbox); every
+ *      dist/ file an app service runs is compiled from a source that exists; and the worker's health
+ *      check probes its WORKER_HEALTH_PORT. (That the image builds and runs them: npm run image:check.)
  * The last line starts with `compose-check:`. Compose: DOCKER_COMPOSE_PATH, else the build that
  * `bash scripts/provision-temporal.sh compose` leaves in the Temporal cache, else docker-compose on PATH.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join, relative, resolve } from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadWorkerConfig } from '../src/config.js';
@@ -57,6 +59,7 @@ interface ComposeService {
   environment?: Record<string, string | null>;
   command?: string[] | null;
   entrypoint?: string[] | null;
+  healthcheck?: { test?: string[]; disable?: boolean };
 }
 
 interface ComposeModel {
@@ -100,7 +103,36 @@ function projectProblems(model: ComposeModel): string[] {
       }
     }
   }
-  problems.push(...configProblems(model));
+  problems.push(...configProblems(model), ...imagePathProblems(model));
+  return problems;
+}
+
+/** The processes of the image, by the entry point a service's command runs (`dist/src/worker.js`, or a `.ts` source). */
+const isWorkerCommand = (service: ComposeService) => /\bsrc\/worker\.[jt]s\b/.test((service.command ?? []).join(' '));
+const isConsoleCommand = (service: ComposeService) => /\bsrc\/client\/console\/server\.[jt]s\b/.test((service.command ?? []).join(' '));
+const isSandboxCommand = (service: ComposeService) => /\bsrc\/sandbox\/main\.[jt]s\b/.test((service.command ?? []).join(' '));
+
+/**
+ * The image runs compiled code: every `dist/<path>.js` an app service's command or health check names
+ * must be compiled from a `<path>.ts` of the project (tsconfig.build.json compiles src/ to dist/src/),
+ * and the worker's health check must probe the port its WORKER_HEALTH_PORT opens.
+ */
+function imagePathProblems(model: ComposeModel): string[] {
+  const problems: string[] = [];
+  for (const [name, service] of Object.entries(model.services)) {
+    if (service.image !== APP_IMAGE) continue;
+    const words = [...(service.command ?? []), ...(service.healthcheck?.test ?? [])].join('\n');
+    for (const [path, source] of words.matchAll(/(?:\.\/)?dist\/((?:src|scripts)\/[\w./-]+)\.js\b/g)) {
+      if (!existsSync(join(PROJECT_ROOT, `${source}.ts`))) problems.push(`service ${name} runs ${path}, but there is no ${source}.ts to compile it from`);
+    }
+    if (isWorkerCommand(service)) {
+      const port = service.environment?.WORKER_HEALTH_PORT;
+      const probed = /^http:\/\/127\.0\.0\.1:(\d+)\/healthz$/.exec(service.healthcheck?.test?.at(-1) ?? '')?.[1];
+      if (!port || probed !== port) {
+        problems.push(`service ${name}: its health check probes port ${probed ?? '(none)'}, its WORKER_HEALTH_PORT is ${port ?? 'unset (off)'}`);
+      }
+    }
+  }
   return problems;
 }
 
@@ -115,7 +147,6 @@ function configProblems(model: ComposeModel): string[] {
   const problems: string[] = [];
   for (const [name, service] of Object.entries(model.services)) {
     if (service.image !== APP_IMAGE) continue;
-    const command = (service.command ?? []).join(' ');
     const env: NodeJS.ProcessEnv = { WORKER_WORKFLOW_BUNDLE: '/app/dist/workflow-bundle.js' };
     for (const [variable, value] of Object.entries(service.environment ?? {})) env[variable] = value ?? '';
     for (const secret of service.secrets ?? []) {
@@ -123,15 +154,15 @@ function configProblems(model: ComposeModel): string[] {
       env[variable] = SECRET_STAND_INS[variable]?.() ?? 'stand-in';
     }
     try {
-      if (command.includes('src/worker.ts')) {
+      if (isWorkerCommand(service)) {
         const config = loadWorkerConfig(env);
         if (!config.encryption) problems.push(`service ${name}: the worker would store payloads unencrypted`);
         if (config.payloadStore.kind !== 's3') problems.push(`service ${name}: the worker's payload store is ${config.payloadStore.kind}, not s3`);
-      } else if (command.includes('src/client/console/server.ts')) {
+      } else if (isConsoleCommand(service)) {
         const config = loadConsoleConfig(env);
         loadClientConfig(env);
         if (!config.encryption) problems.push(`service ${name}: the console would serve no codec (encryption off)`);
-      } else if (command.includes('src/sandbox/main.ts')) {
+      } else if (isSandboxCommand(service)) {
         loadSandboxConfig(env);
       }
     } catch (error) {

@@ -285,6 +285,9 @@ const WorkerEnv = z
     WORKER_METRICS_PORT: WorkerMetricsPort,
     WORKER_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
     WORKER_WORKFLOW_BUNDLE: z.string().trim().min(1).optional(),
+    /** GET /healthz: 200 while the worker runs, 503 while it drains (src/worker-health.ts); 0 turns it off. */
+    WORKER_HEALTH_PORT: Port.default(0),
+    WORKER_HEALTH_HOST: z.string().trim().min(1).default('127.0.0.1'),
     WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
     /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
     WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
@@ -309,6 +312,8 @@ const WorkerEnv = z
       }),
       /** Prometheus at http://host:port/metrics; port 0 turns it off. */
       metrics: Object.freeze({ host: env.WORKER_METRICS_HOST, port: env.WORKER_METRICS_PORT }),
+      /** Liveness for container health checks at http://host:port/healthz; port 0 turns it off. */
+      health: Object.freeze({ host: env.WORKER_HEALTH_HOST, port: env.WORKER_HEALTH_PORT }),
       workflows: Object.freeze({
         /** A prebuilt bundle (production); unset, the worker bundles the workflows at start. */
         bundlePath: env.WORKER_WORKFLOW_BUNDLE,

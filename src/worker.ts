@@ -13,6 +13,7 @@ import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
+import { startWorkerHealthServer } from './worker-health.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
 const WORKER_SHUTDOWN_GRACE = '2m';
@@ -46,8 +47,14 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ),
   };
 
+  // Up before the worker exists (503 until it runs) and down only after the drain, so a draining worker answers 503.
+  let worker: Worker | undefined;
+  const health = config.health.port
+    ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => worker?.getState() ?? 'INITIALIZED' })
+    : undefined;
+
   try {
-    const worker = await Worker.create({
+    worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
@@ -75,9 +82,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       payloadStore: config.payloadStore.kind,
       metrics: config.metrics.port ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
+      health: health?.url ?? 'off',
     });
     await worker.run();
   } finally {
+    await health?.close();
     await connection.close();
   }
 }
@@ -88,7 +97,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     config = loadWorkerConfig();
     if (config.workflows.bundlePath && !existsSync(config.workflows.bundlePath)) {
-      throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.workflows.bundlePath} (run npm run build:bundle)`]);
+      throw new ConfigError([`WORKER_WORKFLOW_BUNDLE: no file at ${config.workflows.bundlePath} (run npm run build or npm run build:bundle)`]);
     }
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -6,9 +6,13 @@
  */
 import { fileURLToPath } from 'node:url';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
-export const PAYLOAD_CONVERTER_PATH = fileURLToPath(new URL('./codec/payload-converter.ts', import.meta.url));
-export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./codec/failure-converter.ts', import.meta.url));
+/** `.ts` when running the sources (tsx, tests), `.js` when running the compiled dist/ (the image). */
+const EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const beside = (path: string) => fileURLToPath(new URL(`${path}${EXTENSION}`, import.meta.url));
+
+export const WORKFLOWS_PATH = beside('./workflows/index');
+export const PAYLOAD_CONVERTER_PATH = beside('./codec/payload-converter');
+export const FAILURE_CONVERTER_PATH = beside('./codec/failure-converter');
 
 /** Options for bundleWorkflowCode. */
 export const WORKFLOW_CODE = { workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, failureConverterPath: FAILURE_CONVERTER_PATH } as const;

@@ -224,6 +224,13 @@ void describe('the console API', () => {
     assert.equal((await fetch(`${baseUrl}/api/connections`, { headers: { cookie: `${COOKIE_NAME}=wrong` } })).status, 401);
   });
 
+  void it('answers GET /healthz without the token, and nothing else there', async () => {
+    const health = await fetch(`${baseUrl}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { state: 'RUNNING' });
+    assert.equal((await fetch(`${baseUrl}/healthz`, { method: 'POST' })).status, 401, 'only GET is open');
+  });
+
   void it('sets an HttpOnly cookie from ?token= once and redirects without it', async () => {
     const response = await fetch(`${baseUrl}/?token=${encodeURIComponent(TOKEN)}`, { redirect: 'manual' });
     assert.equal(response.status, 303);

@@ -103,6 +103,21 @@ describe('npm run compose:check', { concurrency: true }, () => {
     assert.match(lastLine(run.stderr), /is INVALID/);
   });
 
+  it('refuses a copy whose service runs a dist/ file no source compiles to', async () => {
+    const file = await brokenCopy('missing-entry', '"dist/src/sandbox/main.js"', '"dist/src/sandbox/start.js"');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /service sandbox runs dist\/src\/sandbox\/start\.js, but there is no src\/sandbox\/start\.ts to compile it from/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
+  });
+
+  it('refuses a copy whose worker health check probes another port than its WORKER_HEALTH_PORT', async () => {
+    const file = await brokenCopy('health-port', 'WORKER_HEALTH_PORT: "8081"', 'WORKER_HEALTH_PORT: "9000"');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /service worker: its health check probes port 8081, its WORKER_HEALTH_PORT is 9000/);
+  });
+
   it('refuses a copy that no longer registers one of our search attributes', async () => {
     const file = await brokenCopy('missing-search-attribute', / \\\n\s+--name LoginId --type Keyword/, '');
     const run = await composeCheck(file);

@@ -2,7 +2,8 @@
  * The operator console's HTTP server: a static page (pages.ts), a JSON API over the pipeline client
  * (api.ts) and, with payload encryption on, Temporal's codec endpoint (codec.ts), behind the console
  * token (auth.ts). Each request goes: CORS of its route, if any; `?token=` on a page; the token
- * check (401); then its route (405 for another method), a page, or 404.
+ * check (401); then its route (405 for another method), a page, or 404. The one exception to the
+ * token is `GET /healthz` (200 `{ state: 'RUNNING' }`), for container health checks.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -49,6 +50,11 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://console.invalid');
+    // Unauthenticated, for container health checks: it says only that the server answers.
+    if (url.pathname === '/healthz' && request.method === 'GET') {
+      sendJson(response, { status: 200, body: { state: 'RUNNING' } });
+      return;
+    }
     const match = route(request.method ?? 'GET', url.pathname);
     // CORS first: a preflight carries no credentials, and every answer (401 too) must be readable by the allowed origins.
     if (match?.cors?.(request, response)) return;
