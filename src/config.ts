@@ -6,7 +6,7 @@
  * Each schema reads the flat variables (so problems name them) and transforms them into a camelCase
  * object nested by concern; the config types are the schemas' outputs. Sections shared by several
  * processes are built by one function each, so they are the same everywhere:
- *   temporal      { address, namespace, taskQueue, transport: { apiKey?, tls, tlsCertPath?, tlsKeyPath? } }
+ *   temporal      { address, namespace, taskQueue, transport: { apiKey?, tls, tlsCaPath?, tlsServerName?, tlsCertPath?, tlsKeyPath? } }
  *   encryption?   the codec's keys { keyId, key, decryptionKeys }; absent when PAYLOAD_ENCRYPTION=off
  *   payloadStore  the store's settings (src/payload-store/settings.ts)
  * Per process:
@@ -17,6 +17,7 @@
  *   sandbox   { port, host, authSecret? }
  *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics } }
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { EncryptionKeys } from './codec/encryption-codec.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
@@ -40,30 +41,64 @@ const TemporalVars = z.object({
   TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('aggregation-connections'),
   TEMPORAL_API_KEY: z.string().trim().min(1).optional(),
   TEMPORAL_TLS: Bool.default(false),
+  /** The server's root CA (PEM): a self-hosted cluster's private CA. Implies TLS. */
+  TEMPORAL_TLS_CA_PATH: z.string().trim().min(1).optional(),
+  /** The name the server's certificate is checked against (and sent as SNI) instead of the address's host. Implies TLS. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().trim().regex(/^[A-Za-z0-9.-]+$/, { message: 'must be a host name' }).optional(),
   TEMPORAL_TLS_CERT_PATH: z.string().trim().min(1).optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().trim().min(1).optional(),
 });
 type TemporalVars = z.output<typeof TemporalVars>;
 
+/** The variables naming PEM files, each checked at start-up so a bad path stops the process with its name. */
+const TLS_FILE_VARS = ['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH'] as const;
+
+/** Why a TLS file cannot serve, or undefined when it is a readable PEM file. */
+function tlsFileProblem(path: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return `cannot read ${path} (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? String(error))})`;
+  }
+  return text.includes('-----BEGIN ') ? undefined : `${path} is not a PEM file (no -----BEGIN line)`;
+}
+
 function checkTls(env: TemporalVars, ctx: z.RefinementCtx): void {
   if (Boolean(env.TEMPORAL_TLS_CERT_PATH) !== Boolean(env.TEMPORAL_TLS_KEY_PATH)) {
     ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together' });
+  }
+  for (const name of TLS_FILE_VARS) {
+    const path = env[name];
+    const problem = path === undefined ? undefined : tlsFileProblem(path);
+    if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
   }
 }
 
 /**
  * The `temporal` section; `transport` is what src/temporal-connection.ts turns into connection
- * options: an API key, and a client certificate pair (both or neither, checkTls saw to it), only when set.
+ * options: an API key, the server's CA and name, and a client certificate pair (both or neither,
+ * checkTls saw to it, as it saw that each file is a readable PEM file), only when set. Any of them
+ * but the API key means TLS (an API key implies it in temporal-connection.ts, as the SDK does).
  */
 function temporalSection(env: TemporalVars) {
-  const { TEMPORAL_API_KEY: apiKey, TEMPORAL_TLS_CERT_PATH: tlsCertPath, TEMPORAL_TLS_KEY_PATH: tlsKeyPath } = env;
+  const {
+    TEMPORAL_API_KEY: apiKey,
+    TEMPORAL_TLS_CA_PATH: tlsCaPath,
+    TEMPORAL_TLS_SERVER_NAME: tlsServerName,
+    TEMPORAL_TLS_CERT_PATH: tlsCertPath,
+    TEMPORAL_TLS_KEY_PATH: tlsKeyPath,
+  } = env;
   return Object.freeze({
     address: env.TEMPORAL_ADDRESS,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     transport: Object.freeze({
-      tls: env.TEMPORAL_TLS,
+      tls: env.TEMPORAL_TLS || Boolean(tlsCaPath || tlsServerName || tlsCertPath),
       ...(apiKey ? { apiKey } : {}),
+      ...(tlsCaPath ? { tlsCaPath } : {}),
+      ...(tlsServerName ? { tlsServerName } : {}),
       ...(tlsCertPath && tlsKeyPath ? { tlsCertPath, tlsKeyPath } : {}),
     }),
   });

@@ -10,7 +10,8 @@ import { createInputActivities } from './activities/input-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { workerDataConverterFor } from './codec/data-converter.js';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
-import { temporalConnectionOptions } from './temporal-connection.js';
+import { connectFailureReason, TemporalConnectError } from './temporal-connect-error.js';
+import { temporalConnectionOptions, TemporalTlsFileError } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
 import { startWorkerHealthServer } from './worker-health.js';
@@ -37,7 +38,13 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       : {},
   });
 
-  const connection = await NativeConnection.connect(await temporalConnectionOptions(config.temporal));
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(await temporalConnectionOptions(config.temporal));
+  } catch (error) {
+    if (error instanceof TemporalTlsFileError) throw error;
+    throw new TemporalConnectError(config.temporal.address, await connectFailureReason(config.temporal, error), { cause: error });
+  }
 
   const activities = {
     ...createInputActivities(),
@@ -106,7 +113,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   runWorker(config).then(
     () => process.exit(0),
     (error: unknown) => {
-      process.stderr.write(`worker stopped: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      // Start-up failures the operator fixes in the environment: the message says which variable; no stack.
+      const known = error instanceof TemporalConnectError || error instanceof TemporalTlsFileError;
+      process.stderr.write(`worker stopped: ${error instanceof Error ? (known ? error.message : (error.stack ?? error.message)) : String(error)}\n`);
       process.exit(1);
     },
   );

@@ -1,11 +1,24 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadClientConfig, loadConsoleConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig } from '../src/config.js';
 import { temporalConnectionOptions } from '../src/temporal-connection.js';
+
+/** The message of the ConfigError `load` throws. */
+function problemsOf(load: () => unknown): string {
+  try {
+    load();
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+    return error.message;
+  }
+  return assert.fail('expected the configuration to be refused');
+}
 
 describe('loadWorkerConfig', () => {
   it('applies the embedded defaults to an empty environment', () => {
@@ -158,8 +171,53 @@ describe('connection to Temporal', () => {
     await writeFile(join(dir, 'k.pem'), 'KEY');
     const options = await temporalConnectionOptions({ address: 'h:7233', transport: { tls: false, tlsCertPath: join(dir, 'c.pem'), tlsKeyPath: join(dir, 'k.pem') } });
     assert.ok(typeof options.tls === 'object');
-    assert.equal(options.tls.clientCertPair.crt.toString(), 'CERT');
-    assert.equal(options.tls.clientCertPair.key.toString(), 'KEY');
+    assert.equal(options.tls.clientCertPair?.crt.toString(), 'CERT');
+    assert.equal(options.tls.clientCertPair?.key.toString(), 'KEY');
+  });
+
+  it("reads a self-hosted cluster's CA and server name, either of which means TLS, into the SDK's TLS options", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tls-'));
+    const pem = (label: string) => `-----BEGIN ${label}-----\n${randomBytes(12).toString('base64')}\n-----END ${label}-----\n`;
+    const files = { ca: join(dir, 'ca.pem'), crt: join(dir, 'client.pem'), key: join(dir, 'client-key.pem') };
+    await writeFile(files.ca, pem('CERTIFICATE'));
+    await writeFile(files.crt, pem('CERTIFICATE'));
+    await writeFile(files.key, pem('PRIVATE KEY'));
+
+    assert.deepEqual(loadConfig({ TEMPORAL_TLS_CA_PATH: files.ca }).temporal.transport, { tls: true, tlsCaPath: files.ca });
+    assert.deepEqual(loadClientConfig({ TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' }).temporal.transport, { tls: true, tlsServerName: 'temporal.internal' });
+    assert.match(problemsOf(() => loadConfig({ TEMPORAL_TLS_SERVER_NAME: 'not a name' })), /TEMPORAL_TLS_SERVER_NAME: must be a host name/);
+
+    const env = { TEMPORAL_TLS_CA_PATH: files.ca, TEMPORAL_TLS_SERVER_NAME: 'temporal.internal', TEMPORAL_TLS_CERT_PATH: files.crt, TEMPORAL_TLS_KEY_PATH: files.key };
+    const { temporal } = loadConfig(env);
+    assert.deepEqual(loadClientConfig(env).temporal, temporal, 'the pipeline client reads the same section');
+    const options = await temporalConnectionOptions(temporal);
+    assert.ok(typeof options.tls === 'object');
+    assert.equal(options.tls.serverRootCACertificate?.toString(), await readFile(files.ca, 'utf8'));
+    assert.equal(options.tls.serverNameOverride, 'temporal.internal');
+    assert.equal(options.tls.clientCertPair?.crt.toString(), await readFile(files.crt, 'utf8'));
+    assert.equal(options.tls.clientCertPair?.key.toString(), await readFile(files.key, 'utf8'));
+  });
+
+  it('refuses a missing, unreadable or non-PEM TLS file at start-up, naming the variable and the path', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tls-'));
+    await writeFile(join(dir, 'notes.txt'), 'not a certificate');
+    const message = problemsOf(() =>
+      loadClientConfig({ TEMPORAL_TLS_CA_PATH: join(dir, 'missing.pem'), TEMPORAL_TLS_CERT_PATH: dir, TEMPORAL_TLS_KEY_PATH: join(dir, 'notes.txt') }),
+    );
+    assert.match(message, new RegExp(`TEMPORAL_TLS_CA_PATH: cannot read ${dir}/missing\\.pem \\(no such file\\)`));
+    assert.match(message, new RegExp(`TEMPORAL_TLS_CERT_PATH: cannot read ${dir} \\(a directory\\)`));
+    assert.match(message, new RegExp(`TEMPORAL_TLS_KEY_PATH: ${dir}/notes\\.txt is not a PEM file`));
+
+    // The worker stops at start-up with that message and exit code 2, no stack trace.
+    const worker = spawnSync(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { PATH: process.env.PATH, TEMPORAL_TLS_CA_PATH: join(dir, 'missing.pem'), PAYLOAD_ENCRYPTION: 'off', WORKER_METRICS_PORT: '0' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(worker.status, 2, worker.stderr);
+    assert.match(worker.stderr, new RegExp(`TEMPORAL_TLS_CA_PATH: cannot read ${dir}/missing\\.pem \\(no such file\\)`));
+    assert.doesNotMatch(worker.stderr, /^\s+at /m, 'no stack trace');
   });
 });
 

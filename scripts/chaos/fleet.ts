@@ -11,6 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { temporalConnectionOptions } from '../../src/temporal-connection.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { WORKFLOW_CODE } from '../../src/workflow-code.js';
 import { checkData, countDuplicates, judge, type DuplicateReport } from './checks.js';
@@ -40,6 +41,8 @@ export interface FleetOptions {
   readonly runDir: string;
   readonly bundlePath: string;
   readonly temporalAddress: string;
+  /** More TEMPORAL_* settings for the workers and the driver's client (prod-check --tls: CA, server name, client certificate). */
+  readonly temporalEnv?: Readonly<Record<string, string>>;
   readonly workers: number;
   readonly replyDelayMs: number;
   readonly proxy: ChaosProxy;
@@ -67,6 +70,7 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
     TEMPORAL_ADDRESS: options.temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: `${name}-${runTag}`,
+    ...options.temporalEnv,
     PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     PAYLOAD_ENCRYPTION_KEY_ID: `${name}-${runTag}`,
     PAYLOAD_STORE: 'local',
@@ -94,7 +98,8 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
   const { temporal } = clientConfig;
   timeline.mark(`${options.workers} worker(s) polling task queue ${temporal.taskQueue}: ${pool.readyNames().join(', ')}`);
 
-  const connection = await Connection.connect({ address: temporal.address });
+  // Through the product's own connection options, as the pipeline client connects.
+  const connection = await Connection.connect(await temporalConnectionOptions(temporal));
   resources.connection = connection;
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter: dataConverterFor(clientConfig) });
   const connections = new ConnectionsClient({ client, taskQueue: temporal.taskQueue, address: temporal.address });

@@ -56,7 +56,7 @@ function exitOf(child: ChildProcess): Promise<string> {
 /** Every child a run started, so an unexpected end of the run still kills them (see killAllChildren). */
 const children = new Set<ChildProcess>();
 
-function track(child: ChildProcess): ChildProcess {
+export function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;

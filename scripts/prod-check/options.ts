@@ -14,6 +14,8 @@ export interface ProdCheckOptions {
   readonly keepLogs: boolean;
   /** Skip the SIGKILL, the SIGTERM drain and the server restart (a plain load run). */
   readonly noChaos: boolean;
+  /** The frontend over mutual TLS with a throwaway CA; workers and clients connect with certificates. */
+  readonly tls: boolean;
 }
 
 export const DEFAULT_CONNECTIONS = 2 * FLOWS.length;
@@ -32,17 +34,21 @@ and data. Last line: prod-check: <same counters as chaos>.
   --seed S            seed of the flow order and of the victims (default: random, printed)
   --deadline-ms T     a connection not ended T ms after the first start is stuck (default as chaos)
   --no-chaos          no kill, no SIGTERM, no restart: the stack under load only
+  --tls               the frontend over mutual TLS: a throwaway CA, server and client certificates
+                      made with openssl; workers and the driver connect with TEMPORAL_TLS_CA_PATH,
+                      TEMPORAL_TLS_SERVER_NAME and TEMPORAL_TLS_CERT_PATH/KEY_PATH; clients without a
+                      certificate, with another CA or another server name, and plain TCP, must be refused
   --keep-logs         keep the run directory (PostgreSQL data, server, worker logs)
   --help              this text
 
 Needs: apt-get install -y postgresql; bash scripts/provision-temporal.sh server (npm run prod:check
-runs the latter itself when the binaries are missing).`;
+runs the latter itself when the binaries are missing); --tls needs openssl.`;
 
 export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => number): ProdCheckOptions | undefined {
   const values = new Map<string, string>();
   const flags = new Set<string>();
   const valued = ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms'];
-  const flagged = ['--keep-logs', '--no-chaos', '--help'];
+  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--help'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
@@ -75,5 +81,6 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
     deadlineMs: values.has('--deadline-ms') ? integer('--deadline-ms', 0, 10_000, 24 * 3_600_000) : undefined,
     keepLogs: flags.has('--keep-logs'),
     noChaos: flags.has('--no-chaos'),
+    tls: flags.has('--tls'),
   };
 }

@@ -10,8 +10,13 @@
  * Temporal server once. Checks each connection's end and data as the chaos run does, prints each
  * worker's share of the work and ends with one line:
  *   prod-check: <n> connections, <n> completed as expected, <n> unexpected failures, <n> stuck, <n> duplicate answers, <n> data mismatches
- * Exit 0 only when nothing was lost, failed, stuck, duplicated or wrong and the drain held; 2 for a
- * bad argument; 3 when something it needs is missing (it says what to run); 1 otherwise.
+ * With --tls the frontend serves mutual TLS (scripts/prod-check/tls.ts makes a throwaway CA and the
+ * certificates): the workers and the driver connect with the TEMPORAL_TLS_* variables a user sets, and
+ * plain TCP, no client certificate, another CA and another server name must each be refused with a
+ * message naming what to fix (scripts/prod-check/tls-refusals.ts).
+ * Exit 0 only when nothing was lost, failed, stuck, duplicated or wrong, the drain held and (--tls)
+ * every refusal happened; 2 for a bad argument; 3 when something it needs is missing (it says what
+ * to run); 1 otherwise.
  */
 import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -34,6 +39,8 @@ import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { parseProdCheckArgs, USAGE, type ProdCheckOptions } from './options.js';
 import { POSTGRES_INSTALL_HINT, PostgresCluster, postgresBinDir } from './postgres.js';
 import { findServerBinaries, ProdTemporalServer, PROVISION_HINT, TEMPORAL_SERVER_VERSION, type ServerBinaries } from './temporal-server.js';
+import { createPki, hasOpenssl, OPENSSL_INSTALL_HINT, TLS_SERVER_NAME } from './tls.js';
+import { proveRefusals, type Refusal } from './tls-refusals.js';
 
 const POLL_INTERVAL_MS = 1_000;
 const START_STEP_MS = 300;
@@ -76,8 +83,9 @@ async function release(resources: Resources): Promise<void> {
 }
 
 /** The server binaries and schema, provisioned when missing and Go is there; else what to run. */
-function provide(): ServerBinaries {
+function provide(options: ProdCheckOptions): ServerBinaries {
   if (!postgresBinDir()) throw new MissingPrerequisite(POSTGRES_INSTALL_HINT);
+  if (options.tls && !hasOpenssl()) throw new MissingPrerequisite(OPENSSL_INSTALL_HINT);
   let found = findServerBinaries();
   if (found.binaries) return found.binaries;
   const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
@@ -189,7 +197,7 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
   resources.runDir = runDir;
   const header =
     `prod-check: seed ${options.seed}; Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL; ${options.connections} connections over ${FLOWS.length} flows, started over ${seconds(spreadMs)}; ` +
-    `${options.workers} workers on one task queue; Authorize replies held ${options.replyDelayMs} ms; ` +
+    `${options.workers} workers on one task queue; ${options.tls ? 'frontend over mutual TLS (throwaway CA, client certificates required); ' : ''}Authorize replies held ${options.replyDelayMs} ms; ` +
     (options.noChaos
       ? 'no kill, no SIGTERM, no restart; '
       : `SIGKILL one worker at +${seconds(KILL_AT * spreadMs)}, SIGTERM another at +${seconds(TERM_AT * spreadMs)}, server restart at +${seconds(RESTART_AT * spreadMs)}; `) +
@@ -202,12 +210,15 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
   await postgres.start();
   timeline.mark(`PostgreSQL up on ${postgres.host}:${postgres.port} (socket in ${postgres.dir})`);
 
-  resources.server = await ProdTemporalServer.create({ binaries, postgres, dir: runDir, timeline });
+  const pki = options.tls ? createPki(runDir) : undefined;
+  if (pki) timeline.mark(`throwaway CA, server certificate (${TLS_SERVER_NAME}, 127.0.0.1) and client certificates made with openssl in ${pki.dir}`);
+
+  resources.server = await ProdTemporalServer.create({ binaries, postgres, dir: runDir, timeline, ...(pki ? { tls: pki } : {}) });
   const server = resources.server;
   const versions = server.setupSchema();
   timeline.mark(`schema set up and migrated with temporal-sql-tool: ${versions}`);
   const startMs = await server.start();
-  timeline.mark(`Temporal server ${TEMPORAL_SERVER_VERSION} (frontend, history, matching, worker) up at ${server.address} in ${seconds(startMs)}`);
+  timeline.mark(`Temporal server ${TEMPORAL_SERVER_VERSION} (frontend, history, matching, worker) up at ${server.address}${pki ? ' over mutual TLS' : ''} in ${seconds(startMs)}`);
   const attributes = await server.registerNamespace('default');
   timeline.mark(`namespace default registered; search attributes ${attributes}`);
 
@@ -218,11 +229,17 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
   const listing = await fetchScenarioListing(sandbox.url);
   timeline.mark(`sandbox ${sandbox.url}, proxy ${proxy.url}`);
 
-  const bundlePath = await buildWorkflowBundle(runDir);
+  // The refusals mostly wait on handshakes: they run while the bundle builds.
+  const [bundlePath, refusals] = await Promise.all([buildWorkflowBundle(runDir), pki ? proveRefusals(server.address, pki) : Promise.resolve<Refusal[]>([])]);
   timeline.mark('workflow bundle built');
+  if (pki) timeline.mark(`mutual TLS: ${refusals.filter((refusal) => refusal.ok).length} of ${refusals.length} refusals as expected (see below)`);
 
+  // The variables a user sets for a self-hosted cluster with a private CA and client certificates.
+  const temporalEnv = pki
+    ? { TEMPORAL_TLS_CA_PATH: pki.caCert, TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME, TEMPORAL_TLS_CERT_PATH: pki.client.cert, TEMPORAL_TLS_KEY_PATH: pki.client.key }
+    : undefined;
   const { pool, connection, client, connections } = await startFleet(
-    { name: 'prod-check', runTag, runDir, bundlePath, temporalAddress: server.address, workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
+    { name: 'prod-check', runTag, runDir, bundlePath, temporalAddress: server.address, ...(temporalEnv ? { temporalEnv } : {}), workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
     resources,
   );
 
@@ -246,7 +263,8 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
   const { outcomes, duplicates, summary } = await judgeAll(records, sandbox, proxy);
   const stats = proxy.stats();
   const drainOk = options.noChaos || (chaos.drain?.ok ?? false);
-  const ok = passed(summary) && drainOk && chaos.record.errors.length === 0;
+  const refusalsOk = refusals.every((refusal) => refusal.ok);
+  const ok = passed(summary) && drainOk && refusalsOk && chaos.record.errors.length === 0;
 
   const lines = renderReport({
     header,
@@ -282,6 +300,13 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
     );
   }
 
+  if (pki) {
+    log('');
+    log('Mutual TLS: connections the frontend must refuse, each through the product\'s own start-up path');
+    for (const refusal of refusals) log(`  ${refusal.ok ? 'refused' : 'FAILED '}  ${refusal.who}: ${refusal.detail}`);
+    log(`TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=${TLS_SERVER_NAME}, TEMPORAL_TLS_CERT_PATH/KEY_PATH; refusals: ${refusalsOk ? 'ok' : 'FAILED'}`);
+  }
+
   await release(resources);
   if (options.keepLogs || !ok) log(`prod-check: logs, bundle and the PostgreSQL data kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
   else await rm(runDir, { recursive: true, force: true });
@@ -306,7 +331,7 @@ async function main(): Promise<number> {
   }
   let binaries: ServerBinaries;
   try {
-    binaries = provide();
+    binaries = provide(options);
   } catch (error) {
     if (error instanceof MissingPrerequisite) {
       process.stderr.write(`prod-check: ${error.message}\n`);

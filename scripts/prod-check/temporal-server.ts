@@ -7,7 +7,11 @@
  * - a config YAML (sql plugin postgres12, one node running frontend, history, matching and worker on
  *   loopback ports) and a dynamic config file;
  * - the `default` namespace registered and our custom search attributes added through the operator
- *   service, then proven usable by starting (and terminating) a workflow that sets all of them.
+ *   service, then proven usable by starting (and terminating) a workflow that sets all of them;
+ * - with `tls` (--tls): the frontend serves TLS and requires a client certificate signed by the run's
+ *   CA (mutual TLS); the server's own system worker presents one too. Internode traffic stays plain
+ *   (one process, loopback). This module's own connections go through the product's
+ *   temporalConnectionOptions with the client certificate, as a worker's would.
  * Restartable on the same database and ports, like the chaos run's dev server.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -22,11 +26,13 @@ import { msToTs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 
 const { temporal } = proto;
+import { temporalConnectionOptions, type TemporalConnectionOptions } from '../../src/temporal-connection.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
 import { freePort } from '../chaos/processes.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';
 import type { PostgresCluster } from './postgres.js';
+import { TLS_SERVER_NAME, type ProdCheckPki } from './tls.js';
 
 export const TEMPORAL_SERVER_VERSION = process.env.TEMPORAL_SERVER_VERSION || '1.29.1';
 const HOST = '127.0.0.1';
@@ -100,7 +106,31 @@ interface Ports {
   readonly metrics: number;
 }
 
-function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string): string {
+/** `global.tls`: mTLS on the frontend, and the system worker's client certificate for it. */
+function tlsYaml(pki: ProdCheckPki): string {
+  return `
+  tls:
+    frontend:
+      server:
+        certFile: "${pki.server.cert}"
+        keyFile: "${pki.server.key}"
+        requireClientAuth: true
+        clientCaFiles:
+          - "${pki.caCert}"
+      client:
+        serverName: "${TLS_SERVER_NAME}"
+        rootCaFiles:
+          - "${pki.caCert}"
+    systemWorker:
+      certFile: "${pki.systemWorker.cert}"
+      keyFile: "${pki.systemWorker.key}"
+      client:
+        serverName: "${TLS_SERVER_NAME}"
+        rootCaFiles:
+          - "${pki.caCert}"`;
+}
+
+function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string, pki: ProdCheckPki | undefined): string {
   const datastore = (database: string, maxConns: number) => `      sql:
         pluginName: "postgres12"
         databaseName: "${database}"
@@ -138,7 +168,7 @@ global:
     prometheus:
       framework: "tally"
       timerType: "histogram"
-      listenAddress: "${HOST}:${ports.metrics}"
+      listenAddress: "${HOST}:${ports.metrics}"${pki ? tlsYaml(pki) : ''}
 
 services:
   frontend:
@@ -187,6 +217,13 @@ export interface ProdServerOptions {
   /** Config, dynamic config and the server log go here. */
   readonly dir: string;
   readonly timeline: Timeline;
+  /** Mutual TLS on the frontend with this PKI (--tls); plain TCP without. */
+  readonly tls?: ProdCheckPki;
+}
+
+/** The product's transport settings for a client holding the run's client certificate (what a worker sets). */
+function tlsTransport(pki: ProdCheckPki) {
+  return { tls: true, tlsCaPath: pki.caCert, tlsServerName: TLS_SERVER_NAME, tlsCertPath: pki.client.cert, tlsKeyPath: pki.client.key };
 }
 
 export class ProdTemporalServer {
@@ -199,6 +236,8 @@ export class ProdTemporalServer {
   private constructor(
     private readonly options: ProdServerOptions,
     private readonly ports: Ports,
+    /** How this module connects: with the client certificate under --tls. */
+    private readonly connectionOptions: TemporalConnectionOptions,
   ) {
     this.address = `${HOST}:${ports.frontend}`;
     this.root = join(options.dir, 'temporal');
@@ -225,10 +264,12 @@ export class ProdTemporalServer {
       workerMembership: await freeMembershipPort(low),
       metrics: await freePort(),
     };
-    const server = new ProdTemporalServer(options, ports);
+    const address = `${HOST}:${ports.frontend}`;
+    const connectionOptions = await temporalConnectionOptions({ address, transport: options.tls ? tlsTransport(options.tls) : { tls: false } });
+    const server = new ProdTemporalServer(options, ports, connectionOptions);
     const dynamicConfigPath = join(server.root, 'config', 'dynamicconfig.yaml');
     writeFileSync(dynamicConfigPath, DYNAMIC_CONFIG);
-    writeFileSync(join(server.root, 'config', 'prod-check.yaml'), configYaml(options.postgres, ports, dynamicConfigPath));
+    writeFileSync(join(server.root, 'config', 'prod-check.yaml'), configYaml(options.postgres, ports, dynamicConfigPath, options.tls));
     return server;
   }
 
@@ -286,7 +327,7 @@ export class ProdTemporalServer {
     while (Date.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) throw new TemporalServerError(`the Temporal server stopped during start-up (${child.signalCode ?? `code ${child.exitCode}`}); see ${this.logPath}`);
       try {
-        const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
+        const connection = await Connection.connect({ ...this.connectionOptions, connectTimeout: 1_000 });
         try {
           await probe(connection);
           return;
@@ -306,7 +347,7 @@ export class ProdTemporalServer {
    * until a workflow start carrying all of them is accepted (the frontend's namespace cache has them).
    */
   async registerNamespace(namespace = 'default'): Promise<string> {
-    const connection = await Connection.connect({ address: this.address });
+    const connection = await Connection.connect(this.connectionOptions);
     try {
       try {
         await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });

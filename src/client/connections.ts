@@ -41,6 +41,7 @@ import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, Connection
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../workflows/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
 import { dataConverterFor } from '../codec/data-converter.js';
+import { connectFailureReason } from '../temporal-connect-error.js';
 import { temporalConnectionOptions } from '../temporal-connection.js';
 import { loadClientConfig } from '../config.js';
 import type { ClientConfig } from '../config.js';
@@ -159,7 +160,7 @@ export class ConnectionsClient {
     try {
       connection = await Connection.connect(await temporalConnectionOptions(config.temporal));
     } catch (error) {
-      throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${messageOf(error)}`, { cause: error });
+      throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error });
     }
     const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config) });
     const connections = new ConnectionsClient({ client, taskQueue, address });

@@ -2,6 +2,9 @@
  * `npm run prod:check` at a small size, as a subprocess: PostgreSQL (Debian's), the Temporal server
  * built from go.temporal.io/server, three workers, one SIGKILLed, one SIGTERMed (it must drain and
  * exit 0), the server restarted once. Nothing may be lost, fail, stick, answer twice or be wrong.
+ * Then `--tls` at a smaller size without chaos: the frontend over mutual TLS with a throwaway CA,
+ * workers and the driver connected through the TEMPORAL_TLS_* variables, and the refusals (plain
+ * TCP, no client certificate, another CA, another server name) each seen with its message.
  * It ignores the shared dev server (TEMPORAL_TEST_ADDRESS).
  *
  * Without PostgreSQL or the server binaries it is skipped, saying why, on a developer's machine
@@ -16,6 +19,7 @@ import { assertCleanSummary, runHarness, tail } from '../helpers/harness-run.js'
 
 const ENTRY = 'scripts/prod-check/prod-check.ts';
 const RUN_TIMEOUT_MS = 270_000;
+const TLS_RUN_TIMEOUT_MS = 180_000;
 
 const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing];
 if (missing.length > 0 && process.env.CI) throw new Error(`npm run prod:check cannot run in CI: missing ${missing.join('; ')}`);
@@ -37,6 +41,32 @@ void describe('npm run prod:check', () => {
       const report = `\n${tail(run.output)}`;
       assert.match(run.stdout, /^Drain: .*: ok$/m, `the SIGTERMed worker drained${report}`);
       assert.match(run.stdout, /Temporal server stopped in .*up again|Temporal server SIGKILLed .*up again/, `the server restarted${report}`);
+      assertCleanSummary('prod-check', run);
+    },
+  );
+
+  void it(
+    'runs connections with workers and the pipeline client over mutual TLS, and the frontend refuses plain TCP, no client certificate, another CA and another server name, each saying what to fix',
+    { timeout: TLS_RUN_TIMEOUT_MS + 20_000, skip: skipFullRun },
+    async () => {
+      const run = await runHarness(ENTRY, ['--tls', '--no-chaos', '--connections', '6', '--workers', '2', '--reply-delay-ms', '0'], TLS_RUN_TIMEOUT_MS, 'SIGTERM');
+      const report = `\n${tail(run.output)}`;
+      assert.match(run.stdout, /Temporal server .* up at 127\.0\.0\.1:\d+ over mutual TLS/, `the server served mutual TLS${report}`);
+      const refusals: [string, RegExp][] = [
+        ['pipeline client, plain TCP', /TemporalUnavailableError: cannot reach Temporal at .*: the server speaks TLS and this client does not: set TEMPORAL_TLS_CA_PATH/],
+        ['pipeline client, no client certificate', /TemporalUnavailableError: .*TLS: the server requires a client certificate \(mutual TLS\): set TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH \(tlsv13 alert certificate required\)/],
+        ['pipeline client, another CA', /TemporalUnavailableError: .*TLS: the server's certificate is not signed by the CA in TEMPORAL_TLS_CA_PATH \(\S+other-ca\.pem\)/],
+        ['pipeline client, server name temporal.invalid', /TemporalUnavailableError: .*TLS: the server's certificate is not valid for temporal\.invalid, taken from TEMPORAL_TLS_SERVER_NAME/],
+        ['worker process, no client certificate', /exit 1: worker stopped: cannot reach Temporal at .*: TLS: the server requires a client certificate/],
+        ['worker process, another CA', /exit 1: worker stopped: cannot reach Temporal at .*: TLS: the server's certificate is not signed by the CA in TEMPORAL_TLS_CA_PATH .*InvalidCertificate\(UnknownIssuer\)/],
+      ];
+      for (const [who, reason] of refusals) {
+        const line = run.stdout.split('\n').find((text) => text.includes(`  ${who}: `));
+        assert.ok(line, `no line for ${who}${report}`);
+        assert.match(line, /^ {2}refused {2}/, `${who} was refused${report}`);
+        assert.match(line, reason, `${who}: the reason`);
+      }
+      assert.match(run.stdout, /^TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=localhost, TEMPORAL_TLS_CERT_PATH\/KEY_PATH; refusals: ok$/m, report);
       assertCleanSummary('prod-check', run);
     },
   );
