@@ -224,6 +224,62 @@ function splitPayloadStore<T extends PayloadStoreEnvValues>(parsed: T): { rest: 
   return { rest, payloadStore: { payloadStore: Object.freeze(settings) } };
 }
 
+// ---- tracing: OpenTelemetry spans over OTLP (worker and client/CLI/console) -------------------------
+
+/**
+ * The standard OpenTelemetry variables. Tracing is off (no provider, nothing exported) unless an
+ * endpoint is set. Spans go out as OTLP JSON over HTTP (a collector's or Jaeger's port 4318); the
+ * exporter itself reads OTEL_EXPORTER_OTLP_HEADERS (a collector's credentials stay out of this config).
+ */
+const TracingEnv = {
+  /** Base URL: traces go to <base>/v1/traces. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318' }).optional(),
+  /** The traces URL itself; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318/v1/traces' }).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.literal('http/json', { message: 'must be http/json (spans are exported as OTLP JSON over HTTP) or unset' }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.literal('http/json', { message: 'must be http/json (spans are exported as OTLP JSON over HTTP) or unset' }).optional(),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).optional(),
+  OTEL_SDK_DISABLED: Bool.default(false),
+};
+type TracingVariables = keyof typeof TracingEnv;
+
+interface TracingEnvValues {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string | undefined;
+  OTEL_EXPORTER_OTLP_PROTOCOL?: 'http/json' | undefined;
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: 'http/json' | undefined;
+  OTEL_SERVICE_NAME?: string | undefined;
+  OTEL_SDK_DISABLED: boolean;
+}
+
+/** Where spans go and under which service name (see src/tracing/). */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL. */
+  readonly endpoint: string;
+  readonly serviceName: string;
+}
+
+/** What the tracing module reads: present only when an endpoint is configured. */
+export interface TracingSettings {
+  readonly tracing?: TracingConfig | undefined;
+}
+
+function splitTracing<T extends TracingEnvValues>(parsed: T, defaultServiceName: string): { rest: Omit<T, TracingVariables>; tracing: TracingSettings } {
+  const {
+    OTEL_EXPORTER_OTLP_ENDPOINT: base,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: tracesUrl,
+    OTEL_EXPORTER_OTLP_PROTOCOL: _protocol,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: _tracesProtocol,
+    OTEL_SERVICE_NAME: serviceName,
+    OTEL_SDK_DISABLED: disabled,
+    ...rest
+  } = parsed;
+  // The OTLP spec: a base endpoint gets the signal's path appended; a per-signal one is used as is.
+  const endpoint = tracesUrl ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  if (disabled || endpoint === undefined) return { rest, tracing: {} };
+  return { rest, tracing: { tracing: Object.freeze({ endpoint, serviceName: serviceName ?? defaultServiceName }) } };
+}
+
 const ORIGIN_RULE = 'must be a comma-separated list of origins such as http://localhost:8233 (scheme, host and port only)';
 /** Origins allowed to call the console's codec endpoint from a browser (the Temporal Web UI). */
 const CorsOrigins = z.string().transform((text, ctx) => {
@@ -300,14 +356,15 @@ const WorkerEnv = z.object({
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
   ...EncryptionEnv,
   ...PayloadStoreEnv,
+  ...TracingEnv,
 }).superRefine((env, ctx) => {
   checkTls(env, ctx);
   checkEncryption(env, ctx);
   checkPayloadStore(env, ctx);
 });
 
-/** The worker's variables by name, except the encryption and payload-store ones, which become `encryption` and `payloadStore`. */
-export type WorkerConfig = Readonly<Omit<z.infer<typeof WorkerEnv>, EncryptionVariables | PayloadStoreVariables>> & EncryptionSettings & PayloadStoreConfig;
+/** The worker's variables by name, except the encryption, payload-store and tracing ones, which become `encryption`, `payloadStore` and `tracing`. */
+export type WorkerConfig = Readonly<Omit<z.infer<typeof WorkerEnv>, EncryptionVariables | PayloadStoreVariables | TracingVariables>> & EncryptionSettings & PayloadStoreConfig & TracingSettings;
 
 const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
@@ -317,13 +374,14 @@ const ClientEnv = z.object({
   AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
   ...EncryptionEnv,
   ...PayloadStoreEnv,
+  ...TracingEnv,
 }).superRefine((env, ctx) => {
   checkTls(env, ctx);
   checkEncryption(env, ctx);
   checkPayloadStore(env, ctx);
 });
 
-export interface ClientConfig extends EncryptionSettings, PayloadStoreConfig {
+export interface ClientConfig extends EncryptionSettings, PayloadStoreConfig, TracingSettings {
   readonly address: string;
   readonly transport: TemporalTransport;
   readonly namespace: string;
@@ -388,13 +446,15 @@ function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.out
 
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   const { rest: parsed, encryption } = splitEncryption(parseEnv(WorkerEnv, env));
-  const { rest, payloadStore } = splitPayloadStore(parsed);
-  return Object.freeze({ ...rest, ...encryption, ...payloadStore });
+  const { rest: withoutStore, payloadStore } = splitPayloadStore(parsed);
+  const { rest, tracing } = splitTracing(withoutStore, 'aggregation-connections-worker');
+  return Object.freeze({ ...rest, ...encryption, ...payloadStore, ...tracing });
 }
 
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientConfig {
   const { rest: withStore, encryption } = splitEncryption(parseEnv(ClientEnv, env));
   const { rest: parsed, payloadStore } = splitPayloadStore(withStore);
+  const { tracing } = splitTracing(parsed, 'aggregation-connections-client');
   return Object.freeze({
     address: parsed.TEMPORAL_ADDRESS,
     transport: temporalTransportOf(parsed),
@@ -403,6 +463,7 @@ export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ClientCo
     customerId: parsed.AGGREGATOR_CUSTOMER_ID,
     ...encryption,
     ...payloadStore,
+    ...tracing,
   });
 }
 

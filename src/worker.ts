@@ -12,6 +12,8 @@ import { workerDataConverterFor } from './codec/data-converter.js';
 import { ConfigError, loadWorkerConfig, temporalTransportOf, type WorkerConfig } from './config.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
+import { acquireTracing, describeEndpoint } from './tracing/provider.js';
+import { tracingWorkerOptions } from './tracing/worker-tracing.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
@@ -37,6 +39,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   });
 
   const connection = await NativeConnection.connect(await temporalConnectionOptions(config.TEMPORAL_ADDRESS, temporalTransportOf(config)));
+  const tracing = config.tracing ? await acquireTracing(config.tracing) : undefined;
 
   const activities = {
     ...createInputActivities(),
@@ -67,6 +70,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
       ...(config.WORKER_WORKFLOW_THREADS === undefined ? {} : { workflowThreadPoolSize: config.WORKER_WORKFLOW_THREADS }),
       ...WORKFLOW_SANDBOX_OPTIONS,
+      // Spans of connections started by a traced client (the interceptors are inert for others).
+      ...tracingWorkerOptions(tracing),
       // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
@@ -79,9 +84,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       payloadStore: config.payloadStore.kind,
       metrics: config.WORKER_METRICS_PORT ? `http://${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics` : 'off',
+      tracing: config.tracing ? describeEndpoint(config.tracing) : 'off',
     });
     await worker.run();
   } finally {
+    await tracing?.release(); // exports the spans still buffered
     await connection.close();
   }
 }

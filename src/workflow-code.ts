@@ -1,17 +1,29 @@
 /**
  * Where the worker's workflow code lives: the workflows and the converters bundled with them (the
  * payload converter that keeps bad messages from wedging a connection, the failure converter that
- * puts failure messages where the codec encrypts them). Every place that bundles or runs workflows
- * (worker, bundle script, tests, benchmarks) reads this, so none of them can forget one.
+ * puts failure messages where the codec encrypts them) and the tracing interceptors (inert for a
+ * connection started without a trace context). Every place that bundles or runs workflows (worker,
+ * bundle script, tests, benchmarks) reads this, so none of them can forget one.
  */
 import { fileURLToPath } from 'node:url';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 export const PAYLOAD_CONVERTER_PATH = fileURLToPath(new URL('./codec/payload-converter.ts', import.meta.url));
 export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./codec/failure-converter.ts', import.meta.url));
+export const TRACING_WORKFLOW_INTERCEPTORS_PATH = fileURLToPath(new URL('./tracing/workflow-interceptors.ts', import.meta.url));
 
-/** Options for bundleWorkflowCode. */
-export const WORKFLOW_CODE = { workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, failureConverterPath: FAILURE_CONVERTER_PATH } as const;
+/** Options for bundleWorkflowCode; a worker or replayer given `workflowsPath` takes the interceptors as `interceptors.workflowModules`. */
+export const WORKFLOW_CODE: {
+  readonly workflowsPath: string;
+  readonly payloadConverterPath: string;
+  readonly failureConverterPath: string;
+  readonly workflowInterceptorModules: string[];
+} = Object.freeze({
+  workflowsPath: WORKFLOWS_PATH,
+  payloadConverterPath: PAYLOAD_CONVERTER_PATH,
+  failureConverterPath: FAILURE_CONVERTER_PATH,
+  workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_PATH],
+});
 
 /**
  * How long one call into the workflow sandbox may run before the SDK's watchdog interrupts it. The
