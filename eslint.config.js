@@ -21,7 +21,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/workflows/**/*.ts'],
+    // The tracing interceptors are bundled with the workflows.
+    files: ['src/workflows/**/*.ts', 'src/tracing/workflow-interceptors.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -283,6 +283,37 @@ function checkPayloads(env: EncryptionVars & PayloadStoreVars, ctx: z.Refinement
   checkPayloadStore(env, ctx);
 }
 
+// ---- tracing: OpenTelemetry spans over OTLP (worker and client/CLI/console) -------------------------
+
+/**
+ * The standard OpenTelemetry variables. Tracing is off (no provider, nothing exported) unless an
+ * endpoint is set. Spans go out as OTLP JSON over HTTP (a collector's or Jaeger's port 4318); the
+ * exporter itself reads OTEL_EXPORTER_OTLP_HEADERS (a collector's credentials stay out of this config).
+ */
+const TracingVars = z.object({
+  /** Base URL: traces go to <base>/v1/traces. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318' }).optional(),
+  /** The traces URL itself; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318/v1/traces' }).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.literal('http/json', { message: 'must be http/json (spans are exported as OTLP JSON over HTTP) or unset' }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.literal('http/json', { message: 'must be http/json (spans are exported as OTLP JSON over HTTP) or unset' }).optional(),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).optional(),
+  OTEL_SDK_DISABLED: Bool.default(false),
+});
+type TracingVars = z.output<typeof TracingVars>;
+
+/** The `tracing` section: where spans go and under which service name; absent when tracing is off. */
+function tracingSection(env: TracingVars, defaultServiceName: string): { tracing?: { readonly endpoint: string; readonly serviceName: string } } {
+  // The OTLP spec: a base endpoint gets the signal's path appended; a per-signal one is used as is.
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  if (env.OTEL_SDK_DISABLED || endpoint === undefined) return {};
+  return { tracing: Object.freeze({ endpoint, serviceName: env.OTEL_SERVICE_NAME ?? defaultServiceName }) };
+}
+
+/** What src/tracing/ reads (the worker's and the client's `tracing` section). */
+export type TracingConfig = NonNullable<ReturnType<typeof tracingSection>['tracing']>;
+
 const ORIGIN_RULE = 'must be a comma-separated list of origins such as http://localhost:8233 (scheme, host and port only)';
 /** Origins allowed to call the console's codec endpoint from a browser (the Temporal Web UI). */
 const CorsOrigins = z.string().transform((text, ctx) => {
@@ -329,6 +360,7 @@ const WorkerEnv = z
     LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
+    ...TracingVars.shape,
   })
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
@@ -357,6 +389,7 @@ const WorkerEnv = z
       }),
       logLevel: env.LOG_LEVEL,
       ...payloadSections(env, ctx),
+      ...tracingSection(env, 'aggregation-connections-worker'),
     }),
   );
 
@@ -369,6 +402,7 @@ const ClientEnv = z
     AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
+    ...TracingVars.shape,
   })
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
@@ -380,6 +414,7 @@ const ClientEnv = z
       /** The tenant (lender) that new connections belong to unless told otherwise. */
       customerId: env.AGGREGATOR_CUSTOMER_ID,
       ...payloadSections(env, ctx),
+      ...tracingSection(env, 'aggregation-connections-client'),
     }),
   );
 

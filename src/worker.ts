@@ -13,6 +13,8 @@ import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
 import { connectFailureReason, TemporalConnectError } from './temporal-connect-error.js';
 import { temporalConnectionOptions, TemporalTlsFileError } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
+import { acquireTracing, describeEndpoint } from './tracing/provider.js';
+import { tracingWorkerOptions } from './tracing/worker-tracing.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
 import { startWorkerHealthServer } from './worker-health.js';
 
@@ -45,6 +47,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     if (error instanceof TemporalTlsFileError) throw error;
     throw new TemporalConnectError(config.temporal.address, await connectFailureReason(config.temporal, error), { cause: error });
   }
+  const tracing = config.tracing ? await acquireTracing(config.tracing) : undefined;
 
   const activities = {
     ...createInputActivities(),
@@ -77,6 +80,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
       ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
       ...WORKFLOW_SANDBOX_OPTIONS,
+      // Spans of connections started by a traced client (the interceptors are inert for others).
+      ...tracingWorkerOptions(tracing),
       // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
@@ -90,10 +95,12 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       payloadStore: config.payloadStore.kind,
       metrics: config.metrics.port ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       health: health?.url ?? 'off',
+      tracing: config.tracing ? describeEndpoint(config.tracing) : 'off',
     });
     await worker.run();
   } finally {
     await health?.close();
+    await tracing?.release(); // exports the spans still buffered
     await connection.close();
   }
 }

@@ -1,8 +1,9 @@
 /**
  * Where the worker's workflow code lives: the workflows and the converters bundled with them (the
  * payload converter that keeps bad messages from wedging a connection, the failure converter that
- * puts failure messages where the codec encrypts them). Every place that bundles or runs workflows
- * (worker, bundle script, tests, benchmarks) reads this, so none of them can forget one.
+ * puts failure messages where the codec encrypts them) and the tracing interceptors (inert for a
+ * connection started without a trace context). Every place that bundles or runs workflows (worker,
+ * bundle script, tests, benchmarks) reads this, so none of them can forget one.
  */
 import { fileURLToPath } from 'node:url';
 
@@ -13,9 +14,20 @@ const beside = (path: string) => fileURLToPath(new URL(`${path}${EXTENSION}`, im
 export const WORKFLOWS_PATH = beside('./workflows/index');
 export const PAYLOAD_CONVERTER_PATH = beside('./codec/payload-converter');
 export const FAILURE_CONVERTER_PATH = beside('./codec/failure-converter');
+export const TRACING_WORKFLOW_INTERCEPTORS_PATH = beside('./tracing/workflow-interceptors');
 
-/** Options for bundleWorkflowCode. */
-export const WORKFLOW_CODE = { workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, failureConverterPath: FAILURE_CONVERTER_PATH } as const;
+/** Options for bundleWorkflowCode; a worker or replayer given `workflowsPath` takes the interceptors as `interceptors.workflowModules`. */
+export const WORKFLOW_CODE: {
+  readonly workflowsPath: string;
+  readonly payloadConverterPath: string;
+  readonly failureConverterPath: string;
+  readonly workflowInterceptorModules: string[];
+} = Object.freeze({
+  workflowsPath: WORKFLOWS_PATH,
+  payloadConverterPath: PAYLOAD_CONVERTER_PATH,
+  failureConverterPath: FAILURE_CONVERTER_PATH,
+  workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_PATH],
+});
 
 /**
  * How long one call into the workflow sandbox may run before the SDK's watchdog interrupts it. The

@@ -38,6 +38,7 @@ import {
   AggregatorResponseError,
   AggregatorServiceError,
 } from './errors.js';
+import { serverOf, withHttpSpan, type HttpSpanRecorder } from './http-span.js';
 
 export interface AggregatorClientOptions {
   /** Service base address, e.g. `https://sandbox.example.com` (the `/v3/...` paths are appended). */
@@ -101,6 +102,8 @@ interface Exchange<T> {
   readonly operation: string;
   readonly method: 'get' | 'post' | 'delete';
   readonly path: string;
+  /** The path with its variables as `{name}`: what a trace may show. */
+  readonly route: string;
   readonly body?: unknown;
   readonly ready: z.ZodType<T>;
   readonly options: CallOptions | undefined;
@@ -117,8 +120,15 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
   });
   const tenant = `v3/${encodeURIComponent(options.customerId)}`;
   const banking = `${tenant}/BankingServices`;
+  const tenantRoute = '/v3/{customerId}';
+  const bankingRoute = `${tenantRoute}/BankingServices`;
+  const server = serverOf(options.baseUrl);
 
-  async function exchange<T>(call: Exchange<T>): Promise<Ready<T> | Pending | Challenge> {
+  function exchange<T>(call: Exchange<T>): Promise<Ready<T> | Pending | Challenge> {
+    return withHttpSpan({ operation: call.operation, method: call.method, route: call.route, server }, (record) => exchangeIn(call, record));
+  }
+
+  async function exchangeIn<T>(call: Exchange<T>, record: HttpSpanRecorder): Promise<Ready<T> | Pending | Challenge> {
     const timeoutMs = call.options?.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // One controller per request, its timer cleared as soon as the answer is read: cheaper than
     // AbortSignal.timeout + AbortSignal.any, which keep a timer alive for the whole timeout.
@@ -142,6 +152,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
         ...(call.options?.headers ? { headers: call.options.headers } : {}),
       });
       status = response.status;
+      record.status(status);
       text = await response.text();
     } catch (error) {
       if (callerSignal?.aborted) throw new AggregatorAbortedError(call.operation, error);
@@ -170,6 +181,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     }
     if (status === 202) {
       const pending = parseOrThrow(PendingResponse, body, call.operation, status);
+      record.pending(pending.ServiceCode);
       return { kind: 'pending', requestId: pending.RequestId, code: pending.ServiceCode, message: pending.Message };
     }
     if (status === 203) {
@@ -201,7 +213,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     /** POST /v3/{customerId}/BankingServices/Authorize, any of its four modes. */
     async authorize(request: AuthorizeRequest, call?: CallOptions): Promise<AuthorizeResult> {
       const body = validated(AuthorizeRequest, request, 'Authorize');
-      return exchange({ operation: 'Authorize', method: 'post', path: `${banking}/Authorize`, body, ready: AuthorizeResponse, options: call });
+      return exchange({ operation: 'Authorize', method: 'post', path: `${banking}/Authorize`, route: `${bankingRoute}/Authorize`, body, ready: AuthorizeResponse, options: call });
     },
 
     /** Live mode: the end user's credentials; may answer with challenges. */
@@ -230,41 +242,41 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     /** POST .../GetAccountsDetail; usually 202 first, then poll getAccountsDetailAsync. */
     async getAccountsDetail(requestId: string, detailOptions: AccountsDetailOptions = {}, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const body = validated(AccountsDetailRequest, { ...detailOptions, RequestId: requestId }, 'GetAccountsDetail');
-      return data({ operation: 'GetAccountsDetail', method: 'post', path: `${banking}/GetAccountsDetail`, body, ready: AccountsDetailResponse, options: call });
+      return data({ operation: 'GetAccountsDetail', method: 'post', path: `${banking}/GetAccountsDetail`, route: `${bankingRoute}/GetAccountsDetail`, body, ready: AccountsDetailResponse, options: call });
     },
 
     /** GET .../GetAccountsDetailAsync/{requestId}: the poll of a pending accounts detail. */
     async getAccountsDetailAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const path = `${banking}/GetAccountsDetailAsync/${id(requestId, 'RequestId', 'GetAccountsDetailAsync')}`;
-      return data({ operation: 'GetAccountsDetailAsync', method: 'get', path, ready: AccountsDetailResponse, options: call });
+      return data({ operation: 'GetAccountsDetailAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsDetailAsync/{requestId}`, ready: AccountsDetailResponse, options: call });
     },
 
     async getAccountsSummary(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const body = { RequestId: validated(Uuid, requestId, 'GetAccountsSummary RequestId') };
-      return data({ operation: 'GetAccountsSummary', method: 'post', path: `${banking}/GetAccountsSummary`, body, ready: AccountsSummaryResponse, options: call });
+      return data({ operation: 'GetAccountsSummary', method: 'post', path: `${banking}/GetAccountsSummary`, route: `${bankingRoute}/GetAccountsSummary`, body, ready: AccountsSummaryResponse, options: call });
     },
 
     async getAccountsSummaryAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const path = `${banking}/GetAccountsSummaryAsync/${id(requestId, 'RequestId', 'GetAccountsSummaryAsync')}`;
-      return data({ operation: 'GetAccountsSummaryAsync', method: 'get', path, ready: AccountsSummaryResponse, options: call });
+      return data({ operation: 'GetAccountsSummaryAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsSummaryAsync/{requestId}`, ready: AccountsSummaryResponse, options: call });
     },
 
     async getStatements(requestId: string, numberOfStatements?: NumberOfStatements, call?: CallOptions): Promise<DataResult<Statements>> {
       const body = validated(StatementsRequest, { RequestId: requestId, ...(numberOfStatements ? { NumberOfStatements: numberOfStatements } : {}) }, 'GetStatements');
-      return data({ operation: 'GetStatements', method: 'post', path: `${banking}/GetStatements`, body, ready: StatementsResponse, options: call });
+      return data({ operation: 'GetStatements', method: 'post', path: `${banking}/GetStatements`, route: `${bankingRoute}/GetStatements`, body, ready: StatementsResponse, options: call });
     },
 
     /** POST /v3/{customerId}/Investments; repeat the same request while it answers 202. */
     async getInvestments(loginId: string, requestId: string, call?: CallOptions): Promise<DataResult<Investments>> {
       const body = { LoginId: validated(Uuid, loginId, 'Investments LoginId'), RequestId: validated(Uuid, requestId, 'Investments RequestId'), MostRecentCached: true };
-      return data({ operation: 'Investments', method: 'post', path: `${tenant}/Investments`, body, ready: InvestmentsResponse, options: call });
+      return data({ operation: 'Investments', method: 'post', path: `${tenant}/Investments`, route: `${tenantRoute}/Investments`, body, ready: InvestmentsResponse, options: call });
     },
 
     /** GET .../insight/login/{loginId}/attributes/{requestId}/{operation}: a fixed package of attributes. */
     async getPackageAttributes(loginId: string, requestId: string, operation: AttributePackageOperation, call?: CallOptions): Promise<DataResult<Attributes>> {
       const op = validated(AttributePackageOperation, operation, 'attributes operation');
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', op)}/attributes/${id(requestId, 'RequestId', op)}/${op}`;
-      return data({ operation: op, method: 'get', path, ready: AttributesResponse, options: call });
+      return data({ operation: op, method: 'get', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}/${op}`, ready: AttributesResponse, options: call });
     },
 
     /** POST .../insight/login/{loginId}/attributes/{requestId}: a custom attribute set. */
@@ -272,13 +284,13 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       const operation = 'CustomAttributes';
       const body = validated(AttributesRequest, request, operation);
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', operation)}/attributes/${id(requestId, 'RequestId', operation)}`;
-      return data({ operation, method: 'post', path, body, ready: AttributesResponse, options: call });
+      return data({ operation, method: 'post', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}`, body, ready: AttributesResponse, options: call });
     },
 
     /** DELETE .../DeleteCard/{loginId}: forget the saved login and its data. */
     async deleteCard(loginId: string, call?: CallOptions): Promise<DeleteCard> {
       const path = `${banking}/DeleteCard/${id(loginId, 'LoginId', 'DeleteCard')}`;
-      const result = await data({ operation: 'DeleteCard', method: 'delete', path, ready: DeleteCardResponse, options: call });
+      const result = await data({ operation: 'DeleteCard', method: 'delete', path, route: `${bankingRoute}/DeleteCard/{loginId}`, ready: DeleteCardResponse, options: call });
       if (result.kind === 'pending') throw new AggregatorResponseError('DeleteCard', 202, 'DeleteCard answered pending');
       return result.data;
     },

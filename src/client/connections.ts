@@ -45,6 +45,8 @@ import { connectFailureReason } from '../temporal-connect-error.js';
 import { temporalConnectionOptions } from '../temporal-connection.js';
 import { loadClientConfig } from '../config.js';
 import type { ClientConfig } from '../config.js';
+import { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';
+import { acquireTracing, type Tracing } from '../tracing/provider.js';
 import {
   AnswerRejectedError,
   ConnectionAlreadyEndedError,
@@ -142,6 +144,7 @@ export class ConnectionsClient {
   private readonly client: Client;
   private readonly address: string | undefined;
   private ownedConnection: Connection | undefined;
+  private ownedTracing: Tracing | undefined;
 
   constructor(options: ConnectionsClientOptions) {
     this.client = options.client;
@@ -162,16 +165,32 @@ export class ConnectionsClient {
     } catch (error) {
       throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error });
     }
-    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config) });
+    // With tracing configured, a connection's trace starts at its start call here.
+    let tracing: Tracing | undefined;
+    try {
+      tracing = config.tracing ? await acquireTracing(config.tracing) : undefined;
+    } catch (error) {
+      await connection.close();
+      throw error;
+    }
+    const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
+    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors });
     const connections = new ConnectionsClient({ client, taskQueue, address });
     connections.ownedConnection = connection;
+    connections.ownedTracing = tracing;
     return connections;
   }
 
-  /** Closes the Temporal connection if this client opened it (see `connect`). */
+  /** Closes the Temporal connection if this client opened it (see `connect`), and exports its last spans. */
   async close(): Promise<void> {
-    await this.ownedConnection?.close();
-    this.ownedConnection = undefined;
+    const tracing = this.ownedTracing;
+    this.ownedTracing = undefined;
+    try {
+      await this.ownedConnection?.close();
+      this.ownedConnection = undefined;
+    } finally {
+      await tracing?.release();
+    }
   }
 
   /**

@@ -12,6 +12,7 @@ import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-c
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from '../../src/workflow-code.js';
+import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/workflows/definitions.js';
@@ -74,6 +75,8 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 60_000, fetch: observedFetch }), { resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES }) },
     dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
     ...WORKFLOW_SANDBOX_OPTIONS,
+    // The product's workflow code, tracing interceptors included (inert: nothing here starts traced).
+    ...tracingWorkerOptions(undefined),
   });
   const running = worker.run();
   // The environment's client when payloads are plain; one with the same codec as the worker otherwise.

@@ -1,0 +1,38 @@
+/**
+ * What a worker (or replayer) given `workflowsPath` adds for tracing: the workflow interceptors'
+ * module, the sink workflow spans leave the workflow sandbox through, and, with tracing on, the
+ * activity interceptors (a span per activity attempt, the parent of its HTTP calls).
+ *
+ * The sink is registered even with tracing off: a connection started by a traced client makes
+ * workflow spans whatever this worker's settings, and they are dropped here rather than logged as
+ * calls to a missing sink.
+ */
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
+import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+import { WORKFLOW_CODE } from '../workflow-code.js';
+import type { Tracing } from './provider.js';
+
+export interface TracingWorkerOptions {
+  readonly interceptors: WorkerInterceptors;
+  readonly sinks: InjectedSinks<OpenTelemetrySinks>;
+}
+
+const DROP_WORKFLOW_SPANS: InjectedSinks<OpenTelemetrySinks> = { exporter: { export: { fn: () => undefined } } };
+
+export function tracingWorkerOptions(tracing: Tracing | undefined): TracingWorkerOptions {
+  // Ignored by a worker that runs a prebuilt bundle: the bundle has the interceptors already.
+  const workflowModules = [...WORKFLOW_CODE.workflowInterceptorModules];
+  if (!tracing) return { interceptors: { workflowModules }, sinks: DROP_WORKFLOW_SPANS };
+  return {
+    interceptors: {
+      workflowModules,
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+    },
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+  };
+}
