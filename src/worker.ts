@@ -4,12 +4,16 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connection-activities.js';
+import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
+import { createRetentionActivities } from './activities/retention-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
-import { workerDataConverterFor } from './codec/data-converter.js';
-import { ConfigError, loadWorkerConfig, temporalTransportOf, type WorkerConfig } from './config.js';
+import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
+import { ConfigError, loadWorkerConfig, retentionDaysOf, temporalTransportOf, type WorkerConfig } from './config.js';
+import { payloadStoreDriverFor } from './payload-store/external-storage.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
@@ -37,17 +41,24 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   });
 
   const connection = await NativeConnection.connect(await temporalConnectionOptions(config.TEMPORAL_ADDRESS, temporalTransportOf(config)));
+  // Forget and retention activities manage schedules and workflows: a client of the same namespace.
+  const clientConnection = await Connection.connect(await temporalConnectionOptions(config.TEMPORAL_ADDRESS, temporalTransportOf(config)));
+  const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverterFor(config) });
+  const payloadStore = payloadStoreDriverFor(config.payloadStore);
+  const clientFor = tenantClients({
+    baseUrl: config.AGGREGATOR_BASE_URL,
+    auth: config.AGGREGATOR_AUTH_SECRET ? { header: config.AGGREGATOR_AUTH_HEADER, value: config.AGGREGATOR_AUTH_SECRET } : undefined,
+    timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
+  });
 
   const activities = {
     ...createInputActivities(),
     ...createActivities(
-      tenantClients({
-        baseUrl: config.AGGREGATOR_BASE_URL,
-        auth: config.AGGREGATOR_AUTH_SECRET ? { header: config.AGGREGATOR_AUTH_HEADER, value: config.AGGREGATOR_AUTH_SECRET } : undefined,
-        timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
-      }),
+      clientFor,
       { resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined },
     ),
+    ...createForgetActivities({ temporal, clientFor, payloadStore }),
+    ...createRetentionActivities({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, retentionDays: (customerId) => retentionDaysOf(config.RETENTION_DAYS, customerId) }),
   };
 
   try {
@@ -78,10 +89,13 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       aggregator: config.AGGREGATOR_BASE_URL,
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       payloadStore: config.payloadStore.kind,
+      retention: config.RETENTION_DAYS.size > 0 ? Object.fromEntries(config.RETENTION_DAYS) : 'off',
       metrics: config.WORKER_METRICS_PORT ? `http://${config.WORKER_METRICS_HOST}:${config.WORKER_METRICS_PORT}/metrics` : 'off',
     });
     await worker.run();
   } finally {
+    payloadStore?.close();
+    await clientConnection.close();
     await connection.close();
   }
 }

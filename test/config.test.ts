@@ -4,7 +4,7 @@ import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadWorkerConfig as loadConfig, temporalTransportOf } from '../src/config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadWorkerConfig as loadConfig, retentionDaysOf, temporalTransportOf } from '../src/config.js';
 import { temporalConnectionOptions } from '../src/temporal-connection.js';
 
 describe('loadWorkerConfig', () => {
@@ -156,5 +156,34 @@ describe('connection to Temporal', () => {
     assert.ok(typeof options.tls === 'object');
     assert.equal(options.tls.clientCertPair.crt.toString(), 'CERT');
     assert.equal(options.tls.clientCertPair.key.toString(), 'KEY');
+  });
+});
+
+describe('retention policy', () => {
+  it('is off by default: no tenant has one', () => {
+    const policy = loadConfig({}).RETENTION_DAYS;
+    assert.equal(policy.size, 0);
+    assert.equal(retentionDaysOf(policy, 'demo-lender'), undefined);
+  });
+
+  it('reads days per tenant, with * for every other tenant', () => {
+    const policy = loadConfig({ RETENTION_DAYS: 'lender-a:90, lender-b:30,*:365' }).RETENTION_DAYS;
+    assert.equal(retentionDaysOf(policy, 'lender-a'), 90);
+    assert.equal(retentionDaysOf(policy, 'lender-b'), 30);
+    assert.equal(retentionDaysOf(policy, 'lender-c'), 365);
+    assert.equal(retentionDaysOf(loadConfig({ RETENTION_DAYS: 'lender-a:90' }).RETENTION_DAYS, 'lender-c'), undefined);
+  });
+
+  it('names each bad entry', () => {
+    assert.throws(
+      () => loadConfig({ RETENTION_DAYS: 'lender-a:0,lender-b,lender-c:forever,lender-d:40000,lender-e:1,lender-e:2' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.problems.length, 5, error.message);
+        for (const entry of ['"lender-a:0"', '"lender-b"', '"lender-c:forever"', '"lender-d:40000"']) assert.ok(error.message.includes(`RETENTION_DAYS: ${entry}: must be a comma-separated list`), entry);
+        assert.match(error.message, /RETENTION_DAYS: lender-e appears twice/);
+        return true;
+      },
+    );
   });
 });
