@@ -336,6 +336,29 @@ const CorsOrigins = z.string().transform((text, ctx) => {
   return origins;
 });
 
+// ---- retention policy (worker): forget a tenant's login N days after its last retrieval ---------
+
+const RETENTION_RULE = 'must be a comma-separated list of <customerId>:<days> (or *:<days> for every other tenant), days from 1 to 36500';
+/** `lender-a:90,lender-b:30,*:365` → days per customer id ('*': any other tenant). Off (empty) by default. */
+const RetentionDays = z.string().transform((text, ctx) => {
+  const days = new Map<string, number>();
+  for (const raw of text.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const match = /^([A-Za-z0-9][A-Za-z0-9._-]*|\*):(\d{1,5})$/.exec(entry);
+    const value = Number(match?.[2]);
+    if (!match?.[1] || value < 1 || value > 36_500) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${RETENTION_RULE}` });
+    else if (days.has(match[1])) ctx.addIssue({ code: 'custom', message: `${match[1]} appears twice` });
+    else days.set(match[1], value);
+  }
+  return days;
+});
+
+/** Days a tenant keeps a login after its last retrieval, or undefined when it has no policy. */
+export function retentionDaysOf(policy: ReadonlyMap<string, number>, customerId: string): number | undefined {
+  return policy.get(customerId) ?? policy.get('*');
+}
+
 const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
 // ---- processes ---------------------------------------------------------------------------------
@@ -358,6 +381,8 @@ const WorkerEnv = z
     /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
     WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
     LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+    /** Retention policy per tenant; off unless set. */
+    RETENTION_DAYS: RetentionDays.default(new Map()),
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
@@ -388,6 +413,8 @@ const WorkerEnv = z
         threads: env.WORKER_WORKFLOW_THREADS,
       }),
       logLevel: env.LOG_LEVEL,
+      /** Days a tenant keeps a login after its last retrieval, by customer id ('*': any other); empty: off. */
+      retentionDays: env.RETENTION_DAYS,
       ...payloadSections(env, ctx),
       ...tracingSection(env, 'aggregation-connections-worker'),
     }),

@@ -4,12 +4,16 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connection-activities.js';
+import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
+import { createRetentionActivities } from './activities/retention-activities.js';
 import { tenantClients } from './activities/tenant-clients.js';
-import { workerDataConverterFor } from './codec/data-converter.js';
-import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
+import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
+import { ConfigError, loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './config.js';
+import { payloadStoreDriverFor } from './payload-store/external-storage.js';
 import { connectFailureReason, TemporalConnectError } from './temporal-connect-error.js';
 import { temporalConnectionOptions, TemporalTlsFileError } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
@@ -48,13 +52,20 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     throw new TemporalConnectError(config.temporal.address, await connectFailureReason(config.temporal, error), { cause: error });
   }
   const tracing = config.tracing ? await acquireTracing(config.tracing) : undefined;
+  // Forget and retention activities manage schedules and workflows: a client of the same namespace.
+  const clientConnection = await Connection.connect(await temporalConnectionOptions(config.temporal));
+  const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) });
+  const payloadStore = payloadStoreDriverFor(config.payloadStore);
+  const clientFor = tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs });
 
   const activities = {
     ...createInputActivities(),
     ...createActivities(
-      tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs }),
+      clientFor,
       { resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined },
     ),
+    ...createForgetActivities({ temporal, clientFor, payloadStore }),
+    ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId) }),
   };
 
   // Up before the worker exists (503 until it runs) and down only after the drain, so a draining worker answers 503.
@@ -93,6 +104,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       aggregator: config.aggregator.baseUrl,
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       payloadStore: config.payloadStore.kind,
+      retention: config.retentionDays.size > 0 ? Object.fromEntries(config.retentionDays) : 'off',
       metrics: config.metrics.port ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
       health: health?.url ?? 'off',
       tracing: config.tracing ? describeEndpoint(config.tracing) : 'off',
@@ -101,6 +113,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   } finally {
     await health?.close();
     await tracing?.release(); // exports the spans still buffered
+    payloadStore?.close();
+    await clientConnection.close();
     await connection.close();
   }
 }

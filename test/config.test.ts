@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig } from '../src/config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig, retentionDaysOf } from '../src/config.js';
 import { temporalConnectionOptions } from '../src/temporal-connection.js';
 
 /** The message of the ConfigError `load` throws. */
@@ -237,6 +237,35 @@ describe('sandbox and dev stack settings', () => {
     assert.throws(
       () => loadDevStackConfig({ TEMPORAL_PORT: 'abc', WORKER_METRICS_PORT: '70000' }),
       (error: unknown) => error instanceof ConfigError && /TEMPORAL_PORT: must be a port number/.test(error.message) && /WORKER_METRICS_PORT: must be a port number/.test(error.message),
+    );
+  });
+});
+
+describe('retention policy', () => {
+  it('is off by default: no tenant has one', () => {
+    const policy = loadConfig({}).retentionDays;
+    assert.equal(policy.size, 0);
+    assert.equal(retentionDaysOf(policy, 'demo-lender'), undefined);
+  });
+
+  it('reads days per tenant, with * for every other tenant', () => {
+    const policy = loadConfig({ RETENTION_DAYS: 'lender-a:90, lender-b:30,*:365' }).retentionDays;
+    assert.equal(retentionDaysOf(policy, 'lender-a'), 90);
+    assert.equal(retentionDaysOf(policy, 'lender-b'), 30);
+    assert.equal(retentionDaysOf(policy, 'lender-c'), 365);
+    assert.equal(retentionDaysOf(loadConfig({ RETENTION_DAYS: 'lender-a:90' }).retentionDays, 'lender-c'), undefined);
+  });
+
+  it('names each bad entry', () => {
+    assert.throws(
+      () => loadConfig({ RETENTION_DAYS: 'lender-a:0,lender-b,lender-c:forever,lender-d:40000,lender-e:1,lender-e:2' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.problems.length, 5, error.message);
+        for (const entry of ['"lender-a:0"', '"lender-b"', '"lender-c:forever"', '"lender-d:40000"']) assert.ok(error.message.includes(`RETENTION_DAYS: ${entry}: must be a comma-separated list`), entry);
+        assert.match(error.message, /RETENTION_DAYS: lender-e appears twice/);
+        return true;
+      },
     );
   });
 });

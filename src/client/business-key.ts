@@ -11,7 +11,7 @@ const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const BUSINESS_KEY_PREFIX = 'connection-';
 
 /** Letters, digits, `.`, `_`, `-`; starts with a letter or digit; at most 64 characters. */
-const KeySegment = z
+export const KeySegment = z
   .string()
   .min(1, { message: 'must not be empty' })
   .max(64, { message: 'must be at most 64 characters' })

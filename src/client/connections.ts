@@ -59,6 +59,11 @@ import {
 } from './errors.js';
 import type { ConnectionEndType } from './errors.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
+import { LoginsClient } from './logins.js';
+import { RefreshSchedules } from './schedules.js';
+import { quoteVisibilityValue } from './visibility.js';
+
+export { quoteVisibilityValue } from './visibility.js';
 
 /**
  * What happens when a key's earlier connection has ended:
@@ -141,6 +146,10 @@ export function isTerminalStatus(status: ConnectionStatus): boolean {
 export class ConnectionsClient {
   readonly taskQueue: string;
   readonly namespace: string;
+  /** Refresh schedules of saved logins: schedule, list, describe, pause/unpause, trigger, delete, latest refresh. */
+  readonly schedules: RefreshSchedules;
+  /** Forgetting saved logins (schedule, card, payloads, histories) and their retention timers. */
+  readonly logins: LoginsClient;
   private readonly client: Client;
   private readonly address: string | undefined;
   private ownedConnection: Connection | undefined;
@@ -151,6 +160,8 @@ export class ConnectionsClient {
     this.taskQueue = options.taskQueue;
     this.namespace = options.client.options.namespace;
     this.address = options.address;
+    this.schedules = new RefreshSchedules({ client: options.client, taskQueue: options.taskQueue, address: options.address, connections: this });
+    this.logins = new LoginsClient({ client: options.client, taskQueue: options.taskQueue, address: options.address });
   }
 
   /**
@@ -392,14 +403,6 @@ export function serviceCodeOf(details: readonly unknown[] | undefined | null): s
     }
   }
   return undefined;
-}
-
-/** A double-quoted visibility string literal: backslashes and quotes escaped, control characters refused. */
-export function quoteVisibilityValue(value: string): string {
-  // Control characters cannot be part of a Keyword value anyone set; refusing them keeps the query one line.
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) throw new InvalidConnectionInputError(`list filter value ${JSON.stringify(value)} contains control characters`);
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
 /** `WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "..."`. */

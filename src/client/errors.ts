@@ -122,3 +122,69 @@ export class ResultWaitFailedError extends ConnectionClientError {
     super(`gave up waiting for the result of ${workflowId} after ${attempts} refused attempts (last: ${lastCode}); the connection itself is unaffected`, options);
   }
 }
+
+/** A refresh schedule request (or the login it names) failed validation; nothing was sent to Temporal. */
+export class InvalidScheduleError extends ConnectionClientError {
+  override readonly name = 'InvalidScheduleError';
+  constructor(
+    /** "cadence.at: must be HH:MM on a 24-hour clock (00:00 to 23:59); loginId: must not be empty" */
+    readonly problems: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid refresh schedule: ${problems}`, options);
+  }
+}
+
+/** A login reference (customer id + LoginId) failed validation; nothing was sent to Temporal. */
+export class InvalidLoginRefError extends ConnectionClientError {
+  override readonly name = 'InvalidLoginRefError';
+  constructor(
+    readonly problems: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid login: ${problems}`, options);
+  }
+}
+
+/**
+ * The login needs its end user to authenticate (two-step verification, a trusted device, or a
+ * challenge a scheduled run met), so it cannot be refreshed unattended: the schedule was refused.
+ */
+export class RefreshNotUnattendedError extends ConnectionClientError {
+  override readonly name = 'RefreshNotUnattendedError';
+  constructor(
+    readonly customerId: string,
+    readonly loginId: string,
+    /** The challenge type that showed it (TextOrCall, WaitUntilEUAccept, ...). */
+    readonly challengeType: string,
+    /** The connection that met it. */
+    readonly workflowId: string,
+    readonly reason: string,
+  ) {
+    super(`login ${loginId} of ${customerId} cannot be refreshed unattended: ${reason} (seen by ${workflowId})`);
+  }
+}
+
+/** No refresh schedule for this login. */
+export class RefreshScheduleNotFoundError extends ConnectionClientError {
+  override readonly name = 'RefreshScheduleNotFoundError';
+  constructor(
+    readonly scheduleId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`no refresh schedule ${JSON.stringify(scheduleId)}`, options);
+  }
+}
+
+/** Forgetting a login did not finish: `type` is the workflow's failure type (e.g. CardInUse), or how Temporal ended it. */
+export class ForgetFailedError extends ConnectionClientError {
+  override readonly name = 'ForgetFailedError';
+  constructor(
+    readonly workflowId: string,
+    readonly type: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`forgetting (${workflowId}) failed (${type}): ${reason}`, options);
+  }
+}

@@ -2,14 +2,26 @@
 export { ConnectionsClient, isTerminalStatus, ListFilter, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from './connections.js';
 export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionSummary, ConnectionsClientOptions, FirstStepResult, RerunPolicy, StartOptions } from './connections.js';
 export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
+export { RefreshSchedules } from './schedules.js';
+export type { EndUserFlag, LatestRefresh, ListSchedulesFilter, LoginRef, RefreshScheduleSummary, RefreshSchedulesOptions } from './schedules.js';
+export { RefreshScheduleInput, formatDuration } from './refresh-schedule-input.js';
+export type { RefreshCadenceArgs, RefreshScheduleArgs } from './refresh-schedule-input.js';
+export { LoginsClient } from './logins.js';
+export type { ForgetOptions, ForgetRecordSummary, LoginsClientOptions } from './logins.js';
+export { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../contract/login-keys.js';
 export {
   AnswerRejectedError,
   ConnectionAlreadyEndedError,
   ConnectionClientError,
   ConnectionFailedError,
   ConnectionNotFoundError,
+  ForgetFailedError,
   InvalidBusinessKeyError,
   InvalidConnectionInputError,
+  InvalidLoginRefError,
+  InvalidScheduleError,
+  RefreshNotUnattendedError,
+  RefreshScheduleNotFoundError,
   ResultWaitFailedError,
   TemporalUnavailableError,
 } from './errors.js';
@@ -31,4 +43,6 @@ export type {
   PendingOperation,
   Rejection,
 } from '../workflows/definitions.js';
+export type { ForgetRecord, ForgetState, ForgetTiming, ForgetTrigger, PayloadsForgotten } from '../workflows/forget-definitions.js';
+export type { RetentionOutcome, RetentionState } from '../workflows/retention-definitions.js';
 export type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';

@@ -67,8 +67,16 @@ export const ConnectionInput = z
     session: SessionInput,
     products: ProductsInput,
     timing: TimingInput.default(TimingInput.parse({})),
+    /**
+     * No operator watches this connection (a scheduled refresh): a challenge ends it at once as
+     * EndUserActionRequired, flagging the login, instead of waiting for an answer nobody will give.
+     */
+    unattended: z.boolean().default(false),
   })
   .superRefine((input, ctx) => {
+    if (input.unattended && input.session.kind === 'live') {
+      ctx.addIssue({ code: 'custom', path: ['unattended'], message: 'needs a cached or refresh session (a live session needs the end user\'s credentials)' });
+    }
     // Attributes need a cached session after accounts detail (spec, "Attributes" flow); a live
     // session can only be followed by a cached one if the login is saved.
     if (input.products.attributes && input.session.kind === 'live' && !input.session.save) {

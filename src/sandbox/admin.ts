@@ -34,6 +34,8 @@ function scenarioListing(options: SandboxOptions) {
       'A wrong answer (401 INVALID_SECURITY_RESPONSE), a missing prompt (401 SECURITYRESPONSES_INCOMPLETE) or an unasked key (401 UNKNOWN_CHALLENGE_KEY) leaves the challenge pending.',
       'Transactions are listed newest first; in date order Balance_i = Balance_{i-1} + Credit - Debit.',
       'Attributes need a RequestId from a cached Authorize and a GetAccountsDetail on it; they answer 202 while accounts detail for the card runs.',
+      'A live refresh of a saved login (LoginId, MostRecentCached false, Save true) asks its challenges again only for two-step and trusted-device logins (endUserVerification; unattendedRefresh false): they cannot be refreshed automatically. Other saved logins refresh without challenges.',
+      'DeleteCard answers 400 CARD_IN_USE while a data operation of the card is still running in any session (pending, not yet complete on its own clock); 401 INVALID_LOGIN once the login is deleted.',
       'A data operation runs on its own clock: pending_ms_<n> for n ms; pendingPolls n until n polls were made or n × limits.pendingPollMs passed since it started, whichever comes first. An operation nobody polls still finishes, so it never keeps the card busy (attributes 202, DeleteCard CARD_IN_USE) longer than that.',
     ],
     imageSelection: { images: 16, correctIndex: CORRECT_IMAGE_INDEX },

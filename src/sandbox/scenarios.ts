@@ -65,6 +65,13 @@ export interface Scenario {
   readonly data: DataBehaviour;
   /** Set for `large_<accounts>x<transactions>`: the generated accounts' sizes (business data). */
   readonly large?: LargeLoginSize;
+  /**
+   * Set when the login is protected by verification only the end user can pass: a live refresh of
+   * the saved login asks its challenges again, so it cannot be refreshed unattended (the spec: two-step
+   * accounts cannot be refreshed automatically). Other saved logins refresh without challenges: the
+   * service answers their security questions from the answers it saved.
+   */
+  readonly endUserVerification?: 'two-step' | 'trusted-device';
 }
 
 const DEFAULT_DATA: DataBehaviour = { pendingPolls: 1 };
@@ -167,13 +174,15 @@ export const SCENARIOS: readonly Scenario[] = [
   }),
   scenario({
     username: 'two_step_code', institution: 'SandboxMobileBank', kind: 'challenge',
-    description: 'Two-step code: TextOrCall keyed by the chosen phone (value ["Text"] or ["Call"]), then the code prompt (654321).',
+    description: 'Two-step code: TextOrCall keyed by the chosen phone (value ["Text"] or ["Call"]), then the code prompt (654321); a live refresh of the saved login asks both again, so it cannot be refreshed unattended.',
     steps: [TEXT_OR_CALL, TWO_STEP_CODE],
+    endUserVerification: 'two-step',
   }),
   scenario({
     username: 'trusted_device', institution: 'SandboxDeviceBank', kind: 'challenge',
-    description: 'Trusted device: WaitUntilEUAccept answered ["VERIFIED"]; also what a live refresh of this saved login asks.',
+    description: 'Trusted device: WaitUntilEUAccept answered ["VERIFIED"]; also what a live refresh of this saved login asks, so it cannot be refreshed unattended.',
     steps: [TRUSTED_DEVICE],
+    endUserVerification: 'trusted-device',
   }),
   ...AUTHORIZE_ERROR_CODES.map((code) =>
     scenario({
@@ -303,6 +312,9 @@ export interface ScenarioListing {
     | { readonly ok: true; readonly failuresFirst?: { readonly error: ServiceCode; readonly httpStatus: number; readonly times: number } }
     | { readonly error: ServiceCode; readonly httpStatus: number };
   readonly dataPhase: Omit<DataBehaviour, 'pendingPolls' | 'pendingMs'>;
+  /** Whether a live refresh of the saved login opens without the end user (false: two-step or trusted device). */
+  readonly unattendedRefresh: boolean;
+  readonly endUserVerification: 'two-step' | 'trusted-device' | null;
 }
 
 export function describeScenario(entry: Scenario): ScenarioListing {
@@ -323,5 +335,7 @@ export function describeScenario(entry: Scenario): ScenarioListing {
           ? { error: error.code, httpStatus: error.httpStatus }
           : { ok: true, failuresFirst: { error: error.code, httpStatus: error.httpStatus, times: error.times } },
     dataPhase,
+    unattendedRefresh: entry.endUserVerification === undefined,
+    endUserVerification: entry.endUserVerification ?? null,
   };
 }

@@ -88,7 +88,10 @@ export class Service {
       case 'refresh': {
         const login = this.savedLogin(tenant, request.LoginId ?? '');
         this.institutionChecks(tenant, login.scenario);
-        return this.begin(this.startSession(tenant, login, 'refresh', true));
+        const session = this.startSession(tenant, login, 'refresh', true);
+        // Only two-step and trusted-device logins need their end user again; the service answers
+        // the others' security questions from the answers it saved.
+        return login.scenario.endUserVerification ? this.begin(session) : this.complete(session);
       }
       case 'live': {
         const scenario = this.scenarioOf(request.Username ?? '');

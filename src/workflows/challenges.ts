@@ -5,6 +5,30 @@
  */
 import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
 
+/**
+ * Challenges only the end user can pass at the moment they are asked: a two-step code sent to their
+ * phone (TextOrCall, then the code) and a sign-in accepted on their trusted device. A login that asks
+ * one cannot be refreshed unattended (the spec: two-step accounts cannot be refreshed automatically).
+ */
+export const END_USER_CHALLENGE_TYPES: readonly SecurityChallenge['Type'][] = ['TextOrCall', 'WaitUntilEUAccept'];
+
+/** The first challenge of a set that needs the end user in person, if any. */
+export function endUserChallengeOf(challenges: readonly SecurityChallenge[]): SecurityChallenge['Type'] | undefined {
+  return challenges.find((challenge) => END_USER_CHALLENGE_TYPES.includes(challenge.Type))?.Type;
+}
+
+/** Why a login flagged with this challenge type cannot be refreshed unattended, in words. */
+export function describeEndUserChallenge(type: string): string {
+  switch (type) {
+    case 'TextOrCall':
+      return 'two-step verification (a code sent to the end user\'s phone)';
+    case 'WaitUntilEUAccept':
+      return 'a trusted device (the end user must accept the sign-in)';
+    default:
+      return `a ${type} challenge met by an unattended refresh`;
+  }
+}
+
 export interface AnswerProblem {
   /** The prompt (or response key) the problem is about; absent for problems of the whole answer. */
   readonly prompt?: string | undefined;

@@ -7,8 +7,9 @@
  * This function registers the handlers and runs the steps; the state lives in state-recorder.ts,
  * answers in answer-inbox.ts, the session in session.ts and the retrieval in retrieval.ts.
  */
-import { CancellationScope, allHandlersFinished, condition, isCancellation, log, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, allHandlersFinished, condition, isCancellation, log, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { InputActivities } from '../activities/input-activities.js';
+import type { RetentionActivities } from '../activities/retention-activities.js';
 import type { ConnectionInputArgs } from '../contract/connection-input.js';
 import { AnswerInbox } from './answer-inbox.js';
 import {
@@ -27,6 +28,16 @@ import { StateRecorder } from './state-recorder.js';
 
 /** Input validation runs outside the workflow sandbox (see input-activities.ts); it never retries. */
 const { validateConnectionInput } = proxyLocalActivities<InputActivities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 1 }, summary: 'validate input' });
+
+/**
+ * Tells the tenant's retention policy that the login's data was just retrieved (the activity does
+ * nothing when the tenant has none). Retried until it lands: a lost notice would forget the login early.
+ */
+const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  summary: 'note the retrieval for the retention policy',
+});
 
 export async function connectionWorkflow(args: ConnectionInputArgs): Promise<ConnectionResult> {
   const recorder = new StateRecorder(args);
@@ -77,6 +88,8 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
     judgeParkedSignals();
     const result = await retrieveProducts(input, open, recorder);
+    // Histories recorded before retention existed replay without the notice.
+    if (patched('retention-notice')) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
     recorder.patch({ status: 'Completed', pending: undefined });
     log.info('connection completed', { loginId: result.loginId, retrieved: recorder.state.retrieved, totalPolls: recorder.state.totalPolls });
     return result;

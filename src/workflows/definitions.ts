@@ -89,6 +89,11 @@ export interface ConnectionState {
   readonly sessionRestarts: number;
   readonly lastRestart?: SessionRestart | undefined;
   readonly retrieved: ProductName[];
+  /**
+   * The challenge type showing that this login needs its end user to authenticate (two-step or
+   * trusted device, or any challenge met unattended); mirrored in the EndUserChallenge search attribute.
+   */
+  readonly endUserChallenge?: string | undefined;
   readonly failure?: ConnectionFailureInfo | undefined;
   readonly startedAt: string;
   readonly updatedAt: string;

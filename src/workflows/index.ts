@@ -1,2 +1,4 @@
 // What the worker loads: every workflow type of this product.
 export { connectionWorkflow } from './connection.js';
+export { forgetLoginWorkflow } from './forget.js';
+export { loginRetentionWorkflow } from './retention.js';

@@ -12,5 +12,13 @@ export const InstitutionKey = defineSearchAttributeKey('Institution', SearchAttr
 /** The service's login id, once a session exists (cached mode and refreshes start with it). */
 export const LoginIdKey = defineSearchAttributeKey('LoginId', SearchAttributeType.KEYWORD);
 
+/**
+ * Set when the login needs its end user to authenticate: the challenge type that showed it (a two-step
+ * TextOrCall or trusted-device WaitUntilEUAccept in any connection, or any challenge an unattended
+ * scheduled run met). `LoginId = "..." AND EndUserChallenge IS NOT NULL` finds why a login cannot be
+ * refreshed on a schedule.
+ */
+export const EndUserChallengeKey = defineSearchAttributeKey('EndUserChallenge', SearchAttributeType.KEYWORD);
+
 /** Every custom search attribute, as {name, type}, for servers to register before workflows run. */
-export const CONNECTION_SEARCH_ATTRIBUTES = [ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey] as const;
+export const CONNECTION_SEARCH_ATTRIBUTES = [ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, EndUserChallengeKey] as const;

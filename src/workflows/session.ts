@@ -13,6 +13,7 @@ import type { SecurityChallenge } from '../aggregator/schemas.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import type { AnswerInbox } from './answer-inbox.js';
 import { authorize, AuthorizeOutcomeUnknownError } from './authorize.js';
+import { describeEndUserChallenge, endUserChallengeOf } from './challenges.js';
 import type { ChallengeSet, FirstStep } from './definitions.js';
 import { connectionFailure, serviceDetailsOf, applicationFailureOf } from './failures.js';
 import { isoNow, type StateRecorder } from './state-recorder.js';
@@ -33,6 +34,22 @@ export interface SessionContext {
   readonly judgeParkedSignals: () => void;
 }
 
+/**
+ * An unattended run (a scheduled refresh) met a challenge: nobody is there to answer it, so the run
+ * ends at once as EndUserActionRequired and flags the login, instead of waiting out answerTimeoutMs.
+ */
+function endUserRequired(challenge: ChallengeOutcome, { input, recorder }: SessionContext) {
+  const types = challenge.challenges.map((c: SecurityChallenge) => c.Type);
+  const flag = endUserChallengeOf(challenge.challenges) ?? types[0] ?? 'QuestionAndAnswer';
+  recorder.patch({ endUserChallenge: flag });
+  const loginId = input.session.kind === 'live' ? 'the login' : `login ${input.session.loginId}`;
+  log.warn('unattended connection met a challenge', { types });
+  return connectionFailure(
+    'EndUserActionRequired',
+    `${loginId} needs its end user: an unattended refresh met ${types.join(' + ')} (${describeEndUserChallenge(flag)}); it cannot be refreshed without them`,
+  );
+}
+
 export async function openSession(context: SessionContext): Promise<SessionOpen> {
   const { input, recorder, inbox } = context;
   let challengeSetCounter = 0;
@@ -47,7 +64,9 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
       attempt,
       answerBy: new Date(presentedAt + input.timing.answerTimeoutMs).toISOString(),
     };
-    recorder.patch({ status: 'AwaitingAnswer', challengeSet: set, requestId: challenge.requestId });
+    // A two-step or trusted-device challenge flags the login: it cannot be refreshed unattended.
+    const endUserChallenge = recorder.state.endUserChallenge ?? endUserChallengeOf(set.challenges);
+    recorder.patch({ status: 'AwaitingAnswer', challengeSet: set, requestId: challenge.requestId, endUserChallenge });
     context.reportFirstStep({ step: 'challenge', challengeSet: set });
     inbox.settleRestart('AwaitingAnswer', set);
     log.info('challenge set presented', { challengeSetId: set.id, types: set.challenges.map((c: SecurityChallenge) => c.Type), attempt });
@@ -100,6 +119,7 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
     try {
       const { customerId, session } = input;
       let outcome = await authorize(`authorize (${session.kind})`, (activities) => activities.openSession({ customerId, session }), { idempotent: session.kind === 'cached' });
+      if (outcome.kind === 'challenge' && input.unattended) throw endUserRequired(outcome, context);
       while (outcome.kind === 'challenge') outcome = await answerChallenges(outcome);
       if (outcome.kind === 'pending') throw connectionFailure('UnexpectedServiceAnswer', `Authorize answered ${outcome.code}; a session cannot be polled`);
       inbox.settleRestart('Retrieving');

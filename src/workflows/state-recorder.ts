@@ -7,7 +7,7 @@ import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporal
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
 import type { ConnectionState, Rejection } from './definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from './search-attributes.js';
+import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, InstitutionKey, LoginIdKey } from './search-attributes.js';
 
 export class StateRecorder {
   private current: ConnectionState;
@@ -40,6 +40,8 @@ export class StateRecorder {
     if (state.status !== previous.status) searchAttributes.push({ key: ConnectionStatusKey, value: state.status });
     if (state.loginId !== previous.loginId && state.loginId) searchAttributes.push({ key: LoginIdKey, value: state.loginId });
     if (state.institution !== previous.institution && state.institution) searchAttributes.push({ key: InstitutionKey, value: state.institution });
+    // Rides in the same upsert as the status change that presents the challenge: no extra command.
+    if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
     if (searchAttributes.length) upsertSearchAttributes(searchAttributes);
     if (state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
     setCurrentDetails(describeForHumans(state));

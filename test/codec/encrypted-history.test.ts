@@ -148,7 +148,7 @@ describe('a connection with payload encryption on', () => {
     }
   });
 
-  it('encrypts every payload of the history under the configured key id, leaving only the SDK bookkeeping of local activities in clear', () => {
+  it('encrypts every payload of the history under the configured key id, leaving only the SDK bookkeeping of local activities and patches in clear', () => {
     const found = rawEvents.flatMap((event, index) => payloadsIn(event, `event ${index + 1} (${String(event.eventType)})`));
     assert.ok(found.length >= 5, `payloads found: ${found.length}`);
     // A local activity's marker carries the SDK core's own bookkeeping in clear (its `result` is encrypted).
@@ -157,7 +157,12 @@ describe('a connection with payload encryption on', () => {
       const keys = Object.keys(JSON.parse(Buffer.from(payload.data ?? []).toString()) as object).sort();
       assert.deepEqual(keys, ['activity_id', 'activity_type', 'attempt', 'backoff', 'complete_time', 'original_schedule_time', 'seq']);
     }
-    const ours = found.filter((entry) => !coreBookkeeping(entry));
+    // A patch marker (workflow versioning) names its patch in clear: code, not data.
+    const patchMarker = ({ path }: { path: string }) => /markerRecordedEventAttributes\.details\.patch-data\./.test(path);
+    for (const { payload } of found.filter(patchMarker)) {
+      assert.deepEqual(JSON.parse(Buffer.from(payload.data ?? []).toString()), { id: 'retention-notice', deprecated: false });
+    }
+    const ours = found.filter((entry) => !coreBookkeeping(entry) && !patchMarker(entry));
     const plain = ours.filter(({ payload }) => Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING);
     assert.deepEqual(plain.map(({ path, payload }) => `${path}: ${Buffer.from(payload.metadata?.encoding ?? []).toString()}`), []);
     for (const { payload } of ours) assert.equal(Buffer.from(payload.metadata?.['encryption-key-id'] ?? []).toString(), ENCRYPTION.keyId);

@@ -6,7 +6,10 @@ import { Client, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
+import { createForgetActivities } from '../../src/activities/forget-activities.js';
 import { createInputActivities } from '../../src/activities/input-activities.js';
+import { createRetentionActivities } from '../../src/activities/retention-activities.js';
+import { payloadStoreDriverFor } from '../../src/payload-store/external-storage.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
@@ -45,6 +48,8 @@ export interface ConnectionStackOptions {
   encryption?: EncryptionKeys | 'off';
   /** Where the worker and `client` keep large payloads: none unless given. */
   payloadStore?: PayloadStoreSettings;
+  /** The worker's retention policy (RETENTION_DAYS): days per customer id; none unless given. */
+  retentionDays?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -67,21 +72,29 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     upstreamCalls.push(`${(resource instanceof Request ? resource.method : (init?.method ?? 'GET')).toUpperCase()} ${url.pathname}`);
     return fetch(resource, init);
   };
+  // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
+  const dataConverter = dataConverterFor({ encryption, payloadStore: options.payloadStore });
+  const client = dataConverter ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter }) : env.client;
+  const clientFor = tenantClients({ baseUrl: sandbox.url, timeoutMs: 60_000, fetch: observedFetch });
+  const payloadStore = options.payloadStore ? payloadStoreDriverFor(options.payloadStore) : undefined;
+  const retentionDays = options.retentionDays ?? {};
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     workflowsPath: WORKFLOW_CODE.workflowsPath,
-    activities: { ...createInputActivities(), ...createActivities(tenantClients({ baseUrl: sandbox.url, timeoutMs: 60_000, fetch: observedFetch }), { resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES }) },
+    activities: {
+      ...createInputActivities(),
+      ...createActivities(clientFor, { resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES }),
+      ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
+      ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
+    },
     dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
     ...WORKFLOW_SANDBOX_OPTIONS,
     // The product's workflow code, tracing interceptors included (inert: nothing here starts traced).
     ...tracingWorkerOptions(undefined),
   });
   const running = worker.run();
-  // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
-  const dataConverter = dataConverterFor({ encryption, payloadStore: options.payloadStore });
-  const client = dataConverter ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter }) : env.client;
 
   return {
     env,
@@ -126,6 +139,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     async stop() {
       worker.shutdown();
       await running;
+      payloadStore?.close();
       await sandbox.close();
     },
   };

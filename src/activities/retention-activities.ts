@@ -1,0 +1,70 @@
+/**
+ * The retention policy's side of a connection: after every successful retrieval, the login's
+ * retention timer is started or pushed back (a signal-with-start), so it forgets the login N days
+ * after its last retrieval. Tenants without a policy: a running timer (from when they had one) is
+ * told the policy is off; nothing is started. A due timer reads the policy again before it forgets.
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { retentionWorkflowId } from '../contract/login-keys.js';
+import { RETENTION_WORKFLOW_TYPE, retrievalNoticeSignal, type RetentionInput, type RetrievalNotice } from '../workflows/retention-definitions.js';
+import { CustomerIdKey, LoginIdKey } from '../workflows/search-attributes.js';
+
+export interface RetentionActivitiesDeps {
+  /** A client of the worker's own namespace. */
+  readonly temporal: Client;
+  /** Where retention timers run: the worker's task queue. */
+  readonly taskQueue: string;
+  /** Days a tenant keeps a login after its last retrieval; undefined: no policy (the default). */
+  readonly retentionDays: (customerId: string) => number | undefined;
+}
+
+export interface NoteRetrievalInput {
+  readonly customerId: string;
+  readonly loginId: string;
+  /** When the connection retrieved the data (workflow time). */
+  readonly at: string;
+  readonly workflowId: string;
+}
+
+export function createRetentionActivities({ temporal, taskQueue, retentionDays }: RetentionActivitiesDeps) {
+  return {
+    /** The tenant's policy now (read when a timer is due, so a policy changed since the last retrieval applies); null: none. */
+    // Async: activities return promises, and the worker awaits it like any other.
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async retentionDaysFor({ customerId }: { readonly customerId: string }): Promise<number | null> {
+      return retentionDays(customerId) ?? null;
+    },
+
+    /** Starts or pushes back the login's retention timer; 'off' when the tenant has no policy. */
+    async noteRetrieval({ customerId, loginId, at, workflowId }: NoteRetrievalInput): Promise<'noted' | 'off'> {
+      const days = retentionDays(customerId);
+      const timerId = retentionWorkflowId(customerId, loginId);
+      if (days === undefined) {
+        // A timer left from when the tenant had a policy must not forget a login it now keeps.
+        try {
+          await temporal.workflow.getHandle(timerId).signal(retrievalNoticeSignal, { at, days: null, workflowId });
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
+        return 'off';
+      }
+      const notice: RetrievalNotice = { at, days, workflowId };
+      const input: RetentionInput = { customerId, loginId };
+      await temporal.workflow.signalWithStart(RETENTION_WORKFLOW_TYPE, {
+        workflowId: timerId,
+        taskQueue,
+        args: [input],
+        signal: retrievalNoticeSignal,
+        signalArgs: [notice],
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: CustomerIdKey, value: customerId },
+          { key: LoginIdKey, value: loginId },
+        ]),
+      });
+      return 'noted';
+    },
+  };
+}
+
+export type RetentionActivities = ReturnType<typeof createRetentionActivities>;
