@@ -63,15 +63,7 @@ describe('payload encryption settings', () => {
     console: (env: NodeJS.ProcessEnv) => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), ...env }),
   };
 
-  function problems(load: () => unknown): string {
-    try {
-      load();
-    } catch (error) {
-      assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-      return error.message;
-    }
-    return assert.fail('expected the configuration to be refused');
-  }
+  const problems = problemsOf;
 
   for (const [name, load] of Object.entries(loaders)) {
     it(`gives the ${name} a generated local key by default with Temporal on this machine, the same one every time`, async () => {

@@ -16,13 +16,12 @@ import {
   type Client,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { describeIssues } from '../aggregator/schemas.js';
 import { forgetWorkflowId, retentionWorkflowId } from '../contract/login-keys.js';
 import { FORGET_WORKFLOW_TYPE, type ForgetInput, type ForgetRecord, type ForgetTiming } from '../workflows/forget-definitions.js';
 import { retentionStateQuery, type RetentionState } from '../workflows/retention-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../workflows/search-attributes.js';
 import { ConnectionClientError, ForgetFailedError, InvalidLoginRefError, TemporalUnavailableError } from './errors.js';
-import { LoginRef } from './refresh-schedule-input.js';
+import { parseLoginRef, type LoginRef } from './refresh-schedule-input.js';
 import { quoteVisibilityValue } from './visibility.js';
 
 export interface LoginsClientOptions {
@@ -75,7 +74,7 @@ export class LoginsClient {
    * one that ended is run again (harmlessly: what is gone is reported as such).
    */
   async startForget(ref: LoginRef, options: ForgetOptions = {}): Promise<{ readonly workflowId: string }> {
-    const { customerId, loginId } = checkRef(ref);
+    const { customerId, loginId } = parseLoginRef(ref);
     const timing = checkTiming(options.timing);
     const workflowId = forgetWorkflowId(customerId, loginId);
     const input: ForgetInput = { customerId, loginId, trigger: 'request', ...(timing ? { timing } : {}) };
@@ -99,7 +98,7 @@ export class LoginsClient {
 
   /** Every forget of the login that visibility still keeps, newest first, with its record when completed. */
   async forgetRecords(ref: LoginRef): Promise<ForgetRecordSummary[]> {
-    const { customerId, loginId } = checkRef(ref);
+    const { customerId, loginId } = parseLoginRef(ref);
     const query = [
       `WorkflowType = ${quoteVisibilityValue(FORGET_WORKFLOW_TYPE)}`,
       `${CustomerIdKey.name} = ${quoteVisibilityValue(customerId)}`,
@@ -120,7 +119,7 @@ export class LoginsClient {
 
   /** The login's running retention timer (when it will be forgotten), or undefined when none runs. */
   async retention(ref: LoginRef): Promise<RetentionState | undefined> {
-    const { customerId, loginId } = checkRef(ref);
+    const { customerId, loginId } = parseLoginRef(ref);
     const workflowId = retentionWorkflowId(customerId, loginId);
     const handle = this.client.workflow.getHandle(workflowId);
     try {
@@ -157,11 +156,6 @@ export class LoginsClient {
   }
 }
 
-function checkRef(ref: LoginRef): { customerId: string; loginId: string } {
-  const parsed = LoginRef.safeParse(ref);
-  if (!parsed.success) throw new InvalidLoginRefError(describeIssues(parsed.error), { cause: parsed.error });
-  return parsed.data;
-}
 
 function checkTiming(timing: ForgetTiming | undefined): ForgetTiming | undefined {
   if (timing === undefined) return undefined;

@@ -5,9 +5,10 @@
  * seconds/minutes/hours. Each problem is named by its field.
  */
 import { z } from 'zod';
-import { Uuid } from '../aggregator/schemas.js';
+import { describeIssues, Uuid } from '../aggregator/schemas.js';
 import { ProductsInput, TimingInput } from '../contract/connection-input.js';
 import { KeySegment } from './business-key.js';
+import { InvalidLoginRefError } from './errors.js';
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const DURATION_RULE = 'must be a duration such as 90s, 15m, 6h or 1d';
@@ -78,6 +79,13 @@ const LoginId = z.string().trim().min(1, { message: 'must not be empty' }).pipe(
 /** One saved login of one tenant (other fields are ignored, so a schedule request or summary will do). */
 export const LoginRef = z.object({ customerId: KeySegment, loginId: LoginId });
 export type LoginRef = z.input<typeof LoginRef>;
+
+/** The login a call names, checked before anything reaches Temporal (InvalidLoginRefError names the field). */
+export function parseLoginRef(ref: LoginRef): { customerId: string; loginId: string } {
+  const parsed = LoginRef.safeParse(ref);
+  if (!parsed.success) throw new InvalidLoginRefError(describeIssues(parsed.error), { cause: parsed.error });
+  return parsed.data;
+}
 
 export const RefreshScheduleInput = z.strictObject({
   customerId: KeySegment,

@@ -23,14 +23,13 @@ import type { ConnectionsClient, ConnectionSummary } from './connections.js';
 import {
   ConnectionClientError,
   ConnectionFailedError,
-  InvalidLoginRefError,
   InvalidScheduleError,
   RefreshNotUnattendedError,
   RefreshScheduleNotFoundError,
   TemporalUnavailableError,
   type ConnectionEndType,
 } from './errors.js';
-import { formatDuration, LoginRef, RefreshScheduleInput, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
+import { formatDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
 import { quoteVisibilityValue } from './visibility.js';
 
 export type { LoginRef } from './refresh-schedule-input.js';
@@ -166,7 +165,7 @@ export class RefreshSchedules {
 
   /** The login's schedule, with its upcoming and recent runs. */
   async describe(ref: LoginRef): Promise<RefreshScheduleSummary> {
-    const { customerId, loginId } = checkRef(ref);
+    const { customerId, loginId } = parseLoginRef(ref);
     const scheduleId = refreshScheduleId(customerId, loginId);
     try {
       const summary = summarizeRefresh(await this.client.schedule.getHandle(scheduleId).describe());
@@ -237,7 +236,7 @@ export class RefreshSchedules {
    * visibility, with its result or failure; undefined when it has none (or they were forgotten).
    */
   async latestRefresh(ref: LoginRef): Promise<LatestRefresh | undefined> {
-    const { customerId, loginId } = checkRef(ref);
+    const { customerId, loginId } = parseLoginRef(ref);
     const candidates = await this.connections.list({ customerId, loginId, limit: 100 });
     // Visibility lists running executions first, then by close time: the newest start is among them.
     const latest = candidates.reduce<ConnectionSummary | undefined>((newest, run) => (newest === undefined || run.startedAt > newest.startedAt ? run : newest), undefined);
@@ -254,7 +253,7 @@ export class RefreshSchedules {
 
   /** Why the login cannot be refreshed unattended, or undefined when nothing says so. */
   async endUserFlag(ref: LoginRef): Promise<EndUserFlag | undefined> {
-    const { customerId, loginId } = checkRef(ref);
+    const { customerId, loginId } = parseLoginRef(ref);
     const query = [
       `WorkflowType = ${quoteVisibilityValue(CONNECTION_WORKFLOW_TYPE)}`,
       `${CustomerIdKey.name} = ${quoteVisibilityValue(customerId)}`,
@@ -273,7 +272,7 @@ export class RefreshSchedules {
   }
 
   private async onHandle(ref: LoginRef, act: (handle: ReturnType<Client['schedule']['getHandle']>) => Promise<unknown>): Promise<void> {
-    const { customerId, loginId } = checkRef(ref);
+    const { customerId, loginId } = parseLoginRef(ref);
     const scheduleId = refreshScheduleId(customerId, loginId);
     try {
       await act(this.client.schedule.getHandle(scheduleId));
@@ -293,11 +292,6 @@ export class RefreshSchedules {
   }
 }
 
-function checkRef(ref: LoginRef): { customerId: string; loginId: string } {
-  const parsed = LoginRef.safeParse(ref);
-  if (!parsed.success) throw new InvalidLoginRefError(describeIssues(parsed.error), { cause: parsed.error });
-  return parsed.data;
-}
 
 /** A refresh schedule as the pipeline sees it, read back from its spec and action; undefined for another kind of schedule. */
 function summarizeRefresh(schedule: ScheduleDescription): RefreshScheduleSummary | undefined {
