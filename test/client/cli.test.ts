@@ -233,3 +233,104 @@ void describe('the operator CLI', () => {
     await client.cancel(id);
   });
 });
+
+void describe('scheduled refresh and forgetting from the CLI', () => {
+  /** Polls `refresh latest` until the login's latest run is a scheduled one that ended. */
+  async function latestScheduledRun(loginId: string): Promise<string> {
+    return waitFor(
+      async () => {
+        const latest = await cli(['refresh', 'latest', loginId]);
+        return latest.code === EXIT_OK && /scheduled run/.test(latest.out) && !/outcome: running/.test(latest.out) ? latest.out : undefined;
+      },
+      { timeoutMs: 30_000, describe: `a finished scheduled run of ${loginId}` },
+    );
+  }
+
+  void it('schedules a saved login, lists it, pauses, triggers, resumes and deletes its schedule', async () => {
+    const loginId = await stack.savedLogin('no_mfa');
+    const scheduled = await cli(['refresh', 'schedule', loginId, '--every', '2s', '--note', 'cli test']);
+    assert.equal(scheduled.code, EXIT_OK, scheduled.err);
+    assert.match(scheduled.out, new RegExp(`^scheduled refresh-${stack.customerId}:${loginId}: cached refresh every 2s`));
+
+    const listed = await waitFor(
+      async () => {
+        const result = await cli(['refresh', 'list']);
+        return result.out.includes(loginId) ? result : undefined;
+      },
+      { describe: 'the schedule in the listing' },
+    );
+    assert.match(listed.out, /^LOGIN\s+CADENCE\s+PAUSED\s+NEXT RUN\s+LAST RUN/);
+    assert.match(listed.out, new RegExp(`${loginId}\\s+cached every 2s\\s+no\\s+\\d{4}-`));
+
+    const paused = await cli(['refresh', 'pause', loginId, '--note', 'held by the test']);
+    assert.equal(paused.code, EXIT_OK, paused.err);
+    assert.equal((await client.schedules.describe({ customerId: stack.customerId, loginId })).note, 'held by the test');
+    assert.match((await cli(['refresh', 'list'])).out, new RegExp(`${loginId}\\s+cached every 2s\\s+yes\\s+-`));
+
+    // Paused, a trigger still runs once: the cached connection completes.
+    const triggered = await cli(['refresh', 'trigger', loginId]);
+    assert.equal(triggered.code, EXIT_OK, triggered.err);
+    const latest = await latestScheduledRun(loginId);
+    assert.match(latest, new RegExp(`^refresh-${stack.customerId}:${loginId}-\\S+ \\(scheduled run\\)`));
+    assert.match(latest, /outcome: completed/);
+    const json = JSON.parse((await cli(['refresh', 'list', '--json'])).out) as Array<{ loginId: string; paused: boolean; latest: { outcome: { kind: string } } | null }>;
+    assert.equal(json.find((row) => row.loginId === loginId)?.latest?.outcome.kind, 'completed');
+
+    assert.equal((await cli(['refresh', 'resume', loginId])).code, EXIT_OK);
+    assert.equal((await client.schedules.describe({ customerId: stack.customerId, loginId })).paused, false);
+    const deleted = await cli(['refresh', 'delete', loginId]);
+    assert.equal(deleted.code, EXIT_OK, deleted.err);
+    assert.match(deleted.out, /deleted the refresh schedule/);
+    assert.match((await cli(['refresh', 'delete', loginId])).out, /had no refresh schedule/);
+    const gone = await cli(['refresh', 'pause', loginId]);
+    assert.equal(gone.code, EXIT_FAILED);
+    assert.match(gone.err, /no refresh schedule/);
+  });
+
+  void it('forgets a login, printing what was deleted, and forgetting it again succeeds', async () => {
+    const loginId = await stack.savedLogin('no_mfa');
+    assert.equal((await cli(['refresh', 'schedule', loginId, '--daily', '02:30', '--time-zone', 'America/Toronto', '--paused'])).code, EXIT_OK);
+    const forgot = await cli(['forget', loginId]);
+    assert.equal(forgot.code, EXIT_OK, forgot.err);
+    assert.match(forgot.out, new RegExp(`^forgot login ${loginId} of ${stack.customerId} \\(\\S+ to \\S+\\)`));
+    assert.match(forgot.out, /schedule\s+deleted/);
+    assert.match(forgot.out, /card\s+deleted/);
+    assert.match(forgot.out, /histories\s+\d+ connections? deleted/);
+
+    const again = await cli(['forget', loginId, '--json']);
+    assert.equal(again.code, EXIT_OK, again.err);
+    const record = JSON.parse(again.out) as { schedule: string; card: string };
+    assert.equal(record.schedule, 'none');
+    assert.equal(record.card, 'not-found');
+  });
+
+  void it('exits 2 naming the flag on bad refresh and forget arguments', async () => {
+    const loginId = '11111111-2222-3333-4444-555555555555';
+    const cases: Array<[string[], RegExp]> = [
+      [['refresh', 'schedule', loginId, '--every', '0s'], /--every: must be at least 1s/],
+      [['refresh', 'schedule', loginId, '--every', 'soon'], /--every: must be a duration such as 90s/],
+      [['refresh', 'schedule', loginId, '--daily', '25:00'], /--daily: must be HH:MM on a 24-hour clock/],
+      [['refresh', 'schedule', loginId, '--daily', '02:00', '--time-zone', 'Mars/Olympus'], /--time-zone: unknown time zone "Mars\/Olympus"/],
+      [['refresh', 'schedule', loginId, '--every', '1h', '--daily', '02:00'], /give exactly one of --every and --daily/],
+      [['refresh', 'schedule', loginId], /give exactly one of --every and --daily/],
+      [['refresh', 'schedule', loginId, '--every', '1h', '--jitter', '2h'], /--jitter: must not be longer than the interval/],
+      [['refresh', 'schedule', loginId, '--every', '1h', '--session', 'live'], /--session must be cached or refresh/],
+      [['refresh', 'schedule', 'not-a-uuid', '--every', '1h'], /<loginId>: must be a UUID/],
+      [['refresh', 'pause'], /missing <loginId>/],
+      [['refresh', 'trigger', loginId, '--note', 'x'], /Unknown option '--note'/],
+      [['refresh', 'frobnicate'], /unknown command "refresh frobnicate"/],
+      [['forget', 'not-a-uuid'], /loginId: must be a UUID/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(args);
+      assert.equal(result.code, EXIT_USAGE, `${args.join(' ')}: ${result.err}`);
+      assert.match(result.err, message, args.join(' '));
+    }
+    for (const command of [['refresh', 'schedule'], ['refresh', 'list'], ['refresh', 'latest'], ['forget']]) {
+      const help = await cli([...command, '--help']);
+      assert.match(help.out, new RegExp(`^Usage: connections ${command.join(' ')}`));
+    }
+    assert.match((await cli(['refresh'])).out, /schedule\s+schedule \(or replace\)/);
+  });
+});
+

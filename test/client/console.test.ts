@@ -18,7 +18,7 @@ import { MAX_BODY_BYTES } from '../../src/client/console/http.js';
 import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
 import type { ConsoleServer } from '../../src/client/console/app.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
-import { uniqueId } from '../helpers/temporal.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
 
@@ -38,7 +38,7 @@ before(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
   await mkdir(ARTIFACTS, { recursive: true });
   ({ env, stack, client } = await startClientStack());
-  consoleServer = createConsoleServer({ connections: client, token: TOKEN });
+  consoleServer = createConsoleServer({ connections: client, token: TOKEN, defaultCustomerId: stack.customerId });
   baseUrl = (await consoleServer.listen(0)).url;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -294,5 +294,82 @@ void describe('the console API', () => {
     const unknown = await fetch(`${baseUrl}/api/connections/connection-nobody-here`, { headers: bearer });
     assert.equal(unknown.status, 404);
     await client.cancel(id);
+  });
+
+  void it('lists refresh schedules, pauses, resumes, triggers and deletes one, and forgets its login', async () => {
+    const loginId = await stack.savedLogin('no_mfa');
+    const ref = { customerId: stack.customerId, loginId };
+    await client.schedules.schedule({ ...ref, products: { accountsDetail: { WithTransactions: true } }, cadence: { kind: 'interval', every: '1h' }, paused: true });
+    const post = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${baseUrl}${path}`, { method: 'POST', headers: { ...bearer, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    type Listed = { customerId: string; schedules: Array<{ loginId: string; paused: boolean; cadence: { every?: string }; latest: { outcome: string; trigger: string; result?: unknown } | null }> };
+    const listed = async () => {
+      const response = await fetch(`${baseUrl}/api/schedules`, { headers: bearer });
+      assert.equal(response.status, 200);
+      const body = (await response.json()) as Listed;
+      assert.equal(body.customerId, stack.customerId, "the console's default tenant");
+      return body.schedules.find((schedule) => schedule.loginId === loginId);
+    };
+    const first = await waitFor(listed, { describe: 'the schedule in the listing' });
+    assert.equal(first.paused, true);
+    assert.equal(first.cadence.every, '1h');
+
+    assert.equal((await post(`/api/schedules/${loginId}/resume`)).status, 200);
+    assert.equal((await client.schedules.describe(ref)).paused, false);
+    const paused = await post(`/api/schedules/${loginId}/pause`, { note: 'held from the console test' });
+    assert.equal(paused.status, 200);
+    assert.deepEqual(await paused.json(), { loginId, action: 'pause' });
+    assert.equal((await client.schedules.describe(ref)).note, 'held from the console test');
+
+    assert.equal((await post(`/api/schedules/${loginId}/trigger`, { customer: stack.customerId })).status, 200);
+    const ran = await waitFor(
+      async () => {
+        const schedule = await listed();
+        return schedule?.latest?.trigger === 'schedule' && schedule.latest.outcome !== 'running' ? schedule.latest : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'the triggered run to end' },
+    );
+    assert.equal(ran.outcome, 'completed');
+    assert.equal(ran.result, undefined, "the listing leaves the run's data out");
+
+    const forgot = await post(`/api/logins/${loginId}/forget`);
+    assert.equal(forgot.status, 200);
+    const { record } = (await forgot.json()) as { record: { loginId: string; schedule: string; card: string } };
+    assert.deepEqual([record.loginId, record.schedule, record.card], [loginId, 'deleted', 'deleted']);
+    assert.equal(await listed(), undefined, 'the forgotten login has no schedule');
+    const missing = await post(`/api/schedules/${loginId}/delete`);
+    assert.equal(missing.status, 200);
+    assert.deepEqual(await missing.json(), { loginId, schedule: 'none' });
+    const notFound = await post(`/api/schedules/${loginId}/trigger`);
+    assert.equal(notFound.status, 404);
+    assert.equal(((await notFound.json()) as { error: string }).error, 'ScheduleNotFound');
+  });
+
+  void it('refuses bad schedule and forget requests, naming the problem', async () => {
+    const loginId = '11111111-2222-3333-4444-555555555555';
+    const post = (path: string, init: RequestInit = {}) => fetch(`${baseUrl}${path}`, { method: 'POST', ...init, headers: { ...bearer, ...(init.headers as Record<string, string> | undefined) } });
+
+    const badLogin = await post('/api/schedules/not-a-uuid/pause');
+    assert.equal(badLogin.status, 400);
+    assert.match(((await badLogin.json()) as { message: string }).message, /invalid login: loginId: must be a UUID/);
+
+    const badField = await post(`/api/schedules/${loginId}/pause`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ note: 'x', paused: true }) });
+    assert.equal(badField.status, 400);
+    assert.match(((await badField.json()) as { message: string }).message, /invalid body: .*paused/);
+
+    const notJson = await post(`/api/logins/${loginId}/forget`, { headers: { 'content-type': 'application/json' }, body: '{' });
+    assert.equal(notJson.status, 400);
+    assert.match(((await notJson.json()) as { message: string }).message, /not JSON/);
+
+    const foreign = await post(`/api/logins/${loginId}/forget`, { headers: { origin: 'https://evil.example' } });
+    assert.equal(foreign.status, 403);
+    const badQuery = await fetch(`${baseUrl}/api/schedules?tenant=x`, { headers: bearer });
+    assert.equal(badQuery.status, 400);
+    assert.match(((await badQuery.json()) as { message: string }).message, /invalid query/);
+
+    assert.equal((await post(`/api/schedules/${loginId}/explode`)).status, 404, 'no such action');
+    assert.equal((await fetch(`${baseUrl}/api/schedules/${loginId}/pause`, { headers: bearer })).status, 405);
+    assert.equal((await fetch(`${baseUrl}/api/schedules`, { method: 'POST', headers: bearer })).status, 405);
+    assert.equal((await fetch(`${baseUrl}/api/schedules`)).status, 401, 'behind the token');
   });
 });

@@ -4,9 +4,11 @@
  */
 import type { CommandTable } from './command.js';
 import { answer } from './commands/answer.js';
+import { forget } from './commands/forget.js';
 import { list } from './commands/list.js';
+import { refresh } from './commands/refresh/index.js';
 import { show } from './commands/show.js';
 import { start } from './commands/start.js';
 import { watch } from './commands/watch.js';
 
-export const COMMANDS: CommandTable = { list, show, answer, watch, start };
+export const COMMANDS: CommandTable = { list, show, answer, watch, start, refresh, forget };

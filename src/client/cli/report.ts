@@ -3,7 +3,7 @@
  * listing commands print. Every cell and message that may come from the service or from
  * visibility goes through `printable`.
  */
-import { AnswerRejectedError, ConnectionClientError, InvalidBusinessKeyError, InvalidConnectionInputError } from '../errors.js';
+import { AnswerRejectedError, ConnectionClientError, InvalidBusinessKeyError, InvalidConnectionInputError, InvalidLoginRefError, InvalidScheduleError } from '../errors.js';
 import { printable } from '../presentation.js';
 import { UsageError } from './args.js';
 import type { CliIo } from './command.js';
@@ -19,7 +19,8 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
     io.err(`run "${program} ${command} --help" for usage`);
     return EXIT_USAGE;
   }
-  if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) {
+  // Refused by the client's own checks before anything was sent: the command line is at fault.
+  if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError || error instanceof InvalidScheduleError || error instanceof InvalidLoginRefError) {
     io.err(`${program} ${command}: ${error.message}`);
     return EXIT_USAGE;
   }

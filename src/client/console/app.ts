@@ -11,13 +11,24 @@ import type { AddressInfo } from 'node:net';
 import type { PayloadCodec } from '@temporalio/common';
 import { PayloadDecryptionError } from '../../codec/encryption-codec.js';
 import type { ConnectionsClient } from '../connections.js';
-import { AnswerRejectedError, ConnectionNotFoundError, InvalidBusinessKeyError, InvalidConnectionInputError } from '../errors.js';
+import {
+  AnswerRejectedError,
+  ConnectionNotFoundError,
+  ForgetFailedError,
+  InvalidBusinessKeyError,
+  InvalidConnectionInputError,
+  InvalidLoginRefError,
+  InvalidScheduleError,
+  RefreshNotUnattendedError,
+  RefreshScheduleNotFoundError,
+} from '../errors.js';
 import { connectionRoutes } from './api.js';
 import { consoleAuth } from './auth.js';
 import { codecRoutes } from './codec.js';
 import { HttpError, methodNotAllowed, sendJson } from './http.js';
 import { servePage } from './pages.js';
 import { createRouter } from './router.js';
+import { scheduleRoutes } from './schedule-routes.js';
 
 export interface ConsoleOptions {
   readonly connections: ConnectionsClient;
@@ -29,6 +40,8 @@ export interface ConsoleOptions {
   readonly payloadCodecs?: readonly PayloadCodec[] | undefined;
   /** Browser origins allowed to call /codec/* with credentials (the Temporal Web UI); default none. */
   readonly codecCorsOrigins?: readonly string[] | undefined;
+  /** Tenant of the schedule and forget routes when a request names none (AGGREGATOR_CUSTOMER_ID); none: they require `customer`. */
+  readonly defaultCustomerId?: string | undefined;
 }
 
 export interface ConsoleServer {
@@ -39,7 +52,11 @@ export interface ConsoleServer {
 
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   const auth = consoleAuth(options.token);
-  const route = createRouter([...connectionRoutes(options.connections), ...codecRoutes(options.payloadCodecs ?? [], options.codecCorsOrigins ?? [])]);
+  const route = createRouter([
+    ...connectionRoutes(options.connections),
+    ...scheduleRoutes(options.connections, options.defaultCustomerId),
+    ...codecRoutes(options.payloadCodecs ?? [], options.codecCorsOrigins ?? []),
+  ]);
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
@@ -96,5 +113,9 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof ConnectionNotFoundError) return new HttpError(404, 'ConnectionNotFound', error.message);
   if (error instanceof PayloadDecryptionError) return new HttpError(422, 'DecryptionFailed', error.message, { keyId: error.keyId });
   if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) return new HttpError(400, 'InvalidRequest', error.message);
+  if (error instanceof InvalidScheduleError || error instanceof InvalidLoginRefError) return new HttpError(400, 'InvalidRequest', error.message);
+  if (error instanceof RefreshScheduleNotFoundError) return new HttpError(404, 'ScheduleNotFound', error.message);
+  if (error instanceof RefreshNotUnattendedError) return new HttpError(409, 'RefreshNotUnattended', error.message, { challengeType: error.challengeType });
+  if (error instanceof ForgetFailedError) return new HttpError(409, 'ForgetFailed', error.message, { type: error.type, workflowId: error.workflowId });
   return new HttpError(502, 'TemporalError', error instanceof Error ? error.message : String(error));
 }

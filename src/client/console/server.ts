@@ -27,6 +27,7 @@ const console_ = createConsoleServer({
   token: consoleConfig.token,
   payloadCodecs: dataConverterFor(consoleConfig)?.payloadCodecs,
   codecCorsOrigins: consoleConfig.codecCorsOrigins,
+  defaultCustomerId: clientConfig.customerId,
 });
 const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
 process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}\n`);

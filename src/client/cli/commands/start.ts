@@ -2,13 +2,13 @@
  * `start`: starts a connection (live, cached or refresh of a saved login) under a business key, or
  * finds the one already running under it, and waits for its first step.
  */
-import { AttributePackageOperation } from '../../../aggregator/schemas.js';
 import type { ConnectionInputArgs } from '../../../contract/connection-input.js';
 import { connectionKey } from '../../business-key.js';
 import { printable } from '../../presentation.js';
 import { noPositionals, parseFlags, readPassword, UsageError } from '../args.js';
 import { printChallengeSet } from '../challenge-output.js';
 import type { Command } from '../command.js';
+import { PRODUCT_OPTIONS, PRODUCTS_HELP, productsFrom } from '../products.js';
 import { EXIT_FAILED, EXIT_OK } from '../report.js';
 
 export const start: Command = {
@@ -25,10 +25,7 @@ Session (one of):
   --login-id <uuid> --refresh
                         refresh a saved login live
 Products (at least one):
-  --accounts            accounts detail with identity, balances and transactions
-  --days 90|365         days of transactions (default 90)
-  --investments         investments
-  --attributes <op>     an attributes package: ${AttributePackageOperation.options.join(', ')}
+${PRODUCTS_HELP}
 Other:
   --customer <id>       tenant (default AGGREGATOR_CUSTOMER_ID)
   --application-id <id> business key becomes connection-<customer>:<id>
@@ -50,10 +47,7 @@ Other:
         'no-save': { type: 'boolean' },
         'login-id': { type: 'string' },
         refresh: { type: 'boolean' },
-        accounts: { type: 'boolean' },
-        days: { type: 'string' },
-        investments: { type: 'boolean' },
-        attributes: { type: 'string' },
+        ...PRODUCT_OPTIONS,
         'no-wait': { type: 'boolean' },
         rerun: { type: 'string' },
       },
@@ -78,19 +72,7 @@ Other:
       throw new UsageError('missing session: --institution and --username (live), or --login-id (cached)');
     }
 
-    const products: ConnectionInputArgs['products'] = {};
-    if (values.days !== undefined && !values.accounts) throw new UsageError('--days applies to --accounts');
-    if (values.days !== undefined && values.days !== '90' && values.days !== '365') throw new UsageError('--days must be 90 or 365');
-    if (values.accounts) {
-      products.accountsDetail = { WithAccountIdentity: true, WithBalance: true, WithTransactions: true, DaysOfTransactions: values.days === '365' ? 'Days365' : 'Days90' };
-    }
-    if (values.investments) products.investments = true;
-    if (values.attributes !== undefined) {
-      const operation = AttributePackageOperation.safeParse(values.attributes);
-      if (!operation.success) throw new UsageError(`--attributes must be one of ${AttributePackageOperation.options.join(', ')}`);
-      products.attributes = { package: operation.data };
-    }
-    if (!products.accountsDetail && !products.investments && !products.attributes) throw new UsageError('choose at least one product: --accounts, --investments, --attributes <op>');
+    const products = productsFrom(values);
     const rerun = values.rerun ?? 'if-failed';
     if (rerun !== 'never' && rerun !== 'if-failed' && rerun !== 'always') throw new UsageError('--rerun must be never, if-failed or always');
 

@@ -117,6 +117,70 @@ async function refreshLists() {
   renderList(document.getElementById('awaiting'), awaiting.connections);
   document.getElementById('awaiting-empty').hidden = awaiting.connections.length > 0;
   renderList(document.getElementById('recent'), recent.connections);
+  await refreshSchedules();
+}
+
+// ----------------------------------------------------------------------------------------------
+// Refresh schedules (the console's default tenant): pause/resume, trigger, and forget the login.
+
+function cadenceText(schedule) {
+  const cadence = schedule.cadence;
+  const jitter = cadence.jitter && cadence.jitter !== '0s' ? ` (jitter ${cadence.jitter})` : '';
+  const when = cadence.kind === 'daily' ? `daily ${cadence.at} ${cadence.timeZone || 'UTC'}` : `every ${cadence.every}`;
+  return `${schedule.session} ${when}${jitter}`;
+}
+
+function outcomeText(latest) {
+  if (!latest) return '—';
+  const failure = latest.outcome === 'failed' ? `: ${latest.failureType}${latest.serviceCode ? ` [${latest.serviceCode}]` : ''}` : '';
+  return `${latest.outcome}${failure} (${new Date(latest.startedAt).toLocaleString()})`;
+}
+
+async function refreshSchedules() {
+  const { schedules } = await api('/api/schedules');
+  const rows = schedules.map((schedule) => {
+    const act = (label, path, confirmText) => {
+      const button = el('button', { type: 'button', className: confirmText ? 'secondary danger' : 'secondary', textContent: label });
+      button.addEventListener('click', () => void scheduleAction(button, path, confirmText, `${label}: login ${schedule.loginId}`));
+      return button;
+    };
+    const loginPath = encodeURIComponent(schedule.loginId);
+    return el(
+      'tr',
+      { dataset: { loginId: schedule.loginId } },
+      el('td', { className: 'id', textContent: schedule.loginId }),
+      el('td', { textContent: cadenceText(schedule) }),
+      el('td', { textContent: schedule.paused ? 'yes' : 'no' }),
+      el('td', { textContent: schedule.paused || !schedule.nextRunsAt[0] ? '—' : new Date(schedule.nextRunsAt[0]).toLocaleString() }),
+      el('td', { textContent: outcomeText(schedule.latest) }),
+      el(
+        'td',
+        { className: 'buttons' },
+        schedule.paused ? act('Resume', `/api/schedules/${loginPath}/resume`) : act('Pause', `/api/schedules/${loginPath}/pause`),
+        act('Trigger', `/api/schedules/${loginPath}/trigger`),
+        act('Forget', `/api/logins/${loginPath}/forget`, `Forget login ${schedule.loginId}? Its schedule, saved card, stored payloads and histories are deleted. This cannot be undone.`),
+      ),
+    );
+  });
+  document.querySelector('#schedules tbody').replaceChildren(...rows);
+  document.getElementById('schedules-empty').hidden = schedules.length > 0;
+}
+
+async function scheduleAction(button, path, confirmText, done) {
+  if (confirmText && !window.confirm(confirmText)) return;
+  const message = document.getElementById('schedules-message');
+  button.disabled = true;
+  try {
+    const body = await api(path, { method: 'POST' });
+    message.className = 'message ok';
+    message.textContent = body && body.record ? `Forgot login ${body.record.loginId}: schedule ${body.record.schedule}, card ${body.record.card}, ${body.record.connections.count} histories deleted.` : body && body.state === 'running' ? `${done}: still running (${body.workflowId}).` : `${done}: done.`;
+  } catch (error) {
+    message.className = 'message error';
+    message.textContent = `${done}: ${error.message}`;
+  } finally {
+    button.disabled = false;
+  }
+  await refreshSchedules();
 }
 
 function select(workflowId) {
