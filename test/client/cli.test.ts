@@ -212,7 +212,7 @@ void describe('the operator CLI', () => {
       assert.match(result.out, new RegExp(`^Usage: connections ${command}`));
     }
     const main = await cli(['--help']);
-    assert.match(main.out, /Exit codes: 0 ok, 1 connection failed or answer rejected, 2 usage error/);
+    assert.match(main.out, /Exit codes: 0 ok, 1 connection failed, answer rejected, schedule refused or forget failed, 2 usage error/);
   });
 
   void it('runs as a program: reads the environment and sets the exit code', async () => {

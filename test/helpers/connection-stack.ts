@@ -50,6 +50,8 @@ export interface ConnectionStackOptions {
   payloadStore?: PayloadStoreSettings;
   /** The worker's retention policy (RETENTION_DAYS): days per customer id; none unless given. */
   retentionDays?: Readonly<Record<string, number>>;
+  /** A task queue of an earlier stack, to stand in for a restarted worker; a fresh one unless given. */
+  taskQueue?: string;
 }
 
 /**
@@ -65,7 +67,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   const sandbox = await createSandbox({ port: 0 });
   const encryption = options.encryption === 'off' ? undefined : (options.encryption ?? TEST_ENCRYPTION);
   const customerId = options.customerId ?? uniqueId('tenant');
-  const taskQueue = uniqueId('connections');
+  const taskQueue = options.taskQueue ?? uniqueId('connections');
   const upstreamCalls: string[] = [];
   const observedFetch: typeof fetch = (resource, init) => {
     const url = new URL(resource instanceof Request ? resource.url : String(resource));

@@ -18,7 +18,7 @@ Commands:
 ${commandList(commands)}
 
 Run "${program} <command> --help" for a command's options.
-Exit codes: 0 ok, 1 connection failed or answer rejected, 2 usage error.
+Exit codes: 0 ok, 1 connection failed, answer rejected, schedule refused or forget failed, 2 usage error.
 
 ${ENV_HELP}`;
 }

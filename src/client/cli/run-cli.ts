@@ -1,7 +1,7 @@
 /**
  * One CLI invocation: finds the command in the table (through any groups), prints help where asked,
  * runs the command with its context and turns what it throws into words and an exit code (0 ok,
- * 1 connection failed or answer rejected, 2 usage error). Returns the code, so tests run it in-process.
+ * 1 connection failed, answer rejected, schedule refused or forget failed, 2 usage error). Returns the code, so tests run it in-process.
  */
 import { isGroup } from './command.js';
 import type { CliIo, Command, CommandGroup, CommandTable } from './command.js';
