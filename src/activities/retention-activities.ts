@@ -1,10 +1,10 @@
 /**
  * The retention policy's side of a connection: after every successful retrieval, the login's
  * retention timer is started or pushed back (a signal-with-start), so it forgets the login N days
- * after its last retrieval. Tenants without a policy: a running timer (from when they had one) is
- * told the policy is off; nothing is started. A due timer reads the policy again before it forgets.
+ * after its last retrieval. Tenants without a policy: nothing is called, nothing started; a timer
+ * left from when they had one reads the policy again when due, before it forgets.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { retentionWorkflowId } from '../contract/login-keys.js';
 import { RETENTION_WORKFLOW_TYPE, retrievalNoticeSignal, type RetentionInput, type RetrievalNotice } from '../workflows/retention-definitions.js';
@@ -39,16 +39,10 @@ export function createRetentionActivities({ temporal, taskQueue, retentionDays }
     /** Starts or pushes back the login's retention timer; 'off' when the tenant has no policy. */
     async noteRetrieval({ customerId, loginId, at, workflowId }: NoteRetrievalInput): Promise<'noted' | 'off'> {
       const days = retentionDays(customerId);
+      // No policy (the default): no call at all. A timer left from when the tenant had one reads the
+      // policy again when it is due (retentionDaysFor) and ends without forgetting.
+      if (days === undefined) return 'off';
       const timerId = retentionWorkflowId(customerId, loginId);
-      if (days === undefined) {
-        // A timer left from when the tenant had a policy must not forget a login it now keeps.
-        try {
-          await temporal.workflow.getHandle(timerId).signal(retrievalNoticeSignal, { at, days: null, workflowId });
-        } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-        }
-        return 'off';
-      }
       const notice: RetrievalNotice = { at, days, workflowId };
       const input: RetentionInput = { customerId, loginId };
       await temporal.workflow.signalWithStart(RETENTION_WORKFLOW_TYPE, {

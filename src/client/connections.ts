@@ -370,10 +370,7 @@ export class ConnectionsClient {
     if (error instanceof WorkflowNotFoundError && workflowId !== undefined) return new ConnectionNotFoundError(workflowId, { cause: error });
     if (error instanceof WorkflowExecutionAlreadyStartedError && workflowId !== undefined) return new ConnectionAlreadyEndedError(workflowId, { cause: error });
     if (error instanceof WorkflowFailedError && workflowId !== undefined) return connectionFailed(workflowId, error);
-    if (error instanceof ServiceError) {
-      const where = this.address ? ` at ${this.address}` : '';
-      return new TemporalUnavailableError(this.address, `Temporal${where} refused the call: ${messageOf(error)}`, { cause: error });
-    }
+    if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
     return error instanceof Error ? error : new Error(String(error));
   }
 }
@@ -434,6 +431,3 @@ function summarize(info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 't
   };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

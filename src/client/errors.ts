@@ -103,6 +103,11 @@ export class TemporalUnavailableError extends ConnectionClientError {
   ) {
     super(message, options);
   }
+  /** A call Temporal refused (a ServiceError), with where Temporal is when it is known. */
+  static refused(address: string | undefined, error: Error): TemporalUnavailableError {
+    const where = address ? ` at ${address}` : '';
+    return new TemporalUnavailableError(address, `Temporal${where} refused the call: ${error.message}`, { cause: error });
+  }
 }
 
 /**

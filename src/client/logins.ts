@@ -148,10 +148,7 @@ export class LoginsClient {
                 : 'Unknown';
       return new ForgetFailedError(workflowId, type, cause?.message ?? error.message, { cause: error });
     }
-    if (error instanceof ServiceError) {
-      const where = this.address ? ` at ${this.address}` : '';
-      return new TemporalUnavailableError(this.address, `Temporal${where} refused the call: ${error.message}`, { cause: error });
-    }
+    if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
     return error instanceof Error ? error : new Error(String(error));
   }
 }

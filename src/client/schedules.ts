@@ -284,10 +284,7 @@ export class RefreshSchedules {
   private mapError(scheduleId: string | undefined, error: unknown): Error {
     if (error instanceof ConnectionClientError) return error;
     if (error instanceof ScheduleNotFoundError && scheduleId !== undefined) return new RefreshScheduleNotFoundError(scheduleId, { cause: error });
-    if (error instanceof ServiceError) {
-      const where = this.address ? ` at ${this.address}` : '';
-      return new TemporalUnavailableError(this.address, `Temporal${where} refused the call: ${error.message}`, { cause: error });
-    }
+    if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
     return error instanceof Error ? error : new Error(String(error));
   }
 }
