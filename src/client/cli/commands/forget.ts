@@ -6,7 +6,7 @@
 import type { ForgetRecord } from '../../../workflows/forget-definitions.js';
 import { ForgetFailedError } from '../../errors.js';
 import { printable } from '../../presentation.js';
-import { onePositional, parseFlags } from '../args.js';
+import { parseLoginArgs } from '../login-args.js';
 import type { Command } from '../command.js';
 import { EXIT_FAILED, EXIT_OK } from '../report.js';
 
@@ -22,22 +22,18 @@ stored payloads and histories of the login's connections deleted. Cannot be undo
 
   async run(args, context) {
     const { io, client } = context;
-    const { values, positionals } = parseFlags({
-      args: [...args],
-      options: { customer: { type: 'string' }, json: { type: 'boolean' } },
-      allowPositionals: true,
-    });
-    const loginId = onePositional(positionals, '<loginId>');
+    const { ref, json } = parseLoginArgs(args, context, { json: true });
+    const { loginId } = ref;
     let record: ForgetRecord;
     try {
-      record = await (await client()).logins.forget({ customerId: values.customer ?? context.defaultCustomerId, loginId });
+      record = await (await client()).logins.forget(ref);
     } catch (error) {
       if (!(error instanceof ForgetFailedError)) throw error;
       io.err(`forgetting login ${loginId} did not finish (${printable(error.type)}): ${printable(error.reason)}`);
       io.err(`what it deleted stays deleted; run "forget ${loginId}" again to finish (workflow ${error.workflowId})`);
       return EXIT_FAILED;
     }
-    if (values.json) {
+    if (json) {
       io.out(JSON.stringify(record, null, 2));
       return EXIT_OK;
     }

@@ -1,7 +1,7 @@
 /** `refresh delete`: removes a login's schedule (runs already started finish; the login stays saved). */
 import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
-import { LOGIN_HELP, parseLoginArgs } from './login-args.js';
+import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const deleteSchedule: Command = {
   summary: "delete a login's refresh schedule",

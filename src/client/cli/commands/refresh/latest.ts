@@ -1,10 +1,9 @@
 /** `refresh latest`: the login's most recent connection (scheduled run or not) and how it ended. */
 import { printable } from '../../../presentation.js';
-import { onePositional, parseFlags } from '../../args.js';
 import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
 import { describeOutcome } from './format.js';
-import { LOGIN_HELP } from './login-args.js';
+import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const latest: Command = {
   summary: "a login's latest refresh and how it ended",
@@ -17,14 +16,10 @@ ${LOGIN_HELP}
 
   async run(args, context) {
     const { io, client } = context;
-    const { values, positionals } = parseFlags({
-      args: [...args],
-      options: { customer: { type: 'string' }, json: { type: 'boolean' } },
-      allowPositionals: true,
-    });
-    const loginId = onePositional(positionals, '<loginId>');
-    const found = await (await client()).schedules.latestRefresh({ customerId: values.customer ?? context.defaultCustomerId, loginId });
-    if (values.json) {
+    const { ref, json } = parseLoginArgs(args, context, { json: true });
+    const { loginId } = ref;
+    const found = await (await client()).schedules.latestRefresh(ref);
+    if (json) {
       io.out(JSON.stringify(found ?? null, null, 2));
       return EXIT_OK;
     }

@@ -1,7 +1,7 @@
 /** `refresh pause`: stops a login's scheduled runs until `refresh resume` (a run already going finishes). */
 import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
-import { LOGIN_HELP, parseLoginArgs } from './login-args.js';
+import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const pause: Command = {
   summary: "pause a login's refresh schedule",

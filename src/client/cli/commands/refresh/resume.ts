@@ -1,7 +1,7 @@
 /** `refresh resume`: unpauses a login's schedule; runs follow its cadence again. */
 import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
-import { LOGIN_HELP, parseLoginArgs } from './login-args.js';
+import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const resume: Command = {
   summary: "resume a login's paused refresh schedule",

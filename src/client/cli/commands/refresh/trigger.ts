@@ -1,7 +1,7 @@
 /** `refresh trigger`: one run now, paused or not (skipped if a run is still going). */
 import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
-import { LOGIN_HELP, parseLoginArgs } from './login-args.js';
+import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const trigger: Command = {
   summary: "run a login's scheduled refresh now",
