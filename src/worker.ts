@@ -44,16 +44,17 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       : {},
   });
 
+  // Read once (TLS files included) for both connections below.
+  const connectionOptions = await temporalConnectionOptions(config.temporal);
   let connection: NativeConnection;
   try {
-    connection = await NativeConnection.connect(await temporalConnectionOptions(config.temporal));
+    connection = await NativeConnection.connect(connectionOptions);
   } catch (error) {
-    if (error instanceof TemporalTlsFileError) throw error;
     throw new TemporalConnectError(config.temporal.address, await connectFailureReason(config.temporal, error), { cause: error });
   }
   const tracing = config.tracing ? await acquireTracing(config.tracing) : undefined;
   // Forget and retention activities manage schedules and workflows: a client of the same namespace.
-  const clientConnection = await Connection.connect(await temporalConnectionOptions(config.temporal));
+  const clientConnection = await Connection.connect(connectionOptions);
   const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) });
   const payloadStore = payloadStoreDriverFor(config.payloadStore);
   const clientFor = tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs });
