@@ -19,6 +19,7 @@ import type {
 } from '../aggregator/schemas.js';
 import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
 import { toActivityFailure, workerShutdownFailure } from './failures.js';
+import { createPollActivities } from './poll-activities.js';
 
 export type AuthorizeOutcome =
   | { readonly kind: 'session-open'; readonly requestId: string; readonly login: Login; readonly institution?: string | undefined }
@@ -111,7 +112,7 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes 
     }
   }
 
-  return {
+  const calls = {
     /** Authorize: live with credentials, cached with a LoginId, or live refresh of a saved LoginId. */
     async openSession({ customerId, session }: OpenSessionInput): Promise<AuthorizeOutcome> {
       return authorizeCall(customerId, async (client, options) => {
@@ -160,6 +161,8 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes 
       );
     },
   };
+  // The polling strategies that poll outside the workflow repeat these same calls.
+  return { ...calls, ...createPollActivities(calls) };
 }
 
 export type ConnectionActivities = ReturnType<typeof createActivities>;

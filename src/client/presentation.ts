@@ -121,7 +121,9 @@ export function presentState(workflowId: string, state: ConnectionState, now?: n
   lines.push(`  polls ${state.totalPolls}${state.retrieved.length ? `, retrieved ${state.retrieved.join(', ')}` : ''}`);
   if (state.pending) {
     const next = state.pending.nextPollAt ? `, next poll ${state.pending.nextPollAt}` : '';
-    lines.push(`  pending ${state.pending.operation} (${state.pending.code}), poll ${state.pending.pollCount}, gives up at ${state.pending.deadline}${next}`);
+    // Polls made by an activity are not seen one by one here (the Web UI's pending activity shows them).
+    const polls = state.pending.strategy && state.pending.strategy !== 'timer' ? `polled by an activity (${state.pending.strategy})` : `poll ${state.pending.pollCount}`;
+    lines.push(`  pending ${state.pending.operation} (${state.pending.code}), ${polls}, gives up at ${state.pending.deadline}${next}`);
   }
   if (state.lastRestart) {
     lines.push(`  new session opened (${state.sessionRestarts}x): ${printable(state.lastRestart.reason)}`);

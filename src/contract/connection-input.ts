@@ -52,11 +52,22 @@ export type ProductsInput = z.infer<typeof ProductsInput>;
 
 const Milliseconds = (min: number, max: number) => z.number().int().min(min).max(max);
 
+/**
+ * How a pending operation is polled (README, "Polling strategies"). `timer` (the default, the design's):
+ * a durable workflow timer per poll, each poll visible in history and the state query.
+ * `activity-retry`: polls are retries of one activity, the server waits the interval; no workflow
+ * task per poll. `heartbeat`: one activity loops, sleeping between polls and heartbeating its count.
+ */
+export const POLL_STRATEGIES = ['timer', 'activity-retry', 'heartbeat'] as const;
+export type PollStrategy = (typeof POLL_STRATEGIES)[number];
+
 export const TimingInput = z.strictObject({
   pollIntervalMs: Milliseconds(1, 10 * 60_000).default(DEFAULT_TIMING.pollIntervalMs),
   pollTimeoutMs: Milliseconds(1, 24 * 60 * 60_000).default(DEFAULT_TIMING.pollTimeoutMs),
   answerTimeoutMs: Milliseconds(1, 7 * 24 * 60 * 60_000).default(DEFAULT_TIMING.answerTimeoutMs),
   maxAnswerAttempts: z.number().int().min(1).max(10).default(DEFAULT_TIMING.maxAnswerAttempts),
+  /** Absent means `timer` (histories recorded before the option existed have none). */
+  pollStrategy: z.enum(POLL_STRATEGIES, { error: `must be one of ${POLL_STRATEGIES.join(', ')}` }).optional(),
 });
 export type Timing = z.infer<typeof TimingInput>;
 

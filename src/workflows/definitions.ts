@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AttributesResponse, AccountsDetailResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
-import type { ConnectionInput } from '../contract/connection-input.js';
+import type { ConnectionInput, PollStrategy } from '../contract/connection-input.js';
 import type { ConnectionFailureType } from '../aggregator/failure-table.js';
 
 export { CONNECTION_FAILURE_TYPES, type ConnectionFailureType } from '../aggregator/failure-table.js';
@@ -42,6 +42,12 @@ export interface PendingOperation {
   readonly since: string;
   readonly deadline: string;
   readonly nextPollAt?: string | undefined;
+  /**
+   * How the operation is polled (absent: `timer`). With `activity-retry` or `heartbeat` the workflow
+   * does not see each poll: pollCount stays 0 until the activity returns; the Web UI's pending
+   * activity shows its attempt (retry) or heartbeat details (heartbeat).
+   */
+  readonly strategy?: PollStrategy | undefined;
 }
 
 export interface Rejection {

@@ -1,21 +1,26 @@
 /**
- * Poll-until-ready with durable timers and a deadline. The wait between polls is a Temporal timer,
+ * Poll-until-ready with a deadline. By default the wait between polls is a durable Temporal timer,
  * so a pending operation survives worker and server restarts; the deadline bounds both the polls
- * and any retries of transient errors made on the way.
+ * and any retries of transient errors made on the way. The other strategies hand the polls to an
+ * activity once the first request answered "pending" (activities/poll-activities.ts).
  */
-import { ApplicationFailure, sleep } from '@temporalio/workflow';
-import type { DataOutcome } from '../activities/connection-activities.js';
+import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import type { ConnectionActivities, DataOutcome } from '../activities/connection-activities.js';
+import type { PolledData, PollRequest } from '../activities/poll-activities.js';
+import type { PollStrategy } from '../contract/connection-input.js';
 import { serviceDetailsOf } from './failures.js';
 
 export interface PollTiming {
   readonly pollIntervalMs: number;
   readonly pollTimeoutMs: number;
+  readonly pollStrategy?: PollStrategy | undefined;
 }
 
 /** What the loop reports so the workflow's state (and query) can show progress. */
 export interface PollObserver {
-  pending(progress: { code: string; pollCount: number; since: number; deadline: number; nextPollAt: number }): void;
-  polled(): void;
+  pending(progress: { code: string; pollCount: number; since: number; deadline: number; nextPollAt: number; strategy: PollStrategy }): void;
+  /** `count` polls were made (more than one when an activity made them). */
+  polled(count?: number): void;
 }
 
 /** Calls upstream once; `deadline` bounds the call's own retries of transient errors. */
@@ -31,6 +36,7 @@ export async function pollUntilReady<T>(
   operation: string,
   first: PollCall<T>,
   poll: PollCall<T>,
+  pollRequest: (requestId: string) => PollRequest,
   timing: PollTiming,
   observer: PollObserver,
 ): Promise<T> {
@@ -38,6 +44,10 @@ export async function pollUntilReady<T>(
   const deadline = since + timing.pollTimeoutMs;
   let pollCount = 0;
   let outcome = await waitOutLoading(operation, () => first({ pollNumber: 0, deadline }), timing, deadline);
+  const strategy = timing.pollStrategy ?? 'timer';
+  if (outcome.kind === 'pending' && strategy !== 'timer') {
+    return (await pollInActivity<T>(operation, strategy, pollRequest(outcome.requestId), outcome.code, timing, { since, deadline }, observer)).data;
+  }
 
   while (outcome.kind === 'pending') {
     const remaining = deadline - Date.now();
@@ -51,7 +61,7 @@ export async function pollUntilReady<T>(
     }
     // The last wait is cut short so the final poll happens at the deadline, not after it.
     const wait = Math.min(timing.pollIntervalMs, remaining);
-    observer.pending({ code: outcome.code, pollCount, since, deadline, nextPollAt: Date.now() + wait });
+    observer.pending({ code: outcome.code, pollCount, since, deadline, nextPollAt: Date.now() + wait, strategy });
     await sleep(wait, { summary: `wait before ${operation} poll #${pollCount + 1}` });
     pollCount += 1;
     observer.polled();
@@ -72,3 +82,53 @@ async function waitOutLoading<T>(operation: string, call: () => Promise<DataOutc
     }
   }
 }
+
+/**
+ * The polls, made by an activity: the workflow sleeps through them and wakes once, with the data.
+ * With `activity-retry` one timer first (so the first attempt is poll #1, an interval after the
+ * request), then each retry is a poll the server schedules; with `heartbeat` the activity sleeps
+ * itself, and its heartbeat timeout notices a worker that died.
+ */
+async function pollInActivity<T>(
+  operation: string,
+  strategy: Exclude<PollStrategy, 'timer'>,
+  request: PollRequest,
+  code: string,
+  timing: PollTiming,
+  { since, deadline }: { since: number; deadline: number },
+  observer: PollObserver,
+): Promise<PolledData<T>> {
+  const intervalMs = timing.pollIntervalMs;
+  const firstWait = Math.max(0, Math.min(intervalMs, deadline - Date.now()));
+  observer.pending({ code, pollCount: 0, since, deadline, nextPollAt: Date.now() + firstWait, strategy });
+  const input = { operation, request, intervalMs, deadline };
+  // Room past the deadline for the last poll and its typed PollingTimedOut; a timeout here means no worker made it.
+  const bound = () => Math.max(1_000, deadline - Date.now() + intervalMs + CALL_TIMEOUT_MS);
+  // A PollingTimedOut from the activity ends the connection with that type; so does reaching the bound.
+  let polled: PolledData<unknown>;
+  if (strategy === 'activity-retry') {
+    if (firstWait > 0) await sleep(firstWait, { summary: `wait before ${operation} poll #1` });
+    polled = await proxyActivities<ConnectionActivities>({
+      startToCloseTimeout: CALL_TIMEOUT_MS,
+      scheduleToCloseTimeout: bound(),
+      // The activity sets each retry's delay itself (the interval, or less to land on the deadline).
+      retry: { initialInterval: intervalMs, backoffCoefficient: 1, maximumInterval: intervalMs },
+      summary: `poll ${operation} (a retry every ${intervalMs / 1000} s)`,
+    }).pollByRetry(input);
+  } else {
+    polled = await proxyActivities<ConnectionActivities>({
+      startToCloseTimeout: bound(),
+      scheduleToCloseTimeout: bound(),
+      heartbeatTimeout: Math.max(HEARTBEAT_TIMEOUT_FLOOR_MS, 3 * intervalMs),
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+      summary: `poll ${operation} every ${intervalMs / 1000} s (heartbeating)`,
+    }).pollHeartbeating(input);
+  }
+  observer.polled(polled.pollCount);
+  return polled as PolledData<T>;
+}
+
+/** One HTTP call's bound, as the local activities have it. */
+const CALL_TIMEOUT_MS = 90_000;
+/** A heartbeating poller is declared dead after three silent intervals, and never sooner than this. */
+const HEARTBEAT_TIMEOUT_FLOOR_MS = 10_000;

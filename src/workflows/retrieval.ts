@@ -5,6 +5,7 @@
  */
 import { proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
 import type { ConnectionActivities, DataOutcome } from '../activities/connection-activities.js';
+import type { PollRequest } from '../activities/poll-activities.js';
 import type { AccountsDetailOptions } from '../aggregator/schemas.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import { authorize } from './authorize.js';
@@ -38,7 +39,7 @@ export async function retrieveProducts({ customerId, session, products, timing }
 
   function observer(operation: string): PollObserver {
     return {
-      pending: ({ code, pollCount, since, deadline, nextPollAt }) =>
+      pending: ({ code, pollCount, since, deadline, nextPollAt, strategy }) =>
         recorder.patch({
           pending: {
             operation,
@@ -47,9 +48,10 @@ export async function retrieveProducts({ customerId, session, products, timing }
             since: new Date(since).toISOString(),
             deadline: new Date(deadline).toISOString(),
             nextPollAt: new Date(nextPollAt).toISOString(),
+            ...(strategy === 'timer' ? {} : { strategy }),
           },
         }),
-      polled: () => recorder.countPoll(),
+      polled: (count) => recorder.countPolls(count),
     };
   }
 
@@ -63,17 +65,19 @@ export async function retrieveProducts({ customerId, session, products, timing }
       operation,
       ({ deadline }) => localActivities('request accounts detail', deadline).requestAccountsDetail({ customerId, requestId, options }),
       ({ pollNumber, deadline }) => localActivities(`poll accounts detail #${pollNumber}`, deadline).pollAccountsDetail({ customerId, requestId }),
+      (pendingRequestId) => ({ kind: 'accountsDetail', input: { customerId, requestId: pendingRequestId } }),
       timing,
       observer(operation),
     );
   }
 
   /** Investments and attributes: the same request, repeated while it answers 202. */
-  function retrieveByRepeating<T>(operation: string, request: (activities: ConnectionActivities) => Promise<DataOutcome<T>>) {
+  function retrieveByRepeating<T>(operation: string, request: (activities: ConnectionActivities) => Promise<DataOutcome<T>>, pollRequest: () => PollRequest) {
     return pollUntilReady(
       operation,
       ({ deadline }) => request(localActivities(`request ${operation}`, deadline)),
       ({ pollNumber, deadline }) => request(localActivities(`poll ${operation} #${pollNumber}`, deadline)),
+      pollRequest,
       timing,
       observer(operation),
     );
@@ -84,7 +88,8 @@ export async function retrieveProducts({ customerId, session, products, timing }
     markRetrieved('accountsDetail');
   }
   if (products.investments) {
-    const investments = await retrieveByRepeating('investments', (activities) => activities.requestInvestments({ customerId, loginId, requestId: open.requestId }));
+    const input = { customerId, loginId, requestId: open.requestId };
+    const investments = await retrieveByRepeating('investments', (activities) => activities.requestInvestments(input), () => ({ kind: 'investments', input }));
     result = { ...result, investments };
     markRetrieved('investments');
   }
@@ -102,7 +107,8 @@ export async function retrieveProducts({ customerId, session, products, timing }
     }
     if (!(products.accountsDetail && requestId === open.requestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
     const label = 'package' in product ? `attributes ${product.package}` : 'custom attributes';
-    const attributes = await retrieveByRepeating(label, (activities) => activities.requestAttributes({ customerId, loginId, requestId, product }));
+    const input = { customerId, loginId, requestId, product };
+    const attributes = await retrieveByRepeating(label, (activities) => activities.requestAttributes(input), () => ({ kind: 'attributes', input }));
     result = { ...result, requestId, attributes };
     markRetrieved('attributes');
   }

@@ -67,10 +67,10 @@ export class StateRecorder {
     this.patch({ lastRejection: { ...rejection, at: isoNow() } });
   }
 
-  /** A poll was made: counted without touching search attributes or the details line. */
-  countPoll(): void {
+  /** Polls were made (one per timer; many when an activity polled): counted without touching search attributes or the details line. */
+  countPolls(count = 1): void {
     const state = this.current;
-    this.current = { ...state, totalPolls: state.totalPolls + 1, pending: state.pending && { ...state.pending, pollCount: state.pending.pollCount + 1, nextPollAt: undefined } };
+    this.current = { ...state, totalPolls: state.totalPolls + count, pending: state.pending && { ...state.pending, pollCount: state.pending.pollCount + count, nextPollAt: undefined } };
   }
 }
 
@@ -86,7 +86,9 @@ function describeForHumans(state: ConnectionState): string {
       return `Awaiting an answer to challenge set ${state.challengeSet?.id} (${state.challengeSet?.challenges.map((c) => c.Type).join(', ')}), attempt ${state.challengeSet?.attempt}, answer by ${state.challengeSet?.answerBy}${restarted}`;
     case 'Retrieving':
       return state.pending
-        ? `Retrieving: ${state.pending.operation} pending (${state.pending.code}), poll ${state.pending.pollCount}, gives up at ${state.pending.deadline}`
+        ? state.pending.strategy === undefined || state.pending.strategy === 'timer'
+          ? `Retrieving: ${state.pending.operation} pending (${state.pending.code}), poll ${state.pending.pollCount}, gives up at ${state.pending.deadline}`
+          : `Retrieving: ${state.pending.operation} pending (${state.pending.code}), polled by an activity (${state.pending.strategy}; its attempts or heartbeats show the polls), gives up at ${state.pending.deadline}`
         : `Retrieving data${state.retrieved.length ? ` (done: ${state.retrieved.join(', ')})` : ''}`;
     case 'Failed':
       return `Failed: ${state.failure?.type} - ${state.failure?.message}`;

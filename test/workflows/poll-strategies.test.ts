@@ -1,0 +1,178 @@
+/**
+ * The polling strategies side by side on a real dev server: the default (a durable timer per poll)
+ * and the two that poll outside the workflow (activity retries; a heartbeating activity). Each
+ * retrieves the same data with the same poll count, gives up at the deadline with PollingTimedOut,
+ * shows what it can in the state query, and survives its worker being killed.
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { POLL_STRATEGIES, type ConnectionInputArgs, type PollStrategy } from '../../src/contract/connection-input.js';
+import { createSandbox } from '../../src/sandbox/server.js';
+import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { startConnectionStack, TEST_ENCRYPTION, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
+import { killProcess, startProcess, stopAllProcesses } from '../helpers/processes.js';
+import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+
+const EventType = proto.temporal.api.enums.v1.EventType;
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+
+before(async () => {
+  env = await createDevEnvironment();
+  stack = await startConnectionStack(env);
+});
+
+after(async () => {
+  await stack?.stop();
+  await env?.teardown();
+});
+
+async function eventsOf(workflowId: string) {
+  return (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+}
+
+function count(events: Awaited<ReturnType<typeof eventsOf>>, type: proto.temporal.api.enums.v1.EventType): number {
+  return events.filter((event) => event.eventType === type).length;
+}
+
+describe('polling strategies', () => {
+  it('retrieve the same data with the same poll count; only the timer strategy spends history on each poll', async () => {
+    const loginId = await stack.savedLogin('pending_polls_4');
+    const results = new Map<PollStrategy, { result: ConnectionResult; events: Awaited<ReturnType<typeof eventsOf>> }>();
+    for (const pollStrategy of POLL_STRATEGIES) {
+      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {}, investments: true }, timing: { pollIntervalMs: 200, pollStrategy } });
+      results.set(pollStrategy, { result: await handle.result(), events: await eventsOf(handle.workflowId) });
+    }
+    const timer = results.get('timer') ?? assert.fail('timer');
+    for (const [strategy, { result, events }] of results) {
+      assert.equal(result.totalPolls, 8, `${strategy}: 4 polls for accounts detail, 4 for investments`);
+      assert.deepEqual(result.accountsDetail?.Accounts.map((account) => account.Id), timer.result.accountsDetail?.Accounts.map((account) => account.Id), strategy);
+      assert.ok(result.investments, strategy);
+      const timers = count(events, EventType.EVENT_TYPE_TIMER_STARTED);
+      const activities = count(events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+      if (strategy === 'timer') assert.equal(timers, 8, 'a timer per poll');
+      // One timer before the first attempt of each operation; each later poll is a retry the server schedules.
+      if (strategy === 'activity-retry') assert.deepEqual([timers, activities - count(timer.events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)], [2, 2]);
+      if (strategy === 'heartbeat') assert.deepEqual([timers, activities - count(timer.events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)], [0, 2]);
+      if (strategy !== 'timer') assert.ok(events.length < timer.events.length - 10, `${strategy}: ${events.length} events vs ${timer.events.length} with timers`);
+    }
+  });
+
+  for (const pollStrategy of ['activity-retry', 'heartbeat'] as const) {
+    it(`${pollStrategy}: gives up at the deadline with PollingTimedOut`, async () => {
+      const loginId = await stack.savedLogin('pending_polls_1000');
+      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300, pollTimeoutMs: 2_000, pollStrategy } });
+      const error = await handle.result().then(() => assert.fail('expected PollingTimedOut'), (caught: unknown) => caught);
+      assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure, String(error));
+      assert.equal(error.cause.type, 'PollingTimedOut');
+      const state = await handle.query(connectionStateQuery);
+      assert.equal(state.status, 'Failed');
+    });
+
+    it(`${pollStrategy}: the state query names the strategy while the activity polls`, async () => {
+      const loginId = await stack.savedLogin('pending_polls_8');
+      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 500, pollStrategy } });
+      const state = await stack.waitForState(handle.workflowId, (s) => s.pending?.strategy === pollStrategy, 'pending, polled by the activity');
+      assert.equal(state.status, 'Retrieving');
+      assert.equal(state.pending?.operation, 'accounts detail');
+      const result = await handle.result();
+      assert.equal(result.totalPolls, 8);
+    });
+  }
+
+  it('refuses an unknown strategy before anything reaches the service', async () => {
+    const loginId = await stack.savedLogin('pending_polls_1');
+    const calls = stack.upstreamCalls.length;
+    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollStrategy: 'busy-loop' as PollStrategy } });
+    const error = await handle.result().then(() => assert.fail('expected InvalidInput'), (caught: unknown) => caught);
+    assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure);
+    assert.match(error.cause.message, /pollStrategy.*must be one of timer, activity-retry, heartbeat/s);
+    assert.equal(stack.upstreamCalls.length, calls, 'no upstream call');
+  });
+});
+
+describe('polling strategies when the worker is killed', () => {
+  let client: Client;
+  let sandbox: Awaited<ReturnType<typeof createSandbox>>;
+  let bundleDir: string;
+  let bundlePath: string;
+  const customerId = uniqueId('tenant');
+
+  before(async () => {
+    client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
+    sandbox = await createSandbox({ port: 0 });
+    bundleDir = await mkdtemp(join(tmpdir(), 'workflow-bundle-'));
+    bundlePath = join(bundleDir, 'workflow-bundle.js');
+    await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } })).code);
+  });
+
+  after(async () => {
+    await stopAllProcesses();
+    await sandbox?.close();
+    if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
+  });
+
+  async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+    const worker = await startProcess('worker', {
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGGREGATOR_BASE_URL: sandbox.url,
+      ...TEST_ENCRYPTION_ENV,
+      WORKER_WORKFLOW_BUNDLE: bundlePath,
+      WORKER_METRICS_PORT: '0',
+      LOG_LEVEL: 'INFO',
+    });
+    return worker.child;
+  }
+
+  async function savedLogin(username: string): Promise<string> {
+    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+    return ((await response.json()) as { LoginId: string }).LoginId;
+  }
+
+  /** The connection's one pending activity, as `temporal workflow describe` shows it. */
+  async function pendingActivity(workflowId: string) {
+    return (await client.workflow.getHandle(workflowId).describe()).raw.pendingActivities?.[0];
+  }
+
+  for (const pollStrategy of ['activity-retry', 'heartbeat'] as const) {
+    it(`${pollStrategy}: a worker killed while polling is replaced and the connection completes`, async () => {
+      const taskQueue = uniqueId(`killed-${pollStrategy}`);
+      const loginId = await savedLogin('pending_polls_6');
+      const first = await startWorkerProcess(taskQueue);
+      const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000, pollStrategy } };
+      const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId: uniqueId('killed'), args: [input] });
+      // Polls under way: a retry scheduled (activity-retry) or a heartbeat recorded (heartbeat).
+      await waitFor(
+        async () => {
+          const activity = await pendingActivity(handle.workflowId);
+          return pollStrategy === 'activity-retry' ? (activity?.attempt ?? 0) >= 2 : activity?.heartbeatDetails !== null && activity?.heartbeatDetails !== undefined;
+        },
+        { timeoutMs: 30_000, describe: 'the activity polling' },
+      );
+      await killProcess(first);
+      assert.equal(first.signalCode, 'SIGKILL');
+
+      await startWorkerProcess(taskQueue);
+      const result = (await handle.result()) as ConnectionResult;
+      assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2);
+      const state: ConnectionState = await client.workflow.getHandle(handle.workflowId).query(connectionStateQuery);
+      assert.equal(state.status, 'Completed');
+      // Retries count every poll; a heartbeating poller resumes from the last heartbeat the server kept, so it may count fewer.
+      if (pollStrategy === 'activity-retry') assert.equal(result.totalPolls, 6);
+      else assert.ok(result.totalPolls >= 1 && result.totalPolls <= 6, `totalPolls ${result.totalPolls}`);
+    });
+  }
+});
