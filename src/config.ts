@@ -11,7 +11,7 @@
  *   payloadStore  the store's settings (src/payload-store/settings.ts)
  * Per process:
  *   worker    { temporal, aggregator: { baseUrl, customerId, auth?, timeoutMs }, metrics: { host, port (0 = off) },
- *               workflows: { bundlePath?, maxCachedWorkflows?, threads? }, logLevel, encryption?, payloadStore }
+ *               workflows: { bundlePath?, maxCachedWorkflows?, threads?, pollers?, reuseV8Context? }, activities: { maxConcurrent? }, logLevel, encryption?, payloadStore }
  *   client    { temporal, customerId, encryption?, payloadStore }   (pipeline client and CLI)
  *   console   { port, host, token, codecCorsOrigins, encryption?, payloadStore }   (it reaches Temporal with the client's)
  *   sandbox   { port, host, authSecret? }
@@ -380,6 +380,12 @@ const WorkerEnv = z
     WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
     /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
     WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
+    /** Activities run at once (the SDK's default 100); the heartbeat polling strategy holds one per pending connection. */
+    WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(100_000).optional(),
+    /** Long polls for workflow tasks (the SDK's default 10). */
+    WORKER_WORKFLOW_POLLERS: z.coerce.number().int().min(2).max(100).optional(),
+    /** `false` gives each workflow its own V8 context (the SDK's default reuses one): for comparing, not production. */
+    WORKER_REUSE_V8_CONTEXT: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
     LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
     /** Retention policy per tenant; off unless set. */
     RETENTION_DAYS: RetentionDays.default(new Map()),
@@ -411,7 +417,10 @@ const WorkerEnv = z
         bundlePath: env.WORKER_WORKFLOW_BUNDLE,
         maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS,
         threads: env.WORKER_WORKFLOW_THREADS,
+        pollers: env.WORKER_WORKFLOW_POLLERS,
+        reuseV8Context: env.WORKER_REUSE_V8_CONTEXT === undefined ? undefined : env.WORKER_REUSE_V8_CONTEXT === 'true',
       }),
+      activities: Object.freeze({ maxConcurrent: env.WORKER_MAX_CONCURRENT_ACTIVITIES }),
       logLevel: env.LOG_LEVEL,
       /** Days a tenant keeps a login after its last retrieval, by customer id ('*': any other); empty: off. */
       retentionDays: env.RETENTION_DAYS,

@@ -91,6 +91,9 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
         : { workflowsPath: WORKFLOW_CODE.workflowsPath }),
       ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
       ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
+      ...(config.workflows.pollers === undefined ? {} : { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.workflows.pollers } }),
+      ...(config.workflows.reuseV8Context === undefined ? {} : { reuseV8Context: config.workflows.reuseV8Context }),
+      ...(config.activities.maxConcurrent === undefined ? {} : { maxConcurrentActivityTaskExecutions: config.activities.maxConcurrent }),
       ...WORKFLOW_SANDBOX_OPTIONS,
       // Spans of connections started by a traced client (the interceptors are inert for others).
       ...tracingWorkerOptions(tracing),
