@@ -4,7 +4,7 @@
  * strategy (timer, activity-retry, heartbeat) in turn, same N, a fresh worker each.
  *
  * Prints per strategy and N: completions (lost connections and failed waits apart), poll lag p50/p99,
- * worker and server CPU per poll in the steady window, worker peak RSS, history events per poll;
+ * worker and server CPU per poll after the start burst, worker peak RSS, history events per poll;
  * then the answer round trip (update with an answer → outcome with the next challenge set, minus the
  * service's own time for that Authorize) and the overhead of a cached accounts connection against
  * the same calls made directly, as medians with their spread.
@@ -13,11 +13,12 @@
  * Temporal's transient refusals), and counted honestly: a connection that did not complete is lost;
  * a wait that failed while its connection completed is a failed wait, printed apart.
  *
- * Poll lag and the steady window are read from the service's side (bench/service-clock.ts: a proxy
+ * Poll lag and the window after the start burst are read from the service's side (bench/service-clock.ts: a proxy
  * before the sandbox), so strategies whose polls never reach the history are measured like the rest:
  * lag = time from a 202 answer to the next request of that operation, minus the interval. Worker
- * CPU per poll = the worker's CPU time over the polls made in the steady window (every connection
- * started and its first request answered, none completed yet); the start burst is not counted.
+ * CPU per poll = the worker's CPU time over the polls made after the start burst (from the moment
+ * every connection's first request was answered to the last call; completions included); the
+ * figure with the starts is printed beside it.
  *
  *   npx tsx bench/worker-polling.ts [--sizes 2000] [--strategies timer,activity-retry,heartbeat]
  *     [--polls 6] [--interval-ms 10000] [--answers 100] [--overhead-runs 30]
@@ -122,9 +123,11 @@ function devServerPid(): number {
   return 0;
 }
 
-/** WORKER_* settings and NODE_OPTIONS of this shell reach the worker, to compare tunings. */
+/** WORKER_* settings, NODE_OPTIONS and the watchdog probe's VM_* settings (bench/vm-watchdog-probe.cjs) of this shell reach the worker, to compare tunings. */
 function workerTuning(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0] === 'NODE_OPTIONS')));
+  return Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0].startsWith('VM_') || entry[0] === 'NODE_OPTIONS')),
+  );
 }
 
 function rssMiB(pid: number): number {
@@ -280,21 +283,22 @@ async function main(): Promise<void> {
         }
         const completed = size - lost;
 
-        // The service's view: lags, and the steady window (every first request answered, nothing ready yet).
+        // The service's view: lags, and the window after the start burst.
         const calls = serviceClock.calls.slice(callsFrom).filter((call) => call.kind === 'data');
         const lags = pollLags(calls, intervalMs).sort((a, b) => a - b);
         const firstAnswered = new Map<string, number>();
         for (const call of calls) firstAnswered.set(call.requestId, Math.min(firstAnswered.get(call.requestId) ?? Infinity, call.end));
+        // After the start burst: from the last first request's answer to the last call (completions included).
         const windowStart = Math.max(...firstAnswered.values());
-        const windowEnd = Math.min(...calls.filter((call) => call.status === 200).map((call) => call.start));
+        const windowEnd = Math.max(...calls.map((call) => call.end));
         const windowPolls = calls.filter((call) => call.start >= windowStart && call.start < windowEnd).length;
         const windowSeconds = (windowEnd - windowStart) / 1000;
-        const steady = (pick: (s: (typeof samples)[number]) => number) => {
+        const afterStarts = (pick: (s: (typeof samples)[number]) => number) => {
           const series = samples.map((s) => ({ t: s.t, cpu: pick(s) }));
           return windowPolls > 0 ? (cpuAt(series, windowEnd) - cpuAt(series, windowStart)) / windowPolls : NaN;
         };
-        const workerCpuPerPoll = steady((s) => s.worker);
-        const serverCpuPerPoll = steady((s) => s.server);
+        const workerCpuPerPoll = afterStarts((s) => s.worker);
+        const serverCpuPerPoll = afterStarts((s) => s.server);
         const allPolls = calls.length - firstAnswered.size;
         const workerCpuAll = ((samples.at(-1)?.worker ?? NaN) - (samples[0]?.worker ?? NaN)) / Math.max(allPolls, 1);
 
@@ -308,7 +312,7 @@ async function main(): Promise<void> {
         const row =
           `${strategy.padEnd(14)} N=${size}  completed ${completed}/${size}  lost ${lost}  failed waits ${failedWaits} (transient retries ${transientRetries})  ` +
           `poll lag p50 ${fixed(percentile(lags, 50))} ms p99 ${fixed(percentile(lags, 99))} ms (${lags.length} polls)  ` +
-          `worker CPU/poll ${fixed(workerCpuPerPoll, 2)} ms steady (${windowPolls} polls in ${fixed(windowSeconds, 1)} s; ${fixed(workerCpuAll, 2)} ms with starts)  server CPU/poll ${fixed(serverCpuPerPoll, 2)} ms  ` +
+          `worker CPU/poll ${fixed(workerCpuPerPoll, 2)} ms after the starts (${windowPolls} polls in ${fixed(windowSeconds, 1)} s; ${fixed(workerCpuAll, 2)} ms with the starts)  server CPU/poll ${fixed(serverCpuPerPoll, 2)} ms  ` +
           `worker peak RSS ${fixed(peakRss)} MiB  history events/poll ${fixed(perPoll, 1)}  wall ${fixed((Date.now() - started) / 1000, 1)} s`;
         process.stdout.write(`${row}\n`);
         summaries.push(`${strategy} N=${size}: lag p99 ${fixed(percentile(lags, 99))} ms, ${completed}/${size}, worker ${fixed(workerCpuPerPoll, 2)} ms/poll, RSS ${fixed(peakRss)} MiB, ${fixed(perPoll, 1)} events/poll`);

@@ -384,6 +384,19 @@ const WorkerEnv = z
     WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(100_000).optional(),
     /** Long polls for workflow tasks (the SDK's default 10). */
     WORKER_WORKFLOW_POLLERS: z.coerce.number().int().min(2).max(100).optional(),
+    /**
+     * "memory,cpu" target fractions (e.g. 0.8,0.9): the SDK's resource-based tuner hands out task
+     * slots while the host stays under them, instead of fixed slot counts.
+     */
+    WORKER_RESOURCE_TUNER: z
+      .string()
+      .trim()
+      .regex(/^(0?\.\d+|1(\.0+)?),(0?\.\d+|1(\.0+)?)$/, { message: 'must be two fractions "memory,cpu", e.g. 0.8,0.9' })
+      .transform((value) => {
+        const [memory, cpu] = value.split(',').map(Number);
+        return Object.freeze({ targetMemoryUsage: memory ?? 0, targetCpuUsage: cpu ?? 0 });
+      })
+      .optional(),
     /** `false` gives each workflow its own V8 context (the SDK's default reuses one): for comparing, not production. */
     WORKER_REUSE_V8_CONTEXT: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
     LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
@@ -396,6 +409,9 @@ const WorkerEnv = z
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
     checkPayloads(env, ctx);
+    if (env.WORKER_RESOURCE_TUNER && env.WORKER_MAX_CONCURRENT_ACTIVITIES !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['WORKER_MAX_CONCURRENT_ACTIVITIES'], message: 'cannot be set with WORKER_RESOURCE_TUNER (the tuner sizes the activity slots)' });
+    }
   })
   .transform((env, ctx) =>
     Object.freeze({
@@ -421,6 +437,8 @@ const WorkerEnv = z
         reuseV8Context: env.WORKER_REUSE_V8_CONTEXT === undefined ? undefined : env.WORKER_REUSE_V8_CONTEXT === 'true',
       }),
       activities: Object.freeze({ maxConcurrent: env.WORKER_MAX_CONCURRENT_ACTIVITIES }),
+      /** Resource-based slot tuning (memory and CPU target fractions); fixed slot counts unless set. */
+      resourceTuner: env.WORKER_RESOURCE_TUNER,
       logLevel: env.LOG_LEVEL,
       /** Days a tenant keeps a login after its last retrieval, by customer id ('*': any other); empty: off. */
       retentionDays: env.RETENTION_DAYS,

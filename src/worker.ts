@@ -94,6 +94,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.workflows.pollers === undefined ? {} : { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.workflows.pollers } }),
       ...(config.workflows.reuseV8Context === undefined ? {} : { reuseV8Context: config.workflows.reuseV8Context }),
       ...(config.activities.maxConcurrent === undefined ? {} : { maxConcurrentActivityTaskExecutions: config.activities.maxConcurrent }),
+      ...(config.resourceTuner === undefined ? {} : { tuner: { tunerOptions: config.resourceTuner } }),
       ...WORKFLOW_SANDBOX_OPTIONS,
       // Spans of connections started by a traced client (the interceptors are inert for others).
       ...tracingWorkerOptions(tracing),

@@ -52,6 +52,20 @@ describe('loadWorkerConfig', () => {
   it('refuses a TLS certificate without its key', () => {
     assert.throws(() => loadConfig({ TEMPORAL_TLS_CERT_PATH: '/tmp/cert.pem' }), /go together/);
   });
+
+  it("reads the worker's tuning knobs, leaving the SDK's defaults when unset", () => {
+    const defaults = loadConfig({});
+    assert.deepEqual([defaults.workflows.pollers, defaults.workflows.reuseV8Context, defaults.activities.maxConcurrent, defaults.resourceTuner], [undefined, undefined, undefined, undefined]);
+    const tuned = loadConfig({ WORKER_WORKFLOW_POLLERS: '4', WORKER_REUSE_V8_CONTEXT: 'false', WORKER_MAX_CONCURRENT_ACTIVITIES: '2100' });
+    assert.deepEqual([tuned.workflows.pollers, tuned.workflows.reuseV8Context, tuned.activities.maxConcurrent], [4, false, 2100]);
+    assert.deepEqual(loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9' }).resourceTuner, { targetMemoryUsage: 0.8, targetCpuUsage: 0.9 });
+  });
+
+  it('refuses bad tuning knobs, naming each', () => {
+    const message = problemsOf(() => loadConfig({ WORKER_WORKFLOW_POLLERS: '1', WORKER_REUSE_V8_CONTEXT: 'yes', WORKER_MAX_CONCURRENT_ACTIVITIES: '0', WORKER_RESOURCE_TUNER: '80,90' }));
+    for (const name of ['WORKER_WORKFLOW_POLLERS', 'WORKER_REUSE_V8_CONTEXT', 'WORKER_MAX_CONCURRENT_ACTIVITIES', 'WORKER_RESOURCE_TUNER: must be two fractions']) assert.match(message, new RegExp(name));
+    assert.match(problemsOf(() => loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9', WORKER_MAX_CONCURRENT_ACTIVITIES: '500' })), /WORKER_MAX_CONCURRENT_ACTIVITIES: cannot be set with WORKER_RESOURCE_TUNER/);
+  });
 });
 
 describe('payload encryption settings', () => {
