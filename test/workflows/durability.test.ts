@@ -7,61 +7,45 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startChaosProxy, type ChaosProxy } from '../../scripts/chaos/proxy.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, submitAnswerUpdate, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { TEST_ENCRYPTION, TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
-import { killProcess, startProcess, stopAllProcesses } from '../helpers/processes.js';
+import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
+import { killProcess, stopAllProcesses } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { startWorkerProcess as startWorker, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
 
 let env: TestWorkflowEnvironment;
 /** Reads and writes payloads with the key the worker processes encrypt with. */
 let client: Client;
 let sandbox: Awaited<ReturnType<typeof createSandbox>>;
-let bundleDir: string;
-let bundlePath: string;
+let bundle: WorkflowBundleFile;
 const customerId = uniqueId('tenant');
 
 before(async () => {
   env = await createDevEnvironment();
   client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
   sandbox = await createSandbox({ port: 0 });
-  bundleDir = await mkdtemp(join(tmpdir(), 'workflow-bundle-'));
-  bundlePath = join(bundleDir, 'workflow-bundle.js');
-  await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } })).code);
+  bundle = await writeWorkflowBundle();
 });
 
 after(async () => {
   await stopAllProcesses();
   await sandbox?.close();
   await env?.teardown();
-  if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
+  await bundle?.remove();
 });
 
 /** Starts `src/worker.ts` as its own process, from the production bundle, and resolves once it polls. */
-async function startWorkerProcess(taskQueue: string, aggregatorUrl = sandbox.url): Promise<ChildProcess> {
-  const worker = await startProcess('worker', {
-    TEMPORAL_ADDRESS: env.address,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    AGGREGATOR_BASE_URL: aggregatorUrl,
-    ...TEST_ENCRYPTION_ENV,
-    WORKER_WORKFLOW_BUNDLE: bundlePath,
-    WORKER_METRICS_PORT: '0',
-    LOG_LEVEL: 'INFO',
-  });
-  return worker.child;
+function startWorkerProcess(taskQueue: string, aggregatorUrl = sandbox.url): Promise<ChildProcess> {
+  return startWorker({ temporalAddress: env.address, taskQueue, aggregatorUrl, bundlePath: bundle.path });
 }
 
 async function kill(child: ChildProcess): Promise<void> {

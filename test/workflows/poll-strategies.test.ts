@@ -6,23 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { POLL_STRATEGIES, type ConnectionInputArgs, type PollStrategy } from '../../src/contract/connection-input.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
-import { startConnectionStack, TEST_ENCRYPTION, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
-import { killProcess, startProcess, stopAllProcesses } from '../helpers/processes.js';
+import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
+import { killProcess, stopAllProcesses } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { startWorkerProcess as startWorker, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -106,35 +102,23 @@ describe('polling strategies', () => {
 describe('polling strategies when the worker is killed', () => {
   let client: Client;
   let sandbox: Awaited<ReturnType<typeof createSandbox>>;
-  let bundleDir: string;
-  let bundlePath: string;
+  let bundle: WorkflowBundleFile;
   const customerId = uniqueId('tenant');
 
   before(async () => {
     client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
     sandbox = await createSandbox({ port: 0 });
-    bundleDir = await mkdtemp(join(tmpdir(), 'workflow-bundle-'));
-    bundlePath = join(bundleDir, 'workflow-bundle.js');
-    await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } })).code);
+    bundle = await writeWorkflowBundle();
   });
 
   after(async () => {
     await stopAllProcesses();
     await sandbox?.close();
-    if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
+    await bundle?.remove();
   });
 
-  async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
-    const worker = await startProcess('worker', {
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      AGGREGATOR_BASE_URL: sandbox.url,
-      ...TEST_ENCRYPTION_ENV,
-      WORKER_WORKFLOW_BUNDLE: bundlePath,
-      WORKER_METRICS_PORT: '0',
-      LOG_LEVEL: 'INFO',
-    });
-    return worker.child;
+  function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+    return startWorker({ temporalAddress: env.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path });
   }
 
   async function savedLogin(username: string): Promise<string> {

@@ -1,0 +1,46 @@
+/**
+ * Workers as their own processes, started as production starts them (src/worker.ts from a prebuilt
+ * bundle, payloads encrypted with the tests' key), for tests that SIGKILL a worker mid-connection.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { TEST_ENCRYPTION_ENV } from './connection-stack.js';
+import { startProcess } from './processes.js';
+
+export interface WorkflowBundleFile {
+  readonly path: string;
+  remove(): Promise<void>;
+}
+
+/** The product's workflow bundle, written once to a temporary file for every worker process of a test file. */
+export async function writeWorkflowBundle(): Promise<WorkflowBundleFile> {
+  const dir = await mkdtemp(join(tmpdir(), 'workflow-bundle-'));
+  const path = join(dir, 'workflow-bundle.js');
+  await writeFile(path, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } })).code);
+  return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface WorkerProcessOptions {
+  readonly temporalAddress: string;
+  readonly taskQueue: string;
+  readonly aggregatorUrl: string;
+  readonly bundlePath: string;
+}
+
+/** Starts `src/worker.ts` as its own process and resolves once it polls; stopAllProcesses() ends it. */
+export async function startWorkerProcess({ temporalAddress, taskQueue, aggregatorUrl, bundlePath }: WorkerProcessOptions): Promise<ChildProcess> {
+  const worker = await startProcess('worker', {
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    AGGREGATOR_BASE_URL: aggregatorUrl,
+    ...TEST_ENCRYPTION_ENV,
+    WORKER_WORKFLOW_BUNDLE: bundlePath,
+    WORKER_METRICS_PORT: '0',
+    LOG_LEVEL: 'INFO',
+  });
+  return worker.child;
+}
