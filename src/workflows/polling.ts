@@ -120,7 +120,7 @@ async function pollInActivity<T>(
       startToCloseTimeout: bound(),
       scheduleToCloseTimeout: bound(),
       heartbeatTimeout: Math.max(HEARTBEAT_TIMEOUT_FLOOR_MS, 3 * intervalMs),
-      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+      retry: TRANSIENT_RETRY,
       summary: `poll ${operation} every ${intervalMs / 1000} s (heartbeating)`,
     }).pollHeartbeating(input);
   }
@@ -128,7 +128,9 @@ async function pollInActivity<T>(
   return polled as PolledData<T>;
 }
 
-/** One HTTP call's bound, as the local activities have it. */
-const CALL_TIMEOUT_MS = 90_000;
+/** One upstream call's bound, for the local activities of retrieval.ts and the polling activities alike. */
+export const CALL_TIMEOUT_MS = 90_000;
+/** Transient upstream errors (rate limits, 5xx, resets) back off; the failure table decides what is transient. */
+export const TRANSIENT_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 /** A heartbeating poller is declared dead after three silent intervals, and never sooner than this. */
 const HEARTBEAT_TIMEOUT_FLOOR_MS = 10_000;

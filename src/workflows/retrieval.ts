@@ -11,12 +11,9 @@ import type { ConnectionInput } from '../contract/connection-input.js';
 import { authorize } from './authorize.js';
 import type { ConnectionResult, ProductName } from './definitions.js';
 import { connectionFailure } from './failures.js';
-import { pollUntilReady, type PollObserver } from './polling.js';
+import { CALL_TIMEOUT_MS, pollUntilReady, TRANSIENT_RETRY, type PollObserver } from './polling.js';
 import type { SessionOpen } from './session.js';
 import type { StateRecorder } from './state-recorder.js';
-
-/** Transient upstream errors (rate limits, 5xx, resets) back off; the table decides what is transient. */
-const TRANSIENT_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
 /**
  * Data requests and polls are local activities: a poll is one short HTTP call, and recording it as a
@@ -25,7 +22,7 @@ const TRANSIENT_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumI
  */
 function localActivities(summary: string, deadline: number): ConnectionActivities {
   const options: LocalActivityOptions = {
-    startToCloseTimeout: '90s',
+    startToCloseTimeout: CALL_TIMEOUT_MS,
     scheduleToCloseTimeout: Math.max(1_000, deadline - Date.now()),
     retry: TRANSIENT_RETRY,
     summary,
