@@ -7,7 +7,8 @@
  *   2. `config --format json`: the resolved model, printed per service (image or build, replicas,
  *      long-running or one-shot, ports, secrets, what it waits for).
  *   3. What Compose cannot know about this project: the search attributes the setup one-shot
- *      registers are exactly CONNECTION_SEARCH_ATTRIBUTES; every setting given to the app's services
+ *      registers are exactly CONNECTION_SEARCH_ATTRIBUTES; the server's dynamic config holds the
+ *      settings of scripts/lib/server-dynamic-config.ts (eager activities); every setting given to the app's services
  *      is a variable of .env.example (or AWS_*, read by the AWS SDK); each app service's
  *      environment, with stand-in values for its secrets, is accepted by the src/config.ts loader of
  *      the process it runs (worker with encryption on and the S3 store, console, sandbox); every
@@ -24,11 +25,13 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadWorkerConfig } from '../src/config.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
 import { isExecutableFile, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
+import { SERVER_DYNAMIC_CONFIG } from './lib/server-dynamic-config.js';
 
 /** Services built from this project's Dockerfile: their environment is our configuration. */
 const APP_IMAGE = 'aggregation-connections:local';
 /** The one-shot that registers our search attributes. */
 const SETUP_SERVICE = 'temporal-setup';
+const DYNAMIC_CONFIG = 'temporal-dynamic-config';
 
 export function dockerComposePath(env: NodeJS.ProcessEnv = process.env): string {
   const searched: string[] = [];
@@ -65,6 +68,7 @@ interface ComposeService {
 interface ComposeModel {
   name?: string;
   services: Record<string, ComposeService>;
+  configs?: Record<string, { content?: string }>;
 }
 
 function runCompose(compose: string, file: string, args: string[]): { status: number; stdout: string; stderr: string } {
@@ -103,8 +107,20 @@ function projectProblems(model: ComposeModel): string[] {
       }
     }
   }
-  problems.push(...configProblems(model), ...imagePathProblems(model));
+  problems.push(...configProblems(model), ...imagePathProblems(model), ...dynamicConfigProblems(model));
   return problems;
+}
+
+/** The server settings the worker is tuned for (scripts/lib/server-dynamic-config.ts) must be in the shipped dynamic config. */
+function dynamicConfigProblems(model: ComposeModel): string[] {
+  const content = model.configs?.[DYNAMIC_CONFIG]?.content;
+  if (content === undefined) return [`no ${DYNAMIC_CONFIG} config with inline content`];
+  return Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => {
+    const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const given = new RegExp(`^${escaped}:\\s*\\n\\s*-\\s*value:\\s*(\\S+)`, 'm').exec(content)?.[1];
+    if (given === JSON.stringify(value)) return [];
+    return [`${DYNAMIC_CONFIG} ${given === undefined ? 'does not set' : `sets ${given} for`} ${key}; scripts/lib/server-dynamic-config.ts has ${JSON.stringify(value)}`];
+  });
 }
 
 /** The processes of the image, by the entry point a service's command runs (`dist/src/worker.js`, or a `.ts` source). */

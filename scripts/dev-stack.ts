@@ -24,6 +24,7 @@ import { Connection } from '@temporalio/client';
 import { codecTokenFor } from '../src/client/console/auth.js';
 import { loadClientConfig, loadDevStackConfig } from '../src/config.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
+import { devServerDynamicConfigArgs } from './lib/server-dynamic-config.js';
 import { devServerSearchAttributeArgs, PROJECT_ROOT, TEMPORAL_CACHE_DIR, temporalCliPath } from './lib/temporal-binaries.js';
 
 const HOST = '127.0.0.1';
@@ -193,6 +194,7 @@ async function main(): Promise<void> {
     '--db-filename', dbFile, '--log-level', 'error',
     ...(app.encryption ? ['--ui-codec-endpoint', uiCodecEndpoint] : []),
     ...devServerSearchAttributeArgs(),
+    ...devServerDynamicConfigArgs(),
   ]);
   await waitForTemporal(address, temporal);
   console.log(`dev-stack: Temporal ready in ${Date.now() - startedAt} ms`);

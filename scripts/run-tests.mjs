@@ -16,6 +16,7 @@ import { tsImport } from 'tsx/esm/api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { temporalCliPath, devServerSearchAttributeArgs, TEMPORAL_CACHE_DIR } = await tsImport('./lib/temporal-binaries.ts', import.meta.url);
+const { devServerDynamicConfigArgs } = await tsImport('./lib/server-dynamic-config.ts', import.meta.url);
 
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
@@ -67,7 +68,7 @@ async function startDevServer(cliPath, logStream) {
   const args = [
     'server', 'start-dev', '--headless', '--ip', '127.0.0.1',
     '--port', String(port), '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
-    '--log-level', 'error', ...devServerSearchAttributeArgs(),
+    '--log-level', 'error', ...devServerSearchAttributeArgs(), ...devServerDynamicConfigArgs(),
   ];
   const startedAt = Date.now();
   const child = spawn(cliPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import { devServerDynamicConfigArgs } from '../lib/server-dynamic-config.js';
 import { devServerSearchAttributeArgs, PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { seconds, type Timeline } from './timeline.js';
 
@@ -103,6 +104,7 @@ export class DevServer {
       '--port', String(this.ports.grpc), '--http-port', String(this.ports.http), '--metrics-port', String(this.ports.metrics),
       '--db-filename', this.options.dbFile, '--log-level', 'warn',
       ...devServerSearchAttributeArgs(),
+      ...devServerDynamicConfigArgs(),
     ];
     const child = track(spawn(this.options.cliPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
     this.child = child;

@@ -31,6 +31,7 @@ import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attribu
 import { freePort } from '../chaos/processes.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';
+import { dynamicConfigYamlEntries } from '../lib/server-dynamic-config.js';
 import type { PostgresCluster } from './postgres.js';
 import { TLS_SERVER_NAME, type ProdCheckPki } from './tls.js';
 
@@ -209,7 +210,7 @@ system.namespaceCacheRefreshInterval:
   - value: 1s
 frontend.enableUpdateWorkflowExecution:
   - value: true
-`;
+${dynamicConfigYamlEntries()}`;
 
 export interface ProdServerOptions {
   readonly binaries: ServerBinaries;

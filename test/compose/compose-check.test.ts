@@ -118,6 +118,14 @@ describe('npm run compose:check', { concurrency: true }, () => {
     assert.match(run.stderr, /service worker: its health check probes port 8081, its WORKER_HEALTH_PORT is 9000/);
   });
 
+  it('refuses a copy whose server dynamic config turns eager activities off', async () => {
+    const file = await brokenCopy('no-eager-activities', /(system\.enableActivityEagerExecution:\s*\n\s*- value:) true/, '$1 false');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /temporal-dynamic-config sets false for system\.enableActivityEagerExecution; scripts\/lib\/server-dynamic-config\.ts has true/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
+  });
+
   it('refuses a copy that no longer registers one of our search attributes', async () => {
     const file = await brokenCopy('missing-search-attribute', / \\\n\s+--name LoginId --type Keyword/, '');
     const run = await composeCheck(file);

@@ -15,6 +15,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogLevel } from '@temporalio/worker';
 import { temporalCliPath, temporalTestServerPath } from '../../scripts/lib/temporal-binaries.js';
+import { devServerDynamicConfigArgs } from '../../scripts/lib/server-dynamic-config.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
 
 const GRPC_ALREADY_EXISTS = 6;
@@ -79,6 +80,7 @@ export async function createDevEnvironment(options: DevEnvironmentOptions = {}):
       ip: '127.0.0.1',
       namespace,
       log: { format: 'pretty', level: 'error' },
+      extraArgs: devServerDynamicConfigArgs(),
     },
   });
 }
