@@ -23,14 +23,12 @@
  *   npx tsx bench/worker-polling.ts [--sizes 2000] [--strategies timer,activity-retry,heartbeat]
  *     [--polls 6] [--interval-ms 10000] [--answers 100] [--overhead-runs 30]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -42,10 +40,10 @@ import { POLL_STRATEGIES, type PollStrategy } from '../src/contract/connection-i
 import { SANDBOX_PASSWORD } from '../src/sandbox/scenarios.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
 import { pollLags, startServiceClock } from './service-clock.js';
+import { cpuMs, freePort, percentile, serverArgs, startProcess, stopAllProcesses, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
 import { ConnectionsClient, ResultWaitFailedError } from '../src/client/index.js';
 import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 
 const { values: args } = parseArgs({
   options: {
@@ -75,39 +73,6 @@ if (
   process.exit(2);
 }
 
-const children: ChildProcess[] = [];
-process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
-/** Spawns a tsx entry point and resolves when its output contains `ready`. */
-async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(ready)) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output.slice(-2000)}`)));
-  });
-  child.stdout?.removeAllListeners('data');
-  child.stdout?.resume();
-  return child;
-}
-
 /** The temporal dev server's pid: this process's child running `server start-dev`. */
 function devServerPid(): number {
   for (const entry of readdirSync('/proc')) {
@@ -123,13 +88,6 @@ function devServerPid(): number {
   return 0;
 }
 
-/** WORKER_* settings, NODE_OPTIONS and the watchdog probe's VM_* settings (bench/vm-watchdog-probe.cjs) of this shell reach the worker, to compare tunings. */
-function workerTuning(): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0].startsWith('VM_') || entry[0] === 'NODE_OPTIONS')),
-  );
-}
-
 function rssMiB(pid: number): number {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -137,21 +95,6 @@ function rssMiB(pid: number): number {
   } catch {
     return 0;
   }
-}
-
-/** User + system CPU time of a process so far, in ms (Linux /proc; clock ticks are 100 Hz here). */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
 /** CPU at time `t`, interpolated between samples. */
@@ -171,7 +114,7 @@ async function main(): Promise<void> {
     `worker benchmark: sizes ${sizes.join(', ')}, strategies ${strategies.join(', ')}, ${pendingPolls} pending polls each, interval ${intervalMs} ms, worker tuning ${JSON.stringify(workerTuning())}\n`,
   );
   const env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+    server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs: serverArgs() },
   });
   const serverPid = devServerPid();
   const bundleDir = await mkdtemp(join(tmpdir(), 'bench-bundle-'));
@@ -203,16 +146,8 @@ async function main(): Promise<void> {
           LOG_LEVEL: 'INFO',
         },
         '"worker started"',
-        // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the worker.
-        process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
+        workerNodeArgs(),
       );
-    }
-    async function stopWorker(worker: ChildProcess): Promise<void> {
-      if (worker.exitCode !== null || worker.signalCode !== null) return;
-      await new Promise((resolve) => {
-        worker.once('exit', resolve);
-        worker.kill('SIGTERM');
-      });
     }
 
     // The product's defaults, as the worker has them: payloads encrypted with the local key, large ones in the local store.
@@ -316,7 +251,7 @@ async function main(): Promise<void> {
           `worker peak RSS ${fixed(peakRss)} MiB  history events/poll ${fixed(perPoll, 1)}  wall ${fixed((Date.now() - started) / 1000, 1)} s`;
         process.stdout.write(`${row}\n`);
         summaries.push(`${strategy} N=${size}: lag p99 ${fixed(percentile(lags, 99))} ms, ${completed}/${size}, worker ${fixed(workerCpuPerPoll, 2)} ms/poll, RSS ${fixed(peakRss)} MiB, ${fixed(perPoll, 1)} events/poll`);
-        await stopWorker(worker);
+        await stopProcess(worker);
       }
     }
 
@@ -388,12 +323,12 @@ async function main(): Promise<void> {
         );
         summaries.push(`overhead ${(workflowMedian / directMedian).toFixed(1)}x (${workflowMedian.toFixed(0)} vs ${directMedian.toFixed(0)} ms)`);
       }
-      await stopWorker(worker);
+      await stopProcess(worker);
     }
     process.stdout.write(`summary: ${summaries.join(' · ')}\n`);
     await client.connection.close();
   } finally {
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill('SIGTERM'))))));
+    await stopAllProcesses();
     await clock?.close();
     await env.teardown();
     await rm(bundleDir, { recursive: true, force: true });

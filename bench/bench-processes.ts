@@ -1,0 +1,93 @@
+/**
+ * The processes a worker benchmark runs beside itself (sandbox, worker), started as a user starts
+ * them, and what it reads of them from /proc. Every child is killed when the benchmark exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { devServerDynamicConfigArgs } from '../scripts/lib/server-dynamic-config.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const children: ChildProcess[] = [];
+process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+}
+
+/** Spawns a tsx entry point (path from the repository root) and resolves when its stdout contains `ready`. */
+export async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(ready)) resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output.slice(-2000)}`)));
+  });
+  child.stdout?.removeAllListeners('data');
+  child.stdout?.resume();
+  return child;
+}
+
+/** SIGTERM (a worker drains) and wait until it is gone. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
+
+/** Stops every process started here. */
+export async function stopAllProcesses(): Promise<void> {
+  await Promise.all(children.map(stopProcess));
+}
+
+/** User + system CPU time of a process so far, in ms (Linux /proc; clock ticks are 100 Hz here). */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/** WORKER_* settings, NODE_OPTIONS, MALLOC_ARENA_MAX and the watchdog probe's VM_* settings (bench/vm-watchdog-probe.cjs) of this shell reach the worker, to compare tunings. */
+export function workerTuning(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0].startsWith('VM_') || entry[0] === 'NODE_OPTIONS' || entry[0] === 'MALLOC_ARENA_MAX'),
+    ),
+  );
+}
+
+/** Extra node arguments for the worker only, e.g. BENCH_WORKER_NODE_ARGS="--max-old-space-size=256" or "--cpu-prof --cpu-prof-dir=/tmp/prof". */
+export function workerNodeArgs(): string[] {
+  return process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+}
+
+/** The dev server's dynamic config arguments: the product's (eager activities), or BENCH_SERVER_ARGS when set (empty: none), to compare. */
+export function serverArgs(): string[] {
+  return process.env.BENCH_SERVER_ARGS === undefined ? devServerDynamicConfigArgs() : process.env.BENCH_SERVER_ARGS.split(' ').filter(Boolean);
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}

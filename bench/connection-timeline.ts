@@ -1,0 +1,104 @@
+/**
+ * Where the time of one cached accounts connection goes, read from its history: for each event, the
+ * median time since the event before it over sequential runs (dispatch = *_SCHEDULED → *_STARTED,
+ * the worker's work = *_STARTED → *_COMPLETED), the client's start→result time, and the worker
+ * process's CPU per connection. The worker runs as production runs it (its own process, prebuilt
+ * bundle, payloads encrypted); one connection at a time, so figures are latencies, not throughput.
+ *
+ *   npx tsx bench/connection-timeline.ts [--runs 40]
+ *   WORKER_*, NODE_OPTIONS and BENCH_WORKER_NODE_ARGS reach the worker; BENCH_SERVER_ARGS replaces the
+ *   server's dynamic config arguments (BENCH_SERVER_ARGS= runs without eager activities); see bench-processes.ts.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { dataConverterFor } from '../src/codec/data-converter.js';
+import { loadClientConfig } from '../src/config.js';
+import { WORKFLOW_CODE } from '../src/workflow-code.js';
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
+import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
+import { cpuMs, freePort, percentile, serverArgs, startProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
+
+const { EventType } = proto.temporal.api.enums.v1;
+const WARM_UP_RUNS = 3;
+
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '40' } } });
+const runs = Number(args.runs);
+if (!Number.isInteger(runs) || runs < 1 || runs > 1000) {
+  process.stderr.write(`usage: connection-timeline.ts --runs 40 (1..1000); got --runs ${args.runs}\n`);
+  process.exit(2);
+}
+
+function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+}
+
+const median = (values: readonly number[]) => percentile([...values].sort((a, b) => a - b), 50);
+
+const env = await TestWorkflowEnvironment.createLocal({
+  server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs: serverArgs() },
+});
+const bundleDir = await mkdtemp(join(tmpdir(), 'timeline-bundle-'));
+try {
+  const bundlePath = join(bundleDir, 'workflow-bundle.js');
+  const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
+  await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
+  const sandboxPort = await freePort();
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  await startProcess('sandbox', 'src/sandbox/main.ts', { SANDBOX_PORT: String(sandboxPort) }, sandboxUrl);
+  const taskQueue = `timeline-${Date.now()}`;
+  const worker = await startProcess(
+    'worker',
+    'src/worker.ts',
+    { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_WORKFLOW_BUNDLE: bundlePath, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() },
+    '"worker started"',
+    workerNodeArgs(),
+  );
+  // The product's defaults, as the worker has them: payloads encrypted with the local key.
+  const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address })) });
+  const customerId = `timeline-${Date.now()}`;
+  const login = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_0' }) });
+  const { LoginId: loginId } = (await login.json()) as { LoginId: string };
+
+  const sinceEventBefore = new Map<string, number[]>();
+  const totals: number[] = [];
+  let cpuBefore = 0;
+  for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
+    if (run === 0) cpuBefore = cpuMs(worker.pid ?? 0);
+    const started = performance.now();
+    const handle = await client.workflow.start('connectionWorkflow', {
+      taskQueue,
+      workflowId: `timeline-${Date.now()}-${run}`,
+      args: [{ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } }],
+    });
+    await handle.result();
+    if (run < 0) continue;
+    totals.push(performance.now() - started);
+    const events = (await handle.fetchHistory()).events ?? [];
+    events.forEach((event, index) => {
+      if (index === 0) return;
+      const name = `${String(index + 1).padStart(2)} ${(EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace('EVENT_TYPE_', '')}`;
+      const times = sinceEventBefore.get(name) ?? [];
+      times.push(epochMs(event.eventTime) - epochMs(events[index - 1]?.eventTime));
+      sinceEventBefore.set(name, times);
+    });
+  }
+  const workerCpu = (cpuMs(worker.pid ?? 0) - cpuBefore) / runs;
+  process.stdout.write(`cached accounts connection, ${runs} runs one at a time, worker tuning ${JSON.stringify(workerTuning())} ${workerNodeArgs().join(' ')}\n`);
+  for (const [name, times] of sinceEventBefore) process.stdout.write(`  ${name.padEnd(44)} +${median(times).toFixed(1)} ms\n`);
+  const history = [...sinceEventBefore.values()].reduce((sum, times) => sum + median(times), 0);
+  process.stdout.write(
+    `summary: start→result median ${median(totals).toFixed(1)} ms (history first→last event ${history.toFixed(1)} ms), worker CPU ${workerCpu.toFixed(1)} ms per connection\n`,
+  );
+  await client.connection.close();
+} finally {
+  await stopAllProcesses();
+  await env.teardown();
+  await rm(bundleDir, { recursive: true, force: true });
+}
+process.exit(0);
