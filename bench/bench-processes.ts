@@ -4,9 +4,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_CODE } from '../src/workflow-code.js';
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
+import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
 import { devServerDynamicConfigArgs } from '../scripts/lib/server-dynamic-config.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -41,6 +48,30 @@ export async function startProcess(name: string, entry: string, env: Record<stri
   child.stdout?.removeAllListeners('data');
   child.stdout?.resume();
   return child;
+}
+
+/** A dev server with our search attributes and the product's dynamic config (or BENCH_SERVER_ARGS). */
+export async function startBenchServer(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs: serverArgs() },
+  });
+}
+
+/** The product's workflow bundle in a temporary file, as production starts from one. */
+export async function writeBenchBundle(): Promise<{ path: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-bundle-'));
+  const path = join(dir, 'workflow-bundle.js');
+  const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
+  await writeFile(path, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
+  return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The sandbox as its own process; resolves with its URL. */
+export async function startSandboxProcess(): Promise<string> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  await startProcess('sandbox', 'src/sandbox/main.ts', { SANDBOX_PORT: String(port) }, url);
+  return url;
 }
 
 /** SIGTERM (a worker drains) and wait until it is gone. */

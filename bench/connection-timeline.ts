@@ -9,20 +9,12 @@
  *   WORKER_*, NODE_OPTIONS and BENCH_WORKER_NODE_ARGS reach the worker; BENCH_SERVER_ARGS replaces the
  *   server's dynamic config arguments (BENCH_SERVER_ARGS= runs without eager activities); see bench-processes.ts.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
-import { WORKFLOW_CODE } from '../src/workflow-code.js';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
-import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
-import { cpuMs, freePort, percentile, serverArgs, startProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuMs, percentile, startBenchServer, startProcess, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning, writeBenchBundle } from './bench-processes.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const WARM_UP_RUNS = 3;
@@ -40,17 +32,11 @@ function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | und
 
 const median = (values: readonly number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
-const env = await TestWorkflowEnvironment.createLocal({
-  server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs: serverArgs() },
-});
-const bundleDir = await mkdtemp(join(tmpdir(), 'timeline-bundle-'));
+const env = await startBenchServer();
+const bundle = await writeBenchBundle();
 try {
-  const bundlePath = join(bundleDir, 'workflow-bundle.js');
-  const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-  await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
-  const sandboxPort = await freePort();
-  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-  await startProcess('sandbox', 'src/sandbox/main.ts', { SANDBOX_PORT: String(sandboxPort) }, sandboxUrl);
+  const bundlePath = bundle.path;
+  const sandboxUrl = await startSandboxProcess();
   const taskQueue = `timeline-${Date.now()}`;
   const worker = await startProcess(
     'worker',
@@ -99,6 +85,6 @@ try {
 } finally {
   await stopAllProcesses();
   await env.teardown();
-  await rm(bundleDir, { recursive: true, force: true });
+  await bundle.remove();
 }
 process.exit(0);

@@ -25,24 +25,16 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_CODE } from '../src/workflow-code.js';
 import { createAggregatorClient } from '../src/aggregator/client.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
 import { POLL_STRATEGIES, type PollStrategy } from '../src/contract/connection-input.js';
 import { SANDBOX_PASSWORD } from '../src/sandbox/scenarios.js';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
 import { pollLags, startServiceClock } from './service-clock.js';
-import { cpuMs, freePort, percentile, serverArgs, startProcess, stopAllProcesses, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuMs, percentile, startBenchServer, startProcess, startSandboxProcess, stopAllProcesses, stopProcess, workerNodeArgs, workerTuning, writeBenchBundle } from './bench-processes.js';
 import { ConnectionsClient, ResultWaitFailedError } from '../src/client/index.js';
-import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
 
 
 const { values: args } = parseArgs({
@@ -113,20 +105,13 @@ async function main(): Promise<void> {
   process.stdout.write(
     `worker benchmark: sizes ${sizes.join(', ')}, strategies ${strategies.join(', ')}, ${pendingPolls} pending polls each, interval ${intervalMs} ms, worker tuning ${JSON.stringify(workerTuning())}\n`,
   );
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs: serverArgs() },
-  });
+  const env = await startBenchServer();
   const serverPid = devServerPid();
-  const bundleDir = await mkdtemp(join(tmpdir(), 'bench-bundle-'));
+  const bundle = await writeBenchBundle();
   let clock: Awaited<ReturnType<typeof startServiceClock>> | undefined;
   try {
-    const bundlePath = join(bundleDir, 'workflow-bundle.js');
-    const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-    await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
-
-    const sandboxPort = await freePort();
-    const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-    await startProcess('sandbox', 'src/sandbox/main.ts', { SANDBOX_PORT: String(sandboxPort) }, sandboxUrl);
+    const bundlePath = bundle.path;
+    const sandboxUrl = await startSandboxProcess();
     clock = await startServiceClock(sandboxUrl);
     const serviceClock = clock;
 
@@ -331,7 +316,7 @@ async function main(): Promise<void> {
     await stopAllProcesses();
     await clock?.close();
     await env.teardown();
-    await rm(bundleDir, { recursive: true, force: true });
+    await bundle.remove();
   }
 }
 
