@@ -31,9 +31,9 @@ export interface WorkerProcessOptions {
   readonly bundlePath: string;
 }
 
-/** Starts `src/worker.ts` as its own process and resolves once it polls; stopAllProcesses() ends it. */
-export async function startWorkerProcess({ temporalAddress, taskQueue, aggregatorUrl, bundlePath }: WorkerProcessOptions): Promise<ChildProcess> {
-  const worker = await startProcess('worker', {
+/** The environment a test worker process runs with: production's variables, the tests' key. */
+export function workerProcessEnv({ temporalAddress, taskQueue, aggregatorUrl, bundlePath }: WorkerProcessOptions): Record<string, string> {
+  return {
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
     AGGREGATOR_BASE_URL: aggregatorUrl,
@@ -41,6 +41,10 @@ export async function startWorkerProcess({ temporalAddress, taskQueue, aggregato
     WORKER_WORKFLOW_BUNDLE: bundlePath,
     WORKER_METRICS_PORT: '0',
     LOG_LEVEL: 'INFO',
-  });
-  return worker.child;
+  };
+}
+
+/** Starts `src/worker.ts` as its own process and resolves once it polls; stopAllProcesses() ends it. */
+export async function startWorkerProcess(options: WorkerProcessOptions): Promise<ChildProcess> {
+  return (await startProcess('worker', workerProcessEnv(options))).child;
 }

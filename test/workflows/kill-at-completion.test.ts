@@ -12,10 +12,10 @@ import { dataConverterFor } from '../../src/codec/data-converter.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
-import { TEST_ENCRYPTION, TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
+import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { killProcess, startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
-import { writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
+import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
 /** Connections, each with its worker killed at completion twice in a row. */
 const CONNECTIONS = 3;
@@ -43,15 +43,7 @@ describe('a worker killed the moment its connection completes', () => {
   });
 
   function startWorker(taskQueue: string): Promise<ProductProcess> {
-    return startProcess('worker', {
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      AGGREGATOR_BASE_URL: sandbox.url,
-      WORKER_WORKFLOW_BUNDLE: bundle.path,
-      WORKER_METRICS_PORT: '0',
-      LOG_LEVEL: 'INFO',
-      ...TEST_ENCRYPTION_ENV,
-    });
+    return startProcess('worker', workerProcessEnv({ temporalAddress: env.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path }));
   }
 
   /** Resolves once the worker has been SIGKILLed on the line where it logs the connection completed. */
