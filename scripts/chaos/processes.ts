@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -14,6 +15,15 @@ import { Connection } from '@temporalio/client';
 import { devServerDynamicConfigArgs } from '../lib/server-dynamic-config.js';
 import { devServerSearchAttributeArgs, PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { seconds, type Timeline } from './timeline.js';
+
+/** The last lines of a log file, or why it could not be read. */
+async function logTail(path: string, lines = 15): Promise<string> {
+  try {
+    return (await readFile(path, 'utf8')).trimEnd().split('\n').slice(-lines).join('\n');
+  } catch (error) {
+    return `(log unreadable: ${error instanceof Error ? error.message : String(error)})`;
+  }
+}
 
 const HOST = '127.0.0.1';
 const SERVER_READY_TIMEOUT_MS = 60_000;
@@ -122,7 +132,11 @@ export class DevServer {
     const deadline = Date.now() + SERVER_READY_TIMEOUT_MS;
     let lastError = 'no answer yet';
     while (Date.now() < deadline) {
-      if (hasExited(child)) throw new ProcessError(`the dev server stopped during start-up (${await exitOf(child)}); see ${this.options.logPath}`);
+      if (hasExited(child)) {
+        // The log may live in a temporary directory that is gone by the time anyone reads the failure: quote its end.
+        const how = await exitOf(child);
+        throw new ProcessError(`the dev server stopped during start-up (${how}); see ${this.options.logPath}; it ended with:\n${await logTail(this.options.logPath)}`);
+      }
       try {
         const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
         try {
