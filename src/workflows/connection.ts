@@ -39,7 +39,23 @@ const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
   summary: 'note the retrieval for the retention policy',
 });
 
+/**
+ * The retention notice's patch, decided in the workflow's first activation. A `patched()` call is
+ * only replay-safe where replay reaches it in the same workflow task as the original run did, and
+ * the end of retrieval is not such a place: when a query is answered while a local activity's
+ * result is still undelivered, the SDK completes the task with the activity's marker and asks for a
+ * new one, so the code after the activity runs in the next task; a replay delivers that result from
+ * the marker in the earlier task, `patched()` there finds no marker in that task and answers false,
+ * and the marker found later is a nondeterminism error: the connection is stuck for good once a
+ * worker dies before its completion is stored (test/workflows/retention-patch.test.ts). The first
+ * activation always replays in the first task. 'retention-notice' (decided at the end) stays for
+ * the histories recorded before this patch: they replay as they were written.
+ */
+const RETENTION_NOTICE_AT_START = 'retention-notice-at-start';
+const RETENTION_NOTICE_AT_END = 'retention-notice';
+
 export async function connectionWorkflow(args: ConnectionInputArgs): Promise<ConnectionResult> {
+  const noticeDecidedAtStart = patched(RETENTION_NOTICE_AT_START);
   const recorder = new StateRecorder(args);
   const inbox = new AnswerInbox();
   let firstStep: FirstStep | undefined;
@@ -88,8 +104,8 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
     judgeParkedSignals();
     const result = await retrieveProducts(input, open, recorder);
-    // Histories recorded before retention existed replay without the notice.
-    if (patched('retention-notice')) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
+    // Histories recorded before retention existed replay without the notice (both patches false).
+    if (noticeDecidedAtStart || patched(RETENTION_NOTICE_AT_END)) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
     recorder.patch({ status: 'Completed', pending: undefined });
     log.info('connection completed', { loginId: result.loginId, retrieved: recorder.state.retrieved, totalPolls: recorder.state.totalPolls });
     return result;

@@ -160,7 +160,7 @@ describe('a connection with payload encryption on', () => {
     // A patch marker (workflow versioning) names its patch in clear: code, not data.
     const patchMarker = ({ path }: { path: string }) => /markerRecordedEventAttributes\.details\.patch-data\./.test(path);
     for (const { payload } of found.filter(patchMarker)) {
-      assert.deepEqual(JSON.parse(Buffer.from(payload.data ?? []).toString()), { id: 'retention-notice', deprecated: false });
+      assert.deepEqual(JSON.parse(Buffer.from(payload.data ?? []).toString()), { id: 'retention-notice-at-start', deprecated: false });
     }
     const ours = found.filter((entry) => !coreBookkeeping(entry) && !patchMarker(entry));
     const plain = ours.filter(({ payload }) => Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING);

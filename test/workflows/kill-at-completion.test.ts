@@ -2,10 +2,14 @@
  * A worker SIGKILLed the moment its connection completes, while its last workflow task completion is
  * on its way to the server (a chaos run once left such a connection stuck after two such kills in a
  * row): the next worker must finish it, and its state must stay readable. Real dev server, real
- * worker processes, the kill fired from the worker's own "connection completed" log line.
+ * worker processes, the kill fired from the worker's own "connection completed" log line. The
+ * connections run at once and their state is queried without pause, as the chaos driver did: a
+ * query answered while a local activity's result is undelivered splits a workflow task, which is
+ * what made the replay after such a kill fail (see retention-patch.test.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
@@ -18,7 +22,7 @@ import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
 /** Connections, each with its worker killed at completion twice in a row. */
-const CONNECTIONS = 3;
+const CONNECTIONS = 4;
 const KILLS_PER_CONNECTION = 2;
 
 describe('a worker killed the moment its connection completes', () => {
@@ -66,33 +70,58 @@ describe('a worker killed the moment its connection completes', () => {
     return ((await response.json()) as { LoginId: string }).LoginId;
   }
 
-  it(`completes each of ${CONNECTIONS} connections on a third worker after ${KILLS_PER_CONNECTION} kills at completion`, { timeout: 240_000 }, async () => {
-    const loginId = await savedLogin('pending_polls_1');
-    let cutCompletions = 0;
-    for (let connection = 0; connection < CONNECTIONS; connection += 1) {
-      const taskQueue = uniqueId('kill-at-completion');
-      const workflowId = uniqueId('kill-at-completion');
-      const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000 } };
-      let worker = await startWorker(taskQueue);
-      let killed = killOnCompletion(worker, workflowId);
-      const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId, args: [input] });
-      await killed;
-      // A kill that lands after the server stored the completion leaves nothing to redo: no second kill then.
-      for (let kill = 1; kill < KILLS_PER_CONNECTION && (await handle.describe()).status.name === 'RUNNING'; kill += 1) {
-        cutCompletions += 1;
-        worker = await startWorker(taskQueue);
-        killed = killOnCompletion(worker, workflowId);
-        await killed;
-      }
-      if ((await handle.describe()).status.name === 'RUNNING') cutCompletions += 1;
-      await startWorker(taskQueue);
-      const result = (await handle.result()) as ConnectionResult;
-      assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2, `connection ${connection}: no accounts`);
-      const state: ConnectionState = await handle.query(connectionStateQuery);
-      assert.equal(state.status, 'Completed', `connection ${connection}`);
-      await stopAllProcesses();
+  /** `promise`, or a failure naming `what` after 60 s (a replay that fails never logs its completion). */
+  async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+    const timeout = Symbol('timeout');
+    const outcome = await Promise.race([promise, delay(60_000).then(() => timeout)]);
+    if (outcome === timeout) assert.fail(`${what} within 60 s`);
+    return outcome as T;
+  }
+
+  /** Queries the state until `ended()`, as a client watching the connection does; answers or errors do not matter. */
+  async function queryUntil(handle: ReturnType<Client['workflow']['getHandle']>, ended: () => boolean): Promise<void> {
+    while (!ended()) {
+      await handle.query(connectionStateQuery).catch(() => undefined);
+      await delay(5);
     }
+  }
+
+  it(`completes each of ${CONNECTIONS} connections on a third worker after ${KILLS_PER_CONNECTION} kills at completion`, { timeout: 240_000 }, async () => {
+    const loginId = await savedLogin('pending_polls_3');
+    const cut = await Promise.all(
+      Array.from({ length: CONNECTIONS }, async (_, connection) => {
+        let cutCompletions = 0;
+        const taskQueue = uniqueId('kill-at-completion');
+        const workflowId = uniqueId('kill-at-completion');
+        const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300 } };
+        let worker = await startWorker(taskQueue);
+        let killed = killOnCompletion(worker, workflowId);
+        const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId, args: [input] });
+        let ended = false;
+        const queries = queryUntil(handle, () => ended);
+        try {
+          await within(killed, `connection ${connection} (${workflowId}): the first worker to log its completion`);
+          // A kill that lands after the server stored the completion leaves nothing to redo: no second kill then.
+          for (let kill = 1; kill < KILLS_PER_CONNECTION && (await handle.describe()).status.name === 'RUNNING'; kill += 1) {
+            cutCompletions += 1;
+            worker = await startWorker(taskQueue);
+            killed = killOnCompletion(worker, workflowId);
+            await within(killed, `connection ${connection} (${workflowId}): worker ${kill + 1} to log its completion`);
+          }
+          if ((await handle.describe()).status.name === 'RUNNING') cutCompletions += 1;
+          await startWorker(taskQueue);
+          const result = (await within(handle.result(), `connection ${connection} (${workflowId}): a result from the last worker`)) as ConnectionResult;
+          assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2, `connection ${connection}: no accounts`);
+        } finally {
+          ended = true;
+          await queries;
+        }
+        const state: ConnectionState = await handle.query(connectionStateQuery);
+        assert.equal(state.status, 'Completed', `connection ${connection}`);
+        return cutCompletions;
+      }),
+    );
     // How many kills cut a completion before the server stored it (the case that matters); timing decides.
-    process.stdout.write(`# kill-at-completion: ${cutCompletions} of the kills cut a completion before the server stored it\n`);
+    process.stdout.write(`# kill-at-completion: ${cut.reduce((a, b) => a + b, 0)} of ${CONNECTIONS * KILLS_PER_CONNECTION} planned kills cut a completion before the server stored it\n`);
   });
 });

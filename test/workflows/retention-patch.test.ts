@@ -1,0 +1,123 @@
+/**
+ * The retention notice's patch must replay in the workflow task it was recorded in. A chaos run left
+ * a connection stuck for good: its worker was SIGKILLed right after it logged "connection
+ * completed" (the completion never stored), and every later worker failed the replay with
+ * "[TMPRL1100] Nondeterminism error: Non-deprecated patch marker encountered for change
+ * retention-notice, but there is no corresponding change command!". The cause was not the kill nor
+ * the server: under state queries the SDK completes a workflow task with a local activity's marker
+ * and asks for a new one when it answers a query before that activity's result is delivered, so
+ * the code after the last poll ran one task later than the marker; a replay delivers the result in
+ * the marker's task, where `patched()` finds no marker. Any replay (a dead worker, an evicted cache)
+ * of such a history fails, kill or not.
+ *
+ * Here: connections polled while clients query their state without pause, then every history
+ * replayed; and the patch decided in the first workflow task, where replay always reaches it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { temporal } from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { workerDataConverterFor } from '../../src/codec/data-converter.js';
+import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
+import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { connectionStateQuery } from '../../src/workflows/definitions.js';
+import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { recordHistory } from '../helpers/histories.js';
+import { createDevEnvironment } from '../helpers/temporal.js';
+
+type History = temporal.api.history.v1.IHistory;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** Connections at once, and query loops per connection: enough that a query lands in most tasks. */
+const CONNECTIONS = 8;
+const QUERY_LOOPS = 4;
+
+// Numeric event types (temporal.api.enums.v1.EventType).
+const WORKFLOW_TASK_SCHEDULED = 5;
+const WORKFLOW_TASK_COMPLETED = 7;
+const MARKER_RECORDED = 25;
+
+function markerName(event: HistoryEvent): string | undefined {
+  return Number(event.eventType) === MARKER_RECORDED ? (event.markerRecordedEventAttributes?.markerName ?? undefined) : undefined;
+}
+
+function patchIdOf(event: HistoryEvent): string | undefined {
+  const payload = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
+  return payload?.data ? (JSON.parse(Buffer.from(payload.data).toString()) as { id: string }).id : undefined;
+}
+
+/** Local-activity results whose workflow task ended there (the SDK asked for a new task): the code after them ran a task later. */
+function splitLocalActivities(history: History): number {
+  const events = history.events ?? [];
+  return events.filter((event, index) => markerName(event) === 'core_local_activity' && Number(events[index + 1]?.eventType) === WORKFLOW_TASK_SCHEDULED).length;
+}
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+
+before(async () => {
+  env = await createDevEnvironment();
+  stack = await startConnectionStack(env);
+});
+
+after(async () => {
+  await stack?.stop();
+  await env?.teardown();
+});
+
+describe('the retention notice patch under state queries', () => {
+  const histories: { workflowId: string; history: History }[] = [];
+
+  before(async () => {
+    const loginId = await stack.savedLogin('pending_polls_3');
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } });
+        let ended = false;
+        const result = handle.result().finally(() => (ended = true));
+        const queries = Array.from({ length: QUERY_LOOPS }, async () => {
+          while (!ended) {
+            await handle.query(connectionStateQuery).catch(() => undefined);
+            await delay(Math.random() * 5);
+          }
+        });
+        await Promise.all([result, ...queries]);
+        histories.push({ workflowId: handle.workflowId, history: await handle.fetchHistory() });
+      }),
+    );
+  });
+
+  it('decides the patch in the first workflow task, where a replay always finds its marker', () => {
+    for (const { workflowId, history } of histories) {
+      const events = history.events ?? [];
+      const firstTaskCompleted = events.find((event) => Number(event.eventType) === WORKFLOW_TASK_COMPLETED);
+      const patches = events.filter((event) => markerName(event) === 'core_patch');
+      assert.deepEqual(patches.map(patchIdOf), ['retention-notice-at-start'], workflowId);
+      assert.equal(String(patches[0]?.markerRecordedEventAttributes?.workflowTaskCompletedEventId), String(firstTaskCompleted?.eventId), `${workflowId}: the patch marker is not in the first workflow task`);
+    }
+  });
+
+  it(`replays all ${CONNECTIONS} histories without nondeterminism, local-activity results split from the code after them or not`, async () => {
+    const splits = histories.map(({ history }) => splitLocalActivities(history));
+    process.stdout.write(`# retention-patch: ${splits.filter((n) => n > 0).length}/${histories.length} histories with a local-activity result split from the code after it (${splits.reduce((a, b) => a + b, 0)} splits)\n`);
+    const errors: string[] = [];
+    const replays = Worker.runReplayHistories(
+      { workflowsPath: WORKFLOW_CODE.workflowsPath, ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'retention-patch' },
+      histories,
+    );
+    for await (const result of replays) if (result.error) errors.push(`${result.workflowId}: ${String(result.error)}`);
+    if (process.env.RECORD_HISTORIES === '1') {
+      // For replay.test.ts: a history whose last poll result and the code after it are in separate tasks.
+      const lastPollSplit = histories.find(({ history }) => {
+        const events = history.events ?? [];
+        const isPoll = (event: HistoryEvent) => markerName(event) === 'core_local_activity' && /pollAccountsDetail/.test(Buffer.from(event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data ?? []).toString());
+        const lastPoll = events.length - 1 - [...events].reverse().findIndex(isPoll);
+        return lastPoll < events.length && Number(events[lastPoll + 1]?.eventType) === WORKFLOW_TASK_SCHEDULED;
+      });
+      if (lastPollSplit) await recordHistory('cached-accounts-detail-query-split-after-last-poll', lastPollSplit.history);
+    }
+    assert.deepEqual(errors, []);
+  });
+});
