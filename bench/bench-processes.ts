@@ -31,9 +31,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawns a tsx entry point (path from the repository root) and resolves when its stdout contains `ready`. */
-export async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Spawns an entry point (path from the repository root; TypeScript through tsx) and resolves when its stdout contains `ready`. */
+export async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = [], loader: 'tsx' | 'node' = 'tsx'): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, ...(loader === 'tsx' ? ['--import', 'tsx'] : []), join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   await new Promise<void>((resolve, reject) => {
@@ -57,13 +57,60 @@ export async function startBenchServer(): Promise<TestWorkflowEnvironment> {
   });
 }
 
-/** The product's workflow bundle in a temporary file, as production starts from one. */
-export async function writeBenchBundle(): Promise<{ path: string; remove(): Promise<void> }> {
+/** How the bench runs its worker: `compiled` (default) as the image does, `tsx` from the sources as `npm run worker` does. */
+export type WorkerRuntime = 'compiled' | 'tsx';
+
+export function workerRuntime(): WorkerRuntime {
+  const value = process.env.BENCH_WORKER_RUNTIME ?? 'compiled';
+  if (value !== 'compiled' && value !== 'tsx') {
+    process.stderr.write(`BENCH_WORKER_RUNTIME must be compiled or tsx; got ${JSON.stringify(value)}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+export interface BenchWorker {
+  readonly runtime: WorkerRuntime;
+  /** Starts a worker process with these variables (the bundle's path is added) and resolves once it reports "worker started". */
+  start(env: Record<string, string>): Promise<ChildProcess>;
+  remove(): Promise<void>;
+}
+
+/**
+ * The worker as the image runs it: `npm run build` (tsc to dist/, the prebuilt bundle from the
+ * compiled workflows), then `node dist/src/worker.js`. Built afresh on every bench run so the figures
+ * are of the code in the tree. With BENCH_WORKER_RUNTIME=tsx: the sources through tsx and a bundle
+ * of the TypeScript sources, as `npm run worker` runs them (tsx turns on source-mapped stack traces).
+ */
+export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime()): Promise<BenchWorker> {
+  if (runtime === 'compiled') {
+    await run('npm', ['run', '--silent', 'build']);
+    const bundlePath = join(root, 'dist', 'workflow-bundle.js');
+    return {
+      runtime,
+      start: (env) => startProcess('worker', 'dist/src/worker.js', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', workerNodeArgs(), 'node'),
+      remove: async () => {},
+    };
+  }
   const dir = await mkdtemp(join(tmpdir(), 'bench-bundle-'));
-  const path = join(dir, 'workflow-bundle.js');
+  const bundlePath = join(dir, 'workflow-bundle.js');
   const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-  await writeFile(path, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
-  return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+  await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
+  return {
+    runtime,
+    start: (env) => startProcess('worker', 'src/worker.ts', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', workerNodeArgs()),
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Runs a command at the repository root; rejects with its output if it fails. */
+async function run(command: string, args: string[]): Promise<void> {
+  const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`);
 }
 
 /** The sandbox as its own process; resolves with its URL. */

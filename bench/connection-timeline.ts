@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
-import { cpuMs, percentile, startBenchServer, startProcess, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning, writeBenchBundle } from './bench-processes.js';
+import { cpuMs, percentile, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const WARM_UP_RUNS = 3;
@@ -32,19 +32,12 @@ function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | und
 
 const median = (values: readonly number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
+const benchWorker = await prepareBenchWorker();
 const env = await startBenchServer();
-const bundle = await writeBenchBundle();
 try {
-  const bundlePath = bundle.path;
   const sandboxUrl = await startSandboxProcess();
   const taskQueue = `timeline-${Date.now()}`;
-  const worker = await startProcess(
-    'worker',
-    'src/worker.ts',
-    { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_WORKFLOW_BUNDLE: bundlePath, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() },
-    '"worker started"',
-    workerNodeArgs(),
-  );
+  const worker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
   // The product's defaults, as the worker has them: payloads encrypted with the local key.
   const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address })) });
   const customerId = `timeline-${Date.now()}`;
@@ -75,7 +68,7 @@ try {
     });
   }
   const workerCpu = (cpuMs(worker.pid ?? 0) - cpuBefore) / runs;
-  process.stdout.write(`cached accounts connection, ${runs} runs one at a time, worker tuning ${JSON.stringify(workerTuning())} ${workerNodeArgs().join(' ')}\n`);
+  process.stdout.write(`cached accounts connection, ${runs} runs one at a time, ${benchWorker.runtime} worker, tuning ${JSON.stringify(workerTuning())} ${workerNodeArgs().join(' ')}\n`);
   for (const [name, times] of sinceEventBefore) process.stdout.write(`  ${name.padEnd(44)} +${median(times).toFixed(1)} ms\n`);
   const history = [...sinceEventBefore.values()].reduce((sum, times) => sum + median(times), 0);
   process.stdout.write(
@@ -85,6 +78,6 @@ try {
 } finally {
   await stopAllProcesses();
   await env.teardown();
-  await bundle.remove();
+  await benchWorker.remove();
 }
 process.exit(0);

@@ -33,7 +33,7 @@ import { loadClientConfig } from '../src/config.js';
 import { POLL_STRATEGIES, type PollStrategy } from '../src/contract/connection-input.js';
 import { SANDBOX_PASSWORD } from '../src/sandbox/scenarios.js';
 import { pollLags, startServiceClock } from './service-clock.js';
-import { cpuMs, percentile, startBenchServer, startProcess, startSandboxProcess, stopAllProcesses, stopProcess, workerNodeArgs, workerTuning, writeBenchBundle } from './bench-processes.js';
+import { cpuMs, percentile, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
 import { ConnectionsClient, ResultWaitFailedError } from '../src/client/index.js';
 
 
@@ -103,36 +103,29 @@ const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toF
 
 async function main(): Promise<void> {
   process.stdout.write(
-    `worker benchmark: sizes ${sizes.join(', ')}, strategies ${strategies.join(', ')}, ${pendingPolls} pending polls each, interval ${intervalMs} ms, worker tuning ${JSON.stringify(workerTuning())}\n`,
+    `worker benchmark: sizes ${sizes.join(', ')}, strategies ${strategies.join(', ')}, ${pendingPolls} pending polls each, interval ${intervalMs} ms, worker tuning ${JSON.stringify(workerTuning())} ${workerNodeArgs().join(' ')}\n`,
   );
+  const benchWorker = await prepareBenchWorker();
+  process.stdout.write(`worker runtime: ${benchWorker.runtime}\n`);
   const env = await startBenchServer();
   const serverPid = devServerPid();
-  const bundle = await writeBenchBundle();
   let clock: Awaited<ReturnType<typeof startServiceClock>> | undefined;
   try {
-    const bundlePath = bundle.path;
     const sandboxUrl = await startSandboxProcess();
     clock = await startServiceClock(sandboxUrl);
     const serviceClock = clock;
 
     /** A fresh worker per strategy: its RSS and CPU are that strategy's alone. SIGTERM drains it afterwards. */
     async function startWorker(taskQueue: string, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
-      return startProcess(
-        'worker',
-        'src/worker.ts',
-        {
-          ...workerTuning(),
-          ...extraEnv,
-          TEMPORAL_ADDRESS: env.address,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          AGGREGATOR_BASE_URL: serviceClock.url,
-          WORKER_WORKFLOW_BUNDLE: bundlePath,
-          WORKER_METRICS_PORT: '0',
-          LOG_LEVEL: 'INFO',
-        },
-        '"worker started"',
-        workerNodeArgs(),
-      );
+      return benchWorker.start({
+        ...workerTuning(),
+        ...extraEnv,
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        AGGREGATOR_BASE_URL: serviceClock.url,
+        WORKER_METRICS_PORT: '0',
+        LOG_LEVEL: 'INFO',
+      });
     }
 
     // The product's defaults, as the worker has them: payloads encrypted with the local key, large ones in the local store.
@@ -316,7 +309,7 @@ async function main(): Promise<void> {
     await stopAllProcesses();
     await clock?.close();
     await env.teardown();
-    await bundle.remove();
+    await benchWorker.remove();
   }
 }
 
