@@ -1,0 +1,26 @@
+/**
+ * The floor's worker process: the SDK's defaults, a bundle of ./workflows.ts, no codec, no
+ * interceptors. TEMPORAL_ADDRESS and TEMPORAL_TASK_QUEUE say where; prints "worker started".
+ */
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
+import { floorActivities } from './activities.js';
+
+const address = process.env.TEMPORAL_ADDRESS;
+const taskQueue = process.env.TEMPORAL_TASK_QUEUE;
+if (!address || !taskQueue) {
+  process.stderr.write('sdk-floor worker: TEMPORAL_ADDRESS and TEMPORAL_TASK_QUEUE are required\n');
+  process.exit(2);
+}
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const connection = await NativeConnection.connect({ address });
+const worker = await Worker.create({
+  connection,
+  taskQueue,
+  workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+  activities: floorActivities,
+});
+process.stdout.write('"worker started"\n');
+await worker.run();
+await connection.close();
+process.exit(0);

@@ -1,0 +1,34 @@
+/**
+ * The shapes of the product's two latency paths with nothing of the product in them: no-op
+ * activities, default data converter, no interceptors. What they cost on a machine is the floor that
+ * Temporal's server and SDK set there (bench/sdk-floor.ts).
+ */
+import { condition, defineUpdate, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { FloorActivities } from './activities.js';
+
+const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
+const remote = proxyActivities<FloorActivities>({ startToCloseTimeout: '10s' });
+
+/** A cached accounts connection: two local activities, an activity (Authorize), two local activities (data, retention notice). */
+export async function cachedConnectionShape(): Promise<string> {
+  await local.echo('validate');
+  upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
+  await local.echo('authorize precheck');
+  await remote.echo('authorize');
+  await local.echo('accounts detail');
+  await local.echo('retention notice');
+  return 'done';
+}
+
+export const answerUpdate = defineUpdate<string, [string]>('answer');
+
+/** An answer: the update's handler sends it (an activity) and returns the service's reply. */
+export async function answerShape(): Promise<void> {
+  let answered = 0;
+  setHandler(answerUpdate, async (answer) => {
+    const reply = await remote.echo(answer);
+    answered += 1;
+    return reply;
+  });
+  await condition(() => answered >= 1_000_000);
+}
