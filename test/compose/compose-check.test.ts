@@ -126,6 +126,14 @@ describe('npm run compose:check', { concurrency: true }, () => {
     assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
   });
 
+  it('refuses a copy whose server dynamic config leaves the queue readers at their default rate', async () => {
+    const file = await brokenCopy('default-queue-readers', /\n\s+history\.transferProcessorMaxPollRPS:\s*\n\s*- value: 200\n\s*constraints: \{\}/, '');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /temporal-dynamic-config does not set history\.transferProcessorMaxPollRPS; scripts\/lib\/server-dynamic-config\.ts has 200/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
+  });
+
   it('refuses a copy that no longer registers one of our search attributes', async () => {
     const file = await brokenCopy('missing-search-attribute', / \\\n\s+--name LoginId --type Keyword/, '');
     const run = await composeCheck(file);
