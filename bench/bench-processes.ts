@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOW_CODE } from '../src/workflow-code.js';
@@ -163,6 +164,17 @@ export function workerNodeArgs(): string[] {
 /** The dev server's dynamic config arguments: the product's (eager activities), or BENCH_SERVER_ARGS when set (empty: none), to compare. */
 export function serverArgs(): string[] {
   return process.env.BENCH_SERVER_ARGS === undefined ? devServerDynamicConfigArgs() : process.env.BENCH_SERVER_ARGS.split(' ').filter(Boolean);
+}
+
+/** The `--runs N` (1..1000) of a bench's command line; anything else exits 2 naming the value. */
+export function runsArgument(script: string, defaultRuns: number): number {
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: String(defaultRuns) } } });
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 1000) {
+    process.stderr.write(`usage: ${script} --runs ${defaultRuns} (1..1000); got --runs ${values.runs}\n`);
+    process.exit(2);
+  }
+  return runs;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {

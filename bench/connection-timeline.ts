@@ -9,22 +9,16 @@
  *   WORKER_*, NODE_OPTIONS and BENCH_WORKER_NODE_ARGS reach the worker; BENCH_SERVER_ARGS replaces the
  *   server's dynamic config arguments (BENCH_SERVER_ARGS= runs without eager activities); see bench-processes.ts.
  */
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
-import { cpuMs, percentile, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuMs, percentile, runsArgument, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const WARM_UP_RUNS = 3;
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '40' } } });
-const runs = Number(args.runs);
-if (!Number.isInteger(runs) || runs < 1 || runs > 1000) {
-  process.stderr.write(`usage: connection-timeline.ts --runs 40 (1..1000); got --runs ${args.runs}\n`);
-  process.exit(2);
-}
+const runs = runsArgument('connection-timeline.ts', 40);
 
 function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;

@@ -10,19 +10,13 @@
  *
  *   npx tsx bench/sdk-floor.ts [--runs 50]
  */
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { cpuMs, percentile, startBenchServer, startProcess, stopAllProcesses } from './bench-processes.js';
+import { cpuMs, percentile, runsArgument, startBenchServer, startProcess, stopAllProcesses } from './bench-processes.js';
 /** bench/sdk-floor/workflows.ts's update, by name: the client process does not load workflow code. */
 const answerUpdate = 'answer';
 
 const WARM_UP_RUNS = 5;
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '50' } } });
-const runs = Number(args.runs);
-if (!Number.isInteger(runs) || runs < 1 || runs > 1000) {
-  process.stderr.write(`usage: sdk-floor.ts --runs 50 (1..1000); got --runs ${args.runs}\n`);
-  process.exit(2);
-}
+const runs = runsArgument('sdk-floor.ts', 50);
 
 const spread = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
