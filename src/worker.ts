@@ -104,7 +104,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.resourceTuner === undefined ? {} : { tuner: { tunerOptions: config.resourceTuner } }),
       ...WORKFLOW_SANDBOX_OPTIONS,
       // Spans of connections started by a traced client (the interceptors are inert for others).
-      ...tracingWorkerOptions(tracing),
+      ...tracingWorkerOptions(tracing, { bundled: config.workflows.bundlePath !== undefined }),
       // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,

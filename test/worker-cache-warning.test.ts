@@ -67,11 +67,13 @@ describe('the worker start-up report of its workflow cache', () => {
     assert.doesNotMatch(worker.output(), new RegExp(WARNING));
   });
 
-  it('stays quiet on an uncapped heap', async () => {
+  it('stays quiet on an uncapped heap: a worker on a prebuilt bundle starts without a single WARN', async () => {
     const worker = await startWorker({});
     const started = startedLine(worker.output());
     assert.ok(started.heapLimitMiB >= 1024, `heap limit ${started.heapLimitMiB} MiB`);
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.doesNotMatch(worker.output(), new RegExp(WARNING));
+    // The SDK warned on every start that it ignores workflow interceptor modules given beside a bundle.
+    assert.doesNotMatch(worker.output(), /"level":"WARN"/);
   });
 });

@@ -24,13 +24,17 @@ export interface TracingWorkerOptions {
 
 const DROP_WORKFLOW_SPANS: InjectedSinks<OpenTelemetrySinks> = { exporter: { export: { fn: () => undefined } } };
 
-export function tracingWorkerOptions(tracing: Tracing | undefined): TracingWorkerOptions {
-  // Ignored by a worker that runs a prebuilt bundle: the bundle has the interceptors already.
-  const workflowModules = [...WORKFLOW_CODE.workflowInterceptorModules];
-  if (!tracing) return { interceptors: { workflowModules }, sinks: DROP_WORKFLOW_SPANS };
+/**
+ * `bundled`: the worker runs a prebuilt bundle, which has the workflow interceptors already (the
+ * bundle script takes them from workflow-code.ts); the SDK ignores `workflowModules` then, and says
+ * so in a WARN on every start, so they are left out.
+ */
+export function tracingWorkerOptions(tracing: Tracing | undefined, { bundled = false }: { bundled?: boolean } = {}): TracingWorkerOptions {
+  const workflowModules = bundled ? {} : { workflowModules: [...WORKFLOW_CODE.workflowInterceptorModules] };
+  if (!tracing) return { interceptors: workflowModules, sinks: DROP_WORKFLOW_SPANS };
   return {
     interceptors: {
-      workflowModules,
+      ...workflowModules,
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
