@@ -32,22 +32,36 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawns an entry point (path from the repository root; TypeScript through tsx) and resolves when its stdout contains `ready`. */
+/** Children stopped on purpose (stopProcess); any other exit ends the benchmark. */
+const stopping = new WeakSet<ChildProcess>();
+
+/**
+ * Spawns an entry point (path from the repository root; TypeScript through tsx) and resolves when
+ * its stdout contains `ready`. A child that exits afterwards without being stopped (a worker out of
+ * memory, say) ends the benchmark with its last output: figures without it would be false, and its
+ * connections would never finish.
+ */
 export async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = [], loader: 'tsx' | 'node' = 'tsx'): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...nodeArgs, ...(loader === 'tsx' ? ['--import', 'tsx'] : []), join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(ready)) resolve();
+    const onReady = () => {
+      if (!output.includes(ready)) return;
+      child.stdout?.off('data', onReady);
+      resolve();
     };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output.slice(-2000)}`)));
+    child.stdout?.on('data', onReady);
+    child.once('exit', (code, signal) => reject(new Error(`${name} exited with ${code ?? signal}:\n${output.slice(-2000)}`)));
   });
-  child.stdout?.removeAllListeners('data');
-  child.stdout?.resume();
+  child.once('exit', (code, signal) => {
+    if (stopping.has(child)) return;
+    process.stderr.write(`benchmark stopped: ${name} (pid ${child.pid}) exited with ${code ?? signal} while it ran; its last output:\n${output.slice(-4000)}\n`);
+    process.exit(1);
+  });
   return child;
 }
 
@@ -124,6 +138,7 @@ export async function startSandboxProcess(): Promise<string> {
 
 /** SIGTERM (a worker drains) and wait until it is gone. */
 export async function stopProcess(child: ChildProcess): Promise<void> {
+  stopping.add(child);
   if (child.exitCode !== null || child.signalCode !== null) return;
   await new Promise((resolve) => {
     child.once('exit', resolve);
