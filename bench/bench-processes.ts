@@ -2,7 +2,7 @@
  * The processes a worker benchmark runs beside itself (sandbox, worker), started as a user starts
  * them, and what it reads of them from /proc. Every child is killed when the benchmark exits.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -99,7 +99,7 @@ export interface BenchWorker {
  */
 export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime()): Promise<BenchWorker> {
   if (runtime === 'compiled') {
-    await run('npm', ['run', '--silent', 'build']);
+    run('npm', ['run', '--silent', 'build']);
     const bundlePath = join(root, 'dist', 'workflow-bundle.js');
     return {
       runtime,
@@ -118,14 +118,10 @@ export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime(
   };
 }
 
-/** Runs a command at the repository root; rejects with its output if it fails. */
-async function run(command: string, args: string[]): Promise<void> {
-  const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`);
+/** Runs a command at the repository root to its end; throws with its output if it fails. */
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { cwd: root, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}:\n${(result.stdout + result.stderr).slice(-4000)}`);
 }
 
 /** The sandbox as its own process; resolves with its URL. */
@@ -195,4 +191,9 @@ export function runsArgument(script: string, defaultRuns: number): number {
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+/** The median of values in any order. */
+export function median(values: readonly number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
 }

@@ -13,7 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
-import { cpuMs, percentile, runsArgument, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuMs, median, runsArgument, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const WARM_UP_RUNS = 3;
@@ -23,8 +23,6 @@ const runs = runsArgument('connection-timeline.ts', 40);
 function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
 }
-
-const median = (values: readonly number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 const benchWorker = await prepareBenchWorker();
 const env = await startBenchServer();

@@ -11,7 +11,7 @@
  *   npx tsx bench/sdk-floor.ts [--runs 50]
  */
 import { Client, Connection } from '@temporalio/client';
-import { cpuMs, percentile, runsArgument, startBenchServer, startProcess, stopAllProcesses } from './bench-processes.js';
+import { cpuMs, median, percentile, runsArgument, startBenchServer, startProcess, stopAllProcesses } from './bench-processes.js';
 /** bench/sdk-floor/workflows.ts's update, by name: the client process does not load workflow code. */
 const answerUpdate = 'answer';
 
@@ -53,7 +53,6 @@ try {
 
   process.stdout.write(`cached connection shape, start→result: ${spread(connectionTimes)}, worker CPU ${connectionCpu.toFixed(1)} ms a run (${runs} runs)\n`);
   process.stdout.write(`answer shape, update→outcome: ${spread(answerTimes)}, worker CPU ${answerCpu.toFixed(1)} ms an answer (${runs} runs)\n`);
-  const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
   process.stdout.write(`summary: floor on this machine: cached connection ${median(connectionTimes).toFixed(1)} ms, answer ${median(answerTimes).toFixed(1)} ms\n`);
   await client.connection.close();
 } finally {
