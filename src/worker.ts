@@ -20,7 +20,7 @@ import { temporalConnectionOptions, TemporalTlsFileError } from './temporal-conn
 import { redact } from './logging/redact.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
-import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
+import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from './workflow-code.js';
 import { startWorkerHealthServer } from './worker-health.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
@@ -95,7 +95,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
       ...(config.workflows.bundlePath
         ? { workflowBundle: { codePath: config.workflows.bundlePath } }
-        : { workflowsPath: WORKFLOW_CODE.workflowsPath }),
+        : workflowSource()),
       ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
       ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
       ...(config.workflows.pollers === undefined ? {} : { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.workflows.pollers } }),

@@ -13,8 +13,6 @@ import { defaultPayloadConverter, type Payload, type PayloadConverter, type Seri
 import type { UndecodablePayload } from '../contract/undecodable-payload.js';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from './undecodable.js';
 
-const decoder = new TextDecoder();
-
 class MessageTolerantPayloadConverter implements PayloadConverter {
   toPayload<T>(value: T, context?: SerializationContext): Payload {
     return defaultPayloadConverter.toPayload(value, context);
@@ -33,6 +31,7 @@ class MessageTolerantPayloadConverter implements PayloadConverter {
 
 /** Names the problem without quoting the data (it may hold an answer or a password). */
 function reasonOf(payload: Payload): string {
+  const decoder = new TextDecoder();
   const encoding = payload.metadata?.encoding ? decoder.decode(payload.metadata.encoding) : undefined;
   if (encoding === UNDECODABLE_ENCODING) {
     const reason = payload.metadata?.[UNDECODABLE_REASON_METADATA_KEY];

@@ -14,7 +14,7 @@ import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
-import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from '../../src/workflow-code.js';
+import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
@@ -84,7 +84,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    workflowsPath: WORKFLOW_CODE.workflowsPath,
+    ...workflowSource(),
     activities: {
       ...createInputActivities(),
       ...createActivities(clientFor, { resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES }),

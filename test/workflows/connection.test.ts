@@ -19,7 +19,7 @@ import {
   type ConnectionResult,
 } from '../../src/workflows/definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
@@ -291,7 +291,7 @@ describe('replay', () => {
     const histories = finished.map(({ workflowId }) => ({ workflowId, history: env.client.workflow.getHandle(workflowId).fetchHistory() }));
     const resolved = await Promise.all(histories.map(async ({ workflowId, history }) => ({ workflowId, history: await history })));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOW_CODE.workflowsPath, ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'connection-test' }, resolved)) {
+    for await (const result of Worker.runReplayHistories({ ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'connection-test' }, resolved)) {
       if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
     }
     assert.deepEqual(failures, []);

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOW_CODE, WORKFLOW_SANDBOX_OPTIONS } from '../../src/workflow-code.js';
+import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/workflow-code.js';
+import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { connectionStateQuery } from '../../src/workflows/definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
@@ -40,7 +41,7 @@ for (const retention of ['off', 'on'] as const) {
       const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 50 } });
       await handle.result();
       const history = await handle.fetchHistory();
-      await Worker.runReplayHistory({ ...WORKFLOW_CODE, ...WORKFLOW_SANDBOX_OPTIONS, dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }) }, history, handle.workflowId);
+      await Worker.runReplayHistory({ ...workflowSource(), ...tracingWorkerOptions(undefined), ...WORKFLOW_SANDBOX_OPTIONS, dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }) }, history, handle.workflowId);
 
       // A new worker on the same task queue has nothing cached: the query replays the whole history.
       await stack.stop();

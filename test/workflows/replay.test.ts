@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';
@@ -17,7 +17,7 @@ const errors = new Map<string, unknown>();
 
 before(async () => {
   const replays = Worker.runReplayHistories(
-    { workflowsPath: WORKFLOW_CODE.workflowsPath, ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'recorded-histories' },
+    { ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'recorded-histories' },
     histories.map(({ name, history }) => ({ workflowId: name, history })),
   );
   for await (const result of replays) errors.set(result.workflowId, result.error);

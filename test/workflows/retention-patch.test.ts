@@ -21,7 +21,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/workflow-code.js';
 import { connectionStateQuery } from '../../src/workflows/definitions.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
@@ -100,7 +100,7 @@ describe('the retention notice patch under state queries', () => {
     process.stdout.write(`# retention-patch: ${splits.filter((n) => n > 0).length}/${histories.length} histories with a local-activity result split from the code after it (${splits.reduce((a, b) => a + b, 0)} splits)\n`);
     const errors: string[] = [];
     const replays = Worker.runReplayHistories(
-      { workflowsPath: WORKFLOW_CODE.workflowsPath, ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'retention-patch' },
+      { ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'retention-patch' },
       histories,
     );
     for await (const result of replays) if (result.error) errors.push(`${result.workflowId}: ${String(result.error)}`);
