@@ -2,20 +2,49 @@
  * The floor Temporal sets on this machine for the product's two latency targets: the same shapes
  * of workflow (bench/sdk-floor/workflows.ts) with no-op activities, the SDK's defaults and no codec,
  * on the same dev server (the product's dynamic config: eager activities) with the worker in its
- * own process. Prints, as medians with p25/p75 over sequential runs:
+ * own process, compiled and run by node as the product's image runs its worker. Prints, as medians with p25/p75 over sequential runs:
  * - a cached connection's shape (2 local activities, 1 activity, 2 local activities), start→result;
  * - an answer's shape (an update whose handler runs one activity), update→outcome;
- * and the worker's CPU per run. Compare with bench/connection-timeline.ts (the product's cached
+ * and the worker's CPU per run; then the worker CPU of one poll made the product's default way (a
+ * durable timer, then an activity) with 500 connections pending at once: (CPU of 500 connections
+ * polling 6 times − CPU of 500 that do not poll) / 3,000 polls. Compare with the timer strategy's
+ * CPU per poll in bench/worker-polling.ts. Compare with bench/connection-timeline.ts (the product's cached
  * connection) and the answer round trip of bench/worker-polling.ts.
  *
  *   npx tsx bench/sdk-floor.ts [--runs 50]
  */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
+import ts from 'typescript';
 import { cpuMs, median, percentile, runsArgument, startBenchServer, startProcess, stopAllProcesses } from './bench-processes.js';
 /** bench/sdk-floor/workflows.ts's update, by name: the client process does not load workflow code. */
 const answerUpdate = 'answer';
 
+const here = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The floor's worker and activities as plain JavaScript (TypeScript's transpiler, no type check),
+ * run by node as the product's worker is: through tsx, source-mapped stacks would cost it CPU the
+ * product's worker does not pay. Written under node_modules/.cache so its imports resolve; returns
+ * the worker's path from the project root.
+ */
+function compiledFloorWorker(): string {
+  const out = join(here, '..', 'node_modules', '.cache', 'sdk-floor');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
+  for (const file of ['worker', 'activities']) {
+    const { outputText } = ts.transpileModule(readFileSync(join(here, 'sdk-floor', `${file}.ts`), 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    writeFileSync(join(out, `${file}.js`), outputText);
+  }
+  return relative(join(here, '..'), join(out, 'worker.js'));
+}
+
 const WARM_UP_RUNS = 5;
+const POLL_CONNECTIONS = 500;
+const POLLS = 6;
+const POLL_INTERVAL_MS = 5_000;
 const runs = runsArgument('sdk-floor.ts', 50);
 
 const spread = (values: number[]) => {
@@ -26,7 +55,7 @@ const spread = (values: number[]) => {
 const env = await startBenchServer();
 try {
   const taskQueue = `sdk-floor-${Date.now()}`;
-  const worker = await startProcess('sdk-floor worker', 'bench/sdk-floor/worker.ts', { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue }, '"worker started"');
+  const worker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, SDK_FLOOR_WORKFLOWS_PATH: join(here, 'sdk-floor', 'workflows.ts') }, '"worker started"', [], 'node');
   const client = new Client({ connection: await Connection.connect({ address: env.address }) });
 
   const connectionTimes: number[] = [];
@@ -51,9 +80,25 @@ try {
   const answerCpu = (cpuMs(worker.pid ?? 0) - cpuBefore) / runs;
   await handle.terminate('bench done');
 
+  /** Worker CPU for `POLL_CONNECTIONS` timer-poll shapes started together, each making `polls` polls. */
+  async function pollingCpu(polls: number): Promise<number> {
+    const before = cpuMs(worker.pid ?? 0);
+    const ids = Array.from({ length: POLL_CONNECTIONS }, (_, index) => `floor-poll-${polls}-${Date.now()}-${index}`);
+    const handles = [];
+    for (let i = 0; i < ids.length; i += 50) {
+      handles.push(...(await Promise.all(ids.slice(i, i + 50).map((workflowId) => client.workflow.start('timerPollShape', { taskQueue, workflowId, args: [polls, POLL_INTERVAL_MS] })))));
+    }
+    await Promise.all(handles.map((handle) => handle.result()));
+    return cpuMs(worker.pid ?? 0) - before;
+  }
+  const withoutPolls = await pollingCpu(0);
+  const withPolls = await pollingCpu(POLLS);
+  const pollCpu = (withPolls - withoutPolls) / (POLL_CONNECTIONS * POLLS);
+
   process.stdout.write(`cached connection shape, start→result: ${spread(connectionTimes)}, worker CPU ${connectionCpu.toFixed(1)} ms a run (${runs} runs)\n`);
   process.stdout.write(`answer shape, update→outcome: ${spread(answerTimes)}, worker CPU ${answerCpu.toFixed(1)} ms an answer (${runs} runs)\n`);
-  process.stdout.write(`summary: floor on this machine: cached connection ${median(connectionTimes).toFixed(1)} ms, answer ${median(answerTimes).toFixed(1)} ms\n`);
+  process.stdout.write(`timer poll shape, ${POLL_CONNECTIONS} pending at once: worker CPU ${pollCpu.toFixed(2)} ms a poll (${withPolls.toFixed(0)} ms with ${POLLS} polls each − ${withoutPolls.toFixed(0)} ms without, over ${POLL_CONNECTIONS * POLLS} polls)\n`);
+  process.stdout.write(`summary: floor on this machine: cached connection ${median(connectionTimes).toFixed(1)} ms, answer ${median(answerTimes).toFixed(1)} ms, timer poll ${pollCpu.toFixed(2)} ms worker CPU\n`);
   await client.connection.close();
 } finally {
   await stopAllProcesses();

@@ -3,7 +3,7 @@
  * activities, default data converter, no interceptors. What they cost on a machine is the floor that
  * Temporal's server and SDK set there (bench/sdk-floor.ts).
  */
-import { condition, defineUpdate, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, defineUpdate, proxyActivities, proxyLocalActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { FloorActivities } from './activities.js';
 
 const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
@@ -31,4 +31,13 @@ export async function answerShape(): Promise<void> {
     return reply;
   });
   await condition(() => answered >= 1_000_000);
+}
+
+/** A pending operation polled the product's default way: a durable timer, then the poll (an activity), `polls` times. */
+export async function timerPollShape(polls: number, intervalMs: number): Promise<number> {
+  for (let poll = 1; poll <= polls; poll += 1) {
+    await sleep(intervalMs);
+    await remote.echo(`poll ${poll}`);
+  }
+  return polls;
 }
