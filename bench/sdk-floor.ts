@@ -6,9 +6,9 @@
  * - a cached connection's shape (2 local activities, 1 activity, 2 local activities), start→result;
  * - an answer's shape (an update whose handler runs one activity), update→outcome;
  * and the worker's CPU per run; then the worker CPU of one poll made the product's default way (a
- * durable timer, then an activity) with 500 connections pending at once: (CPU of 500 connections
- * polling 6 times − CPU of 500 that do not poll) / 3,000 polls. Compare with the timer strategy's
- * CPU per poll in bench/worker-polling.ts. Compare with bench/connection-timeline.ts (the product's cached
+ * durable timer, then an activity) and of one heartbeating activity's loop with a no-op poll, with
+ * 500 connections pending at once: (CPU of 500 connections polling 6 times − CPU of 500 that do not
+ * poll) / 3,000 polls. Compare with the strategies' CPU per poll in bench/worker-polling.ts. Compare with bench/connection-timeline.ts (the product's cached
  * connection) and the answer round trip of bench/worker-polling.ts.
  *
  *   npx tsx bench/sdk-floor.ts [--runs 50]
@@ -80,25 +80,32 @@ try {
   const answerCpu = (cpuMs(worker.pid ?? 0) - cpuBefore) / runs;
   await handle.terminate('bench done');
 
-  /** Worker CPU for `POLL_CONNECTIONS` timer-poll shapes started together, each making `polls` polls. */
-  async function pollingCpu(polls: number): Promise<number> {
+  /** Worker CPU for `POLL_CONNECTIONS` shapes of `workflowType` started together, each making `polls` polls. */
+  async function pollingCpu(workflowType: string, polls: number): Promise<number> {
     const before = cpuMs(worker.pid ?? 0);
-    const ids = Array.from({ length: POLL_CONNECTIONS }, (_, index) => `floor-poll-${polls}-${Date.now()}-${index}`);
+    const ids = Array.from({ length: POLL_CONNECTIONS }, (_, index) => `floor-${workflowType}-${polls}-${Date.now()}-${index}`);
     const handles = [];
     for (let i = 0; i < ids.length; i += 50) {
-      handles.push(...(await Promise.all(ids.slice(i, i + 50).map((workflowId) => client.workflow.start('timerPollShape', { taskQueue, workflowId, args: [polls, POLL_INTERVAL_MS] })))));
+      handles.push(...(await Promise.all(ids.slice(i, i + 50).map((workflowId) => client.workflow.start(workflowType, { taskQueue, workflowId, args: [polls, POLL_INTERVAL_MS] })))));
     }
     await Promise.all(handles.map((handle) => handle.result()));
     return cpuMs(worker.pid ?? 0) - before;
   }
-  const withoutPolls = await pollingCpu(0);
-  const withPolls = await pollingCpu(POLLS);
-  const pollCpu = (withPolls - withoutPolls) / (POLL_CONNECTIONS * POLLS);
+  /** CPU a poll: the shapes with POLLS polls each, less the same shapes without a poll. */
+  async function pollCpu(workflowType: string): Promise<{ perPoll: number; line: string }> {
+    const without = await pollingCpu(workflowType, 0);
+    const withPolls = await pollingCpu(workflowType, POLLS);
+    const perPoll = (withPolls - without) / (POLL_CONNECTIONS * POLLS);
+    return { perPoll, line: `worker CPU ${perPoll.toFixed(2)} ms a poll (${withPolls.toFixed(0)} ms with ${POLLS} polls each − ${without.toFixed(0)} ms without, over ${POLL_CONNECTIONS * POLLS} polls)` };
+  }
+  const timerPoll = await pollCpu('timerPollShape');
+  const heartbeatPoll = await pollCpu('heartbeatPollShape');
 
   process.stdout.write(`cached connection shape, start→result: ${spread(connectionTimes)}, worker CPU ${connectionCpu.toFixed(1)} ms a run (${runs} runs)\n`);
   process.stdout.write(`answer shape, update→outcome: ${spread(answerTimes)}, worker CPU ${answerCpu.toFixed(1)} ms an answer (${runs} runs)\n`);
-  process.stdout.write(`timer poll shape, ${POLL_CONNECTIONS} pending at once: worker CPU ${pollCpu.toFixed(2)} ms a poll (${withPolls.toFixed(0)} ms with ${POLLS} polls each − ${withoutPolls.toFixed(0)} ms without, over ${POLL_CONNECTIONS * POLLS} polls)\n`);
-  process.stdout.write(`summary: floor on this machine: cached connection ${median(connectionTimes).toFixed(1)} ms, answer ${median(answerTimes).toFixed(1)} ms, timer poll ${pollCpu.toFixed(2)} ms worker CPU\n`);
+  process.stdout.write(`timer poll shape, ${POLL_CONNECTIONS} pending at once: ${timerPoll.line}\n`);
+  process.stdout.write(`heartbeat poll shape (no-op poll), ${POLL_CONNECTIONS} pending at once: ${heartbeatPoll.line}\n`);
+  process.stdout.write(`summary: floor on this machine: cached connection ${median(connectionTimes).toFixed(1)} ms, answer ${median(answerTimes).toFixed(1)} ms, timer poll ${timerPoll.perPoll.toFixed(2)} ms and heartbeat poll ${heartbeatPoll.perPoll.toFixed(2)} ms of worker CPU\n`);
   await client.connection.close();
 } finally {
   await stopAllProcesses();

@@ -20,6 +20,9 @@ const worker = await Worker.create({
   // bench/sdk-floor.ts runs this file compiled elsewhere and says where the workflows are.
   workflowsPath: process.env.SDK_FLOOR_WORKFLOWS_PATH ?? fileURLToPath(new URL('./workflows.ts', import.meta.url)),
   activities: floorActivities,
+  // The one setting that is not the SDK's default: a heartbeating poll holds its slot for its whole
+  // wait, and the bench keeps 500 pending at once (the product's bench sets N + 100 the same way).
+  maxConcurrentActivityTaskExecutions: 1_000,
 });
 process.stdout.write('"worker started"\n');
 await worker.run();

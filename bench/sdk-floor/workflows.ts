@@ -41,3 +41,9 @@ export async function timerPollShape(polls: number, intervalMs: number): Promise
   }
   return polls;
 }
+
+/** A pending operation polled by one heartbeating activity that loops (no poll of its own): the floor of the heartbeat strategy. */
+export async function heartbeatPollShape(polls: number, intervalMs: number): Promise<number> {
+  const { heartbeatPolls } = proxyActivities<FloorActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: intervalMs * 2 + 10_000 });
+  return await heartbeatPolls(polls, intervalMs);
+}
