@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_CODE } from '../src/workflow-code.js';
+import { productWorkflowBundle } from '../scripts/lib/workflow-bundle.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
 import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
 import { devServerDynamicConfigArgs } from '../scripts/lib/server-dynamic-config.js';
@@ -109,8 +108,7 @@ export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime(
   }
   const dir = await mkdtemp(join(tmpdir(), 'bench-bundle-'));
   const bundlePath = join(dir, 'workflow-bundle.js');
-  const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-  await writeFile(bundlePath, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quiet })).code);
+  await writeFile(bundlePath, await productWorkflowBundle());
   return {
     runtime,
     start: (env) => startProcess('worker', 'src/worker.ts', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', workerNodeArgs()),

@@ -1,15 +1,16 @@
 /**
- * The floor Temporal sets on this machine for the product's two latency targets: the same shapes
- * of workflow (bench/sdk-floor/workflows.ts) with no-op activities, the SDK's defaults and no codec,
- * on the same dev server (the product's dynamic config: eager activities) with the worker in its
- * own process, compiled and run by node as the product's image runs its worker. Prints, as medians with p25/p75 over sequential runs:
- * - a cached connection's shape (2 local activities, 1 activity, 2 local activities), start→result;
- * - an answer's shape (an update whose handler runs one activity), update→outcome;
- * and the worker's CPU per run; then the worker CPU of one poll made the product's default way (a
- * durable timer, then an activity) and of one heartbeating activity's loop with a no-op poll, with
- * 500 connections pending at once: (CPU of 500 connections polling 6 times − CPU of 500 that do not
- * poll) / 3,000 polls. Compare with the strategies' CPU per poll in bench/worker-polling.ts. Compare with bench/connection-timeline.ts (the product's cached
- * connection) and the answer round trip of bench/worker-polling.ts.
+ * The floor Temporal sets on this machine for the product's latency and CPU targets: the same
+ * shapes of workflow (bench/sdk-floor/workflows.ts) with no-op activities, the SDK's defaults and no
+ * codec, on the same dev server (the product's dynamic config: eager activities), the worker in its
+ * own process, compiled and run by node as the product's image runs its worker. Prints:
+ * - a cached connection's shape (2 local activities, 1 activity, 2 local activities), start→result,
+ *   median with p25/p75 over sequential runs (compare with bench/connection-timeline.ts);
+ * - an answer's shape (an update whose handler runs one activity), update→outcome (compare with the
+ *   answer round trip of bench/worker-polling.ts);
+ * - the worker CPU of one poll made the product's default way (a durable timer, then an activity)
+ *   and of one heartbeating activity's loop with a no-op poll, 500 connections pending at once:
+ *   (CPU of 500 polling 6 times − CPU of 500 that do not poll) / 3,000 polls (compare with the
+ *   marginal CPU per poll of bench/worker-polling.ts).
  *
  *   npx tsx bench/sdk-floor.ts [--runs 50]
  */

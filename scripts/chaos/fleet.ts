@@ -8,12 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { temporalConnectionOptions } from '../../src/temporal-connection.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { productWorkflowBundle } from '../lib/workflow-bundle.js';
 import { checkData, countDuplicates, judge, type DuplicateReport } from './checks.js';
 import { driveConnection, type DriverContext, type DriveRecord } from './driver.js';
 import type { ConnectionPlan } from './flows.js';
@@ -28,9 +27,7 @@ const DATA_CHECK_CONCURRENCY = 4;
 /** One bundle for every worker, with the product's converters: a worker then starts in seconds. */
 export async function buildWorkflowBundle(runDir: string): Promise<string> {
   const bundlePath = join(runDir, 'workflow-bundle.js');
-  const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
-  const { code } = await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: silent });
-  await writeFile(bundlePath, code);
+  await writeFile(bundlePath, await productWorkflowBundle());
   return bundlePath;
 }
 

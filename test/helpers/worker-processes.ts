@@ -6,8 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { productWorkflowBundle } from '../../scripts/lib/workflow-bundle.js';
 import { TEST_ENCRYPTION_ENV } from './connection-stack.js';
 import { startProcess } from './processes.js';
 
@@ -20,7 +19,7 @@ export interface WorkflowBundleFile {
 export async function writeWorkflowBundle(): Promise<WorkflowBundleFile> {
   const dir = await mkdtemp(join(tmpdir(), 'workflow-bundle-'));
   const path = join(dir, 'workflow-bundle.js');
-  await writeFile(path, (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} } })).code);
+  await writeFile(path, await productWorkflowBundle());
   return { path, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 

@@ -11,12 +11,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import ts from 'typescript';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { productWorkflowBundle } from '../../scripts/lib/workflow-bundle.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
 
 /** Module-level declarations of one source file that could hold per-connection state, as "line: text". */
 function mutableModuleState(fileName: string, source: string): string[] {
@@ -52,7 +50,7 @@ function mutableModuleState(fileName: string, source: string): string[] {
 describe('workflow modules shared by every connection of a worker thread', () => {
   let code = '';
   before(async () => {
-    ({ code } = await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: silent }));
+    code = await productWorkflowBundle();
   });
 
   it('the bundle preloads the workflows, converters and interceptors', () => {
