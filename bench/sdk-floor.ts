@@ -3,8 +3,10 @@
  * shapes of workflow (bench/sdk-floor/workflows.ts) with no-op activities, the SDK's defaults and no
  * codec, on the same dev server (the product's dynamic config: eager activities), the worker in its
  * own process, compiled and run by node as the product's image runs its worker. Prints:
- * - a cached connection's shape (2 local activities, 1 activity, 2 local activities), start→result,
- *   median with p25/p75 over sequential runs (compare with bench/connection-timeline.ts);
+ * - a cached connection's shape (a local activity, an activity, two local activities), start→result,
+ *   median with p25/p75 over sequential runs (compare with bench/connection-timeline.ts); beside it a
+ *   workflow that returns at once (what any workflow costs here) and the same connection with every
+ *   call a local activity (one workflow task: the fastest shape it could take);
  * - an answer's shape (an update whose handler runs one activity), update→outcome (compare with the
  *   answer round trip of bench/worker-polling.ts);
  * - the worker CPU of one poll made the product's default way (a durable timer, then an activity)
@@ -59,19 +61,25 @@ try {
   const worker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, SDK_FLOOR_WORKFLOWS_PATH: join(here, 'sdk-floor', 'workflows.ts') }, '"worker started"', [], 'node');
   const client = new Client({ connection: await Connection.connect({ address: env.address }) });
 
-  const connectionTimes: number[] = [];
-  let cpuBefore = 0;
-  for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
-    if (run === 0) cpuBefore = cpuMs(worker.pid ?? 0);
-    const started = performance.now();
-    await client.workflow.execute('cachedConnectionShape', { taskQueue, workflowId: `floor-connection-${Date.now()}-${run}` });
-    if (run >= 0) connectionTimes.push(performance.now() - started);
+  /** Start→result times of `runs` sequential runs of a shape, after warm-up runs, and its worker CPU a run. */
+  async function startToResult(workflowType: string): Promise<{ times: number[]; cpu: number }> {
+    const times: number[] = [];
+    let cpuBefore = 0;
+    for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
+      if (run === 0) cpuBefore = cpuMs(worker.pid ?? 0);
+      const started = performance.now();
+      await client.workflow.execute(workflowType, { taskQueue, workflowId: `floor-${workflowType}-${Date.now()}-${run}` });
+      if (run >= 0) times.push(performance.now() - started);
+    }
+    return { times, cpu: (cpuMs(worker.pid ?? 0) - cpuBefore) / runs };
   }
-  const connectionCpu = (cpuMs(worker.pid ?? 0) - cpuBefore) / runs;
+  const connection = await startToResult('cachedConnectionShape');
+  const empty = await startToResult('emptyShape');
+  const oneTask = await startToResult('oneTaskConnectionShape');
 
   const handle = await client.workflow.start('answerShape', { taskQueue, workflowId: `floor-answers-${Date.now()}` });
   const answerTimes: number[] = [];
-  cpuBefore = 0;
+  let cpuBefore = 0;
   for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
     if (run === 0) cpuBefore = cpuMs(worker.pid ?? 0);
     const sent = performance.now();
@@ -102,11 +110,15 @@ try {
   const timerPoll = await pollCpu('timerPollShape');
   const heartbeatPoll = await pollCpu('heartbeatPollShape');
 
-  process.stdout.write(`cached connection shape, start→result: ${spread(connectionTimes)}, worker CPU ${connectionCpu.toFixed(1)} ms a run (${runs} runs)\n`);
+  const startToResultLine = (label: string, { times, cpu }: { times: number[]; cpu: number }) =>
+    process.stdout.write(`${label}, start→result: ${spread(times)}, worker CPU ${cpu.toFixed(1)} ms a run (${runs} runs)\n`);
+  startToResultLine('cached connection shape', connection);
+  startToResultLine('empty workflow', empty);
+  startToResultLine('cached connection shape in one workflow task (all local activities)', oneTask);
   process.stdout.write(`answer shape, update→outcome: ${spread(answerTimes)}, worker CPU ${answerCpu.toFixed(1)} ms an answer (${runs} runs)\n`);
   process.stdout.write(`timer poll shape, ${POLL_CONNECTIONS} pending at once: ${timerPoll.line}\n`);
   process.stdout.write(`heartbeat poll shape (no-op poll), ${POLL_CONNECTIONS} pending at once: ${heartbeatPoll.line}\n`);
-  process.stdout.write(`summary: floor on this machine: cached connection ${median(connectionTimes).toFixed(1)} ms, answer ${median(answerTimes).toFixed(1)} ms, timer poll ${timerPoll.perPoll.toFixed(2)} ms and heartbeat poll ${heartbeatPoll.perPoll.toFixed(2)} ms of worker CPU\n`);
+  process.stdout.write(`summary: floor on this machine: cached connection ${median(connection.times).toFixed(1)} ms (empty workflow ${median(empty.times).toFixed(1)}, one task ${median(oneTask.times).toFixed(1)}), answer ${median(answerTimes).toFixed(1)} ms, timer poll ${timerPoll.perPoll.toFixed(2)} ms and heartbeat poll ${heartbeatPoll.perPoll.toFixed(2)} ms of worker CPU\n`);
   await client.connection.close();
 } finally {
   await stopAllProcesses();

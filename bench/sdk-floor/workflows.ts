@@ -9,12 +9,34 @@ import type { FloorActivities } from './activities.js';
 const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 const remote = proxyActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 
-/** A cached accounts connection: two local activities, an activity (Authorize), two local activities (data, retention notice). */
+/**
+ * A cached accounts connection as the product runs it (bench/connection-timeline.ts shows its
+ * history): a local activity (input validation), an activity (Authorize), two local activities
+ * (accounts detail, retention notice).
+ */
 export async function cachedConnectionShape(): Promise<string> {
   await local.echo('validate');
   upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
-  await local.echo('authorize precheck');
   await remote.echo('authorize');
+  await local.echo('accounts detail');
+  await local.echo('retention notice');
+  return 'done';
+}
+
+/** Nothing at all: what any workflow costs start→result here, before it calls anything. */
+export function emptyShape(): Promise<string> {
+  return Promise.resolve('done');
+}
+
+/**
+ * A cached accounts connection's calls all as local activities, so the whole connection is one
+ * workflow task: the floor of the fastest shape a cached connection could take (the product runs its
+ * Authorize as an activity, see bench/sdk-floor.ts).
+ */
+export async function oneTaskConnectionShape(): Promise<string> {
+  await local.echo('validate');
+  upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
+  await local.echo('authorize');
   await local.echo('accounts detail');
   await local.echo('retention notice');
   return 'done';
