@@ -1,8 +1,11 @@
 /**
- * Validation of a connection's input, run as the workflow's first (local) activity. It lives here,
- * not in the workflow, to keep zod out of the workflow bundle: the SDK evaluates that bundle afresh
- * for every workflow it creates, so every kilobyte there costs CPU and memory per connection.
- * The result is recorded in history, so replays see the same normalized input.
+ * Validation of a connection's input, run as the workflow's first (local) activity, not in the
+ * workflow:
+ * - its result is recorded in history, so a replay sees the input as it was normalized then, even
+ *   after the schema or its defaults change;
+ * - zod cannot run in the workflow sandbox as it is shared: the SDK deep-freezes the modules every
+ *   workflow of a thread shares (src/workflow-code.ts), and a frozen zod schema fails to parse
+ *   ("Cannot define property parse, object is not extensible").
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describeIssues } from '../aggregator/schemas.js';
