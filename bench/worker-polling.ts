@@ -19,8 +19,10 @@
  * CPU per poll = the worker's CPU time over the polls made after the start burst (from the moment
  * every connection's first request was answered to the last call; completions included); the
  * figure with the starts is printed beside it, and the marginal CPU per poll: (CPU of the N connections
- * with their polls − CPU of N connections ready at once) / polls, as bench/sdk-floor.ts measures
- * Temporal's own floor.
+ * with P polls each − CPU of N connections with one poll each) / (N·(P − 1)). Both runs pay the
+ * same per-connection costs (start, completion, and the replay of a connection evicted from a small
+ * workflow cache), so what remains is the polls' own cost; with --polls 1 the baseline is N
+ * connections ready at once, as bench/sdk-floor.ts measures Temporal's own floor.
  *
  *   npx tsx bench/worker-polling.ts [--sizes 2000] [--strategies timer,activity-retry,heartbeat]
  *     [--polls 6] [--interval-ms 10000] [--answers 100] [--overhead-runs 30]
@@ -225,25 +227,26 @@ async function main(): Promise<void> {
         // A connection with no pending poll costs `baseEvents`; the rest is the polls' cost.
         const perPoll = (events / size - baseEvents) / pendingPolls;
 
-        // Marginal CPU a poll, measured as bench/sdk-floor.ts measures Temporal's floor: the same
-        // number of connections whose accounts detail is ready at once costs `readyCpu`; the polls
-        // cost the rest. "After the starts" above also carries each connection's completion.
-        const readyLogins = await savedLogins('pending_polls_0', size);
-        const readyCpuFrom = cpuMs(workerPid);
-        const readyIds = readyLogins.map((_, index) => `bench-${strategy}-${size}-${started}-ready-${index}`);
-        for (let i = 0; i < readyIds.length; i += 50) {
-          await Promise.all(readyIds.slice(i, i + 50).map((id, j) => runConnection(taskQueue, id, readyLogins[i + j] ?? '', { pollIntervalMs: intervalMs, pollStrategy: strategy })));
+        // Marginal CPU a poll: N connections with one poll each (ready at once when P is 1) pay the
+        // same per-connection costs as the run above; the P − 1 polls more cost the rest.
+        const baselinePolls = pendingPolls > 1 ? 1 : 0;
+        const baselineLogins = await savedLogins(`pending_polls_${baselinePolls}`, size);
+        const baselineCpuFrom = cpuMs(workerPid);
+        const baselineIds = baselineLogins.map((_, index) => `bench-${strategy}-${size}-${started}-baseline-${index}`);
+        for (let i = 0; i < baselineIds.length; i += 50) {
+          await Promise.all(baselineIds.slice(i, i + 50).map((id, j) => runConnection(taskQueue, id, baselineLogins[i + j] ?? '', { pollIntervalMs: intervalMs, pollStrategy: strategy })));
         }
-        const readyResults = await Promise.allSettled(readyIds.map((id) => connections.result(id)));
-        const readyCpu = cpuMs(workerPid) - readyCpuFrom;
-        const readyCompleted = readyResults.filter((result) => result.status === 'fulfilled').length;
+        const baselineResults = await Promise.allSettled(baselineIds.map((id) => connections.result(id)));
+        const baselineCpu = cpuMs(workerPid) - baselineCpuFrom;
+        const baselineCompleted = baselineResults.filter((result) => result.status === 'fulfilled').length;
         const pollingCpu = (samples.at(-1)?.worker ?? NaN) - (samples[0]?.worker ?? NaN);
-        const marginalCpuPerPoll = (pollingCpu - readyCpu) / (size * pendingPolls);
+        const marginalCpuPerPoll = (pollingCpu - baselineCpu) / (size * (pendingPolls - baselinePolls));
+        const baselineLabel = baselinePolls === 0 ? 'ready at once' : `with ${baselinePolls} poll each`;
         const row =
           `${strategy.padEnd(14)} N=${size}  completed ${completed}/${size}  lost ${lost}  failed waits ${failedWaits} (transient retries ${transientRetries})  ` +
           `poll lag p50 ${fixed(percentile(lags, 50))} ms p99 ${fixed(percentile(lags, 99))} ms (${lags.length} polls)  ` +
           `worker CPU/poll ${fixed(workerCpuPerPoll, 2)} ms after the starts (${windowPolls} polls in ${fixed(windowSeconds, 1)} s; ${fixed(workerCpuAll, 2)} ms with the starts)  server CPU/poll ${fixed(serverCpuPerPoll, 2)} ms  ` +
-          `marginal worker CPU/poll ${fixed(marginalCpuPerPoll, 2)} ms (${fixed(pollingCpu)} ms with ${pendingPolls} polls each − ${fixed(readyCpu)} ms for ${size} connections ready at once, ${readyCompleted}/${size} completed)  ` +
+          `marginal worker CPU/poll ${fixed(marginalCpuPerPoll, 2)} ms (${fixed(pollingCpu)} ms with ${pendingPolls} polls each − ${fixed(baselineCpu)} ms for ${size} connections ${baselineLabel}, ${baselineCompleted}/${size} completed)  ` +
           `worker peak RSS ${fixed(peakRss)} MiB  history events/poll ${fixed(perPoll, 1)}  wall ${fixed((Date.now() - started) / 1000, 1)} s`;
         process.stdout.write(`${row}\n`);
         summaries.push(`${strategy} N=${size}: lag p99 ${fixed(percentile(lags, 99))} ms, ${completed}/${size}, worker ${fixed(workerCpuPerPoll, 2)} ms/poll (marginal ${fixed(marginalCpuPerPoll, 2)}), RSS ${fixed(peakRss)} MiB, ${fixed(perPoll, 1)} events/poll`);
