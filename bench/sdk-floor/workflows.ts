@@ -9,37 +9,36 @@ import type { FloorActivities } from './activities.js';
 const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 const remote = proxyActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 
+/** A cached accounts connection's calls in order; `authorize` says where its Authorize runs. */
+async function connectionCalls(authorize: (value: string) => Promise<string>): Promise<string> {
+  await local.echo('validate');
+  upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
+  await authorize('authorize');
+  await local.echo('accounts detail');
+  await local.echo('retention notice');
+  return 'done';
+}
+
 /**
  * A cached accounts connection as the product runs it (bench/connection-timeline.ts shows its
  * history): a local activity (input validation), an activity (Authorize), two local activities
  * (accounts detail, retention notice).
  */
-export async function cachedConnectionShape(): Promise<string> {
-  await local.echo('validate');
-  upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
-  await remote.echo('authorize');
-  await local.echo('accounts detail');
-  await local.echo('retention notice');
-  return 'done';
+export function cachedConnectionShape(): Promise<string> {
+  return connectionCalls(remote.echo);
+}
+
+/**
+ * The same connection with its Authorize a local activity too, so the whole connection is one
+ * workflow task: the floor of the fastest shape a cached connection could take.
+ */
+export function oneTaskConnectionShape(): Promise<string> {
+  return connectionCalls(local.echo);
 }
 
 /** Nothing at all: what any workflow costs start→result here, before it calls anything. */
 export function emptyShape(): Promise<string> {
   return Promise.resolve('done');
-}
-
-/**
- * A cached accounts connection's calls all as local activities, so the whole connection is one
- * workflow task: the floor of the fastest shape a cached connection could take (the product runs its
- * Authorize as an activity, see bench/sdk-floor.ts).
- */
-export async function oneTaskConnectionShape(): Promise<string> {
-  await local.echo('validate');
-  upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
-  await local.echo('authorize');
-  await local.echo('accounts detail');
-  await local.echo('retention notice');
-  return 'done';
 }
 
 export const answerUpdate = defineUpdate<string, [string]>('answer');
