@@ -61,32 +61,25 @@ try {
   const worker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, SDK_FLOOR_WORKFLOWS_PATH: join(here, 'sdk-floor', 'workflows.ts') }, '"worker started"', [], 'node');
   const client = new Client({ connection: await Connection.connect({ address: env.address }) });
 
-  /** Start→result times of `runs` sequential runs of a shape, after warm-up runs, and its worker CPU a run. */
-  async function startToResult(workflowType: string): Promise<{ times: number[]; cpu: number }> {
+  /** Times of `runs` sequential runs of `once`, after warm-up runs, and the worker's CPU a run. */
+  async function timedRuns(once: (run: number) => Promise<unknown>): Promise<{ times: number[]; cpu: number }> {
     const times: number[] = [];
     let cpuBefore = 0;
     for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
       if (run === 0) cpuBefore = cpuMs(worker.pid ?? 0);
       const started = performance.now();
-      await client.workflow.execute(workflowType, { taskQueue, workflowId: `floor-${workflowType}-${Date.now()}-${run}` });
+      await once(run);
       if (run >= 0) times.push(performance.now() - started);
     }
     return { times, cpu: (cpuMs(worker.pid ?? 0) - cpuBefore) / runs };
   }
+  const startToResult = (workflowType: string) => timedRuns((run) => client.workflow.execute(workflowType, { taskQueue, workflowId: `floor-${workflowType}-${Date.now()}-${run}` }));
   const connection = await startToResult('cachedConnectionShape');
   const empty = await startToResult('emptyShape');
   const oneTask = await startToResult('oneTaskConnectionShape');
 
   const handle = await client.workflow.start('answerShape', { taskQueue, workflowId: `floor-answers-${Date.now()}` });
-  const answerTimes: number[] = [];
-  let cpuBefore = 0;
-  for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
-    if (run === 0) cpuBefore = cpuMs(worker.pid ?? 0);
-    const sent = performance.now();
-    await handle.executeUpdate(answerUpdate, { args: [`answer ${run}`] });
-    if (run >= 0) answerTimes.push(performance.now() - sent);
-  }
-  const answerCpu = (cpuMs(worker.pid ?? 0) - cpuBefore) / runs;
+  const answers = await timedRuns((run) => handle.executeUpdate(answerUpdate, { args: [`answer ${run}`] }));
   await handle.terminate('bench done');
 
   /** Worker CPU for `POLL_CONNECTIONS` shapes of `workflowType` started together, each making `polls` polls. */
@@ -115,10 +108,10 @@ try {
   startToResultLine('cached connection shape', connection);
   startToResultLine('empty workflow', empty);
   startToResultLine('cached connection shape in one workflow task (all local activities)', oneTask);
-  process.stdout.write(`answer shape, update→outcome: ${spread(answerTimes)}, worker CPU ${answerCpu.toFixed(1)} ms an answer (${runs} runs)\n`);
+  process.stdout.write(`answer shape, update→outcome: ${spread(answers.times)}, worker CPU ${answers.cpu.toFixed(1)} ms an answer (${runs} runs)\n`);
   process.stdout.write(`timer poll shape, ${POLL_CONNECTIONS} pending at once: ${timerPoll.line}\n`);
   process.stdout.write(`heartbeat poll shape (no-op poll), ${POLL_CONNECTIONS} pending at once: ${heartbeatPoll.line}\n`);
-  process.stdout.write(`summary: floor on this machine: cached connection ${median(connection.times).toFixed(1)} ms (empty workflow ${median(empty.times).toFixed(1)}, one task ${median(oneTask.times).toFixed(1)}), answer ${median(answerTimes).toFixed(1)} ms, timer poll ${timerPoll.perPoll.toFixed(2)} ms and heartbeat poll ${heartbeatPoll.perPoll.toFixed(2)} ms of worker CPU\n`);
+  process.stdout.write(`summary: floor on this machine: cached connection ${median(connection.times).toFixed(1)} ms (empty workflow ${median(empty.times).toFixed(1)}, one task ${median(oneTask.times).toFixed(1)}), answer ${median(answers.times).toFixed(1)} ms, timer poll ${timerPoll.perPoll.toFixed(2)} ms and heartbeat poll ${heartbeatPoll.perPoll.toFixed(2)} ms of worker CPU\n`);
   await client.connection.close();
 } finally {
   await stopAllProcesses();

@@ -137,10 +137,11 @@ async function main(): Promise<void> {
     const connections = new ConnectionsClient({ client, taskQueue: '', address: env.address });
     const customerId = `bench-${Date.now()}`;
 
-    async function savedLogins(username: string, count: number): Promise<string[]> {
+    /** A saved login of the sandbox's `username` scenario; every connection of a run shares it. */
+    async function savedLogin(username: string): Promise<string> {
       const response = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
       const { LoginId } = (await response.json()) as { LoginId: string };
-      return Array.from({ length: count }, () => LoginId);
+      return LoginId;
     }
 
     async function runConnection(taskQueue: string, workflowId: string, loginId: string, timing: { pollIntervalMs: number; pollStrategy?: PollStrategy }) {
@@ -149,6 +150,13 @@ async function main(): Promise<void> {
         workflowId,
         args: [{ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing }],
       });
+    }
+
+    /** Starts one connection per id on `loginId`, 50 starts at a time. */
+    async function startConnections(taskQueue: string, ids: readonly string[], loginId: string, pollStrategy: PollStrategy): Promise<void> {
+      for (let i = 0; i < ids.length; i += 50) {
+        await Promise.all(ids.slice(i, i + 50).map((id) => runConnection(taskQueue, id, loginId, { pollIntervalMs: intervalMs, pollStrategy })));
+      }
     }
 
     const summaries: string[] = [];
@@ -160,12 +168,11 @@ async function main(): Promise<void> {
         const worker = await startWorker(taskQueue, slots);
         const workerPid = worker.pid ?? 0;
         // Warm-up: bundle loaded, connections open; and the history of a connection that never polls.
-        const [warmLogin] = await savedLogins('pending_polls_0', 1);
-        const warm = await runConnection(taskQueue, `warm-${Date.now()}`, warmLogin ?? '', { pollIntervalMs: intervalMs, pollStrategy: strategy });
+        const warm = await runConnection(taskQueue, `warm-${Date.now()}`, await savedLogin('pending_polls_0'), { pollIntervalMs: intervalMs, pollStrategy: strategy });
         await warm.result();
         const baseEvents = (await warm.fetchHistory()).events?.length ?? 0;
 
-        const logins = await savedLogins(`pending_polls_${pendingPolls}`, size);
+        const login = await savedLogin(`pending_polls_${pendingPolls}`);
         let peakRss = rssMiB(workerPid);
         const samples: { t: number; worker: number; server: number }[] = [];
         const sample = () => {
@@ -176,10 +183,8 @@ async function main(): Promise<void> {
         const sampler = setInterval(sample, 250);
         const callsFrom = serviceClock.calls.length;
         const started = Date.now();
-        const ids = logins.map((_, index) => `bench-${strategy}-${size}-${started}-${index}`);
-        for (let i = 0; i < ids.length; i += 50) {
-          await Promise.all(ids.slice(i, i + 50).map((id, j) => runConnection(taskQueue, id, logins[i + j] ?? '', { pollIntervalMs: intervalMs, pollStrategy: strategy })));
-        }
+        const ids = Array.from({ length: size }, (_, index) => `bench-${strategy}-${size}-${started}-${index}`);
+        await startConnections(taskQueue, ids, login, strategy);
         let transientRetries = 0;
         const results = await Promise.allSettled(ids.map((id) => connections.result(id, { onRetry: () => (transientRetries += 1) })));
         clearInterval(sampler);
@@ -230,12 +235,10 @@ async function main(): Promise<void> {
         // Marginal CPU a poll: N connections with one poll each (ready at once when P is 1) pay the
         // same per-connection costs as the run above; the P − 1 polls more cost the rest.
         const baselinePolls = pendingPolls > 1 ? 1 : 0;
-        const baselineLogins = await savedLogins(`pending_polls_${baselinePolls}`, size);
+        const baselineLogin = await savedLogin(`pending_polls_${baselinePolls}`);
         const baselineCpuFrom = cpuMs(workerPid);
-        const baselineIds = baselineLogins.map((_, index) => `bench-${strategy}-${size}-${started}-baseline-${index}`);
-        for (let i = 0; i < baselineIds.length; i += 50) {
-          await Promise.all(baselineIds.slice(i, i + 50).map((id, j) => runConnection(taskQueue, id, baselineLogins[i + j] ?? '', { pollIntervalMs: intervalMs, pollStrategy: strategy })));
-        }
+        const baselineIds = ids.map((id) => `${id}-baseline`);
+        await startConnections(taskQueue, baselineIds, baselineLogin, strategy);
         const baselineResults = await Promise.allSettled(baselineIds.map((id) => connections.result(id)));
         const baselineCpu = cpuMs(workerPid) - baselineCpuFrom;
         const baselineCompleted = baselineResults.filter((result) => result.status === 'fulfilled').length;
@@ -293,19 +296,19 @@ async function main(): Promise<void> {
 
       if (overheadRuns > 0) {
         // Overhead: the same cached accounts retrieval, through a workflow vs directly with the client (both through the clock's proxy).
-        const [fastLogin] = await savedLogins('pending_polls_0', 1);
+        const fastLogin = await savedLogin('pending_polls_0');
         const direct = createAggregatorClient({ baseUrl: serviceClock.url, customerId });
         const directTimes: number[] = [];
         const workflowTimes: number[] = [];
         for (let run = -3; run < overheadRuns; run += 1) {
           let t = performance.now();
-          const session = await direct.authorizeCached(fastLogin ?? '');
+          const session = await direct.authorizeCached(fastLogin);
           if (session.kind !== 'ready') throw new Error('cached authorize did not open a session');
           const detail = await direct.getAccountsDetail(session.requestId, {});
           if (detail.kind !== 'ready') throw new Error('accounts detail unexpectedly pending');
           const directMs = performance.now() - t;
           t = performance.now();
-          await (await runConnection(taskQueue, `overhead-${Date.now()}-${run}`, fastLogin ?? '', { pollIntervalMs: intervalMs })).result();
+          await (await runConnection(taskQueue, `overhead-${Date.now()}-${run}`, fastLogin, { pollIntervalMs: intervalMs })).result();
           const workflowMs = performance.now() - t;
           if (run >= 0) {
             directTimes.push(directMs);

@@ -18,11 +18,12 @@ export const TRACING_WORKFLOW_INTERCEPTORS_PATH = beside('./tracing/workflow-int
 
 /**
  * Modules evaluated once per workflow thread and shared by every workflow it runs, instead of once
- * per workflow: all of the product's workflow code (the SDK's reusable V8 context otherwise gives
- * each workflow its own copy of every module it loads: closures, getters and contexts, ~43 KiB of
- * live heap per cached connection, measured in heap snapshots at 1,000 pending). Safe because these modules keep no state at module level: test/workflows/shared-
- * modules.test.ts reads every bundled source file and refuses module-level `let`, `var` or mutable
- * containers, which would now be shared by all connections of a thread.
+ * per workflow: all of the product's workflow code. The SDK's reusable V8 context otherwise gives
+ * each workflow its own copy of every module it loads (closures, getters and contexts: ~43 KiB of
+ * live heap per cached connection, measured in heap snapshots at 1,000 pending). Safe because these
+ * modules keep no state at module level: test/workflows/shared-modules.test.ts reads every bundled
+ * source file and refuses module-level `let`, `var` or mutable containers, which would now be
+ * shared by all connections of a thread.
  */
 const SHARED_MODULES = [WORKFLOWS_PATH, PAYLOAD_CONVERTER_PATH, FAILURE_CONVERTER_PATH, TRACING_WORKFLOW_INTERCEPTORS_PATH];
 
