@@ -6,17 +6,17 @@
 # WORKDIR, COPY, RUN (shell form), ENV, USER, HEALTHCHECK and CMD (exec form, `node dist/...`).
 
 # ---- build: TypeScript to dist/, console page assets, the prebuilt workflow bundle ---------------
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build-workflow-bundle.ts scripts/copy-runtime-assets.ts ./scripts/
+COPY tsconfig.json tsconfig.build.json .nvmrc ./
+COPY scripts/build-workflow-bundle.ts scripts/copy-runtime-assets.ts scripts/with-pinned-node.sh ./scripts/
 COPY src ./src
 RUN npm run build
 
 # ---- runtime: production dependencies and dist/ only (no TypeScript, no tsx) ----------------------
-FROM node:20-slim AS runtime
+FROM node:24-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

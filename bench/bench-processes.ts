@@ -31,6 +31,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** bench/runtimes.ts measures on the replaced runtime too: its permission reaches every child (src/config.ts). */
+function runtimeOverride(): Record<string, string> {
+  return process.env.ALLOW_UNSUPPORTED_NODE ? { ALLOW_UNSUPPORTED_NODE: process.env.ALLOW_UNSUPPORTED_NODE } : {};
+}
+
 /** Children stopped on purpose (stopProcess); any other exit ends the benchmark. */
 const stopping = new WeakSet<ChildProcess>();
 
@@ -41,7 +46,7 @@ const stopping = new WeakSet<ChildProcess>();
  * connections would never finish.
  */
 export async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = [], loader: 'tsx' | 'node' = 'tsx'): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, ...(loader === 'tsx' ? ['--import', 'tsx'] : []), join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, ...(loader === 'tsx' ? ['--import', 'tsx'] : []), join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...runtimeOverride(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));

@@ -21,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { EncryptionKeys } from './codec/encryption-codec.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
+import { nodeRuntimeProblem } from './node-runtime.js';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
 const PORT_RULE = { message: 'must be a port number, 0 to 65535' };
@@ -551,7 +552,22 @@ function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
 }
 
+/**
+ * Every process loads its settings here first, so the runtime is checked with the environment.
+ * ALLOW_UNSUPPORTED_NODE=true lets bench/runtimes.ts measure the product on the runtime it replaced;
+ * nothing else sets it.
+ */
+function checkNodeRuntime(env: NodeJS.ProcessEnv): void {
+  const allow = env.ALLOW_UNSUPPORTED_NODE;
+  if (allow !== undefined && allow !== '' && allow !== 'true') {
+    throw new ConfigError([`ALLOW_UNSUPPORTED_NODE: expected true or unset, got ${JSON.stringify(allow)}`]);
+  }
+  const problem = nodeRuntimeProblem(process.versions.node);
+  if (problem && allow !== 'true') throw new ConfigError([problem]);
+}
+
 function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+  checkNodeRuntime(env);
   const parsed = schema.safeParse(withoutEmpty(env));
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`));

@@ -124,12 +124,9 @@ export interface Judged {
 export async function judgeAll(records: readonly DriveRecord[], sandbox: Sandbox, proxy: ChaosProxy): Promise<Judged> {
   const outcomes = await mapLimit(records, DATA_CHECK_CONCURRENCY, async (record): Promise<ConnectionOutcome> => {
     const judgement = judge(record);
-    let dataProblems: string[] = [];
-    try {
-      dataProblems = await checkData(sandbox, record);
-    } catch (error) {
-      dataProblems = [`the data check could not run: ${error instanceof Error ? error.message : String(error)}`];
-    }
+    const dataProblems = await checkData(sandbox, record).catch((error: unknown) => [
+      `the data check could not run: ${error instanceof Error ? error.message : String(error)}`,
+    ]);
     return { record, judgement, dataProblems };
   });
   const duplicates = await countDuplicates(sandbox.url, proxy.stats());

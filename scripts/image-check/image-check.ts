@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
+import { SUPPORTED_NODE_MAJOR } from '../../src/node-runtime.js';
 import { DockerfileError, parseDockerfile, stageSettings, type Stage } from './dockerfile.js';
 import { contextFiles, DockerignoreError, parseDockerignore } from './dockerignore.js';
 import { exercise } from './exercise.js';
@@ -60,6 +61,15 @@ function dockerfileProblems(stages: readonly Stage[]): string[] {
   if (runs(final).some((command) => /\bnpm (run )?build\b|\btsc\b|\btsx\b/.test(command))) problems.push(`the final stage (${final.name}) builds or runs TypeScript itself`);
   const copiesDist = final.steps.some((step) => step.kind === 'COPY' && step.from !== undefined && step.sources.some((path) => /\/dist\/?$/.test(path)));
   if (!copiesDist) problems.push(`the final stage (${final.name}) does not COPY --from an earlier stage its dist/`);
+
+  // The image runs the runtime the project pins, and this machine's node stands in for it only if it is the same major.
+  for (const stage of stages) {
+    const major = /^node:(\d+)(-slim)?$/.exec(stage.image)?.[1];
+    if (Number(major) !== SUPPORTED_NODE_MAJOR) problems.push(`stage ${stage.name} is FROM ${stage.image}, not node:${SUPPORTED_NODE_MAJOR}-slim (the major .nvmrc pins)`);
+  }
+  if (Number.parseInt(process.versions.node, 10) !== SUPPORTED_NODE_MAJOR) {
+    problems.push(`this check runs on node ${process.versions.node}, which cannot stand in for node:${SUPPORTED_NODE_MAJOR}: run it as \`npm run image:check\``);
+  }
 
   if (!user || user === 'root' || user === '0' || user.startsWith('0:') || user.startsWith('root:')) problems.push(`the image runs as ${user ?? 'root (no USER)'}: set a non-root USER (node)`);
 
@@ -132,10 +142,8 @@ async function main(): Promise<number> {
     return 1;
   }
   const final = stages.at(-1)!;
-  const nodeMajors = [...new Set(stages.map((stage) => /^node:(\d+)/.exec(stage.image)?.[1] ?? `? (${stage.image})`))];
-  const localMajor = process.versions.node.split('.')[0]!;
   report(`Dockerfile ${dockerfilePath}: stages ${stages.map((stage) => `${stage.name} (FROM ${stage.image})`).join(', ')}; CMD ${JSON.stringify(final.cmd!.argv)}, USER ${stageSettings(final).user}`);
-  report(`node ${process.versions.node} and npm of this machine stand in for the base image's node ${nodeMajors.join(', ')}${nodeMajors.every((major) => major === localMajor) ? '' : '  (WARNING: not the same major version)'}`);
+  report(`node ${process.versions.node} and npm of this machine stand in for the base image's node ${SUPPORTED_NODE_MAJOR}`);
 
   const workDir = mkdtempSync(join(tmpdir(), 'image-check-'));
   // The image's user (nobody here) must read the runtime directory, as node reads /app in the image.

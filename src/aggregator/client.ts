@@ -111,7 +111,7 @@ interface Exchange<T> {
 
 export function createAggregatorClient(options: AggregatorClientOptions) {
   const http: KyInstance = ky.create({
-    prefixUrl: options.baseUrl.replace(/\/+$/, ''),
+    prefix: options.baseUrl.replace(/\/+$/, ''),
     retry: 0,
     throwHttpErrors: false,
     timeout: false, // our own timer, so the error can say which limit passed

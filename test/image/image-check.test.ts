@@ -86,6 +86,13 @@ describe('npm run image:check', { concurrency: true }, () => {
     assert.match(asRoot.stderr, /the image runs as root: set a non-root USER/);
   });
 
+  it('refuses a stage on another Node.js major than the one .nvmrc pins', async () => {
+    const run = await imageCheck(['--dockerfile', await brokenCopy('old-node', /^FROM node:24-slim AS runtime$/m, 'FROM node:20-slim AS runtime')]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /stage runtime is FROM node:20-slim, not node:24-slim \(the major \.nvmrc pins\)/);
+    assert.match(lastLine(run.stderr), /out of step with the project: 1 problem\(s\) above; nothing was run$/);
+  });
+
   it('refuses a HEALTHCHECK that probes another port than WORKER_HEALTH_PORT', async () => {
     const run = await imageCheck(['--dockerfile', await brokenCopy('bad-port', 'ENV WORKER_HEALTH_PORT=8081', 'ENV WORKER_HEALTH_PORT=8082')]);
     assert.equal(run.code, 1);
