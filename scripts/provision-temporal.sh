@@ -10,8 +10,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${TEMPORAL_CACHE_DIR:-$root/.temporal}"
 cli_version="${TEMPORAL_CLI_VERSION:-1.5.1}"
 test_server_version="${TEMPORAL_TEST_SERVER_VERSION:-1.32.1}"
+# The production server's release and the upgrade path: scripts/lib/temporal-versions.env.
+declared_server_version="$(sed -n 's/^TEMPORAL_SERVER_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
+declared_upgrade_path="$(sed -n 's/^TEMPORAL_UPGRADE_PATH="\(.*\)"$/\1/p' "$root/scripts/lib/temporal-versions.env")"
+server_version="${TEMPORAL_SERVER_VERSION:-$declared_server_version}"
+upgrade_path="${TEMPORAL_UPGRADE_PATH:-$declared_upgrade_path}"
 # MinIO's release tags are not Go semver: pin one pseudo-version (its go.mod has no replace, so go install works).
-server_version="${TEMPORAL_SERVER_VERSION:-1.29.1}"
 minio_version="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 # Compose's go.mod has exclude directives, so `go install` refuses it: it is built from a throwaway module.
 compose_version="${DOCKER_COMPOSE_VERSION:-v2.40.3}"
@@ -88,38 +92,46 @@ provide_minio() {
   log "built $target"
 }
 
-# The production Temporal server (not the dev server) and its SQL schema tool, for `npm run prod:check`
-# (its small size runs in npm test)
-# (scripts/prod-check/): built from go.temporal.io/server, which also leaves the PostgreSQL schema
-# files in the Go module cache ($(go env GOMODCACHE)/go.temporal.io/server@<version>/schema/).
+# A production Temporal server release and its SQL schema tool, for `npm run prod:check` (a small
+# size runs in npm test) and `npm run prod:upgrade` (every release of the upgrade path): built from
+# go.temporal.io/server into temporal-server/v<version>/, one folder per release, which also leaves
+# the PostgreSQL schema files in the Go module cache ($(go env GOMODCACHE)/go.temporal.io/server@v<version>/schema/).
+# GOTOOLCHAIN=auto: a release's go.mod may ask for a newer Go than the machine's (1.32 asks 1.26.10),
+# which the go command then fetches through the module proxy.
 server_is_current() {
   [[ -x "$1" ]] || return 1
   command -v go >/dev/null || return 0
-  go version -m "$1" 2>/dev/null | grep -q "go.temporal.io/server[[:space:]]*v$server_version"
+  go version -m "$1" 2>/dev/null | grep -q "go.temporal.io/server[[:space:]]*v$2"
 }
 
 provide_server() {
-  local pkg
+  local version="${1:-$server_version}" pkg
   command -v go >/dev/null || { log "go is required to build the Temporal server and its schema tool"; exit 1; }
+  local dir="$cache/temporal-server/v$version"
+  mkdir -p "$dir"
   for pkg in server tools/sql; do
-    local target="$cache/bin/$(basename "$pkg")"
-    [[ "$pkg" == tools/sql ]] && target="$cache/bin/temporal-sql-tool"
-    if server_is_current "$target"; then log "temporal $pkg v$server_version cached at $target"; continue; fi
-    log "building go.temporal.io/server/cmd/$pkg@v$server_version from its Go module (first run only, several minutes)"
+    local target="$dir/temporal-server"
+    [[ "$pkg" == tools/sql ]] && target="$dir/temporal-sql-tool"
+    if server_is_current "$target" "$version"; then log "temporal $pkg v$version cached at $target"; continue; fi
+    log "building go.temporal.io/server/cmd/$pkg@v$version from its Go module (first run only, about 4 minutes)"
     local out; out="$(mktemp -d)"
-    GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB="${GOSUMDB:-sum.golang.org}" \
-      go install "go.temporal.io/server/cmd/$pkg@v$server_version" \
-    || GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB=off \
-      go install "go.temporal.io/server/cmd/$pkg@v$server_version"
+    local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
+    GOSUMDB="${GOSUMDB:-sum.golang.org}" go install "go.temporal.io/server/cmd/$pkg@v$version" \
+    || GOSUMDB=off go install "go.temporal.io/server/cmd/$pkg@v$version"
     mv -f "$out/$(basename "$pkg")" "$target"; rmdir "$out"
     log "built $target"
   done
   # The schema files ship with the module source; download it if the module cache was cleaned.
-  local schema; schema="$(go env GOMODCACHE)/go.temporal.io/server@v$server_version/schema/postgresql/v12"
+  local schema; schema="$(go env GOMODCACHE)/go.temporal.io/server@v$version/schema/postgresql/v12"
   if [[ ! -d "$schema" ]]; then
-    GOFLAGS=-mod=mod go mod download "go.temporal.io/server@v$server_version" >/dev/null
+    GOFLAGS=-mod=mod GOTOOLCHAIN=auto go mod download "go.temporal.io/server@v$version" >/dev/null
   fi
   log "schema files at $schema"
+}
+
+provide_upgrade_path() {
+  local version
+  for version in $upgrade_path; do provide_server "$version"; done
 }
 
 # The cached binary reports the version it was built with (set by -ldflags below).
@@ -155,8 +167,11 @@ case "${1:-all}" in
   cli) provide_cli ;;
   test-server) provide_test_server ;;
   minio) provide_minio ;;
-  server) provide_server ;;
+  server) provide_server "${2:-$server_version}" ;;
+  upgrade-path) provide_upgrade_path ;;
   compose) provide_compose ;;
-  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_server ;;
-  *) log "usage: $0 [all|cli|test-server|minio|server|compose]"; exit 2 ;;
+  # npm test's small upgrade rehearsal starts on the release before the production one.
+  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_server
+       provide_server "$(awk '{ print $(NF-1) }' <<<"$upgrade_path")" ;;
+  *) log "usage: $0 [all|cli|test-server|minio|server [release]|upgrade-path|compose]"; exit 2 ;;
 esac

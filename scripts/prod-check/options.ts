@@ -3,6 +3,7 @@
  */
 import { ChaosArgumentError } from '../chaos/options.js';
 import { FLOWS } from '../chaos/flows.js';
+import { TEMPORAL_SERVER_VERSION, TEMPORAL_UPGRADE_PATH } from '../lib/temporal-versions.js';
 
 export interface ProdCheckOptions {
   readonly connections: number;
@@ -16,6 +17,12 @@ export interface ProdCheckOptions {
   readonly noChaos: boolean;
   /** The frontend over mutual TLS with a throwaway CA; workers and clients connect with certificates. */
   readonly tls: boolean;
+  /**
+   * --upgrade-from R: the releases the server runs, oldest first, from R along TEMPORAL_UPGRADE_PATH
+   * to the production release, upgraded in place (schema migrations included) while connections run,
+   * in place of the plain restart. Just [production] without it.
+   */
+  readonly serverReleases: readonly string[];
 }
 
 export const DEFAULT_CONNECTIONS = 2 * FLOWS.length;
@@ -23,7 +30,7 @@ export const DEFAULT_CONNECTIONS = 2 * FLOWS.length;
 export const USAGE = `usage: npm run prod:check -- [options]
 
 The production stack on this machine: PostgreSQL (Debian) as persistence and visibility, the
-Temporal server v${process.env.TEMPORAL_SERVER_VERSION || '1.29.1'} (not the dev server), the sandbox behind the counting proxy
+Temporal server v${TEMPORAL_SERVER_VERSION} (not the dev server), the sandbox behind the counting proxy
 and worker processes on one task queue. Drives every flow, SIGKILLs one worker, SIGTERMs another
 (it must drain and exit 0), restarts the Temporal server once, and checks every connection's end
 and data. Last line: prod-check: <same counters as chaos>.
@@ -38,6 +45,11 @@ and data. Last line: prod-check: <same counters as chaos>.
                       made with openssl; workers and the driver connect with TEMPORAL_TLS_CA_PATH,
                       TEMPORAL_TLS_SERVER_NAME and TEMPORAL_TLS_CERT_PATH/KEY_PATH; clients without a
                       certificate, with another CA or another server name, and plain TCP, must be refused
+  --upgrade-from R    start on release R of the upgrade path (${TEMPORAL_UPGRADE_PATH.join(', ')}) and,
+                      in place of the restart, upgrade the server through each later release to
+                      ${TEMPORAL_SERVER_VERSION} while connections run: SIGTERM, the next release's schema
+                      migrations with its own sql tool, its binary started on the same databases
+  --upgrade           the same from the first release of the path, ${TEMPORAL_UPGRADE_PATH[0]} (npm run prod:upgrade)
   --keep-logs         keep the run directory (PostgreSQL data, server, worker logs)
   --help              this text
 
@@ -47,8 +59,8 @@ runs the latter itself when the binaries are missing); --tls needs openssl.`;
 export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => number): ProdCheckOptions | undefined {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms'];
-  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--help'];
+  const valued = ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms', '--upgrade-from'];
+  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--upgrade', '--help'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
@@ -65,6 +77,9 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
     values.set(name, value);
   }
   if (flags.has('--help')) return undefined;
+  if (values.has('--upgrade-from') && flags.has('--upgrade')) throw new ChaosArgumentError('--upgrade', 'starts from the first release of the path: give it or --upgrade-from, not both');
+  const upgradeFrom = flags.has('--upgrade') ? TEMPORAL_UPGRADE_PATH[0] : values.get('--upgrade-from');
+  if (upgradeFrom !== undefined && flags.has('--no-chaos')) throw new ChaosArgumentError('--upgrade-from', 'upgrades in place of the restart, so it cannot go with --no-chaos');
   const integer = (name: string, fallback: number, min: number, max: number): number => {
     const text = values.get(name);
     if (text === undefined) return fallback;
@@ -82,5 +97,16 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
     keepLogs: flags.has('--keep-logs'),
     noChaos: flags.has('--no-chaos'),
     tls: flags.has('--tls'),
+    serverReleases: serverReleases(upgradeFrom),
   };
+}
+
+function serverReleases(from: string | undefined): readonly string[] {
+  if (from === undefined) return [TEMPORAL_SERVER_VERSION];
+  const start = TEMPORAL_UPGRADE_PATH.indexOf(from);
+  const end = TEMPORAL_UPGRADE_PATH.indexOf(TEMPORAL_SERVER_VERSION);
+  if (start < 0 || end < 0 || start >= end) {
+    throw new ChaosArgumentError('--upgrade-from', `must be a release of the upgrade path before ${TEMPORAL_SERVER_VERSION}: ${TEMPORAL_UPGRADE_PATH.slice(0, Math.max(0, end)).join(', ')} (got ${JSON.stringify(from)})`);
+  }
+  return TEMPORAL_UPGRADE_PATH.slice(start, end + 1);
 }

@@ -38,7 +38,7 @@ import { seconds, Timeline } from '../chaos/timeline.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { parseProdCheckArgs, USAGE, type ProdCheckOptions } from './options.js';
 import { POSTGRES_INSTALL_HINT, PostgresCluster, postgresBinDir } from './postgres.js';
-import { findServerBinaries, ProdTemporalServer, PROVISION_HINT, TEMPORAL_SERVER_VERSION, type ServerBinaries } from './temporal-server.js';
+import { findServerBinaries, ProdTemporalServer, PROVISION_HINT, type ServerBinaries } from './temporal-server.js';
 import { createPki, hasOpenssl, OPENSSL_INSTALL_HINT, TLS_SERVER_NAME } from './tls.js';
 import { proveRefusals, type Refusal } from './tls-refusals.js';
 
@@ -49,6 +49,11 @@ const MAX_START_SPREAD_MS = 60_000;
 const KILL_AT = 0.25;
 const TERM_AT = 0.5;
 const RESTART_AT = 0.75;
+
+/** Upgrades (in place of the restart) at even points from RESTART_AT to the end of the start spread. */
+function upgradeAt(index: number, count: number): number {
+  return count === 1 ? RESTART_AT : RESTART_AT + ((1 - RESTART_AT) * index) / (count - 1);
+}
 /** The SIGTERM waits this long for a worker with an Authorize answer reply in flight (then takes any). */
 const TERM_TARGET_WAIT_MS = 10_000;
 const DRAIN_GRACE_MS = 60_000;
@@ -82,19 +87,27 @@ async function release(resources: Resources): Promise<void> {
   ]);
 }
 
-/** The server binaries and schema, provisioned when missing and Go is there; else what to run. */
-function provide(options: ProdCheckOptions): ServerBinaries {
+/** Each release's server binaries and schema, provisioned when missing and Go is there; else what to run. */
+function provide(options: ProdCheckOptions): ServerBinaries[] {
   if (!postgresBinDir()) throw new MissingPrerequisite(POSTGRES_INSTALL_HINT);
   if (options.tls && !hasOpenssl()) throw new MissingPrerequisite(OPENSSL_INSTALL_HINT);
-  let found = findServerBinaries();
-  if (found.binaries) return found.binaries;
-  const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
-  if (!hasGo) throw new MissingPrerequisite(`${found.missing.join('; ')}: ${PROVISION_HINT} (it needs Go ≥ 1.23)`);
-  log(`prod-check: ${found.missing.join('; ')}: running bash scripts/provision-temporal.sh server (several minutes, once)`);
-  const built = spawnSync('bash', [join(PROJECT_ROOT, 'scripts', 'provision-temporal.sh'), 'server'], { stdio: ['ignore', 'inherit', 'inherit'] });
-  found = findServerBinaries();
-  if (built.status !== 0 || !found.binaries) throw new MissingPrerequisite(`provisioning failed (exit ${built.status}): ${found.missing.join('; ')}; ${PROVISION_HINT}`);
-  return found.binaries;
+  const findAll = () => options.serverReleases.map((release) => findServerBinaries(release));
+  let found = findAll();
+  let missing = found.flatMap((release) => release.missing);
+  if (missing.length > 0) {
+    const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
+    if (!hasGo) throw new MissingPrerequisite(`${missing.join('; ')}: ${PROVISION_HINT} (it needs Go ≥ 1.23)`);
+    for (const release of options.serverReleases) {
+      if (findServerBinaries(release).binaries) continue;
+      log(`prod-check: no server ${release} yet: running bash scripts/provision-temporal.sh server ${release} (about 4 minutes, once)`);
+      const built = spawnSync('bash', [join(PROJECT_ROOT, 'scripts', 'provision-temporal.sh'), 'server', release], { stdio: ['ignore', 'inherit', 'inherit'] });
+      if (built.status !== 0) throw new MissingPrerequisite(`provisioning server ${release} failed (exit ${built.status}); ${PROVISION_HINT}`);
+    }
+    found = findAll();
+    missing = found.flatMap((release) => release.missing);
+    if (missing.length > 0) throw new MissingPrerequisite(`provisioning left ${missing.join('; ')}; ${PROVISION_HINT}`);
+  }
+  return found.map((release) => release.binaries!);
 }
 
 interface DrainRecord extends TerminateRecord {
@@ -113,17 +126,23 @@ interface Chaos {
 }
 
 /** SIGKILL one worker, SIGTERM another (drain), restart the server: in that order, at fixed points of the start spread. */
+function spreadMsFor(connections: number): number {
+  return Math.min(MAX_START_SPREAD_MS, START_STEP_MS * Math.max(0, connections - 1));
+}
+
 async function runChaos(input: {
   pool: WorkerPool;
   proxy: ChaosProxy;
   server: ProdTemporalServer;
+  /** Releases to upgrade the server to, in order, in place of the restart (none: a plain restart). */
+  upgrades: readonly ServerBinaries[];
   timeline: Timeline;
   random: Random;
   origin: number;
   spreadMs: number;
   signal: AbortSignal;
 }): Promise<Chaos> {
-  const { pool, proxy, server, timeline, random, origin, spreadMs, signal } = input;
+  const { pool, proxy, server, upgrades, timeline, random, origin, spreadMs, signal } = input;
   const kills: ChaosRecord['kills'][number][] = [];
   const errors: string[] = [];
   let restart: ServerRestartRecord | undefined;
@@ -174,33 +193,56 @@ async function runChaos(input: {
     }
   }
 
-  if (await until(RESTART_AT)) {
-    const atMs = timeline.now();
-    timeline.mark('Temporal server: stopping (SIGTERM)');
-    try {
-      restart = { atMs, ...(await server.restart('SIGTERM')) };
-    } catch (error) {
-      errors.push(`Temporal server restart failed: ${error instanceof Error ? error.message : String(error)}`);
+  if (upgrades.length === 0) {
+    if (await until(RESTART_AT)) {
+      const atMs = timeline.now();
+      timeline.mark('Temporal server: stopping (SIGTERM)');
+      try {
+        restart = { atMs, ...(await server.restart('SIGTERM')) };
+      } catch (error) {
+        errors.push(`Temporal server restart failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    } else restartSkipped = 'every connection ended before the planned restart';
+  }
+  for (const [index, binaries] of upgrades.entries()) {
+    if (!(await until(upgradeAt(index, upgrades.length)))) {
+      errors.push(`the upgrade to ${binaries.version} did not run: the run ended first`);
+      break;
     }
-  } else restartSkipped = 'every connection ended before the planned restart';
+    const atMs = timeline.now();
+    timeline.mark(`Temporal server: upgrading ${server.version} → ${binaries.version} (SIGTERM)`);
+    try {
+      const upgrade = await server.upgradeTo(binaries);
+      restart ??= { atMs, stopMs: upgrade.stopMs, forced: upgrade.forced, startMs: upgrade.startMs };
+    } catch (error) {
+      errors.push(`the upgrade to ${binaries.version} failed: ${error instanceof Error ? error.message : String(error)}`);
+      break;
+    }
+  }
 
   return { record: { kills, restart, restartSkipped, errors }, drain };
 }
 
-async function run(options: ProdCheckOptions, binaries: ServerBinaries, resources: Resources): Promise<boolean> {
+async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[], resources: Resources): Promise<boolean> {
+  const [binaries, ...upgrades] = releases as [ServerBinaries, ...ServerBinaries[]];
+  const serverLine = upgrades.length === 0 ? `Temporal server ${binaries.version}` : `Temporal server ${releases.map((release) => release.version).join(' → ')}`;
+  const restartLine =
+    upgrades.length === 0
+      ? `server restart at +${seconds(RESTART_AT * spreadMsFor(options.connections))}`
+      : `in place of the restart, upgrades to ${upgrades.map((release, index) => `${release.version} at +${seconds(upgradeAt(index, upgrades.length) * spreadMsFor(options.connections))}`).join(', ')}`;
   const timeline = new Timeline();
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
-  const spreadMs = Math.min(MAX_START_SPREAD_MS, START_STEP_MS * Math.max(0, options.connections - 1));
+  const spreadMs = spreadMsFor(options.connections);
   // Activities orphaned by the SIGKILL wait for their timeout (up to 90 s) before a retry.
   const deadlineMs = options.deadlineMs ?? defaultDeadlineMs(spreadMs, options.connections, options.replyDelayMs);
   const runDir = await mkdtemp(join(tmpdir(), 'aggregation-prod-check-'));
   resources.runDir = runDir;
   const header =
-    `prod-check: seed ${options.seed}; Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL; ${options.connections} connections over ${FLOWS.length} flows, started over ${seconds(spreadMs)}; ` +
+    `prod-check: seed ${options.seed}; ${serverLine} on PostgreSQL; ${options.connections} connections over ${FLOWS.length} flows, started over ${seconds(spreadMs)}; ` +
     `${options.workers} workers on one task queue; ${options.tls ? 'frontend over mutual TLS (throwaway CA, client certificates required); ' : ''}Authorize replies held ${options.replyDelayMs} ms; ` +
     (options.noChaos
       ? 'no kill, no SIGTERM, no restart; '
-      : `SIGKILL one worker at +${seconds(KILL_AT * spreadMs)}, SIGTERM another at +${seconds(TERM_AT * spreadMs)}, server restart at +${seconds(RESTART_AT * spreadMs)}; `) +
+      : `SIGKILL one worker at +${seconds(KILL_AT * spreadMs)}, SIGTERM another at +${seconds(TERM_AT * spreadMs)}, ${restartLine}; `) +
     `deadline +${seconds(deadlineMs)}`;
   log(header);
   log(`prod-check: run directory ${runDir}`);
@@ -218,7 +260,7 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
   const versions = server.setupSchema();
   timeline.mark(`schema set up and migrated with temporal-sql-tool: ${versions}`);
   const startMs = await server.start();
-  timeline.mark(`Temporal server ${TEMPORAL_SERVER_VERSION} (frontend, history, matching, worker) up at ${server.address}${pki ? ' over mutual TLS' : ''} in ${seconds(startMs)}`);
+  timeline.mark(`Temporal server ${binaries.version} (frontend, history, matching, worker) up at ${server.address}${pki ? ' over mutual TLS' : ''} in ${seconds(startMs)}`);
   const attributes = await server.registerNamespace('default');
   timeline.mark(`namespace default registered; search attributes ${attributes}`);
 
@@ -252,7 +294,7 @@ async function run(options: ProdCheckOptions, binaries: ServerBinaries, resource
   const abort = new AbortController();
   const chaosDone: Promise<Chaos> = options.noChaos
     ? Promise.resolve({ record: { kills: [], restartSkipped: 'not asked for (--no-chaos)', errors: [] } })
-    : runChaos({ pool, proxy, server, timeline, random: seededRandom(options.seed ^ 0x9e3779b9), origin, spreadMs, signal: abort.signal });
+    : runChaos({ pool, proxy, server, upgrades, timeline, random: seededRandom(options.seed ^ 0x9e3779b9), origin, spreadMs, signal: abort.signal });
 
   const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
   const records = await driveAll(context, plans, log, 'prod-check');
@@ -329,9 +371,9 @@ async function main(): Promise<number> {
     log(USAGE);
     return 0;
   }
-  let binaries: ServerBinaries;
+  let releases: ServerBinaries[];
   try {
-    binaries = provide(options);
+    releases = provide(options);
   } catch (error) {
     if (error instanceof MissingPrerequisite) {
       process.stderr.write(`prod-check: ${error.message}\n`);
@@ -350,7 +392,7 @@ async function main(): Promise<number> {
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   try {
-    return (await run(options, binaries, resources)) ? 0 : 1;
+    return (await run(options, releases, resources)) ? 0 : 1;
   } catch (error) {
     process.stderr.write(`prod-check: the run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     await release(resources);

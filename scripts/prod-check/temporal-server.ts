@@ -1,7 +1,8 @@
 /**
  * The production Temporal server (go.temporal.io/server, not the CLI's dev server) on PostgreSQL:
- * - the binaries `server` and `temporal-sql-tool`, built by `bash scripts/provision-temporal.sh server`
- *   into $TEMPORAL_CACHE_DIR/bin; the schema files from the module source in the Go module cache;
+ * - the binaries `temporal-server` and `temporal-sql-tool` of one release, built by
+ *   `bash scripts/provision-temporal.sh server` into $TEMPORAL_CACHE_DIR/temporal-server/v<release>/;
+ *   the schema files from the module source in the Go module cache;
  * - the temporal and temporal_visibility databases created, set up (setup-schema -v 0.0) and migrated
  *   (update-schema -d <versioned dir>) with the sql tool;
  * - a config YAML (sql plugin postgres12, one node running frontend, history, matching and worker on
@@ -31,11 +32,11 @@ import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attribu
 import { freePort } from '../chaos/processes.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';
+import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
 import { dynamicConfigYamlEntries } from '../lib/server-dynamic-config.js';
 import type { PostgresCluster } from './postgres.js';
 import { TLS_SERVER_NAME, type ProdCheckPki } from './tls.js';
 
-export const TEMPORAL_SERVER_VERSION = process.env.TEMPORAL_SERVER_VERSION || '1.29.1';
 const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 15_000;
@@ -68,6 +69,7 @@ async function freeMembershipPort(taken: Set<number>): Promise<number> {
 }
 
 export interface ServerBinaries {
+  readonly version: string;
   readonly server: string;
   readonly sqlTool: string;
   /** .../schema/postgresql/v12 of the module source. */
@@ -81,17 +83,22 @@ function goModCache(): string | undefined {
   return process.env.HOME ? join(process.env.HOME, 'go', 'pkg', 'mod') : undefined;
 }
 
-/** What is missing, as sentences; empty when everything is there. */
-export function findServerBinaries(): { binaries?: ServerBinaries; missing: string[] } {
-  const server = process.env.TEMPORAL_SERVER_PATH || join(TEMPORAL_CACHE_DIR, 'bin', 'server');
-  const sqlTool = process.env.TEMPORAL_SQL_TOOL_PATH || join(TEMPORAL_CACHE_DIR, 'bin', 'temporal-sql-tool');
+/**
+ * One release's binaries and schema; what is missing, as sentences (empty when everything is there).
+ * TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH and TEMPORAL_SCHEMA_DIR point the production release elsewhere.
+ */
+export function findServerBinaries(version: string = TEMPORAL_SERVER_VERSION): { binaries?: ServerBinaries; missing: string[] } {
+  const production = version === TEMPORAL_SERVER_VERSION;
+  const dir = join(TEMPORAL_CACHE_DIR, 'temporal-server', `v${version}`);
+  const server = (production && process.env.TEMPORAL_SERVER_PATH) || join(dir, 'temporal-server');
+  const sqlTool = (production && process.env.TEMPORAL_SQL_TOOL_PATH) || join(dir, 'temporal-sql-tool');
   const modCache = goModCache();
-  const schemaDir = process.env.TEMPORAL_SCHEMA_DIR || (modCache ? join(modCache, `go.temporal.io/server@v${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12') : '');
+  const schemaDir = (production && process.env.TEMPORAL_SCHEMA_DIR) || (modCache ? join(modCache, `go.temporal.io/server@v${version}`, 'schema', 'postgresql', 'v12') : '');
   const missing: string[] = [];
-  if (!isExecutableFile(server)) missing.push(`no Temporal server at ${server}`);
-  if (!isExecutableFile(sqlTool)) missing.push(`no temporal-sql-tool at ${sqlTool}`);
+  if (!isExecutableFile(server)) missing.push(`no Temporal server ${version} at ${server}`);
+  if (!isExecutableFile(sqlTool)) missing.push(`no temporal-sql-tool ${version} at ${sqlTool}`);
   if (!schemaDir || !existsSync(join(schemaDir, 'temporal', 'versioned'))) missing.push(`no PostgreSQL schema at ${schemaDir || '(no Go module cache)'}`);
-  return missing.length > 0 ? { missing } : { binaries: { server, sqlTool, schemaDir }, missing };
+  return missing.length > 0 ? { missing } : { binaries: { version, server, sqlTool, schemaDir }, missing };
 }
 
 interface Ports {
@@ -146,7 +153,7 @@ function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string
       grpcPort: ${grpc}
       membershipPort: ${membership}
       bindOnIP: "${HOST}"${http === undefined ? '' : `\n      httpPort: ${http}`}`;
-  return `# Written by scripts/prod-check for one run: Temporal ${TEMPORAL_SERVER_VERSION} on PostgreSQL, one node, loopback only.
+  return `# Written by scripts/prod-check for one run: Temporal on PostgreSQL, one node, loopback only.
 log:
   stdout: true
   level: warn
@@ -233,6 +240,7 @@ export class ProdTemporalServer {
   private stopping = false;
   private readonly log: WriteStream;
   private readonly root: string;
+  private binaries: ServerBinaries;
 
   private constructor(
     private readonly options: ProdServerOptions,
@@ -241,6 +249,7 @@ export class ProdTemporalServer {
     private readonly connectionOptions: TemporalConnectionOptions,
   ) {
     this.address = `${HOST}:${ports.frontend}`;
+    this.binaries = options.binaries;
     this.root = join(options.dir, 'temporal');
     mkdirSync(join(this.root, 'config'), { recursive: true });
     this.log = createWriteStream(this.logPath, { flags: 'a' });
@@ -274,9 +283,19 @@ export class ProdTemporalServer {
     return server;
   }
 
+  /** The release running now (the first of an upgrade path until upgradeTo). */
+  get version(): string {
+    return this.binaries.version;
+  }
+
   /** Creates, sets up and migrates both databases with the sql tool; the versions reached. */
   setupSchema(): string {
-    const { sqlTool, schemaDir } = this.options.binaries;
+    return this.migrateSchema([['create-database'], ['setup-schema', '-v', '0.0']]);
+  }
+
+  /** Applies the running release's versioned migrations to both databases (after `steps`); the versions reached. */
+  private migrateSchema(steps: readonly string[][]): string {
+    const { sqlTool, schemaDir } = this.binaries;
     const pg = this.options.postgres;
     const reached: string[] = [];
     for (const [database, versioned] of [
@@ -284,7 +303,7 @@ export class ProdTemporalServer {
       ['temporal_visibility', join(schemaDir, 'visibility', 'versioned')],
     ] as const) {
       const base = ['--plugin', 'postgres12', '--ep', pg.host, '-p', String(pg.port), '-u', 'postgres', '--db', database];
-      for (const command of [['create-database'], ['setup-schema', '-v', '0.0'], ['update-schema', '-d', versioned]]) {
+      for (const command of [...steps, ['update-schema', '-d', versioned]]) {
         const result = spawnSync(sqlTool, [...base, ...command], { encoding: 'utf8', cwd: this.options.dir });
         this.log.write(`$ temporal-sql-tool ${[...base, ...command].join(' ')}\n${result.stdout}${result.stderr}`);
         if (result.status !== 0) throw new TemporalServerError(`temporal-sql-tool ${command[0]} on ${database} failed (exit ${result.status}):\n${(result.stdout + result.stderr).slice(-2_000)}`);
@@ -298,7 +317,7 @@ export class ProdTemporalServer {
   /** Starts the server; resolves once its frontend answers (the namespace may not exist yet). */
   async start(): Promise<number> {
     const startedAt = Date.now();
-    const child = spawn(this.options.binaries.server, ['--root', this.root, '--config', 'config', '--env', 'prod-check', '--allow-no-auth', 'start'], {
+    const child = spawn(this.binaries.server, ['--root', this.root, '--config', 'config', '--env', 'prod-check', '--allow-no-auth', 'start'], {
       cwd: this.root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -418,6 +437,24 @@ export class ProdTemporalServer {
     const startMs = await this.start();
     this.options.timeline.mark(`Temporal server ${forced ? `SIGKILLed ${seconds(stopMs)} after ${signal}` : `stopped in ${seconds(stopMs)}`}; up again on the same databases and ports in ${seconds(startMs)}`);
     return { stopMs, forced, startMs };
+  }
+
+  /**
+   * A rolling upgrade of this one-node cluster to another release, as an operator does it: stop the
+   * server (SIGTERM), apply the new release's schema migrations with its own sql tool, start the new
+   * binary on the same databases, config and ports.
+   */
+  async upgradeTo(binaries: ServerBinaries): Promise<{ from: string; to: string; stopMs: number; forced: boolean; schema: string; startMs: number }> {
+    const from = this.binaries.version;
+    const { stopMs, forced } = await this.stop('SIGTERM');
+    this.binaries = binaries;
+    const schema = this.migrateSchema([]);
+    const startMs = await this.start();
+    this.options.timeline.mark(
+      `Temporal server ${from} ${forced ? `SIGKILLed ${seconds(stopMs)} after SIGTERM` : `stopped in ${seconds(stopMs)}`}; schema migrated with ${binaries.version}'s sql tool (${schema}); ` +
+        `${binaries.version} up on the same databases and ports in ${seconds(startMs)}`,
+    );
+    return { from, to: binaries.version, stopMs, forced, schema, startMs };
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,8 @@
  * `npm run prod:check` at a small size, as a subprocess: PostgreSQL (Debian's), the Temporal server
  * built from go.temporal.io/server, three workers, one SIGKILLed, one SIGTERMed (it must drain and
  * exit 0), the server restarted once. Nothing may be lost, fail, stick, answer twice or be wrong.
- * Then `--tls` at a smaller size without chaos: the frontend over mutual TLS with a throwaway CA,
+ * Then `--upgrade-from` the release before the production one: the server upgraded in place (schema
+ * migrations, new binary) while connections run. Then `--tls` at a smaller size without chaos: the frontend over mutual TLS with a throwaway CA,
  * workers and the driver connected through the TEMPORAL_TLS_* variables, and the refusals (plain
  * TCP, no client certificate, another CA, another server name) each seen with its message.
  * It ignores the shared dev server (TEMPORAL_TEST_ADDRESS).
@@ -15,13 +16,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
+import { TEMPORAL_SERVER_VERSION, TEMPORAL_UPGRADE_PATH } from '../../scripts/lib/temporal-versions.js';
 import { assertCleanSummary, runHarness, tail } from '../helpers/harness-run.js';
 
 const ENTRY = 'scripts/prod-check/prod-check.ts';
 const RUN_TIMEOUT_MS = 270_000;
 const TLS_RUN_TIMEOUT_MS = 180_000;
 
-const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing];
+/** The small upgrade: from the release before the production one (the full path is npm run prod:upgrade). */
+const UPGRADE_FROM = TEMPORAL_UPGRADE_PATH.at(-2)!;
+const UPGRADE_RUN_TIMEOUT_MS = 240_000;
+
+const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing, ...findServerBinaries(UPGRADE_FROM).missing];
 if (missing.length > 0 && process.env.CI) throw new Error(`npm run prod:check cannot run in CI: missing ${missing.join('; ')}`);
 const skipFullRun = missing.length > 0 ? `missing: ${missing.join('; ')}` : false;
 
@@ -30,7 +36,22 @@ void describe('npm run prod:check', () => {
     const { code, output } = await runHarness(ENTRY, ['--workers', '1'], 60_000);
     assert.equal(code, 2, tail(output));
     assert.match(output, /--workers: must be from 2 to 32/);
+    const upgrade = await runHarness(ENTRY, ['--upgrade-from', '1.28.0'], 60_000);
+    assert.equal(upgrade.code, 2, tail(upgrade.output));
+    assert.match(upgrade.output, /--upgrade-from: must be a release of the upgrade path before \d+\.\d+\.\d+: .* \(got "1\.28\.0"\)/);
   });
+
+  void it(
+    `upgrades the server from ${UPGRADE_FROM} to ${TEMPORAL_SERVER_VERSION} in place (schema migrations, new binary) while connections run, and loses, sticks or corrupts nothing`,
+    { timeout: UPGRADE_RUN_TIMEOUT_MS + 20_000, skip: skipFullRun },
+    async () => {
+      const run = await runHarness(ENTRY, ['--upgrade-from', UPGRADE_FROM, '--connections', '12', '--workers', '2', '--reply-delay-ms', '500'], UPGRADE_RUN_TIMEOUT_MS, 'SIGTERM');
+      const report = `\n${tail(run.output)}`;
+      assert.match(run.stdout, new RegExp(`Temporal server ${UPGRADE_FROM.replaceAll('.', '\\.')} \\(frontend, history, matching, worker\\) up at`), `it started on ${UPGRADE_FROM}${report}`);
+      assert.match(run.stdout, new RegExp(`schema migrated with ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}'s sql tool .*; ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')} up on the same databases`), `it was upgraded${report}`);
+      assertCleanSummary('prod-check', run);
+    },
+  );
 
   void it(
     'loses, fails, sticks, duplicates and corrupts nothing on PostgreSQL and the Temporal server through a SIGKILL, a SIGTERM drain and a server restart',

@@ -1,0 +1,28 @@
+/**
+ * The Temporal server releases the project builds and runs, as scripts/lib/temporal-versions.env
+ * declares them (scripts/provision-temporal.sh reads the same file); an environment variable of the
+ * same name overrides each.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const declared = new Map(
+  readFileSync(fileURLToPath(new URL('./temporal-versions.env', import.meta.url)), 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const match = /^([A-Z_]+)="?([^"]*)"?$/.exec(line.trim());
+      return match ? [[match[1]!, match[2]!] as const] : [];
+    }),
+);
+
+function declaredValue(name: string): string {
+  const value = process.env[name] || declared.get(name);
+  if (!value) throw new Error(`scripts/lib/temporal-versions.env declares no ${name}`);
+  return value;
+}
+
+/** The production server release (prod:check, chaos on PostgreSQL, temporal-compose.yml). */
+export const TEMPORAL_SERVER_VERSION = declaredValue('TEMPORAL_SERVER_VERSION');
+
+/** Releases a database passes through, oldest first, ending at TEMPORAL_SERVER_VERSION (prod:upgrade). */
+export const TEMPORAL_UPGRADE_PATH: readonly string[] = declaredValue('TEMPORAL_UPGRADE_PATH').split(/\s+/).filter(Boolean);
