@@ -10,11 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { productWorkflowBundle } from '../scripts/lib/workflow-bundle.js';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
-import { temporalCliPath } from '../scripts/lib/temporal-binaries.js';
-import { devServerDynamicConfigArgs } from '../scripts/lib/server-dynamic-config.js';
+import { startDevEnvironment, type DevEnvironment } from '../scripts/lib/dev-environment.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -69,11 +66,9 @@ export async function startProcess(name: string, entry: string, env: Record<stri
   return child;
 }
 
-/** A dev server with our search attributes and the product's dynamic config (or BENCH_SERVER_ARGS). */
-export async function startBenchServer(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCliPath() }, searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES], ip: '127.0.0.1', log: { format: 'pretty', level: 'error' }, extraArgs: serverArgs() },
-  });
+/** A dev server with our search attributes and the product's dynamic config (or BENCH_SERVER_DYNAMIC_CONFIG's). */
+export async function startBenchServer(): Promise<DevEnvironment> {
+  return startDevEnvironment({ dynamicConfig: benchDynamicConfig() });
 }
 
 /** How the bench runs its worker: `compiled` (default) as the image does, `tsx` from the sources as `npm run worker` does. */
@@ -175,9 +170,20 @@ export function workerNodeArgs(): string[] {
   return process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 }
 
-/** The dev server's dynamic config arguments: the product's (eager activities), or BENCH_SERVER_ARGS when set (empty: none), to compare. */
-export function serverArgs(): string[] {
-  return process.env.BENCH_SERVER_ARGS === undefined ? devServerDynamicConfigArgs() : process.env.BENCH_SERVER_ARGS.split(' ').filter(Boolean);
+/**
+ * The dev server's dynamic config: the product's (undefined), or BENCH_SERVER_DYNAMIC_CONFIG's
+ * `key=value ...` (values as JSON) when set, to compare (empty: none, e.g. no eager activities).
+ */
+export function benchDynamicConfig(): Record<string, boolean | number | string> | undefined {
+  const text = process.env.BENCH_SERVER_DYNAMIC_CONFIG;
+  if (text === undefined) return undefined;
+  return Object.fromEntries(
+    text.split(' ').filter(Boolean).map((pair) => {
+      const [key, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+      if (!key) throw new Error(`BENCH_SERVER_DYNAMIC_CONFIG: expected key=value pairs, got ${JSON.stringify(pair)}`);
+      return [key, JSON.parse(value) as boolean | number | string];
+    }),
+  );
 }
 
 /** The `--runs N` (1..1000) of a bench's command line; anything else exits 2 naming the value. */

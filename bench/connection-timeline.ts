@@ -6,8 +6,8 @@
  * bundle, payloads encrypted); one connection at a time, so figures are latencies, not throughput.
  *
  *   npx tsx bench/connection-timeline.ts [--runs 40]
- *   WORKER_*, NODE_OPTIONS and BENCH_WORKER_NODE_ARGS reach the worker; BENCH_SERVER_ARGS replaces the
- *   server's dynamic config arguments (BENCH_SERVER_ARGS= runs without eager activities); see bench-processes.ts.
+ *   WORKER_*, NODE_OPTIONS and BENCH_WORKER_NODE_ARGS reach the worker; BENCH_SERVER_DYNAMIC_CONFIG replaces
+ *   the server's dynamic config (BENCH_SERVER_DYNAMIC_CONFIG= runs without eager activities); see bench-processes.ts.
  */
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';

@@ -28,7 +28,7 @@
  *     [--polls 6] [--interval-ms 10000] [--answers 100] [--overhead-runs 30]
  */
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { createAggregatorClient } from '../src/aggregator/client.js';
@@ -69,21 +69,6 @@ if (
   process.exit(2);
 }
 
-/** The temporal dev server's pid: this process's child running `server start-dev`. */
-function devServerPid(): number {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.split(') ')[1]?.split(' ')[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('start-dev')) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return 0;
-}
-
 function rssMiB(pid: number): number {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -112,7 +97,7 @@ async function main(): Promise<void> {
   const benchWorker = await prepareBenchWorker();
   process.stdout.write(`worker runtime: ${benchWorker.runtime}\n`);
   const env = await startBenchServer();
-  const serverPid = devServerPid();
+  const serverPid = env.server.pid ?? 0;
   let clock: Awaited<ReturnType<typeof startServiceClock>> | undefined;
   try {
     const sandboxUrl = await startSandboxProcess();

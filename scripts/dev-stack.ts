@@ -1,6 +1,7 @@
 /**
  * `npm start`: the whole stack on one machine, for demos and manual testing.
- *   1. Temporal dev server (CLI) with SQLite persistence in .temporal/dev-stack.sqlite, Web UI, our search attributes;
+ *   1. the Temporal dev server (scripts/lib/dev-server.ts: the production server release on SQLite in
+ *      .temporal/dev-stack-v<release>.sqlite), its Web UI, our search attributes; its log in .temporal/dev-stack-temporal.log;
  *   2. the sandbox of the aggregation service, in this process;
  *   3. the worker (child process: src/worker.ts);
  *   4. the operator console (child process).
@@ -19,16 +20,14 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { setTimeout as delay } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
 import { codecTokenFor } from '../src/client/console/auth.js';
 import { loadClientConfig, loadDevStackConfig } from '../src/config.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
-import { devServerDynamicConfigArgs } from './lib/server-dynamic-config.js';
-import { devServerSearchAttributeArgs, PROJECT_ROOT, TEMPORAL_CACHE_DIR, temporalCliPath } from './lib/temporal-binaries.js';
+import { DevServer } from './lib/dev-server.js';
+import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
+import { TEMPORAL_SERVER_VERSION } from './lib/temporal-versions.js';
 
 const HOST = '127.0.0.1';
-const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 
 class DevStackError extends Error {
@@ -62,6 +61,7 @@ interface Child {
 const children: Child[] = [];
 let stopping = false;
 let sandbox: Sandbox | undefined;
+let temporal: DevServer | undefined;
 
 function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream): void {
   if (!stream) return;
@@ -118,14 +118,12 @@ function shutdown(exitCode: number): Promise<never> {
 
 async function stopAll(): Promise<void> {
   stopping = true;
-  const started = children.length > 0 || sandbox !== undefined;
+  const started = children.length > 0 || sandbox !== undefined || temporal !== undefined;
   if (started) console.log('dev-stack: stopping');
   // Reverse order of start: console, worker (SIGINT lets it drain), sandbox, Temporal.
-  for (const child of [...children].reverse()) {
-    if (child.name === 'temporal') await closeSandbox();
-    await stopChild(child, child.name === 'worker' ? 'SIGINT' : 'SIGTERM');
-  }
+  for (const child of [...children].reverse()) await stopChild(child, child.name === 'worker' ? 'SIGINT' : 'SIGTERM');
   await closeSandbox();
+  await temporal?.close().catch((error: unknown) => console.error('dev-stack: error stopping Temporal', error));
   if (started) console.log('dev-stack: stopped');
 }
 
@@ -138,28 +136,8 @@ process.on('SIGTERM', () => void shutdown(0));
 
 // ---- start ------------------------------------------------------------------------------------
 
-async function waitForTemporal(address: string, temporal: Child): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (temporal.process.exitCode !== null || temporal.process.signalCode !== null) throw new DevStackError('the Temporal dev server stopped during start-up');
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace: 'default' });
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch {
-      await delay(200);
-    }
-  }
-  throw new DevStackError(`the Temporal dev server did not answer on ${address} within ${STARTUP_TIMEOUT_MS / 1000} s`);
-}
-
 async function main(): Promise<void> {
   const { ports } = loadDevStackConfig();
-  const cli = temporalCliPath();
   await assertPortFree(ports.temporal, 'Temporal gRPC', 'TEMPORAL_PORT');
   await assertPortFree(ports.ui, 'Temporal Web UI', 'TEMPORAL_UI_PORT');
   await assertPortFree(ports.sandbox, 'sandbox', 'SANDBOX_PORT');
@@ -167,7 +145,9 @@ async function main(): Promise<void> {
   await assertPortFree(ports.console, 'operator console', 'CONSOLE_PORT');
 
   mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
-  const dbFile = join(TEMPORAL_CACHE_DIR, 'dev-stack.sqlite');
+  // One file per server release: a release's schema may differ from the one that wrote an older file.
+  const dbFile = join(TEMPORAL_CACHE_DIR, `dev-stack-v${TEMPORAL_SERVER_VERSION}.sqlite`);
+  const temporalLog = join(TEMPORAL_CACHE_DIR, 'dev-stack-temporal.log');
   const address = `${HOST}:${ports.temporal}`;
   const sandboxUrl = `http://${HOST}:${ports.sandbox}`;
   // The whole environment goes to the children (the encryption settings included).
@@ -188,16 +168,20 @@ async function main(): Promise<void> {
   const uiCodecEndpoint = `${codecUrl}/${codecTokenFor(consoleToken)}`;
 
   const startedAt = Date.now();
-  const temporal = startChild('temporal', cli, [
-    'server', 'start-dev',
-    '--ip', HOST, '--port', String(ports.temporal), '--ui-port', String(ports.ui),
-    '--db-filename', dbFile, '--log-level', 'error',
-    ...(app.encryption ? ['--ui-codec-endpoint', uiCodecEndpoint] : []),
-    ...devServerSearchAttributeArgs(),
-    ...devServerDynamicConfigArgs(),
-  ]);
-  await waitForTemporal(address, temporal);
-  console.log(`dev-stack: Temporal ready in ${Date.now() - startedAt} ms`);
+  temporal = await DevServer.create({
+    dbFile,
+    port: ports.temporal,
+    ui: { port: ports.ui, codecEndpoint: app.encryption ? uiCodecEndpoint : undefined },
+    logPath: temporalLog,
+    logLevel: 'error',
+    namespace: app.temporal.namespace,
+    onUnexpectedExit: (how) => {
+      console.error(`dev-stack: the Temporal server exited on its own (${how}); see ${temporalLog}; stopping everything`);
+      void shutdown(1);
+    },
+  });
+  await temporal.start();
+  console.log(`dev-stack: Temporal ${TEMPORAL_SERVER_VERSION} ready in ${Date.now() - startedAt} ms`);
 
   sandbox = await createSandbox({ port: ports.sandbox, host: HOST });
   startChild('worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], appEnv);
@@ -211,9 +195,9 @@ async function main(): Promise<void> {
 
   const lines = [
     '',
-    'dev-stack is up (Ctrl-C stops everything; workflow history persists in .temporal/dev-stack.sqlite)',
+    `dev-stack is up (Ctrl-C stops everything; workflow history persists in ${dbFile})`,
     `  Temporal Web UI   http://${HOST}:${ports.ui}`,
-    `  Temporal gRPC     ${address}  (namespace ${app.temporal.namespace})`,
+    `  Temporal gRPC     ${address}  (server ${TEMPORAL_SERVER_VERSION}, namespace ${app.temporal.namespace}; log ${temporalLog})`,
     `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Provides a real Temporal dev server (official CLI, built from its Go module), sdk-java's
-# time-skipping test server (from Maven Central) and MinIO (an S3 server for the payload store's
-# tests, built from its Go module) and Docker Compose v2 (only to validate temporal-compose.yml:
-# `npm run compose:check`; no Docker engine needed), cached in .temporal/ and reused on later runs.
+# Provides the Temporal server (the release of scripts/lib/temporal-versions.env: the dev server on
+# SQLite and prod:check's on PostgreSQL, with its SQL schema tool), its Web UI server and the
+# `temporal` CLI (all built from their Go modules), sdk-java's time-skipping test server (from Maven
+# Central), MinIO (an S3 server for the payload store's tests, built from its Go module) and Docker
+# Compose v2 (only to validate temporal-compose.yml: `npm run compose:check`; no Docker engine
+# needed), cached in .temporal/ (or TEMPORAL_CACHE_DIR) and reused on later runs.
 # No Docker, no GitHub downloads: only the Go module proxy and Maven Central are needed.
 set -euo pipefail
 
@@ -15,6 +17,7 @@ declared_server_version="$(sed -n 's/^TEMPORAL_SERVER_VERSION=//p' "$root/script
 declared_upgrade_path="$(sed -n 's/^TEMPORAL_UPGRADE_PATH="\(.*\)"$/\1/p' "$root/scripts/lib/temporal-versions.env")"
 server_version="${TEMPORAL_SERVER_VERSION:-$declared_server_version}"
 upgrade_path="${TEMPORAL_UPGRADE_PATH:-$declared_upgrade_path}"
+ui_version="${TEMPORAL_UI_VERSION:-$(sed -n 's/^TEMPORAL_UI_VERSION=//p' "$root/scripts/lib/temporal-versions.env")}"
 # MinIO's release tags are not Go semver: pin one pseudo-version (its go.mod has no replace, so go install works).
 minio_version="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 # Compose's go.mod has exclude directives, so `go install` refuses it: it is built from a throwaway module.
@@ -134,6 +137,24 @@ provide_upgrade_path() {
   for version in $upgrade_path; do provide_server "$version"; done
 }
 
+# The Web UI server beside the dev server (scripts/lib/dev-server.ts), from its Go module.
+provide_ui() {
+  local dir="$cache/temporal-ui/v$ui_version"
+  local target="$dir/ui-server"
+  if [[ -x "$target" ]] && { ! command -v go >/dev/null || go version -m "$target" 2>/dev/null | grep -q "github.com/temporalio/ui-server/v2[[:space:]]*v$ui_version"; }; then
+    log "Temporal Web UI server v$ui_version cached at $target"; return
+  fi
+  command -v go >/dev/null || { log "go is required to build the Temporal Web UI server"; exit 1; }
+  log "building github.com/temporalio/ui-server/v2/cmd/server@v$ui_version from its Go module (first run only, about 2 minutes)"
+  mkdir -p "$dir"
+  local out; out="$(mktemp -d)"
+  local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
+  GOSUMDB="${GOSUMDB:-sum.golang.org}" go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version" \
+  || GOSUMDB=off go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version"
+  mv -f "$out/server" "$target"; rmdir "$out"
+  log "built $target"
+}
+
 # The cached binary reports the version it was built with (set by -ldflags below).
 compose_is_current() {
   [[ -x "$1" ]] && "$1" version 2>/dev/null | grep -q "version ${compose_version}\$"
@@ -168,10 +189,13 @@ case "${1:-all}" in
   test-server) provide_test_server ;;
   minio) provide_minio ;;
   server) provide_server "${2:-$server_version}" ;;
+  ui) provide_ui ;;
+  # What `npm start` needs: the dev server (the production release on SQLite), its Web UI, the CLI.
+  dev) provide_server; provide_ui; provide_cli ;;
   upgrade-path) provide_upgrade_path ;;
   compose) provide_compose ;;
   # npm test's small upgrade rehearsal starts on the release before the production one.
-  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_server
+  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_server; provide_ui
        provide_server "$(awk '{ print $(NF-1) }' <<<"$upgrade_path")" ;;
-  *) log "usage: $0 [all|cli|test-server|minio|server [release]|upgrade-path|compose]"; exit 2 ;;
+  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose]"; exit 2 ;;
 esac

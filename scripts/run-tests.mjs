@@ -1,24 +1,22 @@
 #!/usr/bin/env node
 // `npm test`: runs every test/**/*.test.ts with node:test (through tsx) against ONE shared Temporal
-// dev server (in-memory, our search attributes registered), exported as TEMPORAL_TEST_ADDRESS.
+// dev server (scripts/lib/dev-server.ts: in memory, our search attributes registered), exported as
+// TEMPORAL_TEST_ADDRESS.
 //   npm test                      all test files
 //   npm test -- helpers sandbox   only files whose path contains one of the arguments
 // TEST_CONCURRENCY overrides how many test files run at once (default: half the cores, at least 1).
 /* global process, console, setTimeout, clearTimeout, URL */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { temporalCliPath, devServerSearchAttributeArgs, TEMPORAL_CACHE_DIR } = await tsImport('./lib/temporal-binaries.ts', import.meta.url);
-const { devServerDynamicConfigArgs } = await tsImport('./lib/server-dynamic-config.ts', import.meta.url);
+const { TEMPORAL_CACHE_DIR } = await tsImport('./lib/temporal-binaries.ts', import.meta.url);
+const { DevServer } = await tsImport('./lib/dev-server.ts', import.meta.url);
 
-const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 
 function findTestFiles(dir) {
@@ -32,18 +30,6 @@ function findTestFiles(dir) {
     }
   }
   return files.sort();
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves when `child` exits (immediately if it already has). */
@@ -60,41 +46,6 @@ async function stop(child) {
   clearTimeout(timer);
 }
 
-/** Starts `temporal server start-dev` and resolves with its address once the default namespace answers. */
-async function startDevServer(cliPath, logStream) {
-  const { Connection } = await import('@temporalio/client');
-  const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-  const address = `127.0.0.1:${port}`;
-  const args = [
-    'server', 'start-dev', '--headless', '--ip', '127.0.0.1',
-    '--port', String(port), '--http-port', String(httpPort), '--metrics-port', String(metricsPort),
-    '--log-level', 'error', ...devServerSearchAttributeArgs(), ...devServerDynamicConfigArgs(),
-  ];
-  const startedAt = Date.now();
-  const child = spawn(cliPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(logStream, { end: false });
-  child.stderr.pipe(logStream, { end: false });
-  let exitInfo;
-  child.once('exit', (code, signal) => { exitInfo = signal ?? `exit code ${code}`; });
-  child.once('error', (error) => { exitInfo = error.message; });
-
-  while (Date.now() - startedAt < STARTUP_TIMEOUT_MS) {
-    if (exitInfo) return { child, address, failure: `the dev server stopped during start-up (${exitInfo})` };
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace: 'default' });
-        return { child, address, startupMs: Date.now() - startedAt };
-      } finally {
-        await connection.close();
-      }
-    } catch {
-      await delay(100);
-    }
-  }
-  return { child, address, failure: `the dev server did not answer on ${address} within ${STARTUP_TIMEOUT_MS} ms` };
-}
-
 const filters = process.argv.slice(2);
 const files = findTestFiles(join(root, 'test')).filter((file) => filters.length === 0 || filters.some((filter) => relative(root, file).includes(filter)));
 if (files.length === 0) {
@@ -106,17 +57,9 @@ if (files.length === 0) {
 // workflow bundling is CPU-bound: with 2 cores, one file at a time keeps timing-sensitive tests honest.
 const concurrency = Number(process.env.TEST_CONCURRENCY) || Math.max(1, Math.floor(availableParallelism() / 2));
 
-let cliPath;
-try {
-  cliPath = temporalCliPath();
-} catch (error) {
-  console.error(`run-tests: ${error.message}`);
-  process.exit(1);
-}
-
 mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
 const serverLogPath = join(TEMPORAL_CACHE_DIR, 'test-dev-server.log');
-const serverLog = createWriteStream(serverLogPath);
+rmSync(serverLogPath, { force: true });
 
 let server;
 let tests;
@@ -126,8 +69,7 @@ async function shutdown(exitCode) {
   if (stopping) return;
   stopping = true;
   await stop(tests);
-  await stop(server);
-  serverLog.end();
+  await server?.close();
   process.exit(exitCode);
 }
 
@@ -138,21 +80,27 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-let started;
-for (let attempt = 1; attempt <= 3; attempt++) {
-  started = await startDevServer(cliPath, serverLog);
-  server = started.child;
-  if (!started.failure) break;
-  await stop(server);
-  console.error(`run-tests: ${started.failure} (attempt ${attempt}; log: ${relative(root, serverLogPath)})`);
+let startupMs;
+for (let attempt = 1; attempt <= 3 && !server; attempt++) {
+  try {
+    const candidate = await DevServer.create({
+      logPath: serverLogPath,
+      logLevel: 'error',
+      onUnexpectedExit: (how) => console.error(`run-tests: the shared Temporal dev server exited unexpectedly (${how}); see ${relative(root, serverLogPath)}`),
+    });
+    try {
+      startupMs = await candidate.start();
+      server = candidate;
+    } catch (error) {
+      await candidate.close();
+      throw error;
+    }
+  } catch (error) {
+    console.error(`run-tests: ${error.message} (attempt ${attempt}; log: ${relative(root, serverLogPath)})`);
+  }
 }
-if (started.failure) {
-  await shutdown(1);
-}
-server.once('exit', (code, signal) => {
-  if (!stopping) console.error(`run-tests: the shared Temporal dev server exited unexpectedly (${signal ?? code}); see ${relative(root, serverLogPath)}`);
-});
-console.log(`run-tests: Temporal dev server ready at ${started.address} in ${started.startupMs} ms; ${files.length} test file(s), concurrency ${concurrency}`);
+if (!server) await shutdown(1);
+console.log(`run-tests: Temporal dev server ready at ${server.address} in ${startupMs} ms; ${files.length} test file(s), concurrency ${concurrency}`);
 
 tests = spawn(
   process.execPath,
@@ -162,7 +110,7 @@ tests = spawn(
     '--test-timeout=300000',
     ...files.map((file) => relative(root, file).split(sep).join('/')),
   ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, TEMPORAL_TEST_ADDRESS: started.address } },
+  { cwd: root, stdio: 'inherit', env: { ...process.env, TEMPORAL_TEST_ADDRESS: server.address } },
 );
 const testExit = await new Promise((resolve) => {
   tests.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));

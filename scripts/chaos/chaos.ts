@@ -15,11 +15,11 @@ import { join } from 'node:path';
 import { randomInt } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { temporalCliPath } from '../lib/temporal-binaries.js';
 import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
 import { ChaosArgumentError, defaultDeadlineMs, parseChaosArgs, USAGE, type ChaosOptions } from './options.js';
-import { DevServer, killAllChildren, type WorkerPool } from './processes.js';
+import { DevServer } from '../lib/dev-server.js';
+import { killAllChildren, type WorkerPool } from './processes.js';
 import { startChaosProxy, type ChaosProxy } from './proxy.js';
 import { seededRandom } from './random.js';
 import { passed, renderReport } from './report.js';
@@ -62,7 +62,6 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   // Kills while connections start and for two intervals more: two to four kills in the default run.
   const killWindowMs = options.killEveryMs > 0 ? startSpreadMs + 2 * options.killEveryMs : 0;
   const deadlineMs = options.deadlineMs ?? defaultDeadlineMs(killWindowMs, options.connections, options.replyDelayMs);
-  const cliPath = temporalCliPath();
 
   const runDir = await mkdtemp(join(tmpdir(), 'aggregation-chaos-'));
   resources.runDir = runDir;
@@ -86,7 +85,11 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   const bundlePath = await buildWorkflowBundle(runDir);
   timeline.mark('workflow bundle built');
 
-  resources.server = await DevServer.create({ cliPath, dbFile: join(runDir, 'temporal.sqlite'), logPath: join(runDir, 'dev-server.log'), timeline });
+  resources.server = await DevServer.create({
+    dbFile: join(runDir, 'temporal.sqlite'),
+    logPath: join(runDir, 'dev-server.log'),
+    onUnexpectedExit: (how) => timeline.mark(`dev server exited on its own (${how}); see ${join(runDir, 'dev-server.log')}`),
+  });
   const server = resources.server;
   const serverStartMs = await server.start();
   timeline.mark(`dev server up at ${server.address} (SQLite ${join(runDir, 'temporal.sqlite')}) in ${seconds(serverStartMs)}`);

@@ -1,34 +1,17 @@
 /**
- * The processes a chaos run starts, kills and restarts: the Temporal dev server on a SQLite file
- * (restartable on the same file and ports) and a pool of worker processes (`node --import tsx
- * src/worker.ts`), each SIGKILLed on demand and replaced at once. Every process writes to its own
- * log file in the run directory; every start, kill and unexpected exit goes on the timeline.
+ * The worker processes a chaos run starts, kills and restarts: a pool of `node --import tsx
+ * src/worker.ts`, each SIGKILLed on demand and replaced at once. Every process writes to its own log
+ * file in the run directory; every start, kill and unexpected exit goes on the timeline. (The dev
+ * server on a SQLite file, restartable on the same file and ports, is scripts/lib/dev-server.ts.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
-import { devServerDynamicConfigArgs } from '../lib/server-dynamic-config.js';
-import { devServerSearchAttributeArgs, PROJECT_ROOT } from '../lib/temporal-binaries.js';
+import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { seconds, type Timeline } from './timeline.js';
 
-/** The last lines of a log file, or why it could not be read. */
-async function logTail(path: string, lines = 15): Promise<string> {
-  try {
-    return (await readFile(path, 'utf8')).trimEnd().split('\n').slice(-lines).join('\n');
-  } catch (error) {
-    return `(log unreadable: ${error instanceof Error ? error.message : String(error)})`;
-  }
-}
-
-const HOST = '127.0.0.1';
-const SERVER_READY_TIMEOUT_MS = 60_000;
-/** The server's graceful stop waits for open long polls (workers, result waits): this long, then SIGKILL. */
-const SERVER_STOP_GRACE_MS = 5_000;
 const WORKER_READY_TIMEOUT_MS = 90_000;
 const WORKER_STOP_GRACE_MS = 10_000;
 /** A worker that died before it started (e.g. Temporal down for the restart) is started again after this. */
@@ -37,18 +20,6 @@ const WORKER_ENTRY = fileURLToPath(new URL('../../src/worker.ts', import.meta.ur
 
 export class ProcessError extends Error {
   override readonly name = 'ProcessError';
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new ProcessError('no port assigned'))));
-    });
-  });
 }
 
 function hasExited(child: ChildProcess): boolean {
@@ -76,114 +47,6 @@ export function track(child: ChildProcess): ChildProcess {
 /** Last resort (process exit, a signal): no dev server or worker outlives the run. */
 export function killAllChildren(): void {
   for (const child of children) if (!hasExited(child)) child.kill('SIGKILL');
-}
-
-// ---- the dev server ---------------------------------------------------------------------------
-
-export interface DevServerOptions {
-  readonly cliPath: string;
-  readonly dbFile: string;
-  readonly logPath: string;
-  readonly timeline: Timeline;
-}
-
-export class DevServer {
-  readonly address: string;
-  private child: ChildProcess | undefined;
-  private stopping = false;
-  private readonly log: WriteStream;
-
-  private constructor(
-    private readonly options: DevServerOptions,
-    private readonly ports: { readonly grpc: number; readonly http: number; readonly metrics: number },
-  ) {
-    this.address = `${HOST}:${ports.grpc}`;
-    this.log = createWriteStream(options.logPath, { flags: 'a' });
-  }
-
-  /** Picks free ports once: a restart reuses them, so workers and clients reconnect to the same address. */
-  static async create(options: DevServerOptions): Promise<DevServer> {
-    return new DevServer(options, { grpc: await freePort(), http: await freePort(), metrics: await freePort() });
-  }
-
-  /** Starts the server and resolves once the default namespace answers; returns the ms it took. */
-  async start(): Promise<number> {
-    const startedAt = Date.now();
-    const args = [
-      'server', 'start-dev', '--headless', '--ip', HOST,
-      '--port', String(this.ports.grpc), '--http-port', String(this.ports.http), '--metrics-port', String(this.ports.metrics),
-      '--db-filename', this.options.dbFile, '--log-level', 'warn',
-      ...devServerSearchAttributeArgs(),
-      ...devServerDynamicConfigArgs(),
-    ];
-    const child = track(spawn(this.options.cliPath, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
-    this.child = child;
-    this.stopping = false;
-    child.stdout?.pipe(this.log, { end: false });
-    child.stderr?.pipe(this.log, { end: false });
-    void exitOf(child).then((how) => {
-      if (!this.stopping && this.child === child) this.options.timeline.mark(`dev server (pid ${child.pid}) exited on its own (${how}); see ${this.options.logPath}`);
-    });
-    await this.waitReady(child);
-    return Date.now() - startedAt;
-  }
-
-  private async waitReady(child: ChildProcess): Promise<void> {
-    const deadline = Date.now() + SERVER_READY_TIMEOUT_MS;
-    let lastError = 'no answer yet';
-    while (Date.now() < deadline) {
-      if (hasExited(child)) {
-        // The log may live in a temporary directory that is gone by the time anyone reads the failure: quote its end.
-        const how = await exitOf(child);
-        throw new ProcessError(`the dev server stopped during start-up (${how}); see ${this.options.logPath}; it ended with:\n${await logTail(this.options.logPath)}`);
-      }
-      try {
-        const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
-        try {
-          await connection.workflowService.describeNamespace({ namespace: 'default' });
-          return;
-        } finally {
-          await connection.close();
-        }
-      } catch (error) {
-        lastError = error instanceof Error ? error.message : String(error);
-        await delay(200);
-      }
-    }
-    throw new ProcessError(`the dev server did not answer on ${this.address} within ${SERVER_READY_TIMEOUT_MS} ms (${lastError}); see ${this.options.logPath}`);
-  }
-
-  /** Stops it (SIGKILL after a grace period if the signal is not enough): how long it took, and whether SIGKILL was needed. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ stopMs: number; forced: boolean }> {
-    const child = this.child;
-    if (!child || hasExited(child)) return { stopMs: 0, forced: false };
-    const startedAt = Date.now();
-    this.stopping = true;
-    let forced = false;
-    child.kill(signal);
-    const timer =
-      signal === 'SIGKILL'
-        ? undefined
-        : setTimeout(() => {
-            forced = true;
-            child.kill('SIGKILL');
-          }, SERVER_STOP_GRACE_MS);
-    await exitOf(child);
-    clearTimeout(timer);
-    return { stopMs: Date.now() - startedAt, forced };
-  }
-
-  /** Stops it and starts it again on the same database file and ports. */
-  async restart(signal: NodeJS.Signals): Promise<{ stopMs: number; forced: boolean; startMs: number }> {
-    const { stopMs, forced } = await this.stop(signal);
-    const startMs = await this.start();
-    return { stopMs, forced, startMs };
-  }
-
-  async close(): Promise<void> {
-    await this.stop('SIGTERM');
-    await new Promise<void>((resolve) => this.log.end(() => resolve()));
-  }
 }
 
 // ---- workers ----------------------------------------------------------------------------------

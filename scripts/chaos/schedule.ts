@@ -7,7 +7,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KillTarget, ServerStopSignal } from './options.js';
-import type { DevServer, KillRecord, WorkerPool } from './processes.js';
+import type { DevServer } from '../lib/dev-server.js';
+import type { KillRecord, WorkerPool } from './processes.js';
 import type { ChaosProxy } from './proxy.js';
 import type { Random } from './random.js';
 import { seconds, type Timeline } from './timeline.js';

@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { startChaosProxy } from '../chaos/proxy.js';
-import { DevServer, freePort } from '../chaos/processes.js';
-import { Timeline } from '../chaos/timeline.js';
-import { temporalCliPath } from '../lib/temporal-binaries.js';
+import { DevServer } from '../lib/dev-server.js';
+import { freePort } from '../lib/free-port.js';
 import { ImageProcess, ImageProcessError, runToEnd, unprivileged } from './image-processes.js';
 
 const START_TIMEOUT_MS = 60_000;
@@ -59,8 +58,7 @@ async function temporal(logDir: string): Promise<Temporal> {
   let server: DevServer | undefined;
   let address = process.env.TEMPORAL_TEST_ADDRESS;
   if (!address) {
-    server = await DevServer.create({ cliPath: temporalCliPath(), dbFile: join(logDir, 'temporal.sqlite'), logPath: join(logDir, 'temporal.log'), timeline: new Timeline() });
-    await server.start();
+    server = await DevServer.start({ dbFile: join(logDir, 'temporal.sqlite'), logPath: join(logDir, 'temporal.log') });
     address = server.address;
   }
   const connection = await Connection.connect({ address });

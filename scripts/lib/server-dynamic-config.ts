@@ -24,14 +24,9 @@ export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number | s
   'history.timerProcessorMaxPollRPS': 200,
 });
 
-/** `--dynamic-config-value key=value ...` for `temporal server start-dev` (values as JSON). */
-export function devServerDynamicConfigArgs(): string[] {
-  return Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]);
-}
-
-/** The same settings as dynamic config file entries (no constraints: every namespace). */
-export function dynamicConfigYamlEntries(): string {
-  return Object.entries(SERVER_DYNAMIC_CONFIG)
+/** Settings as dynamic config file entries (no constraints: every namespace); ours by default. */
+export function dynamicConfigYamlEntries(settings: Readonly<Record<string, boolean | number | string>> = SERVER_DYNAMIC_CONFIG): string {
+  return Object.entries(settings)
     .map(([key, value]) => `${key}:\n  - value: ${JSON.stringify(value)}\n`)
     .join('');
 }

@@ -1,30 +1,39 @@
 /**
- * Where the Temporal binaries are, and how to hand them our search attributes. Used by the test
- * helpers, the test runner and the dev stack, so every one of them finds the same executables:
- * - the CLI (dev server): TEMPORAL_CLI_PATH, else .temporal/bin/temporal, else `temporal` on PATH;
+ * Where the Temporal binaries are. Used by the test helpers, the test runner, the dev stack, chaos
+ * and prod:check, so every one of them finds the same executables:
+ * - the server (the dev server's and prod:check's): TEMPORAL_SERVER_PATH, else
+ *   .temporal/temporal-server/v<release>/temporal-server;
+ * - the Web UI server beside the dev server: TEMPORAL_UI_SERVER_PATH, else .temporal/temporal-ui/v<release>/ui-server;
+ * - the `temporal` CLI (operator commands; no longer the dev server): TEMPORAL_CLI_PATH, else
+ *   .temporal/bin/temporal, else `temporal` on PATH;
  * - sdk-java's time-skipping test server: TEMPORAL_TEST_SERVER_PATH, else .temporal/bin/temporal-test-server.
- * `npm run provision` (scripts/provision-temporal.sh) fills .temporal/bin on a machine without them.
+ * `npm run provision` (scripts/provision-temporal.sh) fills .temporal/ on a machine without them.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TypedSearchAttributes } from '@temporalio/common';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
+import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from './temporal-versions.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where provision-temporal.sh keeps the binaries; TEMPORAL_CACHE_DIR moves it (CI keeps it outside the clone). */
 export const TEMPORAL_CACHE_DIR = process.env.TEMPORAL_CACHE_DIR || join(PROJECT_ROOT, '.temporal');
 
+const OVERRIDES = {
+  'temporal CLI': 'TEMPORAL_CLI_PATH',
+  'time-skipping test server': 'TEMPORAL_TEST_SERVER_PATH',
+  'Temporal server': 'TEMPORAL_SERVER_PATH',
+  'Temporal Web UI server': 'TEMPORAL_UI_SERVER_PATH',
+} as const;
+
 export class TemporalBinaryNotFoundError extends Error {
   override readonly name = 'TemporalBinaryNotFoundError';
   constructor(
-    readonly binary: 'temporal CLI' | 'time-skipping test server',
+    readonly binary: 'temporal CLI' | 'time-skipping test server' | 'Temporal server' | 'Temporal Web UI server',
     readonly searched: readonly string[],
   ) {
     super(
       `${binary} not found (looked at: ${searched.join(', ')}). ` +
-        'Run `npm run provision` to build it into .temporal/bin, or point ' +
-        `${binary === 'temporal CLI' ? 'TEMPORAL_CLI_PATH' : 'TEMPORAL_TEST_SERVER_PATH'} at an executable.`,
+        `Run \`npm run provision\` to build it into .temporal/, or point ${OVERRIDES[binary]} at an executable.`,
     );
   }
 }
@@ -45,7 +54,28 @@ function onPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
-/** Absolute path of the Temporal CLI (`temporal server start-dev`). */
+/** The cached binary of a release, or the override variable's; throws naming both when neither is there. */
+function releaseBinary(binary: 'Temporal server' | 'Temporal Web UI server', cached: string, env: NodeJS.ProcessEnv): string {
+  const explicit = env[OVERRIDES[binary]];
+  if (explicit) {
+    if (isExecutableFile(explicit)) return explicit;
+    throw new TemporalBinaryNotFoundError(binary, [`${OVERRIDES[binary]}=${explicit}`]);
+  }
+  if (isExecutableFile(cached)) return cached;
+  throw new TemporalBinaryNotFoundError(binary, [cached]);
+}
+
+/** The production server release's binary (the dev server runs it on SQLite). */
+export function temporalServerPath(env: NodeJS.ProcessEnv = process.env): string {
+  return releaseBinary('Temporal server', join(TEMPORAL_CACHE_DIR, 'temporal-server', `v${TEMPORAL_SERVER_VERSION}`, 'temporal-server'), env);
+}
+
+/** The Web UI server beside the dev server. */
+export function temporalUiServerPath(env: NodeJS.ProcessEnv = process.env): string {
+  return releaseBinary('Temporal Web UI server', join(TEMPORAL_CACHE_DIR, 'temporal-ui', `v${TEMPORAL_UI_VERSION}`, 'ui-server'), env);
+}
+
+/** Absolute path of the Temporal CLI (operator commands against any of our servers). */
 export function temporalCliPath(env: NodeJS.ProcessEnv = process.env): string {
   const explicit = env.TEMPORAL_CLI_PATH;
   if (explicit) {
@@ -69,12 +99,4 @@ export function temporalTestServerPath(env: NodeJS.ProcessEnv = process.env): st
   const cached = join(TEMPORAL_CACHE_DIR, 'bin', 'temporal-test-server');
   if (isExecutableFile(cached)) return cached;
   throw new TemporalBinaryNotFoundError('time-skipping test server', [cached]);
-}
-
-/** `--search-attribute Name=Keyword ...` for `temporal server start-dev`, from the single source. */
-export function devServerSearchAttributeArgs(): string[] {
-  return CONNECTION_SEARCH_ATTRIBUTES.flatMap(({ name, type }) => [
-    '--search-attribute',
-    `${name}=${TypedSearchAttributes.toMetadataType(type)}`,
-  ]);
 }

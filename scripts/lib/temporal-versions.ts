@@ -26,3 +26,6 @@ export const TEMPORAL_SERVER_VERSION = declaredValue('TEMPORAL_SERVER_VERSION');
 
 /** Releases a database passes through, oldest first, ending at TEMPORAL_SERVER_VERSION (prod:upgrade). */
 export const TEMPORAL_UPGRADE_PATH: readonly string[] = declaredValue('TEMPORAL_UPGRADE_PATH').split(/\s+/).filter(Boolean);
+
+/** The Web UI server release beside the dev server. */
+export const TEMPORAL_UI_VERSION = declaredValue('TEMPORAL_UI_VERSION');

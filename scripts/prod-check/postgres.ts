@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../chaos/processes.js';
+import { freePort } from '../lib/free-port.js';
 
 export class PostgresError extends Error {
   override readonly name = 'PostgresError';

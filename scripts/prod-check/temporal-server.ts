@@ -21,18 +21,13 @@ import { createServer } from 'node:net';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
-import { msToTs } from '@temporalio/common/lib/time.js';
-import proto from '@temporalio/proto';
-
-const { temporal } = proto;
+import { Connection } from '@temporalio/client';
 import { temporalConnectionOptions, type TemporalConnectionOptions } from '../../src/temporal-connection.js';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
-import { freePort } from '../chaos/processes.js';
+import { freePort } from '../lib/free-port.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';
 import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
+import { prepareNamespace } from '../lib/namespace-setup.js';
 import { dynamicConfigYamlEntries } from '../lib/server-dynamic-config.js';
 import type { PostgresCluster } from './postgres.js';
 import { TLS_SERVER_NAME, type ProdCheckPki } from './tls.js';
@@ -362,54 +357,11 @@ export class ProdTemporalServer {
     throw new TemporalServerError(`the Temporal server did not get ready on ${this.address} within ${READY_TIMEOUT_MS} ms (${lastError}); see ${this.logPath}`);
   }
 
-  /**
-   * Registers `default` and our search attributes (Keyword) through the operator service, then waits
-   * until a workflow start carrying all of them is accepted (the frontend's namespace cache has them).
-   */
+  /** Registers `namespace` with our search attributes (scripts/lib/namespace-setup.ts); lists them. */
   async registerNamespace(namespace = 'default'): Promise<string> {
     const connection = await Connection.connect(this.connectionOptions);
     try {
-      try {
-        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
-      } catch (error) {
-        if (!/already exists/i.test(error instanceof Error ? error.message : String(error))) throw error;
-      }
-      const wanted = Object.fromEntries(
-        CONNECTION_SEARCH_ATTRIBUTES.map(({ name, type }) => [
-          name,
-          temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${TypedSearchAttributes.toMetadataType(type).toUpperCase()}` as keyof typeof temporal.api.enums.v1.IndexedValueType],
-        ]),
-      );
-      const client = new Client({ connection, namespace });
-      const deadline = Date.now() + READY_TIMEOUT_MS;
-      let added = false;
-      let lastError = '';
-      while (Date.now() < deadline) {
-        try {
-          if (!added) {
-            try {
-              await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: wanted });
-            } catch (error) {
-              if (!/already exists/i.test(error instanceof Error ? error.message : String(error))) throw error;
-            }
-            added = true;
-          }
-          const handle = await client.workflow.start('prodCheckProbe', {
-            taskQueue: 'prod-check-probe',
-            workflowId: `prod-check-probe-${Date.now()}`,
-            typedSearchAttributes: CONNECTION_SEARCH_ATTRIBUTES.map((key) => ({ key, value: 'probe' })),
-          });
-          await handle.terminate('prod-check: search attribute probe');
-          const listed = await connection.operatorService.listSearchAttributes({ namespace });
-          return Object.keys(wanted)
-            .map((name) => `${name}=${temporal.api.enums.v1.IndexedValueType[listed.customAttributes[name] ?? 0]?.replace('INDEXED_VALUE_TYPE_', '') ?? '?'}`)
-            .join(', ');
-        } catch (error) {
-          lastError = error instanceof Error ? error.message : String(error);
-          await delay(500);
-        }
-      }
-      throw new TemporalServerError(`namespace ${namespace} or its search attributes not usable within ${READY_TIMEOUT_MS} ms: ${lastError}`);
+      return await prepareNamespace(connection, namespace, READY_TIMEOUT_MS);
     } finally {
       await connection.close();
     }

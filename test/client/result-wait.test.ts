@@ -11,9 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DevServer } from '../../scripts/chaos/processes.js';
-import { Timeline } from '../../scripts/chaos/timeline.js';
-import { temporalCliPath } from '../../scripts/lib/temporal-binaries.js';
+import { DevServer } from '../../scripts/lib/dev-server.js';
 import { ConnectionsClient, ResultWaitFailedError, connectionKey, type TransientRetry } from '../../src/client/index.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
@@ -28,8 +26,7 @@ let client: ConnectionsClient;
 
 before(async () => {
   runDir = await mkdtemp(join(tmpdir(), 'result-wait-'));
-  server = await DevServer.create({ cliPath: temporalCliPath(), dbFile: join(runDir, 'temporal.sqlite'), logPath: join(runDir, 'server.log'), timeline: new Timeline() });
-  await server.start();
+  server = await DevServer.start({ dbFile: join(runDir, 'temporal.sqlite'), logPath: join(runDir, 'server.log') });
   env = await TestWorkflowEnvironment.createFromExistingServer({ address: server.address });
   stack = await startConnectionStack(env);
   client = new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue, address: server.address });

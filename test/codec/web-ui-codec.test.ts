@@ -7,17 +7,16 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { chromium, type Browser } from 'playwright-core';
 import { ConnectionsClient } from '../../src/client/index.js';
 import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
 import { codecTokenFor } from '../../src/client/console/auth.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
-import { temporalCliPath } from '../../scripts/lib/temporal-binaries.js';
+import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
+import { freePort } from '../../scripts/lib/free-port.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { uniqueId } from '../helpers/temporal.js';
@@ -33,32 +32,11 @@ let consoleServer: ConsoleServer;
 let browser: Browser;
 let uiUrl: string;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 before(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
   const [uiPort, consolePort] = [await freePort(), await freePort()];
   uiUrl = `http://127.0.0.1:${uiPort}`;
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCliPath() },
-      ip: '127.0.0.1',
-      ui: true,
-      uiPort,
-      searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES],
-      log: { format: 'pretty', level: 'error' },
-      extraArgs: ['--ui-codec-endpoint', `http://127.0.0.1:${consolePort}/codec/${codecTokenFor(TOKEN)}`],
-    },
-  });
+  env = await startDevEnvironment({ ui: { port: uiPort, codecEndpoint: `http://127.0.0.1:${consolePort}/codec/${codecTokenFor(TOKEN)}` } });
   stack = await startConnectionStack(env);
   consoleServer = createConsoleServer({
     connections: new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }),

@@ -14,8 +14,8 @@ import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/se
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogLevel } from '@temporalio/worker';
-import { temporalCliPath, temporalTestServerPath } from '../../scripts/lib/temporal-binaries.js';
-import { devServerDynamicConfigArgs } from '../../scripts/lib/server-dynamic-config.js';
+import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
+import { temporalTestServerPath } from '../../scripts/lib/temporal-binaries.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
 
 const GRPC_ALREADY_EXISTS = 6;
@@ -73,16 +73,7 @@ export async function createDevEnvironment(options: DevEnvironmentOptions = {}):
     }
     return env;
   }
-  return TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCliPath() },
-      searchAttributes: [...CONNECTION_SEARCH_ATTRIBUTES],
-      ip: '127.0.0.1',
-      namespace,
-      log: { format: 'pretty', level: 'error' },
-      extraArgs: devServerDynamicConfigArgs(),
-    },
-  });
+  return startDevEnvironment({ namespace });
 }
 
 /**

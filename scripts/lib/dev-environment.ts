@@ -1,0 +1,33 @@
+/**
+ * A private dev server (scripts/lib/dev-server.ts, in memory) wrapped as the SDK's test environment,
+ * for tests and benchmarks that need a server of their own: its teardown also stops the server.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DevServer, type DevServerOptions } from './dev-server.js';
+
+export type DevEnvironment = TestWorkflowEnvironment & { readonly server: DevServer };
+
+export async function startDevEnvironment(options: Partial<DevServerOptions> = {}): Promise<DevEnvironment> {
+  const namespace = options.namespace ?? 'default';
+  const server = await DevServer.start({ logPath: join(tmpdir(), `temporal-dev-server-${process.pid}.log`), logLevel: 'error', ...options, namespace });
+  let env: TestWorkflowEnvironment;
+  try {
+    env = await TestWorkflowEnvironment.createFromExistingServer({ address: server.address, namespace });
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  const teardown = env.teardown.bind(env);
+  return Object.assign(env, {
+    server,
+    teardown: async () => {
+      try {
+        await teardown();
+      } finally {
+        await server.close();
+      }
+    },
+  });
+}

@@ -1,0 +1,330 @@
+/**
+ * The Temporal dev server of `npm start`, `npm test`, chaos, the image check and the benchmarks: the
+ * production server release (scripts/lib/temporal-versions.env) on SQLite, one process running every
+ * service on loopback ports, with the `default` namespace and our search attributes prepared, and the
+ * Web UI server beside it when asked. The CLI's own dev server (`temporal server start-dev`) cannot
+ * be had here for a current release: every CLI after 1.5.1 needs a module the Go proxy does not serve,
+ * and 1.5.1 embeds server 1.29, which lacks fairness weights and the fairness task-loss fix.
+ *
+ * In memory by default (gone when it stops); with `dbFile` the history survives restarts, which keep
+ * the same ports, so workers and clients reconnect to the same address.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { freePort } from './free-port.js';
+import { prepareNamespace } from './namespace-setup.js';
+import { dynamicConfigYamlEntries } from './server-dynamic-config.js';
+import { temporalServerPath, temporalUiServerPath } from './temporal-binaries.js';
+
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 60_000;
+/** The server's graceful stop waits for open long polls (workers, result waits): this long, then SIGKILL. */
+const STOP_GRACE_MS = 5_000;
+
+export class DevServerError extends Error {
+  override readonly name = 'DevServerError';
+}
+
+export interface DevServerOptions {
+  /** A SQLite file the history lives in across restarts; in memory without. */
+  readonly dbFile?: string | undefined;
+  /** The frontend's gRPC port; a free one without. */
+  readonly port?: number | undefined;
+  /** Serve the Web UI on this port, decoding payloads through `codecEndpoint` when given. */
+  readonly ui?: { readonly port: number; readonly codecEndpoint?: string | undefined } | undefined;
+  /** The server's and the UI's output. */
+  readonly logPath: string;
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error' | undefined;
+  /** Prepared with our search attributes; `default` without. */
+  readonly namespace?: string | undefined;
+  /** In place of the settings every server of ours gets (server-dynamic-config.ts): benchmarks compare. */
+  readonly dynamicConfig?: Readonly<Record<string, boolean | number | string>> | undefined;
+  /** Called when the server exits without being stopped (how it ended). */
+  readonly onUnexpectedExit?: ((how: string) => void) | undefined;
+}
+
+interface Ports {
+  readonly frontend: number;
+  readonly frontendHttp: number;
+  readonly history: number;
+  readonly matching: number;
+  readonly worker: number;
+  readonly membership: readonly [number, number, number, number];
+}
+
+/** Every dev server child, so a process that ends without closing them still kills them. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function exitOf(child: ChildProcess): Promise<string> {
+  if (hasExited(child)) return Promise.resolve(child.signalCode ?? `code ${child.exitCode}`);
+  return new Promise((done) => {
+    child.once('exit', (code, signal) => done(signal ?? `code ${code}`));
+    child.once('error', (error) => done(`spawn error: ${error.message}`));
+  });
+}
+
+async function logTail(path: string, lines = 15): Promise<string> {
+  try {
+    return (await readFile(path, 'utf8')).trimEnd().split('\n').slice(-lines).join('\n');
+  } catch (error) {
+    return `(log unreadable: ${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+function serverConfigYaml(ports: Ports, dbFile: string | undefined, logLevel: string, dynamicConfigPath: string): string {
+  // One connection: SQLite has one writer; WAL lets readers of the file run beside it.
+  const attributes = dbFile
+    ? `mode: "rwc"\n          setup: "true"\n          journal_mode: "wal"\n          synchronous: "2"`
+    : `mode: "memory"\n          cache: "shared"`;
+  const service = (grpc: number, membership: number, http?: number) =>
+    `    rpc:\n      grpcPort: ${grpc}\n      membershipPort: ${membership}\n      bindOnIP: "${HOST}"${http === undefined ? '' : `\n      httpPort: ${http}`}`;
+  return `# Written by scripts/lib/dev-server.ts for one dev server: SQLite, one node, loopback only.
+log:
+  stdout: true
+  level: ${logLevel}
+
+persistence:
+  defaultStore: sqlite-default
+  visibilityStore: sqlite-default
+  numHistoryShards: 1
+  datastores:
+    sqlite-default:
+      sql:
+        pluginName: "sqlite"
+        databaseName: "${dbFile ?? `dev-${process.pid}-${ports.frontend}`}"
+        connectAddr: "localhost"
+        connectProtocol: "tcp"
+        connectAttributes:
+          ${attributes}
+        maxConns: 1
+        maxIdleConns: 1
+        maxConnLifetime: "1h"
+
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: "${HOST}"
+
+services:
+  frontend:
+${service(ports.frontend, ports.membership[0], ports.frontendHttp)}
+  history:
+${service(ports.history, ports.membership[1])}
+  matching:
+${service(ports.matching, ports.membership[2])}
+  worker:
+${service(ports.worker, ports.membership[3])}
+
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: "active"
+  currentClusterName: "active"
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: "frontend"
+      rpcAddress: "${HOST}:${ports.frontend}"
+
+dcRedirectionPolicy:
+  policy: "noop"
+
+dynamicConfigClient:
+  filepath: "${dynamicConfigPath}"
+  pollInterval: "10s"
+`;
+}
+
+/** A dev server's own settings, then the ones every server of ours gets (server-dynamic-config.ts). */
+function dynamicConfigYaml(settings: DevServerOptions['dynamicConfig']): string {
+  return `# Written by scripts/lib/dev-server.ts. A new namespace and its search attributes are seen within a second.
+system.namespaceCacheRefreshInterval:
+  - value: 1s
+frontend.namespaceRPS.visibility:
+  - value: 100
+${dynamicConfigYamlEntries(settings)}`;
+}
+
+function uiConfigYaml(frontend: string, port: number, codecEndpoint: string | undefined): string {
+  return `# Written by scripts/lib/dev-server.ts: the Web UI of one dev server.
+temporalGrpcAddress: ${frontend}
+host: ${HOST}
+port: ${port}
+enableUi: true
+defaultNamespace: default
+hideLogs: true
+disableNewsFetch: true
+cors:
+  cookieInsecure: true
+codec:
+  endpoint: ${JSON.stringify(codecEndpoint ?? '')}
+`;
+}
+
+export class DevServer {
+  readonly address: string;
+  readonly uiUrl: string | undefined;
+  private server: ChildProcess | undefined;
+  private ui: ChildProcess | undefined;
+  private stopping = false;
+  private readonly log: WriteStream;
+
+  private constructor(
+    private readonly options: DevServerOptions,
+    private readonly ports: Ports,
+    /** Config files of this server (a temporary directory, removed by close). */
+    private readonly root: string,
+  ) {
+    this.address = `${HOST}:${ports.frontend}`;
+    this.uiUrl = options.ui ? `http://${HOST}:${options.ui.port}` : undefined;
+    this.log = createWriteStream(options.logPath, { flags: 'a' });
+  }
+
+  /** Picks every port once (a restart reuses them) and writes the config; starts nothing. */
+  static async create(options: DevServerOptions): Promise<DevServer> {
+    const ports: Ports = {
+      frontend: options.port ?? (await freePort(HOST)),
+      frontendHttp: await freePort(HOST),
+      history: await freePort(HOST),
+      matching: await freePort(HOST),
+      worker: await freePort(HOST),
+      membership: [await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST)],
+    };
+    const root = mkdtempSync(join(tmpdir(), 'temporal-dev-server-'));
+    const dynamicConfigPath = join(root, 'dynamicconfig.yaml');
+    writeFileSync(dynamicConfigPath, dynamicConfigYaml(options.dynamicConfig));
+    const dbFile = options.dbFile ? resolve(options.dbFile) : undefined;
+    writeFileSync(join(root, 'dev.yaml'), serverConfigYaml(ports, dbFile, options.logLevel ?? 'warn', dynamicConfigPath));
+    const server = new DevServer(options, ports, root);
+    if (options.ui) writeFileSync(join(root, 'ui.yaml'), uiConfigYaml(server.address, options.ui.port, options.ui.codecEndpoint));
+    return server;
+  }
+
+  /** Creates and starts one. */
+  static async start(options: DevServerOptions): Promise<DevServer> {
+    const server = await DevServer.create(options);
+    try {
+      await server.start();
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
+    return server;
+  }
+
+  /** The server process's pid while it runs (benchmarks read its CPU). */
+  get pid(): number | undefined {
+    return this.server && !hasExited(this.server) ? this.server.pid : undefined;
+  }
+
+  /** Starts the server (and the UI the first time); resolves once the namespace takes our workflows; the ms it took. */
+  async start(): Promise<number> {
+    const startedAt = Date.now();
+    const child = this.spawnTracked(temporalServerPath(), ['--root', this.root, '--config', '.', '--env', 'dev', '--allow-no-auth', 'start']);
+    this.server = child;
+    this.stopping = false;
+    void exitOf(child).then((how) => {
+      if (!this.stopping && this.server === child) this.options.onUnexpectedExit?.(how);
+    });
+    const namespace = this.options.namespace ?? 'default';
+    await this.waitFor(child, 'the dev server', async () => {
+      const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
+      try {
+        await prepareNamespace(connection, namespace, READY_TIMEOUT_MS);
+      } finally {
+        await connection.close();
+      }
+    });
+    if (this.options.ui && !this.ui) await this.startUi();
+    return Date.now() - startedAt;
+  }
+
+  private async startUi(): Promise<void> {
+    const ui = this.spawnTracked(temporalUiServerPath(), ['--root', this.root, '--config', '.', '--env', 'ui', 'start']);
+    this.ui = ui;
+    await this.waitFor(ui, 'the Web UI server', async () => {
+      const response = await fetch(`${this.uiUrl}/api/v1/settings`, { signal: AbortSignal.timeout(1_000) });
+      if (!response.ok) throw new DevServerError(`the Web UI answers ${response.status}`);
+    });
+  }
+
+  private spawnTracked(binary: string, args: string[]): ChildProcess {
+    const child = spawn(binary, args, { cwd: this.root, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    void exitOf(child).then(() => running.delete(child));
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    return child;
+  }
+
+  private async waitFor(child: ChildProcess, what: string, probe: () => Promise<void>): Promise<void> {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    let lastError = 'no answer yet';
+    while (Date.now() < deadline) {
+      if (hasExited(child)) {
+        // The log may be in a temporary directory gone by the time anyone reads the failure: quote its end.
+        throw new DevServerError(`${what} stopped during start-up (${await exitOf(child)}); see ${this.options.logPath}; it ended with:\n${await logTail(this.options.logPath)}`);
+      }
+      try {
+        await probe();
+        return;
+      } catch (error) {
+        lastError = error instanceof Error ? error.message : String(error);
+        await delay(100);
+      }
+    }
+    throw new DevServerError(`${what} was not ready on ${this.address} within ${READY_TIMEOUT_MS} ms (${lastError}); see ${this.options.logPath}`);
+  }
+
+  /** Stops the server (SIGKILL after a grace period if `signal` is not enough); the UI keeps running. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ stopMs: number; forced: boolean }> {
+    const child = this.server;
+    if (!child || hasExited(child)) return { stopMs: 0, forced: false };
+    const startedAt = Date.now();
+    this.stopping = true;
+    let forced = false;
+    child.kill(signal);
+    const timer =
+      signal === 'SIGKILL'
+        ? undefined
+        : setTimeout(() => {
+            forced = true;
+            child.kill('SIGKILL');
+          }, STOP_GRACE_MS);
+    await exitOf(child);
+    clearTimeout(timer);
+    return { stopMs: Date.now() - startedAt, forced };
+  }
+
+  /** Stops it and starts it again on the same database and ports. */
+  async restart(signal: NodeJS.Signals): Promise<{ stopMs: number; forced: boolean; startMs: number }> {
+    const { stopMs, forced } = await this.stop(signal);
+    const startMs = await this.start();
+    return { stopMs, forced, startMs };
+  }
+
+  /** Stops the server and the UI and removes the config directory (a SQLite file stays). */
+  async close(): Promise<void> {
+    await this.stop('SIGTERM');
+    const ui = this.ui;
+    if (ui && !hasExited(ui)) {
+      ui.kill('SIGTERM');
+      await exitOf(ui);
+    }
+    await new Promise<void>((done) => this.log.end(() => done()));
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
