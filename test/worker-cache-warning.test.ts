@@ -52,7 +52,8 @@ describe('the worker start-up report of its workflow cache', () => {
     const output = await waitFor(() => (worker.output().includes(WARNING) ? worker.output() : undefined), { describe: 'the cache warning' });
     const started = startedLine(output);
     assert.ok(started.heapLimitMiB < 1024, `heap limit ${started.heapLimitMiB} MiB`);
-    assert.ok(started.workflowCache < 100, `default cache ${started.workflowCache}`);
+    // 145 on Node 24 with this cap (V8's young generation counts in the limit); an uncapped worker here caches ~2,400.
+    assert.ok(started.workflowCache < 400, `default cache ${started.workflowCache}`);
     const warning = output.split('\n').find((line) => line.includes(WARNING)) ?? '';
     assert.match(warning, /"level":"WARN"/);
     assert.match(warning, new RegExp(`capped at ${started.heapLimitMiB} MiB, so the SDK caches only ${started.workflowCache} workflows`));

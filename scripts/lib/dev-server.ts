@@ -18,6 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { freePort } from './free-port.js';
 import { prepareNamespace } from './namespace-setup.js';
+import { oneNodeServicesYaml } from './server-config.js';
 import { dynamicConfigYamlEntries } from './server-dynamic-config.js';
 import { temporalServerPath, temporalUiServerPath } from './temporal-binaries.js';
 
@@ -88,8 +89,6 @@ function serverConfigYaml(ports: Ports, dbFile: string | undefined, logLevel: st
   const attributes = dbFile
     ? `mode: "rwc"\n          setup: "true"\n          journal_mode: "wal"\n          synchronous: "2"`
     : `mode: "memory"\n          cache: "shared"`;
-  const service = (grpc: number, membership: number, http?: number) =>
-    `    rpc:\n      grpcPort: ${grpc}\n      membershipPort: ${membership}\n      bindOnIP: "${HOST}"${http === undefined ? '' : `\n      httpPort: ${http}`}`;
   return `# Written by scripts/lib/dev-server.ts for one dev server: SQLite, one node, loopback only.
 log:
   stdout: true
@@ -117,35 +116,16 @@ global:
     maxJoinDuration: 30s
     broadcastAddress: "${HOST}"
 
-services:
-  frontend:
-${service(ports.frontend, ports.membership[0], ports.frontendHttp)}
-  history:
-${service(ports.history, ports.membership[1])}
-  matching:
-${service(ports.matching, ports.membership[2])}
-  worker:
-${service(ports.worker, ports.membership[3])}
-
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: "active"
-  currentClusterName: "active"
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: "frontend"
-      rpcAddress: "${HOST}:${ports.frontend}"
-
-dcRedirectionPolicy:
-  policy: "noop"
-
-dynamicConfigClient:
-  filepath: "${dynamicConfigPath}"
-  pollInterval: "10s"
-`;
+${oneNodeServicesYaml(
+  HOST,
+  {
+    frontend: { grpc: ports.frontend, membership: ports.membership[0], http: ports.frontendHttp },
+    history: { grpc: ports.history, membership: ports.membership[1] },
+    matching: { grpc: ports.matching, membership: ports.membership[2] },
+    worker: { grpc: ports.worker, membership: ports.membership[3] },
+  },
+  dynamicConfigPath,
+)}`;
 }
 
 /** A dev server's own settings, then the ones every server of ours gets (server-dynamic-config.ts). */

@@ -28,6 +28,7 @@ import { seconds, type Timeline } from '../chaos/timeline.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';
 import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
 import { prepareNamespace } from '../lib/namespace-setup.js';
+import { oneNodeServicesYaml } from '../lib/server-config.js';
 import { dynamicConfigYamlEntries } from '../lib/server-dynamic-config.js';
 import type { PostgresCluster } from './postgres.js';
 import { TLS_SERVER_NAME, type ProdCheckPki } from './tls.js';
@@ -144,10 +145,6 @@ function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string
         maxConns: ${maxConns}
         maxIdleConns: ${maxConns}
         maxConnLifetime: "1h"`;
-  const service = (grpc: number, membership: number, http?: number) => `    rpc:
-      grpcPort: ${grpc}
-      membershipPort: ${membership}
-      bindOnIP: "${HOST}"${http === undefined ? '' : `\n      httpPort: ${http}`}`;
   return `# Written by scripts/prod-check for one run: Temporal on PostgreSQL, one node, loopback only.
 log:
   stdout: true
@@ -173,38 +170,16 @@ global:
       timerType: "histogram"
       listenAddress: "${HOST}:${ports.metrics}"${pki ? tlsYaml(pki) : ''}
 
-services:
-  frontend:
-${service(ports.frontend, ports.frontendMembership, ports.frontendHttp)}
-  history:
-${service(ports.history, ports.historyMembership)}
-  matching:
-${service(ports.matching, ports.matchingMembership)}
-  worker:
-${service(ports.worker, ports.workerMembership)}
-
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: "active"
-  currentClusterName: "active"
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: "frontend"
-      rpcAddress: "${HOST}:${ports.frontend}"
-
-dcRedirectionPolicy:
-  policy: "noop"
-
-publicClient:
-  hostPort: "${HOST}:${ports.frontend}"
-
-dynamicConfigClient:
-  filepath: "${dynamicConfigPath}"
-  pollInterval: "10s"
-`;
+${oneNodeServicesYaml(
+  HOST,
+  {
+    frontend: { grpc: ports.frontend, membership: ports.frontendMembership, http: ports.frontendHttp },
+    history: { grpc: ports.history, membership: ports.historyMembership },
+    matching: { grpc: ports.matching, membership: ports.matchingMembership },
+    worker: { grpc: ports.worker, membership: ports.workerMembership },
+  },
+  dynamicConfigPath,
+)}`;
 }
 
 const DYNAMIC_CONFIG = `# Written by scripts/prod-check. A new namespace and its search attributes are seen within a second.

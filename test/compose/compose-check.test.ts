@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
+import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
 
 const SCRIPT = join(PROJECT_ROOT, 'scripts', 'compose-check.ts');
 const COMPOSE_FILE = join(PROJECT_ROOT, 'temporal-compose.yml');
@@ -78,7 +79,10 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const services = /\(config --services\): (.+)$/m.exec(run.stdout)?.[1]?.split(' ').sort();
     assert.deepEqual(services, EXPECTED_SERVICES);
     assert.match(run.stdout, /^worker\s+aggregation-connections:local \(build \., Dockerfile\)\s+3\s+long-running/m);
-    assert.match(run.stdout, /^temporal\s+temporalio\/server:1\.29\.1\s+1\s+long-running\s+7233->7233/m);
+    // Compose ships the release every stack here runs and tests (scripts/lib/temporal-versions.env).
+    const release = TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.');
+    assert.match(run.stdout, new RegExp(`^temporal\\s+temporalio/server:${release}\\s+1\\s+long-running\\s+7233->7233`, 'm'));
+    assert.match(run.stdout, new RegExp(`^temporal-schema\\s+temporalio/admin-tools:${release}\\s`, 'm'));
     assert.match(run.stdout, /^postgresql\s+postgres:15\s/m);
     for (const oneShot of ['temporal-schema', 'temporal-setup', 'minio-bucket', 'console-codec-token']) {
       assert.match(run.stdout, new RegExp(`^${oneShot}\\s.*\\bone-shot\\b`, 'm'), `${oneShot} is a one-shot`);
