@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   const benchWorker = await prepareBenchWorker();
   process.stdout.write(`worker runtime: ${benchWorker.runtime}\n`);
   const env = await startBenchServer();
-  const serverPid = env.server.pid ?? 0;
+  const serverPid = env.devServer.pid ?? 0;
   let clock: Awaited<ReturnType<typeof startServiceClock>> | undefined;
   try {
     const sandboxUrl = await startSandboxProcess();

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DevServer, type DevServerOptions } from './dev-server.js';
 
-export type DevEnvironment = TestWorkflowEnvironment & { readonly server: DevServer };
+/** `devServer`, not `server`: the SDK's environment keeps its own `server` field. */
+export type DevEnvironment = TestWorkflowEnvironment & { readonly devServer: DevServer };
 
 export async function startDevEnvironment(options: Partial<DevServerOptions> = {}): Promise<DevEnvironment> {
   const namespace = options.namespace ?? 'default';
@@ -21,7 +22,7 @@ export async function startDevEnvironment(options: Partial<DevServerOptions> = {
   }
   const teardown = env.teardown.bind(env);
   return Object.assign(env, {
-    server,
+    devServer: server,
     teardown: async () => {
       try {
         await teardown();
