@@ -80,25 +80,17 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-let startupMs;
-for (let attempt = 1; attempt <= 3 && !server; attempt++) {
-  try {
-    const candidate = await DevServer.create({
-      logPath: serverLogPath,
-      logLevel: 'error',
-      onUnexpectedExit: (how) => console.error(`run-tests: the shared Temporal dev server exited unexpectedly (${how}); see ${relative(root, serverLogPath)}`),
-    });
-    try {
-      startupMs = await candidate.start();
-      server = candidate;
-    } catch (error) {
-      await candidate.close();
-      throw error;
-    }
-  } catch (error) {
-    console.error(`run-tests: ${error.message} (attempt ${attempt}; log: ${relative(root, serverLogPath)})`);
-  }
+const startedAt = Date.now();
+try {
+  server = await DevServer.start({
+    logPath: serverLogPath,
+    logLevel: 'error',
+    onUnexpectedExit: (how) => console.error(`run-tests: the shared Temporal dev server exited unexpectedly (${how}); see ${relative(root, serverLogPath)}`),
+  });
+} catch (error) {
+  console.error(`run-tests: ${error.message} (log: ${relative(root, serverLogPath)})`);
 }
+const startupMs = Date.now() - startedAt;
 if (!server) await shutdown(1);
 console.log(`run-tests: Temporal dev server ready at ${server.address} in ${startupMs} ms; ${files.length} test file(s), concurrency ${concurrency}`);
 

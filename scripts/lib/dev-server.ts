@@ -193,16 +193,22 @@ export class DevServer {
     return server;
   }
 
-  /** Creates and starts one. */
+  /**
+   * Creates and starts one. A port picked free can be taken before the server binds it (outgoing
+   * connections draw from the same range): such a start is tried again on other ports, twice.
+   */
   static async start(options: DevServerOptions): Promise<DevServer> {
-    const server = await DevServer.create(options);
-    try {
-      await server.start();
-    } catch (error) {
-      await server.close();
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      const server = await DevServer.create(options);
+      try {
+        await server.start();
+        return server;
+      } catch (error) {
+        await server.close();
+        const portTaken = error instanceof DevServerError && /address already in use/.test(error.message);
+        if (!portTaken || attempt === 3 || options.port !== undefined) throw error;
+      }
     }
-    return server;
   }
 
   /** The server process's pid while it runs (benchmarks read its CPU). */
