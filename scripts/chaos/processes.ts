@@ -9,6 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { exitOf, hasExited } from '../lib/child-exit.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { seconds, type Timeline } from './timeline.js';
 
@@ -20,19 +21,6 @@ const WORKER_ENTRY = fileURLToPath(new URL('../../src/worker.ts', import.meta.ur
 
 export class ProcessError extends Error {
   override readonly name = 'ProcessError';
-}
-
-function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-/** Resolves with how the child ended (at once if it already has). */
-function exitOf(child: ChildProcess): Promise<string> {
-  if (hasExited(child)) return Promise.resolve(child.signalCode ?? `code ${child.exitCode}`);
-  return new Promise((resolve) => {
-    child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`));
-    child.once('error', (error) => resolve(`spawn error: ${error.message}`));
-  });
 }
 
 /** Every child a run started, so an unexpected end of the run still kills them (see killAllChildren). */

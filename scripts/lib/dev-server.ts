@@ -16,9 +16,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { exitOf, hasExited } from './child-exit.js';
 import { freePort } from './free-port.js';
 import { prepareNamespace } from './namespace-setup.js';
-import { oneNodeServicesYaml } from './server-config.js';
+import { oneNodeServicesYaml, type OneNodePorts } from './server-config.js';
 import { dynamicConfigYamlEntries } from './server-dynamic-config.js';
 import { temporalServerPath, temporalUiServerPath } from './temporal-binaries.js';
 
@@ -49,32 +50,11 @@ export interface DevServerOptions {
   readonly onUnexpectedExit?: ((how: string) => void) | undefined;
 }
 
-interface Ports {
-  readonly frontend: number;
-  readonly frontendHttp: number;
-  readonly history: number;
-  readonly matching: number;
-  readonly worker: number;
-  readonly membership: readonly [number, number, number, number];
-}
-
 /** Every dev server child, so a process that ends without closing them still kills them. */
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
-
-function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function exitOf(child: ChildProcess): Promise<string> {
-  if (hasExited(child)) return Promise.resolve(child.signalCode ?? `code ${child.exitCode}`);
-  return new Promise((done) => {
-    child.once('exit', (code, signal) => done(signal ?? `code ${code}`));
-    child.once('error', (error) => done(`spawn error: ${error.message}`));
-  });
-}
 
 async function logTail(path: string, lines = 15): Promise<string> {
   try {
@@ -84,7 +64,7 @@ async function logTail(path: string, lines = 15): Promise<string> {
   }
 }
 
-function serverConfigYaml(ports: Ports, dbFile: string | undefined, logLevel: string, dynamicConfigPath: string): string {
+function serverConfigYaml(ports: OneNodePorts, dbFile: string | undefined, logLevel: string, dynamicConfigPath: string): string {
   // One connection: SQLite has one writer; WAL lets readers of the file run beside it.
   const attributes = dbFile
     ? `mode: "rwc"\n          setup: "true"\n          journal_mode: "wal"\n          synchronous: "2"`
@@ -102,7 +82,7 @@ persistence:
     sqlite-default:
       sql:
         pluginName: "sqlite"
-        databaseName: "${dbFile ?? `dev-${process.pid}-${ports.frontend}`}"
+        databaseName: "${dbFile ?? `dev-${process.pid}-${ports.frontend.grpc}`}"
         connectAddr: "localhost"
         connectProtocol: "tcp"
         connectAttributes:
@@ -116,16 +96,7 @@ global:
     maxJoinDuration: 30s
     broadcastAddress: "${HOST}"
 
-${oneNodeServicesYaml(
-  HOST,
-  {
-    frontend: { grpc: ports.frontend, membership: ports.membership[0], http: ports.frontendHttp },
-    history: { grpc: ports.history, membership: ports.membership[1] },
-    matching: { grpc: ports.matching, membership: ports.membership[2] },
-    worker: { grpc: ports.worker, membership: ports.membership[3] },
-  },
-  dynamicConfigPath,
-)}`;
+${oneNodeServicesYaml(HOST, ports, dynamicConfigPath)}`;
 }
 
 /** A dev server's own settings, then the ones every server of ours gets (server-dynamic-config.ts). */
@@ -164,24 +135,23 @@ export class DevServer {
 
   private constructor(
     private readonly options: DevServerOptions,
-    private readonly ports: Ports,
+    ports: OneNodePorts,
     /** Config files of this server (a temporary directory, removed by close). */
     private readonly root: string,
   ) {
-    this.address = `${HOST}:${ports.frontend}`;
+    this.address = `${HOST}:${ports.frontend.grpc}`;
     this.uiUrl = options.ui ? `http://${HOST}:${options.ui.port}` : undefined;
     this.log = createWriteStream(options.logPath, { flags: 'a' });
   }
 
   /** Picks every port once (a restart reuses them) and writes the config; starts nothing. */
   static async create(options: DevServerOptions): Promise<DevServer> {
-    const ports: Ports = {
-      frontend: options.port ?? (await freePort(HOST)),
-      frontendHttp: await freePort(HOST),
-      history: await freePort(HOST),
-      matching: await freePort(HOST),
-      worker: await freePort(HOST),
-      membership: [await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST)],
+    const service = async () => ({ grpc: await freePort(HOST), membership: await freePort(HOST) });
+    const ports: OneNodePorts = {
+      frontend: { grpc: options.port ?? (await freePort(HOST)), membership: await freePort(HOST), http: await freePort(HOST) },
+      history: await service(),
+      matching: await service(),
+      worker: await service(),
     };
     const root = mkdtempSync(join(tmpdir(), 'temporal-dev-server-'));
     const dynamicConfigPath = join(root, 'dynamicconfig.yaml');
