@@ -33,7 +33,7 @@ import { SandboxError, parseWith, type Reply } from './http.js';
 import type { SandboxOptions } from './options.js';
 import { uuidFrom } from './random.js';
 import { INSTITUTIONS, ScenarioParameterError, resolveScenario, type Scenario } from './scenarios.js';
-import { advance, behaviourOf, isRunning, type LoginRecord, type OperationKind, type SandboxState, type Session, type Tenant } from './state.js';
+import { advance, behaviourOf, isRunning, startOperation, supersedes, type LoginRecord, type Operation, type OperationKind, type SandboxState, type Session, type Tenant } from './state.js';
 import { statementsFor } from './statements.js';
 
 /** Thrown when a scenario's data fault applies; the server performs the fault. */
@@ -232,7 +232,7 @@ export class Service {
   private pendingOrReady(session: Session, kind: OperationKind, links: Link[]): Reply | undefined {
     let operation = session.operations.get(kind);
     if (!operation) {
-      operation = { answers: 0, startedAt: this.now, done: false };
+      operation = startOperation(this.now);
       session.operations.set(kind, operation);
     }
     const status = advance(operation, behaviourOf(session.login), this.now, this.deps.options.pendingPollMs);
@@ -256,7 +256,7 @@ export class Service {
     const session = this.dataSession(tenant, RequestId);
     const existing = session.operations.get('accounts');
     if (existing) existing.options = options;
-    else session.operations.set('accounts', { answers: 0, startedAt: this.now, done: false, options });
+    else session.operations.set('accounts', startOperation(this.now, options));
     return this.accountsDetailAnswer(session);
   }
 
@@ -379,7 +379,12 @@ export class Service {
     const accounts = session.operations.get('accounts');
     if (!accounts) throw new SandboxError('INVALID_REQUEST', 'Retrieve accounts detail (GetAccountsDetail) with this RequestId before asking for attributes', { requestId });
     const links = [link('Attributes', `/insight/login/${loginId}/attributes/${requestId}`)];
-    // While accounts detail for the card is still running anywhere, attributes are pending.
+    // While accounts detail for the card is still running anywhere, attributes are pending (FACTS.md).
+    // The spec's precondition is accounts detail retrieved for this RequestId; another session's
+    // accounts detail matters only while it is really processing. One abandoned for a later accounts
+    // detail that was delivered (usually this session's own) processes nothing the attributes could
+    // wait for: they are computed from the data already delivered. So, as for DeleteCard, it does
+    // not count (see cardBusy).
     if (this.cardBusy(tenant, session.login, ['accounts'])) {
       return { status: 202, body: { ServiceCode: 'OPERATION_PENDING', Links: links, HttpStatusCode: 202, Message: 'Accounts detail for this card is still processing', RequestId: requestId } };
     }
@@ -405,13 +410,30 @@ export class Service {
     return { status: 200, body };
   }
 
-  /** Whether a data operation of this login is still running in any session of the tenant. */
+  /**
+   * Whether a data operation of this login (of one of `kinds`, default all) is really still processing
+   * in any session of the tenant: running on its own clock (`isRunning`, in a session not idled out)
+   * and not superseded, i.e. not abandoned for a later operation of the same kind on the login, in
+   * another session, that was delivered since (`supersedes`).
+   */
   private cardBusy(tenant: Tenant, login: LoginRecord, kinds?: readonly OperationKind[]): boolean {
     const behaviour = behaviourOf(login);
-    for (const session of tenant.sessions.values()) {
-      if (session.login !== login || this.now - session.lastSeenAt > this.deps.options.sessionIdleMs) continue;
+    const sessions = [...tenant.sessions.values()].filter((session) => session.login === login);
+    const delivered = new Map<OperationKind, Operation[]>();
+    for (const session of sessions) {
       for (const [kind, operation] of session.operations) {
-        if ((!kinds || kinds.includes(kind)) && isRunning(operation, behaviour, this.now, this.deps.options.pendingPollMs)) return true;
+        if (operation.deliveredStep === undefined) continue;
+        const ofKind = delivered.get(kind);
+        if (ofKind) ofKind.push(operation);
+        else delivered.set(kind, [operation]);
+      }
+    }
+    for (const session of sessions) {
+      if (this.now - session.lastSeenAt > this.deps.options.sessionIdleMs) continue;
+      for (const [kind, operation] of session.operations) {
+        if (kinds && !kinds.includes(kind)) continue;
+        if (!isRunning(operation, behaviour, this.now, this.deps.options.pendingPollMs)) continue;
+        if (!(delivered.get(kind) ?? []).some((later) => supersedes(later, operation))) return true;
       }
     }
     return false;

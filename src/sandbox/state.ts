@@ -35,6 +35,27 @@ export interface Operation {
   done: boolean;
   /** GetAccountsDetail options, replayed by GetAccountsDetailAsync. */
   options?: AccountsDetailOptions;
+  /**
+   * When it started, was last answered and was delivered (its first ready answer), as steps of one
+   * counter (`nextStep`), not clock readings: two requests in the same millisecond (or under a test's
+   * frozen clock) still have an order. Used to tell an operation superseded by a later one.
+   */
+  readonly startedStep: number;
+  answeredStep: number;
+  deliveredStep?: number;
+}
+
+/**
+ * Counter ordering operation events. Process-wide (several sandboxes in one process share it): only
+ * the order of two steps is ever compared, never their values.
+ */
+let step = 0;
+const nextStep = (): number => ++step;
+
+/** A new operation, not yet answered. */
+export function startOperation(now: number, options?: AccountsDetailOptions): Operation {
+  const started = nextStep();
+  return { answers: 0, startedAt: now, done: false, ...(options ? { options } : {}), startedStep: started, answeredStep: started };
 }
 
 export interface Session {
@@ -128,15 +149,29 @@ export function behaviourOf(login: LoginRecord): DataBehaviour {
 /**
  * How long an operation takes on its own clock: `pendingMs`, else its `pendingPolls` at `pollMs` each.
  * Past this it is complete whether or not anyone polled it, so an abandoned operation never keeps
- * the card busy for longer than its own processing time.
+ * the card busy for longer than its own processing time (and less once superseded: `supersedes`).
  */
 function processingMsOf(behaviour: DataBehaviour, pollMs: number): number {
   return behaviour.pendingMs ?? behaviour.pendingPolls * pollMs;
 }
 
-/** Whether an operation still counts as running (for CARD_IN_USE and the attributes precondition). */
+/**
+ * Whether an operation is still running on its own clock: not delivered, and its processing time not
+ * over. Whether it holds the card (CARD_IN_USE, the attributes precondition) also depends on `supersedes`.
+ */
 export function isRunning(operation: Operation, behaviour: DataBehaviour, now: number, pollMs: number): boolean {
   return !operation.done && now - operation.startedAt < processingMsOf(behaviour, pollMs);
+}
+
+/**
+ * Whether `later` (an operation of the same kind on the same login, in another session) supersedes
+ * `operation`: `later` started after it and was delivered, and nobody asked about `operation` since
+ * that delivery. The session that started `operation` abandoned it for one whose data the card has
+ * already delivered, so `operation` is no longer really processing anything and stops holding the card.
+ * An operation its session still polls after that delivery keeps holding the card until it is done.
+ */
+export function supersedes(later: Operation, operation: Operation): boolean {
+  return later.deliveredStep !== undefined && later.startedStep > operation.startedStep && later.deliveredStep > operation.answeredStep;
 }
 
 /**
@@ -147,10 +182,12 @@ export function isRunning(operation: Operation, behaviour: DataBehaviour, now: n
 export function advance(operation: Operation, behaviour: DataBehaviour, now: number, pollMs: number): 'OPERATION_DISPATCHED' | 'OPERATION_PENDING' | 'ready' {
   if (operation.done) return 'ready';
   operation.answers += 1;
+  operation.answeredStep = nextStep();
   const timeUp = now - operation.startedAt >= processingMsOf(behaviour, pollMs);
   const ready = timeUp || (behaviour.pendingMs === undefined && operation.answers > behaviour.pendingPolls);
   if (ready) {
     operation.done = true;
+    operation.deliveredStep = operation.answeredStep;
     return 'ready';
   }
   return behaviour.dispatchedFirst && operation.answers === 1 ? 'OPERATION_DISPATCHED' : 'OPERATION_PENDING';

@@ -283,40 +283,114 @@ describe('DeleteCard', () => {
   });
 });
 
-describe('an operation nobody polls', () => {
+describe('which operations hold the card (abandoned, superseded, still processing)', () => {
   const attributes = (tenant: string, loginId: string, requestId: string) => `/v3/${tenant}/insight/login/${loginId}/attributes/${requestId}/GetLendingAttributes`;
+  const deleteCard = (tenant: string, loginId: string) => bank(tenant, `DeleteCard/${loginId}`);
 
-  it('finishes after its polls × pendingPollMs, freeing attributes and DeleteCard for a later session', async () => {
-    let clock = 7_000_000;
-    const local = await createSandbox({ now: () => clock, pendingPollMs: 1_000 });
+  /** A sandbox whose clock only moves when the test moves it, and a client for it. */
+  async function frozenClock(run: (call: Call, clock: { advance: (ms: number) => void }) => Promise<void>): Promise<void> {
+    let now = 7_000_000;
+    const local = await createSandbox({ now: () => now, pendingPollMs: 1_000 });
     try {
-      const localCall = clientFor(local);
-      const tenant = freshTenant();
-      const abandoned = await cachedSession(localCall, tenant, 'pending_polls_3');
-      assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: abandoned.requestId })).status, 202);
-
-      // A later cached session retrieves its own accounts detail (by polls) and asks for attributes.
-      const later = await localCall('POST', bank(tenant, 'Authorize'), { LoginId: abandoned.loginId, MostRecentCached: true });
-      const { RequestId: requestId } = later.body as { RequestId: string };
-      await fetchAccounts(localCall, tenant, requestId);
-      clock += 2_999;
-      assert.equal((await localCall('GET', attributes(tenant, abandoned.loginId, requestId))).status, 202);
-      assertError(await localCall('DELETE', bank(tenant, `DeleteCard/${abandoned.loginId}`)), 400, 'CARD_IN_USE');
-
-      clock += 1; // 3 polls × 1 000 ms since the abandoned operation started
-      const statuses: number[] = [];
-      let answer;
-      do {
-        answer = await localCall('GET', attributes(tenant, abandoned.loginId, requestId));
-        statuses.push(answer.status);
-      } while (answer.status === 202 && statuses.length < 10);
-      assert.deepEqual(statuses, [202, 202, 202, 200], 'only the attributes operation\'s own 3 pending answers are left');
-      // The abandoned session sees the same clock: its first poll in a while is ready.
-      assert.equal((await localCall('GET', bank(tenant, `GetAccountsDetailAsync/${abandoned.requestId}`))).status, 200);
-      assert.equal((await localCall('DELETE', bank(tenant, `DeleteCard/${abandoned.loginId}`))).status, 200);
+      await run(clientFor(local), { advance: (ms) => (now += ms) });
     } finally {
       await local.close();
     }
+  }
+
+  /** Opens another cached session on the login; its RequestId. */
+  async function laterSession(localCall: Call, tenant: string, loginId: string): Promise<string> {
+    const later = await localCall('POST', bank(tenant, 'Authorize'), { LoginId: loginId, MostRecentCached: true });
+    assert.equal(later.status, 200, later.text);
+    return (later.body as { RequestId: string }).RequestId;
+  }
+
+  /** Asks for attributes until they stop answering 202 (bounded); the statuses seen. */
+  async function attributeStatuses(localCall: Call, tenant: string, loginId: string, requestId: string): Promise<number[]> {
+    const statuses: number[] = [];
+    let answer;
+    do {
+      answer = await localCall('GET', attributes(tenant, loginId, requestId));
+      statuses.push(answer.status);
+    } while (answer.status === 202 && statuses.length < 10);
+    return statuses;
+  }
+
+  it('no longer holds the card once a later session\'s accounts detail was delivered', async () => {
+    await frozenClock(async (localCall) => {
+      const tenant = freshTenant();
+      const abandoned = await cachedSession(localCall, tenant, 'pending_polls_3');
+      assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: abandoned.requestId })).status, 202);
+      assertError(await localCall('DELETE', deleteCard(tenant, abandoned.loginId)), 400, 'CARD_IN_USE');
+
+      // A later cached session retrieves its own accounts detail (by polls; the clock does not move,
+      // so the abandoned operation is far from the end of its own 3 × 1 000 ms).
+      const requestId = await laterSession(localCall, tenant, abandoned.loginId);
+      await fetchAccounts(localCall, tenant, requestId);
+      assert.deepEqual(await attributeStatuses(localCall, tenant, abandoned.loginId, requestId), [202, 202, 202, 200], 'only the attributes operation\'s own 3 pending answers');
+      const deleted = await localCall('DELETE', deleteCard(tenant, abandoned.loginId));
+      assert.equal(deleted.status, 200, deleted.text);
+      assertError(await localCall('GET', bank(tenant, `GetAccountsDetailAsync/${abandoned.requestId}`)), 400, 'SESSION_NONEXISTENT');
+    });
+  });
+
+  it('holds the card while an operation is still processing in another session', async () => {
+    await frozenClock(async (localCall, clock) => {
+      // An earlier delivered operation does not supersede a later one still pending.
+      const tenant = freshTenant();
+      const first = await cachedSession(localCall, tenant, 'pending_polls_3');
+      await fetchAccounts(localCall, tenant, first.requestId);
+      const second = await laterSession(localCall, tenant, first.loginId);
+      assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: second })).status, 202);
+      assertError(await localCall('DELETE', deleteCard(tenant, first.loginId)), 400, 'CARD_IN_USE');
+      assert.equal((await localCall('GET', attributes(tenant, first.loginId, first.requestId))).status, 202);
+
+      // An operation still polled after a later one was delivered is not abandoned: it holds the card until done.
+      const other = freshTenant();
+      const polled = await cachedSession(localCall, other, 'pending_polls_3');
+      assert.equal((await localCall('POST', bank(other, 'GetAccountsDetail'), { RequestId: polled.requestId })).status, 202);
+      const faster = await laterSession(localCall, other, polled.loginId);
+      await fetchAccounts(localCall, other, faster);
+      clock.advance(1);
+      assert.equal((await localCall('GET', bank(other, `GetAccountsDetailAsync/${polled.requestId}`))).status, 202);
+      assertError(await localCall('DELETE', deleteCard(other, polled.loginId)), 400, 'CARD_IN_USE');
+      assert.equal((await localCall('GET', attributes(other, polled.loginId, faster))).status, 202);
+      assert.equal((await localCall('GET', bank(other, `GetAccountsDetailAsync/${polled.requestId}`))).status, 202);
+      assert.equal((await localCall('GET', bank(other, `GetAccountsDetailAsync/${polled.requestId}`))).status, 200);
+      assert.equal((await localCall('DELETE', deleteCard(other, polled.loginId))).status, 200);
+
+      // Only an operation of the same kind supersedes: a later delivered summary does not free accounts detail.
+      const third = freshTenant();
+      const accounts = await cachedSession(localCall, third, 'pending_polls_3');
+      assert.equal((await localCall('POST', bank(third, 'GetAccountsDetail'), { RequestId: accounts.requestId })).status, 202);
+      const summary = await laterSession(localCall, third, accounts.loginId);
+      let answer = await localCall('POST', bank(third, 'GetAccountsSummary'), { RequestId: summary });
+      while (answer.status === 202) answer = await localCall('GET', bank(third, `GetAccountsSummaryAsync/${summary}`));
+      assert.equal(answer.status, 200, answer.text);
+      assertError(await localCall('DELETE', deleteCard(third, accounts.loginId)), 400, 'CARD_IN_USE');
+    });
+  });
+
+  it('holds the card until its own processing time has passed when nothing later supersedes it', async () => {
+    await frozenClock(async (localCall, clock) => {
+      const tenant = freshTenant();
+      // The later session's accounts detail started first, so its delivery does not supersede the
+      // abandoned one, which was asked for after it.
+      const { loginId, requestId } = await cachedSession(localCall, tenant, 'pending_polls_3');
+      assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId })).status, 202);
+      const abandoned = await laterSession(localCall, tenant, loginId);
+      assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: abandoned })).status, 202);
+      await fetchAccounts(localCall, tenant, requestId);
+      clock.advance(2_999);
+      assert.equal((await localCall('GET', attributes(tenant, loginId, requestId))).status, 202);
+      assertError(await localCall('DELETE', deleteCard(tenant, loginId)), 400, 'CARD_IN_USE');
+
+      clock.advance(1); // 3 polls × 1 000 ms since the abandoned operation started
+      assert.deepEqual(await attributeStatuses(localCall, tenant, loginId, requestId), [202, 202, 202, 200], 'only the attributes operation\'s own 3 pending answers are left');
+      // The abandoned session sees the same clock: its first poll in a while is ready.
+      assert.equal((await localCall('GET', bank(tenant, `GetAccountsDetailAsync/${abandoned}`))).status, 200);
+      assert.equal((await localCall('DELETE', deleteCard(tenant, loginId))).status, 200);
+    });
   });
 
   it('stops blocking the card in real time once its own processing time has passed', async () => {
@@ -326,12 +400,8 @@ describe('an operation nobody polls', () => {
       const tenant = freshTenant();
       const abandoned = await cachedSession(localCall, tenant, 'pending_polls_2');
       assert.equal((await localCall('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: abandoned.requestId })).status, 202);
-      const later = await localCall('POST', bank(tenant, 'Authorize'), { LoginId: abandoned.loginId, MostRecentCached: true });
-      const { RequestId: requestId } = later.body as { RequestId: string };
-      await fetchAccounts(localCall, tenant, requestId);
-      // Before the fix both stayed blocked until the abandoned session idled out (8 minutes).
-      await waitUntil(async () => (await localCall('GET', attributes(tenant, abandoned.loginId, requestId))).status === 200, 'attributes to answer 200');
-      await waitUntil(async () => (await localCall('DELETE', bank(tenant, `DeleteCard/${abandoned.loginId}`))).status === 200, 'DeleteCard to answer 200');
+      // Nothing supersedes it (no other session): before the fix it stayed blocked until the session idled out (8 minutes).
+      await waitUntil(async () => (await localCall('DELETE', deleteCard(tenant, abandoned.loginId))).status === 200, 'DeleteCard to answer 200');
     } finally {
       await local.close();
     }
