@@ -18,6 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { devNull } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { codecTokenFor } from '../src/client/console/auth.js';
@@ -154,6 +155,10 @@ async function main(): Promise<void> {
   const appEnv: NodeJS.ProcessEnv = {
     ...process.env,
     TEMPORAL_ADDRESS: address,
+    // The stack is local: a developer's own temporal.toml profile (their cluster's namespace, API key
+    // or certificates) must not reach its server. An empty file has no profiles.
+    TEMPORAL_CONFIG_FILE: devNull,
+    TEMPORAL_PROFILE: '',
     AGGREGATOR_BASE_URL: sandboxUrl,
     WORKER_METRICS_PORT: String(ports.workerMetrics),
   };

@@ -6,7 +6,9 @@
  * Each schema reads the flat variables (so problems name them) and transforms them into a camelCase
  * object nested by concern; the config types are the schemas' outputs. Sections shared by several
  * processes are built by one function each, so they are the same everywhere:
- *   temporal      { address, namespace, taskQueue, transport: { apiKey?, tls, tlsCaPath?, tlsServerName?, tlsCertPath?, tlsKeyPath? } }
+ *   temporal      { address, namespace, taskQueue, transport: { apiKey?, tls, tlsCaPath?, tlsServerName?, tlsCertPath?, tlsKeyPath?,
+ *                   tlsCa?, tlsCertPair?, metadata? }, fromEnvConfig? }: our TEMPORAL_* variables where set, else Temporal's
+ *                   environment configuration (a temporal.toml profile, Temporal's own TEMPORAL_* variables), else our defaults
  *   encryption?   the codec's keys { keyId, key, decryptionKeys }; absent when PAYLOAD_ENCRYPTION=off
  *   payloadStore  the store's settings (src/payload-store/settings.ts)
  * Per process:
@@ -18,6 +20,9 @@
  *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics } }
  */
 import { readFileSync } from 'node:fs';
+import { platform } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { loadClientConfig as loadTemporalConfigFile, loadClientConfigProfile, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import { z } from 'zod';
 import type { EncryptionKeys } from './codec/encryption-codec.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
@@ -36,16 +41,24 @@ const WorkerMetricsPort = Port.default(9464);
 
 // ---- Temporal: how the worker, pipeline client and CLI reach it --------------------------------
 
+/**
+ * Unset, the address, namespace, API key, TLS switch and server name come from Temporal's environment
+ * configuration when it has them (temporalEnvConfig below), else from these defaults.
+ */
+const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default' } as const;
+const HostPort = z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' });
+const HostName = z.string().trim().regex(/^[A-Za-z0-9.-]+$/, { message: 'must be a host name' });
+
 const TemporalVars = z.object({
-  TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' }).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
+  TEMPORAL_ADDRESS: HostPort.optional(),
+  TEMPORAL_NAMESPACE: z.string().trim().min(1).optional(),
   TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('aggregation-connections'),
   TEMPORAL_API_KEY: z.string().trim().min(1).optional(),
-  TEMPORAL_TLS: Bool.default(false),
+  TEMPORAL_TLS: Bool.optional(),
   /** The server's root CA (PEM): a self-hosted cluster's private CA. Implies TLS. */
   TEMPORAL_TLS_CA_PATH: z.string().trim().min(1).optional(),
   /** The name the server's certificate is checked against (and sent as SNI) instead of the address's host. Implies TLS. */
-  TEMPORAL_TLS_SERVER_NAME: z.string().trim().regex(/^[A-Za-z0-9.-]+$/, { message: 'must be a host name' }).optional(),
+  TEMPORAL_TLS_SERVER_NAME: HostName.optional(),
   TEMPORAL_TLS_CERT_PATH: z.string().trim().min(1).optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().trim().min(1).optional(),
 });
@@ -54,14 +67,19 @@ type TemporalVars = z.output<typeof TemporalVars>;
 /** The variables naming PEM files, each checked at start-up so a bad path stops the process with its name. */
 const TLS_FILE_VARS = ['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH'] as const;
 
+/** Why a file could not be read, in words. */
+function cannotRead(path: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return `cannot read ${path} (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? String(error))})`;
+}
+
 /** Why a TLS file cannot serve, or undefined when it is a readable PEM file. */
 function tlsFileProblem(path: string): string | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return `cannot read ${path} (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? String(error))})`;
+    return cannotRead(path, error);
   }
   return text.includes('-----BEGIN ') ? undefined : `${path} is not a PEM file (no -----BEGIN line)`;
 }
@@ -77,31 +95,253 @@ function checkTls(env: TemporalVars, ctx: z.RefinementCtx): void {
   }
 }
 
+// ---- Temporal's environment configuration: temporal.toml profiles and Temporal's own variables ----
+
+/**
+ * A team that reaches its cluster or Temporal Cloud with the `temporal` CLI already has a profile in
+ * temporal.toml (TEMPORAL_CONFIG_FILE, else the user's config directory: ~/.config/temporalio/
+ * temporal.toml on Linux; profile TEMPORAL_PROFILE, else "default") and perhaps Temporal's own
+ * variables: the SDK's envconfig reads both, and the `temporal` section takes from them what our
+ * variables leave unset. The five names both read (same meaning) are ours: validated by TemporalVars
+ * and kept from envconfig, so what it gives comes from the file or from Temporal's other variables
+ * (TEMPORAL_TLS_SERVER_CA_CERT_PATH/_DATA, TEMPORAL_TLS_CLIENT_CERT_PATH/_DATA,
+ * TEMPORAL_TLS_CLIENT_KEY_PATH/_DATA, TEMPORAL_GRPC_META_*). Unlike the SDK, a TEMPORAL_CONFIG_FILE
+ * that does not exist is refused (a mistyped path would quietly connect elsewhere), and every problem
+ * of the file or profile is a problem naming it, never a stack trace.
+ */
+const SHARED_TEMPORAL_VARS: ReadonlySet<string> = new Set(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS', 'TEMPORAL_TLS_SERVER_NAME']);
+const TEMPORAL_TLS_VARS = ['SERVER_CA_CERT', 'CLIENT_CERT', 'CLIENT_KEY'].flatMap((name) => [`TEMPORAL_TLS_${name}_PATH`, `TEMPORAL_TLS_${name}_DATA`]);
+const GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
+
+/** A setting Temporal's environment configuration gave, and where: `profile "x" of <file>` or Temporal's variables. */
+export interface FromEnvConfig<T> {
+  readonly value: T;
+  readonly from: string;
+}
+
+/** The settings of Temporal's environment configuration that apply: each absent when it has none or ours is set. */
+interface TemporalEnvConfig {
+  readonly address?: FromEnvConfig<string>;
+  readonly namespace?: FromEnvConfig<string>;
+  readonly apiKey?: FromEnvConfig<string>;
+  /** false: the profile's `tls.disabled = true`; true: it has TLS settings. */
+  readonly tls?: FromEnvConfig<boolean>;
+  readonly serverName?: FromEnvConfig<string>;
+  readonly serverCa?: FromEnvConfig<Buffer>;
+  readonly clientCertPair?: { readonly crt: FromEnvConfig<Buffer>; readonly key: FromEnvConfig<Buffer> };
+  readonly metadata?: FromEnvConfig<Readonly<Record<string, string>>>;
+}
+
+/** Where envconfig looks when TEMPORAL_CONFIG_FILE is unset (its own rule, which it does not export). */
+function defaultTemporalConfigFile(env: Readonly<Record<string, string>>): string | undefined {
+  const os = platform();
+  const dir =
+    os === 'win32'
+      ? env.APPDATA
+      : os === 'darwin'
+        ? env.HOME && join(env.HOME, 'Library', 'Application Support')
+        : env.XDG_CONFIG_HOME
+          ? isAbsolute(env.XDG_CONFIG_HOME)
+            ? env.XDG_CONFIG_HOME
+            : undefined
+          : env.HOME && join(env.HOME, '.config');
+  return dir ? join(dir, 'temporalio', 'temporal.toml') : undefined;
+}
+
+/** smol-toml's message, on one line: "Invalid TOML document: <what>\n\n<excerpt>". */
+function tomlProblem(file: string, error: Error & { line?: number; column?: number }): string {
+  const what = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document:\s*/, '');
+  return `${file} is not valid TOML: ${what}${error.line ? ` (line ${error.line}${error.column ? `, column ${error.column}` : ''})` : ''}`;
+}
+
+/** The profile names of a file that parsed, for a message. */
+function profileNames(data: string): string {
+  try {
+    const names = Object.keys(loadTemporalConfigFile({ configSource: { data } }).profiles);
+    return names.length > 0 ? `its profiles: ${names.join(', ')}` : 'it has no profiles';
+  } catch {
+    return 'it has no profiles';
+  }
+}
+
+/**
+ * Reads Temporal's environment configuration from `env` (the raw variables) for the settings whose
+ * variable of ours is unset; undefined after adding a problem for each thing wrong with it.
+ */
+function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z.RefinementCtx): TemporalEnvConfig | undefined {
+  let ok = true;
+  const problem = (label: string, message: string) => {
+    ok = false;
+    ctx.addIssue({ code: 'custom', path: [label], message });
+  };
+  const vars: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (typeof value === 'string' && !SHARED_TEMPORAL_VARS.has(name)) vars[name] = value;
+
+  const named = vars.TEMPORAL_CONFIG_FILE?.trim() || undefined;
+  const file = named ?? defaultTemporalConfigFile(vars);
+  const fileLabel = named ? 'TEMPORAL_CONFIG_FILE' : `Temporal config file ${file} (TEMPORAL_CONFIG_FILE unset)`;
+  let data: string | undefined;
+  if (file !== undefined) {
+    try {
+      data = readFileSync(file, 'utf8');
+    } catch (error) {
+      // No file where the CLI would look is the usual case; one named on purpose must exist.
+      if (named || (error as NodeJS.ErrnoException).code !== 'ENOENT') problem(fileLabel, cannotRead(file, error));
+      if (named) return undefined;
+    }
+  }
+  const profileName = vars.TEMPORAL_PROFILE?.trim() || undefined;
+  if (profileName && data === undefined) {
+    if (ok) problem('TEMPORAL_PROFILE', `no profile "${profileName}": there is no Temporal config file (TEMPORAL_CONFIG_FILE is unset${file ? ` and ${file} does not exist` : ''})`);
+    return undefined;
+  }
+  if (!ok) return undefined;
+  // What the settings below came from: the profile, or with no file, only Temporal's TLS and metadata variables.
+  const where = data === undefined ? "Temporal's variables" : `profile "${profileName ?? 'default'}" of ${file}`;
+
+  let profile: ClientConfigProfile;
+  const load = (withFile: boolean) =>
+    loadClientConfigProfile({ ...(withFile && data !== undefined ? { configSource: { data } } : { disableFile: true }), ...(profileName ? { profile: profileName } : {}), overrideEnvVars: vars });
+  try {
+    try {
+      profile = load(true);
+    } catch (error) {
+      // envconfig 1.24 reads the file's `profile` table unchecked: a file without one is a file without profiles.
+      if (!(error instanceof TypeError) || profileName) throw error;
+      profile = load(false);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.startsWith('Invalid TOML document') && file) problem(fileLabel, tomlProblem(file, error as Error));
+    else if ((error instanceof TypeError || /^Profile '.*' not found/.test(message)) && data !== undefined) problem('TEMPORAL_PROFILE', `no profile "${profileName}" in ${file} (${profileNames(data)})`);
+    else problem(where, message);
+    return undefined;
+  }
+
+  /** The profile's `key`, checked by `schema`, or a problem naming the profile and the key. */
+  const take = <T>(schema: z.ZodType<T>, value: unknown, key: string): FromEnvConfig<T> | undefined => {
+    if (value === undefined) return undefined;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) problem(`${where}: ${key}`, issue.message);
+      return undefined;
+    }
+    return { value: parsed.data, from: where };
+  };
+  /** A PEM the profile names (a path or inline data), read now so a bad one stops start-up like ours. */
+  const pem = (source: ConfigDataSource | undefined, key: string, envVar: string): FromEnvConfig<Buffer> | undefined => {
+    if (source === undefined) return undefined;
+    const viaPath = 'path' in source;
+    const fromVar = `${envVar}_${viaPath ? 'PATH' : 'DATA'}`;
+    const label = vars[fromVar] !== undefined ? fromVar : `${where}: ${key}_${viaPath ? 'path' : 'data'}`;
+    let bytes: Buffer;
+    if (viaPath) {
+      if (typeof source.path !== 'string') return void problem(label, 'must be a string');
+      try {
+        bytes = readFileSync(source.path);
+      } catch (error) {
+        return void problem(label, cannotRead(source.path, error));
+      }
+    } else {
+      bytes = Buffer.from(source.data);
+    }
+    if (!bytes.toString('utf8').includes('-----BEGIN ')) return void problem(label, `${viaPath ? `${source.path} is` : 'is'} not PEM (no -----BEGIN line)`);
+    return { value: bytes, from: label === fromVar ? fromVar : where };
+  };
+
+  const NonEmptyString = z.string().trim().min(1, { message: 'must not be empty' });
+  const tls = profile.tls;
+  if (tls?.disabled !== undefined && typeof tls.disabled !== 'boolean') problem(`${where}: tls.disabled`, 'must be true or false');
+  // Our TEMPORAL_TLS=false turns the profile's TLS off, its CA, name and certificate with it.
+  const tlsApplies = tls !== undefined && tls.disabled !== true && env.TEMPORAL_TLS !== false;
+  const tlsVars = TEMPORAL_TLS_VARS.filter((name) => vars[name] !== undefined);
+  const tlsFrom = [...(data === undefined ? [] : [where]), ...tlsVars].join(', ') || where;
+  const certPairApplies = tlsApplies && env.TEMPORAL_TLS_CERT_PATH === undefined;
+  const crt = certPairApplies ? pem(tls.clientCert, 'tls.client_cert', 'TEMPORAL_TLS_CLIENT_CERT') : undefined;
+  const key = certPairApplies ? pem(tls.clientKey, 'tls.client_key', 'TEMPORAL_TLS_CLIENT_KEY') : undefined;
+  if (certPairApplies && Boolean(tls.clientCert) !== Boolean(tls.clientKey)) problem(`${where}: tls`, 'a client certificate and its key go together (client_cert_* and client_key_*; TEMPORAL_TLS_CLIENT_CERT_* and TEMPORAL_TLS_CLIENT_KEY_*)');
+  const metaFrom = [...(data === undefined ? [] : [where]), ...(Object.keys(vars).some((name) => name.startsWith(GRPC_META_PREFIX)) ? [`${GRPC_META_PREFIX}*`] : [])].join(', ') || where;
+  const metadata = profile.grpcMeta && Object.keys(profile.grpcMeta).length > 0 ? take(z.record(z.string(), z.string()), profile.grpcMeta, 'grpc_meta') : undefined;
+
+  const config: TemporalEnvConfig = {
+    ...(env.TEMPORAL_ADDRESS === undefined ? { address: take(HostPort, profile.address, 'address') } : {}),
+    ...(env.TEMPORAL_NAMESPACE === undefined ? { namespace: take(NonEmptyString, profile.namespace, 'namespace') } : {}),
+    ...(env.TEMPORAL_API_KEY === undefined ? { apiKey: take(NonEmptyString, profile.apiKey, 'api_key') } : {}),
+    ...(env.TEMPORAL_TLS === undefined && tls !== undefined ? { tls: { value: tls.disabled !== true, from: tls.disabled === true ? where : tlsFrom } } : {}),
+    ...(tlsApplies && env.TEMPORAL_TLS_SERVER_NAME === undefined ? { serverName: take(HostName, tls.serverName, 'tls.server_name') } : {}),
+    ...(tlsApplies && env.TEMPORAL_TLS_CA_PATH === undefined ? { serverCa: pem(tls.serverCACert, 'tls.server_ca_cert', 'TEMPORAL_TLS_SERVER_CA_CERT') } : {}),
+    ...(crt && key ? { clientCertPair: { crt, key } } : {}),
+    ...(metadata ? { metadata: { value: Object.freeze(metadata.value), from: metaFrom } } : {}),
+  };
+  if (!ok) return undefined;
+  // Absent, not undefined, where nothing was given.
+  return Object.freeze(Object.fromEntries(Object.entries(config).filter((entry) => entry[1] !== undefined)) as TemporalEnvConfig);
+}
+
+/** Ours and Temporal's environment configuration, resolved: what temporalSection reads. */
+type ResolvedTemporalVars = TemporalVars & { readonly TEMPORAL_ADDRESS: string; readonly TEMPORAL_ENV_CONFIG: TemporalEnvConfig };
+
+/**
+ * Settles where Temporal is before anything decides by it (encryption and the payload store ask
+ * whether it is on this machine): our TEMPORAL_ADDRESS, else the profile's, else localhost:7233. The
+ * schemas that call it are loose objects, so `env` still holds the variables envconfig reads.
+ */
+function withTemporalEnvConfig<E extends Record<string, unknown> & { readonly TEMPORAL_ADDRESS?: string | undefined }>(env: E, ctx: z.RefinementCtx) {
+  const envConfig = temporalEnvConfig(env, ctx);
+  if (envConfig === undefined) return z.NEVER;
+  return { ...env, TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS ?? envConfig.address?.value ?? TEMPORAL_DEFAULTS.address, TEMPORAL_ENV_CONFIG: envConfig };
+}
+
+/** The names of the settings, for `fromEnvConfig` and the start-up lines. */
+const ENV_CONFIG_SETTINGS: Record<keyof TemporalEnvConfig, string> = {
+  address: 'address',
+  namespace: 'namespace',
+  apiKey: 'API key',
+  tls: 'TLS',
+  serverName: 'TLS server name',
+  serverCa: 'server CA certificate',
+  clientCertPair: 'client certificate',
+  metadata: 'gRPC metadata',
+};
+
 /**
  * The `temporal` section; `transport` is what src/temporal-connection.ts turns into connection
  * options: an API key, the server's CA and name, and a client certificate pair (both or neither,
  * checkTls saw to it, as it saw that each file is a readable PEM file), only when set. Any of them
  * but the API key means TLS (an API key implies it in temporal-connection.ts, as the SDK does).
+ * Each is ours where set, else Temporal's environment configuration's (its CA and certificate
+ * already read: `tlsCa`, `tlsCertPair`; and gRPC `metadata`, which we have no variable for), else
+ * our default; `fromEnvConfig` names the settings taken from it and where from (absent: none).
  */
-function temporalSection(env: TemporalVars) {
+function temporalSection(env: ResolvedTemporalVars) {
   const {
-    TEMPORAL_API_KEY: apiKey,
     TEMPORAL_TLS_CA_PATH: tlsCaPath,
-    TEMPORAL_TLS_SERVER_NAME: tlsServerName,
     TEMPORAL_TLS_CERT_PATH: tlsCertPath,
     TEMPORAL_TLS_KEY_PATH: tlsKeyPath,
+    TEMPORAL_ENV_CONFIG: envConfig,
   } = env;
+  const apiKey = env.TEMPORAL_API_KEY ?? envConfig.apiKey?.value;
+  const tlsServerName = env.TEMPORAL_TLS_SERVER_NAME ?? envConfig.serverName?.value;
+  const { serverCa: tlsCa, clientCertPair: tlsCertPair, metadata } = envConfig;
+  const fromEnvConfig: Record<string, string> = {};
+  for (const [setting, given] of Object.entries(envConfig) as [keyof TemporalEnvConfig, FromEnvConfig<unknown> | { readonly crt: FromEnvConfig<Buffer> }][]) {
+    fromEnvConfig[ENV_CONFIG_SETTINGS[setting]] = 'crt' in given ? given.crt.from : given.from;
+  }
   return Object.freeze({
     address: env.TEMPORAL_ADDRESS,
-    namespace: env.TEMPORAL_NAMESPACE,
+    namespace: env.TEMPORAL_NAMESPACE ?? envConfig.namespace?.value ?? TEMPORAL_DEFAULTS.namespace,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     transport: Object.freeze({
-      tls: env.TEMPORAL_TLS || Boolean(tlsCaPath || tlsServerName || tlsCertPath),
+      tls: Boolean(tlsCaPath || tlsServerName || tlsCertPath || tlsCa || tlsCertPair) || (env.TEMPORAL_TLS ?? envConfig.tls?.value ?? false),
       ...(apiKey ? { apiKey } : {}),
       ...(tlsCaPath ? { tlsCaPath } : {}),
       ...(tlsServerName ? { tlsServerName } : {}),
       ...(tlsCertPath && tlsKeyPath ? { tlsCertPath, tlsKeyPath } : {}),
+      ...(tlsCa ? { tlsCa } : {}),
+      ...(tlsCertPair ? { tlsCertPair } : {}),
+      ...(metadata ? { metadata: metadata.value } : {}),
     }),
+    ...(Object.keys(fromEnvConfig).length > 0 ? { fromEnvConfig: Object.freeze(fromEnvConfig) } : {}),
   });
 }
 
@@ -177,7 +417,7 @@ const EncryptionVars = z.object({
   PAYLOAD_DECRYPTION_KEYS: DecryptionKeys.optional(),
 });
 /** Encryption and the payload store decide by where Temporal is, so they read its address too. */
-type EncryptionVars = z.output<typeof EncryptionVars> & Pick<TemporalVars, 'TEMPORAL_ADDRESS'>;
+type EncryptionVars = z.output<typeof EncryptionVars> & { readonly TEMPORAL_ADDRESS: string };
 
 /** Whether Temporal runs on this machine: only then may a generated local key stand in for a real one. */
 function isLoopback(address: string): boolean {
@@ -249,7 +489,7 @@ const PayloadStoreVars = z.object({
   /** Payloads of at least this many bytes (encrypted) leave history; at most 256 KiB. */
   PAYLOAD_STORE_THRESHOLD_BYTES: z.coerce.number().int().min(0).max(HISTORY_PAYLOAD_LIMIT_BYTES).default(DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES),
 });
-type PayloadStoreVars = z.output<typeof PayloadStoreVars> & Pick<TemporalVars, 'TEMPORAL_ADDRESS'>;
+type PayloadStoreVars = z.output<typeof PayloadStoreVars> & { readonly TEMPORAL_ADDRESS: string };
 
 function checkPayloadStore(env: PayloadStoreVars, ctx: z.RefinementCtx): void {
   if (env.PAYLOAD_STORE === 's3' && !env.PAYLOAD_STORE_S3_BUCKET) {
@@ -365,7 +605,8 @@ const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 // ---- processes ---------------------------------------------------------------------------------
 
 const WorkerEnv = z
-  .object({
+  // Loose: Temporal's environment configuration reads variables of its own (withTemporalEnvConfig).
+  .looseObject({
     ...TemporalVars.shape,
     AGGREGATOR_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).default('http://127.0.0.1:4010'),
     AGGREGATOR_CUSTOMER_ID: z.string().trim().min(1).default('demo-lender'),
@@ -407,6 +648,7 @@ const WorkerEnv = z
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
   })
+  .transform(withTemporalEnvConfig)
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
     checkPayloads(env, ctx);
@@ -452,13 +694,14 @@ export type WorkerConfig = z.output<typeof WorkerEnv>;
 
 /** What the pipeline client and the CLI need to reach the connections. */
 const ClientEnv = z
-  .object({
+  .looseObject({
     ...TemporalVars.shape,
     AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
   })
+  .transform(withTemporalEnvConfig)
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
     checkPayloads(env, ctx);
@@ -477,7 +720,7 @@ export type ClientConfig = z.output<typeof ClientEnv>;
 
 /** The console reaches Temporal with the client's config; its own is the listener and the payload sections. */
 const ConsoleEnv = z
-  .object({
+  .looseObject({
     CONSOLE_PORT: ConsolePort,
     /** 127.0.0.1 unless the console sits behind a proxy (0.0.0.0 in a container). */
     CONSOLE_HOST: NonEmpty.default('127.0.0.1'),
@@ -486,11 +729,12 @@ const ConsoleEnv = z
       .min(16, { message: 'must be at least 16 characters' }),
     /** Browser origins (the Temporal Web UI) allowed to call /codec/encode and /codec/decode. */
     CONSOLE_CODEC_CORS_ORIGINS: CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
-    /** Where the histories the console decodes live: decides whether a generated local key may be used. */
+    /** Where the histories the console decodes live (ours, else the Temporal profile's): decides whether a generated local key may be used. */
     TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
   })
+  .transform(withTemporalEnvConfig)
   .superRefine(checkPayloads)
   .transform((env, ctx) =>
     Object.freeze({

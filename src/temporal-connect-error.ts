@@ -10,7 +10,7 @@
 import { isIP } from 'node:net';
 import { checkServerIdentity, connect, type ConnectionOptions } from 'node:tls';
 import type { TemporalSettings } from './config.js';
-import { temporalConnectionOptions } from './temporal-connection.js';
+import { temporalConnectionOptions, temporalSettingsSource } from './temporal-connection.js';
 
 const PROBE_TIMEOUT_MS = 5_000;
 /** The HTTP/2 client preface and an empty SETTINGS frame: a gRPC server answers with its SETTINGS. */
@@ -39,7 +39,7 @@ const UNTRUSTED = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISS
 const NOT_TLS = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'ERR_SSL_HTTP_REQUEST', 'ECONNRESET', 'EPIPE']);
 
 /** A sentence saying what in TLS made the connection fail and which variable fixes it; undefined when TLS is not the reason. */
-export async function explainConnectFailure(settings: Pick<TemporalSettings, 'address' | 'transport'>): Promise<string | undefined> {
+export async function explainConnectFailure(settings: Pick<TemporalSettings, 'address' | 'transport' | 'fromEnvConfig'>): Promise<string | undefined> {
   const { transport } = settings;
   const options = await temporalConnectionOptions(settings);
   const colon = settings.address.lastIndexOf(':');
@@ -64,9 +64,17 @@ export async function explainConnectFailure(settings: Pick<TemporalSettings, 'ad
   });
   if (outcome.accepted) return undefined;
   const { code, message } = outcome;
-  const trusted = transport.tlsCaPath ? `the CA in TEMPORAL_TLS_CA_PATH (${transport.tlsCaPath})` : "the system's CAs (set TEMPORAL_TLS_CA_PATH to the cluster's CA)";
-  const nameFrom = transport.tlsServerName ? 'TEMPORAL_TLS_SERVER_NAME' : 'the host of TEMPORAL_ADDRESS (set TEMPORAL_TLS_SERVER_NAME to a name it is valid for)';
-  const certificate = transport.tlsCertPath ? `the client certificate in TEMPORAL_TLS_CERT_PATH (${transport.tlsCertPath})` : '';
+  const trusted = transport.tlsCaPath
+    ? `the CA in TEMPORAL_TLS_CA_PATH (${transport.tlsCaPath})`
+    : transport.tlsCa
+      ? `the CA from ${transport.tlsCa.from}`
+      : "the system's CAs (set TEMPORAL_TLS_CA_PATH to the cluster's CA)";
+  const nameFrom = transport.tlsServerName ? (settings.fromEnvConfig?.['TLS server name'] ?? 'TEMPORAL_TLS_SERVER_NAME') : 'the host of TEMPORAL_ADDRESS (set TEMPORAL_TLS_SERVER_NAME to a name it is valid for)';
+  const certificate = transport.tlsCertPath
+    ? `the client certificate in TEMPORAL_TLS_CERT_PATH (${transport.tlsCertPath})`
+    : transport.tlsCertPair
+      ? `the client certificate from ${transport.tlsCertPair.crt.from}`
+      : '';
   if (UNTRUSTED.has(code)) return `TLS: the server's certificate is not signed by ${trusted} (${message})`;
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `TLS: the server's certificate is not valid for ${name}, taken from ${nameFrom} (${message})`;
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `TLS: the server's certificate is out of its validity period (${message})`;
@@ -93,9 +101,10 @@ export class TemporalConnectError extends Error {
   }
 }
 
-/** The SDK's error, led by the TLS reason when there is one. */
-export async function connectFailureReason(settings: Pick<TemporalSettings, 'address' | 'transport'>, error: unknown): Promise<string> {
+/** The SDK's error, led by the TLS reason when there is one, and followed by where the settings came from when a Temporal profile gave some. */
+export async function connectFailureReason(settings: Pick<TemporalSettings, 'address' | 'transport' | 'fromEnvConfig'>, error: unknown): Promise<string> {
   const said = error instanceof Error ? error.message : String(error);
   const why = await explainConnectFailure(settings).catch(() => undefined);
-  return why ? `${why}; the SDK said: ${said}` : said;
+  const source = settings.fromEnvConfig ? ` (settings: ${temporalSettingsSource(settings)})` : '';
+  return `${why ? `${why}; the SDK said: ${said}` : said}${source}`;
 }

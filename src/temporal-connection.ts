@@ -1,7 +1,8 @@
 /**
  * Connection options for Temporal from the `temporal` section of src/config.ts, the same for the
- * worker's NativeConnection and the clients' Connection: both take `{ address, apiKey, tls }` with
- * the SDK's TLSConfig (`serverRootCACertificate`, `serverNameOverride`, `clientCertPair`).
+ * worker's NativeConnection and the clients' Connection: both take `{ address, apiKey, tls, metadata }`
+ * with the SDK's TLSConfig (`serverRootCACertificate`, `serverNameOverride`, `clientCertPair`). Our
+ * TLS files are read here; a Temporal profile's CA and certificate were read by config already.
  */
 import { readFile } from 'node:fs/promises';
 import type { TemporalSettings } from './config.js';
@@ -19,6 +20,8 @@ export interface TemporalConnectionOptions {
   readonly address: string;
   readonly apiKey?: string;
   readonly tls: boolean | TemporalTlsOptions;
+  /** gRPC metadata sent with every call: a Temporal profile's `grpc_meta`, TEMPORAL_GRPC_META_*. */
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /** A TLS file that config's start-up check accepted but that could not be read when connecting. */
@@ -43,17 +46,33 @@ async function readTlsFile(variable: string, path: string): Promise<Buffer> {
 
 export async function temporalConnectionOptions({ address, transport }: Pick<TemporalSettings, 'address' | 'transport'>): Promise<TemporalConnectionOptions> {
   const apiKey = transport.apiKey ? { apiKey: transport.apiKey } : {};
+  // A copy: the SDK's Connection adds its own headers (client-name, ...) to the object it is given.
+  const metadata = transport.metadata ? { metadata: { ...transport.metadata } } : {};
   const [ca, crt, key] = await Promise.all([
     transport.tlsCaPath ? readTlsFile('TEMPORAL_TLS_CA_PATH', transport.tlsCaPath) : undefined,
     transport.tlsCertPath ? readTlsFile('TEMPORAL_TLS_CERT_PATH', transport.tlsCertPath) : undefined,
     transport.tlsKeyPath ? readTlsFile('TEMPORAL_TLS_KEY_PATH', transport.tlsKeyPath) : undefined,
   ]);
+  const serverRootCACertificate = ca ?? transport.tlsCa?.value;
+  const clientCertPair = crt && key ? { crt, key } : transport.tlsCertPair && { crt: transport.tlsCertPair.crt.value, key: transport.tlsCertPair.key.value };
   const tls: TemporalTlsOptions = {
-    ...(ca ? { serverRootCACertificate: ca } : {}),
+    ...(serverRootCACertificate ? { serverRootCACertificate } : {}),
     ...(transport.tlsServerName ? { serverNameOverride: transport.tlsServerName } : {}),
-    ...(crt && key ? { clientCertPair: { crt, key } } : {}),
+    ...(clientCertPair ? { clientCertPair } : {}),
   };
-  if (Object.keys(tls).length > 0) return { address, ...apiKey, tls };
+  if (Object.keys(tls).length > 0) return { address, ...apiKey, ...metadata, tls };
   // An API key implies TLS (Temporal Cloud); otherwise plain TCP unless asked.
-  return { address, ...apiKey, tls: transport.tls || Boolean(transport.apiKey) };
+  return { address, ...apiKey, ...metadata, tls: transport.tls || Boolean(transport.apiKey) };
+}
+
+/**
+ * Where the connection settings came from, for start-up lines and connection errors: those Temporal's
+ * environment configuration gave, by source; everything else is our TEMPORAL_* variables or defaults.
+ */
+export function temporalSettingsSource({ fromEnvConfig }: Pick<TemporalSettings, 'fromEnvConfig'>): string {
+  if (!fromEnvConfig) return 'TEMPORAL_* variables and defaults';
+  const bySource = new Map<string, string[]>();
+  for (const [setting, source] of Object.entries(fromEnvConfig)) bySource.set(source, [...(bySource.get(source) ?? []), setting]);
+  const given = [...bySource].map(([source, settings]) => `${settings.join(', ')} from ${source}`);
+  return `${given.join('; ')}; the rest from TEMPORAL_* variables and defaults`;
 }

@@ -16,7 +16,7 @@ import { dataConverterFor, workerDataConverterFor } from './codec/data-converter
 import { ConfigError, loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './config.js';
 import { payloadStoreDriverFor } from './payload-store/external-storage.js';
 import { connectFailureReason, TemporalConnectError } from './temporal-connect-error.js';
-import { temporalConnectionOptions, TemporalTlsFileError } from './temporal-connection.js';
+import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
@@ -113,6 +113,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       taskQueue: config.temporal.taskQueue,
       namespace: config.temporal.namespace,
       temporal: config.temporal.address,
+      /** Which settings a Temporal profile (temporal.toml) or Temporal's own variables gave, if any. */
+      temporalSettings: temporalSettingsSource(config.temporal),
       aggregator: config.aggregator.baseUrl,
       payloadEncryption: config.encryption ? `on (key id ${config.encryption.keyId})` : 'off',
       payloadStore: config.payloadStore.kind,

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadClientConfig, loadConsoleConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig, retentionDaysOf } from '../src/config.js';
-import { temporalConnectionOptions } from '../src/temporal-connection.js';
+import { temporalConnectionOptions, temporalSettingsSource } from '../src/temporal-connection.js';
 
 /** The message of the ConfigError `load` throws. */
 function problemsOf(load: () => unknown): string {
@@ -223,6 +223,148 @@ describe('connection to Temporal', () => {
     });
     assert.equal(worker.status, 2, worker.stderr);
     assert.match(worker.stderr, new RegExp(`TEMPORAL_TLS_CA_PATH: cannot read ${dir}/missing\\.pem \\(no such file\\)`));
+    assert.doesNotMatch(worker.stderr, /^\s+at /m, 'no stack trace');
+  });
+});
+
+describe("Temporal's environment configuration (temporal.toml profiles, Temporal's own variables)", () => {
+  const pem = (label: string) => `-----BEGIN ${label}-----\n${randomBytes(12).toString('base64')}\n-----END ${label}-----\n`;
+  /** A temp dir with temporal.toml holding `toml`; `file` is its path. */
+  async function configFile(toml: string): Promise<{ dir: string; file: string }> {
+    const dir = await mkdtemp(join(tmpdir(), 'envconfig-'));
+    const file = join(dir, 'temporal.toml');
+    await writeFile(file, toml);
+    return { dir, file };
+  }
+  const CLOUD = ['[profile.cloud]', 'address = "ns.acct.tmprl.cloud:7233"', 'namespace = "ns.acct"', 'api_key = "profile-key"', '[profile.cloud.grpc_meta]', 'x-team = "lending"', ''].join('\n');
+  // Encryption decides by where Temporal is; these tests are about the connection.
+  const OFF = { PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' };
+
+  it('uses the profile TEMPORAL_CONFIG_FILE and TEMPORAL_PROFILE name, for the worker and the client alike', async () => {
+    const { file } = await configFile(`[profile.default]\naddress = "elsewhere:7233"\n\n${CLOUD}`);
+    const env = { ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' };
+    const { temporal } = loadClientConfig(env);
+    assert.equal(temporal.address, 'ns.acct.tmprl.cloud:7233');
+    assert.equal(temporal.namespace, 'ns.acct');
+    assert.equal(temporal.taskQueue, 'aggregation-connections', 'Temporal has no task queue setting: ours, defaulted');
+    assert.deepEqual(temporal.transport, { tls: false, apiKey: 'profile-key', metadata: { 'x-team': 'lending' } });
+    const where = `profile "cloud" of ${file}`;
+    assert.deepEqual(temporal.fromEnvConfig, { address: where, namespace: where, 'API key': where, 'gRPC metadata': where });
+    assert.equal(temporalSettingsSource(temporal), `address, namespace, API key, gRPC metadata from ${where}; the rest from TEMPORAL_* variables and defaults`);
+    assert.deepEqual(loadConfig(env).temporal, temporal, 'one temporal section for both');
+    assert.ok(Object.isFrozen(temporal.transport) && Object.isFrozen(temporal.fromEnvConfig));
+    // An API key implies TLS, the profile's metadata goes with every call.
+    assert.deepEqual(await temporalConnectionOptions(temporal), { address: 'ns.acct.tmprl.cloud:7233', apiKey: 'profile-key', metadata: { 'x-team': 'lending' }, tls: true });
+    // Without TEMPORAL_PROFILE: the "default" profile.
+    assert.equal(loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file }).temporal.address, 'elsewhere:7233');
+    // Nothing from a profile: our variables and defaults, as before.
+    assert.equal(loadClientConfig({}).temporal.fromEnvConfig, undefined);
+    assert.equal(temporalSettingsSource(loadClientConfig({}).temporal), 'TEMPORAL_* variables and defaults');
+  });
+
+  it("reads the profile's TLS: its CA and client certificate (paths or inline PEM) and server name, into the SDK's TLS options", async () => {
+    const ca = pem('CERTIFICATE');
+    const crt = pem('CERTIFICATE');
+    const key = pem('PRIVATE KEY');
+    const { dir, file } = await configFile('');
+    await writeFile(join(dir, 'ca.pem'), ca);
+    await writeFile(join(dir, 'client-key.pem'), key);
+    await writeFile(
+      file,
+      ['[profile.mtls]', 'address = "temporal.internal:7233"', '[profile.mtls.tls]', `server_ca_cert_path = "${join(dir, 'ca.pem')}"`, 'server_name = "temporal.internal"', `client_cert_data = """${crt}"""`, `client_key_path = "${join(dir, 'client-key.pem')}"`, ''].join('\n'),
+    );
+    const { temporal } = loadConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'mtls' });
+    assert.equal(temporal.transport.tls, true);
+    assert.equal(temporal.transport.tlsServerName, 'temporal.internal');
+    const options = await temporalConnectionOptions(temporal);
+    assert.ok(typeof options.tls === 'object');
+    assert.equal(options.tls.serverRootCACertificate?.toString(), ca);
+    assert.equal(options.tls.serverNameOverride, 'temporal.internal');
+    assert.equal(options.tls.clientCertPair?.crt.toString(), crt);
+    assert.equal(options.tls.clientCertPair?.key.toString(), key);
+    assert.match(temporalSettingsSource(temporal), /address, TLS, TLS server name, server CA certificate, client certificate from profile "mtls"/);
+
+    // Temporal's own TLS variables, with no file at all, are read too (and named as the source).
+    const fromVars = loadClientConfig({ ...OFF, TEMPORAL_TLS_SERVER_CA_CERT_PATH: join(dir, 'ca.pem') }).temporal;
+    assert.equal(fromVars.transport.tls, true);
+    assert.equal(fromVars.fromEnvConfig?.['server CA certificate'], 'TEMPORAL_TLS_SERVER_CA_CERT_PATH');
+  });
+
+  it('lets each of our variables win over the profile where both are set', async () => {
+    const ca = pem('CERTIFICATE');
+    const { dir, file } = await configFile('');
+    await writeFile(join(dir, 'ours-ca.pem'), ca);
+    await writeFile(file, `${CLOUD}[profile.cloud.tls]\nserver_name = "profile.name"\nserver_ca_cert_data = """${pem('CERTIFICATE')}"""\n`);
+    const base = { ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' };
+    const ours = loadClientConfig({ ...base, TEMPORAL_ADDRESS: 'ours.example:7233', TEMPORAL_NAMESPACE: 'ours', TEMPORAL_API_KEY: 'our-key', TEMPORAL_TLS_SERVER_NAME: 'ours.name', TEMPORAL_TLS_CA_PATH: join(dir, 'ours-ca.pem') }).temporal;
+    assert.equal(ours.address, 'ours.example:7233');
+    assert.equal(ours.namespace, 'ours');
+    assert.deepEqual(ours.transport, { tls: true, apiKey: 'our-key', tlsCaPath: join(dir, 'ours-ca.pem'), tlsServerName: 'ours.name', metadata: { 'x-team': 'lending' } });
+    assert.deepEqual(Object.keys(ours.fromEnvConfig ?? {}), ['TLS', 'gRPC metadata'], 'only what ours left unset');
+    const options = await temporalConnectionOptions(ours);
+    assert.ok(typeof options.tls === 'object');
+    assert.equal(options.tls.serverRootCACertificate?.toString(), ca, 'our CA, not the profile one');
+
+    // One at a time: the rest still comes from the profile.
+    const mixed = loadClientConfig({ ...base, TEMPORAL_NAMESPACE: 'ours' }).temporal;
+    assert.deepEqual([mixed.address, mixed.namespace, mixed.transport.apiKey], ['ns.acct.tmprl.cloud:7233', 'ours', 'profile-key']);
+    // Our TEMPORAL_TLS=false turns the profile's TLS off, its CA and server name with it.
+    assert.deepEqual(loadClientConfig({ ...base, TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).temporal.transport, { tls: false, apiKey: 'k', metadata: { 'x-team': 'lending' } });
+    // A value of ours that the profile would supply is not checked against the profile: a bad profile address is no problem when ours is set.
+    const { file: badAddress } = await configFile('[profile.default]\naddress = "no port"\n');
+    assert.equal(loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: badAddress, TEMPORAL_ADDRESS: 'h:7233' }).temporal.address, 'h:7233');
+  });
+
+  it("decides encryption and the payload store by the profile's address, as by ours", async () => {
+    const { file } = await configFile(CLOUD);
+    const message = problemsOf(() => loadConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' }));
+    assert.match(message, /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at ns\.acct\.tmprl\.cloud:7233/);
+    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' })), /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at ns\.acct\.tmprl\.cloud/);
+    assert.deepEqual(loadClientConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud', PAYLOAD_ENCRYPTION: 'off' }).payloadStore, { kind: 'off' });
+  });
+
+  it('reads the default file where the temporal CLI keeps it when TEMPORAL_CONFIG_FILE is unset; an empty file or none has no profiles', { skip: process.platform !== 'linux' && 'the default location is per platform' }, async () => {
+    const home = await mkdtemp(join(tmpdir(), 'envconfig-home-'));
+    await mkdir(join(home, '.config', 'temporalio'), { recursive: true });
+    await writeFile(join(home, '.config', 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "from-home:7233"\n');
+    assert.equal(loadClientConfig({ ...OFF, HOME: home }).temporal.address, 'from-home:7233');
+    assert.equal(loadClientConfig({ ...OFF, HOME: join(home, 'nobody') }).temporal.address, 'localhost:7233', 'no file there: no profile, no problem');
+    const { file } = await configFile('# nothing yet\n');
+    assert.equal(loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file }).temporal.fromEnvConfig, undefined);
+  });
+
+  it('refuses a missing or malformed file, an unknown profile and a bad value, naming the file, the profile and the key', async () => {
+    const { dir, file } = await configFile(CLOUD);
+    assert.equal(problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' })), `invalid configuration:\n  TEMPORAL_PROFILE: no profile "prod" in ${file} (its profiles: cloud)`);
+    assert.match(problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: join(dir, 'missing.toml') })), new RegExp(`TEMPORAL_CONFIG_FILE: cannot read ${dir}/missing\\.toml \\(no such file\\)`));
+    assert.match(problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: dir })), new RegExp(`TEMPORAL_CONFIG_FILE: cannot read ${dir} \\(a directory\\)`));
+    assert.match(problemsOf(() => loadClientConfig({ ...OFF, HOME: join(dir, 'nobody'), TEMPORAL_PROFILE: 'cloud' })), /TEMPORAL_PROFILE: no profile "cloud": there is no Temporal config file/);
+
+    const { file: malformed } = await configFile('[profile.cloud\naddress = "x:1"\n');
+    assert.match(problemsOf(() => loadConfig({ ...OFF, TEMPORAL_CONFIG_FILE: malformed })), new RegExp(`TEMPORAL_CONFIG_FILE: ${malformed} is not valid TOML: .+ \\(line 1, column \\d+\\)`));
+
+    const { file: bad } = await configFile(['[profile.default]', 'address = 7233', 'namespace = ""', '[profile.default.tls]', `client_cert_path = "${join(dir, 'none.pem')}"`, 'client_key_data = "not a key"', 'server_name = "not a name"', ''].join('\n'));
+    const message = problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: bad }));
+    const where = `profile "default" of ${bad}`;
+    for (const expected of [
+      `${where}: address: Invalid input: expected string, received number`,
+      `${where}: namespace: must not be empty`,
+      `${where}: tls.server_name: must be a host name`,
+      `${where}: tls.client_cert_path: cannot read ${join(dir, 'none.pem')} (no such file)`,
+      `${where}: tls.client_key_data: is not PEM (no -----BEGIN line)`,
+    ]) {
+      assert.ok(message.includes(expected), `expected "${expected}" in:\n${message}`);
+    }
+
+    // The worker stops at start-up with that message and exit code 2, no stack trace.
+    const worker = spawnSync(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { PATH: process.env.PATH, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod', PAYLOAD_ENCRYPTION: 'off', WORKER_METRICS_PORT: '0' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(worker.status, 2, worker.stderr);
+    assert.match(worker.stderr, new RegExp(`TEMPORAL_PROFILE: no profile "prod" in ${file}`));
     assert.doesNotMatch(worker.stderr, /^\s+at /m, 'no stack trace');
   });
 });

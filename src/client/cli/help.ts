@@ -5,6 +5,8 @@ const ENV_HELP = `Environment:
   TEMPORAL_ADDRESS        Temporal frontend (default localhost:7233)
   TEMPORAL_NAMESPACE      namespace (default "default")
   TEMPORAL_TASK_QUEUE     task queue of the connection worker (default aggregation-connections)
+  TEMPORAL_CONFIG_FILE    Temporal's client config (default ~/.config/temporalio/temporal.toml) and
+  TEMPORAL_PROFILE        its profile (default "default"): what the variables above leave unset
   AGGREGATOR_CUSTOMER_ID  tenant of new connections and of list (default demo-lender)
   PAYLOAD_ENCRYPTION_KEY  the worker's payload encryption key, when it has one (base64 of 32 bytes;
                           with PAYLOAD_ENCRYPTION_KEY_ID and PAYLOAD_DECRYPTION_KEYS as the worker's)`;

@@ -7,6 +7,7 @@
  */
 import { dataConverterFor } from '../../codec/data-converter.js';
 import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../config.js';
+import { temporalSettingsSource } from '../../temporal-connection.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
 
@@ -30,7 +31,7 @@ const console_ = createConsoleServer({
   defaultCustomerId: clientConfig.customerId,
 });
 const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
-process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}\n`);
+process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`);
 process.stdout.write(
   consoleConfig.encryption
     ? `payload encryption on (key id ${consoleConfig.encryption.keyId}); codec endpoint ${url}/codec for the Web UI (origins ${consoleConfig.codecCorsOrigins.join(', ')}) and temporal --codec-endpoint\n`
