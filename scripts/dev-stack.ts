@@ -161,6 +161,9 @@ async function main(): Promise<void> {
     TEMPORAL_PROFILE: '',
     AGGREGATOR_BASE_URL: sandboxUrl,
     WORKER_METRICS_PORT: String(ports.workerMetrics),
+    // The only build on this machine: new connections start on it even when the persisted history
+    // made an older build current (connections pinned to that one wait for its workers).
+    WORKER_BECOME_CURRENT: process.env.WORKER_BECOME_CURRENT || 'yes',
   };
   // What the children will read, parsed here too: a bad value stops the stack before they start, and
   // the local payload key is created once, here, before the children race to read it.

@@ -13,8 +13,9 @@
  *   payloadStore  the store's settings (src/payload-store/settings.ts)
  * Per process:
  *   worker    { temporal, aggregator: { baseUrl, customerId, auth?, timeoutMs }, metrics: { host, port (0 = off) },
- *               workflows: { bundlePath?, maxCachedWorkflows?, threads?, pollers?, reuseV8Context? }, activities: { maxConcurrent? }, logLevel, encryption?, payloadStore }
- *   client    { temporal, customerId, encryption?, payloadStore }   (pipeline client and CLI)
+ *               workflows: { bundlePath?, maxCachedWorkflows?, threads?, pollers?, reuseV8Context? },
+ *               deployment: { name, buildId?, becomeCurrent }, activities: { maxConcurrent? }, logLevel, encryption?, payloadStore }
+ *   client    { temporal, customerId, deployment: { name }, encryption?, payloadStore }   (pipeline client and CLI)
  *   console   { port, host, token, codecCorsOrigins, encryption?, payloadStore }   (it reaches Temporal with the client's)
  *   sandbox   { port, host, authSecret? }
  *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics } }
@@ -602,6 +603,27 @@ export function retentionDaysOf(policy: ReadonlyMap<string, number>, customerId:
 
 const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
+// ---- worker deployment (Worker Deployment Versioning) -------------------------------------------
+
+/** Temporal joins the two as `name:buildId` (and once as `name.buildId`), so neither may hold `:` or `.`. */
+const DEPLOYMENT_PART = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const DEPLOYMENT_PART_RULE = 'must be 1-64 letters, digits, - or _';
+const DeploymentName = z.string().trim().regex(DEPLOYMENT_PART, { message: DEPLOYMENT_PART_RULE });
+const BuildId = z.string().trim().regex(DEPLOYMENT_PART, { message: DEPLOYMENT_PART_RULE });
+
+const DeploymentVars = z.object({
+  /** The worker deployment this fleet's builds belong to; unset, the task queue's name (one deployment per queue). */
+  WORKER_DEPLOYMENT_NAME: DeploymentName.optional(),
+});
+
+function deploymentSection(env: z.output<typeof DeploymentVars>, taskQueue: string, ctx: z.core.$RefinementCtx) {
+  const name = env.WORKER_DEPLOYMENT_NAME ?? taskQueue;
+  if (!DEPLOYMENT_PART.test(name)) {
+    ctx.addIssue({ code: 'custom', path: ['WORKER_DEPLOYMENT_NAME'], message: `unset, it is the task queue's name ${JSON.stringify(name)}, which ${DEPLOYMENT_PART_RULE}: set WORKER_DEPLOYMENT_NAME` });
+  }
+  return Object.freeze({ name });
+}
+
 // ---- processes ---------------------------------------------------------------------------------
 
 const WorkerEnv = z
@@ -616,6 +638,15 @@ const WorkerEnv = z
     WORKER_METRICS_PORT: WorkerMetricsPort,
     WORKER_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
     WORKER_WORKFLOW_BUNDLE: z.string().trim().min(1).optional(),
+    ...DeploymentVars.shape,
+    /** This build's id; unset, it is taken from the workflow code (a hash of the bundle), so it changes exactly when that code does. */
+    WORKER_BUILD_ID: BuildId.optional(),
+    /**
+     * Whether this worker makes its own build current once it polls: `when-unset` only while the
+     * deployment has no current version (a first deploy), `yes` always (a stack on one machine, whose
+     * build is the only one), `no` never (an operator promotes: npm run cli -- deployment set-current).
+     */
+    WORKER_BECOME_CURRENT: z.enum(['no', 'when-unset', 'yes'], { error: 'must be no, when-unset or yes' }).default('when-unset'),
     /** GET /healthz: 200 while the worker runs, 503 while it drains (src/worker-health.ts); 0 turns it off. */
     WORKER_HEALTH_PORT: Port.default(0),
     WORKER_HEALTH_HOST: z.string().trim().min(1).default('127.0.0.1'),
@@ -679,6 +710,8 @@ const WorkerEnv = z
         pollers: env.WORKER_WORKFLOW_POLLERS,
         reuseV8Context: env.WORKER_REUSE_V8_CONTEXT === undefined ? undefined : env.WORKER_REUSE_V8_CONTEXT === 'true',
       }),
+      /** Worker Deployment Versioning: connections are pinned to the build they started on. */
+      deployment: Object.freeze({ ...deploymentSection(env, env.TEMPORAL_TASK_QUEUE, ctx), buildId: env.WORKER_BUILD_ID, becomeCurrent: env.WORKER_BECOME_CURRENT }),
       activities: Object.freeze({ maxConcurrent: env.WORKER_MAX_CONCURRENT_ACTIVITIES }),
       /** Resource-based slot tuning (memory and CPU target fractions); fixed slot counts unless set. */
       resourceTuner: env.WORKER_RESOURCE_TUNER,
@@ -697,6 +730,7 @@ const ClientEnv = z
   .looseObject({
     ...TemporalVars.shape,
     AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
+    ...DeploymentVars.shape,
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
@@ -711,6 +745,8 @@ const ClientEnv = z
       temporal: temporalSection(env),
       /** The tenant (lender) that new connections belong to unless told otherwise. */
       customerId: env.AGGREGATOR_CUSTOMER_ID,
+      /** The worker deployment whose versions `deployment` commands show and route. */
+      deployment: deploymentSection(env, env.TEMPORAL_TASK_QUEUE, ctx),
       ...payloadSections(env, ctx),
       ...tracingSection(env, 'aggregation-connections-client'),
     }),

@@ -20,7 +20,8 @@ import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError
 import { redact } from './logging/redact.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
-import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from './workflow-code.js';
+import { WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
+import { becomeCurrent, loadWorkflowBuild, workerDeploymentOptions, type WorkflowBuild } from './worker-deployment.js';
 import { startWorkerHealthServer } from './worker-health.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
@@ -76,6 +77,9 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId) }),
   };
 
+  // The workflow code decides the build id: read (or bundled) before the worker exists.
+  const build = await loadWorkflowBuild(config);
+
   // Up before the worker exists (503 until it runs) and down only after the drain, so a draining worker answers 503.
   let worker: Worker | undefined;
   const health = config.health.port
@@ -93,9 +97,9 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       // cannot be decoded reaches the workflow as a marker its handlers refuse.
       dataConverter: workerDataConverterFor(config),
       // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
-      ...(config.workflows.bundlePath
-        ? { workflowBundle: { codePath: config.workflows.bundlePath } }
-        : workflowSource()),
+      workflowBundle: { code: build.code },
+      // Pinned connections finish on this build; retention and forget move to the current one.
+      workerDeploymentOptions: workerDeploymentOptions(config.deployment.name, build.buildId),
       ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
       ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
       ...(config.workflows.pollers === undefined ? {} : { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.workflows.pollers } }),
@@ -104,7 +108,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.resourceTuner === undefined ? {} : { tuner: { tunerOptions: config.resourceTuner } }),
       ...WORKFLOW_SANDBOX_OPTIONS,
       // Spans of connections started by a traced client (the interceptors are inert for others).
-      ...tracingWorkerOptions(tracing, { bundled: config.workflows.bundlePath !== undefined }),
+      ...tracingWorkerOptions(tracing, { bundled: true }),
       // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
@@ -124,9 +128,12 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       tracing: config.tracing ? describeEndpoint(config.tracing) : 'off',
       workflowCache: worker.options.maxCachedWorkflows,
       heapLimitMiB: heapLimitMiB(),
+      deployment: `${config.deployment.name}:${build.buildId} (build id from ${build.buildIdSource})`,
     });
     warnOnSmallDefaultCache(worker.options.maxCachedWorkflows, config.workflows.maxCachedWorkflows);
-    await worker.run();
+    const running = worker.run();
+    if (config.deployment.becomeCurrent !== 'no') void reportBecomingCurrent(temporal, config, build);
+    await running;
   } finally {
     await health?.close();
     await tracing?.release(); // exports the spans still buffered
@@ -134,6 +141,22 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     await clientConnection.close();
     await connection.close();
   }
+}
+
+/** Runs beside the worker: its polls register the version, then it can be made current. */
+async function reportBecomingCurrent(temporal: Client, config: WorkerConfig, build: WorkflowBuild): Promise<void> {
+  const { name } = config.deployment;
+  const policy = config.deployment.becomeCurrent === 'yes' ? 'yes' : 'when-unset';
+  const result = await becomeCurrent(temporal, name, build.buildId, policy).catch((error: unknown) => ({ outcome: 'failed' as const, error: error as Error }));
+  const logger = Runtime.instance().logger;
+  if (result.outcome === 'made-current') logger.info(`build ${build.buildId} is now the current version of ${name}`, { deployment: name, buildId: build.buildId });
+  else if (result.outcome === 'left') {
+    logger.warn(
+      `build ${build.buildId} is not current (${result.currentBuildId} is): it serves only connections pinned to it until an operator runs ` +
+        `\`npm run cli -- deployment set-current ${build.buildId}\` (or ramps it)`,
+      { deployment: name, buildId: build.buildId, currentBuildId: result.currentBuildId },
+    );
+  } else if (result.outcome === 'failed') logger.error(`could not make build ${build.buildId} current: ${result.error.message}`, { deployment: name, buildId: build.buildId });
 }
 
 function heapLimitMiB(): number {

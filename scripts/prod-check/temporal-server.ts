@@ -197,6 +197,8 @@ export interface ProdServerOptions {
   readonly timeline: Timeline;
   /** Mutual TLS on the frontend with this PKI (--tls); plain TCP without. */
   readonly tls?: ProdCheckPki;
+  /** More dynamic config for this run (deploy-check: versions drain and their pollers expire in seconds). */
+  readonly dynamicConfig?: Readonly<Record<string, boolean | number | string>>;
 }
 
 /** The product's transport settings for a client holding the run's client certificate (what a worker sets). */
@@ -248,7 +250,7 @@ export class ProdTemporalServer {
     const connectionOptions = await temporalConnectionOptions({ address, transport: options.tls ? tlsTransport(options.tls) : { tls: false } });
     const server = new ProdTemporalServer(options, ports, connectionOptions);
     const dynamicConfigPath = join(server.root, 'config', 'dynamicconfig.yaml');
-    writeFileSync(dynamicConfigPath, DYNAMIC_CONFIG);
+    writeFileSync(dynamicConfigPath, DYNAMIC_CONFIG + dynamicConfigYamlEntries(options.dynamicConfig ?? {}));
     writeFileSync(join(server.root, 'config', 'prod-check.yaml'), configYaml(options.postgres, ports, dynamicConfigPath, options.tls));
     return server;
   }

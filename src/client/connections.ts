@@ -59,6 +59,7 @@ import {
 } from './errors.js';
 import type { ConnectionEndType } from './errors.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
+import { WorkerDeployments } from './deployments.js';
 import { LoginsClient } from './logins.js';
 import { RefreshSchedules } from './schedules.js';
 import { quoteVisibilityValue } from './visibility.js';
@@ -128,6 +129,8 @@ export interface ConnectionsClientOptions {
   readonly taskQueue: string;
   /** For messages only. */
   readonly address?: string | undefined;
+  /** The worker deployment whose versions `deployments` reads and routes (default aggregation-connections). */
+  readonly deploymentName?: string | undefined;
 }
 
 const REUSE_POLICY = {
@@ -150,6 +153,8 @@ export class ConnectionsClient {
   readonly schedules: RefreshSchedules;
   /** Forgetting saved logins (schedule, card, payloads, histories) and their retention timers. */
   readonly logins: LoginsClient;
+  /** The worker deployment's builds: which is current, which ramps, which still hold pinned connections. */
+  readonly deployments: WorkerDeployments;
   private readonly client: Client;
   private readonly address: string | undefined;
   private ownedConnection: Connection | undefined;
@@ -162,6 +167,7 @@ export class ConnectionsClient {
     this.address = options.address;
     this.schedules = new RefreshSchedules({ client: options.client, taskQueue: options.taskQueue, address: options.address, connections: this });
     this.logins = new LoginsClient({ client: options.client, taskQueue: options.taskQueue, address: options.address });
+    this.deployments = new WorkerDeployments(options.client, options.deploymentName ?? 'aggregation-connections');
   }
 
   /**
@@ -186,7 +192,7 @@ export class ConnectionsClient {
     }
     const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
     const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors });
-    const connections = new ConnectionsClient({ client, taskQueue, address });
+    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name });
     connections.ownedConnection = connection;
     connections.ownedTracing = tracing;
     return connections;

@@ -7,7 +7,7 @@
  * This function registers the handlers and runs the steps; the state lives in state-recorder.ts,
  * answers in answer-inbox.ts, the session in session.ts and the retrieval in retrieval.ts.
  */
-import { CancellationScope, allHandlersFinished, condition, isCancellation, log, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, allHandlersFinished, condition, isCancellation, log, patched, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { InputActivities } from '../activities/input-activities.js';
 import type { RetentionActivities } from '../activities/retention-activities.js';
 import type { ConnectionInputArgs } from '../contract/connection-input.js';
@@ -128,3 +128,10 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }
 }
+
+/**
+ * Pinned: a connection (at most ~45 minutes) finishes on the build it started on, so a deploy that
+ * changes its steps needs no patched(). The two retention-notice patches above stay for connections
+ * that began before versioning (unversioned runs move to the first current build).
+ */
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, connectionWorkflow);

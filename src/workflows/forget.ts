@@ -6,7 +6,7 @@
  * what it found, so forgetting twice succeeds (the second record says "none" / "not-found").
  * Deterministic code only.
  */
-import { ApplicationFailure, log, proxyActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, log, proxyActivities, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
 import type { DeleteCardOutcome, ForgetActivities } from '../activities/forget-activities.js';
 import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from './forget-definitions.js';
 import { CustomerIdKey, LoginIdKey } from './search-attributes.js';
@@ -106,3 +106,9 @@ export async function forgetLoginWorkflow(input: ForgetInput): Promise<ForgetRec
   log.info('login forgotten', { loginId, trigger, schedule, card: card.kind, connections: connections.count });
   return record;
 }
+
+/**
+ * AutoUpgrade: a forget may wait out CARD_IN_USE for long; its next task runs on the current build.
+ * Its steps stay replay-safe across builds (a change to them needs patched()).
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, forgetLoginWorkflow);

@@ -15,6 +15,7 @@ import {
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
+  setWorkflowOptions,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -138,3 +139,9 @@ export async function loginRetentionWorkflow(input: RetentionInput): Promise<Ret
     alreadyForgetting,
   };
 }
+
+/**
+ * AutoUpgrade: a retention timer waits up to a year, across many deploys; its next task (a notice,
+ * the due time, continue-as-new) runs on the current build. Changes to it need patched().
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, loginRetentionWorkflow);

@@ -1,0 +1,78 @@
+/** `npm run deploy:check`'s command line. Bad arguments are DeployCheckArgumentErrors (exit 2, with the usage). */
+import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
+
+export interface DeployCheckOptions {
+  /** Connections of each kind (awaiting an answer, mid-poll, mid-retrieval of a large login, ...). */
+  readonly perStage: number;
+  /** Worker processes of each build. */
+  readonly workers: number;
+  /** Percent of new connections the ramp sends to v2. */
+  readonly rampPercent: number;
+  readonly seed: number;
+  readonly keepLogs: boolean;
+}
+
+export class DeployCheckArgumentError extends Error {
+  override readonly name = 'DeployCheckArgumentError';
+}
+
+export const USAGE = `usage: npm run deploy:check -- [options]
+
+A deploy rehearsed on the production stack (PostgreSQL, Temporal server v${TEMPORAL_SERVER_VERSION}, worker
+processes), with Worker Deployment Versioning: v1 workers with connections awaiting an answer,
+mid-poll and mid-retrieval of a large login, and retention timers pending; v2 workers built from a
+copy of the code with one more activity before retrieval (a change that breaks the replay of v1's
+histories); v2 ramped (a v1 worker SIGKILLed meanwhile), then made current; v1's connections finish
+on v1 while new ones run on v2; the retention timers move to v2 and keep their due times; v1 drained
+and retired once nothing is pinned to it; then a rollback to v1 for new connections. Last line:
+  deploy-check: <n> connections, <n> completed as expected, <n> on v1, <n> on v2, <n> stuck, <n> nondeterminism errors, <n> lost timers
+
+  --per-stage N     connections of each kind (default 4; the large login: half, at least 1)
+  --workers W       worker processes of each build (default 2)
+  --ramp-percent P  share of new connections v2 takes while it ramps (default 50)
+  --seed S          seed of the SIGKILL's victim (default: random, printed)
+  --keep-logs       keep the run directory (PostgreSQL data, server and worker logs)
+  --help            this text
+
+Needs: apt-get install -y postgresql; bash scripts/provision-temporal.sh server.`;
+
+function integer(name: string, text: string | undefined, min: number, max: number): number {
+  const value = Number(text);
+  if (text === undefined || !/^\d+$/.test(text) || value < min || value > max) throw new DeployCheckArgumentError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(text ?? '')}`);
+  return value;
+}
+
+/** undefined: --help was asked for. */
+export function parseDeployCheckArgs(argv: readonly string[], randomSeed: () => number): DeployCheckOptions | undefined {
+  let perStage = 4;
+  let workers = 2;
+  let rampPercent = 50;
+  let seed: number | undefined;
+  let keepLogs = false;
+  for (let index = 0; index < argv.length; index += 1) {
+    const flag = argv[index];
+    const value = () => argv[++index];
+    switch (flag) {
+      case '--help':
+        return undefined;
+      case '--per-stage':
+        perStage = integer(flag, value(), 1, 200);
+        break;
+      case '--workers':
+        workers = integer(flag, value(), 1, 8);
+        break;
+      case '--ramp-percent':
+        rampPercent = integer(flag, value(), 1, 99);
+        break;
+      case '--seed':
+        seed = integer(flag, value(), 0, 2 ** 31 - 1);
+        break;
+      case '--keep-logs':
+        keepLogs = true;
+        break;
+      default:
+        throw new DeployCheckArgumentError(`unknown argument ${JSON.stringify(flag)}`);
+    }
+  }
+  return { perStage, workers, rampPercent, seed: seed ?? randomSeed(), keepLogs };
+}
