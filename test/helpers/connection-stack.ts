@@ -15,6 +15,8 @@ import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-c
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/workflow-code.js';
+import { workerDeploymentOptions } from '../../src/worker-deployment.js';
+import { WorkerDeployments } from '../../src/client/deployments.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
@@ -63,6 +65,23 @@ export const TEST_ENCRYPTION: EncryptionKeys = Object.freeze({ keyId: 'test', ke
 /** The same key as the environment variables of a worker process. */
 export const TEST_ENCRYPTION_ENV = { PAYLOAD_ENCRYPTION_KEY: Buffer.from(TEST_ENCRYPTION.key).toString('base64'), PAYLOAD_ENCRYPTION_KEY_ID: TEST_ENCRYPTION.keyId } as const;
 
+/** The build id of every test stack's worker (a stack standing in for a restarted worker keeps it). */
+export const TEST_BUILD_ID = 'test-build';
+
+/**
+ * Makes the stack's build current on its deployment, as a first deploy does. The time-skipping test
+ * server has no worker deployments (and routes to any worker): there the call is not implemented.
+ */
+async function makeCurrent(client: Client, taskQueue: string): Promise<void> {
+  try {
+    await new WorkerDeployments(client, taskQueue).setCurrent(TEST_BUILD_ID, { waitMs: 30_000 });
+  } catch (error) {
+    const code = (error as { cause?: { cause?: { code?: number }; code?: number } }).cause;
+    if ((code?.code ?? code?.cause?.code) === 12 /* UNIMPLEMENTED */) return;
+    throw error;
+  }
+}
+
 export async function startConnectionStack(env: TestWorkflowEnvironment, options: ConnectionStackOptions = {}): Promise<ConnectionStack> {
   const sandbox = await createSandbox({ port: 0 });
   const encryption = options.encryption === 'off' ? undefined : (options.encryption ?? TEST_ENCRYPTION);
@@ -95,8 +114,12 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     ...WORKFLOW_SANDBOX_OPTIONS,
     // The product's workflow code, tracing interceptors included (inert: nothing here starts traced).
     ...tracingWorkerOptions(undefined),
+    // Versioned as the product's worker is (the server refuses a pinned workflow's task from an
+    // unversioned worker): one deployment per stack, named after its task queue.
+    workerDeploymentOptions: workerDeploymentOptions(taskQueue, TEST_BUILD_ID),
   });
   const running = worker.run();
+  await makeCurrent(client, taskQueue);
 
   return {
     env,
