@@ -17,7 +17,7 @@
  *               deployment: { name, buildId?, becomeCurrent }, activities: { maxConcurrent? }, logLevel, encryption?, payloadStore }
  *   client    { temporal, customerId, deployment: { name }, encryption?, payloadStore }   (pipeline client and CLI)
  *   console   { port, host, token, codecCorsOrigins, encryption?, payloadStore }   (it reaches Temporal with the client's)
- *   sandbox   { port, host, authSecret? }
+ *   sandbox   { port, host, authSecret?, rateLimitPerSecond? }
  *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics } }
  */
 import { readFileSync } from 'node:fs';
@@ -791,8 +791,17 @@ const SandboxEnv = z
     SANDBOX_HOST: NonEmpty.default('127.0.0.1'),
     /** When set, /v3 requests must carry it (x-api-key). */
     SANDBOX_AUTH_SECRET: z.string().min(1).optional(),
+    /** Initial request limit of every tenant, per whole second (src/sandbox/rate-limits.ts); unset: unlimited. */
+    SANDBOX_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).optional(),
   })
-  .transform((env) => Object.freeze({ port: env.SANDBOX_PORT, host: env.SANDBOX_HOST, authSecret: env.SANDBOX_AUTH_SECRET }));
+  .transform((env) =>
+    Object.freeze({
+      port: env.SANDBOX_PORT,
+      host: env.SANDBOX_HOST,
+      authSecret: env.SANDBOX_AUTH_SECRET,
+      ...(env.SANDBOX_RATE_LIMIT_PER_SECOND === undefined ? {} : { rateLimitPerSecond: env.SANDBOX_RATE_LIMIT_PER_SECOND }),
+    }),
+  );
 
 export type SandboxConfig = z.output<typeof SandboxEnv>;
 

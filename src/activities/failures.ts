@@ -2,7 +2,8 @@
  * Turns aggregation-client errors into Temporal ApplicationFailures. The failure type is the
  * connection failure the condition becomes (INVALID_PASSWORD → InvalidCredentials), read from the
  * one table in aggregator/failure-table.ts, so the workflow passes it on without translating; the details
- * carry the service code, the remedy and whether the service may have acted on the request.
+ * carry the service code, the remedy, whether the service may have acted on the request, and the
+ * wait the service asked for (`retryAfterMs`, from Retry-After), which also sets the next retry's delay.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import {
@@ -23,14 +24,20 @@ export function toActivityFailure(error: unknown): unknown {
     requestId: error.requestId,
     remedy: error.remedy,
     delivery: error.delivery,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
   };
+  // "poll" remedies (e.g. SESSION_LOADING) are waited out by the workflow on a durable timer,
+  // not retried inside the activity.
+  const nonRetryable = !error.retryable || error.remedy === 'poll';
   return ApplicationFailure.create({
     type: failureTypeOf(error),
     message: error.message,
-    // "poll" remedies (e.g. SESSION_LOADING) are waited out by the workflow on a durable timer,
-    // not retried inside the activity.
-    nonRetryable: !error.retryable || error.remedy === 'poll',
+    nonRetryable,
     details: [details],
+    // The service named its wait (Retry-After): Temporal's next attempt comes after it instead of the
+    // retry policy's backoff (not capped by its maximumInterval; still bounded by its attempts and the
+    // activity's schedule-to-close timeout).
+    ...(!nonRetryable && error.retryAfterMs ? { nextRetryDelay: error.retryAfterMs } : {}),
     cause: error,
   });
 }

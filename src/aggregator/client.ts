@@ -3,7 +3,8 @@
  *
  * Every call answers a discriminated result (ready | pending | challenge) or throws an
  * AggregatorError subclass. It never retries: Temporal's retry policy is the one retry layer,
- * and the table in errors.ts says what is worth retrying.
+ * and the table in errors.ts says what is worth retrying. A refusal that names a wait (`Retry-After`
+ * on a 429, a 503, a TOO_MANY_REQUESTS or a RETRY_LATER) carries it as the error's `retryAfterMs`.
  */
 import ky, { type KyInstance } from 'ky';
 import type { z } from 'zod';
@@ -38,7 +39,9 @@ import {
   AggregatorResponseError,
   AggregatorServiceError,
 } from './errors.js';
+import { serviceCodeInfo } from './failure-table.js';
 import { serverOf, withHttpSpan, type HttpSpanRecorder } from './http-span.js';
+import { retryAfterOf } from './retry-after.js';
 
 export interface AggregatorClientOptions {
   /** Service base address, e.g. `https://sandbox.example.com` (the `/v3/...` paths are appended). */
@@ -144,6 +147,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     else callerSignal?.addEventListener('abort', forwardAbort, { once: true });
     let status: number;
     let text: string;
+    let headers: Headers;
     try {
       const response = await http(call.path, {
         method: call.method,
@@ -152,6 +156,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
         ...(call.options?.headers ? { headers: call.options.headers } : {}),
       });
       status = response.status;
+      headers = response.headers;
       record.status(status);
       text = await response.text();
     } catch (error) {
@@ -168,7 +173,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     try {
       body = text === '' ? undefined : JSON.parse(text);
     } catch (error) {
-      if (status >= 400) throw new AggregatorServiceError(call.operation, status, undefined, `non-JSON body: ${text.slice(0, 120)}`, undefined);
+      if (status >= 400) throw new AggregatorServiceError(call.operation, status, undefined, `non-JSON body: ${text.slice(0, 120)}`, undefined, waitAskedFor(status, undefined, headers));
       throw new AggregatorResponseError(call.operation, status, `malformed JSON (${text.length} bytes)`, error);
     }
 
@@ -177,7 +182,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       const code = readServiceCode(body);
       const message = parsed.success ? (parsed.data.Message ?? undefined) : undefined;
       const requestId = parsed.success ? (parsed.data.RequestId ?? undefined) : undefined;
-      throw new AggregatorServiceError(call.operation, status, code, message, requestId);
+      throw new AggregatorServiceError(call.operation, status, code, message, requestId, waitAskedFor(status, code, headers));
     }
     if (status === 202) {
       const pending = parseOrThrow(PendingResponse, body, call.operation, status);
@@ -295,6 +300,15 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       return result.data;
     },
   };
+}
+
+/**
+ * `Retry-After` where it means "come back later": on a 429 or a 503, and on any code the table says
+ * was refused and is worth retrying (TOO_MANY_REQUESTS under the 401/403 FACTS.md also allows, RETRY_LATER).
+ */
+function waitAskedFor(status: number, code: string | undefined, headers: Headers): number | undefined {
+  const info = serviceCodeInfo(code, status);
+  return status === 429 || status === 503 || (info.delivery === 'refused' && info.retryable) ? retryAfterOf(headers) : undefined;
 }
 
 function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, operation: string, status: number): T {

@@ -22,6 +22,8 @@ export class AggregatorError extends Error {
   readonly remedy: Remedy;
   /** Whether the service may have acted on the request: decides if a non-idempotent call may be resent. */
   readonly delivery: Delivery;
+  /** The wait the service asked for (`Retry-After`, ms, capped at an hour); undefined when it named none. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(message: string, context: AggregatorErrorContext) {
     super(message, context.cause === undefined ? undefined : { cause: context.cause });
@@ -32,14 +34,22 @@ export class AggregatorError extends Error {
     this.retryable = context.retryable;
     this.remedy = context.remedy;
     this.delivery = context.delivery;
+    this.retryAfterMs = context.retryAfterMs;
   }
 }
 
-/** The service answered with an error status and (usually) a service code. */
+/** The service answered with an error status and (usually) a service code, and maybe a `Retry-After`. */
 export class AggregatorServiceError extends AggregatorError {
   override readonly name = 'AggregatorServiceError';
 
-  constructor(operation: string, httpStatus: number, serviceCode: string | undefined, serviceMessage: string | undefined, requestId: string | undefined) {
+  constructor(
+    operation: string,
+    httpStatus: number,
+    serviceCode: string | undefined,
+    serviceMessage: string | undefined,
+    requestId: string | undefined,
+    retryAfterMs?: number,
+  ) {
     const info = serviceCodeInfo(serviceCode, httpStatus);
     super(`${operation} failed with HTTP ${httpStatus}${serviceCode ? ` ${serviceCode}` : ''}: ${serviceMessage || info.meaning}`, {
       operation,
@@ -49,6 +59,7 @@ export class AggregatorServiceError extends AggregatorError {
       retryable: info.retryable,
       remedy: info.remedy,
       delivery: info.delivery,
+      retryAfterMs,
     });
   }
 }

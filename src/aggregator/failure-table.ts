@@ -203,4 +203,10 @@ export interface ServiceFailureDetails {
   readonly requestId?: string | undefined;
   readonly remedy: Remedy;
   readonly delivery: Delivery;
+  /**
+   * How long the service asked to wait before calling again (its `Retry-After`, in ms, capped at an
+   * hour) on a 429, a 503, or a code this table says was refused and is worth retrying
+   * (TOO_MANY_REQUESTS, RETRY_LATER); absent when it named no (valid) wait.
+   */
+  readonly retryAfterMs?: number | undefined;
 }

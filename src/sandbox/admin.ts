@@ -1,22 +1,32 @@
 /**
  * The sandbox-only admin API (outside /v3, never part of the real service): the scenario listing
- * with every answer, fast creation of saved logins for tests and benchmarks, and tenant reset.
+ * with every answer, fast creation of saved logins for tests and benchmarks, tenant reset, and the
+ * per-tenant request limit with its per-second counts.
  */
 import { z } from 'zod';
 import { ATTRIBUTE_DEFINITIONS, ATTRIBUTE_PACKAGES } from './attributes.js';
 import { summarizeSubmissions } from './authorize-submissions.js';
-import { SANDBOX_CUSTOMER_ID } from './customer.js';
+import { CUSTOMER_ID_PATTERN, SANDBOX_CUSTOMER_ID } from './customer.js';
 import { FAULT_HEADER } from './faults.js';
 import { MAX_BODY_BYTES, SandboxError, parseWith, type Reply } from './http.js';
 import type { SandboxOptions } from './options.js';
 import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, ScenarioParameterError, describeScenario, resolveScenario, type Scenario } from './scenarios.js';
 import type { SandboxState } from './state.js';
 import type { DataCache } from './data-cache.js';
+import { MAX_RATE_LIMIT_PER_SECOND, MAX_RETRY_AFTER_SECONDS, RATE_HISTORY_SECONDS, type RateLimiter } from './rate-limits.js';
 
 const CreateLoginRequest = z.strictObject({
   username: z.string().min(1),
   pendingPolls: z.number().int().min(0).max(1_000_000).optional(),
   pendingMs: z.number().int().min(0).max(86_400_000).optional(),
+});
+
+const PerSecond = z.number().int().min(1).max(MAX_RATE_LIMIT_PER_SECOND);
+/** A value sets, null clears, an absent member leaves as is. */
+const RateLimitsRequest = z.strictObject({
+  defaultPerSecond: PerSecond.nullable().optional(),
+  tenants: z.record(z.string().regex(CUSTOMER_ID_PATTERN, { message: 'must be a customer id (1 to 128 of A-Z a-z 0-9 . _ -)' }), PerSecond.nullable()).optional(),
+  retryAfterSeconds: z.number().int().min(1).max(MAX_RETRY_AFTER_SECONDS).nullable().optional(),
 });
 
 /** Everything a test or demo needs to drive every flow (served as JSON, built once). */
@@ -51,6 +61,13 @@ function scenarioListing(options: SandboxOptions) {
         malformed: 'answer 200 with a truncated JSON body (request not processed)',
       },
     },
+    rateLimit: {
+      window: 'fixed: whole seconds of the sandbox clock, second s = [s*1000, (s+1)*1000) ms since the epoch; the limit and the counts use the same seconds',
+      initialDefaultPerSecond: options.rateLimitPerSecond ?? null,
+      refusal:
+        '429 { HttpStatusCode: 429, Message, ServiceCode: TOO_MANY_REQUESTS } with Retry-After: whole seconds until the window has room (1), or retryAfterSeconds when longer; the request is not processed (no state changes, safe to resend)',
+      counted: 'every /v3 request of the tenant past auth and the customer-id check; refused requests do not use up room',
+    },
     attributes: {
       definitions: Object.fromEntries(Object.entries(ATTRIBUTE_DEFINITIONS).map(([name, definition]) => [name, definition.doc])),
       packages: ATTRIBUTE_PACKAGES,
@@ -58,9 +75,13 @@ function scenarioListing(options: SandboxOptions) {
     admin: {
       'GET /sandbox/scenarios': 'this listing',
       'POST /sandbox/{customerId}/logins': 'body { username, pendingPolls?, pendingMs? }: create (idempotently) a saved login, answer { LoginId }',
-      'DELETE /sandbox/{customerId}': 'forget the tenant: its logins, sessions, attempt counters and Authorize submission counts',
+      'DELETE /sandbox/{customerId}': 'forget the tenant: its logins, sessions, attempt counters, Authorize submission counts and request counts (not its request limit)',
       'GET /sandbox/authorize-submissions[?customerId=X]':
         'Authorize calls seen: { answers (with SecurityResponses), credentials (live first call or live refresh), duplicates: [{ customerId, requestId, count }] }; a duplicate is the same RequestId and SecurityResponses (keys sorted) sent more than once; answers are kept only as hashes',
+      'GET /sandbox/rate-limits': 'the request limits in force: { defaultPerSecond (null: unlimited), tenants: { customerId: perSecond }, retryAfterSeconds (null: until the window has room), windowMs }',
+      'POST /sandbox/rate-limits':
+        `body { defaultPerSecond?, tenants?: { customerId: perSecond }, retryAfterSeconds? }: integers (perSecond 1..${MAX_RATE_LIMIT_PER_SECOND}, retryAfterSeconds 1..${MAX_RETRY_AFTER_SECONDS}); a value sets, null clears, an absent member is left as is; takes effect with the next request; answers the limits in force`,
+      'GET /sandbox/request-rates[?customerId=X][&seconds=N]': `per tenant, requests per whole second over the last N seconds (1..${RATE_HISTORY_SECONDS}, default ${RATE_HISTORY_SECONDS}, the current one included): { windowMs, now, currentSecond, seconds, tenants: { customerId: { limitPerSecond, accepted, refused, maxAcceptedPerSecond, maxRefusedPerSecond, maxRequestsPerSecond, perSecond: [{ second, accepted, refused }] } } }; without customerId, the tenants with requests in those seconds`,
       'GET /sandbox/health': 'liveness',
     },
   };
@@ -73,6 +94,7 @@ export class Admin {
     private readonly state: SandboxState,
     private readonly cache: DataCache,
     private readonly options: SandboxOptions,
+    private readonly rateLimiter: RateLimiter,
   ) {}
 
   scenarios(): Reply {
@@ -106,6 +128,26 @@ export class Admin {
     const tenant = this.state.tenants.get(customerId);
     if (tenant) for (const loginId of tenant.logins.keys()) this.cache.drop(loginId);
     this.state.tenants.delete(customerId);
+    this.rateLimiter.forgetCounts(customerId);
     return { status: 200, body: { reset: customerId } };
+  }
+
+  rateLimits(): Reply {
+    return { status: 200, body: this.rateLimiter.settings() };
+  }
+
+  updateRateLimits(body: unknown): Reply {
+    return { status: 200, body: this.rateLimiter.update(parseWith(RateLimitsRequest, body, 'Rate limits')) };
+  }
+
+  /** `customerId` and `seconds` as the query gave them (validated here). */
+  requestRates(customerId: string | undefined, seconds: string | undefined): Reply {
+    if (customerId !== undefined && !CUSTOMER_ID_PATTERN.test(customerId)) throw new SandboxError('INVALID_REQUEST', `Request rates: customerId: invalid customer id "${customerId}"`);
+    let span: number | undefined;
+    if (seconds !== undefined) {
+      span = /^\d+$/.test(seconds) ? Number(seconds) : Number.NaN;
+      if (!(span >= 1 && span <= RATE_HISTORY_SECONDS)) throw new SandboxError('INVALID_REQUEST', `Request rates: seconds: must be an integer 1..${RATE_HISTORY_SECONDS}, got "${seconds}"`);
+    }
+    return { status: 200, body: this.rateLimiter.rates(customerId, span) };
   }
 }

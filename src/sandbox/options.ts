@@ -22,6 +22,11 @@ export interface SandboxOptions {
   readonly pendingPollMs: number;
   /** After an Authorize 200, data requests answer SESSION_LOADING for this long (scenario `loading` counts requests instead). */
   readonly loadingMs: number;
+  /**
+   * Initial request limit of every tenant, in requests per whole second of `now` (rate-limits.ts);
+   * undefined: unlimited. Changed at run time through POST /sandbox/rate-limits.
+   */
+  readonly rateLimitPerSecond: number | undefined;
   /** The clock (ms since epoch); tests inject a fake one. */
   readonly now: () => number;
 }
@@ -36,5 +41,6 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   processingLimitMs: 30 * 60_000,
   pendingPollMs: 10_000,
   loadingMs: 0,
+  rateLimitPerSecond: undefined,
   now: () => Date.now(),
 };

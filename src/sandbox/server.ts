@@ -1,6 +1,7 @@
 /**
- * The sandbox HTTP server (node:http, no framework): routing, calling-application auth, fault
- * injection, and writing replies. Operations live in service.ts, the admin API in admin.ts.
+ * The sandbox HTTP server (node:http, no framework): routing, calling-application auth, the
+ * per-tenant request limit, fault injection, and writing replies. Operations live in service.ts,
+ * the admin API in admin.ts, the limit and its counts in rate-limits.ts.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,10 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AttributePackageOperation } from '../aggregator/schemas.js';
 import { Admin } from './admin.js';
 import { summarizeSubmissions, type AuthorizeSubmissions } from './authorize-submissions.js';
+import { CUSTOMER_ID_PATTERN } from './customer.js';
 import { DataCache, type DataCacheStats } from './data-cache.js';
 import { FAULT_HEADER, MALFORMED_BODY, parseFaultHeader, type FaultAction } from './faults.js';
 import { SandboxError, errorReply, readJson, type Reply } from './http.js';
 import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
+import { RateLimiter, type RateLimitSettings, type RateLimitUpdate, type RequestRates } from './rate-limits.js';
 import { FaultSignal, Service } from './service.js';
 import { SandboxState, type Tenant } from './state.js';
 
@@ -27,6 +30,10 @@ export interface Sandbox {
   authorizeSubmissions(customerId?: string): AuthorizeSubmissions;
   /** Counters of the generated-data cache (generations, serializations, hits, bytes), for tests and benchmarks. */
   dataCacheStats(): DataCacheStats;
+  /** What GET /sandbox/request-rates answers: per tenant, requests accepted and refused per whole second. */
+  requestRates(customerId?: string, seconds?: number): RequestRates;
+  /** What POST /sandbox/rate-limits does (without validation): set (a value) or clear (null) limits. */
+  updateRateLimits(change: RateLimitUpdate): RateLimitSettings;
   close(): Promise<void>;
 }
 
@@ -37,14 +44,13 @@ interface Route {
   readonly methods: Partial<Record<'GET' | 'POST' | 'DELETE', Handler>>;
 }
 
-const CUSTOMER_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
 export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Promise<Sandbox> {
   const options: SandboxOptions = { ...DEFAULT_OPTIONS, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
   const state = new SandboxState();
   const cache = new DataCache(options.asOf);
   const service = new Service({ state, cache, options });
-  const admin = new Admin(state, cache, options);
+  const rateLimiter = new RateLimiter(options.now, options.rateLimitPerSecond);
+  const admin = new Admin(state, cache, options, rateLimiter);
 
   // Patterns after /v3/{customerId}/; literals match case-insensitively, ':name' captures.
   const routes: Route[] = [
@@ -117,13 +123,27 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     if (options.authSecret !== undefined && request.headers[options.authHeader.toLowerCase()] !== options.authSecret) {
       return reply(response, errorReply(new SandboxError('ACCESS_DENIED', `Missing or wrong ${options.authHeader} header`)));
     }
+    const customerId = segments[1] ?? '';
+    if (!CUSTOMER_ID_PATTERN.test(customerId)) return reply(response, errorReply(new SandboxError('INVALID_REQUEST', `Invalid customer id "${customerId}"`)));
+    // Before the body is read and before any state is touched: a refused request changes nothing.
+    const admission = rateLimiter.admit(customerId);
+    if (!admission.admitted) {
+      return reply(
+        response,
+        errorReply(
+          new SandboxError('TOO_MANY_REQUESTS', `Too many requests for customer ${customerId}: the limit is ${admission.limitPerSecond} per second; retry after ${admission.retryAfterSeconds} s`, {
+            httpStatus: 429,
+            headers: { 'retry-after': String(admission.retryAfterSeconds) },
+          }),
+        ),
+      );
+    }
+
     const fault = parseFaultHeader(request.headers[FAULT_HEADER]);
     if (typeof fault === 'string') return reply(response, errorReply(new SandboxError('INVALID_REQUEST', fault)));
     if (fault?.latencyMs) await sleep(fault.latencyMs);
     if (fault?.action) return performFault(request, response, fault.action);
 
-    const customerId = segments[1] ?? '';
-    if (!CUSTOMER_ID.test(customerId)) return reply(response, errorReply(new SandboxError('INVALID_REQUEST', `Invalid customer id "${customerId}"`)));
     const rest = segments.slice(2);
     const matched = routes.map((candidate) => ({ candidate, params: match(candidate.pattern, rest) })).find((m) => m.params !== undefined);
     if (!matched?.params) return reply(response, notFound(segments));
@@ -140,13 +160,22 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     if (segments.length === 1 && first === 'authorize-submissions') {
       if (method !== 'GET') return methodNotAllowed('GET', method);
       const customerId = new URL(request.url ?? '/', 'http://sandbox').searchParams.get('customerId') ?? undefined;
-      if (customerId !== undefined && !CUSTOMER_ID.test(customerId)) throw new SandboxError('INVALID_REQUEST', `Invalid customer id "${customerId}"`);
+      if (customerId !== undefined && !CUSTOMER_ID_PATTERN.test(customerId)) throw new SandboxError('INVALID_REQUEST', `Invalid customer id "${customerId}"`);
       return admin.authorizeSubmissions(customerId);
     }
-    if (segments.length === 2 && second === 'logins' && CUSTOMER_ID.test(first ?? '')) {
+    if (segments.length === 1 && first === 'rate-limits') {
+      if (method === 'GET') return admin.rateLimits();
+      return method === 'POST' ? admin.updateRateLimits(await readJson(request)) : methodNotAllowed('GET, POST', method);
+    }
+    if (segments.length === 1 && first === 'request-rates') {
+      if (method !== 'GET') return methodNotAllowed('GET', method);
+      const query = new URL(request.url ?? '/', 'http://sandbox').searchParams;
+      return admin.requestRates(query.get('customerId') ?? undefined, query.get('seconds') ?? undefined);
+    }
+    if (segments.length === 2 && second === 'logins' && CUSTOMER_ID_PATTERN.test(first ?? '')) {
       return method === 'POST' ? admin.createLogin(first ?? '', await readJson(request)) : methodNotAllowed('POST');
     }
-    if (segments.length === 1 && CUSTOMER_ID.test(first ?? '')) return method === 'DELETE' ? admin.resetTenant(first ?? '') : methodNotAllowed('DELETE');
+    if (segments.length === 1 && CUSTOMER_ID_PATTERN.test(first ?? '')) return method === 'DELETE' ? admin.resetTenant(first ?? '') : methodNotAllowed('DELETE');
     return notFound(['sandbox', ...segments]);
   };
 
@@ -177,6 +206,8 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     state,
     authorizeSubmissions: (customerId) => summarizeSubmissions(state, customerId),
     dataCacheStats: () => cache.stats(),
+    requestRates: (customerId, seconds) => rateLimiter.rates(customerId, seconds),
+    updateRateLimits: (change) => rateLimiter.update(change),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
