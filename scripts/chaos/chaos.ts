@@ -5,15 +5,20 @@
  * Starts the dev server on a SQLite file, the sandbox behind a counting proxy that holds Authorize
  * replies, and worker processes; drives every flow of flows.ts through the pipeline client; SIGKILLs
  * workers at random and restarts the server once; then checks each connection's end against its
- * flow and its data against the sandbox's own, and ends with one line:
- *   chaos: <n> connections, <n> completed as expected, <n> unexpected failures, <n> stuck, <n> duplicate answers, <n> data mismatches
- * Exit 0 only when the last four are 0 (and every end is known); 2 for a bad argument; 1 otherwise.
+ * flow and its data against the sandbox's own; a connection still running at the deadline is
+ * diagnosed from the server (diagnosis.ts). Last, every history of the run is fetched and replayed
+ * against the workflow bundle the workers ran (replay-run.ts), and the run ends with one line:
+ *   chaos: <n> connections, <n> completed as expected, <n> unexpected failures, <n> stuck, <n> duplicate answers, <n> data mismatches; replayed <n> histories, <n> nondeterminism, <n> replay errors; failed queries: <CODE n, ...|none>
+ * Exit 0 only when unexpected failures, stuck, duplicates, mismatches, nondeterminism and replay
+ * errors are all 0 (and every end is known); 2 for a bad argument; 1 otherwise. A kept run directory
+ * holds the run's payload key (mode 0600) and its histories, so they can be replayed later.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomInt } from 'node:crypto';
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
+import type { PayloadSettings } from '../../src/codec/data-converter.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
@@ -22,7 +27,10 @@ import { DevServer } from '../lib/dev-server.js';
 import { killAllChildren, type WorkerPool } from './processes.js';
 import { startChaosProxy, type ChaosProxy } from './proxy.js';
 import { seededRandom } from './random.js';
-import { passed, renderReport } from './report.js';
+import { fetchHistories, listExecutions, saveHistories } from './histories.js';
+import { replayHistories, replayPassed, type ReplayReport } from './replay-run.js';
+import { passed, renderReport, stuckDiagnosisText } from './report.js';
+import { replayHint, writeRunKey } from './run-key.js';
 import { startChaos } from './schedule.js';
 import { seconds, Timeline } from './timeline.js';
 
@@ -30,6 +38,8 @@ const POLL_INTERVAL_MS = 1_000;
 /** Connections start one after another over this long (at most), so kills meet them at every stage. */
 const START_STEP_MS = 400;
 const MAX_START_SPREAD_MS = 30_000;
+const STUCK_DIAGNOSIS_FILE = 'stuck-diagnosis.txt';
+const HISTORIES_DIR = 'histories';
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -38,6 +48,8 @@ function log(line: string): void {
 /** Everything started, so that any way out of the run stops it all. */
 interface Resources {
   runDir?: string;
+  /** The run's payload key, once written into runDir. */
+  keyFile?: string;
   sandbox?: Sandbox;
   proxy?: ChaosProxy;
   server?: DevServer;
@@ -53,6 +65,42 @@ async function release(resources: Resources): Promise<void> {
     () => resources.proxy?.close(),
     () => resources.sandbox?.close(),
   ]);
+}
+
+/** Where a kept run directory stands: its path, and its payload key when written. */
+function keptNote(resources: Resources): string {
+  return `${resources.runDir ?? ''}${resources.keyFile ? ` (payload key: ${resources.keyFile})` : ''}`;
+}
+
+/**
+ * Every history of the run (connections and whatever they started, listed on the task queue, plus
+ * any driven connection visibility missed), kept in the run directory and replayed against the
+ * bundle the workers ran, decoded with their key and payload store.
+ */
+async function replayRun(
+  context: { client: Client; taskQueue: string; runDir: string; bundlePath: string; payload: PayloadSettings; runTag: string; timeline: Timeline },
+  workflowIds: readonly string[],
+): Promise<ReplayReport> {
+  const { client, timeline } = context;
+  let executions = workflowIds.map((workflowId) => ({ workflowId }));
+  let listingError: string | undefined;
+  try {
+    executions = await listExecutions(client, context.taskQueue, workflowIds);
+  } catch (error) {
+    // Without the listing, the driven connections are still fetched; what they started is not.
+    listingError = error instanceof Error ? error.message : String(error);
+  }
+  const { histories, failures } = await fetchHistories(client, executions);
+  await saveHistories(join(context.runDir, HISTORIES_DIR), histories);
+  timeline.mark(`${histories.length} histories fetched (${failures.length} could not be)${listingError ? `; listing the task queue failed: ${listingError}` : ''}`);
+  const listingFailure = listingError ? [{ workflowId: `(task queue ${context.taskQueue})`, message: `the workflows it ran could not be listed: ${listingError}` }] : [];
+  const report = await replayHistories(histories, [...listingFailure, ...failures], {
+    code: { kind: 'bundle', path: context.bundlePath },
+    payload: context.payload,
+    replayName: `chaos-${context.runTag}`,
+  });
+  timeline.mark(`histories replayed: ${report.nondeterminism.length} nondeterminism, ${report.errors.length} replay errors`);
+  return report;
 }
 
 async function run(options: ChaosOptions, resources: Resources): Promise<boolean> {
@@ -94,10 +142,12 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   const serverStartMs = await server.start();
   timeline.mark(`dev server up at ${server.address} (SQLite ${join(runDir, 'temporal.sqlite')}) in ${seconds(serverStartMs)}`);
 
-  const { pool, connection, client, connections } = await startFleet(
+  const { pool, connection, client, connections, taskQueue, payload } = await startFleet(
     { name: 'chaos', runTag, runDir, bundlePath, temporalAddress: server.address, workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
     resources,
   );
+  // Beside the logs from the start: whatever way the run ends, a kept directory can be read and replayed.
+  if (payload.encryption) resources.keyFile = await writeRunKey(runDir, payload.encryption);
 
   const plans = planConnections(options.connections, runTag, startSpreadMs, seededRandom(options.seed));
   const timing: RunTiming = { pollIntervalMs: POLL_INTERVAL_MS, pollTimeoutMs: deadlineMs + 60_000, answerTimeoutMs: deadlineMs + 60_000 };
@@ -124,7 +174,16 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   const chaosRecord = await chaos.stop();
 
   const { outcomes, duplicates, summary } = await judgeAll(records, sandbox, proxy);
-  const ok = passed(summary);
+  const stuckText = stuckDiagnosisText(outcomes);
+  let stuckDiagnosisFile: string | undefined;
+  if (stuckText !== undefined) {
+    stuckDiagnosisFile = join(runDir, STUCK_DIAGNOSIS_FILE);
+    await writeFile(stuckDiagnosisFile, stuckText);
+  }
+
+  const started = records.filter((record) => record.startedAtMs !== undefined).map((record) => record.workflowId);
+  const replay = await replayRun({ client, taskQueue, runDir, bundlePath, payload, runTag, timeline }, started);
+  const ok = passed(summary) && replayPassed(replay);
 
   const lines = renderReport({
     header,
@@ -137,13 +196,17 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
     unexpectedWorkerExits: pool.unexpectedExits,
     failedWorkerStarts: pool.failedStarts,
     summary,
+    stuckDiagnosisFile,
+    replay,
   });
   const last = lines.pop() ?? '';
   lines.forEach((line) => log(line));
 
   await release(resources);
-  if (options.keepLogs || !ok) log(`chaos: logs, bundle and the server's database kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
-  else await rm(runDir, { recursive: true, force: true });
+  if (options.keepLogs || !ok) {
+    log(`chaos: logs, bundle, histories and the server's database kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
+    log(`chaos: ${replayHint(runDir)}`);
+  } else await rm(runDir, { recursive: true, force: true });
   log(last);
   return ok;
 }
@@ -168,7 +231,7 @@ async function main(): Promise<number> {
   // Interrupted: nothing is worth draining, and closing the Temporal connection under the
   // drivers' retries would only add noise. The sandbox and proxy live in this process.
   const interrupted = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\nchaos: ${signal}: killing every process of the run${resources.runDir ? `; logs kept in ${resources.runDir}` : ''}\n`);
+    process.stderr.write(`\nchaos: ${signal}: killing every process of the run${resources.runDir ? `; logs kept in ${keptNote(resources)}` : ''}\n`);
     killAllChildren();
     process.exit(130);
   };
@@ -180,7 +243,7 @@ async function main(): Promise<number> {
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
     process.stderr.write(`chaos: the run could not complete: ${message}\n`);
     await release(resources);
-    if (resources.runDir) process.stderr.write(`chaos: logs kept in ${resources.runDir}\n`);
+    if (resources.runDir) process.stderr.write(`chaos: logs kept in ${keptNote(resources)}\n`);
     return 1;
   }
 }

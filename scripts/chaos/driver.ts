@@ -16,6 +16,8 @@ import {
 } from '../../src/client/index.js';
 import type { ChallengeSet, ConnectionEndType, ConnectionResult, ConnectionsClient, ConnectionState } from '../../src/client/index.js';
 import { answerChallengeSignal } from '../../src/workflows/definitions.js';
+import { diagnoseStuck, type StuckDiagnosis } from './diagnosis.js';
+import { countCode, failureCodeOf } from './grpc-codes.js';
 import { answerFor, connectionInput, scenarioFor, type ConnectionPlan, type ListedScenario, type RunTiming } from './flows.js';
 
 /** How often the driver reads the state of a connection that may present challenges. */
@@ -49,8 +51,14 @@ export interface DriverContext {
 export type ConnectionEnd =
   | { readonly kind: 'completed'; readonly result: ConnectionResult }
   | { readonly kind: 'failed'; readonly type: ConnectionEndType; readonly serviceCode?: string | undefined; readonly message: string }
-  /** Still running at the deadline. */
-  | { readonly kind: 'running'; readonly state?: ConnectionState | undefined; readonly stateError?: string | undefined }
+  /** Still running at the deadline, with what the server says of it then (or why it could not be read). */
+  | {
+      readonly kind: 'running';
+      readonly state?: ConnectionState | undefined;
+      readonly stateError?: string | undefined;
+      readonly diagnosis?: StuckDiagnosis | undefined;
+      readonly diagnosisError?: string | undefined;
+    }
   /** Temporal says it does not exist although it was started: lost. */
   | { readonly kind: 'not-found'; readonly message: string }
   /** The driver never learned: Temporal unreachable to it, or the start never went through. */
@@ -73,6 +81,8 @@ export interface DriveRecord {
   readonly answers: AnswerRecord[];
   /** Calls retried because Temporal was unreachable or timed out, by kind. */
   readonly transient: Map<string, number>;
+  /** State queries that failed, by gRPC code name (grpc-codes.ts): FAILED_PRECONDITION means its workflow task is failing. */
+  readonly failedQueries: Map<string, number>;
   /** Anything else that went wrong in the driver, each distinct message with how often, for the report. */
   readonly notes: Map<string, number>;
 }
@@ -106,6 +116,15 @@ function countTransient(record: DriveRecord, kind: string): void {
   record.transient.set(kind, (record.transient.get(kind) ?? 0) + 1);
 }
 
+/**
+ * The pipeline client's result() rides out DEADLINE_EXCEEDED for up to 10 minutes; past a deadline
+ * set with withDeadline every attempt fails at once, so without this a connection still running at
+ * the deadline held the run 10 minutes (beyond the test's limit: no report, no diagnosis).
+ */
+function untilDeadline(deadline: number): { signal: AbortSignal } {
+  return { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) };
+}
+
 /** Backoff between retries of one call, so a restarting server is not hammered. */
 function backoff(attempt: number): number {
   return Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(attempt, 4));
@@ -128,6 +147,7 @@ export async function driveConnection(context: DriverContext, plan: ConnectionPl
     end: { kind: 'unknown', message: 'not started' },
     answers: [],
     transient: new Map(),
+    failedQueries: new Map(),
     notes: new Map(),
   };
   const wait = context.origin + plan.startAtMs - Date.now();
@@ -178,10 +198,12 @@ async function startConnection(context: DriverContext, record: DriveRecord, inpu
 async function awaitEnd(context: DriverContext, record: DriveRecord): Promise<ConnectionEnd> {
   for (let attempt = 0; Date.now() < context.deadline; attempt++) {
     try {
-      const result = await context.connection.withDeadline(context.deadline, () => context.connections.result(record.workflowId));
+      const result = await context.connection.withDeadline(context.deadline, () => context.connections.result(record.workflowId, untilDeadline(context.deadline)));
       return { kind: 'completed', result };
     } catch (error) {
       if (error instanceof ConnectionFailedError) return { kind: 'failed', type: error.type, serviceCode: error.serviceCode, message: error.reason };
+      // Aborted at the deadline: the probe below says where it stands.
+      if (Date.now() >= context.deadline) break;
       const kind = transientKind(error);
       if (kind !== undefined) countTransient(record, `result: ${kind}`);
       else note(record, `waiting for the result: ${messageOf(error)}`);
@@ -201,18 +223,25 @@ async function probeAtDeadline(context: DriverContext, record: DriveRecord): Pro
       if (summary.executionStatus !== 'RUNNING') {
         // It ended just now: read how.
         try {
-          const result = await context.connection.withDeadline(Date.now() + CALL_TIMEOUT_MS, () => context.connections.result(record.workflowId));
+          const result = await context.connection.withDeadline(Date.now() + CALL_TIMEOUT_MS, () => context.connections.result(record.workflowId, untilDeadline(Date.now() + CALL_TIMEOUT_MS)));
           return { kind: 'completed', result };
         } catch (error) {
           if (error instanceof ConnectionFailedError) return { kind: 'failed', type: error.type, serviceCode: error.serviceCode, message: error.reason };
           throw error;
         }
       }
+      let stateRead: { state: ConnectionState } | { stateError: string };
       try {
-        const state = await context.connection.withDeadline(Date.now() + CALL_TIMEOUT_MS, () => context.connections.getState(record.workflowId));
-        return { kind: 'running', state };
+        stateRead = { state: await context.connection.withDeadline(Date.now() + CALL_TIMEOUT_MS, () => context.connections.getState(record.workflowId)) };
       } catch (error) {
-        return { kind: 'running', stateError: messageOf(error) };
+        countCode(record.failedQueries, failureCodeOf(error));
+        stateRead = { stateError: messageOf(error) };
+      }
+      // Stuck: read why while the server still has it as it is (the run's report and kept files show it).
+      try {
+        return { kind: 'running', ...stateRead, diagnosis: await diagnoseStuck(context.client, record.workflowId) };
+      } catch (error) {
+        return { kind: 'running', ...stateRead, diagnosisError: messageOf(error) };
       }
     } catch (error) {
       if (error instanceof ConnectionNotFoundError) return { kind: 'not-found', message: messageOf(error) };
@@ -253,6 +282,7 @@ async function answerUntilEnded(
         failures = 0;
         if (state.status === 'AwaitingAnswer' && state.challengeSet && !answered.has(state.challengeSet.id)) set = state.challengeSet;
       } catch (error) {
+        countCode(record.failedQueries, failureCodeOf(error));
         const kind = transientKind(error);
         if (kind !== undefined) countTransient(record, `state: ${kind}`);
         else if (!(error instanceof ConnectionNotFoundError)) note(record, `reading the state: ${messageOf(error)}`);

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { dataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { temporalConnectionOptions } from '../../src/temporal-connection.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { productWorkflowBundle } from '../lib/workflow-bundle.js';
@@ -58,6 +58,8 @@ export interface Fleet {
   readonly client: Client;
   readonly connections: ConnectionsClient;
   readonly taskQueue: string;
+  /** The run's payload key and store, as every worker and the driver have them: what reads its histories. */
+  readonly payload: PayloadSettings;
 }
 
 export async function startFleet(options: FleetOptions, resources: FleetResources): Promise<Fleet> {
@@ -100,7 +102,7 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
   resources.connection = connection;
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter: dataConverterFor(clientConfig) });
   const connections = new ConnectionsClient({ client, taskQueue: temporal.taskQueue, address: temporal.address });
-  return { pool, connection, client, connections, taskQueue: temporal.taskQueue };
+  return { pool, connection, client, connections, taskQueue: temporal.taskQueue, payload: { encryption: clientConfig.encryption, payloadStore: clientConfig.payloadStore } };
 }
 
 /** Drives every planned connection to its end (or the deadline), logging progress. */

@@ -26,7 +26,7 @@ export interface ChaosOptions {
   readonly serverStopSignal: ServerStopSignal;
   /** Connections not ended this long after the first one started count as stuck; undefined: see defaultDeadlineMs. */
   readonly deadlineMs: number | undefined;
-  /** Keep the run directory (dev server database and every process's log). */
+  /** Keep the run directory (dev server database, every process's log, the histories and the payload key). */
   readonly keepLogs: boolean;
 }
 
@@ -57,7 +57,8 @@ export const USAGE = `usage: npm run chaos -- [options]
   --deadline-ms T           a connection not ended T ms after the first start is stuck (default: the kill
                             window + 120 s, as a worker killed mid-activity leaves the activity to its
                             timeout before another worker retries it, + 200 ms per connection + 10 x D)
-  --keep-logs               keep the run directory (server database, worker and server logs)
+  --keep-logs               keep the run directory (server database, worker and server logs, the
+                            run's histories and its payload key, mode 0600); a failed run keeps it anyway
   --help                    this text`;
 
 const MAX_REPLY_DELAY_MS = 60_000;

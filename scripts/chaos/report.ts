@@ -1,12 +1,16 @@
 /**
  * What a chaos run prints: the timeline of kills and the restart, a table per flow, every connection
- * that did not end as expected with what it went through, the upstream counts, the duplicate answers
- * and, last, the one summary line (its format is fixed: tests and CI parse it).
+ * that did not end as expected with what it went through, the stuck ones' diagnoses, the upstream
+ * counts, the duplicate answers, failed queries by gRPC code, the replay of the run's histories and,
+ * last, the one summary line (its format is fixed: tests and CI parse it; see parseChaosSummaryLine).
  */
 import type { DuplicateReport, Judgement } from './checks.js';
+import { diagnosisLine, formatDiagnosis } from './diagnosis.js';
 import type { DriveRecord } from './driver.js';
 import { FLOWS } from './flows.js';
+import { addCounts, formatCodeCounts } from './grpc-codes.js';
 import type { ProxyStats } from './proxy.js';
+import { renderReplay, type ReplayReport } from './replay-run.js';
 import type { ChaosRecord } from './schedule.js';
 import { seconds, type TimelineEntry } from './timeline.js';
 
@@ -26,10 +30,16 @@ export interface Summary {
   readonly dataMismatches: number;
   /** Connections whose end the driver could not learn (not counted as lost, not proven either). */
   readonly unknown: number;
+  /** The driver's state queries that failed, by gRPC code name, over every connection. */
+  readonly failedQueries: ReadonlyMap<string, number>;
+  /** Connections with at least one failed query. */
+  readonly connectionsWithFailedQueries: number;
 }
 
 export function summarize(outcomes: readonly ConnectionOutcome[], duplicates: DuplicateReport): Summary {
   const count = (verdict: Judgement['verdict']) => outcomes.filter((outcome) => outcome.judgement.verdict === verdict).length;
+  const failedQueries = new Map<string, number>();
+  for (const { record } of outcomes) addCounts(failedQueries, record.failedQueries);
   return {
     connections: outcomes.length,
     completedAsExpected: count('expected'),
@@ -38,6 +48,8 @@ export function summarize(outcomes: readonly ConnectionOutcome[], duplicates: Du
     duplicateAnswers: duplicates.count,
     dataMismatches: outcomes.filter((outcome) => outcome.dataProblems.length > 0).length,
     unknown: count('unknown'),
+    failedQueries,
+    connectionsWithFailedQueries: outcomes.filter(({ record }) => record.failedQueries.size > 0).length,
   };
 }
 
@@ -48,6 +60,65 @@ export function summaryLine(summary: Summary, name = 'chaos'): string {
     `${summary.unexpectedFailures} unexpected failures, ${summary.stuck} stuck, ${summary.duplicateAnswers} duplicate answers, ` +
     `${summary.dataMismatches} data mismatches`
   );
+}
+
+/**
+ * The chaos run's last line: summaryLine, then what its histories' replay found and its failed
+ * queries by gRPC code name, e.g.
+ *   chaos: 21 connections, 21 completed as expected, 0 unexpected failures, 0 stuck, 0 duplicate answers, 0 data mismatches; replayed 21 histories, 0 nondeterminism, 0 replay errors; failed queries: UNAVAILABLE 4, DEADLINE_EXCEEDED 1
+ * ("failed queries: none" when none failed).
+ */
+export function chaosSummaryLine(summary: Summary, replay: ReplayReport): string {
+  return (
+    `${summaryLine(summary)}; replayed ${replay.replayed} histories, ${replay.nondeterminism.length} nondeterminism, ${replay.errors.length} replay errors; ` +
+    `failed queries: ${formatCodeCounts(summary.failedQueries)}`
+  );
+}
+
+export interface ParsedChaosSummary {
+  readonly line: string;
+  readonly connections: number;
+  readonly completedAsExpected: number;
+  readonly unexpectedFailures: number;
+  readonly stuck: number;
+  readonly duplicateAnswers: number;
+  readonly dataMismatches: number;
+  readonly replayed: number;
+  readonly nondeterminism: number;
+  readonly replayErrors: number;
+  readonly failedQueries: ReadonlyMap<string, number>;
+}
+
+const CHAOS_SUMMARY =
+  /^chaos: (\d+) connections, (\d+) completed as expected, (\d+) unexpected failures, (\d+) stuck, (\d+) duplicate answers, (\d+) data mismatches; replayed (\d+) histories, (\d+) nondeterminism, (\d+) replay errors; failed queries: (none|[A-Za-z0-9_]+ \d+(?:, [A-Za-z0-9_]+ \d+)*)$/m;
+
+/** The chaos summary line found in `text` (a run's whole stdout will do), or undefined. */
+export function parseChaosSummaryLine(text: string): ParsedChaosSummary | undefined {
+  const match = CHAOS_SUMMARY.exec(text);
+  if (!match) return undefined;
+  const [line, ...groups] = match;
+  const [connections, completedAsExpected, unexpectedFailures, stuck, duplicateAnswers, dataMismatches, replayed, nondeterminism, replayErrors] = groups.slice(0, 9).map(Number);
+  const failedQueries = new Map<string, number>();
+  const codes = groups[9] ?? 'none';
+  if (codes !== 'none') {
+    for (const entry of codes.split(', ')) {
+      const [code = '', count = '0'] = entry.split(' ');
+      failedQueries.set(code, Number(count));
+    }
+  }
+  return {
+    line,
+    connections: connections ?? 0,
+    completedAsExpected: completedAsExpected ?? 0,
+    unexpectedFailures: unexpectedFailures ?? 0,
+    stuck: stuck ?? 0,
+    duplicateAnswers: duplicateAnswers ?? 0,
+    dataMismatches: dataMismatches ?? 0,
+    replayed: replayed ?? 0,
+    nondeterminism: nondeterminism ?? 0,
+    replayErrors: replayErrors ?? 0,
+    failedQueries,
+  };
 }
 
 /** Success means none lost, failed, stuck, duplicated or wrong, and every end known. */
@@ -110,6 +181,25 @@ function describeTransient(transient: ReadonlyMap<string, number>): string {
   return [...transient].map(([kind, count]) => `${kind} ×${count}`).join(', ');
 }
 
+function clipped(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
+/** The file of full diagnoses of the connections still running at the deadline; undefined when none was. */
+export function stuckDiagnosisText(outcomes: readonly ConnectionOutcome[]): string | undefined {
+  const lines: string[] = [];
+  for (const { record } of outcomes) {
+    const end = record.end;
+    if (end.kind !== 'running') continue;
+    if (lines.length > 0) lines.push('');
+    if (end.diagnosis) lines.push(...formatDiagnosis(record.plan.key, end.diagnosis, record.failedQueries));
+    else lines.push(`${record.plan.key} (workflow ${record.workflowId}): not diagnosed: ${end.diagnosisError ?? 'unknown'}`, `  failed queries by gRPC code: ${formatCodeCounts(record.failedQueries)}`);
+    if (end.state) lines.push(`  its state query answered: ${clipped(JSON.stringify(end.state), 2_000)}`);
+    else if (end.stateError) lines.push(`  its state query failed: ${end.stateError}`);
+  }
+  return lines.length > 0 ? `${lines.join('\n')}\n` : undefined;
+}
+
 export interface ReportInput {
   readonly header: string;
   readonly timeline: readonly TimelineEntry[];
@@ -121,6 +211,10 @@ export interface ReportInput {
   readonly unexpectedWorkerExits: number;
   readonly failedWorkerStarts: number;
   readonly summary: Summary;
+  /** Where stuckDiagnosisText was written, if it was. */
+  readonly stuckDiagnosisFile?: string | undefined;
+  /** The replay of the run's histories: given, the report ends with chaosSummaryLine instead of summaryLine. */
+  readonly replay?: ReplayReport | undefined;
 }
 
 export function renderReport(input: ReportInput): string[] {
@@ -148,7 +242,18 @@ export function renderReport(input: ReportInput): string[] {
       for (const problem of dataProblems) lines.push(`    data: ${problem}`);
       if (answering) lines.push(`    answers: ${describeAnswers(record)}`);
       if (record.transient.size > 0) lines.push(`    Temporal calls retried: ${describeTransient(record.transient)}`);
+      if (record.failedQueries.size > 0) lines.push(`    failed queries by gRPC code: ${formatCodeCounts(record.failedQueries, '×')}`);
       for (const [text, count] of record.notes) lines.push(`    driver: ${text}${count > 1 ? ` (×${count})` : ''}`);
+    }
+  }
+
+  const stuck = outcomes.filter(({ record }) => record.end.kind === 'running');
+  if (stuck.length > 0) {
+    lines.push('', `Stuck: ${stuck.length} connection(s) still running at the deadline${input.stuckDiagnosisFile ? `; full diagnoses in ${input.stuckDiagnosisFile}` : ''}`);
+    for (const { record } of stuck) {
+      const end = record.end;
+      if (end.kind !== 'running') continue;
+      lines.push(`  ${record.plan.key}: ${end.diagnosis ? diagnosisLine(end.diagnosis, record.failedQueries) : `not diagnosed (${end.diagnosisError ?? 'unknown'}); failed queries: ${formatCodeCounts(record.failedQueries)}`}`);
     }
   }
 
@@ -182,6 +287,11 @@ export function renderReport(input: ReportInput): string[] {
   if (input.summary.unknown > 0) {
     lines.push(`  ${input.summary.unknown} connection(s) whose end the driver could not learn (see above): not counted as lost, not proven either; the run fails`);
   }
-  lines.push('', summaryLine(input.summary));
+  lines.push(
+    `Failed queries by gRPC code: ${formatCodeCounts(input.summary.failedQueries)}` +
+      (input.summary.connectionsWithFailedQueries > 0 ? ` (over ${input.summary.connectionsWithFailedQueries} connection(s); each stuck or troubled one above has its own)` : ''),
+  );
+  if (input.replay) lines.push('', ...renderReplay(input.replay));
+  lines.push('', input.replay ? chaosSummaryLine(input.summary, input.replay) : summaryLine(input.summary));
   return lines;
 }
