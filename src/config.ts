@@ -27,6 +27,7 @@ import { loadClientConfig as loadTemporalConfigFile, loadClientConfigProfile, ty
 import { z } from 'zod';
 import type { EncryptionKeys } from './codec/encryption-codec.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
+import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_KEY_LIMITS, type PriorityPolicy } from './contract/priority.js';
 import { nodeRuntimeProblem } from './node-runtime.js';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
@@ -603,6 +604,69 @@ export function retentionDaysOf(policy: ReadonlyMap<string, number>, customerId:
 
 const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 
+// ---- priority and fairness (src/contract/priority.ts) -------------------------------------------
+
+const PriorityKey = z.coerce
+  .number({ message: 'must be an integer from 1 (first) to 5 (last)' })
+  .int({ message: 'must be an integer from 1 (first) to 5 (last)' })
+  .min(PRIORITY_KEY_LIMITS.min, { message: 'must be an integer from 1 (first) to 5 (last)' })
+  .max(PRIORITY_KEY_LIMITS.max, { message: 'must be an integer from 1 (first) to 5 (last)' });
+const WEIGHT_RULE = `must be a comma-separated list of <customerId>:<weight> (or *:<weight> for every other tenant), weights from ${FAIRNESS_WEIGHT_LIMITS.min} to ${FAIRNESS_WEIGHT_LIMITS.max}`;
+/** `lender-a:3,*:1` → fairness weight per customer id ('*': any other tenant; 1 where neither is set). */
+const TenantWeights = z.string().transform((text, ctx) => {
+  const weights = new Map<string, number>();
+  for (const raw of text.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const match = /^([A-Za-z0-9][A-Za-z0-9._-]*|\*):(\d+(?:\.\d+)?)$/.exec(entry);
+    const value = Number(match?.[2]);
+    if (!match?.[1] || !(value >= FAIRNESS_WEIGHT_LIMITS.min && value <= FAIRNESS_WEIGHT_LIMITS.max)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${WEIGHT_RULE}` });
+    else if (weights.has(match[1])) ctx.addIssue({ code: 'custom', message: `${match[1]} appears twice` });
+    else weights.set(match[1], value);
+  }
+  return weights;
+});
+
+const PriorityVars = z.object({
+  /** Task Queue priority keys by who waits (1 first): an end user answering, a pipeline, a schedule, forget/retention. */
+  PRIORITY_LIVE: PriorityKey.default(DEFAULT_PRIORITY_KEYS.live),
+  PRIORITY_PIPELINE: PriorityKey.default(DEFAULT_PRIORITY_KEYS.pipeline),
+  PRIORITY_SCHEDULED: PriorityKey.default(DEFAULT_PRIORITY_KEYS.scheduled),
+  PRIORITY_MAINTENANCE: PriorityKey.default(DEFAULT_PRIORITY_KEYS.maintenance),
+  /** Fairness weights of tenants sharing the fleet (and, with a per-tenant budget, their share of it). */
+  TENANT_WEIGHTS: TenantWeights.default(new Map()),
+});
+
+const Rps = z.coerce
+  .number({ message: 'must be a number of requests per second, from 0.1 to 100000' })
+  .min(0.1, { message: 'must be a number of requests per second, from 0.1 to 100000' })
+  .max(100_000, { message: 'must be a number of requests per second, from 0.1 to 100000' });
+
+const BudgetVars = z.object({
+  /** Requests a second the whole fleet may send the service (all tenants); unset: no fleet budget. */
+  SERVICE_BUDGET_RPS: Rps.optional(),
+  /** Requests a second one tenant may send, times its TENANT_WEIGHTS weight; unset: SERVICE_BUDGET_RPS. */
+  SERVICE_BUDGET_TENANT_RPS: Rps.optional(),
+});
+
+/** The fleet's request budget (src/budget/fleet-budget.ts), or undefined when none is configured. */
+function budgetSection(env: z.output<typeof BudgetVars>, ctx: z.core.$RefinementCtx) {
+  if (env.SERVICE_BUDGET_RPS === undefined) {
+    if (env.SERVICE_BUDGET_TENANT_RPS !== undefined) ctx.addIssue({ code: 'custom', path: ['SERVICE_BUDGET_TENANT_RPS'], message: 'needs SERVICE_BUDGET_RPS (the whole fleet\'s budget) too' });
+    return undefined;
+  }
+  const tenantRps = env.SERVICE_BUDGET_TENANT_RPS ?? env.SERVICE_BUDGET_RPS;
+  if (tenantRps > env.SERVICE_BUDGET_RPS) ctx.addIssue({ code: 'custom', path: ['SERVICE_BUDGET_TENANT_RPS'], message: `must not exceed SERVICE_BUDGET_RPS (${env.SERVICE_BUDGET_RPS})` });
+  return Object.freeze({ totalRps: env.SERVICE_BUDGET_RPS, tenantRps });
+}
+
+function prioritySection(env: z.output<typeof PriorityVars>): PriorityPolicy {
+  return Object.freeze({
+    keys: Object.freeze({ live: env.PRIORITY_LIVE, pipeline: env.PRIORITY_PIPELINE, scheduled: env.PRIORITY_SCHEDULED, maintenance: env.PRIORITY_MAINTENANCE }),
+    tenantWeights: env.TENANT_WEIGHTS,
+  });
+}
+
 // ---- worker deployment (Worker Deployment Versioning) -------------------------------------------
 
 /** Temporal joins the two as `name:buildId` (and once as `name.buildId`), so neither may hold `:` or `.`. */
@@ -675,6 +739,8 @@ const WorkerEnv = z
     LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
     /** Retention policy per tenant; off unless set. */
     RETENTION_DAYS: RetentionDays.default(new Map()),
+    ...PriorityVars.shape,
+    ...BudgetVars.shape,
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
@@ -718,6 +784,10 @@ const WorkerEnv = z
       logLevel: env.LOG_LEVEL,
       /** Days a tenant keeps a login after its last retrieval, by customer id ('*': any other); empty: off. */
       retentionDays: env.RETENTION_DAYS,
+      /** Priority of the retention timers and forgets the worker starts, and the tenants' weights. */
+      priority: prioritySection(env),
+      /** The fleet's request budget toward the service, applied as Temporal task-queue limits at start; undefined: none. */
+      budget: budgetSection(env, ctx),
       ...payloadSections(env, ctx),
       ...tracingSection(env, 'aggregation-connections-worker'),
     }),
@@ -731,6 +801,8 @@ const ClientEnv = z
     ...TemporalVars.shape,
     AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
     ...DeploymentVars.shape,
+    ...PriorityVars.shape,
+    ...BudgetVars.shape,
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
@@ -747,6 +819,10 @@ const ClientEnv = z
       customerId: env.AGGREGATOR_CUSTOMER_ID,
       /** The worker deployment whose versions `deployment` commands show and route. */
       deployment: deploymentSection(env, env.TEMPORAL_TASK_QUEUE, ctx),
+      /** The priority each connection starts with, by who waits, and the tenants' fairness weights. */
+      priority: prioritySection(env),
+      /** The fleet's configured request budget (what `budget show` compares with the queue's). */
+      budget: budgetSection(env, ctx),
       ...payloadSections(env, ctx),
       ...tracingSection(env, 'aggregation-connections-client'),
     }),

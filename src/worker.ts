@@ -11,6 +11,8 @@ import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connec
 import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { createRetentionActivities } from './activities/retention-activities.js';
+import { createThrottleActivities } from './activities/throttle-activities.js';
+import { applyFleetBudget, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
 import { ConfigError, loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './config.js';
@@ -74,11 +76,20 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       { resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined },
     ),
     ...createForgetActivities({ temporal, clientFor, payloadStore }),
-    ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId) }),
+    ...createThrottleActivities({ temporal, taskQueue: config.temporal.taskQueue }),
+    ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
   };
 
   // The workflow code decides the build id: read (or bundled) before the worker exists.
   const build = await loadWorkflowBuild(config);
+  // The fleet's request budget lives on the task queue: every worker sets the same (src/budget/fleet-budget.ts).
+  const limits: QueueLimits | undefined = config.budget
+    ? await applyFleetBudget(
+        { workflowService: temporal.workflowService, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, identity: temporal.options.identity ?? 'aggregation-connections-worker' },
+        config.budget,
+        `SERVICE_BUDGET_RPS=${config.budget.totalRps}, SERVICE_BUDGET_TENANT_RPS=${config.budget.tenantRps} (worker start)`,
+      )
+    : undefined;
 
   // Up before the worker exists (503 until it runs) and down only after the drain, so a draining worker answers 503.
   let worker: Worker | undefined;
@@ -129,6 +140,9 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       workflowCache: worker.options.maxCachedWorkflows,
       heapLimitMiB: heapLimitMiB(),
       deployment: `${config.deployment.name}:${build.buildId} (build id from ${build.buildIdSource})`,
+      budget: config.budget && limits
+        ? `${config.budget.totalRps}/s for the fleet, ${config.budget.tenantRps}/s per tenant of weight 1 (queue limits set: ${limits.queueRps}/s, ${limits.tenantRps}/s per tenant)`
+        : 'none (SERVICE_BUDGET_RPS unset)',
     });
     warnOnSmallDefaultCache(worker.options.maxCachedWorkflows, config.workflows.maxCachedWorkflows);
     const running = worker.run();

@@ -18,11 +18,46 @@
  *   50.0 ms with the default, 24.7 and 10.3 ms at 200 (no better at 1,000). A read fetches every task
  *   due, so the rate bounds the readers' queries, not the tasks: at most 200 a second per shard.
  */
-export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number | string>> = Object.freeze({
+const BASE_DYNAMIC_CONFIG = {
   'system.enableActivityEagerExecution': true,
   'history.transferProcessorMaxPollRPS': 200,
   'history.timerProcessorMaxPollRPS': 200,
-});
+} as const;
+
+/**
+ * Priority and fairness (src/contract/priority.ts) and the fleet's request budget (Temporal's
+ * task-queue and per-fairness-key rate limits):
+ * - matching.enableFairness: dispatch by priority key, then fair between fairness keys (tenants) by
+ *   weight; it implies the new matcher, which per-key rate limits need.
+ * - one partition per task queue: priority, fairness and rate limits act per partition, so with
+ *   Temporal's default 4 an order is approximate and a per-tenant limit was exceeded by up to 60%
+ *   (measured here: 4-8 a second against a limit of 5). One partition of one queue dispatches far
+ *   more than a lender's fleet asks for.
+ * Only on releases with the fairness task-loss fix (1.30.9, 1.31.5, 1.32.1 and later): see
+ * fairnessIsSafeOn.
+ */
+const FAIRNESS_DYNAMIC_CONFIG = {
+  'matching.enableFairness': true,
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+} as const;
+
+/** Every setting, for the production release (TEMPORAL_SERVER_VERSION): what the dev server and compose ship. */
+export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number | string>> = Object.freeze({ ...BASE_DYNAMIC_CONFIG, ...FAIRNESS_DYNAMIC_CONFIG });
+
+/** A fairness-mode cleanup bug could delete another owner's tasks; fixed in 1.30.9, 1.31.5 and 1.32.1. */
+export function fairnessIsSafeOn(release: string): boolean {
+  const [major = 0, minor = 0, patch = 0] = release.split('.').map(Number);
+  if (major !== 1) return major > 1;
+  if (minor === 30) return patch >= 9;
+  if (minor === 31) return patch >= 5;
+  return minor >= 32 ? minor > 32 || patch >= 1 : false;
+}
+
+/** The settings a server of this release gets: fairness only where it is safe (an upgrade rehearsal passes older ones). */
+export function serverDynamicConfigFor(release: string): Readonly<Record<string, boolean | number | string>> {
+  return fairnessIsSafeOn(release) ? SERVER_DYNAMIC_CONFIG : BASE_DYNAMIC_CONFIG;
+}
 
 /** Settings as dynamic config file entries (no constraints: every namespace); ours by default. */
 export function dynamicConfigYamlEntries(settings: Readonly<Record<string, boolean | number | string>> = SERVER_DYNAMIC_CONFIG): string {

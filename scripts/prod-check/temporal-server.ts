@@ -29,7 +29,7 @@ import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.j
 import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
 import { prepareNamespace } from '../lib/namespace-setup.js';
 import { oneNodeServicesYaml } from '../lib/server-config.js';
-import { dynamicConfigYamlEntries } from '../lib/server-dynamic-config.js';
+import { dynamicConfigYamlEntries, serverDynamicConfigFor } from '../lib/server-dynamic-config.js';
 import type { PostgresCluster } from './postgres.js';
 import { TLS_SERVER_NAME, type ProdCheckPki } from './tls.js';
 
@@ -182,12 +182,15 @@ ${oneNodeServicesYaml(
 )}`;
 }
 
-const DYNAMIC_CONFIG = `# Written by scripts/prod-check. A new namespace and its search attributes are seen within a second.
+/** The dynamic config of a release (fairness only where it is safe), with the run's own additions. */
+function dynamicConfigFor(release: string, extra: Readonly<Record<string, boolean | number | string>> = {}): string {
+  return `# Written by scripts/prod-check for server ${release}. A new namespace and its search attributes are seen within a second.
 system.namespaceCacheRefreshInterval:
   - value: 1s
 frontend.enableUpdateWorkflowExecution:
   - value: true
-${dynamicConfigYamlEntries()}`;
+${dynamicConfigYamlEntries({ ...serverDynamicConfigFor(release), ...extra })}`;
+}
 
 export interface ProdServerOptions {
   readonly binaries: ServerBinaries;
@@ -227,6 +230,10 @@ export class ProdTemporalServer {
     this.log = createWriteStream(this.logPath, { flags: 'a' });
   }
 
+  private get dynamicConfigPath(): string {
+    return join(this.root, 'config', 'dynamicconfig.yaml');
+  }
+
   get logPath(): string {
     return join(this.options.dir, 'temporal-server.log');
   }
@@ -249,9 +256,8 @@ export class ProdTemporalServer {
     const address = `${HOST}:${ports.frontend}`;
     const connectionOptions = await temporalConnectionOptions({ address, transport: options.tls ? tlsTransport(options.tls) : { tls: false } });
     const server = new ProdTemporalServer(options, ports, connectionOptions);
-    const dynamicConfigPath = join(server.root, 'config', 'dynamicconfig.yaml');
-    writeFileSync(dynamicConfigPath, DYNAMIC_CONFIG + dynamicConfigYamlEntries(options.dynamicConfig ?? {}));
-    writeFileSync(join(server.root, 'config', 'prod-check.yaml'), configYaml(options.postgres, ports, dynamicConfigPath, options.tls));
+    writeFileSync(server.dynamicConfigPath, dynamicConfigFor(options.binaries.version, options.dynamicConfig));
+    writeFileSync(join(server.root, 'config', 'prod-check.yaml'), configYaml(options.postgres, ports, server.dynamicConfigPath, options.tls));
     return server;
   }
 
@@ -377,6 +383,8 @@ export class ProdTemporalServer {
     const from = this.binaries.version;
     const { stopMs, forced } = await this.stop('SIGTERM');
     this.binaries = binaries;
+    // The next release may turn fairness on (scripts/lib/server-dynamic-config.ts): before it starts.
+    writeFileSync(this.dynamicConfigPath, dynamicConfigFor(binaries.version, this.options.dynamicConfig));
     const schema = this.migrateSchema([]);
     const startMs = await this.start();
     this.options.timeline.mark(

@@ -7,6 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { retentionWorkflowId } from '../contract/login-keys.js';
+import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { RETENTION_WORKFLOW_TYPE, retrievalNoticeSignal, type RetentionInput, type RetrievalNotice } from '../workflows/retention-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../workflows/search-attributes.js';
 
@@ -17,6 +18,8 @@ export interface RetentionActivitiesDeps {
   readonly taskQueue: string;
   /** Days a tenant keeps a login after its last retrieval; undefined: no policy (the default). */
   readonly retentionDays: (customerId: string) => number | undefined;
+  /** Retention timers (and the forgets they start, which inherit it) run last: the `maintenance` class. */
+  readonly priority?: PriorityPolicy | undefined;
 }
 
 export interface NoteRetrievalInput {
@@ -27,7 +30,7 @@ export interface NoteRetrievalInput {
   readonly workflowId: string;
 }
 
-export function createRetentionActivities({ temporal, taskQueue, retentionDays }: RetentionActivitiesDeps) {
+export function createRetentionActivities({ temporal, taskQueue, retentionDays, priority = DEFAULT_PRIORITY_POLICY }: RetentionActivitiesDeps) {
   return {
     /** The tenant's policy now (read when a timer is due, so a policy changed since the last retrieval applies); null: none. */
     // Async: activities return promises, and the worker awaits it like any other.
@@ -55,6 +58,7 @@ export function createRetentionActivities({ temporal, taskQueue, retentionDays }
           { key: CustomerIdKey, value: customerId },
           { key: LoginIdKey, value: loginId },
         ]),
+        priority: startPriority(priority, 'maintenance', customerId),
       });
       return 'noted';
     },

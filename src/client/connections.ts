@@ -59,7 +59,10 @@ import {
 } from './errors.js';
 import type { ConnectionEndType } from './errors.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
+import { connectionClassOf, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { WorkerDeployments } from './deployments.js';
+import { FleetBudgetClient } from './budget.js';
+import type { FleetBudget } from '../budget/fleet-budget.js';
 import { LoginsClient } from './logins.js';
 import { RefreshSchedules } from './schedules.js';
 import { quoteVisibilityValue } from './visibility.js';
@@ -77,6 +80,11 @@ export type RerunPolicy = 'never' | 'if-failed' | 'always';
 
 export interface StartOptions {
   readonly rerun?: RerunPolicy;
+  /**
+   * Task Queue priority key, 1 (first) to 5 (last), in place of the one its class gets from config
+   * (PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED): live end users 1, pipelines 2, unattended 3.
+   */
+  readonly priority?: number;
 }
 
 /** Identifies one connection: the workflow id is the business key. */
@@ -131,6 +139,10 @@ export interface ConnectionsClientOptions {
   readonly address?: string | undefined;
   /** The worker deployment whose versions `deployments` reads and routes (default aggregation-connections). */
   readonly deploymentName?: string | undefined;
+  /** Priority keys by who waits and the tenants' fairness weights (default: src/contract/priority.ts). */
+  readonly priority?: PriorityPolicy | undefined;
+  /** The fleet's configured request budget (SERVICE_BUDGET_*), for `budget show`. */
+  readonly budget?: FleetBudget | undefined;
 }
 
 const REUSE_POLICY = {
@@ -155,8 +167,11 @@ export class ConnectionsClient {
   readonly logins: LoginsClient;
   /** The worker deployment's builds: which is current, which ramps, which still hold pinned connections. */
   readonly deployments: WorkerDeployments;
+  /** The fleet's request budget on the task queue, and the tenants the service throttled. */
+  readonly budget: FleetBudgetClient;
   private readonly client: Client;
   private readonly address: string | undefined;
+  private readonly priority: PriorityPolicy;
   private ownedConnection: Connection | undefined;
   private ownedTracing: Tracing | undefined;
 
@@ -165,9 +180,11 @@ export class ConnectionsClient {
     this.taskQueue = options.taskQueue;
     this.namespace = options.client.options.namespace;
     this.address = options.address;
-    this.schedules = new RefreshSchedules({ client: options.client, taskQueue: options.taskQueue, address: options.address, connections: this });
-    this.logins = new LoginsClient({ client: options.client, taskQueue: options.taskQueue, address: options.address });
+    this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
+    this.schedules = new RefreshSchedules({ client: options.client, taskQueue: options.taskQueue, address: options.address, connections: this, priority: this.priority });
+    this.logins = new LoginsClient({ client: options.client, taskQueue: options.taskQueue, address: options.address, priority: this.priority });
     this.deployments = new WorkerDeployments(options.client, options.deploymentName ?? 'aggregation-connections');
+    this.budget = new FleetBudgetClient(options.client, options.taskQueue, options.budget);
   }
 
   /**
@@ -192,7 +209,7 @@ export class ConnectionsClient {
     }
     const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
     const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors });
-    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name });
+    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget });
     connections.ownedConnection = connection;
     connections.ownedTracing = tracing;
     return connections;
@@ -353,6 +370,8 @@ export class ConnectionsClient {
     const workflowId = parseBusinessKey(key, args.customerId);
     const rerun = options.rerun ?? 'if-failed';
     if (!(rerun in REUSE_POLICY)) throw new InvalidConnectionInputError(`rerun must be one of ${Object.keys(REUSE_POLICY).join(', ')}`);
+    const priorityProblem = options.priority === undefined ? undefined : priorityKeyProblem(options.priority);
+    if (priorityProblem) throw new InvalidConnectionInputError(priorityProblem);
     const pairs: SearchAttributePair[] = [
       { key: ConnectionStatusKey, value: 'Authorizing' },
       { key: CustomerIdKey, value: args.customerId },
@@ -367,6 +386,8 @@ export class ConnectionsClient {
         workflowIdConflictPolicy: 'USE_EXISTING' as const,
         workflowIdReusePolicy: REUSE_POLICY[rerun],
         typedSearchAttributes: new TypedSearchAttributes(pairs),
+        // Who waits decides the order; the tenant is the fairness key (src/contract/priority.ts).
+        priority: startPriority(this.priority, connectionClassOf(args), args.customerId, options.priority),
       },
     };
   }

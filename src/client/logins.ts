@@ -5,6 +5,7 @@
  * of what was deleted and when. Forgetting again runs again and succeeds (its record then says
  * "none" / "not-found"). Also: the records kept (by LoginId) and the login's retention timer.
  */
+import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import {
   ApplicationFailure,
   CancelledFailure,
@@ -28,6 +29,8 @@ export interface LoginsClientOptions {
   readonly client: Client;
   readonly taskQueue: string;
   readonly address?: string | undefined;
+  /** Forgets start with the `maintenance` class's priority and the tenant's weight. */
+  readonly priority?: PriorityPolicy | undefined;
 }
 
 export interface ForgetOptions {
@@ -52,11 +55,13 @@ export class LoginsClient {
   private readonly client: Client;
   private readonly taskQueue: string;
   private readonly address: string | undefined;
+  private readonly priority: PriorityPolicy;
 
   constructor(options: LoginsClientOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.address = options.address;
+    this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
   }
 
   /** Forgets the login and waits for the record (a ForgetFailedError says why it could not finish). */
@@ -89,6 +94,7 @@ export class LoginsClient {
           { key: CustomerIdKey, value: customerId },
           { key: LoginIdKey, value: loginId },
         ]),
+        priority: startPriority(this.priority, 'maintenance', customerId),
       });
     } catch (error) {
       throw this.mapError(workflowId, error);

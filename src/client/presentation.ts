@@ -118,6 +118,10 @@ export function presentState(workflowId: string, state: ConnectionState, now?: n
   if (state.institution) who.push(`institution ${printable(state.institution)}`);
   if (state.loginId) who.push(`login ${printable(state.loginId)}`);
   lines.push(`  ${who.join(', ')}`);
+  if (state.priority) {
+    const weight = state.priority.fairnessWeight === undefined ? '' : `, tenant weight ${state.priority.fairnessWeight}`;
+    lines.push(`  priority ${state.priority.key ?? 3} (1 is served first), fairness key ${printable(state.priority.fairnessKey ?? '(none)')}${weight}`);
+  }
   lines.push(`  polls ${state.totalPolls}${state.retrieved.length ? `, retrieved ${state.retrieved.join(', ')}` : ''}`);
   if (state.pending) {
     const next = state.pending.nextPollAt ? `, next poll ${state.pending.nextPollAt}` : '';

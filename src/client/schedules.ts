@@ -10,7 +10,8 @@
  * or a scheduled run met any challenge; the EndUserChallenge search attribute) is refused up front
  * with RefreshNotUnattendedError.
  */
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ServiceError, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
+import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ServiceError, type Client, type ScheduleDescription, type ScheduleOptions, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
@@ -73,6 +74,8 @@ export interface RefreshSchedulesOptions {
   /** Reads the runs' results and failures, typed as ConnectionsClient types them. */
   readonly connections: ConnectionsClient;
   readonly address?: string | undefined;
+  /** Scheduled runs start with the `scheduled` class's priority and the tenant's weight. */
+  readonly priority?: PriorityPolicy | undefined;
 }
 
 const ListSchedulesFilter = z.strictObject({
@@ -91,12 +94,14 @@ export class RefreshSchedules {
   private readonly taskQueue: string;
   private readonly connections: ConnectionsClient;
   private readonly address: string | undefined;
+  private readonly priority: PriorityPolicy;
 
   constructor(options: RefreshSchedulesOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.connections = options.connections;
     this.address = options.address;
+    this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
   }
 
   /**
@@ -130,7 +135,8 @@ export class RefreshSchedules {
       { key: CustomerIdKey, value: input.customerId },
       { key: LoginIdKey, value: input.loginId },
     ]);
-    const action: ScheduleOptions['action'] = {
+    // SDK 1.24's action type omits `priority`, which its encoder reads (schedule-helpers compilePriority).
+    const action: ScheduleOptions['action'] & Pick<WorkflowStartOptions, 'priority'> = {
       type: 'startWorkflow',
       workflowType: CONNECTION_WORKFLOW_TYPE,
       // Temporal appends each run's scheduled time, so every run has its own id.
@@ -139,6 +145,8 @@ export class RefreshSchedules {
       args: [connectionInput.data],
       typedSearchAttributes: identity.updateCopy([{ key: ConnectionStatusKey, value: 'Authorizing' }]),
       staticSummary: `Scheduled ${input.session} refresh of login ${input.loginId}`,
+      // Unattended: after live end users and pipelines, before forget and retention.
+      priority: startPriority(this.priority, 'scheduled', input.customerId),
     };
     const policies: ScheduleOptions['policies'] = { overlap: 'SKIP', catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false };
     const note = input.note ?? `${input.session} refresh of login ${input.loginId}`;

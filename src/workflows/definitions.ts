@@ -79,6 +79,13 @@ export interface ConnectionFailureInfo {
 
 export type ProductName = 'accountsDetail' | 'investments' | 'attributes';
 
+export interface ConnectionPriority {
+  /** 1 (first) to 5 (last); absent: Temporal's default, 3. */
+  readonly key?: number | undefined;
+  readonly fairnessKey?: string | undefined;
+  readonly fairnessWeight?: number | undefined;
+}
+
 export interface ConnectionState {
   readonly status: ConnectionStatus;
   readonly mode: ConnectionInput['session']['kind'];
@@ -101,6 +108,11 @@ export interface ConnectionState {
    */
   readonly endUserChallenge?: string | undefined;
   readonly failure?: ConnectionFailureInfo | undefined;
+  /**
+   * The Task Queue priority it started with, which its activities inherit: key 1 is served first
+   * (an end user answering), the fairness key is the tenant and its weight the tenant's share.
+   */
+  readonly priority?: ConnectionPriority | undefined;
   readonly startedAt: string;
   readonly updatedAt: string;
 }

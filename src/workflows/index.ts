@@ -2,3 +2,4 @@
 export { connectionWorkflow } from './connection.js';
 export { forgetLoginWorkflow } from './forget.js';
 export { loginRetentionWorkflow } from './retention.js';
+export { tenantThrottleWorkflow } from './tenant-throttle.js';

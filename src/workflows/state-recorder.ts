@@ -3,10 +3,10 @@
  * operators filter on, the memo, and the Web UI's "current details" line. Every change goes through
  * patch(), so they never disagree.
  */
-import { setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
-import type { ConnectionState, Rejection } from './definitions.js';
+import type { ConnectionPriority, ConnectionState, Rejection } from './definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, InstitutionKey, LoginIdKey } from './search-attributes.js';
 
 export class StateRecorder {
@@ -23,6 +23,7 @@ export class StateRecorder {
       totalPolls: 0,
       sessionRestarts: 0,
       retrieved: [],
+      priority: priorityOf(),
       startedAt: now,
       updatedAt: now,
     };
@@ -44,7 +45,7 @@ export class StateRecorder {
     if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
     if (searchAttributes.length) upsertSearchAttributes(searchAttributes);
     if (state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
-    setCurrentDetails(describeForHumans(state));
+    setCurrentDetails(describeForHumans(state) + priorityForHumans(state.priority));
   }
 
   /** Takes the validated input: state and search attributes say who and what this connection is. */
@@ -72,6 +73,19 @@ export class StateRecorder {
     const state = this.current;
     this.current = { ...state, totalPolls: state.totalPolls + count, pending: state.pending && { ...state.pending, pollCount: state.pending.pollCount + count, nextPollAt: undefined } };
   }
+}
+
+/** The priority the connection was started with (from its start event: deterministic). */
+function priorityOf(): ConnectionPriority | undefined {
+  const priority = workflowInfo().priority;
+  if (!priority || (priority.priorityKey === undefined && !priority.fairnessKey)) return undefined;
+  return { key: priority.priorityKey || undefined, fairnessKey: priority.fairnessKey || undefined, fairnessWeight: priority.fairnessWeight || undefined };
+}
+
+/** " · priority 1, tenant weight 3": who this connection waits behind, for the Web UI line. */
+function priorityForHumans(priority: ConnectionPriority | undefined): string {
+  if (!priority) return '';
+  return ` · priority ${priority.key ?? 3}${priority.fairnessWeight !== undefined && priority.fairnessWeight !== 1 ? `, tenant weight ${priority.fairnessWeight}` : ''}`;
 }
 
 export function isoNow(): string {

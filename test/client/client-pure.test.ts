@@ -56,6 +56,9 @@ void describe('client configuration', () => {
     assert.deepEqual(rest, {
       temporal: { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', transport: { tls: false } },
       customerId: 'demo-lender',
+      deployment: { name: 'aggregation-connections' },
+      priority: { keys: { live: 1, pipeline: 2, scheduled: 3, maintenance: 4 }, tenantWeights: new Map() },
+      budget: undefined,
     });
     assert.match(encryption?.keyId ?? '', /^local-/, 'payloads are encrypted by default, with the local key');
     assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).temporal.namespace, 'default');

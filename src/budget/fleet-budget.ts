@@ -1,0 +1,97 @@
+/**
+ * The fleet's request budget toward the service, held by Temporal rather than by any process: the
+ * activity task queue's rate limit (every tenant together) and its per-fairness-key limit (one
+ * tenant, times its weight), set through the task queue config API. Every worker of the fleet pulls
+ * activities from the same queue, so N workers together never exceed it. Every request to the
+ * service is a regular activity dispatched through that queue (never eagerly, never as a local
+ * activity: both bypass the limits).
+ *
+ * A tenant the service throttles (TOO_MANY_REQUESTS) gets its weight overridden to Temporal's
+ * minimum for the time the service asked (tenant-throttle workflow): with the per-tenant limit
+ * scaled by weight, its whole fleet pauses, and resumes when the override is removed.
+ */
+import type { WorkflowService } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { FAIRNESS_WEIGHT_LIMITS } from '../contract/priority.js';
+
+const ACTIVITY_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY;
+
+/**
+ * Temporal's limiters let an idle queue or tenant take one second's worth at once on top of the
+ * rate (the burst), so in the worst second it dispatches twice the rate. The rate set is half the
+ * budget, so that no 1-second window at the service ever sees more than the budget.
+ */
+export const BURST_HEADROOM = 0.5;
+
+/** The weight a throttled tenant runs at: Temporal's minimum, a thousandth of its limit. */
+export const THROTTLED_WEIGHT = FAIRNESS_WEIGHT_LIMITS.min;
+
+export interface FleetBudget {
+  /** Requests a second for every tenant together. */
+  readonly totalRps: number;
+  /** Requests a second for one tenant of weight 1. */
+  readonly tenantRps: number;
+}
+
+export interface QueueLimits {
+  /** The queue's limit as set through the API (already halved for the burst), if any. */
+  readonly queueRps?: number | undefined;
+  readonly tenantRps?: number | undefined;
+  /** Tenants whose weight is overridden (a throttled tenant: THROTTLED_WEIGHT). */
+  readonly weightOverrides: Readonly<Record<string, number>>;
+  /** The whole queue's limit the server applies now and where it comes from. */
+  readonly effectiveRps?: number | undefined;
+}
+
+export interface BudgetTarget {
+  readonly workflowService: WorkflowService;
+  readonly namespace: string;
+  readonly taskQueue: string;
+  readonly identity: string;
+}
+
+/** The budget as the server's limits: the rates Temporal should dispatch at. */
+export function queueRatesFor(budget: FleetBudget): { queueRps: number; tenantRps: number } {
+  return { queueRps: budget.totalRps * BURST_HEADROOM, tenantRps: budget.tenantRps * BURST_HEADROOM };
+}
+
+/** Sets both limits (the same call by every worker at start: the last one's is the same). */
+export async function applyFleetBudget(target: BudgetTarget, budget: FleetBudget, reason: string): Promise<QueueLimits> {
+  const rates = queueRatesFor(budget);
+  await target.workflowService.updateTaskQueueConfig({
+    namespace: target.namespace,
+    identity: target.identity,
+    taskQueue: target.taskQueue,
+    taskQueueType: ACTIVITY_QUEUE,
+    updateQueueRateLimit: { rateLimit: { requestsPerSecond: rates.queueRps }, reason },
+    updateFairnessKeyRateLimitDefault: { rateLimit: { requestsPerSecond: rates.tenantRps }, reason },
+  });
+  return describeQueueLimits(target);
+}
+
+/** Throttles (or releases) one tenant's whole fleet through its weight override. */
+export async function setTenantThrottled(target: BudgetTarget, customerId: string, throttled: boolean): Promise<void> {
+  await target.workflowService.updateTaskQueueConfig({
+    namespace: target.namespace,
+    identity: target.identity,
+    taskQueue: target.taskQueue,
+    taskQueueType: ACTIVITY_QUEUE,
+    ...(throttled ? { setFairnessWeightOverrides: { [customerId]: THROTTLED_WEIGHT } } : { unsetFairnessWeightOverrides: [customerId] }),
+  });
+}
+
+export async function describeQueueLimits(target: Omit<BudgetTarget, 'identity'>): Promise<QueueLimits> {
+  const response = await target.workflowService.describeTaskQueue({
+    namespace: target.namespace,
+    taskQueue: { name: target.taskQueue },
+    taskQueueType: ACTIVITY_QUEUE,
+    reportConfig: true,
+  });
+  const config = response.config;
+  return {
+    queueRps: config?.queueRateLimit?.rateLimit?.requestsPerSecond ?? undefined,
+    tenantRps: config?.fairnessKeysRateLimitDefault?.rateLimit?.requestsPerSecond ?? undefined,
+    weightOverrides: { ...(config?.fairnessWeightOverrides ?? {}) },
+    effectiveRps: response.effectiveRateLimit?.requestsPerSecond ?? undefined,
+  };
+}

@@ -1,0 +1,29 @@
+/** `budget set`: changes the fleet's request budget on the queue now (a worker's start sets its configured one again). */
+import { noPositionals, parseFlags, UsageError } from '../../args.js';
+import type { Command } from '../../command.js';
+import { EXIT_OK } from '../../report.js';
+
+export const set: Command = {
+  summary: "change the fleet's request budget now",
+  usage: (program) => `Usage: ${program} budget set --total <rps> [--tenant <rps>]
+
+Sets the requests a second the whole fleet may send the service (--total) and one tenant of weight
+1 (--tenant, default the total; TENANT_WEIGHTS scales it). It holds until changed again or until a
+worker starts with SERVICE_BUDGET_RPS set, which sets its own: change the configuration too.`,
+
+  async run(args, context) {
+    const { values, positionals } = parseFlags({ args: [...args], options: { total: { type: 'string' }, tenant: { type: 'string' } }, allowPositionals: true });
+    noPositionals(positionals);
+    const number = (flag: string, text: string | undefined) => {
+      const value = Number(text);
+      if (text === undefined || !/^\d+(\.\d+)?$/.test(text) || !(value > 0)) throw new UsageError(`${flag} must be a positive number of requests a second, got ${JSON.stringify(text ?? '')}`);
+      return value;
+    };
+    const totalRps = number('--total', values.total);
+    const tenantRps = values.tenant === undefined ? totalRps : number('--tenant', values.tenant);
+    if (tenantRps > totalRps) throw new UsageError(`--tenant (${tenantRps}) must not exceed --total (${totalRps})`);
+    const limits = await (await context.client()).budget.set({ totalRps, tenantRps });
+    context.io.out(`budget set: ${totalRps}/s for the fleet, ${tenantRps}/s per tenant (queue limits ${limits.queueRps ?? '?'}/s and ${limits.tenantRps ?? '?'}/s)`);
+    return EXIT_OK;
+  },
+};

@@ -1,0 +1,41 @@
+/** `budget show`: the limits Temporal holds for the fleet, what config asks for, and paused tenants. */
+import type { BudgetView } from '../../../budget.js';
+import { noPositionals, parseFlags } from '../../args.js';
+import type { Command } from '../../command.js';
+import { EXIT_OK } from '../../report.js';
+
+export const show: Command = {
+  summary: "show the fleet's request budget and the tenants the service throttled",
+  usage: (program) => `Usage: ${program} budget show [--json]
+
+Shows the request budget Temporal holds on the task queue's activities (every worker of the fleet
+together never exceeds it), the budget this environment configures (SERVICE_BUDGET_RPS,
+SERVICE_BUDGET_TENANT_RPS), and each tenant the service answered TOO_MANY_REQUESTS: its whole fleet
+waits until the time the service asked for. Connections waiting for budget are not failing: "show
+<workflowId>" says what one waits for.
+  --json                print it as JSON`,
+
+  async run(args, context) {
+    const { values, positionals } = parseFlags({ args: [...args], options: { json: { type: 'boolean' } }, allowPositionals: true });
+    noPositionals(positionals);
+    const view = await (await context.client()).budget.show();
+    if (values.json) context.io.out(JSON.stringify(view, null, 2));
+    else for (const line of describeBudget(view)) context.io.out(line);
+    return EXIT_OK;
+  },
+};
+
+export function describeBudget(view: BudgetView): string[] {
+  const rate = (rps: number | undefined) => (rps === undefined ? 'none' : `${rps}/s`);
+  const lines = [
+    `queue limits (Temporal): ${rate(view.queue.queueRps)} for the fleet, ${rate(view.queue.tenantRps)} per tenant of weight 1`,
+    view.configured
+      ? `configured budget: ${view.configured.totalRps}/s for the fleet, ${view.configured.tenantRps}/s per tenant, set on the queue as ${view.configuredRates?.queueRps}/s and ${view.configuredRates?.tenantRps}/s (half: Temporal lets an idle queue take one extra second's worth at once)`
+      : 'configured budget: none here (SERVICE_BUDGET_RPS unset)',
+  ];
+  if (view.throttles.length === 0) lines.push('throttled tenants: none');
+  for (const throttle of view.throttles) {
+    lines.push(`throttled: ${throttle.customerId} ${throttle.status === 'throttled' ? `paused until ${throttle.until ?? '?'}` : throttle.status}, ${throttle.notices} TOO_MANY_REQUESTS; ${throttle.reason ?? ''}`);
+  }
+  return lines;
+}
