@@ -19,12 +19,26 @@ import type { StateRecorder } from './state-recorder.js';
  * Data requests and polls are local activities: a poll is one short HTTP call, and recording it as a
  * marker keeps a poll to ~6 history events instead of ~11. Their retries are bounded by the
  * pending operation's deadline.
+ *
+ * Every retry backs off on a durable timer (`localRetryThreshold: 0`): the SDK records the failed
+ * attempt as a marker that carries its attempt number, backoff and first schedule time, completes
+ * the workflow task, sleeps on a timer, and then schedules the next attempt with the next number
+ * and the same first schedule time (so the schedule-to-close deadline still counts from the first
+ * attempt). With the default threshold (1 min) every backoff of TRANSIENT_RETRY (1 s to 30 s) would
+ * happen in the worker's memory, inside one workflow task kept open by heartbeats for as long as
+ * the failures last: queries wait for those heartbeats, and a worker killed meanwhile loses the
+ * backoff, leaves the task to time out and the call starts again at attempt 1 elsewhere (issue 22).
+ * Histories recorded either way replay under both settings: the threshold only decides, when an
+ * attempt fails live, whether the SDK records it (marker and timer) or retries it in memory.
+ * The cost: no attempt starts after the deadline, but a call still failing near it is reported as
+ * timed out when its last backoff timer fires, up to one backoff (30 s at most) after the deadline.
  */
 function localActivities(summary: string, deadline: number): ConnectionActivities {
   const options: LocalActivityOptions = {
     startToCloseTimeout: CALL_TIMEOUT_MS,
     scheduleToCloseTimeout: Math.max(1_000, deadline - Date.now()),
     retry: TRANSIENT_RETRY,
+    localRetryThreshold: 0,
     summary,
   };
   return proxyLocalActivities<ConnectionActivities>(options);
