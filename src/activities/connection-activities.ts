@@ -4,10 +4,10 @@
  * Cancellation of an activity aborts its HTTP request. Authorize calls heartbeat while their request
  * is at the service, so the workflow notices a worker that died mid-call within its heartbeat timeout.
  */
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AggregatorClient, AuthorizeResult, CallOptions, DataResult } from '../aggregator/client.js';
-import { AggregatorAbortedError } from '../aggregator/errors.js';
+import { AggregatorAbortedError, AggregatorError } from '../aggregator/errors.js';
 import type {
   AccountsDetailOptions,
   AccountsDetailResponse,
@@ -72,9 +72,25 @@ export const INLINE_RESULT_LIMIT_BYTES = 600 * 1024;
 export interface ActivitiesOptions {
   /** Results larger than this end the connection as ResultTooLarge; unlimited with a payload store. */
   readonly resultLimitBytes?: number | undefined;
+  /**
+   * Told when the service refuses a tenant's request as rate-limited (TOO_MANY_REQUESTS), with the
+   * wait it asked for: the worker pauses the tenant's whole fleet (throttle-activities.ts).
+   */
+  readonly onServiceThrottle?: ((customerId: string, retryAfterMs: number | undefined, reason: string) => Promise<void>) | undefined;
 }
 
-export function createActivities(clientFor: ClientForTenant, { resultLimitBytes }: ActivitiesOptions = {}) {
+export function createActivities(clientFor: ClientForTenant, { resultLimitBytes, onServiceThrottle }: ActivitiesOptions = {}) {
+  /** A rate-limited refusal slows the tenant's fleet; failing to say so never fails the call's own handling. */
+  async function reportThrottle(customerId: string, error: unknown): Promise<void> {
+    if (!onServiceThrottle || !(error instanceof AggregatorError) || error.serviceCode !== 'TOO_MANY_REQUESTS') return;
+    const wait = error.retryAfterMs === undefined ? 'no Retry-After' : `Retry-After ${Math.round(error.retryAfterMs / 1000)} s`;
+    try {
+      await onServiceThrottle(customerId, error.retryAfterMs, `TOO_MANY_REQUESTS (HTTP ${error.httpStatus ?? '?'}, ${wait}) on ${error.operation}`);
+    } catch (notifyError) {
+      log.warn('could not pause the tenant after TOO_MANY_REQUESTS', { customerId, error: notifyError instanceof Error ? notifyError.message : String(notifyError) });
+    }
+  }
+
   /** Refuses data that cannot be kept in history: at once, typed, instead of a workflow the server terminates. */
   function fitting<T>(operation: string, outcome: DataOutcome<T>): DataOutcome<T> {
     if (resultLimitBytes === undefined || outcome.kind !== 'ready') return outcome;
@@ -96,6 +112,7 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes 
       // A worker shutting down past its grace time aborts the call: not the connection's doing, so
       // another worker may make it again (an Authorize's outcome is then unknown: see authorize.ts).
       if (error instanceof AggregatorAbortedError && context.cancellationDetails?.workerShutdown) throw workerShutdownFailure(error);
+      await reportThrottle(customerId, error);
       throw toActivityFailure(error);
     }
   }

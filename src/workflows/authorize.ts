@@ -18,10 +18,18 @@ const AUTHORIZE_OPTIONS: ActivityOptions = {
   heartbeatTimeout: '15s',
   // Never resent by Temporal: whether a resend is safe depends on what the failure proves (below).
   retry: { maximumAttempts: 1 },
+  // Through the task queue, never handed back eagerly: the fleet's request budget and the
+  // connection's priority govern every call to the service (src/budget/fleet-budget.ts).
+  allowEagerDispatch: false,
 };
 
 /** Sends of one Authorize at most (the first and the resends), with backoff between them. */
 export const MAX_AUTHORIZE_SENDS = 5;
+/**
+ * A send the service refused as rate-limited (TOO_MANY_REQUESTS) does not count toward the sends:
+ * waiting for budget never fails a connection. This bounds that waiting (the spec's 30-minute limit).
+ */
+export const MAX_RATE_LIMITED_WAIT_MS = 30 * 60_000;
 const BACKOFF_MS = { initial: 1_000, coefficient: 2, maximum: 30_000 } as const;
 
 /** The call may have reached the service and nobody knows what it did: it must not be sent again. */
@@ -37,17 +45,35 @@ export class AuthorizeOutcomeUnknownError extends Error {
 
 export type AuthorizeCall = (activities: ConnectionActivities) => Promise<AuthorizeOutcome>;
 
-/** Runs one Authorize; `idempotent` calls are resent after any transient failure, others only after a refusal. */
-export async function authorize(summary: string, call: AuthorizeCall, { idempotent }: { idempotent: boolean }): Promise<AuthorizeOutcome> {
-  for (let send = 1; ; send += 1) {
+/**
+ * Runs one Authorize; `idempotent` calls are resent after any transient failure, others only after a
+ * refusal. With `waitOutRateLimits` (connections of this build on; histories recorded before replay
+ * without it) a rate-limited refusal is resent after the wait the service asked for (Retry-After)
+ * and is not counted as a send, within MAX_RATE_LIMITED_WAIT_MS.
+ */
+export async function authorize(summary: string, call: AuthorizeCall, { idempotent, waitOutRateLimits = false }: { idempotent: boolean; waitOutRateLimits?: boolean }): Promise<AuthorizeOutcome> {
+  let rateLimitedSince: number | undefined;
+  let rateLimited = 0;
+  for (let send = 1, attempt = 1; ; attempt += 1) {
     try {
-      return await call(proxyActivities<ConnectionActivities>({ ...AUTHORIZE_OPTIONS, summary: send === 1 ? summary : `${summary} (send ${send})` }));
+      return await call(proxyActivities<ConnectionActivities>({ ...AUTHORIZE_OPTIONS, summary: attempt === 1 ? summary : `${summary} (send ${attempt})` }));
     } catch (error) {
       if (!isTransient(error)) throw error;
       const safeToResend = idempotent || deliveryOf(error) === 'refused';
       if (!safeToResend) throw new AuthorizeOutcomeUnknownError(unknownOutcomeReason(error), error);
+      const details = serviceDetailsOf(error);
+      if (waitOutRateLimits && details?.serviceCode === 'TOO_MANY_REQUESTS' && details.delivery === 'refused') {
+        rateLimitedSince ??= Date.now();
+        rateLimited += 1;
+        if (Date.now() - rateLimitedSince < MAX_RATE_LIMITED_WAIT_MS) {
+          const wait = Math.max(details.retryAfterMs ?? 0, Math.min(BACKOFF_MS.maximum, BACKOFF_MS.initial * BACKOFF_MS.coefficient ** Math.min(rateLimited - 1, 5)));
+          await sleep(wait, { summary: `wait for the service's rate limit (${rateLimited}x): ${summary}` });
+          continue;
+        }
+      }
       if (send >= MAX_AUTHORIZE_SENDS) throw error;
       await sleep(Math.min(BACKOFF_MS.maximum, BACKOFF_MS.initial * BACKOFF_MS.coefficient ** (send - 1)), { summary: `wait before resending: ${summary}` });
+      send += 1;
     }
   }
 }

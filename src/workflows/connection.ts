@@ -23,6 +23,7 @@ import {
 } from './definitions.js';
 import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
+import { SERVICE_CALLS_AS_ACTIVITIES, type ServiceCallShape } from './service-calls.js';
 import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
 
@@ -56,6 +57,9 @@ const RETENTION_NOTICE_AT_END = 'retention-notice';
 
 export async function connectionWorkflow(args: ConnectionInputArgs): Promise<ConnectionResult> {
   const noticeDecidedAtStart = patched(RETENTION_NOTICE_AT_START);
+  // Decided in the first activation too (the same reason): connections recorded before make their
+  // data requests as local activities when they replay.
+  const serviceCalls: ServiceCallShape = patched(SERVICE_CALLS_AS_ACTIVITIES) ? 'activities' : 'local-activities';
   const recorder = new StateRecorder(args);
   const inbox = new AnswerInbox();
   let firstStep: FirstStep | undefined;
@@ -99,11 +103,11 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   try {
     const input = await validateConnectionInput(args);
     recorder.adopt(input);
-    const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals });
+    const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals, serviceCalls });
     recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
     judgeParkedSignals();
-    const result = await retrieveProducts(input, open, recorder);
+    const result = await retrieveProducts(input, open, recorder, serviceCalls);
     // Histories recorded before retention existed replay without the notice (both patches false).
     if (noticeDecidedAtStart || patched(RETENTION_NOTICE_AT_END)) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
     recorder.patch({ status: 'Completed', pending: undefined });
@@ -132,6 +136,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
 /**
  * Pinned: a connection (at most ~45 minutes) finishes on the build it started on, so a deploy that
  * changes its steps needs no patched(). The two retention-notice patches above stay for connections
- * that began before versioning (unversioned runs move to the first current build).
+ * that began before versioning (unversioned runs move to the first current build), and so does
+ * SERVICE_CALLS_AS_ACTIVITIES: the first release with versioning also moved data requests to activities.
  */
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, connectionWorkflow);

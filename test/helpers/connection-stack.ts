@@ -54,6 +54,8 @@ export interface ConnectionStackOptions {
   retentionDays?: Readonly<Record<string, number>>;
   /** A task queue of an earlier stack, to stand in for a restarted worker; a fresh one unless given. */
   taskQueue?: string;
+  /** Task slots of the worker (one of each makes the order Temporal dispatches in visible). */
+  slots?: { readonly workflowTasks?: number; readonly activities?: number };
 }
 
 /**
@@ -117,6 +119,8 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     // Versioned as the product's worker is (the server refuses a pinned workflow's task from an
     // unversioned worker): one deployment per stack, named after its task queue.
     workerDeploymentOptions: workerDeploymentOptions(taskQueue, TEST_BUILD_ID),
+    ...(options.slots?.workflowTasks === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: options.slots.workflowTasks }),
+    ...(options.slots?.activities === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.slots.activities }),
   });
   const running = worker.run();
   await makeCurrent(client, taskQueue);
