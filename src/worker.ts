@@ -11,7 +11,7 @@ import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connec
 import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { createRetentionActivities } from './activities/retention-activities.js';
-import { createThrottleActivities, serviceThrottleNotifier } from './activities/throttle-activities.js';
+import { TenantPauses } from './activities/tenant-pauses.js';
 import { applyFleetBudget, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
@@ -76,11 +76,10 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       {
         resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined,
         // TOO_MANY_REQUESTS pauses the tenant's whole fleet for the wait the service asked for.
-        onServiceThrottle: serviceThrottleNotifier({ temporal, taskQueue: config.temporal.taskQueue }),
+        pauses: new TenantPauses(temporal, config.temporal.taskQueue),
       },
     ),
     ...createForgetActivities({ temporal, clientFor, payloadStore }),
-    ...createThrottleActivities({ temporal, taskQueue: config.temporal.taskQueue }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
   };
 

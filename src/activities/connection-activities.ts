@@ -18,7 +18,8 @@ import type {
   SecurityResponses,
 } from '../aggregator/schemas.js';
 import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
-import { toActivityFailure, workerShutdownFailure } from './failures.js';
+import { tenantPausedFailure, toActivityFailure, workerShutdownFailure } from './failures.js';
+import type { TenantPauses } from './tenant-pauses.js';
 import { createPollActivities } from './poll-activities.js';
 
 export type AuthorizeOutcome =
@@ -73,19 +74,19 @@ export interface ActivitiesOptions {
   /** Results larger than this end the connection as ResultTooLarge; unlimited with a payload store. */
   readonly resultLimitBytes?: number | undefined;
   /**
-   * Told when the service refuses a tenant's request as rate-limited (TOO_MANY_REQUESTS), with the
-   * wait it asked for: the worker pauses the tenant's whole fleet (throttle-activities.ts).
+   * The tenants the service asked to wait (tenant-pauses.ts): a paused tenant's calls are not sent
+   * but rescheduled after the pause, and a TOO_MANY_REQUESTS pauses the tenant's whole fleet.
    */
-  readonly onServiceThrottle?: ((customerId: string, retryAfterMs: number | undefined, reason: string) => Promise<void>) | undefined;
+  readonly pauses?: Pick<TenantPauses, 'pauseOf' | 'refused'> | undefined;
 }
 
-export function createActivities(clientFor: ClientForTenant, { resultLimitBytes, onServiceThrottle }: ActivitiesOptions = {}) {
+export function createActivities(clientFor: ClientForTenant, { resultLimitBytes, pauses }: ActivitiesOptions = {}) {
   /** A rate-limited refusal slows the tenant's fleet; failing to say so never fails the call's own handling. */
   async function reportThrottle(customerId: string, error: unknown): Promise<void> {
-    if (!onServiceThrottle || !(error instanceof AggregatorError) || error.serviceCode !== 'TOO_MANY_REQUESTS') return;
+    if (!pauses || !(error instanceof AggregatorError) || error.serviceCode !== 'TOO_MANY_REQUESTS') return;
     const wait = error.retryAfterMs === undefined ? 'no Retry-After' : `Retry-After ${Math.round(error.retryAfterMs / 1000)} s`;
     try {
-      await onServiceThrottle(customerId, error.retryAfterMs, `TOO_MANY_REQUESTS (HTTP ${error.httpStatus ?? '?'}, ${wait}) on ${error.operation}`);
+      await pauses.refused(customerId, error.retryAfterMs, `TOO_MANY_REQUESTS (HTTP ${error.httpStatus ?? '?'}, ${wait}) on ${error.operation}`);
     } catch (notifyError) {
       log.warn('could not pause the tenant after TOO_MANY_REQUESTS', { customerId, error: notifyError instanceof Error ? notifyError.message : String(notifyError) });
     }
@@ -106,6 +107,9 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
   /** Runs one upstream call with the activity's cancellation wired to the HTTP request. */
   async function call<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
     const context = Context.current();
+    // A tenant the service asked to wait: nothing is sent; Temporal runs the call again after the pause.
+    const pause = await pauses?.pauseOf(customerId);
+    if (pause) throw tenantPausedFailure(customerId, pause, Date.now());
     try {
       return await run(clientFor(customerId), { signal: context.cancellationSignal });
     } catch (error) {

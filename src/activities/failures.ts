@@ -63,3 +63,20 @@ export function workerShutdownFailure(error: AggregatorAbortedError): Applicatio
     cause: error,
   });
 }
+
+/**
+ * The tenant is paused (the service said TOO_MANY_REQUESTS to one of its calls): this call was not
+ * sent. It reads as the service's own refusal, with the rest of the pause as its Retry-After, so a
+ * data request is retried after it and an Authorize is resent after it without counting as a send.
+ */
+export function tenantPausedFailure(customerId: string, pause: { readonly until: number; readonly reason: string }, now: number): ApplicationFailure {
+  const retryAfterMs = Math.max(1, pause.until - now);
+  const details: ServiceFailureDetails = { serviceCode: 'TOO_MANY_REQUESTS', remedy: 'retry', delivery: 'refused', retryAfterMs, operation: 'held back while the tenant is paused' };
+  return ApplicationFailure.create({
+    type: serviceCodeInfo('TOO_MANY_REQUESTS', 429).failure,
+    message: `tenant ${customerId} is paused until ${new Date(pause.until).toISOString()} (${pause.reason}): not sent`,
+    nonRetryable: false,
+    details: [details],
+    nextRetryDelay: retryAfterMs,
+  });
+}

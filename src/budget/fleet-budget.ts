@@ -6,13 +6,11 @@
  * service is a regular activity dispatched through that queue (never eagerly, never as a local
  * activity: both bypass the limits).
  *
- * A tenant the service throttles (TOO_MANY_REQUESTS) gets its weight overridden to Temporal's
- * minimum for the time the service asked (tenant-throttle workflow): with the per-tenant limit
- * scaled by weight, its whole fleet pauses, and resumes when the override is removed.
+ * A tenant the service throttles (TOO_MANY_REQUESTS) is paused by its throttle workflow for the
+ * time the service asked (src/activities/tenant-pauses.ts says how, and why not through these limits).
  */
 import type { WorkflowService } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { FAIRNESS_WEIGHT_LIMITS } from '../contract/priority.js';
 
 const ACTIVITY_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY;
 
@@ -22,9 +20,6 @@ const ACTIVITY_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE
  * budget, so that no 1-second window at the service ever sees more than the budget.
  */
 export const BURST_HEADROOM = 0.5;
-
-/** The weight a throttled tenant runs at: Temporal's minimum, a thousandth of its limit. */
-export const THROTTLED_WEIGHT = FAIRNESS_WEIGHT_LIMITS.min;
 
 export interface FleetBudget {
   /** Requests a second for every tenant together. */
@@ -37,7 +32,7 @@ export interface QueueLimits {
   /** The queue's limit as set through the API (already halved for the burst), if any. */
   readonly queueRps?: number | undefined;
   readonly tenantRps?: number | undefined;
-  /** Tenants whose weight is overridden (a throttled tenant: THROTTLED_WEIGHT). */
+  /** Tenants whose fairness weight an operator overrode on the queue. */
   readonly weightOverrides: Readonly<Record<string, number>>;
   /** The whole queue's limit the server applies now and where it comes from. */
   readonly effectiveRps?: number | undefined;
@@ -67,17 +62,6 @@ export async function applyFleetBudget(target: BudgetTarget, budget: FleetBudget
     updateFairnessKeyRateLimitDefault: { rateLimit: { requestsPerSecond: rates.tenantRps }, reason },
   });
   return describeQueueLimits(target);
-}
-
-/** Throttles (or releases) one tenant's whole fleet through its weight override. */
-export async function setTenantThrottled(target: BudgetTarget, customerId: string, throttled: boolean): Promise<void> {
-  await target.workflowService.updateTaskQueueConfig({
-    namespace: target.namespace,
-    identity: target.identity,
-    taskQueue: target.taskQueue,
-    taskQueueType: ACTIVITY_QUEUE,
-    ...(throttled ? { setFairnessWeightOverrides: { [customerId]: THROTTLED_WEIGHT } } : { unsetFairnessWeightOverrides: [customerId] }),
-  });
 }
 
 export async function describeQueueLimits(target: Omit<BudgetTarget, 'identity'>): Promise<QueueLimits> {

@@ -1,7 +1,8 @@
 /**
  * The tenant throttle's public surface: one workflow per tenant the service rate-limited, started
  * (or extended) by a signal-with-start from the activity that got TOO_MANY_REQUESTS, that pauses the
- * tenant's whole fleet for the time the service asked (src/budget/fleet-budget.ts says how).
+ * tenant's whole fleet for the time the service asked: its memo says until when, and every worker
+ * reads it before calling the service for the tenant (src/activities/tenant-pauses.ts).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 
@@ -28,6 +29,12 @@ export interface ThrottleState {
   /** Notices received (each TOO_MANY_REQUESTS of the tenant while it ran). */
   readonly notices: number;
   readonly since?: string | undefined;
+}
+
+/** What the running throttle publishes in its memo for the workers (describe() reads it without a worker). */
+export interface ThrottleMemo {
+  readonly pausedUntil: string;
+  readonly reason: string;
 }
 
 export const throttleNoticeSignal = defineSignal<[ThrottleNotice]>('throttleNotice');

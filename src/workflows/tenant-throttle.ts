@@ -1,30 +1,21 @@
 /**
- * A tenant the service rate-limited: its whole fleet pauses until the time the service asked for,
- * then resumes. Started (or extended) by a signal-with-start from the activity that was refused; the
- * pause itself is Temporal's (a weight override on the activity queue, src/budget/fleet-budget.ts),
- * applied and removed by local activities (they call Temporal, not the service, so the pause cannot
- * hold them back). Durable: a worker or server restart keeps the timer and removes the override when
- * it is due. Deterministic code only.
+ * A tenant the service rate-limited: until the time the service asked for, every worker of the fleet
+ * holds the tenant's calls back (they are rescheduled on Temporal's retry timer, never sent:
+ * src/activities/tenant-pauses.ts reads this workflow's memo), then they go on. Started (or
+ * extended) by a signal-with-start from the activity that was refused. Durable: the pause survives
+ * worker and server restarts and ends by itself. Deterministic code only.
  */
-import { allHandlersFinished, condition, log, proxyLocalActivities, setCurrentDetails, setHandler, setWorkflowOptions, sleep } from '@temporalio/workflow';
-import type { ThrottleActivities } from '../activities/throttle-activities.js';
-import { throttleNoticeSignal, throttleStateQuery, type ThrottleState } from './tenant-throttle-definitions.js';
-
-const { setTenantPaused } = proxyLocalActivities<ThrottleActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-  summary: "pause or resume the tenant's activities",
-});
+import { allHandlersFinished, condition, log, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertMemo } from '@temporalio/workflow';
+import { throttleNoticeSignal, throttleStateQuery, type ThrottleMemo, type ThrottleState } from './tenant-throttle-definitions.js';
 
 export async function tenantThrottleWorkflow({ customerId }: { readonly customerId: string }): Promise<ThrottleState> {
   let until = 0;
   let reason: string | undefined;
   let notices = 0;
   let since: string | undefined;
-  let paused = false;
   const state = (): ThrottleState => ({
     customerId,
-    status: paused ? 'throttled' : notices === 0 ? 'waiting' : 'released',
+    status: notices === 0 ? 'waiting' : until > Date.now() ? 'throttled' : 'released',
     until: until ? new Date(until).toISOString() : undefined,
     reason,
     notices,
@@ -37,6 +28,7 @@ export async function tenantThrottleWorkflow({ customerId }: { readonly customer
       return;
     }
     notices += 1;
+    since ??= new Date().toISOString();
     // The longest wait asked for wins; a shorter one arriving later changes nothing.
     if (at > until) {
       until = at;
@@ -46,28 +38,19 @@ export async function tenantThrottleWorkflow({ customerId }: { readonly customer
   setHandler(throttleStateQuery, state);
 
   await condition(() => notices > 0);
-  // Loop until no wait is pending: a notice may arrive while the override is being removed.
-  for (;;) {
-    if (until > Date.now()) {
-      if (!paused) {
-        await setTenantPaused({ customerId, paused: true });
-        paused = true;
-        since = new Date().toISOString();
-        log.info('tenant paused: the service asked it to wait', { customerId, until: new Date(until).toISOString(), reason });
-      }
-      setCurrentDetails(`Tenant ${customerId} paused until ${new Date(until).toISOString()}: ${reason ?? ''}`);
-      await sleep(until - Date.now(), { summary: `tenant ${customerId} paused` });
-      continue;
+  let published = 0;
+  // Until no later wait is pending: a notice may extend the pause while it runs.
+  while (until > Date.now()) {
+    if (until !== published) {
+      const memo: ThrottleMemo = { pausedUntil: new Date(until).toISOString(), reason: reason ?? '' };
+      upsertMemo({ ...memo });
+      published = until;
+      log.info('tenant paused: the service asked it to wait', { customerId, until: memo.pausedUntil, reason });
+      setCurrentDetails(`Tenant ${customerId} paused until ${memo.pausedUntil}: ${memo.reason}`);
     }
-    if (paused) {
-      await setTenantPaused({ customerId, paused: false });
-      paused = false;
-      log.info('tenant resumed', { customerId });
-      setCurrentDetails(`Tenant ${customerId} resumed at ${new Date().toISOString()} after ${notices} notice(s)`);
-      continue;
-    }
-    break;
+    await sleep(until - Date.now(), { summary: `tenant ${customerId} paused` });
   }
+  setCurrentDetails(`Tenant ${customerId} resumed at ${new Date().toISOString()} after ${notices} TOO_MANY_REQUESTS`);
   await condition(allHandlersFinished);
   return state();
 }
