@@ -12,7 +12,7 @@ import { quoteVisibilityValue } from './visibility.js';
 export interface BudgetView {
   /** From SERVICE_BUDGET_RPS / SERVICE_BUDGET_TENANT_RPS of this process; undefined: none configured here. */
   readonly configured?: FleetBudget | undefined;
-  /** What the configured budget becomes on the queue (halved for Temporal's burst). */
+  /** What the configured budget becomes on the queue (lowered for Temporal's burst: dispatchRateFor). */
   readonly configuredRates?: { readonly queueRps: number; readonly tenantRps: number } | undefined;
   /** What the queue holds now. */
   readonly queue: QueueLimits;

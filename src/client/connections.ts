@@ -62,6 +62,8 @@ import { retryTransient, TransientRetryExhaustedError, type TransientRetryOption
 import { connectionClassOf, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
+import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
+import { tenantThrottleWorkflowId, type ThrottleMemo } from '../workflows/tenant-throttle-definitions.js';
 import type { FleetBudget } from '../budget/fleet-budget.js';
 import { LoginsClient } from './logins.js';
 import { RefreshSchedules } from './schedules.js';
@@ -337,6 +339,26 @@ export class ConnectionsClient {
     const handle = this.handle(workflowId);
     try {
       return summarize(await handle.describe());
+    } catch (error) {
+      throw this.mapError(workflowId, error);
+    }
+  }
+
+  /**
+   * What the connection waits for when a call to the service is held: the fleet's request budget,
+   * or its tenant paused because the service said TOO_MANY_REQUESTS. Undefined when nothing is held.
+   */
+  async budgetWait(workflowId: string, customerId: string): Promise<BudgetWait | undefined> {
+    try {
+      const description = await this.handle(workflowId).describe();
+      let pause: ThrottleMemo | undefined;
+      try {
+        const throttle = await this.client.workflow.getHandle(tenantThrottleWorkflowId(customerId)).describe();
+        if (throttle.status.name === 'RUNNING') pause = throttle.memo as ThrottleMemo | undefined;
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+      return budgetWaitOf(description, Date.now(), pause?.pausedUntil ? pause : undefined);
     } catch (error) {
       throw this.mapError(workflowId, error);
     }

@@ -101,8 +101,21 @@ void describe('the fleet request budget', () => {
       { timeoutMs: 120_000, describe: 'the tenant paused by its throttle workflow' },
     );
     assert.match(paused.reason ?? '', /TOO_MANY_REQUESTS \(HTTP 429, Retry-After 2 s\)/);
-    const view = await new ConnectionsClient({ client, taskQueue }).budget.show();
+    const connections = new ConnectionsClient({ client, taskQueue });
+    const view = await connections.budget.show();
     assert.ok(view.throttles.some((entry) => entry.customerId === customerId), '`budget show` lists the paused tenant');
+    // A connection whose call is held says so (what `show` prints), and it is no failure.
+    const held = await waitFor(
+      async () => {
+        for (const workflowId of ids) {
+          const wait = await connections.budgetWait(workflowId, customerId);
+          if (wait && /its tenant is paused until .*TOO_MANY_REQUESTS/.test(wait.reason)) return wait;
+        }
+        return undefined;
+      },
+      { timeoutMs: 120_000, describe: 'a connection showing that its call waits for the paused tenant' },
+    );
+    assert.ok(held.call.length > 0);
 
     const results = await completeAll(ids);
     assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection completed with its data');

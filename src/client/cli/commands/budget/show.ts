@@ -30,7 +30,7 @@ export function describeBudget(view: BudgetView): string[] {
   const lines = [
     `queue limits (Temporal): ${rate(view.queue.queueRps)} for the fleet, ${rate(view.queue.tenantRps)} per tenant of weight 1`,
     view.configured
-      ? `configured budget: ${view.configured.totalRps}/s for the fleet, ${view.configured.tenantRps}/s per tenant, set on the queue as ${view.configuredRates?.queueRps}/s and ${view.configuredRates?.tenantRps}/s (half: Temporal lets an idle queue take one extra second's worth at once)`
+      ? `configured budget: ${view.configured.totalRps}/s for the fleet, ${view.configured.tenantRps}/s per tenant, set on the queue as ${view.configuredRates?.queueRps}/s and ${view.configuredRates?.tenantRps}/s (lower: Temporal lets an idle queue take one extra second's worth at once)`
       : 'configured budget: none here (SERVICE_BUDGET_RPS unset)',
   ];
   if (view.throttles.length === 0) lines.push('throttled tenants: none');
