@@ -3,7 +3,8 @@
  * shapes of workflow (bench/sdk-floor/workflows.ts) with no-op activities, the SDK's defaults and no
  * codec, on the same dev server (the product's dynamic config: eager activities), the worker in its
  * own process, compiled and run by node as the product's image runs its worker. Prints:
- * - a cached connection's shape (a local activity, an activity, two local activities), start→result,
+ * - a cached connection's shape (a local activity, two activities through the task queue, never
+ *   eager, as the product calls the service under its budget, a local activity), start→result,
  *   median with p25/p75 over sequential runs (compare with bench/connection-timeline.ts); beside it a
  *   workflow that returns at once (what any workflow costs here) and the same connection with every
  *   call a local activity (one workflow task: the fastest shape it could take);

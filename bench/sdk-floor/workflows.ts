@@ -7,30 +7,32 @@ import { condition, defineUpdate, proxyActivities, proxyLocalActivities, setHand
 import type { FloorActivities } from './activities.js';
 
 const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
-const remote = proxyActivities<FloorActivities>({ startToCloseTimeout: '10s' });
+/** As the product calls the service: through the task queue (its rate limits), never eagerly. */
+const queued = proxyActivities<FloorActivities>({ startToCloseTimeout: '10s', allowEagerDispatch: false });
 
-/** A cached accounts connection's calls in order; `authorize` says where its Authorize runs. */
-async function connectionCalls(authorize: (value: string) => Promise<string>): Promise<string> {
+/** A cached accounts connection's calls in order; `call` says how its calls to the service run. */
+async function connectionCalls(call: (value: string) => Promise<string>): Promise<string> {
   await local.echo('validate');
   upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
-  await authorize('authorize');
-  await local.echo('accounts detail');
+  await call('authorize');
+  await call('accounts detail');
   await local.echo('retention notice');
   return 'done';
 }
 
 /**
  * A cached accounts connection as the product runs it (bench/connection-timeline.ts shows its
- * history): a local activity (input validation), an activity (Authorize), two local activities
- * (accounts detail, retention notice).
+ * history): a local activity (input validation), two activities through the task queue, never
+ * eager (Authorize, accounts detail: the fleet's request budget governs them), a local activity
+ * (retention notice).
  */
 export function cachedConnectionShape(): Promise<string> {
-  return connectionCalls(remote.echo);
+  return connectionCalls(queued.echo);
 }
 
 /**
- * The same connection with its Authorize a local activity too, so the whole connection is one
- * workflow task: the floor of the fastest shape a cached connection could take.
+ * The same connection with every call a local activity, so the whole connection is one workflow
+ * task: the floor of the fastest shape a cached connection could take (outside any budget).
  */
 export function oneTaskConnectionShape(): Promise<string> {
   return connectionCalls(local.echo);
@@ -47,7 +49,7 @@ export const answerUpdate = defineUpdate<string, [string]>('answer');
 export async function answerShape(): Promise<void> {
   let answered = 0;
   setHandler(answerUpdate, async (answer) => {
-    const reply = await remote.echo(answer);
+    const reply = await queued.echo(answer);
     answered += 1;
     return reply;
   });
@@ -58,7 +60,7 @@ export async function answerShape(): Promise<void> {
 export async function timerPollShape(polls: number, intervalMs: number): Promise<number> {
   for (let poll = 1; poll <= polls; poll += 1) {
     await sleep(intervalMs);
-    await remote.echo(`poll ${poll}`);
+    await queued.echo(`poll ${poll}`);
   }
   return polls;
 }
