@@ -5,10 +5,15 @@
 //   npm test                      all test files
 //   npm test -- helpers sandbox   only files whose path contains one of the arguments
 // TEST_CONCURRENCY overrides how many test files run at once (default: half the cores, at least 1).
+// Then every history of the product's workflow types the tests wrote on the shared server is replayed
+// against this checkout's workflow code (scripts/replay-suite.ts); it ends with
+//   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> skipped (<reasons>)
+// and fails the run on nondeterminism, or when the whole suite left fewer than 50 replayable
+// histories (REPLAY_MIN_HISTORIES overrides; a filtered run has no minimum).
 /* global process, console, setTimeout, clearTimeout, URL */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
@@ -16,6 +21,7 @@ import { tsImport } from 'tsx/esm/api';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { TEMPORAL_CACHE_DIR } = await tsImport('./lib/temporal-binaries.ts', import.meta.url);
 const { DevServer } = await tsImport('./lib/dev-server.ts', import.meta.url);
+const { WORKER_REGISTRY_ENV } = await tsImport('./lib/suite-registry.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
 
@@ -61,16 +67,40 @@ mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
 const serverLogPath = join(TEMPORAL_CACHE_DIR, 'test-dev-server.log');
 rmSync(serverLogPath, { force: true });
 
+// The workers the test helpers start, with their payload keys, for the replay at the end (private: 0700).
+const workerRegistry = mkdtempSync(join(tmpdir(), 'test-worker-registry-'));
+const MIN_REPLAYED = filters.length === 0 ? 50 : 0;
+
 let server;
 let tests;
+let replay;
 let stopping = false;
 
 async function shutdown(exitCode) {
   if (stopping) return;
   stopping = true;
   await stop(tests);
+  await stop(replay);
   await server?.close();
+  rmSync(workerRegistry, { recursive: true, force: true });
   process.exit(exitCode);
+}
+
+/** Runs `node <args>` in the repository with the shared server's address and the registry; resolves to its exit code. */
+function run(args, env) {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, [WORKER_REGISTRY_ENV]: workerRegistry, ...env },
+  });
+  const exit = new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.once('error', (error) => {
+      console.error(`run-tests: could not start node ${args[args.length - 1]}: ${error.message}`);
+      resolve(1);
+    });
+  });
+  return { child, exit };
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -94,21 +124,17 @@ const startupMs = Date.now() - startedAt;
 if (!server) await shutdown(1);
 console.log(`run-tests: Temporal dev server ready at ${server.address} in ${startupMs} ms; ${files.length} test file(s), concurrency ${concurrency}`);
 
-tests = spawn(
-  process.execPath,
-  [
-    '--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`,
-    // A hung test fails after 5 minutes instead of holding CI to its 90-minute limit.
-    '--test-timeout=300000',
-    ...files.map((file) => relative(root, file).split(sep).join('/')),
-  ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, TEMPORAL_TEST_ADDRESS: server.address } },
-);
-const testExit = await new Promise((resolve) => {
-  tests.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-  tests.once('error', (error) => {
-    console.error(`run-tests: could not start node --test: ${error.message}`);
-    resolve(1);
-  });
-});
-await shutdown(testExit);
+const testRun = run([
+  '--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`,
+  // A hung test fails after 5 minutes instead of holding CI to its 90-minute limit.
+  '--test-timeout=300000',
+  ...files.map((file) => relative(root, file).split(sep).join('/')),
+]);
+tests = testRun.child;
+const testExit = await testRun.exit;
+
+// Also after failing tests: a history that does not replay may be why they failed.
+const replayRun = run(['--import', 'tsx', 'scripts/replay-suite.ts'], { REPLAY_MIN_HISTORIES: process.env.REPLAY_MIN_HISTORIES ?? String(MIN_REPLAYED) });
+replay = replayRun.child;
+const replayExit = await replayRun.exit;
+await shutdown(testExit !== 0 ? testExit : replayExit);

@@ -22,6 +22,7 @@ import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/workflows/definitions.js';
 import type { connectionWorkflow } from '../../src/workflows/connection.js';
+import { registerWorker } from '../../scripts/lib/suite-registry.js';
 import { uniqueId, waitFor } from './temporal.js';
 
 
@@ -123,6 +124,8 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     ...(options.slots?.activities === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.slots.activities }),
   });
   const running = worker.run();
+  // For npm test's closing replay: this worker's keys and store, and which test ran it.
+  registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
   await makeCurrent(client, taskQueue);
 
   return {

@@ -5,6 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { registerWorker, WORKER_REGISTRY_ENV } from '../../scripts/lib/suite-registry.js';
+import { loadWorkerConfig } from '../../src/config.js';
 
 const ENTRIES = {
   worker: fileURLToPath(new URL('../../src/worker.ts', import.meta.url)),
@@ -24,6 +26,7 @@ const running = new Set<ChildProcess>();
 
 /** Starts the worker or the console with exactly `env` (plus PATH) and resolves once it says it is ready. */
 export async function startProcess(kind: keyof typeof ENTRIES, env: Record<string, string>): Promise<ProductProcess> {
+  if (kind === 'worker') registerWorkerProcess(env);
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[kind]], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
@@ -38,6 +41,21 @@ export async function startProcess(kind: keyof typeof ENTRIES, env: Record<strin
     child.once('exit', (code) => reject(new Error(`${kind} exited with ${code} before it was ready:\n${output}`)));
   });
   return { child, output: () => output };
+}
+
+/**
+ * For npm test's closing replay (scripts/lib/suite-registry.ts): the worker's task queue, keys and
+ * store, read from its environment by the worker's own config parser.
+ */
+function registerWorkerProcess(env: Record<string, string>): void {
+  if (!process.env[WORKER_REGISTRY_ENV]) return;
+  let config;
+  try {
+    config = loadWorkerConfig({ PATH: process.env.PATH, ...env });
+  } catch {
+    return; // A configuration the worker refuses: it starts no workflow.
+  }
+  registerWorker({ namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, encryption: config.encryption, payloadStore: config.payloadStore });
 }
 
 /** SIGKILLs a process and waits until it is gone. */
