@@ -6,8 +6,10 @@
  * replies, and worker processes; drives every flow of flows.ts through the pipeline client; SIGKILLs
  * workers at random and restarts the server once; then checks each connection's end against its
  * flow and its data against the sandbox's own; a connection still running at the deadline is
- * diagnosed from the server (diagnosis.ts). Last, every history of the run is fetched and replayed
- * against the workflow bundle the workers ran (replay-run.ts), and the run ends with one line:
+ * diagnosed from the server (diagnosis.ts). With --query-every-ms, every running connection's state
+ * is also queried that often (a console's load), failures counted by gRPC code. Last, every history
+ * of the run is fetched and replayed against the workflow bundle the workers ran (replay-run.ts),
+ * and the run ends with one line:
  *   chaos: <n> connections, <n> completed as expected, <n> unexpected failures, <n> stuck, <n> duplicate answers, <n> data mismatches; replayed <n> histories, <n> nondeterminism, <n> replay errors; failed queries: <CODE n, ...|none>
  * Exit 0 only when unexpected failures, stuck, duplicates, mismatches, nondeterminism and replay
  * errors are all 0 (and every end is known); 2 for a bad argument; 1 otherwise. A kept run directory
@@ -23,7 +25,7 @@ import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
 import { ChaosArgumentError, defaultDeadlineMs, parseChaosArgs, USAGE, type ChaosOptions } from './options.js';
-import { DevServer } from '../lib/dev-server.js';
+import { DevServer, DevServerError } from '../lib/dev-server.js';
 import { killAllChildren, type WorkerPool } from './processes.js';
 import { startChaosProxy, type ChaosProxy } from './proxy.js';
 import { seededRandom } from './random.js';
@@ -40,6 +42,7 @@ const START_STEP_MS = 400;
 const MAX_START_SPREAD_MS = 30_000;
 const STUCK_DIAGNOSIS_FILE = 'stuck-diagnosis.txt';
 const HISTORIES_DIR = 'histories';
+const DEV_SERVER_START_ATTEMPTS = 3;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -103,6 +106,34 @@ async function replayRun(
   return report;
 }
 
+/**
+ * The run's dev server on a SQLite file in the run directory. A port picked free can be taken by
+ * another process before the server binds it (on a shared machine, a soak hit it): such a start is
+ * tried again on other ports and a fresh database file, twice (as DevServer.start does).
+ */
+async function startDevServer(runDir: string, resources: Resources, timeline: Timeline): Promise<{ server: DevServer; serverStartMs: number }> {
+  const dbFile = join(runDir, 'temporal.sqlite');
+  const logPath = join(runDir, 'dev-server.log');
+  for (let attempt = 1; ; attempt++) {
+    const server = await DevServer.create({
+      dbFile,
+      logPath,
+      onUnexpectedExit: (how) => timeline.mark(`dev server exited on its own (${how}); see ${logPath}`),
+    });
+    resources.server = server;
+    try {
+      return { server, serverStartMs: await server.start() };
+    } catch (error) {
+      const portTaken = error instanceof DevServerError && /address already in use/.test(error.message);
+      if (!portTaken || attempt === DEV_SERVER_START_ATTEMPTS) throw error;
+      await server.close();
+      resources.server = undefined;
+      await Promise.all(['', '-shm', '-wal'].map((suffix) => rm(`${dbFile}${suffix}`, { force: true })));
+      timeline.mark(`dev server start ${attempt}: a picked port was taken before the server bound it; trying other ports`);
+    }
+  }
+}
+
 async function run(options: ChaosOptions, resources: Resources): Promise<boolean> {
   const timeline = new Timeline();
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
@@ -118,6 +149,7 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
     `${options.workers} worker(s); Authorize replies held ${options.replyDelayMs} ms; ` +
     (options.killEveryMs > 0 ? `a worker SIGKILL every ~${seconds(options.killEveryMs)} (${options.killTarget}) for ${seconds(killWindowMs)}; ` : 'no kills; ') +
     (options.serverRestartAtMs > 0 ? `server restart (${options.serverStopSignal}) at +${seconds(options.serverRestartAtMs)}; ` : 'no server restart; ') +
+    (options.queryEveryMs > 0 ? `every running connection's state queried every ${options.queryEveryMs} ms; ` : '') +
     `deadline +${seconds(deadlineMs)}`;
   log(header);
   log(`chaos: run directory ${runDir}`);
@@ -133,13 +165,7 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   const bundlePath = await buildWorkflowBundle(runDir);
   timeline.mark('workflow bundle built');
 
-  resources.server = await DevServer.create({
-    dbFile: join(runDir, 'temporal.sqlite'),
-    logPath: join(runDir, 'dev-server.log'),
-    onUnexpectedExit: (how) => timeline.mark(`dev server exited on its own (${how}); see ${join(runDir, 'dev-server.log')}`),
-  });
-  const server = resources.server;
-  const serverStartMs = await server.start();
+  const { server, serverStartMs } = await startDevServer(runDir, resources, timeline);
   timeline.mark(`dev server up at ${server.address} (SQLite ${join(runDir, 'temporal.sqlite')}) in ${seconds(serverStartMs)}`);
 
   const { pool, connection, client, connections, taskQueue, payload } = await startFleet(
@@ -168,7 +194,7 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
     timeline,
   });
 
-  const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
+  const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin, queryEveryMs: options.queryEveryMs };
   const records = await driveAll(context, plans, log, 'chaos');
   timeline.mark(`every connection ended or passed the deadline (${records.length}/${plans.length} driven)`);
   const chaosRecord = await chaos.stop();
@@ -198,6 +224,7 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
     summary,
     stuckDiagnosisFile,
     replay,
+    queryEveryMs: options.queryEveryMs,
   });
   const last = lines.pop() ?? '';
   lines.forEach((line) => log(line));

@@ -46,6 +46,11 @@ export interface DriverContext {
   readonly deadline: number;
   /** Epoch ms the start schedule counts from. */
   readonly origin: number;
+  /**
+   * Besides the driver's own reads, every running connection's state is queried this often, as
+   * operators' consoles and dashboards watching everything would (`--query-every-ms`); 0 or absent: not.
+   */
+  readonly queryEveryMs?: number;
 }
 
 export type ConnectionEnd =
@@ -85,6 +90,20 @@ export interface DriveRecord {
   readonly failedQueries: Map<string, number>;
   /** Anything else that went wrong in the driver, each distinct message with how often, for the report. */
   readonly notes: Map<string, number>;
+  /** The state watcher's queries (`queryEveryMs`); undefined when there was none. */
+  watch?: WatchRecord;
+}
+
+/** What one connection's state watcher did, from its start until its end (or the deadline). */
+export interface WatchRecord {
+  /** Queries sent. */
+  sent: number;
+  /** How long each answered one took, in ms. */
+  readonly latenciesMs: number[];
+  /** Failed ones by gRPC code name (also counted in the record's failedQueries). */
+  readonly failed: Map<string, number>;
+  /** Ticks that came while the previous query was still out: not sent (one query in flight per connection). */
+  skippedTicks: number;
 }
 
 const TRANSIENT_GRPC_CODES = new Set([1 /* CANCELLED */, 2 /* UNKNOWN */, 4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 10 /* ABORTED */, 13 /* INTERNAL */, 14 /* UNAVAILABLE */]);
@@ -164,9 +183,17 @@ export async function driveConnection(context: DriverContext, plan: ConnectionPl
   const endPromise = awaitEnd(context, record).finally(() => {
     ended = true;
   });
-  if (plan.flow.answers !== 'never') await answerUntilEnded(context, record, scenario, () => ended, endPromise);
-  record.end = await endPromise;
-  if (record.end.kind === 'completed' || record.end.kind === 'failed') record.endedAtMs = Date.now() - context.origin;
+  const stopWatching = new AbortController();
+  const watching = (context.queryEveryMs ?? 0) > 0 ? watchState(context, record, stopWatching.signal) : undefined;
+  try {
+    if (plan.flow.answers !== 'never') await answerUntilEnded(context, record, scenario, () => ended, endPromise);
+    record.end = await endPromise;
+    if (record.end.kind === 'completed' || record.end.kind === 'failed') record.endedAtMs = Date.now() - context.origin;
+  } finally {
+    // Its last query may still be out (at most CALL_TIMEOUT_MS): counted, not cut short.
+    stopWatching.abort();
+    await watching;
+  }
   return record;
 }
 
@@ -250,6 +277,45 @@ async function probeAtDeadline(context: DriverContext, record: DriveRecord): Pro
     }
   }
   return { kind: 'unknown', message: `at the deadline the driver could not learn where it stands: ${last}` };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return delay(ms, undefined, { signal }).catch(() => undefined);
+}
+
+/**
+ * The state watcher of one running connection: its state query every `queryEveryMs` from its start
+ * until its end is known or the deadline, at most one in flight (a tick that comes while the last
+ * query is still out is skipped and counted, as a console waits for its last refresh). Each failure
+ * is counted by gRPC code name, in the record's failedQueries with the driver's own.
+ */
+async function watchState(context: DriverContext, record: DriveRecord, stop: AbortSignal): Promise<void> {
+  const every = context.queryEveryMs ?? 0;
+  const watch: WatchRecord = { sent: 0, latenciesMs: [], failed: new Map(), skippedTicks: 0 };
+  record.watch = watch;
+  let next = Date.now() + every;
+  while (!stop.aborted) {
+    await sleep(next - Date.now(), stop);
+    if (stop.aborted || Date.now() >= context.deadline) break;
+    const sentAt = Date.now();
+    watch.sent += 1;
+    try {
+      await context.connection.withDeadline(sentAt + CALL_TIMEOUT_MS, () => context.connections.getState(record.workflowId));
+      watch.latenciesMs.push(Date.now() - sentAt);
+    } catch (error) {
+      const code = failureCodeOf(error);
+      countCode(watch.failed, code);
+      countCode(record.failedQueries, code);
+    }
+    next += every;
+    const now = Date.now();
+    if (next <= now) {
+      const missed = Math.floor((now - next) / every) + 1;
+      watch.skippedTicks += missed;
+      next += missed * every;
+    }
+  }
 }
 
 /**

@@ -28,6 +28,8 @@ export interface ChaosOptions {
   readonly deadlineMs: number | undefined;
   /** Keep the run directory (dev server database, every process's log, the histories and the payload key). */
   readonly keepLogs: boolean;
+  /** Every running connection's state is also queried this often (consoles and dashboards watching); 0: not. */
+  readonly queryEveryMs: number;
 }
 
 export class ChaosArgumentError extends Error {
@@ -57,11 +59,17 @@ export const USAGE = `usage: npm run chaos -- [options]
   --deadline-ms T           a connection not ended T ms after the first start is stuck (default: the kill
                             window + 120 s, as a worker killed mid-activity leaves the activity to its
                             timeout before another worker retries it, + 200 ms per connection + 10 x D)
+  --query-every-ms Q        also query the state of every running connection every Q ms, as operators'
+                            consoles and dashboards watching everything would (one query in flight
+                            per connection: a tick that finds the last one still out is skipped and
+                            counted); failures counted by gRPC code with the driver's; 0 = off (default 0)
   --keep-logs               keep the run directory (server database, worker and server logs, the
                             run's histories and its payload key, mode 0600); a failed run keeps it anyway
   --help                    this text`;
 
 const MAX_REPLY_DELAY_MS = 60_000;
+/** Below this a state watcher would be a busy loop of queries rather than a console refreshing. */
+export const MIN_QUERY_EVERY_MS = 10;
 
 interface Raw {
   readonly flags: Set<string>;
@@ -78,6 +86,7 @@ const VALUE_OPTIONS = [
   '--server-restart-at-ms',
   '--server-stop',
   '--deadline-ms',
+  '--query-every-ms',
 ] as const;
 const FLAG_OPTIONS = ['--keep-logs', '--help'] as const;
 
@@ -142,6 +151,10 @@ export function parseChaosArgs(argv: readonly string[], randomSeed: () => number
   const replyDelayMs = integer(raw, '--reply-delay-ms', 1_000, 0, MAX_REPLY_DELAY_MS, ' ms (the worker gives up on a reply after 90 s)');
   const killEveryMs = integer(raw, '--kill-every-ms', 8_000, 0, 3_600_000, ' ms');
   if (killEveryMs > 0 && killEveryMs < 1_000) throw new ChaosArgumentError('--kill-every-ms', `must be 0 (no kills) or at least 1000 ms, so a replacement worker can start between kills (got ${killEveryMs})`);
+  const queryEveryMs = integer(raw, '--query-every-ms', 0, 0, 3_600_000, ' ms');
+  if (queryEveryMs > 0 && queryEveryMs < MIN_QUERY_EVERY_MS) {
+    throw new ChaosArgumentError('--query-every-ms', `must be 0 (no state watchers) or at least ${MIN_QUERY_EVERY_MS} ms (got ${queryEveryMs})`);
+  }
   return {
     connections,
     replyDelayMs,
@@ -153,5 +166,6 @@ export function parseChaosArgs(argv: readonly string[], randomSeed: () => number
     serverStopSignal: choice<ServerStopSignal>(raw, '--server-stop', 'SIGTERM', ['SIGTERM', 'SIGKILL']),
     deadlineMs: raw.values.has('--deadline-ms') ? integer(raw, '--deadline-ms', 0, 10_000, 24 * 3_600_000, ' ms') : undefined,
     keepLogs: raw.flags.has('--keep-logs'),
+    queryEveryMs,
   };
 }

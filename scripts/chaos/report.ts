@@ -1,7 +1,8 @@
 /**
  * What a chaos run prints: the timeline of kills and the restart, a table per flow, every connection
  * that did not end as expected with what it went through, the stuck ones' diagnoses, the upstream
- * counts, the duplicate answers, failed queries by gRPC code, the replay of the run's histories and,
+ * counts, the duplicate answers, failed queries by gRPC code (and what the state watchers of
+ * `--query-every-ms` did), the replay of the run's histories and,
  * last, the one summary line (its format is fixed: tests and CI parse it; see parseChaosSummaryLine).
  */
 import type { DuplicateReport, Judgement } from './checks.js';
@@ -121,6 +122,71 @@ export function parseChaosSummaryLine(text: string): ParsedChaosSummary | undefi
   };
 }
 
+/** What the state watchers (`--query-every-ms`) did over the whole run. */
+export interface WatchSummary {
+  readonly everyMs: number;
+  /** Connections that had a watcher (those that started). */
+  readonly connections: number;
+  readonly sent: number;
+  readonly answered: number;
+  readonly failed: ReadonlyMap<string, number>;
+  readonly skippedTicks: number;
+  /** Of the answered queries, in ms; undefined when none was answered. */
+  readonly latencyMs?: { readonly median: number; readonly p99: number; readonly max: number } | undefined;
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+}
+
+export function summarizeWatch(outcomes: readonly ConnectionOutcome[], everyMs: number): WatchSummary {
+  const failed = new Map<string, number>();
+  const latencies: number[] = [];
+  let connections = 0;
+  let sent = 0;
+  let skippedTicks = 0;
+  for (const { record } of outcomes) {
+    const watch = record.watch;
+    if (!watch) continue;
+    connections += 1;
+    sent += watch.sent;
+    skippedTicks += watch.skippedTicks;
+    addCounts(failed, watch.failed);
+    for (const latency of watch.latenciesMs) latencies.push(latency);
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    everyMs,
+    connections,
+    sent,
+    answered: latencies.length,
+    failed,
+    skippedTicks,
+    latencyMs: latencies.length > 0 ? { median: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies.at(-1) ?? 0 } : undefined,
+  };
+}
+
+function milliseconds(ms: number): string {
+  return ms < 1_000 ? `${ms} ms` : seconds(ms);
+}
+
+/** The report's line on the state watchers. */
+export function watchLine(watch: WatchSummary): string {
+  const failedCount = [...watch.failed.values()].reduce((sum, count) => sum + count, 0);
+  const latency = watch.latencyMs ? ` (median ${milliseconds(watch.latencyMs.median)}, p99 ${milliseconds(watch.latencyMs.p99)}, max ${milliseconds(watch.latencyMs.max)})` : '';
+  return (
+    `State watchers: every running connection's state queried every ${watch.everyMs} ms, one query in flight each: ` +
+    `${watch.connections} connection(s) watched, ${watch.sent} queries sent, ${watch.answered} answered${latency}, ` +
+    `${failedCount} failed (${formatCodeCounts(watch.failed)}); ${watch.skippedTicks} tick(s) skipped while the last query was still out`
+  );
+}
+
+function recordWatchText(record: DriveRecord): string | undefined {
+  const watch = record.watch;
+  if (!watch) return undefined;
+  return `state watcher: ${watch.sent} queries sent, ${watch.latenciesMs.length} answered, failed: ${formatCodeCounts(watch.failed)}; ${watch.skippedTicks} tick(s) skipped`;
+}
+
 /** Success means none lost, failed, stuck, duplicated or wrong, and every end known. */
 export function passed(summary: Summary): boolean {
   return summary.unexpectedFailures === 0 && summary.stuck === 0 && summary.duplicateAnswers === 0 && summary.dataMismatches === 0 && summary.unknown === 0;
@@ -196,6 +262,8 @@ export function stuckDiagnosisText(outcomes: readonly ConnectionOutcome[]): stri
     else lines.push(`${record.plan.key} (workflow ${record.workflowId}): not diagnosed: ${end.diagnosisError ?? 'unknown'}`, `  failed queries by gRPC code: ${formatCodeCounts(record.failedQueries)}`);
     if (end.state) lines.push(`  its state query answered: ${clipped(JSON.stringify(end.state), 2_000)}`);
     else if (end.stateError) lines.push(`  its state query failed: ${end.stateError}`);
+    const watched = recordWatchText(record);
+    if (watched) lines.push(`  its ${watched} (counted in the failed queries above)`);
   }
   return lines.length > 0 ? `${lines.join('\n')}\n` : undefined;
 }
@@ -215,6 +283,8 @@ export interface ReportInput {
   readonly stuckDiagnosisFile?: string | undefined;
   /** The replay of the run's histories: given, the report ends with chaosSummaryLine instead of summaryLine. */
   readonly replay?: ReplayReport | undefined;
+  /** The state watchers' interval (`--query-every-ms`): given and above 0, the report says what they did. */
+  readonly queryEveryMs?: number | undefined;
 }
 
 export function renderReport(input: ReportInput): string[] {
@@ -244,6 +314,8 @@ export function renderReport(input: ReportInput): string[] {
       if (record.transient.size > 0) lines.push(`    Temporal calls retried: ${describeTransient(record.transient)}`);
       if (record.failedQueries.size > 0) lines.push(`    failed queries by gRPC code: ${formatCodeCounts(record.failedQueries, '×')}`);
       for (const [text, count] of record.notes) lines.push(`    driver: ${text}${count > 1 ? ` (×${count})` : ''}`);
+      const watched = recordWatchText(record);
+      if (watched) lines.push(`    ${watched}`);
     }
   }
 
@@ -291,6 +363,7 @@ export function renderReport(input: ReportInput): string[] {
     `Failed queries by gRPC code: ${formatCodeCounts(input.summary.failedQueries)}` +
       (input.summary.connectionsWithFailedQueries > 0 ? ` (over ${input.summary.connectionsWithFailedQueries} connection(s); each stuck or troubled one above has its own)` : ''),
   );
+  if (input.queryEveryMs !== undefined && input.queryEveryMs > 0) lines.push(watchLine(summarizeWatch(outcomes, input.queryEveryMs)));
   if (input.replay) lines.push('', ...renderReplay(input.replay));
   lines.push('', input.replay ? chaosSummaryLine(input.summary, input.replay) : summaryLine(input.summary));
   return lines;
