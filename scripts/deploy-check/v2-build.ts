@@ -11,8 +11,8 @@ import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 
 const SILENT = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
 
-/** Where v2 inserts its extra step, and the step: a regular activity that v1's histories never scheduled. */
-const RETRIEVAL_CALL = '    const result = await retrieveProducts(input, open, recorder);\n';
+/** Where v2 inserts its extra step (the line that starts the retrieval), and the step: a regular activity that v1's histories never scheduled. */
+const RETRIEVAL_CALL = /^( *)const result = await retrieveProducts\(/m;
 const EXTRA_ACTIVITY =
   "    await proxyActivities<InputActivities>({ startToCloseTimeout: '10s', summary: 'v2: check the input again before retrieval' }).validateConnectionInput(args);\n";
 
@@ -22,12 +22,12 @@ export class V2BuildError extends Error {
 
 /** The connection workflow's source with v2's change; refuses when the code no longer has the place it changes. */
 export function withExtraActivity(source: string): string {
-  if (!source.includes(RETRIEVAL_CALL)) throw new V2BuildError('src/workflows/connection.ts no longer calls retrieveProducts where deploy-check inserts its v2 step: update scripts/deploy-check/v2-build.ts');
+  if (!RETRIEVAL_CALL.test(source)) throw new V2BuildError('src/workflows/connection.ts no longer calls retrieveProducts where deploy-check inserts its v2 step: update scripts/deploy-check/v2-build.ts');
   const imports = /import \{([^}]*)\} from '@temporalio\/workflow';/.exec(source);
   if (!imports?.[1]) throw new V2BuildError("src/workflows/connection.ts has no import from '@temporalio/workflow' to extend");
   const names = imports[1].split(',').map((name) => name.trim()).filter(Boolean);
   const withProxy = source.replace(imports[0], `import { ${[...new Set([...names, 'proxyActivities'])].join(', ')} } from '@temporalio/workflow';`);
-  return withProxy.replace(RETRIEVAL_CALL, EXTRA_ACTIVITY + RETRIEVAL_CALL);
+  return withProxy.replace(RETRIEVAL_CALL, (line: string) => EXTRA_ACTIVITY + line);
 }
 
 /** Copies src/ (with package.json, tsconfig.json and a link to node_modules) into `dir`, changes it, bundles it. */

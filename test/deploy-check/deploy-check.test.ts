@@ -9,6 +9,7 @@
  * and fails in CI, where .ci/run and the pretest provide both.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { withExtraActivity, V2BuildError } from '../../scripts/deploy-check/v2-build.js';
 import { connectionProblem, passed, summarize, summaryLine, timerProblem, type ConnectionObservation } from '../../scripts/deploy-check/verdicts.js';
@@ -58,6 +59,8 @@ void describe('deploy-check verdicts', () => {
     assert.match(changed, /import \{ log, setHandler, proxyActivities \} from '@temporalio\/workflow';/);
     assert.match(changed, /validateConnectionInput\(args\);\n {4}const result = await retrieveProducts/);
     assert.throws(() => withExtraActivity('no such call'), V2BuildError);
+    // The product's own workflow still has the place v2 changes.
+    assert.match(withExtraActivity(readFileSync(new URL('../../src/workflows/connection.ts', import.meta.url), 'utf8')), /validateConnectionInput\(args\);\n +const result = await retrieveProducts\(/);
   });
 });
 

@@ -78,10 +78,12 @@ describe('polling with the default timing', () => {
     assert.equal(timerIndexes.length, 5);
     const elapsed = seconds(events.at(-1)?.eventTime) - seconds(events[0]?.eventTime);
     assert.ok(elapsed >= 50 && elapsed < 60, `completed after ${elapsed} s of workflow time`);
-    // Each poll costs the events between one timer start and the next: at most 8.
+    // Each poll costs the events between one timer start and the next: the timer (started, fired), a
+    // workflow task, the poll as an activity through the queue (scheduled, started, completed: what
+    // the budget needs) and the task that reads it: at most 11.
     for (let i = 1; i < timerIndexes.length; i += 1) {
       const perPoll = (timerIndexes[i] ?? 0) - (timerIndexes[i - 1] ?? 0);
-      assert.ok(perPoll <= 8, `poll ${i} cost ${perPoll} history events`);
+      assert.ok(perPoll <= 11, `poll ${i} cost ${perPoll} history events`);
     }
   });
 });
