@@ -177,7 +177,8 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
     return ((await response.json()) as { LoginId: string }).LoginId;
   };
   const start = async (stage: string, expected: ExpectedBuild, username: string, session: 'live' | 'cached', pendingMs?: number) => {
-    sequence += 1;
+    // Taken before any await: concurrent starts must not share a number (and so a business key).
+    const number = ++sequence;
     const scenario = scenarioFor(listing, username);
     const timing = { pollIntervalMs: POLL_INTERVAL_MS, pollTimeoutMs: 10 * 60_000, answerTimeoutMs: 10 * 60_000 };
     const input: ConnectionInputArgs = {
@@ -189,7 +190,8 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
       products: { accountsDetail: {} },
       timing,
     };
-    const { workflowId } = await connections.start(`connection-${CUSTOMER}:${stage}-${sequence}-${runTag}`, input);
+    const { workflowId } = await connections.start(`connection-${CUSTOMER}:${stage}-${number}-${runTag}`, input);
+    if (started.some((entry) => entry.workflowId === workflowId)) throw new Error(`two starts gave one connection ${workflowId}: a counting bug of this script`);
     started.push({ workflowId, stage, expected, scenario, products: ['accountsDetail'] });
     return workflowId;
   };
