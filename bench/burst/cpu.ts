@@ -1,0 +1,88 @@
+/**
+ * CPU time of the stack's processes (Linux /proc): the worker processes, the Temporal server and the
+ * sandbox (this process's descendants, told apart by their command line) and PostgreSQL (its
+ * postmaster, from postmaster.pid, and the postmaster's children). A process that exited between
+ * two samples takes its CPU with it (a worker replaced after a crash, a closed PostgreSQL backend).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpuMs } from '../bench-processes.js';
+
+export type CpuPart = 'workers' | 'server' | 'postgres' | 'sandbox';
+/** Per process of the stack: its part and its CPU time so far (ms). */
+export type CpuSample = ReadonlyMap<number, { readonly part: CpuPart; readonly ms: number }>;
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+        .split(' ')
+        .filter(Boolean)
+        .map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+function descendantsOf(pid: number): number[] {
+  const out: number[] = [];
+  const queue = childrenOf(pid);
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    out.push(next);
+    queue.push(...childrenOf(next));
+  }
+  return out;
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+function partOf(command: string): CpuPart | undefined {
+  if (command.includes('src/worker.ts') || command.includes('dist/src/worker.js')) return 'workers';
+  if (command.includes('temporal-server')) return 'server';
+  if (command.includes('src/sandbox/main.ts')) return 'sandbox';
+  return undefined;
+}
+
+/** CPU (ms) so far of every process of the stack. */
+export function sampleCpu(postgresDataDir: string | undefined): CpuSample {
+  const sample = new Map<number, { part: CpuPart; ms: number }>();
+  const add = (part: CpuPart, pid: number) => {
+    const ms = cpuMs(pid);
+    if (Number.isFinite(ms)) sample.set(pid, { part, ms });
+  };
+  for (const pid of descendantsOf(process.pid)) {
+    const part = partOf(commandLine(pid));
+    if (part) add(part, pid);
+  }
+  if (postgresDataDir) {
+    try {
+      const postmaster = Number(readFileSync(join(postgresDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (postmaster > 0) for (const pid of [postmaster, ...descendantsOf(postmaster)]) add('postgres', pid);
+    } catch {
+      // Not running (or not readable): no PostgreSQL figure.
+    }
+  }
+  return sample;
+}
+
+/**
+ * CPU used between two samples, by part: per process the difference (a process born after the
+ * first sample counts from 0; one gone by the second counts nothing).
+ */
+export function cpuBetween(before: CpuSample, after: CpuSample): Record<CpuPart, number> {
+  const used: Record<CpuPart, number> = { workers: 0, server: 0, postgres: 0, sandbox: 0 };
+  for (const [pid, { part, ms }] of after) used[part] += Math.max(0, ms - (before.get(pid)?.ms ?? 0));
+  return used;
+}
+
+export function cpuTotal(used: Readonly<Record<CpuPart, number>>): number {
+  return used.workers + used.server + used.postgres + used.sandbox;
+}

@@ -1,0 +1,146 @@
+/** `npm run bench:burst`'s command line. Bad arguments are BurstArgumentErrors (exit 2, with the usage). */
+import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
+
+export type Mode = 'on' | 'off';
+
+export interface BurstOptions {
+  /** Tenant A's saved logins refreshed in the burst (its nightly schedules firing in one window). */
+  readonly a: number;
+  /** Tenant B's, started in the same window. */
+  readonly b: number;
+  /** Live connections whose challenges the operator script answers, spread over the burst. */
+  readonly live: number;
+  /** The runs, in order: priority and fairness on (the product's settings), then off. */
+  readonly modes: readonly Mode[];
+  /** The window A's and B's starts fall in (ms). */
+  readonly windowMs: number;
+  /** Requests a second the whole fleet may send (SERVICE_BUDGET_RPS). */
+  readonly budgetRps: number;
+  /** Requests a second one tenant of weight 1 may send (SERVICE_BUDGET_TENANT_RPS). */
+  readonly tenantBudgetRps: number;
+  /** Tenant A's limit at the service after it is lowered midway (per second). */
+  readonly aLimit: number;
+  /** The Retry-After the service sends with its refusals once A's limit is lowered (s). */
+  readonly retryAfterS: number;
+  /** Worker processes. */
+  readonly workers: number;
+  /** A connection not ended this long after its phase's last start is lost (ms). */
+  readonly deadlineMs: number;
+  readonly seed: number;
+  readonly keepLogs: boolean;
+}
+
+export class BurstArgumentError extends Error {
+  override readonly name = 'BurstArgumentError';
+}
+
+export const USAGE = `usage: npm run bench:burst -- [options]
+
+A nightly refresh burst on the production stack as prod:check starts it (PostgreSQL, Temporal server
+v${TEMPORAL_SERVER_VERSION}, worker processes, the sandbox as its own process), with the fleet's request budget set:
+tenant A's saved logins started within one window (its schedules firing together), tenant B's in the
+same window, live connections answered by an operator script throughout; once half of A's
+connections ended, the service's limit for A is lowered below A's budget. Each run (priority and
+fairness on, then off) first measures its live answers alone ("idle") and B's refresh alone
+("alone") on the same stack. Every run prints its figures; the last line is the summary of the on
+run (of the only run with --only):
+  burst: <n> connections, <n> lost, <n> failed, live answer p50 <ms> ms (<r>x idle) p99 <ms> ms (<r>x idle), tenant B median <s> s (<r>x alone), budget exceeded <n> s, throttled by service <n>
+Exit 1 when a connection was lost or failed (the latency and budget targets are figures, not verdicts).
+
+  --a N              tenant A's saved logins (default 2000)
+  --b N              tenant B's saved logins (default 200)
+  --live N           live connections (default 50)
+  --only on|off      one run: priority and fairness on (the product's settings) or off
+  --window S         seconds A's and B's starts are spread over (default 60)
+  --budget RPS       SERVICE_BUDGET_RPS, the whole fleet (default 60)
+  --tenant-budget RPS  SERVICE_BUDGET_TENANT_RPS, one tenant of weight 1 (default 40)
+  --a-limit N        tenant A's limit at the service once lowered, per second (default 10)
+  --retry-after S    the service's Retry-After once A's limit is lowered (default 5)
+  --workers N        worker processes (default 3)
+  --deadline S       a connection not ended this long after its phase's last start is lost (default 900)
+  --seed S           seed of the start times (default: random, printed)
+  --keep-logs        keep each run's directory (PostgreSQL data, server, sandbox and worker logs)
+  --help             this text
+
+Needs: apt-get install -y postgresql; bash scripts/provision-temporal.sh server.`;
+
+function number(name: string, text: string | undefined, min: number, max: number, integer = true): number {
+  const value = Number(text);
+  const pattern = integer ? /^\d+$/ : /^\d+(\.\d+)?$/;
+  if (text === undefined || !pattern.test(text) || value < min || value > max) {
+    throw new BurstArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${JSON.stringify(text ?? '')}`);
+  }
+  return value;
+}
+
+/** undefined: --help was asked for. */
+export function parseBurstArgs(argv: readonly string[], randomSeed: () => number): BurstOptions | undefined {
+  let a = 2000;
+  let b = 200;
+  let live = 50;
+  let modes: Mode[] = ['on', 'off'];
+  let windowS = 60;
+  let budgetRps = 60;
+  let tenantBudgetRps = 40;
+  let aLimit = 10;
+  let retryAfterS = 5;
+  let workers = 3;
+  let deadlineS = 900;
+  let seed: number | undefined;
+  let keepLogs = false;
+  for (let index = 0; index < argv.length; index += 1) {
+    const flag = argv[index];
+    const value = () => argv[++index];
+    switch (flag) {
+      case '--help':
+        return undefined;
+      case '--a':
+        a = number(flag, value(), 1, 20_000);
+        break;
+      case '--b':
+        b = number(flag, value(), 1, 5_000);
+        break;
+      case '--live':
+        live = number(flag, value(), 1, 1_000);
+        break;
+      case '--only': {
+        const mode = value();
+        if (mode !== 'on' && mode !== 'off') throw new BurstArgumentError(`--only must be on or off, got ${JSON.stringify(mode ?? '')}`);
+        modes = [mode];
+        break;
+      }
+      case '--window':
+        windowS = number(flag, value(), 1, 3_600);
+        break;
+      case '--budget':
+        budgetRps = number(flag, value(), 1, 100_000, false);
+        break;
+      case '--tenant-budget':
+        tenantBudgetRps = number(flag, value(), 1, 100_000, false);
+        break;
+      case '--a-limit':
+        aLimit = number(flag, value(), 1, 1_000_000);
+        break;
+      case '--retry-after':
+        retryAfterS = number(flag, value(), 1, 3_600);
+        break;
+      case '--workers':
+        workers = number(flag, value(), 1, 8);
+        break;
+      case '--deadline':
+        deadlineS = number(flag, value(), 10, 24 * 3_600);
+        break;
+      case '--seed':
+        seed = number(flag, value(), 0, 2 ** 31 - 1);
+        break;
+      case '--keep-logs':
+        keepLogs = true;
+        break;
+      default:
+        throw new BurstArgumentError(`unknown argument ${JSON.stringify(flag)}`);
+    }
+  }
+  if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
+  if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
+  return { a, b, live, modes, windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, deadlineMs: deadlineS * 1000, seed: seed ?? randomSeed(), keepLogs };
+}

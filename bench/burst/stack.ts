@@ -1,0 +1,187 @@
+/**
+ * The production stack of one burst run, as prod:check starts it: PostgreSQL, the Temporal server
+ * (go.temporal.io/server) on it with the project's dynamic config (fairness on, one partition per
+ * queue) or, for the "off" run, the same with matching.enableFairness false; the sandbox as its own
+ * process; worker processes with the fleet's budget; the pipeline's client with its priority policy.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { DEFAULT_PRIORITY_KEYS, type PriorityPolicy } from '../../src/contract/priority.js';
+import type { RateLimitSettings, RateLimitUpdate, RequestRates } from '../../src/sandbox/rate-limits.js';
+import { temporalConnectionOptions } from '../../src/temporal-connection.js';
+import { buildWorkflowBundle, closeEach } from '../../scripts/chaos/fleet.js';
+import { WorkerPool } from '../../scripts/chaos/processes.js';
+import type { Timeline } from '../../scripts/chaos/timeline.js';
+import { freePort } from '../../scripts/lib/free-port.js';
+import { PostgresCluster } from '../../scripts/prod-check/postgres.js';
+import { findServerBinaries, ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';
+import { startProcess, stopProcess } from '../bench-processes.js';
+import type { Mode } from './options.js';
+
+/** The tenants (customer ids): A's and B's nightly refreshes, and the live end users' lender. */
+export const TENANT_A = 'tenant-a';
+export const TENANT_B = 'tenant-b';
+export const TENANT_LIVE = 'tenant-live';
+/** TENANT_WEIGHTS of the on run: A and B alike, whatever their volume (the live tenant: 1 by default). */
+export const TENANT_WEIGHTS = new Map([
+  [TENANT_A, 1],
+  [TENANT_B, 1],
+]);
+/** Every key alike: the off run's priority policy (3 is what a start without a key gets). */
+const FLAT_KEYS = { live: 3, pipeline: 3, scheduled: 3, maintenance: 3 } as const;
+
+export interface StackSettings {
+  readonly mode: Mode;
+  readonly workers: number;
+  readonly budgetRps: number;
+  readonly tenantBudgetRps: number;
+  readonly runDir: string;
+  readonly runTag: string;
+  readonly timeline: Timeline;
+}
+
+/** What the run releases at the end, set as soon as each exists. */
+export interface StackResources {
+  postgres?: PostgresCluster;
+  server?: ProdTemporalServer;
+  sandbox?: ChildProcess;
+  pool?: WorkerPool;
+  connection?: Connection;
+}
+
+export interface Stack {
+  readonly serverVersion: string;
+  readonly sandboxUrl: string;
+  readonly client: Client;
+  readonly connections: ConnectionsClient;
+  readonly taskQueue: string;
+  readonly postgresDataDir: string;
+  readonly policy: PriorityPolicy;
+  readonly pool: WorkerPool;
+}
+
+export function policyOf(mode: Mode): PriorityPolicy {
+  return mode === 'on' ? { keys: DEFAULT_PRIORITY_KEYS, tenantWeights: TENANT_WEIGHTS } : { keys: FLAT_KEYS, tenantWeights: new Map() };
+}
+
+/** The server's settings on top of the project's: the off run turns fairness off (partitions stay at 1). */
+export function serverSettingsOf(mode: Mode): Record<string, boolean> {
+  return mode === 'on' ? {} : { 'matching.enableFairness': false };
+}
+
+/** The workers' variables that differ between the runs: weights, or every priority key alike. */
+export function workerPriorityEnv(mode: Mode): Record<string, string> {
+  if (mode === 'on') return { TENANT_WEIGHTS: [...TENANT_WEIGHTS].map(([tenant, weight]) => `${tenant}:${weight}`).join(',') };
+  return { PRIORITY_LIVE: '3', PRIORITY_PIPELINE: '3', PRIORITY_SCHEDULED: '3', PRIORITY_MAINTENANCE: '3' };
+}
+
+export async function startStack(settings: StackSettings, resources: StackResources): Promise<Stack> {
+  const { timeline, runDir, runTag, mode } = settings;
+  const binaries = findServerBinaries().binaries!;
+  resources.postgres = await PostgresCluster.create(runDir);
+  await resources.postgres.start();
+  resources.server = await ProdTemporalServer.create({ binaries, postgres: resources.postgres, dir: runDir, timeline, dynamicConfig: serverSettingsOf(mode) });
+  const server = resources.server;
+  server.setupSchema();
+  await server.start();
+  await server.registerNamespace('default');
+  timeline.mark(`PostgreSQL and Temporal server ${binaries.version} up at ${server.address}, fairness ${mode}`);
+
+  const sandboxPort = await freePort();
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  resources.sandbox = await startProcess('sandbox', 'src/sandbox/main.ts', { SANDBOX_PORT: String(sandboxPort) }, sandboxUrl);
+  const bundlePath = await buildWorkflowBundle(runDir);
+  timeline.mark(`sandbox (its own process) at ${sandboxUrl}; workflow bundle built`);
+
+  const taskQueue = `burst-${mode}-${runTag}`;
+  const sharedEnv = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    PAYLOAD_ENCRYPTION_KEY_ID: `burst-${runTag}`,
+    PAYLOAD_STORE: 'local',
+    PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
+  };
+  const logDir = join(runDir, 'worker-logs');
+  await mkdir(logDir, { recursive: true });
+  resources.pool = new WorkerPool({
+    size: settings.workers,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...sharedEnv,
+      WORKER_WORKFLOW_BUNDLE: bundlePath,
+      WORKER_METRICS_PORT: '0',
+      SERVICE_BUDGET_RPS: String(settings.budgetRps),
+      SERVICE_BUDGET_TENANT_RPS: String(settings.tenantBudgetRps),
+      ...workerPriorityEnv(mode),
+      LOG_LEVEL: 'INFO',
+    },
+    baseUrlFor: () => sandboxUrl,
+    logDir,
+    timeline,
+  });
+  await resources.pool.start();
+  timeline.mark(`${settings.workers} worker(s) polling ${taskQueue} (${resources.pool.readyNames().join(', ')}), logs in ${logDir}`);
+
+  const clientConfig = loadClientConfig(sharedEnv);
+  resources.connection = await Connection.connect(await temporalConnectionOptions(clientConfig.temporal));
+  const client = new Client({ connection: resources.connection, namespace: clientConfig.temporal.namespace, dataConverter: dataConverterFor(clientConfig) });
+  const policy = policyOf(mode);
+  const connections = new ConnectionsClient({
+    client,
+    taskQueue,
+    address: server.address,
+    deploymentName: clientConfig.deployment.name,
+    priority: policy,
+    budget: { totalRps: settings.budgetRps, tenantRps: settings.tenantBudgetRps },
+  });
+  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool };
+}
+
+export async function releaseStack(resources: StackResources, log: (line: string) => void): Promise<void> {
+  await closeEach('burst', log, [
+    () => resources.pool?.close(),
+    () => resources.connection?.close(),
+    () => resources.server?.close(),
+    () => resources.postgres?.stop(),
+    () => (resources.sandbox ? stopProcess(resources.sandbox) : undefined),
+  ]);
+  delete resources.pool;
+  delete resources.connection;
+  delete resources.server;
+  delete resources.postgres;
+  delete resources.sandbox;
+}
+
+// ---- the sandbox's admin API ------------------------------------------------------------------------
+
+async function sandboxJson<T>(url: string, init?: RequestInit): Promise<T> {
+  const response = await fetch(url, init);
+  if (!response.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: HTTP ${response.status} ${(await response.text()).slice(0, 300)}`);
+  return (await response.json()) as T;
+}
+
+export function updateRateLimits(sandboxUrl: string, change: RateLimitUpdate): Promise<RateLimitSettings> {
+  return sandboxJson(`${sandboxUrl}/sandbox/rate-limits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(change) });
+}
+
+export function requestRates(sandboxUrl: string, seconds: number): Promise<RequestRates> {
+  return sandboxJson(`${sandboxUrl}/sandbox/request-rates?seconds=${seconds}`);
+}
+
+/** A saved login whose data is pending for exactly one poll: a refresh is 3 requests (Authorize, request, poll). */
+export async function savedLogin(sandboxUrl: string, customerId: string, index: number): Promise<string> {
+  const body = await sandboxJson<{ LoginId: string }>(`${sandboxUrl}/sandbox/${customerId}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: `pending_polls_${index + 1}`, pendingPolls: 1 }),
+  });
+  return body.LoginId;
+}

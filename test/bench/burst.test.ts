@@ -1,0 +1,214 @@
+/**
+ * `npm run bench:burst` at a small size, as a subprocess on the production stack (PostgreSQL, the
+ * Temporal server, three worker processes): its summary line must parse and no connection may be
+ * lost or fail. Never a timed assertion: latencies, ratios and the budget are figures of the
+ * benchmark, not verdicts. The figure computations (bench/burst/figures.ts) are checked here
+ * without a server.
+ *
+ * Without PostgreSQL or the server binaries the run is skipped on a developer's machine, saying why,
+ * and fails in CI, where .ci/run and the pretest provide both.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  bucketRates,
+  bucketSecondsFor,
+  budgetFigures,
+  countEnds,
+  endStateOf,
+  evenStarts,
+  expectedBurstMs,
+  mergeRates,
+  parseSummaryLine,
+  ratio,
+  scheduleStarts,
+  spreadOf,
+  summaryLine,
+  targetsLine,
+  type RateBook,
+  type RunFigures,
+} from '../../bench/burst/figures.js';
+import { BurstArgumentError, parseBurstArgs } from '../../bench/burst/options.js';
+import { policyOf, serverSettingsOf, workerPriorityEnv } from '../../bench/burst/stack.js';
+import { seededRandom } from '../../scripts/chaos/random.js';
+import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
+import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
+import { runHarness, tail } from '../helpers/harness-run.js';
+
+const ENTRY = 'bench/burst.ts';
+const RUN_TIMEOUT_MS = 420_000;
+
+const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing];
+if (missing.length > 0 && process.env.CI) throw new Error(`npm run bench:burst cannot run in CI: missing ${missing.join('; ')}`);
+const skipRun = missing.length > 0 ? `missing: ${missing.join('; ')}` : false;
+
+const rates = (perSecond: Record<string, [second: number, accepted: number, refused: number][]>) => ({
+  tenants: Object.fromEntries(
+    Object.entries(perSecond).map(([tenant, seconds]) => [
+      tenant,
+      { limitPerSecond: null, accepted: 0, refused: 0, maxAcceptedPerSecond: 0, maxRefusedPerSecond: 0, maxRequestsPerSecond: 0, perSecond: seconds.map(([second, accepted, refused]) => ({ second, accepted, refused })) },
+    ]),
+  ),
+});
+
+const figures = (fields: Partial<RunFigures> = {}): RunFigures => {
+  const book: RateBook = new Map();
+  return {
+    connections: 2250,
+    completed: 2250,
+    failed: 0,
+    lost: 0,
+    live: { count: 100, p50: 120, p99: 300 },
+    liveIdle: { count: 100, p50: 80, p99: 200 },
+    bMedianS: 3,
+    bAloneMedianS: 2,
+    budget: budgetFigures(book, { totalRps: 60, tenantRps: 40, weights: new Map() }, 0, 0),
+    ...fields,
+  };
+};
+
+void describe('burst figures', () => {
+  void it('starts scheduled refreshes at random within the window, in order, the same for the same seed', () => {
+    const starts = scheduleStarts(500, 60_000, seededRandom(7));
+    assert.equal(starts.length, 500);
+    assert.ok(starts.every((at, index) => at >= 0 && at < 60_000 && (index === 0 || at >= (starts[index - 1] ?? 0))));
+    assert.deepEqual(starts, scheduleStarts(500, 60_000, seededRandom(7)));
+    assert.deepEqual(evenStarts(5, 1_000), [0, 250, 500, 750, 1_000]);
+    assert.deepEqual(evenStarts(1, 1_000), [0]);
+  });
+
+  void it("spreads the live connections over the time the budget's steady rate needs, at least the window", () => {
+    assert.equal(expectedBurstMs(6_850, 60, 60_000), 228_333);
+    assert.equal(expectedBurstMs(100, 60, 60_000), 60_000);
+  });
+
+  void it('counts a connection that never ended or cannot be found as lost, any other end but completed as failed', () => {
+    assert.equal(endStateOf('COMPLETED'), 'completed');
+    assert.equal(endStateOf('RUNNING'), 'lost');
+    assert.equal(endStateOf(undefined), 'lost');
+    for (const status of ['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED']) assert.equal(endStateOf(status), 'failed');
+    assert.deepEqual(countEnds(['completed', 'failed', 'lost', 'lost']), { connections: 4, completed: 1, failed: 1, lost: 2 });
+  });
+
+  void it('keeps the larger count of a second read twice (a second still running at the first read)', () => {
+    const book: RateBook = new Map();
+    mergeRates(book, rates({ a: [[100, 5, 0], [101, 3, 0]] }));
+    mergeRates(book, rates({ a: [[101, 9, 2], [102, 1, 0]], b: [[101, 4, 0]] }));
+    assert.deepEqual([...(book.get('a') ?? [])], [[100, { accepted: 5, refused: 0 }], [101, { accepted: 9, refused: 2 }], [102, { accepted: 1, refused: 0 }]]);
+    assert.deepEqual(book.get('b')?.get(101), { accepted: 4, refused: 0 });
+  });
+
+  void it('finds the 1-second windows over the fleet budget or a tenant budget (times its weight), refused requests counted as sent', () => {
+    const book: RateBook = new Map();
+    mergeRates(
+      book,
+      rates({
+        a: [[10, 30, 0], [11, 35, 10], [12, 20, 0], [20, 100, 0]],
+        b: [[10, 31, 0], [11, 10, 0], [12, 45, 0]],
+      }),
+    );
+    const spec = { totalRps: 60, tenantRps: 40, weights: new Map([['b', 1.25]]) };
+    const result = budgetFigures(book, spec, 10, 12);
+    // Second 10: 61 > 60 (fleet). Second 11: a sent 45 > 40. Second 12: b 45 <= 50 (weight 1.25), fleet 65 > 60.
+    assert.equal(result.fleetExceeded, 2);
+    assert.deepEqual([...result.tenantExceeded], [['a', 1]]);
+    assert.equal(result.exceeded, 3);
+    assert.equal(result.busySeconds, 3);
+    assert.equal(result.maxFleetPerSecond, 65);
+    assert.deepEqual([...result.maxTenantPerSecond], [['a', 45], ['b', 45]]);
+    assert.equal(result.refused, 10);
+    assert.deepEqual([...result.refusedByTenant], [['a', 10], ['b', 0]]);
+    assert.equal(result.accepted, 30 + 35 + 20 + 31 + 10 + 45);
+    // Second 20 is outside the window asked for.
+    assert.equal(budgetFigures(book, spec, 13, 30).fleetExceeded, 1);
+  });
+
+  void it('sums the counts in buckets for the service table', () => {
+    const book: RateBook = new Map();
+    mergeRates(book, rates({ b: [[100, 1, 0], [109, 2, 1], [110, 4, 0]], a: [[105, 7, 3]] }));
+    const buckets = bucketRates(book, 100, 112, 10);
+    assert.deepEqual(
+      buckets.map((bucket) => [bucket.offsetS, [...bucket.perTenant]]),
+      [
+        [0, [['a', { accepted: 7, refused: 3 }], ['b', { accepted: 3, refused: 1 }]]],
+        [10, [['a', { accepted: 0, refused: 0 }], ['b', { accepted: 4, refused: 0 }]]],
+      ],
+    );
+    assert.equal(bucketSecondsFor(300), 10);
+    assert.equal(bucketSecondsFor(1_000), 30);
+  });
+
+  void it('takes percentiles and ratios, n/a where a figure is missing', () => {
+    const spread = spreadOf([5, 1, 4, 2, 3]);
+    assert.deepEqual(spread, { count: 5, p50: 3, p99: 5 });
+    assert.ok(Number.isNaN(spreadOf([]).p50));
+    assert.equal(ratio(3, 2), 1.5);
+    assert.ok(Number.isNaN(ratio(3, 0)));
+    assert.ok(Number.isNaN(ratio(NaN, 2)));
+  });
+
+  void it('prints the summary line the issue asks for, and reads it back', () => {
+    const line = summaryLine(figures());
+    assert.equal(line, 'burst: 2250 connections, 0 lost, 0 failed, live answer p50 120 ms (1.50x idle) p99 300 ms (1.50x idle), tenant B median 3.0 s (1.50x alone), budget exceeded 0 s, throttled by service 0');
+    assert.deepEqual(parseSummaryLine(line), {
+      connections: 2250,
+      lost: 0,
+      failed: 0,
+      liveP50Ms: 120,
+      liveP50Ratio: 1.5,
+      liveP99Ms: 300,
+      liveP99Ratio: 1.5,
+      bMedianS: 3,
+      bRatio: 1.5,
+      budgetExceededS: 0,
+      throttled: 0,
+    });
+    const missingFigures = parseSummaryLine(summaryLine(figures({ live: { count: 0, p50: NaN, p99: NaN } })));
+    assert.ok(missingFigures && Number.isNaN(missingFigures.liveP50Ms) && Number.isNaN(missingFigures.liveP99Ratio));
+    assert.equal(parseSummaryLine('burst (off): 1 connections'), undefined);
+    assert.match(targetsLine(figures()), /live p50 <= 1\.5x idle met \(1\.50x\); live p99 <= 2x idle met/);
+    assert.match(targetsLine(figures({ bMedianS: 4 })), /tenant B median <= 1\.5x alone MISSED \(2\.00x\)/);
+  });
+
+  void it('turns priority and fairness off only where the runs must differ', () => {
+    assert.deepEqual(serverSettingsOf('on'), {});
+    assert.deepEqual(serverSettingsOf('off'), { 'matching.enableFairness': false });
+    assert.deepEqual(policyOf('off').keys, { live: 3, pipeline: 3, scheduled: 3, maintenance: 3 });
+    assert.equal(policyOf('off').tenantWeights.size, 0);
+    assert.equal(policyOf('on').keys.live, 1);
+    assert.equal(workerPriorityEnv('on').TENANT_WEIGHTS, 'tenant-a:1,tenant-b:1');
+    assert.equal(workerPriorityEnv('off').PRIORITY_LIVE, '3');
+  });
+
+  void it('reads its command line, refusing a service limit that is not below the budget', () => {
+    const options = parseBurstArgs(['--a', '60', '--b', '12', '--live', '4', '--only', 'off', '--window', '10', '--seed', '3'], () => 1);
+    assert.ok(options);
+    assert.deepEqual([options.a, options.b, options.live, options.modes, options.windowMs, options.seed], [60, 12, 4, ['off'], 10_000, 3]);
+    const defaults = parseBurstArgs([], () => 9);
+    assert.deepEqual([defaults?.a, defaults?.b, defaults?.live, defaults?.modes, defaults?.budgetRps, defaults?.tenantBudgetRps, defaults?.seed], [2000, 200, 50, ['on', 'off'], 60, 40, 9]);
+    assert.equal(parseBurstArgs(['--help'], () => 1), undefined);
+    assert.throws(() => parseBurstArgs(['--a-limit', '40'], () => 1), BurstArgumentError);
+    assert.throws(() => parseBurstArgs(['--only', 'both'], () => 1), /--only must be on or off/);
+    assert.throws(() => parseBurstArgs(['--a', '0'], () => 1), /--a must be an integer from 1 to 20000, got "0"/);
+  });
+});
+
+void describe('npm run bench:burst', () => {
+  void it('refuses a bad argument with exit code 2, naming it', async () => {
+    const { code, output } = await runHarness(ENTRY, ['--live', 'many'], 60_000);
+    assert.equal(code, 2, tail(output));
+    assert.match(output, /--live must be an integer from 1 to 1000, got "many"/);
+  });
+
+  void it('runs a small burst on the production stack: the summary line parses, nothing lost or failed', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
+    const run = await runHarness(ENTRY, ['--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240'], RUN_TIMEOUT_MS, 'SIGTERM');
+    const report = `\n${tail(run.output)}`;
+    const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+    const summary = parseSummaryLine(last);
+    assert.ok(summary, `the last line is the summary${report}`);
+    assert.equal(summary.connections, 4 + 12 + 60 + 12 + 4, `every phase's connections counted${report}`);
+    assert.deepEqual([summary.lost, summary.failed], [0, 0], report);
+    assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
+    assert.equal(run.code, 0, report);
+  });
+});
