@@ -10,11 +10,14 @@ import type { AccountsDetailOptions } from '../aggregator/schemas.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import { authorize } from './authorize.js';
 import type { ConnectionResult, ProductName } from './definitions.js';
-import { connectionFailure } from './failures.js';
+import { connectionFailure, serviceDetailsOf } from './failures.js';
 import { pollUntilReady, type PollObserver } from './polling.js';
 import { dataCalls, type ServiceCallShape } from './service-calls.js';
 import type { SessionOpen } from './session.js';
 import type { StateRecorder } from './state-recorder.js';
+
+/** Reopens of an expired session in one connection, at most (each a cached Authorize). */
+const MAX_SESSION_REOPENS = 3;
 
 export async function retrieveProducts(
   { customerId, session, products, timing }: ConnectionInput,
@@ -25,6 +28,39 @@ export async function retrieveProducts(
   const calls = (summary: string, deadline: number) => dataCalls(shape, summary, deadline);
   const loginId = open.login.Id;
   let result: ConnectionResult = { customerId, loginId, requestId: open.requestId, institution: recorder.state.institution, totalPolls: 0 };
+  /** The session's RequestId: a new one when an expired session is reopened. */
+  let sessionRequestId = open.requestId;
+  // A saved login's session can be reopened by a cached Authorize (it only reads saved data). From
+  // this build on (histories recorded before ended at the expiry, and replay so).
+  const canReopen = shape === 'activities' && (session.kind !== 'live' || session.save);
+
+  /**
+   * Runs one product's retrieval in the open session; when the session expired meanwhile (its calls
+   * waited for the fleet's request budget or a paused tenant past the service's idle limit), reopens
+   * it and starts the product again, at most MAX_SESSION_REOPENS times. Waiting never fails a connection.
+   */
+  async function inOpenSession<T>(operation: string, run: (requestId: string) => Promise<T>): Promise<T> {
+    for (let reopened = 0; ; reopened += 1) {
+      try {
+        return await run(sessionRequestId);
+      } catch (error) {
+        if (!canReopen || reopened >= MAX_SESSION_REOPENS || serviceDetailsOf(error)?.remedy !== 'reauthorize') throw error;
+        const reason = `the session expired during ${operation} (${serviceDetailsOf(error)?.serviceCode ?? 'expired'}); reopened with a cached Authorize`;
+        const cached = await authorize(`authorize (cached: ${reason})`, (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
+          idempotent: true,
+          waitOutRateLimits: true,
+        });
+        if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
+        sessionRequestId = cached.requestId;
+        recorder.patch({
+          requestId: sessionRequestId,
+          pending: undefined,
+          sessionRestarts: recorder.state.sessionRestarts + 1,
+          lastRestart: { reason, at: new Date().toISOString() },
+        });
+      }
+    }
+  }
 
   function observer(operation: string): PollObserver {
     return {
@@ -72,20 +108,27 @@ export async function retrieveProducts(
     );
   }
 
+  /** The RequestId accounts detail was retrieved in (attributes need it retrieved in theirs). */
+  let accountsRequestId: string | undefined;
   if (products.accountsDetail) {
-    result = { ...result, accountsDetail: await retrieveAccountsDetail(open.requestId, products.accountsDetail) };
+    const options = products.accountsDetail;
+    const accountsDetail = await inOpenSession('accounts detail', (requestId) => retrieveAccountsDetail(requestId, options));
+    accountsRequestId = sessionRequestId;
+    result = { ...result, requestId: sessionRequestId, accountsDetail };
     markRetrieved('accountsDetail');
   }
   if (products.investments) {
-    const input = { customerId, loginId, requestId: open.requestId };
-    const investments = await retrieveByRepeating('investments', (activities) => activities.requestInvestments(input), () => ({ kind: 'investments', input }));
-    result = { ...result, investments };
+    const investments = await inOpenSession('investments', (requestId) => {
+      const input = { customerId, loginId, requestId };
+      return retrieveByRepeating('investments', (activities) => activities.requestInvestments(input), () => ({ kind: 'investments', input }));
+    });
+    result = { ...result, requestId: sessionRequestId, investments };
     markRetrieved('investments');
   }
   if (products.attributes) {
     const product = products.attributes;
     // Spec: attributes need a RequestId from a cached Authorize, and accounts detail retrieved for it.
-    let requestId = open.requestId;
+    let requestId = sessionRequestId;
     if (session.kind !== 'cached') {
       const cached = await authorize('authorize (cached, for attributes)', (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
         idempotent: true,
@@ -95,7 +138,7 @@ export async function retrieveProducts(
       requestId = cached.requestId;
       recorder.patch({ requestId });
     }
-    if (!(products.accountsDetail && requestId === open.requestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
+    if (!(products.accountsDetail && requestId === accountsRequestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
     const label = 'package' in product ? `attributes ${product.package}` : 'custom attributes';
     const input = { customerId, loginId, requestId, product };
     const attributes = await retrieveByRepeating(label, (activities) => activities.requestAttributes(input), () => ({ kind: 'attributes', input }));

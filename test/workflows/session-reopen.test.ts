@@ -1,0 +1,98 @@
+/**
+ * A saved login's session that expired while its calls waited (for the fleet's request budget, or
+ * its tenant paused by the service) is reopened with a cached Authorize and the retrieval goes on:
+ * waiting never fails a connection. Real dev server, a real worker process, the real sandbox behind
+ * a small proxy that answers the first accounts-detail poll as the service answers a RequestId it
+ * no longer knows (400 SESSION_NONEXISTENT), without passing it on.
+ */
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import { createSandbox } from '../../src/sandbox/server.js';
+import { connectionStateQuery, type ConnectionResult } from '../../src/workflows/definitions.js';
+import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
+import { startProcess, stopAllProcesses } from '../helpers/processes.js';
+import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
+
+interface ExpiringProxy {
+  readonly url: string;
+  /** Accounts-detail polls answered SESSION_NONEXISTENT; cached Authorizes passed on. */
+  readonly counts: { expired: number; authorizes: number };
+  close(): Promise<void>;
+}
+
+/** Answers the first accounts-detail poll as an expired session; passes everything else to the sandbox. */
+async function startExpiringProxy(upstream: string): Promise<ExpiringProxy> {
+  const target = new URL(upstream);
+  const counts = { expired: 0, authorizes: 0 };
+  const server: Server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const path = incoming.url ?? '';
+    if (incoming.method === 'POST' && /\/Authorize$/.test(path)) counts.authorizes += 1;
+    if (counts.expired === 0 && /\/GetAccountsDetailAsync\//.test(path)) {
+      counts.expired += 1;
+      incoming.resume();
+      outgoing.writeHead(400, { 'content-type': 'application/json' });
+      outgoing.end(JSON.stringify({ HttpStatusCode: 400, Message: 'The RequestId is unknown or expired', ServiceCode: 'SESSION_NONEXISTENT' }));
+      return;
+    }
+    const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path, headers: { ...incoming.headers, host: target.host } }, (reply) => {
+      outgoing.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(outgoing);
+    });
+    forwarded.on('error', () => outgoing.destroy());
+    incoming.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, counts, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('a session that expired while its calls waited', () => {
+  let env: TestWorkflowEnvironment;
+  let client: Client;
+  let sandbox: Awaited<ReturnType<typeof createSandbox>>;
+  let proxy: ExpiringProxy;
+  let bundle: WorkflowBundleFile;
+
+  before(async () => {
+    env = await createDevEnvironment();
+    client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
+    sandbox = await createSandbox({ port: 0 });
+    proxy = await startExpiringProxy(sandbox.url);
+    bundle = await writeWorkflowBundle();
+  });
+
+  after(async () => {
+    await stopAllProcesses();
+    await proxy?.close();
+    await sandbox?.close();
+    await bundle?.remove();
+    await env?.teardown();
+  });
+
+  it('is reopened with a cached Authorize, and the connection completes with its data', { timeout: 120_000 }, async () => {
+    const customerId = uniqueId('tenant');
+    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_1' }) });
+    const { LoginId: loginId } = (await response.json()) as { LoginId: string };
+    const taskQueue = uniqueId('session-reopen');
+    await startProcess('worker', workerProcessEnv({ temporalAddress: env.address, taskQueue, aggregatorUrl: proxy.url, bundlePath: bundle.path }));
+    const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } };
+    const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId: uniqueId('session-reopen'), args: [input] });
+
+    const result = (await handle.result()) as ConnectionResult;
+    assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length > 0, 'accounts retrieved');
+    assert.equal(proxy.counts.expired, 1);
+    assert.equal(proxy.counts.authorizes, 2, 'the first cached Authorize and the one that reopened the session');
+    const state = await handle.query(connectionStateQuery);
+    assert.equal(state.status, 'Completed');
+    assert.equal(state.sessionRestarts, 1);
+    assert.match(state.lastRestart?.reason ?? '', /the session expired during accounts detail \(SESSION_NONEXISTENT\); reopened with a cached Authorize/);
+    assert.equal(result.requestId, state.requestId, 'the result names the session it was retrieved in');
+  });
+});
