@@ -19,16 +19,13 @@
  * - Baselines on the same stack before the burst: the live connections alone (started 0.5 s apart,
  *   "idle"), then B's refreshes alone at the same start times as in the burst ("alone").
  */
-import { randomInt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchScenarioListing, scenarioFor } from '../scripts/chaos/flows.js';
-import { killAllChildren } from '../scripts/chaos/processes.js';
 import { seededRandom } from '../scripts/chaos/random.js';
 import { seconds, Timeline } from '../scripts/chaos/timeline.js';
-import { postgresBinDir, POSTGRES_INSTALL_HINT } from '../scripts/prod-check/postgres.js';
-import { findServerBinaries, PROVISION_HINT } from '../scripts/prod-check/temporal-server.js';
+import { runStackHarness } from '../scripts/lib/stack-harness.js';
 import { ConnectionFailedError } from '../src/client/index.js';
 import { TENANT_THROTTLE_WORKFLOW_TYPE } from '../src/workflows/tenant-throttle-definitions.js';
 import { cpuBetween, cpuTotal, sampleCpu, type CpuPart } from './burst/cpu.js';
@@ -68,10 +65,6 @@ const LISTED_LOST = 20;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
-}
-
-class MissingPrerequisite extends Error {
-  override readonly name = 'MissingPrerequisite';
 }
 
 interface RunResult {
@@ -305,45 +298,8 @@ async function throttleRuns(stack: Stack): Promise<string> {
   return runs.size === 0 ? 'never started (no tenant was refused)' : [...runs].map(([id, count]) => `${id} ${count} run(s)`).join(', ');
 }
 
-function provide(): void {
-  if (!postgresBinDir()) throw new MissingPrerequisite(POSTGRES_INSTALL_HINT);
-  const { missing } = findServerBinaries();
-  if (missing.length > 0) throw new MissingPrerequisite(`${missing.join('; ')}: ${PROVISION_HINT}`);
-}
-
-async function main(): Promise<number> {
-  let options: BurstOptions | undefined;
-  try {
-    options = parseBurstArgs(process.argv.slice(2), () => randomInt(0, 2 ** 31));
-  } catch (error) {
-    if (error instanceof BurstArgumentError) {
-      process.stderr.write(`burst: ${error.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw error;
-  }
-  if (options === undefined) {
-    log(USAGE);
-    return 0;
-  }
-  try {
-    provide();
-  } catch (error) {
-    if (error instanceof MissingPrerequisite) {
-      process.stderr.write(`burst: ${error.message}\n`);
-      return 3;
-    }
-    throw error;
-  }
-  const resources: StackResources = {};
-  const interrupted = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\nburst: ${signal}: killing every process of the run\n`);
-    killAllChildren();
-    resources.postgres?.stopSync();
-    process.exit(130);
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
+/** Both runs (or the one asked for), then the summary lines. */
+async function runBoth(options: BurstOptions, resources: StackResources): Promise<boolean> {
   const results: RunResult[] = [];
   for (const mode of options.modes) {
     try {
@@ -351,7 +307,7 @@ async function main(): Promise<number> {
     } catch (error) {
       process.stderr.write(`burst: the ${mode} run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       await releaseStack(resources, log);
-      return 1;
+      return false;
     }
   }
   log('');
@@ -362,16 +318,17 @@ async function main(): Promise<number> {
     log(`cpu ratio on/off ${fmt(ratio(on.cpuPerConnectionMs, off.cpuPerConnectionMs), 2)}x (stack CPU per connection of the burst: on ${fmt(on.cpuPerConnectionMs, 1)} ms, off ${fmt(off.cpuPerConnectionMs, 1)} ms)`);
   }
   const last = on ?? off;
-  if (!last) return 1;
+  if (!last) return false;
   log(summaryLine(last.figures));
-  return results.every((result) => result.figures.lost === 0 && result.figures.failed === 0) ? 0 : 1;
+  return results.every((result) => result.figures.lost === 0 && result.figures.failed === 0);
 }
 
-process.on('exit', killAllChildren);
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`burst: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runStackHarness({
+  name: 'burst',
+  usage: USAGE,
+  parse: parseBurstArgs,
+  isArgumentError: (error): error is BurstArgumentError => error instanceof BurstArgumentError,
+  held: {},
+  run: runBoth,
+  release: (resources) => releaseStack(resources, log),
+});

@@ -4,7 +4,7 @@
  * Exit 0 only when every connection ended where it had to, nothing was stuck, no history failed
  * replay and no retention timer was lost; 2 for a bad argument; 3 when something it needs is missing.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,11 +23,12 @@ import { connectionStateQuery } from '../../src/workflows/definitions.js';
 import { retentionStateQuery, retrievalNoticeSignal } from '../../src/workflows/retention-definitions.js';
 import { closeEach, buildWorkflowBundle } from '../chaos/fleet.js';
 import { answerFor, fetchScenarioListing, scenarioFor, type ListedScenario } from '../chaos/flows.js';
-import { killAllChildren, WorkerPool } from '../chaos/processes.js';
+import { WorkerPool } from '../chaos/processes.js';
 import { seededRandom } from '../chaos/random.js';
 import { seconds, Timeline } from '../chaos/timeline.js';
-import { PostgresCluster, postgresBinDir, POSTGRES_INSTALL_HINT } from '../prod-check/postgres.js';
-import { findServerBinaries, ProdTemporalServer, PROVISION_HINT } from '../prod-check/temporal-server.js';
+import { PostgresCluster } from '../prod-check/postgres.js';
+import { findServerBinaries, ProdTemporalServer } from '../prod-check/temporal-server.js';
+import { runStackHarness } from '../lib/stack-harness.js';
 import { DeployCheckArgumentError, parseDeployCheckArgs, USAGE, type DeployCheckOptions } from './options.js';
 import { buildV2Bundle } from './v2-build.js';
 import { connectionProblem, passed, summarize, summaryLine, timerProblem, type ConnectionObservation, type ExpectedBuild, type TimerObservation } from './verdicts.js';
@@ -49,10 +50,6 @@ const END_WAIT_MS = 240_000;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
-}
-
-class MissingPrerequisite extends Error {
-  override readonly name = 'MissingPrerequisite';
 }
 
 class StageTimeout extends Error {
@@ -389,60 +386,12 @@ async function release(resources: Resources): Promise<void> {
   resources.pools = [];
 }
 
-function provide(): void {
-  if (!postgresBinDir()) throw new MissingPrerequisite(POSTGRES_INSTALL_HINT);
-  const { missing } = findServerBinaries();
-  if (missing.length > 0) throw new MissingPrerequisite(`${missing.join('; ')}: ${PROVISION_HINT}`);
-}
-
-async function main(): Promise<number> {
-  let options: DeployCheckOptions | undefined;
-  try {
-    options = parseDeployCheckArgs(process.argv.slice(2), () => randomInt(0, 2 ** 31));
-  } catch (error) {
-    if (error instanceof DeployCheckArgumentError) {
-      process.stderr.write(`deploy-check: ${error.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw error;
-  }
-  if (options === undefined) {
-    log(USAGE);
-    return 0;
-  }
-  try {
-    provide();
-  } catch (error) {
-    if (error instanceof MissingPrerequisite) {
-      process.stderr.write(`deploy-check: ${error.message}\n`);
-      return 3;
-    }
-    throw error;
-  }
-  const resources: Resources = { pools: [] };
-  const interrupted = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\ndeploy-check: ${signal}: killing every process of the run${resources.runDir ? `; logs kept in ${resources.runDir}` : ''}\n`);
-    killAllChildren();
-    resources.postgres?.stopSync();
-    process.exit(130);
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  try {
-    return (await run(options, resources)) ? 0 : 1;
-  } catch (error) {
-    process.stderr.write(`deploy-check: the run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    await release(resources);
-    if (resources.runDir) process.stderr.write(`deploy-check: logs kept in ${resources.runDir}\n`);
-    return 1;
-  }
-}
-
-process.on('exit', killAllChildren);
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`deploy-check: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runStackHarness({
+  name: 'deploy-check',
+  usage: USAGE,
+  parse: parseDeployCheckArgs,
+  isArgumentError: (error): error is DeployCheckArgumentError => error instanceof DeployCheckArgumentError,
+  held: { pools: [] },
+  run,
+  release,
+});

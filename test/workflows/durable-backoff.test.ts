@@ -10,8 +10,6 @@
  * injection) until the test lets it through.
  */
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -28,6 +26,7 @@ import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { killProcess, startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';
 import { fetchRawHistory } from '../helpers/raw-history.js';
+import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
@@ -46,26 +45,15 @@ interface FailingProxy {
 }
 
 async function startFailingProxy(upstream: string): Promise<FailingProxy> {
-  const target = new URL(upstream);
   const state = { failing: true, failed: 0 };
-  const server: Server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
-    const headers: IncomingHttpHeaders = { ...incoming.headers, host: target.host };
-    // The request itself, not its polls (GetAccountsDetailAsync/<id>).
-    if (state.failing && incoming.method === 'POST' && /\/GetAccountsDetail$/.test(incoming.url ?? '')) {
-      headers[FAULT_HEADER] = 'status=503';
-      state.failed += 1;
-    }
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers }, (reply) => {
-      outgoing.writeHead(reply.statusCode ?? 502, reply.headers);
-      reply.pipe(outgoing);
-    });
-    forwarded.on('error', () => outgoing.destroy());
-    incoming.pipe(forwarded);
+  // The request itself, not its polls (GetAccountsDetailAsync/<id>).
+  const proxy = await startSandboxProxy(upstream, ({ method, path }) => {
+    if (!state.failing || method !== 'POST' || !/\/GetAccountsDetail$/.test(path)) return undefined;
+    state.failed += 1;
+    return { pass: true, headers: { [FAULT_HEADER]: 'status=503' } };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: proxy.url,
     get failing() {
       return state.failing;
     },
@@ -75,7 +63,7 @@ async function startFailingProxy(upstream: string): Promise<FailingProxy> {
     get failed() {
       return state.failed;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => proxy.close(),
   };
 }
 

@@ -6,8 +6,6 @@
  * no longer knows (400 SESSION_NONEXISTENT), without passing it on.
  */
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -17,40 +15,27 @@ import { createSandbox } from '../../src/sandbox/server.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/workflows/definitions.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { startProcess, stopAllProcesses } from '../helpers/processes.js';
+import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
 interface ExpiringProxy {
   readonly url: string;
-  /** Accounts-detail polls answered SESSION_NONEXISTENT; cached Authorizes passed on. */
+  /** Accounts-detail polls answered SESSION_NONEXISTENT; Authorizes passed on. */
   readonly counts: { expired: number; authorizes: number };
   close(): Promise<void>;
 }
 
 /** Answers the first accounts-detail poll as an expired session; passes everything else to the sandbox. */
 async function startExpiringProxy(upstream: string): Promise<ExpiringProxy> {
-  const target = new URL(upstream);
   const counts = { expired: 0, authorizes: 0 };
-  const server: Server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
-    const path = incoming.url ?? '';
-    if (incoming.method === 'POST' && /\/Authorize$/.test(path)) counts.authorizes += 1;
-    if (counts.expired === 0 && /\/GetAccountsDetailAsync\//.test(path)) {
-      counts.expired += 1;
-      incoming.resume();
-      outgoing.writeHead(400, { 'content-type': 'application/json' });
-      outgoing.end(JSON.stringify({ HttpStatusCode: 400, Message: 'The RequestId is unknown or expired', ServiceCode: 'SESSION_NONEXISTENT' }));
-      return;
-    }
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, method: incoming.method, path, headers: { ...incoming.headers, host: target.host } }, (reply) => {
-      outgoing.writeHead(reply.statusCode ?? 502, reply.headers);
-      reply.pipe(outgoing);
-    });
-    forwarded.on('error', () => outgoing.destroy());
-    incoming.pipe(forwarded);
+  const proxy = await startSandboxProxy(upstream, ({ method, path }) => {
+    if (method === 'POST' && /\/Authorize$/.test(path)) counts.authorizes += 1;
+    if (counts.expired > 0 || !/\/GetAccountsDetailAsync\//.test(path)) return undefined;
+    counts.expired += 1;
+    return { pass: false, status: 400, body: { HttpStatusCode: 400, Message: 'The RequestId is unknown or expired', ServiceCode: 'SESSION_NONEXISTENT' } };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, counts, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url: proxy.url, counts, close: () => proxy.close() };
 }
 
 describe('a session that expired while its calls waited', () => {
