@@ -1,4 +1,5 @@
 /** `npm run bench:burst`'s command line. Bad arguments are BurstArgumentErrors (exit 2, with the usage). */
+import { numberArgument } from '../../scripts/lib/number-argument.js';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
 
 export type Mode = 'on' | 'off';
@@ -65,11 +66,8 @@ Exit 1 when a connection was lost or failed (the latency and budget targets are 
 Needs: apt-get install -y postgresql; bash scripts/provision-temporal.sh server.`;
 
 function number(name: string, text: string | undefined, min: number, max: number, integer = true): number {
-  const value = Number(text);
-  const pattern = integer ? /^\d+$/ : /^\d+(\.\d+)?$/;
-  if (text === undefined || !pattern.test(text) || value < min || value > max) {
-    throw new BurstArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${JSON.stringify(text ?? '')}`);
-  }
+  const value = numberArgument(name, text, min, max, { integer });
+  if (typeof value === 'string') throw new BurstArgumentError(value);
   return value;
 }
 

@@ -1,4 +1,5 @@
 /** `npm run deploy:check`'s command line. Bad arguments are DeployCheckArgumentErrors (exit 2, with the usage). */
+import { numberArgument } from '../lib/number-argument.js';
 import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
 
 export interface DeployCheckOptions {
@@ -37,8 +38,8 @@ and retired once nothing is pinned to it; then a rollback to v1 for new connecti
 Needs: apt-get install -y postgresql; bash scripts/provision-temporal.sh server.`;
 
 function integer(name: string, text: string | undefined, min: number, max: number): number {
-  const value = Number(text);
-  if (text === undefined || !/^\d+$/.test(text) || value < min || value > max) throw new DeployCheckArgumentError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(text ?? '')}`);
+  const value = numberArgument(name, text, min, max);
+  if (typeof value === 'string') throw new DeployCheckArgumentError(value);
   return value;
 }
 
