@@ -28,11 +28,19 @@ export function buildIdOf(code: string): string {
   return createHash('sha256').update(code).digest('hex').slice(0, 12);
 }
 
+/**
+ * The product's workflows bundled as a build bundles them (WORKFLOW_CODE, or the same options moved
+ * elsewhere: the deploy rehearsal's v2), webpack's progress left out, its warnings kept.
+ */
+export async function bundleWorkflows(options: Omit<Parameters<typeof bundleWorkflowCode>[0], 'logger'> = WORKFLOW_CODE): Promise<string> {
+  return (await bundleWorkflowCode({ ...options, logger: quietBundlerLogger })).code;
+}
+
 /** The prebuilt bundle (production), or the workflows bundled now (development), and its build id. */
 export async function loadWorkflowBuild(config: Pick<WorkerConfig, 'workflows' | 'deployment'>): Promise<WorkflowBuild> {
   const code = config.workflows.bundlePath
     ? await readFile(config.workflows.bundlePath, 'utf8')
-    : (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: quietBundlerLogger })).code;
+    : await bundleWorkflows();
   return config.deployment.buildId
     ? { code, buildId: config.deployment.buildId, buildIdSource: 'WORKER_BUILD_ID' }
     : { code, buildId: buildIdOf(code), buildIdSource: 'bundle hash' };

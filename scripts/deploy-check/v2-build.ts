@@ -5,11 +5,10 @@
  */
 import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOW_CODE } from '../../src/workflow-code.js';
+import { bundleWorkflows } from '../../src/worker-deployment.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 
-const SILENT = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
 
 /** Where v2 inserts its extra step (the line that starts the retrieval), and the step: a regular activity that v1's histories never scheduled. */
 const RETRIEVAL_CALL = /^( *)const result = await retrieveProducts\(/m;
@@ -40,13 +39,12 @@ export async function buildV2Bundle(dir: string): Promise<string> {
   await writeFile(workflowPath, withExtraActivity(await readFile(workflowPath, 'utf8')));
   // The product's own bundle options, every path moved into the copy.
   const relocate = (path: string) => join(dir, relative(PROJECT_ROOT, path));
-  const { code } = await bundleWorkflowCode({
+  const code = await bundleWorkflows({
     workflowsPath: relocate(WORKFLOW_CODE.workflowsPath),
     payloadConverterPath: relocate(WORKFLOW_CODE.payloadConverterPath),
     failureConverterPath: relocate(WORKFLOW_CODE.failureConverterPath),
     workflowInterceptorModules: WORKFLOW_CODE.workflowInterceptorModules.map(relocate),
     preloadModules: WORKFLOW_CODE.preloadModules.map(relocate),
-    logger: SILENT,
   });
   const bundlePath = join(dir, 'workflow-bundle.js');
   await writeFile(bundlePath, code);

@@ -3,11 +3,8 @@
  * left out: for the tests, benchmarks and fault runs that start workers from a prebuilt bundle.
  * `npm run build` writes the image's bundle with scripts/build-workflow-bundle.ts instead.
  */
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
-
-const SILENT = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
+import { bundleWorkflows } from '../../src/worker-deployment.js';
 
 export async function productWorkflowBundle(): Promise<string> {
-  return (await bundleWorkflowCode({ ...WORKFLOW_CODE, logger: SILENT })).code;
+  return bundleWorkflows();
 }

@@ -66,16 +66,21 @@ export async function authorize(summary: string, call: AuthorizeCall, { idempote
         rateLimitedSince ??= Date.now();
         rateLimited += 1;
         if (Date.now() - rateLimitedSince < MAX_RATE_LIMITED_WAIT_MS) {
-          const wait = Math.max(details.retryAfterMs ?? 0, Math.min(BACKOFF_MS.maximum, BACKOFF_MS.initial * BACKOFF_MS.coefficient ** Math.min(rateLimited - 1, 5)));
+          const wait = Math.max(details.retryAfterMs ?? 0, backoffMs(rateLimited));
           await sleep(wait, { summary: `wait for the service's rate limit (${rateLimited}x): ${summary}` });
           continue;
         }
       }
       if (send >= MAX_AUTHORIZE_SENDS) throw error;
-      await sleep(Math.min(BACKOFF_MS.maximum, BACKOFF_MS.initial * BACKOFF_MS.coefficient ** (send - 1)), { summary: `wait before resending: ${summary}` });
+      await sleep(backoffMs(send), { summary: `wait before resending: ${summary}` });
       send += 1;
     }
   }
+}
+
+/** The wait before the n-th resend (n from 1): 1 s, doubling, at most 30 s. */
+function backoffMs(n: number): number {
+  return Math.min(BACKOFF_MS.maximum, BACKOFF_MS.initial * BACKOFF_MS.coefficient ** Math.min(n - 1, 5));
 }
 
 /** Says what happened without quoting the service's words (they may echo what was sent). */
