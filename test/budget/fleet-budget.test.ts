@@ -8,47 +8,30 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
 import { ConnectionsClient } from '../../src/client/connections.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { Sandbox } from '../../src/sandbox/server.js';
 import type { ConnectionResult } from '../../src/workflows/definitions.js';
 import { tenantThrottleWorkflowId, throttleStateQuery, type ThrottleState } from '../../src/workflows/tenant-throttle-definitions.js';
-import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
-import { startProcess, stopAllProcesses } from '../helpers/processes.js';
-import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
-import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
+import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
 
-let env: TestWorkflowEnvironment;
+let stack: ProcessStack;
 let client: Client;
 let sandbox: Sandbox;
-let bundle: WorkflowBundleFile;
 
 before(async () => {
-  env = await createDevEnvironment();
-  client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
-  sandbox = await createSandbox({ port: 0 });
-  bundle = await writeWorkflowBundle();
+  stack = await startProcessStack();
+  ({ client, sandbox } = stack);
 });
 
 after(async () => {
-  await stopAllProcesses();
-  await sandbox?.close();
-  await bundle?.remove();
-  await env?.teardown();
+  await stack?.stop();
 });
 
-async function savedLogin(customerId: string, username: string): Promise<string> {
-  const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
-  return ((await response.json()) as { LoginId: string }).LoginId;
-}
-
 async function startWorkers(taskQueue: string, count: number, extra: Record<string, string>): Promise<void> {
-  await Promise.all(
-    Array.from({ length: count }, () => startProcess('worker', { ...workerProcessEnv({ temporalAddress: env.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path }), ...extra })),
-  );
+  await Promise.all(Array.from({ length: count }, () => stack.startWorker(taskQueue, { env: extra })));
 }
 
 /** Starts `count` cached connections of the tenant, each a few requests (Authorize, the request, a poll). */
@@ -56,7 +39,7 @@ async function startConnections(taskQueue: string, customerId: string, count: nu
   const connections = new ConnectionsClient({ client, taskQueue });
   const ids: string[] = [];
   for (let index = 0; index < count; index += 1) {
-    const loginId = await savedLogin(customerId, `pending_polls_${index + 1}`);
+    const loginId = await stack.savedLogin(customerId, `pending_polls_${index + 1}`);
     const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } };
     ids.push((await connections.start(`connection-${customerId}:c${index}`, input)).workflowId);
   }

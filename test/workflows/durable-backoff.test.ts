@@ -11,24 +11,22 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
+import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { Worker } from '@temporalio/worker';
 import proto from '@temporalio/proto';
-import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
-import { createSandbox } from '../../src/sandbox/server.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/workflows/definitions.js';
 import { workflowSource } from '../../src/workflow-code.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
-import { killProcess, startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';
+import { killProcess, type ProductProcess } from '../helpers/processes.js';
+import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
-import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
-import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -75,31 +73,24 @@ interface PendingRequest {
 }
 
 describe('a data request that fails transiently', () => {
-  let env: TestWorkflowEnvironment;
+  let stack: ProcessStack;
   let client: Client;
-  let sandbox: Awaited<ReturnType<typeof createSandbox>>;
   let proxy: FailingProxy;
-  let bundle: WorkflowBundleFile;
   const customerId = uniqueId('tenant');
 
   before(async () => {
-    env = await createDevEnvironment();
-    client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
-    sandbox = await createSandbox({ port: 0 });
-    proxy = await startFailingProxy(sandbox.url);
-    bundle = await writeWorkflowBundle();
+    stack = await startProcessStack();
+    client = stack.client;
+    proxy = await startFailingProxy(stack.sandbox.url);
   });
 
   after(async () => {
-    await stopAllProcesses();
+    await stack?.stop();
     await proxy?.close();
-    await sandbox?.close();
-    await bundle?.remove();
-    await env?.teardown();
   });
 
   function startWorker(taskQueue: string): Promise<ProductProcess> {
-    return startProcess('worker', workerProcessEnv({ temporalAddress: env.address, taskQueue, aggregatorUrl: proxy.url, bundlePath: bundle.path }));
+    return stack.startWorker(taskQueue, { aggregatorUrl: proxy.url });
   }
 
   async function pendingRequest(workflowId: string): Promise<PendingRequest | undefined> {
@@ -126,8 +117,7 @@ describe('a data request that fails transiently', () => {
   }
 
   it('backs off on the server, answers queries meanwhile, and completes after its worker is killed during a backoff', { timeout: 240_000 }, async () => {
-    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_1' }) });
-    const { LoginId: loginId } = (await response.json()) as { LoginId: string };
+    const loginId = await stack.savedLogin(customerId, 'pending_polls_1');
     const taskQueue = uniqueId('durable-backoff');
     const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300 } };
     proxy.failing = true;
@@ -151,7 +141,7 @@ describe('a data request that fails transiently', () => {
     const state = await handle.query(connectionStateQuery);
     assert.equal(state.status, 'Completed');
 
-    const history = await fetchRawHistory(env.connection, env.namespace ?? 'default', handle.workflowId);
+    const history = await fetchRawHistory(stack.env.connection, stack.env.namespace ?? 'default', handle.workflowId);
     const requests = history.events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === FAILING_ACTIVITY);
     assert.equal(requests.length, 1, 'one scheduled request: its attempts are the server\'s retries, not new requests');
     const scheduledId = Number(requests[0]?.eventId);

@@ -7,17 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
-import { createSandbox } from '../../src/sandbox/server.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/workflows/definitions.js';
-import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
-import { startProcess, stopAllProcesses } from '../helpers/processes.js';
 import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
-import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
-import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
+import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
+import { uniqueId } from '../helpers/temporal.js';
 
 interface ExpiringProxy {
   readonly url: string;
@@ -39,36 +33,26 @@ async function startExpiringProxy(upstream: string): Promise<ExpiringProxy> {
 }
 
 describe('a session that expired while its calls waited', () => {
-  let env: TestWorkflowEnvironment;
-  let client: Client;
-  let sandbox: Awaited<ReturnType<typeof createSandbox>>;
+  let stack: ProcessStack;
   let proxy: ExpiringProxy;
-  let bundle: WorkflowBundleFile;
 
   before(async () => {
-    env = await createDevEnvironment();
-    client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
-    sandbox = await createSandbox({ port: 0 });
-    proxy = await startExpiringProxy(sandbox.url);
-    bundle = await writeWorkflowBundle();
+    stack = await startProcessStack();
+    proxy = await startExpiringProxy(stack.sandbox.url);
   });
 
   after(async () => {
-    await stopAllProcesses();
+    await stack?.stop();
     await proxy?.close();
-    await sandbox?.close();
-    await bundle?.remove();
-    await env?.teardown();
   });
 
   it('is reopened with a cached Authorize, and the connection completes with its data', { timeout: 120_000 }, async () => {
     const customerId = uniqueId('tenant');
-    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_1' }) });
-    const { LoginId: loginId } = (await response.json()) as { LoginId: string };
+    const loginId = await stack.savedLogin(customerId, 'pending_polls_1');
     const taskQueue = uniqueId('session-reopen');
-    await startProcess('worker', workerProcessEnv({ temporalAddress: env.address, taskQueue, aggregatorUrl: proxy.url, bundlePath: bundle.path }));
+    await stack.startWorker(taskQueue, { aggregatorUrl: proxy.url });
     const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } };
-    const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId: uniqueId('session-reopen'), args: [input] });
+    const handle = await stack.client.workflow.start('connectionWorkflow', { taskQueue, workflowId: uniqueId('session-reopen'), args: [input] });
 
     const result = (await handle.result()) as ConnectionResult;
     assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length > 0, 'accounts retrieved');
