@@ -13,7 +13,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { TENANT_THROTTLE_WORKFLOW_TYPE, tenantThrottleWorkflowId, throttleNoticeSignal, type ThrottleMemo, type ThrottleNotice } from '../workflows/tenant-throttle-definitions.js';
+import { TENANT_THROTTLE_WORKFLOW_TYPE, tenantThrottleWorkflowId, throttleNoticeSignal, publishedPause, type ThrottleNotice } from '../workflows/tenant-throttle-definitions.js';
 
 /** When the service gives no Retry-After, the tenant waits this long. */
 export const DEFAULT_THROTTLE_MS = 10_000;
@@ -77,10 +77,8 @@ export class TenantPauses {
   private async describe(customerId: string): Promise<TenantPause | undefined> {
     let pause: TenantPause | undefined;
     try {
-      const description = await this.temporal.workflow.getHandle(tenantThrottleWorkflowId(customerId)).describe();
-      const memo = description.memo as Partial<ThrottleMemo> | undefined;
-      const until = memo?.pausedUntil ? Date.parse(memo.pausedUntil) : Number.NaN;
-      if (description.status.name === 'RUNNING' && !Number.isNaN(until)) pause = { until, reason: memo?.reason ?? '' };
+      const published = publishedPause(await this.temporal.workflow.getHandle(tenantThrottleWorkflowId(customerId)).describe());
+      if (published) pause = { until: Date.parse(published.pausedUntil), reason: published.reason };
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
     }

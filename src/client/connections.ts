@@ -63,7 +63,7 @@ import { connectionClassOf, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPr
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
 import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
-import { tenantThrottleWorkflowId, type ThrottleMemo } from '../workflows/tenant-throttle-definitions.js';
+import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../workflows/tenant-throttle-definitions.js';
 import type { FleetBudget } from '../budget/fleet-budget.js';
 import { LoginsClient } from './logins.js';
 import { RefreshSchedules } from './schedules.js';
@@ -354,11 +354,11 @@ export class ConnectionsClient {
       let pause: ThrottleMemo | undefined;
       try {
         const throttle = await this.client.workflow.getHandle(tenantThrottleWorkflowId(customerId)).describe();
-        if (throttle.status.name === 'RUNNING') pause = throttle.memo as ThrottleMemo | undefined;
+        pause = publishedPause(throttle);
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError)) throw error;
       }
-      return budgetWaitOf(description, Date.now(), pause?.pausedUntil ? pause : undefined);
+      return budgetWaitOf(description, Date.now(), pause);
     } catch (error) {
       throw this.mapError(workflowId, error);
     }
