@@ -8,54 +8,20 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AggregatorClient, AuthorizeResult, CallOptions, DataResult } from '../aggregator/client.js';
 import { AggregatorAbortedError, AggregatorError } from '../aggregator/errors.js';
+import type { AccountsDetailResponse, AttributesResponse, InvestmentsResponse, Login } from '../aggregator/schemas.js';
 import type {
-  AccountsDetailOptions,
-  AccountsDetailResponse,
-  AttributesResponse,
-  InvestmentsResponse,
-  Login,
-  SecurityChallenge,
-  SecurityResponses,
-} from '../aggregator/schemas.js';
-import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
+  AccountsDetailInput,
+  AnswerChallengeInput,
+  AttributesInput,
+  AuthorizeOutcome,
+  DataOutcome,
+  LoginDataInput,
+  OpenSessionInput,
+  SessionDataInput,
+} from './connection-activity-types.js';
 import { tenantPausedFailure, toActivityFailure, workerShutdownFailure } from './failures.js';
 import type { TenantPauses } from './tenant-pauses.js';
 import { createPollActivities } from './poll-activities.js';
-
-export type AuthorizeOutcome =
-  | { readonly kind: 'session-open'; readonly requestId: string; readonly login: Login; readonly institution?: string | undefined }
-  | { readonly kind: 'challenge'; readonly requestId: string; readonly challenges: SecurityChallenge[] }
-  | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
-
-export type DataOutcome<T> =
-  | { readonly kind: 'ready'; readonly requestId: string; readonly data: T }
-  | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
-
-interface Tenant {
-  readonly customerId: string;
-}
-
-export interface OpenSessionInput extends Tenant {
-  readonly session: SessionInput;
-}
-export interface AnswerChallengeInput extends Tenant {
-  readonly requestId: string;
-  readonly responses: SecurityResponses;
-}
-export interface AccountsDetailInput extends Tenant {
-  readonly requestId: string;
-  readonly options: AccountsDetailOptions;
-}
-export interface SessionDataInput extends Tenant {
-  readonly requestId: string;
-}
-export interface LoginDataInput extends Tenant {
-  readonly loginId: string;
-  readonly requestId: string;
-}
-export interface AttributesInput extends LoginDataInput {
-  readonly product: AttributesProduct;
-}
 
 /** Gives the aggregation client of a tenant; the worker caches one per customer id. */
 export type ClientForTenant = (customerId: string) => AggregatorClient;

@@ -11,7 +11,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ServiceFailureDetails } from '../aggregator/failure-table.js';
 import type { AccountsDetailResponse, AttributesResponse, InvestmentsResponse } from '../aggregator/schemas.js';
-import type { AttributesInput, DataOutcome, LoginDataInput, SessionDataInput } from './connection-activities.js';
+import type { AttributesInput, DataOutcome, LoginDataInput, SessionDataInput } from './connection-activity-types.js';
 
 /** Which call a poll repeats: accounts detail polls its async endpoint; investments and attributes repeat their request. */
 export type PollRequest =

@@ -7,7 +7,8 @@
  * caller to recover from. A cached Authorize only reads saved data and is resent freely.
  */
 import { proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
-import type { AuthorizeOutcome, ConnectionActivities } from '../activities/connection-activities.js';
+import type { ConnectionActivities } from '../activities/connection-activities.js';
+import type { AuthorizeOutcome } from '../activities/connection-activity-types.js';
 import { deliveryOf, isTransient, serviceDetailsOf, timeoutFailureOf } from './failures.js';
 
 const AUTHORIZE_OPTIONS: ActivityOptions = {

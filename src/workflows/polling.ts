@@ -5,7 +5,8 @@
  * activity once the first request answered "pending" (activities/poll-activities.ts).
  */
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
-import type { ConnectionActivities, DataOutcome } from '../activities/connection-activities.js';
+import type { ConnectionActivities } from '../activities/connection-activities.js';
+import type { DataOutcome } from '../activities/connection-activity-types.js';
 import type { PolledData, PollRequest } from '../activities/poll-activities.js';
 import type { PollStrategy } from '../contract/connection-input.js';
 import { serviceDetailsOf } from './failures.js';

@@ -4,7 +4,8 @@
  * so their transient failures are retried (by Temporal, within the pending operation's deadline);
  * how each call is made (an activity under the fleet's budget) is service-calls.ts's decision.
  */
-import type { ConnectionActivities, DataOutcome } from '../activities/connection-activities.js';
+import type { ConnectionActivities } from '../activities/connection-activities.js';
+import type { DataOutcome } from '../activities/connection-activity-types.js';
 import type { PollRequest } from '../activities/poll-activities.js';
 import type { AccountsDetailOptions } from '../aggregator/schemas.js';
 import type { ConnectionInput } from '../contract/connection-input.js';

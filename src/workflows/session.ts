@@ -9,7 +9,7 @@
  */
 import type { ServiceCallShape } from './service-calls.js';
 import { log } from '@temporalio/workflow';
-import type { AuthorizeOutcome } from '../activities/connection-activities.js';
+import type { AuthorizeOutcome } from '../activities/connection-activity-types.js';
 import type { SecurityChallenge } from '../aggregator/schemas.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import type { AnswerInbox } from './answer-inbox.js';

@@ -1,0 +1,41 @@
+/**
+ * What goes into and comes out of the connection activities (connection-activities.ts), as plain
+ * serializable types: the poll activities repeat the same calls, and the workflows read the outcomes.
+ */
+import type { AccountsDetailOptions, Login, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
+
+export type AuthorizeOutcome =
+  | { readonly kind: 'session-open'; readonly requestId: string; readonly login: Login; readonly institution?: string | undefined }
+  | { readonly kind: 'challenge'; readonly requestId: string; readonly challenges: SecurityChallenge[] }
+  | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
+
+export type DataOutcome<T> =
+  | { readonly kind: 'ready'; readonly requestId: string; readonly data: T }
+  | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
+
+interface Tenant {
+  readonly customerId: string;
+}
+
+export interface OpenSessionInput extends Tenant {
+  readonly session: SessionInput;
+}
+export interface AnswerChallengeInput extends Tenant {
+  readonly requestId: string;
+  readonly responses: SecurityResponses;
+}
+export interface AccountsDetailInput extends Tenant {
+  readonly requestId: string;
+  readonly options: AccountsDetailOptions;
+}
+export interface SessionDataInput extends Tenant {
+  readonly requestId: string;
+}
+export interface LoginDataInput extends Tenant {
+  readonly loginId: string;
+  readonly requestId: string;
+}
+export interface AttributesInput extends LoginDataInput {
+  readonly product: AttributesProduct;
+}
