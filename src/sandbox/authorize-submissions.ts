@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { SecurityResponses } from '../aggregator/schemas.js';
-import type { SandboxState } from './state.js';
 
 export interface SubmissionCounts {
   /** Authorize calls carrying SecurityResponses. */
@@ -38,8 +37,13 @@ export function recordAnswer(counts: SubmissionCounts, requestId: string, respon
   else counts.byAnswer.set(hash, { requestId, count: 1 });
 }
 
+/** What a summary reads of the sandbox's state (state.ts's SandboxState): each tenant's counts. */
+export interface SubmittingTenants {
+  readonly tenants: ReadonlyMap<string, { readonly id: string; readonly submissions: SubmissionCounts }>;
+}
+
 /** Totals and duplicates over every tenant, or over one (an unknown tenant has none). */
-export function summarizeSubmissions(state: SandboxState, customerId?: string): AuthorizeSubmissions {
+export function summarizeSubmissions(state: SubmittingTenants, customerId?: string): AuthorizeSubmissions {
   const tenants = customerId === undefined ? [...state.tenants.values()] : [state.tenants.get(customerId)].filter((tenant) => tenant !== undefined);
   let answers = 0;
   let credentials = 0;
