@@ -3,7 +3,7 @@
  * start it and wait for its first step), read its state, answer its challenges, wait for its result,
  * cancel it, and list connections by status through Temporal visibility.
  *
- * Everything it returns is a plain object (types from `workflows/definitions.ts` or declared here);
+ * Everything it returns is a plain object (types from `workflows/definitions.ts`, `./connection-summary.ts` or declared here);
  * everything it throws is a `ConnectionClientError` subclass from `./errors.js`.
  */
 import {
@@ -65,6 +65,7 @@ import { FleetBudgetClient } from './budget.js';
 import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
 import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../workflows/tenant-throttle-definitions.js';
 import type { FleetBudget } from '../budget/fleet-budget.js';
+import type { ConnectionSummary } from './connection-summary.js';
 import { LoginsClient } from './logins.js';
 import { RefreshSchedules } from './schedules.js';
 import { quoteVisibilityValue } from './visibility.js';
@@ -117,21 +118,6 @@ export const ListFilter = z.strictObject({
   limit: z.number().int().min(1).max(1000).optional(),
 });
 export type ListFilter = z.input<typeof ListFilter>;
-
-/** One connection as visibility knows it (search attributes may lag the workflow by a moment). */
-export interface ConnectionSummary {
-  readonly workflowId: string;
-  readonly runId: string;
-  /** The connection's own status (search attribute); undefined before the workflow first set it. */
-  readonly status: ConnectionStatus | undefined;
-  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, ... */
-  readonly executionStatus: string;
-  readonly customerId: string | undefined;
-  readonly institution: string | undefined;
-  readonly loginId: string | undefined;
-  readonly startedAt: string;
-  readonly closedAt: string | undefined;
-}
 
 export interface ConnectionsClientOptions {
   /** A connected @temporalio/client Client (its namespace is used). */

@@ -20,7 +20,7 @@ import { isScheduledRefreshId, refreshScheduleId } from '../contract/login-keys.
 import { describeEndUserChallenge } from '../workflows/challenges.js';
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../workflows/definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../workflows/search-attributes.js';
-import type { ConnectionsClient, ConnectionSummary } from './connections.js';
+import type { ConnectionSummary } from './connection-summary.js';
 import {
   ConnectionClientError,
   ConnectionFailedError,
@@ -68,11 +68,17 @@ export interface LatestRefresh extends ConnectionSummary {
     | { readonly kind: 'failed'; readonly type: ConnectionEndType; readonly reason: string; readonly serviceCode?: string | undefined };
 }
 
+/** The two reads of connections that the schedules make: ConnectionsClient's `list` and `result`. */
+export interface ConnectionReads {
+  list(filter: { readonly customerId: string; readonly loginId: string; readonly limit: number }): Promise<ConnectionSummary[]>;
+  result(workflowId: string): Promise<ConnectionResult>;
+}
+
 export interface RefreshSchedulesOptions {
   readonly client: Client;
   readonly taskQueue: string;
-  /** Reads the runs' results and failures, typed as ConnectionsClient types them. */
-  readonly connections: ConnectionsClient;
+  /** Reads the runs' results and failures, typed as ConnectionsClient types them (ConnectionsClient passes itself). */
+  readonly connections: ConnectionReads;
   readonly address?: string | undefined;
   /** Scheduled runs start with the `scheduled` class's priority and the tenant's weight. */
   readonly priority?: PriorityPolicy | undefined;
@@ -92,7 +98,7 @@ const CATCHUP_WINDOW = '1 hour';
 export class RefreshSchedules {
   private readonly client: Client;
   private readonly taskQueue: string;
-  private readonly connections: ConnectionsClient;
+  private readonly connections: ConnectionReads;
   private readonly address: string | undefined;
   private readonly priority: PriorityPolicy;
 

@@ -1,7 +1,7 @@
 /** `list`: connections by status, newest first, through Temporal visibility. */
 import { CONNECTION_STATUSES } from '../../../workflows/definitions.js';
 import type { ConnectionStatus } from '../../../workflows/definitions.js';
-import type { ConnectionSummary } from '../../connections.js';
+import type { ConnectionSummary } from '../../connection-summary.js';
 import { noPositionals, parseFlags, UsageError } from '../args.js';
 import type { Command } from '../command.js';
 import { EXIT_OK, formatTable } from '../report.js';
