@@ -1,7 +1,8 @@
 /**
  * The operator console end to end: real dev server, worker, sandbox, the console's HTTP server, and
  * the page in headless Chromium answering a challenge of every type. Screenshots land in
- * artifacts/console/ (gitignored).
+ * artifacts/console/ (gitignored); docs/images/console.png is taken by `npm run docs:screenshots`
+ * (test/helpers/docs-screenshot.ts).
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { MAX_BODY_BYTES } from '../../src/client/console/http.js';
 import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
 import type { ConsoleServer } from '../../src/client/console/app.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
+import { docsScreenshot } from '../helpers/docs-screenshot.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
@@ -137,6 +139,9 @@ void describe('the operator console in a browser', () => {
     await page.screenshot({ path: `${ARTIFACTS}list.png`, fullPage: true });
     await entry.click();
     await page.locator('#status', { hasText: 'AwaitingAnswer' }).waitFor();
+    // The docs' picture of the console: the connection in the list, its challenge open beside it.
+    await page.locator('#answer-form h3', { hasText: 'Challenge set' }).waitFor();
+    await docsScreenshot(page, 'console');
     await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'security_question', 0), 'question-and-answer');
     await expectCompleted(page, 'question-and-answer-completed');
     await page.close();

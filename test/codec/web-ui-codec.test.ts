@@ -2,7 +2,8 @@
  * The Web UI reads encrypted histories, as `npm start` wires it: a dev server with its Web UI started
  * with `--ui-codec-endpoint` pointing at the console's codec under the codec-only token, a worker
  * encrypting payloads, and headless Chromium opening the connection's page. The Input panel shows the
- * decoded input while the stored history holds ciphertext. Screenshot in artifacts/web-ui/.
+ * decoded input while the stored history holds ciphertext. Screenshot in artifacts/web-ui/;
+ * docs/images/web-ui.png is taken by `npm run docs:screenshots` (test/helpers/docs-screenshot.ts).
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { docsScreenshot } from '../helpers/docs-screenshot.js';
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { uniqueId } from '../helpers/temporal.js';
 
@@ -72,6 +74,7 @@ describe('the Web UI of an encrypted stack', () => {
       await page.getByText(USERNAME).first().waitFor({ timeout: 30_000 });
       await mkdir('artifacts/web-ui', { recursive: true });
       await page.screenshot({ path: 'artifacts/web-ui/decoded-input.png', fullPage: true });
+      await docsScreenshot(page, 'web-ui');
     } finally {
       await page.close();
       await handle.cancel();
