@@ -29,6 +29,7 @@ import { runStackHarness } from '../scripts/lib/stack-harness.js';
 import { ConnectionFailedError } from '../src/client/index.js';
 import { TENANT_THROTTLE_WORKFLOW_TYPE } from '../src/workflows/tenant-throttle-definitions.js';
 import { cpuBetween, cpuTotal, sampleCpu, type CpuPart } from './burst/cpu.js';
+import { floorRatioLine, measureFloorRatio } from './floor-ratio.js';
 import {
   bucketRates,
   bucketSecondsFor,
@@ -300,6 +301,10 @@ async function throttleRuns(stack: Stack): Promise<string> {
 
 /** Both runs (or the one asked for), then the summary lines. */
 async function runBoth(options: BurstOptions, resources: StackResources): Promise<boolean> {
+  // What one connection costs the worker against what Temporal itself costs (issue 21, item 7),
+  // measured before the stack starts: the machine is as quiet as this run will find it.
+  const floor = options.floorRuns > 0 ? floorRatioLine(await measureFloorRatio(options.floorRuns)) : undefined;
+  if (floor) log(floor);
   const results: RunResult[] = [];
   for (const mode of options.modes) {
     try {
@@ -319,6 +324,7 @@ async function runBoth(options: BurstOptions, resources: StackResources): Promis
   }
   const last = on ?? off;
   if (!last) return false;
+  if (floor) log(floor);
   log(summaryLine(last.figures));
   return results.every((result) => result.figures.lost === 0 && result.figures.failed === 0);
 }

@@ -17,33 +17,11 @@
  *
  *   npx tsx bench/sdk-floor.ts [--runs 50]
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import ts from 'typescript';
+import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 import { cpuMs, median, percentile, runsArgument, startBenchServer, startProcess, stopAllProcesses } from './bench-processes.js';
 /** bench/sdk-floor/workflows.ts's update, by name: the client process does not load workflow code. */
 const answerUpdate = 'answer';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-/**
- * The floor's worker and activities as plain JavaScript (TypeScript's transpiler, no type check),
- * run by node as the product's worker is: through tsx, source-mapped stacks would cost it CPU the
- * product's worker does not pay. Written under node_modules/.cache so its imports resolve; returns
- * the worker's path from the project root.
- */
-function compiledFloorWorker(): string {
-  const out = join(here, '..', 'node_modules', '.cache', 'sdk-floor');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
-  for (const file of ['worker', 'activities']) {
-    const { outputText } = ts.transpileModule(readFileSync(join(here, 'sdk-floor', `${file}.ts`), 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-    writeFileSync(join(out, `${file}.js`), outputText);
-  }
-  return relative(join(here, '..'), join(out, 'worker.js'));
-}
 
 const WARM_UP_RUNS = 5;
 const POLL_CONNECTIONS = 500;
@@ -59,7 +37,7 @@ const spread = (values: number[]) => {
 const env = await startBenchServer();
 try {
   const taskQueue = `sdk-floor-${Date.now()}`;
-  const worker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, SDK_FLOOR_WORKFLOWS_PATH: join(here, 'sdk-floor', 'workflows.ts') }, '"worker started"', [], 'node');
+  const worker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH }, '"worker started"', [], 'node');
   const client = new Client({ connection: await Connection.connect({ address: env.address }) });
 
   /** Times of `runs` sequential runs of `once`, after warm-up runs, and the worker's CPU a run. */

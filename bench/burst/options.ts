@@ -29,6 +29,8 @@ export interface BurstOptions {
   readonly deadlineMs: number;
   readonly seed: number;
   readonly keepLogs: boolean;
+  /** Connections of each side of the product-vs-floor measure printed before the summary (0: skip it). */
+  readonly floorRuns: number;
 }
 
 export class BurstArgumentError extends Error {
@@ -61,7 +63,12 @@ Exit 1 when a connection was lost or failed (the latency and budget targets are 
   --deadline S       a connection not ended this long after its phase's last start is lost (default 900)
   --seed S           seed of the start times (default: random, printed)
   --keep-logs        keep each run's directory (PostgreSQL data, server, sandbox and worker logs)
+  --floor-runs N     first, N cached connections of the product and N of the SDK floor's shape,
+                     alternating on a dev server (bench/floor-ratio.ts); their ratio is printed
+                     before the summary (default 30; 0 skips it)
   --help             this text
+
+WORKER_* variables of the shell reach every worker (e.g. WORKER_MAX_CONCURRENT_ACTIVITIES=50).
 
 Needs: apt-get install -y postgresql; bash scripts/provision-temporal.sh server.`;
 
@@ -86,6 +93,7 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   let deadlineS = 900;
   let seed: number | undefined;
   let keepLogs = false;
+  let floorRuns = 30;
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index];
     const value = () => argv[++index];
@@ -134,11 +142,14 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
       case '--keep-logs':
         keepLogs = true;
         break;
+      case '--floor-runs':
+        floorRuns = number(flag, value(), 0, 1_000);
+        break;
       default:
         throw new BurstArgumentError(`unknown argument ${JSON.stringify(flag)}`);
     }
   }
   if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
   if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
-  return { a, b, live, modes, windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, deadlineMs: deadlineS * 1000, seed: seed ?? randomSeed(), keepLogs };
+  return { a, b, live, modes, windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, deadlineMs: deadlineS * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns };
 }

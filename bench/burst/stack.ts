@@ -20,7 +20,7 @@ import type { Timeline } from '../../scripts/chaos/timeline.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { PostgresCluster } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries, ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';
-import { startProcess, stopProcess } from '../bench-processes.js';
+import { startProcess, stopProcess, workerTuning } from '../bench-processes.js';
 import type { Mode } from './options.js';
 
 /** The tenants (customer ids): A's and B's nightly refreshes, and the live end users' lender. */
@@ -122,6 +122,7 @@ export async function startStack(settings: StackSettings, resources: StackResour
       SERVICE_BUDGET_TENANT_RPS: String(settings.tenantBudgetRps),
       ...workerPriorityEnv(mode),
       LOG_LEVEL: 'INFO',
+      ...workerTuning(),
     },
     baseUrlFor: () => sandboxUrl,
     logDir,

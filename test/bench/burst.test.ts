@@ -186,6 +186,9 @@ void describe('burst figures', () => {
     assert.deepEqual([options.a, options.b, options.live, options.modes, options.windowMs, options.seed], [60, 12, 4, ['off'], 10_000, 3]);
     const defaults = parseBurstArgs([], () => 9);
     assert.deepEqual([defaults?.a, defaults?.b, defaults?.live, defaults?.modes, defaults?.budgetRps, defaults?.tenantBudgetRps, defaults?.seed], [2000, 200, 50, ['on', 'off'], 60, 40, 9]);
+    assert.equal(defaults?.floorRuns, 30);
+    assert.equal(parseBurstArgs(['--floor-runs', '0'], () => 1)?.floorRuns, 0);
+    assert.throws(() => parseBurstArgs(['--floor-runs', '-1'], () => 1), /--floor-runs must be an integer from 0 to 1000, got "-1"/);
     assert.equal(parseBurstArgs(['--help'], () => 1), undefined);
     assert.throws(() => parseBurstArgs(['--a-limit', '40'], () => 1), BurstArgumentError);
     assert.throws(() => parseBurstArgs(['--only', 'both'], () => 1), /--only must be on or off/);
@@ -201,7 +204,7 @@ void describe('npm run bench:burst', () => {
   });
 
   void it('runs a small burst on the production stack: the summary line parses, nothing lost or failed', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
-    const run = await runHarness(ENTRY, ['--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240'], RUN_TIMEOUT_MS, 'SIGTERM');
+    const run = await runHarness(ENTRY, ['--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240', '--floor-runs', '3'], RUN_TIMEOUT_MS, 'SIGTERM');
     const report = `\n${tail(run.output)}`;
     const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     const summary = parseSummaryLine(last);
@@ -209,6 +212,9 @@ void describe('npm run bench:burst', () => {
     assert.equal(summary.connections, 4 + 12 + 60 + 12 + 4, `every phase's connections counted${report}`);
     assert.deepEqual([summary.lost, summary.failed], [0, 0], report);
     assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
+    // The connection's cost against the SDK floor's, just above the summary.
+    const beforeLast = run.stdout.trimEnd().split('\n').at(-2) ?? '';
+    assert.match(beforeLast, /^connection vs SDK floor: start→result [\d.]+ \/ [\d.]+ ms \([\d.]+x\), worker CPU [\d.]+ \/ [\d.]+ ms \([\d.]+x\), 3 runs each, alternating$/, report);
     assert.equal(run.code, 0, report);
   });
 });

@@ -1,0 +1,150 @@
+/**
+ * The product's cached connection against the floor Temporal sets for its shape (issue 21, item 7),
+ * measured in one run so the machine's load weighs on both alike: one dev server, the sandbox, the
+ * product's worker as production runs it (compiled, prebuilt bundle, payloads encrypted) and the
+ * floor's worker (bench/sdk-floor: the same calls as no-op activities, SDK defaults, no codec), each on
+ * its own task queue; the runs alternate product, floor, product, ... one connection at a time.
+ * Each side's figures: start→result median, worker CPU per connection (its own process), and the
+ * median time each of its workflow tasks and activities spent on the worker, from the histories.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { dataConverterFor } from '../src/codec/data-converter.js';
+import { loadClientConfig } from '../src/config.js';
+import { cpuMs, median, prepareBenchWorker, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
+
+const { EventType } = proto.temporal.api.enums.v1;
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+const WARM_UP_RUNS = 5;
+
+export interface SideFigures {
+  /** Median start→result at the client, ms. */
+  readonly startToResultMs: number;
+  /** The side's worker process CPU over its measured runs, per connection, ms. */
+  readonly workerCpuMs: number;
+  /** Median ms of each step on the worker: "workflow task 1", "activity 1", ... in history order. */
+  readonly steps: ReadonlyMap<string, number>;
+  /** Median number of history events. */
+  readonly events: number;
+}
+
+export interface FloorRatio {
+  readonly runs: number;
+  readonly product: SideFigures;
+  readonly floor: SideFigures;
+  /** product / floor. */
+  readonly latencyRatio: number;
+  readonly cpuRatio: number;
+}
+
+function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+}
+
+/** Each workflow task's and activity's STARTED→COMPLETED time in one history, in order. */
+function stepTimes(events: readonly HistoryEvent[]): [string, number][] {
+  const steps: [string, number][] = [];
+  let tasks = 0;
+  let activities = 0;
+  const startedAt = new Map<string, number>();
+  for (const event of events) {
+    const type = event.eventType ?? 0;
+    const at = epochMs(event.eventTime);
+    if (type === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) startedAt.set('task', at);
+    else if (type === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) steps.push([`workflow task ${(tasks += 1)}`, at - (startedAt.get('task') ?? at)]);
+    else if (type === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) startedAt.set('activity', at);
+    else if (type === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) steps.push([`activity ${(activities += 1)}`, at - (startedAt.get('activity') ?? at)]);
+  }
+  return steps;
+}
+
+class Side {
+  readonly totals: number[] = [];
+  readonly eventCounts: number[] = [];
+  readonly steps = new Map<string, number[]>();
+  private cpuBefore = 0;
+  constructor(readonly worker: ChildProcess) {}
+  startCounting(): void {
+    this.cpuBefore = cpuMs(this.worker.pid ?? 0);
+  }
+  record(ms: number, events: readonly HistoryEvent[]): void {
+    this.totals.push(ms);
+    this.eventCounts.push(events.length);
+    for (const [name, time] of stepTimes(events)) this.steps.set(name, [...(this.steps.get(name) ?? []), time]);
+  }
+  figures(): SideFigures {
+    return {
+      startToResultMs: median(this.totals),
+      workerCpuMs: (cpuMs(this.worker.pid ?? 0) - this.cpuBefore) / this.totals.length,
+      steps: new Map([...this.steps].map(([name, times]) => [name, median(times)])),
+      events: median(this.eventCounts),
+    };
+  }
+}
+
+/** Starts the stack, alternates `runs` product and `runs` floor connections, stops what it started. */
+export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
+  const benchWorker = await prepareBenchWorker();
+  const env = await startBenchServer();
+  const started: ChildProcess[] = [];
+  try {
+    const sandboxUrl = await startSandboxProcess();
+    const productQueue = `floor-ratio-product-${Date.now()}`;
+    const floorQueue = `floor-ratio-floor-${Date.now()}`;
+    const productWorker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
+    const floorWorker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH }, '"worker started"', workerNodeArgs(), 'node');
+    started.push(productWorker, floorWorker);
+    // The product's client as a pipeline has it (payloads encrypted with the local key); the floor's has the SDK's defaults.
+    const connection = await Connection.connect({ address: env.address });
+    const productClient = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ALLOW_UNSUPPORTED_NODE: process.env.ALLOW_UNSUPPORTED_NODE })) });
+    const floorClient = new Client({ connection });
+    const customerId = `floor-ratio-${Date.now()}`;
+    const login = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_0' }) });
+    const { LoginId: loginId } = (await login.json()) as { LoginId: string };
+
+    const product = new Side(productWorker);
+    const floor = new Side(floorWorker);
+    const once = async (side: Side, run: number) => {
+      const startedAt = performance.now();
+      const handle =
+        side === product
+          ? await productClient.workflow.start('connectionWorkflow', {
+              taskQueue: productQueue,
+              workflowId: `floor-ratio-product-${Date.now()}-${run}`,
+              args: [{ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } }],
+            })
+          : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
+      await handle.result();
+      const ms = performance.now() - startedAt;
+      if (run >= 0) side.record(ms, (await handle.fetchHistory()).events ?? []);
+    };
+    for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
+      if (run === 0) [product, floor].forEach((side) => side.startCounting());
+      await once(product, run);
+      await once(floor, run);
+    }
+    await connection.close();
+    const [productFigures, floorFigures] = [product.figures(), floor.figures()];
+    return {
+      runs,
+      product: productFigures,
+      floor: floorFigures,
+      latencyRatio: productFigures.startToResultMs / floorFigures.startToResultMs,
+      cpuRatio: productFigures.workerCpuMs / floorFigures.workerCpuMs,
+    };
+  } finally {
+    await Promise.all(started.map(stopProcess));
+    await env.teardown();
+    await benchWorker.remove();
+  }
+}
+
+/** The one line bench:burst and bench/floor-ratio-run.ts print. */
+export function floorRatioLine({ runs, product, floor, latencyRatio, cpuRatio }: FloorRatio): string {
+  return (
+    `connection vs SDK floor: start→result ${product.startToResultMs.toFixed(1)} / ${floor.startToResultMs.toFixed(1)} ms (${latencyRatio.toFixed(2)}x), ` +
+    `worker CPU ${product.workerCpuMs.toFixed(1)} / ${floor.workerCpuMs.toFixed(1)} ms (${cpuRatio.toFixed(2)}x), ${runs} runs each, alternating`
+  );
+}
