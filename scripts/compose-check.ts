@@ -12,15 +12,17 @@
  *      is a variable of .env.example (or AWS_*, read by the AWS SDK); each app service's
  *      environment, with stand-in values for its secrets, is accepted by the src/config.ts loader of
  *      the process it runs (worker with encryption on and the S3 store, console, sandbox); every
- *      dist/ file an app service runs is compiled from a source that exists; and the worker's health
- *      check probes its WORKER_HEALTH_PORT. (That the image builds and runs them: npm run image:check.)
+ *      dist/ file an app service runs is compiled from a source that exists; the worker's health
+ *      check probes its WORKER_HEALTH_PORT; every file or folder a service bind-mounts exists and is
+ *      mounted read-only; and the Prometheus config scrapes the worker on its WORKER_METRICS_PORT.
+ *      (That the image builds and runs them: npm run image:check.)
  * The last line starts with `compose-check:`. Compose: DOCKER_COMPOSE_PATH, else the build that
  * `bash scripts/provision-temporal.sh compose` leaves in the Temporal cache, else docker-compose on PATH.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { delimiter, join, relative, resolve } from 'node:path';
+import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadWorkerConfig } from '../src/config.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
@@ -32,6 +34,8 @@ const APP_IMAGE = 'aggregation-connections:local';
 /** The one-shot that registers our search attributes. */
 const SETUP_SERVICE = 'temporal-setup';
 const DYNAMIC_CONFIG = 'temporal-dynamic-config';
+/** Where the prometheus service reads its configuration (the image's default). */
+const PROMETHEUS_CONFIG_TARGET = '/etc/prometheus/prometheus.yml';
 
 export function dockerComposePath(env: NodeJS.ProcessEnv = process.env): string {
   const searched: string[] = [];
@@ -59,6 +63,8 @@ interface ComposeService {
   depends_on?: Record<string, { condition?: string }>;
   ports?: { published?: string; target?: number }[];
   secrets?: { source: string; target?: string }[];
+  volumes?: { type: string; source?: string; target: string; read_only?: boolean }[];
+  expose?: string[] | null;
   environment?: Record<string, string | null>;
   command?: string[] | null;
   entrypoint?: string[] | null;
@@ -84,7 +90,7 @@ function documentedVariables(): Set<string> {
 }
 
 /** Problems Compose cannot see: drift between the file and the project's own sources. */
-function projectProblems(model: ComposeModel): string[] {
+function projectProblems(model: ComposeModel, file: string): string[] {
   const problems: string[] = [];
   const setup = model.services[SETUP_SERVICE];
   if (!setup) {
@@ -107,7 +113,48 @@ function projectProblems(model: ComposeModel): string[] {
       }
     }
   }
-  problems.push(...configProblems(model), ...imagePathProblems(model), ...dynamicConfigProblems(model));
+  problems.push(...configProblems(model), ...imagePathProblems(model), ...dynamicConfigProblems(model), ...monitoringProblems(model, file));
+  return problems;
+}
+
+/**
+ * Bind mounts (the Prometheus config, Grafana's provisioning and dashboards): Docker creates a missing
+ * source as an empty directory at `up`, so each must exist, read-only. Sources are read relative to
+ * the compose file, from the project (a copy of the file elsewhere is checked against the project's
+ * files). The Prometheus config must scrape each worker service on its WORKER_METRICS_PORT, which the
+ * worker must expose on the compose network and bind on all its interfaces.
+ */
+function monitoringProblems(model: ComposeModel, file: string): string[] {
+  const problems: string[] = [];
+  let prometheusConfig: { service: string; path: string; text: string } | undefined;
+  for (const [name, service] of Object.entries(model.services)) {
+    for (const mount of service.volumes ?? []) {
+      if (mount.type !== 'bind' || !mount.source) continue;
+      const path = relative(dirname(file), mount.source);
+      if (!existsSync(join(PROJECT_ROOT, path))) {
+        problems.push(`service ${name} mounts ./${path}, which does not exist (Docker would create an empty directory in its place)`);
+      } else if (mount.target === PROMETHEUS_CONFIG_TARGET) {
+        prometheusConfig = { service: name, path, text: readFileSync(join(PROJECT_ROOT, path), 'utf8') };
+      }
+      if (!mount.read_only) problems.push(`service ${name} mounts ./${path} writable: mount the project's files read-only (:ro)`);
+    }
+  }
+  if (!prometheusConfig) return problems;
+  // `- names: [worker]` ... `port: 9464` of each dns_sd_configs entry: what Prometheus scrapes.
+  const scraped = [...prometheusConfig.text.matchAll(/names:\s*\[([^\]]*)\][^]*?port:\s*(\d+)/g)].flatMap(([, names, port]) =>
+    names!.split(',').map((host) => `${host.trim().replace(/^['"]|['"]$/g, '')}:${port}`),
+  );
+  for (const [name, service] of Object.entries(model.services)) {
+    if (service.image !== APP_IMAGE || !isWorkerCommand(service)) continue;
+    const port = service.environment?.WORKER_METRICS_PORT;
+    if (!port || port === '0') continue;
+    if (!scraped.includes(`${name}:${port}`)) {
+      problems.push(`${prometheusConfig.service} scrapes [${scraped.join(', ')}] (./${prometheusConfig.path}); service ${name} serves its metrics on ${name}:${port} (WORKER_METRICS_PORT)`);
+    }
+    if (!(service.expose ?? []).includes(port)) problems.push(`service ${name} does not expose its WORKER_METRICS_PORT ${port} to ${prometheusConfig.service}`);
+    const host = service.environment?.WORKER_METRICS_HOST ?? '127.0.0.1';
+    if (/^(127\.|localhost$|::1$)/.test(host)) problems.push(`service ${name}: WORKER_METRICS_HOST=${host} serves the metrics inside its container only; ${prometheusConfig.service} cannot scrape them`);
+  }
   return problems;
 }
 
@@ -262,7 +309,7 @@ function main(): number {
   console.log(`\nservices of project ${model.name ?? '?'} (config --services): ${names.join(' ')}\n`);
   console.log(table(rows));
 
-  const problems = projectProblems(model);
+  const problems = projectProblems(model, file);
   if (problems.length > 0) {
     console.error(`\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
     console.error(`compose-check: ${shown} is valid for Compose but out of step with the project: ${problems.length} problem(s) above`);
@@ -272,7 +319,7 @@ function main(): number {
   console.log(
     `\ncompose-check: ${shown} is valid (docker-compose ${version} config --quiet): ${names.length} services ` +
       `(${names.length - oneShots.size} long-running, ${oneShots.size} one-shot), ${replicas} containers; ` +
-      'search attributes and app settings match the project; nothing started (no Docker engine needed)',
+      'search attributes, app settings and monitoring files match the project; nothing started (no Docker engine needed)',
   );
   return 0;
 }

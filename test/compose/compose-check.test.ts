@@ -16,9 +16,11 @@ const COMPOSE_FILE = join(PROJECT_ROOT, 'temporal-compose.yml');
 const EXPECTED_SERVICES = [
   'console',
   'console-codec-token',
+  'grafana',
   'minio',
   'minio-bucket',
   'postgresql',
+  'prometheus',
   'sandbox',
   'temporal',
   'temporal-schema',
@@ -37,7 +39,7 @@ interface CheckRun {
 function composeCheck(file?: string): Promise<CheckRun> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
-    for (const name of ['PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT']) delete env[name];
+    for (const name of ['PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
     const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], { cwd: PROJECT_ROOT, env });
     let stdout = '';
     let stderr = '';
@@ -84,10 +86,13 @@ describe('npm run compose:check', { concurrency: true }, () => {
     assert.match(run.stdout, new RegExp(`^temporal\\s+temporalio/server:${release}\\s+1\\s+long-running\\s+7233->7233`, 'm'));
     assert.match(run.stdout, new RegExp(`^temporal-schema\\s+temporalio/admin-tools:${release}\\s`, 'm'));
     assert.match(run.stdout, /^postgresql\s+postgres:15\s/m);
+    // The monitoring services on pinned images, their UIs on the host (loopback only: see the file).
+    assert.match(run.stdout, /^prometheus\s+prom\/prometheus:v\d+\.\d+\.\d+\s+1\s+long-running\s+9090->9090\s/m);
+    assert.match(run.stdout, /^grafana\s+grafana\/grafana:\d+\.\d+\.\d+\s+1\s+long-running\s+3000->3000\s.*prometheus \(healthy\)/m);
     for (const oneShot of ['temporal-schema', 'temporal-setup', 'minio-bucket', 'console-codec-token']) {
       assert.match(run.stdout, new RegExp(`^${oneShot}\\s.*\\bone-shot\\b`, 'm'), `${oneShot} is a one-shot`);
     }
-    assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 11 services/);
+    assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 13 services/);
   });
 
   it('refuses a copy whose schema Compose rejects, with Compose\'s own error', async () => {
@@ -120,6 +125,24 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
     assert.match(run.stderr, /service worker: its health check probes port 8081, its WORKER_HEALTH_PORT is 9000/);
+  });
+
+  it('refuses a copy whose worker serves its metrics on another port than Prometheus scrapes', async () => {
+    const file = await brokenCopy('metrics-port', 'WORKER_METRICS_PORT: "9464"', 'WORKER_METRICS_PORT: "9465"');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /prometheus scrapes \[worker:9464\] \(\.\/prometheus\/prometheus\.yml\); service worker serves its metrics on worker:9465 \(WORKER_METRICS_PORT\)/);
+    assert.match(run.stderr, /service worker does not expose its WORKER_METRICS_PORT 9465 to prometheus/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 2 problem/);
+  });
+
+  it('refuses a copy that mounts a dashboard folder the project does not have, or mounts it writable', async () => {
+    const file = await brokenCopy('missing-mount', './grafana/dashboards:/etc/grafana/dashboards:ro', './grafana/dashbords:/etc/grafana/dashboards');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /service grafana mounts \.\/grafana\/dashbords, which does not exist \(Docker would create an empty directory in its place\)/);
+    assert.match(run.stderr, /service grafana mounts \.\/grafana\/dashbords writable/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 2 problem/);
   });
 
   it('refuses a copy whose server dynamic config turns eager activities off', async () => {
