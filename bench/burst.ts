@@ -27,7 +27,7 @@ import { seededRandom } from '../scripts/chaos/random.js';
 import { seconds, Timeline } from '../scripts/chaos/timeline.js';
 import { runStackHarness } from '../scripts/lib/stack-harness.js';
 import { ConnectionFailedError } from '../src/client/index.js';
-import { TENANT_THROTTLE_WORKFLOW_TYPE } from '../src/workflows/tenant-throttle-definitions.js';
+import { TENANT_THROTTLE_WORKFLOW_TYPE } from '../src/contract/tenant-throttle-definitions.js';
 import { cpuBetween, cpuTotal, sampleCpu, type CpuPart } from './burst/cpu.js';
 import { floorRatioLine, measureFloorRatio } from './floor-ratio.js';
 import {

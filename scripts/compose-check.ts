@@ -25,7 +25,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadWorkerConfig } from '../src/config.js';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes.js';
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes.js';
 import { isExecutableFile, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { SERVER_DYNAMIC_CONFIG } from './lib/server-dynamic-config.js';
 
@@ -100,7 +100,7 @@ function projectProblems(model: ComposeModel, file: string): string[] {
     const registered = [...script.matchAll(/--name\s+(\S+)\s+--type\s+(\S+)/g)].map((m) => `${m[1]}=${m[2]}`).sort();
     const expected = CONNECTION_SEARCH_ATTRIBUTES.map(({ name, type }) => `${name}=${TypedSearchAttributes.toMetadataType(type)}`).sort();
     if (registered.join(',') !== expected.join(',')) {
-      problems.push(`${SETUP_SERVICE} registers [${registered.join(', ')}], src/workflows/search-attributes.ts declares [${expected.join(', ')}]`);
+      problems.push(`${SETUP_SERVICE} registers [${registered.join(', ')}], src/contract/search-attributes.ts declares [${expected.join(', ')}]`);
     }
   }
   const documented = documentedVariables();

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../src/client/index.js';
-import type { ConnectionResult } from '../src/workflows/definitions.js';
+import type { ConnectionResult } from '../src/contract/connection-definitions.js';
 import type { ScenarioListing } from '../src/sandbox/scenarios.js';
 
 const sandboxUrl = process.env.SANDBOX_URL ?? 'http://127.0.0.1:4010';

@@ -8,8 +8,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import proto from '@temporalio/proto';
 import { connectionKey, type ConnectionInputArgs } from '../../src/client/index.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../../src/workflows/definitions.js';
-import { CustomerIdKey } from '../../src/workflows/search-attributes.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection-definitions.js';
+import { CustomerIdKey } from '../../src/contract/search-attributes.js';
 import { answerFor, type ListedScenario } from '../../scripts/chaos/flows.js';
 import type { Stack } from './stack.js';
 

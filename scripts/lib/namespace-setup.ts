@@ -9,7 +9,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
 
 const { IndexedValueType } = proto.temporal.api.enums.v1;
 

@@ -13,9 +13,9 @@ import { isGrpcServiceError, ScheduleNotFoundError, WorkflowNotFoundError, type 
 import { AggregatorServiceError } from '../aggregator/errors.js';
 import { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../contract/login-keys.js';
 import type { PayloadStoreDriver } from '../payload-store/payload-store-driver.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../workflows/definitions.js';
-import { FORGET_RECORD_MAX_IDS, type PayloadsForgotten } from '../workflows/forget-definitions.js';
-import { CustomerIdKey, LoginIdKey } from '../workflows/search-attributes.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
+import { FORGET_RECORD_MAX_IDS, type PayloadsForgotten } from '../contract/forget-definitions.js';
+import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ClientForTenant } from './connection-activities.js';
 import { toActivityFailure } from './failures.js';
 

@@ -8,8 +8,8 @@ import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { retentionWorkflowId } from '../contract/login-keys.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { RETENTION_WORKFLOW_TYPE, retrievalNoticeSignal, type RetentionInput, type RetrievalNotice } from '../workflows/retention-definitions.js';
-import { CustomerIdKey, LoginIdKey } from '../workflows/search-attributes.js';
+import { RETENTION_WORKFLOW_TYPE, retrievalNoticeSignal, type RetentionInput, type RetrievalNotice } from '../contract/retention-definitions.js';
+import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 
 export interface RetentionActivitiesDeps {
   /** A client of the worker's own namespace. */

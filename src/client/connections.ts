@@ -3,7 +3,7 @@
  * start it and wait for its first step), read its state, answer its challenges, wait for its result,
  * cancel it, and list connections by status through Temporal visibility.
  *
- * Everything it returns is a plain object (types from `workflows/definitions.ts`, `./connection-summary.ts` or declared here);
+ * Everything it returns is a plain object (types from `contract/connection-definitions.ts`, `./connection-summary.ts` or declared here);
  * everything it throws is a `ConnectionClientError` subclass from `./errors.js`.
  */
 import {
@@ -36,9 +36,9 @@ import {
   CONNECTION_WORKFLOW_TYPE,
   connectionStateQuery,
   submitAnswerUpdate,
-} from '../workflows/definitions.js';
-import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../workflows/definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../workflows/search-attributes.js';
+} from '../contract/connection-definitions.js';
+import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection-definitions.js';
+import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal-connect-error.js';
@@ -63,7 +63,7 @@ import { connectionClassOf, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPr
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
 import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
-import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../workflows/tenant-throttle-definitions.js';
+import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../contract/tenant-throttle-definitions.js';
 import type { FleetBudget } from '../budget/fleet-budget.js';
 import type { ConnectionSummary } from './connection-summary.js';
 import { LoginsClient } from './logins.js';

@@ -43,7 +43,7 @@ export type {
   FirstStep,
   PendingOperation,
   Rejection,
-} from '../workflows/definitions.js';
-export type { ForgetRecord, ForgetState, ForgetTiming, ForgetTrigger, PayloadsForgotten } from '../workflows/forget-definitions.js';
-export type { RetentionOutcome, RetentionState } from '../workflows/retention-definitions.js';
+} from '../contract/connection-definitions.js';
+export type { ForgetRecord, ForgetState, ForgetTiming, ForgetTrigger, PayloadsForgotten } from '../contract/forget-definitions.js';
+export type { RetentionOutcome, RetentionState } from '../contract/retention-definitions.js';
 export type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';

@@ -16,7 +16,7 @@
  */
 import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
 import { isTokenCodePrompt, TRUSTED_DEVICE_ANSWER } from '../workflows/challenges.js';
-import type { ChallengeSet, ConnectionState } from '../workflows/definitions.js';
+import type { ChallengeSet, ConnectionState } from '../contract/connection-definitions.js';
 
 /** Removes terminal control sequences from service-provided text (a prompt must not move the cursor). */
 export function printable(text: string): string {

@@ -18,8 +18,8 @@ import { describeIssues } from '../aggregator/schemas.js';
 import { ConnectionInput, type ProductsInput } from '../contract/connection-input.js';
 import { isScheduledRefreshId, refreshScheduleId } from '../contract/login-keys.js';
 import { describeEndUserChallenge } from '../workflows/challenges.js';
-import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../workflows/definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../workflows/search-attributes.js';
+import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection-definitions.js';
+import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ConnectionSummary } from './connection-summary.js';
 import {
   ConnectionClientError,

@@ -15,7 +15,7 @@ import { condition } from '@temporalio/workflow';
 import type { SecurityResponses } from '../aggregator/schemas.js';
 import { isUndecodablePayload } from '../contract/undecodable-payload.js';
 import { checkAnswer, describeProblems } from './challenges.js';
-import type { AnswerOutcome, ChallengeAnswer, ChallengeSet, ConnectionState, ConnectionStatus } from './definitions.js';
+import type { AnswerOutcome, ChallengeAnswer, ChallengeSet, ConnectionState, ConnectionStatus } from '../contract/connection-definitions.js';
 
 export interface QueuedAnswer {
   readonly seq: number;

@@ -20,7 +20,7 @@ import {
   type ConnectionFailureInfo,
   type ConnectionResult,
   type FirstStep,
-} from './definitions.js';
+} from '../contract/connection-definitions.js';
 import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
 import { SERVICE_CALLS_AS_ACTIVITIES, type ServiceCallShape } from './service-calls.js';

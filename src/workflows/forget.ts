@@ -8,8 +8,8 @@
  */
 import { ApplicationFailure, log, proxyActivities, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
 import type { DeleteCardOutcome, ForgetActivities } from '../activities/forget-activities.js';
-import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from './forget-definitions.js';
-import { CustomerIdKey, LoginIdKey } from './search-attributes.js';
+import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from '../contract/forget-definitions.js';
+import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import { isoNow } from './state-recorder.js';
 
 /** Every step is idempotent, so Temporal retries its transient failures (5xx, Temporal briefly away). */

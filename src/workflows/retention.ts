@@ -31,8 +31,8 @@ import {
   type RetentionOutcome,
   type RetentionState,
   type RetrievalNotice,
-} from './retention-definitions.js';
-import { CustomerIdKey, LoginIdKey } from './search-attributes.js';
+} from '../contract/retention-definitions.js';
+import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 
 const DAY_MS = 24 * 60 * 60_000;
 /** Past this many events the timer continues as new (a daily refresh signals it every day for years). */

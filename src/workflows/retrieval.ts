@@ -10,7 +10,7 @@ import type { PollRequest } from '../activities/poll-activities.js';
 import type { AccountsDetailOptions } from '../aggregator/schemas.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import { authorize } from './authorize.js';
-import type { ConnectionResult, ProductName } from './definitions.js';
+import type { ConnectionResult, ProductName } from '../contract/connection-definitions.js';
 import { connectionFailure, serviceDetailsOf } from './failures.js';
 import { pollUntilReady, type PollObserver } from './polling.js';
 import { dataCalls, type ServiceCallShape } from './service-calls.js';

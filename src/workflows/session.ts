@@ -15,7 +15,7 @@ import type { ConnectionInput } from '../contract/connection-input.js';
 import type { AnswerInbox } from './answer-inbox.js';
 import { authorize, AuthorizeOutcomeUnknownError } from './authorize.js';
 import { describeEndUserChallenge, endUserChallengeOf } from './challenges.js';
-import type { ChallengeSet, FirstStep } from './definitions.js';
+import type { ChallengeSet, FirstStep } from '../contract/connection-definitions.js';
 import { connectionFailure, serviceDetailsOf, applicationFailureOf } from './failures.js';
 import { isoNow, type StateRecorder } from './state-recorder.js';
 

@@ -6,8 +6,8 @@
 import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
-import type { ConnectionPriority, ConnectionState, Rejection } from './definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, InstitutionKey, LoginIdKey } from './search-attributes.js';
+import type { ConnectionPriority, ConnectionState, Rejection } from '../contract/connection-definitions.js';
+import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
 
 export class StateRecorder {
   private current: ConnectionState;

@@ -6,7 +6,7 @@
  * worker and server restarts and ends by itself. Deterministic code only.
  */
 import { allHandlersFinished, condition, log, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertMemo } from '@temporalio/workflow';
-import { throttleNoticeSignal, throttleStateQuery, type ThrottleMemo, type ThrottleState } from './tenant-throttle-definitions.js';
+import { throttleNoticeSignal, throttleStateQuery, type ThrottleMemo, type ThrottleState } from '../contract/tenant-throttle-definitions.js';
 
 export async function tenantThrottleWorkflow({ customerId }: { readonly customerId: string }): Promise<ThrottleState> {
   let until = 0;

@@ -12,8 +12,8 @@ import type { Client } from '@temporalio/client';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
-import type { ConnectionResult } from '../../src/workflows/definitions.js';
-import { tenantThrottleWorkflowId, throttleStateQuery, type ThrottleState } from '../../src/workflows/tenant-throttle-definitions.js';
+import type { ConnectionResult } from '../../src/contract/connection-definitions.js';
+import { tenantThrottleWorkflowId, throttleStateQuery, type ThrottleState } from '../../src/contract/tenant-throttle-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 

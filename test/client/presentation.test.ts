@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SecurityChallenge } from '../../src/aggregator/schemas.js';
 import { checkAnswer } from '../../src/workflows/challenges.js';
-import type { ChallengeSet, ConnectionState } from '../../src/workflows/definitions.js';
+import type { ChallengeSet, ConnectionState } from '../../src/contract/connection-definitions.js';
 import { formatDuration, parseAnswerTokens, presentChallengeSet, presentState, printable, progressLine } from '../../src/client/presentation.js';
 
 const multipleChoice: SecurityChallenge = { Type: 'MultipleChoice', Prompt: 'Which street?', Iterables: ['Rue Sherbrooke', 'Maple Avenue', 'None of the above'] };

@@ -20,7 +20,7 @@ import { WorkerDeployments } from '../../src/client/deployments.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
-import { connectionStateQuery, type ConnectionState } from '../../src/workflows/definitions.js';
+import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import type { connectionWorkflow } from '../../src/workflows/connection.js';
 import { registerWorker } from '../../scripts/lib/suite-registry.js';
 import { uniqueId, waitFor } from './temporal.js';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../../src/workflows/search-attributes.js';
+import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import type { echoWorkflow } from './fixtures/echo-workflow.js';
 import { createDevEnvironment, createTimeSkippingEnvironment, uniqueId, waitFor } from './temporal.js';
 

@@ -16,7 +16,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogLevel } from '@temporalio/worker';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
 import { temporalTestServerPath } from '../../scripts/lib/temporal-binaries.js';
-import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
+import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
 
 const GRPC_ALREADY_EXISTS = 6;
 const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];

@@ -17,7 +17,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import { awaitFirstStepUpdate, submitAnswerUpdate } from '../../src/workflows/definitions.js';
+import { awaitFirstStepUpdate, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { exportedMetrics, promqlNames, variableQueryNames, type QueryNames } from './promql.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AnswerInbox } from '../../src/workflows/answer-inbox.js';
-import type { ChallengeSet, ConnectionState } from '../../src/workflows/definitions.js';
+import type { ChallengeSet, ConnectionState } from '../../src/contract/connection-definitions.js';
 
 const SET: ChallengeSet = {
   id: '1',

@@ -17,7 +17,7 @@ import {
   submitAnswerUpdate,
   type ConnectionFailureType,
   type ConnectionResult,
-} from '../../src/workflows/definitions.js';
+} from '../../src/contract/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { workflowSource } from '../../src/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';

@@ -14,7 +14,7 @@ import { startChaosProxy, type ChaosProxy } from '../../scripts/chaos/proxy.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
-import { connectionStateQuery, submitAnswerUpdate, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
+import { connectionStateQuery, submitAnswerUpdate, type ConnectionResult, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { killProcess, stopAllProcesses } from '../helpers/processes.js';

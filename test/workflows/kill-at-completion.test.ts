@@ -15,7 +15,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { createSandbox } from '../../src/sandbox/server.js';
-import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
+import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { killProcess, startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';

@@ -15,7 +15,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY } from '../../src/codec/encryption-codec.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
-import { answerChallengeSignal, submitAnswerUpdate } from '../../src/workflows/definitions.js';
+import { answerChallengeSignal, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 

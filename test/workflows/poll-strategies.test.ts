@@ -14,7 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { POLL_STRATEGIES, type ConnectionInputArgs, type PollStrategy } from '../../src/contract/connection-input.js';
 import { createSandbox } from '../../src/sandbox/server.js';
-import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/workflows/definitions.js';
+import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { killProcess, stopAllProcesses } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';

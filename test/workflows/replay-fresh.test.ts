@@ -11,7 +11,7 @@ import { Worker } from '@temporalio/worker';
 import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { connectionStateQuery } from '../../src/workflows/definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 

@@ -22,7 +22,7 @@ import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { workflowSource } from '../../src/workflow-code.js';
-import { connectionStateQuery } from '../../src/workflows/definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 

@@ -5,7 +5,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChallengeSet } from '../../workflows/definitions.js';
+import type { ChallengeSet } from '../../contract/connection-definitions.js';
 import { presentChallengeSet } from '../presentation.js';
 import type { CliIo } from './command.js';
 

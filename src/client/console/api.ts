@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { SecurityResponses } from '../../aggregator/schemas.js';
-import { CONNECTION_STATUSES } from '../../workflows/definitions.js';
+import { CONNECTION_STATUSES } from '../../contract/connection-definitions.js';
 import { WorkflowId } from '../business-key.js';
 import type { ConnectionsClient } from '../connections.js';
 import { checkSameOrigin, parse, readJsonBody, safeDecode } from './http.js';

@@ -4,7 +4,7 @@
  */
 import type { SecurityResponses } from '../../../aggregator/schemas.js';
 import { checkAnswer, describeProblems } from '../../../workflows/challenges.js';
-import type { AnswerOutcome } from '../../../workflows/definitions.js';
+import type { AnswerOutcome } from '../../../contract/connection-definitions.js';
 import { AnswerRejectedError } from '../../errors.js';
 import { parseAnswerTokens, presentChallengeSet, printable } from '../../presentation.js';
 import { parseFlags, UsageError } from '../args.js';

@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AttributesResponse, AccountsDetailResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
-import type { ConnectionInput, PollStrategy } from '../contract/connection-input.js';
+import type { ConnectionInput, PollStrategy } from './connection-input.js';
 import type { ConnectionFailureType } from '../aggregator/failure-table.js';
 
 export { CONNECTION_FAILURE_TYPES, type ConnectionFailureType } from '../aggregator/failure-table.js';
