@@ -41,25 +41,26 @@ const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
 });
 
 /**
- * The retention notice's patch, decided in the workflow's first activation. A `patched()` call is
- * only replay-safe where replay reaches it in the same workflow task as the original run did, and
- * the end of retrieval is not such a place: when a query is answered while a local activity's
- * result is still undelivered, the SDK completes the task with the activity's marker and asks for a
- * new one, so the code after the activity runs in the next task; a replay delivers that result from
- * the marker in the earlier task, `patched()` there finds no marker in that task and answers false,
- * and the marker found later is a nondeterminism error: the connection is stuck for good once a
- * worker dies before its completion is stored (test/workflows/retention-patch.test.ts). The first
- * activation always replays in the first task. 'retention-notice' (decided at the end) stays for
- * the histories recorded before this patch: they replay as they were written.
+ * The steps of connections started on versioned builds: one patch marker stands for both decisions
+ * below and for the single search-attribute upsert that adopts the input. Such a connection is
+ * pinned to its build (Worker Deployment Versioning), so no later change of its steps needs a patch
+ * of its own, and this marker is the last one. Connections recorded before it replay the two
+ * earlier patches, each decided in the first activation: a `patched()` call is only replay-safe
+ * where replay reaches it in the same workflow task as the original run did, and the end of
+ * retrieval is not such a place (when a query is answered while a local activity's result is still
+ * undelivered, the SDK completes the task with the activity's marker and the code after it runs a
+ * task later; test/workflows/retention-patch.test.ts). 'retention-notice' (decided at the end)
+ * stays for the histories recorded before those.
  */
+const VERSIONED_STEPS = 'versioned-steps';
 const RETENTION_NOTICE_AT_START = 'retention-notice-at-start';
 const RETENTION_NOTICE_AT_END = 'retention-notice';
 
 export async function connectionWorkflow(args: ConnectionInputArgs): Promise<ConnectionResult> {
-  const noticeDecidedAtStart = patched(RETENTION_NOTICE_AT_START);
-  // Decided in the first activation too (the same reason): connections recorded before make their
-  // data requests as local activities when they replay.
-  const serviceCalls: ServiceCallShape = patched(SERVICE_CALLS_AS_ACTIVITIES) ? 'activities' : 'local-activities';
+  const versionedSteps = patched(VERSIONED_STEPS);
+  const noticeDecidedAtStart = versionedSteps || patched(RETENTION_NOTICE_AT_START);
+  // Connections recorded before make their data requests as local activities when they replay.
+  const serviceCalls: ServiceCallShape = versionedSteps || patched(SERVICE_CALLS_AS_ACTIVITIES) ? 'activities' : 'local-activities';
   const recorder = new StateRecorder(args);
   const inbox = new AnswerInbox();
   let firstStep: FirstStep | undefined;
@@ -102,7 +103,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
 
   try {
     const input = await validateConnectionInput(args);
-    recorder.adopt(input);
+    recorder.adopt(input, versionedSteps ? 'one upsert' : 'two upserts');
     const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals, serviceCalls });
     recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
@@ -135,8 +136,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
 
 /**
  * Pinned: a connection (at most ~45 minutes) finishes on the build it started on, so a deploy that
- * changes its steps needs no patched(). The two retention-notice patches above stay for connections
- * that began before versioning (unversioned runs move to the first current build), and so does
- * SERVICE_CALLS_AS_ACTIVITIES: the first release with versioning also moved data requests to activities.
+ * changes its steps needs no patched(). The earlier patches above stay for connections that began
+ * before versioning (unversioned runs move to the first current build).
  */
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, connectionWorkflow);

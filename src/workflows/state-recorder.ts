@@ -33,7 +33,8 @@ export class StateRecorder {
     return this.current;
   }
 
-  patch(changes: Partial<ConnectionState>): void {
+  /** `alsoUpsert`: search attributes set in the same upsert whether they changed or not (adopt). */
+  patch(changes: Partial<ConnectionState>, alsoUpsert?: { readonly status: ConnectionState['status']; readonly customerId: string }): void {
     const previous = this.current;
     const state: ConnectionState = { ...previous, ...changes, updatedAt: isoNow() };
     this.current = state;
@@ -43,25 +44,38 @@ export class StateRecorder {
     if (state.institution !== previous.institution && state.institution) searchAttributes.push({ key: InstitutionKey, value: state.institution });
     // Rides in the same upsert as the status change that presents the challenge: no extra command.
     if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
+    if (alsoUpsert) {
+      if (!searchAttributes.some(({ key }) => key === ConnectionStatusKey)) searchAttributes.push({ key: ConnectionStatusKey, value: alsoUpsert.status });
+      searchAttributes.push({ key: CustomerIdKey, value: alsoUpsert.customerId });
+    }
     if (searchAttributes.length) upsertSearchAttributes(searchAttributes);
     if (state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
     setCurrentDetails(describeForHumans(state) + priorityForHumans(state.priority));
   }
 
-  /** Takes the validated input: state and search attributes say who and what this connection is. */
-  adopt({ customerId, session }: ConnectionInput): void {
-    this.patch({
-      mode: session.kind,
-      customerId,
-      institution: session.kind === 'live' ? session.institution : undefined,
-      loginId: session.kind === 'live' ? undefined : session.loginId,
-    });
-    // patch() upserted Institution and LoginId; status and customer are set here for starts that
-    // did not set them (e.g. `temporal workflow start`).
-    upsertSearchAttributes([
-      { key: ConnectionStatusKey, value: this.current.status },
-      { key: CustomerIdKey, value: customerId },
-    ]);
+  /**
+   * Takes the validated input: state and search attributes say who and what this connection is,
+   * status and customer included for starts that did not set them (e.g. `temporal workflow start`).
+   * `two upserts`: as connections recorded before the versioned steps did (connection.ts), which
+   * replay them so.
+   */
+  adopt({ customerId, session }: ConnectionInput, upserts: 'one upsert' | 'two upserts'): void {
+    const adopted = { status: this.current.status, customerId };
+    this.patch(
+      {
+        mode: session.kind,
+        customerId,
+        institution: session.kind === 'live' ? session.institution : undefined,
+        loginId: session.kind === 'live' ? undefined : session.loginId,
+      },
+      upserts === 'one upsert' ? adopted : undefined,
+    );
+    if (upserts === 'two upserts') {
+      upsertSearchAttributes([
+        { key: ConnectionStatusKey, value: adopted.status },
+        { key: CustomerIdKey, value: customerId },
+      ]);
+    }
   }
 
   reject(rejection: Omit<Rejection, 'at'>): void {

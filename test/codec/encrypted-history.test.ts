@@ -161,10 +161,7 @@ describe('a connection with payload encryption on', () => {
     // A patch marker (workflow versioning) names its patch in clear: code, not data.
     const patchMarker = ({ path }: { path: string }) => /markerRecordedEventAttributes\.details\.patch-data\./.test(path);
     const patches = found.filter(patchMarker).map(({ payload }) => JSON.parse(Buffer.from(payload.data ?? []).toString()) as unknown);
-    assert.deepEqual(patches, [
-      { id: 'retention-notice-at-start', deprecated: false },
-      { id: 'service-calls-as-activities', deprecated: false },
-    ]);
+    assert.deepEqual(patches, [{ id: 'versioned-steps', deprecated: false }]);
     const ours = found.filter((entry) => !coreBookkeeping(entry) && !patchMarker(entry));
     const plain = ours.filter(({ payload }) => Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING);
     assert.deepEqual(plain.map(({ path, payload }) => `${path}: ${Buffer.from(payload.metadata?.encoding ?? []).toString()}`), []);

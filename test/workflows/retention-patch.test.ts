@@ -90,8 +90,8 @@ describe('the retention notice patch under state queries', () => {
       const events = history.events ?? [];
       const firstTaskCompleted = events.find((event) => event.eventType === WORKFLOW_TASK_COMPLETED);
       const patches = events.filter((event) => markerName(event) === 'core_patch');
-      // Both patches of today's code, decided in the first activation.
-      assert.deepEqual(patches.map(patchIdOf), ['retention-notice-at-start', 'service-calls-as-activities'], workflowId);
+      // The one patch of today's code, decided in the first activation.
+      assert.deepEqual(patches.map(patchIdOf), ['versioned-steps'], workflowId);
       for (const patch of patches) {
         assert.equal(String(patch.markerRecordedEventAttributes?.workflowTaskCompletedEventId), String(firstTaskCompleted?.eventId), `${workflowId}: the ${patchIdOf(patch)} marker is not in the first workflow task`);
       }
