@@ -4,19 +4,19 @@
  * challenges (answered from the sandbox's own scenario listing, as an operator would), then a
  * cached connection on the saved LoginId that fetches accounts, investments and lending attributes.
  *
- * Env: TEMPORAL_ADDRESS etc. (src/config.ts), SANDBOX_URL (default http://127.0.0.1:4010),
- * DEMO_SCENARIO (default two_step_code; any challenge username of GET /sandbox/scenarios).
+ * Env (src/config.ts: loadClientConfig, loadDemoConfig): TEMPORAL_ADDRESS etc.; the sandbox at SANDBOX_URL,
+ * else where `npm start` runs it (http://127.0.0.1:SANDBOX_PORT, default 4010); DEMO_SCENARIO
+ * (default two_step_code; any challenge username of GET /sandbox/scenarios).
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../src/client/index.js';
+import { loadDemoConfig, type DemoConfig } from '../src/config.js';
 import type { ConnectionResult } from '../src/contract/connection-definitions.js';
 import type { ScenarioListing } from '../src/sandbox/scenarios.js';
 
-const sandboxUrl = process.env.SANDBOX_URL ?? 'http://127.0.0.1:4010';
-const scenarioName = process.env.DEMO_SCENARIO ?? 'two_step_code';
 const say = (line = '') => process.stdout.write(`${line}\n`);
 
-async function scenario(): Promise<ScenarioListing> {
+async function scenario({ sandboxUrl, scenario: scenarioName }: DemoConfig): Promise<ScenarioListing> {
   const response = await fetch(`${sandboxUrl}/sandbox/scenarios`).catch((error: unknown) => {
     throw new Error(`the sandbox does not answer at ${sandboxUrl} (is \`npm start\` running?): ${String(error)}`);
   });
@@ -44,7 +44,7 @@ function summarize(result: ConnectionResult): string {
 
 async function main(): Promise<void> {
   const config = loadClientConfig();
-  const listing = await scenario();
+  const listing = await scenario(loadDemoConfig());
   const connections = await ConnectionsClient.connect(config);
   const started = Date.now();
   try {

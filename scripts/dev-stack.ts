@@ -28,26 +28,25 @@ import { DevServer } from './lib/dev-server.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { TEMPORAL_SERVER_VERSION } from './lib/temporal-versions.js';
 
-const HOST = '127.0.0.1';
 const STOP_GRACE_MS = 5_000;
 
 class DevStackError extends Error {
   override readonly name = 'DevStackError';
 }
 
-function assertPortFree(port: number, what: string, variable: string): Promise<void> {
+function assertPortFree(host: string, port: number, what: string, variable: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         new DevStackError(
           error.code === 'EADDRINUSE'
-            ? `port ${port} (${what}) is already in use on ${HOST}: stop what holds it or set ${variable} to another port`
-            : `cannot listen on ${HOST}:${port} (${what}): ${error.message}; set ${variable} to another port`,
+            ? `port ${port} (${what}) is already in use on ${host}: stop what holds it or set ${variable} to another port`
+            : `cannot listen on ${host}:${port} (${what}): ${error.message}; set ${variable} to another port`,
         ),
       );
     });
-    probe.listen(port, HOST, () => probe.close(() => resolve()));
+    probe.listen(port, host, () => probe.close(() => resolve()));
   });
 }
 
@@ -138,19 +137,18 @@ process.on('SIGTERM', () => void shutdown(0));
 // ---- start ------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { ports } = loadDevStackConfig();
-  await assertPortFree(ports.temporal, 'Temporal gRPC', 'TEMPORAL_PORT');
-  await assertPortFree(ports.ui, 'Temporal Web UI', 'TEMPORAL_UI_PORT');
-  await assertPortFree(ports.sandbox, 'sandbox', 'SANDBOX_PORT');
-  if (ports.workerMetrics) await assertPortFree(ports.workerMetrics, 'worker metrics', 'WORKER_METRICS_PORT');
-  await assertPortFree(ports.console, 'operator console', 'CONSOLE_PORT');
+  const { ports, host, sandboxUrl } = loadDevStackConfig();
+  await assertPortFree(host, ports.temporal, 'Temporal gRPC', 'TEMPORAL_PORT');
+  await assertPortFree(host, ports.ui, 'Temporal Web UI', 'TEMPORAL_UI_PORT');
+  await assertPortFree(host, ports.sandbox, 'sandbox', 'SANDBOX_PORT');
+  if (ports.workerMetrics) await assertPortFree(host, ports.workerMetrics, 'worker metrics', 'WORKER_METRICS_PORT');
+  await assertPortFree(host, ports.console, 'operator console', 'CONSOLE_PORT');
 
   mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
   // One file per server release: a release's schema may differ from the one that wrote an older file.
   const dbFile = join(TEMPORAL_CACHE_DIR, `dev-stack-v${TEMPORAL_SERVER_VERSION}.sqlite`);
   const temporalLog = join(TEMPORAL_CACHE_DIR, 'dev-stack-temporal.log');
-  const address = `${HOST}:${ports.temporal}`;
-  const sandboxUrl = `http://${HOST}:${ports.sandbox}`;
+  const address = `${host}:${ports.temporal}`;
   // The whole environment goes to the children (the encryption settings included).
   const appEnv: NodeJS.ProcessEnv = {
     ...process.env,
@@ -171,7 +169,7 @@ async function main(): Promise<void> {
   let consoleToken = process.env.CONSOLE_TOKEN || undefined;
   const generatedToken = !consoleToken;
   consoleToken ??= randomBytes(18).toString('base64url');
-  const codecUrl = `http://${HOST}:${ports.console}/codec`;
+  const codecUrl = `http://${host}:${ports.console}/codec`;
   // The Web UI cannot send credentials with its server-side codec setting: it gets the codec-only token.
   const uiCodecEndpoint = `${codecUrl}/${codecTokenFor(consoleToken)}`;
 
@@ -191,26 +189,26 @@ async function main(): Promise<void> {
   await temporal.start();
   console.log(`dev-stack: Temporal ${TEMPORAL_SERVER_VERSION} ready in ${Date.now() - startedAt} ms`);
 
-  sandbox = await createSandbox({ port: ports.sandbox, host: HOST });
+  sandbox = await createSandbox({ port: ports.sandbox, host: host });
   startChild('worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], appEnv);
   startChild('console', process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
     ...appEnv,
     CONSOLE_PORT: String(ports.console),
     CONSOLE_TOKEN: consoleToken,
     // The Web UI of this stack may call the codec endpoint.
-    CONSOLE_CODEC_CORS_ORIGINS: process.env.CONSOLE_CODEC_CORS_ORIGINS || `http://${HOST}:${ports.ui},http://localhost:${ports.ui}`,
+    CONSOLE_CODEC_CORS_ORIGINS: process.env.CONSOLE_CODEC_CORS_ORIGINS || `http://${host}:${ports.ui},http://localhost:${ports.ui}`,
   });
 
   const lines = [
     '',
     `dev-stack is up (Ctrl-C stops everything; workflow history persists in ${dbFile})`,
-    `  Temporal Web UI   http://${HOST}:${ports.ui}`,
+    `  Temporal Web UI   http://${host}:${ports.ui}`,
     `  Temporal gRPC     ${address}  (server ${TEMPORAL_SERVER_VERSION}, namespace ${app.temporal.namespace}; log ${temporalLog})`,
     `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
       (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : ''),
-    `  Operator console  http://${HOST}:${ports.console}/?token=${consoleToken}` +
+    `  Operator console  http://${host}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
     app.encryption
       ? `  Payloads          encrypted (key id ${app.encryption.keyId}); the Web UI decodes them through ${codecUrl}`

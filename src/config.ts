@@ -18,7 +18,8 @@
  *   client    { temporal, customerId, deployment: { name }, encryption?, payloadStore }   (pipeline client and CLI)
  *   console   { port, host, token, codecCorsOrigins, encryption?, payloadStore }   (it reaches Temporal with the client's)
  *   sandbox   { port, host, authSecret?, rateLimitPerSecond? }
- *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics } }
+ *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics }, host, sandboxUrl }
+ *   demo      { sandboxUrl, scenario }   (it reaches Temporal with the client's)
  */
 import { readFileSync } from 'node:fs';
 import { platform } from 'node:os';
@@ -881,6 +882,14 @@ const SandboxEnv = z
 
 export type SandboxConfig = z.output<typeof SandboxEnv>;
 
+/** Where the processes of `npm start` listen. */
+const DEV_STACK_HOST = '127.0.0.1';
+
+/** The sandbox `npm start` runs on `port`: the dev stack starts it there, the demo looks for it there. */
+function localSandboxUrl(port: number): string {
+  return `http://${DEV_STACK_HOST}:${port}`;
+}
+
 /** `npm start`: the ports of the whole stack on 127.0.0.1, each process's own default. */
 const DevStackEnv = z
   .object({
@@ -900,10 +909,29 @@ const DevStackEnv = z
         /** 0: no metrics endpoint. */
         workerMetrics: env.WORKER_METRICS_PORT,
       }),
+      host: DEV_STACK_HOST,
+      sandboxUrl: localSandboxUrl(env.SANDBOX_PORT),
     }),
   );
 
 export type DevStackConfig = z.output<typeof DevStackEnv>;
+
+/** `npm run demo`: the sandbox where `npm start` runs it (SANDBOX_PORT), unless SANDBOX_URL names another. */
+const DemoEnv = z
+  .object({
+    SANDBOX_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://127.0.0.1:4010' }).optional(),
+    SANDBOX_PORT: SandboxPort,
+    DEMO_SCENARIO: NonEmpty.default('two_step_code'),
+  })
+  .transform((env) =>
+    Object.freeze({
+      /** SANDBOX_URL, else the sandbox `npm start` runs on SANDBOX_PORT. */
+      sandboxUrl: (env.SANDBOX_URL ?? localSandboxUrl(env.SANDBOX_PORT)).replace(/\/+$/, ''),
+      scenario: env.DEMO_SCENARIO,
+    }),
+  );
+
+export type DemoConfig = z.output<typeof DemoEnv>;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -958,6 +986,11 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv = process.env): Sandbox
 
 export function loadDevStackConfig(env: NodeJS.ProcessEnv = process.env): DevStackConfig {
   return parseEnv(DevStackEnv, env);
+}
+
+/** `npm run demo`: its sandbox and scenario (it reaches Temporal with loadClientConfig). */
+export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
+  return parseEnv(DemoEnv, env);
 }
 
 /** The CLI's `start` reads a live password from here when --password-stdin is not given (never from a flag). */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig, retentionDaysOf } from '../src/config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadDemoConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig, retentionDaysOf } from '../src/config.js';
 import { temporalConnectionOptions, temporalSettingsSource } from '../src/temporal-connection.js';
 
 /** The message of the ConfigError `load` throws. */
@@ -386,6 +386,29 @@ describe('sandbox and dev stack settings', () => {
       () => loadDevStackConfig({ TEMPORAL_PORT: 'abc', WORKER_METRICS_PORT: '70000' }),
       (error: unknown) => error instanceof ConfigError && /TEMPORAL_PORT: must be a port number/.test(error.message) && /WORKER_METRICS_PORT: must be a port number/.test(error.message),
     );
+  });
+});
+
+describe("the demo's sandbox", () => {
+  it('is where the dev stack starts it: http://127.0.0.1:SANDBOX_PORT, 4010 by default', () => {
+    assert.equal(loadDemoConfig({}).sandboxUrl, 'http://127.0.0.1:4010');
+    // SANDBOX_PORT=5410 npm start, then npm run demo: both find the sandbox on 5410.
+    const env = { SANDBOX_PORT: '5410' };
+    assert.equal(loadDemoConfig(env).sandboxUrl, 'http://127.0.0.1:5410');
+    assert.equal(loadDemoConfig(env).sandboxUrl, loadDevStackConfig(env).sandboxUrl);
+    assert.equal(loadDevStackConfig(env).ports.sandbox, 5410);
+  });
+
+  it('is SANDBOX_URL when set, whatever SANDBOX_PORT says', () => {
+    assert.equal(loadDemoConfig({ SANDBOX_URL: 'http://sandbox.internal:9000/', SANDBOX_PORT: '5410' }).sandboxUrl, 'http://sandbox.internal:9000');
+    assert.equal(loadDemoConfig({ SANDBOX_URL: '' }).sandboxUrl, 'http://127.0.0.1:4010', 'empty is unset');
+  });
+
+  it('refuses a bad SANDBOX_PORT, SANDBOX_URL or DEMO_SCENARIO, naming each', () => {
+    const problems = problemsOf(() => loadDemoConfig({ SANDBOX_PORT: '99999', SANDBOX_URL: 'ftp://x', DEMO_SCENARIO: '   ' }));
+    for (const variable of ['SANDBOX_PORT', 'SANDBOX_URL', 'DEMO_SCENARIO']) assert.match(problems, new RegExp(`${variable}: `));
+    assert.equal(loadDemoConfig({ DEMO_SCENARIO: 'image_selection' }).scenario, 'image_selection');
+    assert.equal(loadDemoConfig({}).scenario, 'two_step_code');
   });
 });
 
