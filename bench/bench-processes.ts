@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ConfigError, loadBenchConfig, type BenchConfig } from '../src/config.js';
 import { productWorkflowBundle } from '../scripts/lib/workflow-bundle.js';
 import { startDevEnvironment, type DevEnvironment } from '../scripts/lib/dev-environment.js';
 
@@ -28,8 +29,22 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** bench/runtimes.ts measures on the replaced runtime too: its permission reaches every child (src/config.ts). */
-function runtimeOverride(): Record<string, string> {
+/**
+ * The benchmarks' own settings (src/config.ts: BENCH_WORKER_RUNTIME, BENCH_WORKER_NODE_ARGS,
+ * BENCH_SERVER_DYNAMIC_CONFIG, SANDBOX_URL); a bad one ends the benchmark with exit 2, naming it.
+ */
+export function benchConfig(): BenchConfig {
+  try {
+    return loadBenchConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`benchmark: ${error.problems.join('; ')}\n`);
+    process.exit(2);
+  }
+}
+
+/** bench/runtimes.ts measures on the replaced runtime too: its permission reaches every child, and the loaders of this process (src/config.ts). */
+export function runtimeOverride(): Record<string, string> {
   return process.env.ALLOW_UNSUPPORTED_NODE ? { ALLOW_UNSUPPORTED_NODE: process.env.ALLOW_UNSUPPORTED_NODE } : {};
 }
 
@@ -75,12 +90,7 @@ export async function startBenchServer(): Promise<DevEnvironment> {
 export type WorkerRuntime = 'compiled' | 'tsx';
 
 export function workerRuntime(): WorkerRuntime {
-  const value = process.env.BENCH_WORKER_RUNTIME ?? 'compiled';
-  if (value !== 'compiled' && value !== 'tsx') {
-    process.stderr.write(`BENCH_WORKER_RUNTIME must be compiled or tsx; got ${JSON.stringify(value)}\n`);
-    process.exit(2);
-  }
-  return value;
+  return benchConfig().workerRuntime;
 }
 
 export interface BenchWorker {
@@ -167,23 +177,15 @@ export function workerTuning(): Record<string, string> {
 
 /** Extra node arguments for the worker only, e.g. BENCH_WORKER_NODE_ARGS="--max-old-space-size=256" or "--cpu-prof --cpu-prof-dir=/tmp/prof". */
 export function workerNodeArgs(): string[] {
-  return process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  return [...benchConfig().workerNodeArgs];
 }
 
 /**
  * The dev server's dynamic config: the product's (undefined), or BENCH_SERVER_DYNAMIC_CONFIG's
- * `key=value ...` (values as JSON) when set, to compare (empty: none, e.g. no eager activities).
+ * `key=value ...` (values as JSON) when set, to compare (`none`: none, e.g. no eager activities).
  */
-export function benchDynamicConfig(): Record<string, boolean | number | string> | undefined {
-  const text = process.env.BENCH_SERVER_DYNAMIC_CONFIG;
-  if (text === undefined) return undefined;
-  return Object.fromEntries(
-    text.split(' ').filter(Boolean).map((pair) => {
-      const [key, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (!key) throw new Error(`BENCH_SERVER_DYNAMIC_CONFIG: expected key=value pairs, got ${JSON.stringify(pair)}`);
-      return [key, JSON.parse(value) as boolean | number | string];
-    }),
-  );
+export function benchDynamicConfig(): Readonly<Record<string, boolean | number | string>> | undefined {
+  return benchConfig().serverDynamicConfig;
 }
 
 /** The `--runs N` (1..1000) of a bench's command line; anything else exits 2 naming the value. */

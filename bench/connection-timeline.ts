@@ -13,7 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
-import { cpuMs, median, runsArgument, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuMs, median, runsArgument, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const WARM_UP_RUNS = 3;
@@ -31,7 +31,7 @@ try {
   const taskQueue = `timeline-${Date.now()}`;
   const worker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
   // The product's defaults, as the worker has them: payloads encrypted with the local key.
-  const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ALLOW_UNSUPPORTED_NODE: process.env.ALLOW_UNSUPPORTED_NODE })) });
+  const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
   const customerId = `timeline-${Date.now()}`;
   const login = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_0' }) });
   const { LoginId: loginId } = (await login.json()) as { LoginId: string };

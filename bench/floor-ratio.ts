@@ -12,7 +12,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
-import { cpuMs, median, prepareBenchWorker, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -98,7 +98,7 @@ export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
     started.push(productWorker, floorWorker);
     // The product's client as a pipeline has it (payloads encrypted with the local key); the floor's has the SDK's defaults.
     const connection = await Connection.connect({ address: env.address });
-    const productClient = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ALLOW_UNSUPPORTED_NODE: process.env.ALLOW_UNSUPPORTED_NODE })) });
+    const productClient = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
     const floorClient = new Client({ connection });
     const customerId = `floor-ratio-${Date.now()}`;
     const login = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_0' }) });

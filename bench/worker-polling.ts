@@ -149,7 +149,7 @@ async function main(): Promise<void> {
       for (const strategy of strategies) {
         const taskQueue = `bench-${strategy}-${size}-${Date.now()}`;
         // A heartbeating poller holds an activity slot for its whole wait: one per pending connection.
-        const slots: Record<string, string> = strategy === 'heartbeat' && process.env.WORKER_MAX_CONCURRENT_ACTIVITIES === undefined ? { WORKER_MAX_CONCURRENT_ACTIVITIES: String(size + 100) } : {};
+        const slots: Record<string, string> = strategy === 'heartbeat' && workerTuning().WORKER_MAX_CONCURRENT_ACTIVITIES === undefined ? { WORKER_MAX_CONCURRENT_ACTIVITIES: String(size + 100) } : {};
         const worker = await startWorker(taskQueue, slots);
         const workerPid = worker.pid ?? 0;
         // Warm-up: bundle loaded, connections open; and the history of a connection that never polls.

@@ -22,11 +22,11 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadWorkerConfig } from '../src/config.js';
+import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadToolchainConfig, loadWorkerConfig } from '../src/config.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes.js';
-import { isExecutableFile, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
+import { isExecutableFile, onPath, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { SERVER_DYNAMIC_CONFIG } from './lib/server-dynamic-config.js';
 
 /** Services built from this project's Dockerfile: their environment is our configuration. */
@@ -37,18 +37,17 @@ const DYNAMIC_CONFIG = 'temporal-dynamic-config';
 /** Where the prometheus service reads its configuration (the image's default). */
 const PROMETHEUS_CONFIG_TARGET = '/etc/prometheus/prometheus.yml';
 
-export function dockerComposePath(env: NodeJS.ProcessEnv = process.env): string {
+export function dockerComposePath(explicit: string | undefined = loadToolchainConfig().paths.dockerCompose): string {
   const searched: string[] = [];
-  if (env.DOCKER_COMPOSE_PATH) {
-    if (isExecutableFile(env.DOCKER_COMPOSE_PATH)) return env.DOCKER_COMPOSE_PATH;
-    throw new Error(`DOCKER_COMPOSE_PATH=${env.DOCKER_COMPOSE_PATH} is not an executable file`);
+  if (explicit) {
+    if (isExecutableFile(explicit)) return explicit;
+    throw new Error(`DOCKER_COMPOSE_PATH=${explicit} is not an executable file`);
   }
   const cached = join(TEMPORAL_CACHE_DIR, 'bin', 'docker-compose');
   if (isExecutableFile(cached)) return cached;
   searched.push(cached);
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && isExecutableFile(join(dir, 'docker-compose'))) return join(dir, 'docker-compose');
-  }
+  const found = onPath('docker-compose');
+  if (found) return found;
   searched.push('docker-compose on PATH');
   throw new Error(
     `docker-compose not found (looked at: ${searched.join(', ')}). Run \`bash scripts/provision-temporal.sh compose\` ` +

@@ -8,7 +8,7 @@
  * Ctrl-C stops everything in reverse order; so does any part dying on its own.
  * Ports (parsed by loadDevStackConfig in src/config.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
  * SANDBOX_PORT (4010), CONSOLE_PORT (8080), and the worker's WORKER_METRICS_PORT (9464, 0 = off).
- * CONSOLE_TOKEN is generated when unset.
+ * CONSOLE_TOKEN is generated when unset; WORKER_BECOME_CURRENT is yes unless set (docs/configuration.md).
  * Payloads are encrypted by default: with PAYLOAD_ENCRYPTION_KEY if set, else with a key generated once
  * into .temporal/payload-encryption.key (PAYLOAD_ENCRYPTION_KEY_FILE), which the worker, console, CLI
  * and demo find the same way; PAYLOAD_ENCRYPTION=off stores them in clear. The console serves the
@@ -69,7 +69,7 @@ function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: 
 }
 
 /** Children get their own process group, so Ctrl-C reaches only us and we stop them in order. */
-function startChild(name: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
+function startChild(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): Child {
   const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const prefix = `[${name}]`.padEnd(10);
   prefixLines(child.stdout, prefix, process.stdout);
@@ -137,7 +137,8 @@ process.on('SIGTERM', () => void shutdown(0));
 // ---- start ------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { ports, host, sandboxUrl } = loadDevStackConfig();
+  const stack = loadDevStackConfig();
+  const { ports, host, sandboxUrl } = stack;
   await assertPortFree(host, ports.temporal, 'Temporal gRPC', 'TEMPORAL_PORT');
   await assertPortFree(host, ports.ui, 'Temporal Web UI', 'TEMPORAL_UI_PORT');
   await assertPortFree(host, ports.sandbox, 'sandbox', 'SANDBOX_PORT');
@@ -161,14 +162,13 @@ async function main(): Promise<void> {
     WORKER_METRICS_PORT: String(ports.workerMetrics),
     // The only build on this machine: new connections start on it even when the persisted history
     // made an older build current (connections pinned to that one wait for its workers).
-    WORKER_BECOME_CURRENT: process.env.WORKER_BECOME_CURRENT || 'yes',
+    WORKER_BECOME_CURRENT: stack.workerBecomeCurrent,
   };
   // What the children will read, parsed here too: a bad value stops the stack before they start, and
   // the local payload key is created once, here, before the children race to read it.
   const app = loadClientConfig(appEnv);
-  let consoleToken = process.env.CONSOLE_TOKEN || undefined;
-  const generatedToken = !consoleToken;
-  consoleToken ??= randomBytes(18).toString('base64url');
+  const generatedToken = stack.consoleToken === undefined;
+  const consoleToken = stack.consoleToken ?? randomBytes(18).toString('base64url');
   const codecUrl = `http://${host}:${ports.console}/codec`;
   // The Web UI cannot send credentials with its server-side codec setting: it gets the codec-only token.
   const uiCodecEndpoint = `${codecUrl}/${codecTokenFor(consoleToken)}`;
@@ -196,7 +196,7 @@ async function main(): Promise<void> {
     CONSOLE_PORT: String(ports.console),
     CONSOLE_TOKEN: consoleToken,
     // The Web UI of this stack may call the codec endpoint.
-    CONSOLE_CODEC_CORS_ORIGINS: process.env.CONSOLE_CODEC_CORS_ORIGINS || `http://${host}:${ports.ui},http://localhost:${ports.ui}`,
+    CONSOLE_CODEC_CORS_ORIGINS: (stack.consoleCodecCorsOrigins ?? [`http://${host}:${ports.ui}`, `http://localhost:${ports.ui}`]).join(','),
   });
 
   const lines = [

@@ -5,6 +5,7 @@
  *   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> skipped (<reasons>)
  * Exit 1 on any nondeterminism or other replay failure, or when fewer than REPLAY_MIN_HISTORIES were
  * replayed (the runner sets 50 for the whole suite: proof that the mechanism saw the suite's histories).
+ * Its variables (loadReplayConfig in src/config.ts):
  *   TEMPORAL_TEST_ADDRESS     the shared dev server (required)
  *   TEST_WORKER_REGISTRY_DIR  the workers the helpers registered (scripts/lib/suite-registry.ts)
  *   REPLAY_MIN_HISTORIES      default 0
@@ -12,18 +13,21 @@
  */
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { ConfigError, loadReplayConfig } from '../src/config.js';
 import { TEST_ENCRYPTION } from '../test/helpers/connection-stack.js';
 import { detailLines, replaySuite, summaryLine } from './lib/replay-suite.js';
 import { readRegistry, WORKER_REGISTRY_ENV } from './lib/suite-registry.js';
 import { productWorkflowBundle } from './lib/workflow-bundle.js';
 
-const address = process.env.TEMPORAL_TEST_ADDRESS;
-if (!address) {
-  console.error('replay: TEMPORAL_TEST_ADDRESS is not set (scripts/run-tests.mjs sets it)');
+let config: ReturnType<typeof loadReplayConfig>;
+try {
+  config = loadReplayConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`replay: ${error.problems.join('; ')}`);
   process.exit(2);
 }
-const minimum = Number(process.env.REPLAY_MIN_HISTORIES ?? 0);
-const registryDir = process.env[WORKER_REGISTRY_ENV];
+const { temporalAddress: address, minHistories: minimum, workerRegistryDir: registryDir, verbose } = config;
 const registry = registryDir ? readRegistry(registryDir) : { workers: [], unreadable: 0 };
 if (!registryDir) console.log(`replay: ${WORKER_REGISTRY_ENV} is not set: no worker's keys are known but the tests' fixed key`);
 if (registry.unreadable > 0) console.log(`replay: ${registry.unreadable} unreadable line(s) in the worker registry ${registryDir}`);
@@ -36,7 +40,7 @@ const connection = await Connection.connect({ address });
 let failed = false;
 try {
   const report = await replaySuite({ connection, code: await productWorkflowBundle(), workers: registry.workers, fallbackEncryption: TEST_ENCRYPTION });
-  for (const line of detailLines(report, { verbose: process.env.REPLAY_VERBOSE === '1' })) console.log(line);
+  for (const line of detailLines(report, { verbose })) console.log(line);
   console.log(`replay: ${registry.workers.length} workers registered by the helpers; ${Math.round((Date.now() - startedAt) / 1000)} s`);
   console.log(summaryLine(report));
   if (report.nondeterminism.length > 0 || report.replayErrors.length > 0) failed = true;

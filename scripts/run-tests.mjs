@@ -4,7 +4,8 @@
 // TEMPORAL_TEST_ADDRESS.
 //   npm test                      all test files
 //   npm test -- helpers sandbox   only files whose path contains one of the arguments
-// TEST_CONCURRENCY overrides how many test files run at once (default: half the cores, at least 1).
+// TEST_CONCURRENCY overrides how many test files run at once (default: half the cores, at least 1);
+// it and REPLAY_MIN_HISTORIES are parsed by loadTestRunConfig (src/config.ts, docs/configuration.md).
 // Then every history of the product's workflow types the tests wrote on the shared server is replayed
 // against this checkout's workflow code (scripts/replay-suite.ts); it ends with
 //   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> skipped (<reasons>)
@@ -22,6 +23,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const { TEMPORAL_CACHE_DIR } = await tsImport('./lib/temporal-binaries.ts', import.meta.url);
 const { DevServer } = await tsImport('./lib/dev-server.ts', import.meta.url);
 const { WORKER_REGISTRY_ENV } = await tsImport('./lib/suite-registry.ts', import.meta.url);
+const { ConfigError, loadTestRunConfig } = await tsImport('../src/config.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
 
@@ -52,6 +54,15 @@ async function stop(child) {
   clearTimeout(timer);
 }
 
+let settings;
+try {
+  settings = loadTestRunConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`run-tests: ${error.problems.join('; ')}`);
+  process.exit(2);
+}
+
 const filters = process.argv.slice(2);
 const files = findTestFiles(join(root, 'test')).filter((file) => filters.length === 0 || filters.some((filter) => relative(root, file).includes(filter)));
 if (files.length === 0) {
@@ -61,7 +72,7 @@ if (files.length === 0) {
 
 // Test files run in child processes. Durability tests spawn workers and servers of their own, and
 // workflow bundling is CPU-bound: with 2 cores, one file at a time keeps timing-sensitive tests honest.
-const concurrency = Number(process.env.TEST_CONCURRENCY) || Math.max(1, Math.floor(availableParallelism() / 2));
+const concurrency = settings.concurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
 
 mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
 const serverLogPath = join(TEMPORAL_CACHE_DIR, 'test-dev-server.log');
@@ -134,7 +145,7 @@ tests = testRun.child;
 const testExit = await testRun.exit;
 
 // Also after failing tests: a history that does not replay may be why they failed.
-const replayRun = run(['--import', 'tsx', 'scripts/replay-suite.ts'], { REPLAY_MIN_HISTORIES: process.env.REPLAY_MIN_HISTORIES ?? String(MIN_REPLAYED) });
+const replayRun = run(['--import', 'tsx', 'scripts/replay-suite.ts'], { REPLAY_MIN_HISTORIES: String(settings.replayMinHistories ?? MIN_REPLAYED) });
 replay = replayRun.child;
 const replayExit = await replayRun.exit;
 await shutdown(testExit !== 0 ? testExit : replayExit);

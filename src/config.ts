@@ -1,7 +1,9 @@
 /**
  * The only reader of process.env: the settings of each process (worker, pipeline client and CLI,
- * operator console, sandbox, the dev stack of `npm start`), zod-parsed once and frozen. A bad or
- * missing value stops start-up with a message naming each offending VARIABLE.
+ * operator console, sandbox, the dev stack of `npm start`, the demo, and the scripts, benchmarks and
+ * tests around them), zod-parsed once and frozen. A bad or missing value stops start-up with a message
+ * naming each offending VARIABLE. Each variable's schema says what it does (doc, group; CONFIG_GROUPS,
+ * CONFIG_READERS): `npm run docs:config` writes docs/configuration.md and .env.example from them.
  *
  * Each schema reads the flat variables (so problems name them) and transforms them into a camelCase
  * object nested by concern; the config types are the schemas' outputs. Sections shared by several
@@ -18,8 +20,10 @@
  *   client    { temporal, customerId, deployment: { name }, encryption?, payloadStore }   (pipeline client and CLI)
  *   console   { port, host, token, codecCorsOrigins, encryption?, payloadStore }   (it reaches Temporal with the client's)
  *   sandbox   { port, host, authSecret?, rateLimitPerSecond? }
- *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics }, host, sandboxUrl }
+ *   dev stack { ports: { temporal, ui, sandbox, console, workerMetrics }, host, sandboxUrl, workerBecomeCurrent, consoleToken?, consoleCodecCorsOrigins? }
  *   demo      { sandboxUrl, scenario }   (it reaches Temporal with the client's)
+ * Tooling: loadToolchainConfig (the Temporal binaries' overrides), loadTestConfig, loadTestRunConfig,
+ * loadReplayConfig, loadBenchConfig.
  */
 import { readFileSync } from 'node:fs';
 import { platform } from 'node:os';
@@ -32,15 +36,49 @@ import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_KEY_LIMITS, typ
 import { nodeRuntimeProblem } from './node-runtime.js';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
+// ---- the reference: each variable's schema says what it does -----------------------------------
+
+/**
+ * What the configuration reference says of a variable, carried by its schema (zod's `.meta()`):
+ * scripts/generate-config-reference.ts writes docs/configuration.md and .env.example from it, and
+ * test/docs/config-reference.test.ts fails when either file no longer matches.
+ */
+export interface VariableDoc {
+  /** What it does, in sentences (markdown inline code allowed). */
+  readonly description: string;
+  /** The default in words, where the schema's own default does not say it (computed, or not text). */
+  readonly defaultText?: string;
+  /** The repository file that declares the default instead (`NAME=value` or `${NAME:-value}` lines). */
+  readonly defaultFrom?: string;
+  /** A secret: .env.example leaves it blank. */
+  readonly secret?: boolean;
+}
+
+/** `schema` with what the reference says of its variable. */
+function doc<S extends z.ZodType>(schema: S, description: string, more: Omit<VariableDoc, 'description'> = {}): S {
+  return schema.meta({ description, ...more });
+}
+
+/** What the reference says of a group of variables (a section of docs/configuration.md and .env.example). */
+export interface GroupDoc {
+  readonly title: string;
+  readonly description: string;
+  /** false: documented in docs/configuration.md only (tests, benchmarks), not in .env.example. */
+  readonly envExample?: boolean;
+}
+
+function group<S extends z.ZodObject>(schema: S, title: string, description: string, more: Omit<GroupDoc, 'title' | 'description'> = {}): S {
+  return schema.meta({ title, description, ...more });
+}
+
 const PORT_RULE = { message: 'must be a port number, 0 to 65535' };
 const Port = z.coerce.number(PORT_RULE).int(PORT_RULE).min(0, PORT_RULE).max(65_535, PORT_RULE);
 const Bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 // Ports read both by their process and by the dev stack, which must agree on the defaults.
-const SandboxPort = Port.default(4010);
-const ConsolePort = Port.default(8080);
-/** 0 turns the worker's metrics endpoint off. */
-const WorkerMetricsPort = Port.default(9464);
+const SandboxPort = doc(Port.default(4010), 'The sandbox listens on this port; `npm start` starts it there, and `npm run demo` looks for it there unless SANDBOX_URL says otherwise.');
+const ConsolePort = doc(Port.default(8080), 'The operator console listens on this port.');
+const WorkerMetricsPort = doc(Port.default(9464), 'Prometheus metrics at http://WORKER_METRICS_HOST:WORKER_METRICS_PORT/metrics; 0 turns them off.');
 
 // ---- Temporal: how the worker, pipeline client and CLI reach it --------------------------------
 
@@ -52,19 +90,32 @@ const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default' } as
 const HostPort = z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' });
 const HostName = z.string().trim().regex(/^[A-Za-z0-9.-]+$/, { message: 'must be a host name' });
 
-const TemporalVars = z.object({
-  TEMPORAL_ADDRESS: HostPort.optional(),
-  TEMPORAL_NAMESPACE: z.string().trim().min(1).optional(),
-  TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('aggregation-connections'),
-  TEMPORAL_API_KEY: z.string().trim().min(1).optional(),
-  TEMPORAL_TLS: Bool.optional(),
-  /** The server's root CA (PEM): a self-hosted cluster's private CA. Implies TLS. */
-  TEMPORAL_TLS_CA_PATH: z.string().trim().min(1).optional(),
-  /** The name the server's certificate is checked against (and sent as SNI) instead of the address's host. Implies TLS. */
-  TEMPORAL_TLS_SERVER_NAME: HostName.optional(),
-  TEMPORAL_TLS_CERT_PATH: z.string().trim().min(1).optional(),
-  TEMPORAL_TLS_KEY_PATH: z.string().trim().min(1).optional(),
-});
+const FROM_PROFILE = "the Temporal profile's, else";
+
+const TemporalVars = group(
+  z.object({
+    TEMPORAL_ADDRESS: doc(HostPort.optional(), 'The Temporal frontend, host:port.', { defaultText: `${FROM_PROFILE} ${TEMPORAL_DEFAULTS.address}` }),
+    TEMPORAL_NAMESPACE: doc(z.string().trim().min(1).optional(), 'The namespace of the connection workflows.', { defaultText: `${FROM_PROFILE} ${TEMPORAL_DEFAULTS.namespace}` }),
+    TEMPORAL_TASK_QUEUE: doc(z.string().trim().min(1).default('aggregation-connections'), 'The task queue the worker polls and the clients start connections on.'),
+    TEMPORAL_API_KEY: doc(z.string().trim().min(1).optional(), 'Temporal Cloud: an API key implies TLS; it is sent as `authorization: Bearer <key>`.', {
+      defaultText: `${FROM_PROFILE} none`,
+      secret: true,
+    }),
+    TEMPORAL_TLS: doc(Bool.optional(), "TLS with the system's CAs (a publicly signed server certificate). false also turns a profile's TLS off.", { defaultText: `${FROM_PROFILE} false` }),
+    TEMPORAL_TLS_CA_PATH: doc(z.string().trim().min(1).optional(), "A self-hosted cluster with a private CA: the server's root CA certificate (PEM). Implies TLS."),
+    TEMPORAL_TLS_SERVER_NAME: doc(
+      HostName.optional(),
+      "The name the server's certificate is checked against (and sent as SNI) when it is not the host of TEMPORAL_ADDRESS, e.g. an address by IP or through a load balancer. Implies TLS.",
+    ),
+    TEMPORAL_TLS_CERT_PATH: doc(
+      z.string().trim().min(1).optional(),
+      'Mutual TLS: the client certificate (PEM), with TEMPORAL_TLS_KEY_PATH (both or neither). Implies TLS. Each file named by a TEMPORAL_TLS_*_PATH must be a readable PEM file, or the process refuses to start, naming it.',
+    ),
+    TEMPORAL_TLS_KEY_PATH: doc(z.string().trim().min(1).optional(), "Mutual TLS: the client certificate's key (PEM), with TEMPORAL_TLS_CERT_PATH."),
+  }),
+  'Temporal',
+  'How the worker, the pipeline client, the CLI and the console reach Temporal. Each variable wins where set; what they leave unset comes from Temporal\'s own environment configuration (next section), else the default shown.',
+);
 type TemporalVars = z.output<typeof TemporalVars>;
 
 /** The variables naming PEM files, each checked at start-up so a bad path stops the process with its name. */
@@ -113,8 +164,28 @@ function checkTls(env: TemporalVars, ctx: z.RefinementCtx): void {
  * of the file or profile is a problem naming it, never a stack trace.
  */
 const SHARED_TEMPORAL_VARS: ReadonlySet<string> = new Set(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS', 'TEMPORAL_TLS_SERVER_NAME']);
-const TEMPORAL_TLS_VARS = ['SERVER_CA_CERT', 'CLIENT_CERT', 'CLIENT_KEY'].flatMap((name) => [`TEMPORAL_TLS_${name}_PATH`, `TEMPORAL_TLS_${name}_DATA`]);
 const GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
+
+/** envconfig reads these from the environment the schemas pass it (loose objects): documented here, taken as they are. */
+const TemporalEnvConfigVars = group(
+  z.object({
+    TEMPORAL_CONFIG_FILE: doc(
+      z.string().optional(),
+      'The temporal.toml whose profile gives what the TEMPORAL_* variables above leave unset (address, namespace, api_key, [tls], [grpc_meta]). A named file that is missing or malformed, or a bad value in it, stops the process, naming it.',
+      { defaultText: '~/.config/temporalio/temporal.toml on Linux ($XDG_CONFIG_HOME/temporalio/ when set), if it exists' },
+    ),
+    TEMPORAL_PROFILE: doc(z.string().optional(), 'The profile of that file; an unknown one stops the process, naming the profiles the file has.', { defaultText: 'default' }),
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CA_PATH is unset: the server's CA certificate, a PEM file."),
+    TEMPORAL_TLS_SERVER_CA_CERT_DATA: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CA_PATH is unset: the server's CA certificate, the PEM itself."),
+    TEMPORAL_TLS_CLIENT_CERT_PATH: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CERT_PATH is unset: the client certificate, a PEM file (with its key)."),
+    TEMPORAL_TLS_CLIENT_CERT_DATA: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CERT_PATH is unset: the client certificate, the PEM itself (with its key)."),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_KEY_PATH is unset: the client certificate's key, a PEM file."),
+    TEMPORAL_TLS_CLIENT_KEY_DATA: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_KEY_PATH is unset: the client certificate's key, the PEM itself.", { secret: true }),
+  }),
+  "Temporal's own environment configuration",
+  `The worker, the pipeline client, the CLI and the console read Temporal's environment configuration as the \`temporal\` CLI does (@temporalio/envconfig): a profile of temporal.toml and Temporal's own variables, below and ${GRPC_META_PREFIX}<HEADER> (gRPC metadata). They give what the TEMPORAL_* variables of the previous section leave unset. \`npm start\` ignores them (its stack is local).`,
+);
+const TEMPORAL_TLS_VARS = Object.keys(TemporalEnvConfigVars.shape).filter((name) => name.startsWith('TEMPORAL_TLS_'));
 
 /** A setting Temporal's environment configuration gave, and where: `profile "x" of <file>` or Temporal's variables. */
 export interface FromEnvConfig<T> {
@@ -404,21 +475,27 @@ const DecryptionKeys = z.string().transform((text, ctx) => {
 });
 
 /** The encryption variables, part of each process's schema. */
-const EncryptionVars = z.object({
-  /**
-   * "auto": encrypt with PAYLOAD_ENCRYPTION_KEY; without it, with Temporal on this machine, with a key
-   * generated once into PAYLOAD_ENCRYPTION_KEY_FILE; with Temporal elsewhere, refuse to start.
-   * "off": store payloads as they are (readable by anyone who can read Temporal).
-   */
-  PAYLOAD_ENCRYPTION: z.enum(['auto', 'off']).default('auto'),
-  PAYLOAD_ENCRYPTION_KEY_FILE: z.string().trim().min(1).default('.temporal/payload-encryption.key'),
-  /** Base64 of 32 random bytes. */
-  PAYLOAD_ENCRYPTION_KEY: EncryptionKey.optional(),
-  /** Written next to each encrypted payload, so a later key can get another id (rotation). */
-  PAYLOAD_ENCRYPTION_KEY_ID: z.string().trim().regex(KEY_ID_PATTERN, { message: KEY_ID_RULE }).default('default'),
-  /** Earlier keys, `id:base64,...`: decrypt only (never used to encrypt). */
-  PAYLOAD_DECRYPTION_KEYS: DecryptionKeys.optional(),
-});
+const EncryptionVars = group(
+  z.object({
+    PAYLOAD_ENCRYPTION: doc(
+      z.enum(['auto', 'off']).default('auto'),
+      '"auto": encrypt with PAYLOAD_ENCRYPTION_KEY if set; else, with Temporal on this machine, with a key generated once into PAYLOAD_ENCRYPTION_KEY_FILE; else the process refuses to start. "off" stores payloads in clear (anyone who can read Temporal reads them).',
+    ),
+    PAYLOAD_ENCRYPTION_KEY_FILE: doc(z.string().trim().min(1).default('.temporal/payload-encryption.key'), 'Where the generated local key of a stack on this machine is kept (created once, mode 0600).'),
+    PAYLOAD_ENCRYPTION_KEY: doc(
+      EncryptionKey.optional(),
+      `Base64 of exactly ${PAYLOAD_KEY_BYTES} bytes: \`openssl rand -base64 32\`. The worker, the clients, the CLI and the console need the same keys.`,
+      { secret: true },
+    ),
+    PAYLOAD_ENCRYPTION_KEY_ID: doc(
+      z.string().trim().regex(KEY_ID_PATTERN, { message: KEY_ID_RULE }).default('default'),
+      'Written next to each encrypted payload (1-64 of A-Z a-z 0-9 . _ -), so a later key can get another id: give every new key a new id.',
+    ),
+    PAYLOAD_DECRYPTION_KEYS: doc(DecryptionKeys.optional(), 'Earlier keys, for rotation: comma-separated <key id>:<base64 key>, used to decrypt only (never to encrypt).', { secret: true }),
+  }),
+  'Payload encryption',
+  'On by default: every payload Temporal stores (workflow input with the bank password, MFA answers, activity inputs and results, the result with holder PII and transactions, failure messages) is AES-256-GCM encrypted.',
+);
 /** Encryption and the payload store decide by where Temporal is, so they read its address too. */
 type EncryptionVars = z.output<typeof EncryptionVars> & { readonly TEMPORAL_ADDRESS: string };
 
@@ -475,23 +552,29 @@ function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { encrypt
 
 // ---- payload store: large payloads outside Temporal history (shared by worker, client/CLI and console)
 
-const PayloadStoreVars = z.object({
-  /**
-   * "auto": a local directory with Temporal on this machine (the dev stack), none with Temporal
-   * elsewhere (a directory is one machine's: several workers need "s3"). "local", "s3" or "off" choose.
-   */
-  PAYLOAD_STORE: z.enum(['auto', 'local', 's3', 'off']).default('auto'),
-  /** Beside the dev server's database: stored payloads must live as long as the histories that point at them. */
-  PAYLOAD_STORE_DIRECTORY: z.string().trim().min(1).default('.temporal/payloads'),
-  PAYLOAD_STORE_S3_BUCKET: z.string().trim().min(1).optional(),
-  PAYLOAD_STORE_S3_PREFIX: z.string().trim().min(1).optional(),
-  /** An S3-compatible server (e.g. MinIO); AWS when unset. Credentials: the AWS SDK's default chain (AWS_ACCESS_KEY_ID, ...). */
-  PAYLOAD_STORE_S3_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
-  PAYLOAD_STORE_S3_REGION: z.string().trim().min(1).optional(),
-  PAYLOAD_STORE_S3_FORCE_PATH_STYLE: Bool.default(false),
-  /** Payloads of at least this many bytes (encrypted) leave history; at most 256 KiB. */
-  PAYLOAD_STORE_THRESHOLD_BYTES: z.coerce.number().int().min(0).max(HISTORY_PAYLOAD_LIMIT_BYTES).default(DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES),
-});
+const PayloadStoreVars = group(
+  z.object({
+    PAYLOAD_STORE: doc(
+      z.enum(['auto', 'local', 's3', 'off']).default('auto'),
+      '"auto": a local directory with Temporal on this machine (the dev stack), none with Temporal elsewhere (a directory is one machine\'s: several workers need "s3"); "local", "s3" or "off" to choose. Without a store a product larger than history can hold ends its connection as ResultTooLarge.',
+    ),
+    PAYLOAD_STORE_DIRECTORY: doc(z.string().trim().min(1).default('.temporal/payloads'), 'The local store: it must live as long as the histories that point into it (beside the dev server\'s database).'),
+    PAYLOAD_STORE_S3_BUCKET: doc(z.string().trim().min(1).optional(), 'The S3 bucket; required with PAYLOAD_STORE=s3.'),
+    PAYLOAD_STORE_S3_PREFIX: doc(z.string().trim().min(1).optional(), 'A key prefix inside the bucket.'),
+    PAYLOAD_STORE_S3_ENDPOINT: doc(
+      z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+      "An S3-compatible server (e.g. MinIO); AWS when unset. Credentials come from the AWS SDK's default chain (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a profile, or an instance or task role).",
+    ),
+    PAYLOAD_STORE_S3_REGION: doc(z.string().trim().min(1).optional(), "The bucket's region.", { defaultText: "the AWS SDK's" }),
+    PAYLOAD_STORE_S3_FORCE_PATH_STYLE: doc(Bool.default(false), 'Path-style URLs (bucket in the path), as most S3-compatible servers want.'),
+    PAYLOAD_STORE_THRESHOLD_BYTES: doc(
+      z.coerce.number().int().min(0).max(HISTORY_PAYLOAD_LIMIT_BYTES).default(DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES),
+      `Payloads of at least this many (encrypted) bytes leave history for the store; 0 to ${HISTORY_PAYLOAD_LIMIT_BYTES} (256 KiB).`,
+    ),
+  }),
+  'Payload store: large payloads outside Temporal history',
+  'Every process that writes or reads workflow payloads (worker, pipeline client, CLI, console) needs the same settings: a process without them fails on a stored payload.',
+);
 type PayloadStoreVars = z.output<typeof PayloadStoreVars> & { readonly TEMPORAL_ADDRESS: string };
 
 function checkPayloadStore(env: PayloadStoreVars, ctx: z.RefinementCtx): void {
@@ -534,16 +617,28 @@ function checkPayloads(env: EncryptionVars & PayloadStoreVars, ctx: z.Refinement
  * endpoint is set. Spans go out as OTLP JSON over HTTP (a collector's or Jaeger's port 4318); the
  * exporter itself reads OTEL_EXPORTER_OTLP_HEADERS (a collector's credentials stay out of this config).
  */
-const TracingVars = z.object({
-  /** Base URL: traces go to <base>/v1/traces. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318' }).optional(),
-  /** The traces URL itself; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318/v1/traces' }).optional(),
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.literal('http/json', { message: 'must be http/json (spans are exported as OTLP JSON over HTTP) or unset' }).optional(),
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.literal('http/json', { message: 'must be http/json (spans are exported as OTLP JSON over HTTP) or unset' }).optional(),
-  OTEL_SERVICE_NAME: z.string().trim().min(1).optional(),
-  OTEL_SDK_DISABLED: Bool.default(false),
-});
+const OtlpProtocol = doc(
+  z.literal('http/json', { message: 'must be http/json (spans are exported as OTLP JSON over HTTP) or unset' }).optional(),
+  'Only http/json is supported (unset means http/json here); grpc or http/protobuf stop the process.',
+);
+const TracingVars = group(
+  z.object({
+    OTEL_EXPORTER_OTLP_ENDPOINT: doc(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318' }).optional(), 'Base URL of a collector (or Jaeger\'s port 4318): traces go to <endpoint>/v1/traces.'),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: doc(
+      z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318/v1/traces' }).optional(),
+      'The traces URL itself, used as is; wins over OTEL_EXPORTER_OTLP_ENDPOINT.',
+    ),
+    OTEL_EXPORTER_OTLP_PROTOCOL: OtlpProtocol,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: OtlpProtocol,
+    OTEL_SERVICE_NAME: doc(z.string().trim().min(1).optional(), 'The service name of the spans.', { defaultText: 'aggregation-connections-worker for the worker, aggregation-connections-client otherwise' }),
+    OTEL_SDK_DISABLED: doc(Bool.default(false), 'true turns tracing off whatever the endpoint.'),
+    OTEL_EXPORTER_OTLP_HEADERS: doc(z.string().optional(), 'Headers for the collector, e.g. authorization=Bearer%20<token>: read by the exporter itself (a collector\'s credentials stay out of this configuration).', {
+      secret: true,
+    }),
+  }),
+  'Tracing: OpenTelemetry over OTLP',
+  'Off unless an endpoint is set (no provider, nothing exported). Spans go out as OTLP JSON over HTTP.',
+);
 type TracingVars = z.output<typeof TracingVars>;
 
 /** The `tracing` section: where spans go and under which service name; absent when tracing is off. */
@@ -628,27 +723,39 @@ const TenantWeights = z.string().transform((text, ctx) => {
   return weights;
 });
 
-const PriorityVars = z.object({
-  /** Task Queue priority keys by who waits (1 first): an end user answering, a pipeline, a schedule, forget/retention. */
-  PRIORITY_LIVE: PriorityKey.default(DEFAULT_PRIORITY_KEYS.live),
-  PRIORITY_PIPELINE: PriorityKey.default(DEFAULT_PRIORITY_KEYS.pipeline),
-  PRIORITY_SCHEDULED: PriorityKey.default(DEFAULT_PRIORITY_KEYS.scheduled),
-  PRIORITY_MAINTENANCE: PriorityKey.default(DEFAULT_PRIORITY_KEYS.maintenance),
-  /** Fairness weights of tenants sharing the fleet (and, with a per-tenant budget, their share of it). */
-  TENANT_WEIGHTS: TenantWeights.default(new Map()),
-});
+const PriorityVars = group(
+  z.object({
+    PRIORITY_LIVE: doc(PriorityKey.default(DEFAULT_PRIORITY_KEYS.live), 'Priority key of a connection an end user waits on, answering challenges.'),
+    PRIORITY_PIPELINE: doc(PriorityKey.default(DEFAULT_PRIORITY_KEYS.pipeline), "Priority key of a pipeline's cached retrieval."),
+    PRIORITY_SCHEDULED: doc(PriorityKey.default(DEFAULT_PRIORITY_KEYS.scheduled), 'Priority key of an unattended scheduled refresh.'),
+    PRIORITY_MAINTENANCE: doc(PriorityKey.default(DEFAULT_PRIORITY_KEYS.maintenance), 'Priority key of forget and retention.'),
+    TENANT_WEIGHTS: doc(
+      TenantWeights.default(new Map()),
+      `Fairness weights of the tenants sharing the fleet: <customerId>:<weight>, comma-separated, *:<weight> for every other tenant, weights ${FAIRNESS_WEIGHT_LIMITS.min}..${FAIRNESS_WEIGHT_LIMITS.max}. A tenant of weight 3 gets three times the dispatches of a tenant of weight 1 when both have work waiting, and three times the tenant budget.`,
+      { defaultText: 'every tenant 1' },
+    ),
+  }),
+  'Priority and fairness',
+  "Task Queue priority keys by who waits, 1 served first, 5 last (activities inherit their connection's; a start may override it: StartOptions.priority), and the tenants' fairness weights (docs/fleet.md).",
+);
 
 const Rps = z.coerce
   .number({ message: 'must be a number of requests per second, from 0.1 to 100000' })
   .min(0.1, { message: 'must be a number of requests per second, from 0.1 to 100000' })
   .max(100_000, { message: 'must be a number of requests per second, from 0.1 to 100000' });
 
-const BudgetVars = z.object({
-  /** Requests a second the whole fleet may send the service (all tenants); unset: no fleet budget. */
-  SERVICE_BUDGET_RPS: Rps.optional(),
-  /** Requests a second one tenant may send, times its TENANT_WEIGHTS weight; unset: SERVICE_BUDGET_RPS. */
-  SERVICE_BUDGET_TENANT_RPS: Rps.optional(),
-});
+const BudgetVars = group(
+  z.object({
+    SERVICE_BUDGET_RPS: doc(
+      Rps.optional(),
+      'Requests a second the whole fleet may send the service (every tenant together), held by Temporal on the task queue across all workers; each worker sets it at start.',
+      { defaultText: 'no budget' },
+    ),
+    SERVICE_BUDGET_TENANT_RPS: doc(Rps.optional(), 'Requests a second one tenant of weight 1 may send (times its TENANT_WEIGHTS weight); at most SERVICE_BUDGET_RPS.', { defaultText: 'SERVICE_BUDGET_RPS' }),
+  }),
+  'Request budget',
+  "The fleet's request budget toward the aggregation service (docs/fleet.md).",
+);
 
 /** The fleet's request budget (src/budget/fleet-budget.ts), or undefined when none is configured. */
 function budgetSection(env: z.output<typeof BudgetVars>, ctx: z.core.$RefinementCtx) {
@@ -677,8 +784,11 @@ const DeploymentName = z.string().trim().regex(DEPLOYMENT_PART, { message: DEPLO
 const BuildId = z.string().trim().regex(DEPLOYMENT_PART, { message: DEPLOYMENT_PART_RULE });
 
 const DeploymentVars = z.object({
-  /** The worker deployment this fleet's builds belong to; unset, the task queue's name (one deployment per queue). */
-  WORKER_DEPLOYMENT_NAME: DeploymentName.optional(),
+  WORKER_DEPLOYMENT_NAME: doc(
+    DeploymentName.optional(),
+    "Worker Deployment Versioning: the deployment this fleet's builds belong to (one per task queue by default). Connections stay on the build they started on (Pinned); retention timers and forgets move to the current build (AutoUpgrade).",
+    { defaultText: 'TEMPORAL_TASK_QUEUE' },
+  ),
 });
 
 function deploymentSection(env: z.output<typeof DeploymentVars>, taskQueue: string, ctx: z.core.$RefinementCtx) {
@@ -691,62 +801,108 @@ function deploymentSection(env: z.output<typeof DeploymentVars>, taskQueue: stri
 
 // ---- processes ---------------------------------------------------------------------------------
 
-const WorkerEnv = z
+const CustomerId = doc(
+  NonEmpty.default('demo-lender'),
+  'The tenant (the customer id path segment) the CLI, the demo and pipelines start connections for unless told otherwise; the worker serves whichever tenant a connection names.',
+);
+
+const AggregatorVars = group(
+  z.object({
+    AGGREGATOR_BASE_URL: doc(
+      z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).default('http://127.0.0.1:4010'),
+      'The aggregation service: the sandbox of `npm start` / `npm run sandbox` by default; point it at the real service in production.',
+    ),
+    AGGREGATOR_CUSTOMER_ID: CustomerId,
+    AGGREGATOR_AUTH_HEADER: doc(
+      z.string().trim().regex(/^[A-Za-z0-9-]+$/, { message: 'must be an HTTP header name' }).default('x-api-key'),
+      "The header that carries the calling application's credential.",
+    ),
+    AGGREGATOR_AUTH_SECRET: doc(z.string().min(1).optional(), "The calling application's credential, sent in AGGREGATOR_AUTH_HEADER; unset: no header.", { secret: true }),
+    AGGREGATOR_TIMEOUT_MS: doc(
+      z.coerce.number().int().min(100).max(600_000).default(60_000),
+      'Per-request timeout in ms (100..600000); the service may run a sync call ~210 s before dispatching it.',
+    ),
+  }),
+  'The aggregation service',
+  "Where the worker's activities call the service, and as whom.",
+);
+
+const WorkerVars = group(
+  z.object({
+    WORKER_METRICS_HOST: doc(z.string().trim().min(1).default('127.0.0.1'), 'The address the Prometheus metrics endpoint listens on.'),
+    WORKER_METRICS_PORT: WorkerMetricsPort,
+    WORKER_HEALTH_HOST: doc(z.string().trim().min(1).default('127.0.0.1'), 'The address the health endpoint listens on.'),
+    WORKER_HEALTH_PORT: doc(
+      Port.default(0),
+      'GET http://WORKER_HEALTH_HOST:WORKER_HEALTH_PORT/healthz: 200 {"state":"RUNNING"} while the worker runs, 503 with its state while it starts or SIGTERM drains it (src/worker-health.ts); 0 turns it off (the image sets 8081 for its HEALTHCHECK).',
+    ),
+    WORKER_WORKFLOW_BUNDLE: doc(
+      z.string().trim().min(1).optional(),
+      'A prebuilt workflow bundle (production: `npm run build` writes dist/workflow-bundle.js; the image sets it).',
+      { defaultText: 'the worker bundles the workflows at start' },
+    ),
+    ...DeploymentVars.shape,
+    WORKER_BUILD_ID: doc(BuildId.optional(), "This build's id.", { defaultText: 'a hash of the workflow bundle, so it changes exactly when that code does' }),
+    WORKER_BECOME_CURRENT: doc(
+      z.enum(['no', 'when-unset', 'yes'], { error: 'must be no, when-unset or yes' }).default('when-unset'),
+      'Whether this worker makes its own build current once it polls: `when-unset` only while the deployment has no current version (a first deploy; later builds wait for `npm run cli -- deployment set-current <buildId>` or a ramp), `yes` always (a stack on one machine), `no` never.',
+    ),
+    WORKER_MAX_CACHED_WORKFLOWS: doc(
+      z.coerce.number().int().min(0).max(100_000).optional(),
+      "Workflows kept in the worker's cache. To bound the worker's memory, cap the heap AND set this to the pending connections you expect: NODE_OPTIONS=\"--max-old-space-size=192 --max-semi-space-size=4\" MALLOC_ARENA_MAX=2 with 2100 held 2,000 pending connections in 526 MiB RSS instead of 929-961 (docs/benchmarks.md). The worker warns at start when the heap is capped below 1 GiB and this is unset.",
+      { defaultText: "the SDK's, sized from the heap limit: ~2,300 at Node's default 4 GiB, 32 at 256 MiB" },
+    ),
+    WORKER_WORKFLOW_THREADS: doc(z.coerce.number().int().min(1).max(16).optional(), 'Threads running workflow code; 2 spreads activations over two cores.', { defaultText: "the SDK's, 1" }),
+    WORKER_MAX_CONCURRENT_ACTIVITIES: doc(
+      z.coerce.number().int().min(1).max(100_000).optional(),
+      'Activities run at once; the heartbeat polling strategy holds one per pending connection.',
+      { defaultText: "the SDK's, 100" },
+    ),
+    WORKER_WORKFLOW_POLLERS: doc(z.coerce.number().int().min(2).max(100).optional(), 'Long polls for workflow tasks.', { defaultText: "the SDK's, 10" }),
+    WORKER_RESOURCE_TUNER: doc(
+      z
+        .string()
+        .trim()
+        .regex(/^(0?\.\d+|1(\.0+)?),(0?\.\d+|1(\.0+)?)$/, { message: 'must be two fractions "memory,cpu", e.g. 0.8,0.9' })
+        .transform((value) => {
+          const [memory, cpu] = value.split(',').map(Number);
+          return Object.freeze({ targetMemoryUsage: memory ?? 0, targetCpuUsage: cpu ?? 0 });
+        })
+        .optional(),
+      '"memory,cpu" target fractions (e.g. 0.8,0.9): the SDK\'s resource-based tuner hands out task slots while the host stays under them, instead of fixed slot counts (not with WORKER_MAX_CONCURRENT_ACTIVITIES).',
+      { defaultText: 'fixed slot counts' },
+    ),
+    WORKER_REUSE_V8_CONTEXT: doc(
+      z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+      "`false` gives each workflow its own V8 context instead of one reused context: for comparisons, not production.",
+      { defaultText: "the SDK's, true" },
+    ),
+    LOG_LEVEL: doc(z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'), 'TRACE, DEBUG, INFO, WARN or ERROR; one JSON object per line.'),
+    RETENTION_DAYS: doc(
+      RetentionDays.default(new Map()),
+      "Retention policy: forget a tenant's login N days after its last successful retrieval (schedule, card at the service, stored payloads, histories). <customerId>:<days>, comma-separated; *:<days> for every other tenant; days 1..36500. Applies from each login's next retrieval; removing a tenant's entry ends its logins' timers at their next retrieval.",
+      { defaultText: 'off' },
+    ),
+  }),
+  'Worker',
+  'The worker process (`npm run worker`, the image\'s CMD): its endpoints, Worker Deployment Versioning, tuning and policies.',
+);
+
+const WorkerVariables = z
   // Loose: Temporal's environment configuration reads variables of its own (withTemporalEnvConfig).
   .looseObject({
     ...TemporalVars.shape,
-    AGGREGATOR_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).default('http://127.0.0.1:4010'),
-    AGGREGATOR_CUSTOMER_ID: z.string().trim().min(1).default('demo-lender'),
-    AGGREGATOR_AUTH_HEADER: z.string().trim().regex(/^[A-Za-z0-9-]+$/, { message: 'must be an HTTP header name' }).default('x-api-key'),
-    AGGREGATOR_AUTH_SECRET: z.string().min(1).optional(),
-    AGGREGATOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
-    WORKER_METRICS_PORT: WorkerMetricsPort,
-    WORKER_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
-    WORKER_WORKFLOW_BUNDLE: z.string().trim().min(1).optional(),
-    ...DeploymentVars.shape,
-    /** This build's id; unset, it is taken from the workflow code (a hash of the bundle), so it changes exactly when that code does. */
-    WORKER_BUILD_ID: BuildId.optional(),
-    /**
-     * Whether this worker makes its own build current once it polls: `when-unset` only while the
-     * deployment has no current version (a first deploy), `yes` always (a stack on one machine, whose
-     * build is the only one), `no` never (an operator promotes: npm run cli -- deployment set-current).
-     */
-    WORKER_BECOME_CURRENT: z.enum(['no', 'when-unset', 'yes'], { error: 'must be no, when-unset or yes' }).default('when-unset'),
-    /** GET /healthz: 200 while the worker runs, 503 while it drains (src/worker-health.ts); 0 turns it off. */
-    WORKER_HEALTH_PORT: Port.default(0),
-    WORKER_HEALTH_HOST: z.string().trim().min(1).default('127.0.0.1'),
-    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
-    /** Threads running workflow code (the SDK's default is 1 with a reused V8 context). */
-    WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
-    /** Activities run at once (the SDK's default 100); the heartbeat polling strategy holds one per pending connection. */
-    WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(100_000).optional(),
-    /** Long polls for workflow tasks (the SDK's default 10). */
-    WORKER_WORKFLOW_POLLERS: z.coerce.number().int().min(2).max(100).optional(),
-    /**
-     * "memory,cpu" target fractions (e.g. 0.8,0.9): the SDK's resource-based tuner hands out task
-     * slots while the host stays under them, instead of fixed slot counts.
-     */
-    WORKER_RESOURCE_TUNER: z
-      .string()
-      .trim()
-      .regex(/^(0?\.\d+|1(\.0+)?),(0?\.\d+|1(\.0+)?)$/, { message: 'must be two fractions "memory,cpu", e.g. 0.8,0.9' })
-      .transform((value) => {
-        const [memory, cpu] = value.split(',').map(Number);
-        return Object.freeze({ targetMemoryUsage: memory ?? 0, targetCpuUsage: cpu ?? 0 });
-      })
-      .optional(),
-    /** `false` gives each workflow its own V8 context (the SDK's default reuses one): for comparing, not production. */
-    WORKER_REUSE_V8_CONTEXT: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
-    LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
-    /** Retention policy per tenant; off unless set. */
-    RETENTION_DAYS: RetentionDays.default(new Map()),
+    ...TemporalEnvConfigVars.shape,
+    ...AggregatorVars.shape,
+    ...WorkerVars.shape,
     ...PriorityVars.shape,
     ...BudgetVars.shape,
     ...EncryptionVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
-  })
-  .transform(withTemporalEnvConfig)
+  });
+
+const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
     checkPayloads(env, ctx);
@@ -797,18 +953,19 @@ const WorkerEnv = z
 export type WorkerConfig = z.output<typeof WorkerEnv>;
 
 /** What the pipeline client and the CLI need to reach the connections. */
-const ClientEnv = z
-  .looseObject({
-    ...TemporalVars.shape,
-    AGGREGATOR_CUSTOMER_ID: NonEmpty.default('demo-lender'),
-    ...DeploymentVars.shape,
-    ...PriorityVars.shape,
-    ...BudgetVars.shape,
-    ...EncryptionVars.shape,
-    ...PayloadStoreVars.shape,
-    ...TracingVars.shape,
-  })
-  .transform(withTemporalEnvConfig)
+const ClientVariables = z.looseObject({
+  ...TemporalVars.shape,
+  ...TemporalEnvConfigVars.shape,
+  AGGREGATOR_CUSTOMER_ID: CustomerId,
+  ...DeploymentVars.shape,
+  ...PriorityVars.shape,
+  ...BudgetVars.shape,
+  ...EncryptionVars.shape,
+  ...PayloadStoreVars.shape,
+  ...TracingVars.shape,
+});
+
+const ClientEnv = ClientVariables.transform(withTemporalEnvConfig)
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
     checkPayloads(env, ctx);
@@ -831,23 +988,44 @@ const ClientEnv = z
 
 export type ClientConfig = z.output<typeof ClientEnv>;
 
-/** The console reaches Temporal with the client's config; its own is the listener and the payload sections. */
-const ConsoleEnv = z
-  .looseObject({
+const CliVars = group(
+  z.object({
+    CONNECTION_PASSWORD: doc(z.string().optional(), '`npm run cli -- start` reads a live password here when --password-stdin is not given (never from a flag).', { secret: true }),
+  }),
+  'CLI',
+  'The operator CLI (`npm run cli`) reaches Temporal with the client settings above; this is its own.',
+);
+
+const CONSOLE_TOKEN_RULE = 'at least 16 characters, e.g. `openssl rand -hex 24`';
+const ConsoleVars = group(
+  z.object({
+    CONSOLE_HOST: doc(NonEmpty.default('127.0.0.1'), 'The address the console listens on: 127.0.0.1 unless it sits behind a proxy (0.0.0.0 in a container).'),
     CONSOLE_PORT: ConsolePort,
-    /** 127.0.0.1 unless the console sits behind a proxy (0.0.0.0 in a container). */
-    CONSOLE_HOST: NonEmpty.default('127.0.0.1'),
-    CONSOLE_TOKEN: z
-      .string({ message: 'is required: set CONSOLE_TOKEN to a long random secret (e.g. `openssl rand -hex 24`)' })
-      .min(16, { message: 'must be at least 16 characters' }),
-    /** Browser origins (the Temporal Web UI) allowed to call /codec/encode and /codec/decode. */
-    CONSOLE_CODEC_CORS_ORIGINS: CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
-    /** Where the histories the console decodes live (ours, else the Temporal profile's): decides whether a generated local key may be used. */
-    TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
-    ...EncryptionVars.shape,
-    ...PayloadStoreVars.shape,
-  })
-  .transform(withTemporalEnvConfig)
+    CONSOLE_TOKEN: doc(
+      z.string({ message: 'is required: set CONSOLE_TOKEN to a long random secret (e.g. `openssl rand -hex 24`)' }).min(16, { message: 'must be at least 16 characters' }),
+      `The operators' bearer token, required: ${CONSOLE_TOKEN_RULE}.`,
+      { secret: true },
+    ),
+    CONSOLE_CODEC_CORS_ORIGINS: doc(
+      CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
+      "Browser origins (the Temporal Web UI) allowed to call the console's codec endpoint (/codec/encode, /codec/decode) with credentials: comma-separated origins.",
+    ),
+  }),
+  'Operator console',
+  'The operator console (`npm run console`); it reaches Temporal with the client settings, and decodes payloads with the encryption and payload store settings.',
+);
+
+/** The console reaches Temporal with the client's config; its own is the listener and the payload sections. */
+const ConsoleVariables = z.looseObject({
+  ...ConsoleVars.shape,
+  /** Where the histories the console decodes live (ours, else the Temporal profile's): decides whether a generated local key may be used. */
+  TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
+  ...TemporalEnvConfigVars.shape,
+  ...EncryptionVars.shape,
+  ...PayloadStoreVars.shape,
+});
+
+const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
   .superRefine(checkPayloads)
   .transform((env, ctx) =>
     Object.freeze({
@@ -862,23 +1040,29 @@ const ConsoleEnv = z
 
 export type ConsoleConfig = z.output<typeof ConsoleEnv>;
 
-const SandboxEnv = z
-  .object({
+const SandboxVars = group(
+  z.object({
+    SANDBOX_HOST: doc(NonEmpty.default('127.0.0.1'), 'The address the sandbox listens on.'),
     SANDBOX_PORT: SandboxPort,
-    SANDBOX_HOST: NonEmpty.default('127.0.0.1'),
-    /** When set, /v3 requests must carry it (x-api-key). */
-    SANDBOX_AUTH_SECRET: z.string().min(1).optional(),
-    /** Initial request limit of every tenant, per whole second (src/sandbox/rate-limits.ts); unset: unlimited. */
-    SANDBOX_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).optional(),
-  })
-  .transform((env) =>
-    Object.freeze({
-      port: env.SANDBOX_PORT,
-      host: env.SANDBOX_HOST,
-      authSecret: env.SANDBOX_AUTH_SECRET,
-      ...(env.SANDBOX_RATE_LIMIT_PER_SECOND === undefined ? {} : { rateLimitPerSecond: env.SANDBOX_RATE_LIMIT_PER_SECOND }),
-    }),
-  );
+    SANDBOX_AUTH_SECRET: doc(z.string().min(1).optional(), 'When set, /v3 requests must carry it in the x-api-key header (else 401 ACCESS_DENIED).', { secret: true }),
+    SANDBOX_RATE_LIMIT_PER_SECOND: doc(
+      z.coerce.number().int().min(1).max(1_000_000).optional(),
+      'Requests a second the sandbox takes from each tenant before it answers 429 TOO_MANY_REQUESTS with Retry-After (src/sandbox/rate-limits.ts); POST /sandbox/rate-limits changes it per tenant at run time.',
+      { defaultText: 'unlimited' },
+    ),
+  }),
+  'Sandbox',
+  'The sandbox of the aggregation service (`npm run sandbox`, and inside `npm start`).',
+);
+
+const SandboxEnv = SandboxVars.transform((env) =>
+  Object.freeze({
+    port: env.SANDBOX_PORT,
+    host: env.SANDBOX_HOST,
+    authSecret: env.SANDBOX_AUTH_SECRET,
+    ...(env.SANDBOX_RATE_LIMIT_PER_SECOND === undefined ? {} : { rateLimitPerSecond: env.SANDBOX_RATE_LIMIT_PER_SECOND }),
+  }),
+);
 
 export type SandboxConfig = z.output<typeof SandboxEnv>;
 
@@ -890,14 +1074,33 @@ function localSandboxUrl(port: number): string {
   return `http://${DEV_STACK_HOST}:${port}`;
 }
 
-/** `npm start`: the ports of the whole stack on 127.0.0.1, each process's own default. */
+const DevStackVars = group(
+  z.object({
+    TEMPORAL_PORT: doc(Port.default(7233), "The Temporal dev server's gRPC port."),
+    TEMPORAL_UI_PORT: doc(Port.default(8233), "The Temporal Web UI's port."),
+  }),
+  'Dev stack (`npm start`)',
+  "The whole stack on 127.0.0.1: Temporal, its Web UI, the sandbox (SANDBOX_PORT), the worker (WORKER_METRICS_PORT; WORKER_BECOME_CURRENT yes unless set) and the console (CONSOLE_PORT; a CONSOLE_TOKEN generated unless set). Every other variable reaches the worker and the console as they are; TEMPORAL_ADDRESS and AGGREGATOR_BASE_URL are the stack's.",
+);
+
+/** `npm start`: the ports of the whole stack on 127.0.0.1, each process's own default, and what it gives its worker and console. */
 const DevStackEnv = z
   .object({
-    TEMPORAL_PORT: Port.default(7233),
-    TEMPORAL_UI_PORT: Port.default(8233),
+    ...DevStackVars.shape,
     SANDBOX_PORT: SandboxPort,
     CONSOLE_PORT: ConsolePort,
     WORKER_METRICS_PORT: WorkerMetricsPort,
+    WORKER_BECOME_CURRENT: doc(
+      WorkerVars.shape.WORKER_BECOME_CURRENT.unwrap().default('yes'),
+      "`npm start` gives its worker `yes` unless set: the only build on this machine, new connections start on it even when the persisted history made an older build current.",
+    ),
+    CONSOLE_TOKEN: doc(ConsoleVars.shape.CONSOLE_TOKEN.optional(), '`npm start` generates one for the run unless set, and prints the console\'s URL with it.', {
+      defaultText: 'generated',
+      secret: true,
+    }),
+    CONSOLE_CODEC_CORS_ORIGINS: doc(ConsoleVars.shape.CONSOLE_CODEC_CORS_ORIGINS.unwrap().optional(), "`npm start` lets its own Web UI call the console's codec endpoint unless set.", {
+      defaultText: 'http://127.0.0.1:TEMPORAL_UI_PORT,http://localhost:TEMPORAL_UI_PORT',
+    }),
   })
   .transform((env) =>
     Object.freeze({
@@ -911,27 +1114,389 @@ const DevStackEnv = z
       }),
       host: DEV_STACK_HOST,
       sandboxUrl: localSandboxUrl(env.SANDBOX_PORT),
+      workerBecomeCurrent: env.WORKER_BECOME_CURRENT,
+      /** Undefined: the stack generates one. */
+      consoleToken: env.CONSOLE_TOKEN,
+      /** Undefined: the stack's own Web UI. */
+      consoleCodecCorsOrigins: env.CONSOLE_CODEC_CORS_ORIGINS,
     }),
   );
 
 export type DevStackConfig = z.output<typeof DevStackEnv>;
 
-/** `npm run demo`: the sandbox where `npm start` runs it (SANDBOX_PORT), unless SANDBOX_URL names another. */
-const DemoEnv = z
-  .object({
-    SANDBOX_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://127.0.0.1:4010' }).optional(),
-    SANDBOX_PORT: SandboxPort,
-    DEMO_SCENARIO: NonEmpty.default('two_step_code'),
-  })
+const SandboxUrl = doc(
+  z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://127.0.0.1:4010' }).optional(),
+  'A running sandbox to use instead of the local one.',
+  { defaultText: 'http://127.0.0.1:SANDBOX_PORT (`npm run demo`), an in-process sandbox (bench/sandbox-throughput.ts)' },
+);
+
+const DemoVars = group(
+  z.object({
+    SANDBOX_URL: SandboxUrl,
+    DEMO_SCENARIO: doc(NonEmpty.default('two_step_code'), 'The live connection\'s scenario: any challenge username of GET /sandbox/scenarios.'),
+  }),
+  'Demo (`npm run demo`)',
+  'The demo runs against `npm start`: it reaches Temporal with the client settings and finds the sandbox as the dev stack starts it (SANDBOX_PORT), unless SANDBOX_URL names another.',
+);
+
+const DemoEnv = z.object({ ...DemoVars.shape, SANDBOX_PORT: SandboxPort }).transform((env) =>
+  Object.freeze({
+    /** SANDBOX_URL, else the sandbox `npm start` runs on SANDBOX_PORT. */
+    sandboxUrl: (env.SANDBOX_URL ?? localSandboxUrl(env.SANDBOX_PORT)).replace(/\/+$/, ''),
+    scenario: env.DEMO_SCENARIO,
+  }),
+);
+
+export type DemoConfig = z.output<typeof DemoEnv>;
+
+// ---- tooling: the scripts, benchmarks and tests around the product ------------------------------
+
+const RELEASE_RULE = { message: 'must be a release such as 1.32.2' };
+const Release = z.string().trim().regex(/^\d+\.\d+\.\d+$/, RELEASE_RULE);
+const ExistingPath = z.string().trim().min(1, { message: 'must not be empty' });
+const VERSIONS_FILE = 'scripts/lib/temporal-versions.env';
+const PROVISION_SCRIPT = 'scripts/provision-temporal.sh';
+
+const ToolchainVars = group(
+  z.object({
+    TEMPORAL_CACHE_DIR: doc(ExistingPath.optional(), 'Where the Temporal binaries (and MinIO, Compose, Node.js releases) are built or fetched and cached; CI keeps it outside the clone.', {
+      defaultText: '.temporal/ in the project',
+    }),
+    TEMPORAL_SERVER_VERSION: doc(Release.optional(), 'The Temporal server release of the dev server (npm start, npm test), prod:check, chaos on PostgreSQL and temporal-compose.yml.', {
+      defaultFrom: VERSIONS_FILE,
+    }),
+    TEMPORAL_UPGRADE_PATH: doc(
+      z
+        .string()
+        .trim()
+        .regex(/^\d+\.\d+\.\d+(\s+\d+\.\d+\.\d+)*$/, { message: 'must be releases separated by spaces, oldest first, e.g. 1.29.1 1.30.9' })
+        .transform((text) => Object.freeze(text.split(/\s+/)))
+        .optional(),
+      'The releases `npm run prod:upgrade` takes a database through, oldest first, ending at TEMPORAL_SERVER_VERSION.',
+      { defaultFrom: VERSIONS_FILE },
+    ),
+    TEMPORAL_UI_VERSION: doc(Release.optional(), 'The Web UI server release beside the dev server.', { defaultFrom: VERSIONS_FILE }),
+    TEMPORAL_SERVER_PATH: doc(ExistingPath.optional(), 'An existing Temporal server binary instead of the cached build (of TEMPORAL_SERVER_VERSION only).'),
+    TEMPORAL_SQL_TOOL_PATH: doc(ExistingPath.optional(), 'An existing temporal-sql-tool for prod:check (of TEMPORAL_SERVER_VERSION only).'),
+    TEMPORAL_SCHEMA_DIR: doc(ExistingPath.optional(), "The server's PostgreSQL schema directory (.../schema/postgresql/v12) for prod:check (of TEMPORAL_SERVER_VERSION only).", {
+      defaultText: "the server module's, in the Go module cache",
+    }),
+    TEMPORAL_UI_SERVER_PATH: doc(ExistingPath.optional(), 'An existing Web UI server binary instead of the cached build.'),
+    TEMPORAL_CLI_PATH: doc(ExistingPath.optional(), 'An existing `temporal` CLI (operator commands; no longer the dev server: scripts/lib/dev-server.ts).', {
+      defaultText: 'the cached build, else `temporal` on PATH',
+    }),
+    TEMPORAL_TEST_SERVER_PATH: doc(ExistingPath.optional(), "An existing sdk-java time-skipping test server instead of the cached one."),
+    MINIO_PATH: doc(ExistingPath.optional(), 'An existing MinIO server (the S3 server of the payload-store tests) instead of the cached build.'),
+    DOCKER_COMPOSE_PATH: doc(
+      ExistingPath.optional(),
+      'An existing Docker Compose v2 (docker-compose), only to validate temporal-compose.yml (`npm run compose:check`, test/compose/; no Docker engine needed).',
+      { defaultText: 'the cached build, else docker-compose on PATH' },
+    ),
+    PROD_CHECK_PG_BINDIR: doc(
+      ExistingPath.optional(),
+      'A PostgreSQL bin directory holding initdb and pg_ctl, for prod:check, prod:upgrade, chaos on PostgreSQL, deploy:check and bench:burst.',
+      { defaultText: 'the newest /usr/lib/postgresql/<major>/bin' },
+    ),
+    GOMODCACHE: doc(ExistingPath.optional(), "Go's module cache, where prod:check finds the server's PostgreSQL schema.", { defaultText: '`go env GOMODCACHE`, else ~/go/pkg/mod' }),
+  }),
+  'Temporal binaries and other tools',
+  "Where the scripts, the tests and the benchmarks find the Temporal server, its Web UI, the CLI, the test server, MinIO, Docker Compose and PostgreSQL. `npm run provision` (scripts/provision-temporal.sh) builds or fetches them into the cache; the *_PATH variables point at existing binaries instead.",
+);
+
+const ProvisioningVars = group(
+  z.object({
+    TEMPORAL_CLI_VERSION: doc(Release.optional(), 'The `temporal` CLI release provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
+    TEMPORAL_TEST_SERVER_VERSION: doc(Release.optional(), 'The sdk-java time-skipping test server release provisioning fetches.', { defaultFrom: PROVISION_SCRIPT }),
+    MINIO_VERSION: doc(z.string().optional(), 'The MinIO Go module version provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
+    DOCKER_COMPOSE_VERSION: doc(z.string().optional(), 'The Docker Compose v2 Go module version provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
+  }),
+  'Provisioning',
+  'Releases only scripts/provision-temporal.sh reads (with TEMPORAL_CACHE_DIR, the versions and the *_PATH variables above).',
+);
+
+/** Overrides only: the callers fall back on the cache in the project and the releases scripts/lib/temporal-versions.env declares. */
+const ToolchainEnv = ToolchainVars.transform((env) =>
+  Object.freeze({
+    cacheDir: env.TEMPORAL_CACHE_DIR,
+    versions: Object.freeze({ server: env.TEMPORAL_SERVER_VERSION, upgradePath: env.TEMPORAL_UPGRADE_PATH, ui: env.TEMPORAL_UI_VERSION }),
+    paths: Object.freeze({
+      server: env.TEMPORAL_SERVER_PATH,
+      sqlTool: env.TEMPORAL_SQL_TOOL_PATH,
+      schemaDir: env.TEMPORAL_SCHEMA_DIR,
+      uiServer: env.TEMPORAL_UI_SERVER_PATH,
+      cli: env.TEMPORAL_CLI_PATH,
+      testServer: env.TEMPORAL_TEST_SERVER_PATH,
+      minio: env.MINIO_PATH,
+      dockerCompose: env.DOCKER_COMPOSE_PATH,
+      postgresBinDir: env.PROD_CHECK_PG_BINDIR,
+      goModCache: env.GOMODCACHE,
+    }),
+  }),
+);
+
+export type ToolchainConfig = z.output<typeof ToolchainEnv>;
+
+const CountAtLeast = (min: number) => z.coerce.number().int({ message: `must be a whole number, at least ${min}` }).min(min, { message: `must be a whole number, at least ${min}` });
+const TEST_LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+const TestAddress = doc(
+  HostPort.optional(),
+  'The Temporal dev server `npm test` shares with its test files, image:check and the closing replay (scripts/run-tests.mjs sets it).',
+  { defaultText: 'each test starts a private dev server' },
+);
+const WorkerRegistryDir = doc(
+  ExistingPath.optional(),
+  'The private directory where the test helpers register the workers they start, with their payload keys, for the replay at the end of `npm test` (scripts/run-tests.mjs sets it; scripts/lib/suite-registry.ts).',
+  { defaultText: 'no registry: registering does nothing' },
+);
+const ReplayMinHistories = doc(CountAtLeast(0).optional(), 'The replay at the end of `npm test` fails when it replayed fewer histories than this.', {
+  defaultText: '50 for the whole suite, else 0',
+});
+
+const TestVars = group(
+  z.object({
+    TEMPORAL_TEST_ADDRESS: TestAddress,
+    TEST_WORKER_REGISTRY_DIR: WorkerRegistryDir,
+    TEMPORAL_TEST_LOG_LEVEL: doc(
+      z
+        .string()
+        .transform((text) => text.trim().toUpperCase())
+        .pipe(z.enum(TEST_LOG_LEVELS, { error: `must be one of ${TEST_LOG_LEVELS.join(', ')}` }))
+        .default('ERROR'),
+      "The Temporal runtime's log level in test processes (worker logs, bundling, expected workflow failures).",
+    ),
+    RECORD_HISTORIES: doc(Bool.default(false), 'true or 1: the tests that record replay fixtures write them again (e.g. `RECORD_HISTORIES=1 node scripts/run-tests.mjs workflows/connection.test`).'),
+    CHROMIUM_PATH: doc(ExistingPath.default('/usr/bin/chromium'), 'The Chromium the browser tests drive (the console and the Web UI codec).'),
+    DOCS_SCREENSHOTS: doc(
+      Bool.default(false),
+      'true or 1 (`npm run docs:screenshots` sets it): the browser tests write their screenshots into docs/images/; otherwise into a temporary folder, checked and removed.',
+    ),
+    CI: doc(
+      z.string().transform((text) => text !== 'false' && text !== '0').default(false),
+      'Set by CI: a missing prerequisite (PostgreSQL, the server binaries) fails the prod:check, deploy:check and bench:burst tests instead of skipping them.',
+      { defaultText: 'unset: skip' },
+    ),
+    TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once.', { defaultText: 'half the cores, at least 1' }),
+    REPLAY_MIN_HISTORIES: ReplayMinHistories,
+    REPLAY_VERBOSE: doc(Bool.default(false), "true or 1: the closing replay lists every skipped history, not only the counts."),
+  }),
+  'Tests and tooling',
+  '`npm test` (scripts/run-tests.mjs), the test files and their helpers, and the replay of the suite\'s histories that closes the run (scripts/replay-suite.ts).',
+  { envExample: false },
+);
+
+/** The test files and their helpers (and image:check, which shares npm test's server). */
+const TestEnv = z
+  .object({ TEMPORAL_TEST_ADDRESS: TestAddress, TEST_WORKER_REGISTRY_DIR: WorkerRegistryDir, TEMPORAL_TEST_LOG_LEVEL: TestVars.shape.TEMPORAL_TEST_LOG_LEVEL, RECORD_HISTORIES: TestVars.shape.RECORD_HISTORIES, CHROMIUM_PATH: TestVars.shape.CHROMIUM_PATH, DOCS_SCREENSHOTS: TestVars.shape.DOCS_SCREENSHOTS, CI: TestVars.shape.CI })
   .transform((env) =>
     Object.freeze({
-      /** SANDBOX_URL, else the sandbox `npm start` runs on SANDBOX_PORT. */
-      sandboxUrl: (env.SANDBOX_URL ?? localSandboxUrl(env.SANDBOX_PORT)).replace(/\/+$/, ''),
-      scenario: env.DEMO_SCENARIO,
+      /** undefined: start a private dev server. */
+      temporalAddress: env.TEMPORAL_TEST_ADDRESS,
+      workerRegistryDir: env.TEST_WORKER_REGISTRY_DIR,
+      logLevel: env.TEMPORAL_TEST_LOG_LEVEL,
+      recordHistories: env.RECORD_HISTORIES,
+      chromiumPath: env.CHROMIUM_PATH,
+      docsScreenshots: env.DOCS_SCREENSHOTS,
+      ci: env.CI,
     }),
   );
 
-export type DemoConfig = z.output<typeof DemoEnv>;
+export type TestConfig = z.output<typeof TestEnv>;
+
+/** scripts/run-tests.mjs. */
+const TestRunEnv = z.object({ TEST_CONCURRENCY: TestVars.shape.TEST_CONCURRENCY, REPLAY_MIN_HISTORIES: ReplayMinHistories }).transform((env) =>
+  Object.freeze({ concurrency: env.TEST_CONCURRENCY, replayMinHistories: env.REPLAY_MIN_HISTORIES }),
+);
+
+/** scripts/replay-suite.ts: run by scripts/run-tests.mjs, which gives it the shared server. */
+const ReplayEnv = z
+  .object({
+    TEMPORAL_TEST_ADDRESS: doc(
+      z.string({ message: 'is not set (scripts/run-tests.mjs sets it)' }).pipe(HostPort),
+      'The shared dev server whose histories the replay reads.',
+    ),
+    TEST_WORKER_REGISTRY_DIR: WorkerRegistryDir,
+    REPLAY_MIN_HISTORIES: ReplayMinHistories,
+    REPLAY_VERBOSE: TestVars.shape.REPLAY_VERBOSE,
+  })
+  .transform((env) =>
+    Object.freeze({ temporalAddress: env.TEMPORAL_TEST_ADDRESS, workerRegistryDir: env.TEST_WORKER_REGISTRY_DIR, minHistories: env.REPLAY_MIN_HISTORIES ?? 0, verbose: env.REPLAY_VERBOSE }),
+  );
+
+const DYNAMIC_CONFIG_RULE = 'must be `none` or space-separated key=value pairs, values as JSON (e.g. system.enableActivityEagerExecution=false)';
+/** `key=value ...` (values as JSON) → the dev server's dynamic config; `none` → none at all. */
+const DynamicConfig = z.string().transform((text, ctx) => {
+  if (text.trim() === 'none') return Object.freeze({});
+  const config: Record<string, boolean | number | string> = {};
+  for (const pair of text.split(' ').filter(Boolean)) {
+    const equals = pair.indexOf('=');
+    let value: unknown;
+    try {
+      value = equals > 0 ? JSON.parse(pair.slice(equals + 1)) : undefined;
+    } catch {
+      value = undefined;
+    }
+    if (typeof value !== 'boolean' && typeof value !== 'number' && typeof value !== 'string') {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(pair)}: ${DYNAMIC_CONFIG_RULE}` });
+      continue;
+    }
+    config[pair.slice(0, equals)] = value;
+  }
+  return Object.freeze(config);
+});
+
+const BenchVars = group(
+  z.object({
+    BENCH_WORKER_RUNTIME: doc(
+      z.enum(['compiled', 'tsx'], { error: 'must be compiled or tsx' }).default('compiled'),
+      'How the worker benchmarks run the worker: `compiled` as the image does (`npm run build`, node dist/src/worker.js), `tsx` from the sources as `npm run worker` does.',
+    ),
+    BENCH_WORKER_NODE_ARGS: doc(
+      z.string().transform((text) => Object.freeze(text.split(' ').filter(Boolean))).optional(),
+      'Extra node arguments for the benchmarked worker only, space-separated, e.g. --max-old-space-size=256 or --cpu-prof --cpu-prof-dir=/tmp/prof.',
+    ),
+    BENCH_SERVER_DYNAMIC_CONFIG: doc(
+      DynamicConfig.optional(),
+      "The benchmark dev server's dynamic config instead of the product's (scripts/lib/server-dynamic-config.ts), to compare: key=value pairs, space-separated, values as JSON; `none` for none at all (e.g. no eager activities).",
+      { defaultText: "the product's" },
+    ),
+    VM_WATCHDOG: doc(
+      z.enum(['on', 'off']).optional(),
+      'Experiment only, with NODE_OPTIONS="--require ./bench/vm-watchdog-probe.cjs": `off` drops the SDK\'s isolate execution timeout (no watchdog thread per call into the workflow sandbox).',
+      { defaultText: 'on' },
+    ),
+    VM_PROBE_OUT: doc(z.string().optional(), 'Experiment only: where bench/vm-watchdog-probe.cjs writes its count of calls into the workflow sandbox (<path>.<threadId>, every second).'),
+    SDK_FLOOR_WORKFLOWS_PATH: doc(z.string().optional(), "Set by bench/sdk-floor.ts for the floor's worker, which runs from a compiled copy elsewhere: the floor's workflows to bundle.", {
+      defaultText: 'bench/sdk-floor/workflows.ts beside the worker',
+    }),
+  }),
+  'Benchmarks',
+  "The benchmarks (bench/). They pass this shell's WORKER_* settings, NODE_OPTIONS, MALLOC_ARENA_MAX and VM_* on to the worker they start, to compare tunings.",
+  { envExample: false },
+);
+
+const BenchEnv = z
+  .object({
+    BENCH_WORKER_RUNTIME: BenchVars.shape.BENCH_WORKER_RUNTIME,
+    BENCH_WORKER_NODE_ARGS: BenchVars.shape.BENCH_WORKER_NODE_ARGS,
+    BENCH_SERVER_DYNAMIC_CONFIG: BenchVars.shape.BENCH_SERVER_DYNAMIC_CONFIG,
+    SANDBOX_URL: SandboxUrl,
+  })
+  .transform((env) =>
+  Object.freeze({
+    workerRuntime: env.BENCH_WORKER_RUNTIME,
+    workerNodeArgs: env.BENCH_WORKER_NODE_ARGS ?? Object.freeze([]),
+    /** undefined: the product's. */
+    serverDynamicConfig: env.BENCH_SERVER_DYNAMIC_CONFIG,
+    /** undefined: an in-process sandbox (bench/sandbox-throughput.ts). */
+    sandboxUrl: env.SANDBOX_URL,
+  }),
+);
+
+export type BenchConfig = z.output<typeof BenchEnv>;
+
+const RuntimeVars = group(
+  z.object({
+    ALLOW_UNSUPPORTED_NODE: doc(
+      z.literal('true', { error: (issue) => `expected true or unset, got ${JSON.stringify(issue.input)}` }).optional(),
+      'true: run on an unsupported (end-of-life) Node.js anyway. Only bench/runtimes.ts sets it, to measure the product on the runtime it replaced; never in production.',
+    ),
+  }),
+  'Runtime (every process)',
+  'Every process that loads its settings from src/config.ts refuses a Node.js older than the major .nvmrc pins, naming the runtime.',
+);
+
+// ---- the reference: groups and readers ---------------------------------------------------------
+
+/** The sections of the reference, in order; every variable a reader reads belongs to the first group that has it. */
+export const CONFIG_GROUPS: readonly z.ZodObject[] = [
+  RuntimeVars,
+  TemporalVars,
+  TemporalEnvConfigVars,
+  AggregatorVars,
+  WorkerVars,
+  PriorityVars,
+  BudgetVars,
+  ConsoleVars,
+  EncryptionVars,
+  PayloadStoreVars,
+  TracingVars,
+  CliVars,
+  SandboxVars,
+  DevStackVars,
+  DemoVars,
+  ToolchainVars,
+  ProvisioningVars,
+  BenchVars,
+  TestVars,
+];
+
+/** The object of flat variables a process's schema starts from, before its transforms. */
+function objectOf(schema: z.ZodType): z.ZodObject {
+  let current: unknown = schema;
+  while (!(current instanceof z.ZodObject)) {
+    if (!(current instanceof z.ZodPipe)) throw new TypeError('a process schema is an object of variables, then transforms');
+    current = current.in;
+  }
+  return current;
+}
+
+/** Who reads which variables: the reference's "read by". */
+export interface ConfigReader {
+  /** Its name in the "read by" column. */
+  readonly name: string;
+  /** The programs that read them this way. */
+  readonly programs: string;
+  /** Its loader in this file; absent: a program that cannot load this file, which reads them itself. */
+  readonly loader?: string;
+  /** Why a program without a loader reads the environment itself. */
+  readonly reason?: string;
+  readonly variables: readonly z.ZodObject[];
+}
+
+const pick = <S extends z.ZodObject, K extends keyof S['shape'] & string>(schema: S, ...names: K[]) => z.object(Object.fromEntries(names.map((name) => [name, schema.shape[name]])));
+
+export const CONFIG_READERS: readonly ConfigReader[] = [
+  { name: 'worker', loader: 'loadWorkerConfig', programs: "`npm run worker` (src/worker.ts), the image's CMD, `npm start`'s worker", variables: [RuntimeVars, WorkerVariables] },
+  {
+    name: 'client',
+    loader: 'loadClientConfig',
+    programs: 'the pipeline client (`ConnectionsClient.connect()`), `npm run cli`, `npm run demo`, the console (to reach Temporal), `npm start` (it checks what its children will read)',
+    variables: [RuntimeVars, ClientVariables],
+  },
+  { name: 'CLI', loader: 'connectionPasswordFromEnv', programs: '`npm run cli -- start`', variables: [RuntimeVars, CliVars] },
+  { name: 'console', loader: 'loadConsoleConfig', programs: '`npm run console` (src/client/console/server.ts), `npm start`\'s console', variables: [RuntimeVars, ConsoleVariables] },
+  { name: 'sandbox', loader: 'loadSandboxConfig', programs: '`npm run sandbox` (src/sandbox/main.ts)', variables: [RuntimeVars, SandboxVars] },
+  { name: 'dev stack', loader: 'loadDevStackConfig', programs: '`npm start` (scripts/dev-stack.ts)', variables: [RuntimeVars, objectOf(DevStackEnv)] },
+  { name: 'demo', loader: 'loadDemoConfig', programs: '`npm run demo` (scripts/demo.ts)', variables: [RuntimeVars, objectOf(DemoEnv)] },
+  {
+    name: 'tools',
+    loader: 'loadToolchainConfig',
+    programs: 'scripts/lib/temporal-binaries.ts, temporal-versions.ts, minio-binary.ts, compose-check.ts, prod-check/: npm start, npm test, the test helpers, prod:check, chaos, deploy:check, compose:check, the benchmarks',
+    variables: [RuntimeVars, ToolchainVars],
+  },
+  {
+    name: 'provisioning',
+    programs: '`npm run provision` (scripts/provision-temporal.sh), run before `npm start` and `npm test`; scripts/provision-node.sh',
+    reason: 'bash scripts that run before Node.js is there (they provision it)',
+    variables: [pick(ToolchainVars, 'TEMPORAL_CACHE_DIR', 'TEMPORAL_SERVER_VERSION', 'TEMPORAL_UPGRADE_PATH', 'TEMPORAL_UI_VERSION', 'TEMPORAL_CLI_PATH', 'MINIO_PATH', 'DOCKER_COMPOSE_PATH'), ProvisioningVars],
+  },
+  { name: 'bench', loader: 'loadBenchConfig', programs: 'the benchmarks (bench/*.ts)', variables: [RuntimeVars, objectOf(BenchEnv)] },
+  {
+    name: 'vm probe',
+    programs: 'bench/vm-watchdog-probe.cjs, preloaded into a benchmarked worker with NODE_OPTIONS=--require',
+    reason: 'CommonJS preloaded by `node --require` into every thread of the worker before any module of the product, so it cannot import src/config.ts',
+    variables: [pick(BenchVars, 'VM_WATCHDOG', 'VM_PROBE_OUT')],
+  },
+  {
+    name: 'sdk floor worker',
+    programs: "bench/sdk-floor/worker.ts: Temporal's floor, the bare SDK worker bench/sdk-floor.ts starts",
+    reason: "the SDK's floor carries none of the product's code: it runs transpiled alone under node_modules/.cache/sdk-floor, where src/config.ts is not there to import",
+    variables: [pick(TemporalVars, 'TEMPORAL_ADDRESS', 'TEMPORAL_TASK_QUEUE'), pick(BenchVars, 'SDK_FLOOR_WORKFLOWS_PATH')],
+  },
+  { name: 'tests', loader: 'loadTestConfig', programs: 'the test files and their helpers (test/), image:check (the shared dev server)', variables: [RuntimeVars, objectOf(TestEnv)] },
+  { name: 'test runner', loader: 'loadTestRunConfig', programs: '`npm test` (scripts/run-tests.mjs)', variables: [RuntimeVars, objectOf(TestRunEnv)] },
+  { name: 'replay', loader: 'loadReplayConfig', programs: "the closing replay of `npm test` (scripts/replay-suite.ts)", variables: [RuntimeVars, objectOf(ReplayEnv)] },
+];
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -945,26 +1510,23 @@ function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
 }
 
-/**
- * Every process loads its settings here first, so the runtime is checked with the environment.
- * ALLOW_UNSUPPORTED_NODE=true lets bench/runtimes.ts measure the product on the runtime it replaced;
- * nothing else sets it.
- */
-function checkNodeRuntime(env: NodeJS.ProcessEnv): void {
-  const allow = env.ALLOW_UNSUPPORTED_NODE;
-  if (allow !== undefined && allow !== '' && allow !== 'true') {
-    throw new ConfigError([`ALLOW_UNSUPPORTED_NODE: expected true or unset, got ${JSON.stringify(allow)}`]);
-  }
+function problemsOf(error: z.ZodError): string[] {
+  return error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`);
+}
+
+/** Every process loads its settings here first, so the runtime is checked with the environment (ALLOW_UNSUPPORTED_NODE). */
+function checkNodeRuntime(env: Record<string, string>): void {
+  const runtime = RuntimeVars.safeParse(env);
+  if (!runtime.success) throw new ConfigError(problemsOf(runtime.error));
   const problem = nodeRuntimeProblem(process.versions.node);
-  if (problem && allow !== 'true') throw new ConfigError([problem]);
+  if (problem && runtime.data.ALLOW_UNSUPPORTED_NODE !== 'true') throw new ConfigError([problem]);
 }
 
 function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
-  checkNodeRuntime(env);
-  const parsed = schema.safeParse(withoutEmpty(env));
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`));
-  }
+  const set = withoutEmpty(env);
+  checkNodeRuntime(set);
+  const parsed = schema.safeParse(set);
+  if (!parsed.success) throw new ConfigError(problemsOf(parsed.error));
   return parsed.data;
 }
 
@@ -995,6 +1557,30 @@ export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig
 
 /** The CLI's `start` reads a live password from here when --password-stdin is not given (never from a flag). */
 export function connectionPasswordFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const value = env.CONNECTION_PASSWORD;
-  return value === undefined || value === '' ? undefined : value;
+  return parseEnv(CliVars, env).CONNECTION_PASSWORD;
+}
+
+/** Where the scripts, tests and benchmarks find the Temporal binaries and other tools: the overrides set. */
+export function loadToolchainConfig(env: NodeJS.ProcessEnv = process.env): ToolchainConfig {
+  return parseEnv(ToolchainEnv, env);
+}
+
+/** The settings of the test files and their helpers. */
+export function loadTestConfig(env: NodeJS.ProcessEnv = process.env): TestConfig {
+  return parseEnv(TestEnv, env);
+}
+
+/** scripts/run-tests.mjs: how many files at once, and the closing replay's minimum if given. */
+export function loadTestRunConfig(env: NodeJS.ProcessEnv = process.env): z.output<typeof TestRunEnv> {
+  return parseEnv(TestRunEnv, env);
+}
+
+/** scripts/replay-suite.ts. */
+export function loadReplayConfig(env: NodeJS.ProcessEnv = process.env): z.output<typeof ReplayEnv> {
+  return parseEnv(ReplayEnv, env);
+}
+
+/** The benchmarks' own settings (the processes they start read theirs). */
+export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  return parseEnv(BenchEnv, env);
 }

@@ -6,7 +6,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadDemoConfig, loadDevStackConfig, loadSandboxConfig, loadWorkerConfig as loadConfig, retentionDaysOf } from '../src/config.js';
+import {
+  ConfigError,
+  connectionPasswordFromEnv,
+  loadBenchConfig,
+  loadClientConfig,
+  loadConsoleConfig,
+  loadDemoConfig,
+  loadDevStackConfig,
+  loadReplayConfig,
+  loadSandboxConfig,
+  loadTestConfig,
+  loadTestRunConfig,
+  loadToolchainConfig,
+  loadWorkerConfig as loadConfig,
+  retentionDaysOf,
+} from '../src/config.js';
 import { temporalConnectionOptions, temporalSettingsSource } from '../src/temporal-connection.js';
 
 /** The message of the ConfigError `load` throws. */
@@ -387,6 +402,16 @@ describe('sandbox and dev stack settings', () => {
       (error: unknown) => error instanceof ConfigError && /TEMPORAL_PORT: must be a port number/.test(error.message) && /WORKER_METRICS_PORT: must be a port number/.test(error.message),
     );
   });
+
+  it('gives the dev stack what it hands its worker and console: become-current yes, a token and origins only when set', () => {
+    const stack = loadDevStackConfig({});
+    assert.deepEqual([stack.workerBecomeCurrent, stack.consoleToken, stack.consoleCodecCorsOrigins], ['yes', undefined, undefined]);
+    const set = loadDevStackConfig({ WORKER_BECOME_CURRENT: 'no', CONSOLE_TOKEN: 'a'.repeat(16), CONSOLE_CODEC_CORS_ORIGINS: 'http://ui.example:8233' });
+    assert.deepEqual([set.workerBecomeCurrent, set.consoleToken, set.consoleCodecCorsOrigins], ['no', 'a'.repeat(16), ['http://ui.example:8233']]);
+    const problems = problemsOf(() => loadDevStackConfig({ CONSOLE_TOKEN: 'short', WORKER_BECOME_CURRENT: 'maybe' }));
+    assert.match(problems, /CONSOLE_TOKEN: must be at least 16 characters/);
+    assert.match(problems, /WORKER_BECOME_CURRENT: must be no, when-unset or yes/);
+  });
 });
 
 describe("the demo's sandbox", () => {
@@ -409,6 +434,49 @@ describe("the demo's sandbox", () => {
     for (const variable of ['SANDBOX_PORT', 'SANDBOX_URL', 'DEMO_SCENARIO']) assert.match(problems, new RegExp(`${variable}: `));
     assert.equal(loadDemoConfig({ DEMO_SCENARIO: 'image_selection' }).scenario, 'image_selection');
     assert.equal(loadDemoConfig({}).scenario, 'two_step_code');
+  });
+});
+
+describe('the settings of the scripts, benchmarks and tests', () => {
+  it("reads the CLI's live password, empty as unset", () => {
+    assert.equal(connectionPasswordFromEnv({ CONNECTION_PASSWORD: 'pw' }), 'pw');
+    assert.equal(connectionPasswordFromEnv({ CONNECTION_PASSWORD: '' }), undefined);
+  });
+
+  it("gives the toolchain's overrides only, and refuses a bad release naming it", () => {
+    const none = loadToolchainConfig({});
+    assert.equal(none.cacheDir, undefined);
+    assert.deepEqual(none.versions, { server: undefined, upgradePath: undefined, ui: undefined });
+    const set = loadToolchainConfig({ TEMPORAL_CACHE_DIR: '/cache', TEMPORAL_UPGRADE_PATH: '1.29.1  1.30.9', MINIO_PATH: '/bin/minio' });
+    assert.deepEqual([set.cacheDir, set.versions.upgradePath, set.paths.minio], ['/cache', ['1.29.1', '1.30.9'], '/bin/minio']);
+    const problems = problemsOf(() => loadToolchainConfig({ TEMPORAL_SERVER_VERSION: 'latest', TEMPORAL_UPGRADE_PATH: '1.29 next' }));
+    assert.match(problems, /TEMPORAL_SERVER_VERSION: must be a release such as 1\.32\.2/);
+    assert.match(problems, /TEMPORAL_UPGRADE_PATH: must be releases separated by spaces/);
+  });
+
+  it("parses the tests' switches", () => {
+    assert.deepEqual(loadTestConfig({}), { temporalAddress: undefined, workerRegistryDir: undefined, logLevel: 'ERROR', recordHistories: false, chromiumPath: '/usr/bin/chromium', docsScreenshots: false, ci: false });
+    const set = loadTestConfig({ TEMPORAL_TEST_ADDRESS: '127.0.0.1:7233', TEMPORAL_TEST_LOG_LEVEL: 'warn', RECORD_HISTORIES: '1', DOCS_SCREENSHOTS: '1', CI: 'true' });
+    assert.deepEqual([set.temporalAddress, set.logLevel, set.recordHistories, set.docsScreenshots, set.ci], ['127.0.0.1:7233', 'WARN', true, true, true]);
+    assert.match(problemsOf(() => loadTestConfig({ TEMPORAL_TEST_LOG_LEVEL: 'loud', RECORD_HISTORIES: 'yes' })), /TEMPORAL_TEST_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR[^]*RECORD_HISTORIES: /);
+    assert.match(problemsOf(() => loadTestRunConfig({ TEST_CONCURRENCY: '0' })), /TEST_CONCURRENCY: must be a whole number, at least 1/);
+    assert.deepEqual(loadTestRunConfig({ TEST_CONCURRENCY: '3', REPLAY_MIN_HISTORIES: '7' }), { concurrency: 3, replayMinHistories: 7 });
+  });
+
+  it("requires the replay's shared server, naming who sets it", () => {
+    assert.match(problemsOf(() => loadReplayConfig({})), /TEMPORAL_TEST_ADDRESS: is not set \(scripts\/run-tests\.mjs sets it\)/);
+    assert.deepEqual(loadReplayConfig({ TEMPORAL_TEST_ADDRESS: 'localhost:7233', REPLAY_VERBOSE: '1' }), { temporalAddress: 'localhost:7233', workerRegistryDir: undefined, minHistories: 0, verbose: true });
+  });
+
+  it("parses the benchmarks' settings, refusing a bad one by name", () => {
+    assert.deepEqual(loadBenchConfig({}), { workerRuntime: 'compiled', workerNodeArgs: [], serverDynamicConfig: undefined, sandboxUrl: undefined });
+    const set = loadBenchConfig({ BENCH_WORKER_NODE_ARGS: '--max-old-space-size=256  --cpu-prof', BENCH_SERVER_DYNAMIC_CONFIG: 'a.b=false c=3 d="x"' });
+    assert.deepEqual(set.workerNodeArgs, ['--max-old-space-size=256', '--cpu-prof']);
+    assert.deepEqual(set.serverDynamicConfig, { 'a.b': false, c: 3, d: 'x' });
+    assert.deepEqual(loadBenchConfig({ BENCH_SERVER_DYNAMIC_CONFIG: 'none' }).serverDynamicConfig, {});
+    const problems = problemsOf(() => loadBenchConfig({ BENCH_WORKER_RUNTIME: 'bun', BENCH_SERVER_DYNAMIC_CONFIG: 'novalue' }));
+    assert.match(problems, /BENCH_WORKER_RUNTIME: must be compiled or tsx/);
+    assert.match(problems, /BENCH_SERVER_DYNAMIC_CONFIG: "novalue": must be `none` or space-separated key=value pairs/);
   });
 });
 

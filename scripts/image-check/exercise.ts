@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import { loadTestConfig } from '../../src/config.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { DevServer } from '../lib/dev-server.js';
 import { freePort } from '../lib/free-port.js';
@@ -49,6 +50,8 @@ export interface ExerciseResult {
 
 interface Temporal {
   readonly address: string;
+  /** The server `npm test` shares (TEMPORAL_TEST_ADDRESS), not one of this run. */
+  readonly shared: boolean;
   readonly client: Client;
   close(): Promise<void>;
 }
@@ -56,7 +59,7 @@ interface Temporal {
 /** The Temporal dev server: the one `npm test` shares (TEMPORAL_TEST_ADDRESS), else a private one (our search attributes registered). */
 async function temporal(logDir: string): Promise<Temporal> {
   let server: DevServer | undefined;
-  let address = process.env.TEMPORAL_TEST_ADDRESS;
+  let address = loadTestConfig().temporalAddress;
   if (!address) {
     server = await DevServer.start({ dbFile: join(logDir, 'temporal.sqlite'), logPath: join(logDir, 'temporal.log') });
     address = server.address;
@@ -64,6 +67,7 @@ async function temporal(logDir: string): Promise<Temporal> {
   const connection = await Connection.connect({ address });
   return {
     address,
+    shared: server === undefined,
     client: new Client({ connection }),
     close: async () => {
       await connection.close();
@@ -97,7 +101,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
       // The runtime directory is not writable by the image's user, as /app is not.
       PAYLOAD_STORE: 'off',
     };
-    options.report(`Temporal dev server ${env.address}${process.env.TEMPORAL_TEST_ADDRESS ? ' (shared by npm test)' : ''}, task queue ${taskQueue}; image processes run as ${who}`);
+    options.report(`Temporal dev server ${env.address}${env.shared ? ' (shared by npm test)' : ''}, task queue ${taskQueue}; image processes run as ${who}`);
 
     const sandboxPort = String(await freePort());
     const sandbox = run('sandbox', ['node', 'dist/src/sandbox/main.js'], { SANDBOX_HOST: HOST, SANDBOX_PORT: sandboxPort });

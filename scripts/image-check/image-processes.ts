@@ -5,9 +5,9 @@
  * reaches node itself, as it reaches the CMD in a container.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, createWriteStream, readFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
+import { onPath } from '../lib/temporal-binaries.js';
 
 export class ImageProcessError extends Error {
   override readonly name = 'ImageProcessError';
@@ -19,14 +19,7 @@ export const NOBODY_UID = 65534;
 export function unprivileged(): { prefix: string[]; who: string } {
   const uid = process.getuid?.();
   if (uid !== 0) return { prefix: [], who: `uid ${uid ?? '?'} (this user, not root)` };
-  const setpriv = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'setpriv')).find((path) => {
-    try {
-      accessSync(path, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  const setpriv = onPath('setpriv');
   if (!setpriv) throw new ImageProcessError('running as root and setpriv (util-linux) is not on PATH: cannot run the image\'s processes as a non-root user');
   return { prefix: [setpriv, `--reuid=${NOBODY_UID}`, `--regid=${NOBODY_UID}`, '--clear-groups', '--'], who: `uid ${NOBODY_UID} (nobody, through setpriv)` };
 }

@@ -3,6 +3,7 @@
  * the build `npm run provision` (scripts/provision-temporal.sh minio) leaves in the Temporal cache.
  */
 import { join } from 'node:path';
+import { loadToolchainConfig } from '../../src/config.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from './temporal-binaries.js';
 
 export class MinioBinaryNotFoundError extends Error {
@@ -16,8 +17,7 @@ export class MinioBinaryNotFoundError extends Error {
 }
 
 /** Absolute path of the `minio` executable. */
-export function minioPath(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env.MINIO_PATH;
+export function minioPath(explicit: string | undefined = loadToolchainConfig().paths.minio): string {
   if (explicit) {
     if (isExecutableFile(explicit)) return explicit;
     throw new MinioBinaryNotFoundError([`MINIO_PATH=${explicit}`]);

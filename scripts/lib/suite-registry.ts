@@ -14,6 +14,7 @@ import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
+import { loadTestConfig } from '../../src/config.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 
 export const WORKER_REGISTRY_ENV = 'TEST_WORKER_REGISTRY_DIR';
@@ -58,9 +59,8 @@ export function registeredPayloadStore(settings: PayloadStoreSettings | undefine
 /** Records a worker the tests started (no-op outside `npm test`'s runner). */
 export function registerWorker(
   worker: { namespace: string; taskQueue: string; encryption: EncryptionKeys | undefined; payloadStore: PayloadStoreSettings | undefined },
-  env: NodeJS.ProcessEnv = process.env,
+  dir: string | undefined = loadTestConfig().workerRegistryDir,
 ): void {
-  const dir = env[WORKER_REGISTRY_ENV];
   if (!dir) return;
   const testFile = currentTestFile();
   const line: Line = {

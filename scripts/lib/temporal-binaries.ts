@@ -12,11 +12,15 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadToolchainConfig, type ToolchainConfig } from '../../src/config.js';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from './temporal-versions.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where provision-temporal.sh keeps the binaries; TEMPORAL_CACHE_DIR moves it (CI keeps it outside the clone). */
-export const TEMPORAL_CACHE_DIR = process.env.TEMPORAL_CACHE_DIR || join(PROJECT_ROOT, '.temporal');
+export const TEMPORAL_CACHE_DIR = loadToolchainConfig().cacheDir ?? join(PROJECT_ROOT, '.temporal');
+
+/** The binaries set by a *_PATH variable (src/config.ts). */
+type ToolPaths = ToolchainConfig['paths'];
 
 const OVERRIDES = {
   'temporal CLI': 'TEMPORAL_CLI_PATH',
@@ -47,16 +51,16 @@ export function isExecutableFile(path: string): boolean {
   }
 }
 
-function onPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
+/** `command` where a shell would find it on PATH (the operating system's search path, not a setting of ours). */
+export function onPath(command: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (dir && isExecutableFile(join(dir, command))) return join(dir, command);
   }
   return undefined;
 }
 
 /** The cached binary of a release, or the override variable's; throws naming both when neither is there. */
-function releaseBinary(binary: 'Temporal server' | 'Temporal Web UI server', cached: string, env: NodeJS.ProcessEnv): string {
-  const explicit = env[OVERRIDES[binary]];
+function releaseBinary(binary: 'Temporal server' | 'Temporal Web UI server', cached: string, explicit: string | undefined): string {
   if (explicit) {
     if (isExecutableFile(explicit)) return explicit;
     throw new TemporalBinaryNotFoundError(binary, [`${OVERRIDES[binary]}=${explicit}`]);
@@ -66,32 +70,32 @@ function releaseBinary(binary: 'Temporal server' | 'Temporal Web UI server', cac
 }
 
 /** The production server release's binary (the dev server runs it on SQLite). */
-export function temporalServerPath(env: NodeJS.ProcessEnv = process.env): string {
-  return releaseBinary('Temporal server', join(TEMPORAL_CACHE_DIR, 'temporal-server', `v${TEMPORAL_SERVER_VERSION}`, 'temporal-server'), env);
+export function temporalServerPath(paths: ToolPaths = loadToolchainConfig().paths): string {
+  return releaseBinary('Temporal server', join(TEMPORAL_CACHE_DIR, 'temporal-server', `v${TEMPORAL_SERVER_VERSION}`, 'temporal-server'), paths.server);
 }
 
 /** The Web UI server beside the dev server. */
-export function temporalUiServerPath(env: NodeJS.ProcessEnv = process.env): string {
-  return releaseBinary('Temporal Web UI server', join(TEMPORAL_CACHE_DIR, 'temporal-ui', `v${TEMPORAL_UI_VERSION}`, 'ui-server'), env);
+export function temporalUiServerPath(paths: ToolPaths = loadToolchainConfig().paths): string {
+  return releaseBinary('Temporal Web UI server', join(TEMPORAL_CACHE_DIR, 'temporal-ui', `v${TEMPORAL_UI_VERSION}`, 'ui-server'), paths.uiServer);
 }
 
 /** Absolute path of the Temporal CLI (operator commands against any of our servers). */
-export function temporalCliPath(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env.TEMPORAL_CLI_PATH;
+export function temporalCliPath(paths: ToolPaths = loadToolchainConfig().paths): string {
+  const explicit = paths.cli;
   if (explicit) {
     if (isExecutableFile(explicit)) return explicit;
     throw new TemporalBinaryNotFoundError('temporal CLI', [`TEMPORAL_CLI_PATH=${explicit}`]);
   }
   const cached = join(TEMPORAL_CACHE_DIR, 'bin', 'temporal');
   if (isExecutableFile(cached)) return cached;
-  const found = onPath('temporal', env);
+  const found = onPath('temporal');
   if (found) return found;
   throw new TemporalBinaryNotFoundError('temporal CLI', [cached, '`temporal` on PATH']);
 }
 
 /** Absolute path of the time-skipping test server wrapper (it execs java; args: `<port>`). */
-export function temporalTestServerPath(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env.TEMPORAL_TEST_SERVER_PATH;
+export function temporalTestServerPath(paths: ToolPaths = loadToolchainConfig().paths): string {
+  const explicit = paths.testServer;
   if (explicit) {
     if (isExecutableFile(explicit)) return explicit;
     throw new TemporalBinaryNotFoundError('time-skipping test server', [`TEMPORAL_TEST_SERVER_PATH=${explicit}`]);

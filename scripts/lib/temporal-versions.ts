@@ -1,10 +1,11 @@
 /**
  * The Temporal server releases the project builds and runs, as scripts/lib/temporal-versions.env
  * declares them (scripts/provision-temporal.sh reads the same file); an environment variable of the
- * same name overrides each.
+ * same name overrides each (loadToolchainConfig in src/config.ts).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { loadToolchainConfig } from '../../src/config.js';
 
 const declared = new Map(
   readFileSync(fileURLToPath(new URL('./temporal-versions.env', import.meta.url)), 'utf8')
@@ -16,16 +17,18 @@ const declared = new Map(
 );
 
 function declaredValue(name: string): string {
-  const value = process.env[name] || declared.get(name);
+  const value = declared.get(name);
   if (!value) throw new Error(`scripts/lib/temporal-versions.env declares no ${name}`);
   return value;
 }
 
+const overrides = loadToolchainConfig().versions;
+
 /** The production server release (prod:check, chaos on PostgreSQL, temporal-compose.yml). */
-export const TEMPORAL_SERVER_VERSION = declaredValue('TEMPORAL_SERVER_VERSION');
+export const TEMPORAL_SERVER_VERSION = overrides.server ?? declaredValue('TEMPORAL_SERVER_VERSION');
 
 /** Releases a database passes through, oldest first, ending at TEMPORAL_SERVER_VERSION (prod:upgrade). */
-export const TEMPORAL_UPGRADE_PATH: readonly string[] = declaredValue('TEMPORAL_UPGRADE_PATH').split(/\s+/).filter(Boolean);
+export const TEMPORAL_UPGRADE_PATH: readonly string[] = overrides.upgradePath ?? declaredValue('TEMPORAL_UPGRADE_PATH').split(/\s+/).filter(Boolean);
 
 /** The Web UI server release beside the dev server. */
-export const TEMPORAL_UI_VERSION = declaredValue('TEMPORAL_UI_VERSION');
+export const TEMPORAL_UI_VERSION = overrides.ui ?? declaredValue('TEMPORAL_UI_VERSION');

@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import { loadToolchainConfig } from '../../src/config.js';
 import { freePort } from '../lib/free-port.js';
 
 export class PostgresError extends Error {
@@ -19,8 +20,7 @@ const DEBIAN_ROOT = '/usr/lib/postgresql';
 export const POSTGRES_INSTALL_HINT = 'PostgreSQL server binaries not found: install them with `apt-get install -y postgresql` (Debian), or set PROD_CHECK_PG_BINDIR to a directory holding initdb and pg_ctl';
 
 /** The newest Debian PostgreSQL bin directory holding initdb and pg_ctl, or PROD_CHECK_PG_BINDIR. */
-export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const explicit = env.PROD_CHECK_PG_BINDIR;
+export function postgresBinDir(explicit: string | undefined = loadToolchainConfig().paths.postgresBinDir): string | undefined {
   const usable = (dir: string) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'));
   if (explicit) return usable(explicit) ? explicit : undefined;
   if (!existsSync(DEBIAN_ROOT)) return undefined;

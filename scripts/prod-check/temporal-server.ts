@@ -19,9 +19,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { loadToolchainConfig } from '../../src/config.js';
 import { temporalConnectionOptions, type TemporalConnectionOptions } from '../../src/temporal-connection.js';
 import { freePort } from '../lib/free-port.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
@@ -72,11 +74,11 @@ export interface ServerBinaries {
   readonly schemaDir: string;
 }
 
-function goModCache(): string | undefined {
-  if (process.env.GOMODCACHE) return process.env.GOMODCACHE;
+function goModCache(explicit: string | undefined): string | undefined {
+  if (explicit) return explicit;
   const go = spawnSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' });
   if (go.status === 0 && go.stdout.trim()) return go.stdout.trim();
-  return process.env.HOME ? join(process.env.HOME, 'go', 'pkg', 'mod') : undefined;
+  return join(homedir(), 'go', 'pkg', 'mod');
 }
 
 /**
@@ -85,11 +87,12 @@ function goModCache(): string | undefined {
  */
 export function findServerBinaries(version: string = TEMPORAL_SERVER_VERSION): { binaries?: ServerBinaries; missing: string[] } {
   const production = version === TEMPORAL_SERVER_VERSION;
+  const paths = loadToolchainConfig().paths;
   const dir = join(TEMPORAL_CACHE_DIR, 'temporal-server', `v${version}`);
-  const server = (production && process.env.TEMPORAL_SERVER_PATH) || join(dir, 'temporal-server');
-  const sqlTool = (production && process.env.TEMPORAL_SQL_TOOL_PATH) || join(dir, 'temporal-sql-tool');
-  const modCache = goModCache();
-  const schemaDir = (production && process.env.TEMPORAL_SCHEMA_DIR) || (modCache ? join(modCache, `go.temporal.io/server@v${version}`, 'schema', 'postgresql', 'v12') : '');
+  const server = (production && paths.server) || join(dir, 'temporal-server');
+  const sqlTool = (production && paths.sqlTool) || join(dir, 'temporal-sql-tool');
+  const modCache = goModCache(paths.goModCache);
+  const schemaDir = (production && paths.schemaDir) || (modCache ? join(modCache, `go.temporal.io/server@v${version}`, 'schema', 'postgresql', 'v12') : '');
   const missing: string[] = [];
   if (!isExecutableFile(server)) missing.push(`no Temporal server ${version} at ${server}`);
   if (!isExecutableFile(sqlTool)) missing.push(`no temporal-sql-tool ${version} at ${sqlTool}`);

@@ -34,12 +34,13 @@ import { seededRandom } from '../../scripts/chaos/random.js';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { runHarness, tail } from '../helpers/harness-run.js';
+import { loadTestConfig } from '../../src/config.js';
 
 const ENTRY = 'bench/burst.ts';
 const RUN_TIMEOUT_MS = 420_000;
 
 const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing];
-if (missing.length > 0 && process.env.CI) throw new Error(`npm run bench:burst cannot run in CI: missing ${missing.join('; ')}`);
+if (missing.length > 0 && loadTestConfig().ci) throw new Error(`npm run bench:burst cannot run in CI: missing ${missing.join('; ')}`);
 const skipRun = missing.length > 0 ? `missing: ${missing.join('; ')}` : false;
 
 const rates = (perSecond: Record<string, [second: number, accepted: number, refused: number][]>) => ({

@@ -23,8 +23,9 @@ import { docsScreenshot } from '../helpers/docs-screenshot.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';
+import { loadTestConfig } from '../../src/config.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = loadTestConfig().chromiumPath;
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/console/', import.meta.url));
 const TOKEN = `console-test-${uniqueId('token')}`;
 

@@ -22,8 +22,9 @@ import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../
 import { docsScreenshot } from '../helpers/docs-screenshot.js';
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { uniqueId } from '../helpers/temporal.js';
+import { loadTestConfig } from '../../src/config.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = loadTestConfig().chromiumPath;
 const TOKEN = `web-ui-${uniqueId('token')}`;
 /** Appears in the connection's input only (the workflow id and search attributes do not carry it). */
 const USERNAME = 'security_question';

@@ -16,12 +16,13 @@ import { connectionProblem, passed, summarize, summaryLine, timerProblem, type C
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { runHarness, tail } from '../helpers/harness-run.js';
+import { loadTestConfig } from '../../src/config.js';
 
 const ENTRY = 'scripts/deploy-check/deploy-check.ts';
 const RUN_TIMEOUT_MS = 420_000;
 
 const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing];
-if (missing.length > 0 && process.env.CI) throw new Error(`npm run deploy:check cannot run in CI: missing ${missing.join('; ')}`);
+if (missing.length > 0 && loadTestConfig().ci) throw new Error(`npm run deploy:check cannot run in CI: missing ${missing.join('; ')}`);
 const skipRun = missing.length > 0 ? `missing: ${missing.join('; ')}` : false;
 
 const observation = (fields: Partial<ConnectionObservation>): ConnectionObservation => ({ workflowId: 'w', stage: 'mid-poll', expected: 'v1', status: 'Completed', ranOn: 'v1', problems: [], ...fields });

@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
+import { loadTestConfig } from '../../src/config.js';
 
-export const DOCS_SCREENSHOTS = process.env.DOCS_SCREENSHOTS === '1';
+export const DOCS_SCREENSHOTS = loadTestConfig().docsScreenshots;
 const DOCS_IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 /** The size of the docs' images: the page's viewport is set to it for the screenshot. */
 export const DOCS_VIEWPORT = { width: 1280, height: 800 };

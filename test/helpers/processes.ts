@@ -5,8 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { registerWorker, WORKER_REGISTRY_ENV } from '../../scripts/lib/suite-registry.js';
-import { loadWorkerConfig } from '../../src/config.js';
+import { registerWorker } from '../../scripts/lib/suite-registry.js';
+import { loadTestConfig, loadWorkerConfig } from '../../src/config.js';
 
 const ENTRIES = {
   worker: fileURLToPath(new URL('../../src/worker.ts', import.meta.url)),
@@ -48,7 +48,7 @@ export async function startProcess(kind: keyof typeof ENTRIES, env: Record<strin
  * store, read from its environment by the worker's own config parser.
  */
 function registerWorkerProcess(env: Record<string, string>): void {
-  if (!process.env[WORKER_REGISTRY_ENV]) return;
+  if (!loadTestConfig().workerRegistryDir) return;
   let config;
   try {
     config = loadWorkerConfig({ PATH: process.env.PATH, ...env });

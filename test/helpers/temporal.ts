@@ -13,23 +13,21 @@ import type { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { LogLevel } from '@temporalio/worker';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
 import { temporalTestServerPath } from '../../scripts/lib/temporal-binaries.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
+import { loadTestConfig } from '../../src/config.js';
 
 const GRPC_ALREADY_EXISTS = 6;
-const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
 let runtimeInstalled = false;
 /** Keeps worker logs (bundling, expected workflow failures) out of test output unless TEMPORAL_TEST_LOG_LEVEL asks. */
 function installQuietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  const requested = process.env.TEMPORAL_TEST_LOG_LEVEL?.toUpperCase() as LogLevel | undefined;
-  const level = requested && LOG_LEVELS.includes(requested) ? requested : 'ERROR';
+  const logger = new DefaultLogger(loadTestConfig().logLevel);
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({ logger });
   } catch {
     // A runtime already exists (a test installed its own): keep it.
   }
@@ -62,7 +60,7 @@ export interface DevEnvironmentOptions {
 export async function createDevEnvironment(options: DevEnvironmentOptions = {}): Promise<TestWorkflowEnvironment> {
   installQuietRuntime();
   const namespace = options.namespace ?? 'default';
-  const address = process.env.TEMPORAL_TEST_ADDRESS;
+  const address = loadTestConfig().temporalAddress;
   if (address) {
     const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
     try {

@@ -18,6 +18,7 @@ import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UPGRADE_PATH } from '../../scripts/lib/temporal-versions.js';
 import { assertCleanSummary, runHarness, tail } from '../helpers/harness-run.js';
+import { loadTestConfig } from '../../src/config.js';
 
 const ENTRY = 'scripts/prod-check/prod-check.ts';
 const RUN_TIMEOUT_MS = 270_000;
@@ -28,7 +29,7 @@ const UPGRADE_FROM = TEMPORAL_UPGRADE_PATH.at(-2)!;
 const UPGRADE_RUN_TIMEOUT_MS = 240_000;
 
 const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing, ...findServerBinaries(UPGRADE_FROM).missing];
-if (missing.length > 0 && process.env.CI) throw new Error(`npm run prod:check cannot run in CI: missing ${missing.join('; ')}`);
+if (missing.length > 0 && loadTestConfig().ci) throw new Error(`npm run prod:check cannot run in CI: missing ${missing.join('; ')}`);
 const skipFullRun = missing.length > 0 ? `missing: ${missing.join('; ')}` : false;
 
 void describe('npm run prod:check', () => {

@@ -38,6 +38,7 @@ import { EncryptionCodec, type EncryptionKeys } from '../../src/codec/encryption
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { loadTestConfig } from '../../src/config.js';
 
 type History = proto.temporal.api.history.v1.IHistory;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
@@ -203,11 +204,11 @@ void describe('the phase on a dev server', () => {
 
   before(async () => {
     // Under npm test the runner's registry; run alone, one of this file's (the helper writes where the variable says).
-    if (!process.env[WORKER_REGISTRY_ENV]) {
+    if (!loadTestConfig().workerRegistryDir) {
       ownRegistry = await mkdtemp(join(tmpdir(), 'test-worker-registry-'));
       process.env[WORKER_REGISTRY_ENV] = ownRegistry;
     }
-    registryDir = process.env[WORKER_REGISTRY_ENV] ?? assert.fail('a registry');
+    registryDir = loadTestConfig().workerRegistryDir ?? assert.fail('a registry');
     env = await createDevEnvironment();
     stack = await startConnectionStack(env, { encryption: keys });
     const loginId = await stack.savedLogin('no_mfa');

@@ -24,6 +24,7 @@ import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
+import { loadTestConfig } from '../../src/config.js';
 
 const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_000 };
 const CHALLENGE_SCENARIOS = SCENARIOS.filter((scenario) => scenario.kind === 'challenge');
@@ -59,7 +60,7 @@ function live(username: string, extra: Partial<ConnectionInputArgs> = {}): Omit<
 const finished: { workflowId: string; name: string }[] = [];
 async function replay(workflowId: string, name: string): Promise<void> {
   finished.push({ workflowId, name });
-  if (process.env.RECORD_HISTORIES === '1') await recordHistory(name, await env.client.workflow.getHandle(workflowId).fetchHistory());
+  if (loadTestConfig().recordHistories) await recordHistory(name, await env.client.workflow.getHandle(workflowId).fetchHistory());
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<{ type: ConnectionFailureType; message: string; details: unknown[] }> {

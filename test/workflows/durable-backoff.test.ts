@@ -27,6 +27,7 @@ import { startProcessStack, type ProcessStack } from '../helpers/process-stack.j
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { loadTestConfig } from '../../src/config.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -160,6 +161,6 @@ describe('a data request that fails transiently', () => {
       [{ workflowId: handle.workflowId, history: { events: history.events } }],
     );
     for await (const replay of replays) assert.equal(replay.error, undefined, String(replay.error));
-    if (process.env.RECORD_HISTORIES === '1') await recordHistory('recovers-server-backoff-after-kill', { events: history.events });
+    if (loadTestConfig().recordHistories) await recordHistory('recovers-server-backoff-after-kill', { events: history.events });
   });
 });

@@ -10,7 +10,8 @@ export interface CliIo {
   out(line: string): void;
   err(line: string): void;
   readStdin(): Promise<string>;
-  env: NodeJS.ProcessEnv;
+  /** The variables the settings are read from (src/config.ts); unset: the process's own. */
+  env?: NodeJS.ProcessEnv;
   /** Opens the pipeline client (the CLI closes it when done). */
   connect(config: ClientConfig): Promise<ConnectionsClient>;
   now(): number;

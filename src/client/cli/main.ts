@@ -15,7 +15,6 @@ process.exitCode = await runCli(process.argv.slice(2), {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   readStdin,
-  env: process.env,
   connect: (config) => ConnectionsClient.connect(config),
   now: () => Date.now(),
   sleep: (ms) => sleep(ms),
