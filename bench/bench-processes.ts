@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadBenchConfig, type BenchConfig } from '../src/config.js';
+import { loadBenchConfig, settingsOrExit, type BenchConfig } from '../src/config.js';
 import { productWorkflowBundle } from '../scripts/lib/workflow-bundle.js';
 import { startDevEnvironment, type DevEnvironment } from '../scripts/lib/dev-environment.js';
 
@@ -34,13 +34,7 @@ export async function freePort(): Promise<number> {
  * BENCH_SERVER_DYNAMIC_CONFIG, SANDBOX_URL); a bad one ends the benchmark with exit 2, naming it.
  */
 export function benchConfig(): BenchConfig {
-  try {
-    return loadBenchConfig();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`benchmark: ${error.problems.join('; ')}\n`);
-    process.exit(2);
-  }
+  return settingsOrExit('benchmark', () => loadBenchConfig());
 }
 
 /** bench/runtimes.ts measures on the replaced runtime too: its permission reaches every child, and the loaders of this process (src/config.ts). */

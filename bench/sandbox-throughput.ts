@@ -6,12 +6,12 @@
  * so client and server do not share one event loop); otherwise starts one in-process.
  */
 import { Agent, request as httpRequest } from 'node:http';
-import { loadBenchConfig } from '../src/config.js';
+import { loadBenchConfig, settingsOrExit } from '../src/config.js';
 import { createSandbox } from '../src/sandbox/server.js';
 
 const seconds = Number(process.argv[2] ?? 3);
 const concurrency = Number(process.argv[3] ?? 16);
-const external = loadBenchConfig().sandboxUrl;
+const external = settingsOrExit('sandbox-throughput', () => loadBenchConfig()).sandboxUrl;
 const sandbox = external ? { url: external, close: () => Promise.resolve() } : await createSandbox();
 /** One tenant per worker: a LoginId derives from tenant + username, so each worker has its own login. */
 const tenantOf = (worker: number) => `bench-${process.pid}-${worker}`;

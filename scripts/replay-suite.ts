@@ -13,21 +13,13 @@
  */
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { ConfigError, loadReplayConfig } from '../src/config.js';
+import { loadReplayConfig, settingsOrExit } from '../src/config.js';
 import { TEST_ENCRYPTION } from '../test/helpers/connection-stack.js';
 import { detailLines, replaySuite, summaryLine } from './lib/replay-suite.js';
 import { readRegistry, WORKER_REGISTRY_ENV } from './lib/suite-registry.js';
 import { productWorkflowBundle } from './lib/workflow-bundle.js';
 
-let config: ReturnType<typeof loadReplayConfig>;
-try {
-  config = loadReplayConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`replay: ${error.problems.join('; ')}`);
-  process.exit(2);
-}
-const { temporalAddress: address, minHistories: minimum, workerRegistryDir: registryDir, verbose } = config;
+const { temporalAddress: address, minHistories: minimum, workerRegistryDir: registryDir, verbose } = settingsOrExit('replay', () => loadReplayConfig());
 const registry = registryDir ? readRegistry(registryDir) : { workers: [], unreadable: 0 };
 if (!registryDir) console.log(`replay: ${WORKER_REGISTRY_ENV} is not set: no worker's keys are known but the tests' fixed key`);
 if (registry.unreadable > 0) console.log(`replay: ${registry.unreadable} unreadable line(s) in the worker registry ${registryDir}`);

@@ -23,7 +23,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const { TEMPORAL_CACHE_DIR } = await tsImport('./lib/temporal-binaries.ts', import.meta.url);
 const { DevServer } = await tsImport('./lib/dev-server.ts', import.meta.url);
 const { WORKER_REGISTRY_ENV } = await tsImport('./lib/suite-registry.ts', import.meta.url);
-const { ConfigError, loadTestRunConfig } = await tsImport('../src/config.ts', import.meta.url);
+const { loadTestRunConfig, settingsOrExit } = await tsImport('../src/config.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
 
@@ -54,14 +54,7 @@ async function stop(child) {
   clearTimeout(timer);
 }
 
-let settings;
-try {
-  settings = loadTestRunConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`run-tests: ${error.problems.join('; ')}`);
-  process.exit(2);
-}
+const settings = settingsOrExit('run-tests', () => loadTestRunConfig());
 
 const filters = process.argv.slice(2);
 const files = findTestFiles(join(root, 'test')).filter((file) => filters.length === 0 || filters.some((filter) => relative(root, file).includes(filter)));

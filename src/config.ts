@@ -1382,15 +1382,15 @@ const BenchEnv = z
     SANDBOX_URL: SandboxUrl,
   })
   .transform((env) =>
-  Object.freeze({
-    workerRuntime: env.BENCH_WORKER_RUNTIME,
-    workerNodeArgs: env.BENCH_WORKER_NODE_ARGS ?? Object.freeze([]),
-    /** undefined: the product's. */
-    serverDynamicConfig: env.BENCH_SERVER_DYNAMIC_CONFIG,
-    /** undefined: an in-process sandbox (bench/sandbox-throughput.ts). */
-    sandboxUrl: env.SANDBOX_URL,
-  }),
-);
+    Object.freeze({
+      workerRuntime: env.BENCH_WORKER_RUNTIME,
+      workerNodeArgs: env.BENCH_WORKER_NODE_ARGS ?? Object.freeze([]),
+      /** undefined: the product's. */
+      serverDynamicConfig: env.BENCH_SERVER_DYNAMIC_CONFIG,
+      /** undefined: an in-process sandbox (bench/sandbox-throughput.ts). */
+      sandboxUrl: env.SANDBOX_URL,
+    }),
+  );
 
 export type BenchConfig = z.output<typeof BenchEnv>;
 
@@ -1578,6 +1578,17 @@ export function loadTestRunConfig(env: NodeJS.ProcessEnv = process.env): z.outpu
 /** scripts/replay-suite.ts. */
 export function loadReplayConfig(env: NodeJS.ProcessEnv = process.env): z.output<typeof ReplayEnv> {
   return parseEnv(ReplayEnv, env);
+}
+
+/** A script's settings: `load()`, or, on a bad value, its problems on stderr after `name: ` and exit code 2. */
+export function settingsOrExit<T>(name: string, load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${name}: ${error.problems.join('; ')}\n`);
+    process.exit(2);
+  }
 }
 
 /** The benchmarks' own settings (the processes they start read theirs). */

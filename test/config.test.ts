@@ -465,6 +465,15 @@ describe('the settings of the scripts, benchmarks and tests', () => {
 
   it("requires the replay's shared server, naming who sets it", () => {
     assert.match(problemsOf(() => loadReplayConfig({})), /TEMPORAL_TEST_ADDRESS: is not set \(scripts\/run-tests\.mjs sets it\)/);
+    // A script ends with exit code 2 and the problem on one line (settingsOrExit), not a stack trace.
+    const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay-suite.ts'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { PATH: process.env.PATH, REPLAY_MIN_HISTORIES: '-1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(replay.status, 2, replay.stderr);
+    assert.equal(replay.stderr.trim(), 'replay: TEMPORAL_TEST_ADDRESS: is not set (scripts/run-tests.mjs sets it); REPLAY_MIN_HISTORIES: must be a whole number, at least 0');
     assert.deepEqual(loadReplayConfig({ TEMPORAL_TEST_ADDRESS: 'localhost:7233', REPLAY_VERBOSE: '1' }), { temporalAddress: 'localhost:7233', workerRegistryDir: undefined, minHistories: 0, verbose: true });
   });
 
