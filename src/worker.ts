@@ -20,6 +20,7 @@ import { payloadStoreDriverFor } from './payload-store/external-storage.js';
 import { connectFailureReason, TemporalConnectError } from './temporal-connect-error.js';
 import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
+import { serviceMetrics } from './metrics/service-metrics.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
 import { WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
@@ -68,6 +69,9 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) });
   const payloadStore = payloadStoreDriverFor(config.payloadStore);
   const clientFor = tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs });
+  // The product's metrics, beside the SDK's on the same endpoint (a no-op meter without one), with the labels the SDK's carry.
+  const meter = Runtime.instance().metricMeter.withTags({ namespace: config.temporal.namespace, task_queue: config.temporal.taskQueue });
+  const metrics = serviceMetrics(meter);
 
   const activities = {
     ...createInputActivities(),
@@ -77,9 +81,10 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
         resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined,
         // TOO_MANY_REQUESTS pauses the tenant's whole fleet for the wait the service asked for.
         pauses: new TenantPauses(temporal, config.temporal.taskQueue),
+        metrics,
       },
     ),
-    ...createForgetActivities({ temporal, clientFor, payloadStore }),
+    ...createForgetActivities({ temporal, clientFor, payloadStore, metrics }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
   };
 

@@ -3,6 +3,8 @@
  * (one per tenant). Results are plain, serializable outcomes; errors leave as ApplicationFailures.
  * Cancellation of an activity aborts its HTTP request. Authorize calls heartbeat while their request
  * is at the service, so the workflow notices a worker that died mid-call within its heartbeat timeout.
+ * Each call that reaches the service is counted by its outcome (src/metrics/service-metrics.ts):
+ * answers, polls, failures by type and code, throttles by tenant.
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -19,7 +21,8 @@ import type {
   OpenSessionInput,
   SessionDataInput,
 } from './connection-activity-types.js';
-import { tenantPausedFailure, toActivityFailure, workerShutdownFailure } from './failures.js';
+import { NO_SERVICE_METRICS, type AnswerOutcome, type PollOperation, type PollResult, type ServiceMetrics } from '../metrics/service-metrics.js';
+import { failedCallOf, tenantPausedFailure, toActivityFailure, workerShutdownFailure } from './failures.js';
 import type { TenantPauses } from './tenant-pauses.js';
 import { createPollActivities } from './poll-activities.js';
 
@@ -44,12 +47,47 @@ export interface ActivitiesOptions {
    * but rescheduled after the pause, and a TOO_MANY_REQUESTS pauses the tenant's whole fleet.
    */
   readonly pauses?: Pick<TenantPauses, 'pauseOf' | 'refused'> | undefined;
+  /** The counters of the calls' outcomes (the worker's: on its Prometheus endpoint); none by default. */
+  readonly metrics?: ServiceMetrics | undefined;
 }
 
-export function createActivities(clientFor: ClientForTenant, { resultLimitBytes, pauses }: ActivitiesOptions = {}) {
-  /** A rate-limited refusal slows the tenant's fleet; failing to say so never fails the call's own handling. */
+/** How a call that reached the service ended: its outcome, or what it threw. */
+type Ended<T> = { readonly outcome: T } | { readonly error: unknown };
+
+/** Sends a call and tells `record` how it ended; what it returns or throws is the call's. */
+async function recorded<T>(send: () => Promise<T>, record: (ended: Ended<T>) => void): Promise<T> {
+  let outcome: T;
+  try {
+    outcome = await send();
+  } catch (error) {
+    record({ error });
+    throw error;
+  }
+  record({ outcome });
+  return outcome;
+}
+
+/** An answer's outcome as aggregation_answers counts it; undefined for an answer cancelled mid-call. */
+function answerOutcomeOf(ended: Ended<AuthorizeOutcome>): AnswerOutcome | undefined {
+  if ('outcome' in ended) return ended.outcome.kind === 'session-open' ? 'session_open' : ended.outcome.kind === 'challenge' ? 'next_challenge' : 'pending';
+  const failed = failedCallOf(ended.error);
+  // The type the workflow reads as "the service refused the answer" (workflows/session.ts).
+  return failed && (failed.failureType === 'InvalidSecurityResponse' ? 'rejected' : 'failed');
+}
+
+/** A poll's result as aggregation_polls counts it: a "poll" remedy (SESSION_LOADING) is waited out like a 202. */
+function pollResultOf(ended: Ended<DataOutcome<unknown>>): PollResult | undefined {
+  if ('outcome' in ended) return ended.outcome.kind;
+  if (!failedCallOf(ended.error)) return undefined;
+  return ended.error instanceof AggregatorError && ended.error.remedy === 'poll' ? 'pending' : 'failed';
+}
+
+export function createActivities(clientFor: ClientForTenant, { resultLimitBytes, pauses, metrics = NO_SERVICE_METRICS }: ActivitiesOptions = {}) {
+  /** A rate-limited refusal is counted and slows the tenant's fleet; failing to say so never fails the call's own handling. */
   async function reportThrottle(customerId: string, error: unknown): Promise<void> {
-    if (!pauses || !(error instanceof AggregatorError) || error.serviceCode !== 'TOO_MANY_REQUESTS') return;
+    if (!(error instanceof AggregatorError) || error.serviceCode !== 'TOO_MANY_REQUESTS') return;
+    metrics.throttled(customerId);
+    if (!pauses) return;
     const wait = error.retryAfterMs === undefined ? 'no Retry-After' : `Retry-After ${Math.round(error.retryAfterMs / 1000)} s`;
     try {
       await pauses.refused(customerId, error.retryAfterMs, `TOO_MANY_REQUESTS (HTTP ${error.httpStatus ?? '?'}, ${wait}) on ${error.operation}`);
@@ -82,6 +120,8 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
       // A worker shutting down past its grace time aborts the call: not the connection's doing, so
       // another worker may make it again (an Authorize's outcome is then unknown: see authorize.ts).
       if (error instanceof AggregatorAbortedError && context.cancellationDetails?.workerShutdown) throw workerShutdownFailure(error);
+      const failed = failedCallOf(error);
+      if (failed) metrics.failed(failed);
       await reportThrottle(customerId, error);
       throw toActivityFailure(error);
     }
@@ -97,6 +137,15 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
     } finally {
       clearInterval(heartbeats);
     }
+  }
+
+  /** The call, counted as a poll of `operation` when it is one. */
+  function poll<T>(operation: PollOperation, isPoll: boolean, send: () => Promise<DataOutcome<T>>): Promise<DataOutcome<T>> {
+    if (!isPoll) return send();
+    return recorded(send, (ended) => {
+      const result = pollResultOf(ended);
+      if (result) metrics.polled(operation, result);
+    });
   }
 
   const calls = {
@@ -118,7 +167,15 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
 
     /** Authorize with the RequestId and every answer of the current challenge set. */
     async answerChallenge({ customerId, requestId, responses }: AnswerChallengeInput): Promise<AuthorizeOutcome> {
-      return authorizeCall(customerId, async (client, options) => toAuthorizeOutcome(await client.answerChallenge(requestId, responses, options)));
+      return authorizeCall(customerId, (client, options) =>
+        recorded(
+          async () => toAuthorizeOutcome(await client.answerChallenge(requestId, responses, options)),
+          (ended) => {
+            const outcome = answerOutcomeOf(ended);
+            if (outcome) metrics.answered(outcome);
+          },
+        ),
+      );
     },
 
     async requestAccountsDetail({ customerId, requestId, options: detail }: AccountsDetailInput): Promise<DataOutcome<AccountsDetailResponse>> {
@@ -126,23 +183,31 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
     },
 
     async pollAccountsDetail({ customerId, requestId }: SessionDataInput): Promise<DataOutcome<AccountsDetailResponse>> {
-      return fitting('accounts detail', await call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetailAsync(requestId, options))));
+      return fitting(
+        'accounts detail',
+        await call(customerId, (client, options) => poll('accounts_detail', true, async () => toDataOutcome(await client.getAccountsDetailAsync(requestId, options)))),
+      );
     },
 
-    /** Investments: the same request is repeated while it answers 202. */
-    async requestInvestments({ customerId, loginId, requestId }: LoginDataInput): Promise<DataOutcome<InvestmentsResponse>> {
-      return fitting('investments', await call(customerId, async (client, options) => toDataOutcome(await client.getInvestments(loginId, requestId, options))));
+    /** Investments: the same request is repeated while it answers 202 (a poll when `pollNumber` says so). */
+    async requestInvestments({ customerId, loginId, requestId, pollNumber }: LoginDataInput): Promise<DataOutcome<InvestmentsResponse>> {
+      return fitting(
+        'investments',
+        await call(customerId, (client, options) => poll('investments', pollNumber !== undefined, async () => toDataOutcome(await client.getInvestments(loginId, requestId, options)))),
+      );
     },
 
     /** One attributes call (a package operation or the custom request); repeated while 202. */
-    async requestAttributes({ customerId, loginId, requestId, product }: AttributesInput): Promise<DataOutcome<AttributesResponse>> {
+    async requestAttributes({ customerId, loginId, requestId, product, pollNumber }: AttributesInput): Promise<DataOutcome<AttributesResponse>> {
       return fitting(
         'attributes',
-        await call(customerId, async (client, options) =>
-          toDataOutcome(
-            'package' in product
-              ? await client.getPackageAttributes(loginId, requestId, product.package, options)
-              : await client.getCustomAttributes(loginId, requestId, product.custom, options),
+        await call(customerId, (client, options) =>
+          poll('attributes', pollNumber !== undefined, async () =>
+            toDataOutcome(
+              'package' in product
+                ? await client.getPackageAttributes(loginId, requestId, product.package, options)
+                : await client.getCustomAttributes(loginId, requestId, product.custom, options),
+            ),
           ),
         ),
       );

@@ -35,6 +35,8 @@ export interface SessionDataInput extends Tenant {
 export interface LoginDataInput extends Tenant {
   readonly loginId: string;
   readonly requestId: string;
+  /** Set when the call repeats a request that answered 202: poll #n of it (counted in aggregation_polls). */
+  readonly pollNumber?: number | undefined;
 }
 export interface AttributesInput extends LoginDataInput {
   readonly product: AttributesProduct;

@@ -13,7 +13,8 @@ import {
   AggregatorRequestError,
   AggregatorResponseError,
 } from '../aggregator/errors.js';
-import { CONDITION_FAILURES, serviceCodeInfo, type ConnectionFailureType, type ServiceFailureDetails } from '../aggregator/failure-table.js';
+import { CONDITION_FAILURES, isServiceCode, serviceCodeInfo, type ConnectionFailureType, type ServiceFailureDetails } from '../aggregator/failure-table.js';
+import type { FailedCall } from '../metrics/service-metrics.js';
 
 export function toActivityFailure(error: unknown): unknown {
   if (!(error instanceof AggregatorError) || error instanceof AggregatorAbortedError) return error;
@@ -40,6 +41,18 @@ export function toActivityFailure(error: unknown): unknown {
     ...(!nonRetryable && error.retryAfterMs ? { nextRetryDelay: error.retryAfterMs } : {}),
     cause: error,
   });
+}
+
+/**
+ * A failed call as aggregation_service_call_failures counts it: the failure type toActivityFailure
+ * gives it and the service's code (`other` outside the failure table, so the label stays bounded;
+ * `none` without one). Undefined for what is not a failed call: a call its caller cancelled, or not
+ * an error of the aggregation client.
+ */
+export function failedCallOf(error: unknown): FailedCall | undefined {
+  if (!(error instanceof AggregatorError) || error instanceof AggregatorAbortedError) return undefined;
+  const code = error.serviceCode;
+  return { failureType: failureTypeOf(error), serviceCode: code === undefined ? 'none' : isServiceCode(code) ? code : 'other' };
 }
 
 function failureTypeOf(error: AggregatorError): ConnectionFailureType {

@@ -17,7 +17,8 @@ import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js'
 import { FORGET_RECORD_MAX_IDS, type PayloadsForgotten } from '../contract/forget-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ClientForTenant } from './connection-activities.js';
-import { toActivityFailure } from './failures.js';
+import { NO_SERVICE_METRICS, type ServiceMetrics } from '../metrics/service-metrics.js';
+import { failedCallOf, toActivityFailure } from './failures.js';
 
 export interface ForgetActivitiesDeps {
   /** A client of the worker's own namespace (schedules, visibility, deletion). */
@@ -25,6 +26,8 @@ export interface ForgetActivitiesDeps {
   readonly clientFor: ClientForTenant;
   /** The worker's payload store; undefined when PAYLOAD_STORE is off (nothing was stored). */
   readonly payloadStore?: PayloadStoreDriver | undefined;
+  /** Counts DeleteCard's failures in aggregation_service_call_failures; none by default. */
+  readonly metrics?: ServiceMetrics | undefined;
 }
 
 export interface LoginInput {
@@ -53,7 +56,7 @@ function quoted(value: string): string {
   return JSON.stringify(value);
 }
 
-export function createForgetActivities({ temporal, clientFor, payloadStore }: ForgetActivitiesDeps) {
+export function createForgetActivities({ temporal, clientFor, payloadStore, metrics = NO_SERVICE_METRICS }: ForgetActivitiesDeps) {
   const namespace = temporal.options.namespace;
 
   return {
@@ -88,6 +91,8 @@ export function createForgetActivities({ temporal, clientFor, payloadStore }: Fo
       } catch (error) {
         if (error instanceof AggregatorServiceError && error.serviceCode === 'CARD_IN_USE') return { kind: 'card-in-use', message: error.message };
         if (error instanceof AggregatorServiceError && error.serviceCode === 'INVALID_LOGIN') return { kind: 'not-found', message: error.message };
+        const failed = failedCallOf(error);
+        if (failed) metrics.failed(failed);
         throw toActivityFailure(error);
       }
     },

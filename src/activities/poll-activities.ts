@@ -35,7 +35,7 @@ export interface PolledData<T> {
   readonly pollCount: number;
 }
 
-/** The calls a poll may repeat, as connection-activities.ts makes them. */
+/** The calls a poll may repeat, as connection-activities.ts makes them (they count each poll: aggregation_polls). */
 export interface PollCalls {
   pollAccountsDetail(input: SessionDataInput): Promise<DataOutcome<AccountsDetailResponse>>;
   requestInvestments(input: LoginDataInput): Promise<DataOutcome<InvestmentsResponse>>;
@@ -66,16 +66,16 @@ function pollingTimedOut(operation: string, pollCount: number, code: string): Ap
 }
 
 export function createPollActivities(calls: PollCalls) {
-  /** One poll. An answer whose remedy is "poll" (SESSION_LOADING) counts as pending, as the timer strategy waits it out. */
-  async function pollOnce({ request }: PollInActivityInput): Promise<DataOutcome<AnyData>> {
+  /** Poll #pollNumber. An answer whose remedy is "poll" (SESSION_LOADING) counts as pending, as the timer strategy waits it out. */
+  async function pollOnce({ request }: PollInActivityInput, pollNumber: number): Promise<DataOutcome<AnyData>> {
     try {
       switch (request.kind) {
         case 'accountsDetail':
           return await calls.pollAccountsDetail(request.input);
         case 'investments':
-          return await calls.requestInvestments(request.input);
+          return await calls.requestInvestments({ ...request.input, pollNumber });
         case 'attributes':
-          return await calls.requestAttributes(request.input);
+          return await calls.requestAttributes({ ...request.input, pollNumber });
       }
     } catch (error) {
       const details = error instanceof ApplicationFailure ? (error.details?.[0] as Partial<ServiceFailureDetails> | undefined) : undefined;
@@ -88,7 +88,7 @@ export function createPollActivities(calls: PollCalls) {
     /** Attempt N is poll #N. Still pending: a retryable failure whose next retry lands on the interval, or on the deadline if sooner. */
     async pollByRetry(input: PollInActivityInput): Promise<PolledData<AnyData>> {
       const pollCount = Context.current().info.attempt;
-      const outcome = await pollOnce(input);
+      const outcome = await pollOnce(input, pollCount);
       if (outcome.kind === 'ready') return { requestId: outcome.requestId, data: outcome.data, pollCount };
       const remaining = input.deadline - Date.now();
       if (remaining <= 0) throw pollingTimedOut(input.operation, pollCount, outcome.code);
@@ -111,7 +111,7 @@ export function createPollActivities(calls: PollCalls) {
         const wait = Math.min(input.intervalMs, input.deadline - Date.now());
         if (wait > 0) await context.sleep(wait);
         pollCount += 1;
-        const outcome = await pollOnce(input);
+        const outcome = await pollOnce(input, pollCount);
         if (outcome.kind === 'ready') return { requestId: outcome.requestId, data: outcome.data, pollCount };
         code = outcome.code;
         if (Date.now() >= input.deadline) throw pollingTimedOut(input.operation, pollCount, code);

@@ -97,12 +97,19 @@ export async function retrieveProducts(
     );
   }
 
-  /** Investments and attributes: the same request, repeated while it answers 202. */
-  function retrieveByRepeating<T>(operation: string, request: (activities: ConnectionActivities) => Promise<DataOutcome<T>>, pollRequest: () => PollRequest) {
+  /**
+   * Investments and attributes: the same request, repeated while it answers 202; a repeat carries its
+   * poll number, so the activity counts it as a poll (the worker's metrics are the activities').
+   */
+  function retrieveByRepeating<T>(
+    operation: string,
+    request: (activities: ConnectionActivities, pollNumber?: number) => Promise<DataOutcome<T>>,
+    pollRequest: () => PollRequest,
+  ) {
     return pollUntilReady(
       operation,
       ({ deadline }) => request(calls(`request ${operation}`, deadline)),
-      ({ pollNumber, deadline }) => request(calls(`poll ${operation} #${pollNumber}`, deadline)),
+      ({ pollNumber, deadline }) => request(calls(`poll ${operation} #${pollNumber}`, deadline), pollNumber),
       pollRequest,
       timing,
       observer(operation),
@@ -121,7 +128,7 @@ export async function retrieveProducts(
   if (products.investments) {
     const investments = await inOpenSession('investments', (requestId) => {
       const input = { customerId, loginId, requestId };
-      return retrieveByRepeating('investments', (activities) => activities.requestInvestments(input), () => ({ kind: 'investments', input }));
+      return retrieveByRepeating('investments', (activities, pollNumber) => activities.requestInvestments({ ...input, pollNumber }), () => ({ kind: 'investments', input }));
     });
     result = { ...result, requestId: sessionRequestId, investments };
     markRetrieved('investments');
@@ -142,7 +149,7 @@ export async function retrieveProducts(
     if (!(products.accountsDetail && requestId === accountsRequestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
     const label = 'package' in product ? `attributes ${product.package}` : 'custom attributes';
     const input = { customerId, loginId, requestId, product };
-    const attributes = await retrieveByRepeating(label, (activities) => activities.requestAttributes(input), () => ({ kind: 'attributes', input }));
+    const attributes = await retrieveByRepeating(label, (activities, pollNumber) => activities.requestAttributes({ ...input, pollNumber }), () => ({ kind: 'attributes', input }));
     result = { ...result, requestId, attributes };
     markRetrieved('attributes');
   }
