@@ -14,7 +14,7 @@
  *   encryption?   the codec's keys { keyId, key, decryptionKeys }; absent when PAYLOAD_ENCRYPTION=off
  *   payloadStore  the store's settings (src/payload-store/settings.ts)
  * Per process:
- *   worker    { temporal, aggregator: { baseUrl, customerId, auth?, timeoutMs }, metrics: { host, port (0 = off) },
+ *   worker    { temporal, aggregator: { baseUrl, customerId, auth?, timeoutMs }, metrics: { host, port (0 = off) }, statusGauge: { intervalMs (0 = off) },
  *               workflows: { bundlePath?, maxCachedWorkflows?, threads?, pollers?, reuseV8Context? },
  *               deployment: { name, buildId?, becomeCurrent }, activities: { maxConcurrent? }, logLevel, encryption?, payloadStore }
  *   client    { temporal, customerId, deployment: { name }, encryption?, payloadStore }   (pipeline client and CLI)
@@ -831,6 +831,10 @@ const WorkerVars = group(
   z.object({
     WORKER_METRICS_HOST: doc(z.string().trim().min(1).default('127.0.0.1'), 'The address the Prometheus metrics endpoint listens on.'),
     WORKER_METRICS_PORT: WorkerMetricsPort,
+    WORKER_STATUS_GAUGE_INTERVAL_S: doc(
+      z.coerce.number().int().min(0).max(3600).default(15),
+      'Seconds between two counts of the running connections by status (visibility count queries, one per status, fleet-wide) for the aggregation_connections gauge of the metrics endpoint (docs/metrics.md); 0 turns the counting off, and so does WORKER_METRICS_PORT=0.',
+    ),
     WORKER_HEALTH_HOST: doc(z.string().trim().min(1).default('127.0.0.1'), 'The address the health endpoint listens on.'),
     WORKER_HEALTH_PORT: doc(
       Port.default(0),
@@ -923,6 +927,8 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
       }),
       /** Prometheus at http://host:port/metrics; port 0 turns it off. */
       metrics: Object.freeze({ host: env.WORKER_METRICS_HOST, port: env.WORKER_METRICS_PORT }),
+      /** Running connections counted by status every intervalMs for aggregation_connections; 0: off. */
+      statusGauge: Object.freeze({ intervalMs: env.WORKER_STATUS_GAUGE_INTERVAL_S * 1000 }),
       /** Liveness for container health checks at http://host:port/healthz; port 0 turns it off. */
       health: Object.freeze({ host: env.WORKER_HEALTH_HOST, port: env.WORKER_HEALTH_PORT }),
       workflows: Object.freeze({

@@ -20,6 +20,7 @@ import { payloadStoreDriverFor } from './payload-store/external-storage.js';
 import { connectFailureReason, TemporalConnectError } from './temporal-connect-error.js';
 import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal-connection.js';
 import { redact } from './logging/redact.js';
+import { ConnectionStatusGauge, connectionsGauge } from './metrics/connection-status-gauge.js';
 import { serviceMetrics } from './metrics/service-metrics.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
@@ -101,6 +102,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
 
   // Up before the worker exists (503 until it runs) and down only after the drain, so a draining worker answers 503.
   let worker: Worker | undefined;
+  // Fleet-wide running connections by status, counted from this thread (src/metrics/connection-status-gauge.ts).
+  const statusGauge =
+    config.metrics.port && config.statusGauge.intervalMs > 0
+      ? new ConnectionStatusGauge({ client: temporal, taskQueue: config.temporal.taskQueue, gauge: connectionsGauge(meter), logger: Runtime.instance().logger, intervalMs: config.statusGauge.intervalMs })
+      : undefined;
   const health = config.health.port
     ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => worker?.getState() ?? 'INITIALIZED' })
     : undefined;
@@ -143,6 +149,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       payloadStore: config.payloadStore.kind,
       retention: config.retentionDays.size > 0 ? Object.fromEntries(config.retentionDays) : 'off',
       metrics: config.metrics.port ? `http://${config.metrics.host}:${config.metrics.port}/metrics` : 'off',
+      connectionStatusGauge: statusGauge ? `every ${config.statusGauge.intervalMs / 1000} s` : 'off',
       health: health?.url ?? 'off',
       tracing: config.tracing ? describeEndpoint(config.tracing) : 'off',
       workflowCache: worker.options.maxCachedWorkflows,
@@ -154,9 +161,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     });
     warnOnSmallDefaultCache(worker.options.maxCachedWorkflows, config.workflows.maxCachedWorkflows);
     const running = worker.run();
+    statusGauge?.start();
     if (config.deployment.becomeCurrent !== 'no') void reportBecomingCurrent(temporal, config, build);
     await running;
   } finally {
+    await statusGauge?.stop();
     await health?.close();
     await tracing?.release(); // exports the spans still buffered
     payloadStore?.close();
