@@ -3,11 +3,14 @@
  * queries only what the worker exports, under the names and labels it exports them with. A real
  * worker process (src/worker.ts from the product's bundle, as production starts it) serves
  * /metrics on a real dev server while connections run against the real sandbox: one answered after
- * its end user's challenge, one polled while its data is pending, one the service refuses, one
- * with an input the worker refuses, one cancelled, and a workflow type the build does not have (its
- * workflow task fails). Its cache holds one workflow, so the connection waiting for an answer is
- * evicted and replayed. Every PromQL expression of the dashboard (panels and variables) is read for
- * the metrics and labels it uses; each one the worker's page lacks is named.
+ * its end user's challenge (a wrong answer the service rejects, then the right one), one polled
+ * while its data is pending, one the service refuses, one the service throttles (TOO_MANY_REQUESTS),
+ * one with an input the worker refuses, one cancelled, one left waiting for its answer, and a
+ * workflow type the build does not have (its workflow task fails). Its cache holds one workflow, so
+ * the connection waiting for an answer is evicted and replayed. Every PromQL expression of the
+ * dashboard (panels and variables) is read for the metrics and labels it uses; each one the worker's
+ * page lacks is named. The product's own metrics (aggregation_*) must also show that traffic: each
+ * outcome it produced, and the connection left waiting counted by status.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -20,7 +23,7 @@ import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox
 import { awaitFirstStepUpdate, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
-import { exportedMetrics, promqlNames, variableQueryNames, type QueryNames } from './promql.js';
+import { exportedMetrics, exportedSamples, promqlNames, variableQueryNames, type QueryNames } from './promql.js';
 
 const DASHBOARD_FILE = join(PROJECT_ROOT, 'grafana', 'dashboards', 'aggregation-worker.json');
 const DATASOURCE_FILE = join(PROJECT_ROOT, 'grafana', 'provisioning', 'datasources', 'prometheus.yml');
@@ -146,18 +149,59 @@ function exportProblems(dashboard: Dashboard, exported: ReadonlyMap<string, Read
   return [...[...missing].map(([metric, places]) => `${metric} is not exported by the worker (${places.join('; ')})`), ...problems];
 }
 
+/** The product's series the traffic of exerciseWorker produces: at least `min` (or exactly `exactly`) each. */
+interface ExpectedSeries {
+  readonly metric: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly min?: number;
+  readonly exactly?: number;
+}
+
+function expectedProductSeries(taskQueue: string, throttledTenant: string): ExpectedSeries[] {
+  const counted = (metric: string, labels: Record<string, string>): ExpectedSeries => ({ metric, labels, min: 1 });
+  return [
+    counted('aggregation_answers', { outcome: 'rejected' }),
+    counted('aggregation_answers', { outcome: 'session_open' }),
+    counted('aggregation_polls', { operation: 'accounts_detail', result: 'pending' }),
+    counted('aggregation_polls', { operation: 'accounts_detail', result: 'ready' }),
+    counted('aggregation_service_call_failures', { failure_type: 'InvalidCredentials', service_code: 'INVALID_LOGIN' }),
+    counted('aggregation_service_call_failures', { failure_type: 'InvalidSecurityResponse', service_code: 'INVALID_SECURITY_RESPONSE' }),
+    counted('aggregation_service_call_failures', { failure_type: 'ServiceUnavailable', service_code: 'TOO_MANY_REQUESTS' }),
+    counted('aggregation_throttles', { customer_id: throttledTenant }),
+    // The connection left waiting for its answer, and no other connection running on the queue.
+    { metric: 'aggregation_connections', labels: { status: 'AwaitingAnswer' }, exactly: 1 },
+    { metric: 'aggregation_connections', labels: { status: 'Authorizing' }, exactly: 0 },
+    { metric: 'aggregation_connections', labels: { status: 'Retrieving' }, exactly: 0 },
+  ].map((series) => ({ ...series, labels: { namespace: 'default', task_queue: taskQueue, ...series.labels } }));
+}
+
+/** Each expected series the page lacks, or has with another value. */
+function productProblems(page: string, expected: readonly ExpectedSeries[]): string[] {
+  return expected.flatMap(({ metric, labels, min, exactly }) => {
+    const found = exportedSamples(page, metric).find((sample) => Object.entries(labels).every(([name, value]) => sample.labels[name] === value));
+    const series = `${metric}${JSON.stringify(labels)}`;
+    if (!found) return [`${series} is not exported`];
+    if (exactly !== undefined && found.value !== exactly) return [`${series} is ${found.value}, not ${exactly}`];
+    if (min !== undefined && !(found.value >= min)) return [`${series} is ${found.value}, not at least ${min}`];
+    return [];
+  });
+}
+
 async function provisionedDatasourceUid(): Promise<string> {
   const text = await readFile(DATASOURCE_FILE, 'utf8');
   assert.match(text, /^\s*type:\s*prometheus\s*$/m, `${DATASOURCE_FILE} provisions a Prometheus data source`);
   return /^\s*uid:\s*["']?([\w-]+)["']?\s*$/m.exec(text)?.[1] ?? assert.fail(`${DATASOURCE_FILE} gives its data source a uid`);
 }
 
-/** Runs on the worker's queue every kind of event the dashboard charts; returns the workflow whose task keeps failing. */
-async function exerciseWorker(stack: ProcessStack, taskQueue: string): Promise<WorkflowHandle> {
+/**
+ * Runs on the worker's queue every kind of event the dashboard charts; returns the workflows left
+ * open: the one whose task keeps failing and the connection waiting for its answer.
+ */
+async function exerciseWorker(stack: ProcessStack, taskQueue: string, throttledTenant: string): Promise<WorkflowHandle[]> {
   const customerId = uniqueId('tenant');
   const start = (args: unknown, workflowType = 'connectionWorkflow') => stack.client.workflow.start(workflowType, { taskQueue, workflowId: uniqueId('dashboard'), args: [args] });
-  const live = (username: string) => ({
-    customerId,
+  const live = (username: string, tenant = customerId) => ({
+    customerId: tenant,
     session: { kind: 'live', institution: 'SandboxBank', username, password: SANDBOX_PASSWORD },
     products: { accountsDetail: {} },
     timing: { pollIntervalMs: 100 },
@@ -170,10 +214,16 @@ async function exerciseWorker(stack: ProcessStack, taskQueue: string): Promise<W
   // A connection whose data stays pending for two polls: it pushes the first out of the cache.
   const loginId = await stack.savedLogin(customerId, 'pending_polls_2');
   await (await start({ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 100 } })).result();
-  // The answer reaches the service (answerChallenge); the evicted connection replays and completes.
-  const outcome = await answered.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: first.challengeSet.id, responses: ANSWER }] });
+  // A wrong answer reaches the service (answerChallenge), which rejects it; the same question comes back.
+  const wrong = Object.fromEntries(Object.keys(ANSWER).map((key) => [key, ['not the answer']]));
+  const rejected = await answered.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: first.challengeSet.id, responses: wrong }] });
+  if (rejected.outcome !== 'rejected' || !rejected.nextChallengeSet) assert.fail(`the service rejects a wrong answer, not ${JSON.stringify(rejected)}`);
+  // The right one opens the session; the evicted connection replays and completes.
+  const outcome = await answered.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: rejected.nextChallengeSet.id, responses: ANSWER }] });
   assert.equal(outcome.outcome, 'accepted');
   await answered.result();
+  // The service throttles a tenant's first data requests (TOO_MANY_REQUESTS); the connection waits and completes.
+  await (await start(live('rate_limited', throttledTenant))).result();
   // Failed connections: the service refuses the login (a failed activity); the worker refuses the input (a failed local activity).
   await assert.rejects((await start(live('invalid_login'))).result(), WorkflowFailedError);
   await assert.rejects((await start({ customerId, session: { kind: 'unknown' } })).result(), WorkflowFailedError);
@@ -182,8 +232,11 @@ async function exerciseWorker(stack: ProcessStack, taskQueue: string): Promise<W
   await cancelled.executeUpdate(awaitFirstStepUpdate);
   await cancelled.cancel();
   await assert.rejects(cancelled.result(), WorkflowFailedError);
+  // A connection left waiting for its end user: the one the status gauge counts.
+  const waiting = await start(live('security_question'));
+  await waiting.executeUpdate(awaitFirstStepUpdate);
   // A workflow type this build does not have (a deploy gone wrong): its workflow task fails and is retried.
-  return start({}, 'workflowTypeThisBuildDoesNotHave');
+  return [waiting, await start({}, 'workflowTypeThisBuildDoesNotHave')];
 }
 
 describe('the Grafana dashboard of the worker', () => {
@@ -191,7 +244,9 @@ describe('the Grafana dashboard of the worker', () => {
   let dashboard: Dashboard;
   let datasourceUid: string;
   let exported: Map<string, Set<string>> = new Map();
-  let failing: WorkflowHandle | undefined;
+  let page = '';
+  let expected: ExpectedSeries[] = [];
+  let open: WorkflowHandle[] = [];
 
   before(
     async () => {
@@ -199,16 +254,22 @@ describe('the Grafana dashboard of the worker', () => {
       datasourceUid = await provisionedDatasourceUid();
       stack = await startProcessStack();
       const taskQueue = uniqueId('dashboard');
+      const throttledTenant = uniqueId('throttled');
+      expected = expectedProductSeries(taskQueue, throttledTenant);
       const port = await freePort();
-      // A cache of one workflow: the second open connection evicts the first.
-      await stack.startWorker(taskQueue, { env: { WORKER_METRICS_HOST: '127.0.0.1', WORKER_METRICS_PORT: String(port), WORKER_MAX_CACHED_WORKFLOWS: '1' } });
-      failing = await exerciseWorker(stack, taskQueue);
-      // Counters are recorded as the worker handles each task, maybe after a client saw the result:
-      // scrape until the page holds all the dashboard needs (the test below names what is missing).
+      // A cache of one workflow: the second open connection evicts the first. Connections counted by status every second.
+      await stack.startWorker(taskQueue, {
+        env: { WORKER_METRICS_HOST: '127.0.0.1', WORKER_METRICS_PORT: String(port), WORKER_MAX_CACHED_WORKFLOWS: '1', WORKER_STATUS_GAUGE_INTERVAL_S: '1' },
+      });
+      open = await exerciseWorker(stack, taskQueue, throttledTenant);
+      // Counters are recorded as the worker handles each task, maybe after a client saw the result,
+      // and the gauge at its next count: scrape until the page holds all the dashboard needs and all
+      // the traffic made (the tests below name what is missing).
       await waitFor(
         async () => {
-          exported = exportedMetrics(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
-          return exportProblems(dashboard, exported).length === 0;
+          page = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+          exported = exportedMetrics(page);
+          return exportProblems(dashboard, exported).length === 0 && productProblems(page, expected).length === 0;
         },
         { timeoutMs: 30_000, intervalMs: 500, describe: 'the metrics the dashboard queries' },
       ).catch(() => undefined);
@@ -217,7 +278,7 @@ describe('the Grafana dashboard of the worker', () => {
   );
 
   after(async () => {
-    await failing?.terminate('the dashboard test is done with it');
+    for (const handle of open) await handle.terminate('the dashboard test is done with it');
     await stack?.stop();
   });
 
@@ -230,6 +291,11 @@ describe('the Grafana dashboard of the worker', () => {
     assert.ok(exported.size > 0, 'the worker served its metrics');
     const problems = exportProblems(dashboard, exported);
     assert.deepEqual(problems, [], `${DASHBOARD_FILE}:\n  ${problems.join('\n  ')}`);
+  });
+
+  it("counts the traffic's answers, polls, failed calls and throttles, and the connections by status", () => {
+    const problems = productProblems(page, expected);
+    assert.deepEqual(problems, [], problems.join('\n'));
   });
 
   it('names each metric and label of a query that the worker does not export', () => {

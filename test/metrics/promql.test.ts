@@ -2,7 +2,7 @@
 // give them: it must find every metric a query selects and nothing else.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { exportedMetrics, promqlNames, variableQueryNames } from './promql.js';
+import { exportedMetrics, exportedSamples, promqlNames, variableQueryNames } from './promql.js';
 
 const metricsOf = (expr: string) => promqlNames(expr).selectors.map((selector) => selector.metric);
 
@@ -54,5 +54,23 @@ describe('exportedMetrics', () => {
     assert.deepEqual([...metrics.get('temporal_request')!].sort(), ['namespace', 'operation', 'service_name']);
     assert.deepEqual([...metrics.get('temporal_request_latency_bucket')!].sort(), ['le', 'operation']);
     assert.deepEqual([...metrics.get('temporal_worker_start')!], []);
+  });
+});
+
+describe('exportedSamples', () => {
+  it("reads one metric's series with their label values and values, not those of a metric its name starts", () => {
+    const page = [
+      '# TYPE aggregation_connections gauge',
+      'aggregation_connections{namespace="default",status="AwaitingAnswer",task_queue="q"} 2',
+      'aggregation_connections{status="odd \\"quoted\\" } value"} 0',
+      'aggregation_connections_other{status="Retrieving"} 5',
+      'aggregation_connections 7',
+      '',
+    ].join('\n');
+    assert.deepEqual(exportedSamples(page, 'aggregation_connections'), [
+      { labels: { namespace: 'default', status: 'AwaitingAnswer', task_queue: 'q' }, value: 2 },
+      { labels: { status: 'odd "quoted" } value' }, value: 0 },
+      { labels: {}, value: 7 },
+    ]);
   });
 });

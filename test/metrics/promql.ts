@@ -148,3 +148,24 @@ export function exportedMetrics(page: string): Map<string, Set<string>> {
   }
   return metrics;
 }
+
+/** One series of a page: its labels and value. */
+export interface Sample {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** The series of `metric` on a page in the Prometheus text format, with their label values (escapes undone). */
+export function exportedSamples(page: string, metric: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of page.split('\n')) {
+    if (!line.startsWith(metric) || !/^[{ ]/.test(line.slice(metric.length))) continue;
+    const close = line.startsWith('{', metric.length) ? line.lastIndexOf('}') : metric.length - 1;
+    const labels: Record<string, string> = {};
+    for (const [, name, value] of line.slice(metric.length, close + 1).matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[name!] = value!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    }
+    samples.push({ labels, value: Number(line.slice(close + 1).trim().split(/\s+/)[0]) });
+  }
+  return samples;
+}
