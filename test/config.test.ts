@@ -80,6 +80,12 @@ describe('loadWorkerConfig', () => {
     const message = problemsOf(() => loadConfig({ WORKER_WORKFLOW_POLLERS: '1', WORKER_REUSE_V8_CONTEXT: 'yes', WORKER_MAX_CONCURRENT_ACTIVITIES: '0', WORKER_RESOURCE_TUNER: '80,90' }));
     for (const name of ['WORKER_WORKFLOW_POLLERS', 'WORKER_REUSE_V8_CONTEXT', 'WORKER_MAX_CONCURRENT_ACTIVITIES', 'WORKER_RESOURCE_TUNER: must be two fractions']) assert.match(message, new RegExp(name));
     assert.match(problemsOf(() => loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9', WORKER_MAX_CONCURRENT_ACTIVITIES: '500' })), /WORKER_MAX_CONCURRENT_ACTIVITIES: cannot be set with WORKER_RESOURCE_TUNER/);
+    assert.match(problemsOf(() => loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '8' })), /WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: cannot be set with WORKER_RESOURCE_TUNER/);
+    assert.match(problemsOf(() => loadConfig({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '1' })), /WORKER_MAX_CONCURRENT_WORKFLOW_TASKS/);
+    // Few workflow task slots by default, so a backlog waits on the server in priority order; none with the tuner.
+    assert.equal(loadConfig({}).workflows.maxConcurrentTasks, 4);
+    assert.equal(loadConfig({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '12' }).workflows.maxConcurrentTasks, 12);
+    assert.equal(loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9' }).workflows.maxConcurrentTasks, undefined);
   });
 });
 
