@@ -15,7 +15,7 @@
  *   payloadStore  the store's settings (src/payload-store/settings.ts)
  * Per process:
  *   worker    { temporal, aggregator: { baseUrl, customerId, auth?, timeoutMs }, metrics: { host, port (0 = off) }, statusGauge: { intervalMs (0 = off) },
- *               workflows: { bundlePath?, maxCachedWorkflows?, threads?, pollers?, maxConcurrentTasks?, reuseV8Context? },
+ *               workflows: { bundlePath?, maxCachedWorkflows?, threads?, pollers?, stickyTimeoutMs, maxConcurrentTasks?, reuseV8Context? },
  *               deployment: { name, buildId?, becomeCurrent }, activities: { maxConcurrent? }, logLevel, encryption?, payloadStore }
  *   client    { temporal, customerId, deployment: { name }, encryption?, payloadStore }   (pipeline client and CLI)
  *   console   { port, host, token, codecCorsOrigins, encryption?, payloadStore }   (it reaches Temporal with the client's)
@@ -80,6 +80,8 @@ const SandboxPort = doc(Port.default(4010), 'The sandbox listens on this port; `
 const ConsolePort = doc(Port.default(8080), 'The operator console listens on this port.');
 /** Workflow task slots per worker unless set (WORKER_MAX_CONCURRENT_WORKFLOW_TASKS). */
 export const DEFAULT_WORKFLOW_TASK_SLOTS = 4;
+/** How long a workflow task waits on its worker's sticky queue unless set (WORKER_STICKY_TIMEOUT_MS). */
+export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
 const WorkerMetricsPort = doc(Port.default(9464), 'Prometheus metrics at http://WORKER_METRICS_HOST:WORKER_METRICS_PORT/metrics; 0 turns them off.');
 
 // ---- Temporal: how the worker, pipeline client and CLI reach it --------------------------------
@@ -870,6 +872,11 @@ const WorkerVars = group(
       "Workflow tasks a worker holds at once. Few keep a burst's backlog on the server, where priority and fairness order it, instead of in the worker's own queue, which serves in arrival order: at half the burst benchmark's size a live answer waited p50 312 ms with 4 against 2,663 ms with the SDK's 40 (docs/fleet.md). A worker runs workflow code on one thread, so more only overlap the round trips.",
       { defaultText: `${DEFAULT_WORKFLOW_TASK_SLOTS} (the SDK's is 40); none with WORKER_RESOURCE_TUNER` },
     ),
+    WORKER_STICKY_TIMEOUT_MS: doc(
+      z.coerce.number().int().min(100).max(600_000).optional(),
+      "How long a workflow task waits on its worker's own (sticky) queue before the server hands it to the shared one. Sticky queues have no fairness (server 1.32.2: a sticky partition does not support it), so a tenant's tasks queued behind another's there are not served by weight; a short wait moves them soon to the shared queue, where fairness orders them, at the cost of a replay when another worker takes it. At half the burst benchmark's size, 1 s instead of the SDK's 10 s took tenant B's median from 15.9 s to 3.8 s and a live answer's p50 from 312 to 118 ms, for 4% more CPU per connection (docs/fleet.md).",
+      { defaultText: `${DEFAULT_STICKY_TIMEOUT_MS} (the SDK's is 10 s)` },
+    ),
     WORKER_RESOURCE_TUNER: doc(
       z
         .string()
@@ -944,6 +951,7 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
         maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS,
         threads: env.WORKER_WORKFLOW_THREADS,
         pollers: env.WORKER_WORKFLOW_POLLERS,
+        stickyTimeoutMs: env.WORKER_STICKY_TIMEOUT_MS ?? DEFAULT_STICKY_TIMEOUT_MS,
         maxConcurrentTasks: env.WORKER_RESOURCE_TUNER ? undefined : (env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS ?? DEFAULT_WORKFLOW_TASK_SLOTS),
         reuseV8Context: env.WORKER_REUSE_V8_CONTEXT === undefined ? undefined : env.WORKER_REUSE_V8_CONTEXT === 'true',
       }),

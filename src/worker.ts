@@ -128,6 +128,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
       ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
       ...(config.workflows.pollers === undefined ? {} : { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.workflows.pollers } }),
+      // Sticky queues have no fairness: a task waiting on a busy worker moves to the shared, fair queue soon.
+      stickyQueueScheduleToStartTimeout: config.workflows.stickyTimeoutMs,
       ...(config.workflows.maxConcurrentTasks === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: config.workflows.maxConcurrentTasks }),
       ...(config.workflows.reuseV8Context === undefined ? {} : { reuseV8Context: config.workflows.reuseV8Context }),
       ...(config.activities.maxConcurrent === undefined ? {} : { maxConcurrentActivityTaskExecutions: config.activities.maxConcurrent }),

@@ -86,6 +86,10 @@ describe('loadWorkerConfig', () => {
     assert.equal(loadConfig({}).workflows.maxConcurrentTasks, 4);
     assert.equal(loadConfig({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '12' }).workflows.maxConcurrentTasks, 12);
     assert.equal(loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9' }).workflows.maxConcurrentTasks, undefined);
+    // The sticky queue's wait: 1 s unless set (the SDK's 10 s kept tasks out of fairness's reach); a value outside 100 ms..10 min is named.
+    assert.equal(loadConfig({}).workflows.stickyTimeoutMs, 1000);
+    assert.equal(loadConfig({ WORKER_STICKY_TIMEOUT_MS: '1000' }).workflows.stickyTimeoutMs, 1000);
+    assert.match(problemsOf(() => loadConfig({ WORKER_STICKY_TIMEOUT_MS: '5' })), /WORKER_STICKY_TIMEOUT_MS/);
   });
 });
 
