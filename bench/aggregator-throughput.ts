@@ -19,6 +19,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createAggregatorClient, type AggregatorClient } from '../src/aggregator/client.js';
 import { AccountsDetailResponse } from '../src/aggregator/schemas.js';
+import { createSandboxLogin } from './sandbox-fixtures.js';
 
 const seconds = Math.min(10, Math.max(1, Number(process.argv[2] ?? 5) || 5));
 const concurrency = Math.max(1, Math.floor(Number(process.argv[3] ?? 32) || 32));
@@ -155,16 +156,6 @@ async function phase(name: string, maxCount: number, operation: (worker: number)
   return { name, count, elapsedMs, rate: (count / elapsedMs) * 1000, latencies, clientCpuMs, sandboxCpuMs };
 }
 
-async function createLogin(baseUrl: string, customerId: string, username: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/sandbox/${customerId}/logins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username }),
-  });
-  if (response.status !== 200) throw new Error(`creating ${username}: HTTP ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { LoginId: string }).LoginId;
-}
-
 async function cachedRequestId(client: AggregatorClient, loginId: string): Promise<string> {
   const result = await client.authorizeCached(loginId);
   if (result.kind !== 'ready') throw new Error(`cached Authorize answered ${result.kind}`);
@@ -196,7 +187,7 @@ async function main(): Promise<void> {
   // (a) pending polls: one session per worker on a login pending for a million polls.
   const pollTenant = `bench-poll-${pid}`;
   const pollClient = createAggregatorClient({ baseUrl, customerId: pollTenant, timeoutMs: 10_000 });
-  const pendingLogin = await createLogin(baseUrl, pollTenant, 'pending_polls_1000000');
+  const pendingLogin = await createSandboxLogin(baseUrl, pollTenant, 'pending_polls_1000000');
   const pendingIds = await Promise.all(
     Array.from({ length: concurrency }, async () => {
       const requestId = await cachedRequestId(pollClient, pendingLogin);
@@ -214,7 +205,7 @@ async function main(): Promise<void> {
   const retrievalClients = await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       const customerId = `bench-full-${pid}-${worker}`;
-      const loginId = await createLogin(baseUrl, customerId, 'pending_polls_0');
+      const loginId = await createSandboxLogin(baseUrl, customerId, 'pending_polls_0');
       return { client: createAggregatorClient({ baseUrl, customerId, timeoutMs: 10_000 }), loginId };
     }),
   );

@@ -14,15 +14,12 @@ import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
 import { cpuMs, median, runsArgument, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const WARM_UP_RUNS = 3;
 
 const runs = runsArgument('connection-timeline.ts', 40);
-
-function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
-}
 
 const benchWorker = await prepareBenchWorker();
 const env = await startBenchServer();
@@ -33,8 +30,7 @@ try {
   // The product's defaults, as the worker has them: payloads encrypted with the local key.
   const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
   const customerId = `timeline-${Date.now()}`;
-  const login = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_0' }) });
-  const { LoginId: loginId } = (await login.json()) as { LoginId: string };
+  const loginId = await createSandboxLogin(sandboxUrl, customerId, 'pending_polls_0');
 
   const sinceEventBefore = new Map<string, number[]>();
   const totals: number[] = [];
@@ -55,7 +51,7 @@ try {
       if (index === 0) return;
       const name = `${String(index + 1).padStart(2)} ${(EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace('EVENT_TYPE_', '')}`;
       const times = sinceEventBefore.get(name) ?? [];
-      times.push(epochMs(event.eventTime) - epochMs(events[index - 1]?.eventTime));
+      times.push(eventTimeMs(event.eventTime) - eventTimeMs(events[index - 1]?.eventTime));
       sinceEventBefore.set(name, times);
     });
   }

@@ -13,6 +13,7 @@ import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
 import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -39,10 +40,6 @@ export interface FloorRatio {
   readonly cpuRatio: number;
 }
 
-function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
-}
-
 /** Each workflow task's and activity's STARTED→COMPLETED time in one history, in order. */
 function stepTimes(events: readonly HistoryEvent[]): [string, number][] {
   const steps: [string, number][] = [];
@@ -51,7 +48,7 @@ function stepTimes(events: readonly HistoryEvent[]): [string, number][] {
   const startedAt = new Map<string, number>();
   for (const event of events) {
     const type = event.eventType ?? 0;
-    const at = epochMs(event.eventTime);
+    const at = eventTimeMs(event.eventTime);
     if (type === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) startedAt.set('task', at);
     else if (type === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) steps.push([`workflow task ${(tasks += 1)}`, at - (startedAt.get('task') ?? at)]);
     else if (type === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) startedAt.set('activity', at);
@@ -72,7 +69,11 @@ class Side {
   record(ms: number, events: readonly HistoryEvent[]): void {
     this.totals.push(ms);
     this.eventCounts.push(events.length);
-    for (const [name, time] of stepTimes(events)) this.steps.set(name, [...(this.steps.get(name) ?? []), time]);
+    for (const [name, time] of stepTimes(events)) {
+      const times = this.steps.get(name) ?? [];
+      times.push(time);
+      this.steps.set(name, times);
+    }
   }
   figures(): SideFigures {
     return {
@@ -101,8 +102,7 @@ export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
     const productClient = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
     const floorClient = new Client({ connection });
     const customerId = `floor-ratio-${Date.now()}`;
-    const login = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_0' }) });
-    const { LoginId: loginId } = (await login.json()) as { LoginId: string };
+    const loginId = await createSandboxLogin(sandboxUrl, customerId, 'pending_polls_0');
 
     const product = new Side(productWorker);
     const floor = new Side(floorWorker);
