@@ -34,7 +34,7 @@ export class StateRecorder {
   }
 
   /** `alsoUpsert`: search attributes set in the same upsert whether they changed or not (adopt). */
-  patch(changes: Partial<ConnectionState>, alsoUpsert?: { readonly status: ConnectionState['status']; readonly customerId: string }): void {
+  patch(changes: Partial<ConnectionState>, alsoUpsert: readonly SearchAttributeUpdatePair[] = []): void {
     const previous = this.current;
     const state: ConnectionState = { ...previous, ...changes, updatedAt: isoNow() };
     this.current = state;
@@ -44,10 +44,7 @@ export class StateRecorder {
     if (state.institution !== previous.institution && state.institution) searchAttributes.push({ key: InstitutionKey, value: state.institution });
     // Rides in the same upsert as the status change that presents the challenge: no extra command.
     if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
-    if (alsoUpsert) {
-      if (!searchAttributes.some(({ key }) => key === ConnectionStatusKey)) searchAttributes.push({ key: ConnectionStatusKey, value: alsoUpsert.status });
-      searchAttributes.push({ key: CustomerIdKey, value: alsoUpsert.customerId });
-    }
+    searchAttributes.push(...alsoUpsert);
     if (searchAttributes.length) upsertSearchAttributes(searchAttributes);
     if (state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
     setCurrentDetails(describeForHumans(state) + priorityForHumans(state.priority));
@@ -60,7 +57,10 @@ export class StateRecorder {
    * replay them so.
    */
   adopt({ customerId, session }: ConnectionInput, upserts: 'one upsert' | 'two upserts'): void {
-    const adopted = { status: this.current.status, customerId };
+    const identity: SearchAttributeUpdatePair[] = [
+      { key: ConnectionStatusKey, value: this.current.status },
+      { key: CustomerIdKey, value: customerId },
+    ];
     this.patch(
       {
         mode: session.kind,
@@ -68,14 +68,9 @@ export class StateRecorder {
         institution: session.kind === 'live' ? session.institution : undefined,
         loginId: session.kind === 'live' ? undefined : session.loginId,
       },
-      upserts === 'one upsert' ? adopted : undefined,
+      upserts === 'one upsert' ? identity : [],
     );
-    if (upserts === 'two upserts') {
-      upsertSearchAttributes([
-        { key: ConnectionStatusKey, value: adopted.status },
-        { key: CustomerIdKey, value: customerId },
-      ]);
-    }
+    if (upserts === 'two upserts') upsertSearchAttributes(identity);
   }
 
   reject(rejection: Omit<Rejection, 'at'>): void {
