@@ -53,9 +53,11 @@ describe('a worker killed the moment its connection completes', () => {
   /** Resolves once the worker has been SIGKILLed on the line where it logs the connection completed. */
   function killOnCompletion(worker: ProductProcess, workflowId: string): Promise<void> {
     return new Promise((resolve, reject) => {
+      let partialLine = ''; // a pipe chunk may end mid-line, under load mid-way through the very line we wait for
       const onData = (chunk: Buffer) => {
-        const text = chunk.toString();
-        if (!text.includes('"connection completed"') || !text.includes(workflowId)) return;
+        const lines = (partialLine + chunk.toString()).split('\n');
+        partialLine = lines.pop() ?? '';
+        if (!lines.some((line) => line.includes('"connection completed"') && line.includes(workflowId))) return;
         worker.child.kill('SIGKILL'); // synchronously, while the completion is in flight
         worker.child.stdout?.off('data', onData);
         killProcess(worker.child).then(resolve, reject);
@@ -88,6 +90,7 @@ describe('a worker killed the moment its connection completes', () => {
 
   it(`completes each of ${CONNECTIONS} connections on a third worker after ${KILLS_PER_CONNECTION} kills at completion`, { timeout: 240_000 }, async () => {
     const loginId = await savedLogin('pending_polls_3');
+    let lateCompletions = 0;
     const cut = await Promise.all(
       Array.from({ length: CONNECTIONS }, async (_, connection) => {
         let cutCompletions = 0;
@@ -97,6 +100,8 @@ describe('a worker killed the moment its connection completes', () => {
         let worker = await startWorker(taskQueue);
         let killed = killOnCompletion(worker, workflowId);
         const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId, args: [input] });
+        const result = handle.result() as Promise<ConnectionResult>;
+        result.catch(() => undefined); // awaited below; a failure there fails the test
         let ended = false;
         const queries = queryUntil(handle, () => ended);
         try {
@@ -106,12 +111,22 @@ describe('a worker killed the moment its connection completes', () => {
             cutCompletions += 1;
             worker = await startWorker(taskQueue);
             killed = killOnCompletion(worker, workflowId);
-            await within(killed, `connection ${connection} (${workflowId}): worker ${kill + 1} to log its completion`);
+            // The completion the kill raced may still reach the server after describe() said RUNNING: then the
+            // connection completes with nothing left for this worker to log, and that kill cut nothing.
+            const next = await within(
+              Promise.race([killed.then(() => 'killed' as const), result.then(() => 'completed' as const)]),
+              `connection ${connection} (${workflowId}): worker ${kill + 1} to log its completion or the connection to complete`,
+            );
+            if (next === 'completed') {
+              cutCompletions -= 1;
+              lateCompletions += 1;
+              break;
+            }
           }
           if ((await handle.describe()).status.name === 'RUNNING') cutCompletions += 1;
           await startWorker(taskQueue);
-          const result = (await within(handle.result(), `connection ${connection} (${workflowId}): a result from the last worker`)) as ConnectionResult;
-          assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2, `connection ${connection}: no accounts`);
+          const completed = await within(result, `connection ${connection} (${workflowId}): a result from the last worker`);
+          assert.ok(completed.accountsDetail && completed.accountsDetail.Accounts.length >= 2, `connection ${connection}: no accounts`);
         } finally {
           ended = true;
           await queries;
@@ -122,6 +137,6 @@ describe('a worker killed the moment its connection completes', () => {
       }),
     );
     // How many kills cut a completion before the server stored it (the case that matters); timing decides.
-    process.stdout.write(`# kill-at-completion: ${cut.reduce((a, b) => a + b, 0)} of ${CONNECTIONS * KILLS_PER_CONNECTION} planned kills cut a completion before the server stored it\n`);
+    process.stdout.write(`# kill-at-completion: ${cut.reduce((a, b) => a + b, 0)} of ${CONNECTIONS * KILLS_PER_CONNECTION} planned kills cut a completion before the server stored it, ${lateCompletions} stored after describe() said running\n`);
   });
 });
