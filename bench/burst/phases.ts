@@ -258,3 +258,42 @@ export async function longWaits(stack: Stack, workflowId: string, minGapMs: numb
   const rest = waits.length - longest.length;
   return [...longest.map((wait) => wait.text), ...(rest > 0 ? [`${rest} more, ${(waits.filter((wait) => !longest.includes(wait)).reduce((sum, wait) => sum + wait.gap, 0) / 1000).toFixed(1)} s in all`] : [])];
 }
+
+/** The kinds of time a connection's history shows between one event and the next. */
+const FIRST_TASK_QUEUED = 'first workflow task queued';
+const WAIT_KINDS: Readonly<Record<string, string>> = {
+  EVENT_TYPE_WORKFLOW_TASK_STARTED: 'later workflow tasks queued',
+  EVENT_TYPE_WORKFLOW_TASK_COMPLETED: 'workflow task on a worker',
+  EVENT_TYPE_ACTIVITY_TASK_STARTED: 'activity queued (and its retries)',
+  EVENT_TYPE_ACTIVITY_TASK_COMPLETED: 'activity on a worker',
+  EVENT_TYPE_TIMER_FIRED: 'timers',
+};
+
+/**
+ * Where connections spent their time, from their histories: per kind of wait (a workflow task or
+ * activity queued, on a worker, a timer), the median over the connections of its sum in each.
+ */
+export async function timeProfile(stack: Stack, workflowIds: readonly string[], sample = 50): Promise<string> {
+  const step = Math.max(1, Math.floor(workflowIds.length / sample));
+  const chosen = workflowIds.filter((_, index) => index % step === 0).slice(0, sample);
+  const sums: Map<string, number>[] = [];
+  await mapLimit(chosen, 8, async (workflowId) => {
+    const events = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const sum = new Map<string, number>();
+    for (let index = 1; index < events.length; index += 1) {
+      const event = events[index];
+      const before = events[index - 1];
+      if (!event || !before) continue;
+      const type = EVENT_TYPES[event.eventType ?? 0] ?? '';
+      // The first task waits on the shared queue (fair); later ones first on a worker's own (sticky) queue.
+      const kind = index === 2 && type === 'EVENT_TYPE_WORKFLOW_TASK_STARTED' ? FIRST_TASK_QUEUED : WAIT_KINDS[type] ?? `other: ${type.replace(/^EVENT_TYPE_/, '').toLowerCase()} after ${(EVENT_TYPES[before.eventType ?? 0] ?? '').replace(/^EVENT_TYPE_/, '').toLowerCase()}`;
+      sum.set(kind, (sum.get(kind) ?? 0) + eventMs(event.eventTime) - eventMs(before.eventTime));
+    }
+    sums.push(sum);
+  });
+  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
+  // The named kinds, then any other gap whose median is at least 10 ms.
+  const others = [...new Set(sums.flatMap((sum) => [...sum.keys()]))].filter((kind) => kind !== FIRST_TASK_QUEUED && !Object.values(WAIT_KINDS).includes(kind));
+  const kinds = [FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS), ...others.filter((kind) => median(sums.map((sum) => sum.get(kind) ?? 0)) >= 10)];
+  return kinds.map((kind) => `${kind} ${(median(sums.map((sum) => sum.get(kind) ?? 0)) / 1000).toFixed(2)} s`).join(', ') + ` (medians of ${sums.length} connections)`;
+}
