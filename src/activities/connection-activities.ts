@@ -127,10 +127,14 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
     }
   }
 
-  /** An Authorize: the same call, heartbeating until the service answers. */
+  /**
+   * An Authorize: the same call, heartbeating each second until the service answers. Not at once: the
+   * server's heartbeat timeout counts from the activity's start (server 1.32.2, timer_sequence.go), so
+   * a heartbeat before the call would only cost every Authorize one more RPC and a write of the
+   * workflow's mutable state on the server.
+   */
   async function authorizeCall<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
     const context = Context.current();
-    context.heartbeat();
     const heartbeats = setInterval(() => context.heartbeat(), AUTHORIZE_HEARTBEAT_MS);
     try {
       return await call(customerId, run);
