@@ -220,7 +220,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     log(`  live first challenge (start → challenge): burst p50 ${fmt(spreadOf(burstTimes.firstChallenge).p50)} ms, p99 ${fmt(spreadOf(burstTimes.firstChallenge).p99)} ms; idle p50 ${fmt(spreadOf(idleTimes.firstChallenge).p50)} ms`);
     log(`  tenant B start→end: burst median ${fmt(bMedianS, 2)} s, alone ${fmt(bAloneMedianS, 2)} s (${fmt(ratio(bMedianS, bAloneMedianS), 2)}x)`);
     const profileOf = (entries: readonly Planned[]) => timeProfile(stack, entries.map((entry) => entry.workflowId)).catch((error: unknown) => `histories not read: ${error instanceof Error ? error.message : String(error)}`);
-    log(`  tenant B's time, alone: ${await profileOf(planned.filter((entry) => entry.phase === 'alone' && entry.group === 'b'))}`);
+    log(`  tenant B's time, alone: ${await profileOf(alone)}`);
     log(`  tenant B's time, burst: ${await profileOf(burstB)}`);
     log(`  tenant A start→end: median ${fmt(medianOf(aDurations), 1)} s, longest ${fmt(Math.max(...aDurations), 1)} s; the burst took ${seconds(burstEndMs - origin)}${loweredAt === undefined ? '; A\'s limit was never lowered (half of A never ended)' : `, A's limit lowered at +${seconds(loweredAt - origin)}`}`);
     const perTenant = (map: ReadonlyMap<string, number>) => [...map].map(([tenant, value]) => `${tenant} ${value}`).join(', ') || 'none';

@@ -11,7 +11,8 @@ export async function createSandboxLogin(baseUrl: string, customerId: string, us
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
 
-/** A history event's time (a protobuf Timestamp) in epoch ms. */
+/** A history event's time (a protobuf Timestamp) in epoch ms; NaN without one, so no gap is made up. */
 export function eventTimeMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  if (!time) return NaN;
+  return Number(time.seconds ?? 0) * 1000 + (time.nanos ?? 0) / 1e6;
 }

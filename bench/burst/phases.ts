@@ -11,6 +11,8 @@ import { connectionKey, type ConnectionInputArgs } from '../../src/client/index.
 import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection-definitions.js';
 import { CustomerIdKey } from '../../src/contract/search-attributes.js';
 import { answerFor, type ListedScenario } from '../../scripts/chaos/flows.js';
+import { median } from '../bench-processes.js';
+import { eventTimeMs } from '../sandbox-fixtures.js';
 import type { Stack } from './stack.js';
 
 /** Every connection polls once a second while its data is pending; nothing times out within a run. */
@@ -226,9 +228,9 @@ export async function observe(stack: Stack, sinceIso: string, planned: readonly 
 
 const EVENT_TYPES = proto.temporal.api.enums.v1.EventType;
 
-function eventMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  if (!time) return NaN;
-  return Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
+/** An event type's name without its prefix, e.g. ACTIVITY_TASK_STARTED. */
+function eventName(type: number | null | undefined): string {
+  return (EVENT_TYPES[type ?? 0] ?? String(type)).replace(/^EVENT_TYPE_/, '');
 }
 
 /**
@@ -247,12 +249,11 @@ export async function longWaits(stack: Stack, workflowId: string, minGapMs: numb
     if (!event || !before) continue;
     const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
     if (activity) scheduled.set(String(event.eventId), activity);
-    const gap = eventMs(event.eventTime) - eventMs(before.eventTime);
+    const gap = eventTimeMs(event.eventTime) - eventTimeMs(before.eventTime);
     if (!(gap > minGapMs)) continue;
-    const name = (type: number | null | undefined) => (EVENT_TYPES[type ?? 0] ?? String(type)).replace(/^EVENT_TYPE_/, '');
     const started = event.activityTaskStartedEventAttributes;
     const detail = started ? ` (${scheduled.get(String(started.scheduledEventId)) ?? '?'}, attempt ${started.attempt ?? '?'}${started.lastFailure?.message ? `, last failure: ${started.lastFailure.message.slice(0, 120)}` : ''})` : '';
-    waits.push({ gap, text: `${name(event.eventType)} ${(gap / 1000).toFixed(1)} s after ${name(before.eventType)}${detail}` });
+    waits.push({ gap, text: `${eventName(event.eventType)} ${(gap / 1000).toFixed(1)} s after ${eventName(before.eventType)}${detail}` });
   }
   const longest = [...waits].sort((x, y) => y.gap - x.gap).slice(0, shown);
   const rest = waits.length - longest.length;
@@ -262,11 +263,11 @@ export async function longWaits(stack: Stack, workflowId: string, minGapMs: numb
 /** The kinds of time a connection's history shows between one event and the next. */
 const FIRST_TASK_QUEUED = 'first workflow task queued';
 const WAIT_KINDS: Readonly<Record<string, string>> = {
-  EVENT_TYPE_WORKFLOW_TASK_STARTED: 'later workflow tasks queued',
-  EVENT_TYPE_WORKFLOW_TASK_COMPLETED: 'workflow task on a worker',
-  EVENT_TYPE_ACTIVITY_TASK_STARTED: 'activity queued (and its retries)',
-  EVENT_TYPE_ACTIVITY_TASK_COMPLETED: 'activity on a worker',
-  EVENT_TYPE_TIMER_FIRED: 'timers',
+  WORKFLOW_TASK_STARTED: 'later workflow tasks queued',
+  WORKFLOW_TASK_COMPLETED: 'workflow task on a worker',
+  ACTIVITY_TASK_STARTED: 'activity queued (and its retries)',
+  ACTIVITY_TASK_COMPLETED: 'activity on a worker',
+  TIMER_FIRED: 'timers',
 };
 
 /**
@@ -284,16 +285,16 @@ export async function timeProfile(stack: Stack, workflowIds: readonly string[], 
       const event = events[index];
       const before = events[index - 1];
       if (!event || !before) continue;
-      const type = EVENT_TYPES[event.eventType ?? 0] ?? '';
+      const type = eventName(event.eventType);
       // The first task waits on the shared queue (fair); later ones first on a worker's own (sticky) queue.
-      const kind = index === 2 && type === 'EVENT_TYPE_WORKFLOW_TASK_STARTED' ? FIRST_TASK_QUEUED : WAIT_KINDS[type] ?? `other: ${type.replace(/^EVENT_TYPE_/, '').toLowerCase()} after ${(EVENT_TYPES[before.eventType ?? 0] ?? '').replace(/^EVENT_TYPE_/, '').toLowerCase()}`;
-      sum.set(kind, (sum.get(kind) ?? 0) + eventMs(event.eventTime) - eventMs(before.eventTime));
+      const kind = index === 2 && type === 'WORKFLOW_TASK_STARTED' ? FIRST_TASK_QUEUED : (WAIT_KINDS[type] ?? `other: ${type.toLowerCase()} after ${eventName(before.eventType).toLowerCase()}`);
+      sum.set(kind, (sum.get(kind) ?? 0) + eventTimeMs(event.eventTime) - eventTimeMs(before.eventTime));
     }
     sums.push(sum);
   });
-  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
+  const medianMs = new Map([...new Set([FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS), ...sums.flatMap((sum) => [...sum.keys()])])].map((kind) => [kind, median(sums.map((sum) => sum.get(kind) ?? 0))]));
   // The named kinds, then any other gap whose median is at least 10 ms.
-  const others = [...new Set(sums.flatMap((sum) => [...sum.keys()]))].filter((kind) => kind !== FIRST_TASK_QUEUED && !Object.values(WAIT_KINDS).includes(kind));
-  const kinds = [FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS), ...others.filter((kind) => median(sums.map((sum) => sum.get(kind) ?? 0)) >= 10)];
-  return kinds.map((kind) => `${kind} ${(median(sums.map((sum) => sum.get(kind) ?? 0)) / 1000).toFixed(2)} s`).join(', ') + ` (medians of ${sums.length} connections)`;
+  const named = new Set([FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS)]);
+  const shown = [...medianMs].filter(([kind, ms]) => named.has(kind) || ms >= 10);
+  return shown.map(([kind, ms]) => `${kind} ${(ms / 1000).toFixed(2)} s`).join(', ') + ` (medians of ${sums.length} connections)`;
 }

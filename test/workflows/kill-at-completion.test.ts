@@ -108,7 +108,6 @@ describe('a worker killed the moment its connection completes', () => {
           await within(killed, `connection ${connection} (${workflowId}): the first worker to log its completion`);
           // A kill that lands after the server stored the completion leaves nothing to redo: no second kill then.
           for (let kill = 1; kill < KILLS_PER_CONNECTION && (await handle.describe()).status.name === 'RUNNING'; kill += 1) {
-            cutCompletions += 1;
             worker = await startWorker(taskQueue);
             killed = killOnCompletion(worker, workflowId);
             // The completion the kill raced may still reach the server after describe() said RUNNING: then the
@@ -118,10 +117,10 @@ describe('a worker killed the moment its connection completes', () => {
               `connection ${connection} (${workflowId}): worker ${kill + 1} to log its completion or the connection to complete`,
             );
             if (next === 'completed') {
-              cutCompletions -= 1;
               lateCompletions += 1;
               break;
             }
+            cutCompletions += 1; // this worker had the completion to redo: the kill before it cut one
           }
           if ((await handle.describe()).status.name === 'RUNNING') cutCompletions += 1;
           await startWorker(taskQueue);
