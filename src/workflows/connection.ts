@@ -61,7 +61,8 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   const noticeDecidedAtStart = versionedSteps || patched(RETENTION_NOTICE_AT_START);
   // Connections recorded before make their data requests as local activities when they replay.
   const serviceCalls: ServiceCallShape = versionedSteps || patched(SERVICE_CALLS_AS_ACTIVITIES) ? 'activities' : 'local-activities';
-  const recorder = new StateRecorder(args);
+  // Connections recorded before the versioned steps mirrored their status in the memo.
+  const recorder = new StateRecorder(args, { statusMemo: !versionedSteps });
   const inbox = new AnswerInbox();
   let firstStep: FirstStep | undefined;
   const reportFirstStep = (step: FirstStep) => {
@@ -130,7 +131,8 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     const { status, failure } = recorder.state;
     inbox.endAll({ outcome: 'ended', status, failure });
     reportFirstStep({ step: 'ended', status, failure });
-    await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+    // Mostly none are left: then no wait (and none of the promises it would make in the sandbox).
+    if (!allHandlersFinished()) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }
 }
 

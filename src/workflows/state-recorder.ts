@@ -1,7 +1,11 @@
 /**
  * The connection's state and everything that mirrors it: the query's answer, the search attributes
- * operators filter on, the memo, and the Web UI's "current details" line. Every change goes through
- * patch(), so they never disagree.
+ * operators filter on, and the Web UI's "current details" line. Every change goes through patch(),
+ * so they never disagree.
+ *
+ * Connections recorded before the versioned steps also mirrored the status in the memo; they replay
+ * so (`statusMemo`). Nothing read it (the status search attribute says the same, unencrypted and
+ * filterable), and it cost every status change one more command, history event and encrypted payload.
  */
 import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
@@ -11,9 +15,11 @@ import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, InstitutionKey
 
 export class StateRecorder {
   private current: ConnectionState;
+  private readonly statusMemo: boolean;
 
   /** Starts from the raw input: handlers answer before validation has run. */
-  constructor(args: ConnectionInputArgs | undefined) {
+  constructor(args: ConnectionInputArgs | undefined, { statusMemo }: { readonly statusMemo: boolean }) {
+    this.statusMemo = statusMemo;
     const now = isoNow();
     const kind = args?.session?.kind;
     this.current = {
@@ -46,7 +52,7 @@ export class StateRecorder {
     if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
     searchAttributes.push(...alsoUpsert);
     if (searchAttributes.length) upsertSearchAttributes(searchAttributes);
-    if (state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
+    if (this.statusMemo && state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
     setCurrentDetails(describeForHumans(state) + priorityForHumans(state.priority));
   }
 
