@@ -28,7 +28,9 @@ import { seconds, Timeline } from '../scripts/chaos/timeline.js';
 import { runStackHarness } from '../scripts/lib/stack-harness.js';
 import { ConnectionFailedError } from '../src/client/index.js';
 import { TENANT_THROTTLE_WORKFLOW_TYPE } from '../src/contract/tenant-throttle-definitions.js';
-import { cpuBetween, cpuTotal, sampleCpu, type CpuPart } from './burst/cpu.js';
+import { availableParallelism } from 'node:os';
+import { setTimeout as sleepMs } from 'node:timers/promises';
+import { busyShare, cpuBetween, cpuTotal, sampleCpu, sampleMachineCpu, type CpuPart, type CpuSample, type MachineCpu } from './burst/cpu.js';
 import { floorRatioLine, measureFloorRatio } from './floor-ratio.js';
 import {
   bucketRates,
@@ -59,6 +61,8 @@ const LIVE_REQUESTS = 5;
 const IDLE_LIVE_SPACING_MS = 500;
 const RATES_EVERY_MS = 20_000;
 const PROGRESS_EVERY_MS = 15_000;
+/** How long the stack's CPU is sampled with nothing running, before B's refreshes alone. */
+const IDLE_CPU_SAMPLE_MS = 5_000;
 /** The burst's slowest connections whose long waits are shown (from their histories). */
 const SLOWEST_SHOWN = 3;
 const LONG_WAIT_MS = 3_000;
@@ -128,12 +132,21 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     const bOffsets = scheduleStarts(options.b, options.windowMs, random);
     since = new Date().toISOString();
     origin = Date.now();
+    // The stack's CPU while nothing runs (polls, timers, housekeeping), so a refresh's own cost is told apart.
+    const idleBefore = sampleCpu(stack.postgresDataDir);
+    await sleepMs(IDLE_CPU_SAMPLE_MS);
+    const idleCpuPerSecondMs = (cpuTotal(cpuBetween(idleBefore, sampleCpu(stack.postgresDataDir))) * 1000) / IDLE_CPU_SAMPLE_MS;
+    const cpuBeforeAlone = sampleCpu(stack.postgresDataDir);
+    const aloneStartedAt = Date.now();
     const alone = await startScheduled(stack, TENANT_B, 'b', 'alone', loginsB, bOffsets, origin);
     planned.push(...alone);
     await awaitEnds(stack, since, new Map([[TENANT_B, alone.filter((entry) => !entry.problem).length]]), deadline(Date.now()), () => undefined);
+    // What one refresh costs the stack with nothing else running: the machine's capacity in refreshes a second.
+    const aloneCpuMs = cpuTotal(cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir))) - (idleCpuPerSecondMs * (Date.now() - aloneStartedAt)) / 1000;
+    const aloneCpuPerRefreshMs = aloneCpuMs / alone.length;
     const aloneObserved = await observe(stack, since, alone);
     const bAloneMedianS = medianOf(durationsS(alone, aloneObserved));
-    log(`alone: ${alone.length} refreshes of ${TENANT_B} started over ${seconds(options.windowMs)}: median start→end ${fmt(bAloneMedianS, 2)} s`);
+    log(`alone: ${alone.length} refreshes of ${TENANT_B} started over ${seconds(options.windowMs)}: median start→end ${fmt(bAloneMedianS, 2)} s; stack CPU ${fmt(aloneCpuPerRefreshMs, 1)} ms a refresh (beyond its idle ${fmt(idleCpuPerSecondMs, 0)} ms a second)`);
 
     // ---- the burst ---------------------------------------------------------------------------------
     const aOffsets = scheduleStarts(options.a, options.windowMs, random);
@@ -146,6 +159,10 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     origin = Date.now();
     const burstFromSecond = Math.floor(origin / 1000);
     const cpuBefore = sampleCpu(stack.postgresDataDir);
+    const machineBefore = sampleMachineCpu();
+    // The stack's and the machine's CPU over the start window, when every start of A and B arrives.
+    let windowCpu: { stack: CpuSample; machine: MachineCpu } | undefined;
+    const windowTimer = setTimeout(() => (windowCpu = { stack: sampleCpu(stack.postgresDataDir), machine: sampleMachineCpu() }), options.windowMs);
     timeline.mark(`burst: ${options.a} of ${TENANT_A} and ${options.b} of ${TENANT_B} starting over ${seconds(options.windowMs)}, ${options.live} live over ${seconds(liveSpreadMs)}`);
     log(`burst: ${options.a} refreshes of ${TENANT_A} and ${options.b} of ${TENANT_B} start over ${seconds(options.windowMs)}; ${options.live} live connections over ${seconds(liveSpreadMs)} (~${burstRequests} requests at the budget's steady ${options.budgetRps / 2}/s)`);
     let lastStartAt = Date.now();
@@ -178,6 +195,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     });
     const [burstA, burstB, burstLive] = await startsDone;
     const burstEndMs = Date.now();
+    clearTimeout(windowTimer);
     const cpuAfter = sampleCpu(stack.postgresDataDir);
     await readRates();
     clearInterval(ratesTimer);
@@ -242,6 +260,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     }
     const part = (name: CpuPart) => `${name} ${fmt(cpuUsed[name] / 1000, 1)} s`;
     log(`  cpu, burst: ${part('workers')}, ${part('server')}, ${part('postgres')}, ${part('sandbox')}; ${fmt(cpuPerConnectionMs, 1)} ms per connection`);
+    log(`  ${startWindowLine({ windowCpu, cpuBefore, machineBefore, windowMs: options.windowMs, refreshes: options.a + options.b, aloneCpuPerRefreshMs })}`);
     log(`  targets: ${targetsLine(figures)}`);
     log('Timeline');
     for (const entry of timeline.entries()) log(`  +${seconds(entry.atMs).padStart(7)}  ${entry.text}`);
@@ -253,6 +272,33 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     if (options.keepLogs) log(`burst: run directory kept: ${runDir}`);
     else await rm(runDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * How busy the start window kept the machine, against what it can carry: alone, a refresh costs the
+ * stack `aloneCpuPerRefreshMs`, so the machine's cores finish at most cores × 1000 / that a second.
+ * A window that starts more than that builds a backlog only a fully busy machine drains, and on a
+ * fully busy machine every step of every connection, the live ones included, waits for a core.
+ */
+function startWindowLine({ windowCpu, cpuBefore, machineBefore, windowMs, refreshes, aloneCpuPerRefreshMs }: {
+  windowCpu: { stack: CpuSample; machine: MachineCpu } | undefined;
+  cpuBefore: CpuSample;
+  machineBefore: MachineCpu;
+  windowMs: number;
+  refreshes: number;
+  aloneCpuPerRefreshMs: number;
+}): string {
+  const cores = availableParallelism();
+  const capacity = (cores * 1000) / aloneCpuPerRefreshMs;
+  const arriving = refreshes / (windowMs / 1000);
+  const carry = `alone a refresh costs the stack ${fmt(aloneCpuPerRefreshMs, 1)} ms, so ${cores} cores carry at most ${fmt(capacity, 1)} refreshes a second; the window started ${fmt(arriving, 1)} a second (${fmt(arriving / capacity, 1)}x)`;
+  if (!windowCpu) return `cpu, start window: the burst ended before the window did; ${carry}`;
+  const used = cpuBetween(cpuBefore, windowCpu.stack);
+  const part = (name: CpuPart) => `${name} ${fmt(used[name] / 1000, 1)} s`;
+  return (
+    `cpu, start window (first ${seconds(windowMs)}): stack ${fmt(cpuTotal(used) / 1000, 1)} s (${part('workers')}, ${part('server')}, ${part('postgres')}, ${part('sandbox')}), ` +
+    `machine ${fmt(100 * busyShare(machineBefore, windowCpu.machine), 0)}% busy on ${cores} cores; ${carry}`
+  );
 }
 
 /** Start → end (s) of the connections that ended. */

@@ -86,3 +86,27 @@ export function cpuBetween(before: CpuSample, after: CpuSample): Record<CpuPart,
 export function cpuTotal(used: Readonly<Record<CpuPart, number>>): number {
   return used.workers + used.server + used.postgres + used.sandbox;
 }
+
+/** The whole machine's CPU time so far (ms), busy and in all, from /proc/stat: what else ran counts too. */
+export interface MachineCpu {
+  readonly busyMs: number;
+  readonly totalMs: number;
+}
+
+/** Clock ticks per second of /proc/stat's counters (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+export function sampleMachineCpu(): MachineCpu {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already in user).
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+  const busy = user + nice + system + irq + softirq + steal;
+  const toMs = (ticks: number) => (ticks * 1000) / TICKS_PER_SECOND;
+  return { busyMs: toMs(busy), totalMs: toMs(busy + idle + iowait) };
+}
+
+/** The share of the machine's CPU that was busy between two samples, 0..1. */
+export function busyShare(before: MachineCpu, after: MachineCpu): number {
+  const total = after.totalMs - before.totalMs;
+  return total > 0 ? (after.busyMs - before.busyMs) / total : NaN;
+}
