@@ -61,8 +61,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   const noticeDecidedAtStart = versionedSteps || patched(RETENTION_NOTICE_AT_START);
   // Connections recorded before make their data requests as local activities when they replay.
   const serviceCalls: ServiceCallShape = versionedSteps || patched(SERVICE_CALLS_AS_ACTIVITIES) ? 'activities' : 'local-activities';
-  // Connections recorded before the versioned steps mirrored their status in the memo.
-  const recorder = new StateRecorder(args, { statusMemo: !versionedSteps });
+  const recorder = new StateRecorder(args, { recordedBefore: !versionedSteps });
   const inbox = new AnswerInbox();
   let firstStep: FirstStep | undefined;
   const reportFirstStep = (step: FirstStep) => {

@@ -3,9 +3,12 @@
  * operators filter on, and the Web UI's "current details" line. Every change goes through patch(),
  * so they never disagree.
  *
- * Connections recorded before the versioned steps also mirrored the status in the memo; they replay
- * so (`statusMemo`). Nothing read it (the status search attribute says the same, unencrypted and
- * filterable), and it cost every status change one more command, history event and encrypted payload.
+ * Connections recorded before the versioned steps (`recordedBefore`) replay as they ran: they also
+ * mirrored the status in the memo, which nothing read (the status search attribute says the same,
+ * unencrypted and filterable), and upserted the search attributes their start had already set. On a
+ * versioned build neither happens: each cost a command, a history event and a visibility write (the
+ * memo also an encrypted payload), and a connection started by the product's client carries its
+ * status, customer and login or institution from the start.
  */
 import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
@@ -15,11 +18,11 @@ import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, InstitutionKey
 
 export class StateRecorder {
   private current: ConnectionState;
-  private readonly statusMemo: boolean;
+  private readonly recordedBefore: boolean;
 
   /** Starts from the raw input: handlers answer before validation has run. */
-  constructor(args: ConnectionInputArgs | undefined, { statusMemo }: { readonly statusMemo: boolean }) {
-    this.statusMemo = statusMemo;
+  constructor(args: ConnectionInputArgs | undefined, { recordedBefore }: { readonly recordedBefore: boolean }) {
+    this.recordedBefore = recordedBefore;
     const now = isoNow();
     const kind = args?.session?.kind;
     this.current = {
@@ -51,8 +54,9 @@ export class StateRecorder {
     // Rides in the same upsert as the status change that presents the challenge: no extra command.
     if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
     searchAttributes.push(...alsoUpsert);
-    if (searchAttributes.length) upsertSearchAttributes(searchAttributes);
-    if (this.statusMemo && state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
+    const upserts = this.recordedBefore ? searchAttributes : searchAttributes.filter(differsFromCurrent);
+    if (upserts.length) upsertSearchAttributes(upserts);
+    if (this.recordedBefore && state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
     setCurrentDetails(describeForHumans(state) + priorityForHumans(state.priority));
   }
 
@@ -88,6 +92,11 @@ export class StateRecorder {
     const state = this.current;
     this.current = { ...state, totalPolls: state.totalPolls + count, pending: state.pending && { ...state.pending, pollCount: state.pending.pollCount + count, nextPollAt: undefined } };
   }
+}
+
+/** A keyword search attribute whose value is not already what the connection has (set at start or upserted since). */
+function differsFromCurrent({ key, value }: SearchAttributeUpdatePair): boolean {
+  return workflowInfo().typedSearchAttributes.get(key) !== value;
 }
 
 /** The priority the connection was started with (from its start event: deterministic). */

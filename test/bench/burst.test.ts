@@ -28,6 +28,7 @@ import {
   type RateBook,
   type RunFigures,
 } from '../../bench/burst/figures.js';
+import { busyShare, sampleMachineCpu } from '../../bench/burst/cpu.js';
 import { BurstArgumentError, parseBurstArgs } from '../../bench/burst/options.js';
 import { policyOf, serverSettingsOf, workerPriorityEnv } from '../../bench/burst/stack.js';
 import { seededRandom } from '../../scripts/chaos/random.js';
@@ -171,6 +172,19 @@ void describe('burst figures', () => {
     assert.match(targetsLine(figures({ bMedianS: 4 })), /tenant B median <= 1\.5x alone MISSED \(2\.00x\)/);
   });
 
+  void it("reads the machine's busy share from /proc/stat: more of it while this process spins", () => {
+    const before = sampleMachineCpu();
+    const spinUntil = Date.now() + 300;
+    while (Date.now() < spinUntil) Math.sqrt(Math.random());
+    const after = sampleMachineCpu();
+    assert.ok(after.totalMs > before.totalMs && after.busyMs >= before.busyMs, JSON.stringify({ before, after }));
+    const share = busyShare(before, after);
+    // One core of the machine's spun the whole time (a tick is 10 ms, so allow for rounding).
+    assert.ok(share > 0 && share <= 1, `busy share ${share}`);
+    assert.ok(after.busyMs - before.busyMs >= 200, `a 300 ms spin shows as ${after.busyMs - before.busyMs} ms busy`);
+    assert.ok(Number.isNaN(busyShare(after, after)));
+  });
+
   void it('turns priority and fairness off only where the runs must differ', () => {
     assert.deepEqual(serverSettingsOf('on'), {});
     assert.deepEqual(serverSettingsOf('off'), { 'matching.enableFairness': false });
@@ -213,6 +227,9 @@ void describe('npm run bench:burst', () => {
     assert.equal(summary.connections, 4 + 12 + 60 + 12 + 4, `every phase's connections counted${report}`);
     assert.deepEqual([summary.lost, summary.failed], [0, 0], report);
     assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
+    // What a refresh costs the stack alone, and how busy the start window kept the machine against it.
+    assert.match(run.stdout, /^alone: 12 refreshes of tenant-b .*; stack CPU [\d.]+ ms a refresh \(beyond its idle \d+ ms a second\)$/m, report);
+    assert.match(run.stdout, /^ {2}cpu, start window.*so \d+ cores carry at most [\d.]+ refreshes a second; the window started 7\.2 a second/m, report);
     // The connection's cost against the SDK floor's, just above the summary.
     const beforeLast = run.stdout.trimEnd().split('\n').at(-2) ?? '';
     assert.match(beforeLast, /^connection vs SDK floor: start→result [\d.]+ \/ [\d.]+ ms \([\d.]+x\), worker CPU [\d.]+ \/ [\d.]+ ms \([\d.]+x\), 3 runs each, alternating$/, report);
