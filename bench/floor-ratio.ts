@@ -4,12 +4,15 @@
  * product's worker as production runs it (compiled, prebuilt bundle, payloads encrypted) and the
  * floor's worker (bench/sdk-floor: the same calls as no-op activities, SDK defaults, no codec), each on
  * its own task queue; the runs alternate product, floor, product, ... one connection at a time.
- * Each side's figures: start→result median, worker CPU per connection (its own process), and the
- * median time each of its workflow tasks and activities spent on the worker, from the histories.
+ * The product's connection starts as a pipeline starts it (ConnectionsClient: its search attributes
+ * and priority set at start). Each side's figures: start→result median, worker CPU per connection
+ * (its own process), and the median time each of its workflow tasks and activities spent on the
+ * worker, from the histories.
  */
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { ConnectionsClient } from '../src/client/connections.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
 import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
@@ -101,6 +104,8 @@ export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
     const connection = await Connection.connect({ address: env.address });
     const productClient = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
     const floorClient = new Client({ connection });
+    // The product's connections start as a pipeline starts them: through its client, with their search attributes and priority.
+    const connections = new ConnectionsClient({ client: productClient, taskQueue: productQueue });
     const customerId = `floor-ratio-${Date.now()}`;
     const loginId = await createSandboxLogin(sandboxUrl, customerId, 'pending_polls_0');
 
@@ -110,11 +115,9 @@ export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
       const startedAt = performance.now();
       const handle =
         side === product
-          ? await productClient.workflow.start('connectionWorkflow', {
-              taskQueue: productQueue,
-              workflowId: `floor-ratio-product-${Date.now()}-${run}`,
-              args: [{ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } }],
-            })
+          ? productClient.workflow.getHandle(
+              (await connections.start(`connection-${customerId}:floor-ratio-${Date.now()}-${run + WARM_UP_RUNS}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } })).workflowId,
+            )
           : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
       await handle.result();
       const ms = performance.now() - startedAt;
