@@ -130,19 +130,19 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
 
     // ---- baseline 2: tenant B's refresh alone, at the burst's start times -------------------------
     const bOffsets = scheduleStarts(options.b, options.windowMs, random);
-    since = new Date().toISOString();
-    origin = Date.now();
-    // The stack's CPU while nothing runs (polls, timers, housekeeping), so a refresh's own cost is told apart.
+    // The stack's CPU while nothing runs (polls, timers, housekeeping), so a refresh's own cost is told
+    // apart; sampled before B's start times are counted from, so none of them passes meanwhile.
     const idleBefore = sampleCpu(stack.postgresDataDir);
     await sleepMs(IDLE_CPU_SAMPLE_MS);
     const idleCpuPerSecondMs = (cpuTotal(cpuBetween(idleBefore, sampleCpu(stack.postgresDataDir))) * 1000) / IDLE_CPU_SAMPLE_MS;
     const cpuBeforeAlone = sampleCpu(stack.postgresDataDir);
-    const aloneStartedAt = Date.now();
+    since = new Date().toISOString();
+    origin = Date.now();
     const alone = await startScheduled(stack, TENANT_B, 'b', 'alone', loginsB, bOffsets, origin);
     planned.push(...alone);
     await awaitEnds(stack, since, new Map([[TENANT_B, alone.filter((entry) => !entry.problem).length]]), deadline(Date.now()), () => undefined);
     // What one refresh costs the stack with nothing else running: the machine's capacity in refreshes a second.
-    const aloneCpuMs = cpuTotal(cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir))) - (idleCpuPerSecondMs * (Date.now() - aloneStartedAt)) / 1000;
+    const aloneCpuMs = cpuTotal(cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir))) - (idleCpuPerSecondMs * (Date.now() - origin)) / 1000;
     const aloneCpuPerRefreshMs = aloneCpuMs / alone.length;
     const aloneObserved = await observe(stack, since, alone);
     const bAloneMedianS = medianOf(durationsS(alone, aloneObserved));

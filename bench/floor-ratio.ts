@@ -116,7 +116,7 @@ export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
       const handle =
         side === product
           ? productClient.workflow.getHandle(
-              (await connections.start(`connection-${customerId}:floor-ratio-${Date.now()}-${run + WARM_UP_RUNS}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } })).workflowId,
+              (await connections.start(`connection-${customerId}:floor-ratio-${Date.now()}-${run}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } })).workflowId,
             )
           : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
       await handle.result();
