@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connection-activities.js';
+import { createBookActivities } from './activities/book-activities.js';
 import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { createRetentionActivities } from './activities/retention-activities.js';
@@ -74,18 +75,20 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   const meter = Runtime.instance().metricMeter.withTags({ namespace: config.temporal.namespace, task_queue: config.temporal.taskQueue });
   const metrics = serviceMetrics(meter);
 
+  // TOO_MANY_REQUESTS pauses the tenant's whole fleet for the wait the service asked for; book refreshes read the same pauses.
+  const pauses = new TenantPauses(temporal, config.temporal.taskQueue);
   const activities = {
     ...createInputActivities(),
     ...createActivities(
       clientFor,
       {
         resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined,
-        // TOO_MANY_REQUESTS pauses the tenant's whole fleet for the wait the service asked for.
-        pauses: new TenantPauses(temporal, config.temporal.taskQueue),
+        pauses,
         metrics,
       },
     ),
     ...createForgetActivities({ temporal, clientFor, payloadStore, metrics }),
+    ...createBookActivities({ temporal, pauses }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
   };
 

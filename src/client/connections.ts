@@ -67,6 +67,7 @@ import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../
 import type { FleetBudget } from '../budget/fleet-budget.js';
 import type { ConnectionSummary } from './connection-summary.js';
 import { LoginsClient } from './logins.js';
+import { BooksClient, type BooksClientOptions } from './books.js';
 import { RefreshSchedules } from './schedules.js';
 import { quoteVisibilityValue } from './visibility.js';
 
@@ -131,6 +132,8 @@ export interface ConnectionsClientOptions {
   readonly priority?: PriorityPolicy | undefined;
   /** The fleet's configured request budget (SERVICE_BUDGET_*), for `budget show`. */
   readonly budget?: FleetBudget | undefined;
+  /** The window's bounds and page size of book refreshes that name none (BOOK_WINDOW_*, BOOK_PAGE_SIZE). */
+  readonly books?: BooksClientOptions['defaults'];
 }
 
 const REUSE_POLICY = {
@@ -153,6 +156,8 @@ export class ConnectionsClient {
   readonly schedules: RefreshSchedules;
   /** Forgetting saved logins (schedule, card, payloads, histories) and their retention timers. */
   readonly logins: LoginsClient;
+  /** A tenant's book of saved logins, refreshed as one operation: enrol, schedule, run, progress, pause, report. */
+  readonly books: BooksClient;
   /** The worker deployment's builds: which is current, which ramps, which still hold pinned connections. */
   readonly deployments: WorkerDeployments;
   /** The fleet's request budget on the task queue, and the tenants the service throttled. */
@@ -171,6 +176,7 @@ export class ConnectionsClient {
     this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
     this.schedules = new RefreshSchedules({ client: options.client, taskQueue: options.taskQueue, address: options.address, connections: this, priority: this.priority });
     this.logins = new LoginsClient({ client: options.client, taskQueue: options.taskQueue, address: options.address, priority: this.priority });
+    this.books = new BooksClient({ client: options.client, taskQueue: options.taskQueue, address: options.address, priority: this.priority, schedules: this.schedules, defaults: options.books });
     this.deployments = new WorkerDeployments(options.client, options.deploymentName ?? 'aggregation-connections');
     this.budget = new FleetBudgetClient(options.client, options.taskQueue, options.budget);
   }

@@ -193,3 +193,62 @@ export class ForgetFailedError extends ConnectionClientError {
     super(`forgetting (${workflowId}) failed (${type}): ${reason}`, options);
   }
 }
+
+/** A book request (enrolment, schedule, window, page) failed validation; nothing was sent to Temporal. */
+export class InvalidBookRequestError extends ConnectionClientError {
+  override readonly name = 'InvalidBookRequestError';
+  constructor(
+    /** "cadence: must be lower-case letters, digits and -; window.floor: must be at most the ceiling" */
+    readonly problems: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid book request: ${problems}`, options);
+  }
+}
+
+/** The login is not in its tenant's book (never enrolled, or removed or forgotten since). */
+export class BookEntryNotFoundError extends ConnectionClientError {
+  override readonly name = 'BookEntryNotFoundError';
+  constructor(
+    readonly customerId: string,
+    readonly loginId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`login ${loginId} is not in the book of ${customerId}`, options);
+  }
+}
+
+/** No book refresh with this id (or none yet for this tenant and cadence). */
+export class BookRefreshNotFoundError extends ConnectionClientError {
+  override readonly name = 'BookRefreshNotFoundError';
+  constructor(
+    readonly what: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`no book refresh ${what}`, options);
+  }
+}
+
+/** The book refresh refused an operator's request (pause, resume, cancel or resize): it says why. */
+export class BookRefreshRefusedError extends ConnectionClientError {
+  override readonly name = 'BookRefreshRefusedError';
+  constructor(
+    readonly refreshWorkflowId: string,
+    readonly request: 'pause' | 'resume' | 'cancel' | 'resize',
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`book refresh ${refreshWorkflowId} refused ${request}: ${reason}`, options);
+  }
+}
+
+/** The refresh has not ended, so it has no report yet: its progress says how far it is. */
+export class BookReportNotReadyError extends ConnectionClientError {
+  override readonly name = 'BookReportNotReadyError';
+  constructor(
+    readonly refreshWorkflowId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`book refresh ${refreshWorkflowId} is still running: read its progress, or its report once it ends`, options);
+  }
+}

@@ -8,15 +8,24 @@ export type { EndUserFlag, LatestRefresh, ListSchedulesFilter, LoginRef, Refresh
 export { RefreshScheduleInput, formatDuration } from './refresh-schedule-input.js';
 export type { RefreshCadenceArgs, RefreshScheduleArgs } from './refresh-schedule-input.js';
 export { LoginsClient } from './logins.js';
+export { BooksClient } from './books.js';
+export type { BookEntrySummary, BookPageOfEntries, BookRefreshSummary, BookScheduleSummary, BooksClientOptions, MigrationOutcome } from './books.js';
+export type { BookEnrolmentArgs, BookListArgs, BookRefArgs, BookScheduleArgs, ResizeArgs } from './book-input.js';
+export type { BookCounts, BookOutcome, BookOutcomeKind, BookProgress, BookReport, BookReportPage, WindowBounds, WindowChange } from '../contract/book-definitions.js';
 export type { ForgetOptions, ForgetRecordSummary, LoginsClientOptions } from './logins.js';
 export { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../contract/login-keys.js';
 export {
   AnswerRejectedError,
+  BookEntryNotFoundError,
+  BookRefreshNotFoundError,
+  BookRefreshRefusedError,
+  BookReportNotReadyError,
   ConnectionAlreadyEndedError,
   ConnectionClientError,
   ConnectionFailedError,
   ConnectionNotFoundError,
   ForgetFailedError,
+  InvalidBookRequestError,
   InvalidBusinessKeyError,
   InvalidConnectionInputError,
   InvalidLoginRefError,

@@ -20,5 +20,8 @@ export const LoginIdKey = defineSearchAttributeKey('LoginId', SearchAttributeTyp
  */
 export const EndUserChallengeKey = defineSearchAttributeKey('EndUserChallenge', SearchAttributeType.KEYWORD);
 
+/** The cadence (a name such as `nightly`) a login is enrolled in for its book's refresh: on book entries and book refreshes. */
+export const BookCadenceKey = defineSearchAttributeKey('BookCadence', SearchAttributeType.KEYWORD);
+
 /** Every custom search attribute, as {name, type}, for servers to register before workflows run. */
-export const CONNECTION_SEARCH_ATTRIBUTES = [ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, EndUserChallengeKey] as const;
+export const CONNECTION_SEARCH_ATTRIBUTES = [ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, EndUserChallengeKey, BookCadenceKey] as const;

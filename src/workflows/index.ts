@@ -3,3 +3,6 @@ export { connectionWorkflow } from './connection.js';
 export { forgetLoginWorkflow } from './forget.js';
 export { loginRetentionWorkflow } from './retention.js';
 export { tenantThrottleWorkflow } from './tenant-throttle.js';
+export { bookEntryWorkflow } from './book-entry.js';
+export { bookRefreshWorkflow } from './book-refresh.js';
+export { bookReportPageWorkflow } from './book-report-page.js';

@@ -6,7 +6,9 @@ import { Client, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
+import { createBookActivities } from '../../src/activities/book-activities.js';
 import { createForgetActivities } from '../../src/activities/forget-activities.js';
+import { TenantPauses } from '../../src/activities/tenant-pauses.js';
 import { createInputActivities } from '../../src/activities/input-activities.js';
 import { createRetentionActivities } from '../../src/activities/retention-activities.js';
 import { payloadStoreDriverFor } from '../../src/payload-store/external-storage.js';
@@ -19,6 +21,7 @@ import { workerDeploymentOptions } from '../../src/worker-deployment.js';
 import { WorkerDeployments } from '../../src/client/deployments.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { createSandbox } from '../../src/sandbox/server.js';
+import { FAULT_HEADER } from '../../src/sandbox/faults.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import type { connectionWorkflow } from '../../src/workflows/connection.js';
@@ -42,6 +45,8 @@ export interface ConnectionStack {
   waitForState(workflowId: string, predicate: (state: ConnectionState) => boolean, describe: string): Promise<ConnectionState>;
   /** Creates a saved login for a sandbox scenario (no challenges), for cached connections. */
   savedLogin(username: string): Promise<string>;
+  /** Every request to the service carries the sandbox's fault directive (`latency=800`, `status=503`) until cleared with undefined. */
+  setServiceFault(directive: string | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -55,6 +60,8 @@ export interface ConnectionStackOptions {
   retentionDays?: Readonly<Record<string, number>>;
   /** A task queue of an earlier stack, to stand in for a restarted worker; a fresh one unless given. */
   taskQueue?: string;
+  /** TOO_MANY_REQUESTS pauses the tenant through its throttle workflow, as the product's worker does (off unless asked). */
+  tenantPauses?: boolean;
   /** Task slots of the worker (one of each makes the order Temporal dispatches in visible). */
   slots?: { readonly workflowTasks?: number; readonly activities?: number };
 }
@@ -91,15 +98,21 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   const customerId = options.customerId ?? uniqueId('tenant');
   const taskQueue = options.taskQueue ?? uniqueId('connections');
   const upstreamCalls: string[] = [];
+  let serviceFault: string | undefined;
   const observedFetch: typeof fetch = (resource, init) => {
     const url = new URL(resource instanceof Request ? resource.url : String(resource));
     upstreamCalls.push(`${(resource instanceof Request ? resource.method : (init?.method ?? 'GET')).toUpperCase()} ${url.pathname}`);
-    return fetch(resource, init);
+    if (serviceFault === undefined) return fetch(resource, init);
+    // The sandbox's own fault directive on every request while set: the real server answers it.
+    const request = new Request(resource, init);
+    request.headers.set(FAULT_HEADER, serviceFault);
+    return fetch(request);
   };
   // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
   const dataConverter = dataConverterFor({ encryption, payloadStore: options.payloadStore });
   const client = dataConverter ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter }) : env.client;
   const clientFor = tenantClients({ baseUrl: sandbox.url, timeoutMs: 60_000, fetch: observedFetch });
+  const pauses = new TenantPauses(client, taskQueue);
   const payloadStore = options.payloadStore ? payloadStoreDriverFor(options.payloadStore) : undefined;
   const retentionDays = options.retentionDays ?? {};
   const worker = await Worker.create({
@@ -109,8 +122,12 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     ...workflowSource(),
     activities: {
       ...createInputActivities(),
-      ...createActivities(clientFor, { resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES }),
+      ...createActivities(clientFor, {
+        resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES,
+        ...(options.tenantPauses ? { pauses } : {}),
+      }),
       ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
+      ...createBookActivities({ temporal: client, pauses }),
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
     },
     dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
@@ -167,6 +184,9 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       });
       if (!response.ok) throw new Error(`sandbox refused to create a saved login for ${username}: ${response.status} ${await response.text()}`);
       return ((await response.json()) as { LoginId: string }).LoginId;
+    },
+    setServiceFault(directive) {
+      serviceFault = directive;
     },
     async stop() {
       worker.shutdown();

@@ -1,0 +1,145 @@
+/**
+ * The book refresh's reads of Temporal (never of the service, so they run as local activities and
+ * spend nothing of the request budget): a page of the book through visibility, which of the next
+ * logins are still enrolled, how many are enrolled, whether the service throttled the tenant, and
+ * how many scheduled runs its Schedule skipped. Each entry's record is checked here, outside the
+ * workflow sandbox, against the connection input's schema: a malformed one is reported, never fatal.
+ */
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
+import { describeIssues } from '../aggregator/schemas.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, type BookEnrolment, type BookEntryFlag } from '../contract/book-definitions.js';
+import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
+import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey } from '../contract/search-attributes.js';
+import type { TenantPauses } from './tenant-pauses.js';
+
+export interface BookActivitiesDeps {
+  /** A client of the worker's own namespace, with the worker's data converter (entries' memos are encrypted). */
+  readonly temporal: Client;
+  /** What this worker knows of throttled tenants (read through their throttle workflows). */
+  readonly pauses: TenantPauses;
+}
+
+export interface BookPageRequest {
+  readonly customerId: string;
+  readonly cadence: string;
+  readonly pageSize: number;
+  /** Visibility's token for the page after the previous one (base64); absent for the first page. */
+  readonly pageToken?: string | undefined;
+}
+
+/** One entry of a page: a connection to start, a login to skip until its end user is back, or a record that cannot be used. */
+export type BookPageEntry =
+  | { readonly kind: 'refresh'; readonly loginId: string; readonly input: ConnectionInputArgs }
+  | { readonly kind: 'flagged'; readonly loginId: string; readonly flag: string }
+  | { readonly kind: 'malformed'; readonly loginId: string; readonly problem: string };
+
+export interface BookPage {
+  readonly entries: readonly BookPageEntry[];
+  readonly nextPageToken?: string | undefined;
+}
+
+/** A Keyword literal for a visibility query. */
+function quoted(value: string): string {
+  return JSON.stringify(value);
+}
+
+/** Running entries of one tenant's cadence. */
+export function bookQuery(customerId: string, cadence?: string): string {
+  return [
+    `WorkflowType = ${quoted(BOOK_ENTRY_WORKFLOW_TYPE)}`,
+    `ExecutionStatus = 'Running'`,
+    `${CustomerIdKey.name} = ${quoted(customerId)}`,
+    ...(cadence === undefined ? [] : [`${BookCadenceKey.name} = ${quoted(cadence)}`]),
+  ].join(' AND ');
+}
+
+/** The login an entry's workflow id names (`book-entry-<customerId>:<loginId>`). */
+function loginIdOf(workflowId: string, customerId: string): string {
+  const prefix = `book-entry-${customerId}:`;
+  return workflowId.startsWith(prefix) ? workflowId.slice(prefix.length) : workflowId;
+}
+
+/** The connection an entry's record makes, or why it cannot make one. */
+export function connectionInputOf(customerId: string, loginId: string, record: unknown): { input: ConnectionInputArgs } | { problem: string } {
+  const enrolment = record as Partial<BookEnrolment> | undefined;
+  if (enrolment === undefined || enrolment === null || typeof enrolment !== 'object') return { problem: 'the entry has no enrolment record' };
+  if (enrolment.loginId !== loginId || enrolment.customerId !== customerId) return { problem: `the record names another login (${String(enrolment.customerId)}:${String(enrolment.loginId)})` };
+  if (enrolment.session !== 'cached' && enrolment.session !== 'refresh') return { problem: `session: must be cached or refresh, got ${JSON.stringify(enrolment.session)}` };
+  const candidate = { customerId, session: { kind: enrolment.session, loginId }, products: enrolment.products, ...(enrolment.timing ? { timing: enrolment.timing } : {}), unattended: true };
+  const parsed = ConnectionInput.safeParse(candidate);
+  if (!parsed.success) return { problem: describeIssues(parsed.error) };
+  return { input: candidate as ConnectionInputArgs };
+}
+
+export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
+  const namespace = temporal.options.namespace;
+
+  return {
+    /** One page of the book, each entry checked; visibility's order (newest enrolment first) and token keep pages stable. */
+    async readBookPage({ customerId, cadence, pageSize, pageToken }: BookPageRequest): Promise<BookPage> {
+      const response = await temporal.workflowService.listWorkflowExecutions({
+        namespace,
+        pageSize,
+        query: bookQuery(customerId, cadence),
+        ...(pageToken ? { nextPageToken: Buffer.from(pageToken, 'base64') } : {}),
+      });
+      const entries: BookPageEntry[] = [];
+      for (const execution of response.executions) {
+        const workflowId = execution.execution?.workflowId ?? '';
+        const loginId = loginIdOf(workflowId, customerId);
+        let memo: Record<string, unknown> | undefined;
+        try {
+          memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined);
+        } catch (error) {
+          entries.push({ kind: 'malformed', loginId, problem: `its record cannot be decoded: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300) });
+          continue;
+        }
+        const flagged = decodeTypedSearchAttributes(execution.searchAttributes?.indexedFields ?? undefined).get(EndUserChallengeKey);
+        if (flagged !== undefined) {
+          const flag = memo?.[BOOK_ENTRY_MEMO.flag] as BookEntryFlag | undefined;
+          entries.push({ kind: 'flagged', loginId, flag: flag?.reason ?? flagged });
+          continue;
+        }
+        const made = connectionInputOf(customerId, loginId, memo?.[BOOK_ENTRY_MEMO.enrolment]);
+        entries.push('input' in made ? { kind: 'refresh', loginId, input: made.input } : { kind: 'malformed', loginId, problem: made.problem.slice(0, 300) });
+      }
+      const token = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
+      return { entries, ...(token ? { nextPageToken: token } : {}) };
+    },
+
+    /** Which of these logins are still enrolled and unflagged (a login forgotten since its page was read is not). */
+    async stillEnrolled({ customerId, loginIds }: { readonly customerId: string; readonly loginIds: readonly string[] }): Promise<string[]> {
+      if (loginIds.length === 0) return [];
+      const ids = loginIds.map((loginId) => quoted(`book-entry-${customerId}:${loginId}`)).join(', ');
+      const query = `${bookQuery(customerId)} AND WorkflowId IN (${ids}) AND ${EndUserChallengeKey.name} IS NULL`;
+      const enrolled: string[] = [];
+      for await (const info of temporal.workflow.list({ query, pageSize: loginIds.length })) enrolled.push(loginIdOf(info.workflowId, customerId));
+      return enrolled;
+    },
+
+    /** Enrolled logins of the cadence (flagged ones included). */
+    async countBook({ customerId, cadence }: { readonly customerId: string; readonly cadence: string }): Promise<number> {
+      return (await temporal.workflow.count(bookQuery(customerId, cadence))).count;
+    },
+
+    /** Until when the service asked the tenant to wait, if it did (epoch ms). */
+    async tenantThrottle({ customerId }: { readonly customerId: string }): Promise<{ until: number; reason: string } | null> {
+      const pause = await pauses.pauseOf(customerId);
+      return pause ? { until: pause.until, reason: pause.reason } : null;
+    },
+
+    /** Runs the Schedule skipped because a refresh was still running (overlap SKIP); null without one. */
+    async scheduleSkips({ scheduleId }: { readonly scheduleId: string }): Promise<number | null> {
+      try {
+        return (await temporal.schedule.getHandle(scheduleId).describe()).info.numActionsSkippedOverlap;
+      } catch (error) {
+        if (error instanceof ScheduleNotFoundError) return null;
+        throw error;
+      }
+    },
+  };
+}
+
+export type BookActivities = ReturnType<typeof createBookActivities>;

@@ -1,0 +1,32 @@
+/**
+ * The book refresh's metrics, recorded from its workflow code through the SDK's workflow meter (the
+ * worker exports them beside the rest, skipped during replay). The one exception to "no metrics from
+ * workflow code": a refresh is one workflow per tenant and cadence, not one per connection, and the
+ * window lives nowhere else.
+ * - `aggregation_book_window{customer_id,cadence}`: children the window allows in flight;
+ * - `aggregation_book_in_flight{customer_id,cadence}`: children in flight;
+ * - `aggregation_book_outcomes{customer_id,cadence,outcome}`: logins done, by outcome.
+ */
+import { metricMeter } from '@temporalio/workflow';
+import type { BookOutcomeKind } from '../contract/book-definitions.js';
+
+export interface BookMetrics {
+  window(size: number, inFlight: number): void;
+  outcome(kind: BookOutcomeKind): void;
+}
+
+export function bookMetrics(customerId: string, cadence: string): BookMetrics {
+  const tags = { customer_id: customerId, cadence };
+  const windowGauge = metricMeter.createGauge('aggregation_book_window', 'int', '', 'Children the book refresh window allows in flight');
+  const inFlightGauge = metricMeter.createGauge('aggregation_book_in_flight', 'int', '', 'Children of the book refresh in flight');
+  const outcomes = metricMeter.createCounter('aggregation_book_outcomes', '', 'Logins a book refresh finished, by outcome');
+  return {
+    window(size, inFlight) {
+      windowGauge.set(size, tags);
+      inFlightGauge.set(inFlight, tags);
+    },
+    outcome(kind) {
+      outcomes.add(1, { ...tags, outcome: kind });
+    },
+  };
+}

@@ -1,0 +1,490 @@
+/**
+ * The refresh of a tenant's book (one cadence) as one durable operation: a sliding window of
+ * connection children, as Temporal's batch samples keep one, sized by what it observes
+ * (book-window.ts), so the fleet is never handed more unattended work than it carries.
+ *
+ * Per run: read one page of the book (a local activity through visibility), start a child per
+ * enrolled login while the window has room (a login forgotten since the page was read is skipped,
+ * a flagged or malformed one reported), let the page's children finish (the window drains), keep
+ * the page's per-login outcomes as a report page, then continue as new with the next page's token.
+ * Draining before continuing as new means no child ever outlives the run that started it, so none
+ * is lost and none is started twice; its cost is the tail of each page (the progress's `drainMs`).
+ *
+ * Operators: `bookProgress` (query); `pauseBook`, `resumeBook`, `cancelBook`, `resizeBook`
+ * (updates); the Web UI's current details say the same in a line. The result is the night's report.
+ * Deterministic code only.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  TerminatedFailure,
+  TimeoutFailure,
+  WorkflowIdReusePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  setWorkflowOptions,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { BookActivities, BookPageEntry } from '../activities/book-activities.js';
+import {
+  BOOK_PAGE_SIZE_LIMITS,
+  DEFAULT_BOOK_PAGE_SIZE,
+  DEFAULT_WINDOW_BOUNDS,
+  DEFAULT_WINDOW_CONTROL,
+  WINDOW_LIMITS,
+  bookChildWorkflowId,
+  bookEntryWorkflowId,
+  bookProgressQuery,
+  bookReportPageId,
+  cancelBookUpdate,
+  flagEntrySignal,
+  pauseBookUpdate,
+  resizeBookUpdate,
+  resumeBookUpdate,
+  type BookCounts,
+  type BookOutcome,
+  type BookProgress,
+  type BookRefreshInput,
+  type BookRefreshStatus,
+  type BookReport,
+  type WindowBounds,
+  type WindowControl,
+} from '../contract/book-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
+import { ConnectionStatusKey, CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
+import type { connectionWorkflow } from './connection.js';
+import type { bookReportPageWorkflow } from './book-report-page.js';
+import { bookMetrics } from './book-metrics.js';
+import { WindowController } from './book-window.js';
+import { isoNow } from './state-recorder.js';
+
+/** Reads of Temporal only (visibility, describe): quick, and outside the request budget. */
+const book = proxyLocalActivities<BookActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/** Logins whose enrolment is checked in one visibility query just before they start. */
+const ENROLMENT_CHECK_CHUNK = 50;
+const CUSTOMER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+export const CADENCE_PATTERN = /^[a-z0-9][a-z0-9-]{0,39}$/;
+
+const EMPTY_COUNTS: BookCounts = Object.freeze({ done: 0, refreshed: 0, needsEndUser: 0, failed: 0, failedByType: {}, forgotten: 0, malformed: 0, cancelled: 0, duplicate: 0 });
+
+interface Settings {
+  readonly customerId: string;
+  readonly cadence: string;
+  readonly scheduleId?: string | undefined;
+  readonly bounds: WindowBounds;
+  readonly pageSize: number;
+  readonly control: WindowControl;
+}
+
+/** Refuses an input the client would have refused (a start by hand, `temporal workflow start`), naming each field. */
+function settingsOf(input: BookRefreshInput | undefined): Settings {
+  const problems: string[] = [];
+  const whole = (value: unknown, min: number, max: number) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+  if (typeof input?.customerId !== 'string' || !CUSTOMER_ID.test(input.customerId)) problems.push('customerId: must be a customer id (letters, digits, ".", "_", "-")');
+  if (typeof input?.cadence !== 'string' || !CADENCE_PATTERN.test(input.cadence)) problems.push('cadence: must be lower-case letters, digits and "-", at most 40');
+  const bounds = { ...DEFAULT_WINDOW_BOUNDS, ...(input?.window ?? {}) };
+  for (const name of ['floor', 'ceiling', 'start'] as const) {
+    if (!whole(bounds[name], WINDOW_LIMITS.min, WINDOW_LIMITS.max)) problems.push(`window.${name}: must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}`);
+  }
+  if (bounds.floor > bounds.ceiling) problems.push(`window: floor ${bounds.floor} is above ceiling ${bounds.ceiling}`);
+  const pageSize = input?.pageSize ?? DEFAULT_BOOK_PAGE_SIZE;
+  if (!whole(pageSize, BOOK_PAGE_SIZE_LIMITS.min, BOOK_PAGE_SIZE_LIMITS.max)) problems.push(`pageSize: must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}`);
+  const control = { ...DEFAULT_WINDOW_CONTROL, ...(input?.control ?? {}) };
+  if (!(control.growBelow >= 1 && control.shrinkAbove > control.growBelow)) problems.push('control: growBelow must be at least 1 and below shrinkAbove');
+  if (!(control.shrinkFactor > 0 && control.shrinkFactor < 1)) problems.push('control.shrinkFactor: must be between 0 and 1');
+  if (!(control.slackMs >= 0 && control.throttleCheckMs >= 0)) problems.push('control: slackMs and throttleCheckMs must not be negative');
+  if (problems.length > 0) throw ApplicationFailure.create({ type: 'InvalidBookRefreshInput', message: `invalid book refresh input: ${problems.join('; ')}`, nonRetryable: true });
+  return { customerId: input!.customerId, cadence: input!.cadence, scheduleId: input!.scheduleId, bounds: { ...bounds, start: Math.min(bounds.ceiling, Math.max(bounds.floor, bounds.start)) }, pageSize, control };
+}
+
+/** The night a run of the Schedule belongs to: the scheduled time Temporal appended to its id; else when it began. */
+function nightOf(workflowId: string, customerId: string, cadence: string, startTime: Date): string {
+  const prefix = `book-${customerId}:${cadence}-`;
+  const stamp = workflowId.startsWith(prefix) ? workflowId.slice(prefix.length) : '';
+  return /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(stamp) ? stamp : startTime.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function withOutcome(counts: BookCounts, outcome: BookOutcome): BookCounts {
+  const next = { ...counts, done: counts.done + 1 };
+  switch (outcome.outcome) {
+    case 'refreshed':
+      return { ...next, refreshed: counts.refreshed + 1 };
+    case 'needs-end-user':
+      return { ...next, needsEndUser: counts.needsEndUser + 1 };
+    case 'failed': {
+      const type = String(outcome.failureType ?? 'Unknown');
+      return { ...next, failed: counts.failed + 1, failedByType: { ...counts.failedByType, [type]: (counts.failedByType[type] ?? 0) + 1 } };
+    }
+    case 'forgotten':
+      return { ...next, forgotten: counts.forgotten + 1 };
+    case 'malformed':
+      return { ...next, malformed: counts.malformed + 1 };
+    case 'cancelled':
+      return { ...next, cancelled: counts.cancelled + 1 };
+    case 'duplicate':
+      return { ...next, duplicate: counts.duplicate + 1 };
+  }
+}
+
+/** A failure's type as the connection raised it (ApplicationFailure type), or how Temporal ended it. */
+function failureTypeOf(failure: ChildWorkflowFailure): string {
+  const cause = failure.cause;
+  if (cause instanceof ApplicationFailure) return cause.type ?? 'Unknown';
+  if (cause instanceof TerminatedFailure) return 'Terminated';
+  if (cause instanceof TimeoutFailure) return 'TimedOut';
+  return cause?.name ?? 'Unknown';
+}
+
+export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<BookReport> {
+  const settings = settingsOf(input);
+  const { customerId, cadence, pageSize } = settings;
+  const info = workflowInfo();
+  const carried = input.carried;
+  const night = carried?.night ?? nightOf(info.workflowId, customerId, cadence, info.startTime);
+  const window = new WindowController(settings.bounds, settings.control, carried?.window);
+  const metrics = bookMetrics(customerId, cadence);
+  const startedAt = carried?.startedAt ?? isoNow();
+  const pages = [...(carried?.pages ?? [])];
+  const page = carried?.page ?? 1;
+  let counts = carried?.counts ?? EMPTY_COUNTS;
+  let started = carried?.started ?? 0;
+  let drainMs = carried?.drainMs ?? 0;
+  let pausedMs = carried?.pausedMs ?? 0;
+  let paused = carried?.paused ?? false;
+  let pausedSince = paused ? Date.now() : undefined;
+  let total = carried?.total;
+  let cancelled: string | undefined;
+  let status: BookRefreshStatus = paused ? 'paused' : 'running';
+  const inFlight = new Map<string, { readonly loginId: string; readonly askedAt: number }>();
+  const outcomes: BookOutcome[] = [];
+  // Children in their own scope: cancelling the refresh cancels them (ParentClosePolicy would too, but only once the parent closes).
+  const children = new CancellationScope();
+
+  const progress = (): BookProgress => {
+    const now = Date.now();
+    const elapsed = now - Date.parse(startedAt) - pausedMs - (pausedSince === undefined ? 0 : now - pausedSince);
+    const left = total === undefined ? undefined : Math.max(0, total - counts.done);
+    const estimatedEnd = left !== undefined && counts.done > 0 && elapsed > 0 && status !== 'completed' && status !== 'cancelled' ? new Date(now + (left * elapsed) / counts.done).toISOString() : undefined;
+    return {
+      customerId,
+      cadence,
+      refreshWorkflowId: info.workflowId,
+      night,
+      status,
+      startedAt,
+      total,
+      page,
+      inFlight: inFlight.size,
+      counts,
+      window: window.view,
+      started,
+      drainMs,
+      pausedMs: pausedMs + (pausedSince === undefined ? 0 : now - pausedSince),
+      estimatedEnd,
+      updatedAt: new Date(now).toISOString(),
+    };
+  };
+  const describe = () => {
+    const { size, lastChange } = window.view;
+    const failed = Object.entries(counts.failedByType).map(([type, n]) => `${type} ${n}`).join(', ');
+    setCurrentDetails(
+      `Book ${customerId} (${cadence}), night ${night}: ${status}; ${counts.done}${total === undefined ? '' : ` of ${total}`} done, ${inFlight.size} in flight, window ${size}` +
+        `${lastChange ? ` (${lastChange.reason})` : ''}; refreshed ${counts.refreshed}, needs end user ${counts.needsEndUser}, failed ${counts.failed}${failed ? ` (${failed})` : ''}; page ${page}`,
+    );
+    metrics.window(size, inFlight.size);
+  };
+  const record = (outcome: BookOutcome) => {
+    outcomes.push(outcome);
+    counts = withOutcome(counts, outcome);
+    metrics.outcome(outcome.outcome);
+    describe();
+  };
+
+  setHandler(bookProgressQuery, progress);
+  const ended = () => status === 'completed' || status === 'cancelled';
+  setHandler(
+    pauseBookUpdate,
+    (request) => {
+      if (!paused && !cancelled) {
+        paused = true;
+        pausedSince = Date.now();
+        status = 'paused';
+        log.info('book refresh paused', { customerId, cadence, reason: request?.reason });
+        describe();
+      }
+      return progress();
+    },
+    { validator: (_request) => { if (ended() || cancelled) throw new Error(`the refresh is ${cancelled ? 'being cancelled' : status}: nothing to pause`); }, description: 'Start no more connections until resumed; those in flight finish.' },
+  );
+  setHandler(
+    resumeBookUpdate,
+    (_request) => {
+      if (paused) {
+        paused = false;
+        pausedMs += Date.now() - (pausedSince ?? Date.now());
+        pausedSince = undefined;
+        status = cancelled ? 'cancelling' : 'running';
+        describe();
+      }
+      return progress();
+    },
+    { validator: (_request) => { if (ended() || cancelled) throw new Error(`the refresh is ${cancelled ? 'being cancelled' : status}: nothing to resume`); }, description: 'Start connections again after a pause.' },
+  );
+  setHandler(
+    cancelBookUpdate,
+    (request) => {
+      cancelled ??= String(request?.reason ?? 'cancelled by an operator').slice(0, 300);
+      status = 'cancelling';
+      children.cancel();
+      describe();
+      return progress();
+    },
+    { validator: (_request) => { if (ended()) throw new Error(`the refresh has ${status}: nothing to cancel`); }, description: 'Start no more connections and cancel those in flight; the report is still written.' },
+  );
+  setHandler(
+    resizeBookUpdate,
+    (request) => {
+      if (request.unpin) window.unpin(Date.now());
+      else window.pin(request.size as number, Date.now());
+      describe();
+      return progress();
+    },
+    {
+      validator: (request) => {
+        if (ended()) throw new Error(`the refresh has ${status}: nothing to resize`);
+        if (request?.unpin === true && request.size === undefined) return;
+        const size = request?.size;
+        if (!(Number.isInteger(size) && (size as number) >= WINDOW_LIMITS.min && (size as number) <= WINDOW_LIMITS.max)) {
+          throw new Error(`size must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max} (or unpin: true alone), got ${JSON.stringify(size)}`);
+        }
+      },
+      description: 'Pin the window at a size (an operator overrides the controller), or unpin it.',
+    },
+  );
+
+  let lastThrottleCheck = Number.NEGATIVE_INFINITY;
+  let checkingThrottle = false;
+  /** Whether the service throttled the tenant, read at most every throttleCheckMs. */
+  const checkThrottle = async () => {
+    if (checkingThrottle || Date.now() - lastThrottleCheck < settings.control.throttleCheckMs) return;
+    checkingThrottle = true;
+    try {
+      const pause = await book.tenantThrottle({ customerId });
+      lastThrottleCheck = Date.now();
+      if (pause) window.observeThrottle(pause.until, pause.reason, Date.now());
+    } finally {
+      checkingThrottle = false;
+    }
+  };
+
+  const launch = (entry: Extract<BookPageEntry, { kind: 'refresh' }>) => {
+    const workflowId = bookChildWorkflowId(customerId, entry.loginId, night);
+    const askedAt = Date.now();
+    inFlight.set(workflowId, { loginId: entry.loginId, askedAt });
+    started += 1;
+    const finish = (outcome: BookOutcome, timed: boolean) => {
+      const windowFull = inFlight.size >= window.size;
+      inFlight.delete(workflowId);
+      window.observeFinish(outcome.durationMs ?? 0, timed, Date.now(), windowFull);
+      record(outcome);
+    };
+    void children
+      .run(async () => {
+        const child = await startChild<typeof connectionWorkflow>(CONNECTION_WORKFLOW_TYPE, {
+          workflowId,
+          args: [entry.input],
+          // Ends with the refresh only if the refresh is terminated; a refresh that continues as new has drained first.
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          // One connection per login and night, even if the login shows up twice.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          typedSearchAttributes: [
+            { key: CustomerIdKey, value: customerId },
+            { key: LoginIdKey, value: entry.loginId },
+            { key: ConnectionStatusKey, value: 'Authorizing' },
+          ],
+          // The refresh's own priority (the scheduled class, the tenant's fairness key and weight).
+          ...(info.priority ? { priority: info.priority } : {}),
+          staticSummary: `Book refresh (${cadence}) of login ${entry.loginId}, night ${night}`,
+        });
+        window.observeStart(Date.now() - askedAt);
+        await child.result();
+        return { loginId: entry.loginId, outcome: 'refreshed', workflowId, durationMs: Date.now() - askedAt } satisfies BookOutcome;
+      })
+      .then(
+        (outcome) => {
+          finish(outcome, true);
+          return checkThrottle();
+        },
+        async (error: unknown) => finish(await outcomeOfFailure(entry.loginId, workflowId, askedAt, error), false),
+      )
+      .catch((error: unknown) => {
+        // Only a bug lands here (every outcome is caught above): keep the window moving, and say so.
+        log.error('book refresh: a child outcome could not be recorded', { workflowId, error: error instanceof Error ? error.message : String(error) });
+        if (inFlight.delete(workflowId)) record({ loginId: entry.loginId, outcome: 'failed', workflowId, failureType: 'Unknown' });
+      });
+  };
+
+  const outcomeOfFailure = async (loginId: string, workflowId: string, askedAt: number, error: unknown): Promise<BookOutcome> => {
+    const base = { loginId, workflowId, durationMs: Date.now() - askedAt };
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { ...base, outcome: 'duplicate' };
+    if (isCancellation(error) && !(error instanceof ChildWorkflowFailure)) return { ...base, outcome: 'cancelled' };
+    if (!(error instanceof ChildWorkflowFailure)) return { ...base, outcome: 'failed', failureType: error instanceof Error ? error.name : 'Unknown' };
+    const type = failureTypeOf(error);
+    if (isCancellation(error.cause)) return { ...base, outcome: 'cancelled' };
+    if (type === 'EndUserActionRequired') {
+      // Left out of later nights until the pipeline enrols it again (after its end user signed in).
+      await getExternalWorkflowHandle(bookEntryWorkflowId(customerId, loginId))
+        .signal(flagEntrySignal, { reason: type, workflowId, flaggedAt: isoNow() })
+        .catch(() => log.warn('book refresh: the entry to flag has gone', { loginId }));
+      return { ...base, outcome: 'needs-end-user', failureType: type };
+    }
+    // A forget deletes the login's running connections: the login has left the book.
+    if (type === 'Terminated' && (await book.stillEnrolled({ customerId, loginIds: [loginId] })).length === 0) return { ...base, outcome: 'forgotten' };
+    return { ...base, outcome: 'failed', failureType: type };
+  };
+
+  describe();
+  try {
+    if (!carried) {
+      total = await book.countBook({ customerId, cadence });
+      log.info('book refresh started', { customerId, cadence, night, total });
+    }
+    const skippedAtStart = carried ? carried.skippedAtStart : settings.scheduleId ? ((await book.scheduleSkips({ scheduleId: settings.scheduleId })) ?? undefined) : undefined;
+    const read = await book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken });
+    const refreshes: Extract<BookPageEntry, { kind: 'refresh' }>[] = [];
+    for (const entry of read.entries) {
+      if (entry.kind === 'flagged') record({ loginId: entry.loginId, outcome: 'needs-end-user', problem: entry.flag });
+      else if (entry.kind === 'malformed') {
+        log.warn('book entry skipped: malformed record', { loginId: entry.loginId, problem: entry.problem });
+        record({ loginId: entry.loginId, outcome: 'malformed', problem: entry.problem });
+      } else refreshes.push(entry);
+    }
+
+    const enrolled = new Set<string>();
+    let checkedUpTo = 0;
+    let index = 0;
+    for (; index < refreshes.length; index += 1) {
+      await waitForRoom();
+      if (cancelled) break;
+      if (index >= checkedUpTo) {
+        // A login forgotten since the page was read is skipped: checked in chunks, just before they start.
+        const chunk = refreshes.slice(index, index + Math.min(ENROLMENT_CHECK_CHUNK, Math.max(window.size, 1)));
+        for (const loginId of await book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) })) enrolled.add(loginId);
+        checkedUpTo = index + chunk.length;
+      }
+      const entry = refreshes[index] as Extract<BookPageEntry, { kind: 'refresh' }>;
+      if (!enrolled.has(entry.loginId)) {
+        record({ loginId: entry.loginId, outcome: 'forgotten', problem: 'left the book after its page was read' });
+        continue;
+      }
+      launch(entry);
+    }
+    // Logins of the page a cancellation kept from starting are reported as such.
+    for (const entry of refreshes.slice(index)) record({ loginId: entry.loginId, outcome: 'cancelled', problem: `not started: ${cancelled ?? 'cancelled'}` });
+
+    await drain();
+    await writeReportPage();
+
+    if (read.nextPageToken && !cancelled) {
+      await condition(allHandlersFinished);
+      log.info('book refresh: page done, continuing as new', { customerId, cadence, page, done: counts.done });
+      return await continueAsNew<typeof bookRefreshWorkflow>({
+        ...input,
+        carried: {
+          night,
+          startedAt,
+          page: page + 1,
+          pageToken: read.nextPageToken,
+          total,
+          counts,
+          started,
+          drainMs,
+          pausedMs: pausedMs + (pausedSince === undefined ? 0 : Date.now() - pausedSince),
+          paused,
+          window: window.carried,
+          pages,
+          skippedAtStart,
+        },
+      });
+    }
+    return await finishReport(skippedAtStart);
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    // Cancelled as a workflow (Web UI, `temporal workflow cancel`): the children were cancelled with
+    // it; let them end, keep the page's outcomes and the report, as the cancel update does.
+    cancelled ??= 'the refresh workflow was cancelled';
+    status = 'cancelling';
+    return await CancellationScope.nonCancellable(async () => {
+      await drain();
+      await writeReportPage();
+      return finishReport(carried?.skippedAtStart);
+    });
+  }
+
+  async function waitForRoom(): Promise<void> {
+    if (paused) {
+      await condition(() => !paused || cancelled !== undefined);
+    }
+    await condition(() => cancelled !== undefined || (!paused && inFlight.size < window.size));
+  }
+
+  async function drain(): Promise<void> {
+    const since = Date.now();
+    await condition(() => inFlight.size === 0);
+    drainMs += Date.now() - since;
+  }
+
+  async function writeReportPage(): Promise<void> {
+    const workflowId = bookReportPageId(info.workflowId, page);
+    try {
+      await startChild<typeof bookReportPageWorkflow>('bookReportPageWorkflow', {
+        workflowId,
+        args: [{ refreshWorkflowId: info.workflowId, page, outcomes }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: [{ key: CustomerIdKey, value: customerId }],
+        staticSummary: `Report page ${page} of ${info.workflowId}`,
+      });
+    } catch (error) {
+      // Written already (a run retried after a reset): the record stands.
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+    pages.push(workflowId);
+  }
+
+  async function finishReport(skippedAtStart: number | undefined): Promise<BookReport> {
+    const skippedNow = settings.scheduleId && skippedAtStart !== undefined ? await book.scheduleSkips({ scheduleId: settings.scheduleId }) : null;
+    if (pausedSince !== undefined) pausedMs += Date.now() - pausedSince;
+    pausedSince = undefined;
+    status = cancelled ? 'cancelled' : 'completed';
+    describe();
+    const { inFlight: _inFlight, estimatedEnd: _estimatedEnd, updatedAt: _updatedAt, ...summary } = progress();
+    const report: BookReport = {
+      ...summary,
+      endedAt: isoNow(),
+      pages,
+      skippedWhileRunning: skippedNow === null || skippedAtStart === undefined ? 0 : Math.max(0, skippedNow - skippedAtStart),
+      windowChanges: window.changes,
+    };
+    log.info('book refresh ended', { customerId, cadence, night, status, done: counts.done, refreshed: counts.refreshed, failed: counts.failed });
+    await condition(allHandlersFinished);
+    return report;
+  }
+}
+
+/** AutoUpgrade: a refresh runs for hours across pages; each page's run takes the current build. */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, bookRefreshWorkflow);
