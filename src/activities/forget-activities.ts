@@ -2,6 +2,7 @@
  * The forget workflow's activities: each deletes one kind of thing the login left behind and says
  * what it found, so running them again (a second forget, a retried attempt) is harmless:
  * - the login's refresh schedule (Temporal);
+ * - its place in its tenant's book (the book entry workflow ends);
  * - its retention timer (Temporal; only when the pipeline asked, not when the timer itself fired);
  * - its saved data at the service (DeleteCard; CARD_IN_USE and "not a saved login" are outcomes the
  *   workflow acts on, not errors);
@@ -11,6 +12,7 @@
 import { Context } from '@temporalio/activity';
 import { isGrpcServiceError, ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { AggregatorServiceError } from '../aggregator/errors.js';
+import { bookEntryWorkflowId, leaveBookSignal } from '../contract/book-definitions.js';
 import { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../contract/login-keys.js';
 import type { PayloadStoreDriver } from '../payload-store/payload-store-driver.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
@@ -66,6 +68,17 @@ export function createForgetActivities({ temporal, clientFor, payloadStore, metr
         return 'deleted';
       } catch (error) {
         if (error instanceof ScheduleNotFoundError) return 'none';
+        throw error;
+      }
+    },
+
+    /** Takes the login out of its tenant's book (its entry ends), so no book refresh starts it again. */
+    async leaveBook({ customerId, loginId }: LoginInput): Promise<'removed' | 'none'> {
+      try {
+        await temporal.workflow.getHandle(bookEntryWorkflowId(customerId, loginId)).signal(leaveBookSignal, { reason: `forgotten (${forgetWorkflowId(customerId, loginId)})` });
+        return 'removed';
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return 'none';
         throw error;
       }
     },

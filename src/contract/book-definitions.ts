@@ -16,7 +16,6 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ProductsInput, Timing } from './connection-input.js';
-import type { ConnectionFailureType } from '../aggregator/failure-table.js';
 
 export const BOOK_ENTRY_WORKFLOW_TYPE = 'bookEntryWorkflow';
 export const BOOK_REFRESH_WORKFLOW_TYPE = 'bookRefreshWorkflow';
@@ -123,7 +122,8 @@ export interface BookOutcome {
   readonly loginId: string;
   readonly outcome: BookOutcomeKind;
   readonly workflowId?: string | undefined;
-  readonly failureType?: ConnectionFailureType | string | undefined;
+  /** A ConnectionFailureType, or how Temporal ended the connection (Terminated, TimedOut). */
+  readonly failureType?: string | undefined;
   readonly problem?: string | undefined;
   /** From the child's start to its end, as the refresh saw it. */
   readonly durationMs?: number | undefined;

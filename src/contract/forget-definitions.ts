@@ -25,7 +25,7 @@ export interface ForgetInput {
   readonly timing?: ForgetTiming | undefined;
 }
 
-export type ForgetStep = 'schedule' | 'retention' | 'card' | 'workflows' | 'done';
+export type ForgetStep = 'schedule' | 'book' | 'retention' | 'card' | 'workflows' | 'done';
 
 export interface ForgetState {
   readonly customerId: string;
@@ -48,6 +48,8 @@ export interface ForgetRecord {
   readonly trigger: ForgetTrigger;
   /** The login's refresh schedule: deleted now, or there was none. */
   readonly schedule: 'deleted' | 'none';
+  /** The login's place in its tenant's book: taken out now, or it had none (absent: a forget from before books). */
+  readonly book?: 'removed' | 'none' | undefined;
   /** The login's retention timer: cancelled (a forget on request), none running, or the one that asked. */
   readonly retentionTimer: 'cancelled' | 'none' | 'fired';
   /** DeleteCard: the service deleted the saved login now, or it did not know it (already deleted). */

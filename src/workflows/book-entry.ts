@@ -16,7 +16,7 @@ import {
   type BookEntryFlag,
   type BookEntryState,
 } from '../contract/book-definitions.js';
-import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
+import { BookCadenceKey, EndUserChallengeKey } from '../contract/search-attributes.js';
 import { isoNow } from './state-recorder.js';
 
 /** Messages handled before the entry continues as new (each is a few history events). */

@@ -258,14 +258,14 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   );
   setHandler(
     resizeBookUpdate,
-    (request) => {
+    (request: { readonly size?: number; readonly unpin?: boolean }) => {
       if (request.unpin) window.unpin(Date.now());
       else window.pin(request.size as number, Date.now());
       describe();
       return progress();
     },
     {
-      validator: (request) => {
+      validator: (request: { readonly size?: number; readonly unpin?: boolean } | undefined) => {
         if (ended()) throw new Error(`the refresh has ${status}: nothing to resize`);
         if (request?.unpin === true && request.size === undefined) return;
         const size = request?.size;
@@ -437,16 +437,33 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   }
 
   async function waitForRoom(): Promise<void> {
-    if (paused) {
-      await condition(() => !paused || cancelled !== undefined);
-    }
-    await condition(() => cancelled !== undefined || (!paused && inFlight.size < window.size));
+    await waitWatching(() => cancelled !== undefined || (!paused && inFlight.size < window.size));
   }
 
   async function drain(): Promise<void> {
     const since = Date.now();
-    await condition(() => inFlight.size === 0);
+    await waitWatching(() => inFlight.size === 0);
     drainMs += Date.now() - since;
+  }
+
+  /**
+   * Waits for `ready`; while children are in flight and nothing moves for longer than a child
+   * takes, looks at their ages (a stuck service shrinks the window before they end) and at a throttle.
+   */
+  async function waitWatching(ready: () => boolean): Promise<void> {
+    for (;;) {
+      const checkMs = paused || inFlight.size === 0 ? undefined : window.stallCheckMs;
+      if (checkMs === undefined) {
+        await condition(() => ready() || (!paused && inFlight.size > 0 && window.stallCheckMs !== undefined));
+        if (ready()) return;
+        continue;
+      }
+      if (await condition(ready, checkMs)) return;
+      const now = Date.now();
+      window.observeInFlight([...inFlight.values()].map((child) => now - child.askedAt), now);
+      await checkThrottle();
+      describe();
+    }
   }
 
   async function writeReportPage(): Promise<void> {

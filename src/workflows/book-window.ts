@@ -10,6 +10,8 @@
  *   A round is as many completions as the window holds, so each decision sees the last one's effect.
  * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing or starting):
  *   to `shrinkFactor` of the size, at most once per half round.
+ * - **Stuck:** when the children in flight have been out `shrinkAbove` times that long, shrink the
+ *   same way without waiting for them to end (a service down for minutes).
  * - **Throttled:** when the service told the tenant to wait (TOO_MANY_REQUESTS), halve, once per
  *   throttle, and do not grow until it has passed.
  * - An operator's pin holds the size; the controller still learns meanwhile.
@@ -27,7 +29,7 @@ function median(values: readonly number[]): number | undefined {
   if (values.length === 0) return undefined;
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 function clamp(value: number, bounds: WindowBounds): number {
@@ -89,6 +91,33 @@ export class WindowController {
     const recentFinishMs = [...this.memory.recentFinishMs, Math.max(0, durationMs)].slice(-this.recentLength);
     this.memory = { ...this.memory, recentFinishMs, bestFinishMs: this.best(this.memory.bestFinishMs, recentFinishMs), sinceChange: this.memory.sinceChange + 1 };
     this.decide(now, windowFull);
+  }
+
+  /**
+   * Children still in flight, by age: when most have been out far longer than a child takes, the
+   * service or the fleet is stuck (a service down for minutes): shrink now rather than when they end,
+   * at most once per that long.
+   */
+  observeInFlight(agesMs: readonly number[], now: number): void {
+    const best = this.memory.bestFinishMs;
+    const age = median(agesMs);
+    if (best === undefined || age === undefined) return;
+    const ratio = (age + this.control.slackMs) / (best + this.control.slackMs);
+    if (ratio < this.control.shrinkAbove) return;
+    const lastAt = this.memory.lastChange ? Date.parse(this.memory.lastChange.at) : Number.NEGATIVE_INFINITY;
+    if (now - lastAt < (best + this.control.slackMs) * this.control.shrinkAbove) return;
+    this.change(
+      clamp(Math.floor(this.memory.size * this.control.shrinkFactor), this.bounds),
+      `children in flight for ${ratio.toFixed(2)}x their best time (median ${Math.round(age)} ms against ${Math.round(best)} ms): the service or the fleet is not keeping up`,
+      now,
+      true,
+    );
+  }
+
+  /** How long to wait for room before looking at the children in flight again; undefined before any child finished. */
+  get stallCheckMs(): number | undefined {
+    const best = this.memory.bestFinishMs;
+    return best === undefined ? undefined : Math.max(1_000, Math.round((best + this.control.slackMs) * this.control.shrinkAbove));
   }
 
   /** The service told the tenant to wait until `until` (epoch ms). */

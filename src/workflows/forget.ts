@@ -1,12 +1,12 @@
 /**
- * Forgetting a login: delete its refresh schedule (so no run brings the data back), end its retention
+ * Forgetting a login: delete its refresh schedule and take it out of its book (so no run brings the data back), end its retention
  * timer (when the pipeline asked), delete its saved data at the service (DeleteCard, waiting out
  * CARD_IN_USE on durable timers), then delete its connections' stored payloads and histories. The
  * result is the record of what was deleted and when, found by `LoginId = "..."`. Every step reports
  * what it found, so forgetting twice succeeds (the second record says "none" / "not-found").
  * Deterministic code only.
  */
-import { ApplicationFailure, log, proxyActivities, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, log, patched, proxyActivities, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
 import type { DeleteCardOutcome, ForgetActivities } from '../activities/forget-activities.js';
 import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from '../contract/forget-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
@@ -21,6 +21,9 @@ const STEP_OPTIONS: ActivityOptions = {
 function step(summary: string, options: ActivityOptions = STEP_OPTIONS): ForgetActivities {
   return proxyActivities<ForgetActivities>({ ...options, summary });
 }
+
+/** The step that takes the login out of its book (a forget is AutoUpgrade: in-flight ones replay without it). */
+const LEAVE_BOOK = 'leave-book';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_TIMING_MS = 7 * 24 * 60 * 60_000;
@@ -59,6 +62,13 @@ export async function forgetLoginWorkflow(input: ForgetInput): Promise<ForgetRec
   advance({ step: 'schedule' });
   const schedule = await step('delete the refresh schedule').deleteRefreshSchedule(login);
 
+  // Forgets recorded before books existed replay without this step.
+  let book: ForgetRecord['book'];
+  if (patched(LEAVE_BOOK)) {
+    advance({ step: 'book' });
+    book = await step('take the login out of its book').leaveBook(login);
+  }
+
   let retentionTimer: ForgetRecord['retentionTimer'] = 'fired';
   if (trigger === 'request') {
     advance({ step: 'retention' });
@@ -95,6 +105,7 @@ export async function forgetLoginWorkflow(input: ForgetInput): Promise<ForgetRec
     loginId,
     trigger,
     schedule,
+    ...(book === undefined ? {} : { book }),
     retentionTimer,
     card: card.kind,
     cardInUseWaits: state.cardInUseWaits,

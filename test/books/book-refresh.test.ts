@@ -1,0 +1,321 @@
+/**
+ * A tenant's book refreshed as one operation, on a real dev server with the real worker and the real
+ * sandbox over HTTP: enrolment and paged listing through visibility; a refresh that keeps a sliding
+ * window of connection children, reads the book a page at a time and continues as new after each
+ * drained page, starting each login once and keeping a report page per page; flagged and malformed
+ * entries reported and skipped; pause, resume, resize and cancel as updates; a login forgotten
+ * mid-refresh skipped; the window growing while children are fast, shrinking to its floor while the
+ * service is down, and the book completing after with nothing failed.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import proto from '@temporalio/proto';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  BookEntryNotFoundError,
+  BookRefreshRefusedError,
+  BookReportNotReadyError,
+  ConnectionsClient,
+  InvalidBookRequestError,
+  type BookOutcome,
+  type BookProgress,
+  type BookReport,
+} from '../../src/client/index.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookChildWorkflowId, bookEntryWorkflowId, type BookRefreshInput } from '../../src/contract/book-definitions.js';
+import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment, waitFor } from '../helpers/temporal.js';
+
+const EventType = proto.temporal.api.enums.v1.EventType;
+
+let env: TestWorkflowEnvironment;
+let stack: ConnectionStack;
+let client: ConnectionsClient;
+
+before(async () => {
+  env = await createDevEnvironment();
+  stack = await startConnectionStack(env, { tenantPauses: true });
+  client = new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue });
+});
+
+after(async () => {
+  await stack?.stop();
+  await env?.teardown();
+});
+
+/** A saved login of a sandbox scenario whose data operations stay pending for `pendingPolls` polls. */
+async function savedLogin(username: string, pendingPolls = 1): Promise<string> {
+  const response = await fetch(`${stack.sandboxUrl}/sandbox/${encodeURIComponent(stack.customerId)}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, pendingPolls }),
+  });
+  assert.ok(response.ok, `the sandbox saved a ${username} login: ${response.status}`);
+  return ((await response.json()) as { LoginId: string }).LoginId;
+}
+
+/** Enrols `count` fresh logins in `cadence`, polling every `pollIntervalMs`; returns them in enrolment order. */
+async function enrolLogins(cadence: string, count: number, options: { pendingPolls?: number; pollIntervalMs?: number; username?: string } = {}): Promise<string[]> {
+  const logins: string[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const loginId = await savedLogin(options.username ?? 'no_mfa', options.pendingPolls ?? 1);
+    await client.books.enrol({ customerId: stack.customerId, loginId, cadence, products: { accountsDetail: {} }, timing: { pollIntervalMs: options.pollIntervalMs ?? 50 } });
+    logins.push(loginId);
+  }
+  await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === count, { describe: `${count} logins enrolled in ${cadence}` });
+  return logins;
+}
+
+async function reportOf(refreshWorkflowId: string, timeoutMs = 90_000): Promise<BookReport> {
+  return waitFor(
+    async () => {
+      try {
+        return await client.books.report(refreshWorkflowId);
+      } catch (error) {
+        if (error instanceof BookReportNotReadyError) return undefined;
+        throw error;
+      }
+    },
+    { timeoutMs, intervalMs: 250, describe: `the report of ${refreshWorkflowId}` },
+  );
+}
+
+async function progressUntil(refreshWorkflowId: string, predicate: (progress: BookProgress) => boolean, describe: string, timeoutMs = 30_000): Promise<BookProgress> {
+  let last: BookProgress | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        last = await client.books.progress(refreshWorkflowId);
+        return predicate(last) ? last : undefined;
+      },
+      { timeoutMs, intervalMs: 100, describe },
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last progress: ${JSON.stringify(last)}`, { cause: error });
+  }
+}
+
+async function allOutcomes(report: BookReport): Promise<BookOutcome[]> {
+  const outcomes: BookOutcome[] = [];
+  for (let page = 1; page <= report.pages.length; page += 1) outcomes.push(...(await client.books.reportPage(report.refreshWorkflowId, page)).outcomes);
+  return outcomes;
+}
+
+/** Every run of a workflow id (a refresh that continued as new has several), oldest first. */
+async function runsOf(workflowId: string) {
+  const runs = [];
+  for await (const info of stack.client.workflow.list({ query: `WorkflowId = ${JSON.stringify(workflowId)}` })) runs.push(info);
+  return runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+}
+
+function run(cadence: string, input: Parameters<ConnectionsClient['books']['run']>[1] = {}) {
+  return client.books.run({ customerId: stack.customerId, cadence }, input);
+}
+
+void describe('a book of saved logins', () => {
+  void it('enrols logins, lists the book a page at a time, finds and removes an entry, and refuses bad requests naming the field', async () => {
+    const cadence = 'listing';
+    const logins = await enrolLogins(cadence, 5);
+    const seen: string[] = [];
+    let pageToken: string | undefined;
+    let pages = 0;
+    do {
+      const page = await client.books.list({ customerId: stack.customerId, cadence, pageSize: 2, ...(pageToken ? { pageToken } : {}) });
+      seen.push(...page.entries.map((entry) => entry.loginId));
+      pageToken = page.nextPageToken;
+      pages += 1;
+    } while (pageToken);
+    assert.deepEqual([...seen].sort(), [...logins].sort(), 'every login once over the pages');
+    assert.ok(pages >= 3, `5 logins at 2 a page take 3 pages, took ${pages}`);
+
+    const entry = await client.books.entry({ customerId: stack.customerId, loginId: logins[0] as string });
+    assert.equal(entry.cadence, cadence);
+    assert.equal(entry.session, 'cached');
+    assert.deepEqual(entry.products, { accountsDetail: {} });
+
+    assert.equal(await client.books.remove({ customerId: stack.customerId, loginId: logins[0] as string }), 'removed');
+    await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 4, { describe: 'the removed login gone from the book' });
+    await assert.rejects(client.books.entry({ customerId: stack.customerId, loginId: logins[0] as string }), BookEntryNotFoundError);
+
+    const bad: [() => Promise<unknown>, RegExp][] = [
+      [() => client.books.enrol({ customerId: stack.customerId, loginId: 'not-a-uuid', products: { accountsDetail: {} } }), /loginId/],
+      [() => client.books.enrol({ customerId: stack.customerId, loginId: randomUUID(), cadence: 'Night Time', products: { accountsDetail: {} } }), /cadence: must be lower-case/],
+      [() => client.books.enrol({ customerId: stack.customerId, loginId: randomUUID(), products: {} }), /products: must request at least one/],
+      [() => client.books.schedule({ customerId: stack.customerId, when: { kind: 'daily', at: '25:00' } }), /when\.at: must be HH:MM/],
+      [() => client.books.schedule({ customerId: stack.customerId, when: { kind: 'interval', every: '1h' }, window: { floor: 9, ceiling: 3 } }), /window: floor must be at most ceiling/],
+      [() => client.books.resize('book-x:nightly-now', { size: 0 }), /resize: must be/],
+      [() => client.books.reportPage('book-x:nightly-now', 0), /page: must be a whole number/],
+    ];
+    for (const [call, message] of bad) {
+      await assert.rejects(call(), (error: unknown) => error instanceof InvalidBookRequestError && message.test(error.message), String(message));
+    }
+  });
+
+  void it('refreshes a book page by page, continuing as new only after each page drained, each login once, flagged and malformed entries reported and skipped', async () => {
+    const cadence = 'paging';
+    const refreshed = await enrolLogins(cadence, 5);
+    // A trusted-device login: a refresh meets its challenge, so it ends EndUserActionRequired and is flagged.
+    const needsEndUser = await savedLogin('trusted_device');
+    await client.books.enrol({ customerId: stack.customerId, loginId: needsEndUser, cadence, session: 'refresh', products: { accountsDetail: {} }, timing: { pollIntervalMs: 50 } });
+    // A record no client would write (started by hand): reported as malformed, never fatal.
+    const malformed = randomUUID();
+    await stack.client.workflow.start(BOOK_ENTRY_WORKFLOW_TYPE, {
+      taskQueue: stack.taskQueue,
+      workflowId: bookEntryWorkflowId(stack.customerId, malformed),
+      args: [{ customerId: stack.customerId, loginId: malformed, cadence, session: 'cached', products: {}, enrolledAt: new Date().toISOString() }],
+      memo: { [BOOK_ENTRY_MEMO.enrolment]: { customerId: stack.customerId, loginId: malformed, cadence, session: 'cached', products: { statements: true }, enrolledAt: new Date().toISOString() } },
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: CustomerIdKey, value: stack.customerId },
+        { key: LoginIdKey, value: malformed },
+        { key: BookCadenceKey, value: cadence },
+      ]),
+    });
+    await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 7, { describe: '7 entries' });
+
+    const { refreshWorkflowId, started } = await run(cadence, { pageSize: 3, window: { floor: 1, ceiling: 3, start: 2 } });
+    assert.equal(started, true);
+    const report = await reportOf(refreshWorkflowId);
+    assert.equal(report.status, 'completed');
+    assert.equal(report.total, 7);
+    assert.equal(report.counts.done, 7);
+    assert.equal(report.counts.refreshed, 5);
+    assert.equal(report.counts.needsEndUser, 1);
+    assert.equal(report.counts.malformed, 1);
+    assert.equal(report.counts.failed, 0, JSON.stringify(report.counts));
+    assert.equal(report.pages.length, 3, '7 logins at 3 a page');
+
+    const outcomes = await allOutcomes(report);
+    assert.deepEqual(outcomes.map((outcome) => outcome.loginId).sort(), [...refreshed, needsEndUser, malformed].sort(), 'each login once over the pages');
+    for (const loginId of refreshed) assert.equal(outcomes.find((outcome) => outcome.loginId === loginId)?.outcome, 'refreshed');
+    assert.equal(outcomes.find((outcome) => outcome.loginId === needsEndUser)?.outcome, 'needs-end-user');
+    assert.match(outcomes.find((outcome) => outcome.loginId === malformed)?.problem ?? '', /products/);
+
+    // One run per page; no child of a page outlived its run (drained before continue-as-new), and each login has one connection that night.
+    const runs = await runsOf(refreshWorkflowId);
+    assert.equal(runs.length, 3, `runs: ${runs.map((r) => r.status.name).join(', ')}`);
+    assert.deepEqual(runs.slice(0, 2).map((r) => r.status.name), ['CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
+    for (const loginId of [...refreshed, needsEndUser]) {
+      const childId = bookChildWorkflowId(stack.customerId, loginId, report.night);
+      const childRuns = await runsOf(childId);
+      assert.equal(childRuns.length, 1, `one connection for ${loginId} this night`);
+      const child = childRuns[0]!;
+      const parentRun = runs.find((r) => r.runId === child.parentExecution?.runId);
+      assert.ok(parentRun, `${childId} started by a run of the refresh`);
+      const next = runs[runs.indexOf(parentRun) + 1];
+      if (next) assert.ok((child.closeTime?.getTime() ?? Infinity) <= next.startTime.getTime(), `${childId} ended before the next page's run began`);
+    }
+
+    // The flagged login is now listed as needing its end user, and the next night skips it without a connection.
+    const flagged = await client.books.list({ customerId: stack.customerId, cadence, needsEndUser: true });
+    assert.deepEqual(flagged.entries.map((entry) => entry.loginId), [needsEndUser]);
+    assert.equal(flagged.entries[0]?.flag?.reason, 'EndUserActionRequired');
+    const second = await run(cadence, { pageSize: 10 });
+    const secondReport = await reportOf(second.refreshWorkflowId);
+    assert.equal(secondReport.counts.refreshed, 5);
+    assert.equal(secondReport.counts.needsEndUser, 1);
+    assert.equal((await runsOf(bookChildWorkflowId(stack.customerId, needsEndUser, secondReport.night))).length, 0, 'no connection for a flagged login');
+  });
+
+  void it('pauses (no connection starts until resumed), pins the window with resize, and refuses updates that make no sense', async () => {
+    const cadence = 'pausing';
+    await enrolLogins(cadence, 6, { pendingPolls: 2, pollIntervalMs: 300 });
+    const { refreshWorkflowId } = await run(cadence, { window: { floor: 1, ceiling: 4, start: 1 } });
+    await progressUntil(refreshWorkflowId, (progress) => progress.started >= 1, 'a first connection');
+
+    const pinned = await client.books.resize(refreshWorkflowId, { size: 2 });
+    assert.equal(pinned.window.pinned, 2);
+    assert.equal(pinned.window.size, 2);
+    assert.match(pinned.window.lastChange?.reason ?? '', /pinned by an operator at 2/);
+
+    const paused = await client.books.pause(refreshWorkflowId, 'the test pauses');
+    assert.equal(paused.status, 'paused');
+    await progressUntil(refreshWorkflowId, (progress) => progress.inFlight === 0, 'the connections in flight to end');
+    const resumed = await client.books.resume(refreshWorkflowId);
+    assert.equal(resumed.status, 'running');
+    await assert.rejects(client.books.resize(refreshWorkflowId, { size: 5000 }), InvalidBookRequestError);
+
+    const report = await reportOf(refreshWorkflowId);
+    assert.equal(report.counts.refreshed, 6);
+    assert.ok(report.pausedMs > 0, 'paused time is counted');
+    await assert.rejects(client.books.pause(refreshWorkflowId), BookRefreshRefusedError, 'an ended refresh refuses a pause');
+
+    // In history: no connection started between the pause and the resume, and never more than 2 in flight once pinned.
+    const history = await stack.client.workflow.getHandle(refreshWorkflowId).fetchHistory();
+    const events = history.events ?? [];
+    const accepted = events.filter((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    const nameOf = (event: (typeof events)[number]) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+    const pauseAt = events.indexOf(accepted.find((event) => nameOf(event) === 'pauseBook')!);
+    const resumeAt = events.indexOf(accepted.find((event) => nameOf(event) === 'resumeBook')!);
+    assert.ok(pauseAt > 0 && resumeAt > pauseAt, 'pause then resume in the same run');
+    const startsWhilePaused = events.slice(pauseAt, resumeAt).filter((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
+    assert.equal(startsWhilePaused.length, 0, 'no connection started while paused');
+    let inFlight = 0;
+    let most = 0;
+    const pinAt = events.indexOf(accepted.find((event) => nameOf(event) === 'resizeBook')!);
+    events.forEach((event, index) => {
+      if (event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED && event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'connectionWorkflow') inFlight += 1;
+      if (event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED || event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED) inFlight -= 1;
+      if (index > pinAt + 1) most = Math.max(most, inFlight);
+    });
+    assert.ok(most <= 2, `at most 2 in flight once pinned, saw ${most}`);
+  });
+
+  void it('cancels a refresh: connections in flight are cancelled, none starts after, and the report says so', async () => {
+    const cadence = 'cancelling';
+    await enrolLogins(cadence, 5, { pendingPolls: 3, pollIntervalMs: 1_000 });
+    const { refreshWorkflowId } = await run(cadence, { window: { floor: 2, ceiling: 2, start: 2 } });
+    await progressUntil(refreshWorkflowId, (progress) => progress.inFlight === 2, 'two connections in flight');
+    const cancelling = await client.books.cancel(refreshWorkflowId, 'the test cancels');
+    assert.equal(cancelling.status, 'cancelling');
+    const report = await reportOf(refreshWorkflowId);
+    assert.equal(report.status, 'cancelled');
+    assert.equal(report.counts.done, 5, 'every login of the page has an outcome');
+    assert.ok(report.counts.cancelled >= 3, `in flight and not started: cancelled (${JSON.stringify(report.counts)})`);
+    const outcomes = await allOutcomes(report);
+    for (const outcome of outcomes.filter((o) => o.outcome === 'cancelled' && o.workflowId)) {
+      const description = await stack.client.workflow.getHandle(outcome.workflowId!).describe();
+      assert.equal(description.status.name, 'CANCELLED', `${outcome.workflowId} was cancelled`);
+    }
+  });
+
+  void it('skips a login forgotten after its page was read and reports it forgotten, with no connection for it', async () => {
+    const cadence = 'forgetting';
+    // Visibility lists the newest enrolment first: the first login enrolled is the page's last.
+    const logins = await enrolLogins(cadence, 4, { pendingPolls: 2, pollIntervalMs: 300 });
+    const last = logins[0] as string;
+    const { refreshWorkflowId } = await run(cadence, { window: { floor: 1, ceiling: 1, start: 1 } });
+    await progressUntil(refreshWorkflowId, (progress) => progress.started >= 1, 'a first connection');
+    const record = await client.logins.forget({ customerId: stack.customerId, loginId: last });
+    assert.equal(record.book, 'removed');
+    const report = await reportOf(refreshWorkflowId);
+    const outcome = (await allOutcomes(report)).find((o) => o.loginId === last);
+    assert.equal(outcome?.outcome, 'forgotten', JSON.stringify(outcome));
+    assert.equal(report.counts.refreshed, 3);
+    assert.equal((await runsOf(bookChildWorkflowId(stack.customerId, last, report.night))).length, 0, 'no connection for the forgotten login');
+  });
+
+  void it('grows the window while children are fast, shrinks it to its floor while the service is down, and completes the book after with nothing failed', async () => {
+    const cadence = 'outage';
+    await enrolLogins(cadence, 30, { pollIntervalMs: 50 });
+    const control: BookRefreshInput['control'] = { slackMs: 50 };
+    const { refreshWorkflowId } = await run(cadence, { pageSize: 100, window: { floor: 1, ceiling: 6, start: 1 }, control });
+    const grown = await progressUntil(refreshWorkflowId, (progress) => progress.window.size >= 3, 'the window to grow', 60_000);
+    assert.match(grown.window.lastChange?.reason ?? '', /their best time and the service answers/);
+
+    stack.setServiceFault('status=503');
+    try {
+      const shrunk = await progressUntil(refreshWorkflowId, (progress) => progress.window.size === 1, 'the window at its floor while the service is down', 60_000);
+      assert.match(shrunk.window.lastChange?.reason ?? '', /not keeping up|their best time/);
+    } finally {
+      stack.setServiceFault(undefined);
+    }
+    const report = await reportOf(refreshWorkflowId, 180_000);
+    assert.equal(report.status, 'completed');
+    assert.equal(report.counts.failed, 0, `nothing a retry fixes failed: ${JSON.stringify(report.counts.failedByType)}`);
+    assert.equal(report.counts.refreshed, 30);
+    assert.ok(report.windowChanges.some((change) => change.to > change.from), 'grew');
+    assert.ok(report.windowChanges.some((change) => change.to === 1 && change.from > 1), 'shrank to the floor');
+  });
+});
