@@ -33,6 +33,7 @@ import { z } from 'zod';
 import type { EncryptionKeys } from './codec/encryption-codec.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_KEY_LIMITS, type PriorityPolicy } from './contract/priority.js';
+import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_PAGE_SIZE, DEFAULT_WINDOW_BOUNDS, WINDOW_LIMITS } from './contract/book-definitions.js';
 import { nodeRuntimeProblem } from './node-runtime.js';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
@@ -772,6 +773,35 @@ function budgetSection(env: z.output<typeof BudgetVars>, ctx: z.core.$Refinement
   return Object.freeze({ totalRps: env.SERVICE_BUDGET_RPS, tenantRps });
 }
 
+const WindowSize = z.coerce
+  .number({ message: `must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}` })
+  .int({ message: `must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}` })
+  .min(WINDOW_LIMITS.min, { message: `must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}` })
+  .max(WINDOW_LIMITS.max, { message: `must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}` });
+
+const BookVars = group(
+  z.object({
+    BOOK_WINDOW_FLOOR: doc(WindowSize.default(DEFAULT_WINDOW_BOUNDS.floor), 'Fewest connections a book refresh keeps in flight (while the book has more), however slow the fleet or the service.'),
+    BOOK_WINDOW_CEILING: doc(WindowSize.default(DEFAULT_WINDOW_BOUNDS.ceiling), 'Most connections a book refresh keeps in flight, however fast children finish.'),
+    BOOK_WINDOW_START: doc(WindowSize.default(DEFAULT_WINDOW_BOUNDS.start), 'Connections in flight when a book refresh begins; the window grows or shrinks from there.'),
+    BOOK_PAGE_SIZE: doc(
+      z.coerce.number().int().min(BOOK_PAGE_SIZE_LIMITS.min, { message: `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}` }).max(BOOK_PAGE_SIZE_LIMITS.max, { message: `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}` }).default(DEFAULT_BOOK_PAGE_SIZE),
+      'Logins a book refresh reads, starts and drains per run before it continues as new (one report page each).',
+    ),
+  }),
+  'Book refresh',
+  "The window and page size of book refreshes whose Schedule or run names none; written into each book's Schedule when it is created (docs/fleet.md).",
+);
+
+/** The book refresh's defaults, checked as a whole (floor ≤ start ≤ ceiling). */
+function bookSection(env: z.output<typeof BookVars>, ctx: z.core.$RefinementCtx) {
+  if (env.BOOK_WINDOW_FLOOR > env.BOOK_WINDOW_CEILING) ctx.addIssue({ code: 'custom', path: ['BOOK_WINDOW_FLOOR'], message: `must not exceed BOOK_WINDOW_CEILING (${env.BOOK_WINDOW_CEILING})` });
+  if (env.BOOK_WINDOW_START < env.BOOK_WINDOW_FLOOR || env.BOOK_WINDOW_START > env.BOOK_WINDOW_CEILING) {
+    ctx.addIssue({ code: 'custom', path: ['BOOK_WINDOW_START'], message: `must be from BOOK_WINDOW_FLOOR (${env.BOOK_WINDOW_FLOOR}) to BOOK_WINDOW_CEILING (${env.BOOK_WINDOW_CEILING})` });
+  }
+  return Object.freeze({ window: Object.freeze({ floor: env.BOOK_WINDOW_FLOOR, ceiling: env.BOOK_WINDOW_CEILING, start: env.BOOK_WINDOW_START }), pageSize: env.BOOK_PAGE_SIZE });
+}
+
 function prioritySection(env: z.output<typeof PriorityVars>): PriorityPolicy {
   return Object.freeze({
     keys: Object.freeze({ live: env.PRIORITY_LIVE, pipeline: env.PRIORITY_PIPELINE, scheduled: env.PRIORITY_SCHEDULED, maintenance: env.PRIORITY_MAINTENANCE }),
@@ -982,6 +1012,7 @@ const ClientVariables = z.looseObject({
   ...DeploymentVars.shape,
   ...PriorityVars.shape,
   ...BudgetVars.shape,
+  ...BookVars.shape,
   ...EncryptionVars.shape,
   ...PayloadStoreVars.shape,
   ...TracingVars.shape,
@@ -1003,6 +1034,8 @@ const ClientEnv = ClientVariables.transform(withTemporalEnvConfig)
       priority: prioritySection(env),
       /** The fleet's configured request budget (what `budget show` compares with the queue's). */
       budget: budgetSection(env, ctx),
+      /** The window and page size of book refreshes that name none. */
+      books: bookSection(env, ctx),
       ...payloadSections(env, ctx),
       ...tracingSection(env, 'aggregation-connections-client'),
     }),
@@ -1438,6 +1471,7 @@ export const CONFIG_GROUPS: readonly z.ZodObject[] = [
   WorkerVars,
   PriorityVars,
   BudgetVars,
+  BookVars,
   ConsoleVars,
   EncryptionVars,
   PayloadStoreVars,

@@ -203,7 +203,7 @@ export class ConnectionsClient {
     }
     const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
     const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors });
-    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget });
+    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget, books: config.books });
     connections.ownedConnection = connection;
     connections.ownedTracing = tracing;
     return connections;
