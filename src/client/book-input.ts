@@ -29,7 +29,8 @@ export const BookEnrolmentInput = z.strictObject({
 });
 export type BookEnrolmentArgs = z.input<typeof BookEnrolmentInput>;
 
-const WindowSize = z.number().int().min(WINDOW_LIMITS.min).max(WINDOW_LIMITS.max);
+const WINDOW_RULE = `must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}`;
+const WindowSize = z.number({ message: WINDOW_RULE }).int({ message: WINDOW_RULE }).min(WINDOW_LIMITS.min, { message: WINDOW_RULE }).max(WINDOW_LIMITS.max, { message: WINDOW_RULE });
 
 export const WindowBoundsInput = z
   .strictObject({ floor: WindowSize.optional(), ceiling: WindowSize.optional(), start: WindowSize.optional() })

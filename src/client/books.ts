@@ -544,6 +544,11 @@ export class BooksClient {
       return await act(handle);
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) throw new BookRefreshRefusedError(refreshWorkflowId, request, error.cause?.message ?? error.message, { cause: error });
+      // An update to a closed workflow is answered "not found": say that it has ended, if it has.
+      if (error instanceof WorkflowNotFoundError) {
+        const status = await handle.describe().then((description) => description.status.name, () => undefined);
+        if (status !== undefined && status !== 'RUNNING') throw new BookRefreshRefusedError(refreshWorkflowId, request, `the refresh has ended (${status})`, { cause: error });
+      }
       throw this.mapError(error, refreshWorkflowId);
     }
   }

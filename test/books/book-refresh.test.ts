@@ -45,7 +45,14 @@ after(async () => {
   await env?.teardown();
 });
 
-/** A saved login of a sandbox scenario whose data operations stay pending for `pendingPolls` polls. */
+let loginsMade = 0;
+/** A fresh saved login (the sandbox derives a LoginId from the username) whose data stays pending for `pendingPolls` polls. */
+async function freshLogin(pendingPolls = 1): Promise<string> {
+  loginsMade += 1;
+  return savedLogin(`pending_polls_${loginsMade}`, pendingPolls);
+}
+
+/** The saved login of a sandbox scenario (one per username and tenant), its data pending for `pendingPolls` polls. */
 async function savedLogin(username: string, pendingPolls = 1): Promise<string> {
   const response = await fetch(`${stack.sandboxUrl}/sandbox/${encodeURIComponent(stack.customerId)}/logins`, {
     method: 'POST',
@@ -57,10 +64,10 @@ async function savedLogin(username: string, pendingPolls = 1): Promise<string> {
 }
 
 /** Enrols `count` fresh logins in `cadence`, polling every `pollIntervalMs`; returns them in enrolment order. */
-async function enrolLogins(cadence: string, count: number, options: { pendingPolls?: number; pollIntervalMs?: number; username?: string } = {}): Promise<string[]> {
+async function enrolLogins(cadence: string, count: number, options: { pendingPolls?: number; pollIntervalMs?: number } = {}): Promise<string[]> {
   const logins: string[] = [];
   for (let index = 0; index < count; index += 1) {
-    const loginId = await savedLogin(options.username ?? 'no_mfa', options.pendingPolls ?? 1);
+    const loginId = await freshLogin(options.pendingPolls ?? 1);
     await client.books.enrol({ customerId: stack.customerId, loginId, cadence, products: { accountsDetail: {} }, timing: { pollIntervalMs: options.pollIntervalMs ?? 50 } });
     logins.push(loginId);
   }
@@ -145,7 +152,7 @@ void describe('a book of saved logins', () => {
       [() => client.books.enrol({ customerId: stack.customerId, loginId: randomUUID(), products: {} }), /products: must request at least one/],
       [() => client.books.schedule({ customerId: stack.customerId, when: { kind: 'daily', at: '25:00' } }), /when\.at: must be HH:MM/],
       [() => client.books.schedule({ customerId: stack.customerId, when: { kind: 'interval', every: '1h' }, window: { floor: 9, ceiling: 3 } }), /window: floor must be at most ceiling/],
-      [() => client.books.resize('book-x:nightly-now', { size: 0 }), /resize: must be/],
+      [() => client.books.resize('book-x:nightly-now', { size: 0 }), /resize: size: must be a whole number from 1 to 1000/],
       [() => client.books.reportPage('book-x:nightly-now', 0), /page: must be a whole number/],
     ];
     for (const [call, message] of bad) {
@@ -239,7 +246,7 @@ void describe('a book of saved logins', () => {
     const report = await reportOf(refreshWorkflowId);
     assert.equal(report.counts.refreshed, 6);
     assert.ok(report.pausedMs > 0, 'paused time is counted');
-    await assert.rejects(client.books.pause(refreshWorkflowId), BookRefreshRefusedError, 'an ended refresh refuses a pause');
+    await assert.rejects(client.books.pause(refreshWorkflowId), (error: unknown) => error instanceof BookRefreshRefusedError && /has ended \(COMPLETED\)/.test(error.message), 'an ended refresh refuses a pause');
 
     // In history: no connection started between the pause and the resume, and never more than 2 in flight once pinned.
     const history = await stack.client.workflow.getHandle(refreshWorkflowId).fetchHistory();
