@@ -280,6 +280,11 @@ void describe('a book of saved logins', () => {
     assert.equal(report.status, 'cancelled');
     assert.equal(report.counts.done, 5, 'every login of the page has an outcome');
     assert.ok(report.counts.cancelled >= 3, `in flight and not started: cancelled (${JSON.stringify(report.counts)})`);
+    const events = (await stack.client.workflow.getHandle(refreshWorkflowId).fetchHistory()).events ?? [];
+    const cancelAt = events.findIndex((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED && event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'cancelBook');
+    assert.ok(cancelAt > 0, 'the cancel is in history');
+    const startsAfter = events.slice(cancelAt).filter((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED && event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'connectionWorkflow');
+    assert.equal(startsAfter.length, 0, 'no connection started after the cancel');
     const outcomes = await allOutcomes(report);
     for (const outcome of outcomes.filter((o) => o.outcome === 'cancelled' && o.workflowId)) {
       const description = await stack.client.workflow.getHandle(outcome.workflowId!).describe();
@@ -301,6 +306,26 @@ void describe('a book of saved logins', () => {
     assert.equal(outcome?.outcome, 'forgotten', JSON.stringify(outcome));
     assert.equal(report.counts.refreshed, 3);
     assert.equal((await runsOf(bookChildWorkflowId(stack.customerId, last, report.night))).length, 0, 'no connection for the forgotten login');
+  });
+
+  void it('halves the window when the service throttles the tenant (TOO_MANY_REQUESTS), and completes the book with nothing failed', async () => {
+    const cadence = 'throttled';
+    await enrolLogins(cadence, 16, { pollIntervalMs: 50 });
+    const limit = (tenants: Record<string, number | null>, retryAfterSeconds: number | null) =>
+      fetch(`${stack.sandboxUrl}/sandbox/rate-limits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tenants, retryAfterSeconds }) });
+    assert.ok((await limit({ [stack.customerId]: 2 }, 2)).ok, 'the sandbox took the limit');
+    try {
+      const { refreshWorkflowId } = await run(cadence, { window: { floor: 1, ceiling: 8, start: 8 }, control: { throttleCheckMs: 0 } });
+      const throttled = await progressUntil(refreshWorkflowId, (progress) => /throttled the tenant/.test(progress.window.lastChange?.reason ?? ''), 'the window to react to the throttle', 60_000);
+      const change = throttled.window.lastChange!;
+      assert.equal(change.to, Math.max(1, Math.floor(change.from / 2)), `halved: ${JSON.stringify(change)}`);
+      assert.ok((await limit({ [stack.customerId]: null }, null)).ok);
+      const report = await reportOf(refreshWorkflowId, 120_000);
+      assert.equal(report.counts.refreshed, 16);
+      assert.equal(report.counts.failed, 0, JSON.stringify(report.counts.failedByType));
+    } finally {
+      await limit({ [stack.customerId]: null }, null);
+    }
   });
 
   void it('grows the window while children are fast, shrinks it to its floor while the service is down, and completes the book after with nothing failed', async () => {

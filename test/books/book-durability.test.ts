@@ -1,0 +1,119 @@
+/**
+ * A book refresh survives its worker and its server: the worker process is killed (SIGKILL) with
+ * connections in flight and a new one takes over, then the Temporal server is killed and started
+ * again on its database; the refresh completes every login exactly once (one connection per login
+ * and night), fails none, and its report covers the whole book across its pages. Real dev server
+ * process on a SQLite file, real worker processes from the production bundle, real sandbox.
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { DevServer } from '../../scripts/lib/dev-server.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { ConnectionsClient, BookReportNotReadyError, type BookProgress, type BookReport } from '../../src/client/index.js';
+import { bookChildWorkflowId } from '../../src/contract/book-definitions.js';
+import { createSandbox } from '../../src/sandbox/server.js';
+import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
+import { killProcess, stopAllProcesses } from '../helpers/processes.js';
+import { registerSearchAttributes, uniqueId, waitFor } from '../helpers/temporal.js';
+import { startWorkerProcess, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
+
+let runDir: string;
+let server: DevServer;
+let connection: Connection;
+let temporal: Client;
+let client: ConnectionsClient;
+let sandbox: Awaited<ReturnType<typeof createSandbox>>;
+let bundle: WorkflowBundleFile;
+const customerId = uniqueId('tenant');
+const taskQueue = uniqueId('books');
+
+before(async () => {
+  runDir = await mkdtemp(join(tmpdir(), 'book-durability-'));
+  server = await DevServer.start({ dbFile: join(runDir, 'temporal.sqlite'), logPath: join(runDir, 'server.log') });
+  connection = await Connection.connect({ address: server.address });
+  await registerSearchAttributes(connection);
+  temporal = new Client({ connection, dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
+  client = new ConnectionsClient({ client: temporal, taskQueue, address: server.address });
+  sandbox = await createSandbox({ port: 0 });
+  bundle = await writeWorkflowBundle();
+});
+
+after(async () => {
+  await stopAllProcesses();
+  await connection?.close();
+  await server?.close();
+  await sandbox?.close();
+  await bundle?.remove();
+  if (runDir) await rm(runDir, { recursive: true, force: true });
+});
+
+function startWorker(): Promise<ChildProcess> {
+  return startWorkerProcess({ temporalAddress: server.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path });
+}
+
+async function freshLogin(index: number): Promise<string> {
+  const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: `pending_polls_${index + 1}`, pendingPolls: 2 }),
+  });
+  assert.ok(response.ok);
+  return ((await response.json()) as { LoginId: string }).LoginId;
+}
+
+async function progressUntil(refreshWorkflowId: string, predicate: (progress: BookProgress) => boolean, describe: string): Promise<BookProgress> {
+  return waitFor(async () => {
+    const progress = await client.books.progress(refreshWorkflowId);
+    return predicate(progress) ? progress : undefined;
+  }, { timeoutMs: 90_000, intervalMs: 200, describe });
+}
+
+void describe('a book refresh through faults', () => {
+  void it('loses no connection and starts none twice when its worker is killed mid-page and its server restarted', async () => {
+    let worker = await startWorker();
+    const logins: string[] = [];
+    for (let index = 0; index < 12; index += 1) {
+      const loginId = await freshLogin(index);
+      await client.books.enrol({ customerId, loginId, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300 } });
+      logins.push(loginId);
+    }
+    await waitFor(async () => (await client.books.count({ customerId })) === 12, { describe: '12 logins enrolled' });
+    const { refreshWorkflowId } = await client.books.run({ customerId }, { pageSize: 5, window: { floor: 1, ceiling: 3, start: 2 } });
+
+    await progressUntil(refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight');
+    await killProcess(worker);
+    assert.equal(worker.signalCode, 'SIGKILL');
+    worker = await startWorker();
+
+    await progressUntil(refreshWorkflowId, (progress) => progress.page >= 2 && progress.inFlight >= 1, 'the second page under way');
+    await server.stop('SIGKILL');
+    await server.start();
+
+    const report = await waitFor(async () => {
+      try {
+        return await client.books.report(refreshWorkflowId);
+      } catch (error) {
+        if (error instanceof BookReportNotReadyError) return undefined;
+        throw error;
+      }
+    }, { timeoutMs: 180_000, intervalMs: 500, describe: 'the report' }) as BookReport;
+
+    assert.equal(report.status, 'completed');
+    assert.equal(report.counts.refreshed, 12, JSON.stringify(report.counts));
+    assert.equal(report.counts.failed, 0);
+    assert.equal(report.counts.duplicate, 0);
+    assert.equal(report.pages.length, 3);
+    for (const loginId of logins) {
+      const runs = [];
+      for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookChildWorkflowId(customerId, loginId, report.night))}` })) runs.push(info);
+      assert.equal(runs.length, 1, `one connection for ${loginId}`);
+      assert.equal(runs[0]?.status.name, 'COMPLETED');
+    }
+    await killProcess(worker);
+  });
+});
