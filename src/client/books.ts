@@ -9,6 +9,7 @@
  */
 import {
   ScheduleAlreadyRunning,
+  WorkflowFailedError,
   ScheduleNotFoundError,
   ServiceError,
   WorkflowNotFoundError,
@@ -20,7 +21,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+import { decodeFromPayloadsAtIndex, decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
 import {
@@ -44,6 +45,8 @@ import {
   type BookReportPage,
   type WindowBounds,
 } from '../contract/book-definitions.js';
+import type { ConnectionInput } from '../contract/connection-input.js';
+import type { ConnectionResult } from '../contract/connection-definitions.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
 import { BookEnrolmentInput, BookListInput, BookRef, BookScheduleInput, ResizeInput, type BookEnrolmentArgs, type BookListArgs, type BookRefArgs, type BookScheduleArgs, type ResizeArgs } from './book-input.js';
@@ -187,6 +190,40 @@ export class BooksClient {
       throw this.mapError(error);
     }
     return { ...enrolment, workflowId };
+  }
+
+  /**
+   * Enrols the login a connection saved (or used), once it completed: with that connection's products
+   * and timing unless others are given, its session as the refresh's (`cached`, or `refresh` for a live
+   * refresh). InvalidBookRequestError when the connection did not complete.
+   */
+  async enrolFromConnection(
+    workflowId: string,
+    options: Partial<Pick<BookEnrolmentArgs, 'cadence' | 'session' | 'products' | 'timing'>> & { readonly evenIfFlagged?: boolean } = {},
+  ): Promise<BookEntrySummary> {
+    const handle = this.client.workflow.getHandle(workflowId);
+    let result: ConnectionResult;
+    let input: ConnectionInput;
+    try {
+      result = (await handle.result()) as ConnectionResult;
+      const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+      input = await decodeFromPayloadsAtIndex<ConnectionInput>(this.client.options.loadedDataConverter, 0, started?.input?.payloads);
+    } catch (error) {
+      if (error instanceof WorkflowFailedError) throw new InvalidBookRequestError(`connection ${workflowId} did not complete (${error.cause?.message ?? error.message}): there is no saved login to enrol`, { cause: error });
+      throw this.mapError(error, workflowId);
+    }
+    const { evenIfFlagged, ...chosen } = options;
+    return this.enrol(
+      {
+        customerId: result.customerId,
+        loginId: result.loginId,
+        session: input.session.kind === 'refresh' ? 'refresh' : 'cached',
+        products: input.products,
+        ...(input.timing ? { timing: { pollIntervalMs: input.timing.pollIntervalMs, pollTimeoutMs: input.timing.pollTimeoutMs } } : {}),
+        ...chosen,
+      },
+      { evenIfFlagged: evenIfFlagged ?? false },
+    );
   }
 
   /** Takes the login out of its book (its connections and saved data stay: forgetting is `logins.forget`). */

@@ -82,6 +82,12 @@ export { quoteVisibilityValue } from './visibility.js';
  */
 export type RerunPolicy = 'never' | 'if-failed' | 'always';
 
+/**
+ * `result(id, { enrol })`: once the connection completed, enrol the login it saved in its tenant's
+ * book (`true`: the default cadence, the connection's products and timing).
+ */
+export type EnrolOnResult = true | Parameters<BooksClient['enrolFromConnection']>[1];
+
 export interface StartOptions {
   readonly rerun?: RerunPolicy;
   /**
@@ -306,14 +312,18 @@ export class ConnectionsClient {
    * out (see transient-retry.ts); only when they outlast `giveUpAfterMs` does the wait fail, with
    * ResultWaitFailedError — the connection itself goes on.
    */
-  async result(workflowId: string, options: TransientRetryOptions = {}): Promise<ConnectionResult> {
+  async result(workflowId: string, options: TransientRetryOptions & { readonly enrol?: EnrolOnResult } = {}): Promise<ConnectionResult> {
     const handle = this.handle(workflowId);
+    let result: ConnectionResult;
     try {
-      return (await retryTransient(() => handle.result(), options)) as ConnectionResult;
+      result = (await retryTransient(() => handle.result(), options)) as ConnectionResult;
     } catch (error) {
       if (error instanceof TransientRetryExhaustedError) throw new ResultWaitFailedError(workflowId, error.lastCode, error.attempts, { cause: error });
       throw this.mapError(workflowId, error);
     }
+    // The login it saved joins its tenant's book (a refusal throws; the result stays readable by calling again).
+    if (options.enrol) await this.books.enrolFromConnection(workflowId, options.enrol === true ? {} : options.enrol);
+    return result;
   }
 
   /** Asks the connection to stop; it ends as Cancelled (its `result` throws ConnectionFailedError type Cancelled). */

@@ -1,6 +1,6 @@
 /** The pipeline's entry point: `import { ConnectionsClient, connectionKey } from '.../client/index.js'`. */
 export { ConnectionsClient, isTerminalStatus, ListFilter, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from './connections.js';
-export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionsClientOptions, FirstStepResult, RerunPolicy, StartOptions } from './connections.js';
+export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionsClientOptions, EnrolOnResult, FirstStepResult, RerunPolicy, StartOptions } from './connections.js';
 export type { ConnectionSummary } from './connection-summary.js';
 export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
 export { RefreshSchedules } from './schedules.js';
