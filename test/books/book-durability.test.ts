@@ -94,14 +94,14 @@ void describe('a book refresh through faults', () => {
     await server.stop('SIGKILL');
     await server.start();
 
-    const report = await waitFor(async () => {
+    const report = await waitFor<BookReport | undefined>(async () => {
       try {
         return await client.books.report(refreshWorkflowId);
       } catch (error) {
         if (error instanceof BookReportNotReadyError) return undefined;
         throw error;
       }
-    }, { timeoutMs: 180_000, intervalMs: 500, describe: 'the report' }) as BookReport;
+    }, { timeoutMs: 180_000, intervalMs: 500, describe: 'the report' });
 
     assert.equal(report.status, 'completed');
     assert.equal(report.counts.refreshed, 12, JSON.stringify(report.counts));
