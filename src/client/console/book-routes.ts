@@ -10,13 +10,12 @@
  *   POST /api/books/refreshes/:refreshId/resume            → { progress }
  *   POST /api/books/refreshes/:refreshId/resize            { size } | { unpin: true } → { progress }
  */
-import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import type { BookProgress, BookReport } from '../../contract/book-definitions.js';
 import type { BookRefreshSummary } from '../books.js';
 import type { ConnectionsClient } from '../connections.js';
 import { BookReportNotReadyError } from '../errors.js';
-import { checkSameOrigin, HttpError, parse, readJsonBody, safeDecode } from './http.js';
+import { checkSameOrigin, hasBody, HttpError, parse, readJsonBody, safeDecode } from './http.js';
 import type { Params, Route, RouteCall } from './router.js';
 
 const ListQuery = z.strictObject({
@@ -121,10 +120,4 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
       },
     },
   ];
-}
-
-/** A body is optional on pause, resume and cancel: the page sends none. */
-function hasBody(request: IncomingMessage): boolean {
-  const length = request.headers['content-length'];
-  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
