@@ -19,7 +19,7 @@ export const DOCS_VIEWPORT = { width: 1280, height: 800 };
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** Screenshots the page's viewport (1280x800) as docs/images/<name>.png, or into a temporary folder; returns where. */
-export async function docsScreenshot(page: Page, name: 'console' | 'web-ui'): Promise<string> {
+export async function docsScreenshot(page: Page, name: 'console' | 'books' | 'web-ui'): Promise<string> {
   const dir = DOCS_SCREENSHOTS ? DOCS_IMAGES : await mkdtemp(join(tmpdir(), 'docs-screenshot-'));
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${name}.png`);

@@ -4,6 +4,7 @@
  */
 import type { CommandTable } from './command.js';
 import { answer } from './commands/answer.js';
+import { book } from './commands/book/index.js';
 import { budget } from './commands/budget/index.js';
 import { deployment } from './commands/deployment/index.js';
 import { forget } from './commands/forget.js';
@@ -13,4 +14,4 @@ import { show } from './commands/show.js';
 import { start } from './commands/start.js';
 import { watch } from './commands/watch.js';
 
-export const COMMANDS: CommandTable = { list, show, answer, watch, start, refresh, forget, deployment, budget };
+export const COMMANDS: CommandTable = { list, show, answer, watch, start, refresh, book, forget, deployment, budget };

@@ -3,7 +3,19 @@
  * listing commands print. Every cell and message that may come from the service or from
  * visibility goes through `printable`.
  */
-import { AnswerRejectedError, ConnectionClientError, InvalidBusinessKeyError, InvalidConnectionInputError, InvalidLoginRefError, InvalidScheduleError } from '../errors.js';
+import {
+  AnswerRejectedError,
+  BookEntryNotFoundError,
+  BookRefreshNotFoundError,
+  BookRefreshRefusedError,
+  BookReportNotReadyError,
+  ConnectionClientError,
+  InvalidBookRequestError,
+  InvalidBusinessKeyError,
+  InvalidConnectionInputError,
+  InvalidLoginRefError,
+  InvalidScheduleError,
+} from '../errors.js';
 import { printable } from '../presentation.js';
 import { UsageError } from './args.js';
 import type { CliIo } from './command.js';
@@ -20,9 +32,20 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
     return EXIT_USAGE;
   }
   // Refused by the client's own checks before anything was sent: the command line is at fault.
-  if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError || error instanceof InvalidScheduleError || error instanceof InvalidLoginRefError) {
+  if (
+    error instanceof InvalidConnectionInputError ||
+    error instanceof InvalidBusinessKeyError ||
+    error instanceof InvalidScheduleError ||
+    error instanceof InvalidLoginRefError ||
+    error instanceof InvalidBookRequestError
+  ) {
     io.err(`${program} ${command}: ${error.message}`);
     return EXIT_USAGE;
+  }
+  const book = bookProblem(error, program);
+  if (book !== undefined) {
+    io.err(`${program} ${command}: ${book}`);
+    return EXIT_FAILED;
   }
   if (error instanceof AnswerRejectedError) {
     io.err(`answer refused (${error.source === 'client' ? 'checked before sending' : "by the workflow's validator"}): ${printable(error.problem)}`);
@@ -35,6 +58,15 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
   }
   io.err(`${program} ${command}: ${error instanceof Error ? error.message : String(error)}`);
   return EXIT_FAILED;
+}
+
+/** The one line for a book refusal or a book thing not found, with what to run next; undefined for other errors. */
+function bookProblem(error: unknown, program: string): string | undefined {
+  if (error instanceof BookEntryNotFoundError) return `${printable(error.message)} ("${program} book list" lists it)`;
+  if (error instanceof BookRefreshNotFoundError) return `${printable(error.message)} ("${program} book refreshes" lists them)`;
+  if (error instanceof BookRefreshRefusedError) return `the refresh refused to ${error.request}: ${printable(error.reason)}`;
+  if (error instanceof BookReportNotReadyError) return `${error.refreshWorkflowId} has not ended, so it has no report yet; "${program} book progress ${error.refreshWorkflowId}" says how far it is`;
+  return undefined;
 }
 
 /** Left-aligned columns as wide as their widest cell; cells are made printable. */

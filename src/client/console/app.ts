@@ -13,8 +13,13 @@ import { PayloadDecryptionError } from '../../codec/encryption-codec.js';
 import type { ConnectionsClient } from '../connections.js';
 import {
   AnswerRejectedError,
+  BookEntryNotFoundError,
+  BookRefreshNotFoundError,
+  BookRefreshRefusedError,
+  BookReportNotReadyError,
   ConnectionNotFoundError,
   ForgetFailedError,
+  InvalidBookRequestError,
   InvalidBusinessKeyError,
   InvalidConnectionInputError,
   InvalidLoginRefError,
@@ -24,6 +29,7 @@ import {
 } from '../errors.js';
 import { connectionRoutes } from './api.js';
 import { consoleAuth } from './auth.js';
+import { bookRoutes } from './book-routes.js';
 import { codecRoutes } from './codec.js';
 import { HttpError, methodNotAllowed, sendJson } from './http.js';
 import { servePage } from './pages.js';
@@ -40,7 +46,7 @@ export interface ConsoleOptions {
   readonly payloadCodecs?: readonly PayloadCodec[] | undefined;
   /** Browser origins allowed to call /codec/* with credentials (the Temporal Web UI); default none. */
   readonly codecCorsOrigins?: readonly string[] | undefined;
-  /** Tenant of the schedule and forget routes when a request names none (AGGREGATOR_CUSTOMER_ID); none: they require `customer`. */
+  /** Tenant of the schedule, forget and book listing routes when a request names none (AGGREGATOR_CUSTOMER_ID); none: they require `customer`. */
   readonly defaultCustomerId?: string | undefined;
 }
 
@@ -55,6 +61,7 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   const route = createRouter([
     ...connectionRoutes(options.connections),
     ...scheduleRoutes(options.connections, options.defaultCustomerId),
+    ...bookRoutes(options.connections, options.defaultCustomerId),
     ...codecRoutes(options.payloadCodecs ?? [], options.codecCorsOrigins ?? []),
   ]);
 
@@ -117,5 +124,9 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof RefreshScheduleNotFoundError) return new HttpError(404, 'ScheduleNotFound', error.message);
   if (error instanceof RefreshNotUnattendedError) return new HttpError(409, 'RefreshNotUnattended', error.message, { challengeType: error.challengeType });
   if (error instanceof ForgetFailedError) return new HttpError(409, 'ForgetFailed', error.message, { type: error.type, workflowId: error.workflowId });
+  if (error instanceof InvalidBookRequestError) return new HttpError(400, 'InvalidRequest', error.message);
+  if (error instanceof BookRefreshNotFoundError || error instanceof BookEntryNotFoundError) return new HttpError(404, 'BookNotFound', error.message);
+  if (error instanceof BookRefreshRefusedError) return new HttpError(409, 'BookRefreshRefused', error.message, { request: error.request, reason: error.reason });
+  if (error instanceof BookReportNotReadyError) return new HttpError(409, 'ReportNotReady', error.message);
   return new HttpError(502, 'TemporalError', error instanceof Error ? error.message : String(error));
 }

@@ -79,6 +79,12 @@ export function checkSameOrigin(request: IncomingMessage): void {
   if (!isSameOrigin(request)) throw new HttpError(403, 'Forbidden', 'cross-origin requests are refused');
 }
 
+/** Whether the request carries a body: optional on the actions the page sends none with. */
+export function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+}
+
 export async function readJsonBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   const type = request.headers['content-type'] ?? '';
   if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'UnsupportedMediaType', 'send the body as application/json');

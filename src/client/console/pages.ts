@@ -12,6 +12,9 @@ const STATIC_FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/books': { file: 'books.html', type: 'text/html; charset=utf-8' },
+  '/books.html': { file: 'books.html', type: 'text/html; charset=utf-8' },
+  '/books.js': { file: 'books.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 

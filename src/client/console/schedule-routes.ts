@@ -8,12 +8,11 @@
  *   POST /api/logins/:loginId/forget                     [{ customer? }] → { record } (200), or
  *                                                        { workflowId, state: 'running' } (202) while it waits out a card in use
  */
-import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import type { ConnectionsClient } from '../connections.js';
 import { LoginRef } from '../refresh-schedule-input.js';
 import type { LatestRefresh } from '../schedules.js';
-import { checkSameOrigin, HttpError, parse, readJsonBody, safeDecode } from './http.js';
+import { checkSameOrigin, hasBody, HttpError, parse, readJsonBody, safeDecode } from './http.js';
 import type { Route, RouteCall } from './router.js';
 
 /** How long a forget request waits for the record before answering 202 (CARD_IN_USE waits can take hours). */
@@ -93,12 +92,6 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
       },
     },
   ];
-}
-
-/** A body is optional on these calls: the page sends none. */
-function hasBody(request: IncomingMessage): boolean {
-  const length = request.headers['content-length'];
-  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
 
 /** The latest run without its result (account data stays out of the page's listing). */
