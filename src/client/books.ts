@@ -327,19 +327,17 @@ export class BooksClient {
       { key: BookCadenceKey, value: input.cadence },
     ]);
     let created = true;
+    let paused = input.paused;
     try {
       await this.client.schedule.create({ scheduleId, spec, action, policies, state: { paused: input.paused, note }, typedSearchAttributes: attributes });
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw this.mapError(error);
       created = false;
       try {
-        await this.client.schedule.getHandle(scheduleId).update((previous: ScheduleDescription) => ({
-          spec,
-          action,
-          policies,
-          state: { paused: request.paused === undefined ? previous.state.paused : input.paused, note },
-          typedSearchAttributes: attributes,
-        }));
+        await this.client.schedule.getHandle(scheduleId).update((previous: ScheduleDescription) => {
+          paused = request.paused === undefined ? previous.state.paused : input.paused;
+          return { spec, action, policies, state: { paused, note }, typedSearchAttributes: attributes };
+        });
       } catch (updateError) {
         throw this.mapError(updateError);
       }
@@ -352,7 +350,7 @@ export class BooksClient {
       when: cadenceArgsOf(when),
       window: refreshInput.window,
       pageSize: refreshInput.pageSize,
-      paused: input.paused,
+      paused,
       note,
       nextRunsAt: [],
       recentRuns: [],
