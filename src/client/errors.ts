@@ -181,6 +181,25 @@ export class RefreshScheduleNotFoundError extends ConnectionClientError {
   }
 }
 
+/**
+ * The login's schedule exists but Temporal could not describe it yet: the scheduler workflow behind
+ * a schedule answers only once it has run its first workflow task, which on a server that has just
+ * started waits for the server's own scheduler worker. Ask again in a few seconds.
+ */
+export class RefreshScheduleNotReadyError extends ConnectionClientError {
+  override readonly name = 'RefreshScheduleNotReadyError';
+  constructor(
+    readonly scheduleId: string,
+    /** The last refusal's gRPC code, e.g. DEADLINE_EXCEEDED (the describe waited for the scheduler). */
+    readonly lastCode: string,
+    readonly attempts: number,
+    readonly waitedMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`refresh schedule ${JSON.stringify(scheduleId)} exists but its scheduler has not answered yet (${attempts} attempts over ${Math.round(waitedMs / 1000)} s, last: ${lastCode}); ask again in a few seconds`, options);
+  }
+}
+
 /** Forgetting a login did not finish: `type` is the workflow's failure type (e.g. CardInUse), or how Temporal ended it. */
 export class ForgetFailedError extends ConnectionClientError {
   override readonly name = 'ForgetFailedError';

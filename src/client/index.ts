@@ -4,7 +4,7 @@ export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionsClientOption
 export type { ConnectionSummary } from './connection-summary.js';
 export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
 export { RefreshSchedules } from './schedules.js';
-export type { EndUserFlag, LatestRefresh, ListSchedulesFilter, LoginRef, RefreshScheduleSummary, RefreshSchedulesOptions } from './schedules.js';
+export type { EndUserFlag, LatestRefresh, ListSchedulesFilter, LoginRef, RefreshScheduleSummary, RefreshSchedulesOptions, ScheduledRefresh } from './schedules.js';
 export { RefreshScheduleInput, formatDuration } from './refresh-schedule-input.js';
 export type { RefreshCadenceArgs, RefreshScheduleArgs } from './refresh-schedule-input.js';
 export { LoginsClient } from './logins.js';
@@ -32,6 +32,7 @@ export {
   InvalidScheduleError,
   RefreshNotUnattendedError,
   RefreshScheduleNotFoundError,
+  RefreshScheduleNotReadyError,
   ResultWaitFailedError,
   TemporalUnavailableError,
 } from './errors.js';

@@ -9,7 +9,13 @@
  * A login known to need its end user (a connection of it met a two-step or trusted-device challenge,
  * or a scheduled run met any challenge; the EndUserChallenge search attribute) is refused up front
  * with RefreshNotUnattendedError.
+ *
+ * A schedule is described by querying the scheduler workflow behind it, which answers only once it
+ * has run its first workflow task: on a server that has just started, that waits for the server's own
+ * scheduler worker. Reads wait for it within `describeWaitMs`; a schedule written but not yet
+ * describable is still reported as written (see `schedule`).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ServiceError, type Client, type ScheduleDescription, type ScheduleOptions, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -27,10 +33,12 @@ import {
   InvalidScheduleError,
   RefreshNotUnattendedError,
   RefreshScheduleNotFoundError,
+  RefreshScheduleNotReadyError,
   TemporalUnavailableError,
   type ConnectionEndType,
 } from './errors.js';
-import { formatDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
+import { cadenceArgsOf, formatDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
+import { transientCodeOf } from './transient-retry.js';
 import { quoteVisibilityValue } from './visibility.js';
 
 export type { LoginRef } from './refresh-schedule-input.js';
@@ -50,6 +58,18 @@ export interface RefreshScheduleSummary {
   /** Most recent runs, oldest first. */
   readonly recentRuns: readonly { readonly workflowId: string; readonly scheduledAt: string; readonly startedAt: string }[];
 }
+
+/** What `schedule` answers: the schedule as read back after it was written, or as written when it could not be read back yet. */
+export type ScheduledRefresh = RefreshScheduleSummary & {
+  /** false when the login's schedule existed and was replaced. */
+  readonly created: boolean;
+  /**
+   * Set when the schedule was written but could not be read back (its scheduler had not answered
+   * yet, on a server that has just started): the summary is what was written, with no upcoming or
+   * recent runs; `describe` has them once the scheduler answers.
+   */
+  readonly readBackError?: string | undefined;
+};
 
 /** Why a login cannot be refreshed unattended, from the connection that showed it. */
 export interface EndUserFlag {
@@ -82,6 +102,8 @@ export interface RefreshSchedulesOptions {
   readonly address?: string | undefined;
   /** Scheduled runs start with the `scheduled` class's priority and the tenant's weight. */
   readonly priority?: PriorityPolicy | undefined;
+  /** How long a read waits for a schedule whose scheduler has not answered yet; default 10 s (the server alone would hold it 30 s). */
+  readonly describeWaitMs?: number | undefined;
 }
 
 const ListSchedulesFilter = z.strictObject({
@@ -95,12 +117,43 @@ export type ListSchedulesFilter = z.input<typeof ListSchedulesFilter>;
 /** A run missed while Temporal was down is still taken within this window (then SKIP applies). */
 const CATCHUP_WINDOW = '1 hour';
 
+const DEFAULT_DESCRIBE_WAIT_MS = 10_000;
+const NOT_READY_FIRST_BACKOFF_MS = 200;
+const NOT_READY_MAX_BACKOFF_MS = 2_000;
+const DEADLINE_SLACK_MS = 100;
+/** gRPC codes (numbers fixed by the gRPC spec): FAILED_PRECONDITION is the server's WorkflowNotReady. */
+const CANCELLED = 1;
+const FAILED_PRECONDITION = 9;
+/** WorkflowNotReady's messages for a query to a workflow that has not run (or keeps failing) its workflow task. */
+const WORKFLOW_NOT_READY = /workflow task is not scheduled yet|workflow task in failed state|workflow state is not ready/i;
+
+/**
+ * The code of a refusal that says the schedule's scheduler has not answered yet, or undefined.
+ * Until the scheduler's first workflow task has run, the server holds a describe's query and answers
+ * DEADLINE_EXCEEDED when the call's deadline passes ("context deadline exceeded" after its own 30 s
+ * without one), or refuses it as FAILED_PRECONDITION WorkflowNotReady; a server still starting may
+ * also answer UNAVAILABLE or RESOURCE_EXHAUSTED.
+ */
+function notReadyCodeOf(error: unknown): string | undefined {
+  const transient = transientCodeOf(error);
+  if (transient !== undefined) return transient;
+  const details = error instanceof ServiceError ? (error.cause as { details?: unknown } | undefined)?.details : undefined;
+  return grpcCodeOf(error) === FAILED_PRECONDITION && typeof details === 'string' && WORKFLOW_NOT_READY.test(details) ? 'FAILED_PRECONDITION' : undefined;
+}
+
+/** The gRPC code behind a ServiceError the SDK threw. */
+function grpcCodeOf(error: unknown): number | undefined {
+  const code = error instanceof ServiceError ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
+  return typeof code === 'number' ? code : undefined;
+}
+
 export class RefreshSchedules {
   private readonly client: Client;
   private readonly taskQueue: string;
   private readonly connections: ConnectionReads;
   private readonly address: string | undefined;
   private readonly priority: PriorityPolicy;
+  private readonly describeWaitMs: number;
 
   constructor(options: RefreshSchedulesOptions) {
     this.client = options.client;
@@ -108,14 +161,16 @@ export class RefreshSchedules {
     this.connections = options.connections;
     this.address = options.address;
     this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
+    this.describeWaitMs = options.describeWaitMs ?? DEFAULT_DESCRIBE_WAIT_MS;
   }
 
   /**
    * Schedules the refresh of a saved login, or replaces the login's schedule (its paused state is
    * kept unless `paused` is given). Refused with RefreshNotUnattendedError when the login is known to
-   * need its end user; InvalidScheduleError names each bad field.
+   * need its end user; InvalidScheduleError names each bad field. Once Temporal has taken the schedule
+   * this never throws: when it cannot be read back yet, the answer is what was written (`readBackError`).
    */
-  async schedule(request: RefreshScheduleArgs): Promise<RefreshScheduleSummary & { readonly created: boolean }> {
+  async schedule(request: RefreshScheduleArgs): Promise<ScheduledRefresh> {
     const parsed = RefreshScheduleInput.safeParse(request);
     if (!parsed.success) throw new InvalidScheduleError(describeIssues(parsed.error), { cause: parsed.error });
     const input = parsed.data;
@@ -156,33 +211,57 @@ export class RefreshSchedules {
     };
     const policies: ScheduleOptions['policies'] = { overlap: 'SKIP', catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false };
     const note = input.note ?? `${input.session} refresh of login ${input.loginId}`;
+    let created = true;
+    let paused = input.paused;
     try {
-      await this.client.schedule.create({ scheduleId, spec, action, policies, state: { paused: input.paused, note }, typedSearchAttributes: identity });
-      return { ...(await this.describe(input)), created: true };
+      await this.client.schedule.create({ scheduleId, spec, action, policies, state: { paused, note }, typedSearchAttributes: identity });
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw this.mapError(scheduleId, error);
+      created = false;
     }
-    // The login already has a schedule: it now follows this request (paused state kept unless given).
+    if (!created) {
+      // The login already has a schedule: it now follows this request (paused state kept unless given).
+      // The SDK's update describes first, so it too waits for a scheduler that has not answered yet.
+      try {
+        await this.whileNotReady(scheduleId, () =>
+          this.client.schedule.getHandle(scheduleId).update((previous: ScheduleDescription) => {
+            paused = request.paused === undefined ? previous.state.paused : input.paused;
+            return { spec, action, policies, state: { paused, note }, typedSearchAttributes: identity };
+          }),
+        );
+      } catch (error) {
+        throw this.mapError(scheduleId, error);
+      }
+    }
+    // Temporal has the schedule: reading it back can no longer turn this call into a failure.
     try {
-      await this.client.schedule.getHandle(scheduleId).update((previous: ScheduleDescription) => ({
-        spec,
-        action,
-        policies,
-        state: { paused: request.paused === undefined ? previous.state.paused : input.paused, note },
-        typedSearchAttributes: identity,
-      }));
+      return { ...(await this.describe(input)), created };
     } catch (error) {
-      throw this.mapError(scheduleId, error);
+      const written: RefreshScheduleSummary = {
+        scheduleId,
+        customerId: input.customerId,
+        loginId: input.loginId,
+        session: input.session,
+        products: connectionInput.data.products,
+        cadence: cadenceArgsOf(input.cadence),
+        paused,
+        note,
+        nextRunsAt: [],
+        recentRuns: [],
+      };
+      return { ...written, created, readBackError: error instanceof Error ? error.message : String(error) };
     }
-    return { ...(await this.describe(input)), created: false };
   }
 
-  /** The login's schedule, with its upcoming and recent runs. */
+  /**
+   * The login's schedule, with its upcoming and recent runs. RefreshScheduleNotReadyError when its
+   * scheduler has not answered within `describeWaitMs` (a server that has just started).
+   */
   async describe(ref: LoginRef): Promise<RefreshScheduleSummary> {
     const { customerId, loginId } = parseLoginRef(ref);
     const scheduleId = refreshScheduleId(customerId, loginId);
     try {
-      const summary = summarizeRefresh(await this.client.schedule.getHandle(scheduleId).describe());
+      const summary = summarizeRefresh(await this.whileNotReady(scheduleId, () => this.client.schedule.getHandle(scheduleId).describe()));
       if (!summary) throw new RefreshScheduleNotFoundError(scheduleId);
       return summary;
     } catch (error) {
@@ -205,9 +284,11 @@ export class RefreshSchedules {
         // The listing leaves out the action (session and products): each is described.
         let description: ScheduleDescription;
         try {
-          description = await this.client.schedule.getHandle(listed.scheduleId).describe();
+          description = await this.whileNotReady(listed.scheduleId, () => this.client.schedule.getHandle(listed.scheduleId).describe());
         } catch (error) {
           if (error instanceof ScheduleNotFoundError) continue; // deleted since it was listed
+          // Just created, on a server that has just started: a later listing has it, as visibility's lag allows.
+          if (error instanceof RefreshScheduleNotReadyError) continue;
           throw error;
         }
         const summary = summarizeRefresh(description);
@@ -292,6 +373,30 @@ export class RefreshSchedules {
       await act(this.client.schedule.getHandle(scheduleId));
     } catch (error) {
       throw this.mapError(scheduleId, error);
+    }
+  }
+
+  /**
+   * Runs `call` (a describe, or an update, which describes first) again while the schedule's
+   * scheduler has not answered, until `describeWaitMs` has passed: then RefreshScheduleNotReadyError.
+   * The deadline bounds each call too, since the server holds a query to such a scheduler for 30 s.
+   */
+  private async whileNotReady<T>(scheduleId: string, call: () => Promise<T>): Promise<T> {
+    const startedAt = Date.now();
+    const deadline = startedAt + this.describeWaitMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.client.connection.withDeadline(deadline, call);
+      } catch (error) {
+        // Our deadline ended the call; when the server's cancel of it arrives first, grpc-js says CANCELLED
+        // (the server's deadline and ours are the same instant, measured on two clocks).
+        const endedByDeadline = grpcCodeOf(error) === CANCELLED && Date.now() + DEADLINE_SLACK_MS >= deadline;
+        const code = notReadyCodeOf(error) ?? (endedByDeadline ? 'DEADLINE_EXCEEDED' : undefined);
+        if (code === undefined) throw error;
+        const now = Date.now();
+        if (now >= deadline) throw new RefreshScheduleNotReadyError(scheduleId, code, attempt, now - startedAt, { cause: error });
+        await delay(Math.min(NOT_READY_MAX_BACKOFF_MS, NOT_READY_FIRST_BACKOFF_MS * 2 ** Math.min(attempt - 1, 10), deadline - now));
+      }
     }
   }
 

@@ -26,6 +26,7 @@ import {
   InvalidScheduleError,
   RefreshNotUnattendedError,
   RefreshScheduleNotFoundError,
+  RefreshScheduleNotReadyError,
 } from '../errors.js';
 import { connectionRoutes } from './api.js';
 import { consoleAuth } from './auth.js';
@@ -122,6 +123,7 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) return new HttpError(400, 'InvalidRequest', error.message);
   if (error instanceof InvalidScheduleError || error instanceof InvalidLoginRefError) return new HttpError(400, 'InvalidRequest', error.message);
   if (error instanceof RefreshScheduleNotFoundError) return new HttpError(404, 'ScheduleNotFound', error.message);
+  if (error instanceof RefreshScheduleNotReadyError) return new HttpError(503, 'ScheduleNotReady', error.message, { scheduleId: error.scheduleId });
   if (error instanceof RefreshNotUnattendedError) return new HttpError(409, 'RefreshNotUnattended', error.message, { challengeType: error.challengeType });
   if (error instanceof ForgetFailedError) return new HttpError(409, 'ForgetFailed', error.message, { type: error.type, workflowId: error.workflowId });
   if (error instanceof InvalidBookRequestError) return new HttpError(400, 'InvalidRequest', error.message);

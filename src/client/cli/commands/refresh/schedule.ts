@@ -95,6 +95,8 @@ Other:
     io.out(`${scheduled.created ? 'scheduled' : 'rescheduled'} ${scheduled.scheduleId}: ${scheduled.session} refresh ${describeCadence(scheduled.cadence)}${scheduled.paused ? ' (paused)' : ''}`);
     const next = scheduled.nextRunsAt[0];
     if (next !== undefined && !scheduled.paused) io.out(`next run ${next}`);
+    // Written but not read back (a server that has just started): still a success, said as such.
+    if (scheduled.readBackError !== undefined) io.out(`its next runs are not known yet (${printable(scheduled.readBackError)}); "refresh list" shows them`);
     return EXIT_OK;
   },
 };
