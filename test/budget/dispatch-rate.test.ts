@@ -1,0 +1,68 @@
+/**
+ * The rate set on Temporal's queue for a service limit (src/budget/fleet-budget.ts), checked against
+ * a model of the server's limiter (server 1.32.2's `simpleLimiter`: a GCRA with a one-second burst)
+ * dispatching as fast as it lets, with the service's own limiter (src/sandbox/rate-limits.ts) judging
+ * each request: no refusal, and in bucket mode most of the budget used.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { dispatchRateFor, queueRatesFor } from '../../src/budget/fleet-budget.js';
+import { RateLimiter } from '../../src/sandbox/rate-limits.js';
+
+/** Dispatch times (ms) of Temporal's limiter at `rate` with the backlog never empty, for `seconds` from t = `startMs` after idle. */
+function temporalDispatches(rate: number, startMs: number, seconds: number): number[] {
+  const intervalMs = 1_000 / rate;
+  const burstMs = 1_000;
+  let ready = -Infinity;
+  const times: number[] = [];
+  let now = startMs;
+  while (now < startMs + seconds * 1_000) {
+    if (ready <= now) {
+      times.push(now);
+      ready = Math.max(now, ready + burstMs) - burstMs + intervalMs;
+    } else now = ready;
+  }
+  return times;
+}
+
+function refusalsAt(times: readonly number[], limit: { mode: 'window' | 'bucket'; perSecond: number; burst?: number }): number {
+  let clock = 0;
+  const limiter = new RateLimiter(() => clock);
+  limiter.update({ mode: limit.mode, defaultPerSecond: limit.perSecond, burst: limit.burst ?? null });
+  let refused = 0;
+  for (const time of times) {
+    clock = time;
+    if (!limiter.admit('tenant').admitted) refused += 1;
+  }
+  return refused;
+}
+
+void describe('the dispatch rate for a service limit', () => {
+  void it("is the budget less one in bucket mode with one second's burst, (budget - 1) / 2 in strict mode", () => {
+    assert.equal(dispatchRateFor(8), 7);
+    assert.equal(dispatchRateFor(100), 99);
+    assert.equal(dispatchRateFor(8, { mode: 'bucket', burst: 16 }), 8);
+    assert.equal(dispatchRateFor(8, { mode: 'strict' }), 3.5);
+    assert.equal(dispatchRateFor(1), 0.5);
+    assert.deepEqual(queueRatesFor({ totalRps: 60, tenantRps: 40 }), { queueRps: 59, tenantRps: 39 });
+    assert.deepEqual(queueRatesFor({ totalRps: 60, tenantRps: 40, burst: 120 }), { queueRps: 60, tenantRps: 40 });
+    assert.deepEqual(queueRatesFor({ totalRps: 8, tenantRps: 8, mode: 'strict' }), { queueRps: 3.5, tenantRps: 3.5 });
+  });
+
+  void it("never overflows the service's limit in the model of Temporal's limiter, and uses most of a bucket", () => {
+    for (const budget of [0.5, 1, 1.5, 2, 3, 8, 10, 20, 60, 100]) {
+      for (const burst of [1, 1.5, 2, budget, 2 * budget, budget + 0.5].filter((value) => value >= 1)) {
+        const rate = dispatchRateFor(budget, { mode: 'bucket', burst });
+        for (const startMs of [0, 123.4, 999.9]) {
+          const times = temporalDispatches(rate, startMs, 30);
+          assert.equal(refusalsAt(times, { mode: 'bucket', perSecond: budget, burst }), 0, `bucket ${budget}/s, burst ${burst}: dispatched at ${rate}/s`);
+        }
+      }
+      const strict = dispatchRateFor(budget, { mode: 'strict' });
+      if (budget >= 1) {
+        for (const startMs of [0, 500, 999.9]) assert.equal(refusalsAt(temporalDispatches(strict, startMs, 30), { mode: 'window', perSecond: budget }), 0, `strict ${budget}/s: dispatched at ${strict}/s`);
+      }
+    }
+    for (const budget of [10, 20, 100]) assert.ok(dispatchRateFor(budget) / budget >= 0.9, `${budget}/s`);
+  });
+});
