@@ -80,6 +80,12 @@ export interface BudgetTarget {
   readonly identity: string;
 }
 
+/** The service's limit for the fleet in words: `a bucket of 8/s holding 8 at once` or `8/s in any whole second (strict)`. */
+export function describeServiceLimit(budget: FleetBudget): string {
+  const limit = serviceLimitsOf(budget).fleet;
+  return limit.mode === 'strict' ? `${budget.totalRps}/s in any whole second (strict)` : `a bucket of ${budget.totalRps}/s holding ${limit.burst} at once`;
+}
+
 /** The budget as the server's limits: the rates Temporal should dispatch at. */
 export function queueRatesFor(budget: FleetBudget): { queueRps: number; tenantRps: number } {
   const limits = serviceLimitsOf(budget);
