@@ -763,7 +763,7 @@ const BudgetVars = group(
     SERVICE_BUDGET_TENANT_RPS: doc(Rps.optional(), 'Requests a second one tenant of weight 1 may send (times its TENANT_WEIGHTS weight); at most SERVICE_BUDGET_RPS.', { defaultText: 'SERVICE_BUDGET_RPS' }),
     SERVICE_BUDGET_MODE: doc(
       z.enum(['bucket', 'strict'], { error: 'must be bucket or strict' }).default('bucket'),
-      "How the service counts: bucket, a token bucket of SERVICE_BUDGET_RPS a second taking up to SERVICE_BUDGET_BURST at once (the fleet averages close to the budget); strict, at most SERVICE_BUDGET_RPS in any whole second (the fleet averages about half of it, to absorb Temporal's one-second burst).",
+      "How the service counts: bucket, a token bucket of SERVICE_BUDGET_RPS a second taking up to SERVICE_BUDGET_BURST at once (the fleet averages (burst - 1) / 1.05 of it, 90% of a budget of 20 with the default burst); strict, at most SERVICE_BUDGET_RPS in any whole second (the fleet averages about half of it, to absorb Temporal's one-second burst).",
     ),
     SERVICE_BUDGET_BURST: doc(
       Burst.optional(),

@@ -30,7 +30,7 @@ waits until the time the service asked for. Connections waiting for budget are n
 function queueRule(budget: FleetBudget): string {
   return budget.mode === 'strict'
     ? 'strict: (budget - 1) / 2, as Temporal lets an idle queue take one second\'s worth and one more at once on top of the rate'
-    : 'bucket: at most burst - 1, as Temporal lets an idle queue take one second\'s worth and one more at once';
+    : 'bucket: at most (burst - 1) / 1.05, as Temporal lets an idle queue take one second\'s worth and one more at once, and calls reach the service up to 50 ms apart from their dispatch';
 }
 
 export function describeBudget(view: BudgetView): string[] {
