@@ -25,9 +25,9 @@ export type ServiceLimitMode = 'bucket' | 'strict';
 /**
  * How far apart from when Temporal dispatched them calls may reach the service (s): a burst's calls
  * queue in the workers for a while, a later one need not. While they are on their way the service's
- * bucket, full, wastes its refill, so the bucket keeps that much room (measured here with no room
- * kept: one refusal right after the first burst, with 21 calls at the service within its first 50 ms
- * or so).
+ * bucket, full, wastes its refill, so the rule keeps room for that much (measured here with no room
+ * kept, `burst - 1`: one refusal in the first seconds of each of two runs of
+ * test/budget/fleet-budget.test.ts). 50 ms is also the most that keeps a budget of 20 at 90%.
  */
 export const ARRIVAL_SPREAD_S = 0.05;
 
