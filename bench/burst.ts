@@ -86,7 +86,8 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
   const runDir = await mkdtemp(join(tmpdir(), `aggregation-burst-${mode}-`));
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
   const random = seededRandom(options.seed);
-  const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
+  // The service counts as a bucket of its rate holding one second's worth (the workers' default, SERVICE_BUDGET_MODE=bucket).
+  const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, mode: 'bucket', weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
   log('');
   log(`== burst, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A ${options.a}, B ${options.b}, live ${options.live}; ${options.workers} workers; run directory ${runDir}`);
   const stack = await startStack({ mode, workers: options.workers, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
@@ -97,8 +98,8 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
         : '; every priority key 3, no tenant weights; matching.enableFairness false') +
       ' (one partition per queue in both runs)',
   );
-  const limits = await updateRateLimits(stack.sandboxUrl, { defaultPerSecond: Math.max(1, Math.floor(options.tenantBudgetRps)) });
-  log(`service: every tenant limited to ${limits.defaultPerSecond}/s (its budget) until A's limit is lowered`);
+  const limits = await updateRateLimits(stack.sandboxUrl, { mode: 'bucket', burst: null, defaultPerSecond: Math.max(1, Math.floor(options.tenantBudgetRps)) });
+  log(`service: every tenant limited to a bucket of ${limits.defaultPerSecond}/s holding one second's worth (its budget) until A's limit is lowered`);
 
   const listing = await fetchScenarioListing(stack.sandboxUrl);
   const liveScenario = scenarioFor(listing, LIVE_USERNAME);

@@ -749,6 +749,11 @@ const Rps = z.coerce
   .min(0.1, { message: 'must be a number of requests per second, from 0.1 to 100000' })
   .max(100_000, { message: 'must be a number of requests per second, from 0.1 to 100000' });
 
+const Burst = z.coerce
+  .number({ message: 'must be a number of requests, from 1 to 100000' })
+  .min(1, { message: 'must be a number of requests, from 1 to 100000' })
+  .max(100_000, { message: 'must be a number of requests, from 1 to 100000' });
+
 const BudgetVars = group(
   z.object({
     SERVICE_BUDGET_RPS: doc(
@@ -757,6 +762,15 @@ const BudgetVars = group(
       { defaultText: 'no budget' },
     ),
     SERVICE_BUDGET_TENANT_RPS: doc(Rps.optional(), 'Requests a second one tenant of weight 1 may send (times its TENANT_WEIGHTS weight); at most SERVICE_BUDGET_RPS.', { defaultText: 'SERVICE_BUDGET_RPS' }),
+    SERVICE_BUDGET_MODE: doc(
+      z.enum(['bucket', 'strict'], { error: 'must be bucket or strict' }).default('bucket'),
+      "How the service counts: bucket, a token bucket of SERVICE_BUDGET_RPS a second taking up to SERVICE_BUDGET_BURST at once (the fleet averages (burst - 1) / 1.05 of it, 90% of a budget of 20 with the default burst); strict, at most SERVICE_BUDGET_RPS in any whole second (the fleet averages about half of it, to absorb Temporal's one-second burst).",
+    ),
+    SERVICE_BUDGET_BURST: doc(
+      Burst.optional(),
+      'Requests the service takes from the fleet at once (the size of its bucket), in bucket mode only; each tenant gets the same share of it as of the rate.',
+      { defaultText: "SERVICE_BUDGET_RPS (one second's worth)" },
+    ),
   }),
   'Request budget',
   "The fleet's request budget toward the aggregation service (docs/fleet.md).",
@@ -764,13 +778,19 @@ const BudgetVars = group(
 
 /** The fleet's request budget (src/budget/fleet-budget.ts), or undefined when none is configured. */
 function budgetSection(env: z.output<typeof BudgetVars>, ctx: z.core.$RefinementCtx) {
+  if (env.SERVICE_BUDGET_MODE === 'strict' && env.SERVICE_BUDGET_BURST !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['SERVICE_BUDGET_BURST'], message: 'applies to SERVICE_BUDGET_MODE=bucket only (a strict service takes no burst)' });
+  }
   if (env.SERVICE_BUDGET_RPS === undefined) {
-    if (env.SERVICE_BUDGET_TENANT_RPS !== undefined) ctx.addIssue({ code: 'custom', path: ['SERVICE_BUDGET_TENANT_RPS'], message: 'needs SERVICE_BUDGET_RPS (the whole fleet\'s budget) too' });
+    for (const name of ['SERVICE_BUDGET_TENANT_RPS', 'SERVICE_BUDGET_BURST'] as const) {
+      if (env[name] !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: 'needs SERVICE_BUDGET_RPS (the whole fleet\'s budget) too' });
+    }
     return undefined;
   }
   const tenantRps = env.SERVICE_BUDGET_TENANT_RPS ?? env.SERVICE_BUDGET_RPS;
   if (tenantRps > env.SERVICE_BUDGET_RPS) ctx.addIssue({ code: 'custom', path: ['SERVICE_BUDGET_TENANT_RPS'], message: `must not exceed SERVICE_BUDGET_RPS (${env.SERVICE_BUDGET_RPS})` });
-  return Object.freeze({ totalRps: env.SERVICE_BUDGET_RPS, tenantRps });
+  if (env.SERVICE_BUDGET_MODE === 'strict') return Object.freeze({ totalRps: env.SERVICE_BUDGET_RPS, tenantRps, mode: 'strict' as const });
+  return Object.freeze({ totalRps: env.SERVICE_BUDGET_RPS, tenantRps, mode: 'bucket' as const, burst: env.SERVICE_BUDGET_BURST ?? env.SERVICE_BUDGET_RPS });
 }
 
 const WindowSize = z.coerce

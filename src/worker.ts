@@ -13,7 +13,7 @@ import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { createRetentionActivities } from './activities/retention-activities.js';
 import { TenantPauses } from './activities/tenant-pauses.js';
-import { applyFleetBudget, type QueueLimits } from './budget/fleet-budget.js';
+import { applyFleetBudget, describeServiceLimit, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
 import { ConfigError, loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './config.js';
@@ -99,7 +99,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ? await applyFleetBudget(
         { workflowService: temporal.workflowService, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, identity: temporal.options.identity ?? 'aggregation-connections-worker' },
         config.budget,
-        `SERVICE_BUDGET_RPS=${config.budget.totalRps}, SERVICE_BUDGET_TENANT_RPS=${config.budget.tenantRps} (worker start)`,
+        `SERVICE_BUDGET_RPS=${config.budget.totalRps}, SERVICE_BUDGET_TENANT_RPS=${config.budget.tenantRps}, the service's limit ${describeServiceLimit(config.budget)} (worker start)`,
       )
     : undefined;
 
@@ -162,7 +162,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       heapLimitMiB: heapLimitMiB(),
       deployment: `${config.deployment.name}:${build.buildId} (build id from ${build.buildIdSource})`,
       budget: config.budget && limits
-        ? `${config.budget.totalRps}/s for the fleet, ${config.budget.tenantRps}/s per tenant of weight 1 (queue limits set: ${limits.queueRps}/s, ${limits.tenantRps}/s per tenant)`
+        ? `${config.budget.totalRps}/s for the fleet (the service's limit: ${describeServiceLimit(config.budget)}), ${config.budget.tenantRps}/s per tenant of weight 1 (queue limits set: ${limits.queueRps}/s, ${limits.tenantRps}/s per tenant)`
         : 'none (SERVICE_BUDGET_RPS unset)',
     });
     warnOnSmallDefaultCache(worker.options.maxCachedWorkflows, config.workflows.maxCachedWorkflows);

@@ -527,3 +527,19 @@ describe('retention policy', () => {
     );
   });
 });
+
+describe('request budget', () => {
+  it("reads the service's limit as a bucket of one second's worth by default, or a burst or strict whole seconds when set", () => {
+    assert.equal(loadConfig({}).budget, undefined);
+    assert.deepEqual(loadConfig({ SERVICE_BUDGET_RPS: '8' }).budget, { totalRps: 8, tenantRps: 8, mode: 'bucket', burst: 8 });
+    assert.deepEqual(loadConfig({ SERVICE_BUDGET_RPS: '60', SERVICE_BUDGET_TENANT_RPS: '40', SERVICE_BUDGET_BURST: '120' }).budget, { totalRps: 60, tenantRps: 40, mode: 'bucket', burst: 120 });
+    assert.deepEqual(loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'strict' }).budget, { totalRps: 8, tenantRps: 8, mode: 'strict' });
+  });
+
+  it('refuses a bad mode or burst, a burst in strict mode and a burst without a budget, naming each in one line', () => {
+    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'sliding' })), /SERVICE_BUDGET_MODE: must be bucket or strict/);
+    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_BURST: '0.5' })), /SERVICE_BUDGET_BURST: must be a number of requests, from 1 to 100000/);
+    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'strict', SERVICE_BUDGET_BURST: '8' })), /SERVICE_BUDGET_BURST: applies to SERVICE_BUDGET_MODE=bucket only/);
+    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_BURST: '8' })), /SERVICE_BUDGET_BURST: needs SERVICE_BUDGET_RPS/);
+  });
+});

@@ -13,7 +13,7 @@ import type { SandboxOptions } from './options.js';
 import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, ScenarioParameterError, describeScenario, resolveScenario, type Scenario } from './scenarios.js';
 import type { SandboxState } from './state.js';
 import type { DataCache } from './data-cache.js';
-import { MAX_RATE_LIMIT_PER_SECOND, MAX_RETRY_AFTER_SECONDS, RATE_HISTORY_SECONDS, type RateLimiter } from './rate-limits.js';
+import { MAX_RATE_BURST, MAX_RATE_LIMIT_PER_SECOND, MAX_RETRY_AFTER_SECONDS, RATE_HISTORY_SECONDS, type RateLimiter } from './rate-limits.js';
 
 const CreateLoginRequest = z.strictObject({
   username: z.string().min(1),
@@ -24,6 +24,8 @@ const CreateLoginRequest = z.strictObject({
 const PerSecond = z.number().int().min(1).max(MAX_RATE_LIMIT_PER_SECOND);
 /** A value sets, null clears, an absent member leaves as is. */
 const RateLimitsRequest = z.strictObject({
+  mode: z.enum(['window', 'bucket']).optional(),
+  burst: z.number().int().min(1).max(MAX_RATE_BURST).nullable().optional(),
   defaultPerSecond: PerSecond.nullable().optional(),
   tenants: z.record(z.string().regex(CUSTOMER_ID_PATTERN, { message: 'must be a customer id (1 to 128 of A-Z a-z 0-9 . _ -)' }), PerSecond.nullable()).optional(),
   retryAfterSeconds: z.number().int().min(1).max(MAX_RETRY_AFTER_SECONDS).nullable().optional(),
@@ -62,10 +64,11 @@ function scenarioListing(options: SandboxOptions) {
       },
     },
     rateLimit: {
-      window: 'fixed: whole seconds of the sandbox clock, second s = [s*1000, (s+1)*1000) ms since the epoch; the limit and the counts use the same seconds',
+      window: 'mode window (the default): fixed whole seconds of the sandbox clock, second s = [s*1000, (s+1)*1000) ms since the epoch, at most the limit accepted in each; the counts use the same seconds in either mode',
+      bucket: 'mode bucket: a token bucket per tenant filling at the limit a second up to burst (null: one second\'s worth, the limit), full at the start and after every change; a request takes one token or is refused',
       initialDefaultPerSecond: options.rateLimitPerSecond ?? null,
       refusal:
-        '429 { HttpStatusCode: 429, Message, ServiceCode: TOO_MANY_REQUESTS } with Retry-After: whole seconds until the window has room (1), or retryAfterSeconds when longer; the request is not processed (no state changes, safe to resend)',
+        '429 { HttpStatusCode: 429, Message, ServiceCode: TOO_MANY_REQUESTS } with Retry-After: whole seconds until the window has room (1) or the bucket a token, or retryAfterSeconds when longer; the request is not processed (no state changes, safe to resend)',
       counted: 'every /v3 request of the tenant past auth and the customer-id check; refused requests do not use up room',
     },
     attributes: {
@@ -78,9 +81,9 @@ function scenarioListing(options: SandboxOptions) {
       'DELETE /sandbox/{customerId}': 'forget the tenant: its logins, sessions, attempt counters, Authorize submission counts and request counts (not its request limit)',
       'GET /sandbox/authorize-submissions[?customerId=X]':
         'Authorize calls seen: { answers (with SecurityResponses), credentials (live first call or live refresh), duplicates: [{ customerId, requestId, count }] }; a duplicate is the same RequestId and SecurityResponses (keys sorted) sent more than once; answers are kept only as hashes',
-      'GET /sandbox/rate-limits': 'the request limits in force: { defaultPerSecond (null: unlimited), tenants: { customerId: perSecond }, retryAfterSeconds (null: until the window has room), windowMs }',
+      'GET /sandbox/rate-limits': 'the request limits in force: { mode (window or bucket), burst (null: one second\'s worth), defaultPerSecond (null: unlimited), tenants: { customerId: perSecond }, retryAfterSeconds (null: until the window has room or the bucket a token), windowMs }',
       'POST /sandbox/rate-limits':
-        `body { defaultPerSecond?, tenants?: { customerId: perSecond }, retryAfterSeconds? }: integers (perSecond 1..${MAX_RATE_LIMIT_PER_SECOND}, retryAfterSeconds 1..${MAX_RETRY_AFTER_SECONDS}); a value sets, null clears, an absent member is left as is; takes effect with the next request; answers the limits in force`,
+        `body { mode?: window | bucket, burst?, defaultPerSecond?, tenants?: { customerId: perSecond }, retryAfterSeconds? }: integers (perSecond 1..${MAX_RATE_LIMIT_PER_SECOND}, burst 1..${MAX_RATE_BURST}, retryAfterSeconds 1..${MAX_RETRY_AFTER_SECONDS}); a value sets, null clears, an absent member is left as is; takes effect with the next request (every bucket full again); answers the limits in force`,
       'GET /sandbox/request-rates[?customerId=X][&seconds=N]': `per tenant, requests per whole second over the last N seconds (1..${RATE_HISTORY_SECONDS}, default ${RATE_HISTORY_SECONDS}, the current one included): { windowMs, now, currentSecond, seconds, tenants: { customerId: { limitPerSecond, accepted, refused, maxAcceptedPerSecond, maxRefusedPerSecond, maxRequestsPerSecond, perSecond: [{ second, accepted, refused }] } } }; without customerId, the tenants with requests in those seconds`,
       'GET /sandbox/health': 'liveness',
     },

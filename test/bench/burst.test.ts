@@ -64,7 +64,7 @@ const figures = (fields: Partial<RunFigures> = {}): RunFigures => {
     liveIdle: { count: 100, p50: 80, p99: 200 },
     bMedianS: 3,
     bAloneMedianS: 2,
-    budget: budgetFigures(book, { totalRps: 60, tenantRps: 40, weights: new Map() }, 0, 0),
+    budget: budgetFigures(book, { totalRps: 60, tenantRps: 40, mode: 'strict', weights: new Map() }, 0, 0),
     ...fields,
   };
 };
@@ -100,7 +100,7 @@ void describe('burst figures', () => {
     assert.deepEqual(book.get('b')?.get(101), { accepted: 4, refused: 0 });
   });
 
-  void it('finds the 1-second windows over the fleet budget or a tenant budget (times its weight), refused requests counted as sent', () => {
+  void it('finds the 1-second windows over a strict fleet budget or a tenant budget (times its weight), refused requests counted as sent', () => {
     const book: RateBook = new Map();
     mergeRates(
       book,
@@ -109,7 +109,7 @@ void describe('burst figures', () => {
         b: [[10, 31, 0], [11, 10, 0], [12, 45, 0]],
       }),
     );
-    const spec = { totalRps: 60, tenantRps: 40, weights: new Map([['b', 1.25]]) };
+    const spec = { totalRps: 60, tenantRps: 40, mode: 'strict' as const, weights: new Map([['b', 1.25]]) };
     const result = budgetFigures(book, spec, 10, 12);
     // Second 10: 61 > 60 (fleet). Second 11: a sent 45 > 40. Second 12: b 45 <= 50 (weight 1.25), fleet 65 > 60.
     assert.equal(result.fleetExceeded, 2);
@@ -123,6 +123,20 @@ void describe('burst figures', () => {
     assert.equal(result.accepted, 30 + 35 + 20 + 31 + 10 + 45);
     // Second 20 is outside the window asked for.
     assert.equal(budgetFigures(book, spec, 13, 30).fleetExceeded, 1);
+  });
+
+  void it("finds the seconds a bucket's budget was exceeded in: more than its burst and k seconds' worth in k whole seconds", () => {
+    const book: RateBook = new Map();
+    // a: a bucket of 10/s holding 10 lets 20 into one whole second (10 at once, 10 more), 30 into two.
+    mergeRates(book, rates({ a: [[10, 19, 0], [11, 10, 0], [12, 10, 0], [20, 12, 0], [21, 19, 0]], b: [[30, 15, 0]] }));
+    const spec = { totalRps: 10, tenantRps: 10, mode: 'bucket' as const, weights: new Map([['b', 0.5]]) };
+    const result = budgetFigures(book, spec, 0, 40);
+    // 10..12: 19, 29, 39 <= 20, 30, 40. 20..21: 12, then 31 > 30. b (5/s holding 5): 15 > 10 in second 30, within the fleet's.
+    assert.equal(result.fleetExceeded, 1);
+    assert.deepEqual([...result.tenantExceeded], [['a', 1], ['b', 1]]);
+    assert.equal(result.exceeded, 2);
+    // A larger bucket lets it through.
+    assert.equal(budgetFigures(book, { ...spec, burst: 20 }, 0, 40).fleetExceeded, 0);
   });
 
   void it('sums the counts in buckets for the service table', () => {

@@ -150,7 +150,7 @@ describe('per-tenant request limit', () => {
         assert.equal(answer.status, 200, answer.text);
         return answer.body as RateLimitSettings;
       };
-      assert.deepEqual((await localCall('GET', '/sandbox/rate-limits')).body, { defaultPerSecond: 1, tenants: {}, retryAfterSeconds: null, windowMs: 1000 });
+      assert.deepEqual((await localCall('GET', '/sandbox/rate-limits')).body, { mode: 'window', burst: null, defaultPerSecond: 1, tenants: {}, retryAfterSeconds: null, windowMs: 1000 });
       assert.equal(((await listing(localCall)) as unknown as { rateLimit: { initialDefaultPerSecond: number } }).rateLimit.initialDefaultPerSecond, 1);
 
       assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
@@ -166,7 +166,7 @@ describe('per-tenant request limit', () => {
       assert.deepEqual((await post({ tenants: { [tenant]: 1 } })).tenants, { [tenant]: 1 });
       assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
       assertError(await localProbe(), 429, 'TOO_MANY_REQUESTS');
-      assert.deepEqual(await post({ tenants: { [tenant]: null } }), { defaultPerSecond: 3, tenants: {}, retryAfterSeconds: null, windowMs: 1000 });
+      assert.deepEqual(await post({ tenants: { [tenant]: null } }), { mode: 'window', burst: null, defaultPerSecond: 3, tenants: {}, retryAfterSeconds: null, windowMs: 1000 });
       assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
 
       // No default: unlimited.
@@ -238,6 +238,53 @@ describe('per-tenant request limit', () => {
     assert.equal((await rates(`?customerId=${tenant}`)).tenants[tenant]?.limitPerSecond, 2);
   });
 
+  it('takes a token bucket: a burst at once, then the rate, refusing what overflows it, whatever the whole seconds', async () => {
+    clock = START;
+    const local = await createSandbox({ now: () => clock });
+    try {
+      const localCall = clientFor(local);
+      const tenant = freshTenant('rl');
+      const localProbe = () => localCall('POST', detailPath(tenant), { RequestId: '00000000-0000-4000-8000-000000000000' });
+      const post = async (body: unknown) => {
+        const answer = await localCall('POST', '/sandbox/rate-limits', body);
+        assert.equal(answer.status, 200, answer.text);
+        return answer.body as RateLimitSettings;
+      };
+      // 4 a second holding one second's worth (burst null): 4 at once, then one every 250 ms.
+      assert.deepEqual(await post({ mode: 'bucket', tenants: { [tenant]: 4 } }), { mode: 'bucket', burst: null, defaultPerSecond: null, tenants: { [tenant]: 4 }, retryAfterSeconds: null, windowMs: 1000 });
+      for (let i = 0; i < 4; i++) assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
+      const refused = await localProbe();
+      assertError(refused, 429, 'TOO_MANY_REQUESTS');
+      assert.equal(refused.headers.get('retry-after'), '1');
+      clock += 249;
+      assertError(await localProbe(), 429, 'TOO_MANY_REQUESTS');
+      clock += 1; // 250 ms after the burst: one token
+      assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
+      assertError(await localProbe(), 429, 'TOO_MANY_REQUESTS');
+      // Across the whole second's end (START is 250 ms into one): no new room but the refill.
+      clock = (START_SECOND + 1) * 1000 + 1;
+      assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
+      assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
+      assertError(await localProbe(), 429, 'TOO_MANY_REQUESTS');
+
+      // A burst larger than the rate: 8 at once at 4 a second; a change fills the bucket again.
+      assert.equal((await post({ burst: 8 })).burst, 8);
+      for (let i = 0; i < 8; i++) assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
+      assertError(await localProbe(), 429, 'TOO_MANY_REQUESTS');
+      clock += 2000; // 8 tokens again, no more
+      for (let i = 0; i < 8; i++) assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
+      assertError(await localProbe(), 429, 'TOO_MANY_REQUESTS');
+
+      const counted = local.requestRates(tenant).tenants[tenant];
+      assert.equal(counted?.accepted, 4 + 1 + 2 + 8 + 8);
+      assert.equal(counted?.refused, 3 + 1 + 1 + 1);
+      // Back to whole seconds.
+      assert.deepEqual(await post({ mode: 'window', burst: null }), { mode: 'window', burst: null, defaultPerSecond: null, tenants: { [tenant]: 4 }, retryAfterSeconds: null, windowMs: 1000 });
+    } finally {
+      await local.close();
+    }
+  });
+
   it('refuses a bad admin request with 400 INVALID_REQUEST naming the field', async () => {
     const cases: [unknown, RegExp][] = [
       [{ defaultPerSecond: 0 }, /defaultPerSecond/],
@@ -248,6 +295,9 @@ describe('per-tenant request limit', () => {
       [{ tenants: [1] }, /tenants/],
       [{ retryAfterSeconds: 3601 }, /retryAfterSeconds/],
       [{ perSecond: 5 }, /perSecond/],
+      [{ mode: 'sliding' }, /mode/],
+      [{ burst: 0 }, /burst/],
+      [{ burst: 2.5 }, /burst/],
       ['not json', /not valid JSON/],
     ];
     for (const [body, field] of cases) {

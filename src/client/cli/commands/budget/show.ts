@@ -1,4 +1,5 @@
 /** `budget show`: the limits Temporal holds for the fleet, what config asks for, and paused tenants. */
+import { describeServiceLimit, type FleetBudget } from '../../../../budget/fleet-budget.js';
 import type { BudgetView } from '../../../budget.js';
 import { noPositionals, parseFlags } from '../../args.js';
 import type { Command } from '../../command.js';
@@ -25,12 +26,19 @@ waits until the time the service asked for. Connections waiting for budget are n
   },
 };
 
+/** Why the queue's limits are what they are: Temporal lets r + 1 go at once at a rate of r. */
+function queueRule(budget: FleetBudget): string {
+  return budget.mode === 'strict'
+    ? 'strict: (budget - 1) / 2, as Temporal lets an idle queue take one second\'s worth and one more at once on top of the rate'
+    : 'bucket: at most (burst - 1) / 1.05, as Temporal lets an idle queue take one second\'s worth and one more at once, and calls reach the service up to 50 ms apart from their dispatch';
+}
+
 export function describeBudget(view: BudgetView): string[] {
   const rate = (rps: number | undefined) => (rps === undefined ? 'none' : `${rps}/s`);
   const lines = [
     `queue limits (Temporal): ${rate(view.queue.queueRps)} for the fleet, ${rate(view.queue.tenantRps)} per tenant of weight 1`,
     view.configured
-      ? `configured budget: ${view.configured.totalRps}/s for the fleet, ${view.configured.tenantRps}/s per tenant, set on the queue as ${view.configuredRates?.queueRps}/s and ${view.configuredRates?.tenantRps}/s (lower: Temporal lets an idle queue take one extra second's worth at once)`
+      ? `configured budget: ${view.configured.totalRps}/s for the fleet (the service's limit: ${describeServiceLimit(view.configured)}), ${view.configured.tenantRps}/s per tenant, set on the queue as ${view.configuredRates?.queueRps}/s and ${view.configuredRates?.tenantRps}/s (${queueRule(view.configured)})`
       : 'configured budget: none here (SERVICE_BUDGET_RPS unset)',
   ];
   if (view.throttles.length === 0) lines.push('throttled tenants: none');
