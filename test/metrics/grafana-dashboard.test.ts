@@ -9,8 +9,11 @@
  * workflow type the build does not have (its workflow task fails). Its cache holds one workflow, so
  * the connection waiting for an answer is evicted and replayed. Every PromQL expression of the
  * dashboard (panels and variables) is read for the metrics and labels it uses; each one the worker's
- * page lacks is named. The product's own metrics (aggregation_*) must also show that traffic: each
- * outcome it produced, and the connection left waiting counted by status.
+ * page lacks is named. A tenant's book of four logins is refreshed to its report through a window
+ * of two: three refreshed, one whose connection meets a challenge nobody answers (needs-end-user).
+ * The product's own metrics (aggregation_*) must also show that traffic: each outcome it produced,
+ * the connection left waiting counted by status, and the book refresh's outcomes, window and
+ * connections in flight.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -19,6 +22,8 @@ import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
+import { BookReportNotReadyError, ConnectionsClient, type BookReport } from '../../src/client/index.js';
+import { bookEntryWorkflowId } from '../../src/contract/book-definitions.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { awaitFirstStepUpdate, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
@@ -239,6 +244,83 @@ async function exerciseWorker(stack: ProcessStack, taskQueue: string, throttledT
   return [waiting, await start({}, 'workflowTypeThisBuildDoesNotHave')];
 }
 
+/** A book refreshed on the worker's queue: its tenant and cadence, the report of its refresh, and its entries (left open). */
+interface RefreshedBook {
+  readonly customerId: string;
+  readonly cadence: string;
+  readonly report: BookReport;
+  readonly entries: readonly WorkflowHandle[];
+}
+
+/** Sandbox logins whose data is pending for one poll each. */
+const BOOK_REFRESHED = 3;
+/** The window, held there by its bounds (floor and ceiling): the gauge's last value is known. */
+const BOOK_WINDOW = 2;
+
+/**
+ * Enrols BOOK_REFRESHED fresh logins and a trusted-device one in a tenant's book and refreshes it to
+ * its report: the refreshed connections and the one that meets a challenge nobody answers
+ * (needs-end-user), through a window of BOOK_WINDOW.
+ */
+async function refreshBook(stack: ProcessStack, taskQueue: string): Promise<RefreshedBook> {
+  const books = new ConnectionsClient({ client: stack.client, taskQueue }).books;
+  const customerId = uniqueId('book');
+  const cadence = 'nightly';
+  // The sandbox derives a LoginId from the username, per tenant: distinct usernames, distinct logins.
+  const savedLogin = async (username: string): Promise<string> => {
+    const response = await fetch(`${stack.sandbox.url}/sandbox/${encodeURIComponent(customerId)}/logins`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, pendingPolls: 1 }),
+    });
+    assert.ok(response.ok, `the sandbox saved a ${username} login: HTTP ${response.status}`);
+    return ((await response.json()) as { LoginId: string }).LoginId;
+  };
+  const loginIds: string[] = [];
+  const enrol = async (username: string, session: 'cached' | 'refresh') => {
+    const loginId = await savedLogin(username);
+    await books.enrol({ customerId, loginId, cadence, session, products: { accountsDetail: {} }, timing: { pollIntervalMs: 100 } });
+    loginIds.push(loginId);
+  };
+  for (let n = 1; n <= BOOK_REFRESHED; n += 1) await enrol(`pending_polls_${n}`, 'cached');
+  // A refresh of a trusted-device login meets its challenge: the connection ends EndUserActionRequired.
+  await enrol('trusted_device', 'refresh');
+  await waitFor(async () => (await books.count({ customerId, cadence })) === loginIds.length, { describe: `${loginIds.length} logins in the book` });
+  const { refreshWorkflowId } = await books.run({ customerId, cadence }, { window: { floor: BOOK_WINDOW, ceiling: BOOK_WINDOW, start: BOOK_WINDOW } });
+  const report = await waitFor(
+    async () => {
+      try {
+        return await books.report(refreshWorkflowId);
+      } catch (error) {
+        if (error instanceof BookReportNotReadyError) return undefined;
+        throw error;
+      }
+    },
+    { timeoutMs: 90_000, intervalMs: 250, describe: `the report of ${refreshWorkflowId}` },
+  );
+  const { counts } = report;
+  if (report.status !== 'completed' || counts.refreshed !== BOOK_REFRESHED || counts.needsEndUser !== 1 || counts.done !== loginIds.length) {
+    assert.fail(`the book refresh completes with ${BOOK_REFRESHED} refreshed and 1 needing its end user, not ${report.status} ${JSON.stringify(counts)}`);
+  }
+  const entries = loginIds.map((loginId) => stack.client.workflow.getHandle(bookEntryWorkflowId(customerId, loginId)));
+  return { customerId, cadence, report, entries };
+}
+
+/**
+ * The book refresh's series: its outcomes counted once each (the workflow meter skips replays, and the
+ * refresh is evicted and replayed), the window it was held at, nothing left in flight. Recorded from
+ * workflow code, they carry the SDK's workflow labels (taskQueue and workflowType, not task_queue).
+ */
+function expectedBookSeries(taskQueue: string, { customerId, cadence, report }: RefreshedBook): ExpectedSeries[] {
+  const labels = { namespace: 'default', taskQueue, workflowType: 'bookRefreshWorkflow', customer_id: customerId, cadence };
+  return [
+    { metric: 'aggregation_book_outcomes', labels: { ...labels, outcome: 'refreshed' }, exactly: report.counts.refreshed },
+    { metric: 'aggregation_book_outcomes', labels: { ...labels, outcome: 'needs-end-user' }, exactly: report.counts.needsEndUser },
+    { metric: 'aggregation_book_window', labels, exactly: BOOK_WINDOW },
+    { metric: 'aggregation_book_in_flight', labels, exactly: 0 },
+  ];
+}
+
 describe('the Grafana dashboard of the worker', () => {
   let stack: ProcessStack;
   let dashboard: Dashboard;
@@ -262,6 +344,9 @@ describe('the Grafana dashboard of the worker', () => {
         env: { WORKER_METRICS_HOST: '127.0.0.1', WORKER_METRICS_PORT: String(port), WORKER_MAX_CACHED_WORKFLOWS: '1', WORKER_STATUS_GAUGE_INTERVAL_S: '1' },
       });
       open = await exerciseWorker(stack, taskQueue, throttledTenant);
+      const book = await refreshBook(stack, taskQueue);
+      open.push(...book.entries);
+      expected.push(...expectedBookSeries(taskQueue, book));
       // Counters are recorded as the worker handles each task, maybe after a client saw the result,
       // and the gauge at its next count: scrape until the page holds all the dashboard needs and all
       // the traffic made (the tests below name what is missing).
@@ -293,7 +378,7 @@ describe('the Grafana dashboard of the worker', () => {
     assert.deepEqual(problems, [], `${DASHBOARD_FILE}:\n  ${problems.join('\n  ')}`);
   });
 
-  it("counts the traffic's answers, polls, failed calls and throttles, and the connections by status", () => {
+  it("counts the traffic's answers, polls, failed calls and throttles, the connections by status, and the book refresh's outcomes and window", () => {
     const problems = productProblems(page, expected);
     assert.deepEqual(problems, [], problems.join('\n'));
   });
