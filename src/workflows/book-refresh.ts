@@ -358,6 +358,9 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     return { ...base, outcome: 'failed', failureType: type };
   };
 
+  // The page's logins that can start, and how far the loop got (a cancellation reports the rest).
+  let refreshes: Extract<BookPageEntry, { kind: 'refresh' }>[] = [];
+  let index = 0;
   describe();
   try {
     if (!carried) {
@@ -366,7 +369,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     }
     const skippedAtStart = carried ? carried.skippedAtStart : settings.scheduleId ? ((await book.scheduleSkips({ scheduleId: settings.scheduleId })) ?? undefined) : undefined;
     const read = await book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken });
-    const refreshes: Extract<BookPageEntry, { kind: 'refresh' }>[] = [];
+    refreshes = [];
     for (const entry of read.entries) {
       if (entry.kind === 'flagged') record({ loginId: entry.loginId, outcome: 'needs-end-user', problem: entry.flag });
       else if (entry.kind === 'malformed') {
@@ -377,7 +380,6 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
 
     const enrolled = new Set<string>();
     let checkedUpTo = 0;
-    let index = 0;
     for (; index < refreshes.length; index += 1) {
       await waitForRoom();
       if (cancelled) break;
@@ -430,6 +432,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     cancelled ??= 'the refresh workflow was cancelled';
     status = 'cancelling';
     return await CancellationScope.nonCancellable(async () => {
+      for (const entry of refreshes.slice(index)) record({ loginId: entry.loginId, outcome: 'cancelled', problem: `not started: ${cancelled ?? 'cancelled'}` });
       await drain();
       await writeReportPage();
       return finishReport(carried?.skippedAtStart);

@@ -292,6 +292,18 @@ void describe('a book of saved logins', () => {
     }
   });
 
+  void it('cancelled as a workflow (the Web UI, `temporal workflow cancel`), it cancels its connections and still writes its report', async () => {
+    const cadence = 'cancelled-workflow';
+    await enrolLogins(cadence, 3, { pendingPolls: 3, pollIntervalMs: 1_000 });
+    const { refreshWorkflowId } = await run(cadence, { window: { floor: 1, ceiling: 1, start: 1 } });
+    await progressUntil(refreshWorkflowId, (progress) => progress.inFlight === 1, 'a connection in flight');
+    await stack.client.workflow.getHandle(refreshWorkflowId).cancel();
+    const report = await reportOf(refreshWorkflowId);
+    assert.equal(report.status, 'cancelled');
+    assert.equal(report.counts.done, 3, JSON.stringify(report.counts));
+    assert.equal(report.counts.cancelled, 3, 'the one in flight and the two not started');
+  });
+
   void it('skips a login forgotten after its page was read and reports it forgotten, with no connection for it', async () => {
     const cadence = 'forgetting';
     // Visibility lists the newest enrolment first: the first login enrolled is the page's last.

@@ -59,9 +59,17 @@ void describe('client configuration', () => {
       deployment: { name: 'aggregation-connections' },
       priority: { keys: { live: 1, pipeline: 2, scheduled: 3, maintenance: 4 }, tenantWeights: new Map() },
       budget: undefined,
+      books: { window: { floor: 2, ceiling: 50, start: 4 }, pageSize: 500 },
     });
     assert.match(encryption?.keyId ?? '', /^local-/, 'payloads are encrypted by default, with the local key');
     assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).temporal.namespace, 'default');
+  });
+
+  void it('refuses book defaults that do not fit together, naming the variable', () => {
+    assert.throws(() => loadClientConfig({ BOOK_WINDOW_FLOOR: '10', BOOK_WINDOW_CEILING: '5', BOOK_WINDOW_START: '5' }), (error: unknown) => error instanceof ConfigError && /BOOK_WINDOW_FLOOR: must not exceed BOOK_WINDOW_CEILING \(5\)/.test(error.message));
+    assert.throws(() => loadClientConfig({ BOOK_WINDOW_START: '99' }), /BOOK_WINDOW_START: must be from BOOK_WINDOW_FLOOR \(2\) to BOOK_WINDOW_CEILING \(50\)/);
+    assert.throws(() => loadClientConfig({ BOOK_PAGE_SIZE: 'lots' }), /BOOK_PAGE_SIZE/);
+    assert.throws(() => loadClientConfig({ BOOK_WINDOW_CEILING: '0' }), /BOOK_WINDOW_CEILING: must be a whole number from 1 to 1000/);
   });
 
   void it('refuses to configure the console without a token, saying how to set one', () => {
