@@ -230,6 +230,20 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
   );
 }
 
+/** The window's changes in a line: `+12.3s 4→6 grew 1.05x, +20.1s 6→4 starts 2.31x, ...`. */
+function changesLine(changes: BookReport['windowChanges'], origin: number): string {
+  const kind = (reason: string) =>
+    /pinned|unpinned/.test(reason) ? 'operator' : /throttled/.test(reason) ? 'throttled' : /in flight for/.test(reason) ? 'stuck' : /waited/.test(reason) ? 'starts' : /took/.test(reason) ? 'slower' : 'grew';
+  return (
+    changes
+      .map((change) => {
+        const times = /([\d.]+)x/.exec(change.reason)?.[1];
+        return `+${seconds(Date.parse(change.at) - origin)} ${change.from}→${change.to} ${kind(change.reason)}${times ? ` ${times}x` : ''}`;
+      })
+      .join(', ') || 'none'
+  );
+}
+
 const shortReason = (progress: BookProgress) => {
   const reason = progress.window.lastChange?.reason ?? 'the size it started with';
   return reason.length > 110 ? `${reason.slice(0, 107)}...` : reason;
@@ -451,6 +465,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
           `the report's ask→end median ${fmt((outcomes.get(tenant)?.reportMedianMs ?? NaN) / 1000, 2)} s; the refresh took ${Number.isFinite(took) ? seconds(took) : 'longer than the deadline'} over ${report?.pages.length ?? '?'} page(s), drained ${report ? seconds(report.drainMs) : '?'}`,
       );
       log(`  ${windowLine(name, sizes.get(tenant) ?? [], report)}`);
+      if (report) log(`  window ${name}, each change: ${changesLine(report.windowChanges, origin)}`);
     }
     log(
       `  both books running +${seconds(both.fromMs - origin)} to +${seconds(both.toMs - origin)}: A ${both.a} and B ${both.b} completed, ${fmt(both.perSecond, 1)} a second ` +
