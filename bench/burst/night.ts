@@ -146,12 +146,23 @@ async function followRefreshes(stack: Stack, ids: ReadonlyMap<string, string>, d
       [...ids]
         .filter(([tenant]) => !reports.has(tenant))
         .map(async ([tenant, refreshWorkflowId]) => {
+          let ended = false;
           try {
             const progress = await stack.connections.books.progress(refreshWorkflowId);
             last.set(tenant, progress);
-            if (progress.status === 'completed' || progress.status === 'cancelled') reports.set(tenant, await stack.connections.books.report(refreshWorkflowId));
+            ended = progress.status === 'completed' || progress.status === 'cancelled';
           } catch {
-            // Busy, or the report not ready a moment after the status said so: the next tick.
+            // Busy, or the refresh has closed: a query of a closed refresh replays its history and is
+            // refused on this stack (the workers log "Failing legacy query request"), so the report says.
+            ended = true;
+          }
+          if (!ended) return;
+          try {
+            const report = await stack.connections.books.report(refreshWorkflowId);
+            reports.set(tenant, report);
+            last.set(tenant, { ...report, inFlight: 0, updatedAt: report.endedAt });
+          } catch {
+            // Still running (BookReportNotReadyError), or busy: the next tick.
           }
         }),
     );
