@@ -146,7 +146,7 @@ async function followRefreshes(stack: Stack, ids: ReadonlyMap<string, string>, d
       [...ids]
         .filter(([tenant]) => !reports.has(tenant))
         .map(async ([tenant, refreshWorkflowId]) => {
-          let ended = false;
+          let ended: boolean;
           try {
             const progress = await stack.connections.books.progress(refreshWorkflowId);
             last.set(tenant, progress);
