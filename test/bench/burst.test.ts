@@ -315,7 +315,7 @@ void describe('npm run bench:burst', () => {
     assert.match(run.stdout, /^books: window floor 2, ceiling 50, start 4, page size 500 /m, report);
     assert.match(run.stdout, /^ {2}window A: polled \d+ times, size min \d+/m, report);
     assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
-    assert.match(run.stdout, /^ {2}both books running \+[\d.]+ s to \+[\d.]+ s: A \d+ and B \d+ completed/m, report);
+    assert.match(run.stdout, /^ {2}both books running \+[\d.]+s to \+[\d.]+s: A \d+ and B \d+ completed/m, report);
     assert.equal(run.code, 0, report);
   });
 
