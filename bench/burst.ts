@@ -1,10 +1,13 @@
 /**
- * `npm run bench:burst` (issue 21 item 5): a nightly refresh burst on the production stack, with
- * priority and fairness on (the product's settings) and then off, to show what they buy. What it
- * does and prints: bench/burst/options.ts's USAGE; the stack: bench/burst/stack.ts; the figures:
- * bench/burst/figures.ts.
+ * `npm run bench:burst`: by default the lender's night (issue 21 item 6, bench/burst/night.ts): A's
+ * and B's books refreshed as their Schedules trigger them, each with its self-regulating window.
+ * `--storm` (issue 21 item 5, this file's runMode): the nightly refresh burst of independent starts
+ * in one minute, with priority and fairness on (the product's settings) and then off, to show what
+ * they buy. What it does and prints: bench/burst/options.ts's USAGE; the stack: bench/burst/stack.ts;
+ * the figures: bench/burst/figures.ts.
  *
- * Choices (and why):
+ * Choices (and why), the storm's (the night shares the budget, the tenants, the service's limits
+ * and the live connections):
  * - The budget: SERVICE_BUDGET_RPS 60 for the fleet, SERVICE_BUDGET_TENANT_RPS 40 per tenant,
  *   TENANT_WEIGHTS tenant-a:1,tenant-b:1. A refresh is 3 requests (Authorize, the accounts request,
  *   one poll), so A's 2,000 in one minute ask ~100 a second, far above the fleet's 60 and A's 40:
@@ -27,7 +30,6 @@ import { seededRandom } from '../scripts/chaos/random.js';
 import { seconds, Timeline } from '../scripts/chaos/timeline.js';
 import { runStackHarness } from '../scripts/lib/stack-harness.js';
 import { ConnectionFailedError } from '../src/client/index.js';
-import { TENANT_THROTTLE_WORKFLOW_TYPE } from '../src/contract/tenant-throttle-definitions.js';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import { busyShare, cpuBetween, cpuTotal, sampleCpu, sampleMachineCpu, type CpuPart, type CpuSample, type MachineCpu } from './burst/cpu.js';
@@ -42,6 +44,7 @@ import {
   expectedBurstMs,
   medianOf,
   mergeRates,
+  nightLine,
   ratio,
   scheduleStarts,
   spreadOf,
@@ -51,8 +54,9 @@ import {
   type RateBook,
   type RunFigures,
 } from './burst/figures.js';
+import { runNight, type NightResult } from './burst/night.js';
 import { BurstArgumentError, parseBurstArgs, USAGE, type BurstOptions, type Mode } from './burst/options.js';
-import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, startScheduled, timeProfile, type LiveTimes, type Observed, type Phase, type Planned } from './burst/phases.js';
+import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, startScheduled, throttleRuns, timeProfile, type LiveTimes, type Observed, type Phase, type Planned } from './burst/phases.js';
 import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './burst/stack.js';
 
 /** Requests a refresh makes (Authorize, accounts request, one poll) and a live connection (two answers more). */
@@ -338,23 +342,33 @@ async function failuresByCause(stack: Stack, failed: readonly Planned[]): Promis
   return groups;
 }
 
-/** The tenant throttle's runs (one per pause episode), per tenant. */
-async function throttleRuns(stack: Stack): Promise<string> {
-  const runs = new Map<string, number>();
-  try {
-    for await (const info of stack.client.workflow.list({ query: `WorkflowType = "${TENANT_THROTTLE_WORKFLOW_TYPE}"` })) runs.set(info.workflowId, (runs.get(info.workflowId) ?? 0) + 1);
-  } catch (error) {
-    return `not listed (${error instanceof Error ? error.message : String(error)})`;
-  }
-  return runs.size === 0 ? 'never started (no tenant was refused)' : [...runs].map(([id, count]) => `${id} ${count} run(s)`).join(', ');
-}
-
 /** Both runs (or the one asked for), then the summary lines. */
 async function runBoth(options: BurstOptions, resources: StackResources): Promise<boolean> {
   // What one connection costs the worker against what Temporal itself costs (issue 21, item 7),
   // measured before the stack starts: the machine is as quiet as this run will find it.
   const floor = options.floorRuns > 0 ? floorRatioLine(await measureFloorRatio(options.floorRuns)) : undefined;
   if (floor) log(floor);
+  if (options.scenario === 'night') {
+    const nights: NightResult[] = [];
+    for (const mode of options.modes) {
+      try {
+        nights.push(await runNight(mode, options, resources));
+      } catch (error) {
+        process.stderr.write(`burst: the night (${mode}) could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+        await releaseStack(resources, log);
+        return false;
+      }
+    }
+    log('');
+    const onNight = nights.find((result) => result.mode === 'on');
+    const offNight = nights.find((result) => result.mode === 'off');
+    if (onNight && offNight) log(`night (off): ${nightLine(offNight.figures).slice('night: '.length)}`);
+    const lastNight = onNight ?? offNight;
+    if (!lastNight) return false;
+    if (floor) log(floor);
+    log(nightLine(lastNight.figures));
+    return nights.every((result) => result.figures.lost === 0 && result.figures.failed === 0);
+  }
   const results: RunResult[] = [];
   for (const mode of options.modes) {
     try {

@@ -335,3 +335,156 @@ export function targetsLine(figures: RunFigures): string {
     `budget exceeded in no window of whole seconds ${mark(figures.budget.exceeded === 0)} (${figures.budget.exceeded} s)`,
   ].join('; ');
 }
+
+// ---- the night -----------------------------------------------------------------------------------
+
+/** Completions (close times, epoch ms) of two books over the interval both were running. */
+export interface BothRunning {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly a: number;
+  readonly b: number;
+  /** (a + b) a second over the interval; NaN when it is empty. */
+  readonly perSecond: number;
+  /** b / (a + b); NaN without completions. */
+  readonly bShare: number;
+}
+
+/**
+ * What two books completed while both ran: the interval from the later start to the earlier end,
+ * the completions of each whose close time falls in it, their rate and B's share of them.
+ */
+export function bothRunning(a: { readonly startMs: number; readonly endMs: number; readonly closesMs: readonly number[] }, b: { readonly startMs: number; readonly endMs: number; readonly closesMs: readonly number[] }): BothRunning {
+  const fromMs = Math.max(a.startMs, b.startMs);
+  const toMs = Math.min(a.endMs, b.endMs);
+  const within = (closes: readonly number[]) => closes.filter((at) => at >= fromMs && at <= toMs).length;
+  const countA = toMs > fromMs ? within(a.closesMs) : 0;
+  const countB = toMs > fromMs ? within(b.closesMs) : 0;
+  return { fromMs, toMs, a: countA, b: countB, perSecond: toMs > fromMs ? ((countA + countB) * 1000) / (toMs - fromMs) : NaN, bShare: countA + countB > 0 ? countB / (countA + countB) : NaN };
+}
+
+/** B's share of two tenants' weights (TENANT_WEIGHTS; 1 where neither the tenant nor '*' is set). */
+export function weightShare(weights: ReadonlyMap<string, number>, a: string, b: string): number {
+  const of = (tenant: string) => weights.get(tenant) ?? weights.get('*') ?? 1;
+  return of(b) / (of(a) + of(b));
+}
+
+export interface NightFigures {
+  /** The night's refreshes: A's book and B's. */
+  readonly refreshes: number;
+  /** Logins with no outcome and connections not ended by the deadline, every phase of the run. */
+  readonly lost: number;
+  /** Logins whose outcome is not `refreshed`, and live connections that did not complete, every phase. */
+  readonly failed: number;
+  readonly live: Spread;
+  readonly liveIdle: Spread;
+  /** Median connection child start → close (s), in the night and in its book alone. */
+  readonly aMedianS: number;
+  readonly aAloneMedianS: number;
+  readonly bMedianS: number;
+  readonly bAloneMedianS: number;
+  /** Refreshes completed a second while both books ran. */
+  readonly throughputRps: number;
+  /** What the cores carry (cores × 1000 / stack CPU a refresh alone), refreshes a second. */
+  readonly capacityRps: number;
+  /** What the fleet's budget carries, refreshes a second (SERVICE_BUDGET_RPS / requests a refresh). */
+  readonly budgetRefreshRps: number;
+  readonly bShare: number;
+  readonly bWeightShare: number;
+  readonly budgetExceededS: number;
+}
+
+const percent = (value: number) => (Number.isFinite(value) ? (100 * value).toFixed(0) : 'n/a');
+
+/** `night: <n> refreshes, <n> lost, <n> failed, live answer p50 <ms> ms (<r>x idle) p99 <ms> ms (<r>x idle), refresh median A <r>x B <r>x alone, throughput <n>/s (<p>% of what the cores carry), B's share <p>% (weight <p>%), budget exceeded <n> s` */
+export function nightLine(figures: NightFigures): string {
+  const { live, liveIdle } = figures;
+  return (
+    `night: ${figures.refreshes} refreshes, ${figures.lost} lost, ${figures.failed} failed, ` +
+    `live answer p50 ${fixed(live.p50, 0)} ms (${fixed(ratio(live.p50, liveIdle.p50), 2)}x idle) p99 ${fixed(live.p99, 0)} ms (${fixed(ratio(live.p99, liveIdle.p99), 2)}x idle), ` +
+    `refresh median A ${fixed(ratio(figures.aMedianS, figures.aAloneMedianS), 2)}x B ${fixed(ratio(figures.bMedianS, figures.bAloneMedianS), 2)}x alone, ` +
+    `throughput ${fixed(figures.throughputRps, 1)}/s (${percent(ratio(figures.throughputRps, figures.capacityRps))}% of what the cores carry), ` +
+    `B's share ${percent(figures.bShare)}% (weight ${percent(figures.bWeightShare)}%), budget exceeded ${figures.budgetExceededS} s`
+  );
+}
+
+const NUMBER = String.raw`([\d.]+|n\/a)`;
+export const NIGHT_PATTERN = new RegExp(
+  String.raw`^night: (\d+) refreshes, (\d+) lost, (\d+) failed, live answer p50 ${NUMBER} ms \(${NUMBER}x idle\) p99 ${NUMBER} ms \(${NUMBER}x idle\), ` +
+    String.raw`refresh median A ${NUMBER}x B ${NUMBER}x alone, throughput ${NUMBER}\/s \(${NUMBER}% of what the cores carry\), B's share ${NUMBER}% \(weight ${NUMBER}%\), budget exceeded (\d+) s$`,
+);
+
+export interface ParsedNight {
+  readonly refreshes: number;
+  readonly lost: number;
+  readonly failed: number;
+  readonly liveP50Ms: number;
+  readonly liveP50Ratio: number;
+  readonly liveP99Ms: number;
+  readonly liveP99Ratio: number;
+  readonly aRatio: number;
+  readonly bRatio: number;
+  readonly throughputRps: number;
+  readonly capacityPercent: number;
+  readonly bSharePercent: number;
+  readonly weightPercent: number;
+  readonly budgetExceededS: number;
+}
+
+/** The night line's numbers (NaN for n/a), or undefined when the line is not one. */
+export function parseNightLine(line: string): ParsedNight | undefined {
+  const match = NIGHT_PATTERN.exec(line);
+  if (!match) return undefined;
+  const [refreshes, lost, failed, liveP50Ms, liveP50Ratio, liveP99Ms, liveP99Ratio, aRatio, bRatio, throughputRps, capacityPercent, bSharePercent, weightPercent, budgetExceededS] = match
+    .slice(1)
+    .map((text) => (text === 'n/a' ? NaN : Number(text)));
+  const n = (value: number | undefined) => value ?? NaN;
+  return {
+    refreshes: n(refreshes),
+    lost: n(lost),
+    failed: n(failed),
+    liveP50Ms: n(liveP50Ms),
+    liveP50Ratio: n(liveP50Ratio),
+    liveP99Ms: n(liveP99Ms),
+    liveP99Ratio: n(liveP99Ratio),
+    aRatio: n(aRatio),
+    bRatio: n(bRatio),
+    throughputRps: n(throughputRps),
+    capacityPercent: n(capacityPercent),
+    bSharePercent: n(bSharePercent),
+    weightPercent: n(weightPercent),
+    budgetExceededS: n(budgetExceededS),
+  };
+}
+
+/** The issue's targets for the night, each met or missed (figures, not verdicts). */
+export function nightTargetsLine(figures: NightFigures): string {
+  const mark = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  const p50 = ratio(figures.live.p50, figures.liveIdle.p50);
+  const p99 = ratio(figures.live.p99, figures.liveIdle.p99);
+  const a = ratio(figures.aMedianS, figures.aAloneMedianS);
+  const b = ratio(figures.bMedianS, figures.bAloneMedianS);
+  const carried = Math.min(figures.capacityRps, figures.budgetRefreshRps);
+  const share = ratio(figures.bShare, figures.bWeightShare);
+  return [
+    `0 lost ${mark(figures.lost === 0)}`,
+    `0 failed ${mark(figures.failed === 0)}`,
+    `live p50 <= 1.5x idle ${mark(p50 <= 1.5)} (${fixed(p50, 2)}x)`,
+    `live p99 <= 2x idle ${mark(p99 <= 2)} (${fixed(p99, 2)}x)`,
+    `A median <= 1.5x alone ${mark(a <= 1.5)} (${fixed(a, 2)}x)`,
+    `B median <= 1.5x alone ${mark(b <= 1.5)} (${fixed(b, 2)}x)`,
+    `throughput >= 60% of min(cores ${fixed(figures.capacityRps, 1)}/s, budget ${fixed(figures.budgetRefreshRps, 1)}/s) ${mark(figures.throughputRps >= 0.6 * carried)} (${percent(ratio(figures.throughputRps, carried))}%)`,
+    `B's share >= 90% of its weight's ${mark(share >= 0.9)} (${percent(share)}%)`,
+    `budget exceeded in no 1-second window ${mark(figures.budgetExceededS === 0)} (${figures.budgetExceededS} s)`,
+  ].join('; ');
+}
+
+/**
+ * How long the night should take if the books ran at what the machine and the budget carry (the
+ * budget's steady half, as expectedBurstMs): A's first half and B's at that rate, A's second half
+ * at its lowered limit; the live connections are spread over it, so they meet the night throughout.
+ */
+export function expectedNightMs({ a, b, capacityRps, budgetRps, aLimit, requestsPerRefresh }: { a: number; b: number; capacityRps: number; budgetRps: number; aLimit: number; requestsPerRefresh: number }): number {
+  const carried = Math.min(Number.isFinite(capacityRps) && capacityRps > 0 ? capacityRps : Infinity, (budgetRps * 0.5) / requestsPerRefresh);
+  return Math.round(((Math.ceil(a / 2) + b) / carried + Math.floor(a / 2) / (aLimit / requestsPerRefresh)) * 1000);
+}

@@ -3,17 +3,23 @@ import { numberArgument } from '../../scripts/lib/number-argument.js';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
 
 export type Mode = 'on' | 'off';
+/** `night`: A's and B's books refreshed as their Schedules trigger them (the default); `storm`: independent starts in one window. */
+export type Scenario = 'night' | 'storm';
 
 export interface BurstOptions {
+  readonly scenario: Scenario;
   /** Tenant A's saved logins refreshed in the burst (its nightly schedules firing in one window). */
   readonly a: number;
   /** Tenant B's, started in the same window. */
   readonly b: number;
   /** Live connections whose challenges the operator script answers, spread over the burst. */
   readonly live: number;
-  /** The runs, in order: priority and fairness on (the product's settings), then off. */
+  /** Night: each tenant's book refreshed alone first, this many of its logins (a sample of A's, all of a small B's). */
+  readonly aloneA: number;
+  readonly aloneB: number;
+  /** The runs, in order: priority and fairness on (the product's settings), then off (the storm's default; the night's is on). */
   readonly modes: readonly Mode[];
-  /** The window A's and B's starts fall in (ms). */
+  /** The storm: the window A's and B's starts fall in (ms). */
   readonly windowMs: number;
   /** Requests a second the whole fleet may send (SERVICE_BUDGET_RPS). */
   readonly budgetRps: number;
@@ -25,7 +31,7 @@ export interface BurstOptions {
   readonly retryAfterS: number;
   /** Worker processes. */
   readonly workers: number;
-  /** A connection not ended this long after its phase's last start is lost (ms). */
+  /** A connection (the night: a book's login) not ended this long after its phase's last start (the night's trigger) is lost (ms). */
   readonly deadlineMs: number;
   readonly seed: number;
   readonly keepLogs: boolean;
@@ -39,28 +45,38 @@ export class BurstArgumentError extends Error {
 
 export const USAGE = `usage: npm run bench:burst -- [options]
 
-A nightly refresh burst on the production stack as prod:check starts it (PostgreSQL, Temporal server
+The lender's night on the production stack as prod:check starts it (PostgreSQL, Temporal server
 v${TEMPORAL_SERVER_VERSION}, worker processes, the sandbox as its own process), with the fleet's request budget set:
-tenant A's saved logins started within one window (its schedules firing together), tenant B's in the
-same window, live connections answered by an operator script throughout; once half of A's
-connections ended, the service's limit for A is lowered below A's budget. Each run (priority and
-fairness on, then off) first measures its live answers alone ("idle") and B's refresh alone
-("alone") on the same stack. Every run prints its figures; the last line is the summary of the on
-run (of the only run with --only):
-  burst: <n> connections, <n> lost, <n> failed, live answer p50 <ms> ms (<r>x idle) p99 <ms> ms (<r>x idle), tenant B median <s> s (<r>x alone), budget exceeded <n> s, throttled by service <n>
-Exit 1 when a connection was lost or failed (the latency and budget targets are figures, not verdicts).
+tenant A's book of saved logins and tenant B's, each enrolled (one bookEntryWorkflow a login) with
+a book Schedule of its own at a far-off daily time, both Schedules triggered together; each
+refresh keeps its own self-regulating window of connections (BOOK_WINDOW_* defaults, nothing tuned
+here); live connections answered by an operator script throughout; once half of A's book is done,
+the service's limit for A is lowered below A's budget. First, on the same stack: the live
+connections alone ("idle") and each tenant's book alone ("alone": B's whole book, a sample of A's,
+in a cadence of their own), which also gives what the cores carry. The last line:
+  night: <n> refreshes, <n> lost, <n> failed, live answer p50 <ms> ms (<r>x idle) p99 <ms> ms (<r>x idle), refresh median A <r>x B <r>x alone, throughput <n>/s (<p>% of what the cores carry), B's share <p>% (weight <p>%), budget exceeded <n> s
 
+--storm: the earlier scenario instead, A's and B's refreshes started independently (no book) within
+one window, with priority and fairness on and then off; its last line:
+  burst: <n> connections, <n> lost, <n> failed, live answer p50 <ms> ms (<r>x idle) p99 <ms> ms (<r>x idle), tenant B median <s> s (<r>x alone), budget exceeded <n> s, throttled by service <n>
+Exit 1 when a connection was lost or failed (the latency, throughput, share and budget targets are figures, not verdicts).
+
+  --storm            the storm scenario (independent starts in one window) instead of the night
   --a N              tenant A's saved logins (default 2000)
   --b N              tenant B's saved logins (default 200)
   --live N           live connections (default 50)
-  --only on|off      one run: priority and fairness on (the product's settings) or off
-  --window S         seconds A's and B's starts are spread over (default 60)
+  --alone N          the night: logins of each tenant's book refreshed alone first (default: all of
+                     B's and as many of A's, at most 200 each)
+  --only on|off      priority and fairness on (the product's settings) or off; the storm runs both
+                     unless told, the night runs on unless told
+  --window S         the storm: seconds A's and B's starts are spread over (default 60)
   --budget RPS       SERVICE_BUDGET_RPS, the whole fleet (default 60)
   --tenant-budget RPS  SERVICE_BUDGET_TENANT_RPS, one tenant of weight 1 (default 40)
   --a-limit N        tenant A's limit at the service once lowered, per second (default 10)
   --retry-after S    the service's Retry-After once A's limit is lowered (default 5)
   --workers N        worker processes (default 3)
-  --deadline S       a connection not ended this long after its phase's last start is lost (default 900)
+  --deadline S       a connection not ended this long after its phase's last start (the night:
+                     after both Schedules were triggered) is lost (default 900; the night: 1800)
   --seed S           seed of the start times (default: random, printed)
   --keep-logs        keep each run's directory (PostgreSQL data, server, sandbox and worker logs)
   --floor-runs N     first, N cached connections of the product and N of the SDK floor's shape,
@@ -78,19 +94,24 @@ function number(name: string, text: string | undefined, min: number, max: number
   return value;
 }
 
+/** The night's books alone: all of a tenant's logins up to this many. */
+const DEFAULT_ALONE_MAX = 200;
+
 /** undefined: --help was asked for. */
 export function parseBurstArgs(argv: readonly string[], randomSeed: () => number): BurstOptions | undefined {
   let a = 2000;
   let b = 200;
   let live = 50;
-  let modes: Mode[] = ['on', 'off'];
+  let modes: Mode[] | undefined;
+  let scenario: Scenario = 'night';
+  let alone: number | undefined;
   let windowS = 60;
   let budgetRps = 60;
   let tenantBudgetRps = 40;
   let aLimit = 10;
   let retryAfterS = 5;
   let workers = 3;
-  let deadlineS = 900;
+  let deadlineS: number | undefined;
   let seed: number | undefined;
   let keepLogs = false;
   let floorRuns = 30;
@@ -100,6 +121,12 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
     switch (flag) {
       case '--help':
         return undefined;
+      case '--storm':
+        scenario = 'storm';
+        break;
+      case '--alone':
+        alone = number(flag, value(), 1, 5_000);
+        break;
       case '--a':
         a = number(flag, value(), 1, 20_000);
         break;
@@ -151,5 +178,14 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   }
   if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
   if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
-  return { a, b, live, modes, windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, deadlineMs: deadlineS * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns };
+  const aloneB = Math.min(b, alone ?? DEFAULT_ALONE_MAX);
+  return {
+    scenario,
+    a,
+    b,
+    live,
+    aloneA: Math.min(a, alone ?? aloneB),
+    aloneB,
+    modes: modes ?? (scenario === 'night' ? ['on'] : ['on', 'off']),
+    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns };
 }

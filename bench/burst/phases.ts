@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import proto from '@temporalio/proto';
 import { connectionKey, type ConnectionInputArgs } from '../../src/client/index.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection-definitions.js';
+import { TENANT_THROTTLE_WORKFLOW_TYPE } from '../../src/contract/tenant-throttle-definitions.js';
 import { CustomerIdKey } from '../../src/contract/search-attributes.js';
 import { answerFor, type ListedScenario } from '../../scripts/chaos/flows.js';
 import { median } from '../bench-processes.js';
@@ -25,7 +26,7 @@ const MAX_ANSWERS = 10;
 /** The live end user's scenario: a token code, then a security question (two answers each). */
 export const LIVE_USERNAME = 'token_code';
 
-export type Phase = 'idle' | 'alone' | 'burst';
+export type Phase = 'idle' | 'alone' | 'burst' | 'night';
 export type Group = 'a' | 'b' | 'live';
 
 export interface Planned {
@@ -297,4 +298,15 @@ export async function timeProfile(stack: Stack, workflowIds: readonly string[], 
   const named = new Set([FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS)]);
   const shown = [...medianMs].filter(([kind, ms]) => named.has(kind) || ms >= 10);
   return shown.map(([kind, ms]) => `${kind} ${(ms / 1000).toFixed(2)} s`).join(', ') + ` (medians of ${sums.length} connections)`;
+}
+
+/** The tenant throttle's runs (one per pause episode), per tenant. */
+export async function throttleRuns(stack: Stack): Promise<string> {
+  const runs = new Map<string, number>();
+  try {
+    for await (const info of stack.client.workflow.list({ query: `WorkflowType = "${TENANT_THROTTLE_WORKFLOW_TYPE}"` })) runs.set(info.workflowId, (runs.get(info.workflowId) ?? 0) + 1);
+  } catch (error) {
+    return `not listed (${error instanceof Error ? error.message : String(error)})`;
+  }
+  return runs.size === 0 ? 'never started (no tenant was refused)' : [...runs].map(([id, count]) => `${id} ${count} run(s)`).join(', ');
 }

@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
+import type { ClientConfig } from '../../src/config.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { DEFAULT_PRIORITY_KEYS, type PriorityPolicy } from '../../src/contract/priority.js';
 import type { RateLimitSettings, RateLimitUpdate, RequestRates } from '../../src/sandbox/rate-limits.js';
@@ -63,6 +64,8 @@ export interface Stack {
   readonly postgresDataDir: string;
   readonly policy: PriorityPolicy;
   readonly pool: WorkerPool;
+  /** What book refreshes get unless they name their own: the client's settings (BOOK_WINDOW_*, BOOK_PAGE_SIZE), defaults here. */
+  readonly books: ClientConfig['books'];
 }
 
 export function policyOf(mode: Mode): PriorityPolicy {
@@ -142,8 +145,10 @@ export async function startStack(settings: StackSettings, resources: StackResour
     deploymentName: clientConfig.deployment.name,
     priority: policy,
     budget: { totalRps: settings.budgetRps, tenantRps: settings.tenantBudgetRps },
+    // The product's book defaults, as the pipeline's client reads them: nothing tuned for this machine.
+    books: clientConfig.books,
   });
-  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool };
+  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books };
 }
 
 export async function releaseStack(resources: StackResources, log: (line: string) => void): Promise<void> {

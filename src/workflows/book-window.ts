@@ -8,8 +8,9 @@
  * - **Grow** while children finish within `growBelow` times that and the window is full: by half
  *   again per round until the first sign of crowding (slow start), then by an eighth (at least one).
  *   A round is as many completions as the window holds, so each decision sees the last one's effect.
- * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing or starting):
- *   to `shrinkFactor` of the size, at most once per half round.
+ * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing or starting;
+ *   a start's wait counted with a child's best time, as it lengthens a child): to `shrinkFactor` of
+ *   the size, at most once per half round.
  * - **Stuck:** when the children in flight have been out `shrinkAbove` times that long, shrink the
  *   same way without waiting for them to end (a service down for minutes).
  * - **Throttled:** when the service told the tenant to wait (TOO_MANY_REQUESTS), halve, once per
@@ -150,23 +151,27 @@ export class WindowController {
     return best === undefined ? now : Math.min(best, now);
   }
 
-  private ratio(recent: readonly number[], best: number | undefined): number | undefined {
+  /** `base` is added to both sides with the slack: what else a child's time holds besides the value measured. */
+  private ratio(recent: readonly number[], best: number | undefined, base = 0): number | undefined {
     const current = median(recent);
     if (current === undefined || best === undefined || recent.length < Math.min(RECENT_MIN, this.recentLength)) return undefined;
-    return (current + this.control.slackMs) / (best + this.control.slackMs);
+    return (current + base + this.control.slackMs) / (best + base + this.control.slackMs);
   }
 
   private decide(now: number, windowFull: boolean): void {
     const { size, sinceChange } = this.memory;
     const finishRatio = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
-    const startRatio = this.ratio(this.memory.recentStartMs, this.memory.bestStartMs);
+    // A start's wait is judged by what it adds to a child's whole time (the best finish, itself
+    // counted from the ask to start): starts of a few tens of ms that take a few hundred on a busy
+    // fleet are not yet congestion, starts that add as much again as a child takes are.
+    const startRatio = this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0);
     if (finishRatio === undefined) return;
     const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
     const worst = Math.max(finishRatio, startRatio ?? 0);
     if (worst >= this.control.shrinkAbove && sinceChange >= Math.max(1, Math.ceil(size / 2))) {
       const what = finishRatio >= (startRatio ?? 0)
         ? `children took ${finishRatio.toFixed(2)}x their best time (median ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
-        : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms)`;
+        : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
       this.change(clamp(Math.floor(size * this.control.shrinkFactor), this.bounds), what, now, true);
       return;
     }

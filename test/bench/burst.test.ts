@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  bothRunning,
   bucketRates,
   bucketSecondsFor,
   budgetFigures,
@@ -18,13 +19,19 @@ import {
   endStateOf,
   evenStarts,
   expectedBurstMs,
+  expectedNightMs,
   mergeRates,
+  nightLine,
+  nightTargetsLine,
+  parseNightLine,
   parseSummaryLine,
   ratio,
   scheduleStarts,
   spreadOf,
   summaryLine,
   targetsLine,
+  weightShare,
+  type NightFigures,
   type RateBook,
   type RunFigures,
 } from '../../bench/burst/figures.js';
@@ -199,6 +206,71 @@ void describe('burst figures', () => {
     assert.ok(Number.isNaN(busyShare(after, after)));
   });
 
+  void it('counts what two books completed while both ran: from the later start to the earlier end', () => {
+    const both = bothRunning({ startMs: 1_000, endMs: 20_000, closesMs: [1_500, 2_000, 3_000, 9_000, 12_000, 19_000] }, { startMs: 2_000, endMs: 10_000, closesMs: [2_500, 4_000, 9_500, 10_000] });
+    // From 2 s to 10 s: A's 2, 3 and 9 s, B's 2.5, 4, 9.5 and 10 s.
+    assert.deepEqual(both, { fromMs: 2_000, toMs: 10_000, a: 3, b: 4, perSecond: 7 / 8, bShare: 4 / 7 });
+    const disjoint = bothRunning({ startMs: 0, endMs: 1_000, closesMs: [500] }, { startMs: 2_000, endMs: 3_000, closesMs: [2_500] });
+    assert.deepEqual([disjoint.a, disjoint.b], [0, 0]);
+    assert.ok(Number.isNaN(disjoint.perSecond) && Number.isNaN(disjoint.bShare));
+    assert.equal(weightShare(new Map([['a', 1], ['b', 1]]), 'a', 'b'), 0.5);
+    assert.equal(weightShare(new Map([['b', 3]]), 'a', 'b'), 0.75);
+    assert.equal(weightShare(new Map(), 'a', 'b'), 0.5);
+  });
+
+  void it("spreads the night's live connections over what the night should take: half of A and B at what the cores or the budget carry, A's other half at its lowered limit", () => {
+    // (1000 + 200) / min(8/s, 30/3 = 10/s) = 150 s, then 1000 / (10/3 per s) = 300 s.
+    assert.equal(expectedNightMs({ a: 2000, b: 200, capacityRps: 8, budgetRps: 60, aLimit: 10, requestsPerRefresh: 3 }), 450_000);
+    // Without a capacity figure, the budget alone.
+    assert.equal(expectedNightMs({ a: 2, b: 0, capacityRps: NaN, budgetRps: 60, aLimit: 10, requestsPerRefresh: 3 }), 400);
+  });
+
+  void it("prints the night's line the issue asks for, reads it back, and marks its targets", () => {
+    const night: NightFigures = {
+      refreshes: 2200,
+      lost: 0,
+      failed: 0,
+      live: { count: 100, p50: 120, p99: 300 },
+      liveIdle: { count: 100, p50: 80, p99: 200 },
+      aMedianS: 3,
+      aAloneMedianS: 2,
+      bMedianS: 2.2,
+      bAloneMedianS: 2,
+      throughputRps: 6.3,
+      capacityRps: 9,
+      budgetRefreshRps: 20,
+      bShare: 0.47,
+      bWeightShare: 0.5,
+      budgetExceededS: 0,
+    };
+    const line = nightLine(night);
+    assert.equal(line, "night: 2200 refreshes, 0 lost, 0 failed, live answer p50 120 ms (1.50x idle) p99 300 ms (1.50x idle), refresh median A 1.50x B 1.10x alone, throughput 6.3/s (70% of what the cores carry), B's share 47% (weight 50%), budget exceeded 0 s");
+    assert.deepEqual(parseNightLine(line), {
+      refreshes: 2200,
+      lost: 0,
+      failed: 0,
+      liveP50Ms: 120,
+      liveP50Ratio: 1.5,
+      liveP99Ms: 300,
+      liveP99Ratio: 1.5,
+      aRatio: 1.5,
+      bRatio: 1.1,
+      throughputRps: 6.3,
+      capacityPercent: 70,
+      bSharePercent: 47,
+      weightPercent: 50,
+      budgetExceededS: 0,
+    });
+    const missing = parseNightLine(nightLine({ ...night, live: { count: 0, p50: NaN, p99: NaN }, bShare: NaN }));
+    assert.ok(missing && Number.isNaN(missing.liveP50Ms) && Number.isNaN(missing.bSharePercent));
+    assert.equal(parseNightLine(line.replace('night:', 'night (off):')), undefined);
+    const targets = nightTargetsLine(night);
+    assert.match(targets, /A median <= 1\.5x alone met \(1\.50x\); B median <= 1\.5x alone met/);
+    // 6.3/s against the lower of the cores' 9/s and the budget's 20/s: 70%; B's 47% of its weight's 50%: 94%.
+    assert.match(targets, /throughput >= 60% of min\(cores 9\.0\/s, budget 20\.0\/s\) met \(70%\); B's share >= 90% of its weight's met \(94%\)/);
+    assert.match(nightTargetsLine({ ...night, bShare: 0.3, throughputRps: 5 }), /throughput .* MISSED \(56%\); B's share >= 90% of its weight's MISSED \(60%\)/);
+  });
+
   void it('turns priority and fairness off only where the runs must differ', () => {
     assert.deepEqual(serverSettingsOf('on'), {});
     assert.deepEqual(serverSettingsOf('off'), { 'matching.enableFairness': false });
@@ -210,11 +282,19 @@ void describe('burst figures', () => {
   });
 
   void it('reads its command line, refusing a service limit that is not below the budget', () => {
-    const options = parseBurstArgs(['--a', '60', '--b', '12', '--live', '4', '--only', 'off', '--window', '10', '--seed', '3'], () => 1);
+    const options = parseBurstArgs(['--storm', '--a', '60', '--b', '12', '--live', '4', '--only', 'off', '--window', '10', '--seed', '3'], () => 1);
     assert.ok(options);
-    assert.deepEqual([options.a, options.b, options.live, options.modes, options.windowMs, options.seed], [60, 12, 4, ['off'], 10_000, 3]);
+    assert.deepEqual([options.scenario, options.a, options.b, options.live, options.modes, options.windowMs, options.seed, options.deadlineMs], ['storm', 60, 12, 4, ['off'], 10_000, 3, 900_000]);
+    assert.deepEqual(parseBurstArgs(['--storm'], () => 1)?.modes, ['on', 'off']);
+    // The night by default: priority and fairness on, each book alone first (B's whole book, as many of A's, at most 200).
     const defaults = parseBurstArgs([], () => 9);
-    assert.deepEqual([defaults?.a, defaults?.b, defaults?.live, defaults?.modes, defaults?.budgetRps, defaults?.tenantBudgetRps, defaults?.seed], [2000, 200, 50, ['on', 'off'], 60, 40, 9]);
+    assert.deepEqual(
+      [defaults?.scenario, defaults?.a, defaults?.b, defaults?.live, defaults?.aloneA, defaults?.aloneB, defaults?.modes, defaults?.budgetRps, defaults?.tenantBudgetRps, defaults?.seed, defaults?.deadlineMs],
+      ['night', 2000, 200, 50, 200, 200, ['on'], 60, 40, 9, 1_800_000],
+    );
+    assert.deepEqual([parseBurstArgs(['--a', '40', '--b', '8'], () => 1)?.aloneA, parseBurstArgs(['--a', '40', '--b', '8'], () => 1)?.aloneB], [8, 8]);
+    assert.deepEqual([parseBurstArgs(['--a', '40', '--b', '8', '--alone', '20'], () => 1)?.aloneA, parseBurstArgs(['--a', '40', '--b', '8', '--alone', '20'], () => 1)?.aloneB], [20, 8]);
+    assert.deepEqual(parseBurstArgs(['--only', 'off'], () => 1)?.modes, ['off']);
     assert.equal(defaults?.floorRuns, 30);
     assert.equal(parseBurstArgs(['--floor-runs', '0'], () => 1)?.floorRuns, 0);
     assert.throws(() => parseBurstArgs(['--floor-runs', '-1'], () => 1), /--floor-runs must be an integer from 0 to 1000, got "-1"/);
@@ -232,8 +312,29 @@ void describe('npm run bench:burst', () => {
     assert.match(output, /--live must be an integer from 1 to 1000, got "many"/);
   });
 
-  void it('runs a small burst on the production stack: the summary line parses, nothing lost or failed', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
-    const run = await runHarness(ENTRY, ['--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240', '--floor-runs', '3'], RUN_TIMEOUT_MS, 'SIGTERM');
+  void it("runs a small night on the production stack: both books' Schedules triggered, the night line parses, nothing lost or failed", { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
+    const run = await runHarness(ENTRY, ['--a', '40', '--b', '8', '--live', '4', '--deadline', '240', '--floor-runs', '0'], RUN_TIMEOUT_MS, 'SIGTERM');
+    const report = `\n${tail(run.output)}`;
+    const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+    const night = parseNightLine(last);
+    assert.ok(night, `the last line is the night's${report}`);
+    assert.equal(night.refreshes, 40 + 8, report);
+    assert.deepEqual([night.lost, night.failed], [0, 0], report);
+    // Each book alone first (B's whole book, as many of A's), and what the cores carry from them.
+    assert.match(run.stdout, /^alone: tenant-b's book of 8 \(alone\) alone: 8 refreshed, 0 failed, 0 lost/m, report);
+    assert.match(run.stdout, /^alone: tenant-a's book of 8 \(alone\) alone: 8 refreshed, 0 failed, 0 lost/m, report);
+    assert.match(run.stdout, /^capacity: alone a book's refresh costs the stack [\d.]+ ms .*so \d+ cores carry at most [\d.]+ refreshes a second/m, report);
+    // The Schedules were triggered, and each refresh ran its window from the product's defaults.
+    assert.match(run.stdout, /^night: book-tenant-a:nightly \(40\) and book-tenant-b:nightly \(8\), daily at \d\d:\d\d UTC, triggered together/m, report);
+    assert.match(run.stdout, /^books: window floor 2, ceiling 50, start 4, page size 500 /m, report);
+    assert.match(run.stdout, /^ {2}window A: polled \d+ times, size min \d+/m, report);
+    assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
+    assert.match(run.stdout, /^ {2}both books running \+[\d.]+s to \+[\d.]+s: A \d+ and B \d+ completed/m, report);
+    assert.equal(run.code, 0, report);
+  });
+
+  void it('runs a small storm on the production stack (--storm): the summary line parses, nothing lost or failed', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
+    const run = await runHarness(ENTRY, ['--storm', '--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240', '--floor-runs', '3'], RUN_TIMEOUT_MS, 'SIGTERM');
     const report = `\n${tail(run.output)}`;
     const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     const summary = parseSummaryLine(last);
