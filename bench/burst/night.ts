@@ -269,7 +269,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   const timeline = new Timeline();
   const runDir = await mkdtemp(join(tmpdir(), `aggregation-night-${mode}-`));
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
-  const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
+  const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, mode: 'bucket', weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
   log('');
   log(`== night, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A's book ${options.a}, B's ${options.b}, live ${options.live}; alone A ${options.aloneA}, B ${options.aloneB}; ${options.workers} workers; run directory ${runDir}`);
   const stack = await startStack({ mode, workers: options.workers, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
@@ -279,7 +279,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   );
   const bounds = stack.books.window;
   log(`books: window floor ${bounds.floor}, ceiling ${bounds.ceiling}, start ${bounds.start}, page size ${stack.books.pageSize} (the client's BOOK_WINDOW_* and BOOK_PAGE_SIZE defaults: nothing tuned here)`);
-  const limits = await updateRateLimits(stack.sandboxUrl, { defaultPerSecond: Math.max(1, Math.floor(options.tenantBudgetRps)) });
+  const limits = await updateRateLimits(stack.sandboxUrl, { mode: 'bucket', burst: null, defaultPerSecond: Math.max(1, Math.floor(options.tenantBudgetRps)) });
   log(`service: every tenant limited to ${limits.defaultPerSecond}/s (its budget) until A's limit is lowered`);
 
   const listing = await fetchScenarioListing(stack.sandboxUrl);
