@@ -471,14 +471,25 @@ export class BooksClient {
     return out;
   }
 
-  /** Where a refresh is: done, in flight, the window and why, outcomes by kind, estimated end. */
+  /**
+   * Where a refresh is: done, in flight, the window and why, outcomes by kind, estimated end. An
+   * ended refresh answers from its report (no worker has to replay it).
+   */
   async progress(refreshWorkflowId: string): Promise<BookProgress> {
     const handle = this.handle(refreshWorkflowId);
     try {
       return await handle.query(bookProgressQuery);
     } catch (error) {
+      const ended = await this.endedProgress(handle).catch(() => undefined);
+      if (ended) return ended;
       throw this.mapError(error, refreshWorkflowId);
     }
+  }
+
+  private async endedProgress(handle: WorkflowHandle): Promise<BookProgress | undefined> {
+    if ((await handle.describe()).status.name === 'RUNNING') return undefined;
+    const { endedAt, pages: _pages, skippedWhileRunning: _skipped, windowChanges: _changes, ...summary } = (await handle.result()) as BookReport;
+    return { ...summary, inFlight: 0, updatedAt: endedAt };
   }
 
   async pause(refreshWorkflowId: string, reason?: string): Promise<BookProgress> {

@@ -192,6 +192,9 @@ void describe('a book of saved logins', () => {
     assert.equal(report.counts.malformed, 1);
     assert.equal(report.counts.failed, 0, JSON.stringify(report.counts));
     assert.equal(report.pages.length, 3, '7 logins at 3 a page');
+    const ended = await client.books.progress(refreshWorkflowId);
+    assert.equal(ended.status, 'completed', 'an ended refresh still answers its progress');
+    assert.equal(ended.counts.done, 7);
 
     const outcomes = await allOutcomes(report);
     assert.deepEqual(outcomes.map((outcome) => outcome.loginId).sort(), [...refreshed, needsEndUser, malformed].sort(), 'each login once over the pages');
