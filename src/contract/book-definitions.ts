@@ -15,11 +15,12 @@
  * Import-free apart from the SDK's message definitions: the workflow bundle carries it.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ProductsInput, Timing } from './connection-input.js';
+import type { ConnectionInputArgs, ProductsInput, Timing } from './connection-input.js';
 
 export const BOOK_ENTRY_WORKFLOW_TYPE = 'bookEntryWorkflow';
 export const BOOK_REFRESH_WORKFLOW_TYPE = 'bookRefreshWorkflow';
 export const BOOK_REPORT_PAGE_WORKFLOW_TYPE = 'bookReportPageWorkflow';
+export const BOOK_LOGIN_WORKFLOW_TYPE = 'bookLoginWorkflow';
 
 /** The cadence every enrolment gets unless it names one. */
 export const DEFAULT_BOOK_CADENCE = 'nightly';
@@ -47,6 +48,29 @@ export function bookReportPageId(refreshWorkflowId: string, page: number): strin
 export function bookChildWorkflowId(customerId: string, loginId: string, night: string): string {
   return `refresh-${customerId}:${loginId}-${night}`;
 }
+
+/**
+ * `book-login-<customerId>:<loginId>-<night>`: the workflow that starts one login's connection in a
+ * night and answers only how it ended (so connection results stay out of the refresh's history).
+ */
+export function bookLoginWorkflowId(customerId: string, loginId: string, night: string): string {
+  return `book-login-${customerId}:${loginId}-${night}`;
+}
+
+/** What the refresh asks of one login's workflow. */
+export interface BookLoginRequest {
+  readonly connectionWorkflowId: string;
+  readonly input: ConnectionInputArgs;
+  readonly summary: string;
+}
+
+/** How one login's connection ended, and nothing more. */
+export type BookLoginEnd =
+  | { readonly ended: 'completed' }
+  /** The connection's failure type, or how Temporal ended it (Cancelled, Terminated, TimedOut). */
+  | { readonly ended: 'failed'; readonly failureType: string }
+  /** The connection's id was already taken this night: not started twice. */
+  | { readonly ended: 'duplicate' };
 
 /** What a login is refreshed with; the entry's memo (`enrolment`). */
 export interface BookEnrolment {

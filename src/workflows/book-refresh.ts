@@ -19,8 +19,6 @@ import {
   CancellationScope,
   ChildWorkflowFailure,
   ParentClosePolicy,
-  TerminatedFailure,
-  TimeoutFailure,
   WorkflowIdReusePolicy,
   allHandlersFinished,
   condition,
@@ -43,8 +41,10 @@ import {
   DEFAULT_WINDOW_BOUNDS,
   DEFAULT_WINDOW_CONTROL,
   WINDOW_LIMITS,
+  BOOK_LOGIN_WORKFLOW_TYPE,
   bookChildWorkflowId,
   bookEntryWorkflowId,
+  bookLoginWorkflowId,
   bookProgressQuery,
   bookReportPageId,
   cancelBookUpdate,
@@ -61,9 +61,8 @@ import {
   type WindowBounds,
   type WindowControl,
 } from '../contract/book-definitions.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
-import type { connectionWorkflow } from './connection.js';
+import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
+import { failureTypeOf, type bookLoginWorkflow } from './book-login.js';
 import type { bookReportPageWorkflow } from './book-report-page.js';
 import { bookMetrics } from './book-metrics.js';
 import { WindowController } from './book-window.js';
@@ -139,15 +138,6 @@ function withOutcome(counts: BookCounts, outcome: BookOutcome): BookCounts {
     case 'duplicate':
       return { ...next, duplicate: counts.duplicate + 1 };
   }
-}
-
-/** A failure's type as the connection raised it (ApplicationFailure type), or how Temporal ended it. */
-function failureTypeOf(failure: ChildWorkflowFailure): string {
-  const cause = failure.cause;
-  if (cause instanceof ApplicationFailure) return cause.type ?? 'Unknown';
-  if (cause instanceof TerminatedFailure) return 'Terminated';
-  if (cause instanceof TimeoutFailure) return 'TimedOut';
-  return cause?.name ?? 'Unknown';
 }
 
 export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<BookReport> {
@@ -305,32 +295,42 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     };
     void children
       .run(async () => {
-        const child = await startChild<typeof connectionWorkflow>(CONNECTION_WORKFLOW_TYPE, {
-          workflowId,
-          args: [entry.input],
+        // Through the login's own workflow, which answers only how the connection ended (book-login.ts).
+        const login = await startChild<typeof bookLoginWorkflow>(BOOK_LOGIN_WORKFLOW_TYPE, {
+          workflowId: bookLoginWorkflowId(customerId, entry.loginId, night),
+          args: [{ connectionWorkflowId: workflowId, input: entry.input, summary: `Book refresh (${cadence}) of login ${entry.loginId}, night ${night}` }],
           // Ends with the refresh only if the refresh is terminated; a refresh that continues as new has drained first.
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-          // One connection per login and night, even if the login shows up twice.
+          // One per login and night, even if the login shows up twice.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           typedSearchAttributes: [
             { key: CustomerIdKey, value: customerId },
             { key: LoginIdKey, value: entry.loginId },
-            { key: ConnectionStatusKey, value: 'Authorizing' },
           ],
           // The refresh's own priority (the scheduled class, the tenant's fairness key and weight).
           ...(info.priority ? { priority: info.priority } : {}),
-          staticSummary: `Book refresh (${cadence}) of login ${entry.loginId}, night ${night}`,
+          staticSummary: `Login ${entry.loginId} in the ${cadence} refresh of ${customerId}, night ${night}`,
         });
         window.observeStart(Date.now() - askedAt);
-        await child.result();
-        return { loginId: entry.loginId, outcome: 'refreshed', workflowId, durationMs: Date.now() - askedAt } satisfies BookOutcome;
+        return login.result();
       })
       .then(
-        (outcome) => {
-          finish(outcome, true);
-          return checkThrottle();
+        async (end) => {
+          const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
+          if (end.ended === 'completed') {
+            finish({ ...base, outcome: 'refreshed' }, true);
+            return checkThrottle();
+          }
+          finish(end.ended === 'duplicate' ? { ...base, outcome: 'duplicate' } : await outcomeOfFailure(base, end.failureType), false);
+          return undefined;
         },
-        async (error: unknown) => finish(await outcomeOfFailure(entry.loginId, workflowId, askedAt, error), false),
+        (error: unknown) => {
+          const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
+          // The login's workflow itself: its id taken this night, cancelled with the refresh, or ended by hand.
+          if (error instanceof WorkflowExecutionAlreadyStartedError) finish({ ...base, outcome: 'duplicate' }, false);
+          else if (isCancellation(error) || (error instanceof ChildWorkflowFailure && isCancellation(error.cause))) finish({ ...base, outcome: 'cancelled' }, false);
+          else finish({ ...base, outcome: 'failed', failureType: error instanceof ChildWorkflowFailure ? failureTypeOf(error) : 'Unknown' }, false);
+        },
       )
       .catch((error: unknown) => {
         // Only a bug lands here (every outcome is caught above): keep the window moving, and say so.
@@ -339,23 +339,19 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
       });
   };
 
-  const outcomeOfFailure = async (loginId: string, workflowId: string, askedAt: number, error: unknown): Promise<BookOutcome> => {
-    const base = { loginId, workflowId, durationMs: Date.now() - askedAt };
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return { ...base, outcome: 'duplicate' };
-    if (isCancellation(error) && !(error instanceof ChildWorkflowFailure)) return { ...base, outcome: 'cancelled' };
-    if (!(error instanceof ChildWorkflowFailure)) return { ...base, outcome: 'failed', failureType: error instanceof Error ? error.name : 'Unknown' };
-    const type = failureTypeOf(error);
-    if (isCancellation(error.cause)) return { ...base, outcome: 'cancelled' };
-    if (type === 'EndUserActionRequired') {
+  /** How a connection that did not complete is reported: needing its end user (flagged), forgotten, cancelled or failed. */
+  const outcomeOfFailure = async (base: Pick<BookOutcome, 'loginId' | 'workflowId' | 'durationMs'>, failureType: string): Promise<BookOutcome> => {
+    if (failureType === 'Cancelled') return { ...base, outcome: 'cancelled' };
+    if (failureType === 'EndUserActionRequired') {
       // Left out of later nights until the pipeline enrols it again (after its end user signed in).
-      await getExternalWorkflowHandle(bookEntryWorkflowId(customerId, loginId))
-        .signal(flagEntrySignal, { reason: type, workflowId, flaggedAt: isoNow() })
-        .catch(() => log.warn('book refresh: the entry to flag has gone', { loginId }));
-      return { ...base, outcome: 'needs-end-user', failureType: type };
+      await getExternalWorkflowHandle(bookEntryWorkflowId(customerId, base.loginId))
+        .signal(flagEntrySignal, { reason: failureType, workflowId: base.workflowId ?? '', flaggedAt: isoNow() })
+        .catch(() => log.warn('book refresh: the entry to flag has gone', { loginId: base.loginId }));
+      return { ...base, outcome: 'needs-end-user', failureType };
     }
     // A forget deletes the login's running connections: the login has left the book.
-    if (type === 'Terminated' && (await book.stillEnrolled({ customerId, loginIds: [loginId] })).length === 0) return { ...base, outcome: 'forgotten' };
-    return { ...base, outcome: 'failed', failureType: type };
+    if (failureType === 'Terminated' && (await book.stillEnrolled({ customerId, loginIds: [base.loginId] })).length === 0) return { ...base, outcome: 'forgotten' };
+    return { ...base, outcome: 'failed', failureType };
   };
 
   // The page's logins that can start, and how far the loop got (a cancellation reports the rest).

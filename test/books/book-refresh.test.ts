@@ -23,7 +23,7 @@ import {
   type BookProgress,
   type BookReport,
 } from '../../src/client/index.js';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookChildWorkflowId, bookEntryWorkflowId, type BookRefreshInput } from '../../src/contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookChildWorkflowId, bookEntryWorkflowId, bookLoginWorkflowId, type BookRefreshInput } from '../../src/contract/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, waitFor } from '../helpers/temporal.js';
@@ -211,10 +211,22 @@ void describe('a book of saved logins', () => {
       const childRuns = await runsOf(childId);
       assert.equal(childRuns.length, 1, `one connection for ${loginId} this night`);
       const child = childRuns[0]!;
-      const parentRun = runs.find((r) => r.runId === child.parentExecution?.runId);
+      // The connection's parent is the login's workflow (it keeps the connection's result out of the refresh's history), whose parent is a run of the refresh.
+      const loginRuns = await runsOf(bookLoginWorkflowId(stack.customerId, loginId, report.night));
+      assert.equal(loginRuns.length, 1);
+      assert.equal(child.parentExecution?.workflowId, loginRuns[0]?.workflowId);
+      const parentRun = runs.find((r) => r.runId === loginRuns[0]?.parentExecution?.runId);
       assert.ok(parentRun, `${childId} started by a run of the refresh`);
       const next = runs[runs.indexOf(parentRun) + 1];
       if (next) assert.ok((child.closeTime?.getTime() ?? Infinity) <= next.startTime.getTime(), `${childId} ended before the next page's run began`);
+    }
+    // A refresh's history holds a few bytes per login, never a connection's result (accounts, transactions).
+    for (const r of runs) {
+      const events = (await stack.client.workflow.getHandle(refreshWorkflowId, r.runId).fetchHistory()).events ?? [];
+      for (const event of events.filter((e) => e.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)) {
+        const bytes = (event.childWorkflowExecutionCompletedEventAttributes?.result?.payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
+        assert.ok(bytes < 1024, `a child's result in the refresh's history is ${bytes} B`);
+      }
     }
 
     // The flagged login is now listed as needing its end user, and the next night skips it without a connection.
