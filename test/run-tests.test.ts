@@ -29,7 +29,8 @@ before(async () => {
 
 /** The runner's closing verdict line on `file`. */
 function verdict(file: string): string {
-  const line = run.output.split('\n').find((text) => text.includes(` ${FIXTURES}/${file} (`));
+  const summary = run.output.slice(run.output.indexOf('\nrun-tests: files\n'));
+  const line = summary.split('\n').find((text) => text.includes(` ${FIXTURES}/${file} (`));
   assert.ok(line, `no verdict on ${file} in:\n${run.output}`);
   return line;
 }
