@@ -6,10 +6,11 @@
 //   npm test -- helpers sandbox   only files whose path contains one of the arguments
 //   npm test -- --dir test/fixtures/run-tests   test files under another directory (the runner's own tests)
 // Each file runs in its own node process (through tsx; node --test --test-isolation=none), with the
-// spec reporter for people and scripts/lib/test-file-reporter.mjs for this runner, which counts what ran. A file fails, named in
-// the closing summary, when it exits non-zero, when a test fails, when it ran no test, when it ended
-// before node:test finished (an exit halfway) or when it outlives TEST_FILE_TIMEOUT_S (default 20
-// minutes; an open handle keeps a process alive): then its process group is killed. Each test also
+// spec reporter for people and scripts/lib/test-file-reporter.mjs for this runner, which counts what
+// ran. A file fails, named in the closing summary, when it exits non-zero, when a test fails, when it
+// ran no test, when it ended before node:test finished (an exit halfway) or when it outlives
+// TEST_FILE_TIMEOUT_S (default 20 minutes; an open handle keeps a process alive): then its process
+// group is killed. Each test also
 // fails after 5 minutes (--test-timeout). The summary ends with `<n> passed, <n> failed, <n> skipped`
 // alone on a line, and names every skipped test with its reason.
 // TEST_CONCURRENCY overrides how many test files run at once (default: half the cores, at least 1);
