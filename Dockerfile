@@ -8,6 +8,8 @@
 # ---- build: TypeScript to dist/, console page assets, the prebuilt workflow bundle ---------------
 FROM node:24-slim AS build
 WORKDIR /app
+# package.json's allowScripts decides which install scripts run (none; allowScriptsReasons says why),
+# here as in .ci/run and a developer's npm ci.
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json .nvmrc ./

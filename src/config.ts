@@ -1351,6 +1351,10 @@ const TestVars = group(
       { defaultText: 'unset: skip' },
     ),
     TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once.', { defaultText: 'half the cores, at least 1' }),
+    TEST_FILE_TIMEOUT_S: doc(
+      CountAtLeast(1).default(1200),
+      'Seconds one test file may run in `npm test` (its process, open handles included) before the runner kills it and fails it by name; each test inside also fails after 5 minutes.',
+    ),
     REPLAY_MIN_HISTORIES: ReplayMinHistories,
     REPLAY_VERBOSE: doc(Bool.default(false), "true or 1: the closing replay lists every skipped history, not only the counts."),
   }),
@@ -1378,9 +1382,9 @@ const TestEnv = z
 export type TestConfig = z.output<typeof TestEnv>;
 
 /** scripts/run-tests.mjs. */
-const TestRunEnv = z.object({ TEST_CONCURRENCY: TestVars.shape.TEST_CONCURRENCY, REPLAY_MIN_HISTORIES: ReplayMinHistories }).transform((env) =>
-  Object.freeze({ concurrency: env.TEST_CONCURRENCY, replayMinHistories: env.REPLAY_MIN_HISTORIES }),
-);
+const TestRunEnv = z
+  .object({ TEST_CONCURRENCY: TestVars.shape.TEST_CONCURRENCY, TEST_FILE_TIMEOUT_S: TestVars.shape.TEST_FILE_TIMEOUT_S, REPLAY_MIN_HISTORIES: ReplayMinHistories })
+  .transform((env) => Object.freeze({ concurrency: env.TEST_CONCURRENCY, fileTimeoutMs: env.TEST_FILE_TIMEOUT_S * 1000, replayMinHistories: env.REPLAY_MIN_HISTORIES }));
 
 /** scripts/replay-suite.ts: run by scripts/run-tests.mjs, which gives it the shared server. */
 const ReplayEnv = z

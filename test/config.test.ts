@@ -470,7 +470,9 @@ describe('the settings of the scripts, benchmarks and tests', () => {
     assert.deepEqual([set.temporalAddress, set.logLevel, set.recordHistories, set.docsScreenshots, set.ci], ['127.0.0.1:7233', 'WARN', true, true, true]);
     assert.match(problemsOf(() => loadTestConfig({ TEMPORAL_TEST_LOG_LEVEL: 'loud', RECORD_HISTORIES: 'yes' })), /TEMPORAL_TEST_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR[^]*RECORD_HISTORIES: /);
     assert.match(problemsOf(() => loadTestRunConfig({ TEST_CONCURRENCY: '0' })), /TEST_CONCURRENCY: must be a whole number, at least 1/);
-    assert.deepEqual(loadTestRunConfig({ TEST_CONCURRENCY: '3', REPLAY_MIN_HISTORIES: '7' }), { concurrency: 3, replayMinHistories: 7 });
+    assert.deepEqual(loadTestRunConfig({ TEST_CONCURRENCY: '3', REPLAY_MIN_HISTORIES: '7' }), { concurrency: 3, fileTimeoutMs: 1_200_000, replayMinHistories: 7 });
+    assert.equal(loadTestRunConfig({ TEST_FILE_TIMEOUT_S: '5' }).fileTimeoutMs, 5_000);
+    assert.match(problemsOf(() => loadTestRunConfig({ TEST_FILE_TIMEOUT_S: '0' })), /TEST_FILE_TIMEOUT_S: must be a whole number, at least 1/);
   });
 
   it("requires the replay's shared server, naming who sets it", () => {

@@ -16,6 +16,8 @@ const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
   dependencyPins: Record<string, string>;
+  allowScripts: Record<string, boolean>;
+  allowScriptsReasons: Record<string, string>;
 };
 const majorOf = (version: string) => Number.parseInt(version, 10);
 
@@ -115,6 +117,16 @@ describe('dependency pins', () => {
     for (const [name, reason] of Object.entries(packageJson.dependencyPins)) {
       assert.ok(all[name], `dependencyPins names ${name}, which package.json does not depend on`);
       assert.ok(reason.length > 20, `the reason for ${name} says why`);
+    }
+  });
+});
+
+describe('install scripts', () => {
+  it('are each allowed or denied in allowScripts, with a reason in allowScriptsReasons', () => {
+    assert.deepEqual(Object.keys(packageJson.allowScriptsReasons).sort(), Object.keys(packageJson.allowScripts).sort());
+    for (const [name, allowed] of Object.entries(packageJson.allowScripts)) {
+      assert.equal(typeof allowed, 'boolean', `allowScripts says yes or no for ${name}`);
+      assert.ok(packageJson.allowScriptsReasons[name]?.startsWith(`${allowed}: `), `the reason for ${name} starts with its choice`);
     }
   });
 });

@@ -38,6 +38,7 @@ void describe('npm run chaos', () => {
     const { code, signal, stdout, output } = await runHarness(CHAOS_ENTRY, ['--keep-logs'], RUN_TIMEOUT_MS);
     const report = `\n${tail(output)}`;
     keptDir = /^chaos: logs, bundle, histories and the server's database kept in (\S+)$/m.exec(stdout)?.[1];
+    assert.ok(keptDir, `--keep-logs named no kept directory (exit ${code ?? signal})${report}`);
     const summary = parseChaosSummaryLine(stdout);
     assert.ok(summary, `no summary line (exit ${code ?? signal})${report}`);
     assert.equal(stdout.trimEnd().split('\n').at(-1), summary.line, 'the summary line is the last line of stdout');
@@ -61,8 +62,9 @@ void describe('npm run chaos', () => {
     assert.equal(code, 0, `exit code${report}`);
   });
 
-  void it('keeps the payload key owner-only beside the kept logs, and the kept histories replay without the server', { timeout: REPLAY_TIMEOUT_MS + 20_000 }, async (t) => {
-    if (!keptDir) return t.skip('the run above kept no directory');
+  void it('keeps the payload key owner-only beside the kept logs, and the kept histories replay without the server', { timeout: REPLAY_TIMEOUT_MS + 20_000 }, async () => {
+    // The run above asserts that it kept a directory: without one this fails, it does not skip.
+    assert.ok(keptDir, 'the run above kept no directory (it failed before naming one)');
     const keyFile = join(keptDir, RUN_KEY_FILE);
     assert.equal((await stat(keyFile)).mode & 0o777, 0o600, 'the key file is readable by its owner only');
     assert.match(await readFile(keyFile, 'utf8'), /^chaos-[a-z0-9]+:[A-Za-z0-9+/]{43}=\n$/);

@@ -1,0 +1,77 @@
+/**
+ * The test runner's judgements (scripts/run-tests.mjs), on the fixture files of test/fixtures/run-tests
+ * (which the suite itself leaves out): a file that defines no test, one that exits 0 halfway and one
+ * that an open handle keeps alive each fail, named; failed and skipped tests are named, skips with what
+ * they need; the totals line counts what ran. One run of the runner, its own dev server included.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { before, describe, it } from 'node:test';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const FIXTURES = 'test/fixtures/run-tests';
+
+let run: { code: number | null; output: string };
+
+before(async () => {
+  const child = spawn(process.execPath, ['scripts/run-tests.mjs', '--dir', FIXTURES], {
+    cwd: root,
+    env: { ...process.env, TEST_FILE_TIMEOUT_S: '3', TEST_CONCURRENCY: '2', REPLAY_MIN_HISTORIES: '0', FORCE_COLOR: '0', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
+  run = { code, output };
+});
+
+/** The runner's closing verdict line on `file`. */
+function verdict(file: string): string {
+  const summary = run.output.slice(run.output.indexOf('\nrun-tests: files\n'));
+  const line = summary.split('\n').find((text) => text.includes(` ${FIXTURES}/${file} (`));
+  assert.ok(line, `no verdict on ${file} in:\n${run.output}`);
+  return line;
+}
+
+void describe('scripts/run-tests.mjs', () => {
+  void it('fails the run when a file fails', () => {
+    assert.equal(run.code, 1, run.output);
+  });
+
+  void it('fails a file that defines no test, naming it', () => {
+    assert.match(verdict('no-tests.test.ts'), /^✖ .*: ran no test/);
+  });
+
+  void it('fails a file that exits 0 halfway, naming it', () => {
+    assert.match(verdict('exits-halfway.test.ts'), /^✖ .*: (ran no test|cut short).*exit code 0/);
+  });
+
+  void it('kills a file that an open handle keeps alive at TEST_FILE_TIMEOUT_S, naming it', () => {
+    assert.match(verdict('hangs.test.ts'), /^✖ .*: killed after 3 s \(TEST_FILE_TIMEOUT_S\)/);
+    assert.match(run.output, /run-tests: test\/fixtures\/run-tests\/hangs\.test\.ts still running after 3 s/);
+  });
+
+  void it('names a failed test and its error', () => {
+    assert.match(verdict('fails.test.ts'), /^✖ .*\(1 passed, 1 failed, 0 skipped, .*1 test\(s\) failed/);
+    assert.match(run.output, /^✖ test\/fixtures\/run-tests\/fails\.test\.ts › fails: one is not two$/m);
+  });
+
+  void it('passes a file whose tests pass, and names each skipped test with what it needs', () => {
+    assert.match(verdict('passes.test.ts'), /^✔ .*\(2 passed, 0 failed, 2 skipped, /);
+    assert.match(run.output, /^﹣ test\/fixtures\/run-tests\/passes\.test\.ts › a fixture that passes › needs a database # needs PostgreSQL$/m);
+    assert.match(run.output, /^﹣ test\/fixtures\/run-tests\/passes\.test\.ts › a fixture that passes › skips itself # needs chromium$/m);
+  });
+
+  void it('closes with the totals alone on a line', () => {
+    assert.match(run.output, /^4 passed, 1 failed, 2 skipped$/m);
+    assert.match(run.output, /^ℹ failed files 4 \(/m);
+  });
+
+  void it('leaves the fixtures out of the suite', () => {
+    const found = spawnSync(process.execPath, ['scripts/run-tests.mjs', 'fixtures/run-tests'], { cwd: root, encoding: 'utf8' });
+    assert.equal(found.status, 1, found.stdout + found.stderr);
+    assert.match(found.stderr, /run-tests: no test files under test\/ match "fixtures\/run-tests"/);
+  });
+});
