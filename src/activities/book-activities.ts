@@ -105,7 +105,8 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         const made = connectionInputOf(customerId, loginId, memo?.[BOOK_ENTRY_MEMO.enrolment]);
         entries.push('input' in made ? { kind: 'refresh', loginId, input: made.input } : { kind: 'malformed', loginId, problem: made.problem.slice(0, 300) });
       }
-      const token = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
+      // A short page is the last (visibility may still hand out a token, to an empty page).
+      const token = response.executions.length >= pageSize && response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
       return { entries, ...(token ? { nextPageToken: token } : {}) };
     },
 
