@@ -63,30 +63,7 @@ function formatDuration(ms) {
 // ----------------------------------------------------------------------------------------------
 // API
 
-class ApiError extends Error {
-  constructor(status, body) {
-    super((body && body.message) || `HTTP ${status}`);
-    this.status = status;
-    this.body = body;
-  }
-}
-
-async function api(path, init) {
-  const response = await fetch(path, {
-    credentials: 'same-origin',
-    cache: 'no-store',
-    ...init,
-    headers: { accept: 'application/json', ...(init && init.body ? { 'content-type': 'application/json' } : {}) },
-  });
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    body = null;
-  }
-  if (!response.ok) throw new ApiError(response.status, body);
-  return body;
-}
+// ApiError and api(): api.js, loaded before this file.
 
 function connectionPath(workflowId, action) {
   return `/api/connections/${encodeURIComponent(workflowId)}${action ? `/${action}` : ''}`;

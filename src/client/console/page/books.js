@@ -23,29 +23,7 @@ function el(tag, props, ...children) {
   return node;
 }
 
-class ApiError extends Error {
-  constructor(status, body) {
-    super((body && body.message) || `HTTP ${status}`);
-    this.status = status;
-  }
-}
-
-async function api(path, init) {
-  const response = await fetch(path, {
-    credentials: 'same-origin',
-    cache: 'no-store',
-    ...init,
-    headers: { accept: 'application/json', ...(init && init.body ? { 'content-type': 'application/json' } : {}) },
-  });
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    body = null;
-  }
-  if (!response.ok) throw new ApiError(response.status, body);
-  return body;
-}
+// ApiError and api(): api.js, loaded before this file.
 
 function refreshPath(refreshId, action) {
   return `/api/books/refreshes/${encodeURIComponent(refreshId)}${action ? `/${action}` : ''}`;
