@@ -16,6 +16,7 @@ import { DevServer } from '../../scripts/lib/dev-server.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { ConnectionsClient, BookReportNotReadyError, type BookProgress, type BookReport } from '../../src/client/index.js';
 import { bookChildWorkflowId } from '../../src/contract/book-definitions.js';
+import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { killProcess, stopAllProcesses } from '../helpers/processes.js';
@@ -30,6 +31,11 @@ let client: ConnectionsClient;
 let sandbox: Awaited<ReturnType<typeof createSandbox>>;
 let bundle: WorkflowBundleFile;
 const customerId = uniqueId('tenant');
+/**
+ * A call in flight on the killed worker is retried only once its start-to-close timeout has passed
+ * (CALL_TIMEOUT_MS): the page it belongs to drains that much later. Waits allow for it and a minute more.
+ */
+const KILLED_CALL_WAIT_MS = CALL_TIMEOUT_MS + 60_000;
 const taskQueue = uniqueId('books');
 
 before(async () => {
@@ -70,7 +76,7 @@ async function progressUntil(refreshWorkflowId: string, predicate: (progress: Bo
   return waitFor(async () => {
     const progress = await client.books.progress(refreshWorkflowId);
     return predicate(progress) ? progress : undefined;
-  }, { timeoutMs: 90_000, intervalMs: 200, describe });
+  }, { timeoutMs: KILLED_CALL_WAIT_MS, intervalMs: 200, describe });
 }
 
 void describe('a book refresh through faults', () => {
@@ -101,7 +107,7 @@ void describe('a book refresh through faults', () => {
         if (error instanceof BookReportNotReadyError) return undefined;
         throw error;
       }
-    }, { timeoutMs: 180_000, intervalMs: 500, describe: 'the report' });
+    }, { timeoutMs: 2 * KILLED_CALL_WAIT_MS, intervalMs: 500, describe: 'the report' });
 
     assert.equal(report.status, 'completed');
     assert.equal(report.counts.refreshed, 12, JSON.stringify(report.counts));
