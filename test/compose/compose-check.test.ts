@@ -165,7 +165,7 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const file = await brokenCopy('missing-search-attribute', / \\\n\s+--name LoginId --type Keyword/, '');
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /temporal-setup registers \[ConnectionStatus=Keyword, CustomerId=Keyword, EndUserChallenge=Keyword, Institution=Keyword\]/);
+    assert.match(run.stderr, /temporal-setup registers \[BookCadence=Keyword, ConnectionStatus=Keyword, CustomerId=Keyword, EndUserChallenge=Keyword, Institution=Keyword\]/);
     assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
   });
 });
