@@ -5,49 +5,31 @@
  * artifacts/console/; docs/images/books.png is taken by `npm run docs:screenshots`.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { chromium } from 'playwright-core';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
+import type { BrowserContext, Page } from 'playwright-core';
 import { BookReportNotReadyError, type BookProgress, type BookReport, type ConnectionsClient } from '../../src/client/index.js';
-import { loadTestConfig } from '../../src/config.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { docsScreenshot } from '../helpers/docs-screenshot.js';
-import { uniqueId, waitFor } from '../helpers/temporal.js';
-import { startClientStack, stopClientStack } from './client-stack.js';
+import { waitFor } from '../helpers/temporal.js';
+import { CONSOLE_ARTIFACTS, CONSOLE_TEST_TOKEN, startConsoleStack, stopConsoleStack, type ConsoleStack } from './console-stack.js';
 
-const CHROMIUM = loadTestConfig().chromiumPath;
-const ARTIFACTS = fileURLToPath(new URL('../../artifacts/console/', import.meta.url));
-const TOKEN = `console-test-${uniqueId('token')}`;
+const ARTIFACTS = CONSOLE_ARTIFACTS;
+const TOKEN = CONSOLE_TEST_TOKEN;
 const bearer = { authorization: `Bearer ${TOKEN}` };
 
-let env: TestWorkflowEnvironment;
 let stack: ConnectionStack;
 let client: ConnectionsClient;
-let consoleServer: ConsoleServer;
 let baseUrl: string;
-let browser: Browser;
 let context: BrowserContext;
+let shared: ConsoleStack | undefined;
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
-  await mkdir(ARTIFACTS, { recursive: true });
-  ({ env, stack, client } = await startClientStack());
-  consoleServer = createConsoleServer({ connections: client, token: TOKEN, defaultCustomerId: stack.customerId });
-  baseUrl = (await consoleServer.listen(0)).url;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  shared = await startConsoleStack();
+  ({ stack, client, baseUrl, context } = shared);
 });
 
 after(async () => {
-  await context?.close();
-  await browser?.close();
-  await consoleServer?.close();
-  await stopClientStack({ stack, env });
+  await stopConsoleStack(shared);
 });
 
 let logins = 0;

@@ -5,53 +5,35 @@
  * (test/helpers/docs-screenshot.ts).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { chromium } from 'playwright-core';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import type { ConnectionsClient, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
-import { createConsoleServer } from '../../src/client/console/app.js';
 import { COOKIE_NAME } from '../../src/client/console/auth.js';
 import { MAX_BODY_BYTES } from '../../src/client/console/http.js';
 import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
-import type { ConsoleServer } from '../../src/client/console/app.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { docsScreenshot } from '../helpers/docs-screenshot.js';
-import { uniqueId, waitFor } from '../helpers/temporal.js';
-import { startAwaiting as startAwaiting_, startClientStack, stopClientStack } from './client-stack.js';
+import { waitFor } from '../helpers/temporal.js';
+import { startAwaiting as startAwaiting_ } from './client-stack.js';
+import { CONSOLE_ARTIFACTS, CONSOLE_TEST_TOKEN, startConsoleStack, stopConsoleStack, type ConsoleStack } from './console-stack.js';
 import { correctAnswer } from './scenario-answers.js';
-import { loadTestConfig } from '../../src/config.js';
 
-const CHROMIUM = loadTestConfig().chromiumPath;
-const ARTIFACTS = fileURLToPath(new URL('../../artifacts/console/', import.meta.url));
-const TOKEN = `console-test-${uniqueId('token')}`;
+const ARTIFACTS = CONSOLE_ARTIFACTS;
+const TOKEN = CONSOLE_TEST_TOKEN;
 
-let env: TestWorkflowEnvironment;
 let stack: ConnectionStack;
 let client: ConnectionsClient;
-let consoleServer: ConsoleServer;
 let baseUrl: string;
-let browser: Browser;
 let context: BrowserContext;
+let shared: ConsoleStack | undefined;
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
-  await mkdir(ARTIFACTS, { recursive: true });
-  ({ env, stack, client } = await startClientStack());
-  consoleServer = createConsoleServer({ connections: client, token: TOKEN, defaultCustomerId: stack.customerId });
-  baseUrl = (await consoleServer.listen(0)).url;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  shared = await startConsoleStack();
+  ({ stack, client, baseUrl, context } = shared);
 });
 
 after(async () => {
-  await context?.close();
-  await browser?.close();
-  await consoleServer?.close();
-  await stopClientStack({ stack, env });
+  await stopConsoleStack(shared);
 });
 
 function startAwaiting(username: string, institution: string): Promise<string> {

@@ -24,21 +24,7 @@ const view = {
 // ----------------------------------------------------------------------------------------------
 // DOM helpers
 
-/** el('p', { className: 'x', textContent: 'y' }, child, 'text') */
-function el(tag, props, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props || {})) {
-    if (value === undefined || value === null) continue;
-    if (key === 'dataset') Object.assign(node.dataset, value);
-    else if (key.startsWith('aria-') || key === 'role' || key === 'for') node.setAttribute(key, String(value));
-    else node[key] = value;
-  }
-  for (const child of children) {
-    if (child === undefined || child === null || child === false) continue;
-    node.append(typeof child === 'string' ? document.createTextNode(child) : child);
-  }
-  return node;
-}
+// el(): dom.js, loaded before this file.
 
 function readHash() {
   const match = /^#connection=(.+)$/.exec(location.hash);

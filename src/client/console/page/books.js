@@ -8,20 +8,7 @@
 
 const POLL_MS = 2000;
 
-function el(tag, props, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props || {})) {
-    if (value === undefined || value === null) continue;
-    if (key === 'dataset') Object.assign(node.dataset, value);
-    else if (key.startsWith('aria-') || key === 'role' || key === 'for') node.setAttribute(key, String(value));
-    else node[key] = value;
-  }
-  for (const child of children) {
-    if (child === undefined || child === null || child === false) continue;
-    node.append(typeof child === 'string' ? document.createTextNode(child) : child);
-  }
-  return node;
-}
+// el(): dom.js, loaded before this file.
 
 // ApiError and api(): api.js, loaded before this file.
 
