@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { runCli } from '../../src/client/cli/run-cli.js';
+import { runCaptured, type Captured } from './cli-capture.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from '../../src/client/cli/report.js';
 import { connectionKey, type ConnectionsClient } from '../../src/client/index.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
@@ -35,27 +35,8 @@ after(async () => {
   await stopClientStack({ stack, env });
 });
 
-interface Captured {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Captured> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-    readStdin: () => Promise.resolve(options.stdin ?? ''),
-    env: { AGGREGATOR_CUSTOMER_ID: stack.customerId, TEMPORAL_TASK_QUEUE: stack.taskQueue, ...options.env },
-    // The test's client shares the environment's connection; closing it is a no-op.
-    connect: () => Promise.resolve(client),
-    now: () => Date.now(),
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    program: 'connections',
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<Captured> {
+  return runCaptured(args, { stack, client }, options);
 }
 
 function startAwaiting(username: string, institution: string): Promise<string> {
