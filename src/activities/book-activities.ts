@@ -9,9 +9,9 @@ import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 import { describeIssues } from '../aggregator/schemas.js';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, type BookEnrolment, type BookEntryFlag } from '../contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, bookEntriesQuery, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag } from '../contract/book-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
-import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey } from '../contract/search-attributes.js';
+import { EndUserChallengeKey } from '../contract/search-attributes.js';
 import type { TenantPauses } from './tenant-pauses.js';
 
 export interface BookActivitiesDeps {
@@ -38,21 +38,6 @@ export type BookPageEntry =
 export interface BookPage {
   readonly entries: readonly BookPageEntry[];
   readonly nextPageToken?: string | undefined;
-}
-
-/** A Keyword literal for a visibility query. */
-function quoted(value: string): string {
-  return JSON.stringify(value);
-}
-
-/** Running entries of one tenant's cadence. */
-export function bookQuery(customerId: string, cadence?: string): string {
-  return [
-    `WorkflowType = ${quoted(BOOK_ENTRY_WORKFLOW_TYPE)}`,
-    `ExecutionStatus = 'Running'`,
-    `${CustomerIdKey.name} = ${quoted(customerId)}`,
-    ...(cadence === undefined ? [] : [`${BookCadenceKey.name} = ${quoted(cadence)}`]),
-  ].join(' AND ');
 }
 
 /** The login an entry's workflow id names (`book-entry-<customerId>:<loginId>`). */
@@ -82,7 +67,7 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
       const response = await temporal.workflowService.listWorkflowExecutions({
         namespace,
         pageSize,
-        query: bookQuery(customerId, cadence),
+        query: bookEntriesQuery(customerId, cadence),
         ...(pageToken ? { nextPageToken: Buffer.from(pageToken, 'base64') } : {}),
       });
       const entries: BookPageEntry[] = [];
@@ -113,8 +98,8 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
     /** Which of these logins are still enrolled and unflagged (a login forgotten since its page was read is not). */
     async stillEnrolled({ customerId, loginIds }: { readonly customerId: string; readonly loginIds: readonly string[] }): Promise<string[]> {
       if (loginIds.length === 0) return [];
-      const ids = loginIds.map((loginId) => quoted(`book-entry-${customerId}:${loginId}`)).join(', ');
-      const query = `${bookQuery(customerId)} AND WorkflowId IN (${ids}) AND ${EndUserChallengeKey.name} IS NULL`;
+      const ids = loginIds.map((loginId) => JSON.stringify(bookEntryWorkflowId(customerId, loginId))).join(', ');
+      const query = `${bookEntriesQuery(customerId)} AND WorkflowId IN (${ids}) AND ${EndUserChallengeKey.name} IS NULL`;
       const enrolled: string[] = [];
       for await (const info of temporal.workflow.list({ query, pageSize: loginIds.length })) enrolled.push(loginIdOf(info.workflowId, customerId));
       return enrolled;
@@ -122,7 +107,7 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
 
     /** Enrolled logins of the cadence (flagged ones included). */
     async countBook({ customerId, cadence }: { readonly customerId: string; readonly cadence: string }): Promise<number> {
-      return (await temporal.workflow.count(bookQuery(customerId, cadence))).count;
+      return (await temporal.workflow.count(bookEntriesQuery(customerId, cadence))).count;
     },
 
     /** Until when the service asked the tenant to wait, if it did (epoch ms). */

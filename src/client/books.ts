@@ -29,7 +29,9 @@ import {
   BOOK_ENTRY_WORKFLOW_TYPE,
   BOOK_REFRESH_WORKFLOW_TYPE,
   bookEntryWorkflowId,
+  bookEntriesQuery,
   bookProgressQuery,
+  bookReportPageId,
   bookScheduleId,
   cancelBookUpdate,
   enrolSignal,
@@ -255,18 +257,15 @@ export class BooksClient {
   /** One page of a tenant's book (newest enrolment first); `nextPageToken` brings the next. */
   async list(request: BookListArgs): Promise<BookPageOfEntries> {
     const input = parse(BookListInput, request, 'list');
-    const clauses = [
-      `WorkflowType = ${quoteVisibilityValue(BOOK_ENTRY_WORKFLOW_TYPE)}`,
-      `ExecutionStatus = 'Running'`,
-      `${CustomerIdKey.name} = ${quoteVisibilityValue(input.customerId)}`,
-      ...(input.cadence ? [`${BookCadenceKey.name} = ${quoteVisibilityValue(input.cadence)}`] : []),
+    const query = [
+      bookEntriesQuery(input.customerId, input.cadence),
       ...(input.needsEndUser === undefined ? [] : [`${EndUserChallengeKey.name} ${input.needsEndUser ? 'IS NOT NULL' : 'IS NULL'}`]),
-    ];
+    ].join(' AND ');
     try {
       const response = await this.client.workflowService.listWorkflowExecutions({
         namespace: this.client.options.namespace,
         pageSize: input.pageSize ?? 100,
-        query: clauses.join(' AND '),
+        query,
         ...(input.pageToken ? { nextPageToken: Buffer.from(input.pageToken, 'base64') } : {}),
       });
       const entries: BookEntrySummary[] = [];
@@ -284,12 +283,7 @@ export class BooksClient {
   /** Logins enrolled (in one cadence, or all). */
   async count(request: { readonly customerId: string; readonly cadence?: string }): Promise<number> {
     const input = parse(BookListInput, request, 'count');
-    const query = [
-      `WorkflowType = ${quoteVisibilityValue(BOOK_ENTRY_WORKFLOW_TYPE)}`,
-      `ExecutionStatus = 'Running'`,
-      `${CustomerIdKey.name} = ${quoteVisibilityValue(input.customerId)}`,
-      ...(input.cadence ? [`${BookCadenceKey.name} = ${quoteVisibilityValue(input.cadence)}`] : []),
-    ].join(' AND ');
+    const query = bookEntriesQuery(input.customerId, input.cadence);
     try {
       return (await this.client.workflow.count(query)).count;
     } catch (error) {
@@ -526,7 +520,7 @@ export class BooksClient {
   /** One page of a refresh's per-login outcomes (pages count from 1; the report lists them). */
   async reportPage(refreshWorkflowId: string, page: number): Promise<BookReportPage> {
     if (!Number.isInteger(page) || page < 1) throw new InvalidBookRequestError(`page: must be a whole number from 1, got ${JSON.stringify(page)}`);
-    const pageId = `${refreshWorkflowId}-page-${page}`;
+    const pageId = bookReportPageId(refreshWorkflowId, page);
     try {
       return (await this.client.workflow.getHandle(pageId).result()) as BookReportPage;
     } catch (error) {

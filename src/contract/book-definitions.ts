@@ -16,6 +16,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ConnectionInputArgs, ProductsInput, Timing } from './connection-input.js';
+import { BookCadenceKey, CustomerIdKey } from './search-attributes.js';
 
 export const BOOK_ENTRY_WORKFLOW_TYPE = 'bookEntryWorkflow';
 export const BOOK_REFRESH_WORKFLOW_TYPE = 'bookRefreshWorkflow';
@@ -33,6 +34,20 @@ export function bookEntryWorkflowId(customerId: string, loginId: string): string
 /** `book-<customerId>:<cadence>`: the Schedule that refreshes the book; its runs are `<this>-<scheduled time>`. */
 export function bookScheduleId(customerId: string, cadence: string): string {
   return `book-${customerId}:${cadence}`;
+}
+
+/**
+ * The visibility query of a tenant's enrolled logins (one cadence, or all): its running entries.
+ * Customer ids and cadence names are checked before they get here (no quote or control character
+ * can occur); JSON's string literal is visibility's.
+ */
+export function bookEntriesQuery(customerId: string, cadence?: string): string {
+  return [
+    `WorkflowType = ${JSON.stringify(BOOK_ENTRY_WORKFLOW_TYPE)}`,
+    `ExecutionStatus = 'Running'`,
+    `${CustomerIdKey.name} = ${JSON.stringify(customerId)}`,
+    ...(cadence === undefined ? [] : [`${BookCadenceKey.name} = ${JSON.stringify(cadence)}`]),
+  ].join(' AND ');
 }
 
 /** `<refresh workflow id>-page-<n>`: the record of one page's per-login outcomes. */
