@@ -60,7 +60,7 @@ export function bookReportPageId(refreshWorkflowId: string, page: number): strin
  * (`refresh-<customerId>:<loginId>-<night>`), so the pipeline's latest-refresh lookup finds it, and
  * unique per night, so the same login is never started twice in one night.
  */
-export function bookChildWorkflowId(customerId: string, loginId: string, night: string): string {
+export function bookConnectionWorkflowId(customerId: string, loginId: string, night: string): string {
   return `refresh-${customerId}:${loginId}-${night}`;
 }
 

@@ -42,7 +42,7 @@ import {
   DEFAULT_WINDOW_CONTROL,
   WINDOW_LIMITS,
   BOOK_LOGIN_WORKFLOW_TYPE,
-  bookChildWorkflowId,
+  bookConnectionWorkflowId,
   bookEntryWorkflowId,
   bookLoginWorkflowId,
   bookProgressQuery,
@@ -283,7 +283,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   };
 
   const launch = (entry: Extract<BookPageEntry, { kind: 'refresh' }>) => {
-    const workflowId = bookChildWorkflowId(customerId, entry.loginId, night);
+    const workflowId = bookConnectionWorkflowId(customerId, entry.loginId, night);
     const askedAt = Date.now();
     inFlight.set(workflowId, { loginId: entry.loginId, askedAt });
     started += 1;

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DevServer } from '../../scripts/lib/dev-server.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { ConnectionsClient, BookReportNotReadyError, type BookProgress, type BookReport } from '../../src/client/index.js';
-import { bookChildWorkflowId } from '../../src/contract/book-definitions.js';
+import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
 import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
@@ -116,7 +116,7 @@ void describe('a book refresh through faults', () => {
     assert.equal(report.pages.length, 3);
     for (const loginId of logins) {
       const runs = [];
-      for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookChildWorkflowId(customerId, loginId, report.night))}` })) runs.push(info);
+      for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookConnectionWorkflowId(customerId, loginId, report.night))}` })) runs.push(info);
       assert.equal(runs.length, 1, `one connection for ${loginId}`);
       assert.equal(runs[0]?.status.name, 'COMPLETED');
     }

@@ -23,7 +23,7 @@ import {
   type BookProgress,
   type BookReport,
 } from '../../src/client/index.js';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookChildWorkflowId, bookEntryWorkflowId, bookLoginWorkflowId, type BookRefreshInput } from '../../src/contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginWorkflowId, type BookRefreshInput } from '../../src/contract/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, waitFor } from '../helpers/temporal.js';
@@ -207,7 +207,7 @@ void describe('a book of saved logins', () => {
     assert.equal(runs.length, 3, `runs: ${runs.map((r) => r.status.name).join(', ')}`);
     assert.deepEqual(runs.slice(0, 2).map((r) => r.status.name), ['CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
     for (const loginId of [...refreshed, needsEndUser]) {
-      const childId = bookChildWorkflowId(stack.customerId, loginId, report.night);
+      const childId = bookConnectionWorkflowId(stack.customerId, loginId, report.night);
       const childRuns = await runsOf(childId);
       assert.equal(childRuns.length, 1, `one connection for ${loginId} this night`);
       const child = childRuns[0]!;
@@ -237,7 +237,7 @@ void describe('a book of saved logins', () => {
     const secondReport = await reportOf(second.refreshWorkflowId);
     assert.equal(secondReport.counts.refreshed, 5);
     assert.equal(secondReport.counts.needsEndUser, 1);
-    assert.equal((await runsOf(bookChildWorkflowId(stack.customerId, needsEndUser, secondReport.night))).length, 0, 'no connection for a flagged login');
+    assert.equal((await runsOf(bookConnectionWorkflowId(stack.customerId, needsEndUser, secondReport.night))).length, 0, 'no connection for a flagged login');
   });
 
   void it('pauses (no connection starts until resumed), pins the window with resize, and refuses updates that make no sense', async () => {
@@ -332,7 +332,7 @@ void describe('a book of saved logins', () => {
     const outcome = (await allOutcomes(report)).find((o) => o.loginId === last);
     assert.equal(outcome?.outcome, 'forgotten', JSON.stringify(outcome));
     assert.equal(report.counts.refreshed, 3);
-    assert.equal((await runsOf(bookChildWorkflowId(stack.customerId, last, report.night))).length, 0, 'no connection for the forgotten login');
+    assert.equal((await runsOf(bookConnectionWorkflowId(stack.customerId, last, report.night))).length, 0, 'no connection for the forgotten login');
   });
 
   void it('halves the window when the service throttles the tenant (TOO_MANY_REQUESTS), and completes the book with nothing failed', async () => {
