@@ -16,6 +16,7 @@ import { BookReportNotReadyError } from '../src/client/errors.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/config.js';
 import { bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE } from '../src/contract/book-definitions.js';
+import { createSandboxLogin } from './sandbox-fixtures.js';
 import { median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';
 
 
@@ -53,17 +54,6 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, act: (item: T)
   return out;
 }
 
-/** A distinct saved login (the sandbox derives the LoginId from the username) whose data is pending for one poll. */
-async function savedLogin(sandboxUrl: string, customerId: string, index: number): Promise<string> {
-  const response = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: `pending_polls_${index + 1}`, pendingPolls: 1 }),
-  });
-  if (!response.ok) throw new Error(`the sandbox refused login ${index + 1}: HTTP ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { LoginId: string }).LoginId;
-}
-
 const kib = (bytes: number) => (bytes / 1024).toFixed(1);
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 
@@ -81,7 +71,7 @@ async function main(): Promise<void> {
     const connections = new ConnectionsClient({ client, taskQueue });
     log(`book-footprint: ${logins} logins, pages of ${pageSize}; dev server ${env.address}, one worker (${worker.runtime}), the sandbox`);
 
-    const loginIds = await mapLimit(Array.from({ length: logins }, (_, index) => index), ENROL_CONCURRENCY, (index) => savedLogin(sandboxUrl, customerId, index));
+    const loginIds = await mapLimit(Array.from({ length: logins }, (_, index) => index), ENROL_CONCURRENCY, (index) => createSandboxLogin(sandboxUrl, customerId, `pending_polls_${index + 1}`, 1));
     const enrolStart = Date.now();
     await mapLimit(loginIds, ENROL_CONCURRENCY, (loginId) => connections.books.enrol({ customerId, loginId, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000 } }));
     const enrolSeconds = (Date.now() - enrolStart) / 1000;

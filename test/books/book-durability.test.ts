@@ -14,13 +14,15 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { DevServer } from '../../scripts/lib/dev-server.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { ConnectionsClient, BookReportNotReadyError, type BookProgress, type BookReport } from '../../src/client/index.js';
+import { ConnectionsClient } from '../../src/client/index.js';
 import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
 import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
 import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { killProcess, stopAllProcesses } from '../helpers/processes.js';
 import { registerSearchAttributes, uniqueId, waitFor } from '../helpers/temporal.js';
+import { progressUntil, reportWhenEnded } from './book-waits.js';
 import { startWorkerProcess, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
 let runDir: string;
@@ -62,21 +64,8 @@ function startWorker(): Promise<ChildProcess> {
   return startWorkerProcess({ temporalAddress: server.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path });
 }
 
-async function freshLogin(index: number): Promise<string> {
-  const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: `pending_polls_${index + 1}`, pendingPolls: 2 }),
-  });
-  assert.ok(response.ok);
-  return ((await response.json()) as { LoginId: string }).LoginId;
-}
-
-async function progressUntil(refreshWorkflowId: string, predicate: (progress: BookProgress) => boolean, describe: string): Promise<BookProgress> {
-  return waitFor(async () => {
-    const progress = await client.books.progress(refreshWorkflowId);
-    return predicate(progress) ? progress : undefined;
-  }, { timeoutMs: KILLED_CALL_WAIT_MS, intervalMs: 200, describe });
+function freshLogin(index: number): Promise<string> {
+  return createSandboxLogin(sandbox.url, customerId, `pending_polls_${index + 1}`, 2);
 }
 
 void describe('a book refresh through faults', () => {
@@ -91,23 +80,16 @@ void describe('a book refresh through faults', () => {
     await waitFor(async () => (await client.books.count({ customerId })) === 12, { describe: '12 logins enrolled' });
     const { refreshWorkflowId } = await client.books.run({ customerId }, { pageSize: 5, window: { floor: 1, ceiling: 3, start: 2 } });
 
-    await progressUntil(refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight');
+    await progressUntil(client.books, refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight', KILLED_CALL_WAIT_MS);
     await killProcess(worker);
     assert.equal(worker.signalCode, 'SIGKILL');
     worker = await startWorker();
 
-    await progressUntil(refreshWorkflowId, (progress) => progress.page >= 2 && progress.inFlight >= 1, 'the second page under way');
+    await progressUntil(client.books, refreshWorkflowId, (progress) => progress.page >= 2 && progress.inFlight >= 1, 'the second page under way', KILLED_CALL_WAIT_MS);
     await server.stop('SIGKILL');
     await server.start();
 
-    const report = await waitFor<BookReport | undefined>(async () => {
-      try {
-        return await client.books.report(refreshWorkflowId);
-      } catch (error) {
-        if (error instanceof BookReportNotReadyError) return undefined;
-        throw error;
-      }
-    }, { timeoutMs: 2 * KILLED_CALL_WAIT_MS, intervalMs: 500, describe: 'the report' });
+    const report = await reportWhenEnded(client.books, refreshWorkflowId, 2 * KILLED_CALL_WAIT_MS);
 
     assert.equal(report.status, 'completed');
     assert.equal(report.counts.refreshed, 12, JSON.stringify(report.counts));

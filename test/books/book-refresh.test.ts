@@ -16,7 +16,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   BookEntryNotFoundError,
   BookRefreshRefusedError,
-  BookReportNotReadyError,
   ConnectionsClient,
   InvalidBookRequestError,
   type BookOutcome,
@@ -25,8 +24,10 @@ import {
 } from '../../src/client/index.js';
 import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginWorkflowId, type BookRefreshInput } from '../../src/contract/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
+import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, waitFor } from '../helpers/temporal.js';
+import { progressUntil as progressUntilOf, reportWhenEnded } from './book-waits.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -53,14 +54,8 @@ async function freshLogin(pendingPolls = 1): Promise<string> {
 }
 
 /** The saved login of a sandbox scenario (one per username and tenant), its data pending for `pendingPolls` polls. */
-async function savedLogin(username: string, pendingPolls = 1): Promise<string> {
-  const response = await fetch(`${stack.sandboxUrl}/sandbox/${encodeURIComponent(stack.customerId)}/logins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username, pendingPolls }),
-  });
-  assert.ok(response.ok, `the sandbox saved a ${username} login: ${response.status}`);
-  return ((await response.json()) as { LoginId: string }).LoginId;
+function savedLogin(username: string, pendingPolls = 1): Promise<string> {
+  return createSandboxLogin(stack.sandboxUrl, stack.customerId, username, pendingPolls);
 }
 
 /** Enrols `count` fresh logins in `cadence`, polling every `pollIntervalMs`; returns them in enrolment order. */
@@ -75,33 +70,12 @@ async function enrolLogins(cadence: string, count: number, options: { pendingPol
   return logins;
 }
 
-async function reportOf(refreshWorkflowId: string, timeoutMs = 90_000): Promise<BookReport> {
-  return waitFor(
-    async () => {
-      try {
-        return await client.books.report(refreshWorkflowId);
-      } catch (error) {
-        if (error instanceof BookReportNotReadyError) return undefined;
-        throw error;
-      }
-    },
-    { timeoutMs, intervalMs: 250, describe: `the report of ${refreshWorkflowId}` },
-  );
+function reportOf(refreshWorkflowId: string, timeoutMs?: number): Promise<BookReport> {
+  return reportWhenEnded(client.books, refreshWorkflowId, timeoutMs);
 }
 
-async function progressUntil(refreshWorkflowId: string, predicate: (progress: BookProgress) => boolean, describe: string, timeoutMs = 30_000): Promise<BookProgress> {
-  let last: BookProgress | undefined;
-  try {
-    return await waitFor(
-      async () => {
-        last = await client.books.progress(refreshWorkflowId);
-        return predicate(last) ? last : undefined;
-      },
-      { timeoutMs, intervalMs: 100, describe },
-    );
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; last progress: ${JSON.stringify(last)}`, { cause: error });
-  }
+function progressUntil(refreshWorkflowId: string, predicate: (progress: BookProgress) => boolean, describe: string, timeoutMs?: number): Promise<BookProgress> {
+  return progressUntilOf(client.books, refreshWorkflowId, predicate, describe, timeoutMs);
 }
 
 async function allOutcomes(report: BookReport): Promise<BookOutcome[]> {

@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { BookReportNotReadyError, ConnectionsClient, connectionKey, type BookReport } from '../../src/client/index.js';
+import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
 import { bookScheduleId } from '../../src/contract/book-definitions.js';
+import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { reportWhenEnded } from './book-waits.js';
 import { liveInput } from '../client/client-stack.js';
 
 let env: TestWorkflowEnvironment;
@@ -29,26 +31,10 @@ after(async () => {
   await env?.teardown();
 });
 
-async function freshLogin(pendingPolls: number): Promise<string> {
+/** A fresh saved login (the sandbox derives a LoginId from the username), its data pending for `pendingPolls` polls. */
+function freshLogin(pendingPolls: number): Promise<string> {
   loginsMade += 1;
-  const response = await fetch(`${stack.sandboxUrl}/sandbox/${encodeURIComponent(stack.customerId)}/logins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: `pending_polls_${loginsMade}`, pendingPolls }),
-  });
-  assert.ok(response.ok);
-  return ((await response.json()) as { LoginId: string }).LoginId;
-}
-
-async function reportOf(refreshWorkflowId: string): Promise<BookReport> {
-  return waitFor(async () => {
-    try {
-      return await client.books.report(refreshWorkflowId);
-    } catch (error) {
-      if (error instanceof BookReportNotReadyError) return undefined;
-      throw error;
-    }
-  }, { timeoutMs: 90_000, intervalMs: 250, describe: `the report of ${refreshWorkflowId}` });
+  return createSandboxLogin(stack.sandboxUrl, stack.customerId, `pending_polls_${loginsMade}`, pendingPolls);
 }
 
 void describe('book schedules and enrolment', () => {
@@ -66,7 +52,7 @@ void describe('book schedules and enrolment', () => {
       assert.equal(described.pageSize, 50);
       const ended = await waitFor(async () => (await client.books.refreshes({ customerId: stack.customerId, cadence, running: false }))[0], { timeoutMs: 90_000, intervalMs: 500, describe: 'a scheduled refresh to end' });
       assert.ok(ended.refreshWorkflowId.startsWith(`${created.scheduleId}-`), `a run of the schedule: ${ended.refreshWorkflowId}`);
-      const report = await reportOf(ended.refreshWorkflowId);
+      const report = await reportWhenEnded(client.books, ended.refreshWorkflowId);
       assert.equal(report.counts.refreshed, 3);
       assert.ok(report.skippedWhileRunning >= 1, `the schedule skipped runs while it ran: ${report.skippedWhileRunning}`);
     } finally {
