@@ -22,6 +22,7 @@
  * - Baselines on the same stack before the burst: the live connections alone (started 0.5 s apart,
  *   "idle"), then B's refreshes alone at the same start times as in the burst ("alone").
  */
+import { fmt, log } from './burst/output.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,9 +73,6 @@ const SLOWEST_SHOWN = 3;
 const LONG_WAIT_MS = 3_000;
 const LISTED_LOST = 20;
 
-function log(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
 
 interface RunResult {
   readonly mode: Mode;
@@ -83,7 +81,6 @@ interface RunResult {
   readonly cpuPerConnectionMs: number;
 }
 
-const fmt = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
 async function runMode(mode: Mode, options: BurstOptions, resources: StackResources): Promise<RunResult> {
   const timeline = new Timeline();

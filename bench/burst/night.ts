@@ -17,6 +17,7 @@
  * book alone; throughput and B's share from the children's close times over the interval both
  * books were running; the budget from the sandbox's per-second request counts.
  */
+import { fmt, log } from './output.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,11 +71,7 @@ const PROGRESS_EVERY_MS = 15_000;
 /** How long a triggered Schedule's run or an enrolment's visibility may take to show. */
 const SHOW_UP_MS = 60_000;
 
-function log(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
 
-const fmt = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const describeError = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
 /** A connection child of a book refresh, as visibility lists it. */
