@@ -2,14 +2,14 @@
  * The book refresh's reads of Temporal (never of the service, so they run as local activities and
  * spend nothing of the request budget): a page of the book through visibility, which of the next
  * logins are still enrolled, how many are enrolled, whether the service throttled the tenant, and
- * how many scheduled runs its Schedule skipped. Each entry's record is checked here, outside the
+ * how many scheduled runs its Schedule skipped, and the windows the other running refreshes hold. Each entry's record is checked here, outside the
  * workflow sandbox, against the connection input's schema: a malformed one is reported, never fatal.
  */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 import { describeIssues } from '../aggregator/schemas.js';
-import { BOOK_ENTRY_MEMO, bookEntriesQuery, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag } from '../contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag, type PublishedWindow } from '../contract/book-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
 import { EndUserChallengeKey } from '../contract/search-attributes.js';
 import type { TenantPauses } from './tenant-pauses.js';
@@ -114,6 +114,35 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
     async tenantThrottle({ customerId }: { readonly customerId: string }): Promise<{ until: number; reason: string } | null> {
       const pause = await pauses.pauseOf(customerId);
       return pause ? { until: pause.until, reason: pause.reason } : null;
+    },
+
+    /**
+     * The windows of the other running book refreshes (every tenant's and cadence's), as each
+     * published it in its memo: what this one shares the fleet with. One without a readable window
+     * (an older build, a memo that does not decode) is left out rather than guessed.
+     */
+    async fleetWindows({ refreshWorkflowId }: { readonly refreshWorkflowId: string }): Promise<PublishedWindow[]> {
+      const windows: PublishedWindow[] = [];
+      const query = `WorkflowType = '${BOOK_REFRESH_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`;
+      let nextPageToken: Uint8Array | undefined;
+      do {
+        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });
+        for (const execution of response.executions) {
+          if (execution.execution?.workflowId === refreshWorkflowId) continue;
+          let published: Partial<PublishedWindow> | undefined;
+          try {
+            published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined))?.[BOOK_REFRESH_MEMO.window] as Partial<PublishedWindow> | undefined;
+          } catch {
+            continue;
+          }
+          const { size, weight, crowding } = published ?? {};
+          if (typeof size === 'number' && Number.isFinite(size) && size >= 0 && typeof weight === 'number' && Number.isFinite(weight) && weight > 0) {
+            windows.push({ size, weight, ...(typeof crowding === 'number' && Number.isFinite(crowding) && crowding > 0 ? { crowding } : {}) });
+          }
+        }
+        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
+      } while (nextPageToken);
+      return windows;
     },
 
     /** Runs the Schedule skipped because a refresh was still running (overlap SKIP); null without one. */

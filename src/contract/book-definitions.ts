@@ -194,6 +194,36 @@ export interface WindowView {
   readonly bestFinishMs?: number | undefined;
   /** The median of the most recent children. */
   readonly recentFinishMs?: number | undefined;
+  /** With other books refreshing at once: this book's weighted share of the windows they all hold. */
+  readonly share?: WindowShare | undefined;
+}
+
+/** This refresh's fair part of the fleet: the windows of every running refresh, divided by weight. */
+export interface WindowShare {
+  /** Children this refresh would hold at its share of the fleet's windows. */
+  readonly size: number;
+  /** The tenant's fairness weight, and the sum of every running refresh's. */
+  readonly weight: number;
+  readonly fleetWeight: number;
+  /** Every running refresh's window together (this one's included), and how many refreshes. */
+  readonly fleetSize: number;
+  readonly refreshes: number;
+  /** The most crowded the other books' children find the fleet (their recent time over their best; 0 if none knows yet). */
+  readonly crowding: number;
+}
+
+/** Memo key under which a running refresh publishes its window, for the others to share the fleet by weight. */
+export const BOOK_REFRESH_MEMO = { window: 'window' } as const;
+
+/**
+ * What a running refresh publishes of itself: the children it holds room for (0 while paused), its
+ * tenant's weight, and how crowded its children find the fleet (recent time over best, rounded;
+ * absent until it knows).
+ */
+export interface PublishedWindow {
+  readonly size: number;
+  readonly weight: number;
+  readonly crowding?: number | undefined;
 }
 
 export interface BookCounts {
@@ -275,9 +305,11 @@ export interface WindowControl {
   readonly slackMs: number;
   /** How often, at most, the refresh reads whether the service throttled the tenant. */
   readonly throttleCheckMs: number;
+  /** How often, at most, the refresh reads the other running refreshes' windows (to share the fleet by weight). */
+  readonly fleetCheckMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.5, shrinkAbove: 2, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.5, shrinkAbove: 2, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {
@@ -309,6 +341,9 @@ export interface WindowMemory {
   readonly sinceChange: number;
   readonly shrunk: boolean;
   readonly throttledUntil?: number | undefined;
+  /** The tenant's fairness weight, and the other running refreshes' windows and weights as last read. */
+  readonly weight?: number | undefined;
+  readonly others?: { readonly size: number; readonly weight: number; readonly refreshes: number; readonly crowding: number } | undefined;
 }
 
 export const bookProgressQuery = defineQuery<BookProgress>('bookProgress');

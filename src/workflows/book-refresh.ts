@@ -26,17 +26,20 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   setWorkflowOptions,
   startChild,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BookActivities, BookPageEntry } from '../activities/book-activities.js';
 import {
   BOOK_PAGE_SIZE_LIMITS,
+  BOOK_REFRESH_MEMO,
   DEFAULT_BOOK_PAGE_SIZE,
   DEFAULT_WINDOW_BOUNDS,
   DEFAULT_WINDOW_CONTROL,
@@ -58,6 +61,7 @@ import {
   type BookRefreshInput,
   type BookRefreshStatus,
   type BookReport,
+  type PublishedWindow,
   type WindowBounds,
   type WindowControl,
 } from '../contract/book-definitions.js';
@@ -106,7 +110,7 @@ function settingsOf(input: BookRefreshInput | undefined): Settings {
   const control = { ...DEFAULT_WINDOW_CONTROL, ...(input?.control ?? {}) };
   if (!(control.growBelow >= 1 && control.shrinkAbove > control.growBelow)) problems.push('control: growBelow must be at least 1 and below shrinkAbove');
   if (!(control.shrinkFactor > 0 && control.shrinkFactor < 1)) problems.push('control.shrinkFactor: must be between 0 and 1');
-  if (!(control.slackMs >= 0 && control.throttleCheckMs >= 0)) problems.push('control: slackMs and throttleCheckMs must not be negative');
+  if (!(control.slackMs >= 0 && control.throttleCheckMs >= 0 && control.fleetCheckMs >= 0)) problems.push('control: slackMs, throttleCheckMs and fleetCheckMs must not be negative');
   if (problems.length > 0) throw ApplicationFailure.create({ type: 'InvalidBookRefreshInput', message: `invalid book refresh input: ${problems.join('; ')}`, nonRetryable: true });
   return { customerId: input!.customerId, cadence: input!.cadence, scheduleId: input!.scheduleId, bounds: { ...bounds, start: Math.min(bounds.ceiling, Math.max(bounds.floor, bounds.start)) }, pageSize, control };
 }
@@ -147,6 +151,11 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   const carried = input.carried;
   const night = carried?.night ?? nightOf(info.workflowId, customerId, cadence, info.startTime);
   const window = new WindowController(settings.bounds, settings.control, carried?.window);
+  // Runs begun before books shared the fleet keep to their own window (their histories have no memo to replay).
+  const sharesFleet = patched('book-fleet-share');
+  const weight = info.priority?.fairnessWeight ?? 1;
+  let published: PublishedWindow | undefined;
+  let publishedAt = Number.NEGATIVE_INFINITY;
   const metrics = bookMetrics(customerId, cadence);
   const startedAt = carried?.startedAt ?? isoNow();
   const pages = [...(carried?.pages ?? [])];
@@ -190,13 +199,27 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     };
   };
   const describe = () => {
-    const { size, lastChange } = window.view;
+    const { size, lastChange, share } = window.view;
     const failed = Object.entries(counts.failedByType).map(([type, n]) => `${type} ${n}`).join(', ');
     setCurrentDetails(
-      `Book ${customerId} (${cadence}), night ${night}: ${status}; ${counts.done}${total === undefined ? '' : ` of ${total}`} done, ${inFlight.size} in flight, window ${size}` +
+      `Book ${customerId} (${cadence}), night ${night}: ${status}; ${counts.done}${total === undefined ? '' : ` of ${total}`} done, ${inFlight.size} in flight, window ${size}${share ? ` (share ${share.size.toFixed(1)} of ${share.fleetSize} across ${share.refreshes} books)` : ''}` +
         `${lastChange ? ` (${lastChange.reason})` : ''}; refreshed ${counts.refreshed}, needs end user ${counts.needsEndUser}, failed ${counts.failed}${failed ? ` (${failed})` : ''}; page ${page}`,
     );
     metrics.window(size, inFlight.size);
+    publishWindow();
+  };
+  /** The window the other books share the fleet with: what this one holds room for (none while paused or cancelling). */
+  const publishWindow = () => {
+    if (!sharesFleet) return;
+    const crowding = window.crowding;
+    const next: PublishedWindow = { size: paused || cancelled ? 0 : window.size, weight, ...(crowding === undefined ? {} : { crowding: Math.round(crowding * 10) / 10 }) };
+    if (published?.size === next.size && published.weight === next.weight) {
+      // A new crowding alone is told at most as often as the others read it (each is an event in history).
+      if (published.crowding === next.crowding || Date.now() - publishedAt < settings.control.fleetCheckMs) return;
+    }
+    published = next;
+    publishedAt = Date.now();
+    upsertMemo({ [BOOK_REFRESH_MEMO.window]: next });
   };
   const record = (outcome: BookOutcome) => {
     outcomes.push(outcome);
@@ -268,17 +291,27 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   );
 
   let lastThrottleCheck = Number.NEGATIVE_INFINITY;
-  let checkingThrottle = false;
-  /** Whether the service throttled the tenant, read at most every throttleCheckMs. */
-  const checkThrottle = async () => {
-    if (checkingThrottle || Date.now() - lastThrottleCheck < settings.control.throttleCheckMs) return;
-    checkingThrottle = true;
+  let lastFleetCheck = Number.NEGATIVE_INFINITY;
+  let lookingAround = false;
+  /**
+   * What the window hears from outside its children: whether the service throttled the tenant (at
+   * most every throttleCheckMs) and the windows the other running books hold (every fleetCheckMs).
+   */
+  const lookAround = async () => {
+    if (lookingAround) return;
+    lookingAround = true;
     try {
-      const pause = await book.tenantThrottle({ customerId });
-      lastThrottleCheck = Date.now();
-      if (pause) window.observeThrottle(pause.until, pause.reason, Date.now());
+      if (Date.now() - lastThrottleCheck >= settings.control.throttleCheckMs) {
+        const pause = await book.tenantThrottle({ customerId });
+        lastThrottleCheck = Date.now();
+        if (pause) window.observeThrottle(pause.until, pause.reason, Date.now());
+      }
+      if (sharesFleet && Date.now() - lastFleetCheck >= settings.control.fleetCheckMs) {
+        window.observeFleet(await book.fleetWindows({ refreshWorkflowId: info.workflowId }), weight);
+        lastFleetCheck = Date.now();
+      }
     } finally {
-      checkingThrottle = false;
+      lookingAround = false;
     }
   };
 
@@ -319,7 +352,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
           const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
           if (end.ended === 'completed') {
             finish({ ...base, outcome: 'refreshed' }, true);
-            return checkThrottle();
+            return lookAround();
           }
           finish(end.ended === 'duplicate' ? { ...base, outcome: 'duplicate' } : await outcomeOfFailure(base, end.failureType), false);
           return undefined;
@@ -365,6 +398,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     }
     const skippedAtStart = carried ? carried.skippedAtStart : settings.scheduleId ? ((await book.scheduleSkips({ scheduleId: settings.scheduleId })) ?? undefined) : undefined;
     const read = await book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken });
+    await lookAround();
     refreshes = [];
     for (const entry of read.entries) {
       if (entry.kind === 'flagged') record({ loginId: entry.loginId, outcome: 'needs-end-user', problem: entry.flag });
@@ -460,7 +494,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
       if (await condition(ready, checkMs)) return;
       const now = Date.now();
       window.observeInFlight([...inFlight.values()].map((child) => now - child.askedAt), now);
-      await checkThrottle();
+      await lookAround();
       describe();
     }
   }

@@ -15,16 +15,28 @@
  *   same way without waiting for them to end (a service down for minutes).
  * - **Throttled:** when the service told the tenant to wait (TOO_MANY_REQUESTS), halve, once per
  *   throttle, and do not grow until it has passed.
+ * - **Shared by weight.** With other books refreshing at once (their windows read from their memos),
+ *   a book's share is the fleet's windows together times its weight over all weights, and crowding
+ *   is the fleet's: each book publishes how much slower than their best its children finish, and
+ *   each acts on the worst of its own and the others' (a book that joined a crowded fleet learned a
+ *   crowded best and alone would not see it). The one above its share gives way: a book a child or
+ *   more below its share does not shrink for crowding, one a child or more above does not grow, and
+ *   one a quarter above shrinks toward its share as soon as children slow at all. Equal books grow
+ *   and shrink together, so the fleet as a whole still finds its size. Alone, none of this applies.
  * - An operator's pin holds the size; the controller still learns meanwhile.
  * Deterministic and import-free: workflow code. Times are workflow time (ms).
  */
-import type { WindowBounds, WindowChange, WindowControl, WindowMemory, WindowView } from '../contract/book-definitions.js';
+import type { WindowBounds, WindowChange, WindowControl, WindowMemory, WindowShare, WindowView } from '../contract/book-definitions.js';
 
 /** Completions the recent median is taken over: the window's size, within these bounds. */
 const RECENT_MIN = 4;
 const RECENT_MAX = 20;
 /** Window changes kept for the report. */
 const CHANGES_KEPT = 50;
+/** A book this far above its share shrinks toward it as soon as children slow (before the fleet is crowded enough to shrink everyone). */
+const ABOVE_SHARE = 1.25;
+/** On giving way to another book: the fraction kept (never below the share). */
+const GIVE_WAY_FACTOR = 0.85;
 
 function median(values: readonly number[]): number | undefined {
   if (values.length === 0) return undefined;
@@ -66,7 +78,44 @@ export class WindowController {
       lastChange: this.memory.lastChange,
       bestFinishMs: this.memory.bestFinishMs,
       recentFinishMs: median(this.memory.recentFinishMs),
+      share: this.share,
     };
+  }
+
+  /**
+   * The other running refreshes' windows and weights (read from their memos) and this tenant's
+   * weight: from now on the window keeps to its share of the fleet. No others: no share.
+   */
+  observeFleet(others: readonly { readonly size: number; readonly weight: number; readonly crowding?: number | undefined }[], weight: number): void {
+    const positive = (value: number | undefined) => (value !== undefined && Number.isFinite(value) && value > 0 ? value : 0);
+    const counted = others.filter((other) => positive(other.weight) > 0);
+    this.memory = {
+      ...this.memory,
+      weight: positive(weight) || 1,
+      others: {
+        size: counted.reduce((sum, other) => sum + positive(other.size), 0),
+        weight: counted.reduce((sum, other) => sum + other.weight, 0),
+        refreshes: counted.length,
+        crowding: counted.reduce((worst, other) => Math.max(worst, positive(other.crowding)), 0),
+      },
+    };
+  }
+
+  /** How much slower than their best this book's children finish or start (what it publishes for the others); undefined until it knows. */
+  get crowding(): number | undefined {
+    const finishRatio = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
+    if (finishRatio === undefined) return undefined;
+    return Math.max(finishRatio, this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0) ?? 0);
+  }
+
+  /** This refresh's weighted share of every running refresh's window; undefined while it runs alone. */
+  get share(): WindowShare | undefined {
+    const others = this.memory.others;
+    if (others === undefined || others.refreshes === 0) return undefined;
+    const weight = this.memory.weight ?? 1;
+    const fleetSize = this.size + others.size;
+    const fleetWeight = weight + others.weight;
+    return { size: (fleetSize * weight) / fleetWeight, weight, fleetWeight, fleetSize, refreshes: others.refreshes + 1, crowding: others.crowding };
   }
 
   get changes(): readonly WindowChange[] {
@@ -167,17 +216,35 @@ export class WindowController {
     const startRatio = this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0);
     if (finishRatio === undefined) return;
     const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
-    const worst = Math.max(finishRatio, startRatio ?? 0);
-    if (worst >= this.control.shrinkAbove && sinceChange >= Math.max(1, Math.ceil(size / 2))) {
-      const what = finishRatio >= (startRatio ?? 0)
+    const own = Math.max(finishRatio, startRatio ?? 0);
+    const share = this.share;
+    // Crowding is the fleet's: the worst any book's children see.
+    const worst = Math.max(own, share?.crowding ?? 0);
+    const halfRound = sinceChange >= Math.max(1, Math.ceil(size / 2));
+    if (worst >= this.control.shrinkAbove && halfRound) {
+      // A book below its share leaves the shrinking to those above it.
+      if (share !== undefined && size <= share.size - 1) return;
+      const what = own < worst
+        ? `another book's children took ${worst.toFixed(2)}x their best time (this book's ${own.toFixed(2)}x): the fleet is crowded`
+        : finishRatio >= (startRatio ?? 0)
         ? `children took ${finishRatio.toFixed(2)}x their best time (median ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
         : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
       this.change(clamp(Math.floor(size * this.control.shrinkFactor), this.bounds), what, now, true);
       return;
     }
+    if (share !== undefined && size >= share.size * ABOVE_SHARE && worst > this.control.growBelow && halfRound) {
+      this.change(
+        clamp(Math.max(Math.ceil(share.size), Math.floor(size * GIVE_WAY_FACTOR)), this.bounds),
+        `giving way to ${share.refreshes - 1} other book${share.refreshes === 2 ? '' : 's'}: ${size} is above this book's share of ${share.size.toFixed(1)} (weight ${share.weight} of ${share.fleetWeight}, windows ${share.fleetSize} in all) while children slow to ${worst.toFixed(2)}x their best time`,
+        now,
+        true,
+      );
+      return;
+    }
     if (throttled || !windowFull || worst > this.control.growBelow || sinceChange < size) return;
+    if (share !== undefined && size >= share.size + 1) return;
     const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
-    this.change(clamp(size + step, this.bounds), `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers`, now, false);
+    this.change(clamp(size + step, this.bounds), `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`, now, false);
   }
 
   private change(to: number, reason: string, now: number, shrink: boolean): void {

@@ -351,4 +351,30 @@ void describe('a book of saved logins', () => {
     assert.ok(report.windowChanges.some((change) => change.to > change.from), 'grew');
     assert.ok(report.windowChanges.some((change) => change.to === 1 && change.from > 1), 'shrank to the floor');
   });
+
+  void it('two books refreshing at once publish their windows and each sizes its own as a share of both', async () => {
+    const [first, second] = ['shared-a', 'shared-b'];
+    await enrolLogins(first, 10, { pendingPolls: 2, pollIntervalMs: 200 });
+    await enrolLogins(second, 10, { pendingPolls: 2, pollIntervalMs: 200 });
+    const input = { window: { floor: 1, ceiling: 6, start: 3 }, control: { fleetCheckMs: 0 } };
+    const refreshes = [await run(first, input), await run(second, input)];
+    const seen = await Promise.all(
+      refreshes.map(({ refreshWorkflowId }) => progressUntil(refreshWorkflowId, (progress) => progress.window.share?.refreshes === 2, 'the other book\'s window seen', 60_000)),
+    );
+    for (const progress of seen) {
+      const share = progress.window.share!;
+      assert.equal(share.weight, 1);
+      assert.equal(share.fleetWeight, 2, 'two books of weight 1');
+      assert.ok(share.fleetSize >= progress.window.size, `the fleet's windows hold this one's: ${JSON.stringify(share)}`);
+      assert.equal(share.size, share.fleetSize / 2);
+    }
+    // What each publishes is in its memo (encrypted with the rest), where the other read it.
+    const memo = await stack.client.workflow.getHandle(refreshes[0]!.refreshWorkflowId).describe().then((description) => description.memo);
+    assert.deepEqual(Object.keys((memo?.window ?? {}) as object).sort().filter((key) => key !== 'crowding'), ['size', 'weight']);
+    const reports = await Promise.all(refreshes.map(({ refreshWorkflowId }) => reportOf(refreshWorkflowId, 180_000)));
+    for (const report of reports) {
+      assert.equal(report.counts.refreshed, 10);
+      assert.equal(report.counts.failed, 0, JSON.stringify(report.counts.failedByType));
+    }
+  });
 });

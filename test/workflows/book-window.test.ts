@@ -102,4 +102,64 @@ void describe('book refresh window', () => {
     assert.equal(next.view.bestFinishMs, 1_000);
     assert.deepEqual(next.changes, window.changes);
   });
+
+  void it('below its share of the fleet, holds when children slow; above it, shrinks (the book above gives way)', () => {
+    const big = new WindowController({ floor: 2, ceiling: 50, start: 30 }, DEFAULT_WINDOW_CONTROL);
+    const small = new WindowController({ floor: 2, ceiling: 50, start: 4 }, DEFAULT_WINDOW_CONTROL);
+    big.observeFleet([{ size: 4, weight: 1 }], 1);
+    small.observeFleet([{ size: 30, weight: 1 }], 1);
+    assert.equal(small.view.share?.size, 17);
+    finish(big, 30, 1_000);
+    finish(small, 4, 1_000);
+    finish(big, 30, 3_000, 100);
+    finish(small, 8, 3_000, 100);
+    assert.ok(big.size < 30, `the book above its share shrank: ${big.size}`);
+    assert.ok(small.size >= 4, `the book below its share did not shrink: ${small.size}`);
+  });
+
+  void it('above its share by a quarter, shrinks toward it as soon as children slow at all; at or above its share, does not grow', () => {
+    const window = new WindowController({ floor: 2, ceiling: 50, start: 30 }, DEFAULT_WINDOW_CONTROL);
+    window.observeFleet([{ size: 4, weight: 1 }], 1);
+    finish(window, 30, 1_000);
+    assert.equal(window.size, 30, 'fast children, but 30 is above its share of 17: no growth');
+    finish(window, 20, 1_700, 100);
+    assert.equal(window.size, 25, 'children at 1.6x (not yet 2x): gives way by 15%, to no less than its share');
+    assert.match(window.view.lastChange?.reason ?? '', /giving way to 1 other book: 30 is above this book's share of 17\.0/);
+  });
+
+  void it('grows with an equal book (the fleet as a whole still finds its size), and by weight', () => {
+    const window = new WindowController({ floor: 2, ceiling: 50, start: 10 }, DEFAULT_WINDOW_CONTROL);
+    window.observeFleet([{ size: 10, weight: 1 }], 1);
+    finish(window, 10, 1_000);
+    assert.ok(window.size > 10, `equal books both grow: ${window.size}`);
+    const heavy = new WindowController({ floor: 2, ceiling: 50, start: 12 }, DEFAULT_WINDOW_CONTROL);
+    heavy.observeFleet([{ size: 4, weight: 1 }], 3);
+    assert.equal(heavy.view.share?.size, 12, 'weight 3 of 4: three quarters of 16');
+    finish(heavy, 12, 1_000);
+    assert.ok(heavy.size > 12, `at its weighted share and not above it by a child, it grows: ${heavy.size}`);
+  });
+
+  void it('a book that joins a fleet another has filled is given its weighted share, and together they keep near the fleet\'s capacity', () => {
+    // A fleet that carries 24 children at their time alone; beyond that every child slows in proportion.
+    const capacity = 24;
+    const a = new WindowController({ floor: 2, ceiling: 50, start: 4 }, DEFAULT_WINDOW_CONTROL);
+    const b = new WindowController({ floor: 2, ceiling: 50, start: 4 }, DEFAULT_WINDOW_CONTROL);
+    let now = 0;
+    let aAlone = 0;
+    for (let step = 0; step < 6_000; step += 1) {
+      const joined = step >= 1_500;
+      if (step === 1_500) aAlone = a.size;
+      const total = a.size + (joined ? b.size : 0);
+      const childMs = 1_000 * Math.max(1, total / capacity);
+      // Completions in proportion to each window (its rate is size / child time); each reads the other's window as it goes.
+      const [book, other] = joined && step % total >= a.size ? [b, a] : [a, b];
+      if (joined) book.observeFleet([{ size: other.size, weight: 1, crowding: other.crowding }], 1);
+      now += childMs / total;
+      book.observeFinish(childMs, true, now, true);
+    }
+    assert.ok(aAlone > capacity / 2, `A alone grew into the fleet first: ${aAlone}`);
+    assert.ok(Math.abs(a.size - b.size) <= Math.max(2, 0.25 * Math.max(a.size, b.size)), `windows near equal: A ${a.size}, B ${b.size}`);
+    const together = a.size + b.size;
+    assert.ok(together >= capacity * 0.8 && together <= capacity * 2, `together near what the fleet carries: ${together} for ${capacity}`);
+  });
 });
