@@ -370,7 +370,7 @@ void describe('a book of saved logins', () => {
     }
     // What each publishes is in its memo (encrypted with the rest), where the other read it.
     const memo = await stack.client.workflow.getHandle(refreshes[0]!.refreshWorkflowId).describe().then((description) => description.memo);
-    assert.deepEqual(Object.keys((memo?.window ?? {}) as object).sort().filter((key) => key !== 'crowding'), ['size', 'weight']);
+    assert.deepEqual(Object.keys((memo?.window ?? {})).sort().filter((key) => key !== 'crowding'), ['size', 'weight']);
     const reports = await Promise.all(refreshes.map(({ refreshWorkflowId }) => reportOf(refreshWorkflowId, 180_000)));
     for (const report of reports) {
       assert.equal(report.counts.refreshed, 10);
