@@ -50,7 +50,7 @@ import {
   type RateBook,
 } from './figures.js';
 import type { BurstOptions, Mode } from './options.js';
-import { awaitEnds, LIVE_USERNAME, mapLimit, observe, operateLive, throttleRuns, type LiveTimes, type Observed } from './phases.js';
+import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, throttleRuns, type LiveTimes, type Observed } from './phases.js';
 import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './stack.js';
 
 /** The night's cadence (its Schedule: `book-<tenant>:nightly`) and the baselines' (run by hand). */
@@ -64,6 +64,9 @@ const ENROL_ATTEMPTS = 5;
 /** Every connection polls once a second while its data is pending; nothing times out within a run. */
 const TIMING = { pollIntervalMs: 1_000, pollTimeoutMs: 2 * 60 * 60_000 } as const;
 const IDLE_LIVE_SPACING_MS = 500;
+/** The slowest live answers whose connections' histories are read for where the time went, and the gaps shown. */
+const SLOW_ANSWERS_SHOWN = 3;
+const SLOW_ANSWER_GAP_MS = 100;
 const IDLE_CPU_SAMPLE_MS = 5_000;
 const RATES_EVERY_MS = 20_000;
 const FOLLOW_EVERY_MS = 2_000;
@@ -233,7 +236,8 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
   return (
     `window ${tenant}: polled ${sizes.length} times, size min ${sorted[0] ?? 'n/a'}, median ${fmt(medianOf(sorted))}, max ${sorted.at(-1) ?? 'n/a'}; ` +
     `the report's ${changes.length} change(s)${changes.length >= 50 ? ' (the last 50)' : ''}: ${grew} grew, ${shrank.length} shrank ` +
-    `(${why(/took .*their best time/)} children slower, ${why(/waited .*to start/)} starts slower, ${why(/in flight for/)} children stuck, ${why(/throttled/)} throttled)` +
+    `(${why(/^children took .*their best time/)} children slower, ${why(/waited .*to start/)} starts slower, ${why(/^another book's children/)} another book's slower, ` +
+    `${why(/^giving way/)} gave way to another book, ${why(/in flight for/)} children stuck, ${why(/throttled/)} throttled)` +
     `${report?.window.bestFinishMs === undefined ? '' : `; best median child ${fmt(report.window.bestFinishMs)} ms`}`
   );
 }
@@ -241,7 +245,14 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
 /** The window's changes in a line: `+12.3s 4→6 grew 1.05x, +20.1s 6→4 starts 2.31x, ...`. */
 function changesLine(changes: BookReport['windowChanges'], origin: number): string {
   const kind = (reason: string) =>
-    /pinned|unpinned/.test(reason) ? 'operator' : /throttled/.test(reason) ? 'throttled' : /in flight for/.test(reason) ? 'stuck' : /waited/.test(reason) ? 'starts' : /took/.test(reason) ? 'slower' : 'grew';
+    /pinned|unpinned/.test(reason) ? 'operator'
+    : /throttled/.test(reason) ? 'throttled'
+    : /in flight for/.test(reason) ? 'stuck'
+    : /^giving way/.test(reason) ? 'gave-way'
+    : /^another book's/.test(reason) ? 'fleet'
+    : /waited/.test(reason) ? 'starts'
+    : /took/.test(reason) ? 'slower'
+    : 'grew';
   return (
     changes
       .map((change) => {
@@ -303,7 +314,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   const ratesTimer = setInterval(() => void readRates().catch(() => undefined), RATES_EVERY_MS);
   try {
     // ---- baseline 1: the live connections alone --------------------------------------------------
-    const idleTimes: LiveTimes = { answers: [], firstChallenge: [], problems: [] };
+    const idleTimes: LiveTimes = { answers: [], answeredBy: [], firstChallenge: [], problems: [] };
     let since = new Date().toISOString();
     const idle = await operateLive(stack, TENANT_LIVE, 'idle', liveScenario, evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS), Date.now(), idleTimes);
     const idleStarted = Date.now();
@@ -356,7 +367,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     for (const tenant of [TENANT_A, TENANT_B]) await stack.connections.books.schedule({ customerId: tenant, cadence: NIGHT_CADENCE, when: { kind: 'daily', at, timeZone: 'UTC' } });
     const expectedMs = expectedNightMs({ a: options.a, b: options.b, capacityRps, budgetRps: options.budgetRps, aLimit: options.aLimit, requestsPerRefresh: REFRESH_REQUESTS });
     const liveOffsets = evenStarts(options.live, expectedMs);
-    const nightTimes: LiveTimes = { answers: [], firstChallenge: [], problems: [] };
+    const nightTimes: LiveTimes = { answers: [], answeredBy: [], firstChallenge: [], problems: [] };
     await readRates().catch(() => undefined);
     const origin = Date.now();
     since = new Date(origin).toISOString();
@@ -461,6 +472,12 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     for (const problem of [...idleTimes.problems, ...nightTimes.problems].slice(0, 20)) log(`  operator: ${problem}`);
     const live = figures.live;
     log(`  live answers: night ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; the last live connection started at +${seconds(liveOffsets.at(-1) ?? 0)}`);
+    // Where the slowest answers' time went, read from their connections' histories.
+    const slowAnswers = nightTimes.answers.map((ms, index) => ({ ms, workflowId: nightTimes.answeredBy[index] ?? '?' })).sort((x, y) => y.ms - x.ms).slice(0, SLOW_ANSWERS_SHOWN);
+    for (const slow of slowAnswers) {
+      const waits = await longWaits(stack, slow.workflowId, SLOW_ANSWER_GAP_MS).catch((error: unknown) => [`history not read: ${error instanceof Error ? error.message : String(error)}`]);
+      log(`  slow answer: ${fmt(slow.ms)} ms in ${slow.workflowId}; its longest waits (over ${SLOW_ANSWER_GAP_MS} ms): ${waits.join('; ') || 'none'}`);
+    }
     for (const [name, tenant] of [
       ['A', TENANT_A],
       ['B', TENANT_B],

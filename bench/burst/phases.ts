@@ -41,6 +41,8 @@ export interface Planned {
 export interface LiveTimes {
   /** Per answer: submission → the update's outcome (through the Authorize), ms. */
   readonly answers: number[];
+  /** The connection of each answer (the same order as `answers`). */
+  readonly answeredBy: string[];
   /** Per connection: start → its first challenge (update-with-start), ms. */
   readonly firstChallenge: number[];
   /** What the operator could not do (a challenge with no listed answer, an update that failed). */
@@ -163,6 +165,7 @@ async function operateOne(stack: Stack, tenant: string, phase: Phase, scenario: 
       const submittedAt = performance.now();
       const outcome = await stack.connections.answer(key, { challengeSetId: set.id, responses }, { checkLocally: false });
       times.answers.push(performance.now() - submittedAt);
+      times.answeredBy.push(key);
       if (outcome.outcome === 'rejected') times.problems.push(`${key}: answer rejected: ${outcome.message}`);
       set = outcome.outcome === 'ended' ? undefined : outcome.nextChallengeSet;
     }
