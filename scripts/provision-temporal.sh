@@ -80,12 +80,14 @@ SH
   log "test server ready: $wrapper"
 }
 
-# The cached binary records the module version it was built from (`go version -m`).
-minio_is_current() {
+# A cached binary records the module versions it was built from (`go version -m`): is $1 built from
+# module $2 at version $3? (Without Go to ask, a binary that is there counts as current.)
+built_from() {
   [[ -x "$1" ]] || return 1
   command -v go >/dev/null || return 0
-  go version -m "$1" 2>/dev/null | grep -q "github.com/minio/minio[[:space:]]*$minio_version"
+  go version -m "$1" 2>/dev/null | grep -q "$2[[:space:]]*$3"
 }
+minio_is_current() { built_from "$1" github.com/minio/minio "$minio_version"; }
 
 provide_minio() {
   local target="$cache/bin/minio"
@@ -106,11 +108,7 @@ provide_minio() {
 # the PostgreSQL schema files in the Go module cache ($(go env GOMODCACHE)/go.temporal.io/server@v<version>/schema/).
 # GOTOOLCHAIN=auto: a release's go.mod may ask for a newer Go than the machine's (1.32 asks 1.26.10),
 # which the go command then fetches through the module proxy.
-server_is_current() {
-  [[ -x "$1" ]] || return 1
-  command -v go >/dev/null || return 0
-  go version -m "$1" 2>/dev/null | grep -q "go.temporal.io/server[[:space:]]*v$2"
-}
+server_is_current() { built_from "$1" go.temporal.io/server "v$2"; }
 
 provide_server() {
   local version="${1:-$server_version}" pkg
@@ -191,12 +189,8 @@ provide_compose() {
 
 # A collector made by the collector's builder (ocb): the otlp receiver (its OTLP/HTTP side takes the
 # exporters' JSON) and the contrib file exporter (writes what it received as OTLP JSON lines), nothing
-# else. test/helpers/otel-collector.ts runs it; `go version -m` names the release it was built from.
-otelcol_is_current() {
-  [[ -x "$1" ]] || return 1
-  command -v go >/dev/null || return 0
-  go version -m "$1" 2>/dev/null | grep -q "fileexporter[[:space:]]*v$otelcol_version"
-}
+# else. test/helpers/otel-collector.ts runs it.
+otelcol_is_current() { built_from "$1" exporter/fileexporter "v$otelcol_version"; }
 
 provide_otelcol() {
   local target="$cache/bin/otelcol-trace-test" work
