@@ -73,7 +73,7 @@ export async function startOtelCollector(): Promise<OtelCollector> {
   const file = join(folder, 'traces.jsonl');
   const port = await freePort();
   await writeFile(join(folder, 'config.yaml'), configOf(port, file));
-  const child = spawn(executable, ['--config', join(folder, 'config.yaml')], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: folder } });
+  const child = spawn(executable, ['--config', join(folder, 'config.yaml')], { stdio: ['ignore', 'pipe', 'pipe'], env: { HOME: folder } });
   let output = '';
   try {
     await new Promise<void>((resolve, reject) => {
