@@ -196,7 +196,7 @@ provide_otelcol() {
   local target="$cache/bin/otelcol-trace-test" work
   if otelcol_is_current "$target"; then log "OpenTelemetry Collector v$otelcol_version cached at $target"; return; fi
   command -v go >/dev/null || { log "go is required to build the OpenTelemetry Collector of the trace test"; exit 1; }
-  log "building an OpenTelemetry Collector v$otelcol_version with its builder from Go modules (first run only, about 4 minutes on 2 cores)"
+  log "building an OpenTelemetry Collector v$otelcol_version with its builder from Go modules (first run only, 4 to 7 minutes on 2 cores)"
   work="$(mktemp -d)"
   cat >"$work/manifest.yaml" <<YAML
 dist:

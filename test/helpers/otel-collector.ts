@@ -42,7 +42,7 @@ export interface OtelCollector {
 export function otelCollectorPath(): string {
   const cached = join(TEMPORAL_CACHE_DIR, 'bin', 'otelcol-trace-test');
   if (isExecutableFile(cached)) return cached;
-  throw new Error(`the OpenTelemetry Collector is not at ${cached}: run \`bash scripts/provision-temporal.sh otelcol\` (about 4 minutes once, needs Go)`);
+  throw new Error(`the OpenTelemetry Collector is not at ${cached}: run \`bash scripts/provision-temporal.sh otelcol\` (4 to 7 minutes once, needs Go)`);
 }
 
 function configOf(port: number, file: string): string {
