@@ -4,7 +4,8 @@
 # `temporal` CLI (all built from their Go modules), sdk-java's time-skipping test server (from Maven
 # Central), MinIO (an S3 server for the payload store's tests, built from its Go module) and Docker
 # Compose v2 (only to validate temporal-compose.yml: `npm run compose:check`; no Docker engine
-# needed), cached in .temporal/ (or TEMPORAL_CACHE_DIR) and reused on later runs.
+# needed) and an OpenTelemetry Collector (OTLP/HTTP receiver and file exporter, built with the
+# collector's builder from Go modules, for the trace test), cached in .temporal/ (or TEMPORAL_CACHE_DIR) and reused on later runs.
 # No Docker, no GitHub downloads: only the Go module proxy and Maven Central are needed.
 set -euo pipefail
 
@@ -22,6 +23,10 @@ ui_version="${TEMPORAL_UI_VERSION:-$(sed -n 's/^TEMPORAL_UI_VERSION=//p' "$root/
 minio_version="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 # Compose's go.mod has exclude directives, so `go install` refuses it: it is built from a throwaway module.
 compose_version="${DOCKER_COMPOSE_VERSION:-v2.40.3}"
+# The OpenTelemetry Collector of the trace test: the newest release whose modules the Go module proxy
+# serves in full (0.140.0 and later need otlpencodingextension versions it refuses with 403, as do
+# several between; 0.139.0 builds).
+otelcol_version=0.139.0
 mkdir -p "$cache/bin"
 
 log() { printf '[provision-temporal] %s\n' "$*" >&2; }
@@ -75,12 +80,14 @@ SH
   log "test server ready: $wrapper"
 }
 
-# The cached binary records the module version it was built from (`go version -m`).
-minio_is_current() {
+# A cached binary records the module versions it was built from (`go version -m`): is $1 built from
+# module $2 at version $3? (Without Go to ask, a binary that is there counts as current.)
+built_from() {
   [[ -x "$1" ]] || return 1
   command -v go >/dev/null || return 0
-  go version -m "$1" 2>/dev/null | grep -q "github.com/minio/minio[[:space:]]*$minio_version"
+  go version -m "$1" 2>/dev/null | grep -q "$2[[:space:]]*$3"
 }
+minio_is_current() { built_from "$1" github.com/minio/minio "$minio_version"; }
 
 provide_minio() {
   local target="$cache/bin/minio"
@@ -101,11 +108,7 @@ provide_minio() {
 # the PostgreSQL schema files in the Go module cache ($(go env GOMODCACHE)/go.temporal.io/server@v<version>/schema/).
 # GOTOOLCHAIN=auto: a release's go.mod may ask for a newer Go than the machine's (1.32 asks 1.26.10),
 # which the go command then fetches through the module proxy.
-server_is_current() {
-  [[ -x "$1" ]] || return 1
-  command -v go >/dev/null || return 0
-  go version -m "$1" 2>/dev/null | grep -q "go.temporal.io/server[[:space:]]*v$2"
-}
+server_is_current() { built_from "$1" go.temporal.io/server "v$2"; }
 
 provide_server() {
   local version="${1:-$server_version}" pkg
@@ -184,6 +187,42 @@ provide_compose() {
   log "built: $("$target" version)"
 }
 
+# A collector made by the collector's builder (ocb): the otlp receiver (its OTLP/HTTP side takes the
+# exporters' JSON) and the contrib file exporter (writes what it received as OTLP JSON lines), nothing
+# else. test/helpers/otel-collector.ts runs it.
+otelcol_is_current() { built_from "$1" exporter/fileexporter "v$otelcol_version"; }
+
+provide_otelcol() {
+  local target="$cache/bin/otelcol-trace-test" work
+  if otelcol_is_current "$target"; then log "OpenTelemetry Collector v$otelcol_version cached at $target"; return; fi
+  command -v go >/dev/null || { log "go is required to build the OpenTelemetry Collector of the trace test"; exit 1; }
+  log "building an OpenTelemetry Collector v$otelcol_version with its builder from Go modules (first run only, 4 to 7 minutes on 2 cores)"
+  work="$(mktemp -d)"
+  cat >"$work/manifest.yaml" <<YAML
+dist:
+  name: otelcol-trace-test
+  description: OTLP/HTTP receiver and file exporter, for the trace test
+  module: local.provision/otelcol-trace-test
+  version: $otelcol_version
+  output_path: $work/out
+receivers:
+  - gomod: go.opentelemetry.io/collector/receiver/otlpreceiver v$otelcol_version
+exporters:
+  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter v$otelcol_version
+YAML
+  local status=0
+  local -x GOBIN="$work/bin" CGO_ENABLED=0 GOTOOLCHAIN=auto
+  { GOSUMDB="${GOSUMDB:-sum.golang.org}" go install "go.opentelemetry.io/collector/cmd/builder@v$otelcol_version" \
+      || GOSUMDB=off go install "go.opentelemetry.io/collector/cmd/builder@v$otelcol_version"; } \
+    && { GOSUMDB="${GOSUMDB:-sum.golang.org}" "$work/bin/builder" --config "$work/manifest.yaml" >"$work/build.log" 2>&1 \
+      || GOSUMDB=off "$work/bin/builder" --config "$work/manifest.yaml" >"$work/build.log" 2>&1 \
+      || { tail -20 "$work/build.log" >&2; false; }; } \
+    && mv -f "$work/out/otelcol-trace-test" "$target" || status=$?
+  rm -rf "$work"
+  if (( status != 0 )); then log "OpenTelemetry Collector build failed"; exit "$status"; fi
+  log "built $target"
+}
+
 case "${1:-all}" in
   cli) provide_cli ;;
   test-server) provide_test_server ;;
@@ -194,8 +233,9 @@ case "${1:-all}" in
   dev) provide_server; provide_ui; provide_cli ;;
   upgrade-path) provide_upgrade_path ;;
   compose) provide_compose ;;
+  otelcol) provide_otelcol ;;
   # npm test's small upgrade rehearsal starts on the release before the production one.
-  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_server; provide_ui
+  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_otelcol; provide_server; provide_ui
        provide_server "$(awk '{ print $(NF-1) }' <<<"$upgrade_path")" ;;
-  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose]"; exit 2 ;;
+  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol]"; exit 2 ;;
 esac

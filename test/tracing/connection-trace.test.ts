@@ -1,6 +1,7 @@
 /**
  * Tracing end to end: a worker process and the pipeline client, each configured by the standard
- * OTEL_* variables to export to a real OTLP/HTTP receiver; a real dev server; the real sandbox over
+ * OTEL_* variables to export to a real OpenTelemetry Collector (0.139.0, built from its Go modules:
+ * test/helpers/otel-collector.ts), whose file exporter the checks read; a real dev server; the real sandbox over
  * HTTP; payload encryption on. One live connection answers a challenge by update and polls a pending
  * accounts detail: every span it makes, in both processes, forms one connected trace rooted at the
  * client's start, and nothing a lender must protect is in what was exported.
@@ -19,7 +20,8 @@ import { TRACE_HEADER } from '../../src/tracing/workflow-interceptors.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { correctAnswer } from '../client/scenario-answers.js';
 import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
-import { startOtlpReceiver, textOf, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { startOtelCollector, type CollectorExport, type OtelCollector } from '../helpers/otel-collector.js';
+import { textOf, type ReceivedSpan } from '../helpers/otlp-json.js';
 import { startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 
@@ -68,24 +70,25 @@ async function runConnection(client: ConnectionsClient, customerId: string, user
 
 describe('a connection traced from the client to the service', () => {
   const customerId = uniqueId('tenant');
-  let receiver: OtlpReceiver;
+  let collector: OtelCollector;
   let answer: SecurityResponses;
   let result: ConnectionResult;
   let workerExit: number | null;
+  let exported: CollectorExport;
   let spans: ReceivedSpan[];
 
   before(async () => {
-    receiver = await startOtlpReceiver();
+    collector = await startOtelCollector();
     const shared = sharedEnv(customerId, uniqueId('traced'));
     const worker = await startProcess('worker', {
       ...shared,
       AGGREGATOR_BASE_URL: sandbox.url,
       WORKER_METRICS_PORT: '0',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_SERVICE_NAME: 'trace-test-worker',
     });
     const client = await ConnectionsClient.connect(
-      loadClientConfig({ ...shared, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_SERVICE_NAME: 'trace-test-client' }),
+      loadClientConfig({ ...shared, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_SERVICE_NAME: 'trace-test-client' }),
     );
     try {
       answer = await correctAnswer(sandbox.url, 'security_question', 0);
@@ -95,11 +98,12 @@ describe('a connection traced from the client to the service', () => {
       await client.close(); // exports the client's spans
     }
     workerExit = await stopGracefully(worker); // exports the worker's last spans
-    spans = [...receiver.spans];
+    exported = await collector.stop(); // flushes its file exporter
+    spans = exported.spans;
   });
 
   after(async () => {
-    await receiver?.close();
+    await collector?.stop();
   });
 
   const named = (name: string) => spans.filter((span) => span.name === name);
@@ -107,7 +111,8 @@ describe('a connection traced from the client to the service', () => {
 
   it('exports from both processes, the worker when it drains', () => {
     assert.equal(workerExit, 0);
-    assert.deepEqual(receiver.refused, []);
+    assert.equal(exported.exitCode, 0);
+    assert.deepEqual(exported.complaints, [], 'the collector took every export');
     assert.ok(spans.some((span) => span.service === 'trace-test-client'), 'spans of the client');
     assert.ok(spans.some((span) => span.service === 'trace-test-worker'), 'spans of the worker');
   });
@@ -178,9 +183,9 @@ describe('a connection traced from the client to the service', () => {
       'holder email': holder.Email ?? undefined,
     };
     assert.ok(Object.values(secrets).filter(Boolean).length >= 6, JSON.stringify(Object.keys(secrets)));
-    const exported = receiver.bodies.join('\n');
+    const requests = exported.requests.join('\n');
     for (const [what, value] of Object.entries(secrets)) {
-      if (value) assert.ok(!exported.includes(value), `the ${what} was exported`);
+      if (value) assert.ok(!requests.includes(value), `the ${what} was exported`);
     }
     // What the SDK copies from the workflow's info is there flat; its objects (search attributes, memo) are not.
     const run = named('RunWorkflow:connectionWorkflow')[0]!;
@@ -192,19 +197,20 @@ describe('a connection traced from the client to the service', () => {
 
 describe('tracing off in the worker', () => {
   const customerId = uniqueId('tenant');
-  let receiver: OtlpReceiver;
+  let collector: OtelCollector;
   let worker: ProductProcess;
   let workerExit: number | null;
+  let exported: CollectorExport;
   let completed: string[];
 
   before(async () => {
-    receiver = await startOtlpReceiver();
+    collector = await startOtelCollector();
     const shared = sharedEnv(customerId, uniqueId('untraced'));
     // The endpoint is set but the SDK disabled: nothing may leave this worker.
-    worker = await startProcess('worker', { ...shared, AGGREGATOR_BASE_URL: sandbox.url, WORKER_METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true' });
+    worker = await startProcess('worker', { ...shared, AGGREGATOR_BASE_URL: sandbox.url, WORKER_METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SDK_DISABLED: 'true' });
     const plain = await ConnectionsClient.connect(loadClientConfig(shared));
     // A traced client's connection reaches this worker too: its workflow spans must be dropped quietly.
-    const traced = await ConnectionsClient.connect(loadClientConfig({ ...shared, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'trace-test-client' }));
+    const traced = await ConnectionsClient.connect(loadClientConfig({ ...shared, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'trace-test-client' }));
     try {
       completed = [];
       for (const client of [plain, traced]) {
@@ -216,10 +222,11 @@ describe('tracing off in the worker', () => {
       await traced.close();
     }
     workerExit = await stopGracefully(worker);
+    exported = await collector.stop();
   });
 
   after(async () => {
-    await receiver?.close();
+    await collector?.stop();
   });
 
   it('runs connections, says tracing is off, and exports nothing itself', () => {
@@ -227,7 +234,7 @@ describe('tracing off in the worker', () => {
     assert.equal(workerExit, 0);
     assert.match(worker.output(), /"tracing":"off"/);
     assert.doesNotMatch(worker.output(), /unregistered external sink/);
-    assert.deepEqual([...new Set(receiver.spans.map((span) => span.service))], ['trace-test-client'], 'only the traced client exported');
+    assert.deepEqual([...new Set(exported.spans.map((span) => span.service))], ['trace-test-client'], 'only the traced client exported');
   });
 
   it('carries trace context in the header the SDK reads', () => {

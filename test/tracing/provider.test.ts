@@ -1,6 +1,8 @@
 /**
- * The process's tracer provider: spans reach a real OTLP/HTTP receiver as JSON, users share one
- * provider, another endpoint is refused while it runs, and the last release leaves no global behind.
+ * The process's tracer provider: spans reach an OTLP/HTTP receiver as JSON (the hand-written one of
+ * test/helpers/otlp-receiver.ts, which sees each request in this process; the end-to-end trace test
+ * exports to a real collector), users share one provider, another endpoint is refused while it runs,
+ * and the last release leaves no global behind.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
