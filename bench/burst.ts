@@ -119,7 +119,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
 
   try {
     // ---- baseline 1: the live connections alone -------------------------------------------------
-    const idleTimes: LiveTimes = { answers: [], answeredBy: [], firstChallenge: [], problems: [] };
+    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
     let since = new Date().toISOString();
     let origin = Date.now();
     const idleOffsets = evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS);
@@ -155,7 +155,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     const burstRequests = (options.a + options.b) * REFRESH_REQUESTS + options.live * LIVE_REQUESTS;
     const liveSpreadMs = expectedBurstMs(burstRequests, options.budgetRps, options.windowMs);
     const liveOffsets = evenStarts(options.live, liveSpreadMs);
-    const burstTimes: LiveTimes = { answers: [], answeredBy: [], firstChallenge: [], problems: [] };
+    const burstTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
     await readRates().catch(() => undefined);
     since = new Date().toISOString();
     origin = Date.now();

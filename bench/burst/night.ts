@@ -314,7 +314,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   const ratesTimer = setInterval(() => void readRates().catch(() => undefined), RATES_EVERY_MS);
   try {
     // ---- baseline 1: the live connections alone --------------------------------------------------
-    const idleTimes: LiveTimes = { answers: [], answeredBy: [], firstChallenge: [], problems: [] };
+    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
     let since = new Date().toISOString();
     const idle = await operateLive(stack, TENANT_LIVE, 'idle', liveScenario, evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS), Date.now(), idleTimes);
     const idleStarted = Date.now();
@@ -367,7 +367,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     for (const tenant of [TENANT_A, TENANT_B]) await stack.connections.books.schedule({ customerId: tenant, cadence: NIGHT_CADENCE, when: { kind: 'daily', at, timeZone: 'UTC' } });
     const expectedMs = expectedNightMs({ a: options.a, b: options.b, capacityRps, budgetRps: options.budgetRps, aLimit: options.aLimit, requestsPerRefresh: REFRESH_REQUESTS });
     const liveOffsets = evenStarts(options.live, expectedMs);
-    const nightTimes: LiveTimes = { answers: [], answeredBy: [], firstChallenge: [], problems: [] };
+    const nightTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
     await readRates().catch(() => undefined);
     const origin = Date.now();
     since = new Date(origin).toISOString();
@@ -473,9 +473,13 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const live = figures.live;
     log(`  live answers: night ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; the last live connection started at +${seconds(liveOffsets.at(-1) ?? 0)}`);
     // Where the slowest answers' time went, read from their connections' histories.
-    const slowAnswers = nightTimes.answers.map((ms, index) => ({ ms, workflowId: nightTimes.answeredBy[index] ?? '?' })).sort((x, y) => y.ms - x.ms).slice(0, SLOW_ANSWERS_SHOWN);
+    const slowAnswers = nightTimes.answers
+      .map((ms, index) => ({ ms, workflowId: nightTimes.answeredBy[index] ?? '?', atMs: nightTimes.answeredAt[index] ?? 0 }))
+      .sort((x, y) => y.ms - x.ms)
+      .slice(0, SLOW_ANSWERS_SHOWN);
     for (const slow of slowAnswers) {
-      const waits = await longWaits(stack, slow.workflowId, SLOW_ANSWER_GAP_MS).catch((error: unknown) => [`history not read: ${error instanceof Error ? error.message : String(error)}`]);
+      // The gaps of the answer's own span (clocks of one machine).
+      const waits = await longWaits(stack, slow.workflowId, SLOW_ANSWER_GAP_MS, 6, { fromMs: slow.atMs, toMs: slow.atMs + slow.ms }).catch((error: unknown) => [`history not read: ${error instanceof Error ? error.message : String(error)}`]);
       log(`  slow answer: ${fmt(slow.ms)} ms in ${slow.workflowId}; its longest waits (over ${SLOW_ANSWER_GAP_MS} ms): ${waits.join('; ') || 'none'}`);
     }
     for (const [name, tenant] of [

@@ -41,8 +41,9 @@ export interface Planned {
 export interface LiveTimes {
   /** Per answer: submission → the update's outcome (through the Authorize), ms. */
   readonly answers: number[];
-  /** The connection of each answer (the same order as `answers`). */
+  /** The connection of each answer and when it was submitted (epoch ms), in the order of `answers`. */
   readonly answeredBy: string[];
+  readonly answeredAt: number[];
   /** Per connection: start → its first challenge (update-with-start), ms. */
   readonly firstChallenge: number[];
   /** What the operator could not do (a challenge with no listed answer, an update that failed). */
@@ -163,6 +164,7 @@ async function operateOne(stack: Stack, tenant: string, phase: Phase, scenario: 
         break;
       }
       const submittedAt = performance.now();
+      times.answeredAt.push(Date.now());
       const outcome = await stack.connections.answer(key, { challengeSetId: set.id, responses }, { checkLocally: false });
       times.answers.push(performance.now() - submittedAt);
       times.answeredBy.push(key);
@@ -240,9 +242,10 @@ function eventName(type: number | null | undefined): string {
 /**
  * Where a connection's time went: the `shown` longest of its history's waits longer than `minGapMs`
  * between one event and the next, e.g. "ACTIVITY_TASK_STARTED 48.2 s after ACTIVITY_TASK_SCHEDULED
- * (pollAccountsDetail, attempt 1)", and how many more there were.
+ * (pollAccountsDetail, attempt 1)", and how many more there were; with `within`, only the waits that
+ * overlap that span (epoch ms).
  */
-export async function longWaits(stack: Stack, workflowId: string, minGapMs: number, shown = 4): Promise<string[]> {
+export async function longWaits(stack: Stack, workflowId: string, minGapMs: number, shown = 4, within?: { readonly fromMs: number; readonly toMs: number }): Promise<string[]> {
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   const scheduled = new Map<string, string>();
@@ -255,9 +258,11 @@ export async function longWaits(stack: Stack, workflowId: string, minGapMs: numb
     if (activity) scheduled.set(String(event.eventId), activity);
     const gap = eventTimeMs(event.eventTime) - eventTimeMs(before.eventTime);
     if (!(gap > minGapMs)) continue;
+    // Only the part of the history inside `within` (an answer's time): the gap counts from its start at the earliest.
+    if (within && (eventTimeMs(event.eventTime) < within.fromMs || eventTimeMs(before.eventTime) > within.toMs)) continue;
     const started = event.activityTaskStartedEventAttributes;
     const detail = started ? ` (${scheduled.get(String(started.scheduledEventId)) ?? '?'}, attempt ${started.attempt ?? '?'}${started.lastFailure?.message ? `, last failure: ${started.lastFailure.message.slice(0, 120)}` : ''})` : '';
-    waits.push({ gap, text: `${eventName(event.eventType)} ${(gap / 1000).toFixed(1)} s after ${eventName(before.eventType)}${detail}` });
+    waits.push({ gap, text: `${eventName(event.eventType)} ${gap < 1_000 ? `${Math.round(gap)} ms` : `${(gap / 1000).toFixed(1)} s`} after ${eventName(before.eventType)}${detail}` });
   }
   const longest = [...waits].sort((x, y) => y.gap - x.gap).slice(0, shown);
   const rest = waits.length - longest.length;
