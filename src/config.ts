@@ -31,10 +31,10 @@ import { isAbsolute, join } from 'node:path';
 import { loadClientConfig as loadTemporalConfigFile, loadClientConfigProfile, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import { z } from 'zod';
 import type { EncryptionKeys } from './codec/encryption-codec.js';
-import { LocalKeyFileError, readOrCreateLocalKey } from './local-key.js';
+import { LocalKeyFileError, readOrCreateLocalKey } from './codec/local-key.js';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_KEY_LIMITS, type PriorityPolicy } from './contract/priority.js';
 import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_PAGE_SIZE, DEFAULT_WINDOW_BOUNDS, WINDOW_LIMITS } from './contract/book-definitions.js';
-import { nodeRuntimeProblem } from './node-runtime.js';
+import { nodeRuntimeProblem } from './settings/node-runtime.js';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from './payload-store/settings.js';
 
 // ---- the reference: each variable's schema says what it does -----------------------------------
@@ -384,10 +384,10 @@ const ENV_CONFIG_SETTINGS: Record<keyof TemporalEnvConfig, string> = {
 };
 
 /**
- * The `temporal` section; `transport` is what src/temporal-connection.ts turns into connection
+ * The `temporal` section; `transport` is what src/temporal/connection.ts turns into connection
  * options: an API key, the server's CA and name, and a client certificate pair (both or neither,
  * checkTls saw to it, as it saw that each file is a readable PEM file), only when set. Any of them
- * but the API key means TLS (an API key implies it in temporal-connection.ts, as the SDK does).
+ * but the API key means TLS (an API key implies it in src/temporal/connection.ts, as the SDK does).
  * Each is ours where set, else Temporal's environment configuration's (its CA and certificate
  * already read: `tlsCa`, `tlsCertPair`; and gRPC `metadata`, which we have no variable for), else
  * our default; `fromEnvConfig` names the settings taken from it and where from (absent: none).
@@ -892,7 +892,7 @@ const WorkerVars = group(
     WORKER_HEALTH_HOST: doc(z.string().trim().min(1).default('127.0.0.1'), 'The address the health endpoint listens on.'),
     WORKER_HEALTH_PORT: doc(
       Port.default(0),
-      'GET http://WORKER_HEALTH_HOST:WORKER_HEALTH_PORT/healthz: 200 {"state":"RUNNING"} while the worker runs, 503 with its state while it starts or SIGTERM drains it (src/worker-health.ts); 0 turns it off (the image sets 8081 for its HEALTHCHECK).',
+      'GET http://WORKER_HEALTH_HOST:WORKER_HEALTH_PORT/healthz: 200 {"state":"RUNNING"} while the worker runs, 503 with its state while it starts or SIGTERM drains it (src/worker/health.ts); 0 turns it off (the image sets 8081 for its HEALTHCHECK).',
     ),
     WORKER_WORKFLOW_BUNDLE: doc(
       z.string().trim().min(1).optional(),

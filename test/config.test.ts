@@ -22,7 +22,7 @@ import {
   loadWorkerConfig as loadConfig,
   retentionDaysOf,
 } from '../src/config.js';
-import { temporalConnectionOptions, temporalSettingsSource } from '../src/temporal-connection.js';
+import { temporalConnectionOptions, temporalSettingsSource } from '../src/temporal/connection.js';
 
 /** The message of the ConfigError `load` throws. */
 function problemsOf(load: () => unknown): string {

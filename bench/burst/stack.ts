@@ -14,7 +14,7 @@ import type { ClientConfig } from '../../src/config.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { DEFAULT_PRIORITY_KEYS, type PriorityPolicy } from '../../src/contract/priority.js';
 import type { RateLimitSettings, RateLimitUpdate, RequestRates } from '../../src/sandbox/rate-limits.js';
-import { temporalConnectionOptions } from '../../src/temporal-connection.js';
+import { temporalConnectionOptions } from '../../src/temporal/connection.js';
 import { buildWorkflowBundle, closeEach } from '../../scripts/chaos/fleet.js';
 import { WorkerPool } from '../../scripts/chaos/processes.js';
 import type { Timeline } from '../../scripts/chaos/timeline.js';

@@ -1,7 +1,7 @@
 /**
  * The payload key of a chaos run, kept beside its logs: every run encrypts its payloads with a key of
  * its own (fleet.ts), so without that key a kept run's histories and stored payloads are ciphertext
- * nobody can replay or read. Written in the local key file's format (src/local-key.ts: one line
+ * nobody can replay or read. Written in the local key file's format (src/codec/local-key.ts: one line
  * `<key id>:<base64>`, mode 0600), so the project's tools take it as PAYLOAD_ENCRYPTION_KEY_FILE.
  */
 import { chmod, readFile, writeFile } from 'node:fs/promises';

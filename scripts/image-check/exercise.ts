@@ -87,7 +87,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
   let logCount = 0;
   const once = (name: string, argv: readonly string[], env: Record<string, string>, input?: string) =>
     runToEnd(name, argv, { cwd: options.dir, env, prefix, logPath: join(options.logDir, `${name}-${++logCount}.log`), input, timeoutMs: CONNECTION_TIMEOUT_MS });
-  // node dist/src/health-check.js, as the HEALTHCHECK names it, against any URL.
+  // node dist/src/worker/health-check.js, as the HEALTHCHECK names it, against any URL.
   const probe = (url: string) => once('health-check', [...options.healthcheck.slice(0, -1), url], {});
 
   const env = await temporal(options.logDir);

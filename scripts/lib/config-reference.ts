@@ -172,7 +172,7 @@ const PATH_AND_HOME = /\b(?:PATH|HOME): [^,]*?process\.env\.(?:PATH|HOME)\b/g;
  */
 export const DIRECT_READS: readonly DirectRead[] = [
   {
-    files: ['scripts/run-tests.mjs', 'scripts/dev-stack.ts', 'bench/runtimes.ts', 'bench/aggregator-throughput.ts', 'test/client/cli.test.ts', 'test/compose/compose-check.test.ts', 'test/node-runtime.test.ts', 'test/run-tests.test.ts'],
+    files: ['scripts/run-tests.mjs', 'scripts/dev-stack.ts', 'bench/runtimes.ts', 'bench/aggregator-throughput.ts', 'test/client/cli.test.ts', 'test/compose/compose-check.test.ts', 'test/settings/node-runtime.test.ts', 'test/run-tests.test.ts'],
     pattern: /\.\.\.process\.env\b/g,
     what: 'passes its whole environment on to a child process (`{ ...process.env, X: y }`)',
     why: 'the child is a process of the product or a script, which parses what it gets with its own loader',
@@ -189,7 +189,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'test/config.test.ts',
       'test/helpers/minio.ts',
       'test/helpers/processes.ts',
-      'test/node-runtime.test.ts',
+      'test/settings/node-runtime.test.ts',
       'test/workflows/large-results.test.ts',
     ],
     pattern: PATH_AND_HOME,

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { loadToolchainConfig } from '../../src/config.js';
-import { temporalConnectionOptions, type TemporalConnectionOptions } from '../../src/temporal-connection.js';
+import { temporalConnectionOptions, type TemporalConnectionOptions } from '../../src/temporal/connection.js';
 import { freePort } from '../lib/free-port.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';

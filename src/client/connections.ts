@@ -41,8 +41,8 @@ import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, Connection
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
 import { dataConverterFor } from '../codec/data-converter.js';
-import { connectFailureReason } from '../temporal-connect-error.js';
-import { temporalConnectionOptions } from '../temporal-connection.js';
+import { connectFailureReason } from '../temporal/connect-error.js';
+import { temporalConnectionOptions } from '../temporal/connection.js';
 import { loadClientConfig } from '../config.js';
 import type { ClientConfig } from '../config.js';
 import { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';

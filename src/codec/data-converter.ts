@@ -13,7 +13,7 @@
 import type { DataConverter } from '@temporalio/common';
 import { externalStorageFor } from '../payload-store/external-storage.js';
 import type { PayloadStoreSettings } from '../payload-store/settings.js';
-import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../workflow-code.js';
+import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../bundle/workflow-code.js';
 import { EncryptionCodec, type EncryptionKeys } from './encryption-codec.js';
 
 /**

@@ -19,7 +19,7 @@ import {
   type ConnectionResult,
 } from '../../src/contract/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { workflowSource } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';

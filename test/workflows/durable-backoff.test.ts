@@ -19,7 +19,7 @@ import type { ConnectionInputArgs } from '../../src/contract/connection-input.js
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection-definitions.js';
-import { workflowSource } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { killProcess, type ProductProcess } from '../helpers/processes.js';

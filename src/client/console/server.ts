@@ -7,7 +7,7 @@
  */
 import { dataConverterFor } from '../../codec/data-converter.js';
 import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../config.js';
-import { temporalSettingsSource } from '../../temporal-connection.js';
+import { temporalSettingsSource } from '../../temporal/connection.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
 

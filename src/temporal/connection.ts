@@ -5,7 +5,7 @@
  * TLS files are read here; a Temporal profile's CA and certificate were read by config already.
  */
 import { readFile } from 'node:fs/promises';
-import type { TemporalSettings } from './config.js';
+import type { TemporalSettings } from '../config.js';
 
 export interface TemporalTlsOptions {
   /** A self-hosted cluster's private CA; unset, the system's roots verify the server (Temporal Cloud). */
