@@ -10,7 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
-import type { ClientConfig } from '../../src/config.js';
+import type { ClientConfig } from '../../src/settings/client.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { DEFAULT_PRIORITY_KEYS, type PriorityPolicy } from '../../src/contract/priority.js';
 import type { RateLimitSettings, RateLimitUpdate, RequestRates } from '../../src/sandbox/rate-limits.js';

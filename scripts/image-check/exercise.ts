@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../lib/test-settings.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { DevServer } from '../lib/dev-server.js';
 import { freePort } from '../lib/free-port.js';

@@ -23,7 +23,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { loadToolchainConfig } from '../../src/config.js';
+import { loadToolchainConfig } from '../lib/toolchain-settings.js';
 import { temporalConnectionOptions, type TemporalConnectionOptions } from '../../src/temporal/connection.js';
 import { freePort } from '../lib/free-port.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';

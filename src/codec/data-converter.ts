@@ -17,7 +17,7 @@ import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../bundle/workfl
 import { EncryptionCodec, type EncryptionKeys } from './encryption-codec.js';
 
 /**
- * What a process's data converter is built from: the payload sections of its config (src/config.ts),
+ * What a process's data converter is built from: the payload sections of its settings (src/settings/payload-store.ts),
  * or a test's own. No codec without `encryption`; no payload store without `payloadStore`.
  */
 export interface PayloadSettings {

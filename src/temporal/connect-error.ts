@@ -9,7 +9,7 @@
  */
 import { isIP } from 'node:net';
 import { checkServerIdentity, connect, type ConnectionOptions } from 'node:tls';
-import type { TemporalSettings } from '../config.js';
+import type { TemporalSettings } from '../settings/temporal.js';
 import { temporalConnectionOptions, temporalSettingsSource } from './connection.js';
 
 const PROBE_TIMEOUT_MS = 5_000;

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkerDeploymentOptions } from '@temporalio/worker';
 import { DeploymentCommandError, WorkerDeployments } from '../client/deployments.js';
-import type { WorkerConfig } from '../config.js';
+import type { WorkerConfig } from '../settings/worker.js';
 import { WORKFLOW_CODE } from '../bundle/workflow-code.js';
 
 /** A new worker registers its version with its first polls; this is how long it keeps asking to become current. */

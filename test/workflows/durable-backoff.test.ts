@@ -27,7 +27,7 @@ import { startProcessStack, type ProcessStack } from '../helpers/process-stack.j
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
