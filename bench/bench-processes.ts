@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadBenchConfig, type BenchConfig } from './bench-settings.js';
+import { loadBenchConfig, type BenchConfig } from '../scripts/lib/bench-settings.js';
 import { settingsOrExit } from '../src/settings/load.js';
 import { productWorkflowBundle } from '../scripts/lib/workflow-bundle.js';
 import { startDevEnvironment, type DevEnvironment } from '../scripts/lib/dev-environment.js';
@@ -31,7 +31,7 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The benchmarks' own settings (bench/bench-settings.ts: BENCH_WORKER_RUNTIME, BENCH_WORKER_NODE_ARGS,
+ * The benchmarks' own settings (scripts/lib/bench-settings.ts: BENCH_WORKER_RUNTIME, BENCH_WORKER_NODE_ARGS,
  * BENCH_SERVER_DYNAMIC_CONFIG, SANDBOX_URL); a bad one ends the benchmark with exit 2, naming it.
  */
 export function benchConfig(): BenchConfig {

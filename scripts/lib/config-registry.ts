@@ -4,7 +4,7 @@
  * scripts/lib/config-reference.ts renders docs/configuration.md and .env.example from them.
  */
 import { z } from 'zod';
-import { BenchEnv, BenchVars } from '../../bench/bench-settings.js';
+import { BenchEnv, BenchVars } from './bench-settings.js';
 import { DemoEnv, DemoVars } from '../demo-settings.js';
 import { ReplayEnv, TestEnv, TestRunEnv, TestVars } from './test-settings.js';
 import { ProvisioningVars, ToolchainVars } from './toolchain-settings.js';
@@ -49,7 +49,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: DemoVars, module: 'scripts/demo-settings.ts' },
   { variables: ToolchainVars, module: 'scripts/lib/toolchain-settings.ts' },
   { variables: ProvisioningVars, module: 'scripts/lib/toolchain-settings.ts' },
-  { variables: BenchVars, module: 'bench/bench-settings.ts' },
+  { variables: BenchVars, module: 'scripts/lib/bench-settings.ts' },
   { variables: TestVars, module: 'scripts/lib/test-settings.ts' },
 ];
 
@@ -105,7 +105,7 @@ export const CONFIG_READERS: readonly ConfigReader[] = [
     reason: 'bash scripts that run before Node.js is there (they provision it)',
     variables: [pick(ToolchainVars, 'TEMPORAL_CACHE_DIR', 'TEMPORAL_SERVER_VERSION', 'TEMPORAL_UPGRADE_PATH', 'TEMPORAL_UI_VERSION', 'TEMPORAL_CLI_PATH', 'MINIO_PATH', 'DOCKER_COMPOSE_PATH'), ProvisioningVars],
   },
-  { name: 'bench', loader: 'loadBenchConfig', module: 'bench/bench-settings.ts', programs: 'the benchmarks (bench/*.ts)', variables: [RuntimeVars, objectOf(BenchEnv)] },
+  { name: 'bench', loader: 'loadBenchConfig', module: 'scripts/lib/bench-settings.ts', programs: 'the benchmarks (bench/*.ts)', variables: [RuntimeVars, objectOf(BenchEnv)] },
   {
     name: 'vm probe',
     programs: 'bench/vm-watchdog-probe.cjs, preloaded into a benchmarked worker with NODE_OPTIONS=--require',

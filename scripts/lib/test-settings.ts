@@ -5,9 +5,8 @@
  */
 import { z } from 'zod';
 import { ExistingPath } from './toolchain-settings.js';
-import { Bool, CountAtLeast, doc, group } from '../../src/settings/document.js';
+import { Bool, CountAtLeast, doc, group, HostPort } from '../../src/settings/document.js';
 import { parseEnv } from '../../src/settings/load.js';
-import { HostPort } from '../../src/settings/temporal.js';
 
 const TEST_LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 const TestAddress = doc(

@@ -8,8 +8,7 @@ import { platform } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { loadClientConfig as loadTemporalConfigFile, loadClientConfigProfile, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import { z } from 'zod';
-import { doc, group } from './document.js';
-import { HostName, HostPort, cannotRead } from './temporal.js';
+import { doc, group, HostName, HostPort } from './document.js';
 
 /**
  * A team that reaches its cluster or Temporal Cloud with the `temporal` CLI already has a profile in
@@ -46,6 +45,12 @@ export const TemporalEnvConfigVars = group(
   `The worker, the pipeline client, the CLI and the console read Temporal's environment configuration as the \`temporal\` CLI does (@temporalio/envconfig): a profile of temporal.toml and Temporal's own variables, below and ${GRPC_META_PREFIX}<HEADER> (gRPC metadata). They give what the TEMPORAL_* variables of the previous section leave unset. \`npm start\` ignores them (its stack is local).`,
 );
 const TEMPORAL_TLS_VARS = Object.keys(TemporalEnvConfigVars.shape).filter((name) => name.startsWith('TEMPORAL_TLS_'));
+
+/** Why a file could not be read, in words. */
+export function cannotRead(path: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return `cannot read ${path} (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? String(error))})`;
+}
 
 /** A setting Temporal's environment configuration gave, and where: `profile "x" of <file>` or Temporal's variables. */
 export interface FromEnvConfig<T> {

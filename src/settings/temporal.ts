@@ -6,16 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { Bool, doc, group } from './document.js';
-import { type FromEnvConfig, type TemporalEnvConfig, temporalEnvConfig } from './temporal-env-config.js';
+import { Bool, doc, group, HostName, HostPort } from './document.js';
+import { cannotRead, type FromEnvConfig, type TemporalEnvConfig, temporalEnvConfig } from './temporal-env-config.js';
 
 /**
  * Unset, the address, namespace, API key, TLS switch and server name come from Temporal's environment
  * configuration when it has them (temporalEnvConfig below), else from these defaults.
  */
 const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default' } as const;
-export const HostPort = z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' });
-export const HostName = z.string().trim().regex(/^[A-Za-z0-9.-]+$/, { message: 'must be a host name' });
 
 const FROM_PROFILE = "the Temporal profile's, else";
 
@@ -47,12 +45,6 @@ export type TemporalVars = z.output<typeof TemporalVars>;
 
 /** The variables naming PEM files, each checked at start-up so a bad path stops the process with its name. */
 const TLS_FILE_VARS = ['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH'] as const;
-
-/** Why a file could not be read, in words. */
-export function cannotRead(path: string, error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  return `cannot read ${path} (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory' : (code ?? String(error))})`;
-}
 
 /** Why a TLS file cannot serve, or undefined when it is a readable PEM file. */
 function tlsFileProblem(path: string): string | undefined {

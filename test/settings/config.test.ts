@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadBenchConfig } from '../../bench/bench-settings.js';
+import { loadBenchConfig } from '../../scripts/lib/bench-settings.js';
 import { loadDemoConfig } from '../../scripts/demo-settings.js';
 import { loadReplayConfig, loadTestConfig, loadTestRunConfig } from '../../scripts/lib/test-settings.js';
 import { loadToolchainConfig } from '../../scripts/lib/toolchain-settings.js';

@@ -1,10 +1,11 @@
 /**
- * The benchmarks' own settings (loadBenchConfig); the processes they start read theirs.
+ * The benchmarks' own settings (loadBenchConfig); the processes they start read theirs. Here, beside the
+ * toolchain the benchmarks run on, so the reference (scripts/lib/config-registry.ts) reads them without importing bench/.
  */
 import { z } from 'zod';
-import { doc, group } from '../src/settings/document.js';
-import { parseEnv } from '../src/settings/load.js';
-import { SandboxUrl } from '../src/settings/sandbox.js';
+import { doc, group } from '../../src/settings/document.js';
+import { parseEnv } from '../../src/settings/load.js';
+import { SandboxUrl } from '../../src/settings/sandbox.js';
 
 const DYNAMIC_CONFIG_RULE = 'must be `none` or space-separated key=value pairs, values as JSON (e.g. system.enableActivityEagerExecution=false)';
 /** `key=value ...` (values as JSON) → the dev server's dynamic config; `none` → none at all. */
