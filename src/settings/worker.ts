@@ -70,7 +70,7 @@ export const WorkerVars = group(
     ),
     WORKER_MAX_CACHED_WORKFLOWS: doc(
       z.coerce.number().int().min(0).max(100_000).optional(),
-      "Workflows kept in the worker's cache. To bound the worker's memory, cap the heap AND set this to the pending connections you expect: NODE_OPTIONS=\"--max-old-space-size=192 --max-semi-space-size=4\" MALLOC_ARENA_MAX=2 with 2100 held 2,000 pending connections in 526 MiB RSS instead of 929-961 (docs/benchmarks.md). The worker warns at start when the heap is capped below 1 GiB and this is unset.",
+      "Workflows kept in the worker's cache. To bound the worker's memory, cap the heap AND set this to the pending connections you expect: NODE_OPTIONS=\"--max-old-space-size=192 --max-semi-space-size=4\" MALLOC_ARENA_MAX=2 with 2100 for 2,000 pending connections (measured in docs/benchmarks.md#bounding-the-workers-memory). The worker warns at start when the heap is capped below 1 GiB and this is unset.",
       { defaultText: "the SDK's, sized from the heap limit: ~2,300 at Node's default 4 GiB, 32 at 256 MiB" },
     ),
     WORKER_WORKFLOW_THREADS: doc(z.coerce.number().int().min(1).max(16).optional(), 'Threads running workflow code; 2 spreads activations over two cores.', { defaultText: "the SDK's, 1" }),
@@ -82,12 +82,12 @@ export const WorkerVars = group(
     WORKER_WORKFLOW_POLLERS: doc(z.coerce.number().int().min(2).max(100).optional(), 'Long polls for workflow tasks.', { defaultText: "the SDK's, 10" }),
     WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: doc(
       z.coerce.number().int().min(2).max(1_000).optional(),
-      "Workflow tasks a worker holds at once. Few keep a burst's backlog on the server, where priority and fairness order it, instead of in the worker's own queue, which serves in arrival order: at half the burst benchmark's size a live answer waited p50 312 ms with 4 against 2,663 ms with the SDK's 40 (docs/fleet.md). A worker runs workflow code on one thread, so more only overlap the round trips.",
+      "Workflow tasks a worker holds at once. Few keep a burst's backlog on the server, where priority and fairness order it, instead of in the worker's own queue, which serves in arrival order (measured against the SDK's 40 in docs/fleet.md#who-waits-decides-the-order-priority). A worker runs workflow code on one thread, so more only overlap the round trips.",
       { defaultText: `${DEFAULT_WORKFLOW_TASK_SLOTS} (the SDK's is 40); none with WORKER_RESOURCE_TUNER` },
     ),
     WORKER_STICKY_TIMEOUT_MS: doc(
       z.coerce.number().int().min(100).max(600_000).optional(),
-      "How long a workflow task waits on its worker's own (sticky) queue before the server hands it to the shared one. Sticky queues have no fairness (server 1.32.2: a sticky partition does not support it), so a tenant's tasks queued behind another's there are not served by weight; a short wait moves them soon to the shared queue, where fairness orders them, at the cost of a replay when another worker takes it. At half the burst benchmark's size, 1 s instead of the SDK's 10 s took tenant B's median from 15.9 s to 3.8 s and a live answer's p50 from 312 to 118 ms, for 4% more CPU per connection (docs/fleet.md).",
+      "How long a workflow task waits on its worker's own (sticky) queue before the server hands it to the shared one. Sticky queues have no fairness (server 1.32.2: a sticky partition does not support it), so a tenant's tasks queued behind another's there are not served by weight; a short wait moves them soon to the shared queue, where fairness orders them, at the cost of a replay when another worker takes it (1 s against the SDK's 10 s measured in docs/fleet.md#who-waits-decides-the-order-priority).",
       { defaultText: `${DEFAULT_STICKY_TIMEOUT_MS} (the SDK's is 10 s)` },
     ),
     WORKER_RESOURCE_TUNER: doc(
