@@ -22,7 +22,7 @@ export const DEFAULT_WORKFLOW_TASK_SLOTS = 4;
 export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
 export const WorkerMetricsPort = doc(Port.default(9464), 'Prometheus metrics at http://WORKER_METRICS_HOST:WORKER_METRICS_PORT/metrics; 0 turns them off.');
 
-
+// The retention policy: forget a tenant's login N days after its last retrieval.
 const RETENTION_RULE = 'must be a comma-separated list of <customerId>:<days> (or *:<days> for every other tenant), days from 1 to 36500';
 /** `lender-a:90,lender-b:30,*:365` → days per customer id ('*': any other tenant). Off (empty) by default. */
 const RetentionDays = z.string().transform((text, ctx) => {
