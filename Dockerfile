@@ -30,7 +30,7 @@ COPY --from=build /app/dist ./dist
 
 # Every worker of a deployment runs the same prebuilt workflow code, without webpack at start.
 ENV WORKER_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
-# GET /healthz: 200 while the worker runs, 503 while SIGTERM drains it (src/worker-health.ts).
+# GET /healthz: 200 while the worker runs, 503 while SIGTERM drains it (src/worker/health.ts).
 ENV WORKER_HEALTH_PORT=8081
 
 # node's own unprivileged user (uid 1000); the app writes nothing under /app.
@@ -38,7 +38,7 @@ USER node
 
 # The worker's probe; the sandbox and console services replace it with their own (temporal-compose.yml).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "dist/src/health-check.js", "http://127.0.0.1:8081/healthz"]
+  CMD ["node", "dist/src/worker/health-check.js", "http://127.0.0.1:8081/healthz"]
 
 # node itself is the main process (no npm, no shell), so `docker stop` (SIGTERM) reaches the code
 # that drains the worker or closes the sandbox and console.

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadBenchConfig, settingsOrExit, type BenchConfig } from '../src/config.js';
+import { loadBenchConfig, type BenchConfig } from '../scripts/lib/bench-settings.js';
+import { settingsOrExit } from '../src/settings/load.js';
 import { productWorkflowBundle } from '../scripts/lib/workflow-bundle.js';
 import { startDevEnvironment, type DevEnvironment } from '../scripts/lib/dev-environment.js';
 
@@ -30,14 +31,14 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The benchmarks' own settings (src/config.ts: BENCH_WORKER_RUNTIME, BENCH_WORKER_NODE_ARGS,
+ * The benchmarks' own settings (scripts/lib/bench-settings.ts: BENCH_WORKER_RUNTIME, BENCH_WORKER_NODE_ARGS,
  * BENCH_SERVER_DYNAMIC_CONFIG, SANDBOX_URL); a bad one ends the benchmark with exit 2, naming it.
  */
 export function benchConfig(): BenchConfig {
   return settingsOrExit('benchmark', () => loadBenchConfig());
 }
 
-/** bench/runtimes.ts measures on the replaced runtime too: its permission reaches every child, and the loaders of this process (src/config.ts). */
+/** bench/runtimes.ts measures on the replaced runtime too: its permission reaches every child, and the loaders of this process (src/settings/load.ts). */
 export function runtimeOverride(): Record<string, string> {
   return process.env.ALLOW_UNSUPPORTED_NODE ? { ALLOW_UNSUPPORTED_NODE: process.env.ALLOW_UNSUPPORTED_NODE } : {};
 }

@@ -14,7 +14,7 @@ import proto from '@temporalio/proto';
 import { ConnectionsClient } from '../src/client/connections.js';
 import { BookReportNotReadyError } from '../src/client/errors.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
-import { loadClientConfig } from '../src/config.js';
+import { loadClientConfig } from '../src/settings/client.js';
 import { bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE } from '../src/contract/book-definitions.js';
 import { createSandboxLogin } from './sandbox-fixtures.js';
 import { median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';

@@ -12,7 +12,7 @@
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
-import { loadClientConfig } from '../src/config.js';
+import { loadClientConfig } from '../src/settings/client.js';
 import { cpuMs, median, runsArgument, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 

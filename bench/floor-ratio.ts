@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { ConnectionsClient } from '../src/client/connections.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
-import { loadClientConfig } from '../src/config.js';
+import { loadClientConfig } from '../src/settings/client.js';
 import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';

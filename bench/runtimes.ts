@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { nodeRuntimeProblem } from '../src/node-runtime.js';
+import { nodeRuntimeProblem } from '../src/settings/node-runtime.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pinned = readFileSync(join(root, '.nvmrc'), 'utf8').trim().replace(/^v/, '');

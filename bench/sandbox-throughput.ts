@@ -6,7 +6,8 @@
  * so client and server do not share one event loop); otherwise starts one in-process.
  */
 import { Agent, request as httpRequest } from 'node:http';
-import { loadBenchConfig, settingsOrExit } from '../src/config.js';
+import { loadBenchConfig } from '../scripts/lib/bench-settings.js';
+import { settingsOrExit } from '../src/settings/load.js';
 import { createSandbox } from '../src/sandbox/server.js';
 
 const seconds = Number(process.argv[2] ?? 3);

@@ -8,7 +8,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_CODE } from '../src/workflow-code.js';
+import { WORKFLOW_CODE } from '../src/bundle/workflow-code.js';
 
 const output = resolve(process.argv[2] ?? 'dist/workflow-bundle.js');
 

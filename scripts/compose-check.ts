@@ -10,7 +10,7 @@
  *      registers are exactly CONNECTION_SEARCH_ATTRIBUTES; the server's dynamic config holds the
  *      settings of scripts/lib/server-dynamic-config.ts (eager activities); every setting given to the app's services
  *      is a variable of .env.example (or AWS_*, read by the AWS SDK); each app service's
- *      environment, with stand-in values for its secrets, is accepted by the src/config.ts loader of
+ *      environment, with stand-in values for its secrets, is accepted by the src/settings/ loader of
  *      the process it runs (worker with encryption on and the S3 store, console, sandbox); every
  *      dist/ file an app service runs is compiled from a source that exists; the worker's health
  *      check probes its WORKER_HEALTH_PORT; every file or folder a service bind-mounts exists and is
@@ -24,7 +24,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { ConfigError, loadClientConfig, loadConsoleConfig, loadSandboxConfig, loadToolchainConfig, loadWorkerConfig } from '../src/config.js';
+import { loadToolchainConfig } from './lib/toolchain-settings.js';
+import { loadClientConfig } from '../src/settings/client.js';
+import { loadConsoleConfig } from '../src/settings/console.js';
+import { ConfigError } from '../src/settings/load.js';
+import { loadSandboxConfig } from '../src/settings/sandbox.js';
+import { loadWorkerConfig } from '../src/settings/worker.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes.js';
 import { isExecutableFile, onPath, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { SERVER_DYNAMIC_CONFIG } from './lib/server-dynamic-config.js';
@@ -108,7 +113,7 @@ function projectProblems(model: ComposeModel, file: string): string[] {
     const names = [...Object.keys(service.environment ?? {}), ...(service.secrets ?? []).map((s) => s.target ?? s.source)];
     for (const variable of names) {
       if (!documented.has(variable) && !variable.startsWith('AWS_') && variable !== 'WORKER_WORKFLOW_BUNDLE') {
-        problems.push(`service ${name} sets ${variable}, which is not a variable of .env.example (src/config.ts would ignore it)`);
+        problems.push(`service ${name} sets ${variable}, which is not a variable of .env.example (the settings loaders would ignore it)`);
       }
     }
   }
@@ -229,7 +234,7 @@ function configProblems(model: ComposeModel): string[] {
       }
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      problems.push(`service ${name}: src/config.ts refuses its environment: ${error.problems.join('; ')}`);
+      problems.push(`service ${name}: its settings loader refuses its environment: ${error.problems.join('; ')}`);
     }
   }
   return problems;

@@ -4,13 +4,13 @@
  * challenges (answered from the sandbox's own scenario listing, as an operator would), then a
  * cached connection on the saved LoginId that fetches accounts, investments and lending attributes.
  *
- * Env (src/config.ts: loadClientConfig, loadDemoConfig): TEMPORAL_ADDRESS etc.; the sandbox at SANDBOX_URL,
+ * Env (loadClientConfig in src/settings/client.ts, loadDemoConfig in scripts/demo-settings.ts): TEMPORAL_ADDRESS etc.; the sandbox at SANDBOX_URL,
  * else where `npm start` runs it (http://127.0.0.1:SANDBOX_PORT, default 4010); DEMO_SCENARIO
  * (default two_step_code; any challenge username of GET /sandbox/scenarios).
  */
 import { randomUUID } from 'node:crypto';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../src/client/index.js';
-import { loadDemoConfig, type DemoConfig } from '../src/config.js';
+import { loadDemoConfig, type DemoConfig } from './demo-settings.js';
 import type { ConnectionResult } from '../src/contract/connection-definitions.js';
 import type { ScenarioListing } from '../src/sandbox/scenarios.js';
 

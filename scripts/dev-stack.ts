@@ -6,7 +6,7 @@
  *   3. the worker (child process: src/worker.ts);
  *   4. the operator console (child process).
  * Ctrl-C stops everything in reverse order; so does any part dying on its own.
- * Ports (parsed by loadDevStackConfig in src/config.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
+ * Ports (parsed by loadDevStackConfig in src/settings/dev-stack.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
  * SANDBOX_PORT (4010), CONSOLE_PORT (8080), and the worker's WORKER_METRICS_PORT (9464, 0 = off).
  * CONSOLE_TOKEN is generated when unset; WORKER_BECOME_CURRENT is yes unless set (docs/configuration.md).
  * Payloads are encrypted by default: with PAYLOAD_ENCRYPTION_KEY if set, else with a key generated once
@@ -22,7 +22,8 @@ import { devNull } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { codecTokenFor } from '../src/client/console/auth.js';
-import { loadClientConfig, loadDevStackConfig } from '../src/config.js';
+import { loadClientConfig } from '../src/settings/client.js';
+import { loadDevStackConfig } from '../src/settings/dev-stack.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { DevServer } from './lib/dev-server.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';

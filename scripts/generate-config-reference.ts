@@ -1,6 +1,6 @@
 /**
  * `npm run docs:config`: writes docs/configuration.md and .env.example from the zod schemas of
- * src/config.ts (scripts/lib/config-reference.ts renders them). Prints what it wrote or left as it was.
+ * the settings modules (scripts/lib/config-registry.ts lists them, scripts/lib/config-reference.ts renders them). Prints what it wrote or left as it was.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
  *   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> skipped (<reasons>)
  * Exit 1 on any nondeterminism or other replay failure, or when fewer than REPLAY_MIN_HISTORIES were
  * replayed (the runner sets 50 for the whole suite: proof that the mechanism saw the suite's histories).
- * Its variables (loadReplayConfig in src/config.ts):
+ * Its variables (loadReplayConfig in scripts/lib/test-settings.ts):
  *   TEMPORAL_TEST_ADDRESS     the shared dev server (required)
  *   TEST_WORKER_REGISTRY_DIR  the workers the helpers registered (scripts/lib/suite-registry.ts)
  *   REPLAY_MIN_HISTORIES      default 0
@@ -13,7 +13,8 @@
  */
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadReplayConfig, settingsOrExit } from '../src/config.js';
+import { loadReplayConfig } from './lib/test-settings.js';
+import { settingsOrExit } from '../src/settings/load.js';
 import { TEST_ENCRYPTION } from '../test/helpers/connection-stack.js';
 import { detailLines, replaySuite, summaryLine } from './lib/replay-suite.js';
 import { readRegistry, WORKER_REGISTRY_ENV } from './lib/suite-registry.js';

@@ -14,7 +14,7 @@
 // fails after 5 minutes (--test-timeout). The summary ends with `<n> passed, <n> failed, <n> skipped`
 // alone on a line, and names every skipped test with its reason.
 // TEST_CONCURRENCY overrides how many test files run at once (default: half the cores, at least 1);
-// it, TEST_FILE_TIMEOUT_S and REPLAY_MIN_HISTORIES are parsed by loadTestRunConfig (src/config.ts,
+// it, TEST_FILE_TIMEOUT_S and REPLAY_MIN_HISTORIES are parsed by loadTestRunConfig (scripts/lib/test-settings.ts,
 // docs/configuration.md).
 // Then every history of the product's workflow types the tests wrote on the shared server is replayed
 // against this checkout's workflow code (scripts/replay-suite.ts); it ends with
@@ -33,7 +33,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const { TEMPORAL_CACHE_DIR } = await tsImport('./lib/temporal-binaries.ts', import.meta.url);
 const { DevServer } = await tsImport('./lib/dev-server.ts', import.meta.url);
 const { WORKER_REGISTRY_ENV } = await tsImport('./lib/suite-registry.ts', import.meta.url);
-const { loadTestRunConfig, settingsOrExit } = await tsImport('../src/config.ts', import.meta.url);
+const { loadTestRunConfig } = await tsImport('./lib/test-settings.ts', import.meta.url);
+const { settingsOrExit } = await tsImport('../src/settings/load.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
 

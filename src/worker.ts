@@ -16,18 +16,19 @@ import { TenantPauses } from './activities/tenant-pauses.js';
 import { applyFleetBudget, describeServiceLimit, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
-import { ConfigError, loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './config.js';
+import { ConfigError } from './settings/load.js';
+import { loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './settings/worker.js';
 import { payloadStoreDriverFor } from './payload-store/external-storage.js';
-import { connectFailureReason, TemporalConnectError } from './temporal-connect-error.js';
-import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal-connection.js';
+import { connectFailureReason, TemporalConnectError } from './temporal/connect-error.js';
+import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal/connection.js';
 import { redact } from './logging/redact.js';
 import { ConnectionStatusGauge, connectionsGauge } from './metrics/connection-status-gauge.js';
 import { serviceMetrics } from './metrics/service-metrics.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
-import { WORKFLOW_SANDBOX_OPTIONS } from './workflow-code.js';
-import { becomeCurrent, loadWorkflowBuild, workerDeploymentOptions, type WorkflowBuild } from './worker-deployment.js';
-import { startWorkerHealthServer } from './worker-health.js';
+import { WORKFLOW_SANDBOX_OPTIONS } from './bundle/workflow-code.js';
+import { becomeCurrent, loadWorkflowBuild, workerDeploymentOptions, type WorkflowBuild } from './worker/deployment.js';
+import { startWorkerHealthServer } from './worker/health.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
 const WORKER_SHUTDOWN_GRACE = '2m';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
 import { dataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
-import { temporalConnectionOptions } from '../../src/temporal-connection.js';
+import { temporalConnectionOptions } from '../../src/temporal/connection.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { productWorkflowBundle } from '../lib/workflow-bundle.js';
 import { checkData, countDuplicates, judge, type DuplicateReport } from './checks.js';

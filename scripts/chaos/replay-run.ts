@@ -9,7 +9,7 @@ import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@tempo
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { workerDataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
-import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/workflow-code.js';
+import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/bundle/workflow-code.js';
 import type { FetchedHistory, HistoryFetchFailure } from './histories.js';
 
 /** The bundle the run's workers loaded, or today's sources bundled now (a kept run against changed code). */

@@ -1,13 +1,13 @@
 /**
  * The payload key of a chaos run, kept beside its logs: every run encrypts its payloads with a key of
  * its own (fleet.ts), so without that key a kept run's histories and stored payloads are ciphertext
- * nobody can replay or read. Written in the local key file's format (src/local-key.ts: one line
+ * nobody can replay or read. Written in the local key file's format (src/codec/local-key.ts: one line
  * `<key id>:<base64>`, mode 0600), so the project's tools take it as PAYLOAD_ENCRYPTION_KEY_FILE.
  */
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
-import { PAYLOAD_KEY_BYTES } from '../../src/config.js';
+import { PAYLOAD_KEY_BYTES } from '../../src/settings/payload-keys.js';
 
 export const RUN_KEY_FILE = 'payload-encryption.key';
 export const REPLAY_ENTRY = 'scripts/chaos/replay-kept.ts';

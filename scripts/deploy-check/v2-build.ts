@@ -5,8 +5,8 @@
  */
 import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { WORKFLOW_CODE } from '../../src/workflow-code.js';
-import { bundleWorkflows } from '../../src/worker-deployment.js';
+import { WORKFLOW_CODE } from '../../src/bundle/workflow-code.js';
+import { bundleWorkflows } from '../../src/worker/deployment.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 
 

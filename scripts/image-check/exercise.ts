@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../lib/test-settings.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { DevServer } from '../lib/dev-server.js';
 import { freePort } from '../lib/free-port.js';
@@ -87,7 +87,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
   let logCount = 0;
   const once = (name: string, argv: readonly string[], env: Record<string, string>, input?: string) =>
     runToEnd(name, argv, { cwd: options.dir, env, prefix, logPath: join(options.logDir, `${name}-${++logCount}.log`), input, timeoutMs: CONNECTION_TIMEOUT_MS });
-  // node dist/src/health-check.js, as the HEALTHCHECK names it, against any URL.
+  // node dist/src/worker/health-check.js, as the HEALTHCHECK names it, against any URL.
   const probe = (url: string) => once('health-check', [...options.healthcheck.slice(0, -1), url], {});
 
   const env = await temporal(options.logDir);

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
-import { SUPPORTED_NODE_MAJOR } from '../../src/node-runtime.js';
+import { SUPPORTED_NODE_MAJOR } from '../../src/settings/node-runtime.js';
 import { DockerfileError, parseDockerfile, stageSettings, type Stage } from './dockerfile.js';
 import { contextFiles, DockerignoreError, parseDockerignore } from './dockerignore.js';
 import { exercise } from './exercise.js';

@@ -1,6 +1,7 @@
 /**
- * The configuration reference, rendered from the zod schemas of src/config.ts (each variable's
- * description, default and secrecy on its schema; the groups and the readers there too):
+ * The configuration reference, rendered from the zod schemas of the settings modules (src/settings/,
+ * and the tools' own beside them: each variable's description, default and secrecy on its schema;
+ * the groups with the module that holds each, and the readers, in scripts/lib/config-registry.ts):
  *   docs/configuration.md  every variable by group: default, which processes read it, what it does;
  *                          the processes and their loaders; what still reads process.env directly, and why
  *   .env.example           the product's variables, grouped and commented, defaults shown, secrets blank
@@ -8,10 +9,11 @@
  * renders them in memory and fails when a file differs, and checks DIRECT_READS against the code.
  * Nothing here reads the environment: the output depends on the sources only.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { CONFIG_GROUPS, CONFIG_READERS, type ConfigReader, type GroupDoc, type VariableDoc } from '../../src/config.js';
+import { CONFIG_GROUPS, CONFIG_READERS, type ConfigReader } from './config-registry.js';
+import { type GroupDoc, type VariableDoc } from '../../src/settings/document.js';
 
 export const CONFIG_REFERENCE_COMMAND = 'npm run docs:config';
 export const CONFIG_REFERENCE_FILES = ['docs/configuration.md', '.env.example'] as const;
@@ -28,27 +30,48 @@ interface Variable {
   /** Its own schema in its group (the description and default the reference leads with). */
   readonly schema: z.ZodType;
   readonly readings: readonly Reading[];
+  /** The module that declares it: its group's, or the shared section's whose variables the group takes in. */
+  readonly module: string;
 }
 
 interface Group {
   readonly doc: GroupDoc;
+  /** The module that holds the group's schemas. */
+  readonly module: string;
   readonly variables: readonly Variable[];
 }
 
-function groupDoc(schema: z.ZodObject): GroupDoc {
+function groupDoc(schema: z.ZodObject, module: string): GroupDoc {
   const meta = schema.meta() as Partial<GroupDoc> | undefined;
-  if (!meta?.title || !meta.description) throw new Error(`src/config.ts: a group of CONFIG_GROUPS (${Object.keys(schema.shape).join(', ')}) has no title or description: wrap it in group(...)`);
+  if (!meta?.title || !meta.description) throw new Error(`${module}: a group of CONFIG_GROUPS (${Object.keys(schema.shape).join(', ')}) has no title or description: wrap it in group(...)`);
   return meta as GroupDoc;
 }
 
 function variableDoc(name: string, schema: z.ZodType): VariableDoc {
   const meta = schema.meta() as Partial<VariableDoc> | undefined;
-  if (!meta?.description) throw new Error(`src/config.ts: ${name} has no description: wrap its schema in doc(...)`);
+  if (!meta?.description) throw new Error(`${name} has no description: wrap its schema in doc(...) in the module CONFIG_GROUPS names for it`);
   return meta as VariableDoc;
 }
 
-/** The variables by group, in the order of CONFIG_GROUPS and of each group's object; throws on a variable no group or no reader has. */
-function collect(): Group[] {
+/** Where the settings live: src/settings/ and the modules CONFIG_GROUPS names (the tools' own). */
+function settingsModules(root: string): Map<string, string> {
+  const paths = new Set([...readdirSync(join(root, 'src/settings')).filter((file) => file.endsWith('.ts')).map((file) => `src/settings/${file}`), ...CONFIG_GROUPS.map((group) => group.module)]);
+  return new Map([...paths].map((path) => [path, readFileSync(join(root, path), 'utf8')]));
+}
+
+/** The module that declares `name`: its group's module when that one does, else the one module whose schema documents it. */
+function holderOf(modules: ReadonlyMap<string, string>, groupModule: string, name: string): string {
+  if (new RegExp(`\\b${name}:`).test(modules.get(groupModule) ?? '')) return groupModule;
+  const holders = [...modules].filter(([, source]) => new RegExp(`\\b${name}: doc\\(`).test(source)).map(([path]) => path);
+  if (holders.length !== 1) throw new Error(`CONFIG_GROUPS: ${groupModule} does not declare ${name}, and ${holders.length === 0 ? 'no settings module does' : `${holders.join(', ')} all do`}: name the module that holds its group`);
+  return holders[0]!;
+}
+
+/**
+ * The variables by group, in the order of CONFIG_GROUPS and of each group's object; throws on a
+ * variable no group or no reader has, and on a group whose module does not declare its variables.
+ */
+function collect(root: string): Group[] {
   const readings = new Map<string, Reading[]>();
   for (const reader of CONFIG_READERS) {
     for (const object of reader.variables) {
@@ -60,20 +83,21 @@ function collect(): Group[] {
     }
   }
   const owned = new Set<string>();
-  const groups = CONFIG_GROUPS.map((object) => {
+  const modules = settingsModules(root);
+  const groups = CONFIG_GROUPS.map(({ variables: object, module }) => {
     const variables: Variable[] = [];
     for (const [name, schema] of Object.entries(object.shape)) {
       if (owned.has(name)) continue;
       owned.add(name);
       const read = readings.get(name);
-      if (!read) throw new Error(`src/config.ts: ${name} is in a group but no reader of CONFIG_READERS reads it`);
+      if (!read) throw new Error(`${module}: ${name} is in a group but no reader of CONFIG_READERS reads it`);
       variableDoc(name, schema as z.ZodType);
-      variables.push({ name, schema: schema as z.ZodType, readings: read });
+      variables.push({ name, schema: schema as z.ZodType, readings: read, module: holderOf(modules, module, name) });
     }
-    return { doc: groupDoc(object), variables };
+    return { doc: groupDoc(object, module), module, variables };
   });
   const orphans = [...readings.keys()].filter((name) => !owned.has(name));
-  if (orphans.length > 0) throw new Error(`src/config.ts: ${orphans.join(', ')} belong to no group of CONFIG_GROUPS`);
+  if (orphans.length > 0) throw new Error(`CONFIG_READERS: ${orphans.join(', ')} belong to no group of CONFIG_GROUPS (scripts/lib/config-registry.ts)`);
   return groups;
 }
 
@@ -82,7 +106,7 @@ function declaredDefault(root: string, file: string, name: string): string {
   const text = readFileSync(join(root, file), 'utf8');
   const escaped = name.replace(/[^A-Z0-9_]/g, '');
   const value = new RegExp(`^${escaped}="?([^"\\n]*)"?$`, 'm').exec(text)?.[1] ?? new RegExp(`\\$\\{${escaped}:-([^}]*)\\}`).exec(text)?.[1];
-  if (value === undefined) throw new Error(`src/config.ts: ${name}'s default is declared in ${file}, which does not declare it`);
+  if (value === undefined) throw new Error(`${name}'s default is declared in ${file}, which does not declare it`);
   return value;
 }
 
@@ -97,7 +121,7 @@ function defaultOf(root: string, name: string, schema: z.ZodType): Default {
     const value: unknown = schema.def.defaultValue;
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return { kind: 'value', text: String(value) };
     if (Array.isArray(value) && value.every((entry) => typeof entry === 'string')) return { kind: 'value', text: value.join(',') };
-    throw new Error(`src/config.ts: ${name}'s default is not text: say it in words (doc(..., { defaultText }))`);
+    throw new Error(`${name}'s default is not text: say it in words (doc(..., { defaultText }))`);
   }
   return schema.safeParse(undefined).success ? { kind: 'unset' } : { kind: 'required' };
 }
@@ -127,6 +151,9 @@ function descriptionsOf(variable: Variable): string[] {
   return texts;
 }
 
+/** Where a variable is declared apart from its section's module (a shared section a process takes in): the sentence saying so. */
+const heldApart = (group: Group, variable: Variable) => (variable.module === group.module ? [] : [`Held by \`${variable.module}\`.`]);
+
 const isSecret = (variable: Variable) => variable.readings.some(({ schema }) => variableDoc(variable.name, schema).secret === true) || variableDoc(variable.name, variable.schema).secret === true;
 
 // ---- docs/configuration.md ----------------------------------------------------------------------
@@ -153,7 +180,7 @@ function defaultCell(value: Default): string {
   }
 }
 
-/** A place in the code that reads process.env itself (src/config.ts aside), and why it may. */
+/** A place in the code that reads process.env itself (src/settings/load.ts aside), and why it may. */
 export interface DirectRead {
   /** Repository paths, / separated. */
   readonly files: readonly string[];
@@ -167,12 +194,12 @@ export interface DirectRead {
 const PATH_AND_HOME = /\b(?:PATH|HOME): [^,]*?process\.env\.(?:PATH|HOME)\b/g;
 
 /**
- * Every read of process.env outside src/config.ts. Passing the environment on to a child process is
+ * Every read of process.env outside src/settings/load.ts. Passing the environment on to a child process is
  * not reading configuration: the child parses what it gets with its own loader.
  */
 export const DIRECT_READS: readonly DirectRead[] = [
   {
-    files: ['scripts/run-tests.mjs', 'scripts/dev-stack.ts', 'bench/runtimes.ts', 'bench/aggregator-throughput.ts', 'test/client/cli.test.ts', 'test/compose/compose-check.test.ts', 'test/node-runtime.test.ts', 'test/run-tests.test.ts'],
+    files: ['scripts/run-tests.mjs', 'scripts/dev-stack.ts', 'bench/runtimes.ts', 'bench/aggregator-throughput.ts', 'test/client/cli.test.ts', 'test/compose/compose-check.test.ts', 'test/settings/node-runtime.test.ts', 'test/run-tests.test.ts'],
     pattern: /\.\.\.process\.env\b/g,
     what: 'passes its whole environment on to a child process (`{ ...process.env, X: y }`)',
     why: 'the child is a process of the product or a script, which parses what it gets with its own loader',
@@ -186,10 +213,10 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'bench/runtimes.ts',
       'bench/bench-processes.ts',
       'bench/burst/stack.ts',
-      'test/config.test.ts',
+      'test/settings/config.test.ts',
       'test/helpers/minio.ts',
       'test/helpers/processes.ts',
-      'test/node-runtime.test.ts',
+      'test/settings/node-runtime.test.ts',
       'test/workflows/large-results.test.ts',
     ],
     pattern: PATH_AND_HOME,
@@ -236,34 +263,36 @@ function renderMarkdown(root: string, groups: readonly Group[]): string {
   const lines = [
     '# Configuration reference',
     '',
-    `<!-- Generated by \`${CONFIG_REFERENCE_COMMAND}\` (scripts/generate-config-reference.ts) from the zod schemas of src/config.ts: edit the descriptions there, then regenerate. -->`,
+    `<!-- Generated by \`${CONFIG_REFERENCE_COMMAND}\` (scripts/generate-config-reference.ts) from the zod schemas of the settings modules: edit the descriptions in the module each section names, then regenerate. -->`,
     '',
-    'Every environment variable: its default, which processes read it and what it does. [src/config.ts](../src/config.ts) is the only',
-    'reader of the environment: each process parses its variables with its loader once, at start, and a bad value stops it with a',
-    'message naming each offending variable. An empty value means "use the default". [.env.example](../.env.example) lists the',
+    'Every environment variable: its default, which processes read it, what it does and which module holds it. The settings',
+    'modules ([src/settings/](../src/settings/): one per process and one per shared section; the tests\', benchmarks\', demo\'s and',
+    "toolchain's own beside those tools) declare them, and [src/settings/load.ts](../src/settings/load.ts) is the only reader of the",
+    'environment: each process parses its variables with its loader once, at start, and a bad value stops it with a message',
+    'naming each offending variable. An empty value means "use the default". [.env.example](../.env.example) lists the',
     "product's variables, grouped and commented, from the same schemas.",
     '',
     '## Processes and their loaders',
     '',
-    '| Read by | Loader (src/config.ts) | Programs |',
+    '| Read by | Loader | Programs |',
     '|---|---|---|',
-    ...CONFIG_READERS.map((reader) => `| ${reader.name} | ${reader.loader ? `\`${reader.loader}\`` : `none: ${cell(reader.reason ?? '')}`} | ${cell(reader.programs)} |`),
+    ...CONFIG_READERS.map((reader) => `| ${reader.name} | ${reader.loader ? `\`${reader.loader}\` (${reader.module ? `[${reader.module}](../${reader.module})` : ''})` : `none: ${cell(reader.reason ?? '')}`} | ${cell(reader.programs)} |`),
   ];
   for (const group of groups) {
-    lines.push('', `## ${group.doc.title}`, '', cell(group.doc.description), '', '| Variable | Default | Read by | What it does |', '|---|---|---|---|');
+    lines.push('', `## ${group.doc.title}`, '', `${cell(group.doc.description)} Held by [${group.module}](../${group.module}).`, '', '| Variable | Default | Read by | What it does |', '|---|---|---|---|');
     for (const variable of group.variables) {
       const defaults = defaultsOf(root, variable);
       const shown = defaults.length === 1 ? defaultCell(defaults[0]!.default) : defaults.map((entry) => `${defaultCell(entry.default)} (${entry.readers.join(', ')})`).join('; ');
       const readers = variable.readings.map(({ reader }) => reader.name).join(', ');
-      lines.push(`| \`${variable.name}\` | ${shown} | ${readers} | ${cell(descriptionsOf(variable).join(' '))}${isSecret(variable) ? ' (secret)' : ''} |`);
+      lines.push(`| \`${variable.name}\` | ${shown} | ${readers} | ${cell([...descriptionsOf(variable), ...heldApart(group, variable)].join(' '))}${isSecret(variable) ? ' (secret)' : ''} |`);
     }
   }
   lines.push(
     '',
     '### What reads process.env directly',
     '',
-    "Nothing outside src/config.ts reads a setting from process.env; test/docs/config-reference.test.ts holds the code to this list",
-    '(DIRECT_READS in scripts/lib/config-reference.ts). What remains passes the environment on, or cannot load src/config.ts:',
+    "Nothing outside src/settings/load.ts reads a setting from process.env; test/docs/config-reference.test.ts holds the code to this",
+    'list (DIRECT_READS in scripts/lib/config-reference.ts). What remains passes the environment on, or cannot load the settings modules:',
     '',
     '| Files | What | Why |',
     '|---|---|---|',
@@ -297,20 +326,20 @@ function comment(text: string): string[] {
 function renderEnvExample(root: string, groups: readonly Group[]): string {
   const lines = [
     ...comment(
-      `Every setting of the product's processes, grouped, with its default (generated by \`${CONFIG_REFERENCE_COMMAND}\` from the zod schemas of src/config.ts; docs/configuration.md says which processes read each one, and lists the tests' and benchmarks' variables too).`,
+      `Every setting of the product's processes, grouped, with its default (generated by \`${CONFIG_REFERENCE_COMMAND}\` from the zod schemas of src/settings/, each group naming its module; docs/configuration.md says which processes read each one, and lists the tests' and benchmarks' variables too).`,
     ),
     ...comment(
-      'Every setting is optional for `npm start` (the dev stack). src/config.ts is the only reader of the environment: a bad value stops the process at start with a message naming each offending variable. An empty value means "use the default". Secrets are left blank.',
+      'Every setting is optional for `npm start` (the dev stack). src/settings/load.ts is the only reader of the environment: a bad value stops the process at start with a message naming each offending variable. An empty value means "use the default". Secrets are left blank.',
     ),
   ];
   for (const group of groups) {
     if (group.doc.envExample === false) continue;
     const title = `# --- ${group.doc.title} `;
-    lines.push('', title.padEnd(WIDTH, '-'), ...comment(group.doc.description), '');
+    lines.push('', title.padEnd(WIDTH, '-'), ...comment(`${group.doc.description} Held by ${group.module}.`), '');
     for (const variable of group.variables) {
       const defaults = defaultsOf(root, variable);
       const own = defaultOf(root, variable.name, variable.schema);
-      const notes = descriptionsOf(variable);
+      const notes = [...descriptionsOf(variable), ...heldApart(group, variable)];
       if (defaults.length > 1) notes.push(`Default: ${defaults.map((entry) => `${'text' in entry.default ? entry.default.text : entry.default.kind} (${entry.readers.join(', ')})`).join('; ')}.`);
       else if (own.kind === 'words') notes.push(`Default: ${own.text}.`);
       else if (own.kind === 'required') notes.push('Required.');
@@ -322,7 +351,7 @@ function renderEnvExample(root: string, groups: readonly Group[]): string {
 
 /** Both files as they should be, by path from the repository root. */
 export function renderConfigReference(root: string): Record<ConfigReferenceFile, string> {
-  const groups = collect();
+  const groups = collect(root);
   return { 'docs/configuration.md': renderMarkdown(root, groups), '.env.example': renderEnvExample(root, groups) };
 }
 
@@ -347,8 +376,8 @@ export function staleReferenceFiles(root: string, rendered: Readonly<Record<Conf
       {
         file,
         message:
-          `${file} is stale: line ${at + 1} is ${JSON.stringify(have[at] ?? '(end of file)')}, the schemas of src/config.ts give ${JSON.stringify(want[at] ?? '(end of file)')}. ` +
-          `Run \`${CONFIG_REFERENCE_COMMAND}\` and commit it (edit descriptions in src/config.ts, never in ${file})`,
+          `${file} is stale: line ${at + 1} is ${JSON.stringify(have[at] ?? '(end of file)')}, the schemas give ${JSON.stringify(want[at] ?? '(end of file)')}. ` +
+          `Run \`${CONFIG_REFERENCE_COMMAND}\` and commit it (edit descriptions in the settings module its section names, never in ${file})`,
       },
     ];
   });

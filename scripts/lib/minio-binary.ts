@@ -3,7 +3,7 @@
  * the build `npm run provision` (scripts/provision-temporal.sh minio) leaves in the Temporal cache.
  */
 import { join } from 'node:path';
-import { loadToolchainConfig } from '../../src/config.js';
+import { loadToolchainConfig } from './toolchain-settings.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from './temporal-binaries.js';
 
 export class MinioBinaryNotFoundError extends Error {

@@ -31,7 +31,7 @@ import { existsSync } from 'node:fs';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, isEncrypted, KEY_ID_METADATA_KEY, type EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
-import { WORKFLOW_SANDBOX_OPTIONS } from '../../src/workflow-code.js';
+import { WORKFLOW_SANDBOX_OPTIONS } from '../../src/bundle/workflow-code.js';
 import * as productWorkflows from '../../src/workflows/index.js';
 import type { RegisteredWorker } from './suite-registry.js';
 

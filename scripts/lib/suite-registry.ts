@@ -14,7 +14,7 @@ import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from './test-settings.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 
 export const WORKER_REGISTRY_ENV = 'TEST_WORKER_REGISTRY_DIR';

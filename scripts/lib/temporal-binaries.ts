@@ -12,14 +12,14 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadToolchainConfig, type ToolchainConfig } from '../../src/config.js';
+import { loadToolchainConfig, type ToolchainConfig } from './toolchain-settings.js';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from './temporal-versions.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where provision-temporal.sh keeps the binaries; TEMPORAL_CACHE_DIR moves it (CI keeps it outside the clone). */
 export const TEMPORAL_CACHE_DIR = loadToolchainConfig().cacheDir ?? join(PROJECT_ROOT, '.temporal');
 
-/** The binaries set by a *_PATH variable (src/config.ts). */
+/** The binaries set by a *_PATH variable (scripts/lib/toolchain-settings.ts). */
 type ToolPaths = ToolchainConfig['paths'];
 
 const OVERRIDES = {

@@ -1,11 +1,11 @@
 /**
  * The Temporal server releases the project builds and runs, as scripts/lib/temporal-versions.env
  * declares them (scripts/provision-temporal.sh reads the same file); an environment variable of the
- * same name overrides each (loadToolchainConfig in src/config.ts).
+ * same name overrides each (loadToolchainConfig in scripts/lib/toolchain-settings.ts).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadToolchainConfig } from '../../src/config.js';
+import { loadToolchainConfig } from './toolchain-settings.js';
 
 const declared = new Map(
   readFileSync(fileURLToPath(new URL('./temporal-versions.env', import.meta.url)), 'utf8')

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { loadToolchainConfig } from '../../src/config.js';
+import { loadToolchainConfig } from '../lib/toolchain-settings.js';
 import { freePort } from '../lib/free-port.js';
 
 export class PostgresError extends Error {

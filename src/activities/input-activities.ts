@@ -4,7 +4,7 @@
  * - its result is recorded in history, so a replay sees the input as it was normalized then, even
  *   after the schema or its defaults change;
  * - zod cannot run in the workflow sandbox as it is shared: the SDK deep-freezes the modules every
- *   workflow of a thread shares (src/workflow-code.ts), and a frozen zod schema fails to parse
+ *   workflow of a thread shares (src/bundle/workflow-code.ts), and a frozen zod schema fails to parse
  *   ("Cannot define property parse, object is not extensible").
  */
 import { ApplicationFailure } from '@temporalio/common';

@@ -41,10 +41,10 @@ import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, Connection
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
 import { dataConverterFor } from '../codec/data-converter.js';
-import { connectFailureReason } from '../temporal-connect-error.js';
-import { temporalConnectionOptions } from '../temporal-connection.js';
-import { loadClientConfig } from '../config.js';
-import type { ClientConfig } from '../config.js';
+import { connectFailureReason } from '../temporal/connect-error.js';
+import { temporalConnectionOptions } from '../temporal/connection.js';
+import { loadClientConfig } from '../settings/client.js';
+import type { ClientConfig } from '../settings/client.js';
 import { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';
 import { acquireTracing, type Tracing } from '../tracing/provider.js';
 import {
@@ -188,7 +188,7 @@ export class ConnectionsClient {
   }
 
   /**
-   * Connects to Temporal with a whole client config: by default the environment's (src/config.ts).
+   * Connects to Temporal with a whole client config: by default the environment's (src/settings/client.ts).
    * Nothing is merged, so a config without `encryption` connects without it.
    */
   static async connect(config: ClientConfig = loadClientConfig()): Promise<ConnectionsClient> {

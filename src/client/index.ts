@@ -38,10 +38,10 @@ export {
 } from './errors.js';
 export type { TransientRetry, TransientRetryOptions } from './transient-retry.js';
 export type { ConnectionEndType } from './errors.js';
-export { loadClientConfig } from '../config.js';
+export { loadClientConfig } from '../settings/client.js';
 /** For a pipeline that builds its own Client: `interceptors: { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] }`. */
 export { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';
-export type { ClientConfig } from '../config.js';
+export type { ClientConfig } from '../settings/client.js';
 export type { ConnectionInputArgs } from '../contract/connection-input.js';
 export type {
   AnswerOutcome,

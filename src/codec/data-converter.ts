@@ -13,11 +13,11 @@
 import type { DataConverter } from '@temporalio/common';
 import { externalStorageFor } from '../payload-store/external-storage.js';
 import type { PayloadStoreSettings } from '../payload-store/settings.js';
-import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../workflow-code.js';
+import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../bundle/workflow-code.js';
 import { EncryptionCodec, type EncryptionKeys } from './encryption-codec.js';
 
 /**
- * What a process's data converter is built from: the payload sections of its config (src/config.ts),
+ * What a process's data converter is built from: the payload sections of its settings (src/settings/payload-store.ts),
  * or a test's own. No codec without `encryption`; no payload store without `payloadStore`.
  */
 export interface PayloadSettings {

@@ -1,5 +1,5 @@
 /**
- * Where large payloads go, as config.ts hands it over (it parses the environment into this; nothing
+ * Where large payloads go, as src/settings/payload-store.ts hands it over (it parses the environment into this; nothing
  * here reads process.env). Every process that writes or reads workflow payloads (worker, pipeline
  * client, CLI, console) must get the same settings: a process without them fails on a reference
  * payload with the SDK's ExternalStorageNotConfiguredError.

@@ -4,7 +4,8 @@
  * SANDBOX_HOST (default 127.0.0.1), SANDBOX_AUTH_SECRET (optional: require it in x-api-key),
  * SANDBOX_RATE_LIMIT_PER_SECOND (optional: every tenant's initial request limit; POST /sandbox/rate-limits changes it).
  */
-import { ConfigError, loadSandboxConfig, type SandboxConfig } from '../config.js';
+import { ConfigError } from '../settings/load.js';
+import { loadSandboxConfig, type SandboxConfig } from '../settings/sandbox.js';
 import { SANDBOX_CUSTOMER_ID } from './customer.js';
 import { createSandbox } from './server.js';
 

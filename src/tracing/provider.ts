@@ -11,7 +11,7 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { TracingConfig } from '../config.js';
+import type { TracingConfig } from '../settings/tracing.js';
 import { RedactingSpanProcessor } from './span-redaction.js';
 
 /** A user's hold on the process's provider. */

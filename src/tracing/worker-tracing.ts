@@ -14,7 +14,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
-import { WORKFLOW_CODE } from '../workflow-code.js';
+import { WORKFLOW_CODE } from '../bundle/workflow-code.js';
 import type { Tracing } from './provider.js';
 
 export interface TracingWorkerOptions {
@@ -26,7 +26,7 @@ const DROP_WORKFLOW_SPANS: InjectedSinks<OpenTelemetrySinks> = { exporter: { exp
 
 /**
  * `bundled`: the worker runs a prebuilt bundle, which has the workflow interceptors already (the
- * bundle script takes them from workflow-code.ts); the SDK ignores `workflowModules` then, and says
+ * bundle script takes them from src/bundle/workflow-code.ts); the SDK ignores `workflowModules` then, and says
  * so in a WARN on every start, so they are left out.
  */
 export function tracingWorkerOptions(tracing: Tracing | undefined, { bundled = false }: { bundled?: boolean } = {}): TracingWorkerOptions {

@@ -1,6 +1,6 @@
 /**
  * Workflow interceptors for tracing (bundled workflow code: deterministic, no Node built-ins). Every
- * worker's bundle has them (src/workflow-code.ts), but they trace only a connection whose start
+ * worker's bundle has them (src/bundle/workflow-code.ts), but they trace only a connection whose start
  * carried a trace context, i.e. one started by a client with tracing on; its run, the activities it
  * schedules, and the signals and updates it handles then become spans of the client's trace.
  *

@@ -42,7 +42,7 @@ import { seededRandom } from '../../scripts/chaos/random.js';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { runHarness, tail } from '../helpers/harness-run.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const ENTRY = 'bench/burst.ts';
 const RUN_TIMEOUT_MS = 420_000;

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connectionKey, InvalidBusinessKeyError, InvalidConnectionInputError, parseBusinessKey, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from '../../src/client/index.js';
-import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../src/config.js';
+import { loadClientConfig } from '../../src/settings/client.js';
+import { loadConsoleConfig } from '../../src/settings/console.js';
+import { ConfigError } from '../../src/settings/load.js';
 import { UsageError } from '../../src/client/cli/args.js';
 import { responsesFromPairs } from '../../src/client/cli/commands/answer.js';
 

@@ -10,7 +10,7 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
 import type { ConnectionsClient } from '../../src/client/index.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId } from '../helpers/temporal.js';
 import { startClientStack, stopClientStack } from './client-stack.js';

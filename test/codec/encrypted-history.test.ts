@@ -18,7 +18,7 @@ import type { ConsoleServer } from '../../src/client/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
-import { loadClientConfig } from '../../src/config.js';
+import { loadClientConfig } from '../../src/settings/client.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { startConnectionStack } from '../helpers/connection-stack.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey, ConnectionFailedError, type ConnectionResult } from '../../src/client/index.js';
-import { loadClientConfig } from '../../src/config.js';
+import { loadClientConfig } from '../../src/settings/client.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';

@@ -22,7 +22,7 @@ import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../
 import { docsScreenshot } from '../helpers/docs-screenshot.js';
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { uniqueId } from '../helpers/temporal.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const CHROMIUM = loadTestConfig().chromiumPath;
 const TOKEN = `web-ui-${uniqueId('token')}`;

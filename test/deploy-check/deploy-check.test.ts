@@ -16,7 +16,7 @@ import { connectionProblem, passed, summarize, summaryLine, timerProblem, type C
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { runHarness, tail } from '../helpers/harness-run.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const ENTRY = 'scripts/deploy-check/deploy-check.ts';
 const RUN_TIMEOUT_MS = 420_000;

@@ -1,7 +1,7 @@
 /**
  * The configuration reference (docs/configuration.md, .env.example) is what `npm run docs:config`
- * writes from the zod schemas of src/config.ts, regenerated here in memory; and nothing outside
- * src/config.ts reads process.env but what DIRECT_READS lists (and the reference explains).
+ * writes from the zod schemas of the settings modules, regenerated here in memory; and nothing outside
+ * src/settings/load.ts reads process.env but what DIRECT_READS lists (and the reference explains).
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 describe('the configuration reference', () => {
   const rendered = renderConfigReference(ROOT);
 
-  it(`docs/configuration.md and .env.example are what \`${CONFIG_REFERENCE_COMMAND}\` writes from src/config.ts`, () => {
+  it(`docs/configuration.md and .env.example are what \`${CONFIG_REFERENCE_COMMAND}\` writes from the settings modules`, () => {
     assert.deepEqual(
       staleReferenceFiles(ROOT, rendered).map(({ message }) => message),
       [],
@@ -32,7 +32,7 @@ describe('the configuration reference', () => {
       const [stale, ...more] = staleReferenceFiles(dir, rendered);
       assert.equal(more.length, 0);
       assert.equal(stale?.file, '.env.example');
-      assert.match(stale.message, /^\.env\.example is stale: line \d+ is "TEMPORAL_TASK_QUEUE=old-queue", the schemas of src\/config\.ts give "TEMPORAL_TASK_QUEUE=aggregation-connections"/);
+      assert.match(stale.message, /^\.env\.example is stale: line \d+ is "TEMPORAL_TASK_QUEUE=old-queue", the schemas give "TEMPORAL_TASK_QUEUE=aggregation-connections"/);
       assert.match(stale.message, /Run `npm run docs:config` and commit it/);
       await rm(join(dir, 'docs/configuration.md'));
       assert.deepEqual(
@@ -52,6 +52,8 @@ describe('the configuration reference', () => {
     assert.match(markdown, /^\| `CONSOLE_TOKEN` \| \*\*required\*\* \(console\); generated \(dev stack\) \|/m);
     assert.match(markdown, /^## Tests and tooling$/m);
     assert.match(markdown, /^### What reads process\.env directly$/m);
+    assert.match(markdown, / Held by \[src\/settings\/temporal\.ts\]\(\.\.\/src\/settings\/temporal\.ts\)\.$/m, 'each section names the module that holds it');
+    assert.match(markdown, /^\| worker \| `loadWorkerConfig` \(\[src\/settings\/worker\.ts\]\(\.\.\/src\/settings\/worker\.ts\)\) \|/m);
     const example = rendered['.env.example'];
     for (const secret of ['PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'AGGREGATOR_AUTH_SECRET', 'CONNECTION_PASSWORD', 'TEMPORAL_API_KEY']) assert.match(example, new RegExp(`^${secret}=$`, 'm'));
     assert.match(example, /^PAYLOAD_STORE_THRESHOLD_BYTES=131072$/m);
@@ -60,11 +62,11 @@ describe('the configuration reference', () => {
   });
 });
 
-// ---- process.env outside src/config.ts ----------------------------------------------------------
+// ---- process.env outside src/settings/load.ts ----------------------------------------------------
 
 const SCANNED = ['src', 'scripts', 'bench', 'test'];
 /** Files that talk about process.env (this check), not read it. */
-const ABOUT_IT = new Set(['src/config.ts', 'scripts/lib/config-reference.ts', 'test/docs/config-reference.test.ts']);
+const ABOUT_IT = new Set(['src/settings/load.ts', 'scripts/lib/config-reference.ts', 'test/docs/config-reference.test.ts']);
 /** process.env, process['env'], `{ env } = process`, `import { env } from 'node:process'`. */
 const READS = [/\bprocess\.env\b/, /\bprocess\s*\[\s*['"`]env['"`]\s*\]/, /\{[^}]*\benv\b[^}]*\}\s*=\s*process\b/, /import\s*\{[^}]*\benv\b[^}]*\}\s*from\s*['"](?:node:)?process['"]/];
 
@@ -105,14 +107,14 @@ async function unlistedReads(): Promise<{ unlisted: string[]; used: Set<string> 
   return { unlisted, used };
 }
 
-describe('process.env outside src/config.ts', () => {
+describe('process.env outside src/settings/load.ts', () => {
   it('is never read for a setting: only passed on to child processes, or read where docs/configuration.md says why', async () => {
     const { unlisted } = await unlistedReads();
     assert.deepEqual(
       unlisted,
       [],
-      'read the setting through a loader of src/config.ts (documented with doc(...), then `npm run docs:config`); ' +
-        'if the line passes the environment on to a child process, or cannot load src/config.ts, add it to DIRECT_READS in scripts/lib/config-reference.ts with the reason',
+      'read the setting through a loader of a settings module (documented with doc(...), then `npm run docs:config`); ' +
+        'if the line passes the environment on to a child process, or cannot load the settings modules, add it to DIRECT_READS in scripts/lib/config-reference.ts with the reason',
     );
   });
 

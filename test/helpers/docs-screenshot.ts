@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 export const DOCS_SCREENSHOTS = loadTestConfig().docsScreenshots;
 const DOCS_IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));

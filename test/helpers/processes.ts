@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '../../scripts/lib/suite-registry.js';
-import { loadTestConfig, loadWorkerConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
+import { loadWorkerConfig } from '../../src/settings/worker.js';
 
 const ENTRIES = {
   worker: fileURLToPath(new URL('../../src/worker.ts', import.meta.url)),

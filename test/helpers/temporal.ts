@@ -16,7 +16,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
 import { temporalTestServerPath } from '../../scripts/lib/temporal-binaries.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const GRPC_ALREADY_EXISTS = 6;
 

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { loadWorkerConfig } from '../../src/config.js';
+import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionStatus } from '../../src/contract/connection-definitions.js';
 import { ConnectionStatusKey } from '../../src/contract/search-attributes.js';
 import { ConnectionStatusGauge, type ConnectionStatusGaugeOptions } from '../../src/metrics/connection-status-gauge.js';

@@ -1,5 +1,5 @@
 /**
- * The factory config.ts wires in: settings to driver and External Storage, and the threshold that
+ * The factory the payload settings (src/settings/payload-store.ts) wire in: settings to driver and External Storage, and the threshold that
  * keeps every payload left in history under 256 KiB (checked against the SDK's own runner).
  */
 import assert from 'node:assert/strict';

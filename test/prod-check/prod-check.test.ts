@@ -18,7 +18,7 @@ import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UPGRADE_PATH } from '../../scripts/lib/temporal-versions.js';
 import { assertCleanSummary, runHarness, tail } from '../helpers/harness-run.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const ENTRY = 'scripts/prod-check/prod-check.ts';
 const RUN_TIMEOUT_MS = 270_000;

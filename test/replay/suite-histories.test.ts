@@ -38,7 +38,7 @@ import { EncryptionCodec, type EncryptionKeys } from '../../src/codec/encryption
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 type History = proto.temporal.api.history.v1.IHistory;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;

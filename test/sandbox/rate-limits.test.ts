@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuthorizeResponse, ErrorResponse } from '../../src/aggregator/schemas.js';
-import { ConfigError, loadSandboxConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/settings/load.js';
+import { loadSandboxConfig } from '../../src/settings/sandbox.js';
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
 import type { RateLimitSettings, RequestRates } from '../../src/sandbox/rate-limits.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { TRACE_HEADER as SDK_TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation.js';
 import { ConnectionsClient, connectionKey, type ConnectionResult } from '../../src/client/index.js';
-import { loadClientConfig } from '../../src/config.js';
+import { loadClientConfig } from '../../src/settings/client.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { TRACE_HEADER } from '../../src/tracing/workflow-interceptors.js';

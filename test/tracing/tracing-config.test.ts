@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadClientConfig, loadWorkerConfig } from '../../src/config.js';
+import { loadClientConfig } from '../../src/settings/client.js';
+import { ConfigError } from '../../src/settings/load.js';
+import { loadWorkerConfig } from '../../src/settings/worker.js';
 
 describe('tracing settings', () => {
   it('are off without an endpoint', () => {

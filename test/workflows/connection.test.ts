@@ -19,12 +19,12 @@ import {
   type ConnectionResult,
 } from '../../src/contract/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { workflowSource } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_000 };
 const CHALLENGE_SCENARIOS = SCENARIOS.filter((scenario) => scenario.kind === 'challenge');

@@ -19,7 +19,7 @@ import type { ConnectionInputArgs } from '../../src/contract/connection-input.js
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection-definitions.js';
-import { workflowSource } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { killProcess, type ProductProcess } from '../helpers/processes.js';
@@ -27,7 +27,7 @@ import { startProcessStack, type ProcessStack } from '../helpers/process-stack.j
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
-import { loadTestConfig } from '../../src/config.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/workflow-code.js';
+import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/bundle/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';

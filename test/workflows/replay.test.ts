@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { workflowSource } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';

@@ -21,7 +21,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
-import { workflowSource } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';

@@ -11,7 +11,7 @@ import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
-import { workflowSource } from '../../src/workflow-code.js';
+import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 
 const FIXTURE = new URL('../fixtures/histories/cached-connection-two-patches.json', import.meta.url);

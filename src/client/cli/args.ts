@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
-import { connectionPasswordFromEnv } from '../../config.js';
+import { connectionPasswordFromEnv } from '../../settings/client.js';
 import type { CliIo } from './command.js';
 
 /** A command line that cannot be run as given: exit 2, the message and a pointer to the help. */

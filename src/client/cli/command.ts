@@ -3,14 +3,14 @@
  * commands in-process), what the dispatcher hands each command (`CommandContext`), and the entries
  * of the command table: a command, or a group of subcommands (`refresh schedule ...`).
  */
-import type { ClientConfig } from '../../config.js';
+import type { ClientConfig } from '../../settings/client.js';
 import type { ConnectionsClient } from '../connections.js';
 
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
   readStdin(): Promise<string>;
-  /** The variables the settings are read from (src/config.ts); unset: the process's own. */
+  /** The variables the settings are read from (src/settings/client.ts); unset: the process's own. */
   env?: NodeJS.ProcessEnv;
   /** Opens the pipeline client (the CLI closes it when done). */
   connect(config: ClientConfig): Promise<ConnectionsClient>;

@@ -2,7 +2,7 @@
  * What a command gets to work with, built from the client config: the CLI's one reader of it. The
  * config is read when a command first asks (usage errors need none), the client opened once.
  */
-import { loadClientConfig } from '../../config.js';
+import { loadClientConfig } from '../../settings/client.js';
 import type { ConnectionsClient } from '../connections.js';
 import type { CliIo, CommandContext } from './command.js';
 

@@ -1,13 +1,15 @@
 /**
  * Entry point of the operator console: `CONSOLE_TOKEN=... npm run console`, then open
  * http://localhost:8080/?token=<token> once (the token moves into an HttpOnly cookie).
- * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required), the Temporal settings of src/config.ts
+ * Reads CONSOLE_PORT (default 8080), CONSOLE_TOKEN (required), the Temporal settings of src/settings/temporal.ts
  * and the payload settings (encryption, on by default, and the payload store) and
  * CONSOLE_CODEC_CORS_ORIGINS: with encryption on, the console also serves the codec endpoint at /codec.
  */
 import { dataConverterFor } from '../../codec/data-converter.js';
-import { ConfigError, loadClientConfig, loadConsoleConfig } from '../../config.js';
-import { temporalSettingsSource } from '../../temporal-connection.js';
+import { loadClientConfig } from '../../settings/client.js';
+import { loadConsoleConfig } from '../../settings/console.js';
+import { ConfigError } from '../../settings/load.js';
+import { temporalSettingsSource } from '../../temporal/connection.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
 

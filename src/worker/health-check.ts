@@ -1,5 +1,5 @@
 /**
- * `node dist/src/health-check.js <url> [timeoutMs]`: the image's health probe (node:20-slim has no
+ * `node dist/src/worker/health-check.js <url> [timeoutMs]`: the image's health probe (node:20-slim has no
  * curl). Exit 0 when GET <url> answers 2xx within the timeout (default 3000 ms), 1 otherwise, with
  * one line saying what it saw; 2 on bad arguments. Used by the Dockerfile's HEALTHCHECK (the worker's
  * /healthz) and by temporal-compose.yml's health checks (sandbox, console).

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { State } from '@temporalio/worker';
-import { startWorkerHealthServer, WorkerHealthError, type WorkerHealthServer } from '../src/worker-health.js';
+import { startWorkerHealthServer, WorkerHealthError, type WorkerHealthServer } from '../../src/worker/health.js';
 
 describe('the worker health endpoint', () => {
   let state: State = 'INITIALIZED';

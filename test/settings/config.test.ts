@@ -6,23 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  ConfigError,
-  connectionPasswordFromEnv,
-  loadBenchConfig,
-  loadClientConfig,
-  loadConsoleConfig,
-  loadDemoConfig,
-  loadDevStackConfig,
-  loadReplayConfig,
-  loadSandboxConfig,
-  loadTestConfig,
-  loadTestRunConfig,
-  loadToolchainConfig,
-  loadWorkerConfig as loadConfig,
-  retentionDaysOf,
-} from '../src/config.js';
-import { temporalConnectionOptions, temporalSettingsSource } from '../src/temporal-connection.js';
+import { loadBenchConfig } from '../../scripts/lib/bench-settings.js';
+import { loadDemoConfig } from '../../scripts/demo-settings.js';
+import { loadReplayConfig, loadTestConfig, loadTestRunConfig } from '../../scripts/lib/test-settings.js';
+import { loadToolchainConfig } from '../../scripts/lib/toolchain-settings.js';
+import { connectionPasswordFromEnv, loadClientConfig } from '../../src/settings/client.js';
+import { loadConsoleConfig } from '../../src/settings/console.js';
+import { loadDevStackConfig } from '../../src/settings/dev-stack.js';
+import { ConfigError } from '../../src/settings/load.js';
+import { loadSandboxConfig } from '../../src/settings/sandbox.js';
+import { loadWorkerConfig as loadConfig, retentionDaysOf } from '../../src/settings/worker.js';
+import { temporalConnectionOptions, temporalSettingsSource } from '../../src/temporal/connection.js';
 
 /** The message of the ConfigError `load` throws. */
 function problemsOf(load: () => unknown): string {
@@ -241,7 +235,7 @@ describe('connection to Temporal', () => {
 
     // The worker stops at start-up with that message and exit code 2, no stack trace.
     const worker = spawnSync(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
       env: { PATH: process.env.PATH, TEMPORAL_TLS_CA_PATH: join(dir, 'missing.pem'), PAYLOAD_ENCRYPTION: 'off', WORKER_METRICS_PORT: '0' },
       encoding: 'utf8',
       timeout: 60_000,
@@ -383,7 +377,7 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
 
     // The worker stops at start-up with that message and exit code 2, no stack trace.
     const worker = spawnSync(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
       env: { PATH: process.env.PATH, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod', PAYLOAD_ENCRYPTION: 'off', WORKER_METRICS_PORT: '0' },
       encoding: 'utf8',
       timeout: 60_000,
@@ -479,7 +473,7 @@ describe('the settings of the scripts, benchmarks and tests', () => {
     assert.match(problemsOf(() => loadReplayConfig({})), /TEMPORAL_TEST_ADDRESS: is not set \(scripts\/run-tests\.mjs sets it\)/);
     // A script ends with exit code 2 and the problem on one line (settingsOrExit), not a stack trace.
     const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay-suite.ts'], {
-      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
       env: { PATH: process.env.PATH, REPLAY_MIN_HISTORIES: '-1' },
       encoding: 'utf8',
       timeout: 60_000,

@@ -9,8 +9,8 @@
  */
 import { isIP } from 'node:net';
 import { checkServerIdentity, connect, type ConnectionOptions } from 'node:tls';
-import type { TemporalSettings } from './config.js';
-import { temporalConnectionOptions, temporalSettingsSource } from './temporal-connection.js';
+import type { TemporalSettings } from '../settings/temporal.js';
+import { temporalConnectionOptions, temporalSettingsSource } from './connection.js';
 
 const PROBE_TIMEOUT_MS = 5_000;
 /** The HTTP/2 client preface and an empty SETTINGS frame: a gRPC server answers with its SETTINGS. */

@@ -1,7 +1,7 @@
 /**
  * The Node.js the product supports. .nvmrc pins the exact release every npm script runs on
  * (scripts/with-pinned-node.sh); package.json's engines, the Dockerfile's FROM and this major agree
- * (test/node-runtime.test.ts). Older majors are end of life or lack what ky 2 needs, so a process
+ * (test/settings/node-runtime.test.ts). Older majors are end of life or lack what ky 2 needs, so a process
  * started on one refuses at configuration time, naming the runtime, instead of failing later.
  */
 export const SUPPORTED_NODE_MAJOR = 24;

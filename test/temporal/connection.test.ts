@@ -19,14 +19,15 @@ import { after, before, describe, it } from 'node:test';
 import { Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
-import { createPki, TLS_SERVER_NAME } from '../scripts/prod-check/tls.js';
-import { ConnectionsClient } from '../src/client/connections.js';
-import { EXIT_FAILED, EXIT_OK } from '../src/client/cli/report.js';
-import { runCli } from '../src/client/cli/run-cli.js';
-import { loadClientConfig, loadWorkerConfig } from '../src/config.js';
-import { connectFailureReason } from '../src/temporal-connect-error.js';
-import { temporalConnectionOptions } from '../src/temporal-connection.js';
-import { createDevEnvironment } from './helpers/temporal.js';
+import { createPki, TLS_SERVER_NAME } from '../../scripts/prod-check/tls.js';
+import { ConnectionsClient } from '../../src/client/connections.js';
+import { EXIT_FAILED, EXIT_OK } from '../../src/client/cli/report.js';
+import { runCli } from '../../src/client/cli/run-cli.js';
+import { loadClientConfig } from '../../src/settings/client.js';
+import { loadWorkerConfig } from '../../src/settings/worker.js';
+import { connectFailureReason } from '../../src/temporal/connect-error.js';
+import { temporalConnectionOptions } from '../../src/temporal/connection.js';
+import { createDevEnvironment } from '../helpers/temporal.js';
 
 const API_KEY = 'test-api-key-0123456789';
 

@@ -11,10 +11,10 @@ import { fileURLToPath } from 'node:url';
 const EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 const beside = (path: string) => fileURLToPath(new URL(`${path}${EXTENSION}`, import.meta.url));
 
-export const WORKFLOWS_PATH = beside('./workflows/index');
-export const PAYLOAD_CONVERTER_PATH = beside('./codec/payload-converter');
-export const FAILURE_CONVERTER_PATH = beside('./codec/failure-converter');
-export const TRACING_WORKFLOW_INTERCEPTORS_PATH = beside('./tracing/workflow-interceptors');
+export const WORKFLOWS_PATH = beside('../workflows/index');
+export const PAYLOAD_CONVERTER_PATH = beside('../codec/payload-converter');
+export const FAILURE_CONVERTER_PATH = beside('../codec/failure-converter');
+export const TRACING_WORKFLOW_INTERCEPTORS_PATH = beside('../tracing/workflow-interceptors');
 
 /**
  * Modules evaluated once per workflow thread and shared by every workflow it runs, instead of once

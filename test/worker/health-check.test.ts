@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { checkHealth, EXIT_HEALTHY, EXIT_UNHEALTHY, EXIT_USAGE } from '../src/health-check.js';
+import { checkHealth, EXIT_HEALTHY, EXIT_UNHEALTHY, EXIT_USAGE } from '../../src/worker/health-check.js';
 
 describe('the image health probe', () => {
   let server: Server;

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadWorkerConfig } from '../src/config.js';
-import { nodeRuntimeProblem, SUPPORTED_NODE_MAJOR } from '../src/node-runtime.js';
+import { ConfigError } from '../../src/settings/load.js';
+import { loadWorkerConfig } from '../../src/settings/worker.js';
+import { nodeRuntimeProblem, SUPPORTED_NODE_MAJOR } from '../../src/settings/node-runtime.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const pinned = readFileSync(join(root, '.nvmrc'), 'utf8').trim().replace(/^v/, '');
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   engines: { node: string };

@@ -1,11 +1,11 @@
 /**
- * Connection options for Temporal from the `temporal` section of src/config.ts, the same for the
+ * Connection options for Temporal from the `temporal` section of src/settings/temporal.ts, the same for the
  * worker's NativeConnection and the clients' Connection: both take `{ address, apiKey, tls, metadata }`
  * with the SDK's TLSConfig (`serverRootCACertificate`, `serverNameOverride`, `clientCertPair`). Our
  * TLS files are read here; a Temporal profile's CA and certificate were read by config already.
  */
 import { readFile } from 'node:fs/promises';
-import type { TemporalSettings } from './config.js';
+import type { TemporalSettings } from '../settings/temporal.js';
 
 export interface TemporalTlsOptions {
   /** A self-hosted cluster's private CA; unset, the system's roots verify the server (Temporal Cloud). */

@@ -8,9 +8,9 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkerDeploymentOptions } from '@temporalio/worker';
-import { DeploymentCommandError, WorkerDeployments } from './client/deployments.js';
-import type { WorkerConfig } from './config.js';
-import { WORKFLOW_CODE } from './workflow-code.js';
+import { DeploymentCommandError, WorkerDeployments } from '../client/deployments.js';
+import type { WorkerConfig } from '../settings/worker.js';
+import { WORKFLOW_CODE } from '../bundle/workflow-code.js';
 
 /** A new worker registers its version with its first polls; this is how long it keeps asking to become current. */
 const BECOME_CURRENT_WAIT_MS = 60_000;

@@ -1,0 +1,72 @@
+/**
+ * The pipeline client's and the CLI's settings: loadClientConfig
+ *   { temporal, customerId, deployment, priority, budget, books, encryption?, payloadStore, tracing? },
+ * and the CLI's own password variable (connectionPasswordFromEnv).
+ */
+import { z } from 'zod';
+import { CustomerId } from './aggregator.js';
+import { DeploymentVars, deploymentSection } from './deployment.js';
+import { doc, group } from './document.js';
+import { parseEnv } from './load.js';
+import { EncryptionVars } from './payload-keys.js';
+import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
+import { BookVars, BudgetVars, PriorityVars, bookSection, budgetSection, prioritySection } from './priority.js';
+import { TemporalEnvConfigVars } from './temporal-env-config.js';
+import { TemporalVars, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
+import { TracingVars, tracingSection } from './tracing.js';
+
+/** What the pipeline client and the CLI need to reach the connections. */
+export const ClientVariables = z.looseObject({
+  ...TemporalVars.shape,
+  ...TemporalEnvConfigVars.shape,
+  AGGREGATOR_CUSTOMER_ID: CustomerId,
+  ...DeploymentVars.shape,
+  ...PriorityVars.shape,
+  ...BudgetVars.shape,
+  ...BookVars.shape,
+  ...EncryptionVars.shape,
+  ...PayloadStoreVars.shape,
+  ...TracingVars.shape,
+});
+
+const ClientEnv = ClientVariables.transform(withTemporalEnvConfig)
+  .superRefine((env, ctx) => {
+    checkTls(env, ctx);
+    checkPayloads(env, ctx);
+  })
+  .transform((env, ctx) =>
+    Object.freeze({
+      temporal: temporalSection(env),
+      /** The tenant (lender) that new connections belong to unless told otherwise. */
+      customerId: env.AGGREGATOR_CUSTOMER_ID,
+      /** The worker deployment whose versions `deployment` commands show and route. */
+      deployment: deploymentSection(env, env.TEMPORAL_TASK_QUEUE, ctx),
+      /** The priority each connection starts with, by who waits, and the tenants' fairness weights. */
+      priority: prioritySection(env),
+      /** The fleet's configured request budget (what `budget show` compares with the queue's). */
+      budget: budgetSection(env, ctx),
+      /** The window and page size of book refreshes that name none. */
+      books: bookSection(env, ctx),
+      ...payloadSections(env, ctx),
+      ...tracingSection(env, 'aggregation-connections-client'),
+    }),
+  );
+
+export type ClientConfig = z.output<typeof ClientEnv>;
+
+export const CliVars = group(
+  z.object({
+    CONNECTION_PASSWORD: doc(z.string().optional(), '`npm run cli -- start` reads a live password here when --password-stdin is not given (never from a flag).', { secret: true }),
+  }),
+  'CLI',
+  'The operator CLI (`npm run cli`) reaches Temporal with the client settings above; this is its own.',
+);
+
+export function loadClientConfig(env?: NodeJS.ProcessEnv): ClientConfig {
+  return parseEnv(ClientEnv, env);
+}
+
+/** The CLI's `start` reads a live password from here when --password-stdin is not given (never from a flag). */
+export function connectionPasswordFromEnv(env?: NodeJS.ProcessEnv): string | undefined {
+  return parseEnv(CliVars, env).CONNECTION_PASSWORD;
+}

@@ -1,0 +1,83 @@
+/**
+ * The operator console's settings (`npm run console`): loadConsoleConfig
+ *   { port, host, token, codecCorsOrigins, encryption?, payloadStore }; it reaches Temporal with the client's.
+ */
+import { z } from 'zod';
+import { NonEmpty, Port, doc, group } from './document.js';
+import { parseEnv } from './load.js';
+import { EncryptionVars } from './payload-keys.js';
+import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
+import { TemporalEnvConfigVars } from './temporal-env-config.js';
+import { TemporalVars, withTemporalEnvConfig } from './temporal.js';
+
+export const ConsolePort = doc(Port.default(8080), 'The operator console listens on this port.');
+
+const ORIGIN_RULE = 'must be a comma-separated list of origins such as http://localhost:8233 (scheme, host and port only)';
+/** Origins allowed to call the console's codec endpoint from a browser (the Temporal Web UI). */
+const CorsOrigins = z.string().transform((text, ctx) => {
+  const origins: string[] = [];
+  for (const raw of text.split(',')) {
+    const entry = raw.trim().replace(/\/$/, '');
+    if (entry === '') continue;
+    let origin: string | undefined;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === 'null' || origin !== entry) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${ORIGIN_RULE}` });
+      continue;
+    }
+    origins.push(origin);
+  }
+  return origins;
+});
+
+const CONSOLE_TOKEN_RULE = 'at least 16 characters, e.g. `openssl rand -hex 24`';
+export const ConsoleVars = group(
+  z.object({
+    CONSOLE_HOST: doc(NonEmpty.default('127.0.0.1'), 'The address the console listens on: 127.0.0.1 unless it sits behind a proxy (0.0.0.0 in a container).'),
+    CONSOLE_PORT: ConsolePort,
+    CONSOLE_TOKEN: doc(
+      z.string({ message: 'is required: set CONSOLE_TOKEN to a long random secret (e.g. `openssl rand -hex 24`)' }).min(16, { message: 'must be at least 16 characters' }),
+      `The operators' bearer token, required: ${CONSOLE_TOKEN_RULE}.`,
+      { secret: true },
+    ),
+    CONSOLE_CODEC_CORS_ORIGINS: doc(
+      CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
+      "Browser origins (the Temporal Web UI) allowed to call the console's codec endpoint (/codec/encode, /codec/decode) with credentials: comma-separated origins.",
+    ),
+  }),
+  'Operator console',
+  'The operator console (`npm run console`); it reaches Temporal with the client settings, and decodes payloads with the encryption and payload store settings.',
+);
+
+/** The console reaches Temporal with the client's config; its own is the listener and the payload sections. */
+export const ConsoleVariables = z.looseObject({
+  ...ConsoleVars.shape,
+  /** Where the histories the console decodes live (ours, else the Temporal profile's): decides whether a generated local key may be used. */
+  TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
+  ...TemporalEnvConfigVars.shape,
+  ...EncryptionVars.shape,
+  ...PayloadStoreVars.shape,
+});
+
+const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
+  .superRefine(checkPayloads)
+  .transform((env, ctx) =>
+    Object.freeze({
+      port: env.CONSOLE_PORT,
+      host: env.CONSOLE_HOST,
+      token: env.CONSOLE_TOKEN,
+      /** Origins allowed to call the codec endpoint cross-origin, with credentials. */
+      codecCorsOrigins: Object.freeze(env.CONSOLE_CODEC_CORS_ORIGINS),
+      ...payloadSections(env, ctx),
+    }),
+  );
+
+export type ConsoleConfig = z.output<typeof ConsoleEnv>;
+
+export function loadConsoleConfig(env?: NodeJS.ProcessEnv): ConsoleConfig {
+  return parseEnv(ConsoleEnv, env);
+}

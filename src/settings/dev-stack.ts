@@ -1,0 +1,73 @@
+/**
+ * `npm start`'s settings (scripts/dev-stack.ts): loadDevStackConfig
+ *   { ports: { temporal, ui, sandbox, console, workerMetrics }, host, sandboxUrl, workerBecomeCurrent,
+ *     consoleToken?, consoleCodecCorsOrigins? }; each process's port keeps its own process's default.
+ */
+import { z } from 'zod';
+import { ConsolePort, ConsoleVars } from './console.js';
+import { Port, doc, group } from './document.js';
+import { parseEnv } from './load.js';
+import { SandboxPort } from './sandbox.js';
+import { WorkerMetricsPort, WorkerVars } from './worker.js';
+
+/** Where the processes of `npm start` listen. */
+const DEV_STACK_HOST = '127.0.0.1';
+
+/** The sandbox `npm start` runs on `port`: the dev stack starts it there, the demo looks for it there. */
+export function localSandboxUrl(port: number): string {
+  return `http://${DEV_STACK_HOST}:${port}`;
+}
+
+export const DevStackVars = group(
+  z.object({
+    TEMPORAL_PORT: doc(Port.default(7233), "The Temporal dev server's gRPC port."),
+    TEMPORAL_UI_PORT: doc(Port.default(8233), "The Temporal Web UI's port."),
+  }),
+  'Dev stack (`npm start`)',
+  "The whole stack on 127.0.0.1: Temporal, its Web UI, the sandbox (SANDBOX_PORT), the worker (WORKER_METRICS_PORT; WORKER_BECOME_CURRENT yes unless set) and the console (CONSOLE_PORT; a CONSOLE_TOKEN generated unless set). Every other variable reaches the worker and the console as they are; TEMPORAL_ADDRESS and AGGREGATOR_BASE_URL are the stack's.",
+);
+
+/** `npm start`: the ports of the whole stack on 127.0.0.1, each process's own default, and what it gives its worker and console. */
+export const DevStackEnv = z
+  .object({
+    ...DevStackVars.shape,
+    SANDBOX_PORT: SandboxPort,
+    CONSOLE_PORT: ConsolePort,
+    WORKER_METRICS_PORT: WorkerMetricsPort,
+    WORKER_BECOME_CURRENT: doc(
+      WorkerVars.shape.WORKER_BECOME_CURRENT.unwrap().default('yes'),
+      "`npm start` gives its worker `yes` unless set: the only build on this machine, new connections start on it even when the persisted history made an older build current.",
+    ),
+    CONSOLE_TOKEN: doc(ConsoleVars.shape.CONSOLE_TOKEN.optional(), '`npm start` generates one for the run unless set, and prints the console\'s URL with it.', {
+      defaultText: 'generated',
+      secret: true,
+    }),
+    CONSOLE_CODEC_CORS_ORIGINS: doc(ConsoleVars.shape.CONSOLE_CODEC_CORS_ORIGINS.unwrap().optional(), "`npm start` lets its own Web UI call the console's codec endpoint unless set.", {
+      defaultText: 'http://127.0.0.1:TEMPORAL_UI_PORT,http://localhost:TEMPORAL_UI_PORT',
+    }),
+  })
+  .transform((env) =>
+    Object.freeze({
+      ports: Object.freeze({
+        temporal: env.TEMPORAL_PORT,
+        ui: env.TEMPORAL_UI_PORT,
+        sandbox: env.SANDBOX_PORT,
+        console: env.CONSOLE_PORT,
+        /** 0: no metrics endpoint. */
+        workerMetrics: env.WORKER_METRICS_PORT,
+      }),
+      host: DEV_STACK_HOST,
+      sandboxUrl: localSandboxUrl(env.SANDBOX_PORT),
+      workerBecomeCurrent: env.WORKER_BECOME_CURRENT,
+      /** Undefined: the stack generates one. */
+      consoleToken: env.CONSOLE_TOKEN,
+      /** Undefined: the stack's own Web UI. */
+      consoleCodecCorsOrigins: env.CONSOLE_CODEC_CORS_ORIGINS,
+    }),
+  );
+
+export type DevStackConfig = z.output<typeof DevStackEnv>;
+
+export function loadDevStackConfig(env?: NodeJS.ProcessEnv): DevStackConfig {
+  return parseEnv(DevStackEnv, env);
+}

@@ -1,0 +1,45 @@
+/**
+ * The sandbox's settings (`npm run sandbox`): loadSandboxConfig { port, host, authSecret?,
+ * rateLimitPerSecond? }; and SANDBOX_URL, a running sandbox the demo and the benchmarks may use.
+ */
+import { z } from 'zod';
+import { NonEmpty, Port, doc, group } from './document.js';
+import { parseEnv } from './load.js';
+
+export const SandboxPort = doc(Port.default(4010), 'The sandbox listens on this port; `npm start` starts it there, and `npm run demo` looks for it there unless SANDBOX_URL says otherwise.');
+
+export const SandboxUrl = doc(
+  z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://127.0.0.1:4010' }).optional(),
+  'A running sandbox to use instead of the local one.',
+  { defaultText: 'http://127.0.0.1:SANDBOX_PORT (`npm run demo`), an in-process sandbox (bench/sandbox-throughput.ts)' },
+);
+
+export const SandboxVars = group(
+  z.object({
+    SANDBOX_HOST: doc(NonEmpty.default('127.0.0.1'), 'The address the sandbox listens on.'),
+    SANDBOX_PORT: SandboxPort,
+    SANDBOX_AUTH_SECRET: doc(z.string().min(1).optional(), 'When set, /v3 requests must carry it in the x-api-key header (else 401 ACCESS_DENIED).', { secret: true }),
+    SANDBOX_RATE_LIMIT_PER_SECOND: doc(
+      z.coerce.number().int().min(1).max(1_000_000).optional(),
+      'Requests a second the sandbox takes from each tenant before it answers 429 TOO_MANY_REQUESTS with Retry-After (src/sandbox/rate-limits.ts); POST /sandbox/rate-limits changes it per tenant at run time.',
+      { defaultText: 'unlimited' },
+    ),
+  }),
+  'Sandbox',
+  'The sandbox of the aggregation service (`npm run sandbox`, and inside `npm start`).',
+);
+
+const SandboxEnv = SandboxVars.transform((env) =>
+  Object.freeze({
+    port: env.SANDBOX_PORT,
+    host: env.SANDBOX_HOST,
+    authSecret: env.SANDBOX_AUTH_SECRET,
+    ...(env.SANDBOX_RATE_LIMIT_PER_SECOND === undefined ? {} : { rateLimitPerSecond: env.SANDBOX_RATE_LIMIT_PER_SECOND }),
+  }),
+);
+
+export type SandboxConfig = z.output<typeof SandboxEnv>;
+
+export function loadSandboxConfig(env?: NodeJS.ProcessEnv): SandboxConfig {
+  return parseEnv(SandboxEnv, env);
+}
