@@ -238,8 +238,7 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
     `the report's ${changes.length} change(s)${changes.length >= 50 ? ' (the last 50)' : ''}: ${grew} grew, ${shrank.length} shrank ` +
     `(${why(/^children took .*their best time/)} children slower, ${why(/waited .*to start/)} starts slower, ${why(/first tasks waited/)} waits for a worker, ${why(/^another book's children/)} another book's slower, ` +
     `${why(/^giving way/)} gave way to another book, ${why(/in flight for/)} children stuck, ${why(/throttled/)} throttled)` +
-    `${report?.window.bestFinishMs === undefined ? '' : `; best median child ${fmt(report.window.bestFinishMs)} ms`}` +
-    `${report?.window.bestQueueMs === undefined ? '' : `; first task's wait for a worker: best median ${fmt(report.window.bestQueueMs)} ms, last ${fmt(report.window.recentQueueMs ?? NaN)} ms`}`
+    `${report?.window.bestFinishMs === undefined ? '' : `; best median child ${fmt(report.window.bestFinishMs)} ms`}`
   );
 }
 

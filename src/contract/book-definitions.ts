@@ -202,9 +202,6 @@ export interface WindowView {
   readonly bestFinishMs?: number | undefined;
   /** The median of the most recent children. */
   readonly recentFinishMs?: number | undefined;
-  /** The best median wait of children's first tasks for a worker this night, and the recent median. */
-  readonly bestQueueMs?: number | undefined;
-  readonly recentQueueMs?: number | undefined;
   /** With other books refreshing at once: this book's weighted share of the windows they all hold. */
   readonly share?: WindowShare | undefined;
 }

@@ -83,8 +83,6 @@ export class WindowController {
       lastChange: this.memory.lastChange,
       bestFinishMs: this.memory.bestFinishMs,
       recentFinishMs: median(this.memory.recentFinishMs),
-      bestQueueMs: this.memory.bestQueueMs,
-      recentQueueMs: median(this.memory.recentQueueMs ?? []),
       share: this.share,
     };
   }
