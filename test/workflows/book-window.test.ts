@@ -79,7 +79,7 @@ void describe('book refresh window', () => {
     assert.equal(window.size, 9, 'waits of 50 ms (1.36x with the allowance): still grows');
     for (let index = 0; index < 20; index += 1) window.observeQueueWait(250);
     finish(window, 9, 1_000, 200);
-    assert.ok(window.size < 9, `waits of 250 ms: shrank to ${window.view.size}`);
+    assert.ok(window.size < 9, `waits of 250 ms: shrank to ${window.size}`);
     assert.match(window.view.lastChange?.reason ?? '', /first tasks waited [\d.]+x their best for a worker, counted with 100 ms allowed \(median 250 ms against 10 ms\)/);
   });
 
