@@ -236,7 +236,7 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
   return (
     `window ${tenant}: polled ${sizes.length} times, size min ${sorted[0] ?? 'n/a'}, median ${fmt(medianOf(sorted))}, max ${sorted.at(-1) ?? 'n/a'}; ` +
     `the report's ${changes.length} change(s)${changes.length >= 50 ? ' (the last 50)' : ''}: ${grew} grew, ${shrank.length} shrank ` +
-    `(${why(/^children took .*their best time/)} children slower, ${why(/waited .*to start/)} starts slower, ${why(/first tasks waited/)} waits for a worker, ${why(/^another book's children/)} another book's slower, ` +
+    `(${why(/^children took .*their best time/)} children slower, ${why(/waited .*to start/)} starts slower, ${why(/^another book's children/)} another book's slower, ` +
     `${why(/^giving way/)} gave way to another book, ${why(/in flight for/)} children stuck, ${why(/throttled/)} throttled)` +
     `${report?.window.bestFinishMs === undefined ? '' : `; best median child ${fmt(report.window.bestFinishMs)} ms`}`
   );
@@ -250,7 +250,6 @@ function changesLine(changes: BookReport['windowChanges'], origin: number): stri
     : /in flight for/.test(reason) ? 'stuck'
     : /^giving way/.test(reason) ? 'gave-way'
     : /^another book's/.test(reason) ? 'fleet'
-    : /first tasks waited/.test(reason) ? 'queue'
     : /waited/.test(reason) ? 'starts'
     : /took/.test(reason) ? 'slower'
     : 'grew';

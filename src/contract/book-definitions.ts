@@ -80,20 +80,12 @@ export interface BookLoginRequest {
 }
 
 /** How one login's connection ended, and nothing more. */
-export type BookLoginEnd = (
+export type BookLoginEnd =
   | { readonly ended: 'completed' }
   /** The connection's failure type, or how Temporal ended it (Cancelled, Terminated, TimedOut). */
   | { readonly ended: 'failed'; readonly failureType: string }
   /** The connection's id was already taken this night: not started twice. */
-  | { readonly ended: 'duplicate' }
-) & {
-  /**
-   * How long this workflow's first task waited for a worker (its start to its first task's start):
-   * what a task of the book's priority waits on the fleet's queue now, so how crowded the fleet is.
-   * Absent from runs begun before it was measured.
-   */
-  readonly firstTaskWaitMs?: number | undefined;
-};
+  | { readonly ended: 'duplicate' };
 
 /** What a login is refreshed with; the entry's memo (`enrolment`). */
 export interface BookEnrolment {
@@ -311,19 +303,13 @@ export interface WindowControl {
   readonly shrinkFactor: number;
   /** Time added to both sides of a ratio, so that small absolute changes of fast children are not read as congestion. */
   readonly slackMs: number;
-  /**
-   * The same for the wait of a child's first task on the queue: with the default, waits of the best
-   * plus ~60 ms still grow the window and waits of the best plus ~110 ms shrink it, whatever the
-   * machine (a live answer passes that queue two or three times).
-   */
-  readonly queueSlackMs: number;
   /** How often, at most, the refresh reads whether the service throttled the tenant. */
   readonly throttleCheckMs: number;
   /** How often, at most, the refresh reads the other running refreshes' windows (to share the fleet by weight). */
   readonly fleetCheckMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.5, shrinkAbove: 2, shrinkFactor: 0.7, slackMs: 250, queueSlackMs: 100, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.5, shrinkAbove: 2, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {
@@ -352,9 +338,6 @@ export interface WindowMemory {
   readonly bestStartMs?: number | undefined;
   readonly recentFinishMs: readonly number[];
   readonly recentStartMs: readonly number[];
-  /** Children's first tasks' waits on the queue (absent in memories carried from before they were measured). */
-  readonly bestQueueMs?: number | undefined;
-  readonly recentQueueMs?: readonly number[] | undefined;
   readonly sinceChange: number;
   readonly shrunk: boolean;
   readonly throttledUntil?: number | undefined;

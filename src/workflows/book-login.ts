@@ -36,9 +36,7 @@ export function failureTypeOf(failure: ChildWorkflowFailure): string {
 
 export async function bookLoginWorkflow(request: BookLoginRequest): Promise<BookLoginEnd> {
   const { connectionWorkflowId, input, summary } = request;
-  const { priority, runStartTime } = workflowInfo();
-  // Workflow time is the current task's start: this first task's wait for a worker (told to the refresh with the end).
-  const waited = { firstTaskWaitMs: Math.max(0, Date.now() - runStartTime.getTime()) };
+  const priority = workflowInfo().priority;
   try {
     const connection = await startChild<typeof connectionWorkflow>(CONNECTION_WORKFLOW_TYPE, {
       workflowId: connectionWorkflowId,
@@ -57,10 +55,10 @@ export async function bookLoginWorkflow(request: BookLoginRequest): Promise<Book
       staticSummary: summary,
     });
     await connection.result();
-    return { ended: 'completed', ...waited };
+    return { ended: 'completed' };
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return { ended: 'duplicate', ...waited };
-    if (error instanceof ChildWorkflowFailure) return { ended: 'failed', failureType: failureTypeOf(error), ...waited };
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { ended: 'duplicate' };
+    if (error instanceof ChildWorkflowFailure) return { ended: 'failed', failureType: failureTypeOf(error) };
     throw error;
   }
 }

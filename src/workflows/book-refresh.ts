@@ -110,7 +110,7 @@ function settingsOf(input: BookRefreshInput | undefined): Settings {
   const control = { ...DEFAULT_WINDOW_CONTROL, ...(input?.control ?? {}) };
   if (!(control.growBelow >= 1 && control.shrinkAbove > control.growBelow)) problems.push('control: growBelow must be at least 1 and below shrinkAbove');
   if (!(control.shrinkFactor > 0 && control.shrinkFactor < 1)) problems.push('control.shrinkFactor: must be between 0 and 1');
-  if (!(control.slackMs >= 0 && control.queueSlackMs >= 0 && control.throttleCheckMs >= 0 && control.fleetCheckMs >= 0)) problems.push('control: slackMs, queueSlackMs, throttleCheckMs and fleetCheckMs must not be negative');
+  if (!(control.slackMs >= 0 && control.throttleCheckMs >= 0 && control.fleetCheckMs >= 0)) problems.push('control: slackMs, throttleCheckMs and fleetCheckMs must not be negative');
   if (problems.length > 0) throw ApplicationFailure.create({ type: 'InvalidBookRefreshInput', message: `invalid book refresh input: ${problems.join('; ')}`, nonRetryable: true });
   return { customerId: input!.customerId, cadence: input!.cadence, scheduleId: input!.scheduleId, bounds: { ...bounds, start: Math.min(bounds.ceiling, Math.max(bounds.floor, bounds.start)) }, pageSize, control };
 }
@@ -350,7 +350,6 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
       .then(
         async (end) => {
           const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
-          if (end.firstTaskWaitMs !== undefined) window.observeQueueWait(end.firstTaskWaitMs);
           if (end.ended === 'completed') {
             finish({ ...base, outcome: 'refreshed' }, true);
             return lookAround();

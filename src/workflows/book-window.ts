@@ -8,14 +8,9 @@
  * - **Grow** while children finish within `growBelow` times that and the window is full: by half
  *   again per round until the first sign of crowding (slow start), then by an eighth (at least one).
  *   A round is as many completions as the window holds, so each decision sees the last one's effect.
- * - **The queue.** A child's time holds fixed waits (its polls' timers) that crowding does not
- *   lengthen, so it is a dull measure of a busy fleet. Each child also tells how long its first task
- *   waited for a worker: what a task of the book's priority waits now (a live end user's task waits
- *   less, by priority, but behind the same busy workers). Judged with `queueSlackMs`, an absolute
- *   allowance: a few tens of ms of waiting grow nothing, a hundred more shrink the window.
- * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing, starting, or
- *   waiting on the queue; a start's wait counted with a child's best time, as it lengthens a child):
- *   to `shrinkFactor` of the size, at most once per half round.
+ * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing or starting;
+ *   a start's wait counted with a child's best time, as it lengthens a child): to `shrinkFactor` of
+ *   the size, at most once per half round.
  * - **Stuck:** when the children in flight have been out `shrinkAbove` times that long, shrink the
  *   same way without waiting for them to end (a service down for minutes).
  * - **Throttled:** when the service told the tenant to wait (TOO_MANY_REQUESTS), halve, once per
@@ -108,20 +103,9 @@ export class WindowController {
 
   /** How much slower than their best this book's children finish or start (what it publishes for the others); undefined until it knows. */
   get crowding(): number | undefined {
-    const ratios = this.ratios();
-    return ratios === undefined ? undefined : Math.max(ratios.finish, ratios.start ?? 0, ratios.queue ?? 0);
-  }
-
-  /** Recent over best: children's time to finish, to start (counted in a child's time) and their first task's wait on the queue. */
-  private ratios(): { finish: number; start?: number | undefined; queue?: number | undefined } | undefined {
-    const finish = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
-    if (finish === undefined) return undefined;
-    // A start's wait is judged by what it adds to a child's whole time (the best finish, itself
-    // counted from the ask to start): starts of a few tens of ms that take a few hundred on a busy
-    // fleet are not yet congestion, starts that add as much again as a child takes are.
-    const start = this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0);
-    const queue = this.ratio(this.memory.recentQueueMs ?? [], this.memory.bestQueueMs, 0, this.control.queueSlackMs ?? 0);
-    return { finish, start, queue };
+    const finishRatio = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
+    if (finishRatio === undefined) return undefined;
+    return Math.max(finishRatio, this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0) ?? 0);
   }
 
   /** This refresh's weighted share of every running refresh's window; undefined while it runs alone. */
@@ -146,13 +130,6 @@ export class WindowController {
   observeStart(latencyMs: number): void {
     const recentStartMs = [...this.memory.recentStartMs, Math.max(0, latencyMs)].slice(-this.recentLength);
     this.memory = { ...this.memory, recentStartMs, bestStartMs: this.best(this.memory.bestStartMs, recentStartMs) };
-  }
-
-  /** How long a child's first task waited for a worker (see BookLoginEnd.firstTaskWaitMs). */
-  observeQueueWait(waitMs: number): void {
-    if (!Number.isFinite(waitMs)) return;
-    const recentQueueMs = [...(this.memory.recentQueueMs ?? []), Math.max(0, waitMs)].slice(-this.recentLength);
-    this.memory = { ...this.memory, recentQueueMs, bestQueueMs: this.best(this.memory.bestQueueMs, recentQueueMs) };
   }
 
   /**
@@ -224,19 +201,22 @@ export class WindowController {
   }
 
   /** `base` is added to both sides with the slack: what else a child's time holds besides the value measured. */
-  private ratio(recent: readonly number[], best: number | undefined, base = 0, slackMs = this.control.slackMs): number | undefined {
+  private ratio(recent: readonly number[], best: number | undefined, base = 0): number | undefined {
     const current = median(recent);
     if (current === undefined || best === undefined || recent.length < Math.min(RECENT_MIN, this.recentLength)) return undefined;
-    return (current + base + slackMs) / (best + base + slackMs);
+    return (current + base + this.control.slackMs) / (best + base + this.control.slackMs);
   }
 
   private decide(now: number, windowFull: boolean): void {
     const { size, sinceChange } = this.memory;
-    const ratios = this.ratios();
-    if (ratios === undefined) return;
-    const { finish: finishRatio, start: startRatio, queue: queueRatio } = ratios;
+    const finishRatio = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
+    // A start's wait is judged by what it adds to a child's whole time (the best finish, itself
+    // counted from the ask to start): starts of a few tens of ms that take a few hundred on a busy
+    // fleet are not yet congestion, starts that add as much again as a child takes are.
+    const startRatio = this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0);
+    if (finishRatio === undefined) return;
     const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
-    const own = Math.max(finishRatio, startRatio ?? 0, queueRatio ?? 0);
+    const own = Math.max(finishRatio, startRatio ?? 0);
     const share = this.share;
     // Crowding is the fleet's: the worst any book's children see.
     const worst = Math.max(own, share?.crowding ?? 0);
@@ -246,8 +226,6 @@ export class WindowController {
       if (share !== undefined && size <= share.size - 1) return;
       const what = own < worst
         ? `another book's children took ${worst.toFixed(2)}x their best time (this book's ${own.toFixed(2)}x): the fleet is crowded`
-        : (queueRatio ?? 0) >= Math.max(finishRatio, startRatio ?? 0)
-        ? `children's first tasks waited ${(queueRatio ?? 0).toFixed(2)}x their best for a worker, counted with ${this.control.queueSlackMs} ms allowed (median ${Math.round(median(this.memory.recentQueueMs ?? []) ?? 0)} ms against ${Math.round(this.memory.bestQueueMs ?? 0)} ms)`
         : finishRatio >= (startRatio ?? 0)
         ? `children took ${finishRatio.toFixed(2)}x their best time (median ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
         : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
@@ -266,7 +244,7 @@ export class WindowController {
     if (throttled || !windowFull || worst > this.control.growBelow || sinceChange < size) return;
     if (share !== undefined && size >= share.size + 1) return;
     const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
-    this.change(clamp(size + step, this.bounds), `children finish in ${finishRatio.toFixed(2)}x their best time${queueRatio === undefined ? '' : `, wait ${queueRatio.toFixed(2)}x theirs for a worker,`} and the service answers${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`, now, false);
+    this.change(clamp(size + step, this.bounds), `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`, now, false);
   }
 
   private change(to: number, reason: string, now: number, shrink: boolean): void {

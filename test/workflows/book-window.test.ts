@@ -69,20 +69,6 @@ void describe('book refresh window', () => {
     assert.match(window.view.lastChange?.reason ?? '', /waited [\d.]+x their best time to start/);
   });
 
-  void it('shrinks when children\'s first tasks wait for a worker a hundred ms longer than they did, though children finish in time', () => {
-    const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-    for (let index = 0; index < 4; index += 1) window.observeQueueWait(10);
-    finish(window, 4, 1_000);
-    assert.equal(window.size, 6, 'waits of 10 ms: grows');
-    for (let index = 0; index < 6; index += 1) window.observeQueueWait(50);
-    finish(window, 6, 1_000, 100);
-    assert.equal(window.size, 9, 'waits of 50 ms (1.36x with the allowance): still grows');
-    for (let index = 0; index < 20; index += 1) window.observeQueueWait(250);
-    finish(window, 9, 1_000, 200);
-    assert.ok(window.size < 9, `waits of 250 ms: shrank to ${window.size}`);
-    assert.match(window.view.lastChange?.reason ?? '', /first tasks waited [\d.]+x their best for a worker, counted with 100 ms allowed \(median 250 ms against 10 ms\)/);
-  });
-
   void it('halves once per throttle and does not grow until it has passed', () => {
     const window = new WindowController({ floor: 1, ceiling: 40, start: 16 }, DEFAULT_WINDOW_CONTROL);
     window.observeThrottle(10_000, 'TOO_MANY_REQUESTS, Retry-After 10 s', 0);
