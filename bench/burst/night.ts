@@ -238,7 +238,8 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
     `the report's ${changes.length} change(s)${changes.length >= 50 ? ' (the last 50)' : ''}: ${grew} grew, ${shrank.length} shrank ` +
     `(${why(/^children took .*their best time/)} children slower, ${why(/waited .*to start/)} starts slower, ${why(/^another book's children/)} another book's slower, ` +
     `${why(/^giving way/)} gave way to another book, ${why(/in flight for/)} children stuck, ${why(/throttled/)} throttled)` +
-    `${report?.window.bestFinishMs === undefined ? '' : `; best median child ${fmt(report.window.bestFinishMs)} ms`}`
+    `${report?.window.bestFinishMs === undefined ? '' : `; best median child ${fmt(report.window.bestFinishMs)} ms`}` +
+    `${report?.window.bestBusyMs === undefined ? '' : `, busy (less its polls' waits) best ${fmt(report.window.bestBusyMs)} ms, last ${fmt(report.window.recentBusyMs ?? NaN)} ms`}`
   );
 }
 

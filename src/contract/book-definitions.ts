@@ -81,7 +81,12 @@ export interface BookLoginRequest {
 
 /** How one login's connection ended, and nothing more. */
 export type BookLoginEnd =
-  | { readonly ended: 'completed' }
+  /**
+   * `pollWaitMs`: the part of the connection's time that was its polls' fixed waits (polls × the
+   * poll interval): time a busy fleet does not lengthen, so the refresh leaves it out when it judges
+   * how crowded the fleet is. Absent from runs begun before it was told.
+   */
+  | { readonly ended: 'completed'; readonly pollWaitMs?: number | undefined }
   /** The connection's failure type, or how Temporal ended it (Cancelled, Terminated, TimedOut). */
   | { readonly ended: 'failed'; readonly failureType: string }
   /** The connection's id was already taken this night: not started twice. */
@@ -194,6 +199,9 @@ export interface WindowView {
   readonly bestFinishMs?: number | undefined;
   /** The median of the most recent children. */
   readonly recentFinishMs?: number | undefined;
+  /** The same for children's busy time (their time less their polls' fixed waits), what crowding lengthens. */
+  readonly bestBusyMs?: number | undefined;
+  readonly recentBusyMs?: number | undefined;
   /** With other books refreshing at once: this book's weighted share of the windows they all hold. */
   readonly share?: WindowShare | undefined;
 }
@@ -338,6 +346,9 @@ export interface WindowMemory {
   readonly bestStartMs?: number | undefined;
   readonly recentFinishMs: readonly number[];
   readonly recentStartMs: readonly number[];
+  /** Children's busy times (absent in memories carried from before they were told). */
+  readonly bestBusyMs?: number | undefined;
+  readonly recentBusyMs?: readonly number[] | undefined;
   readonly sinceChange: number;
   readonly shrunk: boolean;
   readonly throttledUntil?: number | undefined;

@@ -21,6 +21,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BookLoginEnd, BookLoginRequest } from '../contract/book-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
+import { DEFAULT_TIMING } from '../contract/timing.js';
 import { ConnectionStatusKey, CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { connectionWorkflow } from './connection.js';
 
@@ -54,8 +55,8 @@ export async function bookLoginWorkflow(request: BookLoginRequest): Promise<Book
       ...(priority ? { priority } : {}),
       staticSummary: summary,
     });
-    await connection.result();
-    return { ended: 'completed' };
+    const result = await connection.result();
+    return { ended: 'completed', pollWaitMs: result.totalPolls * (input.timing?.pollIntervalMs ?? DEFAULT_TIMING.pollIntervalMs) };
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return { ended: 'duplicate' };
     if (error instanceof ChildWorkflowFailure) return { ended: 'failed', failureType: failureTypeOf(error) };

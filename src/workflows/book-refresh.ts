@@ -320,10 +320,11 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     const askedAt = Date.now();
     inFlight.set(workflowId, { loginId: entry.loginId, askedAt });
     started += 1;
-    const finish = (outcome: BookOutcome, timed: boolean) => {
+    const finish = (outcome: BookOutcome, timed: boolean, pollWaitMs = 0) => {
       const windowFull = inFlight.size >= window.size;
       inFlight.delete(workflowId);
-      window.observeFinish(outcome.durationMs ?? 0, timed, Date.now(), windowFull);
+      const durationMs = outcome.durationMs ?? 0;
+      window.observeFinish(durationMs, timed, Date.now(), windowFull, durationMs - pollWaitMs);
       record(outcome);
     };
     void children
@@ -351,7 +352,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
         async (end) => {
           const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
           if (end.ended === 'completed') {
-            finish({ ...base, outcome: 'refreshed' }, true);
+            finish({ ...base, outcome: 'refreshed' }, true, end.pollWaitMs);
             return lookAround();
           }
           finish(end.ended === 'duplicate' ? { ...base, outcome: 'duplicate' } : await outcomeOfFailure(base, end.failureType), false);

@@ -5,7 +5,11 @@
  * - **Time alone.** The best median time a child took to finish this night (and the best median time
  *   from asking Temporal to start a child to seeing it started) is the fleet's time for a child when
  *   it is not crowded.
- * - **Grow** while children finish within `growBelow` times that and the window is full: by half
+ * - **Busy time.** A child's time holds its polls' fixed waits (polls × the interval: 10 s a poll in
+ *   production), which a busy fleet does not lengthen, so crowding is judged on its busy time, the
+ *   rest (the child tells its polls' waits with its end); a child's whole time still says when
+ *   children in flight are stuck.
+ * - **Grow** while children's busy time is within `growBelow` times the best and the window is full: by half
  *   again per round until the first sign of crowding (slow start), then by an eighth (at least one).
  *   A round is as many completions as the window holds, so each decision sees the last one's effect.
  * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing or starting;
@@ -78,6 +82,8 @@ export class WindowController {
       lastChange: this.memory.lastChange,
       bestFinishMs: this.memory.bestFinishMs,
       recentFinishMs: median(this.memory.recentFinishMs),
+      bestBusyMs: this.memory.bestBusyMs,
+      recentBusyMs: median(this.memory.recentBusyMs ?? []),
       share: this.share,
     };
   }
@@ -103,7 +109,7 @@ export class WindowController {
 
   /** How much slower than their best this book's children finish or start (what it publishes for the others); undefined until it knows. */
   get crowding(): number | undefined {
-    const finishRatio = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
+    const finishRatio = this.busyRatio();
     if (finishRatio === undefined) return undefined;
     return Math.max(finishRatio, this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0) ?? 0);
   }
@@ -136,10 +142,18 @@ export class WindowController {
    * A child finished. `timed`: it completed normally, so its time says how crowded the fleet is (a
    * failure or a skip can end early and would make the fleet look fast).
    */
-  observeFinish(durationMs: number, timed: boolean, now: number, windowFull: boolean): void {
+  observeFinish(durationMs: number, timed: boolean, now: number, windowFull: boolean, busyMs = durationMs): void {
     if (!timed) return;
     const recentFinishMs = [...this.memory.recentFinishMs, Math.max(0, durationMs)].slice(-this.recentLength);
-    this.memory = { ...this.memory, recentFinishMs, bestFinishMs: this.best(this.memory.bestFinishMs, recentFinishMs), sinceChange: this.memory.sinceChange + 1 };
+    const recentBusyMs = [...(this.memory.recentBusyMs ?? []), Math.max(0, Math.min(busyMs, durationMs))].slice(-this.recentLength);
+    this.memory = {
+      ...this.memory,
+      recentFinishMs,
+      bestFinishMs: this.best(this.memory.bestFinishMs, recentFinishMs),
+      recentBusyMs,
+      bestBusyMs: this.best(this.memory.bestBusyMs, recentBusyMs),
+      sinceChange: this.memory.sinceChange + 1,
+    };
     this.decide(now, windowFull);
   }
 
@@ -200,6 +214,13 @@ export class WindowController {
     return best === undefined ? now : Math.min(best, now);
   }
 
+  /** Children's recent busy time over their best (a memory carried from before busy times were told: their whole time). */
+  private busyRatio(): number | undefined {
+    const busy = this.memory.recentBusyMs;
+    if (busy !== undefined && busy.length >= Math.min(RECENT_MIN, this.recentLength)) return this.ratio(busy, this.memory.bestBusyMs);
+    return this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
+  }
+
   /** `base` is added to both sides with the slack: what else a child's time holds besides the value measured. */
   private ratio(recent: readonly number[], best: number | undefined, base = 0): number | undefined {
     const current = median(recent);
@@ -209,7 +230,7 @@ export class WindowController {
 
   private decide(now: number, windowFull: boolean): void {
     const { size, sinceChange } = this.memory;
-    const finishRatio = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
+    const finishRatio = this.busyRatio();
     // A start's wait is judged by what it adds to a child's whole time (the best finish, itself
     // counted from the ask to start): starts of a few tens of ms that take a few hundred on a busy
     // fleet are not yet congestion, starts that add as much again as a child takes are.
@@ -227,7 +248,7 @@ export class WindowController {
       const what = own < worst
         ? `another book's children took ${worst.toFixed(2)}x their best time (this book's ${own.toFixed(2)}x): the fleet is crowded`
         : finishRatio >= (startRatio ?? 0)
-        ? `children took ${finishRatio.toFixed(2)}x their best time (median ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
+        ? `children took ${finishRatio.toFixed(2)}x their best time, busy ${Math.round(median(this.memory.recentBusyMs ?? []) ?? 0)} ms against ${Math.round(this.memory.bestBusyMs ?? 0)} ms (the median of their whole time ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
         : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
       this.change(clamp(Math.floor(size * this.control.shrinkFactor), this.bounds), what, now, true);
       return;

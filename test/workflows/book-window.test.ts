@@ -69,6 +69,21 @@ void describe('book refresh window', () => {
     assert.match(window.view.lastChange?.reason ?? '', /waited [\d.]+x their best time to start/);
   });
 
+  void it('judges crowding on children\'s busy time, not their polls\' fixed waits', () => {
+    const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+    const finishBusy = (count: number, wholeMs: number, busyMs: number, at: number) => {
+      for (let index = 0; index < count; index += 1) window.observeFinish(wholeMs, true, at + index, true, busyMs);
+    };
+    finishBusy(4, 11_000, 1_000, 0);
+    assert.equal(window.size, 6);
+    finishBusy(6, 21_000, 1_000, 100);
+    assert.equal(window.size, 9, 'one more 10 s poll each, the same busy time: not crowding, grows');
+    finishBusy(20, 13_000, 3_000, 200);
+    assert.ok(window.view.size < 9, `busy 3x, whole time only 1.2x: shrank to ${window.view.size}`);
+    assert.match(window.view.lastChange?.reason ?? '', /children took [\d.]+x their best time, busy 3000 ms against 1000 ms/);
+    assert.equal(window.view.bestFinishMs, 11_000, 'the whole time kept for the stuck rule');
+  });
+
   void it('halves once per throttle and does not grow until it has passed', () => {
     const window = new WindowController({ floor: 1, ceiling: 40, start: 16 }, DEFAULT_WINDOW_CONTROL);
     window.observeThrottle(10_000, 'TOO_MANY_REQUESTS, Retry-After 10 s', 0);
