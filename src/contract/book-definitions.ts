@@ -317,7 +317,7 @@ export interface WindowControl {
   readonly fleetCheckMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.5, shrinkAbove: 2, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.25, shrinkAbove: 1.6, shrinkFactor: 0.7, slackMs: 100, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {
@@ -350,7 +350,10 @@ export interface WindowMemory {
   readonly bestBusyMs?: number | undefined;
   readonly recentBusyMs?: readonly number[] | undefined;
   readonly sinceChange: number;
+  /** Past slow start: the window has seen crowding (a shrink, or children beyond halfway to growBelow) and grows by an eighth. */
   readonly shrunk: boolean;
+  /** When the window last shrank for slow children (workflow ms): the next such shrink waits a child's time. */
+  readonly shrankAt?: number | undefined;
   readonly throttledUntil?: number | undefined;
   /** The tenant's fairness weight, and the other running refreshes' windows and weights as last read. */
   readonly weight?: number | undefined;

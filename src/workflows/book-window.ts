@@ -10,8 +10,9 @@
  *   rest (the child tells its polls' waits with its end); a child's whole time still says when
  *   children in flight are stuck.
  * - **Grow** while children's busy time is within `growBelow` times the best and the window is full: by half
- *   again per round until the first sign of crowding (slow start), then by an eighth (at least one).
- *   A round is as many completions as the window holds, so each decision sees the last one's effect.
+ *   again per round until the first sign of crowding (slow start: until children are halfway to
+ *   `growBelow`, or the first shrink), then by an eighth (at least one). A round is as many
+ *   completions as the window holds, so each decision sees the last one's effect.
  * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing or starting;
  *   a start's wait counted with a child's best time, as it lengthens a child): to `shrinkFactor` of
  *   the size, at most once per half round.
@@ -38,7 +39,7 @@ const RECENT_MAX = 20;
 /** Window changes kept for the report. */
 const CHANGES_KEPT = 50;
 /** A book this far above its share shrinks toward it as soon as children slow (before the fleet is crowded enough to shrink everyone). */
-const ABOVE_SHARE = 1.25;
+const ABOVE_SHARE = 1.15;
 /** On giving way to another book: the fraction kept (never below the share). */
 const GIVE_WAY_FACTOR = 0.85;
 
@@ -242,7 +243,10 @@ export class WindowController {
     // Crowding is the fleet's: the worst any book's children see.
     const worst = Math.max(own, share?.crowding ?? 0);
     const halfRound = sinceChange >= Math.max(1, Math.ceil(size / 2));
-    if (worst >= this.control.shrinkAbove && halfRound) {
+    // Children that finish within a child's time of a shrink started before it.
+    const sinceShrinkMs = now - (this.memory.shrankAt ?? Number.NEGATIVE_INFINITY);
+    const settled = sinceShrinkMs >= (median(this.memory.recentFinishMs) ?? 0);
+    if (worst >= this.control.shrinkAbove && halfRound && settled) {
       // A book below its share leaves the shrinking to those above it.
       if (share !== undefined && size <= share.size - 1) return;
       const what = own < worst
@@ -251,6 +255,7 @@ export class WindowController {
         ? `children took ${finishRatio.toFixed(2)}x their best time, busy ${Math.round(median(this.memory.recentBusyMs ?? []) ?? 0)} ms against ${Math.round(this.memory.bestBusyMs ?? 0)} ms (the median of their whole time ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
         : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
       this.change(clamp(Math.floor(size * this.control.shrinkFactor), this.bounds), what, now, true);
+      this.memory = { ...this.memory, shrankAt: now };
       return;
     }
     if (share !== undefined && size >= share.size * ABOVE_SHARE && worst > this.control.growBelow && halfRound) {
@@ -264,8 +269,16 @@ export class WindowController {
     }
     if (throttled || !windowFull || worst > this.control.growBelow || sinceChange < size) return;
     if (share !== undefined && size >= share.size + 1) return;
+    // Slow start ends at the first sign of crowding: children halfway to where growth stops.
+    const slowStartOver = !this.memory.shrunk && worst > 1 + (this.control.growBelow - 1) / 2;
+    if (slowStartOver) this.memory = { ...this.memory, shrunk: true };
     const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
-    this.change(clamp(size + step, this.bounds), `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`, now, false);
+    this.change(
+      clamp(size + step, this.bounds),
+      `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers${slowStartOver ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`,
+      now,
+      false,
+    );
   }
 
   private change(to: number, reason: string, now: number, shrink: boolean): void {
