@@ -19,7 +19,8 @@
  * - **Stuck:** when the children in flight have been out `shrinkAbove` times that long, shrink the
  *   same way without waiting for them to end (a service down for minutes).
  * - **Throttled:** when the service told the tenant to wait (TOO_MANY_REQUESTS), halve, once per
- *   throttle, and do not grow until it has passed.
+ *   throttle, and do not grow until it has passed; children slowed by waiting it out do not shrink
+ *   the window again (for slowness or as stuck) until a child's time after it.
  * - **Shared by weight.** With other books refreshing at once (their windows read from their memos),
  *   a book's share is the fleet's windows together times its weight over all weights, and crowding
  *   is the fleet's: each book publishes how much slower than their best its children finish, and
@@ -166,7 +167,7 @@ export class WindowController {
   observeInFlight(agesMs: readonly number[], now: number): void {
     const best = this.memory.bestFinishMs;
     const age = median(agesMs);
-    if (best === undefined || age === undefined) return;
+    if (best === undefined || age === undefined || !this.throttleSettled(now)) return;
     const ratio = (age + this.control.slackMs) / (best + this.control.slackMs);
     if (ratio < this.control.shrinkAbove) return;
     const lastAt = this.memory.lastChange ? Date.parse(this.memory.lastChange.at) : Number.NEGATIVE_INFINITY;
@@ -177,6 +178,16 @@ export class WindowController {
       now,
       true,
     );
+  }
+
+  /**
+   * Children that waited out the service's Retry-After are slow for that, not for a crowded fleet:
+   * the throttle has already halved the window, so slowness says nothing new until a child's time
+   * after the throttle passed.
+   */
+  private throttleSettled(now: number): boolean {
+    const until = this.memory.throttledUntil;
+    return until === undefined || now >= until + (median(this.memory.recentFinishMs) ?? 0);
   }
 
   /** How long to wait for room before looking at the children in flight again; undefined before any child finished. */
@@ -246,7 +257,7 @@ export class WindowController {
     // Children that finish within a child's time of a shrink started before it.
     const sinceShrinkMs = now - (this.memory.shrankAt ?? Number.NEGATIVE_INFINITY);
     const settled = sinceShrinkMs >= (median(this.memory.recentFinishMs) ?? 0);
-    if (worst >= this.control.shrinkAbove && halfRound && settled) {
+    if (worst >= this.control.shrinkAbove && halfRound && settled && this.throttleSettled(now)) {
       // A book below its share leaves the shrinking to those above it.
       if (share !== undefined && size <= share.size - 1) return;
       const what = own < worst

@@ -97,6 +97,20 @@ void describe('book refresh window', () => {
     assert.ok(window.size > 8, 'grows again after the throttle');
   });
 
+  void it('after a throttle, children slowed by waiting it out do not shrink the window again until a child\'s time after it', () => {
+    const window = new WindowController({ floor: 1, ceiling: 40, start: 16 }, DEFAULT_WINDOW_CONTROL);
+    finish(window, 16, 1_000);
+    const before = window.size;
+    window.observeThrottle(10_000, 'TOO_MANY_REQUESTS, Retry-After 5 s', 5_000);
+    const halved = window.size;
+    assert.equal(halved, Math.floor(before / 2));
+    finish(window, 20, 6_000, 6_000);
+    window.observeInFlight([6_000, 6_000, 6_000], 9_000);
+    assert.equal(window.size, halved, 'the Retry-After\'s slow children and those in flight: no second shrink');
+    finish(window, 20, 6_000, 20_000);
+    assert.ok(window.size < halved, `slow children a child's time after the throttle: shrank to ${window.view.size}`);
+  });
+
   void it('holds an operator pin while it keeps learning, and resumes from its own size when unpinned', () => {
     const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
     window.pin(20, 0);
