@@ -5,7 +5,9 @@
  *   2. the sandbox of the aggregation service, in this process;
  *   3. the worker (child process: src/worker.ts);
  *   4. the operator console (child process).
- * Ctrl-C stops everything in reverse order; so does any part dying on its own.
+ * Ctrl-C stops everything in reverse order; so does any part dying on its own. When this process dies
+ * without stopping them (SIGKILL, a crash, an out-of-memory kill), its children end with it
+ * (scripts/lib/parent-lifetime.ts): the next `npm start` finds its ports free and no old worker.
  * Ports (parsed by loadDevStackConfig in src/config.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
  * SANDBOX_PORT (4010), CONSOLE_PORT (8080), and the worker's WORKER_METRICS_PORT (9464, 0 = off).
  * CONSOLE_TOKEN is generated when unset; WORKER_BECOME_CURRENT is yes unless set (docs/configuration.md).
@@ -25,6 +27,7 @@ import { codecTokenFor } from '../src/client/console/auth.js';
 import { loadClientConfig, loadDevStackConfig } from '../src/config.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { DevServer } from './lib/dev-server.js';
+import { EXIT_WITH_PARENT_IMPORT } from './lib/parent-lifetime.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { TEMPORAL_SERVER_VERSION } from './lib/temporal-versions.js';
 
@@ -68,9 +71,13 @@ function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: 
   createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix} ${line}\n`));
 }
 
-/** Children get their own process group, so Ctrl-C reaches only us and we stop them in order. */
-function startChild(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+/**
+ * A Node child. It gets its own process group, so Ctrl-C reaches only us and we stop them in order;
+ * its stdin is a pipe from us that it watches (scripts/lib/exit-with-parent.ts): it ends when we do.
+ */
+function startNodeChild(name: string, script: string, env: NodeJS.ProcessEnv): Child {
+  const args = ['--import', 'tsx', ...EXIT_WITH_PARENT_IMPORT, script];
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const prefix = `[${name}]`.padEnd(10);
   prefixLines(child.stdout, prefix, process.stdout);
   prefixLines(child.stderr, prefix, process.stderr);
@@ -190,8 +197,8 @@ async function main(): Promise<void> {
   console.log(`dev-stack: Temporal ${TEMPORAL_SERVER_VERSION} ready in ${Date.now() - startedAt} ms`);
 
   sandbox = await createSandbox({ port: ports.sandbox, host: host });
-  startChild('worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], appEnv);
-  startChild('console', process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
+  startNodeChild('worker', 'src/worker.ts', appEnv);
+  startNodeChild('console', 'src/client/console/server.ts', {
     ...appEnv,
     CONSOLE_PORT: String(ports.console),
     CONSOLE_TOKEN: consoleToken,

@@ -9,7 +9,7 @@
  * In memory by default (gone when it stops); with `dbFile` the history survives restarts, which keep
  * the same ports, so workers and clients reconnect to the same address.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import { Connection } from '@temporalio/client';
 import { exitOf, hasExited } from './child-exit.js';
 import { freePort } from './free-port.js';
 import { prepareNamespace } from './namespace-setup.js';
+import { killTied, spawnTiedToParent } from './parent-lifetime.js';
 import { oneNodeServicesYaml, type OneNodePorts } from './server-config.js';
 import { dynamicConfigYamlEntries } from './server-dynamic-config.js';
 import { temporalServerPath, temporalUiServerPath } from './temporal-binaries.js';
@@ -50,10 +51,14 @@ export interface DevServerOptions {
   readonly onUnexpectedExit?: ((how: string) => void) | undefined;
 }
 
-/** Every dev server child, so a process that ends without closing them still kills them. */
+/**
+ * Every dev server child, so a process that ends without closing them still kills them. A process
+ * that cannot run this (SIGKILL, a crash) takes them with it all the same: they are tied to it
+ * (scripts/lib/parent-lifetime.ts).
+ */
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) killTied(child, 'SIGKILL');
 });
 
 async function logTail(path: string, lines = 15): Promise<string> {
@@ -181,7 +186,7 @@ export class DevServer {
     }
   }
 
-  /** The server process's pid while it runs (benchmarks read its CPU). */
+  /** The server process's pid while it runs (benchmarks read its CPU); on macOS, its keeper's (parent-lifetime.ts). */
   get pid(): number | undefined {
     return this.server && !hasExited(this.server) ? this.server.pid : undefined;
   }
@@ -218,7 +223,7 @@ export class DevServer {
   }
 
   private spawnTracked(binary: string, args: string[]): ChildProcess {
-    const child = spawn(binary, args, { cwd: this.root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnTiedToParent(binary, args, { cwd: this.root });
     running.add(child);
     void exitOf(child).then(() => running.delete(child));
     child.stdout?.pipe(this.log, { end: false });
@@ -252,13 +257,13 @@ export class DevServer {
     const startedAt = Date.now();
     this.stopping = true;
     let forced = false;
-    child.kill(signal);
+    killTied(child, signal);
     const timer =
       signal === 'SIGKILL'
         ? undefined
         : setTimeout(() => {
             forced = true;
-            child.kill('SIGKILL');
+            killTied(child, 'SIGKILL');
           }, STOP_GRACE_MS);
     await exitOf(child);
     clearTimeout(timer);
@@ -277,7 +282,7 @@ export class DevServer {
     await this.stop('SIGTERM');
     const ui = this.ui;
     if (ui && !hasExited(ui)) {
-      ui.kill('SIGTERM');
+      killTied(ui, 'SIGTERM');
       await exitOf(ui);
     }
     await new Promise<void>((done) => this.log.end(() => done()));
