@@ -10,9 +10,10 @@
  * the same ports, so workers and clients reconnect to the same address.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { DatabaseSync } from 'node:sqlite';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
@@ -49,6 +50,29 @@ export interface DevServerOptions {
   readonly dynamicConfig?: Readonly<Record<string, boolean | number | string>> | undefined;
   /** Called when the server exits without being stopped (how it ended). */
   readonly onUnexpectedExit?: ((how: string) => void) | undefined;
+}
+
+/**
+ * Removes the membership records a previous server left in `dbFile` (none when there is no such
+ * file); how many. Each service of the server writes its address in cluster_membership and, starting,
+ * joins the addresses found there with a recent heartbeat. A server that did not stop cleanly
+ * (SIGKILL, a crash, its parent killed) left its own there, on ports now dead: after such a restart
+ * the matching service spent its whole join (maxJoinDuration, 30 s) on them, retried once they had
+ * aged out, and only then took tasks. Measured before this: a connection started 2 s after the restart
+ * got its first workflow task 56 s later, the server logging "Not enough hosts to serve the request"
+ * for matching until "unable to bootstrap ringpop. retrying: join duration of 37.46s exceeded max
+ * 30s". The server is one process on this file and is not running yet: every record is stale.
+ */
+export function forgetStaleMembership(dbFile: string | undefined): number {
+  if (!dbFile || !existsSync(dbFile)) return 0;
+  const db = new DatabaseSync(dbFile);
+  try {
+    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cluster_membership'").get();
+    if (!table) return 0;
+    return Number(db.prepare('DELETE FROM cluster_membership').run().changes);
+  } finally {
+    db.close();
+  }
 }
 
 /**
@@ -137,6 +161,7 @@ export class DevServer {
   private ui: ChildProcess | undefined;
   private stopping = false;
   private readonly log: WriteStream;
+  private readonly dbFile: string | undefined;
 
   private constructor(
     private readonly options: DevServerOptions,
@@ -147,6 +172,7 @@ export class DevServer {
     this.address = `${HOST}:${ports.frontend.grpc}`;
     this.uiUrl = options.ui ? `http://${HOST}:${options.ui.port}` : undefined;
     this.log = createWriteStream(options.logPath, { flags: 'a' });
+    this.dbFile = options.dbFile ? resolve(options.dbFile) : undefined;
   }
 
   /** Picks every port once (a restart reuses them) and writes the config; starts nothing. */
@@ -194,6 +220,7 @@ export class DevServer {
   /** Starts the server (and the UI the first time); resolves once the namespace takes our workflows; the ms it took. */
   async start(): Promise<number> {
     const startedAt = Date.now();
+    forgetStaleMembership(this.dbFile);
     const child = this.spawnTracked(temporalServerPath(), ['--root', this.root, '--config', '.', '--env', 'dev', '--allow-no-auth', 'start']);
     this.server = child;
     this.stopping = false;
