@@ -20,12 +20,14 @@ export const EXIT_WITH_PARENT_IMPORT: readonly string[] = ['--import', fileURLTo
 /**
  * The keeper where setpriv is not there: starts the binary, passes SIGTERM and SIGINT on, and kills it
  * when stdin reaches end-of-file (the parent ended, or closed it to kill the binary); exits with its status.
+ * An asynchronous list of sh reads /dev/null unless redirected: the watcher reads stdin as fd 3.
  */
-const KEEPER = `"$@" </dev/null &
+const KEEPER = `exec 3<&0
+"$@" </dev/null 3<&- &
 child=$!
 trap 'kill -TERM "$child" 2>/dev/null' TERM
 trap 'kill -INT "$child" 2>/dev/null' INT
-(while read -r _; do :; done; kill -KILL "$child" 2>/dev/null) &
+(while read -r _ <&3; do :; done; kill -KILL "$child" 2>/dev/null) &
 watcher=$!
 status=0
 while kill -0 "$child" 2>/dev/null; do wait "$child"; status=$?; done
