@@ -66,20 +66,23 @@ let stopping = false;
 let sandbox: Sandbox | undefined;
 let temporal: DevServer | undefined;
 
-function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream): void {
+function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream, onLine?: (line: string) => void): void {
   if (!stream) return;
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix} ${line}\n`));
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+    out.write(`${prefix} ${line}\n`);
+    onLine?.(line);
+  });
 }
 
 /**
  * A Node child. It gets its own process group, so Ctrl-C reaches only us and we stop them in order;
  * its stdin is a pipe from us that it watches (scripts/lib/exit-with-parent.ts): it ends when we do.
  */
-function startNodeChild(name: string, script: string, env: NodeJS.ProcessEnv): Child {
+function startNodeChild(name: string, script: string, env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Child {
   const args = ['--import', 'tsx', ...EXIT_WITH_PARENT_IMPORT, script];
   const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const prefix = `[${name}]`.padEnd(10);
-  prefixLines(child.stdout, prefix, process.stdout);
+  prefixLines(child.stdout, prefix, process.stdout, onLine);
   prefixLines(child.stderr, prefix, process.stderr);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -197,7 +200,16 @@ async function main(): Promise<void> {
   console.log(`dev-stack: Temporal ${TEMPORAL_SERVER_VERSION} ready in ${Date.now() - startedAt} ms`);
 
   sandbox = await createSandbox({ port: ports.sandbox, host: host });
-  startNodeChild('worker', 'src/worker.ts', appEnv);
+  // The worker bundles the workflow code before it polls (seconds): until then a connection started
+  // waits for it. Say when that wait is over.
+  let upAt: number | undefined;
+  let workerPolling = false;
+  startNodeChild('worker', 'src/worker.ts', appEnv, (line) => {
+    if (workerPolling || !line.includes('"worker started"')) return;
+    workerPolling = true;
+    const after = upAt === undefined ? '' : ` ${((Date.now() - upAt) / 1000).toFixed(1)} s after the stack was up`;
+    console.log(`dev-stack: the worker polls task queue ${app.temporal.taskQueue}${after}: connections start at once from now on`);
+  });
   startNodeChild('console', 'src/client/console/server.ts', {
     ...appEnv,
     CONSOLE_PORT: String(ports.console),
@@ -214,7 +226,8 @@ async function main(): Promise<void> {
     `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
-      (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : ''),
+      (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : '') +
+      (workerPolling ? '' : '\n                    starting: it bundles the workflow code first; connections started before it polls wait for it (a line below says when)'),
     `  Operator console  http://${host}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
     app.encryption
@@ -223,6 +236,7 @@ async function main(): Promise<void> {
     '',
   ];
   console.log(lines.join('\n'));
+  upAt = Date.now();
 }
 
 main().catch(async (error: unknown) => {
