@@ -202,13 +202,11 @@ async function main(): Promise<void> {
   sandbox = await createSandbox({ port: ports.sandbox, host: host });
   // The worker bundles the workflow code before it polls (seconds): until then a connection started
   // waits for it. Say when that wait is over.
-  let upAt: number | undefined;
   let workerPolling = false;
   startNodeChild('worker', 'src/worker.ts', appEnv, (line) => {
     if (workerPolling || !line.includes('"worker started"')) return;
     workerPolling = true;
-    const after = upAt === undefined ? '' : ` ${((Date.now() - upAt) / 1000).toFixed(1)} s after the stack was up`;
-    console.log(`dev-stack: the worker polls task queue ${app.temporal.taskQueue}${after}: connections start at once from now on`);
+    console.log(`dev-stack: the worker polls task queue ${app.temporal.taskQueue} (${process.uptime().toFixed(1)} s after npm start): connections start at once from now on`);
   });
   startNodeChild('console', 'src/client/console/server.ts', {
     ...appEnv,
@@ -236,7 +234,6 @@ async function main(): Promise<void> {
     '',
   ];
   console.log(lines.join('\n'));
-  upAt = Date.now();
 }
 
 main().catch(async (error: unknown) => {
