@@ -144,6 +144,15 @@ process.on('exit', () => {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
+// Our own parent (npm, a shell, tsx) killed leaves us running, reparented: the stack stops then too,
+// rather than serve on unseen. (Our children end with us however we end: parent-lifetime.ts.)
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid === parentPid || stopping) return;
+  console.error(`dev-stack: its parent process (${parentPid}) has ended; stopping everything`);
+  void shutdown(1);
+}, 1_000).unref();
+
 // ---- start ------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {

@@ -41,8 +41,12 @@ const started = new Set<ChildProcess>();
 let env: NodeJS.ProcessEnv;
 let temporalAddress: string;
 
-async function startStack(): Promise<RunningStack> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** The stack, as our child; or under a shell of ours that waits for it (`underShell`), as npm runs it. */
+async function startStack(underShell = false): Promise<RunningStack> {
+  const command = [process.execPath, '--import', 'tsx', 'scripts/dev-stack.ts'];
+  const child = underShell
+    ? spawn('sh', ['-c', '"$@" & wait', 'sh', ...command], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   started.add(child);
   child.once('exit', () => started.delete(child));
   let output = '';
@@ -213,17 +217,31 @@ describe('npm start killed with SIGKILL', { concurrency: false }, () => {
     console.log(`dev-stack lifetime: ${children.size} children (${names}) all gone ${goneMs} ms after the parent's SIGKILL`);
   });
 
+  test('stops, children and all, when only the process above it is killed (npm, tsx)', async () => {
+    const shell = await startStack(true);
+    const stack = descendantsOf(shell.pid);
+    const killedAt = Date.now();
+    process.kill(shell.pid, 'SIGKILL');
+    while (alive(stack.keys()).length > 0 && Date.now() - killedAt < ORPHAN_TIMEOUT_MS) await delay(100);
+    assert.deepEqual(
+      alive(stack.keys()).map((pid) => `${pid} ${stack.get(pid)}`),
+      [],
+      `the stack or its children still running ${ORPHAN_TIMEOUT_MS} ms after its parent's SIGKILL`,
+    );
+    console.log(`dev-stack lifetime: the stack and its ${stack.size - 1} descendants gone ${Date.now() - killedAt} ms after its parent's SIGKILL`);
+  });
+
   test('restarted on the same database after that, serves its first connection (a figure, not a bound)', async () => {
-    // The first stack died (the test above) on this database: a restart after an unclean stop, twice.
+    // The stacks above ran on this database: the last stopped itself, then this one is killed with SIGKILL.
     const first = await startStack();
     const one = await firstConnectionOf(first);
-    console.log(figures('dev-stack restarted after an unclean stop (1)', first, one));
+    console.log(figures('dev-stack restarted after stopping itself', first, one));
     await killParentAndWaitForChildren(first);
 
     const spawnedAt = Date.now();
     const second = await startStack();
     const two = await firstConnectionOf(second);
-    console.log(`${figures('dev-stack restarted after an unclean stop (2)', second, two)}; "up" ${second.upAt - spawnedAt} ms after its start`);
+    console.log(`${figures('dev-stack restarted after a SIGKILL', second, two)}; "up" ${second.upAt - spawnedAt} ms after its start`);
     await killParentAndWaitForChildren(second);
   });
 });
