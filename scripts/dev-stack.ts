@@ -5,7 +5,9 @@
  *   2. the sandbox of the aggregation service, in this process;
  *   3. the worker (child process: src/worker.ts);
  *   4. the operator console (child process).
- * Ctrl-C stops everything in reverse order; so does any part dying on its own.
+ * Ctrl-C stops everything in reverse order; so does any part dying on its own. When this process dies
+ * without stopping them (SIGKILL, a crash, an out-of-memory kill), its children end with it
+ * (scripts/lib/parent-lifetime.ts): the next `npm start` finds its ports free and no old worker.
  * Ports (parsed by loadDevStackConfig in src/settings/dev-stack.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
  * SANDBOX_PORT (4010), CONSOLE_PORT (8080), and the worker's WORKER_METRICS_PORT (9464, 0 = off).
  * CONSOLE_TOKEN is generated when unset; WORKER_BECOME_CURRENT is yes unless set (docs/configuration.md).
@@ -26,6 +28,7 @@ import { loadClientConfig } from '../src/settings/client.js';
 import { loadDevStackConfig } from '../src/settings/dev-stack.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { DevServer } from './lib/dev-server.js';
+import { EXIT_WITH_PARENT_IMPORT } from './lib/parent-lifetime.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { TEMPORAL_SERVER_VERSION } from './lib/temporal-versions.js';
 
@@ -64,16 +67,23 @@ let stopping = false;
 let sandbox: Sandbox | undefined;
 let temporal: DevServer | undefined;
 
-function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream): void {
+function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream, onLine?: (line: string) => void): void {
   if (!stream) return;
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${prefix} ${line}\n`));
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+    out.write(`${prefix} ${line}\n`);
+    onLine?.(line);
+  });
 }
 
-/** Children get their own process group, so Ctrl-C reaches only us and we stop them in order. */
-function startChild(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+/**
+ * A Node child. It gets its own process group, so Ctrl-C reaches only us and we stop them in order;
+ * its stdin is a pipe from us that it watches (scripts/lib/exit-with-parent.ts): it ends when we do.
+ */
+function startNodeChild(name: string, script: string, env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Child {
+  const args = ['--import', 'tsx', ...EXIT_WITH_PARENT_IMPORT, script];
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const prefix = `[${name}]`.padEnd(10);
-  prefixLines(child.stdout, prefix, process.stdout);
+  prefixLines(child.stdout, prefix, process.stdout, onLine);
   prefixLines(child.stderr, prefix, process.stderr);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -135,6 +145,15 @@ process.on('exit', () => {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
+// Our own parent (npm, a shell, tsx) killed leaves us running, reparented: the stack stops then too,
+// rather than serve on unseen. (Our children end with us however we end: parent-lifetime.ts.)
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid === parentPid || stopping) return;
+  console.error(`dev-stack: its parent process (${parentPid}) has ended; stopping everything`);
+  void shutdown(1);
+}, 1_000).unref();
+
 // ---- start ------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -191,8 +210,15 @@ async function main(): Promise<void> {
   console.log(`dev-stack: Temporal ${TEMPORAL_SERVER_VERSION} ready in ${Date.now() - startedAt} ms`);
 
   sandbox = await createSandbox({ port: ports.sandbox, host: host });
-  startChild('worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], appEnv);
-  startChild('console', process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
+  // The worker bundles the workflow code before it polls (seconds): until then a connection started
+  // waits for it. Say when that wait is over.
+  let workerPolling = false;
+  startNodeChild('worker', 'src/worker.ts', appEnv, (line) => {
+    if (workerPolling || !line.includes('"worker started"')) return;
+    workerPolling = true;
+    console.log(`dev-stack: the worker polls task queue ${app.temporal.taskQueue} (${process.uptime().toFixed(1)} s after npm start): connections start at once from now on`);
+  });
+  startNodeChild('console', 'src/client/console/server.ts', {
     ...appEnv,
     CONSOLE_PORT: String(ports.console),
     CONSOLE_TOKEN: consoleToken,
@@ -208,7 +234,8 @@ async function main(): Promise<void> {
     `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
-      (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : ''),
+      (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : '') +
+      (workerPolling ? '' : '\n                    starting: it bundles the workflow code first; connections started before it polls wait for it (a line below says when)'),
     `  Operator console  http://${host}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
     app.encryption

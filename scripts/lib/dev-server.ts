@@ -9,16 +9,18 @@
  * In memory by default (gone when it stops); with `dbFile` the history survives restarts, which keep
  * the same ports, so workers and clients reconnect to the same address.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { DatabaseSync } from 'node:sqlite';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { exitOf, hasExited } from './child-exit.js';
 import { freePort } from './free-port.js';
 import { prepareNamespace } from './namespace-setup.js';
+import { killTied, spawnTiedToParent } from './parent-lifetime.js';
 import { oneNodeServicesYaml, type OneNodePorts } from './server-config.js';
 import { dynamicConfigYamlEntries } from './server-dynamic-config.js';
 import { temporalServerPath, temporalUiServerPath } from './temporal-binaries.js';
@@ -50,10 +52,37 @@ export interface DevServerOptions {
   readonly onUnexpectedExit?: ((how: string) => void) | undefined;
 }
 
-/** Every dev server child, so a process that ends without closing them still kills them. */
+/**
+ * Removes the membership records a previous server left in `dbFile` (none when there is no such
+ * file); how many. Each service of the server writes its address in cluster_membership and, starting,
+ * joins the addresses found there with a recent heartbeat. A server that did not stop cleanly
+ * (SIGKILL, a crash, its parent killed) left its own there, on ports now dead: after such a restart
+ * the matching service spent its whole join (maxJoinDuration, 30 s) on them, retried once they had
+ * aged out, and only then took tasks. Measured before this: a connection started 2 s after the restart
+ * got its first workflow task 56 s later, the server logging "Not enough hosts to serve the request"
+ * for matching until "unable to bootstrap ringpop. retrying: join duration of 37.46s exceeded max
+ * 30s". The server is one process on this file and is not running yet: every record is stale.
+ */
+export function forgetStaleMembership(dbFile: string | undefined): number {
+  if (!dbFile || !existsSync(dbFile)) return 0;
+  const db = new DatabaseSync(dbFile);
+  try {
+    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cluster_membership'").get();
+    if (!table) return 0;
+    return Number(db.prepare('DELETE FROM cluster_membership').run().changes);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Every dev server child, so a process that ends without closing them still kills them. A process
+ * that cannot run this (SIGKILL, a crash) takes them with it all the same: they are tied to it
+ * (scripts/lib/parent-lifetime.ts).
+ */
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) killTied(child, 'SIGKILL');
 });
 
 async function logTail(path: string, lines = 15): Promise<string> {
@@ -132,6 +161,7 @@ export class DevServer {
   private ui: ChildProcess | undefined;
   private stopping = false;
   private readonly log: WriteStream;
+  private readonly dbFile: string | undefined;
 
   private constructor(
     private readonly options: DevServerOptions,
@@ -142,6 +172,7 @@ export class DevServer {
     this.address = `${HOST}:${ports.frontend.grpc}`;
     this.uiUrl = options.ui ? `http://${HOST}:${options.ui.port}` : undefined;
     this.log = createWriteStream(options.logPath, { flags: 'a' });
+    this.dbFile = options.dbFile ? resolve(options.dbFile) : undefined;
   }
 
   /** Picks every port once (a restart reuses them) and writes the config; starts nothing. */
@@ -181,7 +212,7 @@ export class DevServer {
     }
   }
 
-  /** The server process's pid while it runs (benchmarks read its CPU). */
+  /** The server process's pid while it runs (benchmarks read its CPU); on macOS, its keeper's (parent-lifetime.ts). */
   get pid(): number | undefined {
     return this.server && !hasExited(this.server) ? this.server.pid : undefined;
   }
@@ -189,6 +220,7 @@ export class DevServer {
   /** Starts the server (and the UI the first time); resolves once the namespace takes our workflows; the ms it took. */
   async start(): Promise<number> {
     const startedAt = Date.now();
+    forgetStaleMembership(this.dbFile);
     const child = this.spawnTracked(temporalServerPath(), ['--root', this.root, '--config', '.', '--env', 'dev', '--allow-no-auth', 'start']);
     this.server = child;
     this.stopping = false;
@@ -218,7 +250,7 @@ export class DevServer {
   }
 
   private spawnTracked(binary: string, args: string[]): ChildProcess {
-    const child = spawn(binary, args, { cwd: this.root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnTiedToParent(binary, args, { cwd: this.root });
     running.add(child);
     void exitOf(child).then(() => running.delete(child));
     child.stdout?.pipe(this.log, { end: false });
@@ -252,13 +284,13 @@ export class DevServer {
     const startedAt = Date.now();
     this.stopping = true;
     let forced = false;
-    child.kill(signal);
+    killTied(child, signal);
     const timer =
       signal === 'SIGKILL'
         ? undefined
         : setTimeout(() => {
             forced = true;
-            child.kill('SIGKILL');
+            killTied(child, 'SIGKILL');
           }, STOP_GRACE_MS);
     await exitOf(child);
     clearTimeout(timer);
@@ -277,7 +309,7 @@ export class DevServer {
     await this.stop('SIGTERM');
     const ui = this.ui;
     if (ui && !hasExited(ui)) {
-      ui.kill('SIGTERM');
+      killTied(ui, 'SIGTERM');
       await exitOf(ui);
     }
     await new Promise<void>((done) => this.log.end(() => done()));
