@@ -35,13 +35,15 @@
 import type { WindowBounds, WindowChange, WindowControl, WindowMemory, WindowShare, WindowView } from '../contract/book-definitions.js';
 
 /**
- * Completions the recent median is taken over: the window's size, within these bounds. At least 8:
- * the best time is the lowest such median of the night, and the lowest of many medians of 4 sits far
- * enough below a typical one to read noise as crowding at these thresholds (in a half-size night on
- * a machine shared with other work, both books' windows held at their floor).
+ * Completions the recent median is taken over: the window's size, within these bounds. At least 16:
+ * the best time is the lowest such median of the night, and the lowest of many small medians sits
+ * far below a typical one (busy times vary by a third or more): medians of 4 read an uncrowded
+ * fleet as 1.4-1.7x its best, of 16 as 1.2-1.3x (a simulation of lognormal times, 250 ms slack on
+ * 600 ms); a half-size night with medians of 8 and tighter thresholds held A's window at 2 to 6
+ * with children "1.7x" slower at a window of 2.
  */
-const RECENT_MIN = 8;
-const RECENT_MAX = 20;
+export const RECENT_MIN = 16;
+const RECENT_MAX = 32;
 /** Window changes kept for the report. */
 const CHANGES_KEPT = 50;
 /** A book this far above its share shrinks toward it as soon as children slow (before the fleet is crowded enough to shrink everyone). */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_WINDOW_CONTROL } from '../../src/contract/book-definitions.js';
-import { WindowController } from '../../src/workflows/book-window.js';
+import { RECENT_MIN, WindowController } from '../../src/workflows/book-window.js';
 
 const BOUNDS = { floor: 2, ceiling: 40, start: 4 };
 
@@ -19,8 +19,8 @@ void describe('book refresh window', () => {
   void it('starts at its start size and grows by half a round at a time while children finish at their best time', () => {
     const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
     assert.equal(window.size, 4);
-    finish(window, 8, 1_000);
-    assert.equal(window.size, 6, 'the first median (8 children) at the best time: +50%');
+    finish(window, RECENT_MIN, 1_000);
+    assert.equal(window.size, 6, 'the first median (RECENT_MIN children) at the best time: +50%');
     finish(window, 6, 1_000);
     assert.equal(window.size, 9);
     assert.match(window.view.lastChange?.reason ?? '', /1\.00x their best time/);
@@ -36,7 +36,7 @@ void describe('book refresh window', () => {
 
   void it('shrinks when children take twice their best time, and afterwards grows by an eighth only', () => {
     const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-    finish(window, 8, 1_000);
+    finish(window, RECENT_MIN, 1_000);
     finish(window, 6, 1_000);
     finish(window, 9, 1_000);
     const grown = window.size;
@@ -61,8 +61,8 @@ void describe('book refresh window', () => {
 
   void it('shrinks when children wait to start far longer than they did, even if they finish in time', () => {
     const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-    for (let index = 0; index < 8; index += 1) window.observeStart(20);
-    finish(window, 8, 1_000);
+    for (let index = 0; index < RECENT_MIN; index += 1) window.observeStart(20);
+    finish(window, RECENT_MIN, 1_000);
     assert.equal(window.size, 6);
     for (let index = 0; index < 20; index += 1) window.observeStart(2_000);
     finish(window, 6, 1_000, 100);
@@ -75,7 +75,7 @@ void describe('book refresh window', () => {
     const finishBusy = (count: number, wholeMs: number, busyMs: number, at: number) => {
       for (let index = 0; index < count; index += 1) window.observeFinish(wholeMs, true, at + index, true, busyMs);
     };
-    finishBusy(8, 11_000, 1_000, 0);
+    finishBusy(RECENT_MIN, 11_000, 1_000, 0);
     assert.equal(window.size, 6);
     finishBusy(6, 21_000, 1_000, 100);
     assert.equal(window.size, 9, 'one more 10 s poll each, the same busy time: not crowding, grows');
@@ -116,7 +116,7 @@ void describe('book refresh window', () => {
     window.pin(20, 0);
     assert.equal(window.size, 20);
     assert.equal(window.view.pinned, 20);
-    finish(window, 8, 1_000, 1);
+    finish(window, RECENT_MIN, 1_000, 1);
     assert.equal(window.size, 20, 'pinned');
     assert.match(window.view.lastChange?.reason ?? '', /pinned at 20: not applied/);
     window.unpin(10);
@@ -160,12 +160,12 @@ void describe('book refresh window', () => {
   void it('grows with an equal book (the fleet as a whole still finds its size), and by weight', () => {
     const window = new WindowController({ floor: 2, ceiling: 50, start: 10 }, DEFAULT_WINDOW_CONTROL);
     window.observeFleet([{ size: 10, weight: 1 }], 1);
-    finish(window, 10, 1_000);
+    finish(window, RECENT_MIN, 1_000);
     assert.ok(window.size > 10, `equal books both grow: ${window.size}`);
     const heavy = new WindowController({ floor: 2, ceiling: 50, start: 12 }, DEFAULT_WINDOW_CONTROL);
     heavy.observeFleet([{ size: 4, weight: 1 }], 3);
     assert.equal(heavy.view.share?.size, 12, 'weight 3 of 4: three quarters of 16');
-    finish(heavy, 12, 1_000);
+    finish(heavy, RECENT_MIN, 1_000);
     assert.ok(heavy.size > 12, `at its weighted share and not above it by a child, it grows: ${heavy.size}`);
   });
 
@@ -196,11 +196,11 @@ void describe('book refresh window', () => {
     const capacity = 24;
     const equal = shareAFleet(capacity, { a: 1, b: 1 });
     assert.ok(equal.aAlone > capacity, `A alone grew into the fleet first: ${equal.aAlone}`);
-    // Settles at A 18, B 15: the band below is what the rules allow (a book a child above its share stops growing, 15% above gives way).
+    // Settles at A 23, B 20: the band below is what the rules allow (a book a child above its share stops growing, 15% above gives way).
     assert.ok(Math.abs(equal.a - equal.b) <= 0.25 * Math.max(equal.a, equal.b), `equal weights, near equal windows: A ${equal.a}, B ${equal.b}`);
     assert.ok(equal.a + equal.b <= capacity * DEFAULT_WINDOW_CONTROL.shrinkAbove, `together no more crowded than one book alone lets itself be: ${equal.a + equal.b} for ${capacity}`);
     const weighted = shareAFleet(capacity, { a: 1, b: 3 });
-    // Settles at A 9, B 23.
+    // Settles at A 11, B 30.
     assert.ok(weighted.b >= 2 * weighted.a, `weight 3 against 1: B ${weighted.b}, A ${weighted.a}`);
   });
 });
