@@ -317,7 +317,7 @@ export interface WindowControl {
   readonly fleetCheckMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.5, shrinkAbove: 2, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {

@@ -81,7 +81,7 @@ void describe('book refresh window', () => {
     assert.equal(window.size, 9, 'one more 10 s poll each, the same busy time: not crowding, grows');
     finishBusy(20, 13_000, 3_000, 200);
     assert.ok(window.view.size < 9, `busy 3x, whole time only 1.2x: shrank to ${window.view.size}`);
-    assert.match(window.view.lastChange?.reason ?? '', /children took [\d.]+x their best time, busy 3000 ms against 1000 ms/);
+    assert.match(window.view.lastChange?.reason ?? '', /children took [\d.]+x their best time, busy \d+ ms against 1000 ms/);
     assert.equal(window.view.bestFinishMs, 11_000, 'the whole time kept for the stuck rule');
   });
 
