@@ -22,10 +22,10 @@ import {
   WorkflowIdReusePolicy,
   allHandlersFinished,
   condition,
-  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
   patched,
   proxyLocalActivities,
   setCurrentDetails,
@@ -436,7 +436,8 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     if (read.nextPageToken && !cancelled) {
       await condition(allHandlersFinished);
       log.info('book refresh: page done, continuing as new', { customerId, cadence, page, done: counts.done });
-      return await continueAsNew<typeof bookRefreshWorkflow>({
+      // The next page's run starts on the current build (this one was pinned to the build it began on).
+      return await makeContinueAsNewFunc<typeof bookRefreshWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({
         ...input,
         carried: {
           night,
@@ -537,5 +538,10 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   }
 }
 
-/** AutoUpgrade: a refresh runs for hours across pages; each page's run takes the current build. */
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, bookRefreshWorkflow);
+/**
+ * Pinned per page: a run (one page, minutes) finishes on the build it began on, so a deploy that
+ * changes how the window decides never replays a run's history under other rules; each page's run
+ * continues as new onto the current build (initialVersioningBehavior AUTO_UPGRADE). A refresh runs
+ * for hours and still takes every deploy, a page later.
+ */
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, bookRefreshWorkflow);
