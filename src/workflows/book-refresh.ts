@@ -494,9 +494,10 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
         continue;
       }
       if (await condition(ready, checkMs)) return;
+      // A throttle first: children waiting out its Retry-After are not stuck.
+      await lookAround();
       const now = Date.now();
       window.observeInFlight([...inFlight.values()].map((child) => now - child.askedAt), now);
-      await lookAround();
       describe();
     }
   }

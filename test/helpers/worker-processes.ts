@@ -28,11 +28,14 @@ export interface WorkerProcessOptions {
   readonly taskQueue: string;
   readonly aggregatorUrl: string;
   readonly bundlePath: string;
+  /** More of production's variables (a build id, for a test of a deploy). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The environment a test worker process runs with: production's variables, the tests' key. */
-export function workerProcessEnv({ temporalAddress, taskQueue, aggregatorUrl, bundlePath }: WorkerProcessOptions): Record<string, string> {
+export function workerProcessEnv({ temporalAddress, taskQueue, aggregatorUrl, bundlePath, env }: WorkerProcessOptions): Record<string, string> {
   return {
+    ...env,
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
     AGGREGATOR_BASE_URL: aggregatorUrl,
