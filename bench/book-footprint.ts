@@ -5,8 +5,10 @@
  * - an entry (one per enrolled login): its history's events and bytes, and enrolments a second;
  * - a refresh: events and bytes per run (one page), the largest payload of a run (the page read), the
  *   report page's bytes, and refreshes a second on this machine;
+ * - CPU of the worker and the server a login, through the book and as independent connections of the
+ *   same logins (as many at once as the book's window reached): what the book's own workflows add;
  * and one closing line:
- *   book-footprint: <n> logins in pages of <p>: entry <e> events <b> B, page run <e> events <kb> KiB (largest payload <kb> KiB), report page <kb> KiB; at 100,000: entries <mb> MiB, <r> runs, report <mb> MiB
+ *   book-footprint: <n> logins in pages of <p>: entry <e> events <b> B, page run <e> events <kb> KiB (largest payload <kb> KiB), report page <kb> KiB; cpu a login <ms> ms through the book, <ms> ms independent; at 100,000: entries <mb> MiB, <r> runs, report <mb> MiB
  */
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -17,7 +19,7 @@ import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
 import { bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE } from '../src/contract/book-definitions.js';
 import { createSandboxLogin } from './sandbox-fixtures.js';
-import { median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';
+import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';
 
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
   try {
     const sandboxUrl = await startSandboxProcess();
     const worker = await prepareBenchWorker();
-    await worker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
+    const workerProcess = await worker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
     const connection = await Connection.connect({ address: env.address });
     const client = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
     const connections = new ConnectionsClient({ client, taskQueue });
@@ -77,6 +79,12 @@ async function main(): Promise<void> {
     const enrolSeconds = (Date.now() - enrolStart) / 1000;
     log(`entries: ${logins} enrolled in ${enrolSeconds.toFixed(1)} s (${(logins / enrolSeconds).toFixed(0)} a second at ${ENROL_CONCURRENCY} at once)`);
 
+    // CPU of the stack's two busy parts (the worker and the Temporal server) over each way of refreshing.
+    const workerPid = workerProcess.pid;
+    const serverPid = env.devServer.pid;
+    const stackCpuMs = () => cpuMs(workerPid ?? -1) + cpuMs(serverPid ?? -1);
+
+    const cpuBeforeBook = stackCpuMs();
     const refreshStart = Date.now();
     const { refreshWorkflowId } = await connections.books.run({ customerId }, { pageSize });
     let report;
@@ -90,7 +98,25 @@ async function main(): Promise<void> {
       }
     }
     const refreshSeconds = (Date.now() - refreshStart) / 1000;
+    const bookCpuMs = stackCpuMs() - cpuBeforeBook;
     log(`refresh: ${report.counts.refreshed} refreshed, ${report.counts.failed} failed in ${refreshSeconds.toFixed(1)} s (${(report.counts.done / refreshSeconds).toFixed(1)} a second), ${report.pages.length} pages, ${report.windowChanges.length} window changes, last size ${report.window.size}`);
+
+    // The same logins refreshed as independent connections (what a per-login Schedule starts), as
+    // many at once as the book's window held at most: the difference is what the book adds.
+    const concurrency = Math.max(1, ...report.windowChanges.map((change) => change.to), report.window.size);
+    const cpuBeforeDirect = stackCpuMs();
+    const directStart = Date.now();
+    await mapLimit(loginIds, concurrency, async (loginId) => {
+      const { workflowId } = await connections.start(`direct-${loginId}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000 }, unattended: true });
+      await connections.result(workflowId);
+    });
+    const directSeconds = (Date.now() - directStart) / 1000;
+    const directCpuMs = stackCpuMs() - cpuBeforeDirect;
+    const perLogin = (ms: number) => ms / logins;
+    log(
+      `cpu (worker + server): the book ${perLogin(bookCpuMs).toFixed(1)} ms a login (${refreshSeconds.toFixed(1)} s), independent connections ${concurrency} at once ${perLogin(directCpuMs).toFixed(1)} ms a login (${directSeconds.toFixed(1)} s): ` +
+        `the book's own workflows (refresh, bookLoginWorkflow, report) add ${(perLogin(bookCpuMs) - perLogin(directCpuMs)).toFixed(1)} ms a login (${((100 * (bookCpuMs - directCpuMs)) / directCpuMs).toFixed(0)}%)`,
+    );
 
     // Read after the night, when every entry's own workflow tasks have run (flags included).
     const entryHistories = await Promise.all(loginIds.slice(0, 20).map(async (loginId) => {
@@ -124,6 +150,7 @@ async function main(): Promise<void> {
     const runsAtScale = Math.ceil(AT_SCALE / pageSize);
     log(
       `book-footprint: ${logins} logins in pages of ${pageSize}: entry ${entryEvents} events ${entryBytes} B, page run ${runEvents} events ${kib(runBytes)} KiB (largest payload ${kib(largest)} KiB), report page ${kib(pageBytes)} KiB; ` +
+        `cpu a login ${perLogin(bookCpuMs).toFixed(1)} ms through the book, ${perLogin(directCpuMs).toFixed(1)} ms independent; ` +
         `at 100,000: entries ${mib(entryBytes * AT_SCALE)} MiB, ${runsAtScale} runs (${mib(perLoginRun * AT_SCALE)} MiB of refresh history a night), report ${mib((pageBytes / Math.min(pageSize, logins)) * AT_SCALE)} MiB`,
     );
     await connection.close();
