@@ -6,59 +6,31 @@
  * the production bundle (two build ids on one task queue), real sandbox.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import { DevServer } from '../../scripts/lib/dev-server.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { ConnectionsClient } from '../../src/client/index.js';
 import { WorkerDeployments } from '../../src/client/deployments.js';
-import { createSandbox } from '../../src/sandbox/server.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
-import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
-import { stopAllProcesses } from '../helpers/processes.js';
-import { registerSearchAttributes, uniqueId, waitFor } from '../helpers/temporal.js';
-import { startWorkerProcess, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { startBookProcessStack, type BookProcessStack } from './book-process-stack.js';
 import { progressUntil, reportWhenEnded } from './book-waits.js';
 
-let runDir: string;
-let server: DevServer;
-let connection: Connection;
-let temporal: Client;
-let client: ConnectionsClient;
-let sandbox: Awaited<ReturnType<typeof createSandbox>>;
-let bundle: WorkflowBundleFile;
+let stack: BookProcessStack;
 const customerId = uniqueId('tenant');
-const taskQueue = uniqueId('book-deploy');
 
 before(async () => {
-  runDir = await mkdtemp(join(tmpdir(), 'book-deploy-'));
-  server = await DevServer.start({ logPath: join(runDir, 'server.log') });
-  connection = await Connection.connect({ address: server.address });
-  await registerSearchAttributes(connection);
-  temporal = new Client({ connection, dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
-  client = new ConnectionsClient({ client: temporal, taskQueue, address: server.address });
-  sandbox = await createSandbox({ port: 0 });
-  bundle = await writeWorkflowBundle();
+  stack = await startBookProcessStack('book-deploy');
 });
 
 after(async () => {
-  await stopAllProcesses();
-  await connection?.close();
-  await server?.close();
-  await sandbox?.close();
-  await bundle?.remove();
-  if (runDir) await rm(runDir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 function startWorker(buildId: string) {
-  return startWorkerProcess({ temporalAddress: server.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path, env: { WORKER_BUILD_ID: buildId } });
+  return stack.startWorker({ WORKER_BUILD_ID: buildId });
 }
 
 /** The build each run of a workflow id ran on, and its versioning behavior, oldest run first. */
 async function runBuilds(workflowId: string): Promise<{ buildId: string; behavior: string }[]> {
+  const { temporal } = stack;
   const runs = [];
   for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(workflowId)}` })) runs.push(info);
   runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
@@ -73,11 +45,12 @@ async function runBuilds(workflowId: string): Promise<{ buildId: string; behavio
 void describe('a book refresh across a deploy', () => {
   void it('finishes a page on the build it began on and runs the next page on the new current build', async () => {
     // The first build becomes current on its own (WORKER_BECOME_CURRENT defaults to when-unset).
+    const { client, temporal, taskQueue, sandboxUrl } = stack;
     await startWorker('deploy-1');
     const deployments = new WorkerDeployments(temporal, taskQueue);
     await waitFor(async () => (await deployments.describe())?.currentBuildId === 'deploy-1', { describe: 'build deploy-1 current' });
     for (let index = 0; index < 6; index += 1) {
-      const loginId = await createSandboxLogin(sandbox.url, customerId, `pending_polls_${index + 1}`, 1);
+      const loginId = await createSandboxLogin(sandboxUrl, customerId, `pending_polls_${index + 1}`, 1);
       await client.books.enrol({ customerId, loginId, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } });
     }
     await waitFor(async () => (await client.books.count({ customerId })) === 6, { describe: '6 logins enrolled' });

@@ -6,71 +6,39 @@
  * process on a SQLite file, real worker processes from the production bundle, real sandbox.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import { DevServer } from '../../scripts/lib/dev-server.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { ConnectionsClient } from '../../src/client/index.js';
 import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
 import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
-import { createSandbox } from '../../src/sandbox/server.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
-import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
-import { killProcess, stopAllProcesses } from '../helpers/processes.js';
-import { registerSearchAttributes, uniqueId, waitFor } from '../helpers/temporal.js';
+import { killProcess } from '../helpers/processes.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { startBookProcessStack, type BookProcessStack } from './book-process-stack.js';
 import { progressUntil, reportWhenEnded } from './book-waits.js';
-import { startWorkerProcess, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
-let runDir: string;
-let server: DevServer;
-let connection: Connection;
-let temporal: Client;
-let client: ConnectionsClient;
-let sandbox: Awaited<ReturnType<typeof createSandbox>>;
-let bundle: WorkflowBundleFile;
+let stack: BookProcessStack;
 const customerId = uniqueId('tenant');
 /**
  * A call in flight on the killed worker is retried only once its start-to-close timeout has passed
  * (CALL_TIMEOUT_MS): the page it belongs to drains that much later. Waits allow for it and a minute more.
  */
 const KILLED_CALL_WAIT_MS = CALL_TIMEOUT_MS + 60_000;
-const taskQueue = uniqueId('books');
 
 before(async () => {
-  runDir = await mkdtemp(join(tmpdir(), 'book-durability-'));
-  server = await DevServer.start({ dbFile: join(runDir, 'temporal.sqlite'), logPath: join(runDir, 'server.log') });
-  connection = await Connection.connect({ address: server.address });
-  await registerSearchAttributes(connection);
-  temporal = new Client({ connection, dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
-  client = new ConnectionsClient({ client: temporal, taskQueue, address: server.address });
-  sandbox = await createSandbox({ port: 0 });
-  bundle = await writeWorkflowBundle();
+  stack = await startBookProcessStack('book-durability', { restartable: true });
 });
 
 after(async () => {
-  await stopAllProcesses();
-  await connection?.close();
-  await server?.close();
-  await sandbox?.close();
-  await bundle?.remove();
-  if (runDir) await rm(runDir, { recursive: true, force: true });
+  await stack?.close();
 });
 
-function startWorker(): Promise<ChildProcess> {
-  return startWorkerProcess({ temporalAddress: server.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path });
-}
-
 function freshLogin(index: number): Promise<string> {
-  return createSandboxLogin(sandbox.url, customerId, `pending_polls_${index + 1}`, 2);
+  return createSandboxLogin(stack.sandboxUrl, customerId, `pending_polls_${index + 1}`, 2);
 }
 
 void describe('a book refresh through faults', () => {
   void it('loses no connection and starts none twice when its worker is killed mid-page and its server restarted', async () => {
-    let worker = await startWorker();
+    const { client, temporal, server } = stack;
+    let worker = await stack.startWorker();
     const logins: string[] = [];
     for (let index = 0; index < 12; index += 1) {
       const loginId = await freshLogin(index);
@@ -83,7 +51,7 @@ void describe('a book refresh through faults', () => {
     await progressUntil(client.books, refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight', KILLED_CALL_WAIT_MS);
     await killProcess(worker);
     assert.equal(worker.signalCode, 'SIGKILL');
-    worker = await startWorker();
+    worker = await stack.startWorker();
 
     await progressUntil(client.books, refreshWorkflowId, (progress) => progress.page >= 2 && progress.inFlight >= 1, 'the second page under way', KILLED_CALL_WAIT_MS);
     await server.stop('SIGKILL');
