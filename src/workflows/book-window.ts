@@ -13,9 +13,10 @@
  *   again per round until the first sign of crowding (slow start: until children are halfway to
  *   `growBelow`, or the first shrink), then by an eighth (at least one). A round is as many
  *   completions as the window holds, so each decision sees the last one's effect.
- * - **Shrink** when the recent median reaches `shrinkAbove` times the best (finishing or starting;
+ * - **Shrink** when the recent median reaches `shrinkAbove` times the best (busy time or starting;
  *   a start's wait counted with a child's best time, as it lengthens a child): to `shrinkFactor` of
- *   the size, at most once per half round.
+ *   the size, at most once per half round and once per child's time (the children that finish just
+ *   after a shrink started before it: they say nothing of its effect).
  * - **Stuck:** when the children in flight have been out `shrinkAbove` times that long, shrink the
  *   same way without waiting for them to end (a service down for minutes).
  * - **Throttled:** when the service told the tenant to wait (TOO_MANY_REQUESTS), halve, once per
@@ -27,7 +28,7 @@
  *   each acts on the worst of its own and the others' (a book that joined a crowded fleet learned a
  *   crowded best and alone would not see it). The one above its share gives way: a book a child or
  *   more below its share does not shrink for crowding, one a child or more above does not grow, and
- *   one a quarter above shrinks toward its share as soon as children slow at all. Equal books grow
+ *   one 15% above shrinks toward its share as soon as children slow past where growth stops. Equal books grow
  *   and shrink together, so the fleet as a whole still finds its size. Alone, none of this applies.
  * - An operator's pin holds the size; the controller still learns meanwhile.
  * Deterministic and import-free: workflow code. Times are workflow time (ms).
