@@ -215,6 +215,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'bench/burst/stack.ts',
       'test/settings/config.test.ts',
       'test/helpers/minio.ts',
+      'test/helpers/openbao.ts',
       'test/helpers/processes.ts',
       'test/settings/node-runtime.test.ts',
       'test/workflows/large-results.test.ts',
