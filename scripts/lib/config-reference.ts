@@ -217,6 +217,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'test/helpers/minio.ts',
       'test/helpers/openbao.ts',
       'test/helpers/processes.ts',
+      'test/dev-stack/dev-stack-lifetime.test.ts',
       'test/settings/node-runtime.test.ts',
       'test/workflows/large-results.test.ts',
     ],
