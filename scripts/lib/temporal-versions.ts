@@ -32,3 +32,6 @@ export const TEMPORAL_UPGRADE_PATH: readonly string[] = overrides.upgradePath ??
 
 /** The Web UI server release beside the dev server. */
 export const TEMPORAL_UI_VERSION = overrides.ui ?? declaredValue('TEMPORAL_UI_VERSION');
+
+/** The OpenBao release of the key-provider tests (pinned with its wheel's hash; no override). */
+export const OPENBAO_VERSION = declaredValue('OPENBAO_VERSION');

@@ -42,6 +42,7 @@ export const ToolchainVars = group(
     }),
     TEMPORAL_TEST_SERVER_PATH: doc(ExistingPath.optional(), "An existing sdk-java time-skipping test server instead of the cached one."),
     MINIO_PATH: doc(ExistingPath.optional(), 'An existing MinIO server (the S3 server of the payload-store tests) instead of the cached build.'),
+    OPENBAO_PATH: doc(ExistingPath.optional(), 'An existing OpenBao `bao` binary (the KMS of the vault-transit key provider\'s tests) instead of the one fetched into the cache.'),
     DOCKER_COMPOSE_PATH: doc(
       ExistingPath.optional(),
       'An existing Docker Compose v2 (docker-compose), only to validate temporal-compose.yml (`npm run compose:check`, test/compose/; no Docker engine needed).',
@@ -55,7 +56,7 @@ export const ToolchainVars = group(
     GOMODCACHE: doc(ExistingPath.optional(), "Go's module cache, where prod:check finds the server's PostgreSQL schema.", { defaultText: '`go env GOMODCACHE`, else ~/go/pkg/mod' }),
   }),
   'Temporal binaries and other tools',
-  "Where the scripts, the tests and the benchmarks find the Temporal server, its Web UI, the CLI, the test server, MinIO, Docker Compose and PostgreSQL. `npm run provision` (scripts/provision-temporal.sh) builds or fetches them into the cache; the *_PATH variables point at existing binaries instead.",
+  "Where the scripts, the tests and the benchmarks find the Temporal server, its Web UI, the CLI, the test server, MinIO, OpenBao, Docker Compose and PostgreSQL. `npm run provision` (scripts/provision-temporal.sh) builds or fetches them into the cache; the *_PATH variables point at existing binaries instead.",
 );
 
 export const ProvisioningVars = group(
@@ -82,6 +83,7 @@ const ToolchainEnv = ToolchainVars.transform((env) =>
       cli: env.TEMPORAL_CLI_PATH,
       testServer: env.TEMPORAL_TEST_SERVER_PATH,
       minio: env.MINIO_PATH,
+      openbao: env.OPENBAO_PATH,
       dockerCompose: env.DOCKER_COMPOSE_PATH,
       postgresBinDir: env.PROD_CHECK_PG_BINDIR,
       goModCache: env.GOMODCACHE,

@@ -5,6 +5,9 @@
  * must agree: a process without the key reads `binary/encrypted` payloads it cannot decode, and one
  * without the store cannot follow a reference.
  *
+ * The codec's keys come from the key provider of the `encryption` section (key-provider.ts): every
+ * converter built from one section shares its key source, so a process holds one data key at a time.
+ *
  * The worker's differs in two ways: a workflow's message it cannot decode (unknown encoding, not
  * JSON, a key nobody has) reaches the workflow as a marker its handlers refuse, instead of failing
  * every workflow task of the connection (see payload-converter.ts); and failure messages travel as
@@ -14,20 +17,21 @@ import type { DataConverter } from '@temporalio/common';
 import { externalStorageFor } from '../payload-store/external-storage.js';
 import type { PayloadStoreSettings } from '../payload-store/settings.js';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../bundle/workflow-code.js';
-import { EncryptionCodec, type EncryptionKeys } from './encryption-codec.js';
+import { EncryptionCodec } from './encryption-codec.js';
+import { keySourceFor, type EncryptionSettings } from './key-provider.js';
 
 /**
  * What a process's data converter is built from: the payload sections of its settings (src/settings/payload-store.ts),
  * or a test's own. No codec without `encryption`; no payload store without `payloadStore`.
  */
 export interface PayloadSettings {
-  readonly encryption?: EncryptionKeys | undefined;
+  readonly encryption?: EncryptionSettings | undefined;
   readonly payloadStore?: PayloadStoreSettings | undefined;
 }
 
 /** The encryption codec of a config, or undefined when encryption is off. */
 export function encryptionCodecFor(config: Pick<PayloadSettings, 'encryption'>): EncryptionCodec | undefined {
-  return config.encryption ? new EncryptionCodec(config.encryption) : undefined;
+  return config.encryption ? new EncryptionCodec(keySourceFor(config.encryption)) : undefined;
 }
 
 function externalStorageOf(config: PayloadSettings): Pick<DataConverter, 'externalStorage'> {
@@ -51,7 +55,7 @@ export function workerDataConverterFor(config: PayloadSettings): DataConverter {
   return {
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     failureConverterPath: FAILURE_CONVERTER_PATH,
-    payloadCodecs: config.encryption ? [new EncryptionCodec(config.encryption, { markUndecodableMessages: true })] : [],
+    payloadCodecs: config.encryption ? [new EncryptionCodec(keySourceFor(config.encryption), { markUndecodableMessages: true })] : [],
     ...externalStorageOf(config),
   };
 }

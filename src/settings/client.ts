@@ -8,6 +8,7 @@ import { CustomerId } from './aggregator.js';
 import { DeploymentVars, deploymentSection } from './deployment.js';
 import { doc, group } from './document.js';
 import { parseEnv } from './load.js';
+import { KeyProviderVars } from './key-provider.js';
 import { EncryptionVars } from './payload-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { BookVars, BudgetVars, PriorityVars, bookSection, budgetSection, prioritySection } from './priority.js';
@@ -25,6 +26,7 @@ export const ClientVariables = z.looseObject({
   ...BudgetVars.shape,
   ...BookVars.shape,
   ...EncryptionVars.shape,
+  ...KeyProviderVars.shape,
   ...PayloadStoreVars.shape,
   ...TracingVars.shape,
 });

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { NonEmpty, Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
+import { KeyProviderVars } from './key-provider.js';
 import { EncryptionVars } from './payload-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
@@ -60,6 +61,7 @@ export const ConsoleVariables = z.looseObject({
   TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
   ...TemporalEnvConfigVars.shape,
   ...EncryptionVars.shape,
+  ...KeyProviderVars.shape,
   ...PayloadStoreVars.shape,
 });
 

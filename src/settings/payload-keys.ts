@@ -1,11 +1,15 @@
 /**
  * Shared section `encryption`: the payload codec's keys (PAYLOAD_ENCRYPTION*), or none when
- * encryption is off; with Temporal on this machine, the generated local key (src/codec/local-key.ts).
+ * encryption is off; with Temporal on this machine, the generated local key (src/codec/local-key.ts);
+ * with PAYLOAD_KEY_PROVIDER=vault-transit, the KMS's settings (key-provider.ts) with those keys kept
+ * to read what they wrote.
  */
 import { z } from 'zod';
 import type { EncryptionKeys } from '../codec/encryption-codec.js';
+import type { EncryptionSettings } from '../codec/key-provider.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from '../codec/local-key.js';
 import { doc, group } from './document.js';
+import { checkKeyProvider, transitEncryption, type KeyProviderVars } from './key-provider.js';
 
 /** AES-256: a key is exactly this many bytes. */
 export const PAYLOAD_KEY_BYTES = 32;
@@ -81,7 +85,7 @@ export const EncryptionVars = group(
   'On by default: every payload Temporal stores (workflow input with the bank password, MFA answers, activity inputs and results, the result with holder PII and transactions, failure messages) is AES-256-GCM encrypted.',
 );
 /** Encryption and the payload store decide by where Temporal is, so they read its address too. */
-export type EncryptionVars = z.output<typeof EncryptionVars> & { readonly TEMPORAL_ADDRESS: string };
+export type EncryptionVars = z.output<typeof EncryptionVars> & KeyProviderVars & { readonly TEMPORAL_ADDRESS: string };
 
 /** Whether Temporal runs on this machine: only then may a generated local key stand in for a real one. */
 export function isLoopback(address: string): boolean {
@@ -93,7 +97,9 @@ export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void
   if (env.PAYLOAD_ENCRYPTION === 'off' && env.PAYLOAD_ENCRYPTION_KEY) {
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION'], message: 'is off but PAYLOAD_ENCRYPTION_KEY is set: unset one of them' });
   }
-  if (env.PAYLOAD_ENCRYPTION === 'auto' && !env.PAYLOAD_ENCRYPTION_KEY && !isLoopback(env.TEMPORAL_ADDRESS)) {
+  checkKeyProvider(env, ctx);
+  // A KMS's keys need no configured key: configured keys are then only for reading older payloads.
+  if (env.PAYLOAD_KEY_PROVIDER === 'static' && env.PAYLOAD_ENCRYPTION === 'auto' && !env.PAYLOAD_ENCRYPTION_KEY && !isLoopback(env.TEMPORAL_ADDRESS)) {
     ctx.addIssue({
       code: 'custom',
       path: ['PAYLOAD_ENCRYPTION_KEY'],
@@ -118,18 +124,31 @@ export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void
  * The `encryption` section: the codec's keys, or no section when encryption is off. "auto" without a
  * key (which checkEncryption let through only with Temporal on this machine) reads the local key
  * file, creating it if missing: a side effect of parsing, so a damaged file is one more problem
- * naming its variable, and a refused configuration never creates one.
+ * naming its variable, and a refused configuration never creates one. With vault-transit, the KMS's
+ * section, holding those keys (when there are any) to read the static payloads written before.
  */
-export function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { encryption?: EncryptionKeys } {
+export function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { encryption?: EncryptionSettings } {
   if (env.PAYLOAD_ENCRYPTION === 'off') return {};
+  const configured = configuredKeys(env, ctx);
+  if (env.PAYLOAD_KEY_PROVIDER === 'static') return configured.ok && configured.keys ? { encryption: configured.keys } : {};
+  const encryption = configured.ok ? transitEncryption(env, configured.keys, ctx) : undefined;
+  return encryption ? { encryption } : {};
+}
+
+type ConfiguredKeys = { readonly ok: true; readonly keys: EncryptionKeys | undefined } | { readonly ok: false };
+
+/** PAYLOAD_ENCRYPTION_KEY and the earlier keys; else, with Temporal on this machine, the local key file. */
+function configuredKeys(env: EncryptionVars, ctx: z.RefinementCtx): ConfiguredKeys {
   const decryptionKeys = env.PAYLOAD_DECRYPTION_KEYS ?? new Map<string, Buffer>();
-  if (env.PAYLOAD_ENCRYPTION_KEY) return { encryption: Object.freeze({ keyId: env.PAYLOAD_ENCRYPTION_KEY_ID, key: env.PAYLOAD_ENCRYPTION_KEY, decryptionKeys }) };
+  if (env.PAYLOAD_ENCRYPTION_KEY) return { ok: true, keys: Object.freeze({ keyId: env.PAYLOAD_ENCRYPTION_KEY_ID, key: env.PAYLOAD_ENCRYPTION_KEY, decryptionKeys }) };
+  // A KMS with Temporal elsewhere needs no local key (and static refused this case in checkEncryption).
+  if (!isLoopback(env.TEMPORAL_ADDRESS)) return { ok: true, keys: undefined };
   try {
     const local = readOrCreateLocalKey(env.PAYLOAD_ENCRYPTION_KEY_FILE);
-    return { encryption: Object.freeze({ keyId: local.keyId, key: local.key, decryptionKeys }) };
+    return { ok: true, keys: Object.freeze({ keyId: local.keyId, key: local.key, decryptionKeys }) };
   } catch (error) {
     if (!(error instanceof LocalKeyFileError)) throw error;
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION_KEY_FILE'], message: error.message });
-    return {};
+    return { ok: false };
   }
 }

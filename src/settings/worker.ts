@@ -9,6 +9,7 @@ import { AggregatorVars } from './aggregator.js';
 import { BuildId, DeploymentVars, deploymentSection } from './deployment.js';
 import { Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
+import { KeyProviderVars } from './key-provider.js';
 import { EncryptionVars } from './payload-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { BudgetVars, PriorityVars, budgetSection, prioritySection } from './priority.js';
@@ -129,6 +130,7 @@ export const WorkerVariables = z
     ...PriorityVars.shape,
     ...BudgetVars.shape,
     ...EncryptionVars.shape,
+    ...KeyProviderVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
   });

@@ -22,6 +22,7 @@ import { loadClientConfig } from '../../src/settings/client.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { startConnectionStack } from '../helpers/connection-stack.js';
+import { isCoreBookkeeping, isPatchMarker, payloadsIn } from '../helpers/history-payloads.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 
@@ -115,17 +116,6 @@ function decodedJson(payload: { data: string }): unknown {
   return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
 }
 
-/** Every payload under `value` (search attributes excepted: Temporal indexes those, no codec applies). */
-function payloadsIn(value: unknown, path = ''): { path: string; payload: Payload }[] {
-  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return [];
-  if (Array.isArray(value)) return value.flatMap((item, index) => payloadsIn(item, `${path}[${index}]`));
-  const record = value as Record<string, unknown>;
-  if ('metadata' in record && 'data' in record) return [{ path, payload: record }];
-  return Object.entries(record)
-    .filter(([key]) => key !== 'searchAttributes')
-    .flatMap(([key, child]) => payloadsIn(child, path ? `${path}.${key}` : key));
-}
-
 describe('a connection with payload encryption on', () => {
   it('completes a live connection answered through the client built with the codec', () => {
     assert.equal(result.customerId, stack.customerId);
@@ -153,16 +143,14 @@ describe('a connection with payload encryption on', () => {
     const found = rawEvents.flatMap((event, index) => payloadsIn(event, `event ${index + 1} (${String(event.eventType)})`));
     assert.ok(found.length >= 5, `payloads found: ${found.length}`);
     // A local activity's marker carries the SDK core's own bookkeeping in clear (its `result` is encrypted).
-    const coreBookkeeping = ({ path }: { path: string }) => /markerRecordedEventAttributes\.details\.data\./.test(path);
-    for (const { payload } of found.filter(coreBookkeeping)) {
+    for (const { payload } of found.filter(isCoreBookkeeping)) {
       const keys = Object.keys(JSON.parse(Buffer.from(payload.data ?? []).toString()) as object).sort();
       assert.deepEqual(keys, ['activity_id', 'activity_type', 'attempt', 'backoff', 'complete_time', 'original_schedule_time', 'seq']);
     }
     // A patch marker (workflow versioning) names its patch in clear: code, not data.
-    const patchMarker = ({ path }: { path: string }) => /markerRecordedEventAttributes\.details\.patch-data\./.test(path);
-    const patches = found.filter(patchMarker).map(({ payload }) => JSON.parse(Buffer.from(payload.data ?? []).toString()) as unknown);
+    const patches = found.filter(isPatchMarker).map(({ payload }) => JSON.parse(Buffer.from(payload.data ?? []).toString()) as unknown);
     assert.deepEqual(patches, [{ id: 'versioned-steps', deprecated: false }]);
-    const ours = found.filter((entry) => !coreBookkeeping(entry) && !patchMarker(entry));
+    const ours = found.filter((entry) => !isCoreBookkeeping(entry) && !isPatchMarker(entry));
     const plain = ours.filter(({ payload }) => Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING);
     assert.deepEqual(plain.map(({ path, payload }) => `${path}: ${Buffer.from(payload.metadata?.encoding ?? []).toString()}`), []);
     for (const { payload } of ours) assert.equal(Buffer.from(payload.metadata?.['encryption-key-id'] ?? []).toString(), ENCRYPTION.keyId);

@@ -15,6 +15,7 @@ import { payloadStoreDriverFor } from '../../src/payload-store/external-storage.
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
+import type { EncryptionSettings } from '../../src/codec/key-provider.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/bundle/workflow-code.js';
 import { workerDeploymentOptions } from '../../src/worker/deployment.js';
@@ -52,8 +53,8 @@ export interface ConnectionStack {
 
 export interface ConnectionStackOptions {
   customerId?: string;
-  /** Payload encryption of the worker and of `client`: the tests' fixed key unless given, or 'off'. */
-  encryption?: EncryptionKeys | 'off';
+  /** Payload encryption of the worker and of `client`: the tests' fixed key unless given (keys or a KMS's settings), or 'off'. */
+  encryption?: EncryptionSettings | 'off';
   /** Where the worker and `client` keep large payloads: none unless given. */
   payloadStore?: PayloadStoreSettings;
   /** The worker's retention policy (RETENTION_DAYS): days per customer id; none unless given. */
@@ -141,8 +142,9 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     ...(options.slots?.activities === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.slots.activities }),
   });
   const running = worker.run();
-  // For npm test's closing replay: this worker's keys and store, and which test ran it.
-  registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
+  // For npm test's closing replay: this worker's keys and store, and which test ran it. A KMS's
+  // payloads cannot be replayed once its test stopped it: unregistered, the replay skips them.
+  if (encryption?.provider !== 'vault-transit') registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
   await makeCurrent(client, taskQueue);
 
   return {

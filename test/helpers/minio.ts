@@ -5,17 +5,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { freePort } from '../../scripts/lib/free-port.js';
 import { minioPath } from '../../scripts/lib/minio-binary.js';
+import { exitWatch, keptOutput, ServerStartError, stopServerProcess } from './server-process.js';
 
 const STARTUP_TIMEOUT_MS = 30_000;
-const STOP_GRACE_MS = 5_000;
 const START_ATTEMPTS = 3;
-const OUTPUT_KEPT_CHARS = 4_000;
 
 export interface MinioServer {
   /** http://127.0.0.1:<port> */
@@ -36,16 +35,6 @@ export interface MinioOptions {
   readonly bucket?: string;
 }
 
-export class MinioStartError extends Error {
-  override name = 'MinioStartError';
-  constructor(
-    message: string,
-    readonly output: string,
-  ) {
-    super(`${message}${output ? `\n--- minio output ---\n${output}` : ''}`);
-  }
-}
-
 export async function startMinio({ bucket = 'payloads' }: MinioOptions = {}): Promise<MinioServer> {
   const executable = minioPath();
   const dataDirectory = await mkdtemp(join(tmpdir(), 'minio-test-'));
@@ -56,7 +45,6 @@ export async function startMinio({ bucket = 'payloads' }: MinioOptions = {}): Pr
   for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
     const port = await freePort();
     const endpoint = `http://127.0.0.1:${port}`;
-    const output = { text: '' };
     const child = spawn(
       executable,
       ['server', join(dataDirectory, 'data'), '--address', `127.0.0.1:${port}`, '--certs-dir', join(dataDirectory, 'certs'), '--quiet'],
@@ -74,16 +62,12 @@ export async function startMinio({ bucket = 'payloads' }: MinioOptions = {}): Pr
         },
       },
     );
-    const keep = (chunk: Buffer): void => {
-      output.text = (output.text + chunk.toString()).slice(-OUTPUT_KEPT_CHARS);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
+    const output = keptOutput(child);
     try {
       await waitUntilLive(child, endpoint, output);
     } catch (error) {
       lastError = error;
-      await stopProcess(child);
+      await stopServerProcess(child);
       continue;
     }
     const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials });
@@ -94,7 +78,7 @@ export async function startMinio({ bucket = 'payloads' }: MinioOptions = {}): Pr
       await createBucket(bucket);
     } catch (error) {
       client.destroy();
-      await stopProcess(child);
+      await stopServerProcess(child);
       await rm(dataDirectory, { recursive: true, force: true });
       throw error;
     }
@@ -108,27 +92,21 @@ export async function startMinio({ bucket = 'payloads' }: MinioOptions = {}): Pr
       createBucket,
       stop: async () => {
         client.destroy();
-        await stopProcess(child);
+        await stopServerProcess(child);
         await rm(dataDirectory, { recursive: true, force: true });
       },
     };
   }
   await rm(dataDirectory, { recursive: true, force: true });
-  throw lastError instanceof Error ? lastError : new MinioStartError('minio did not start', '');
+  throw lastError instanceof Error ? lastError : new ServerStartError('minio', 'minio did not start', '');
 }
 
 /** Polls /minio/health/live until it answers 200; fails at once if the process exits. */
-async function waitUntilLive(child: ChildProcess, endpoint: string, output: { text: string }): Promise<void> {
-  let exit: string | undefined;
-  child.once('exit', (code, signal) => {
-    exit = signal ?? `exit code ${code}`;
-  });
-  child.once('error', (error) => {
-    exit = error.message;
-  });
+async function waitUntilLive(child: ChildProcess, endpoint: string, output: { readonly text: string }): Promise<void> {
+  const exited = exitWatch(child);
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (exit !== undefined) throw new MinioStartError(`minio exited before it was live (${exit})`, output.text);
+    if (exited.reason !== undefined) throw new ServerStartError('minio', `minio exited before it was live (${exited.reason})`, output.text);
     try {
       const response = await fetch(`${endpoint}/minio/health/live`, { signal: AbortSignal.timeout(1_000) });
       await response.body?.cancel();
@@ -138,27 +116,5 @@ async function waitUntilLive(child: ChildProcess, endpoint: string, output: { te
     }
     await delay(100);
   }
-  throw new MinioStartError(`minio was not live at ${endpoint} after ${STARTUP_TIMEOUT_MS} ms`, output.text);
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-  await exited;
-  clearTimeout(timer);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+  throw new ServerStartError('minio', `minio was not live at ${endpoint} after ${STARTUP_TIMEOUT_MS} ms`, output.text);
 }

@@ -13,6 +13,7 @@ import { loadToolchainConfig } from '../../scripts/lib/toolchain-settings.js';
 import { connectionPasswordFromEnv, loadClientConfig } from '../../src/settings/client.js';
 import { loadConsoleConfig } from '../../src/settings/console.js';
 import { loadDevStackConfig } from '../../src/settings/dev-stack.js';
+import { configuredKeysOf } from '../../src/codec/key-provider.js';
 import { ConfigError } from '../../src/settings/load.js';
 import { loadSandboxConfig } from '../../src/settings/sandbox.js';
 import { loadWorkerConfig as loadConfig, retentionDaysOf } from '../../src/settings/worker.js';
@@ -101,10 +102,10 @@ describe('payload encryption settings', () => {
   for (const [name, load] of Object.entries(loaders)) {
     it(`gives the ${name} a generated local key by default with Temporal on this machine, the same one every time`, async () => {
       const keyFile = join(await mkdtemp(join(tmpdir(), 'payload-key-')), 'nested', 'payload-encryption.key');
-      const first = load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile }).encryption;
+      const first = configuredKeysOf(load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile }).encryption);
       assert.match(first?.keyId ?? '', /^local-[0-9a-f]{8}$/);
       assert.equal(first?.key.length, 32);
-      const again = load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile, TEMPORAL_ADDRESS: '127.0.0.1:7233' }).encryption;
+      const again = configuredKeysOf(load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile, TEMPORAL_ADDRESS: '127.0.0.1:7233' }).encryption);
       assert.equal(again?.keyId, first?.keyId, 'found the same way by every process');
       assert.deepEqual(Buffer.from(again?.key ?? []), Buffer.from(first?.key ?? []));
       assert.equal((await stat(keyFile)).mode & 0o777, 0o600, 'readable by its owner only');
@@ -126,7 +127,7 @@ describe('payload encryption settings', () => {
     });
 
     it(`reads the ${name}'s key, key id and earlier keys`, () => {
-      const encryption = load({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: '2025-q3', PAYLOAD_DECRYPTION_KEYS: ` 2024-q1:${OLD} ,` }).encryption;
+      const encryption = configuredKeysOf(load({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: '2025-q3', PAYLOAD_DECRYPTION_KEYS: ` 2024-q1:${OLD} ,` }).encryption);
       assert.equal(encryption?.keyId, '2025-q3');
       assert.deepEqual(Buffer.from(encryption?.key ?? []), Buffer.alloc(32, 7));
       assert.deepEqual([...(encryption?.decryptionKeys?.keys() ?? [])], ['2024-q1']);
@@ -537,5 +538,50 @@ describe('request budget', () => {
     assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_BURST: '0.5' })), /SERVICE_BUDGET_BURST: must be a number of requests, from 1 to 100000/);
     assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'strict', SERVICE_BUDGET_BURST: '8' })), /SERVICE_BUDGET_BURST: applies to SERVICE_BUDGET_MODE=bucket only/);
     assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_BURST: '8' })), /SERVICE_BUDGET_BURST: needs SERVICE_BUDGET_RPS/);
+  });
+});
+
+describe('key provider settings', () => {
+  const KEY = Buffer.alloc(32, 7).toString('base64');
+  const REMOTE = { TEMPORAL_ADDRESS: 'temporal.internal.example:7233' };
+  const VAULT = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'https://vault.internal:8200' };
+
+  it('keeps the static keys by default, exactly as configured', () => {
+    const encryption = loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, ...REMOTE }).encryption;
+    assert.equal(encryption?.provider, undefined);
+    assert.equal(configuredKeysOf(encryption)?.keyId, 'default');
+  });
+
+  it('reads vault-transit with a token: no configured key needed with Temporal elsewhere, the cache bounds in milliseconds', () => {
+    const encryption = loadClientConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 's.token', PAYLOAD_VAULT_NAMESPACE: 'team-a', PAYLOAD_DATA_KEY_LIFETIME_S: '60' }).encryption;
+    assert.ok(encryption?.provider === 'vault-transit');
+    assert.equal(encryption.keyId, 'vault-transit:aggregation-payloads');
+    assert.deepEqual(encryption.vault.auth, { kind: 'token', token: 's.token' });
+    assert.equal(encryption.vault.namespace, 'team-a');
+    assert.deepEqual(encryption.transit, { mount: 'transit', key: 'aggregation-payloads' });
+    assert.deepEqual(encryption.cache, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 100_000, unwrappedKeyLifetimeMs: 3_600_000, unwrappedKeyCacheSize: 1_000 });
+    assert.equal(encryption.staticKeys, undefined);
+    const withOld = loadClientConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 's.token', PAYLOAD_ENCRYPTION_KEY: KEY }).encryption;
+    assert.equal(configuredKeysOf(withOld)?.keyId, 'default', 'configured keys kept to read the static payloads');
+  });
+
+  it('reads AppRole auth and a CA file', async () => {
+    const caFile = join(await mkdtemp(join(tmpdir(), 'vault-ca-')), 'ca.pem');
+    await writeFile(caFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    const encryption = loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), ...REMOTE, ...VAULT, PAYLOAD_VAULT_ROLE_ID: 'role', PAYLOAD_VAULT_SECRET_ID: 'secret', PAYLOAD_VAULT_CA_FILE: caFile }).encryption;
+    assert.ok(encryption?.provider === 'vault-transit');
+    assert.deepEqual(encryption.vault.auth, { kind: 'approle', mount: 'approle', roleId: 'role', secretId: 'secret' });
+    assert.match(encryption.vault.caCertificate ?? '', /BEGIN CERTIFICATE/);
+  });
+
+  it('refuses vault-transit without an address or an auth, with two auths, half an AppRole, a bad CA file, or with encryption off, naming each', () => {
+    assert.match(problemsOf(() => loadConfig({ ...REMOTE, PAYLOAD_KEY_PROVIDER: 'vault-transit' })), /PAYLOAD_VAULT_ADDR: is required with PAYLOAD_KEY_PROVIDER=vault-transit/);
+    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT })), /PAYLOAD_VAULT_TOKEN: or AppRole \(PAYLOAD_VAULT_ROLE_ID and PAYLOAD_VAULT_SECRET_ID\) is required/);
+    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_VAULT_ROLE_ID: 'r' })), /PAYLOAD_VAULT_TOKEN: and AppRole .* are both set: choose one auth/);
+    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_ROLE_ID: 'r' })), /PAYLOAD_VAULT_SECRET_ID: is required with AppRole auth/);
+    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_VAULT_CA_FILE: '/no/such/ca.pem' })), /PAYLOAD_VAULT_CA_FILE: cannot be read: .*no such file/i);
+    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_ENCRYPTION: 'off' })), /PAYLOAD_ENCRYPTION: is off but PAYLOAD_KEY_PROVIDER is vault-transit/);
+    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_DATA_KEY_MAX_USES: '0' })), /PAYLOAD_DATA_KEY_MAX_USES: must be a whole number, at least 1/);
+    assert.match(problemsOf(() => loadConfig({ PAYLOAD_VAULT_ADDR: 'https://vault.internal:8200' })), /PAYLOAD_VAULT_ADDR: is set but PAYLOAD_KEY_PROVIDER is static/);
   });
 });

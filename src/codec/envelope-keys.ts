@@ -1,0 +1,142 @@
+/**
+ * Envelope encryption's keys, cached so that a KMS is never asked once per payload: one data key at
+ * a time seals new payloads, for a bounded lifetime and a bounded number of payloads, then the next
+ * one is asked for; the data keys unwrapped for reading (ours included) stay in a bounded cache for
+ * a lifetime. Concurrent callers share one request. While the KMS is down, cached keys keep working
+ * until they expire; after that its KeyProviderUnavailableError reaches the caller (the task retries).
+ */
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { ExpiringCache } from './expiring-cache.js';
+import type { KeySource, SealingKey } from './key-source.js';
+import { PayloadDecryptionError } from './payload-errors.js';
+import { DATA_KEY_BYTES, envelopeMetadata, KEY_ID_METADATA_KEY, metadataText, readEnvelope, type EnvelopeMetadata, type PayloadMetadata } from './payload-format.js';
+
+/** A new data key, in clear and as the KMS wrapped it. */
+export interface DataKey {
+  readonly plaintext: Uint8Array;
+  readonly wrappedKey: string;
+  readonly keyVersion: number;
+}
+
+/** What a KMS does for envelope encryption (vault-transit.ts). */
+export interface KeyWrapper {
+  /** "<provider>:<KMS key>", written beside each payload its data keys seal. */
+  readonly keyId: string;
+  newDataKey(): Promise<DataKey>;
+  /** The data key of a payload's envelope; PayloadDecryptionError when this KMS never can (revoked, another provider). */
+  unwrap(envelope: EnvelopeMetadata): Promise<Uint8Array>;
+}
+
+/** How long and how much a data key is used (PAYLOAD_DATA_KEY_*, PAYLOAD_UNWRAPPED_KEY_*). */
+export interface DataKeyCacheSettings {
+  /** A data key seals new payloads for this long... */
+  readonly dataKeyLifetimeMs: number;
+  /** ...or this many payloads, whichever comes first. */
+  readonly dataKeyMaxUses: number;
+  /** An unwrapped data key is kept this long... */
+  readonly unwrappedKeyLifetimeMs: number;
+  /** ...and at most this many of them. */
+  readonly unwrappedKeyCacheSize: number;
+}
+
+interface CurrentDataKey {
+  readonly sealing: SealingKey;
+  readonly expiresAt: number;
+  usesLeft: number;
+}
+
+export class EnvelopeKeySource implements KeySource {
+  private current: CurrentDataKey | undefined;
+  private making: Promise<CurrentDataKey> | undefined;
+  private readonly unwrapped: ExpiringCache<string, KeyObject>;
+  private readonly unwrapping = new Map<string, Promise<KeyObject>>();
+
+  constructor(
+    private readonly wrapper: KeyWrapper,
+    private readonly settings: DataKeyCacheSettings,
+    /** Configured keys, to read payloads of the static format written before the switch. */
+    private readonly staticKeys: KeySource | undefined = undefined,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.unwrapped = new ExpiringCache(settings.unwrappedKeyCacheSize, settings.unwrappedKeyLifetimeMs, now);
+  }
+
+  get keyId(): string {
+    return this.wrapper.keyId;
+  }
+
+  sealingKey(uses: number): SealingKey | Promise<SealingKey> {
+    return this.take(this.current, uses) ?? this.nextSealingKey(uses);
+  }
+
+  openingKey(metadata: PayloadMetadata): { key: KeyObject; keyId: string } | Promise<{ key: KeyObject; keyId: string }> {
+    const envelope = readEnvelope(metadata);
+    if (!envelope) {
+      if (this.staticKeys) return this.staticKeys.openingKey(metadata);
+      const keyId = metadataText(metadata, KEY_ID_METADATA_KEY);
+      throw new PayloadDecryptionError(keyId, `payload encrypted with configured key id "${keyId ?? '(none)'}" (the static format), and this process has no configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID to the key that wrote it`);
+    }
+    const cacheKey = `${envelope.keyId}\n${envelope.wrappedKey}`;
+    const cached = this.unwrapped.get(cacheKey);
+    if (cached) return { key: cached, keyId: envelope.keyId };
+    let pending = this.unwrapping.get(cacheKey);
+    if (!pending) {
+      pending = this.unwrap(envelope, cacheKey).finally(() => this.unwrapping.delete(cacheKey));
+      this.unwrapping.set(cacheKey, pending);
+    }
+    return pending.then((key) => ({ key, keyId: envelope.keyId }));
+  }
+
+  /** The current data key's sealing key if it may seal `uses` more payloads now. */
+  private take(current: CurrentDataKey | undefined, uses: number): SealingKey | undefined {
+    if (!current || current.expiresAt <= this.now() || current.usesLeft < uses) return undefined;
+    current.usesLeft -= uses;
+    return current.sealing;
+  }
+
+  private async nextSealingKey(uses: number): Promise<SealingKey> {
+    for (;;) {
+      // Every batch waiting for a new data key shares one request.
+      this.making ??= this.makeDataKey().finally(() => {
+        this.making = undefined;
+      });
+      const made = await this.making;
+      const taken = this.take(this.current, uses);
+      if (taken) return taken;
+      // A batch larger than a data key's uses (or a lifetime shorter than the wait) still gets the key made for it.
+      if (this.current === made && made.usesLeft === this.settings.dataKeyMaxUses) {
+        made.usesLeft = 0;
+        return made.sealing;
+      }
+    }
+  }
+
+  private async makeDataKey(): Promise<CurrentDataKey> {
+    const { plaintext, wrappedKey, keyVersion } = await this.wrapper.newDataKey();
+    const key = dataKeyOf(plaintext, this.wrapper.keyId);
+    const keyId = this.wrapper.keyId;
+    const made: CurrentDataKey = {
+      sealing: { key, keyId, metadata: envelopeMetadata({ keyId, keyVersion, wrappedKey }) },
+      expiresAt: this.now() + this.settings.dataKeyLifetimeMs,
+      usesLeft: this.settings.dataKeyMaxUses,
+    };
+    this.current = made;
+    // This process's own payloads open without asking the KMS.
+    this.unwrapped.set(`${keyId}\n${wrappedKey}`, key);
+    return made;
+  }
+
+  private async unwrap(envelope: EnvelopeMetadata, cacheKey: string): Promise<KeyObject> {
+    const key = dataKeyOf(await this.wrapper.unwrap(envelope), envelope.keyId);
+    this.unwrapped.set(cacheKey, key);
+    return key;
+  }
+}
+
+/** A KeyObject of the data key's bytes, which are then zeroed (the KeyObject keeps its own copy). */
+function dataKeyOf(plaintext: Uint8Array, keyId: string): KeyObject {
+  if (plaintext.length !== DATA_KEY_BYTES) throw new PayloadDecryptionError(keyId, `the KMS returned a data key of ${plaintext.length} bytes for key id "${keyId}", not ${DATA_KEY_BYTES}`);
+  const key = createSecretKey(plaintext);
+  plaintext.fill(0);
+  return key;
+}

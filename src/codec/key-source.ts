@@ -1,0 +1,84 @@
+/**
+ * Where the codec gets its keys: the key new payloads are sealed with (and the metadata that names
+ * it), and the key a payload's metadata names. StaticKeySource is today's configured keys (the
+ * static format); envelope-keys.ts is a KMS's data keys (envelope-v1), answering asynchronously.
+ * A synchronous answer stays synchronous, so the static path costs what it did.
+ */
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { UnknownEncryptionKeyError, PayloadDecryptionError } from './payload-errors.js';
+import { DATA_KEY_BYTES, KEY_ID_METADATA_KEY, metadataText, readEnvelope, staticMetadata, type PayloadMetadata } from './payload-format.js';
+
+/** The key the next payloads are sealed with, and the metadata written beside them. */
+export interface SealingKey {
+  readonly key: KeyObject;
+  readonly keyId: string;
+  readonly metadata: Readonly<Record<string, Uint8Array>>;
+}
+
+export interface KeySource {
+  /** The id written beside new payloads (for logs and the console's banner). */
+  readonly keyId: string;
+  /** The key for the next `uses` payloads. */
+  sealingKey(uses: number): SealingKey | Promise<SealingKey>;
+  /** The key an encrypted payload's metadata names; PayloadDecryptionError when it names none this process can have. */
+  openingKey(metadata: PayloadMetadata): { key: KeyObject; keyId: string } | Promise<{ key: KeyObject; keyId: string }>;
+}
+
+export interface EncryptionKeys {
+  /** Absent or "static": configured keys (the envelope providers say their own name). */
+  readonly provider?: 'static' | undefined;
+  /** Id written next to each payload this codec encrypts. */
+  readonly keyId: string;
+  /** The 32-byte key new payloads are encrypted with. */
+  readonly key: Uint8Array;
+  /** Earlier keys by id, used only to decrypt. */
+  readonly decryptionKeys?: ReadonlyMap<string, Uint8Array> | undefined;
+}
+
+/** Configured keys: the current one seals, any of them opens the payloads that name it. */
+export class StaticKeySource implements KeySource {
+  readonly keyId: string;
+  private readonly sealing: SealingKey;
+  private readonly keys: ReadonlyMap<string, KeyObject>;
+
+  constructor({ keyId, key, decryptionKeys = new Map() }: EncryptionKeys) {
+    if (keyId === '') throw new TypeError('EncryptionCodec: the key id must not be empty');
+    // KeyObjects, made once: given raw bytes, every cipher would make its own (a third of its cost).
+    const keys = new Map<string, KeyObject>();
+    for (const [id, bytes] of decryptionKeys) keys.set(id, checkedKey(id, bytes));
+    const current = checkedKey(keyId, key);
+    keys.set(keyId, current);
+    this.keyId = keyId;
+    this.keys = keys;
+    this.sealing = { key: current, keyId, metadata: staticMetadata(keyId) };
+  }
+
+  /** The ids of every key this source opens with (the current one first). */
+  get keyIds(): string[] {
+    return [this.keyId, ...[...this.keys.keys()].filter((id) => id !== this.keyId)];
+  }
+
+  sealingKey(): SealingKey {
+    return this.sealing;
+  }
+
+  openingKey(metadata: PayloadMetadata): { key: KeyObject; keyId: string } {
+    const envelope = readEnvelope(metadata);
+    if (envelope) {
+      throw new PayloadDecryptionError(
+        envelope.keyId,
+        `payload's data key is wrapped by key id "${envelope.keyId}" (version ${envelope.keyVersion}), and this process has no key provider for it: set PAYLOAD_KEY_PROVIDER as its writer had it`,
+      );
+    }
+    const keyId = metadataText(metadata, KEY_ID_METADATA_KEY);
+    if (keyId === undefined) throw new PayloadDecryptionError(undefined, `encrypted payload without ${KEY_ID_METADATA_KEY} metadata`);
+    const key = this.keys.get(keyId);
+    if (!key) throw new UnknownEncryptionKeyError(keyId, this.keyIds);
+    return { key, keyId };
+  }
+}
+
+function checkedKey(id: string, key: Uint8Array): KeyObject {
+  if (key.length !== DATA_KEY_BYTES) throw new TypeError(`EncryptionCodec: key "${id}" must be ${DATA_KEY_BYTES} bytes, got ${key.length}`);
+  return createSecretKey(key);
+}

@@ -1,0 +1,87 @@
+/**
+ * Why a payload cannot be encrypted or decrypted, as types a caller can tell apart: a payload that
+ * can never be read here (PayloadDecryptionError and its kinds: a worker marks such a workflow
+ * message, the console answers 422) against a key provider that cannot answer now or refuses this
+ * process (KeyProviderUnavailableError, KeyProviderRefusedError: not payload errors, so the task
+ * fails and Temporal retries it until the provider is back or fixed).
+ */
+
+/** An encrypted payload that cannot be decrypted here; `keyId` is the id it was encrypted under. */
+export class PayloadDecryptionError extends Error {
+  override name = 'PayloadDecryptionError';
+  constructor(
+    readonly keyId: string | undefined,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The payload was encrypted with a key this process does not have (add it to PAYLOAD_DECRYPTION_KEYS). */
+export class UnknownEncryptionKeyError extends PayloadDecryptionError {
+  override name = 'UnknownEncryptionKeyError';
+  constructor(
+    override readonly keyId: string,
+    readonly knownKeyIds: readonly string[],
+  ) {
+    super(
+      keyId,
+      `payload encrypted with key id "${keyId}", which is not configured here (known: ${knownKeyIds.map((id) => `"${id}"`).join(', ') || 'none'}); ` +
+        `add it to PAYLOAD_DECRYPTION_KEYS as ${keyId}:<base64 key>`,
+    );
+  }
+}
+
+/**
+ * The KMS refused to unwrap the payload's data key because its key version is below the key's
+ * min_decryption_version: payloads of that version were made unreadable on purpose (revocation).
+ */
+export class KeyVersionRevokedError extends PayloadDecryptionError {
+  override name = 'KeyVersionRevokedError';
+  constructor(
+    override readonly keyId: string,
+    /** The KMS key, e.g. the transit key's name. */
+    readonly keyName: string,
+    /** The key version the payload's data key was wrapped with. */
+    readonly version: number,
+    kmsMessage: string,
+  ) {
+    super(
+      keyId,
+      `key version revoked: the payload's data key was wrapped with version ${version} of key "${keyName}", which the KMS no longer decrypts ` +
+        `(below its min_decryption_version; the KMS said: ${kmsMessage}). Payloads of version ${version} stay unreadable unless the minimum is lowered again`,
+    );
+  }
+}
+
+/** What was asked of the provider: 'login', 'datakey', 'decrypt' (or a test's own administration). */
+export type KeyProviderOperation = string;
+
+/** The key provider could not be reached or said it cannot serve now (down, sealed, overloaded): retry. */
+export class KeyProviderUnavailableError extends Error {
+  override name = 'KeyProviderUnavailableError';
+  /** A retry may succeed once the provider is back: the worker's task fails and Temporal retries it. */
+  readonly retryable = true;
+  constructor(
+    readonly provider: string,
+    readonly operation: KeyProviderOperation,
+    detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${provider} is unavailable (${operation}): ${detail}; no cached key could stand in, so the call fails and is retried`, options);
+  }
+}
+
+/** The key provider answered but refused this process (no permission, no such key, bad credentials): the operator's to fix. */
+export class KeyProviderRefusedError extends Error {
+  override name = 'KeyProviderRefusedError';
+  constructor(
+    readonly provider: string,
+    readonly operation: KeyProviderOperation,
+    readonly status: number,
+    kmsMessage: string,
+  ) {
+    super(`${provider} refused ${operation} (HTTP ${status}): ${kmsMessage}`);
+  }
+}

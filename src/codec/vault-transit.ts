@@ -1,0 +1,82 @@
+/**
+ * The vault-transit key provider: Vault's (or OpenBao's) transit engine makes and unwraps the data
+ * keys of envelope-v1 payloads. A data key comes from `datakey/plaintext/<key>` (in clear and
+ * wrapped, "vault:v<version>:..."); a payload's is unwrapped through `decrypt/<key>`. The key id
+ * written beside a payload is "vault-transit:<key>", so a process configured with another transit
+ * key still asks for the one that wrapped it (its policy permitting).
+ *
+ * Vault's refusals become types: a version below the key's min_decryption_version is
+ * KeyVersionRevokedError; any other 400 on decrypt is a payload this KMS cannot unwrap; 401, 403 and
+ * 404 are KeyProviderRefusedError (the policy or the mount: the operator's to fix).
+ */
+import type { DataKey, KeyWrapper } from './envelope-keys.js';
+import { KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError } from './payload-errors.js';
+import type { EnvelopeMetadata } from './payload-format.js';
+import { errorsOf, type VaultClient } from './vault-client.js';
+
+export const VAULT_TRANSIT = 'vault-transit';
+const KEY_ID_PREFIX = `${VAULT_TRANSIT}:`;
+/** Vault's words when a ciphertext's version is below min_decryption_version. */
+const REVOKED = /disallowed by policy|too old/i;
+const WRAPPED = /^vault:v([1-9]\d{0,9}):[A-Za-z0-9+/]+={0,2}$/;
+
+/** The key id written beside payloads whose data keys transit key `key` wrapped. */
+export function transitKeyId(key: string): string {
+  return `${KEY_ID_PREFIX}${key}`;
+}
+
+export interface TransitKey {
+  /** The transit engine's mount path, e.g. "transit". */
+  readonly mount: string;
+  /** The transit key new data keys are made under. */
+  readonly key: string;
+}
+
+export class VaultTransit implements KeyWrapper {
+  readonly keyId: string;
+
+  constructor(
+    private readonly client: VaultClient,
+    private readonly transit: TransitKey,
+  ) {
+    this.keyId = transitKeyId(transit.key);
+  }
+
+  async newDataKey(): Promise<DataKey> {
+    const answer = await this.client.post(`${this.transit.mount}/datakey/plaintext/${encodeURIComponent(this.transit.key)}`, { bits: 256 }, 'datakey');
+    if (answer.status !== 200) throw new KeyProviderRefusedError(VAULT_TRANSIT, 'datakey', answer.status, errorsOf(answer, `no data key from transit key "${this.transit.key}"`));
+    const data: Record<string, unknown> = answer.body.data ?? {};
+    const { plaintext, ciphertext, key_version: keyVersion } = data;
+    const version = typeof ciphertext === 'string' ? WRAPPED.exec(ciphertext)?.[1] : undefined;
+    if (typeof plaintext !== 'string' || version === undefined) {
+      throw new KeyProviderRefusedError(VAULT_TRANSIT, 'datakey', answer.status, 'an answer without data.plaintext and a data.ciphertext of the form vault:v<version>:<base64>');
+    }
+    return { plaintext: Buffer.from(plaintext, 'base64'), wrappedKey: ciphertext as string, keyVersion: typeof keyVersion === 'number' ? keyVersion : Number(version) };
+  }
+
+  async unwrap(envelope: EnvelopeMetadata): Promise<Uint8Array> {
+    const keyName = this.keyNameOf(envelope);
+    const answer = await this.client.post(`${this.transit.mount}/decrypt/${encodeURIComponent(keyName)}`, { ciphertext: envelope.wrappedKey }, 'decrypt');
+    const plaintext = answer.body.data?.plaintext;
+    if (answer.status === 200 && typeof plaintext === 'string') return Buffer.from(plaintext, 'base64');
+    const message = errorsOf(answer, `HTTP ${answer.status} without a plaintext`);
+    if (answer.status === 400 && REVOKED.test(message)) throw new KeyVersionRevokedError(envelope.keyId, keyName, envelope.keyVersion, message);
+    if (answer.status === 400 || answer.status === 200) {
+      throw new PayloadDecryptionError(envelope.keyId, `${VAULT_TRANSIT} cannot unwrap the payload's data key (transit key "${keyName}", version ${envelope.keyVersion}): ${message}`);
+    }
+    throw new KeyProviderRefusedError(VAULT_TRANSIT, 'decrypt', answer.status, message);
+  }
+
+  /** The transit key of a payload's envelope; its metadata must agree with itself. */
+  private keyNameOf({ keyId, keyVersion, wrappedKey }: EnvelopeMetadata): string {
+    if (!keyId.startsWith(KEY_ID_PREFIX) || keyId.length === KEY_ID_PREFIX.length) {
+      throw new PayloadDecryptionError(keyId, `payload's data key is wrapped by key id "${keyId}", not by a ${VAULT_TRANSIT} key ("${KEY_ID_PREFIX}<key>"), which this process's provider is`);
+    }
+    const wrappedVersion = WRAPPED.exec(wrappedKey)?.[1];
+    if (wrappedVersion === undefined) throw new PayloadDecryptionError(keyId, `payload's wrapped data key is not of the form vault:v<version>:<base64>`);
+    if (Number(wrappedVersion) !== keyVersion) {
+      throw new PayloadDecryptionError(keyId, `payload's metadata disagrees with itself: encryption-key-version ${keyVersion}, but its wrapped key is of version ${wrappedVersion}`);
+    }
+    return keyId.slice(KEY_ID_PREFIX.length);
+  }
+}

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ExpiringCache } from '../../src/codec/expiring-cache.js';
+
+describe('the cache of unwrapped data keys', () => {
+  it('forgets an entry once its lifetime has passed', () => {
+    let now = 1_000;
+    const cache = new ExpiringCache<string, number>(10, 500, () => now);
+    cache.set('a', 1);
+    now += 499;
+    assert.equal(cache.get('a'), 1);
+    now += 1;
+    assert.equal(cache.get('a'), undefined);
+    assert.equal(cache.size, 0, 'an expired entry met is dropped');
+  });
+
+  it('holds at most its bound, dropping the least recently used first', () => {
+    const cache = new ExpiringCache<string, number>(2, 60_000);
+    cache.set('a', 1);
+    cache.set('b', 2);
+    assert.equal(cache.get('a'), 1, 'a is now the most recently used');
+    cache.set('c', 3);
+    assert.equal(cache.size, 2);
+    assert.equal(cache.get('b'), undefined);
+    assert.deepEqual([cache.get('a'), cache.get('c')], [1, 3]);
+  });
+
+  it('refuses a bound or a lifetime it cannot keep', () => {
+    assert.throws(() => new ExpiringCache(0, 1), /maxEntries must be a whole number from 1, got 0/);
+    assert.throws(() => new ExpiringCache(1, 0), /lifetimeMs must be above 0, got 0/);
+  });
+});

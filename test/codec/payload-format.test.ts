@@ -1,0 +1,101 @@
+/**
+ * docs/payload-format.md's test vectors against the code: the codec seals exactly the documented
+ * bytes for the documented key and nonce, and opens them (static format through configured keys,
+ * envelope-v1 through a data key a KMS would unwrap); and a payload written by the codec before key
+ * providers (commit 2ed9c63, with its own random nonce) still decodes.
+ */
+import assert from 'node:assert/strict';
+import { createSecretKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { EnvelopeKeySource, type KeyWrapper } from '../../src/codec/envelope-keys.js';
+import { ENVELOPE_FORMAT, sealPayload, type EnvelopeMetadata } from '../../src/codec/payload-format.js';
+
+const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
+
+interface Vector {
+  readonly name: string;
+  readonly key?: string;
+  readonly dataKey?: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly nonce: string;
+  readonly plaintext: string;
+  readonly data: string;
+}
+
+const DOC = readFileSync(new URL('../../docs/payload-format.md', import.meta.url), 'utf8');
+const BLOCK = /## Test vectors[\s\S]*?```json\n([\s\S]*?)```/.exec(DOC)?.[1] ?? assert.fail('docs/payload-format.md has a json block under "Test vectors"');
+const VECTORS = (JSON.parse(BLOCK) as { vectors: Vector[] }).vectors;
+const vector = (name: string) => VECTORS.find((entry) => entry.name === name) ?? assert.fail(`a "${name}" vector`);
+const hex = (text: string) => Buffer.from(text, 'hex');
+const PLAINTEXT_PAYLOAD: Payload = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('{"password":"Everyday"}') };
+
+function asPayload({ metadata, data }: Pick<Vector, 'metadata' | 'data'>): Payload {
+  return { metadata: Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, Buffer.from(value)])), data: hex(data) };
+}
+
+/** A KMS that unwraps the vector's wrapped key to its data key, and makes none. */
+function kmsOf(wrapped: Vector): KeyWrapper & { unwrapped: EnvelopeMetadata[] } {
+  const unwrapped: EnvelopeMetadata[] = [];
+  return {
+    keyId: wrapped.metadata['encryption-key-id'] ?? '',
+    unwrapped,
+    newDataKey: () => Promise.reject(new Error('the vectors make no data key')),
+    unwrap: (envelope) => {
+      unwrapped.push(envelope);
+      assert.equal(envelope.wrappedKey, wrapped.metadata['encryption-wrapped-key']);
+      return Promise.resolve(hex(wrapped.dataKey ?? ''));
+    },
+  };
+}
+
+describe('the documented payload format', () => {
+  it('says what the plaintext is: the protobuf-encoded original payload', () => {
+    for (const entry of VECTORS) assert.deepEqual(Buffer.from(PayloadMessage.encode(PLAINTEXT_PAYLOAD).finish()).toString('hex'), entry.plaintext, entry.name);
+  });
+
+  it('seals the documented bytes for each vector\'s key and nonce', () => {
+    for (const entry of VECTORS) {
+      const key = createSecretKey(hex(entry.key ?? entry.dataKey ?? ''));
+      assert.equal(sealPayload(key, hex(entry.nonce), PLAINTEXT_PAYLOAD).toString('hex'), entry.data, entry.name);
+    }
+  });
+
+  it('opens the static vector with the configured key it names', async () => {
+    const entry = vector('static');
+    const codec = new EncryptionCodec({ keyId: entry.metadata['encryption-key-id'] ?? '', key: hex(entry.key ?? '') });
+    const [decoded] = await codec.decode([asPayload(entry)]);
+    assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
+  });
+
+  it('opens the envelope-v1 vector through the data key its KMS unwraps, once', async () => {
+    const entry = vector(ENVELOPE_FORMAT);
+    const kms = kmsOf(entry);
+    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10 }));
+    const decoded = await codec.decode([asPayload(entry), asPayload(entry)]);
+    assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [{ password: 'Everyday' }, { password: 'Everyday' }]);
+    assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads', keyVersion: 3, wrappedKey: entry.metadata['encryption-wrapped-key'] }]);
+  });
+
+  it('still decodes a payload written by the codec before key providers (commit 2ed9c63)', async () => {
+    const fixture = JSON.parse(readFileSync(new URL('../fixtures/codec/static-payload-2ed9c63.json', import.meta.url), 'utf8')) as {
+      keyId: string;
+      key: string;
+      value: unknown;
+      payload: { metadata: Record<string, string>; data: string };
+    };
+    const written: Payload = {
+      metadata: Object.fromEntries(Object.entries(fixture.payload.metadata).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+      data: Buffer.from(fixture.payload.data, 'base64'),
+    };
+    const codec = new EncryptionCodec({ keyId: fixture.keyId, key: Buffer.from(fixture.key, 'base64') });
+    const [decoded] = await codec.decode([written]);
+    assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), fixture.value);
+    // And today's codec still writes that format: the same two metadata fields.
+    const [again] = await codec.encode([defaultPayloadConverter.toPayload(fixture.value)]);
+    assert.deepEqual(Object.keys(again?.metadata ?? {}).sort(), Object.keys(written.metadata ?? {}).sort());
+  });
+});
