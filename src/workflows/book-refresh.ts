@@ -292,26 +292,24 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
 
   let lastThrottleCheck = Number.NEGATIVE_INFINITY;
   let lastFleetCheck = Number.NEGATIVE_INFINITY;
-  let lookingAround = false;
   /**
    * What the window hears from outside its children: whether the service throttled the tenant (at
    * most every throttleCheckMs) and the windows the other running books hold (every fleetCheckMs).
+   * Called only from the refresh's own sequence (waiting for room, draining), never from a child's
+   * completion: whether a local activity is still in flight is not the same on replay (its result is
+   * in history at once), so no decision may hang on it; and each time is taken before the call, as
+   * the time a result comes back is not the same on replay either.
    */
   const lookAround = async () => {
-    if (lookingAround) return;
-    lookingAround = true;
-    try {
-      if (Date.now() - lastThrottleCheck >= settings.control.throttleCheckMs) {
-        const pause = await book.tenantThrottle({ customerId });
-        lastThrottleCheck = Date.now();
-        if (pause) window.observeThrottle(pause.until, pause.reason, Date.now());
-      }
-      if (sharesFleet && Date.now() - lastFleetCheck >= settings.control.fleetCheckMs) {
-        window.observeFleet(await book.fleetWindows({ refreshWorkflowId: info.workflowId }), weight);
-        lastFleetCheck = Date.now();
-      }
-    } finally {
-      lookingAround = false;
+    const at = Date.now();
+    if (at - lastThrottleCheck >= settings.control.throttleCheckMs) {
+      lastThrottleCheck = at;
+      const pause = await book.tenantThrottle({ customerId });
+      if (pause) window.observeThrottle(pause.until, pause.reason, at);
+    }
+    if (sharesFleet && at - lastFleetCheck >= settings.control.fleetCheckMs) {
+      lastFleetCheck = at;
+      window.observeFleet(await book.fleetWindows({ refreshWorkflowId: info.workflowId }), weight);
     }
   };
 
@@ -353,7 +351,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
           const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
           if (end.ended === 'completed') {
             finish({ ...base, outcome: 'refreshed' }, true, end.pollWaitMs);
-            return lookAround();
+            return undefined;
           }
           finish(end.ended === 'duplicate' ? { ...base, outcome: 'duplicate' } : await outcomeOfFailure(base, end.failureType), false);
           return undefined;
@@ -472,6 +470,8 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   }
 
   async function waitForRoom(): Promise<void> {
+    // Before each start: a throttle or the other books' windows may change the room there is.
+    await lookAround();
     await waitWatching(() => cancelled !== undefined || (!paused && inFlight.size < window.size));
   }
 
