@@ -120,8 +120,16 @@ export class WindowController {
   /** How much slower than their best this book's children finish or start (what it publishes for the others); undefined until it knows. */
   get crowding(): number | undefined {
     const finishRatio = this.busyRatio();
-    if (finishRatio === undefined) return undefined;
-    return Math.max(finishRatio, this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0) ?? 0);
+    return finishRatio === undefined ? undefined : Math.max(finishRatio, this.startRatio() ?? 0);
+  }
+
+  /**
+   * A start's wait is judged by what it adds to a child's whole time (the best finish, itself
+   * counted from the ask to start): starts of a few tens of ms that take a few hundred on a busy
+   * fleet are not yet congestion, starts that add as much again as a child takes are.
+   */
+  private startRatio(): number | undefined {
+    return this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0);
   }
 
   /** This refresh's weighted share of every running refresh's window; undefined while it runs alone. */
@@ -251,10 +259,7 @@ export class WindowController {
   private decide(now: number, windowFull: boolean): void {
     const { size, sinceChange } = this.memory;
     const finishRatio = this.busyRatio();
-    // A start's wait is judged by what it adds to a child's whole time (the best finish, itself
-    // counted from the ask to start): starts of a few tens of ms that take a few hundred on a busy
-    // fleet are not yet congestion, starts that add as much again as a child takes are.
-    const startRatio = this.ratio(this.memory.recentStartMs, this.memory.bestStartMs, this.memory.bestFinishMs ?? 0);
+    const startRatio = this.startRatio();
     if (finishRatio === undefined) return;
     const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
     const own = Math.max(finishRatio, startRatio ?? 0);
