@@ -129,16 +129,14 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });
         for (const execution of response.executions) {
           if (execution.execution?.workflowId === refreshWorkflowId) continue;
-          let published: Partial<PublishedWindow> | undefined;
+          let published: unknown;
           try {
-            published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined))?.[BOOK_REFRESH_MEMO.window] as Partial<PublishedWindow> | undefined;
+            published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined))?.[BOOK_REFRESH_MEMO.window];
           } catch {
             continue;
           }
-          const { size, weight, crowding } = published ?? {};
-          if (typeof size === 'number' && Number.isFinite(size) && size >= 0 && typeof weight === 'number' && Number.isFinite(weight) && weight > 0) {
-            windows.push({ size, weight, ...(typeof crowding === 'number' && Number.isFinite(crowding) && crowding > 0 ? { crowding } : {}) });
-          }
+          const other = readPublishedWindow(published, Date.now());
+          if (other) windows.push(other);
         }
         nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
       } while (nextPageToken);
@@ -158,3 +156,16 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
 }
 
 export type BookActivities = ReturnType<typeof createBookActivities>;
+
+/**
+ * Another refresh's published window as it may be used at `now`, or undefined when it is not one
+ * (no size, no positive weight): left out rather than guessed. Its crowding is dropped once past
+ * its end (that book's children stopped finishing: paused, draining, waiting on the service).
+ */
+export function readPublishedWindow(published: unknown, now: number): PublishedWindow | undefined {
+  if (typeof published !== 'object' || published === null) return undefined;
+  const { size, weight, crowding, crowdingUntil } = published as Partial<Record<keyof PublishedWindow, unknown>>;
+  if (!(typeof size === 'number' && Number.isFinite(size) && size >= 0 && typeof weight === 'number' && Number.isFinite(weight) && weight > 0)) return undefined;
+  const fresh = typeof crowdingUntil !== 'number' || crowdingUntil >= now;
+  return { size, weight, ...(fresh && typeof crowding === 'number' && Number.isFinite(crowding) && crowding > 0 ? { crowding } : {}) };
+}

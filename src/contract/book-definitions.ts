@@ -226,12 +226,15 @@ export const BOOK_REFRESH_MEMO = { window: 'window' } as const;
 /**
  * What a running refresh publishes of itself: the children it holds room for (0 while paused), its
  * tenant's weight, and how crowded its children find the fleet (recent time over best, rounded;
- * absent until it knows).
+ * absent until it knows) with the time until which that reading holds: a refresh whose children
+ * stopped finishing (paused, draining, stuck on the service) says nothing of the fleet any more.
  */
 export interface PublishedWindow {
   readonly size: number;
   readonly weight: number;
   readonly crowding?: number | undefined;
+  /** Epoch ms after which `crowding` is stale and readers leave it out (absent in memos of older builds: fresh). */
+  readonly crowdingUntil?: number | undefined;
 }
 
 export interface BookCounts {
@@ -355,6 +358,8 @@ export interface WindowMemory {
   /** When the window last shrank for slow children (workflow ms): the next such shrink waits a child's time. */
   readonly shrankAt?: number | undefined;
   readonly throttledUntil?: number | undefined;
+  /** When a child last finished normally (workflow ms): the crowding it publishes is as fresh as that. */
+  readonly lastTimedAt?: number | undefined;
   /** The tenant's fairness weight, and the other running refreshes' windows and weights as last read. */
   readonly weight?: number | undefined;
   readonly others?: { readonly size: number; readonly weight: number; readonly refreshes: number; readonly crowding: number } | undefined;

@@ -153,6 +153,8 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   const window = new WindowController(settings.bounds, settings.control, carried?.window);
   // Runs begun before books shared the fleet keep to their own window (their histories have no memo to replay).
   const sharesFleet = patched('book-fleet-share');
+  // Runs begun before a published crowding had an end keep publishing it without one.
+  const expiresCrowding = sharesFleet && patched('book-crowding-expiry');
   const weight = info.priority?.fairnessWeight ?? 1;
   let published: PublishedWindow | undefined;
   let publishedAt = Number.NEGATIVE_INFINITY;
@@ -212,10 +214,17 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   const publishWindow = () => {
     if (!sharesFleet) return;
     const crowding = window.crowding;
-    const next: PublishedWindow = { size: paused || cancelled ? 0 : window.size, weight, ...(crowding === undefined ? {} : { crowding: Math.round(crowding * 10) / 10 }) };
+    const crowdingUntil = expiresCrowding ? window.crowdingUntil : undefined;
+    const next: PublishedWindow = {
+      size: paused || cancelled ? 0 : window.size,
+      weight,
+      ...(crowding === undefined ? {} : { crowding: Math.round(crowding * 10) / 10 }),
+      ...(crowding === undefined || crowdingUntil === undefined ? {} : { crowdingUntil }),
+    };
     if (published?.size === next.size && published.weight === next.weight) {
-      // A new crowding alone is told at most as often as the others read it (each is an event in history).
-      if (published.crowding === next.crowding || Date.now() - publishedAt < settings.control.fleetCheckMs) return;
+      // A new crowding (or its renewal) alone is told at most as often as the others read it (each is an event in history).
+      const same = published.crowding === next.crowding && (!expiresCrowding || published.crowdingUntil === next.crowdingUntil);
+      if (same || Date.now() - publishedAt < settings.control.fleetCheckMs) return;
     }
     published = next;
     publishedAt = Date.now();

@@ -124,6 +124,17 @@ export class WindowController {
   }
 
   /**
+   * Until when the published crowding holds: two child times (or two reads of the fleet, whichever
+   * is longer) after the last child that finished normally. A book whose children stopped finishing
+   * (paused, draining a page's last ones, waiting on a service that is down) no longer reads the fleet.
+   */
+  get crowdingUntil(): number | undefined {
+    const at = this.memory.lastTimedAt;
+    if (at === undefined) return undefined;
+    return at + 2 * Math.max(median(this.memory.recentFinishMs) ?? 0, this.control.fleetCheckMs);
+  }
+
+  /**
    * A start's wait is judged by what it adds to a child's whole time (the best finish, itself
    * counted from the ask to start): starts of a few tens of ms that take a few hundred on a busy
    * fleet are not yet congestion, starts that add as much again as a child takes are.
@@ -171,6 +182,7 @@ export class WindowController {
       recentBusyMs,
       bestBusyMs: this.best(this.memory.bestBusyMs, recentBusyMs),
       sinceChange: this.memory.sinceChange + 1,
+      lastTimedAt: now,
     };
     this.decide(now, windowFull);
   }

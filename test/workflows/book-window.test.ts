@@ -85,6 +85,19 @@ void describe('book refresh window', () => {
     assert.equal(window.view.bestFinishMs, 11_000, 'the whole time kept for the stuck rule');
   });
 
+  void it('publishes its crowding until two child times after the last child that finished, so a book whose children stopped says nothing of the fleet', () => {
+    const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+    assert.equal(window.crowdingUntil, undefined, 'nothing finished: nothing to tell');
+    finish(window, RECENT_MIN, 20_000, 100_000);
+    const last = 100_000 + RECENT_MIN - 1;
+    assert.equal(window.crowdingUntil, last + 2 * 20_000, 'two child times after the last one');
+    const quick = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+    finish(quick, RECENT_MIN, 300, 0);
+    assert.equal(quick.crowdingUntil, RECENT_MIN - 1 + 2 * DEFAULT_WINDOW_CONTROL.fleetCheckMs, 'at least two reads of the fleet, however quick its children');
+    quick.observeFinish(300, false, 50_000, true);
+    assert.equal(quick.crowdingUntil, RECENT_MIN - 1 + 2 * DEFAULT_WINDOW_CONTROL.fleetCheckMs, 'a failure or a skip ends early: it does not renew the reading');
+  });
+
   void it('halves once per throttle and does not grow until it has passed', () => {
     const window = new WindowController({ floor: 1, ceiling: 40, start: 16 }, DEFAULT_WINDOW_CONTROL);
     window.observeThrottle(10_000, 'TOO_MANY_REQUESTS, Retry-After 10 s', 0);
