@@ -225,12 +225,19 @@ describe("the console's codec endpoint", () => {
     assert.match(((await bad.json()) as { message: string }).message, /base64/);
 
     const [foreign] = await new EncryptionCodec({ keyId: 'retired-2019', key: randomBytes(32) }).encode([startInput()]);
-    const unknown = await codecCall('/codec/decode', { payloads: [toJson(foreign ?? assert.fail())] }, auth);
-    assert.equal(unknown.status, 422);
-    const unknownBody = (await unknown.json()) as { error: string; keyId: string; message: string };
-    assert.equal(unknownBody.error, 'DecryptionFailed');
-    assert.equal(unknownBody.keyId, 'retired-2019');
-    assert.match(unknownBody.message, /retired-2019/);
+    // A payload that can never be read here comes back as a JSON payload naming why (the Web UI shows
+    // it in place of ciphertext); the event's other payloads still decode.
+    const unknown = await codecCall('/codec/decode', { payloads: [toJson(foreign ?? assert.fail()), toJson(startInput())] }, auth);
+    assert.equal(unknown.status, 200);
+    const [described, readable] = ((await unknown.json()) as { payloads: { metadata: Record<string, string>; data: string }[] }).payloads;
+    const fromBase64 = (value: string | undefined) => Buffer.from(value ?? '', 'base64').toString('utf8');
+    assert.equal(fromBase64(described?.metadata.encoding), 'json/plain');
+    const state = (JSON.parse(fromBase64(described?.data)) as { undecodable: { state: string; keyId: string; message: string } }).undecodable;
+    assert.equal(state.state, 'unknown-key');
+    assert.equal(state.keyId, 'retired-2019');
+    assert.match(state.message, /retired-2019/);
+    assert.equal(fromBase64(readable?.metadata.encoding), 'json/plain');
+    assert.match(fromBase64(readable?.data), /SandboxBank|customerId/, 'the other payload of the same call decoded');
 
     const off = await codecCall('/codec/decode', { payloads: [] }, auth, plainUrl);
     assert.equal(off.status, 404);

@@ -10,6 +10,11 @@ import { after, before, describe, it } from 'node:test';
 import type proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey, type ConnectionResult } from '../../src/client/index.js';
+import { decodeOrDescribe } from '../../src/client/console/codec.js';
+import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { keySourceFor } from '../../src/codec/key-provider.js';
+import { KeyVersionRevokedError } from '../../src/codec/payload-errors.js';
+import { runCaptured } from '../client/cli-capture.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
@@ -27,19 +32,21 @@ let stack: ConnectionStack;
 let client: ConnectionsClient;
 let result: ConnectionResult;
 let rawEvents: HistoryEvent[];
+let variables: Record<string, string>;
+let workflowId: string;
 
 before(async () => {
   bao = await startOpenBao();
   const token = await bao.token('aggregation-worker', workerPolicy(bao.transitKey));
   env = await createDevEnvironment();
   // The static test key stays, decrypt-only, as it would after a switch (and no local key file is made).
-  const variables = { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: bao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_STORE: 'off', ...TEST_ENCRYPTION_ENV };
+  variables = { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: bao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_STORE: 'off', ...TEST_ENCRYPTION_ENV };
   const workerConfig = loadWorkerConfig(variables);
   assert.equal(workerConfig.encryption?.provider, 'vault-transit');
   stack = await startConnectionStack(env, { encryption: workerConfig.encryption });
   client = await ConnectionsClient.connect(loadClientConfig({ ...variables, TEMPORAL_TASK_QUEUE: stack.taskQueue }));
 
-  const workflowId = connectionKey(stack.customerId, uniqueId('vault-transit'));
+  workflowId = connectionKey(stack.customerId, uniqueId('vault-transit'));
   await client.startAndAwaitFirstStep(workflowId, {
     customerId: stack.customerId,
     session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD },
@@ -81,5 +88,56 @@ describe('a connection with PAYLOAD_KEY_PROVIDER=vault-transit', () => {
     const wrapped = new Set(ours.map(({ payload }) => text(payload.metadata?.['encryption-wrapped-key'])));
     for (const key of wrapped) assert.match(key, /^vault:v1:[A-Za-z0-9+/]+=*$/);
     assert.equal(wrapped.size, 2, "two data keys: the client's (the input) and the worker's (the rest)");
+  });
+});
+
+describe('the same history once its key version is revoked (min_decryption_version raised past it)', () => {
+  let reader: ConnectionsClient | undefined;
+  before(async () => {
+    await bao.api('POST', `transit/keys/${bao.transitKey}/rotate`, {});
+    await bao.api('POST', `transit/keys/${bao.transitKey}/config`, { min_decryption_version: 2 });
+  });
+  after(async () => {
+    await reader?.close();
+  });
+
+  it('a pipeline client (no key cached) gets KeyVersionRevokedError naming version 1', async () => {
+    // A fresh settings object: its own key source, so nothing unwrapped before the revocation is cached.
+    reader = await ConnectionsClient.connect(loadClientConfig({ ...variables, TEMPORAL_TASK_QUEUE: stack.taskQueue }));
+    const error = await reader.result(workflowId).then(
+      () => assert.fail('a revoked history was read'),
+      (thrown: unknown) => thrown,
+    );
+    let found: unknown = error;
+    while (found instanceof Error && !(found instanceof KeyVersionRevokedError)) found = found.cause;
+    assert.ok(found instanceof KeyVersionRevokedError, `${String(error)}`);
+    assert.equal(found.version, 1);
+    assert.equal(found.keyName, bao.transitKey);
+  });
+
+  it('the CLI says "key version revoked" with the version and the key, and exits 1', async () => {
+    const fresh = await ConnectionsClient.connect(loadClientConfig({ ...variables, TEMPORAL_TASK_QUEUE: stack.taskQueue }));
+    try {
+      const run = await runCaptured(['watch', workflowId], { stack, client: fresh }, { env: { ...variables } });
+      assert.equal(run.code, 1, run.err);
+      assert.match(run.err, /key version revoked: version 1 of key "aggregation-payloads" \(vault-transit:aggregation-payloads\)/);
+      assert.match(run.err, /min_decryption_version/);
+      assert.doesNotMatch(run.out + run.err, /vault:v1:/, 'never the ciphertext');
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it("the console's codec endpoint (what the Web UI shows) answers a typed state naming the version in place of each revoked payload", async () => {
+    const codec = new EncryptionCodec(keySourceFor(loadClientConfig({ ...variables }).encryption!));
+    const completed = rawEvents.find((event) => event.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0];
+    assert.ok(completed, 'the completion event carries the result');
+    const shown = await decodeOrDescribe([codec], { metadata: completed.metadata ?? {}, data: completed.data ?? new Uint8Array() });
+    assert.equal(text(shown.metadata?.encoding), 'json/plain');
+    const state = (JSON.parse(text(shown.data)) as { undecodable: Record<string, unknown> }).undecodable;
+    assert.equal(state.state, 'key-version-revoked');
+    assert.equal(state.version, 1);
+    assert.equal(state.keyName, 'aggregation-payloads');
+    assert.match(String(state.message), /key version revoked/);
   });
 });

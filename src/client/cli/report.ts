@@ -16,6 +16,7 @@ import {
   InvalidLoginRefError,
   InvalidScheduleError,
 } from '../errors.js';
+import { KeyVersionRevokedError, PayloadDecryptionError } from '../../codec/payload-errors.js';
 import { printable } from '../presentation.js';
 import { UsageError } from './args.js';
 import type { CliIo } from './command.js';
@@ -52,6 +53,16 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
     io.err('nothing was sent to the service; run "show" to see the challenges again');
     return EXIT_FAILED;
   }
+  const undecodable = payloadErrorIn(error);
+  if (undecodable instanceof KeyVersionRevokedError) {
+    io.err(`${program} ${command}: key version revoked: version ${undecodable.version} of key "${printable(undecodable.keyName)}" (${printable(undecodable.keyId)}) no longer decrypts, so this history cannot be read here`);
+    io.err('it was made unreadable on purpose (the key\'s min_decryption_version); docs/operations.md, "Revocation", says what an operator can do');
+    return EXIT_FAILED;
+  }
+  if (undecodable !== undefined) {
+    io.err(`${program} ${command}: cannot decrypt: ${printable(undecodable.message)}`);
+    return EXIT_FAILED;
+  }
   if (error instanceof ConnectionClientError) {
     io.err(`${program} ${command}: ${printable(error.message)}`);
     return EXIT_FAILED;
@@ -75,4 +86,12 @@ export function formatTable(header: readonly string[], rows: ReadonlyArray<reado
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((row) => (row[i] ?? '').length)));
   const format = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   return [format(header), ...cells.map(format)];
+}
+
+/** A payload error, thrown as it is or as the cause of what the SDK threw around it. */
+function payloadErrorIn(error: unknown): PayloadDecryptionError | undefined {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+    if (current instanceof PayloadDecryptionError) return current;
+  }
+  return undefined;
 }

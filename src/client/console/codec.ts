@@ -2,13 +2,15 @@
  * The codec endpoint: Temporal's remote codec protocol, for the Web UI and `temporal --codec-endpoint
  * <console>/codec`, served when payload encryption is on (otherwise 404).
  *   POST /codec/encode  { payloads: [{ metadata: { key: base64 }, data: base64 }] } → same shape, encoded
- *   POST /codec/decode  { payloads: [...] } → same shape, decoded
+ *   POST /codec/decode  { payloads: [...] } → same shape, decoded (one that can never be read here:
+ *                       a JSON payload naming why, see decodeOrDescribe)
  * Also at /codec/<codec token>/(encode|decode) (see auth.ts). Browsers may call it, with credentials,
  * only from the origins of CONSOLE_CODEC_CORS_ORIGINS.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
+import { KeyVersionRevokedError, PayloadDecryptionError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
 import { CODEC_TOKEN_PARAM } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
 import type { CorsPolicy, Route, RouteCall } from './router.js';
@@ -41,7 +43,7 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
     let payloads = body.payloads.map(fromJson);
     // Like the SDK's data converter: encode through the codecs in order, decode in reverse order.
     if (params.action === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
-    else for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+    else payloads = await Promise.all(payloads.map((payload) => decodeOrDescribe(codecs, payload)));
     return { status: 200, body: { payloads: payloads.map(toJson) } };
   };
   return [
@@ -80,6 +82,31 @@ function codecCors(allowed: ReadonlySet<string>): CorsPolicy {
     response.end();
     return true;
   };
+}
+
+/**
+ * One payload decoded, or, when it can never be read here (a revoked key version, a key this console
+ * does not have, altered bytes), a JSON payload in its place that says so by name: the Web UI shows
+ * that state beside the event instead of ciphertext, and the event's other payloads still decode. A
+ * key provider that cannot answer now (KeyProviderUnavailableError) still fails the request, so the
+ * Web UI shows the codec as unreachable and a reload retries.
+ */
+export async function decodeOrDescribe(codecs: readonly PayloadCodec[], payload: Payload): Promise<Payload> {
+  try {
+    let decoded = [payload];
+    for (const codec of [...codecs].reverse()) decoded = await codec.decode(decoded);
+    return decoded[0] ?? payload;
+  } catch (error) {
+    if (!(error instanceof PayloadDecryptionError)) throw error;
+    return { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify({ undecodable: undecodableState(error) })) };
+  }
+}
+
+/** The typed state the Web UI shows in place of a payload that cannot be read. */
+export function undecodableState(error: PayloadDecryptionError): Record<string, string | number> {
+  if (error instanceof KeyVersionRevokedError) return { state: 'key-version-revoked', keyId: error.keyId, keyName: error.keyName, version: error.version, message: error.message };
+  if (error instanceof UnknownEncryptionKeyError) return { state: 'unknown-key', keyId: error.keyId, message: error.message };
+  return { state: 'undecryptable', ...(error.keyId === undefined ? {} : { keyId: error.keyId }), message: error.message };
 }
 
 function fromJson(payload: JsonPayload): Payload {
