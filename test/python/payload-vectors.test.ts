@@ -1,7 +1,8 @@
 /**
  * Byte compatibility, TypeScript's side: payloads the Python codec wrote (the committed fixture and a
  * file written now by python/tests/payload_vectors.py) decode here, and payloads this codec writes now
- * decode in Python, with configured keys and with vault-transit against a real OpenBao.
+ * decode in Python, with configured keys, the generated local key file and vault-transit against a
+ * real OpenBao.
  * (python/tests/test_cross_language.py checks the same from Python's side.)
  */
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { encryptionCodecFor } from '../../src/codec/data-converter.js';
+import { readOrCreateLocalKey } from '../../src/codec/local-key.js';
 import { UnknownEncryptionKeyError } from '../../src/codec/payload-errors.js';
 import { loadPayloadCodecConfig } from '../../src/settings/payload-codec.js';
 import { readVectors, writeVectors } from '../../scripts/payload-vectors.js';
@@ -65,6 +67,15 @@ describe('payloads between TypeScript and Python', () => {
 
   it('exchanges payloads under configured keys both ways in one run', async () => {
     await bothWays(await mkdtemp(join(dir, 'static-')), STATIC);
+  });
+
+  it('shares the generated local key file: Python makes it, TypeScript reads it, and the other way round', async () => {
+    const pythonMade = await mkdtemp(join(dir, 'local-python-'));
+    await bothWays(pythonMade, { TEMPORAL_ADDRESS: '127.0.0.1:7233', PAYLOAD_ENCRYPTION_KEY_FILE: join(pythonMade, 'payload-encryption.key') });
+    const typeScriptMade = await mkdtemp(join(dir, 'local-typescript-'));
+    const made = readOrCreateLocalKey(join(typeScriptMade, 'payload-encryption.key'));
+    await bothWays(typeScriptMade, { TEMPORAL_ADDRESS: '127.0.0.1:7233', PAYLOAD_ENCRYPTION_KEY_FILE: join(typeScriptMade, 'payload-encryption.key') });
+    assert.equal((await readVectors(codecOf({ ...ELSEWHERE, PAYLOAD_ENCRYPTION_KEY: made.key.toString('base64'), PAYLOAD_ENCRYPTION_KEY_ID: made.keyId }), join(typeScriptMade, 'python.json'))).keyId, made.keyId);
   });
 
   it('exchanges vault-transit payloads both ways, each side unwrapping the other\'s data key', async () => {
