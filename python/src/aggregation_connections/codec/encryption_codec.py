@@ -1,0 +1,43 @@
+"""A Temporal PayloadCodec that encrypts every payload with AES-256-GCM (src/codec/encryption-codec.ts):
+the static format names a configured key by id; envelope-v1 carries its data key wrapped by a KMS.
+Decoding passes through payloads that are not encrypted and decrypts with the key the payload names,
+so a client reads what the TypeScript worker wrote and the worker reads what this codec writes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from temporalio.api.common.v1 import Payload
+from temporalio.converter import PayloadCodec
+
+from .key_source import EncryptionKeys, KeySource, StaticKeySource
+from .payload_format import is_encrypted, open_payload, seal_payload
+
+
+class EncryptionCodec(PayloadCodec):
+    def __init__(self, keys: EncryptionKeys | KeySource) -> None:
+        """Configured keys (the static format), or a key source such as a KMS's (envelope-v1)."""
+        self._keys: KeySource = StaticKeySource(keys) if isinstance(keys, EncryptionKeys) else keys
+
+    @property
+    def key_id(self) -> str:
+        """The id new payloads are encrypted under."""
+        return self._keys.key_id
+
+    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        """One key for the whole batch: a KMS is asked at most once per batch, and only when its data key is spent."""
+        if not payloads:
+            return []
+        sealing = await self._keys.sealing_key(len(payloads))
+        return [Payload(metadata=dict(sealing.metadata), data=seal_payload(sealing.key, payload)) for payload in payloads]
+
+    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        """A payload it cannot decrypt fails the whole batch (PayloadDecryptionError or a key provider's error)."""
+        return list(await asyncio.gather(*(self._decrypt(payload) for payload in payloads)))
+
+    async def _decrypt(self, payload: Payload) -> Payload:
+        if not is_encrypted(payload):
+            return payload
+        opening = await self._keys.opening_key(payload.metadata)
+        return open_payload(opening.key, opening.key_id, payload.data)

@@ -1,0 +1,68 @@
+"""Why a payload cannot be encrypted or decrypted, as types a caller can tell apart (src/codec/payload-errors.ts).
+
+A payload that can never be read here is a PayloadDecryptionError (or one of its kinds); a key provider
+that cannot answer now (KeyProviderUnavailableError: retry) or refuses this process
+(KeyProviderRefusedError: the operator's to fix) is not a payload error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class PayloadDecryptionError(Exception):
+    """An encrypted payload that cannot be decrypted here; ``key_id`` is the id it was encrypted under."""
+
+    def __init__(self, key_id: str | None, message: str) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+
+
+class UnknownEncryptionKeyError(PayloadDecryptionError):
+    """The payload was encrypted with a key this process does not have (add it to PAYLOAD_DECRYPTION_KEYS)."""
+
+    def __init__(self, key_id: str, known_key_ids: Sequence[str]) -> None:
+        known = ", ".join(f'"{known_id}"' for known_id in known_key_ids) or "none"
+        super().__init__(
+            key_id,
+            f'payload encrypted with key id "{key_id}", which is not configured here (known: {known}); '
+            f"add it to PAYLOAD_DECRYPTION_KEYS as {key_id}:<base64 key>",
+        )
+        self.known_key_ids = tuple(known_key_ids)
+
+
+class KeyVersionRevokedError(PayloadDecryptionError):
+    """The KMS refused to unwrap the data key: its key version is below the key's min_decryption_version."""
+
+    def __init__(self, key_id: str, key_name: str, version: int, kms_message: str) -> None:
+        super().__init__(
+            key_id,
+            f"key version revoked: the payload's data key was wrapped with version {version} of key \"{key_name}\", "
+            f"which the KMS no longer decrypts (below its min_decryption_version; the KMS said: {kms_message}). "
+            f"Payloads of version {version} stay unreadable unless the minimum is lowered again",
+        )
+        self.key_name = key_name
+        self.version = version
+
+
+class KeyProviderUnavailableError(Exception):
+    """The key provider could not be reached or said it cannot serve now (down, sealed, overloaded): retry."""
+
+    retryable = True
+
+    def __init__(self, provider: str, operation: str, detail: str) -> None:
+        super().__init__(
+            f"{provider} is unavailable ({operation}): {detail}; no cached key could stand in, so the call fails and is retried"
+        )
+        self.provider = provider
+        self.operation = operation
+
+
+class KeyProviderRefusedError(Exception):
+    """The key provider answered but refused this process (no permission, no such key, bad credentials)."""
+
+    def __init__(self, provider: str, operation: str, status: int, kms_message: str) -> None:
+        super().__init__(f"{provider} refused {operation} (HTTP {status}): {kms_message}")
+        self.provider = provider
+        self.operation = operation
+        self.status = status

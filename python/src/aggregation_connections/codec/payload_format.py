@@ -1,0 +1,120 @@
+"""The encrypted payload's wire format (docs/payload-format.md; src/codec/payload-format.ts).
+
+Both formats: metadata ``encoding`` = "binary/encrypted"; data = nonce (12 bytes) ‖ AES-256-GCM
+ciphertext ‖ tag (16 bytes), no associated data; the plaintext is the whole original Payload, proto-encoded.
+- static (format 0, no ``encryption-format``): ``encryption-key-id`` names a configured key.
+- envelope-v1: ``encryption-format`` = "envelope-v1", ``encryption-key-id`` = "<provider>:<KMS key>",
+  ``encryption-key-version`` (decimal) and ``encryption-wrapped-key`` (the data key as the KMS wrapped it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from temporalio.api.common.v1 import Payload
+
+from .errors import PayloadDecryptionError
+
+ENCRYPTED_ENCODING = "binary/encrypted"
+ENCODING_METADATA_KEY = "encoding"
+KEY_ID_METADATA_KEY = "encryption-key-id"
+FORMAT_METADATA_KEY = "encryption-format"
+KEY_VERSION_METADATA_KEY = "encryption-key-version"
+WRAPPED_KEY_METADATA_KEY = "encryption-wrapped-key"
+ENVELOPE_FORMAT = "envelope-v1"
+DATA_KEY_BYTES = 32
+NONCE_BYTES = 12
+TAG_BYTES = 16
+
+_VERSION = re.compile(r"[1-9][0-9]{0,9}")
+
+Metadata = Mapping[str, bytes]
+
+
+def metadata_text(metadata: Metadata, key: str) -> str | None:
+    """A metadata value as text, or None when absent or empty."""
+    raw = metadata.get(key)
+    return raw.decode("utf-8", errors="replace") if raw else None
+
+
+def is_encrypted(payload: Payload) -> bool:
+    """True when the payload's metadata says ``encoding: binary/encrypted``."""
+    return metadata_text(payload.metadata, ENCODING_METADATA_KEY) == ENCRYPTED_ENCODING
+
+
+@dataclass(frozen=True)
+class EnvelopeMetadata:
+    """What an envelope-v1 payload says of its data key."""
+
+    key_id: str
+    key_version: int
+    wrapped_key: str
+
+
+def envelope_metadata(envelope: EnvelopeMetadata) -> dict[str, bytes]:
+    """The metadata an envelope-v1 payload carries."""
+    return {
+        ENCODING_METADATA_KEY: ENCRYPTED_ENCODING.encode(),
+        FORMAT_METADATA_KEY: ENVELOPE_FORMAT.encode(),
+        KEY_ID_METADATA_KEY: envelope.key_id.encode(),
+        KEY_VERSION_METADATA_KEY: str(envelope.key_version).encode(),
+        WRAPPED_KEY_METADATA_KEY: envelope.wrapped_key.encode(),
+    }
+
+
+def static_metadata(key_id: str) -> dict[str, bytes]:
+    """The metadata a static-format payload carries."""
+    return {ENCODING_METADATA_KEY: ENCRYPTED_ENCODING.encode(), KEY_ID_METADATA_KEY: key_id.encode()}
+
+
+def read_envelope(metadata: Metadata) -> EnvelopeMetadata | None:
+    """An encrypted payload's envelope metadata, or None for the static format; bad metadata is refused by name."""
+    fmt = metadata_text(metadata, FORMAT_METADATA_KEY)
+    if fmt is None:
+        return None
+    key_id = metadata_text(metadata, KEY_ID_METADATA_KEY)
+    if fmt != ENVELOPE_FORMAT:
+        raise PayloadDecryptionError(
+            key_id,
+            f'encrypted payload of {FORMAT_METADATA_KEY} "{fmt[:64]}", which this process does not read (it reads "{ENVELOPE_FORMAT}")',
+        )
+    if key_id is None:
+        raise PayloadDecryptionError(None, f"{ENVELOPE_FORMAT} payload without {KEY_ID_METADATA_KEY} metadata")
+    version = metadata_text(metadata, KEY_VERSION_METADATA_KEY)
+    if version is None or not _VERSION.fullmatch(version):
+        shown = "null" if version is None else repr(version[:32])
+        raise PayloadDecryptionError(
+            key_id,
+            f'{ENVELOPE_FORMAT} payload (key id "{key_id}") has {KEY_VERSION_METADATA_KEY} {shown}: must be a key version, a whole number from 1',
+        )
+    wrapped_key = metadata_text(metadata, WRAPPED_KEY_METADATA_KEY)
+    if wrapped_key is None:
+        raise PayloadDecryptionError(key_id, f'{ENVELOPE_FORMAT} payload (key id "{key_id}") without {WRAPPED_KEY_METADATA_KEY} metadata')
+    return EnvelopeMetadata(key_id=key_id, key_version=int(version), wrapped_key=wrapped_key)
+
+
+def seal_payload(key: AESGCM, payload: Payload, nonce: bytes | None = None) -> bytes:
+    """nonce ‖ ciphertext ‖ tag of the proto-encoded payload; a random nonce unless one is given (test vectors)."""
+    nonce = os.urandom(NONCE_BYTES) if nonce is None else nonce
+    if len(nonce) != NONCE_BYTES:
+        raise ValueError(f"a nonce is {NONCE_BYTES} bytes, got {len(nonce)}")
+    return nonce + key.encrypt(nonce, payload.SerializeToString(deterministic=True), None)
+
+
+def open_payload(key: AESGCM, key_id: str, data: bytes) -> Payload:
+    """The payload sealed in ``data``; a wrong key or altered bytes are a PayloadDecryptionError naming the key id."""
+    if len(data) < NONCE_BYTES + TAG_BYTES:
+        raise PayloadDecryptionError(key_id, f'encrypted payload (key id "{key_id}") is too short: {len(data)} bytes')
+    try:
+        plaintext = key.decrypt(data[:NONCE_BYTES], data[NONCE_BYTES:], None)
+    except InvalidTag:
+        raise PayloadDecryptionError(
+            key_id,
+            f'cannot decrypt a payload with key id "{key_id}": it was altered, or encrypted with another key under the same id',
+        ) from None
+    return Payload.FromString(plaintext)

@@ -1,0 +1,56 @@
+"""The generated contract models accept what the worker accepts and name what it refuses."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from aggregation_connections.contract import ConnectionInput, SecurityChallenge
+
+LOGIN_ID = "1b3f0a4e-9a52-4f3c-8a43-0b1f6c9a2d11"
+
+
+def test_a_cached_connection_with_defaults_goes_on_the_wire_with_the_workers_field_names() -> None:
+    connection = ConnectionInput.model_validate(
+        {"customerId": "lender-1", "session": {"kind": "cached", "loginId": LOGIN_ID}, "products": {"accountsDetail": {"WithTransactions": True}}}
+    )
+    assert connection.customer_id == "lender-1"
+    assert connection.timing.poll_interval_ms == 10_000 and connection.unattended is False
+    assert connection.to_wire() == {
+        "customerId": "lender-1",
+        "session": {"kind": "cached", "loginId": LOGIN_ID},
+        "products": {"accountsDetail": {"WithTransactions": True}},
+    }
+
+
+def test_python_names_build_the_same_input() -> None:
+    from aggregation_connections.contract.models import ConnectionInputProducts, ConnectionInputSessionLive
+
+    connection = ConnectionInput(
+        customer_id="lender-1",
+        session=ConnectionInputSessionLive(kind="live", institution="101732", username="tfa_text", password="Everyday"),
+        products=ConnectionInputProducts(investments=True),
+    )
+    assert connection.to_wire()["session"] == {"kind": "live", "institution": "101732", "username": "tfa_text", "password": "Everyday"}
+
+
+@pytest.mark.parametrize(
+    ("bad", "where"),
+    [
+        ({"session": {"kind": "cached", "loginId": "not-a-uuid"}}, "session.cached.loginId"),
+        ({"session": {"kind": "sideways"}}, "session"),
+        ({"timing": {"pollIntervalMs": 0}}, "timing.pollIntervalMs"),
+        ({"surprise": 1}, "surprise"),
+    ],
+)
+def test_a_bad_input_names_the_field(bad: dict[str, object], where: str) -> None:
+    good: dict[str, object] = {"customerId": "lender-1", "session": {"kind": "cached", "loginId": LOGIN_ID}, "products": {"investments": True}}
+    with pytest.raises(ValidationError) as caught:
+        ConnectionInput.model_validate({**good, **bad})
+    assert where in str(caught.value)
+
+
+def test_a_challenge_keeps_fields_the_service_adds() -> None:
+    challenge = SecurityChallenge.model_validate({"Type": "MultipleChoice", "Prompt": "Pick one", "Iterables": ["a", "b"], "Hint": "x"})
+    assert challenge.type == "MultipleChoice" and challenge.iterables == ["a", "b"]
+    assert challenge.to_wire()["Hint"] == "x"

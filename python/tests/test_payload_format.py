@@ -1,0 +1,118 @@
+"""docs/payload-format.md's test vectors and rules, checked against the Python codec."""
+
+from __future__ import annotations
+
+import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from temporalio.api.common.v1 import Payload
+
+from aggregation_connections.codec import (
+    EncryptionCodec,
+    EncryptionKeys,
+    PayloadDecryptionError,
+    StaticKeySource,
+    UnknownEncryptionKeyError,
+)
+from aggregation_connections.codec.payload_format import open_payload, read_envelope, seal_payload
+
+from .conftest import doc_vectors
+
+VECTORS = {vector["name"]: vector for vector in doc_vectors()}
+PLAIN = Payload(metadata={"encoding": b"json/plain"}, data=b'{"password":"Everyday"}')
+
+
+def metadata_of(vector: dict[str, object]) -> dict[str, bytes]:
+    metadata = vector["metadata"]
+    assert isinstance(metadata, dict)
+    return {key: str(value).encode() for key, value in metadata.items()}
+
+
+def test_the_docs_show_both_formats() -> None:
+    assert set(VECTORS) == {"static", "envelope-v1"}
+
+
+@pytest.mark.parametrize("name", ["static", "envelope-v1"])
+def test_seals_the_same_bytes_as_the_vector_and_opens_them(name: str) -> None:
+    vector = VECTORS[name]
+    key = AESGCM(bytes.fromhex(vector.get("key") or vector["dataKey"]))
+    assert PLAIN.SerializeToString(deterministic=True).hex() == vector["plaintext"]
+    sealed = seal_payload(key, PLAIN, bytes.fromhex(vector["nonce"]))
+    assert sealed.hex() == vector["data"]
+    assert open_payload(key, "any", bytes.fromhex(vector["data"])) == PLAIN
+
+
+async def test_the_codec_opens_the_static_vector_with_the_configured_key() -> None:
+    vector = VECTORS["static"]
+    codec = EncryptionCodec(EncryptionKeys("default", bytes.fromhex(vector["key"])))
+    [decoded] = await codec.decode([Payload(metadata=metadata_of(vector), data=bytes.fromhex(vector["data"]))])
+    assert decoded == PLAIN
+
+
+def test_reads_the_envelope_vectors_metadata() -> None:
+    envelope = read_envelope(metadata_of(VECTORS["envelope-v1"]))
+    assert envelope is not None
+    assert (envelope.key_id, envelope.key_version) == ("vault-transit:aggregation-payloads", 3)
+    assert envelope.wrapped_key.startswith("vault:v3:")
+    assert read_envelope(metadata_of(VECTORS["static"])) is None
+
+
+async def test_encodes_with_a_fresh_nonce_each_time_and_round_trips() -> None:
+    codec = EncryptionCodec(EncryptionKeys("k1", bytes(32)))
+    first, second = await codec.encode([PLAIN, PLAIN])
+    assert first.metadata["encoding"] == b"binary/encrypted" and first.metadata["encryption-key-id"] == b"k1"
+    assert first.data[:12] != second.data[:12]
+    assert await codec.decode([first, second]) == [PLAIN, PLAIN]
+
+
+async def test_passes_through_a_payload_that_is_not_encrypted() -> None:
+    codec = EncryptionCodec(EncryptionKeys("k1", bytes(32)))
+    assert await codec.decode([PLAIN]) == [PLAIN]
+
+
+async def test_refuses_altered_bytes_naming_the_key_id() -> None:
+    codec = EncryptionCodec(EncryptionKeys("k1", bytes(32)))
+    [sealed] = await codec.encode([PLAIN])
+    altered = Payload(metadata=sealed.metadata, data=sealed.data[:-1] + bytes([sealed.data[-1] ^ 1]))
+    with pytest.raises(PayloadDecryptionError, match='key id "k1": it was altered'):
+        await codec.decode([altered])
+
+
+async def test_names_an_unknown_key_id_and_the_known_ones() -> None:
+    writer = EncryptionCodec(EncryptionKeys("old", bytes(32)))
+    reader = EncryptionCodec(EncryptionKeys("new", bytes(range(32))))
+    [sealed] = await writer.encode([PLAIN])
+    with pytest.raises(UnknownEncryptionKeyError, match='key id "old", which is not configured here \\(known: "new"\\)') as caught:
+        await reader.decode([sealed])
+    assert caught.value.key_id == "old"
+
+
+async def test_reads_an_earlier_key_kept_for_decryption() -> None:
+    writer = EncryptionCodec(EncryptionKeys("old", bytes(32)))
+    reader = EncryptionCodec(EncryptionKeys("new", bytes(range(32)), {"old": bytes(32)}))
+    [sealed] = await writer.encode([PLAIN])
+    assert await reader.decode([sealed]) == [PLAIN]
+
+
+async def test_refuses_an_envelope_payload_without_a_key_provider() -> None:
+    vector = VECTORS["envelope-v1"]
+    codec = EncryptionCodec(EncryptionKeys("default", bytes(32)))
+    with pytest.raises(PayloadDecryptionError, match="no key provider for it: set PAYLOAD_KEY_PROVIDER"):
+        await codec.decode([Payload(metadata=metadata_of(vector), data=bytes.fromhex(vector["data"]))])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"encryption-format": b"envelope-v9"}, 'encryption-format "envelope-v9", which this process does not read'),
+        ({"encryption-key-version": b"0"}, "must be a key version, a whole number from 1"),
+        ({"encryption-wrapped-key": b""}, "without encryption-wrapped-key metadata"),
+    ],
+)
+def test_refuses_bad_envelope_metadata_by_name(change: dict[str, bytes], message: str) -> None:
+    with pytest.raises(PayloadDecryptionError, match=message):
+        read_envelope({**metadata_of(VECTORS["envelope-v1"]), **change})
+
+
+def test_refuses_a_key_that_is_not_32_bytes() -> None:
+    with pytest.raises(ValueError, match='key "short" must be 32 bytes, got 16'):
+        StaticKeySource(EncryptionKeys("short", bytes(16)))

@@ -1,0 +1,45 @@
+/**
+ * The Python side of the repository for tests: the venv of python/requirements.lock (made or reused by
+ * scripts/python-env.sh, in the cache beside the Temporal binaries) and a way to run python/ in it.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { openBaoPath } from '../../scripts/lib/openbao-binary.js';
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a command to its end, keeping its output. */
+export function run(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd ?? REPO, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let venv: Promise<string> | undefined;
+
+/** The venv's directory (made on first use in this process). */
+export function pythonEnv(): Promise<string> {
+  venv ??= run('bash', ['scripts/python-env.sh']).then(({ code, stdout, stderr }) => {
+    if (code !== 0) throw new Error(`scripts/python-env.sh failed (exit ${code}):\n${stderr}`);
+    return stdout.trim();
+  });
+  return venv;
+}
+
+/** Runs `python <args>` in the venv, in python/, with `env` added to PATH, HOME, the cache and bao's path. */
+export async function runPython(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CACHE_DIR: process.env.TEMPORAL_CACHE_DIR, OPENBAO_PATH: openBaoPath() };
+  return run(`${await pythonEnv()}/bin/python`, args, { cwd: `${REPO}python`, env: { ...base, ...env } });
+}

@@ -1,0 +1,85 @@
+/**
+ * Byte compatibility, TypeScript's side: payloads the Python codec wrote (the committed fixture and a
+ * file written now by python/tests/payload_vectors.py) decode here, and payloads this codec writes now
+ * decode in Python, with configured keys, the generated local key file and vault-transit against a
+ * real OpenBao.
+ * (python/tests/test_cross_language.py checks the same from Python's side.)
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { encryptionCodecFor } from '../../src/codec/data-converter.js';
+import { readOrCreateLocalKey } from '../../src/codec/local-key.js';
+import { UnknownEncryptionKeyError } from '../../src/codec/payload-errors.js';
+import { loadPayloadCodecConfig } from '../../src/settings/payload-codec.js';
+import { readVectors, writeVectors } from '../../scripts/payload-vectors.js';
+import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
+import { REPO, runPython } from '../helpers/python-env.js';
+
+const FIXTURES = join(REPO, 'test/fixtures/payload-vectors');
+const FIXTURE_KEY = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
+const ELSEWHERE = { TEMPORAL_ADDRESS: 'temporal.bank.internal:7233' };
+const STATIC = { ...ELSEWHERE, PAYLOAD_ENCRYPTION_KEY: FIXTURE_KEY, PAYLOAD_ENCRYPTION_KEY_ID: 'vectors-static' };
+
+function codecOf(env: Record<string, string>) {
+  return encryptionCodecFor(loadPayloadCodecConfig(env)) ?? assert.fail('a codec');
+}
+
+/** Python writes a file this side reads, and reads the one this side writes, each with the same variables. */
+async function bothWays(dir: string, env: Record<string, string>): Promise<void> {
+  const fromPython = join(dir, 'python.json');
+  const written = await runPython(['tests/payload_vectors.py', 'write', fromPython], env);
+  assert.equal(written.code, 0, `Python could not write: ${written.stderr}`);
+  const read = await readVectors(codecOf(env), fromPython);
+  assert.deepEqual([read.writer, read.names.length], ['python', 5]);
+
+  const fromTypeScript = join(dir, 'typescript.json');
+  await writeVectors(codecOf(env), fromTypeScript);
+  const decoded = await runPython(['tests/payload_vectors.py', 'read', fromTypeScript], env);
+  assert.equal(decoded.code, 0, `Python could not read what TypeScript wrote: ${decoded.stdout}${decoded.stderr}`);
+  assert.equal(decoded.stdout.match(/written by typescript/g)?.length, 5, decoded.stdout);
+}
+
+describe('payloads between TypeScript and Python', () => {
+  let dir: string;
+  let openbao: OpenBaoServer;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'payload-vectors-'));
+    openbao = await startOpenBao();
+  });
+  after(async () => {
+    await openbao?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads the committed Python fixture with its key kept for decryption after a rotation', async () => {
+    const rotated = { ...ELSEWHERE, PAYLOAD_ENCRYPTION_KEY: `${'A'.repeat(43)}=`, PAYLOAD_ENCRYPTION_KEY_ID: 'after-rotation', PAYLOAD_DECRYPTION_KEYS: `vectors-static:${FIXTURE_KEY}` };
+    const read = await readVectors(codecOf(rotated), join(FIXTURES, 'python-static.json'));
+    assert.deepEqual(read, { writer: 'python', keyId: 'vectors-static', names: ['input', 'unicode', 'null', 'large', 'metadata'] });
+  });
+
+  it('refuses the Python fixture without its key, naming the key id', async () => {
+    const other = { ...ELSEWHERE, PAYLOAD_ENCRYPTION_KEY: `${'A'.repeat(43)}=`, PAYLOAD_ENCRYPTION_KEY_ID: 'other' };
+    await assert.rejects(readVectors(codecOf(other), join(FIXTURES, 'python-static.json')), (error: unknown) => error instanceof UnknownEncryptionKeyError && error.keyId === 'vectors-static');
+  });
+
+  it('exchanges payloads under configured keys both ways in one run', async () => {
+    await bothWays(await mkdtemp(join(dir, 'static-')), STATIC);
+  });
+
+  it('shares the generated local key file: Python makes it, TypeScript reads it, and the other way round', async () => {
+    const pythonMade = await mkdtemp(join(dir, 'local-python-'));
+    await bothWays(pythonMade, { TEMPORAL_ADDRESS: '127.0.0.1:7233', PAYLOAD_ENCRYPTION_KEY_FILE: join(pythonMade, 'payload-encryption.key') });
+    const typeScriptMade = await mkdtemp(join(dir, 'local-typescript-'));
+    const made = readOrCreateLocalKey(join(typeScriptMade, 'payload-encryption.key'));
+    await bothWays(typeScriptMade, { TEMPORAL_ADDRESS: '127.0.0.1:7233', PAYLOAD_ENCRYPTION_KEY_FILE: join(typeScriptMade, 'payload-encryption.key') });
+    assert.equal((await readVectors(codecOf({ ...ELSEWHERE, PAYLOAD_ENCRYPTION_KEY: made.key.toString('base64'), PAYLOAD_ENCRYPTION_KEY_ID: made.keyId }), join(typeScriptMade, 'python.json'))).keyId, made.keyId);
+  });
+
+  it('exchanges vault-transit payloads both ways, each side unwrapping the other\'s data key', async () => {
+    const token = await openbao.token('vectors-worker', workerPolicy(openbao.transitKey));
+    await bothWays(await mkdtemp(join(dir, 'transit-')), { ...ELSEWHERE, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: openbao.address, PAYLOAD_VAULT_TOKEN: token });
+  });
+});
