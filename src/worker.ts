@@ -16,6 +16,7 @@ import { TenantPauses } from './activities/tenant-pauses.js';
 import { applyFleetBudget, describeServiceLimit, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
+import { keyProviderHealthOf } from './codec/key-provider.js';
 import { ConfigError } from './settings/load.js';
 import { loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './settings/worker.js';
 import { payloadStoreDriverFor } from './payload-store/external-storage.js';
@@ -23,6 +24,7 @@ import { connectFailureReason, TemporalConnectError } from './temporal/connect-e
 import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal/connection.js';
 import { redact } from './logging/redact.js';
 import { ConnectionStatusGauge, connectionsGauge } from './metrics/connection-status-gauge.js';
+import { recordKeyProviderMetrics } from './metrics/key-provider-metrics.js';
 import { serviceMetrics } from './metrics/service-metrics.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
@@ -111,8 +113,18 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     config.metrics.port && config.statusGauge.intervalMs > 0
       ? new ConnectionStatusGauge({ client: temporal, taskQueue: config.temporal.taskQueue, gauge: connectionsGauge(meter), logger: Runtime.instance().logger, intervalMs: config.statusGauge.intervalMs })
       : undefined;
+  const kms = keyProviderHealthOf(config.encryption);
+  const stopKmsMetrics = kms ? recordKeyProviderMetrics(meter, kms) : undefined;
+  // Once per change of the KMS's state, not per call: an outage is one warning and one recovery.
+  let kmsState = kms?.status.state;
+  const stopKmsLog = kms?.onCall((_call, _outcome, status) => {
+    if (status.state === kmsState) return;
+    kmsState = status.state;
+    if (status.state === 'ok') Runtime.instance().logger.info(`key provider ${status.keyId} answers again; the worker uses it as before`);
+    else Runtime.instance().logger.warn(`key provider ${status.keyId} ${status.state}: ${status.reason ?? ''}; the worker keeps running on cached keys, and tasks that need a new or uncached key retry until it answers`);
+  });
   const health = config.health.port
-    ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => worker?.getState() ?? 'INITIALIZED' })
+    ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => worker?.getState() ?? 'INITIALIZED', ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}) })
     : undefined;
 
   try {
@@ -172,6 +184,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     if (config.deployment.becomeCurrent !== 'no') void reportBecomingCurrent(temporal, config, build);
     await running;
   } finally {
+    stopKmsMetrics?.();
+    stopKmsLog?.();
     await statusGauge?.stop();
     await health?.close();
     await tracing?.release(); // exports the spans still buffered

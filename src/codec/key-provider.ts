@@ -6,6 +6,7 @@
  * a process builds from its config shares one data key and one cache of unwrapped keys.
  */
 import { EnvelopeKeySource, type DataKeyCacheSettings } from './envelope-keys.js';
+import { KeyProviderHealth, ObservedKeyWrapper } from './key-provider-health.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
 import { VaultClient, type VaultSettings } from './vault-client.js';
 import { VAULT_TRANSIT, VaultTransit, type TransitKey } from './vault-transit.js';
@@ -25,17 +26,29 @@ export interface TransitEncryption {
 export type EncryptionSettings = EncryptionKeys | TransitEncryption;
 
 const sources = new WeakMap<EncryptionSettings, KeySource>();
+const healths = new WeakMap<EncryptionSettings, KeyProviderHealth>();
 
 export function keySourceFor(encryption: EncryptionSettings): KeySource {
   let source = sources.get(encryption);
   if (!source) {
-    source =
-      encryption.provider === VAULT_TRANSIT
-        ? new EnvelopeKeySource(new VaultTransit(new VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit), encryption.cache, encryption.staticKeys && new StaticKeySource(encryption.staticKeys))
-        : new StaticKeySource(encryption);
+    if (encryption.provider === VAULT_TRANSIT) {
+      const health = new KeyProviderHealth(encryption.keyId);
+      healths.set(encryption, health);
+      const kms = new ObservedKeyWrapper(new VaultTransit(new VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit), health);
+      source = new EnvelopeKeySource(kms, encryption.cache, encryption.staticKeys && new StaticKeySource(encryption.staticKeys));
+    } else {
+      source = new StaticKeySource(encryption);
+    }
     sources.set(encryption, source);
   }
   return source;
+}
+
+/** The KMS's calls and state for a section's key source (its health and metrics); undefined for configured keys, which call nothing. */
+export function keyProviderHealthOf(encryption: EncryptionSettings | undefined): KeyProviderHealth | undefined {
+  if (encryption === undefined) return undefined;
+  keySourceFor(encryption);
+  return healths.get(encryption);
 }
 
 /** The configured keys of a section (a KMS's section's decrypt-only ones), for tools that record keys. */

@@ -3,6 +3,9 @@
  * `GET /healthz` answers 200 `{ "state": "RUNNING" }` while the worker polls its task queue, and 503
  * with the state otherwise (INITIALIZED before run(), STOPPING/DRAINING while SIGTERM drains it, ...),
  * so a draining worker is taken out of rotation but not killed for it. Any other path is 404.
+ * With a KMS (PAYLOAD_KEY_PROVIDER=vault-transit) the body also says how it is (`keyProvider`: ok,
+ * unavailable or refused, since when and why): a KMS outage never turns the answer to 503, as the
+ * worker keeps running on cached keys and a restart would only lose them.
  * Off unless WORKER_HEALTH_PORT is set (the image sets it); node:http only, nothing else to trust.
  */
 import { createServer, type Server } from 'node:http';
@@ -29,7 +32,7 @@ export class WorkerHealthError extends Error {
 }
 
 /** Serves `state()` (the worker's getState) at /healthz on host:port until close(). */
-export async function startWorkerHealthServer(options: { host: string; port: number; state: () => State }): Promise<WorkerHealthServer> {
+export async function startWorkerHealthServer(options: { host: string; port: number; state: () => State; details?: () => Record<string, unknown> }): Promise<WorkerHealthServer> {
   const server: Server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://health.invalid').pathname;
     if (path !== HEALTH_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) {
@@ -39,7 +42,7 @@ export async function startWorkerHealthServer(options: { host: string; port: num
     const state = options.state();
     response
       .writeHead(state === 'RUNNING' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-      .end(request.method === 'HEAD' ? undefined : JSON.stringify({ state }));
+      .end(request.method === 'HEAD' ? undefined : JSON.stringify({ state, ...options.details?.() }));
   });
   // A health check must never hold the process open or wait on a slow client.
   server.requestTimeout = 5_000;
