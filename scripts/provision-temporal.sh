@@ -269,7 +269,7 @@ provide_moto() {
     log "moto $moto_version cached at $dir/venv/bin/moto_server"; return
   fi
   grep -q "^moto\[server\]==$moto_version " "$requirements" || { log "scripts/lib/moto-requirements.txt does not pin moto[server]==$moto_version: regenerate it (see its header)"; exit 1; }
-  command -v python3 >/dev/null && python3 -m venv --help >/dev/null 2>&1 || { log "python3 with venv (Debian: python3-venv) is required to install moto from PyPI"; exit 1; }
+  command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { log "python3 with venv and ensurepip (Debian: python3-venv) is required to install moto from PyPI"; exit 1; }
   log "installing moto[server] $moto_version from PyPI into $dir (50 MB, first run only)"
   rm -rf "$dir"
   mkdir -p "$dir"
