@@ -208,7 +208,8 @@ describe('the aws-kms key provider on the answers AWS KMS gives that moto does n
     for (const { status, type, unavailable } of cases) {
       injected = { status, type };
       await assert.rejects(viaProxy().codec.encode([payload('x')]), (error: unknown) => {
-        assert.ok(unavailable ? error instanceof KeyProviderUnavailableError : error instanceof KeyProviderRefusedError, `${type}: ${String(error)}`);
+        const expected = unavailable ? KeyProviderUnavailableError : KeyProviderRefusedError;
+        assert.ok(error instanceof expected, `${type}: ${String(error)}`);
         assert.ok(error.message.includes(type) && error.message.includes(moto.keyArn), error.message);
         return true;
       });
@@ -218,8 +219,8 @@ describe('the aws-kms key provider on the answers AWS KMS gives that moto does n
 });
 
 describe('aws-kms settings', () => {
-  it('builds the key source from the variables an operator sets; each process shares one', async () => {
-    const config = loadWorkerConfig({ PATH: process.env.PATH, TEMPORAL_ADDRESS: 'temporal.internal:7233', ...moto.variables() });
+  it('builds the key source from the variables an operator sets; each process shares one', () => {
+    const config = loadWorkerConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', ...moto.variables() });
     const encryption = config.encryption;
     assert.ok(encryption?.provider === 'aws-kms');
     assert.equal(encryption.keyId, `aws-kms:${moto.keyArn}`);
@@ -230,7 +231,7 @@ describe('aws-kms settings', () => {
   it('names what is wrong: a missing key id, a malformed one, a region that disagrees with the ARN, a key without the provider', () => {
     const problems = (env: Record<string, string>) => {
       try {
-        loadWorkerConfig({ PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: 'temporal.internal:7233', ...env });
+        loadWorkerConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', ...env });
       } catch (error) {
         return (error as Error).message;
       }
@@ -247,7 +248,7 @@ describe('aws-kms settings', () => {
   });
 
   it('takes the region from a key ARN', () => {
-    const config = loadWorkerConfig({ PATH: process.env.PATH ?? '', TEMPORAL_ADDRESS: 'temporal.internal:7233', PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'arn:aws:kms:eu-west-1:123456789012:alias/payloads' });
+    const config = loadWorkerConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'arn:aws:kms:eu-west-1:123456789012:alias/payloads' });
     assert.ok(config.encryption?.provider === 'aws-kms');
     assert.equal(config.encryption.aws.region, 'eu-west-1');
   });
