@@ -10,49 +10,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { AWS_KMS_ENCRYPTION_CONTEXT, AwsKms } from '../../src/codec/aws-kms.js';
-import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { EnvelopeKeySource, type DataKeyCacheSettings, type KeyWrapper } from '../../src/codec/envelope-keys.js';
+import type { DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
 import { awsKmsClient, keySourceFor, type AwsKmsSettings } from '../../src/codec/key-provider.js';
 import { KeyDisabledError, KeyProviderRefusedError, KeyProviderUnavailableError, PayloadDecryptionError } from '../../src/codec/payload-errors.js';
-import { ENVELOPE_FORMAT, type EnvelopeMetadata } from '../../src/codec/payload-format.js';
+import { ENVELOPE_FORMAT } from '../../src/codec/payload-format.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
+import { countedProcess, one, payload, SECRET, text } from '../helpers/kms-codec.js';
 import { startMoto, type MotoServer } from '../helpers/moto.js';
 import { startSandboxProxy, type SandboxProxy } from '../helpers/sandbox-proxy.js';
 
-const CACHE: DataKeyCacheSettings = { dataKeyLifetimeMs: 900_000, dataKeyMaxUses: 100_000, unwrappedKeyLifetimeMs: 3_600_000, unwrappedKeyCacheSize: 1_000 };
-const SECRET = { session: { username: 'no_mfa', password: 'Everyday' } };
-const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
-const payload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
-
-/** The real aws-kms provider, its calls counted. */
-class CountedKms implements KeyWrapper {
-  datakeys = 0;
-  unwraps = 0;
-  constructor(private readonly inner: KeyWrapper) {}
-  get keyId(): string {
-    return this.inner.keyId;
-  }
-  newDataKey() {
-    this.datakeys++;
-    return this.inner.newDataKey();
-  }
-  unwrap(envelope: EnvelopeMetadata) {
-    this.unwraps++;
-    return this.inner.unwrap(envelope);
-  }
-}
-
 /** A process's codec on `settings`, its KMS calls counted and its clock movable. */
 function processOn(settings: AwsKmsSettings, cache: Partial<DataKeyCacheSettings> = {}) {
-  const clock = { now: Date.now() };
-  const kms = new CountedKms(new AwsKms(awsKmsClient(settings), settings.key));
-  const source = new EnvelopeKeySource(kms, { ...CACHE, ...cache }, undefined, () => clock.now);
-  return { codec: new EncryptionCodec(source), kms, clock };
-}
-
-async function one(codec: EncryptionCodec, value: unknown = SECRET): Promise<Payload> {
-  const [encoded] = await codec.encode([payload(value)]);
-  return encoded ?? assert.fail('one payload encoded');
+  return countedProcess(new AwsKms(awsKmsClient(settings), settings.key), cache);
 }
 
 let moto: MotoServer;

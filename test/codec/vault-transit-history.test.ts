@@ -7,78 +7,39 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type proto from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ConnectionsClient, connectionKey, type ConnectionResult } from '../../src/client/index.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { loadClientConfig } from '../../src/settings/client.js';
-import { loadWorkerConfig } from '../../src/settings/worker.js';
-import { startConnectionStack, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
-import { isCoreBookkeeping, isPatchMarker, payloadsIn } from '../helpers/history-payloads.js';
+import { runKmsConnection, type KmsConnection } from '../helpers/kms-connection.js';
 import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
-import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
-
-type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
-const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
 
 let bao: OpenBaoServer;
-let env: TestWorkflowEnvironment;
-let stack: ConnectionStack;
-let client: ConnectionsClient;
-let result: ConnectionResult;
-let rawEvents: HistoryEvent[];
+let run: KmsConnection;
 
 before(async () => {
   bao = await startOpenBao();
   const token = await bao.token('aggregation-worker', workerPolicy(bao.transitKey));
-  env = await createDevEnvironment();
-  // The static test key stays, decrypt-only, as it would after a switch (and no local key file is made).
-  const variables = { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: bao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_STORE: 'off', ...TEST_ENCRYPTION_ENV };
-  const workerConfig = loadWorkerConfig(variables);
-  assert.equal(workerConfig.encryption?.provider, 'vault-transit');
-  stack = await startConnectionStack(env, { encryption: workerConfig.encryption });
-  client = await ConnectionsClient.connect(loadClientConfig({ ...variables, TEMPORAL_TASK_QUEUE: stack.taskQueue }));
-
-  const workflowId = connectionKey(stack.customerId, uniqueId('vault-transit'));
-  await client.startAndAwaitFirstStep(workflowId, {
-    customerId: stack.customerId,
-    session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD },
-    products: { accountsDetail: { WithTransactions: true } },
-    timing: { pollIntervalMs: 50 },
+  run = await runKmsConnection('vault-transit', { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: bao.address, PAYLOAD_VAULT_TOKEN: token }, (encryption) => {
+    assert.equal(encryption?.provider, 'vault-transit');
+    return encryption;
   });
-  result = await client.result(workflowId);
-  // env.client has no codec: what Temporal stores.
-  rawEvents = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 });
 
 after(async () => {
-  await client?.close();
-  await stack?.stop();
-  await env?.teardown();
+  await run?.stop();
   await bao?.stop();
 });
 
 describe('a connection with PAYLOAD_KEY_PROVIDER=vault-transit', () => {
-  it('completes, its input written by the client and its result read back, each through the other\'s data key', () => {
-    assert.equal(result.customerId, stack.customerId);
-    assert.ok((result.accountsDetail?.Accounts[0]?.Transactions?.length ?? 0) > 0, 'transactions came back decrypted');
+  it("completes, its input written by the client and its result read back, each through the other's data key", () => {
+    assert.equal(run.result.customerId, run.stack.customerId);
+    assert.ok((run.result.accountsDetail?.Accounts[0]?.Transactions?.length ?? 0) > 0, 'transactions came back decrypted');
   });
 
   it('stores every payload of its history as envelope-v1 with the wrapped data key and its version in the metadata', () => {
-    const ours = rawEvents.flatMap((event, index) => payloadsIn(event, `event ${index + 1}`)).filter((entry) => !isCoreBookkeeping(entry) && !isPatchMarker(entry));
-    assert.ok(ours.length >= 5, `payloads found: ${ours.length}`);
-    const fields = ours.map(({ path, payload }) => ({
-      path,
-      encoding: text(payload.metadata?.encoding),
-      format: text(payload.metadata?.['encryption-format']),
-      keyId: text(payload.metadata?.['encryption-key-id']),
-      version: text(payload.metadata?.['encryption-key-version']),
-    }));
+    assert.ok(run.payloads.length >= 5, `payloads found: ${run.payloads.length}`);
     assert.deepEqual(
-      fields.filter((field) => field.encoding !== 'binary/encrypted' || field.format !== 'envelope-v1' || field.keyId !== 'vault-transit:aggregation-payloads' || field.version !== '1'),
+      run.payloads.filter((field) => field.encoding !== 'binary/encrypted' || field.format !== 'envelope-v1' || field.keyId !== 'vault-transit:aggregation-payloads' || field.version !== '1'),
       [],
     );
-    const wrapped = new Set(ours.map(({ payload }) => text(payload.metadata?.['encryption-wrapped-key'])));
+    const wrapped = new Set(run.payloads.map((field) => field.wrappedKey));
     for (const key of wrapped) assert.match(key, /^vault:v1:[A-Za-z0-9+/]+=*$/);
     assert.equal(wrapped.size, 2, "two data keys: the client's (the input) and the worker's (the rest)");
   });
