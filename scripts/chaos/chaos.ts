@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { randomInt } from 'node:crypto';
 import type { Client, Connection } from '@temporalio/client';
 import type { PayloadSettings } from '../../src/codec/data-converter.js';
+import { isKmsEncryption } from '../../src/codec/key-provider.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
@@ -174,7 +175,7 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   );
   // Beside the logs from the start: whatever way the run ends, a kept directory can be read and replayed.
   // Configured keys only: payloads a KMS wrapped are replayed with that KMS, not from a key file.
-  if (payload.encryption && payload.encryption.provider !== 'vault-transit') resources.keyFile = await writeRunKey(runDir, payload.encryption);
+  if (payload.encryption && !isKmsEncryption(payload.encryption)) resources.keyFile = await writeRunKey(runDir, payload.encryption);
 
   const plans = planConnections(options.connections, runTag, startSpreadMs, seededRandom(options.seed));
   const timing: RunTiming = { pollIntervalMs: POLL_INTERVAL_MS, pollTimeoutMs: deadlineMs + 60_000, answerTimeoutMs: deadlineMs + 60_000 };

@@ -216,6 +216,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'test/settings/config.test.ts',
       'test/helpers/minio.ts',
       'test/helpers/openbao.ts',
+      'test/helpers/moto.ts',
       'test/helpers/processes.ts',
       'test/dev-stack/dev-stack-lifetime.test.ts',
       'test/settings/node-runtime.test.ts',

@@ -35,3 +35,6 @@ export const TEMPORAL_UI_VERSION = overrides.ui ?? declaredValue('TEMPORAL_UI_VE
 
 /** The OpenBao release of the key-provider tests (pinned with its wheel's hash; no override). */
 export const OPENBAO_VERSION = declaredValue('OPENBAO_VERSION');
+
+/** The moto release standing in for AWS KMS in the aws-kms key provider's tests (pinned with every dependency's hash in scripts/lib/moto-requirements.txt; no override). */
+export const MOTO_VERSION = declaredValue('MOTO_VERSION');

@@ -43,6 +43,7 @@ export const ToolchainVars = group(
     TEMPORAL_TEST_SERVER_PATH: doc(ExistingPath.optional(), "An existing sdk-java time-skipping test server instead of the cached one."),
     MINIO_PATH: doc(ExistingPath.optional(), 'An existing MinIO server (the S3 server of the payload-store tests) instead of the cached build.'),
     OPENBAO_PATH: doc(ExistingPath.optional(), 'An existing OpenBao `bao` binary (the KMS of the vault-transit key provider\'s tests) instead of the one fetched into the cache.'),
+    MOTO_SERVER_PATH: doc(ExistingPath.optional(), "An existing `moto_server` (moto's AWS stand-in, the KMS of the aws-kms key provider's tests) instead of the one installed into the cache."),
     DOCKER_COMPOSE_PATH: doc(
       ExistingPath.optional(),
       'An existing Docker Compose v2 (docker-compose), only to validate temporal-compose.yml (`npm run compose:check`, test/compose/; no Docker engine needed).',
@@ -56,7 +57,7 @@ export const ToolchainVars = group(
     GOMODCACHE: doc(ExistingPath.optional(), "Go's module cache, where prod:check finds the server's PostgreSQL schema.", { defaultText: '`go env GOMODCACHE`, else ~/go/pkg/mod' }),
   }),
   'Temporal binaries and other tools',
-  "Where the scripts, the tests and the benchmarks find the Temporal server, its Web UI, the CLI, the test server, MinIO, OpenBao, Docker Compose and PostgreSQL. `npm run provision` (scripts/provision-temporal.sh) builds or fetches them into the cache; the *_PATH variables point at existing binaries instead.",
+  "Where the scripts, the tests and the benchmarks find the Temporal server, its Web UI, the CLI, the test server, MinIO, OpenBao, moto, Docker Compose and PostgreSQL. `npm run provision` (scripts/provision-temporal.sh) builds or fetches them into the cache; the *_PATH variables point at existing binaries instead.",
 );
 
 export const ProvisioningVars = group(
@@ -84,6 +85,7 @@ const ToolchainEnv = ToolchainVars.transform((env) =>
       testServer: env.TEMPORAL_TEST_SERVER_PATH,
       minio: env.MINIO_PATH,
       openbao: env.OPENBAO_PATH,
+      motoServer: env.MOTO_SERVER_PATH,
       dockerCompose: env.DOCKER_COMPOSE_PATH,
       postgresBinDir: env.PROD_CHECK_PG_BINDIR,
       goModCache: env.GOMODCACHE,

@@ -16,9 +16,11 @@ export interface DataKey {
   readonly plaintext: Uint8Array;
   readonly wrappedKey: string;
   readonly keyVersion: number;
+  /** The key id to write beside its payloads when the KMS names the key more exactly than `KeyWrapper.keyId` (AWS: the key ARN behind an alias). */
+  readonly keyId?: string | undefined;
 }
 
-/** What a KMS does for envelope encryption (vault-transit.ts). */
+/** What a KMS does for envelope encryption (vault-transit.ts, aws-kms.ts). */
 export interface KeyWrapper {
   /** "<provider>:<KMS key>", written beside each payload its data keys seal. */
   readonly keyId: string;
@@ -112,9 +114,8 @@ export class EnvelopeKeySource implements KeySource {
   }
 
   private async makeDataKey(): Promise<CurrentDataKey> {
-    const { plaintext, wrappedKey, keyVersion } = await this.wrapper.newDataKey();
-    const key = dataKeyOf(plaintext, this.wrapper.keyId);
-    const keyId = this.wrapper.keyId;
+    const { plaintext, wrappedKey, keyVersion, keyId = this.wrapper.keyId } = await this.wrapper.newDataKey();
+    const key = dataKeyOf(plaintext, keyId);
     const made: CurrentDataKey = {
       sealing: { key, keyId, metadata: envelopeMetadata({ keyId, keyVersion, wrappedKey }) },
       expiresAt: this.now() + this.settings.dataKeyLifetimeMs,

@@ -1,11 +1,13 @@
 /**
  * The key provider chosen by configuration (PAYLOAD_KEY_PROVIDER): `static`, today's configured keys
- * (the static format, every history written so far), or `vault-transit`, data keys from Vault's or
- * OpenBao's transit engine (envelope-v1; configured keys, when given, still read the static
- * payloads written before the switch). One key source per settings object, so every data converter
+ * (the static format, every history written so far), `vault-transit`, data keys from Vault's or
+ * OpenBao's transit engine, or `aws-kms`, data keys from AWS KMS (both envelope-v1; configured
+ * keys, when given, still read the static payloads written before the switch). One key source per settings object, so every data converter
  * a process builds from its config shares one data key and one cache of unwrapped keys.
  */
-import { EnvelopeKeySource, type DataKeyCacheSettings } from './envelope-keys.js';
+import { KMSClient, type KMSClientConfig } from '@aws-sdk/client-kms';
+import { AWS_KMS, AwsKms } from './aws-kms.js';
+import { EnvelopeKeySource, type DataKeyCacheSettings, type KeyWrapper } from './envelope-keys.js';
 import { KeyProviderHealth, ObservedKeyWrapper } from './key-provider-health.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
 import { VaultClient, type VaultSettings } from './vault-client.js';
@@ -22,8 +24,30 @@ export interface TransitEncryption {
   readonly staticKeys?: EncryptionKeys | undefined;
 }
 
+/** How to reach AWS KMS (PAYLOAD_AWS_*); credentials come from the AWS SDK's default chain unless given (the tests'). */
+export interface AwsKmsSettings {
+  /** Key id, key ARN, alias name or alias ARN that new data keys are made under. */
+  readonly key: string;
+  /** Unset: the SDK's (AWS_REGION, the profile). */
+  readonly region?: string | undefined;
+  /** A VPC endpoint or a stand-in (the tests' moto); unset: the region's public endpoint. */
+  readonly endpoint?: string | undefined;
+  readonly timeoutMs: number;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
+}
+
+export interface AwsKmsEncryption {
+  readonly provider: typeof AWS_KMS;
+  /** "aws-kms:<key>", written beside each payload (as KMS answered it: the key ARN). */
+  readonly keyId: string;
+  readonly aws: AwsKmsSettings;
+  readonly cache: DataKeyCacheSettings;
+  /** Configured keys kept to read static-format payloads (decrypt only). */
+  readonly staticKeys?: EncryptionKeys | undefined;
+}
+
 /** A process's `encryption` section: configured keys, or a KMS's. */
-export type EncryptionSettings = EncryptionKeys | TransitEncryption;
+export type EncryptionSettings = EncryptionKeys | TransitEncryption | AwsKmsEncryption;
 
 const sources = new WeakMap<EncryptionSettings, KeySource>();
 const healths = new WeakMap<EncryptionSettings, KeyProviderHealth>();
@@ -31,11 +55,10 @@ const healths = new WeakMap<EncryptionSettings, KeyProviderHealth>();
 export function keySourceFor(encryption: EncryptionSettings): KeySource {
   let source = sources.get(encryption);
   if (!source) {
-    if (encryption.provider === VAULT_TRANSIT) {
+    if (isKmsEncryption(encryption)) {
       const health = new KeyProviderHealth(encryption.keyId);
       healths.set(encryption, health);
-      const kms = new ObservedKeyWrapper(new VaultTransit(new VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit), health);
-      source = new EnvelopeKeySource(kms, encryption.cache, encryption.staticKeys && new StaticKeySource(encryption.staticKeys));
+      source = new EnvelopeKeySource(new ObservedKeyWrapper(wrapperFor(encryption), health), encryption.cache, encryption.staticKeys && new StaticKeySource(encryption.staticKeys));
     } else {
       source = new StaticKeySource(encryption);
     }
@@ -53,5 +76,25 @@ export function keyProviderHealthOf(encryption: EncryptionSettings | undefined):
 
 /** The configured keys of a section (a KMS's section's decrypt-only ones), for tools that record keys. */
 export function configuredKeysOf(encryption: EncryptionSettings | undefined): EncryptionKeys | undefined {
-  return encryption?.provider === VAULT_TRANSIT ? encryption.staticKeys : encryption;
+  return isKmsEncryption(encryption) ? encryption.staticKeys : encryption;
+}
+
+/** Whether a KMS makes this section's keys (its payloads need that KMS to be read, not a key file). */
+export function isKmsEncryption(encryption: EncryptionSettings | undefined): encryption is TransitEncryption | AwsKmsEncryption {
+  return encryption?.provider === VAULT_TRANSIT || encryption?.provider === AWS_KMS;
+}
+
+function wrapperFor(encryption: TransitEncryption | AwsKmsEncryption): KeyWrapper {
+  return encryption.provider === VAULT_TRANSIT
+    ? new VaultTransit(new VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit)
+    : new AwsKms(awsKmsClient(encryption.aws), encryption.aws.key);
+}
+
+/** A KMS client on `settings`: one call may take timeoutMs to connect and as long to answer. */
+export function awsKmsClient({ region, endpoint, timeoutMs, credentials }: AwsKmsSettings): KMSClient {
+  const config: KMSClientConfig = { requestHandler: { connectionTimeout: timeoutMs, requestTimeout: timeoutMs, throwOnRequestTimeout: true } };
+  if (region) config.region = region;
+  if (endpoint) config.endpoint = endpoint;
+  if (credentials) config.credentials = { ...credentials };
+  return new KMSClient(config);
 }

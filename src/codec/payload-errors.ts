@@ -85,3 +85,20 @@ export class KeyProviderRefusedError extends Error {
     super(`${provider} refused ${operation} (HTTP ${status}): ${kmsMessage}`);
   }
 }
+
+/**
+ * The KMS key exists but may not be used now (AWS KMS: disabled, or pending deletion): no payload of
+ * it is made or read until an operator enables it again, so, like any refusal, the task retries.
+ */
+export class KeyDisabledError extends KeyProviderRefusedError {
+  override name = 'KeyDisabledError';
+  constructor(
+    provider: string,
+    operation: KeyProviderOperation,
+    /** The KMS key, as configured or as the payload names it. */
+    readonly keyName: string,
+    kmsMessage: string,
+  ) {
+    super(provider, operation, 400, `key "${keyName}" is disabled or pending deletion, so no data key is made or unwrapped with it until it is enabled again (${kmsMessage})`);
+  }
+}

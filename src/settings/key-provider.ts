@@ -1,24 +1,32 @@
 /**
- * Part of the shared section `encryption`: which key provider encrypts payloads (PAYLOAD_KEY_PROVIDER)
- * and, for `vault-transit`, how to reach Vault's or OpenBao's transit engine and how long its data
- * keys are used (PAYLOAD_VAULT_*, PAYLOAD_DATA_KEY_*, PAYLOAD_UNWRAPPED_KEY_*).
+ * Part of the shared section `encryption`: which key provider encrypts payloads (PAYLOAD_KEY_PROVIDER);
+ * for `vault-transit`, how to reach Vault's or OpenBao's transit engine (PAYLOAD_VAULT_*); for
+ * `aws-kms`, which AWS KMS key and where (PAYLOAD_AWS_*); and, for both, how long their data keys are
+ * used (PAYLOAD_DATA_KEY_*, PAYLOAD_UNWRAPPED_KEY_*).
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { EncryptionKeys } from '../codec/key-source.js';
-import type { TransitEncryption } from '../codec/key-provider.js';
+import { AWS_KMS, awsKmsKeyId } from '../codec/aws-kms.js';
+import type { AwsKmsEncryption, TransitEncryption } from '../codec/key-provider.js';
+import type { DataKeyCacheSettings } from '../codec/envelope-keys.js';
 import { transitKeyId, VAULT_TRANSIT } from '../codec/vault-transit.js';
 import { CountAtLeast, doc, group, NonEmpty } from './document.js';
 
 const MOUNT_RULE = 'must be a mount path: letters, digits, ".", "_", "-", segments separated by "/"';
 const MountPath = z.string().trim().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, { message: MOUNT_RULE });
 const KEY_NAME_RULE = 'must be a transit key name: 1 to 128 letters, digits, ".", "_" or "-"';
+/** AWS KMS's four ways to name a key; anything else KMS would refuse on the first call. */
+const AWS_KMS_KEY =
+  /^(?:arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(?:key|alias)\/[A-Za-z0-9/_+=,.@-]{1,256}|alias\/[A-Za-z0-9/_-]{1,250}|(?:mrk-[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))$/;
+const AWS_KMS_KEY_RULE = 'must name an AWS KMS key: a key id (1234abcd-12ab-34cd-56ef-1234567890ab, or mrk-... for a multi-Region key), a key ARN (arn:aws:kms:<region>:<account>:key/<key id>), an alias (alias/<name>) or an alias ARN';
+const AWS_REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
 
 export const KeyProviderVars = group(
   z.object({
     PAYLOAD_KEY_PROVIDER: doc(
-      z.enum(['static', VAULT_TRANSIT]).default('static'),
-      '"static": the keys of PAYLOAD_ENCRYPTION_KEY (or the generated local key), as every history so far was written. "vault-transit": envelope encryption, data keys made and unwrapped by Vault\'s or OpenBao\'s transit engine (docs/payload-format.md); configured keys, when set, still read the payloads written before the switch.',
+      z.enum(['static', VAULT_TRANSIT, AWS_KMS]).default('static'),
+      '"static": the keys of PAYLOAD_ENCRYPTION_KEY (or the generated local key), as every history so far was written. "vault-transit": envelope encryption, data keys made and unwrapped by Vault\'s or OpenBao\'s transit engine (docs/payload-format.md). "aws-kms": the same with AWS KMS (GenerateDataKey, Decrypt). With either KMS, configured keys, when set, still read the payloads written before the switch.',
     ),
     PAYLOAD_VAULT_ADDR: doc(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(), 'Vault or OpenBao, e.g. https://vault.internal:8200; required with PAYLOAD_KEY_PROVIDER=vault-transit.'),
     PAYLOAD_VAULT_TOKEN: doc(NonEmpty.optional(), 'Token auth: a token whose policy allows the transit key\'s datakey and decrypt (docs/operations.md). Or AppRole instead.', { secret: true }),
@@ -33,22 +41,43 @@ export const KeyProviderVars = group(
       z.string().trim().regex(/^[A-Za-z0-9._-]{1,128}$/, { message: KEY_NAME_RULE }).default('aggregation-payloads'),
       'The transit key that wraps new data keys (payloads name the key that wrapped theirs).',
     ),
+    PAYLOAD_AWS_KMS_KEY_ID: doc(
+      z.string().trim().regex(AWS_KMS_KEY, { message: AWS_KMS_KEY_RULE }).optional(),
+      'The AWS KMS key (symmetric) that wraps new data keys: key id, key ARN, alias or alias ARN; required with PAYLOAD_KEY_PROVIDER=aws-kms. Payloads name the key ARN that wrapped theirs, so moving an alias keeps old payloads readable. Credentials come from the AWS SDK\'s default chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, or an instance or task role); the policy each process needs is in docs/operations.md.',
+    ),
+    PAYLOAD_AWS_REGION: doc(z.string().trim().regex(AWS_REGION, { message: 'must be an AWS region, e.g. eu-west-1' }).optional(), "The KMS key's region.", {
+      defaultText: "the key ARN's region, else the AWS SDK's (AWS_REGION, the profile)",
+    }),
+    PAYLOAD_AWS_KMS_ENDPOINT: doc(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(), 'A KMS endpoint other than the region\'s public one: a VPC endpoint, or a stand-in such as the tests\' moto server.', {
+      defaultText: "the region's public endpoint",
+    }),
+    PAYLOAD_AWS_KMS_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'How long one call to AWS KMS may take to connect, and to answer, before the KMS counts as unavailable (the SDK retries throttling and 5xx twice first).'),
     PAYLOAD_DATA_KEY_LIFETIME_S: doc(CountAtLeast(1).default(900), 'A data key seals new payloads for at most this long; after a rotation of the transit key, new payloads use the new version within this time.'),
     PAYLOAD_DATA_KEY_MAX_USES: doc(CountAtLeast(1).default(100_000), 'A data key seals at most this many payloads.'),
     PAYLOAD_UNWRAPPED_KEY_LIFETIME_S: doc(CountAtLeast(1).default(3_600), 'An unwrapped data key is kept this long to read more payloads: with the KMS down, payloads of cached keys still read.'),
     PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE: doc(CountAtLeast(1).default(1_000), 'At most this many unwrapped data keys are kept (the least recently used go first).'),
   }),
   'Payload keys from a KMS',
-  'PAYLOAD_KEY_PROVIDER=vault-transit: a data key per process for a bounded time and number of payloads, made by Vault\'s or OpenBao\'s transit engine and carried wrapped in each payload\'s metadata; never a KMS call per payload. The worker, the clients, the CLI and the console need the same provider.',
+  'PAYLOAD_KEY_PROVIDER=vault-transit or aws-kms: a data key per process for a bounded time and number of payloads, made by Vault\'s or OpenBao\'s transit engine or by AWS KMS and carried wrapped in each payload\'s metadata; never a KMS call per payload. The worker, the clients, the CLI and the console need the same provider.',
 );
 export type KeyProviderVars = z.output<typeof KeyProviderVars>;
 
 export function checkKeyProvider(env: KeyProviderVars & { readonly PAYLOAD_ENCRYPTION: 'auto' | 'off' }, ctx: z.RefinementCtx): void {
-  if (env.PAYLOAD_KEY_PROVIDER === 'static') {
-    if (env.PAYLOAD_VAULT_ADDR) ctx.addIssue({ code: 'custom', path: ['PAYLOAD_VAULT_ADDR'], message: 'is set but PAYLOAD_KEY_PROVIDER is static: set PAYLOAD_KEY_PROVIDER=vault-transit to use it, or unset it' });
+  // A KMS's address or key without that provider chosen is a half-made switch: say so rather than ignore it.
+  const unused = (name: 'PAYLOAD_VAULT_ADDR' | 'PAYLOAD_AWS_KMS_KEY_ID', provider: string) =>
+    ctx.addIssue({ code: 'custom', path: [name], message: `is set but PAYLOAD_KEY_PROVIDER is ${env.PAYLOAD_KEY_PROVIDER}: set PAYLOAD_KEY_PROVIDER=${provider} to use it, or unset it` });
+  if (env.PAYLOAD_KEY_PROVIDER !== VAULT_TRANSIT && env.PAYLOAD_VAULT_ADDR) unused('PAYLOAD_VAULT_ADDR', VAULT_TRANSIT);
+  if (env.PAYLOAD_KEY_PROVIDER !== AWS_KMS && env.PAYLOAD_AWS_KMS_KEY_ID) unused('PAYLOAD_AWS_KMS_KEY_ID', AWS_KMS);
+  if (env.PAYLOAD_KEY_PROVIDER === 'static') return;
+  if (env.PAYLOAD_ENCRYPTION === 'off') ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION'], message: `is off but PAYLOAD_KEY_PROVIDER is ${env.PAYLOAD_KEY_PROVIDER}: unset one of them` });
+  if (env.PAYLOAD_KEY_PROVIDER === AWS_KMS) {
+    if (!env.PAYLOAD_AWS_KMS_KEY_ID) ctx.addIssue({ code: 'custom', path: ['PAYLOAD_AWS_KMS_KEY_ID'], message: `is required with PAYLOAD_KEY_PROVIDER=${AWS_KMS}: the id, ARN or alias of the KMS key that wraps data keys` });
+    const arnRegion = arnRegionOf(env.PAYLOAD_AWS_KMS_KEY_ID);
+    if (arnRegion && env.PAYLOAD_AWS_REGION && arnRegion !== env.PAYLOAD_AWS_REGION) {
+      ctx.addIssue({ code: 'custom', path: ['PAYLOAD_AWS_REGION'], message: `is ${env.PAYLOAD_AWS_REGION}, but PAYLOAD_AWS_KMS_KEY_ID is an ARN in ${arnRegion}: unset one, or make them agree` });
+    }
     return;
   }
-  if (env.PAYLOAD_ENCRYPTION === 'off') ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION'], message: `is off but PAYLOAD_KEY_PROVIDER is ${env.PAYLOAD_KEY_PROVIDER}: unset one of them` });
   if (!env.PAYLOAD_VAULT_ADDR) ctx.addIssue({ code: 'custom', path: ['PAYLOAD_VAULT_ADDR'], message: `is required with PAYLOAD_KEY_PROVIDER=${env.PAYLOAD_KEY_PROVIDER}` });
   const appRole = env.PAYLOAD_VAULT_ROLE_ID !== undefined || env.PAYLOAD_VAULT_SECRET_ID !== undefined;
   if (env.PAYLOAD_VAULT_TOKEN && appRole) {
@@ -84,13 +113,34 @@ export function transitEncryption(env: KeyProviderVars, staticKeys: EncryptionKe
     keyId: transitKeyId(env.PAYLOAD_VAULT_TRANSIT_KEY),
     vault: Object.freeze({ address: env.PAYLOAD_VAULT_ADDR ?? '', auth, namespace: env.PAYLOAD_VAULT_NAMESPACE, caCertificate, timeoutMs: env.PAYLOAD_VAULT_TIMEOUT_MS }),
     transit: Object.freeze({ mount: env.PAYLOAD_VAULT_TRANSIT_MOUNT, key: env.PAYLOAD_VAULT_TRANSIT_KEY }),
-    cache: Object.freeze({
-      dataKeyLifetimeMs: env.PAYLOAD_DATA_KEY_LIFETIME_S * 1000,
-      dataKeyMaxUses: env.PAYLOAD_DATA_KEY_MAX_USES,
-      unwrappedKeyLifetimeMs: env.PAYLOAD_UNWRAPPED_KEY_LIFETIME_S * 1000,
-      unwrappedKeyCacheSize: env.PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE,
-    }),
+    cache: cacheSettings(env),
     staticKeys,
   };
   return Object.freeze(section);
+}
+
+/** The aws-kms `encryption` section (checkKeyProvider let it through). */
+export function awsKmsEncryption(env: KeyProviderVars, staticKeys: EncryptionKeys | undefined): AwsKmsEncryption {
+  const key = env.PAYLOAD_AWS_KMS_KEY_ID ?? '';
+  return Object.freeze({
+    provider: AWS_KMS,
+    keyId: awsKmsKeyId(key),
+    aws: Object.freeze({ key, region: env.PAYLOAD_AWS_REGION ?? arnRegionOf(key), endpoint: env.PAYLOAD_AWS_KMS_ENDPOINT, timeoutMs: env.PAYLOAD_AWS_KMS_TIMEOUT_MS }),
+    cache: cacheSettings(env),
+    staticKeys,
+  });
+}
+
+function cacheSettings(env: KeyProviderVars): DataKeyCacheSettings {
+  return Object.freeze({
+    dataKeyLifetimeMs: env.PAYLOAD_DATA_KEY_LIFETIME_S * 1000,
+    dataKeyMaxUses: env.PAYLOAD_DATA_KEY_MAX_USES,
+    unwrappedKeyLifetimeMs: env.PAYLOAD_UNWRAPPED_KEY_LIFETIME_S * 1000,
+    unwrappedKeyCacheSize: env.PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE,
+  });
+}
+
+/** The region of a key or alias ARN. */
+function arnRegionOf(key: string | undefined): string | undefined {
+  return key?.startsWith('arn:') ? key.split(':')[3] : undefined;
 }

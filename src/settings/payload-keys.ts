@@ -1,7 +1,7 @@
 /**
  * Shared section `encryption`: the payload codec's keys (PAYLOAD_ENCRYPTION*), or none when
  * encryption is off; with Temporal on this machine, the generated local key (src/codec/local-key.ts);
- * with PAYLOAD_KEY_PROVIDER=vault-transit, the KMS's settings (key-provider.ts) with those keys kept
+ * with PAYLOAD_KEY_PROVIDER=vault-transit or aws-kms, the KMS's settings (key-provider.ts) with those keys kept
  * to read what they wrote.
  */
 import { z } from 'zod';
@@ -9,7 +9,7 @@ import type { EncryptionKeys } from '../codec/encryption-codec.js';
 import type { EncryptionSettings } from '../codec/key-provider.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from '../codec/local-key.js';
 import { doc, group } from './document.js';
-import { checkKeyProvider, transitEncryption, type KeyProviderVars } from './key-provider.js';
+import { awsKmsEncryption, checkKeyProvider, transitEncryption, type KeyProviderVars } from './key-provider.js';
 
 /** AES-256: a key is exactly this many bytes. */
 export const PAYLOAD_KEY_BYTES = 32;
@@ -124,14 +124,15 @@ export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void
  * The `encryption` section: the codec's keys, or no section when encryption is off. "auto" without a
  * key (which checkEncryption let through only with Temporal on this machine) reads the local key
  * file, creating it if missing: a side effect of parsing, so a damaged file is one more problem
- * naming its variable, and a refused configuration never creates one. With vault-transit, the KMS's
+ * naming its variable, and a refused configuration never creates one. With vault-transit or aws-kms, the KMS's
  * section, holding those keys (when there are any) to read the static payloads written before.
  */
 export function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { encryption?: EncryptionSettings } {
   if (env.PAYLOAD_ENCRYPTION === 'off') return {};
   const configured = configuredKeys(env, ctx);
   if (env.PAYLOAD_KEY_PROVIDER === 'static') return configured.ok && configured.keys ? { encryption: configured.keys } : {};
-  const encryption = configured.ok ? transitEncryption(env, configured.keys, ctx) : undefined;
+  if (!configured.ok) return {};
+  const encryption = env.PAYLOAD_KEY_PROVIDER === 'aws-kms' ? awsKmsEncryption(env, configured.keys) : transitEncryption(env, configured.keys, ctx);
   return encryption ? { encryption } : {};
 }
 

@@ -1,7 +1,8 @@
 /**
  * docs/payload-format.md's test vectors against the code: the codec seals exactly the documented
  * bytes for the documented key and nonce, and opens them (static format through configured keys,
- * envelope-v1 through a data key a KMS would unwrap); and a payload written by the codec before key
+ * envelope-v1 through a data key a KMS would unwrap, the aws-kms vector's metadata as its reader
+ * reads it); and a payload written by the codec before key
  * providers (commit 2ed9c63, with its own random nonce) still decodes.
  */
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { AWS_KMS_KEY_VERSION, awsKmsKeyOf } from '../../src/codec/aws-kms.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { EnvelopeKeySource, type KeyWrapper } from '../../src/codec/envelope-keys.js';
 import { ENVELOPE_FORMAT, sealPayload, type EnvelopeMetadata } from '../../src/codec/payload-format.js';
@@ -78,6 +80,17 @@ describe('the documented payload format', () => {
     const decoded = await codec.decode([asPayload(entry), asPayload(entry)]);
     assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [{ password: 'Everyday' }, { password: 'Everyday' }]);
     assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads', keyVersion: 3, wrappedKey: entry.metadata['encryption-wrapped-key'] }]);
+  });
+
+  it('opens the aws-kms envelope-v1 vector, whose metadata the aws-kms reader accepts and whose key it would ask Decrypt for', async () => {
+    const entry = vector('envelope-v1-aws-kms');
+    const kms = kmsOf(entry);
+    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10 }));
+    const [decoded] = await codec.decode([asPayload(entry)]);
+    assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
+    const envelope = kms.unwrapped[0] ?? assert.fail('unwrapped');
+    assert.equal(awsKmsKeyOf(envelope), 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab');
+    assert.equal(envelope.keyVersion, AWS_KMS_KEY_VERSION);
   });
 
   it('still decodes a payload written by the codec before key providers (commit 2ed9c63)', async () => {

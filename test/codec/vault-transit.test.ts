@@ -10,48 +10,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { EnvelopeKeySource, type DataKeyCacheSettings, type KeyWrapper } from '../../src/codec/envelope-keys.js';
+import { EnvelopeKeySource, type DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
 import { StaticKeySource } from '../../src/codec/key-source.js';
 import { KeyProviderRefusedError, KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError } from '../../src/codec/payload-errors.js';
-import { ENVELOPE_FORMAT, type EnvelopeMetadata } from '../../src/codec/payload-format.js';
+import { ENVELOPE_FORMAT } from '../../src/codec/payload-format.js';
 import { VaultClient, type VaultSettings } from '../../src/codec/vault-client.js';
 import { VaultTransit } from '../../src/codec/vault-transit.js';
+import { countedProcess, KMS_TEST_CACHE, one, payload, SECRET, text } from '../helpers/kms-codec.js';
 import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
 
-const CACHE: DataKeyCacheSettings = { dataKeyLifetimeMs: 900_000, dataKeyMaxUses: 100_000, unwrappedKeyLifetimeMs: 3_600_000, unwrappedKeyCacheSize: 1_000 };
-const SECRET = { session: { username: 'no_mfa', password: 'Everyday' } };
-const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
-const payload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
-
-/** The real transit provider, its calls counted. */
-class CountedTransit implements KeyWrapper {
-  datakeys = 0;
-  unwraps = 0;
-  constructor(private readonly inner: KeyWrapper) {}
-  get keyId(): string {
-    return this.inner.keyId;
-  }
-  newDataKey() {
-    this.datakeys++;
-    return this.inner.newDataKey();
-  }
-  unwrap(envelope: EnvelopeMetadata) {
-    this.unwraps++;
-    return this.inner.unwrap(envelope);
-  }
-}
-
-/** A process's codec on `settings`, its KMS calls counted and its clock movable. */
+/** A process's codec on `settings`, its transit calls counted and its clock movable. */
 function processOn(settings: VaultSettings, options: { cache?: Partial<DataKeyCacheSettings>; key?: string; staticKeys?: StaticKeySource } = {}) {
-  const clock = { now: Date.now() };
-  const transit = new CountedTransit(new VaultTransit(new VaultClient(settings, 'vault-transit'), { mount: 'transit', key: options.key ?? 'aggregation-payloads' }));
-  const source = new EnvelopeKeySource(transit, { ...CACHE, ...options.cache }, options.staticKeys, () => clock.now);
-  return { codec: new EncryptionCodec(source), transit, clock };
-}
-
-async function one(codec: EncryptionCodec, value: unknown = SECRET): Promise<Payload> {
-  const [encoded] = await codec.encode([payload(value)]);
-  return encoded ?? assert.fail('one payload encoded');
+  const transit = new VaultTransit(new VaultClient(settings, 'vault-transit'), { mount: 'transit', key: options.key ?? 'aggregation-payloads' });
+  const { codec, kms, clock } = countedProcess(transit, options.cache, options.staticKeys);
+  return { codec, transit: kms, clock };
 }
 
 const versionOf = (encoded: Payload) => text(encoded.metadata?.['encryption-key-version']);
@@ -141,7 +113,7 @@ describe('the vault-transit key provider on OpenBao', () => {
       return true;
     });
     // A worker marks a workflow's message it can never read, and the marker names the version.
-    const worker = new EncryptionCodec(new EnvelopeKeySource(new VaultTransit(new VaultClient(bao.settings(), 'vault-transit'), { mount: 'transit', key: 'revoked' }), CACHE), { markUndecodableMessages: true });
+    const worker = new EncryptionCodec(new EnvelopeKeySource(new VaultTransit(new VaultClient(bao.settings(), 'vault-transit'), { mount: 'transit', key: 'revoked' }), KMS_TEST_CACHE), { markUndecodableMessages: true });
     const [marked] = await worker.decode([old], { type: 'workflow', namespace: 'default', workflowId: 'w' } as never);
     assert.match(text(marked?.metadata?.['undecodable-reason']), /key version revoked: .*version 1/);
   });

@@ -15,7 +15,7 @@ import { payloadStoreDriverFor } from '../../src/payload-store/external-storage.
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
-import type { EncryptionSettings } from '../../src/codec/key-provider.js';
+import { isKmsEncryption, type EncryptionSettings } from '../../src/codec/key-provider.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/bundle/workflow-code.js';
 import { workerDeploymentOptions } from '../../src/worker/deployment.js';
@@ -144,7 +144,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   const running = worker.run();
   // For npm test's closing replay: this worker's keys and store, and which test ran it. A KMS's
   // payloads cannot be replayed once its test stopped it: unregistered, the replay skips them.
-  if (encryption?.provider !== 'vault-transit') registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
+  if (!isKmsEncryption(encryption)) registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
   await makeCurrent(client, taskQueue);
 
   return {

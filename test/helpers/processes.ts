@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { registerWorker } from '../../scripts/lib/suite-registry.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
+import { isKmsEncryption } from '../../src/codec/key-provider.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 
 const ENTRIES = {
@@ -57,7 +58,7 @@ function registerWorkerProcess(env: Record<string, string>): void {
     return; // A configuration the worker refuses: it starts no workflow.
   }
   // A KMS's payloads cannot be replayed after its test stopped it: unregistered, the replay skips them as of unknown keys.
-  if (config.encryption?.provider === 'vault-transit') return;
+  if (isKmsEncryption(config.encryption)) return;
   registerWorker({ namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, encryption: config.encryption, payloadStore: config.payloadStore });
 }
 
