@@ -86,7 +86,7 @@ async function stageOf(fleet: Fleet, plan: ConnectionPlan): Promise<string | und
 /** Waits until every connection is in its stage (or the wait ends); the stages counted. */
 async function awaitInFlight(fleet: Fleet, plans: readonly ConnectionPlan[], timeline: Timeline): Promise<void> {
   const until = Date.now() + IN_FLIGHT_WAIT_MS;
-  let stages: (string | undefined)[] = [];
+  let stages: (string | undefined)[];
   do {
     stages = await Promise.all(plans.map((plan) => stageOf(fleet, plan)));
     if (stages.every((stage) => stage !== undefined)) break;
