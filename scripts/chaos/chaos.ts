@@ -26,7 +26,8 @@ import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
 import { ChaosArgumentError, defaultDeadlineMs, parseChaosArgs, USAGE, type ChaosOptions } from './options.js';
-import { DevServer, DevServerError } from '../lib/dev-server.js';
+import type { DevServer } from '../lib/dev-server.js';
+import { startDevServer } from './dev-server-start.js';
 import { killAllChildren, type WorkerPool } from './processes.js';
 import { startChaosProxy, type ChaosProxy } from './proxy.js';
 import { seededRandom } from './random.js';
@@ -43,7 +44,6 @@ const START_STEP_MS = 400;
 const MAX_START_SPREAD_MS = 30_000;
 const STUCK_DIAGNOSIS_FILE = 'stuck-diagnosis.txt';
 const HISTORIES_DIR = 'histories';
-const DEV_SERVER_START_ATTEMPTS = 3;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -105,34 +105,6 @@ async function replayRun(
   });
   timeline.mark(`histories replayed: ${report.nondeterminism.length} nondeterminism, ${report.errors.length} replay errors`);
   return report;
-}
-
-/**
- * The run's dev server on a SQLite file in the run directory. A port picked free can be taken by
- * another process before the server binds it (on a shared machine, a soak hit it): such a start is
- * tried again on other ports and a fresh database file, twice (as DevServer.start does).
- */
-async function startDevServer(runDir: string, resources: Resources, timeline: Timeline): Promise<{ server: DevServer; serverStartMs: number }> {
-  const dbFile = join(runDir, 'temporal.sqlite');
-  const logPath = join(runDir, 'dev-server.log');
-  for (let attempt = 1; ; attempt++) {
-    const server = await DevServer.create({
-      dbFile,
-      logPath,
-      onUnexpectedExit: (how) => timeline.mark(`dev server exited on its own (${how}); see ${logPath}`),
-    });
-    resources.server = server;
-    try {
-      return { server, serverStartMs: await server.start() };
-    } catch (error) {
-      const portTaken = error instanceof DevServerError && /address already in use/.test(error.message);
-      if (!portTaken || attempt === DEV_SERVER_START_ATTEMPTS) throw error;
-      await server.close();
-      resources.server = undefined;
-      await Promise.all(['', '-shm', '-wal'].map((suffix) => rm(`${dbFile}${suffix}`, { force: true })));
-      timeline.mark(`dev server start ${attempt}: a picked port was taken before the server bound it; trying other ports`);
-    }
-  }
 }
 
 async function run(options: ChaosOptions, resources: Resources): Promise<boolean> {

@@ -51,6 +51,8 @@ export interface DriverContext {
    * operators' consoles and dashboards watching everything would (`--query-every-ms`); 0 or absent: not.
    */
   readonly queryEveryMs?: number;
+  /** Challenges are answered only once this resolves (keys-check: after the key rotation); absent: at once. */
+  readonly answersHeldUntil?: Promise<void>;
 }
 
 export type ConnectionEnd =
@@ -337,6 +339,7 @@ async function answerUntilEnded(
   let failures = 0;
   const { plan } = record;
   const pause = (ms: number) => Promise.race([endPromise, delay(ms)]);
+  let held = context.answersHeldUntil;
 
   while (!hasEnded() && Date.now() < context.deadline) {
     let set: ChallengeSet | undefined;
@@ -358,6 +361,12 @@ async function answerUntilEnded(
     }
     if (set === undefined) {
       await pause(STATE_POLL_MS);
+      continue;
+    }
+    if (held) {
+      // Held: the set may change meanwhile (a restart re-presents it), so it is read again after.
+      await Promise.race([endPromise, held]);
+      held = undefined;
       continue;
     }
 

@@ -44,6 +44,10 @@ export interface FleetOptions {
   readonly replyDelayMs: number;
   readonly proxy: ChaosProxy;
   readonly timeline: Timeline;
+  /** More settings of the workers and the driver's client alike (keys-check: the key provider), over the run's own. */
+  readonly payloadEnv?: Readonly<Record<string, string>>;
+  /** More settings of the workers only (keys-check: a retention policy). */
+  readonly workerEnv?: Readonly<Record<string, string>>;
 }
 
 /** What the caller releases at the end, set as soon as each exists. */
@@ -74,6 +78,7 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
     PAYLOAD_ENCRYPTION_KEY_ID: `${name}-${runTag}`,
     PAYLOAD_STORE: 'local',
     PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
+    ...options.payloadEnv,
   };
   const clientConfig = loadClientConfig(sharedEnv);
   const pool = new WorkerPool({
@@ -87,6 +92,7 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
       // A held reply must not look like a dead service to the worker's HTTP client.
       AGGREGATOR_TIMEOUT_MS: String(Math.min(600_000, options.replyDelayMs + 30_000)),
       LOG_LEVEL: 'INFO',
+      ...options.workerEnv,
     },
     baseUrlFor: (worker) => proxy.urlFor(worker),
     logDir: runDir,

@@ -98,7 +98,7 @@ export const CONFIG_READERS: readonly ConfigReader[] = [
   {
     name: 'tools',
     loader: 'loadToolchainConfig', module: 'scripts/lib/toolchain-settings.ts',
-    programs: 'scripts/lib/temporal-binaries.ts, temporal-versions.ts, minio-binary.ts, openbao-binary.ts, compose-check.ts, prod-check/: npm start, npm test, the test helpers, prod:check, chaos, deploy:check, compose:check, the benchmarks',
+    programs: 'scripts/lib/temporal-binaries.ts, temporal-versions.ts, minio-binary.ts, openbao-binary.ts, compose-check.ts, prod-check/: npm start, npm test, the test helpers, prod:check, chaos, deploy:check, keys:check, compose:check, the benchmarks',
     variables: [RuntimeVars, ToolchainVars],
   },
   {

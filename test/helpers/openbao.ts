@@ -118,10 +118,8 @@ export async function startOpenBao({ tls = false, transitKey = 'aggregation-payl
   throw lastError instanceof Error ? lastError : new ServerStartError('bao', 'openbao did not start', '');
 }
 
-/** The policy a worker needs on a transit key: make data keys and unwrap them, nothing else. */
-export function workerPolicy(key: string, mount = 'transit'): string {
-  return `path "${mount}/datakey/plaintext/${key}" { capabilities = ["update"] }\npath "${mount}/decrypt/${key}" { capabilities = ["update"] }\n`;
-}
+/** The policy a worker needs on a transit key (shared with the rehearsals' OpenBao). */
+export { workerPolicy } from '../../scripts/lib/openbao-server.js';
 
 async function waitForCaFile(child: ChildProcess, certDir: string, output: { readonly text: string }): Promise<string> {
   const exited = exitWatch(child);

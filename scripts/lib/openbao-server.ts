@@ -1,0 +1,186 @@
+/**
+ * OpenBao as production runs it, for rehearsals that restart the KMS: `bao server -config` with
+ * integrated (raft) storage in a directory (OpenBao has no "file" backend; a `-dev` server keeps
+ * everything in memory and would lose its transit keys on a restart), initialised with a single key
+ * share, unsealed with it after every start, and a file audit device declared in the config, so
+ * every call a process makes is on record across restarts. The transit engine is enabled and one
+ * transit key created at the first start. `restart()` stops the process and starts it again on the
+ * same storage, ports and config, and unseals it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { exitOf, hasExited } from './child-exit.js';
+import { freePort } from './free-port.js';
+import { openBaoPath } from './openbao-binary.js';
+
+const ACTIVE_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 10_000;
+const CALL_TIMEOUT_MS = 10_000;
+
+export class OpenBaoServerError extends Error {
+  override readonly name = 'OpenBaoServerError';
+}
+
+export interface OpenBaoServerOptions {
+  /** Storage, config, audit log and the server's own log live here (it must exist). */
+  readonly dir: string;
+  readonly transitKey: string;
+  /** Each started process is handed to this (a run kills whatever is left on its way out). */
+  readonly track?: (child: ChildProcess) => void;
+}
+
+/** The policy a worker or client needs on a transit key: make data keys and unwrap them, nothing else. */
+export function workerPolicy(key: string, mount = 'transit'): string {
+  return `path "${mount}/datakey/plaintext/${key}" { capabilities = ["update"] }\npath "${mount}/decrypt/${key}" { capabilities = ["update"] }\n`;
+}
+
+export class OpenBaoServer {
+  private child: ChildProcess | undefined;
+  private unsealKey = '';
+  private rootToken = '';
+  /** Starts (each one unsealed) of the process, the first included. */
+  starts = 0;
+
+  private constructor(
+    private readonly options: OpenBaoServerOptions,
+    readonly address: string,
+    private readonly configFile: string,
+    /** The file audit device's log: one JSON object per request and per response. */
+    readonly auditLog: string,
+    readonly logPath: string,
+  ) {}
+
+  /** Writes the config, starts the server, initialises it (one key share) and unseals it; transit key created. */
+  static async start(options: OpenBaoServerOptions): Promise<OpenBaoServer> {
+    const [port, clusterPort] = [await freePort(), await freePort()];
+    const storage = join(options.dir, 'storage');
+    await mkdir(storage, { recursive: true });
+    const auditLog = join(options.dir, 'audit.log');
+    const configFile = join(options.dir, 'openbao.hcl');
+    const address = `http://127.0.0.1:${port}`;
+    await writeFile(
+      configFile,
+      [
+        `storage "raft" {\n  path = "${storage}"\n  node_id = "rehearsal"\n}`,
+        `listener "tcp" {\n  address = "127.0.0.1:${port}"\n  cluster_address = "127.0.0.1:${clusterPort}"\n  tls_disable = true\n}`,
+        `api_addr = "${address}"`,
+        `cluster_addr = "http://127.0.0.1:${clusterPort}"`,
+        `audit "file" "kms-calls" {\n  options {\n    file_path = "${auditLog}"\n  }\n}`,
+        '',
+      ].join('\n'),
+    );
+    const server = new OpenBaoServer(options, address, configFile, auditLog, join(options.dir, 'openbao.log'));
+    await server.spawnServer();
+    const init = await server.call('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, false);
+    const keys = init.keys_base64;
+    if (!Array.isArray(keys) || typeof keys[0] !== 'string' || typeof init.root_token !== 'string') throw new OpenBaoServerError(`openbao's init answered without a key share and a root token; see ${server.logPath}`);
+    server.unsealKey = keys[0];
+    server.rootToken = init.root_token;
+    await server.unseal();
+    await server.call('POST', 'sys/mounts/transit', { type: 'transit' });
+    await server.call('POST', `transit/keys/${options.transitKey}`, {});
+    return server;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** A token whose only policy is `policy` (HCL), named `name`. */
+  async token(name: string, policy: string): Promise<string> {
+    await this.call('POST', `sys/policies/acl/${name}`, { policy });
+    const answer = await this.call('POST', 'auth/token/create', { policies: [name], no_default_policy: true, ttl: '24h' });
+    const token = (answer.auth as { client_token?: unknown } | undefined)?.client_token;
+    if (typeof token !== 'string') throw new OpenBaoServerError(`openbao created no token for policy ${name}`);
+    return token;
+  }
+
+  /** Rotates the transit key; resolves with its latest version after the rotation. */
+  async rotate(): Promise<number> {
+    const answer = await this.call('POST', `transit/keys/${this.options.transitKey}/rotate`, {});
+    return latestVersionOf(answer);
+  }
+
+  async latestVersion(): Promise<number> {
+    return latestVersionOf(await this.call('GET', `transit/keys/${this.options.transitKey}`));
+  }
+
+  /** SIGTERM (SIGKILL after a grace period); resolves once the process is gone. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || hasExited(child)) return;
+    const exited = exitOf(child);
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  /** Starts the stopped server again on the same storage and unseals it (sealed, it answers nothing). */
+  async startAgain(): Promise<void> {
+    await this.spawnServer();
+    await this.unseal();
+  }
+
+  private async spawnServer(): Promise<void> {
+    const log = createWriteStream(this.logPath, { flags: 'a' });
+    // HOME: bao keeps a token helper file there; the run's directory, not the user's.
+    const child = spawn(openBaoPath(), ['server', `-config=${this.configFile}`], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: this.options.dir } });
+    this.options.track?.(child);
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    void exitOf(child).then(() => log.end());
+    this.child = child;
+    this.starts += 1;
+    await this.waitUntil((status) => status === 200 || status === 501 || status === 503, 'listening');
+  }
+
+  private async unseal(): Promise<void> {
+    const answer = await this.call('POST', 'sys/unseal', { key: this.unsealKey }, false);
+    if (answer.sealed !== false) throw new OpenBaoServerError(`openbao is still sealed after its unseal key; see ${this.logPath}`);
+    // Unsealed, raft elects this node leader: 429 (standby) until it is active.
+    await this.waitUntil((status) => status === 200, 'active');
+  }
+
+  /** Polls sys/health until `ready(status)`; fails at once if the process exits. */
+  private async waitUntil(ready: (status: number) => boolean, what: string): Promise<void> {
+    const child = this.child;
+    const deadline = Date.now() + ACTIVE_TIMEOUT_MS;
+    let last = 'no answer';
+    while (Date.now() < deadline) {
+      if (!child || hasExited(child)) throw new OpenBaoServerError(`openbao exited before it was ${what} (${child ? await exitOf(child) : 'not started'}); see ${this.logPath}`);
+      try {
+        const response = await fetch(`${this.address}/v1/sys/health`, { signal: AbortSignal.timeout(2_000) });
+        await response.arrayBuffer();
+        if (ready(response.status)) return;
+        last = `HTTP ${response.status}`;
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error);
+      }
+      await delay(100);
+    }
+    throw new OpenBaoServerError(`openbao was not ${what} after ${ACTIVE_TIMEOUT_MS} ms (last: ${last}); see ${this.logPath}`);
+  }
+
+  /** One API call, as root unless `authenticated` is false; anything but 2xx is an error naming the call. */
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown, authenticated = true): Promise<Record<string, unknown>> {
+    const response = await fetch(`${this.address}/v1/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...(authenticated ? { 'x-vault-token': this.rootToken } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new OpenBaoServerError(`openbao ${method} /v1/${path}: HTTP ${response.status} ${text.slice(0, 300)}`);
+    return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+  }
+}
+
+function latestVersionOf(answer: Record<string, unknown>): number {
+  const version = (answer.data as { latest_version?: unknown } | undefined)?.latest_version;
+  if (typeof version !== 'number') throw new OpenBaoServerError('openbao answered a transit key without data.latest_version');
+  return version;
+}
