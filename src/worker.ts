@@ -16,7 +16,7 @@ import { TenantPauses } from './activities/tenant-pauses.js';
 import { applyFleetBudget, describeServiceLimit, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
-import { keyProviderHealthOf } from './codec/key-provider.js';
+import { keyProviderHealthOf, keySourceFor } from './codec/key-provider.js';
 import { ConfigError } from './settings/load.js';
 import { loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './settings/worker.js';
 import { payloadStoreDriverFor } from './payload-store/external-storage.js';
@@ -31,6 +31,7 @@ import { tracingWorkerOptions } from './tracing/worker-tracing.js';
 import { WORKFLOW_SANDBOX_OPTIONS } from './bundle/workflow-code.js';
 import { becomeCurrent, loadWorkflowBuild, workerDeploymentOptions, type WorkflowBuild } from './worker/deployment.js';
 import { startWorkerHealthServer } from './worker/health.js';
+import { waitForFirstDataKey } from './worker/key-provider-ready.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
 const WORKER_SHUTDOWN_GRACE = '2m';
@@ -128,6 +129,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     : undefined;
 
   try {
+    // A worker that cannot seal cannot complete a task: with a KMS, it has a data key before it polls.
+    if (kms && config.encryption) {
+      const logger = Runtime.instance().logger;
+      await waitForFirstDataKey(keySourceFor(config.encryption), { warn: (message) => { logger.warn(message); }, info: (message) => { logger.info(message); } });
+    }
     worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,

@@ -235,7 +235,10 @@ async function run(options: KeysCheckOptions, resources: Resources): Promise<boo
     lost.length === 0 &&
     decoded.undecodable.length === 0 &&
     versions.includes(versionBefore) &&
-    versions.includes(versionAfter);
+    versions.includes(versionAfter) &&
+    // A KMS outage must not stop a worker: it seals on its last data key and waits for a first one before polling.
+    workers.unexpectedExits === 0 &&
+    workers.causes.size === 0;
   await release(resources);
   if (options.keepLogs || !ok) log(`keys-check: logs, OpenBao's storage and audit log and the server's database kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
   else await rm(runDir, { recursive: true, force: true });

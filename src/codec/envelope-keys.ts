@@ -2,13 +2,15 @@
  * Envelope encryption's keys, cached so that a KMS is never asked once per payload: one data key at
  * a time seals new payloads, for a bounded lifetime and a bounded number of payloads, then the next
  * one is asked for; the data keys unwrapped for reading (ours included) stay in a bounded cache for
- * a lifetime. Concurrent callers share one request. While the KMS is down, cached keys keep working
- * until they expire; after that its KeyProviderUnavailableError reaches the caller (the task retries).
+ * a lifetime. Concurrent callers share one request. While the KMS is down, unwrapped keys keep
+ * reading until they expire, and the last data key keeps sealing past its lifetime (the KMS asked
+ * again every few seconds); a key that was never made or unwrapped fails with the KMS's
+ * KeyProviderUnavailableError (the task retries).
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { ExpiringCache } from './expiring-cache.js';
 import type { KeySource, SealingKey } from './key-source.js';
-import { PayloadDecryptionError } from './payload-errors.js';
+import { KeyProviderUnavailableError, PayloadDecryptionError } from './payload-errors.js';
 import { DATA_KEY_BYTES, envelopeMetadata, KEY_ID_METADATA_KEY, metadataText, readEnvelope, type EnvelopeMetadata, type PayloadMetadata } from './payload-format.js';
 
 /** A new data key, in clear and as the KMS wrapped it. */
@@ -45,11 +47,23 @@ interface CurrentDataKey {
   readonly sealing: SealingKey;
   readonly expiresAt: number;
   usesLeft: number;
+  /** Payloads sealed with it in all, its time past the lifetime included. */
+  used: number;
 }
+
+/**
+ * A data key past its lifetime or uses still seals while the KMS cannot make the next one, up to
+ * this many payloads in all: far below AES-GCM's 2^32 bound for random 96-bit nonces under one key.
+ */
+export const STALE_DATA_KEY_MAX_USES = 2 ** 31;
+/** After the KMS failed to make a data key, how long the last one is used before the KMS is asked again. */
+export const DATA_KEY_RETRY_MS = 5_000;
 
 export class EnvelopeKeySource implements KeySource {
   private current: CurrentDataKey | undefined;
   private making: Promise<CurrentDataKey> | undefined;
+  /** While the KMS cannot make a data key: when to ask again (meanwhile the last one seals). */
+  private retryMakingAt: number | undefined;
   private readonly unwrapped: ExpiringCache<string, KeyObject>;
   private readonly unwrapping = new Map<string, Promise<KeyObject>>();
 
@@ -68,7 +82,7 @@ export class EnvelopeKeySource implements KeySource {
   }
 
   sealingKey(uses: number): SealingKey | Promise<SealingKey> {
-    return this.take(this.current, uses) ?? this.nextSealingKey(uses);
+    return this.take(this.current, uses) ?? this.staleWhileUnavailable(uses) ?? this.nextSealingKeyOrStale(uses);
   }
 
   openingKey(metadata: PayloadMetadata): { key: KeyObject; keyId: string } | Promise<{ key: KeyObject; keyId: string }> {
@@ -93,7 +107,36 @@ export class EnvelopeKeySource implements KeySource {
   private take(current: CurrentDataKey | undefined, uses: number): SealingKey | undefined {
     if (!current || current.expiresAt <= this.now() || current.usesLeft < uses) return undefined;
     current.usesLeft -= uses;
+    current.used += uses;
     return current.sealing;
+  }
+
+  /**
+   * The last data key, past its lifetime or uses, while the KMS could not make the next one and is
+   * not to be asked again yet: a process that has sealed keeps sealing through a KMS outage (a
+   * worker that cannot encode its task's completion stops), and asks the KMS again every
+   * DATA_KEY_RETRY_MS rather than on every payload.
+   */
+  private staleWhileUnavailable(uses: number): SealingKey | undefined {
+    const current = this.current;
+    if (this.retryMakingAt === undefined || this.now() >= this.retryMakingAt || !current || current.used + uses > STALE_DATA_KEY_MAX_USES) return undefined;
+    current.used += uses;
+    return current.sealing;
+  }
+
+  private async nextSealingKeyOrStale(uses: number): Promise<SealingKey> {
+    try {
+      const sealing = await this.nextSealingKey(uses);
+      this.retryMakingAt = undefined;
+      return sealing;
+    } catch (error) {
+      if (!(error instanceof KeyProviderUnavailableError)) throw error;
+      this.retryMakingAt = this.now() + DATA_KEY_RETRY_MS;
+      const stale = this.staleWhileUnavailable(uses);
+      // Nothing sealed yet (a process that starts during the outage): nothing to stand in.
+      if (!stale) throw error;
+      return stale;
+    }
   }
 
   private async nextSealingKey(uses: number): Promise<SealingKey> {
@@ -108,6 +151,7 @@ export class EnvelopeKeySource implements KeySource {
       // A batch larger than a data key's uses (or a lifetime shorter than the wait) still gets the key made for it.
       if (this.current === made && made.usesLeft === this.settings.dataKeyMaxUses) {
         made.usesLeft = 0;
+        made.used += uses;
         return made.sealing;
       }
     }
@@ -120,6 +164,7 @@ export class EnvelopeKeySource implements KeySource {
       sealing: { key, keyId, metadata: envelopeMetadata({ keyId, keyVersion, wrappedKey }) },
       expiresAt: this.now() + this.settings.dataKeyLifetimeMs,
       usesLeft: this.settings.dataKeyMaxUses,
+      used: 0,
     };
     this.current = made;
     // This process's own payloads open without asking the KMS.

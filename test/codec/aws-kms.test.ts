@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { AWS_KMS_ENCRYPTION_CONTEXT, AwsKms } from '../../src/codec/aws-kms.js';
-import type { DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
+import { DATA_KEY_RETRY_MS, type DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
 import { awsKmsClient, keySourceFor, type AwsKmsSettings } from '../../src/codec/key-provider.js';
 import { KeyDisabledError, KeyProviderRefusedError, KeyProviderUnavailableError, PayloadDecryptionError } from '../../src/codec/payload-errors.js';
 import { ENVELOPE_FORMAT } from '../../src/codec/payload-format.js';
@@ -242,19 +242,25 @@ describe('the aws-kms key provider with its KMS frozen, then stopped', () => {
       return true;
     };
 
+    let sealedDuring: string | undefined;
     outage.pause();
     try {
       const during = await one(writer.codec, 'during the outage');
+      sealedDuring = text(during.metadata?.['encryption-wrapped-key']);
       assert.equal((await writer.codec.decode([written, during])).length, 2, 'the writer seals and reads on its data key');
       assert.equal((await reader.codec.decode([written, during])).length, 2, 'the reader reads on its cached unwrapped key');
       await assert.rejects(reader.codec.decode([foreign]), isUnavailable('Decrypt'));
       writer.clock.now += 60_001;
-      await assert.rejects(writer.codec.encode([payload('after the lifetime')]), isUnavailable('GenerateDataKey'));
+      const stale = await one(writer.codec, 'after the lifetime');
+      assert.equal(text(stale.metadata?.['encryption-wrapped-key']), text(during.metadata?.['encryption-wrapped-key']), 'past its lifetime, the last data key still seals while the KMS cannot make the next');
+      await assert.rejects(processOn(settings).codec.encode([payload('new process')]), isUnavailable('GenerateDataKey'));
     } finally {
       outage.resume();
     }
     assert.equal((await reader.codec.decode([foreign])).length, 1, 'thawed: the unwrap that failed succeeds on retry');
-    assert.equal((await writer.codec.encode([payload('after the outage')])).length, 1, 'and a new data key is made');
+    writer.clock.now += DATA_KEY_RETRY_MS;
+    const renewed = await one(writer.codec, 'after the outage');
+    assert.notEqual(text(renewed.metadata?.['encryption-wrapped-key']), sealedDuring, 'and, once asked again, a new data key is made');
     assert.equal(writer.kms.datakeys, 3, 'one before, one refused during, one after');
 
     await outage.stop();

@@ -3,14 +3,14 @@
  * envelope-v1 payloads whose data keys the transit engine made and unwraps; how many KMS calls N
  * payloads cost; a data key's lifetime and uses, and rotation; revocation by min_decryption_version
  * as a typed error naming the version; least-privilege token and AppRole auth; TLS with a CA file and
- * a namespace; static payloads still read; and, last, OpenBao stopped: cached keys keep working,
- * anything else is a typed, retryable error.
+ * a namespace; static payloads still read; and, last, OpenBao stopped: cached keys keep working (the
+ * last data key seals past its lifetime), anything else is a typed, retryable error.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { EnvelopeKeySource, type DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
+import { DATA_KEY_RETRY_MS, EnvelopeKeySource, type DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
 import { StaticKeySource } from '../../src/codec/key-source.js';
 import { KeyProviderRefusedError, KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError } from '../../src/codec/payload-errors.js';
 import { ENVELOPE_FORMAT } from '../../src/codec/payload-format.js';
@@ -208,8 +208,20 @@ describe('the vault-transit key provider with OpenBao stopped', () => {
       assert.equal(error.operation, 'decrypt');
       return true;
     });
+    // Past its data key's lifetime, the writer keeps sealing on it (a worker that cannot encode its
+    // task's completion stops), asking the KMS again only every DATA_KEY_RETRY_MS.
     writer.clock.now += 60_001;
-    await assert.rejects(writer.codec.encode([payload('after the lifetime')]), (error: unknown) => error instanceof KeyProviderUnavailableError && error.operation === 'datakey');
+    const asked = writer.transit.datakeys;
+    const stale = await one(writer.codec, 'after the lifetime');
+    assert.equal(text(stale.metadata?.['encryption-wrapped-key']), text(during.metadata?.['encryption-wrapped-key']), 'sealed with the last data key');
+    assert.equal(writer.transit.datakeys, asked + 1, 'the KMS was asked once for the next one');
+    await one(writer.codec, 'again, soon after');
+    assert.equal(writer.transit.datakeys, asked + 1, 'and not again within the retry pause');
+    writer.clock.now += DATA_KEY_RETRY_MS;
+    await one(writer.codec, 'after the retry pause');
+    assert.equal(writer.transit.datakeys, asked + 2, 'asked again after the pause');
+    // A process that never made a data key has nothing to stand in: typed, retryable.
+    await assert.rejects(processOn(outage.settings()).codec.encode([payload('new process')]), (error: unknown) => error instanceof KeyProviderUnavailableError && error.operation === 'datakey');
     reader.clock.now += 120_001;
     await assert.rejects(reader.codec.decode([written]), KeyProviderUnavailableError);
   });

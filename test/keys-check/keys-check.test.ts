@@ -44,6 +44,9 @@ void describe('npm run keys:check', () => {
     assert.match(stdout, /transit key aggregation-payloads rotated: v1 -> v2/, report);
     assert.match(stdout, /SIGKILL worker w1/, report);
     assert.match(stdout, /openbao started again on its storage .* and unsealed/, report);
+    // The KMS outage stopped no worker (only the rehearsal's own SIGKILL).
+    assert.match(stdout, /Workers: 1 SIGKILLed by the rehearsal; 0 exited on their own after polling/, report);
+    assert.doesNotMatch(stdout, /"Worker failed" in their logs/, report);
     assert.equal(code, 0, `exit code${report}`);
   });
 });
