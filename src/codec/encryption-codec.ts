@@ -16,12 +16,15 @@
  * `markUndecodableMessages`): a signal encrypted under a key nobody has must not fail every workflow
  * task of its connection. Activity payloads are still refused, so a worker missing a key retries
  * until the key is configured. A key provider that cannot answer now is never marked: its error
- * fails the task, which retries (a marked message would be refused for good).
+ * fails the task, which retries (a marked message would be refused for good). Nor is a revoked key
+ * version: a revocation makes the whole history unreadable (its start input first), so the workflow
+ * task fails visibly, naming the version, and goes on if the minimum is lowered again; a marked
+ * start input would fail the connection for good instead.
  */
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from './undecodable.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
-import { PayloadDecryptionError } from './payload-errors.js';
+import { KeyVersionRevokedError, PayloadDecryptionError } from './payload-errors.js';
 import { ENCODING_METADATA_KEY, isEncrypted, NoncePool, openPayload, sealPayload } from './payload-format.js';
 
 export { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY, isEncrypted } from './payload-format.js';
@@ -77,7 +80,7 @@ export class EncryptionCodec implements PayloadCodec {
     try {
       return await this.decrypt(payload);
     } catch (error) {
-      if (!(error instanceof PayloadDecryptionError)) throw error;
+      if (!(error instanceof PayloadDecryptionError) || error instanceof KeyVersionRevokedError) throw error;
       return {
         metadata: { [ENCODING_METADATA_KEY]: encoder.encode(UNDECODABLE_ENCODING), [UNDECODABLE_REASON_METADATA_KEY]: encoder.encode(error.message) },
         data: new Uint8Array(),
