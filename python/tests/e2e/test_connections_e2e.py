@@ -7,7 +7,10 @@ test/python/pytest.test.ts) it is skipped."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,6 +27,8 @@ from aggregation_connections.client import (
     connection_key,
 )
 from aggregation_connections.contract import ConnectionInput
+
+from ..openbao import REPO
 
 CUSTOMER_ID = os.environ.get("E2E_CUSTOMER_ID", "")
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(CUSTOMER_ID == "", reason="end-to-end: run by test/python/python-e2e.test.ts (E2E_CUSTOMER_ID unset)")]
@@ -123,3 +128,14 @@ async def test_bad_input_is_refused_before_anything_is_sent(client: ConnectionsC
     # Nothing reached Temporal under that key.
     with pytest.raises(ConnectionNotFoundError):
         await client.state(key)
+
+
+def test_the_docs_client_example_runs_against_the_worker() -> None:
+    """docs/python-pipeline.md's client example, as shown, its end user answering on standard input."""
+    text = (REPO / "docs/python-pipeline.md").read_text("utf-8")
+    example = re.search(r"## The client.*?```python\n(.*?)```", text, re.DOTALL)
+    assert example is not None, "docs/python-pipeline.md has a ```python block under ## The client"
+    env = {**os.environ, "AGGREGATOR_CUSTOMER_ID": CUSTOMER_ID, "PYTHONPATH": str(REPO / "python/src")}
+    result = subprocess.run([sys.executable, "-c", example.group(1)], env=env, input="Montreal\n", capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"What city were you born in\? login [0-9a-f-]{36} with \d+ accounts\n", result.stdout), result.stdout

@@ -36,7 +36,7 @@ from temporalio.common import (
 
 from ..codec.encryption_codec import EncryptionCodec
 from ..contract import ConnectionInput
-from ..settings.client import ClientSettings, PriorityPolicy, client_settings_from_env
+from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolicy, client_settings_from_env
 from ..settings.encryption import codec_from_env
 from .business_key import parse_business_key, parse_workflow_id
 from .errors import (
@@ -135,9 +135,13 @@ def service_code_of(details: Sequence[Any]) -> str | None:
 class ConnectionsClient:
     """Connections on one task queue of one namespace: ``await ConnectionsClient.connect()``."""
 
-    def __init__(self, client: Client, task_queue: str, *, priority: PriorityPolicy | None = None, address: str | None = None) -> None:
+    def __init__(
+        self, client: Client, task_queue: str, *, customer_id: str = DEFAULT_CUSTOMER_ID, priority: PriorityPolicy | None = None, address: str | None = None
+    ) -> None:
         self.client = client
         self.task_queue = task_queue
+        #: The tenant of the settings (AGGREGATOR_CUSTOMER_ID): what a pipeline's inputs usually name.
+        self.customer_id = customer_id
         self.namespace = client.namespace
         self._priority = priority or PriorityPolicy()
         self._address = address
@@ -167,7 +171,7 @@ class ConnectionsClient:
             )
         except RuntimeError as error:
             raise TemporalUnavailableError(settings.address, f"cannot reach Temporal at {settings.address}: {error}") from error
-        return cls(client, settings.task_queue, priority=settings.priority, address=settings.address)
+        return cls(client, settings.task_queue, customer_id=settings.customer_id, priority=settings.priority, address=settings.address)
 
     async def start(self, key: str, connection: ConnectionInput | Mapping[str, Any], *, rerun: RerunPolicy = "if-failed", priority: int | None = None) -> str:
         """Starts the connection for a business key, or finds the one already running under that key.

@@ -1,7 +1,7 @@
 """The pipeline client's settings, read from the variables the TypeScript client reads
 (src/settings/temporal.ts and src/settings/priority.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
-TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED and
+TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED and
 TENANT_WEIGHTS. Empty values count as unset; every bad value is one line of a ConfigError.
 
 Not read yet: Temporal's own environment configuration (temporal.toml profiles, TEMPORAL_PROFILE);
@@ -21,6 +21,7 @@ from .encryption import ConfigError
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
 DEFAULT_TASK_QUEUE = "aggregation-connections"
+DEFAULT_CUSTOMER_ID = "demo-lender"
 # src/contract/priority.ts: who waits decides the order (1 first, 5 last).
 DEFAULT_PRIORITY_KEYS: Mapping[str, int] = {"live": 1, "pipeline": 2, "scheduled": 3}
 FAIRNESS_WEIGHT_MIN = 0.001
@@ -56,6 +57,8 @@ class ClientSettings:
     address: str = DEFAULT_ADDRESS
     namespace: str = DEFAULT_NAMESPACE
     task_queue: str = DEFAULT_TASK_QUEUE
+    #: The tenant new connections belong to unless told otherwise (AGGREGATOR_CUSTOMER_ID).
+    customer_id: str = DEFAULT_CUSTOMER_ID
     api_key: str | None = None
     #: None: plain TCP; a TlsSettings (maybe empty: the system's CAs) for TLS.
     tls: TlsSettings | None = None
@@ -127,6 +130,7 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
         address=address,
         namespace=get("TEMPORAL_NAMESPACE") or DEFAULT_NAMESPACE,
         task_queue=get("TEMPORAL_TASK_QUEUE") or DEFAULT_TASK_QUEUE,
+        customer_id=get("AGGREGATOR_CUSTOMER_ID") or DEFAULT_CUSTOMER_ID,
         api_key=api_key,
         tls=tls_settings if use_tls else None,
         priority=PriorityPolicy(keys, weights),
