@@ -1,0 +1,50 @@
+"""Business keys, as src/client/business-key.ts builds and checks them: the workflow id of a connection,
+``connection-<customerId>:<applicationId>``, chosen by the pipeline so that starting the same connection
+twice finds the first one."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .errors import InvalidBusinessKeyError
+
+_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_BUSINESS_KEY = re.compile(r"connection-[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*")
+_WORKFLOW_ID = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]+")
+PREFIX = "connection-"
+
+
+def connection_key(customer_id: str, application_id: str) -> str:
+    """``connection-demo-lender:app-123`` for customer ``demo-lender`` and application ``app-123``."""
+    key = f"{PREFIX}{customer_id}:{application_id}"
+    for name, value in (("customerId", customer_id), ("applicationId", application_id)):
+        if value == "":
+            raise InvalidBusinessKeyError(key, f"{name} must not be empty")
+        if len(value) > 64:
+            raise InvalidBusinessKeyError(key, f"{name} must be at most 64 characters")
+        if not _SEGMENT.fullmatch(value):
+            raise InvalidBusinessKeyError(key, f'{name} must start with a letter or digit and use only letters, digits, ".", "_" and "-"')
+    return key
+
+
+def parse_business_key(key: str, customer_id: str) -> str:
+    """Checks the key's format and that it belongs to the customer whose connection it names."""
+    if len(key) > 200:
+        raise InvalidBusinessKeyError(key, "must be at most 200 characters")
+    if not _BUSINESS_KEY.fullmatch(key):
+        raise InvalidBusinessKeyError(key, 'must look like connection-<customerId>:<applicationId> (letters, digits, ".", "_", "-")')
+    if not key.startswith(f"{PREFIX}{customer_id}:"):
+        raise InvalidBusinessKeyError(key, f"must start with {json.dumps(PREFIX + customer_id + ':')} (the input's customerId) followed by the application id")
+    return key
+
+
+def parse_workflow_id(workflow_id: str) -> str:
+    """Any existing workflow id (the client also reads ids not made here)."""
+    if workflow_id == "":
+        raise InvalidBusinessKeyError(workflow_id, "must not be empty")
+    if len(workflow_id) > 1000:
+        raise InvalidBusinessKeyError(workflow_id, "must be at most 1000 characters")
+    if not _WORKFLOW_ID.fullmatch(workflow_id):
+        raise InvalidBusinessKeyError(workflow_id, "must not contain spaces or control characters")
+    return workflow_id

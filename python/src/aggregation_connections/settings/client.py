@@ -1,0 +1,137 @@
+"""The pipeline client's settings, read from the variables the TypeScript client reads
+(src/settings/temporal.ts and src/settings/priority.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
+TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED and
+TENANT_WEIGHTS. Empty values count as unset; every bad value is one line of a ConfigError.
+
+Not read yet: Temporal's own environment configuration (temporal.toml profiles, TEMPORAL_PROFILE);
+unset variables take the TypeScript side's defaults instead of a profile's values.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .encryption import ConfigError
+
+DEFAULT_ADDRESS = "localhost:7233"
+DEFAULT_NAMESPACE = "default"
+DEFAULT_TASK_QUEUE = "aggregation-connections"
+DEFAULT_CUSTOMER_ID = "demo-lender"
+# src/contract/priority.ts: who waits decides the order (1 first, 5 last).
+DEFAULT_PRIORITY_KEYS: Mapping[str, int] = {"live": 1, "pipeline": 2, "scheduled": 3}
+FAIRNESS_WEIGHT_MIN = 0.001
+FAIRNESS_WEIGHT_MAX = 1000.0
+_HOST_PORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}")
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """TLS to Temporal: the server's CA and name, a client certificate pair (paths of PEM files)."""
+
+    ca_path: Path | None = None
+    server_name: str | None = None
+    cert_path: Path | None = None
+    key_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class PriorityPolicy:
+    """Priority keys by who waits (live, pipeline, scheduled) and the tenants' fairness weights."""
+
+    keys: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_PRIORITY_KEYS))
+    tenant_weights: Mapping[str, float] = field(default_factory=dict)
+
+    def weight_of(self, customer_id: str) -> float:
+        return self.tenant_weights.get(customer_id, self.tenant_weights.get("*", 1.0))
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    address: str = DEFAULT_ADDRESS
+    namespace: str = DEFAULT_NAMESPACE
+    task_queue: str = DEFAULT_TASK_QUEUE
+    #: The tenant new connections belong to unless told otherwise (AGGREGATOR_CUSTOMER_ID).
+    customer_id: str = DEFAULT_CUSTOMER_ID
+    api_key: str | None = None
+    #: None: plain TCP; a TlsSettings (maybe empty: the system's CAs) for TLS.
+    tls: TlsSettings | None = None
+    priority: PriorityPolicy = field(default_factory=PriorityPolicy)
+
+
+def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSettings:
+    """The client's settings from the environment (or `env`); a ConfigError names every bad variable."""
+    source = os.environ if env is None else env
+    problems: list[str] = []
+
+    def get(name: str) -> str | None:
+        value = source.get(name, "").strip()
+        return value or None
+
+    address = get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS
+    if not _HOST_PORT.fullmatch(address):
+        problems.append(f"TEMPORAL_ADDRESS: must be host:port, got {address!r}")
+    tls_flag: bool | None = None
+    if (text := get("TEMPORAL_TLS")) is not None:
+        if text.lower() in _TRUE:
+            tls_flag = True
+        elif text.lower() in _FALSE:
+            tls_flag = False
+        else:
+            problems.append(f"TEMPORAL_TLS: must be true or false, got {text!r}")
+    paths: dict[str, Path | None] = {}
+    for name in ("TEMPORAL_TLS_CA_PATH", "TEMPORAL_TLS_CERT_PATH", "TEMPORAL_TLS_KEY_PATH"):
+        value = get(name)
+        paths[name] = Path(value) if value else None
+        if value is not None:
+            try:
+                if "-----BEGIN " not in Path(value).read_text("utf-8"):
+                    problems.append(f"{name}: {value} is not a PEM file (no -----BEGIN line)")
+            except OSError as error:
+                problems.append(f"{name}: cannot read {value}: {error.strerror}")
+    if (paths["TEMPORAL_TLS_CERT_PATH"] is None) != (paths["TEMPORAL_TLS_KEY_PATH"] is None):
+        problems.append("TEMPORAL_TLS_CERT_PATH: TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together")
+    server_name = get("TEMPORAL_TLS_SERVER_NAME")
+    tls_settings = TlsSettings(paths["TEMPORAL_TLS_CA_PATH"], server_name, paths["TEMPORAL_TLS_CERT_PATH"], paths["TEMPORAL_TLS_KEY_PATH"])
+    implied = any(value is not None for value in (*paths.values(), server_name))
+    api_key = get("TEMPORAL_API_KEY")
+    # As the SDKs do: an API key implies TLS unless TLS is turned off explicitly.
+    use_tls = implied or (tls_flag if tls_flag is not None else api_key is not None)
+
+    keys = dict(DEFAULT_PRIORITY_KEYS)
+    for priority_class in keys:
+        name = f"PRIORITY_{priority_class.upper()}"
+        if (text := get(name)) is not None:
+            if re.fullmatch(r"[1-5]", text):
+                keys[priority_class] = int(text)
+            else:
+                problems.append(f"{name}: must be an integer from 1 (first) to 5 (last), got {text!r}")
+    weights: dict[str, float] = {}
+    if (text := get("TENANT_WEIGHTS")) is not None:
+        for entry in (part.strip() for part in text.split(",")):
+            match = re.fullmatch(r"([^:\s]+):([0-9]+(?:\.[0-9]+)?)", entry)
+            weight = float(match.group(2)) if match else 0.0
+            if match is None or not FAIRNESS_WEIGHT_MIN <= weight <= FAIRNESS_WEIGHT_MAX:
+                problems.append(
+                    f"TENANT_WEIGHTS: {entry!r}: must be a comma-separated list of <customerId>:<weight> (or *:<weight> for every other tenant), "
+                    f"weights from {FAIRNESS_WEIGHT_MIN} to {FAIRNESS_WEIGHT_MAX:g}"
+                )
+            else:
+                weights[match.group(1)] = weight
+    if problems:
+        raise ConfigError(problems)
+    return ClientSettings(
+        address=address,
+        namespace=get("TEMPORAL_NAMESPACE") or DEFAULT_NAMESPACE,
+        task_queue=get("TEMPORAL_TASK_QUEUE") or DEFAULT_TASK_QUEUE,
+        customer_id=get("AGGREGATOR_CUSTOMER_ID") or DEFAULT_CUSTOMER_ID,
+        api_key=api_key,
+        tls=tls_settings if use_tls else None,
+        priority=PriorityPolicy(keys, weights),
+    )
