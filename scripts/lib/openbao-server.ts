@@ -187,8 +187,9 @@ export class OpenBaoServer {
     const log = createWriteStream(this.logPath, { flags: 'a' });
     // HOME: bao keeps a token helper file there; the run's directory, not the user's.
     const args = ['server', `-config=${this.configFile}`];
-    const env = { PATH: process.env.PATH, HOME: this.options.dir };
-    const child = this.options.tied ? spawnTiedToParent(openBaoPath(), args, { env }) : spawn(openBaoPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = this.options.tied
+      ? spawnTiedToParent(openBaoPath(), args, { env: { PATH: process.env.PATH, HOME: this.options.dir } })
+      : spawn(openBaoPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: this.options.dir } });
     this.options.track?.(child);
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
