@@ -6,12 +6,13 @@
  * The stack runs on ports of its own and a temporary cache directory, never the developer's .temporal.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { devNull, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../../src/client/index.js';
@@ -23,6 +24,8 @@ import { temporalServerPath, temporalUiServerPath } from '../../scripts/lib/temp
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const HOST = '127.0.0.1';
 const UP_TIMEOUT_MS = 120_000;
+/** OpenBao gets this long to end after the stack's SIGKILL (it is tied to it: scripts/lib/parent-lifetime.ts). */
+const ORPHAN_TIMEOUT_MS = 15_000;
 
 const dir = mkdtempSync(join(tmpdir(), 'dev-stack-openbao-'));
 const started = new Set<ChildProcess>();
@@ -33,6 +36,15 @@ interface RunningStack {
   readonly child: ChildProcess;
   readonly output: () => string;
   stop(): Promise<void>;
+}
+
+/** The pids of the `bao server` processes running on this test's storage. */
+function openBaoProcesses(): number[] {
+  const config = join(dir, 'openbao-dev', 'openbao.hcl');
+  return execFileSync('ps', ['-A', '-o', 'pid=,stat=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(`-config=${config}`) && !/^\s*\d+\s+Z/.test(line))
+    .map((line) => Number.parseInt(line, 10));
 }
 
 async function startStack(): Promise<RunningStack> {
@@ -145,8 +157,9 @@ describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () =
     }
   });
 
-  test('started again on the same state, unseals the same OpenBao and reads what it wrote', async () => {
+  test('started again on the same state, unseals the same OpenBao and reads what it wrote; OpenBao ends with a SIGKILLed stack', async () => {
     assert.ok(workflowId, 'the first test ran');
+    assert.deepEqual(openBaoProcesses(), [], 'the first stack stopped its OpenBao');
     const stack = await startStack();
     try {
       const client = await ConnectionsClient.connect(clientConfig());
@@ -156,8 +169,12 @@ describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () =
       } finally {
         await client.close();
       }
+      assert.equal(openBaoProcesses().length, 1, 'one OpenBao runs for the stack');
     } finally {
-      await stack.stop();
+      stack.child.kill('SIGKILL');
     }
+    const killedAt = Date.now();
+    while (openBaoProcesses().length > 0 && Date.now() - killedAt < ORPHAN_TIMEOUT_MS) await delay(100);
+    assert.deepEqual(openBaoProcesses(), [], `OpenBao still running ${ORPHAN_TIMEOUT_MS} ms after the stack's SIGKILL`);
   });
 });
