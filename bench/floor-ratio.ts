@@ -8,8 +8,17 @@
  * and priority set at start). Each side's figures: start→result median, worker CPU per connection
  * (its own process), and the median time each of its workflow tasks and activities spent on the
  * worker, from the histories.
+ * With `keyProvider: 'vault-transit'` a second product side joins the rotation: the same worker and
+ * client on PAYLOAD_KEY_PROVIDER=vault-transit against a local OpenBao (scripts/lib/openbao-server.ts:
+ * raft storage, its file audit device declared in the config, as OpenBao requires), its worker holding a token of the least policy; the runs go static product, transit
+ * product, floor, ... The KMS calls are counted from OpenBao's audit log (every datakey and decrypt
+ * request, by the worker and the client, warm-up included) against the envelope-v1 payloads stored in
+ * the transit side's histories (warm-up included).
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { ConnectionsClient } from '../src/client/connections.js';
@@ -18,10 +27,13 @@ import { loadClientConfig } from '../src/settings/client.js';
 import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
+import { payloadsIn } from '../scripts/lib/history-payloads.js';
+import { OpenBaoServer, workerPolicy } from '../scripts/lib/openbao-server.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 const WARM_UP_RUNS = 5;
+const TRANSIT_KEY = 'aggregation-payloads';
 
 export interface SideFigures {
   /** Median start→result at the client, ms. */
@@ -41,7 +53,23 @@ export interface FloorRatio {
   /** product / floor. */
   readonly latencyRatio: number;
   readonly cpuRatio: number;
+  /** With keyProvider vault-transit: the product on OpenBao's transit, measured in the same rotation. */
+  readonly transit?: TransitFigures;
 }
+
+export interface TransitFigures {
+  readonly product: SideFigures;
+  /** transit product / floor. */
+  readonly latencyRatio: number;
+  readonly cpuRatio: number;
+  /** datakey and decrypt requests in OpenBao's audit log over the whole run (warm-up included). */
+  readonly datakeyCalls: number;
+  readonly decryptCalls: number;
+  /** envelope-v1 payloads stored in the transit side's histories (warm-up included). */
+  readonly payloads: number;
+}
+
+export type FloorKeyProvider = 'static' | 'vault-transit';
 
 /** Each workflow task's and activity's STARTED→COMPLETED time in one history, in order. */
 function stepTimes(events: readonly HistoryEvent[]): [string, number][] {
@@ -88,11 +116,22 @@ class Side {
   }
 }
 
-/** Starts the stack, alternates `runs` product and `runs` floor connections, stops what it started. */
-export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
+/** Transit requests of one kind (`datakey`, `decrypt`) in a file audit log: one JSON object per line, requests and responses. */
+function auditedCalls(log: string, kind: 'datakey' | 'decrypt'): number {
+  return log
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as { type?: string; request?: { path?: string } })
+    .filter((entry) => entry.type === 'request' && (entry.request?.path ?? '').startsWith(`transit/${kind}/`)).length;
+}
+
+/** Starts the stack, alternates `runs` product and `runs` floor connections (and `runs` transit ones with vault-transit), stops what it started. */
+export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvider = 'static'): Promise<FloorRatio> {
   const benchWorker = await prepareBenchWorker();
   const env = await startBenchServer();
   const started: ChildProcess[] = [];
+  let openBao: OpenBaoServer | undefined;
+  let auditDir: string | undefined;
   try {
     const sandboxUrl = await startSandboxProcess();
     const productQueue = `floor-ratio-product-${Date.now()}`;
@@ -100,10 +139,24 @@ export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
     const productWorker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
     const floorWorker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH }, '"worker started"', workerNodeArgs(), 'node');
     started.push(productWorker, floorWorker);
+    let transitVariables: Record<string, string> | undefined;
+    let transitWorker: ChildProcess | undefined;
+    const transitQueue = `floor-ratio-transit-${Date.now()}`;
+    if (keyProvider === 'vault-transit') {
+      auditDir = await mkdtemp(join(tmpdir(), 'floor-ratio-openbao-'));
+      openBao = await OpenBaoServer.start({ dir: auditDir, transitKey: TRANSIT_KEY });
+      // The worker and the client as production has them: a token allowed datakey and decrypt on the key, nothing else.
+      const token = await openBao.token('floor-ratio', workerPolicy(TRANSIT_KEY));
+      transitVariables = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: openBao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY };
+      transitWorker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: transitQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning(), ...transitVariables });
+      started.push(transitWorker);
+    }
     // The product's client as a pipeline has it (payloads encrypted with the local key); the floor's has the SDK's defaults.
     const connection = await Connection.connect({ address: env.address });
     const productClient = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
     const floorClient = new Client({ connection });
+    const transitClient = transitVariables ? new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride(), ...transitVariables })) }) : undefined;
+    const transitConnections = transitClient ? new ConnectionsClient({ client: transitClient, taskQueue: transitQueue }) : undefined;
     // The product's connections start as a pipeline starts them: through its client, with their search attributes and priority.
     const connections = new ConnectionsClient({ client: productClient, taskQueue: productQueue });
     const customerId = `floor-ratio-${Date.now()}`;
@@ -111,36 +164,64 @@ export async function measureFloorRatio(runs: number): Promise<FloorRatio> {
 
     const product = new Side(productWorker);
     const floor = new Side(floorWorker);
+    const transit = transitWorker ? new Side(transitWorker) : undefined;
+    let transitPayloads = 0;
+    const startProduct = async (client: Client, through: ConnectionsClient, run: number) =>
+      client.workflow.getHandle(
+        (await through.start(`connection-${customerId}:floor-ratio-${Date.now()}-${run}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } })).workflowId,
+      );
     const once = async (side: Side, run: number) => {
       const startedAt = performance.now();
       const handle =
         side === product
-          ? productClient.workflow.getHandle(
-              (await connections.start(`connection-${customerId}:floor-ratio-${Date.now()}-${run}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } })).workflowId,
-            )
-          : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
+          ? await startProduct(productClient, connections, run)
+          : side === transit && transitClient && transitConnections
+            ? await startProduct(transitClient, transitConnections, run)
+            : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
       await handle.result();
       const ms = performance.now() - startedAt;
-      if (run >= 0) side.record(ms, (await handle.fetchHistory()).events ?? []);
+      // After the timing: the history fetch is not part of the connection.
+      const events = side === transit || run >= 0 ? ((await handle.fetchHistory()).events ?? []) : [];
+      if (side === transit) {
+        transitPayloads += payloadsIn(events).filter(({ payload }) => Buffer.from(payload.metadata?.['encryption-format'] ?? new Uint8Array()).toString() === 'envelope-v1').length;
+      }
+      if (run >= 0) side.record(ms, events);
     };
     for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
-      if (run === 0) [product, floor].forEach((side) => side.startCounting());
+      if (run === 0) [product, floor, ...(transit ? [transit] : [])].forEach((side) => side.startCounting());
       await once(product, run);
+      if (transit) await once(transit, run);
       await once(floor, run);
     }
     await connection.close();
     const [productFigures, floorFigures] = [product.figures(), floor.figures()];
+    let transitFigures: TransitFigures | undefined;
+    if (transit && openBao) {
+      const side = transit.figures();
+      const log = await readFile(openBao.auditLog, 'utf8');
+      transitFigures = {
+        product: side,
+        latencyRatio: side.startToResultMs / floorFigures.startToResultMs,
+        cpuRatio: side.workerCpuMs / floorFigures.workerCpuMs,
+        datakeyCalls: auditedCalls(log, 'datakey'),
+        decryptCalls: auditedCalls(log, 'decrypt'),
+        payloads: transitPayloads,
+      };
+    }
     return {
       runs,
       product: productFigures,
       floor: floorFigures,
       latencyRatio: productFigures.startToResultMs / floorFigures.startToResultMs,
       cpuRatio: productFigures.workerCpuMs / floorFigures.workerCpuMs,
+      transit: transitFigures,
     };
   } finally {
     await Promise.all(started.map(stopProcess));
     await env.teardown();
     await benchWorker.remove();
+    await openBao?.stop();
+    if (auditDir) await rm(auditDir, { recursive: true, force: true });
   }
 }
 
@@ -149,5 +230,16 @@ export function floorRatioLine({ runs, product, floor, latencyRatio, cpuRatio }:
   return (
     `connection vs SDK floor: start→result ${product.startToResultMs.toFixed(1)} / ${floor.startToResultMs.toFixed(1)} ms (${latencyRatio.toFixed(2)}x), ` +
     `worker CPU ${product.workerCpuMs.toFixed(1)} / ${floor.workerCpuMs.toFixed(1)} ms (${cpuRatio.toFixed(2)}x), ${runs} runs each, alternating`
+  );
+}
+
+/** The vault-transit line of floor-ratio-run.ts --key-provider vault-transit: its floor ratio beside the static one of the same run, and its KMS calls. */
+export function transitLine({ runs, latencyRatio, cpuRatio, transit }: FloorRatio): string {
+  if (!transit) return '';
+  const calls = transit.datakeyCalls + transit.decryptCalls;
+  return (
+    `vault-transit (OpenBao) vs SDK floor: start→result ${transit.product.startToResultMs.toFixed(1)} ms (${transit.latencyRatio.toFixed(2)}x; static ${latencyRatio.toFixed(2)}x), ` +
+    `worker CPU ${transit.product.workerCpuMs.toFixed(1)} ms (${transit.cpuRatio.toFixed(2)}x; static ${cpuRatio.toFixed(2)}x), ${runs} runs each, alternating; ` +
+    `KMS calls ${calls} (${transit.datakeyCalls} datakey, ${transit.decryptCalls} decrypt) for ${transit.payloads} payloads: ${((calls * 1000) / transit.payloads).toFixed(1)} per 1,000 payloads`
   );
 }

@@ -15,6 +15,8 @@
  * into .temporal/payload-encryption.key (PAYLOAD_ENCRYPTION_KEY_FILE), which the worker, console, CLI
  * and demo find the same way; PAYLOAD_ENCRYPTION=off stores them in clear. The console serves the
  * codec endpoint, and the Web UI is started with it, so it shows decoded payloads.
+ * DEV_KEY_PROVIDER=openbao starts a local OpenBao first (scripts/lib/dev-openbao.ts) and gives the
+ * worker and console PAYLOAD_KEY_PROVIDER=vault-transit on it; the local key then only reads what it wrote.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +30,7 @@ import { loadClientConfig } from '../src/settings/client.js';
 import { loadDevStackConfig } from '../src/settings/dev-stack.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { DevServer } from './lib/dev-server.js';
+import { startDevOpenBao, type DevOpenBao } from './lib/dev-openbao.js';
 import { EXIT_WITH_PARENT_IMPORT } from './lib/parent-lifetime.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { TEMPORAL_SERVER_VERSION } from './lib/temporal-versions.js';
@@ -66,6 +69,7 @@ const children: Child[] = [];
 let stopping = false;
 let sandbox: Sandbox | undefined;
 let temporal: DevServer | undefined;
+let openBao: DevOpenBao | undefined;
 
 function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: NodeJS.WriteStream, onLine?: (line: string) => void): void {
   if (!stream) return;
@@ -129,12 +133,13 @@ function shutdown(exitCode: number): Promise<never> {
 
 async function stopAll(): Promise<void> {
   stopping = true;
-  const started = children.length > 0 || sandbox !== undefined || temporal !== undefined;
+  const started = children.length > 0 || sandbox !== undefined || temporal !== undefined || openBao !== undefined;
   if (started) console.log('dev-stack: stopping');
   // Reverse order of start: console, worker (SIGINT lets it drain), sandbox, Temporal.
   for (const child of [...children].reverse()) await stopChild(child, child.name === 'worker' ? 'SIGINT' : 'SIGTERM');
   await closeSandbox();
   await temporal?.close().catch((error: unknown) => console.error('dev-stack: error stopping Temporal', error));
+  await openBao?.server.stop().catch((error: unknown) => console.error('dev-stack: error stopping OpenBao', error));
   if (started) console.log('dev-stack: stopped');
 }
 
@@ -184,6 +189,12 @@ async function main(): Promise<void> {
     // made an older build current (connections pinned to that one wait for its workers).
     WORKER_BECOME_CURRENT: stack.workerBecomeCurrent,
   };
+  if (stack.keyProvider === 'openbao') {
+    const openedAt = Date.now();
+    openBao = await startDevOpenBao(TEMPORAL_CACHE_DIR);
+    Object.assign(appEnv, openBao.env);
+    console.log(`dev-stack: OpenBao ready at ${openBao.server.address} in ${Date.now() - openedAt} ms`);
+  }
   // What the children will read, parsed here too: a bad value stops the stack before they start, and
   // the local payload key is created once, here, before the children race to read it.
   const app = loadClientConfig(appEnv);
@@ -241,6 +252,12 @@ async function main(): Promise<void> {
     app.encryption
       ? `  Payloads          encrypted (key id ${app.encryption.keyId}); the Web UI decodes them through ${codecUrl}`
       : '  Payloads          stored in clear text (PAYLOAD_ENCRYPTION=off)',
+    ...(openBao
+      ? [
+          `  OpenBao           ${openBao.server.address}  (transit key ${openBao.env.PAYLOAD_VAULT_TRANSIT_KEY}; state ${openBao.dir}; log ${openBao.server.logPath}; audit log ${openBao.server.auditLog})`,
+          `                    unseal key and root token in ${openBao.secretsFile} (0600, a dev machine only); for the CLI: set -a; . ${openBao.envFile}; set +a`,
+        ]
+      : []),
     '',
   ];
   console.log(lines.join('\n'));

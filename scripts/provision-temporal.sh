@@ -289,8 +289,9 @@ case "${1:-all}" in
   minio) provide_minio ;;
   server) provide_server "${2:-$server_version}" ;;
   ui) provide_ui ;;
-  # What `npm start` needs: the dev server (the production release on SQLite), its Web UI, the CLI.
-  dev) provide_server; provide_ui; provide_cli ;;
+  # What `npm start` needs: the dev server (the production release on SQLite), its Web UI, the CLI;
+  # and OpenBao when DEV_KEY_PROVIDER=openbao (src/settings/dev-stack.ts) asks the stack to start one.
+  dev) provide_server; provide_ui; provide_cli; if [[ "${DEV_KEY_PROVIDER:-}" == openbao ]]; then provide_openbao; fi ;;
   upgrade-path) provide_upgrade_path ;;
   compose) provide_compose ;;
   otelcol) provide_otelcol ;;

@@ -5,16 +5,19 @@
  * share, unsealed with it after every start, and a file audit device declared in the config, so
  * every call a process makes is on record across restarts. The transit engine is enabled and one
  * transit key created at the first start. `restart()` stops the process and starts it again on the
- * same storage, ports and config, and unseals it.
+ * same storage, ports and config, and unseals it. `open()` is the persistent variant `npm start`
+ * uses: the same server on storage that outlives it, initialised at the first start only, its unseal
+ * key and root token kept in a 0600 file beside the storage.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { exitOf, hasExited } from './child-exit.js';
 import { freePort } from './free-port.js';
 import { openBaoPath } from './openbao-binary.js';
+import { killTied, spawnTiedToParent } from './parent-lifetime.js';
 
 const ACTIVE_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
@@ -30,6 +33,14 @@ export interface OpenBaoServerOptions {
   readonly transitKey: string;
   /** Each started process is handed to this (a run kills whatever is left on its way out). */
   readonly track?: (child: ChildProcess) => void;
+  /** The process ends with this one however this one ends (scripts/lib/parent-lifetime.ts). */
+  readonly tied?: boolean;
+}
+
+/** What `open()` keeps so that a later start can unseal the same storage and act as root. */
+interface OpenBaoSecrets {
+  readonly unsealKey: string;
+  readonly rootToken: string;
 }
 
 /** The policy a worker or client needs on a transit key: make data keys and unwrap them, nothing else. */
@@ -55,6 +66,52 @@ export class OpenBaoServer {
 
   /** Writes the config, starts the server, initialises it (one key share) and unseals it; transit key created. */
   static async start(options: OpenBaoServerOptions): Promise<OpenBaoServer> {
+    const server = await OpenBaoServer.launch(options, 'rehearsal');
+    await server.initialise();
+    await server.unseal();
+    await server.call('POST', 'sys/mounts/transit', { type: 'transit' });
+    await server.call('POST', `transit/keys/${options.transitKey}`, {});
+    return server;
+  }
+
+  /**
+   * Starts the server on the storage in `dir`: initialised (secrets written to `secretsFile`, mode
+   * 0600) if it never was, else unsealed with the key read from that file; transit enabled and the key
+   * created when missing. Ports are new each start.
+   */
+  static async open(options: OpenBaoServerOptions & { readonly secretsFile: string }): Promise<OpenBaoServer> {
+    const server = await OpenBaoServer.launch(options, 'dev');
+    const status = await server.call('GET', 'sys/init', undefined, false);
+    if (status.initialized === true) {
+      let secrets: Partial<OpenBaoSecrets>;
+      try {
+        secrets = JSON.parse(await readFile(options.secretsFile, 'utf8')) as Partial<OpenBaoSecrets>;
+      } catch (error) {
+        await server.stop();
+        throw new OpenBaoServerError(`openbao's storage in ${options.dir} is initialised but its unseal key cannot be read from ${options.secretsFile} (${(error as Error).message}): restore that file, or delete ${options.dir} to start over (its transit keys, and the payloads they wrapped, are then lost)`);
+      }
+      if (typeof secrets.unsealKey !== 'string' || typeof secrets.rootToken !== 'string') {
+        await server.stop();
+        throw new OpenBaoServerError(`${options.secretsFile} holds no unsealKey and rootToken`);
+      }
+      server.unsealKey = secrets.unsealKey;
+      server.rootToken = secrets.rootToken;
+    } else {
+      await server.initialise();
+      const secrets: OpenBaoSecrets = { unsealKey: server.unsealKey, rootToken: server.rootToken };
+      await writeFile(options.secretsFile, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+    }
+    await server.unseal();
+    const mounts = await server.call('GET', 'sys/mounts');
+    if (!('transit/' in ((mounts.data as Record<string, unknown> | undefined) ?? mounts))) await server.call('POST', 'sys/mounts/transit', { type: 'transit' });
+    const keys = await server.call('GET', 'transit/keys?list=true', undefined, true, [404]);
+    const names = (keys.data as { keys?: unknown } | undefined)?.keys;
+    if (!Array.isArray(names) || !names.includes(options.transitKey)) await server.call('POST', `transit/keys/${options.transitKey}`, {});
+    return server;
+  }
+
+  /** Config written (fresh ports), process started and listening; not yet initialised or unsealed. */
+  private static async launch(options: OpenBaoServerOptions, nodeId: string): Promise<OpenBaoServer> {
     const [port, clusterPort] = [await freePort(), await freePort()];
     const storage = join(options.dir, 'storage');
     await mkdir(storage, { recursive: true });
@@ -64,7 +121,7 @@ export class OpenBaoServer {
     await writeFile(
       configFile,
       [
-        `storage "raft" {\n  path = "${storage}"\n  node_id = "rehearsal"\n}`,
+        `storage "raft" {\n  path = "${storage}"\n  node_id = "${nodeId}"\n}`,
         `listener "tcp" {\n  address = "127.0.0.1:${port}"\n  cluster_address = "127.0.0.1:${clusterPort}"\n  tls_disable = true\n}`,
         `api_addr = "${address}"`,
         `cluster_addr = "http://127.0.0.1:${clusterPort}"`,
@@ -74,15 +131,16 @@ export class OpenBaoServer {
     );
     const server = new OpenBaoServer(options, address, configFile, auditLog, join(options.dir, 'openbao.log'));
     await server.spawnServer();
-    const init = await server.call('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, false);
-    const keys = init.keys_base64;
-    if (!Array.isArray(keys) || typeof keys[0] !== 'string' || typeof init.root_token !== 'string') throw new OpenBaoServerError(`openbao's init answered without a key share and a root token; see ${server.logPath}`);
-    server.unsealKey = keys[0];
-    server.rootToken = init.root_token;
-    await server.unseal();
-    await server.call('POST', 'sys/mounts/transit', { type: 'transit' });
-    await server.call('POST', `transit/keys/${options.transitKey}`, {});
     return server;
+  }
+
+  /** sys/init with one key share: the unseal key and root token kept in memory. */
+  private async initialise(): Promise<void> {
+    const init = await this.call('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, false);
+    const keys = init.keys_base64;
+    if (!Array.isArray(keys) || typeof keys[0] !== 'string' || typeof init.root_token !== 'string') throw new OpenBaoServerError(`openbao's init answered without a key share and a root token; see ${this.logPath}`);
+    this.unsealKey = keys[0];
+    this.rootToken = init.root_token;
   }
 
   get pid(): number | undefined {
@@ -90,9 +148,9 @@ export class OpenBaoServer {
   }
 
   /** A token whose only policy is `policy` (HCL), named `name`. */
-  async token(name: string, policy: string): Promise<string> {
+  async token(name: string, policy: string, ttl = '24h'): Promise<string> {
     await this.call('POST', `sys/policies/acl/${name}`, { policy });
-    const answer = await this.call('POST', 'auth/token/create', { policies: [name], no_default_policy: true, ttl: '24h' });
+    const answer = await this.call('POST', 'auth/token/create', { policies: [name], no_default_policy: true, ttl });
     const token = (answer.auth as { client_token?: unknown } | undefined)?.client_token;
     if (typeof token !== 'string') throw new OpenBaoServerError(`openbao created no token for policy ${name}`);
     return token;
@@ -113,8 +171,8 @@ export class OpenBaoServer {
     const child = this.child;
     if (!child || hasExited(child)) return;
     const exited = exitOf(child);
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    killTied(child, 'SIGTERM');
+    const timer = setTimeout(() => killTied(child, 'SIGKILL'), STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);
   }
@@ -128,7 +186,10 @@ export class OpenBaoServer {
   private async spawnServer(): Promise<void> {
     const log = createWriteStream(this.logPath, { flags: 'a' });
     // HOME: bao keeps a token helper file there; the run's directory, not the user's.
-    const child = spawn(openBaoPath(), ['server', `-config=${this.configFile}`], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: this.options.dir } });
+    const args = ['server', `-config=${this.configFile}`];
+    const child = this.options.tied
+      ? spawnTiedToParent(openBaoPath(), args, { env: { PATH: process.env.PATH, HOME: this.options.dir } })
+      : spawn(openBaoPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: this.options.dir } });
     this.options.track?.(child);
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
@@ -166,7 +227,7 @@ export class OpenBaoServer {
   }
 
   /** One API call, as root unless `authenticated` is false; anything but 2xx is an error naming the call. */
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown, authenticated = true): Promise<Record<string, unknown>> {
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown, authenticated = true, alsoOk: readonly number[] = []): Promise<Record<string, unknown>> {
     const response = await fetch(`${this.address}/v1/${path}`, {
       method,
       headers: { 'content-type': 'application/json', ...(authenticated ? { 'x-vault-token': this.rootToken } : {}) },
@@ -174,6 +235,7 @@ export class OpenBaoServer {
       signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
     const text = await response.text();
+    if (alsoOk.includes(response.status)) return {};
     if (!response.ok) throw new OpenBaoServerError(`openbao ${method} /v1/${path}: HTTP ${response.status} ${text.slice(0, 300)}`);
     return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
   }

@@ -417,6 +417,14 @@ describe('sandbox and dev stack settings', () => {
     assert.match(problems, /CONSOLE_TOKEN: must be at least 16 characters/);
     assert.match(problems, /WORKER_BECOME_CURRENT: must be no, when-unset or yes/);
   });
+
+  it('keeps the local key unless DEV_KEY_PROVIDER=openbao, and refuses openbao beside a provider or encryption off', () => {
+    assert.equal(loadDevStackConfig({}).keyProvider, 'static');
+    assert.equal(loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao' }).keyProvider, 'openbao');
+    assert.match(problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'vault' })), /DEV_KEY_PROVIDER: must be static or openbao/);
+    assert.match(problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao', PAYLOAD_KEY_PROVIDER: 'aws-kms' })), /DEV_KEY_PROVIDER: is openbao but PAYLOAD_KEY_PROVIDER is aws-kms/);
+    assert.match(problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao', PAYLOAD_ENCRYPTION: 'off' })), /DEV_KEY_PROVIDER: is openbao but PAYLOAD_ENCRYPTION is off/);
+  });
 });
 
 describe("the demo's sandbox", () => {
