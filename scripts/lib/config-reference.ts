@@ -218,6 +218,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'test/helpers/minio.ts',
       'test/helpers/openbao.ts',
       'test/helpers/moto.ts',
+      'test/helpers/python-env.ts',
       'test/helpers/processes.ts',
       'test/dev-stack/dev-stack-lifetime.test.ts',
       'test/dev-stack/dev-stack-openbao.test.ts',

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { openBaoPath } from '../../scripts/lib/openbao-binary.js';
+import { TEMPORAL_CACHE_DIR } from '../../scripts/lib/temporal-binaries.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -17,7 +18,8 @@ export interface Run {
 /** Runs a command to its end, keeping its output. */
 export function run(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd ?? REPO, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Without `env`, the child inherits this process's environment.
+    const child = spawn(command, args, { cwd: options.cwd ?? REPO, ...(options.env ? { env: options.env } : {}), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -40,6 +42,6 @@ export function pythonEnv(): Promise<string> {
 
 /** Runs `python <args>` in the venv, in python/, with `env` added to PATH, HOME, the cache and bao's path. */
 export async function runPython(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CACHE_DIR: process.env.TEMPORAL_CACHE_DIR, OPENBAO_PATH: openBaoPath() };
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CACHE_DIR, OPENBAO_PATH: openBaoPath() };
   return run(`${await pythonEnv()}/bin/python`, args, { cwd: `${REPO}python`, env: { ...base, ...env } });
 }
