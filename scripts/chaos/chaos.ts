@@ -19,17 +19,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomInt } from 'node:crypto';
-import type { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { PayloadSettings } from '../../src/codec/data-converter.js';
 import { isKmsEncryption } from '../../src/codec/key-provider.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from './fleet.js';
+import { createSandbox } from '../../src/sandbox/server.js';
+import { buildWorkflowBundle, driveAll, judgeAll, releaseRehearsal, startFleet, type RehearsalResources } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
 import { ChaosArgumentError, defaultDeadlineMs, parseChaosArgs, USAGE, type ChaosOptions } from './options.js';
-import type { DevServer } from '../lib/dev-server.js';
 import { startDevServer } from './dev-server-start.js';
-import { killAllChildren, type WorkerPool } from './processes.js';
-import { startChaosProxy, type ChaosProxy } from './proxy.js';
+import { killAllChildren } from './processes.js';
+import { startChaosProxy } from './proxy.js';
 import { seededRandom } from './random.js';
 import { fetchHistories, listExecutions, saveHistories } from './histories.js';
 import { replayHistories, replayPassed, type ReplayReport } from './replay-run.js';
@@ -50,25 +49,13 @@ function log(line: string): void {
 }
 
 /** Everything started, so that any way out of the run stops it all. */
-interface Resources {
-  runDir?: string;
+interface Resources extends RehearsalResources {
   /** The run's payload key, once written into runDir. */
   keyFile?: string;
-  sandbox?: Sandbox;
-  proxy?: ChaosProxy;
-  server?: DevServer;
-  pool?: WorkerPool;
-  connection?: Connection;
 }
 
-async function release(resources: Resources): Promise<void> {
-  await closeEach('chaos', log, [
-    () => resources.pool?.close(),
-    () => resources.connection?.close(),
-    () => resources.server?.close(),
-    () => resources.proxy?.close(),
-    () => resources.sandbox?.close(),
-  ]);
+function release(resources: Resources): Promise<void> {
+  return releaseRehearsal('chaos', log, resources);
 }
 
 /** Where a kept run directory stands: its path, and its payload key when written. */

@@ -12,6 +12,7 @@ import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
 import { dataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { temporalConnectionOptions } from '../../src/temporal/connection.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
+import type { DevServer } from '../lib/dev-server.js';
 import { productWorkflowBundle } from '../lib/workflow-bundle.js';
 import { checkData, countDuplicates, judge, type DuplicateReport } from './checks.js';
 import { driveConnection, type DriverContext, type DriveRecord } from './driver.js';
@@ -54,6 +55,26 @@ export interface FleetOptions {
 export interface FleetResources {
   pool?: WorkerPool;
   connection?: Connection;
+}
+
+/** Everything a rehearsal on the fleet starts (chaos, keys:check), set as soon as each exists. */
+export interface RehearsalResources extends FleetResources {
+  runDir?: string;
+  sandbox?: Sandbox;
+  proxy?: ChaosProxy;
+  server?: DevServer | undefined;
+}
+
+/** Stops a rehearsal's processes, the workers first and the sandbox last, then `more` (its own). */
+export function releaseRehearsal(label: string, log: (line: string) => void, resources: RehearsalResources, more: readonly (() => Promise<unknown> | undefined)[] = []): Promise<void> {
+  return closeEach(label, log, [
+    () => resources.pool?.close(),
+    () => resources.connection?.close(),
+    () => resources.server?.close(),
+    () => resources.proxy?.close(),
+    () => resources.sandbox?.close(),
+    ...more,
+  ]);
 }
 
 export interface Fleet {

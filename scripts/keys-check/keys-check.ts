@@ -20,18 +20,16 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Connection } from '@temporalio/client';
 import { encryptionCodecFor } from '../../src/codec/data-converter.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import type { DevServer } from '../lib/dev-server.js';
+import { createSandbox } from '../../src/sandbox/server.js';
 import { OpenBaoServer, workerPolicy } from '../lib/openbao-server.js';
 import { startDevServer } from '../chaos/dev-server-start.js';
 import type { DriveRecord } from '../chaos/driver.js';
-import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet, type Fleet } from '../chaos/fleet.js';
+import { buildWorkflowBundle, driveAll, judgeAll, releaseRehearsal, startFleet, type Fleet, type RehearsalResources } from '../chaos/fleet.js';
 import { fetchScenarioListing, type ConnectionPlan, type RunTiming } from '../chaos/flows.js';
 import { fetchHistories, listExecutions } from '../chaos/histories.js';
-import { killAllChildren, track, type WorkerPool } from '../chaos/processes.js';
-import { startChaosProxy, type ChaosProxy } from '../chaos/proxy.js';
+import { killAllChildren, track } from '../chaos/processes.js';
+import { startChaosProxy } from '../chaos/proxy.js';
 import { seconds, Timeline } from '../chaos/timeline.js';
 import { decodeHistories, type DecodeReport } from './decode.js';
 import { countKmsCalls } from './kms-calls.js';
@@ -49,25 +47,12 @@ function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-interface Resources {
-  runDir?: string;
+interface Resources extends RehearsalResources {
   openbao?: OpenBaoServer;
-  sandbox?: Sandbox;
-  proxy?: ChaosProxy;
-  server?: DevServer | undefined;
-  pool?: WorkerPool;
-  connection?: Connection;
 }
 
-async function release(resources: Resources): Promise<void> {
-  await closeEach('keys-check', log, [
-    () => resources.pool?.close(),
-    () => resources.connection?.close(),
-    () => resources.server?.close(),
-    () => resources.proxy?.close(),
-    () => resources.sandbox?.close(),
-    () => resources.openbao?.stop(),
-  ]);
+function release(resources: Resources): Promise<void> {
+  return releaseRehearsal('keys-check', log, resources, [() => resources.openbao?.stop()]);
 }
 
 /** Where each connection stands, read once: the stage it is held in for the rotation, or undefined. */
