@@ -6,71 +6,21 @@
  * developer's own .temporal.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { devNull, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { devNull } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../../src/client/index.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { freePort } from '../../scripts/lib/free-port.js';
-import { temporalServerPath, temporalUiServerPath } from '../../scripts/lib/temporal-binaries.js';
+import { DevStackRunner, type RunningStack } from './dev-stack-process.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const HOST = '127.0.0.1';
-const UP_TIMEOUT_MS = 120_000;
 /** The children get this long to end after their parent (the worker's drain is cut at 5 s). */
 const ORPHAN_TIMEOUT_MS = 15_000;
 
-interface RunningStack {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  /** When it printed "dev-stack is up". */
-  readonly upAt: number;
-  /** When it said its worker polls (the worker bundles the workflow code first: after "up"). */
-  readonly workerAt: number;
-  output(): string;
-}
-
-const dir = mkdtempSync(join(tmpdir(), 'dev-stack-lifetime-'));
-const started = new Set<ChildProcess>();
-let env: NodeJS.ProcessEnv;
-let temporalAddress: string;
-
-/** The stack, as our child; or under a shell of ours that waits for it (`underShell`), as npm runs it. */
-async function startStack(underShell = false): Promise<RunningStack> {
-  const command = [process.execPath, '--import', 'tsx', 'scripts/dev-stack.ts'];
-  const child = underShell
-    ? spawn('sh', ['-c', '"$@" & wait', 'sh', ...command], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  started.add(child);
-  child.once('exit', () => started.delete(child));
-  let output = '';
-  let upAt: number | undefined;
-  const workerAt = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the stack and its worker were not up within ${UP_TIMEOUT_MS} ms:\n${output}`)), UP_TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (upAt === undefined && output.includes('dev-stack is up')) upAt = Date.now();
-      if (output.includes('dev-stack: the worker polls')) {
-        clearTimeout(timer);
-        resolve(Date.now());
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the stack exited during start-up (${signal ?? `code ${code}`}):\n${output}`));
-    });
-  });
-  assert.ok(child.pid);
-  return { child, pid: child.pid, upAt: upAt ?? workerAt, workerAt, output: () => output };
-}
+const runner = new DevStackRunner('dev-stack-lifetime-');
+const startStack = (underShell = false) => runner.start(underShell);
 
 /** Every process on the machine with its parent and state (ps works on Linux and macOS alike). */
 function processTable(): Map<number, { ppid: number; state: string; command: string }> {
@@ -122,27 +72,11 @@ async function killParentAndWaitForChildren(stack: RunningStack): Promise<{ chil
 }
 
 before(async () => {
-  const [temporal, ui, sandbox, consolePort] = [await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST)];
-  temporalAddress = `${HOST}:${temporal}`;
-  env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    // The binaries from where they are; the database, the log and the payload key in our directory.
-    TEMPORAL_SERVER_PATH: temporalServerPath(),
-    TEMPORAL_UI_SERVER_PATH: temporalUiServerPath(),
-    TEMPORAL_CACHE_DIR: dir,
-    PAYLOAD_ENCRYPTION_KEY_FILE: join(dir, 'payload-encryption.key'),
-    TEMPORAL_PORT: String(temporal),
-    TEMPORAL_UI_PORT: String(ui),
-    SANDBOX_PORT: String(sandbox),
-    CONSOLE_PORT: String(consolePort),
-    WORKER_METRICS_PORT: '0',
-  };
+  await runner.prepare();
 });
 
 after(() => {
-  for (const child of started) child.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
+  runner.cleanup();
 });
 
 /** ms since the epoch of a history event. */
@@ -162,9 +96,9 @@ interface FirstConnection {
 
 /** Starts a connection that authorizes at once and waits for its result; its times (`from`: the stack's "up"). */
 async function firstConnection(from: number): Promise<FirstConnection> {
-  const config = loadClientConfig({ ...env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_CONFIG_FILE: devNull });
+  const config = loadClientConfig({ ...runner.env, TEMPORAL_ADDRESS: runner.temporalAddress, TEMPORAL_CONFIG_FILE: devNull });
   const client = await ConnectionsClient.connect(config);
-  const connection = await Connection.connect({ address: temporalAddress });
+  const connection = await Connection.connect({ address: runner.temporalAddress });
   try {
     const key = connectionKey(config.customerId, `lifetime-${randomUUID().slice(0, 8)}`);
     const first = await client.startAndAwaitFirstStep(key, {

@@ -6,37 +6,25 @@
  * The stack runs on ports of its own and a temporary cache directory, never the developer's .temporal.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { devNull, tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
+import { devNull } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../../src/client/index.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { freePort } from '../../scripts/lib/free-port.js';
 import { openBaoPath } from '../../scripts/lib/openbao-binary.js';
-import { temporalServerPath, temporalUiServerPath } from '../../scripts/lib/temporal-binaries.js';
+import { DevStackRunner } from './dev-stack-process.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const HOST = '127.0.0.1';
-const UP_TIMEOUT_MS = 120_000;
 /** OpenBao gets this long to end after the stack's SIGKILL (it is tied to it: scripts/lib/parent-lifetime.ts). */
 const ORPHAN_TIMEOUT_MS = 15_000;
 
-const dir = mkdtempSync(join(tmpdir(), 'dev-stack-openbao-'));
-const started = new Set<ChildProcess>();
-let env: NodeJS.ProcessEnv;
-let temporalAddress: string;
-
-interface RunningStack {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  stop(): Promise<void>;
-}
+const runner = new DevStackRunner('dev-stack-openbao-');
+const dir = runner.dir;
+const startStack = () => runner.start();
 
 /** The pids of the `bao server` processes running on this test's storage. */
 function openBaoProcesses(): number[] {
@@ -47,71 +35,21 @@ function openBaoProcesses(): number[] {
     .map((line) => Number.parseInt(line, 10));
 }
 
-async function startStack(): Promise<RunningStack> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  started.add(child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the stack and its worker were not up within ${UP_TIMEOUT_MS} ms:\n${output}`)), UP_TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('dev-stack: the worker polls')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the stack exited during start-up (${signal ?? `code ${code}`}):\n${output}`));
-    });
-  });
-  return {
-    child,
-    output: () => output,
-    stop: async () => {
-      child.kill('SIGINT');
-      await exited;
-      started.delete(child);
-    },
-  };
-}
-
-/** The variables the stack wrote for a CLI in another shell (client.env). */
 function clientVariables(): Record<string, string> {
   const text = readFileSync(join(dir, 'openbao-dev', 'client.env'), 'utf8');
   return Object.fromEntries(text.split('\n').filter((line) => /^[A-Z_]+=/.test(line)).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
 }
 
 function clientConfig() {
-  return loadClientConfig({ ...env, ...clientVariables(), TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_CONFIG_FILE: devNull });
+  return loadClientConfig({ ...runner.env, ...clientVariables(), TEMPORAL_ADDRESS: runner.temporalAddress, TEMPORAL_CONFIG_FILE: devNull });
 }
 
 before(async () => {
-  const [temporal, ui, sandbox, consolePort] = [await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST)];
-  temporalAddress = `${HOST}:${temporal}`;
-  env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TEMPORAL_SERVER_PATH: temporalServerPath(),
-    TEMPORAL_UI_SERVER_PATH: temporalUiServerPath(),
-    OPENBAO_PATH: openBaoPath(),
-    TEMPORAL_CACHE_DIR: dir,
-    PAYLOAD_ENCRYPTION_KEY_FILE: join(dir, 'payload-encryption.key'),
-    TEMPORAL_PORT: String(temporal),
-    TEMPORAL_UI_PORT: String(ui),
-    SANDBOX_PORT: String(sandbox),
-    CONSOLE_PORT: String(consolePort),
-    WORKER_METRICS_PORT: '0',
-    DEV_KEY_PROVIDER: 'openbao',
-  };
+  await runner.prepare({ OPENBAO_PATH: openBaoPath(), DEV_KEY_PROVIDER: 'openbao' });
 });
 
 after(() => {
-  for (const child of started) child.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
+  runner.cleanup();
 });
 
 describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () => {
@@ -126,7 +64,7 @@ describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () =
       const config = clientConfig();
       assert.equal(config.encryption?.provider, 'vault-transit');
       const client = await ConnectionsClient.connect(config);
-      const connection = await Connection.connect({ address: temporalAddress });
+      const connection = await Connection.connect({ address: runner.temporalAddress });
       try {
         workflowId = connectionKey(config.customerId, `openbao-${randomUUID().slice(0, 8)}`);
         await client.startAndAwaitFirstStep(workflowId, {
