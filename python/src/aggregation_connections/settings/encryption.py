@@ -5,8 +5,8 @@ PAYLOAD_ENCRYPTION_KEY (+ _KEY_ID), PAYLOAD_DECRYPTION_KEYS, the generated local
 with PAYLOAD_VAULT_* or aws-kms with PAYLOAD_AWS_* (aws_kms.py), and PAYLOAD_DATA_KEY_* and PAYLOAD_UNWRAPPED_KEY_*. Empty values count as unset; every
 bad value is one line of a ConfigError naming its variable, as on the TypeScript side.
 
-TEMPORAL_ADDRESS decides whether the local key may stand in; a temporal.toml profile's address is not
-read yet (the TypeScript side reads it): set TEMPORAL_ADDRESS when the profile points elsewhere.
+Where Temporal is decides whether the local key may stand in: TEMPORAL_ADDRESS, else the address of the
+temporal.toml profile (temporal_env_config.py), else localhost:7233, as the TypeScript side settles it.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..codec.local_key import LocalKeyFileError, read_or_create_local_key
 from ..codec.vault_client import AppRoleAuth, TokenAuth, VaultAuth, VaultSettings
 from ..codec.vault_transit import VAULT_TRANSIT, TransitKey
 from .aws_kms import aws_kms_vars
+from .temporal_env_config import temporal_env_config
 
 PAYLOAD_KEY_BYTES = 32
 _KEY_HINT = "generate one with `openssl rand -base64 32`"
@@ -153,7 +154,7 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     key_id = reader.matching("PAYLOAD_ENCRYPTION_KEY_ID", _KEY_ID, _KEY_ID_RULE, "default") or "default"
     decryption_text = reader.text("PAYLOAD_DECRYPTION_KEYS")
     decryption_keys = _decryption_keys(reader, decryption_text) if decryption_text is not None else {}
-    address = reader.text("TEMPORAL_ADDRESS", _DEFAULT_TEMPORAL_ADDRESS) or _DEFAULT_TEMPORAL_ADDRESS
+    address = reader.text("TEMPORAL_ADDRESS") or _profile_address(reader) or _DEFAULT_TEMPORAL_ADDRESS
     transit = _transit_vars(reader, provider, mode)
     aws = aws_kms_vars(reader, provider, mode)
     cache = _cache_vars(reader)
@@ -191,6 +192,12 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
         return AwsKmsEncryption(aws=aws, cache=cache, static_keys=configured)
     assert configured is not None  # static without a key was refused above unless Temporal is local
     return configured
+
+
+def _profile_address(reader: _Reader) -> str | None:
+    """The temporal.toml profile's address (its problems are the reader's)."""
+    env_config = temporal_env_config(reader.env, reader.problems)
+    return env_config.address.value if env_config is not None and env_config.address is not None else None
 
 
 def _cache_vars(reader: _Reader) -> DataKeyCacheSettings:
