@@ -249,6 +249,15 @@ async def test_no_credentials_is_refused_saying_where_boto3_looks(moto: Moto, mo
         await process_on(settings).codec.encode([PLAIN])
 
 
+async def test_no_region_is_refused_saying_how_to_give_one(moto: Moto, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", f"{tmp_path}/none")
+    settings = AwsKmsSettings(key=moto.key_uuid, endpoint=moto.endpoint, credentials=MOTO_CREDENTIALS)
+    with pytest.raises(KeyProviderRefusedError, match="no region: set PAYLOAD_AWS_REGION, or give PAYLOAD_AWS_KMS_KEY_ID as an ARN"):
+        await process_on(settings).codec.encode([PLAIN])
+
+
 async def test_the_settings_an_operator_writes_make_a_codec_that_reads_what_another_wrote(moto: Moto, monkeypatch: pytest.MonkeyPatch) -> None:
     # boto3 reads credentials from the process's environment, as the AWS SDK does on the TypeScript side.
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", MOTO_CREDENTIALS.access_key_id)
