@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .moto import Moto, start_moto
 from .openbao import REPO, OpenBao, start_openbao
 
 
@@ -23,6 +24,13 @@ def openbao() -> Iterator[OpenBao]:
 @pytest.fixture(scope="session")
 def openbao_tls() -> Iterator[OpenBao]:
     server = start_openbao(tls=True)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def moto() -> Iterator[Moto]:
+    server = start_moto()
     yield server
     server.stop()
 
