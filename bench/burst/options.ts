@@ -82,7 +82,8 @@ Exit 1 when a connection was lost or failed (the latency, throughput, share and 
   --unattended-workers N  the night: of those, the unattended pool's (UNATTENDED_POOL=separate,
                      WORKER_POOL=unattended; the rest WORKER_POOL=service); 0: one shared pool, as
                      the storm always runs (default 1)
-  --unattended-nice N  WORKER_NICE of the unattended pool's workers (default 0)
+  --unattended-nice N  WORKER_NICE of the unattended pool's workers: they take the cores the service
+                     pool leaves, as such a pool on shared hosts should (default 19)
   --deadline S       a connection not ended this long after its phase's last start (the night:
                      after both Schedules were triggered) is lost (default 900; the night: 1800)
   --seed S           seed of the start times (default: random, printed)
@@ -120,7 +121,7 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   let retryAfterS = 5;
   let workers = 3;
   let unattendedWorkers: number | undefined;
-  let unattendedNice = 0;
+  let unattendedNice = 19;
   let deadlineS: number | undefined;
   let seed: number | undefined;
   let keepLogs = false;
