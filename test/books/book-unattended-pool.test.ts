@@ -82,7 +82,7 @@ void describe('a pool for unattended work', () => {
       assert.equal(runs[0]?.status.name, 'COMPLETED');
       assert.equal(runs[0]?.taskQueue, unattendedQueue, 'the connection ran on the unattended pool');
       // Its calls to the service: every activity scheduled on the service queue (the budget's).
-      const history = await temporal.workflow.getHandle(runs[0]!.workflowId, runs[0]!.runId).fetchHistory();
+      const history = await temporal.workflow.getHandle(runs[0].workflowId, runs[0].runId).fetchHistory();
       const activityQueues = new Set(history.events?.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name));
       assert.deepEqual([...activityQueues], [taskQueue], `the activities of ${loginId}`);
     }
