@@ -7,13 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
 import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { killProcess } from '../helpers/processes.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startBookProcessStack, type BookProcessStack } from './book-process-stack.js';
-import { progressUntil, reportWhenEnded } from './book-waits.js';
+import { onlyCompletedConnection, progressUntil, reportWhenEnded } from './book-waits.js';
 
 let stack: BookProcessStack;
 const customerId = uniqueId('tenant');
@@ -65,10 +64,7 @@ void describe('a book refresh through faults', () => {
     assert.equal(report.counts.duplicate, 0);
     assert.equal(report.pages.length, 3);
     for (const loginId of logins) {
-      const runs = [];
-      for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookConnectionWorkflowId(customerId, loginId, report.night))}` })) runs.push(info);
-      assert.equal(runs.length, 1, `one connection for ${loginId}`);
-      assert.equal(runs[0]?.status.name, 'COMPLETED');
+      await onlyCompletedConnection(temporal, customerId, loginId, report.night);
     }
     await killProcess(worker);
   });

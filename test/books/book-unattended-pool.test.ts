@@ -9,14 +9,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
 import { unattendedTaskQueue } from '../../src/contract/task-queues.js';
 import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { killProcess } from '../helpers/processes.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startBookProcessStack, type BookProcessStack } from './book-process-stack.js';
-import { progressUntil, reportWhenEnded } from './book-waits.js';
+import { onlyCompletedConnection, progressUntil, reportWhenEnded } from './book-waits.js';
 
 let stack: BookProcessStack;
 const customerId = uniqueId('tenant');
@@ -76,13 +75,10 @@ void describe('a pool for unattended work', () => {
     assert.equal(report.counts.failed, 0);
     assert.equal(report.counts.duplicate, 0);
     for (const loginId of logins) {
-      const runs = [];
-      for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookConnectionWorkflowId(customerId, loginId, report.night))}` })) runs.push(info);
-      assert.equal(runs.length, 1, `one connection for ${loginId}`);
-      assert.equal(runs[0]?.status.name, 'COMPLETED');
-      assert.equal(runs[0]?.taskQueue, unattendedQueue, 'the connection ran on the unattended pool');
+      const connection = await onlyCompletedConnection(temporal, customerId, loginId, report.night);
+      assert.equal(connection.taskQueue, unattendedQueue, 'the connection ran on the unattended pool');
       // Its calls to the service: every activity scheduled on the service queue (the budget's).
-      const history = await temporal.workflow.getHandle(runs[0].workflowId, runs[0].runId).fetchHistory();
+      const history = await temporal.workflow.getHandle(connection.workflowId, connection.runId).fetchHistory();
       const activityQueues = new Set(history.events?.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name));
       assert.deepEqual([...activityQueues], [taskQueue], `the activities of ${loginId}`);
     }

@@ -1,4 +1,7 @@
-/** What the book tests wait for: a refresh's report once it ends, and its progress reaching a state. */
+/** What the book tests wait for and read back: a refresh's report once it ends, its progress reaching a state, a login's one connection. */
+import assert from 'node:assert/strict';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
 import { BookReportNotReadyError, type BookProgress, type BookReport, type BooksClient } from '../../src/client/index.js';
 import { waitFor } from '../helpers/temporal.js';
 
@@ -31,4 +34,13 @@ export async function progressUntil(books: BooksClient, refreshWorkflowId: strin
   } catch (error) {
     throw new Error(`${(error as Error).message}; last progress: ${JSON.stringify(last)}`, { cause: error });
   }
+}
+
+/** The login's connection of that night, asserting it ran once (one connection per login and night) and completed. */
+export async function onlyCompletedConnection(temporal: Client, customerId: string, loginId: string, night: string): Promise<WorkflowExecutionInfo> {
+  const runs: WorkflowExecutionInfo[] = [];
+  for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookConnectionWorkflowId(customerId, loginId, night))}` })) runs.push(info);
+  assert.equal(runs.length, 1, `one connection for ${loginId}`);
+  assert.equal(runs[0]?.status.name, 'COMPLETED', `the connection of ${loginId}`);
+  return runs[0];
 }
