@@ -110,3 +110,31 @@ export function busyShare(before: MachineCpu, after: MachineCpu): number {
   const total = after.totalMs - before.totalMs;
   return total > 0 ? (after.busyMs - before.busyMs) / total : NaN;
 }
+
+/** How a wait for a quiet stack ended: the stack's CPU a second in its last sample, and how long it took. */
+export interface QuietStack {
+  readonly settled: boolean;
+  readonly waitedMs: number;
+  readonly msPerSecond: number;
+}
+
+/**
+ * Waits until the stack's own CPU stays under `quietMsPerSecond` for two samples in a row (at most
+ * `maxMs`): work that an earlier phase left queued (2,600 enrolments' first workflow tasks, their
+ * visibility rows) must not be measured as the next phase's idle.
+ */
+export async function waitForQuietStack(postgresDataDir: string | undefined, { quietMsPerSecond, sampleMs, maxMs }: { readonly quietMsPerSecond: number; readonly sampleMs: number; readonly maxMs: number }): Promise<QuietStack> {
+  const from = Date.now();
+  let quietSamples = 0;
+  let msPerSecond = Number.POSITIVE_INFINITY;
+  let before = sampleCpu(postgresDataDir);
+  while (Date.now() - from < maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, sampleMs));
+    const after = sampleCpu(postgresDataDir);
+    msPerSecond = (cpuTotal(cpuBetween(before, after)) * 1000) / sampleMs;
+    before = after;
+    quietSamples = msPerSecond < quietMsPerSecond ? quietSamples + 1 : 0;
+    if (quietSamples >= 2) return { settled: true, waitedMs: Date.now() - from, msPerSecond };
+  }
+  return { settled: false, waitedMs: Date.now() - from, msPerSecond };
+}

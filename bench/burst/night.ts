@@ -28,7 +28,7 @@ import { RefreshNotUnattendedError, type BookProgress, type BookReport } from '.
 import { bookScheduleId } from '../../src/contract/book-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection-definitions.js';
 import { CustomerIdKey } from '../../src/contract/search-attributes.js';
-import { cpuBetween, cpuTotal, sampleCpu, type CpuPart } from './cpu.js';
+import { cpuBetween, cpuTotal, sampleCpu, waitForQuietStack, type CpuPart } from './cpu.js';
 import {
   bothRunning,
   bucketRates,
@@ -68,6 +68,10 @@ const IDLE_LIVE_SPACING_MS = 500;
 const SLOW_ANSWERS_SHOWN = 3;
 const SLOW_ANSWER_GAP_MS = 100;
 const IDLE_CPU_SAMPLE_MS = 5_000;
+/** After enrolling: the stack counts as quiet under this much CPU a second (ms), two samples in a row. */
+const QUIET_STACK_MS_PER_SECOND = 200;
+const QUIET_SAMPLE_MS = 3_000;
+const QUIET_MAX_MS = 180_000;
 const RATES_EVERY_MS = 20_000;
 const FOLLOW_EVERY_MS = 2_000;
 const PROGRESS_EVERY_MS = 15_000;
@@ -309,6 +313,9 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   timeline.mark(`${enrolments - enrolProblems.length} logins enrolled`);
   log(`enrolled: ${enrolments - enrolProblems.length} of ${enrolments} logins (A ${options.a} + ${options.aloneA} alone, B ${options.b} + ${options.aloneB} alone), ${ENROL_CONCURRENCY} at a time, in ${seconds(Date.now() - enrolFrom)}`);
   for (const problem of enrolProblems.slice(0, 10)) log(`  NOT ENROLLED: ${problem}`);
+  // The enrolments' own work (first workflow tasks, visibility rows) drains before anything is measured.
+  const quiet = await waitForQuietStack(stack.postgresDataDir, { quietMsPerSecond: QUIET_STACK_MS_PER_SECOND, sampleMs: QUIET_SAMPLE_MS, maxMs: QUIET_MAX_MS });
+  log(`settled: ${quiet.settled ? 'the stack quiet' : `the stack NOT quiet within ${seconds(QUIET_MAX_MS)}`} (${fmt(quiet.msPerSecond)} ms of CPU a second) ${seconds(quiet.waitedMs)} after the enrolments`);
 
   const book: RateBook = new Map();
   const readRates = async () => mergeRates(book, await requestRates(stack.sandboxUrl, 120));
