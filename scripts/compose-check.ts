@@ -212,6 +212,7 @@ const SECRET_STAND_INS: Record<string, () => string> = {
 /** Each app service's environment through the loader of the process its command runs. */
 function configProblems(model: ComposeModel): string[] {
   const problems: string[] = [];
+  const workers: { readonly name: string; readonly config: ReturnType<typeof loadWorkerConfig> }[] = [];
   for (const [name, service] of Object.entries(model.services)) {
     if (service.image !== APP_IMAGE) continue;
     const env: NodeJS.ProcessEnv = { WORKER_WORKFLOW_BUNDLE: '/app/dist/workflow-bundle.js' };
@@ -223,6 +224,7 @@ function configProblems(model: ComposeModel): string[] {
     try {
       if (isWorkerCommand(service)) {
         const config = loadWorkerConfig(env);
+        workers.push({ name, config });
         if (!config.encryption) problems.push(`service ${name}: the worker would store payloads unencrypted`);
         if (config.payloadStore.kind !== 's3') problems.push(`service ${name}: the worker's payload store is ${config.payloadStore.kind}, not s3`);
       } else if (isConsoleCommand(service)) {
@@ -237,6 +239,7 @@ function configProblems(model: ComposeModel): string[] {
       problems.push(`service ${name}: its settings loader refuses its environment: ${error.problems.join('; ')}`);
     }
   }
+  problems.push(...poolProblems(workers));
   return problems;
 }
 
@@ -329,3 +332,15 @@ function main(): number {
 }
 
 process.exitCode = main();
+
+/**
+ * With UNATTENDED_POOL=separate, some worker service must poll each queue: the service queue, and the
+ * unattended pool's, or book refreshes would wait for a worker that never comes.
+ */
+function poolProblems(workers: readonly { readonly name: string; readonly config: ReturnType<typeof loadWorkerConfig> }[]): string[] {
+  const separate = workers.filter(({ config }) => config.pool.unattended === 'separate');
+  if (separate.length === 0) return [];
+  const polled = new Set(workers.flatMap(({ config }) => config.pool.taskQueues));
+  const needed = new Set(separate.flatMap(({ config }) => [config.temporal.taskQueue, config.pool.unattendedTaskQueue]));
+  return [...needed].filter((queue) => !polled.has(queue)).map((queue) => `no worker service polls ${queue} (UNATTENDED_POOL=separate on ${separate.map(({ name }) => name).join(', ')}): set WORKER_POOL on a worker service to poll it`);
+}

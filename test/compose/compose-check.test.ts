@@ -26,6 +26,7 @@ const EXPECTED_SERVICES = [
   'temporal-schema',
   'temporal-setup',
   'temporal-ui',
+  'unattended-worker',
   'worker',
 ];
 
@@ -81,6 +82,8 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const services = /\(config --services\): (.+)$/m.exec(run.stdout)?.[1]?.split(' ').sort();
     assert.deepEqual(services, EXPECTED_SERVICES);
     assert.match(run.stdout, /^worker\s+aggregation-connections:local \(build \., Dockerfile\)\s+3\s+long-running/m);
+    // Book refreshes on a pool of their own, scraped like the service pool's workers.
+    assert.match(run.stdout, /^unattended-worker\s+aggregation-connections:local \(build \., Dockerfile\)\s+1\s+long-running/m);
     // Compose ships the release every stack here runs and tests (scripts/lib/temporal-versions.env).
     const release = TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.');
     assert.match(run.stdout, new RegExp(`^temporal\\s+temporalio/server:${release}\\s+1\\s+long-running\\s+7233->7233`, 'm'));
@@ -92,7 +95,14 @@ describe('npm run compose:check', { concurrency: true }, () => {
     for (const oneShot of ['temporal-schema', 'temporal-setup', 'minio-bucket', 'console-codec-token']) {
       assert.match(run.stdout, new RegExp(`^${oneShot}\\s.*\\bone-shot\\b`, 'm'), `${oneShot} is a one-shot`);
     }
-    assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 13 services/);
+    assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 14 services/);
+  });
+
+  it('refuses a copy whose unattended pool has no worker', async () => {
+    const file = await brokenCopy('no-unattended-worker', 'WORKER_POOL: unattended', 'WORKER_POOL: service');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /no worker service polls aggregation-connections-unattended \(UNATTENDED_POOL=separate on [\w, -]+\): set WORKER_POOL on a worker service to poll it/);
   });
 
   it('refuses a copy whose schema Compose rejects, with Compose\'s own error', async () => {
@@ -131,9 +141,11 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const file = await brokenCopy('metrics-port', 'WORKER_METRICS_PORT: "9464"', 'WORKER_METRICS_PORT: "9465"');
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /prometheus scrapes \[worker:9464\] \(\.\/prometheus\/prometheus\.yml\); service worker serves its metrics on worker:9465 \(WORKER_METRICS_PORT\)/);
+    assert.match(run.stderr, /prometheus scrapes \[worker:9464, unattended-worker:9464\] \(\.\/prometheus\/prometheus\.yml\); service worker serves its metrics on worker:9465 \(WORKER_METRICS_PORT\)/);
     assert.match(run.stderr, /service worker does not expose its WORKER_METRICS_PORT 9465 to prometheus/);
-    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 2 problem/);
+    // The unattended pool's workers share the worker's environment (a YAML anchor): the same two problems.
+    assert.match(run.stderr, /service unattended-worker does not expose its WORKER_METRICS_PORT 9465 to prometheus/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 4 problem/);
   });
 
   it('refuses a copy that mounts a dashboard folder the project does not have, or mounts it writable', async () => {
