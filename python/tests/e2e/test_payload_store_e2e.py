@@ -41,7 +41,9 @@ REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
 
 @pytest.fixture
 async def client() -> AsyncIterator[ConnectionsClient]:
-    yield await ConnectionsClient.connect()  # codec and payload store from the worker's variables
+    connected = await ConnectionsClient.connect()  # codec and payload store from the worker's variables
+    yield connected
+    await connected.close()
 
 
 def claim_of(payload: Payload) -> dict[str, str]:

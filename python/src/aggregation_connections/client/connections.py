@@ -38,7 +38,7 @@ from temporalio.common import (
 
 from ..codec.encryption_codec import EncryptionCodec
 from ..contract import ConnectionInput
-from ..payload_store import external_storage_from_env
+from ..payload_store import S3StorageDriver, external_storage_from_env
 from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolicy, client_settings_from_env
 from ..settings.encryption import codec_from_env
 from .business_key import parse_business_key, parse_workflow_id
@@ -149,6 +149,13 @@ class ConnectionsClient:
         self.namespace = client.namespace
         self._priority = priority or PriorityPolicy()
         self._address = address
+
+    async def close(self) -> None:
+        """Closes the payload store's S3 client, if one was opened (the Temporal connection needs no closing)."""
+        storage = self.client.data_converter.external_storage
+        for driver in storage.drivers if storage is not None else ():
+            if isinstance(driver, S3StorageDriver):
+                await driver.close()
 
     @classmethod
     async def connect(
