@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from .openbao import REPO, free_port
+from .openbao import REPO, free_port, stop_process
 
 STARTUP_TIMEOUT_S = 30.0
 ACCESS_KEY = "minio-test-root"
@@ -57,13 +57,7 @@ class Minio:
         return {**env, "PAYLOAD_STORE_S3_PREFIX": prefix} if prefix else env
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.home.cleanup()
 
 

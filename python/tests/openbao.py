@@ -42,6 +42,17 @@ def free_port() -> int:
         return port
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Ends a server this test process started: terminate, then kill after 5 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def worker_policy(key: str, mount: str = "transit") -> str:
     """What a worker needs on a transit key: make data keys and unwrap them, nothing else."""
     return f'path "{mount}/datakey/plaintext/{key}" {{ capabilities = ["update"] }}\npath "{mount}/decrypt/{key}" {{ capabilities = ["update"] }}\n'
@@ -81,13 +92,7 @@ class OpenBao:
         return role_id, secret_id
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.home.cleanup()
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import StorageDriver, StorageDriverClaim, StorageDriverRetrieveContext, StorageDriverStoreContext
 
-from .errors import PayloadClaimRejectedError, PayloadStoreOperationError, StoredPayloadIntegrityError, StoredPayloadNotFoundError
-from .keys import check_claim, claim_data_for, payload_key, sha256_hex
+from .errors import PayloadClaimRejectedError, PayloadStoreOperationError, StoredPayloadNotFoundError
+from .keys import check_claim, claim_data_for, payload_key
+from .stored_payload import serialize_payload, verified_payload
 
 LOCAL_DIRECTORY_DRIVER_NAME = "local-directory"
 LOCAL_DIRECTORY_DRIVER_TYPE = "aggregation-connections.local-directory"
@@ -48,8 +49,7 @@ class LocalDirectoryStorageDriver(StorageDriver):
     async def store(self, context: StorageDriverStoreContext, payloads: Sequence[Payload]) -> list[StorageDriverClaim]:
         claims: list[StorageDriverClaim] = []
         for payload in payloads:
-            data = payload.SerializeToString(deterministic=True)
-            sha256 = sha256_hex(data)
+            data, sha256 = serialize_payload(payload)
             key = payload_key(context.target, sha256)
             await asyncio.to_thread(self._write, key, data)
             claims.append(StorageDriverClaim(claim_data_for(key, sha256)))
@@ -88,9 +88,4 @@ class LocalDirectoryStorageDriver(StorageDriver):
             raise StoredPayloadNotFoundError(self._name, self.location, checked.key) from error
         except OSError as error:
             raise PayloadStoreOperationError(self._name, self.location, "retrieve", checked.key, error) from error
-        actual = sha256_hex(data)
-        if actual != checked.sha256:
-            raise StoredPayloadIntegrityError(self._name, self.location, checked.key, checked.sha256, actual)
-        payload = Payload()
-        payload.ParseFromString(data)
-        return payload
+        return verified_payload(data, checked, self._name, self.location)

@@ -23,8 +23,9 @@ from temporalio.api.common.v1 import Payload
 from temporalio.contrib.aws.s3driver import S3StorageDriverClient
 from temporalio.converter import StorageDriver, StorageDriverClaim, StorageDriverRetrieveContext, StorageDriverStoreContext
 
-from .errors import PayloadClaimRejectedError, PayloadStoreOperationError, StoredPayloadIntegrityError, StoredPayloadNotFoundError
-from .keys import check_claim, claim_data_for, payload_key, sha256_hex
+from .errors import PayloadClaimRejectedError, PayloadStoreOperationError, StoredPayloadNotFoundError
+from .keys import check_claim, claim_data_for, payload_key
+from .stored_payload import serialize_payload, verified_payload
 from .settings import S3PayloadStore
 
 S3_DRIVER_NAME = "aws.s3driver"
@@ -63,8 +64,7 @@ class S3StorageDriver(StorageDriver):
         client = await self._s3()
 
         async def upload(payload: Payload) -> StorageDriverClaim:
-            data = payload.SerializeToString(deterministic=True)
-            sha256 = sha256_hex(data)
+            data, sha256 = serialize_payload(payload)
             key = self.root + payload_key(context.target, sha256)
             try:
                 await client.put_object(bucket=self.bucket, key=key, data=data)
@@ -90,12 +90,7 @@ class S3StorageDriver(StorageDriver):
                 if _error_code(error) in _NOT_FOUND_CODES:
                     raise StoredPayloadNotFoundError(self._name, self.location, checked.key) from error
                 raise PayloadStoreOperationError(self._name, self.location, "retrieve", checked.key, error) from error
-            actual = sha256_hex(data)
-            if actual != checked.sha256:
-                raise StoredPayloadIntegrityError(self._name, self.location, checked.key, checked.sha256, actual)
-            payload = Payload()
-            payload.ParseFromString(data)
-            return payload
+            return verified_payload(data, checked, self._name, self.location)
 
         return list(await asyncio.gather(*(download(claim) for claim in claims)))
 
