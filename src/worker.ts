@@ -32,6 +32,7 @@ import { WORKFLOW_SANDBOX_OPTIONS } from './bundle/workflow-code.js';
 import { becomeCurrent, loadWorkflowBuild, workerDeploymentOptions, type WorkflowBuild } from './worker/deployment.js';
 import { startWorkerHealthServer } from './worker/health.js';
 import { waitForFirstDataKey } from './worker/key-provider-ready.js';
+import { lowerCpuPriority } from './worker/cpu-priority.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
 const WORKER_SHUTDOWN_GRACE = '2m';
@@ -54,6 +55,8 @@ function jsonLine(entry: LogEntry): void {
 }
 
 export async function runWorker(config: WorkerConfig): Promise<void> {
+  // Before the SDK starts its threads, so that they inherit it.
+  lowerCpuPriority(config.pool.nice);
   Runtime.install({
     logger: new DefaultLogger(config.logLevel, jsonLine),
     telemetryOptions: config.metrics.port
@@ -107,12 +110,12 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       )
     : undefined;
 
-  // Up before the worker exists (503 until it runs) and down only after the drain, so a draining worker answers 503.
-  let worker: Worker | undefined;
+  // Up before the workers exist (503 until they run) and down only after the drain, so a draining worker answers 503.
+  let workers: Worker[] = [];
   // Fleet-wide running connections by status, counted from this thread (src/metrics/connection-status-gauge.ts).
   const statusGauge =
     config.metrics.port && config.statusGauge.intervalMs > 0
-      ? new ConnectionStatusGauge({ client: temporal, taskQueue: config.temporal.taskQueue, gauge: connectionsGauge(meter), logger: Runtime.instance().logger, intervalMs: config.statusGauge.intervalMs })
+      ? new ConnectionStatusGauge({ client: temporal, taskQueues: [config.temporal.taskQueue, config.pool.unattendedTaskQueue], gauge: connectionsGauge(meter), logger: Runtime.instance().logger, intervalMs: config.statusGauge.intervalMs })
       : undefined;
   const kms = keyProviderHealthOf(config.encryption);
   const stopKmsMetrics = kms ? recordKeyProviderMetrics(meter, kms) : undefined;
@@ -125,7 +128,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     else Runtime.instance().logger.warn(`key provider ${status.keyId} ${status.state}: ${status.reason ?? ''}; the worker keeps running on cached keys, and tasks that need a new or uncached key retry until it answers`);
   });
   const health = config.health.port
-    ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => worker?.getState() ?? 'INITIALIZED', ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}) })
+    ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => poolState(workers), ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}) })
     : undefined;
 
   try {
@@ -134,10 +137,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       const logger = Runtime.instance().logger;
       await waitForFirstDataKey(keySourceFor(config.encryption), { warn: (message) => { logger.warn(message); }, info: (message) => { logger.info(message); } });
     }
-    worker = await Worker.create({
+    // One SDK worker per task queue this process polls (WORKER_POOL): the service queue, the unattended pool's, or both.
+    const createWorker = (taskQueue: string) => Worker.create({
       connection,
       namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
+      taskQueue,
       activities,
       // Encrypts workflow/activity inputs and results, signals, updates and failure details when
       // PAYLOAD_ENCRYPTION_KEY is set (the codec runs outside the workflow sandbox); a message that
@@ -163,8 +167,10 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
     });
+    workers = await Promise.all(config.pool.taskQueues.map(createWorker));
     Runtime.instance().logger.info('worker started', {
-      taskQueue: config.temporal.taskQueue,
+      taskQueue: config.pool.taskQueues.join(', '),
+      pool: describePool(config),
       namespace: config.temporal.namespace,
       temporal: config.temporal.address,
       /** Which settings a Temporal profile (temporal.toml) or Temporal's own variables gave, if any. */
@@ -177,15 +183,16 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       connectionStatusGauge: statusGauge ? `every ${config.statusGauge.intervalMs / 1000} s` : 'off',
       health: health?.url ?? 'off',
       tracing: config.tracing ? describeEndpoint(config.tracing) : 'off',
-      workflowCache: worker.options.maxCachedWorkflows,
+      workflowCache: workers[0]?.options.maxCachedWorkflows,
       heapLimitMiB: heapLimitMiB(),
       deployment: `${config.deployment.name}:${build.buildId} (build id from ${build.buildIdSource})`,
       budget: config.budget && limits
         ? `${config.budget.totalRps}/s for the fleet (the service's limit: ${describeServiceLimit(config.budget)}), ${config.budget.tenantRps}/s per tenant of weight 1 (queue limits set: ${limits.queueRps}/s, ${limits.tenantRps}/s per tenant)`
         : 'none (SERVICE_BUDGET_RPS unset)',
     });
-    warnOnSmallDefaultCache(worker.options.maxCachedWorkflows, config.workflows.maxCachedWorkflows);
-    const running = worker.run();
+    warnOnSmallDefaultCache(workers[0]?.options.maxCachedWorkflows ?? 0, config.workflows.maxCachedWorkflows);
+    // SIGINT/SIGTERM drain every worker of the process (the SDK's runtime shuts them all down).
+    const running = Promise.all(workers.map((worker) => worker.run()));
     statusGauge?.start();
     if (config.deployment.becomeCurrent !== 'no') void reportBecomingCurrent(temporal, config, build);
     await running;
@@ -199,6 +206,18 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     await clientConnection.close();
     await connection.close();
   }
+}
+
+/** The process's state for /healthz: RUNNING only when every one of its workers runs; otherwise the first that does not. */
+function poolState(workers: readonly Worker[]): ReturnType<Worker['getState']> {
+  if (workers.length === 0) return 'INITIALIZED';
+  return workers.map((worker) => worker.getState()).find((state) => state !== 'RUNNING') ?? 'RUNNING';
+}
+
+function describePool(config: WorkerConfig): string {
+  const { unattended, nice } = config.pool;
+  const queues = unattended === 'shared' ? 'unattended work shares the service queue' : `unattended work on ${config.pool.unattendedTaskQueue}`;
+  return nice > 0 ? `${queues}; CPU priority lowered by ${nice} (WORKER_NICE)` : queues;
 }
 
 /** Runs beside the worker: its polls register the version, then it can be made current. */

@@ -31,6 +31,10 @@ export interface BurstOptions {
   readonly retryAfterS: number;
   /** Worker processes. */
   readonly workers: number;
+  /** The night: of the workers, those of the unattended pool (UNATTENDED_POOL=separate); 0 is one shared pool. */
+  readonly unattendedWorkers: number;
+  /** WORKER_NICE of the unattended pool's workers. */
+  readonly unattendedNice: number;
   /** A connection (the night: a book's login) not ended this long after its phase's last start (the night's trigger) is lost (ms). */
   readonly deadlineMs: number;
   readonly seed: number;
@@ -75,6 +79,10 @@ Exit 1 when a connection was lost or failed (the latency, throughput, share and 
   --a-limit N        tenant A's limit at the service once lowered, per second (default 10)
   --retry-after S    the service's Retry-After once A's limit is lowered (default 5)
   --workers N        worker processes (default 3)
+  --unattended-workers N  the night: of those, the unattended pool's (UNATTENDED_POOL=separate,
+                     WORKER_POOL=unattended; the rest WORKER_POOL=service); 0: one shared pool, as
+                     the storm always runs (default 1)
+  --unattended-nice N  WORKER_NICE of the unattended pool's workers (default 0)
   --deadline S       a connection not ended this long after its phase's last start (the night:
                      after both Schedules were triggered) is lost (default 900; the night: 1800)
   --seed S           seed of the start times (default: random, printed)
@@ -111,6 +119,8 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   let aLimit = 10;
   let retryAfterS = 5;
   let workers = 3;
+  let unattendedWorkers: number | undefined;
+  let unattendedNice = 0;
   let deadlineS: number | undefined;
   let seed: number | undefined;
   let keepLogs = false;
@@ -160,6 +170,12 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
       case '--workers':
         workers = number(flag, value(), 1, 8);
         break;
+      case '--unattended-workers':
+        unattendedWorkers = number(flag, value(), 0, 7);
+        break;
+      case '--unattended-nice':
+        unattendedNice = number(flag, value(), 0, 19);
+        break;
       case '--deadline':
         deadlineS = number(flag, value(), 10, 24 * 3_600);
         break;
@@ -178,6 +194,8 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   }
   if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
   if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
+  const unattended = scenario === 'storm' ? 0 : (unattendedWorkers ?? 1);
+  if (unattended >= workers) throw new BurstArgumentError(`--unattended-workers (${unattended}) must leave the service queue a worker of the ${workers} (--workers)`);
   const aloneB = Math.min(b, alone ?? DEFAULT_ALONE_MAX);
   return {
     scenario,
@@ -187,5 +205,5 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
     aloneA: Math.min(a, alone ?? aloneB),
     aloneB,
     modes: modes ?? (scenario === 'night' ? ['on'] : ['on', 'off']),
-    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns };
+    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, unattendedWorkers: unattended, unattendedNice, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns };
 }

@@ -39,6 +39,10 @@ const FLAT_KEYS = { live: 3, pipeline: 3, scheduled: 3, maintenance: 3 } as cons
 export interface StackSettings {
   readonly mode: Mode;
   readonly workers: number;
+  /** Of the workers, the unattended pool's (UNATTENDED_POOL=separate, the last ones started); 0: one shared pool. */
+  readonly unattendedWorkers?: number;
+  /** Their WORKER_NICE. */
+  readonly unattendedNice?: number;
   readonly budgetRps: number;
   readonly tenantBudgetRps: number;
   readonly runDir: string;
@@ -102,6 +106,8 @@ export async function startStack(settings: StackSettings, resources: StackResour
   timeline.mark(`sandbox (its own process) at ${sandboxUrl}; workflow bundle built`);
 
   const taskQueue = `burst-${mode}-${runTag}`;
+  const unattendedWorkers = settings.unattendedWorkers ?? 0;
+  const serviceWorkers = settings.workers - unattendedWorkers;
   const sharedEnv = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: 'default',
@@ -110,6 +116,7 @@ export async function startStack(settings: StackSettings, resources: StackResour
     PAYLOAD_ENCRYPTION_KEY_ID: `burst-${runTag}`,
     PAYLOAD_STORE: 'local',
     PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
+    UNATTENDED_POOL: unattendedWorkers > 0 ? 'separate' : 'shared',
   };
   const logDir = join(runDir, 'worker-logs');
   await mkdir(logDir, { recursive: true });
@@ -127,12 +134,15 @@ export async function startStack(settings: StackSettings, resources: StackResour
       LOG_LEVEL: 'INFO',
       ...workerTuning(),
     },
+    // The first ones serve the service queue; the rest (and their replacements) the unattended pool.
+    envOf: (ordinal) => (unattendedWorkers === 0 ? {} : ordinal <= serviceWorkers ? { WORKER_POOL: 'service' } : { WORKER_POOL: 'unattended', WORKER_NICE: String(settings.unattendedNice ?? 0) }),
     baseUrlFor: () => sandboxUrl,
     logDir,
     timeline,
   });
   await resources.pool.start();
-  timeline.mark(`${settings.workers} worker(s) polling ${taskQueue} (${resources.pool.readyNames().join(', ')}), logs in ${logDir}`);
+  const pools = unattendedWorkers === 0 ? `polling ${taskQueue}` : `: ${serviceWorkers} polling ${taskQueue}, ${unattendedWorkers} the unattended pool's ${taskQueue}-unattended${settings.unattendedNice ? ` at nice ${settings.unattendedNice}` : ''}`;
+  timeline.mark(`${settings.workers} worker(s) ${pools} (${resources.pool.readyNames().join(', ')}), logs in ${logDir}`);
 
   const clientConfig = loadClientConfig(sharedEnv);
   resources.connection = await Connection.connect(await temporalConnectionOptions(clientConfig.temporal));
@@ -147,6 +157,7 @@ export async function startStack(settings: StackSettings, resources: StackResour
     budget: { totalRps: settings.budgetRps, tenantRps: settings.tenantBudgetRps },
     // The product's book defaults, as the pipeline's client reads them: nothing tuned for this machine.
     books: clientConfig.books,
+    unattendedTaskQueue: clientConfig.pools.unattendedTaskQueue,
   });
   return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books };
 }

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from .minio import Minio, start_minio
+from .moto import Moto, start_moto
 from .openbao import REPO, OpenBao, start_openbao
 
 
@@ -40,6 +41,13 @@ def minio() -> Iterator[Minio]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def moto() -> Iterator[Moto]:
+    server = start_moto()
+    yield server
     server.stop()
 
 

@@ -1,10 +1,12 @@
 """Byte compatibility both ways: payloads the TypeScript codec wrote, read here, and payloads this codec
 writes, read by the TypeScript codec (scripts/payload-vectors.ts) in the same run: the committed
-fixtures of test/fixtures/payload-vectors/ and live files, for configured keys and vault-transit; and
+fixtures of test/fixtures/payload-vectors/ and live files, for configured keys, vault-transit and aws-kms; and
 payloads kept in the payload store (the local directory, and S3 on a real MinIO), references and objects."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from aggregation_connections.settings import codec_from_env
 
 from .conftest import run_typescript
 from .minio import REGION, Minio, create_bucket
+from .moto import Moto
 from .openbao import REPO, OpenBao, worker_policy
 from .payload_vectors import materialize, read, read_stored, write, write_stored
 
@@ -84,6 +87,22 @@ async def test_vault_transit_over_tls_with_approle_both_ways(tmp_path: Path, ope
         "PAYLOAD_VAULT_CA_FILE": openbao_tls.ca_file,
     }
     await both_ways(tmp_path, env, env)
+
+
+async def test_aws_kms_both_ways(tmp_path: Path, moto: Moto, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {**ELSEWHERE, **moto.variables()}
+    # boto3 takes its credentials from the process's environment (the TypeScript side gets them in env).
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", env["AWS_ACCESS_KEY_ID"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", env["AWS_SECRET_ACCESS_KEY"])
+    await both_ways(tmp_path, env, env)
+    # Each side names the key ARN KMS answered, configured by ARN here and by key id there.
+    by_key_id = {**env, "PAYLOAD_AWS_KMS_KEY_ID": moto.key_uuid}
+    typescript("write", tmp_path / "by-key-id.json", by_key_id)
+    await python_reads(tmp_path / "by-key-id.json", env)
+    named = base64.b64encode(f"aws-kms:{moto.key_arn}".encode()).decode()
+    for file in ("by-key-id.json", "python.json", "typescript.json"):
+        written = json.loads((tmp_path / file).read_text())
+        assert {vector["encoded"]["metadata"]["encryption-key-id"] for vector in written["payloads"]} == {named}, file
 
 
 async def test_typescript_refuses_a_python_payload_under_a_key_it_lacks(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from aggregation_connections.codec import (
     StaticKeySource,
     UnknownEncryptionKeyError,
 )
+from aggregation_connections.codec.aws_kms import aws_kms_key_of
 from aggregation_connections.codec.payload_format import open_payload, read_envelope, seal_payload
 
 from .conftest import doc_vectors
@@ -55,12 +56,11 @@ def test_reads_the_envelope_vectors_metadata() -> None:
     assert envelope.wrapped_key.startswith("vault:v3:")
 
 
-def test_reads_the_aws_kms_envelope_vectors_metadata() -> None:
-    # The aws-kms provider is not in the Python package yet; its envelope reads the same way.
+def test_the_aws_kms_reader_accepts_its_vectors_metadata_and_names_the_key_it_would_ask_decrypt_for() -> None:
     envelope = read_envelope(metadata_of(VECTORS["envelope-v1-aws-kms"]))
     assert envelope is not None
-    assert envelope.key_id.startswith("aws-kms:arn:aws:kms:")
     assert envelope.key_version == 1
+    assert aws_kms_key_of(envelope) == "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     assert read_envelope(metadata_of(VECTORS["static"])) is None
 
 

@@ -43,6 +43,8 @@ export interface WorkerPoolOptions {
   readonly size: number;
   /** Environment of every worker (Temporal address, task queue, bundle, ...), without its base URL. */
   readonly env: NodeJS.ProcessEnv;
+  /** Variables of the n-th worker started (1-based, replacements counted), beyond `env`: e.g. which pool it serves. */
+  readonly envOf?: (ordinal: number) => NodeJS.ProcessEnv;
   /** The aggregation service base URL a worker of this name uses (the proxy tells workers apart by it). */
   readonly baseUrlFor: (name: string) => string;
   readonly logDir: string;
@@ -106,7 +108,7 @@ export class WorkerPool {
     const child = track(
       spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
         cwd: PROJECT_ROOT,
-        env: { ...this.options.env, AGGREGATOR_BASE_URL: this.options.baseUrlFor(name) },
+        env: { ...this.options.env, ...this.options.envOf?.(this.counter), AGGREGATOR_BASE_URL: this.options.baseUrlFor(name) },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );

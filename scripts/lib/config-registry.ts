@@ -17,6 +17,7 @@ import { KeyProviderVars } from '../../src/settings/key-provider.js';
 import { EncryptionVars } from '../../src/settings/payload-keys.js';
 import { PayloadStoreVars } from '../../src/settings/payload-store.js';
 import { BookVars, BudgetVars, PriorityVars } from '../../src/settings/priority.js';
+import { PoolVars } from '../../src/settings/pools.js';
 import { SandboxVars } from '../../src/settings/sandbox.js';
 import { TemporalEnvConfigVars } from '../../src/settings/temporal-env-config.js';
 import { TemporalVars } from '../../src/settings/temporal.js';
@@ -40,6 +41,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: PriorityVars, module: 'src/settings/priority.ts' },
   { variables: BudgetVars, module: 'src/settings/priority.ts' },
   { variables: BookVars, module: 'src/settings/priority.ts' },
+  { variables: PoolVars, module: 'src/settings/pools.ts' },
   { variables: ConsoleVars, module: 'src/settings/console.ts' },
   { variables: EncryptionVars, module: 'src/settings/payload-keys.ts' },
   { variables: KeyProviderVars, module: 'src/settings/key-provider.ts' },

@@ -114,7 +114,10 @@ export interface MigrationOutcome {
 
 export interface BooksClientOptions {
   readonly client: Client;
+  /** Where the book's entries live (a workflow per login). */
   readonly taskQueue: string;
+  /** Where its refreshes run, and so their logins and connections (UNATTENDED_POOL=separate); default `taskQueue`. */
+  readonly unattendedTaskQueue?: string | undefined;
   readonly address?: string | undefined;
   /** Book refreshes (and so their connections) start with the `scheduled` class's priority and the tenant's weight. */
   readonly priority?: PriorityPolicy | undefined;
@@ -136,6 +139,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.
 export class BooksClient {
   private readonly client: Client;
   private readonly taskQueue: string;
+  private readonly refreshTaskQueue: string;
   private readonly address: string | undefined;
   private readonly priority: PriorityPolicy;
   private readonly schedules: Pick<RefreshSchedules, 'endUserFlag'>;
@@ -144,6 +148,7 @@ export class BooksClient {
   constructor(options: BooksClientOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue;
+    this.refreshTaskQueue = options.unattendedTaskQueue ?? options.taskQueue;
     this.address = options.address;
     this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
     this.schedules = options.schedules;
@@ -307,7 +312,7 @@ export class BooksClient {
       workflowType: BOOK_REFRESH_WORKFLOW_TYPE,
       // Temporal appends each run's scheduled time: the night's id.
       workflowId: scheduleId,
-      taskQueue: this.taskQueue,
+      taskQueue: this.refreshTaskQueue,
       args: [refreshInput],
       typedSearchAttributes: this.refreshAttributes(input.customerId, input.cadence),
       staticSummary: `Refresh of the ${input.cadence} book of ${input.customerId}`,
@@ -422,7 +427,7 @@ export class BooksClient {
     try {
       await this.client.workflow.start(BOOK_REFRESH_WORKFLOW_TYPE, {
         workflowId: refreshWorkflowId,
-        taskQueue: this.taskQueue,
+        taskQueue: this.refreshTaskQueue,
         args: [input],
         typedSearchAttributes: this.refreshAttributes(customerId, cadence),
         staticSummary: `Refresh of the ${cadence} book of ${customerId} (run by hand)`,

@@ -140,6 +140,8 @@ export interface ConnectionsClientOptions {
   readonly budget?: FleetBudget | undefined;
   /** The window's bounds and page size of book refreshes that name none (BOOK_WINDOW_*, BOOK_PAGE_SIZE). */
   readonly books?: BooksClientOptions['defaults'];
+  /** Where book refreshes run (UNATTENDED_POOL): the unattended pool's queue; default the task queue itself. */
+  readonly unattendedTaskQueue?: string | undefined;
 }
 
 const REUSE_POLICY = {
@@ -182,7 +184,7 @@ export class ConnectionsClient {
     this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
     this.schedules = new RefreshSchedules({ client: options.client, taskQueue: options.taskQueue, address: options.address, connections: this, priority: this.priority });
     this.logins = new LoginsClient({ client: options.client, taskQueue: options.taskQueue, address: options.address, priority: this.priority });
-    this.books = new BooksClient({ client: options.client, taskQueue: options.taskQueue, address: options.address, priority: this.priority, schedules: this.schedules, defaults: options.books });
+    this.books = new BooksClient({ client: options.client, taskQueue: options.taskQueue, unattendedTaskQueue: options.unattendedTaskQueue, address: options.address, priority: this.priority, schedules: this.schedules, defaults: options.books });
     this.deployments = new WorkerDeployments(options.client, options.deploymentName ?? 'aggregation-connections');
     this.budget = new FleetBudgetClient(options.client, options.taskQueue, options.budget);
   }
@@ -209,7 +211,7 @@ export class ConnectionsClient {
     }
     const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
     const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors });
-    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget, books: config.books });
+    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget, books: config.books, unattendedTaskQueue: config.pools.unattendedTaskQueue });
     connections.ownedConnection = connection;
     connections.ownedTracing = tracing;
     return connections;

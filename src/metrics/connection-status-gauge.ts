@@ -21,12 +21,13 @@ export const CONNECTIONS_GAUGE_NAME = 'aggregation_connections';
 /** The statuses of a running connection: Completed, Failed and Cancelled close it. */
 export const RUNNING_CONNECTION_STATUSES = ['Authorizing', 'AwaitingAnswer', 'Retrieving'] as const satisfies readonly ConnectionStatus[];
 
-/** The visibility query of the running connections of a task queue in one status. */
-export function connectionCountQuery(taskQueue: string, status: ConnectionStatus): string {
+/** The visibility query of the running connections of the fleet's task queues (the service queue, the unattended pool's) in one status. */
+export function connectionCountQuery(taskQueues: string | readonly string[], status: ConnectionStatus): string {
+  const queues = [...new Set(typeof taskQueues === 'string' ? [taskQueues] : taskQueues)];
   return [
     'ExecutionStatus = "Running"',
     `WorkflowType = ${JSON.stringify(CONNECTION_WORKFLOW_TYPE)}`,
-    `TaskQueue = ${JSON.stringify(taskQueue)}`,
+    queues.length === 1 ? `TaskQueue = ${JSON.stringify(queues[0])}` : `TaskQueue IN (${queues.map((queue) => JSON.stringify(queue)).join(', ')})`,
     `${ConnectionStatusKey.name} = ${JSON.stringify(status)}`,
   ].join(' AND ');
 }
@@ -46,7 +47,8 @@ function failureKindOf(error: unknown): string {
 export interface ConnectionStatusGaugeOptions {
   /** A client of the worker's namespace. */
   readonly client: Pick<Client, 'workflow'>;
-  readonly taskQueue: string;
+  /** The service queue, and the unattended pool's when it is separate: connections run on both. */
+  readonly taskQueues: readonly string[];
   readonly gauge: Pick<MetricGauge, 'set'>;
   readonly logger: Pick<Logger, 'warn' | 'info'>;
   /** Between the end of a round and the start of the next. */
@@ -64,8 +66,9 @@ export class ConnectionStatusGauge {
 
   /** Counts every status once and sets the gauge for those counted; never throws. */
   async countOnce(): Promise<void> {
-    const { client, taskQueue, gauge, logger } = this.options;
-    const counts = await Promise.allSettled(RUNNING_CONNECTION_STATUSES.map((status) => client.workflow.count(connectionCountQuery(taskQueue, status))));
+    const { client, taskQueues, gauge, logger } = this.options;
+    const taskQueue = taskQueues.join(', ');
+    const counts = await Promise.allSettled(RUNNING_CONNECTION_STATUSES.map((status) => client.workflow.count(connectionCountQuery(taskQueues, status))));
     const failures = new Map<string, unknown>();
     counts.forEach((counted, index) => {
       const status = RUNNING_CONNECTION_STATUSES[index]!;

@@ -1,6 +1,6 @@
 /**
  * The pipeline client's and the CLI's settings: loadClientConfig
- *   { temporal, customerId, deployment, priority, budget, books, encryption?, payloadStore, tracing? },
+ *   { temporal, customerId, deployment, priority, budget, books, pools, encryption?, payloadStore, tracing? },
  * and the CLI's own password variable (connectionPasswordFromEnv).
  */
 import { z } from 'zod';
@@ -11,6 +11,7 @@ import { parseEnv } from './load.js';
 import { KeyProviderVars } from './key-provider.js';
 import { EncryptionVars } from './payload-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
+import { PoolVars, poolsSection } from './pools.js';
 import { BookVars, BudgetVars, PriorityVars, bookSection, budgetSection, prioritySection } from './priority.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
@@ -25,6 +26,7 @@ export const ClientVariables = z.looseObject({
   ...PriorityVars.shape,
   ...BudgetVars.shape,
   ...BookVars.shape,
+  ...PoolVars.shape,
   ...EncryptionVars.shape,
   ...KeyProviderVars.shape,
   ...PayloadStoreVars.shape,
@@ -49,6 +51,8 @@ const ClientEnv = ClientVariables.transform(withTemporalEnvConfig)
       budget: budgetSection(env, ctx),
       /** The window and page size of book refreshes that name none. */
       books: bookSection(env, ctx),
+      /** Where book refreshes start: the unattended pool's queue, or the service queue when it is shared. */
+      pools: poolsSection(env, env.TEMPORAL_TASK_QUEUE),
       ...payloadSections(env, ctx),
       ...tracingSection(env, 'aggregation-connections-client'),
     }),

@@ -2,7 +2,7 @@
  * The worker's settings (`npm run worker`, the image's CMD): loadWorkerConfig. Its own variables
  * (endpoints, tuning, retention) and the shared sections it reads, as
  *   { temporal, aggregator, metrics, statusGauge, health, workflows, deployment, activities,
- *     resourceTuner?, logLevel, retentionDays, priority, budget, encryption?, payloadStore, tracing? }.
+ *     pool, resourceTuner?, logLevel, retentionDays, priority, budget, encryption?, payloadStore, tracing? }.
  */
 import { z } from 'zod';
 import { AggregatorVars } from './aggregator.js';
@@ -12,6 +12,7 @@ import { parseEnv } from './load.js';
 import { KeyProviderVars } from './key-provider.js';
 import { EncryptionVars } from './payload-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
+import { PoolVars, poolsSection } from './pools.js';
 import { BudgetVars, PriorityVars, budgetSection, prioritySection } from './priority.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
@@ -104,6 +105,14 @@ export const WorkerVars = group(
       '"memory,cpu" target fractions (e.g. 0.8,0.9): the SDK\'s resource-based tuner hands out task slots while the host stays under them, instead of fixed slot counts (not with WORKER_MAX_CONCURRENT_ACTIVITIES).',
       { defaultText: 'fixed slot counts' },
     ),
+    WORKER_POOL: doc(
+      z.enum(['all', 'service', 'unattended'], { error: 'must be all, service or unattended' }).default('all'),
+      "Which task queues this worker polls: `service` TEMPORAL_TASK_QUEUE only (connections the pipeline and operators start, retention, forgets, and every call to the service), `unattended` the unattended pool's queue only (UNATTENDED_POOL=separate: book refreshes, their logins and connections), `all` both (one queue while the pool is shared).",
+    ),
+    WORKER_NICE: doc(
+      z.coerce.number({ error: 'must be a whole number from 0 to 19' }).int({ error: 'must be a whole number from 0 to 19' }).min(0, { error: 'must be a whole number from 0 to 19' }).max(19, { error: 'must be a whole number from 0 to 19' }).default(0),
+      "Lowers this worker process's CPU priority (Unix nice, 0 to 19) at start: an unattended pool's workers on hosts they share with the service pool take only the cores live work leaves (docs/fleet.md#a-pool-for-unattended-work).",
+    ),
     WORKER_REUSE_V8_CONTEXT: doc(
       z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
       "`false` gives each workflow its own V8 context instead of one reused context: for comparisons, not production.",
@@ -129,6 +138,7 @@ export const WorkerVariables = z
     ...WorkerVars.shape,
     ...PriorityVars.shape,
     ...BudgetVars.shape,
+    ...PoolVars.shape,
     ...EncryptionVars.shape,
     ...KeyProviderVars.shape,
     ...PayloadStoreVars.shape,
@@ -139,6 +149,9 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
     checkPayloads(env, ctx);
+    if (env.WORKER_POOL === 'unattended' && env.UNATTENDED_POOL !== 'separate') {
+      ctx.addIssue({ code: 'custom', path: ['WORKER_POOL'], message: 'unattended needs UNATTENDED_POOL=separate (while the pool is shared, unattended work runs on TEMPORAL_TASK_QUEUE)' });
+    }
     for (const slots of ['WORKER_MAX_CONCURRENT_ACTIVITIES', 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'] as const) {
       if (env.WORKER_RESOURCE_TUNER && env[slots] !== undefined) ctx.addIssue({ code: 'custom', path: [slots], message: 'cannot be set with WORKER_RESOURCE_TUNER (the tuner sizes the task slots)' });
     }
@@ -173,6 +186,8 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
       /** Worker Deployment Versioning: connections are pinned to the build they started on. */
       deployment: Object.freeze({ ...deploymentSection(env, env.TEMPORAL_TASK_QUEUE, ctx), buildId: env.WORKER_BUILD_ID, becomeCurrent: env.WORKER_BECOME_CURRENT }),
       activities: Object.freeze({ maxConcurrent: env.WORKER_MAX_CONCURRENT_ACTIVITIES }),
+      /** The task queues this worker polls (the service queue, the unattended pool's, or both) and its CPU priority. */
+      pool: workerPoolSection(env),
       /** Resource-based slot tuning (memory and CPU target fractions); fixed slot counts unless set. */
       resourceTuner: env.WORKER_RESOURCE_TUNER,
       logLevel: env.LOG_LEVEL,
@@ -186,6 +201,13 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
       ...tracingSection(env, 'aggregation-connections-worker'),
     }),
   );
+
+/** The queues this worker polls (one when the unattended pool is shared: its queue is the service queue) and its CPU priority. */
+function workerPoolSection(env: { readonly TEMPORAL_TASK_QUEUE: string; readonly UNATTENDED_POOL: 'shared' | 'separate'; readonly WORKER_POOL: 'all' | 'service' | 'unattended'; readonly WORKER_NICE: number }) {
+  const pools = poolsSection(env, env.TEMPORAL_TASK_QUEUE);
+  const polled = env.WORKER_POOL === 'service' ? [env.TEMPORAL_TASK_QUEUE] : env.WORKER_POOL === 'unattended' ? [pools.unattendedTaskQueue] : [env.TEMPORAL_TASK_QUEUE, pools.unattendedTaskQueue];
+  return Object.freeze({ ...pools, taskQueues: Object.freeze([...new Set(polled)]), nice: env.WORKER_NICE });
+}
 
 export type WorkerConfig = z.output<typeof WorkerEnv>;
 

@@ -6,10 +6,11 @@
  * institution unreachable), and reports any other transient failure as an unknown outcome for the
  * caller to recover from. A cached Authorize only reads saved data and is resent freely.
  */
-import { proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
+import { sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { ConnectionActivities } from '../activities/connection-activities.js';
 import type { AuthorizeOutcome } from '../activities/connection-activity-types.js';
 import { deliveryOf, isTransient, serviceDetailsOf, timeoutFailureOf } from './failures.js';
+import { serviceActivities } from './service-queue.js';
 
 const AUTHORIZE_OPTIONS: ActivityOptions = {
   // The service may take minutes to reach an institution (a sync call runs ~210 s before it is dispatched).
@@ -57,7 +58,7 @@ export async function authorize(summary: string, call: AuthorizeCall, { idempote
   let rateLimited = 0;
   for (let send = 1, attempt = 1; ; attempt += 1) {
     try {
-      return await call(proxyActivities<ConnectionActivities>({ ...AUTHORIZE_OPTIONS, summary: attempt === 1 ? summary : `${summary} (send ${attempt})` }));
+      return await call(serviceActivities<ConnectionActivities>({ ...AUTHORIZE_OPTIONS, summary: attempt === 1 ? summary : `${summary} (send ${attempt})` }));
     } catch (error) {
       if (!isTransient(error)) throw error;
       const safeToResend = idempotent || deliveryOf(error) === 'refused';

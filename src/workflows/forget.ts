@@ -6,11 +6,12 @@
  * what it found, so forgetting twice succeeds (the second record says "none" / "not-found").
  * Deterministic code only.
  */
-import { ApplicationFailure, log, patched, proxyActivities, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, log, patched, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
 import type { DeleteCardOutcome, ForgetActivities } from '../activities/forget-activities.js';
 import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from '../contract/forget-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import { isoNow } from './state-recorder.js';
+import { serviceActivities } from './service-queue.js';
 
 /** Every step is idempotent, so Temporal retries its transient failures (5xx, Temporal briefly away). */
 const STEP_OPTIONS: ActivityOptions = {
@@ -19,7 +20,7 @@ const STEP_OPTIONS: ActivityOptions = {
 };
 
 function step(summary: string, options: ActivityOptions = STEP_OPTIONS): ForgetActivities {
-  return proxyActivities<ForgetActivities>({ ...options, summary });
+  return serviceActivities<ForgetActivities>({ ...options, summary });
 }
 
 /** The step that takes the login out of its book (a forget is AutoUpgrade: in-flight ones replay without it). */

@@ -4,12 +4,13 @@
  * and any retries of transient errors made on the way. The other strategies hand the polls to an
  * activity once the first request answered "pending" (activities/poll-activities.ts).
  */
-import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { ConnectionActivities } from '../activities/connection-activities.js';
 import type { DataOutcome } from '../activities/connection-activity-types.js';
 import type { PolledData, PollRequest } from '../activities/poll-activities.js';
 import type { PollStrategy } from '../contract/connection-input.js';
 import { serviceDetailsOf } from './failures.js';
+import { serviceActivities } from './service-queue.js';
 
 export interface PollTiming {
   readonly pollIntervalMs: number;
@@ -109,7 +110,7 @@ async function pollInActivity<T>(
   let polled: PolledData<unknown>;
   if (strategy === 'activity-retry') {
     if (firstWait > 0) await sleep(firstWait, { summary: `wait before ${operation} poll #1` });
-    polled = await proxyActivities<ConnectionActivities>({
+    polled = await serviceActivities<ConnectionActivities>({
       startToCloseTimeout: CALL_TIMEOUT_MS,
       scheduleToCloseTimeout: bound(),
       // The activity sets each retry's delay itself (the interval, or less to land on the deadline).
@@ -117,7 +118,7 @@ async function pollInActivity<T>(
       summary: `poll ${operation} (a retry every ${intervalMs / 1000} s)`,
     }).pollByRetry(input);
   } else {
-    polled = await proxyActivities<ConnectionActivities>({
+    polled = await serviceActivities<ConnectionActivities>({
       startToCloseTimeout: bound(),
       scheduleToCloseTimeout: bound(),
       heartbeatTimeout: Math.max(HEARTBEAT_TIMEOUT_FLOOR_MS, 3 * intervalMs),

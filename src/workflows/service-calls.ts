@@ -8,9 +8,10 @@
  * Versioning pinned each connection to its build) replay their local activities as they were
  * recorded: the choice is made once, in the workflow's first activation (see connection.ts).
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyLocalActivities } from '@temporalio/workflow';
 import type { ConnectionActivities } from '../activities/connection-activities.js';
 import { CALL_TIMEOUT_MS, TRANSIENT_RETRY } from './polling.js';
+import { serviceActivities } from './service-queue.js';
 
 /** `activities` from this build on; `local-activities` for histories recorded before it. */
 export type ServiceCallShape = 'activities' | 'local-activities';
@@ -21,7 +22,7 @@ export const SERVICE_CALLS_AS_ACTIVITIES = 'service-calls-as-activities';
 /** The activities of one data request or poll; `deadline` bounds its retries (the pending operation's). */
 export function dataCalls(shape: ServiceCallShape, summary: string, deadline: number): ConnectionActivities {
   const bound = { startToCloseTimeout: CALL_TIMEOUT_MS, scheduleToCloseTimeout: Math.max(1_000, deadline - Date.now()), retry: TRANSIENT_RETRY, summary };
-  if (shape === 'activities') return proxyActivities<ConnectionActivities>({ ...bound, allowEagerDispatch: false });
+  if (shape === 'activities') return serviceActivities<ConnectionActivities>({ ...bound, allowEagerDispatch: false });
   // Recorded before: each retry's backoff was a durable timer (localRetryThreshold 0), not held in memory.
   return proxyLocalActivities<ConnectionActivities>({ ...bound, localRetryThreshold: 0 });
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DevServer } from '../../scripts/lib/dev-server.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { unattendedTaskQueue } from '../../src/contract/task-queues.js';
 import { ConnectionsClient } from '../../src/client/index.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
@@ -28,14 +29,18 @@ export interface BookProcessStack {
   close(): Promise<void>;
 }
 
-export async function startBookProcessStack(name: string, { restartable = false }: { readonly restartable?: boolean } = {}): Promise<BookProcessStack> {
+/**
+ * `unattendedPool`: the client starts refreshes on the unattended pool's queue (UNATTENDED_POOL=separate),
+ * and each worker says which pool it serves (WORKER_POOL in its env).
+ */
+export async function startBookProcessStack(name: string, { restartable = false, unattendedPool = false }: { readonly restartable?: boolean; readonly unattendedPool?: boolean } = {}): Promise<BookProcessStack> {
   const runDir = await mkdtemp(join(tmpdir(), `${name}-`));
   const server = await DevServer.start({ ...(restartable ? { dbFile: join(runDir, 'temporal.sqlite') } : {}), logPath: join(runDir, 'server.log') });
   const connection = await Connection.connect({ address: server.address });
   await registerSearchAttributes(connection);
   const temporal = new Client({ connection, dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
   const taskQueue = uniqueId(name);
-  const client = new ConnectionsClient({ client: temporal, taskQueue, address: server.address });
+  const client = new ConnectionsClient({ client: temporal, taskQueue, address: server.address, ...(unattendedPool ? { unattendedTaskQueue: unattendedTaskQueue(taskQueue) } : {}) });
   const sandbox = await createSandbox({ port: 0 });
   const bundle = await writeWorkflowBundle();
   return {
@@ -44,7 +49,7 @@ export async function startBookProcessStack(name: string, { restartable = false 
     client,
     sandboxUrl: sandbox.url,
     taskQueue,
-    startWorker: (env) => startWorkerProcess({ temporalAddress: server.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path, env }),
+    startWorker: (env) => startWorkerProcess({ temporalAddress: server.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path, env: { ...(unattendedPool ? { UNATTENDED_POOL: 'separate' } : {}), ...env } }),
     close: async () => {
       await stopAllProcesses();
       await connection.close();

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { motoServerPath } from '../../scripts/lib/moto-binary.js';
 import { openBaoPath } from '../../scripts/lib/openbao-binary.js';
 import { TEMPORAL_CACHE_DIR } from '../../scripts/lib/temporal-binaries.js';
 
@@ -40,8 +41,8 @@ export function pythonEnv(): Promise<string> {
   return venv;
 }
 
-/** Runs `python <args>` in the venv, in python/, with `env` added to PATH, HOME, the cache and bao's path. */
+/** Runs `python <args>` in the venv, in python/, with `env` added to PATH, HOME, the cache, bao's path and moto_server's. */
 export async function runPython(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CACHE_DIR, OPENBAO_PATH: openBaoPath() };
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CACHE_DIR, OPENBAO_PATH: openBaoPath(), MOTO_SERVER_PATH: motoServerPath() };
   return run(`${await pythonEnv()}/bin/python`, args, { cwd: `${REPO}python`, env: { ...base, ...env } });
 }

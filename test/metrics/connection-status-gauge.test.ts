@@ -16,6 +16,7 @@ import { CONNECTION_WORKFLOW_TYPE, type ConnectionStatus } from '../../src/contr
 import { ConnectionStatusKey } from '../../src/contract/search-attributes.js';
 import { ConnectionStatusGauge, type ConnectionStatusGaugeOptions } from '../../src/metrics/connection-status-gauge.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+import { unattendedTaskQueue } from '../../src/contract/task-queues.js';
 
 /** What the gauge was set to, by status, and how many times. */
 class RecordingGauge {
@@ -58,7 +59,7 @@ describe('the connection status gauge', () => {
   function gaugeWith(overrides: Partial<ConnectionStatusGaugeOptions> = {}) {
     const gauge = new RecordingGauge();
     const logger = new RecordingLogger();
-    const counter = new ConnectionStatusGauge({ client, taskQueue, gauge, logger, intervalMs: 50, ...overrides });
+    const counter = new ConnectionStatusGauge({ client, taskQueues: [taskQueue], gauge, logger, intervalMs: 50, ...overrides });
     return { gauge, logger, counter };
   }
 
@@ -72,6 +73,8 @@ describe('the connection status gauge', () => {
     await startConnection(undefined);
     await startConnection('AwaitingAnswer', uniqueId('other-queue'));
     await startConnection('AwaitingAnswer', taskQueue, 'forgetLoginWorkflow');
+    // The unattended pool's: counted only by a gauge given its queue too.
+    await startConnection('Retrieving', unattendedTaskQueue(taskQueue));
   });
 
   after(async () => {
@@ -91,6 +94,19 @@ describe('the connection status gauge', () => {
     );
     assert.deepEqual(Object.fromEntries(gauge.values), expected);
     assert.deepEqual(logger.warnings, []);
+  });
+
+  it("counts the unattended pool's connections too when given its queue (UNATTENDED_POOL=separate)", async () => {
+    const { gauge, counter } = gaugeWith({ taskQueues: [taskQueue, unattendedTaskQueue(taskQueue)] });
+    const expected = { Authorizing: 0, AwaitingAnswer: 2, Retrieving: 2 };
+    await waitFor(
+      async () => {
+        await counter.countOnce();
+        return JSON.stringify(Object.fromEntries(gauge.values)) === JSON.stringify(expected);
+      },
+      { timeoutMs: 20_000, describe: 'the counts of both queues' },
+    );
+    assert.deepEqual(Object.fromEntries(gauge.values), expected);
   });
 
   it('keeps its last values when counting fails, logs each kind of failure once, and says when it works again', async () => {

@@ -1,9 +1,9 @@
 /**
  * Byte compatibility, TypeScript's side: payloads the Python codec wrote (the committed fixture and a
  * file written now by python/tests/payload_vectors.py) decode here, and payloads this codec writes now
- * decode in Python, with configured keys, the generated local key file and vault-transit against a
- * real OpenBao; and payloads kept in the payload store (references as history holds them, objects as the
- * store keeps them), written by each side and read by the other.
+ * decode in Python, with configured keys, the generated local key file, vault-transit against a
+ * real OpenBao and aws-kms against moto's server; and payloads kept in the payload store (references as
+ * history holds them, objects as the store keeps them), written by each side and read by the other.
  * (python/tests/test_cross_language.py checks the same from Python's side, and S3 on a real MinIO.)
  */
 import assert from 'node:assert/strict';
@@ -12,11 +12,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { encryptionCodecFor } from '../../src/codec/data-converter.js';
+import type { EncryptionSettings } from '../../src/codec/key-provider.js';
 import { readOrCreateLocalKey } from '../../src/codec/local-key.js';
 import { UnknownEncryptionKeyError } from '../../src/codec/payload-errors.js';
 import { loadPayloadCodecConfig } from '../../src/settings/payload-codec.js';
 import { LocalDirectoryStorageDriver } from '../../src/payload-store/index.js';
 import { readStoredVectors, readVectors, writeStoredVectors, writeVectors } from '../../scripts/payload-vectors.js';
+import { MOTO_CREDENTIALS, startMoto, type MotoServer } from '../helpers/moto.js';
 import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
 import { REPO, runPython } from '../helpers/python-env.js';
 
@@ -25,20 +27,23 @@ const FIXTURE_KEY = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
 const ELSEWHERE = { TEMPORAL_ADDRESS: 'temporal.bank.internal:7233' };
 const STATIC = { ...ELSEWHERE, PAYLOAD_ENCRYPTION_KEY: FIXTURE_KEY, PAYLOAD_ENCRYPTION_KEY_ID: 'vectors-static' };
 
-function codecOf(env: Record<string, string>) {
-  return encryptionCodecFor(loadPayloadCodecConfig(env)) ?? assert.fail('a codec');
+/** `adjust` completes a loaded section with what the settings do not carry (the tests' AWS credentials). */
+type Adjust = (encryption: EncryptionSettings | undefined) => EncryptionSettings | undefined;
+
+function codecOf(env: Record<string, string>, adjust: Adjust = (encryption) => encryption) {
+  return encryptionCodecFor({ encryption: adjust(loadPayloadCodecConfig(env).encryption) }) ?? assert.fail('a codec');
 }
 
 /** Python writes a file this side reads, and reads the one this side writes, each with the same variables. */
-async function bothWays(dir: string, env: Record<string, string>): Promise<void> {
+async function bothWays(dir: string, env: Record<string, string>, adjust?: Adjust): Promise<void> {
   const fromPython = join(dir, 'python.json');
   const written = await runPython(['tests/payload_vectors.py', 'write', fromPython], env);
   assert.equal(written.code, 0, `Python could not write: ${written.stderr}`);
-  const read = await readVectors(codecOf(env), fromPython);
+  const read = await readVectors(codecOf(env, adjust), fromPython);
   assert.deepEqual([read.writer, read.names.length], ['python', 5]);
 
   const fromTypeScript = join(dir, 'typescript.json');
-  await writeVectors(codecOf(env), fromTypeScript);
+  await writeVectors(codecOf(env, adjust), fromTypeScript);
   const decoded = await runPython(['tests/payload_vectors.py', 'read', fromTypeScript], env);
   assert.equal(decoded.code, 0, `Python could not read what TypeScript wrote: ${decoded.stdout}${decoded.stderr}`);
   assert.equal(decoded.stdout.match(/written by typescript/g)?.length, 5, decoded.stdout);
@@ -56,12 +61,15 @@ async function materialize(file: string, directory: string): Promise<void> {
 describe('payloads between TypeScript and Python', () => {
   let dir: string;
   let openbao: OpenBaoServer;
+  let moto: MotoServer;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'payload-vectors-'));
     openbao = await startOpenBao();
+    moto = await startMoto();
   });
   after(async () => {
     await openbao?.stop();
+    await moto?.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -92,6 +100,13 @@ describe('payloads between TypeScript and Python', () => {
   it('exchanges vault-transit payloads both ways, each side unwrapping the other\'s data key', async () => {
     const token = await openbao.token('vectors-worker', workerPolicy(openbao.transitKey));
     await bothWays(await mkdtemp(join(dir, 'transit-')), { ...ELSEWHERE, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: openbao.address, PAYLOAD_VAULT_TOKEN: token });
+  });
+
+  it('exchanges aws-kms payloads both ways, each side unwrapping the other\'s data key through Decrypt', async () => {
+    // The settings carry no credentials: this side's are handed to its section (as aws-kms-history.test.ts does), Python's boto3 finds them in its env.
+    await bothWays(await mkdtemp(join(dir, 'aws-kms-')), { ...ELSEWHERE, ...moto.variables() }, (encryption) =>
+      encryption?.provider === 'aws-kms' ? { ...encryption, aws: { ...encryption.aws, credentials: MOTO_CREDENTIALS } } : encryption,
+    );
   });
 
   it('reads the committed Python stored fixture and its own from before the stock claim spelling', async () => {

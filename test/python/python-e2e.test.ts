@@ -2,9 +2,10 @@
  * The Python client end to end: a real Temporal dev server, the TypeScript worker (the product's
  * workflows and activities, its codec) and the sandbox over HTTP, then the pytest module
  * python/tests/e2e/ run in the venv against them, with the stack's addresses in the variables a
- * pipeline sets; then a second stack whose worker keeps payloads in S3 on a real MinIO (a low threshold,
- * so results and Python's inputs both leave history) for python/tests/e2e/test_payload_store_e2e.py.
- * A pytest run that fails, skips or collects no test fails here.
+ * pipeline sets (and, for the key rotation's own worker processes, the sandbox's address and a prebuilt
+ * workflow bundle); then a second stack whose worker keeps payloads in S3 on a real MinIO (a low
+ * threshold, so results and Python's inputs both leave history) for
+ * python/tests/e2e/test_payload_store_e2e.py. A pytest run that fails, skips or collects no test fails here.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startConnectionStack, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
 import { runPython } from '../helpers/python-env.js';
 import { startMinio, type MinioServer } from '../helpers/minio.js';
+import { writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 
 /** pytest on `files` in the venv with `env`; fails unless every test ran and passed, at least `atLeast` of them. */
@@ -36,23 +38,34 @@ describe('the Python client against the TypeScript worker', () => {
   let env: TestWorkflowEnvironment;
   let stack: ConnectionStack;
   let dir: string;
+  let bundle: WorkflowBundleFile;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'python-e2e-'));
     env = await createDevEnvironment();
     stack = await startConnectionStack(env);
+    bundle = await writeWorkflowBundle();
   });
   after(async () => {
     await stack?.stop();
+    await bundle?.remove();
     await env?.teardown();
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('starts, answers, reads, cancels and lists connections from Python, with typed errors', async () => {
+  it('starts, answers, reads, cancels and lists connections from Python, with typed errors, across a key rotation', async () => {
     await pytest(
       dir,
-      ['tests/e2e/test_connections_e2e.py'],
-      { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue, ...TEST_ENCRYPTION_ENV, E2E_CUSTOMER_ID: stack.customerId },
-      5,
+      ['tests/e2e', '--ignore=tests/e2e/test_payload_store_e2e.py'],
+      {
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+        TEMPORAL_TASK_QUEUE: stack.taskQueue,
+        ...TEST_ENCRYPTION_ENV,
+        E2E_CUSTOMER_ID: stack.customerId,
+        E2E_AGGREGATOR_BASE_URL: stack.sandboxUrl,
+        E2E_WORKFLOW_BUNDLE: bundle.path,
+      },
+      8,
     );
   });
 

@@ -12,6 +12,7 @@ import secrets
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from aggregation_connections.client import (
     connection_key,
 )
 from aggregation_connections.contract import ConnectionInput
+from aggregation_connections.settings import client_settings_from_env, codec_from_env
 
 from ..openbao import REPO
 
@@ -103,6 +105,21 @@ async def test_a_failure_comes_back_typed_with_its_failure_type(client: Connecti
     assert failed.value.type == "InvalidCredentials", failed.value
     assert failed.value.service_code == "INVALID_PASSWORD", failed.value
     assert failed.value.workflow_id == key
+
+
+async def test_a_pipeline_configured_by_a_temporal_toml_profile_reaches_the_worker(tmp_path: Path) -> None:
+    """Temporal's address and namespace from a profile, as a team using the temporal CLI has them; the rest as before."""
+    config = tmp_path / "temporal.toml"
+    config.write_text(f'[profile.e2e]\naddress = "{os.environ["TEMPORAL_ADDRESS"]}"\nnamespace = "{os.environ.get("TEMPORAL_NAMESPACE", "default")}"\n')
+    env = {name: value for name, value in os.environ.items() if name not in ("TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE")}
+    settings = client_settings_from_env({**env, "TEMPORAL_CONFIG_FILE": str(config), "TEMPORAL_PROFILE": "e2e"})
+    assert settings.from_env_config == {"address": f'profile "e2e" of {config}', "namespace": f'profile "e2e" of {config}'}
+    client = await ConnectionsClient.connect(settings, codec_from_env(env))
+    key = fresh_key("py-profile")
+    first = await client.start_and_await_first_step(key, live_input("invalid_password"))
+    assert first["step"] == "ended", first
+    with pytest.raises(ConnectionFailedError, match="InvalidCredentials"):
+        await client.result(key)
 
 
 async def test_cancel_ends_the_connection_as_cancelled(client: ConnectionsClient) -> None:

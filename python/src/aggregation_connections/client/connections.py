@@ -175,11 +175,12 @@ class ConnectionsClient:
         tls: bool | temporalio.service.TLSConfig = False
         if settings.tls is not None:
             tls_settings = settings.tls
+            pair = tls_settings.client_cert_pair()
             tls = temporalio.service.TLSConfig(
-                server_root_ca_cert=tls_settings.ca_path.read_bytes() if tls_settings.ca_path else None,
+                server_root_ca_cert=tls_settings.server_root_ca_cert(),
                 domain=tls_settings.server_name,
-                client_cert=tls_settings.cert_path.read_bytes() if tls_settings.cert_path else None,
-                client_private_key=tls_settings.key_path.read_bytes() if tls_settings.key_path else None,
+                client_cert=pair[0] if pair else None,
+                client_private_key=pair[1] if pair else None,
             )
         try:
             client = await Client.connect(
@@ -187,10 +188,13 @@ class ConnectionsClient:
                 namespace=settings.namespace,
                 api_key=settings.api_key,
                 tls=tls,
+                rpc_metadata=dict(settings.rpc_metadata),
                 data_converter=data_converter_for(payload_codec, external_storage),
             )
         except RuntimeError as error:
-            raise TemporalUnavailableError(settings.address, f"cannot reach Temporal at {settings.address}: {error}") from error
+            # Which settings a temporal.toml profile gave: the first place to look when they point elsewhere.
+            given = "; ".join(f"{setting} from {source}" for setting, source in settings.from_env_config.items())
+            raise TemporalUnavailableError(settings.address, f"cannot reach Temporal at {settings.address}: {error}" + (f" ({given})" if given else "")) from error
         return cls(client, settings.task_queue, customer_id=settings.customer_id, priority=settings.priority, address=settings.address)
 
     async def start(self, key: str, connection: ConnectionInput | Mapping[str, Any], *, rerun: RerunPolicy = "if-failed", priority: int | None = None) -> str:

@@ -1,29 +1,37 @@
 """The payload codec of the TypeScript worker, in Python: docs/payload-format.md's static and envelope-v1
-formats, configured keys and Vault's or OpenBao's transit engine."""
+formats, configured keys, Vault's or OpenBao's transit engine and AWS KMS."""
 
+from .aws_kms import AWS_KMS, AWS_KMS_ENCRYPTION_CONTEXT, AwsCredentials, AwsKmsSettings
 from .encryption_codec import EncryptionCodec
 from .envelope_keys import DataKeyCacheSettings, EnvelopeKeySource
 from .errors import (
+    KeyDisabledError,
     KeyProviderRefusedError,
     KeyProviderUnavailableError,
     KeyVersionRevokedError,
     PayloadDecryptionError,
     UnknownEncryptionKeyError,
 )
-from .key_provider import EncryptionSettings, TransitEncryption, key_source_for
+from .key_provider import AwsKmsEncryption, EncryptionSettings, TransitEncryption, key_source_for
 from .key_source import EncryptionKeys, KeySource, StaticKeySource
 from .local_key import LocalKeyFileError, read_or_create_local_key
 from .vault_client import AppRoleAuth, TokenAuth, VaultSettings
 from .vault_transit import VAULT_TRANSIT, TransitKey
 
 __all__ = [
+    "AWS_KMS",
+    "AWS_KMS_ENCRYPTION_CONTEXT",
     "VAULT_TRANSIT",
     "AppRoleAuth",
+    "AwsCredentials",
+    "AwsKmsEncryption",
+    "AwsKmsSettings",
     "DataKeyCacheSettings",
     "EncryptionCodec",
     "EncryptionKeys",
     "EncryptionSettings",
     "EnvelopeKeySource",
+    "KeyDisabledError",
     "KeyProviderRefusedError",
     "KeyProviderUnavailableError",
     "KeySource",

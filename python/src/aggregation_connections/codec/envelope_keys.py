@@ -34,10 +34,13 @@ class DataKey:
     plaintext: bytes
     wrapped_key: str
     key_version: int
+    # The key id to write beside its payloads when the KMS names the key more exactly than the
+    # wrapper's key_id (AWS: the key ARN behind an alias or a key id).
+    key_id: str | None = None
 
 
 class KeyWrapper(Protocol):
-    """What a KMS does for envelope encryption (vault_transit.py)."""
+    """What a KMS does for envelope encryption (vault_transit.py, aws_kms.py)."""
 
     @property
     def key_id(self) -> str: ...
@@ -137,7 +140,7 @@ class EnvelopeKeySource:
 
     async def _make_data_key(self) -> _CurrentDataKey:
         data_key = await self._wrapper.new_data_key()
-        key_id = self._wrapper.key_id
+        key_id = data_key.key_id or self._wrapper.key_id
         key = _data_key_of(data_key.plaintext, key_id)
         metadata = envelope_metadata(EnvelopeMetadata(key_id, data_key.key_version, data_key.wrapped_key))
         made = _CurrentDataKey(SealingKey(key, key_id, metadata), self._now() + self._settings.data_key_lifetime_s, self._settings.data_key_max_uses)

@@ -66,3 +66,16 @@ class KeyProviderRefusedError(Exception):
         self.provider = provider
         self.operation = operation
         self.status = status
+
+
+class KeyDisabledError(KeyProviderRefusedError):
+    """The KMS key exists but may not be used now (AWS KMS: disabled, or pending deletion): the operator's to enable again."""
+
+    def __init__(self, provider: str, operation: str, key_name: str, kms_message: str) -> None:
+        super().__init__(
+            provider,
+            operation,
+            400,
+            f'key "{key_name}" is disabled or pending deletion, so no data key is made or unwrapped with it until it is enabled again ({kms_message})',
+        )
+        self.key_name = key_name

@@ -1,12 +1,13 @@
 """The key source chosen by the settings (src/codec/key-provider.ts): configured keys (the static
-format), or Vault's or OpenBao's transit engine (envelope-v1; configured keys, when given, still read
-the static payloads written before the switch)."""
+format), or a KMS's data keys, Vault's or OpenBao's transit engine or AWS KMS (envelope-v1; configured
+keys, when given, still read the static payloads written before the switch)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .envelope_keys import DataKeyCacheSettings, EnvelopeKeySource
+from .aws_kms import AwsKms, AwsKmsSettings, aws_kms_key_id
+from .envelope_keys import DataKeyCacheSettings, EnvelopeKeySource, KeyWrapper
 from .key_source import EncryptionKeys, KeySource, StaticKeySource
 from .vault_client import VaultClient, VaultSettings
 from .vault_transit import VAULT_TRANSIT, TransitKey, VaultTransit, transit_key_id
@@ -27,7 +28,22 @@ class TransitEncryption:
         return transit_key_id(self.transit.key)
 
 
-EncryptionSettings = EncryptionKeys | TransitEncryption
+@dataclass(frozen=True)
+class AwsKmsEncryption:
+    """A process's encryption by aws-kms."""
+
+    aws: AwsKmsSettings
+    cache: DataKeyCacheSettings = field(default_factory=DataKeyCacheSettings)
+    # Configured keys kept to read static-format payloads (decrypt only).
+    static_keys: EncryptionKeys | None = None
+
+    @property
+    def key_id(self) -> str:
+        """As configured; payloads name the key ARN KMS answers."""
+        return aws_kms_key_id(self.aws.key)
+
+
+EncryptionSettings = EncryptionKeys | TransitEncryption | AwsKmsEncryption
 
 
 def key_source_for(encryption: EncryptionSettings) -> KeySource:
@@ -35,4 +51,9 @@ def key_source_for(encryption: EncryptionSettings) -> KeySource:
     if isinstance(encryption, EncryptionKeys):
         return StaticKeySource(encryption)
     static = StaticKeySource(encryption.static_keys) if encryption.static_keys is not None else None
-    return EnvelopeKeySource(VaultTransit(VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit), encryption.cache, static)
+    wrapper: KeyWrapper = (
+        AwsKms(encryption.aws)
+        if isinstance(encryption, AwsKmsEncryption)
+        else VaultTransit(VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit)
+    )
+    return EnvelopeKeySource(wrapper, encryption.cache, static)

@@ -4,8 +4,10 @@ TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPO
 TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED and
 TENANT_WEIGHTS. Empty values count as unset; every bad value is one line of a ConfigError.
 
-Not read yet: Temporal's own environment configuration (temporal.toml profiles, TEMPORAL_PROFILE);
-unset variables take the TypeScript side's defaults instead of a profile's values.
+Setting by setting, ours where set, else Temporal's environment configuration (a temporal.toml profile,
+TEMPORAL_CONFIG_FILE and TEMPORAL_PROFILE, and Temporal's TEMPORAL_TLS_*_PATH/_DATA and
+TEMPORAL_GRPC_META_* variables; temporal_env_config.py), else the TypeScript side's defaults. The task
+queue is always ours.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .encryption import ConfigError
+from .temporal_env_config import TemporalEnvConfig, temporal_env_config
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
@@ -33,12 +36,24 @@ _FALSE = ("false", "0", "no", "off")
 
 @dataclass(frozen=True)
 class TlsSettings:
-    """TLS to Temporal: the server's CA and name, a client certificate pair (paths of PEM files)."""
+    """TLS to Temporal: the server's CA and name, a client certificate pair (paths of PEM files, ours;
+    or the PEM itself, a temporal.toml profile's, read at start)."""
 
     ca_path: Path | None = None
     server_name: str | None = None
     cert_path: Path | None = None
     key_path: Path | None = None
+    ca_pem: bytes | None = field(default=None, repr=False)
+    cert_pem: bytes | None = field(default=None, repr=False)
+    key_pem: bytes | None = field(default=None, repr=False)
+
+    def server_root_ca_cert(self) -> bytes | None:
+        return self.ca_path.read_bytes() if self.ca_path else self.ca_pem
+
+    def client_cert_pair(self) -> tuple[bytes, bytes] | None:
+        if self.cert_path and self.key_path:
+            return self.cert_path.read_bytes(), self.key_path.read_bytes()
+        return (self.cert_pem, self.key_pem) if self.cert_pem and self.key_pem else None
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,10 @@ class ClientSettings:
     #: None: plain TCP; a TlsSettings (maybe empty: the system's CAs) for TLS.
     tls: TlsSettings | None = None
     priority: PriorityPolicy = field(default_factory=PriorityPolicy)
+    #: gRPC metadata sent with every call (a profile's [grpc_meta], TEMPORAL_GRPC_META_*).
+    rpc_metadata: Mapping[str, str] = field(default_factory=dict)
+    #: Which settings Temporal's environment configuration gave, and where from (empty: none).
+    from_env_config: Mapping[str, str] = field(default_factory=dict)
 
 
 def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSettings:
@@ -74,9 +93,10 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
         value = source.get(name, "").strip()
         return value or None
 
-    address = get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS
-    if not _HOST_PORT.fullmatch(address):
-        problems.append(f"TEMPORAL_ADDRESS: must be host:port, got {address!r}")
+    if (ours := get("TEMPORAL_ADDRESS")) is not None and not _HOST_PORT.fullmatch(ours):
+        problems.append(f"TEMPORAL_ADDRESS: must be host:port, got {ours!r}")
+    # None after its problems were added: they are reported with the others below.
+    env_config = temporal_env_config(source, problems) or TemporalEnvConfig()
     tls_flag: bool | None = None
     if (text := get("TEMPORAL_TLS")) is not None:
         if text.lower() in _TRUE:
@@ -97,11 +117,21 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
                 problems.append(f"{name}: cannot read {value}: {error.strerror}")
     if (paths["TEMPORAL_TLS_CERT_PATH"] is None) != (paths["TEMPORAL_TLS_KEY_PATH"] is None):
         problems.append("TEMPORAL_TLS_CERT_PATH: TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together")
-    server_name = get("TEMPORAL_TLS_SERVER_NAME")
-    tls_settings = TlsSettings(paths["TEMPORAL_TLS_CA_PATH"], server_name, paths["TEMPORAL_TLS_CERT_PATH"], paths["TEMPORAL_TLS_KEY_PATH"])
-    implied = any(value is not None for value in (*paths.values(), server_name))
-    api_key = get("TEMPORAL_API_KEY")
-    # As the SDKs do: an API key implies TLS unless TLS is turned off explicitly.
+    server_name = get("TEMPORAL_TLS_SERVER_NAME") or (env_config.server_name.value if env_config.server_name else None)
+    tls_settings = TlsSettings(
+        paths["TEMPORAL_TLS_CA_PATH"],
+        server_name,
+        paths["TEMPORAL_TLS_CERT_PATH"],
+        paths["TEMPORAL_TLS_KEY_PATH"],
+        ca_pem=env_config.server_ca.value if env_config.server_ca else None,
+        cert_pem=env_config.client_cert.value if env_config.client_cert else None,
+        key_pem=env_config.client_key.value if env_config.client_key else None,
+    )
+    implied = any(value is not None for value in (*paths.values(), server_name, tls_settings.ca_pem, tls_settings.cert_pem))
+    api_key = get("TEMPORAL_API_KEY") or (env_config.api_key.value if env_config.api_key else None)
+    if tls_flag is None and env_config.tls is not None:
+        tls_flag = env_config.tls.value
+    # As the SDKs do: an API key implies TLS unless TLS is turned off explicitly (ours, or a profile's tls.disabled).
     use_tls = implied or (tls_flag if tls_flag is not None else api_key is not None)
 
     keys = dict(DEFAULT_PRIORITY_KEYS)
@@ -127,11 +157,13 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
     if problems:
         raise ConfigError(problems)
     return ClientSettings(
-        address=address,
-        namespace=get("TEMPORAL_NAMESPACE") or DEFAULT_NAMESPACE,
+        address=get("TEMPORAL_ADDRESS") or (env_config.address.value if env_config.address else DEFAULT_ADDRESS),
+        namespace=get("TEMPORAL_NAMESPACE") or (env_config.namespace.value if env_config.namespace else DEFAULT_NAMESPACE),
         task_queue=get("TEMPORAL_TASK_QUEUE") or DEFAULT_TASK_QUEUE,
         customer_id=get("AGGREGATOR_CUSTOMER_ID") or DEFAULT_CUSTOMER_ID,
         api_key=api_key,
         tls=tls_settings if use_tls else None,
         priority=PriorityPolicy(keys, weights),
+        rpc_metadata=dict(env_config.metadata.value) if env_config.metadata else {},
+        from_env_config=env_config.sources(),
     )

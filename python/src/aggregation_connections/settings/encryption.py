@@ -1,12 +1,12 @@
 """The payload codec's settings, read from the variables the worker reads and parsed as
 src/settings/payload-keys.ts and key-provider.ts parse them: PAYLOAD_ENCRYPTION (auto|off),
 PAYLOAD_ENCRYPTION_KEY (+ _KEY_ID), PAYLOAD_DECRYPTION_KEYS, the generated local key file
-(PAYLOAD_ENCRYPTION_KEY_FILE, only with Temporal on this machine), and PAYLOAD_KEY_PROVIDER=vault-transit
-with PAYLOAD_VAULT_*, PAYLOAD_DATA_KEY_* and PAYLOAD_UNWRAPPED_KEY_*. Empty values count as unset; every
+(PAYLOAD_ENCRYPTION_KEY_FILE, only with Temporal on this machine), PAYLOAD_KEY_PROVIDER=vault-transit
+with PAYLOAD_VAULT_* or aws-kms with PAYLOAD_AWS_* (aws_kms.py), and PAYLOAD_DATA_KEY_* and PAYLOAD_UNWRAPPED_KEY_*. Empty values count as unset; every
 bad value is one line of a ConfigError naming its variable, as on the TypeScript side.
 
-TEMPORAL_ADDRESS decides whether the local key may stand in; a temporal.toml profile's address is not
-read yet (the TypeScript side reads it): set TEMPORAL_ADDRESS when the profile points elsewhere.
+Where Temporal is decides whether the local key may stand in: TEMPORAL_ADDRESS, else the address of the
+temporal.toml profile (temporal_env_config.py), else localhost:7233, as the TypeScript side settles it.
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ from pathlib import Path
 
 from ..codec.encryption_codec import EncryptionCodec
 from ..codec.envelope_keys import DataKeyCacheSettings
-from ..codec.key_provider import EncryptionSettings, TransitEncryption, key_source_for
+from ..codec.aws_kms import AWS_KMS
+from ..codec.key_provider import AwsKmsEncryption, EncryptionSettings, TransitEncryption, key_source_for
 from ..codec.key_source import EncryptionKeys
 from ..codec.local_key import LocalKeyFileError, read_or_create_local_key
 from ..codec.vault_client import AppRoleAuth, TokenAuth, VaultAuth, VaultSettings
 from ..codec.vault_transit import VAULT_TRANSIT, TransitKey
+from .aws_kms import aws_kms_vars
+from .temporal_env_config import temporal_env_config
 
 PAYLOAD_KEY_BYTES = 32
 _KEY_HINT = "generate one with `openssl rand -base64 32`"
@@ -138,7 +141,7 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     """The codec's settings as the worker reads them, or None when PAYLOAD_ENCRYPTION=off; ConfigError lists every bad variable."""
     reader = _Reader(os.environ if env is None else env)
     mode = reader.choice("PAYLOAD_ENCRYPTION", ("auto", "off"), "auto")
-    provider = reader.choice("PAYLOAD_KEY_PROVIDER", ("static", VAULT_TRANSIT), "static")
+    provider = reader.choice("PAYLOAD_KEY_PROVIDER", ("static", VAULT_TRANSIT, AWS_KMS), "static")
     key_file = reader.text("PAYLOAD_ENCRYPTION_KEY_FILE", ".temporal/payload-encryption.key") or ".temporal/payload-encryption.key"
     key_text = reader.text("PAYLOAD_ENCRYPTION_KEY")
     key: bytes | None = None
@@ -151,8 +154,10 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     key_id = reader.matching("PAYLOAD_ENCRYPTION_KEY_ID", _KEY_ID, _KEY_ID_RULE, "default") or "default"
     decryption_text = reader.text("PAYLOAD_DECRYPTION_KEYS")
     decryption_keys = _decryption_keys(reader, decryption_text) if decryption_text is not None else {}
-    address = reader.text("TEMPORAL_ADDRESS", _DEFAULT_TEMPORAL_ADDRESS) or _DEFAULT_TEMPORAL_ADDRESS
+    address = reader.text("TEMPORAL_ADDRESS") or _profile_address(reader) or _DEFAULT_TEMPORAL_ADDRESS
     transit = _transit_vars(reader, provider, mode)
+    aws = aws_kms_vars(reader, provider, mode)
+    cache = _cache_vars(reader)
 
     if mode == "off" and key_text is not None:
         reader.problem("PAYLOAD_ENCRYPTION", "is off but PAYLOAD_ENCRYPTION_KEY is set: unset one of them")
@@ -181,13 +186,30 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
         except LocalKeyFileError as error:
             raise ConfigError([f"PAYLOAD_ENCRYPTION_KEY_FILE: {error}"]) from error
         configured = EncryptionKeys(local.key_id, local.key, decryption_keys)
-    if transit is None:
-        assert configured is not None  # static without a key was refused above unless Temporal is local
-        return configured
-    return TransitEncryption(vault=transit[0], transit=transit[1], cache=transit[2], static_keys=configured)
+    if transit is not None:
+        return TransitEncryption(vault=transit[0], transit=transit[1], cache=cache, static_keys=configured)
+    if aws is not None:
+        return AwsKmsEncryption(aws=aws, cache=cache, static_keys=configured)
+    assert configured is not None  # static without a key was refused above unless Temporal is local
+    return configured
 
 
-def _transit_vars(reader: _Reader, provider: str, mode: str) -> tuple[VaultSettings, TransitKey, DataKeyCacheSettings] | None:
+def _profile_address(reader: _Reader) -> str | None:
+    """The temporal.toml profile's address (its problems are the reader's)."""
+    env_config = temporal_env_config(reader.env, reader.problems)
+    return env_config.address.value if env_config is not None and env_config.address is not None else None
+
+
+def _cache_vars(reader: _Reader) -> DataKeyCacheSettings:
+    return DataKeyCacheSettings(
+        data_key_lifetime_s=reader.count("PAYLOAD_DATA_KEY_LIFETIME_S", 1, 900),
+        data_key_max_uses=reader.count("PAYLOAD_DATA_KEY_MAX_USES", 1, 100_000),
+        unwrapped_key_lifetime_s=reader.count("PAYLOAD_UNWRAPPED_KEY_LIFETIME_S", 1, 3_600),
+        unwrapped_key_cache_size=reader.count("PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE", 1, 1_000),
+    )
+
+
+def _transit_vars(reader: _Reader, provider: str, mode: str) -> tuple[VaultSettings, TransitKey] | None:
     address = reader.matching("PAYLOAD_VAULT_ADDR", _URL, "must be an http(s) URL")
     token = reader.text("PAYLOAD_VAULT_TOKEN")
     role_id = reader.text("PAYLOAD_VAULT_ROLE_ID")
@@ -200,15 +222,9 @@ def _transit_vars(reader: _Reader, provider: str, mode: str) -> tuple[VaultSetti
     transit_key = reader.matching(
         "PAYLOAD_VAULT_TRANSIT_KEY", _TRANSIT_KEY, 'must be a transit key name: 1 to 128 letters, digits, ".", "_" or "-"', "aggregation-payloads"
     ) or "aggregation-payloads"
-    cache = DataKeyCacheSettings(
-        data_key_lifetime_s=reader.count("PAYLOAD_DATA_KEY_LIFETIME_S", 1, 900),
-        data_key_max_uses=reader.count("PAYLOAD_DATA_KEY_MAX_USES", 1, 100_000),
-        unwrapped_key_lifetime_s=reader.count("PAYLOAD_UNWRAPPED_KEY_LIFETIME_S", 1, 3_600),
-        unwrapped_key_cache_size=reader.count("PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE", 1, 1_000),
-    )
-    if provider == "static":
+    if provider != VAULT_TRANSIT:
         if address:
-            reader.problem("PAYLOAD_VAULT_ADDR", "is set but PAYLOAD_KEY_PROVIDER is static: set PAYLOAD_KEY_PROVIDER=vault-transit to use it, or unset it")
+            reader.problem("PAYLOAD_VAULT_ADDR", f"is set but PAYLOAD_KEY_PROVIDER is {provider}: set PAYLOAD_KEY_PROVIDER={VAULT_TRANSIT} to use it, or unset it")
         return None
     if mode == "off":
         reader.problem("PAYLOAD_ENCRYPTION", f"is off but PAYLOAD_KEY_PROVIDER is {provider}: unset one of them")
@@ -237,7 +253,7 @@ def _transit_vars(reader: _Reader, provider: str, mode: str) -> tuple[VaultSetti
     if auth is None or address is None:
         return None
     vault = VaultSettings(address=address, auth=auth, namespace=namespace, ca_certificate=ca_certificate, timeout_s=timeout_ms / 1000)
-    return vault, TransitKey(mount=mount, key=transit_key), cache
+    return vault, TransitKey(mount=mount, key=transit_key)
 
 
 def codec_from_env(env: Mapping[str, str] | None = None) -> EncryptionCodec | None:

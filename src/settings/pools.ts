@@ -1,0 +1,27 @@
+/**
+ * Shared section `pools`: whether unattended work (book refreshes, their logins and connections)
+ * has a worker pool of its own. The client decides where a book's refresh starts; the worker,
+ * with WORKER_POOL=all, whether it polls that pool's queue too (src/contract/task-queues.ts).
+ */
+import { z } from 'zod';
+import { doc, group } from './document.js';
+import { unattendedTaskQueue } from '../contract/task-queues.js';
+
+export const PoolVars = group(
+  z.object({
+    UNATTENDED_POOL: doc(
+      z.enum(['shared', 'separate'], { error: 'must be shared or separate' }).default('shared'),
+      "`separate`: book refreshes, their logins and their connections run on the task queue TEMPORAL_TASK_QUEUE-unattended, polled by workers of WORKER_POOL=unattended (or all), so a night's workflow tasks never share a worker's cores with live answers; their calls to the service still go through TEMPORAL_TASK_QUEUE and its budget. `shared`: everything on TEMPORAL_TASK_QUEUE. Set the same on the client (where Schedules and runs start books) and on the workers (docs/fleet.md#a-pool-for-unattended-work).",
+    ),
+  }),
+  'Worker pools',
+  'Which task queue unattended work runs on (client and worker).',
+);
+
+/** The task queues of the fleet: `unattended` is the service queue itself when the pool is shared. */
+export function poolsSection(env: z.output<typeof PoolVars>, serviceTaskQueue: string) {
+  return Object.freeze({
+    unattended: env.UNATTENDED_POOL,
+    unattendedTaskQueue: env.UNATTENDED_POOL === 'separate' ? unattendedTaskQueue(serviceTaskQueue) : serviceTaskQueue,
+  });
+}

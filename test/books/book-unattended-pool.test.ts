@@ -1,0 +1,91 @@
+/**
+ * A pool for unattended work (UNATTENDED_POOL=separate): a book's refresh, its logins and their
+ * connections run on the unattended pool's queue, served by a worker of their own at a lower CPU
+ * priority (WORKER_NICE), while every call to the service still goes through the service queue and
+ * its budget. Nothing runs the book until that pool has a worker; its worker killed mid-page, the
+ * refresh loses no connection and starts none twice. Real dev server, worker processes from the
+ * production bundle, real sandbox.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
+import { unattendedTaskQueue } from '../../src/contract/task-queues.js';
+import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
+import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
+import { killProcess } from '../helpers/processes.js';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { startBookProcessStack, type BookProcessStack } from './book-process-stack.js';
+import { progressUntil, reportWhenEnded } from './book-waits.js';
+
+let stack: BookProcessStack;
+const customerId = uniqueId('tenant');
+/** A call in flight on the killed worker is retried once its start-to-close timeout has passed. */
+const KILLED_CALL_WAIT_MS = CALL_TIMEOUT_MS + 60_000;
+const LOGINS = 6;
+
+before(async () => {
+  stack = await startBookProcessStack('book-unattended-pool', { unattendedPool: true });
+});
+
+after(async () => {
+  await stack?.close();
+});
+
+/** The nice value of every thread of a process (Linux: field 19 of /proc/<pid>/task/<tid>/stat). */
+function threadNiceValues(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    // The command name may hold spaces: fields are counted after its closing parenthesis.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
+void describe('a pool for unattended work', () => {
+  void it("runs the book's refresh, logins and connections on their own queue and worker, their service calls on the service queue", async () => {
+    const { client, temporal, taskQueue } = stack;
+    const unattendedQueue = unattendedTaskQueue(taskQueue);
+    await stack.startWorker({ WORKER_POOL: 'service' });
+    const logins: string[] = [];
+    for (let index = 0; index < LOGINS; index += 1) {
+      const loginId = await createSandboxLogin(stack.sandboxUrl, customerId, `pending_polls_${index + 1}`, 2);
+      await client.books.enrol({ customerId, loginId, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300 } });
+      logins.push(loginId);
+    }
+    await waitFor(async () => (await client.books.count({ customerId })) === LOGINS, { describe: `${LOGINS} logins enrolled` });
+    const { refreshWorkflowId } = await client.books.run({ customerId }, { pageSize: 4, window: { floor: 1, ceiling: 3, start: 2 } });
+    const refresh = temporal.workflow.getHandle(refreshWorkflowId);
+    assert.equal((await refresh.describe()).taskQueue, unattendedQueue);
+
+    // The service pool alone does not touch it: its first workflow task waits for the unattended pool.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const waiting = await refresh.fetchHistory();
+    assert.deepEqual(waiting.events?.map((event) => event.eventType), [1, 5], 'started and a workflow task scheduled, nothing more');
+
+    let unattended = await stack.startWorker({ WORKER_POOL: 'unattended', WORKER_NICE: '5' });
+    const nice = threadNiceValues(unattended.pid!);
+    assert.ok(nice.length > 3 && nice.every((value) => value === 5), `every thread of the unattended worker at nice 5: ${nice.join(',')}`);
+
+    await progressUntil(client.books, refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight', KILLED_CALL_WAIT_MS);
+    await killProcess(unattended);
+    unattended = await stack.startWorker({ WORKER_POOL: 'unattended' });
+
+    const report = await reportWhenEnded(client.books, refreshWorkflowId, 2 * KILLED_CALL_WAIT_MS);
+    assert.equal(report.status, 'completed');
+    assert.equal(report.counts.refreshed, LOGINS, JSON.stringify(report.counts));
+    assert.equal(report.counts.failed, 0);
+    assert.equal(report.counts.duplicate, 0);
+    for (const loginId of logins) {
+      const runs = [];
+      for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookConnectionWorkflowId(customerId, loginId, report.night))}` })) runs.push(info);
+      assert.equal(runs.length, 1, `one connection for ${loginId}`);
+      assert.equal(runs[0]?.status.name, 'COMPLETED');
+      assert.equal(runs[0]?.taskQueue, unattendedQueue, 'the connection ran on the unattended pool');
+      // Its calls to the service: every activity scheduled on the service queue (the budget's).
+      const history = await temporal.workflow.getHandle(runs[0]!.workflowId, runs[0]!.runId).fetchHistory();
+      const activityQueues = new Set(history.events?.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name));
+      assert.deepEqual([...activityQueues], [taskQueue], `the activities of ${loginId}`);
+    }
+    await killProcess(unattended);
+  });
+});
