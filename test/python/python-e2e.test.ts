@@ -64,6 +64,8 @@ describe('the Python client against the TypeScript worker', () => {
         E2E_CUSTOMER_ID: stack.customerId,
         E2E_AGGREGATOR_BASE_URL: stack.sandboxUrl,
         E2E_WORKFLOW_BUNDLE: bundle.path,
+        // As this stack's worker: no payload store.
+        PAYLOAD_STORE: 'off',
       },
       8,
     );
