@@ -9,11 +9,10 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 
-from .openbao import REPO, free_port, stop_process
+from .openbao import cached_executable, free_port, stop_process
 
 STARTUP_TIMEOUT_S = 30.0
 ACCESS_KEY = "minio-test-root"
@@ -22,14 +21,8 @@ REGION = "us-east-1"
 
 
 def minio_path() -> str:
-    explicit = os.environ.get("MINIO_PATH")
-    if explicit:
-        return explicit
-    cache = os.environ.get("TEMPORAL_CACHE_DIR") or str(REPO / ".temporal")
-    path = Path(cache) / "bin" / "minio"
-    if not os.access(path, os.X_OK):
-        raise FileNotFoundError(f"minio not found at {path}: run `bash scripts/provision-temporal.sh minio` or set MINIO_PATH")
-    return str(path)
+    """MINIO_PATH, else the build `npm run provision` put in the Temporal cache."""
+    return cached_executable("MINIO_PATH", "bin/minio", "minio", "minio")
 
 
 @dataclass
