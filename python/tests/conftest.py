@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .minio import Minio, start_minio
 from .moto import Moto, start_moto
 from .openbao import REPO, OpenBao, start_openbao
 
@@ -25,6 +26,21 @@ def openbao() -> Iterator[OpenBao]:
 def openbao_tls() -> Iterator[OpenBao]:
     server = start_openbao(tls=True)
     yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def minio() -> Iterator[Minio]:
+    """A real MinIO, its root user's keys in the AWS default chain's variables, as a pipeline's environment would hold them."""
+    server = start_minio()
+    saved = {name: os.environ.get(name) for name in server.aws_env}
+    os.environ.update(server.aws_env)
+    yield server
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     server.stop()
 
 

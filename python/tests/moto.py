@@ -8,14 +8,13 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from aggregation_connections.codec import AwsCredentials, AwsKmsSettings
 from aggregation_connections.codec.aws_kms import aws_kms_client
 
-from .openbao import REPO, free_port
+from .openbao import cached_executable, free_port, pinned_version
 
 STARTUP_TIMEOUT_S = 30.0
 #: moto accepts any credentials; these are what the tests present (as the TypeScript tests do).
@@ -25,16 +24,8 @@ MOTO_REGION = "us-east-1"
 
 def moto_server_path() -> str:
     """MOTO_SERVER_PATH, else the venv `npm run provision` put in the Temporal cache at the pinned release."""
-    explicit = os.environ.get("MOTO_SERVER_PATH")
-    if explicit:
-        return explicit
-    versions = (REPO / "scripts/lib/temporal-versions.env").read_text()
-    version = next(line.split("=", 1)[1].strip() for line in versions.splitlines() if line.startswith("MOTO_VERSION="))
-    cache = os.environ.get("TEMPORAL_CACHE_DIR") or str(REPO / ".temporal")
-    path = Path(cache) / "moto" / f"v{version}" / "venv" / "bin" / "moto_server"
-    if not os.access(path, os.X_OK):
-        raise FileNotFoundError(f"moto_server (moto {version}) not found at {path}: run `bash scripts/provision-temporal.sh moto` or set MOTO_SERVER_PATH")
-    return str(path)
+    version = pinned_version("MOTO_VERSION")
+    return cached_executable("MOTO_SERVER_PATH", f"moto/v{version}/venv/bin/moto_server", f"moto_server (moto {version})", "moto")
 
 
 @dataclass

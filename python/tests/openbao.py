@@ -21,18 +21,27 @@ REPO = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 20.0
 
 
-def bao_path() -> str:
-    """OPENBAO_PATH, else the binary `npm run provision` put in the Temporal cache at the pinned release."""
-    explicit = os.environ.get("OPENBAO_PATH")
+def cached_executable(variable: str, relative: str, what: str, provision: str) -> str:
+    """``variable``'s path if set, else ``relative`` under the Temporal cache, where `npm run provision` puts it."""
+    explicit = os.environ.get(variable)
     if explicit:
         return explicit
-    versions = (REPO / "scripts/lib/temporal-versions.env").read_text()
-    version = next(line.split("=", 1)[1].strip() for line in versions.splitlines() if line.startswith("OPENBAO_VERSION="))
-    cache = os.environ.get("TEMPORAL_CACHE_DIR") or str(REPO / ".temporal")
-    path = Path(cache) / "openbao" / f"v{version}" / "bao"
+    path = Path(os.environ.get("TEMPORAL_CACHE_DIR") or str(REPO / ".temporal")) / relative
     if not os.access(path, os.X_OK):
-        raise FileNotFoundError(f"bao (OpenBao {version}) not found at {path}: run `bash scripts/provision-temporal.sh openbao` or set OPENBAO_PATH")
+        raise FileNotFoundError(f"{what} not found at {path}: run `bash scripts/provision-temporal.sh {provision}` or set {variable}")
     return str(path)
+
+
+def pinned_version(name: str) -> str:
+    """A release pinned in scripts/lib/temporal-versions.env (``OPENBAO_VERSION``, ``MOTO_VERSION``)."""
+    versions = (REPO / "scripts/lib/temporal-versions.env").read_text()
+    return next(line.split("=", 1)[1].strip() for line in versions.splitlines() if line.startswith(f"{name}="))
+
+
+def bao_path() -> str:
+    """OPENBAO_PATH, else the binary `npm run provision` put in the Temporal cache at the pinned release."""
+    version = pinned_version("OPENBAO_VERSION")
+    return cached_executable("OPENBAO_PATH", f"openbao/v{version}/bao", f"bao (OpenBao {version})", "openbao")
 
 
 def free_port() -> int:
@@ -40,6 +49,17 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Ends a server this test process started: terminate, then kill after 5 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def worker_policy(key: str, mount: str = "transit") -> str:
@@ -81,13 +101,7 @@ class OpenBao:
         return role_id, secret_id
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.home.cleanup()
 
 

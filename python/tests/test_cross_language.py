@@ -1,6 +1,7 @@
 """Byte compatibility both ways: payloads the TypeScript codec wrote, read here, and payloads this codec
 writes, read by the TypeScript codec (scripts/payload-vectors.ts) in the same run: the committed
-fixtures of test/fixtures/payload-vectors/ and live files, for configured keys, vault-transit and aws-kms."""
+fixtures of test/fixtures/payload-vectors/ and live files, for configured keys, vault-transit and aws-kms; and
+payloads kept in the payload store (the local directory, and S3 on a real MinIO), references and objects."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+import aioboto3
 import pytest
+from temporalio.contrib.aws.s3driver import S3StorageDriver as StockS3StorageDriver
+from temporalio.contrib.aws.s3driver.aioboto3 import new_aioboto3_client
 
+from aggregation_connections.payload_store import S3StorageDriver, payload_store_driver_for, payload_store_from_env
 from aggregation_connections.settings import codec_from_env
 
 from .conftest import run_typescript
+from .minio import REGION, Minio, create_bucket
 from .moto import Moto
 from .openbao import REPO, OpenBao, worker_policy
-from .payload_vectors import read, write
+from .payload_vectors import materialize, read, read_stored, write, write_stored
 
 FIXTURES = REPO / "test/fixtures/payload-vectors"
 FIXTURE_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
@@ -110,3 +116,64 @@ async def test_typescript_refuses_a_python_payload_under_a_key_it_lacks(tmp_path
 @pytest.mark.parametrize("fixture", ["typescript-static.json", "python-static.json"])
 def test_typescript_reads_both_committed_fixtures(fixture: str) -> None:
     assert typescript("read", FIXTURES / fixture, STATIC).count("read ") == 5
+
+
+# --- payloads kept in the payload store ------------------------------------------------------------
+
+
+def stored_env(directory: Path) -> dict[str, str]:
+    return {**STATIC, "PAYLOAD_STORE": "local", "PAYLOAD_STORE_DIRECTORY": str(directory)}
+
+
+async def python_reads_stored(file: Path, env: Mapping[str, str]) -> None:
+    codec = codec_from_env(env)
+    driver = payload_store_driver_for(payload_store_from_env(env))
+    assert codec is not None and driver is not None
+    try:
+        assert await read_stored(codec, driver, str(file)) == 0
+    finally:
+        if isinstance(driver, S3StorageDriver):
+            await driver.close()
+
+
+@pytest.mark.parametrize("fixture", ["typescript-stored.json", "typescript-stored-camelcase-claims.json"])
+async def test_reads_the_committed_typescript_stored_fixtures(fixture: str, tmp_path: Path) -> None:
+    """The worker's references and objects as it writes them now, and as it wrote them before the claims
+    took the stock drivers' spelling (hashAlgorithm, hashValue)."""
+    materialize(FIXTURES / fixture, tmp_path / "store")
+    await python_reads_stored(FIXTURES / fixture, stored_env(tmp_path / "store"))
+
+
+async def test_stored_payloads_both_ways_through_the_local_directory(tmp_path: Path) -> None:
+    env = stored_env(tmp_path / "store")
+    codec = codec_from_env(env)
+    driver = payload_store_driver_for(payload_store_from_env(env))
+    assert codec is not None and driver is not None
+    assert await write_stored(codec, driver, str(tmp_path / "python.json")) == 0
+    out = typescript("read-stored", tmp_path / "python.json", env)
+    assert out.count("written by python") == 3 and "claim hash_algorithm hash_value key" in out, out
+    typescript("write-stored", tmp_path / "typescript.json", env)
+    await python_reads_stored(tmp_path / "typescript.json", env)
+    # Both sides filed them under the same workflow directory, named the same way.
+    assert {path.parent.name for path in (tmp_path / "store").rglob("*") if path.is_file()} == {"vectors%2Fstored%20%C3%BC"}
+
+
+async def test_stored_payloads_both_ways_through_s3(tmp_path: Path, minio: Minio) -> None:
+    """On a real MinIO, with a prefix: each side reads the other's, and the stock driver reads TypeScript's."""
+    await create_bucket(minio, "cross-language")
+    env = {**STATIC, **minio.store_env(bucket="cross-language", prefix="temporal/vectors")}
+    codec = codec_from_env(env)
+    driver = payload_store_driver_for(payload_store_from_env(env))
+    assert codec is not None and isinstance(driver, S3StorageDriver)
+    try:
+        assert await write_stored(codec, driver, str(tmp_path / "python.json")) == 0
+    finally:
+        await driver.close()
+    assert typescript("read-stored", tmp_path / "python.json", env).count("written by python") == 3
+    typescript("write-stored", tmp_path / "typescript.json", env)
+    await python_reads_stored(tmp_path / "typescript.json", env)
+
+    # The stock driver of temporalio.contrib.aws.s3driver, as a Python team would configure it, reads what the worker stored.
+    async with aioboto3.Session().client("s3", endpoint_url=minio.endpoint, region_name=REGION) as client:
+        stock = StockS3StorageDriver(new_aioboto3_client(client), bucket="cross-language")
+        assert await read_stored(codec, stock, str(tmp_path / "typescript.json")) == 0

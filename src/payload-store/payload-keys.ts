@@ -92,9 +92,14 @@ export function parsePayloadKey(relativeKey: string): ParsedPayloadKey | undefin
   };
 }
 
-/** The claim data of a stored payload; `key` is the full key (prefix included), `extra` driver fields. */
+/**
+ * The claim data of a stored payload; `key` is the full key (prefix included), `extra` driver fields.
+ * The hash fields are spelled as Temporal's stock S3 drivers spell them (`hash_algorithm`,
+ * `hash_value`; Python's temporalio.contrib.aws.s3driver refuses a claim without them), so a stock
+ * driver reads what we store. Claims written before (`hashAlgorithm`, `hashValue`) stay readable.
+ */
 export function claimDataFor(key: string, sha256: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { ...extra, key, hashAlgorithm: HASH_ALGORITHM, hashValue: sha256 };
+  return { ...extra, key, hash_algorithm: HASH_ALGORITHM, hash_value: sha256 };
 }
 
 /** A claim this store will follow: its full key, the key relative to the root and the expected hash. */
@@ -109,7 +114,13 @@ export interface CheckedClaim {
  * layout, and `hashValue` must be the SHA-256 the key is named after. Returns the reason otherwise.
  */
 export function checkClaim(claimData: Readonly<Record<string, unknown>>, root: string): CheckedClaim | string {
-  const { key, hashAlgorithm, hashValue } = claimData;
+  const { key } = claimData;
+  // Both spellings: the stock drivers' (written since) and the camelCase of earlier claims.
+  const hashAlgorithm = claimData.hash_algorithm ?? claimData.hashAlgorithm;
+  const hashValue = claimData.hash_value ?? claimData.hashValue;
+  for (const [snake, camel] of [['hash_algorithm', 'hashAlgorithm'], ['hash_value', 'hashValue']] as const) {
+    if (claimData[snake] !== undefined && claimData[camel] !== undefined && claimData[snake] !== claimData[camel]) return `the claim's ${snake} and ${camel} differ`;
+  }
   if (typeof key !== 'string' || key === '') return 'the claim has no key';
   if (hashAlgorithm !== HASH_ALGORITHM) return `unsupported hash algorithm ${JSON.stringify(hashAlgorithm)} (expected ${HASH_ALGORITHM})`;
   if (typeof hashValue !== 'string') return 'the claim has no hash value';

@@ -3,9 +3,12 @@
  * client: production's store, shared by every worker and client. Keys follow payload-keys.ts under an
  * optional prefix: `<prefix>/<namespace>/workflows/<workflow id>/<sha256>`.
  *
- * Claims carry `bucket`, `key`, `hashAlgorithm` and `hashValue`, the fields of Temporal's own S3
- * drivers (Python, .NET, and @temporalio/external-storage-s3 1.22), and the default name is theirs
- * ("aws.s3driver"), so a later switch to a Temporal-published driver still reads our references.
+ * Claims carry `bucket`, `key`, `hash_algorithm` and `hash_value`, the fields and spelling of Temporal's
+ * stock S3 drivers (Python's temporalio.contrib.aws.s3driver 1.35 reads exactly these), and the default
+ * name is theirs ("aws.s3driver"), so a stock driver reads our references; claims written before with
+ * `hashAlgorithm` and `hashValue` stay readable here. The stock drivers' key layout
+ * (`v0/ns/<ns>/wt/<type>/wi/<id>/ri/<run>/d/sha256/<hash>`) is not ours: it has no prefix and files a
+ * workflow's payloads under its type and run, which deleting by workflow id cannot find.
  * That package exists only for SDK 1.22 (it pins @temporalio/common 1.22.0 and would install a second
  * copy next to our 1.24), trusts the bucket and key a claim names, and has no prefix or delete.
  *

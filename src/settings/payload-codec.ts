@@ -1,13 +1,16 @@
 /**
  * The payload codec's settings alone (the `encryption` section of every process, read from the same
  * variables): for tools that only encrypt or decrypt payloads, such as the cross-language payload
- * vectors (scripts/payload-vectors.ts), which need no tenant, task queue or payload store.
+ * vectors (scripts/payload-vectors.ts), which need no tenant or task queue; `loadPayloadConfig` adds
+ * the payload store's section for the vectors of stored payloads.
  */
 import { z } from 'zod';
 import type { EncryptionSettings } from '../codec/key-provider.js';
 import { KeyProviderVars } from './key-provider.js';
 import { parseEnv } from './load.js';
+import type { PayloadStoreSettings } from '../payload-store/settings.js';
 import { EncryptionVars, checkEncryption, encryptionSection } from './payload-keys.js';
+import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, withTemporalEnvConfig } from './temporal.js';
 
@@ -20,4 +23,15 @@ const PayloadCodecEnv = z
 /** `{ encryption }` as a client would have it (no `encryption` when PAYLOAD_ENCRYPTION=off). */
 export function loadPayloadCodecConfig(env?: NodeJS.ProcessEnv): { readonly encryption?: EncryptionSettings } {
   return parseEnv(PayloadCodecEnv, env);
+}
+
+const PayloadStoreEnv = z
+  .looseObject({ TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS, ...TemporalEnvConfigVars.shape, ...EncryptionVars.shape, ...KeyProviderVars.shape, ...PayloadStoreVars.shape })
+  .transform(withTemporalEnvConfig)
+  .superRefine(checkPayloads)
+  .transform((env, ctx) => payloadSections(env, ctx));
+
+/** `{ encryption, payloadStore }` as a client would have them: for tools that also read or write stored payloads. */
+export function loadPayloadConfig(env?: NodeJS.ProcessEnv): { readonly encryption?: EncryptionSettings; readonly payloadStore: PayloadStoreSettings } {
+  return parseEnv(PayloadStoreEnv, env);
 }

@@ -28,7 +28,7 @@ export const PayloadStoreVars = group(
     ),
   }),
   'Payload store: large payloads outside Temporal history',
-  'Every process that writes or reads workflow payloads (worker, pipeline client, CLI, console) needs the same settings: a process without them fails on a stored payload.',
+  'Every process that writes or reads workflow payloads (worker, pipeline client, CLI, console, the Python package of docs/python-pipeline.md) needs the same settings: a process without them fails on a stored payload.',
 );
 export type PayloadStoreVars = z.output<typeof PayloadStoreVars> & { readonly TEMPORAL_ADDRESS: string };
 

@@ -80,8 +80,8 @@ export function describeDriverContract(title: string, setup: () => Promise<Drive
       assert.match(keyOf(first), new RegExp(`^${subject.root}default/workflows/${workflowId}/[0-9a-f]{64}$`));
       assert.deepEqual(retry.claimData, first.claimData, 'a retry writes the same key');
       assert.notEqual(keyOf(other), keyOf(first));
-      assert.equal(first.claimData.hashAlgorithm, 'sha256');
-      assert.ok(keyOf(first).endsWith(`/${first.claimData.hashValue}`));
+      assert.equal(first.claimData.hash_algorithm, 'sha256');
+      assert.ok(keyOf(first).endsWith(`/${first.claimData.hash_value}`));
       const keys = await subject.listKeys();
       assert.equal(keys.filter((key) => key === keyOf(first)).length, 1, 'one object for the payload stored twice');
     });
@@ -142,7 +142,7 @@ export function describeDriverContract(title: string, setup: () => Promise<Drive
     void it('refuses a tampered or foreign claim with a PayloadClaimRejectedError, never reading outside the store', async () => {
       const [claim] = await driver.store(workflowContext(uniqueId('tampered')), [payloadOf('secret')]);
       assert.ok(claim);
-      const { key, hashValue } = claim.claimData as { key: string; hashValue: string };
+      const { key, hash_value: hashValue } = claim.claimData as { key: string; hash_value: string };
       const zeros = '0'.repeat(64);
       const tampered: Record<string, string>[] = [
         { ...claim.claimData, key: '../../../../etc/passwd' },
@@ -151,9 +151,11 @@ export function describeDriverContract(title: string, setup: () => Promise<Drive
         { ...claim.claimData, key: `${subject.root}default/workflows/..%2F..%2F/${hashValue}` },
         { ...claim.claimData, key: `elsewhere/${key}` },
         { ...claim.claimData, key: key.replace(hashValue, zeros) },
+        { ...claim.claimData, hash_value: zeros },
+        { ...claim.claimData, hash_algorithm: 'md5' },
+        { hash_algorithm: 'sha256', hash_value: hashValue },
+        // An earlier claim's spelling beside the current one, saying something else.
         { ...claim.claimData, hashValue: zeros },
-        { ...claim.claimData, hashAlgorithm: 'md5' },
-        { hashAlgorithm: 'sha256', hashValue },
       ];
       for (const claimData of tampered) {
         await assert.rejects(driver.retrieve({}, [new StorageDriverClaim(claimData)]), (error: unknown) => {
@@ -165,11 +167,21 @@ export function describeDriverContract(title: string, setup: () => Promise<Drive
       }
     });
 
+    void it('reads a claim written before the stock spelling (hashAlgorithm, hashValue)', async () => {
+      const payload = payloadOf({ written: 'before' });
+      const [claim] = await driver.store(workflowContext(uniqueId('camel-case')), [payload]);
+      assert.ok(claim);
+      const { hash_algorithm: hashAlgorithm, hash_value: hashValue, ...rest } = claim.claimData;
+      assert.deepEqual([hashAlgorithm, typeof hashValue], ['sha256', 'string']);
+      const [read] = await driver.retrieve({}, [new StorageDriverClaim({ ...rest, hashAlgorithm: 'sha256', hashValue: hashValue ?? '' })]);
+      assert.deepEqual(read && comparable(read), comparable(payload));
+    });
+
     void it('names the key and the store when a claimed payload is missing', async () => {
       const workflowId = uniqueId('missing');
       const sha256 = 'a'.repeat(64);
       const key = `${subject.root}default/workflows/${workflowId}/${sha256}`;
-      await assert.rejects(driver.retrieve({}, [new StorageDriverClaim({ key, hashAlgorithm: 'sha256', hashValue: sha256 })]), (error: unknown) => {
+      await assert.rejects(driver.retrieve({}, [new StorageDriverClaim({ key, hash_algorithm: 'sha256', hash_value: sha256 })]), (error: unknown) => {
         assert.ok(error instanceof StoredPayloadNotFoundError, String(error));
         assert.equal(error.key, key);
         assert.equal(error.location, driver.location);
@@ -185,7 +197,7 @@ export function describeDriverContract(title: string, setup: () => Promise<Drive
       await subject.writeStored(keyOf(claim), Buffer.from(stored.toString('latin1').replace('100', '999'), 'latin1'));
       await assert.rejects(driver.retrieve({}, [claim]), (error: unknown) => {
         assert.ok(error instanceof StoredPayloadIntegrityError, String(error));
-        assert.equal(error.expectedSha256, claim.claimData.hashValue);
+        assert.equal(error.expectedSha256, claim.claimData.hash_value);
         return true;
       });
     });

@@ -71,7 +71,7 @@ void describe('the local-directory driver on disk', () => {
     assert.equal(driver.location, join(parent, 'relative'));
     const sha256 = 'b'.repeat(64);
     await assert.rejects(
-      driver.retrieve({}, [{ claimData: { key: `default/workflows/w/${sha256}`, hashAlgorithm: 'sha256', hashValue: sha256 } }]),
+      driver.retrieve({}, [{ claimData: { key: `default/workflows/w/${sha256}`, hash_algorithm: 'sha256', hash_value: sha256 } }]),
       (error: unknown) => error instanceof StoredPayloadNotFoundError && error.message.includes(join(parent, 'relative')),
     );
   });

@@ -47,5 +47,8 @@ void describe('payload keys', () => {
     assert.match(reason(checkClaim({ key, hashAlgorithm: 'sha256', hashValue: HASH }, 'other/')), /outside this store's prefix/);
     assert.match(reason(checkClaim({ key, hashAlgorithm: 'sha256', hashValue: 'd'.repeat(64) }, 'root/')), /not named after the claimed hash/);
     assert.match(reason(checkClaim({ key: 42, hashAlgorithm: 'sha256', hashValue: HASH }, '')), /no key/);
+    // The stock drivers' spelling, written since; both spellings disagreeing is refused.
+    assert.deepEqual(checkClaim({ key, hash_algorithm: 'sha256', hash_value: HASH }, 'root/'), { key, relativeKey: `default/workflows/w/${HASH}`, sha256: HASH });
+    assert.match(reason(checkClaim({ key, hash_algorithm: 'sha256', hash_value: HASH, hashValue: 'd'.repeat(64) }, 'root/')), /hash_value and hashValue differ/);
   });
 });

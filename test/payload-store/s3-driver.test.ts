@@ -64,12 +64,12 @@ describeDriverContract('the S3 driver on MinIO', () => underTest(undefined));
 describeDriverContract('the S3 driver on MinIO with a key prefix', () => underTest('temporal-payloads/test'));
 
 void describe('the S3 driver', () => {
-  void it("writes the claim fields of Temporal's own S3 drivers: bucket, key, hashAlgorithm, hashValue", async () => {
+  void it("writes the claim fields of Temporal's own S3 drivers: bucket, key, hash_algorithm, hash_value", async () => {
     const driver = new S3StorageDriver(optionsFor(minio, { prefix: '/payloads/' }));
     try {
       const workflowId = uniqueId('claim-fields');
       const [claim] = await driver.store(workflowContext(workflowId), [defaultPayloadConverter.toPayload('hello')]);
-      assert.deepEqual(Object.keys(claim?.claimData ?? {}).sort(), ['bucket', 'hashAlgorithm', 'hashValue', 'key']);
+      assert.deepEqual(Object.keys(claim?.claimData ?? {}).sort(), ['bucket', 'hash_algorithm', 'hash_value', 'key']);
       assert.equal(claim?.claimData.bucket, minio.bucket);
       assert.match(claim?.claimData.key ?? '', new RegExp(`^payloads/default/workflows/${workflowId}/[0-9a-f]{64}$`));
       assert.equal(driver.name, 'aws.s3driver');

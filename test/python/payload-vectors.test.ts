@@ -2,20 +2,22 @@
  * Byte compatibility, TypeScript's side: payloads the Python codec wrote (the committed fixture and a
  * file written now by python/tests/payload_vectors.py) decode here, and payloads this codec writes now
  * decode in Python, with configured keys, the generated local key file, vault-transit against a
- * real OpenBao and aws-kms against moto's server.
- * (python/tests/test_cross_language.py checks the same from Python's side.)
+ * real OpenBao and aws-kms against moto's server; and payloads kept in the payload store (references as
+ * history holds them, objects as the store keeps them), written by each side and read by the other.
+ * (python/tests/test_cross_language.py checks the same from Python's side, and S3 on a real MinIO.)
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { encryptionCodecFor } from '../../src/codec/data-converter.js';
 import type { EncryptionSettings } from '../../src/codec/key-provider.js';
 import { readOrCreateLocalKey } from '../../src/codec/local-key.js';
 import { UnknownEncryptionKeyError } from '../../src/codec/payload-errors.js';
 import { loadPayloadCodecConfig } from '../../src/settings/payload-codec.js';
-import { readVectors, writeVectors } from '../../scripts/payload-vectors.js';
+import { LocalDirectoryStorageDriver } from '../../src/payload-store/index.js';
+import { readStoredVectors, readVectors, writeStoredVectors, writeVectors } from '../../scripts/payload-vectors.js';
 import { MOTO_CREDENTIALS, startMoto, type MotoServer } from '../helpers/moto.js';
 import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
 import { REPO, runPython } from '../helpers/python-env.js';
@@ -45,6 +47,15 @@ async function bothWays(dir: string, env: Record<string, string>, adjust?: Adjus
   const decoded = await runPython(['tests/payload_vectors.py', 'read', fromTypeScript], env);
   assert.equal(decoded.code, 0, `Python could not read what TypeScript wrote: ${decoded.stdout}${decoded.stderr}`);
   assert.equal(decoded.stdout.match(/written by typescript/g)?.length, 5, decoded.stdout);
+}
+
+/** Puts a stored vector file's objects at their keys under `directory`, as a local store holds them. */
+async function materialize(file: string, directory: string): Promise<void> {
+  const vectors = JSON.parse(await readFile(file, 'utf8')) as { payloads: { stored: { key: string; bytes: string } }[] };
+  for (const { stored } of vectors.payloads) {
+    await mkdir(dirname(join(directory, stored.key)), { recursive: true });
+    await writeFile(join(directory, stored.key), Buffer.from(stored.bytes, 'base64'));
+  }
 }
 
 describe('payloads between TypeScript and Python', () => {
@@ -96,5 +107,30 @@ describe('payloads between TypeScript and Python', () => {
     await bothWays(await mkdtemp(join(dir, 'aws-kms-')), { ...ELSEWHERE, ...moto.variables() }, (encryption) =>
       encryption?.provider === 'aws-kms' ? { ...encryption, aws: { ...encryption.aws, credentials: MOTO_CREDENTIALS } } : encryption,
     );
+  });
+
+  it('reads the committed Python stored fixture and its own from before the stock claim spelling', async () => {
+    for (const fixture of ['python-stored.json', 'typescript-stored-camelcase-claims.json']) {
+      const store = await mkdtemp(join(dir, 'stored-fixture-'));
+      await materialize(join(FIXTURES, fixture), store);
+      const read = await readStoredVectors(codecOf(STATIC), new LocalDirectoryStorageDriver({ directory: store }), join(FIXTURES, fixture));
+      assert.equal(read.names.length, 3, fixture);
+      assert.deepEqual(read.claimFields, fixture === 'python-stored.json' ? ['hash_algorithm', 'hash_value', 'key'] : ['hashAlgorithm', 'hashValue', 'key']);
+    }
+  });
+
+  it('exchanges stored payloads through the local directory both ways in one run', async () => {
+    const store = await mkdtemp(join(dir, 'stored-'));
+    const env = { ...STATIC, PAYLOAD_STORE: 'local', PAYLOAD_STORE_DIRECTORY: store };
+    const driver = new LocalDirectoryStorageDriver({ directory: store });
+    const fromPython = join(store, '..', 'python-stored.json');
+    const written = await runPython(['tests/payload_vectors.py', 'write-stored', fromPython], env);
+    assert.equal(written.code, 0, `Python could not write: ${written.stderr}`);
+    assert.deepEqual((await readStoredVectors(codecOf(STATIC), driver, fromPython)).writer, 'python');
+    const fromTypeScript = join(store, '..', 'typescript-stored.json');
+    await writeStoredVectors(codecOf(STATIC), driver, fromTypeScript);
+    const decoded = await runPython(['tests/payload_vectors.py', 'read-stored', fromTypeScript], env);
+    assert.equal(decoded.code, 0, `Python could not read what TypeScript stored: ${decoded.stdout}${decoded.stderr}`);
+    assert.equal(decoded.stdout.match(/written by typescript, key id vectors-static, claim hash_algorithm hash_value key/g)?.length, 3, decoded.stdout);
   });
 });

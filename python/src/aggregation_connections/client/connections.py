@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import temporalio.common
 import temporalio.converter
 import temporalio.exceptions
 import temporalio.service
+from temporalio.converter import ExternalStorage
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecution, WorkflowHandle
 from temporalio.common import (
     Priority,
@@ -36,6 +38,7 @@ from temporalio.common import (
 
 from ..codec.encryption_codec import EncryptionCodec
 from ..contract import ConnectionInput
+from ..payload_store import S3StorageDriver, external_storage_from_env
 from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolicy, client_settings_from_env
 from ..settings.encryption import codec_from_env
 from .business_key import parse_business_key, parse_workflow_id
@@ -88,9 +91,10 @@ class ConnectionSummary:
     closed_at: datetime | None
 
 
-def data_converter_for(codec: EncryptionCodec | None) -> temporalio.converter.DataConverter:
-    """The SDK's default JSON converter with the worker's codec (none when PAYLOAD_ENCRYPTION=off)."""
-    return dataclasses.replace(temporalio.converter.DataConverter.default, payload_codec=codec)
+def data_converter_for(codec: EncryptionCodec | None, external_storage: ExternalStorage | None = None) -> temporalio.converter.DataConverter:
+    """The SDK's default JSON converter with the worker's codec (none when PAYLOAD_ENCRYPTION=off) and its
+    payload store (none when PAYLOAD_STORE is off): large inputs go to the store, stored results are read back."""
+    return dataclasses.replace(temporalio.converter.DataConverter.default, payload_codec=codec, external_storage=external_storage)
 
 
 def quote_visibility_value(value: str) -> str:
@@ -146,12 +150,28 @@ class ConnectionsClient:
         self._priority = priority or PriorityPolicy()
         self._address = address
 
+    async def close(self) -> None:
+        """Closes the payload store's S3 client, if one was opened (the Temporal connection needs no closing)."""
+        storage = self.client.data_converter.external_storage
+        for driver in storage.drivers if storage is not None else ():
+            if isinstance(driver, S3StorageDriver):
+                await driver.close()
+
     @classmethod
-    async def connect(cls, settings: ClientSettings | None = None, codec: EncryptionCodec | None | Literal["env"] = "env") -> ConnectionsClient:
-        """Connects with the settings (default: the environment's, as the TypeScript client reads them) and
-        the codec (default: the worker's, from the environment; ``None`` for plain payloads)."""
+    async def connect(
+        cls,
+        settings: ClientSettings | None = None,
+        codec: EncryptionCodec | None | Literal["env"] = "env",
+        external_storage: ExternalStorage | None | Literal["env"] = "env",
+    ) -> ConnectionsClient:
+        """Connects with the settings (default: the environment's, as the TypeScript client reads them), the
+        codec (default: the worker's, from the environment; ``None`` for plain payloads) and the payload
+        store (default: the worker's PAYLOAD_STORE variables, with the settings' Temporal address deciding
+        what ``auto`` means; ``None`` for none)."""
         settings = settings or client_settings_from_env()
         payload_codec = codec_from_env() if codec == "env" else codec
+        if external_storage == "env":
+            external_storage = external_storage_from_env({**os.environ, "TEMPORAL_ADDRESS": settings.address})
         tls: bool | temporalio.service.TLSConfig = False
         if settings.tls is not None:
             tls_settings = settings.tls
@@ -169,7 +189,7 @@ class ConnectionsClient:
                 api_key=settings.api_key,
                 tls=tls,
                 rpc_metadata=dict(settings.rpc_metadata),
-                data_converter=data_converter_for(payload_codec),
+                data_converter=data_converter_for(payload_codec, external_storage),
             )
         except RuntimeError as error:
             # Which settings a temporal.toml profile gave: the first place to look when they point elsewhere.
