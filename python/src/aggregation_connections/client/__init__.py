@@ -13,6 +13,7 @@ from .errors import (
     InvalidBusinessKeyError,
     InvalidConnectionInputError,
     TemporalUnavailableError,
+    UnexpectedConnectionAnswerError,
 )
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidBusinessKeyError",
     "InvalidConnectionInputError",
     "TemporalUnavailableError",
+    "UnexpectedConnectionAnswerError",
     "connection_key",
     "data_converter_for",
     "parse_business_key",
