@@ -156,5 +156,5 @@ def test_the_docs_client_example_runs_against_the_worker() -> None:
     assert example is not None, "docs/python-pipeline.md has a ```python block under ## The client"
     env = {**os.environ, "AGGREGATOR_CUSTOMER_ID": CUSTOMER_ID, "PYTHONPATH": str(REPO / "python/src")}
     result = subprocess.run([sys.executable, "-c", example.group(1)], env=env, input="Montreal\n", capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0, f"exit {result.returncode}; stdout: {result.stdout!r}; stderr: {result.stderr}"
     assert re.fullmatch(r"What city were you born in\? login [0-9a-f-]{36} with \d+ accounts\n", result.stdout), result.stdout
