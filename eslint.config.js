@@ -22,9 +22,10 @@ export default tseslint.config(
   },
   {
     // The tracing interceptors are bundled with the workflows, and so is the contract they share with
-    // the client and the activities (connection-input.ts, which validates with zod, only as types).
+    // the client and the activities (connection-input.ts and connection-schemas.ts, which validate
+    // with zod, only as types).
     files: ['src/workflows/**/*.ts', 'src/tracing/workflow-interceptors.ts', 'src/contract/**/*.ts'],
-    ignores: ['src/contract/connection-input.ts'],
+    ignores: ['src/contract/connection-input.ts', 'src/contract/connection-schemas.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -34,7 +35,7 @@ export default tseslint.config(
             { group: ['ky', '../aggregator/client*', '../sandbox/*'], message: 'Workflows reach the service only through activities.' },
             { group: ['../activities/*', '../activities'], message: 'Import activities by type only.', allowTypeImports: true },
             {
-              group: ['zod', 'zod/*', '../aggregator/schemas*', '../contract/connection-input*', './connection-input*'],
+              group: ['zod', 'zod/*', '../aggregator/schemas*', '../contract/connection-input*', './connection-input*', '../contract/connection-schemas*', './connection-schemas*'],
               message: 'Types only: the SDK evaluates the workflow bundle for every workflow, so zod stays out of it (validation runs in input-activities.ts).',
               allowTypeImports: true,
             },

@@ -16,9 +16,24 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AccountsDetailResponse, AttributesResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../src/aggregator/schemas.js';
 import { ConnectionInput } from '../src/contract/connection-input.js';
+import { ChallengeSetSchema, ConnectionFailureInfoSchema, ConnectionResultSchema, ConnectionStateSchema } from '../src/contract/connection-schemas.js';
 
-/** The models a pipeline needs: what it sends to start a connection and answer it, and the products it reads. */
-const MODELS: Readonly<Record<string, z.ZodType>> = { ConnectionInput, SecurityChallenge, SecurityResponses, AccountsDetailResponse, InvestmentsResponse, AttributesResponse };
+/**
+ * The models a pipeline needs: what it sends to start a connection and answer it, the products it
+ * reads, and the connection's state and result (which name the models above).
+ */
+const MODELS: Readonly<Record<string, z.ZodType>> = {
+  ConnectionInput,
+  SecurityChallenge,
+  SecurityResponses,
+  AccountsDetailResponse,
+  InvestmentsResponse,
+  AttributesResponse,
+  ChallengeSet: ChallengeSetSchema,
+  ConnectionFailureInfo: ConnectionFailureInfoSchema,
+  ConnectionState: ConnectionStateSchema,
+  ConnectionResult: ConnectionResultSchema,
+};
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CONTRACT_DIR = 'python/src/aggregation_connections/contract';
@@ -26,6 +41,8 @@ export const SCHEMA_PATH = `${CONTRACT_DIR}/schema.json`;
 export const MODELS_PATH = `${CONTRACT_DIR}/models.py`;
 
 type JsonSchema = {
+  /** Another model of MODELS, by name (zod's registry writes a schema it knows as a reference). */
+  $ref?: string;
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
   required?: string[];
@@ -95,14 +112,19 @@ class PythonModels {
   private readonly names = new Set<string>();
   private usesJson = false;
   private readonly bodies = new Map<string, string>();
+  /** The Python name of each model of MODELS generated so far (a class, or an alias). */
+  private readonly generated = new Map<string, string>();
 
   constructor(private readonly schemas: Record<string, JsonSchema>) {}
 
   source(): string {
     const aliases: string[] = [];
     for (const [name, schema] of Object.entries(this.schemas)) {
-      if (schema.type === 'object' && schema.properties) this.model(name, schema, name);
-      else aliases.push(`${name} = ${this.annotation(schema, name, name)}\n`);
+      if (schema.type === 'object' && schema.properties) this.generated.set(name, this.model(name, schema, name));
+      else {
+        aliases.push(`${name} = ${this.annotation(schema, name, name)}\n`);
+        this.generated.set(name, name);
+      }
     }
     const header = this.usesJson ? HEADER.replace('from typing', 'import json\nfrom typing') : HEADER;
     return [header, ...this.classes, ...aliases].join('\n\n\n');
@@ -151,6 +173,11 @@ class PythonModels {
   }
 
   private annotation(schema: JsonSchema, wanted: string, where: string): string {
+    if (schema.$ref !== undefined) {
+      const target = this.generated.get(schema.$ref);
+      if (!target) throw new UnsupportedSchemaError(where, `$ref ${JSON.stringify(schema.$ref)} names no model listed before it in MODELS`);
+      return target;
+    }
     const union = schema.oneOf ?? schema.anyOf;
     if (union) return this.union(union, wanted, where);
     if (schema.const !== undefined) return `Literal[${py(schema.const)}]`;

@@ -463,10 +463,8 @@ export const AttributeValue = z.union([z.number(), z.literal('NONE_DETECTED'), z
 export type AttributeValue = z.infer<typeof AttributeValue>;
 
 /** One group of the answer: Id, one member per attribute, and AttributesDetail when requested. */
-export const AttributeGroup = z.preprocess(
-  aliasKeys({ AttributesDetail: ['AttributeDetails', 'AttributesDetails'] }),
-  z.object({ Id: Uuid, AttributesDetail: z.array(AttributeDetail).optional() }).catchall(AttributeValue),
-);
+export const AttributeGroupFields = z.object({ Id: Uuid, AttributesDetail: z.array(AttributeDetail).optional() }).catchall(AttributeValue);
+export const AttributeGroup = z.preprocess(aliasKeys({ AttributesDetail: ['AttributeDetails', 'AttributesDetails'] }), AttributeGroupFields);
 /** `Id` is a string and `AttributesDetail` a list; every other member is one attribute's value. */
 export type AttributeGroup = { Id: string; AttributesDetail?: AttributeDetail[] } & Record<string, number | string | null | AttributeDetail[] | undefined>;
 
@@ -493,6 +491,12 @@ export const AttributesResponse = z
     return { Login: body.Login, RequestId: body.RequestId, Groups: groups };
   });
 export type AttributesResponse = z.infer<typeof AttributesResponse>;
+
+/**
+ * What AttributesResponse makes of the service's answer (the groups apart): the shape a connection's
+ * result carries. Typed as AttributesResponse's output, since zod's type of a catchall is not usable.
+ */
+export const AttributesResult: z.ZodType<AttributesResponse> = z.object({ Login: Login, RequestId: Uuid, Groups: z.record(z.string(), AttributeGroupFields) });
 
 // ---------------------------------------------------------------------------------------------
 // DeleteCard (not shown in the spec; FACTS.md gives the path)

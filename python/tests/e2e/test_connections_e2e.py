@@ -66,8 +66,9 @@ async def test_a_live_connection_with_a_challenge_answered_from_python(client: C
 
     # Started as the TypeScript client starts it: live class first, the tenant as fairness key.
     state = await client.state(key)
-    assert state["status"] == "AwaitingAnswer"
-    assert state["priority"] == {"key": 1, "fairnessKey": CUSTOMER_ID, "fairnessWeight": 1}
+    assert state.status == "AwaitingAnswer"
+    assert state.challenge_set is not None and state.challenge_set.challenges[0].prompt == challenge["Prompt"]
+    assert state.priority is not None and state.priority.to_wire() == {"key": 1, "fairnessKey": CUSTOMER_ID, "fairnessWeight": 1}
     listed = await client.list(status="AwaitingAnswer", customer_id=CUSTOMER_ID)
     assert key in [summary.workflow_id for summary in listed]
     [summary] = [summary for summary in listed if summary.workflow_id == key]
@@ -84,8 +85,9 @@ async def test_a_live_connection_with_a_challenge_answered_from_python(client: C
     outcome = await client.answer(key, {challenge["Prompt"]: ["Montreal"]})
     assert outcome["outcome"] == "accepted", outcome
     result = await client.result(key)
-    assert result["customerId"] == CUSTOMER_ID and result["loginId"]
-    assert len(result["accountsDetail"]["Accounts"]) > 0
+    assert result.customer_id == CUSTOMER_ID and result.login_id
+    assert result.accounts_detail is not None and len(result.accounts_detail.accounts) > 0
+    assert (await client.state(key)).retrieved == ["accountsDetail"]
 
     # Temporal saw only ciphertext: the input in history is the worker's codec's format.
     raw = await temporalio.client.Client.connect(client.client.service_client.config.target_host, namespace=client.namespace)
@@ -154,5 +156,5 @@ def test_the_docs_client_example_runs_against_the_worker() -> None:
     assert example is not None, "docs/python-pipeline.md has a ```python block under ## The client"
     env = {**os.environ, "AGGREGATOR_CUSTOMER_ID": CUSTOMER_ID, "PYTHONPATH": str(REPO / "python/src")}
     result = subprocess.run([sys.executable, "-c", example.group(1)], env=env, input="Montreal\n", capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0, f"exit {result.returncode}; stdout: {result.stdout!r}; stderr: {result.stderr}"
     assert re.fullmatch(r"What city were you born in\? login [0-9a-f-]{36} with \d+ accounts\n", result.stdout), result.stdout

@@ -102,12 +102,12 @@ async def rotate_between_start_and_result(
 
     # The new worker replays the history written under the old key to answer the query.
     state = await after.state(key)
-    assert state["status"] == "AwaitingAnswer", state
+    assert state.status == "AwaitingAnswer", state
     outcome = await after.answer(key, {challenge["Prompt"]: ["Montreal"]}, challenge_set_id=first["challengeSet"]["id"])
     assert outcome["outcome"] == "accepted", outcome
     result = await after.result(key)
-    assert result["customerId"] == CUSTOMER_ID and len(result["accountsDetail"]["Accounts"]) > 0
-    assert (await after.state(key))["status"] == "Completed"
+    assert result.customer_id == CUSTOMER_ID and result.accounts_detail is not None and len(result.accounts_detail.accounts) > 0
+    assert (await after.state(key)).status == "Completed"
 
     raw = await temporalio.client.Client.connect(os.environ["TEMPORAL_ADDRESS"], namespace=os.environ.get("TEMPORAL_NAMESPACE", "default"))
     history = await raw.get_workflow_handle(key).fetch_history()

@@ -1,6 +1,7 @@
 """The pipeline's async client: ``ConnectionsClient.connect()`` and its verbs (start,
 start_and_await_first_step, state, answer, result, cancel, list), with the TypeScript client's errors."""
 
+from . import exit_collect  # noqa: F401 (registers the hook)
 from .business_key import connection_key, parse_business_key
 from .connections import ConnectionsClient, ConnectionSummary, data_converter_for, visibility_query
 from .errors import (
@@ -13,6 +14,7 @@ from .errors import (
     InvalidBusinessKeyError,
     InvalidConnectionInputError,
     TemporalUnavailableError,
+    UnexpectedConnectionAnswerError,
 )
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "InvalidBusinessKeyError",
     "InvalidConnectionInputError",
     "TemporalUnavailableError",
+    "UnexpectedConnectionAnswerError",
     "connection_key",
     "data_converter_for",
     "parse_business_key",

@@ -2,8 +2,9 @@
 start one by business key (or start it and wait for its first step), read its state, answer its
 challenges, wait for its result, cancel it, and list connections through Temporal visibility.
 
-What it returns is the JSON the worker wrote (dicts, as src/contract/connection-definitions.ts types
-them) or the small dataclasses below; what it raises is a ConnectionClientError subclass (./errors.py).
+What it returns is the JSON the worker wrote: a connection's state and result as the contract's
+generated models (aggregation_connections.contract, from src/contract/connection-schemas.ts), the
+first step and an answer's outcome as dicts, ``list`` as the small dataclass below; what it raises is a ConnectionClientError subclass (./errors.py).
 Payloads go through the worker's codec (aggregation_connections.codec), so Temporal only sees them
 encrypted, and the TypeScript worker reads them.
 """
@@ -37,10 +38,11 @@ from temporalio.common import (
 )
 
 from ..codec.encryption_codec import EncryptionCodec
-from ..contract import ConnectionInput
+from ..contract import ConnectionInput, ConnectionResult, ConnectionState, SecurityChallenge
 from ..payload_store import S3StorageDriver, external_storage_from_env
 from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolicy, client_settings_from_env
 from ..settings.encryption import codec_from_env
+from .answers import describe_validation, parse_answer
 from .business_key import parse_business_key, parse_workflow_id
 from .errors import (
     CONNECTION_FAILURE_TYPES,
@@ -113,15 +115,6 @@ def visibility_query(*, status: str | None = None, customer_id: str | None = Non
         if value is not None:
             clauses.append(f"{key.name} = {quote_visibility_value(value)}")
     return " AND ".join(clauses)
-
-
-def _describe_validation(error: pydantic.ValidationError) -> str:
-    """One ``path: message`` per problem, the wire's field names in the path, as the TypeScript side words them."""
-    parts = []
-    for issue in error.errors():
-        path = ".".join(str(part) for part in issue["loc"])
-        parts.append(f"{path}: {issue['msg']}" if path else issue["msg"])
-    return "; ".join(parts)
 
 
 def service_code_of(details: Sequence[Any]) -> str | None:
@@ -221,14 +214,15 @@ class ConnectionsClient:
             raise self._map_error(workflow_id, error) from error
         return {"workflowId": workflow_id, **step}
 
-    async def state(self, workflow_id: str) -> dict[str, Any]:
-        """The connection's whole state (status, challenge set, pending operation, polls, last rejection)."""
+    async def state(self, workflow_id: str) -> ConnectionState:
+        """The connection's whole state (status, challenge set, pending operation, polls, last rejection);
+        ``.to_wire()`` gives the worker's JSON. UnexpectedConnectionAnswerError when it is off the contract."""
         handle = self._handle(workflow_id)
         try:
             state: dict[str, Any] = await handle.query(CONNECTION_STATE_QUERY, result_type=dict)
         except Exception as error:
             raise self._map_error(workflow_id, error) from error
-        return state
+        return parse_answer(ConnectionState, state, workflow_id, "state")
 
     async def answer(
         self, workflow_id: str, responses: Mapping[str, Sequence[str]], *, challenge_set_id: str | None = None, check_locally: bool = True
@@ -241,19 +235,19 @@ class ConnectionsClient:
         answers = {str(prompt): [str(value) for value in values] for prompt, values in responses.items()}
         if check_locally or challenge_set_id is None:
             state = await self.state(workflow_id)
-            challenge_set = state.get("challengeSet")
-            if state.get("status") != "AwaitingAnswer" or challenge_set is None:
-                raise AnswerRejectedError(workflow_id, "client", f"the connection is not awaiting an answer (status {state.get('status')})", challenge_set_id)
-            if challenge_set_id is not None and challenge_set_id != challenge_set["id"]:
+            challenge_set = state.challenge_set
+            if state.status != "AwaitingAnswer" or challenge_set is None:
+                raise AnswerRejectedError(workflow_id, "client", f"the connection is not awaiting an answer (status {state.status})", challenge_set_id)
+            if challenge_set_id is not None and challenge_set_id != challenge_set.id:
                 raise AnswerRejectedError(
                     workflow_id,
                     "client",
-                    f"challenge set {challenge_set_id} is no longer current (now {challenge_set['id']}); look at the new challenges and answer again",
+                    f"challenge set {challenge_set_id} is no longer current (now {challenge_set.id}); look at the new challenges and answer again",
                     challenge_set_id,
                 )
-            challenge_set_id = str(challenge_set["id"])
+            challenge_set_id = challenge_set.id
             if check_locally:
-                problems = _answer_problems(challenge_set.get("challenges", []), answers)
+                problems = _answer_problems(challenge_set.challenges, answers)
                 if problems:
                     raise AnswerRejectedError(workflow_id, "client", "; ".join(problems), challenge_set_id)
         try:
@@ -267,15 +261,16 @@ class ConnectionsClient:
             raise self._map_error(workflow_id, error) from error
         return outcome
 
-    async def result(self, workflow_id: str) -> dict[str, Any]:
-        """Waits for the connection to end: its result (customerId, loginId, requestId, the products), or a
-        ConnectionFailedError with the failure type (``InvalidCredentials``, ``Cancelled``, ...)."""
+    async def result(self, workflow_id: str) -> ConnectionResult:
+        """Waits for the connection to end: its result (customer_id, login_id, request_id, the products;
+        ``.to_wire()`` gives the worker's JSON), or a ConnectionFailedError with the failure type
+        (``InvalidCredentials``, ``Cancelled``, ...); UnexpectedConnectionAnswerError when it is off the contract."""
         handle = self._handle(workflow_id)
         try:
             result: dict[str, Any] = await handle.result()
         except Exception as error:
             raise self._map_error(workflow_id, error) from error
-        return result
+        return parse_answer(ConnectionResult, result, workflow_id, "result")
 
     async def cancel(self, workflow_id: str) -> None:
         """Asks the connection to stop; it ends as Cancelled (``result`` raises ConnectionFailedError type Cancelled)."""
@@ -316,7 +311,7 @@ class ConnectionsClient:
         try:
             parsed = connection if isinstance(connection, ConnectionInput) else ConnectionInput.model_validate(connection)
         except pydantic.ValidationError as error:
-            raise InvalidConnectionInputError(_describe_validation(error)) from error
+            raise InvalidConnectionInputError(describe_validation(error)) from error
         wire = parsed.to_wire()
         workflow_id = parse_business_key(key, parsed.customer_id)
         if rerun not in _REUSE_POLICY:
@@ -380,7 +375,7 @@ def _connection_failed(workflow_id: str, error: temporalio.client.WorkflowFailur
     return ConnectionFailedError(workflow_id, end_type, reason, service_code)
 
 
-def _answer_problems(challenges: Sequence[Mapping[str, Any]], responses: Mapping[str, Sequence[str]]) -> list[str]:
+def _answer_problems(challenges: Sequence[SecurityChallenge], responses: Mapping[str, Sequence[str]]) -> list[str]:
     """What is missing or unknown in an answer (src/workflows/challenges.ts's first checks); each
     challenge type's own rules are the workflow validator's."""
     if not responses:
@@ -389,16 +384,16 @@ def _answer_problems(challenges: Sequence[Mapping[str, Any]], responses: Mapping
     expected: set[str] = set()
     for challenge in challenges:
         # A TextOrCall challenge is answered under the chosen option, not its prompt.
-        if challenge.get("Type") == "TextOrCall":
-            expected.update(str(option) for option in challenge.get("Iterables") or [])
+        if challenge.type == "TextOrCall":
+            expected.update(challenge.iterables or [])
         else:
-            expected.add(str(challenge.get("Prompt")))
+            expected.add(challenge.prompt)
     for prompt in responses:
         if prompt not in expected:
             problems.append(f'"{prompt[:80]}" was not asked (keys must be the exact prompt text)')
     for challenge in challenges:
-        prompt = str(challenge.get("Prompt"))
-        if challenge.get("Type") != "TextOrCall" and prompt not in responses:
+        prompt = challenge.prompt
+        if challenge.type != "TextOrCall" and prompt not in responses:
             problems.append(f'"{prompt[:80]}": is not answered (all prompts must be answered in one call)')
     return problems
 

@@ -90,3 +90,17 @@ class TemporalUnavailableError(ConnectionClientError):
     def __init__(self, address: str | None, message: str) -> None:
         super().__init__(message)
         self.address = address
+
+
+class UnexpectedConnectionAnswerError(ConnectionClientError):
+    """What the worker answered (a connection's state or result) does not parse as the contract's model:
+    a worker of another version, or a bug. ``field`` is the wire's path of the first problem
+    (``challengeSet.attempt``); the JSON as received is ``value``."""
+
+    def __init__(self, workflow_id: str, what: Literal["state", "result"], field: str, problems: str, value: object) -> None:
+        super().__init__(f"the {what} of connection {workflow_id} does not match the contract: {problems}")
+        self.workflow_id = workflow_id
+        self.what = what
+        self.field = field
+        self.problems = problems
+        self.value = value

@@ -4,7 +4,11 @@ from .base import ContractModel
 from .models import (
     AccountsDetailResponse,
     AttributesResponse,
+    ChallengeSet,
+    ConnectionFailureInfo,
     ConnectionInput,
+    ConnectionResult,
+    ConnectionState,
     InvestmentsResponse,
     SecurityChallenge,
     SecurityResponses,
@@ -13,7 +17,11 @@ from .models import (
 __all__ = [
     "AccountsDetailResponse",
     "AttributesResponse",
+    "ChallengeSet",
+    "ConnectionFailureInfo",
     "ConnectionInput",
+    "ConnectionResult",
+    "ConnectionState",
     "ContractModel",
     "InvestmentsResponse",
     "SecurityChallenge",

@@ -260,5 +260,118 @@ class AttributesResponse(ContractModel):
     http_status_code: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="HttpStatusCode", default=None)
 
 
+class ChallengeSet(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    id: str = Field(alias="id")
+    challenges: list[SecurityChallenge] = Field(alias="challenges")
+    presented_at: str = Field(alias="presentedAt")
+    attempt: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="attempt")
+    answer_by: str = Field(alias="answerBy")
+
+
+class ConnectionFailureInfo(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    type: Literal["InvalidConnectionInput", "InvalidCredentials", "InvalidSecurityResponse", "ChallengeAbandoned", "EndUserActionRequired", "InstitutionUnavailable", "ServiceUnavailable", "SessionExpired", "PollingTimedOut", "ServiceRejected", "UnexpectedServiceAnswer", "ResultTooLarge"] = Field(alias="type")
+    message: str = Field(alias="message")
+    service_code: str | None = Field(alias="serviceCode", default=None)
+
+
+class ConnectionStatePending(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    operation: str = Field(alias="operation")
+    code: str = Field(alias="code")
+    poll_count: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="pollCount")
+    since: str = Field(alias="since")
+    deadline: str = Field(alias="deadline")
+    next_poll_at: str | None = Field(alias="nextPollAt", default=None)
+    strategy: Literal["timer", "activity-retry", "heartbeat"] | None = Field(alias="strategy", default=None)
+
+
+class ConnectionStateLastRejection(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    source: Literal["validator", "service"] = Field(alias="source")
+    message: str = Field(alias="message")
+    challenge_set_id: str | None = Field(alias="challengeSetId", default=None)
+    service_code: str | None = Field(alias="serviceCode", default=None)
+    at: str = Field(alias="at")
+
+
+class ConnectionStateLastRestart(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    reason: str = Field(alias="reason")
+    challenge_set_id: str | None = Field(alias="challengeSetId", default=None)
+    at: str = Field(alias="at")
+
+
+class ConnectionStatePriority(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    key: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="key", default=None)
+    fairness_key: str | None = Field(alias="fairnessKey", default=None)
+    fairness_weight: float | None = Field(alias="fairnessWeight", default=None)
+
+
+class ConnectionState(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    status: Literal["Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled"] = Field(alias="status")
+    mode: Literal["live", "cached", "refresh"] = Field(alias="mode")
+    customer_id: str = Field(alias="customerId")
+    institution: str | None = Field(alias="institution", default=None)
+    login_id: str | None = Field(alias="loginId", default=None)
+    request_id: str | None = Field(alias="requestId", default=None)
+    challenge_set: ChallengeSet | None = Field(alias="challengeSet", default=None)
+    pending: ConnectionStatePending | None = Field(alias="pending", default=None)
+    total_polls: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="totalPolls")
+    last_rejection: ConnectionStateLastRejection | None = Field(alias="lastRejection", default=None)
+    session_restarts: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="sessionRestarts")
+    last_restart: ConnectionStateLastRestart | None = Field(alias="lastRestart", default=None)
+    retrieved: list[Literal["accountsDetail", "investments", "attributes"]] = Field(alias="retrieved")
+    end_user_challenge: str | None = Field(alias="endUserChallenge", default=None)
+    failure: ConnectionFailureInfo | None = Field(alias="failure", default=None)
+    priority: ConnectionStatePriority | None = Field(alias="priority", default=None)
+    started_at: str = Field(alias="startedAt")
+    updated_at: str = Field(alias="updatedAt")
+
+
+class ConnectionResultAttributesGroupsValueAttributesDetailItemTransactionsItem(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    transaction_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="TransactionId")
+    account_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="AccountId")
+    date: Annotated[str, StringConstraints(pattern="^\\d{4}\\/\\d{2}\\/\\d{2}$")] = Field(alias="Date")
+    description: str = Field(alias="Description")
+    debit: float | None = Field(alias="Debit")
+    credit: float | None = Field(alias="Credit")
+
+
+class ConnectionResultAttributesGroupsValueAttributesDetailItem(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    attribute: str = Field(alias="Attribute")
+    transactions: list[ConnectionResultAttributesGroupsValueAttributesDetailItemTransactionsItem] = Field(alias="Transactions")
+
+
+class ConnectionResultAttributesGroupsValue(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="Id")
+    attributes_detail: list[ConnectionResultAttributesGroupsValueAttributesDetailItem] | None = Field(alias="AttributesDetail", default=None)
+
+
+class ConnectionResultAttributes(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    login: AccountsDetailResponseLogin = Field(alias="Login")
+    request_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="RequestId")
+    groups: dict[str, ConnectionResultAttributesGroupsValue] = Field(alias="Groups")
+
+
+class ConnectionResult(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    customer_id: str = Field(alias="customerId")
+    login_id: str = Field(alias="loginId")
+    request_id: str = Field(alias="requestId")
+    institution: str | None = Field(alias="institution", default=None)
+    accounts_detail: AccountsDetailResponse | None = Field(alias="accountsDetail", default=None)
+    investments: InvestmentsResponse | None = Field(alias="investments", default=None)
+    attributes: ConnectionResultAttributes | None = Field(alias="attributes", default=None)
+    total_polls: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="totalPolls")
+
+
 SecurityResponses = dict[Annotated[str, StringConstraints(min_length=1)], Annotated[list[str], Field(min_length=1)]]
 

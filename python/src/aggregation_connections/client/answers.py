@@ -1,0 +1,32 @@
+"""Reads what the worker answered (a connection's state or result) into the contract's generated model,
+so a caller gets typed fields, and a value off the contract a typed error naming its field."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeVar
+
+import pydantic
+
+from ..contract import ContractModel
+from .errors import UnexpectedConnectionAnswerError
+
+Model = TypeVar("Model", bound=ContractModel)
+
+
+def describe_validation(error: pydantic.ValidationError) -> str:
+    """One ``path: message`` per problem, the wire's field names in the path, as the TypeScript side words them."""
+    parts = []
+    for issue in error.errors():
+        path = ".".join(str(part) for part in issue["loc"])
+        parts.append(f"{path}: {issue['msg']}" if path else issue["msg"])
+    return "; ".join(parts)
+
+
+def parse_answer(model: type[Model], value: object, workflow_id: str, what: Literal["state", "result"]) -> Model:
+    """``value`` (the JSON the worker wrote) as ``model``, or UnexpectedConnectionAnswerError."""
+    try:
+        return model.model_validate(value)
+    except pydantic.ValidationError as error:
+        first = error.errors()[0]["loc"] if error.errors() else ()
+        field = ".".join(str(part) for part in first)
+        raise UnexpectedConnectionAnswerError(workflow_id, what, field, describe_validation(error), value) from error

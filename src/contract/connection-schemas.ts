@@ -1,0 +1,102 @@
+/**
+ * zod schemas of what a connection answers: its state (the `connectionState` query) and its result
+ * (what connectionWorkflow returns). The workflow keeps the plain interfaces of
+ * connection-definitions.ts (its bundle stays free of zod); these schemas are for readers outside it
+ * (tests, the Python models of scripts/generate-python-models.ts). The checks at the end fail the
+ * typecheck when an interface and its schema stop describing the same shape.
+ */
+import { z } from 'zod';
+import { AccountsDetailResponse, AttributesResult, InvestmentsResponse, SecurityChallenge } from '../aggregator/schemas.js';
+import { CONNECTION_FAILURE_TYPES } from '../aggregator/failure-table.js';
+import { POLL_STRATEGIES } from './connection-input.js';
+import {
+  CONNECTION_STATUSES,
+  type ChallengeSet,
+  type ConnectionFailureInfo,
+  type ConnectionPriority,
+  type ConnectionResult,
+  type ConnectionState,
+  type PendingOperation,
+  type Rejection,
+  type SessionRestart,
+} from './connection-definitions.js';
+
+export const ChallengeSetSchema = z.object({
+  id: z.string(),
+  challenges: z.array(SecurityChallenge),
+  presentedAt: z.string(),
+  attempt: z.number().int(),
+  answerBy: z.string(),
+});
+
+export const PendingOperationSchema = z.object({
+  operation: z.string(),
+  code: z.string(),
+  pollCount: z.number().int(),
+  since: z.string(),
+  deadline: z.string(),
+  nextPollAt: z.string().optional(),
+  strategy: z.enum(POLL_STRATEGIES).optional(),
+});
+
+export const RejectionSchema = z.object({
+  source: z.enum(['validator', 'service']),
+  message: z.string(),
+  challengeSetId: z.string().optional(),
+  serviceCode: z.string().optional(),
+  at: z.string(),
+});
+
+export const SessionRestartSchema = z.object({ reason: z.string(), challengeSetId: z.string().optional(), at: z.string() });
+
+export const ConnectionFailureInfoSchema = z.object({ type: z.enum(CONNECTION_FAILURE_TYPES), message: z.string(), serviceCode: z.string().optional() });
+
+export const ConnectionPrioritySchema = z.object({ key: z.number().int().optional(), fairnessKey: z.string().optional(), fairnessWeight: z.number().optional() });
+
+export const ConnectionStateSchema = z.object({
+  status: z.enum(CONNECTION_STATUSES),
+  mode: z.enum(['live', 'cached', 'refresh']),
+  customerId: z.string(),
+  institution: z.string().optional(),
+  loginId: z.string().optional(),
+  requestId: z.string().optional(),
+  challengeSet: ChallengeSetSchema.optional(),
+  pending: PendingOperationSchema.optional(),
+  totalPolls: z.number().int(),
+  lastRejection: RejectionSchema.optional(),
+  sessionRestarts: z.number().int(),
+  lastRestart: SessionRestartSchema.optional(),
+  retrieved: z.array(z.enum(['accountsDetail', 'investments', 'attributes'])),
+  endUserChallenge: z.string().optional(),
+  failure: ConnectionFailureInfoSchema.optional(),
+  priority: ConnectionPrioritySchema.optional(),
+  startedAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const ConnectionResultSchema = z.object({
+  customerId: z.string(),
+  loginId: z.string(),
+  requestId: z.string(),
+  institution: z.string().optional(),
+  accountsDetail: AccountsDetailResponse.optional(),
+  investments: InvestmentsResponse.optional(),
+  // The parsed answer (its groups apart), as the activity returns it, not the service's raw body.
+  attributes: AttributesResult.optional(),
+  totalPolls: z.number().int(),
+});
+
+/**
+ * true when A and B are assignable both ways and name the same keys (an optional field on one side
+ * only would pass assignability); anything else makes the `true` below a type error.
+ */
+type Assignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Same<A, B> = Assignable<A, B> extends true ? Assignable<keyof A, keyof B> : false;
+const _challengeSet: Same<ChallengeSet, z.infer<typeof ChallengeSetSchema>> = true;
+const _pending: Same<PendingOperation, z.infer<typeof PendingOperationSchema>> = true;
+const _rejection: Same<Rejection, z.infer<typeof RejectionSchema>> = true;
+const _restart: Same<SessionRestart, z.infer<typeof SessionRestartSchema>> = true;
+const _failure: Same<ConnectionFailureInfo, z.infer<typeof ConnectionFailureInfoSchema>> = true;
+const _priority: Same<ConnectionPriority, z.infer<typeof ConnectionPrioritySchema>> = true;
+const _state: Same<ConnectionState, z.infer<typeof ConnectionStateSchema>> = true;
+const _result: Same<ConnectionResult, z.infer<typeof ConnectionResultSchema>> = true;
