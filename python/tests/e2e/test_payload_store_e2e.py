@@ -63,8 +63,9 @@ async def test_a_cached_connection_with_its_result_stored_in_s3_read_from_python
     await client.start(key, ConnectionInput.model_validate(connection))
     result = await client.result(key)
     # The products, read back through the store and the codec.
-    assert result["loginId"] == SAVED_LOGIN_ID and result["customerId"] == CUSTOMER_ID
-    accounts = result["accountsDetail"]["Accounts"]
+    assert result.login_id == SAVED_LOGIN_ID and result.customer_id == CUSTOMER_ID
+    assert result.accounts_detail is not None
+    accounts = result.to_wire()["accountsDetail"]["Accounts"]
     assert len(accounts) > 0 and all("Transactions" in account for account in accounts), accounts
 
     # History holds references only: the input Python stored, the result the worker stored, both under
@@ -86,4 +87,4 @@ async def test_a_cached_connection_with_its_result_stored_in_s3_read_from_python
         stock = StockS3StorageDriver(new_aioboto3_client(s3), bucket=os.environ["PAYLOAD_STORE_S3_BUCKET"])
         converter = dataclasses.replace(temporalio.converter.DataConverter.default, payload_codec=codec, external_storage=ExternalStorage(drivers=[stock]))
         [value] = await converter.decode([stored_result], [dict])
-    assert value == result
+    assert value == result.to_wire()
