@@ -27,7 +27,8 @@ import type { ConnectionInputArgs } from '../../src/contract/connection-input.js
 import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import type { connectionWorkflow } from '../../src/workflows/connection.js';
 import { registerWorker } from '../../scripts/lib/suite-registry.js';
-import { uniqueId, waitFor } from './temporal.js';
+import { after, before } from 'node:test';
+import { createDevEnvironment, uniqueId, waitFor } from './temporal.js';
 
 
 export interface ConnectionStack {
@@ -196,5 +197,30 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       payloadStore?.close();
       await sandbox.close();
     },
+  };
+}
+
+/**
+ * A dev server and a connection stack for one test file: started before its tests, stopped after.
+ * The stack is read once `before` has run: `const current = connectionStackOfFile(); ... current.stack.start(...)`.
+ */
+export function connectionStackOfFile(options: ConnectionStackOptions = {}): { readonly stack: ConnectionStack; readonly env: TestWorkflowEnvironment } {
+  let env: TestWorkflowEnvironment | undefined;
+  let stack: ConnectionStack | undefined;
+  before(async () => {
+    env = await createDevEnvironment();
+    stack = await startConnectionStack(env, options);
+  });
+  after(async () => {
+    await stack?.stop();
+    await env?.teardown();
+  });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the connection stack's ${what} is read before the file's before() hook ran`);
+    return value;
+  };
+  return {
+    get stack() { return started(stack, 'stack'); },
+    get env() { return started(env, 'environment'); },
   };
 }

@@ -5,28 +5,15 @@
  * schemas, so a Python caller reads the same.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, it } from 'node:test';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { ConnectionResultSchema, ConnectionStateSchema } from '../../src/contract/connection-schemas.js';
-import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
-import { createDevEnvironment } from '../helpers/temporal.js';
+import { connectionStackOfFile } from '../helpers/connection-stack.js';
 
 const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_000 };
 
-let env: TestWorkflowEnvironment;
-let stack: ConnectionStack;
-
-before(async () => {
-  env = await createDevEnvironment();
-  stack = await startConnectionStack(env);
-});
-
-after(async () => {
-  await stack?.stop();
-  await env?.teardown();
-});
+const file = connectionStackOfFile();
 
 /** Parses with the schema, failing the test with zod's issues (path and message) when it does not. */
 function parses<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: unknown[] } } }, value: unknown, what: string): T {
@@ -39,12 +26,12 @@ describe('the connection state and result schemas', () => {
   it('parse a live connection answered through a challenge: the challenge state, the completed state, the result', async () => {
     const scenario = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('scenario');
     const [round] = describeScenario(scenario).challengeSequence;
-    const handle = await stack.start({
+    const handle = await file.stack.start({
       session: { kind: 'live', institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD, save: true },
       products: { accountsDetail: { WithTransactions: true }, investments: true },
       timing: FAST,
     });
-    const waiting = await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+    const waiting = await file.stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
     const challenged = parses(ConnectionStateSchema, waiting, 'the AwaitingAnswer state');
     assert.equal(challenged.challengeSet?.challenges[0]?.Prompt, round?.challenges[0]?.Prompt);
 
@@ -59,12 +46,12 @@ describe('the connection state and result schemas', () => {
   });
 
   it('parse a cached connection with attributes, and a failed connection state', async () => {
-    const loginId = await stack.savedLogin('no_mfa');
-    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { attributes: { package: 'GetLendingAttributes' } }, timing: FAST });
+    const loginId = await file.stack.savedLogin('no_mfa');
+    const handle = await file.stack.start({ session: { kind: 'cached', loginId }, products: { attributes: { package: 'GetLendingAttributes' } }, timing: FAST });
     const result = parses(ConnectionResultSchema, await handle.result(), 'the result');
     assert.equal(Object.keys(result.attributes?.Groups ?? {}).length, 1, 'one attribute group');
 
-    const failing = await stack.start({
+    const failing = await file.stack.start({
       session: { kind: 'live', institution: 'SandboxBank', username: 'invalid_password', password: SANDBOX_PASSWORD, save: false },
       products: { accountsDetail: {} },
       timing: FAST,
