@@ -10,6 +10,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describeIssues } from '../aggregator/schemas.js';
 import { ConnectionInput } from '../contract/connection-input.js';
+import { isUndecodablePayload } from '../contract/undecodable-payload.js';
 
 export function createInputActivities() {
   return {
@@ -17,6 +18,11 @@ export function createInputActivities() {
     // Async: activities return promises, and the worker awaits it like any other.
     // eslint-disable-next-line @typescript-eslint/require-await
     async validateConnectionInput(args: unknown): Promise<ConnectionInput> {
+      // An input the worker could not decrypt reaches here as a marker (src/codec/encryption-codec.ts):
+      // say that, and which key, rather than list every field as missing.
+      if (isUndecodablePayload(args)) {
+        throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: cannot decrypt it: ${args.undecodablePayload}`, nonRetryable: true });
+      }
       const parsed = ConnectionInput.safeParse(args);
       if (!parsed.success) {
         throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${describeIssues(parsed.error)}`, nonRetryable: true });
