@@ -62,6 +62,8 @@ void describe('client configuration', () => {
       priority: { keys: { live: 1, pipeline: 2, scheduled: 3, maintenance: 4 }, tenantWeights: new Map() },
       budget: undefined,
       books: { window: { floor: 2, ceiling: 50, start: 4 }, pageSize: 500 },
+      // Book refreshes on the service queue itself unless UNATTENDED_POOL=separate.
+      pools: { unattended: 'shared', unattendedTaskQueue: 'aggregation-connections' },
     });
     assert.match(encryption?.keyId ?? '', /^local-/, 'payloads are encrypted by default, with the local key');
     assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).temporal.namespace, 'default');
