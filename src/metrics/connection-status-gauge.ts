@@ -22,8 +22,8 @@ export const CONNECTIONS_GAUGE_NAME = 'aggregation_connections';
 export const RUNNING_CONNECTION_STATUSES = ['Authorizing', 'AwaitingAnswer', 'Retrieving'] as const satisfies readonly ConnectionStatus[];
 
 /** The visibility query of the running connections of the fleet's task queues (the service queue, the unattended pool's) in one status. */
-export function connectionCountQuery(taskQueues: string | readonly string[], status: ConnectionStatus): string {
-  const queues = [...new Set(typeof taskQueues === 'string' ? [taskQueues] : taskQueues)];
+export function connectionCountQuery(taskQueues: readonly string[], status: ConnectionStatus): string {
+  const queues = [...new Set(taskQueues)];
   return [
     'ExecutionStatus = "Running"',
     `WorkflowType = ${JSON.stringify(CONNECTION_WORKFLOW_TYPE)}`,

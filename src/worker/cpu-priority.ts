@@ -30,7 +30,8 @@ export function lowerCpuPriority(nice: number): number {
       changed += 1;
     } catch (error) {
       // A thread that ended since the listing is no one's concern.
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH' && !String((error as Error).message).includes('ESRCH')) throw new CpuPriorityError(nice, error);
+      // os.setPriority throws a SystemError whose `info.code` is the errno's name.
+      if ((error as { info?: { code?: string } }).info?.code !== 'ESRCH') throw new CpuPriorityError(nice, error);
     }
   }
   return changed;
