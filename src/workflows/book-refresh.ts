@@ -70,7 +70,7 @@ import { failureTypeOf, type bookLoginWorkflow } from './book-login.js';
 import type { bookReportPageWorkflow } from './book-report-page.js';
 import { bookMetrics } from './book-metrics.js';
 import { WindowController } from './book-window.js';
-import { isoNow } from './state-recorder.js';
+import { SteadyClock } from './steady-clock.js';
 
 /** Reads of Temporal only (visibility, describe): quick, and outside the request budget. */
 const book = proxyLocalActivities<BookActivities>({
@@ -155,11 +155,16 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   const sharesFleet = patched('book-fleet-share');
   // Runs begun before a published crowding had an end keep publishing it without one.
   const expiresCrowding = sharesFleet && patched('book-crowding-expiry');
+  // Runs begun before it read Date.now() after a local activity, which a replay may read otherwise (steady-clock.ts).
+  const clock = new SteadyClock(patched('book-steady-clock'));
+  /** A local activity of the book's, after which the clock keeps the time from before it. */
+  const local = <T>(call: () => Promise<T>): Promise<T> => clock.local(call);
+  const scheduleId = settings.scheduleId;
   const weight = info.priority?.fairnessWeight ?? 1;
   let published: PublishedWindow | undefined;
   let publishedAt = Number.NEGATIVE_INFINITY;
   const metrics = bookMetrics(customerId, cadence);
-  const startedAt = carried?.startedAt ?? isoNow();
+  const startedAt = carried?.startedAt ?? clock.iso();
   const pages = [...(carried?.pages ?? [])];
   const page = carried?.page ?? 1;
   let counts = carried?.counts ?? EMPTY_COUNTS;
@@ -167,7 +172,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   let drainMs = carried?.drainMs ?? 0;
   let pausedMs = carried?.pausedMs ?? 0;
   let paused = carried?.paused ?? false;
-  let pausedSince = paused ? Date.now() : undefined;
+  let pausedSince = paused ? clock.now() : undefined;
   let total = carried?.total;
   let cancelled: string | undefined;
   let status: BookRefreshStatus = paused ? 'paused' : 'running';
@@ -177,7 +182,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   const children = new CancellationScope();
 
   const progress = (): BookProgress => {
-    const now = Date.now();
+    const now = clock.now();
     const elapsed = now - Date.parse(startedAt) - pausedMs - (pausedSince === undefined ? 0 : now - pausedSince);
     const left = total === undefined ? undefined : Math.max(0, total - counts.done);
     const estimatedEnd = left !== undefined && counts.done > 0 && elapsed > 0 && status !== 'completed' && status !== 'cancelled' ? new Date(now + (left * elapsed) / counts.done).toISOString() : undefined;
@@ -224,10 +229,10 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     if (published?.size === next.size && published.weight === next.weight) {
       // A new crowding (or its renewal) alone is told at most as often as the others read it (each is an event in history).
       const same = published.crowding === next.crowding && (!expiresCrowding || published.crowdingUntil === next.crowdingUntil);
-      if (same || Date.now() - publishedAt < settings.control.fleetCheckMs) return;
+      if (same || clock.now() - publishedAt < settings.control.fleetCheckMs) return;
     }
     published = next;
-    publishedAt = Date.now();
+    publishedAt = clock.now();
     upsertMemo({ [BOOK_REFRESH_MEMO.window]: next });
   };
   const record = (outcome: BookOutcome) => {
@@ -242,9 +247,10 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   setHandler(
     pauseBookUpdate,
     (request) => {
+      clock.woke();
       if (!paused && !cancelled) {
         paused = true;
-        pausedSince = Date.now();
+        pausedSince = clock.now();
         status = 'paused';
         log.info('book refresh paused', { customerId, cadence, reason: request?.reason });
         describe();
@@ -256,9 +262,10 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   setHandler(
     resumeBookUpdate,
     (_request) => {
+      clock.woke();
       if (paused) {
         paused = false;
-        pausedMs += Date.now() - (pausedSince ?? Date.now());
+        pausedMs += clock.now() - (pausedSince ?? clock.now());
         pausedSince = undefined;
         status = cancelled ? 'cancelling' : 'running';
         describe();
@@ -270,6 +277,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   setHandler(
     cancelBookUpdate,
     (request) => {
+      clock.woke();
       cancelled ??= String(request?.reason ?? 'cancelled by an operator').slice(0, 300);
       status = 'cancelling';
       children.cancel();
@@ -281,8 +289,9 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   setHandler(
     resizeBookUpdate,
     (request: { readonly size?: number; readonly unpin?: boolean }) => {
-      if (request.unpin) window.unpin(Date.now());
-      else window.pin(request.size as number, Date.now());
+      clock.woke();
+      if (request.unpin) window.unpin(clock.now());
+      else window.pin(request.size as number, clock.now());
       describe();
       return progress();
     },
@@ -310,28 +319,28 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
    * the time a result comes back is not the same on replay either.
    */
   const lookAround = async () => {
-    const at = Date.now();
+    const at = clock.now();
     if (at - lastThrottleCheck >= settings.control.throttleCheckMs) {
       lastThrottleCheck = at;
-      const pause = await book.tenantThrottle({ customerId });
+      const pause = await local(() => book.tenantThrottle({ customerId }));
       if (pause) window.observeThrottle(pause.until, pause.reason, at);
     }
     if (sharesFleet && at - lastFleetCheck >= settings.control.fleetCheckMs) {
       lastFleetCheck = at;
-      window.observeFleet(await book.fleetWindows({ refreshWorkflowId: info.workflowId }), weight);
+      window.observeFleet(await local(() => book.fleetWindows({ refreshWorkflowId: info.workflowId })), weight);
     }
   };
 
   const launch = (entry: Extract<BookPageEntry, { kind: 'refresh' }>) => {
     const workflowId = bookConnectionWorkflowId(customerId, entry.loginId, night);
-    const askedAt = Date.now();
+    const askedAt = clock.now();
     inFlight.set(workflowId, { loginId: entry.loginId, askedAt });
     started += 1;
     const finish = (outcome: BookOutcome, timed: boolean, pollWaitMs = 0) => {
       const windowFull = inFlight.size >= window.size;
       inFlight.delete(workflowId);
       const durationMs = outcome.durationMs ?? 0;
-      window.observeFinish(durationMs, timed, Date.now(), windowFull, durationMs - pollWaitMs);
+      window.observeFinish(durationMs, timed, clock.now(), windowFull, durationMs - pollWaitMs);
       record(outcome);
     };
     void children
@@ -352,12 +361,14 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
           ...(info.priority ? { priority: info.priority } : {}),
           staticSummary: `Login ${entry.loginId} in the ${cadence} refresh of ${customerId}, night ${night}`,
         });
-        window.observeStart(Date.now() - askedAt);
+        clock.woke();
+        window.observeStart(clock.now() - askedAt);
         return login.result();
       })
       .then(
         async (end) => {
-          const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
+          clock.woke();
+          const base = { loginId: entry.loginId, workflowId, durationMs: clock.now() - askedAt };
           if (end.ended === 'completed') {
             finish({ ...base, outcome: 'refreshed' }, true, end.pollWaitMs);
             return undefined;
@@ -366,7 +377,8 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
           return undefined;
         },
         (error: unknown) => {
-          const base = { loginId: entry.loginId, workflowId, durationMs: Date.now() - askedAt };
+          clock.woke();
+          const base = { loginId: entry.loginId, workflowId, durationMs: clock.now() - askedAt };
           // The login's workflow itself: its id taken this night, cancelled with the refresh, or ended by hand.
           if (error instanceof WorkflowExecutionAlreadyStartedError) finish({ ...base, outcome: 'duplicate' }, false);
           else if (isCancellation(error) || (error instanceof ChildWorkflowFailure && isCancellation(error.cause))) finish({ ...base, outcome: 'cancelled' }, false);
@@ -386,12 +398,12 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     if (failureType === 'EndUserActionRequired') {
       // Left out of later nights until the pipeline enrols it again (after its end user signed in).
       await getExternalWorkflowHandle(bookEntryWorkflowId(customerId, base.loginId))
-        .signal(flagEntrySignal, { reason: failureType, workflowId: base.workflowId ?? '', flaggedAt: isoNow() })
+        .signal(flagEntrySignal, { reason: failureType, workflowId: base.workflowId ?? '', flaggedAt: clock.iso() })
         .catch(() => log.warn('book refresh: the entry to flag has gone', { loginId: base.loginId }));
       return { ...base, outcome: 'needs-end-user', failureType };
     }
     // A forget deletes the login's running connections: the login has left the book.
-    if (failureType === 'Terminated' && (await book.stillEnrolled({ customerId, loginIds: [base.loginId] })).length === 0) return { ...base, outcome: 'forgotten' };
+    if (failureType === 'Terminated' && (await local(() => book.stillEnrolled({ customerId, loginIds: [base.loginId] }))).length === 0) return { ...base, outcome: 'forgotten' };
     return { ...base, outcome: 'failed', failureType };
   };
 
@@ -401,11 +413,11 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   describe();
   try {
     if (!carried) {
-      total = await book.countBook({ customerId, cadence });
+      total = await local(() => book.countBook({ customerId, cadence }));
       log.info('book refresh started', { customerId, cadence, night, total });
     }
-    const skippedAtStart = carried ? carried.skippedAtStart : settings.scheduleId ? ((await book.scheduleSkips({ scheduleId: settings.scheduleId })) ?? undefined) : undefined;
-    const read = await book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken });
+    const skippedAtStart = carried ? carried.skippedAtStart : scheduleId ? ((await local(() => book.scheduleSkips({ scheduleId }))) ?? undefined) : undefined;
+    const read = await local(() => book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken }));
     await lookAround();
     refreshes = [];
     for (const entry of read.entries) {
@@ -424,7 +436,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
       if (index >= checkedUpTo) {
         // A login forgotten since the page was read is skipped: checked in chunks, just before they start.
         const chunk = refreshes.slice(index, index + Math.min(ENROLMENT_CHECK_CHUNK, Math.max(window.size, 1)));
-        for (const loginId of await book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) })) enrolled.add(loginId);
+        for (const loginId of await local(() => book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) }))) enrolled.add(loginId);
         checkedUpTo = index + chunk.length;
       }
       const entry = refreshes[index] as Extract<BookPageEntry, { kind: 'refresh' }>;
@@ -455,7 +467,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
           counts,
           started,
           drainMs,
-          pausedMs: pausedMs + (pausedSince === undefined ? 0 : Date.now() - pausedSince),
+          pausedMs: pausedMs + (pausedSince === undefined ? 0 : clock.now() - pausedSince),
           paused,
           window: window.carried,
           pages,
@@ -485,9 +497,9 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   }
 
   async function drain(): Promise<void> {
-    const since = Date.now();
+    const since = clock.now();
     await waitWatching(() => inFlight.size === 0);
-    drainMs += Date.now() - since;
+    drainMs += clock.now() - since;
   }
 
   /**
@@ -503,9 +515,11 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
         continue;
       }
       if (await condition(ready, checkMs)) return;
+      // The timer fired: its task's time.
+      clock.woke();
       // A throttle first: children waiting out its Retry-After are not stuck.
       await lookAround();
-      const now = Date.now();
+      const now = clock.now();
       window.observeInFlight([...inFlight.values()].map((child) => now - child.askedAt), now);
       describe();
     }
@@ -529,15 +543,15 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   }
 
   async function finishReport(skippedAtStart: number | undefined): Promise<BookReport> {
-    const skippedNow = settings.scheduleId && skippedAtStart !== undefined ? await book.scheduleSkips({ scheduleId: settings.scheduleId }) : null;
-    if (pausedSince !== undefined) pausedMs += Date.now() - pausedSince;
+    const skippedNow = scheduleId && skippedAtStart !== undefined ? await local(() => book.scheduleSkips({ scheduleId })) : null;
+    if (pausedSince !== undefined) pausedMs += clock.now() - pausedSince;
     pausedSince = undefined;
     status = cancelled ? 'cancelled' : 'completed';
     describe();
     const { inFlight: _inFlight, estimatedEnd: _estimatedEnd, updatedAt: _updatedAt, ...summary } = progress();
     const report: BookReport = {
       ...summary,
-      endedAt: isoNow(),
+      endedAt: clock.iso(),
       pages,
       skippedWhileRunning: skippedNow === null || skippedAtStart === undefined ? 0 : Math.max(0, skippedNow - skippedAtStart),
       windowChanges: window.changes,
