@@ -364,7 +364,7 @@ async function runBoth(options: BurstOptions, resources: StackResources): Promis
     if (!lastNight) return false;
     if (floor) log(floor);
     log(nightLine(lastNight.figures));
-    return nights.every((result) => result.figures.lost === 0 && result.figures.failed === 0);
+    return nights.every((result) => result.figures.lost === 0 && result.figures.failed === 0 && !result.figures.nondeterminism);
   }
   const results: RunResult[] = [];
   for (const mode of options.modes) {

@@ -392,6 +392,8 @@ export interface NightFigures {
   readonly bShare: number;
   readonly bWeightShare: number;
   readonly budgetExceededS: number;
+  /** The refreshes' runs whose replay failed as nondeterministic (or undefined: not replayed). */
+  readonly nondeterminism?: number | undefined;
 }
 
 const percent = (value: number) => (Number.isFinite(value) ? (100 * value).toFixed(0) : 'n/a');
@@ -476,6 +478,7 @@ export function nightTargetsLine(figures: NightFigures): string {
     `throughput >= 60% of min(cores ${fixed(figures.capacityRps, 1)}/s, budget ${fixed(figures.budgetRefreshRps, 1)}/s) ${mark(figures.throughputRps >= 0.6 * carried)} (${percent(ratio(figures.throughputRps, carried))}%)`,
     `B's share >= 90% of its weight's ${mark(share >= 0.9)} (${percent(share)}%)`,
     `budget exceeded in no 1-second window ${mark(figures.budgetExceededS === 0)} (${figures.budgetExceededS} s)`,
+    ...(figures.nondeterminism === undefined ? [] : [`refreshes replay with 0 nondeterminism ${mark(figures.nondeterminism === 0)} (${figures.nondeterminism})`]),
   ].join('; ');
 }
 

@@ -50,6 +50,7 @@ import {
   type RateBook,
 } from './figures.js';
 import type { BurstOptions, Mode } from './options.js';
+import { refreshReplayLine, replayRefreshes } from './refresh-replay.js';
 import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, throttleRuns, type LiveTimes, type Observed } from './phases.js';
 import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './stack.js';
 
@@ -441,6 +442,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const liveEnds = countEnds(liveStates);
     const books = [...outcomes.values(), ...[...alone.values()].map((entry) => entry.outcomes)];
     const medianS = (tenant: string) => medianOf(completedDurationsS(children.get(tenant) ?? []));
+    const replay = await replayRefreshes({ client: stack.client, bundlePath: stack.bundlePath, payload: stack.payload, runTag });
     const figures: NightFigures = {
       refreshes: options.a + options.b,
       lost: books.reduce((sum, entry) => sum + entry.lost, 0) + liveEnds.lost,
@@ -457,6 +459,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
       bShare: both.bShare,
       bWeightShare: weightShare(budget.weights, TENANT_A, TENANT_B),
       budgetExceededS: budgetOf.exceeded,
+      nondeterminism: replay.nondeterminism.length + replay.errors.length,
     };
 
     log('');
@@ -521,6 +524,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     }
     log(`  budget exceeded: fleet in ${budgetOf.fleetExceeded} s, a tenant in ${[...budgetOf.tenantExceeded.values()].reduce((sum, value) => sum + value, 0)} s (${perTenant(budgetOf.tenantExceeded)}); either: ${budgetOf.exceeded} s`);
     log(`  tenant throttle: ${await throttleRuns(stack)}`);
+    log(`  ${refreshReplayLine(replay)}`);
     const cpuUsed = cpuBetween(cpuBefore, cpuAfter);
     const part = (name: CpuPart) => `${name} ${fmt(cpuUsed[name] / 1000, 1)} s`;
     const nightChildren = (children.get(TENANT_A)?.length ?? 0) + (children.get(TENANT_B)?.length ?? 0);

@@ -63,7 +63,8 @@ in a cadence of their own), which also gives what the cores carry. The last line
 --storm: the earlier scenario instead, A's and B's refreshes started independently (no book) within
 one window, with priority and fairness on and then off; its last line:
   burst: <n> connections, <n> lost, <n> failed, live answer p50 <ms> ms (<r>x idle) p99 <ms> ms (<r>x idle), tenant B median <s> s (<r>x alone), budget exceeded <n> s, throttled by service <n>
-Exit 1 when a connection was lost or failed (the latency, throughput, share and budget targets are figures, not verdicts).
+Exit 1 when a connection was lost or failed, or (the night) a refresh's run did not replay from its
+history (the latency, throughput, share and budget targets are figures, not verdicts).
 
   --storm            the storm scenario (independent starts in one window) instead of the night
   --a N              tenant A's saved logins (default 2000)

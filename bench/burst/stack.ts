@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
 import type { ClientConfig } from '../../src/settings/client.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { dataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { DEFAULT_PRIORITY_KEYS, type PriorityPolicy } from '../../src/contract/priority.js';
 import type { RateLimitSettings, RateLimitUpdate, RequestRates } from '../../src/sandbox/rate-limits.js';
 import { temporalConnectionOptions } from '../../src/temporal/connection.js';
@@ -70,6 +70,9 @@ export interface Stack {
   readonly pool: WorkerPool;
   /** What book refreshes get unless they name their own: the client's settings (BOOK_WINDOW_*, BOOK_PAGE_SIZE), defaults here. */
   readonly books: ClientConfig['books'];
+  /** The workflow bundle the workers load, and their payload key and store: what a replay of the run's histories needs. */
+  readonly bundlePath: string;
+  readonly payload: PayloadSettings;
 }
 
 export function policyOf(mode: Mode): PriorityPolicy {
@@ -108,11 +111,12 @@ export async function startStack(settings: StackSettings, resources: StackResour
   const taskQueue = `burst-${mode}-${runTag}`;
   const unattendedWorkers = settings.unattendedWorkers ?? 0;
   const serviceWorkers = settings.workers - unattendedWorkers;
+  const payloadKey = randomBytes(32);
   const sharedEnv = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: taskQueue,
-    PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    PAYLOAD_ENCRYPTION_KEY: payloadKey.toString('base64'),
     PAYLOAD_ENCRYPTION_KEY_ID: `burst-${runTag}`,
     PAYLOAD_STORE: 'local',
     PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
@@ -159,7 +163,10 @@ export async function startStack(settings: StackSettings, resources: StackResour
     books: clientConfig.books,
     unattendedTaskQueue: clientConfig.pools.unattendedTaskQueue,
   });
-  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books };
+  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books,
+    bundlePath,
+    payload: { encryption: { keyId: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, key: payloadKey }, payloadStore: { kind: 'local', directory: sharedEnv.PAYLOAD_STORE_DIRECTORY } },
+  };
 }
 
 export async function releaseStack(resources: StackResources, log: (line: string) => void): Promise<void> {

@@ -269,6 +269,8 @@ void describe('burst figures', () => {
     // 6.3/s against the lower of the cores' 9/s and the budget's 20/s: 70%; B's 47% of its weight's 50%: 94%.
     assert.match(targets, /throughput >= 60% of min\(cores 9\.0\/s, budget 20\.0\/s\) met \(70%\); B's share >= 90% of its weight's met \(94%\)/);
     assert.match(nightTargetsLine({ ...night, bShare: 0.3, throughputRps: 5 }), /throughput .* MISSED \(56%\); B's share >= 90% of its weight's MISSED \(60%\)/);
+    assert.doesNotMatch(targets, /replay/, 'no replay figure: none printed');
+    assert.match(nightTargetsLine({ ...night, nondeterminism: 1 }), /; refreshes replay with 0 nondeterminism MISSED \(1\)$/);
   });
 
   void it('turns priority and fairness off only where the runs must differ', () => {
@@ -339,6 +341,9 @@ void describe('npm run bench:burst', () => {
     assert.match(run.stdout, /^ {2}window A: polled \d+ times, size min \d+/m, report);
     assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
     assert.match(run.stdout, /^ {2}both books running \+[\d.]+s to \+[\d.]+s: A \d+ and B \d+ completed/m, report);
+    // Every run of the four refreshes (two alone, two at night; one page each) replayed from its history.
+    assert.match(run.stdout, /^ {2}replayed 4 refresh runs: 0 nondeterminism, 0 replay errors$/m, report);
+    assert.match(run.stdout, /refreshes replay with 0 nondeterminism met \(0\)/, report);
     assert.equal(run.code, 0, report);
   });
 
