@@ -163,10 +163,8 @@ export async function startStack(settings: StackSettings, resources: StackResour
     books: clientConfig.books,
     unattendedTaskQueue: clientConfig.pools.unattendedTaskQueue,
   });
-  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books,
-    bundlePath,
-    payload: { encryption: { keyId: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, key: payloadKey }, payloadStore: { kind: 'local', directory: sharedEnv.PAYLOAD_STORE_DIRECTORY } },
-  };
+  const payload: PayloadSettings = { encryption: { keyId: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, key: payloadKey }, payloadStore: { kind: 'local', directory: sharedEnv.PAYLOAD_STORE_DIRECTORY } };
+  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books, bundlePath, payload };
 }
 
 export async function releaseStack(resources: StackResources, log: (line: string) => void): Promise<void> {

@@ -157,8 +157,6 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   const expiresCrowding = sharesFleet && patched('book-crowding-expiry');
   // Runs begun before it read Date.now() after a local activity, which a replay may read otherwise (steady-clock.ts).
   const clock = new SteadyClock(patched('book-steady-clock'));
-  /** A local activity of the book's, after which the clock keeps the time from before it. */
-  const local = <T>(call: () => Promise<T>): Promise<T> => clock.local(call);
   const scheduleId = settings.scheduleId;
   const weight = info.priority?.fairnessWeight ?? 1;
   let published: PublishedWindow | undefined;
@@ -322,12 +320,12 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     const at = clock.now();
     if (at - lastThrottleCheck >= settings.control.throttleCheckMs) {
       lastThrottleCheck = at;
-      const pause = await local(() => book.tenantThrottle({ customerId }));
+      const pause = await clock.local(() => book.tenantThrottle({ customerId }));
       if (pause) window.observeThrottle(pause.until, pause.reason, at);
     }
     if (sharesFleet && at - lastFleetCheck >= settings.control.fleetCheckMs) {
       lastFleetCheck = at;
-      window.observeFleet(await local(() => book.fleetWindows({ refreshWorkflowId: info.workflowId })), weight);
+      window.observeFleet(await clock.local(() => book.fleetWindows({ refreshWorkflowId: info.workflowId })), weight);
     }
   };
 
@@ -403,7 +401,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
       return { ...base, outcome: 'needs-end-user', failureType };
     }
     // A forget deletes the login's running connections: the login has left the book.
-    if (failureType === 'Terminated' && (await local(() => book.stillEnrolled({ customerId, loginIds: [base.loginId] }))).length === 0) return { ...base, outcome: 'forgotten' };
+    if (failureType === 'Terminated' && (await clock.local(() => book.stillEnrolled({ customerId, loginIds: [base.loginId] }))).length === 0) return { ...base, outcome: 'forgotten' };
     return { ...base, outcome: 'failed', failureType };
   };
 
@@ -413,11 +411,11 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   describe();
   try {
     if (!carried) {
-      total = await local(() => book.countBook({ customerId, cadence }));
+      total = await clock.local(() => book.countBook({ customerId, cadence }));
       log.info('book refresh started', { customerId, cadence, night, total });
     }
-    const skippedAtStart = carried ? carried.skippedAtStart : scheduleId ? ((await local(() => book.scheduleSkips({ scheduleId }))) ?? undefined) : undefined;
-    const read = await local(() => book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken }));
+    const skippedAtStart = carried ? carried.skippedAtStart : scheduleId ? ((await clock.local(() => book.scheduleSkips({ scheduleId }))) ?? undefined) : undefined;
+    const read = await clock.local(() => book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken }));
     await lookAround();
     refreshes = [];
     for (const entry of read.entries) {
@@ -436,7 +434,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
       if (index >= checkedUpTo) {
         // A login forgotten since the page was read is skipped: checked in chunks, just before they start.
         const chunk = refreshes.slice(index, index + Math.min(ENROLMENT_CHECK_CHUNK, Math.max(window.size, 1)));
-        for (const loginId of await local(() => book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) }))) enrolled.add(loginId);
+        for (const loginId of await clock.local(() => book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) }))) enrolled.add(loginId);
         checkedUpTo = index + chunk.length;
       }
       const entry = refreshes[index] as Extract<BookPageEntry, { kind: 'refresh' }>;
@@ -543,7 +541,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   }
 
   async function finishReport(skippedAtStart: number | undefined): Promise<BookReport> {
-    const skippedNow = scheduleId && skippedAtStart !== undefined ? await local(() => book.scheduleSkips({ scheduleId })) : null;
+    const skippedNow = scheduleId && skippedAtStart !== undefined ? await clock.local(() => book.scheduleSkips({ scheduleId })) : null;
     if (pausedSince !== undefined) pausedMs += clock.now() - pausedSince;
     pausedSince = undefined;
     status = cancelled ? 'cancelled' : 'completed';

@@ -1,7 +1,7 @@
 /**
  * The book refresh's clock (src/workflows/steady-clock.ts) on a real server: code after a local
  * activity reads the time from before it, the same in the run and on replay, also when the activity
- * outlasts its workflow task's heartbeat (its result then comes in a later task); a timer moves it on.
+ * outlasts its workflow task's timeout (the worker heartbeats the task meanwhile); a timer moves it on.
  */
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +37,7 @@ describe('the steady clock', () => {
       activities: { pause: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) },
       sinks: collecting(run),
     });
-    // A 2 s task timeout: the worker heartbeats the task at 80% of it, so a 2.5 s local activity's result comes in a later task.
+    // A 2 s task timeout: a 2.5 s local activity outlasts it, so the worker heartbeats the task while it runs.
     const history = await worker.runUntil(async () => {
       const handle = await env.client.workflow.start('steadyClockWorkflow', { taskQueue, workflowId: uniqueId('steady-clock'), args: [2_500], workflowTaskTimeout: '2s' });
       await handle.result();
