@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provides the Temporal server (the release of scripts/lib/temporal-versions.env: the dev server on
-# SQLite and prod:check's on PostgreSQL, with its SQL schema tool), its Web UI server and the
-# `temporal` CLI (all built from their Go modules), sdk-java's time-skipping test server (from Maven
+# SQLite and prod:check's on PostgreSQL, with its SQL schema tool), its Web UI server and (for
+# `npm start`) the `temporal` CLI (all built from their Go modules), sdk-java's time-skipping test server (from Maven
 # Central), MinIO (an S3 server for the payload store's tests, built from its Go module) and Docker
 # Compose v2 (only to validate temporal-compose.yml: `npm run compose:check`; no Docker engine
 # needed) and an OpenTelemetry Collector (OTLP/HTTP receiver and file exporter, built with the
@@ -283,6 +283,53 @@ provide_moto() {
   log "installed moto $("$dir/venv/bin/python" -c 'import moto; print(moto.__version__)') at $dir/venv/bin/moto_server"
 }
 
+# Runs `$2...` as one timed step of lane $1, its output prefixed with the step's name; prints
+# `provisioned <step> in <s> s` (or `failed`) and returns its status.
+timed_step() {
+  local step="$1" started status=0; shift
+  started=$(date +%s)
+  ( "$@" ) 2> >(sed -u "s/^/[$step] /" >&2) || status=$?
+  if (( status == 0 )); then log "provisioned $step in $(( $(date +%s) - started )) s"
+  else log "FAILED $step after $(( $(date +%s) - started )) s (exit $status)"; fi
+  return "$status"
+}
+
+# Runs lanes side by side, each a `name::step args...;step args...` string of timed steps run in
+# order, and logs `ready: <name>` or `failed: <name>` as each lane ends (scripts/run-tests.mjs reads
+# them); fails naming every lane that failed. $1 names the group for the closing line.
+run_lanes() {
+  local group="$1" started pids=() names=() failed=() i lane; shift
+  started=$(date +%s)
+  for lane in "$@"; do
+    ( IFS=';' read -ra steps <<<"${lane#*::}"
+      for step in "${steps[@]}"; do
+        read -ra words <<<"$step"
+        timed_step "${words[0]}${words[1]:+ ${words[1]}}" "provide_${words[0]//-/_}" "${words[@]:1}" || { log "failed: ${lane%%::*}"; exit 1; }
+      done
+      log "ready: ${lane%%::*}" ) &
+    pids+=($!); names+=("${lane%%::*}")
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+  if (( ${#failed[@]} > 0 )); then log "provisioning failed in: ${failed[*]} (each step's output above says why)"; exit 1; fi
+  log "provisioned the $group in $(( $(date +%s) - started )) s"
+}
+
+# What npm test needs, in two groups. Independent builds run side by side in lanes, so one build's
+# downloads and single-threaded link overlap another's compiling. `core` is what every test file
+# that uses a server needs (the shared dev server: the production release and its Web UI, the
+# time-skipping server, OpenBao); npm test's pretest provisions it. `later` is what only some files
+# need; scripts/run-tests.mjs provisions it in the background while the other files run, and starts
+# a file that needs one of these only once its lane is ready (scripts/lib/test-plan.ts: PROVISIONED_LATER).
+# The CLI is for operators at `npm start` (`dev`): no test runs it, and it embeds a server of its
+# own (1.29.1), a build as long as the server's.
+provide_core() {
+  run_lanes core "server::server" "ui::ui" "fetched::test-server;openbao"
+}
+provide_later() {
+  # npm test's small upgrade rehearsal starts on the release before the production one.
+  run_lanes "later group" "previous-server::server $(awk '{ print $(NF-1) }' <<<"$upgrade_path")" "minio::minio" "compose::compose" "otelcol::otelcol" "moto::moto"
+}
+
 case "${1:-all}" in
   cli) provide_cli ;;
   test-server) provide_test_server ;;
@@ -297,8 +344,9 @@ case "${1:-all}" in
   otelcol) provide_otelcol ;;
   openbao) provide_openbao ;;
   moto) provide_moto ;;
-  # npm test's small upgrade rehearsal starts on the release before the production one.
-  all) provide_cli; provide_test_server; provide_minio; provide_compose; provide_otelcol; provide_openbao; provide_moto; provide_server; provide_ui
-       provide_server "$(awk '{ print $(NF-1) }' <<<"$upgrade_path")" ;;
-  *) log "usage: $0 [all|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao|moto]"; exit 2 ;;
+  # Everything npm test needs (see provide_core): `core` first, `later` while the tests run.
+  core) provide_core ;;
+  later) provide_later ;;
+  all) provide_core; provide_later ;;
+  *) log "usage: $0 [all|core|later|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao|moto]"; exit 2 ;;
 esac
