@@ -1,30 +1,37 @@
 #!/usr/bin/env node
 // `npm test`: runs every test/**/*.test.ts with node:test (through tsx) against ONE shared Temporal
 // dev server (scripts/lib/dev-server.ts: in memory, our search attributes registered), exported as
-// TEMPORAL_TEST_ADDRESS.
+// TEMPORAL_TEST_ADDRESS, and ONE bundle of the product's workflow code, exported as
+// TEST_WORKFLOW_BUNDLE (every worker the helpers start runs it instead of bundling again).
 //   npm test                      all test files
 //   npm test -- helpers sandbox   only files whose path contains one of the arguments
+//   npm test -- --changed         only files whose imports reach a file changed against git's HEAD
+//   npm run test:unit             (--unit) only files that need no server: no dev server, no bundle
 //   npm test -- --dir test/fixtures/run-tests   test files under another directory (the runner's own tests)
+// Which files and in what order: scripts/lib/test-plan.ts. Files run TEST_CONCURRENCY at a time
+// (default 3 on this project's 2-core machines: docs/development.md has the measurements), slowest
+// first by the seconds each took last time (recorded in the cache's test-timings.json); a file
+// marked `// npm test: runs alone` runs with nothing beside it, before the others.
 // Each file runs in its own node process (through tsx; node --test --test-isolation=none), with the
 // spec reporter for people and scripts/lib/test-file-reporter.mjs for this runner, which counts what
 // ran. A file fails, named in the closing summary, when it exits non-zero, when a test fails, when it
 // ran no test, when it ended before node:test finished (an exit halfway) or when it outlives
 // TEST_FILE_TIMEOUT_S (default 20 minutes; an open handle keeps a process alive): then its process
-// group is killed. Each test also
-// fails after 5 minutes (--test-timeout). The summary ends with `<n> passed, <n> failed, <n> skipped`
-// alone on a line, and names every skipped test with its reason.
-// TEST_CONCURRENCY overrides how many test files run at once (default: half the cores, at least 1);
-// it, TEST_FILE_TIMEOUT_S and REPLAY_MIN_HISTORIES are parsed by loadTestRunConfig (scripts/lib/test-settings.ts,
-// docs/configuration.md).
+// group is killed. Each test also fails after 5 minutes (--test-timeout).
+// TEST_CONCURRENCY, TEST_FILE_TIMEOUT_S and REPLAY_MIN_HISTORIES are parsed by loadTestRunConfig
+// (scripts/lib/test-settings.ts, docs/configuration.md).
 // Then every history of the product's workflow types the tests wrote on the shared server is replayed
 // against this checkout's workflow code (scripts/replay-suite.ts); it ends with
 //   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> skipped (<reasons>)
 // and fails the run on nondeterminism, or when the whole suite left fewer than 50 replayable
 // histories (REPLAY_MIN_HISTORIES overrides; a filtered run has no minimum).
+// The summary names every failed and skipped test, the ten slowest files (`slowest: <file> <s>`),
+// `suite: <n> files, <n> tests, <s> s wall, <s> s summed, concurrency <n>`, and ends with
+// `<n> passed, <n> failed, <n> skipped` alone on a line.
 /* global process, console, setTimeout, clearTimeout, URL */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
@@ -35,22 +42,9 @@ const { DevServer } = await tsImport('./lib/dev-server.ts', import.meta.url);
 const { WORKER_REGISTRY_ENV } = await tsImport('./lib/suite-registry.ts', import.meta.url);
 const { loadTestRunConfig } = await tsImport('./lib/test-settings.ts', import.meta.url);
 const { settingsOrExit } = await tsImport('../src/settings/load.ts', import.meta.url);
+const plan = await tsImport('./lib/test-plan.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
-
-function findTestFiles(dir) {
-  const files = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      // test/fixtures holds the runner's own fixture files (test/run-tests.test.ts runs them with --dir).
-      if (entry.name !== 'node_modules' && entry.name !== 'fixtures' && !entry.name.startsWith('.')) files.push(...findTestFiles(path));
-    } else if (entry.isFile() && entry.name.endsWith('.test.ts')) {
-      files.push(path);
-    }
-  }
-  return files.sort();
-}
 
 /** Resolves when `child` exits (immediately if it already has). */
 function exited(child) {
@@ -93,16 +87,53 @@ const args = process.argv.slice(2);
 const dirAt = args.indexOf('--dir');
 const testDir = dirAt === -1 ? join(root, 'test') : resolve(args[dirAt + 1] ?? '');
 if (dirAt !== -1) args.splice(dirAt, 2);
+const takeFlag = (flag) => {
+  const at = args.indexOf(flag);
+  if (at !== -1) args.splice(at, 1);
+  return at !== -1;
+};
+const onlyChanged = takeFlag('--changed');
+const unitTier = takeFlag('--unit');
+const unknownFlag = args.find((arg) => arg.startsWith('--'));
+if (unknownFlag) {
+  console.error(`run-tests: unknown option ${unknownFlag} (options: --changed, --unit, --dir <directory>; other arguments filter files by path)`);
+  process.exit(2);
+}
 const filters = args;
-const files = findTestFiles(testDir).filter((file) => filters.length === 0 || filters.some((filter) => relative(root, file).includes(filter)));
+const display = (file) => relative(root, file).split(sep).join('/');
+/** A path as the repository names it, or whole when it lies outside (a cache elsewhere). */
+const shown = (path) => (relative(root, path).startsWith('..') ? path : relative(root, path));
+const graph = new plan.ImportGraph(root);
+let files = plan.findTestFiles(testDir).filter((file) => filters.length === 0 || filters.some((filter) => display(file).includes(filter)));
+const chosenBy = [`match ${filters.map((f) => JSON.stringify(f)).join(', ') || '*.test.ts'}`];
+if (onlyChanged) {
+  const changed = plan.changedFiles(root);
+  files = files.filter((file) => changed.includes(display(file)) || graph.affectedBy(file, changed));
+  chosenBy.push(`reach one of ${changed.length} changed file(s)`);
+  if (files.length === 0) {
+    console.log(`run-tests: no test file reaches the ${changed.length} file(s) changed against HEAD${changed.length ? ` (${changed.join(', ')})` : ''}`);
+    console.log('0 passed, 0 failed, 0 skipped');
+    process.exit(0);
+  }
+}
+if (unitTier) {
+  files = files.filter((file) => !graph.needsServer(file));
+  chosenBy.push('need no server');
+}
 if (files.length === 0) {
-  console.error(`run-tests: no test files under ${relative(root, testDir) || '.'}/ match ${filters.map((f) => JSON.stringify(f)).join(', ') || '*.test.ts'}`);
+  console.error(`run-tests: no test files under ${relative(root, testDir) || '.'}/ ${chosenBy.join(' and ')}`);
   process.exit(1);
 }
+const needsServer = files.some((file) => graph.needsServer(file));
 
-// Test files run in child processes. Durability tests spawn workers and servers of their own, and
-// workflow bundling is CPU-bound: with 2 cores, one file at a time keeps timing-sensitive tests honest.
-const concurrency = settings.concurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
+// Several files at once: most of a file's time is spent waiting on servers and timers, not on a
+// core. 3 on 2 cores was the fastest setting measured with no test timing out (docs/development.md).
+const concurrency = settings.concurrency ?? 3;
+const timingsPath = settings.timingsFile ?? join(TEMPORAL_CACHE_DIR, 'test-timings.json');
+const timings = plan.readTimings(timingsPath);
+const alone = files.filter((file) => plan.runsAlone(file));
+const needsLater = new Map(files.map((file) => [file, plan.PROVISIONED_LATER.length && graph.needsServer(file) ? graph.provisionedLater(file) : []]));
+const ordered = [...plan.slowestFirst(alone, timings, display), ...plan.slowestFirst(files.filter((file) => !alone.includes(file)), timings, display)];
 
 mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
 const serverLogPath = join(TEMPORAL_CACHE_DIR, 'test-dev-server.log');
@@ -110,13 +141,17 @@ rmSync(serverLogPath, { force: true });
 
 // The workers the test helpers start, with their payload keys, for the replay at the end (private: 0700).
 const workerRegistry = mkdtempSync(join(tmpdir(), 'test-worker-registry-'));
-const MIN_REPLAYED = filters.length === 0 && dirAt === -1 ? 50 : 0;
+const MIN_REPLAYED = filters.length === 0 && dirAt === -1 && !onlyChanged && !unitTier ? 50 : 0;
 // Where each file's machine-readable report goes.
 const reportDir = mkdtempSync(join(tmpdir(), 'test-file-reports-'));
 const REPORTER = join(root, 'scripts/lib/test-file-reporter.mjs');
 const TEST_TIMEOUT_MS = 300_000;
 
 let server;
+/** The background provisioning of what only some files need (provisionLater). */
+let later;
+/** The shared workflow bundle's directory (made private), when any file needs a server. */
+let bundleDir;
 /** The test files' processes still running. */
 const running = new Set();
 let replay;
@@ -127,18 +162,38 @@ async function shutdown(exitCode) {
   stopping = true;
   await Promise.all([...running].map((child) => stopGroup(child)));
   await stop(replay);
+  await stop(later?.child);
   await server?.close();
+  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
   rmSync(workerRegistry, { recursive: true, force: true });
   rmSync(reportDir, { recursive: true, force: true });
   process.exit(exitCode);
 }
 
-/** Runs `node <args>` in the repository with the shared server's address and the registry; resolves to its exit code. */
-function run(args, env) {
+/** What every test process is given: the shared server, the registry, the shared bundle; in the unit tier, the refusal to start a server. */
+function sharedEnv() {
+  return {
+    [WORKER_REGISTRY_ENV]: workerRegistry,
+    ...(server ? { TEMPORAL_TEST_ADDRESS: server.address } : {}),
+    ...(bundleDir ? { TEST_WORKFLOW_BUNDLE: join(bundleDir, 'workflow-bundle.js') } : {}),
+    ...(unitTier ? { TEST_UNIT_TIER: '1' } : {}),
+  };
+}
+
+/** Runs `node <args>` in the repository with the shared environment, its output passed through line by line to `onLine` too; resolves to its exit code. */
+function run(args, env, onLine = () => {}) {
   const child = spawn(process.execPath, args, {
     cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, [WORKER_REGISTRY_ENV]: workerRegistry, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...sharedEnv(), ...env },
+  });
+  let pending = '';
+  child.stdout.on('data', (chunk) => {
+    process.stdout.write(chunk);
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) onLine(line);
   });
   const exit = new Promise((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
@@ -149,8 +204,6 @@ function run(args, env) {
   });
   return { child, exit };
 }
-
-const display = (file) => relative(root, file).split(sep).join('/');
 
 /** What a file's report says: counts, the skipped and failed tests by full name, whether node:test finished. */
 function readReport(path, fileName) {
@@ -211,7 +264,7 @@ function runFile(file, index) {
       cwd: root,
       detached: true,
       stdio: buffered ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, TEMPORAL_TEST_ADDRESS: server.address, [WORKER_REGISTRY_ENV]: workerRegistry, ...(buffered && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
+      env: { ...process.env, ...sharedEnv(), ...(buffered && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
     },
   );
   running.add(child);
@@ -266,26 +319,103 @@ function runFile(file, index) {
   });
 }
 
-/** Runs the files, `concurrency` at a time, in order; resolves to their outcomes. */
-async function runFiles(list) {
-  const outcomes = new Array(list.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < list.length && !stopping) {
-      const index = next++;
-      outcomes[index] = await runFile(list[index], index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, lane));
-  return outcomes.filter(Boolean);
+/**
+ * Runs the files in order, `concurrency` at a time: the first whose provisioning lanes are ready
+ * starts when a place is free; a file that runs alone starts only when nothing else runs, and nothing
+ * starts beside it. Resolves to their outcomes.
+ */
+function runFiles(list) {
+  return new Promise((resolveAll) => {
+    const outcomes = [];
+    const queue = [...list];
+    let active = 0;
+    let aloneRunning = false;
+    let index = 0;
+    const ready = (file) => needsLater.get(file).every((lane) => later.lanes.get(lane) !== 'pending');
+    const pump = () => {
+      while (!stopping && !aloneRunning && active < concurrency) {
+        const at = queue.findIndex(ready);
+        if (at === -1) break;
+        const file = queue[at];
+        const isAlone = alone.includes(file);
+        if (isAlone && active > 0) break; // it waits for the others to end, and holds the rest back
+        queue.splice(at, 1);
+        const failedLanes = needsLater.get(file).filter((lane) => later.lanes.get(lane) === 'failed');
+        if (failedLanes.length > 0) {
+          outcomes.push(notRun(file, `not run: it needs ${failedLanes.join(', ')}, whose provisioning failed (${shown(later.logPath)})`));
+          continue;
+        }
+        active += 1;
+        aloneRunning = isAlone;
+        void runFile(file, index++).then((outcome) => {
+          outcomes.push(outcome);
+          active -= 1;
+          if (isAlone) aloneRunning = false;
+          pump();
+        });
+      }
+      if (active === 0 && (queue.length === 0 || stopping)) resolveAll(outcomes);
+    };
+    later.onChange = pump;
+    pump();
+  });
 }
 
-/** Prints each file's verdict, the failed and skipped tests by name, and the totals; true when anything failed. */
-function printSummary(outcomes) {
+/** The outcome of a file the runner could not start. */
+function notRun(file, problem) {
+  return { file: display(file), ms: 0, report: { ended: false, passed: 0, failed: 0, skipped: [], failures: [], suiteFailures: [] }, problems: [problem] };
+}
+
+/**
+ * `scripts/provision-temporal.sh later` in the background, at a lower CPU priority than the tests:
+ * what only some files need (the previous server release, MinIO, Compose, the collector, moto).
+ * Each lane is 'pending' until the script logs `ready: <lane>` or `failed: <lane>`; `onChange` is
+ * called as one ends. Cached binaries make every lane ready within seconds.
+ */
+function provisionLater(wanted) {
+  const state = { lanes: new Map(), onChange: () => {}, logPath: join(TEMPORAL_CACHE_DIR, 'provision-later.log'), child: undefined, readyAt: new Map() };
+  for (const { lane } of plan.PROVISIONED_LATER) state.lanes.set(lane, wanted ? 'pending' : 'ready');
+  if (!wanted) return state;
+  const log = createWriteStream(state.logPath);
+  const child = spawn('nice', ['-n', '10', 'bash', 'scripts/provision-temporal.sh', 'later'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  state.child = child;
+  const startedAt = Date.now();
+  const settle = (lane, to) => {
+    if (state.lanes.get(lane) !== 'pending') return;
+    state.lanes.set(lane, to);
+    state.readyAt.set(lane, Date.now() - startedAt);
+    if (to === 'failed') console.error(`run-tests: provisioning ${lane} failed; the files that need it fail (${shown(state.logPath)})`);
+    state.onChange();
+  };
+  let pending = '';
+  child.stdout.pipe(log, { end: false });
+  child.stderr.on('data', (chunk) => {
+    log.write(chunk);
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) {
+      const said = /^\[provision-temporal\] (ready|failed): (\S+)$/.exec(line);
+      if (said) settle(said[2], said[1] === 'ready' ? 'ready' : 'failed');
+    }
+  });
+  child.once('exit', () => {
+    for (const [lane, to] of state.lanes) if (to === 'pending') settle(lane, 'failed');
+    log.end();
+  });
+  child.once('error', (error) => {
+    log.write(`could not start: ${error.message}\n`);
+    for (const [lane, to] of state.lanes) if (to === 'pending') settle(lane, 'failed');
+  });
+  return state;
+}
+
+/** Prints each file's verdict, the failed and skipped tests by name, the slowest files, the suite's figures and the totals; true when anything failed. */
+function printSummary(outcomes, { wallMs, replayLine }) {
   const totals = { passed: 0, failed: 0, skipped: 0 };
   const failedFiles = outcomes.filter((outcome) => outcome.problems.length > 0);
   console.log('\nrun-tests: files');
-  for (const { file, ms, report, problems } of outcomes) {
+  for (const { file, ms, report, problems } of [...outcomes].sort((a, b) => (a.file < b.file ? -1 : 1))) {
     totals.passed += report.passed;
     totals.failed += report.failed;
     totals.skipped += report.skipped.length;
@@ -302,12 +432,18 @@ function printSummary(outcomes) {
     console.log('\nrun-tests: skipped tests, and what they need');
     for (const { file, name, reason } of skipped) console.log(`﹣ ${file} › ${name} # ${reason || 'no reason given'}`);
   }
+  console.log('');
+  for (const { file, ms } of [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`slowest: ${file} ${(ms / 1000).toFixed(1)}`);
+  const tests = totals.passed + totals.failed + totals.skipped;
+  const summedMs = outcomes.reduce((sum, outcome) => sum + outcome.ms, 0);
   console.log(`\nℹ files ${outcomes.length}`);
   console.log(`ℹ failed files ${failedFiles.length}${failedFiles.length ? ` (${failedFiles.map((outcome) => outcome.file).join(', ')})` : ''}`);
-  console.log(`ℹ tests ${totals.passed + totals.failed + totals.skipped}`);
+  console.log(`ℹ tests ${tests}`);
   console.log(`ℹ pass ${totals.passed}`);
   console.log(`ℹ fail ${totals.failed}`);
   console.log(`ℹ skipped ${totals.skipped}`);
+  if (replayLine) console.log(replayLine);
+  console.log(`suite: ${outcomes.length} files, ${tests} tests, ${Math.round(wallMs / 1000)} s wall, ${Math.round(summedMs / 1000)} s summed, concurrency ${concurrency}`);
   console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
   return failedFiles.length > 0 || outcomes.length < files.length;
 }
@@ -319,25 +455,55 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-const startedAt = Date.now();
-try {
-  server = await DevServer.start({
-    logPath: serverLogPath,
-    logLevel: 'error',
-    onUnexpectedExit: (how) => console.error(`run-tests: the shared Temporal dev server exited unexpectedly (${how}); see ${relative(root, serverLogPath)}`),
-  });
-} catch (error) {
-  console.error(`run-tests: ${error.message} (log: ${relative(root, serverLogPath)})`);
+/** Bundles the product's workflow code once for every worker of the run, into a private directory. */
+async function writeSharedBundle() {
+  const { productWorkflowBundle } = await tsImport('./lib/workflow-bundle.ts', import.meta.url);
+  const code = await productWorkflowBundle();
+  const dir = mkdtempSync(join(tmpdir(), 'test-workflow-bundle-'));
+  writeFileSync(join(dir, 'workflow-bundle.js'), code, { mode: 0o600 });
+  return dir;
 }
-const startupMs = Date.now() - startedAt;
-if (!server) await shutdown(1);
-console.log(`run-tests: Temporal dev server ready at ${server.address} in ${startupMs} ms; ${files.length} test file(s), concurrency ${concurrency}`);
 
-const outcomes = await runFiles(files);
-const summaryFailed = printSummary(outcomes);
+const startedAt = Date.now();
+later = provisionLater(needsServer && [...needsLater.values()].some((lanes) => lanes.length > 0));
+if (needsServer) {
+  // The server starts while the bundle is made: neither waits on the other.
+  const [started, bundled] = await Promise.allSettled([
+    DevServer.start({
+      logPath: serverLogPath,
+      logLevel: 'error',
+      onUnexpectedExit: (how) => console.error(`run-tests: the shared Temporal dev server exited unexpectedly (${how}); see ${relative(root, serverLogPath)}`),
+    }),
+    writeSharedBundle(),
+  ]);
+  if (started.status === 'fulfilled') server = started.value;
+  else console.error(`run-tests: ${started.reason?.message ?? started.reason} (log: ${relative(root, serverLogPath)})`);
+  if (bundled.status === 'fulfilled') bundleDir = bundled.value;
+  else console.error(`run-tests: could not bundle the workflow code: ${bundled.reason?.stack ?? bundled.reason}`);
+  if (!server || !bundleDir) await shutdown(1);
+  console.log(`run-tests: Temporal dev server at ${server.address} and the workflow bundle ready in ${Date.now() - startedAt} ms`);
+}
+console.log(
+  `run-tests: ${files.length} test file(s) that ${chosenBy.join(' and ')}, concurrency ${concurrency}, slowest first${alone.length ? `; ${alone.length} run alone first` : ''}`,
+);
 
-// Also after failing tests: a history that does not replay may be why they failed.
-const replayRun = run(['--import', 'tsx', 'scripts/replay-suite.ts'], { REPLAY_MIN_HISTORIES: String(settings.replayMinHistories ?? MIN_REPLAYED) });
-replay = replayRun.child;
-const replayExit = await replayRun.exit;
+const outcomes = await runFiles(ordered);
+if (later.readyAt.size > 0) {
+  const waited = [...later.readyAt].map(([lane, ms]) => `${lane} ${later.lanes.get(lane)} at ${Math.round(ms / 1000)} s`);
+  console.log(`run-tests: provisioned beside the tests: ${waited.join(', ')} (${shown(later.logPath)})`);
+}
+// A file cut short or killed measured less than its real time: only finished files teach the order.
+plan.recordTimings(timingsPath, Object.fromEntries(outcomes.filter((outcome) => outcome.report.ended).map((outcome) => [outcome.file, Math.round(outcome.ms / 100) / 10])));
+
+// Also after failing tests: a history that does not replay may be why they failed. The unit tier wrote none.
+let replayExit = 0;
+let replayLine;
+if (server && !stopping) {
+  const replayRun = run(['--import', 'tsx', 'scripts/replay-suite.ts'], { REPLAY_MIN_HISTORIES: String(settings.replayMinHistories ?? MIN_REPLAYED) }, (line) => {
+    if (line.startsWith('replay: ') && / histories of the suite replayed/.test(line)) replayLine = line;
+  });
+  replay = replayRun.child;
+  replayExit = await replayRun.exit;
+}
+const summaryFailed = printSummary(outcomes, { wallMs: Date.now() - startedAt, replayLine });
 await shutdown(summaryFailed ? 1 : replayExit);

@@ -1,3 +1,4 @@
+// npm test: needs a server
 /**
  * The test runner's judgements (scripts/run-tests.mjs), on the fixture files of test/fixtures/run-tests
  * (which the suite itself leaves out): a file that defines no test, one that exits 0 halfway and one
@@ -6,18 +7,24 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { readTimings } from '../scripts/lib/test-plan.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURES = 'test/fixtures/run-tests';
 
 let run: { code: number | null; output: string };
+const timingsDir = mkdtempSync(join(tmpdir(), 'run-tests-timings-'));
+const timingsFile = join(timingsDir, 'test-timings.json');
 
 before(async () => {
   const child = spawn(process.execPath, ['scripts/run-tests.mjs', '--dir', FIXTURES], {
     cwd: root,
-    env: { ...process.env, TEST_FILE_TIMEOUT_S: '3', TEST_CONCURRENCY: '2', REPLAY_MIN_HISTORIES: '0', FORCE_COLOR: '0', NO_COLOR: '1' },
+    env: { ...process.env, TEST_FILE_TIMEOUT_S: '3', TEST_CONCURRENCY: '2', TEST_TIMINGS_FILE: timingsFile, REPLAY_MIN_HISTORIES: '0', FORCE_COLOR: '0', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -26,6 +33,8 @@ before(async () => {
   const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
   run = { code, output };
 });
+
+after(() => rmSync(timingsDir, { recursive: true, force: true }));
 
 /** The runner's closing verdict line on `file`. */
 function verdict(file: string): string {
@@ -65,8 +74,21 @@ void describe('scripts/run-tests.mjs', () => {
   });
 
   void it('closes with the totals alone on a line', () => {
-    assert.match(run.output, /^4 passed, 1 failed, 2 skipped$/m);
+    assert.match(run.output, /^5 passed, 1 failed, 2 skipped$/m);
     assert.match(run.output, /^ℹ failed files 4 \(/m);
+  });
+
+  void it("closes with the slowest files and the suite's figures", () => {
+    const slowest = run.output.split('\n').filter((line) => line.startsWith('slowest: '));
+    assert.equal(slowest.length, 6, run.output);
+    assert.match(slowest[0]!, /^slowest: test\/fixtures\/run-tests\/hangs\.test\.ts \d+\.\d$/, 'the file killed at 3 s took longest');
+    assert.match(run.output, /^suite: 6 files, 8 tests, \d+ s wall, \d+ s summed, concurrency 2$/m);
+  });
+
+  void it('runs a file marked to run alone before the others, and records the seconds of every file that finished', () => {
+    assert.match(run.output, /6 test file\(s\) that match \*\.test\.ts, concurrency 2, slowest first; 1 run alone first/);
+    const recorded = readTimings(timingsFile);
+    assert.deepEqual(Object.keys(recorded).sort(), ['alone', 'fails', 'no-tests', 'passes'].map((name) => `${FIXTURES}/${name}.test.ts`));
   });
 
   void it('leaves the fixtures out of the suite', () => {

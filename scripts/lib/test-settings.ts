@@ -46,10 +46,24 @@ export const TestVars = group(
       'Set by CI: a missing prerequisite (PostgreSQL, the server binaries) fails the prod:check, deploy:check and bench:burst tests instead of skipping them.',
       { defaultText: 'unset: skip' },
     ),
-    TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once.', { defaultText: 'half the cores, at least 1' }),
+    TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once (files marked to run alone still run alone).', { defaultText: '3 (measured on 2 cores: docs/development.md)' }),
+    TEST_TIMINGS_FILE: doc(
+      ExistingPath.optional(),
+      "Where `npm test` records each file's seconds and reads them back to start the slowest files first.",
+      { defaultText: 'test-timings.json in TEMPORAL_CACHE_DIR' },
+    ),
     TEST_FILE_TIMEOUT_S: doc(
       CountAtLeast(1).default(1200),
       'Seconds one test file may run in `npm test` (its process, open handles included) before the runner kills it and fails it by name; each test inside also fails after 5 minutes.',
+    ),
+    TEST_WORKFLOW_BUNDLE: doc(
+      ExistingPath.optional(),
+      "The product's workflow code, bundled once by `npm test` (scripts/run-tests.mjs sets it): the helpers' workers and replayers run it instead of bundling again.",
+      { defaultText: 'each worker bundles the workflow code itself' },
+    ),
+    TEST_UNIT_TIER: doc(
+      Bool.default(false),
+      '`npm run test:unit` sets it: a helper that would start a server (Temporal, OpenBao, MinIO, moto) throws instead, so a file that needs one cannot pass as a unit test.',
     ),
     REPLAY_MIN_HISTORIES: ReplayMinHistories,
     REPLAY_VERBOSE: doc(Bool.default(false), "true or 1: the closing replay lists every skipped history, not only the counts."),
@@ -61,7 +75,17 @@ export const TestVars = group(
 
 /** The test files and their helpers (and image:check, which shares npm test's server). */
 export const TestEnv = z
-  .object({ TEMPORAL_TEST_ADDRESS: TestAddress, TEST_WORKER_REGISTRY_DIR: WorkerRegistryDir, TEMPORAL_TEST_LOG_LEVEL: TestVars.shape.TEMPORAL_TEST_LOG_LEVEL, RECORD_HISTORIES: TestVars.shape.RECORD_HISTORIES, CHROMIUM_PATH: TestVars.shape.CHROMIUM_PATH, DOCS_SCREENSHOTS: TestVars.shape.DOCS_SCREENSHOTS, CI: TestVars.shape.CI })
+  .object({
+    TEMPORAL_TEST_ADDRESS: TestAddress,
+    TEST_WORKER_REGISTRY_DIR: WorkerRegistryDir,
+    TEMPORAL_TEST_LOG_LEVEL: TestVars.shape.TEMPORAL_TEST_LOG_LEVEL,
+    RECORD_HISTORIES: TestVars.shape.RECORD_HISTORIES,
+    CHROMIUM_PATH: TestVars.shape.CHROMIUM_PATH,
+    DOCS_SCREENSHOTS: TestVars.shape.DOCS_SCREENSHOTS,
+    CI: TestVars.shape.CI,
+    TEST_WORKFLOW_BUNDLE: TestVars.shape.TEST_WORKFLOW_BUNDLE,
+    TEST_UNIT_TIER: TestVars.shape.TEST_UNIT_TIER,
+  })
   .transform((env) =>
     Object.freeze({
       /** undefined: start a private dev server. */
@@ -72,6 +96,9 @@ export const TestEnv = z
       chromiumPath: env.CHROMIUM_PATH,
       docsScreenshots: env.DOCS_SCREENSHOTS,
       ci: env.CI,
+      /** The run's shared workflow bundle; undefined: bundle at start. */
+      workflowBundlePath: env.TEST_WORKFLOW_BUNDLE,
+      unitTier: env.TEST_UNIT_TIER,
     }),
   );
 
@@ -79,8 +106,15 @@ export type TestConfig = z.output<typeof TestEnv>;
 
 /** scripts/run-tests.mjs. */
 export const TestRunEnv = z
-  .object({ TEST_CONCURRENCY: TestVars.shape.TEST_CONCURRENCY, TEST_FILE_TIMEOUT_S: TestVars.shape.TEST_FILE_TIMEOUT_S, REPLAY_MIN_HISTORIES: ReplayMinHistories })
-  .transform((env) => Object.freeze({ concurrency: env.TEST_CONCURRENCY, fileTimeoutMs: env.TEST_FILE_TIMEOUT_S * 1000, replayMinHistories: env.REPLAY_MIN_HISTORIES }));
+  .object({
+    TEST_CONCURRENCY: TestVars.shape.TEST_CONCURRENCY,
+    TEST_TIMINGS_FILE: TestVars.shape.TEST_TIMINGS_FILE,
+    TEST_FILE_TIMEOUT_S: TestVars.shape.TEST_FILE_TIMEOUT_S,
+    REPLAY_MIN_HISTORIES: ReplayMinHistories,
+  })
+  .transform((env) =>
+    Object.freeze({ concurrency: env.TEST_CONCURRENCY, timingsFile: env.TEST_TIMINGS_FILE, fileTimeoutMs: env.TEST_FILE_TIMEOUT_S * 1000, replayMinHistories: env.REPLAY_MIN_HISTORIES }),
+  );
 
 /** scripts/replay-suite.ts: run by scripts/run-tests.mjs, which gives it the shared server. */
 export const ReplayEnv = z
@@ -90,6 +124,15 @@ export const ReplayEnv = z
       'The shared dev server whose histories the replay reads.',
     ),
     TEST_WORKER_REGISTRY_DIR: WorkerRegistryDir,
+    TEST_WORKFLOW_BUNDLE: doc(
+      ExistingPath.optional(),
+      "The product's workflow code, bundled once by `npm test` (scripts/run-tests.mjs sets it): the helpers' workers and replayers run it instead of bundling again.",
+      { defaultText: 'each worker bundles the workflow code itself' },
+    ),
+    TEST_UNIT_TIER: doc(
+      Bool.default(false),
+      '`npm run test:unit` sets it: a helper that would start a server (Temporal, OpenBao, MinIO, moto) throws instead, so a file that needs one cannot pass as a unit test.',
+    ),
     REPLAY_MIN_HISTORIES: ReplayMinHistories,
     REPLAY_VERBOSE: TestVars.shape.REPLAY_VERBOSE,
   })

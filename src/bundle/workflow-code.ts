@@ -7,8 +7,8 @@
  */
 import { fileURLToPath } from 'node:url';
 
-/** `.ts` when running the sources (tsx, tests), `.js` when running the compiled dist/ (the image). */
-const EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+/** `.ts` when running the sources (tsx, tests), `.js` when running the compiled dist/ (the image). The path, not the URL: tsx's tsImport adds a query. */
+const EXTENSION = new URL(import.meta.url).pathname.endsWith('.ts') ? '.ts' : '.js';
 const beside = (path: string) => fileURLToPath(new URL(`${path}${EXTENSION}`, import.meta.url));
 
 export const WORKFLOWS_PATH = beside('../workflows/index');

@@ -1,3 +1,4 @@
+// npm test: needs a server (a provisioned program: Docker Compose)
 // temporal-compose.yml cannot rot unnoticed: `npm run compose:check` runs the real Docker Compose v2
 // (built by scripts/provision-temporal.sh compose, which `npm test`'s pretest runs) on it, and on
 // deliberately broken copies in a temp dir, which it must refuse. No Docker engine is involved.

@@ -17,10 +17,8 @@ import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-c
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { isKmsEncryption, type EncryptionSettings } from '../../src/codec/key-provider.js';
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
-import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/bundle/workflow-code.js';
 import { workerDeploymentOptions } from '../../src/worker/deployment.js';
 import { WorkerDeployments } from '../../src/client/deployments.js';
-import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
@@ -29,6 +27,7 @@ import type { connectionWorkflow } from '../../src/workflows/connection.js';
 import { registerWorker } from '../../scripts/lib/suite-registry.js';
 import { after, before } from 'node:test';
 import { createDevEnvironment, uniqueId, waitFor } from './temporal.js';
+import { productWorkflowCode } from './test-tier.js';
 
 
 export interface ConnectionStack {
@@ -121,7 +120,9 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    ...workflowSource(),
+    // The product's workflow code (the run's shared bundle, else bundled now), tracing interceptors
+    // included (inert: nothing here starts traced), with the sandbox's options.
+    ...productWorkflowCode(),
     activities: {
       ...createInputActivities(),
       ...createActivities(clientFor, {
@@ -133,9 +134,6 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
     },
     dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
-    ...WORKFLOW_SANDBOX_OPTIONS,
-    // The product's workflow code, tracing interceptors included (inert: nothing here starts traced).
-    ...tracingWorkerOptions(undefined),
     // Versioned as the product's worker is (the server refuses a pinned workflow's task from an
     // unversioned worker): one deployment per stack, named after its task queue.
     workerDeploymentOptions: workerDeploymentOptions(taskQueue, TEST_BUILD_ID),

@@ -12,6 +12,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { minioPath } from '../../scripts/lib/minio-binary.js';
 import { exitWatch, keptOutput, ServerStartError, stopServerProcess } from './server-process.js';
+import { refuseInUnitTier } from './test-tier.js';
 
 const STARTUP_TIMEOUT_MS = 30_000;
 const START_ATTEMPTS = 3;
@@ -36,6 +37,7 @@ export interface MinioOptions {
 }
 
 export async function startMinio({ bucket = 'payloads' }: MinioOptions = {}): Promise<MinioServer> {
+  refuseInUnitTier('MinIO');
   const executable = minioPath();
   const dataDirectory = await mkdtemp(join(tmpdir(), 'minio-test-'));
   const credentials = { accessKeyId: 'minio-test-root', secretAccessKey: 'minio-test-secret-0123456789' };

@@ -12,6 +12,7 @@ import { freePort } from '../../scripts/lib/free-port.js';
 import { motoServerPath } from '../../scripts/lib/moto-binary.js';
 import { awsKmsClient, type AwsKmsSettings } from '../../src/codec/key-provider.js';
 import { exitWatch, keptOutput, ServerStartError, stopServerProcess } from './server-process.js';
+import { refuseInUnitTier } from './test-tier.js';
 
 const STARTUP_TIMEOUT_MS = 30_000;
 const START_ATTEMPTS = 3;
@@ -43,6 +44,7 @@ export interface MotoServer {
 }
 
 export async function startMoto(): Promise<MotoServer> {
+  refuseInUnitTier('moto');
   const executable = motoServerPath();
   let lastError: unknown;
   // A free port can be taken between our probe and moto's bind: try a fresh one.

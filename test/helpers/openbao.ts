@@ -13,6 +13,7 @@ import { freePort } from '../../scripts/lib/free-port.js';
 import { openBaoPath } from '../../scripts/lib/openbao-binary.js';
 import { VaultClient, type VaultAnswer, type VaultMethod, type VaultSettings } from '../../src/codec/vault-client.js';
 import { exitWatch, keptOutput, ServerStartError, stopServerProcess } from './server-process.js';
+import { refuseInUnitTier } from './test-tier.js';
 
 const STARTUP_TIMEOUT_MS = 20_000;
 const START_ATTEMPTS = 3;
@@ -47,6 +48,7 @@ export interface OpenBaoOptions {
 }
 
 export async function startOpenBao({ tls = false, transitKey = 'aggregation-payloads' }: OpenBaoOptions = {}): Promise<OpenBaoServer> {
+  refuseInUnitTier('OpenBao');
   const executable = openBaoPath();
   const home = await mkdtemp(join(tmpdir(), 'openbao-test-'));
   const rootToken = `root-${process.pid}-${Date.now().toString(36)}`;

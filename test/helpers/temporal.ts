@@ -14,9 +14,11 @@ import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/se
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
+import { prepareNamespace } from '../../scripts/lib/namespace-setup.js';
 import { temporalTestServerPath } from '../../scripts/lib/temporal-binaries.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
+import { refuseInUnitTier } from './test-tier.js';
 
 const GRPC_ALREADY_EXISTS = 6;
 
@@ -52,18 +54,27 @@ export async function registerSearchAttributes(connection: Connection, namespace
 }
 
 export interface DevEnvironmentOptions {
-  /** Defaults to "default". */
+  /**
+   * Defaults to "default". A file whose workflows read the whole namespace (a book refresh sizes its
+   * window against every running refresh's) takes one of its own, `uniqueId('...')`, so the files
+   * running beside it on the shared server are not in its readings.
+   */
   namespace?: string;
 }
 
+const NAMESPACE_READY_TIMEOUT_MS = 30_000;
+
 /** A real Temporal dev server: the shared one (TEMPORAL_TEST_ADDRESS) or a private in-memory one. */
 export async function createDevEnvironment(options: DevEnvironmentOptions = {}): Promise<TestWorkflowEnvironment> {
+  refuseInUnitTier('the Temporal dev server');
   installQuietRuntime();
   const namespace = options.namespace ?? 'default';
   const address = loadTestConfig().temporalAddress;
   if (address) {
     const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
     try {
+      // A namespace of the file's own (files run side by side on the shared server): registered first.
+      if (namespace !== 'default') await prepareNamespace(env.connection, namespace, NAMESPACE_READY_TIMEOUT_MS);
       await registerSearchAttributes(env.connection, namespace);
     } catch (error) {
       await env.teardown();
@@ -81,6 +92,7 @@ export async function createDevEnvironment(options: DevEnvironmentOptions = {}):
  * Use one environment per test file and run its tests serially: skipped time is global to it.
  */
 export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  refuseInUnitTier('the time-skipping test server');
   installQuietRuntime();
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: temporalTestServerPath() } },

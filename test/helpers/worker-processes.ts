@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productWorkflowBundle } from '../../scripts/lib/workflow-bundle.js';
+import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import { TEST_ENCRYPTION_ENV } from './connection-stack.js';
 import { startProcess } from './processes.js';
 
@@ -15,8 +16,10 @@ export interface WorkflowBundleFile {
   remove(): Promise<void>;
 }
 
-/** The product's workflow bundle, written once to a temporary file for every worker process of a test file. */
+/** The product's workflow bundle as a file for every worker process of a test file: the run's shared one, else written once to a temporary file. */
 export async function writeWorkflowBundle(): Promise<WorkflowBundleFile> {
+  const shared = loadTestConfig().workflowBundlePath;
+  if (shared) return { path: shared, remove: async () => {} };
   const dir = await mkdtemp(join(tmpdir(), 'workflow-bundle-'));
   const path = join(dir, 'workflow-bundle.js');
   await writeFile(path, await productWorkflowBundle());

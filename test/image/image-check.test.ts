@@ -1,3 +1,4 @@
+// npm test: needs a server
 // The Dockerfile cannot rot unnoticed: `npm run image:check` runs its stages on this machine (no Docker
 // engine: the real npm ci, npm run build and npm ci --omit=dev from the .dockerignore'd context), then
 // the image's CMD as a non-root user against the real dev server, with its HEALTHCHECK. Broken copies

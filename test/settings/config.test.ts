@@ -482,12 +482,22 @@ describe('the settings of the scripts, benchmarks and tests', () => {
   });
 
   it("parses the tests' switches", () => {
-    assert.deepEqual(loadTestConfig({}), { temporalAddress: undefined, workerRegistryDir: undefined, logLevel: 'ERROR', recordHistories: false, chromiumPath: '/usr/bin/chromium', docsScreenshots: false, ci: false });
-    const set = loadTestConfig({ TEMPORAL_TEST_ADDRESS: '127.0.0.1:7233', TEMPORAL_TEST_LOG_LEVEL: 'warn', RECORD_HISTORIES: '1', DOCS_SCREENSHOTS: '1', CI: 'true' });
-    assert.deepEqual([set.temporalAddress, set.logLevel, set.recordHistories, set.docsScreenshots, set.ci], ['127.0.0.1:7233', 'WARN', true, true, true]);
-    assert.match(problemsOf(() => loadTestConfig({ TEMPORAL_TEST_LOG_LEVEL: 'loud', RECORD_HISTORIES: 'yes' })), /TEMPORAL_TEST_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR[^]*RECORD_HISTORIES: /);
+    assert.deepEqual(loadTestConfig({}), {
+      temporalAddress: undefined,
+      workerRegistryDir: undefined,
+      logLevel: 'ERROR',
+      recordHistories: false,
+      chromiumPath: '/usr/bin/chromium',
+      docsScreenshots: false,
+      ci: false,
+      workflowBundlePath: undefined,
+      unitTier: false,
+    });
+    const set = loadTestConfig({ TEMPORAL_TEST_ADDRESS: '127.0.0.1:7233', TEMPORAL_TEST_LOG_LEVEL: 'warn', RECORD_HISTORIES: '1', DOCS_SCREENSHOTS: '1', CI: 'true', TEST_WORKFLOW_BUNDLE: '/tmp/b.js', TEST_UNIT_TIER: '1' });
+    assert.deepEqual([set.temporalAddress, set.logLevel, set.recordHistories, set.docsScreenshots, set.ci, set.workflowBundlePath, set.unitTier], ['127.0.0.1:7233', 'WARN', true, true, true, '/tmp/b.js', true]);
+    assert.match(problemsOf(() => loadTestConfig({ TEMPORAL_TEST_LOG_LEVEL: 'loud', RECORD_HISTORIES: 'yes', TEST_UNIT_TIER: 'maybe' })), /TEMPORAL_TEST_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR[^]*RECORD_HISTORIES: [^]*TEST_UNIT_TIER: /);
     assert.match(problemsOf(() => loadTestRunConfig({ TEST_CONCURRENCY: '0' })), /TEST_CONCURRENCY: must be a whole number, at least 1/);
-    assert.deepEqual(loadTestRunConfig({ TEST_CONCURRENCY: '3', REPLAY_MIN_HISTORIES: '7' }), { concurrency: 3, fileTimeoutMs: 1_200_000, replayMinHistories: 7 });
+    assert.deepEqual(loadTestRunConfig({ TEST_CONCURRENCY: '3', REPLAY_MIN_HISTORIES: '7' }), { concurrency: 3, timingsFile: undefined, fileTimeoutMs: 1_200_000, replayMinHistories: 7 });
     assert.equal(loadTestRunConfig({ TEST_FILE_TIMEOUT_S: '5' }).fileTimeoutMs, 5_000);
     assert.match(problemsOf(() => loadTestRunConfig({ TEST_FILE_TIMEOUT_S: '0' })), /TEST_FILE_TIMEOUT_S: must be a whole number, at least 1/);
   });

@@ -19,11 +19,10 @@ import {
   type ConnectionResult,
 } from '../../src/contract/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { workflowSource } from '../../src/bundle/workflow-code.js';
-import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
+import { productWorkflowCode } from '../helpers/test-tier.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_000 };
@@ -292,7 +291,7 @@ describe('replay', () => {
     const histories = finished.map(({ workflowId }) => ({ workflowId, history: env.client.workflow.getHandle(workflowId).fetchHistory() }));
     const resolved = await Promise.all(histories.map(async ({ workflowId, history }) => ({ workflowId, history: await history })));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'connection-test' }, resolved)) {
+    for await (const result of Worker.runReplayHistories({ ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'connection-test' }, resolved)) {
       if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
     }
     assert.deepEqual(failures, []);

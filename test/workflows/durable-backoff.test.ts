@@ -17,9 +17,7 @@ import { Worker } from '@temporalio/worker';
 import proto from '@temporalio/proto';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
-import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection-definitions.js';
-import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';
 import { killProcess, type ProductProcess } from '../helpers/processes.js';
@@ -27,6 +25,7 @@ import { startProcessStack, type ProcessStack } from '../helpers/process-stack.j
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { productWorkflowCode } from '../helpers/test-tier.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -157,7 +156,7 @@ describe('a data request that fails transiently', () => {
 
     // The history replays against the current code (and, recorded, against future code).
     const replays = Worker.runReplayHistories(
-      { ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'durable-backoff' },
+      { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'durable-backoff' },
       [{ workflowId: handle.workflowId, history: { events: history.events } }],
     );
     for await (const replay of replays) assert.equal(replay.error, undefined, String(replay.error));

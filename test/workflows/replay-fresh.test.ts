@@ -8,12 +8,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/bundle/workflow-code.js';
-import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+import { productWorkflowCode } from '../helpers/test-tier.js';
 
 let env: TestWorkflowEnvironment;
 
@@ -41,7 +40,7 @@ for (const retention of ['off', 'on'] as const) {
       const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 50 } });
       await handle.result();
       const history = await handle.fetchHistory();
-      await Worker.runReplayHistory({ ...workflowSource(), ...tracingWorkerOptions(undefined), ...WORKFLOW_SANDBOX_OPTIONS, dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }) }, history, handle.workflowId);
+      await Worker.runReplayHistory({ ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }) }, history, handle.workflowId);
 
       // A new worker on the same task queue has nothing cached: the query replays the whole history.
       await stack.stop();

@@ -7,17 +7,16 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { workflowSource } from '../../src/bundle/workflow-code.js';
-import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';
+import { productWorkflowCode } from '../helpers/test-tier.js';
 
 const histories = await recordedHistories();
 const errors = new Map<string, unknown>();
 
 before(async () => {
   const replays = Worker.runReplayHistories(
-    { ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'recorded-histories' },
+    { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'recorded-histories' },
     histories.map(({ name, history }) => ({ workflowId: name, history })),
   );
   for await (const result of replays) errors.set(result.workflowId, result.error);

@@ -20,11 +20,10 @@ import proto, { type temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
-import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
+import { productWorkflowCode } from '../helpers/test-tier.js';
 
 type History = temporal.api.history.v1.IHistory;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -103,7 +102,7 @@ describe('the retention notice patch under state queries', () => {
     process.stdout.write(`# retention-patch: ${splits.filter((n) => n > 0).length}/${histories.length} histories with a local-activity result split from the code after it (${splits.reduce((a, b) => a + b, 0)} splits)\n`);
     const errors: string[] = [];
     const replays = Worker.runReplayHistories(
-      { ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'retention-patch' },
+      { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'retention-patch' },
       histories,
     );
     for await (const result of replays) if (result.error) errors.push(`${result.workflowId}: ${String(result.error)}`);

@@ -10,9 +10,8 @@ import { describe, it } from 'node:test';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
-import { workflowSource } from '../../src/bundle/workflow-code.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
+import { productWorkflowCode } from '../helpers/test-tier.js';
 
 const FIXTURE = new URL('../fixtures/histories/cached-connection-two-patches.json', import.meta.url);
 
@@ -35,7 +34,7 @@ void describe('a connection recorded before the versioned steps', () => {
 
   void it("replays on today's code without nondeterminism", async () => {
     await Worker.runReplayHistory(
-      { ...workflowSource(), ...tracingWorkerOptions(undefined), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'versioned-steps' },
+      { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'versioned-steps' },
       history,
       'fixture-connection-before-versioned-steps',
     );
