@@ -26,7 +26,7 @@ import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bo
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
-import { createDevEnvironment, waitFor } from '../helpers/temporal.js';
+import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 import { progressUntil as progressUntilOf, reportWhenEnded } from './book-waits.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
@@ -36,7 +36,9 @@ let stack: ConnectionStack;
 let client: ConnectionsClient;
 
 before(async () => {
-  env = await createDevEnvironment();
+  // Its own namespace: its refreshes size their windows against every running refresh's, and other
+  // files' books run beside it on the shared server.
+  env = await createDevEnvironment({ namespace: uniqueId('book-refresh') });
   stack = await startConnectionStack(env, { tenantPauses: true });
   client = new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue });
 });

@@ -1,3 +1,4 @@
+// npm test: runs alone (its workers must keep up with the budget's rate: files beside it take the cores they need)
 /**
  * The fleet's request budget, held by Temporal (src/budget/fleet-budget.ts), on a real dev server with
  * real worker processes started as production starts them: two workers together use a service's
