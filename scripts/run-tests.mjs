@@ -130,7 +130,8 @@ const needsServer = files.some((file) => graph.needsServer(file));
 // core. 3 on 2 cores was the fastest setting measured with no test timing out (docs/development.md).
 const concurrency = settings.concurrency ?? 3;
 const timingsPath = settings.timingsFile ?? join(TEMPORAL_CACHE_DIR, 'test-timings.json');
-const timings = plan.readTimings(timingsPath);
+// A fresh machine has no figures yet: the seconds recorded in the repository stand in (test-plan.ts).
+const timings = { ...plan.readTimings(plan.SEED_TIMINGS_PATH), ...plan.readTimings(timingsPath) };
 const alone = files.filter((file) => plan.runsAlone(file));
 const needsLater = new Map(files.map((file) => [file, plan.PROVISIONED_LATER.length && graph.needsServer(file) ? graph.provisionedLater(file) : []]));
 const ordered = [...plan.slowestFirst(alone, timings, display), ...plan.slowestFirst(files.filter((file) => !alone.includes(file)), timings, display)];

@@ -13,6 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** A test file marks itself to run with no other file beside it (it measures or loads the whole machine). */
 export const RUNS_ALONE_MARKER = '// npm test: runs alone';
@@ -193,6 +194,14 @@ function hasMarker(file: string, marker: string): boolean {
 export function runsAlone(file: string): boolean {
   return hasMarker(file, RUNS_ALONE_MARKER);
 }
+
+/**
+ * The seconds each file took in one whole run at the default concurrency, kept in the repository:
+ * the order on a machine whose cache has no figures yet (a fresh CI machine), where the slowest files
+ * starting last would hold the run open. The cache's own figures override them file by file.
+ * Refresh it from the cache's test-timings.json after a whole run when the order has drifted.
+ */
+export const SEED_TIMINGS_PATH = fileURLToPath(new URL('./test-timings-seed.json', import.meta.url));
 
 /** Seconds each file took in earlier runs, keyed by repository-relative path. */
 export type Timings = Record<string, number>;
