@@ -30,6 +30,10 @@ before(() => {
   write('test/server.test.ts', "import type { Foo } from './types.js';\nimport { TestWorkflowEnvironment } from './helpers/index.js';\nvoid TestWorkflowEnvironment;\n");
   write('test/types.ts', 'export type Foo = string;\n');
   write('test/marked.test.ts', "// Runs a script that starts a server.\n// npm test: needs a server (the script's)\nimport { it } from 'node:test';\nit('runs', () => ['scripts/start.sh', '../python/x']);\n");
+  write('scripts/lib/minio-binary.ts', "export const minioPath = () => 'minio';\n");
+  write('test/helpers/minio.ts', "import { minioPath } from '../../scripts/lib/minio-binary.js';\nexport const startMinio = () => minioPath();\n");
+  write('test/s3.test.ts', "import { startMinio } from './helpers/minio.js';\nimport { it } from 'node:test';\nit('stores', () => startMinio());\n");
+  write('test/compose.test.ts', "import { it } from 'node:test';\nit('checks', () => ['npm', 'run', 'compose:check']);\n");
   write('test/python.test.ts', "import { it } from 'node:test';\nit('runs pytest', () => ['python/', 'tests']);\n");
   write('test/alone.test.ts', "// npm test: runs alone (it loads every core)\nimport { it } from 'node:test';\nit('works', () => {});\n");
   write('test/fixtures/skipped.test.ts', "import { it } from 'node:test';\nit('is a fixture', () => {});\n");
@@ -41,7 +45,7 @@ void describe('the test plan', () => {
   void it('finds *.test.ts below test/, leaving fixtures out, sorted', () => {
     assert.deepEqual(
       findTestFiles(at('test')).map((file) => file.slice(root.length + 1)),
-      ['test/alone.test.ts', 'test/dynamic.test.ts', 'test/marked.test.ts', 'test/pure.test.ts', 'test/python.test.ts', 'test/server.test.ts'],
+      ['test/alone.test.ts', 'test/compose.test.ts', 'test/dynamic.test.ts', 'test/marked.test.ts', 'test/pure.test.ts', 'test/python.test.ts', 'test/s3.test.ts', 'test/server.test.ts'],
     );
   });
 
@@ -71,6 +75,13 @@ void describe('the test plan', () => {
     assert.equal(graph.affectedBy(at('test/python.test.ts'), ['python/aggregation/client.py']), true, "a test that names 'python/'");
     assert.equal(graph.affectedBy(at('test/marked.test.ts'), ['python/aggregation/client.py']), false, "'../python/' is another path");
     assert.equal(graph.affectedBy(at('test/marked.test.ts'), ['scripts/other.sh']), false, "'scripts/' alone says nothing: the import graph follows it");
+  });
+
+  void it('names the binaries provisioned beside the tests that a file waits for: by what it imports, or by the script it names', () => {
+    const graph = new ImportGraph(root);
+    assert.deepEqual(graph.provisionedLater(at('test/s3.test.ts')), ['minio']);
+    assert.deepEqual(graph.provisionedLater(at('test/compose.test.ts')), ['compose']);
+    assert.deepEqual(graph.provisionedLater(at('test/pure.test.ts')), []);
   });
 
   void it('reads the runs-alone marker in the first lines only', () => {
