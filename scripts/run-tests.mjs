@@ -43,6 +43,7 @@ const { WORKER_REGISTRY_ENV } = await tsImport('./lib/suite-registry.ts', import
 const { loadTestRunConfig } = await tsImport('./lib/test-settings.ts', import.meta.url);
 const { settingsOrExit } = await tsImport('../src/settings/load.ts', import.meta.url);
 const plan = await tsImport('./lib/test-plan.ts', import.meta.url);
+const cpuGroups = await tsImport('./lib/file-cpu.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
 
@@ -174,6 +175,9 @@ async function shutdown(exitCode) {
 /** What every test process is given: the shared server, the registry, the shared bundle; in the unit tier, the refusal to start a server. */
 function sharedEnv() {
   return {
+    // A runner started from inside a node:test file (the runner's own test) must not hand its files
+    // that file's test context: node:test would report to a parent that is not listening.
+    NODE_TEST_CONTEXT: undefined,
     [WORKER_REGISTRY_ENV]: workerRegistry,
     ...(server ? { TEMPORAL_TEST_ADDRESS: server.address } : {}),
     ...(bundleDir ? { TEST_WORKFLOW_BUNDLE: join(bundleDir, 'workflow-bundle.js') } : {}),
@@ -250,9 +254,8 @@ function runFile(file, index) {
   const reportPath = join(reportDir, `${index}.jsonl`);
   const buffered = concurrency > 1;
   const startedAt = Date.now();
-  const child = spawn(
-    process.execPath,
-    [
+  const cpu = cpuGroups.fileCpuGroup(String(process.pid), index);
+  const nodeArgs = [
       '--import', 'tsx',
       // One file, in this process (so the reporters see an exit halfway: no end line), each test
       // failing after 5 minutes; the whole file after TEST_FILE_TIMEOUT_S (below).
@@ -260,7 +263,11 @@ function runFile(file, index) {
       '--test-reporter=spec', '--test-reporter-destination=stdout',
       `--test-reporter=${REPORTER}`, `--test-reporter-destination=${reportPath}`,
       display(file),
-    ],
+  ];
+  const [command, commandArgs] = cpu ? cpu.wrap(process.execPath, nodeArgs) : [process.execPath, nodeArgs];
+  const child = spawn(
+    command,
+    commandArgs,
     {
       cwd: root,
       detached: true,
@@ -290,6 +297,8 @@ function runFile(file, index) {
       } catch {
         // the group is gone
       }
+      const cpuSeconds = cpu?.seconds();
+      await cpu?.remove(); // and anything that left the process group
       // Its output, once the pipes drain (a process that left the group may hold them: not for long).
       if (buffered) {
         await new Promise((done) => {
@@ -315,7 +324,7 @@ function runFile(file, index) {
       // A suite fails with its failed tests (named already), or on its own (a hook: named here).
       for (const suite of report.suiteFailures) if (!/^\d+ subtests? failed$/.test(suite.error ?? '')) problems.push(`suite ${suite.name} failed${suite.error ? `: ${suite.error}` : ''}`);
       if (problems.length === 0 && (code !== 0 || signal)) problems.push(`exited with ${signal ?? `code ${code}`}`);
-      resolvePromise({ file: display(file), ms: Date.now() - startedAt, report, problems });
+      resolvePromise({ file: display(file), ms: Date.now() - startedAt, cpuSeconds, report, problems });
     });
   });
 }
@@ -435,6 +444,11 @@ function printSummary(outcomes, { wallMs, replayLine }) {
   }
   console.log('');
   for (const { file, ms } of [...outcomes].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`slowest: ${file} ${(ms / 1000).toFixed(1)}`);
+  const measured = outcomes.filter((outcome) => outcome.cpuSeconds !== undefined);
+  if (measured.length > 0) {
+    console.log('');
+    for (const { file, cpuSeconds } of [...measured].sort((a, b) => b.cpuSeconds - a.cpuSeconds).slice(0, 10)) console.log(`cpu: ${file} ${cpuSeconds.toFixed(1)}`);
+  }
   const tests = totals.passed + totals.failed + totals.skipped;
   const summedMs = outcomes.reduce((sum, outcome) => sum + outcome.ms, 0);
   console.log(`\nℹ files ${outcomes.length}`);
@@ -443,6 +457,7 @@ function printSummary(outcomes, { wallMs, replayLine }) {
   console.log(`ℹ pass ${totals.passed}`);
   console.log(`ℹ fail ${totals.failed}`);
   console.log(`ℹ skipped ${totals.skipped}`);
+  if (measured.length > 0) console.log(`ℹ cpu ${Math.round(measured.reduce((sum, outcome) => sum + outcome.cpuSeconds, 0))} s summed over ${measured.length} files (their servers and workers included)`);
   if (replayLine) console.log(replayLine);
   console.log(`suite: ${outcomes.length} files, ${tests} tests, ${Math.round(wallMs / 1000)} s wall, ${Math.round(summedMs / 1000)} s summed, concurrency ${concurrency}`);
   console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);

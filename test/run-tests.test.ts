@@ -83,6 +83,12 @@ void describe('scripts/run-tests.mjs', () => {
     assert.equal(slowest.length, 6, run.output);
     assert.match(slowest[0]!, /^slowest: test\/fixtures\/run-tests\/hangs\.test\.ts \d+\.\d$/, 'the file killed at 3 s took longest');
     assert.match(run.output, /^suite: 6 files, 8 tests, \d+ s wall, \d+ s summed, concurrency 2$/m);
+    // Each file's CPU, where the machine gives the runner a control group per file (as root on Linux).
+    const cpu = run.output.split('\n').filter((line) => line.startsWith('cpu: '));
+    if (cpu.length > 0) {
+      assert.equal(cpu.length, 6, run.output);
+      assert.match(run.output, /^ℹ cpu \d+ s summed over 6 files/m);
+    }
   });
 
   void it('runs a file marked to run alone before the others, and records the seconds of every file that finished', () => {
