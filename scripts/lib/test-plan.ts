@@ -51,7 +51,8 @@ const NEEDS_A_SERVER = [
 export const PROVISIONED_LATER: readonly { readonly lane: string; readonly reached: readonly string[]; readonly named: readonly string[] }[] = [
   // prod:check's upgrade rehearsal and deploy:check find the server binaries here.
   { lane: 'previous-server', reached: ['scripts/prod-check/temporal-server.ts'], named: ['prod:check', 'prod:upgrade', 'deploy:check'] },
-  { lane: 'minio', reached: ['scripts/lib/minio-binary.ts'], named: [] },
+  // pytest starts its own MinIO from the cache (python/tests/minio.py): python-env.ts runs it.
+  { lane: 'minio', reached: ['scripts/lib/minio-binary.ts', 'test/helpers/python-env.ts'], named: [] },
   { lane: 'moto', reached: ['scripts/lib/moto-binary.ts'], named: [] },
   { lane: 'otelcol', reached: ['test/helpers/otel-collector.ts'], named: [] },
   { lane: 'compose', reached: ['scripts/compose-check.ts'], named: ['compose:check'] },
