@@ -124,15 +124,6 @@ export const ReplayEnv = z
       'The shared dev server whose histories the replay reads.',
     ),
     TEST_WORKER_REGISTRY_DIR: WorkerRegistryDir,
-    TEST_WORKFLOW_BUNDLE: doc(
-      ExistingPath.optional(),
-      "The product's workflow code, bundled once by `npm test` (scripts/run-tests.mjs sets it): the helpers' workers and replayers run it instead of bundling again.",
-      { defaultText: 'each worker bundles the workflow code itself' },
-    ),
-    TEST_UNIT_TIER: doc(
-      Bool.default(false),
-      '`npm run test:unit` sets it: a helper that would start a server (Temporal, OpenBao, MinIO, moto) throws instead, so a file that needs one cannot pass as a unit test.',
-    ),
     REPLAY_MIN_HISTORIES: ReplayMinHistories,
     REPLAY_VERBOSE: TestVars.shape.REPLAY_VERBOSE,
   })
