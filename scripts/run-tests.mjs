@@ -127,14 +127,15 @@ if (files.length === 0) {
 }
 const needsServer = files.some((file) => graph.needsServer(file));
 
-// Several files at once: most of a file's time is spent waiting on servers and timers, not on a
-// core. 3 on 2 cores was the fastest setting measured with no test timing out (docs/development.md).
+// Several files at once: one file alone leaves the cores idle while it waits on servers and timers.
+// Measured on 2 cores (docs/development.md): 3 against 1 before; 4 was no faster than 3, and a test
+// failed there.
 const concurrency = settings.concurrency ?? 3;
 const timingsPath = settings.timingsFile ?? join(TEMPORAL_CACHE_DIR, 'test-timings.json');
 // A fresh machine has no figures yet: the seconds recorded in the repository stand in (test-plan.ts).
 const timings = { ...plan.readTimings(plan.SEED_TIMINGS_PATH), ...plan.readTimings(timingsPath) };
 const alone = files.filter((file) => plan.runsAlone(file));
-const needsLater = new Map(files.map((file) => [file, plan.PROVISIONED_LATER.length && graph.needsServer(file) ? graph.provisionedLater(file) : []]));
+const needsLater = new Map(files.map((file) => [file, graph.needsServer(file) ? graph.provisionedLater(file) : []]));
 const ordered = [...plan.slowestFirst(alone, timings, display), ...plan.slowestFirst(files.filter((file) => !alone.includes(file)), timings, display)];
 
 mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });

@@ -87,6 +87,8 @@ function resolveRelative(from: string, specifier: string): string | undefined {
 /** The import graph of the repository's sources, read once per run and shared by every question. */
 export class ImportGraph {
   private readonly edges = new Map<string, { files: string[]; packages: string[] }>();
+  private readonly closures = new Map<string, { files: Set<string>; packages: Set<string> }>();
+  private readonly texts = new Map<string, string>();
 
   constructor(private readonly root: string) {}
 
@@ -96,12 +98,7 @@ export class ImportGraph {
     if (known) return known;
     const found = { files: [] as string[], packages: [] as string[] };
     this.edges.set(file, found);
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      return found; // a path that resolved but cannot be read: nothing to follow
-    }
+    const text = this.text(file);
     for (const match of text.matchAll(SPECIFIER)) {
       const specifier = match[1] ?? match[2];
       if (!specifier) continue;
@@ -117,8 +114,24 @@ export class ImportGraph {
     return found;
   }
 
-  /** Every repository file `file` reaches through imports (itself included), and every package. */
+  /** A file's text, read once per run ('' when it cannot be read: nothing to follow). */
+  private text(file: string): string {
+    let text = this.texts.get(file);
+    if (text === undefined) {
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        text = '';
+      }
+      this.texts.set(file, text);
+    }
+    return text;
+  }
+
+  /** Every repository file `file` reaches through imports (itself included), and every package; worked out once per file. */
   closure(file: string): { files: Set<string>; packages: Set<string> } {
+    const known = this.closures.get(file);
+    if (known) return known;
     const files = new Set<string>([file]);
     const packages = new Set<string>();
     const queue = [file];
@@ -133,12 +146,13 @@ export class ImportGraph {
         }
       }
     }
+    this.closures.set(file, { files, packages });
     return { files, packages };
   }
 
   /** Whether anything `file` imports starts a server or runs a provisioned program (NEEDS_A_SERVER), or it says it needs one (NEEDS_SERVER_MARKER). */
   needsServer(file: string): boolean {
-    if (hasMarker(file, NEEDS_SERVER_MARKER)) return true;
+    if (hasMarker(this.text(file), NEEDS_SERVER_MARKER)) return true;
     const { files, packages } = this.closure(file);
     return NEEDS_A_SERVER.some((need) => (need.includes('/') && !need.startsWith('@') ? files.has(join(this.root, need)) : packages.has(need)));
   }
@@ -146,7 +160,7 @@ export class ImportGraph {
   /** The lanes of PROVISIONED_LATER that `file` needs. */
   provisionedLater(file: string): string[] {
     const { files } = this.closure(file);
-    const text = readFileSync(file, 'utf8');
+    const text = this.text(file);
     return PROVISIONED_LATER.filter(({ reached, named }) => reached.some((path) => files.has(join(this.root, path))) || named.some((name) => text.includes(name))).map(({ lane }) => lane);
   }
 
@@ -170,10 +184,7 @@ export class ImportGraph {
       // As a path of the repository: not the tail of another path ('../python/' is not 'python/').
       .map((mention) => new RegExp(`(?<![\\w./-])${mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     if (mentions.length === 0) return false;
-    return [...files].some((path) => {
-      const text = readFileSync(path, 'utf8');
-      return mentions.some((mention) => mention.test(text));
-    });
+    return [...files].some((path) => mentions.some((mention) => mention.test(this.text(path))));
   }
 }
 
@@ -186,14 +197,14 @@ export function changedFiles(root: string): string[] {
   return [...new Set([...git('diff', '--name-only', 'HEAD'), ...git('ls-files', '--others', '--exclude-standard')])].sort();
 }
 
-/** Whether one of `file`'s first 40 lines starts with `marker` (a reason may follow it). */
-function hasMarker(file: string, marker: string): boolean {
-  return readFileSync(file, 'utf8').split('\n', 40).some((line) => line.trim().startsWith(marker));
+/** Whether one of the first 40 lines of `text` starts with `marker` (a reason may follow it). */
+function hasMarker(text: string, marker: string): boolean {
+  return text.split('\n', 40).some((line) => line.trim().startsWith(marker));
 }
 
 /** Whether `file` asks to run with no other file beside it (RUNS_ALONE_MARKER). */
 export function runsAlone(file: string): boolean {
-  return hasMarker(file, RUNS_ALONE_MARKER);
+  return hasMarker(readFileSync(file, 'utf8'), RUNS_ALONE_MARKER);
 }
 
 /**
