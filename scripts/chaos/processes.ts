@@ -155,6 +155,16 @@ export class WorkerPool {
 
   /** SIGKILLs one worker, starts its replacement and resolves once the replacement polls. */
   async kill(name: string, why: string): Promise<KillRecord> {
+    const { replacementReady, ...record } = await this.killAndReplace(name, why);
+    return { ...record, replacementReadyMs: await replacementReady };
+  }
+
+  /**
+   * SIGKILLs one worker and starts its replacement; resolves once the replacement is started, with
+   * `replacementReady` resolving (to the milliseconds it took) once it polls. For a schedule whose
+   * next step must not wait for a worker process to start (seconds on a loaded machine).
+   */
+  async killAndReplace(name: string, why: string): Promise<Omit<KillRecord, 'replacementReadyMs'> & { readonly replacementReady: Promise<number> }> {
     const worker = this.workers.get(name);
     if (!worker) throw new ProcessError(`no worker ${name} to kill`);
     worker.ending = true;
@@ -164,14 +174,16 @@ export class WorkerPool {
     const replacement = this.spawnWorker();
     this.options.timeline.mark(`SIGKILL worker ${name} (pid ${worker.child.pid}, ${why}); replacement ${replacement.name} starting`);
     const startedAt = Date.now();
-    await this.awaitReadyOrReplaced(replacement);
-    const replacementReadyMs = Date.now() - startedAt;
-    this.options.timeline.mark(
-      replacement.ready
-        ? `worker ${replacement.name} polling (started in ${seconds(replacementReadyMs)})`
-        : `${this.options.size} worker(s) polling again (${this.readyNames().join(', ')}) ${seconds(replacementReadyMs)} after the kill`,
-    );
-    return { name, pid: worker.child.pid, replacement: replacement.name, replacementReadyMs };
+    const replacementReady = this.awaitReadyOrReplaced(replacement).then(() => {
+      const replacementReadyMs = Date.now() - startedAt;
+      this.options.timeline.mark(
+        replacement.ready
+          ? `worker ${replacement.name} polling (started in ${seconds(replacementReadyMs)})`
+          : `${this.options.size} worker(s) polling again (${this.readyNames().join(', ')}) ${seconds(replacementReadyMs)} after the kill`,
+      );
+      return replacementReadyMs;
+    });
+    return { name, pid: worker.child.pid, replacement: replacement.name, replacementReady };
   }
 
   /** A replacement that dies before it starts is itself replaced: wait until the pool is whole again. */
@@ -188,6 +200,13 @@ export class WorkerPool {
    * after `graceMs`), then starts its replacement and resolves once that one polls.
    */
   async terminate(name: string, graceMs: number): Promise<TerminateRecord> {
+    const { replacementReady, ...record } = await this.terminateAndReplace(name, graceMs);
+    await replacementReady;
+    return record;
+  }
+
+  /** `terminate`, resolving once the worker exited and its replacement started; `replacementReady` resolves once that one polls. */
+  async terminateAndReplace(name: string, graceMs: number): Promise<TerminateRecord & { readonly replacementReady: Promise<void> }> {
     const worker = this.workers.get(name);
     if (!worker) throw new ProcessError(`no worker ${name} to stop`);
     worker.ending = true;
@@ -205,8 +224,8 @@ export class WorkerPool {
     const drainMs = Date.now() - startedAt;
     const replacement = this.spawnWorker();
     this.options.timeline.mark(`worker ${name} exited (${how}) ${seconds(drainMs)} after SIGTERM${forced ? ', SIGKILLed after the grace period' : ''}; replacement ${replacement.name} starting`);
-    await this.awaitReadyOrReplaced(replacement);
-    return { name, pid: worker.child.pid, exit: how, forced, drainMs, replacement: replacement.name };
+    const replacementReady = this.awaitReadyOrReplaced(replacement);
+    return { name, pid: worker.child.pid, exit: how, forced, drainMs, replacement: replacement.name, replacementReady };
   }
 
   /** SIGTERM (the SDK drains), SIGKILL after a grace period. */

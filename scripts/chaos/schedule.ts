@@ -37,7 +37,7 @@ export interface ServerRestartRecord {
 }
 
 export interface ChaosRecord {
-  readonly kills: readonly (KillRecord & { readonly atMs: number; readonly inWindow: boolean })[];
+  readonly kills: readonly (Omit<KillRecord, 'replacementReadyMs'> & { readonly atMs: number; readonly inWindow: boolean })[];
   readonly restart?: ServerRestartRecord | undefined;
   /** Why the restart did not happen, when it did not. */
   readonly restartSkipped?: string | undefined;

@@ -125,11 +125,17 @@ interface Chaos {
   readonly drain?: DrainRecord | undefined;
 }
 
-/** SIGKILL one worker, SIGTERM another (drain), restart the server: in that order, at fixed points of the start spread. */
+/** The time over which the connections start, a step apart. */
 function spreadMsFor(connections: number): number {
   return Math.min(MAX_START_SPREAD_MS, START_STEP_MS * Math.max(0, connections - 1));
 }
 
+/**
+ * SIGKILL one worker, SIGTERM another (drain), restart or upgrade the server: in that order, at fixed
+ * points of the start spread. No step waits for a replacement worker to poll (a worker process takes
+ * seconds to start on a loaded machine, and the server's step must come while connections run); the
+ * replacements are awaited at the end.
+ */
 async function runChaos(input: {
   pool: WorkerPool;
   proxy: ChaosProxy;
@@ -148,6 +154,7 @@ async function runChaos(input: {
   let restart: ServerRestartRecord | undefined;
   let restartSkipped: string | undefined;
   let drain: DrainRecord | undefined;
+  const replacements: Promise<unknown>[] = [];
   const until = async (fraction: number) => {
     const wait = origin + fraction * spreadMs - Date.now();
     if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
@@ -159,7 +166,8 @@ async function runChaos(input: {
     const atMs = timeline.now();
     try {
       const inWindow = (proxy.heldAnswers().get(victim) ?? 0) > 0;
-      const record = await pool.kill(victim, `${proxy.inFlight().get(victim) ?? 0} request(s) in flight`);
+      const { replacementReady, ...record } = await pool.killAndReplace(victim, `${proxy.inFlight().get(victim) ?? 0} request(s) in flight`);
+      replacements.push(replacementReady);
       kills.push({ ...record, atMs, inWindow });
     } catch (error) {
       errors.push(`SIGKILL ${victim}: ${error instanceof Error ? error.message : String(error)}`);
@@ -178,7 +186,8 @@ async function runChaos(input: {
     const heldAnswersAtSignal = proxy.heldAnswers().get(victim) ?? 0;
     const atMs = timeline.now();
     try {
-      const record = await pool.terminate(victim, DRAIN_GRACE_MS);
+      const { replacementReady, ...record } = await pool.terminateAndReplace(victim, DRAIN_GRACE_MS);
+      replacements.push(replacementReady);
       // A reply still held for it is written after the hold: let the proxy finish what it owed.
       while ((proxy.inFlight().get(victim) ?? 0) > 0) await delay(100);
       const abandoned = (proxy.stats().abandonedByClient.get(victim) ?? 0) - before;
@@ -186,7 +195,7 @@ async function runChaos(input: {
       drain = { ...record, atMs, inFlightAtSignal, heldAnswersAtSignal, abandoned, ok };
       timeline.mark(
         `drain of ${victim}: ${inFlightAtSignal} request(s) in flight at SIGTERM (${heldAnswersAtSignal} held answer repl${heldAnswersAtSignal === 1 ? 'y' : 'ies'}), ` +
-          `${abandoned} abandoned, exit ${record.exit} after ${seconds(record.drainMs)}: ${ok ? 'drained' : 'NOT DRAINED'}; ${record.replacement} polling`,
+          `${abandoned} abandoned, exit ${record.exit} after ${seconds(record.drainMs)}: ${ok ? 'drained' : 'NOT DRAINED'}`,
       );
     } catch (error) {
       errors.push(`SIGTERM ${victim}: ${error instanceof Error ? error.message : String(error)}`);
@@ -220,6 +229,7 @@ async function runChaos(input: {
     }
   }
 
+  await Promise.all(replacements);
   return { record: { kills, restart, restartSkipped, errors }, drain };
 }
 
