@@ -46,6 +46,8 @@ const plan = await tsImport('./lib/test-plan.ts', import.meta.url);
 const cpuGroups = await tsImport('./lib/file-cpu.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
+/** How many lines of a failed test's error the closing summary repeats. */
+const FAILURE_LINES = 20;
 
 /** Resolves when `child` exits (immediately if it already has). */
 function exited(child) {
@@ -323,7 +325,10 @@ function runFile(file, index) {
       } else if (report.passed + report.failed + report.skipped.length === 0) problems.push('ran no test: it defines none');
       if (report.failed > 0) problems.push(`${report.failed} test(s) failed`);
       // A suite fails with its failed tests (named already), or on its own (a hook: named here).
-      for (const suite of report.suiteFailures) if (!/^\d+ subtests? failed$/.test(suite.error ?? '')) problems.push(`suite ${suite.name} failed${suite.error ? `: ${suite.error}` : ''}`);
+      for (const suite of report.suiteFailures) {
+        const error = suite.error?.split('\n')[0];
+        if (!/^\d+ subtests? failed$/.test(error ?? '')) problems.push(`suite ${suite.name} failed${error ? `: ${error}` : ''}`);
+      }
       if (problems.length === 0 && (code !== 0 || signal)) problems.push(`exited with ${signal ?? `code ${code}`}`);
       resolvePromise({ file: display(file), ms: Date.now() - startedAt, cpuSeconds, report, problems });
     });
@@ -436,7 +441,13 @@ function printSummary(outcomes, { wallMs, replayLine }) {
   const failures = outcomes.flatMap(({ file, report }) => report.failures.map((failure) => ({ file, ...failure })));
   if (failures.length > 0) {
     console.log('\nrun-tests: failed tests');
-    for (const { file, name, error } of failures) console.log(`✖ ${file} › ${name}${error ? `: ${error}` : ''}`);
+    // The error's first lines too: a CI log may keep only the end of the output, where this stands.
+    for (const { file, name, error } of failures) {
+      const [first = '', ...rest] = String(error ?? '').split('\n');
+      console.log(`✖ ${file} › ${name}${first ? `: ${first}` : ''}`);
+      for (const line of rest.slice(0, FAILURE_LINES)) console.log(`    ${line}`);
+      if (rest.length > FAILURE_LINES) console.log(`    … ${rest.length - FAILURE_LINES} more line(s) in the file's output above`);
+    }
   }
   const skipped = outcomes.flatMap(({ file, report }) => report.skipped.map((skip) => ({ file, ...skip })));
   if (skipped.length > 0) {
