@@ -10,6 +10,7 @@ from aggregation_connections.codec import (
     EncryptionCodec,
     EncryptionKeys,
     PayloadDecryptionError,
+    PayloadNotSealedError,
     StaticKeySource,
     UnknownEncryptionKeyError,
 )
@@ -72,8 +73,21 @@ async def test_encodes_with_a_fresh_nonce_each_time_and_round_trips() -> None:
     assert await codec.decode([first, second]) == [PLAIN, PLAIN]
 
 
-async def test_passes_through_a_payload_that_is_not_encrypted() -> None:
+async def test_refuses_a_payload_that_is_not_sealed_by_name_without_quoting_it() -> None:
     codec = EncryptionCodec(EncryptionKeys("k1", bytes(32)))
+    [sealed] = await codec.encode([PLAIN])
+    with pytest.raises(PayloadNotSealedError) as refused:
+        await codec.decode([sealed, PLAIN])
+    assert isinstance(refused.value, PayloadDecryptionError)
+    assert refused.value.encoding == "json/plain"
+    assert str(refused.value).startswith('payload not sealed: its encoding is "json/plain"')
+    assert "Everyday" not in str(refused.value)
+    with pytest.raises(PayloadNotSealedError, match=r'encoding is "\(none\)"'):
+        await codec.decode([Payload()])
+
+
+async def test_a_replay_alone_reads_a_payload_that_is_not_sealed() -> None:
+    codec = EncryptionCodec(EncryptionKeys("k1", bytes(32)), read_unsealed_for_replay=True)
     assert await codec.decode([PLAIN]) == [PLAIN]
 
 

@@ -17,7 +17,7 @@ import type { DataConverter } from '@temporalio/common';
 import { externalStorageFor } from '../payload-store/external-storage.js';
 import type { PayloadStoreSettings } from '../payload-store/settings.js';
 import { FAILURE_CONVERTER_PATH, PAYLOAD_CONVERTER_PATH } from '../bundle/workflow-code.js';
-import { EncryptionCodec } from './encryption-codec.js';
+import { EncryptionCodec, type EncryptionCodecOptions } from './encryption-codec.js';
 import { keySourceFor, type EncryptionSettings } from './key-provider.js';
 
 /**
@@ -52,10 +52,22 @@ export function dataConverterFor(config: PayloadSettings): DataConverter | undef
  * with the rest), and the encryption codec marking undecryptable messages.
  */
 export function workerDataConverterFor(config: PayloadSettings): DataConverter {
+  return workerConverter(config, { markUndecodableMessages: true });
+}
+
+/**
+ * Replays: the worker's, except that a payload written before encryption was turned on is read as it
+ * is (the one place an unsealed payload is read: a replay runs no handler on new input).
+ */
+export function replayDataConverterFor(config: PayloadSettings): DataConverter {
+  return workerConverter(config, { markUndecodableMessages: true, readUnsealedForReplay: true });
+}
+
+function workerConverter(config: PayloadSettings, codecOptions: EncryptionCodecOptions): DataConverter {
   return {
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     failureConverterPath: FAILURE_CONVERTER_PATH,
-    payloadCodecs: config.encryption ? [new EncryptionCodec(keySourceFor(config.encryption), { markUndecodableMessages: true })] : [],
+    payloadCodecs: config.encryption ? [new EncryptionCodec(keySourceFor(config.encryption), codecOptions)] : [],
     ...externalStorageOf(config),
   };
 }

@@ -8,9 +8,11 @@
  * key by id; envelope-v1 carries its data key wrapped by a KMS (key-provider.ts chooses). Its keys
  * come from a KeySource (key-source.ts): configured keys, or a KMS's data keys, cached.
  *
- * Decoding passes through payloads that are not encrypted (histories written before encryption was
- * turned on still read) and decrypts with the key named by the payload, so earlier keys kept as
- * decryption keys keep their histories readable after a rotation.
+ * Decoding refuses a payload that is not sealed (PayloadNotSealedError): anyone who can call Temporal
+ * could otherwise write an answer or an input the worker would trust. Only a replay may read one
+ * (option `readUnsealedForReplay`: histories written before encryption was turned on still replay);
+ * a running process never does. It decrypts with the key named by the payload, so earlier keys kept
+ * as decryption keys keep their histories readable after a rotation.
  *
  * A worker's codec marks, rather than refuses, a workflow's message it cannot decrypt (option
  * `markUndecodableMessages`): a signal encrypted under a key nobody has must not fail every workflow
@@ -24,29 +26,34 @@
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from './undecodable.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
-import { KeyVersionRevokedError, PayloadDecryptionError } from './payload-errors.js';
+import { KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from './payload-errors.js';
 import { ENCODING_METADATA_KEY, isEncrypted, NoncePool, openPayload, sealPayload } from './payload-format.js';
 
 export { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY, isEncrypted } from './payload-format.js';
-export { PayloadDecryptionError, UnknownEncryptionKeyError } from './payload-errors.js';
+export { PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from './payload-errors.js';
 export type { EncryptionKeys } from './key-source.js';
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export interface EncryptionCodecOptions {
   /** Workers: a workflow-owned payload (signal, update, start input) that cannot be decrypted becomes a marker. */
   readonly markUndecodableMessages?: boolean | undefined;
+  /** Replays only (replayDataConverterFor): an unsealed payload of a history written before encryption is read as it is. */
+  readonly readUnsealedForReplay?: boolean | undefined;
 }
 
 export class EncryptionCodec implements PayloadCodec {
   private readonly keys: KeySource;
   private readonly nonces = new NoncePool();
   private readonly markUndecodableMessages: boolean;
+  private readonly readUnsealedForReplay: boolean;
 
   /** Configured keys (the static format), or a key source such as a KMS's (envelope-v1). */
-  constructor(keys: EncryptionKeys | KeySource, { markUndecodableMessages = false }: EncryptionCodecOptions = {}) {
+  constructor(keys: EncryptionKeys | KeySource, { markUndecodableMessages = false, readUnsealedForReplay = false }: EncryptionCodecOptions = {}) {
     this.keys = 'sealingKey' in keys ? keys : new StaticKeySource(keys);
     this.markUndecodableMessages = markUndecodableMessages;
+    this.readUnsealedForReplay = readUnsealedForReplay;
   }
 
   /** The id new payloads are encrypted under. */
@@ -89,7 +96,11 @@ export class EncryptionCodec implements PayloadCodec {
   }
 
   private async decrypt(payload: Payload): Promise<Payload> {
-    if (!isEncrypted(payload)) return payload;
+    if (!isEncrypted(payload)) {
+      if (this.readUnsealedForReplay) return payload;
+      const encoding = payload.metadata?.[ENCODING_METADATA_KEY];
+      throw new PayloadNotSealedError(encoding ? decoder.decode(encoding).slice(0, 64) : '(none)');
+    }
     const { key, keyId } = await this.keys.openingKey(payload.metadata);
     return openPayload(key, keyId, payload.data ?? new Uint8Array());
   }

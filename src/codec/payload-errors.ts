@@ -18,6 +18,25 @@ export class PayloadDecryptionError extends Error {
   }
 }
 
+/**
+ * The payload is not sealed at all: with encryption on, only `binary/encrypted` payloads are read, so a
+ * payload written without the codec (a client without the key, `temporal` without --codec-endpoint,
+ * anyone who can call Temporal) is refused instead of trusted. Its content is never quoted.
+ */
+export class PayloadNotSealedError extends PayloadDecryptionError {
+  override name = 'PayloadNotSealedError';
+  constructor(
+    /** The payload's own encoding metadata ("json/plain", ...), or "(none)". */
+    readonly encoding: string,
+  ) {
+    super(
+      undefined,
+      `payload not sealed: its encoding is "${encoding}", not binary/encrypted, and with encryption on only sealed payloads are read; ` +
+        'send it through the codec (a client with the key, or temporal --codec-endpoint <console>/codec)',
+    );
+  }
+}
+
 /** The payload was encrypted with a key this process does not have (add it to PAYLOAD_DECRYPTION_KEYS). */
 export class UnknownEncryptionKeyError extends PayloadDecryptionError {
   override name = 'UnknownEncryptionKeyError';

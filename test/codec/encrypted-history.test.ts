@@ -218,7 +218,7 @@ describe("the console's codec endpoint", () => {
     assert.deepEqual(await empty.json(), { payloads: [] });
   });
 
-  it('names the problem: a bad body, an unknown key id, a console without a key', async () => {
+  it('names the problem: a bad body, an unknown key id, a payload not sealed, a console without a key', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const bad = await codecCall('/codec/decode', { payloads: [{ data: 'not base64!' }] }, auth);
     assert.equal(bad.status, 400);
@@ -238,6 +238,16 @@ describe("the console's codec endpoint", () => {
     assert.match(state.message, /retired-2019/);
     assert.equal(fromBase64(readable?.metadata.encoding), 'json/plain');
     assert.match(fromBase64(readable?.data), /SandboxBank|customerId/, 'the other payload of the same call decoded');
+
+    // A payload that was never sealed is not trusted either: named, its content not echoed.
+    const injected = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"responses":{"city":["Montreal"]}}').toString('base64') };
+    const unsealed = await codecCall('/codec/decode', { payloads: [injected] }, auth);
+    assert.equal(unsealed.status, 200);
+    const [notSealed] = ((await unsealed.json()) as { payloads: { metadata: Record<string, string>; data: string }[] }).payloads;
+    const notSealedState = (JSON.parse(fromBase64(notSealed?.data)) as { undecodable: { state: string; encoding: string; message: string } }).undecodable;
+    assert.deepEqual([notSealedState.state, notSealedState.encoding], ['not-sealed', 'json/plain']);
+    assert.match(notSealedState.message, /^payload not sealed/);
+    assert.ok(!fromBase64(notSealed?.data).includes('Montreal'), 'the unsealed content is not echoed');
 
     const off = await codecCall('/codec/decode', { payloads: [] }, auth, plainUrl);
     assert.equal(off.status, 404);

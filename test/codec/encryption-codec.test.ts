@@ -10,8 +10,10 @@ import {
   isEncrypted,
   KEY_ID_METADATA_KEY,
   PayloadDecryptionError,
+  PayloadNotSealedError,
   UnknownEncryptionKeyError,
 } from '../../src/codec/encryption-codec.js';
+import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from '../../src/codec/undecodable.js';
 
 const SECRET = { session: { username: 'security_question', password: 'Everyday' }, answer: ['Montreal'] };
 const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
@@ -90,14 +92,37 @@ describe('the encryption codec', () => {
     });
   });
 
-  it('passes through payloads that were never encrypted, so older histories still read', async () => {
+  it('refuses a payload that was never sealed, by name and without quoting it; a replay alone reads one', async () => {
     const subject = codec();
     const plain = [toPayload(SECRET), toPayload(null), { metadata: {}, data: new Uint8Array() }, {}];
-    const decoded = await subject.decode(plain);
-    assert.equal(decoded.length, plain.length);
+    for (const [index, payload] of plain.entries()) {
+      await assert.rejects(subject.decode([payload]), (error: unknown) => {
+        assert.ok(error instanceof PayloadNotSealedError, `payload ${index}: ${String(error)}`);
+        assert.ok(error instanceof PayloadDecryptionError, 'a payload error: a worker marks such a message, the console answers 422');
+        assert.equal(error.encoding, index < 2 ? 'json/plain' : '(none)');
+        assert.doesNotMatch(error.message, /Everyday|Montreal/);
+        return true;
+      });
+    }
+    // One unsealed payload among sealed ones refuses the batch: nothing is half-read.
+    await assert.rejects(subject.decode([await encodeOne(subject, toPayload(SECRET)), toPayload('injected')]), PayloadNotSealedError);
+    const replay = new EncryptionCodec({ keyId: 'default', key: randomBytes(32) }, { readUnsealedForReplay: true });
+    const decoded = await replay.decode(plain);
     decoded.forEach((payload, index) => assert.equal(payload, plain[index], `payload ${index} is the same object`));
     assert.equal(isEncrypted(toPayload(SECRET)), false);
     assert.equal(isEncrypted(await encodeOne(subject, toPayload(SECRET))), true);
+  });
+
+  it('marks an unsealed workflow message on a worker (its handler refuses it, naming why), and still refuses an activity payload', async () => {
+    const worker = new EncryptionCodec({ keyId: 'default', key: randomBytes(32) }, { markUndecodableMessages: true });
+    const [marked] = await worker.decode([toPayload({ answer: ['Montreal'] })], { type: 'workflow', namespace: 'default', workflowId: 'connection-x' });
+    assert.equal(text(marked?.metadata?.encoding), UNDECODABLE_ENCODING);
+    assert.match(text(marked?.metadata?.[UNDECODABLE_REASON_METADATA_KEY]), /^payload not sealed: its encoding is "json\/plain"/);
+    assert.equal(marked?.data?.length, 0, 'the marker carries nothing of the payload');
+    await assert.rejects(
+      worker.decode([toPayload('x')], { type: 'activity', namespace: 'default', workflowId: 'connection-x', isLocal: false, activityId: '1' }),
+      PayloadNotSealedError,
+    );
   });
 
   it('decrypts with earlier keys after a rotation, and encrypts only with the current one', async () => {
@@ -108,8 +133,8 @@ describe('the encryption codec', () => {
     assert.deepEqual(after.keyIds, ['new', 'old']);
     const rewritten = await encodeOne(after, toPayload(SECRET));
     assert.equal(text(rewritten.metadata?.[KEY_ID_METADATA_KEY]), 'new');
-    const decoded = await after.decode([written, rewritten, toPayload('plain')]);
-    assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [SECRET, SECRET, 'plain']);
+    const decoded = await after.decode([written, rewritten]);
+    assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [SECRET, SECRET]);
     // The old process cannot read what the new key wrote: roll out decryption keys before the new key.
     await assert.rejects(before.decode([rewritten]), UnknownEncryptionKeyError);
   });

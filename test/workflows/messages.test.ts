@@ -1,8 +1,9 @@
 /**
  * Poison-proof messages and answer bounds: a signal or update whose payload cannot be decoded, or an
  * answer past the size limits, is refused or recorded as a rejection; the connection keeps its
- * deadlines and queries keep answering. Real dev server, real sandbox, raw gRPC for what our own
- * client would never send.
+ * deadlines and queries keep answering. With encryption on, a payload that is not sealed is one of
+ * them: the right answer sent without the key is refused, never applied. Real dev server, real
+ * sandbox, raw gRPC for what our own client would never send.
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -15,7 +16,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY } from '../../src/codec/encryption-codec.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
-import { answerChallengeSignal, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
+import { answerChallengeSignal, CONNECTION_WORKFLOW_TYPE, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 
@@ -49,12 +50,25 @@ const { temporal } = proto;
 const encoder = new TextEncoder();
 type RawPayload = proto.temporal.api.common.v1.IPayload;
 
-const POISON: { name: string; payload: RawPayload; reason: RegExp }[] = [
-  { name: 'an unknown encoding', payload: { metadata: { encoding: encoder.encode('binary/whatever') }, data: encoder.encode('"x"') }, reason: /encoding "binary\/whatever"/ },
-  { name: 'data that is not JSON', payload: { metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode('{"challengeSetId": "1", ') }, reason: /not valid JSON/ },
+/** The connection's own codec: to seal a payload our client would never send. */
+async function sealed(payload: RawPayload): Promise<RawPayload> {
+  const [codec] = stack.client.options.loadedDataConverter.payloadCodecs;
+  const [encoded] = await (codec ?? assert.fail('the stack encrypts')).encode([payload]);
+  return encoded ?? assert.fail('one payload sealed');
+}
+
+const POISON: { name: string; payload: () => Promise<RawPayload>; reason: RegExp }[] = [
+  {
+    // The attack: anyone who can call Temporal sends the right answer without the key.
+    name: 'a well-formed answer that is not sealed',
+    payload: () => Promise.resolve({ metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode(JSON.stringify({ challengeSetId: '1', responses: round.answer })) }),
+    reason: /payload not sealed: its encoding is "json\/plain"/,
+  },
+  { name: 'an unknown encoding, not sealed', payload: () => Promise.resolve({ metadata: { encoding: encoder.encode('binary/whatever') }, data: encoder.encode('"x"') }), reason: /encoding is "binary\/whatever"/ },
+  { name: 'sealed data that is not JSON', payload: () => sealed({ metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode('{"challengeSetId": "1", ') }), reason: /not valid JSON/ },
   {
     name: 'a key nobody has',
-    payload: { metadata: { encoding: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA_KEY]: encoder.encode('nobody') }, data: randomBytes(64) },
+    payload: () => Promise.resolve({ metadata: { encoding: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA_KEY]: encoder.encode('nobody') }, data: randomBytes(64) }),
     reason: /key id "nobody"/,
   },
 ];
@@ -85,9 +99,11 @@ describe('messages that cannot be decoded', () => {
     it(`records a signal with ${poison.name} as a rejection; queries answer and the connection completes`, async () => {
       const handle = await start();
       await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
-      await sendRawSignal(handle.workflowId, poison.payload);
+      const callsBefore = stack.upstreamCalls.length;
+      await sendRawSignal(handle.workflowId, await poison.payload());
       const state = await stack.waitForState(handle.workflowId, (s) => s.lastRejection !== undefined, 'the rejection recorded');
-      assert.equal(state.status, 'AwaitingAnswer');
+      assert.equal(state.status, 'AwaitingAnswer', 'the answer was not applied');
+      assert.equal(stack.upstreamCalls.length, callsBefore, 'nothing was sent to the service');
       assert.match(state.lastRejection?.message ?? '', /could not be decoded/);
       assert.match(state.lastRejection?.message ?? '', poison.reason);
       await handle.signal(answerChallengeSignal, { challengeSetId: '1', responses: round.answer });
@@ -98,7 +114,7 @@ describe('messages that cannot be decoded', () => {
       const handle = await start();
       await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
       const eventsBefore = (await handle.fetchHistory()).events?.length;
-      const outcome = await sendRawUpdate(handle.workflowId, poison.payload);
+      const outcome = await sendRawUpdate(handle.workflowId, await poison.payload());
       // Failure messages are encrypted too: read it back through the stack's codec.
       const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure);
       assert.match(failure?.message ?? '', /could not be decoded/);
@@ -111,13 +127,35 @@ describe('messages that cannot be decoded', () => {
   it('keeps its answer deadline after a poison signal: it ends ChallengeAbandoned, not wedged', async () => {
     const handle = await start(1_500);
     await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
-    await sendRawSignal(handle.workflowId, POISON[0]?.payload ?? {});
+    await sendRawSignal(handle.workflowId, (await POISON[0]?.payload()) ?? {});
     const error = await handle.result().then(
       () => assert.fail('expected ChallengeAbandoned'),
       (caught: unknown) => caught,
     );
     assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure);
     assert.equal(error.cause.type, 'ChallengeAbandoned');
+  });
+});
+
+describe('a start input that is not sealed', () => {
+  it('fails the connection as InvalidConnectionInput naming it, before anything reaches the service', async () => {
+    const callsBefore = stack.upstreamCalls.length;
+    // The environment's own client has no codec: what anyone who can call Temporal would send.
+    const handle = await env.client.workflow.start(CONNECTION_WORKFLOW_TYPE, {
+      taskQueue: stack.taskQueue,
+      workflowId: `connection-${stack.customerId}:unsealed-${randomUUID()}`,
+      args: [{ customerId: stack.customerId, session: { kind: 'live', institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD }, products: { accountsDetail: {} } }],
+    });
+    // Its failure is sealed by the worker: read it through the stack's codec.
+    const error = await stack.client.workflow.getHandle(handle.workflowId).result().then(
+      () => assert.fail('an unsealed input started a connection'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure, String(error));
+    assert.equal(error.cause.type, 'InvalidConnectionInput');
+    assert.match(error.cause.message, /payload not sealed: its encoding is "json\/plain"/);
+    assert.doesNotMatch(error.cause.message, new RegExp(SANDBOX_PASSWORD));
+    assert.equal(stack.upstreamCalls.length, callsBefore, 'nothing was sent to the service');
   });
 });
 

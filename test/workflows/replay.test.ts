@@ -1,12 +1,13 @@
 /**
  * Replay: histories recorded from every flow (RECORD_HISTORIES=1 node scripts/run-tests.mjs
  * connection.test) must replay against the current workflow code without nondeterminism.
- * Needs no server; one workflow bundle serves every history.
+ * Needs no server; one workflow bundle serves every history. Some were recorded before encryption
+ * existed: the replay converter reads their unsealed payloads, which a running worker refuses.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Worker } from '@temporalio/worker';
-import { workerDataConverterFor } from '../../src/codec/data-converter.js';
+import { replayDataConverterFor } from '../../src/codec/data-converter.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';
 import { productWorkflowCode } from '../helpers/test-tier.js';
@@ -16,7 +17,7 @@ const errors = new Map<string, unknown>();
 
 before(async () => {
   const replays = Worker.runReplayHistories(
-    { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'recorded-histories' },
+    { ...productWorkflowCode(), dataConverter: replayDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'recorded-histories' },
     histories.map(({ name, history }) => ({ workflowId: name, history })),
   );
   for await (const result of replays) errors.set(result.workflowId, result.error);

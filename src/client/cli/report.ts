@@ -16,7 +16,7 @@ import {
   InvalidLoginRefError,
   InvalidScheduleError,
 } from '../errors.js';
-import { KeyVersionRevokedError, PayloadDecryptionError } from '../../codec/payload-errors.js';
+import { KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from '../../codec/payload-errors.js';
 import { printable } from '../presentation.js';
 import { UsageError } from './args.js';
 import type { CliIo } from './command.js';
@@ -57,6 +57,11 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
   if (undecodable instanceof KeyVersionRevokedError) {
     io.err(`${program} ${command}: key version revoked: version ${undecodable.version} of key "${printable(undecodable.keyName)}" (${printable(undecodable.keyId)}) no longer decrypts, so this history cannot be read here`);
     io.err('it was made unreadable on purpose (the key\'s min_decryption_version); docs/operations.md, "Revocation", says what an operator can do');
+    return EXIT_FAILED;
+  }
+  if (undecodable instanceof PayloadNotSealedError) {
+    io.err(`${program} ${command}: refused: ${printable(undecodable.message)}`);
+    io.err('a payload of this history was written without the codec, so it is not trusted; docs/threat-model.md, "Unsealed payloads", says why');
     return EXIT_FAILED;
   }
   if (undecodable !== undefined) {

@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
-import { KeyVersionRevokedError, PayloadDecryptionError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
+import { KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
 import { CODEC_TOKEN_PARAM } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
 import type { CorsPolicy, Route, RouteCall } from './router.js';
@@ -86,7 +86,7 @@ function codecCors(allowed: ReadonlySet<string>): CorsPolicy {
 
 /**
  * One payload decoded, or, when it can never be read here (a revoked key version, a key this console
- * does not have, altered bytes), a JSON payload in its place that says so by name: the Web UI shows
+ * does not have, altered bytes, a payload never sealed), a JSON payload in its place that says so by name: the Web UI shows
  * that state beside the event instead of ciphertext, and the event's other payloads still decode. A
  * key provider that cannot answer now (KeyProviderUnavailableError) still fails the request, so the
  * Web UI shows the codec as unreachable and a reload retries.
@@ -106,6 +106,7 @@ export async function decodeOrDescribe(codecs: readonly PayloadCodec[], payload:
 export function undecodableState(error: PayloadDecryptionError): Record<string, string | number> {
   if (error instanceof KeyVersionRevokedError) return { state: 'key-version-revoked', keyId: error.keyId, keyName: error.keyName, version: error.version, message: error.message };
   if (error instanceof UnknownEncryptionKeyError) return { state: 'unknown-key', keyId: error.keyId, message: error.message };
+  if (error instanceof PayloadNotSealedError) return { state: 'not-sealed', encoding: error.encoding, message: error.message };
   return { state: 'undecryptable', ...(error.keyId === undefined ? {} : { keyId: error.keyId }), message: error.message };
 }
 

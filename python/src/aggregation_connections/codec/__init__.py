@@ -10,6 +10,7 @@ from .errors import (
     KeyProviderUnavailableError,
     KeyVersionRevokedError,
     PayloadDecryptionError,
+    PayloadNotSealedError,
     UnknownEncryptionKeyError,
 )
 from .key_provider import AwsKmsEncryption, EncryptionSettings, TransitEncryption, key_source_for
@@ -38,6 +39,7 @@ __all__ = [
     "KeyVersionRevokedError",
     "LocalKeyFileError",
     "PayloadDecryptionError",
+    "PayloadNotSealedError",
     "StaticKeySource",
     "TokenAuth",
     "TransitEncryption",

@@ -1,7 +1,9 @@
 """A Temporal PayloadCodec that encrypts every payload with AES-256-GCM (src/codec/encryption-codec.ts):
 the static format names a configured key by id; envelope-v1 carries its data key wrapped by a KMS.
-Decoding passes through payloads that are not encrypted and decrypts with the key the payload names,
-so a client reads what the TypeScript worker wrote and the worker reads what this codec writes."""
+Decoding refuses a payload that is not sealed (PayloadNotSealedError: anyone who can call Temporal could
+write one) and decrypts with the key the payload names, so a client reads what the TypeScript worker
+wrote and the worker reads what this codec writes. Only a replay may read an unsealed payload
+(``read_unsealed_for_replay``: histories written before encryption)."""
 
 from __future__ import annotations
 
@@ -11,14 +13,16 @@ from collections.abc import Sequence
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
+from .errors import PayloadNotSealedError
 from .key_source import EncryptionKeys, KeySource, StaticKeySource
 from .payload_format import is_encrypted, open_payload, seal_payload
 
 
 class EncryptionCodec(PayloadCodec):
-    def __init__(self, keys: EncryptionKeys | KeySource) -> None:
+    def __init__(self, keys: EncryptionKeys | KeySource, *, read_unsealed_for_replay: bool = False) -> None:
         """Configured keys (the static format), or a key source such as a KMS's (envelope-v1)."""
         self._keys: KeySource = StaticKeySource(keys) if isinstance(keys, EncryptionKeys) else keys
+        self._read_unsealed_for_replay = read_unsealed_for_replay
 
     @property
     def key_id(self) -> str:
@@ -38,6 +42,9 @@ class EncryptionCodec(PayloadCodec):
 
     async def _decrypt(self, payload: Payload) -> Payload:
         if not is_encrypted(payload):
-            return payload
+            if self._read_unsealed_for_replay:
+                return payload
+            encoding = payload.metadata.get("encoding")
+            raise PayloadNotSealedError(encoding.decode("utf-8", "replace")[:64] if encoding else "(none)")
         opening = await self._keys.opening_key(payload.metadata)
         return open_payload(opening.key, opening.key_id, payload.data)

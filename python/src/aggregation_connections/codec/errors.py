@@ -18,6 +18,18 @@ class PayloadDecryptionError(Exception):
         self.key_id = key_id
 
 
+class PayloadNotSealedError(PayloadDecryptionError):
+    """The payload is not sealed at all: with encryption on only binary/encrypted payloads are read (never quoted)."""
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__(
+            None,
+            f'payload not sealed: its encoding is "{encoding}", not binary/encrypted, and with encryption on only sealed '
+            "payloads are read; send it through the codec (a client with the key, or temporal --codec-endpoint <console>/codec)",
+        )
+        self.encoding = encoding
+
+
 class UnknownEncryptionKeyError(PayloadDecryptionError):
     """The payload was encrypted with a key this process does not have (add it to PAYLOAD_DECRYPTION_KEYS)."""
 
