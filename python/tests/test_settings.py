@@ -125,3 +125,21 @@ def test_names_what_vault_transit_lacks(tmp_path: Path) -> None:
 def test_refuses_a_vault_address_with_the_static_provider() -> None:
     with pytest.raises(ConfigError, match="PAYLOAD_VAULT_ADDR: is set but PAYLOAD_KEY_PROVIDER is static"):
         encryption_from_env({"PAYLOAD_ENCRYPTION_KEY": KEY, "PAYLOAD_VAULT_ADDR": "http://127.0.0.1:8200"})
+
+
+def test_refuses_a_kms_in_clear_on_another_machine_and_allows_loopback_or_a_lab() -> None:
+    vault = {"TEMPORAL_ADDRESS": "temporal.internal:7233", "PAYLOAD_KEY_PROVIDER": "vault-transit", "PAYLOAD_VAULT_TOKEN": "t"}
+    with pytest.raises(ConfigError) as caught:
+        encryption_from_env({**vault, "PAYLOAD_VAULT_ADDR": "http://vault.internal:8200"})
+    assert (
+        "PAYLOAD_VAULT_ADDR: is http:// to vault.internal, not on this machine: the KMS token and the plaintext data keys would cross "
+        "the network in clear; use https:// (PAYLOAD_VAULT_CA_FILE for a private CA), or set PAYLOAD_KMS_ALLOW_INSECURE=true for a lab"
+    ) in caught.value.problems
+    aws = {"TEMPORAL_ADDRESS": "temporal.internal:7233", "PAYLOAD_KEY_PROVIDER": "aws-kms", "PAYLOAD_AWS_KMS_KEY_ID": "alias/payloads", "PAYLOAD_AWS_REGION": "eu-west-1"}
+    with pytest.raises(ConfigError, match=r"PAYLOAD_AWS_KMS_ENDPOINT: is http:// to 10\.0\.0\.5, not on this machine"):
+        encryption_from_env({**aws, "PAYLOAD_AWS_KMS_ENDPOINT": "http://10.0.0.5:4566"})
+    for local in ("http://127.0.0.1:8200", "http://localhost:8200", "http://[::1]:8200", "https://vault.internal:8200"):
+        assert encryption_from_env({**vault, "PAYLOAD_VAULT_ADDR": local}) is not None, local
+    assert encryption_from_env({**vault, "PAYLOAD_VAULT_ADDR": "http://vault.internal:8200", "PAYLOAD_KMS_ALLOW_INSECURE": "true"}) is not None
+    with pytest.raises(ConfigError, match="PAYLOAD_KMS_ALLOW_INSECURE: must be one of"):
+        encryption_from_env({**vault, "PAYLOAD_VAULT_ADDR": "http://vault.internal:8200", "PAYLOAD_KMS_ALLOW_INSECURE": "yes"})

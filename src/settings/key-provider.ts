@@ -11,7 +11,7 @@ import { AWS_KMS, awsKmsKeyId } from '../codec/aws-kms.js';
 import type { AwsKmsEncryption, TransitEncryption } from '../codec/key-provider.js';
 import type { DataKeyCacheSettings } from '../codec/envelope-keys.js';
 import { transitKeyId, VAULT_TRANSIT } from '../codec/vault-transit.js';
-import { CountAtLeast, doc, group, NonEmpty } from './document.js';
+import { Bool, CountAtLeast, doc, group, NonEmpty } from './document.js';
 
 const MOUNT_RULE = 'must be a mount path: letters, digits, ".", "_", "-", segments separated by "/"';
 const MountPath = z.string().trim().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, { message: MOUNT_RULE });
@@ -51,6 +51,10 @@ export const KeyProviderVars = group(
     PAYLOAD_AWS_KMS_ENDPOINT: doc(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(), 'A KMS endpoint other than the region\'s public one: a VPC endpoint, or a stand-in such as the tests\' moto server.', {
       defaultText: "the region's public endpoint",
     }),
+    PAYLOAD_KMS_ALLOW_INSECURE: doc(
+      Bool.default(false),
+      'Allow PAYLOAD_VAULT_ADDR or PAYLOAD_AWS_KMS_ENDPOINT to be http:// to another machine, for a lab only: the KMS token or credentials and the plaintext data keys then cross the network in clear. http:// to this machine (127.0.0.1, ::1, localhost) is always allowed.',
+    ),
     PAYLOAD_AWS_KMS_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'How long one call to AWS KMS may take to connect, and to answer, before the KMS counts as unavailable (the SDK retries throttling and 5xx twice first).'),
     PAYLOAD_DATA_KEY_LIFETIME_S: doc(CountAtLeast(1).default(900), 'A data key seals new payloads for at most this long; after a rotation of the transit key, new payloads use the new version within this time.'),
     PAYLOAD_DATA_KEY_MAX_USES: doc(CountAtLeast(1).default(100_000), 'A data key seals at most this many payloads.'),
@@ -69,6 +73,10 @@ export function checkKeyProvider(env: KeyProviderVars & { readonly PAYLOAD_ENCRY
   if (env.PAYLOAD_KEY_PROVIDER !== VAULT_TRANSIT && env.PAYLOAD_VAULT_ADDR) unused('PAYLOAD_VAULT_ADDR', VAULT_TRANSIT);
   if (env.PAYLOAD_KEY_PROVIDER !== AWS_KMS && env.PAYLOAD_AWS_KMS_KEY_ID) unused('PAYLOAD_AWS_KMS_KEY_ID', AWS_KMS);
   if (env.PAYLOAD_KEY_PROVIDER === 'static') return;
+  for (const name of ['PAYLOAD_VAULT_ADDR', 'PAYLOAD_AWS_KMS_ENDPOINT'] as const) {
+    const problem = env.PAYLOAD_KMS_ALLOW_INSECURE ? undefined : cleartextKmsProblem(env[name]);
+    if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+  }
   if (env.PAYLOAD_ENCRYPTION === 'off') ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION'], message: `is off but PAYLOAD_KEY_PROVIDER is ${env.PAYLOAD_KEY_PROVIDER}: unset one of them` });
   if (env.PAYLOAD_KEY_PROVIDER === AWS_KMS) {
     if (!env.PAYLOAD_AWS_KMS_KEY_ID) ctx.addIssue({ code: 'custom', path: ['PAYLOAD_AWS_KMS_KEY_ID'], message: `is required with PAYLOAD_KEY_PROVIDER=${AWS_KMS}: the id, ARN or alias of the KMS key that wraps data keys` });
@@ -87,6 +95,26 @@ export function checkKeyProvider(env: KeyProviderVars & { readonly PAYLOAD_ENCRY
   } else if (appRole && !(env.PAYLOAD_VAULT_ROLE_ID && env.PAYLOAD_VAULT_SECRET_ID)) {
     ctx.addIssue({ code: 'custom', path: [env.PAYLOAD_VAULT_ROLE_ID ? 'PAYLOAD_VAULT_SECRET_ID' : 'PAYLOAD_VAULT_ROLE_ID'], message: 'is required with AppRole auth (both PAYLOAD_VAULT_ROLE_ID and PAYLOAD_VAULT_SECRET_ID)' });
   }
+}
+
+/**
+ * Why a KMS address may not be used in clear, or undefined: http:// is allowed to this machine only,
+ * since the token (or request signatures) and the unwrapped data keys travel in every answer.
+ */
+export function cleartextKmsProblem(address: string | undefined): string | undefined {
+  if (address === undefined) return undefined;
+  const url = new URL(address);
+  if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return undefined;
+  return (
+    `is http:// to ${url.hostname}, not on this machine: the KMS token and the plaintext data keys would cross the network in clear; ` +
+    'use https:// (PAYLOAD_VAULT_CA_FILE for a private CA), or set PAYLOAD_KMS_ALLOW_INSECURE=true for a lab'
+  );
+}
+
+/** 127.0.0.0/8, ::1 or localhost (a URL's hostname: IPv6 in brackets). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /** The vault-transit `encryption` section (checkKeyProvider let it through); the CA file is read here, a bad one named. */

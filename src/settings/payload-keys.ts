@@ -9,7 +9,7 @@ import type { EncryptionKeys } from '../codec/encryption-codec.js';
 import type { EncryptionSettings } from '../codec/key-provider.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from '../codec/local-key.js';
 import { doc, group } from './document.js';
-import { awsKmsEncryption, checkKeyProvider, transitEncryption, type KeyProviderVars } from './key-provider.js';
+import { awsKmsEncryption, checkKeyProvider, isLoopbackHost, transitEncryption, type KeyProviderVars } from './key-provider.js';
 
 /** AES-256: a key is exactly this many bytes. */
 export const PAYLOAD_KEY_BYTES = 32;
@@ -89,8 +89,7 @@ export type EncryptionVars = z.output<typeof EncryptionVars> & KeyProviderVars &
 
 /** Whether Temporal runs on this machine: only then may a generated local key stand in for a real one. */
 export function isLoopback(address: string): boolean {
-  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return isLoopbackHost(address.replace(/:\d+$/, ''));
 }
 
 export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void {

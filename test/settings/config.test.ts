@@ -616,4 +616,18 @@ describe('key provider settings', () => {
     assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_DATA_KEY_MAX_USES: '0' })), /PAYLOAD_DATA_KEY_MAX_USES: must be a whole number, at least 1/);
     assert.match(problemsOf(() => loadConfig({ PAYLOAD_VAULT_ADDR: 'https://vault.internal:8200' })), /PAYLOAD_VAULT_ADDR: is set but PAYLOAD_KEY_PROVIDER is static/);
   });
+
+  it('refuses a KMS in clear on another machine, naming the variable and the way out; allows it on loopback, or for a lab when asked', () => {
+    const clear = { ...REMOTE, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://vault.internal:8200', PAYLOAD_VAULT_TOKEN: 't' };
+    const problems = problemsOf(() => loadConfig(clear));
+    assert.match(problems, /PAYLOAD_VAULT_ADDR: is http:\/\/ to vault\.internal, not on this machine: the KMS token and the plaintext data keys would cross the network in clear; use https:\/\/ .* or set PAYLOAD_KMS_ALLOW_INSECURE=true for a lab/);
+    const aws = { ...REMOTE, PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads', PAYLOAD_AWS_REGION: 'eu-west-1', PAYLOAD_AWS_KMS_ENDPOINT: 'http://10.0.0.5:4566' };
+    assert.match(problemsOf(() => loadConfig(aws)), /PAYLOAD_AWS_KMS_ENDPOINT: is http:\/\/ to 10\.0\.0\.5, not on this machine/);
+    for (const local of ['http://127.0.0.1:8200', 'http://localhost:8200', 'http://[::1]:8200']) {
+      assert.equal(loadConfig({ ...clear, PAYLOAD_VAULT_ADDR: local }).encryption?.provider, 'vault-transit', local);
+    }
+    assert.equal(loadConfig({ ...clear, PAYLOAD_KMS_ALLOW_INSECURE: 'true' }).encryption?.provider, 'vault-transit');
+    assert.equal(loadConfig({ ...aws, PAYLOAD_KMS_ALLOW_INSECURE: '1' }).encryption?.provider, 'aws-kms');
+    assert.match(problemsOf(() => loadConfig({ ...clear, PAYLOAD_KMS_ALLOW_INSECURE: 'yes' })), /PAYLOAD_KMS_ALLOW_INSECURE: /);
+  });
 });

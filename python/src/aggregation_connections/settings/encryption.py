@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..codec.encryption_codec import EncryptionCodec
 from ..codec.envelope_keys import DataKeyCacheSettings
@@ -55,6 +56,20 @@ def is_loopback(address: str) -> bool:
     return host in ("localhost", "::1") or re.fullmatch(r"127\.\d{1,3}\.\d{1,3}\.\d{1,3}", host) is not None
 
 
+def cleartext_kms_problem(address: str | None) -> str | None:
+    """Why a KMS address may not be used in clear (src/settings/key-provider.ts): http:// only to this machine."""
+    if address is None:
+        return None
+    parsed = urlsplit(address)
+    host = parsed.hostname or ""
+    if parsed.scheme != "http" or host in ("localhost", "::1") or re.fullmatch(r"127\.\d{1,3}\.\d{1,3}\.\d{1,3}", host):
+        return None
+    return (
+        f"is http:// to {host}, not on this machine: the KMS token and the plaintext data keys would cross the network in clear; "
+        "use https:// (PAYLOAD_VAULT_CA_FILE for a private CA), or set PAYLOAD_KMS_ALLOW_INSECURE=true for a lab"
+    )
+
+
 class _Reader:
     def __init__(self, env: Mapping[str, str]) -> None:
         # Empty strings count as unset, so `FOO=` in a .env file means "use the default".
@@ -81,6 +96,15 @@ class _Reader:
             self.problem(name, rule)
             return default
         return value
+
+    def flag(self, name: str, default: bool) -> bool:
+        value = self.text(name)
+        if value is None:
+            return default
+        if value not in ("true", "false", "1", "0"):
+            self.problem(name, f"must be one of 'true', 'false', '1', '0', got {value!r}")
+            return default
+        return value in ("true", "1")
 
     def count(self, name: str, minimum: int, default: int) -> int:
         value = self.text(name)
@@ -158,6 +182,12 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     transit = _transit_vars(reader, provider, mode)
     aws = aws_kms_vars(reader, provider, mode)
     cache = _cache_vars(reader)
+    allow_insecure = reader.flag("PAYLOAD_KMS_ALLOW_INSECURE", False)
+    if provider != "static" and not allow_insecure:
+        for name in ("PAYLOAD_VAULT_ADDR", "PAYLOAD_AWS_KMS_ENDPOINT"):
+            problem = cleartext_kms_problem(reader.text(name))
+            if problem is not None:
+                reader.problem(name, problem)
 
     if mode == "off" and key_text is not None:
         reader.problem("PAYLOAD_ENCRYPTION", "is off but PAYLOAD_ENCRYPTION_KEY is set: unset one of them")
