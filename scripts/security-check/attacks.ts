@@ -1,0 +1,159 @@
+/**
+ * The attacks security:check tries, each as an attacker would, each judged refused or got through:
+ * messages written to Temporal without the key (a client with the SDK's default converter), a worker
+ * pointed at a KMS in clear, and secrets searched for where they must never be (argv, logs, history).
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import proto from '@temporalio/proto';
+import { ConnectionFailedError, type ConnectionsClient } from '../../src/client/index.js';
+import { CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection-definitions.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { track } from '../chaos/processes.js';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const WORKER_ENTRY = fileURLToPath(new URL('../../src/worker.ts', import.meta.url));
+const STATE_WAIT_MS = 60_000;
+/** A worker refusing its settings exits at once; one still running after this took them. */
+const REFUSAL_WAIT_MS = 60_000;
+
+export interface AttackResult {
+  readonly name: string;
+  readonly refused: boolean;
+  /** What was seen: the refusal's reason, or how it got through. */
+  readonly detail: string;
+}
+
+/** What the message attacks need: the product's (sealed) client, and one without the key. */
+export interface MessageTarget {
+  readonly connections: ConnectionsClient;
+  /** The Temporal client under `connections`, with the product's converter: reads what the worker sealed. */
+  readonly sealed: Client;
+  /** The SDK's default converter, no codec: anyone who can call Temporal. */
+  readonly raw: Client;
+  readonly taskQueue: string;
+  readonly customerId: string;
+}
+
+const scenario = SCENARIOS.find((entry) => entry.username === 'security_question');
+if (!scenario) throw new Error('the sandbox has no security_question scenario');
+const firstRound = describeScenario(scenario).challengeSequence[0];
+if (!firstRound) throw new Error('security_question asks no challenge');
+/** The right answer: refused only because it is not sealed. */
+export const RIGHT_ANSWER = { challengeSetId: '1', responses: firstRound.answer };
+
+export function liveInput(customerId: string): ConnectionInputArgs {
+  return {
+    customerId,
+    session: { kind: 'live', institution: scenario!.institution, username: scenario!.username, password: SANDBOX_PASSWORD },
+    products: { accountsDetail: {} },
+  };
+}
+
+async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = STATE_WAIT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`security-check: ${what} did not happen within ${timeoutMs / 1000} s`);
+    await delay(200);
+  }
+}
+
+/** Starts a sealed connection and waits for its first challenge. */
+export async function awaitingAnswer(target: MessageTarget, key: string): Promise<string> {
+  const { workflowId } = await target.connections.start(`connection-${target.customerId}:${key}`, liveInput(target.customerId));
+  await until(async () => ((await target.connections.getState(workflowId)).status === 'AwaitingAnswer' ? true : undefined), `${workflowId} awaiting an answer`);
+  return workflowId;
+}
+
+/** The right answer as a signal without the key: refused when recorded as a rejection naming it, and not applied. */
+export async function unsealedSignal(target: MessageTarget, workflowId: string): Promise<AttackResult> {
+  const name = 'unsealed signal (the right answer, without the key)';
+  await target.raw.workflow.getHandle(workflowId).signal(answerChallengeSignal, RIGHT_ANSWER);
+  const state: ConnectionState = await until(async () => {
+    const read = await target.connections.getState(workflowId);
+    return read.lastRejection !== undefined || read.status !== 'AwaitingAnswer' ? read : undefined;
+  }, `${workflowId} reacting to the unsealed signal`);
+  const reason = state.lastRejection?.message ?? '';
+  const refused = state.status === 'AwaitingAnswer' && /payload not sealed/.test(reason);
+  return { name, refused, detail: refused ? `recorded as a rejection: ${reason.slice(0, 120)}` : `status ${state.status}, rejection "${reason}"` };
+}
+
+/**
+ * The right answer as an update without the key: refused when the worker fails the update naming it
+ * (its failure is sealed: read with the product's converter) and the connection still waits.
+ */
+export async function unsealedUpdate(target: MessageTarget, workflowId: string): Promise<AttackResult> {
+  const name = 'unsealed update (the right answer, without the key)';
+  const plain = defaultPayloadConverter.toPayload(RIGHT_ANSWER);
+  const response = await target.raw.workflowService.updateWorkflowExecution({
+    namespace: target.raw.options.namespace,
+    workflowExecution: { workflowId },
+    request: { meta: { updateId: randomUUID(), identity: 'security-check attacker' }, input: { name: submitAnswerUpdate.name, args: { payloads: [plain] } } },
+    waitPolicy: { lifecycleStage: proto.temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED },
+  });
+  const failure = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, response.outcome?.failure);
+  const state = await target.connections.getState(workflowId);
+  const refused = failure !== undefined && /payload not sealed/.test(failure.message) && state.status === 'AwaitingAnswer';
+  return {
+    name,
+    refused,
+    detail: refused ? `failed before it was recorded: ${failure.message.slice(0, 120)}` : `outcome ${failure ? `failure "${failure.message}"` : 'success'}, status ${state.status}`,
+  };
+}
+
+/** A start whose input is not sealed: refused when the connection fails as InvalidConnectionInput naming it. */
+export async function unsealedStart(target: MessageTarget, key: string): Promise<AttackResult> {
+  const name = 'unsealed start input';
+  const workflowId = `connection-${target.customerId}:${key}`;
+  await target.raw.workflow.start(CONNECTION_WORKFLOW_TYPE, { taskQueue: target.taskQueue, workflowId, args: [liveInput(target.customerId)] });
+  const ended = await target.connections.result(workflowId).then(
+    (result) => `completed (${result.accountsDetail ? 'with data' : 'no data'})`,
+    (error: unknown) => error,
+  );
+  const refused = ended instanceof ConnectionFailedError && ended.type === 'InvalidConnectionInput' && /payload not sealed/.test(ended.reason);
+  return { name, refused, detail: refused ? `failed: ${ended.reason.slice(0, 120)}` : `ended: ${ended instanceof Error ? ended.message : String(ended)}` };
+}
+
+/**
+ * A worker given a KMS address in clear on another machine: refused when it exits before it starts,
+ * naming the variable, and without printing the token it was given.
+ */
+export async function kmsInClear(name: string, env: Readonly<Record<string, string>>, variable: string, token: string): Promise<AttackResult> {
+  const child = track(spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], { cwd: PROJECT_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exit = await Promise.race([
+    new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+    delay(REFUSAL_WAIT_MS).then(() => 'running' as const),
+  ]);
+  if (exit === 'running') child.kill('SIGKILL');
+  const named = new RegExp(`${variable}: is http:// to `).test(output);
+  const refused = exit !== 'running' && exit !== 0 && named && !output.includes(token);
+  const detail = refused
+    ? `the worker exited ${String(exit)} before it started: ${(/(\S+: is http:\/\/[^;]*)/.exec(output)?.[1] ?? '').slice(0, 120)}`
+    : exit === 'running'
+      ? `the worker was still running after ${REFUSAL_WAIT_MS / 1000} s`
+      : `exit ${String(exit)}, variable named: ${named}, token printed: ${output.includes(token)}`;
+  return { name, refused, detail };
+}
+
+/** Secrets searched for in some text (argv, a log, a history's bytes): refused when none is there. */
+export function secretsAbsent(name: string, haystacks: readonly { readonly where: string; readonly bytes: Buffer }[], secrets: readonly { readonly label: string; readonly value: string }[]): AttackResult {
+  const found = haystacks.flatMap(({ where, bytes }) => secrets.filter(({ value }) => bytes.includes(value)).map(({ label }) => `${label} in ${where}`));
+  return { name, refused: found.length === 0, detail: found.length === 0 ? `none of ${secrets.map(({ label }) => label).join(', ')} in ${haystacks.length} place(s)` : found.slice(0, 5).join('; ') };
+}
+
+/** A process's command line, as `ps` shows it to any user of the machine. */
+export async function argvOf(pid: number): Promise<Buffer> {
+  return readFile(`/proc/${pid}/cmdline`).catch(() => Buffer.alloc(0));
+}

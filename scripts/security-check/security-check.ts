@@ -1,0 +1,257 @@
+/**
+ * `npm run security:check`: the attacks of docs/threat-model.md, tried on the production-style stack
+ * of keys:check (a real OpenBao with a least-privilege token, the dev server on a SQLite file, the
+ * sandbox and a worker process with PAYLOAD_KEY_PROVIDER=vault-transit), each counted as refused or
+ * as got through:
+ * - the right answer to a challenge sent without the key, as a signal and as an update (a Temporal
+ *   client with the SDK's default converter: anyone who can call Temporal), and a start whose input
+ *   is not sealed; afterwards each attacked connection must still complete with a sealed answer;
+ * - a worker given a KMS address in clear on another machine (Vault/OpenBao and AWS KMS);
+ * - the KMS token, the bank password and the challenge answer searched for in every process's argv,
+ *   in every log of the run and in the raw histories the product wrote.
+ * Last line:
+ *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated n/a, forgotten tenant unreadable n/a, others unaffected <yes|no>
+ * The tenant figures are n/a until payloads are sealed under a key per tenant (issue 42); "others
+ * unaffected" says whether every attacked connection still completed. Exit 0 only with 0 got through
+ * and every attacked connection completed; 2 for a bad argument; 1 otherwise.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { createSandbox } from '../../src/sandbox/server.js';
+import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { startDevServer } from '../chaos/dev-server-start.js';
+import { buildWorkflowBundle, releaseRehearsal, startFleet, type RehearsalResources } from '../chaos/fleet.js';
+import { killAllChildren, track } from '../chaos/processes.js';
+import { startChaosProxy } from '../chaos/proxy.js';
+import { seconds, Timeline } from '../chaos/timeline.js';
+import { OpenBaoServer, workerPolicy } from '../lib/openbao-server.js';
+import {
+  argvOf,
+  awaitingAnswer,
+  kmsInClear,
+  RIGHT_ANSWER,
+  secretsAbsent,
+  unsealedSignal,
+  unsealedStart,
+  unsealedUpdate,
+  type AttackResult,
+  type MessageTarget,
+} from './attacks.js';
+import { parseSecurityCheckArgs, SecurityCheckArgumentError, USAGE, type SecurityCheckOptions } from './options.js';
+
+const TRANSIT_MOUNT = 'transit';
+const TRANSIT_KEY = 'aggregation-payloads';
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+interface Resources extends RehearsalResources {
+  openbao?: OpenBaoServer;
+}
+
+function release(resources: Resources): Promise<void> {
+  return releaseRehearsal('security-check', log, resources, [() => resources.openbao?.stop()]);
+}
+
+/** The command line of every process of this run (this one and its descendants), as any user sees it with `ps`. */
+async function runArgvs(): Promise<{ where: string; bytes: Buffer }[]> {
+  const pids = (await readdir('/proc').catch(() => [])).filter((name) => /^\d+$/.test(name)).map(Number);
+  const parentOf = new Map<number, number>();
+  await Promise.all(
+    pids.map(async (pid) => {
+      // The parent pid is the 4th field of /proc/<pid>/stat, after the command name in parentheses.
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (Number.isInteger(parent)) parentOf.set(pid, parent);
+    }),
+  );
+  const ofRun = (pid: number): boolean => {
+    for (let current: number | undefined = pid, depth = 0; current !== undefined && current > 1 && depth < 64; current = parentOf.get(current), depth += 1) {
+      if (current === process.pid) return true;
+    }
+    return false;
+  };
+  return Promise.all(pids.filter(ofRun).map(async (pid) => ({ where: `the argv of pid ${pid}`, bytes: await argvOf(pid) })));
+}
+
+/** Every log of the run: the worker's, the dev server's, OpenBao's own and its audit log. */
+async function everyLog(runDir: string): Promise<{ where: string; bytes: Buffer }[]> {
+  const names = (await readdir(runDir, { recursive: true })).filter((name) => name.endsWith('.log'));
+  return Promise.all(names.map(async (name) => ({ where: name, bytes: await readFile(join(runDir, name)) })));
+}
+
+/** The raw bytes Temporal stores for each history (read without the key). */
+async function rawHistories(raw: Client, workflowIds: readonly string[]): Promise<{ where: string; bytes: Buffer }[]> {
+  return Promise.all(
+    workflowIds.map(async (workflowId) => {
+      const history = await raw.workflow.getHandle(workflowId).fetchHistory();
+      return { where: `the history of ${workflowId}`, bytes: Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish()) };
+    }),
+  );
+}
+
+async function run(options: SecurityCheckOptions, resources: Resources): Promise<boolean> {
+  const timeline = new Timeline();
+  const runTag = Date.now().toString(36).slice(-8);
+  const runDir = await mkdtemp(join(tmpdir(), 'aggregation-security-check-'));
+  resources.runDir = runDir;
+  log(`security-check: ${options.rounds} round(s) of the message attacks; OpenBao, the dev server, the sandbox and one vault-transit worker`);
+  log(`security-check: run directory ${runDir}`);
+
+  resources.openbao = await OpenBaoServer.start({ dir: join(runDir, 'openbao'), transitKey: TRANSIT_KEY, track });
+  const openbao = resources.openbao;
+  const token = await openbao.token('security-check-processes', workerPolicy(TRANSIT_KEY, TRANSIT_MOUNT), '1h');
+  timeline.mark(`openbao up at ${openbao.address}; a token that may only make and unwrap data keys of ${TRANSIT_KEY}`);
+  resources.sandbox = await createSandbox({ port: 0 });
+  const sandbox = resources.sandbox;
+  resources.proxy = await startChaosProxy({ upstream: sandbox.url, replyDelayMs: 0 });
+  const bundlePath = await buildWorkflowBundle(runDir);
+  const { server } = await startDevServer(runDir, resources, timeline);
+  timeline.mark(`dev server up at ${server.address}`);
+  const fleet = await startFleet(
+    {
+      name: 'security-check',
+      runTag,
+      runDir,
+      bundlePath,
+      temporalAddress: server.address,
+      workers: 1,
+      replyDelayMs: 0,
+      proxy: resources.proxy,
+      timeline,
+      payloadEnv: {
+        PAYLOAD_KEY_PROVIDER: 'vault-transit',
+        PAYLOAD_VAULT_ADDR: openbao.address,
+        PAYLOAD_VAULT_TOKEN: token,
+        PAYLOAD_VAULT_TRANSIT_MOUNT: TRANSIT_MOUNT,
+        PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY,
+        // Every payload in history, so that the search of history sees every one.
+        PAYLOAD_STORE: 'off',
+      },
+    },
+    resources,
+  );
+
+  // Anyone who can call Temporal: the same connection, the SDK's default converter, no key.
+  const raw = new Client({ connection: fleet.connection, namespace: 'default' });
+  const target: MessageTarget = { connections: fleet.connections, sealed: fleet.client, raw, taskQueue: fleet.taskQueue, customerId: `security-${runTag}` };
+  const results: AttackResult[] = [];
+  const attacked: string[] = [];
+  for (let round = 1; round <= options.rounds; round += 1) {
+    const workflowId = await awaitingAnswer(target, `attacked-${round}`);
+    attacked.push(workflowId);
+    results.push(await unsealedSignal(target, workflowId));
+    results.push(await unsealedUpdate(target, workflowId));
+    results.push(await unsealedStart(target, `unsealed-start-${round}`));
+  }
+  timeline.mark(`${results.length} message attacks tried on ${attacked.length} connection(s) awaiting an answer`);
+  let completed = 0;
+  for (const workflowId of attacked) {
+    await fleet.connections.answer(workflowId, RIGHT_ANSWER);
+    const result = await fleet.connections.result(workflowId).catch(() => undefined);
+    if (result?.accountsDetail) completed += 1;
+  }
+  timeline.mark(`${completed} of ${attacked.length} attacked connection(s) completed with the sealed answer`);
+
+  // A worker given a KMS in clear: its token, or AWS credentials, would cross the network.
+  const refusedEnv = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: `${fleet.taskQueue}-refused`,
+    WORKER_WORKFLOW_BUNDLE: bundlePath,
+    WORKER_METRICS_PORT: '0',
+    AGGREGATOR_BASE_URL: sandbox.url,
+  };
+  results.push(
+    await kmsInClear('KMS over http:// to another host (Vault/OpenBao)', { ...refusedEnv, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://kms.example.invalid:8200', PAYLOAD_VAULT_TOKEN: token }, 'PAYLOAD_VAULT_ADDR', token),
+  );
+  const awsSecret = randomBytes(30).toString('base64');
+  results.push(
+    await kmsInClear(
+      'KMS over http:// to another host (AWS KMS)',
+      { ...refusedEnv, PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads', PAYLOAD_AWS_REGION: 'eu-west-1', PAYLOAD_AWS_KMS_ENDPOINT: 'http://10.255.0.5:4566', AWS_ACCESS_KEY_ID: 'AKIASECURITYCHECK', AWS_SECRET_ACCESS_KEY: awsSecret },
+      'PAYLOAD_AWS_KMS_ENDPOINT',
+      awsSecret,
+    ),
+  );
+
+  // Secrets where they must never be. The attacker's own unsealed writes are in the histories it
+  // wrote to (the answer, and the password of its unsealed starts): those are its, not a leak.
+  const answer = Object.values(RIGHT_ANSWER.responses).flat()[0] ?? '';
+  const secrets = [
+    { label: 'the KMS token', value: token },
+    { label: 'the bank password', value: SANDBOX_PASSWORD },
+  ];
+  results.push(secretsAbsent('secrets in the argv of the run’s processes', await runArgvs(), secrets));
+  results.push(secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }]));
+  const histories = await rawHistories(raw, attacked);
+  results.push(secretsAbsent('secrets in the histories the product wrote', histories, secrets));
+  // The search must see what Temporal stores: the attacker's own unsealed answer is there in clear.
+  const blind = histories.filter(({ bytes }) => !bytes.includes(answer)).map(({ where }) => where);
+  if (blind.length > 0) log(`security-check: the history search is blind: the attacker's plaintext answer is not in ${blind.join(', ')}`);
+
+  const refused = results.filter((result) => result.refused).length;
+  const through = results.length - refused;
+  log('Timeline:');
+  for (const entry of timeline.entries()) log(`  +${seconds(entry.atMs).padStart(7)}  ${entry.text}`);
+  log('Attacks:');
+  for (const result of results) log(`  ${result.refused ? 'refused  ' : 'GOT THROUGH'}  ${result.name}: ${result.detail}`);
+  const othersUnaffected = completed === attacked.length;
+  const ok = through === 0 && othersUnaffected && blind.length === 0;
+  await release(resources);
+  if (options.keepLogs || !ok) log(`security-check: logs and OpenBao's storage and audit log kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
+  else await rm(runDir, { recursive: true, force: true });
+  log(
+    `security-check: ${results.length} attacks tried, ${refused} refused as expected, ${through} got through, ` +
+      `tenants isolated n/a, forgotten tenant unreadable n/a, others unaffected ${othersUnaffected ? 'yes' : 'no'}`,
+  );
+  return ok;
+}
+
+async function main(): Promise<number> {
+  let options: SecurityCheckOptions | undefined;
+  try {
+    options = parseSecurityCheckArgs(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof SecurityCheckArgumentError) {
+      process.stderr.write(`security-check: ${error.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  if (options === undefined) {
+    log(USAGE);
+    return 0;
+  }
+  const resources: Resources = {};
+  const interrupted = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\nsecurity-check: ${signal}: killing every process of the run${resources.runDir ? `; logs kept in ${resources.runDir}` : ''}\n`);
+    killAllChildren();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    return (await run(options, resources)) ? 0 : 1;
+  } catch (error) {
+    process.stderr.write(`security-check: the run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    await release(resources);
+    if (resources.runDir) process.stderr.write(`security-check: logs kept in ${resources.runDir}\n`);
+    return 1;
+  }
+}
+
+// Whatever happens, no server or worker outlives this process.
+process.on('exit', killAllChildren);
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`security-check: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

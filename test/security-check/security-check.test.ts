@@ -1,0 +1,60 @@
+/**
+ * `npm run security:check` at a small size, as a subprocess: a real OpenBao with a least-privilege
+ * token, the dev server, the sandbox and a vault-transit worker process; every attack tried must be
+ * refused and every attacked connection must still complete. Its judges are checked here too, without
+ * a server: a secret that is there is found.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { secretsAbsent } from '../../scripts/security-check/attacks.js';
+import { parseSecurityCheckArgs, SecurityCheckArgumentError } from '../../scripts/security-check/options.js';
+import { runHarness, tail } from '../helpers/harness-run.js';
+
+const ENTRY = 'scripts/security-check/security-check.ts';
+const RUN_TIMEOUT_MS = 240_000;
+const SUMMARY = /^security-check: (\d+) attacks tried, (\d+) refused as expected, (\d+) got through, tenants isolated (\S+), forgotten tenant unreadable (\S+), others unaffected (yes|no)$/;
+
+void describe('security-check judges', () => {
+  void it('finds a secret where it is, names where, and passes only a search that found none', () => {
+    const secrets = [{ label: 'the token', value: 's.abc123' }];
+    const found = secretsAbsent('in logs', [{ where: 'worker.log', bytes: Buffer.from('{"msg":"token s.abc123"}') }, { where: 'other.log', bytes: Buffer.from('clean') }], secrets);
+    assert.equal(found.refused, false);
+    assert.equal(found.detail, 'the token in worker.log');
+    assert.equal(secretsAbsent('in logs', [{ where: 'other.log', bytes: Buffer.from('clean') }], secrets).refused, true);
+  });
+
+  void it('reads its command line, naming a bad argument', () => {
+    assert.deepEqual(parseSecurityCheckArgs([]), { rounds: 3, keepLogs: false });
+    assert.deepEqual(parseSecurityCheckArgs(['--rounds', '1', '--keep-logs']), { rounds: 1, keepLogs: true });
+    assert.equal(parseSecurityCheckArgs(['--help']), undefined);
+    assert.throws(() => parseSecurityCheckArgs(['--rounds', '0']), /--rounds must be an integer from 1 to 50, got "0"/);
+    assert.throws(() => parseSecurityCheckArgs(['--tenants']), SecurityCheckArgumentError);
+  });
+});
+
+void describe('npm run security:check', () => {
+  void it('refuses a bad argument with exit code 2, naming it', async () => {
+    const { code, output } = await runHarness(ENTRY, ['--rounds', 'many'], 60_000);
+    assert.equal(code, 2, tail(output));
+    assert.match(output, /--rounds must be an integer from 1 to 50, got "many"/);
+  });
+
+  void it('refuses every attack tried on the production-style stack, and the attacked connections still complete', { timeout: RUN_TIMEOUT_MS + 20_000 }, async () => {
+    const { code, signal, stdout, output } = await runHarness(ENTRY, ['--rounds', '1'], RUN_TIMEOUT_MS);
+    const report = `\n${tail(output)}`;
+    const last = stdout.trimEnd().split('\n').at(-1) ?? '';
+    const match = SUMMARY.exec(last);
+    assert.ok(match, `the last line is not the summary (exit ${code ?? signal})${report}`);
+    const [tried, refused, through] = match.slice(1, 4).map(Number) as [number, number, number];
+    assert.equal(through, 0, `attacks got through${report}`);
+    assert.equal(refused, tried, report);
+    // The unsealed signal, update and start; two KMS addresses in clear; argv, logs and history searched.
+    assert.equal(tried, 8, report);
+    for (const attack of ['unsealed signal', 'unsealed update', 'unsealed start input', 'KMS over http:// to another host (Vault/OpenBao)', 'KMS over http:// to another host (AWS KMS)', 'secrets in the argv', 'secrets in the run’s logs', 'secrets in the histories']) {
+      assert.match(stdout, new RegExp(`refused {4}${attack.replace(/[()/]/g, '\\$&')}`), `${attack}${report}`);
+    }
+    assert.equal(match[6], 'yes', `every attacked connection completed with the sealed answer${report}`);
+    assert.doesNotMatch(stdout, /the history search is blind/, report);
+    assert.equal(code, 0, `exit code${report}`);
+  });
+});
