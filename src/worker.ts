@@ -127,6 +127,10 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     if (status.state === 'ok') Runtime.instance().logger.info(`key provider ${status.keyId} answers again; the worker uses it as before`);
     else Runtime.instance().logger.warn(`key provider ${status.keyId} ${status.state}: ${status.reason ?? ''}; the worker keeps running on cached keys, and tasks that need a new or uncached key retry until it answers`);
   });
+  const stopSealingLog = kms?.onSealing((status) => {
+    if (status.sealing === 'stopped') Runtime.instance().logger.error(`key provider ${status.keyId}: sealing stopped: ${status.sealingStoppedBecause ?? ''}; tasks retry until the KMS makes a data key`);
+    else Runtime.instance().logger.info(`key provider ${status.keyId}: sealing goes on with a new data key`);
+  });
   const health = config.health.port
     ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => poolState(workers), ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}) })
     : undefined;
@@ -199,6 +203,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   } finally {
     stopKmsMetrics?.();
     stopKmsLog?.();
+    stopSealingLog?.();
     await statusGauge?.stop();
     await health?.close();
     await tracing?.release(); // exports the spans still buffered

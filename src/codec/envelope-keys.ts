@@ -4,13 +4,15 @@
  * one is asked for; the data keys unwrapped for reading (ours included) stay in a bounded cache for
  * a lifetime. Concurrent callers share one request. While the KMS is down, unwrapped keys keep
  * reading until they expire, and the last data key keeps sealing past its lifetime (the KMS asked
- * again every few seconds); a key that was never made or unwrapped fails with the KMS's
- * KeyProviderUnavailableError (the task retries).
+ * again every few seconds) for a bounded time and number of payloads, then sealing stops
+ * (SealingStoppedError, retryable, shown in the health); a key that was never made or unwrapped fails
+ * with the KMS's KeyProviderUnavailableError (the task retries). A revoked key version's data keys
+ * leave the cache as soon as the KMS refuses one of them.
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { ExpiringCache } from './expiring-cache.js';
 import type { KeySource, SealingKey } from './key-source.js';
-import { KeyProviderUnavailableError, PayloadDecryptionError } from './payload-errors.js';
+import { KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError, SealingStoppedError } from './payload-errors.js';
 import { DATA_KEY_BYTES, envelopeMetadata, KEY_ID_METADATA_KEY, metadataText, readEnvelope, type EnvelopeMetadata, type PayloadMetadata } from './payload-format.js';
 
 /** A new data key, in clear and as the KMS wrapped it. */
@@ -41,10 +43,18 @@ export interface DataKeyCacheSettings {
   readonly unwrappedKeyLifetimeMs: number;
   /** ...and at most this many of them. */
   readonly unwrappedKeyCacheSize: number;
+  /** While the KMS cannot make a new data key, the last one seals past its lifetime for at most this long... */
+  readonly outageSealingMs: number;
+  /** ...and at most this many payloads past its own bound; then sealing stops until the KMS answers. */
+  readonly outageSealingMaxUses: number;
 }
+
+/** Told when sealing stops at an outage bound (the reason) and when it goes on again (undefined): the health shows it. */
+export type SealingObserver = (stoppedBecause: string | undefined) => void;
 
 interface CurrentDataKey {
   readonly sealing: SealingKey;
+  readonly keyVersion: number;
   readonly expiresAt: number;
   usesLeft: number;
   /** Payloads sealed with it in all, its time past the lifetime included. */
@@ -52,8 +62,8 @@ interface CurrentDataKey {
 }
 
 /**
- * A data key past its lifetime or uses still seals while the KMS cannot make the next one, up to
- * this many payloads in all: far below AES-GCM's 2^32 bound for random 96-bit nonces under one key.
+ * Whatever the settings, one data key seals at most this many payloads in all: far below AES-GCM's
+ * 2^32 bound for random 96-bit nonces under one key (NIST SP 800-38D).
  */
 export const STALE_DATA_KEY_MAX_USES = 2 ** 31;
 /** After the KMS failed to make a data key, how long the last one is used before the KMS is asked again. */
@@ -73,6 +83,7 @@ export class EnvelopeKeySource implements KeySource {
     /** Configured keys, to read payloads of the static format written before the switch. */
     private readonly staticKeys: KeySource | undefined = undefined,
     private readonly now: () => number = Date.now,
+    private readonly onSealing: SealingObserver = () => undefined,
   ) {
     this.unwrapped = new ExpiringCache(settings.unwrappedKeyCacheSize, settings.unwrappedKeyLifetimeMs, now);
   }
@@ -92,7 +103,7 @@ export class EnvelopeKeySource implements KeySource {
       const keyId = metadataText(metadata, KEY_ID_METADATA_KEY);
       throw new PayloadDecryptionError(keyId, `payload encrypted with configured key id "${keyId ?? '(none)'}" (the static format), and this process has no configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID to the key that wrote it`);
     }
-    const cacheKey = `${envelope.keyId}\n${envelope.wrappedKey}`;
+    const cacheKey = unwrappedCacheKey(envelope.keyId, envelope.keyVersion, envelope.wrappedKey);
     const cached = this.unwrapped.get(cacheKey);
     if (cached) return { key: cached, keyId: envelope.keyId };
     let pending = this.unwrapping.get(cacheKey);
@@ -117,22 +128,52 @@ export class EnvelopeKeySource implements KeySource {
    * worker that cannot encode its task's completion stops), and asks the KMS again every
    * DATA_KEY_RETRY_MS rather than on every payload.
    */
-  private staleWhileUnavailable(uses: number): SealingKey | undefined {
+  private staleWhileUnavailable(uses: number, cause?: unknown): SealingKey | undefined {
     const current = this.current;
-    if (this.retryMakingAt === undefined || this.now() >= this.retryMakingAt || !current || current.used + uses > STALE_DATA_KEY_MAX_USES) return undefined;
+    if (this.retryMakingAt === undefined || this.now() >= this.retryMakingAt || !current) return undefined;
+    const stopped = this.outageBoundReached(current, uses, cause);
+    if (stopped) {
+      this.onSealing(stopped.message);
+      throw stopped;
+    }
     current.used += uses;
     return current.sealing;
+  }
+
+  /** Why the last data key may seal no more during this outage, or undefined. */
+  private outageBoundReached(current: CurrentDataKey, uses: number, cause: unknown): SealingStoppedError | undefined {
+    const { outageSealingMs, outageSealingMaxUses, dataKeyMaxUses } = this.settings;
+    const pastLifetimeMs = this.now() - current.expiresAt;
+    if (pastLifetimeMs > outageSealingMs) {
+      return new SealingStoppedError(
+        this.wrapper.keyId,
+        'time',
+        `the KMS has made no data key since the last one's lifetime ended ${Math.round(pastLifetimeMs / 1000)} s ago, past the ${outageSealingMs / 1000} s PAYLOAD_DATA_KEY_OUTAGE_MAX_S allows, so nothing more is sealed with it`,
+        { cause },
+      );
+    }
+    const maxUses = Math.min(STALE_DATA_KEY_MAX_USES, dataKeyMaxUses + outageSealingMaxUses);
+    if (current.used + uses > maxUses) {
+      return new SealingStoppedError(
+        this.wrapper.keyId,
+        'uses',
+        `the last data key has sealed ${current.used} payloads, and ${uses} more would pass the ${maxUses} its bound and PAYLOAD_DATA_KEY_OUTAGE_MAX_USES allow, so nothing more is sealed with it`,
+        { cause },
+      );
+    }
+    return undefined;
   }
 
   private async nextSealingKeyOrStale(uses: number): Promise<SealingKey> {
     try {
       const sealing = await this.nextSealingKey(uses);
+      if (this.retryMakingAt !== undefined) this.onSealing(undefined);
       this.retryMakingAt = undefined;
       return sealing;
     } catch (error) {
       if (!(error instanceof KeyProviderUnavailableError)) throw error;
       this.retryMakingAt = this.now() + DATA_KEY_RETRY_MS;
-      const stale = this.staleWhileUnavailable(uses);
+      const stale = this.staleWhileUnavailable(uses, error);
       // Nothing sealed yet (a process that starts during the outage): nothing to stand in.
       if (!stale) throw error;
       return stale;
@@ -162,21 +203,46 @@ export class EnvelopeKeySource implements KeySource {
     const key = dataKeyOf(plaintext, keyId);
     const made: CurrentDataKey = {
       sealing: { key, keyId, metadata: envelopeMetadata({ keyId, keyVersion, wrappedKey }) },
+      keyVersion,
       expiresAt: this.now() + this.settings.dataKeyLifetimeMs,
       usesLeft: this.settings.dataKeyMaxUses,
       used: 0,
     };
     this.current = made;
     // This process's own payloads open without asking the KMS.
-    this.unwrapped.set(`${keyId}\n${wrappedKey}`, key);
+    this.unwrapped.set(unwrappedCacheKey(keyId, keyVersion, wrappedKey), key);
     return made;
   }
 
   private async unwrap(envelope: EnvelopeMetadata, cacheKey: string): Promise<KeyObject> {
-    const key = dataKeyOf(await this.wrapper.unwrap(envelope), envelope.keyId);
+    let plaintext: Uint8Array;
+    try {
+      plaintext = await this.wrapper.unwrap(envelope);
+    } catch (error) {
+      if (error instanceof KeyVersionRevokedError) this.forgetRevoked(error.keyId, error.version);
+      throw error;
+    }
+    const key = dataKeyOf(plaintext, envelope.keyId);
     this.unwrapped.set(cacheKey, key);
     return key;
   }
+
+  /**
+   * The KMS refused a version: every data key of that version or below leaves memory now (they would
+   * go on reading payloads the KMS no longer opens), the sealing one too.
+   */
+  private forgetRevoked(keyId: string, version: number): void {
+    this.unwrapped.deleteWhere((cacheKey) => {
+      const [id, keyVersion] = cacheKey.split('\n');
+      return id === keyId && Number(keyVersion) <= version;
+    });
+    if (this.current && this.current.sealing.keyId === keyId && this.current.keyVersion <= version) this.current = undefined;
+  }
+}
+
+/** What names an unwrapped data key in the cache: its key id, key version and wrapped bytes. */
+function unwrappedCacheKey(keyId: string, keyVersion: number, wrappedKey: string): string {
+  return `${keyId}\n${keyVersion}\n${wrappedKey}`;
 }
 
 /** A KeyObject of the data key's bytes, which are then zeroed (the KeyObject keeps its own copy). */

@@ -25,6 +25,10 @@ export interface KeyProviderStatus {
   readonly reason?: string | undefined;
   readonly calls: Readonly<Record<KeyProviderCall, number>>;
   readonly failures: number;
+  /** `stopped` once an outage outlasted the last data key's bounds (SealingStoppedError): nothing is sealed until the KMS answers. */
+  readonly sealing: 'ok' | 'stopped';
+  /** Why sealing stopped, while it is. */
+  readonly sealingStoppedBecause?: string | undefined;
 }
 
 type Listener = (call: KeyProviderCall, outcome: KeyProviderOutcome, status: KeyProviderStatus) => void;
@@ -36,6 +40,8 @@ export class KeyProviderHealth {
   private readonly calls: Record<KeyProviderCall, number> = { datakey: 0, decrypt: 0 };
   private failures = 0;
   private readonly listeners = new Set<Listener>();
+  private sealingStoppedBecause: string | undefined;
+  private readonly sealingListeners = new Set<(status: KeyProviderStatus) => void>();
 
   constructor(
     readonly keyId: string,
@@ -45,7 +51,39 @@ export class KeyProviderHealth {
   }
 
   get status(): KeyProviderStatus {
-    return { keyId: this.keyId, state: this.state, since: new Date(this.since).toISOString(), ...(this.reason === undefined ? {} : { reason: this.reason }), calls: { ...this.calls }, failures: this.failures };
+    return {
+      keyId: this.keyId,
+      state: this.state,
+      since: new Date(this.since).toISOString(),
+      ...(this.reason === undefined ? {} : { reason: this.reason }),
+      calls: { ...this.calls },
+      failures: this.failures,
+      sealing: this.sealingStoppedBecause === undefined ? 'ok' : 'stopped',
+      ...(this.sealingStoppedBecause === undefined ? {} : { sealingStoppedBecause: this.sealingStoppedBecause }),
+    };
+  }
+
+  /** Sealing stopped at an outage bound (the reason), or goes on again (undefined); listeners hear each change once. */
+  sealingChanged(stoppedBecause: string | undefined): void {
+    if ((stoppedBecause === undefined) === (this.sealingStoppedBecause === undefined)) {
+      this.sealingStoppedBecause = stoppedBecause;
+      return;
+    }
+    this.sealingStoppedBecause = stoppedBecause;
+    const status = this.status;
+    for (const listener of this.sealingListeners) {
+      try {
+        listener(status);
+      } catch {
+        // A log line never fails the seal it describes.
+      }
+    }
+  }
+
+  /** Called when sealing stops or goes on again; returns the unsubscribe. */
+  onSealing(listener: (status: KeyProviderStatus) => void): () => void {
+    this.sealingListeners.add(listener);
+    return () => this.sealingListeners.delete(listener);
   }
 
   /** Called on every call's end, with the status after it; returns the unsubscribe. */

@@ -58,7 +58,9 @@ export function keySourceFor(encryption: EncryptionSettings): KeySource {
     if (isKmsEncryption(encryption)) {
       const health = new KeyProviderHealth(encryption.keyId);
       healths.set(encryption, health);
-      source = new EnvelopeKeySource(new ObservedKeyWrapper(wrapperFor(encryption), health), encryption.cache, encryption.staticKeys && new StaticKeySource(encryption.staticKeys));
+      source = new EnvelopeKeySource(new ObservedKeyWrapper(wrapperFor(encryption), health), encryption.cache, encryption.staticKeys && new StaticKeySource(encryption.staticKeys), Date.now, (stoppedBecause) =>
+        health.sealingChanged(stoppedBecause),
+      );
     } else {
       source = new StaticKeySource(encryption);
     }

@@ -92,6 +92,24 @@ export class KeyProviderUnavailableError extends Error {
   }
 }
 
+/**
+ * The KMS has made no data key for so long, or the last one has sealed so many payloads past its own
+ * bound, that it may seal no more (PAYLOAD_DATA_KEY_OUTAGE_MAX_S, PAYLOAD_DATA_KEY_OUTAGE_MAX_USES):
+ * sealing stops until the KMS answers. Still retryable: the task retries and succeeds once it does.
+ */
+export class SealingStoppedError extends KeyProviderUnavailableError {
+  override name = 'SealingStoppedError';
+  constructor(
+    provider: string,
+    /** Which bound was reached. */
+    readonly bound: 'time' | 'uses',
+    detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(provider, 'datakey', detail, options);
+  }
+}
+
 /** The key provider answered but refused this process (no permission, no such key, bad credentials): the operator's to fix. */
 export class KeyProviderRefusedError extends Error {
   override name = 'KeyProviderRefusedError';

@@ -58,6 +58,14 @@ export const KeyProviderVars = group(
     PAYLOAD_AWS_KMS_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'How long one call to AWS KMS may take to connect, and to answer, before the KMS counts as unavailable (the SDK retries throttling and 5xx twice first).'),
     PAYLOAD_DATA_KEY_LIFETIME_S: doc(CountAtLeast(1).default(900), 'A data key seals new payloads for at most this long; after a rotation of the transit key, new payloads use the new version within this time.'),
     PAYLOAD_DATA_KEY_MAX_USES: doc(CountAtLeast(1).default(100_000), 'A data key seals at most this many payloads.'),
+    PAYLOAD_DATA_KEY_OUTAGE_MAX_S: doc(
+      CountAtLeast(1).default(14_400),
+      'While the KMS cannot make a new data key, the last one keeps sealing past its lifetime for at most this long (a worker that cannot seal cannot complete a task); then sealing stops with SealingStoppedError, shown in the health, and tasks retry until the KMS answers.',
+    ),
+    PAYLOAD_DATA_KEY_OUTAGE_MAX_USES: doc(
+      CountAtLeast(1).default(1_000_000),
+      'The same bound in payloads: at most this many sealed with the last data key past PAYLOAD_DATA_KEY_MAX_USES (and never more than 2^31 with one key, far below AES-GCM\'s bound for random nonces).',
+    ),
     PAYLOAD_UNWRAPPED_KEY_LIFETIME_S: doc(CountAtLeast(1).default(3_600), 'An unwrapped data key is kept this long to read more payloads: with the KMS down, payloads of cached keys still read.'),
     PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE: doc(CountAtLeast(1).default(1_000), 'At most this many unwrapped data keys are kept (the least recently used go first).'),
   }),
@@ -165,6 +173,8 @@ function cacheSettings(env: KeyProviderVars): DataKeyCacheSettings {
     dataKeyMaxUses: env.PAYLOAD_DATA_KEY_MAX_USES,
     unwrappedKeyLifetimeMs: env.PAYLOAD_UNWRAPPED_KEY_LIFETIME_S * 1000,
     unwrappedKeyCacheSize: env.PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE,
+    outageSealingMs: env.PAYLOAD_DATA_KEY_OUTAGE_MAX_S * 1000,
+    outageSealingMaxUses: env.PAYLOAD_DATA_KEY_OUTAGE_MAX_USES,
   });
 }
 

@@ -76,7 +76,7 @@ describe('the documented payload format', () => {
   it('opens the envelope-v1 vector through the data key its KMS unwraps, once', async () => {
     const entry = vector(ENVELOPE_FORMAT);
     const kms = kmsOf(entry);
-    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10 }));
+    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
     const decoded = await codec.decode([asPayload(entry), asPayload(entry)]);
     assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [{ password: 'Everyday' }, { password: 'Everyday' }]);
     assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads', keyVersion: 3, wrappedKey: entry.metadata['encryption-wrapped-key'] }]);
@@ -85,7 +85,7 @@ describe('the documented payload format', () => {
   it('opens the aws-kms envelope-v1 vector, whose metadata the aws-kms reader accepts and whose key it would ask Decrypt for', async () => {
     const entry = vector('envelope-v1-aws-kms');
     const kms = kmsOf(entry);
-    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10 }));
+    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
     const [decoded] = await codec.decode([asPayload(entry)]);
     assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
     const envelope = kms.unwrapped[0] ?? assert.fail('unwrapped');

@@ -12,7 +12,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { DATA_KEY_RETRY_MS, EnvelopeKeySource, type DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
 import { StaticKeySource } from '../../src/codec/key-source.js';
-import { KeyProviderRefusedError, KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError } from '../../src/codec/payload-errors.js';
+import { KeyProviderRefusedError, KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError, SealingStoppedError } from '../../src/codec/payload-errors.js';
 import { ENVELOPE_FORMAT } from '../../src/codec/payload-format.js';
 import { VaultClient, type VaultSettings } from '../../src/codec/vault-client.js';
 import { VaultTransit } from '../../src/codec/vault-transit.js';
@@ -100,8 +100,16 @@ describe('the vault-transit key provider on OpenBao', () => {
     const writer = processOn(bao.settings(), { key: 'revoked' });
     const old = await one(writer.codec);
     assert.equal(versionOf(old), '1');
+    // Another process's payload of the same version, and a reader that unwrapped the first before the revocation.
+    const another = await one(processOn(bao.settings(), { key: 'revoked' }).codec);
+    const earlyReader = processOn(bao.settings(), { key: 'revoked' });
+    await earlyReader.codec.decode([old]);
     await bao.api('POST', 'transit/keys/revoked/rotate', {});
     await bao.api('POST', 'transit/keys/revoked/config', { min_decryption_version: 2 });
+    // Once the KMS refuses it a version-1 key, every version-1 data key it holds leaves its memory:
+    // the payload it had read before reads no more.
+    await assert.rejects(earlyReader.codec.decode([another]), KeyVersionRevokedError);
+    await assert.rejects(earlyReader.codec.decode([old]), KeyVersionRevokedError, 'its cached version-1 key was dropped');
     const reader = processOn(bao.settings(), { key: 'revoked' });
     await assert.rejects(reader.codec.decode([old]), (error: unknown) => {
       assert.ok(error instanceof KeyVersionRevokedError, String(error));
@@ -194,10 +202,13 @@ describe('the vault-transit key provider over TLS, in a namespace', () => {
 describe('the vault-transit key provider with OpenBao stopped', () => {
   it('keeps encoding and decoding on cached keys within their lifetime, then fails with a typed, retryable error', async () => {
     const outage = await startOpenBao();
-    const writer = processOn(outage.settings(), { cache: { dataKeyLifetimeMs: 60_000, unwrappedKeyLifetimeMs: 120_000 } });
+    const writer = processOn(outage.settings(), { cache: { dataKeyLifetimeMs: 60_000, unwrappedKeyLifetimeMs: 120_000, outageSealingMs: 600_000 } });
     const other = processOn(outage.settings());
+    // Its data key bounded at 2 payloads, and 3 more in an outage.
+    const busy = processOn(outage.settings(), { cache: { dataKeyMaxUses: 2, outageSealingMaxUses: 3 } });
     const written = await one(writer.codec);
     const foreign = await one(other.codec);
+    await busy.codec.encode([payload(1), payload(2)]);
     const reader = processOn(outage.settings(), { cache: { unwrappedKeyLifetimeMs: 120_000 } });
     await reader.codec.decode([written]);
     await outage.stop();
@@ -224,6 +235,18 @@ describe('the vault-transit key provider with OpenBao stopped', () => {
     writer.clock.now += DATA_KEY_RETRY_MS;
     await one(writer.codec, 'after the retry pause');
     assert.equal(writer.transit.datakeys, asked + 2, 'asked again after the pause');
+    // Not for ever: past PAYLOAD_DATA_KEY_OUTAGE_MAX_S, sealing stops, typed and retryable.
+    writer.clock.now += 600_001;
+    await assert.rejects(one(writer.codec, 'past the outage bound'), (error: unknown) => {
+      assert.ok(error instanceof SealingStoppedError, String(error));
+      assert.ok(error instanceof KeyProviderUnavailableError, 'retryable: the task retries until the KMS answers');
+      assert.equal(error.bound, 'time');
+      assert.match(error.message, /past the 600 s PAYLOAD_DATA_KEY_OUTAGE_MAX_S allows/);
+      return true;
+    });
+    // Nor for any number of payloads: 2 of its own, 3 more in the outage, then it stops.
+    await busy.codec.encode([payload(3), payload(4), payload(5)]);
+    await assert.rejects(busy.codec.encode([payload(6)]), (error: unknown) => error instanceof SealingStoppedError && error.bound === 'uses' && /PAYLOAD_DATA_KEY_OUTAGE_MAX_USES/.test(error.message));
     // A process that never made a data key has nothing to stand in: typed, retryable.
     await assert.rejects(processOn(outage.settings()).codec.encode([payload('new process')]), (error: unknown) => error instanceof KeyProviderUnavailableError && error.operation === 'datakey');
     reader.clock.now += 120_001;

@@ -591,7 +591,7 @@ describe('key provider settings', () => {
     assert.deepEqual(encryption.vault.auth, { kind: 'token', token: 's.token' });
     assert.equal(encryption.vault.namespace, 'team-a');
     assert.deepEqual(encryption.transit, { mount: 'transit', key: 'aggregation-payloads' });
-    assert.deepEqual(encryption.cache, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 100_000, unwrappedKeyLifetimeMs: 3_600_000, unwrappedKeyCacheSize: 1_000 });
+    assert.deepEqual(encryption.cache, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 100_000, unwrappedKeyLifetimeMs: 3_600_000, unwrappedKeyCacheSize: 1_000, outageSealingMs: 14_400_000, outageSealingMaxUses: 1_000_000 });
     assert.equal(encryption.staticKeys, undefined);
     const withOld = loadClientConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 's.token', PAYLOAD_ENCRYPTION_KEY: KEY }).encryption;
     assert.equal(configuredKeysOf(withOld)?.keyId, 'default', 'configured keys kept to read the static payloads');

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keyProviderHealthOf, keySourceFor } from '../../src/codec/key-provider.js';
-import { KeyProviderUnavailableError } from '../../src/codec/payload-errors.js';
+import { KeyProviderUnavailableError, SealingStoppedError } from '../../src/codec/payload-errors.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { startWorkerHealthServer } from '../../src/worker/health.js';
 import { KeyProviderWaitAbortedError, waitForFirstDataKey } from '../../src/worker/key-provider-ready.js';
@@ -82,5 +82,28 @@ describe("a worker's key provider health", () => {
       return true;
     });
     assert.equal(keyProviderHealthOf(config.encryption)?.status.state, 'unavailable');
+  });
+});
+
+describe('sealing through a KMS outage, bounded', () => {
+  it('seals on the last data key past its bound only so far, then stops with SealingStoppedError, and the health says so', async () => {
+    const outage = await startOpenBao();
+    try {
+      const token = await outage.token('aggregation-worker', workerPolicy(outage.transitKey));
+      const config = loadWorkerConfig({ ...variables, PAYLOAD_VAULT_ADDR: outage.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_DATA_KEY_MAX_USES: '1', PAYLOAD_DATA_KEY_OUTAGE_MAX_USES: '1' });
+      const encryption = config.encryption ?? assert.fail('encryption on');
+      const codec = new EncryptionCodec(keySourceFor(encryption));
+      const health = keyProviderHealthOf(encryption) ?? assert.fail('a KMS health');
+      const payload = () => defaultPayloadConverter.toPayload({ password: 'Everyday' });
+      await codec.encode([payload()]);
+      assert.equal(health.status.sealing, 'ok');
+      await outage.stop();
+      await codec.encode([payload()]); // one past its bound, in the outage
+      await assert.rejects(codec.encode([payload()]), (error: unknown) => error instanceof SealingStoppedError && error.bound === 'uses');
+      assert.equal(health.status.sealing, 'stopped');
+      assert.match(health.status.sealingStoppedBecause ?? '', /PAYLOAD_DATA_KEY_OUTAGE_MAX_USES/);
+    } finally {
+      await outage.stop();
+    }
   });
 });
