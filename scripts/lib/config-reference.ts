@@ -211,6 +211,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'scripts/prod-check/tls-refusals.ts',
       'scripts/image-check/image-processes.ts',
       'scripts/lib/openbao-server.ts',
+      'scripts/security-check/attacks.ts',
       'bench/runtimes.ts',
       'bench/bench-processes.ts',
       'bench/burst/stack.ts',

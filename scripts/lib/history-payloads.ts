@@ -11,3 +11,18 @@ export function payloadsIn(value: unknown, path = ''): { path: string; payload: 
     .filter(([key]) => key !== 'searchAttributes')
     .flatMap(([key, child]) => payloadsIn(child, path ? `${path}.${key}` : key));
 }
+
+/** A local activity's marker bookkeeping of the SDK core (its `result` is encrypted). */
+export const isCoreBookkeeping = ({ path }: { path: string }): boolean => /markerRecordedEventAttributes\.details\.data\./.test(path);
+/** A patch marker (workflow versioning) names its patch in clear: code, not data. */
+export const isPatchMarker = ({ path }: { path: string }): boolean => /markerRecordedEventAttributes\.details\.patch-data\./.test(path);
+/** A header field (the trace context): the SDK passes headers to no codec. */
+export const isHeaderField = ({ path }: { path: string }): boolean => /(^|\.)header\.fields\./.test(path);
+
+/**
+ * Whether the SDK hands this payload to the codec at all: not a header field, nor the core's own
+ * marker bookkeeping. Those are written and read in clear by the SDK, so a reader that refuses
+ * unsealed payloads must leave them out rather than call them unsealed.
+ */
+export const passesThroughCodec = (found: { path: string }): boolean => !isHeaderField(found) && !isCoreBookkeeping(found) && !isPatchMarker(found);
+

@@ -12,7 +12,10 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import proto from '@temporalio/proto';
-import { ConnectionFailedError, type ConnectionsClient } from '../../src/client/index.js';
+import { ConnectionFailedError, loadClientConfig, type ConnectionsClient } from '../../src/client/index.js';
+import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { keySourceFor } from '../../src/codec/key-provider.js';
+import { SealingStoppedError } from '../../src/codec/payload-errors.js';
 import { CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
@@ -157,3 +160,34 @@ export function secretsAbsent(name: string, haystacks: readonly { readonly where
 export async function argvOf(pid: number): Promise<Buffer> {
   return readFile(`/proc/${pid}/cmdline`).catch(() => Buffer.alloc(0));
 }
+
+/**
+ * A KMS outage used to seal without end under one data key: refused when a process whose key is spent
+ * seals at most PAYLOAD_DATA_KEY_OUTAGE_MAX_USES more, then stops with SealingStoppedError. `stopKms`
+ * takes the KMS down after the first data key was made.
+ */
+export async function outageSealCap(env: Readonly<Record<string, string>>, stopKms: () => Promise<void>): Promise<AttackResult> {
+  const name = 'sealing without end through a KMS outage';
+  const outageUses = 3;
+  const config = loadClientConfig({ ...env, PAYLOAD_DATA_KEY_MAX_USES: '1', PAYLOAD_DATA_KEY_OUTAGE_MAX_USES: String(outageUses) });
+  if (!config.encryption) return { name, refused: false, detail: 'encryption is off' };
+  const codec = new EncryptionCodec(keySourceFor(config.encryption));
+  const seal = () => codec.encode([defaultPayloadConverter.toPayload('sealed in an outage')]);
+  await seal();
+  await stopKms();
+  let sealed = 0;
+  let stoppedBy: unknown;
+  while (sealed <= outageUses + 1 && stoppedBy === undefined) {
+    try {
+      await seal();
+      sealed += 1;
+    } catch (error) {
+      stoppedBy = error;
+    }
+  }
+  if (stoppedBy instanceof SealingStoppedError && sealed === outageUses) {
+    return { name, refused: true, detail: `${sealed} sealed in the outage, then ${stoppedBy.name}: ${stoppedBy.message.slice(0, 100)}` };
+  }
+  return { name, refused: false, detail: `${sealed} sealed in the outage; then ${String(stoppedBy)}` };
+}
+

@@ -8,7 +8,8 @@
  *   is not sealed; afterwards each attacked connection must still complete with a sealed answer;
  * - a worker given a KMS address in clear on another machine (Vault/OpenBao and AWS KMS);
  * - the KMS token, the bank password and the challenge answer searched for in every process's argv,
- *   in every log of the run and in the raw histories the product wrote.
+ *   in every log of the run and in the raw histories the product wrote;
+ * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated n/a, forgotten tenant unreadable n/a, others unaffected <yes|no>
  * The tenant figures are n/a until payloads are sealed under a key per tenant (issue 42); "others
@@ -33,6 +34,7 @@ import {
   argvOf,
   awaitingAnswer,
   kmsInClear,
+  outageSealCap,
   RIGHT_ANSWER,
   secretsAbsent,
   unsealedSignal,
@@ -194,6 +196,10 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   // The search must see what Temporal stores: the attacker's own unsealed answer is there in clear.
   const blind = histories.filter(({ bytes }) => !bytes.includes(answer)).map(({ where }) => where);
   if (blind.length > 0) log(`security-check: the history search is blind: the attacker's plaintext answer is not in ${blind.join(', ')}`);
+
+  // Last, as it takes OpenBao down: a process sealing on through the outage, bounded.
+  const kmsEnv = { TEMPORAL_ADDRESS: server.address, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: openbao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TIMEOUT_MS: '1000', PAYLOAD_STORE: 'off' };
+  results.push(await outageSealCap(kmsEnv, () => openbao.stop()));
 
   const refused = results.filter((result) => result.refused).length;
   const through = results.length - refused;
