@@ -45,6 +45,11 @@ export const ConsoleVars = group(
       `The operators' bearer token, required: ${CONSOLE_TOKEN_RULE}.`,
       { secret: true },
     ),
+    CONSOLE_CODEC_ENCODE_TOKEN: doc(
+      z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
+      `The one credential that may encode through the codec endpoint (/codec/encode, as \`Authorization: Bearer\`): an encoded payload is one the worker trusts, so neither the console token nor the Web UI's codec token may make one. Unset: the endpoint decodes only. ${CONSOLE_TOKEN_RULE}, other than CONSOLE_TOKEN.`,
+      { secret: true, defaultText: 'unset: decode only' },
+    ),
     CONSOLE_CODEC_CORS_ORIGINS: doc(
       CorsOrigins.default(['http://localhost:8233', 'http://127.0.0.1:8233']),
       "Browser origins (the Temporal Web UI) allowed to call the console's codec endpoint (/codec/encode, /codec/decode) with credentials: comma-separated origins.",
@@ -67,11 +72,18 @@ export const ConsoleVariables = z.looseObject({
 
 const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
   .superRefine(checkPayloads)
+  .superRefine((env, ctx) => {
+    if (env.CONSOLE_CODEC_ENCODE_TOKEN !== undefined && env.CONSOLE_CODEC_ENCODE_TOKEN === env.CONSOLE_TOKEN) {
+      ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_ENCODE_TOKEN'], message: 'must differ from CONSOLE_TOKEN: whoever may operate the console must not thereby make payloads the worker trusts' });
+    }
+  })
   .transform((env, ctx) =>
     Object.freeze({
       port: env.CONSOLE_PORT,
       host: env.CONSOLE_HOST,
       token: env.CONSOLE_TOKEN,
+      /** The only credential /codec/encode accepts; undefined: the codec decodes only. */
+      codecEncodeToken: env.CONSOLE_CODEC_ENCODE_TOKEN,
       /** Origins allowed to call the codec endpoint cross-origin, with credentials. */
       codecCorsOrigins: Object.freeze(env.CONSOLE_CODEC_CORS_ORIGINS),
       ...payloadSections(env, ctx),

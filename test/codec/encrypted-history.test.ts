@@ -5,6 +5,7 @@
  * decodes that history for the token holder only.
  */
 import assert from 'node:assert/strict';
+import type { PayloadCodec } from '@temporalio/common';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
@@ -13,7 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
 import type { ConnectionInputArgs, ConnectionResult } from '../../src/client/index.js';
 import { createConsoleServer } from '../../src/client/console/app.js';
-import { COOKIE_NAME } from '../../src/client/console/auth.js';
+import { codecTokenFor, COOKIE_NAME } from '../../src/client/console/auth.js';
 import type { ConsoleServer } from '../../src/client/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
@@ -30,6 +31,7 @@ const { History } = proto.temporal.api.history.v1;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
 const TOKEN = `codec-test-${uniqueId('token')}`;
+const ENCODE_TOKEN = `codec-encode-${uniqueId('token')}`;
 const UI_ORIGIN = 'http://localhost:8233';
 const ENCRYPTION: EncryptionKeys = { keyId: uniqueId('key'), key: randomBytes(32), decryptionKeys: new Map() };
 const SCENARIO = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('the sandbox has a security_question scenario');
@@ -48,14 +50,16 @@ let workflowId: string;
 let result: ConnectionResult;
 let rawEvents: HistoryEvent[];
 let rawBytes: Buffer;
+let consoleCodecs: readonly PayloadCodec[] | undefined;
 
 before(async () => {
   env = await createDevEnvironment();
   const dataConverter = dataConverterFor({ encryption: ENCRYPTION });
+  consoleCodecs = dataConverter?.payloadCodecs;
   stack = await startConnectionStack(env, { encryption: ENCRYPTION });
   const clientConfig = loadClientConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue });
   client = await ConnectionsClient.connect({ ...clientConfig, encryption: ENCRYPTION });
-  consoleServer = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
+  consoleServer = createConsoleServer({ connections: client, token: TOKEN, codecEncodeToken: ENCODE_TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
   baseUrl = (await consoleServer.listen(0)).url;
   plainConsole = createConsoleServer({ connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });
   plainUrl = (await plainConsole.listen(0)).url;
@@ -205,10 +209,28 @@ describe("the console's codec endpoint", () => {
     assert.ok(!(await foreign.text()).includes(SANDBOX_PASSWORD));
   });
 
-  it('encodes what it decodes, and takes an empty list left out as protobuf JSON does', async () => {
+  it('encodes only with the encode token, never the console token, its cookie or the codec token; decodes what it encoded', async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"hello":"world"}').toString('base64') };
-    const encoded = (await (await codecCall('/codec/encode', { payloads: [plain] }, auth)).json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    for (const [headers, path, status] of [
+      [auth, '/codec/encode', 401],
+      [{ cookie: `${COOKIE_NAME}=${encodeURIComponent(TOKEN)}` }, '/codec/encode', 401],
+      [{}, `/codec/${codecTokenFor(TOKEN)}/encode`, 403],
+    ] as const) {
+      const refused = await codecCall(path, { payloads: [plain] }, headers);
+      assert.equal(refused.status, status, `${path} with ${Object.keys(headers).join(', ') || 'no credential'}`);
+      assert.ok(!(await refused.text()).includes('binary/encrypted'));
+    }
+    // A console given no encode token decodes only, whoever asks.
+    const decodeOnly = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: consoleCodecs, codecCorsOrigins: [UI_ORIGIN] });
+    try {
+      const refused = await codecCall('/codec/encode', { payloads: [plain] }, auth, (await decodeOnly.listen(0)).url);
+      assert.equal(refused.status, 403);
+      assert.match(((await refused.json()) as { message: string }).message, /decodes only: .*CONSOLE_CODEC_ENCODE_TOKEN/);
+    } finally {
+      await decodeOnly.close();
+    }
+    const encoded = (await (await codecCall('/codec/encode', { payloads: [plain] }, { authorization: `Bearer ${ENCODE_TOKEN}` })).json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
     assert.equal(Buffer.from(encoded.payloads[0]?.metadata.encoding ?? '', 'base64').toString(), ENCRYPTED_ENCODING);
     const decoded = (await (await codecCall('/codec/decode', encoded, auth)).json()) as { payloads: unknown[] };
     assert.deepEqual(decoded.payloads, [plain]);

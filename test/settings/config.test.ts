@@ -179,6 +179,15 @@ describe('payload encryption settings', () => {
   });
 });
 
+describe('console codec settings', () => {
+  it('decodes only unless an encode token of its own is set; the encode token may not be the console token', () => {
+    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).codecEncodeToken, undefined);
+    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'e'.repeat(20), PAYLOAD_STORE: 'off' }).codecEncodeToken, 'e'.repeat(20));
+    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'a'.repeat(20) })), /CONSOLE_CODEC_ENCODE_TOKEN: must differ from CONSOLE_TOKEN/);
+    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'short' })), /CONSOLE_CODEC_ENCODE_TOKEN: must be at least 16 characters/);
+  });
+});
+
 describe('payload store settings', () => {
   it('keeps large payloads in a local directory beside the dev server by default, and none against a remote Temporal', () => {
     assert.deepEqual(loadConfig({}).payloadStore, { kind: 'local', directory: '.temporal/payloads', thresholdBytes: 128 * 1024 });

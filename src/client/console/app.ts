@@ -41,6 +41,8 @@ import { scheduleRoutes } from './schedule-routes.js';
 export interface ConsoleOptions {
   readonly connections: ConnectionsClient;
   readonly token: string;
+  /** The only credential /codec/encode accepts (CONSOLE_CODEC_ENCODE_TOKEN); undefined: the codec decodes only. */
+  readonly codecEncodeToken?: string | undefined;
   /**
    * The codecs of the console's data converter (`dataConverterFor(config)?.payloadCodecs`), served
    * at /codec/encode and /codec/decode; none (encryption off): those answer 404.
@@ -59,7 +61,7 @@ export interface ConsoleServer {
 }
 
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
-  const auth = consoleAuth(options.token);
+  const auth = consoleAuth(options.token, options.codecEncodeToken);
   const route = createRouter([
     ...connectionRoutes(options.connections),
     ...scheduleRoutes(options.connections, options.defaultCustomerId),
@@ -85,7 +87,7 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     // CORS first: a preflight carries no credentials, and every answer (401 too) must be readable by the allowed origins.
     if (match?.cors?.(request, response)) return;
     if (auth.acceptQueryToken(request, response, url)) return;
-    auth.check(request, match?.params ?? {});
+    auth.check(request, match?.params ?? {}, url.pathname.startsWith('/codec/') ? match?.params.action : undefined);
     if (match === undefined) {
       if (await servePage(request, response, url.pathname)) return;
       throw new HttpError(404, 'NotFound', `no such page: ${url.pathname}`);

@@ -1,9 +1,13 @@
 /**
  * Who may call the console. Every request needs the console token: `Authorization: Bearer <token>`,
- * or the HttpOnly cookie set by opening a page once with `?token=<token>`. The one exception is the
- * codec at /codec/<codec token>/(encode|decode): the codec token (codecTokenFor) opens the codec and
- * nothing else, because the Web UI's server-side codec setting (`--ui-codec-endpoint`) cannot send
- * credentials, and whoever reads that setting can already read decoded payloads in that Web UI.
+ * or the HttpOnly cookie set by opening a page once with `?token=<token>`. Two exceptions:
+ * - /codec/<codec token>/decode: the codec token (codecTokenFor) decodes and does nothing else,
+ *   because the Web UI's server-side codec setting (`--ui-codec-endpoint`) cannot send credentials,
+ *   and whoever reads that setting can already read decoded payloads in that Web UI;
+ * - /codec/encode: only the encode token (CONSOLE_CODEC_ENCODE_TOKEN, as a bearer token) may encode,
+ *   since an encoded payload is one the worker trusts; without one the codec decodes only. Neither
+ *   the console token, its cookie (a page of an allowed origin could send it) nor the codec token
+ *   may encode.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -25,15 +29,21 @@ export interface ConsoleAuth {
    * the token (303). True when it has answered; a wrong token is a 401.
    */
   acceptQueryToken(request: IncomingMessage, response: ServerResponse, url: URL): boolean;
-  /** Throws a 401 unless the request carries the console token, or `params` the codec token. */
-  check(request: IncomingMessage, params: Params): void;
+  /**
+   * Throws a 401 unless the request carries the console token, or `params` the codec token; on the
+   * codec (`codecAction`), encode needs the encode token and nothing else (403 when there is none).
+   */
+  check(request: IncomingMessage, params: Params, codecAction?: string): void;
 }
 
-export function consoleAuth(token: string): ConsoleAuth {
+export function consoleAuth(token: string, encodeToken?: string): ConsoleAuth {
   const expected = digest(token);
   const expectedCodecToken = digest(codecTokenFor(token));
+  const expectedEncodeToken = encodeToken === undefined ? undefined : digest(encodeToken);
   // Compared as digests: equal lengths for timingSafeEqual, whatever the candidate's length.
   const isToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
+  const isEncodeToken = (candidate: string | undefined) =>
+    expectedEncodeToken !== undefined && candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expectedEncodeToken);
   return {
     acceptQueryToken(request, response, url) {
       const queryToken = url.searchParams.get('token');
@@ -49,8 +59,16 @@ export function consoleAuth(token: string): ConsoleAuth {
       response.end();
       return true;
     },
-    check(request, params) {
+    check(request, params, codecAction) {
       const codecToken = params[CODEC_TOKEN_PARAM];
+      if (codecAction === 'encode') {
+        if (codecToken !== undefined) throw new HttpError(403, 'DecodeOnly', 'the codec token in an address decodes only: encoding needs the encode token');
+        if (expectedEncodeToken === undefined) {
+          throw new HttpError(403, 'DecodeOnly', 'this codec endpoint decodes only: encoding makes payloads the worker trusts, so it needs CONSOLE_CODEC_ENCODE_TOKEN set on the console and sent as Authorization: Bearer');
+        }
+        if (!isEncodeToken(bearerToken(request))) throw new HttpError(401, 'Unauthorized', 'encoding needs the encode token: Authorization: Bearer <CONSOLE_CODEC_ENCODE_TOKEN> (the console token does not encode)');
+        return;
+      }
       if (codecToken !== undefined) {
         if (!timingSafeEqual(digest(codecToken), expectedCodecToken)) throw new HttpError(401, 'Unauthorized', "the token in the codec address is not this console's codec token");
       } else if (!isToken(bearerToken(request)) && !isToken(cookieToken(request))) {

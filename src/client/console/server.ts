@@ -28,6 +28,7 @@ const connections = await ConnectionsClient.connect(clientConfig);
 const console_ = createConsoleServer({
   connections,
   token: consoleConfig.token,
+  codecEncodeToken: consoleConfig.codecEncodeToken,
   payloadCodecs: dataConverterFor(consoleConfig)?.payloadCodecs,
   codecCorsOrigins: consoleConfig.codecCorsOrigins,
   defaultCustomerId: clientConfig.customerId,
