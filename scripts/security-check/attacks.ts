@@ -12,6 +12,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import proto from '@temporalio/proto';
+import { codecTokenFor } from '../../src/client/console/auth.js';
 import { ConnectionFailedError, loadClientConfig, type ConnectionsClient } from '../../src/client/index.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
@@ -189,5 +190,28 @@ export async function outageSealCap(env: Readonly<Record<string, string>>, stopK
     return { name, refused: true, detail: `${sealed} sealed in the outage, then ${stoppedBy.name}: ${stoppedBy.message.slice(0, 100)}` };
   }
   return { name, refused: false, detail: `${sealed} sealed in the outage; then ${String(stoppedBy)}` };
+}
+
+/**
+ * A payload forged through the console's codec endpoint with a token that may only read: the Web UI's
+ * codec token in the address, and the console token. Refused when neither gets a sealed payload back.
+ */
+export async function forgedThroughCodec(consoleUrl: string, consoleToken: string): Promise<AttackResult> {
+  const name = 'a payload forged through the codec endpoint (codec token, console token)';
+  const injected = defaultPayloadConverter.toPayload(RIGHT_ANSWER);
+  const body = JSON.stringify({ payloads: [{ metadata: { encoding: Buffer.from(injected.metadata?.encoding ?? new Uint8Array()).toString('base64') }, data: Buffer.from(injected.data ?? new Uint8Array()).toString('base64') }] });
+  const tries: { with: string; url: string; headers: Record<string, string> }[] = [
+    { with: 'the codec token', url: `${consoleUrl}/codec/${codecTokenFor(consoleToken)}/encode`, headers: {} },
+    { with: 'the console token', url: `${consoleUrl}/codec/encode`, headers: { authorization: `Bearer ${consoleToken}` } },
+  ];
+  const answers: string[] = [];
+  let sealed = 0;
+  for (const attempt of tries) {
+    const response = await fetch(attempt.url, { method: 'POST', headers: { 'content-type': 'application/json', ...attempt.headers }, body });
+    const text = await response.text();
+    if (response.ok || text.includes(Buffer.from('binary/encrypted').toString('base64'))) sealed += 1;
+    answers.push(`${attempt.with}: HTTP ${response.status}`);
+  }
+  return { name, refused: sealed === 0, detail: `${answers.join(', ')}${sealed > 0 ? `; ${sealed} sealed payload(s) made` : ''}` };
 }
 

@@ -6,6 +6,7 @@
  * - the right answer to a challenge sent without the key, as a signal and as an update (a Temporal
  *   client with the SDK's default converter: anyone who can call Temporal), and a start whose input
  *   is not sealed; afterwards each attacked connection must still complete with a sealed answer;
+ * - a payload forged through the console's codec endpoint with a token that may only read;
  * - a worker given a KMS address in clear on another machine (Vault/OpenBao and AWS KMS);
  * - the KMS token, the bank password and the challenge answer searched for in every process's argv,
  *   in every log of the run and in the raw histories the product wrote;
@@ -22,6 +23,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
+import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startDevServer } from '../chaos/dev-server-start.js';
@@ -33,6 +36,7 @@ import { OpenBaoServer, workerPolicy } from '../lib/openbao-server.js';
 import {
   argvOf,
   awaitingAnswer,
+  forgedThroughCodec,
   kmsInClear,
   outageSealCap,
   RIGHT_ANSWER,
@@ -54,10 +58,11 @@ function log(line: string): void {
 
 interface Resources extends RehearsalResources {
   openbao?: OpenBaoServer;
+  console?: ConsoleServer;
 }
 
 function release(resources: Resources): Promise<void> {
-  return releaseRehearsal('security-check', log, resources, [() => resources.openbao?.stop()]);
+  return releaseRehearsal('security-check', log, resources, [() => resources.console?.close(), () => resources.openbao?.stop()]);
 }
 
 /** The command line of every process of this run (this one and its descendants), as any user sees it with `ps`. */
@@ -159,6 +164,12 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     if (result?.accountsDetail) completed += 1;
   }
   timeline.mark(`${completed} of ${attacked.length} attacked connection(s) completed with the sealed answer`);
+
+  // The console's codec endpoint, as operators and the Web UI reach it: it must not forge.
+  const consoleToken = randomBytes(24).toString('hex');
+  resources.console = createConsoleServer({ connections: fleet.connections, token: consoleToken, payloadCodecs: dataConverterFor(fleet.payload)?.payloadCodecs, codecCorsOrigins: [] });
+  const consoleUrl = (await resources.console.listen(0)).url;
+  results.push(await forgedThroughCodec(consoleUrl, consoleToken));
 
   // A worker given a KMS in clear: its token, or AWS credentials, would cross the network.
   const refusedEnv = {

@@ -48,9 +48,9 @@ void describe('npm run security:check', () => {
     const [tried, refused, through] = match.slice(1, 4).map(Number) as [number, number, number];
     assert.equal(through, 0, `attacks got through${report}`);
     assert.equal(refused, tried, report);
-    // The unsealed signal, update and start; two KMS addresses in clear; argv, logs and history searched; the outage seal cap.
-    assert.equal(tried, 9, report);
-    for (const attack of ['unsealed signal', 'unsealed update', 'unsealed start input', 'KMS over http:// to another host (Vault/OpenBao)', 'KMS over http:// to another host (AWS KMS)', 'secrets in the argv', 'secrets in the run’s logs', 'secrets in the histories', 'sealing without end through a KMS outage']) {
+    // The unsealed signal, update and start; two KMS addresses in clear; argv, logs and history searched; the outage seal cap; a payload forged through the codec endpoint.
+    assert.equal(tried, 10, report);
+    for (const attack of ['unsealed signal', 'unsealed update', 'unsealed start input', 'a payload forged through the codec endpoint', 'KMS over http:// to another host (Vault/OpenBao)', 'KMS over http:// to another host (AWS KMS)', 'secrets in the argv', 'secrets in the run’s logs', 'secrets in the histories', 'sealing without end through a KMS outage']) {
       assert.match(stdout, new RegExp(`refused {4}${attack.replace(/[()/]/g, '\\$&')}`), `${attack}${report}`);
     }
     assert.equal(match[6], 'yes', `every attacked connection completed with the sealed answer${report}`);
