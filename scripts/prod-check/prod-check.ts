@@ -57,6 +57,8 @@ function upgradeAt(index: number, count: number): number {
 /** The SIGTERM waits this long for a worker with an Authorize answer reply in flight (then takes any). */
 const TERM_TARGET_WAIT_MS = 10_000;
 const DRAIN_GRACE_MS = 60_000;
+/** Before the server's step, how long to wait for a worker to poll again. */
+const POLLING_WAIT_MS = 20_000;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -201,6 +203,12 @@ async function runChaos(input: {
       errors.push(`SIGTERM ${victim}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+
+  // The server's step comes with a worker polling (a fleet under deploy keeps one; a worker process
+  // takes seconds to start here): what it rehearses is the server going away under work, not a fleet
+  // with no worker at all.
+  const pollingBy = Date.now() + POLLING_WAIT_MS;
+  while (pool.readyNames().length === 0 && Date.now() < pollingBy && !signal.aborted) await delay(100);
 
   if (upgrades.length === 0) {
     if (await until(RESTART_AT)) {
