@@ -7,7 +7,7 @@
  */
 import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { replayDataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
+import { workerDataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { WORKFLOW_SANDBOX_OPTIONS, workflowSource } from '../../src/bundle/workflow-code.js';
 import type { FetchedHistory, HistoryFetchFailure } from './histories.js';
@@ -63,7 +63,7 @@ export function replayOptions(options: ReplayOptions): ReplayWorkerOptions {
     ...(options.code.kind === 'bundle' ? { workflowBundle: { codePath: options.code.path } } : workflowSource()),
     ...tracingWorkerOptions(undefined, { bundled }),
     ...WORKFLOW_SANDBOX_OPTIONS,
-    dataConverter: replayDataConverterFor(options.payload),
+    dataConverter: workerDataConverterFor(options.payload),
     replayName: options.replayName,
   };
 }

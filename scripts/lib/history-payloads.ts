@@ -1,5 +1,6 @@
 /** The payloads of a raw (undecoded) history, found where they are: for tools and tests that look at what Temporal stores. */
 import type { Payload } from '@temporalio/common';
+import { isEncrypted } from '../../src/codec/payload-format.js';
 
 /** Every payload under `value` with its path (search attributes excepted: Temporal indexes those, no codec applies). */
 export function payloadsIn(value: unknown, path = ''): { path: string; payload: Payload }[] {
@@ -25,4 +26,14 @@ export const isHeaderField = ({ path }: { path: string }): boolean => /(^|\.)hea
  * unsealed payloads must leave them out rather than call them unsealed.
  */
 export const passesThroughCodec = (found: { path: string }): boolean => !isHeaderField(found) && !isCoreBookkeeping(found) && !isPatchMarker(found);
+
+/**
+ * Whether a history was written before encryption was turned on: not one payload the codec sees is
+ * sealed. Only such a history replays with replayDataConverterFor (src/codec/data-converter.ts).
+ */
+export function writtenBeforeEncryption(history: unknown): boolean {
+  return !payloadsIn(history)
+    .filter(passesThroughCodec)
+    .some(({ payload }) => isEncrypted(payload));
+}
 

@@ -28,7 +28,7 @@ import proto from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { existsSync } from 'node:fs';
-import { replayDataConverterFor } from '../../src/codec/data-converter.js';
+import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, isEncrypted, KEY_ID_METADATA_KEY, type EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { WORKFLOW_SANDBOX_OPTIONS } from '../../src/bundle/workflow-code.js';
@@ -207,7 +207,7 @@ export function replayOptions(code: string, config: PayloadConfig, replayName: s
     workflowBundle: { code },
     ...tracingWorkerOptions(undefined, { bundled: true }),
     ...WORKFLOW_SANDBOX_OPTIONS,
-    dataConverter: replayDataConverterFor({ encryption: config.encryption, payloadStore: config.storeDirectory ? { kind: 'local', directory: config.storeDirectory } : undefined }),
+    dataConverter: workerDataConverterFor({ encryption: config.encryption, payloadStore: config.storeDirectory ? { kind: 'local', directory: config.storeDirectory } : undefined }),
     replayName,
   };
 }

@@ -56,8 +56,10 @@ export function workerDataConverterFor(config: PayloadSettings): DataConverter {
 }
 
 /**
- * Replays: the worker's, except that a payload written before encryption was turned on is read as it
- * is (the one place an unsealed payload is read: a replay runs no handler on new input).
+ * Replays of a history written before encryption was turned on (not one sealed payload in it): the
+ * worker's, except that its unsealed payloads are read as they are (the one place an unsealed payload
+ * is read). Any other history replays with the worker's own converter: its worker refused the
+ * unsealed payloads in it, and a replay must refuse them as well to take the same path.
  */
 export function replayDataConverterFor(config: PayloadSettings): DataConverter {
   return workerConverter(config, { markUndecodableMessages: true, readUnsealedForReplay: true });

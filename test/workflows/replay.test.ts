@@ -2,12 +2,14 @@
  * Replay: histories recorded from every flow (RECORD_HISTORIES=1 node scripts/run-tests.mjs
  * connection.test) must replay against the current workflow code without nondeterminism.
  * Needs no server; one workflow bundle serves every history. Some were recorded before encryption
- * existed: the replay converter reads their unsealed payloads, which a running worker refuses.
+ * existed: the replay converter reads their unsealed payloads, which a running worker refuses; the
+ * others replay with the worker's own converter.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Worker } from '@temporalio/worker';
-import { replayDataConverterFor } from '../../src/codec/data-converter.js';
+import { replayDataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
+import { writtenBeforeEncryption } from '../../scripts/lib/history-payloads.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';
 import { productWorkflowCode } from '../helpers/test-tier.js';
@@ -16,11 +18,17 @@ const histories = await recordedHistories();
 const errors = new Map<string, unknown>();
 
 before(async () => {
-  const replays = Worker.runReplayHistories(
-    { ...productWorkflowCode(), dataConverter: replayDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'recorded-histories' },
-    histories.map(({ name, history }) => ({ workflowId: name, history })),
-  );
-  for await (const result of replays) errors.set(result.workflowId, result.error);
+  // Those recorded before encryption read their unsealed payloads; any other replays as its worker ran it.
+  for (const beforeEncryption of [true, false]) {
+    const group = histories.filter(({ history }) => writtenBeforeEncryption(history) === beforeEncryption);
+    if (group.length === 0) continue;
+    const encryption = { encryption: TEST_ENCRYPTION };
+    const replays = Worker.runReplayHistories(
+      { ...productWorkflowCode(), dataConverter: beforeEncryption ? replayDataConverterFor(encryption) : workerDataConverterFor(encryption), replayName: 'recorded-histories' },
+      group.map(({ name, history }) => ({ workflowId: name, history })),
+    );
+    for await (const result of replays) errors.set(result.workflowId, result.error);
+  }
 });
 
 describe('recorded histories', () => {
