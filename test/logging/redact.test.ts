@@ -14,3 +14,24 @@ it('redacts passwords, answers, tokens and holder identity at any depth, and kee
   assert.ok(text.includes('connection-1'));
   assert.ok(text.includes('alice'));
 });
+
+it('redacts below any depth: a secret ten levels down, and a structure deeper than it reads is cut, never passed on', () => {
+  let nested: Record<string, unknown> = { password: 'deep-secret' };
+  for (let level = 0; level < 10; level += 1) nested = { level: nested };
+  assert.ok(!JSON.stringify(redact(nested)).includes('deep-secret'), 'a password ten levels down leaked');
+  let abyss: Record<string, unknown> = { note: 'deep-secret-too' };
+  for (let level = 0; level < 200; level += 1) abyss = { level: abyss };
+  const cut = JSON.stringify(redact(abyss));
+  assert.ok(!cut.includes('deep-secret-too'), 'what lies below the depth limit is passed on');
+  assert.match(cut, /nested too deep/);
+});
+
+it('names a cycle instead of following it, and redacts a value shared by two branches in both', () => {
+  const shared = { token: 't0ken', id: 'kept' };
+  const loop: Record<string, unknown> = { a: shared, b: shared };
+  loop.self = loop;
+  const text = JSON.stringify(redact(loop));
+  assert.ok(!text.includes('t0ken'));
+  assert.equal(text.match(/kept/g)?.length, 2);
+  assert.match(text, /\[circular\]/);
+});
