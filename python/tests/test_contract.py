@@ -54,3 +54,30 @@ def test_a_challenge_keeps_fields_the_service_adds() -> None:
     challenge = SecurityChallenge.model_validate({"Type": "MultipleChoice", "Prompt": "Pick one", "Iterables": ["a", "b"], "Hint": "x"})
     assert challenge.type == "MultipleChoice" and challenge.iterables == ["a", "b"]
     assert challenge.to_wire()["Hint"] == "x"
+
+
+def test_a_validation_error_never_quotes_the_password_and_repr_redacts_it() -> None:
+    secret = "Everyday-is-secret"
+    bad = {"customerId": "lender-1", "session": {"kind": "live", "institution": "", "username": "u", "password": secret}, "products": {"investments": True}}
+    with pytest.raises(ValidationError) as caught:
+        ConnectionInput.model_validate(bad)
+    assert secret not in str(caught.value) and secret not in repr(caught.value)
+    good = ConnectionInput.model_validate({**bad, "session": {**bad["session"], "institution": "101732"}})  # type: ignore[dict-item]
+    assert secret not in repr(good) and secret not in str(good)
+    assert good.to_wire()["session"]["password"] == secret, "the wire still carries it"
+
+
+def test_a_bad_start_through_the_client_chains_no_secret(capsys: pytest.CaptureFixture[str]) -> None:
+    import traceback
+
+    from aggregation_connections.client.connections import ConnectionsClient
+    from aggregation_connections.client.errors import InvalidConnectionInputError
+
+    secret = "Everyday-is-secret"
+    client = ConnectionsClient.__new__(ConnectionsClient)
+    bad = {"customerId": "lender-1", "session": {"kind": "live", "institution": "", "username": "u", "password": secret}, "products": {"investments": True}}
+    with pytest.raises(InvalidConnectionInputError) as caught:
+        client._prepare_start("connection-lender-1:app-1", bad, "fail", None)
+    printed = "".join(traceback.format_exception(caught.value))
+    assert "session.live.institution" in printed
+    assert secret not in printed, printed
