@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { createConsoleServer } from '../../src/client/console/app.js';
 import type { ConnectionsClient, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
 import { COOKIE_NAME } from '../../src/client/console/auth.js';
 import { MAX_BODY_BYTES } from '../../src/client/console/http.js';
@@ -226,9 +227,19 @@ void describe('the console API', () => {
     const cookie = response.headers.get('set-cookie') ?? '';
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Strict/);
+    assert.doesNotMatch(cookie, /Secure/, 'on loopback the console is plain http');
     const page = await fetch(`${baseUrl}/`, { headers: { cookie: cookie.split(';')[0] ?? '' } });
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    // Beyond loopback (behind a TLS proxy) the cookie is Secure: a browser never sends it in clear.
+    const exposed = createConsoleServer({ connections: client, token: TOKEN, secureCookie: true });
+    try {
+      const url = (await exposed.listen(0)).url;
+      const secure = await fetch(`${url}/?token=${encodeURIComponent(TOKEN)}`, { redirect: 'manual' });
+      assert.match(secure.headers.get('set-cookie') ?? '', /; Secure/);
+    } finally {
+      await exposed.close();
+    }
   });
 
   void it('lists connections with a bearer token and refuses an unknown status', async () => {

@@ -43,6 +43,8 @@ export interface ConsoleOptions {
   readonly token: string;
   /** The only credential /codec/encode accepts (CONSOLE_CODEC_ENCODE_TOKEN); undefined: the codec decodes only. */
   readonly codecEncodeToken?: string | undefined;
+  /** The token cookie is `Secure`: true when the console listens beyond loopback (server.ts), so it is reached through TLS. */
+  readonly secureCookie?: boolean | undefined;
   /**
    * The codecs of the console's data converter (`dataConverterFor(config)?.payloadCodecs`), served
    * at /codec/encode and /codec/decode; none (encryption off): those answer 404.
@@ -61,7 +63,7 @@ export interface ConsoleServer {
 }
 
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
-  const auth = consoleAuth(options.token, options.codecEncodeToken);
+  const auth = consoleAuth(options.token, { encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie });
   const route = createRouter([
     ...connectionRoutes(options.connections),
     ...scheduleRoutes(options.connections, options.defaultCustomerId),

@@ -36,7 +36,14 @@ export interface ConsoleAuth {
   check(request: IncomingMessage, params: Params, codecAction?: string): void;
 }
 
-export function consoleAuth(token: string, encodeToken?: string): ConsoleAuth {
+export interface ConsoleAuthOptions {
+  /** CONSOLE_CODEC_ENCODE_TOKEN: the only credential that may encode; undefined: the codec decodes only. */
+  readonly encodeToken?: string | undefined;
+  /** The cookie is `Secure` (sent back over https only): a console listening beyond loopback is reached through TLS. */
+  readonly secureCookie?: boolean | undefined;
+}
+
+export function consoleAuth(token: string, { encodeToken, secureCookie = false }: ConsoleAuthOptions = {}): ConsoleAuth {
   const expected = digest(token);
   const expectedCodecToken = digest(codecTokenFor(token));
   const expectedEncodeToken = encodeToken === undefined ? undefined : digest(encodeToken);
@@ -52,7 +59,7 @@ export function consoleAuth(token: string, encodeToken?: string): ConsoleAuth {
       url.searchParams.delete('token');
       response.writeHead(303, {
         ...SECURITY_HEADERS,
-        'set-cookie': `${COOKIE_NAME}=${encodeURIComponent(queryToken)}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${COOKIE_NAME}=${encodeURIComponent(queryToken)}; HttpOnly; SameSite=Strict; Path=/${secureCookie ? '; Secure' : ''}`,
         location: `${url.pathname}${url.search}`,
         'cache-control': 'no-store',
       });

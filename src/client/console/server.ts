@@ -6,6 +6,7 @@
  * CONSOLE_CODEC_CORS_ORIGINS: with encryption on, the console also serves the codec endpoint at /codec.
  */
 import { dataConverterFor } from '../../codec/data-converter.js';
+import { isLoopbackHost } from '../../settings/key-provider.js';
 import { loadClientConfig } from '../../settings/client.js';
 import { loadConsoleConfig } from '../../settings/console.js';
 import { ConfigError } from '../../settings/load.js';
@@ -29,6 +30,8 @@ const console_ = createConsoleServer({
   connections,
   token: consoleConfig.token,
   codecEncodeToken: consoleConfig.codecEncodeToken,
+  // Beyond loopback the console is reached through a TLS proxy: the cookie must not travel in clear.
+  secureCookie: !isLoopbackHost(consoleConfig.host),
   payloadCodecs: dataConverterFor(consoleConfig)?.payloadCodecs,
   codecCorsOrigins: consoleConfig.codecCorsOrigins,
   defaultCustomerId: clientConfig.customerId,
