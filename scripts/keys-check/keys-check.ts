@@ -22,13 +22,14 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { encryptionCodecFor } from '../../src/codec/data-converter.js';
 import { createSandbox } from '../../src/sandbox/server.js';
-import { OpenBaoServer, workerPolicy } from '../lib/openbao-server.js';
+import { OpenBaoServer, transitProcessEnv, workerPolicy } from '../lib/openbao-server.js';
 import { startDevServer } from '../chaos/dev-server-start.js';
 import type { DriveRecord } from '../chaos/driver.js';
 import { buildWorkflowBundle, driveAll, judgeAll, releaseRehearsal, startFleet, type Fleet, type RehearsalResources } from '../chaos/fleet.js';
 import { fetchScenarioListing, type ConnectionPlan, type RunTiming } from '../chaos/flows.js';
 import { fetchHistories, listExecutions } from '../chaos/histories.js';
-import { killAllChildren, track } from '../chaos/processes.js';
+import { track } from '../chaos/processes.js';
+import { runRehearsal } from '../lib/rehearsal-main.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { seconds, Timeline } from '../chaos/timeline.js';
 import { decodeHistories, type DecodeReport } from './decode.js';
@@ -148,16 +149,8 @@ async function run(options: KeysCheckOptions, resources: Resources): Promise<boo
       replyDelayMs: 0,
       proxy,
       timeline,
-      payloadEnv: {
-        PAYLOAD_KEY_PROVIDER: 'vault-transit',
-        PAYLOAD_VAULT_ADDR: openbao.address,
-        PAYLOAD_VAULT_TOKEN: token,
-        PAYLOAD_VAULT_TRANSIT_MOUNT: TRANSIT_MOUNT,
-        PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY,
-        PAYLOAD_DATA_KEY_LIFETIME_S: String(options.dataKeyLifetimeS),
-        // Every payload in history, so that every one is decoded here (none behind a store reference).
-        PAYLOAD_STORE: 'off',
-      },
+      // Every payload in history (no payload store), so that every one is decoded here.
+      payloadEnv: { ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_DATA_KEY_LIFETIME_S: String(options.dataKeyLifetimeS) },
       workerEnv: { RETENTION_DAYS: `*:${RETENTION_DAYS}` },
     },
     resources,
@@ -265,45 +258,4 @@ function report(run: {
   log(`KMS calls (OpenBao's audit log, every process and this decoding): ${kms.datakey} datakey, ${kms.decrypt} decrypt, ${kms.refused} of them refused; ${perThousand.toFixed(1)} per 1,000 encrypted payloads in history`);
 }
 
-async function main(): Promise<number> {
-  let options: KeysCheckOptions | undefined;
-  try {
-    options = parseKeysCheckArgs(process.argv.slice(2));
-  } catch (error) {
-    if (error instanceof KeysCheckArgumentError) {
-      process.stderr.write(`keys-check: ${error.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw error;
-  }
-  if (options === undefined) {
-    log(USAGE);
-    return 0;
-  }
-  const resources: Resources = {};
-  const interrupted = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\nkeys-check: ${signal}: killing every process of the run${resources.runDir ? `; logs kept in ${resources.runDir}` : ''}\n`);
-    killAllChildren();
-    process.exit(130);
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  try {
-    return (await run(options, resources)) ? 0 : 1;
-  } catch (error) {
-    process.stderr.write(`keys-check: the run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    await release(resources);
-    if (resources.runDir) process.stderr.write(`keys-check: logs kept in ${resources.runDir}\n`);
-    return 1;
-  }
-}
-
-// Whatever happens, no server or worker outlives this process.
-process.on('exit', killAllChildren);
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`keys-check: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runRehearsal({ label: 'keys-check', usage: USAGE, parse: parseKeysCheckArgs, argumentError: KeysCheckArgumentError, run, release }, {});

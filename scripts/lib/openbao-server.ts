@@ -21,7 +21,8 @@ import { killTied, spawnTiedToParent } from './parent-lifetime.js';
 
 const ACTIVE_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
-const CALL_TIMEOUT_MS = 10_000;
+/** One administrative call: 10 s was once too little on a loaded machine (OpenBao mid post-unseal setup). */
+const CALL_TIMEOUT_MS = 30_000;
 
 export class OpenBaoServerError extends Error {
   override readonly name = 'OpenBaoServerError';
@@ -46,6 +47,11 @@ interface OpenBaoSecrets {
 /** The policy a worker or client needs on a transit key: make data keys and unwrap them, nothing else. */
 export function workerPolicy(key: string, mount = 'transit'): string {
   return `path "${mount}/datakey/plaintext/${key}" { capabilities = ["update"] }\npath "${mount}/decrypt/${key}" { capabilities = ["update"] }\n`;
+}
+
+/** The settings a process needs to seal with this transit key on `address` with `token` (every payload in history: no payload store). */
+export function transitProcessEnv(address: string, token: string, key: string, mount = 'transit'): Record<string, string> {
+  return { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TRANSIT_MOUNT: mount, PAYLOAD_VAULT_TRANSIT_KEY: key, PAYLOAD_STORE: 'off' };
 }
 
 export class OpenBaoServer {
@@ -228,13 +234,20 @@ export class OpenBaoServer {
 
   /** One API call, as root unless `authenticated` is false; anything but 2xx is an error naming the call. */
   private async call(method: 'GET' | 'POST', path: string, body?: unknown, authenticated = true, alsoOk: readonly number[] = []): Promise<Record<string, unknown>> {
-    const response = await fetch(`${this.address}/v1/${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(authenticated ? { 'x-vault-token': this.rootToken } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-    });
-    const text = await response.text();
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(`${this.address}/v1/${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...(authenticated ? { 'x-vault-token': this.rootToken } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+      text = await response.text();
+    } catch (error) {
+      // Name the call: a loaded machine once left one unanswered, and only "TimeoutError" reached the log.
+      throw new OpenBaoServerError(`openbao ${method} /v1/${path}: no answer within ${CALL_TIMEOUT_MS / 1000} s (${error instanceof Error ? error.message : String(error)}); see ${this.logPath}`);
+    }
     if (alsoOk.includes(response.status)) return {};
     if (!response.ok) throw new OpenBaoServerError(`openbao ${method} /v1/${path}: HTTP ${response.status} ${text.slice(0, 300)}`);
     return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);

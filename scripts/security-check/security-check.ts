@@ -29,10 +29,11 @@ import { createSandbox } from '../../src/sandbox/server.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startDevServer } from '../chaos/dev-server-start.js';
 import { buildWorkflowBundle, releaseRehearsal, startFleet, type RehearsalResources } from '../chaos/fleet.js';
-import { killAllChildren, track } from '../chaos/processes.js';
+import { track } from '../chaos/processes.js';
+import { runRehearsal } from '../lib/rehearsal-main.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { seconds, Timeline } from '../chaos/timeline.js';
-import { OpenBaoServer, workerPolicy } from '../lib/openbao-server.js';
+import { OpenBaoServer, transitProcessEnv, workerPolicy } from '../lib/openbao-server.js';
 import {
   argvOf,
   awaitingAnswer,
@@ -131,15 +132,8 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
       replyDelayMs: 0,
       proxy: resources.proxy,
       timeline,
-      payloadEnv: {
-        PAYLOAD_KEY_PROVIDER: 'vault-transit',
-        PAYLOAD_VAULT_ADDR: openbao.address,
-        PAYLOAD_VAULT_TOKEN: token,
-        PAYLOAD_VAULT_TRANSIT_MOUNT: TRANSIT_MOUNT,
-        PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY,
-        // Every payload in history, so that the search of history sees every one.
-        PAYLOAD_STORE: 'off',
-      },
+      // Every payload in history (no payload store), so that the search of history sees every one.
+      payloadEnv: transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT),
     },
     resources,
   );
@@ -209,7 +203,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   if (blind.length > 0) log(`security-check: the history search is blind: the attacker's plaintext answer is not in ${blind.join(', ')}`);
 
   // Last, as it takes OpenBao down: a process sealing on through the outage, bounded.
-  const kmsEnv = { TEMPORAL_ADDRESS: server.address, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: openbao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TIMEOUT_MS: '1000', PAYLOAD_STORE: 'off' };
+  const kmsEnv = { ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), TEMPORAL_ADDRESS: server.address, PAYLOAD_VAULT_TIMEOUT_MS: '1000' };
   results.push(await outageSealCap(kmsEnv, () => openbao.stop()));
 
   const refused = results.filter((result) => result.refused).length;
@@ -230,45 +224,4 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   return ok;
 }
 
-async function main(): Promise<number> {
-  let options: SecurityCheckOptions | undefined;
-  try {
-    options = parseSecurityCheckArgs(process.argv.slice(2));
-  } catch (error) {
-    if (error instanceof SecurityCheckArgumentError) {
-      process.stderr.write(`security-check: ${error.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw error;
-  }
-  if (options === undefined) {
-    log(USAGE);
-    return 0;
-  }
-  const resources: Resources = {};
-  const interrupted = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\nsecurity-check: ${signal}: killing every process of the run${resources.runDir ? `; logs kept in ${resources.runDir}` : ''}\n`);
-    killAllChildren();
-    process.exit(130);
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  try {
-    return (await run(options, resources)) ? 0 : 1;
-  } catch (error) {
-    process.stderr.write(`security-check: the run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    await release(resources);
-    if (resources.runDir) process.stderr.write(`security-check: logs kept in ${resources.runDir}\n`);
-    return 1;
-  }
-}
-
-// Whatever happens, no server or worker outlives this process.
-process.on('exit', killAllChildren);
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`security-check: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runRehearsal({ label: 'security-check', usage: USAGE, parse: parseSecurityCheckArgs, argumentError: SecurityCheckArgumentError, run, release }, {});
