@@ -133,10 +133,10 @@ function spreadMsFor(connections: number): number {
 }
 
 /**
- * SIGKILL one worker, SIGTERM another (drain), restart or upgrade the server: in that order, at fixed
- * points of the start spread. No step waits for a replacement worker to poll (a worker process takes
- * seconds to start on a loaded machine, and the server's step must come while connections run); the
- * replacements are awaited at the end.
+ * SIGKILL one worker, SIGTERM another (drain), restart the server: in that order, at fixed points of
+ * the start spread; upgrades instead of the restart keep their own points, beside the workers' steps.
+ * The SIGTERM and the server's step wait for another worker to poll, never for a replacement to
+ * start; the replacements are awaited at the end.
  */
 async function runChaos(input: {
   pool: WorkerPool;
@@ -162,6 +162,31 @@ async function runChaos(input: {
     if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
     return !signal.aborted;
   };
+  // Nor is the server's step taken with no worker polling (see the SIGTERM below).
+  const workerPolling = async () => {
+    const pollingBy = Date.now() + POLLING_WAIT_MS;
+    while (pool.readyNames().length === 0 && Date.now() < pollingBy && !signal.aborted) await delay(100);
+  };
+  // Upgrades keep their own time, beside the workers' SIGKILL and SIGTERM: a replacement worker takes
+  // 10 to 25 s to start on a loaded machine, and waiting for it let every connection end first.
+  const upgrading = (async () => {
+    for (const [index, binaries] of upgrades.entries()) {
+      if (!(await until(upgradeAt(index, upgrades.length)))) {
+        errors.push(`the upgrade to ${binaries.version} did not run: the run ended first`);
+        return;
+      }
+      await workerPolling();
+      const atMs = timeline.now();
+      timeline.mark(`Temporal server: upgrading ${server.version} → ${binaries.version} (SIGTERM)`);
+      try {
+        const upgrade = await server.upgradeTo(binaries);
+        restart ??= { atMs, stopMs: upgrade.stopMs, forced: upgrade.forced, startMs: upgrade.startMs };
+      } catch (error) {
+        errors.push(`the upgrade to ${binaries.version} failed: ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+    }
+  })();
 
   if (await until(KILL_AT)) {
     const victim = random.pick(pool.readyNames());
@@ -209,11 +234,8 @@ async function runChaos(input: {
     }
   }
 
-  // Nor is the server's step taken with no worker polling (as above).
-  const pollingBy = Date.now() + POLLING_WAIT_MS;
-  while (pool.readyNames().length === 0 && Date.now() < pollingBy && !signal.aborted) await delay(100);
-
   if (upgrades.length === 0) {
+    await workerPolling();
     if (await until(RESTART_AT)) {
       const atMs = timeline.now();
       timeline.mark('Temporal server: stopping (SIGTERM)');
@@ -224,22 +246,7 @@ async function runChaos(input: {
       }
     } else restartSkipped = 'every connection ended before the planned restart';
   }
-  for (const [index, binaries] of upgrades.entries()) {
-    if (!(await until(upgradeAt(index, upgrades.length)))) {
-      errors.push(`the upgrade to ${binaries.version} did not run: the run ended first`);
-      break;
-    }
-    const atMs = timeline.now();
-    timeline.mark(`Temporal server: upgrading ${server.version} → ${binaries.version} (SIGTERM)`);
-    try {
-      const upgrade = await server.upgradeTo(binaries);
-      restart ??= { atMs, stopMs: upgrade.stopMs, forced: upgrade.forced, startMs: upgrade.startMs };
-    } catch (error) {
-      errors.push(`the upgrade to ${binaries.version} failed: ${error instanceof Error ? error.message : String(error)}`);
-      break;
-    }
-  }
-
+  await upgrading;
   await Promise.all(replacements);
   return { record: { kills, restart, restartSkipped, errors }, drain };
 }
