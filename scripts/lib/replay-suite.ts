@@ -28,7 +28,7 @@ import proto from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { existsSync } from 'node:fs';
-import { workerDataConverterFor } from '../../src/codec/data-converter.js';
+import { replayDataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, isEncrypted, KEY_ID_METADATA_KEY, type EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { tracingWorkerOptions } from '../../src/tracing/worker-tracing.js';
 import { WORKFLOW_SANDBOX_OPTIONS } from '../../src/bundle/workflow-code.js';
@@ -62,6 +62,8 @@ export interface ExecutionRef {
 /** The data converter settings of the worker a history is replayed as. */
 export interface PayloadConfig {
   readonly encryption: EncryptionKeys | undefined;
+  /** Histories recorded before encryption: their unsealed payloads are read (replayDataConverterFor); otherwise refused as their worker did. */
+  readonly writtenBeforeEncryption?: boolean | undefined;
   /** A local payload store directory that still exists, for histories holding references. */
   readonly storeDirectory: string | undefined;
 }
@@ -207,7 +209,10 @@ export function replayOptions(code: string, config: PayloadConfig, replayName: s
     workflowBundle: { code },
     ...tracingWorkerOptions(undefined, { bundled: true }),
     ...WORKFLOW_SANDBOX_OPTIONS,
-    dataConverter: workerDataConverterFor({ encryption: config.encryption, payloadStore: config.storeDirectory ? { kind: 'local', directory: config.storeDirectory } : undefined }),
+    dataConverter: (config.writtenBeforeEncryption ? replayDataConverterFor : workerDataConverterFor)({
+      encryption: config.encryption,
+      payloadStore: config.storeDirectory ? { kind: 'local', directory: config.storeDirectory } : undefined,
+    }),
     replayName,
   };
 }
