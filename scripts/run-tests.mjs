@@ -46,8 +46,6 @@ const plan = await tsImport('./lib/test-plan.ts', import.meta.url);
 const cpuGroups = await tsImport('./lib/file-cpu.ts', import.meta.url);
 
 const STOP_GRACE_MS = 5_000;
-/** How many lines of a failed test's error the closing summary repeats. */
-const FAILURE_LINES = 20;
 
 /** Resolves when `child` exits (immediately if it already has). */
 function exited(child) {
@@ -441,12 +439,11 @@ function printSummary(outcomes, { wallMs, replayLine }) {
   const failures = outcomes.flatMap(({ file, report }) => report.failures.map((failure) => ({ file, ...failure })));
   if (failures.length > 0) {
     console.log('\nrun-tests: failed tests');
-    // The error's first lines too: a CI log may keep only the end of the output, where this stands.
+    // The error's excerpt too (the reporter kept its head and tail): a CI log may keep only the end of the output, where this stands.
     for (const { file, name, error } of failures) {
       const [first = '', ...rest] = String(error ?? '').split('\n');
       console.log(`✖ ${file} › ${name}${first ? `: ${first}` : ''}`);
-      for (const line of rest.slice(0, FAILURE_LINES)) console.log(`    ${line}`);
-      if (rest.length > FAILURE_LINES) console.log(`    … ${rest.length - FAILURE_LINES} more line(s) in the file's output above`);
+      for (const line of rest) console.log(`    ${line}`);
     }
   }
   const skipped = outcomes.flatMap(({ file, report }) => report.skipped.map((skip) => ({ file, ...skip })));

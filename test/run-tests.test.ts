@@ -63,8 +63,15 @@ void describe('scripts/run-tests.mjs', () => {
   });
 
   void it('names a failed test and its error', () => {
-    assert.match(verdict('fails.test.ts'), /^✖ .*\(1 passed, 1 failed, 0 skipped, .*1 test\(s\) failed/);
+    assert.match(verdict('fails.test.ts'), /^✖ .*\(1 passed, 2 failed, 0 skipped, .*2 test\(s\) failed/);
     assert.match(run.output, /^✖ test\/fixtures\/run-tests\/fails\.test\.ts › fails: one is not two\n {4}what the closing summary repeats$/m);
+  });
+
+  void it("repeats a long error's head and tail, saying how many lines lie between", () => {
+    const summary = run.output.slice(run.output.indexOf('run-tests: failed tests'));
+    assert.match(summary, /^✖ test\/fixtures\/run-tests\/fails\.test\.ts › fails at length: a harness failed\n {4}output line 1\n/m);
+    assert.match(summary, /^ {4}… 38 line\(s\) left out \(the file's output above has them all\) …\n {4}output line 50\n/m);
+    assert.match(summary, /^ {4}output line 60\n {4}the summary line at its end$/m);
   });
 
   void it('passes a file whose tests pass, and names each skipped test with what it needs', () => {
@@ -74,7 +81,7 @@ void describe('scripts/run-tests.mjs', () => {
   });
 
   void it('closes with the totals alone on a line', () => {
-    assert.match(run.output, /^5 passed, 1 failed, 2 skipped$/m);
+    assert.match(run.output, /^5 passed, 2 failed, 2 skipped$/m);
     assert.match(run.output, /^ℹ failed files 4 \(/m);
   });
 
@@ -82,7 +89,7 @@ void describe('scripts/run-tests.mjs', () => {
     const slowest = run.output.split('\n').filter((line) => line.startsWith('slowest: '));
     assert.equal(slowest.length, 6, run.output);
     assert.match(slowest[0]!, /^slowest: test\/fixtures\/run-tests\/hangs\.test\.ts \d+\.\d$/, 'the file killed at 3 s took longest');
-    assert.match(run.output, /^suite: 6 files, 8 tests, \d+ s wall, \d+ s summed, concurrency 2$/m);
+    assert.match(run.output, /^suite: 6 files, 9 tests, \d+ s wall, \d+ s summed, concurrency 2$/m);
     // Each file's CPU, where the machine gives the runner a control group per file (as root on Linux).
     const cpu = run.output.split('\n').filter((line) => line.startsWith('cpu: '));
     if (cpu.length > 0) {

@@ -2,12 +2,8 @@
 // started, passed or failed in the file, and a closing {"type":"end"} line written only when
 // node:test finished the whole file. A file whose output has no end line was cut short (it exited
 // before its tests finished, or defined none, so node:test never ran).
+import { failureExcerpt } from './failure-excerpt.mjs';
 
-/** A failure's first lines (the runner's closing summary repeats them), each cut to 300 characters. */
-const ERROR_LINES = 21;
-function errorLines(cause) {
-  return String(cause.message ?? cause).split('\n').slice(0, ERROR_LINES).map((line) => line.slice(0, 300)).join('\n');
-}
 export default async function* testFileReporter(source) {
   for await (const event of source) {
     const { type, data } = event;
@@ -23,7 +19,7 @@ export default async function* testFileReporter(source) {
         suite: data.details?.type === 'suite',
         skip: data.skip === undefined || data.skip === false ? undefined : data.skip === true ? '' : String(data.skip),
         todo: data.todo === undefined || data.todo === false ? undefined : data.todo === true ? '' : String(data.todo),
-        error: type === 'test:fail' && cause ? errorLines(cause) : undefined,
+        error: type === 'test:fail' && cause ? failureExcerpt(cause.message ?? cause) : undefined,
       })}\n`;
     }
   }

@@ -17,6 +17,7 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createAggregatorClient } from '../../src/aggregator/client.js';
+import { AggregatorNetworkError } from '../../src/aggregator/errors.js';
 import type { AccountsDetailResponse } from '../../src/aggregator/schemas.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection-definitions.js';
@@ -50,11 +51,26 @@ after(async () => {
 /** What the sandbox itself serves for the login, fetched directly (no worker, no Temporal). */
 async function servedBySandbox(sandboxUrl: string, customerId: string, loginId: string): Promise<AccountsDetailResponse> {
   const service = createAggregatorClient({ baseUrl: sandboxUrl, customerId, timeoutMs: 60_000 });
-  const session = await service.authorizeCached(loginId);
+  const session = await resentOnNetworkError(() => service.authorizeCached(loginId));
   assert.equal(session.kind, 'ready');
   let outcome = await service.getAccountsDetail(session.requestId, DETAIL);
   while (outcome.kind === 'pending') outcome = await service.getAccountsDetailAsync(session.requestId);
   return outcome.data;
+}
+
+/**
+ * A cached Authorize is idempotent, so it is resent as the workflow resends it. Why here: once in CI
+ * the first request after a long retrieval met a keep-alive socket the sandbox had just closed
+ * (ECONNRESET, "network error"), with this process's event loop busy with 80 MB of JSON.
+ */
+async function resentOnNetworkError<T>(call: () => Promise<T>, sends = 3): Promise<T> {
+  for (let send = 1; ; send += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof AggregatorNetworkError) || send >= sends) throw error;
+    }
+  }
 }
 
 function transactionsOf(detail: AccountsDetailResponse | undefined): number {
