@@ -65,6 +65,7 @@ import {
 import { cadenceArgsOf, formatDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
 import type { EndUserFlag, RefreshSchedules } from './schedules.js';
 import { quoteVisibilityValue } from './visibility.js';
+import { unreadableQueryError } from './unreadable-history.js';
 
 /** A login's place in the book, as the pipeline sees it. */
 export interface BookEntrySummary extends BookEnrolment {
@@ -481,7 +482,7 @@ export class BooksClient {
     } catch (error) {
       const ended = await this.endedProgress(handle).catch(() => undefined);
       if (ended) return ended;
-      throw this.mapError(error, refreshWorkflowId);
+      throw (await unreadableQueryError(this.client, refreshWorkflowId, error)) ?? this.mapError(error, refreshWorkflowId);
     }
   }
 

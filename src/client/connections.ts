@@ -59,6 +59,7 @@ import {
 } from './errors.js';
 import type { ConnectionEndType } from './errors.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
+import { unreadableQueryError } from './unreadable-history.js';
 import { connectionClassOf, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
@@ -264,7 +265,7 @@ export class ConnectionsClient {
     try {
       return await handle.query(connectionStateQuery);
     } catch (error) {
-      throw this.mapError(workflowId, error);
+      throw (await unreadableQueryError(this.client, workflowId, error)) ?? this.mapError(workflowId, error);
     }
   }
 

@@ -24,6 +24,7 @@ import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import { ConnectionClientError, ForgetFailedError, InvalidLoginRefError, TemporalUnavailableError } from './errors.js';
 import { parseLoginRef, type LoginRef } from './refresh-schedule-input.js';
 import { quoteVisibilityValue } from './visibility.js';
+import { unreadableQueryError } from './unreadable-history.js';
 
 export interface LoginsClientOptions {
   readonly client: Client;
@@ -134,7 +135,7 @@ export class LoginsClient {
       return await handle.query(retentionStateQuery);
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return undefined;
-      throw this.mapError(workflowId, error);
+      throw (await unreadableQueryError(this.client, workflowId, error)) ?? this.mapError(workflowId, error);
     }
   }
 

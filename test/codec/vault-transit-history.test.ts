@@ -8,18 +8,27 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ConnectionsClient } from '../../src/client/index.js';
+import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
+import { createConsoleServer } from '../../src/client/console/app.js';
 import { decodeOrDescribe } from '../../src/client/console/codec.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { KeyVersionRevokedError } from '../../src/codec/payload-errors.js';
+import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { loadClientConfig } from '../../src/settings/client.js';
+import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { runCaptured } from '../client/cli-capture.js';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { runKmsConnection, type KmsConnection } from '../helpers/kms-connection.js';
 import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
+import { uniqueId } from '../helpers/temporal.js';
 
 let bao: OpenBaoServer;
 let run: KmsConnection;
+/** A second connection of the same worker, left waiting for an operator's answer when the key version is revoked. */
+let waitingId: string;
+/** The worker restarted after the revocation (nothing unwrapped before it cached), on the same task queue. */
+let restarted: ConnectionStack | undefined;
 
 before(async () => {
   bao = await startOpenBao();
@@ -28,9 +37,21 @@ before(async () => {
     assert.equal(encryption?.provider, 'vault-transit');
     return encryption;
   });
+  waitingId = connectionKey(run.stack.customerId, uniqueId('vault-waiting'));
+  const starter = await ConnectionsClient.connect(loadClientConfig({ ...run.variables }));
+  try {
+    await starter.startAndAwaitFirstStep(waitingId, {
+      customerId: run.stack.customerId,
+      session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD },
+      products: { accountsDetail: { WithTransactions: true } },
+    });
+  } finally {
+    await starter.close();
+  }
 });
 
 after(async () => {
+  await restarted?.stop();
   await run?.stop();
   await bao?.stop();
 });
@@ -101,5 +122,61 @@ describe('the same history once its key version is revoked (min_decryption_versi
     assert.equal(state.version, 1);
     assert.equal(state.keyName, 'aggregation-payloads');
     assert.match(String(state.message), /key version revoked/);
+  });
+});
+
+describe('a connection waiting for an answer when its key version is revoked, its worker restarted', () => {
+  const freshClient = () => ConnectionsClient.connect(loadClientConfig({ ...run.variables }));
+  before(async () => {
+    // The revocation above has happened (describe blocks run in order); the worker restarts without the keys it had unwrapped.
+    await run.stack.stop();
+    const encryption = loadWorkerConfig({ ...run.variables }).encryption;
+    restarted = await startConnectionStack(run.stack.env, { taskQueue: run.stack.taskQueue, customerId: run.stack.customerId, ...(encryption ? { encryption } : {}) });
+  });
+
+  it('the pipeline client reading its state gets KeyVersionRevokedError naming version 1, not an opaque query failure', async () => {
+    const reader = await freshClient();
+    try {
+      const error = await reader.getState(waitingId).then(
+        () => assert.fail('a revoked history was read'),
+        (thrown: unknown) => thrown,
+      );
+      assert.ok(error instanceof KeyVersionRevokedError, `${String(error)}`);
+      assert.equal(error.version, 1);
+      assert.equal(error.keyName, bao.transitKey);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  for (const command of [['show'], ['answer', 'Montreal']] as const) {
+    it(`the CLI's ${command[0]} says "key version revoked" with the version and the key, and exits 1`, async () => {
+      const reader = await freshClient();
+      try {
+        const cli = await runCaptured([command[0], waitingId, ...command.slice(1)], { stack: run.stack, client: reader }, { env: { ...run.variables } });
+        assert.equal(cli.code, 1, cli.err);
+        assert.match(cli.err, /key version revoked: version 1 of key "aggregation-payloads" \(vault-transit:aggregation-payloads\)/);
+        assert.doesNotMatch(cli.out + cli.err, /Encoded failure|vault:v1:/);
+      } finally {
+        await reader.close();
+      }
+    });
+  }
+
+  it("the console's API answers 422 KeyVersionRevoked with the key and its version, not 502", async () => {
+    const reader = await freshClient();
+    const token = `console-${uniqueId('token')}`;
+    const consoleServer = createConsoleServer({ connections: reader, token, defaultCustomerId: run.stack.customerId });
+    try {
+      const { url } = await consoleServer.listen(0, '127.0.0.1');
+      const response = await fetch(`${url}/api/connections/${encodeURIComponent(waitingId)}`, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await response.json()) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } & Record<string, unknown>;
+      assert.equal(response.status, 422, JSON.stringify(body));
+      assert.match(JSON.stringify(body), /KeyVersionRevoked/);
+      assert.match(JSON.stringify(body), /key version revoked/);
+    } finally {
+      await consoleServer.close();
+      await reader.close();
+    }
   });
 });

@@ -141,6 +141,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     ...(options.slots?.activities === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.slots.activities }),
   });
   const running = worker.run();
+  let stopping: Promise<void> | undefined;
   // For npm test's closing replay: this worker's keys and store, and which test ran it. A KMS's
   // payloads cannot be replayed once its test stopped it: unregistered, the replay skips them.
   if (!isKmsEncryption(encryption)) registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
@@ -189,11 +190,15 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     setServiceFault(directive) {
       serviceFault = directive;
     },
-    async stop() {
-      worker.shutdown();
-      await running;
-      payloadStore?.close();
-      await sandbox.close();
+    // Once: a test that stands in a restarted worker stops this stack before its file's `after` does.
+    stop() {
+      stopping ??= (async () => {
+        worker.shutdown();
+        await running;
+        payloadStore?.close();
+        await sandbox.close();
+      })();
+      return stopping;
     },
   };
 }
