@@ -179,4 +179,18 @@ describe('a connection waiting for an answer when its key version is revoked, it
       await reader.close();
     }
   });
+
+  // Last: it lowers the minimum again for good.
+  it('reads and answers again once the minimum is lowered: the revocation was not corruption', async () => {
+    await bao.api('POST', `transit/keys/${bao.transitKey}/config`, { min_decryption_version: 1 });
+    const reader = await freshClient();
+    try {
+      const state = await reader.getState(waitingId);
+      assert.equal(state.status, 'AwaitingAnswer');
+      const cli = await runCaptured(['show', waitingId], { stack: run.stack, client: reader }, { env: { ...run.variables } });
+      assert.equal(cli.code, 0, cli.err);
+    } finally {
+      await reader.close();
+    }
+  });
 });
