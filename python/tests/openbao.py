@@ -63,8 +63,23 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 
 
 def worker_policy(key: str, mount: str = "transit") -> str:
-    """What a worker needs on a transit key: make data keys and unwrap them, nothing else."""
-    return f'path "{mount}/datakey/plaintext/{key}" {{ capabilities = ["update"] }}\npath "{mount}/decrypt/{key}" {{ capabilities = ["update"] }}\n'
+    """What a worker needs on a transit key and its tenants' keys (scripts/lib/openbao-server.ts): make data keys and
+    unwrap them, and create a tenant's key on first use (keys/+ with only ``type``: no key's config); nothing else."""
+    return "\n".join(
+        [
+            f'path "{mount}/datakey/plaintext/{key}" {{ capabilities = ["update"] }}',
+            f'path "{mount}/decrypt/{key}" {{ capabilities = ["update"] }}',
+            f'path "{mount}/datakey/plaintext/{key}-tenant-*" {{ capabilities = ["update"] }}',
+            f'path "{mount}/decrypt/{key}-tenant-*" {{ capabilities = ["update"] }}',
+            f'path "{mount}/keys/+" {{ capabilities = ["update"] allowed_parameters = {{ "type" = ["aes256-gcm96"] }} }}',
+            "",
+        ]
+    )
+
+
+def tenant_reader_policy(key: str, tenant: str, mount: str = "transit") -> str:
+    """A reader of one tenant only: unwraps that tenant's data keys, nothing of the others' or the product's."""
+    return f'path "{mount}/decrypt/{key}-tenant-{tenant}" {{ capabilities = ["update"] }}\n'
 
 
 @dataclass

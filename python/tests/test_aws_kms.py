@@ -57,6 +57,13 @@ class CountedKms:
     def key_id(self) -> str:
         return self._kms.key_id
 
+    @property
+    def tenant(self) -> str | None:
+        return self._kms.tenant
+
+    def for_tenant(self, tenant: str) -> AwsKms:
+        return self._kms.for_tenant(tenant)
+
     async def new_data_key(self) -> DataKey:
         self.data_keys += 1
         return await self._kms.new_data_key()

@@ -14,8 +14,8 @@ from aggregation_connections.codec import (
     StaticKeySource,
     UnknownEncryptionKeyError,
 )
-from aggregation_connections.codec.aws_kms import aws_kms_key_of
-from aggregation_connections.codec.payload_format import open_payload, read_envelope, seal_payload
+from aggregation_connections.codec.aws_kms import aws_kms_encryption_context, aws_kms_key_of
+from aggregation_connections.codec.payload_format import envelope_metadata, open_payload, read_envelope, seal_payload
 
 from .conftest import doc_vectors
 
@@ -30,10 +30,10 @@ def metadata_of(vector: dict[str, object]) -> dict[str, bytes]:
 
 
 def test_the_docs_show_every_format() -> None:
-    assert set(VECTORS) == {"static", "envelope-v1", "envelope-v1-aws-kms"}
+    assert set(VECTORS) == {"static", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"}
 
 
-@pytest.mark.parametrize("name", ["static", "envelope-v1", "envelope-v1-aws-kms"])
+@pytest.mark.parametrize("name", ["static", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"])
 def test_seals_the_same_bytes_as_the_vector_and_opens_them(name: str) -> None:
     vector = VECTORS[name]
     key = AESGCM(bytes.fromhex(vector.get("key") or vector["dataKey"]))
@@ -63,6 +63,21 @@ def test_the_aws_kms_reader_accepts_its_vectors_metadata_and_names_the_key_it_wo
     assert envelope.key_version == 1
     assert aws_kms_key_of(envelope) == "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     assert read_envelope(metadata_of(VECTORS["static"])) is None
+
+
+def test_reads_the_tenant_of_a_tenants_envelope_and_passes_it_in_aws_kms_context() -> None:
+    envelope = read_envelope(metadata_of(VECTORS["envelope-v1-tenant"]))
+    assert envelope is not None
+    assert (envelope.key_id, envelope.key_version, envelope.tenant) == ("vault-transit:aggregation-payloads-tenant-lender-a", 1, "lender-a")
+    assert aws_kms_encryption_context(envelope.tenant) == {"purpose": "temporal-payloads", "tenant": "lender-a"}
+    assert aws_kms_encryption_context(None) == {"purpose": "temporal-payloads"}
+    assert envelope_metadata(envelope) == metadata_of(VECTORS["envelope-v1-tenant"]), "written back byte for byte"
+
+
+def test_refuses_an_encryption_tenant_that_is_not_a_customer_id() -> None:
+    metadata = {**metadata_of(VECTORS["envelope-v1-tenant"]), "encryption-tenant": b"lender a/../b"}
+    with pytest.raises(PayloadDecryptionError, match="must be a customer id"):
+        read_envelope(metadata)
 
 
 async def test_encodes_with_a_fresh_nonce_each_time_and_round_trips() -> None:

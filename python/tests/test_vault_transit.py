@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 from temporalio.api.common.v1 import Payload
+from temporalio.converter import WorkflowSerializationContext
 
 from aggregation_connections.codec import (
     DataKeyCacheSettings,
     EncryptionCodec,
+    KeyDestroyedError,
     KeyProviderRefusedError,
     KeyProviderUnavailableError,
     KeyVersionRevokedError,
@@ -20,7 +22,7 @@ from aggregation_connections.codec import (
     key_source_for,
 )
 
-from .openbao import OpenBao, free_port, worker_policy
+from .openbao import OpenBao, free_port, tenant_reader_policy, worker_policy
 
 PLAIN = Payload(metadata={"encoding": b"json/plain"}, data=b'{"answer":"123456"}')
 
@@ -87,3 +89,37 @@ async def test_sends_the_namespace(openbao: OpenBao) -> None:
     # The key lives only in the namespace: without the header the root namespace has no such key.
     with pytest.raises((KeyProviderRefusedError, PayloadDecryptionError)):
         await codec_for(openbao, openbao.root_token, key="tenant-key").decode(sealed)
+
+
+def in_workflow(workflow_id: str) -> WorkflowSerializationContext:
+    return WorkflowSerializationContext(namespace="default", workflow_id=workflow_id)
+
+
+async def test_seals_a_tenants_payloads_under_its_own_key_as_the_typescript_codec_does(openbao: OpenBao) -> None:
+    worker = openbao.token("py-tenant-worker", worker_policy(openbao.transit_key))
+    codec = codec_for(openbao, worker)
+    [of_a] = await codec.with_context(in_workflow("connection-py-lender-a:app-1")).encode([PLAIN])
+    assert of_a.metadata["encryption-key-id"] == f"vault-transit:{openbao.transit_key}-tenant-py-lender-a".encode()
+    assert of_a.metadata["encryption-tenant"] == b"py-lender-a"
+    [of_fleet] = await codec.with_context(in_workflow("fleet-budget")).encode([PLAIN])
+    assert of_fleet.metadata["encryption-key-id"] == f"vault-transit:{openbao.transit_key}".encode()
+    assert "encryption-tenant" not in of_fleet.metadata
+    [of_b] = await codec.with_context(in_workflow("book-entry-py-lender-b:login-1")).encode([PLAIN])
+    reader_of_a = codec_for(openbao, openbao.token("py-reader-a", tenant_reader_policy(openbao.transit_key, "py-lender-a")))
+    assert await reader_of_a.decode([of_a]) == [PLAIN]
+    with pytest.raises(KeyProviderRefusedError, match="HTTP 403"):
+        await reader_of_a.decode([of_b])
+
+
+async def test_a_forgotten_tenants_payloads_fail_by_name_and_others_read_on(openbao: OpenBao) -> None:
+    worker = openbao.token("py-forget-worker", worker_policy(openbao.transit_key))
+    codec = codec_for(openbao, worker)
+    [of_c] = await codec.with_context(in_workflow("connection-py-lender-c:app-1")).encode([PLAIN])
+    [of_d] = await codec.with_context(in_workflow("connection-py-lender-d:app-1")).encode([PLAIN])
+    openbao.api("POST", f"transit/keys/{openbao.transit_key}-tenant-py-lender-c/config", {"deletion_allowed": True})
+    openbao.api("DELETE", f"transit/keys/{openbao.transit_key}-tenant-py-lender-c")
+    fresh = codec_for(openbao, worker)
+    with pytest.raises(KeyDestroyedError, match='^key destroyed: .*tenant "py-lender-c"') as caught:
+        await fresh.decode([of_c])
+    assert caught.value.tenant == "py-lender-c"
+    assert await fresh.decode([of_d]) == [PLAIN]

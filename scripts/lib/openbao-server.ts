@@ -44,9 +44,28 @@ interface OpenBaoSecrets {
   readonly rootToken: string;
 }
 
-/** The policy a worker or client needs on a transit key: make data keys and unwrap them, nothing else. */
+/**
+ * The policy a worker or client needs on a transit key and its tenants' keys (`<key>-tenant-*`):
+ * make data keys and unwrap them, and create a tenant's key on its first use; nothing else (no
+ * key's config, no deletion).
+ */
 export function workerPolicy(key: string, mount = 'transit'): string {
-  return `path "${mount}/datakey/plaintext/${key}" { capabilities = ["update"] }\npath "${mount}/decrypt/${key}" { capabilities = ["update"] }\n`;
+  return [
+    `path "${mount}/datakey/plaintext/${key}" { capabilities = ["update"] }`,
+    `path "${mount}/decrypt/${key}" { capabilities = ["update"] }`,
+    `path "${mount}/datakey/plaintext/${key}-tenant-*" { capabilities = ["update"] }`,
+    `path "${mount}/decrypt/${key}-tenant-*" { capabilities = ["update"] }`,
+    // Creating a key is an update of its own path. A glob there (…-tenant-*) would also match its
+    // config and rotate paths below it (Vault's * matches "/"); + matches one segment only, and the
+    // one parameter allowed makes it a create of an AES key and nothing else (an existing key is left as it is).
+    `path "${mount}/keys/+" { capabilities = ["update"] allowed_parameters = { "type" = ["aes256-gcm96"] } }`,
+    '',
+  ].join('\n');
+}
+
+/** A reader of one tenant only: unwraps that tenant's data keys (its transit key), nothing of the others' or the product's. */
+export function tenantReaderPolicy(key: string, tenant: string, mount = 'transit'): string {
+  return `path "${mount}/decrypt/${key}-tenant-${tenant}" { capabilities = ["update"] }\n`;
 }
 
 /** The settings a process needs to seal with this transit key on `address` with `token` (every payload in history: no payload store). */
@@ -162,10 +181,27 @@ export class OpenBaoServer {
     return token;
   }
 
-  /** Rotates the transit key; resolves with its latest version after the rotation. */
+  /**
+   * Rotates the transit key and every tenant's key made under it (`<key>-tenant-*`), as an operator
+   * rotates a product's keys; resolves with the product key's latest version after the rotation.
+   */
   async rotate(): Promise<number> {
+    for (const tenantKey of await this.tenantKeys()) await this.call('POST', `transit/keys/${tenantKey}/rotate`, {});
     const answer = await this.call('POST', `transit/keys/${this.options.transitKey}/rotate`, {});
     return latestVersionOf(answer);
+  }
+
+  /** Destroys a transit key for good (a forgotten lender's): deletion allowed, then deleted. */
+  async destroyKey(name: string): Promise<void> {
+    await this.call('POST', `transit/keys/${name}/config`, { deletion_allowed: true });
+    await this.call('DELETE', `transit/keys/${name}`);
+  }
+
+  /** The tenants' transit keys made so far under the product's key (`<key>-tenant-<customerId>`). */
+  async tenantKeys(): Promise<string[]> {
+    const answer = await this.call('LIST', 'transit/keys', undefined, true, [404]);
+    const keys = (answer.data as { keys?: unknown } | undefined)?.keys;
+    return Array.isArray(keys) ? keys.filter((key): key is string => typeof key === 'string' && key.startsWith(`${this.options.transitKey}-tenant-`)) : [];
   }
 
   async latestVersion(): Promise<number> {
@@ -233,7 +269,7 @@ export class OpenBaoServer {
   }
 
   /** One API call, as root unless `authenticated` is false; anything but 2xx is an error naming the call. */
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown, authenticated = true, alsoOk: readonly number[] = []): Promise<Record<string, unknown>> {
+  private async call(method: 'GET' | 'POST' | 'LIST' | 'DELETE', path: string, body?: unknown, authenticated = true, alsoOk: readonly number[] = []): Promise<Record<string, unknown>> {
     let response: Response;
     let text: string;
     try {

@@ -18,7 +18,7 @@ OpenBao (config file, integrated storage, a least-privilege token), the Temporal
 sandbox and a worker process with PAYLOAD_KEY_PROVIDER=vault-transit. Each attack is tried as an
 attacker would (a Temporal client without the key, a worker given a KMS in clear, a search of argv,
 logs and history for secrets) and counted as refused or as got through. Last line:
-  security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <n/a>, forgotten tenant unreadable <n/a>, others unaffected <yes|no>
+  security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
 
   --rounds N     each message attack this many times (default 3)
   --keep-logs    keep the run directory (OpenBao's storage and audit log, every log)

@@ -10,12 +10,17 @@
  * - a worker given a KMS address in clear on another machine (Vault/OpenBao and AWS KMS);
  * - the KMS token, the bank password and the challenge answer searched for in every process's argv,
  *   in every log of the run and in the raw histories the product wrote;
+ * - a reader granted one tenant's key (a policy per tenant) on the other tenant's payloads, read from
+ *   the raw history and through a console codec endpoint with its credentials (each reader's own
+ *   tenant is its control); then the second tenant forgotten (its transit key destroyed);
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
- *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated n/a, forgotten tenant unreadable n/a, others unaffected <yes|no>
- * The tenant figures are n/a until payloads are sealed under a key per tenant (issue 42); "others
- * unaffected" says whether every attacked connection still completed. Exit 0 only with 0 got through
- * and every attacked connection completed; 2 for a bad argument; 1 otherwise.
+ *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
+ * "tenants isolated" counts the readers kept to their own tenant; "forgotten tenant unreadable" says
+ * whether every payload of the forgotten tenant fails KeyDestroyedError; "others unaffected" whether
+ * every attacked connection and the second tenant's completed and the first tenant's payloads still
+ * read after the second was forgotten. Exit 0 only when all hold with 0 got through; 2 for a bad
+ * argument; 1 otherwise.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -33,7 +38,12 @@ import { track } from '../chaos/processes.js';
 import { runRehearsal } from '../lib/rehearsal-main.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { seconds, Timeline } from '../chaos/timeline.js';
-import { OpenBaoServer, transitProcessEnv, workerPolicy } from '../lib/openbao-server.js';
+import { OpenBaoServer, tenantReaderPolicy, transitProcessEnv, workerPolicy } from '../lib/openbao-server.js';
+import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { keySourceFor } from '../../src/codec/key-provider.js';
+import { tenantTransitKey } from '../../src/codec/vault-transit.js';
+import { loadWorkerConfig } from '../../src/settings/worker.js';
+import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf } from './tenant-attacks.js';
 import {
   argvOf,
   awaitingAnswer,
@@ -52,6 +62,13 @@ import { parseSecurityCheckArgs, SecurityCheckArgumentError, USAGE, type Securit
 
 const TRANSIT_MOUNT = 'transit';
 const TRANSIT_KEY = 'aggregation-payloads';
+
+/** A fresh process's codec on these settings (its own key source: nothing unwrapped before is cached). */
+function codecOf(env: Record<string, string>): EncryptionCodec {
+  const encryption = loadWorkerConfig({ ...env }).encryption;
+  if (!encryption) throw new Error('security-check: a KMS section was expected from the transit settings');
+  return new EncryptionCodec(keySourceFor(encryption));
+}
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -159,6 +176,31 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   }
   timeline.mark(`${completed} of ${attacked.length} attacked connection(s) completed with the sealed answer`);
 
+  // Keys per tenant: a second tenant's connection, then each tenant's reader on the other's payloads.
+  const tenantB = `${target.customerId}-b`;
+  const otherWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b');
+  await fleet.connections.answer(otherWorkflowId, RIGHT_ANSWER);
+  const otherCompleted = (await fleet.connections.result(otherWorkflowId).catch(() => undefined))?.accountsDetail !== undefined;
+  const [firstAttacked = ''] = attacked;
+  const ofA = await sealedPayloadsOf(raw, firstAttacked);
+  const ofB = await sealedPayloadsOf(raw, otherWorkflowId);
+  const readerOf = async (tenant: string) => {
+    const readerToken = await openbao.token(`reader-${tenant}`, tenantReaderPolicy(TRANSIT_KEY, tenant, TRANSIT_MOUNT), '1h');
+    return codecOf(transitProcessEnv(openbao.address, readerToken, TRANSIT_KEY, TRANSIT_MOUNT));
+  };
+  const readerA = await readerOf(target.customerId);
+  const isolation = [
+    await readerOnOtherTenant(`tenant ${target.customerId}'s reader on ${tenantB}'s history, read directly`, readerA, ofA, ofB),
+    await readerOnOtherTenant(`tenant ${tenantB}'s reader on ${target.customerId}'s history, read directly`, await readerOf(tenantB), ofB, ofA),
+  ];
+  results.push(...isolation, await otherTenantThroughCodec(`tenant ${target.customerId}'s reader on ${tenantB}'s payloads through a console's codec endpoint`, fleet.connections, readerA, ofB));
+  const tenantsIsolated = `${isolation.filter((result) => result.refused).length}/${isolation.length}`;
+  timeline.mark(`keys per tenant: ${tenantsIsolated} readers kept to their own tenant (${ofA.length} and ${ofB.length} sealed payloads)`);
+  // Forgetting tenant B: its key destroyed, its payloads gone for good, A's untouched.
+  await openbao.destroyKey(tenantTransitKey(TRANSIT_KEY, tenantB));
+  const forgotten = await forgottenTenant(codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), ofB, ofA);
+  timeline.mark(`tenant ${tenantB} forgotten (its transit key destroyed): ${forgotten.detail}`);
+
   // The console's codec endpoint, as operators and the Web UI reach it: it must not forge.
   const consoleToken = randomBytes(24).toString('hex');
   resources.console = createConsoleServer({ connections: fleet.connections, token: consoleToken, payloadCodecs: dataConverterFor(fleet.payload)?.payloadCodecs, codecCorsOrigins: [] });
@@ -212,14 +254,14 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   for (const entry of timeline.entries()) log(`  +${seconds(entry.atMs).padStart(7)}  ${entry.text}`);
   log('Attacks:');
   for (const result of results) log(`  ${result.refused ? 'refused  ' : 'GOT THROUGH'}  ${result.name}: ${result.detail}`);
-  const othersUnaffected = completed === attacked.length;
-  const ok = through === 0 && othersUnaffected && blind.length === 0;
+  const othersUnaffected = completed === attacked.length && otherCompleted && forgotten.othersReadable;
+  const ok = through === 0 && othersUnaffected && forgotten.unreadable && blind.length === 0;
   await release(resources);
   if (options.keepLogs || !ok) log(`security-check: logs and OpenBao's storage and audit log kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
   else await rm(runDir, { recursive: true, force: true });
   log(
     `security-check: ${results.length} attacks tried, ${refused} refused as expected, ${through} got through, ` +
-      `tenants isolated n/a, forgotten tenant unreadable n/a, others unaffected ${othersUnaffected ? 'yes' : 'no'}`,
+      `tenants isolated ${tenantsIsolated}, forgotten tenant unreadable ${forgotten.unreadable ? 'yes' : 'no'}, others unaffected ${othersUnaffected ? 'yes' : 'no'}`,
   );
   return ok;
 }

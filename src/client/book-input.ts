@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { Uuid } from '../aggregator/schemas.js';
 import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_CADENCE, WINDOW_LIMITS } from '../contract/book-definitions.js';
 import { ProductsInput, TimingInput } from '../contract/connection-input.js';
-import { KeySegment } from './business-key.js';
+import { TenantSegment } from './business-key.js';
 import { RefreshCadence } from './refresh-schedule-input.js';
 
 /** `nightly`, `weekly`, `hourly-eu`: a name of the tenant's choosing, one Schedule per name. */
@@ -19,7 +19,7 @@ export const CadenceName = z
 const LoginId = z.string().trim().min(1, { message: 'must not be empty' }).pipe(Uuid);
 
 export const BookEnrolmentInput = z.strictObject({
-  customerId: KeySegment,
+  customerId: TenantSegment,
   loginId: LoginId,
   cadence: CadenceName.default(DEFAULT_BOOK_CADENCE),
   /** What each refresh opens: the saved data (`cached`, default) or a live refresh at the institution (`refresh`). */
@@ -37,7 +37,7 @@ export const WindowBoundsInput = z
   .refine((bounds) => bounds.floor === undefined || bounds.ceiling === undefined || bounds.floor <= bounds.ceiling, { message: 'floor must be at most ceiling' });
 
 export const BookScheduleInput = z.strictObject({
-  customerId: KeySegment,
+  customerId: TenantSegment,
   cadence: CadenceName.default(DEFAULT_BOOK_CADENCE),
   /** When the book refreshes: `{ kind: 'daily', at: '02:00', timeZone, jitter }` or `{ kind: 'interval', every: '6h' }`. */
   when: RefreshCadence,
@@ -48,11 +48,11 @@ export const BookScheduleInput = z.strictObject({
 });
 export type BookScheduleArgs = z.input<typeof BookScheduleInput>;
 
-export const BookRef = z.strictObject({ customerId: KeySegment, cadence: CadenceName.default(DEFAULT_BOOK_CADENCE) });
+export const BookRef = z.strictObject({ customerId: TenantSegment, cadence: CadenceName.default(DEFAULT_BOOK_CADENCE) });
 export type BookRefArgs = z.input<typeof BookRef>;
 
 export const BookListInput = z.strictObject({
-  customerId: KeySegment,
+  customerId: TenantSegment,
   cadence: CadenceName.optional(),
   /** true: only logins flagged as needing their end user; false: only those that refresh. */
   needsEndUser: z.boolean().optional(),

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { InvalidBusinessKeyError } from './errors.js';
+import { reservedTenantProblem } from '../contract/workflow-tenant.js';
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const BUSINESS_KEY_PREFIX = 'connection-';
@@ -16,6 +17,16 @@ export const KeySegment = z
   .min(1, { message: 'must not be empty' })
   .max(64, { message: 'must be at most 64 characters' })
   .regex(SEGMENT, { message: 'must start with a letter or digit and use only letters, digits, ".", "_" and "-"' });
+
+/**
+ * A tenant's customer id where the product builds its book ids from it: a key segment that does not
+ * begin with a reserved prefix (`book-entry-<c>:` must name tenant <c>'s entry, never a book of tenant
+ * `entry-<c>`; src/contract/workflow-tenant.ts).
+ */
+export const TenantSegment = KeySegment.superRefine((customerId, ctx) => {
+  const problem = reservedTenantProblem(customerId);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 export const BusinessKey = z
   .string()

@@ -4,7 +4,9 @@
  * payload's is unwrapped through `Decrypt`, naming the key that wrapped it. The key id written
  * beside a payload is "aws-kms:<key ARN>" as KMS answered it, so a payload written through an alias
  * still names its key after the alias moves. Both calls carry the encryption context
- * {purpose: "temporal-payloads"}: KMS binds it to the wrapped key, and key policies can require it.
+ * {purpose: "temporal-payloads"}, and a tenant's data keys also {tenant: <customerId>} (the payload's
+ * `encryption-tenant`): KMS binds it to the wrapped key, so a Decrypt that names another tenant fails,
+ * and an IAM condition on kms:EncryptionContext:tenant scopes a reader to its tenants.
  *
  * `encryption-key-version` is always 1: AWS KMS rotates a key's backing material inside the key and
  * picks the right one from the ciphertext itself, never telling the caller which, so there is no
@@ -24,6 +26,11 @@ export const AWS_KMS = 'aws-kms';
 const KEY_ID_PREFIX = `${AWS_KMS}:`;
 /** Bound to every data key AWS KMS wraps for payloads; Decrypt must present the same (docs/payload-format.md). */
 export const AWS_KMS_ENCRYPTION_CONTEXT: Readonly<Record<string, string>> = Object.freeze({ purpose: 'temporal-payloads' });
+
+/** The encryption context of a data key: the product's, and its tenant's when a tenant's. */
+export function awsKmsEncryptionContext(tenant: string | undefined): Record<string, string> {
+  return tenant === undefined ? { ...AWS_KMS_ENCRYPTION_CONTEXT } : { ...AWS_KMS_ENCRYPTION_CONTEXT, tenant };
+}
 /** AWS KMS names no backing-key version: every aws-kms envelope is version 1. */
 export const AWS_KMS_KEY_VERSION = 1;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -60,14 +67,20 @@ export class AwsKms implements KeyWrapper {
     private readonly client: KMSClient,
     /** The KMS key new data keys are made under: key id, key ARN, alias name or alias ARN. */
     private readonly key: string,
+    /** Whose data keys these are (bound in their encryption context); undefined: the product's. */
+    readonly tenant?: string | undefined,
   ) {
     this.keyId = awsKmsKeyId(key);
+  }
+
+  forTenant(tenant: string): AwsKms {
+    return new AwsKms(this.client, this.key, tenant);
   }
 
   async newDataKey(): Promise<DataKey> {
     let answer;
     try {
-      answer = await this.client.send(new GenerateDataKeyCommand({ KeyId: this.key, KeySpec: 'AES_256', EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT } }));
+      answer = await this.client.send(new GenerateDataKeyCommand({ KeyId: this.key, KeySpec: 'AES_256', EncryptionContext: awsKmsEncryptionContext(this.tenant) }));
     } catch (error) {
       throw typedError(error, 'GenerateDataKey', this.key);
     }
@@ -80,7 +93,7 @@ export class AwsKms implements KeyWrapper {
     const key = awsKmsKeyOf(envelope);
     let answer;
     try {
-      answer = await this.client.send(new DecryptCommand({ KeyId: key, CiphertextBlob: Buffer.from(envelope.wrappedKey, 'base64'), EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT } }));
+      answer = await this.client.send(new DecryptCommand({ KeyId: key, CiphertextBlob: Buffer.from(envelope.wrappedKey, 'base64'), EncryptionContext: awsKmsEncryptionContext(envelope.tenant) }));
     } catch (error) {
       if (UNOPENABLE.has((error as Error).name)) {
         throw new PayloadDecryptionError(envelope.keyId, `${AWS_KMS} cannot unwrap the payload's data key with key "${key}": ${(error as Error).name}: ${(error as Error).message}`, { cause: error });

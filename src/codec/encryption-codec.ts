@@ -19,14 +19,15 @@
  * task of its connection. Activity payloads are still refused, so a worker missing a key retries
  * until the key is configured. A key provider that cannot answer now is never marked: its error
  * fails the task, which retries (a marked message would be refused for good). Nor is a revoked key
- * version: a revocation makes the whole history unreadable (its start input first), so the workflow
+ * version or a destroyed key: either makes the whole history unreadable (its start input first), so the workflow
  * task fails visibly, naming the version, and goes on if the minimum is lowered again; a marked
  * start input would fail the connection for good instead.
  */
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
+import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from './undecodable.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
-import { KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from './payload-errors.js';
+import { KeyDestroyedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from './payload-errors.js';
 import { ENCODING_METADATA_KEY, isEncrypted, NoncePool, openPayload, sealPayload } from './payload-format.js';
 
 export { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY, isEncrypted } from './payload-format.js';
@@ -66,10 +67,14 @@ export class EncryptionCodec implements PayloadCodec {
     return this.keys instanceof StaticKeySource ? this.keys.keyIds : [this.keys.keyId];
   }
 
-  /** One key for the whole batch: a KMS is asked at most once per batch, and only when its data key is spent. */
-  async encode(payloads: Payload[]): Promise<Payload[]> {
+  /**
+   * One key for the whole batch: a KMS is asked at most once per batch, and only when its data key is
+   * spent. The batch's tenant is its workflow's (the serialization context's workflow id): with keys
+   * per tenant, its key seals the batch.
+   */
+  async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     if (payloads.length === 0) return [];
-    const sealing = await this.keys.sealingKey(payloads.length);
+    const sealing = await this.keys.sealingKey(payloads.length, tenantOfContext(context));
     // A metadata object of its own per payload (the values are shared): later stages may add to it.
     return payloads.map((payload) => ({ metadata: { ...sealing.metadata }, data: sealPayload(sealing.key, this.nonces.take(), payload) }));
   }
@@ -87,7 +92,7 @@ export class EncryptionCodec implements PayloadCodec {
     try {
       return await this.decrypt(payload);
     } catch (error) {
-      if (!(error instanceof PayloadDecryptionError) || error instanceof KeyVersionRevokedError) throw error;
+      if (!(error instanceof PayloadDecryptionError) || error instanceof KeyVersionRevokedError || error instanceof KeyDestroyedError) throw error;
       return {
         metadata: { [ENCODING_METADATA_KEY]: encoder.encode(UNDECODABLE_ENCODING), [UNDECODABLE_REASON_METADATA_KEY]: encoder.encode(error.message) },
         data: new Uint8Array(),
@@ -104,4 +109,10 @@ export class EncryptionCodec implements PayloadCodec {
     const { key, keyId } = await this.keys.openingKey(payload.metadata);
     return openPayload(key, keyId, payload.data ?? new Uint8Array());
   }
+}
+
+/** The tenant whose work a batch belongs to: its workflow's, read from the workflow id; undefined for no workflow or no tenant. */
+function tenantOfContext(context: SerializationContext | undefined): string | undefined {
+  const workflowId = context?.workflowId;
+  return workflowId === undefined ? undefined : tenantOfWorkflowId(workflowId);
 }

@@ -28,9 +28,13 @@ export interface DataKey {
 export interface KeyWrapper {
   /** "<provider>:<KMS key>", written beside each payload its data keys seal. */
   readonly keyId: string;
+  /** The tenant whose key this wrapper's data keys are made under (written beside them); undefined: the product's. */
+  readonly tenant?: string | undefined;
   newDataKey(): Promise<DataKey>;
-  /** The data key of a payload's envelope; PayloadDecryptionError when this KMS never can (revoked, another provider). */
+  /** The data key of a payload's envelope; PayloadDecryptionError when this KMS never can (revoked, destroyed, another provider). */
   unwrap(envelope: EnvelopeMetadata): Promise<Uint8Array>;
+  /** The same KMS making data keys under `tenant`'s key (tenant-keys.ts). */
+  forTenant(tenant: string): KeyWrapper;
 }
 
 /** How long and how much a data key is used (PAYLOAD_DATA_KEY_*, PAYLOAD_UNWRAPPED_KEY_*). */
@@ -202,7 +206,7 @@ export class EnvelopeKeySource implements KeySource {
     const { plaintext, wrappedKey, keyVersion, keyId = this.wrapper.keyId } = await this.wrapper.newDataKey();
     const key = dataKeyOf(plaintext, keyId);
     const made: CurrentDataKey = {
-      sealing: { key, keyId, metadata: envelopeMetadata({ keyId, keyVersion, wrappedKey }) },
+      sealing: { key, keyId, metadata: envelopeMetadata({ keyId, keyVersion, wrappedKey, tenant: this.wrapper.tenant }) },
       keyVersion,
       expiresAt: this.now() + this.settings.dataKeyLifetimeMs,
       usesLeft: this.settings.dataKeyMaxUses,

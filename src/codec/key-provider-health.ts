@@ -133,6 +133,14 @@ export class ObservedKeyWrapper implements KeyWrapper {
     return this.wrapper.keyId;
   }
 
+  get tenant(): string | undefined {
+    return this.wrapper.tenant;
+  }
+
+  forTenant(tenant: string): KeyWrapper {
+    return new ObservedKeyWrapper(this.wrapper.forTenant(tenant), this.health);
+  }
+
   async newDataKey(): Promise<DataKey> {
     return this.observed('datakey', () => this.wrapper.newDataKey());
   }

@@ -10,6 +10,7 @@ import { AWS_KMS, AwsKms } from './aws-kms.js';
 import { EnvelopeKeySource, type DataKeyCacheSettings, type KeyWrapper } from './envelope-keys.js';
 import { KeyProviderHealth, ObservedKeyWrapper } from './key-provider-health.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
+import { TenantKeySource } from './tenant-keys.js';
 import { VaultClient, type VaultSettings } from './vault-client.js';
 import { VAULT_TRANSIT, VaultTransit, type TransitKey } from './vault-transit.js';
 
@@ -20,6 +21,8 @@ export interface TransitEncryption {
   readonly vault: VaultSettings;
   readonly transit: TransitKey;
   readonly cache: DataKeyCacheSettings;
+  /** Each tenant's payloads sealed under its own key (tenant-keys.ts); false: all under `keyId`. */
+  readonly tenantKeys?: boolean | undefined;
   /** Configured keys kept to read static-format payloads (decrypt only). */
   readonly staticKeys?: EncryptionKeys | undefined;
 }
@@ -42,6 +45,8 @@ export interface AwsKmsEncryption {
   readonly keyId: string;
   readonly aws: AwsKmsSettings;
   readonly cache: DataKeyCacheSettings;
+  /** Each tenant's payloads sealed under its own key (tenant-keys.ts); false: all under `keyId`. */
+  readonly tenantKeys?: boolean | undefined;
   /** Configured keys kept to read static-format payloads (decrypt only). */
   readonly staticKeys?: EncryptionKeys | undefined;
 }
@@ -58,9 +63,11 @@ export function keySourceFor(encryption: EncryptionSettings): KeySource {
     if (isKmsEncryption(encryption)) {
       const health = new KeyProviderHealth(encryption.keyId);
       healths.set(encryption, health);
-      source = new EnvelopeKeySource(new ObservedKeyWrapper(wrapperFor(encryption), health), encryption.cache, encryption.staticKeys && new StaticKeySource(encryption.staticKeys), Date.now, (stoppedBecause) =>
-        health.sealingChanged(stoppedBecause),
-      );
+      const staticKeys = encryption.staticKeys && new StaticKeySource(encryption.staticKeys);
+      const envelopeSource = (wrapper: KeyWrapper) => new EnvelopeKeySource(wrapper, encryption.cache, staticKeys, Date.now, (stoppedBecause) => health.sealingChanged(stoppedBecause));
+      const wrapper = new ObservedKeyWrapper(wrapperFor(encryption), health);
+      const product = envelopeSource(wrapper);
+      source = encryption.tenantKeys ? new TenantKeySource(product, (tenant) => envelopeSource(wrapper.forTenant(tenant))) : product;
     } else {
       source = new StaticKeySource(encryption);
     }

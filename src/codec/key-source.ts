@@ -18,8 +18,8 @@ export interface SealingKey {
 export interface KeySource {
   /** The id written beside new payloads (for logs and the console's banner). */
   readonly keyId: string;
-  /** The key for the next `uses` payloads. */
-  sealingKey(uses: number): SealingKey | Promise<SealingKey>;
+  /** The key for the next `uses` payloads of `tenant` (undefined: of no tenant); a source of one key ignores the tenant. */
+  sealingKey(uses: number, tenant?: string): SealingKey | Promise<SealingKey>;
   /** The key an encrypted payload's metadata names; PayloadDecryptionError when it names none this process can have. */
   openingKey(metadata: PayloadMetadata): { key: KeyObject; keyId: string } | Promise<{ key: KeyObject; keyId: string }>;
 }

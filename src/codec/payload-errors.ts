@@ -74,6 +74,28 @@ export class KeyVersionRevokedError extends PayloadDecryptionError {
   }
 }
 
+/**
+ * The KMS no longer has the key that wrapped the payload's data key: a tenant's key destroyed when
+ * its lender was forgotten. Unlike a revocation nothing can undo it; its payloads are gone for good.
+ */
+export class KeyDestroyedError extends PayloadDecryptionError {
+  override name = 'KeyDestroyedError';
+  constructor(
+    override readonly keyId: string,
+    /** The KMS key, e.g. the transit key's name. */
+    readonly keyName: string,
+    /** The tenant whose key it was, when the payload names one. */
+    readonly tenant: string | undefined,
+    kmsMessage: string,
+  ) {
+    super(
+      keyId,
+      `key destroyed: the payload's data key was wrapped by key "${keyName}"${tenant === undefined ? '' : ` (tenant "${tenant}")`}, which the KMS no longer has ` +
+        `(the KMS said: ${kmsMessage}); its payloads stay unreadable for good, as forgetting a lender intends`,
+    );
+  }
+}
+
 /** What was asked of the provider: 'login', 'datakey', 'decrypt' (or a test's own administration). */
 export type KeyProviderOperation = string;
 

@@ -8,7 +8,8 @@
  * - static (format 0, no `encryption-format`): `encryption-key-id` names a configured key.
  * - envelope-v1: `encryption-format` = "envelope-v1"; `encryption-key-id` = "<provider>:<KMS key>";
  *   `encryption-key-version` = the KMS key's version (decimal); `encryption-wrapped-key` = the data
- *   key as the KMS wrapped it (for Vault transit "vault:v<version>:<base64>").
+ *   key as the KMS wrapped it (for Vault transit "vault:v<version>:<base64>"); `encryption-tenant` =
+ *   the customer id whose key sealed it, when a tenant's key did (absent: the product's key).
  */
 import { createCipheriv, createDecipheriv, randomFillSync, type KeyObject } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
@@ -23,6 +24,8 @@ export const KEY_ID_METADATA_KEY = 'encryption-key-id';
 export const FORMAT_METADATA_KEY = 'encryption-format';
 export const KEY_VERSION_METADATA_KEY = 'encryption-key-version';
 export const WRAPPED_KEY_METADATA_KEY = 'encryption-wrapped-key';
+export const TENANT_METADATA_KEY = 'encryption-tenant';
+const TENANT_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export const ENVELOPE_FORMAT = 'envelope-v1';
 export const DATA_KEY_BYTES = 32;
 export const NONCE_BYTES = 12;
@@ -51,16 +54,19 @@ export interface EnvelopeMetadata {
   readonly keyId: string;
   readonly keyVersion: number;
   readonly wrappedKey: string;
+  /** The tenant whose key sealed it; undefined: the product's key. */
+  readonly tenant?: string | undefined;
 }
 
 /** The metadata an envelope-v1 payload carries besides its encoding (bytes, made once per data key). */
-export function envelopeMetadata({ keyId, keyVersion, wrappedKey }: EnvelopeMetadata): Readonly<Record<string, Uint8Array>> {
+export function envelopeMetadata({ keyId, keyVersion, wrappedKey, tenant }: EnvelopeMetadata): Readonly<Record<string, Uint8Array>> {
   return Object.freeze({
     [ENCODING_METADATA_KEY]: ENCRYPTED_ENCODING_BYTES,
     [FORMAT_METADATA_KEY]: encoder.encode(ENVELOPE_FORMAT),
     [KEY_ID_METADATA_KEY]: encoder.encode(keyId),
     [KEY_VERSION_METADATA_KEY]: encoder.encode(String(keyVersion)),
     [WRAPPED_KEY_METADATA_KEY]: encoder.encode(wrappedKey),
+    ...(tenant === undefined ? {} : { [TENANT_METADATA_KEY]: encoder.encode(tenant) }),
   });
 }
 
@@ -82,7 +88,11 @@ export function readEnvelope(metadata: PayloadMetadata): EnvelopeMetadata | unde
   }
   const wrappedKey = metadataText(metadata, WRAPPED_KEY_METADATA_KEY);
   if (wrappedKey === undefined) throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") without ${WRAPPED_KEY_METADATA_KEY} metadata`);
-  return { keyId, keyVersion: Number(version), wrappedKey };
+  const tenant = metadataText(metadata, TENANT_METADATA_KEY);
+  if (tenant !== undefined && !TENANT_ID.test(tenant)) {
+    throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") has ${TENANT_METADATA_KEY} ${JSON.stringify(tenant.slice(0, 32))}: must be a customer id (letters, digits, ".", "_", "-")`);
+  }
+  return { keyId, keyVersion: Number(version), wrappedKey, ...(tenant === undefined ? {} : { tenant }) };
 }
 
 /**

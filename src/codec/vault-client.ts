@@ -25,7 +25,7 @@ export interface VaultSettings {
   readonly timeoutMs: number;
 }
 
-export type VaultMethod = 'GET' | 'POST';
+export type VaultMethod = 'GET' | 'POST' | 'DELETE';
 
 export interface VaultAnswer {
   readonly status: number;

@@ -55,6 +55,10 @@ export const KeyProviderVars = group(
       Bool.default(false),
       'Allow PAYLOAD_VAULT_ADDR or PAYLOAD_AWS_KMS_ENDPOINT to be http:// to another machine, for a lab only: the KMS token or credentials and the plaintext data keys then cross the network in clear. http:// to this machine (127.0.0.1, ::1, localhost) is always allowed.',
     ),
+    PAYLOAD_TENANT_KEYS: doc(
+      Bool.default(true),
+      'With a KMS, seal each tenant\'s payloads (its connections, books, reports, forget and retention records) under a key of its own: a transit key `<PAYLOAD_VAULT_TRANSIT_KEY>-tenant-<customerId>`, made on first use, or the tenant bound in AWS KMS\'s encryption context; the tenant is read from the workflow id. false: every payload under the one key. Payloads written either way keep reading.',
+    ),
     PAYLOAD_AWS_KMS_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'How long one call to AWS KMS may take to connect, and to answer, before the KMS counts as unavailable (the SDK retries throttling and 5xx twice first).'),
     PAYLOAD_DATA_KEY_LIFETIME_S: doc(CountAtLeast(1).default(900), 'A data key seals new payloads for at most this long; after a rotation of the transit key, new payloads use the new version within this time.'),
     PAYLOAD_DATA_KEY_MAX_USES: doc(CountAtLeast(1).default(100_000), 'A data key seals at most this many payloads.'),
@@ -150,6 +154,7 @@ export function transitEncryption(env: KeyProviderVars, staticKeys: EncryptionKe
     vault: Object.freeze({ address: env.PAYLOAD_VAULT_ADDR ?? '', auth, namespace: env.PAYLOAD_VAULT_NAMESPACE, caCertificate, timeoutMs: env.PAYLOAD_VAULT_TIMEOUT_MS }),
     transit: Object.freeze({ mount: env.PAYLOAD_VAULT_TRANSIT_MOUNT, key: env.PAYLOAD_VAULT_TRANSIT_KEY }),
     cache: cacheSettings(env),
+    tenantKeys: env.PAYLOAD_TENANT_KEYS,
     staticKeys,
   };
   return Object.freeze(section);
@@ -163,6 +168,7 @@ export function awsKmsEncryption(env: KeyProviderVars, staticKeys: EncryptionKey
     keyId: awsKmsKeyId(key),
     aws: Object.freeze({ key, region: env.PAYLOAD_AWS_REGION ?? arnRegionOf(key), endpoint: env.PAYLOAD_AWS_KMS_ENDPOINT, timeoutMs: env.PAYLOAD_AWS_KMS_TIMEOUT_MS }),
     cache: cacheSettings(env),
+    tenantKeys: env.PAYLOAD_TENANT_KEYS,
     staticKeys,
   });
 }

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { AWS_KMS_ENCRYPTION_CONTEXT, AwsKms } from '../../src/codec/aws-kms.js';
 import { DATA_KEY_RETRY_MS, type DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
 import { awsKmsClient, keySourceFor, type AwsKmsSettings } from '../../src/codec/key-provider.js';
@@ -86,6 +87,27 @@ describe('the aws-kms key provider on moto (a stand-in for AWS KMS)', () => {
     await assert.rejects(client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { purpose: 'something-else' } })), /InvalidCiphertext/);
     assert.equal((await client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT } }))).Plaintext?.length, 32);
     client.destroy();
+  });
+
+  it("binds a tenant's data keys to the tenant in the encryption context: the payload names it, and a payload relabelled to another tenant does not open", async () => {
+    const section = loadWorkerConfig({ PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: moto.keyArn, PAYLOAD_AWS_KMS_ENDPOINT: moto.endpoint, PAYLOAD_STORE: 'off' }).encryption;
+    assert.ok(section && 'aws' in section && section.tenantKeys === true, 'keys per tenant by default');
+    const withCredentials = { ...section, aws: { ...section.aws, credentials: moto.settings().credentials } };
+    const codec = new EncryptionCodec(keySourceFor(withCredentials));
+    const [ofA] = await codec.encode([payload(SECRET)], { type: 'workflow', namespace: 'default', workflowId: 'connection-lender-a:app-1' });
+    assert.ok(ofA);
+    assert.equal(text(ofA.metadata?.['encryption-tenant']), 'lender-a');
+    const { DecryptCommand } = await import('@aws-sdk/client-kms');
+    const client = awsKmsClient(moto.settings());
+    const CiphertextBlob = Buffer.from(text(ofA.metadata?.['encryption-wrapped-key']), 'base64');
+    assert.equal((await client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT, tenant: 'lender-a' } }))).Plaintext?.length, 32);
+    await assert.rejects(client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT } })), /InvalidCiphertext/, "the product's context alone does not open it");
+    client.destroy();
+    const relabelled: Payload = { ...ofA, metadata: { ...ofA.metadata, 'encryption-tenant': Buffer.from('lender-b') } };
+    const reader = new EncryptionCodec(keySourceFor({ ...withCredentials }));
+    await assert.rejects(reader.decode([relabelled]), PayloadDecryptionError);
+    const [decoded] = await reader.decode([ofA]);
+    assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), SECRET);
   });
 
   it('a key that does not exist is KeyProviderRefusedError naming it; a payload of another key is one this key cannot unwrap', async () => {

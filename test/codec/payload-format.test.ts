@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { AWS_KMS_KEY_VERSION, awsKmsKeyOf } from '../../src/codec/aws-kms.js';
+import { AWS_KMS_KEY_VERSION, awsKmsEncryptionContext, awsKmsKeyOf } from '../../src/codec/aws-kms.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { EnvelopeKeySource, type KeyWrapper } from '../../src/codec/envelope-keys.js';
 import { ENVELOPE_FORMAT, sealPayload, type EnvelopeMetadata } from '../../src/codec/payload-format.js';
@@ -46,6 +46,7 @@ function kmsOf(wrapped: Vector): KeyWrapper & { unwrapped: EnvelopeMetadata[] } 
     keyId: wrapped.metadata['encryption-key-id'] ?? '',
     unwrapped,
     newDataKey: () => Promise.reject(new Error('the vectors make no data key')),
+    forTenant: () => assert.fail('the vectors make no tenant key'),
     unwrap: (envelope) => {
       unwrapped.push(envelope);
       assert.equal(envelope.wrappedKey, wrapped.metadata['encryption-wrapped-key']);
@@ -91,6 +92,23 @@ describe('the documented payload format', () => {
     const envelope = kms.unwrapped[0] ?? assert.fail('unwrapped');
     assert.equal(awsKmsKeyOf(envelope), 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab');
     assert.equal(envelope.keyVersion, AWS_KMS_KEY_VERSION);
+  });
+
+  it("opens the tenant's envelope-v1 vector through its tenant's data key, reading the tenant from the metadata", async () => {
+    const entry = vector('envelope-v1-tenant');
+    const kms = kmsOf(entry);
+    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
+    const [decoded] = await codec.decode([asPayload(entry)]);
+    assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
+    assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads-tenant-lender-a', keyVersion: 1, wrappedKey: entry.metadata['encryption-wrapped-key'], tenant: 'lender-a' }]);
+    assert.deepEqual(awsKmsEncryptionContext('lender-a'), { purpose: 'temporal-payloads', tenant: 'lender-a' }, "an aws-kms reader would pass the tenant in Decrypt's context");
+  });
+
+  it('refuses an encryption-tenant that is not a customer id, by name', async () => {
+    const entry = vector('envelope-v1-tenant');
+    const codec = new EncryptionCodec(new EnvelopeKeySource(kmsOf(entry), { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
+    const bad = asPayload({ ...entry, metadata: { ...entry.metadata, 'encryption-tenant': 'lender a/../b' } });
+    await assert.rejects(codec.decode([bad]), /has encryption-tenant "lender a\/..\/b": must be a customer id/);
   });
 
   it('still decodes a payload written by the codec before key providers (commit 2ed9c63)', async () => {

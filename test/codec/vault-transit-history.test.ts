@@ -3,12 +3,14 @@
  * over HTTP. The worker and the pipeline client each load their settings from the variables an
  * operator sets (a token whose policy allows datakey and decrypt on the transit key, nothing else),
  * so each holds its own data key and reads the other's payloads through the KMS; the connection
- * completes, and every payload of its raw history is envelope-v1, carrying its wrapped data key.
- * Then its key version is revoked: the client, the CLI and the console's codec say so by name.
+ * completes, and every payload of its raw history is envelope-v1 under its tenant's own transit key,
+ * carrying its wrapped data key. Then that key's version is revoked: the client, the CLI and the
+ * console (API and codec) say so by name, for an ended connection and a waiting one alike.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
+import { tenantTransitKey } from '../../src/codec/vault-transit.js';
 import { createConsoleServer } from '../../src/client/console/app.js';
 import { decodeOrDescribe } from '../../src/client/console/codec.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
@@ -25,6 +27,8 @@ import { uniqueId } from '../helpers/temporal.js';
 
 let bao: OpenBaoServer;
 let run: KmsConnection;
+/** The tenant's own transit key: every payload of its connections is sealed under it (keys per tenant). */
+const tenantKey = () => tenantTransitKey(bao.transitKey, run.stack.customerId);
 /** A second connection of the same worker, left waiting for an operator's answer when the key version is revoked. */
 let waitingId: string;
 /** The worker restarted after the revocation (nothing unwrapped before it cached), on the same task queue. */
@@ -65,7 +69,7 @@ describe('a connection with PAYLOAD_KEY_PROVIDER=vault-transit', () => {
   it('stores every payload of its history as envelope-v1 with the wrapped data key and its version in the metadata', () => {
     assert.ok(run.payloads.length >= 5, `payloads found: ${run.payloads.length}`);
     assert.deepEqual(
-      run.payloads.filter((field) => field.encoding !== 'binary/encrypted' || field.format !== 'envelope-v1' || field.keyId !== 'vault-transit:aggregation-payloads' || field.version !== '1'),
+      run.payloads.filter((field) => field.encoding !== 'binary/encrypted' || field.format !== 'envelope-v1' || field.keyId !== `vault-transit:${tenantKey()}` || field.tenant !== run.stack.customerId || field.version !== '1'),
       [],
     );
     const wrapped = new Set(run.payloads.map((field) => field.wrappedKey));
@@ -79,8 +83,8 @@ describe('the same history once its key version is revoked (min_decryption_versi
   const freshClient = () => ConnectionsClient.connect(loadClientConfig({ ...run.variables }));
   const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
   before(async () => {
-    await bao.api('POST', `transit/keys/${bao.transitKey}/rotate`, {});
-    await bao.api('POST', `transit/keys/${bao.transitKey}/config`, { min_decryption_version: 2 });
+    await bao.api('POST', `transit/keys/${tenantKey()}/rotate`, {});
+    await bao.api('POST', `transit/keys/${tenantKey()}/config`, { min_decryption_version: 2 });
   });
 
   it('a pipeline client (no key cached) gets KeyVersionRevokedError naming version 1', async () => {
@@ -94,7 +98,7 @@ describe('the same history once its key version is revoked (min_decryption_versi
       while (found instanceof Error && !(found instanceof KeyVersionRevokedError)) found = found.cause;
       assert.ok(found instanceof KeyVersionRevokedError, `${String(error)}`);
       assert.equal(found.version, 1);
-      assert.equal(found.keyName, bao.transitKey);
+      assert.equal(found.keyName, tenantKey());
     } finally {
       await reader.close();
     }
@@ -105,7 +109,7 @@ describe('the same history once its key version is revoked (min_decryption_versi
     try {
       const cli = await runCaptured(['watch', run.workflowId], { stack: run.stack, client: reader }, { env: { ...run.variables } });
       assert.equal(cli.code, 1, cli.err);
-      assert.match(cli.err, /key version revoked: version 1 of key "aggregation-payloads" \(vault-transit:aggregation-payloads\)/);
+      assert.match(cli.err, new RegExp(`key version revoked: version 1 of key "${tenantKey()}" \\(vault-transit:${tenantKey()}\\)`));
       assert.match(cli.err, /min_decryption_version/);
       assert.doesNotMatch(cli.out + cli.err, /vault:v1:/, 'never the ciphertext');
     } finally {
@@ -120,7 +124,7 @@ describe('the same history once its key version is revoked (min_decryption_versi
     const state = (JSON.parse(text(shown.data)) as { undecodable: Record<string, unknown> }).undecodable;
     assert.equal(state.state, 'key-version-revoked');
     assert.equal(state.version, 1);
-    assert.equal(state.keyName, 'aggregation-payloads');
+    assert.equal(state.keyName, tenantKey());
     assert.match(String(state.message), /key version revoked/);
   });
 });
@@ -143,7 +147,7 @@ describe('a connection waiting for an answer when its key version is revoked, it
       );
       assert.ok(error instanceof KeyVersionRevokedError, `${String(error)}`);
       assert.equal(error.version, 1);
-      assert.equal(error.keyName, bao.transitKey);
+      assert.equal(error.keyName, tenantKey());
     } finally {
       await reader.close();
     }
@@ -155,7 +159,7 @@ describe('a connection waiting for an answer when its key version is revoked, it
       try {
         const cli = await runCaptured([command[0], waitingId, ...command.slice(1)], { stack: run.stack, client: reader }, { env: { ...run.variables } });
         assert.equal(cli.code, 1, cli.err);
-        assert.match(cli.err, /key version revoked: version 1 of key "aggregation-payloads" \(vault-transit:aggregation-payloads\)/);
+        assert.match(cli.err, new RegExp(`key version revoked: version 1 of key "${tenantKey()}" \\(vault-transit:${tenantKey()}\\)`));
         assert.doesNotMatch(cli.out + cli.err, /Encoded failure|vault:v1:/);
       } finally {
         await reader.close();
@@ -182,7 +186,7 @@ describe('a connection waiting for an answer when its key version is revoked, it
 
   // Last: it lowers the minimum again for good.
   it('reads and answers again once the minimum is lowered: the revocation was not corruption', async () => {
-    await bao.api('POST', `transit/keys/${bao.transitKey}/config`, { min_decryption_version: 1 });
+    await bao.api('POST', `transit/keys/${tenantKey()}/config`, { min_decryption_version: 1 });
     const reader = await freshClient();
     try {
       const state = await reader.getState(waitingId);

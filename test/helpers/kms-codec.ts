@@ -23,6 +23,26 @@ export class CountedKms implements KeyWrapper {
   get keyId(): string {
     return this.inner.keyId;
   }
+  get tenant(): string | undefined {
+    return this.inner.tenant;
+  }
+  /** The tenant's wrapper, its calls counted with this one's. */
+  forTenant(tenant: string): KeyWrapper {
+    const inner = this.inner.forTenant(tenant);
+    return {
+      keyId: inner.keyId,
+      tenant,
+      forTenant: (other) => this.forTenant(other),
+      newDataKey: () => {
+        this.datakeys += 1;
+        return inner.newDataKey();
+      },
+      unwrap: (envelope) => {
+        this.unwraps += 1;
+        return inner.unwrap(envelope);
+      },
+    };
+  }
   newDataKey() {
     this.datakeys++;
     return this.inner.newDataKey();

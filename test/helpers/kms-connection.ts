@@ -27,7 +27,7 @@ export interface KmsConnection {
   /** The completion event's result as Temporal stores it (encrypted). */
   readonly storedResult: Payload;
   /** Each payload of the history but Temporal's own bookkeeping, with its key fields as stored. */
-  readonly payloads: readonly { path: string; encoding: string; format: string; keyId: string; version: string; wrappedKey: string }[];
+  readonly payloads: readonly { path: string; encoding: string; format: string; keyId: string; version: string; wrappedKey: string; tenant: string }[];
   stop(): Promise<void>;
 }
 
@@ -73,6 +73,7 @@ export async function runKmsConnection(name: string, variables: Record<string, s
         keyId: text(payload.metadata?.['encryption-key-id']),
         version: text(payload.metadata?.['encryption-key-version']),
         wrappedKey: text(payload.metadata?.['encryption-wrapped-key']),
+        tenant: text(payload.metadata?.['encryption-tenant']),
       }));
     const stored = rawEvents.find((event) => event.workflowExecutionCompletedEventAttributes)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0];
     if (!stored) throw new Error(`${workflowId}: no completion result in its history`);

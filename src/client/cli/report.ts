@@ -16,7 +16,7 @@ import {
   InvalidLoginRefError,
   InvalidScheduleError,
 } from '../errors.js';
-import { KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from '../../codec/payload-errors.js';
+import { KeyDestroyedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from '../../codec/payload-errors.js';
 import { printable } from '../presentation.js';
 import { UsageError } from './args.js';
 import type { CliIo } from './command.js';
@@ -57,6 +57,11 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
   if (undecodable instanceof KeyVersionRevokedError) {
     io.err(`${program} ${command}: key version revoked: version ${undecodable.version} of key "${printable(undecodable.keyName)}" (${printable(undecodable.keyId)}) no longer decrypts, so this history cannot be read here`);
     io.err('it was made unreadable on purpose (the key\'s min_decryption_version); docs/operations.md, "Revocation", says what an operator can do');
+    return EXIT_FAILED;
+  }
+  if (undecodable instanceof KeyDestroyedError) {
+    io.err(`${program} ${command}: key destroyed: key "${printable(undecodable.keyName)}"${undecodable.tenant === undefined ? '' : ` of tenant "${printable(undecodable.tenant)}"`} is gone from the KMS, so this history cannot be read again`);
+    io.err('it was destroyed on purpose when the lender was forgotten; docs/operations.md, "Forgetting a lender", says what that reaches');
     return EXIT_FAILED;
   }
   if (undecodable instanceof PayloadNotSealedError) {

@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
-import { KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
+import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
 import { CODEC_TOKEN_PARAM } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
 import type { CorsPolicy, Route, RouteCall } from './router.js';
@@ -97,13 +97,24 @@ export async function decodeOrDescribe(codecs: readonly PayloadCodec[], payload:
     for (const codec of [...codecs].reverse()) decoded = await codec.decode(decoded);
     return decoded[0] ?? payload;
   } catch (error) {
-    if (!(error instanceof PayloadDecryptionError)) throw error;
+    if (!(error instanceof PayloadDecryptionError) && !isNotPermitted(error)) throw error;
     return { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify({ undecodable: undecodableState(error) })) };
   }
 }
 
+/**
+ * The KMS refused this console's credentials the payload's key (another tenant's, with keys per
+ * tenant): the payload is not this reader's to read, which a retry will not change, so it is shown
+ * as such in place, beside the payloads it may read.
+ */
+function isNotPermitted(error: unknown): error is KeyProviderRefusedError {
+  return error instanceof KeyProviderRefusedError && error.operation === 'decrypt' && error.status === 403;
+}
+
 /** The typed state the Web UI shows in place of a payload that cannot be read. */
-export function undecodableState(error: PayloadDecryptionError): Record<string, string | number> {
+export function undecodableState(error: PayloadDecryptionError | KeyProviderRefusedError): Record<string, string | number> {
+  if (error instanceof KeyProviderRefusedError) return { state: 'not-permitted', provider: error.provider, message: error.message };
+  if (error instanceof KeyDestroyedError) return { state: 'key-destroyed', keyId: error.keyId, keyName: error.keyName, ...(error.tenant === undefined ? {} : { tenant: error.tenant }), message: error.message };
   if (error instanceof KeyVersionRevokedError) return { state: 'key-version-revoked', keyId: error.keyId, keyName: error.keyName, version: error.version, message: error.message };
   if (error instanceof UnknownEncryptionKeyError) return { state: 'unknown-key', keyId: error.keyId, message: error.message };
   if (error instanceof PayloadNotSealedError) return { state: 'not-sealed', encoding: error.encoding, message: error.message };

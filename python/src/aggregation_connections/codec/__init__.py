@@ -5,6 +5,7 @@ from .aws_kms import AWS_KMS, AWS_KMS_ENCRYPTION_CONTEXT, AwsCredentials, AwsKms
 from .encryption_codec import EncryptionCodec
 from .envelope_keys import DataKeyCacheSettings, EnvelopeKeySource
 from .errors import (
+    KeyDestroyedError,
     KeyDisabledError,
     KeyProviderRefusedError,
     KeyProviderUnavailableError,
@@ -32,6 +33,7 @@ __all__ = [
     "EncryptionKeys",
     "EncryptionSettings",
     "EnvelopeKeySource",
+    "KeyDestroyedError",
     "KeyDisabledError",
     "KeyProviderRefusedError",
     "KeyProviderUnavailableError",

@@ -36,6 +36,13 @@ AWS_KMS = "aws-kms"
 _KEY_ID_PREFIX = f"{AWS_KMS}:"
 #: Bound to every data key AWS KMS wraps for payloads; Decrypt must present the same (docs/payload-format.md).
 AWS_KMS_ENCRYPTION_CONTEXT: Mapping[str, str] = MappingProxyType({"purpose": "temporal-payloads"})
+
+
+def aws_kms_encryption_context(tenant: str | None) -> dict[str, str]:
+    """The encryption context of a data key: the product's, and its tenant's when a tenant's (``encryption-tenant``)."""
+    return dict(AWS_KMS_ENCRYPTION_CONTEXT) if tenant is None else {**AWS_KMS_ENCRYPTION_CONTEXT, "tenant": tenant}
+
+
 #: AWS KMS names no backing-key version: every aws-kms envelope is version 1.
 AWS_KMS_KEY_VERSION = 1
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
@@ -107,10 +114,11 @@ def aws_kms_client(settings: AwsKmsSettings) -> KMSClient:
 
 
 class AwsKms:
-    def __init__(self, settings: AwsKmsSettings) -> None:
+    def __init__(self, settings: AwsKmsSettings, tenant: str | None = None) -> None:
         self._settings = settings
         self._key = settings.key
         self._key_id = aws_kms_key_id(settings.key)
+        self._tenant = tenant
         self._client: KMSClient | None = None
         self._client_lock = threading.Lock()
 
@@ -118,10 +126,18 @@ class AwsKms:
     def key_id(self) -> str:
         return self._key_id
 
+    @property
+    def tenant(self) -> str | None:
+        return self._tenant
+
+    def for_tenant(self, tenant: str) -> AwsKms:
+        """The same key, the tenant bound in each data key's encryption context."""
+        return AwsKms(self._settings, tenant)
+
     async def new_data_key(self) -> DataKey:
         try:
             answer = await asyncio.to_thread(
-                lambda: self._kms().generate_data_key(KeyId=self._key, KeySpec="AES_256", EncryptionContext=dict(AWS_KMS_ENCRYPTION_CONTEXT))
+                lambda: self._kms().generate_data_key(KeyId=self._key, KeySpec="AES_256", EncryptionContext=aws_kms_encryption_context(self._tenant))
             )
         except Exception as error:
             raise _typed_error(error, "GenerateDataKey", self._key) from error
@@ -135,7 +151,7 @@ class AwsKms:
         blob = base64.b64decode(envelope.wrapped_key)
         try:
             answer = await asyncio.to_thread(
-                lambda: self._kms().decrypt(KeyId=key, CiphertextBlob=blob, EncryptionContext=dict(AWS_KMS_ENCRYPTION_CONTEXT))
+                lambda: self._kms().decrypt(KeyId=key, CiphertextBlob=blob, EncryptionContext=aws_kms_encryption_context(envelope.tenant))
             )
         except Exception as error:
             name, message, _ = _error_parts(error)

@@ -3,7 +3,9 @@ the static format names a configured key by id; envelope-v1 carries its data key
 Decoding refuses a payload that is not sealed (PayloadNotSealedError: anyone who can call Temporal could
 write one) and decrypts with the key the payload names, so a client reads what the TypeScript worker
 wrote and the worker reads what this codec writes. Only a replay may read an unsealed payload
-(``read_unsealed_for_replay``: histories written before encryption)."""
+(``read_unsealed_for_replay``: histories written before encryption). With keys per tenant, a batch is
+sealed under the key of its workflow's tenant: the SDK hands the codec the serialization context
+(``with_context``), whose workflow id names the tenant, as the TypeScript SDK does."""
 
 from __future__ import annotations
 
@@ -11,18 +13,32 @@ import asyncio
 from collections.abc import Sequence
 
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import PayloadCodec
+from temporalio.converter import (
+    ActivitySerializationContext,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+)
 
+from ..contract.workflow_tenant import tenant_of_workflow_id
 from .errors import PayloadNotSealedError
 from .key_source import EncryptionKeys, KeySource, StaticKeySource
 from .payload_format import is_encrypted, open_payload, seal_payload
 
 
-class EncryptionCodec(PayloadCodec):
-    def __init__(self, keys: EncryptionKeys | KeySource, *, read_unsealed_for_replay: bool = False) -> None:
+class EncryptionCodec(PayloadCodec, WithSerializationContext):
+    def __init__(self, keys: EncryptionKeys | KeySource, *, read_unsealed_for_replay: bool = False, tenant: str | None = None) -> None:
         """Configured keys (the static format), or a key source such as a KMS's (envelope-v1)."""
         self._keys: KeySource = StaticKeySource(keys) if isinstance(keys, EncryptionKeys) else keys
         self._read_unsealed_for_replay = read_unsealed_for_replay
+        self._tenant = tenant
+
+    def with_context(self, context: SerializationContext) -> EncryptionCodec:
+        """This codec for one workflow's or activity's payloads: sealed under its tenant's key (one key source shared)."""
+        workflow_id = context.workflow_id if isinstance(context, (WorkflowSerializationContext, ActivitySerializationContext)) else None
+        tenant = tenant_of_workflow_id(workflow_id) if workflow_id else None
+        return EncryptionCodec(self._keys, read_unsealed_for_replay=self._read_unsealed_for_replay, tenant=tenant)
 
     @property
     def key_id(self) -> str:
@@ -33,7 +49,7 @@ class EncryptionCodec(PayloadCodec):
         """One key for the whole batch: a KMS is asked at most once per batch, and only when its data key is spent."""
         if not payloads:
             return []
-        sealing = await self._keys.sealing_key(len(payloads))
+        sealing = await self._keys.sealing_key(len(payloads), self._tenant)
         return [Payload(metadata=dict(sealing.metadata), data=seal_payload(sealing.key, payload)) for payload in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:

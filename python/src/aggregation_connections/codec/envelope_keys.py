@@ -45,9 +45,18 @@ class KeyWrapper(Protocol):
     @property
     def key_id(self) -> str: ...
 
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose key this wrapper's data keys are made under (written beside them); None: the product's."""
+        ...
+
     async def new_data_key(self) -> DataKey: ...
 
     async def unwrap(self, envelope: EnvelopeMetadata) -> bytes: ...
+
+    def for_tenant(self, tenant: str) -> KeyWrapper:
+        """The same KMS making data keys under ``tenant``'s key (tenant_keys.py)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,8 @@ class EnvelopeKeySource:
     def key_id(self) -> str:
         return self._wrapper.key_id
 
-    async def sealing_key(self, uses: int) -> SealingKey:
+    async def sealing_key(self, uses: int, tenant: str | None = None) -> SealingKey:
+        """The key for the next ``uses`` payloads (a source of one KMS key: ``tenant`` is its wrapper's)."""
         taken = self._take(uses)
         if taken is not None:
             return taken
@@ -142,7 +152,7 @@ class EnvelopeKeySource:
         data_key = await self._wrapper.new_data_key()
         key_id = data_key.key_id or self._wrapper.key_id
         key = _data_key_of(data_key.plaintext, key_id)
-        metadata = envelope_metadata(EnvelopeMetadata(key_id, data_key.key_version, data_key.wrapped_key))
+        metadata = envelope_metadata(EnvelopeMetadata(key_id, data_key.key_version, data_key.wrapped_key, self._wrapper.tenant))
         made = _CurrentDataKey(SealingKey(key, key_id, metadata), self._now() + self._settings.data_key_lifetime_s, self._settings.data_key_max_uses)
         self._current = made
         # This process's own payloads open without asking the KMS.

@@ -57,6 +57,20 @@ class KeyVersionRevokedError(PayloadDecryptionError):
         self.version = version
 
 
+class KeyDestroyedError(PayloadDecryptionError):
+    """The KMS no longer has the key that wrapped the data key: a tenant's key destroyed when its lender was forgotten."""
+
+    def __init__(self, key_id: str, key_name: str, tenant: str | None, kms_message: str) -> None:
+        whose = "" if tenant is None else f' (tenant "{tenant}")'
+        super().__init__(
+            key_id,
+            f"key destroyed: the payload's data key was wrapped by key \"{key_name}\"{whose}, which the KMS no longer has "
+            f"(the KMS said: {kms_message}); its payloads stay unreadable for good, as forgetting a lender intends",
+        )
+        self.key_name = key_name
+        self.tenant = tenant
+
+
 class KeyProviderUnavailableError(Exception):
     """The key provider could not be reached or said it cannot serve now (down, sealed, overloaded): retry."""
 

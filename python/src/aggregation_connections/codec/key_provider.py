@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .aws_kms import AwsKms, AwsKmsSettings, aws_kms_key_id
 from .envelope_keys import DataKeyCacheSettings, EnvelopeKeySource, KeyWrapper
 from .key_source import EncryptionKeys, KeySource, StaticKeySource
+from .tenant_keys import TenantKeySource
 from .vault_client import VaultClient, VaultSettings
 from .vault_transit import VAULT_TRANSIT, TransitKey, VaultTransit, transit_key_id
 
@@ -22,6 +23,8 @@ class TransitEncryption:
     cache: DataKeyCacheSettings = field(default_factory=DataKeyCacheSettings)
     # Configured keys kept to read static-format payloads (decrypt only).
     static_keys: EncryptionKeys | None = None
+    # Each tenant's payloads sealed under its own key (PAYLOAD_TENANT_KEYS); False: all under key_id.
+    tenant_keys: bool = True
 
     @property
     def key_id(self) -> str:
@@ -36,6 +39,8 @@ class AwsKmsEncryption:
     cache: DataKeyCacheSettings = field(default_factory=DataKeyCacheSettings)
     # Configured keys kept to read static-format payloads (decrypt only).
     static_keys: EncryptionKeys | None = None
+    # Each tenant's payloads sealed under its own key (PAYLOAD_TENANT_KEYS); False: all under key_id.
+    tenant_keys: bool = True
 
     @property
     def key_id(self) -> str:
@@ -56,4 +61,7 @@ def key_source_for(encryption: EncryptionSettings) -> KeySource:
         if isinstance(encryption, AwsKmsEncryption)
         else VaultTransit(VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit)
     )
-    return EnvelopeKeySource(wrapper, encryption.cache, static)
+    product = EnvelopeKeySource(wrapper, encryption.cache, static)
+    if not encryption.tenant_keys:
+        return product
+    return TenantKeySource(product, lambda tenant: EnvelopeKeySource(wrapper.for_tenant(tenant), encryption.cache, static))

@@ -35,8 +35,8 @@ class KeySource(Protocol):
         """The id written beside new payloads."""
         ...
 
-    async def sealing_key(self, uses: int) -> SealingKey:
-        """The key for the next ``uses`` payloads."""
+    async def sealing_key(self, uses: int, tenant: str | None = None) -> SealingKey:
+        """The key for the next ``uses`` payloads of ``tenant`` (None: of no tenant); a source of one key ignores the tenant."""
         ...
 
     async def opening_key(self, metadata: Metadata) -> OpeningKey:
@@ -75,7 +75,7 @@ class StaticKeySource:
         """Every key id this source opens with (the current one first)."""
         return [self._key_id, *(key_id for key_id in self._keys if key_id != self._key_id)]
 
-    async def sealing_key(self, uses: int) -> SealingKey:
+    async def sealing_key(self, uses: int, tenant: str | None = None) -> SealingKey:
         return self._sealing
 
     async def opening_key(self, metadata: Metadata) -> OpeningKey:

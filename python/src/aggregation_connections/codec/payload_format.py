@@ -26,12 +26,14 @@ KEY_ID_METADATA_KEY = "encryption-key-id"
 FORMAT_METADATA_KEY = "encryption-format"
 KEY_VERSION_METADATA_KEY = "encryption-key-version"
 WRAPPED_KEY_METADATA_KEY = "encryption-wrapped-key"
+TENANT_METADATA_KEY = "encryption-tenant"
 ENVELOPE_FORMAT = "envelope-v1"
 DATA_KEY_BYTES = 32
 NONCE_BYTES = 12
 TAG_BYTES = 16
 
 _VERSION = re.compile(r"[1-9][0-9]{0,9}")
+_TENANT = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 Metadata = Mapping[str, bytes]
 
@@ -54,6 +56,8 @@ class EnvelopeMetadata:
     key_id: str
     key_version: int
     wrapped_key: str
+    #: The tenant whose key sealed it (``encryption-tenant``); None: the product's key.
+    tenant: str | None = None
 
 
 def envelope_metadata(envelope: EnvelopeMetadata) -> dict[str, bytes]:
@@ -64,6 +68,7 @@ def envelope_metadata(envelope: EnvelopeMetadata) -> dict[str, bytes]:
         KEY_ID_METADATA_KEY: envelope.key_id.encode(),
         KEY_VERSION_METADATA_KEY: str(envelope.key_version).encode(),
         WRAPPED_KEY_METADATA_KEY: envelope.wrapped_key.encode(),
+        **({} if envelope.tenant is None else {TENANT_METADATA_KEY: envelope.tenant.encode()}),
     }
 
 
@@ -95,7 +100,13 @@ def read_envelope(metadata: Metadata) -> EnvelopeMetadata | None:
     wrapped_key = metadata_text(metadata, WRAPPED_KEY_METADATA_KEY)
     if wrapped_key is None:
         raise PayloadDecryptionError(key_id, f'{ENVELOPE_FORMAT} payload (key id "{key_id}") without {WRAPPED_KEY_METADATA_KEY} metadata')
-    return EnvelopeMetadata(key_id=key_id, key_version=int(version), wrapped_key=wrapped_key)
+    tenant = metadata_text(metadata, TENANT_METADATA_KEY)
+    if tenant is not None and not _TENANT.fullmatch(tenant):
+        raise PayloadDecryptionError(
+            key_id,
+            f'{ENVELOPE_FORMAT} payload (key id "{key_id}") has {TENANT_METADATA_KEY} "{tenant[:32]}": must be a customer id (letters, digits, ".", "_", "-")',
+        )
+    return EnvelopeMetadata(key_id=key_id, key_version=int(version), wrapped_key=wrapped_key, tenant=tenant)
 
 
 def seal_payload(key: AESGCM, payload: Payload, nonce: bytes | None = None) -> bytes:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from .envelope_keys import DataKey
-from .errors import KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError
+from .errors import KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError
 from .payload_format import EnvelopeMetadata
 from .vault_client import VaultClient, errors_of
 
@@ -20,6 +20,8 @@ VAULT_TRANSIT = "vault-transit"
 _KEY_ID_PREFIX = f"{VAULT_TRANSIT}:"
 # Vault's words when a ciphertext's version is below min_decryption_version.
 _REVOKED = re.compile(r"disallowed by policy|too old", re.IGNORECASE)
+# Vault's words for a transit key it does not have (a forgotten lender's, destroyed).
+_NO_SUCH_KEY = re.compile(r"encryption key not found|key not found", re.IGNORECASE)
 _WRAPPED = re.compile(r"vault:v([1-9][0-9]{0,9}):[A-Za-z0-9+/]+={0,2}")
 
 
@@ -34,19 +36,47 @@ class TransitKey:
     key: str = "aggregation-payloads"
 
 
+def tenant_transit_key(key: str, tenant: str) -> str:
+    """The transit key of one tenant's data keys: the product's key name, ``-tenant-``, the customer id."""
+    return f"{key}-tenant-{tenant}"
+
+
 class VaultTransit:
-    def __init__(self, client: VaultClient, transit: TransitKey) -> None:
+    def __init__(self, client: VaultClient, transit: TransitKey, tenant: str | None = None) -> None:
         self._client = client
         self._transit = transit
+        self._tenant = tenant
         self._key_id = transit_key_id(transit.key)
 
     @property
     def key_id(self) -> str:
         return self._key_id
 
+    @property
+    def tenant(self) -> str | None:
+        return self._tenant
+
+    def for_tenant(self, tenant: str) -> VaultTransit:
+        return VaultTransit(self._client, TransitKey(self._transit.mount, tenant_transit_key(self._transit.key, tenant)), tenant)
+
     async def new_data_key(self) -> DataKey:
         key = self._transit.key
-        answer = await self._client.post(f"{self._transit.mount}/datakey/plaintext/{quote(key, safe='')}", {"bits": 256}, "datakey")
+        path = f"{self._transit.mount}/datakey/plaintext/{quote(key, safe='')}"
+        answer = await self._client.post(path, {"bits": 256}, "datakey")
+        # A tenant's first data key: its transit key is made now (the lender's onboarding), then asked again.
+        if self._tenant is not None and answer.status == 400 and _NO_SUCH_KEY.search(errors_of(answer, "")):
+            refusal = await self._create_tenant_key()
+            answer = await self._client.post(path, {"bits": 256}, "datakey")
+            if answer.status == 400 and refusal is not None:
+                raise refusal
+        if answer.status == 403 and self._tenant is not None:
+            raise KeyProviderRefusedError(
+                VAULT_TRANSIT,
+                "datakey",
+                answer.status,
+                f'{errors_of(answer, "permission denied")}: tenant "{self._tenant}"\'s data keys come from transit key "{key}", and this '
+                f"process's policy does not allow {self._transit.mount}/datakey/plaintext/<key>-tenant-* (docs/operations.md, \"Keys per tenant\")",
+            )
         if answer.status != 200:
             raise KeyProviderRefusedError(VAULT_TRANSIT, "datakey", answer.status, errors_of(answer, f'no data key from transit key "{key}"'))
         plaintext, ciphertext, key_version = answer.data.get("plaintext"), answer.data.get("ciphertext"), answer.data.get("key_version")
@@ -67,12 +97,28 @@ class VaultTransit:
         message = errors_of(answer, f"HTTP {answer.status} without a plaintext")
         if answer.status == 400 and _REVOKED.search(message):
             raise KeyVersionRevokedError(envelope.key_id, key_name, envelope.key_version, message)
+        if answer.status == 400 and _NO_SUCH_KEY.search(message):
+            raise KeyDestroyedError(envelope.key_id, key_name, envelope.tenant, message)
         if answer.status in (400, 200):
             raise PayloadDecryptionError(
                 envelope.key_id,
                 f"{VAULT_TRANSIT} cannot unwrap the payload's data key (transit key \"{key_name}\", version {envelope.key_version}): {message}",
             )
         raise KeyProviderRefusedError(VAULT_TRANSIT, "decrypt", answer.status, message)
+
+    async def _create_tenant_key(self) -> KeyProviderRefusedError | None:
+        """Creates this tenant's transit key (AES-256-GCM, as the product's); the refusal, if Vault refused."""
+        key = self._transit.key
+        answer = await self._client.post(f"{self._transit.mount}/keys/{quote(key, safe='')}", {"type": "aes256-gcm96"}, "datakey")
+        if answer.status in (200, 204):
+            return None
+        return KeyProviderRefusedError(
+            VAULT_TRANSIT,
+            "datakey",
+            answer.status,
+            f'{errors_of(answer, "no reason given")}: tenant "{self._tenant}" has no transit key "{key}" yet, and this process may not create it '
+            f'(grant "update" on {self._transit.mount}/keys/+ with allowed_parameters type, or create it when onboarding the lender)',
+        )
 
     def _key_name_of(self, envelope: EnvelopeMetadata) -> str:
         """The transit key of a payload's envelope; its metadata must agree with itself."""

@@ -183,6 +183,7 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     aws = aws_kms_vars(reader, provider, mode)
     cache = _cache_vars(reader)
     allow_insecure = reader.flag("PAYLOAD_KMS_ALLOW_INSECURE", False)
+    tenant_keys = reader.flag("PAYLOAD_TENANT_KEYS", True)
     if provider != "static" and not allow_insecure:
         for name in ("PAYLOAD_VAULT_ADDR", "PAYLOAD_AWS_KMS_ENDPOINT"):
             problem = cleartext_kms_problem(reader.text(name))
@@ -217,9 +218,9 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
             raise ConfigError([f"PAYLOAD_ENCRYPTION_KEY_FILE: {error}"]) from error
         configured = EncryptionKeys(local.key_id, local.key, decryption_keys)
     if transit is not None:
-        return TransitEncryption(vault=transit[0], transit=transit[1], cache=cache, static_keys=configured)
+        return TransitEncryption(vault=transit[0], transit=transit[1], cache=cache, static_keys=configured, tenant_keys=tenant_keys)
     if aws is not None:
-        return AwsKmsEncryption(aws=aws, cache=cache, static_keys=configured)
+        return AwsKmsEncryption(aws=aws, cache=cache, static_keys=configured, tenant_keys=tenant_keys)
     assert configured is not None  # static without a key was refused above unless Temporal is local
     return configured
 

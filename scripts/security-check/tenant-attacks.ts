@@ -1,0 +1,95 @@
+/**
+ * security:check's attacks across tenants (keys per tenant): a reader granted one tenant's key tries
+ * another tenant's payloads, read from the raw history directly and through a console codec endpoint
+ * holding its credentials; then one tenant's key is destroyed (the lender forgotten) and its payloads
+ * must fail by name while the other tenant's still read. Each reader's own tenant is its control: a
+ * refusal only counts when the same reader opens its own payloads.
+ */
+import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import { createConsoleServer } from '../../src/client/console/app.js';
+import type { ConnectionsClient } from '../../src/client/index.js';
+import type { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { KeyDestroyedError } from '../../src/codec/payload-errors.js';
+import { isEncrypted } from '../../src/codec/payload-format.js';
+import { passesThroughCodec, payloadsIn } from '../lib/history-payloads.js';
+import type { AttackResult } from './attacks.js';
+
+/** The sealed payloads of a workflow's raw history (what Temporal stores), as the codec sees them. */
+export async function sealedPayloadsOf(raw: Client, workflowId: string): Promise<Payload[]> {
+  const history = await raw.workflow.getHandle(workflowId).fetchHistory();
+  return payloadsIn(history.events ?? [])
+    .filter(passesThroughCodec)
+    .map(({ payload }) => payload)
+    .filter((payload) => isEncrypted(payload));
+}
+
+/** How many of `payloads` the codec opens, and the first refusal's name. */
+async function opens(codec: EncryptionCodec, payloads: readonly Payload[]): Promise<{ opened: number; refusal: string | undefined }> {
+  let opened = 0;
+  let refusal: string | undefined;
+  for (const payload of payloads) {
+    try {
+      await codec.decode([payload]);
+      opened += 1;
+    } catch (error) {
+      refusal ??= (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).replace(/\s+/g, ' ').slice(0, 160);
+    }
+  }
+  return { opened, refusal };
+}
+
+/** A tenant's reader on another tenant's history, read directly: refused when it opens all of its own and none of the other's. */
+export async function readerOnOtherTenant(name: string, reader: EncryptionCodec, own: readonly Payload[], other: readonly Payload[]): Promise<AttackResult> {
+  const control = await opens(reader, own);
+  const attack = await opens(reader, other);
+  const refused = own.length > 0 && control.opened === own.length && other.length > 0 && attack.opened === 0;
+  const detail = `opened ${control.opened}/${own.length} of its own tenant's payloads and ${attack.opened}/${other.length} of the other's${attack.refusal ? ` (the KMS: ${attack.refusal})` : ''}`;
+  return { name, refused, detail };
+}
+
+/**
+ * The same reader behind a console's codec endpoint (what the Web UI asks): every payload of the other
+ * tenant comes back as a state that names why (not-permitted), none as its content.
+ */
+export async function otherTenantThroughCodec(name: string, connections: ConnectionsClient, reader: EncryptionCodec, other: readonly Payload[]): Promise<AttackResult> {
+  const token = `security-${Date.now().toString(36)}`;
+  const server = createConsoleServer({ connections, token, payloadCodecs: [reader], codecCorsOrigins: [] });
+  try {
+    const url = (await server.listen(0, '127.0.0.1')).url;
+    const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
+    const body = JSON.stringify({ payloads: other.map((payload) => ({ metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, base64(value)])), data: base64(payload.data) })) });
+    const response = await fetch(`${url}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body });
+    const answer = (await response.json().catch(() => ({}))) as { payloads?: { data?: string }[] };
+    const states = (answer.payloads ?? []).map((payload) => {
+      try {
+        return (JSON.parse(Buffer.from(payload.data ?? '', 'base64').toString('utf8')) as { undecodable?: { state?: string } }).undecodable?.state;
+      } catch {
+        return undefined;
+      }
+    });
+    const refused = response.status === 200 && states.length === other.length && states.every((state) => state === 'not-permitted');
+    const counts = [...new Set(states)].map((state) => `${states.filter((each) => each === state).length} ${state ?? 'decoded'}`).join(', ');
+    return { name, refused, detail: `HTTP ${response.status}; ${counts || 'no payloads'}` };
+  } finally {
+    await server.close();
+  }
+}
+
+/** After a tenant's key is destroyed: every payload of it fails KeyDestroyedError, and the other tenant's all still open. */
+export async function forgottenTenant(reader: EncryptionCodec, forgotten: readonly Payload[], kept: readonly Payload[]): Promise<{ unreadable: boolean; othersReadable: boolean; detail: string }> {
+  let destroyed = 0;
+  for (const payload of forgotten) {
+    try {
+      await reader.decode([payload]);
+    } catch (error) {
+      if (error instanceof KeyDestroyedError) destroyed += 1;
+    }
+  }
+  const still = await opens(reader, kept);
+  return {
+    unreadable: forgotten.length > 0 && destroyed === forgotten.length,
+    othersReadable: still.opened === kept.length,
+    detail: `${destroyed}/${forgotten.length} of the forgotten tenant's payloads fail KeyDestroyedError; ${still.opened}/${kept.length} of the other tenant's still open`,
+  };
+}
