@@ -70,6 +70,7 @@ import type { ConnectionSummary } from './connection-summary.js';
 import { LoginsClient } from './logins.js';
 import { BooksClient, type BooksClientOptions } from './books.js';
 import { RefreshSchedules } from './schedules.js';
+import { TenantsClient } from './tenants.js';
 import { quoteVisibilityValue } from './visibility.js';
 
 export { quoteVisibilityValue } from './visibility.js';
@@ -171,6 +172,8 @@ export class ConnectionsClient {
   readonly deployments: WorkerDeployments;
   /** The fleet's request budget on the task queue, and the tenants the service throttled. */
   readonly budget: FleetBudgetClient;
+  /** A tenant's work as a whole: ended when its lender is forgotten. */
+  readonly tenants: TenantsClient;
   private readonly client: Client;
   private readonly address: string | undefined;
   private readonly priority: PriorityPolicy;
@@ -188,6 +191,7 @@ export class ConnectionsClient {
     this.books = new BooksClient({ client: options.client, taskQueue: options.taskQueue, unattendedTaskQueue: options.unattendedTaskQueue, address: options.address, priority: this.priority, schedules: this.schedules, defaults: options.books });
     this.deployments = new WorkerDeployments(options.client, options.deploymentName ?? 'aggregation-connections');
     this.budget = new FleetBudgetClient(options.client, options.taskQueue, options.budget);
+    this.tenants = new TenantsClient(options.client);
   }
 
   /**

@@ -25,7 +25,7 @@ const KEY_ID_PREFIX = `${VAULT_TRANSIT}:`;
 /** Vault's words when a ciphertext's version is below min_decryption_version. */
 const REVOKED = /disallowed by policy|too old/i;
 /** Vault's words for a transit key it does not have. */
-const NO_SUCH_KEY = /encryption key not found|key not found/i;
+const NO_SUCH_KEY = /encryption key not found|key not found|no existing key named/i;
 const WRAPPED = /^vault:v([1-9]\d{0,9}):[A-Za-z0-9+/]+={0,2}$/;
 
 /** The key id written beside payloads whose data keys transit key `key` wrapped. */
@@ -123,4 +123,42 @@ export class VaultTransit implements KeyWrapper {
     }
     return keyId.slice(KEY_ID_PREFIX.length);
   }
+}
+
+/** What destroying a tenant's key found: destroyed now, or gone already (a forget run again). */
+export type TenantKeyDestruction = 'destroyed' | 'already-gone';
+
+/**
+ * Whether this process's token may destroy `tenant`'s transit key (its `config` and the key itself),
+ * asked of Vault before anything is changed; the refusal names what the policy lacks.
+ */
+export async function checkMayDestroyTenantKey(client: VaultClient, transit: TransitKey, tenant: string): Promise<void> {
+  const key = tenantTransitKey(transit.key, tenant);
+  const paths = [`${transit.mount}/keys/${key}/config`, `${transit.mount}/keys/${key}`];
+  const answer = await client.post('sys/capabilities-self', { paths }, 'forget');
+  const granted = (path: string): string[] => {
+    const found: unknown = (answer.body.data as Record<string, unknown> | undefined)?.[path] ?? (answer.body as Record<string, unknown>)[path];
+    return Array.isArray(found) ? found.filter((capability): capability is string => typeof capability === 'string') : [];
+  };
+  const has = (path: string, capability: string) => granted(path).includes(capability) || granted(path).includes('root') || granted(path).includes('sudo');
+  const [configPath = '', keyPath = ''] = paths;
+  if (answer.status !== 200 || !has(configPath, 'update') || !has(keyPath, 'delete')) {
+    throw new KeyProviderRefusedError(
+      VAULT_TRANSIT,
+      'forget',
+      answer.status === 200 ? 403 : answer.status,
+      `this token may not destroy tenant "${tenant}"'s transit key "${key}": it needs "update" on ${configPath} and "delete" on ${keyPath} (an administrator's token, not the worker's); nothing was changed`,
+    );
+  }
+}
+
+/** Destroys `tenant`'s transit key for good: deletion allowed on its config, then the key deleted. */
+export async function destroyTenantKey(client: VaultClient, transit: TransitKey, tenant: string): Promise<TenantKeyDestruction> {
+  const key = tenantTransitKey(transit.key, tenant);
+  const config = await client.post(`${transit.mount}/keys/${encodeURIComponent(key)}/config`, { deletion_allowed: true }, 'forget');
+  if ((config.status === 400 || config.status === 404) && NO_SUCH_KEY.test(errorsOf(config, ''))) return 'already-gone';
+  if (config.status !== 200 && config.status !== 204) throw new KeyProviderRefusedError(VAULT_TRANSIT, 'forget', config.status, errorsOf(config, `deletion of "${key}" not allowed`));
+  const deleted = await client.request('DELETE', `${transit.mount}/keys/${encodeURIComponent(key)}`, undefined, 'forget');
+  if (deleted.status !== 200 && deleted.status !== 204) throw new KeyProviderRefusedError(VAULT_TRANSIT, 'forget', deleted.status, errorsOf(deleted, `"${key}" not deleted`));
+  return 'destroyed';
 }

@@ -12,6 +12,7 @@ import { list } from './commands/list.js';
 import { refresh } from './commands/refresh/index.js';
 import { show } from './commands/show.js';
 import { start } from './commands/start.js';
+import { tenant } from './commands/tenant/index.js';
 import { watch } from './commands/watch.js';
 
-export const COMMANDS: CommandTable = { list, show, answer, watch, start, refresh, book, forget, deployment, budget };
+export const COMMANDS: CommandTable = { list, show, answer, watch, start, refresh, book, forget, tenant, deployment, budget };

@@ -29,6 +29,8 @@ export interface CommandContext {
   readonly defaultCustomerId: string;
   /** The pipeline client, opened on first use and closed when the command ends. */
   readonly client: () => Promise<ConnectionsClient>;
+  /** The client config the CLI runs with (its key provider, for commands that act on keys). */
+  readonly config: () => ClientConfig;
 }
 
 export interface Command {

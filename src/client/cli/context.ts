@@ -22,6 +22,7 @@ export function openContext(io: CliIo, program: string): OpenContext {
         return loadClientConfig(io.env).customerId;
       },
       client: async () => (client ??= await io.connect(loadClientConfig(io.env))),
+      config: () => loadClientConfig(io.env),
     },
     close: async () => {
       await client?.close();

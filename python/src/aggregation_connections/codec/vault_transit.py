@@ -21,7 +21,7 @@ _KEY_ID_PREFIX = f"{VAULT_TRANSIT}:"
 # Vault's words when a ciphertext's version is below min_decryption_version.
 _REVOKED = re.compile(r"disallowed by policy|too old", re.IGNORECASE)
 # Vault's words for a transit key it does not have (a forgotten lender's, destroyed).
-_NO_SUCH_KEY = re.compile(r"encryption key not found|key not found", re.IGNORECASE)
+_NO_SUCH_KEY = re.compile(r"encryption key not found|key not found|no existing key named", re.IGNORECASE)
 _WRAPPED = re.compile(r"vault:v([1-9][0-9]{0,9}):[A-Za-z0-9+/]+={0,2}")
 
 
