@@ -137,7 +137,7 @@ export async function checkMayDestroyTenantKey(client: VaultClient, transit: Tra
   const paths = [`${transit.mount}/keys/${key}/config`, `${transit.mount}/keys/${key}`];
   const answer = await client.post('sys/capabilities-self', { paths }, 'forget');
   const granted = (path: string): string[] => {
-    const found: unknown = (answer.body.data as Record<string, unknown> | undefined)?.[path] ?? (answer.body as Record<string, unknown>)[path];
+    const found: unknown = answer.body.data?.[path] ?? (answer.body as Record<string, unknown>)[path];
     return Array.isArray(found) ? found.filter((capability): capability is string => typeof capability === 'string') : [];
   };
   const has = (path: string, capability: string) => granted(path).includes(capability) || granted(path).includes('root') || granted(path).includes('sudo');
