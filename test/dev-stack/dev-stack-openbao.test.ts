@@ -84,7 +84,9 @@ describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () =
         assert.equal(stored.length, 2, 'the input and the result');
         for (const payload of stored) {
           assert.equal(text(payload.metadata?.['encryption-format']), 'envelope-v1');
-          assert.equal(text(payload.metadata?.['encryption-key-id']), 'vault-transit:aggregation-payloads');
+          // The tenant's own transit key (keys per tenant), made by the worker's first payload of it.
+          assert.equal(text(payload.metadata?.['encryption-key-id']), `vault-transit:aggregation-payloads-tenant-${config.customerId}`);
+          assert.equal(text(payload.metadata?.['encryption-tenant']), config.customerId);
         }
       } finally {
         await client.close();

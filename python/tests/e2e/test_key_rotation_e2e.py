@@ -141,18 +141,21 @@ async def test_a_transit_key_rotated_between_a_python_start_and_its_result(worke
         # Temporal is on this machine: a local key would stand in (decrypt-only); keep it out of the checkout.
         "PAYLOAD_ENCRYPTION_KEY_FILE": str(tmp_path / "payload-encryption.key"),
     }
+    # Keys per tenant: the Python pipeline seals the input under the tenant's own transit key, as the worker seals the result.
+    tenant_key = f"py-rotation-tenant-{CUSTOMER_ID}"
     key, started_input, stored_result, _ = await rotate_between_start_and_result(
-        workers, transit, transit, lambda: openbao.api("POST", "transit/keys/py-rotation/rotate", {})
+        workers, transit, transit, lambda: openbao.api("POST", f"transit/keys/{tenant_key}/rotate", {})
     )
     for payload, version in ((started_input, b"1"), (stored_result, b"2")):
-        assert payload.metadata["encryption-key-id"] == b"vault-transit:py-rotation"
+        assert payload.metadata["encryption-key-id"] == f"vault-transit:{tenant_key}".encode()
+        assert payload.metadata["encryption-tenant"] == CUSTOMER_ID.encode()
         assert payload.metadata["encryption-key-version"] == version
         assert payload.metadata["encryption-wrapped-key"].startswith(b"vault:v" + version + b":")
 
     # Version 1 revoked: a fresh pipeline reads the result (version 2) but not the input, and is told why.
-    openbao.api("POST", "transit/keys/py-rotation/config", {"min_decryption_version": 2})
+    openbao.api("POST", f"transit/keys/{tenant_key}/config", {"min_decryption_version": 2})
     codec = codec_from_env({"TEMPORAL_ADDRESS": os.environ["TEMPORAL_ADDRESS"], **transit})
     assert codec is not None
     assert len(await codec.decode([stored_result])) == 1
-    with pytest.raises(KeyVersionRevokedError, match='wrapped with version 1 of key "py-rotation"'):
+    with pytest.raises(KeyVersionRevokedError, match=f'wrapped with version 1 of key "{tenant_key}"'):
         await codec.decode([started_input])
