@@ -55,6 +55,19 @@ function kmsOf(wrapped: Vector): KeyWrapper & { unwrapped: EnvelopeMetadata[] } 
   };
 }
 
+/** A codec whose envelope keys come from `kms` (small bounds: the vectors seal nothing). */
+function envelopeCodec(kms: KeyWrapper): EncryptionCodec {
+  return new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
+}
+
+/** An envelope vector opened through the data key its KMS unwraps: the vector, that KMS and the value. */
+async function openVector(name: string) {
+  const entry = vector(name);
+  const kms = kmsOf(entry);
+  const [decoded] = await envelopeCodec(kms).decode([asPayload(entry)]);
+  return { entry, kms, value: defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')) };
+}
+
 describe('the documented payload format', () => {
   it('says what the plaintext is: the protobuf-encoded original payload', () => {
     for (const entry of VECTORS) assert.deepEqual(Buffer.from(PayloadMessage.encode(PLAINTEXT_PAYLOAD).finish()).toString('hex'), entry.plaintext, entry.name);
@@ -77,36 +90,30 @@ describe('the documented payload format', () => {
   it('opens the envelope-v1 vector through the data key its KMS unwraps, once', async () => {
     const entry = vector(ENVELOPE_FORMAT);
     const kms = kmsOf(entry);
-    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
+    const codec = envelopeCodec(kms);
     const decoded = await codec.decode([asPayload(entry), asPayload(entry)]);
     assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [{ password: 'Everyday' }, { password: 'Everyday' }]);
     assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads', keyVersion: 3, wrappedKey: entry.metadata['encryption-wrapped-key'] }]);
   });
 
   it('opens the aws-kms envelope-v1 vector, whose metadata the aws-kms reader accepts and whose key it would ask Decrypt for', async () => {
-    const entry = vector('envelope-v1-aws-kms');
-    const kms = kmsOf(entry);
-    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
-    const [decoded] = await codec.decode([asPayload(entry)]);
-    assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
+    const { kms, value } = await openVector('envelope-v1-aws-kms');
+    assert.deepEqual(value, { password: 'Everyday' });
     const envelope = kms.unwrapped[0] ?? assert.fail('unwrapped');
     assert.equal(awsKmsKeyOf(envelope), 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab');
     assert.equal(envelope.keyVersion, AWS_KMS_KEY_VERSION);
   });
 
   it("opens the tenant's envelope-v1 vector through its tenant's data key, reading the tenant from the metadata", async () => {
-    const entry = vector('envelope-v1-tenant');
-    const kms = kmsOf(entry);
-    const codec = new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
-    const [decoded] = await codec.decode([asPayload(entry)]);
-    assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
+    const { entry, kms, value } = await openVector('envelope-v1-tenant');
+    assert.deepEqual(value, { password: 'Everyday' });
     assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads-tenant-lender-a', keyVersion: 1, wrappedKey: entry.metadata['encryption-wrapped-key'], tenant: 'lender-a' }]);
     assert.deepEqual(awsKmsEncryptionContext('lender-a'), { purpose: 'temporal-payloads', tenant: 'lender-a' }, "an aws-kms reader would pass the tenant in Decrypt's context");
   });
 
   it('refuses an encryption-tenant that is not a customer id, by name', async () => {
     const entry = vector('envelope-v1-tenant');
-    const codec = new EncryptionCodec(new EnvelopeKeySource(kmsOf(entry), { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
+    const codec = envelopeCodec(kmsOf(entry));
     const bad = asPayload({ ...entry, metadata: { ...entry.metadata, 'encryption-tenant': 'lender a/../b' } });
     await assert.rejects(codec.decode([bad]), /has encryption-tenant "lender a\/..\/b": must be a customer id/);
   });
