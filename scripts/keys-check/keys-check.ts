@@ -171,8 +171,9 @@ async function run(options: KeysCheckOptions, resources: Resources): Promise<boo
   try {
     await awaitInFlight(fleet, plans, timeline);
     timeline.mark(`${await runningRetentionTimers(fleet)} retention timer(s) waiting`);
+    const tenantKeys = (await openbao.tenantKeys()).length;
     const versionAfter = await openbao.rotate();
-    timeline.mark(`transit key ${TRANSIT_KEY} rotated: v${versionBefore} -> v${versionAfter}`);
+    timeline.mark(`transit key ${TRANSIT_KEY} rotated: v${versionBefore} -> v${versionAfter}, and its ${tenantKeys} tenant key(s) with it`);
     // New payloads take the new version within one data-key lifetime.
     await delay(options.dataKeyLifetimeS * 1000 + 500);
     const victim = fleet.pool.readyNames()[0];

@@ -7,6 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { countKmsCalls } from '../../scripts/keys-check/kms-calls.js';
 import { runHarness, tail } from '../helpers/harness-run.js';
 
 const ENTRY = 'scripts/keys-check/keys-check.ts';
@@ -15,6 +19,25 @@ const RUN_TIMEOUT_MS = 240_000;
 const SUMMARY = /^keys-check: (\d+) connections, (\d+) completed as expected, (\d+) lost, (\d+) undecodable, (\d+) KMS calls, key versions ([\d,]+|none)$/;
 
 void describe('npm run keys:check', () => {
+  void it("counts the KMS calls on the product's key and its tenants' keys from the audit log, and the refused ones", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kms-calls-'));
+    try {
+      const entry = (type: string, path: string, error?: string) => JSON.stringify({ type, request: { path }, ...(error ? { error } : {}) });
+      const log = [
+        entry('request', 'transit/datakey/plaintext/aggregation-payloads'),
+        entry('request', 'transit/datakey/plaintext/aggregation-payloads-tenant-a'),
+        entry('request', 'transit/decrypt/aggregation-payloads-tenant-a'),
+        entry('response', 'transit/decrypt/aggregation-payloads-tenant-a', 'permission denied'),
+        entry('request', 'transit/decrypt/other-key'),
+        entry('request', 'transit/keys/aggregation-payloads-tenant-a'),
+      ].join('\n');
+      await writeFile(join(dir, 'audit.log'), `${log}\n`);
+      assert.deepEqual(await countKmsCalls(join(dir, 'audit.log'), 'transit', 'aggregation-payloads'), { datakey: 2, decrypt: 1, refused: 1 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   void it('refuses a bad argument with exit code 2, naming it', async () => {
     const { code, output } = await runHarness(ENTRY, ['--connections', 'many'], 60_000);
     assert.equal(code, 2, tail(output));
@@ -41,7 +64,7 @@ void describe('npm run keys:check', () => {
     assert.match(stdout, /in flight: .*awaiting an answer/, report);
     assert.match(stdout, /in flight: .*polling/, report);
     assert.match(stdout, /in flight: .*retention timer waiting/, report);
-    assert.match(stdout, /transit key aggregation-payloads rotated: v1 -> v2/, report);
+    assert.match(stdout, /transit key aggregation-payloads rotated: v1 -> v2, and its [1-9]\d* tenant key\(s\) with it/, report);
     assert.match(stdout, /SIGKILL worker w1/, report);
     assert.match(stdout, /openbao started again on its storage .* and unsealed/, report);
     // The KMS outage stopped no worker (only the rehearsal's own SIGKILL).
