@@ -20,6 +20,7 @@ import httpx
 import pytest
 from botocore.exceptions import ClientError
 from temporalio.api.common.v1 import Payload
+from temporalio.converter import WorkflowSerializationContext
 
 from aggregation_connections.codec import (
     AWS_KMS_ENCRYPTION_CONTEXT,
@@ -32,6 +33,7 @@ from aggregation_connections.codec import (
     KeyProviderRefusedError,
     KeyProviderUnavailableError,
     PayloadDecryptionError,
+    key_source_for,
 )
 from aggregation_connections.codec.aws_kms import AwsKms, aws_kms_client
 from aggregation_connections.codec.envelope_keys import DataKey
@@ -130,6 +132,22 @@ async def test_binds_the_data_key_to_the_encryption_context(moto: Moto) -> None:
     with pytest.raises(ClientError, match="InvalidCiphertext"):
         client.decrypt(CiphertextBlob=blob, EncryptionContext={"purpose": "something-else"})
     assert len(client.decrypt(CiphertextBlob=blob, EncryptionContext=dict(AWS_KMS_ENCRYPTION_CONTEXT))["Plaintext"]) == 32
+
+
+async def test_binds_a_tenants_data_keys_to_the_tenant_as_the_typescript_codec_does(moto: Moto) -> None:
+    codec = EncryptionCodec(key_source_for(AwsKmsEncryption(aws=moto.settings())))
+    tenant_codec = codec.with_context(WorkflowSerializationContext(namespace="default", workflow_id="connection-py-lender-a:app-1"))
+    [sealed] = await tenant_codec.encode([PLAIN])
+    assert sealed.metadata["encryption-tenant"] == b"py-lender-a"
+    blob = base64.b64decode(sealed.metadata["encryption-wrapped-key"])
+    client = aws_kms_client(moto.settings())
+    with pytest.raises(ClientError, match="InvalidCiphertext"):
+        client.decrypt(CiphertextBlob=blob, EncryptionContext=dict(AWS_KMS_ENCRYPTION_CONTEXT))
+    assert len(client.decrypt(CiphertextBlob=blob, EncryptionContext={**AWS_KMS_ENCRYPTION_CONTEXT, "tenant": "py-lender-a"})["Plaintext"]) == 32
+    reader = EncryptionCodec(key_source_for(AwsKmsEncryption(aws=moto.settings())))
+    assert await reader.decode([sealed]) == [PLAIN]
+    with pytest.raises(PayloadDecryptionError):
+        await reader.decode([relabelled(sealed, encryption_tenant="py-lender-b")])
 
 
 async def test_a_key_that_does_not_exist_is_refused_naming_it_and_a_relabelled_payload_cannot_be_unwrapped(moto: Moto) -> None:
