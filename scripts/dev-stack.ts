@@ -20,14 +20,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { devNull } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { codecTokenFor } from '../src/client/console/auth.js';
 import { loadClientConfig } from '../src/settings/client.js';
 import { loadDevStackConfig } from '../src/settings/dev-stack.js';
+import { DEFAULT_LOCAL_KEY_FILE } from '../src/settings/payload-keys.js';
+import { readOrCreateLocalKey } from '../src/codec/local-key.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { DevServer } from './lib/dev-server.js';
 import { startDevOpenBao, type DevOpenBao } from './lib/dev-openbao.js';
@@ -83,6 +85,19 @@ function prefixLines(stream: NodeJS.ReadableStream | null, prefix: string, out: 
  * A Node child. It gets its own process group, so Ctrl-C reaches only us and we stop them in order;
  * its stdin is a pipe from us that it watches (scripts/lib/exit-with-parent.ts): it ends when we do.
  */
+/**
+ * With OpenBao, the histories this stack wrote earlier under its generated local key stay readable:
+ * the key is listed for decryption (a KMS process never reads the key file itself, a key the KMS
+ * could not revoke). No file yet: nothing was written with it, nothing to list.
+ */
+function listLocalKeyForDecryption(env: NodeJS.ProcessEnv): void {
+  const file = resolve(PROJECT_ROOT, env.PAYLOAD_ENCRYPTION_KEY_FILE ?? DEFAULT_LOCAL_KEY_FILE);
+  if (!existsSync(file)) return;
+  const local = readOrCreateLocalKey(file);
+  const listed = `${local.keyId}:${Buffer.from(local.key).toString('base64')}`;
+  env.PAYLOAD_DECRYPTION_KEYS = env.PAYLOAD_DECRYPTION_KEYS ? `${env.PAYLOAD_DECRYPTION_KEYS},${listed}` : listed;
+}
+
 function startNodeChild(name: string, script: string, env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Child {
   const args = ['--import', 'tsx', ...EXIT_WITH_PARENT_IMPORT, script];
   const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -193,6 +208,7 @@ async function main(): Promise<void> {
     const openedAt = Date.now();
     openBao = await startDevOpenBao(TEMPORAL_CACHE_DIR);
     Object.assign(appEnv, openBao.env);
+    listLocalKeyForDecryption(appEnv);
     console.log(`dev-stack: OpenBao ready at ${openBao.server.address} in ${Date.now() - openedAt} ms`);
   }
   // What the children will read, parsed here too: a bad value stops the stack before they start, and

@@ -63,6 +63,17 @@ def test_with_temporal_on_this_machine_creates_the_local_key_file_once_and_reads
     assert path.read_text() == f"{first.key_id}:{base64.b64encode(first.key).decode()}\n"
 
 
+def test_with_a_kms_neither_makes_nor_reads_the_local_key_unless_listed(tmp_path: Path) -> None:
+    path = tmp_path / "payload-encryption.key"
+    kms = {"PAYLOAD_KEY_PROVIDER": "vault-transit", "PAYLOAD_VAULT_ADDR": "http://127.0.0.1:8200", "PAYLOAD_VAULT_TOKEN": "s.test", "PAYLOAD_ENCRYPTION_KEY_FILE": str(path)}
+    encryption = encryption_from_env(kms)
+    assert isinstance(encryption, TransitEncryption) and encryption.static_keys is None
+    assert not path.exists(), "not made"
+    listed_key = base64.b64encode(bytes(range(32))).decode()
+    listed = encryption_from_env({**kms, "PAYLOAD_DECRYPTION_KEYS": f"local-0000abcd:{listed_key}"})
+    assert isinstance(listed, TransitEncryption) and listed.static_keys is not None and listed.static_keys.key_id == "local-0000abcd"
+
+
 def test_names_a_damaged_local_key_file(tmp_path: Path) -> None:
     path = tmp_path / "payload-encryption.key"
     path.write_text("not a key\n")

@@ -8,6 +8,9 @@ import { z } from 'zod';
 import type { EncryptionKeys } from '../codec/encryption-codec.js';
 import type { EncryptionSettings } from '../codec/key-provider.js';
 import { LocalKeyFileError, readOrCreateLocalKey } from '../codec/local-key.js';
+
+/** Where a stack on this machine keeps its generated local key unless PAYLOAD_ENCRYPTION_KEY_FILE says otherwise (relative to the project). */
+export const DEFAULT_LOCAL_KEY_FILE = '.temporal/payload-encryption.key';
 import { doc, group } from './document.js';
 import { awsKmsEncryption, checkKeyProvider, isLoopbackHost, transitEncryption, type KeyProviderVars } from './key-provider.js';
 
@@ -69,7 +72,7 @@ export const EncryptionVars = group(
       z.enum(['auto', 'off']).default('auto'),
       '"auto": encrypt with PAYLOAD_ENCRYPTION_KEY if set; else, with Temporal on this machine, with a key generated once into PAYLOAD_ENCRYPTION_KEY_FILE; else the process refuses to start. "off" stores payloads in clear (anyone who can read Temporal reads them).',
     ),
-    PAYLOAD_ENCRYPTION_KEY_FILE: doc(z.string().trim().min(1).default('.temporal/payload-encryption.key'), 'Where the generated local key of a stack on this machine is kept (created once, mode 0600).'),
+    PAYLOAD_ENCRYPTION_KEY_FILE: doc(z.string().trim().min(1).default(DEFAULT_LOCAL_KEY_FILE), 'Where the generated local key of a stack on this machine is kept (created once, mode 0600).'),
     PAYLOAD_ENCRYPTION_KEY: doc(
       EncryptionKey.optional(),
       `Base64 of exactly ${PAYLOAD_KEY_BYTES} bytes: \`openssl rand -base64 32\`. The worker, the clients, the CLI and the console need the same keys.`,
@@ -79,7 +82,11 @@ export const EncryptionVars = group(
       z.string().trim().regex(KEY_ID_PATTERN, { message: KEY_ID_RULE }).default('default'),
       'Written next to each encrypted payload (1-64 of A-Z a-z 0-9 . _ -), so a later key can get another id: give every new key a new id.',
     ),
-    PAYLOAD_DECRYPTION_KEYS: doc(DecryptionKeys.optional(), 'Earlier keys, for rotation: comma-separated <key id>:<base64 key>, used to decrypt only (never to encrypt).', { secret: true }),
+    PAYLOAD_DECRYPTION_KEYS: doc(
+      DecryptionKeys.optional(),
+      'Earlier keys, for rotation: comma-separated <key id>:<base64 key>, used to decrypt only (never to encrypt). With a KMS, the only way static payloads written before the switch are read: the generated local key is then neither made nor read unless listed here.',
+      { secret: true },
+    ),
   }),
   'Payload encryption',
   'On by default: every payload Temporal stores (workflow input with the bank password, MFA answers, activity inputs and results, the result with holder PII and transactions, failure messages) is AES-256-GCM encrypted.',
@@ -107,7 +114,8 @@ export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void
         `would be stored there in clear (${KEY_HINT}; the same key for the worker, clients and console). PAYLOAD_ENCRYPTION=off stores them in clear on purpose`,
     });
   }
-  if (env.PAYLOAD_DECRYPTION_KEYS && env.PAYLOAD_DECRYPTION_KEYS.size > 0 && !env.PAYLOAD_ENCRYPTION_KEY) {
+  // With a KMS, listed keys alone read the static payloads written before the switch (the local key among them, if listed).
+  if (env.PAYLOAD_DECRYPTION_KEYS && env.PAYLOAD_DECRYPTION_KEYS.size > 0 && !env.PAYLOAD_ENCRYPTION_KEY && env.PAYLOAD_KEY_PROVIDER === 'static') {
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_DECRYPTION_KEYS'], message: 'needs PAYLOAD_ENCRYPTION_KEY (the current key) as well' });
   }
   if (env.PAYLOAD_DECRYPTION_KEYS?.has(env.PAYLOAD_ENCRYPTION_KEY_ID)) {
@@ -124,7 +132,8 @@ export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void
  * key (which checkEncryption let through only with Temporal on this machine) reads the local key
  * file, creating it if missing: a side effect of parsing, so a damaged file is one more problem
  * naming its variable, and a refused configuration never creates one. With vault-transit or aws-kms, the KMS's
- * section, holding those keys (when there are any) to read the static payloads written before.
+ * section, holding the configured or listed keys (when there are any) to read the static payloads
+ * written before; the local key file is never touched then (a key the KMS cannot revoke).
  */
 export function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { encryption?: EncryptionSettings } {
   if (env.PAYLOAD_ENCRYPTION === 'off') return {};
@@ -141,7 +150,10 @@ type ConfiguredKeys = { readonly ok: true; readonly keys: EncryptionKeys | undef
 function configuredKeys(env: EncryptionVars, ctx: z.RefinementCtx): ConfiguredKeys {
   const decryptionKeys = env.PAYLOAD_DECRYPTION_KEYS ?? new Map<string, Buffer>();
   if (env.PAYLOAD_ENCRYPTION_KEY) return { ok: true, keys: Object.freeze({ keyId: env.PAYLOAD_ENCRYPTION_KEY_ID, key: env.PAYLOAD_ENCRYPTION_KEY, decryptionKeys }) };
-  // A KMS with Temporal elsewhere needs no local key (and static refused this case in checkEncryption).
+  // A KMS never makes nor reads the local key (the KMS could not revoke it): earlier static payloads
+  // read only through keys listed for decryption, the first of them standing as the configured one.
+  if (env.PAYLOAD_KEY_PROVIDER !== 'static') return { ok: true, keys: listedForDecryption(decryptionKeys) };
+  // Static with Temporal elsewhere was refused in checkEncryption.
   if (!isLoopback(env.TEMPORAL_ADDRESS)) return { ok: true, keys: undefined };
   try {
     const local = readOrCreateLocalKey(env.PAYLOAD_ENCRYPTION_KEY_FILE);
@@ -151,4 +163,12 @@ function configuredKeys(env: EncryptionVars, ctx: z.RefinementCtx): ConfiguredKe
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_ENCRYPTION_KEY_FILE'], message: error.message });
     return { ok: false };
   }
+}
+
+/** With a KMS and no PAYLOAD_ENCRYPTION_KEY: the keys listed in PAYLOAD_DECRYPTION_KEYS (decrypt-only), or none. */
+function listedForDecryption(decryptionKeys: ReadonlyMap<string, Buffer>): EncryptionKeys | undefined {
+  const [first] = decryptionKeys;
+  if (!first) return undefined;
+  const [keyId, key] = first;
+  return Object.freeze({ keyId, key, decryptionKeys });
 }

@@ -125,6 +125,17 @@ describe('payload encryption settings', () => {
       assert.equal((await stat(keyFile)).mode & 0o777, 0o600, 'readable by its owner only');
     });
 
+    it(`gives the ${name} no local key with a KMS: the file is neither made nor read, and static payloads read through listed keys only`, async () => {
+      const keyFile = join(await mkdtemp(join(tmpdir(), 'payload-key-')), 'payload-encryption.key');
+      const kms = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://127.0.0.1:8200', PAYLOAD_VAULT_TOKEN: 's.test', PAYLOAD_ENCRYPTION_KEY_FILE: keyFile };
+      assert.equal(configuredKeysOf(load(kms).encryption), undefined);
+      await assert.rejects(stat(keyFile), /ENOENT/, 'not made');
+      await writeFile(keyFile, `local-0000abcd:${KEY}\n`, { mode: 0o600 });
+      assert.equal(configuredKeysOf(load(kms).encryption), undefined, 'not read either');
+      const listed = configuredKeysOf(load({ ...kms, PAYLOAD_DECRYPTION_KEYS: `local-0000abcd:${KEY}` }).encryption);
+      assert.equal(listed?.keyId, 'local-0000abcd', 'a listed key reads the payloads written before the switch');
+    });
+
     it(`refuses to start the ${name} without a key when Temporal is not on this machine, unless encryption is off`, () => {
       const message = problems(() => load({ TEMPORAL_ADDRESS: 'temporal.internal.example:7233' }));
       assert.match(message, /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at temporal\.internal\.example:7233, not on this machine/);

@@ -199,7 +199,7 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
             f"would be stored there in clear ({_KEY_HINT}; the same key for the worker, clients and console). "
             "PAYLOAD_ENCRYPTION=off stores them in clear on purpose",
         )
-    if decryption_keys and key_text is None:
+    if decryption_keys and key_text is None and provider == "static":
         reader.problem("PAYLOAD_DECRYPTION_KEYS", "needs PAYLOAD_ENCRYPTION_KEY (the current key) as well")
     if key_id in decryption_keys:
         reader.problem("PAYLOAD_DECRYPTION_KEYS", f"key id {key_id} is the current PAYLOAD_ENCRYPTION_KEY_ID; give each key its own id")
@@ -211,6 +211,12 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     configured: EncryptionKeys | None = None
     if key is not None:
         configured = EncryptionKeys(key_id, key, decryption_keys)
+    elif provider != "static":
+        # A KMS never makes nor reads the local key (the KMS could not revoke it): earlier static
+        # payloads read only through keys listed in PAYLOAD_DECRYPTION_KEYS, as the TypeScript settings.
+        if decryption_keys:
+            first_id, first_key = next(iter(decryption_keys.items()))
+            configured = EncryptionKeys(first_id, first_key, decryption_keys)
     elif is_loopback(address):
         try:
             local = read_or_create_local_key(key_file)
