@@ -154,6 +154,7 @@ async function stopAll(): Promise<void> {
   for (const child of [...children].reverse()) await stopChild(child, child.name === 'worker' ? 'SIGINT' : 'SIGTERM');
   await closeSandbox();
   await temporal?.close().catch((error: unknown) => console.error('dev-stack: error stopping Temporal', error));
+  await openBao?.revokeToken().catch((error: unknown) => console.error('dev-stack: error revoking the OpenBao token', error));
   await openBao?.server.stop().catch((error: unknown) => console.error('dev-stack: error stopping OpenBao', error));
   if (started) console.log('dev-stack: stopped');
 }

@@ -174,11 +174,32 @@ export class OpenBaoServer {
 
   /** A token whose only policy is `policy` (HCL), named `name`. */
   async token(name: string, policy: string, ttl = '24h'): Promise<string> {
+    return (await this.tokenWithAccessor(name, policy, ttl)).token;
+  }
+
+  /** The same, with the token's accessor: what renews or revokes it without the token itself. */
+  async tokenWithAccessor(name: string, policy: string, ttl: string): Promise<{ readonly token: string; readonly accessor: string }> {
     await this.call('POST', `sys/policies/acl/${name}`, { policy });
     const answer = await this.call('POST', 'auth/token/create', { policies: [name], no_default_policy: true, ttl });
-    const token = (answer.auth as { client_token?: unknown } | undefined)?.client_token;
-    if (typeof token !== 'string') throw new OpenBaoServerError(`openbao created no token for policy ${name}`);
-    return token;
+    const { client_token: token, accessor } = (answer.auth ?? {}) as { client_token?: unknown; accessor?: unknown };
+    if (typeof token !== 'string' || typeof accessor !== 'string') throw new OpenBaoServerError(`openbao created no token for policy ${name}`);
+    return { token, accessor };
+  }
+
+  /** Renews a token by its accessor for `increment` more (within its policy's maximum). */
+  async renewAccessor(accessor: string, increment: string): Promise<void> {
+    await this.call('POST', 'auth/token/renew-accessor', { accessor, increment });
+  }
+
+  /** Revokes a token by its accessor; one already revoked or expired is no error. */
+  async revokeAccessor(accessor: string): Promise<void> {
+    await this.call('POST', 'auth/token/revoke-accessor', { accessor }, true, [400, 403, 404]);
+  }
+
+  /** Whether a token is still valid (it can look itself up). */
+  async tokenValid(token: string): Promise<boolean> {
+    const response = await fetch(`${this.address}/v1/auth/token/lookup-self`, { headers: { 'x-vault-token': token }, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    return response.ok;
   }
 
   /**

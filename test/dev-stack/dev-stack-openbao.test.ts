@@ -2,7 +2,8 @@
  * `npm start` with DEV_KEY_PROVIDER=openbao: the stack starts its own OpenBao (raft storage in its
  * cache directory, initialised once, unsealed at each start) and its worker and console use
  * vault-transit on it. A connection completes with every payload of its raw history envelope-v1
- * naming the transit key; a second start on the same state unseals the same OpenBao and reads it back.
+ * naming the tenant's transit key; the stack's token lives 8 hours at most and its stop revokes it; a
+ * second start on the same state unseals the same OpenBao and reads it back.
  * The stack runs on ports of its own and a temporary cache directory, never the developer's .temporal.
  */
 import assert from 'node:assert/strict';
@@ -52,8 +53,21 @@ after(() => {
   runner.cleanup();
 });
 
+/** Whether `token` is still a valid OpenBao token (it can look itself up). */
+async function tokenValid(token: string): Promise<boolean> {
+  const { PAYLOAD_VAULT_ADDR: address = '' } = clientVariables();
+  const response = await fetch(`${address}/v1/auth/token/lookup-self`, { headers: { 'x-vault-token': token } });
+  if (response.ok) {
+    const ttl = ((await response.json()) as { data?: { ttl?: number } }).data?.ttl ?? Number.POSITIVE_INFINITY;
+    assert.ok(ttl <= 8 * 3600, `the stack's token lives 8 hours at most (ttl ${ttl} s)`);
+  }
+  return response.ok;
+}
+
 describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () => {
   let workflowId = '';
+  /** The first stack's token: its stop revokes it. */
+  let firstToken = '';
 
   test('starts OpenBao, and a connection completes with envelope-v1 payloads wrapped by its transit key', async () => {
     const stack = await startStack();
@@ -63,6 +77,8 @@ describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () =
       assert.equal(statSync(join(dir, 'openbao-dev', 'root-and-unseal-key.json')).mode & 0o777, 0o600);
       const config = clientConfig();
       assert.equal(config.encryption?.provider, 'vault-transit');
+      firstToken = clientVariables().PAYLOAD_VAULT_TOKEN ?? '';
+      assert.equal(await tokenValid(firstToken), true, 'valid while its stack runs');
       const client = await ConnectionsClient.connect(config);
       const connection = await Connection.connect({ address: runner.temporalAddress });
       try {
@@ -102,6 +118,9 @@ describe('npm start with DEV_KEY_PROVIDER=openbao', { concurrency: false }, () =
     assert.deepEqual(openBaoProcesses(), [], 'the first stack stopped its OpenBao');
     const stack = await startStack();
     try {
+      assert.ok(firstToken, 'the first test kept its token');
+      assert.equal(await tokenValid(firstToken), false, "the first stack's stop revoked its token");
+      assert.equal(await tokenValid(clientVariables().PAYLOAD_VAULT_TOKEN ?? ''), true, "this stack's token is valid");
       const client = await ConnectionsClient.connect(clientConfig());
       try {
         const result = await client.result(workflowId);
