@@ -8,6 +8,7 @@
 import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { createConsoleServer } from '../../src/client/console/app.js';
+import { toJson } from '../../src/client/console/codec.js';
 import type { ConnectionsClient } from '../../src/client/index.js';
 import type { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { KeyDestroyedError } from '../../src/codec/payload-errors.js';
@@ -57,8 +58,7 @@ export async function otherTenantThroughCodec(name: string, connections: Connect
   const server = createConsoleServer({ connections, token, payloadCodecs: [reader], codecCorsOrigins: [] });
   try {
     const url = (await server.listen(0, '127.0.0.1')).url;
-    const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
-    const body = JSON.stringify({ payloads: other.map((payload) => ({ metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, base64(value)])), data: base64(payload.data) })) });
+    const body = JSON.stringify({ payloads: other.map(toJson) });
     const response = await fetch(`${url}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body });
     const answer = (await response.json().catch(() => ({}))) as { payloads?: { data?: string }[] };
     const states = (answer.payloads ?? []).map((payload) => {

@@ -107,7 +107,7 @@ export class EnvelopeKeySource implements KeySource {
       const keyId = metadataText(metadata, KEY_ID_METADATA_KEY);
       throw new PayloadDecryptionError(keyId, `payload encrypted with configured key id "${keyId ?? '(none)'}" (the static format), and this process has no configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID to the key that wrote it`);
     }
-    const cacheKey = unwrappedCacheKey(envelope.keyId, envelope.keyVersion, envelope.wrappedKey);
+    const cacheKey = unwrappedCacheKey(envelope.keyId, envelope.keyVersion, envelope.wrappedKey, envelope.tenant);
     const cached = this.unwrapped.get(cacheKey);
     if (cached) return { key: cached, keyId: envelope.keyId };
     let pending = this.unwrapping.get(cacheKey);
@@ -214,7 +214,7 @@ export class EnvelopeKeySource implements KeySource {
     };
     this.current = made;
     // This process's own payloads open without asking the KMS.
-    this.unwrapped.set(unwrappedCacheKey(keyId, keyVersion, wrappedKey), key);
+    this.unwrapped.set(unwrappedCacheKey(keyId, keyVersion, wrappedKey, this.wrapper.tenant), key);
     return made;
   }
 
@@ -244,9 +244,12 @@ export class EnvelopeKeySource implements KeySource {
   }
 }
 
-/** What names an unwrapped data key in the cache: its key id, key version and wrapped bytes. */
-function unwrappedCacheKey(keyId: string, keyVersion: number, wrappedKey: string): string {
-  return `${keyId}\n${keyVersion}\n${wrappedKey}`;
+/**
+ * What names an unwrapped data key in the cache: its key id, key version, wrapped bytes and tenant (a
+ * KMS binds the tenant to the wrapped key, so a payload relabelled to another tenant is not a hit).
+ */
+function unwrappedCacheKey(keyId: string, keyVersion: number, wrappedKey: string, tenant: string | undefined): string {
+  return `${keyId}\n${keyVersion}\n${wrappedKey}\n${tenant ?? ''}`;
 }
 
 /** A KeyObject of the data key's bytes, which are then zeroed (the KeyObject keeps its own copy). */

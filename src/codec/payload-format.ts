@@ -14,6 +14,7 @@
 import { createCipheriv, createDecipheriv, randomFillSync, type KeyObject } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { isTenantId } from '../contract/workflow-tenant.js';
 import { PayloadDecryptionError } from './payload-errors.js';
 
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
@@ -25,7 +26,6 @@ export const FORMAT_METADATA_KEY = 'encryption-format';
 export const KEY_VERSION_METADATA_KEY = 'encryption-key-version';
 export const WRAPPED_KEY_METADATA_KEY = 'encryption-wrapped-key';
 export const TENANT_METADATA_KEY = 'encryption-tenant';
-const TENANT_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export const ENVELOPE_FORMAT = 'envelope-v1';
 export const DATA_KEY_BYTES = 32;
 export const NONCE_BYTES = 12;
@@ -89,7 +89,7 @@ export function readEnvelope(metadata: PayloadMetadata): EnvelopeMetadata | unde
   const wrappedKey = metadataText(metadata, WRAPPED_KEY_METADATA_KEY);
   if (wrappedKey === undefined) throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") without ${WRAPPED_KEY_METADATA_KEY} metadata`);
   const tenant = metadataText(metadata, TENANT_METADATA_KEY);
-  if (tenant !== undefined && !TENANT_ID.test(tenant)) {
+  if (tenant !== undefined && !isTenantId(tenant)) {
     throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") has ${TENANT_METADATA_KEY} ${JSON.stringify(tenant.slice(0, 32))}: must be a customer id (letters, digits, ".", "_", "-")`);
   }
   return { keyId, keyVersion: Number(version), wrappedKey, ...(tenant === undefined ? {} : { tenant }) };

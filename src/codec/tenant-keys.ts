@@ -4,12 +4,12 @@
  * tenant cannot open another's and destroying one tenant's key forgets that lender alone. Payloads
  * of no tenant (the fleet's own workflows) keep the product's key. Each tenant has its own envelope
  * source (its data key, its outage bounds); a payload opens through the source of the tenant it
- * names, whose cache then serves its writer's own payloads without asking the KMS.
+ * names when this process sealed for it (its cache serves its own payloads without asking the KMS).
  */
 import type { KeyObject } from 'node:crypto';
 import type { EnvelopeKeySource } from './envelope-keys.js';
 import type { KeySource, SealingKey } from './key-source.js';
-import { readEnvelope, type PayloadMetadata } from './payload-format.js';
+import { metadataText, TENANT_METADATA_KEY, type PayloadMetadata } from './payload-format.js';
 
 export class TenantKeySource implements KeySource {
   private readonly tenants = new Map<string, EnvelopeKeySource>();
@@ -28,9 +28,14 @@ export class TenantKeySource implements KeySource {
     return (tenant === undefined ? this.product : this.sourceOf(tenant)).sealingKey(uses);
   }
 
+  /**
+   * Through the source that sealed it when this process did (its cache holds its own data keys), else
+   * the product's, which unwraps any tenant's key the payload names. Reading never makes a tenant's
+   * source: a forged label cannot grow this map.
+   */
   openingKey(metadata: PayloadMetadata): { key: KeyObject; keyId: string } | Promise<{ key: KeyObject; keyId: string }> {
-    const tenant = readEnvelope(metadata)?.tenant;
-    return (tenant === undefined ? this.product : this.sourceOf(tenant)).openingKey(metadata);
+    const tenant = metadataText(metadata, TENANT_METADATA_KEY);
+    return ((tenant === undefined ? undefined : this.tenants.get(tenant)) ?? this.product).openingKey(metadata);
   }
 
   private sourceOf(tenant: string): EnvelopeKeySource {

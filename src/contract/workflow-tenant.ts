@@ -17,6 +17,11 @@ const KINDS_WITH_COLON = ['book-entry-', 'book-login-', 'book-', 'connection-', 
 const THROTTLE_KIND = 'throttle-';
 const CUSTOMER_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/** Whether `text` can be a tenant's customer id (what a payload's `encryption-tenant` must be too). */
+export function isTenantId(text: string): boolean {
+  return CUSTOMER_ID.test(text);
+}
+
 /** What a customer id may not begin with: `book-<it>:…` would read as another kind's id. */
 export const RESERVED_TENANT_PREFIXES: readonly string[] = ['entry-', 'login-'];
 
@@ -33,11 +38,11 @@ export function tenantOfWorkflowId(workflowId: string): string | undefined {
     const colon = workflowId.indexOf(':', kind.length);
     if (colon < 0) continue;
     const customerId = workflowId.slice(kind.length, colon);
-    return CUSTOMER_ID.test(customerId) ? customerId : undefined;
+    return isTenantId(customerId) ? customerId : undefined;
   }
   if (workflowId.startsWith(THROTTLE_KIND)) {
     const customerId = workflowId.slice(THROTTLE_KIND.length);
-    return CUSTOMER_ID.test(customerId) ? customerId : undefined;
+    return isTenantId(customerId) ? customerId : undefined;
   }
   return undefined;
 }

@@ -128,7 +128,8 @@ function fromJson(payload: JsonPayload): Payload {
   };
 }
 
-function toJson(payload: Payload): { metadata: Record<string, string>; data: string } {
+/** A payload as the remote codec endpoint's JSON carries it (base64 metadata values and data). */
+export function toJson(payload: Payload): { metadata: Record<string, string>; data: string } {
   const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
   return {
     metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, base64(value)])),

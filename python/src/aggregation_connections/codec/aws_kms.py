@@ -114,11 +114,13 @@ def aws_kms_client(settings: AwsKmsSettings) -> KMSClient:
 
 
 class AwsKms:
-    def __init__(self, settings: AwsKmsSettings, tenant: str | None = None) -> None:
+    def __init__(self, settings: AwsKmsSettings, tenant: str | None = None, *, client_of: AwsKms | None = None) -> None:
         self._settings = settings
         self._key = settings.key
         self._key_id = aws_kms_key_id(settings.key)
         self._tenant = tenant
+        # A tenant's wrapper uses the product's client: one per process, not one per tenant.
+        self._client_of = client_of
         self._client: KMSClient | None = None
         self._client_lock = threading.Lock()
 
@@ -132,7 +134,7 @@ class AwsKms:
 
     def for_tenant(self, tenant: str) -> AwsKms:
         """The same key, the tenant bound in each data key's encryption context."""
-        return AwsKms(self._settings, tenant)
+        return AwsKms(self._settings, tenant, client_of=self._client_of or self)
 
     async def new_data_key(self) -> DataKey:
         try:
@@ -166,6 +168,8 @@ class AwsKms:
         return plaintext
 
     def _kms(self) -> KMSClient:
+        if self._client_of is not None:
+            return self._client_of._kms()
         # Made on first use, in a worker thread: boto3's sessions are not thread-safe, its clients are.
         with self._client_lock:
             if self._client is None:

@@ -130,7 +130,8 @@ class EnvelopeKeySource:
                 f'payload encrypted with configured key id "{key_id or "(none)"}" (the static format), and this process has no '
                 "configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID to the key that wrote it",
             )
-        cache_key = f"{envelope.key_id}\n{envelope.wrapped_key}"
+        # The tenant too: a KMS binds it to the wrapped key, so a payload relabelled to another tenant is not a hit.
+        cache_key = f"{envelope.key_id}\n{envelope.wrapped_key}\n{envelope.tenant or ''}"
         cached = self._unwrapped.get(cache_key)
         if cached is not None:
             return OpeningKey(cached, envelope.key_id)
@@ -156,7 +157,7 @@ class EnvelopeKeySource:
         made = _CurrentDataKey(SealingKey(key, key_id, metadata), self._now() + self._settings.data_key_lifetime_s, self._settings.data_key_max_uses)
         self._current = made
         # This process's own payloads open without asking the KMS.
-        self._unwrapped.set(f"{key_id}\n{data_key.wrapped_key}", key)
+        self._unwrapped.set(f"{key_id}\n{data_key.wrapped_key}\n{self._wrapper.tenant or ''}", key)
         return made
 
     async def _unwrap(self, envelope: EnvelopeMetadata, cache_key: str) -> AESGCM:

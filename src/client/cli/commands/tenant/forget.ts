@@ -4,7 +4,7 @@
  * terminated and its schedules deleted first, so nothing of it runs on against a key that is gone.
  * Whether this token may destroy the key is asked before anything changes: a refusal changes nothing.
  */
-import { isKmsEncryption } from '../../../../codec/key-provider.js';
+import { isKmsEncryption, type EncryptionSettings } from '../../../../codec/key-provider.js';
 import { VaultClient } from '../../../../codec/vault-client.js';
 import { checkMayDestroyTenantKey, destroyTenantKey, tenantTransitKey, VAULT_TRANSIT } from '../../../../codec/vault-transit.js';
 import { TenantSegment } from '../../../business-key.js';
@@ -34,7 +34,7 @@ vault-transit with keys per tenant, and a token that may update the key's config
     const encryption = context.config().encryption;
     if (!isKmsEncryption(encryption) || encryption.provider !== VAULT_TRANSIT || !encryption.tenantKeys) {
       io.err(
-        `tenant forget: nothing changed: a lender's payloads have a key of their own only with PAYLOAD_KEY_PROVIDER=vault-transit and PAYLOAD_TENANT_KEYS=true (here: ${encryption === undefined ? 'encryption off' : isKmsEncryption(encryption) ? `${encryption.provider}${encryption.tenantKeys ? '' : ', one key for all tenants'}` : 'static keys, one for all tenants'}); docs/operations.md, "Forgetting a lender"`,
+        `tenant forget: nothing changed: a lender's payloads have a key of their own only with PAYLOAD_KEY_PROVIDER=vault-transit and PAYLOAD_TENANT_KEYS=true (here: ${keysHere(encryption)}); docs/operations.md, "Forgetting a lender"`,
       );
       return EXIT_FAILED;
     }
@@ -58,3 +58,10 @@ vault-transit with keys per tenant, and a token that may update the key's config
     return EXIT_OK;
   },
 };
+
+/** How this configuration keys payloads, for the refusal above. */
+function keysHere(encryption: EncryptionSettings | undefined): string {
+  if (encryption === undefined) return 'encryption off';
+  if (!isKmsEncryption(encryption)) return 'static keys, one for all tenants';
+  return encryption.tenantKeys ? encryption.provider : `${encryption.provider}, one key for all tenants`;
+}
