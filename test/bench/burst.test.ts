@@ -41,7 +41,7 @@ import { policyOf, serverSettingsOf, workerPriorityEnv } from '../../bench/burst
 import { seededRandom } from '../../scripts/chaos/random.js';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
-import { runHarness, tail } from '../helpers/harness-run.js';
+import { failureReport, runHarness } from '../helpers/harness-run.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const ENTRY = 'bench/burst.ts';
@@ -316,14 +316,14 @@ void describe('burst figures', () => {
 void describe('npm run bench:burst', () => {
   void it('refuses a bad argument with exit code 2, naming it', async () => {
     const { code, output } = await runHarness(ENTRY, ['--live', 'many'], 60_000);
-    assert.equal(code, 2, tail(output));
+    assert.equal(code, 2, failureReport(output));
     assert.match(output, /--live must be an integer from 1 to 1000, got "many"/);
   });
 
   void it("runs a small night on the production stack: both books' Schedules triggered, the night line parses, nothing lost or failed", { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
     // The unattended pool at nice 0 here: the suite shares the cores with other files, which would starve a niced worker.
     const run = await runHarness(ENTRY, ['--a', '40', '--b', '8', '--live', '4', '--deadline', '240', '--floor-runs', '0', '--unattended-nice', '0'], RUN_TIMEOUT_MS, 'SIGTERM');
-    const report = `\n${tail(run.output)}`;
+    const report = `\n${failureReport(run.output)}`;
     const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     const night = parseNightLine(last);
     assert.ok(night, `the last line is the night's${report}`);
@@ -349,7 +349,7 @@ void describe('npm run bench:burst', () => {
 
   void it('runs a small storm on the production stack (--storm): the summary line parses, nothing lost or failed', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
     const run = await runHarness(ENTRY, ['--storm', '--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240', '--floor-runs', '3'], RUN_TIMEOUT_MS, 'SIGTERM');
-    const report = `\n${tail(run.output)}`;
+    const report = `\n${failureReport(run.output)}`;
     const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
     const summary = parseSummaryLine(last);
     assert.ok(summary, `the last line is the summary${report}`);

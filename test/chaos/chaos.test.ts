@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseChaosSummaryLine } from '../../scripts/chaos/report.js';
 import { RUN_KEY_FILE, REPLAY_ENTRY } from '../../scripts/chaos/run-key.js';
-import { runHarness, tail } from '../helpers/harness-run.js';
+import { failureReport, runHarness } from '../helpers/harness-run.js';
 
 const CHAOS_ENTRY = 'scripts/chaos/chaos.ts';
 /** The default run takes 1 to 3 minutes on 2 cores; the runner's per-test limit is 5. */
@@ -30,13 +30,13 @@ after(async () => {
 void describe('npm run chaos', () => {
   void it('refuses a bad argument with exit code 2, naming the argument', async () => {
     const { code, output } = await runHarness(CHAOS_ENTRY, ['--connections', 'many'], 60_000);
-    assert.equal(code, 2, tail(output));
+    assert.equal(code, 2, failureReport(output));
     assert.match(output, /--connections: must be a whole number/);
   });
 
   void it('loses, fails, sticks, duplicates and corrupts nothing through worker kills, a server restart and slow replies, and its histories replay', { timeout: RUN_TIMEOUT_MS + 20_000 }, async () => {
     const { code, signal, stdout, output } = await runHarness(CHAOS_ENTRY, ['--keep-logs'], RUN_TIMEOUT_MS);
-    const report = `\n${tail(output)}`;
+    const report = `\n${failureReport(output)}`;
     keptDir = /^chaos: logs, bundle, histories and the server's database kept in (\S+)$/m.exec(stdout)?.[1];
     assert.ok(keptDir, `--keep-logs named no kept directory (exit ${code ?? signal})${report}`);
     const summary = parseChaosSummaryLine(stdout);
@@ -69,7 +69,7 @@ void describe('npm run chaos', () => {
     assert.equal((await stat(keyFile)).mode & 0o777, 0o600, 'the key file is readable by its owner only');
     assert.match(await readFile(keyFile, 'utf8'), /^chaos-[a-z0-9]+:[A-Za-z0-9+/]{43}=\n$/);
     const kept = await runHarness(REPLAY_ENTRY, [keptDir], REPLAY_TIMEOUT_MS);
-    assert.equal(kept.code, 0, tail(kept.output));
-    assert.match(kept.stdout, /^Replay: \d+ histories .* against today's workflow sources .*: 0 nondeterminism, 0 replay errors$/m, tail(kept.output));
+    assert.equal(kept.code, 0, failureReport(kept.output));
+    assert.match(kept.stdout, /^Replay: \d+ histories .* against today's workflow sources .*: 0 nondeterminism, 0 replay errors$/m, failureReport(kept.output));
   });
 });

@@ -13,7 +13,7 @@ import { after, describe, it } from 'node:test';
 import { ChaosArgumentError } from '../../scripts/chaos/options.js';
 import { parseChaosSummaryLine, type ParsedChaosSummary } from '../../scripts/chaos/report.js';
 import { CHAOS_OUTPUT_FILE, isClean, parseSoakArgs, parseSoakSummaryLine, runSeeds, soakSummaryLine, soakTotals, SOAK_DEFAULTS } from '../../scripts/chaos/soak-options.js';
-import { runHarness, tail } from '../helpers/harness-run.js';
+import { failureReport, runHarness } from '../helpers/harness-run.js';
 
 const SOAK_ENTRY = 'scripts/chaos/soak.ts';
 /** Three small runs take 1 to 3 minutes on 2 shared cores, more beside the suite's heaviest files; this test sets its own limit. */
@@ -108,13 +108,13 @@ void describe('npm run chaos:soak: its command line', () => {
 void describe('npm run chaos:soak, small', () => {
   void it('refuses a bad argument with exit code 2, naming it', async () => {
     const { code, output } = await runHarness(SOAK_ENTRY, ['--query-every-ms', '5'], 60_000);
-    assert.equal(code, 2, tail(output));
+    assert.equal(code, 2, failureReport(output));
     assert.match(output, /^soak: --query-every-ms: must be from 10/m);
   });
 
   void it('runs two seeds and the query run through kills and a restart: every line parses, nothing stuck', { timeout: SMALL_SOAK_TIMEOUT_MS + 20_000 }, async () => {
     const { code, signal, stdout, output } = await runHarness(SOAK_ENTRY, ['--runs', '2', ...SMALL], SMALL_SOAK_TIMEOUT_MS, 'SIGTERM');
-    const report = `\n${tail(output)}`;
+    const report = `\n${failureReport(output)}`;
     const runs = runLines(stdout);
     assert.equal(runs.length, 3, `three run lines (exit ${code ?? signal})${report}`);
     assert.deepEqual(runs.map((run) => run.queried), [false, false, true], report);
@@ -140,7 +140,7 @@ void describe('npm run chaos:soak, small', () => {
     // Replies held 8 s, a deadline 10 s after the first start: both connections are still running then.
     const args = ['--runs', '1', '--query-run', 'off', '--connections', '2', '--reply-delay-ms', '8000', '--deadline-ms', '10000', '--kill-every-ms', '0', '--server-restart-at-ms', '0'];
     const { code, stdout, output } = await runHarness(SOAK_ENTRY, args, STUCK_RUN_TIMEOUT_MS, 'SIGTERM');
-    const report = `\n${tail(output)}`;
+    const report = `\n${failureReport(output)}`;
     const kept = /^soak: {3}run directory kept: (\S+) /m.exec(stdout)?.[1];
     if (kept) keptDirs.push(kept);
     const [run] = runLines(stdout);

@@ -15,7 +15,7 @@ import { withExtraActivity, V2BuildError } from '../../scripts/deploy-check/v2-b
 import { connectionProblem, passed, summarize, summaryLine, timerProblem, type ConnectionObservation } from '../../scripts/deploy-check/verdicts.js';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
-import { runHarness, tail } from '../helpers/harness-run.js';
+import { failureReport, runHarness } from '../helpers/harness-run.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const ENTRY = 'scripts/deploy-check/deploy-check.ts';
@@ -68,7 +68,7 @@ void describe('deploy-check verdicts', () => {
 void describe('npm run deploy:check', () => {
   void it('refuses a bad argument with exit code 2, naming it', async () => {
     const { code, output } = await runHarness(ENTRY, ['--per-stage', '0'], 60_000);
-    assert.equal(code, 2, tail(output));
+    assert.equal(code, 2, failureReport(output));
     assert.match(output, /--per-stage must be an integer from 1 to 200, got "0"/);
   });
 
@@ -77,7 +77,7 @@ void describe('npm run deploy:check', () => {
     { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun },
     async () => {
       const run = await runHarness(ENTRY, ['--per-stage', '1', '--workers', '1'], RUN_TIMEOUT_MS, 'SIGTERM');
-      const report = `\n${tail(run.output)}`;
+      const report = `\n${failureReport(run.output)}`;
       assert.match(run.stdout, /SIGKILLed v1 worker \S+ during the ramp/, `a worker died during the ramp${report}`);
       assert.match(run.stdout, /^Deployment: v1 drained, retired; rollback to v1 1 connection\(s\)$/m, report);
       const summary = /^deploy-check: (\d+) connections, (\d+) completed as expected, (\d+) on v1, (\d+) on v2, (\d+) stuck, (\d+) nondeterminism errors, (\d+) lost timers$/m.exec(run.stdout);

@@ -51,6 +51,31 @@ export function tail(output: string, lines = 100): string {
   return output.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
+/** Where a harness's report says what went wrong: a title line, up to the next blank line. */
+const TROUBLE_TITLES = [/^Connections that did not end as expected$/, /^Stuck: /];
+/** Single lines worth reading first wherever they are (a worker's nondeterminism, a replay's). */
+const TROUBLE_LINE = /\[TMPRL1100\]|Nondeterminism|nondeterminism error/;
+const TROUBLE_LINES_KEPT = 10;
+
+/**
+ * What a failed harness assertion shows: the report's trouble lines first, then its last lines.
+ * The runner keeps a failure's first and last lines only (scripts/lib/failure-excerpt.mjs), and a
+ * harness's diagnosis sits in the middle of its report, so it leads here or CI never shows it.
+ */
+export function failureReport(output: string): string {
+  const lines = output.trimEnd().split('\n');
+  const trouble: string[] = [];
+  for (const [start, line] of lines.entries()) {
+    if (TROUBLE_TITLES.some((title) => title.test(line))) {
+      const end = lines.findIndex((text, i) => i > start && text.trim() === '');
+      trouble.push(...lines.slice(start, end < 0 ? undefined : end));
+    } else if (TROUBLE_LINE.test(line)) trouble.push(line);
+  }
+  const kept = trouble.slice(0, TROUBLE_LINES_KEPT).map((line) => line.slice(0, 280));
+  const lead = kept.length > 0 ? [...kept, ...(trouble.length > kept.length ? [`(${trouble.length - kept.length} more trouble line(s) below)`] : []), '--- the last lines ---'] : [];
+  return [...lead, tail(output)].join('\n');
+}
+
 /**
  * The summary line `<name>: N connections, N completed as expected, 0 unexpected failures, 0 stuck,
  * 0 duplicate answers, 0 data mismatches` is stdout's last line and the run exited 0.
@@ -58,9 +83,9 @@ export function tail(output: string, lines = 100): string {
 export function assertCleanSummary(name: string, { code, signal, stdout, output }: HarnessExit, { knownStuck = 0 }: { knownStuck?: number } = {}): void {
   const pattern = new RegExp(`^${name}: (\\d+) connections, (\\d+) completed as expected, (\\d+) unexpected failures, (\\d+) stuck, (\\d+) duplicate answers, (\\d+) data mismatches$`, 'm');
   const summary = pattern.exec(stdout);
-  assert.ok(summary, `no summary line (exit ${code ?? signal}):\n${tail(output)}`);
+  assert.ok(summary, `no summary line (exit ${code ?? signal}):\n${failureReport(output)}`);
   const [, total, expected, unexpected, stuck, duplicates, mismatches] = summary.map(Number);
-  const report = `\n${tail(output)}`;
+  const report = `\n${failureReport(output)}`;
   assert.ok((total ?? 0) > 0, report);
   assert.equal(unexpected, 0, `unexpected failures${report}`);
   // `knownStuck`: stuck connections the caller has already told apart as a known defect (still counted, still in the line).

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { countKmsCalls } from '../../scripts/keys-check/kms-calls.js';
-import { runHarness, tail } from '../helpers/harness-run.js';
+import { failureReport, runHarness } from '../helpers/harness-run.js';
 
 const ENTRY = 'scripts/keys-check/keys-check.ts';
 /** The small run takes about a minute and a half on 2 quiet cores; the runner's per-test limit is 5. */
@@ -40,16 +40,16 @@ void describe('npm run keys:check', () => {
 
   void it('refuses a bad argument with exit code 2, naming it', async () => {
     const { code, output } = await runHarness(ENTRY, ['--connections', 'many'], 60_000);
-    assert.equal(code, 2, tail(output));
+    assert.equal(code, 2, failureReport(output));
     assert.match(output, /--connections must be an integer from 6 to 2000, got "many"/);
     const unknown = await runHarness(ENTRY, ['--rotate-twice'], 60_000);
-    assert.equal(unknown.code, 2, tail(unknown.output));
+    assert.equal(unknown.code, 2, failureReport(unknown.output));
     assert.match(unknown.output, /unknown argument "--rotate-twice"/);
   });
 
   void it('loses and garbles nothing through a key rotation, a worker SIGKILL and an OpenBao restart', { timeout: RUN_TIMEOUT_MS + 20_000 }, async () => {
     const { code, signal, stdout, output } = await runHarness(ENTRY, ['--connections', '6', '--workers', '1', '--kms-down-ms', '4000', '--deadline-ms', '150000'], RUN_TIMEOUT_MS);
-    const report = `\n${tail(output)}`;
+    const report = `\n${failureReport(output)}`;
     const last = stdout.trimEnd().split('\n').at(-1) ?? '';
     const match = SUMMARY.exec(last);
     assert.ok(match, `the last line is not the summary (exit ${code ?? signal})${report}`);

@@ -17,7 +17,7 @@ import { describe, it } from 'node:test';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UPGRADE_PATH } from '../../scripts/lib/temporal-versions.js';
-import { assertCleanSummary, runHarness, tail } from '../helpers/harness-run.js';
+import { assertCleanSummary, failureReport, runHarness } from '../helpers/harness-run.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 
 const ENTRY = 'scripts/prod-check/prod-check.ts';
@@ -66,10 +66,10 @@ void describe('npm run prod:check', () => {
 
   void it('refuses a bad argument with exit code 2, naming the argument', async () => {
     const { code, output } = await runHarness(ENTRY, ['--workers', '1'], 60_000);
-    assert.equal(code, 2, tail(output));
+    assert.equal(code, 2, failureReport(output));
     assert.match(output, /--workers: must be from 2 to 32/);
     const upgrade = await runHarness(ENTRY, ['--upgrade-from', '1.28.0'], 60_000);
-    assert.equal(upgrade.code, 2, tail(upgrade.output));
+    assert.equal(upgrade.code, 2, failureReport(upgrade.output));
     assert.match(upgrade.output, /--upgrade-from: must be a release of the upgrade path before \d+\.\d+\.\d+: .* \(got "1\.28\.0"\)/);
   });
 
@@ -78,7 +78,7 @@ void describe('npm run prod:check', () => {
     { timeout: UPGRADE_RUN_TIMEOUT_MS + 20_000, skip: skipFullRun },
     async () => {
       const run = await runHarness(ENTRY, ['--upgrade-from', UPGRADE_FROM, '--connections', '12', '--workers', '2', '--reply-delay-ms', '500'], UPGRADE_RUN_TIMEOUT_MS, 'SIGTERM');
-      const report = `\n${tail(run.output)}`;
+      const report = `\n${failureReport(run.output)}`;
       assert.match(run.stdout, new RegExp(`Temporal server ${UPGRADE_FROM.replaceAll('.', '\\.')} \\(frontend, history, matching, worker\\) up at`), `it started on ${UPGRADE_FROM}${report}`);
       assert.match(run.stdout, new RegExp(`schema migrated with ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}'s sql tool .*; ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')} up on the same databases`), `it was upgraded${report}`);
       // A known defect of the upgrade (docs/reliability.md): a workflow task scheduled as the old server
@@ -96,7 +96,7 @@ void describe('npm run prod:check', () => {
     async () => {
       // SIGTERM first on a timeout: prod-check stops its PostgreSQL (not a child of ours) before it goes.
       const run = await runHarness(ENTRY, [], RUN_TIMEOUT_MS, 'SIGTERM');
-      const report = `\n${tail(run.output)}`;
+      const report = `\n${failureReport(run.output)}`;
       assert.match(run.stdout, /^Drain: .*: ok$/m, `the SIGTERMed worker drained${report}`);
       assert.match(run.stdout, /Temporal server stopped in .*up again|Temporal server SIGKILLed .*up again/, `the server restarted${report}`);
       assertCleanSummary('prod-check', run);
@@ -108,7 +108,7 @@ void describe('npm run prod:check', () => {
     { timeout: TLS_RUN_TIMEOUT_MS + 20_000, skip: skipFullRun },
     async () => {
       const run = await runHarness(ENTRY, ['--tls', '--no-chaos', '--connections', '6', '--workers', '2', '--reply-delay-ms', '0'], TLS_RUN_TIMEOUT_MS, 'SIGTERM');
-      const report = `\n${tail(run.output)}`;
+      const report = `\n${failureReport(run.output)}`;
       assert.match(run.stdout, /Temporal server .* up at 127\.0\.0\.1:\d+ over mutual TLS/, `the server served mutual TLS${report}`);
       const refusals: [string, RegExp][] = [
         ['pipeline client, plain TCP', /TemporalUnavailableError: cannot reach Temporal at .*: the server speaks TLS and this client does not: set TEMPORAL_TLS_CA_PATH/],

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { secretsAbsent } from '../../scripts/security-check/attacks.js';
 import { parseSecurityCheckArgs, SecurityCheckArgumentError } from '../../scripts/security-check/options.js';
-import { runHarness, tail } from '../helpers/harness-run.js';
+import { failureReport, runHarness } from '../helpers/harness-run.js';
 
 const ENTRY = 'scripts/security-check/security-check.ts';
 const RUN_TIMEOUT_MS = 240_000;
@@ -35,13 +35,13 @@ void describe('security-check judges', () => {
 void describe('npm run security:check', () => {
   void it('refuses a bad argument with exit code 2, naming it', async () => {
     const { code, output } = await runHarness(ENTRY, ['--rounds', 'many'], 60_000);
-    assert.equal(code, 2, tail(output));
+    assert.equal(code, 2, failureReport(output));
     assert.match(output, /--rounds must be an integer from 1 to 50, got "many"/);
   });
 
   void it('refuses every attack tried on the production-style stack, and the attacked connections still complete', { timeout: RUN_TIMEOUT_MS + 20_000 }, async () => {
     const { code, signal, stdout, output } = await runHarness(ENTRY, ['--rounds', '1'], RUN_TIMEOUT_MS);
-    const report = `\n${tail(output)}`;
+    const report = `\n${failureReport(output)}`;
     const last = stdout.trimEnd().split('\n').at(-1) ?? '';
     const match = SUMMARY.exec(last);
     assert.ok(match, `the last line is not the summary (exit ${code ?? signal})${report}`);
