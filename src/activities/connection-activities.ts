@@ -1,8 +1,9 @@
 /**
  * The connection workflow's activities: one upstream call each, built around aggregation clients
  * (one per tenant). Results are plain, serializable outcomes; errors leave as ApplicationFailures.
- * Cancellation of an activity aborts its HTTP request. Authorize calls heartbeat while their request
- * is at the service, so the workflow notices a worker that died mid-call within its heartbeat timeout.
+ * Cancellation of an activity aborts its HTTP request. Every call heartbeats while its request is at
+ * the service (in-flight-heartbeat.ts), so the workflow notices within its heartbeat timeout a worker
+ * that died mid-call, or an attempt the server started that no worker received.
  * Each call that reaches the service is counted by its outcome (src/metrics/service-metrics.ts):
  * answers, polls, failures by type and code, throttles by tenant.
  */
@@ -25,12 +26,10 @@ import { NO_SERVICE_METRICS, type AnswerOutcome, type PollOperation, type PollRe
 import { failedCallOf, tenantPausedFailure, toActivityFailure, workerShutdownFailure } from './failures.js';
 import type { TenantPauses } from './tenant-pauses.js';
 import { createPollActivities } from './poll-activities.js';
+import { heartbeatingEach } from './in-flight-heartbeat.js';
 
 /** Gives the aggregation client of a tenant; the worker caches one per customer id. */
 export type ClientForTenant = (customerId: string) => AggregatorClient;
-
-/** How often an Authorize in flight heartbeats; the SDK batches heartbeats to the server itself. */
-const AUTHORIZE_HEARTBEAT_MS = 1_000;
 
 /**
  * Without a payload store every result stays in history, where the server refuses a payload over
@@ -127,22 +126,6 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
     }
   }
 
-  /**
-   * An Authorize: the same call, heartbeating each second until the service answers. Not at once: the
-   * server's heartbeat timeout counts from the activity's start (server 1.32.2, timer_sequence.go), so
-   * a heartbeat before the call would only cost every Authorize one more RPC and a write of the
-   * workflow's mutable state on the server.
-   */
-  async function authorizeCall<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
-    const context = Context.current();
-    const heartbeats = setInterval(() => context.heartbeat(), AUTHORIZE_HEARTBEAT_MS);
-    try {
-      return await call(customerId, run);
-    } finally {
-      clearInterval(heartbeats);
-    }
-  }
-
   /** The call, counted as a poll of `operation` when it is one. */
   function poll<T>(operation: PollOperation, isPoll: boolean, send: () => Promise<DataOutcome<T>>): Promise<DataOutcome<T>> {
     if (!isPoll) return send();
@@ -155,7 +138,7 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
   const calls = {
     /** Authorize: live with credentials, cached with a LoginId, or live refresh of a saved LoginId. */
     async openSession({ customerId, session }: OpenSessionInput): Promise<AuthorizeOutcome> {
-      return authorizeCall(customerId, async (client, options) => {
+      return call(customerId, async (client, options) => {
         switch (session.kind) {
           case 'live':
             return toAuthorizeOutcome(
@@ -171,7 +154,7 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
 
     /** Authorize with the RequestId and every answer of the current challenge set. */
     async answerChallenge({ customerId, requestId, responses }: AnswerChallengeInput): Promise<AuthorizeOutcome> {
-      return authorizeCall(customerId, (client, options) =>
+      return call(customerId, (client, options) =>
         recorded(
           async () => toAuthorizeOutcome(await client.answerChallenge(requestId, responses, options)),
           (ended) => {
@@ -217,8 +200,9 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
       );
     },
   };
-  // The polling strategies that poll outside the workflow repeat these same calls.
-  return { ...calls, ...createPollActivities(calls) };
+  // Each call registered as an activity heartbeats while it runs; the polling strategies that poll
+  // outside the workflow repeat the same calls and heartbeat themselves (with their progress).
+  return { ...heartbeatingEach(calls), ...createPollActivities(calls) };
 }
 
 export type ConnectionActivities = ReturnType<typeof createActivities>;

@@ -12,6 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ServiceFailureDetails } from '../aggregator/failure-table.js';
 import type { AccountsDetailResponse, AttributesResponse, InvestmentsResponse } from '../aggregator/schemas.js';
 import type { AttributesInput, DataOutcome, LoginDataInput, SessionDataInput } from './connection-activity-types.js';
+import { whileHeartbeating } from './in-flight-heartbeat.js';
 
 /** Which call a poll repeats: accounts detail polls its async endpoint; investments and attributes repeat their request. */
 export type PollRequest =
@@ -88,7 +89,7 @@ export function createPollActivities(calls: PollCalls) {
     /** Attempt N is poll #N. Still pending: a retryable failure whose next retry lands on the interval, or on the deadline if sooner. */
     async pollByRetry(input: PollInActivityInput): Promise<PolledData<AnyData>> {
       const pollCount = Context.current().info.attempt;
-      const outcome = await pollOnce(input, pollCount);
+      const outcome = await whileHeartbeating(() => pollOnce(input, pollCount));
       if (outcome.kind === 'ready') return { requestId: outcome.requestId, data: outcome.data, pollCount };
       const remaining = input.deadline - Date.now();
       if (remaining <= 0) throw pollingTimedOut(input.operation, pollCount, outcome.code);
@@ -107,11 +108,13 @@ export function createPollActivities(calls: PollCalls) {
       let pollCount = resumed?.pollCount ?? 0;
       let code = resumed?.code ?? 'pending';
       for (;;) {
-        context.heartbeat({ pollCount, code } satisfies PollProgress);
+        const progress: PollProgress = { pollCount, code };
+        context.heartbeat(progress);
         const wait = Math.min(input.intervalMs, input.deadline - Date.now());
         if (wait > 0) await context.sleep(wait);
         pollCount += 1;
-        const outcome = await pollOnce(input, pollCount);
+        // Heartbeats in flight repeat the progress so far: a retry resumes from it, not from nothing.
+        const outcome = await whileHeartbeating(() => pollOnce(input, pollCount), () => progress);
         if (outcome.kind === 'ready') return { requestId: outcome.requestId, data: outcome.data, pollCount };
         code = outcome.code;
         if (Date.now() >= input.deadline) throw pollingTimedOut(input.operation, pollCount, code);

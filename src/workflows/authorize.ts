@@ -10,6 +10,7 @@ import { sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { ConnectionActivities } from '../activities/connection-activities.js';
 import type { AuthorizeOutcome } from '../activities/connection-activity-types.js';
 import { deliveryOf, isTransient, serviceDetailsOf, timeoutFailureOf } from './failures.js';
+import { CALL_HEARTBEAT_TIMEOUT_MS } from './polling.js';
 import { serviceActivities } from './service-queue.js';
 
 const AUTHORIZE_OPTIONS: ActivityOptions = {
@@ -17,7 +18,7 @@ const AUTHORIZE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5m',
   // The activity heartbeats while its request is at the service: a worker that dies mid-call is
   // noticed in seconds, not at the start-to-close timeout.
-  heartbeatTimeout: '15s',
+  heartbeatTimeout: CALL_HEARTBEAT_TIMEOUT_MS,
   // Never resent by Temporal: whether a resend is safe depends on what the failure proves (below).
   retry: { maximumAttempts: 1 },
   // Through the task queue, never handed back eagerly: the fleet's request budget and the

@@ -112,6 +112,7 @@ async function pollInActivity<T>(
     if (firstWait > 0) await sleep(firstWait, { summary: `wait before ${operation} poll #1` });
     polled = await serviceActivities<ConnectionActivities>({
       startToCloseTimeout: CALL_TIMEOUT_MS,
+      heartbeatTimeout: CALL_HEARTBEAT_TIMEOUT_MS,
       scheduleToCloseTimeout: bound(),
       // The activity sets each retry's delay itself (the interval, or less to land on the deadline).
       retry: { initialInterval: intervalMs, backoffCoefficient: 1, maximumInterval: intervalMs },
@@ -132,6 +133,12 @@ async function pollInActivity<T>(
 
 /** One upstream call's bound, for the local activities of retrieval.ts and the polling activities alike. */
 export const CALL_TIMEOUT_MS = 90_000;
+/**
+ * A call's activity heartbeats while its request is in flight (activities/in-flight-heartbeat.ts):
+ * an attempt the server started that no worker runs (a worker killed mid-call, a task lost between
+ * an overloaded server and its poller) is retried after this, not after CALL_TIMEOUT_MS.
+ */
+export const CALL_HEARTBEAT_TIMEOUT_MS = 15_000;
 /** Transient upstream errors (rate limits, 5xx, resets) back off; the failure table decides what is transient. */
 export const TRANSIENT_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 /** A heartbeating poller is declared dead after three silent intervals, and never sooner than this. */

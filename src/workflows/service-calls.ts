@@ -10,7 +10,7 @@
  */
 import { proxyLocalActivities } from '@temporalio/workflow';
 import type { ConnectionActivities } from '../activities/connection-activities.js';
-import { CALL_TIMEOUT_MS, TRANSIENT_RETRY } from './polling.js';
+import { CALL_HEARTBEAT_TIMEOUT_MS, CALL_TIMEOUT_MS, TRANSIENT_RETRY } from './polling.js';
 import { serviceActivities } from './service-queue.js';
 
 /** `activities` from this build on; `local-activities` for histories recorded before it. */
@@ -22,7 +22,7 @@ export const SERVICE_CALLS_AS_ACTIVITIES = 'service-calls-as-activities';
 /** The activities of one data request or poll; `deadline` bounds its retries (the pending operation's). */
 export function dataCalls(shape: ServiceCallShape, summary: string, deadline: number): ConnectionActivities {
   const bound = { startToCloseTimeout: CALL_TIMEOUT_MS, scheduleToCloseTimeout: Math.max(1_000, deadline - Date.now()), retry: TRANSIENT_RETRY, summary };
-  if (shape === 'activities') return serviceActivities<ConnectionActivities>({ ...bound, allowEagerDispatch: false });
+  if (shape === 'activities') return serviceActivities<ConnectionActivities>({ ...bound, heartbeatTimeout: CALL_HEARTBEAT_TIMEOUT_MS, allowEagerDispatch: false });
   // Recorded before: each retry's backoff was a durable timer (localRetryThreshold 0), not held in memory.
   return proxyLocalActivities<ConnectionActivities>({ ...bound, localRetryThreshold: 0 });
 }

@@ -1,14 +1,17 @@
 /**
  * Durability: the worker process is killed (SIGKILL) while a connection waits on a poll timer, while
- * it awaits an answer, and while an Authorize is at the service (its reply held by a delaying proxy
- * after the sandbox acted); a new worker process, started from the production bundle, finishes it
+ * it awaits an answer, while a data request is at the service (never answered), and while an
+ * Authorize is (its reply held by a delaying proxy after the sandbox acted); a new worker process, started from the production bundle, finishes it
  * with the right data and no answer reaches the service twice. Real dev server, real sandbox, real
  * worker processes.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startChaosProxy, type ChaosProxy } from '../../scripts/chaos/proxy.js';
 import { createSandbox } from '../../src/sandbox/server.js';
@@ -105,6 +108,56 @@ describe('a killed worker loses nothing', () => {
     const result = (await handle.result()) as ConnectionResult;
     assert.ok(result.loginId);
     assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2);
+  });
+});
+
+describe('a worker killed while a data request is at the service', () => {
+  /** Forwards every request to the sandbox but GetAccountsDetail, which it takes and never answers. */
+  let holding: Server;
+  let heldRequests = 0;
+  before(async () => {
+    holding = createServer((request, response) => {
+      if (request.url?.endsWith('/GetAccountsDetail')) {
+        heldRequests += 1;
+        return;
+      }
+      const upstream = httpRequest(`${sandbox.url}${request.url ?? '/'}`, { method: request.method, headers: request.headers }, (reply) => {
+        response.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(response);
+      });
+      upstream.on('error', () => response.destroy());
+      request.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    holding?.closeAllConnections();
+    await new Promise((resolve) => holding?.close(resolve));
+  });
+
+  it('retries the request on another worker at its heartbeat timeout, not its 90-s start-to-close one', async () => {
+    const taskQueue = uniqueId('durable-data-call');
+    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'no_mfa' }) });
+    const { LoginId: loginId } = (await response.json()) as { LoginId: string };
+    const { port } = holding.address() as AddressInfo;
+
+    const first = await startWorkerProcess(taskQueue, `http://127.0.0.1:${port}`);
+    const handle = await start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 500 } }, taskQueue);
+    await waitFor(() => Promise.resolve(heldRequests > 0), { timeoutMs: 30_000, describe: 'the first worker\'s accounts detail request at the service' });
+    await kill(first);
+    await startWorkerProcess(taskQueue);
+
+    const result = (await handle.result()) as ConnectionResult;
+    assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length >= 2);
+    // Why the request was sent again: the attempt that ran it stopped heartbeating (an attempt the
+    // server started and no worker ran ends the same way), not its start-to-close timeout.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const scheduled = events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'requestAccountsDetail') ?? assert.fail('requestAccountsDetail scheduled');
+    const started = events.find((event) => event.activityTaskStartedEventAttributes && String(event.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled.eventId));
+    const attributes = started?.activityTaskStartedEventAttributes ?? assert.fail('requestAccountsDetail started');
+    assert.equal(attributes.attempt, 2, 'the request ran again once');
+    assert.equal(attributes.lastFailure?.timeoutFailureInfo?.timeoutType, proto.temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT, `the first attempt ended by its heartbeat timeout: ${JSON.stringify(attributes.lastFailure)}`);
+    assert.equal(heldRequests, 1, 'the held request was the first worker\'s only one');
   });
 });
 
