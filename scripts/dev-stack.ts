@@ -14,7 +14,8 @@
  * Payloads are encrypted by default: with PAYLOAD_ENCRYPTION_KEY if set, else with a key generated once
  * into .temporal/payload-encryption.key (PAYLOAD_ENCRYPTION_KEY_FILE), which the worker, console, CLI
  * and demo find the same way; PAYLOAD_ENCRYPTION=off stores them in clear. The console serves the
- * codec endpoint, and the Web UI is started with it, so it shows decoded payloads.
+ * codec endpoint, and the Web UI is started with it (includeCredentials), so a browser that opened the
+ * console once shows decoded payloads.
  * DEV_KEY_PROVIDER=openbao starts a local OpenBao first (scripts/lib/dev-openbao.ts) and gives the
  * worker and console PAYLOAD_KEY_PROVIDER=vault-transit on it; the local key then only reads what it wrote.
  */
@@ -25,7 +26,6 @@ import { createServer } from 'node:net';
 import { devNull } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { codecTokenFor } from '../src/client/console/auth.js';
 import { loadClientConfig } from '../src/settings/client.js';
 import { loadDevStackConfig } from '../src/settings/dev-stack.js';
 import { DEFAULT_LOCAL_KEY_FILE } from '../src/settings/payload-keys.js';
@@ -217,15 +217,14 @@ async function main(): Promise<void> {
   const app = loadClientConfig(appEnv);
   const generatedToken = stack.consoleToken === undefined;
   const consoleToken = stack.consoleToken ?? randomBytes(18).toString('base64url');
+  // The Web UI's browser calls the codec with the console's cookie (includeCredentials): no token in its settings.
   const codecUrl = `http://${host}:${ports.console}/codec`;
-  // The Web UI cannot send credentials with its server-side codec setting: it gets the codec-only token.
-  const uiCodecEndpoint = `${codecUrl}/${codecTokenFor(consoleToken)}`;
 
   const startedAt = Date.now();
   temporal = await DevServer.create({
     dbFile,
     port: ports.temporal,
-    ui: { port: ports.ui, codecEndpoint: app.encryption ? uiCodecEndpoint : undefined },
+    ui: { port: ports.ui, codecEndpoint: app.encryption ? codecUrl : undefined },
     logPath: temporalLog,
     logLevel: 'error',
     namespace: app.temporal.namespace,
@@ -267,7 +266,8 @@ async function main(): Promise<void> {
     `  Operator console  http://${host}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
     app.encryption
-      ? `  Payloads          encrypted (key id ${app.encryption.keyId}); the Web UI decodes them through ${codecUrl}`
+      ? `  Payloads          encrypted (key id ${app.encryption.keyId}); the Web UI decodes them through ${codecUrl}\n` +
+        '                    with the console\'s cookie: open the console link above once in the same browser'
       : '  Payloads          stored in clear text (PAYLOAD_ENCRYPTION=off)',
     ...(openBao
       ? [

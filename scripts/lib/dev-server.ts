@@ -39,7 +39,11 @@ export interface DevServerOptions {
   readonly dbFile?: string | undefined;
   /** The frontend's gRPC port; a free one without. */
   readonly port?: number | undefined;
-  /** Serve the Web UI on this port, decoding payloads through `codecEndpoint` when given. */
+  /**
+   * Serve the Web UI on this port, decoding payloads through `codecEndpoint` when given. The browser
+   * calls it with its credentials (`includeCredentials`): the console's cookie, so no token is in the
+   * UI's public settings.
+   */
   readonly ui?: { readonly port: number; readonly codecEndpoint?: string | undefined } | undefined;
   /** The server's and the UI's output. */
   readonly logPath: string;
@@ -151,6 +155,7 @@ cors:
   cookieInsecure: true
 codec:
   endpoint: ${JSON.stringify(codecEndpoint ?? '')}
+  includeCredentials: ${codecEndpoint !== undefined}
 `;
 }
 

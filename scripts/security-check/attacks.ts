@@ -12,7 +12,6 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import proto from '@temporalio/proto';
-import { codecTokenFor } from '../../src/client/console/auth.js';
 import { ConnectionFailedError, loadClientConfig, type ConnectionsClient } from '../../src/client/index.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
@@ -193,15 +192,17 @@ export async function outageSealCap(env: Readonly<Record<string, string>>, stopK
 }
 
 /**
- * A payload forged through the console's codec endpoint with a token that may only read: the Web UI's
- * codec token in the address, and the console token. Refused when neither gets a sealed payload back.
+ * A payload forged through the console's codec endpoint with a credential that may only read: the
+ * codec token (as a bearer, and in the address as earlier builds took it) and the console token.
+ * Refused when none gets a sealed payload back.
  */
-export async function forgedThroughCodec(consoleUrl: string, consoleToken: string): Promise<AttackResult> {
+export async function forgedThroughCodec(consoleUrl: string, { consoleToken, codecToken }: { consoleToken: string; codecToken: string }): Promise<AttackResult> {
   const name = 'a payload forged through the codec endpoint (codec token, console token)';
   const injected = defaultPayloadConverter.toPayload(RIGHT_ANSWER);
   const body = JSON.stringify({ payloads: [{ metadata: { encoding: Buffer.from(injected.metadata?.encoding ?? new Uint8Array()).toString('base64') }, data: Buffer.from(injected.data ?? new Uint8Array()).toString('base64') }] });
   const tries: { with: string; url: string; headers: Record<string, string> }[] = [
-    { with: 'the codec token', url: `${consoleUrl}/codec/${codecTokenFor(consoleToken)}/encode`, headers: {} },
+    { with: 'the codec token', url: `${consoleUrl}/codec/encode`, headers: { authorization: `Bearer ${codecToken}` } },
+    { with: 'the codec token in the address', url: `${consoleUrl}/codec/${codecToken}/encode`, headers: {} },
     { with: 'the console token', url: `${consoleUrl}/codec/encode`, headers: { authorization: `Bearer ${consoleToken}` } },
   ];
   const answers: string[] = [];
@@ -215,3 +216,20 @@ export async function forgedThroughCodec(consoleUrl: string, consoleToken: strin
   return { name, refused: sealed === 0, detail: `${answers.join(', ')}${sealed > 0 ? `; ${sealed} sealed payload(s) made` : ''}` };
 }
 
+
+/**
+ * The codec token (CONSOLE_CODEC_TOKEN) used as a console credential: it decodes and must open no
+ * page or API route, whose holders could answer challenges, read results or forget a lender.
+ */
+export async function codecTokenOnConsole(consoleUrl: string, codecToken: string): Promise<AttackResult> {
+  const name = 'the codec token used on the console (its API and pages)';
+  const answers: string[] = [];
+  let opened = 0;
+  for (const path of ['/api/connections', '/api/books', '/']) {
+    const response = await fetch(`${consoleUrl}${path}`, { headers: { authorization: `Bearer ${codecToken}` } });
+    await response.body?.cancel();
+    if (response.status !== 401) opened += 1;
+    answers.push(`${path}: HTTP ${response.status}`);
+  }
+  return { name, refused: opened === 0, detail: answers.join(', ') };
+}

@@ -47,6 +47,7 @@ import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPa
 import {
   argvOf,
   awaitingAnswer,
+  codecTokenOnConsole,
   forgedThroughCodec,
   kmsInClear,
   outageSealCap,
@@ -202,10 +203,10 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   timeline.mark(`tenant ${tenantB} forgotten (its transit key destroyed): ${forgotten.detail}`);
 
   // The console's codec endpoint, as operators and the Web UI reach it: it must not forge.
-  const consoleToken = randomBytes(24).toString('hex');
-  resources.console = createConsoleServer({ connections: fleet.connections, token: consoleToken, payloadCodecs: dataConverterFor(fleet.payload)?.payloadCodecs, codecCorsOrigins: [] });
+  const [consoleToken, codecToken] = [randomBytes(24).toString('hex'), randomBytes(24).toString('hex')];
+  resources.console = createConsoleServer({ connections: fleet.connections, token: consoleToken, codecToken, payloadCodecs: dataConverterFor(fleet.payload)?.payloadCodecs, codecCorsOrigins: [] });
   const consoleUrl = (await resources.console.listen(0)).url;
-  results.push(await forgedThroughCodec(consoleUrl, consoleToken));
+  results.push(await forgedThroughCodec(consoleUrl, { consoleToken, codecToken }), await codecTokenOnConsole(consoleUrl, codecToken));
 
   // A worker given a KMS in clear: its token, or AWS credentials, would cross the network.
   const refusedEnv = {

@@ -45,9 +45,14 @@ export const ConsoleVars = group(
       `The operators' bearer token, required: ${CONSOLE_TOKEN_RULE}.`,
       { secret: true },
     ),
+    CONSOLE_CODEC_TOKEN: doc(
+      z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
+      `The codec endpoint's own credential: it decodes (/codec/decode, as \`Authorization: Bearer\`, e.g. the temporal CLI's TEMPORAL_CODEC_AUTH) and opens nothing else, so a tool that reads payloads needs no console token, and it is revoked by changing it alone. Unset: only the console's token or cookie decodes. ${CONSOLE_TOKEN_RULE}, other than CONSOLE_TOKEN and CONSOLE_CODEC_ENCODE_TOKEN.`,
+      { secret: true, defaultText: 'unset' },
+    ),
     CONSOLE_CODEC_ENCODE_TOKEN: doc(
       z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
-      `The one credential that may encode through the codec endpoint (/codec/encode, as \`Authorization: Bearer\`): an encoded payload is one the worker trusts, so neither the console token nor the Web UI's codec token may make one. Unset: the endpoint decodes only. ${CONSOLE_TOKEN_RULE}, other than CONSOLE_TOKEN.`,
+      `The one credential that may encode through the codec endpoint (/codec/encode, as \`Authorization: Bearer\`): an encoded payload is one the worker trusts, so neither the console token, its cookie nor CONSOLE_CODEC_TOKEN may make one. Unset: the endpoint decodes only. ${CONSOLE_TOKEN_RULE}, other than CONSOLE_TOKEN.`,
       { secret: true, defaultText: 'unset: decode only' },
     ),
     CONSOLE_CODEC_CORS_ORIGINS: doc(
@@ -76,12 +81,20 @@ const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
     if (env.CONSOLE_CODEC_ENCODE_TOKEN !== undefined && env.CONSOLE_CODEC_ENCODE_TOKEN === env.CONSOLE_TOKEN) {
       ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_ENCODE_TOKEN'], message: 'must differ from CONSOLE_TOKEN: whoever may operate the console must not thereby make payloads the worker trusts' });
     }
+    if (env.CONSOLE_CODEC_TOKEN !== undefined && env.CONSOLE_CODEC_TOKEN === env.CONSOLE_TOKEN) {
+      ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_TOKEN'], message: 'must differ from CONSOLE_TOKEN: the codec token decodes only, and is revoked without revoking the console' });
+    }
+    if (env.CONSOLE_CODEC_TOKEN !== undefined && env.CONSOLE_CODEC_TOKEN === env.CONSOLE_CODEC_ENCODE_TOKEN) {
+      ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_TOKEN'], message: 'must differ from CONSOLE_CODEC_ENCODE_TOKEN: a token that decodes must not also make payloads the worker trusts' });
+    }
   })
   .transform((env, ctx) =>
     Object.freeze({
       port: env.CONSOLE_PORT,
       host: env.CONSOLE_HOST,
       token: env.CONSOLE_TOKEN,
+      /** A bearer credential that opens /codec/decode and nothing else; undefined: none. */
+      codecToken: env.CONSOLE_CODEC_TOKEN,
       /** The only credential /codec/encode accepts; undefined: the codec decodes only. */
       codecEncodeToken: env.CONSOLE_CODEC_ENCODE_TOKEN,
       /** Origins allowed to call the codec endpoint cross-origin, with credentials. */

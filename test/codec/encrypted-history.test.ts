@@ -14,7 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
 import type { ConnectionInputArgs, ConnectionResult } from '../../src/client/index.js';
 import { createConsoleServer } from '../../src/client/console/app.js';
-import { codecTokenFor, COOKIE_NAME } from '../../src/client/console/auth.js';
+import { COOKIE_NAME } from '../../src/client/console/auth.js';
 import type { ConsoleServer } from '../../src/client/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
@@ -32,6 +32,7 @@ type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
 const TOKEN = `codec-test-${uniqueId('token')}`;
 const ENCODE_TOKEN = `codec-encode-${uniqueId('token')}`;
+const CODEC_TOKEN = `codec-decode-${uniqueId('token')}`;
 const UI_ORIGIN = 'http://localhost:8233';
 const ENCRYPTION: EncryptionKeys = { keyId: uniqueId('key'), key: randomBytes(32), decryptionKeys: new Map() };
 const SCENARIO = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('the sandbox has a security_question scenario');
@@ -59,7 +60,7 @@ before(async () => {
   stack = await startConnectionStack(env, { encryption: ENCRYPTION });
   const clientConfig = loadClientConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue });
   client = await ConnectionsClient.connect({ ...clientConfig, encryption: ENCRYPTION });
-  consoleServer = createConsoleServer({ connections: client, token: TOKEN, codecEncodeToken: ENCODE_TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
+  consoleServer = createConsoleServer({ connections: client, token: TOKEN, codecToken: CODEC_TOKEN, codecEncodeToken: ENCODE_TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
   baseUrl = (await consoleServer.listen(0)).url;
   plainConsole = createConsoleServer({ connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });
   plainUrl = (await plainConsole.listen(0)).url;
@@ -162,9 +163,9 @@ describe('a connection with payload encryption on', () => {
 });
 
 describe("the console's codec endpoint", () => {
-  it('decodes the history for a caller with the token, as Bearer or as the cookie', async () => {
+  it('decodes the history for a caller with the console token (Bearer or cookie) or the codec token', async () => {
     const byCookie = { cookie: `${COOKIE_NAME}=${encodeURIComponent(TOKEN)}`, origin: UI_ORIGIN };
-    for (const headers of [{ authorization: `Bearer ${TOKEN}` }, byCookie] as Record<string, string>[]) {
+    for (const headers of [{ authorization: `Bearer ${TOKEN}` }, byCookie, { authorization: `Bearer ${CODEC_TOKEN}` }] as Record<string, string>[]) {
       const response = await codecCall('/codec/decode', { payloads: [toJson(startInput()), toJson(completionResult())] }, headers);
       assert.equal(response.status, 200, await response.clone().text());
       const body = (await response.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
@@ -187,6 +188,20 @@ describe("the console's codec endpoint", () => {
     }
     const fromUi = await codecCall('/codec/decode', { payloads: [] }, { origin: UI_ORIGIN });
     assert.equal(fromUi.headers.get('access-control-allow-origin'), UI_ORIGIN, 'the 401 carries CORS headers');
+  });
+
+  it('lets the codec token open nothing but decoding, and names the token-in-address form as gone', async () => {
+    const api = await fetch(`${baseUrl}/api/connections`, { headers: { authorization: `Bearer ${CODEC_TOKEN}` } });
+    assert.equal(api.status, 401);
+    assert.match(((await api.json()) as { message: string }).message, /codec token opens \/codec\/decode only/);
+    const page = await fetch(`${baseUrl}/`, { headers: { authorization: `Bearer ${CODEC_TOKEN}` } });
+    assert.equal(page.status, 401);
+    // Earlier builds put a token in the codec address, where logs and the Web UI's settings showed it.
+    const old = await codecCall(`/codec/${CODEC_TOKEN}/decode`, { payloads: [toJson(startInput())] }, {});
+    assert.equal(old.status, 410);
+    const body = await old.text();
+    assert.match(body, /no longer takes a token in its address/);
+    assert.ok(!body.includes(SANDBOX_PASSWORD));
   });
 
   it('answers the Web UI preflight and refuses other origins', async () => {
@@ -215,7 +230,8 @@ describe("the console's codec endpoint", () => {
     for (const [headers, path, status] of [
       [auth, '/codec/encode', 401],
       [{ cookie: `${COOKIE_NAME}=${encodeURIComponent(TOKEN)}` }, '/codec/encode', 401],
-      [{}, `/codec/${codecTokenFor(TOKEN)}/encode`, 403],
+      [{ authorization: `Bearer ${CODEC_TOKEN}` }, '/codec/encode', 401],
+      [{}, `/codec/${CODEC_TOKEN}/encode`, 410],
     ] as const) {
       const refused = await codecCall(path, { payloads: [plain] }, headers);
       assert.equal(refused.status, status, `${path} with ${Object.keys(headers).join(', ') || 'no credential'}`);

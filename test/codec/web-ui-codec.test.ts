@@ -1,8 +1,10 @@
 /**
- * The Web UI reads encrypted histories, as `npm start` wires it: a dev server with its Web UI started
- * with `--ui-codec-endpoint` pointing at the console's codec under the codec-only token, a worker
- * encrypting payloads, and headless Chromium opening the connection's page. The Input panel shows the
- * decoded input while the stored history holds ciphertext. Screenshot in artifacts/web-ui/;
+ * The Web UI reads encrypted histories, as `npm start` wires it: a dev server with its Web UI whose
+ * codec setting points at the console's codec with `includeCredentials` (the browser sends the
+ * console's cookie; no token in the UI's public settings), a worker encrypting payloads, and headless
+ * Chromium opening the connection's page after opening the console once. The Input panel shows the
+ * decoded input while the stored history holds ciphertext; a browser that never opened the console
+ * is refused by the codec. Screenshot in artifacts/web-ui/;
  * docs/images/web-ui.png is taken by `npm run docs:screenshots` (test/helpers/docs-screenshot.ts).
  */
 import assert from 'node:assert/strict';
@@ -13,7 +15,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { chromium, type Browser } from 'playwright-core';
 import { ConnectionsClient } from '../../src/client/index.js';
 import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
-import { codecTokenFor } from '../../src/client/console/auth.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
@@ -34,12 +35,14 @@ let stack: ConnectionStack;
 let consoleServer: ConsoleServer;
 let browser: Browser;
 let uiUrl: string;
+let consoleUrl: string;
 
 before(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
   const [uiPort, consolePort] = [await freePort(), await freePort()];
   uiUrl = `http://127.0.0.1:${uiPort}`;
-  env = await startDevEnvironment({ ui: { port: uiPort, codecEndpoint: `http://127.0.0.1:${consolePort}/codec/${codecTokenFor(TOKEN)}` } });
+  consoleUrl = `http://127.0.0.1:${consolePort}`;
+  env = await startDevEnvironment({ ui: { port: uiPort, codecEndpoint: `${consoleUrl}/codec` } });
   stack = await startConnectionStack(env);
   consoleServer = createConsoleServer({
     connections: new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }),
@@ -68,9 +71,31 @@ describe('the Web UI of an encrypted stack', () => {
     const raw = await fetchRawHistory(env.connection, env.namespace ?? 'default', handle.workflowId);
     assert.ok(!raw.bytes.includes(USERNAME), 'the stored history does not hold the input in clear');
 
+    // The UI's settings are served to anyone who reaches it: they name the codec, and carry no credential.
+    const settings = (await (await fetch(`${uiUrl}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string; IncludeCredentials?: boolean } };
+    assert.equal(settings.Codec?.Endpoint, `${consoleUrl}/codec`);
+    assert.equal(settings.Codec?.IncludeCredentials, true);
+    assert.ok(!JSON.stringify(settings).includes(TOKEN), 'no console token in the Web UI settings');
+
+    const workflowPage = `${uiUrl}/namespaces/default/workflows/${encodeURIComponent(handle.workflowId)}`;
+    // A browser that never opened the console: the codec refuses it (its body, the same 401 for any
+    // caller without a credential, is read in encrypted-history.test.ts).
+    const stranger = await browser.newContext();
+    try {
+      const page = await stranger.newPage();
+      const refusal = page.waitForResponse((response) => response.url().startsWith(`${consoleUrl}/codec/decode`) && response.request().method() === 'POST', { timeout: 30_000 });
+      await page.goto(workflowPage);
+      const refused = await refusal;
+      assert.equal(refused.status(), 401);
+    } finally {
+      await stranger.close();
+    }
+
     const page = await browser.newPage();
     try {
-      await page.goto(`${uiUrl}/namespaces/default/workflows/${encodeURIComponent(handle.workflowId)}`);
+      // The operator opens the console once (its cookie), then the Web UI in the same browser.
+      await page.goto(`${consoleUrl}/?token=${encodeURIComponent(TOKEN)}`);
+      await page.goto(workflowPage);
       // The Input panel renders the payload the codec decoded: the username is only there.
       await page.getByText(USERNAME).first().waitFor({ timeout: 30_000 });
       await mkdir('artifacts/web-ui', { recursive: true });

@@ -16,7 +16,6 @@ const COMPOSE_FILE = join(PROJECT_ROOT, 'temporal-compose.yml');
 
 const EXPECTED_SERVICES = [
   'console',
-  'console-codec-token',
   'grafana',
   'minio',
   'minio-bucket',
@@ -93,10 +92,10 @@ describe('npm run compose:check', { concurrency: true }, () => {
     // The monitoring services on pinned images, their UIs on the host (loopback only: see the file).
     assert.match(run.stdout, /^prometheus\s+prom\/prometheus:v\d+\.\d+\.\d+\s+1\s+long-running\s+9090->9090\s/m);
     assert.match(run.stdout, /^grafana\s+grafana\/grafana:\d+\.\d+\.\d+\s+1\s+long-running\s+3000->3000\s.*prometheus \(healthy\)/m);
-    for (const oneShot of ['temporal-schema', 'temporal-setup', 'minio-bucket', 'console-codec-token']) {
+    for (const oneShot of ['temporal-schema', 'temporal-setup', 'minio-bucket']) {
       assert.match(run.stdout, new RegExp(`^${oneShot}\\s.*\\bone-shot\\b`, 'm'), `${oneShot} is a one-shot`);
     }
-    assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 14 services/);
+    assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 13 services/);
   });
 
   it('refuses a copy whose unattended pool has no worker', async () => {

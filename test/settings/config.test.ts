@@ -196,6 +196,11 @@ describe('console codec settings', () => {
     assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'e'.repeat(20), PAYLOAD_STORE: 'off' }).codecEncodeToken, 'e'.repeat(20));
     assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'a'.repeat(20) })), /CONSOLE_CODEC_ENCODE_TOKEN: must differ from CONSOLE_TOKEN/);
     assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'short' })), /CONSOLE_CODEC_ENCODE_TOKEN: must be at least 16 characters/);
+    // The codec's own decode token: revocable alone, so neither the console's nor the encode token.
+    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'd'.repeat(20), PAYLOAD_STORE: 'off' }).codecToken, 'd'.repeat(20));
+    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'a'.repeat(20) })), /CONSOLE_CODEC_TOKEN: must differ from CONSOLE_TOKEN/);
+    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'e'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'e'.repeat(20) })), /CONSOLE_CODEC_TOKEN: must differ from CONSOLE_CODEC_ENCODE_TOKEN/);
+    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'short' })), /CONSOLE_CODEC_TOKEN: must be at least 16 characters/);
   });
 });
 

@@ -41,6 +41,8 @@ import { scheduleRoutes } from './schedule-routes.js';
 export interface ConsoleOptions {
   readonly connections: ConnectionsClient;
   readonly token: string;
+  /** A bearer credential that opens /codec/decode and nothing else (CONSOLE_CODEC_TOKEN); undefined: none. */
+  readonly codecToken?: string | undefined;
   /** The only credential /codec/encode accepts (CONSOLE_CODEC_ENCODE_TOKEN); undefined: the codec decodes only. */
   readonly codecEncodeToken?: string | undefined;
   /** The token cookie is `Secure`: true when the console listens beyond loopback (server.ts), so it is reached through TLS. */
@@ -62,8 +64,11 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
+/** The codec address of earlier builds, with a token in it (/codec/<token>/decode). */
+const OLD_CODEC_ADDRESS = /^\/codec\/[^/]+\/(?:encode|decode)$/;
+
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
-  const auth = consoleAuth(options.token, { encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie });
+  const auth = consoleAuth(options.token, { codecToken: options.codecToken, encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie });
   const route = createRouter([
     ...connectionRoutes(options.connections),
     ...scheduleRoutes(options.connections, options.defaultCustomerId),
@@ -89,7 +94,11 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     // CORS first: a preflight carries no credentials, and every answer (401 too) must be readable by the allowed origins.
     if (match?.cors?.(request, response)) return;
     if (auth.acceptQueryToken(request, response, url)) return;
-    auth.check(request, match?.params ?? {}, url.pathname.startsWith('/codec/') ? match?.params.action : undefined);
+    if (OLD_CODEC_ADDRESS.test(url.pathname)) {
+      throw new HttpError(410, 'CodecTokenInAddress', 'the codec endpoint no longer takes a token in its address (where logs and the Web UI\'s settings showed it): use /codec/decode with Authorization: Bearer <CONSOLE_CODEC_TOKEN>, or the Web UI with includeCredentials and the console\'s cookie');
+    }
+    const action = match?.params.action;
+    auth.check(request, url.pathname.startsWith('/codec/') && (action === 'encode' || action === 'decode') ? action : 'console');
     if (match === undefined) {
       if (await servePage(request, response, url.pathname)) return;
       throw new HttpError(404, 'NotFound', `no such page: ${url.pathname}`);

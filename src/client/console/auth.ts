@@ -1,27 +1,25 @@
 /**
  * Who may call the console. Every request needs the console token: `Authorization: Bearer <token>`,
- * or the HttpOnly cookie set by opening a page once with `?token=<token>`. Two exceptions:
- * - /codec/<codec token>/decode: the codec token (codecTokenFor) decodes and does nothing else,
- *   because the Web UI's server-side codec setting (`--ui-codec-endpoint`) cannot send credentials,
- *   and whoever reads that setting can already read decoded payloads in that Web UI;
+ * or the HttpOnly cookie set by opening a page once with `?token=<token>`. The codec endpoint has
+ * credentials of its own, never in an address (where logs, history and the Web UI's public
+ * settings would show them):
+ * - /codec/decode: also the codec token (CONSOLE_CODEC_TOKEN, as a bearer token), which opens
+ *   nothing else, so a tool that reads payloads needs no console token and it is revoked alone.
+ *   The Web UI decodes with the operator's console cookie (its `includeCredentials` codec setting):
+ *   no token sits in its settings, and a browser that has not opened the console decodes nothing;
  * - /codec/encode: only the encode token (CONSOLE_CODEC_ENCODE_TOKEN, as a bearer token) may encode,
  *   since an encoded payload is one the worker trusts; without one the codec decodes only. Neither
  *   the console token, its cookie (a page of an allowed origin could send it) nor the codec token
  *   may encode.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, safeDecode, SECURITY_HEADERS } from './http.js';
-import type { Params } from './router.js';
 
 export const COOKIE_NAME = 'console_token';
-/** The path parameter of a route that carries the codec token instead of a credential. */
-export const CODEC_TOKEN_PARAM = 'codecToken';
 
-/** The token that opens the codec endpoint only, derived from the console token. */
-export function codecTokenFor(consoleToken: string): string {
-  return createHmac('sha256', consoleToken).update('temporal-web-ui-codec').digest('base64url').slice(0, 32);
-}
+/** What a request asks of the console: its pages and API, or one of the codec's two actions. */
+export type ConsoleScope = 'console' | 'decode' | 'encode';
 
 export interface ConsoleAuth {
   /**
@@ -30,27 +28,31 @@ export interface ConsoleAuth {
    */
   acceptQueryToken(request: IncomingMessage, response: ServerResponse, url: URL): boolean;
   /**
-   * Throws a 401 unless the request carries the console token, or `params` the codec token; on the
-   * codec (`codecAction`), encode needs the encode token and nothing else (403 when there is none).
+   * Throws a 401 unless the request carries a credential for `scope`: the console token for the
+   * console; it or the codec token to decode; the encode token, and nothing else, to encode (403
+   * when there is none).
    */
-  check(request: IncomingMessage, params: Params, codecAction?: string): void;
+  check(request: IncomingMessage, scope: ConsoleScope): void;
 }
 
 export interface ConsoleAuthOptions {
+  /** CONSOLE_CODEC_TOKEN: a bearer credential that decodes and opens nothing else; undefined: none. */
+  readonly codecToken?: string | undefined;
   /** CONSOLE_CODEC_ENCODE_TOKEN: the only credential that may encode; undefined: the codec decodes only. */
   readonly encodeToken?: string | undefined;
   /** The cookie is `Secure` (sent back over https only): a console listening beyond loopback is reached through TLS. */
   readonly secureCookie?: boolean | undefined;
 }
 
-export function consoleAuth(token: string, { encodeToken, secureCookie = false }: ConsoleAuthOptions = {}): ConsoleAuth {
-  const expected = digest(token);
-  const expectedCodecToken = digest(codecTokenFor(token));
-  const expectedEncodeToken = encodeToken === undefined ? undefined : digest(encodeToken);
+export function consoleAuth(token: string, { codecToken, encodeToken, secureCookie = false }: ConsoleAuthOptions = {}): ConsoleAuth {
   // Compared as digests: equal lengths for timingSafeEqual, whatever the candidate's length.
-  const isToken = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
-  const isEncodeToken = (candidate: string | undefined) =>
-    expectedEncodeToken !== undefined && candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expectedEncodeToken);
+  const matcher = (secret: string | undefined) => {
+    const expected = secret === undefined ? undefined : digest(secret);
+    return (candidate: string | undefined) => expected !== undefined && candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
+  };
+  const isToken = matcher(token);
+  const isCodecToken = matcher(codecToken);
+  const isEncodeToken = matcher(encodeToken);
   return {
     acceptQueryToken(request, response, url) {
       const queryToken = url.searchParams.get('token');
@@ -66,21 +68,25 @@ export function consoleAuth(token: string, { encodeToken, secureCookie = false }
       response.end();
       return true;
     },
-    check(request, params, codecAction) {
-      const codecToken = params[CODEC_TOKEN_PARAM];
-      if (codecAction === 'encode') {
-        if (codecToken !== undefined) throw new HttpError(403, 'DecodeOnly', 'the codec token in an address decodes only: encoding needs the encode token');
-        if (expectedEncodeToken === undefined) {
+    check(request, scope) {
+      const bearer = bearerToken(request);
+      if (scope === 'encode') {
+        if (encodeToken === undefined) {
           throw new HttpError(403, 'DecodeOnly', 'this codec endpoint decodes only: encoding makes payloads the worker trusts, so it needs CONSOLE_CODEC_ENCODE_TOKEN set on the console and sent as Authorization: Bearer');
         }
-        if (!isEncodeToken(bearerToken(request))) throw new HttpError(401, 'Unauthorized', 'encoding needs the encode token: Authorization: Bearer <CONSOLE_CODEC_ENCODE_TOKEN> (the console token does not encode)');
+        if (!isEncodeToken(bearer)) throw new HttpError(401, 'Unauthorized', 'encoding needs the encode token: Authorization: Bearer <CONSOLE_CODEC_ENCODE_TOKEN> (neither the console token nor the codec token encodes)');
         return;
       }
-      if (codecToken !== undefined) {
-        if (!timingSafeEqual(digest(codecToken), expectedCodecToken)) throw new HttpError(401, 'Unauthorized', "the token in the codec address is not this console's codec token");
-      } else if (!isToken(bearerToken(request)) && !isToken(cookieToken(request))) {
-        throw new HttpError(401, 'Unauthorized', 'the console needs its token: Authorization: Bearer <token>, or open the page once with ?token=<token>');
-      }
+      if (isToken(bearer) || isToken(cookieToken(request))) return;
+      if (scope === 'decode' && isCodecToken(bearer)) return;
+      if (isCodecToken(bearer)) throw new HttpError(401, 'Unauthorized', 'the codec token opens /codec/decode only: the console needs its own token');
+      throw new HttpError(
+        401,
+        'Unauthorized',
+        scope === 'decode'
+          ? 'decoding needs the console token (Authorization: Bearer, or the cookie of a browser that opened the console with ?token=) or CONSOLE_CODEC_TOKEN as Authorization: Bearer'
+          : 'the console needs its token: Authorization: Bearer <token>, or open the page once with ?token=<token>',
+      );
     },
   };
 }

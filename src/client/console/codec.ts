@@ -4,14 +4,13 @@
  *   POST /codec/encode  { payloads: [{ metadata: { key: base64 }, data: base64 }] } → same shape, encoded
  *   POST /codec/decode  { payloads: [...] } → same shape, decoded (one that can never be read here:
  *                       a JSON payload naming why, see decodeOrDescribe)
- * Also at /codec/<codec token>/(encode|decode) (see auth.ts). Browsers may call it, with credentials,
- * only from the origins of CONSOLE_CODEC_CORS_ORIGINS.
+ * Who may call which is auth.ts's. Browsers may call it, with credentials (the Web UI sends the
+ * console's cookie), only from the origins of CONSOLE_CODEC_CORS_ORIGINS.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
-import { CODEC_TOKEN_PARAM } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
 import type { CorsPolicy, Route, RouteCall } from './router.js';
 
@@ -46,10 +45,7 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
     else payloads = await Promise.all(payloads.map((payload) => decodeOrDescribe(codecs, payload)));
     return { status: 200, body: { payloads: payloads.map(toJson) } };
   };
-  return [
-    { method: 'POST', path: '/codec/:action(encode|decode)', handler, cors },
-    { method: 'POST', path: `/codec/:${CODEC_TOKEN_PARAM}([A-Za-z0-9_-]{1,64})/:action(encode|decode)`, handler, cors },
-  ];
+  return [{ method: 'POST', path: '/codec/:action(encode|decode)', handler, cors }];
 }
 
 /**

@@ -29,6 +29,7 @@ const connections = await ConnectionsClient.connect(clientConfig);
 const console_ = createConsoleServer({
   connections,
   token: consoleConfig.token,
+  codecToken: consoleConfig.codecToken,
   codecEncodeToken: consoleConfig.codecEncodeToken,
   // Beyond loopback the console is reached through a TLS proxy: the cookie must not travel in clear.
   secureCookie: !isLoopbackHost(consoleConfig.host),
