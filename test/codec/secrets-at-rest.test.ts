@@ -1,10 +1,11 @@
 /**
  * Secrets at rest, with the product's default settings: a worker process and a console process as a
  * user starts them (payloads encrypted, large ones in a local payload store), a connection per
- * challenge sequence answered through the console, a cached one with every product, and one that
- * fails. Then nothing a lender must protect (the bank password, MFA answers, account numbers, holder
- * names, emails and phones) appears in the raw history (read without codec), in the payload store's
- * files, or in the worker's and the console's logs.
+ * challenge sequence answered through the console (one answer wrong first), a cached one with every
+ * product, one that fails, and a start the client refuses. Then nothing a lender must protect (the bank password, MFA answers, account numbers, holder
+ * names, emails and phones, a refused answer, a refused start's password) appears in the raw history
+ * (read without codec), in the payload store's files, in the worker's and the console's logs, or in
+ * what the error paths answered and threw.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -12,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ConnectionsClient, connectionKey, ConnectionFailedError, type ConnectionResult } from '../../src/client/index.js';
+import { inspect } from 'node:util';
+import { ConnectionsClient, connectionKey, ConnectionFailedError, InvalidConnectionInputError, type ConnectionResult } from '../../src/client/index.js';
+import type { AnswerOutcome } from '../../src/contract/connection-definitions.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
@@ -35,6 +38,10 @@ const customerId = uniqueId('tenant');
 const workflowIds: string[] = [];
 const results: ConnectionResult[] = [];
 const answers: string[] = [];
+/** What the product answered or threw on the error paths: each must hold no secret either. */
+const errorTexts: string[] = [];
+const WRONG_ANSWER = `WrongAnswer-${uniqueId('secret')}`;
+const BAD_INPUT_PASSWORD = `BadInputPassword-${uniqueId('secret')}`;
 
 before(async () => {
   env = await createDevEnvironment();
@@ -67,17 +74,33 @@ before(async () => {
       timing: { pollIntervalMs: 100 },
     });
     assert.equal(first.step, 'challenge');
+    let challengeSetId = first.challengeSet.id;
     for (const [index, round] of describeScenario(scenario).challengeSequence.entries()) {
+      // The first scenario's first round is answered wrong first: a refused answer is a secret too.
+      if (scenario === CHALLENGE_SCENARIOS[0] && index === 0) {
+        const wrong = Object.fromEntries(Object.keys(round.answer).map((question) => [question, [WRONG_ANSWER]]));
+        const refused = await answer(id, challengeSetId, wrong);
+        assert.equal(refused.outcome, 'rejected', `${scenario.username}: the wrong answer is refused`);
+        challengeSetId = refused.nextChallengeSet?.id ?? assert.fail('a next challenge set after the refusal');
+      }
       answers.push(...Object.values(round.answer).flat());
-      const response = await fetch(`${consoleUrl}/api/connections/${encodeURIComponent(id)}/answer`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ challengeSetId: String(index + 1), responses: round.answer }),
-      });
-      assert.equal(response.status, 200, `${scenario.username} round ${index + 1}: ${await response.clone().text()}`);
+      const accepted = await answer(id, challengeSetId, round.answer);
+      challengeSetId = ('nextChallengeSet' in accepted ? accepted.nextChallengeSet?.id : undefined) ?? challengeSetId;
     }
     results.push(await client.result(id));
   }
+
+  // A start the client refuses (an empty institution): the error names the field, never the password.
+  const refusedStart = await client.start(connectionKey(customerId, uniqueId('bad-input')), {
+    customerId,
+    session: { kind: 'live', institution: '', username: 'bad_input', password: BAD_INPUT_PASSWORD },
+    products: { accountsDetail: {} },
+  }).then(
+    () => assert.fail('a start with an empty institution was accepted'),
+    (error: unknown) => error,
+  );
+  assert.ok(refusedStart instanceof InvalidConnectionInputError, String(refusedStart));
+  errorTexts.push(inspect(refusedStart, { depth: 10 }), String((refusedStart as Error).stack));
 
   const saved = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'no_mfa' }) });
   const { LoginId: loginId } = (await saved.json()) as { LoginId: string };
@@ -97,6 +120,22 @@ before(async () => {
   await assert.rejects(client.result(failing), (error: unknown) => error instanceof ConnectionFailedError && error.type === 'InvalidCredentials');
 });
 
+/**
+ * Answers through the console's API, as an operator's page does; the update's outcome. A refused
+ * answer's reply is an error path's (an accepted one shows the next set's choices, answers included).
+ */
+async function answer(workflowId: string, challengeSetId: string, responses: Record<string, string[]>): Promise<AnswerOutcome> {
+  const response = await fetch(`${consoleUrl}/api/connections/${encodeURIComponent(workflowId)}/answer`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ challengeSetId, responses }),
+  });
+  const text = await response.text();
+  if (text.includes('"rejected"')) errorTexts.push(text);
+  assert.equal(response.status, 200, `${workflowId} set ${challengeSetId}: ${text}`);
+  return (JSON.parse(text) as { outcome: AnswerOutcome }).outcome;
+}
+
 after(async () => {
   await client?.close();
   await stopAllProcesses();
@@ -107,7 +146,11 @@ after(async () => {
 
 /** Every secret the connections handled: what must never be readable at rest. */
 function secrets(): Map<string, string> {
-  const found = new Map<string, string>([['the bank password', SANDBOX_PASSWORD]]);
+  const found = new Map<string, string>([
+    ['the bank password', SANDBOX_PASSWORD],
+    ['the password of a refused start', BAD_INPUT_PASSWORD],
+    ['a refused answer', WRONG_ANSWER],
+  ]);
   // Short answers ("Text", "Call") could occur in ciphertext by chance and are not secret; an answer
   // naming an institution ("SandboxCreditUnion") is readable on purpose in the Institution search attribute.
   const institutions: ReadonlySet<string> = new Set(SCENARIOS.map((scenario) => scenario.institution));
@@ -159,6 +202,12 @@ describe('secrets at rest with the default settings', () => {
     const files = await filesUnder(storeDirectory);
     assert.ok(files.length > 0, 'large payloads were stored');
     for (const file of files) assertNoSecretIn('a stored payload', file);
+  });
+
+  it('keeps them out of what the error paths answered and threw (a refused start, a refused answer)', () => {
+    assert.ok(errorTexts.some((text) => /institution/.test(text)), 'the refused start named its field');
+    assert.ok(errorTexts.some((text) => text.includes('"rejected"')), 'the refused answer was answered');
+    for (const text of errorTexts) assertNoSecretIn('an error path\'s answer', Buffer.from(text));
   });
 
   it("keeps them out of the worker's and the console's logs", () => {
