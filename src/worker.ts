@@ -25,6 +25,7 @@ import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError
 import { redact } from './logging/redact.js';
 import { ConnectionStatusGauge, connectionsGauge } from './metrics/connection-status-gauge.js';
 import { recordKeyProviderMetrics } from './metrics/key-provider-metrics.js';
+import { logKeyProviderChanges } from './worker/key-provider-log.js';
 import { serviceMetrics } from './metrics/service-metrics.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
 import { tracingWorkerOptions } from './tracing/worker-tracing.js';
@@ -119,18 +120,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       : undefined;
   const kms = keyProviderHealthOf(config.encryption);
   const stopKmsMetrics = kms ? recordKeyProviderMetrics(meter, kms) : undefined;
-  // Once per change of the KMS's state, not per call: an outage is one warning and one recovery.
-  let kmsState = kms?.status.state;
-  const stopKmsLog = kms?.onCall((_call, _outcome, status) => {
-    if (status.state === kmsState) return;
-    kmsState = status.state;
-    if (status.state === 'ok') Runtime.instance().logger.info(`key provider ${status.keyId} answers again; the worker uses it as before`);
-    else Runtime.instance().logger.warn(`key provider ${status.keyId} ${status.state}: ${status.reason ?? ''}; the worker keeps running on cached keys, and tasks that need a new or uncached key retry until it answers`);
-  });
-  const stopSealingLog = kms?.onSealing((status) => {
-    if (status.sealing === 'stopped') Runtime.instance().logger.error(`key provider ${status.keyId}: sealing stopped: ${status.sealingStoppedBecause ?? ''}; tasks retry until the KMS makes a data key`);
-    else Runtime.instance().logger.info(`key provider ${status.keyId}: sealing goes on with a new data key`);
-  });
+  const stopKmsLog = kms ? logKeyProviderChanges(kms, Runtime.instance().logger) : undefined;
   const health = config.health.port
     ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => poolState(workers), ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}) })
     : undefined;
@@ -203,7 +193,6 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   } finally {
     stopKmsMetrics?.();
     stopKmsLog?.();
-    stopSealingLog?.();
     await statusGauge?.stop();
     await health?.close();
     await tracing?.release(); // exports the spans still buffered

@@ -3,16 +3,21 @@
  * keys make (a data key, an unwrap) and how it ended. A KMS that cannot answer now (down, sealed,
  * overloaded: KeyProviderUnavailableError) marks the provider unavailable until its next call
  * succeeds; a refusal (the policy, credentials) marks it refused; a payload it can never open (a
- * revoked version) is the payload's fault, not the provider's. Cached keys keep the worker running
+ * revoked version, a destroyed key) is the payload's fault, not the provider's, and is named as such. Cached keys keep the worker running
  * meanwhile, so this is a reason shown beside a running worker, never a reason to restart it.
  */
 import type { DataKey, KeyWrapper } from './envelope-keys.js';
 import type { EnvelopeMetadata } from './payload-format.js';
-import { KeyProviderRefusedError, KeyProviderUnavailableError, PayloadDecryptionError } from './payload-errors.js';
+import { KeyDestroyedError, KeyProviderRefusedError, KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError } from './payload-errors.js';
 
 export type KeyProviderCall = 'datakey' | 'decrypt';
-/** `ok`; `unavailable`: down or overloaded (retried); `refused`: the KMS said no to this process; `undecodable`: a payload it can never open (revoked). */
-export type KeyProviderOutcome = 'ok' | 'unavailable' | 'refused' | 'undecodable';
+/**
+ * `ok`; `unavailable`: down or overloaded (retried); `refused`: the KMS said no to this process;
+ * `revoked`: the payload's key version is below the key's minimum (revoked on purpose); `destroyed`:
+ * the payload's key is gone (a forgotten lender's); `undecodable`: any other payload it can never open.
+ * The last three are the payload's, not the provider's: the provider stays ok.
+ */
+export type KeyProviderOutcome = 'ok' | 'unavailable' | 'refused' | 'revoked' | 'destroyed' | 'undecodable';
 
 export interface KeyProviderStatus {
   /** e.g. "vault-transit:aggregation-payloads" */
@@ -31,7 +36,8 @@ export interface KeyProviderStatus {
   readonly sealingStoppedBecause?: string | undefined;
 }
 
-type Listener = (call: KeyProviderCall, outcome: KeyProviderOutcome, status: KeyProviderStatus) => void;
+/** `error`: what the call threw, when it failed. */
+type Listener = (call: KeyProviderCall, outcome: KeyProviderOutcome, status: KeyProviderStatus, error?: unknown) => void;
 
 export class KeyProviderHealth {
   private state: KeyProviderStatus['state'] = 'ok';
@@ -95,7 +101,7 @@ export class KeyProviderHealth {
   record(call: KeyProviderCall, error?: unknown): void {
     this.calls[call] += 1;
     const outcome = outcomeOf(error);
-    if (outcome !== 'ok' && outcome !== 'undecodable') this.failures += 1;
+    if (outcome === 'unavailable' || outcome === 'refused') this.failures += 1;
     const next: KeyProviderStatus['state'] = outcome === 'unavailable' || outcome === 'refused' ? outcome : 'ok';
     if (next !== this.state) {
       this.state = next;
@@ -105,7 +111,7 @@ export class KeyProviderHealth {
     const status = this.status;
     for (const listener of this.listeners) {
       try {
-        listener(call, outcome, status);
+        listener(call, outcome, status, error);
       } catch {
         // A metric or a log line never fails the call it describes.
       }
@@ -117,6 +123,8 @@ function outcomeOf(error: unknown): KeyProviderOutcome {
   if (error === undefined) return 'ok';
   if (error instanceof KeyProviderUnavailableError) return 'unavailable';
   if (error instanceof KeyProviderRefusedError) return 'refused';
+  if (error instanceof KeyVersionRevokedError) return 'revoked';
+  if (error instanceof KeyDestroyedError) return 'destroyed';
   if (error instanceof PayloadDecryptionError) return 'undecodable';
   // Anything else is unexpected of a KMS client: the provider is not known to work.
   return 'unavailable';
