@@ -159,3 +159,38 @@ async def test_a_transit_key_rotated_between_a_python_start_and_its_result(worke
     assert len(await codec.decode([stored_result])) == 1
     with pytest.raises(KeyVersionRevokedError, match=f'wrapped with version 1 of key "{tenant_key}"'):
         await codec.decode([started_input])
+
+
+async def test_a_running_connection_whose_key_version_is_revoked_says_so_when_its_state_is_read(workers: list[WorkerProcess], openbao: OpenBao, tmp_path: Path) -> None:
+    """A connection waiting for its answer, its tenant key's version 1 revoked and its worker restarted:
+    the worker cannot read the history, so its query fails with only "Encoded failure"; the client reads
+    the start input with its own keys and raises the typed error naming the key and version. Lowered
+    again, the minimum lets the same connection read on."""
+    openbao.api("POST", "transit/keys/py-revoked", {})
+    transit = {
+        "PAYLOAD_KEY_PROVIDER": "vault-transit",
+        "PAYLOAD_VAULT_ADDR": openbao.address,
+        "PAYLOAD_VAULT_TOKEN": openbao.token("py-revoked-worker", worker_policy("py-revoked")),
+        "PAYLOAD_VAULT_TRANSIT_KEY": "py-revoked",
+        "PAYLOAD_ENCRYPTION_KEY_FILE": str(tmp_path / "payload-encryption.key"),
+    }
+    task_queue = f"py-revoked-{secrets.token_hex(4)}"
+    key = connection_key(CUSTOMER_ID, f"py-revoked-{secrets.token_hex(4)}")
+    workers.append(start_worker(worker_env(task_queue, transit)))
+    first = await (await client_with(task_queue, transit)).start_and_await_first_step(key, live_input())
+    assert first["step"] == "challenge", first
+
+    tenant_key = f"py-revoked-tenant-{CUSTOMER_ID}"
+    openbao.api("POST", f"transit/keys/{tenant_key}/rotate", {})
+    openbao.api("POST", f"transit/keys/{tenant_key}/config", {"min_decryption_version": 2})
+    # Restarted, the worker has no unwrapped key left in memory: the KMS decides what it reads.
+    workers[-1].stop()
+    workers.append(start_worker(worker_env(task_queue, transit)))
+    reader = await client_with(task_queue, transit)
+    with pytest.raises(KeyVersionRevokedError, match=f'wrapped with version 1 of key "{tenant_key}"') as revoked:
+        await reader.state(key)
+    assert revoked.value.version == 1
+
+    openbao.api("POST", f"transit/keys/{tenant_key}/config", {"min_decryption_version": 1})
+    assert (await reader.state(key)).status == "AwaitingAnswer"
+    await reader.cancel(key)

@@ -44,6 +44,7 @@ from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolic
 from ..settings.encryption import codec_from_env
 from .answers import describe_validation, parse_answer
 from .business_key import parse_business_key, parse_workflow_id
+from .unreadable_history import unreadable_query_error
 from .errors import (
     CONNECTION_FAILURE_TYPES,
     AnswerRejectedError,
@@ -216,11 +217,17 @@ class ConnectionsClient:
 
     async def state(self, workflow_id: str) -> ConnectionState:
         """The connection's whole state (status, challenge set, pending operation, polls, last rejection);
-        ``.to_wire()`` gives the worker's JSON. UnexpectedConnectionAnswerError when it is off the contract."""
+        ``.to_wire()`` gives the worker's JSON. UnexpectedConnectionAnswerError when it is off the contract;
+        KeyVersionRevokedError, KeyDestroyedError or PayloadNotSealedError when its history cannot be read
+        (a worker that cannot read it says only "Encoded failure": the client finds out which)."""
         handle = self._handle(workflow_id)
         try:
             state: dict[str, Any] = await handle.query(CONNECTION_STATE_QUERY, result_type=dict)
         except Exception as error:
+            # A worker that cannot read the history answers only "Encoded failure": name why, if that is it.
+            unreadable = await unreadable_query_error(self.client, workflow_id, error)
+            if unreadable is not None:
+                raise unreadable from error
             raise self._map_error(workflow_id, error) from error
         return parse_answer(ConnectionState, state, workflow_id, "state")
 
