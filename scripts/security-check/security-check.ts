@@ -28,13 +28,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
-import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { createSandbox } from '../../src/sandbox/server.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startDevServer } from '../chaos/dev-server-start.js';
 import { buildWorkflowBundle, releaseRehearsal, startFleet, type RehearsalResources } from '../chaos/fleet.js';
 import { track } from '../chaos/processes.js';
+import { startConsoleProcess, type ConsoleProcess } from './console-process.js';
 import { runRehearsal } from '../lib/rehearsal-main.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { seconds, Timeline } from '../chaos/timeline.js';
@@ -77,11 +76,11 @@ function log(line: string): void {
 
 interface Resources extends RehearsalResources {
   openbao?: OpenBaoServer;
-  console?: ConsoleServer;
+  console?: ConsoleProcess;
 }
 
 function release(resources: Resources): Promise<void> {
-  return releaseRehearsal('security-check', log, resources, [() => resources.console?.close(), () => resources.openbao?.stop()]);
+  return releaseRehearsal('security-check', log, resources, [() => resources.console?.stop(), () => resources.openbao?.stop()]);
 }
 
 /** The command line of every process of this run (this one and its descendants), as any user sees it with `ps`. */
@@ -105,7 +104,7 @@ async function runArgvs(): Promise<{ where: string; bytes: Buffer }[]> {
   return Promise.all(pids.filter(ofRun).map(async (pid) => ({ where: `the argv of pid ${pid}`, bytes: await argvOf(pid) })));
 }
 
-/** Every log of the run: the worker's, the dev server's, OpenBao's own and its audit log. */
+/** Every log of the run: the worker's, the console's, the dev server's, OpenBao's own and its audit log. */
 async function everyLog(runDir: string): Promise<{ where: string; bytes: Buffer }[]> {
   const names = (await readdir(runDir, { recursive: true })).filter((name) => name.endsWith('.log'));
   return Promise.all(names.map(async (name) => ({ where: name, bytes: await readFile(join(runDir, name)) })));
@@ -202,10 +201,22 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const forgotten = await forgottenTenant(codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), ofB, ofA);
   timeline.mark(`tenant ${tenantB} forgotten (its transit key destroyed): ${forgotten.detail}`);
 
-  // The console's codec endpoint, as operators and the Web UI reach it: it must not forge.
-  const [consoleToken, codecToken] = [randomBytes(24).toString('hex'), randomBytes(24).toString('hex')];
-  resources.console = createConsoleServer({ connections: fleet.connections, token: consoleToken, codecToken, payloadCodecs: dataConverterFor(fleet.payload)?.payloadCodecs, codecCorsOrigins: [] });
-  const consoleUrl = (await resources.console.listen(0)).url;
+  // The console as its own process, its three tokens in its environment, as operators and the Web UI
+  // reach it: its codec must not forge, its codec token must open nothing else, and (below) no token
+  // may show in the run's argv, logs or histories.
+  const [consoleToken, codecToken, encodeToken] = [randomBytes(24).toString('hex'), randomBytes(24).toString('hex'), randomBytes(24).toString('hex')];
+  resources.console = await startConsoleProcess(runDir, {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: fleet.taskQueue,
+    ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT),
+    PAYLOAD_STORE: 'off',
+    CONSOLE_TOKEN: consoleToken,
+    CONSOLE_CODEC_TOKEN: codecToken,
+    CONSOLE_CODEC_ENCODE_TOKEN: encodeToken,
+  });
+  const consoleUrl = resources.console.url;
+  timeline.mark(`console process up at ${consoleUrl}`);
   results.push(await forgedThroughCodec(consoleUrl, { consoleToken, codecToken }), await codecTokenOnConsole(consoleUrl, codecToken));
 
   // A worker given a KMS in clear: its token, or AWS credentials, would cross the network.
@@ -236,6 +247,9 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const secrets = [
     { label: 'the KMS token', value: token },
     { label: 'the bank password', value: SANDBOX_PASSWORD },
+    { label: 'the console token', value: consoleToken },
+    { label: 'the codec token', value: codecToken },
+    { label: 'the codec encode token', value: encodeToken },
   ];
   results.push(secretsAbsent('secrets in the argv of the run’s processes', await runArgvs(), secrets));
   results.push(secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }]));
