@@ -354,7 +354,7 @@ provide_core() {
 }
 provide_later() {
   # npm test's small upgrade rehearsal starts on the release before the production one.
-  run_lanes "later group" "previous-server::server $(awk '{ print $(NF-1) }' <<<"$upgrade_path")" "minio::minio" "compose::compose" "otelcol::otelcol" "moto::moto"
+  run_lanes "later group" "previous-server::server $(awk '{ print $(NF-1) }' <<<"$upgrade_path")" "minio::minio" "compose::compose" "otelcol::otelcol" "moto::moto" "cli::cli"
 }
 
 case "${1:-all}" in

@@ -237,6 +237,13 @@ describe("the console's codec endpoint", () => {
       assert.equal(refused.status, status, `${path} with ${Object.keys(headers).join(', ') || 'no credential'}`);
       assert.ok(!(await refused.text()).includes('binary/encrypted'));
     }
+    // The temporal CLI encodes a query's (empty) arguments before it queries: a reader may encode nothing.
+    for (const headers of [auth, { authorization: `Bearer ${CODEC_TOKEN}` }]) {
+      const nothing = await codecCall('/codec/encode', { payloads: [] }, headers);
+      assert.equal(nothing.status, 200);
+      assert.deepEqual(await nothing.json(), { payloads: [] });
+    }
+    assert.equal((await codecCall('/codec/encode', { payloads: [] }, {})).status, 401, 'but not without a credential');
     // A console given no encode token decodes only, whoever asks.
     const decodeOnly = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: consoleCodecs, codecCorsOrigins: [UI_ORIGIN] });
     try {

@@ -73,7 +73,7 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     ...connectionRoutes(options.connections),
     ...scheduleRoutes(options.connections, options.defaultCustomerId),
     ...bookRoutes(options.connections, options.defaultCustomerId),
-    ...codecRoutes(options.payloadCodecs ?? [], options.codecCorsOrigins ?? []),
+    ...codecRoutes(options.payloadCodecs ?? [], options.codecCorsOrigins ?? [], options.codecEncodeToken !== undefined),
   ]);
 
   const server = createServer((request, response) => {
@@ -98,13 +98,13 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
       throw new HttpError(410, 'CodecTokenInAddress', 'the codec endpoint no longer takes a token in its address (where logs and the Web UI\'s settings showed it): use /codec/decode with Authorization: Bearer <CONSOLE_CODEC_TOKEN>, or the Web UI with includeCredentials and the console\'s cookie');
     }
     const action = match?.params.action;
-    auth.check(request, url.pathname.startsWith('/codec/') && (action === 'encode' || action === 'decode') ? action : 'console');
+    const grant = auth.check(request, url.pathname.startsWith('/codec/') && (action === 'encode' || action === 'decode') ? action : 'console');
     if (match === undefined) {
       if (await servePage(request, response, url.pathname)) return;
       throw new HttpError(404, 'NotFound', `no such page: ${url.pathname}`);
     }
     if (match.route === undefined) throw methodNotAllowed(match.allowed);
-    sendJson(response, await match.route.handler({ request, url, params: match.params }));
+    sendJson(response, await match.route.handler({ request, url, params: match.params, grant }));
   }
 
   return {

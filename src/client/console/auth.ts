@@ -10,11 +10,21 @@
  * - /codec/encode: only the encode token (CONSOLE_CODEC_ENCODE_TOKEN, as a bearer token) may encode,
  *   since an encoded payload is one the worker trusts; without one the codec decodes only. Neither
  *   the console token, its cookie (a page of an allowed origin could send it) nor the codec token
- *   may encode.
+ *   may encode a payload; they may encode an empty list, which the `temporal` CLI asks for before a
+ *   query without arguments, and which makes nothing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, safeDecode, SECURITY_HEADERS } from './http.js';
+import type { Grant } from './router.js';
+
+/** Why an encode was refused to a caller who may not encode: 403 on a console that encodes for nobody, else 401. */
+export function encodeRefusal(consoleEncodes: boolean): HttpError {
+  if (!consoleEncodes) {
+    return new HttpError(403, 'DecodeOnly', 'this codec endpoint decodes only: encoding makes payloads the worker trusts, so it needs CONSOLE_CODEC_ENCODE_TOKEN set on the console and sent as Authorization: Bearer');
+  }
+  return new HttpError(401, 'Unauthorized', 'encoding needs the encode token: Authorization: Bearer <CONSOLE_CODEC_ENCODE_TOKEN> (neither the console token nor the codec token encodes)');
+}
 
 export const COOKIE_NAME = 'console_token';
 
@@ -28,11 +38,12 @@ export interface ConsoleAuth {
    */
   acceptQueryToken(request: IncomingMessage, response: ServerResponse, url: URL): boolean;
   /**
-   * Throws a 401 unless the request carries a credential for `scope`: the console token for the
-   * console; it or the codec token to decode; the encode token, and nothing else, to encode (403
-   * when there is none).
+   * What the request's credential grants for `scope`, or a 401: the console token for the console;
+   * it or the codec token to decode; to encode, the encode token (`encode`), or a decode credential
+   * (`decode`: the codec then encodes nothing, see codec.ts), else a 401 (403 when the console has
+   * no encode token and the caller no decode credential).
    */
-  check(request: IncomingMessage, scope: ConsoleScope): void;
+  check(request: IncomingMessage, scope: ConsoleScope): Grant;
 }
 
 export interface ConsoleAuthOptions {
@@ -70,15 +81,15 @@ export function consoleAuth(token: string, { codecToken, encodeToken, secureCook
     },
     check(request, scope) {
       const bearer = bearerToken(request);
+      const mayDecode = isToken(bearer) || isToken(cookieToken(request)) || isCodecToken(bearer);
       if (scope === 'encode') {
-        if (encodeToken === undefined) {
-          throw new HttpError(403, 'DecodeOnly', 'this codec endpoint decodes only: encoding makes payloads the worker trusts, so it needs CONSOLE_CODEC_ENCODE_TOKEN set on the console and sent as Authorization: Bearer');
-        }
-        if (!isEncodeToken(bearer)) throw new HttpError(401, 'Unauthorized', 'encoding needs the encode token: Authorization: Bearer <CONSOLE_CODEC_ENCODE_TOKEN> (neither the console token nor the codec token encodes)');
-        return;
+        if (isEncodeToken(bearer)) return 'encode';
+        // A reader's CLI asks to encode a query's (empty) arguments: it may, and nothing else (codec.ts).
+        if (mayDecode) return 'decode';
+        throw encodeRefusal(encodeToken !== undefined);
       }
-      if (isToken(bearer) || isToken(cookieToken(request))) return;
-      if (scope === 'decode' && isCodecToken(bearer)) return;
+      if (isToken(bearer) || isToken(cookieToken(request))) return 'console';
+      if (scope === 'decode' && isCodecToken(bearer)) return 'decode';
       if (isCodecToken(bearer)) throw new HttpError(401, 'Unauthorized', 'the codec token opens /codec/decode only: the console needs its own token');
       throw new HttpError(
         401,

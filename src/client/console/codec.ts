@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
+import { encodeRefusal } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
 import type { CorsPolicy, Route, RouteCall } from './router.js';
 
@@ -30,15 +31,18 @@ const CodecBody = z.object({ payloads: z.array(JsonPayload).max(10_000).default(
 
 /**
  * `codecs`: those of the console's data converter, none when encryption is off;
- * `corsOrigins`: the browser origins allowed to call with credentials (the Temporal Web UI).
+ * `corsOrigins`: the browser origins allowed to call with credentials (the Temporal Web UI);
+ * `consoleEncodes`: an encode token is configured (else an encode is refused as decode-only).
  */
-export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readonly string[]): Route[] {
+export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readonly string[], consoleEncodes: boolean): Route[] {
   const cors = codecCors(new Set(corsOrigins));
-  const handler = async ({ request, params }: RouteCall) => {
+  const handler = async ({ request, params, grant }: RouteCall) => {
     if (codecs.length === 0) {
       throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION=off): there is no codec to encode or decode with');
     }
     const body = parse(CodecBody, await readJsonBody(request, MAX_CODEC_BODY_BYTES), 'body');
+    // A reader's encode (auth.ts): only of nothing, which seals nothing the worker could trust.
+    if (params.action === 'encode' && grant !== 'encode' && body.payloads.length > 0) throw encodeRefusal(consoleEncodes);
     let payloads = body.payloads.map(fromJson);
     // Like the SDK's data converter: encode through the codecs in order, decode in reverse order.
     if (params.action === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);

@@ -13,7 +13,12 @@ export interface RouteCall {
   readonly url: URL;
   /** The captured segments, as sent: a handler decodes what it takes (safeDecode). */
   readonly params: Params;
+  /** What the caller's credential allows (auth.ts): decided before the handler runs. */
+  readonly grant: Grant;
 }
+
+/** `console`: the console token; `decode`: a credential that decodes only; `encode`: the encode token. */
+export type Grant = 'console' | 'decode' | 'encode';
 
 /**
  * Runs before authentication on every request to the route's path, whatever its method, so that
