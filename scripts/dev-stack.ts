@@ -28,7 +28,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadClientConfig } from '../src/settings/client.js';
 import { loadDevStackConfig } from '../src/settings/dev-stack.js';
-import { DEFAULT_LOCAL_KEY_FILE } from '../src/settings/payload-keys.js';
+import { DEFAULT_LOCAL_KEY_FILE } from '../src/settings/encryption-keys.js';
 import { readOrCreateLocalKey } from '../src/codec/local-key.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { DevServer } from './lib/dev-server.js';

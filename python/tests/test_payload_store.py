@@ -46,7 +46,7 @@ def payload(text: str) -> Payload:
 
 
 def test_keys_are_the_workers_layout() -> None:
-    # The same strings as test/payload-store/payload-keys.test.ts expects of the TypeScript side.
+    # The same strings as test/payload-store/object-keys.test.ts expects of the TypeScript side.
     assert encode_key_segment("login/1 ü") == "login%2F1%20%C3%BC"
     assert encode_key_segment(".hidden") == "%2Ehidden"
     long = encode_key_segment("x" * 200)

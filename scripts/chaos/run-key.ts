@@ -7,7 +7,7 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
-import { PAYLOAD_KEY_BYTES } from '../../src/settings/payload-keys.js';
+import { PAYLOAD_KEY_BYTES } from '../../src/settings/encryption-keys.js';
 
 export const RUN_KEY_FILE = 'payload-encryption.key';
 export const REPLAY_ENTRY = 'scripts/chaos/replay-kept.ts';

@@ -14,7 +14,7 @@ import { ConsoleVariables, ConsoleVars } from '../../src/settings/console.js';
 import { DevStackEnv, DevStackVars } from '../../src/settings/dev-stack.js';
 import { RuntimeVars } from '../../src/settings/load.js';
 import { KeyProviderVars } from '../../src/settings/key-provider.js';
-import { EncryptionVars } from '../../src/settings/payload-keys.js';
+import { EncryptionVars } from '../../src/settings/encryption-keys.js';
 import { PayloadStoreVars } from '../../src/settings/payload-store.js';
 import { BookVars, BudgetVars, PriorityVars } from '../../src/settings/priority.js';
 import { PoolVars } from '../../src/settings/pools.js';
@@ -43,7 +43,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: BookVars, module: 'src/settings/priority.ts' },
   { variables: PoolVars, module: 'src/settings/pools.ts' },
   { variables: ConsoleVars, module: 'src/settings/console.ts' },
-  { variables: EncryptionVars, module: 'src/settings/payload-keys.ts' },
+  { variables: EncryptionVars, module: 'src/settings/encryption-keys.ts' },
   { variables: KeyProviderVars, module: 'src/settings/key-provider.ts' },
   { variables: PayloadStoreVars, module: 'src/settings/payload-store.ts' },
   { variables: TracingVars, module: 'src/settings/tracing.ts' },

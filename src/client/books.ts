@@ -62,7 +62,7 @@ import {
   RefreshNotUnattendedError,
   TemporalUnavailableError,
 } from './errors.js';
-import { cadenceArgsOf, formatDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
+import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
 import type { EndUserFlag, RefreshSchedules } from './schedules.js';
 import { quoteVisibilityValue } from './visibility.js';
 import { unreadableQueryError } from './unreadable-history.js';
@@ -372,8 +372,8 @@ export class BooksClient {
       const minute = calendar?.minute[0]?.start ?? 0;
       const jitter = Number(description.spec.jitter ?? 0);
       const when: RefreshCadenceArgs = interval
-        ? { kind: 'interval', every: formatDuration(Number(interval.every)), jitter: formatDuration(jitter) }
-        : { kind: 'daily', at: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`, timeZone: description.spec.timezone ?? 'UTC', jitter: formatDuration(jitter) };
+        ? { kind: 'interval', every: formatCadenceDuration(Number(interval.every)), jitter: formatCadenceDuration(jitter) }
+        : { kind: 'daily', at: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`, timeZone: description.spec.timezone ?? 'UTC', jitter: formatCadenceDuration(jitter) };
       return {
         scheduleId,
         customerId,

@@ -5,7 +5,7 @@ export type { ConnectionSummary } from './connection-summary.js';
 export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
 export { RefreshSchedules } from './schedules.js';
 export type { EndUserFlag, LatestRefresh, ListSchedulesFilter, LoginRef, RefreshScheduleSummary, RefreshSchedulesOptions, ScheduledRefresh } from './schedules.js';
-export { RefreshScheduleInput, formatDuration } from './refresh-schedule-input.js';
+export { RefreshScheduleInput, formatCadenceDuration } from './refresh-schedule-input.js';
 export type { RefreshCadenceArgs, RefreshScheduleArgs } from './refresh-schedule-input.js';
 export { LoginsClient } from './logins.js';
 export { BooksClient } from './books.js';

@@ -25,7 +25,7 @@ export function printable(text: string): string {
 }
 
 /** "1h 02m", "14m 05s", "9s"; negative durations print as "0s". */
-export function formatDuration(ms: number): string {
+export function formatElapsed(ms: number): string {
   const seconds = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(seconds / 3600);
   const m = Math.floor((seconds % 3600) / 60);
@@ -68,7 +68,7 @@ interface PresentOptions {
 /** Lines that present one challenge set to an operator, numbered as `answer` expects them. */
 export function presentChallengeSet(set: ChallengeSet, options: PresentOptions = {}): string[] {
   const lines: string[] = [];
-  const within = options.now === undefined ? '' : ` (${formatDuration(Date.parse(set.answerBy) - options.now)} left)`;
+  const within = options.now === undefined ? '' : ` (${formatElapsed(Date.parse(set.answerBy) - options.now)} left)`;
   const attempt = set.attempt > 1 ? `, attempt ${set.attempt}` : '';
   lines.push(`Challenge set ${set.id}${attempt}: ${set.challenges.length} challenge${set.challenges.length === 1 ? '' : 's'}, all answered together; answer by ${set.answerBy}${within}`);
   set.challenges.forEach((challenge, index) => {
@@ -112,7 +112,7 @@ function pad(n: number, of: number): string {
 /** A compact view of the whole state: status, mode, login, polls, pending operation, last rejection, failure. */
 export function presentState(workflowId: string, state: ConnectionState, now?: number): string[] {
   const lines: string[] = [];
-  const elapsed = now === undefined ? '' : `, running ${formatDuration(now - Date.parse(state.startedAt))}`;
+  const elapsed = now === undefined ? '' : `, running ${formatElapsed(now - Date.parse(state.startedAt))}`;
   lines.push(`Connection ${printable(workflowId)}: ${state.status}${elapsed}`);
   const who = [`mode ${state.mode}`, `customer ${printable(state.customerId)}`];
   if (state.institution) who.push(`institution ${printable(state.institution)}`);
@@ -145,7 +145,7 @@ export function presentState(workflowId: string, state: ConnectionState, now?: n
 
 /** One line for `watch`: what changed is visible at a glance. */
 export function progressLine(state: ConnectionState, now: number): string {
-  const parts = [`${formatDuration(now - Date.parse(state.startedAt)).padStart(7)}`, state.status.padEnd(14), `polls ${state.totalPolls}`];
+  const parts = [`${formatElapsed(now - Date.parse(state.startedAt)).padStart(7)}`, state.status.padEnd(14), `polls ${state.totalPolls}`];
   if (state.pending) parts.push(`pending ${state.pending.operation} (poll ${state.pending.pollCount})`);
   if (state.challengeSet && state.status === 'AwaitingAnswer') parts.push(`challenge set ${state.challengeSet.id}: ${state.challengeSet.challenges.map((c) => c.Type).join(', ')}`);
   if (state.retrieved.length) parts.push(`retrieved ${state.retrieved.join(', ')}`);

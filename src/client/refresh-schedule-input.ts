@@ -106,13 +106,13 @@ export type RefreshScheduleInput = z.infer<typeof RefreshScheduleInput>;
 export function cadenceArgsOf(cadence: RefreshCadence): RefreshCadenceArgs {
   if (cadence.kind === 'daily') {
     const at = `${String(cadence.at.hour).padStart(2, '0')}:${String(cadence.at.minute).padStart(2, '0')}`;
-    return { kind: 'daily', at, timeZone: cadence.timeZone, jitter: formatDuration(cadence.jitter) };
+    return { kind: 'daily', at, timeZone: cadence.timeZone, jitter: formatCadenceDuration(cadence.jitter) };
   }
-  return { kind: 'interval', every: formatDuration(cadence.every), jitter: formatDuration(cadence.jitter) };
+  return { kind: 'interval', every: formatCadenceDuration(cadence.every), jitter: formatCadenceDuration(cadence.jitter) };
 }
 
 /** The largest whole unit: 5400000 → "90m", 86400000 → "1d". */
-export function formatDuration(ms: number): string {
+export function formatCadenceDuration(ms: number): string {
   for (const unit of ['d', 'h', 'm'] as const) if (ms > 0 && ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
   return `${Math.round(ms / 1_000)}s`;
 }

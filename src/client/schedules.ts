@@ -37,7 +37,7 @@ import {
   TemporalUnavailableError,
   type ConnectionEndType,
 } from './errors.js';
-import { cadenceArgsOf, formatDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
+import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
 import { transientCodeOf } from './transient-retry.js';
 import { quoteVisibilityValue } from './visibility.js';
 
@@ -431,9 +431,9 @@ function summarizeRefresh(schedule: ScheduleDescription): RefreshScheduleSummary
 
 /** The cadence a spec was made from (one calendar at HH:MM, or one interval). */
 function cadenceOf(spec: ScheduleDescription['spec']): RefreshCadenceArgs | undefined {
-  const jitter = formatDuration(spec.jitter ?? 0);
+  const jitter = formatCadenceDuration(spec.jitter ?? 0);
   const interval = spec.intervals?.[0];
-  if (interval) return { kind: 'interval', every: formatDuration(Number(interval.every)), jitter };
+  if (interval) return { kind: 'interval', every: formatCadenceDuration(Number(interval.every)), jitter };
   const calendar = spec.calendars?.[0];
   const hour = calendar?.hour[0]?.start;
   const minute = calendar?.minute[0]?.start;

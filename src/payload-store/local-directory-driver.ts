@@ -1,6 +1,6 @@
 /**
  * A StorageDriver over a local directory: the embedded default of the dev stack, the demo and the
- * tests (no object store to run). Files follow the layout of payload-keys.ts under `directory`.
+ * tests (no object store to run). Files follow the layout of object-keys.ts under `directory`.
  *
  * - Writes are atomic: a temp file in the destination directory, fsynced, then renamed over the
  *   final name, so a reader never sees half a payload and a crash leaves at most a stray temp file.
@@ -21,7 +21,7 @@ import {
   type StorageDriverStoreContext,
 } from '@temporalio/common';
 import { PayloadClaimRejectedError, PayloadStoreOperationError, StoredPayloadIntegrityError, StoredPayloadNotFoundError } from './errors.js';
-import { checkClaim, claimDataFor, payloadKey, sha256Hex, workflowKeyPrefix, workflowKeySuffix } from './payload-keys.js';
+import { checkClaim, claimDataFor, payloadKey, sha256Hex, workflowKeyPrefix, workflowKeySuffix } from './object-keys.js';
 import type { DeleteWorkflowPayloadsOptions, PayloadStoreDriver } from './payload-store-driver.js';
 import { deserializePayload, serializePayload } from './stored-payload.js';
 

@@ -1,6 +1,6 @@
 /**
  * A StorageDriver over S3 (AWS, or any S3-compatible server such as MinIO) through the AWS SDK v3
- * client: production's store, shared by every worker and client. Keys follow payload-keys.ts under an
+ * client: production's store, shared by every worker and client. Keys follow object-keys.ts under an
  * optional prefix: `<prefix>/<namespace>/workflows/<workflow id>/<sha256>`.
  *
  * Claims carry `bucket`, `key`, `hash_algorithm` and `hash_value`, the fields and spelling of Temporal's
@@ -31,7 +31,7 @@ import {
   type StorageDriverStoreContext,
 } from '@temporalio/common';
 import { PayloadClaimRejectedError, PayloadStoreOperationError, PayloadStoreSettingsError, StoredPayloadIntegrityError, StoredPayloadNotFoundError } from './errors.js';
-import { checkClaim, claimDataFor, payloadKey, sha256Hex, workflowKeyPrefix, workflowKeySuffix } from './payload-keys.js';
+import { checkClaim, claimDataFor, payloadKey, sha256Hex, workflowKeyPrefix, workflowKeySuffix } from './object-keys.js';
 import type { DeleteWorkflowPayloadsOptions, PayloadStoreDriver } from './payload-store-driver.js';
 import { deserializePayload, serializePayload } from './stored-payload.js';
 

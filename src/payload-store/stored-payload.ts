@@ -5,7 +5,7 @@
  */
 import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { sha256Hex } from './payload-keys.js';
+import { sha256Hex } from './object-keys.js';
 
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
 

@@ -9,7 +9,7 @@ import { DeploymentVars, deploymentSection } from './deployment.js';
 import { doc, group } from './document.js';
 import { parseEnv } from './load.js';
 import { KeyProviderVars } from './key-provider.js';
-import { EncryptionVars } from './payload-keys.js';
+import { EncryptionVars } from './encryption-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { PoolVars, poolsSection } from './pools.js';
 import { BookVars, BudgetVars, PriorityVars, bookSection, budgetSection, prioritySection } from './priority.js';

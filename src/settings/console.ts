@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { NonEmpty, Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
 import { KeyProviderVars } from './key-provider.js';
-import { EncryptionVars } from './payload-keys.js';
+import { EncryptionVars } from './encryption-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, withTemporalEnvConfig } from './temporal.js';

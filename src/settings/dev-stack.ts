@@ -8,7 +8,7 @@ import { ConsolePort, ConsoleVars } from './console.js';
 import { Port, doc, group } from './document.js';
 import { KeyProviderVars } from './key-provider.js';
 import { parseEnv } from './load.js';
-import { EncryptionVars } from './payload-keys.js';
+import { EncryptionVars } from './encryption-keys.js';
 import { SandboxPort } from './sandbox.js';
 import { WorkerMetricsPort, WorkerVars } from './worker.js';
 

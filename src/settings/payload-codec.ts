@@ -9,7 +9,7 @@ import type { EncryptionSettings } from '../codec/key-provider.js';
 import { KeyProviderVars } from './key-provider.js';
 import { parseEnv } from './load.js';
 import type { PayloadStoreSettings } from '../payload-store/settings.js';
-import { EncryptionVars, checkEncryption, encryptionSection } from './payload-keys.js';
+import { EncryptionVars, checkEncryption, encryptionSection } from './encryption-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, withTemporalEnvConfig } from './temporal.js';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES, HISTORY_PAYLOAD_LIMIT_BYTES, type PayloadStoreSettings } from '../payload-store/settings.js';
 import { Bool, doc, group } from './document.js';
-import { type EncryptionVars, checkEncryption, encryptionSection, isLoopback } from './payload-keys.js';
+import { type EncryptionVars, checkEncryption, encryptionSection, isLoopback } from './encryption-keys.js';
 
 export const PayloadStoreVars = group(
   z.object({

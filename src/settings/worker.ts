@@ -10,7 +10,7 @@ import { BuildId, DeploymentVars, deploymentSection } from './deployment.js';
 import { Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
 import { KeyProviderVars } from './key-provider.js';
-import { EncryptionVars } from './payload-keys.js';
+import { EncryptionVars } from './encryption-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { PoolVars, poolsSection } from './pools.js';
 import { BudgetVars, PriorityVars, budgetSection, prioritySection } from './priority.js';

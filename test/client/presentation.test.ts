@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { SecurityChallenge } from '../../src/aggregator/schemas.js';
 import { checkAnswer } from '../../src/workflows/challenges.js';
 import type { ChallengeSet, ConnectionState } from '../../src/contract/connection-definitions.js';
-import { formatDuration, parseAnswerTokens, presentChallengeSet, presentState, printable, progressLine } from '../../src/client/presentation.js';
+import { formatElapsed, parseAnswerTokens, presentChallengeSet, presentState, printable, progressLine } from '../../src/client/presentation.js';
 
 const multipleChoice: SecurityChallenge = { Type: 'MultipleChoice', Prompt: 'Which street?', Iterables: ['Rue Sherbrooke', 'Maple Avenue', 'None of the above'] };
 const multipleAnswers: SecurityChallenge = { Type: 'MultipleChoiceMultipleAnswers', Prompt: 'Which institutions?', Iterables: ['A Bank', 'B Trust', 'C Union', 'D Savings'] };
@@ -101,10 +101,10 @@ void describe('presenting a connection state', () => {
   });
 
   void it('formats durations in hours, minutes and seconds', () => {
-    assert.equal(formatDuration(0), '0s');
-    assert.equal(formatDuration(-5000), '0s');
-    assert.equal(formatDuration(61_000), '1m 01s');
-    assert.equal(formatDuration(3_720_000), '1h 02m');
+    assert.equal(formatElapsed(0), '0s');
+    assert.equal(formatElapsed(-5000), '0s');
+    assert.equal(formatElapsed(61_000), '1m 01s');
+    assert.equal(formatElapsed(3_720_000), '1h 02m');
   });
 });
 

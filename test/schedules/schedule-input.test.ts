@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { describeIssues } from '../../src/aggregator/schemas.js';
-import { cadenceArgsOf, formatDuration, LoginRef, RefreshScheduleInput, type RefreshScheduleArgs } from '../../src/client/refresh-schedule-input.js';
+import { cadenceArgsOf, formatCadenceDuration, LoginRef, RefreshScheduleInput, type RefreshScheduleArgs } from '../../src/client/refresh-schedule-input.js';
 
 const LOGIN_ID = 'd2fb8533-57d8-5ac8-b8ba-00e2a5a46ca4';
 const VALID: RefreshScheduleArgs = {
@@ -33,7 +33,7 @@ describe('refresh schedule requests', () => {
     for (const [every, ms] of [['90s', 90_000], ['15m', 900_000], ['6h', 21_600_000], ['1d', 86_400_000]] as const) {
       const parsed = RefreshScheduleInput.parse({ ...VALID, cadence: { kind: 'interval', every } });
       assert.deepEqual(parsed.cadence, { kind: 'interval', every: ms, jitter: 0 });
-      assert.equal(formatDuration(ms), every);
+      assert.equal(formatCadenceDuration(ms), every);
     }
   });
 

@@ -1,4 +1,4 @@
-"""Where a stored payload lives, as src/payload-store/payload-keys.ts files it (relative to a directory
+"""Where a stored payload lives, as src/payload-store/object-keys.ts files it (relative to a directory
 or a key prefix), and the claims that point at it:
 
     <namespace>/workflows/<workflow id>/<sha256>    payloads of a workflow and of its activities

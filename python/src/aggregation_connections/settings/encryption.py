@@ -1,5 +1,5 @@
 """The payload codec's settings, read from the variables the worker reads and parsed as
-src/settings/payload-keys.ts and key-provider.ts parse them: PAYLOAD_ENCRYPTION (auto|off),
+src/settings/encryption-keys.ts and key-provider.ts parse them: PAYLOAD_ENCRYPTION (auto|off),
 PAYLOAD_ENCRYPTION_KEY (+ _KEY_ID), PAYLOAD_DECRYPTION_KEYS, the generated local key file
 (PAYLOAD_ENCRYPTION_KEY_FILE, only with Temporal on this machine), PAYLOAD_KEY_PROVIDER=vault-transit
 with PAYLOAD_VAULT_* or aws-kms with PAYLOAD_AWS_* (aws_kms.py), and PAYLOAD_DATA_KEY_* and PAYLOAD_UNWRAPPED_KEY_*. Empty values count as unset; every

@@ -36,7 +36,7 @@ function readHash() {
   }
 }
 
-function formatDuration(ms) {
+function formatElapsed(ms) {
   const seconds = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(seconds / 3600);
   const m = Math.floor((seconds % 3600) / 60);
@@ -211,7 +211,7 @@ async function refreshDetail() {
 function renderSummary(workflowId, state, now) {
   const ended = ['Completed', 'Failed', 'Cancelled'].includes(state.status);
   const facts = [
-    [ended ? 'Took' : 'Elapsed', formatDuration((ended ? Date.parse(state.updatedAt) : now) - Date.parse(state.startedAt))],
+    [ended ? 'Took' : 'Elapsed', formatElapsed((ended ? Date.parse(state.updatedAt) : now) - Date.parse(state.startedAt))],
     ['Mode', state.mode],
     ['Customer', state.customerId],
     ['Institution', state.institution],
@@ -219,7 +219,7 @@ function renderSummary(workflowId, state, now) {
     ['Polls', String(state.totalPolls)],
     ['Pending', state.pending ? `${state.pending.operation} (${state.pending.code}), poll ${state.pending.pollCount}` : undefined],
     ['Retrieved', state.retrieved.length ? state.retrieved.join(', ') : undefined],
-    ['Answer by', state.status === 'AwaitingAnswer' && state.challengeSet ? `${formatDuration(Date.parse(state.challengeSet.answerBy) - now)} left` : undefined],
+    ['Answer by', state.status === 'AwaitingAnswer' && state.challengeSet ? `${formatElapsed(Date.parse(state.challengeSet.answerBy) - now)} left` : undefined],
     ['Session restarted', state.lastRestart ? `${state.sessionRestarts}x: ${state.lastRestart.reason}` : undefined],
     ['Last rejection', state.lastRejection ? `${state.lastRejection.source}${state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : ''}: ${state.lastRejection.message}` : undefined],
     ['Failure', state.failure ? `${state.failure.type}${state.failure.serviceCode ? ` [${state.failure.serviceCode}]` : ''}: ${state.failure.message}` : undefined],

@@ -1,7 +1,7 @@
 /** The key layout shared by the drivers: safe segments, deterministic shortening, strict parsing. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkClaim, encodeKeySegment, parsePayloadKey, payloadKey, workflowKeyPrefix } from '../../src/payload-store/payload-keys.js';
+import { checkClaim, encodeKeySegment, parsePayloadKey, payloadKey, workflowKeyPrefix } from '../../src/payload-store/object-keys.js';
 
 const HASH = 'c'.repeat(64);
 
