@@ -16,7 +16,7 @@ import { TenantPauses } from './activities/tenant-pauses.js';
 import { applyFleetBudget, describeServiceLimit, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
-import { keyProviderHealthOf, keySourceFor } from './codec/key-provider.js';
+import { keyProviderHealthOf, keySourceFor, staticSealingSourceOf } from './codec/key-provider.js';
 import { ConfigError } from './settings/load.js';
 import { loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './settings/worker.js';
 import { payloadStoreDriverFor } from './payload-store/external-storage.js';
@@ -25,6 +25,7 @@ import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError
 import { redact } from './logging/redact.js';
 import { ConnectionStatusGauge, connectionsGauge } from './metrics/connection-status-gauge.js';
 import { recordKeyProviderMetrics } from './metrics/key-provider-metrics.js';
+import { recordStaticKeyUse } from './metrics/static-key-metrics.js';
 import { logKeyProviderChanges } from './worker/key-provider-log.js';
 import { serviceMetrics } from './metrics/service-metrics.js';
 import { acquireTracing, describeEndpoint } from './tracing/provider.js';
@@ -120,6 +121,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       : undefined;
   const kms = keyProviderHealthOf(config.encryption);
   const stopKmsMetrics = kms ? recordKeyProviderMetrics(meter, kms) : undefined;
+  const staticKey = staticSealingSourceOf(config.encryption);
+  const warnInLog = (message: string) => {
+    Runtime.instance().logger.warn(message);
+  };
+  const stopStaticKeyUse = staticKey ? recordStaticKeyUse(meter, staticKey, warnInLog) : undefined;
   const stopKmsLog = kms ? logKeyProviderChanges(kms, Runtime.instance().logger) : undefined;
   const health = config.health.port
     ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => poolState(workers), ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}) })
@@ -192,6 +198,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     await running;
   } finally {
     stopKmsMetrics?.();
+    stopStaticKeyUse?.();
     stopKmsLog?.();
     await statusGauge?.stop();
     await health?.close();

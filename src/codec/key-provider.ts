@@ -83,6 +83,13 @@ export function keyProviderHealthOf(encryption: EncryptionSettings | undefined):
   return healths.get(encryption);
 }
 
+/** The configured key that seals a static section's payloads (its uses counted); undefined with a KMS, whose data keys are bounded. */
+export function staticSealingSourceOf(encryption: EncryptionSettings | undefined): StaticKeySource | undefined {
+  if (encryption === undefined || isKmsEncryption(encryption)) return undefined;
+  const source = keySourceFor(encryption);
+  return source instanceof StaticKeySource ? source : undefined;
+}
+
 /** The configured keys of a section (a KMS's section's decrypt-only ones), for tools that record keys. */
 export function configuredKeysOf(encryption: EncryptionSettings | undefined): EncryptionKeys | undefined {
   return isKmsEncryption(encryption) ? encryption.staticKeys : encryption;

@@ -35,11 +35,20 @@ export interface EncryptionKeys {
   readonly decryptionKeys?: ReadonlyMap<string, Uint8Array> | undefined;
 }
 
+/**
+ * AES-GCM with random 96-bit nonces stays safe for 2^32 payloads under one key (NIST SP 800-38D);
+ * a configured key has no data keys to spread them over, so its uses are counted (seals()) for the
+ * worker's metric and log (src/metrics/static-key-metrics.ts).
+ */
+export const STATIC_KEY_SEAL_BOUND = 2 ** 32;
+
 /** Configured keys: the current one seals, any of them opens the payloads that name it. */
 export class StaticKeySource implements KeySource {
   readonly keyId: string;
   private readonly sealing: SealingKey;
   private readonly keys: ReadonlyMap<string, KeyObject>;
+  private sealed = 0;
+  private readonly sealListeners = new Set<(uses: number, sealedByThisProcess: number) => void>();
 
   constructor({ keyId, key, decryptionKeys = new Map() }: EncryptionKeys) {
     if (keyId === '') throw new TypeError('EncryptionCodec: the key id must not be empty');
@@ -58,8 +67,27 @@ export class StaticKeySource implements KeySource {
     return [this.keyId, ...[...this.keys.keys()].filter((id) => id !== this.keyId)];
   }
 
-  sealingKey(): SealingKey {
+  sealingKey(uses = 1): SealingKey {
+    this.sealed += uses;
+    for (const listener of this.sealListeners) {
+      try {
+        listener(uses, this.sealed);
+      } catch {
+        // A metric or a log line never fails the seal it counts.
+      }
+    }
     return this.sealing;
+  }
+
+  /** How many payloads this process has sealed with the current key. */
+  get sealedByThisProcess(): number {
+    return this.sealed;
+  }
+
+  /** Called after every seal with its count and this process's total; returns the unsubscribe. */
+  onSeal(listener: (uses: number, sealedByThisProcess: number) => void): () => void {
+    this.sealListeners.add(listener);
+    return () => this.sealListeners.delete(listener);
   }
 
   openingKey(metadata: PayloadMetadata): { key: KeyObject; keyId: string } {

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MetricCounter, MetricGauge, MetricMeter, MetricTags } from '@temporalio/common';
 import { KeyProviderHealth } from '../../src/codec/key-provider-health.js';
 import { KeyDestroyedError, KeyProviderUnavailableError, KeyVersionRevokedError } from '../../src/codec/payload-errors.js';
 import { recordKeyProviderMetrics } from '../../src/metrics/key-provider-metrics.js';
 import { logKeyProviderChanges, MAX_NAMED_UNREADABLE_KEYS } from '../../src/worker/key-provider-log.js';
+import { recordingMeter } from '../helpers/recording-meter.js';
 
 const KEY_ID = 'vault-transit:aggregation-payloads';
 const revoked = (version: number) => new KeyVersionRevokedError(KEY_ID, 'aggregation-payloads', version, 'decryption of this version is disallowed');
@@ -18,16 +18,6 @@ const destroyed = (tenant: string) => new KeyDestroyedError(KEY_ID, `aggregation
 function recordingLogger() {
   const lines: string[] = [];
   return { lines, info: (m: string) => lines.push(`INFO ${m}`), warn: (m: string) => lines.push(`WARN ${m}`), error: (m: string) => lines.push(`ERROR ${m}`) };
-}
-
-/** The counter adds of a meter, as `name{tag=value,...}`. */
-function recordingMeter() {
-  const adds: string[] = [];
-  const label = (name: string, tags: MetricTags = {}) => `${name}{${Object.entries(tags).map(([key, value]) => `${key}=${String(value)}`).join(',')}}`;
-  const counter = (name: string): MetricCounter => ({ name, kind: 'counter', valueType: 'int', unit: undefined, description: undefined, add: (_value: number, tags?: MetricTags) => void adds.push(label(name, tags)), withTags: () => counter(name) });
-  const gauge = (name: string): MetricGauge => ({ name, kind: 'gauge', valueType: 'int', unit: undefined, description: undefined, set: () => undefined, withTags: () => gauge(name) });
-  const meter = { createCounter: counter, createGauge: gauge, createHistogram: () => assert.fail('no histogram'), createUpDownCounter: () => assert.fail('no up-down counter'), withTags: () => meter } as unknown as MetricMeter;
-  return { adds, meter };
 }
 
 describe("the worker's log and metrics of unreadable payloads", () => {
