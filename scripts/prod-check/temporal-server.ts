@@ -18,7 +18,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -137,6 +137,27 @@ function tlsYaml(pki: ProdCheckPki): string {
           - "${pki.caCert}"`;
 }
 
+/** Every port the server listens on: gRPC and HTTP from the OS, membership below 32768. */
+async function pickPorts(): Promise<Ports> {
+  const low = new Set<number>();
+  return {
+    frontend: await freePort(),
+    frontendHttp: await freePort(),
+    frontendMembership: await freeMembershipPort(low),
+    history: await freePort(),
+    historyMembership: await freeMembershipPort(low),
+    matching: await freePort(),
+    matchingMembership: await freeMembershipPort(low),
+    worker: await freePort(),
+    workerMembership: await freeMembershipPort(low),
+    metrics: await freePort(),
+  };
+}
+
+function connectionOptionsFor(ports: Ports, options: ProdServerOptions): Promise<TemporalConnectionOptions> {
+  return temporalConnectionOptions({ address: `${HOST}:${ports.frontend}`, transport: options.tls ? tlsTransport(options.tls) : { tls: false } });
+}
+
 function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string, pki: ProdCheckPki | undefined): string {
   const datastore = (database: string, maxConns: number) => `      sql:
         pluginName: "postgres12"
@@ -213,20 +234,20 @@ function tlsTransport(pki: ProdCheckPki) {
 }
 
 export class ProdTemporalServer {
-  readonly address: string;
   private child: ChildProcess | undefined;
   private stopping = false;
+  /** Once up, its ports are its own: a restart reuses them (workers and clients know the address). */
+  private everStarted = false;
   private readonly log: WriteStream;
   private readonly root: string;
   private binaries: ServerBinaries;
 
   private constructor(
     private readonly options: ProdServerOptions,
-    private readonly ports: Ports,
+    private ports: Ports,
     /** How this module connects: with the client certificate under --tls. */
-    private readonly connectionOptions: TemporalConnectionOptions,
+    private connectionOptions: TemporalConnectionOptions,
   ) {
-    this.address = `${HOST}:${ports.frontend}`;
     this.binaries = options.binaries;
     this.root = join(options.dir, 'temporal');
     mkdirSync(join(this.root, 'config'), { recursive: true });
@@ -241,27 +262,22 @@ export class ProdTemporalServer {
     return join(this.options.dir, 'temporal-server.log');
   }
 
-  /** Picks every port once: a restart reuses them. */
+  /** Picks every port: a restart reuses them (a first start whose port was taken meanwhile picks again). */
   static async create(options: ProdServerOptions): Promise<ProdTemporalServer> {
-    const low = new Set<number>();
-    const ports: Ports = {
-      frontend: await freePort(),
-      frontendHttp: await freePort(),
-      frontendMembership: await freeMembershipPort(low),
-      history: await freePort(),
-      historyMembership: await freeMembershipPort(low),
-      matching: await freePort(),
-      matchingMembership: await freeMembershipPort(low),
-      worker: await freePort(),
-      workerMembership: await freeMembershipPort(low),
-      metrics: await freePort(),
-    };
-    const address = `${HOST}:${ports.frontend}`;
-    const connectionOptions = await temporalConnectionOptions({ address, transport: options.tls ? tlsTransport(options.tls) : { tls: false } });
-    const server = new ProdTemporalServer(options, ports, connectionOptions);
+    const ports = await pickPorts();
+    const server = new ProdTemporalServer(options, ports, await connectionOptionsFor(ports, options));
     writeFileSync(server.dynamicConfigPath, dynamicConfigFor(options.binaries.version, options.dynamicConfig));
-    writeFileSync(join(server.root, 'config', 'prod-check.yaml'), configYaml(options.postgres, ports, server.dynamicConfigPath, options.tls));
+    server.writeConfig();
     return server;
+  }
+
+  /** The frontend's address (its gRPC port may change only before the first start succeeds). */
+  get address(): string {
+    return `${HOST}:${this.ports.frontend}`;
+  }
+
+  private writeConfig(): void {
+    writeFileSync(join(this.root, 'config', 'prod-check.yaml'), configYaml(this.options.postgres, this.ports, this.dynamicConfigPath, this.options.tls));
   }
 
   /** The release running now (the first of an upgrade path until upgradeTo). */
@@ -295,8 +311,43 @@ export class ProdTemporalServer {
     return reached.join(', ');
   }
 
-  /** Starts the server; resolves once its frontend answers (the namespace may not exist yet). */
+  /**
+   * Starts the server; resolves once its frontend answers (the namespace may not exist yet). A port
+   * picked free can be taken by another process before the server binds it (files run side by side,
+   * and outgoing connections draw from the same range): a first start that fails so is tried again on
+   * other ports, twice. A restart keeps its ports, which its workers and clients know.
+   */
   async start(): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      const logBefore = await this.logSize();
+      try {
+        const startMs = await this.startOnce();
+        this.everStarted = true;
+        return startMs;
+      } catch (error) {
+        const portTaken = error instanceof TemporalServerError && /address already in use/.test(await this.logSince(logBefore));
+        if (!portTaken || this.everStarted || attempt === 3) throw error;
+        this.ports = await pickPorts();
+        this.connectionOptions = await connectionOptionsFor(this.ports, this.options);
+        this.writeConfig();
+        this.options.timeline.mark(`a port picked free was taken before the Temporal server bound it; starting it again on other ports (frontend ${this.address})`);
+      }
+    }
+  }
+
+  /** The log's size once what was written to it has reached the file. */
+  private async logSize(): Promise<number> {
+    await new Promise<void>((resolve) => this.log.write('', () => resolve()));
+    return existsSync(this.logPath) ? statSync(this.logPath).size : 0;
+  }
+
+  /** What the log holds after `offset`. */
+  private async logSince(offset: number): Promise<string> {
+    await this.logSize();
+    return readFileSync(this.logPath).subarray(offset).toString('utf8');
+  }
+
+  private async startOnce(): Promise<number> {
     const startedAt = Date.now();
     const child = spawn(this.binaries.server, ['--root', this.root, '--config', 'config', '--env', 'prod-check', '--allow-no-auth', 'start'], {
       cwd: this.root,
