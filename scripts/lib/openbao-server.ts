@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { exitOf, hasExited } from './child-exit.js';
@@ -135,8 +135,30 @@ export class OpenBaoServer {
     return server;
   }
 
-  /** Config written (fresh ports), process started and listening; not yet initialised or unsealed. */
+  /**
+   * Config written (fresh ports), process started and listening; not yet initialised or unsealed. A
+   * port picked free can be taken by another process before bao binds it (test files run side by
+   * side): such a start is tried again on other ports, twice.
+   */
   private static async launch(options: OpenBaoServerOptions, nodeId: string): Promise<OpenBaoServer> {
+    for (let attempt = 1; ; attempt++) {
+      const logPath = join(options.dir, 'openbao.log');
+      const logBefore = await stat(logPath).then((info) => info.size, () => 0);
+      const server = await OpenBaoServer.configure(options, nodeId);
+      try {
+        await server.spawnServer();
+        return server;
+      } catch (error) {
+        await server.stop().catch(() => undefined);
+        await delay(100); // the log stream ends at the exit: let its last lines reach the file
+        const logged = await readFile(logPath).then((bytes) => bytes.subarray(logBefore).toString('utf8'), () => '');
+        if (attempt === 3 || !/address already in use/.test(logged)) throw error;
+      }
+    }
+  }
+
+  /** The config on fresh ports, and the server that will run it (not started). */
+  private static async configure(options: OpenBaoServerOptions, nodeId: string): Promise<OpenBaoServer> {
     const [port, clusterPort] = [await freePort(), await freePort()];
     const storage = join(options.dir, 'storage');
     await mkdir(storage, { recursive: true });
@@ -154,9 +176,7 @@ export class OpenBaoServer {
         '',
       ].join('\n'),
     );
-    const server = new OpenBaoServer(options, address, configFile, auditLog, join(options.dir, 'openbao.log'));
-    await server.spawnServer();
-    return server;
+    return new OpenBaoServer(options, address, configFile, auditLog, join(options.dir, 'openbao.log'));
   }
 
   /** sys/init with one key share: the unseal key and root token kept in memory. */
