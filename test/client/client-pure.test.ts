@@ -84,6 +84,7 @@ void describe('client configuration', () => {
       port: 8080,
       host: '127.0.0.1',
       token: 'a'.repeat(20),
+      codecToken: undefined,
       codecEncodeToken: undefined,
       codecCorsOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'],
       payloadStore: { kind: 'off' },
