@@ -81,16 +81,18 @@ export function consoleAuth(token: string, { codecToken, encodeToken, secureCook
     },
     check(request, scope) {
       const bearer = bearerToken(request);
-      const mayDecode = isToken(bearer) || isToken(cookieToken(request)) || isCodecToken(bearer);
+      // Each credential compared once: every request of the console and its codec comes through here.
+      const operator = isToken(bearer) || isToken(cookieToken(request));
+      const codecReader = !operator && isCodecToken(bearer);
       if (scope === 'encode') {
         if (isEncodeToken(bearer)) return 'encode';
         // A reader's CLI asks to encode a query's (empty) arguments: it may, and nothing else (codec.ts).
-        if (mayDecode) return 'decode';
+        if (operator || codecReader) return 'decode';
         throw encodeRefusal(encodeToken !== undefined);
       }
-      if (isToken(bearer) || isToken(cookieToken(request))) return 'console';
-      if (scope === 'decode' && isCodecToken(bearer)) return 'decode';
-      if (isCodecToken(bearer)) throw new HttpError(401, 'Unauthorized', 'the codec token opens /codec/decode only: the console needs its own token');
+      if (operator) return 'console';
+      if (scope === 'decode' && codecReader) return 'decode';
+      if (codecReader) throw new HttpError(401, 'Unauthorized', 'the codec token opens /codec/decode only: the console needs its own token');
       throw new HttpError(
         401,
         'Unauthorized',
