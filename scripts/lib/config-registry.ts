@@ -13,10 +13,10 @@ import { CliVars, ClientVariables } from '../../src/settings/client.js';
 import { ConsoleVariables, ConsoleVars } from '../../src/settings/console.js';
 import { DevStackEnv, DevStackVars } from '../../src/settings/dev-stack.js';
 import { RuntimeVars } from '../../src/settings/load.js';
-import { KeyProviderVars } from '../../src/settings/key-provider.js';
+import { KeyProviderVars } from '../../src/settings/kms.js';
 import { EncryptionVars } from '../../src/settings/encryption-keys.js';
 import { PayloadStoreVars } from '../../src/settings/payload-store.js';
-import { BookVars, BudgetVars, PriorityVars } from '../../src/settings/priority.js';
+import { BookVars, BudgetVars, PriorityVars } from '../../src/settings/fleet-sharing.js';
 import { PoolVars } from '../../src/settings/pools.js';
 import { SandboxVars } from '../../src/settings/sandbox.js';
 import { TemporalEnvConfigVars } from '../../src/settings/temporal-env-config.js';
@@ -38,13 +38,13 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: TemporalEnvConfigVars, module: 'src/settings/temporal-env-config.ts' },
   { variables: AggregatorVars, module: 'src/settings/aggregator.ts' },
   { variables: WorkerVars, module: 'src/settings/worker.ts' },
-  { variables: PriorityVars, module: 'src/settings/priority.ts' },
-  { variables: BudgetVars, module: 'src/settings/priority.ts' },
-  { variables: BookVars, module: 'src/settings/priority.ts' },
+  { variables: PriorityVars, module: 'src/settings/fleet-sharing.ts' },
+  { variables: BudgetVars, module: 'src/settings/fleet-sharing.ts' },
+  { variables: BookVars, module: 'src/settings/fleet-sharing.ts' },
   { variables: PoolVars, module: 'src/settings/pools.ts' },
   { variables: ConsoleVars, module: 'src/settings/console.ts' },
   { variables: EncryptionVars, module: 'src/settings/encryption-keys.ts' },
-  { variables: KeyProviderVars, module: 'src/settings/key-provider.ts' },
+  { variables: KeyProviderVars, module: 'src/settings/kms.ts' },
   { variables: PayloadStoreVars, module: 'src/settings/payload-store.ts' },
   { variables: TracingVars, module: 'src/settings/tracing.ts' },
   { variables: CliVars, module: 'src/settings/client.ts' },

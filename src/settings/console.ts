@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { NonEmpty, Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
-import { KeyProviderVars } from './key-provider.js';
+import { KeyProviderVars } from './kms.js';
 import { EncryptionVars } from './encryption-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';

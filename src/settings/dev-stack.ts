@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ConsolePort, ConsoleVars } from './console.js';
 import { Port, doc, group } from './document.js';
-import { KeyProviderVars } from './key-provider.js';
+import { KeyProviderVars } from './kms.js';
 import { parseEnv } from './load.js';
 import { EncryptionVars } from './encryption-keys.js';
 import { SandboxPort } from './sandbox.js';

@@ -12,7 +12,7 @@ import { LocalKeyFileError, readOrCreateLocalKey } from '../codec/local-key.js';
 /** Where a stack on this machine keeps its generated local key unless PAYLOAD_ENCRYPTION_KEY_FILE says otherwise (relative to the project). */
 export const DEFAULT_LOCAL_KEY_FILE = '.temporal/payload-encryption.key';
 import { doc, group } from './document.js';
-import { awsKmsEncryption, checkKeyProvider, isLoopbackHost, transitEncryption, type KeyProviderVars } from './key-provider.js';
+import { awsKmsEncryption, checkKeyProvider, isLoopbackHost, transitEncryption, type KeyProviderVars } from './kms.js';
 
 /** AES-256: a key is exactly this many bytes. */
 export const PAYLOAD_KEY_BYTES = 32;

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { EncryptionSettings } from '../codec/key-provider.js';
-import { KeyProviderVars } from './key-provider.js';
+import { KeyProviderVars } from './kms.js';
 import { parseEnv } from './load.js';
 import type { PayloadStoreSettings } from '../payload-store/settings.js';
 import { EncryptionVars, checkEncryption, encryptionSection } from './encryption-keys.js';

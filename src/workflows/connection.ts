@@ -23,7 +23,8 @@ import {
 } from '../contract/connection-definitions.js';
 import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
-import { SERVICE_CALLS_AS_ACTIVITIES, type ServiceCallShape } from './service-calls.js';
+import { PATCHES } from './patches.js';
+import type { ServiceCallShape } from './service-calls.js';
 import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
 
@@ -50,17 +51,13 @@ const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
  * retrieval is not such a place (when a query is answered while a local activity's result is still
  * undelivered, the SDK completes the task with the activity's marker and the code after it runs a
  * task later; test/workflows/retention-patch.test.ts). 'retention-notice' (decided at the end)
- * stays for the histories recorded before those.
+ * stays for the histories recorded before those. Each is in the register (patches.ts).
  */
-const VERSIONED_STEPS = 'versioned-steps';
-const RETENTION_NOTICE_AT_START = 'retention-notice-at-start';
-const RETENTION_NOTICE_AT_END = 'retention-notice';
-
 export async function connectionWorkflow(args: ConnectionInputArgs): Promise<ConnectionResult> {
-  const versionedSteps = patched(VERSIONED_STEPS);
-  const noticeDecidedAtStart = versionedSteps || patched(RETENTION_NOTICE_AT_START);
+  const versionedSteps = patched(PATCHES.versionedSteps.id);
+  const noticeDecidedAtStart = versionedSteps || patched(PATCHES.retentionNoticeAtStart.id);
   // Connections recorded before make their data requests as local activities when they replay.
-  const serviceCalls: ServiceCallShape = versionedSteps || patched(SERVICE_CALLS_AS_ACTIVITIES) ? 'activities' : 'local-activities';
+  const serviceCalls: ServiceCallShape = versionedSteps || patched(PATCHES.serviceCallsAsActivities.id) ? 'activities' : 'local-activities';
   const recorder = new StateRecorder(args, { recordedBefore: !versionedSteps });
   const inbox = new AnswerInbox();
   let firstStep: FirstStep | undefined;
@@ -110,7 +107,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     judgeParkedSignals();
     const result = await retrieveProducts(input, open, recorder, serviceCalls);
     // Histories recorded before retention existed replay without the notice (both patches false).
-    if (noticeDecidedAtStart || patched(RETENTION_NOTICE_AT_END)) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
+    if (noticeDecidedAtStart || patched(PATCHES.retentionNoticeAtEnd.id)) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
     recorder.patch({ status: 'Completed', pending: undefined });
     log.info('connection completed', { loginId: result.loginId, retrieved: recorder.state.retrieved, totalPolls: recorder.state.totalPolls });
     return result;

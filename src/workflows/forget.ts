@@ -10,6 +10,7 @@ import { ApplicationFailure, log, patched, setCurrentDetails, setHandler, setWor
 import type { DeleteCardOutcome, ForgetActivities } from '../activities/forget-activities.js';
 import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from '../contract/forget-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
+import { PATCHES } from './patches.js';
 import { isoNow } from './state-recorder.js';
 import { serviceActivities } from './service-queue.js';
 
@@ -23,8 +24,6 @@ function step(summary: string, options: ActivityOptions = STEP_OPTIONS): ForgetA
   return serviceActivities<ForgetActivities>({ ...options, summary });
 }
 
-/** The step that takes the login out of its book (a forget is AutoUpgrade: in-flight ones replay without it). */
-const LEAVE_BOOK = 'leave-book';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_TIMING_MS = 7 * 24 * 60 * 60_000;
@@ -65,7 +64,7 @@ export async function forgetLoginWorkflow(input: ForgetInput): Promise<ForgetRec
 
   // Forgets recorded before books existed replay without this step.
   let book: ForgetRecord['book'];
-  if (patched(LEAVE_BOOK)) {
+  if (patched(PATCHES.leaveBook.id)) {
     advance({ step: 'book' });
     book = await step('take the login out of its book').leaveBook(login);
   }

@@ -16,9 +16,6 @@ import { serviceActivities } from './service-queue.js';
 /** `activities` from this build on; `local-activities` for histories recorded before it. */
 export type ServiceCallShape = 'activities' | 'local-activities';
 
-/** The patch that marks a connection started with data requests as activities. */
-export const SERVICE_CALLS_AS_ACTIVITIES = 'service-calls-as-activities';
-
 /** The activities of one data request or poll; `deadline` bounds its retries (the pending operation's). */
 export function dataCalls(shape: ServiceCallShape, summary: string, deadline: number): ConnectionActivities {
   const bound = { startToCloseTimeout: CALL_TIMEOUT_MS, scheduleToCloseTimeout: Math.max(1_000, deadline - Date.now()), retry: TRANSIENT_RETRY, summary };

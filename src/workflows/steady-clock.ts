@@ -19,9 +19,6 @@
 export class SteadyClock {
   private pinned: number | undefined;
 
-  /** `steady` false: plain `Date.now()` (runs begun before this clock, whose histories hold its readings). */
-  constructor(private readonly steady: boolean) {}
-
   now(): number {
     return this.pinned ?? Date.now();
   }
@@ -41,7 +38,7 @@ export class SteadyClock {
     try {
       return await call();
     } finally {
-      if (this.steady) this.pinned = before;
+      this.pinned = before;
     }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Replay: histories recorded from every flow (RECORD_HISTORIES=1 node scripts/run-tests.mjs
- * connection.test) must replay against the current workflow code without nondeterminism.
- * Needs no server; one workflow bundle serves every history. Some were recorded before encryption
+ * connection.test, and books/book-refresh.test for the book refresh's) must replay against the
+ * current workflow code without nondeterminism. Needs no server; one workflow bundle serves every history. Some were recorded before encryption
  * existed: the replay converter reads their unsealed payloads, which a running worker refuses; the
  * others replay with the worker's own converter.
  */
@@ -12,6 +12,7 @@ import { replayDataConverterFor, workerDataConverterFor } from '../../src/codec/
 import { writtenBeforeEncryption } from '../../scripts/lib/history-payloads.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordedHistories } from '../helpers/histories.js';
+import { refreshHistoryShape } from '../helpers/refresh-history.js';
 import { productWorkflowCode } from '../helpers/test-tier.js';
 
 const histories = await recordedHistories();
@@ -25,18 +26,33 @@ before(async () => {
     const encryption = { encryption: TEST_ENCRYPTION };
     const replays = Worker.runReplayHistories(
       { ...productWorkflowCode(), dataConverter: beforeEncryption ? replayDataConverterFor(encryption) : workerDataConverterFor(encryption), replayName: 'recorded-histories' },
-      group.map(({ name, history }) => ({ workflowId: name, history })),
+      group.map(({ workflowId, history }) => ({ workflowId, history })),
     );
-    for await (const result of replays) errors.set(result.workflowId, result.error);
+    // One after another, in the order given: runs of one refresh share its workflow id.
+    let index = 0;
+    for await (const result of replays) errors.set(group[index++]?.name ?? result.workflowId, result.error);
   }
 });
 
 describe('recorded histories', () => {
   it('include every flow: challenges by update and signal, products, recoveries and failures', () => {
     const names = histories.map((entry) => entry.name);
-    for (const prefix of ['challenges-', 'cached-', 'failure-', 'recovers-', 'live-then-cached', 'cancelled-']) {
+    for (const prefix of ['challenges-', 'cached-', 'failure-', 'recovers-', 'live-then-cached', 'cancelled-', 'book-refresh-']) {
       assert.ok(names.some((name) => name.startsWith(prefix)), `no recorded history starting with ${prefix}`);
     }
+  });
+
+  it("include a book refresh's run paused, resized, with a child terminated mid-window, that continued as new, and the next page's run", async () => {
+    const historyOf = (name: string) => {
+      const found = histories.find((entry) => entry.name === name);
+      assert.ok(found, `no recorded history ${name} (RECORD_HISTORIES=1 node scripts/run-tests.mjs books/book-refresh.test)`);
+      return found.history;
+    };
+    const first = await refreshHistoryShape(historyOf('book-refresh-page-1-paused-resized-terminated'));
+    assert.deepEqual(first.updates, ['pauseBook', 'resizeBook', 'resumeBook']);
+    assert.ok(first.childEnds.some(({ end, othersInFlight }) => end.ended === 'failed' && end.failureType === 'Terminated' && othersInFlight >= 1), JSON.stringify(first.childEnds));
+    assert.ok(first.continuedAsNew);
+    assert.ok((await refreshHistoryShape(historyOf('book-refresh-page-2-after-continue-as-new'))).completed);
   });
 
   for (const { name } of histories) {

@@ -6,7 +6,7 @@
  * CONSOLE_CODEC_CORS_ORIGINS: with encryption on, the console also serves the codec endpoint at /codec.
  */
 import { dataConverterFor } from '../../codec/data-converter.js';
-import { isLoopbackHost } from '../../settings/key-provider.js';
+import { isLoopbackHost } from '../../settings/kms.js';
 import { loadClientConfig } from '../../settings/client.js';
 import { loadConsoleConfig } from '../../settings/console.js';
 import { ConfigError } from '../../settings/load.js';

@@ -1,4 +1,4 @@
-"""The aws-kms part of the codec's settings, parsed as src/settings/key-provider.ts parses it:
+"""The aws-kms part of the codec's settings, parsed as src/settings/kms.ts parses it:
 PAYLOAD_AWS_KMS_KEY_ID (a key id, key ARN, alias or alias ARN; required with PAYLOAD_KEY_PROVIDER=aws-kms),
 PAYLOAD_AWS_REGION (else the key ARN's region, else boto3's), PAYLOAD_AWS_KMS_ENDPOINT and
 PAYLOAD_AWS_KMS_TIMEOUT_MS. Credentials are boto3's default chain (AWS_ACCESS_KEY_ID and

@@ -1,5 +1,5 @@
 """The pipeline client's settings, read from the variables the TypeScript client reads
-(src/settings/temporal.ts and src/settings/priority.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+(src/settings/temporal.ts and src/settings/fleet-sharing.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
 TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED and
 TENANT_WEIGHTS. Empty values count as unset; every bad value is one line of a ConfigError.

@@ -57,7 +57,7 @@ def is_loopback(address: str) -> bool:
 
 
 def cleartext_kms_problem(address: str | None) -> str | None:
-    """Why a KMS address may not be used in clear (src/settings/key-provider.ts): http:// only to this machine."""
+    """Why a KMS address may not be used in clear (src/settings/kms.ts): http:// only to this machine."""
     if address is None:
         return None
     parsed = urlsplit(address)
