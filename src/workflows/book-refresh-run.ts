@@ -17,6 +17,7 @@ import {
   ChildWorkflowFailure,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
+  allHandlersFinished,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
@@ -240,6 +241,8 @@ export class BookRefreshRun {
       await this.drain();
       await this.writeReportPage();
       if (read.nextPageToken && !this.cancelled) {
+        // Updates in flight answer before the run hands over (a cancellation meanwhile still ends it here, with its report).
+        await condition(allHandlersFinished);
         log.info('book refresh: page done, continuing as new', { customerId, cadence, page: this.page, done: this.counts.done });
         return { next: this.carry(read.nextPageToken, skippedAtStart) };
       }
@@ -531,6 +534,7 @@ export class BookRefreshRun {
     this.publishState();
     const { inFlight: _inFlight, estimatedEnd: _estimatedEnd, updatedAt: _updatedAt, ...summary } = this.progress();
     log.info('book refresh ended', { customerId, cadence, night: this.night, status: this.status, done: this.counts.done, refreshed: this.counts.refreshed, failed: this.counts.failed });
+    await condition(allHandlersFinished);
     return {
       ...summary,
       endedAt: this.clock.iso(),

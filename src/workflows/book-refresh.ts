@@ -15,7 +15,7 @@
  * `resizeBook` (updates); the Web UI's current details say the same in a line. The result is the
  * night's report. Deterministic code only.
  */
-import { allHandlersFinished, condition, makeContinueAsNewFunc, setHandler, setWorkflowOptions } from '@temporalio/workflow';
+import { makeContinueAsNewFunc, setHandler, setWorkflowOptions } from '@temporalio/workflow';
 import {
   bookProgressQuery,
   cancelBookUpdate,
@@ -56,9 +56,8 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     description: 'Pin the window at a size (an operator overrides the controller), or unpin it.',
   });
 
+  // The run waits for updates in flight to answer before it ends or hands over.
   const end = await refresh.run();
-  // Updates in flight answer before the run ends or hands over.
-  await condition(allHandlersFinished);
   if ('report' in end) return end.report;
   // The next page's run starts on the current build (this one was pinned to the build it began on).
   return await makeContinueAsNewFunc<typeof bookRefreshWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...input, carried: end.next });
