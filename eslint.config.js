@@ -3,6 +3,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const SDK_INTERNALS = { group: ['@temporalio/*/lib/*'], message: 'SDK internals come through src/sdk/internals.ts, which says why no public API does it.' };
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.temporal/**', 'artifacts/**', 'src/client/console/page/**'] },
   js.configs.recommended,
@@ -21,6 +23,12 @@ export default tseslint.config(
     },
   },
   {
+    // The SDK's internals (its lib/ paths) come through one adapter, which says why each has no public API.
+    files: ['**/*.ts'],
+    ignores: ['src/sdk/internals.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [SDK_INTERNALS] }] },
+  },
+  {
     // The tracing interceptors are bundled with the workflows, and so is the contract they share with
     // the client and the activities (connection-input.ts and connection-schemas.ts, which validate
     // with zod, only as types).
@@ -32,6 +40,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'os', 'child_process'], message: 'Workflows must be deterministic: no Node built-ins.' },
+            SDK_INTERNALS,
             { group: ['ky', '../aggregator/client*', '../sandbox/*'], message: 'Workflows reach the service only through activities.' },
             { group: ['../activities/*', '../activities'], message: 'Import activities by type only.', allowTypeImports: true },
             {

@@ -15,7 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { StorageDriverClaim, type Payload } from '@temporalio/common';
-import { decodeReferencePayload, encodeReferencePayload } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { decodeReferencePayload, encodeReferencePayload } from '../src/sdk/internals.js';
 import type { EncryptionCodec } from '../src/codec/encryption-codec.js';
 import { encryptionCodecFor } from '../src/codec/data-converter.js';
 import { payloadStoreDriverFor, type PayloadStoreDriver } from '../src/payload-store/index.js';

@@ -7,8 +7,7 @@
  * Reading it (diagnoseStuck) is apart from showing it (formatDiagnosis, diagnosisLine), which is pure.
  */
 import type { Client } from '@temporalio/client';
-import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { optionalTsToDate } from '@temporalio/common/lib/time.js';
+import { decodeOptionalFailureToOptionalError, optionalTsToDate } from '../../src/sdk/internals.js';
 import proto from '@temporalio/proto';
 import { formatCodeCounts } from './grpc-codes.js';
 import { fetchRawHistory, type RawHistoryEvent } from './histories.js';

@@ -7,7 +7,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, type Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { msToTs } from '@temporalio/common/lib/time.js';
+import { msToTs } from '../../src/sdk/internals.js';
 import proto from '@temporalio/proto';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
 

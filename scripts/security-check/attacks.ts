@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { decodeOptionalFailureToOptionalError } from '../../src/sdk/internals.js';
 import proto from '@temporalio/proto';
 import { ConnectionFailedError, loadClientConfig, type ConnectionsClient } from '../../src/client/index.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';

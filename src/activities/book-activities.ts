@@ -6,8 +6,7 @@
  * workflow sandbox, against the connection input's schema: a malformed one is reported, never fatal.
  */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
-import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
-import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
+import { decodeMapFromPayloads, decodeTypedSearchAttributes } from '../sdk/internals.js';
 import { describeIssues } from '../aggregator/schemas.js';
 import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag, type PublishedWindow } from '../contract/book-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';

@@ -21,7 +21,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex, decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+import { decodeFromPayloadsAtIndex, decodeMapFromPayloads } from '../sdk/internals.js';
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
 import {

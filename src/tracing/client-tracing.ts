@@ -28,7 +28,7 @@ import type {
   WorkflowTerminateInput,
 } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
+import { OpenTelemetryWorkflowClientInterceptor } from '../sdk/internals.js';
 import { TRACE_HEADER } from './workflow-interceptors.js';
 
 interface Execution {

@@ -11,8 +11,8 @@ import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
-import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
+  type OpenTelemetrySinks,
+} from '@temporalio/interceptors-opentelemetry';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import { WORKFLOW_CODE } from '../bundle/workflow-code.js';
 import type { Tracing } from './provider.js';

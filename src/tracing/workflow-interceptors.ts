@@ -18,6 +18,8 @@ import type {
   WorkflowInternalsInterceptor,
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
+// The interceptors' workflow half by its path: the package's root carries the worker, which the bundle cannot (src/sdk/internals.ts).
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports
 import type * as OpenTelemetryWorkflow from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
 
 /** The header the SDK's OpenTelemetry interceptors carry a trace context in (its TRACE_HEADER; a test checks they agree). */

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isGrpcServiceError } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
+import { encodeSearchAttributeIndexedValueType } from '../../src/sdk/internals.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';

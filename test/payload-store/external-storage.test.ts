@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Payload } from '@temporalio/common';
-import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow/external-storage-runner.js';
+import { ExternalStorageRunner } from '../../src/sdk/internals.js';
 import proto from '@temporalio/proto';
 import {
   DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES,

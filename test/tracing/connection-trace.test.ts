@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { TRACE_HEADER as SDK_TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation.js';
+import { TRACE_HEADER as SDK_TRACE_HEADER } from '../../src/sdk/internals.js';
 import { ConnectionsClient, connectionKey, type ConnectionResult } from '../../src/client/index.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';

@@ -7,8 +7,7 @@ import { describe, it } from 'node:test';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { Resource } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
-import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
+import { makeWorkflowExporter, type SerializableSpan } from '@temporalio/interceptors-opentelemetry';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import { RedactingSpanProcessor } from '../../src/tracing/span-redaction.js';
 
