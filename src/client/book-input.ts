@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { Uuid } from '../aggregator/schemas.js';
 import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_CADENCE, WINDOW_LIMITS } from '../contract/book-definitions.js';
 import { ProductsInput, TimingInput } from '../contract/connection-input.js';
+import { CADENCE_PATTERN, CADENCE_RULE } from '../contract/ids.js';
 import { TenantSegment } from './business-key.js';
 import { RefreshCadence } from './refresh-schedule-input.js';
 
@@ -14,7 +15,7 @@ import { RefreshCadence } from './refresh-schedule-input.js';
 export const CadenceName = z
   .string()
   .trim()
-  .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, { message: 'must be lower-case letters, digits and "-" (at most 40), such as nightly' });
+  .regex(CADENCE_PATTERN, { message: CADENCE_RULE });
 
 const LoginId = z.string().trim().min(1, { message: 'must not be empty' }).pipe(Uuid);
 

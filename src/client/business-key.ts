@@ -6,17 +6,17 @@
  */
 import { z } from 'zod';
 import { InvalidBusinessKeyError } from './errors.js';
+import { ID_SEGMENT_MAX, ID_SEGMENT_PATTERN, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE } from '../contract/ids.js';
 import { reservedTenantProblem } from '../contract/workflow-tenant.js';
 
-const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const BUSINESS_KEY_PREFIX = 'connection-';
 
 /** Letters, digits, `.`, `_`, `-`; starts with a letter or digit; at most 64 characters. */
 export const KeySegment = z
   .string()
   .min(1, { message: 'must not be empty' })
-  .max(64, { message: 'must be at most 64 characters' })
-  .regex(SEGMENT, { message: 'must start with a letter or digit and use only letters, digits, ".", "_" and "-"' });
+  .max(ID_SEGMENT_MAX, { message: `must be at most ${ID_SEGMENT_MAX} characters` })
+  .regex(ID_SEGMENT_PATTERN, { message: ID_SEGMENT_RULE });
 
 /**
  * A tenant's customer id where the product builds its book ids from it: a key segment that does not
@@ -31,8 +31,8 @@ export const TenantSegment = KeySegment.superRefine((customerId, ctx) => {
 export const BusinessKey = z
   .string()
   .max(200, { message: 'must be at most 200 characters' })
-  .regex(/^connection-[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*$/, {
-    message: 'must look like connection-<customerId>:<applicationId> (letters, digits, ".", "_", "-")',
+  .regex(new RegExp(`^connection-${ID_SEGMENT_SOURCE}:${ID_SEGMENT_SOURCE}$`), {
+    message: `must look like connection-<customerId>:<applicationId> (each ${ID_SEGMENT_RULE.replace(/^must /, '')})`,
   });
 export type BusinessKey = z.infer<typeof BusinessKey>;
 

@@ -14,9 +14,8 @@ import {
   type WindowBounds,
   type WindowControl,
 } from '../contract/book-definitions.js';
+import { CADENCE_PATTERN, CADENCE_RULE, ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../contract/ids.js';
 
-const CUSTOMER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-const CADENCE = /^[a-z0-9][a-z0-9-]{0,39}$/;
 
 export interface BookRefreshSettings {
   readonly customerId: string;
@@ -31,8 +30,8 @@ export interface BookRefreshSettings {
 export function bookRefreshSettings(input: BookRefreshInput | undefined): BookRefreshSettings {
   const problems: string[] = [];
   const whole = (value: unknown, min: number, max: number) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
-  if (typeof input?.customerId !== 'string' || !CUSTOMER_ID.test(input.customerId)) problems.push('customerId: must be a customer id (letters, digits, ".", "_", "-")');
-  if (typeof input?.cadence !== 'string' || !CADENCE.test(input.cadence)) problems.push('cadence: must be lower-case letters, digits and "-", at most 40');
+  if (typeof input?.customerId !== 'string' || !ID_SEGMENT_PATTERN.test(input.customerId)) problems.push(`customerId: ${ID_SEGMENT_RULE}`);
+  if (typeof input?.cadence !== 'string' || !CADENCE_PATTERN.test(input.cadence)) problems.push(`cadence: ${CADENCE_RULE}`);
   const bounds = { ...DEFAULT_WINDOW_BOUNDS, ...(input?.window ?? {}) };
   for (const name of ['floor', 'ceiling', 'start'] as const) {
     if (!whole(bounds[name], WINDOW_LIMITS.min, WINDOW_LIMITS.max)) problems.push(`window.${name}: must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}`);
