@@ -6,30 +6,17 @@
 import { z } from 'zod';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_KEY_LIMITS, type PriorityPolicy } from '../contract/priority.js';
 import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_PAGE_SIZE, DEFAULT_WINDOW_BOUNDS, WINDOW_LIMITS } from '../contract/book-definitions.js';
-import { ID_SEGMENT_SOURCE } from '../contract/ids.js';
 import { doc, group } from './document.js';
+import { perTenantList } from './per-tenant-list.js';
 
 const PriorityKey = z.coerce
   .number({ message: 'must be an integer from 1 (first) to 5 (last)' })
   .int({ message: 'must be an integer from 1 (first) to 5 (last)' })
   .min(PRIORITY_KEY_LIMITS.min, { message: 'must be an integer from 1 (first) to 5 (last)' })
   .max(PRIORITY_KEY_LIMITS.max, { message: 'must be an integer from 1 (first) to 5 (last)' });
-const WEIGHT_ENTRY = new RegExp(`^(${ID_SEGMENT_SOURCE}|\\*):(\\d+(?:\\.\\d+)?)$`);
 const WEIGHT_RULE = `must be a comma-separated list of <customerId>:<weight> (or *:<weight> for every other tenant), weights from ${FAIRNESS_WEIGHT_LIMITS.min} to ${FAIRNESS_WEIGHT_LIMITS.max}`;
 /** `lender-a:3,*:1` → fairness weight per customer id ('*': any other tenant; 1 where neither is set). */
-const TenantWeights = z.string().transform((text, ctx) => {
-  const weights = new Map<string, number>();
-  for (const raw of text.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const match = WEIGHT_ENTRY.exec(entry);
-    const value = Number(match?.[2]);
-    if (!match?.[1] || !(value >= FAIRNESS_WEIGHT_LIMITS.min && value <= FAIRNESS_WEIGHT_LIMITS.max)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${WEIGHT_RULE}` });
-    else if (weights.has(match[1])) ctx.addIssue({ code: 'custom', message: `${match[1]} appears twice` });
-    else weights.set(match[1], value);
-  }
-  return weights;
-});
+const TenantWeights = perTenantList('\\d+(?:\\.\\d+)?', (value) => value >= FAIRNESS_WEIGHT_LIMITS.min && value <= FAIRNESS_WEIGHT_LIMITS.max, WEIGHT_RULE);
 
 export const PriorityVars = group(
   z.object({

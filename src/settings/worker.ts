@@ -5,11 +5,11 @@
  *     pool, resourceTuner?, logLevel, retentionDays, priority, budget, encryption?, payloadStore, tracing? }.
  */
 import { z } from 'zod';
-import { ID_SEGMENT_SOURCE } from '../contract/ids.js';
 import { AggregatorVars } from './aggregator.js';
 import { BuildId, DeploymentVars, deploymentSection } from './deployment.js';
 import { Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
+import { perTenantList } from './per-tenant-list.js';
 import { KeyProviderVars } from './kms.js';
 import { EncryptionVars } from './encryption-keys.js';
 import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-store.js';
@@ -26,22 +26,9 @@ export const DEFAULT_STICKY_TIMEOUT_MS = 1_000;
 export const WorkerMetricsPort = doc(Port.default(9464), 'Prometheus metrics at http://WORKER_METRICS_HOST:WORKER_METRICS_PORT/metrics; 0 turns them off.');
 
 // The retention policy: forget a tenant's login N days after its last retrieval.
-const RETENTION_ENTRY = new RegExp(`^(${ID_SEGMENT_SOURCE}|\\*):(\\d{1,5})$`);
 const RETENTION_RULE = 'must be a comma-separated list of <customerId>:<days> (or *:<days> for every other tenant), days from 1 to 36500';
 /** `lender-a:90,lender-b:30,*:365` → days per customer id ('*': any other tenant). Off (empty) by default. */
-const RetentionDays = z.string().transform((text, ctx) => {
-  const days = new Map<string, number>();
-  for (const raw of text.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const match = RETENTION_ENTRY.exec(entry);
-    const value = Number(match?.[2]);
-    if (!match?.[1] || value < 1 || value > 36_500) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${RETENTION_RULE}` });
-    else if (days.has(match[1])) ctx.addIssue({ code: 'custom', message: `${match[1]} appears twice` });
-    else days.set(match[1], value);
-  }
-  return days;
-});
+const RetentionDays = perTenantList('\\d{1,5}', (days) => days >= 1 && days <= 36_500, RETENTION_RULE);
 
 /** Days a tenant keeps a login after its last retrieval, or undefined when it has no policy. */
 export function retentionDaysOf(policy: ReadonlyMap<string, number>, customerId: string): number | undefined {
