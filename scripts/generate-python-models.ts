@@ -1,10 +1,12 @@
 /**
- * The Python package's contract models, generated from the zod schemas so the two languages cannot
+ * The Python package's contract, generated from the TypeScript sources so the two languages cannot
  * drift: each schema of MODELS goes through zod's JSON Schema export (z.toJSONSchema, the shape a
  * caller sends: io "input") into python/src/aggregation_connections/contract/schema.json, and from
- * there through a small generator into pydantic v2 models (models.py). test/python/python-models.test.ts
- * fails when the committed files differ from what this writes.
- *   npm run python:models            rewrite both files
+ * there through a small generator into pydantic v2 models (models.py); the workflow's names, statuses,
+ * failure types, search attributes and the client's variables with their defaults go into names.py
+ * (scripts/lib/python-names.ts). test/python/python-models.test.ts fails when the committed files
+ * differ from what this writes.
+ *   npm run python:models            rewrite the three files
  *   tsx scripts/generate-python-models.ts --check   exit 1 naming the files that drifted
  * What JSON Schema cannot say (zod's refinements: "at least one product", "unattended needs a cached
  * session", trimming) stays the worker's to check; its message then reaches the Python caller as it
@@ -16,11 +18,15 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AccountsDetailResponse, AttributesResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../src/aggregator/schemas.js';
 import { ConnectionInput } from '../src/contract/connection-input.js';
-import { ChallengeSetSchema, ConnectionFailureInfoSchema, ConnectionResultSchema, ConnectionStateSchema } from '../src/contract/connection-schemas.js';
+import { AnswerOutcomeSchema, ChallengeSetSchema, ConnectionFailureInfoSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../src/contract/connection-schemas.js';
+import { NAMES_PATH, pythonNamesSource } from './lib/python-names.js';
+
+export { NAMES_PATH } from './lib/python-names.js';
 
 /**
  * The models a pipeline needs: what it sends to start a connection and answer it, the products it
- * reads, and the connection's state and result (which name the models above).
+ * reads, and the connection's state, result, first step and answers' outcomes (which name the models
+ * above them).
  */
 const MODELS: Readonly<Record<string, z.ZodType>> = {
   ConnectionInput,
@@ -33,6 +39,8 @@ const MODELS: Readonly<Record<string, z.ZodType>> = {
   ConnectionFailureInfo: ConnectionFailureInfoSchema,
   ConnectionState: ConnectionStateSchema,
   ConnectionResult: ConnectionResultSchema,
+  FirstStep: FirstStepSchema,
+  AnswerOutcome: AnswerOutcomeSchema,
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -122,12 +130,13 @@ class PythonModels {
     for (const [name, schema] of Object.entries(this.schemas)) {
       if (schema.type === 'object' && schema.properties) this.generated.set(name, this.model(name, schema, name));
       else {
-        aliases.push(`${name} = ${this.annotation(schema, name, name)}\n`);
+        aliases.push(`${name} = ${this.annotation(schema, name, name)}`);
         this.generated.set(name, name);
       }
     }
     const header = this.usesJson ? HEADER.replace('from typing', 'import json\nfrom typing') : HEADER;
-    return [header, ...this.classes, ...aliases].join('\n\n\n');
+    // The aliases (a dict, a union of the classes above) together after the classes they name.
+    return [header, ...this.classes, ...(aliases.length > 0 ? [aliases.join('\n')] : [])].join('\n\n\n');
   }
 
   private className(wanted: string): string {
@@ -250,16 +259,17 @@ from pydantic import ConfigDict, Field, StringConstraints
 
 from .base import ContractModel`;
 
-/** The generated files by path (relative to the repository), as this checkout's schemas make them. */
+/** The generated files by path (relative to the repository), as this checkout's sources make them. */
 export function generatedFiles(): Record<string, string> {
   const schema = contractSchema();
   return {
     [SCHEMA_PATH]: `${JSON.stringify(schema, null, 2)}\n`,
     [MODELS_PATH]: `${new PythonModels(schema.schemas).source()}\n`,
+    [NAMES_PATH]: pythonNamesSource(),
   };
 }
 
-/** The generated files whose committed text differs from what the schemas make now. */
+/** The generated files whose committed text differs from what the sources make now. */
 export function driftedFiles(checkout: string = root): string[] {
   return Object.entries(generatedFiles())
     .filter(([path, text]) => {
@@ -276,10 +286,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv.includes('--check')) {
     const drifted = driftedFiles();
     if (drifted.length > 0) {
-      process.stderr.write(`generate-python-models: ${drifted.join(', ')} differ from the zod schemas: run \`npm run python:models\`\n`);
+      process.stderr.write(`generate-python-models: ${drifted.join(', ')} differ from the TypeScript sources: run \`npm run python:models\`\n`);
       process.exit(1);
     }
-    process.stdout.write('generate-python-models: the Python models match the zod schemas\n');
+    process.stdout.write('generate-python-models: the Python models and names match the TypeScript sources\n');
   } else {
     for (const [path, text] of Object.entries(generatedFiles())) writeFileSync(join(root, path), text);
     process.stdout.write(`generate-python-models: wrote ${Object.keys(generatedFiles()).join(', ')}\n`);

@@ -1,11 +1,15 @@
 """The client's parts that need no server: its settings, business keys, visibility queries and how it
-reads the worker's state and result, as the TypeScript side makes them (the verbs themselves: tests/e2e/, run by test/python/python-e2e.test.ts)."""
+reads the worker's state, result, first step and answers' outcomes, as the TypeScript side makes them
+(the verbs against a real worker: tests/e2e/, run by test/python/python-e2e.test.ts)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
+import pydantic
 import pytest
+import temporalio.client
 
 from aggregation_connections.client import (
     InvalidBusinessKeyError,
@@ -16,8 +20,20 @@ from aggregation_connections.client import (
     visibility_query,
 )
 from aggregation_connections.client.answers import parse_answer
-from aggregation_connections.client.connections import _answer_problems
-from aggregation_connections.contract import ConnectionResult, ConnectionState
+from aggregation_connections.client.connections import ConnectionsClient, _answer_problems
+from aggregation_connections.contract import (
+    AnswerOutcome,
+    AnswerOutcomeAccepted,
+    AnswerOutcomeEnded,
+    AnswerOutcomeRejected,
+    AnswerOutcomeRestarted,
+    ConnectionResult,
+    ConnectionState,
+    FirstStep,
+    FirstStepChallenge,
+    FirstStepEnded,
+    FirstStepSessionOpen,
+)
 from aggregation_connections.settings import ConfigError, client_settings_from_env
 
 
@@ -25,7 +41,7 @@ def test_settings_default_as_the_typescript_client() -> None:
     settings = client_settings_from_env({})
     assert (settings.address, settings.namespace, settings.task_queue, settings.customer_id) == ("localhost:7233", "default", "aggregation-connections", "demo-lender")
     assert settings.tls is None and settings.api_key is None
-    assert dict(settings.priority.keys) == {"live": 1, "pipeline": 2, "scheduled": 3}
+    assert dict(settings.priority.keys) == {"live": 1, "pipeline": 2, "scheduled": 3, "maintenance": 4}
     assert settings.priority.weight_of("anyone") == 1
 
 
@@ -77,6 +93,10 @@ def test_business_keys_as_the_typescript_client_builds_them() -> None:
         parse_business_key("connection-demo-lender:app-123", "other")
     with pytest.raises(InvalidBusinessKeyError, match="must look like connection-<customerId>:<applicationId>"):
         parse_business_key("demo-lender-app-123", "demo-lender")
+    # Each part at most 64, as src/contract/ids.ts says (the key's own limit is 200).
+    with pytest.raises(InvalidBusinessKeyError, match=r"\(each start with a letter or digit .* \(at most 64\)\)"):
+        parse_business_key(f"connection-demo-lender:{'a' * 65}", "demo-lender")
+    assert parse_business_key(f"connection-demo-lender:{'a' * 64}", "demo-lender").endswith("a" * 64)
 
 
 def test_visibility_queries_quote_their_values() -> None:
@@ -160,3 +180,87 @@ def test_the_local_answer_check_reads_the_challenges_of_the_model() -> None:
         '"what city were you born in?" was not asked (keys must be the exact prompt text)',
         '"What city were you born in?": is not answered (all prompts must be answered in one call)',
     ]
+
+
+# The first step and an answer's outcome are unions of models, told apart by `step` and `outcome`.
+FIRST_STEP: pydantic.TypeAdapter[FirstStep] = pydantic.TypeAdapter(FirstStep)
+ANSWER_OUTCOME: pydantic.TypeAdapter[AnswerOutcome] = pydantic.TypeAdapter(AnswerOutcome)
+CHALLENGE_SET = AWAITING_STATE["challengeSet"]
+FIRST_STEPS: list[dict[str, Any]] = [
+    {"step": "challenge", "challengeSet": CHALLENGE_SET},
+    {"step": "session-open", "loginId": "0b6f1a52-3c4d-4e5f-8a9b-0c1d2e3f4a5b", "requestId": "3f0c1d2e-4b5a-4c6d-8e7f-901a2b3c4d5e"},
+    {"step": "ended", "status": "Failed", "failure": {"type": "InvalidCredentials", "message": "bad password", "serviceCode": "INVALID_PASSWORD"}},
+]
+OUTCOMES: list[dict[str, Any]] = [
+    {"outcome": "accepted", "status": "Retrieving"},
+    {"outcome": "rejected", "message": "wrong answer", "serviceCode": "INVALID_SECURITY_RESPONSE", "nextChallengeSet": {**CHALLENGE_SET, "id": "2", "attempt": 2}},  # type: ignore[dict-item]
+    {"outcome": "restarted", "reason": "the answer's outcome is unknown", "status": "AwaitingAnswer", "nextChallengeSet": CHALLENGE_SET},
+    {"outcome": "ended", "status": "Cancelled"},
+]
+
+
+class FakeTemporal:
+    """What ConnectionsClient calls on temporalio's Client for the first step and an answer, answering as the worker would."""
+
+    namespace = "default"
+
+    def __init__(self, first_step: dict[str, Any], outcome: dict[str, Any]) -> None:
+        self.first_step = first_step
+        self.outcome = outcome
+        self.sent: list[tuple[str, object]] = []
+
+    async def execute_update_with_start_workflow(self, update: str, *, start_workflow_operation: object, result_type: type) -> dict[str, Any]:
+        self.sent.append((update, None))
+        return self.first_step
+
+    def get_workflow_handle(self, workflow_id: str) -> FakeTemporal:
+        return self
+
+    async def query(self, query: str, result_type: type) -> dict[str, Any]:
+        return AWAITING_STATE
+
+    async def execute_update(self, update: str, arg: object, result_type: type) -> dict[str, Any]:
+        self.sent.append((update, arg))
+        return self.outcome
+
+
+def test_each_first_step_reads_as_its_model_and_back_to_the_wire() -> None:
+    challenge, session_open, ended = (parse_answer(FIRST_STEP, wire, "connection-demo-lender:app-1", "first step") for wire in FIRST_STEPS)
+    assert isinstance(challenge, FirstStepChallenge) and challenge.challenge_set.challenges[0].prompt == "What city were you born in?"
+    assert isinstance(session_open, FirstStepSessionOpen) and session_open.login_id == FIRST_STEPS[1]["loginId"]
+    assert isinstance(ended, FirstStepEnded) and ended.failure is not None and ended.failure.service_code == "INVALID_PASSWORD"
+    assert [step.to_wire() for step in (challenge, session_open, ended)] == FIRST_STEPS
+
+
+def test_each_answer_outcome_reads_as_its_model_and_back_to_the_wire() -> None:
+    outcomes = [parse_answer(ANSWER_OUTCOME, wire, "connection-demo-lender:app-1", "answer outcome") for wire in OUTCOMES]
+    accepted, rejected, restarted, ended = outcomes
+    assert isinstance(accepted, AnswerOutcomeAccepted) and accepted.status == "Retrieving" and accepted.next_challenge_set is None
+    assert isinstance(rejected, AnswerOutcomeRejected) and rejected.service_code == "INVALID_SECURITY_RESPONSE"
+    assert rejected.next_challenge_set is not None and rejected.next_challenge_set.attempt == 2
+    assert isinstance(restarted, AnswerOutcomeRestarted) and restarted.reason.startswith("the answer's outcome")
+    assert isinstance(ended, AnswerOutcomeEnded) and ended.failure is None
+    assert [outcome.to_wire() for outcome in outcomes] == OUTCOMES
+
+
+def test_a_first_step_or_outcome_off_the_contract_raises_naming_it() -> None:
+    with pytest.raises(UnexpectedConnectionAnswerError) as unknown:
+        parse_answer(FIRST_STEP, {"step": "waiting"}, "connection-demo-lender:app-1", "first step")
+    assert unknown.value.what == "first step" and "the first step of connection connection-demo-lender:app-1" in str(unknown.value)
+    with pytest.raises(UnexpectedConnectionAnswerError) as missing:
+        parse_answer(ANSWER_OUTCOME, {"outcome": "rejected"}, "connection-demo-lender:app-1", "answer outcome")
+    assert missing.value.what == "answer outcome" and missing.value.field == "rejected.message", missing.value.field
+
+
+async def test_the_client_returns_the_first_step_and_the_outcome_as_models_and_sends_the_answer_as_before() -> None:
+    fake = FakeTemporal(FIRST_STEPS[0], OUTCOMES[1])
+    client = ConnectionsClient(cast(temporalio.client.Client, fake), "aggregation-connections")
+    key = connection_key("demo-lender", "app-1")
+    live = {"customerId": "demo-lender", "session": {"kind": "live", "institution": "SandboxBank", "username": "security_question", "password": "Everyday"}, "products": {"accountsDetail": {}}}
+    step = await client.start_and_await_first_step(key, live)
+    assert isinstance(step, FirstStepChallenge) and step.challenge_set.id == "1"
+    responses = {"What city were you born in?": ["Montreal"], "Text 555-0100": ["Text 555-0100"]}
+    outcome = await client.answer(key, responses, challenge_set_id=step.challenge_set.id)
+    assert isinstance(outcome, AnswerOutcomeRejected) and outcome.message == "wrong answer"
+    # The wire is the worker's, unchanged: the updates by name, the answer as the workflow reads it.
+    assert fake.sent == [("awaitFirstStep", None), ("submitAnswer", {"challengeSetId": "1", "responses": responses})]

@@ -255,6 +255,12 @@ export const DIRECT_READS: readonly DirectRead[] = [
     what: 'sets and removes TEST_WORKER_REGISTRY_DIR when run alone (writes, not reads)',
     why: 'the helpers it calls read it with loadTestConfig, as under `npm test`',
   },
+  {
+    files: ['test/python/python-install.test.ts'],
+    pattern: /\.\.\.rest \} = process\.env\b/g,
+    what: "passes its environment on to the documented pip commands, without a venv's VIRTUAL_ENV, PYTHONPATH and PYTHONHOME",
+    why: "pip's index, certificate and cache variables are pip's own; the fresh venv must not see the caller's",
+  },
   { files: ['bench/sdk-floor/worker.ts'], pattern: /process\.env\.\w+/g, what: 'reads TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE and SDK_FLOOR_WORKFLOWS_PATH', why: { reader: 'sdk floor worker' } },
   { files: ['bench/vm-watchdog-probe.cjs'], pattern: /process\.env\.\w+/g, what: 'reads VM_WATCHDOG and VM_PROBE_OUT', why: { reader: 'vm probe' } },
 ];

@@ -1,6 +1,7 @@
 /**
- * zod schemas of what a connection answers: its state (the `connectionState` query) and its result
- * (what connectionWorkflow returns). The workflow keeps the plain interfaces of
+ * zod schemas of what a connection answers: its state (the `connectionState` query), its result
+ * (what connectionWorkflow returns), its first step (the `awaitFirstStep` update) and an answer's
+ * outcome (the `submitAnswer` update). The workflow keeps the plain interfaces of
  * connection-definitions.ts (its bundle stays free of zod); these schemas are for readers outside it
  * (tests, the Python models of scripts/generate-python-models.ts). The checks at the end fail the
  * typecheck when an interface and its schema stop describing the same shape.
@@ -11,15 +12,19 @@ import { CONNECTION_FAILURE_TYPES } from '../aggregator/failure-table.js';
 import { POLL_STRATEGIES } from './connection-input.js';
 import {
   CONNECTION_STATUSES,
+  type AnswerOutcome,
   type ChallengeSet,
   type ConnectionFailureInfo,
   type ConnectionPriority,
   type ConnectionResult,
   type ConnectionState,
+  type FirstStep,
   type PendingOperation,
   type Rejection,
   type SessionRestart,
 } from './connection-definitions.js';
+
+const ConnectionStatusSchema = z.enum(CONNECTION_STATUSES);
 
 export const ChallengeSetSchema = z.object({
   id: z.string(),
@@ -54,7 +59,7 @@ export const ConnectionFailureInfoSchema = z.object({ type: z.enum(CONNECTION_FA
 export const ConnectionPrioritySchema = z.object({ key: z.number().int().optional(), fairnessKey: z.string().optional(), fairnessWeight: z.number().optional() });
 
 export const ConnectionStateSchema = z.object({
-  status: z.enum(CONNECTION_STATUSES),
+  status: ConnectionStatusSchema,
   mode: z.enum(['live', 'cached', 'refresh']),
   customerId: z.string(),
   institution: z.string().optional(),
@@ -86,6 +91,19 @@ export const ConnectionResultSchema = z.object({
   totalPolls: z.number().int(),
 });
 
+export const AnswerOutcomeSchema = z.discriminatedUnion('outcome', [
+  z.object({ outcome: z.literal('accepted'), status: ConnectionStatusSchema, nextChallengeSet: ChallengeSetSchema.optional() }),
+  z.object({ outcome: z.literal('rejected'), message: z.string(), serviceCode: z.string().optional(), nextChallengeSet: ChallengeSetSchema.optional() }),
+  z.object({ outcome: z.literal('restarted'), reason: z.string(), status: ConnectionStatusSchema, nextChallengeSet: ChallengeSetSchema.optional() }),
+  z.object({ outcome: z.literal('ended'), status: ConnectionStatusSchema, failure: ConnectionFailureInfoSchema.optional() }),
+]);
+
+export const FirstStepSchema = z.discriminatedUnion('step', [
+  z.object({ step: z.literal('challenge'), challengeSet: ChallengeSetSchema }),
+  z.object({ step: z.literal('session-open'), loginId: z.string(), requestId: z.string() }),
+  z.object({ step: z.literal('ended'), status: ConnectionStatusSchema, failure: ConnectionFailureInfoSchema.optional() }),
+]);
+
 /**
  * true when A and B are assignable both ways and name the same keys (an optional field on one side
  * only would pass assignability); anything else makes the `true` below a type error.
@@ -100,3 +118,5 @@ const _failure: Same<ConnectionFailureInfo, z.infer<typeof ConnectionFailureInfo
 const _priority: Same<ConnectionPriority, z.infer<typeof ConnectionPrioritySchema>> = true;
 const _state: Same<ConnectionState, z.infer<typeof ConnectionStateSchema>> = true;
 const _result: Same<ConnectionResult, z.infer<typeof ConnectionResultSchema>> = true;
+const _outcome: Same<AnswerOutcome, z.infer<typeof AnswerOutcomeSchema>> = true;
+const _firstStep: Same<FirstStep, z.infer<typeof FirstStepSchema>> = true;

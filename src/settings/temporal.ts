@@ -11,9 +11,10 @@ import { cannotRead, type FromEnvConfig, type TemporalEnvConfig, temporalEnvConf
 
 /**
  * Unset, the address, namespace, API key, TLS switch and server name come from Temporal's environment
- * configuration when it has them (temporalEnvConfig below), else from these defaults.
+ * configuration when it has them (temporalEnvConfig below), else from these defaults (exported for
+ * the Python package's generated names: scripts/lib/python-names.ts).
  */
-const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default' } as const;
+export const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default' } as const;
 
 const FROM_PROFILE = "the Temporal profile's, else";
 

@@ -1,14 +1,15 @@
 /**
- * The state and result schemas (src/contract/connection-schemas.ts) describe what a real connection
- * answers: connections run to completion on a real dev server against the real sandbox, and every
- * state query answer on the way and every result parse. The Python models are generated from these
+ * The state, result, first step and answer outcome schemas (src/contract/connection-schemas.ts)
+ * describe what a real connection answers: connections run to completion on a real dev server against
+ * the real sandbox, and every state query answer on the way, the first step, the answer's outcome and
+ * every result parse. The Python models are generated from these
  * schemas, so a Python caller reads the same.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import { connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
-import { ConnectionResultSchema, ConnectionStateSchema } from '../../src/contract/connection-schemas.js';
+import { awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
+import { AnswerOutcomeSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../../src/contract/connection-schemas.js';
 import { connectionStackOfFile } from '../helpers/connection-stack.js';
 
 const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_000 };
@@ -23,7 +24,7 @@ function parses<T>(schema: { safeParse(value: unknown): { success: true; data: T
 }
 
 describe('the connection state and result schemas', () => {
-  it('parse a live connection answered through a challenge: the challenge state, the completed state, the result', async () => {
+  it('parse a live connection answered through a challenge: the first step, the challenge state, the outcome, the completed state, the result', async () => {
     const scenario = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('scenario');
     const [round] = describeScenario(scenario).challengeSequence;
     const handle = await file.stack.start({
@@ -31,11 +32,14 @@ describe('the connection state and result schemas', () => {
       products: { accountsDetail: { WithTransactions: true }, investments: true },
       timing: FAST,
     });
+    const first = parses(FirstStepSchema, await handle.executeUpdate(awaitFirstStepUpdate), 'the first step');
+    assert.equal(first.step === 'challenge' && first.challengeSet.challenges[0]?.Prompt, round?.challenges[0]?.Prompt);
     const waiting = await file.stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
     const challenged = parses(ConnectionStateSchema, waiting, 'the AwaitingAnswer state');
     assert.equal(challenged.challengeSet?.challenges[0]?.Prompt, round?.challenges[0]?.Prompt);
 
-    await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: waiting.challengeSet?.id ?? '', responses: round?.answer ?? {} }] });
+    const outcome = await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: waiting.challengeSet?.id ?? '', responses: round?.answer ?? {} }] });
+    assert.equal(parses(AnswerOutcomeSchema, outcome, 'the answer outcome').outcome, 'accepted');
     const result = parses(ConnectionResultSchema, await handle.result(), 'the result');
     assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length > 0, 'accounts detail');
     assert.ok(result.investments && result.investments.Accounts.length > 0, 'investments');
@@ -66,5 +70,8 @@ describe('the connection state and result schemas', () => {
     const parsed = ConnectionStateSchema.safeParse({ status: 'Sleeping', mode: 'live', customerId: 'c', totalPolls: 0, sessionRestarts: 0, retrieved: [], startedAt: 'x', updatedAt: 'x' });
     assert.equal(parsed.success, false);
     assert.deepEqual(parsed.error?.issues.map((issue) => issue.path), [['status']]);
+    const outcome = AnswerOutcomeSchema.safeParse({ outcome: 'rejected', serviceCode: 'INVALID_SECURITY_RESPONSE' });
+    assert.deepEqual(outcome.error?.issues.map((issue) => issue.path), [['message']]);
+    assert.equal(FirstStepSchema.safeParse({ step: 'waiting' }).success, false);
   });
 });

@@ -27,7 +27,7 @@ from aggregation_connections.client import (
     InvalidConnectionInputError,
     connection_key,
 )
-from aggregation_connections.contract import ConnectionInput
+from aggregation_connections.contract import AnswerOutcomeAccepted, ConnectionInput, FirstStepChallenge, FirstStepEnded
 from aggregation_connections.settings import client_settings_from_env, codec_from_env
 
 from ..openbao import REPO
@@ -59,15 +59,14 @@ async def client() -> AsyncIterator[ConnectionsClient]:
 async def test_a_live_connection_with_a_challenge_answered_from_python(client: ConnectionsClient) -> None:
     key = fresh_key("py-live")
     first = await client.start_and_await_first_step(key, ConnectionInput.model_validate(live_input("security_question")))
-    assert first["workflowId"] == key
-    assert first["step"] == "challenge", first
-    [challenge] = first["challengeSet"]["challenges"]
-    assert challenge["Prompt"] == "What city were you born in?"
+    assert isinstance(first, FirstStepChallenge), first
+    [challenge] = first.challenge_set.challenges
+    assert challenge.prompt == "What city were you born in?"
 
     # Started as the TypeScript client starts it: live class first, the tenant as fairness key.
     state = await client.state(key)
     assert state.status == "AwaitingAnswer"
-    assert state.challenge_set is not None and state.challenge_set.challenges[0].prompt == challenge["Prompt"]
+    assert state.challenge_set is not None and state.challenge_set.challenges[0].prompt == challenge.prompt
     assert state.priority is not None and state.priority.to_wire() == {"key": 1, "fairnessKey": CUSTOMER_ID, "fairnessWeight": 1}
     listed = await client.list(status="AwaitingAnswer", customer_id=CUSTOMER_ID)
     assert key in [summary.workflow_id for summary in listed]
@@ -79,11 +78,11 @@ async def test_a_live_connection_with_a_challenge_answered_from_python(client: C
         await client.answer(key, {"What is your pet's name?": ["Biscuit"]})
     assert not_asked.value.source == "client" and "was not asked" in not_asked.value.problem
     with pytest.raises(AnswerRejectedError) as blank:
-        await client.answer(key, {challenge["Prompt"]: ["  "]})
+        await client.answer(key, {challenge.prompt: ["  "]})
     assert blank.value.source == "validator" and "empty" in blank.value.problem, blank.value.problem
 
-    outcome = await client.answer(key, {challenge["Prompt"]: ["Montreal"]})
-    assert outcome["outcome"] == "accepted", outcome
+    outcome = await client.answer(key, {challenge.prompt: ["Montreal"]})
+    assert isinstance(outcome, AnswerOutcomeAccepted), outcome
     result = await client.result(key)
     assert result.customer_id == CUSTOMER_ID and result.login_id
     assert result.accounts_detail is not None and len(result.accounts_detail.accounts) > 0
@@ -101,7 +100,7 @@ async def test_a_live_connection_with_a_challenge_answered_from_python(client: C
 async def test_a_failure_comes_back_typed_with_its_failure_type(client: ConnectionsClient) -> None:
     key = fresh_key("py-bad-password")
     first = await client.start_and_await_first_step(key, live_input("invalid_password"))
-    assert first["step"] == "ended", first
+    assert isinstance(first, FirstStepEnded), first
     with pytest.raises(ConnectionFailedError) as failed:
         await client.result(key)
     assert failed.value.type == "InvalidCredentials", failed.value
@@ -119,7 +118,7 @@ async def test_a_pipeline_configured_by_a_temporal_toml_profile_reaches_the_work
     client = await ConnectionsClient.connect(settings, codec_from_env(env))
     key = fresh_key("py-profile")
     first = await client.start_and_await_first_step(key, live_input("invalid_password"))
-    assert first["step"] == "ended", first
+    assert isinstance(first, FirstStepEnded), first
     with pytest.raises(ConnectionFailedError, match="InvalidCredentials"):
         await client.result(key)
 

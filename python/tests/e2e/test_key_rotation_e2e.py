@@ -23,6 +23,7 @@ from temporalio.api.common.v1 import Payload
 
 from aggregation_connections.client import ConnectionsClient, connection_key
 from aggregation_connections.codec import KeyVersionRevokedError, UnknownEncryptionKeyError
+from aggregation_connections.contract import AnswerOutcomeAccepted, FirstStepChallenge
 from aggregation_connections.settings import client_settings_from_env, codec_from_env
 
 from ..openbao import OpenBao, worker_policy
@@ -90,8 +91,8 @@ async def rotate_between_start_and_result(
     workers.append(start_worker(worker_env(task_queue, before_keys)))
     before = await client_with(task_queue, before_keys)
     first = await before.start_and_await_first_step(key, live_input())
-    assert first["step"] == "challenge", first
-    [challenge] = first["challengeSet"]["challenges"]
+    assert isinstance(first, FirstStepChallenge), first
+    [challenge] = first.challenge_set.challenges
 
     # The rotation: the worker restarts on the new key, the old one kept to read what it wrote.
     workers[-1].stop()
@@ -103,8 +104,8 @@ async def rotate_between_start_and_result(
     # The new worker replays the history written under the old key to answer the query.
     state = await after.state(key)
     assert state.status == "AwaitingAnswer", state
-    outcome = await after.answer(key, {challenge["Prompt"]: ["Montreal"]}, challenge_set_id=first["challengeSet"]["id"])
-    assert outcome["outcome"] == "accepted", outcome
+    outcome = await after.answer(key, {challenge.prompt: ["Montreal"]}, challenge_set_id=first.challenge_set.id)
+    assert isinstance(outcome, AnswerOutcomeAccepted), outcome
     result = await after.result(key)
     assert result.customer_id == CUSTOMER_ID and result.accounts_detail is not None and len(result.accounts_detail.accounts) > 0
     assert (await after.state(key)).status == "Completed"
@@ -178,7 +179,7 @@ async def test_a_running_connection_whose_key_version_is_revoked_says_so_when_it
     key = connection_key(CUSTOMER_ID, f"py-revoked-{secrets.token_hex(4)}")
     workers.append(start_worker(worker_env(task_queue, transit)))
     first = await (await client_with(task_queue, transit)).start_and_await_first_step(key, live_input())
-    assert first["step"] == "challenge", first
+    assert isinstance(first, FirstStepChallenge), first
 
     tenant_key = f"py-revoked-tenant-{CUSTOMER_ID}"
     openbao.api("POST", f"transit/keys/{tenant_key}/rotate", {})

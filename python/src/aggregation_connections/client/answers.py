@@ -1,16 +1,16 @@
-"""Reads what the worker answered (a connection's state or result) into the contract's generated model,
-so a caller gets typed fields, and a value off the contract a typed error naming its field."""
+"""Reads what the worker answered (a connection's state, result, first step or an answer's outcome) into
+the contract's generated model, so a caller gets typed fields, and a value off the contract a typed error
+naming its field."""
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import pydantic
 
-from ..contract import ContractModel
-from .errors import UnexpectedConnectionAnswerError
+from .errors import AnswerKind, UnexpectedConnectionAnswerError
 
-Model = TypeVar("Model", bound=ContractModel)
+Answer = TypeVar("Answer")
 
 
 def describe_validation(error: pydantic.ValidationError) -> str:
@@ -22,10 +22,12 @@ def describe_validation(error: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_answer(model: type[Model], value: object, workflow_id: str, what: Literal["state", "result"]) -> Model:
-    """``value`` (the JSON the worker wrote) as ``model``, or UnexpectedConnectionAnswerError."""
+def parse_answer(model: type[Answer] | pydantic.TypeAdapter[Answer], value: object, workflow_id: str, what: AnswerKind) -> Answer:
+    """``value`` (the JSON the worker wrote) as ``model``: a model class, or the TypeAdapter of a union of
+    them (FirstStep, AnswerOutcome); else UnexpectedConnectionAnswerError."""
+    adapter = model if isinstance(model, pydantic.TypeAdapter) else pydantic.TypeAdapter(model)
     try:
-        return model.model_validate(value)
+        return adapter.validate_python(value)
     except pydantic.ValidationError as error:
         first = error.errors()[0]["loc"] if error.errors() else ()
         field = ".".join(str(part) for part in first)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import re
 
+from ..contract.names import ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE
 from .errors import InvalidBusinessKeyError
 
-_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_BUSINESS_KEY = re.compile(r"connection-[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*")
+# The id segment's rule is src/contract/ids.ts's, generated into contract/names.py.
+_SEGMENT = re.compile(ID_SEGMENT_SOURCE)
+_BUSINESS_KEY = re.compile(f"connection-{ID_SEGMENT_SOURCE}:{ID_SEGMENT_SOURCE}")
 _WORKFLOW_ID = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]+")
 PREFIX = "connection-"
 
@@ -21,10 +23,10 @@ def connection_key(customer_id: str, application_id: str) -> str:
     for name, value in (("customerId", customer_id), ("applicationId", application_id)):
         if value == "":
             raise InvalidBusinessKeyError(key, f"{name} must not be empty")
-        if len(value) > 64:
-            raise InvalidBusinessKeyError(key, f"{name} must be at most 64 characters")
+        if len(value) > ID_SEGMENT_MAX:
+            raise InvalidBusinessKeyError(key, f"{name} must be at most {ID_SEGMENT_MAX} characters")
         if not _SEGMENT.fullmatch(value):
-            raise InvalidBusinessKeyError(key, f'{name} must start with a letter or digit and use only letters, digits, ".", "_" and "-"')
+            raise InvalidBusinessKeyError(key, f"{name} {ID_SEGMENT_RULE}")
     return key
 
 
@@ -33,7 +35,7 @@ def parse_business_key(key: str, customer_id: str) -> str:
     if len(key) > 200:
         raise InvalidBusinessKeyError(key, "must be at most 200 characters")
     if not _BUSINESS_KEY.fullmatch(key):
-        raise InvalidBusinessKeyError(key, 'must look like connection-<customerId>:<applicationId> (letters, digits, ".", "_", "-")')
+        raise InvalidBusinessKeyError(key, f"must look like connection-<customerId>:<applicationId> (each {ID_SEGMENT_RULE.removeprefix('must ')})")
     if not key.startswith(f"{PREFIX}{customer_id}:"):
         raise InvalidBusinessKeyError(key, f"must start with {json.dumps(PREFIX + customer_id + ':')} (the input's customerId) followed by the application id")
     return key

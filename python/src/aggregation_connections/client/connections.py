@@ -2,9 +2,10 @@
 start one by business key (or start it and wait for its first step), read its state, answer its
 challenges, wait for its result, cancel it, and list connections through Temporal visibility.
 
-What it returns is the JSON the worker wrote: a connection's state and result as the contract's
-generated models (aggregation_connections.contract, from src/contract/connection-schemas.ts), the
-first step and an answer's outcome as dicts, ``list`` as the small dataclass below; what it raises is a ConnectionClientError subclass (./errors.py).
+What it returns is the JSON the worker wrote as the contract's generated models
+(aggregation_connections.contract, from src/contract/connection-schemas.ts): a connection's state and
+result, its first step and an answer's outcome (unions told apart by ``step`` and ``outcome``); ``list``
+gives the small dataclass below. What it raises is a ConnectionClientError subclass (./errors.py).
 Payloads go through the worker's codec (aggregation_connections.codec), so Temporal only sees them
 encrypted, and the TypeScript worker reads them.
 """
@@ -30,7 +31,6 @@ from temporalio.converter import ExternalStorage
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecution, WorkflowHandle
 from temporalio.common import (
     Priority,
-    SearchAttributeKey,
     SearchAttributePair,
     TypedSearchAttributes,
     WorkflowIDConflictPolicy,
@@ -38,7 +38,23 @@ from temporalio.common import (
 )
 
 from ..codec.encryption_codec import EncryptionCodec
-from ..contract import ConnectionInput, ConnectionResult, ConnectionState, SecurityChallenge
+from ..contract import AnswerOutcome, ConnectionInput, ConnectionResult, ConnectionState, FirstStep, SecurityChallenge
+
+# The names src/contract/connection-definitions.ts and search-attributes.ts define, generated into
+# contract/names.py; re-exported (`X as X`) under the names this module has always offered.
+from ..contract.names import (
+    AWAIT_FIRST_STEP_UPDATE as AWAIT_FIRST_STEP_UPDATE,
+    CONNECTION_STATE_QUERY as CONNECTION_STATE_QUERY,
+    CONNECTION_STATUS_KEY as CONNECTION_STATUS_KEY,
+    CONNECTION_STATUSES as CONNECTION_STATUSES,
+    CONNECTION_WORKFLOW_TYPE as CONNECTION_WORKFLOW_TYPE,
+    CUSTOMER_ID_KEY as CUSTOMER_ID_KEY,
+    INSTITUTION_KEY as INSTITUTION_KEY,
+    LOGIN_ID_KEY as LOGIN_ID_KEY,
+    PRIORITY_KEY_MAX,
+    PRIORITY_KEY_MIN,
+    SUBMIT_ANSWER_UPDATE as SUBMIT_ANSWER_UPDATE,
+)
 from ..payload_store import S3StorageDriver, external_storage_from_env
 from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolicy, client_settings_from_env
 from ..settings.encryption import codec_from_env
@@ -56,17 +72,6 @@ from .errors import (
     TemporalUnavailableError,
 )
 
-# The names src/contract/connection-definitions.ts and search-attributes.ts define.
-CONNECTION_WORKFLOW_TYPE = "connectionWorkflow"
-SUBMIT_ANSWER_UPDATE = "submitAnswer"
-AWAIT_FIRST_STEP_UPDATE = "awaitFirstStep"
-CONNECTION_STATE_QUERY = "connectionState"
-CONNECTION_STATUSES = ("Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled")
-CONNECTION_STATUS_KEY = SearchAttributeKey.for_keyword("ConnectionStatus")
-CUSTOMER_ID_KEY = SearchAttributeKey.for_keyword("CustomerId")
-INSTITUTION_KEY = SearchAttributeKey.for_keyword("Institution")
-LOGIN_ID_KEY = SearchAttributeKey.for_keyword("LoginId")
-
 RerunPolicy = Literal["never", "if-failed", "always"]
 _REUSE_POLICY: Mapping[str, WorkflowIDReusePolicy] = {
     "never": WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -74,6 +79,9 @@ _REUSE_POLICY: Mapping[str, WorkflowIDReusePolicy] = {
     "always": WorkflowIDReusePolicy.ALLOW_DUPLICATE,
 }
 _SERVICE_CODE = re.compile(r"[A-Z][A-Z0-9_]+")
+# The updates' answers are unions of models: read through their TypeAdapters, made once.
+_FIRST_STEP: pydantic.TypeAdapter[FirstStep] = pydantic.TypeAdapter(FirstStep)
+_ANSWER_OUTCOME: pydantic.TypeAdapter[AnswerOutcome] = pydantic.TypeAdapter(AnswerOutcome)
 _LIST_FIELDS = {"status": CONNECTION_STATUS_KEY, "customer_id": CUSTOMER_ID_KEY, "institution": INSTITUTION_KEY, "login_id": LOGIN_ID_KEY}
 
 
@@ -203,17 +211,19 @@ class ConnectionsClient:
 
     async def start_and_await_first_step(
         self, key: str, connection: ConnectionInput | Mapping[str, Any], *, rerun: RerunPolicy = "if-failed", priority: int | None = None
-    ) -> dict[str, Any]:
+    ) -> FirstStep:
         """Starts (or finds) the connection and waits, in the same call (update-with-start), for its first
-        step: ``{"step": "challenge", "challengeSet": ...}``, ``{"step": "session-open", ...}`` or
-        ``{"step": "ended", "status": ..., "failure": ...}``; with ``"workflowId"`` added."""
+        step: FirstStepChallenge (``step == "challenge"``, its ``challenge_set``), FirstStepSessionOpen
+        (``"session-open"``, ``login_id`` and ``request_id``) or FirstStepEnded (``"ended"``, ``status`` and
+        ``failure``). The connection's workflow id is the key, as ``start`` returns it.
+        UnexpectedConnectionAnswerError when the step is off the contract."""
         workflow_id, wire, options = self._prepare_start(key, connection, rerun, priority)
         operation: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(CONNECTION_WORKFLOW_TYPE, wire, id=workflow_id, **options)
         try:
-            step = await self.client.execute_update_with_start_workflow(AWAIT_FIRST_STEP_UPDATE, start_workflow_operation=operation, result_type=dict)
+            step: dict[str, Any] = await self.client.execute_update_with_start_workflow(AWAIT_FIRST_STEP_UPDATE, start_workflow_operation=operation, result_type=dict)
         except Exception as error:
             raise self._map_error(workflow_id, error) from error
-        return {"workflowId": workflow_id, **step}
+        return parse_answer(_FIRST_STEP, step, workflow_id, "first step")
 
     async def state(self, workflow_id: str) -> ConnectionState:
         """The connection's whole state (status, challenge set, pending operation, polls, last rejection);
@@ -233,9 +243,10 @@ class ConnectionsClient:
 
     async def answer(
         self, workflow_id: str, responses: Mapping[str, Sequence[str]], *, challenge_set_id: str | None = None, check_locally: bool = True
-    ) -> dict[str, Any]:
-        """Answers the current challenge set: prompt text (exactly as asked) → answers. Returns the outcome
-        (``accepted``, ``rejected`` by the service, ``restarted`` or ``ended``). A malformed answer raises
+    ) -> AnswerOutcome:
+        """Answers the current challenge set: prompt text (exactly as asked) → answers. Returns the outcome,
+        told apart by ``outcome``: AnswerOutcomeAccepted, AnswerOutcomeRejected (by the service; the same
+        challenges again as ``next_challenge_set``), AnswerOutcomeRestarted or AnswerOutcomeEnded. A malformed answer raises
         AnswerRejectedError: here when the connection does not await it or a prompt is missing or unknown
         (``source='client'``), else from the workflow's validator (``source='validator'``); nothing reaches
         the service then."""
@@ -266,7 +277,7 @@ class ConnectionsClient:
             raise AnswerRejectedError(workflow_id, "validator", getattr(cause, "message", None) or str(cause or error), challenge_set_id) from error
         except Exception as error:
             raise self._map_error(workflow_id, error) from error
-        return outcome
+        return parse_answer(_ANSWER_OUTCOME, outcome, workflow_id, "answer outcome")
 
     async def result(self, workflow_id: str) -> ConnectionResult:
         """Waits for the connection to end: its result (customer_id, login_id, request_id, the products;
@@ -323,8 +334,8 @@ class ConnectionsClient:
         workflow_id = parse_business_key(key, parsed.customer_id)
         if rerun not in _REUSE_POLICY:
             raise InvalidConnectionInputError(f"rerun must be one of {', '.join(_REUSE_POLICY)}")
-        if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= 5):
-            raise InvalidConnectionInputError(f"priority must be an integer from 1 (first) to 5 (last), got {json.dumps(priority)}")
+        if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int) or not PRIORITY_KEY_MIN <= priority <= PRIORITY_KEY_MAX):
+            raise InvalidConnectionInputError(f"priority must be an integer from {PRIORITY_KEY_MIN} (first) to {PRIORITY_KEY_MAX} (last), got {json.dumps(priority)}")
         session = parsed.session
         pairs: list[SearchAttributePair[Any]] = [SearchAttributePair(CONNECTION_STATUS_KEY, "Authorizing"), SearchAttributePair(CUSTOMER_ID_KEY, parsed.customer_id)]
         if session.kind == "live":

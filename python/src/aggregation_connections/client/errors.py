@@ -6,22 +6,13 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-#: The workflow's failure types (src/aggregator/failure-table.ts), and how Temporal ended a run.
-CONNECTION_FAILURE_TYPES = (
-    "InvalidConnectionInput",
-    "InvalidCredentials",
-    "InvalidSecurityResponse",
-    "ChallengeAbandoned",
-    "EndUserActionRequired",
-    "InstitutionUnavailable",
-    "ServiceUnavailable",
-    "SessionExpired",
-    "PollingTimedOut",
-    "ServiceRejected",
-    "UnexpectedServiceAnswer",
-    "ResultTooLarge",
-)
+# The workflow's failure types (src/aggregator/failure-table.ts, generated into contract/names.py;
+# re-exported), and how Temporal ended a run (src/client/errors.ts's ConnectionEndType, a type only).
+from ..contract.names import CONNECTION_FAILURE_TYPES as CONNECTION_FAILURE_TYPES
+
 END_TYPES = ("Cancelled", "Terminated", "TimedOut", "Unknown")
+#: What of the worker's answers did not parse: its state (query), result, first step or an answer's outcome (updates).
+AnswerKind = Literal["state", "result", "first step", "answer outcome"]
 
 
 class ConnectionClientError(Exception):
@@ -93,11 +84,11 @@ class TemporalUnavailableError(ConnectionClientError):
 
 
 class UnexpectedConnectionAnswerError(ConnectionClientError):
-    """What the worker answered (a connection's state or result) does not parse as the contract's model:
-    a worker of another version, or a bug. ``field`` is the wire's path of the first problem
-    (``challengeSet.attempt``); the JSON as received is ``value``."""
+    """What the worker answered (a connection's state, result, first step or an answer's outcome) does not
+    parse as the contract's model: a worker of another version, or a bug. ``field`` is the wire's path of
+    the first problem (``challengeSet.attempt``); the JSON as received is ``value``."""
 
-    def __init__(self, workflow_id: str, what: Literal["state", "result"], field: str, problems: str, value: object) -> None:
+    def __init__(self, workflow_id: str, what: AnswerKind, field: str, problems: str, value: object) -> None:
         super().__init__(f"the {what} of connection {workflow_id} does not match the contract: {problems}")
         self.workflow_id = workflow_id
         self.what = what

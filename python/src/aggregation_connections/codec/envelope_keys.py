@@ -13,6 +13,12 @@ from typing import Protocol
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ..contract.names import (
+    PAYLOAD_DATA_KEY_LIFETIME_S_DEFAULT,
+    PAYLOAD_DATA_KEY_MAX_USES_DEFAULT,
+    PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE_DEFAULT,
+    PAYLOAD_UNWRAPPED_KEY_LIFETIME_S_DEFAULT,
+)
 from .errors import PayloadDecryptionError
 from .expiring_cache import ExpiringCache
 from .key_source import KeySource, OpeningKey, SealingKey
@@ -61,12 +67,12 @@ class KeyWrapper(Protocol):
 
 @dataclass(frozen=True)
 class DataKeyCacheSettings:
-    """How long and how much a data key is used (PAYLOAD_DATA_KEY_*, PAYLOAD_UNWRAPPED_KEY_*)."""
+    """How long and how much a data key is used (PAYLOAD_DATA_KEY_*, PAYLOAD_UNWRAPPED_KEY_*; the defaults are the worker's)."""
 
-    data_key_lifetime_s: float = 900
-    data_key_max_uses: int = 100_000
-    unwrapped_key_lifetime_s: float = 3_600
-    unwrapped_key_cache_size: int = 1_000
+    data_key_lifetime_s: float = PAYLOAD_DATA_KEY_LIFETIME_S_DEFAULT
+    data_key_max_uses: int = PAYLOAD_DATA_KEY_MAX_USES_DEFAULT
+    unwrapped_key_lifetime_s: float = PAYLOAD_UNWRAPPED_KEY_LIFETIME_S_DEFAULT
+    unwrapped_key_cache_size: int = PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE_DEFAULT
 
 
 class _CurrentDataKey:

@@ -373,5 +373,56 @@ class ConnectionResult(ContractModel):
     total_polls: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="totalPolls")
 
 
-SecurityResponses = dict[Annotated[str, StringConstraints(min_length=1)], Annotated[list[str], Field(min_length=1)]]
+class FirstStepChallenge(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    step: Literal["challenge"] = Field(alias="step")
+    challenge_set: ChallengeSet = Field(alias="challengeSet")
 
+
+class FirstStepSessionOpen(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    step: Literal["session-open"] = Field(alias="step")
+    login_id: str = Field(alias="loginId")
+    request_id: str = Field(alias="requestId")
+
+
+class FirstStepEnded(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    step: Literal["ended"] = Field(alias="step")
+    status: Literal["Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled"] = Field(alias="status")
+    failure: ConnectionFailureInfo | None = Field(alias="failure", default=None)
+
+
+class AnswerOutcomeAccepted(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    outcome: Literal["accepted"] = Field(alias="outcome")
+    status: Literal["Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled"] = Field(alias="status")
+    next_challenge_set: ChallengeSet | None = Field(alias="nextChallengeSet", default=None)
+
+
+class AnswerOutcomeRejected(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    outcome: Literal["rejected"] = Field(alias="outcome")
+    message: str = Field(alias="message")
+    service_code: str | None = Field(alias="serviceCode", default=None)
+    next_challenge_set: ChallengeSet | None = Field(alias="nextChallengeSet", default=None)
+
+
+class AnswerOutcomeRestarted(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    outcome: Literal["restarted"] = Field(alias="outcome")
+    reason: str = Field(alias="reason")
+    status: Literal["Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled"] = Field(alias="status")
+    next_challenge_set: ChallengeSet | None = Field(alias="nextChallengeSet", default=None)
+
+
+class AnswerOutcomeEnded(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    outcome: Literal["ended"] = Field(alias="outcome")
+    status: Literal["Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled"] = Field(alias="status")
+    failure: ConnectionFailureInfo | None = Field(alias="failure", default=None)
+
+
+SecurityResponses = dict[Annotated[str, StringConstraints(min_length=1)], Annotated[list[str], Field(min_length=1)]]
+FirstStep = Annotated[FirstStepChallenge | FirstStepSessionOpen | FirstStepEnded, Field(discriminator="step")]
+AnswerOutcome = Annotated[AnswerOutcomeAccepted | AnswerOutcomeRejected | AnswerOutcomeRestarted | AnswerOutcomeEnded, Field(discriminator="outcome")]

@@ -14,14 +14,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+# The worker's limits, choices and defaults (src/payload-store/settings.ts, src/settings/payload-store.ts),
+# generated into contract/names.py.
+from ..contract.names import (
+    HISTORY_PAYLOAD_LIMIT_BYTES as HISTORY_PAYLOAD_LIMIT_BYTES,
+    PAYLOAD_STORE_CHOICES,
+    PAYLOAD_STORE_DEFAULT,
+    PAYLOAD_STORE_DIRECTORY_DEFAULT,
+    PAYLOAD_STORE_S3_FORCE_PATH_STYLE_DEFAULT,
+    PAYLOAD_STORE_THRESHOLD_BYTES_DEFAULT,
+    TEMPORAL_ADDRESS_DEFAULT,
+)
 from ..settings.encryption import ConfigError, is_loopback
 
-#: The most a payload left in history may weigh: 256 KiB.
-HISTORY_PAYLOAD_LIMIT_BYTES = 256 * 1024
 #: Payloads of at least this many encoded bytes leave history (src/payload-store/settings.ts says why 128 KiB).
-DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES = 128 * 1024
-DEFAULT_DIRECTORY = ".temporal/payloads"
-_DEFAULT_TEMPORAL_ADDRESS = "localhost:7233"
+DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES = PAYLOAD_STORE_THRESHOLD_BYTES_DEFAULT
+DEFAULT_DIRECTORY = PAYLOAD_STORE_DIRECTORY_DEFAULT
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _PREFIX_SEGMENT = re.compile(r"[A-Za-z0-9._=+-]+")
 _URL = re.compile(r"https?://[^\s/?#]+(/\S*)?")
@@ -68,9 +76,9 @@ def payload_store_from_env(env: Mapping[str, str] | None = None) -> PayloadStore
     values = {name: value.strip() for name, value in source.items() if value.strip() != ""}
     problems: list[str] = []
 
-    kind = values.get("PAYLOAD_STORE", "auto")
-    if kind not in ("auto", "local", "s3", "off"):
-        problems.append(f"PAYLOAD_STORE: must be one of 'auto', 'local', 's3', 'off', got {kind!r}")
+    kind = values.get("PAYLOAD_STORE", PAYLOAD_STORE_DEFAULT)
+    if kind not in PAYLOAD_STORE_CHOICES:
+        problems.append(f"PAYLOAD_STORE: must be one of {', '.join(repr(choice) for choice in PAYLOAD_STORE_CHOICES)}, got {kind!r}")
         kind = "off"
     threshold = DEFAULT_PAYLOAD_SIZE_THRESHOLD_BYTES
     if (text := values.get("PAYLOAD_STORE_THRESHOLD_BYTES")) is not None:
@@ -80,11 +88,11 @@ def payload_store_from_env(env: Mapping[str, str] | None = None) -> PayloadStore
             problems.append(f"PAYLOAD_STORE_THRESHOLD_BYTES: must be a whole number of bytes from 0 to {HISTORY_PAYLOAD_LIMIT_BYTES} (256 KiB), got {text!r}")
         else:
             threshold = int(number)
-    force_path_style = False
+    force_path_style: bool = PAYLOAD_STORE_S3_FORCE_PATH_STYLE_DEFAULT
     if (text := values.get("PAYLOAD_STORE_S3_FORCE_PATH_STYLE")) is not None:
         if text not in _BOOLEANS:
             problems.append(f"PAYLOAD_STORE_S3_FORCE_PATH_STYLE: must be one of 'true', 'false', '1', '0', got {text!r}")
-        force_path_style = _BOOLEANS.get(text, False)
+        force_path_style = _BOOLEANS.get(text, PAYLOAD_STORE_S3_FORCE_PATH_STYLE_DEFAULT)
     endpoint = values.get("PAYLOAD_STORE_S3_ENDPOINT")
     if endpoint is not None and not _URL.fullmatch(endpoint):
         problems.append(f"PAYLOAD_STORE_S3_ENDPOINT: must be an http(s) URL, got {endpoint!r}")
@@ -104,7 +112,7 @@ def payload_store_from_env(env: Mapping[str, str] | None = None) -> PayloadStore
     if problems:
         raise ConfigError(problems)
     if kind == "auto":
-        kind = "local" if is_loopback(values.get("TEMPORAL_ADDRESS", _DEFAULT_TEMPORAL_ADDRESS)) else "off"
+        kind = "local" if is_loopback(values.get("TEMPORAL_ADDRESS", TEMPORAL_ADDRESS_DEFAULT)) else "off"
     if kind == "local":
         return LocalPayloadStore(directory=values.get("PAYLOAD_STORE_DIRECTORY", DEFAULT_DIRECTORY), threshold_bytes=threshold)
     if kind == "s3":

@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..codec.aws_kms import AWS_KMS, AwsKmsSettings
+from ..contract.names import PAYLOAD_AWS_KMS_TIMEOUT_MS_DEFAULT
 
 if TYPE_CHECKING:
     from .encryption import _Reader
@@ -38,7 +39,7 @@ def aws_kms_vars(reader: _Reader, provider: str, mode: str) -> AwsKmsSettings | 
     key = reader.matching("PAYLOAD_AWS_KMS_KEY_ID", _AWS_KMS_KEY, _AWS_KMS_KEY_RULE)
     region = reader.matching("PAYLOAD_AWS_REGION", _AWS_REGION, "must be an AWS region, e.g. eu-west-1")
     endpoint = reader.matching("PAYLOAD_AWS_KMS_ENDPOINT", _URL, "must be an http(s) URL")
-    timeout_ms = reader.count("PAYLOAD_AWS_KMS_TIMEOUT_MS", 100, 5_000)
+    timeout_ms = reader.count("PAYLOAD_AWS_KMS_TIMEOUT_MS", 100, PAYLOAD_AWS_KMS_TIMEOUT_MS_DEFAULT)
     if provider != AWS_KMS:
         # A KMS key without its provider chosen is a half-made switch: say so rather than ignore it.
         if reader.text("PAYLOAD_AWS_KMS_KEY_ID") is not None:

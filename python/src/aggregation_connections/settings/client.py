@@ -1,8 +1,8 @@
 """The pipeline client's settings, read from the variables the TypeScript client reads
 (src/settings/temporal.ts and src/settings/fleet-sharing.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
-TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED and
-TENANT_WEIGHTS. Empty values count as unset; every bad value is one line of a ConfigError.
+TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED,
+PRIORITY_MAINTENANCE and TENANT_WEIGHTS. Empty values count as unset; every bad value is one line of a ConfigError.
 
 Setting by setting, ours where set, else Temporal's environment configuration (a temporal.toml profile,
 TEMPORAL_CONFIG_FILE and TEMPORAL_PROFILE, and Temporal's TEMPORAL_TLS_*_PATH/_DATA and
@@ -18,17 +18,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The TypeScript side's names and defaults (src/contract/priority.ts, src/settings/), generated into
+# contract/names.py; the priority's re-exported (`X as X`): who waits decides the order (a key per
+# class, 1 first), and the bounds of a tenant's fairness weight.
+from ..contract.names import (
+    AGGREGATOR_CUSTOMER_ID_DEFAULT,
+    DEFAULT_PRIORITY_KEYS as DEFAULT_PRIORITY_KEYS,
+    FAIRNESS_WEIGHT_MAX as FAIRNESS_WEIGHT_MAX,
+    FAIRNESS_WEIGHT_MIN as FAIRNESS_WEIGHT_MIN,
+    PRIORITY_KEY_MAX,
+    PRIORITY_KEY_MIN,
+    TEMPORAL_ADDRESS_DEFAULT,
+    TEMPORAL_NAMESPACE_DEFAULT,
+    TEMPORAL_TASK_QUEUE_DEFAULT,
+)
 from .encryption import ConfigError
 from .temporal_env_config import TemporalEnvConfig, temporal_env_config
 
-DEFAULT_ADDRESS = "localhost:7233"
-DEFAULT_NAMESPACE = "default"
-DEFAULT_TASK_QUEUE = "aggregation-connections"
-DEFAULT_CUSTOMER_ID = "demo-lender"
-# src/contract/priority.ts: who waits decides the order (1 first, 5 last).
-DEFAULT_PRIORITY_KEYS: Mapping[str, int] = {"live": 1, "pipeline": 2, "scheduled": 3}
-FAIRNESS_WEIGHT_MIN = 0.001
-FAIRNESS_WEIGHT_MAX = 1000.0
+# The defaults by the names this module has always offered.
+DEFAULT_ADDRESS = TEMPORAL_ADDRESS_DEFAULT
+DEFAULT_NAMESPACE = TEMPORAL_NAMESPACE_DEFAULT
+DEFAULT_TASK_QUEUE = TEMPORAL_TASK_QUEUE_DEFAULT
+DEFAULT_CUSTOMER_ID = AGGREGATOR_CUSTOMER_ID_DEFAULT
+_PRIORITY_KEY_RULE = f"must be an integer from {PRIORITY_KEY_MIN} (first) to {PRIORITY_KEY_MAX} (last)"
 _HOST_PORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}")
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")
@@ -138,10 +150,10 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
     for priority_class in keys:
         name = f"PRIORITY_{priority_class.upper()}"
         if (text := get(name)) is not None:
-            if re.fullmatch(r"[1-5]", text):
+            if re.fullmatch(r"[0-9]+", text) and PRIORITY_KEY_MIN <= int(text) <= PRIORITY_KEY_MAX:
                 keys[priority_class] = int(text)
             else:
-                problems.append(f"{name}: must be an integer from 1 (first) to 5 (last), got {text!r}")
+                problems.append(f"{name}: {_PRIORITY_KEY_RULE}, got {text!r}")
     weights: dict[str, float] = {}
     if (text := get("TENANT_WEIGHTS")) is not None:
         for entry in (part.strip() for part in text.split(",")):

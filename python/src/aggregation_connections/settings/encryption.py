@@ -7,6 +7,7 @@ bad value is one line of a ConfigError naming its variable, as on the TypeScript
 
 Where Temporal is decides whether the local key may stand in: TEMPORAL_ADDRESS, else the address of the
 temporal.toml profile (temporal_env_config.py), else localhost:7233, as the TypeScript side settles it.
+The variables' choices and defaults are the TypeScript side's, generated into contract/names.py.
 """
 
 from __future__ import annotations
@@ -27,10 +28,31 @@ from ..codec.key_source import EncryptionKeys
 from ..codec.local_key import LocalKeyFileError, read_or_create_local_key
 from ..codec.vault_client import AppRoleAuth, TokenAuth, VaultAuth, VaultSettings
 from ..codec.vault_transit import VAULT_TRANSIT, TransitKey
+
+# The worker's choices and defaults (src/settings/encryption-keys.ts, kms.ts, temporal.ts), generated into contract/names.py.
+from ..contract.names import (
+    PAYLOAD_DATA_KEY_LIFETIME_S_DEFAULT,
+    PAYLOAD_DATA_KEY_MAX_USES_DEFAULT,
+    PAYLOAD_ENCRYPTION_CHOICES,
+    PAYLOAD_ENCRYPTION_DEFAULT,
+    PAYLOAD_ENCRYPTION_KEY_FILE_DEFAULT,
+    PAYLOAD_ENCRYPTION_KEY_ID_DEFAULT,
+    PAYLOAD_KEY_BYTES as PAYLOAD_KEY_BYTES,
+    PAYLOAD_KEY_PROVIDER_CHOICES,
+    PAYLOAD_KEY_PROVIDER_DEFAULT,
+    PAYLOAD_KMS_ALLOW_INSECURE_DEFAULT,
+    PAYLOAD_TENANT_KEYS_DEFAULT,
+    PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE_DEFAULT,
+    PAYLOAD_UNWRAPPED_KEY_LIFETIME_S_DEFAULT,
+    PAYLOAD_VAULT_APPROLE_MOUNT_DEFAULT,
+    PAYLOAD_VAULT_TIMEOUT_MS_DEFAULT,
+    PAYLOAD_VAULT_TRANSIT_KEY_DEFAULT,
+    PAYLOAD_VAULT_TRANSIT_MOUNT_DEFAULT,
+    TEMPORAL_ADDRESS_DEFAULT,
+)
 from .aws_kms import aws_kms_vars
 from .temporal_env_config import temporal_env_config
 
-PAYLOAD_KEY_BYTES = 32
 _KEY_HINT = "generate one with `openssl rand -base64 32`"
 _KEY_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _KEY_ID_RULE = 'must be 1 to 64 letters, digits, ".", "_" or "-"'
@@ -39,7 +61,6 @@ _MOUNT = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 _MOUNT_RULE = 'must be a mount path: letters, digits, ".", "_", "-", segments separated by "/"'
 _TRANSIT_KEY = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _URL = re.compile(r"https?://[^\s/]+(/\S*)?")
-_DEFAULT_TEMPORAL_ADDRESS = "localhost:7233"
 
 
 class ConfigError(Exception):
@@ -164,9 +185,9 @@ def _decryption_keys(reader: _Reader, text: str) -> dict[str, bytes]:
 def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSettings | None:
     """The codec's settings as the worker reads them, or None when PAYLOAD_ENCRYPTION=off; ConfigError lists every bad variable."""
     reader = _Reader(os.environ if env is None else env)
-    mode = reader.choice("PAYLOAD_ENCRYPTION", ("auto", "off"), "auto")
-    provider = reader.choice("PAYLOAD_KEY_PROVIDER", ("static", VAULT_TRANSIT, AWS_KMS), "static")
-    key_file = reader.text("PAYLOAD_ENCRYPTION_KEY_FILE", ".temporal/payload-encryption.key") or ".temporal/payload-encryption.key"
+    mode = reader.choice("PAYLOAD_ENCRYPTION", PAYLOAD_ENCRYPTION_CHOICES, PAYLOAD_ENCRYPTION_DEFAULT)
+    provider = reader.choice("PAYLOAD_KEY_PROVIDER", PAYLOAD_KEY_PROVIDER_CHOICES, PAYLOAD_KEY_PROVIDER_DEFAULT)
+    key_file = reader.text("PAYLOAD_ENCRYPTION_KEY_FILE", PAYLOAD_ENCRYPTION_KEY_FILE_DEFAULT) or PAYLOAD_ENCRYPTION_KEY_FILE_DEFAULT
     key_text = reader.text("PAYLOAD_ENCRYPTION_KEY")
     key: bytes | None = None
     if key_text is not None:
@@ -175,15 +196,15 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
             reader.problem("PAYLOAD_ENCRYPTION_KEY", decoded)
         else:
             key = decoded
-    key_id = reader.matching("PAYLOAD_ENCRYPTION_KEY_ID", _KEY_ID, _KEY_ID_RULE, "default") or "default"
+    key_id = reader.matching("PAYLOAD_ENCRYPTION_KEY_ID", _KEY_ID, _KEY_ID_RULE, PAYLOAD_ENCRYPTION_KEY_ID_DEFAULT) or PAYLOAD_ENCRYPTION_KEY_ID_DEFAULT
     decryption_text = reader.text("PAYLOAD_DECRYPTION_KEYS")
     decryption_keys = _decryption_keys(reader, decryption_text) if decryption_text is not None else {}
-    address = reader.text("TEMPORAL_ADDRESS") or _profile_address(reader) or _DEFAULT_TEMPORAL_ADDRESS
+    address = reader.text("TEMPORAL_ADDRESS") or _profile_address(reader) or TEMPORAL_ADDRESS_DEFAULT
     transit = _transit_vars(reader, provider, mode)
     aws = aws_kms_vars(reader, provider, mode)
     cache = _cache_vars(reader)
-    allow_insecure = reader.flag("PAYLOAD_KMS_ALLOW_INSECURE", False)
-    tenant_keys = reader.flag("PAYLOAD_TENANT_KEYS", True)
+    allow_insecure = reader.flag("PAYLOAD_KMS_ALLOW_INSECURE", PAYLOAD_KMS_ALLOW_INSECURE_DEFAULT)
+    tenant_keys = reader.flag("PAYLOAD_TENANT_KEYS", PAYLOAD_TENANT_KEYS_DEFAULT)
     if provider != "static" and not allow_insecure:
         for name in ("PAYLOAD_VAULT_ADDR", "PAYLOAD_AWS_KMS_ENDPOINT"):
             problem = cleartext_kms_problem(reader.text(name))
@@ -239,10 +260,10 @@ def _profile_address(reader: _Reader) -> str | None:
 
 def _cache_vars(reader: _Reader) -> DataKeyCacheSettings:
     return DataKeyCacheSettings(
-        data_key_lifetime_s=reader.count("PAYLOAD_DATA_KEY_LIFETIME_S", 1, 900),
-        data_key_max_uses=reader.count("PAYLOAD_DATA_KEY_MAX_USES", 1, 100_000),
-        unwrapped_key_lifetime_s=reader.count("PAYLOAD_UNWRAPPED_KEY_LIFETIME_S", 1, 3_600),
-        unwrapped_key_cache_size=reader.count("PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE", 1, 1_000),
+        data_key_lifetime_s=reader.count("PAYLOAD_DATA_KEY_LIFETIME_S", 1, PAYLOAD_DATA_KEY_LIFETIME_S_DEFAULT),
+        data_key_max_uses=reader.count("PAYLOAD_DATA_KEY_MAX_USES", 1, PAYLOAD_DATA_KEY_MAX_USES_DEFAULT),
+        unwrapped_key_lifetime_s=reader.count("PAYLOAD_UNWRAPPED_KEY_LIFETIME_S", 1, PAYLOAD_UNWRAPPED_KEY_LIFETIME_S_DEFAULT),
+        unwrapped_key_cache_size=reader.count("PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE", 1, PAYLOAD_UNWRAPPED_KEY_CACHE_SIZE_DEFAULT),
     )
 
 
@@ -251,14 +272,14 @@ def _transit_vars(reader: _Reader, provider: str, mode: str) -> tuple[VaultSetti
     token = reader.text("PAYLOAD_VAULT_TOKEN")
     role_id = reader.text("PAYLOAD_VAULT_ROLE_ID")
     secret_id = reader.text("PAYLOAD_VAULT_SECRET_ID")
-    approle_mount = reader.matching("PAYLOAD_VAULT_APPROLE_MOUNT", _MOUNT, _MOUNT_RULE, "approle") or "approle"
+    approle_mount = reader.matching("PAYLOAD_VAULT_APPROLE_MOUNT", _MOUNT, _MOUNT_RULE, PAYLOAD_VAULT_APPROLE_MOUNT_DEFAULT) or PAYLOAD_VAULT_APPROLE_MOUNT_DEFAULT
     namespace = reader.text("PAYLOAD_VAULT_NAMESPACE")
     ca_file = reader.text("PAYLOAD_VAULT_CA_FILE")
-    timeout_ms = reader.count("PAYLOAD_VAULT_TIMEOUT_MS", 100, 5_000)
-    mount = reader.matching("PAYLOAD_VAULT_TRANSIT_MOUNT", _MOUNT, _MOUNT_RULE, "transit") or "transit"
+    timeout_ms = reader.count("PAYLOAD_VAULT_TIMEOUT_MS", 100, PAYLOAD_VAULT_TIMEOUT_MS_DEFAULT)
+    mount = reader.matching("PAYLOAD_VAULT_TRANSIT_MOUNT", _MOUNT, _MOUNT_RULE, PAYLOAD_VAULT_TRANSIT_MOUNT_DEFAULT) or PAYLOAD_VAULT_TRANSIT_MOUNT_DEFAULT
     transit_key = reader.matching(
-        "PAYLOAD_VAULT_TRANSIT_KEY", _TRANSIT_KEY, 'must be a transit key name: 1 to 128 letters, digits, ".", "_" or "-"', "aggregation-payloads"
-    ) or "aggregation-payloads"
+        "PAYLOAD_VAULT_TRANSIT_KEY", _TRANSIT_KEY, 'must be a transit key name: 1 to 128 letters, digits, ".", "_" or "-"', PAYLOAD_VAULT_TRANSIT_KEY_DEFAULT
+    ) or PAYLOAD_VAULT_TRANSIT_KEY_DEFAULT
     if provider != VAULT_TRANSIT:
         if address:
             reader.problem("PAYLOAD_VAULT_ADDR", f"is set but PAYLOAD_KEY_PROVIDER is {provider}: set PAYLOAD_KEY_PROVIDER={VAULT_TRANSIT} to use it, or unset it")
