@@ -7,13 +7,10 @@ AWS_SECRET_ACCESS_KEY, a profile, an instance or task role), read by boto3 from 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ..codec.aws_kms import AWS_KMS, AwsKmsSettings
 from ..contract.names import PAYLOAD_AWS_KMS_TIMEOUT_MS_DEFAULT
-
-if TYPE_CHECKING:
-    from .encryption import _Reader
+from .env_reader import EnvReader
 
 # AWS KMS's four ways to name a key; anything else KMS would refuse on the first call.
 _AWS_KMS_KEY = re.compile(
@@ -34,7 +31,7 @@ def arn_region_of(key: str | None) -> str | None:
     return key.split(":")[3] if key is not None and key.startswith("arn:") else None
 
 
-def aws_kms_vars(reader: _Reader, provider: str, mode: str) -> AwsKmsSettings | None:
+def aws_kms_vars(reader: EnvReader, provider: str, mode: str) -> AwsKmsSettings | None:
     """The KMS settings when PAYLOAD_KEY_PROVIDER=aws-kms and they are whole; every problem is added to ``reader``."""
     key = reader.matching("PAYLOAD_AWS_KMS_KEY_ID", _AWS_KMS_KEY, _AWS_KMS_KEY_RULE)
     region = reader.matching("PAYLOAD_AWS_REGION", _AWS_REGION, "must be an AWS region, e.g. eu-west-1")

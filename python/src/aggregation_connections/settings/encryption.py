@@ -51,6 +51,7 @@ from ..contract.names import (
     TEMPORAL_ADDRESS_DEFAULT,
 )
 from .aws_kms import aws_kms_vars
+from .env_reader import EnvReader
 from .temporal_env_config import temporal_env_config
 
 _KEY_HINT = "generate one with `openssl rand -base64 32`"
@@ -91,56 +92,6 @@ def cleartext_kms_problem(address: str | None) -> str | None:
     )
 
 
-class _Reader:
-    def __init__(self, env: Mapping[str, str]) -> None:
-        # Empty strings count as unset, so `FOO=` in a .env file means "use the default".
-        self.env = {name: value for name, value in env.items() if value != ""}
-        self.problems: list[str] = []
-
-    def problem(self, name: str, message: str) -> None:
-        self.problems.append(f"{name}: {message}")
-
-    def text(self, name: str, default: str | None = None) -> str | None:
-        value = self.env.get(name)
-        return default if value is None else value.strip()
-
-    def choice(self, name: str, options: tuple[str, ...], default: str) -> str:
-        value = self.text(name, default) or default
-        if value not in options:
-            self.problem(name, f"must be one of {', '.join(repr(option) for option in options)}, got {value!r}")
-            return default
-        return value
-
-    def matching(self, name: str, pattern: re.Pattern[str], rule: str, default: str | None = None) -> str | None:
-        value = self.text(name, default)
-        if value is not None and not pattern.fullmatch(value):
-            self.problem(name, rule)
-            return default
-        return value
-
-    def flag(self, name: str, default: bool) -> bool:
-        value = self.text(name)
-        if value is None:
-            return default
-        if value not in ("true", "false", "1", "0"):
-            self.problem(name, f"must be one of 'true', 'false', '1', '0', got {value!r}")
-            return default
-        return value in ("true", "1")
-
-    def count(self, name: str, minimum: int, default: int) -> int:
-        value = self.text(name)
-        if value is None:
-            return default
-        try:
-            number = float(value)
-        except ValueError:
-            number = float("nan")
-        if not number.is_integer() or number < minimum:
-            self.problem(name, f"must be a whole number, at least {minimum}")
-            return default
-        return int(number)
-
-
 def _decode_key(text: str) -> bytes | str:
     """Standard or URL-safe base64 of exactly 32 bytes → the key, or a message saying what is wrong."""
     if not _BASE64.fullmatch(text):
@@ -156,7 +107,7 @@ def _decode_key(text: str) -> bytes | str:
     return key
 
 
-def _decryption_keys(reader: _Reader, text: str) -> dict[str, bytes]:
+def _decryption_keys(reader: EnvReader, text: str) -> dict[str, bytes]:
     """``id:base64,id:base64``: earlier keys, kept to decrypt what they encrypted."""
     name = "PAYLOAD_DECRYPTION_KEYS"
     keys: dict[str, bytes] = {}
@@ -184,7 +135,7 @@ def _decryption_keys(reader: _Reader, text: str) -> dict[str, bytes]:
 
 def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSettings | None:
     """The codec's settings as the worker reads them, or None when PAYLOAD_ENCRYPTION=off; ConfigError lists every bad variable."""
-    reader = _Reader(os.environ if env is None else env)
+    reader = EnvReader(os.environ if env is None else env)
     mode = reader.choice("PAYLOAD_ENCRYPTION", PAYLOAD_ENCRYPTION_CHOICES, PAYLOAD_ENCRYPTION_DEFAULT)
     provider = reader.choice("PAYLOAD_KEY_PROVIDER", PAYLOAD_KEY_PROVIDER_CHOICES, PAYLOAD_KEY_PROVIDER_DEFAULT)
     key_file = reader.text("PAYLOAD_ENCRYPTION_KEY_FILE", PAYLOAD_ENCRYPTION_KEY_FILE_DEFAULT) or PAYLOAD_ENCRYPTION_KEY_FILE_DEFAULT
@@ -252,13 +203,13 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     return configured
 
 
-def _profile_address(reader: _Reader) -> str | None:
+def _profile_address(reader: EnvReader) -> str | None:
     """The temporal.toml profile's address (its problems are the reader's)."""
     env_config = temporal_env_config(reader.env, reader.problems)
     return env_config.address.value if env_config is not None and env_config.address is not None else None
 
 
-def _cache_vars(reader: _Reader) -> DataKeyCacheSettings:
+def _cache_vars(reader: EnvReader) -> DataKeyCacheSettings:
     return DataKeyCacheSettings(
         data_key_lifetime_s=reader.count("PAYLOAD_DATA_KEY_LIFETIME_S", 1, PAYLOAD_DATA_KEY_LIFETIME_S_DEFAULT),
         data_key_max_uses=reader.count("PAYLOAD_DATA_KEY_MAX_USES", 1, PAYLOAD_DATA_KEY_MAX_USES_DEFAULT),
@@ -267,7 +218,7 @@ def _cache_vars(reader: _Reader) -> DataKeyCacheSettings:
     )
 
 
-def _transit_vars(reader: _Reader, provider: str, mode: str) -> tuple[VaultSettings, TransitKey] | None:
+def _transit_vars(reader: EnvReader, provider: str, mode: str) -> tuple[VaultSettings, TransitKey] | None:
     address = reader.matching("PAYLOAD_VAULT_ADDR", _URL, "must be an http(s) URL")
     token = reader.text("PAYLOAD_VAULT_TOKEN")
     role_id = reader.text("PAYLOAD_VAULT_ROLE_ID")
