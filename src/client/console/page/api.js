@@ -1,16 +1,29 @@
 // The console pages' one way to call the console's JSON API (loaded before app.js and books.js):
 // same-origin credentials, never cached, and an ApiError carrying the status and the answer's body.
+// @ts-check: checked by tsconfig.page.json and tsconfig.page-books.json (allowJs + checkJs).
 'use strict';
 
 class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {unknown} body the answer's JSON (`{ error, message, ... }` from the console), or null
+   */
   constructor(status, body) {
-    super((body && body.message) || `HTTP ${status}`);
+    const message = body !== null && typeof body === 'object' && 'message' in body ? body.message : undefined;
+    super(message ? String(message) : `HTTP ${status}`);
     this.status = status;
     this.body = body;
   }
 }
 
-// eslint-disable-next-line no-unused-vars -- used by app.js and books.js
+/**
+ * The answer's JSON body (null when it has none); an ApiError when the status is not 2xx. The
+ * caller states the shape it expects of the route.
+ * @param {string} path
+ * @param {RequestInit} [init]
+ * @returns {Promise<unknown>}
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
 async function api(path, init) {
   const response = await fetch(path, {
     credentials: 'same-origin',
@@ -18,7 +31,8 @@ async function api(path, init) {
     ...init,
     headers: { accept: 'application/json', ...(init && init.body ? { 'content-type': 'application/json' } : {}) },
   });
-  let body = null;
+  /** @type {unknown} */
+  let body;
   try {
     body = await response.json();
   } catch {
@@ -26,4 +40,15 @@ async function api(path, init) {
   }
   if (!response.ok) throw new ApiError(response.status, body);
   return body;
+}
+
+/**
+ * What a caught value says in a message: an Error's message, else its `message` as text (what
+ * `${error.message}` showed).
+ * @param {unknown} error
+ * @returns {string}
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
+function messageOf(error) {
+  return error instanceof Error ? error.message : String(/** @type {{ message?: unknown }} */ (error)?.message);
 }

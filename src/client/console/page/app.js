@@ -3,7 +3,50 @@
 // selected connection every second (the lists, which cost visibility queries, every 5 s; nothing
 // while the tab is hidden). Plain DOM: every service-provided string goes through textContent or a
 // property, never innerHTML.
+// @ts-check: checked by tsconfig.page.json (allowJs + checkJs) with dom.js and api.js.
 'use strict';
+
+// The answers of the console's API (src/client/console/api.ts and schedule-routes.ts), as JSON.
+/** @typedef {import('../../../contract/connection-definitions.js').ConnectionState} ConnectionState */
+/** @typedef {import('../../../contract/connection-definitions.js').ChallengeSet} ChallengeSet */
+/** @typedef {ChallengeSet['challenges'][number]} SecurityChallenge */
+/** @typedef {import('../../../contract/connection-definitions.js').AnswerOutcome} AnswerOutcome */
+/** @typedef {import('../../connection-summary.js').ConnectionSummary} ConnectionSummary */
+/** @typedef {import('../../../contract/forget-definitions.js').ForgetRecord} ForgetRecord */
+/** GET /api/connections */
+/** @typedef {{ connections: ConnectionSummary[] }} ConnectionList */
+/** GET /api/connections/:workflowId */
+/** @typedef {{ workflowId: string, state: ConnectionState, now: string }} ConnectionDetail */
+
+/**
+ * One of GET /api/schedules's schedules: RefreshScheduleSummary (src/client/schedules.ts) with its
+ * latest run compacted (compactLatest in schedule-routes.ts).
+ * @typedef {object} ScheduleRow
+ * @property {string} loginId
+ * @property {'cached' | 'refresh'} session
+ * @property {{ kind: 'daily', at: string, timeZone?: string, jitter?: string | number } | { kind: 'interval', every: string | number, jitter?: string | number }} cadence
+ * @property {boolean} paused
+ * @property {string[]} nextRunsAt
+ * @property {LatestRun | null} latest
+ */
+/**
+ * @typedef {object} LatestRun
+ * @property {string} workflowId
+ * @property {'schedule' | 'pipeline'} trigger
+ * @property {string} startedAt
+ * @property {'running' | 'completed' | 'failed'} outcome
+ * @property {string} [failureType]
+ * @property {string} [serviceCode]
+ * @property {string} [reason]
+ */
+/** A schedule action's answer: `{ loginId, action }`, a forget's `{ record }` (200) or `{ workflowId, state: 'running' }` (202). */
+/** @typedef {{ record?: ForgetRecord, state?: string, workflowId?: string } | null} ScheduleActionAnswer */
+
+/**
+ * A challenge's part of the answer form: collect() gives [key, values] or throws an Error naming
+ * what is missing; ownsSubmit when the part sends the form itself (WaitUntilEUAccept's button).
+ * @typedef {{ node: HTMLElement, collect: () => [string, string[]], ownsSubmit?: boolean }} FormPart
+ */
 
 const POLL_MS = 1000;
 /** The lists are refreshed on every LIST_EVERY-th poll. */
@@ -11,6 +54,7 @@ const LIST_EVERY = 5;
 let polls = 0;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
+/** @type {{ selected: string | null, formSetId: string | null, formFor: string | null, sending: boolean, lastStatus: string | undefined }} */
 const view = {
   selected: readHash(),
   /** The challenge set currently shown as a form (kept while it stays current, so typed input survives polls). */
@@ -26,9 +70,10 @@ const view = {
 
 // el(): dom.js, loaded before this file.
 
+/** @returns {string | null} */
 function readHash() {
   const match = /^#connection=(.+)$/.exec(location.hash);
-  if (!match) return null;
+  if (!match || match[1] === undefined) return null;
   try {
     return decodeURIComponent(match[1]);
   } catch {
@@ -36,6 +81,7 @@ function readHash() {
   }
 }
 
+/** @param {number} ms */
 function formatElapsed(ms) {
   const seconds = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(seconds / 3600);
@@ -51,6 +97,10 @@ function formatElapsed(ms) {
 
 // ApiError and api(): api.js, loaded before this file.
 
+/**
+ * @param {string} workflowId
+ * @param {string} [action]
+ */
 function connectionPath(workflowId, action) {
   return `/api/connections/${encodeURIComponent(workflowId)}${action ? `/${action}` : ''}`;
 }
@@ -58,6 +108,10 @@ function connectionPath(workflowId, action) {
 // ----------------------------------------------------------------------------------------------
 // Lists
 
+/**
+ * @param {HTMLElement} listNode
+ * @param {ConnectionSummary[]} connections
+ */
 function renderList(listNode, connections) {
   const items = connections.map((connection) => {
     const meta = [connection.status || connection.executionStatus, connection.institution || connection.loginId || '', connection.customerId || '']
@@ -76,16 +130,17 @@ function renderList(listNode, connections) {
 }
 
 async function refreshLists() {
-  const [awaiting, recent] = await Promise.all([api('/api/connections?status=AwaitingAnswer'), api('/api/connections?status=any&limit=15')]);
-  renderList(document.getElementById('awaiting'), awaiting.connections);
-  document.getElementById('awaiting-empty').hidden = awaiting.connections.length > 0;
-  renderList(document.getElementById('recent'), recent.connections);
+  const [awaiting, recent] = /** @type {[ConnectionList, ConnectionList]} */ (await Promise.all([api('/api/connections?status=AwaitingAnswer'), api('/api/connections?status=any&limit=15')]));
+  renderList(byId('awaiting'), awaiting.connections);
+  byId('awaiting-empty').hidden = awaiting.connections.length > 0;
+  renderList(byId('recent'), recent.connections);
   await refreshSchedules();
 }
 
 // ----------------------------------------------------------------------------------------------
 // Refresh schedules (the console's default tenant): pause/resume, trigger, and forget the login.
 
+/** @param {ScheduleRow} schedule */
 function cadenceText(schedule) {
   const cadence = schedule.cadence;
   const jitter = cadence.jitter && cadence.jitter !== '0s' ? ` (jitter ${cadence.jitter})` : '';
@@ -93,6 +148,7 @@ function cadenceText(schedule) {
   return `${schedule.session} ${when}${jitter}`;
 }
 
+/** @param {LatestRun | null} latest */
 function outcomeText(latest) {
   if (!latest) return '—';
   const failure = latest.outcome === 'failed' ? `: ${latest.failureType}${latest.serviceCode ? ` [${latest.serviceCode}]` : ''}` : '';
@@ -100,8 +156,13 @@ function outcomeText(latest) {
 }
 
 async function refreshSchedules() {
-  const { schedules } = await api('/api/schedules');
+  const { schedules } = /** @type {{ schedules: ScheduleRow[] }} */ (await api('/api/schedules'));
   const rows = schedules.map((schedule) => {
+    /**
+     * @param {string} label
+     * @param {string} path
+     * @param {string} [confirmText]
+     */
     const act = (label, path, confirmText) => {
       const button = el('button', { type: 'button', className: confirmText ? 'secondary danger' : 'secondary', textContent: label });
       button.addEventListener('click', () => void scheduleAction(button, path, confirmText, `${label}: login ${schedule.loginId}`));
@@ -125,27 +186,34 @@ async function refreshSchedules() {
       ),
     );
   });
-  document.querySelector('#schedules tbody').replaceChildren(...rows);
-  document.getElementById('schedules-empty').hidden = schedules.length > 0;
+  required('#schedules tbody').replaceChildren(...rows);
+  byId('schedules-empty').hidden = schedules.length > 0;
 }
 
+/**
+ * @param {HTMLButtonElement} button
+ * @param {string} path
+ * @param {string | undefined} confirmText
+ * @param {string} done
+ */
 async function scheduleAction(button, path, confirmText, done) {
   if (confirmText && !window.confirm(confirmText)) return;
-  const message = document.getElementById('schedules-message');
+  const message = byId('schedules-message');
   button.disabled = true;
   try {
-    const body = await api(path, { method: 'POST' });
+    const body = /** @type {ScheduleActionAnswer} */ (await api(path, { method: 'POST' }));
     message.className = 'message ok';
     message.textContent = body && body.record ? `Forgot login ${body.record.loginId}: schedule ${body.record.schedule}, card ${body.record.card}, ${body.record.connections.count} histories deleted.` : body && body.state === 'running' ? `${done}: still running (${body.workflowId}).` : `${done}: done.`;
   } catch (error) {
     message.className = 'message error';
-    message.textContent = `${done}: ${error.message}`;
+    message.textContent = `${done}: ${messageOf(error)}`;
   } finally {
     button.disabled = false;
   }
   await refreshSchedules();
 }
 
+/** @param {string} workflowId */
 function select(workflowId) {
   if (view.selected === workflowId) return;
   view.selected = workflowId;
@@ -154,6 +222,7 @@ function select(workflowId) {
   view.lastStatus = undefined;
   history.replaceState(null, '', `#connection=${encodeURIComponent(workflowId)}`);
   for (const button of document.querySelectorAll('.connections button')) {
+    if (!(button instanceof HTMLElement)) continue;
     button.setAttribute('aria-current', String(button.dataset.workflowId === workflowId));
   }
   buildDetailSkeleton();
@@ -164,14 +233,17 @@ function select(workflowId) {
 // Detail
 
 function buildDetailSkeleton() {
-  const detail = document.getElementById('detail');
-  detail.replaceChildren(
+  byId('detail').replaceChildren(
     el('div', { id: 'summary' }, el('p', { className: 'empty', textContent: 'Loading…' })),
     el('div', { id: 'form-host' }),
     el('p', { id: 'message', className: 'message', role: 'status' }),
   );
 }
 
+/**
+ * @param {string} text
+ * @param {'ok' | 'error'} kind
+ */
 function showMessage(text, kind) {
   const message = document.getElementById('message');
   if (!message) return;
@@ -183,12 +255,13 @@ async function refreshDetail() {
   const workflowId = view.selected;
   if (!workflowId) return;
   if (!document.getElementById('summary')) buildDetailSkeleton();
+  /** @type {ConnectionDetail} */
   let body;
   try {
-    body = await api(connectionPath(workflowId));
+    body = /** @type {ConnectionDetail} */ (await api(connectionPath(workflowId)));
   } catch (error) {
     if (workflowId !== view.selected) return;
-    document.getElementById('summary').replaceChildren(el('p', { className: 'message error', textContent: `Cannot read ${workflowId}: ${error.message}` }));
+    byId('summary').replaceChildren(el('p', { className: 'message error', textContent: `Cannot read ${workflowId}: ${messageOf(error)}` }));
     return;
   }
   if (workflowId !== view.selected) return;
@@ -203,14 +276,19 @@ async function refreshDetail() {
   if (body.state.status === 'AwaitingAnswer' && set) {
     if (view.formSetId !== set.id || view.formFor !== workflowId) renderForm(workflowId, set);
   } else if (view.formSetId !== null) {
-    document.getElementById('form-host').replaceChildren();
+    byId('form-host').replaceChildren();
     view.formSetId = null;
   }
 }
 
+/**
+ * @param {string} workflowId
+ * @param {ConnectionState} state
+ * @param {number} now epoch ms, the server's clock
+ */
 function renderSummary(workflowId, state, now) {
   const ended = ['Completed', 'Failed', 'Cancelled'].includes(state.status);
-  const facts = [
+  const facts = /** @type {[string, string | undefined][]} */ ([
     [ended ? 'Took' : 'Elapsed', formatElapsed((ended ? Date.parse(state.updatedAt) : now) - Date.parse(state.startedAt))],
     ['Mode', state.mode],
     ['Customer', state.customerId],
@@ -223,16 +301,17 @@ function renderSummary(workflowId, state, now) {
     ['Session restarted', state.lastRestart ? `${state.sessionRestarts}x: ${state.lastRestart.reason}` : undefined],
     ['Last rejection', state.lastRejection ? `${state.lastRejection.source}${state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : ''}: ${state.lastRejection.message}` : undefined],
     ['Failure', state.failure ? `${state.failure.type}${state.failure.serviceCode ? ` [${state.failure.serviceCode}]` : ''}: ${state.failure.message}` : undefined],
-  ].filter(([, value]) => value !== undefined && value !== '');
+  ]).filter(([, value]) => value !== undefined && value !== '');
   const list = el('dl', { className: 'facts' });
   for (const [term, value] of facts) list.append(el('dt', { textContent: term }), el('dd', { textContent: value }));
+  /** @type {HTMLElement[]} */
   const actions = [];
   if (!ended) {
     const cancel = el('button', { type: 'button', className: 'secondary', textContent: 'Cancel connection' });
     cancel.addEventListener('click', () => void cancelConnection(workflowId, cancel));
     actions.push(cancel);
   }
-  document.getElementById('summary').replaceChildren(
+  byId('summary').replaceChildren(
     el('h2', {}, 'Connection'),
     el('p', {}, el('code', { textContent: workflowId }), ' ', el('span', { className: `status ${state.status}`, id: 'status', textContent: state.status })),
     list,
@@ -240,6 +319,10 @@ function renderSummary(workflowId, state, now) {
   );
 }
 
+/**
+ * @param {string} workflowId
+ * @param {HTMLButtonElement} button
+ */
 async function cancelConnection(workflowId, button) {
   if (!confirm(`Cancel ${workflowId}?`)) return;
   button.disabled = true;
@@ -247,7 +330,7 @@ async function cancelConnection(workflowId, button) {
     await api(connectionPath(workflowId, 'cancel'), { method: 'POST', body: '{}' });
     showMessage('Cancellation requested.', 'ok');
   } catch (error) {
-    showMessage(`Could not cancel: ${error.message}`, 'error');
+    showMessage(`Could not cancel: ${messageOf(error)}`, 'error');
   } finally {
     button.disabled = false;
   }
@@ -263,10 +346,15 @@ function fieldName() {
   return `field-${fieldCounter}`;
 }
 
+/**
+ * @param {SecurityChallenge} challenge
+ * @param {...ElChild} children
+ */
 function fieldset(challenge, ...children) {
   return el('fieldset', { className: 'challenge', dataset: { type: challenge.Type } }, el('legend', {}, challenge.Prompt, el('span', { className: 'type', textContent: challenge.Type })), ...children);
 }
 
+/** @type {Record<string, (challenge: SecurityChallenge, submit: () => void) => FormPart>} */
 const builders = {
   QuestionAndAnswer(challenge) {
     const options = challenge.Iterables || [];
@@ -365,7 +453,9 @@ const builders = {
   },
 
   ImageSelection(challenge) {
+    /** @type {string | null} */
     let chosen = null;
+    /** @type {HTMLButtonElement[]} */
     const buttons = (challenge.Iterables || []).map((image, index) => {
       const img = el('img', { alt: `Image ${index + 1}`, width: 44, height: 44 });
       // The CLI accepts a data: prefix too; strip it the same way.
@@ -388,6 +478,10 @@ const builders = {
   },
 };
 
+/**
+ * @param {string} workflowId
+ * @param {ChallengeSet} set
+ */
 function renderForm(workflowId, set) {
   view.formSetId = set.id;
   view.formFor = workflowId;
@@ -411,30 +505,36 @@ function renderForm(workflowId, set) {
     event.preventDefault();
     void sendAnswer(workflowId, set, parts, form);
   });
-  document.getElementById('form-host').replaceChildren(form);
+  byId('form-host').replaceChildren(form);
 }
 
+/**
+ * @param {string} workflowId
+ * @param {ChallengeSet} set
+ * @param {FormPart[]} parts
+ * @param {HTMLFormElement} form
+ */
 async function sendAnswer(workflowId, set, parts, form) {
   if (view.sending) return;
   let responses;
   try {
     responses = Object.fromEntries(parts.map((part) => part.collect()));
   } catch (error) {
-    showMessage(error.message, 'error');
+    showMessage(messageOf(error), 'error');
     return;
   }
   view.sending = true;
   for (const button of form.querySelectorAll('button')) button.disabled = true;
   showMessage('Sending…', 'ok');
   try {
-    const { outcome } = await api(connectionPath(workflowId, 'answer'), { method: 'POST', body: JSON.stringify({ challengeSetId: set.id, responses }) });
+    const { outcome } = /** @type {{ outcome: AnswerOutcome }} */ (await api(connectionPath(workflowId, 'answer'), { method: 'POST', body: JSON.stringify({ challengeSetId: set.id, responses }) }));
     if (outcome.outcome === 'accepted') showMessage(`Answer accepted; the connection is ${outcome.status}${outcome.nextChallengeSet ? ' and asks more' : ''}.`, 'ok');
     else if (outcome.outcome === 'rejected') showMessage(`The service rejected the answer${outcome.serviceCode ? ` [${outcome.serviceCode}]` : ''}: ${outcome.message}`, 'error');
     else if (outcome.outcome === 'restarted') showMessage(`Whether the service took the answer is unknown (${outcome.reason}); it was not sent again. A new session was opened${outcome.nextChallengeSet ? ': ask the end user again' : ''}.`, 'error');
     else showMessage(`The connection ended: ${outcome.status}${outcome.failure ? ` (${outcome.failure.type}: ${outcome.failure.message})` : ''}`, outcome.status === 'Completed' ? 'ok' : 'error');
   } catch (error) {
     const refused = error instanceof ApiError && error.status === 422;
-    showMessage(refused ? `Answer refused: ${error.message}` : `Could not send the answer: ${error.message}`, 'error');
+    showMessage(refused ? `Answer refused: ${messageOf(error)}` : `Could not send the answer: ${messageOf(error)}`, 'error');
   } finally {
     view.sending = false;
     for (const button of form.querySelectorAll('button')) button.disabled = false;
@@ -446,7 +546,7 @@ async function sendAnswer(workflowId, set, parts, form) {
 // Polling
 
 async function tick() {
-  const live = document.getElementById('live');
+  const live = byId('live');
   if (document.hidden) {
     setTimeout(() => void tick(), POLL_MS);
     return;
@@ -457,7 +557,7 @@ async function tick() {
     live.textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
     live.className = 'live error';
-    live.textContent = error instanceof ApiError && error.status === 401 ? 'Not signed in: open this page with ?token=<console token>' : `Cannot reach the console: ${error.message}`;
+    live.textContent = error instanceof ApiError && error.status === 401 ? 'Not signed in: open this page with ?token=<console token>' : `Cannot reach the console: ${messageOf(error)}`;
   } finally {
     setTimeout(() => void tick(), POLL_MS);
   }

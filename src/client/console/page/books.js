@@ -4,7 +4,39 @@
 // one; the latest report's summary. Polls every 2 s (not while the tab is hidden). Plain DOM: every
 // service-provided string goes through textContent, never innerHTML. Standalone from app.js: the
 // connections page's helpers are not modules, so the few this page needs are repeated here.
+// @ts-check: checked by tsconfig.page-books.json (allowJs + checkJs) with dom.js and api.js.
 'use strict';
+
+// The answers of the console's API (src/client/console/book-routes.ts), as JSON.
+/** @typedef {import('../../../contract/book-definitions.js').BookProgress} BookProgress */
+/** @typedef {import('../../../contract/book-definitions.js').BookReport} BookReport */
+/** @typedef {import('../../../contract/book-definitions.js').BookCounts} BookCounts */
+/** @typedef {import('../../../contract/book-definitions.js').WindowView} WindowView */
+/**
+ * One of GET /api/books/refreshes's refreshes: ListedRefresh in book-routes.ts (BookRefreshSummary
+ * of src/client/books.ts with its progress while it runs, its report once ended, or the problem).
+ * @typedef {object} ListedRefresh
+ * @property {string} refreshWorkflowId
+ * @property {string} customerId
+ * @property {string} cadence
+ * @property {string} executionStatus RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, ...
+ * @property {string} startedAt
+ * @property {string} [closedAt]
+ * @property {BookProgress} [progress]
+ * @property {BookReport} [report]
+ * @property {string} [problem]
+ */
+/** GET /api/books/refreshes */
+/** @typedef {{ customerId: string, refreshes: ListedRefresh[], latestReport: BookReport | null }} RefreshList */
+/**
+ * How act() calls the refresh: the request's body, a confirmation asked first, what to do once it
+ * answered, and (for its button) whether the action is a dangerous one.
+ * @typedef {object} ActOptions
+ * @property {boolean} [danger]
+ * @property {string} [confirm]
+ * @property {{ size?: number, unpin?: boolean }} [body]
+ * @property {() => void} [after]
+ */
 
 const POLL_MS = 2000;
 
@@ -12,10 +44,15 @@ const POLL_MS = 2000;
 
 // ApiError and api(): api.js, loaded before this file.
 
+/**
+ * @param {string} refreshId
+ * @param {string} [action]
+ */
 function refreshPath(refreshId, action) {
   return `/api/books/refreshes/${encodeURIComponent(refreshId)}${action ? `/${action}` : ''}`;
 }
 
+/** @param {number} ms */
 function seconds(ms) {
   if (ms < 10000) return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
   const s = Math.floor(ms / 1000);
@@ -25,18 +62,21 @@ function seconds(ms) {
 // ----------------------------------------------------------------------------------------------
 // What a refresh says: its progress while it runs, its report once ended (the same fields).
 
+/** @param {BookProgress | BookReport} state */
 function doneText(state) {
   const done = state.counts.done;
   if (state.total === undefined || state.total === null) return String(done);
   return `${done}/${state.total}${state.total > 0 ? ` (${Math.floor((100 * done) / state.total)}%)` : ''}`;
 }
 
+/** @param {WindowView} window */
 function windowText(window) {
   const pinned = window.pinned !== undefined && window.pinned !== null ? `, pinned at ${window.pinned}` : '';
   const reason = window.lastChange ? ` — ${window.lastChange.reason}` : '';
   return `${window.size} (${window.floor}–${window.ceiling}${pinned})${reason}`;
 }
 
+/** @param {BookCounts} counts */
 function outcomesText(counts) {
   const failedByType = Object.entries(counts.failedByType || {}).map(([type, n]) => `${type} ${n}`).join(', ');
   return [
@@ -53,21 +93,33 @@ function outcomesText(counts) {
 // The table of refreshes
 
 /** Typed sizes survive a poll's re-render: kept by refresh id, with which input had the focus. */
+/** @type {Map<string, string>} */
 const typed = new Map();
 
+/**
+ * @param {string} label
+ * @param {string} refreshId
+ * @param {string} action
+ * @param {ActOptions} [options]
+ */
 function actionButton(label, refreshId, action, options) {
   const button = el('button', { type: 'button', className: options && options.danger ? 'secondary danger' : 'secondary', textContent: label });
   button.addEventListener('click', () => void act(button, refreshId, action, options || {}));
   return button;
 }
 
+/**
+ * @param {ListedRefresh} refresh
+ * @param {BookProgress | BookReport} state
+ */
 function controls(refresh, state) {
   const id = refresh.refreshWorkflowId;
   const paused = state.status === 'paused';
-  const input = el('input', { type: 'number', min: 1, max: 1000, className: 'size', value: typed.get(id) || '', placeholder: String(state.window.size), 'aria-label': `Window size of ${id}`, dataset: { refreshId: id } });
+  const input = el('input', { type: 'number', min: '1', max: '1000', className: 'size', value: typed.get(id) || '', placeholder: String(state.window.size), 'aria-label': `Window size of ${id}`, dataset: { refreshId: id } });
   input.addEventListener('input', () => typed.set(id, input.value));
   // noValidate: the refresh checks the range and its refusal is shown, rather than a browser bubble.
-  const form = el('form', { className: 'resize', noValidate: true }, input, el('button', { type: 'submit', className: 'secondary', textContent: 'Resize' }));
+  const submit = el('button', { type: 'submit', className: 'secondary', textContent: 'Resize' });
+  const form = el('form', { className: 'resize', noValidate: true }, input, submit);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const size = Number(input.value);
@@ -75,7 +127,7 @@ function controls(refresh, state) {
       showMessage(`Resize ${id}: type a whole number of connections`, 'error');
       return;
     }
-    void act(form.querySelector('button'), id, 'resize', { body: { size }, after: () => typed.delete(id) });
+    void act(submit, id, 'resize', { body: { size }, after: () => typed.delete(id) });
   });
   return [
     paused ? actionButton('Resume', id, 'resume') : actionButton('Pause', id, 'pause'),
@@ -85,9 +137,10 @@ function controls(refresh, state) {
   ];
 }
 
+/** @param {ListedRefresh} refresh */
 function row(refresh) {
   const state = refresh.progress || refresh.report;
-  const running = Boolean(refresh.progress) && !['completed', 'cancelled'].includes(refresh.progress.status);
+  const running = Boolean(refresh.progress && !['completed', 'cancelled'].includes(refresh.progress.status));
   const status = state ? state.status : refresh.executionStatus.toLowerCase();
   const cells = state
     ? [
@@ -103,12 +156,13 @@ function row(refresh) {
     el('td', { className: 'id' }, el('span', { textContent: refresh.refreshWorkflowId }), el('br'), el('small', { className: 'type', textContent: `${refresh.cadence} · started ${new Date(refresh.startedAt).toLocaleString()}` })),
     el('td', {}, el('span', { className: `status ${status}`, textContent: status })),
     ...cells,
-    el('td', { className: 'buttons' }, ...(running && state.status !== 'cancelling' ? controls(refresh, state) : [])),
+    el('td', { className: 'buttons' }, ...(running && state && state.status !== 'cancelling' ? controls(refresh, state) : [])),
   );
 }
 
+/** @param {BookReport | null} report */
 function renderReport(report) {
-  const host = document.getElementById('latest-report');
+  const host = byId('latest-report');
   if (!report) {
     host.replaceChildren(el('p', { className: 'empty', textContent: 'No refresh has ended yet.' }));
     return;
@@ -135,33 +189,44 @@ function renderReport(report) {
 }
 
 async function refresh() {
-  const { refreshes, latestReport } = await api('/api/books/refreshes');
+  const { refreshes, latestReport } = /** @type {RefreshList} */ (await api('/api/books/refreshes'));
   // Keep the focus in a size being typed across the re-render.
-  const focused = document.activeElement && document.activeElement.classList.contains('size') ? document.activeElement.dataset.refreshId : null;
-  document.querySelector('#refreshes tbody').replaceChildren(...refreshes.map(row));
-  document.getElementById('refreshes-empty').hidden = refreshes.length > 0;
+  const active = document.activeElement;
+  const focused = active instanceof HTMLElement && active.classList.contains('size') ? active.dataset.refreshId : null;
+  required('#refreshes tbody').replaceChildren(...refreshes.map(row));
+  byId('refreshes-empty').hidden = refreshes.length > 0;
   if (focused) {
     const input = document.querySelector(`input.size[data-refresh-id="${CSS.escape(focused)}"]`);
-    if (input) input.focus();
+    if (input instanceof HTMLInputElement) input.focus();
   }
   renderReport(latestReport);
 }
 
+/**
+ * @param {string} text
+ * @param {'ok' | 'error'} kind
+ */
 function showMessage(text, kind) {
-  const message = document.getElementById('books-message');
+  const message = byId('books-message');
   message.className = `message ${kind}`;
   message.textContent = text;
 }
 
+/**
+ * @param {HTMLButtonElement} button
+ * @param {string} refreshId
+ * @param {string} action
+ * @param {ActOptions} options
+ */
 async function act(button, refreshId, action, options) {
   if (options.confirm && !window.confirm(options.confirm)) return;
   button.disabled = true;
   try {
-    const { progress } = await api(refreshPath(refreshId, action), { method: 'POST', ...(options.body ? { body: JSON.stringify(options.body) } : {}) });
+    const { progress } = /** @type {{ progress: BookProgress }} */ (await api(refreshPath(refreshId, action), { method: 'POST', ...(options.body ? { body: JSON.stringify(options.body) } : {}) }));
     if (options.after) options.after();
-    showMessage(`${action === 'resize' ? (options.body.unpin ? 'Unpinned' : `Pinned at ${options.body.size}`) : `${action[0].toUpperCase()}${action.slice(1)}`}: ${refreshId} is ${progress.status}, window ${windowText(progress.window)}.`, 'ok');
+    showMessage(`${action === 'resize' ? (options.body?.unpin ? 'Unpinned' : `Pinned at ${options.body?.size}`) : `${action.charAt(0).toUpperCase()}${action.slice(1)}`}: ${refreshId} is ${progress.status}, window ${windowText(progress.window)}.`, 'ok');
   } catch (error) {
-    showMessage(`${action} ${refreshId}: ${error.message}`, 'error');
+    showMessage(`${action} ${refreshId}: ${messageOf(error)}`, 'error');
   } finally {
     button.disabled = false;
   }
@@ -169,7 +234,7 @@ async function act(button, refreshId, action, options) {
 }
 
 async function tick() {
-  const live = document.getElementById('live');
+  const live = byId('live');
   if (document.hidden) {
     setTimeout(() => void tick(), POLL_MS);
     return;
@@ -180,7 +245,7 @@ async function tick() {
     live.textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
     live.className = 'live error';
-    live.textContent = error instanceof ApiError && error.status === 401 ? 'Not signed in: open this page with ?token=<console token>' : `Cannot reach the console: ${error.message}`;
+    live.textContent = error instanceof ApiError && error.status === 401 ? 'Not signed in: open this page with ?token=<console token>' : `Cannot reach the console: ${messageOf(error)}`;
   } finally {
     setTimeout(() => void tick(), POLL_MS);
   }
