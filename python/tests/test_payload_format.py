@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
+
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
+from temporalio.converter import WorkflowSerializationContext
 
 from aggregation_connections.codec import (
     EncryptionCodec,
@@ -12,6 +16,7 @@ from aggregation_connections.codec import (
     PayloadDecryptionError,
     PayloadNotSealedError,
     StaticKeySource,
+    StaticTenantKeySource,
     UnknownEncryptionKeyError,
 )
 from aggregation_connections.codec.aws_kms import aws_kms_encryption_context, aws_kms_key_of
@@ -30,10 +35,10 @@ def metadata_of(vector: dict[str, object]) -> dict[str, bytes]:
 
 
 def test_the_docs_show_every_format() -> None:
-    assert set(VECTORS) == {"static", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"}
+    assert set(VECTORS) == {"static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"}
 
 
-@pytest.mark.parametrize("name", ["static", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"])
+@pytest.mark.parametrize("name", ["static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"])
 def test_seals_the_same_bytes_as_the_vector_and_opens_them(name: str) -> None:
     vector = VECTORS[name]
     key = AESGCM(bytes.fromhex(vector.get("key") or vector["dataKey"]))
@@ -48,6 +53,23 @@ async def test_the_codec_opens_the_static_vector_with_the_configured_key() -> No
     codec = EncryptionCodec(EncryptionKeys("default", bytes.fromhex(vector["key"])))
     [decoded] = await codec.decode([Payload(metadata=metadata_of(vector), data=bytes.fromhex(vector["data"]))])
     assert decoded == PLAIN
+
+
+async def test_the_codec_opens_the_static_tenant_vector_with_the_tenants_key_file(tmp_path: Path) -> None:
+    vector = VECTORS["static-tenant"]
+    payload = Payload(metadata=metadata_of(vector), data=bytes.fromhex(vector["data"]))
+    key_file = tmp_path / "lender-a.key"
+    key_file.write_text(f"lender-a-2026-11:{base64.b64encode(bytes.fromhex(vector['key'])).decode()}\n")
+    key_file.chmod(0o600)
+    source = StaticTenantKeySource(StaticKeySource(EncryptionKeys("default", bytes(32))), str(tmp_path))
+    codec = EncryptionCodec(source)
+    assert await codec.decode([payload]) == [PLAIN]
+    # Sealing for the tenant writes the vector's metadata byte for byte (the workflow id names the tenant).
+    [sealed] = await codec.with_context(WorkflowSerializationContext(namespace="default", workflow_id="connection-lender-a:app-1")).encode([PLAIN])
+    assert dict(sealed.metadata) == metadata_of(vector)
+    # The product's keys alone do not open it: it names its tenant.
+    with pytest.raises(PayloadDecryptionError, match='of tenant "lender-a": this process has no keys per tenant'):
+        await EncryptionCodec(EncryptionKeys("lender-a-2026-11", bytes.fromhex(vector["key"]))).decode([payload])
 
 
 def test_reads_the_envelope_vectors_metadata() -> None:

@@ -233,3 +233,27 @@ export async function codecTokenOnConsole(consoleUrl: string, codecToken: string
   }
   return { name, refused: opened === 0, detail: answers.join(', ') };
 }
+
+/**
+ * The right answer sealed with another tenant's key (its writer's credentials, in that tenant's
+ * context) and signalled into this connection as raw payloads: refused when recorded as a rejection
+ * naming the other tenant, and not applied. A tenant's key writes into its own work only.
+ */
+export async function otherTenantsSealedSignal(target: MessageTarget, workflowId: string, sealAs: { codec: EncryptionCodec; workflowId: string }): Promise<AttackResult> {
+  const name = "another tenant's sealed signal (the right answer, sealed with that tenant's key)";
+  const payloads = await sealAs.codec.encode([defaultPayloadConverter.toPayload(RIGHT_ANSWER)], { type: 'workflow', namespace: target.raw.options.namespace, workflowId: sealAs.workflowId });
+  await target.raw.workflowService.signalWorkflowExecution({
+    namespace: target.raw.options.namespace,
+    workflowExecution: { workflowId },
+    signalName: answerChallengeSignal.name,
+    input: { payloads },
+    identity: 'security-check attacker',
+  });
+  const state: ConnectionState = await until(async () => {
+    const read = await target.connections.getState(workflowId);
+    return read.lastRejection !== undefined || read.status !== 'AwaitingAnswer' ? read : undefined;
+  }, `${workflowId} reacting to another tenant's sealed signal`);
+  const reason = state.lastRejection?.message ?? '';
+  const refused = state.status === 'AwaitingAnswer' && /sealed for tenant ".*" in a workflow of tenant/.test(reason);
+  return { name, refused, detail: refused ? `recorded as a rejection: ${reason.slice(0, 140)}` : `status ${state.status}, rejection "${reason}"` };
+}

@@ -12,7 +12,9 @@
  *   in every log of the run and in the raw histories the product wrote;
  * - a reader granted one tenant's key (a policy per tenant) on the other tenant's payloads, read from
  *   the raw history and through a console codec endpoint with its credentials (each reader's own
- *   tenant is its control); then the second tenant forgotten (its transit key destroyed);
+ *   tenant is its control), and the same with static keys per tenant (a reader given one tenant's key
+ *   file); the right answer sealed with one tenant's key signalled into the other's connection; then
+ *   the second tenant forgotten (its transit key destroyed);
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
@@ -42,13 +44,14 @@ import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { tenantTransitKey } from '../../src/codec/vault-transit.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
-import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf } from './tenant-attacks.js';
+import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf, staticReaderOnOtherTenant } from './tenant-attacks.js';
 import {
   argvOf,
   awaitingAnswer,
   codecTokenOnConsole,
   forgedThroughCodec,
   kmsInClear,
+  otherTenantsSealedSignal,
   outageSealCap,
   RIGHT_ANSWER,
   secretsAbsent,
@@ -179,9 +182,16 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   // Keys per tenant: a second tenant's connection, then each tenant's reader on the other's payloads.
   const tenantB = `${target.customerId}-b`;
   const otherWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b');
-  await fleet.connections.answer(otherWorkflowId, RIGHT_ANSWER);
-  const otherCompleted = (await fleet.connections.result(otherWorkflowId).catch(() => undefined))?.accountsDetail !== undefined;
+  // Tenant A's key writing into B's work: the right answer sealed in A's context, signalled raw into a
+  // connection of B's of its own (its history then holds A's payload; the readers below use the other).
   const [firstAttacked = ''] = attacked;
+  const crossWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b-cross-tenant');
+  results.push(await otherTenantsSealedSignal(target, crossWorkflowId, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: firstAttacked }));
+  let otherCompleted = true;
+  for (const workflowId of [otherWorkflowId, crossWorkflowId]) {
+    await fleet.connections.answer(workflowId, RIGHT_ANSWER);
+    otherCompleted &&= (await fleet.connections.result(workflowId).catch(() => undefined))?.accountsDetail !== undefined;
+  }
   const ofA = await sealedPayloadsOf(raw, firstAttacked);
   const ofB = await sealedPayloadsOf(raw, otherWorkflowId);
   const readerOf = async (tenant: string) => {
@@ -192,6 +202,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const isolation = [
     await readerOnOtherTenant(`tenant ${target.customerId}'s reader on ${tenantB}'s history, read directly`, readerA, ofA, ofB),
     await readerOnOtherTenant(`tenant ${tenantB}'s reader on ${target.customerId}'s history, read directly`, await readerOf(tenantB), ofB, ofA),
+    await staticReaderOnOtherTenant(`static keys per tenant: tenant ${target.customerId}'s key file alone on ${tenantB}'s payloads`, join(runDir, 'static-tenant-keys'), [target.customerId, tenantB]),
   ];
   results.push(...isolation, await otherTenantThroughCodec(`tenant ${target.customerId}'s reader on ${tenantB}'s payloads through a console's codec endpoint`, fleet.connections, readerA, ofB));
   const tenantsIsolated = `${isolation.filter((result) => result.refused).length}/${isolation.length}`;

@@ -3,14 +3,19 @@
  * another tenant's payloads, read from the raw history directly and through a console codec endpoint
  * holding its credentials; then one tenant's key is destroyed (the lender forgotten) and its payloads
  * must fail by name while the other tenant's still read. Each reader's own tenant is its control: a
- * refusal only counts when the same reader opens its own payloads.
+ * refusal only counts when the same reader opens its own payloads. The same isolation in static mode
+ * (PAYLOAD_TENANT_KEYS_DIR): a reader given one tenant's key file alone.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { createConsoleServer } from '../../src/client/console/app.js';
 import { toJson } from '../../src/client/console/codec.js';
 import type { ConnectionsClient } from '../../src/client/index.js';
-import type { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
+import { keySourceFor } from '../../src/codec/key-provider.js';
 import { KeyDestroyedError } from '../../src/codec/payload-errors.js';
 import { isEncrypted } from '../../src/codec/payload-format.js';
 import { passesThroughCodec, payloadsIn } from '../lib/history-payloads.js';
@@ -92,4 +97,29 @@ export async function forgottenTenant(reader: EncryptionCodec, forgotten: readon
     othersReadable: still.opened === kept.length,
     detail: `${destroyed}/${forgotten.length} of the forgotten tenant's payloads fail KeyDestroyedError; ${still.opened}/${kept.length} of the other tenant's still open`,
   };
+}
+
+/**
+ * Static mode's keys per tenant: a writer holding both tenants' key files seals payloads of each (in
+ * their workflows' context, as a worker does); a reader given tenant A's file alone tries B's.
+ */
+export async function staticReaderOnOtherTenant(name: string, dir: string, tenants: readonly [string, string]): Promise<AttackResult> {
+  const [a, b] = tenants;
+  const writerDir = join(dir, 'writer');
+  const readerDir = join(dir, 'reader-of-a');
+  await mkdir(writerDir, { recursive: true, mode: 0o700 });
+  await mkdir(readerDir, { recursive: true, mode: 0o700 });
+  const lineOfA = `${a}-key:${randomBytes(32).toString('base64')}\n`;
+  await writeFile(join(writerDir, `${a}.key`), lineOfA, { mode: 0o600 });
+  await writeFile(join(writerDir, `${b}.key`), `${b}-key:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+  await writeFile(join(readerDir, `${a}.key`), lineOfA, { mode: 0o600 });
+  const product = { keyId: 'static-product', key: randomBytes(32) };
+  const codecOn = (keysDir: string) => new EncryptionCodec(keySourceFor({ ...product, tenantKeyFiles: { dir: keysDir, createMissing: false } }));
+  const writer = codecOn(writerDir);
+  const sealedFor = (tenant: string) =>
+    writer.encode(
+      [defaultPayloadConverter.toPayload({ password: 'static-tenant-secret' }), defaultPayloadConverter.toPayload({ answers: ['static'] })],
+      { type: 'workflow', namespace: 'default', workflowId: `connection-${tenant}:app-1` },
+    );
+  return readerOnOtherTenant(name, codecOn(readerDir), await sealedFor(a), await sealedFor(b));
 }

@@ -13,6 +13,8 @@
  * (option `readUnsealedForReplay`: histories written before encryption was turned on still replay);
  * a running process never does. It decrypts with the key named by the payload, so earlier keys kept
  * as decryption keys keep their histories readable after a rotation.
+ * A payload sealed with one tenant's key in another tenant's workflow is refused too
+ * (PayloadDecryptionError): a tenant's key writes into its own work only.
  *
  * A worker's codec marks, rather than refuses, a workflow's message it cannot decrypt (option
  * `markUndecodableMessages`): a signal encrypted under a key nobody has must not fail every workflow
@@ -27,8 +29,9 @@ import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/co
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from './undecodable.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
+import { StaticTenantKeySource } from './static-tenant-keys.js';
 import { KeyDestroyedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from './payload-errors.js';
-import { ENCODING_METADATA_KEY, isEncrypted, NoncePool, openPayload, sealPayload } from './payload-format.js';
+import { ENCODING_METADATA_KEY, isEncrypted, KEY_ID_METADATA_KEY, metadataText, NoncePool, openPayload, sealingTenant, sealPayload } from './payload-format.js';
 
 export { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY, isEncrypted } from './payload-format.js';
 export { PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from './payload-errors.js';
@@ -64,7 +67,7 @@ export class EncryptionCodec implements PayloadCodec {
 
   /** The ids of every configured key this codec can decrypt with (the current one first); a KMS's keys are the KMS's. */
   get keyIds(): string[] {
-    return this.keys instanceof StaticKeySource ? this.keys.keyIds : [this.keys.keyId];
+    return this.keys instanceof StaticKeySource || this.keys instanceof StaticTenantKeySource ? this.keys.keyIds : [this.keys.keyId];
   }
 
   /**
@@ -85,12 +88,13 @@ export class EncryptionCodec implements PayloadCodec {
    */
   decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     const mark = this.markUndecodableMessages && context?.type === 'workflow';
-    return Promise.all(payloads.map((payload) => (mark ? this.decryptOrMark(payload) : this.decrypt(payload))));
+    const tenant = tenantOfContext(context);
+    return Promise.all(payloads.map((payload) => (mark ? this.decryptOrMark(payload, tenant) : this.decrypt(payload, tenant))));
   }
 
-  private async decryptOrMark(payload: Payload): Promise<Payload> {
+  private async decryptOrMark(payload: Payload, tenant: string | undefined): Promise<Payload> {
     try {
-      return await this.decrypt(payload);
+      return await this.decrypt(payload, tenant);
     } catch (error) {
       if (!(error instanceof PayloadDecryptionError) || error instanceof KeyVersionRevokedError || error instanceof KeyDestroyedError) throw error;
       return {
@@ -100,11 +104,21 @@ export class EncryptionCodec implements PayloadCodec {
     }
   }
 
-  private async decrypt(payload: Payload): Promise<Payload> {
+  /** `tenant`: the tenant of the workflow the payload belongs to, when the SDK says which. */
+  private async decrypt(payload: Payload, tenant: string | undefined): Promise<Payload> {
     if (!isEncrypted(payload)) {
       if (this.readUnsealedForReplay) return payload;
       const encoding = payload.metadata?.[ENCODING_METADATA_KEY];
       throw new PayloadNotSealedError(encoding ? decoder.decode(encoding).slice(0, 64) : '(none)');
+    }
+    // A tenant's key writes into its own work only: whoever holds lender A's key (its own tools) cannot
+    // answer, or feed inputs to, lender B's connections. A payload of the product's key names no tenant.
+    const sealedFor = sealingTenant(payload.metadata, metadataText(payload.metadata, KEY_ID_METADATA_KEY));
+    if (sealedFor !== undefined && tenant !== undefined && sealedFor !== tenant) {
+      throw new PayloadDecryptionError(
+        metadataText(payload.metadata, KEY_ID_METADATA_KEY),
+        `payload sealed for tenant "${sealedFor}" in a workflow of tenant "${tenant}": a tenant's key writes into its own work only, so it is refused`,
+      );
     }
     const { key, keyId } = await this.keys.openingKey(payload.metadata);
     return openPayload(key, keyId, payload.data ?? new Uint8Array());

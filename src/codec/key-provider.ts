@@ -9,7 +9,8 @@ import { KMSClient, type KMSClientConfig } from '@aws-sdk/client-kms';
 import { AWS_KMS, AwsKms } from './aws-kms.js';
 import { EnvelopeKeySource, type DataKeyCacheSettings, type KeyWrapper } from './envelope-keys.js';
 import { KeyProviderHealth, ObservedKeyWrapper } from './key-provider-health.js';
-import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
+import { StaticKeySource, type EncryptionKeys, type KeySource, type SealCounting } from './key-source.js';
+import { StaticTenantKeySource } from './static-tenant-keys.js';
 import { TenantKeySource } from './tenant-keys.js';
 import { VaultClient, type VaultSettings } from './vault-client.js';
 import { VAULT_TRANSIT, VaultTransit, type TransitKey } from './vault-transit.js';
@@ -69,7 +70,8 @@ export function keySourceFor(encryption: EncryptionSettings): KeySource {
       const product = envelopeSource(wrapper);
       source = encryption.tenantKeys ? new TenantKeySource(product, (tenant) => envelopeSource(wrapper.forTenant(tenant))) : product;
     } else {
-      source = new StaticKeySource(encryption);
+      const product = new StaticKeySource(encryption);
+      source = encryption.tenantKeyFiles ? new StaticTenantKeySource(product, encryption.tenantKeyFiles) : product;
     }
     sources.set(encryption, source);
   }
@@ -83,11 +85,11 @@ export function keyProviderHealthOf(encryption: EncryptionSettings | undefined):
   return healths.get(encryption);
 }
 
-/** The configured key that seals a static section's payloads (its uses counted); undefined with a KMS, whose data keys are bounded. */
-export function staticSealingSourceOf(encryption: EncryptionSettings | undefined): StaticKeySource | undefined {
+/** The configured keys that seal a static section's payloads (the product's and each tenant's, their uses counted); undefined with a KMS, whose data keys are bounded. */
+export function staticSealingSourceOf(encryption: EncryptionSettings | undefined): SealCounting | undefined {
   if (encryption === undefined || isKmsEncryption(encryption)) return undefined;
   const source = keySourceFor(encryption);
-  return source instanceof StaticKeySource ? source : undefined;
+  return source instanceof StaticKeySource || source instanceof StaticTenantKeySource ? source : undefined;
 }
 
 /** The configured keys of a section (a KMS's section's decrypt-only ones), for tools that record keys. */

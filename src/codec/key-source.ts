@@ -6,7 +6,8 @@
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { UnknownEncryptionKeyError, PayloadDecryptionError } from './payload-errors.js';
-import { DATA_KEY_BYTES, KEY_ID_METADATA_KEY, metadataText, readEnvelope, staticMetadata, type PayloadMetadata } from './payload-format.js';
+import type { TenantKeyFiles } from './tenant-key-files.js';
+import { DATA_KEY_BYTES, KEY_ID_METADATA_KEY, metadataText, readEnvelope, sealingTenant, staticMetadata, type PayloadMetadata } from './payload-format.js';
 
 /** The key the next payloads are sealed with, and the metadata written beside them. */
 export interface SealingKey {
@@ -33,6 +34,8 @@ export interface EncryptionKeys {
   readonly key: Uint8Array;
   /** Earlier keys by id, used only to decrypt. */
   readonly decryptionKeys?: ReadonlyMap<string, Uint8Array> | undefined;
+  /** A key per tenant (PAYLOAD_TENANT_KEYS_DIR): these keys are then the product's, for payloads of no tenant. */
+  readonly tenantKeyFiles?: TenantKeyFiles | undefined;
 }
 
 /**
@@ -42,15 +45,32 @@ export interface EncryptionKeys {
  */
 export const STATIC_KEY_SEAL_BOUND = 2 ** 32;
 
-/** Configured keys: the current one seals, any of them opens the payloads that name it. */
-export class StaticKeySource implements KeySource {
+/** Told after every seal with a configured key: its id, the batch's count, and this process's total under that key. */
+export type SealListener = (keyId: string, uses: number, sealedByThisProcess: number) => void;
+
+/** A source of configured keys whose seals can be counted (one key, or a key per tenant). */
+export interface SealCounting {
+  /** Called after every seal; returns the unsubscribe. */
+  onSeal(listener: SealListener): () => void;
+}
+
+/**
+ * Configured keys: the current one seals, any of them opens the payloads that name it. The product's
+ * keys have no tenant; a tenant's key file (static-tenant-keys.ts) is a source of its own whose
+ * payloads say whose they are, and each source opens only its own.
+ */
+export class StaticKeySource implements KeySource, SealCounting {
   readonly keyId: string;
   private readonly sealing: SealingKey;
   private readonly keys: ReadonlyMap<string, KeyObject>;
   private sealed = 0;
-  private readonly sealListeners = new Set<(uses: number, sealedByThisProcess: number) => void>();
+  private readonly sealListeners = new Set<SealListener>();
 
-  constructor({ keyId, key, decryptionKeys = new Map() }: EncryptionKeys) {
+  constructor(
+    { keyId, key, decryptionKeys = new Map() }: EncryptionKeys,
+    /** The tenant whose key file these keys are; undefined: the product's. */
+    readonly tenant?: string,
+  ) {
     if (keyId === '') throw new TypeError('EncryptionCodec: the key id must not be empty');
     // KeyObjects, made once: given raw bytes, every cipher would make its own (a third of its cost).
     const keys = new Map<string, KeyObject>();
@@ -59,7 +79,7 @@ export class StaticKeySource implements KeySource {
     keys.set(keyId, current);
     this.keyId = keyId;
     this.keys = keys;
-    this.sealing = { key: current, keyId, metadata: staticMetadata(keyId) };
+    this.sealing = { key: current, keyId, metadata: staticMetadata(keyId, tenant) };
   }
 
   /** The ids of every key this source opens with (the current one first). */
@@ -71,7 +91,7 @@ export class StaticKeySource implements KeySource {
     this.sealed += uses;
     for (const listener of this.sealListeners) {
       try {
-        listener(uses, this.sealed);
+        listener(this.keyId, uses, this.sealed);
       } catch {
         // A metric or a log line never fails the seal it counts.
       }
@@ -84,8 +104,7 @@ export class StaticKeySource implements KeySource {
     return this.sealed;
   }
 
-  /** Called after every seal with its count and this process's total; returns the unsubscribe. */
-  onSeal(listener: (uses: number, sealedByThisProcess: number) => void): () => void {
+  onSeal(listener: SealListener): () => void {
     this.sealListeners.add(listener);
     return () => this.sealListeners.delete(listener);
   }
@@ -100,6 +119,15 @@ export class StaticKeySource implements KeySource {
     }
     const keyId = metadataText(metadata, KEY_ID_METADATA_KEY);
     if (keyId === undefined) throw new PayloadDecryptionError(undefined, `encrypted payload without ${KEY_ID_METADATA_KEY} metadata`);
+    const tenant = sealingTenant(metadata, keyId);
+    if (tenant !== this.tenant) {
+      throw new PayloadDecryptionError(
+        keyId,
+        this.tenant === undefined
+          ? `payload sealed with key "${keyId}" of tenant "${tenant}": this process has no keys per tenant in static mode (PAYLOAD_TENANT_KEYS_DIR with PAYLOAD_KEY_PROVIDER=static)`
+          : `payload sealed with key "${keyId}" of ${tenant === undefined ? 'the product' : `tenant "${tenant}"`}, not of tenant "${this.tenant}"`,
+      );
+    }
     const key = this.keys.get(keyId);
     if (!key) throw new UnknownEncryptionKeyError(keyId, this.keyIds);
     return { key, keyId };

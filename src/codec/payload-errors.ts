@@ -80,6 +80,8 @@ export class KeyVersionRevokedError extends PayloadDecryptionError {
  */
 export class KeyDestroyedError extends PayloadDecryptionError {
   override name = 'KeyDestroyedError';
+  /** Where the key was: a KMS, or a tenant's key file (`keyName` is then its path). */
+  keptIn: 'kms' | 'key-file' = 'kms';
   constructor(
     override readonly keyId: string,
     /** The KMS key, e.g. the transit key's name. */
@@ -87,12 +89,39 @@ export class KeyDestroyedError extends PayloadDecryptionError {
     /** The tenant whose key it was, when the payload names one. */
     readonly tenant: string | undefined,
     kmsMessage: string,
+    /** Instead of the KMS's wording: how a key of another kind is gone (a tenant's key file, static-tenant-keys.ts). */
+    howGone?: string,
   ) {
     super(
       keyId,
-      `key destroyed: the payload's data key was wrapped by key "${keyName}"${tenant === undefined ? '' : ` (tenant "${tenant}")`}, which the KMS no longer has ` +
-        `(the KMS said: ${kmsMessage}); its payloads stay unreadable for good, as forgetting a lender intends`,
+      howGone ??
+        `key destroyed: the payload's data key was wrapped by key "${keyName}"${tenant === undefined ? '' : ` (tenant "${tenant}")`}, which the KMS no longer has ` +
+          `(the KMS said: ${kmsMessage}); its payloads stay unreadable for good, as forgetting a lender intends`,
     );
+  }
+
+  /** A tenant's static key file is gone: its lender was forgotten (`tenant forget` deletes it). */
+  static tenantKeyFileGone(keyId: string, path: string, tenant: string): KeyDestroyedError {
+    const error = new KeyDestroyedError(
+      keyId,
+      path,
+      tenant,
+      'key file gone',
+      `key destroyed: the payload was sealed with key "${keyId}" of tenant "${tenant}", whose key file ${path} is gone; its payloads stay unreadable for good, as forgetting a lender intends`,
+    );
+    error.keptIn = 'key-file';
+    return error;
+  }
+}
+
+/** A tenant's payloads cannot be sealed: in static mode with keys per tenant, it has no key file and this process may not make one. */
+export class TenantKeyMissingError extends Error {
+  override readonly name = 'TenantKeyMissingError';
+  constructor(
+    readonly tenant: string,
+    readonly path: string,
+  ) {
+    super(`tenant "${tenant}" has no payload key: no file ${path}; onboard the tenant first (docs/operations.md, "Tenant onboarding")`);
   }
 }
 

@@ -5,7 +5,9 @@
  * Both formats: metadata `encoding` = "binary/encrypted"; data = nonce (12 bytes) ‖ AES-256-GCM
  * ciphertext ‖ tag (16 bytes), no associated data; the plaintext is the whole original Payload
  * (its metadata too), proto-encoded.
- * - static (format 0, no `encryption-format`): `encryption-key-id` names a configured key.
+ * - static (format 0, no `encryption-format`): `encryption-key-id` names a configured key;
+ *   `encryption-tenant` = the customer id whose key file holds it, when a tenant's key sealed it
+ *   (static-tenant-keys.ts; absent: the product's configured keys).
  * - envelope-v1: `encryption-format` = "envelope-v1"; `encryption-key-id` = "<provider>:<KMS key>";
  *   `encryption-key-version` = the KMS key's version (decimal); `encryption-wrapped-key` = the data
  *   key as the KMS wrapped it (for Vault transit "vault:v<version>:<base64>"); `encryption-tenant` =
@@ -70,9 +72,22 @@ export function envelopeMetadata({ keyId, keyVersion, wrappedKey, tenant }: Enve
   });
 }
 
-/** The metadata a static-format payload carries besides its encoding. */
-export function staticMetadata(keyId: string): Readonly<Record<string, Uint8Array>> {
-  return Object.freeze({ [ENCODING_METADATA_KEY]: ENCRYPTED_ENCODING_BYTES, [KEY_ID_METADATA_KEY]: encoder.encode(keyId) });
+/** The metadata a static-format payload carries besides its encoding (a tenant's key: its customer id too). */
+export function staticMetadata(keyId: string, tenant?: string): Readonly<Record<string, Uint8Array>> {
+  return Object.freeze({
+    [ENCODING_METADATA_KEY]: ENCRYPTED_ENCODING_BYTES,
+    [KEY_ID_METADATA_KEY]: encoder.encode(keyId),
+    ...(tenant === undefined ? {} : { [TENANT_METADATA_KEY]: encoder.encode(tenant) }),
+  });
+}
+
+/** The tenant a payload says sealed it (`encryption-tenant`), or undefined; a label that is no customer id is refused by name. */
+export function sealingTenant(metadata: PayloadMetadata, keyId: string | undefined): string | undefined {
+  const tenant = metadataText(metadata, TENANT_METADATA_KEY);
+  if (tenant !== undefined && !isTenantId(tenant)) {
+    throw new PayloadDecryptionError(keyId, `encrypted payload (key id "${keyId ?? ''}") has ${TENANT_METADATA_KEY} ${JSON.stringify(tenant.slice(0, 32))}: must be a customer id (letters, digits, ".", "_", "-")`);
+  }
+  return tenant;
 }
 
 /** An encrypted payload's envelope metadata, or undefined for the static format; bad metadata is refused by name. */
@@ -88,10 +103,7 @@ export function readEnvelope(metadata: PayloadMetadata): EnvelopeMetadata | unde
   }
   const wrappedKey = metadataText(metadata, WRAPPED_KEY_METADATA_KEY);
   if (wrappedKey === undefined) throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") without ${WRAPPED_KEY_METADATA_KEY} metadata`);
-  const tenant = metadataText(metadata, TENANT_METADATA_KEY);
-  if (tenant !== undefined && !isTenantId(tenant)) {
-    throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") has ${TENANT_METADATA_KEY} ${JSON.stringify(tenant.slice(0, 32))}: must be a customer id (letters, digits, ".", "_", "-")`);
-  }
+  const tenant = sealingTenant(metadata, keyId);
   return { keyId, keyVersion: Number(version), wrappedKey, ...(tenant === undefined ? {} : { tenant }) };
 }
 

@@ -4,6 +4,7 @@
  * with PAYLOAD_KEY_PROVIDER=vault-transit or aws-kms, the KMS's settings (key-provider.ts) with those keys kept
  * to read what they wrote.
  */
+import { statSync } from 'node:fs';
 import { z } from 'zod';
 import type { EncryptionKeys } from '../codec/encryption-codec.js';
 import type { EncryptionSettings } from '../codec/key-provider.js';
@@ -82,6 +83,11 @@ export const EncryptionVars = group(
       z.string().trim().regex(KEY_ID_PATTERN, { message: KEY_ID_RULE }).default('default'),
       'Written next to each encrypted payload (1-64 of A-Z a-z 0-9 . _ -), so a later key can get another id: give every new key a new id.',
     ),
+    PAYLOAD_TENANT_KEYS_DIR: doc(
+      z.string().trim().min(1).optional(),
+      'A key per tenant with PAYLOAD_KEY_PROVIDER=static: a directory of key files, `<customerId>.key`, each one line `<key id>:<base64 of 32 bytes>` per key (the first seals the tenant\'s new payloads, the others only open; mode 0600). A tenant\'s payloads are then sealed with its own key and name it (`encryption-tenant`); payloads of no tenant keep PAYLOAD_ENCRYPTION_KEY. With Temporal on this machine a missing file is made on the tenant\'s first payload; elsewhere sealing for a tenant without a file fails (TenantKeyMissingError). Deleting a file forgets that lender (`tenant forget`).',
+      { defaultText: 'unset: one key for every tenant' },
+    ),
     PAYLOAD_DECRYPTION_KEYS: doc(
       DecryptionKeys.optional(),
       'Earlier keys, for rotation: comma-separated <key id>:<base64 key>, used to decrypt only (never to encrypt). With a KMS, the only way static payloads written before the switch are read: the generated local key is then neither made nor read unless listed here.',
@@ -118,6 +124,17 @@ export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void
   if (env.PAYLOAD_DECRYPTION_KEYS && env.PAYLOAD_DECRYPTION_KEYS.size > 0 && !env.PAYLOAD_ENCRYPTION_KEY && env.PAYLOAD_KEY_PROVIDER === 'static') {
     ctx.addIssue({ code: 'custom', path: ['PAYLOAD_DECRYPTION_KEYS'], message: 'needs PAYLOAD_ENCRYPTION_KEY (the current key) as well' });
   }
+  if (env.PAYLOAD_TENANT_KEYS_DIR !== undefined) {
+    const problem =
+      env.PAYLOAD_KEY_PROVIDER !== 'static'
+        ? `is set but PAYLOAD_KEY_PROVIDER is ${env.PAYLOAD_KEY_PROVIDER}: a KMS keeps a key per tenant itself (PAYLOAD_TENANT_KEYS)`
+        : env.PAYLOAD_ENCRYPTION === 'off'
+          ? 'is set but PAYLOAD_ENCRYPTION is off: unset one of them'
+          : !env.PAYLOAD_TENANT_KEYS
+            ? 'is set but PAYLOAD_TENANT_KEYS is false: unset one of them'
+            : undefined;
+    if (problem) ctx.addIssue({ code: 'custom', path: ['PAYLOAD_TENANT_KEYS_DIR'], message: problem });
+  }
   if (env.PAYLOAD_DECRYPTION_KEYS?.has(env.PAYLOAD_ENCRYPTION_KEY_ID)) {
     ctx.addIssue({
       code: 'custom',
@@ -138,7 +155,17 @@ export function checkEncryption(env: EncryptionVars, ctx: z.RefinementCtx): void
 export function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { encryption?: EncryptionSettings } {
   if (env.PAYLOAD_ENCRYPTION === 'off') return {};
   const configured = configuredKeys(env, ctx);
-  if (env.PAYLOAD_KEY_PROVIDER === 'static') return configured.ok && configured.keys ? { encryption: configured.keys } : {};
+  if (env.PAYLOAD_KEY_PROVIDER === 'static') {
+    if (!configured.ok || !configured.keys) return {};
+    if (env.PAYLOAD_TENANT_KEYS_DIR === undefined) return { encryption: configured.keys };
+    // Made on a tenant's first payload only where a generated key may stand in for a provisioned one.
+    const tenantKeyFiles = Object.freeze({ dir: env.PAYLOAD_TENANT_KEYS_DIR, createMissing: isLoopback(env.TEMPORAL_ADDRESS) });
+    if (!tenantKeyFiles.createMissing && !isDirectory(tenantKeyFiles.dir)) {
+      ctx.addIssue({ code: 'custom', path: ['PAYLOAD_TENANT_KEYS_DIR'], message: `${tenantKeyFiles.dir} is not a directory: provision the tenants' key files there (docs/operations.md, "Tenant onboarding")` });
+      return {};
+    }
+    return { encryption: Object.freeze({ ...configured.keys, tenantKeyFiles }) };
+  }
   if (!configured.ok) return {};
   const encryption = env.PAYLOAD_KEY_PROVIDER === 'aws-kms' ? awsKmsEncryption(env, configured.keys) : transitEncryption(env, configured.keys, ctx);
   return encryption ? { encryption } : {};
@@ -171,4 +198,12 @@ function listedForDecryption(decryptionKeys: ReadonlyMap<string, Buffer>): Encry
   if (!first) return undefined;
   const [keyId, key] = first;
   return Object.freeze({ keyId, key, decryptionKeys });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

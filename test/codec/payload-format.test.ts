@@ -1,19 +1,23 @@
 /**
  * docs/payload-format.md's test vectors against the code: the codec seals exactly the documented
- * bytes for the documented key and nonce, and opens them (static format through configured keys,
+ * bytes for the documented key and nonce, and opens them (static format through configured keys or a
+ * tenant's key file,
  * envelope-v1 through a data key a KMS would unwrap, the aws-kms vector's metadata as its reader
  * reads it); and a payload written by the codec before key
  * providers (commit 2ed9c63, with its own random nonce) still decodes.
  */
 import assert from 'node:assert/strict';
 import { createSecretKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { AWS_KMS_KEY_VERSION, awsKmsEncryptionContext, awsKmsKeyOf } from '../../src/codec/aws-kms.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { EnvelopeKeySource, type KeyWrapper } from '../../src/codec/envelope-keys.js';
+import { keySourceFor } from '../../src/codec/key-provider.js';
 import { ENVELOPE_FORMAT, sealPayload, type EnvelopeMetadata } from '../../src/codec/payload-format.js';
 
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
@@ -85,6 +89,21 @@ describe('the documented payload format', () => {
     const codec = new EncryptionCodec({ keyId: entry.metadata['encryption-key-id'] ?? '', key: hex(entry.key ?? '') });
     const [decoded] = await codec.decode([asPayload(entry)]);
     assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
+  });
+
+  it("opens the static-tenant vector with the key of its tenant's key file, and no other process's keys", async () => {
+    const entry = vector('static-tenant');
+    const dir = mkdtempSync(join(tmpdir(), 'vector-tenant-keys-'));
+    try {
+      writeFileSync(join(dir, 'lender-a.key'), `${entry.metadata['encryption-key-id']}:${hex(entry.key ?? '').toString('base64')}\n`, { mode: 0o600 });
+      const product = { keyId: 'product', key: Buffer.alloc(32, 7) };
+      const codec = new EncryptionCodec(keySourceFor({ ...product, tenantKeyFiles: { dir, createMissing: false } }));
+      const [decoded] = await codec.decode([asPayload(entry)]);
+      assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), { password: 'Everyday' });
+      await assert.rejects(new EncryptionCodec(product).decode([asPayload(entry)]), /of tenant "lender-a": this process has no keys per tenant/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('opens the envelope-v1 vector through the data key its KMS unwraps, once', async () => {

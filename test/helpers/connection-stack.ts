@@ -144,7 +144,8 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   let stopping: Promise<void> | undefined;
   // For npm test's closing replay: this worker's keys and store, and which test ran it. A KMS's
   // payloads cannot be replayed once its test stopped it: unregistered, the replay skips them.
-  if (!isKmsEncryption(encryption)) registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
+  // Likewise a tenant's key files (static keys per tenant): its test removes them, or forgets the tenant.
+  if (!isKmsEncryption(encryption) && encryption?.tenantKeyFiles === undefined) registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
   await makeCurrent(client, taskQueue);
 
   return {

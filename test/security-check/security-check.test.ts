@@ -48,13 +48,13 @@ void describe('npm run security:check', () => {
     const [tried, refused, through] = match.slice(1, 4).map(Number) as [number, number, number];
     assert.equal(through, 0, `attacks got through${report}`);
     assert.equal(refused, tried, report);
-    // The unsealed signal, update and start; two KMS addresses in clear; argv, logs and history searched; the outage seal cap; a payload forged through the codec endpoint; the codec token on the console; each tenant's reader on the other's history, and through a codec endpoint.
-    assert.equal(tried, 14, report);
-    for (const attack of ['unsealed signal', 'unsealed update', 'unsealed start input', 'a payload forged through the codec endpoint', 'the codec token used on the console', 'KMS over http:// to another host (Vault/OpenBao)', 'KMS over http:// to another host (AWS KMS)', 'secrets in the argv', 'secrets in the run’s logs', 'secrets in the histories', 'sealing without end through a KMS outage']) {
+    // The unsealed signal, update and start; two KMS addresses in clear; argv, logs and history searched; the outage seal cap; a payload forged through the codec endpoint; the codec token on the console; each tenant's reader on the other's history, and through a codec endpoint; a reader of one static key file; another tenant's sealed signal.
+    assert.equal(tried, 16, report);
+    for (const attack of ["another tenant's sealed signal", 'static keys per tenant', 'unsealed signal', 'unsealed update', 'unsealed start input', 'a payload forged through the codec endpoint', 'the codec token used on the console', 'KMS over http:// to another host (Vault/OpenBao)', 'KMS over http:// to another host (AWS KMS)', 'secrets in the argv', 'secrets in the run’s logs', 'secrets in the histories', 'sealing without end through a KMS outage']) {
       assert.match(stdout, new RegExp(`refused {4}${attack.replace(/[()/]/g, '\\$&')}`), `${attack}${report}`);
     }
     assert.equal((stdout.match(/refused {4}tenant \S+'s reader on \S+'s (history, read directly|payloads through a console's codec endpoint)/g) ?? []).length, 3, `the readers across tenants${report}`);
-    assert.equal(match[4], '2/2', `each tenant's reader kept to its own tenant${report}`);
+    assert.equal(match[4], '3/3', `each tenant's reader (two on OpenBao, one of a static key file) kept to its own tenant${report}`);
     assert.equal(match[5], 'yes', `the forgotten tenant's payloads fail KeyDestroyedError${report}`);
     assert.equal(match[6], 'yes', `every attacked connection completed with the sealed answer, and the other tenant reads on${report}`);
     assert.doesNotMatch(stdout, /the history search is blind/, report);

@@ -161,6 +161,23 @@ describe('payload encryption settings', () => {
     });
   }
 
+  it('keys per tenant in static mode: a directory of key files, made where Temporal is on this machine, refused with a KMS, off or PAYLOAD_TENANT_KEYS=false', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tenant-keys-'));
+    const local = loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS_DIR: dir, TEMPORAL_ADDRESS: '127.0.0.1:7233' }).encryption;
+    assert.deepEqual(configuredKeysOf(local)?.tenantKeyFiles, { dir, createMissing: true });
+    const remote = loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS_DIR: dir, TEMPORAL_ADDRESS: 'temporal.internal.example:7233' }).encryption;
+    assert.deepEqual(configuredKeysOf(remote)?.tenantKeyFiles, { dir, createMissing: false }, 'elsewhere a tenant without a file is refused, not given a new key');
+    assert.equal(configuredKeysOf(loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY }).encryption)?.tenantKeyFiles, undefined, 'unset: one key for every tenant');
+    assert.match(
+      problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS_DIR: join(dir, 'absent'), TEMPORAL_ADDRESS: 'temporal.internal.example:7233' })),
+      /PAYLOAD_TENANT_KEYS_DIR: .*absent is not a directory: provision the tenants' key files there/,
+    );
+    const kms = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://127.0.0.1:8200', PAYLOAD_VAULT_TOKEN: 's.test', PAYLOAD_TENANT_KEYS_DIR: dir };
+    assert.match(problems(() => loadConfig(kms)), /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_KEY_PROVIDER is vault-transit: a KMS keeps a key per tenant itself/);
+    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION: 'off', PAYLOAD_TENANT_KEYS_DIR: dir })), /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_ENCRYPTION is off/);
+    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS: 'false', PAYLOAD_TENANT_KEYS_DIR: dir })), /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_TENANT_KEYS is false/);
+  });
+
   it('refuses a key that is not base64, naming the variable', () => {
     const message = problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: 'not base64!' }));
     assert.match(message, /PAYLOAD_ENCRYPTION_KEY: must be base64 \(generate one with `openssl rand -base64 32`\)/);

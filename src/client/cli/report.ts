@@ -60,7 +60,9 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
     return EXIT_FAILED;
   }
   if (undecodable instanceof KeyDestroyedError) {
-    io.err(`${program} ${command}: key destroyed: key "${printable(undecodable.keyName)}"${undecodable.tenant === undefined ? '' : ` of tenant "${printable(undecodable.tenant)}"`} is gone from the KMS, so this history cannot be read again`);
+    const whose = undecodable.tenant === undefined ? '' : ` of tenant "${printable(undecodable.tenant)}"`;
+    const gone = undecodable.keptIn === 'key-file' ? `the key file ${printable(undecodable.keyName)}${whose} is gone` : `key "${printable(undecodable.keyName)}"${whose} is gone from the KMS`;
+    io.err(`${program} ${command}: key destroyed: ${gone}, so this history cannot be read again`);
     io.err('it was destroyed on purpose when the lender was forgotten; docs/operations.md, "Forgetting a lender", says what that reaches');
     return EXIT_FAILED;
   }

@@ -10,7 +10,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PayloadCodec } from '@temporalio/common';
 import { PayloadDecryptionError } from '../../codec/encryption-codec.js';
-import { KeyDestroyedError, KeyVersionRevokedError, PayloadNotSealedError } from '../../codec/payload-errors.js';
+import { KeyDestroyedError, KeyVersionRevokedError, PayloadNotSealedError, TenantKeyMissingError } from '../../codec/payload-errors.js';
 import type { ConnectionsClient } from '../connections.js';
 import {
   AnswerRejectedError,
@@ -137,6 +137,7 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof PayloadNotSealedError) return new HttpError(422, 'PayloadNotSealed', error.message, { encoding: error.encoding });
   if (error instanceof KeyDestroyedError) return new HttpError(422, 'KeyDestroyed', error.message, { keyId: error.keyId, keyName: error.keyName, ...(error.tenant === undefined ? {} : { tenant: error.tenant }) });
   if (error instanceof PayloadDecryptionError) return new HttpError(422, 'DecryptionFailed', error.message, { keyId: error.keyId });
+  if (error instanceof TenantKeyMissingError) return new HttpError(422, 'TenantKeyMissing', error.message, { tenant: error.tenant });
   if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) return new HttpError(400, 'InvalidRequest', error.message);
   if (error instanceof InvalidScheduleError || error instanceof InvalidLoginRefError) return new HttpError(400, 'InvalidRequest', error.message);
   if (error instanceof RefreshScheduleNotFoundError) return new HttpError(404, 'ScheduleNotFound', error.message);

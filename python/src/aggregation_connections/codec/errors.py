@@ -60,15 +60,48 @@ class KeyVersionRevokedError(PayloadDecryptionError):
 class KeyDestroyedError(PayloadDecryptionError):
     """The KMS no longer has the key that wrapped the data key: a tenant's key destroyed when its lender was forgotten."""
 
-    def __init__(self, key_id: str, key_name: str, tenant: str | None, kms_message: str) -> None:
+    def __init__(self, key_id: str, key_name: str, tenant: str | None, kms_message: str, *, how_gone: str | None = None) -> None:
+        """``how_gone``: the whole message instead of the KMS's wording, for a key of another kind (a tenant's key file)."""
         whose = "" if tenant is None else f' (tenant "{tenant}")'
         super().__init__(
             key_id,
-            f"key destroyed: the payload's data key was wrapped by key \"{key_name}\"{whose}, which the KMS no longer has "
+            how_gone
+            or f"key destroyed: the payload's data key was wrapped by key \"{key_name}\"{whose}, which the KMS no longer has "
             f"(the KMS said: {kms_message}); its payloads stay unreadable for good, as forgetting a lender intends",
         )
         self.key_name = key_name
         self.tenant = tenant
+
+    @classmethod
+    def tenant_key_file_gone(cls, key_id: str, path: str, tenant: str) -> KeyDestroyedError:
+        """A tenant's key file (static mode, static_tenant_keys.py) is gone: its lender was forgotten; ``key_name`` is the file."""
+        return cls(
+            key_id,
+            path,
+            tenant,
+            "key file gone",
+            how_gone=f'key destroyed: the payload was sealed with key "{key_id}" of tenant "{tenant}", whose key file {path} is gone; '
+            "its payloads stay unreadable for good, as forgetting a lender intends",
+        )
+
+
+class TenantKeyFileError(Exception):
+    """A tenant's key file (static mode, PAYLOAD_TENANT_KEYS_DIR) that cannot be used as it is: the operator's to fix.
+    The message names the file (and the line) and never holds a key's bytes."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"tenant key file {path}: {problem}")
+        self.path = path
+
+
+class TenantKeyMissingError(Exception):
+    """A tenant's payloads cannot be sealed: in static mode with keys per tenant, it has no key file and this
+    process may not make one (Temporal is not on this machine)."""
+
+    def __init__(self, tenant: str, path: str) -> None:
+        super().__init__(f'tenant "{tenant}" has no payload key: no file {path}; onboard the tenant first (docs/operations.md, "Tenant onboarding")')
+        self.tenant = tenant
+        self.path = path
 
 
 class KeyProviderUnavailableError(Exception):

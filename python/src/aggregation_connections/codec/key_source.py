@@ -11,7 +11,7 @@ from typing import Protocol
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .errors import PayloadDecryptionError, UnknownEncryptionKeyError
-from .payload_format import DATA_KEY_BYTES, KEY_ID_METADATA_KEY, Metadata, metadata_text, read_envelope, static_metadata
+from .payload_format import DATA_KEY_BYTES, KEY_ID_METADATA_KEY, Metadata, metadata_text, read_envelope, static_metadata, static_tenant
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,11 @@ class EncryptionKeys:
 
 
 class StaticKeySource:
-    """Configured keys: the current one seals, any of them opens the payloads that name it."""
+    """Configured keys: the current one seals, any of them opens the payloads that name it. The product's
+    keys have no tenant; a tenant's key file (static_tenant_keys.py) is a source of its own, whose payloads
+    say whose they are (``encryption-tenant``), and each source opens only its own."""
 
-    def __init__(self, keys: EncryptionKeys) -> None:
+    def __init__(self, keys: EncryptionKeys, tenant: str | None = None) -> None:
         if keys.key_id == "":
             raise ValueError("EncryptionCodec: the key id must not be empty")
         opened = {key_id: _checked_key(key_id, raw) for key_id, raw in keys.decryption_keys.items()}
@@ -64,11 +66,17 @@ class StaticKeySource:
         opened[keys.key_id] = current
         self._key_id = keys.key_id
         self._keys = opened
-        self._sealing = SealingKey(current, keys.key_id, static_metadata(keys.key_id))
+        self._tenant = tenant
+        self._sealing = SealingKey(current, keys.key_id, static_metadata(keys.key_id, tenant))
 
     @property
     def key_id(self) -> str:
         return self._key_id
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose key file these keys are; None: the product's."""
+        return self._tenant
 
     @property
     def key_ids(self) -> list[str]:
@@ -92,6 +100,14 @@ class StaticKeySource:
         key_id = metadata_text(metadata, KEY_ID_METADATA_KEY)
         if key_id is None:
             raise PayloadDecryptionError(None, f"encrypted payload without {KEY_ID_METADATA_KEY} metadata")
+        tenant = static_tenant(metadata, key_id)
+        if tenant != self._tenant:
+            if self._tenant is None:
+                raise PayloadDecryptionError(
+                    key_id, f'payload sealed with key "{key_id}" of tenant "{tenant}": this process has no keys per tenant in static mode (PAYLOAD_TENANT_KEYS_DIR with PAYLOAD_KEY_PROVIDER=static)'
+                )
+            whose = "the product" if tenant is None else f'tenant "{tenant}"'
+            raise PayloadDecryptionError(key_id, f'payload sealed with key "{key_id}" of {whose}, not of tenant "{self._tenant}"')
         key = self._keys.get(key_id)
         if key is None:
             raise UnknownEncryptionKeyError(key_id, self.key_ids)

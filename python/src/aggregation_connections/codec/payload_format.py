@@ -2,7 +2,8 @@
 
 Both formats: metadata ``encoding`` = "binary/encrypted"; data = nonce (12 bytes) ‖ AES-256-GCM
 ciphertext ‖ tag (16 bytes), no associated data; the plaintext is the whole original Payload, proto-encoded.
-- static (format 0, no ``encryption-format``): ``encryption-key-id`` names a configured key.
+- static (format 0, no ``encryption-format``): ``encryption-key-id`` names a configured key;
+  ``encryption-tenant``, when a tenant's key file holds it, that tenant's customer id (static_tenant_keys.py).
 - envelope-v1: ``encryption-format`` = "envelope-v1", ``encryption-key-id`` = "<provider>:<KMS key>",
   ``encryption-key-version`` (decimal) and ``encryption-wrapped-key`` (the data key as the KMS wrapped it).
 """
@@ -18,6 +19,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
 
+from ..contract.names import ID_SEGMENT_RULE, ID_SEGMENT_SOURCE
 from .errors import PayloadDecryptionError
 
 ENCRYPTED_ENCODING = "binary/encrypted"
@@ -34,6 +36,7 @@ TAG_BYTES = 16
 
 _VERSION = re.compile(r"[1-9][0-9]{0,9}")
 _TENANT = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_ID_SEGMENT = re.compile(ID_SEGMENT_SOURCE)
 
 Metadata = Mapping[str, bytes]
 
@@ -72,9 +75,24 @@ def envelope_metadata(envelope: EnvelopeMetadata) -> dict[str, bytes]:
     }
 
 
-def static_metadata(key_id: str) -> dict[str, bytes]:
-    """The metadata a static-format payload carries."""
-    return {ENCODING_METADATA_KEY: ENCRYPTED_ENCODING.encode(), KEY_ID_METADATA_KEY: key_id.encode()}
+def static_metadata(key_id: str, tenant: str | None = None) -> dict[str, bytes]:
+    """The metadata a static-format payload carries (a tenant's key file's key: its customer id too)."""
+    return {
+        ENCODING_METADATA_KEY: ENCRYPTED_ENCODING.encode(),
+        KEY_ID_METADATA_KEY: key_id.encode(),
+        **({} if tenant is None else {TENANT_METADATA_KEY: tenant.encode()}),
+    }
+
+
+def static_tenant(metadata: Metadata, key_id: str) -> str | None:
+    """The tenant whose key file sealed a static-format payload (``encryption-tenant``), or None: the product's keys.
+    A label that is no customer id (the id-segment rule: it names a file) is refused by name, its first 32 characters."""
+    tenant = metadata_text(metadata, TENANT_METADATA_KEY)
+    if tenant is not None and not _ID_SEGMENT.fullmatch(tenant):
+        raise PayloadDecryptionError(
+            key_id, f'static payload (key id "{key_id}") has {TENANT_METADATA_KEY} "{tenant[:32]}", not a customer id: it {ID_SEGMENT_RULE}'
+        )
+    return tenant
 
 
 def read_envelope(metadata: Metadata) -> EnvelopeMetadata | None:

@@ -2,7 +2,8 @@
 src/settings/encryption-keys.ts and key-provider.ts parse them: PAYLOAD_ENCRYPTION (auto|off),
 PAYLOAD_ENCRYPTION_KEY (+ _KEY_ID), PAYLOAD_DECRYPTION_KEYS, the generated local key file
 (PAYLOAD_ENCRYPTION_KEY_FILE, only with Temporal on this machine), PAYLOAD_KEY_PROVIDER=vault-transit
-with PAYLOAD_VAULT_* or aws-kms with PAYLOAD_AWS_* (aws_kms.py), and PAYLOAD_DATA_KEY_* and PAYLOAD_UNWRAPPED_KEY_*. Empty values count as unset; every
+with PAYLOAD_VAULT_* or aws-kms with PAYLOAD_AWS_* (aws_kms.py), PAYLOAD_DATA_KEY_* and PAYLOAD_UNWRAPPED_KEY_*,
+and PAYLOAD_TENANT_KEYS_DIR (static mode's key file per tenant; static_tenant_keys.py). Empty values count as unset; every
 bad value is one line of a ConfigError naming its variable, as on the TypeScript side.
 
 Where Temporal is decides whether the local key may stand in: TEMPORAL_ADDRESS, else the address of the
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 from ..codec.encryption_codec import EncryptionCodec
 from ..codec.envelope_keys import DataKeyCacheSettings
 from ..codec.aws_kms import AWS_KMS
-from ..codec.key_provider import AwsKmsEncryption, EncryptionSettings, TransitEncryption, key_source_for
+from ..codec.key_provider import AwsKmsEncryption, EncryptionSettings, StaticTenantEncryption, TransitEncryption, key_source_for
 from ..codec.key_source import EncryptionKeys
 from ..codec.local_key import LocalKeyFileError, read_or_create_local_key
 from ..codec.vault_client import AppRoleAuth, TokenAuth, VaultAuth, VaultSettings
@@ -62,6 +63,8 @@ _MOUNT = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 _MOUNT_RULE = 'must be a mount path: letters, digits, ".", "_", "-", segments separated by "/"'
 _TRANSIT_KEY = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _URL = re.compile(r"https?://[^\s/]+(/\S*)?")
+# Not yet in contract/names.py's CLIENT_VARIABLES until it is generated again from the TypeScript client.
+_TENANT_KEYS_DIR = "PAYLOAD_TENANT_KEYS_DIR"
 
 
 class ConfigError(Exception):
@@ -156,6 +159,7 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     cache = _cache_vars(reader)
     allow_insecure = reader.flag("PAYLOAD_KMS_ALLOW_INSECURE", PAYLOAD_KMS_ALLOW_INSECURE_DEFAULT)
     tenant_keys = reader.flag("PAYLOAD_TENANT_KEYS", PAYLOAD_TENANT_KEYS_DEFAULT)
+    tenant_keys_dir = reader.text(_TENANT_KEYS_DIR)
     if provider != "static" and not allow_insecure:
         for name in ("PAYLOAD_VAULT_ADDR", "PAYLOAD_AWS_KMS_ENDPOINT"):
             problem = cleartext_kms_problem(reader.text(name))
@@ -175,6 +179,14 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
         reader.problem("PAYLOAD_DECRYPTION_KEYS", "needs PAYLOAD_ENCRYPTION_KEY (the current key) as well")
     if key_id in decryption_keys:
         reader.problem("PAYLOAD_DECRYPTION_KEYS", f"key id {key_id} is the current PAYLOAD_ENCRYPTION_KEY_ID; give each key its own id")
+    if tenant_keys_dir is not None:
+        # A key file per tenant is static mode's keys per tenant: with encryption on and no KMS, and keys per tenant not turned off.
+        if provider != "static":
+            reader.problem(_TENANT_KEYS_DIR, f"is set but PAYLOAD_KEY_PROVIDER is {provider}: a KMS keeps a key per tenant itself (PAYLOAD_TENANT_KEYS)")
+        if mode == "off":
+            reader.problem(_TENANT_KEYS_DIR, "is set but PAYLOAD_ENCRYPTION is off: unset one of them")
+        if reader.text("PAYLOAD_TENANT_KEYS") is not None and not tenant_keys:
+            reader.problem(_TENANT_KEYS_DIR, "is set but PAYLOAD_TENANT_KEYS is false: unset one of them")
     if reader.problems:
         raise ConfigError(reader.problems)
     if mode == "off":
@@ -200,6 +212,9 @@ def encryption_from_env(env: Mapping[str, str] | None = None) -> EncryptionSetti
     if aws is not None:
         return AwsKmsEncryption(aws=aws, cache=cache, static_keys=configured, tenant_keys=tenant_keys)
     assert configured is not None  # static without a key was refused above unless Temporal is local
+    if tenant_keys_dir is not None:
+        # A tenant's missing key file is made under the same condition as the local key: Temporal on this machine.
+        return StaticTenantEncryption(configured, tenant_keys_dir, create_missing_tenant_keys=is_loopback(address))
     return configured
 
 
