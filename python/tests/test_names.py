@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from aggregation_connections.client import connections, errors
+from aggregation_connections.client import business_key, connections, errors
 from aggregation_connections.contract import names
 from aggregation_connections.settings import client_settings_from_env
 
@@ -65,3 +65,5 @@ def test_the_client_modules_keep_their_names() -> None:
     assert (connections.SUBMIT_ANSWER_UPDATE, connections.AWAIT_FIRST_STEP_UPDATE, connections.CONNECTION_STATE_QUERY) == ("submitAnswer", "awaitFirstStep", "connectionState")
     assert connections.CONNECTION_STATUS_KEY.name == "ConnectionStatus" and connections.LOGIN_ID_KEY.name == "LoginId"
     assert "Cancelled" in connections.CONNECTION_STATUSES and errors.CONNECTION_FAILURE_TYPES is names.CONNECTION_FAILURE_TYPES
+    assert errors.END_TYPES is names.CONNECTION_END_TYPES and errors.END_TYPES == ("Cancelled", "Terminated", "TimedOut", "Unknown")
+    assert business_key.PREFIX is names.CONNECTION_WORKFLOW_ID_PREFIX and business_key.PREFIX == "connection-"

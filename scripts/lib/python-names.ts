@@ -2,17 +2,20 @@
  * The Python package's names and defaults, read from the TypeScript modules that define them (never
  * retyped here) and rendered as python/src/aggregation_connections/contract/names.py, which
  * scripts/generate-python-models.ts writes beside the models and checks with them: the connection
- * workflow's type, messages, statuses and failure types, the search attributes it carries, the rule of
- * the ids a business key is built from, the priority keys and fairness weights, and every variable the
+ * workflow's type, messages, statuses, failure types and the other ways it ends, the search attributes it
+ * carries, the rule of the ids a business key is built from, the prefixes of the product's workflow ids, the priority keys and fairness weights, and every variable the
  * TypeScript client reads with the value it takes when unset. The Python modules import these instead of spelling them again.
  */
 import type { SearchAttributeType } from '@temporalio/common';
 import { z } from 'zod';
 import { CONNECTION_FAILURE_TYPES } from '../../src/aggregator/failure-table.js';
+import { CONNECTION_WORKFLOW_ID_PREFIX } from '../../src/client/business-key.js';
+import { CONNECTION_END_TYPES } from '../../src/client/errors.js';
 import { CONNECTION_STATUSES, CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_CLASSES, PRIORITY_KEY_LIMITS } from '../../src/contract/priority.js';
 import { ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE } from '../../src/contract/ids.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
+import { THROTTLE_WORKFLOW_ID_KIND, WORKFLOW_ID_KINDS_WITH_COLON } from '../../src/contract/workflow-tenant.js';
 import { HISTORY_PAYLOAD_LIMIT_BYTES } from '../../src/payload-store/settings.js';
 import { ClientVariables } from '../../src/settings/client.js';
 import { PAYLOAD_KEY_BYTES } from '../../src/settings/encryption-keys.js';
@@ -123,6 +126,8 @@ export function pythonNamesSource(): string {
       `CONNECTION_STATUSES: Final = ${tuple(CONNECTION_STATUSES, 'CONNECTION_STATUSES')}`,
       '#: The failure types a connection ends with (src/aggregator/failure-table.ts).',
       `CONNECTION_FAILURE_TYPES: Final = ${tuple(CONNECTION_FAILURE_TYPES, 'CONNECTION_FAILURE_TYPES')}`,
+      "#: How Temporal ended a connection that did not end with one of them (src/client/errors.ts, ConnectionEndType's other members).",
+      `CONNECTION_END_TYPES: Final = ${tuple(CONNECTION_END_TYPES, 'CONNECTION_END_TYPES')}`,
     ].join('\n'),
     ['# The custom search attributes of connection workflows (src/contract/search-attributes.ts).', ...CONNECTION_SEARCH_ATTRIBUTES.map(searchAttributeKey)].join('\n'),
     [
@@ -131,6 +136,14 @@ export function pythonNamesSource(): string {
       `ID_SEGMENT_MAX: Final = ${literal(ID_SEGMENT_MAX, 'ID_SEGMENT_MAX')}`,
       `ID_SEGMENT_SOURCE: Final = ${literal(ID_SEGMENT_SOURCE, 'ID_SEGMENT_SOURCE')}`,
       `ID_SEGMENT_RULE: Final = ${literal(ID_SEGMENT_RULE, 'ID_SEGMENT_RULE')}`,
+    ].join('\n'),
+    [
+      '# Workflow ids: a connection\'s business key is this prefix + "<customerId>:<applicationId>"',
+      '# (src/client/business-key.ts); a tenant\'s workflow ids are <kind><customerId>:<rest> for each kind, longest',
+      '# first where one begins another, or the throttle kind + <customerId> (src/contract/workflow-tenant.ts).',
+      `CONNECTION_WORKFLOW_ID_PREFIX: Final = ${literal(CONNECTION_WORKFLOW_ID_PREFIX, 'CONNECTION_WORKFLOW_ID_PREFIX')}`,
+      `WORKFLOW_ID_KINDS_WITH_COLON: Final = ${tuple(WORKFLOW_ID_KINDS_WITH_COLON, 'WORKFLOW_ID_KINDS_WITH_COLON')}`,
+      `THROTTLE_WORKFLOW_ID_KIND: Final = ${literal(THROTTLE_WORKFLOW_ID_KIND, 'THROTTLE_WORKFLOW_ID_KIND')}`,
     ].join('\n'),
     [
       '# Task queue priority (src/contract/priority.ts): a key per class of who waits, 1 served first, and the',

@@ -9,7 +9,8 @@ import { InvalidBusinessKeyError } from './errors.js';
 import { ID_SEGMENT_MAX, ID_SEGMENT_PATTERN, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE } from '../contract/ids.js';
 import { reservedTenantProblem } from '../contract/workflow-tenant.js';
 
-const BUSINESS_KEY_PREFIX = 'connection-';
+/** What every connection's workflow id (business key) begins with. */
+export const CONNECTION_WORKFLOW_ID_PREFIX = 'connection-';
 
 /** Letters, digits, `.`, `_`, `-`; starts with a letter or digit; at most 64 characters. */
 export const KeySegment = z
@@ -31,8 +32,8 @@ export const TenantSegment = KeySegment.superRefine((customerId, ctx) => {
 export const BusinessKey = z
   .string()
   .max(200, { message: 'must be at most 200 characters' })
-  .regex(new RegExp(`^connection-${ID_SEGMENT_SOURCE}:${ID_SEGMENT_SOURCE}$`), {
-    message: `must look like connection-<customerId>:<applicationId> (each ${ID_SEGMENT_RULE.replace(/^must /, '')})`,
+  .regex(new RegExp(`^${CONNECTION_WORKFLOW_ID_PREFIX}${ID_SEGMENT_SOURCE}:${ID_SEGMENT_SOURCE}$`), {
+    message: `must look like ${CONNECTION_WORKFLOW_ID_PREFIX}<customerId>:<applicationId> (each ${ID_SEGMENT_RULE.replace(/^must /, '')})`,
   });
 export type BusinessKey = z.infer<typeof BusinessKey>;
 
@@ -47,17 +48,17 @@ export const WorkflowId = z
 export function connectionKey(customerId: string, applicationId: string): BusinessKey {
   for (const [name, value] of [['customerId', customerId], ['applicationId', applicationId]] as const) {
     const parsed = KeySegment.safeParse(value);
-    if (!parsed.success) throw new InvalidBusinessKeyError(`${BUSINESS_KEY_PREFIX}${customerId}:${applicationId}`, `${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
+    if (!parsed.success) throw new InvalidBusinessKeyError(`${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:${applicationId}`, `${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
   }
-  return `${BUSINESS_KEY_PREFIX}${customerId}:${applicationId}`;
+  return `${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:${applicationId}`;
 }
 
 /** Checks the key's format and that it belongs to the customer whose connection it names. */
 export function parseBusinessKey(key: string, customerId: string): BusinessKey {
   const parsed = BusinessKey.safeParse(key);
   if (!parsed.success) throw new InvalidBusinessKeyError(key, parsed.error.issues[0]?.message ?? 'is invalid');
-  if (!key.startsWith(`${BUSINESS_KEY_PREFIX}${customerId}:`)) {
-    throw new InvalidBusinessKeyError(key, `must start with "${BUSINESS_KEY_PREFIX}${customerId}:" (the input's customerId) followed by the application id`);
+  if (!key.startsWith(`${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:`)) {
+    throw new InvalidBusinessKeyError(key, `must start with "${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:" (the input's customerId) followed by the application id`);
   }
   return parsed.data;
 }

@@ -74,8 +74,11 @@ export class AnswerRejectedError extends ConnectionClientError {
   }
 }
 
+/** How Temporal ended a connection that did not end with a workflow failure type (or, Unknown, neither said). */
+export const CONNECTION_END_TYPES = ['Cancelled', 'Terminated', 'TimedOut', 'Unknown'] as const;
+
 /** Why a connection did not complete: a workflow failure type, or how Temporal ended it. */
-export type ConnectionEndType = ConnectionFailureType | 'Cancelled' | 'Terminated' | 'TimedOut' | 'Unknown';
+export type ConnectionEndType = ConnectionFailureType | (typeof CONNECTION_END_TYPES)[number];
 
 /** The connection ended without a result. */
 export class ConnectionFailedError extends ConnectionClientError {

@@ -13,8 +13,9 @@
  */
 
 /** Kinds followed by `<customerId>:`, longest first where one begins another. */
-const KINDS_WITH_COLON = ['book-entry-', 'book-login-', 'book-', 'connection-', 'refresh-', 'forget-', 'retention-'] as const;
-const THROTTLE_KIND = 'throttle-';
+export const WORKFLOW_ID_KINDS_WITH_COLON = ['book-entry-', 'book-login-', 'book-', 'connection-', 'refresh-', 'forget-', 'retention-'] as const;
+/** The kind followed by the customer id alone: `throttle-<customerId>`. */
+export const THROTTLE_WORKFLOW_ID_KIND = 'throttle-';
 const CUSTOMER_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Whether `text` can be a tenant's customer id (what a payload's `encryption-tenant` must be too). */
@@ -33,15 +34,15 @@ export function reservedTenantProblem(customerId: string): string | undefined {
 
 /** The customer id of a tenant's workflow id, or undefined for an id of no tenant. */
 export function tenantOfWorkflowId(workflowId: string): string | undefined {
-  for (const kind of KINDS_WITH_COLON) {
+  for (const kind of WORKFLOW_ID_KINDS_WITH_COLON) {
     if (!workflowId.startsWith(kind)) continue;
     const colon = workflowId.indexOf(':', kind.length);
     if (colon < 0) continue;
     const customerId = workflowId.slice(kind.length, colon);
     return isTenantId(customerId) ? customerId : undefined;
   }
-  if (workflowId.startsWith(THROTTLE_KIND)) {
-    const customerId = workflowId.slice(THROTTLE_KIND.length);
+  if (workflowId.startsWith(THROTTLE_WORKFLOW_ID_KIND)) {
+    const customerId = workflowId.slice(THROTTLE_WORKFLOW_ID_KIND.length);
     return isTenantId(customerId) ? customerId : undefined;
   }
   return undefined;

@@ -7,14 +7,15 @@ from __future__ import annotations
 import json
 import re
 
-from ..contract.names import ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE
+from ..contract.names import CONNECTION_WORKFLOW_ID_PREFIX, ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE
 from .errors import InvalidBusinessKeyError
 
-# The id segment's rule is src/contract/ids.ts's, generated into contract/names.py.
+# The id segment's rule (src/contract/ids.ts) and the prefix ("connection-", src/client/business-key.ts)
+# are generated into contract/names.py.
+PREFIX = CONNECTION_WORKFLOW_ID_PREFIX
 _SEGMENT = re.compile(ID_SEGMENT_SOURCE)
-_BUSINESS_KEY = re.compile(f"connection-{ID_SEGMENT_SOURCE}:{ID_SEGMENT_SOURCE}")
+_BUSINESS_KEY = re.compile(f"{re.escape(PREFIX)}{ID_SEGMENT_SOURCE}:{ID_SEGMENT_SOURCE}")
 _WORKFLOW_ID = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]+")
-PREFIX = "connection-"
 
 
 def connection_key(customer_id: str, application_id: str) -> str:
@@ -35,7 +36,7 @@ def parse_business_key(key: str, customer_id: str) -> str:
     if len(key) > 200:
         raise InvalidBusinessKeyError(key, "must be at most 200 characters")
     if not _BUSINESS_KEY.fullmatch(key):
-        raise InvalidBusinessKeyError(key, f"must look like connection-<customerId>:<applicationId> (each {ID_SEGMENT_RULE.removeprefix('must ')})")
+        raise InvalidBusinessKeyError(key, f"must look like {PREFIX}<customerId>:<applicationId> (each {ID_SEGMENT_RULE.removeprefix('must ')})")
     if not key.startswith(f"{PREFIX}{customer_id}:"):
         raise InvalidBusinessKeyError(key, f"must start with {json.dumps(PREFIX + customer_id + ':')} (the input's customerId) followed by the application id")
     return key

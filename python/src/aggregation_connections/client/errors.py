@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-# The workflow's failure types (src/aggregator/failure-table.ts, generated into contract/names.py;
-# re-exported), and how Temporal ended a run (src/client/errors.ts's ConnectionEndType, a type only).
+# The workflow's failure types (src/aggregator/failure-table.ts) and how Temporal ended a run otherwise
+# (src/client/errors.ts's CONNECTION_END_TYPES), generated into contract/names.py; re-exported.
+from ..contract.names import CONNECTION_END_TYPES
 from ..contract.names import CONNECTION_FAILURE_TYPES as CONNECTION_FAILURE_TYPES
 
-END_TYPES = ("Cancelled", "Terminated", "TimedOut", "Unknown")
+END_TYPES = CONNECTION_END_TYPES
 #: What of the worker's answers did not parse: its state (query), result, first step or an answer's outcome (updates).
 AnswerKind = Literal["state", "result", "first step", "answer outcome"]
 

@@ -34,6 +34,8 @@ CONNECTION_FAILURE_TYPES: Final = (
     "UnexpectedServiceAnswer",
     "ResultTooLarge",
 )
+#: How Temporal ended a connection that did not end with one of them (src/client/errors.ts, ConnectionEndType's other members).
+CONNECTION_END_TYPES: Final = ("Cancelled", "Terminated", "TimedOut", "Unknown")
 
 # The custom search attributes of connection workflows (src/contract/search-attributes.ts).
 CONNECTION_STATUS_KEY: Final = SearchAttributeKey.for_keyword("ConnectionStatus")
@@ -48,6 +50,13 @@ BOOK_CADENCE_KEY: Final = SearchAttributeKey.for_keyword("BookCadence")
 ID_SEGMENT_MAX: Final = 64
 ID_SEGMENT_SOURCE: Final = "[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 ID_SEGMENT_RULE: Final = "must start with a letter or digit and use only letters, digits, \".\", \"_\" and \"-\" (at most 64)"
+
+# Workflow ids: a connection's business key is this prefix + "<customerId>:<applicationId>"
+# (src/client/business-key.ts); a tenant's workflow ids are <kind><customerId>:<rest> for each kind, longest
+# first where one begins another, or the throttle kind + <customerId> (src/contract/workflow-tenant.ts).
+CONNECTION_WORKFLOW_ID_PREFIX: Final = "connection-"
+WORKFLOW_ID_KINDS_WITH_COLON: Final = ("book-entry-", "book-login-", "book-", "connection-", "refresh-", "forget-", "retention-")
+THROTTLE_WORKFLOW_ID_KIND: Final = "throttle-"
 
 # Task queue priority (src/contract/priority.ts): a key per class of who waits, 1 served first, and the
 # bounds of a tenant's fairness weight.
