@@ -13,6 +13,7 @@ const STATIC_FILES: Record<string, { file: string; type: string }> = {
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/api.js': { file: 'api.js', type: 'text/javascript; charset=utf-8' },
   '/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
+  '/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/books': { file: 'books.html', type: 'text/html; charset=utf-8' },
   '/books.html': { file: 'books.html', type: 'text/html; charset=utf-8' },

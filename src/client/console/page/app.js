@@ -81,16 +81,7 @@ function readHash() {
   }
 }
 
-/** @param {number} ms */
-function formatElapsed(ms) {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
-  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
-  return `${s}s`;
-}
+// formatElapsed(): format.js, loaded before this file.
 
 // ----------------------------------------------------------------------------------------------
 // API

@@ -52,12 +52,7 @@ function refreshPath(refreshId, action) {
   return `/api/books/refreshes/${encodeURIComponent(refreshId)}${action ? `/${action}` : ''}`;
 }
 
-/** @param {number} ms */
-function seconds(ms) {
-  if (ms < 10000) return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
-  const s = Math.floor(ms / 1000);
-  return s >= 3600 ? `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
-}
+// took(): format.js, loaded before this file.
 
 // ----------------------------------------------------------------------------------------------
 // What a refresh says: its progress while it runs, its report once ended (the same fields).
@@ -177,8 +172,8 @@ function renderReport(report) {
     ['Failed', `${report.counts.failed}${failedByType ? ` (${failedByType})` : ''}`],
     ['Forgotten', String(report.counts.forgotten)],
     ['Malformed', String(report.counts.malformed)],
-    ['Took', `${seconds(Date.parse(report.endedAt) - Date.parse(report.startedAt))} (ended ${new Date(report.endedAt).toLocaleString()})`],
-    ['Paused / draining', `${seconds(report.pausedMs)} / ${seconds(report.drainMs)}`],
+    ['Took', `${took(Date.parse(report.endedAt) - Date.parse(report.startedAt))} (ended ${new Date(report.endedAt).toLocaleString()})`],
+    ['Paused / draining', `${took(report.pausedMs)} / ${took(report.drainMs)}`],
     ['Window at the end', windowText(report.window)],
     ['Pages', `${report.pages.length}`],
     ['Skipped runs', String(report.skippedWhileRunning)],
