@@ -24,9 +24,9 @@ export interface ConsoleProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the console with `env` (its tokens included), its output in `<runDir>/console.log`; resolves once it listens. */
-export async function startConsoleProcess(runDir: string, env: Readonly<Record<string, string>>): Promise<ConsoleProcess> {
-  const logFile = createWriteStream(join(runDir, 'console.log'));
+/** Starts the console with `env` (its tokens included), its output in `<runDir>/<name>.log`; resolves once it listens. */
+export async function startConsoleProcess(runDir: string, env: Readonly<Record<string, string>>, name = 'console'): Promise<ConsoleProcess> {
+  const logFile = createWriteStream(join(runDir, `${name}.log`));
   const child = track(
     spawn(process.execPath, ['--import', 'tsx', CONSOLE_ENTRY], {
       cwd: PROJECT_ROOT,

@@ -15,6 +15,10 @@
  *   tenant is its control), and the same with static keys per tenant (a reader given one tenant's key
  *   file); the right answer sealed with one tenant's key signalled into the other's connection; then
  *   the second tenant forgotten (its transit key destroyed);
+ * - operators by identity, on a console that signs them in through an OpenID Connect provider with
+ *   roles per tenant: tenant A's operator on B's work through every route and the codec, a viewer
+ *   answering, a forged and a changed session cookie, an identity disabled at the provider still
+ *   using its session, and a production console given the shared token;
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
@@ -44,6 +48,8 @@ import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { tenantTransitKey } from '../../src/codec/vault-transit.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
+import { CLIENT_SECRET, forgedSession, operatorOnOtherTenant, revokedIdentity, sharedTokenInProduction, startSignInConsole, viewerAnswering, type SignInConsole } from './operator-attacks.js';
+import { toJson } from '../../src/client/console/codec.js';
 import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf, staticReaderOnOtherTenant } from './tenant-attacks.js';
 import {
   argvOf,
@@ -80,10 +86,11 @@ function log(line: string): void {
 interface Resources extends RehearsalResources {
   openbao?: OpenBaoServer;
   console?: ConsoleProcess;
+  signInConsole?: SignInConsole;
 }
 
 function release(resources: Resources): Promise<void> {
-  return releaseRehearsal('security-check', log, resources, [() => resources.console?.stop(), () => resources.openbao?.stop()]);
+  return releaseRehearsal('security-check', log, resources, [() => resources.console?.stop(), () => resources.signInConsole?.stop(), () => resources.openbao?.stop()]);
 }
 
 /** The command line of every process of this run (this one and its descendants), as any user sees it with `ps`. */
@@ -187,8 +194,22 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const [firstAttacked = ''] = attacked;
   const crossWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b-cross-tenant');
   results.push(await otherTenantsSealedSignal(target, crossWorkflowId, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: firstAttacked }));
+  // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
+  const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
+  resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);
+  const signInConsole = resources.signInConsole;
+  timeline.mark(`console signing operators in through ${signInConsole.provider.issuer} up at ${signInConsole.url}`);
+  const viewedWorkflowId = await awaitingAnswer(target, 'viewer-attacked');
+  const payloadsOfB = (await sealedPayloadsOf(raw, otherWorkflowId)).map(toJson);
+  results.push(
+    await operatorOnOtherTenant(signInConsole, tenantB, otherWorkflowId, RIGHT_ANSWER, payloadsOfB),
+    await viewerAnswering(signInConsole, viewedWorkflowId, RIGHT_ANSWER, async () => (await fleet.connections.getState(viewedWorkflowId)).status === 'AwaitingAnswer'),
+    await forgedSession(signInConsole),
+    await revokedIdentity(signInConsole),
+    await sharedTokenInProduction(consoleEnv),
+  );
   let otherCompleted = true;
-  for (const workflowId of [otherWorkflowId, crossWorkflowId]) {
+  for (const workflowId of [otherWorkflowId, crossWorkflowId, viewedWorkflowId]) {
     await fleet.connections.answer(workflowId, RIGHT_ANSWER);
     otherCompleted &&= (await fleet.connections.result(workflowId).catch(() => undefined))?.accountsDetail !== undefined;
   }
@@ -261,6 +282,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     { label: 'the console token', value: consoleToken },
     { label: 'the codec token', value: codecToken },
     { label: 'the codec encode token', value: encodeToken },
+    { label: "the console's OpenID Connect client secret", value: CLIENT_SECRET },
   ];
   results.push(secretsAbsent('secrets in the argv of the run’s processes', await runArgvs(), secrets));
   results.push(secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }]));

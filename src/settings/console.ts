@@ -2,8 +2,13 @@
  * The operator console's settings (`npm run console`): loadConsoleConfig
  *   { port, host, token, codecCorsOrigins, encryption?, payloadStore }; it reaches Temporal with the client's.
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { NonEmpty, Port, doc, group } from './document.js';
+import type { OidcSettings } from '../identity/oidc-sign-in.js';
+import { parseRoleMap, RoleMapError, type RoleGrant } from '../identity/roles.js';
+import { SESSION_KEY_BYTES } from '../identity/sealed-cookie.js';
+import { CountAtLeast, NonEmpty, Port, doc, group } from './document.js';
+import { isLoopbackHost } from './kms.js';
 import { parseEnv } from './load.js';
 import { KeyProviderVars } from './kms.js';
 import { EncryptionVars } from './encryption-keys.js';
@@ -40,11 +45,41 @@ export const ConsoleVars = group(
   z.object({
     CONSOLE_HOST: doc(NonEmpty.default('127.0.0.1'), 'The address the console listens on: 127.0.0.1 unless it sits behind a proxy (0.0.0.0 in a container).'),
     CONSOLE_PORT: ConsolePort,
-    CONSOLE_TOKEN: doc(
-      z.string({ message: 'is required: set CONSOLE_TOKEN to a long random secret (e.g. `openssl rand -hex 24`)' }).min(16, { message: 'must be at least 16 characters' }),
-      `The operators' bearer token, required: ${CONSOLE_TOKEN_RULE}.`,
-      { secret: true },
+    CONSOLE_MODE: doc(
+      z.enum(['development', 'production']).default('development'),
+      '"production": operators sign in (CONSOLE_OIDC_*), the shared CONSOLE_TOKEN is refused, and the session secret and an https public address are required. "development": the dev stack\'s shared token is accepted (every permission on every tenant).',
     ),
+    CONSOLE_TOKEN: doc(
+      z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
+      `The dev stack's shared bearer token (${CONSOLE_TOKEN_RULE}): every permission on every tenant. Required unless operators sign in (CONSOLE_OIDC_ISSUER); refused with CONSOLE_MODE=production.`,
+      { secret: true, defaultText: 'unset' },
+    ),
+    CONSOLE_OIDC_ISSUER: doc(
+      z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+      "Operators sign in through this OpenID Connect provider (its issuer identifier; discovery is under it): https, or http to this machine only. With it, CONSOLE_OIDC_CLIENT_ID and CONSOLE_OIDC_CLIENT_SECRET are required, and CONSOLE_ROLE_MAP says what each group may do.",
+      { defaultText: 'unset: the shared token alone' },
+    ),
+    CONSOLE_OIDC_CLIENT_ID: doc(NonEmpty.optional(), 'The console\'s client id at the provider (a confidential client, authorization code with PKCE, redirect URI <CONSOLE_PUBLIC_URL>/auth/callback).'),
+    CONSOLE_OIDC_CLIENT_SECRET: doc(NonEmpty.optional(), "The console's client secret at the provider.", { secret: true }),
+    CONSOLE_PUBLIC_URL: doc(
+      z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+      'The address operators open the console at (behind its proxy), e.g. https://console.lender.example; the provider sends them back to <it>/auth/callback.',
+      { defaultText: 'http://<CONSOLE_HOST>:<CONSOLE_PORT>' },
+    ),
+    CONSOLE_OIDC_GROUPS_CLAIM: doc(NonEmpty.default('groups'), 'The claim (ID token, else userinfo) that lists the identity\'s groups.'),
+    CONSOLE_ROLE_MAP: doc(
+      z.string().default(''),
+      'Which group holds which role on which tenant: comma-separated <group>=<role>@<customerId or *>, roles viewer, operator, analyst and admin, e.g. `lender-a-ops=operator@lender-a,platform=admin@*`. A signed-in identity none of whose groups is listed may do nothing.',
+      { defaultText: 'empty: nobody may do anything' },
+    ),
+    CONSOLE_SESSION_SECRET: doc(
+      z.string().trim().optional(),
+      `Base64 of ${SESSION_KEY_BYTES} bytes (\`openssl rand -base64 ${SESSION_KEY_BYTES}\`): seals the session cookies; every replica of the console needs the same one. Required with CONSOLE_MODE=production.`,
+      { secret: true, defaultText: 'development: a new one at each start (sessions end with the process)' },
+    ),
+    CONSOLE_OIDC_RECHECK_S: doc(CountAtLeast(1).default(60), 'A signed-in identity is asked about again (userinfo) after this long: a provider that no longer accepts it ends the session.'),
+    CONSOLE_SESSION_MAX_S: doc(CountAtLeast(60).default(28_800), 'A session lasts at most this long (and never past its access token).'),
+    CONSOLE_OIDC_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'One call to the provider may take this long before sign-in fails as the provider unavailable.'),
     CONSOLE_CODEC_TOKEN: doc(
       z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
       `The codec endpoint's own credential: it decodes (/codec/decode, as \`Authorization: Bearer\`, e.g. the temporal CLI's TEMPORAL_CODEC_AUTH) and opens nothing else, so a tool that reads payloads needs no console token, and it is revoked by changing it alone. Unset: only the console's token or cookie decodes. ${CONSOLE_TOKEN_RULE}, other than CONSOLE_TOKEN and CONSOLE_CODEC_ENCODE_TOKEN.`,
@@ -88,11 +123,16 @@ const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
       ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_TOKEN'], message: 'must differ from CONSOLE_CODEC_ENCODE_TOKEN: a token that decodes must not also make payloads the worker trusts' });
     }
   })
+  .superRefine(checkSignIn)
   .transform((env, ctx) =>
     Object.freeze({
       port: env.CONSOLE_PORT,
       host: env.CONSOLE_HOST,
+      mode: env.CONSOLE_MODE,
+      /** The shared token (development); undefined where operators sign in only. */
       token: env.CONSOLE_TOKEN,
+      /** Operators sign in through OpenID Connect; undefined: the shared token alone. */
+      signIn: signInSection(env, ctx),
       /** A bearer credential that opens /codec/decode and nothing else; undefined: none. */
       codecToken: env.CONSOLE_CODEC_TOKEN,
       /** The only credential /codec/encode accepts; undefined: the codec decodes only. */
@@ -102,6 +142,80 @@ const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
       ...payloadSections(env, ctx),
     }),
   );
+
+type ConsoleEnvValues = z.output<typeof ConsoleVariables>;
+
+/** How the console signs operators in: its provider, its role map and the key of its session cookies. */
+export interface SignInSection {
+  readonly oidc: OidcSettings;
+  readonly sessionKey: Uint8Array;
+}
+
+const OIDC_TRIO = ['CONSOLE_OIDC_ISSUER', 'CONSOLE_OIDC_CLIENT_ID', 'CONSOLE_OIDC_CLIENT_SECRET'] as const;
+
+function checkSignIn(env: ConsoleEnvValues, ctx: z.RefinementCtx): void {
+  const set = OIDC_TRIO.filter((name) => env[name] !== undefined);
+  if (set.length > 0 && set.length < OIDC_TRIO.length) {
+    for (const name of OIDC_TRIO.filter((each) => env[each] === undefined)) ctx.addIssue({ code: 'custom', path: [name], message: `is required with ${set.join(' and ')}: signing in needs the provider, the client id and its secret` });
+  }
+  const oidc = set.length === OIDC_TRIO.length;
+  if (!oidc && env.CONSOLE_TOKEN === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['CONSOLE_TOKEN'], message: 'is required unless operators sign in (CONSOLE_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET): set it to a long random secret (e.g. `openssl rand -hex 24`)' });
+  }
+  if (env.CONSOLE_OIDC_ISSUER !== undefined) {
+    const issuer = new URL(env.CONSOLE_OIDC_ISSUER);
+    if (issuer.protocol === 'http:' && !isLoopbackHost(issuer.hostname)) {
+      ctx.addIssue({ code: 'custom', path: ['CONSOLE_OIDC_ISSUER'], message: `is http:// to ${issuer.hostname}, not on this machine: the tokens and the client secret would cross the network in clear; use https://` });
+    }
+  }
+  try {
+    parseRoleMap(env.CONSOLE_ROLE_MAP);
+  } catch (error) {
+    if (!(error instanceof RoleMapError)) throw error;
+    ctx.addIssue({ code: 'custom', path: ['CONSOLE_ROLE_MAP'], message: error.message });
+  }
+  if (env.CONSOLE_SESSION_SECRET !== undefined && Buffer.from(env.CONSOLE_SESSION_SECRET, 'base64').length !== SESSION_KEY_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['CONSOLE_SESSION_SECRET'], message: `must be base64 of exactly ${SESSION_KEY_BYTES} bytes (\`openssl rand -base64 ${SESSION_KEY_BYTES}\`)` });
+  }
+  if (env.CONSOLE_MODE !== 'production') return;
+  if (env.CONSOLE_TOKEN !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['CONSOLE_TOKEN'], message: 'is refused with CONSOLE_MODE=production: one shared token opens every tenant and names nobody; operators sign in (CONSOLE_OIDC_*) instead' });
+  }
+  if (!oidc) ctx.addIssue({ code: 'custom', path: ['CONSOLE_OIDC_ISSUER'], message: 'is required with CONSOLE_MODE=production: operators sign in through the provider' });
+  if (env.CONSOLE_SESSION_SECRET === undefined) ctx.addIssue({ code: 'custom', path: ['CONSOLE_SESSION_SECRET'], message: 'is required with CONSOLE_MODE=production: every replica seals sessions with it, and sessions outlive a restart' });
+  if (env.CONSOLE_PUBLIC_URL === undefined || new URL(env.CONSOLE_PUBLIC_URL).protocol !== 'https:') {
+    ctx.addIssue({ code: 'custom', path: ['CONSOLE_PUBLIC_URL'], message: 'must be the https:// address operators open with CONSOLE_MODE=production: the session cookie travels over TLS only' });
+  }
+}
+
+function signInSection(env: ConsoleEnvValues, ctx: z.RefinementCtx): SignInSection | undefined {
+  if (env.CONSOLE_OIDC_ISSUER === undefined || env.CONSOLE_OIDC_CLIENT_ID === undefined || env.CONSOLE_OIDC_CLIENT_SECRET === undefined) return undefined;
+  let roleMap: RoleGrant[];
+  try {
+    roleMap = parseRoleMap(env.CONSOLE_ROLE_MAP);
+  } catch {
+    ctx.addIssue({ code: 'custom', path: ['CONSOLE_ROLE_MAP'], message: 'is invalid' });
+    return undefined;
+  }
+  const publicUrl = (env.CONSOLE_PUBLIC_URL ?? `http://${env.CONSOLE_HOST}:${env.CONSOLE_PORT}`).replace(/\/+$/, '');
+  return Object.freeze({
+    oidc: Object.freeze({
+      issuer: new URL(env.CONSOLE_OIDC_ISSUER),
+      clientId: env.CONSOLE_OIDC_CLIENT_ID,
+      clientSecret: env.CONSOLE_OIDC_CLIENT_SECRET,
+      redirectUri: `${publicUrl}/auth/callback`,
+      groupsClaim: env.CONSOLE_OIDC_GROUPS_CLAIM,
+      roleMap: Object.freeze(roleMap),
+      timeoutMs: env.CONSOLE_OIDC_TIMEOUT_MS,
+      recheckMs: env.CONSOLE_OIDC_RECHECK_S * 1000,
+      sessionMaxMs: env.CONSOLE_SESSION_MAX_S * 1000,
+      // checkSignIn refused http:// beyond this machine.
+      allowHttp: isLoopbackHost(new URL(env.CONSOLE_OIDC_ISSUER).hostname),
+    }),
+    // Development without a secret: a new key each start, so its sessions end with the process.
+    sessionKey: env.CONSOLE_SESSION_SECRET !== undefined ? Buffer.from(env.CONSOLE_SESSION_SECRET, 'base64') : randomBytes(SESSION_KEY_BYTES),
+  });
+}
 
 export type ConsoleConfig = z.output<typeof ConsoleEnv>;
 

@@ -5,10 +5,10 @@ import { createRouter, type Route } from '../../src/client/console/router.js';
 
 const reply = () => Promise.resolve({ status: 200, body: {} });
 const routes: Route[] = [
-  { method: 'GET', path: '/api/things', handler: reply },
-  { method: 'GET', path: '/api/things/:id', handler: reply },
-  { method: 'POST', path: '/api/things/:id/touch', handler: reply },
-  { method: 'POST', path: '/codec/:action(encode|decode)', handler: reply, cors: () => false },
+  { method: 'GET', permission: 'read', path: '/api/things', handler: reply },
+  { method: 'GET', permission: 'read', path: '/api/things/:id', handler: reply },
+  { method: 'POST', permission: 'read', path: '/api/things/:id/touch', handler: reply },
+  { method: 'POST', permission: 'read', path: '/codec/:action(encode|decode)', handler: reply, cors: () => false },
 ];
 const route = createRouter(routes);
 

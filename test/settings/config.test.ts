@@ -207,6 +207,44 @@ describe('payload encryption settings', () => {
   });
 });
 
+describe('console sign-in settings', () => {
+  const OIDC = { CONSOLE_OIDC_ISSUER: 'https://id.lender.example', CONSOLE_OIDC_CLIENT_ID: 'console', CONSOLE_OIDC_CLIENT_SECRET: 's'.repeat(24), PAYLOAD_STORE: 'off' };
+  const PRODUCTION = { ...OIDC, CONSOLE_MODE: 'production', CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'), CONSOLE_PUBLIC_URL: 'https://console.lender.example/' };
+
+  it('signs operators in through the provider, with the role map and the public address the provider sends them back to', () => {
+    const config = loadConsoleConfig({ ...PRODUCTION, CONSOLE_ROLE_MAP: 'a-ops=operator@lender-a, platform=admin@*' });
+    assert.equal(config.token, undefined);
+    assert.equal(config.signIn?.oidc.redirectUri, 'https://console.lender.example/auth/callback');
+    assert.equal(config.signIn?.oidc.allowHttp, false);
+    assert.deepEqual(config.signIn?.oidc.roleMap, [
+      { group: 'a-ops', role: 'operator', tenant: 'lender-a' },
+      { group: 'platform', role: 'admin', tenant: '*' },
+    ]);
+    assert.equal(config.signIn?.sessionKey.length, 32);
+    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).signIn, undefined, 'the dev stack: the shared token alone');
+  });
+
+  it('refuses the shared token in production, and requires sign-in, a session secret and an https address there', () => {
+    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_TOKEN: 'a'.repeat(20) })), /CONSOLE_TOKEN: is refused with CONSOLE_MODE=production: one shared token opens every tenant and names nobody/);
+    const bare = problemsOf(() => loadConsoleConfig({ CONSOLE_MODE: 'production', PAYLOAD_STORE: 'off' }));
+    assert.match(bare, /CONSOLE_OIDC_ISSUER: is required with CONSOLE_MODE=production/);
+    assert.match(bare, /CONSOLE_SESSION_SECRET: is required with CONSOLE_MODE=production/);
+    assert.match(bare, /CONSOLE_PUBLIC_URL: must be the https:\/\/ address operators open/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_PUBLIC_URL: 'http://console.lender.example' })), /CONSOLE_PUBLIC_URL: must be the https:\/\/ address/);
+  });
+
+  it('refuses half a provider, a provider in clear beyond this machine, a bad role map and a bad session secret, by name', () => {
+    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_OIDC_ISSUER: 'https://id.example', PAYLOAD_STORE: 'off' })), /CONSOLE_OIDC_CLIENT_ID: is required with CONSOLE_OIDC_ISSUER/);
+    assert.match(problemsOf(() => loadConsoleConfig({ PAYLOAD_STORE: 'off' })), /CONSOLE_TOKEN: is required unless operators sign in/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_OIDC_ISSUER: 'http://id.example' })), /CONSOLE_OIDC_ISSUER: is http:\/\/ to id\.example, not on this machine/);
+    assert.equal(loadConsoleConfig({ ...OIDC, CONSOLE_OIDC_ISSUER: 'http://127.0.0.1:9000' }).signIn?.oidc.allowHttp, true, 'the dev stack\'s provider on this machine');
+    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'a-ops=superuser@lender-a' })), /CONSOLE_ROLE_MAP: entry 1 "a-ops=superuser@lender-a": the role must be one of viewer, operator, analyst, admin/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'a-ops=operator@../b' })), /CONSOLE_ROLE_MAP: entry 1 .*the tenant must be a customer id or \*/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'no-role-here' })), /CONSOLE_ROLE_MAP: entry 1 "no-role-here" must be <group>=<role>@<customerId or \*>/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_SESSION_SECRET: 'c2hvcnQ=' })), /CONSOLE_SESSION_SECRET: must be base64 of exactly 32 bytes/);
+  });
+});
+
 describe('console codec settings', () => {
   it('decodes only unless an encode token of its own is set; the encode token may not be the console token', () => {
     assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).codecEncodeToken, undefined);

@@ -8,10 +8,13 @@
 import { z } from 'zod';
 import { SecurityResponses } from '../../aggregator/schemas.js';
 import { CONNECTION_STATUSES } from '../../contract/connection-definitions.js';
+import { tenantOfWorkflowId } from '../../contract/workflow-tenant.js';
+import type { ConnectionSummary } from '../connection-summary.js';
+import { ALL_TENANTS, tenantsWhere } from '../../identity/roles.js';
 import { WorkflowId } from '../business-key.js';
 import type { ConnectionsClient } from '../connections.js';
 import { checkSameOrigin, parse, readJsonBody, safeDecode } from './http.js';
-import type { Params, Route } from './router.js';
+import type { Route, RouteCall } from './router.js';
 
 const AnswerBody = z.strictObject({
   challengeSetId: z.string().min(1, { message: 'must not be empty' }).max(100),
@@ -26,27 +29,38 @@ const ListQuery = z.strictObject({
 });
 
 export function connectionRoutes(connections: ConnectionsClient): Route[] {
-  const workflowIdOf = (params: Params) => parse(WorkflowId, safeDecode(params.workflowId ?? ''), 'workflow id');
+  /** The connection's id, once the caller may do the route's permission on its tenant. */
+  const workflowIdOf = ({ params, authorize }: Pick<RouteCall, 'params' | 'authorize'>) => {
+    const workflowId = parse(WorkflowId, safeDecode(params.workflowId ?? ''), 'workflow id');
+    authorize(tenantOfWorkflowId(workflowId));
+    return workflowId;
+  };
   return [
     {
       method: 'GET',
       path: '/api/connections',
-      handler: async ({ url }) => {
+      permission: 'read',
+      handler: async ({ url, principal, authorize }) => {
         const query = parse(ListQuery, Object.fromEntries(url.searchParams), 'query');
-        const listed = await connections.list({
-          status: query.status === 'any' ? undefined : query.status,
-          customerId: query.customer,
-          institution: query.institution,
-          limit: query.limit,
-        });
+        const filter = { status: query.status === 'any' ? undefined : query.status, institution: query.institution, limit: query.limit };
+        if (query.customer !== undefined) authorize(query.customer);
+        const readable = tenantsWhere(principal, 'read');
+        // No tenant at all: refused, naming the role, rather than an empty list.
+        if (readable !== ALL_TENANTS && readable.length === 0) authorize(undefined);
+        if (query.customer === undefined) authorize(readable === ALL_TENANTS ? undefined : readable[0]);
+        // Each tenant's operator sees its own tenants' connections only: one listing per tenant, newest first.
+        const tenants = query.customer !== undefined ? [query.customer] : readable === ALL_TENANTS ? [undefined] : readable;
+        const lists = await Promise.all(tenants.map((customerId) => connections.list({ ...filter, customerId })));
+        const listed = tenants.length === 1 ? (lists[0] ?? []) : newestFirst(lists.flat()).slice(0, query.limit);
         return { status: 200, body: { connections: listed } };
       },
     },
     {
       method: 'GET',
       path: '/api/connections/:workflowId',
-      handler: async ({ params }) => {
-        const workflowId = workflowIdOf(params);
+      permission: 'read',
+      handler: async (call) => {
+        const workflowId = workflowIdOf(call);
         const state = await connections.getState(workflowId);
         return { status: 200, body: { workflowId, state, now: new Date().toISOString() } };
       },
@@ -54,8 +68,10 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
     {
       method: 'POST',
       path: '/api/connections/:workflowId/answer',
-      handler: async ({ request, params }) => {
-        const workflowId = workflowIdOf(params);
+      permission: 'answer',
+      handler: async (call) => {
+        const { request } = call;
+        const workflowId = workflowIdOf(call);
         checkSameOrigin(request);
         const body = parse(AnswerBody, await readJsonBody(request), 'body');
         return { status: 200, body: { outcome: await connections.answer(workflowId, body) } };
@@ -64,12 +80,18 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
     {
       method: 'POST',
       path: '/api/connections/:workflowId/cancel',
-      handler: async ({ request, params }) => {
-        const workflowId = workflowIdOf(params);
+      permission: 'cancel',
+      handler: async (call) => {
+        const { request } = call;
+        const workflowId = workflowIdOf(call);
         checkSameOrigin(request);
         await connections.cancel(workflowId);
         return { status: 202, body: { cancelled: true } };
       },
     },
   ];
+}
+
+function newestFirst(connections: ConnectionSummary[]): ConnectionSummary[] {
+  return [...connections].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
 }

@@ -30,17 +30,22 @@ import {
   RefreshScheduleNotReadyError,
 } from '../errors.js';
 import { connectionRoutes } from './api.js';
-import { consoleAuth } from './auth.js';
+import { describeRoles, LEAST_ROLE, may, type Permission, type Principal } from '../../identity/roles.js';
+import { consoleAuth, type Caller } from './auth.js';
 import { bookRoutes } from './book-routes.js';
 import { codecRoutes } from './codec.js';
-import { HttpError, methodNotAllowed, sendJson } from './http.js';
+import { HttpError, methodNotAllowed, SECURITY_HEADERS, sendJson } from './http.js';
 import { servePage } from './pages.js';
 import { createRouter } from './router.js';
+import type { ConsoleSignIn } from './sign-in.js';
 import { scheduleRoutes } from './schedule-routes.js';
 
 export interface ConsoleOptions {
   readonly connections: ConnectionsClient;
-  readonly token: string;
+  /** The shared console token (the dev stack's): every permission on every tenant; undefined where operators sign in (production). */
+  readonly token: string | undefined;
+  /** Operators sign in through OpenID Connect (sign-in.ts); undefined: the shared token alone. */
+  readonly signIn?: ConsoleSignIn | undefined;
   /** A bearer credential that opens /codec/decode and nothing else (CONSOLE_CODEC_TOKEN); undefined: none. */
   readonly codecToken?: string | undefined;
   /** The only credential /codec/encode accepts (CONSOLE_CODEC_ENCODE_TOKEN); undefined: the codec decodes only. */
@@ -68,7 +73,8 @@ export interface ConsoleServer {
 const OLD_CODEC_ADDRESS = /^\/codec\/[^/]+\/(?:encode|decode)$/;
 
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
-  const auth = consoleAuth(options.token, { codecToken: options.codecToken, encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie });
+  const { signIn } = options;
+  const auth = consoleAuth(options.token, { codecToken: options.codecToken, encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie, signInAt: signIn ? '/auth/login' : undefined });
   const route = createRouter([
     ...connectionRoutes(options.connections),
     ...scheduleRoutes(options.connections, options.defaultCustomerId),
@@ -93,18 +99,44 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     const match = route(request.method ?? 'GET', url.pathname);
     // CORS first: a preflight carries no credentials, and every answer (401 too) must be readable by the allowed origins.
     if (match?.cors?.(request, response)) return;
+    if (signIn && (await signIn.handle(request, response, url))) return;
     if (auth.acceptQueryToken(request, response, url)) return;
     if (OLD_CODEC_ADDRESS.test(url.pathname)) {
       throw new HttpError(410, 'CodecTokenInAddress', 'the codec endpoint no longer takes a token in its address (where logs and the Web UI\'s settings showed it): use /codec/decode with Authorization: Bearer <CONSOLE_CODEC_TOKEN>, or the Web UI with includeCredentials and the console\'s cookie');
     }
     const action = match?.params.action;
-    const grant = auth.check(request, url.pathname.startsWith('/codec/') && (action === 'encode' || action === 'decode') ? action : 'console');
+    const scope = url.pathname.startsWith('/codec/') && (action === 'encode' || action === 'decode') ? action : 'console';
+    let caller: Caller;
+    try {
+      caller = auth.check(request, scope, await signIn?.principalOf(request));
+    } catch (error) {
+      // A browser opening a page without a session goes to sign in, and comes back to the page.
+      if (signIn && error instanceof HttpError && error.status === 401 && isPageRequest(request, url)) {
+        redirectToSignIn(response, url);
+        return;
+      }
+      throw error;
+    }
+    const { grant, principal } = caller;
+    if (url.pathname === '/api/me' && request.method === 'GET') {
+      sendJson(response, { status: 200, body: { subject: principal.subject, name: principal.name, via: principal.via, roles: describeRoles(principal.roles) } });
+      return;
+    }
     if (match === undefined) {
       if (await servePage(request, response, url.pathname)) return;
       throw new HttpError(404, 'NotFound', `no such page: ${url.pathname}`);
     }
-    if (match.route === undefined) throw methodNotAllowed(match.allowed);
-    sendJson(response, await match.route.handler({ request, url, params: match.params, grant }));
+    const handlerRoute = match.route;
+    if (handlerRoute === undefined) throw methodNotAllowed(match.allowed);
+    let authorized = handlerRoute.authorizesEachPayload === true;
+    const authorize = (tenant: string | undefined, permission: Permission = handlerRoute.permission) => {
+      if (!may(principal, permission, tenant)) throw forbidden(principal, permission, tenant);
+      authorized = true;
+    };
+    const reply = await handlerRoute.handler({ request, url, params: match.params, grant, principal, authorize });
+    // A route that checked no role answers nothing: a handler that forgot its check fails closed.
+    if (!authorized) throw new HttpError(500, 'RouteNotAuthorized', `${handlerRoute.method} ${handlerRoute.path} checked no role: its answer is withheld`);
+    sendJson(response, reply);
   }
 
   return {
@@ -124,6 +156,28 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+/** A 403 that says who may not do what on which tenant, and which role it would take. */
+function forbidden(principal: Principal, permission: Permission, tenant: string | undefined): HttpError {
+  const role = LEAST_ROLE[permission];
+  const on = tenant === undefined ? 'every tenant (*)' : `tenant ${tenant}`;
+  return new HttpError(403, 'Forbidden', `${principal.name} may not ${permission} here: it takes the ${role} role on ${on} (${principal.name} has ${describeRoles(principal.roles)})`, {
+    permission,
+    role,
+    ...(tenant === undefined ? {} : { tenant }),
+  });
+}
+
+/** A browser's GET of a console page (a navigation, not the API, the codec or a script), which a sign-in can answer. */
+function isPageRequest(request: IncomingMessage, url: URL): boolean {
+  if ((request.method ?? 'GET') !== 'GET' || url.pathname.startsWith('/api/') || url.pathname.startsWith('/codec/')) return false;
+  return url.pathname === '/' || (request.headers.accept ?? '').includes('text/html');
+}
+
+function redirectToSignIn(response: ServerResponse, url: URL): void {
+  response.writeHead(303, { ...SECURITY_HEADERS, location: `/auth/login?return=${encodeURIComponent(`${url.pathname}${url.search}`)}`, 'cache-control': 'no-store' });
+  response.end();
 }
 
 /** What handlers throw, as the status and code the page and the Web UI read. */

@@ -1,6 +1,8 @@
 /**
- * Who may call the console. Every request needs the console token: `Authorization: Bearer <token>`,
- * or the HttpOnly cookie set by opening a page once with `?token=<token>`. The codec endpoint has
+ * Who may call the console: an operator signed in through OpenID Connect (sign-in.ts: a session whose
+ * roles say what they may do, per tenant), or, on the dev stack only, the shared console token
+ * (`Authorization: Bearer <token>`, or the HttpOnly cookie set by opening a page once with
+ * `?token=<token>`), which may do everything on every tenant. The codec endpoint has
  * credentials of its own, never in an address (where logs, history and the Web UI's public
  * settings would show them):
  * - /codec/decode: also the codec token (CONSOLE_CODEC_TOKEN, as a bearer token), which opens
@@ -16,7 +18,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, safeDecode, SECURITY_HEADERS } from './http.js';
+import { CODEC_TOKEN_PRINCIPAL, CONSOLE_TOKEN_PRINCIPAL, type Principal } from '../../identity/roles.js';
 import type { Grant } from './router.js';
+
+/** What a request's credential grants, and whose it is. */
+export interface Caller {
+  readonly grant: Grant;
+  readonly principal: Principal;
+}
 
 /** Why an encode was refused to a caller who may not encode: 403 on a console that encodes for nobody, else 401. */
 export function encodeRefusal(consoleEncodes: boolean): HttpError {
@@ -38,12 +47,13 @@ export interface ConsoleAuth {
    */
   acceptQueryToken(request: IncomingMessage, response: ServerResponse, url: URL): boolean;
   /**
-   * What the request's credential grants for `scope`, or a 401: the console token for the console;
-   * it or the codec token to decode; to encode, the encode token (`encode`), or a decode credential
-   * (`decode`: the codec then encodes nothing, see codec.ts), else a 401 (403 when the console has
-   * no encode token and the caller no decode credential).
+   * What the request's credential grants for `scope`, and whose it is, or a 401: a signed-in
+   * operator's session (`session`) or the console token for the console; either or the codec token
+   * to decode; to encode, the encode token (`encode`), or a decode credential (`decode`: the codec
+   * then encodes nothing, see codec.ts), else a 401 (403 when the console has no encode token and
+   * the caller no decode credential).
    */
-  check(request: IncomingMessage, scope: ConsoleScope): Grant;
+  check(request: IncomingMessage, scope: ConsoleScope, session?: Principal): Caller;
 }
 
 export interface ConsoleAuthOptions {
@@ -53,9 +63,14 @@ export interface ConsoleAuthOptions {
   readonly encodeToken?: string | undefined;
   /** The cookie is `Secure` (sent back over https only): a console listening beyond loopback is reached through TLS. */
   readonly secureCookie?: boolean | undefined;
+  /** Operators sign in (OIDC): the refusal of a request without credentials says where. */
+  readonly signInAt?: string | undefined;
 }
 
-export function consoleAuth(token: string, { codecToken, encodeToken, secureCookie = false }: ConsoleAuthOptions = {}): ConsoleAuth {
+const ENCODE_TOKEN_PRINCIPAL: Principal = Object.freeze({ ...CODEC_TOKEN_PRINCIPAL, subject: 'codec-encode-token', name: 'the codec encode token' });
+
+/** `token`: the shared console token (the dev stack's); undefined where operators sign in and no token is accepted (production). */
+export function consoleAuth(token: string | undefined, { codecToken, encodeToken, secureCookie = false, signInAt }: ConsoleAuthOptions = {}): ConsoleAuth {
   // Compared as digests: equal lengths for timingSafeEqual, whatever the candidate's length.
   const matcher = (secret: string | undefined) => {
     const expected = secret === undefined ? undefined : digest(secret);
@@ -68,6 +83,7 @@ export function consoleAuth(token: string, { codecToken, encodeToken, secureCook
     acceptQueryToken(request, response, url) {
       const queryToken = url.searchParams.get('token');
       if (queryToken === null || (request.method ?? 'GET') !== 'GET' || url.pathname.startsWith('/api/')) return false;
+      if (token === undefined) throw new HttpError(401, 'SignInRequired', `this console takes no shared token: ${signInAt !== undefined ? `sign in at ${signInAt}` : 'it has none'}`);
       if (!isToken(queryToken)) throw new HttpError(401, 'Unauthorized', 'the token in the address is not the console token');
       url.searchParams.delete('token');
       response.writeHead(303, {
@@ -79,26 +95,27 @@ export function consoleAuth(token: string, { codecToken, encodeToken, secureCook
       response.end();
       return true;
     },
-    check(request, scope) {
+    check(request, scope, session) {
       const bearer = bearerToken(request);
       // Each credential compared once: every request of the console and its codec comes through here.
-      const operator = isToken(bearer) || isToken(cookieToken(request));
-      const codecReader = !operator && isCodecToken(bearer);
+      const tokenHolder = isToken(bearer) || isToken(cookieToken(request));
+      const operator = tokenHolder ? CONSOLE_TOKEN_PRINCIPAL : session;
+      const codecReader = operator === undefined && isCodecToken(bearer);
       if (scope === 'encode') {
-        if (isEncodeToken(bearer)) return 'encode';
+        if (isEncodeToken(bearer)) return { grant: 'encode', principal: ENCODE_TOKEN_PRINCIPAL };
         // A reader's CLI asks to encode a query's (empty) arguments: it may, and nothing else (codec.ts).
-        if (operator || codecReader) return 'decode';
+        if (operator) return { grant: 'decode', principal: operator };
+        if (codecReader) return { grant: 'decode', principal: CODEC_TOKEN_PRINCIPAL };
         throw encodeRefusal(encodeToken !== undefined);
       }
-      if (operator) return 'console';
-      if (scope === 'decode' && codecReader) return 'decode';
+      if (operator) return { grant: 'console', principal: operator };
+      if (scope === 'decode' && codecReader) return { grant: 'decode', principal: CODEC_TOKEN_PRINCIPAL };
       if (codecReader) throw new HttpError(401, 'Unauthorized', 'the codec token opens /codec/decode only: the console needs its own token');
+      const how = signInAt !== undefined ? `sign in at ${signInAt}` : 'Authorization: Bearer <token>, or open the page once with ?token=<token>';
       throw new HttpError(
         401,
-        'Unauthorized',
-        scope === 'decode'
-          ? 'decoding needs the console token (Authorization: Bearer, or the cookie of a browser that opened the console with ?token=) or CONSOLE_CODEC_TOKEN as Authorization: Bearer'
-          : 'the console needs its token: Authorization: Bearer <token>, or open the page once with ?token=<token>',
+        signInAt !== undefined ? 'SignInRequired' : 'Unauthorized',
+        scope === 'decode' ? `decoding needs a signed-in operator or the console token (${how}) or CONSOLE_CODEC_TOKEN as Authorization: Bearer` : `the console needs you signed in: ${how}`,
       );
     },
   };

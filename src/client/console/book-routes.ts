@@ -12,11 +12,12 @@
  */
 import { z } from 'zod';
 import type { BookProgress, BookReport } from '../../contract/book-definitions.js';
+import { tenantOfWorkflowId } from '../../contract/workflow-tenant.js';
 import type { BookRefreshSummary } from '../books.js';
 import type { ConnectionsClient } from '../connections.js';
 import { BookReportNotReadyError } from '../errors.js';
 import { checkSameOrigin, hasBody, HttpError, parse, readJsonBody, safeDecode } from './http.js';
-import type { Params, Route, RouteCall } from './router.js';
+import type { Route, RouteCall } from './router.js';
 
 const ListQuery = z.strictObject({
   customer: z.string().min(1).max(200).optional(),
@@ -39,7 +40,12 @@ export interface ListedRefresh extends BookRefreshSummary {
 
 export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: string | undefined): Route[] {
   const { books } = connections;
-  const refreshIdOf = (params: Params) => safeDecode(params.refreshId ?? '');
+  /** The refresh's id, once the caller may do the route's permission on its tenant (its id names it). */
+  const refreshIdOf = ({ params, authorize }: Pick<RouteCall, 'params' | 'authorize'>) => {
+    const refreshId = safeDecode(params.refreshId ?? '');
+    authorize(tenantOfWorkflowId(refreshId));
+    return refreshId;
+  };
 
   /** A state-changing call: same origin only, its body (optional unless `required`) checked. */
   async function bodyOf<S extends z.ZodType>(call: RouteCall, schema: S, required = false): Promise<z.output<S>> {
@@ -64,10 +70,12 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
     {
       method: 'GET',
       path: '/api/books/refreshes',
-      handler: async ({ url }) => {
+      permission: 'read',
+      handler: async ({ url, authorize }) => {
         const query = parse(ListQuery, Object.fromEntries(url.searchParams), 'query');
         const customerId = query.customer ?? defaultCustomerId;
         if (customerId === undefined) throw new HttpError(400, 'InvalidRequest', 'invalid request: customer: required (this console has no default tenant)');
+        authorize(customerId);
         const summaries = await books.refreshes({ customerId, ...(query.cadence ? { cadence: query.cadence } : {}), limit: query.limit });
         const refreshes = await Promise.all(summaries.map(listed));
         const latestReport = refreshes.find((refresh) => refresh.report)?.report ?? null;
@@ -77,27 +85,32 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
     {
       method: 'GET',
       path: '/api/books/refreshes/:refreshId',
-      handler: async ({ params }) => ({ status: 200, body: { progress: await books.progress(refreshIdOf(params)) } }),
+      permission: 'read',
+      handler: async (call) => ({ status: 200, body: { progress: await books.progress(refreshIdOf(call)) } }),
     },
     {
       method: 'GET',
       path: '/api/books/refreshes/:refreshId/report',
-      handler: async ({ params }) => ({ status: 200, body: { report: await books.report(refreshIdOf(params)) } }),
+      permission: 'read',
+      handler: async (call) => ({ status: 200, body: { report: await books.report(refreshIdOf(call)) } }),
     },
     {
       method: 'GET',
       path: '/api/books/refreshes/:refreshId/report/pages/:page',
-      handler: async ({ params }) => {
-        const page = parse(PageNumber, safeDecode(params.page ?? ''), 'page');
-        return { status: 200, body: { page: await books.reportPage(refreshIdOf(params), page) } };
+      permission: 'read',
+      handler: async (call) => {
+        const refreshId = refreshIdOf(call);
+        const page = parse(PageNumber, safeDecode(call.params.page ?? ''), 'page');
+        return { status: 200, body: { page: await books.reportPage(refreshId, page) } };
       },
     },
     {
       method: 'POST',
       path: '/api/books/refreshes/:refreshId/:action(pause|cancel)',
+      permission: 'administer',
       handler: async (call) => {
+        const refreshId = refreshIdOf(call);
         const { reason } = await bodyOf(call, ReasonBody);
-        const refreshId = refreshIdOf(call.params);
         const why = reason ?? `${call.params.action === 'pause' ? 'paused' : 'cancelled'} from the console`;
         const progress = call.params.action === 'pause' ? await books.pause(refreshId, why) : await books.cancel(refreshId, why);
         return { status: 200, body: { progress } };
@@ -106,17 +119,21 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
     {
       method: 'POST',
       path: '/api/books/refreshes/:refreshId/resume',
+      permission: 'administer',
       handler: async (call) => {
+        const refreshId = refreshIdOf(call);
         await bodyOf(call, NoBody);
-        return { status: 200, body: { progress: await books.resume(refreshIdOf(call.params)) } };
+        return { status: 200, body: { progress: await books.resume(refreshId) } };
       },
     },
     {
       method: 'POST',
       path: '/api/books/refreshes/:refreshId/resize',
+      permission: 'administer',
       handler: async (call) => {
+        const refreshId = refreshIdOf(call);
         const request = await bodyOf(call, ResizeBody, true);
-        return { status: 200, body: { progress: await books.resize(refreshIdOf(call.params), request) } };
+        return { status: 200, body: { progress: await books.resize(refreshId, request) } };
       },
     },
   ];

@@ -11,6 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
+import { TENANT_METADATA_KEY } from '../../codec/payload-format.js';
+import { may, type Principal } from '../../identity/roles.js';
 import { encodeRefusal } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
 import type { CorsPolicy, Route, RouteCall } from './router.js';
@@ -36,7 +38,7 @@ const CodecBody = z.object({ payloads: z.array(JsonPayload).max(10_000).default(
  */
 export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readonly string[], consoleEncodes: boolean): Route[] {
   const cors = codecCors(new Set(corsOrigins));
-  const handler = async ({ request, params, grant }: RouteCall) => {
+  const handler = async ({ request, params, grant, principal }: RouteCall) => {
     if (codecs.length === 0) {
       throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION=off): there is no codec to encode or decode with');
     }
@@ -46,10 +48,29 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
     let payloads = body.payloads.map(fromJson);
     // Like the SDK's data converter: encode through the codecs in order, decode in reverse order.
     if (params.action === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
-    else payloads = await Promise.all(payloads.map((payload) => decodeOrDescribe(codecs, payload)));
+    else payloads = await Promise.all(payloads.map((payload) => (mayDecode(principal, payload) ? decodeOrDescribe(codecs, payload) : Promise.resolve(notPermittedForRole(principal, payload)))));
     return { status: 200, body: { payloads: payloads.map(toJson) } };
   };
-  return [{ method: 'POST', path: '/codec/:action(encode|decode)', handler, cors }];
+  return [{ method: 'POST', path: '/codec/:action(encode|decode)', permission: 'decode', authorizesEachPayload: true, handler, cors }];
+}
+
+/**
+ * Whether the caller's roles let it read this payload: its tenant's (the `encryption-tenant` it was
+ * sealed for) analyst role, or one on every tenant for a payload that names none. An unencrypted
+ * payload is refused by the codec itself (not sealed), whoever asks.
+ */
+function mayDecode(principal: Principal, payload: Payload): boolean {
+  const label = payload.metadata?.[TENANT_METADATA_KEY];
+  return may(principal, 'decode', label && label.length > 0 ? Buffer.from(label).toString('utf8') : undefined);
+}
+
+/** In place of a payload the caller's roles do not cover: says so, without reading it. */
+function notPermittedForRole(principal: Principal, payload: Payload): Payload {
+  const label = payload.metadata?.[TENANT_METADATA_KEY];
+  const tenant = label && label.length > 0 ? Buffer.from(label).toString('utf8') : undefined;
+  const message = `${principal.name} may not read ${tenant === undefined ? 'payloads of no tenant' : `tenant "${tenant}"'s payloads`}: it needs the analyst role on ${tenant ?? 'every tenant (*)'}`;
+  const state = { state: 'not-permitted', ...(tenant === undefined ? {} : { tenant }), message };
+  return { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify({ undecodable: state })) };
 }
 
 /**

@@ -4,6 +4,7 @@
  * `:action(encode|decode)` only what the expression (which holds no "/") matches.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Permission, Principal } from '../../identity/roles.js';
 import type { JsonReply } from './http.js';
 
 export type Params = Readonly<Record<string, string>>;
@@ -15,6 +16,14 @@ export interface RouteCall {
   readonly params: Params;
   /** What the caller's credential allows (auth.ts): decided before the handler runs. */
   readonly grant: Grant;
+  /** Who is calling, with their roles per tenant. */
+  readonly principal: Principal;
+  /**
+   * Refuses (403, naming the role it needs) unless the caller may do `permission` (the route's, by
+   * default) on `tenant`'s work (undefined: work of no tenant, which needs a role on every tenant).
+   * A handler calls it as soon as it knows the tenant, before it reads or changes anything.
+   */
+  authorize(this: void, tenant: string | undefined, permission?: Permission): void;
 }
 
 /** `console`: the console token; `decode`: a credential that decodes only; `encode`: the encode token. */
@@ -30,6 +39,10 @@ export type CorsPolicy = (request: IncomingMessage, response: ServerResponse) =>
 export interface Route {
   readonly method: 'GET' | 'POST';
   readonly path: string;
+  /** What the route does, as a role grants it: the handler checks it on the tenant it acts on (RouteCall.authorize). */
+  readonly permission: Permission;
+  /** The handler decides per item instead of calling authorize (the codec: each payload by its tenant). */
+  readonly authorizesEachPayload?: boolean;
   readonly handler: (call: RouteCall) => Promise<JsonReply>;
   readonly cors?: CorsPolicy;
 }

@@ -29,11 +29,12 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
   };
 
   /** The login of a state-changing call: same origin only; tenant from the query or the (optional) body. */
-  async function loginCall({ request, url, params }: RouteCall): Promise<{ ref: { customerId: string; loginId: string }; note: string | undefined }> {
+  async function loginCall({ request, url, params, authorize }: RouteCall): Promise<{ ref: { customerId: string; loginId: string }; note: string | undefined }> {
     checkSameOrigin(request);
     const query = parse(CustomerQuery, Object.fromEntries(url.searchParams), 'query');
     const body = hasBody(request) ? parse(ActionBody, await readJsonBody(request), 'body') : {};
     const ref = parse(LoginRef, { customerId: customerOf(body.customer ?? query.customer), loginId: safeDecode(params.loginId ?? '') }, 'login');
+    authorize(ref.customerId);
     return { ref, note: body.note };
   }
 
@@ -41,8 +42,10 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
     {
       method: 'GET',
       path: '/api/schedules',
-      handler: async ({ url }) => {
+      permission: 'read',
+      handler: async ({ url, authorize }) => {
         const customerId = customerOf(parse(CustomerQuery, Object.fromEntries(url.searchParams), 'query').customer);
+        authorize(customerId);
         const listed = await connections.schedules.list({ customerId });
         const schedules = await Promise.all(listed.map(async (schedule) => ({ ...schedule, latest: compactLatest(await connections.schedules.latestRefresh(schedule)) })));
         return { status: 200, body: { customerId, schedules } };
@@ -51,6 +54,7 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
     {
       method: 'POST',
       path: '/api/schedules/:loginId/:action(pause|resume|trigger)',
+      permission: 'administer',
       handler: async (call) => {
         const { ref, note } = await loginCall(call);
         const action = call.params.action;
@@ -63,6 +67,7 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
     {
       method: 'POST',
       path: '/api/schedules/:loginId/delete',
+      permission: 'administer',
       handler: async (call) => {
         const { ref } = await loginCall(call);
         return { status: 200, body: { loginId: ref.loginId, schedule: await connections.schedules.delete(ref) } };
@@ -71,6 +76,7 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
     {
       method: 'POST',
       path: '/api/logins/:loginId/forget',
+      permission: 'administer',
       handler: async (call) => {
         const { ref } = await loginCall(call);
         const { workflowId } = await connections.logins.startForget(ref);

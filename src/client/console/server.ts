@@ -11,8 +11,11 @@ import { loadClientConfig } from '../../settings/client.js';
 import { loadConsoleConfig } from '../../settings/console.js';
 import { ConfigError } from '../../settings/load.js';
 import { temporalSettingsSource } from '../../temporal/connection.js';
+import { OidcSignIn } from '../../identity/oidc-sign-in.js';
+import { SealedCookies } from '../../identity/sealed-cookie.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
+import { consoleSignIn } from './sign-in.js';
 
 let consoleConfig;
 let clientConfig;
@@ -26,19 +29,23 @@ try {
 }
 
 const connections = await ConnectionsClient.connect(clientConfig);
+// Beyond loopback the console is reached through a TLS proxy: the cookie must not travel in clear.
+const secureCookie = !isLoopbackHost(consoleConfig.host) || consoleConfig.mode === 'production';
+const signIn = consoleConfig.signIn ? consoleSignIn(new OidcSignIn(consoleConfig.signIn.oidc), new SealedCookies(consoleConfig.signIn.sessionKey), { secureCookie }) : undefined;
 const console_ = createConsoleServer({
   connections,
   token: consoleConfig.token,
+  signIn,
   codecToken: consoleConfig.codecToken,
   codecEncodeToken: consoleConfig.codecEncodeToken,
-  // Beyond loopback the console is reached through a TLS proxy: the cookie must not travel in clear.
-  secureCookie: !isLoopbackHost(consoleConfig.host),
+  secureCookie,
   payloadCodecs: dataConverterFor(consoleConfig)?.payloadCodecs,
   codecCorsOrigins: consoleConfig.codecCorsOrigins,
   defaultCustomerId: clientConfig.customerId,
 });
 const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
-process.stdout.write(`operator console on ${url}/ (open ${url}/?token=<CONSOLE_TOKEN> once); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`);
+const howToOpen = signIn ? `operators sign in through ${consoleConfig.signIn?.oidc.issuer.href}${consoleConfig.token ? `, or open ${url}/?token=<CONSOLE_TOKEN> once` : ''}` : `open ${url}/?token=<CONSOLE_TOKEN> once`;
+process.stdout.write(`operator console on ${url}/ (${howToOpen}); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`);
 process.stdout.write(
   consoleConfig.encryption
     ? `payload encryption on (key id ${consoleConfig.encryption.keyId}); codec endpoint ${url}/codec for the Web UI (origins ${consoleConfig.codecCorsOrigins.join(', ')}) and temporal --codec-endpoint\n`

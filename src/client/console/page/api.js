@@ -23,7 +23,6 @@ class ApiError extends Error {
  * @param {RequestInit} [init]
  * @returns {Promise<unknown>}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
 async function api(path, init) {
   const response = await fetch(path, {
     credentials: 'same-origin',
@@ -51,4 +50,23 @@ async function api(path, init) {
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
 function messageOf(error) {
   return error instanceof Error ? error.message : String(/** @type {{ message?: unknown }} */ (error)?.message);
+}
+
+/**
+ * Who is signed in, in the header (#who): their name and roles, and a way to sign out; nothing for the
+ * dev stack's shared token, which names nobody.
+ * @returns {Promise<void>}
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
+async function showSignedIn() {
+  const who = document.getElementById('who');
+  if (!who) return;
+  try {
+    const me = /** @type {{ name: string, roles: string, via: string }} */ (await api('/api/me'));
+    if (me.via !== 'oidc') return;
+    who.replaceChildren(el('span', { textContent: `${me.name} (${me.roles})` }), ' · ', el('a', { href: '/auth/logout', textContent: 'Sign out' }));
+    who.hidden = false;
+  } catch {
+    // The page's own calls say what is wrong (401, 403); the header stays empty.
+  }
 }

@@ -560,4 +560,5 @@ window.addEventListener('hashchange', () => {
 });
 
 if (view.selected) buildDetailSkeleton();
+void showSignedIn();
 void tick();

@@ -246,4 +246,5 @@ async function tick() {
   }
 }
 
+void showSignedIn();
 void tick();

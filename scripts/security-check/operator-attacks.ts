@@ -1,0 +1,175 @@
+/**
+ * security:check's attacks on operators by identity: a console process that signs operators in
+ * through an OpenID Connect provider (scripts/lib/oidc-dev-provider.ts) with roles per tenant, and
+ * no shared token; then tenant A's operator on tenant B's work through every console route, a
+ * viewer answering, a disabled identity still using its session, a forged and a changed session
+ * cookie, and a production console given the shared token. Each is refused or got through.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
+import { SESSION_COOKIE } from '../../src/client/console/sign-in.js';
+import { SealedCookies } from '../../src/identity/sealed-cookie.js';
+import { track } from '../chaos/processes.js';
+import { freePort } from '../lib/free-port.js';
+import { HttpBrowser } from '../lib/http-browser.js';
+import { DevOidcProvider } from '../lib/oidc-dev-provider.js';
+import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
+import type { AttackResult } from './attacks.js';
+import { startConsoleProcess, type ConsoleProcess } from './console-process.js';
+
+const PASSWORD = randomBytes(12).toString('hex');
+/** The console's client secret at the provider: searched for in the run's argv, logs and histories with the other secrets. */
+export const CLIENT_SECRET = randomBytes(24).toString('hex');
+
+export interface SignInConsole {
+  readonly url: string;
+  readonly provider: DevOidcProvider;
+  readonly console: ConsoleProcess;
+  /** A browser signed in as `username` (operator-a, viewer-a). */
+  signedIn(username: string): Promise<HttpBrowser>;
+  stop(): Promise<void>;
+}
+
+/** The provider and a console process on it: tenant A's operator and viewer, roles from their groups. */
+export async function startSignInConsole(runDir: string, env: Readonly<Record<string, string>>, tenantA: string): Promise<SignInConsole> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const provider = await DevOidcProvider.start({
+    identities: [
+      { username: 'operator-a', password: PASSWORD, name: 'Operator of A', groups: ['a-ops'] },
+      { username: 'viewer-a', password: PASSWORD, name: 'Viewer of A', groups: ['a-viewers'] },
+    ],
+    clients: [{ clientId: 'console', clientSecret: CLIENT_SECRET, redirectUris: [`${url}/auth/callback`] }],
+  });
+  const consoleProcess = await startConsoleProcess(
+    runDir,
+    {
+      ...env,
+      CONSOLE_PORT: String(port),
+      CONSOLE_PUBLIC_URL: url,
+      CONSOLE_OIDC_ISSUER: provider.issuer,
+      CONSOLE_OIDC_CLIENT_ID: 'console',
+      CONSOLE_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+      CONSOLE_ROLE_MAP: `a-ops=operator@${tenantA},a-viewers=viewer@${tenantA}`,
+      CONSOLE_OIDC_RECHECK_S: '1',
+    },
+    'console-sign-in',
+  );
+  return {
+    url,
+    provider,
+    console: consoleProcess,
+    async signedIn(username) {
+      const browser = new HttpBrowser();
+      const login = await browser.open(`${url}/`);
+      await browser.submit(login, { username, password: PASSWORD });
+      if (!browser.cookies.has(SESSION_COOKIE)) throw new Error(`security-check: ${username} could not sign in to the console`);
+      return browser;
+    },
+    async stop() {
+      await consoleProcess.stop();
+      await provider.stop();
+    },
+  };
+}
+
+const call = (browser: HttpBrowser, base: string, path: string, body?: unknown) =>
+  browser.request(`${base}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: base } });
+
+/** Tenant A's operator on B's connection, refresh, logins and payloads, through every console route: refused when every one answers 403 (the codec: not-permitted). */
+export async function operatorOnOtherTenant(console_: SignInConsole, tenantB: string, connectionOfB: string, answer: unknown, payloadsOfB: readonly unknown[]): Promise<AttackResult> {
+  const name = "tenant A's operator on tenant B's work, through every console route";
+  const operator = await console_.signedIn('operator-a');
+  const id = encodeURIComponent(connectionOfB);
+  const refresh = encodeURIComponent(`refresh-${tenantB}:nightly-1`);
+  // A well-formed login id, so that the role (not the input's shape) is what refuses.
+  const login = randomUUID();
+  const routes: [string, unknown][] = [
+    [`/api/connections/${id}`, undefined],
+    [`/api/connections/${id}/answer`, answer],
+    [`/api/connections/${id}/cancel`, {}],
+    [`/api/connections?customer=${tenantB}`, undefined],
+    [`/api/books/refreshes?customer=${tenantB}`, undefined],
+    [`/api/books/refreshes/${refresh}`, undefined],
+    [`/api/books/refreshes/${refresh}/pause`, {}],
+    [`/api/schedules?customer=${tenantB}`, undefined],
+    [`/api/schedules/${login}/pause`, { customer: tenantB }],
+    [`/api/logins/${login}/forget`, { customer: tenantB }],
+  ];
+  const through: string[] = [];
+  for (const [path, body] of routes) {
+    const visit = await call(operator, console_.url, path, body);
+    if (visit.status !== 403) through.push(`${body === undefined ? 'GET' : 'POST'} ${path}: HTTP ${visit.status}`);
+  }
+  const codec = await call(operator, console_.url, '/codec/decode', { payloads: payloadsOfB });
+  const states = ((JSON.parse(codec.body) as { payloads?: { data?: string }[] }).payloads ?? []).map((payload) => {
+    try {
+      return (JSON.parse(Buffer.from(payload.data ?? '', 'base64').toString('utf8')) as { undecodable?: { state?: string } }).undecodable?.state;
+    } catch {
+      return undefined;
+    }
+  });
+  if (codec.status !== 200 || states.length !== payloadsOfB.length || !states.every((state) => state === 'not-permitted')) through.push(`POST /codec/decode: HTTP ${codec.status}, ${states.filter((state) => state !== 'not-permitted').length} payload(s) not refused`);
+  const refused = through.length === 0 && payloadsOfB.length > 0;
+  return { name, refused, detail: refused ? `${routes.length} routes answered 403 and the codec refused ${payloadsOfB.length} payload(s) of ${tenantB} as not-permitted` : through.join('; ') || 'no payloads of B to try' };
+}
+
+/** A viewer of A answering A's connection: refused when 403 and the connection is still waiting. */
+export async function viewerAnswering(console_: SignInConsole, connectionOfA: string, answer: unknown, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+  const name = 'a viewer answering a challenge';
+  const viewer = await console_.signedIn('viewer-a');
+  const visit = await call(viewer, console_.url, `/api/connections/${encodeURIComponent(connectionOfA)}/answer`, answer);
+  const waiting = await stillWaiting();
+  const refused = visit.status === 403 && waiting;
+  return { name, refused, detail: `HTTP ${visit.status}${refused ? `: ${(JSON.parse(visit.body) as { message?: string }).message?.slice(0, 120) ?? ''}` : `, still waiting: ${waiting}`}` };
+}
+
+/** An identity the provider disabled, still holding its session: refused when the console ends it (401 SessionRevoked) within the recheck. */
+export async function revokedIdentity(console_: SignInConsole): Promise<AttackResult> {
+  const name = 'a disabled identity using its session';
+  const viewer = await console_.signedIn('viewer-a');
+  const before = await call(viewer, console_.url, '/api/me');
+  console_.provider.disable('viewer-a');
+  await delay(1_200);
+  const after = await call(viewer, console_.url, '/api/me');
+  const code = after.status === 401 ? (JSON.parse(after.body) as { error?: string }).error : undefined;
+  const refused = before.status === 200 && code === 'SessionRevoked';
+  return { name, refused, detail: `before: HTTP ${before.status}; after the provider disabled it: HTTP ${after.status} ${code ?? ''}` };
+}
+
+/** A session cookie sealed under another key (claiming every role), and a real one changed: refused when both answer 401 SessionInvalid. */
+export async function forgedSession(console_: SignInConsole): Promise<AttackResult> {
+  const name = 'a forged and a changed session cookie';
+  const forger = new HttpBrowser();
+  forger.cookies.set(SESSION_COOKIE, await new SealedCookies(randomBytes(32)).seal('session', { sub: 'mallory', name: 'Mallory', roles: [['*', ['admin']]], at: 'x' }, Date.now() + 3_600_000));
+  const forged = await call(forger, console_.url, '/api/connections');
+  const operator = await console_.signedIn('operator-a');
+  const session = operator.cookies.get(SESSION_COOKIE) ?? '';
+  operator.cookies.set(SESSION_COOKIE, `${session.slice(0, 30)}${session[30] === 'A' ? 'B' : 'A'}${session.slice(31)}`);
+  const changed = await call(operator, console_.url, '/api/connections');
+  const codeOf = (visit: { status: number; body: string }) => (visit.status === 401 ? (JSON.parse(visit.body) as { error?: string }).error : `HTTP ${visit.status}`);
+  const refused = codeOf(forged) === 'SessionInvalid' && codeOf(changed) === 'SessionInvalid';
+  return { name, refused, detail: `forged: ${codeOf(forged) ?? ''}; changed: ${codeOf(changed) ?? ''}` };
+}
+
+/** A console in production mode given the shared token: refused when it will not start, naming CONSOLE_TOKEN. */
+export async function sharedTokenInProduction(env: Readonly<Record<string, string>>): Promise<AttackResult> {
+  const name = 'the shared console token on a production console';
+  const token = randomBytes(24).toString('hex');
+  const child = track(
+    spawn(process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, CONSOLE_PORT: '0', CONSOLE_MODE: 'production', CONSOLE_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exit = await Promise.race([new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))), delay(60_000).then(() => 'running' as const)]);
+  if (exit === 'running') child.kill('SIGKILL');
+  const named = /CONSOLE_TOKEN: is refused with CONSOLE_MODE=production/.test(output);
+  const refused = exit !== 'running' && exit !== 0 && named && !output.includes(token);
+  return { name, refused, detail: refused ? `the console exited ${String(exit)} before it listened, naming CONSOLE_TOKEN` : `exit ${String(exit)}, named: ${named}, token printed: ${output.includes(token)}` };
+}

@@ -1,0 +1,206 @@
+/**
+ * Operators sign in to the console through OpenID Connect, against a real provider (oidc-provider,
+ * scripts/lib/oidc-dev-provider.ts) and a real dev server, worker and sandbox, with no shared token
+ * (as in production): a page without a session goes to sign in and comes back; each identity's
+ * groups become roles per tenant, which every route checks (tenant A's operator lists only A's
+ * connections and is refused B's, a viewer may look and not answer); a session that is changed,
+ * expired or of a revoked identity is refused by name; a provider that is down fails sign-in with a
+ * page that says so while signed-in operators carry on; a wrong password signs nobody in.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
+import { consoleSignIn, SESSION_COOKIE } from '../../src/client/console/sign-in.js';
+import { connectionKey } from '../../src/client/index.js';
+import { OidcSignIn, type OidcSettings } from '../../src/identity/oidc-sign-in.js';
+import { parseRoleMap } from '../../src/identity/roles.js';
+import { SealedCookies } from '../../src/identity/sealed-cookie.js';
+import { describeScenario, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { freePort } from '../../scripts/lib/free-port.js';
+import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';
+import { HttpBrowser } from '../../scripts/lib/http-browser.js';
+import { uniqueId } from '../helpers/temporal.js';
+import { liveInput, startClientStack, stopClientStack, type ClientStack } from './client-stack.js';
+
+const tenantA = `lender-a-${uniqueId('t').slice(-6)}`;
+const tenantB = `lender-b-${uniqueId('t').slice(-6)}`;
+const PASSWORD = 'correct horse battery staple';
+const scenario = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('the security_question scenario');
+const RIGHT_ANSWER = { challengeSetId: '1', responses: describeScenario(scenario).challengeSequence[0]?.answer ?? assert.fail('its first answer') };
+
+let shared: ClientStack | undefined;
+let provider: DevOidcProvider;
+let consoleServer: ConsoleServer;
+let consoleUrl: string;
+let sessionKey: Uint8Array;
+let ofA: string;
+let ofB: string;
+
+function settings(issuer: string, redirectUri: string): OidcSettings {
+  return {
+    issuer: new URL(issuer),
+    clientId: 'console',
+    clientSecret: 'console-secret-for-tests',
+    redirectUri,
+    groupsClaim: 'groups',
+    roleMap: parseRoleMap(`a-ops=operator@${tenantA},a-viewers=viewer@${tenantA},platform=admin@*`),
+    timeoutMs: 2_000,
+    // Every request asks the provider again: a revocation shows at once.
+    recheckMs: 0,
+    sessionMaxMs: 3_600_000,
+    allowHttp: true,
+  };
+}
+
+/** A browser signed in as `username` (the provider's login form filled in), back on the console's page. */
+async function signedIn(username: string): Promise<HttpBrowser> {
+  const browser = new HttpBrowser();
+  const login = await browser.open(`${consoleUrl}/`);
+  assert.match(login.body, /<form method="post" action="\/interaction\/[^"]+\/login"/, 'the provider asks who is signing in');
+  const back = await browser.submit(login, { username, password: PASSWORD });
+  assert.equal(back.status, 200, back.body.slice(0, 300));
+  assert.ok(browser.cookies.has(SESSION_COOKIE), 'a session cookie');
+  return browser;
+}
+
+const api = (browser: HttpBrowser, path: string, body?: unknown) =>
+  browser.request(`${consoleUrl}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: consoleUrl } });
+const json = (visit: { body: string }) => JSON.parse(visit.body) as Record<string, unknown>;
+
+before(async () => {
+  shared = await startClientStack();
+  const consolePort = await freePort();
+  consoleUrl = `http://127.0.0.1:${consolePort}`;
+  provider = await DevOidcProvider.start({
+    identities: [
+      { username: 'alice', password: PASSWORD, name: 'Alice Operator', groups: ['a-ops'] },
+      { username: 'vera', password: PASSWORD, name: 'Vera Viewer', groups: ['a-viewers'] },
+      { username: 'pat', password: PASSWORD, name: 'Pat Platform', groups: ['platform'] },
+      { username: 'nora', password: PASSWORD, name: 'Nora Nobody', groups: ['unmapped'] },
+    ],
+    clients: [{ clientId: 'console', clientSecret: 'console-secret-for-tests', redirectUris: [`${consoleUrl}/auth/callback`] }],
+  });
+  sessionKey = randomBytes(32);
+  const signIn = consoleSignIn(new OidcSignIn(settings(provider.issuer, `${consoleUrl}/auth/callback`)), new SealedCookies(sessionKey));
+  consoleServer = createConsoleServer({ connections: shared.client, token: undefined, signIn, defaultCustomerId: tenantA });
+  await consoleServer.listen(consolePort);
+  ofA = connectionKey(tenantA, uniqueId('app'));
+  ofB = connectionKey(tenantB, uniqueId('app'));
+  await shared.client.startAndAwaitFirstStep(ofA, liveInput(tenantA, 'security_question', scenario.institution));
+  await shared.client.startAndAwaitFirstStep(ofB, liveInput(tenantB, 'security_question', scenario.institution));
+});
+
+after(async () => {
+  await consoleServer?.close();
+  await provider?.stop();
+  await stopClientStack({ stack: shared?.stack, env: shared?.env });
+});
+
+describe('signing in to the console', () => {
+  it('sends a page without a session to the provider and back; the API answers 401 naming where to sign in; no shared token is taken', async () => {
+    const browser = new HttpBrowser();
+    const page = await browser.request(`${consoleUrl}/`);
+    assert.equal(page.status, 303);
+    assert.equal(page.location, `${consoleUrl}/auth/login?return=%2F`);
+    const call = await api(browser, '/api/connections');
+    assert.equal(call.status, 401);
+    assert.deepEqual([json(call).error, json(call).message], ['SignInRequired', 'the console needs you signed in: sign in at /auth/login']);
+    const token = await browser.request(`${consoleUrl}/?token=${'x'.repeat(32)}`);
+    assert.equal(token.status, 401);
+    assert.match(json(token).message as string, /this console takes no shared token/);
+  });
+
+  it("gives tenant A's operator A's connections only, and refuses B's by route, naming the role it takes", async () => {
+    const alice = await signedIn('alice');
+    const me = json(await api(alice, '/api/me'));
+    assert.deepEqual([me.name, me.roles, me.via], ['Alice Operator', `operator@${tenantA}`, 'oidc']);
+    const listed = json(await api(alice, '/api/connections?status=any')).connections as { workflowId: string }[];
+    assert.ok(listed.some((c) => c.workflowId === ofA), "A's connection is listed");
+    assert.ok(!listed.some((c) => c.workflowId === ofB), "B's is not");
+    for (const [path, body] of [
+      [`/api/connections/${encodeURIComponent(ofB)}`, undefined],
+      [`/api/connections/${encodeURIComponent(ofB)}/answer`, RIGHT_ANSWER],
+      [`/api/connections/${encodeURIComponent(ofB)}/cancel`, {}],
+      [`/api/connections?customer=${tenantB}`, undefined],
+      [`/api/books/refreshes?customer=${tenantB}`, undefined],
+      [`/api/schedules?customer=${tenantB}`, undefined],
+    ] as const) {
+      const refused = await api(alice, path, body);
+      assert.equal(refused.status, 403, `${path}: ${refused.body}`);
+      assert.match(json(refused).message as string, new RegExp(`Alice Operator may not \\w+ here: it takes the \\w+ role on tenant ${tenantB}`), path);
+    }
+    assert.equal((await shared!.client.getState(ofB)).status, 'AwaitingAnswer', "B's connection was not answered");
+    const answered = await api(alice, `/api/connections/${encodeURIComponent(ofA)}/answer`, RIGHT_ANSWER);
+    assert.equal(answered.status, 200, answered.body);
+    assert.equal((json(answered).outcome as { outcome?: string }).outcome, 'accepted');
+    const admin = await api(alice, `/api/books/refreshes/${encodeURIComponent(`refresh-${tenantA}:nightly-1`)}/pause`, {});
+    assert.equal(admin.status, 403, 'an operator does not run books');
+  });
+
+  it('lets a viewer look and not answer; an identity with no mapped group may do nothing', async () => {
+    const vera = await signedIn('vera');
+    assert.equal((await api(vera, `/api/connections/${encodeURIComponent(ofB)}`)).status, 403);
+    const answer = await api(vera, `/api/connections/${encodeURIComponent(ofB)}/answer`, RIGHT_ANSWER);
+    assert.equal(answer.status, 403);
+    const fresh = connectionKey(tenantA, uniqueId('app'));
+    await shared!.client.startAndAwaitFirstStep(fresh, liveInput(tenantA, 'security_question', scenario.institution));
+    assert.equal((await api(vera, `/api/connections/${encodeURIComponent(fresh)}`)).status, 200);
+    const refused = await api(vera, `/api/connections/${encodeURIComponent(fresh)}/answer`, RIGHT_ANSWER);
+    assert.equal(refused.status, 403);
+    assert.match(json(refused).message as string, new RegExp(`it takes the operator role on tenant ${tenantA} \\(Vera Viewer has viewer@${tenantA}\\)`));
+    assert.equal((await shared!.client.getState(fresh)).status, 'AwaitingAnswer');
+
+    const nora = await signedIn('nora');
+    const nothing = await api(nora, '/api/connections');
+    assert.equal(nothing.status, 403);
+    assert.match(json(nothing).message as string, /Nora Nobody may not read here: it takes the viewer role on every tenant \(\*\) \(Nora Nobody has no roles\)/);
+  });
+
+  it('signs nobody in with a wrong password', async () => {
+    const browser = new HttpBrowser();
+    const login = await browser.open(`${consoleUrl}/`);
+    const wrong = await browser.submit(login, { username: 'alice', password: 'wrong' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.body, /Wrong username or password/);
+    assert.equal(browser.cookies.has(SESSION_COOKIE), false);
+  });
+
+  it('refuses a changed session, a session sealed by another console and an expired one, by name', async () => {
+    const pat = await signedIn('pat');
+    const session = pat.cookies.get(SESSION_COOKIE) ?? assert.fail('session');
+    const tampered = `${session.slice(0, -6)}${session.slice(-6) === 'AAAAAA' ? 'BBBBBB' : 'AAAAAA'}`;
+    pat.cookies.set(SESSION_COOKIE, tampered);
+    const changed = await api(pat, '/api/me');
+    assert.equal(changed.status, 401);
+    assert.equal(json(changed).error, 'SessionInvalid');
+    pat.cookies.set(SESSION_COOKIE, await new SealedCookies(randomBytes(32)).seal('session', { sub: 'pat', name: 'Pat Platform', roles: [['*', ['admin']]] }, Date.now() + 60_000));
+    assert.equal(json(await api(pat, '/api/me')).error, 'SessionInvalid', "another console's key");
+    pat.cookies.set(SESSION_COOKIE, await new SealedCookies(sessionKey).seal('session', { sub: 'pat', name: 'Pat Platform', roles: [['*', ['admin']]] }, Date.now() - 120_000));
+    const expired = await api(pat, '/api/me');
+    assert.deepEqual([expired.status, json(expired).error], [401, 'SessionExpired']);
+    const page = await pat.request(`${consoleUrl}/`);
+    assert.equal(page.status, 303, 'a page with an expired session goes to sign in again');
+  });
+
+  it("ends the session of an identity the provider disables, at the next request", async () => {
+    const vera = await signedIn('vera');
+    assert.equal((await api(vera, '/api/me')).status, 200);
+    provider.disable('vera');
+    const revoked = await api(vera, '/api/me');
+    assert.deepEqual([revoked.status, json(revoked).error], [401, 'SessionRevoked']);
+    const again = await new HttpBrowser().open(`${consoleUrl}/`).then((login) => new HttpBrowser().submit(login, { username: 'vera', password: PASSWORD }));
+    assert.notEqual(again.status, 200, 'nor can it sign in again');
+  });
+
+  it('fails sign-in with a page naming the provider while it is down, and keeps signed-in operators working', async () => {
+    const pat = await signedIn('pat');
+    await provider.stop();
+    const down = await new HttpBrowser().open(`${consoleUrl}/`);
+    assert.equal(down.status, 502);
+    assert.match(down.body, new RegExp(`the identity provider at ${provider.issuer.replace(/[.]/g, '\\.')}/ did not answer`));
+    const still = await api(pat, '/api/me');
+    assert.equal(still.status, 200, 'a signed-in session carries on until it expires');
+    assert.equal((await api(pat, `/api/connections/${encodeURIComponent(ofB)}`)).status, 200, 'an admin of every tenant reads B');
+  });
+});
