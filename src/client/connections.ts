@@ -40,6 +40,7 @@ import {
 import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
+import { activityOfHistory, type ActivityEntry } from './connection-activity.js';
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
@@ -175,12 +176,14 @@ export class ConnectionsClient {
   /** A tenant's work as a whole: ended when its lender is forgotten. */
   readonly tenants: TenantsClient;
   private readonly client: Client;
+  private readonly options: ConnectionsClientOptions;
   private readonly address: string | undefined;
   private readonly priority: PriorityPolicy;
   private ownedConnection: Connection | undefined;
   private ownedTracing: Tracing | undefined;
 
   constructor(options: ConnectionsClientOptions) {
+    this.options = options;
     this.client = options.client;
     this.taskQueue = options.taskQueue;
     this.namespace = options.client.options.namespace;
@@ -264,6 +267,30 @@ export class ConnectionsClient {
   }
 
   /** The connection's whole state (status, challenge set, pending operation, polls, last rejection). */
+  /**
+   * This client, its requests sent under `identity` (`console:Alice Operator <sub>`): Temporal records
+   * it with each start, answer, signal and cancel in the connection's history, which is how a
+   * connection's activity names who acted. Same connection, converter and settings; closing it closes
+   * nothing (the connection stays this client's).
+   */
+  actingAs(identity: string): ConnectionsClient {
+    const { connection, namespace, dataConverter, interceptors } = this.client.options;
+    return new ConnectionsClient({ ...this.options, client: new Client({ connection, namespace, dataConverter, interceptors, identity: identity.slice(0, 255) }) });
+  }
+
+  /** Who did what to a connection (its start, answers, signals, cancel, termination), with when and the outcome, from its history. */
+  async activity(workflowId: string): Promise<ActivityEntry[]> {
+    const handle = this.handle(workflowId);
+    try {
+      const history = await handle.fetchHistory();
+      return await activityOfHistory(history.events ?? [], this.client.options.loadedDataConverter);
+    } catch (error) {
+      // fetchHistory of an unknown id: the service's NOT_FOUND.
+      if (error instanceof ServiceError && /not found/i.test(error.message)) throw new ConnectionNotFoundError(workflowId, { cause: error });
+      throw this.mapError(workflowId, error);
+    }
+  }
+
   async getState(workflowId: string): Promise<ConnectionState> {
     const handle = this.handle(workflowId);
     try {

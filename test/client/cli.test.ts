@@ -98,6 +98,14 @@ void describe('the operator CLI', () => {
     const watched = await cli(['watch', id, '--interval', '100']);
     assert.equal(watched.code, EXIT_OK, watched.err);
     assert.match(watched.out, /Completed\s+polls \d+/);
+
+    // Who did what: the start and both answers, with their outcome and the identity that sent them.
+    const activity = await cli(['activity', id]);
+    assert.equal(activity.code, EXIT_OK, activity.err);
+    assert.match(activity.out, /^\S+Z {2}started +\S/m);
+    assert.equal((activity.out.match(/update submitAnswer → accepted +\S+/g) ?? []).length, 2, activity.out);
+    const entries = JSON.parse((await cli(['activity', id, '--json'])).out) as { action: string; who: string }[];
+    assert.ok(entries.every((entry) => entry.who !== ''), 'every action names who sent it');
   });
 
   void it('refuses an answer that is not among the options, or past the size limit, before sending it', async () => {
@@ -187,7 +195,7 @@ void describe('the operator CLI', () => {
   });
 
   void it('prints a help text for every command', async () => {
-    for (const command of ['list', 'show', 'answer', 'watch', 'start']) {
+    for (const command of ['list', 'show', 'answer', 'watch', 'activity', 'start']) {
       const result = await cli([command, '--help']);
       assert.equal(result.code, EXIT_OK);
       assert.match(result.out, new RegExp(`^Usage: connections ${command}`));

@@ -134,6 +134,12 @@ describe('signing in to the console', () => {
     const answered = await api(alice, `/api/connections/${encodeURIComponent(ofA)}/answer`, RIGHT_ANSWER);
     assert.equal(answered.status, 200, answered.body);
     assert.equal((json(answered).outcome as { outcome?: string }).outcome, 'accepted');
+    // Who answered: the operator's identity, recorded by Temporal with the update in the connection's history.
+    const activity = json(await api(alice, `/api/connections/${encodeURIComponent(ofA)}/activity`)).activity as { who: string; action: string; name?: string; outcome?: string }[];
+    const answer = activity.find((entry) => entry.name === 'submitAnswer');
+    assert.deepEqual([answer?.who, answer?.name, answer?.outcome], ['console:Alice Operator <alice>', 'submitAnswer', 'accepted'], JSON.stringify(activity));
+    assert.equal(activity[0]?.action, 'started');
+    assert.equal((await api(alice, `/api/connections/${encodeURIComponent(ofB)}/activity`)).status, 403, "nor B's activity");
     const admin = await api(alice, `/api/books/refreshes/${encodeURIComponent(`refresh-${tenantA}:nightly-1`)}/pause`, {});
     assert.equal(admin.status, 403, 'an operator does not run books');
   });

@@ -3,6 +3,7 @@
  * (`{ summary, subcommands }`) puts commands under one name, typed as `<group> <command>`.
  */
 import type { CommandTable } from './command.js';
+import { activity } from './commands/activity.js';
 import { answer } from './commands/answer.js';
 import { book } from './commands/book/index.js';
 import { budget } from './commands/budget/index.js';
@@ -15,4 +16,4 @@ import { start } from './commands/start.js';
 import { tenant } from './commands/tenant/index.js';
 import { watch } from './commands/watch.js';
 
-export const COMMANDS: CommandTable = { list, show, answer, watch, start, refresh, book, forget, tenant, deployment, budget };
+export const COMMANDS: CommandTable = { list, show, answer, watch, activity, start, refresh, book, forget, tenant, deployment, budget };

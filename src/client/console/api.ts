@@ -4,13 +4,16 @@
  *   GET  /api/connections/:workflowId                  → { workflowId, state, now }
  *   POST /api/connections/:workflowId/answer           { challengeSetId, responses } → { outcome }
  *   POST /api/connections/:workflowId/cancel           → { cancelled: true }
+ *   GET  /api/connections/:workflowId/activity         → { workflowId, activity: [{ at, who, action, name?, outcome? }] }
+ * Answers and cancels are sent under the signed-in operator's identity (`console:<name> <subject>`),
+ * which Temporal records in the connection's history: its activity says who answered.
  */
 import { z } from 'zod';
 import { SecurityResponses } from '../../aggregator/schemas.js';
 import { CONNECTION_STATUSES } from '../../contract/connection-definitions.js';
 import { tenantOfWorkflowId } from '../../contract/workflow-tenant.js';
 import type { ConnectionSummary } from '../connection-summary.js';
-import { ALL_TENANTS, tenantsWhere } from '../../identity/roles.js';
+import { ALL_TENANTS, tenantsWhere, type Principal } from '../../identity/roles.js';
 import { WorkflowId } from '../business-key.js';
 import type { ConnectionsClient } from '../connections.js';
 import { checkSameOrigin, parse, readJsonBody, safeDecode } from './http.js';
@@ -66,6 +69,15 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
       },
     },
     {
+      method: 'GET',
+      path: '/api/connections/:workflowId/activity',
+      permission: 'read',
+      handler: async (call) => {
+        const workflowId = workflowIdOf(call);
+        return { status: 200, body: { workflowId, activity: await connections.activity(workflowId) } };
+      },
+    },
+    {
       method: 'POST',
       path: '/api/connections/:workflowId/answer',
       permission: 'answer',
@@ -74,7 +86,7 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
         const workflowId = workflowIdOf(call);
         checkSameOrigin(request);
         const body = parse(AnswerBody, await readJsonBody(request), 'body');
-        return { status: 200, body: { outcome: await connections.answer(workflowId, body) } };
+        return { status: 200, body: { outcome: await connections.actingAs(identityOf(call.principal)).answer(workflowId, body) } };
       },
     },
     {
@@ -85,11 +97,16 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
         const { request } = call;
         const workflowId = workflowIdOf(call);
         checkSameOrigin(request);
-        await connections.cancel(workflowId);
+        await connections.actingAs(identityOf(call.principal)).cancel(workflowId);
         return { status: 202, body: { cancelled: true } };
       },
     },
   ];
+}
+
+/** The identity an operator's requests carry into Temporal's history. */
+export function identityOf(principal: Principal): string {
+  return `console:${principal.name} <${principal.subject}>`;
 }
 
 function newestFirst(connections: ConnectionSummary[]): ConnectionSummary[] {
