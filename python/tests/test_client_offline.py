@@ -37,6 +37,13 @@ from aggregation_connections.contract import (
 from aggregation_connections.settings import ConfigError, client_settings_from_env
 
 
+
+def test_reads_the_client_identity_its_requests_carry_and_refuses_one_too_long() -> None:
+    assert client_settings_from_env({}).identity is None
+    assert client_settings_from_env({"TEMPORAL_CLIENT_IDENTITY": " pipeline:loan-origination "}).identity == "pipeline:loan-origination"
+    with pytest.raises(ConfigError, match=r"TEMPORAL_CLIENT_IDENTITY: must be at most 255 characters, got 256"):
+        client_settings_from_env({"TEMPORAL_CLIENT_IDENTITY": "x" * 256})
+
 def test_settings_default_as_the_typescript_client() -> None:
     settings = client_settings_from_env({})
     assert (settings.address, settings.namespace, settings.task_queue, settings.customer_id) == ("localhost:7233", "default", "aggregation-connections", "demo-lender")

@@ -9,7 +9,7 @@ import { DemoEnv, DemoVars } from '../demo-settings.js';
 import { ReplayEnv, TestEnv, TestRunEnv, TestVars } from './test-settings.js';
 import { ProvisioningVars, ToolchainVars } from './toolchain-settings.js';
 import { AggregatorVars } from '../../src/settings/aggregator.js';
-import { CliVars, ClientVariables } from '../../src/settings/client.js';
+import { CliVars, ClientVariables, IdentityVars } from '../../src/settings/client.js';
 import { ConsoleVariables, ConsoleVars } from '../../src/settings/console.js';
 import { DevStackEnv, DevStackVars } from '../../src/settings/dev-stack.js';
 import { RuntimeVars } from '../../src/settings/load.js';
@@ -47,6 +47,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: KeyProviderVars, module: 'src/settings/kms.ts' },
   { variables: PayloadStoreVars, module: 'src/settings/payload-store.ts' },
   { variables: TracingVars, module: 'src/settings/tracing.ts' },
+  { variables: IdentityVars, module: 'src/settings/client.ts' },
   { variables: CliVars, module: 'src/settings/client.ts' },
   { variables: SandboxVars, module: 'src/settings/sandbox.ts' },
   { variables: DevStackVars, module: 'src/settings/dev-stack.ts' },

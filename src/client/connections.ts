@@ -218,7 +218,7 @@ export class ConnectionsClient {
       throw error;
     }
     const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
-    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors });
+    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors, ...(config.identity === undefined ? {} : { identity: config.identity }) });
     const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget, books: config.books, unattendedTaskQueue: config.pools.unattendedTaskQueue });
     connections.ownedConnection = connection;
     connections.ownedTracing = tracing;

@@ -17,9 +17,22 @@ import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
 import { TracingVars, tracingSection } from './tracing.js';
 
+export const IdentityVars = group(
+  z.object({
+    TEMPORAL_CLIENT_IDENTITY: doc(
+      z.string().trim().min(1).max(255).optional(),
+      "The identity this client's requests carry into Temporal's histories, where a connection's activity names who started, answered or cancelled it (`activity`): e.g. pipeline:loan-origination. The console sends each signed-in operator's requests under their own.",
+      { defaultText: "the SDK's <pid>@<host>" },
+    ),
+  }),
+  'Client identity',
+  'Who the pipeline client and the CLI are, in the histories they write to.',
+);
+
 /** What the pipeline client and the CLI need to reach the connections. */
 export const ClientVariables = z.looseObject({
   ...TemporalVars.shape,
+  ...IdentityVars.shape,
   ...TemporalEnvConfigVars.shape,
   AGGREGATOR_CUSTOMER_ID: CustomerId,
   ...DeploymentVars.shape,
@@ -41,6 +54,8 @@ const ClientEnv = ClientVariables.transform(withTemporalEnvConfig)
   .transform((env, ctx) =>
     Object.freeze({
       temporal: temporalSection(env),
+      /** The identity this client's requests carry into Temporal's histories; undefined: the SDK's pid@host. */
+      identity: env.TEMPORAL_CLIENT_IDENTITY,
       /** The tenant (lender) that new connections belong to unless told otherwise. */
       customerId: env.AGGREGATOR_CUSTOMER_ID,
       /** The worker deployment whose versions `deployment` commands show and route. */

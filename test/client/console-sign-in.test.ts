@@ -12,7 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
 import { consoleSignIn, SESSION_COOKIE } from '../../src/client/console/sign-in.js';
-import { connectionKey } from '../../src/client/index.js';
+import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
+import { loadClientConfig } from '../../src/settings/client.js';
+import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
 import { OidcSignIn, type OidcSettings } from '../../src/identity/oidc-sign-in.js';
 import { parseRoleMap } from '../../src/identity/roles.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
@@ -161,6 +163,28 @@ describe('signing in to the console', () => {
     const nothing = await api(nora, '/api/connections');
     assert.equal(nothing.status, 403);
     assert.match(json(nothing).message as string, /Nora Nobody may not read here: it takes the viewer role on every tenant \(\*\) \(Nora Nobody has no roles\)/);
+  });
+
+  it("attributes a pipeline's start and answer to the identity it is configured with (TEMPORAL_CLIENT_IDENTITY)", async () => {
+    const env = shared!.env;
+    const pipeline = await ConnectionsClient.connect(
+      loadClientConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: shared!.stack.taskQueue, ...TEST_ENCRYPTION_ENV, TEMPORAL_CLIENT_IDENTITY: 'pipeline:loan-origination' }),
+    );
+    try {
+      const id = connectionKey(tenantA, uniqueId('app'));
+      await pipeline.startAndAwaitFirstStep(id, liveInput(tenantA, 'security_question', scenario.institution));
+      assert.equal((await pipeline.answer(id, RIGHT_ANSWER)).outcome, 'accepted');
+      const activity = await pipeline.activity(id);
+      assert.deepEqual(
+        activity.filter((entry) => entry.action === 'started' || entry.name === 'submitAnswer').map((entry) => [entry.action, entry.who]),
+        [
+          ['started', 'pipeline:loan-origination'],
+          ['update', 'pipeline:loan-origination'],
+        ],
+      );
+    } finally {
+      await pipeline.close();
+    }
   });
 
   it('signs nobody in with a wrong password', async () => {

@@ -192,6 +192,7 @@ class ConnectionsClient:
                 tls=tls,
                 rpc_metadata=dict(settings.rpc_metadata),
                 data_converter=data_converter_for(payload_codec, external_storage),
+                identity=settings.identity,
             )
         except RuntimeError as error:
             # Which settings a temporal.toml profile gave: the first place to look when they point elsewhere.

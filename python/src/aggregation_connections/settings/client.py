@@ -2,7 +2,7 @@
 (src/settings/temporal.ts and src/settings/fleet-sharing.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
 TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED,
-PRIORITY_MAINTENANCE and TENANT_WEIGHTS. Empty values count as unset; every bad value is one line of a ConfigError.
+PRIORITY_MAINTENANCE, TENANT_WEIGHTS and TEMPORAL_CLIENT_IDENTITY. Empty values count as unset; every bad value is one line of a ConfigError.
 
 Setting by setting, ours where set, else Temporal's environment configuration (a temporal.toml profile,
 TEMPORAL_CONFIG_FILE and TEMPORAL_PROFILE, and Temporal's TEMPORAL_TLS_*_PATH/_DATA and
@@ -94,6 +94,8 @@ class ClientSettings:
     rpc_metadata: Mapping[str, str] = field(default_factory=dict)
     #: Which settings Temporal's environment configuration gave, and where from (empty: none).
     from_env_config: Mapping[str, str] = field(default_factory=dict)
+    #: The identity this client's requests carry into Temporal's histories (TEMPORAL_CLIENT_IDENTITY); None: the SDK's.
+    identity: str | None = None
 
 
 def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSettings:
@@ -166,6 +168,9 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
                 )
             else:
                 weights[match.group(1)] = weight
+    identity = get("TEMPORAL_CLIENT_IDENTITY")
+    if identity is not None and len(identity) > 255:
+        problems.append(f"TEMPORAL_CLIENT_IDENTITY: must be at most 255 characters, got {len(identity)}")
     if problems:
         raise ConfigError(problems)
     return ClientSettings(
@@ -178,4 +183,5 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
         priority=PriorityPolicy(keys, weights),
         rpc_metadata=dict(env_config.metadata.value) if env_config.metadata else {},
         from_env_config=env_config.sources(),
+        identity=identity,
     )
