@@ -213,6 +213,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'scripts/lib/openbao-server.ts',
       'scripts/security-check/attacks.ts',
       'scripts/security-check/console-process.ts',
+      'scripts/security-check/operator-attacks.ts',
       'bench/runtimes.ts',
       'bench/bench-processes.ts',
       'bench/burst/stack.ts',

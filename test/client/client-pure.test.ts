@@ -57,6 +57,7 @@ void describe('client configuration', () => {
     assert.equal(payloadStore.kind, 'local', 'large payloads go to the local store by default');
     assert.deepEqual(rest, {
       temporal: { address: 'localhost:7233', namespace: 'default', taskQueue: 'aggregation-connections', transport: { tls: false } },
+      identity: undefined,
       customerId: 'demo-lender',
       deployment: { name: 'aggregation-connections' },
       priority: { keys: { live: 1, pipeline: 2, scheduled: 3, maintenance: 4 }, tenantWeights: new Map() },
@@ -76,14 +77,16 @@ void describe('client configuration', () => {
     assert.throws(() => loadClientConfig({ BOOK_WINDOW_CEILING: '0' }), /BOOK_WINDOW_CEILING: must be a whole number from 1 to 1000/);
   });
 
-  void it('refuses to configure the console without a token, saying how to set one', () => {
-    assert.throws(() => loadConsoleConfig({}), (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required/.test(error.message));
+  void it('refuses to configure the console without a token or a provider to sign operators in, saying how to set one', () => {
+    assert.throws(() => loadConsoleConfig({}), (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required unless operators sign in/.test(error.message));
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'short' }), /at least 16 characters/);
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_PORT: 'eighty' }), /CONSOLE_PORT/);
     assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' }), {
       port: 8080,
       host: '127.0.0.1',
+      mode: 'development',
       token: 'a'.repeat(20),
+      signIn: undefined,
       codecToken: undefined,
       codecEncodeToken: undefined,
       codecCorsOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'],

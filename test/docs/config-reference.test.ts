@@ -49,7 +49,7 @@ describe('the configuration reference', () => {
     assert.match(markdown, /^\| `TEMPORAL_TASK_QUEUE` \| `aggregation-connections` \| worker, client, sdk floor worker \| /m);
     assert.match(markdown, /^\| `WORKER_BECOME_CURRENT` \| `when-unset` \(worker\); `yes` \(dev stack\) \| worker, dev stack \| /m);
     assert.match(markdown, /^\| `SANDBOX_PORT` \| `4010` \| sandbox, dev stack, demo \| /m);
-    assert.match(markdown, /^\| `CONSOLE_TOKEN` \| \*\*required\*\* \(console\); generated \(dev stack\) \|/m);
+    assert.match(markdown, /^\| `CONSOLE_TOKEN` \| unset \(console\); generated \(dev stack\) \|.*Required unless operators sign in/m);
     assert.match(markdown, /^## Tests and tooling$/m);
     assert.match(markdown, /^### What reads process\.env directly$/m);
     assert.match(markdown, / Held by \[src\/settings\/temporal\.ts\]\(\.\.\/src\/settings\/temporal\.ts\)\.$/m, 'each section names the module that holds it');
