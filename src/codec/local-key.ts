@@ -31,20 +31,30 @@ export interface LocalKey {
 
 /** Reads the key file, creating it first if it does not exist (the first process to write it wins). */
 export function readOrCreateLocalKey(path: string): LocalKey {
+  try {
+    createKeyFileOnce(path, `local-${randomBytes(4).toString('hex')}:${randomBytes(KEY_BYTES).toString('base64')}\n`);
+  } catch (error) {
+    throw new LocalKeyFileError(path, `cannot be created: ${(error as Error).message}`, { cause: error });
+  }
+  return parseLocalKey(path, readFileSync(path, 'utf8'));
+}
+
+/**
+ * Writes `text` to a new key file at `path` (mode 0600, its directory made with `dirMode`) unless
+ * one exists, which is then left as it is. A hard link appears whole and fails if the file exists:
+ * processes starting at once agree on the first one's key, and none reads a half-written file.
+ */
+export function createKeyFileOnce(path: string, text: string, dirMode?: number): void {
   const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    mkdirSync(dirname(path), { recursive: true });
-    const keyId = `local-${randomBytes(4).toString('hex')}`;
-    writeFileSync(draft, `${keyId}:${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600 });
-    // A hard link appears whole and fails if the file exists: processes starting at once agree on
-    // the first one's key, and none reads a half-written file.
+    mkdirSync(dirname(path), { recursive: true, ...(dirMode === undefined ? {} : { mode: dirMode }) });
+    writeFileSync(draft, text, { mode: 0o600 });
     linkSync(draft, path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new LocalKeyFileError(path, `cannot be created: ${(error as Error).message}`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   } finally {
     rmSync(draft, { force: true });
   }
-  return parseLocalKey(path, readFileSync(path, 'utf8'));
 }
 
 function parseLocalKey(path: string, text: string): LocalKey {

@@ -49,7 +49,7 @@ export class StaticTenantKeySource implements KeySource, SealCounting {
   sealingKey(uses: number, tenant?: string): SealingKey {
     if (tenant === undefined) return this.product.sealingKey(uses);
     const path = tenantKeyFilePath(this.files.dir, tenant);
-    const entry = this.current(tenant, path) ?? (this.files.createMissing ? this.remember(tenant, readOrCreateTenantKeyFile(this.files.dir, path)) : undefined);
+    const entry = this.current(tenant, path) ?? (this.files.createMissing ? this.remember(tenant, readOrCreateTenantKeyFile(path)) : undefined);
     if (!entry) throw new TenantKeyMissingError(tenant, path);
     return entry.source.sealingKey(uses);
   }

@@ -7,9 +7,10 @@
  * Errors name the file and the line, never a key's bytes.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../contract/ids.js';
+import { createKeyFileOnce } from './local-key.js';
 import { DATA_KEY_BYTES } from './payload-format.js';
 
 const KEY_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -95,16 +96,11 @@ function parseTenantKeys(path: string, text: string): TenantKeys {
  * to write it wins, as with the local key: a hard link appears whole and fails if the file exists).
  * Only where a generated key may stand in for a provisioned one: Temporal on this machine.
  */
-export function readOrCreateTenantKeyFile(dir: string, path: string): TenantKeys {
-  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+export function readOrCreateTenantKeyFile(path: string): TenantKeys {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(draft, `tenant-${randomBytes(8).toString('hex')}:${randomBytes(DATA_KEY_BYTES).toString('base64')}\n`, { mode: 0o600 });
-    linkSync(draft, path);
+    createKeyFileOnce(path, `tenant-${randomBytes(8).toString('hex')}:${randomBytes(DATA_KEY_BYTES).toString('base64')}\n`, 0o700);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new TenantKeyFileError(path, `cannot be created: ${(error as Error).message}`, { cause: error });
-  } finally {
-    rmSync(draft, { force: true });
+    throw new TenantKeyFileError(path, `cannot be created: ${(error as Error).message}`, { cause: error });
   }
   const keys = readTenantKeyFile(path);
   if (!keys) throw new TenantKeyFileError(path, 'was removed while it was being made');

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -204,11 +204,13 @@ describe('keys per tenant in static mode', () => {
     const dir = freshDir();
     const path = join(dir, 'lender-z.key');
     writeKeys(dir, 'lender-z', keyLine('z-1'));
+    // A second name for the same bytes shows what the removal left on disk.
+    const witness = join(dir, 'witness');
+    linkSync(path, witness);
     const size = readFileSync(path).length;
     assert.equal(destroyTenantKeyFile(path), 'destroyed');
     assert.throws(() => statSync(path), /ENOENT/);
-    assert.ok(size > 0);
-    writeKeys(dir, 'lender-z', keyLine('z-2'));
-    unlinkSync(path);
+    assert.deepEqual(readFileSync(witness), Buffer.alloc(size), 'the key bytes were overwritten with zeros');
+    unlinkSync(witness);
   });
 });

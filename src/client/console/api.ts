@@ -46,13 +46,11 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
       handler: async ({ url, principal, authorize }) => {
         const query = parse(ListQuery, Object.fromEntries(url.searchParams), 'query');
         const filter = { status: query.status === 'any' ? undefined : query.status, institution: query.institution, limit: query.limit };
-        if (query.customer !== undefined) authorize(query.customer);
         const readable = tenantsWhere(principal, 'read');
-        // No tenant at all: refused, naming the role, rather than an empty list.
-        if (readable !== ALL_TENANTS && readable.length === 0) authorize(undefined);
-        if (query.customer === undefined) authorize(readable === ALL_TENANTS ? undefined : readable[0]);
-        // Each tenant's operator sees its own tenants' connections only: one listing per tenant, newest first.
-        const tenants = query.customer !== undefined ? [query.customer] : readable === ALL_TENANTS ? [undefined] : readable;
+        // Each tenant's operator sees its own tenants' connections only: one listing per tenant, newest
+        // first. Each is authorized; no tenant at all is refused, naming the role, not an empty list.
+        const tenants = query.customer !== undefined ? [query.customer] : readable === ALL_TENANTS || readable.length === 0 ? [undefined] : readable;
+        for (const tenant of tenants) authorize(tenant);
         const lists = await Promise.all(tenants.map((customerId) => connections.list({ ...filter, customerId })));
         const listed = tenants.length === 1 ? (lists[0] ?? []) : newestFirst(lists.flat()).slice(0, query.limit);
         return { status: 200, body: { connections: listed } };
