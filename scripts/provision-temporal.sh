@@ -150,9 +150,14 @@ provide_server() {
   command -v go >/dev/null || { log "go is required to build the Temporal server and its schema tool"; exit 1; }
   local dir="$cache/temporal-server/v$version"
   mkdir -p "$dir"
-  for pkg in server tools/sql; do
+  # tdbg, the server's admin tool, only for the production release: prod:check regenerates a stranded
+  # workflow task's matching task with `tdbg workflow refresh-tasks` (docs/reliability.md).
+  local pkgs="server tools/sql"
+  [[ "$version" == "$server_version" ]] && pkgs+=" tools/tdbg"
+  for pkg in $pkgs; do
     local target="$dir/temporal-server"
     [[ "$pkg" == tools/sql ]] && target="$dir/temporal-sql-tool"
+    [[ "$pkg" == tools/tdbg ]] && target="$dir/tdbg"
     if server_is_current "$target" "$version"; then log "temporal $pkg v$version cached at $target"; continue; fi
     log "building go.temporal.io/server/cmd/$pkg@v$version from its Go module (first run only, about 4 minutes)"
     local out; out="$(mktemp -d)"

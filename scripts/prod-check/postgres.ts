@@ -127,6 +127,13 @@ export class PostgresCluster {
     if (stopped.code !== 0) throw new PostgresError(`pg_ctl stop failed (exit ${stopped.code}):\n${stopped.output}`);
   }
 
+  /** Runs SQL on one of the cluster's databases with psql (a test removes a server's rows with it); its output. */
+  async sql(database: string, statement: string): Promise<string> {
+    const result = await run(this.runAs, join(this.binDir, 'psql'), ['-h', this.host, '-p', String(this.port), '-U', 'postgres', '-d', database, '-v', 'ON_ERROR_STOP=1', '-c', statement], this.dir);
+    if (result.code !== 0) throw new PostgresError(`psql on ${database} failed (exit ${result.code}):\n${result.output}`);
+    return result.output;
+  }
+
   /** Last resort on process exit: the postmaster is not our child, nothing else would stop it. */
   stopSync(): void {
     if (!this.running) return;

@@ -38,6 +38,7 @@ import { seconds, Timeline } from '../chaos/timeline.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { parseProdCheckArgs, USAGE, type ProdCheckOptions } from './options.js';
 import { POSTGRES_INSTALL_HINT, PostgresCluster, postgresBinDir } from './postgres.js';
+import { renderStrandedTasks, StrandedTaskSweeper } from './stranded-tasks.js';
 import { findServerBinaries, ProdTemporalServer, PROVISION_HINT, type ServerBinaries } from './temporal-server.js';
 import { createPki, hasOpenssl, OPENSSL_INSTALL_HINT, TLS_SERVER_NAME } from './tls.js';
 import { proveRefusals, type Refusal } from './tls-refusals.js';
@@ -323,18 +324,32 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   const chaosDone: Promise<Chaos> = options.noChaos
     ? Promise.resolve({ record: { kills: [], restartSkipped: 'not asked for (--no-chaos)', errors: [] } })
     : runChaos({ pool, proxy, server, upgrades, timeline, random: seededRandom(options.seed ^ 0x9e3779b9), origin, spreadMs, signal: abort.signal });
+  // The production release's tdbg: every path of this run ends on that release.
+  const tdbg = releases.at(-1)!.tdbg!;
+  const sweeper = new StrandedTaskSweeper({
+    connection,
+    namespace: 'default',
+    address: server.address,
+    tdbg,
+    ...(pki ? { pki, tlsServerName: TLS_SERVER_NAME } : {}),
+    workersPolling: () => pool.readyNames().length > 0,
+    timeline,
+    signal: abort.signal,
+  });
 
   const context = { connections, client, connection, listing, sandboxUrl: sandbox.url, timing, deadline, origin };
   const records = await driveAll(context, plans, log, 'prod-check');
   timeline.mark(`every connection ended or passed the deadline (${records.length}/${plans.length} driven)`);
   abort.abort();
   const chaos = await chaosDone;
+  const stranded = await sweeper.settle();
 
   const { outcomes, duplicates, summary } = await judgeAll(records, sandbox, proxy);
   const stats = proxy.stats();
   const drainOk = options.noChaos || (chaos.drain?.ok ?? false);
   const refusalsOk = refusals.every((refusal) => refusal.ok);
-  const ok = passed(summary) && drainOk && refusalsOk && chaos.record.errors.length === 0;
+  const strandedOk = stranded.every((task) => task.refreshes.every((refresh) => refresh.ok));
+  const ok = passed(summary) && drainOk && refusalsOk && strandedOk && chaos.record.errors.length === 0;
 
   const lines = renderReport({
     header,
@@ -369,6 +384,9 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
         : 'Drain: no worker was SIGTERMed (see chaos errors): FAILED',
     );
   }
+
+  log('');
+  renderStrandedTasks(stranded).forEach((line) => log(line));
 
   if (pki) {
     log('');

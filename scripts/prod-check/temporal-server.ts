@@ -20,7 +20,7 @@ import { randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { loadToolchainConfig } from '../lib/toolchain-settings.js';
@@ -72,6 +72,8 @@ export interface ServerBinaries {
   readonly sqlTool: string;
   /** .../schema/postgresql/v12 of the module source. */
   readonly schemaDir: string;
+  /** The server's admin tool, beside the production release's server (none for the releases of an upgrade path). */
+  readonly tdbg?: string;
 }
 
 function goModCache(explicit: string | undefined): string | undefined {
@@ -97,7 +99,9 @@ export function findServerBinaries(version: string = TEMPORAL_SERVER_VERSION): {
   if (!isExecutableFile(server)) missing.push(`no Temporal server ${version} at ${server}`);
   if (!isExecutableFile(sqlTool)) missing.push(`no temporal-sql-tool ${version} at ${sqlTool}`);
   if (!schemaDir || !existsSync(join(schemaDir, 'temporal', 'versioned'))) missing.push(`no PostgreSQL schema at ${schemaDir || '(no Go module cache)'}`);
-  return missing.length > 0 ? { missing } : { binaries: { version, server, sqlTool, schemaDir }, missing };
+  const tdbg = production ? join(dirname(server), 'tdbg') : undefined;
+  if (tdbg && !isExecutableFile(tdbg)) missing.push(`no tdbg ${version} beside the server, at ${tdbg}`);
+  return missing.length > 0 ? { missing } : { binaries: { version, server, sqlTool, schemaDir, ...(tdbg ? { tdbg } : {}) }, missing };
 }
 
 interface Ports {

@@ -80,7 +80,7 @@ export function failureReport(output: string): string {
  * The summary line `<name>: N connections, N completed as expected, 0 unexpected failures, 0 stuck,
  * 0 duplicate answers, 0 data mismatches` is stdout's last line and the run exited 0.
  */
-export function assertCleanSummary(name: string, { code, signal, stdout, output }: HarnessExit, { knownStuck = 0 }: { knownStuck?: number } = {}): void {
+export function assertCleanSummary(name: string, { code, signal, stdout, output }: HarnessExit): void {
   const pattern = new RegExp(`^${name}: (\\d+) connections, (\\d+) completed as expected, (\\d+) unexpected failures, (\\d+) stuck, (\\d+) duplicate answers, (\\d+) data mismatches$`, 'm');
   const summary = pattern.exec(stdout);
   assert.ok(summary, `no summary line (exit ${code ?? signal}):\n${failureReport(output)}`);
@@ -88,11 +88,10 @@ export function assertCleanSummary(name: string, { code, signal, stdout, output 
   const report = `\n${failureReport(output)}`;
   assert.ok((total ?? 0) > 0, report);
   assert.equal(unexpected, 0, `unexpected failures${report}`);
-  // `knownStuck`: stuck connections the caller has already told apart as a known defect (still counted, still in the line).
-  assert.equal(stuck, knownStuck, `stuck connections${report}`);
+  assert.equal(stuck, 0, `stuck connections${report}`);
   assert.equal(duplicates, 0, `duplicate answers${report}`);
   assert.equal(mismatches, 0, `data mismatches${report}`);
-  assert.equal(expected, (total ?? 0) - knownStuck, `every other connection completed as expected${report}`);
+  assert.equal(expected, total, `every connection completed as expected${report}`);
   assert.equal(stdout.trimEnd().split('\n').at(-1), summary[0], 'the summary line is the last line of stdout');
-  assert.equal(code, knownStuck === 0 ? 0 : 1, `exit code${report}`);
+  assert.equal(code, 0, `exit code${report}`);
 }
