@@ -60,7 +60,7 @@ export default tseslint.config(
   {
     // The console's browser pages: classic scripts (no build step) that share one global scope per
     // page, dom.js and api.js loaded first. tsc checks their names against lib.dom and each other
-    // (tsconfig.page.json, tsconfig.page-books.json), which is why no-undef, which knows neither, is off.
+    // (tsconfig.page.json, tsconfig.page-books.json, tsconfig.page-audit.json), which is why no-undef, which knows none of them, is off.
     files: ['src/client/console/page/**/*.js'],
     languageOptions: { sourceType: 'script' },
     rules: { 'no-undef': 'off' },

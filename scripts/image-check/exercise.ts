@@ -15,7 +15,7 @@ import { loadTestConfig } from '../lib/test-settings.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { DevServer } from '../lib/dev-server.js';
 import { freePort } from '../lib/free-port.js';
-import { ImageProcess, ImageProcessError, runToEnd, unprivileged } from './image-processes.js';
+import { ImageProcess, ImageProcessError, runToEnd, unprivileged, writableByImage } from './image-processes.js';
 
 const START_TIMEOUT_MS = 60_000;
 const CONNECTION_TIMEOUT_MS = 120_000;
@@ -100,6 +100,8 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
       PAYLOAD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       // The runtime directory is not writable by the image's user, as /app is not.
       PAYLOAD_STORE: 'off',
+      // So the audit trail goes where a deployment puts it: a place the image's user may write.
+      AUDIT_STORE: `file:${join(writableByImage(join(options.logDir, 'audit')), 'audit.jsonl')}`,
     };
     options.report(`Temporal dev server ${env.address}${env.shared ? ' (shared by npm test)' : ''}, task queue ${taskQueue}; image processes run as ${who}`);
 

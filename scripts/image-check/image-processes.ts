@@ -5,7 +5,7 @@
  * reaches node itself, as it reaches the CMD in a container.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { chownSync, createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { onPath } from '../lib/temporal-binaries.js';
 
@@ -22,6 +22,13 @@ export function unprivileged(): { prefix: string[]; who: string } {
   const setpriv = onPath('setpriv');
   if (!setpriv) throw new ImageProcessError('running as root and setpriv (util-linux) is not on PATH: cannot run the image\'s processes as a non-root user');
   return { prefix: [setpriv, `--reuid=${NOBODY_UID}`, `--regid=${NOBODY_UID}`, '--clear-groups', '--'], who: `uid ${NOBODY_UID} (nobody, through setpriv)` };
+}
+
+/** `dir`, made and handed to the user the image's processes run as (unprivileged), who may then write in it. */
+export function writableByImage(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (process.getuid?.() === 0) chownSync(dir, NOBODY_UID, NOBODY_UID);
+  return dir;
 }
 
 export interface ImageProcessOptions {

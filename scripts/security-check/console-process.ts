@@ -21,16 +21,19 @@ export class ConsoleProcessError extends Error {
 export interface ConsoleProcess {
   readonly url: string;
   readonly child: ChildProcess;
+  /** Where it keeps its audit trail (`<runDir>/<name>-audit.jsonl` unless its env named one). */
+  readonly auditStore: string;
   stop(): Promise<void>;
 }
 
 /** Starts the console with `env` (its tokens included), its output in `<runDir>/<name>.log`; resolves once it listens. */
 export async function startConsoleProcess(runDir: string, env: Readonly<Record<string, string>>, name = 'console'): Promise<ConsoleProcess> {
   const logFile = createWriteStream(join(runDir, `${name}.log`));
+  const auditStore = env.AUDIT_STORE ?? `file:${join(runDir, `${name}-audit.jsonl`)}`;
   const child = track(
     spawn(process.execPath, ['--import', 'tsx', CONSOLE_ENTRY], {
       cwd: PROJECT_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, CONSOLE_HOST: '127.0.0.1', CONSOLE_PORT: '0', ...env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, CONSOLE_HOST: '127.0.0.1', CONSOLE_PORT: '0', ...env, AUDIT_STORE: auditStore },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
@@ -57,6 +60,7 @@ export async function startConsoleProcess(runDir: string, env: Readonly<Record<s
   return {
     url,
     child,
+    auditStore,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = once(child, 'exit');

@@ -8,6 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
+import { openAuditStore } from '../../src/audit/audit-trail.js';
 import { SESSION_COOKIE } from '../../src/client/console/sign-in.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
 import { track } from '../chaos/processes.js';
@@ -74,6 +75,9 @@ export async function startSignInConsole(runDir: string, env: Readonly<Record<st
   };
 }
 
+/** How many console routes operatorOnOtherTenant tries on tenant B's work. */
+const PROBED_ROUTES = 10;
+
 const call = (browser: HttpBrowser, base: string, path: string, body?: unknown) =>
   browser.request(`${base}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: base } });
 
@@ -111,8 +115,53 @@ export async function operatorOnOtherTenant(console_: SignInConsole, tenantB: st
     }
   });
   if (codec.status !== 200 || states.length !== payloadsOfB.length || !states.every((state) => state === 'not-permitted')) through.push(`POST /codec/decode: HTTP ${codec.status}, ${states.filter((state) => state !== 'not-permitted').length} payload(s) not refused`);
-  const refused = through.length === 0 && payloadsOfB.length > 0;
+  const refused = through.length === 0 && payloadsOfB.length > 0 && routes.length === PROBED_ROUTES;
   return { name, refused, detail: refused ? `${routes.length} routes answered 403 and the codec refused ${payloadsOfB.length} payload(s) of ${tenantB} as not-permitted` : through.join('; ') || 'no payloads of B to try' };
+}
+
+/**
+ * Tenant A's operator's probes of B (operatorOnOtherTenant, run before), unrecorded: refused when the
+ * console's audit trail holds each route's refusal (403) and the codec's refused payloads of B,
+ * under the operator's name, and none of them as done.
+ */
+export async function probesUnrecorded(console_: SignInConsole, tenantB: string, since: Date): Promise<AttackResult> {
+  const name = "tenant A's operator probing tenant B, left out of the audit trail";
+  const store = openAuditStore(console_.console.auditStore);
+  try {
+    const ofB = (await store.query({ tenant: tenantB, from: since, limit: 1_000 })).filter((entry) => entry.actor.name === 'Operator of A');
+    const refusals = ofB.filter((entry) => entry.outcome === 'refused');
+    const done = ofB.filter((entry) => entry.outcome === 'ok');
+    const codec = refusals.some((entry) => entry.action === 'decode' && entry.outcomeDetail === 'NotPermitted');
+    const refused = refusals.length >= PROBED_ROUTES && codec && done.length === 0;
+    return { name, refused, detail: `${refusals.length} refusal(s) of tenant ${tenantB}'s work recorded under "Operator of A" (codec: ${codec ? 'recorded' : 'MISSING'}), ${done.length} recorded as done` };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * An answer while the console cannot write its audit trail (its store is down or full): refused when
+ * the console answers 503 AuditUnavailable and the connection is still waiting, so nothing is done
+ * that nobody could later see.
+ */
+export async function answerUnrecorded(runDir: string, env: Readonly<Record<string, string>>, connection: string, answer: unknown, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+  const name = 'an answer sent while the audit trail cannot be written';
+  const token = randomBytes(24).toString('hex');
+  // A store whose directory is a file: every write fails, as with a database that is down.
+  const unwritable = await startConsoleProcess(runDir, { ...env, CONSOLE_TOKEN: token, AUDIT_STORE: `file:${process.execPath}/audit.jsonl` }, 'console-audit-down');
+  try {
+    const response = await fetch(`${unwritable.url}/api/connections/${encodeURIComponent(connection)}/answer`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', origin: unwritable.url },
+      body: JSON.stringify(answer),
+    });
+    const body = (await response.json().catch(() => ({}))) as { error?: string };
+    const waiting = await stillWaiting();
+    const refused = response.status === 503 && body.error === 'AuditUnavailable' && waiting;
+    return { name, refused, detail: `HTTP ${response.status} ${body.error ?? ''}; the connection ${waiting ? 'still waits for its answer' : 'WAS ANSWERED'}` };
+  } finally {
+    await unwritable.stop();
+  }
 }
 
 /** A viewer of A answering A's connection: refused when 403 and the connection is still waiting. */

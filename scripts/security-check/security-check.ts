@@ -48,7 +48,18 @@ import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { tenantTransitKey } from '../../src/codec/vault-transit.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
-import { CLIENT_SECRET, forgedSession, operatorOnOtherTenant, revokedIdentity, sharedTokenInProduction, startSignInConsole, viewerAnswering, type SignInConsole } from './operator-attacks.js';
+import {
+  answerUnrecorded,
+  CLIENT_SECRET,
+  forgedSession,
+  operatorOnOtherTenant,
+  probesUnrecorded,
+  revokedIdentity,
+  sharedTokenInProduction,
+  startSignInConsole,
+  viewerAnswering,
+  type SignInConsole,
+} from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
 import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf, staticReaderOnOtherTenant } from './tenant-attacks.js';
 import {
@@ -201,8 +212,12 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   timeline.mark(`console signing operators in through ${signInConsole.provider.issuer} up at ${signInConsole.url}`);
   const viewedWorkflowId = await awaitingAnswer(target, 'viewer-attacked');
   const payloadsOfB = (await sealedPayloadsOf(raw, otherWorkflowId)).map(toJson);
+  const probesSince = new Date();
+  const stillWaiting = (workflowId: string) => async () => (await fleet.connections.getState(workflowId)).status === 'AwaitingAnswer';
   results.push(
     await operatorOnOtherTenant(signInConsole, tenantB, otherWorkflowId, RIGHT_ANSWER, payloadsOfB),
+    await probesUnrecorded(signInConsole, tenantB, probesSince),
+    await answerUnrecorded(runDir, consoleEnv, viewedWorkflowId, RIGHT_ANSWER, stillWaiting(viewedWorkflowId)),
     await viewerAnswering(signInConsole, viewedWorkflowId, RIGHT_ANSWER, async () => (await fleet.connections.getState(viewedWorkflowId)).status === 'AwaitingAnswer'),
     await forgedSession(signInConsole),
     await revokedIdentity(signInConsole),

@@ -7,10 +7,13 @@
  * (PAYLOAD_TENANT_KEYS_DIR): a reader given one tenant's key file alone.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { AuditTrail } from '../../src/audit/audit-trail.js';
+import { FileAuditStore } from '../../src/audit/file-audit-store.js';
 import { createConsoleServer } from '../../src/client/console/app.js';
 import { toJson } from '../../src/client/console/codec.js';
 import type { ConnectionsClient } from '../../src/client/index.js';
@@ -60,7 +63,9 @@ export async function readerOnOtherTenant(name: string, reader: EncryptionCodec,
  */
 export async function otherTenantThroughCodec(name: string, connections: ConnectionsClient, reader: EncryptionCodec, other: readonly Payload[]): Promise<AttackResult> {
   const token = `security-${Date.now().toString(36)}`;
-  const server = createConsoleServer({ connections, token, payloadCodecs: [reader], codecCorsOrigins: [] });
+  const auditDir = await mkdtemp(join(tmpdir(), 'security-audit-'));
+  const audit = new AuditTrail(new FileAuditStore(join(auditDir, 'audit.jsonl')));
+  const server = createConsoleServer({ audit, connections, token, payloadCodecs: [reader], codecCorsOrigins: [] });
   try {
     const url = (await server.listen(0, '127.0.0.1')).url;
     const body = JSON.stringify({ payloads: other.map(toJson) });
@@ -78,6 +83,8 @@ export async function otherTenantThroughCodec(name: string, connections: Connect
     return { name, refused, detail: `HTTP ${response.status}; ${counts || 'no payloads'}` };
   } finally {
     await server.close();
+    await audit.close();
+    await rm(auditDir, { recursive: true, force: true });
   }
 }
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { OidcSettings } from '../identity/oidc-sign-in.js';
 import { parseRoleMap, RoleMapError, type RoleGrant } from '../identity/roles.js';
 import { SESSION_KEY_BYTES } from '../identity/sealed-cookie.js';
+import { AuditVars, auditStoreLocation, clearTextBeyondLoopback } from './audit.js';
 import { CountAtLeast, NonEmpty, Port, doc, group } from './document.js';
 import { isLoopbackHost } from './kms.js';
 import { parseEnv } from './load.js';
@@ -102,6 +103,7 @@ export const ConsoleVars = group(
 /** The console reaches Temporal with the client's config; its own is the listener and the payload sections. */
 export const ConsoleVariables = z.looseObject({
   ...ConsoleVars.shape,
+  ...AuditVars.shape,
   /** Where the histories the console decodes live (ours, else the Temporal profile's): decides whether a generated local key may be used. */
   TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
   ...TemporalEnvConfigVars.shape,
@@ -139,6 +141,8 @@ const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
       codecEncodeToken: env.CONSOLE_CODEC_ENCODE_TOKEN,
       /** Origins allowed to call the codec endpoint cross-origin, with credentials. */
       codecCorsOrigins: Object.freeze(env.CONSOLE_CODEC_CORS_ORIGINS),
+      /** Where the audit trail is kept: `file:<path>` or a postgres:// address. */
+      auditStore: auditStoreLocation(env),
       ...payloadSections(env, ctx),
     }),
   );
@@ -182,6 +186,11 @@ function checkSignIn(env: ConsoleEnvValues, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: 'custom', path: ['CONSOLE_TOKEN'], message: 'is refused with CONSOLE_MODE=production: one shared token opens every tenant and names nobody; operators sign in (CONSOLE_OIDC_*) instead' });
   }
   if (!oidc) ctx.addIssue({ code: 'custom', path: ['CONSOLE_OIDC_ISSUER'], message: 'is required with CONSOLE_MODE=production: operators sign in through the provider' });
+  if (env.AUDIT_STORE === undefined || env.AUDIT_STORE.startsWith('file:')) {
+    ctx.addIssue({ code: 'custom', path: ['AUDIT_STORE'], message: 'must be a postgres:// address with CONSOLE_MODE=production: a file on one replica is neither shared nor kept when the container goes' });
+  } else if (clearTextBeyondLoopback(env.AUDIT_STORE)) {
+    ctx.addIssue({ code: 'custom', path: ['AUDIT_STORE'], message: 'has sslmode=disable to another host, refused with CONSOLE_MODE=production: use sslmode=verify-full' });
+  }
   if (env.CONSOLE_SESSION_SECRET === undefined) ctx.addIssue({ code: 'custom', path: ['CONSOLE_SESSION_SECRET'], message: 'is required with CONSOLE_MODE=production: every replica seals sessions with it, and sessions outlive a restart' });
   if (env.CONSOLE_PUBLIC_URL === undefined || new URL(env.CONSOLE_PUBLIC_URL).protocol !== 'https:') {
     ctx.addIssue({ code: 'custom', path: ['CONSOLE_PUBLIC_URL'], message: 'must be the https:// address operators open with CONSOLE_MODE=production: the session cookie travels over TLS only' });

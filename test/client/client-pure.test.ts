@@ -90,6 +90,7 @@ void describe('client configuration', () => {
       codecToken: undefined,
       codecEncodeToken: undefined,
       codecCorsOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'],
+      auditStore: 'file:.temporal/audit.jsonl',
       payloadStore: { kind: 'off' },
     });
   });

@@ -24,6 +24,7 @@ import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';
 import { HttpBrowser } from '../../scripts/lib/http-browser.js';
 import { uniqueId } from '../helpers/temporal.js';
 import { liveInput, startClientStack, stopClientStack, type ClientStack } from './client-stack.js';
+import { tempAuditTrail } from '../helpers/audit.js';
 
 const tenantA = `lender-a-${uniqueId('t').slice(-6)}`;
 const tenantB = `lender-b-${uniqueId('t').slice(-6)}`;
@@ -38,6 +39,7 @@ let consoleUrl: string;
 let sessionKey: Uint8Array;
 let ofA: string;
 let ofB: string;
+const audit = tempAuditTrail();
 
 function settings(issuer: string, redirectUri: string): OidcSettings {
   return {
@@ -84,8 +86,8 @@ before(async () => {
     clients: [{ clientId: 'console', clientSecret: 'console-secret-for-tests', redirectUris: [`${consoleUrl}/auth/callback`] }],
   });
   sessionKey = randomBytes(32);
-  const signIn = consoleSignIn(new OidcSignIn(settings(provider.issuer, `${consoleUrl}/auth/callback`)), new SealedCookies(sessionKey));
-  consoleServer = createConsoleServer({ connections: shared.client, token: undefined, signIn, defaultCustomerId: tenantA });
+  const signIn = consoleSignIn(new OidcSignIn(settings(provider.issuer, `${consoleUrl}/auth/callback`)), new SealedCookies(sessionKey), { audit });
+  consoleServer = createConsoleServer({ audit, connections: shared.client, token: undefined, signIn, defaultCustomerId: tenantA });
   await consoleServer.listen(consolePort);
   ofA = connectionKey(tenantA, uniqueId('app'));
   ofB = connectionKey(tenantB, uniqueId('app'));
@@ -184,6 +186,67 @@ describe('signing in to the console', () => {
       );
     } finally {
       await pipeline.close();
+    }
+  });
+
+  it('records who signed in, answered and was refused, per tenant; an admin reads it back (JSON and JSON lines), an operator may not', async () => {
+    const since = new Date();
+    const alice = await signedIn('alice');
+    const id = connectionKey(tenantA, uniqueId('app'));
+    await shared!.client.startAndAwaitFirstStep(id, liveInput(tenantA, 'security_question', scenario.institution));
+    assert.equal((await api(alice, `/api/connections/${encodeURIComponent(id)}/answer`, RIGHT_ANSWER)).status, 200);
+    assert.equal((await api(alice, `/api/connections/${encodeURIComponent(ofB)}/cancel`, {})).status, 403);
+    const refusedRead = await api(alice, `/api/audit?customer=${tenantA}`);
+    assert.equal(refusedRead.status, 403, 'reading the trail takes the admin role');
+
+    const trail = await audit.query({ from: since, limit: 100 });
+    const line = (entry: (typeof trail)[number]) => [entry.actor.name, entry.action, entry.tenant, entry.target, entry.outcome, entry.outcomeDetail];
+    assert.deepEqual(
+      trail.filter((entry) => entry.actor.subject === 'alice').map(line),
+      [
+        ['Alice Operator', 'sign-in', null, null, 'ok', null],
+        ['Alice Operator', 'answer', tenantA, id, 'ok', 'accepted'],
+        ['Alice Operator', 'cancel', tenantB, ofB, 'refused', 'Forbidden'],
+        ['Alice Operator', 'audit.read', tenantA, null, 'refused', 'Forbidden'],
+      ],
+    );
+    const answered = JSON.stringify(RIGHT_ANSWER.responses).match(/"[^"]{4,}"/g) ?? [];
+    assert.ok(answered.length > 0 && answered.every((text) => !JSON.stringify(trail).includes(text)), 'the answer itself is never recorded');
+
+    const pat = await signedIn('pat');
+    const ofTenantA = json(await api(pat, `/api/audit?customer=${tenantA}&from=${encodeURIComponent(since.toISOString())}`));
+    const entries = ofTenantA.entries as { action: string; tenant: string; actor: { name: string } }[];
+    assert.ok(entries.length >= 2 && entries.every((entry) => entry.tenant === tenantA), JSON.stringify(entries));
+    assert.ok(entries.some((entry) => entry.action === 'answer' && entry.actor.name === 'Alice Operator'));
+    const exported = await api(pat, `/api/audit?customer=${tenantB}&format=jsonl`);
+    assert.match(exported.headers.get('content-type') ?? '', /^application\/x-ndjson/);
+    const lines = exported.body.trimEnd().split('\n').map((text) => JSON.parse(text) as { action: string; tenant: string });
+    assert.ok(lines.some((entry) => entry.action === 'cancel' && entry.tenant === tenantB), exported.body);
+    const bad = await api(pat, '/api/audit?from=yesterday');
+    assert.deepEqual([bad.status, json(bad).error], [400, 'InvalidRequest']);
+    assert.match(json(bad).message as string, /from: must be an ISO 8601 time/);
+  });
+
+  it('refuses an answer it cannot record (503 AuditUnavailable) and leaves the connection unanswered', async () => {
+    const token = randomBytes(24).toString('hex');
+    // The store's directory is a file: every write fails, as with a database that is down.
+    const broken = tempAuditTrail(`${process.execPath}/audit.jsonl`);
+    const unrecorded = createConsoleServer({ audit: broken, connections: shared!.client, token });
+    const { url } = await unrecorded.listen(0);
+    try {
+      const id = connectionKey(tenantA, uniqueId('app'));
+      await shared!.client.startAndAwaitFirstStep(id, liveInput(tenantA, 'security_question', scenario.institution));
+      const answer = await fetch(`${url}/api/connections/${encodeURIComponent(id)}/answer`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', origin: url },
+        body: JSON.stringify(RIGHT_ANSWER),
+      });
+      const body = (await answer.json()) as { error?: string; message?: string };
+      assert.deepEqual([answer.status, body.error], [503, 'AuditUnavailable'], JSON.stringify(body));
+      assert.match(body.message ?? '', /nothing was done, as nothing can be recorded/);
+      assert.equal((await shared!.client.getState(id)).status, 'AwaitingAnswer');
+    } finally {
+      await unrecorded.close();
     }
   });
 

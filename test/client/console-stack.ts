@@ -14,6 +14,8 @@ import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId } from '../helpers/temporal.js';
 import { startClientStack, stopClientStack } from './client-stack.js';
+import { tempAuditTrail } from '../helpers/audit.js';
+import type { AuditTrail } from '../../src/audit/audit-trail.js';
 
 const CHROMIUM = loadTestConfig().chromiumPath;
 /** Where the page tests leave their screenshots (gitignored). */
@@ -26,6 +28,8 @@ export interface ConsoleStack {
   readonly stack: ConnectionStack;
   readonly client: ConnectionsClient;
   readonly consoleServer: ConsoleServer;
+  /** The console's audit trail (a file of its own). */
+  readonly audit: AuditTrail;
   readonly baseUrl: string;
   readonly browser: Browser;
   readonly context: BrowserContext;
@@ -35,11 +39,12 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
   await mkdir(CONSOLE_ARTIFACTS, { recursive: true });
   const { env, stack, client } = await startClientStack();
-  const consoleServer = createConsoleServer({ connections: client, token: CONSOLE_TEST_TOKEN, defaultCustomerId: stack.customerId });
+  const audit = tempAuditTrail();
+  const consoleServer = createConsoleServer({ audit, connections: client, token: CONSOLE_TEST_TOKEN, defaultCustomerId: stack.customerId });
   const baseUrl = (await consoleServer.listen(0)).url;
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  return { env, stack, client, consoleServer, baseUrl, browser, context };
+  return { env, stack, client, consoleServer, audit, baseUrl, browser, context };
 }
 
 export async function stopConsoleStack(shared: Partial<ConsoleStack> | undefined): Promise<void> {

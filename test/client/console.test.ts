@@ -18,6 +18,7 @@ import { waitFor } from '../helpers/temporal.js';
 import { startAwaiting as startAwaiting_ } from './client-stack.js';
 import { CONSOLE_ARTIFACTS, CONSOLE_TEST_TOKEN, startConsoleStack, stopConsoleStack, type ConsoleStack } from './console-stack.js';
 import { correctAnswer } from './scenario-answers.js';
+import { tempAuditTrail } from '../helpers/audit.js';
 
 const ARTIFACTS = CONSOLE_ARTIFACTS;
 const TOKEN = CONSOLE_TEST_TOKEN;
@@ -232,7 +233,7 @@ void describe('the console API', () => {
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
     // Beyond loopback (behind a TLS proxy) the cookie is Secure: a browser never sends it in clear.
-    const exposed = createConsoleServer({ connections: client, token: TOKEN, secureCookie: true });
+    const exposed = createConsoleServer({ audit: tempAuditTrail(), connections: client, token: TOKEN, secureCookie: true });
     try {
       const url = (await exposed.listen(0)).url;
       const secure = await fetch(`${url}/?token=${encodeURIComponent(TOKEN)}`, { redirect: 'manual' });

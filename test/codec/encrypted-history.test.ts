@@ -26,6 +26,7 @@ import { startConnectionStack } from '../helpers/connection-stack.js';
 import { isCoreBookkeeping, isPatchMarker, payloadsIn } from '../helpers/history-payloads.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+import { tempAuditTrail } from '../helpers/audit.js';
 
 const { History } = proto.temporal.api.history.v1;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
@@ -60,9 +61,9 @@ before(async () => {
   stack = await startConnectionStack(env, { encryption: ENCRYPTION });
   const clientConfig = loadClientConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue });
   client = await ConnectionsClient.connect({ ...clientConfig, encryption: ENCRYPTION });
-  consoleServer = createConsoleServer({ connections: client, token: TOKEN, codecToken: CODEC_TOKEN, codecEncodeToken: ENCODE_TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
+  consoleServer = createConsoleServer({ audit: tempAuditTrail(), connections: client, token: TOKEN, codecToken: CODEC_TOKEN, codecEncodeToken: ENCODE_TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
   baseUrl = (await consoleServer.listen(0)).url;
-  plainConsole = createConsoleServer({ connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });
+  plainConsole = createConsoleServer({ audit: tempAuditTrail(), connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });
   plainUrl = (await plainConsole.listen(0)).url;
 
   workflowId = connectionKey(stack.customerId, uniqueId('encrypted'));
@@ -245,7 +246,7 @@ describe("the console's codec endpoint", () => {
     }
     assert.equal((await codecCall('/codec/encode', { payloads: [] }, {})).status, 401, 'but not without a credential');
     // A console given no encode token decodes only, whoever asks.
-    const decodeOnly = createConsoleServer({ connections: client, token: TOKEN, payloadCodecs: consoleCodecs, codecCorsOrigins: [UI_ORIGIN] });
+    const decodeOnly = createConsoleServer({ audit: tempAuditTrail(), connections: client, token: TOKEN, payloadCodecs: consoleCodecs, codecCorsOrigins: [UI_ORIGIN] });
     try {
       const refused = await codecCall('/codec/encode', { payloads: [plain] }, auth, (await decodeOnly.listen(0)).url);
       assert.equal(refused.status, 403);

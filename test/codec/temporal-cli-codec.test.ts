@@ -19,6 +19,7 @@ import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { runTemporalCli } from '../helpers/temporal-cli.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+import { tempAuditTrail } from '../helpers/audit.js';
 
 const CONSOLE_TOKEN = `cli-console-${uniqueId('token')}`;
 const CODEC_TOKEN = `cli-codec-${uniqueId('token')}`;
@@ -36,6 +37,7 @@ before(async () => {
   env = await createDevEnvironment();
   stack = await startConnectionStack(env);
   consoleServer = createConsoleServer({
+    audit: tempAuditTrail(),
     connections: new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }),
     token: CONSOLE_TOKEN,
     codecToken: CODEC_TOKEN,

@@ -24,6 +24,7 @@ import { startConnectionStack, type ConnectionStack } from '../helpers/connectio
 import { runKmsConnection, type KmsConnection } from '../helpers/kms-connection.js';
 import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
 import { uniqueId } from '../helpers/temporal.js';
+import { tempAuditTrail } from '../helpers/audit.js';
 
 let bao: OpenBaoServer;
 let run: KmsConnection;
@@ -170,7 +171,7 @@ describe('a connection waiting for an answer when its key version is revoked, it
   it("the console's API answers 422 KeyVersionRevoked with the key and its version, not 502", async () => {
     const reader = await freshClient();
     const token = `console-${uniqueId('token')}`;
-    const consoleServer = createConsoleServer({ connections: reader, token, defaultCustomerId: run.stack.customerId });
+    const consoleServer = createConsoleServer({ audit: tempAuditTrail(), connections: reader, token, defaultCustomerId: run.stack.customerId });
     try {
       const { url } = await consoleServer.listen(0, '127.0.0.1');
       const response = await fetch(`${url}/api/connections/${encodeURIComponent(waitingId)}`, { headers: { authorization: `Bearer ${token}` } });

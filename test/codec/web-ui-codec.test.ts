@@ -24,6 +24,7 @@ import { docsScreenshot } from '../helpers/docs-screenshot.js';
 import { fetchRawHistory } from '../helpers/raw-history.js';
 import { uniqueId } from '../helpers/temporal.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
+import { tempAuditTrail } from '../helpers/audit.js';
 
 const CHROMIUM = loadTestConfig().chromiumPath;
 const TOKEN = `web-ui-${uniqueId('token')}`;
@@ -45,6 +46,7 @@ before(async () => {
   env = await startDevEnvironment({ ui: { port: uiPort, codecEndpoint: `${consoleUrl}/codec` } });
   stack = await startConnectionStack(env);
   consoleServer = createConsoleServer({
+    audit: tempAuditTrail(),
     connections: new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }),
     token: TOKEN,
     payloadCodecs: dataConverterFor({ encryption: TEST_ENCRYPTION })?.payloadCodecs,

@@ -9,6 +9,7 @@ import { registerWorker } from '../../scripts/lib/suite-registry.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import { isKmsEncryption } from '../../src/codec/key-provider.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
+import { tempAuditFile } from './audit.js';
 
 const ENTRIES = {
   worker: fileURLToPath(new URL('../../src/worker.ts', import.meta.url)),
@@ -29,7 +30,9 @@ const running = new Set<ChildProcess>();
 /** Starts the worker or the console with exactly `env` (plus PATH) and resolves once it says it is ready. */
 export async function startProcess(kind: keyof typeof ENTRIES, env: Record<string, string>): Promise<ProductProcess> {
   if (kind === 'worker') registerWorkerProcess(env);
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[kind]], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A console's audit trail goes to a file of its own unless the test names one.
+  const audit = kind === 'console' && env.AUDIT_STORE === undefined ? { AUDIT_STORE: `file:${tempAuditFile()}` } : {};
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[kind]], { env: { PATH: process.env.PATH, ...audit, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let output = '';

@@ -209,7 +209,13 @@ describe('payload encryption settings', () => {
 
 describe('console sign-in settings', () => {
   const OIDC = { CONSOLE_OIDC_ISSUER: 'https://id.lender.example', CONSOLE_OIDC_CLIENT_ID: 'console', CONSOLE_OIDC_CLIENT_SECRET: 's'.repeat(24), PAYLOAD_STORE: 'off' };
-  const PRODUCTION = { ...OIDC, CONSOLE_MODE: 'production', CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'), CONSOLE_PUBLIC_URL: 'https://console.lender.example/' };
+  const PRODUCTION = {
+    ...OIDC,
+    CONSOLE_MODE: 'production',
+    CONSOLE_SESSION_SECRET: randomBytes(32).toString('base64'),
+    CONSOLE_PUBLIC_URL: 'https://console.lender.example/',
+    AUDIT_STORE: 'postgres://console:pw@db.lender.example/audit?sslmode=verify-full',
+  };
 
   it('signs operators in through the provider, with the role map and the public address the provider sends them back to', () => {
     const config = loadConsoleConfig({ ...PRODUCTION, CONSOLE_ROLE_MAP: 'a-ops=operator@lender-a, platform=admin@*' });
@@ -231,6 +237,22 @@ describe('console sign-in settings', () => {
     assert.match(bare, /CONSOLE_SESSION_SECRET: is required with CONSOLE_MODE=production/);
     assert.match(bare, /CONSOLE_PUBLIC_URL: must be the https:\/\/ address operators open/);
     assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_PUBLIC_URL: 'http://console.lender.example' })), /CONSOLE_PUBLIC_URL: must be the https:\/\/ address/);
+  });
+
+  it('keeps the audit trail in PostgreSQL in production, over TLS beyond this machine; refuses another kind of address by name', () => {
+    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).auditStore, 'file:.temporal/audit.jsonl', 'the development default');
+    assert.equal(loadConsoleConfig(PRODUCTION).auditStore, PRODUCTION.AUDIT_STORE);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: undefined })), /AUDIT_STORE: must be a postgres:\/\/ address with CONSOLE_MODE=production/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'file:/var/audit.jsonl' })), /AUDIT_STORE: must be a postgres:\/\/ address with CONSOLE_MODE=production/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'postgres://console:pw@db.lender.example/audit' })), /AUDIT_STORE: reaches db\.lender\.example without saying how: add \?sslmode=verify-full/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'postgres://console:pw@db.lender.example/audit?sslmode=disable' })), /AUDIT_STORE: has sslmode=disable to another host, refused with CONSOLE_MODE=production/);
+    const dev = { CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' };
+    assert.equal(loadConsoleConfig({ ...dev, AUDIT_STORE: 'postgres://temporal:temporal@postgresql:5432/audit?sslmode=disable' }).auditStore, 'postgres://temporal:temporal@postgresql:5432/audit?sslmode=disable', 'compose: one host, said so');
+    assert.equal(loadConsoleConfig({ ...dev, AUDIT_STORE: 'postgres://u:p@127.0.0.1:5432/audit' }).auditStore, 'postgres://u:p@127.0.0.1:5432/audit');
+    assert.match(problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'mysql://db/audit' })), /AUDIT_STORE: must be file:<path> or a postgres:\/\/ address \(got mysql:\/\/\)/);
+    assert.match(problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'file:' })), /AUDIT_STORE: file: needs a path/);
+    const refusal = problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'postgres://console:hunter2secret@db.example/audit' }));
+    assert.ok(!refusal.includes('hunter2secret'), `the password is never in a refusal: ${refusal}`);
   });
 
   it('refuses half a provider, a provider in clear beyond this machine, a bad role map and a bad session secret, by name', () => {

@@ -5,6 +5,7 @@
  */
 import type { ClientConfig } from '../../settings/client.js';
 import type { ConnectionsClient } from '../connections.js';
+import type { CommandAudit } from './cli-audit.js';
 
 export interface CliIo {
   out(line: string): void;
@@ -38,6 +39,8 @@ export interface Command {
   readonly summary: string;
   /** The text of `<command> --help`. */
   usage(program: string): string;
+  /** A command that acts: recorded in the audit trail before it runs (cli-audit.ts); none for a read. */
+  readonly audit?: CommandAudit;
   /** Runs with the arguments after the command's name; returns the exit code. */
   run(args: readonly string[], context: CommandContext): Promise<number>;
 }

@@ -8,7 +8,9 @@ import type { CliIo, Command, CommandGroup, CommandTable } from './command.js';
 import { COMMANDS } from './command-table.js';
 import { openContext } from './context.js';
 import { groupHelp, programHelp } from './help.js';
-import { EXIT_OK, EXIT_USAGE, reportError } from './report.js';
+import { AuditUnavailableError } from '../../audit/audit-store.js';
+import { beginCommandAudit } from './cli-audit.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, reportError } from './report.js';
 
 /** `commands` is the table to dispatch on: the CLI's own unless a test brings another. */
 export async function runCli(argv: readonly string[], io: CliIo, commands: CommandTable = COMMANDS): Promise<number> {
@@ -32,13 +34,30 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: Comma
     io.out(found.command.usage(program));
     return EXIT_OK;
   }
+  let audited: Awaited<ReturnType<typeof beginCommandAudit>> | undefined;
+  if (found.command.audit) {
+    try {
+      audited = await beginCommandAudit(found.command.audit, name, found.args, io.env);
+    } catch (error) {
+      if (!(error instanceof AuditUnavailableError)) return reportError(error, name, io, program);
+      io.err(`${program} ${name}: refused: ${error.message}; nothing was done, as nothing can be recorded`);
+      return EXIT_FAILED;
+    }
+  }
   const { context, close } = openContext(io, program);
+  let code: number = EXIT_FAILED;
   try {
-    return await found.command.run(found.args, context);
+    code = await found.command.run(found.args, context);
+    return code;
   } catch (error) {
-    return reportError(error, name, io, program);
+    code = reportError(error, name, io, program);
+    return code;
   } finally {
     await close();
+    if (audited) {
+      await audited.handle.end(code === EXIT_OK ? 'ok' : code === EXIT_USAGE ? 'refused' : 'failed', `exit ${code}`);
+      await audited.trail.close();
+    }
   }
 }
 

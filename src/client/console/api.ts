@@ -33,11 +33,12 @@ const ListQuery = z.strictObject({
 
 export function connectionRoutes(connections: ConnectionsClient): Route[] {
   /** The connection's id, once the caller may do the route's permission on its tenant. */
-  const workflowIdOf = ({ params, authorize }: Pick<RouteCall, 'params' | 'authorize'>) => {
+  const workflowIdOf = async ({ params, authorize }: Pick<RouteCall, 'params' | 'authorize'>) => {
     const workflowId = parse(WorkflowId, safeDecode(params.workflowId ?? ''), 'workflow id');
-    authorize(tenantOfWorkflowId(workflowId));
+    await authorize(tenantOfWorkflowId(workflowId));
     return workflowId;
   };
+  const connectionTarget = (params: Readonly<Record<string, string>>) => safeDecode(params.workflowId ?? '');
   return [
     {
       method: 'GET',
@@ -50,7 +51,7 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
         // Each tenant's operator sees its own tenants' connections only: one listing per tenant, newest
         // first. Each is authorized; no tenant at all is refused, naming the role, not an empty list.
         const tenants = query.customer !== undefined ? [query.customer] : readable === ALL_TENANTS || readable.length === 0 ? [undefined] : readable;
-        for (const tenant of tenants) authorize(tenant);
+        for (const tenant of tenants) await authorize(tenant);
         const lists = await Promise.all(tenants.map((customerId) => connections.list({ ...filter, customerId })));
         const listed = tenants.length === 1 ? (lists[0] ?? []) : newestFirst(lists.flat()).slice(0, query.limit);
         return { status: 200, body: { connections: listed } };
@@ -61,7 +62,7 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
       path: '/api/connections/:workflowId',
       permission: 'read',
       handler: async (call) => {
-        const workflowId = workflowIdOf(call);
+        const workflowId = await workflowIdOf(call);
         const state = await connections.getState(workflowId);
         return { status: 200, body: { workflowId, state, now: new Date().toISOString() } };
       },
@@ -71,7 +72,7 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
       path: '/api/connections/:workflowId/activity',
       permission: 'read',
       handler: async (call) => {
-        const workflowId = workflowIdOf(call);
+        const workflowId = await workflowIdOf(call);
         return { status: 200, body: { workflowId, activity: await connections.activity(workflowId) } };
       },
     },
@@ -79,9 +80,10 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
       method: 'POST',
       path: '/api/connections/:workflowId/answer',
       permission: 'answer',
+      audit: { action: 'answer', target: connectionTarget, outcome: (body) => (body as { outcome?: { outcome?: string } }).outcome?.outcome },
       handler: async (call) => {
         const { request } = call;
-        const workflowId = workflowIdOf(call);
+        const workflowId = await workflowIdOf(call);
         checkSameOrigin(request);
         const body = parse(AnswerBody, await readJsonBody(request), 'body');
         return { status: 200, body: { outcome: await connections.actingAs(identityOf(call.principal)).answer(workflowId, body) } };
@@ -91,9 +93,10 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
       method: 'POST',
       path: '/api/connections/:workflowId/cancel',
       permission: 'cancel',
+      audit: { action: 'cancel', target: connectionTarget },
       handler: async (call) => {
         const { request } = call;
-        const workflowId = workflowIdOf(call);
+        const workflowId = await workflowIdOf(call);
         checkSameOrigin(request);
         await connections.actingAs(identityOf(call.principal)).cancel(workflowId);
         return { status: 202, body: { cancelled: true } };

@@ -29,12 +29,16 @@ import {
   RefreshScheduleNotFoundError,
   RefreshScheduleNotReadyError,
 } from '../errors.js';
+import type { AuditActor } from '../../audit/audit-entry.js';
+import { AuditRecordInvalidError, AuditUnavailableError } from '../../audit/audit-store.js';
+import type { AuditHandle, AuditTrail } from '../../audit/audit-trail.js';
 import { connectionRoutes } from './api.js';
+import { auditRoutes } from './audit-routes.js';
 import { describeRoles, LEAST_ROLE, may, type Permission, type Principal } from '../../identity/roles.js';
 import { consoleAuth, type Caller } from './auth.js';
 import { bookRoutes } from './book-routes.js';
 import { codecRoutes } from './codec.js';
-import { HttpError, methodNotAllowed, SECURITY_HEADERS, sendJson } from './http.js';
+import { HttpError, methodNotAllowed, SECURITY_HEADERS, sendJson, type JsonReply } from './http.js';
 import { servePage } from './pages.js';
 import { createRouter } from './router.js';
 import type { ConsoleSignIn } from './sign-in.js';
@@ -61,6 +65,8 @@ export interface ConsoleOptions {
   readonly codecCorsOrigins?: readonly string[] | undefined;
   /** Tenant of the schedule, forget and book listing routes when a request names none (AGGREGATOR_CUSTOMER_ID); none: they require `customer`. */
   readonly defaultCustomerId?: string | undefined;
+  /** Where answers, cancels, decodes, changes, sign-ins and refusals are recorded (AUDIT_STORE). */
+  readonly audit: AuditTrail;
 }
 
 export interface ConsoleServer {
@@ -80,7 +86,9 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     ...scheduleRoutes(options.connections, options.defaultCustomerId),
     ...bookRoutes(options.connections, options.defaultCustomerId),
     ...codecRoutes(options.payloadCodecs ?? [], options.codecCorsOrigins ?? [], options.codecEncodeToken !== undefined),
+    ...auditRoutes(options.audit, options.defaultCustomerId),
   ]);
+  const { audit } = options;
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
@@ -128,14 +136,50 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     }
     const handlerRoute = match.route;
     if (handlerRoute === undefined) throw methodNotAllowed(match.allowed);
+    const { params } = match;
+    const routeAudit = handlerRoute.audit;
     let authorized = handlerRoute.authorizesEachPayload === true;
-    const authorize = (tenant: string | undefined, permission: Permission = handlerRoute.permission) => {
-      if (!may(principal, permission, tenant)) throw forbidden(principal, permission, tenant);
-      authorized = true;
+    /** This request's recorded attempts, ended together with its outcome. */
+    const attempts: AuditHandle[] = [];
+    const recorded = new Set<string>();
+    const begin = (tenant: string | undefined) => ({
+      actor: actorOf(principal),
+      action: routeAudit?.action ?? 'read',
+      tenant,
+      target: routeAudit?.target?.(params),
+      detail: routeAudit?.detail?.(params),
+    });
+    const recordAccess = async (tenant: string | undefined, refused?: 'refused') => {
+      if (routeAudit === undefined) return;
+      const key = `${refused ?? 'ok'}:${tenant ?? ''}`;
+      if (recorded.has(key)) return;
+      recorded.add(key);
+      await auditOrRefuse(async () => {
+        if (refused) await audit.record(begin(tenant), 'refused', 'NotPermitted');
+        else attempts.push(await audit.begin(begin(tenant)));
+      });
     };
-    const reply = await handlerRoute.handler({ request, url, params: match.params, grant, principal, authorize });
+    const authorize = async (tenant: string | undefined, permission: Permission = handlerRoute.permission) => {
+      if (!may(principal, permission, tenant)) {
+        // Every refusal is recorded, reads' too: it is how a probe of another tenant's work shows.
+        await auditOrRefuse(() => audit.record(begin(tenant), 'refused', 'Forbidden'));
+        throw forbidden(principal, permission, tenant);
+      }
+      authorized = true;
+      await recordAccess(tenant);
+    };
+    let reply: JsonReply;
+    try {
+      reply = await handlerRoute.handler({ request, url, params, grant, principal, authorize, recordAccess, recordedIds: () => attempts.map((attempt) => attempt.id) });
+    } catch (error) {
+      const http = toHttpError(error);
+      await Promise.all(attempts.map((attempt) => attempt.end(http.status >= 500 ? 'failed' : 'refused', http.code)));
+      throw http;
+    }
     // A route that checked no role answers nothing: a handler that forgot its check fails closed.
     if (!authorized) throw new HttpError(500, 'RouteNotAuthorized', `${handlerRoute.method} ${handlerRoute.path} checked no role: its answer is withheld`);
+    const detail = reply.auditDetail ?? routeAudit?.outcome?.(reply.body);
+    await Promise.all(attempts.map((attempt) => attempt.end('ok', detail)));
     sendJson(response, reply);
   }
 
@@ -156,6 +200,21 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+/** Who acted, as the audit trail names them. */
+export function actorOf(principal: Principal): AuditActor {
+  return { subject: principal.subject, name: principal.name, via: principal.via };
+}
+
+/** Runs an audit write; a store that cannot record refuses the request (503) rather than let it act unrecorded. */
+async function auditOrRefuse(write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (error instanceof AuditUnavailableError) throw new HttpError(503, 'AuditUnavailable', `${error.message}: nothing was done, as nothing can be recorded`);
+    throw error;
+  }
 }
 
 /** A 403 that says who may not do what on which tenant, and which role it would take. */
@@ -187,6 +246,8 @@ function toHttpError(error: unknown): HttpError {
     return new HttpError(422, 'AnswerRejected', error.problem, { source: error.source, challengeSetId: error.challengeSetId });
   }
   if (error instanceof ConnectionNotFoundError) return new HttpError(404, 'ConnectionNotFound', error.message);
+  if (error instanceof AuditUnavailableError) return new HttpError(503, 'AuditUnavailable', error.message);
+  if (error instanceof AuditRecordInvalidError) return new HttpError(500, 'AuditRecordInvalid', error.message, { where: error.where, position: error.position });
   if (error instanceof KeyVersionRevokedError) return new HttpError(422, 'KeyVersionRevoked', error.message, { keyId: error.keyId, keyName: error.keyName, version: error.version });
   if (error instanceof PayloadNotSealedError) return new HttpError(422, 'PayloadNotSealed', error.message, { encoding: error.encoding });
   if (error instanceof KeyDestroyedError) return new HttpError(422, 'KeyDestroyed', error.message, { keyId: error.keyId, keyName: error.keyName, ...(error.tenant === undefined ? {} : { tenant: error.tenant }) });

@@ -41,11 +41,12 @@ export interface ListedRefresh extends BookRefreshSummary {
 export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: string | undefined): Route[] {
   const { books } = connections;
   /** The refresh's id, once the caller may do the route's permission on its tenant (its id names it). */
-  const refreshIdOf = ({ params, authorize }: Pick<RouteCall, 'params' | 'authorize'>) => {
+  const refreshIdOf = async ({ params, authorize }: Pick<RouteCall, 'params' | 'authorize'>) => {
     const refreshId = safeDecode(params.refreshId ?? '');
-    authorize(tenantOfWorkflowId(refreshId));
+    await authorize(tenantOfWorkflowId(refreshId));
     return refreshId;
   };
+  const refreshTarget = (params: Readonly<Record<string, string>>) => safeDecode(params.refreshId ?? '');
 
   /** A state-changing call: same origin only, its body (optional unless `required`) checked. */
   async function bodyOf<S extends z.ZodType>(call: RouteCall, schema: S, required = false): Promise<z.output<S>> {
@@ -75,7 +76,7 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
         const query = parse(ListQuery, Object.fromEntries(url.searchParams), 'query');
         const customerId = query.customer ?? defaultCustomerId;
         if (customerId === undefined) throw new HttpError(400, 'InvalidRequest', 'invalid request: customer: required (this console has no default tenant)');
-        authorize(customerId);
+        await authorize(customerId);
         const summaries = await books.refreshes({ customerId, ...(query.cadence ? { cadence: query.cadence } : {}), limit: query.limit });
         const refreshes = await Promise.all(summaries.map(listed));
         const latestReport = refreshes.find((refresh) => refresh.report)?.report ?? null;
@@ -86,20 +87,20 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
       method: 'GET',
       path: '/api/books/refreshes/:refreshId',
       permission: 'read',
-      handler: async (call) => ({ status: 200, body: { progress: await books.progress(refreshIdOf(call)) } }),
+      handler: async (call) => ({ status: 200, body: { progress: await books.progress(await refreshIdOf(call)) } }),
     },
     {
       method: 'GET',
       path: '/api/books/refreshes/:refreshId/report',
       permission: 'read',
-      handler: async (call) => ({ status: 200, body: { report: await books.report(refreshIdOf(call)) } }),
+      handler: async (call) => ({ status: 200, body: { report: await books.report(await refreshIdOf(call)) } }),
     },
     {
       method: 'GET',
       path: '/api/books/refreshes/:refreshId/report/pages/:page',
       permission: 'read',
       handler: async (call) => {
-        const refreshId = refreshIdOf(call);
+        const refreshId = await refreshIdOf(call);
         const page = parse(PageNumber, safeDecode(call.params.page ?? ''), 'page');
         return { status: 200, body: { page: await books.reportPage(refreshId, page) } };
       },
@@ -108,8 +109,9 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
       method: 'POST',
       path: '/api/books/refreshes/:refreshId/:action(pause|cancel)',
       permission: 'administer',
+      audit: { action: 'book.change', target: refreshTarget, detail: (params) => params.action },
       handler: async (call) => {
-        const refreshId = refreshIdOf(call);
+        const refreshId = await refreshIdOf(call);
         const { reason } = await bodyOf(call, ReasonBody);
         const why = reason ?? `${call.params.action === 'pause' ? 'paused' : 'cancelled'} from the console`;
         const progress = call.params.action === 'pause' ? await books.pause(refreshId, why) : await books.cancel(refreshId, why);
@@ -120,8 +122,9 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
       method: 'POST',
       path: '/api/books/refreshes/:refreshId/resume',
       permission: 'administer',
+      audit: { action: 'book.change', target: refreshTarget, detail: () => 'resume' },
       handler: async (call) => {
-        const refreshId = refreshIdOf(call);
+        const refreshId = await refreshIdOf(call);
         await bodyOf(call, NoBody);
         return { status: 200, body: { progress: await books.resume(refreshId) } };
       },
@@ -130,8 +133,9 @@ export function bookRoutes(connections: ConnectionsClient, defaultCustomerId: st
       method: 'POST',
       path: '/api/books/refreshes/:refreshId/resize',
       permission: 'administer',
+      audit: { action: 'book.change', target: refreshTarget, detail: () => 'resize' },
       handler: async (call) => {
-        const refreshId = refreshIdOf(call);
+        const refreshId = await refreshIdOf(call);
         const request = await bodyOf(call, ResizeBody, true);
         return { status: 200, body: { progress: await books.resize(refreshId, request) } };
       },

@@ -38,7 +38,7 @@ const CodecBody = z.object({ payloads: z.array(JsonPayload).max(10_000).default(
  */
 export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readonly string[], consoleEncodes: boolean): Route[] {
   const cors = codecCors(new Set(corsOrigins));
-  const handler = async ({ request, params, grant, principal }: RouteCall) => {
+  const handler = async ({ request, params, grant, principal, recordAccess }: RouteCall) => {
     if (codecs.length === 0) {
       throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION=off): there is no codec to encode or decode with');
     }
@@ -47,11 +47,24 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
     if (params.action === 'encode' && grant !== 'encode' && body.payloads.length > 0) throw encodeRefusal(consoleEncodes);
     let payloads = body.payloads.map(fromJson);
     // Like the SDK's data converter: encode through the codecs in order, decode in reverse order.
-    if (params.action === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
-    else payloads = await Promise.all(payloads.map((payload) => (mayDecode(principal, payload) ? decodeOrDescribe(codecs, payload) : Promise.resolve(notPermittedForRole(principal, payload)))));
-    return { status: 200, body: { payloads: payloads.map(toJson) } };
+    if (params.action === 'encode') {
+      await recordAccess(undefined);
+      for (const codec of codecs) payloads = await codec.encode(payloads);
+      return { status: 200, body: { payloads: payloads.map(toJson) }, auditDetail: `${payloads.length} payload(s) encoded` };
+    }
+    const permitted = payloads.map((payload) => mayDecode(principal, payload));
+    // Each tenant whose payloads this caller reads is recorded before any of them is opened.
+    for (const tenant of new Set(payloads.filter((_, index) => permitted[index]).map(tenantOf))) await recordAccess(tenant);
+    for (const tenant of new Set(payloads.filter((_, index) => !permitted[index]).map(tenantOf))) await recordAccess(tenant, 'refused');
+    payloads = await Promise.all(payloads.map((payload, index) => (permitted[index] ? decodeOrDescribe(codecs, payload) : Promise.resolve(notPermittedForRole(principal, payload)))));
+    const read = permitted.filter(Boolean).length;
+    return { status: 200, body: { payloads: payloads.map(toJson) }, auditDetail: `${read} payload(s) decoded${read < permitted.length ? `, ${permitted.length - read} not permitted` : ''}` };
   };
-  return [{ method: 'POST', path: '/codec/:action(encode|decode)', permission: 'decode', authorizesEachPayload: true, handler, cors }];
+  // Two routes, so that each records its own action; one handler.
+  return [
+    { method: 'POST', path: '/codec/:action(decode)', permission: 'decode', authorizesEachPayload: true, audit: { action: 'decode' }, handler, cors },
+    { method: 'POST', path: '/codec/:action(encode)', permission: 'decode', authorizesEachPayload: true, audit: { action: 'encode' }, handler, cors },
+  ];
 }
 
 /**
@@ -60,8 +73,13 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
  * payload is refused by the codec itself (not sealed), whoever asks.
  */
 function mayDecode(principal: Principal, payload: Payload): boolean {
+  return may(principal, 'decode', tenantOf(payload));
+}
+
+/** The tenant a payload was sealed for (its `encryption-tenant`); undefined: none. */
+function tenantOf(payload: Payload): string | undefined {
   const label = payload.metadata?.[TENANT_METADATA_KEY];
-  return may(principal, 'decode', label && label.length > 0 ? Buffer.from(label).toString('utf8') : undefined);
+  return label && label.length > 0 ? Buffer.from(label).toString('utf8') : undefined;
 }
 
 /** In place of a payload the caller's roles do not cover: says so, without reading it. */

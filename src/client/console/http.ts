@@ -34,17 +34,21 @@ export class HttpError extends Error {
 export interface JsonReply {
   readonly status: number;
   readonly body: unknown;
+  /** How it ended, for the audit trail (never a secret): e.g. how many payloads were decoded. */
+  readonly auditDetail?: string;
+  /** Sent as JSON lines (application/x-ndjson), one element of `body` (an array) a line: an export. */
+  readonly jsonLines?: boolean;
 }
 
-export function sendJson(response: ServerResponse, { status, body }: JsonReply): void {
+export function sendJson(response: ServerResponse, { status, body, jsonLines = false }: JsonReply): void {
   if (response.headersSent) {
     response.end();
     return;
   }
-  const text = JSON.stringify(body);
+  const text = jsonLines && Array.isArray(body) ? body.map((item) => `${JSON.stringify(item)}\n`).join('') : JSON.stringify(body);
   response.writeHead(status, {
     ...SECURITY_HEADERS,
-    'content-type': 'application/json; charset=utf-8',
+    'content-type': jsonLines ? 'application/x-ndjson; charset=utf-8' : 'application/json; charset=utf-8',
     'cache-control': 'no-store',
     ...(status === 401 ? { 'www-authenticate': 'Bearer realm="console"' } : {}),
   });

@@ -18,6 +18,9 @@ const STATIC_FILES: Record<string, { file: string; type: string }> = {
   '/books': { file: 'books.html', type: 'text/html; charset=utf-8' },
   '/books.html': { file: 'books.html', type: 'text/html; charset=utf-8' },
   '/books.js': { file: 'books.js', type: 'text/javascript; charset=utf-8' },
+  '/audit': { file: 'audit.html', type: 'text/html; charset=utf-8' },
+  '/audit.html': { file: 'audit.html', type: 'text/html; charset=utf-8' },
+  '/audit.js': { file: 'audit.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 

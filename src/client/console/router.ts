@@ -4,6 +4,7 @@
  * `:action(encode|decode)` only what the expression (which holds no "/") matches.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuditAction } from '../../audit/audit-entry.js';
 import type { Permission, Principal } from '../../identity/roles.js';
 import type { JsonReply } from './http.js';
 
@@ -21,9 +22,29 @@ export interface RouteCall {
   /**
    * Refuses (403, naming the role it needs) unless the caller may do `permission` (the route's, by
    * default) on `tenant`'s work (undefined: work of no tenant, which needs a role on every tenant).
-   * A handler calls it as soon as it knows the tenant, before it reads or changes anything.
+   * A handler awaits it as soon as it knows the tenant, before it reads or changes anything: on an
+   * audited route it also records the attempt (a 503 AuditUnavailable when it cannot).
    */
-  authorize(this: void, tenant: string | undefined, permission?: Permission): void;
+  authorize(this: void, tenant: string | undefined, permission?: Permission): Promise<void>;
+  /**
+   * For a route that decides per item (authorizesEachPayload): records, once per tenant, that the
+   * caller is about to act on `tenant`'s items it may act on (a 503 AuditUnavailable when it cannot),
+   * or, `refused`, that its roles kept it from them.
+   */
+  recordAccess(this: void, tenant: string | undefined, refused?: 'refused'): Promise<void>;
+  /** The ids of the attempts this request has recorded so far (a read of the trail leaves its own out). */
+  recordedIds(this: void): readonly string[];
+}
+
+/** What the audit trail records of a route's calls (src/audit): every route that does more than read has one. */
+export interface RouteAudit {
+  readonly action: AuditAction;
+  /** The connection, login or refresh acted on, from the path. */
+  readonly target?: (params: Params) => string | undefined;
+  /** What was asked beyond the action (`pause`), from the path. */
+  readonly detail?: (params: Params) => string | undefined;
+  /** How it ended beyond ok (an answer's outcome), from the reply's body. */
+  readonly outcome?: (body: unknown) => string | undefined;
 }
 
 /** `console`: the console token; `decode`: a credential that decodes only; `encode`: the encode token. */
@@ -43,6 +64,8 @@ export interface Route {
   readonly permission: Permission;
   /** The handler decides per item instead of calling authorize (the codec: each payload by its tenant). */
   readonly authorizesEachPayload?: boolean;
+  /** Recorded in the audit trail; required of every route whose permission is not `read`. */
+  readonly audit?: RouteAudit;
   readonly handler: (call: RouteCall) => Promise<JsonReply>;
   readonly cors?: CorsPolicy;
 }
@@ -58,6 +81,9 @@ export interface RouteMatch {
 export type Router = (method: string, pathname: string) => RouteMatch | undefined;
 
 export function createRouter(routes: readonly Route[]): Router {
+  // A route that changes or decodes anything and records nothing would act unseen: refused at start.
+  const unaudited = routes.filter((route) => route.permission !== 'read' && route.audit === undefined);
+  if (unaudited.length > 0) throw new Error(`console routes without an audit record: ${unaudited.map((route) => `${route.method} ${route.path}`).join(', ')}`);
   const compiled = routes.map((route) => ({ route, pattern: compile(route.path) }));
   return (method, pathname) => {
     const matched = compiled.flatMap(({ route, pattern }) => {

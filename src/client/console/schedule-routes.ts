@@ -34,9 +34,10 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
     const query = parse(CustomerQuery, Object.fromEntries(url.searchParams), 'query');
     const body = hasBody(request) ? parse(ActionBody, await readJsonBody(request), 'body') : {};
     const ref = parse(LoginRef, { customerId: customerOf(body.customer ?? query.customer), loginId: safeDecode(params.loginId ?? '') }, 'login');
-    authorize(ref.customerId);
+    await authorize(ref.customerId);
     return { ref, note: body.note };
   }
+  const loginTarget = (params: Readonly<Record<string, string>>) => safeDecode(params.loginId ?? '');
 
   return [
     {
@@ -45,7 +46,7 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
       permission: 'read',
       handler: async ({ url, authorize }) => {
         const customerId = customerOf(parse(CustomerQuery, Object.fromEntries(url.searchParams), 'query').customer);
-        authorize(customerId);
+        await authorize(customerId);
         const listed = await connections.schedules.list({ customerId });
         const schedules = await Promise.all(listed.map(async (schedule) => ({ ...schedule, latest: compactLatest(await connections.schedules.latestRefresh(schedule)) })));
         return { status: 200, body: { customerId, schedules } };
@@ -55,6 +56,7 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
       method: 'POST',
       path: '/api/schedules/:loginId/:action(pause|resume|trigger)',
       permission: 'administer',
+      audit: { action: 'schedule.change', target: loginTarget, detail: (params) => params.action },
       handler: async (call) => {
         const { ref, note } = await loginCall(call);
         const action = call.params.action;
@@ -68,6 +70,7 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
       method: 'POST',
       path: '/api/schedules/:loginId/delete',
       permission: 'administer',
+      audit: { action: 'schedule.change', target: loginTarget, detail: () => 'delete' },
       handler: async (call) => {
         const { ref } = await loginCall(call);
         return { status: 200, body: { loginId: ref.loginId, schedule: await connections.schedules.delete(ref) } };
@@ -77,6 +80,7 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
       method: 'POST',
       path: '/api/logins/:loginId/forget',
       permission: 'administer',
+      audit: { action: 'login.forget', target: loginTarget },
       handler: async (call) => {
         const { ref } = await loginCall(call);
         const { workflowId } = await connections.logins.startForget(ref);

@@ -13,6 +13,7 @@ import { ConfigError } from '../../settings/load.js';
 import { temporalSettingsSource } from '../../temporal/connection.js';
 import { OidcSignIn } from '../../identity/oidc-sign-in.js';
 import { SealedCookies } from '../../identity/sealed-cookie.js';
+import { AuditTrail, openAuditStore } from '../../audit/audit-trail.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
 import { consoleSignIn } from './sign-in.js';
@@ -29,9 +30,10 @@ try {
 }
 
 const connections = await ConnectionsClient.connect(clientConfig);
+const audit = new AuditTrail(openAuditStore(consoleConfig.auditStore));
 // Beyond loopback the console is reached through a TLS proxy: the cookie must not travel in clear.
 const secureCookie = !isLoopbackHost(consoleConfig.host) || consoleConfig.mode === 'production';
-const signIn = consoleConfig.signIn ? consoleSignIn(new OidcSignIn(consoleConfig.signIn.oidc), new SealedCookies(consoleConfig.signIn.sessionKey), { secureCookie }) : undefined;
+const signIn = consoleConfig.signIn ? consoleSignIn(new OidcSignIn(consoleConfig.signIn.oidc), new SealedCookies(consoleConfig.signIn.sessionKey), { secureCookie, audit }) : undefined;
 const console_ = createConsoleServer({
   connections,
   token: consoleConfig.token,
@@ -42,10 +44,12 @@ const console_ = createConsoleServer({
   payloadCodecs: dataConverterFor(consoleConfig)?.payloadCodecs,
   codecCorsOrigins: consoleConfig.codecCorsOrigins,
   defaultCustomerId: clientConfig.customerId,
+  audit,
 });
 const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
 const howToOpen = signIn ? `operators sign in through ${consoleConfig.signIn?.oidc.issuer.href}${consoleConfig.token ? `, or open ${url}/?token=<CONSOLE_TOKEN> once` : ''}` : `open ${url}/?token=<CONSOLE_TOKEN> once`;
 process.stdout.write(`operator console on ${url}/ (${howToOpen}); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`);
+process.stdout.write(`audit trail: ${audit.store.where}\n`);
 process.stdout.write(
   consoleConfig.encryption
     ? `payload encryption on (key id ${consoleConfig.encryption.keyId}); codec endpoint ${url}/codec for the Web UI (origins ${consoleConfig.codecCorsOrigins.join(', ')}) and temporal --codec-endpoint\n`
@@ -56,5 +60,6 @@ async function shutdown(signal: string): Promise<void> {
   process.stdout.write(`console: ${signal}, closing\n`);
   await console_.close();
   await connections.close();
+  await audit.close();
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown(signal));

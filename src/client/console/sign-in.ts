@@ -12,7 +12,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JWTPayload } from 'jose';
 import { IdentityProviderUnavailableError, SignInRefusedError, type OidcSignIn, type PendingSignIn } from '../../identity/oidc-sign-in.js';
-import { ROLES, type Principal, type Role } from '../../identity/roles.js';
+import { describeRoles, ROLES, type Principal, type Role } from '../../identity/roles.js';
+import { AuditUnavailableError } from '../../audit/audit-store.js';
+import type { AuditTrail } from '../../audit/audit-trail.js';
 import { SealedCookieExpiredError, SealedCookieInvalidError, type SealedCookies } from '../../identity/sealed-cookie.js';
 import { HttpError, SECURITY_HEADERS } from './http.js';
 
@@ -27,7 +29,17 @@ export interface ConsoleSignIn {
   principalOf(request: IncomingMessage): Promise<Principal | undefined>;
 }
 
-export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secureCookie = false, now = Date.now }: { secureCookie?: boolean; now?: () => number } = {}): ConsoleSignIn {
+export interface ConsoleSignInOptions {
+  readonly secureCookie?: boolean;
+  readonly now?: () => number;
+  /** Sign-ins, refused sign-ins and sign-outs are recorded here; a sign-in that cannot be recorded fails. */
+  readonly audit?: AuditTrail;
+}
+
+/** Who a refused sign-in was: nobody the provider vouched for. */
+const UNKNOWN_ACTOR = { subject: 'unknown', name: 'unknown', via: 'oidc' } as const;
+
+export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secureCookie = false, now = Date.now, audit }: ConsoleSignInOptions = {}): ConsoleSignIn {
   const attributes = `HttpOnly; SameSite=Lax${secureCookie ? '; Secure' : ''}`;
   /** Sessions' last word from the provider: a session key → when it was last found valid. */
   const checkedAt = new Map<string, number>();
@@ -45,7 +57,17 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
     const pending = pendingOf(await cookies.open('sign-in', sealed));
     // The public address the provider sent the browser to, with the provider's answer in its query.
     const callbackUrl = new URL(`${oidc.settings.redirectUri}${url.search}`);
-    const signedIn = await oidc.complete(callbackUrl, pending);
+    let signedIn: Awaited<ReturnType<OidcSignIn['complete']>>;
+    try {
+      signedIn = await oidc.complete(callbackUrl, pending);
+    } catch (error) {
+      // Refused by name (another audience or issuer, a replayed code, a bad nonce): recorded before the page says so.
+      if (error instanceof SignInRefusedError) await audit?.record({ actor: UNKNOWN_ACTOR, action: 'sign-in' }, 'refused', error.message);
+      throw error;
+    }
+    // The session exists only once it is recorded (an AuditUnavailableError ends the sign-in here).
+    const { subject, name, via } = signedIn.principal;
+    await audit?.record({ actor: { subject, name, via }, action: 'sign-in', detail: describeRoles(signedIn.principal.roles) }, 'ok');
     const session = await cookies.seal(
       'session',
       { sub: signedIn.principal.subject, name: signedIn.principal.name, roles: [...signedIn.principal.roles].map(([tenant, roles]) => [tenant, [...roles]]), at: signedIn.accessToken },
@@ -55,13 +77,17 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
     redirect(response, pending.returnTo, [`${SESSION_COOKIE}=${session}; Path=/; Max-Age=${maxAge}; ${attributes}`, `${SIGN_IN_COOKIE}=; Path=/auth; Max-Age=0; ${attributes}`]);
   }
 
-  return {
+  const signIn: ConsoleSignIn = {
     async handle(request, response, url) {
       if (!url.pathname.startsWith('/auth/') || (request.method ?? 'GET') !== 'GET') return false;
       try {
         if (url.pathname === '/auth/login') await login(response, url);
         else if (url.pathname === '/auth/callback') await callback(request, response, url);
-        else if (url.pathname === '/auth/logout') redirect(response, '/auth/signed-out', [`${SESSION_COOKIE}=; Path=/; Max-Age=0; ${attributes}`]);
+        else if (url.pathname === '/auth/logout') {
+          const leaving = await signIn.principalOf(request).catch(() => undefined);
+          if (leaving) await audit?.record({ actor: { subject: leaving.subject, name: leaving.name, via: leaving.via }, action: 'sign-out' }, 'ok');
+          redirect(response, '/auth/signed-out', [`${SESSION_COOKIE}=; Path=/; Max-Age=0; ${attributes}`]);
+        }
         else if (url.pathname === '/auth/signed-out') page(response, 200, 'Signed out', 'You have signed out of the operator console.');
         else return false;
       } catch (error) {
@@ -98,6 +124,7 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
       return principal;
     },
   };
+  return signIn;
 }
 
 /** A sign-in that cannot go on, answered as a page (a browser follows the sign-in, not a script). */
@@ -114,6 +141,7 @@ function signInFailure(error: unknown): { status: number; message: string } {
   if (error instanceof SignInPageError) return { status: error.status, message: error.message };
   if (error instanceof IdentityProviderUnavailableError) return { status: 502, message: error.message };
   if (error instanceof SignInRefusedError) return { status: 403, message: error.message };
+  if (error instanceof AuditUnavailableError) return { status: 503, message: `${error.message}: a sign-in that cannot be recorded is refused; try again shortly` };
   if (error instanceof SealedCookieExpiredError || error instanceof SealedCookieInvalidError) return { status: 400, message: error.message };
   return { status: 500, message: `sign-in failed: ${error instanceof Error ? error.message : String(error)}` };
 }

@@ -1,6 +1,6 @@
-// The console pages' one way to call the console's JSON API (loaded before app.js and books.js):
+// The console pages' one way to call the console's JSON API (loaded before app.js, books.js and audit.js):
 // same-origin credentials, never cached, and an ApiError carrying the status and the answer's body.
-// @ts-check: checked by tsconfig.page.json and tsconfig.page-books.json (allowJs + checkJs).
+// @ts-check: checked by tsconfig.page.json, tsconfig.page-books.json and tsconfig.page-audit.json (allowJs + checkJs).
 'use strict';
 
 class ApiError extends Error {
@@ -47,7 +47,7 @@ async function api(path, init) {
  * @param {unknown} error
  * @returns {string}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
 function messageOf(error) {
   return error instanceof Error ? error.message : String(/** @type {{ message?: unknown }} */ (error)?.message);
 }
@@ -57,7 +57,7 @@ function messageOf(error) {
  * dev stack's shared token, which names nobody.
  * @returns {Promise<void>}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
 async function showSignedIn() {
   const who = document.getElementById('who');
   if (!who) return;

@@ -1,5 +1,5 @@
-// The console pages' one way to build elements (loaded before app.js and books.js).
-// @ts-check: checked by tsconfig.page.json and tsconfig.page-books.json (allowJs + checkJs).
+// The console pages' one way to build elements (loaded before app.js, books.js and audit.js).
+// @ts-check: checked by tsconfig.page.json, tsconfig.page-books.json and tsconfig.page-audit.json (allowJs + checkJs).
 'use strict';
 
 /**
@@ -20,7 +20,7 @@
  * @param {...ElChild} children
  * @returns {HTMLElementTagNameMap[K]}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
   /** The element as a bag of properties, to set the ones props names. */
@@ -44,7 +44,7 @@ function el(tag, props, ...children) {
  * @param {string} id
  * @returns {HTMLElement}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
 function byId(id) {
   const node = document.getElementById(id);
   if (!node) throw new Error(`the page has no element #${id}`);
@@ -57,7 +57,7 @@ function byId(id) {
  * @param {string} selector
  * @returns {HTMLElement}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by app.js and books.js
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
 function required(selector) {
   const node = document.querySelector(selector);
   if (!(node instanceof HTMLElement)) throw new Error(`the page has no element ${selector}`);

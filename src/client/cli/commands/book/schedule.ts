@@ -11,6 +11,7 @@ import { describeCadence } from '../refresh/format.js';
 import { BOOK_HELP, BOOK_OPTIONS, bookOf, checked, WINDOW_HELP, WINDOW_OPTIONS, wholeNumber, windowOf } from './args.js';
 
 export const schedule: Command = {
+  audit: { action: 'book.change' },
   summary: 'schedule (or replace) the refresh of a book',
   usage: (program) => `Usage: ${program} book schedule (--daily <HH:MM> [--time-zone <tz>] | --every <duration>) [--jitter <duration>]
           [--customer <id>] [--cadence <name>] [--floor <n>] [--ceiling <n>] [--start <n>] [--page-size <n>] [--paused] [--note <text>]

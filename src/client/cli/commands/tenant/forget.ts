@@ -17,6 +17,7 @@ import type { Command } from '../../command.js';
 import { EXIT_FAILED, EXIT_OK } from '../../report.js';
 
 export const forget: Command = {
+  audit: { action: 'tenant.forget', tenantIsFirstArgument: true },
   summary: "forget a lender: its running work ended, its key per tenant destroyed",
   usage: (program) => `Usage: ${program} tenant forget <customerId> [--yes]
 
