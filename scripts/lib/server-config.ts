@@ -16,6 +16,12 @@ export interface OneNodePorts {
   readonly history: ServicePorts;
   readonly matching: ServicePorts;
   readonly worker: ServicePorts;
+  /**
+   * With an authorizer: the frontend the server's own services (the system worker) use, which
+   * checks no token; the public frontend then checks every call. Temporal then requires that
+   * publicClient be left out (the services find it through membership).
+   */
+  readonly internalFrontend?: ServicePorts;
 }
 
 export function oneNodeServicesYaml(host: string, ports: OneNodePorts, dynamicConfigPath: string): string {
@@ -29,7 +35,9 @@ ${service(ports.history)}
   matching:
 ${service(ports.matching)}
   worker:
-${service(ports.worker)}
+${service(ports.worker)}${ports.internalFrontend ? `
+  internal-frontend:
+${service(ports.internalFrontend)}` : ''}
 
 clusterMetadata:
   enableGlobalNamespace: false
@@ -46,9 +54,7 @@ clusterMetadata:
 dcRedirectionPolicy:
   policy: "noop"
 
-publicClient:
-  hostPort: "${host}:${ports.frontend.grpc}"
-
+${ports.internalFrontend ? '' : `publicClient:\n  hostPort: "${host}:${ports.frontend.grpc}"\n`}
 dynamicConfigClient:
   filepath: "${dynamicConfigPath}"
   pollInterval: "10s"

@@ -115,6 +115,9 @@ interface Ports {
   readonly worker: number;
   readonly workerMembership: number;
   readonly metrics: number;
+  readonly internalFrontend: number;
+  readonly internalFrontendHttp: number;
+  readonly internalFrontendMembership: number;
 }
 
 /** `global.tls`: mTLS on the frontend, and the system worker's client certificate for it. */
@@ -155,14 +158,33 @@ async function pickPorts(): Promise<Ports> {
     worker: await freePort(),
     workerMembership: await freeMembershipPort(low),
     metrics: await freePort(),
+    internalFrontend: await freePort(),
+    internalFrontendHttp: await freePort(),
+    internalFrontendMembership: await freeMembershipPort(low),
   };
 }
 
 function connectionOptionsFor(ports: Ports, options: ProdServerOptions): Promise<TemporalConnectionOptions> {
-  return temporalConnectionOptions({ address: `${HOST}:${ports.frontend}`, transport: options.tls ? tlsTransport(options.tls) : { tls: false } });
+  // This module's own calls (readiness, the namespace) carry the run's admin token when the server checks tokens.
+  const metadata = options.authorization ? { metadata: { authorization: `Bearer ${options.authorization.adminToken}` } } : {};
+  return temporalConnectionOptions({ address: `${HOST}:${ports.frontend}`, transport: { ...(options.tls ? tlsTransport(options.tls) : { tls: false }), ...metadata } });
 }
 
-function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string, pki: ProdCheckPki | undefined): string {
+/** `global.authorization`: the JWT authorizer and claim mapper, keys from a JWKS address, one audience. */
+function authorizationYaml(authorization: ServerAuthorization): string {
+  return `
+  authorization:
+    jwtKeyProvider:
+      keySourceURIs:
+        - "${authorization.jwksUri}"
+      refreshInterval: 1m
+    permissionsClaimName: permissions
+    audience: "${authorization.audience}"
+    authorizer: default
+    claimMapper: default`;
+}
+
+function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string, pki: ProdCheckPki | undefined, authorization: ServerAuthorization | undefined): string {
   const datastore = (database: string, maxConns: number) => `      sql:
         pluginName: "postgres12"
         databaseName: "${database}"
@@ -196,7 +218,7 @@ global:
     prometheus:
       framework: "tally"
       timerType: "histogram"
-      listenAddress: "${HOST}:${ports.metrics}"${pki ? tlsYaml(pki) : ''}
+      listenAddress: "${HOST}:${ports.metrics}"${pki ? tlsYaml(pki) : ''}${authorization ? authorizationYaml(authorization) : ''}
 
 ${oneNodeServicesYaml(
   HOST,
@@ -205,6 +227,7 @@ ${oneNodeServicesYaml(
     history: { grpc: ports.history, membership: ports.historyMembership },
     matching: { grpc: ports.matching, membership: ports.matchingMembership },
     worker: { grpc: ports.worker, membership: ports.workerMembership },
+    ...(authorization ? { internalFrontend: { grpc: ports.internalFrontend, membership: ports.internalFrontendMembership, http: ports.internalFrontendHttp } } : {}),
   },
   dynamicConfigPath,
 )}`;
@@ -230,6 +253,15 @@ export interface ProdServerOptions {
   readonly tls?: ProdCheckPki;
   /** More dynamic config for this run (deploy-check: versions drain and their pollers expire in seconds). */
   readonly dynamicConfig?: Readonly<Record<string, boolean | number | string>>;
+  /** The server checks a JWT on every call (Temporal's default authorizer and claim mapper); none: it checks nothing. */
+  readonly authorization?: ServerAuthorization;
+}
+
+/** Temporal's JWT authorization: where its keys are, the audience a token must name, and a token of `temporal-system:admin` for this module's own calls. */
+export interface ServerAuthorization {
+  readonly jwksUri: string;
+  readonly audience: string;
+  readonly adminToken: string;
 }
 
 /** The product's transport settings for a client holding the run's client certificate (what a worker sets). */
@@ -281,7 +313,7 @@ export class ProdTemporalServer {
   }
 
   private writeConfig(): void {
-    writeFileSync(join(this.root, 'config', 'prod-check.yaml'), configYaml(this.options.postgres, this.ports, this.dynamicConfigPath, this.options.tls));
+    writeFileSync(join(this.root, 'config', 'prod-check.yaml'), configYaml(this.options.postgres, this.ports, this.dynamicConfigPath, this.options.tls, this.options.authorization));
   }
 
   /** The release running now (the first of an upgrade path until upgradeTo). */
@@ -353,7 +385,11 @@ export class ProdTemporalServer {
 
   private async startOnce(): Promise<number> {
     const startedAt = Date.now();
-    const child = spawn(this.binaries.server, ['--root', this.root, '--config', 'config', '--env', 'prod-check', '--allow-no-auth', 'start'], {
+    // With an authorizer, the internal frontend starts too (the system worker's way in), and no-auth is not allowed.
+    const start = this.options.authorization
+      ? ['start', ...['frontend', 'internal-frontend', 'history', 'matching', 'worker'].flatMap((service) => ['--service', service])]
+      : ['--allow-no-auth', 'start'];
+    const child = spawn(this.binaries.server, ['--root', this.root, '--config', 'config', '--env', 'prod-check', ...start], {
       cwd: this.root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -56,6 +56,7 @@ import {
   ConnectionNotFoundError,
   InvalidConnectionInputError,
   ResultWaitFailedError,
+  TemporalAccessDeniedError,
   TemporalUnavailableError,
 } from './errors.js';
 import type { ConnectionEndType } from './errors.js';
@@ -207,7 +208,7 @@ export class ConnectionsClient {
     try {
       connection = await Connection.connect(await temporalConnectionOptions(config.temporal));
     } catch (error) {
-      throw new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error });
+      throw TemporalAccessDeniedError.of(address, error) ?? new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error });
     }
     // With tracing configured, a connection's trace starts at its start call here.
     let tracing: Tracing | undefined;

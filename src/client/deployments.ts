@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { ConnectionClientError } from './errors.js';
+import { ConnectionClientError, grpcCodeOf } from './errors.js';
 
 const VersionStatus = proto.temporal.api.enums.v1.WorkerDeploymentVersionStatus;
 const DrainageStatus = proto.temporal.api.enums.v1.VersionDrainageStatus;
@@ -59,12 +59,6 @@ const STATUS_NAMES = new Map<number, VersionStatusName>([
 function isoOf(timestamp: { seconds?: unknown; nanos?: number | null } | null | undefined): string | undefined {
   if (!timestamp?.seconds) return undefined;
   return new Date(Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6)).toISOString();
-}
-
-function grpcCodeOf(error: unknown): number | undefined {
-  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
-  const code = (error as { code?: unknown } | undefined)?.code ?? cause?.code;
-  return typeof code === 'number' ? code : undefined;
 }
 
 export class WorkerDeployments {

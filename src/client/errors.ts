@@ -98,7 +98,7 @@ export class ConnectionFailedError extends ConnectionClientError {
 
 /** Temporal could not be reached or refused the call for a reason that is not the connection's. */
 export class TemporalUnavailableError extends ConnectionClientError {
-  override readonly name = 'TemporalUnavailableError';
+  override readonly name: string = 'TemporalUnavailableError';
   constructor(
     readonly address: string | undefined,
     message: string,
@@ -106,11 +106,54 @@ export class TemporalUnavailableError extends ConnectionClientError {
   ) {
     super(message, options);
   }
-  /** A call Temporal refused (a ServiceError), with where Temporal is when it is known. */
+  /** A call Temporal refused (a ServiceError), with where Temporal is when it is known; its credentials refused: TemporalAccessDeniedError. */
   static refused(address: string | undefined, error: Error): TemporalUnavailableError {
     const where = address ? ` at ${address}` : '';
-    return new TemporalUnavailableError(address, `Temporal${where} refused the call: ${error.message}`, { cause: error });
+    return TemporalAccessDeniedError.of(address, error) ?? new TemporalUnavailableError(address, `Temporal${where} refused the call: ${error.message}`, { cause: error });
   }
+}
+
+/** gRPC's PERMISSION_DENIED and UNAUTHENTICATED: what Temporal's authorizer answers. */
+const ACCESS_DENIED_CODES: ReadonlyMap<number, string> = new Map([
+  [7, 'PERMISSION_DENIED'],
+  [16, 'UNAUTHENTICATED'],
+]);
+
+/** Temporal's authorizer refused the call: no token, an expired one, another audience's, or a role it lacks. Retrying will not help. */
+export class TemporalAccessDeniedError extends TemporalUnavailableError {
+  override readonly name = 'TemporalAccessDeniedError';
+  constructor(
+    address: string | undefined,
+    /** PERMISSION_DENIED or UNAUTHENTICATED. */
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(address, message, options);
+  }
+
+  /** The refusal of the caller's credentials in `error` or its causes (a connect wraps it twice); undefined for any other error. */
+  static of(address: string | undefined, error: unknown): TemporalAccessDeniedError | undefined {
+    for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth += 1) {
+      const denied = ACCESS_DENIED_CODES.get(grpcCodeOf(current) ?? -1);
+      if (denied === undefined) continue;
+      const said = (current as { details?: unknown }).details ?? (current.cause as { details?: unknown } | undefined)?.details;
+      return new TemporalAccessDeniedError(
+        address,
+        denied,
+        `Temporal${address ? ` at ${address}` : ''} refused the caller's credentials (${denied}${typeof said === 'string' && said ? `: ${said}` : ''}): the token (TEMPORAL_API_KEY) is missing, expired, for another audience or issuer, or lacks the role on this namespace that the call takes`,
+        { cause: error },
+      );
+    }
+    return undefined;
+  }
+}
+
+/** The gRPC status code behind an error the SDK threw (a ServiceError's cause carries it), if any. */
+export function grpcCodeOf(error: unknown): number | undefined {
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  const code = (error as { code?: unknown } | undefined)?.code ?? cause?.code;
+  return typeof code === 'number' ? code : undefined;
 }
 
 /**

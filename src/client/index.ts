@@ -34,6 +34,7 @@ export {
   RefreshScheduleNotFoundError,
   RefreshScheduleNotReadyError,
   ResultWaitFailedError,
+  TemporalAccessDeniedError,
   TemporalUnavailableError,
 } from './errors.js';
 export type { TransientRetry, TransientRetryOptions } from './transient-retry.js';

@@ -34,6 +34,7 @@ import {
   RefreshNotUnattendedError,
   RefreshScheduleNotFoundError,
   RefreshScheduleNotReadyError,
+  grpcCodeOf,
   TemporalUnavailableError,
   type ConnectionEndType,
 } from './errors.js';
@@ -139,12 +140,6 @@ function notReadyCodeOf(error: unknown): string | undefined {
   if (transient !== undefined) return transient;
   const details = error instanceof ServiceError ? (error.cause as { details?: unknown } | undefined)?.details : undefined;
   return grpcCodeOf(error) === FAILED_PRECONDITION && typeof details === 'string' && WORKFLOW_NOT_READY.test(details) ? 'FAILED_PRECONDITION' : undefined;
-}
-
-/** The gRPC code behind a ServiceError the SDK threw. */
-function grpcCodeOf(error: unknown): number | undefined {
-  const code = error instanceof ServiceError ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
-  return typeof code === 'number' ? code : undefined;
 }
 
 export class RefreshSchedules {
