@@ -11,6 +11,7 @@ import { ProvisioningVars, ToolchainVars } from './toolchain-settings.js';
 import { AggregatorVars } from '../../src/settings/aggregator.js';
 import { CliVars, ClientVariables, IdentityVars } from '../../src/settings/client.js';
 import { AuditVars } from '../../src/settings/audit.js';
+import { CliSignInVars } from '../../src/settings/cli-sign-in.js';
 import { ConsoleVariables, ConsoleVars } from '../../src/settings/console.js';
 import { DevStackEnv, DevStackVars } from '../../src/settings/dev-stack.js';
 import { RuntimeVars } from '../../src/settings/load.js';
@@ -45,6 +46,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: PoolVars, module: 'src/settings/pools.ts' },
   { variables: ConsoleVars, module: 'src/settings/console.ts' },
   { variables: AuditVars, module: 'src/settings/audit.ts' },
+  { variables: CliSignInVars, module: 'src/settings/cli-sign-in.ts' },
   { variables: EncryptionVars, module: 'src/settings/encryption-keys.ts' },
   { variables: KeyProviderVars, module: 'src/settings/kms.ts' },
   { variables: PayloadStoreVars, module: 'src/settings/payload-store.ts' },
@@ -96,7 +98,8 @@ export const CONFIG_READERS: readonly ConfigReader[] = [
     variables: [RuntimeVars, ClientVariables],
   },
   { name: 'CLI', loader: 'connectionPasswordFromEnv', module: 'src/settings/client.ts', programs: '`npm run cli -- start`', variables: [RuntimeVars, CliVars] },
-  { name: 'audit reader', loader: 'loadAuditStoreLocation', module: 'src/settings/audit.ts', programs: '`npm run cli -- audit`', variables: [RuntimeVars, AuditVars] },
+  { name: 'audit trail', loader: 'loadAuditStoreLocation', module: 'src/settings/audit.ts', programs: '`npm run cli -- audit` and the CLI\'s commands that act', variables: [RuntimeVars, AuditVars] },
+  { name: 'CLI sign-in', loader: 'loadCliSignInConfig', module: 'src/settings/cli-sign-in.ts', programs: '`npm run cli -- login`, `whoami`, `logout`, and the CLI\'s commands that act (who they are recorded under)', variables: [RuntimeVars, CliSignInVars] },
   { name: 'console', loader: 'loadConsoleConfig', module: 'src/settings/console.ts', programs: '`npm run console` (src/client/console/server.ts), `npm start`\'s console', variables: [RuntimeVars, ConsoleVariables] },
   { name: 'sandbox', loader: 'loadSandboxConfig', module: 'src/settings/sandbox.ts', programs: '`npm run sandbox` (src/sandbox/main.ts)', variables: [RuntimeVars, SandboxVars] },
   { name: 'dev stack', loader: 'loadDevStackConfig', module: 'src/settings/dev-stack.ts', programs: '`npm start` (scripts/dev-stack.ts)', variables: [RuntimeVars, objectOf(DevStackEnv)] },

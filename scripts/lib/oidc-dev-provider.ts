@@ -24,7 +24,8 @@ export interface DevIdentity {
 
 export interface DevClient {
   readonly clientId: string;
-  readonly clientSecret: string;
+  /** None: a public native client (the CLI), PKCE alone, any loopback port of its redirect URIs. */
+  readonly clientSecret?: string;
   readonly redirectUris: readonly string[];
 }
 
@@ -59,11 +60,12 @@ export class DevOidcProvider {
     const configuration: Configuration = {
       clients: clients.map((client) => ({
         client_id: client.clientId,
-        client_secret: client.clientSecret,
         redirect_uris: [...client.redirectUris],
         grant_types: ['authorization_code'],
         response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
+        ...(client.clientSecret === undefined
+          ? { application_type: 'native' as const, token_endpoint_auth_method: 'none' as const }
+          : { client_secret: client.clientSecret, token_endpoint_auth_method: 'client_secret_basic' as const }),
       })),
       findAccount: (_context, id) => {
         const identity = byName.get(id);

@@ -8,7 +8,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
+import { join } from 'node:path';
 import { openAuditStore } from '../../src/audit/audit-trail.js';
+import { runCli } from '../../src/client/cli/run-cli.js';
+import { ConnectionsClient } from '../../src/client/index.js';
 import { SESSION_COOKIE } from '../../src/client/console/sign-in.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
 import { track } from '../chaos/processes.js';
@@ -40,8 +43,13 @@ export async function startSignInConsole(runDir: string, env: Readonly<Record<st
     identities: [
       { username: 'operator-a', password: PASSWORD, name: 'Operator of A', groups: ['a-ops'] },
       { username: 'viewer-a', password: PASSWORD, name: 'Viewer of A', groups: ['a-viewers'] },
+      { username: 'cli-operator-a', password: PASSWORD, name: 'CLI Operator of A', groups: ['a-ops'] },
     ],
-    clients: [{ clientId: 'console', clientSecret: CLIENT_SECRET, redirectUris: [`${url}/auth/callback`] }],
+    clients: [
+      { clientId: 'console', clientSecret: CLIENT_SECRET, redirectUris: [`${url}/auth/callback`] },
+      // The CLI: a public native client, any loopback port.
+      { clientId: 'aggregation-cli', redirectUris: ['http://127.0.0.1/callback'] },
+    ],
   });
   const consoleProcess = await startConsoleProcess(
     runDir,
@@ -137,6 +145,49 @@ export async function probesUnrecorded(console_: SignInConsole, tenantB: string,
   } finally {
     await store.close();
   }
+}
+
+/**
+ * An operator the provider disabled, still holding the CLI's credentials, answering through the CLI:
+ * refused when the command fails naming the revoked sign-in before it reaches Temporal (the CLI's
+ * Temporal connection is never opened) and the connection still waits.
+ */
+export async function revokedCliOperator(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, connection: string, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+  const name = 'a disabled identity answering through the CLI with its kept credentials';
+  const cliEnv = { ...env, CLI_OIDC_ISSUER: console_.provider.issuer, CLI_CREDENTIALS_FILE: join(runDir, 'cli', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-audit.jsonl')}` };
+  let connects = 0;
+  let browsing: Promise<unknown> = Promise.resolve();
+  const run = async (args: string[]) => {
+    const err: string[] = [];
+    const code = await runCli(args, {
+      out: (text) => {
+        const address = /^\s+(http\S+)$/m.exec(text)?.[1];
+        if (address) {
+          const browser = new HttpBrowser();
+          browsing = browser.open(address).then((form) => browser.submit(form, { username: 'cli-operator-a', password: PASSWORD }));
+        }
+      },
+      err: (line) => err.push(line),
+      readStdin: () => Promise.resolve(''),
+      env: cliEnv,
+      connect: (config) => {
+        connects += 1;
+        return ConnectionsClient.connect(config);
+      },
+      now: () => Date.now(),
+      sleep: (ms) => delay(ms),
+    });
+    return { code, err: err.join('\n') };
+  };
+  const signedIn = await run(['login']);
+  await browsing;
+  if (signedIn.code !== 0) return { name, refused: false, detail: `the CLI could not sign in first: ${signedIn.err.slice(0, 200)}` };
+  console_.provider.disable('cli-operator-a');
+  const answer = await run(['answer', connection, 'verified']);
+  const waiting = await stillWaiting();
+  const named = /the provider no longer accepts the sign-in of CLI Operator of A/.test(answer.err);
+  const refused = answer.code === 1 && named && connects === 0 && waiting;
+  return { name, refused, detail: `exit ${answer.code}, ${named ? 'naming the revoked sign-in' : `said: ${answer.err.slice(0, 160)}`}; Temporal connections opened: ${connects}; the connection ${waiting ? 'still waits' : 'WAS ANSWERED'}` };
 }
 
 /**

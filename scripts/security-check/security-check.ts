@@ -51,6 +51,7 @@ import { loadWorkerConfig } from '../../src/settings/worker.js';
 import {
   answerUnrecorded,
   CLIENT_SECRET,
+  revokedCliOperator,
   forgedSession,
   operatorOnOtherTenant,
   probesUnrecorded,
@@ -218,6 +219,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     await operatorOnOtherTenant(signInConsole, tenantB, otherWorkflowId, RIGHT_ANSWER, payloadsOfB),
     await probesUnrecorded(signInConsole, tenantB, probesSince),
     await answerUnrecorded(runDir, consoleEnv, viewedWorkflowId, RIGHT_ANSWER, stillWaiting(viewedWorkflowId)),
+    await revokedCliOperator(signInConsole, runDir, consoleEnv, viewedWorkflowId, stillWaiting(viewedWorkflowId)),
     await viewerAnswering(signInConsole, viewedWorkflowId, RIGHT_ANSWER, async () => (await fleet.connections.getState(viewedWorkflowId)).status === 'AwaitingAnswer'),
     await forgedSession(signInConsole),
     await revokedIdentity(signInConsole),

@@ -15,8 +15,9 @@ export interface OidcSettings {
   /** The provider's issuer identifier (its discovery document is under it). */
   readonly issuer: URL;
   readonly clientId: string;
-  readonly clientSecret: string;
-  /** Where the provider sends the browser back: `<CONSOLE_PUBLIC_URL>/auth/callback`, registered with the provider. */
+  /** A confidential client's secret (the console); none: a public client that proves itself with PKCE alone (the CLI). */
+  readonly clientSecret?: string | undefined;
+  /** Where the provider sends the browser back: `<CONSOLE_PUBLIC_URL>/auth/callback` (the CLI: its loopback address), registered with the provider. */
   readonly redirectUri: string;
   /** The claim that lists the identity's groups (from the ID token, else userinfo). */
   readonly groupsClaim: string;
@@ -43,6 +44,8 @@ export interface PendingSignIn {
 /** A signed-in operator: who, what they may do, and until when. */
 export interface SignedIn {
   readonly principal: Principal;
+  /** The groups its roles came from (the CLI keeps them). */
+  readonly groups: readonly string[];
   readonly accessToken: string;
   readonly expiresAt: number;
 }
@@ -119,6 +122,7 @@ export class OidcSignIn {
     const tokenExpiresAt = tokens.expires_in === undefined ? Number.POSITIVE_INFINITY : this.now() + tokens.expires_in * 1000;
     return {
       principal: { subject, name, via: 'oidc', roles: rolesOfGroups(groups, this.settings.roleMap) },
+      groups,
       accessToken: tokens.access_token,
       expiresAt: Math.min(tokenExpiresAt, this.now() + this.settings.sessionMaxMs),
     };
@@ -148,7 +152,8 @@ export class OidcSignIn {
     const { issuer, clientId, clientSecret, timeoutMs, allowHttp } = this.settings;
     const insecure = allowHttp && issuer.protocol === 'http:';
     try {
-      const config = await client.discovery(issuer, clientId, { client_secret: clientSecret, [client.clockTolerance]: SEAL_CLOCK_TOLERANCE_S }, client.ClientSecretBasic(clientSecret), {
+      const metadata = { ...(clientSecret === undefined ? { token_endpoint_auth_method: 'none' } : { client_secret: clientSecret }), [client.clockTolerance]: SEAL_CLOCK_TOLERANCE_S };
+      const config = await client.discovery(issuer, clientId, metadata, clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret), {
         timeout: timeoutMs / 1000,
         ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
       });

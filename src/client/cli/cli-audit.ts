@@ -10,7 +10,10 @@ import type { AuditActor, AuditAction } from '../../audit/audit-entry.js';
 import { AuditTrail, openAuditStore, type AuditHandle } from '../../audit/audit-trail.js';
 import { tenantOfWorkflowId } from '../../contract/workflow-tenant.js';
 import { loadAuditStoreLocation } from '../../settings/audit.js';
+import { loadCliSignInConfig } from '../../settings/cli-sign-in.js';
 import { loadClientConfig } from '../../settings/client.js';
+import { cliOidc } from './commands/login.js';
+import { readCredentials } from './credentials.js';
 
 /** What a command that acts records: its action, and where its tenant is when no --customer names it. */
 export interface CommandAudit {
@@ -19,8 +22,29 @@ export interface CommandAudit {
   readonly tenantIsFirstArgument?: boolean;
 }
 
-/** The CLI as the trail names it: its Temporal client identity if set, else the OS user on this host. */
-export function cliActor(env: NodeJS.ProcessEnv | undefined): AuditActor {
+/** The provider no longer accepts the CLI's signed-in identity: its commands that act are refused. */
+export class CliSignInRevokedError extends Error {
+  override readonly name = 'CliSignInRevokedError';
+  constructor(readonly who: string) {
+    super(`the provider no longer accepts the sign-in of ${who} (the identity disabled or the grant revoked): nothing was done; sign in again (login) if you still may`);
+  }
+}
+
+/**
+ * The CLI as the trail names it: the operator signed in with `login` (asked about at the provider:
+ * one it no longer accepts is refused; one that does not answer is taken until it expires), else its
+ * Temporal client identity if set, else the OS user on this host.
+ */
+export async function cliActor(env: NodeJS.ProcessEnv | undefined): Promise<AuditActor> {
+  const signIn = loadCliSignInConfig(env);
+  if (signIn.issuer !== undefined && signIn.credentialsFile !== undefined) {
+    const state = await readCredentials(signIn.credentialsFile, { issuer: signIn.issuer.href, clientId: signIn.clientId });
+    if (state.signedIn) {
+      const { subject, name, accessToken } = state.credentials;
+      if ((await cliOidc({ ...signIn, issuer: signIn.issuer }).stillSignedIn(accessToken, subject)) === 'revoked') throw new CliSignInRevokedError(name);
+      return { subject, name, via: 'oidc-cli' };
+    }
+  }
   const user = userInfo().username;
   const identity = loadClientConfig(env).identity;
   return { subject: identity ?? `${user}@${hostname()}`, name: identity ?? user, via: 'cli' };
@@ -41,7 +65,7 @@ export async function beginCommandAudit(audit: CommandAudit, command: string, ar
   const tenant = customerFlag(args) ?? (audit.tenantIsFirstArgument ? first : first && tenantOfWorkflowId(first));
   const trail = new AuditTrail(openAuditStore(loadAuditStoreLocation(env)));
   try {
-    const handle = await trail.begin({ actor: cliActor(env), action: audit.action, tenant, target: first, detail: `cli ${command}` });
+    const handle = await trail.begin({ actor: await cliActor(env), action: audit.action, tenant, target: first, detail: `cli ${command}` });
     return { handle, trail };
   } catch (error) {
     await trail.close().catch(() => undefined);

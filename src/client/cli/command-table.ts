@@ -5,6 +5,7 @@
 import type { CommandTable } from './command.js';
 import { activity } from './commands/activity.js';
 import { audit } from './commands/audit.js';
+import { login, logout, whoami } from './commands/login.js';
 import { answer } from './commands/answer.js';
 import { book } from './commands/book/index.js';
 import { budget } from './commands/budget/index.js';
@@ -17,4 +18,4 @@ import { start } from './commands/start.js';
 import { tenant } from './commands/tenant/index.js';
 import { watch } from './commands/watch.js';
 
-export const COMMANDS: CommandTable = { list, show, answer, watch, activity, audit, start, refresh, book, forget, tenant, deployment, budget };
+export const COMMANDS: CommandTable = { list, show, answer, watch, activity, audit, login, whoami, logout, start, refresh, book, forget, tenant, deployment, budget };

@@ -1,9 +1,9 @@
 /** `audit`: the audit trail of a tenant (or every one) over a time range, as a table or as JSON lines. */
-import { hostname, userInfo } from 'node:os';
 import { AUDIT_ACTIONS } from '../../../audit/audit-entry.js';
 import { AuditTrail, openAuditStore, toJsonLines } from '../../../audit/audit-trail.js';
 import { loadAuditStoreLocation } from '../../../settings/audit.js';
 import { noPositionals, parseFlags, UsageError } from '../args.js';
+import { cliActor } from '../cli-audit.js';
 import type { Command } from '../command.js';
 import { EXIT_OK, formatTable } from '../report.js';
 
@@ -30,7 +30,7 @@ the process ended before it could record one). Oldest first.
   --limit <n>           at most this many (default 1000, at most ${MAX_LIMIT})
   --jsonl               print JSON lines, one entry a line (an export)
 The CLI reads with the store's own credentials, so no console role applies; the read is itself
-recorded, under this machine's user.`,
+recorded, under the identity signed in with login (else this machine's user).`,
 
   async run(args, { io }) {
     const { values, positionals } = parseFlags({
@@ -48,8 +48,7 @@ recorded, under this machine's user.`,
 
     const trail = new AuditTrail(openAuditStore(loadAuditStoreLocation(io.env)));
     try {
-      const user = userInfo().username;
-      const reading = await trail.begin({ actor: { subject: `${user}@${hostname()}`, name: user, via: 'cli' }, action: 'audit.read', tenant: values.customer });
+      const reading = await trail.begin({ actor: await cliActor(io.env), action: 'audit.read', tenant: values.customer });
       // This read's own attempt is recorded first: it is not one of the entries it reads.
       const entries = (await trail.query({ tenant: values.customer, from, to, limit: limit + 1 })).filter((entry) => entry.id !== reading.id).slice(0, limit);
       await reading.end('ok', `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}`);
