@@ -8,20 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey as JoseKey } from 'jose';
 import { ConnectionsClient, connectionKey, TemporalAccessDeniedError } from '../../src/client/index.js';
 import { loadClientConfig } from '../../src/settings/client.js';
-import { Timeline } from '../../scripts/chaos/timeline.js';
-import { PostgresCluster, postgresBinDir } from '../../scripts/prod-check/postgres.js';
-import { findServerBinaries, ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';
+import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
+import { findServerBinaries, type ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';
 import { createPki, hasOpenssl, TLS_SERVER_NAME, type ProdCheckPki } from '../../scripts/prod-check/tls.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
 import { liveInput } from '../client/client-stack.js';
+import { startProductionServer, type ProductionServer } from '../helpers/production-server.js';
 
 const AUDIENCE = 'temporal.lender.example';
 const ISSUER = 'https://id.lender.example';
@@ -46,48 +43,37 @@ function token(signer: Signer, permissions: readonly string[], { audience = AUDI
 }
 
 describe('Temporal behind tokens: the JWT authorizer on the production server', { skip: missing.length > 0 ? `missing: ${missing.join('; ')}` : false }, () => {
-  let dir: string;
-  let postgres: PostgresCluster;
+  let production: ProductionServer | undefined;
   let server: ProdTemporalServer;
-  let jwks: Server;
+  let jwks: Server | undefined;
   let pki: ProdCheckPki;
   let provider: Signer;
   let stranger: Signer;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'server-authorization-'));
     const [ours, theirs] = await Promise.all([generateKeyPair('RS256'), generateKeyPair('RS256')]);
     provider = { key: ours.privateKey, kid: 'provider-1' };
     stranger = { key: theirs.privateKey, kid: 'provider-1' };
     const published = { keys: [{ ...(await exportJWK(ours.publicKey)), kid: provider.kid, alg: 'RS256', use: 'sig' }] };
     // The provider's JWKS address, which the server reads its keys from.
-    jwks = createServer((_, response) => {
+    const keys = createServer((_, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(published));
     });
-    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
-    const { port } = jwks.address() as { port: number };
-    pki = createPki(dir);
-    postgres = await PostgresCluster.create(dir);
-    await postgres.start();
-    server = await ProdTemporalServer.create({
-      binaries: findServerBinaries().binaries!,
-      postgres,
-      dir,
-      timeline: new Timeline(),
-      tls: pki,
-      authorization: { jwksUri: `http://127.0.0.1:${port}/jwks`, audience: AUDIENCE, adminToken: await token(provider, ['temporal-system:admin']) },
+    jwks = keys;
+    await new Promise<void>((resolve) => keys.listen(0, '127.0.0.1', resolve));
+    const { port } = keys.address() as { port: number };
+    const adminToken = await token(provider, ['temporal-system:admin']);
+    production = await startProductionServer('server-authorization', (dir) => {
+      pki = createPki(dir);
+      return { tls: pki, authorization: { jwksUri: `http://127.0.0.1:${port}/jwks`, audience: AUDIENCE, adminToken } };
     });
-    server.setupSchema();
-    await server.start();
-    await server.registerNamespace('default');
+    server = production.server;
   });
 
   after(async () => {
-    await server?.close();
-    await postgres?.stop();
+    await production?.stop();
     await new Promise<void>((resolve) => (jwks ? jwks.close(() => resolve()) : resolve()));
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   /** The product's client as a deployment configures it: its TLS variables, and the token as TEMPORAL_API_KEY. */

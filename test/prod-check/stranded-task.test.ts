@@ -6,17 +6,15 @@
  * gets nothing; the sweeper finds it and runs tdbg workflow refresh-tasks; a poll then gets it.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { Timeline } from '../../scripts/chaos/timeline.js';
-import { PostgresCluster, postgresBinDir } from '../../scripts/prod-check/postgres.js';
+import type { Timeline } from '../../scripts/chaos/timeline.js';
+import { postgresBinDir, type PostgresCluster } from '../../scripts/prod-check/postgres.js';
 import { renderStrandedTasks, StrandedTaskSweeper } from '../../scripts/prod-check/stranded-tasks.js';
-import { findServerBinaries, ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';
+import { findServerBinaries, type ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
+import { startProductionServer, type ProductionServer } from '../helpers/production-server.js';
 
 const QUEUE = 'stranded-task-test';
 const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...findServerBinaries().missing];
@@ -39,28 +37,20 @@ async function pollOnce(address: string, ms: number): Promise<string | undefined
 }
 
 void describe('a workflow task the server lost', { skip: missing.length > 0 ? `missing: ${missing.join('; ')}` : false }, () => {
-  let dir: string;
+  let production: ProductionServer | undefined;
   let postgres: PostgresCluster;
   let server: ProdTemporalServer;
-  const timeline = new Timeline();
+  let timeline: Timeline;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'stranded-task-'));
-    postgres = await PostgresCluster.create(dir);
-    await postgres.start();
     // History saves how far its transfer queue got every second (default 30 s), so a restart does not
     // hand matching the task again.
-    const dynamicConfig = { 'history.transferProcessorUpdateAckInterval': '1s', 'history.transferProcessorUpdateAckIntervalJitterCoefficient': 0 };
-    server = await ProdTemporalServer.create({ binaries: findServerBinaries().binaries!, postgres, dir, timeline, dynamicConfig });
-    server.setupSchema();
-    await server.start();
-    await server.registerNamespace('default');
+    production = await startProductionServer('stranded-task', { dynamicConfig: { 'history.transferProcessorUpdateAckInterval': '1s', 'history.transferProcessorUpdateAckIntervalJitterCoefficient': 0 } });
+    ({ postgres, server, timeline } = production);
   });
 
   after(async () => {
-    await server?.close();
-    await postgres?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await production?.stop();
   });
 
   void it('is found SCHEDULED with workers polling, regenerated with tdbg workflow refresh-tasks, and then delivered', { timeout: 180_000 }, async () => {
