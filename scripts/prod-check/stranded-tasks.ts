@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { millisOfTimestamp } from '../../src/temporal/timestamps.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
 import type { ProdCheckPki } from './tls.js';
 
@@ -55,11 +56,6 @@ export interface StrandedTaskSweeperOptions {
 const { temporal } = proto;
 const SCHEDULED = temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED;
 
-function millisOf(timestamp: proto.google.protobuf.ITimestamp | null | undefined): number | undefined {
-  if (!timestamp?.seconds) return undefined;
-  return Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6);
-}
-
 /** Sweeps the namespace's running executions every few seconds until the signal aborts. */
 export class StrandedTaskSweeper {
   private readonly found = new Map<string, StrandedTask>();
@@ -97,7 +93,7 @@ export class StrandedTaskSweeper {
     const { connection, namespace, timeline } = this.options;
     const described = await connection.workflowService.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
     const task = described.pendingWorkflowTask;
-    const scheduledAt = millisOf(task?.scheduledTime);
+    const scheduledAt = millisOfTimestamp(task?.scheduledTime);
     if (!task || task.state !== SCHEDULED || scheduledAt === undefined) return;
     // Read after the describe: the workers must have polled for the whole wait, not just now.
     const strandedAfterMs = this.options.strandedAfterMs ?? STRANDED_AFTER_MS;

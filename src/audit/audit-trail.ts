@@ -77,7 +77,7 @@ export function openAuditStore(location: string): AuditStore {
   return new PostgresAuditStore(location);
 }
 
-/** JSON lines, one entry a line: what an export hands to another tool. */
-export function toJsonLines(entries: readonly AuditEntry[]): string {
-  return entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
+/** JSON lines, one item a line: what an export hands to another tool (the CLI's and the console's). */
+export function toJsonLines(items: readonly unknown[]): string {
+  return items.map((item) => `${JSON.stringify(item)}\n`).join('');
 }

@@ -5,9 +5,8 @@
  * first use, under an advisory lock so replicas starting together do not race.
  */
 import pg from 'pg';
-import { entriesOf, type AuditAttempt, type AuditEntry, type AuditOutcomeRecord, type AuditQuery } from './audit-entry.js';
+import { AuditAttempt, AuditOutcomeRecord, entriesOf, type AuditEntry, type AuditQuery } from './audit-entry.js';
 import { AuditRecordInvalidError, AuditUnavailableError, type AuditStore } from './audit-store.js';
-import { AuditAttempt as AttemptSchema, AuditOutcomeRecord as OutcomeSchema } from './audit-entry.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_attempts (
@@ -134,7 +133,7 @@ export class PostgresAuditStore implements AuditStore {
     const outcomes = new Map<string, AuditOutcomeRecord>();
     for (const row of rows) {
       // A row written by hand, not by the product, is named rather than shown as if it were ours.
-      const attempt = AttemptSchema.safeParse({
+      const attempt = AuditAttempt.safeParse({
         id: row.id,
         at: row.at.toISOString(),
         actor: { subject: row.actor_subject, name: row.actor_name, via: row.actor_via },
@@ -146,7 +145,7 @@ export class PostgresAuditStore implements AuditStore {
       if (!attempt.success) throw new AuditRecordInvalidError(this.where, `audit_attempts seq ${row.seq}`, attempt.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
       attempts.push(attempt.data);
       if (row.outcome !== null && row.ended_at !== null) {
-        const outcome = OutcomeSchema.safeParse({ id: row.id, at: row.ended_at.toISOString(), outcome: row.outcome, detail: row.outcome_detail });
+        const outcome = AuditOutcomeRecord.safeParse({ id: row.id, at: row.ended_at.toISOString(), outcome: row.outcome, detail: row.outcome_detail });
         if (!outcome.success) throw new AuditRecordInvalidError(this.where, `audit_outcomes id ${row.id}`, outcome.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
         outcomes.set(row.id, outcome.data);
       }

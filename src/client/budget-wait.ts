@@ -6,6 +6,7 @@
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { millisOfTimestamp } from '../temporal/timestamps.js';
 
 const { PendingActivityState } = proto.temporal.api.enums.v1;
 
@@ -19,24 +20,20 @@ export interface BudgetWait {
   readonly reason: string;
 }
 
-function msOf(timestamp: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined {
-  return timestamp?.seconds == null ? undefined : Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6);
-}
-
 /** `tenantPause`: the tenant's running throttle (its memo), if the service asked it to wait. */
 export function budgetWaitOf(description: WorkflowExecutionDescription, now: number, tenantPause?: { readonly pausedUntil: string; readonly reason: string }): BudgetWait | undefined {
   for (const activity of description.raw.pendingActivities ?? []) {
     if (activity.state !== PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED) continue;
     const call = activity.activityType?.name ?? 'a call to the service';
-    const retryAt = msOf(activity.nextAttemptScheduleTime);
+    const retryAt = millisOfTimestamp(activity.nextAttemptScheduleTime);
     if (retryAt !== undefined && tenantPause && Date.parse(tenantPause.pausedUntil) > now) {
       return {
         call,
-        since: new Date(msOf(activity.lastAttemptCompleteTime) ?? now).toISOString(),
+        since: new Date(millisOfTimestamp(activity.lastAttemptCompleteTime) ?? now).toISOString(),
         reason: `its tenant is paused until ${tenantPause.pausedUntil}: ${tenantPause.reason}; next attempt at ${new Date(retryAt).toISOString()}`,
       };
     }
-    const scheduledAt = msOf(activity.scheduledTime);
+    const scheduledAt = millisOfTimestamp(activity.scheduledTime);
     if (retryAt === undefined && (activity.attempt ?? 1) === 1 && scheduledAt !== undefined && now - scheduledAt >= WAITING_AFTER_MS) {
       return { call, since: new Date(scheduledAt).toISOString(), reason: "queued for the fleet's request budget (Temporal's queue and per-tenant limits), behind higher priorities, or for a free worker slot" };
     }

@@ -6,6 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { millisOfTimestamp } from '../temporal/timestamps.js';
 import { ConnectionClientError, grpcCodeOf } from './errors.js';
 
 const VersionStatus = proto.temporal.api.enums.v1.WorkerDeploymentVersionStatus;
@@ -56,9 +57,9 @@ const STATUS_NAMES = new Map<number, VersionStatusName>([
   [VersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_CREATED, 'created'],
 ]);
 
-function isoOf(timestamp: { seconds?: unknown; nanos?: number | null } | null | undefined): string | undefined {
-  if (!timestamp?.seconds) return undefined;
-  return new Date(Number(timestamp.seconds) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6)).toISOString();
+function isoOf(timestamp: Parameters<typeof millisOfTimestamp>[0]): string | undefined {
+  const ms = millisOfTimestamp(timestamp);
+  return ms === undefined ? undefined : new Date(ms).toISOString();
 }
 
 export class WorkerDeployments {

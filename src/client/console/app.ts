@@ -29,7 +29,6 @@ import {
   RefreshScheduleNotFoundError,
   RefreshScheduleNotReadyError,
 } from '../errors.js';
-import type { AuditActor } from '../../audit/audit-entry.js';
 import { AuditRecordInvalidError, AuditUnavailableError } from '../../audit/audit-store.js';
 import type { AuditHandle, AuditTrail } from '../../audit/audit-trail.js';
 import { connectionRoutes } from './api.js';
@@ -143,7 +142,7 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     const attempts: AuditHandle[] = [];
     const recorded = new Set<string>();
     const begin = (tenant: string | undefined) => ({
-      actor: actorOf(principal),
+      actor: principal,
       action: routeAudit?.action ?? 'read',
       tenant,
       target: routeAudit?.target?.(params),
@@ -200,11 +199,6 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
-}
-
-/** Who acted, as the audit trail names them. */
-export function actorOf(principal: Principal): AuditActor {
-  return { subject: principal.subject, name: principal.name, via: principal.via };
 }
 
 /** Runs an audit write; a store that cannot record refuses the request (503) rather than let it act unrecorded. */

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { describeIssues } from '../../aggregator/schemas.js';
+import { toJsonLines } from '../../audit/audit-trail.js';
 
 /** Room for the largest answer set the answer limits allow (64 Ki characters) plus JSON's quoting. */
 export const MAX_BODY_BYTES = 128 * 1024;
@@ -45,7 +46,7 @@ export function sendJson(response: ServerResponse, { status, body, jsonLines = f
     response.end();
     return;
   }
-  const text = jsonLines && Array.isArray(body) ? body.map((item) => `${JSON.stringify(item)}\n`).join('') : JSON.stringify(body);
+  const text = jsonLines && Array.isArray(body) ? toJsonLines(body) : JSON.stringify(body);
   response.writeHead(status, {
     ...SECURITY_HEADERS,
     'content-type': jsonLines ? 'application/x-ndjson; charset=utf-8' : 'application/json; charset=utf-8',

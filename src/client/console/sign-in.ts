@@ -66,8 +66,7 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
       throw error;
     }
     // The session exists only once it is recorded (an AuditUnavailableError ends the sign-in here).
-    const { subject, name, via } = signedIn.principal;
-    await audit?.record({ actor: { subject, name, via }, action: 'sign-in', detail: describeRoles(signedIn.principal.roles) }, 'ok');
+    await audit?.record({ actor: signedIn.principal, action: 'sign-in', detail: describeRoles(signedIn.principal.roles) }, 'ok');
     const session = await cookies.seal(
       'session',
       { sub: signedIn.principal.subject, name: signedIn.principal.name, roles: [...signedIn.principal.roles].map(([tenant, roles]) => [tenant, [...roles]]), at: signedIn.accessToken },
@@ -85,7 +84,7 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
         else if (url.pathname === '/auth/callback') await callback(request, response, url);
         else if (url.pathname === '/auth/logout') {
           const leaving = await signIn.principalOf(request).catch(() => undefined);
-          if (leaving) await audit?.record({ actor: { subject: leaving.subject, name: leaving.name, via: leaving.via }, action: 'sign-out' }, 'ok');
+          if (leaving) await audit?.record({ actor: leaving, action: 'sign-out' }, 'ok');
           redirect(response, '/auth/signed-out', [`${SESSION_COOKIE}=; Path=/; Max-Age=0; ${attributes}`]);
         }
         else if (url.pathname === '/auth/signed-out') page(response, 200, 'Signed out', 'You have signed out of the operator console.');
