@@ -62,11 +62,25 @@ export class IdentityProviderUnavailableError extends Error {
   }
 }
 
+/** Which check refused a sign-in: the provider's own "no", or one of ours on its ID token. */
+export type SignInRefusal =
+  | 'ProviderRefused'
+  | 'IdTokenAudience'
+  | 'IdTokenIssuer'
+  | 'IdTokenNonce'
+  | 'IdTokenExpired'
+  | 'IdTokenNotYetValid'
+  | 'IdTokenIssuedInFuture'
+  | 'IdTokenUnknownKey'
+  | 'IdTokenSignature';
+
 /** The provider, or the checks on its answer, refused this sign-in (denied, another audience or issuer, a replayed or altered answer). */
 export class SignInRefusedError extends Error {
   override readonly name = 'SignInRefusedError';
-  constructor(detail: string, options?: ErrorOptions) {
+  readonly reason: SignInRefusal;
+  constructor(detail: string, options?: ErrorOptions & { readonly reason?: SignInRefusal }) {
     super(`sign-in refused: ${detail}`, options);
+    this.reason = options?.reason ?? 'ProviderRefused';
   }
 }
 
@@ -105,10 +119,15 @@ export class OidcSignIn {
     try {
       tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
     } catch (error) {
-      throw this.refusalOrOutage(error);
+      throw idTokenRefusal(error, this.settings.clientId) ?? this.refusalOrOutage(error);
     }
     const claims = tokens.claims();
     if (claims === undefined) throw new SignInRefusedError('the provider answered without an ID token');
+    // openid-client checks exp and nbf against the tolerance, never iat: a token issued later than our
+    // clock allows comes from a provider whose clock is wrong, or was made up.
+    if (claims.iat > Math.floor(this.now() / 1000) + SEAL_CLOCK_TOLERANCE_S) {
+      throw new SignInRefusedError(`the ID token was issued in the future (at ${isoOfSeconds(claims.iat)}, beyond ${SEAL_CLOCK_TOLERANCE_S} s of clock tolerance): the provider's clock, or the token, is wrong`, { reason: 'IdTokenIssuedInFuture' });
+    }
     const subject = claims.sub;
     let groups = stringsOf(claims[this.settings.groupsClaim]);
     if (groups === undefined) {
@@ -139,6 +158,20 @@ export class OidcSignIn {
     }
   }
 
+  /** The provider's configuration (discovery), for the console's other calls to it (bearer-identities.ts). */
+  providerConfiguration(): Promise<client.Configuration> {
+    return this.config();
+  }
+
+  /** One call to the provider, its failure told apart: a refusal (SignInRefusedError) or an outage (IdentityProviderUnavailableError). */
+  async providerCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw this.refusalOrOutage(error);
+    }
+  }
+
   /** Discovery, once it has succeeded; a failed one is tried again at the next sign-in. */
   private config(): Promise<client.Configuration> {
     this.configuration ??= this.discover().catch((error: unknown) => {
@@ -158,6 +191,10 @@ export class OidcSignIn {
         ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
       });
       config.timeout = timeoutMs / 1000;
+      // openid-client takes the token endpoint's ID token on TLS's word and skips its signature; we
+      // check it against the provider's published keys, so an answer the provider did not sign (a
+      // token endpoint on http://, misrouted or not the provider's) signs nobody in.
+      client.enableNonRepudiationChecks(config);
       return config;
     } catch (error) {
       throw this.refusalOrOutage(error);
@@ -187,7 +224,48 @@ export class OidcSignIn {
   }
 }
 
-function stringsOf(value: unknown): string[] | undefined {
+export function stringsOf(value: unknown): string[] | undefined {
   if (!Array.isArray(value)) return typeof value === 'string' ? [value] : undefined;
   return value.filter((entry): entry is string => typeof entry === 'string');
+}
+
+/** What oauth4webapi says of a failed check of a JWT, under openid-client's ClientError. */
+interface JwtCheckContext {
+  readonly claim?: unknown;
+  readonly expected?: unknown;
+  readonly claims?: Record<string, unknown>;
+  readonly header?: { readonly kid?: unknown };
+  readonly signature?: unknown;
+  readonly tolerance?: unknown;
+}
+
+/**
+ * A failed check of the ID token, said by name: openid-client's own message is one for all of them
+ * ("unexpected JWT claim value encountered"), which tells an operator nothing. Undefined for anything
+ * else (refusalOrOutage tells those apart).
+ */
+function idTokenRefusal(error: unknown, clientId: string): SignInRefusedError | undefined {
+  if (!(error instanceof client.ClientError) || !(error.cause instanceof Error)) return undefined;
+  const code = (error as { code?: string }).code;
+  const context: JwtCheckContext = typeof error.cause.cause === 'object' && error.cause.cause !== null ? error.cause.cause : {};
+  const claims = context.claims ?? {};
+  // The token's own words, kept short: they come from whoever made it.
+  const shown = (value: unknown) => (Array.isArray(value) ? value.join(', ') : String(value)).slice(0, 200);
+  const refusal = (detail: string, reason: SignInRefusal) => new SignInRefusedError(detail, { reason, cause: error });
+  if (code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED') {
+    if (context.claim === 'aud') return refusal(`the ID token is for another audience (${shown(claims.aud)}, not ${clientId})`, 'IdTokenAudience');
+    if (context.claim === 'iss') return refusal(`the ID token is from another issuer (${shown(claims.iss)}, not ${shown(context.expected)})`, 'IdTokenIssuer');
+    if (context.claim === 'nonce') return refusal("the ID token's nonce is not this sign-in's: it was issued to another sign-in, or replayed", 'IdTokenNonce');
+  }
+  if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED' && typeof context.tolerance === 'number') {
+    if (context.claim === 'exp') return refusal(`the ID token has expired (at ${isoOfSeconds(claims.exp)}, beyond ${context.tolerance} s of clock tolerance)`, 'IdTokenExpired');
+    if (context.claim === 'nbf') return refusal(`the ID token is not valid yet (from ${isoOfSeconds(claims.nbf)}, beyond ${context.tolerance} s of clock tolerance)`, 'IdTokenNotYetValid');
+  }
+  if (code === 'OAUTH_KEY_SELECTION_FAILED') return refusal(`the ID token is signed with a key the provider does not publish (kid ${shown(context.header?.kid ?? 'none')})`, 'IdTokenUnknownKey');
+  if (code === 'OAUTH_INVALID_RESPONSE' && context.signature !== undefined) return refusal("the ID token's signature does not verify under the provider's published keys", 'IdTokenSignature');
+  return undefined;
+}
+
+function isoOfSeconds(seconds: unknown): string {
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : String(seconds);
 }

@@ -54,7 +54,14 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
   async function callback(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
     const sealed = cookieOf(request, SIGN_IN_COOKIE);
     if (sealed === undefined) throw new SignInPageError(400, 'this sign-in was not started here (no sign-in cookie): start it again');
-    const pending = pendingOf(await cookies.open('sign-in', sealed));
+    let pending: PendingSignIn;
+    try {
+      pending = pendingOf(await cookies.open('sign-in', sealed));
+    } catch (error) {
+      // A changed or foreign sign-in cookie is a forgery attempt, or another console's: recorded as a refused sign-in.
+      if (error instanceof SealedCookieInvalidError) await audit?.record({ actor: UNKNOWN_ACTOR, action: 'sign-in' }, 'refused', error.message);
+      throw error;
+    }
     // The public address the provider sent the browser to, with the provider's answer in its query.
     const callbackUrl = new URL(`${oidc.settings.redirectUri}${url.search}`);
     let signedIn: Awaited<ReturnType<OidcSignIn['complete']>>;
