@@ -1,6 +1,7 @@
 /**
  * `npm run docs:check`: the documentation against the code (scripts/lib/docs-check.ts): relative
- * links and their anchors, `npm run` scripts, and the TypeScript examples compiled. Prints one line
+ * links and their anchors, `npm run` scripts, the TypeScript examples compiled, and the Python page's
+ * signatures against the code (`npm run docs:python-api` rewrites them). Prints one line
  * a finding (file:line: check: message) and exits 1 when there is any.
  */
 import { fileURLToPath } from 'node:url';

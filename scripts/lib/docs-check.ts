@@ -10,13 +10,19 @@
  *   compilerOptions, as a module placed in the markdown file's folder, so that its relative imports
  *   resolve as written there ('../src/client/index.js' from docs/). The blocks are never written to
  *   disk: the compiler host serves them from memory. A block whose first line is `// fragment` is
- *   skipped.
+ *   skipped;
+ * - the block of Python signatures between `<!-- api-signatures:begin -->` and
+ *   `<!-- api-signatures:end -->` (docs/python-pipeline.md's API block) is what
+ *   python/tests/api_signatures.py prints from the package now, run in the project's venv
+ *   (scripts/python-env.sh); a difference names the page's first differing line and `npm run
+ *   docs:python-api`, which rewrites the block. Python that cannot run is a finding, never a pass.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
-export type DocsCheck = 'link' | 'npm-script' | 'typescript';
+export type DocsCheck = 'link' | 'npm-script' | 'typescript' | 'python-api';
 
 export interface DocsFinding {
   /** The markdown file, relative to the root, with / separators. */
@@ -281,15 +287,107 @@ function checkExamples(examples: Example[], tsconfig: string): Array<{ example: 
   return findings;
 }
 
+// ---- the block of Python signatures ------------------------------------------------------------
+
+/** The lines (each alone on its line, once) around a page's block of Python signatures. */
+export const PYTHON_API_BEGIN = '<!-- api-signatures:begin -->';
+export const PYTHON_API_END = '<!-- api-signatures:end -->';
+/** The page that must hold the block: when it is checked and has no markers, that is a finding. */
+export const PYTHON_API_PAGE = 'docs/python-pipeline.md';
+/** Prints the block's signatures from the package (its docstring holds the rule for "public"). */
+export const PYTHON_API_GENERATOR = 'python/tests/api_signatures.py';
+/** Rewrites the block (scripts/generate-python-api.ts). */
+export const PYTHON_API_COMMAND = 'npm run docs:python-api';
+
+/** What the generator printed, or why it could not run. */
+export type PythonApi = { ok: true; signatures: string } | { ok: false; problem: string };
+
+function lastLines(text: string, count = 8): string {
+  return text.trim().split('\n').slice(-count).join('\n');
+}
+
+/**
+ * Runs PYTHON_API_GENERATOR in `root`'s python/, with the venv scripts/python-env.sh makes (or
+ * reuses) there, as the tests of test/python/ do: a machine without Python gets the script's reason.
+ */
+export function renderPythonApi(root: string): PythonApi {
+  const env = spawnSync('bash', [join(root, 'scripts/python-env.sh')], { cwd: root, encoding: 'utf8' });
+  if (env.error) return { ok: false, problem: `bash scripts/python-env.sh did not start: ${env.error.message}` };
+  if (env.status !== 0) return { ok: false, problem: `the project's Python is missing: scripts/python-env.sh failed (${env.status === null ? `signal ${env.signal}` : `exit ${env.status}`}): ${lastLines(env.stderr)}` };
+  const python = join(env.stdout.trim(), 'bin/python');
+  // -B: the check writes no bytecode into the checkout.
+  const run = spawnSync(python, ['-B', PYTHON_API_GENERATOR.replace(/^python\//, '')], { cwd: join(root, 'python'), encoding: 'utf8' });
+  if (run.error) return { ok: false, problem: `${python} did not start: ${run.error.message}` };
+  if (run.status !== 0) return { ok: false, problem: `${PYTHON_API_GENERATOR} failed (${run.status === null ? `signal ${run.signal}` : `exit ${run.status}`}): ${lastLines(run.stderr)}` };
+  return { ok: true, signatures: run.stdout };
+}
+
+/** The lines the page holds between the markers: the signatures as a ```python block. */
+export function pythonApiBlock(signatures: string): string[] {
+  return ['```python', ...signatures.replace(/\n$/, '').split('\n'), '```'];
+}
+
+/** The markers' 0-based lines; undefined when the text has neither; a problem when they are not one pair in order. */
+function pythonApiMarkers(lines: readonly string[]): { begin: number; end: number } | { problem: string; line: number } | undefined {
+  const at = (marker: string) => lines.flatMap((line, index) => (line.trim() === marker ? [index] : []));
+  const [begins, ends] = [at(PYTHON_API_BEGIN), at(PYTHON_API_END)];
+  if (begins.length === 0 && ends.length === 0) return undefined;
+  const [begin, end] = [begins[0], ends[0]];
+  if (begins.length === 1 && ends.length === 1 && begin !== undefined && end !== undefined && begin < end) return { begin, end };
+  return { problem: `the block of Python signatures needs one ${PYTHON_API_BEGIN} line and then one ${PYTHON_API_END} line (found ${begins.length} and ${ends.length}, in ${begin !== undefined && end !== undefined && end < begin ? 'the wrong' : 'that'} order)`, line: (begin ?? end ?? 0) + 1 };
+}
+
+/**
+ * The Python API block of a markdown text against the generator's output (called only when the text
+ * has the markers, or `required`): [] when they agree, else the page's first differing line.
+ */
+export function checkPythonApi(text: string, api: () => PythonApi, { required = false }: { required?: boolean } = {}): Array<{ line: number; message: string }> {
+  const lines = text.split('\n');
+  const markers = pythonApiMarkers(lines);
+  if (markers === undefined) {
+    return required ? [{ line: 1, message: `no ${PYTHON_API_BEGIN} … ${PYTHON_API_END} block: the page shows the Python package's signatures there (add the two lines, then run \`${PYTHON_API_COMMAND}\`)` }] : [];
+  }
+  if ('problem' in markers) return [{ line: markers.line, message: markers.problem }];
+  const rendered = api();
+  if (!rendered.ok) return [{ line: markers.begin + 1, message: `cannot compare the block of Python signatures with the code: ${rendered.problem}` }];
+  const have = lines.slice(markers.begin + 1, markers.end);
+  const want = pythonApiBlock(rendered.signatures);
+  const index = Array.from({ length: Math.max(have.length, want.length) }, (_, i) => i).find((i) => have[i] !== want[i]);
+  if (index === undefined) return [];
+  return [
+    {
+      // Past the page's last line of the block: the end marker's line.
+      line: markers.begin + 2 + Math.min(index, have.length),
+      message:
+        `the block of Python signatures differs from the code at its line ${index + 1}: the page has ${JSON.stringify(have[index] ?? '(the end of the block)')}, ` +
+        `${PYTHON_API_GENERATOR} gives ${JSON.stringify(want[index] ?? '(the end of the block)')}. Run \`${PYTHON_API_COMMAND}\` to rewrite the block`,
+    },
+  ];
+}
+
+/** `text` with the lines between its markers replaced by `signatures`' block; throws without one pair of markers. */
+export function withPythonApi(text: string, signatures: string): string {
+  const lines = text.split('\n');
+  const markers = pythonApiMarkers(lines);
+  if (markers === undefined) throw new Error(`no ${PYTHON_API_BEGIN} … ${PYTHON_API_END} lines`);
+  if ('problem' in markers) throw new Error(`line ${markers.line}: ${markers.problem}`);
+  return [...lines.slice(0, markers.begin + 1), ...pythonApiBlock(signatures), ...lines.slice(markers.end)].join('\n');
+}
+
 export interface CheckDocsOptions {
   /** Markdown files to check (absolute); default docsFiles(root). */
   files?: string[];
   /** The compilerOptions of the examples; default <root>/tsconfig.json. */
   tsconfig?: string;
+  /**
+   * The checkout whose python/ renders the block of Python signatures (default: `root`); false leaves
+   * the block unchecked (the fast tier's docs test, which runs no Python: test/docs/python-api.test.ts checks it).
+   */
+  pythonApi?: string | false;
 }
 
 /** Every finding in the root's documentation, by file and line; [] when the docs are in order. */
-export function checkDocs(root: string, { files = docsFiles(root), tsconfig = join(root, 'tsconfig.json') }: CheckDocsOptions = {}): DocsFinding[] {
+export function checkDocs(root: string, { files = docsFiles(root), tsconfig = join(root, 'tsconfig.json'), pythonApi = root }: CheckDocsOptions = {}): DocsFinding[] {
   const name = (file: string) => relative(root, file).split(sep).join('/');
   const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
   const scripts = new Set(Object.keys(packageJson.scripts ?? {}));
@@ -300,6 +398,10 @@ export function checkDocs(root: string, { files = docsFiles(root), tsconfig = jo
     return anchors;
   };
 
+  // Rendered once a run, and only for a page that has the block.
+  let rendered: PythonApi | undefined;
+  const renderedApi = () => (rendered ??= renderPythonApi(pythonApi || root));
+
   const findings: DocsFinding[] = [];
   const examples: Example[] = [];
   for (const file of files) {
@@ -308,6 +410,9 @@ export function checkDocs(root: string, { files = docsFiles(root), tsconfig = jo
     for (const finding of checkLinks(root, file, prose, anchorsOf)) findings.push({ file: name(file), check: 'link', ...finding });
     for (const { script, line } of npmScripts(text)) {
       if (!scripts.has(script)) findings.push({ file: name(file), line, check: 'npm-script', message: `npm ${script === 'start' || script === 'test' || script === 'stop' || script === 'restart' ? '' : 'run '}${script}: no such script in package.json` });
+    }
+    if (pythonApi !== false) {
+      for (const finding of checkPythonApi(text, renderedApi, { required: name(file) === PYTHON_API_PAGE })) findings.push({ file: name(file), check: 'python-api', ...finding });
     }
     for (const block of blocks) {
       if (!TS_LANGS.has(block.lang) || block.text.split('\n')[0]?.trim() === FRAGMENT_MARKER) continue;
