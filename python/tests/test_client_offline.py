@@ -108,7 +108,8 @@ def test_business_keys_as_the_typescript_client_builds_them() -> None:
 
 def test_visibility_queries_quote_their_values() -> None:
     assert visibility_query() == 'WorkflowType = "connectionWorkflow"'
-    assert visibility_query(status="AwaitingAnswer", customer_id='say "hi"\\') == 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "say \\"hi\\"\\\\"'
+    assert visibility_query(status="AwaitingAnswer", customer_id='say "hi"\\') == 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "say \\"hi\\"\\\\" AND ExecutionStatus = "Running"'
+    assert visibility_query(status="Completed") == 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "Completed"'
     with pytest.raises(InvalidConnectionInputError, match="control characters"):
         visibility_query(institution="a\nb")
 

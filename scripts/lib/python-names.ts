@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { CONNECTION_FAILURE_TYPES } from '../../src/aggregator/failure-table.js';
 import { CONNECTION_WORKFLOW_ID_PREFIX } from '../../src/client/business-key.js';
 import { CONNECTION_END_TYPES } from '../../src/client/errors.js';
-import { CONNECTION_STATUSES, CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
+import { CONNECTION_STATUSES, CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, answerChallengeSignal, awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_CLASSES, PRIORITY_KEY_LIMITS } from '../../src/contract/priority.js';
 import { ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE } from '../../src/contract/ids.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
@@ -124,6 +124,8 @@ export function pythonNamesSource(): string {
       `CONNECTION_STATE_QUERY: Final = ${literal(connectionStateQuery.name, 'connectionStateQuery')}`,
       `ANSWER_CHALLENGE_SIGNAL: Final = ${literal(answerChallengeSignal.name, 'answerChallengeSignal')}`,
       `CONNECTION_STATUSES: Final = ${tuple(CONNECTION_STATUSES, 'CONNECTION_STATUSES')}`,
+      '#: The statuses of a running connection; one terminated or timed out keeps its last (so a query for them also asks ExecutionStatus).',
+      `RUNNING_CONNECTION_STATUSES: Final = ${tuple(RUNNING_CONNECTION_STATUSES, 'RUNNING_CONNECTION_STATUSES')}`,
       '#: The failure types a connection ends with (src/aggregator/failure-table.ts).',
       `CONNECTION_FAILURE_TYPES: Final = ${tuple(CONNECTION_FAILURE_TYPES, 'CONNECTION_FAILURE_TYPES')}`,
       "#: How Temporal ended a connection that did not end with one of them (src/client/errors.ts, ConnectionEndType's other members).",

@@ -16,7 +16,8 @@
  *   file); the right answer sealed with one tenant's key signalled into the other's connection; then
  *   the second tenant forgotten (its transit key destroyed);
  * - operators by identity, on a console that signs them in through an OpenID Connect provider with
- *   roles per tenant: tenant A's operator on B's work through every route and the codec, a viewer
+ *   roles per tenant: tenant A's operator on B's work through every route and the codec, and asking
+ *   B's connection counts (scripts/security-check/count-attacks.ts), a viewer
  *   answering, a forged and a changed session cookie, an identity disabled at the provider still
  *   using its session, and a production console given the shared token;
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
@@ -62,6 +63,7 @@ import {
   type SignInConsole,
 } from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
+import { operatorOnOtherTenantsCounts } from './count-attacks.js';
 import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf, staticReaderOnOtherTenant } from './tenant-attacks.js';
 import {
   argvOf,
@@ -218,6 +220,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   results.push(
     await operatorOnOtherTenant(signInConsole, tenantB, otherWorkflowId, RIGHT_ANSWER, payloadsOfB),
     await probesUnrecorded(signInConsole, tenantB, probesSince),
+    await operatorOnOtherTenantsCounts(signInConsole, target.customerId, tenantB),
     await answerUnrecorded(runDir, consoleEnv, viewedWorkflowId, RIGHT_ANSWER, stillWaiting(viewedWorkflowId)),
     await revokedCliOperator(signInConsole, runDir, consoleEnv, viewedWorkflowId, stillWaiting(viewedWorkflowId)),
     await viewerAnswering(signInConsole, viewedWorkflowId, RIGHT_ANSWER, async () => (await fleet.connections.getState(viewedWorkflowId)).status === 'AwaitingAnswer'),

@@ -35,6 +35,7 @@ import {
   CONNECTION_STATUSES,
   CONNECTION_WORKFLOW_TYPE,
   connectionStateQuery,
+  RUNNING_CONNECTION_STATUSES,
   submitAnswerUpdate,
 } from '../contract/connection-definitions.js';
 import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection-definitions.js';
@@ -73,6 +74,7 @@ import { LoginsClient } from './logins.js';
 import { BooksClient, type BooksClientOptions } from './books.js';
 import { RefreshSchedules } from './schedules.js';
 import { TenantsClient } from './tenants.js';
+import { ConnectionCountsClient } from './connection-counts.js';
 import { quoteVisibilityValue } from './visibility.js';
 
 export { quoteVisibilityValue } from './visibility.js';
@@ -176,6 +178,8 @@ export class ConnectionsClient {
   readonly budget: FleetBudgetClient;
   /** A tenant's work as a whole: ended when its lender is forgotten. */
   readonly tenants: TenantsClient;
+  /** Connections counted per tenant by status, and the tenants that have any (the console's counts). */
+  readonly counts: ConnectionCountsClient;
   private readonly client: Client;
   private readonly options: ConnectionsClientOptions;
   private readonly address: string | undefined;
@@ -196,6 +200,7 @@ export class ConnectionsClient {
     this.deployments = new WorkerDeployments(options.client, options.deploymentName ?? 'aggregation-connections');
     this.budget = new FleetBudgetClient(options.client, options.taskQueue, options.budget);
     this.tenants = new TenantsClient(options.client);
+    this.counts = new ConnectionCountsClient(options.client);
   }
 
   /**
@@ -488,7 +493,7 @@ export function serviceCodeOf(details: readonly unknown[] | undefined | null): s
   return undefined;
 }
 
-/** `WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "..."`. */
+/** `WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "..." AND ExecutionStatus = "Running"`. */
 export function visibilityQuery(filter: Omit<z.infer<typeof ListFilter>, 'limit'>): string {
   const clauses = [`WorkflowType = ${quoteVisibilityValue(CONNECTION_WORKFLOW_TYPE)}`];
   const fields = [
@@ -498,6 +503,8 @@ export function visibilityQuery(filter: Omit<z.infer<typeof ListFilter>, 'limit'
     [LoginIdKey.name, filter.loginId],
   ] as const;
   for (const [name, value] of fields) if (value !== undefined) clauses.push(`${name} = ${quoteVisibilityValue(value)}`);
+  // A connection terminated or timed out keeps the running status it last published: it is not waiting.
+  if ((RUNNING_CONNECTION_STATUSES as readonly string[]).includes(filter.status ?? '')) clauses.push('ExecutionStatus = "Running"');
   return clauses.join(' AND ');
 }
 

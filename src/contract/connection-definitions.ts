@@ -14,6 +14,8 @@ export const CONNECTION_WORKFLOW_TYPE = 'connectionWorkflow';
 
 export const CONNECTION_STATUSES = ['Authorizing', 'AwaitingAnswer', 'Retrieving', 'Completed', 'Failed', 'Cancelled'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+/** The statuses of a running connection: Completed, Failed and Cancelled close it. A connection terminated or timed out keeps its last one, so a query for these also asks ExecutionStatus = "Running". */
+export const RUNNING_CONNECTION_STATUSES = ['Authorizing', 'AwaitingAnswer', 'Retrieving'] as const satisfies readonly ConnectionStatus[];
 
 /** Challenges the service returned in one 203 answer, all answered together. */
 export interface ChallengeSet {

@@ -13,13 +13,11 @@
  */
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import type { Logger, MetricGauge, MetricMeter } from '@temporalio/common';
-import { CONNECTION_WORKFLOW_TYPE, type ConnectionStatus } from '../contract/connection-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, type ConnectionStatus } from '../contract/connection-definitions.js';
 import { ConnectionStatusKey } from '../contract/search-attributes.js';
 
 export const CONNECTIONS_GAUGE_NAME = 'aggregation_connections';
 
-/** The statuses of a running connection: Completed, Failed and Cancelled close it. */
-export const RUNNING_CONNECTION_STATUSES = ['Authorizing', 'AwaitingAnswer', 'Retrieving'] as const satisfies readonly ConnectionStatus[];
 
 /** The visibility query of the running connections of the fleet's task queues (the service queue, the unattended pool's) in one status. */
 export function connectionCountQuery(taskQueues: readonly string[], status: ConnectionStatus): string {

@@ -30,7 +30,8 @@ void describe('business keys', () => {
 
 void describe('visibility queries', () => {
   void it('filters by workflow type and status, with every value quoted', () => {
-    assert.equal(visibilityQuery({ status: 'AwaitingAnswer' }), 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer"');
+    assert.equal(visibilityQuery({ status: 'AwaitingAnswer' }), 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND ExecutionStatus = "Running"', 'a terminated connection keeps its last status: not waiting');
+    assert.equal(visibilityQuery({ status: 'Completed' }), 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "Completed"');
     assert.equal(
       visibilityQuery({ customerId: 'demo-lender', institution: 'Bank "A"', loginId: 'x\\y' }),
       'WorkflowType = "connectionWorkflow" AND CustomerId = "demo-lender" AND Institution = "Bank \\"A\\"" AND LoginId = "x\\\\y"',

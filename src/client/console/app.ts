@@ -37,6 +37,7 @@ import { describeRoles, LEAST_ROLE, may, type Permission, type Principal } from 
 import { consoleAuth, type Caller } from './auth.js';
 import { bookRoutes } from './book-routes.js';
 import { codecRoutes } from './codec.js';
+import { countRoutes } from './count-routes.js';
 import { HttpError, methodNotAllowed, SECURITY_HEADERS, sendJson, type JsonReply } from './http.js';
 import { servePage } from './pages.js';
 import { createRouter } from './router.js';
@@ -81,6 +82,8 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   const { signIn } = options;
   const auth = consoleAuth(options.token, { codecToken: options.codecToken, encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie, signInAt: signIn ? '/auth/login' : undefined });
   const route = createRouter([
+    // Before connectionRoutes: `/api/connections/:workflowId` would take `counts` for a workflow id.
+    ...countRoutes(options.connections),
     ...connectionRoutes(options.connections),
     ...scheduleRoutes(options.connections, options.defaultCustomerId),
     ...bookRoutes(options.connections, options.defaultCustomerId),

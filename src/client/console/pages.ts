@@ -14,6 +14,7 @@ const STATIC_FILES: Record<string, { file: string; type: string }> = {
   '/api.js': { file: 'api.js', type: 'text/javascript; charset=utf-8' },
   '/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
+  '/counts.js': { file: 'counts.js', type: 'text/javascript; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/books': { file: 'books.html', type: 'text/html; charset=utf-8' },
   '/books.html': { file: 'books.html', type: 'text/html; charset=utf-8' },

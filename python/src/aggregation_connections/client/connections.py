@@ -53,6 +53,7 @@ from ..contract.names import (
     LOGIN_ID_KEY as LOGIN_ID_KEY,
     PRIORITY_KEY_MAX,
     PRIORITY_KEY_MIN,
+    RUNNING_CONNECTION_STATUSES,
     SUBMIT_ANSWER_UPDATE as SUBMIT_ANSWER_UPDATE,
 )
 from ..payload_store import S3StorageDriver, external_storage_from_env
@@ -116,13 +117,16 @@ def quote_visibility_value(value: str) -> str:
 
 
 def visibility_query(*, status: str | None = None, customer_id: str | None = None, institution: str | None = None, login_id: str | None = None) -> str:
-    """``WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "..."``."""
+    """``WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "..." AND ExecutionStatus = "Running"``."""
     clauses = [f"WorkflowType = {quote_visibility_value(CONNECTION_WORKFLOW_TYPE)}"]
     values = {"status": status, "customer_id": customer_id, "institution": institution, "login_id": login_id}
     for field, key in _LIST_FIELDS.items():
         value = values[field]
         if value is not None:
             clauses.append(f"{key.name} = {quote_visibility_value(value)}")
+    # A connection terminated or timed out keeps the running status it last published: it is not waiting.
+    if status in RUNNING_CONNECTION_STATUSES:
+        clauses.append('ExecutionStatus = "Running"')
     return " AND ".join(clauses)
 
 

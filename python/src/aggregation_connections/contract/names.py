@@ -19,6 +19,8 @@ AWAIT_FIRST_STEP_UPDATE: Final = "awaitFirstStep"
 CONNECTION_STATE_QUERY: Final = "connectionState"
 ANSWER_CHALLENGE_SIGNAL: Final = "answerChallenge"
 CONNECTION_STATUSES: Final = ("Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled")
+#: The statuses of a running connection; one terminated or timed out keeps its last (so a query for them also asks ExecutionStatus).
+RUNNING_CONNECTION_STATUSES: Final = ("Authorizing", "AwaitingAnswer", "Retrieving")
 #: The failure types a connection ends with (src/aggregator/failure-table.ts).
 CONNECTION_FAILURE_TYPES: Final = (
     "InvalidConnectionInput",
