@@ -16,6 +16,9 @@
  *      check probes its WORKER_HEALTH_PORT; every file or folder a service bind-mounts exists and is
  *      mounted read-only; and the Prometheus config scrapes the worker on its WORKER_METRICS_PORT.
  *      (That the image builds and runs them: npm run image:check.)
+ * Variables the file requires (`${NAME:?...}`: the lender's OpenID Connect provider) that are unset
+ * here are given stand-ins, named on a line of their own; Compose without them refuses the file as
+ * `up` would (test/compose/ shows it).
  * The last line starts with `compose-check:`. Compose: DOCKER_COMPOSE_PATH, else the build that
  * `bash scripts/provision-temporal.sh compose` leaves in the Temporal cache, else docker-compose on PATH.
  */
@@ -39,6 +42,9 @@ const APP_IMAGE = 'aggregation-connections:local';
 /** The one-shot that registers our search attributes. */
 const SETUP_SERVICE = 'temporal-setup';
 const DYNAMIC_CONFIG = 'temporal-dynamic-config';
+/** The Temporal server, and its Web UI (signing in at the lender's provider). */
+const SERVER_SERVICE = 'temporal';
+const UI_SERVICE = 'temporal-ui';
 /** Where the prometheus service reads its configuration (the image's default). */
 const PROMETHEUS_CONFIG_TARGET = '/etc/prometheus/prometheus.yml';
 
@@ -81,10 +87,27 @@ interface ComposeModel {
   configs?: Record<string, { content?: string }>;
 }
 
-function runCompose(compose: string, file: string, args: string[]): { status: number; stdout: string; stderr: string } {
-  const result = spawnSync(compose, ['-f', file, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+/** Compose on `file`, with `standIns` added to the environment it inherits. */
+function runCompose(compose: string, file: string, args: string[], standIns: Readonly<Record<string, string>> = {}): { status: number; stdout: string; stderr: string } {
+  const env = Object.keys(standIns).length > 0 ? { ...process.env, ...standIns } : undefined;
+  const result = spawnSync(compose, ['-f', file, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...(env ? { env } : {}) });
   if (result.error) throw result.error;
   return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Stand-ins for the variables the file requires (`${NAME:?message}`: the lender's identity provider)
+ * that Compose finds unset here, one by one as it names them, each shaped as the real one (an https
+ * address, else a word): Compose refuses the file without them, as `up` would, and a check needs
+ * none of the lender's values.
+ */
+function requiredVariableStandIns(compose: string, file: string): Record<string, string> {
+  const standIns: Record<string, string> = {};
+  for (;;) {
+    const missing = /required variable ([A-Z][A-Z0-9_]*) is missing a value/.exec(runCompose(compose, file, ['config', '--quiet'], standIns).stderr)?.[1];
+    if (missing === undefined || missing in standIns) return standIns;
+    standIns[missing] = /(_URL|_ISSUER)$/.test(missing) ? `https://id.example.invalid/${missing.toLowerCase()}` : `stand-in-${missing.toLowerCase()}`;
+  }
 }
 
 /** The variable names .env.example documents (`NAME=` lines, commented or not). */
@@ -117,7 +140,26 @@ function projectProblems(model: ComposeModel, file: string): string[] {
       }
     }
   }
-  problems.push(...configProblems(model), ...imagePathProblems(model), ...dynamicConfigProblems(model), ...monitoringProblems(model, file));
+  problems.push(...configProblems(model), ...imagePathProblems(model), ...dynamicConfigProblems(model), ...monitoringProblems(model, file), ...identityProblems(model));
+  return problems;
+}
+
+/**
+ * The Web UI signs people in at the provider, and Temporal checks the tokens it forwards: a UI
+ * without sign-in shows every workflow to whoever reaches it, and a sign-in in front of a server that
+ * checks no token gates nothing (test/prod-check/web-ui-sign-in.test.ts shows the pair working).
+ */
+function identityProblems(model: ComposeModel): string[] {
+  const ui = model.services[UI_SERVICE];
+  const server = model.services[SERVER_SERVICE];
+  if (!ui || !server) return [];
+  const problems: string[] = [];
+  if (ui.environment?.TEMPORAL_AUTH_ENABLED !== 'true') problems.push(`${UI_SERVICE}: TEMPORAL_AUTH_ENABLED is not "true": the Web UI would show every workflow to whoever reaches it, signed in or not`);
+  const authorizer = server.environment?.TEMPORAL_AUTH_AUTHORIZER;
+  const claimMapper = server.environment?.TEMPORAL_AUTH_CLAIM_MAPPER;
+  if (authorizer !== 'default' || claimMapper !== 'default') {
+    problems.push(`${SERVER_SERVICE}: TEMPORAL_AUTH_AUTHORIZER=${authorizer ?? '(unset)'} and TEMPORAL_AUTH_CLAIM_MAPPER=${claimMapper ?? '(unset)'}, not default and default: Temporal would not check the tokens the Web UI forwards`);
+  }
   return problems;
 }
 
@@ -270,8 +312,12 @@ function main(): number {
   const short = runCompose(compose, file, ['version', '--short']).stdout.trim();
   const version = short ? `v${short.replace(/^v/, '')}` : '(unknown version)';
   console.log(`Docker Compose ${version} (${compose})`);
+  const standIns = requiredVariableStandIns(compose, file);
+  if (Object.keys(standIns).length > 0) {
+    console.log(`required variables unset here, checked with stand-ins (\`config\` and \`up\` stop without them): ${Object.keys(standIns).sort().join(', ')}`);
+  }
 
-  const quiet = runCompose(compose, file, ['config', '--quiet']);
+  const quiet = runCompose(compose, file, ['config', '--quiet'], standIns);
   if (quiet.status !== 0) {
     process.stderr.write(quiet.stderr || quiet.stdout);
     console.error(`compose-check: ${shown} is INVALID: docker-compose config --quiet exited ${quiet.status} (its error above)`);
@@ -280,8 +326,8 @@ function main(): number {
   // Compose's warnings (obsolete keys, unset variables) are worth seeing even when the file is valid.
   if (quiet.stderr.trim()) process.stderr.write(quiet.stderr);
 
-  const services = runCompose(compose, file, ['config', '--services']);
-  const json = runCompose(compose, file, ['config', '--format', 'json']);
+  const services = runCompose(compose, file, ['config', '--services'], standIns);
+  const json = runCompose(compose, file, ['config', '--format', 'json'], standIns);
   if (services.status !== 0 || json.status !== 0) {
     process.stderr.write(services.stderr + json.stderr);
     console.error(`compose-check: ${shown}: docker-compose config --services/--format json failed`);
@@ -326,7 +372,7 @@ function main(): number {
   console.log(
     `\ncompose-check: ${shown} is valid (docker-compose ${version} config --quiet): ${names.length} services ` +
       `(${names.length - oneShots.size} long-running, ${oneShots.size} one-shot), ${replicas} containers; ` +
-      'search attributes, app settings and monitoring files match the project; nothing started (no Docker engine needed)',
+      'search attributes, app settings, monitoring files and the Web UI behind the provider match the project; nothing started (no Docker engine needed)',
   );
   return 0;
 }

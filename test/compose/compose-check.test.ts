@@ -8,10 +8,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
+import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from '../../scripts/lib/temporal-binaries.js';
+import { loadToolchainConfig } from '../../scripts/lib/toolchain-settings.js';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
 
 const SCRIPT = join(PROJECT_ROOT, 'scripts', 'compose-check.ts');
+/** The lender's OpenID Connect provider: the variables the file requires (a user sets them in .env). */
+const PROVIDER_VARIABLES = ['TEMPORAL_OIDC_ISSUER', 'TEMPORAL_OIDC_JWKS_URL', 'TEMPORAL_UI_OIDC_CLIENT_ID'];
 const COMPOSE_FILE = join(PROJECT_ROOT, 'temporal-compose.yml');
 
 const EXPECTED_SERVICES = [
@@ -40,7 +43,7 @@ interface CheckRun {
 function composeCheck(file?: string): Promise<CheckRun> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
-    for (const name of ['PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
+    for (const name of [...PROVIDER_VARIABLES, 'TEMPORAL_UI_OIDC_CLIENT_SECRET', 'PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
     const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], { cwd: PROJECT_ROOT, env });
     let stdout = '';
     let stderr = '';
@@ -96,6 +99,36 @@ describe('npm run compose:check', { concurrency: true }, () => {
       assert.match(run.stdout, new RegExp(`^${oneShot}\\s.*\\bone-shot\\b`, 'm'), `${oneShot} is a one-shot`);
     }
     assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 13 services/);
+    // The lender's provider is not in the file: its settings are required, given stand-ins by the check.
+    assert.match(run.stdout, new RegExp(`^required variables unset here, checked with stand-ins \\(\`config\` and \`up\` stop without them\\): ${PROVIDER_VARIABLES.join(', ')}$`, 'm'));
+    // The Web UI signs in at the provider, its client secret a compose secret.
+    assert.match(run.stdout, /^temporal-ui\s+temporalio\/ui:\d+\.\d+\.\d+\s+1\s+long-running\s+8233->8080\s+TEMPORAL_AUTH_CLIENT_SECRET\s+temporal \(healthy\)/m);
+  });
+
+  it("is refused by Compose itself without the provider's settings, naming the variable to set", async () => {
+    const compose = loadToolchainConfig().paths.dockerCompose ?? join(TEMPORAL_CACHE_DIR, 'bin', 'docker-compose');
+    const env = { ...process.env };
+    for (const name of PROVIDER_VARIABLES) delete env[name];
+    const run = await new Promise<CheckRun>((resolve, reject) => {
+      const child = spawn(compose, ['-f', COMPOSE_FILE, 'config', '--quiet'], { cwd: PROJECT_ROOT, env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    assert.notEqual(run.code, 0);
+    assert.match(run.stderr, /required variable (TEMPORAL_OIDC_ISSUER|TEMPORAL_OIDC_JWKS_URL|TEMPORAL_UI_OIDC_CLIENT_ID) is missing a value: set \1 to /);
+  });
+
+  it('refuses a copy whose Web UI serves without sign-in, or whose server checks no token', async () => {
+    const file = await brokenCopy('no-sign-in', /TEMPORAL_AUTH_AUTHORIZER: default\n([^]*)TEMPORAL_AUTH_ENABLED: "true"/, 'TEMPORAL_AUTH_AUTHORIZER: ""\n$1TEMPORAL_AUTH_ENABLED: "false"');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /temporal-ui: TEMPORAL_AUTH_ENABLED is not "true": the Web UI would show every workflow to whoever reaches it, signed in or not/);
+    assert.match(run.stderr, /temporal: TEMPORAL_AUTH_AUTHORIZER= and TEMPORAL_AUTH_CLAIM_MAPPER=default, not default and default: Temporal would not check the tokens the Web UI forwards/);
+    assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 2 problem/);
   });
 
   it('refuses a copy whose unattended pool has no worker', async () => {
