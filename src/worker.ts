@@ -22,6 +22,7 @@ import { loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './settings
 import { payloadStoreDriverFor } from './payload-store/external-storage.js';
 import { connectFailureReason, TemporalConnectError } from './temporal/connect-error.js';
 import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal/connection.js';
+import { renewApiKey, TemporalApiKeyFileError } from './temporal/api-key-file.js';
 import { redact } from './logging/redact.js';
 import { ConnectionStatusGauge, connectionsGauge } from './metrics/connection-status-gauge.js';
 import { recordKeyProviderMetrics } from './metrics/key-provider-metrics.js';
@@ -78,6 +79,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   // Forget and retention activities manage schedules and workflows: a client of the same namespace.
   const clientConnection = await Connection.connect(connectionOptions);
   const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) });
+  // TEMPORAL_API_KEY_FILE: a renewed token reaches both connections (the pollers' and the activities' client) without a restart.
+  const tokenRenewal = renewApiKey(config.temporal.transport, [connection, clientConnection], Runtime.instance().logger, connectionOptions.apiKey);
   const payloadStore = payloadStoreDriverFor(config.payloadStore);
   const clientFor = tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs });
   // The product's metrics, beside the SDK's on the same endpoint (a no-op meter without one), with the labels the SDK's carry.
@@ -197,6 +200,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     if (config.deployment.becomeCurrent !== 'no') void reportBecomingCurrent(temporal, config, build);
     await running;
   } finally {
+    tokenRenewal?.stop();
     stopKmsMetrics?.();
     stopStaticKeyUse?.();
     stopKmsLog?.();
@@ -271,7 +275,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     () => process.exit(0),
     (error: unknown) => {
       // Start-up failures the operator fixes in the environment: the message says which variable; no stack.
-      const known = error instanceof TemporalConnectError || error instanceof TemporalTlsFileError;
+      const known = error instanceof TemporalConnectError || error instanceof TemporalTlsFileError || error instanceof TemporalApiKeyFileError;
       process.stderr.write(`worker stopped: ${error instanceof Error ? (known ? error.message : (error.stack ?? error.message)) : String(error)}\n`);
       process.exit(1);
     },

@@ -45,6 +45,7 @@ import { activityOfHistory, type ActivityEntry } from './connection-activity.js'
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
+import { renewApiKey, STDERR_API_KEY_FILE_LOG, TemporalApiKeyFileError, type ApiKeyFileLog, type ApiKeyFileWatch } from '../temporal/api-key-file.js';
 import { loadClientConfig } from '../settings/client.js';
 import type { ClientConfig } from '../settings/client.js';
 import { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';
@@ -150,6 +151,12 @@ export interface ConnectionsClientOptions {
   readonly unattendedTaskQueue?: string | undefined;
 }
 
+/** How `ConnectionsClient.connect` reports on TEMPORAL_API_KEY_FILE's renewals. */
+export interface ConnectOptions {
+  /** Where a renewal, an unreadable token file and its recovery are said (never the token); default: a line on stderr. */
+  readonly apiKeyFileLog?: ApiKeyFileLog;
+}
+
 const REUSE_POLICY = {
   never: 'REJECT_DUPLICATE',
   'if-failed': 'ALLOW_DUPLICATE_FAILED_ONLY',
@@ -186,6 +193,7 @@ export class ConnectionsClient {
   private readonly priority: PriorityPolicy;
   private ownedConnection: Connection | undefined;
   private ownedTracing: Tracing | undefined;
+  private ownedTokenRenewal: ApiKeyFileWatch | undefined;
 
   constructor(options: ConnectionsClientOptions) {
     this.options = options;
@@ -207,12 +215,16 @@ export class ConnectionsClient {
    * Connects to Temporal with a whole client config: by default the environment's (src/settings/client.ts).
    * Nothing is merged, so a config without `encryption` connects without it.
    */
-  static async connect(config: ClientConfig = loadClientConfig()): Promise<ConnectionsClient> {
+  static async connect(config: ClientConfig = loadClientConfig(), { apiKeyFileLog = STDERR_API_KEY_FILE_LOG }: ConnectOptions = {}): Promise<ConnectionsClient> {
     const { address, namespace, taskQueue } = config.temporal;
     let connection: Connection;
+    let openedWith: string | undefined;
     try {
-      connection = await Connection.connect(await temporalConnectionOptions(config.temporal));
+      const options = await temporalConnectionOptions(config.temporal);
+      openedWith = options.apiKey;
+      connection = await Connection.connect(options);
     } catch (error) {
+      if (error instanceof TemporalApiKeyFileError) throw new TemporalUnavailableError(address, `cannot connect to Temporal at ${address}: ${error.message}`, { cause: error });
       throw TemporalAccessDeniedError.of(address, error) ?? new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error });
     }
     // With tracing configured, a connection's trace starts at its start call here.
@@ -228,6 +240,8 @@ export class ConnectionsClient {
     const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget, books: config.books, unattendedTaskQueue: config.pools.unattendedTaskQueue });
     connections.ownedConnection = connection;
     connections.ownedTracing = tracing;
+    // TEMPORAL_API_KEY_FILE: a renewed token reaches this connection (and every client actingAs shares it) until close.
+    connections.ownedTokenRenewal = renewApiKey(config.temporal.transport, [connection], apiKeyFileLog, openedWith);
     return connections;
   }
 
@@ -235,6 +249,8 @@ export class ConnectionsClient {
   async close(): Promise<void> {
     const tracing = this.ownedTracing;
     this.ownedTracing = undefined;
+    this.ownedTokenRenewal?.stop();
+    this.ownedTokenRenewal = undefined;
     try {
       await this.ownedConnection?.close();
       this.ownedConnection = undefined;

@@ -141,7 +141,7 @@ export class TemporalAccessDeniedError extends TemporalUnavailableError {
       return new TemporalAccessDeniedError(
         address,
         denied,
-        `Temporal${address ? ` at ${address}` : ''} refused the caller's credentials (${denied}${typeof said === 'string' && said ? `: ${said}` : ''}): the token (TEMPORAL_API_KEY) is missing, expired, for another audience or issuer, or lacks the role on this namespace that the call takes`,
+        `Temporal${address ? ` at ${address}` : ''} refused the caller's credentials (${denied}${typeof said === 'string' && said ? `: ${said}` : ''}): the token (TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE) is missing, expired, for another audience or issuer, or lacks the role on this namespace that the call takes`,
         { cause: error },
       );
     }

@@ -1,6 +1,6 @@
 /** The pipeline's entry point: `import { ConnectionsClient, connectionKey } from '.../client/index.js'`. */
 export { ConnectionsClient, isTerminalStatus, ListFilter, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from './connections.js';
-export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionsClientOptions, EnrolOnResult, FirstStepResult, RerunPolicy, StartOptions } from './connections.js';
+export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionsClientOptions, ConnectOptions, EnrolOnResult, FirstStepResult, RerunPolicy, StartOptions } from './connections.js';
 export type { ConnectionSummary } from './connection-summary.js';
 export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
 export { RefreshSchedules } from './schedules.js';
@@ -58,3 +58,4 @@ export type {
 export type { ForgetRecord, ForgetState, ForgetTiming, ForgetTrigger, PayloadsForgotten } from '../contract/forget-definitions.js';
 export type { RetentionOutcome, RetentionState } from '../contract/retention-definitions.js';
 export type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+export type { ApiKeyFileLog } from '../temporal/api-key-file.js';

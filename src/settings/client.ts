@@ -14,7 +14,7 @@ import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-stor
 import { PoolVars, poolsSection } from './pools.js';
 import { BookVars, BudgetVars, PriorityVars, bookSection, budgetSection, prioritySection } from './fleet-sharing.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
-import { TemporalVars, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
+import { TemporalVars, checkApiKey, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
 import { TracingVars, tracingSection } from './tracing.js';
 
 export const IdentityVars = group(
@@ -49,6 +49,7 @@ export const ClientVariables = z.looseObject({
 const ClientEnv = ClientVariables.transform(withTemporalEnvConfig)
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
+    checkApiKey(env, ctx);
     checkPayloads(env, ctx);
   })
   .transform((env, ctx) =>

@@ -205,7 +205,8 @@ export function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z
   const config: TemporalEnvConfig = {
     ...(env.TEMPORAL_ADDRESS === undefined ? { address: take(HostPort, profile.address, 'address') } : {}),
     ...(env.TEMPORAL_NAMESPACE === undefined ? { namespace: take(NonEmptyString, profile.namespace, 'namespace') } : {}),
-    ...(env.TEMPORAL_API_KEY === undefined ? { apiKey: take(NonEmptyString, profile.apiKey, 'api_key') } : {}),
+    // Our TEMPORAL_API_KEY_FILE wins over the profile's api_key as TEMPORAL_API_KEY does.
+    ...(env.TEMPORAL_API_KEY === undefined && env.TEMPORAL_API_KEY_FILE === undefined ? { apiKey: take(NonEmptyString, profile.apiKey, 'api_key') } : {}),
     ...(env.TEMPORAL_TLS === undefined && tls !== undefined ? { tls: { value: tls.disabled !== true, from: tls.disabled === true ? where : tlsFrom } } : {}),
     ...(tlsApplies && env.TEMPORAL_TLS_SERVER_NAME === undefined ? { serverName: take(HostName, tls.serverName, 'tls.server_name') } : {}),
     ...(tlsApplies && env.TEMPORAL_TLS_CA_PATH === undefined ? { serverCa: pem(tls.serverCACert, 'tls.server_ca_cert', 'TEMPORAL_TLS_SERVER_CA_CERT') } : {}),

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { Bool, doc, group, HostName, HostPort } from './document.js';
+import { readApiKeyFileSync } from '../temporal/api-key-file.js';
+import { Bool, CountAtLeast, doc, group, HostName, HostPort } from './document.js';
 import { cannotRead, type FromEnvConfig, type TemporalEnvConfig, temporalEnvConfig } from './temporal-env-config.js';
 
 /**
@@ -27,6 +28,11 @@ export const TemporalVars = group(
       defaultText: `${FROM_PROFILE} none`,
       secret: true,
     }),
+    TEMPORAL_API_KEY_FILE: doc(
+      z.string().trim().min(1).optional(),
+      "A file whose content is the token, sent as TEMPORAL_API_KEY's is, for a token a sidecar renews (a Kubernetes projected service-account token, a Vault agent template): read at start and again every TEMPORAL_API_KEY_FILE_RECHECK_MS, and a changed token applied to the live connections without a restart. Not with TEMPORAL_API_KEY. A file that is missing, unreadable, empty or not one token at start stops the process, naming it; one that becomes so later keeps the last token (logged once, and when it recovers). The token is never logged.",
+    ),
+    TEMPORAL_API_KEY_FILE_RECHECK_MS: doc(CountAtLeast(100).default(10_000), 'How often (ms) TEMPORAL_API_KEY_FILE is read again: well within the time a renewed token is written before the old one expires.'),
     TEMPORAL_TLS: doc(Bool.optional(), "TLS with the system's CAs (a publicly signed server certificate). false also turns a profile's TLS off.", { defaultText: `${FROM_PROFILE} false` }),
     TEMPORAL_TLS_CA_PATH: doc(z.string().trim().min(1).optional(), "A self-hosted cluster with a private CA: the server's root CA certificate (PEM). Implies TLS."),
     TEMPORAL_TLS_SERVER_NAME: doc(
@@ -69,6 +75,17 @@ export function checkTls(env: TemporalVars, ctx: z.RefinementCtx): void {
   }
 }
 
+/** TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE, not both; the file holds a token at start, or the process refuses to start, naming it. */
+export function checkApiKey(env: TemporalVars, ctx: z.RefinementCtx): void {
+  if (env.TEMPORAL_API_KEY_FILE === undefined) return;
+  if (env.TEMPORAL_API_KEY !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_API_KEY_FILE'], message: 'TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set: give the token one way (the file when a sidecar renews it)' });
+    return;
+  }
+  const read = readApiKeyFileSync(env.TEMPORAL_API_KEY_FILE);
+  if ('problem' in read) ctx.addIssue({ code: 'custom', path: ['TEMPORAL_API_KEY_FILE'], message: read.problem });
+}
+
 /** Ours and Temporal's environment configuration, resolved: what temporalSection reads. */
 type ResolvedTemporalVars = TemporalVars & { readonly TEMPORAL_ADDRESS: string; readonly TEMPORAL_ENV_CONFIG: TemporalEnvConfig };
 
@@ -97,7 +114,8 @@ const ENV_CONFIG_SETTINGS: Record<keyof TemporalEnvConfig, string> = {
 
 /**
  * The `temporal` section; `transport` is what src/temporal/connection.ts turns into connection
- * options: an API key, the server's CA and name, and a client certificate pair (both or neither,
+ * options: an API key (with `apiKeyFile`, the token TEMPORAL_API_KEY_FILE held at start, and the file
+ * src/temporal/api-key-file.ts re-reads), the server's CA and name, and a client certificate pair (both or neither,
  * checkTls saw to it, as it saw that each file is a readable PEM file), only when set. Any of them
  * but the API key means TLS (an API key implies it in src/temporal/connection.ts, as the SDK does).
  * Each is ours where set, else Temporal's environment configuration's (its CA and certificate
@@ -111,7 +129,10 @@ export function temporalSection(env: ResolvedTemporalVars) {
     TEMPORAL_TLS_KEY_PATH: tlsKeyPath,
     TEMPORAL_ENV_CONFIG: envConfig,
   } = env;
-  const apiKey = env.TEMPORAL_API_KEY ?? envConfig.apiKey?.value;
+  // checkApiKey saw that the file holds a token; src/temporal/connection.ts reads it again as it connects.
+  const fromFile = env.TEMPORAL_API_KEY_FILE === undefined ? undefined : readApiKeyFileSync(env.TEMPORAL_API_KEY_FILE);
+  const apiKey = fromFile ? ('token' in fromFile ? fromFile.token : undefined) : (env.TEMPORAL_API_KEY ?? envConfig.apiKey?.value);
+  const apiKeyFile = env.TEMPORAL_API_KEY_FILE === undefined ? undefined : { path: env.TEMPORAL_API_KEY_FILE, recheckMs: env.TEMPORAL_API_KEY_FILE_RECHECK_MS };
   const tlsServerName = env.TEMPORAL_TLS_SERVER_NAME ?? envConfig.serverName?.value;
   const { serverCa: tlsCa, clientCertPair: tlsCertPair, metadata } = envConfig;
   const fromEnvConfig: Record<string, string> = {};
@@ -125,6 +146,7 @@ export function temporalSection(env: ResolvedTemporalVars) {
     transport: Object.freeze({
       tls: Boolean(tlsCaPath || tlsServerName || tlsCertPath || tlsCa || tlsCertPair) || (env.TEMPORAL_TLS ?? envConfig.tls?.value ?? false),
       ...(apiKey ? { apiKey } : {}),
+      ...(apiKeyFile ? { apiKeyFile: Object.freeze(apiKeyFile) } : {}),
       ...(tlsCaPath ? { tlsCaPath } : {}),
       ...(tlsServerName ? { tlsServerName } : {}),
       ...(tlsCertPath && tlsKeyPath ? { tlsCertPath, tlsKeyPath } : {}),

@@ -16,7 +16,7 @@ import { PayloadStoreVars, checkPayloads, payloadSections } from './payload-stor
 import { PoolVars, poolsSection } from './pools.js';
 import { BudgetVars, PriorityVars, budgetSection, prioritySection } from './fleet-sharing.js';
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
-import { TemporalVars, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
+import { TemporalVars, checkApiKey, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
 import { TracingVars, tracingSection } from './tracing.js';
 
 /** Workflow task slots per worker unless set (WORKER_MAX_CONCURRENT_WORKFLOW_TASKS). */
@@ -137,6 +137,7 @@ export const WorkerVariables = z
 const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
   .superRefine((env, ctx) => {
     checkTls(env, ctx);
+    checkApiKey(env, ctx);
     checkPayloads(env, ctx);
     if (env.WORKER_POOL === 'unattended' && env.UNATTENDED_POOL !== 'separate') {
       ctx.addIssue({ code: 'custom', path: ['WORKER_POOL'], message: 'unattended needs UNATTENDED_POOL=separate (while the pool is shared, unattended work runs on TEMPORAL_TASK_QUEUE)' });

@@ -2,10 +2,12 @@
  * Connection options for Temporal from the `temporal` section of src/settings/temporal.ts, the same for the
  * worker's NativeConnection and the clients' Connection: both take `{ address, apiKey, tls, metadata }`
  * with the SDK's TLSConfig (`serverRootCACertificate`, `serverNameOverride`, `clientCertPair`). Our
- * TLS files are read here; a Temporal profile's CA and certificate were read by config already.
+ * TLS files are read here, and TEMPORAL_API_KEY_FILE's token (src/temporal/api-key-file.ts keeps the
+ * connections on its renewals); a Temporal profile's CA and certificate were read by config already.
  */
 import { readFile } from 'node:fs/promises';
 import type { TemporalSettings } from '../settings/temporal.js';
+import { readApiKeyFile } from './api-key-file.js';
 
 export interface TemporalTlsOptions {
   /** A self-hosted cluster's private CA; unset, the system's roots verify the server (Temporal Cloud). */
@@ -45,7 +47,9 @@ async function readTlsFile(variable: string, path: string): Promise<Buffer> {
 }
 
 export async function temporalConnectionOptions({ address, transport }: Pick<TemporalSettings, 'address' | 'transport'>): Promise<TemporalConnectionOptions> {
-  const apiKey = transport.apiKey ? { apiKey: transport.apiKey } : {};
+  // TEMPORAL_API_KEY_FILE is read again now: the token may have been renewed since the process started.
+  const token = transport.apiKeyFile ? await readApiKeyFile(transport.apiKeyFile.path) : transport.apiKey;
+  const apiKey = token ? { apiKey: token } : {};
   // A copy: the SDK's Connection adds its own headers (client-name, ...) to the object it is given.
   const metadata = transport.metadata ? { metadata: { ...transport.metadata } } : {};
   const [ca, crt, key] = await Promise.all([
@@ -62,7 +66,7 @@ export async function temporalConnectionOptions({ address, transport }: Pick<Tem
   };
   if (Object.keys(tls).length > 0) return { address, ...apiKey, ...metadata, tls };
   // An API key implies TLS (Temporal Cloud); otherwise plain TCP unless asked.
-  return { address, ...apiKey, ...metadata, tls: transport.tls || Boolean(transport.apiKey) };
+  return { address, ...apiKey, ...metadata, tls: transport.tls || Boolean(token) };
 }
 
 /**

@@ -317,6 +317,30 @@ describe('connection to Temporal', () => {
     assert.equal(options.tls.clientCertPair?.key.toString(), 'KEY');
   });
 
+  it('reads the token from TEMPORAL_API_KEY_FILE at start and again as it connects, and refuses it with TEMPORAL_API_KEY or when the file holds no token, naming the path', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'api-key-file-'));
+    const file = join(dir, 'token');
+    await writeFile(file, 'token-1\n');
+    const env = { TEMPORAL_ADDRESS: 'temporal.internal:7233', TEMPORAL_API_KEY_FILE: file, PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' };
+    const { transport } = loadClientConfig(env).temporal;
+    assert.deepEqual(transport, { tls: false, apiKey: 'token-1', apiKeyFile: { path: file, recheckMs: 10_000 } });
+    assert.deepEqual(loadConfig(env).temporal.transport, transport, 'the worker reads it as the clients do');
+    assert.equal(loadClientConfig({ ...env, TEMPORAL_API_KEY_FILE_RECHECK_MS: '2000' }).temporal.transport.apiKeyFile?.recheckMs, 2000);
+    await writeFile(file, 'token-2');
+    assert.deepEqual(await temporalConnectionOptions({ address: 'h:7233', transport }), { address: 'h:7233', apiKey: 'token-2', tls: true }, 'read again as it connects; a token implies TLS');
+
+    const both = problemsOf(() => loadClientConfig({ ...env, TEMPORAL_API_KEY: 'key' }));
+    assert.match(both, /TEMPORAL_API_KEY_FILE: TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set/);
+    assert.match(problemsOf(() => loadConfig({ ...env, TEMPORAL_API_KEY_FILE: join(dir, 'absent') })), new RegExp(`TEMPORAL_API_KEY_FILE: cannot read ${join(dir, 'absent')} \\(no such file\\)`));
+    await writeFile(file, ' \n');
+    assert.match(problemsOf(() => loadClientConfig(env)), new RegExp(`TEMPORAL_API_KEY_FILE: ${file} is empty`));
+    await writeFile(file, 'secret-part other-part\n');
+    const malformed = problemsOf(() => loadClientConfig(env));
+    assert.match(malformed, new RegExp(`TEMPORAL_API_KEY_FILE: ${file} does not hold one token`));
+    assert.doesNotMatch(malformed, /secret-part/, 'the content is never in a message');
+    assert.match(problemsOf(() => loadClientConfig({ ...env, TEMPORAL_API_KEY_FILE_RECHECK_MS: '10' })), /TEMPORAL_API_KEY_FILE_RECHECK_MS: must be a whole number, at least 100/);
+  });
+
   it("reads a self-hosted cluster's CA and server name, either of which means TLS, into the SDK's TLS options", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tls-'));
     const pem = (label: string) => `-----BEGIN ${label}-----\n${randomBytes(12).toString('base64')}\n-----END ${label}-----\n`;
@@ -444,6 +468,11 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
     // One at a time: the rest still comes from the profile.
     const mixed = loadClientConfig({ ...base, TEMPORAL_NAMESPACE: 'ours' }).temporal;
     assert.deepEqual([mixed.address, mixed.namespace, mixed.transport.apiKey], ['ns.acct.tmprl.cloud:7233', 'ours', 'profile-key']);
+    // Our token file wins over the profile's api_key as TEMPORAL_API_KEY does.
+    await writeFile(join(dir, 'token'), 'file-token\n');
+    const fromFile = loadClientConfig({ ...base, TEMPORAL_API_KEY_FILE: join(dir, 'token') }).temporal;
+    assert.equal(fromFile.transport.apiKey, 'file-token');
+    assert.ok(!Object.keys(fromFile.fromEnvConfig ?? {}).includes('API key'), 'the API key is not the profile\'s');
     // Our TEMPORAL_TLS=false turns the profile's TLS off, its CA and server name with it.
     assert.deepEqual(loadClientConfig({ ...base, TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).temporal.transport, { tls: false, apiKey: 'k', metadata: { 'x-team': 'lending' } });
     // A value of ours that the profile would supply is not checked against the profile: a bad profile address is no problem when ours is set.
