@@ -1,13 +1,14 @@
 /**
  * security:check's attacks on operators by identity: a console process that signs operators in
  * through an OpenID Connect provider (scripts/lib/oidc-dev-provider.ts) with roles per tenant, and
- * no shared token; then tenant A's operator on tenant B's work through every console route, a
- * viewer answering, a disabled identity still using its session, a forged and a changed session
+ * no shared token; then tenant A's operator on tenant B's work through every console route, bearer
+ * tokens of another tenant's operator, another application or nobody on the API, a viewer answering, a disabled identity still using its session, a forged and a changed session
  * cookie, and a production console given the shared token. Each is refused or got through.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openAuditStore } from '../../src/audit/audit-trail.js';
 import { runCli } from '../../src/client/cli/run-cli.js';
@@ -44,11 +45,14 @@ export async function startSignInConsole(runDir: string, env: Readonly<Record<st
       { username: 'operator-a', password: PASSWORD, name: 'Operator of A', groups: ['a-ops'] },
       { username: 'viewer-a', password: PASSWORD, name: 'Viewer of A', groups: ['a-viewers'] },
       { username: 'cli-operator-a', password: PASSWORD, name: 'CLI Operator of A', groups: ['a-ops'] },
+      { username: 'bearer-operator-a', password: PASSWORD, name: 'Bearer Operator of A', groups: ['a-ops'] },
     ],
     clients: [
       { clientId: 'console', clientSecret: CLIENT_SECRET, redirectUris: [`${url}/auth/callback`] },
       // The CLI: a public native client, any loopback port.
       { clientId: 'aggregation-cli', redirectUris: ['http://127.0.0.1/callback'] },
+      // Another application of the same provider, whose tokens are not for the console.
+      { clientId: 'expense-app', redirectUris: ['http://127.0.0.1/callback'] },
     ],
   });
   const consoleProcess = await startConsoleProcess(
@@ -147,14 +151,8 @@ export async function probesUnrecorded(console_: SignInConsole, tenantB: string,
   }
 }
 
-/**
- * An operator the provider disabled, still holding the CLI's credentials, answering through the CLI:
- * refused when the command fails naming the revoked sign-in before it reaches Temporal (the CLI's
- * Temporal connection is never opened) and the connection still waits.
- */
-export async function revokedCliOperator(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, connection: string, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
-  const name = 'a disabled identity answering through the CLI with its kept credentials';
-  const cliEnv = { ...env, CLI_OIDC_ISSUER: console_.provider.issuer, CLI_CREDENTIALS_FILE: join(runDir, 'cli', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-audit.jsonl')}` };
+/** The CLI's in-process runs for `username`, signing in through the provider's form when `login` prints its address; Temporal connections counted. */
+function cliAs(console_: SignInConsole, cliEnv: Readonly<Record<string, string>>, username: string) {
   let connects = 0;
   let browsing: Promise<unknown> = Promise.resolve();
   const run = async (args: string[]) => {
@@ -164,12 +162,12 @@ export async function revokedCliOperator(console_: SignInConsole, runDir: string
         const address = /^\s+(http\S+)$/m.exec(text)?.[1];
         if (address) {
           const browser = new HttpBrowser();
-          browsing = browser.open(address).then((form) => browser.submit(form, { username: 'cli-operator-a', password: PASSWORD }));
+          browsing = browser.open(address).then((form) => browser.submit(form, { username, password: PASSWORD }));
         }
       },
       err: (line) => err.push(line),
       readStdin: () => Promise.resolve(''),
-      env: cliEnv,
+      env: { ...cliEnv, CLI_OIDC_ISSUER: console_.provider.issuer },
       connect: (config) => {
         connects += 1;
         return ConnectionsClient.connect(config);
@@ -177,17 +175,99 @@ export async function revokedCliOperator(console_: SignInConsole, runDir: string
       now: () => Date.now(),
       sleep: (ms) => delay(ms),
     });
+    await browsing;
     return { code, err: err.join('\n') };
   };
+  return { run, connects: () => connects };
+}
+
+/**
+ * Bearer tokens on the console's API: tenant A's operator's own token (from the CLI's login) on B's
+ * connection, the same person's token issued to another application of the provider, and a made-up
+ * token. Refused when the first answers 403 (and works on A: the route is not simply closed), the
+ * other two 401 BearerTokenRefused, and B's connection still waits.
+ */
+export async function bearerTokenMisuse(console_: SignInConsole, runDir: string, connectionOfA: string, connectionOfB: string, answer: unknown, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+  const name = "bearer tokens on the console's API: another tenant's connection, another application's token, a made-up one";
+  const tokenAs = async (clientId: string) => {
+    const file = join(runDir, 'bearer', `${clientId}.json`);
+    const login = await cliAs(console_, { CLI_OIDC_CLIENT_ID: clientId, CLI_CREDENTIALS_FILE: file, AUDIT_STORE: `file:${join(runDir, 'bearer-audit.jsonl')}` }, 'bearer-operator-a').run(['login']);
+    if (login.code !== 0) throw new Error(`security-check: bearer-operator-a could not sign in as ${clientId}: ${login.err.slice(0, 200)}`);
+    return (JSON.parse(await readFile(file, 'utf8')) as { accessToken: string }).accessToken;
+  };
+  const send = async (token: string, path: string, body?: unknown) => {
+    const response = await fetch(`${console_.url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const error = ((await response.json().catch(() => ({}))) as { error?: string }).error;
+    return `${response.status}${error ? ` ${error}` : ''}`;
+  };
+  const own = await tokenAs('aggregation-cli');
+  const onA = await send(own, `/api/connections/${encodeURIComponent(connectionOfA)}`);
+  const onB = await send(own, `/api/connections/${encodeURIComponent(connectionOfB)}/answer`, answer);
+  const foreign = await send(await tokenAs('expense-app'), `/api/connections/${encodeURIComponent(connectionOfB)}/answer`, answer);
+  const madeUp = await send(randomBytes(32).toString('base64url'), `/api/connections/${encodeURIComponent(connectionOfB)}/answer`, answer);
+  const waiting = await stillWaiting();
+  const refused = onA === '200' && onB.startsWith('403') && foreign === '401 BearerTokenRefused' && madeUp === '401 BearerTokenRefused' && waiting;
+  return { name, refused, detail: `own token on A: ${onA}; on B: ${onB}; another application's token: ${foreign}; made-up: ${madeUp}; B's connection ${waiting ? 'still waits' : 'WAS ANSWERED'}` };
+}
+
+/**
+ * Tenant A's operator on tenant B's work through the CLI's commands, with CLI_ROLE_MAP: refused when
+ * every command exits 1 naming the role it takes, before the CLI opens Temporal.
+ */
+export async function operatorCommandsOnOtherTenant(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, tenantA: string, tenantB: string, connectionOfB: string): Promise<AttackResult> {
+  const name = "tenant A's operator on tenant B's work, through every CLI command";
+  const cli = cliAs(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli-roles', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-roles-audit.jsonl')}`, CLI_ROLE_MAP: `a-ops=operator@${tenantA}`, AGGREGATOR_CUSTOMER_ID: tenantA }, 'bearer-operator-a');
+  const signedIn = await cli.run(['login']);
+  if (signedIn.code !== 0) return { name, refused: false, detail: `the CLI could not sign in first: ${signedIn.err.slice(0, 200)}` };
+  const login = randomUUID();
+  const refresh = `book-${tenantB}:nightly-1`;
+  const commands = [
+    ['show', connectionOfB],
+    ['watch', connectionOfB],
+    ['activity', connectionOfB],
+    ['answer', connectionOfB, 'verified'],
+    ['list', '--customer', tenantB],
+    ['start', '--application-id', 'app-1', '--customer', tenantB],
+    ['forget', login, '--customer', tenantB],
+    ['refresh', 'pause', login, '--customer', tenantB],
+    ['refresh', 'latest', login, '--customer', tenantB],
+    ['book', 'run', '--customer', tenantB],
+    ['book', 'progress', refresh],
+    ['book', 'pause', refresh],
+    ['tenant', 'forget', tenantB, '--yes'],
+    ['audit', '--customer', tenantB],
+    ['budget', 'set', '--total', '5'],
+  ];
+  const through: string[] = [];
+  for (const command of commands) {
+    const result = await cli.run(command);
+    if (result.code !== 1 || !/may not \w+ on (tenant|the whole fleet).*: it takes the \w+ role/.test(result.err)) through.push(`${command.slice(0, 2).join(' ')}: exit ${result.code} ${result.err.slice(0, 120)}`);
+  }
+  const refused = through.length === 0 && cli.connects() === 0;
+  return { name, refused, detail: refused ? `${commands.length} commands refused by role before Temporal was opened` : `${through.join('; ')}; Temporal connections opened: ${cli.connects()}` };
+}
+
+/**
+ * An operator the provider disabled, still holding the CLI's credentials, answering through the CLI:
+ * refused when the command fails naming the revoked sign-in before it reaches Temporal (the CLI's
+ * Temporal connection is never opened) and the connection still waits.
+ */
+export async function revokedCliOperator(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, connection: string, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+  const name = 'a disabled identity answering through the CLI with its kept credentials';
+  const cli = cliAs(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-audit.jsonl')}` }, 'cli-operator-a');
+  const { run } = cli;
   const signedIn = await run(['login']);
-  await browsing;
   if (signedIn.code !== 0) return { name, refused: false, detail: `the CLI could not sign in first: ${signedIn.err.slice(0, 200)}` };
   console_.provider.disable('cli-operator-a');
   const answer = await run(['answer', connection, 'verified']);
   const waiting = await stillWaiting();
   const named = /the provider no longer accepts the sign-in of CLI Operator of A/.test(answer.err);
-  const refused = answer.code === 1 && named && connects === 0 && waiting;
-  return { name, refused, detail: `exit ${answer.code}, ${named ? 'naming the revoked sign-in' : `said: ${answer.err.slice(0, 160)}`}; Temporal connections opened: ${connects}; the connection ${waiting ? 'still waits' : 'WAS ANSWERED'}` };
+  const refused = answer.code === 1 && named && cli.connects() === 0 && waiting;
+  return { name, refused, detail: `exit ${answer.code}, ${named ? 'naming the revoked sign-in' : `said: ${answer.err.slice(0, 160)}`}; Temporal connections opened: ${cli.connects()}; the connection ${waiting ? 'still waits' : 'WAS ANSWERED'}` };
 }
 
 /**

@@ -37,7 +37,8 @@ export interface Principal {
   readonly subject: string;
   /** What to call them in the audit and on the page (name, e-mail, else the subject). */
   readonly name: string;
-  readonly via: 'oidc' | 'console-token' | 'codec-token';
+  /** `oidc`: a console session; `oidc-bearer`: an access token of the provider on the API; the others: shared credentials. */
+  readonly via: 'oidc' | 'oidc-bearer' | 'console-token' | 'codec-token';
   readonly roles: TenantRoles;
 }
 

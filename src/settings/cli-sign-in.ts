@@ -1,13 +1,14 @@
 /**
  * How the operator CLI signs in (`npm run cli -- login`): the provider, the CLI's public client id
- * there, and where its credentials are kept. loadCliSignInConfig → { issuer?, clientId, credentialsFile,
- * groupsClaim, timeoutMs, allowHttp }.
+ * there, where its credentials are kept, and the role map its commands are checked against.
+ * loadCliSignInConfig → { issuer?, clientId, credentialsFile, groupsClaim, timeoutMs, allowHttp, roleMap? }.
  */
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { CountAtLeast, NonEmpty, doc, group } from './document.js';
 import { isLoopbackHost } from './kms.js';
 import { parseEnv } from './load.js';
+import { parseRoleMap, RoleMapError } from '../identity/roles.js';
 
 export const CliSignInVars = group(
   z.object({
@@ -22,6 +23,11 @@ export const CliSignInVars = group(
     ),
     CLI_OIDC_GROUPS_CLAIM: doc(NonEmpty.default('groups'), "The claim that lists the identity's groups."),
     CLI_OIDC_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'One call to the provider may take this long.'),
+    CLI_ROLE_MAP: doc(
+      z.string().trim().optional(),
+      "The CLI's commands checked against the signed-in operator's roles, in CONSOLE_ROLE_MAP's form (<group>=<role>@<customerId or *>, comma-separated; usually the same map): every command but login, whoami and logout then needs a signed-in operator whose groups grant it on the command's tenant, and a refusal is recorded in the audit trail. Least privilege for the people at the keyboard, not the boundary: the CLI reaches Temporal with its host's credentials (docs/threat-model.md).",
+      { defaultText: 'unset: commands are not checked by role' },
+    ),
     CLI_CREDENTIALS_FILE: doc(
       z.string().trim().min(1).refine(isAbsolute, { message: 'must be an absolute path' }).optional(),
       'Where `login` keeps the signed-in identity and its tokens (mode 0600, its directory 0700), as `gh` and `gcloud` do.',
@@ -42,6 +48,15 @@ function userConfigDir(env: Readonly<Record<string, unknown>>): string | undefin
 const CliSignInEnv = z
   .looseObject({ ...CliSignInVars.shape })
   .superRefine((env, ctx) => {
+    if (env.CLI_ROLE_MAP !== undefined) {
+      try {
+        parseRoleMap(env.CLI_ROLE_MAP);
+      } catch (error) {
+        if (!(error instanceof RoleMapError)) throw error;
+        ctx.addIssue({ code: 'custom', path: ['CLI_ROLE_MAP'], message: error.message });
+      }
+      if (env.CLI_OIDC_ISSUER === undefined) ctx.addIssue({ code: 'custom', path: ['CLI_ROLE_MAP'], message: 'is set but CLI_OIDC_ISSUER is not: roles come from a signed-in identity\'s groups, so the CLI must sign in at a provider' });
+    }
     if (env.CLI_OIDC_ISSUER === undefined) return;
     const issuer = new URL(env.CLI_OIDC_ISSUER);
     if (issuer.protocol === 'http:' && !isLoopbackHost(issuer.hostname)) {
@@ -57,6 +72,8 @@ const CliSignInEnv = z
       /** Undefined when neither it, HOME nor XDG_CONFIG_HOME says where: `login` then asks for CLI_CREDENTIALS_FILE. */
       credentialsFile: env.CLI_CREDENTIALS_FILE ?? (userConfigDir(env) && join(userConfigDir(env) ?? '', 'aggregation-connections', 'credentials.json')),
       allowHttp: env.CLI_OIDC_ISSUER !== undefined && isLoopbackHost(new URL(env.CLI_OIDC_ISSUER).hostname),
+      /** Undefined: commands are not checked by role. */
+      roleMap: env.CLI_ROLE_MAP === undefined ? undefined : Object.freeze(parseRoleMap(env.CLI_ROLE_MAP)),
     }),
   );
 

@@ -41,6 +41,14 @@ const CorsOrigins = z.string().transform((text, ctx) => {
   return origins;
 });
 
+/** OIDC client ids, comma-separated; `none`: no client's. */
+const BearerClients = z.string().transform((text, ctx) => {
+  if (text.trim() === 'none') return [];
+  const ids = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const id of ids) if (!/^[\x21-\x7e]{1,255}$/.test(id)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(id)}: must be a comma-separated list of client ids (printable, no spaces)` });
+  return ids;
+});
+
 const CONSOLE_TOKEN_RULE = 'at least 16 characters, e.g. `openssl rand -hex 24`';
 export const ConsoleVars = group(
   z.object({
@@ -81,6 +89,10 @@ export const ConsoleVars = group(
     CONSOLE_OIDC_RECHECK_S: doc(CountAtLeast(1).default(60), 'A signed-in identity is asked about again (userinfo) after this long: a provider that no longer accepts it ends the session.'),
     CONSOLE_SESSION_MAX_S: doc(CountAtLeast(60).default(28_800), 'A session lasts at most this long (and never past its access token).'),
     CONSOLE_OIDC_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'One call to the provider may take this long before sign-in fails as the provider unavailable.'),
+    CONSOLE_BEARER_CLIENTS: doc(
+      BearerClients.default(['aggregation-cli']),
+      "The provider's client ids whose access tokens the console's API takes as `Authorization: Bearer` (a person's token, from the CLI's `login` or a pipeline's own client): comma-separated; `none`: no bearer tokens. The provider vouches for each token (introspection, with the console's client credentials) and its identity's groups give its roles, as a session's do. A token issued to any other client is refused, so one a third-party application obtained cannot be replayed here.",
+    ),
     CONSOLE_CODEC_TOKEN: doc(
       z.string().min(16, { message: 'must be at least 16 characters' }).optional(),
       `The codec endpoint's own credential: it decodes (/codec/decode, as \`Authorization: Bearer\`, e.g. the temporal CLI's TEMPORAL_CODEC_AUTH) and opens nothing else, so a tool that reads payloads needs no console token, and it is revoked by changing it alone. Unset: only the console's token or cookie decodes. ${CONSOLE_TOKEN_RULE}, other than CONSOLE_TOKEN and CONSOLE_CODEC_ENCODE_TOKEN.`,
@@ -152,6 +164,8 @@ type ConsoleEnvValues = z.output<typeof ConsoleVariables>;
 /** How the console signs operators in: its provider, its role map and the key of its session cookies. */
 export interface SignInSection {
   readonly oidc: OidcSettings;
+  /** The client ids whose access tokens the API takes as bearer credentials (CONSOLE_BEARER_CLIENTS). */
+  readonly bearerClients: readonly string[];
   readonly sessionKey: Uint8Array;
 }
 
@@ -221,6 +235,7 @@ function signInSection(env: ConsoleEnvValues, ctx: z.RefinementCtx): SignInSecti
       // checkSignIn refused http:// beyond this machine.
       allowHttp: isLoopbackHost(new URL(env.CONSOLE_OIDC_ISSUER).hostname),
     }),
+    bearerClients: Object.freeze(env.CONSOLE_BEARER_CLIENTS),
     // Development without a secret: a new key each start, so its sessions end with the process.
     sessionKey: env.CONSOLE_SESSION_SECRET !== undefined ? Buffer.from(env.CONSOLE_SESSION_SECRET, 'base64') : randomBytes(SESSION_KEY_BYTES),
   });

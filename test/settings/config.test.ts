@@ -227,6 +227,10 @@ describe('console sign-in settings', () => {
       { group: 'platform', role: 'admin', tenant: '*' },
     ]);
     assert.equal(config.signIn?.sessionKey.length, 32);
+    assert.deepEqual(config.signIn?.bearerClients, ['aggregation-cli'], "the CLI's access tokens are taken on the API by default");
+    assert.deepEqual(loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: ' aggregation-cli , loan-pipeline ' }).signIn?.bearerClients, ['aggregation-cli', 'loan-pipeline']);
+    assert.deepEqual(loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: 'none' }).signIn?.bearerClients, [], 'none: no bearer tokens');
+    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: 'aggregation-cli,loan pipeline' })), /CONSOLE_BEARER_CLIENTS: "loan pipeline": must be a comma-separated list of client ids/);
     assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).signIn, undefined, 'the dev stack: the shared token alone');
   });
 

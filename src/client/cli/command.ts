@@ -6,6 +6,7 @@
 import type { ClientConfig } from '../../settings/client.js';
 import type { ConnectionsClient } from '../connections.js';
 import type { CommandAudit } from './cli-audit.js';
+import type { CommandAccess } from './command-access.js';
 
 export interface CliIo {
   out(line: string): void;
@@ -39,6 +40,8 @@ export interface Command {
   readonly summary: string;
   /** The text of `<command> --help`. */
   usage(program: string): string;
+  /** What it does and on which tenant, checked against the signed-in operator's roles with CLI_ROLE_MAP (command-access.ts). */
+  readonly access: CommandAccess;
   /** A command that acts: recorded in the audit trail before it runs (cli-audit.ts); none for a read. */
   readonly audit?: CommandAudit;
   /** Runs with the arguments after the command's name; returns the exit code. */

@@ -9,7 +9,10 @@ import { COMMANDS } from './command-table.js';
 import { openContext } from './context.js';
 import { groupHelp, programHelp } from './help.js';
 import { AuditUnavailableError } from '../../audit/audit-store.js';
-import { beginCommandAudit } from './cli-audit.js';
+import { beginCommandAudit, cliIdentity, recordCommandRefusal } from './cli-audit.js';
+import { checkCommand, cliPrincipal, CliSignInRequiredError, commandTenant, CommandForbiddenError } from './command-access.js';
+import { loadCliSignInConfig } from '../../settings/cli-sign-in.js';
+import { loadClientConfig } from '../../settings/client.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, reportError } from './report.js';
 
 /** `commands` is the table to dispatch on: the CLI's own unless a test brings another. */
@@ -35,14 +38,12 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: Comma
     return EXIT_OK;
   }
   let audited: Awaited<ReturnType<typeof beginCommandAudit>> | undefined;
-  if (found.command.audit) {
-    try {
-      audited = await beginCommandAudit(found.command.audit, name, found.args, io.env);
-    } catch (error) {
-      if (!(error instanceof AuditUnavailableError)) return reportError(error, name, io, program);
-      io.err(`${program} ${name}: refused: ${error.message}; nothing was done, as nothing can be recorded`);
-      return EXIT_FAILED;
-    }
+  try {
+    audited = await admit(found.command, name, found.args, io.env);
+  } catch (error) {
+    if (!(error instanceof AuditUnavailableError)) return reportError(error, name, io, program);
+    io.err(`${program} ${name}: refused: ${error.message}; nothing was done, as nothing can be recorded`);
+    return EXIT_FAILED;
   }
   const { context, close } = openContext(io, program);
   let code: number = EXIT_FAILED;
@@ -59,6 +60,29 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: Comma
       await audited.trail.close();
     }
   }
+}
+
+/**
+ * Before a command runs: with CLI_ROLE_MAP, the signed-in operator's roles must allow it on its
+ * tenant (a refusal is recorded, then thrown); a command that acts has its attempt recorded. Reads
+ * without a role map ask nobody anything.
+ */
+async function admit(command: Command, name: string, args: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<Awaited<ReturnType<typeof beginCommandAudit>> | undefined> {
+  const { permission } = command.access;
+  const { roleMap } = permission === 'none' ? { roleMap: undefined } : loadCliSignInConfig(env);
+  if (roleMap === undefined && command.audit === undefined) return undefined;
+  const identity = await cliIdentity(env);
+  const record = { actor: identity.actor, action: command.audit?.action ?? 'read', command: name, args, tenant: commandTenant(command.access, args, () => loadClientConfig(env).customerId) } as const;
+  if (roleMap !== undefined && permission !== 'none') {
+    if (identity.groups === undefined) throw new CliSignInRequiredError(`nobody is signed in here (${identity.actor.name} is this host's user)`);
+    try {
+      checkCommand(cliPrincipal(identity.actor, identity.groups, roleMap), permission, record.tenant);
+    } catch (error) {
+      if (error instanceof CommandForbiddenError) await recordCommandRefusal(record, env);
+      throw error;
+    }
+  }
+  return command.audit === undefined ? undefined : beginCommandAudit(record, env);
 }
 
 /** A place in the table: the program's top level, or a group (`path` its name as typed). */

@@ -1,9 +1,10 @@
 /**
  * The operator console's HTTP server: a static page (pages.ts), a JSON API over the pipeline client
  * (api.ts) and, with payload encryption on, Temporal's codec endpoint (codec.ts), behind the console
- * token (auth.ts). Each request goes: CORS of its route, if any; `?token=` on a page; the token
- * check (401); then its route (405 for another method), a page, or 404. The one exception to the
- * token is `GET /healthz` (200 `{ state: 'RUNNING' }`), for container health checks.
+ * token (auth.ts). Each request goes: CORS of its route, if any; `?token=` on a page; who is calling
+ * (a session, a person's access token vouched for by the provider, or a shared token) and the check
+ * (401); then its route (405 for another method), a page, or 404. The one exception to the token is
+ * `GET /healthz` (200 `{ state: 'RUNNING' }`), for container health checks.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -34,7 +35,9 @@ import type { AuditHandle, AuditTrail } from '../../audit/audit-trail.js';
 import { connectionRoutes } from './api.js';
 import { auditRoutes } from './audit-routes.js';
 import { describeRoles, LEAST_ROLE, may, type Permission, type Principal } from '../../identity/roles.js';
-import { consoleAuth, type Caller } from './auth.js';
+import { bearerToken, consoleAuth, type Caller } from './auth.js';
+import { BearerTokenRefusedError, type BearerIdentities } from '../../identity/bearer-identities.js';
+import { IdentityProviderUnavailableError, SignInRefusedError } from '../../identity/oidc-sign-in.js';
 import { bookRoutes } from './book-routes.js';
 import { codecRoutes } from './codec.js';
 import { countRoutes } from './count-routes.js';
@@ -50,6 +53,8 @@ export interface ConsoleOptions {
   readonly token: string | undefined;
   /** Operators sign in through OpenID Connect (sign-in.ts); undefined: the shared token alone. */
   readonly signIn?: ConsoleSignIn | undefined;
+  /** The provider's access tokens taken as `Authorization: Bearer` on the API (bearer-identities.ts); undefined: none. */
+  readonly bearerIdentities?: BearerIdentities | undefined;
   /** A bearer credential that opens /codec/decode and nothing else (CONSOLE_CODEC_TOKEN); undefined: none. */
   readonly codecToken?: string | undefined;
   /** The only credential /codec/encode accepts (CONSOLE_CODEC_ENCODE_TOKEN); undefined: the codec decodes only. */
@@ -79,7 +84,7 @@ export interface ConsoleServer {
 const OLD_CODEC_ADDRESS = /^\/codec\/[^/]+\/(?:encode|decode)$/;
 
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
-  const { signIn } = options;
+  const { signIn, bearerIdentities } = options;
   const auth = consoleAuth(options.token, { codecToken: options.codecToken, encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie, signInAt: signIn ? '/auth/login' : undefined });
   const route = createRouter([
     // Before connectionRoutes: `/api/connections/:workflowId` would take `counts` for a workflow id.
@@ -98,6 +103,19 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
       sendJson(response, { status: http.status, body: { error: http.code, message: http.message, ...http.extra } });
     });
   });
+
+  /** A person's access token of the provider (`Authorization: Bearer`), vouched for by the provider; undefined for none or a shared token. */
+  async function bearerPrincipal(request: IncomingMessage): Promise<Principal | undefined> {
+    const token = bearerToken(request);
+    if (token === undefined || bearerIdentities === undefined || auth.isSharedToken(token)) return undefined;
+    try {
+      return await bearerIdentities.principalOf(token);
+    } catch (error) {
+      if (error instanceof BearerTokenRefusedError || error instanceof SignInRefusedError) throw new HttpError(401, 'BearerTokenRefused', error.message);
+      if (error instanceof IdentityProviderUnavailableError) throw new HttpError(503, 'IdentityProviderUnavailable', `${error.message}; a bearer token it has not vouched for yet cannot be checked`);
+      throw error;
+    }
+  }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://console.invalid');
@@ -118,7 +136,7 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     const scope = url.pathname.startsWith('/codec/') && (action === 'encode' || action === 'decode') ? action : 'console';
     let caller: Caller;
     try {
-      caller = auth.check(request, scope, await signIn?.principalOf(request));
+      caller = auth.check(request, scope, (await signIn?.principalOf(request)) ?? (await bearerPrincipal(request)));
     } catch (error) {
       // A browser opening a page without a session goes to sign in, and comes back to the page.
       if (signIn && error instanceof HttpError && error.status === 401 && isPageRequest(request, url)) {

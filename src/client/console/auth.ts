@@ -54,6 +54,8 @@ export interface ConsoleAuth {
    * the caller no decode credential).
    */
   check(request: IncomingMessage, scope: ConsoleScope, session?: Principal): Caller;
+  /** Whether `token` is one of the console's shared credentials (the console, codec or encode token), not a person's. */
+  isSharedToken(token: string): boolean;
 }
 
 export interface ConsoleAuthOptions {
@@ -95,6 +97,7 @@ export function consoleAuth(token: string | undefined, { codecToken, encodeToken
       response.end();
       return true;
     },
+    isSharedToken: (candidate) => isToken(candidate) || isCodecToken(candidate) || isEncodeToken(candidate),
     check(request, scope, session) {
       const bearer = bearerToken(request);
       // Each credential compared once: every request of the console and its codec comes through here.
@@ -125,7 +128,7 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-function bearerToken(request: IncomingMessage): string | undefined {
+export function bearerToken(request: IncomingMessage): string | undefined {
   const header = request.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   return match?.[1];

@@ -13,6 +13,7 @@ import { ConfigError } from '../../settings/load.js';
 import { temporalSettingsSource } from '../../temporal/connection.js';
 import { OidcSignIn } from '../../identity/oidc-sign-in.js';
 import { SealedCookies } from '../../identity/sealed-cookie.js';
+import { BearerIdentities } from '../../identity/bearer-identities.js';
 import { AuditTrail, openAuditStore } from '../../audit/audit-trail.js';
 import { ConnectionsClient } from '../connections.js';
 import { createConsoleServer } from './app.js';
@@ -33,11 +34,15 @@ const connections = await ConnectionsClient.connect(clientConfig);
 const audit = new AuditTrail(openAuditStore(consoleConfig.auditStore));
 // Beyond loopback the console is reached through a TLS proxy: the cookie must not travel in clear.
 const secureCookie = !isLoopbackHost(consoleConfig.host) || consoleConfig.mode === 'production';
-const signIn = consoleConfig.signIn ? consoleSignIn(new OidcSignIn(consoleConfig.signIn.oidc), new SealedCookies(consoleConfig.signIn.sessionKey), { secureCookie, audit }) : undefined;
+const oidc = consoleConfig.signIn ? new OidcSignIn(consoleConfig.signIn.oidc) : undefined;
+const signIn = oidc && consoleConfig.signIn ? consoleSignIn(oidc, new SealedCookies(consoleConfig.signIn.sessionKey), { secureCookie, audit }) : undefined;
+// People's access tokens on the API: only with sign-in, and only of the clients it names.
+const bearerIdentities = oidc && consoleConfig.signIn && consoleConfig.signIn.bearerClients.length > 0 ? new BearerIdentities(oidc, { acceptedClients: consoleConfig.signIn.bearerClients }) : undefined;
 const console_ = createConsoleServer({
   connections,
   token: consoleConfig.token,
   signIn,
+  bearerIdentities,
   codecToken: consoleConfig.codecToken,
   codecEncodeToken: consoleConfig.codecEncodeToken,
   secureCookie,

@@ -5,6 +5,7 @@ import type { Command } from '../command.js';
 import { EXIT_OK } from '../report.js';
 
 export const activity: Command = {
+  access: { permission: 'read' },
   summary: 'who started, answered, signalled or cancelled a connection, and when',
   usage: (program) => `Usage: ${program} activity <workflowId> [--json]
 

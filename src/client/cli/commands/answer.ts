@@ -12,6 +12,7 @@ import type { CliIo, Command } from '../command.js';
 import { EXIT_FAILED, EXIT_OK } from '../report.js';
 
 export const answer: Command = {
+  access: { permission: 'answer' },
   audit: { action: 'answer' },
   summary: "answer a connection's current challenge set",
   usage: (program) => `Usage: ${program} answer <workflowId> [--set <challengeSetId>] [--dry-run] <answer>...

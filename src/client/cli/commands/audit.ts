@@ -3,7 +3,7 @@ import { AUDIT_ACTIONS } from '../../../audit/audit-entry.js';
 import { AuditTrail, openAuditStore, toJsonLines } from '../../../audit/audit-trail.js';
 import { loadAuditStoreLocation } from '../../../settings/audit.js';
 import { noPositionals, parseFlags, UsageError } from '../args.js';
-import { cliActor } from '../cli-audit.js';
+import { cliIdentity } from '../cli-audit.js';
 import type { Command } from '../command.js';
 import { EXIT_OK, formatTable } from '../report.js';
 
@@ -17,6 +17,7 @@ function timeFlag(name: string, text: string | undefined): Date | undefined {
 }
 
 export const audit: Command = {
+  access: { permission: 'administer' },
   summary: 'who answered, cancelled, decoded, changed or forgot what, and who signed in',
   usage: (program) => `Usage: ${program} audit [--customer <id>] [--from <time>] [--to <time>] [--limit <n>] [--jsonl]
 
@@ -48,7 +49,7 @@ recorded, under the identity signed in with login (else this machine's user).`,
 
     const trail = new AuditTrail(openAuditStore(loadAuditStoreLocation(io.env)));
     try {
-      const reading = await trail.begin({ actor: await cliActor(io.env), action: 'audit.read', tenant: values.customer });
+      const reading = await trail.begin({ actor: (await cliIdentity(io.env)).actor, action: 'audit.read', tenant: values.customer });
       // This read's own attempt is recorded first: it is not one of the entries it reads.
       const entries = (await trail.query({ tenant: values.customer, from, to, limit: limit + 1 })).filter((entry) => entry.id !== reading.id).slice(0, limit);
       await reading.end('ok', `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}`);

@@ -11,6 +11,7 @@ import type { Command } from '../command.js';
 import { EXIT_FAILED, EXIT_OK } from '../report.js';
 
 export const forget: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'login.forget' },
   summary: 'forget a saved login: schedule, card, stored payloads, histories',
   usage: (program) => `Usage: ${program} forget <loginId> [--customer <id>] [--json]

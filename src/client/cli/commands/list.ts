@@ -7,6 +7,7 @@ import type { Command } from '../command.js';
 import { EXIT_OK, formatTable } from '../report.js';
 
 export const list: Command = {
+  access: { permission: 'read' },
   summary: 'connections by status (default: those awaiting an answer)',
   usage: (program) => `Usage: ${program} list [--status <status> | --all] [--customer <id>] [--institution <name>] [--login-id <id>] [--limit <n>] [--json]
 

@@ -47,6 +47,7 @@ const PAGE = (title: string, text: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text.replace(/[<>&]/g, (c) => `&#${c.charCodeAt(0)};`)}</p></body></html>`;
 
 export const login: Command = {
+  access: { permission: 'none' },
   summary: 'sign in through the OpenID Connect provider (a browser on this machine)',
   usage: (program) => `Usage: ${program} login
 
@@ -107,6 +108,7 @@ commands that act. "${program} whoami" shows who is signed in, "${program} logou
 };
 
 export const whoami: Command = {
+  access: { permission: 'none' },
   summary: 'who the CLI is signed in as, and whether the provider still accepts it',
   usage: (program) => `Usage: ${program} whoami
 
@@ -134,6 +136,7 @@ whether it still accepts it. Exit 1 when not signed in, expired or no longer acc
 };
 
 export const logout: Command = {
+  access: { permission: 'none' },
   summary: 'forget the signed-in identity (its credentials file)',
   usage: (program) => `Usage: ${program} logout
 

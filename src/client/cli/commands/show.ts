@@ -7,6 +7,7 @@ import type { Command } from '../command.js';
 import { EXIT_OK } from '../report.js';
 
 export const show: Command = {
+  access: { permission: 'read' },
   summary: "one connection's state and its challenges, numbered for answering",
   usage: (program) => `Usage: ${program} show <workflowId> [--images-dir <dir>] [--json]
 

@@ -12,6 +12,8 @@ import { PRODUCT_OPTIONS, PRODUCTS_HELP, productsFrom } from '../products.js';
 import { EXIT_FAILED, EXIT_OK } from '../report.js';
 
 export const start: Command = {
+  // Starting a connection with an end user's credentials is the pipeline's, not an operator's: admin.
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'start' },
   summary: 'start a connection (live, cached or refresh)',
   usage: (program) => `Usage: ${program} start (--application-id <id> | --key <businessKey>) [session] [products] [--customer <id>] [--no-wait] [--rerun never|if-failed|always]

@@ -7,6 +7,7 @@ import type { Command } from '../command.js';
 import { EXIT_FAILED, EXIT_OK } from '../report.js';
 
 export const watch: Command = {
+  access: { permission: 'read' },
   summary: "follow a connection's progress until it ends",
   usage: (program) => `Usage: ${program} watch <workflowId> [--interval <ms>]
 

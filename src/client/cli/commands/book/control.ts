@@ -22,6 +22,7 @@ interface Steer {
 function steer({ summary, what, reason, act, done }: Steer, name: string): Command {
   return {
     summary,
+    access: { permission: 'administer' },
     audit: { action: 'book.change' },
     usage: (program) => `Usage: ${program} book ${name} <refreshId>${reason ? ' [--reason <text>]' : ''}
 

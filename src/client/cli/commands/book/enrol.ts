@@ -12,6 +12,7 @@ import { EXIT_FAILED, EXIT_OK } from '../../report.js';
 import { BOOK_HELP, BOOK_OPTIONS, checked } from './args.js';
 
 export const enrol: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'book.change' },
   summary: "enrol a saved login in its tenant's book",
   usage: (program) => `Usage: ${program} book enrol <loginId> [--customer <id>] [--cadence <name>] [--session cached|refresh] [products] [--even-if-flagged]

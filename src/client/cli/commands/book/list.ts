@@ -7,6 +7,7 @@ import { EXIT_OK, formatTable } from '../../report.js';
 import { BOOK_OPTIONS, bookOf, checked, wholeNumber } from './args.js';
 
 export const list: Command = {
+  access: { permission: 'read', tenant: 'default-customer' },
   summary: "one page of a tenant's book: logins, settings, flags",
   usage: (program) => `Usage: ${program} book list [--customer <id>] [--cadence <name>] [--needs-end-user] [--page-size <n>] [--page-token <token>] [--json]
 

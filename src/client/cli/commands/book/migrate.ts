@@ -7,6 +7,7 @@ import { EXIT_OK } from '../../report.js';
 import { BOOK_HELP, BOOK_OPTIONS, bookName, bookOf, checked } from './args.js';
 
 export const migrate: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'book.change' },
   summary: "move a tenant's per-login refresh schedules into a book",
   usage: (program) => `Usage: ${program} book migrate [--customer <id>] [--cadence <name>] [--keep-schedules]

@@ -6,6 +6,7 @@ import { refreshIdOf } from './args.js';
 import { describeProgress } from './format.js';
 
 export const progress: Command = {
+  access: { permission: 'read' },
   summary: "a book refresh's progress: done, in flight, window, outcomes",
   usage: (program) => `Usage: ${program} book progress <refreshId> [--json]
 

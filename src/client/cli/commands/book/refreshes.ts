@@ -6,6 +6,7 @@ import { EXIT_OK, formatTable } from '../../report.js';
 import { BOOK_OPTIONS, bookOf, checked, wholeNumber } from './args.js';
 
 export const refreshes: Command = {
+  access: { permission: 'read', tenant: 'default-customer' },
   summary: "a tenant's book refreshes, newest first",
   usage: (program) => `Usage: ${program} book refreshes [--customer <id>] [--cadence <name>] [--limit <n>] [--json]
 

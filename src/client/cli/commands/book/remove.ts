@@ -4,6 +4,7 @@ import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
 
 export const remove: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'book.change' },
   summary: 'take a login out of its book',
   usage: (program) => `Usage: ${program} book remove <loginId> [--customer <id>] [--reason <text>]

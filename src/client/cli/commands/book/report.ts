@@ -6,6 +6,7 @@ import { refreshIdOf, wholeNumber } from './args.js';
 import { describeReport, outcomeTable } from './format.js';
 
 export const report: Command = {
+  access: { permission: 'read' },
   summary: "an ended book refresh's report, or one page of its outcomes",
   usage: (program) => `Usage: ${program} book report <refreshId> [--page <n>] [--json]
 

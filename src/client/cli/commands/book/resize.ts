@@ -7,6 +7,7 @@ import { refreshIdOf, wholeNumber } from './args.js';
 import { describeWindow } from './format.js';
 
 export const resize: Command = {
+  access: { permission: 'administer' },
   audit: { action: 'book.change' },
   summary: "pin a book refresh's window, or unpin it",
   usage: (program) => `Usage: ${program} book resize <refreshId> (--size <n> | --unpin)

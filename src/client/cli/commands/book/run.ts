@@ -7,6 +7,7 @@ import { EXIT_OK } from '../../report.js';
 import { BOOK_HELP, BOOK_OPTIONS, bookName, bookOf, checked, WINDOW_HELP, WINDOW_OPTIONS, wholeNumber, windowOf } from './args.js';
 
 export const run: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'book.change' },
   summary: 'refresh a book now',
   usage: (program) => `Usage: ${program} book run [--customer <id>] [--cadence <name>] [--floor <n>] [--ceiling <n>] [--start <n>] [--page-size <n>]

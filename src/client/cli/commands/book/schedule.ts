@@ -11,6 +11,7 @@ import { describeCadence } from '../refresh/format.js';
 import { BOOK_HELP, BOOK_OPTIONS, bookOf, checked, WINDOW_HELP, WINDOW_OPTIONS, wholeNumber, windowOf } from './args.js';
 
 export const schedule: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'book.change' },
   summary: 'schedule (or replace) the refresh of a book',
   usage: (program) => `Usage: ${program} book schedule (--daily <HH:MM> [--time-zone <tz>] | --every <duration>) [--jitter <duration>]

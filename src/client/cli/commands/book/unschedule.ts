@@ -6,6 +6,7 @@ import { EXIT_OK } from '../../report.js';
 import { BOOK_HELP, BOOK_OPTIONS, bookName, bookOf, checked } from './args.js';
 
 export const unschedule: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'book.change' },
   summary: "delete a book's refresh schedule",
   usage: (program) => `Usage: ${program} book unschedule [--customer <id>] [--cadence <name>]

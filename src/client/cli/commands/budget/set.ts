@@ -4,6 +4,7 @@ import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
 
 export const set: Command = {
+  access: { permission: 'administer' },
   audit: { action: 'budget.change' },
   summary: "change the fleet's request budget now",
   usage: (program) => `Usage: ${program} budget set --total <rps> [--tenant <rps>] [--burst <n> | --strict]

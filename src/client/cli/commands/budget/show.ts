@@ -6,6 +6,7 @@ import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
 
 export const show: Command = {
+  access: { permission: 'read' },
   summary: "show the fleet's request budget and the tenants the service throttled",
   usage: (program) => `Usage: ${program} budget show [--json]
 

@@ -4,6 +4,7 @@ import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
 
 export const ramp: Command = {
+  access: { permission: 'administer' },
   audit: { action: 'deployment.change' },
   summary: 'send a share of new connections to a build',
   usage: (program) => `Usage: ${program} deployment ramp <buildId> <percent>

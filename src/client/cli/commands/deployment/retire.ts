@@ -4,6 +4,7 @@ import type { Command } from '../../command.js';
 import { EXIT_FAILED, EXIT_OK } from '../../report.js';
 
 export const retire: Command = {
+  access: { permission: 'administer' },
   audit: { action: 'deployment.change' },
   summary: 'delete a drained build once its workers are stopped',
   usage: (program) => `Usage: ${program} deployment retire <buildId>

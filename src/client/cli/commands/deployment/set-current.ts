@@ -4,6 +4,7 @@ import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
 
 export const setCurrent: Command = {
+  access: { permission: 'administer' },
   audit: { action: 'deployment.change' },
   summary: 'make a build current (ends any ramp to it)',
   usage: (program) => `Usage: ${program} deployment set-current <buildId>

@@ -9,6 +9,7 @@ import type { Command } from '../../command.js';
 import { EXIT_FAILED, EXIT_OK, formatTable } from '../../report.js';
 
 export const show: Command = {
+  access: { permission: 'read' },
   summary: "show the deployment's builds and what still runs on each",
   usage: (program) => `Usage: ${program} deployment show [--json]
 

@@ -6,6 +6,7 @@ import { describeOutcome } from './format.js';
 import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const latest: Command = {
+  access: { permission: 'read', tenant: 'default-customer' },
   summary: "a login's latest refresh and how it ended",
   usage: (program) => `Usage: ${program} refresh latest <loginId> [--customer <id>] [--json]
 

@@ -5,6 +5,7 @@ import { EXIT_OK, formatTable } from '../../report.js';
 import { describeCadence, describeOutcome } from './format.js';
 
 export const list: Command = {
+  access: { permission: 'read', tenant: 'default-customer' },
   summary: "a tenant's refresh schedules, next runs and latest outcomes",
   usage: (program) => `Usage: ${program} refresh list [--customer <id>] [--json]
 

@@ -4,6 +4,7 @@ import { EXIT_OK } from '../../report.js';
 import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const pause: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'schedule.change' },
   summary: "pause a login's refresh schedule",
   usage: (program) => `Usage: ${program} refresh pause <loginId> [--customer <id>] [--note <text>]

@@ -4,6 +4,7 @@ import { EXIT_OK } from '../../report.js';
 import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const resume: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'schedule.change' },
   summary: "resume a login's paused refresh schedule",
   usage: (program) => `Usage: ${program} refresh resume <loginId> [--customer <id>] [--note <text>]

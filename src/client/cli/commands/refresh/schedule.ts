@@ -25,6 +25,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
 };
 
 export const schedule: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'schedule.change' },
   summary: 'schedule (or replace) the unattended refresh of a saved login',
   usage: (program) => `Usage: ${program} refresh schedule <loginId> (--every <duration> | --daily <HH:MM> [--time-zone <tz>]) [--jitter <duration>]

@@ -4,6 +4,7 @@ import { EXIT_OK } from '../../report.js';
 import { LOGIN_HELP, parseLoginArgs } from '../../login-args.js';
 
 export const trigger: Command = {
+  access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'schedule.change' },
   summary: "run a login's scheduled refresh now",
   usage: (program) => `Usage: ${program} refresh trigger <loginId> [--customer <id>]

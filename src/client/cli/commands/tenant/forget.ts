@@ -17,7 +17,8 @@ import type { Command } from '../../command.js';
 import { EXIT_FAILED, EXIT_OK } from '../../report.js';
 
 export const forget: Command = {
-  audit: { action: 'tenant.forget', tenantIsFirstArgument: true },
+  access: { permission: 'administer', tenant: 'first-argument' },
+  audit: { action: 'tenant.forget' },
   summary: "forget a lender: its running work ended, its key per tenant destroyed",
   usage: (program) => `Usage: ${program} tenant forget <customerId> [--yes]
 
