@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
+import { renewApiKey, type ApiKeyFileWatch } from '../../src/temporal/api-key-file.js';
 import { dataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { temporalConnectionOptions } from '../../src/temporal/connection.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
@@ -55,6 +56,8 @@ export interface FleetOptions {
 export interface FleetResources {
   pool?: WorkerPool;
   connection?: Connection;
+  /** TEMPORAL_API_KEY_FILE's renewals reaching the driver's connection; none without the file. */
+  tokenRenewal?: ApiKeyFileWatch | undefined;
 }
 
 /** Everything a rehearsal on the fleet starts (chaos, keys:check), set as soon as each exists. */
@@ -125,8 +128,11 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
   timeline.mark(`${options.workers} worker(s) polling task queue ${temporal.taskQueue}: ${pool.readyNames().join(', ')}`);
 
   // Through the product's own connection options, as the pipeline client connects.
-  const connection = await Connection.connect(await temporalConnectionOptions(temporal));
+  const connectionOptions = await temporalConnectionOptions(temporal);
+  const connection = await Connection.connect(connectionOptions);
   resources.connection = connection;
+  // A token renewed in TEMPORAL_API_KEY_FILE reaches the driver's connection, as the pipeline client's.
+  resources.tokenRenewal = renewApiKey(temporal.transport, [connection], { info: (message) => timeline.mark(message), warn: (message) => timeline.mark(message) }, connectionOptions.apiKey);
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter: dataConverterFor(clientConfig) });
   const connections = new ConnectionsClient({ client, taskQueue: temporal.taskQueue, address: temporal.address });
   return { pool, connection, client, connections, taskQueue: temporal.taskQueue, payload: { encryption: clientConfig.encryption, payloadStore: clientConfig.payloadStore } };

@@ -17,6 +17,10 @@ export interface ProdCheckOptions {
   readonly noChaos: boolean;
   /** The frontend over mutual TLS with a throwaway CA; workers and clients connect with certificates. */
   readonly tls: boolean;
+  /** The server checks a JWT on every call (--authorization, which implies --tls): the fleet's short-lived tokens renewed through TEMPORAL_API_KEY_FILE, and tokens without the role refused. */
+  readonly authorization: boolean;
+  /** --authorization: how long each fleet token lives (a new one is written every third of it). */
+  readonly tokenTtlS: number;
   /**
    * --upgrade-from R: the releases the server runs, oldest first, from R along TEMPORAL_UPGRADE_PATH
    * to the production release, upgraded in place (schema migrations included) while connections run,
@@ -45,6 +49,12 @@ and data. Last line: prod-check: <same counters as chaos>.
                       made with openssl; workers and the driver connect with TEMPORAL_TLS_CA_PATH,
                       TEMPORAL_TLS_SERVER_NAME and TEMPORAL_TLS_CERT_PATH/KEY_PATH; clients without a
                       certificate, with another CA or another server name, and plain TCP, must be refused
+  --authorization     (implies --tls) the server checks a JWT on every call (Temporal's authorizer and
+                      claim mapper, keys from a JWKS the run serves): workers and the driver hold a
+                      default:write token in TEMPORAL_API_KEY_FILE, renewed every third of its life
+                      as a sidecar would; no token, a read-only one, another namespace's, an expired one,
+                      another audience's and one signed by an unpublished key must be refused
+  --token-ttl-s S     with --authorization, each token lives S seconds (default 45, from 6 to 3600)
   --upgrade-from R    start on release R of the upgrade path (${TEMPORAL_UPGRADE_PATH.join(', ')}) and,
                       in place of the restart, upgrade the server through each later release to
                       ${TEMPORAL_SERVER_VERSION} while connections run: SIGTERM, the next release's schema
@@ -59,8 +69,8 @@ runs the latter itself when the binaries are missing); --tls needs openssl.`;
 export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => number): ProdCheckOptions | undefined {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms', '--upgrade-from'];
-  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--upgrade', '--help'];
+  const valued = ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms', '--upgrade-from', '--token-ttl-s'];
+  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--authorization', '--upgrade', '--help'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
@@ -80,6 +90,7 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
   if (values.has('--upgrade-from') && flags.has('--upgrade')) throw new ChaosArgumentError('--upgrade', 'starts from the first release of the path: give it or --upgrade-from, not both');
   const upgradeFrom = flags.has('--upgrade') ? TEMPORAL_UPGRADE_PATH[0] : values.get('--upgrade-from');
   if (upgradeFrom !== undefined && flags.has('--no-chaos')) throw new ChaosArgumentError('--upgrade-from', 'upgrades in place of the restart, so it cannot go with --no-chaos');
+  if (values.has('--token-ttl-s') && !flags.has('--authorization')) throw new ChaosArgumentError('--token-ttl-s', 'is the life of the tokens --authorization hands out: give --authorization too');
   const integer = (name: string, fallback: number, min: number, max: number): number => {
     const text = values.get(name);
     if (text === undefined) return fallback;
@@ -96,7 +107,10 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
     deadlineMs: values.has('--deadline-ms') ? integer('--deadline-ms', 0, 10_000, 24 * 3_600_000) : undefined,
     keepLogs: flags.has('--keep-logs'),
     noChaos: flags.has('--no-chaos'),
-    tls: flags.has('--tls'),
+    // A token must not cross the network in clear: --authorization brings TLS with it.
+    tls: flags.has('--tls') || flags.has('--authorization'),
+    authorization: flags.has('--authorization'),
+    tokenTtlS: integer('--token-ttl-s', 45, 6, 3_600),
     serverReleases: serverReleases(upgradeFrom),
   };
 }

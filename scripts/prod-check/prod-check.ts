@@ -13,9 +13,12 @@
  * With --tls the frontend serves mutual TLS (scripts/prod-check/tls.ts makes a throwaway CA and the
  * certificates): the workers and the driver connect with the TEMPORAL_TLS_* variables a user sets, and
  * plain TCP, no client certificate, another CA and another server name must each be refused with a
- * message naming what to fix (scripts/prod-check/tls-refusals.ts).
- * Exit 0 only when nothing was lost, failed, stuck, duplicated or wrong, the drain held and (--tls)
- * every refusal happened; 2 for a bad argument; 3 when something it needs is missing (it says what
+ * message naming what to fix (scripts/prod-check/tls-refusals.ts). With --authorization (and TLS) the
+ * server checks a JWT on every call: the fleet holds short-lived tokens a sidecar renews through
+ * TEMPORAL_API_KEY_FILE (token-sidecar.ts), and tokens without the namespace's role, expired, of
+ * another audience or signed by an unpublished key are refused (authorization-refusals.ts).
+ * Exit 0 only when nothing was lost, failed, stuck, duplicated or wrong, the drain held and (--tls,
+ * --authorization) every refusal happened and every renewal was written; 2 for a bad argument; 3 when something it needs is missing (it says what
  * to run); 1 otherwise.
  */
 import { spawnSync } from 'node:child_process';
@@ -42,6 +45,10 @@ import { renderStrandedTasks, StrandedTaskSweeper } from './stranded-tasks.js';
 import { findServerBinaries, ProdTemporalServer, PROVISION_HINT, type ServerBinaries } from './temporal-server.js';
 import { createPki, hasOpenssl, OPENSSL_INSTALL_HINT, TLS_SERVER_NAME } from './tls.js';
 import { proveRefusals, type Refusal } from './tls-refusals.js';
+import { proveAuthorizationRefusals } from './authorization-refusals.js';
+import { TokenSidecar } from './token-sidecar.js';
+import { startTokenProvider, type TokenProvider } from '../lib/jwt-token-provider.js';
+import type { ApiKeyFileWatch } from '../../src/temporal/api-key-file.js';
 
 const POLL_INTERVAL_MS = 1_000;
 const START_STEP_MS = 300;
@@ -71,6 +78,9 @@ class MissingPrerequisite extends Error {
 
 interface Resources {
   runDir?: string;
+  tokens?: TokenProvider;
+  sidecar?: TokenSidecar;
+  tokenRenewal?: ApiKeyFileWatch | undefined;
   postgres?: PostgresCluster;
   server?: ProdTemporalServer;
   sandbox?: Sandbox;
@@ -81,12 +91,15 @@ interface Resources {
 
 async function release(resources: Resources): Promise<void> {
   await closeEach('prod-check', log, [
+    () => resources.sidecar?.stop(),
+    () => Promise.resolve(resources.tokenRenewal?.stop()),
     () => resources.pool?.close(),
     () => resources.connection?.close(),
     () => resources.server?.close(),
     () => resources.postgres?.stop(),
     () => resources.proxy?.close(),
     () => resources.sandbox?.close(),
+    () => resources.tokens?.close(),
   ]);
 }
 
@@ -268,7 +281,8 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   resources.runDir = runDir;
   const header =
     `prod-check: seed ${options.seed}; ${serverLine} on PostgreSQL; ${options.connections} connections over ${FLOWS.length} flows, started over ${seconds(spreadMs)}; ` +
-    `${options.workers} workers on one task queue; ${options.tls ? 'frontend over mutual TLS (throwaway CA, client certificates required); ' : ''}Authorize replies held ${options.replyDelayMs} ms; ` +
+    `${options.workers} workers on one task queue; ${options.tls ? 'frontend over mutual TLS (throwaway CA, client certificates required); ' : ''}` +
+    `${options.authorization ? `every call checked by the server's JWT authorizer (tokens of ${options.tokenTtlS} s renewed every ${seconds((options.tokenTtlS * 1000) / 3)}); ` : ''}Authorize replies held ${options.replyDelayMs} ms; ` +
     (options.noChaos
       ? 'no kill, no SIGTERM, no restart; '
       : `SIGKILL one worker at +${seconds(KILL_AT * spreadMs)}, SIGTERM another at +${seconds(TERM_AT * spreadMs)}, ${restartLine}; `) +
@@ -284,7 +298,11 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   const pki = options.tls ? createPki(runDir) : undefined;
   if (pki) timeline.mark(`throwaway CA, server certificate (${TLS_SERVER_NAME}, 127.0.0.1) and client certificates made with openssl in ${pki.dir}`);
 
-  resources.server = await ProdTemporalServer.create({ binaries, postgres, dir: runDir, timeline, ...(pki ? { tls: pki } : {}) });
+  // --authorization: the provider's keys served as a JWKS; this script's own calls carry an admin token.
+  const tokens = options.authorization ? (resources.tokens = await startTokenProvider()) : undefined;
+  const authorization = tokens ? { jwksUri: tokens.jwksUri, audience: tokens.audience, adminToken: await tokens.token(['temporal-system:admin'], { expiresIn: '12h' }) } : undefined;
+  if (tokens) timeline.mark(`token provider: JWKS at ${tokens.jwksUri}, audience ${tokens.audience}`);
+  resources.server = await ProdTemporalServer.create({ binaries, postgres, dir: runDir, timeline, ...(pki ? { tls: pki } : {}), ...(authorization ? { authorization } : {}) });
   const server = resources.server;
   const versions = server.setupSchema();
   timeline.mark(`schema set up and migrated with temporal-sql-tool: ${versions}`);
@@ -301,14 +319,23 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   timeline.mark(`sandbox ${sandbox.url}, proxy ${proxy.url}`);
 
   // The refusals mostly wait on handshakes: they run while the bundle builds.
-  const [bundlePath, refusals] = await Promise.all([buildWorkflowBundle(runDir), pki ? proveRefusals(server.address, pki) : Promise.resolve<Refusal[]>([])]);
-  timeline.mark('workflow bundle built');
-  if (pki) timeline.mark(`mutual TLS: ${refusals.filter((refusal) => refusal.ok).length} of ${refusals.length} refusals as expected (see below)`);
-
   // The variables a user sets for a self-hosted cluster with a private CA and client certificates.
-  const temporalEnv = pki
+  const tlsEnv = pki
     ? { TEMPORAL_TLS_CA_PATH: pki.caCert, TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME, TEMPORAL_TLS_CERT_PATH: pki.client.cert, TEMPORAL_TLS_KEY_PATH: pki.client.key }
     : undefined;
+  const [bundlePath, refusals, authorizationRefusals] = await Promise.all([
+    buildWorkflowBundle(runDir),
+    pki ? proveRefusals(server.address, pki) : Promise.resolve<Refusal[]>([]),
+    tokens && tlsEnv ? proveAuthorizationRefusals(server.address, tlsEnv, tokens) : Promise.resolve<Refusal[]>([]),
+  ]);
+  timeline.mark('workflow bundle built');
+  if (pki) timeline.mark(`mutual TLS: ${refusals.filter((refusal) => refusal.ok).length} of ${refusals.length} refusals as expected (see below)`);
+  if (tokens) timeline.mark(`authorization: ${authorizationRefusals.filter((refusal) => refusal.ok).length} of ${authorizationRefusals.length} refusals as expected (see below)`);
+
+  // --authorization: the fleet's token in a file a sidecar renews, read through TEMPORAL_API_KEY_FILE.
+  if (tokens) resources.sidecar = await TokenSidecar.start(join(runDir, 'temporal-token'), tokens, { permissions: ['default:write'], ttlS: options.tokenTtlS, everyMs: (options.tokenTtlS * 1000) / 3 });
+  const sidecar = resources.sidecar;
+  const temporalEnv = tlsEnv && sidecar ? { ...tlsEnv, TEMPORAL_API_KEY_FILE: sidecar.path, TEMPORAL_API_KEY_FILE_RECHECK_MS: '1000' } : tlsEnv;
   const { pool, connection, client, connections } = await startFleet(
     { name: 'prod-check', runTag, runDir, bundlePath, temporalAddress: server.address, ...(temporalEnv ? { temporalEnv } : {}), workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
     resources,
@@ -329,9 +356,10 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   const sweeper = new StrandedTaskSweeper({
     connection,
     namespace: 'default',
-    address: server.address,
+    // Behind the authorizer tdbg has no token: it reaches the internal frontend, as the server's own services do.
+    address: server.internalAddress ?? server.address,
     tdbg,
-    ...(pki ? { pki, tlsServerName: TLS_SERVER_NAME } : {}),
+    ...(pki && !server.internalAddress ? { pki, tlsServerName: TLS_SERVER_NAME } : {}),
     workersPolling: () => pool.readyNames().length > 0,
     timeline,
     signal: abort.signal,
@@ -347,9 +375,13 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   const { outcomes, duplicates, summary } = await judgeAll(records, sandbox, proxy);
   const stats = proxy.stats();
   const drainOk = options.noChaos || (chaos.drain?.ok ?? false);
-  const refusalsOk = refusals.every((refusal) => refusal.ok);
+  const refusalsOk = refusals.every((refusal) => refusal.ok) && authorizationRefusals.every((refusal) => refusal.ok);
+  await sidecar?.stop();
+  // A run that outlived its first token must have renewed it, and every write must have worked.
+  const outlivedFirstToken = sidecar !== undefined && Date.now() - sidecar.startedAt > sidecar.ttlS * 1000;
+  const renewalOk = sidecar === undefined || (sidecar.problems.length === 0 && (sidecar.renewed > 0 || !outlivedFirstToken));
   const strandedOk = stranded.every((task) => task.refreshes.every((refresh) => refresh.ok));
-  const ok = passed(summary) && drainOk && refusalsOk && strandedOk && chaos.record.errors.length === 0;
+  const ok = passed(summary) && drainOk && refusalsOk && renewalOk && strandedOk && chaos.record.errors.length === 0;
 
   const lines = renderReport({
     header,
@@ -392,7 +424,18 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
     log('');
     log('Mutual TLS: connections the frontend must refuse, each through the product\'s own start-up path');
     for (const refusal of refusals) log(`  ${refusal.ok ? 'refused' : 'FAILED '}  ${refusal.who}: ${refusal.detail}`);
-    log(`TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=${TLS_SERVER_NAME}, TEMPORAL_TLS_CERT_PATH/KEY_PATH; refusals: ${refusalsOk ? 'ok' : 'FAILED'}`);
+    log(`TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=${TLS_SERVER_NAME}, TEMPORAL_TLS_CERT_PATH/KEY_PATH; refusals: ${refusals.every((refusal) => refusal.ok) ? 'ok' : 'FAILED'}`);
+  }
+  if (sidecar) {
+    log('');
+    log("Authorization: calls the server's JWT authorizer must refuse, through the product's client");
+    for (const refusal of authorizationRefusals) log(`  ${refusal.ok ? 'refused' : 'FAILED '}  ${refusal.who}: ${refusal.detail}`);
+    log(
+      `Authorization: workers and driver held default:write tokens of ${sidecar.ttlS} s in TEMPORAL_API_KEY_FILE, renewed ${sidecar.renewed} time(s); ` +
+        `the fleet ${outlivedFirstToken ? 'outlived its first token' : 'ended before its first token expired'}` +
+        `${sidecar.problems.length > 0 ? ` (${sidecar.problems.length} write(s) FAILED: ${sidecar.problems[0] ?? ''})` : ''}; ` +
+        `refusals: ${authorizationRefusals.every((refusal) => refusal.ok) ? 'ok' : 'FAILED'}; renewal: ${renewalOk ? 'ok' : 'FAILED'}`,
+    );
   }
 
   await release(resources);

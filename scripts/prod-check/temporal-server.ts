@@ -312,6 +312,14 @@ export class ProdTemporalServer {
     return `${HOST}:${this.ports.frontend}`;
   }
 
+  /**
+   * With `authorization`, the internal frontend's address: the server's own services and its admin
+   * tools (tdbg) reach it without a token, in plain TCP on loopback; it is never given to a client.
+   */
+  get internalAddress(): string | undefined {
+    return this.options.authorization ? `${HOST}:${this.ports.internalFrontend}` : undefined;
+  }
+
   private writeConfig(): void {
     writeFileSync(join(this.root, 'config', 'prod-check.yaml'), configYaml(this.options.postgres, this.ports, this.dynamicConfigPath, this.options.tls, this.options.authorization));
   }

@@ -5,7 +5,11 @@
  * Then `--upgrade-from` the release before the production one: the server upgraded in place (schema
  * migrations, new binary) while connections run. Then `--tls` at a smaller size without chaos: the frontend over mutual TLS with a throwaway CA,
  * workers and the driver connected through the TEMPORAL_TLS_* variables, and the refusals (plain
- * TCP, no client certificate, another CA, another server name) each seen with its message.
+ * TCP, no client certificate, another CA, another server name) each seen with its message; with
+ * `--authorization` in the same run: the server's JWT authorizer on every call, the fleet's 12-s
+ * tokens renewed through TEMPORAL_API_KEY_FILE past the first one's expiry, and tokens without the
+ * role (none, read-only, another namespace's, expired, another audience's, an unpublished key's)
+ * refused by name.
  * It ignores the shared dev server (TEMPORAL_TEST_ADDRESS).
  *
  * Without PostgreSQL or the server binaries it is skipped, saying why, on a developer's machine
@@ -92,10 +96,11 @@ void describe('npm run prod:check', () => {
   );
 
   void it(
-    'runs connections with workers and the pipeline client over mutual TLS, and the frontend refuses plain TCP, no client certificate, another CA and another server name, each saying what to fix',
+    'runs connections with workers and the pipeline client over mutual TLS behind the JWT authorizer, their short-lived tokens renewed through a file; the frontend refuses plain TCP, no client certificate, another CA and another server name, and the authorizer a missing, read-only, other-namespace, expired, other-audience and unpublished-key token, each saying what to fix',
     { timeout: TLS_RUN_TIMEOUT_MS + 20_000, skip: skipFullRun },
     async () => {
-      const run = await runHarness(ENTRY, ['--tls', '--no-chaos', '--connections', '6', '--workers', '2', '--reply-delay-ms', '0'], TLS_RUN_TIMEOUT_MS, 'SIGTERM');
+      // Held replies keep the fleet running past its first 12-s token: the renewal is what keeps it working.
+      const run = await runHarness(ENTRY, ['--tls', '--authorization', '--token-ttl-s', '12', '--no-chaos', '--connections', '6', '--workers', '2', '--reply-delay-ms', '2500'], TLS_RUN_TIMEOUT_MS, 'SIGTERM');
       const report = `\n${failureReport(run.output)}`;
       assert.match(run.stdout, /Temporal server .* up at 127\.0\.0\.1:\d+ over mutual TLS/, `the server served mutual TLS${report}`);
       const refusals: [string, RegExp][] = [
@@ -113,6 +118,13 @@ void describe('npm run prod:check', () => {
         assert.match(line, reason, `${who}: the reason`);
       }
       assert.match(run.stdout, /^TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=localhost, TEMPORAL_TLS_CERT_PATH\/KEY_PATH; refusals: ok$/m, report);
+      // The server's JWT authorizer: each refusal through the product's client, by name; the fleet's tokens renewed past the first's expiry.
+      for (const who of ['no token', 'a token that only reads (default:read) cancelling', 'a token of another namespace only (lender-b:write)', 'an expired token', 'a token of another audience', 'a token signed by a key the provider does not publish']) {
+        const line = run.stdout.split('\n').find((text) => text.includes(`  ${who}: `));
+        assert.ok(line, `no line for ${who}${report}`);
+        assert.match(line, /^ {2}refused {2}.*TemporalAccessDeniedError: Temporal at \S+ refused the caller's credentials \(PERMISSION_DENIED/, `${who} was refused by the authorizer${report}`);
+      }
+      assert.match(run.stdout, /^Authorization: workers and driver held default:write tokens of 12 s in TEMPORAL_API_KEY_FILE, renewed [1-9]\d* time\(s\); the fleet outlived its first token; refusals: ok; renewal: ok$/m, report);
       assertCleanSummary('prod-check', run);
     },
   );

@@ -17,7 +17,7 @@ import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
 import { liveInput } from '../client/client-stack.js';
 import { startProductionServer, type ProductionServer } from '../helpers/production-server.js';
-import { startTokenProvider, type TokenProvider } from '../helpers/token-provider.js';
+import { startTokenProvider, type TokenProvider } from '../../scripts/lib/jwt-token-provider.js';
 
 const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...(hasOpenssl() ? [] : ['openssl']), ...findServerBinaries().missing];
 if (missing.length > 0 && loadTestConfig().ci) throw new Error(`the server authorization test cannot run in CI: missing ${missing.join('; ')}`);

@@ -24,7 +24,7 @@ import { liveInput } from '../client/client-stack.js';
 import { startProductionServer, type ProductionServer } from '../helpers/production-server.js';
 import { startProcess, stopAllProcesses, killProcess, type ProductProcess } from '../helpers/processes.js';
 import { uniqueId } from '../helpers/temporal.js';
-import { startTokenProvider, type TokenProvider } from '../helpers/token-provider.js';
+import { startTokenProvider, type TokenProvider } from '../../scripts/lib/jwt-token-provider.js';
 import { workerProcessEnv, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
 const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...(hasOpenssl() ? [] : ['openssl']), ...findServerBinaries().missing];

@@ -1,5 +1,6 @@
 /**
- * An identity provider for Temporal's JWT authorizer, as the tests need one: an RS256 key published
+ * An identity provider for Temporal's JWT authorizer, as the tests and `prod:check --authorization`
+ * need one: an RS256 key published
  * as a JWKS at a loopback address (what the production server's `authorization.jwtKeyProvider` reads)
  * and tokens minted under it with the `permissions` claim Temporal's default claim mapper reads;
  * `stranger` signs with a key the JWKS does not publish, under the same key id.
