@@ -19,7 +19,7 @@ import { THROTTLE_WORKFLOW_ID_KIND, WORKFLOW_ID_KINDS_WITH_COLON } from '../../s
 import { HISTORY_PAYLOAD_LIMIT_BYTES } from '../../src/payload-store/settings.js';
 import { ClientVariables } from '../../src/settings/client.js';
 import { PAYLOAD_KEY_BYTES } from '../../src/settings/encryption-keys.js';
-import { TEMPORAL_DEFAULTS } from '../../src/settings/temporal.js';
+import { API_KEY_FILE_RECHECK_MIN_MS, TEMPORAL_DEFAULTS } from '../../src/settings/temporal.js';
 
 export const NAMES_PATH = 'python/src/aggregation_connections/contract/names.py';
 
@@ -157,6 +157,7 @@ export function pythonNamesSource(): string {
       `FAIRNESS_WEIGHT_MIN: Final = ${literal(FAIRNESS_WEIGHT_LIMITS.min, 'FAIRNESS_WEIGHT_LIMITS.min')}`,
       `FAIRNESS_WEIGHT_MAX: Final = ${literal(FAIRNESS_WEIGHT_LIMITS.max, 'FAIRNESS_WEIGHT_LIMITS.max')}`,
     ].join('\n'),
+    ['# TEMPORAL_API_KEY_FILE_RECHECK_MS\'s least value (src/settings/temporal.ts).', `TEMPORAL_API_KEY_FILE_RECHECK_MS_MIN: Final = ${literal(API_KEY_FILE_RECHECK_MIN_MS, 'API_KEY_FILE_RECHECK_MIN_MS')}`].join('\n'),
     [
       '#: AES-256: a payload key is exactly this many bytes (src/settings/encryption-keys.ts).',
       `PAYLOAD_KEY_BYTES: Final = ${literal(PAYLOAD_KEY_BYTES, 'PAYLOAD_KEY_BYTES')}`,

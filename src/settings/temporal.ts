@@ -15,6 +15,9 @@ import { cannotRead, type FromEnvConfig, type TemporalEnvConfig, temporalEnvConf
  * configuration when it has them (temporalEnvConfig below), else from these defaults (exported for
  * the Python package's generated names: scripts/lib/python-names.ts).
  */
+/** TEMPORAL_API_KEY_FILE_RECHECK_MS's least value (Python's is generated from it). */
+export const API_KEY_FILE_RECHECK_MIN_MS = 100;
+
 export const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default' } as const;
 
 const FROM_PROFILE = "the Temporal profile's, else";
@@ -32,7 +35,7 @@ export const TemporalVars = group(
       z.string().trim().min(1).optional(),
       "A file whose content is the token, sent as TEMPORAL_API_KEY's is, for a token a sidecar renews (a Kubernetes projected service-account token, a Vault agent template): read at start and again every TEMPORAL_API_KEY_FILE_RECHECK_MS, and a changed token applied to the live connections without a restart. Not with TEMPORAL_API_KEY. A file that is missing, unreadable, empty or not one token at start stops the process, naming it; one that becomes so later keeps the last token (logged once, and when it recovers). The token is never logged.",
     ),
-    TEMPORAL_API_KEY_FILE_RECHECK_MS: doc(CountAtLeast(100).default(10_000), 'How often (ms) TEMPORAL_API_KEY_FILE is read again: well within the time a renewed token is written before the old one expires.'),
+    TEMPORAL_API_KEY_FILE_RECHECK_MS: doc(CountAtLeast(API_KEY_FILE_RECHECK_MIN_MS).default(10_000), 'How often (ms) TEMPORAL_API_KEY_FILE is read again: well within the time a renewed token is written before the old one expires.'),
     TEMPORAL_TLS: doc(Bool.optional(), "TLS with the system's CAs (a publicly signed server certificate). false also turns a profile's TLS off.", { defaultText: `${FROM_PROFILE} false` }),
     TEMPORAL_TLS_CA_PATH: doc(z.string().trim().min(1).optional(), "A self-hosted cluster with a private CA: the server's root CA certificate (PEM). Implies TLS."),
     TEMPORAL_TLS_SERVER_NAME: doc(

@@ -67,7 +67,7 @@ describe('the Python client against the TypeScript worker', () => {
         // As this stack's worker: no payload store.
         PAYLOAD_STORE: 'off',
       },
-      9,
+      10,
     );
   });
 

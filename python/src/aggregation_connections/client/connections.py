@@ -57,8 +57,10 @@ from ..contract.names import (
     SUBMIT_ANSWER_UPDATE as SUBMIT_ANSWER_UPDATE,
 )
 from ..payload_store import S3StorageDriver, external_storage_from_env
+from ..settings.api_key_file import TemporalApiKeyFileError, read_api_key_file
 from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolicy, client_settings_from_env
 from ..settings.encryption import codec_from_env
+from .api_key_file import ApiKeyFileWatch, watch_api_key_file
 from .answers import describe_validation, parse_answer
 from .business_key import parse_business_key, parse_workflow_id
 from .unreadable_history import unreadable_query_error
@@ -155,9 +157,15 @@ class ConnectionsClient:
         self.namespace = client.namespace
         self._priority = priority or PriorityPolicy()
         self._address = address
+        #: TEMPORAL_API_KEY_FILE's renewal, when ``connect`` opened the client with a token from the file.
+        self._token_renewal: ApiKeyFileWatch | None = None
 
     async def close(self) -> None:
-        """Closes the payload store's S3 client, if one was opened (the Temporal connection needs no closing)."""
+        """Stops the token's renewal from TEMPORAL_API_KEY_FILE, if ``connect`` started one, and closes the
+        payload store's S3 client, if one was opened (the Temporal connection needs no closing)."""
+        renewal, self._token_renewal = self._token_renewal, None
+        if renewal is not None:
+            await renewal.stop()
         storage = self.client.data_converter.external_storage
         for driver in storage.drivers if storage is not None else ():
             if isinstance(driver, S3StorageDriver):
@@ -173,8 +181,17 @@ class ConnectionsClient:
         """Connects with the settings (default: the environment's, as the TypeScript client reads them), the
         codec (default: the worker's, from the environment; ``None`` for plain payloads) and the payload
         store (default: the worker's PAYLOAD_STORE variables, with the settings' Temporal address deciding
-        what ``auto`` means; ``None`` for none)."""
+        what ``auto`` means; ``None`` for none). With TEMPORAL_API_KEY_FILE (``settings.api_key_file``) the
+        file is read again now, and every ``recheck_ms`` until ``close()``: a changed token is set on the live
+        client (``Client.api_key``)."""
         settings = settings or client_settings_from_env()
+        api_key = settings.api_key
+        if settings.api_key_file is not None:
+            # Read again now: the token may have been renewed since the settings were read.
+            try:
+                api_key = read_api_key_file(settings.api_key_file.path)
+            except TemporalApiKeyFileError as error:
+                raise TemporalUnavailableError(settings.address, f"cannot connect to Temporal at {settings.address}: {error}") from error
         payload_codec = codec_from_env() if codec == "env" else codec
         if external_storage == "env":
             external_storage = external_storage_from_env({**os.environ, "TEMPORAL_ADDRESS": settings.address})
@@ -192,7 +209,7 @@ class ConnectionsClient:
             client = await Client.connect(
                 settings.address,
                 namespace=settings.namespace,
-                api_key=settings.api_key,
+                api_key=api_key,
                 tls=tls,
                 rpc_metadata=dict(settings.rpc_metadata),
                 data_converter=data_converter_for(payload_codec, external_storage),
@@ -202,7 +219,10 @@ class ConnectionsClient:
             # Which settings a temporal.toml profile gave: the first place to look when they point elsewhere.
             given = "; ".join(f"{setting} from {source}" for setting, source in settings.from_env_config.items())
             raise TemporalUnavailableError(settings.address, f"cannot reach Temporal at {settings.address}: {error}" + (f" ({given})" if given else "")) from error
-        return cls(client, settings.task_queue, customer_id=settings.customer_id, priority=settings.priority, address=settings.address)
+        connections = cls(client, settings.task_queue, customer_id=settings.customer_id, priority=settings.priority, address=settings.address)
+        if settings.api_key_file is not None and api_key is not None:
+            connections._token_renewal = watch_api_key_file(settings.api_key_file, api_key, [client])
+        return connections
 
     async def start(self, key: str, connection: ConnectionInput | Mapping[str, Any], *, rerun: RerunPolicy = "if-failed", priority: int | None = None) -> str:
         """Starts the connection for a business key, or finds the one already running under that key.

@@ -69,6 +69,9 @@ PRIORITY_KEY_MAX: Final = 5
 FAIRNESS_WEIGHT_MIN: Final = 0.001
 FAIRNESS_WEIGHT_MAX: Final = 1000
 
+# TEMPORAL_API_KEY_FILE_RECHECK_MS's least value (src/settings/temporal.ts).
+TEMPORAL_API_KEY_FILE_RECHECK_MS_MIN: Final = 100
+
 #: AES-256: a payload key is exactly this many bytes (src/settings/encryption-keys.ts).
 PAYLOAD_KEY_BYTES: Final = 32
 #: The most a payload left in history may weigh (src/payload-store/settings.ts).

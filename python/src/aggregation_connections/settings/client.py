@@ -1,6 +1,6 @@
 """The pipeline client's settings, read from the variables the TypeScript client reads
 (src/settings/temporal.ts and src/settings/fleet-sharing.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
+TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE (+ TEMPORAL_API_KEY_FILE_RECHECK_MS), TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
 TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED,
 PRIORITY_MAINTENANCE, TENANT_WEIGHTS and TEMPORAL_CLIENT_IDENTITY. Empty values count as unset; every bad value is one line of a ConfigError.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,9 +29,11 @@ from ..contract.names import (
     PRIORITY_KEY_MAX,
     PRIORITY_KEY_MIN,
     TEMPORAL_ADDRESS_DEFAULT,
+    TEMPORAL_API_KEY_FILE_RECHECK_MS_DEFAULT,
     TEMPORAL_NAMESPACE_DEFAULT,
     TEMPORAL_TASK_QUEUE_DEFAULT,
 )
+from .api_key_file import RECHECK_MS_MIN, ApiKeyFileSettings, TemporalApiKeyFileError, read_api_key_file
 from .encryption import ConfigError
 from .temporal_env_config import TemporalEnvConfig, temporal_env_config
 
@@ -86,7 +88,10 @@ class ClientSettings:
     task_queue: str = DEFAULT_TASK_QUEUE
     #: The tenant new connections belong to unless told otherwise (AGGREGATOR_CUSTOMER_ID).
     customer_id: str = DEFAULT_CUSTOMER_ID
-    api_key: str | None = None
+    #: The token (TEMPORAL_API_KEY, else TEMPORAL_API_KEY_FILE's at start, else a profile's api_key); never in the repr.
+    api_key: str | None = field(default=None, repr=False)
+    #: TEMPORAL_API_KEY_FILE: read again as the client connects and every ``recheck_ms`` while it is open (None: no file).
+    api_key_file: ApiKeyFileSettings | None = None
     #: None: plain TCP; a TlsSettings (maybe empty: the system's CAs) for TLS.
     tls: TlsSettings | None = None
     priority: PriorityPolicy = field(default_factory=PriorityPolicy)
@@ -142,7 +147,12 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
         key_pem=env_config.client_key.value if env_config.client_key else None,
     )
     implied = any(value is not None for value in (*paths.values(), server_name, tls_settings.ca_pem, tls_settings.cert_pem))
-    api_key = get("TEMPORAL_API_KEY") or (env_config.api_key.value if env_config.api_key else None)
+    api_key_file = _api_key_file(get, problems)
+    if api_key_file is not None:
+        # The file wins over a profile's api_key, as TEMPORAL_API_KEY does (temporal_env_config.py leaves it out).
+        api_key: str | None = api_key_file[1]
+    else:
+        api_key = get("TEMPORAL_API_KEY") or (env_config.api_key.value if env_config.api_key else None)
     if tls_flag is None and env_config.tls is not None:
         tls_flag = env_config.tls.value
     # As the SDKs do: an API key implies TLS unless TLS is turned off explicitly (ours, or a profile's tls.disabled).
@@ -179,9 +189,34 @@ def client_settings_from_env(env: Mapping[str, str] | None = None) -> ClientSett
         task_queue=get("TEMPORAL_TASK_QUEUE") or DEFAULT_TASK_QUEUE,
         customer_id=get("AGGREGATOR_CUSTOMER_ID") or DEFAULT_CUSTOMER_ID,
         api_key=api_key,
+        api_key_file=api_key_file[0] if api_key_file else None,
         tls=tls_settings if use_tls else None,
         priority=PriorityPolicy(keys, weights),
         rpc_metadata=dict(env_config.metadata.value) if env_config.metadata else {},
         from_env_config=env_config.sources(),
         identity=identity,
     )
+
+
+def _api_key_file(get: Callable[[str], str | None], problems: list[str]) -> tuple[ApiKeyFileSettings, str | None] | None:
+    """TEMPORAL_API_KEY_FILE with its recheck and the token it holds now (None after its problem was added);
+    None when it is unset. Not with TEMPORAL_API_KEY, and a file with no token at start is refused, naming it
+    (src/settings/temporal.ts's checkApiKey, in its words)."""
+    recheck_ms = TEMPORAL_API_KEY_FILE_RECHECK_MS_DEFAULT
+    if (text := get("TEMPORAL_API_KEY_FILE_RECHECK_MS")) is not None:
+        if re.fullmatch(r"[0-9]+", text) and int(text) >= RECHECK_MS_MIN:
+            recheck_ms = int(text)
+        else:
+            problems.append(f"TEMPORAL_API_KEY_FILE_RECHECK_MS: must be a whole number, at least {RECHECK_MS_MIN}")
+    path = get("TEMPORAL_API_KEY_FILE")
+    if path is None:
+        return None
+    if get("TEMPORAL_API_KEY") is not None:
+        problems.append("TEMPORAL_API_KEY_FILE: TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set: give the token one way (the file when a sidecar renews it)")
+        return None
+    try:
+        token: str | None = read_api_key_file(path)
+    except TemporalApiKeyFileError as error:
+        problems.append(f"TEMPORAL_API_KEY_FILE: {error.reason}")
+        token = None
+    return ApiKeyFileSettings(Path(path), recheck_ms), token

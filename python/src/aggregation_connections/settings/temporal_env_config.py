@@ -5,7 +5,8 @@ settings take where our variables are unset.
 The file is TEMPORAL_CONFIG_FILE, else the user's config directory (~/.config/temporalio/temporal.toml on
 Linux, $XDG_CONFIG_HOME/temporalio/ when set); the profile TEMPORAL_PROFILE, else "default". The five names
 both read (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_SERVER_NAME)
-are ours: checked by client.py and kept from envconfig, so what it gives comes from the file or from
+are ours: checked by client.py and kept from envconfig (and our TEMPORAL_API_KEY_FILE, when set, keeps the
+profile's api_key out as TEMPORAL_API_KEY does), so what it gives comes from the file or from
 Temporal's other variables (TEMPORAL_TLS_SERVER_CA_CERT_PATH/_DATA, TEMPORAL_TLS_CLIENT_CERT_PATH/_DATA,
 TEMPORAL_TLS_CLIENT_KEY_PATH/_DATA, TEMPORAL_GRPC_META_*). Unlike the SDK, a TEMPORAL_CONFIG_FILE that does
 not exist is refused (a mistyped path would quietly connect elsewhere), and every problem of the file or
@@ -254,7 +255,8 @@ def temporal_env_config(env: Mapping[str, str], problem_list: list[str]) -> Temp
     config = TemporalEnvConfig(
         address=take(loaded.address, "address", _HOST_PORT, "must be host:port") if "TEMPORAL_ADDRESS" not in ours else None,
         namespace=take(loaded.namespace, "namespace", None, "must not be empty") if "TEMPORAL_NAMESPACE" not in ours else None,
-        api_key=take(loaded.api_key, "api_key", None, "must not be empty") if "TEMPORAL_API_KEY" not in ours else None,
+        # Our TEMPORAL_API_KEY_FILE wins over the profile's api_key as TEMPORAL_API_KEY does.
+        api_key=take(loaded.api_key, "api_key", None, "must not be empty") if "TEMPORAL_API_KEY" not in ours and not env.get("TEMPORAL_API_KEY_FILE", "").strip() else None,
         tls=FromEnvConfig(tls.disabled is not True, where if tls.disabled is True else tls_from) if tls is not None and "TEMPORAL_TLS" not in ours else None,
         server_name=take(tls.server_name, "tls.server_name", _HOST_NAME, "must be a host name") if tls and tls_applies and "TEMPORAL_TLS_SERVER_NAME" not in ours else None,
         server_ca=pem(tls.server_root_ca_cert, "tls.server_ca_cert", "TEMPORAL_TLS_SERVER_CA_CERT") if tls and tls_applies and not env.get("TEMPORAL_TLS_CA_PATH", "").strip() else None,
