@@ -106,7 +106,7 @@ function requiredVariableStandIns(compose: string, file: string): Record<string,
   for (;;) {
     const missing = /required variable ([A-Z][A-Z0-9_]*) is missing a value/.exec(runCompose(compose, file, ['config', '--quiet'], standIns).stderr)?.[1];
     if (missing === undefined || missing in standIns) return standIns;
-    standIns[missing] = /(_URL|_ISSUER)$/.test(missing) ? `https://id.example.invalid/${missing.toLowerCase()}` : `stand-in-${missing.toLowerCase()}`;
+    standIns[missing] = /(_URL|_ISSUER)$/.test(missing) ? `https://id.example.invalid/${missing.toLowerCase()}` : /_ROLE_MAP$/.test(missing) ? 'stand-in-group=viewer@stand-in-tenant' : `stand-in-${missing.toLowerCase()}`;
   }
 }
 
@@ -159,6 +159,13 @@ function identityProblems(model: ComposeModel): string[] {
   const claimMapper = server.environment?.TEMPORAL_AUTH_CLAIM_MAPPER;
   if (authorizer !== 'default' || claimMapper !== 'default') {
     problems.push(`${SERVER_SERVICE}: TEMPORAL_AUTH_AUTHORIZER=${authorizer ?? '(unset)'} and TEMPORAL_AUTH_CLAIM_MAPPER=${claimMapper ?? '(unset)'}, not default and default: Temporal would not check the tokens the Web UI forwards`);
+  }
+  // The console: operators by identity at the same provider, never the shared token (one token opens every tenant and names nobody).
+  for (const [name, service] of Object.entries(model.services)) {
+    if (!isConsoleCommand(service)) continue;
+    if (!service.environment?.CONSOLE_OIDC_ISSUER) problems.push(`service ${name}: CONSOLE_OIDC_ISSUER is unset: operators would not sign in at the provider`);
+    const shared = [...Object.keys(service.environment ?? {}), ...(service.secrets ?? []).map((secret) => secret.target ?? secret.source)].includes('CONSOLE_TOKEN');
+    if (shared) problems.push(`service ${name}: it is given CONSOLE_TOKEN, the dev stack's shared token, which opens every tenant and names nobody`);
   }
   return problems;
 }
@@ -249,6 +256,7 @@ function imagePathProblems(model: ComposeModel): string[] {
 const SECRET_STAND_INS: Record<string, () => string> = {
   PAYLOAD_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
   CONSOLE_TOKEN: () => randomBytes(24).toString('hex'),
+  CONSOLE_SESSION_SECRET: () => randomBytes(32).toString('base64'),
 };
 
 /** Each app service's environment through the loader of the process its command runs. */

@@ -14,7 +14,7 @@ import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js'
 
 const SCRIPT = join(PROJECT_ROOT, 'scripts', 'compose-check.ts');
 /** The lender's OpenID Connect provider: the variables the file requires (a user sets them in .env). */
-const PROVIDER_VARIABLES = ['TEMPORAL_OIDC_ISSUER', 'TEMPORAL_OIDC_JWKS_URL', 'TEMPORAL_UI_OIDC_CLIENT_ID'];
+const PROVIDER_VARIABLES = ['CONSOLE_OIDC_CLIENT_ID', 'CONSOLE_ROLE_MAP', 'TEMPORAL_OIDC_ISSUER', 'TEMPORAL_OIDC_JWKS_URL', 'TEMPORAL_UI_OIDC_CLIENT_ID'];
 const COMPOSE_FILE = join(PROJECT_ROOT, 'temporal-compose.yml');
 
 const EXPECTED_SERVICES = [
@@ -43,7 +43,7 @@ interface CheckRun {
 function composeCheck(file?: string): Promise<CheckRun> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
-    for (const name of [...PROVIDER_VARIABLES, 'TEMPORAL_UI_OIDC_CLIENT_SECRET', 'PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
+    for (const name of [...PROVIDER_VARIABLES, 'TEMPORAL_UI_OIDC_CLIENT_SECRET', 'CONSOLE_OIDC_CLIENT_SECRET', 'CONSOLE_SESSION_SECRET', 'PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
     const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], { cwd: PROJECT_ROOT, env });
     let stdout = '';
     let stderr = '';
@@ -103,6 +103,8 @@ describe('npm run compose:check', { concurrency: true }, () => {
     assert.match(run.stdout, new RegExp(`^required variables unset here, checked with stand-ins \\(\`config\` and \`up\` stop without them\\): ${PROVIDER_VARIABLES.join(', ')}$`, 'm'));
     // The Web UI signs in at the provider, its client secret a compose secret.
     assert.match(run.stdout, /^temporal-ui\s+temporalio\/ui:\d+\.\d+\.\d+\s+1\s+long-running\s+8233->8080\s+TEMPORAL_AUTH_CLIENT_SECRET\s+temporal \(healthy\)/m);
+    // The console signs operators in at the same provider: its secrets are its client's and its sessions', no shared token.
+    assert.match(run.stdout, /^console\s+aggregation-connections:local .*\s+PAYLOAD_ENCRYPTION_KEY,CONSOLE_OIDC_CLIENT_SECRET,CONSOLE_SESSION_SECRET\s/m);
   });
 
   it("is refused by Compose itself without the provider's settings, naming the variable to set", async () => {
@@ -129,6 +131,14 @@ describe('npm run compose:check', { concurrency: true }, () => {
     assert.match(run.stderr, /temporal-ui: TEMPORAL_AUTH_ENABLED is not "true": the Web UI would show every workflow to whoever reaches it, signed in or not/);
     assert.match(run.stderr, /temporal: TEMPORAL_AUTH_AUTHORIZER= and TEMPORAL_AUTH_CLAIM_MAPPER=default, not default and default: Temporal would not check the tokens the Web UI forwards/);
     assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 2 problem/);
+  });
+
+  it('refuses a copy whose console takes the shared token, or does not sign operators in', async () => {
+    const file = await brokenCopy('console-token', /      CONSOLE_OIDC_ISSUER: .*\n/, '      CONSOLE_TOKEN: a-shared-token-for-everyone\n');
+    const run = await composeCheck(file);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /service console: CONSOLE_OIDC_ISSUER is unset: operators would not sign in at the provider/);
+    assert.match(run.stderr, /service console: it is given CONSOLE_TOKEN, the dev stack's shared token, which opens every tenant and names nobody/);
   });
 
   it('refuses a copy whose unattended pool has no worker', async () => {
