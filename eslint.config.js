@@ -32,7 +32,7 @@ export default tseslint.config(
     // The tracing interceptors are bundled with the workflows, and so is the contract they share with
     // the client and the activities (connection-input.ts and connection-schemas.ts, which validate
     // with zod, only as types).
-    files: ['src/workflows/**/*.ts', 'src/tracing/workflow-interceptors.ts', 'src/contract/**/*.ts'],
+    files: ['src/workflows/**/*.ts', 'src/tracing/workflow-interceptors.ts', 'src/contract/**/*.ts', 'src/nexus/relay-workflow.ts', 'src/nexus/relay-ids.ts'],
     ignores: ['src/contract/connection-input.ts', 'src/contract/connection-schemas.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -58,12 +58,21 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
-    // The console's browser pages: classic scripts (no build step) that share one global scope per
-    // page, dom.js and api.js loaded first. tsc checks their names against lib.dom and each other
-    // (tsconfig.page.json, tsconfig.page-books.json, tsconfig.page-audit.json), which is why no-undef, which knows none of them, is off.
+    // The console's browser pages: ES modules served as they are, importing each other and the
+    // modules they share with the CLI (/shared/<name>.js). tsc checks their names against lib.dom and
+    // their imports (tsconfig.page.json, tsconfig.page-books.json, tsconfig.page-audit.json), which is
+    // why no-undef, which knows no browser global, is off.
     files: ['src/client/console/page/**/*.js'],
-    languageOptions: { sourceType: 'script' },
+    languageOptions: { sourceType: 'module' },
     rules: { 'no-undef': 'off' },
+  },
+  {
+    // What the pages share with the CLI reaches the browser unbundled (src/client/console/pages.ts
+    // serves it as /shared/<name>.js): no Node built-in, no package, only each other.
+    files: ['src/presentation/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'The console page imports this module in the browser: import only ./ modules of src/presentation/.' }] }],
+    },
   },
   {
     // CommonJS on purpose: preloaded with --require into every thread of a worker (bench experiments).

@@ -118,7 +118,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
     await console_.waitForOutput('operator console on', START_TIMEOUT_MS);
     const consoleHealth = await probe(`http://${HOST}:${consolePort}/healthz`);
     if (consoleHealth.code !== 0) throw new ImageProcessError(`the console's health check failed: ${consoleHealth.output.trim()}`);
-    for (const page of ['/', '/app.js', '/style.css']) {
+    for (const page of ['/', '/app.js', '/style.css', '/shared/durations.js', '/shared/images.js']) {
       const response = await fetch(`http://${HOST}:${consolePort}${page}`, { headers: { authorization: `Bearer ${token}` } });
       if (response.status !== 200) throw new ImageProcessError(`the console answers ${response.status} to ${page}: its page assets are not where dist/ looks for them`);
     }

@@ -17,22 +17,15 @@
 import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
 import { isTokenCodePrompt, TRUSTED_DEVICE_ANSWER } from '../workflows/challenges.js';
 import type { ChallengeSet, ConnectionState } from '../contract/connection-definitions.js';
+import { formatElapsed } from '../presentation/durations.js';
+
+// Durations are written in src/presentation/durations.ts, which the console's pages import too.
+export { formatElapsed };
 
 /** Removes terminal control sequences from service-provided text (a prompt must not move the cursor). */
 export function printable(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?').replace(/\n/g, ' ');
-}
-
-/** "1h 02m", "14m 05s", "9s"; negative durations print as "0s". */
-export function formatElapsed(ms: number): string {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
-  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
-  return `${s}s`;
 }
 
 /** How each challenge type is answered on the command line (shown under the challenge). */

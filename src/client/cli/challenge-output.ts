@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChallengeSet } from '../../contract/connection-definitions.js';
 import { presentChallengeSet } from '../presentation.js';
+import { imageBase64 } from '../../presentation/images.js';
 import type { CliIo } from './command.js';
 
 /** `imagesDir` undefined: the images go to a new temporary directory. */
@@ -28,8 +29,7 @@ async function saveImages(set: ChallengeSet, dir: string | undefined): Promise<M
     const files: string[] = [];
     for (const [i, image] of images.entries()) {
       const file = join(base, `challenge-${index + 1}-image-${String(i + 1).padStart(2, '0')}.png`);
-      const base64 = image.replace(/^data:image\/[a-z+]+;base64,/i, '');
-      await writeFile(file, Buffer.from(base64, 'base64'));
+      await writeFile(file, Buffer.from(imageBase64(image), 'base64'));
       files.push(file);
     }
     paths.set(index, files);

@@ -1,9 +1,9 @@
-// The console pages' one way to call the console's JSON API (loaded before app.js, books.js and audit.js):
+// The console pages' one way to call the console's JSON API (imported by counts.js, app.js, books.js and audit.js):
 // same-origin credentials, never cached, and an ApiError carrying the status and the answer's body.
 // @ts-check: checked by tsconfig.page.json, tsconfig.page-books.json and tsconfig.page-audit.json (allowJs + checkJs).
-'use strict';
+import { el } from './dom.js';
 
-class ApiError extends Error {
+export class ApiError extends Error {
   /**
    * @param {number} status
    * @param {unknown} body the answer's JSON (`{ error, message, ... }` from the console), or null
@@ -23,7 +23,7 @@ class ApiError extends Error {
  * @param {RequestInit} [init]
  * @returns {Promise<unknown>}
  */
-async function api(path, init) {
+export async function api(path, init) {
   const response = await fetch(path, {
     credentials: 'same-origin',
     cache: 'no-store',
@@ -47,8 +47,7 @@ async function api(path, init) {
  * @param {unknown} error
  * @returns {string}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
-function messageOf(error) {
+export function messageOf(error) {
   return error instanceof Error ? error.message : String(/** @type {{ message?: unknown }} */ (error)?.message);
 }
 
@@ -57,8 +56,7 @@ function messageOf(error) {
  * dev stack's shared token, which names nobody.
  * @returns {Promise<void>}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
-async function showSignedIn() {
+export async function showSignedIn() {
   const who = document.getElementById('who');
   if (!who) return;
   try {

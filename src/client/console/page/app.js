@@ -3,8 +3,13 @@
 // selected connection every second (the lists, which cost visibility queries, every 5 s; nothing
 // while the tab is hidden). Plain DOM: every service-provided string goes through textContent or a
 // property, never innerHTML.
-// @ts-check: checked by tsconfig.page.json (allowJs + checkJs) with dom.js and api.js.
-'use strict';
+// @ts-check: checked by tsconfig.page.json (allowJs + checkJs) with what it imports.
+import { formatElapsed } from '/shared/durations.js';
+import { imageBase64, isPlainBase64 } from '/shared/images.js';
+import { el, byId, required } from './dom.js';
+import { ApiError, api, messageOf, showSignedIn } from './api.js';
+
+/** @typedef {import('./dom.js').ElChild} ElChild */
 
 // The answers of the console's API (src/client/console/api.ts and schedule-routes.ts), as JSON.
 /** @typedef {import('../../../contract/connection-definitions.js').ConnectionState} ConnectionState */
@@ -52,7 +57,6 @@ const POLL_MS = 1000;
 /** The lists are refreshed on every LIST_EVERY-th poll. */
 const LIST_EVERY = 5;
 let polls = 0;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** @type {{ selected: string | null, formSetId: string | null, formFor: string | null, sending: boolean, lastStatus: string | undefined }} */
 const view = {
@@ -68,8 +72,6 @@ const view = {
 // ----------------------------------------------------------------------------------------------
 // DOM helpers
 
-// el(): dom.js, loaded before this file.
-
 /** @returns {string | null} */
 function readHash() {
   const match = /^#connection=(.+)$/.exec(location.hash);
@@ -81,12 +83,8 @@ function readHash() {
   }
 }
 
-// formatElapsed(): format.js, loaded before this file.
-
 // ----------------------------------------------------------------------------------------------
 // API
-
-// ApiError and api(): api.js, loaded before this file.
 
 /**
  * @param {string} workflowId
@@ -449,9 +447,9 @@ const builders = {
     /** @type {HTMLButtonElement[]} */
     const buttons = (challenge.Iterables || []).map((image, index) => {
       const img = el('img', { alt: `Image ${index + 1}`, width: 44, height: 44 });
-      // The CLI accepts a data: prefix too; strip it the same way.
-      const base64 = image.replace(/^data:image\/[a-z+]+;base64,/i, '');
-      if (BASE64.test(base64)) img.src = `data:image/png;base64,${base64}`;
+      // The CLI accepts a data: prefix too; read it as the CLI does.
+      const base64 = imageBase64(image);
+      if (isPlainBase64(base64)) img.src = `data:image/png;base64,${base64}`;
       const button = el('button', { type: 'button', 'aria-pressed': 'false', title: `Image ${index + 1}`, dataset: { index: String(index) } }, img);
       button.addEventListener('click', () => {
         chosen = image;

@@ -2,14 +2,13 @@
 // over a time range, oldest first, and a link that exports the same entries as JSON lines
 // (GET /api/audit, src/client/console/audit-routes.ts; it takes the admin role). Plain DOM: every
 // string of an entry goes through textContent, never innerHTML.
-// @ts-check: checked by tsconfig.page-audit.json (allowJs + checkJs) with dom.js and api.js.
-'use strict';
+// @ts-check: checked by tsconfig.page-audit.json (allowJs + checkJs) with what it imports.
+import { el, byId } from './dom.js';
+import { api, messageOf, showSignedIn } from './api.js';
 
 /** @typedef {import('../../../audit/audit-entry.js').AuditEntry} AuditEntry */
 /** GET /api/audit */
 /** @typedef {{ tenant: string | null, entries: AuditEntry[] }} AuditList */
-
-// el(), byId(): dom.js; api(), messageOf(), showSignedIn(): api.js; loaded before this file.
 
 /**
  * The query of the form as the API takes it: a datetime-local value is this browser's local time,

@@ -2,10 +2,12 @@
 // (done of the total, in flight, the window's size and the reason for its last change, outcomes so
 // far) while it runs or its report once ended; Pause/Resume, Cancel and a resize input for a running
 // one; the latest report's summary. Polls every 2 s (not while the tab is hidden). Plain DOM: every
-// service-provided string goes through textContent, never innerHTML. Standalone from app.js: the
-// connections page's helpers are not modules, so the few this page needs are repeated here.
-// @ts-check: checked by tsconfig.page-books.json (allowJs + checkJs) with dom.js and api.js.
-'use strict';
+// service-provided string goes through textContent, never innerHTML. Apart from app.js: it shares
+// dom.js, api.js and the CLI's durations (/shared/durations.js, src/presentation/durations.ts).
+// @ts-check: checked by tsconfig.page-books.json (allowJs + checkJs) with what it imports.
+import { took } from '/shared/durations.js';
+import { el, byId, required } from './dom.js';
+import { ApiError, api, messageOf, showSignedIn } from './api.js';
 
 // The answers of the console's API (src/client/console/book-routes.ts), as JSON.
 /** @typedef {import('../../../contract/book-definitions.js').BookProgress} BookProgress */
@@ -40,10 +42,6 @@
 
 const POLL_MS = 2000;
 
-// el(): dom.js, loaded before this file.
-
-// ApiError and api(): api.js, loaded before this file.
-
 /**
  * @param {string} refreshId
  * @param {string} [action]
@@ -51,8 +49,6 @@ const POLL_MS = 2000;
 function refreshPath(refreshId, action) {
   return `/api/books/refreshes/${encodeURIComponent(refreshId)}${action ? `/${action}` : ''}`;
 }
-
-// took(): format.js, loaded before this file.
 
 // ----------------------------------------------------------------------------------------------
 // What a refresh says: its progress while it runs, its report once ended (the same fields).

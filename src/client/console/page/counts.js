@@ -1,9 +1,10 @@
 // The connections page's counts, above its lists: per tenant the caller may read, its running
 // connections by status and its closed ones by how they ended (GET /api/connections/counts,
-// src/client/console/count-routes.ts), refreshed every 15 s while the tab is shown. Loaded after
-// dom.js and api.js, before app.js; it keeps to its own section (#counts-section).
-// @ts-check: checked by tsconfig.page.json (allowJs + checkJs) with dom.js and api.js.
-'use strict';
+// src/client/console/count-routes.ts), refreshed every 15 s while the tab is shown. A module of its
+// own on index.html, before app.js; it keeps to its own section (#counts-section).
+// @ts-check: checked by tsconfig.page.json (allowJs + checkJs) with what it imports.
+import { el, byId, required } from './dom.js';
+import { api, messageOf } from './api.js';
 
 /**
  * One tenant's counts, as GET /api/connections/counts answers them (TenantConnectionCounts in

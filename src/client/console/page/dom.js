@@ -1,6 +1,5 @@
-// The console pages' one way to build elements (loaded before app.js, books.js and audit.js).
+// The console pages' one way to build elements (imported by api.js, counts.js, app.js, books.js and audit.js).
 // @ts-check: checked by tsconfig.page.json, tsconfig.page-books.json and tsconfig.page-audit.json (allowJs + checkJs).
-'use strict';
 
 /**
  * The properties el() sets on an element of type E: its own (`className`, `textContent`, `value`,
@@ -20,8 +19,7 @@
  * @param {...ElChild} children
  * @returns {HTMLElementTagNameMap[K]}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
-function el(tag, props, ...children) {
+export function el(tag, props, ...children) {
   const node = document.createElement(tag);
   /** The element as a bag of properties, to set the ones props names. */
   const properties = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (node));
@@ -44,8 +42,7 @@ function el(tag, props, ...children) {
  * @param {string} id
  * @returns {HTMLElement}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
-function byId(id) {
+export function byId(id) {
   const node = document.getElementById(id);
   if (!node) throw new Error(`the page has no element #${id}`);
   return node;
@@ -57,8 +54,7 @@ function byId(id) {
  * @param {string} selector
  * @returns {HTMLElement}
  */
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used by the pages' scripts (app.js, books.js, audit.js)
-function required(selector) {
+export function required(selector) {
   const node = document.querySelector(selector);
   if (!(node instanceof HTMLElement)) throw new Error(`the page has no element ${selector}`);
   return node;

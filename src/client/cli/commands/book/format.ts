@@ -1,6 +1,7 @@
 /** How the book commands print a refresh's progress, its report and one page of its outcomes. */
 import type { BookCounts, BookOutcome, BookProgress, BookReport, WindowView } from '../../../../contract/book-definitions.js';
-import { formatElapsed, printable } from '../../../presentation.js';
+import { took } from '../../../../presentation/durations.js';
+import { printable } from '../../../presentation.js';
 import { formatTable } from '../../report.js';
 
 /** "4 (floor 1, ceiling 8; pinned at 4): pinned by an operator at 4, 02:14:03" */
@@ -41,11 +42,6 @@ function countLines(progress: Pick<BookProgress, 'counts' | 'window' | 'pausedMs
     ['paused time', took(progress.pausedMs)],
     ['drain time', took(progress.drainMs)],
   ];
-}
-
-/** Tenths of a second below 10 s (a child often takes less than one), else "14m 05s". */
-export function took(ms: number): string {
-  return ms < 10_000 ? `${(Math.max(0, ms) / 1000).toFixed(1)}s` : formatElapsed(ms);
 }
 
 function aligned(lines: ReadonlyArray<[string, string]>): string[] {
