@@ -35,6 +35,7 @@ import { DevServer } from './lib/dev-server.js';
 import { startDevOpenBao, type DevOpenBao } from './lib/dev-openbao.js';
 import { EXIT_WITH_PARENT_IMPORT } from './lib/parent-lifetime.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
+import { prepareDemoNexusCaller } from './lib/dev-nexus-caller.js';
 import { TEMPORAL_SERVER_VERSION } from './lib/temporal-versions.js';
 
 const STOP_GRACE_MS = 5_000;
@@ -236,6 +237,10 @@ async function main(): Promise<void> {
   await temporal.start();
   console.log(`dev-stack: Temporal ${TEMPORAL_SERVER_VERSION} ready in ${Date.now() - startedAt} ms`);
 
+  // The `connections` Nexus service's demo caller namespace and endpoint (docs/nexus.md).
+  const nexusDemo = await prepareDemoNexusCaller({ address, productNamespace: app.temporal.namespace, taskQueue: app.temporal.taskQueue, customerId: app.customerId, cacheDir: TEMPORAL_CACHE_DIR, encrypted: app.encryption !== undefined, env: appEnv });
+  Object.assign(appEnv, nexusDemo.env);
+
   sandbox = await createSandbox({ port: ports.sandbox, host: host });
   // The worker bundles the workflow code before it polls (seconds): until then a connection started
   // waits for it. Say when that wait is over.
@@ -263,6 +268,7 @@ async function main(): Promise<void> {
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
       (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : '') +
       (workerPolling ? '' : '\n                    starting: it bundles the workflow code first; connections started before it polls wait for it (a line below says when)'),
+    nexusDemo.line,
     `  Operator console  http://${host}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
     app.encryption

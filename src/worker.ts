@@ -15,7 +15,8 @@ import { createRetentionActivities } from './activities/retention-activities.js'
 import { TenantPauses } from './activities/tenant-pauses.js';
 import { applyFleetBudget, describeServiceLimit, type QueueLimits } from './budget/fleet-budget.js';
 import { tenantClients } from './activities/tenant-clients.js';
-import { dataConverterFor, workerDataConverterFor } from './codec/data-converter.js';
+import { dataConverterFor, encryptionCodecFor, workerDataConverterFor } from './codec/data-converter.js';
+import { createConfiguredNexusWorkers, NexusKeyFileError } from './nexus/configured-workers.js';
 import { keyProviderHealthOf, keySourceFor, staticSealingSourceOf } from './codec/key-provider.js';
 import { ConfigError } from './settings/load.js';
 import { loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './settings/worker.js';
@@ -171,8 +172,14 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
     });
     workers = await Promise.all(config.pool.taskQueues.map(createWorker));
+    // The `connections` Nexus service (NEXUS_ENDPOINT_TENANTS): a worker per endpoint, beside the service queue's.
+    const nexusWorkers = config.pool.taskQueues.includes(config.temporal.taskQueue)
+      ? await createConfiguredNexusWorkers({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, nexus: config.nexus, productCodec: encryptionCodecFor(config), productClient: temporal, priority: config.priority })
+      : [];
+    workers = [...workers, ...nexusWorkers.map(({ worker }) => worker)];
     Runtime.instance().logger.info('worker started', {
       taskQueue: config.pool.taskQueues.join(', '),
+      nexus: nexusWorkers.length > 0 ? nexusWorkers.map(({ endpoint, taskQueue }) => `${endpoint} on ${taskQueue}`).join(', ') : 'off',
       pool: describePool(config),
       namespace: config.temporal.namespace,
       temporal: config.temporal.address,
@@ -275,7 +282,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     () => process.exit(0),
     (error: unknown) => {
       // Start-up failures the operator fixes in the environment: the message says which variable; no stack.
-      const known = error instanceof TemporalConnectError || error instanceof TemporalTlsFileError || error instanceof TemporalApiKeyFileError;
+      const known = error instanceof TemporalConnectError || error instanceof TemporalTlsFileError || error instanceof TemporalApiKeyFileError || error instanceof NexusKeyFileError;
       process.stderr.write(`worker stopped: ${error instanceof Error ? (known ? error.message : (error.stack ?? error.message)) : String(error)}\n`);
       process.exit(1);
     },

@@ -18,6 +18,7 @@ import { BudgetVars, PriorityVars, budgetSection, prioritySection } from './flee
 import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, checkApiKey, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
 import { TracingVars, tracingSection } from './tracing.js';
+import { NexusEndpointKeyFiles, NexusEndpointTenants } from './nexus.js';
 
 /** Workflow task slots per worker unless set (WORKER_MAX_CONCURRENT_WORKFLOW_TASKS). */
 export const DEFAULT_WORKFLOW_TASK_SLOTS = 4;
@@ -113,6 +114,16 @@ export const WorkerVars = group(
       "Retention policy: forget a tenant's login N days after its last successful retrieval (schedule, card at the service, stored payloads, histories). <customerId>:<days>, comma-separated; *:<days> for every other tenant; days 1..36500. Applies from each login's next retrieval; removing a tenant's entry ends its logins' timers at their next retrieval.",
       { defaultText: 'off' },
     ),
+    NEXUS_ENDPOINT_TENANTS: doc(
+      NexusEndpointTenants.default(new Map()),
+      "The `connections` Nexus service (docs/nexus.md): <endpoint>=<customerId>, comma-separated. Each endpoint's caller acts for that tenant only; the worker serves each endpoint from the task queue <TEMPORAL_TASK_QUEUE>-nexus-<endpoint> (the endpoint's target).",
+      { defaultText: 'off' },
+    ),
+    NEXUS_ENDPOINT_KEY_FILES: doc(
+      NexusEndpointKeyFiles.default(new Map()),
+      "<endpoint>=<file>, comma-separated: the key an endpoint's caller seals its Nexus payloads with (the file holds `<keyId>:<base64 of 32 bytes>`, as the caller's codec names it). What crosses the boundary is sealed under it; the product's own workflows stay under the product's keys. An endpoint without one exchanges plain payloads (only for a caller without encryption).",
+      { defaultText: 'none' },
+    ),
   }),
   'Worker',
   'The worker process (`npm run worker`, the image\'s CMD): its endpoints, Worker Deployment Versioning, tuning and policies.',
@@ -141,6 +152,9 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
     checkPayloads(env, ctx);
     if (env.WORKER_POOL === 'unattended' && env.UNATTENDED_POOL !== 'separate') {
       ctx.addIssue({ code: 'custom', path: ['WORKER_POOL'], message: 'unattended needs UNATTENDED_POOL=separate (while the pool is shared, unattended work runs on TEMPORAL_TASK_QUEUE)' });
+    }
+    for (const endpoint of env.NEXUS_ENDPOINT_KEY_FILES.keys()) {
+      if (!env.NEXUS_ENDPOINT_TENANTS.has(endpoint)) ctx.addIssue({ code: 'custom', path: ['NEXUS_ENDPOINT_KEY_FILES'], message: `endpoint ${endpoint} is not in NEXUS_ENDPOINT_TENANTS` });
     }
     for (const slots of ['WORKER_MAX_CONCURRENT_ACTIVITIES', 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'] as const) {
       if (env.WORKER_RESOURCE_TUNER && env[slots] !== undefined) ctx.addIssue({ code: 'custom', path: [slots], message: 'cannot be set with WORKER_RESOURCE_TUNER (the tuner sizes the task slots)' });
@@ -183,6 +197,8 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
       logLevel: env.LOG_LEVEL,
       /** Days a tenant keeps a login after its last retrieval, by customer id ('*': any other); empty: off. */
       retentionDays: env.RETENTION_DAYS,
+      /** The `connections` Nexus service: tenant and boundary key file by endpoint; empty: off. */
+      nexus: Object.freeze({ endpointTenants: env.NEXUS_ENDPOINT_TENANTS, keyFiles: env.NEXUS_ENDPOINT_KEY_FILES }),
       /** Priority of the retention timers and forgets the worker starts, and the tenants' weights. */
       priority: prioritySection(env),
       /** The fleet's request budget toward the service, applied as Temporal task-queue limits at start; undefined: none. */
