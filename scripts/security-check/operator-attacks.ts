@@ -11,13 +11,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openAuditStore } from '../../src/audit/audit-trail.js';
-import { runCli } from '../../src/client/cli/run-cli.js';
 import { ConnectionsClient } from '../../src/client/index.js';
 import { SESSION_COOKIE } from '../../src/client/console/sign-in.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
 import { track } from '../chaos/processes.js';
 import { freePort } from '../lib/free-port.js';
 import { HttpBrowser } from '../lib/http-browser.js';
+import { cliAs } from '../lib/cli-as.js';
 import { DevOidcProvider } from '../lib/oidc-dev-provider.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import type { AttackResult } from './attacks.js';
@@ -151,34 +151,9 @@ export async function probesUnrecorded(console_: SignInConsole, tenantB: string,
   }
 }
 
-/** The CLI's in-process runs for `username`, signing in through the provider's form when `login` prints its address; Temporal connections counted. */
-function cliAs(console_: SignInConsole, cliEnv: Readonly<Record<string, string>>, username: string) {
-  let connects = 0;
-  let browsing: Promise<unknown> = Promise.resolve();
-  const run = async (args: string[]) => {
-    const err: string[] = [];
-    const code = await runCli(args, {
-      out: (text) => {
-        const address = /^\s+(http\S+)$/m.exec(text)?.[1];
-        if (address) {
-          const browser = new HttpBrowser();
-          browsing = browser.open(address).then((form) => browser.submit(form, { username, password: PASSWORD }));
-        }
-      },
-      err: (line) => err.push(line),
-      readStdin: () => Promise.resolve(''),
-      env: { ...cliEnv, CLI_OIDC_ISSUER: console_.provider.issuer },
-      connect: (config) => {
-        connects += 1;
-        return ConnectionsClient.connect(config);
-      },
-      now: () => Date.now(),
-      sleep: (ms) => delay(ms),
-    });
-    await browsing;
-    return { code, err: err.join('\n') };
-  };
-  return { run, connects: () => connects };
+/** The CLI in this process as `username` of the provider, on the real Temporal (connections counted). */
+function cliOf(console_: SignInConsole, env: Readonly<Record<string, string>>, username: string) {
+  return cliAs({ env: { ...env, CLI_OIDC_ISSUER: console_.provider.issuer }, username, password: PASSWORD, connect: (config) => ConnectionsClient.connect(config), sleep: (ms) => delay(ms) });
 }
 
 /**
@@ -191,7 +166,7 @@ export async function bearerTokenMisuse(console_: SignInConsole, runDir: string,
   const name = "bearer tokens on the console's API: another tenant's connection, another application's token, a made-up one";
   const tokenAs = async (clientId: string) => {
     const file = join(runDir, 'bearer', `${clientId}.json`);
-    const login = await cliAs(console_, { CLI_OIDC_CLIENT_ID: clientId, CLI_CREDENTIALS_FILE: file, AUDIT_STORE: `file:${join(runDir, 'bearer-audit.jsonl')}` }, 'bearer-operator-a').run(['login']);
+    const login = await cliOf(console_, { CLI_OIDC_CLIENT_ID: clientId, CLI_CREDENTIALS_FILE: file, AUDIT_STORE: `file:${join(runDir, 'bearer-audit.jsonl')}` }, 'bearer-operator-a').run(['login']);
     if (login.code !== 0) throw new Error(`security-check: bearer-operator-a could not sign in as ${clientId}: ${login.err.slice(0, 200)}`);
     return (JSON.parse(await readFile(file, 'utf8')) as { accessToken: string }).accessToken;
   };
@@ -220,7 +195,7 @@ export async function bearerTokenMisuse(console_: SignInConsole, runDir: string,
  */
 export async function operatorCommandsOnOtherTenant(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, tenantA: string, tenantB: string, connectionOfB: string): Promise<AttackResult> {
   const name = "tenant A's operator on tenant B's work, through every CLI command";
-  const cli = cliAs(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli-roles', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-roles-audit.jsonl')}`, CLI_ROLE_MAP: `a-ops=operator@${tenantA}`, AGGREGATOR_CUSTOMER_ID: tenantA }, 'bearer-operator-a');
+  const cli = cliOf(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli-roles', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-roles-audit.jsonl')}`, CLI_ROLE_MAP: `a-ops=operator@${tenantA}`, AGGREGATOR_CUSTOMER_ID: tenantA }, 'bearer-operator-a');
   const signedIn = await cli.run(['login']);
   if (signedIn.code !== 0) return { name, refused: false, detail: `the CLI could not sign in first: ${signedIn.err.slice(0, 200)}` };
   const login = randomUUID();
@@ -258,12 +233,11 @@ export async function operatorCommandsOnOtherTenant(console_: SignInConsole, run
  */
 export async function revokedCliOperator(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, connection: string, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
   const name = 'a disabled identity answering through the CLI with its kept credentials';
-  const cli = cliAs(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-audit.jsonl')}` }, 'cli-operator-a');
-  const { run } = cli;
-  const signedIn = await run(['login']);
+  const cli = cliOf(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-audit.jsonl')}` }, 'cli-operator-a');
+  const signedIn = await cli.run(['login']);
   if (signedIn.code !== 0) return { name, refused: false, detail: `the CLI could not sign in first: ${signedIn.err.slice(0, 200)}` };
   console_.provider.disable('cli-operator-a');
-  const answer = await run(['answer', connection, 'verified']);
+  const answer = await cli.run(['answer', connection, 'verified']);
   const waiting = await stillWaiting();
   const named = /the provider no longer accepts the sign-in of CLI Operator of A/.test(answer.err);
   const refused = answer.code === 1 && named && cli.connects() === 0 && waiting;

@@ -11,10 +11,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../../src/client/cli/run-cli.js';
 import { FileAuditStore } from '../../src/audit/file-audit-store.js';
 import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';
-import { HttpBrowser } from '../../scripts/lib/http-browser.js';
+import { cliAs as cliAsPerson } from '../../scripts/lib/cli-as.js';
 
 const PASSWORD = 'correct horse battery staple';
 const NO_TEMPORAL = 'Temporal is not there in this test';
@@ -31,19 +30,7 @@ interface Run {
 
 /** The CLI in-process as `username` (its own credentials file), signing in first when `login` is the command. */
 async function cliAs(username: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const err: string[] = [];
-  let connects = 0;
-  let browsing: Promise<unknown> = Promise.resolve();
-  const code = await runCli(args, {
-    out: (text) => {
-      const address = /^\s+(http\S+)$/m.exec(text)?.[1];
-      if (address) {
-        const browser = new HttpBrowser();
-        browsing = browser.open(address).then((form) => browser.submit(form, { username, password: PASSWORD }));
-      }
-    },
-    err: (line) => err.push(line),
-    readStdin: () => Promise.resolve(''),
+  const cli = cliAsPerson({
     env: {
       CLI_OIDC_ISSUER: provider.issuer,
       CLI_CREDENTIALS_FILE: join(dir, `${username}.json`),
@@ -52,15 +39,11 @@ async function cliAs(username: string, args: string[], extraEnv: NodeJS.ProcessE
       AGGREGATOR_CUSTOMER_ID: 'lender-a',
       ...extraEnv,
     },
-    connect: () => {
-      connects += 1;
-      return Promise.reject(new Error(NO_TEMPORAL));
-    },
-    now: Date.now,
-    sleep: () => Promise.resolve(),
+    username,
+    password: PASSWORD,
+    connect: () => Promise.reject(new Error(NO_TEMPORAL)),
   });
-  await browsing;
-  return { code, err: err.join('\n'), connects };
+  return { ...(await cli.run(args)), connects: cli.connects() };
 }
 
 const auditEntries = () => new FileAuditStore(join(dir, 'audit.jsonl')).query({ limit: 1_000 });

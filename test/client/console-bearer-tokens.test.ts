@@ -16,7 +16,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
 import { consoleSignIn } from '../../src/client/console/sign-in.js';
-import { runCli } from '../../src/client/cli/run-cli.js';
 import { connectionKey } from '../../src/client/index.js';
 import { BearerIdentities } from '../../src/identity/bearer-identities.js';
 import { OidcSignIn } from '../../src/identity/oidc-sign-in.js';
@@ -24,7 +23,7 @@ import { parseRoleMap } from '../../src/identity/roles.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
 import { describeScenario, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import { freePort } from '../../scripts/lib/free-port.js';
-import { HttpBrowser } from '../../scripts/lib/http-browser.js';
+import { cliAs } from '../../scripts/lib/cli-as.js';
 import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';
 import { tempAuditTrail } from '../helpers/audit.js';
 import { uniqueId } from '../helpers/temporal.js';
@@ -48,26 +47,13 @@ const audit = tempAuditTrail();
 /** An access token of `username`, got as the CLI gets one (`login`, the browser signing in), as client `clientId`. */
 async function accessTokenOf(username: string, clientId = 'aggregation-cli'): Promise<string> {
   const credentials = join(dir, `${username}-${clientId}.json`);
-  let browsing: Promise<unknown> = Promise.resolve();
-  const code = await runCli(['login'], {
-    out: (text) => {
-      const address = /^\s+(http\S+)$/m.exec(text)?.[1];
-      if (address) {
-        browsing = (async () => {
-          const browser = new HttpBrowser();
-          await browser.submit(await browser.open(address), { username, password: PASSWORD });
-        })();
-      }
-    },
-    err: () => undefined,
-    readStdin: () => Promise.resolve(''),
+  const cli = cliAs({
     env: { CLI_OIDC_ISSUER: provider.issuer, CLI_OIDC_CLIENT_ID: clientId, CLI_CREDENTIALS_FILE: credentials, AUDIT_STORE: `file:${join(dir, 'cli-audit.jsonl')}` },
+    username,
+    password: PASSWORD,
     connect: () => Promise.reject(new Error('no Temporal for login')),
-    now: Date.now,
-    sleep: () => Promise.resolve(),
   });
-  await browsing;
-  assert.equal(code, 0, `${username} signed in through the CLI as ${clientId}`);
+  assert.equal((await cli.run(['login'])).code, 0, `${username} signed in through the CLI as ${clientId}`);
   return (JSON.parse(readFileSync(credentials, 'utf8')) as { accessToken: string }).accessToken;
 }
 
