@@ -23,7 +23,8 @@ import { loadWorkerConfig, retentionDaysOf, type WorkerConfig } from './settings
 import { payloadStoreDriverFor } from './payload-store/external-storage.js';
 import { connectFailureReason, TemporalConnectError } from './temporal/connect-error.js';
 import { temporalConnectionOptions, temporalSettingsSource, TemporalTlsFileError } from './temporal/connection.js';
-import { renewApiKey, TemporalApiKeyFileError } from './temporal/api-key-file.js';
+import { renewApiKey } from './temporal/api-key-file.js';
+import { TemporalApiKeyFileError } from './settings/temporal-api-key-file.js';
 import { redact } from './logging/redact.js';
 import { ConnectionStatusGauge, connectionsGauge } from './metrics/connection-status-gauge.js';
 import { recordKeyProviderMetrics } from './metrics/key-provider-metrics.js';

@@ -45,7 +45,8 @@ import { activityOfHistory, type ActivityEntry } from './connection-activity.js'
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
-import { renewApiKey, STDERR_API_KEY_FILE_LOG, TemporalApiKeyFileError, type ApiKeyFileLog, type ApiKeyFileWatch } from '../temporal/api-key-file.js';
+import { renewApiKey, STDERR_API_KEY_FILE_LOG, type ApiKeyFileLog, type ApiKeyFileWatch } from '../temporal/api-key-file.js';
+import { TemporalApiKeyFileError } from '../settings/temporal-api-key-file.js';
 import { loadClientConfig } from '../settings/client.js';
 import type { ClientConfig } from '../settings/client.js';
 import { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';

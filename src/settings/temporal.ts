@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { readApiKeyFileSync } from '../temporal/api-key-file.js';
+import { readApiKeyFileSync } from './temporal-api-key-file.js';
 import { Bool, CountAtLeast, doc, group, HostName, HostPort } from './document.js';
 import { cannotRead, type FromEnvConfig, type TemporalEnvConfig, temporalEnvConfig } from './temporal-env-config.js';
 

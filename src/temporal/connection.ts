@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { TemporalSettings } from '../settings/temporal.js';
-import { readApiKeyFile } from './api-key-file.js';
+import { readApiKeyFile } from '../settings/temporal-api-key-file.js';
 
 export interface TemporalTlsOptions {
   /** A self-hosted cluster's private CA; unset, the system's roots verify the server (Temporal Cloud). */

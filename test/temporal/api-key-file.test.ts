@@ -9,7 +9,8 @@ import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { readApiKeyFile, renewApiKey, TemporalApiKeyFileError, watchApiKeyFile, type ApiKeyFileLog } from '../../src/temporal/api-key-file.js';
+import { renewApiKey, watchApiKeyFile, type ApiKeyFileLog } from '../../src/temporal/api-key-file.js';
+import { readApiKeyFile, TemporalApiKeyFileError } from '../../src/settings/temporal-api-key-file.js';
 
 function recordingLog(): ApiKeyFileLog & { readonly lines: string[] } {
   const lines: string[] = [];

@@ -15,11 +15,6 @@ import { loadClientConfig } from '../../settings/client.js';
 import { cliOidc } from './commands/login.js';
 import { readCredentials } from './credentials.js';
 
-/** What a command that acts records: its action (its tenant is the one its access names: command-access.ts). */
-export interface CommandAudit {
-  readonly action: AuditAction;
-}
-
 /** The provider no longer accepts the CLI's signed-in identity: its commands that act are refused. */
 export class CliSignInRevokedError extends Error {
   override readonly name = 'CliSignInRevokedError';

@@ -5,8 +5,13 @@
  */
 import type { ClientConfig } from '../../settings/client.js';
 import type { ConnectionsClient } from '../connections.js';
-import type { CommandAudit } from './cli-audit.js';
+import type { AuditAction } from '../../audit/audit-entry.js';
 import type { CommandAccess } from './command-access.js';
+
+/** What a command that acts records in the audit trail (cli-audit.ts): its action; its tenant is the one its access names (command-access.ts). */
+export interface CommandAudit {
+  readonly action: AuditAction;
+}
 
 export interface CliIo {
   out(line: string): void;
