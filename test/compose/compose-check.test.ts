@@ -134,7 +134,7 @@ describe('npm run compose:check', { concurrency: true }, () => {
   });
 
   it('refuses a copy whose console takes the shared token, or does not sign operators in', async () => {
-    const file = await brokenCopy('console-token', /      CONSOLE_OIDC_ISSUER: .*\n/, '      CONSOLE_TOKEN: a-shared-token-for-everyone\n');
+    const file = await brokenCopy('console-token', / {6}CONSOLE_OIDC_ISSUER: .*\n/, '      CONSOLE_TOKEN: a-shared-token-for-everyone\n');
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
     assert.match(run.stderr, /service console: CONSOLE_OIDC_ISSUER is unset: operators would not sign in at the provider/);
