@@ -20,6 +20,9 @@
  *   B's connection counts (scripts/security-check/count-attacks.ts), a viewer
  *   answering, a forged and a changed session cookie, an identity disabled at the provider still
  *   using its session, and a production console given the shared token;
+ * - a lender's Nexus caller (a workflow in its own namespace) on tenant B's connections, through
+ *   tenant A's endpoint naming B and through an endpoint mapped to no tenant
+ *   (scripts/security-check/nexus-attacks.ts; the worker serves the endpoint: NEXUS_ENDPOINT_TENANTS);
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
@@ -66,6 +69,7 @@ import {
 } from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
 import { operatorOnOtherTenantsCounts } from './count-attacks.js';
+import { nexusCallerOnOtherTenant, nexusCallerSetup } from './nexus-attacks.js';
 import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf, staticReaderOnOtherTenant } from './tenant-attacks.js';
 import {
   argvOf,
@@ -164,6 +168,8 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const bundlePath = await buildWorkflowBundle(runDir);
   const { server } = await startDevServer(runDir, resources, timeline);
   timeline.mark(`dev server up at ${server.address}`);
+  // The worker serves the `connections` Nexus service for tenant A's endpoint (created below, with its caller's namespace).
+  const nexus = nexusCallerSetup(runTag, `security-${runTag}`);
   const fleet = await startFleet(
     {
       name: 'security-check',
@@ -177,13 +183,14 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
       timeline,
       // Every payload in history (no payload store), so that the search of history sees every one.
       payloadEnv: transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT),
+      workerEnv: nexus.workerEnv,
     },
     resources,
   );
 
   // Anyone who can call Temporal: the same connection, the SDK's default converter, no key.
   const raw = new Client({ connection: fleet.connection, namespace: 'default' });
-  const target: MessageTarget = { connections: fleet.connections, sealed: fleet.client, raw, taskQueue: fleet.taskQueue, customerId: `security-${runTag}` };
+  const target: MessageTarget = { connections: fleet.connections, sealed: fleet.client, raw, taskQueue: fleet.taskQueue, customerId: nexus.tenant };
   const results: AttackResult[] = [];
   const attacked: string[] = [];
   for (let round = 1; round <= options.rounds; round += 1) {
@@ -232,6 +239,20 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     await revokedIdentity(signInConsole),
     await sharedTokenInProduction(consoleEnv),
   );
+  // A lender's caller workflow in its own namespace, through tenant A's Nexus endpoint and one mapped to no tenant, on B's connections.
+  results.push(
+    await nexusCallerOnOtherTenant(nexus, {
+      address: server.address,
+      connection: fleet.connection,
+      productNamespace: 'default',
+      taskQueue: fleet.taskQueue,
+      connections: fleet.connections,
+      raw,
+      otherTenant: tenantB,
+      otherWorkflowId,
+    }),
+  );
+  timeline.mark(`Nexus: tenant ${target.customerId}'s endpoint ${nexus.endpoint} and the unmapped ${nexus.unmappedEndpoint} tried on ${otherWorkflowId}`);
   let otherCompleted = true;
   for (const workflowId of [otherWorkflowId, crossWorkflowId, viewedWorkflowId]) {
     await fleet.connections.answer(workflowId, RIGHT_ANSWER);
