@@ -10,6 +10,7 @@
  * the same ports, so workers and clients reconnect to the same address.
  */
 import type { ChildProcess } from 'node:child_process';
+import { uiServerConfigYaml } from './ui-server-config.js';
 import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -143,20 +144,8 @@ ${dynamicConfigYamlEntries(settings)}`;
 }
 
 function uiConfigYaml(frontend: string, port: number, codecEndpoint: string | undefined): string {
-  return `# Written by scripts/lib/dev-server.ts: the Web UI of one dev server.
-temporalGrpcAddress: ${frontend}
-host: ${HOST}
-port: ${port}
-enableUi: true
-defaultNamespace: default
-hideLogs: true
-disableNewsFetch: true
-cors:
-  cookieInsecure: true
-codec:
-  endpoint: ${JSON.stringify(codecEndpoint ?? '')}
-  includeCredentials: ${codecEndpoint !== undefined}
-`;
+  const codec = `codec:\n  endpoint: ${JSON.stringify(codecEndpoint ?? '')}\n  includeCredentials: ${codecEndpoint !== undefined}\n`;
+  return uiServerConfigYaml({ writtenBy: 'scripts/lib/dev-server.ts: the Web UI of one dev server', frontend, host: HOST, port, sections: [codec] });
 }
 
 export class DevServer {

@@ -27,6 +27,7 @@ import { loadClientConfig } from '../../src/settings/client.js';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries } from '../../scripts/prod-check/temporal-server.js';
 import { createPki, hasOpenssl, TLS_SERVER_NAME, type ProdCheckPki } from '../../scripts/prod-check/tls.js';
+import { uiServerConfigYaml } from '../../scripts/lib/ui-server-config.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { HttpBrowser, type Visit } from '../../scripts/lib/http-browser.js';
@@ -60,23 +61,14 @@ if (missing.length > 0 && loadTestConfig().ci) throw new Error(`the Web UI sign-
 
 /** The Web UI server's config: the production frontend over mutual TLS, sign-in at `issuer`. */
 function uiConfigYaml(frontend: string, port: number, issuer: string, pki: ProdCheckPki): string {
-  return `# Written by test/prod-check/web-ui-sign-in.test.ts: the Web UI behind the provider.
-temporalGrpcAddress: ${frontend}
-host: 127.0.0.1
-port: ${port}
-enableUi: true
-defaultNamespace: default
-hideLogs: true
-disableNewsFetch: true
-cors:
-  cookieInsecure: true
-tls:
+  const tls = `tls:
   caFile: ${JSON.stringify(pki.caCert)}
   certFile: ${JSON.stringify(pki.client.cert)}
   keyFile: ${JSON.stringify(pki.client.key)}
   serverName: ${TLS_SERVER_NAME}
   enableHostVerification: true
-auth:
+`;
+  const auth = `auth:
   enabled: true
   providers:
     - label: lender
@@ -87,6 +79,7 @@ auth:
       scopes: [openid, profile, email]
       callbackUrl: http://127.0.0.1:${port}/auth/sso/callback
 `;
+  return uiServerConfigYaml({ writtenBy: 'test/prod-check/web-ui-sign-in.test.ts: the Web UI behind the provider', frontend, host: '127.0.0.1', port, sections: [tls, auth] });
 }
 
 /** What the UI's browser code sends with each API call: the tokens of the `user*` cookies, and the CSRF token. */
