@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, WorkflowNotFoundError, type Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { ConnectionsClient } from '../../src/client/index.js';
-import { relayWorkflowId } from '../../src/nexus/relay-ids.js';
+import { bookRelayWorkflowId, relayWorkflowId } from '../../src/nexus/relay-ids.js';
 import { nexusTaskQueueOf } from '../../src/settings/nexus.js';
 import { ensureNexusEndpoint, prepareNexusCaller } from '../lib/nexus-endpoints.js';
 import { liveInput, RIGHT_ANSWER, type AttackResult } from './attacks.js';
@@ -69,8 +69,8 @@ async function exists(raw: Client, workflowId: string): Promise<boolean> {
 /**
  * Refused when, through endpoint A, `start`, `state` and `answer` naming tenant B (B's connection, its
  * presented challenge answered rightly) and, through the unmapped endpoint, `state` of B's connection
- * are each refused UNAUTHORIZED; B's connection still awaits the same challenge; and no connection or
- * relay exists under the application id `start` named.
+ * are each refused UNAUTHORIZED, and so is `refreshBook` naming B's book; B's connection still awaits
+ * the same challenge; and no connection, relay or book relay exists under what `start` and `refreshBook` named.
  */
 export async function nexusCallerOnOtherTenant(setup: NexusCallerSetup, target: NexusAttackTarget): Promise<AttackResult> {
   const name = "a lender's Nexus caller on another tenant's connections";
@@ -88,6 +88,7 @@ export async function nexusCallerOnOtherTenant(setup: NexusCallerSetup, target: 
     { endpoint: setup.endpoint, operation: 'state', input: { applicationId: applicationOfB, customerId: target.otherTenant } },
     { endpoint: setup.endpoint, operation: 'answer', input: { applicationId: applicationOfB, customerId: target.otherTenant, answer: { challengeSetId: before.challengeSet?.id ?? RIGHT_ANSWER.challengeSetId, responses: RIGHT_ANSWER.responses } } },
     { endpoint: setup.unmappedEndpoint, operation: 'state', input: { applicationId: applicationOfB, customerId: target.otherTenant } },
+    { endpoint: setup.endpoint, operation: 'refreshBook', input: { cadence: 'nightly', customerId: target.otherTenant } },
   ];
 
   quietRuntime();
@@ -109,13 +110,13 @@ export async function nexusCallerOnOtherTenant(setup: NexusCallerSetup, target: 
     await native.close();
   }
 
-  const expected = [/^tenant refused: /, /^tenant refused: /, /^tenant refused: /, /^tenant unknown: .* mapped to no tenant/];
+  const expected = [/^tenant refused: /, /^tenant refused: /, /^tenant refused: /, /^tenant unknown: .* mapped to no tenant/, /^tenant refused: /];
   const allRefused = tries.length === outcomes.length && outcomes.every((outcome, index) => outcome.type === 'UNAUTHORIZED' && expected[index]?.test(outcome.message) === true);
   const after = await target.connections.getState(target.otherWorkflowId);
   const stillAwaiting = before.status === 'AwaitingAnswer' && after.status === 'AwaitingAnswer' && after.challengeSet?.id === before.challengeSet?.id;
-  const startedIds = [target.otherTenant, setup.tenant].flatMap((tenant) => [`connection-${tenant}:${startedApplication}`, relayWorkflowId(tenant, startedApplication)]);
+  const startedIds = [target.otherTenant, setup.tenant].flatMap((tenant) => [`connection-${tenant}:${startedApplication}`, relayWorkflowId(tenant, startedApplication), bookRelayWorkflowId(tenant, 'nightly')]);
   const started = (await Promise.all(startedIds.map(async (workflowId) => ((await exists(target.raw, workflowId)) ? workflowId : undefined)))).filter((id) => id !== undefined);
-  const labels = ['start naming B', 'state of B', 'answer to B', 'state through the unmapped endpoint'];
+  const labels = ['start naming B', 'state of B', 'answer to B', 'state through the unmapped endpoint', "refreshBook of B's book"];
   const seen = outcomes.map((outcome, index) => `${labels[index] ?? tries[index]?.operation}: ${outcome.type}${outcome.type === 'UNAUTHORIZED' ? '' : ` (${outcome.message})`}`).join('; ');
   return {
     name,

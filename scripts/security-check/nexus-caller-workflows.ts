@@ -11,7 +11,7 @@ import { connectionsNexusService } from '../../src/contract/nexus-connections.js
 
 export interface NexusTry {
   readonly endpoint: string;
-  readonly operation: 'start' | 'answer' | 'state';
+  readonly operation: 'start' | 'answer' | 'state' | 'refreshBook';
   readonly input: unknown;
 }
 

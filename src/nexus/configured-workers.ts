@@ -40,6 +40,8 @@ export interface ConfiguredNexusWorkersOptions {
   readonly nexus: { readonly endpointTenants: ReadonlyMap<string, string>; readonly keyFiles: ReadonlyMap<string, string> };
   readonly productCodec: PayloadCodec | undefined;
   readonly productClient: Client;
+  /** Where book refreshes run (config.pool.unattendedTaskQueue); default `taskQueue`. */
+  readonly unattendedTaskQueue?: string | undefined;
   readonly priority?: PriorityPolicy | undefined;
 }
 
@@ -59,6 +61,7 @@ export async function createConfiguredNexusWorkers(options: ConfiguredNexusWorke
         productCodec: options.productCodec,
         productClient: options.productClient,
         productTaskQueue: options.taskQueue,
+        refreshTaskQueue: options.unattendedTaskQueue,
         priority: options.priority,
       });
       return { endpoint, taskQueue, worker };
