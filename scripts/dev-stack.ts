@@ -4,7 +4,8 @@
  *      .temporal/dev-stack-v<release>.sqlite), its Web UI, our search attributes; its log in .temporal/dev-stack-temporal.log;
  *   2. the sandbox of the aggregation service, in this process;
  *   3. the worker (child process: src/worker.ts);
- *   4. the operator console (child process).
+ *   4. the operator console (child process);
+ *   5. the pipeline entry (child process), with a demo key for the demo tenant printed below (scripts/lib/dev-pipeline-entry.ts).
  * Ctrl-C stops everything in reverse order; so does any part dying on its own. When this process dies
  * without stopping them (SIGKILL, a crash, an out-of-memory kill), its children end with it
  * (scripts/lib/parent-lifetime.ts): the next `npm start` finds its ports free and no old worker.
@@ -36,6 +37,7 @@ import { startDevOpenBao, type DevOpenBao } from './lib/dev-openbao.js';
 import { EXIT_WITH_PARENT_IMPORT } from './lib/parent-lifetime.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { prepareDemoNexusCaller } from './lib/dev-nexus-caller.js';
+import { prepareDevPipelineEntry } from './lib/dev-pipeline-entry.js';
 import { TEMPORAL_SERVER_VERSION } from './lib/temporal-versions.js';
 
 const STOP_GRACE_MS = 5_000;
@@ -216,6 +218,9 @@ async function main(): Promise<void> {
   // What the children will read, parsed here too: a bad value stops the stack before they start, and
   // the local payload key is created once, here, before the children race to read it.
   const app = loadClientConfig(appEnv);
+  const pipelineEntry = prepareDevPipelineEntry(TEMPORAL_CACHE_DIR, app.customerId, appEnv);
+  await assertPortFree(host, pipelineEntry.port, 'pipeline entry', 'PIPELINE_ENTRY_PORT');
+  Object.assign(appEnv, pipelineEntry.sharedEnv);
   const generatedToken = stack.consoleToken === undefined;
   const consoleToken = stack.consoleToken ?? randomBytes(18).toString('base64url');
   // The Web UI's browser calls the codec with the console's cookie (includeCredentials): no token in its settings.
@@ -258,6 +263,8 @@ async function main(): Promise<void> {
     CONSOLE_CODEC_CORS_ORIGINS: (stack.consoleCodecCorsOrigins ?? [`http://${host}:${ports.ui}`, `http://localhost:${ports.ui}`]).join(','),
   });
 
+  startNodeChild('pipeline', 'src/client/pipeline-entry/server.ts', { ...appEnv, ...pipelineEntry.entryEnv });
+
   const lines = [
     '',
     `dev-stack is up (Ctrl-C stops everything; workflow history persists in ${dbFile})`,
@@ -271,6 +278,7 @@ async function main(): Promise<void> {
     nexusDemo.line,
     `  Operator console  http://${host}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
+    pipelineEntry.line,
     app.encryption
       ? `  Payloads          encrypted (key id ${app.encryption.keyId}); the Web UI decodes them through ${codecUrl}\n` +
         '                    with the console\'s cookie: open the console link above once in the same browser'

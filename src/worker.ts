@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connection-activities.js';
+import { createCallbackActivities } from './activities/callback-activities.js';
+import { callbackMetrics } from './metrics/callback-metrics.js';
 import { createBookActivities } from './activities/book-activities.js';
 import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
@@ -92,7 +94,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   // TOO_MANY_REQUESTS pauses the tenant's whole fleet for the wait the service asked for; book refreshes read the same pauses.
   const pauses = new TenantPauses(temporal, config.temporal.taskQueue);
   const activities = {
-    ...createInputActivities(),
+    ...createInputActivities(config.callbacks),
     ...createActivities(
       clientFor,
       {
@@ -104,6 +106,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ...createForgetActivities({ temporal, clientFor, payloadStore, metrics }),
     ...createBookActivities({ temporal, pauses }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
+    ...createCallbackActivities({ temporal, taskQueue: config.temporal.taskQueue, settings: config.callbacks, metrics: callbackMetrics(meter), priority: config.priority }),
   };
 
   // The workflow code decides the build id: read (or bundled) before the worker exists.
@@ -175,7 +178,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     workers = await Promise.all(config.pool.taskQueues.map(createWorker));
     // The `connections` Nexus service (NEXUS_ENDPOINT_TENANTS): a worker per endpoint, beside the service queue's.
     const nexusWorkers = config.pool.taskQueues.includes(config.temporal.taskQueue)
-      ? await createConfiguredNexusWorkers({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, nexus: config.nexus, productCodec: encryptionCodecFor(config), productClient: temporal, priority: config.priority })
+      ? await createConfiguredNexusWorkers({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, nexus: config.nexus, productCodec: encryptionCodecFor(config), productClient: temporal, priority: config.priority, unattendedTaskQueue: config.pool.unattendedTaskQueue })
       : [];
     workers = [...workers, ...nexusWorkers.map(({ worker }) => worker)];
     Runtime.instance().logger.info('worker started', {

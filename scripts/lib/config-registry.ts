@@ -13,6 +13,7 @@ import { CliVars, ClientVariables, IdentityVars } from '../../src/settings/clien
 import { AuditVars } from '../../src/settings/audit.js';
 import { CliSignInVars } from '../../src/settings/cli-sign-in.js';
 import { ConsoleVariables, ConsoleVars } from '../../src/settings/console.js';
+import { PipelineEntryVariables, PipelineEntryVars } from '../../src/settings/pipeline-entry.js';
 import { DevStackEnv, DevStackVars } from '../../src/settings/dev-stack.js';
 import { RuntimeVars } from '../../src/settings/load.js';
 import { KeyProviderVars } from '../../src/settings/kms.js';
@@ -24,6 +25,7 @@ import { SandboxVars } from '../../src/settings/sandbox.js';
 import { TemporalEnvConfigVars } from '../../src/settings/temporal-env-config.js';
 import { TemporalVars } from '../../src/settings/temporal.js';
 import { TracingVars } from '../../src/settings/tracing.js';
+import { CallbackVars } from '../../src/settings/callbacks.js';
 import { WorkerVariables, WorkerVars } from '../../src/settings/worker.js';
 
 /** A section of the reference: its variables (a group(...) object) and the module that holds their schemas. */
@@ -45,12 +47,14 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: BookVars, module: 'src/settings/fleet-sharing.ts' },
   { variables: PoolVars, module: 'src/settings/pools.ts' },
   { variables: ConsoleVars, module: 'src/settings/console.ts' },
+  { variables: PipelineEntryVars, module: 'src/settings/pipeline-entry.ts' },
   { variables: AuditVars, module: 'src/settings/audit.ts' },
   { variables: CliSignInVars, module: 'src/settings/cli-sign-in.ts' },
   { variables: EncryptionVars, module: 'src/settings/encryption-keys.ts' },
   { variables: KeyProviderVars, module: 'src/settings/kms.ts' },
   { variables: PayloadStoreVars, module: 'src/settings/payload-store.ts' },
   { variables: TracingVars, module: 'src/settings/tracing.ts' },
+  { variables: CallbackVars, module: 'src/settings/callbacks.ts' },
   { variables: IdentityVars, module: 'src/settings/client.ts' },
   { variables: CliVars, module: 'src/settings/client.ts' },
   { variables: SandboxVars, module: 'src/settings/sandbox.ts' },
@@ -101,6 +105,7 @@ export const CONFIG_READERS: readonly ConfigReader[] = [
   { name: 'audit trail', loader: 'loadAuditStoreLocation', module: 'src/settings/audit.ts', programs: '`npm run cli -- audit` and the CLI\'s commands that act', variables: [RuntimeVars, AuditVars] },
   { name: 'CLI sign-in', loader: 'loadCliSignInConfig', module: 'src/settings/cli-sign-in.ts', programs: '`npm run cli -- login`, `whoami`, `logout`, and the CLI\'s commands that act (who they are recorded under)', variables: [RuntimeVars, CliSignInVars] },
   { name: 'console', loader: 'loadConsoleConfig', module: 'src/settings/console.ts', programs: '`npm run console` (src/client/console/server.ts), `npm start`\'s console', variables: [RuntimeVars, ConsoleVariables] },
+  { name: 'pipeline entry', loader: 'loadPipelineEntryConfig', module: 'src/settings/pipeline-entry.ts', programs: '`npm run pipeline-entry` (src/client/pipeline-entry/server.ts), `npm start`\'s pipeline entry', variables: [RuntimeVars, PipelineEntryVariables] },
   { name: 'sandbox', loader: 'loadSandboxConfig', module: 'src/settings/sandbox.ts', programs: '`npm run sandbox` (src/sandbox/main.ts)', variables: [RuntimeVars, SandboxVars] },
   { name: 'dev stack', loader: 'loadDevStackConfig', module: 'src/settings/dev-stack.ts', programs: '`npm start` (scripts/dev-stack.ts)', variables: [RuntimeVars, objectOf(DevStackEnv)] },
   { name: 'demo', loader: 'loadDemoConfig', module: 'scripts/demo-settings.ts', programs: '`npm run demo` (scripts/demo.ts)', variables: [RuntimeVars, objectOf(DemoEnv)] },

@@ -23,6 +23,9 @@
  * - a lender's Nexus caller (a workflow in its own namespace) on tenant B's connections, through
  *   tenant A's endpoint naming B and through an endpoint mapped to no tenant
  *   (scripts/security-check/nexus-attacks.ts; the worker serves the endpoint: NEXUS_ENDPOINT_TENANTS);
+ * - the pipeline entry (scripts/security-check/pipeline-entry-attacks.ts): tenant A's pipeline key on
+ *   B's connection and on a start naming B, a callback's result claimed with another event's token,
+ *   and claimed twice;
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
@@ -70,6 +73,7 @@ import {
 import { toJson } from '../../src/client/console/codec.js';
 import { operatorOnOtherTenantsCounts } from './count-attacks.js';
 import { nexusCallerOnOtherTenant, nexusCallerSetup } from './nexus-attacks.js';
+import { pipelineEntryAttacks, pipelineEntryWorkerEnv, startCallbackReceiver, type CallbackReceiver } from './pipeline-entry-attacks.js';
 import { forgottenTenant, otherTenantThroughCodec, readerOnOtherTenant, sealedPayloadsOf, staticReaderOnOtherTenant } from './tenant-attacks.js';
 import {
   argvOf,
@@ -107,10 +111,11 @@ interface Resources extends RehearsalResources {
   openbao?: OpenBaoServer;
   console?: ConsoleProcess;
   signInConsole?: SignInConsole;
+  callbackReceiver?: CallbackReceiver;
 }
 
 function release(resources: Resources): Promise<void> {
-  return releaseRehearsal('security-check', log, resources, [() => resources.console?.stop(), () => resources.signInConsole?.stop(), () => resources.openbao?.stop()]);
+  return releaseRehearsal('security-check', log, resources, [() => resources.console?.stop(), () => resources.signInConsole?.stop(), () => resources.callbackReceiver?.close(), () => resources.openbao?.stop()]);
 }
 
 /** The command line of every process of this run (this one and its descendants), as any user sees it with `ps`. */
@@ -170,6 +175,9 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   timeline.mark(`dev server up at ${server.address}`);
   // The worker serves the `connections` Nexus service for tenant A's endpoint (created below, with its caller's namespace).
   const nexus = nexusCallerSetup(runTag, `security-${runTag}`);
+  // The worker delivers tenant A's completion callbacks to a receiver of this run (the pipeline entry's claims).
+  resources.callbackReceiver = await startCallbackReceiver();
+  const callbackReceiver = resources.callbackReceiver;
   const fleet = await startFleet(
     {
       name: 'security-check',
@@ -183,7 +191,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
       timeline,
       // Every payload in history (no payload store), so that the search of history sees every one.
       payloadEnv: transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT),
-      workerEnv: nexus.workerEnv,
+      workerEnv: { ...nexus.workerEnv, ...pipelineEntryWorkerEnv(runDir, nexus.tenant, callbackReceiver) },
     },
     resources,
   );
@@ -253,6 +261,10 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     }),
   );
   timeline.mark(`Nexus: tenant ${target.customerId}'s endpoint ${nexus.endpoint} and the unmapped ${nexus.unmappedEndpoint} tried on ${otherWorkflowId}`);
+  // The pipeline entry: tenant A's key on B's connection and on a start naming B, a claim with another event's token, a second claim.
+  const entryAttacks = await pipelineEntryAttacks({ runDir, connections: fleet.connections, receiver: callbackReceiver, tenant: target.customerId, otherTenant: tenantB, otherApplicationId: 'tenant-b', sandboxUrl: sandbox.url });
+  results.push(...entryAttacks.results);
+  timeline.mark(`pipeline entry: tenant ${target.customerId}'s key tried on ${otherWorkflowId} and on a start naming ${tenantB}; two results by reference claimed across and twice`);
   let otherCompleted = true;
   for (const workflowId of [otherWorkflowId, crossWorkflowId, viewedWorkflowId]) {
     await fleet.connections.answer(workflowId, RIGHT_ANSWER);
@@ -328,6 +340,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     { label: 'the codec token', value: codecToken },
     { label: 'the codec encode token', value: encodeToken },
     { label: "the console's OpenID Connect client secret", value: CLIENT_SECRET },
+    ...entryAttacks.secrets,
   ];
   results.push(secretsAbsent('secrets in the argv of the run’s processes', await runArgvs(), secrets));
   results.push(secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }]));

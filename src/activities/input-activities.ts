@@ -11,8 +11,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describeIssues } from '../aggregator/schemas.js';
 import { ConnectionInput } from '../contract/connection-input.js';
 import { isUndecodablePayload } from '../contract/undecodable-payload.js';
+import { callbackRequestProblem, NO_CALLBACKS, type CallbackSettings } from '../callbacks/callback-policy.js';
 
-export function createInputActivities() {
+/** `callbacks`: the worker's CALLBACK_* settings (a callback outside them is refused here too). */
+export function createInputActivities(callbacks: CallbackSettings = NO_CALLBACKS) {
   return {
     /** Parses the raw input (defaults applied) or fails, non-retryably, naming each bad field. */
     // Async: activities return promises, and the worker awaits it like any other.
@@ -26,6 +28,10 @@ export function createInputActivities() {
       const parsed = ConnectionInput.safeParse(args);
       if (!parsed.success) {
         throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${describeIssues(parsed.error)}`, nonRetryable: true });
+      }
+      const callbackProblem = callbackRequestProblem(callbacks, parsed.data.customerId, parsed.data.callback);
+      if (callbackProblem !== undefined) {
+        throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${callbackProblem}`, nonRetryable: true });
       }
       return parsed.data;
     },

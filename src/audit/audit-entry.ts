@@ -24,6 +24,8 @@ export const AUDIT_ACTIONS = [
   'budget.change',
   'deployment.change',
   'audit.read',
+  /** A completion callback's result claimed once through the pipeline entry, with the reference's token. */
+  'result.claim',
   /** A read the caller's roles did not allow (only refusals of reads are recorded). */
   'read',
 ] as const;

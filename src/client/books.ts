@@ -51,6 +51,7 @@ import type { ConnectionInput } from '../contract/connection-input.js';
 import type { ConnectionResult } from '../contract/connection-definitions.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
+import { CallbackInput } from '../contract/connection-input.js';
 import { BookEnrolmentInput, BookListInput, BookRef, BookScheduleInput, ResizeInput, type BookEnrolmentArgs, type BookListArgs, type BookRefArgs, type BookScheduleArgs, type ResizeArgs } from './book-input.js';
 import {
   BookEntryNotFoundError,
@@ -407,8 +408,13 @@ export class BooksClient {
   /**
    * Refreshes the book now, with its Schedule's window and page size if it has one. A refresh of the
    * book already running is returned instead (`started: false`): one at a time, as the Schedule's SKIP.
+   * With `callback`, the refresh posts its counts there when it ends (the worker checks the URL against
+   * the tenant's CALLBACK_URLS before each post: docs/pipelines.md).
    */
-  async run(ref: BookRefArgs, options: { readonly window?: Partial<WindowBounds>; readonly pageSize?: number; readonly control?: BookRefreshInput['control'] } = {}): Promise<{ readonly refreshWorkflowId: string; readonly started: boolean }> {
+  async run(
+    ref: BookRefArgs,
+    options: { readonly window?: Partial<WindowBounds>; readonly pageSize?: number; readonly control?: BookRefreshInput['control']; readonly callback?: { readonly url: string } } = {},
+  ): Promise<{ readonly refreshWorkflowId: string; readonly started: boolean }> {
     const { customerId, cadence } = parse(BookRef, ref, 'book');
     const running = (await this.refreshes({ customerId, cadence, limit: 1, running: true }))[0];
     if (running) return { refreshWorkflowId: running.refreshWorkflowId, started: false };
@@ -423,6 +429,7 @@ export class BooksClient {
     const input: BookRefreshInput = {
       ...this.refreshInput(customerId, cadence, undefined, window, options.pageSize ?? scheduled?.pageSize),
       ...(options.control ? { control: options.control } : {}),
+      ...(options.callback ? { callback: { url: parse(CallbackInput.shape.url, options.callback.url, 'callback.url') } } : {}),
     };
     const refreshWorkflowId = `${bookScheduleId(customerId, cadence)}-${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
     try {

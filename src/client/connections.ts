@@ -41,6 +41,7 @@ import {
 import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
+import { callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callback-definitions.js';
 import { activityOfHistory, type ActivityEntry } from './connection-activity.js';
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
@@ -58,11 +59,13 @@ import {
   ConnectionFailedError,
   ConnectionNotFoundError,
   InvalidConnectionInputError,
+  ResultClaimRefusedError,
   ResultWaitFailedError,
   TemporalAccessDeniedError,
   TemporalUnavailableError,
 } from './errors.js';
-import type { ConnectionEndType } from './errors.js';
+import type { ConnectionEndType, ResultClaimRefusal } from './errors.js';
+import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
 import { connectionClassOf, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
@@ -324,6 +327,21 @@ export class ConnectionsClient {
   }
 
   /**
+   * The delivery of the connection's completion callback (delivered, retrying or given up), once the
+   * connection ended with one; undefined otherwise, or while the delivery cannot be read (it is
+   * shown when it can: a connection's state never waits on it).
+   */
+  async callbackDelivery(state: ConnectionState): Promise<CallbackDeliveryState | undefined> {
+    if (state.callback === undefined) return undefined;
+    try {
+      return await this.client.workflow.getHandle(state.callback.deliveryWorkflowId).query(callbackDeliveryStateQuery);
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
    * Answers the connection's current challenge set. A malformed answer is refused here (and again by
    * the workflow's validator) with an AnswerRejectedError naming the problem; an answer the service
    * refuses comes back as `{ outcome: 'rejected' }` with the same challenges presented again. When
@@ -381,6 +399,60 @@ export class ConnectionsClient {
     // The login it saved joins its tenant's book (a refusal throws; the result stays readable by calling again).
     if (options.enrol) await this.books.enrolFromConnection(workflowId, options.enrol === true ? {} : options.enrol);
     return result;
+  }
+
+  /**
+   * Claims, once, the result a completion callback sent by reference (the event's `resultRef`: its
+   * token is the credential), then reads that run's result with this client's converter (the
+   * product's codec). The claim is the delivery workflow's `claimResultUpdate`, whose validator refuses
+   * a wrong token, a second claim and a late one before anything reaches history: those throw
+   * ResultClaimRefusedError with the reason, as does a webhook id of no delivery of `customerId`.
+   * Once the claim succeeded it is spent: if the result cannot be read or handed on afterwards, the
+   * pipeline reads the connection's state (and its result) with its own credential instead.
+   */
+  async claimCallbackResult(customerId: string, webhookId: string, token: string, options: TransientRetryOptions = {}): Promise<ClaimedResult & { readonly result: ConnectionResult }> {
+    const runId = sourceRunIdOfWebhookId(webhookId);
+    if (runId === undefined || !isTenantId(customerId)) throw new ResultClaimRefusedError(webhookId, 'unknown', 'no result reference has this address');
+    const deliveryId = callbackWorkflowId(customerId, runId);
+    let claimed: ClaimedResult;
+    try {
+      claimed = await this.client.workflow.getHandle(deliveryId).executeUpdate(claimResultUpdate, { args: [{ token }] });
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError) {
+        const said = error.cause?.message ?? error.message;
+        throw new ResultClaimRefusedError(webhookId, claimRefusalOf(error.cause), said, { cause: error });
+      }
+      if (error instanceof WorkflowNotFoundError || (error instanceof ServiceError && /not found|already completed/i.test(error.message))) {
+        throw new ResultClaimRefusedError(webhookId, ...(await this.endedClaim(deliveryId)), { cause: error });
+      }
+      throw this.mapError(deliveryId, error);
+    }
+    // The delivery names the run it stands for: never another tenant's, nor another run.
+    if (tenantOfWorkflowId(claimed.workflowId) !== customerId || claimed.runId !== runId) {
+      throw new ResultClaimRefusedError(webhookId, 'unknown', `the delivery named ${claimed.workflowId} (run ${claimed.runId}), not a run of ${customerId}'s ${runId}`);
+    }
+    const handle = this.client.workflow.getHandle(claimed.workflowId, claimed.runId);
+    try {
+      const result = (await retryTransient(() => handle.result(), options)) as ConnectionResult;
+      return { ...claimed, result };
+    } catch (error) {
+      if (error instanceof TransientRetryExhaustedError) throw new ResultWaitFailedError(claimed.workflowId, error.lastCode, error.attempts, { cause: error });
+      throw this.mapError(claimed.workflowId, error);
+    }
+  }
+
+  /**
+   * Why a delivery takes no claim any more: it has ended (after its result was claimed, or once the
+   * window passed: its final state says which), or there is none at this address.
+   */
+  private async endedClaim(deliveryId: string): Promise<[ResultClaimRefusal, string]> {
+    const handle = this.client.workflow.getHandle(deliveryId);
+    const status = await handle.describe().then((info) => info.status.name, () => undefined);
+    if (status === undefined) return ['unknown', 'no result reference has this address'];
+    const final = status === 'COMPLETED' ? await (handle.result() as Promise<CallbackDeliveryState>).catch(() => undefined) : undefined;
+    if (final?.resultClaim === 'claimed') return ['claimed', 'already claimed: a result by reference is fetched once'];
+    if (final?.resultClaim === 'none') return ['unknown', 'no result to claim: this event carries none by reference'];
+    return ['expired', 'expired: the claim window has closed'];
   }
 
   /** Asks the connection to stop; it ends as Cancelled (its `result` throws ConnectionFailedError type Cancelled). */
@@ -481,6 +553,19 @@ export class ConnectionsClient {
     if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
     return error instanceof Error ? error : new Error(String(error));
   }
+}
+
+/**
+ * Why the delivery's validator refused a claim: by the failure's type when it names one
+ * (…WrongToken, …Claimed, …Expired, …NotFound), else by its message.
+ */
+export function claimRefusalOf(failure: Error | undefined): ResultClaimRefusal {
+  const type = failure instanceof ApplicationFailure ? (failure.type ?? '') : '';
+  const text = `${type} ${failure?.message ?? ''}`;
+  if (/expired|window|too late/i.test(text)) return 'expired';
+  if (/claimed|second claim|only once/i.test(text)) return 'claimed';
+  if (/not ?found|nothing to claim|no result|not by reference/i.test(text)) return 'unknown';
+  return 'wrong-token';
 }
 
 /** Maps a workflow failure to ConnectionFailedError, reading the type and the service code. */

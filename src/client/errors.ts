@@ -317,3 +317,21 @@ export class BookReportNotReadyError extends ConnectionClientError {
     super(`book refresh ${refreshWorkflowId} is still running: read its progress, or its report once it ends`, options);
   }
 }
+
+/** Why a result sent by reference was not handed out: no such reference, a wrong token, claimed already, or its window passed. */
+export const RESULT_CLAIM_REFUSALS = ['unknown', 'wrong-token', 'claimed', 'expired'] as const;
+export type ResultClaimRefusal = (typeof RESULT_CLAIM_REFUSALS)[number];
+
+/** A completion callback's result reference was refused (the delivery's validator said why); nothing was claimed. */
+export class ResultClaimRefusedError extends ConnectionClientError {
+  override readonly name = 'ResultClaimRefusedError';
+  constructor(
+    readonly webhookId: string,
+    readonly reason: ResultClaimRefusal,
+    /** What the delivery (or the address) said, never the token. */
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the result of ${webhookId} cannot be claimed: ${problem}`, options);
+  }
+}

@@ -302,6 +302,8 @@ export interface BookRefreshInput {
   readonly control?: Partial<WindowControl> | undefined;
   /** What an earlier run of the same refresh hands over when it continues as new. */
   readonly carried?: BookRefreshCarry | undefined;
+  /** Post the refresh's outcome (its counts) here when it ends, as a connection's callback (docs/pipelines.md). */
+  readonly callback?: { readonly url: string } | undefined;
 }
 
 /** The window controller's thresholds. */

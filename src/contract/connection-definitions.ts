@@ -115,6 +115,8 @@ export interface ConnectionState {
    * (an end user answering), the fairness key is the tenant and its weight the tenant's share.
    */
   readonly priority?: ConnectionPriority | undefined;
+  /** Its completion callback, once it ended with one: the delivery's workflow and the event's webhook-id. */
+  readonly callback?: { readonly deliveryWorkflowId: string; readonly webhookId: string } | undefined;
   readonly startedAt: string;
   readonly updatedAt: string;
 }

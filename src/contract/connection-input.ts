@@ -64,6 +64,18 @@ export const TimingInput = z.strictObject({
 });
 export type Timing = z.infer<typeof TimingInput>;
 
+/**
+ * A completion callback (docs/pipelines.md): where to post the outcome when the connection ends. The
+ * URL must be under one of the tenant's CALLBACK_URLS prefixes (checked at start by the client and the
+ * worker's validation, and again at each delivery); `includeResult` needs the tenant in
+ * CALLBACK_RESULT_IN_BODY.
+ */
+export const CallbackInput = z.strictObject({
+  url: z.string().trim().min(1, { message: 'must not be empty' }).max(2048, { message: 'must be at most 2048 characters' }),
+  includeResult: z.boolean().default(false),
+});
+export type CallbackInput = z.infer<typeof CallbackInput>;
+
 export const ConnectionInput = z
   .strictObject({
     /** Tenant path segment at the service (the lender's customer id). */
@@ -76,6 +88,8 @@ export const ConnectionInput = z
      * EndUserActionRequired, flagging the login, instead of waiting for an answer nobody will give.
      */
     unattended: z.boolean().default(false),
+    /** Post the outcome here when the connection ends (absent: no callback). */
+    callback: CallbackInput.optional(),
   })
   .superRefine((input, ctx) => {
     if (input.unattended && input.session.kind === 'live') {

@@ -75,6 +75,7 @@ export const ConnectionStateSchema = z.object({
   endUserChallenge: z.string().optional(),
   failure: ConnectionFailureInfoSchema.optional(),
   priority: ConnectionPrioritySchema.optional(),
+  callback: z.object({ deliveryWorkflowId: z.string(), webhookId: z.string() }).optional(),
   startedAt: z.string(),
   updatedAt: z.string(),
 });

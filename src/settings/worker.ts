@@ -19,6 +19,7 @@ import { TemporalEnvConfigVars } from './temporal-env-config.js';
 import { TemporalVars, checkApiKey, checkTls, temporalSection, withTemporalEnvConfig } from './temporal.js';
 import { TracingVars, tracingSection } from './tracing.js';
 import { NexusEndpointKeyFiles, NexusEndpointTenants } from './nexus.js';
+import { CallbackVars, callbackSection } from './callbacks.js';
 
 /** Workflow task slots per worker unless set (WORKER_MAX_CONCURRENT_WORKFLOW_TASKS). */
 export const DEFAULT_WORKFLOW_TASK_SLOTS = 4;
@@ -143,6 +144,7 @@ export const WorkerVariables = z
     ...KeyProviderVars.shape,
     ...PayloadStoreVars.shape,
     ...TracingVars.shape,
+    ...CallbackVars.shape,
   });
 
 const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
@@ -199,6 +201,8 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
       retentionDays: env.RETENTION_DAYS,
       /** The `connections` Nexus service: tenant and boundary key file by endpoint; empty: off. */
       nexus: Object.freeze({ endpointTenants: env.NEXUS_ENDPOINT_TENANTS, keyFiles: env.NEXUS_ENDPOINT_KEY_FILES }),
+      /** Completion callbacks: allowed URLs, secrets and result opt-ins by tenant; empty: off. */
+      callbacks: callbackSection(env, ctx),
       /** Priority of the retention timers and forgets the worker starts, and the tenants' weights. */
       priority: prioritySection(env),
       /** The fleet's request budget toward the service, applied as Temporal task-queue limits at start; undefined: none. */

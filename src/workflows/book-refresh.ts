@@ -15,7 +15,9 @@
  * `resizeBook` (updates); the Web UI's current details say the same in a line. The result is the
  * night's report. Deterministic code only.
  */
-import { makeContinueAsNewFunc, setHandler, setWorkflowOptions } from '@temporalio/workflow';
+import { makeContinueAsNewFunc, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import type { CallbackActivities } from '../activities/callback-activities.js';
+import { webhookIdOf } from '../contract/callback-definitions.js';
 import {
   bookProgressQuery,
   cancelBookUpdate,
@@ -27,6 +29,13 @@ import {
 } from '../contract/book-definitions.js';
 import { bookRefreshSettings } from './book-refresh-input.js';
 import { BookRefreshRun } from './book-refresh-run.js';
+
+/** Starts the delivery of the refresh's completion callback; retried until it lands, as a connection's. */
+const { scheduleCallback } = proxyLocalActivities<CallbackActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  summary: 'start the completion callback',
+});
 
 export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<BookReport> {
   const refresh = new BookRefreshRun(input, bookRefreshSettings(input));
@@ -58,7 +67,28 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
 
   // The run waits for updates in flight to answer before it ends or hands over.
   const end = await refresh.run();
-  if ('report' in end) return end.report;
+  if ('report' in end) {
+    // Started with a callback URL (no run recorded before callbacks has one: its branch never replays).
+    if (input.callback !== undefined) {
+      const { workflowId, runId } = workflowInfo();
+      const cancelled = end.report.status === 'cancelled';
+      await scheduleCallback({
+        sourceRunId: runId,
+        delivery: {
+          customerId: input.customerId,
+          url: input.callback.url,
+          webhookId: webhookIdOf(runId),
+          resultByReference: false,
+          event: {
+            type: cancelled ? 'book.refresh.cancelled' : 'book.refresh.completed',
+            timestamp: end.report.endedAt,
+            data: { workflowId, runId, customerId: input.customerId, status: cancelled ? 'Cancelled' : 'Completed', counts: end.report.counts },
+          },
+        },
+      });
+    }
+    return end.report;
+  }
   // The next page's run starts on the current build (this one was pinned to the build it began on).
   return await makeContinueAsNewFunc<typeof bookRefreshWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...input, carried: end.next });
 }

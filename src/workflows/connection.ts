@@ -10,7 +10,9 @@
 import { CancellationScope, allHandlersFinished, condition, isCancellation, log, patched, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { InputActivities } from '../activities/input-activities.js';
 import type { RetentionActivities } from '../activities/retention-activities.js';
-import type { ConnectionInputArgs } from '../contract/connection-input.js';
+import type { CallbackActivities } from '../activities/callback-activities.js';
+import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
+import { callbackWorkflowId } from '../contract/callback-definitions.js';
 import { AnswerInbox } from './answer-inbox.js';
 import {
   answerChallengeSignal,
@@ -24,6 +26,7 @@ import {
 import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
 import { PATCHES } from './patches.js';
+import { callbackOfEnd } from './connection-callback.js';
 import type { ServiceCallShape } from './service-calls.js';
 import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
@@ -39,6 +42,17 @@ const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
   summary: 'note the retrieval for the retention policy',
+});
+
+/**
+ * Starts the delivery of the connection's completion callback (its own workflow: the connection's
+ * result is not held up by a receiver that is down). Retried until it lands: a lost start is a
+ * callback never sent.
+ */
+const { scheduleCallback } = proxyLocalActivities<CallbackActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  summary: 'start the completion callback',
 });
 
 /**
@@ -98,14 +112,16 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     { description: 'Wait for the first challenge set or an open session (for update-with-start).' },
   );
 
+  let input: ConnectionInput | undefined;
+  let result: ConnectionResult | undefined;
   try {
-    const input = await validateConnectionInput(args);
+    input = await validateConnectionInput(args);
     recorder.adopt(input, versionedSteps ? 'one upsert' : 'two upserts');
     const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals, serviceCalls });
     recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
     judgeParkedSignals();
-    const result = await retrieveProducts(input, open, recorder, serviceCalls);
+    result = await retrieveProducts(input, open, recorder, serviceCalls);
     // Histories recorded before retention existed replay without the notice (both patches false).
     if (noticeDecidedAtStart || patched(PATCHES.retentionNoticeAtEnd.id)) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
     recorder.patch({ status: 'Completed', pending: undefined });
@@ -127,6 +143,13 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     const { status, failure } = recorder.state;
     inbox.endAll({ outcome: 'ended', status, failure });
     reportFirstStep({ step: 'ended', status, failure });
+    // A connection started with a callback URL (none recorded before callbacks existed, so no patch: its branch is never taken on replay).
+    const { workflowId, runId } = workflowInfo();
+    const callback = callbackOfEnd(input, recorder.state, result, { workflowId, runId });
+    if (callback !== undefined) {
+      await CancellationScope.nonCancellable(() => scheduleCallback(callback));
+      recorder.patch({ callback: { deliveryWorkflowId: callbackWorkflowId(callback.delivery.customerId, runId), webhookId: callback.delivery.webhookId } });
+    }
     // Mostly none are left: then no wait (and none of the promises it would make in the sandbox).
     if (!allHandlersFinished()) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }

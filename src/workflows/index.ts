@@ -7,3 +7,4 @@ export { bookEntryWorkflow } from './book-entry.js';
 export { bookRefreshWorkflow } from './book-refresh.js';
 export { bookReportPageWorkflow } from './book-report-page.js';
 export { bookLoginWorkflow } from './book-login.js';
+export { callbackDeliveryWorkflow } from './callback-delivery.js';

@@ -80,7 +80,7 @@ void describe('the CLI command table', () => {
     // Names every object inherits are no commands.
     const inherited = await cli(['constructor']);
     assert.equal(inherited.code, EXIT_USAGE);
-    assert.equal(inherited.err, 'unknown command "constructor"; commands: list, show, answer, watch, activity, audit, login, whoami, logout, start, refresh, book, forget, tenant, deployment, budget (see connections --help)');
+    assert.equal(inherited.err, 'unknown command "constructor"; commands: list, show, answer, watch, activity, audit, login, whoami, logout, start, refresh, book, forget, tenant, deployment, budget, pipeline-key (see connections --help)');
   });
 
   void it('names the flag in a usage error, before any connection is made', async () => {

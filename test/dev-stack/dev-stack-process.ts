@@ -50,7 +50,7 @@ export class DevStackRunner {
 
   /** Free ports, and the variables every start uses (`more` on top). */
   async prepare(more: Readonly<Record<string, string>> = {}): Promise<void> {
-    const [temporal, ui, sandbox, consolePort] = [await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST)];
+    const [temporal, ui, sandbox, consolePort, entryPort] = [await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST)];
     this.address = `${HOST}:${temporal}`;
     this.variables = {
       PATH: process.env.PATH,
@@ -64,6 +64,7 @@ export class DevStackRunner {
       TEMPORAL_UI_PORT: String(ui),
       SANDBOX_PORT: String(sandbox),
       CONSOLE_PORT: String(consolePort),
+      PIPELINE_ENTRY_PORT: String(entryPort),
       WORKER_METRICS_PORT: '0',
       ...more,
     };

@@ -11,6 +11,9 @@ import { createForgetActivities } from '../../src/activities/forget-activities.j
 import { TenantPauses } from '../../src/activities/tenant-pauses.js';
 import { createInputActivities } from '../../src/activities/input-activities.js';
 import { createRetentionActivities } from '../../src/activities/retention-activities.js';
+import { createCallbackActivities } from '../../src/activities/callback-activities.js';
+import type { CallbackSettings } from '../../src/callbacks/callback-policy.js';
+import type { CallbackMetrics } from '../../src/metrics/callback-metrics.js';
 import { payloadStoreDriverFor } from '../../src/payload-store/external-storage.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import { dataConverterFor, workerDataConverterFor } from '../../src/codec/data-converter.js';
@@ -57,6 +60,12 @@ export interface ConnectionStackOptions {
   encryption?: EncryptionSettings | 'off';
   /** Where the worker and `client` keep large payloads: none unless given. */
   payloadStore?: PayloadStoreSettings;
+  /** The worker's completion callbacks (CALLBACK_*): none allowed unless given. */
+  callbacks?: CallbackSettings;
+  /** Counts the delivery attempts (aggregation_callback_deliveries): none unless given. */
+  callbackMetrics?: CallbackMetrics;
+  /** How long a receiver has to answer one attempt (the worker's 15 s unless given). */
+  callbackAttemptTimeoutMs?: number;
   /** The worker's retention policy (RETENTION_DAYS): days per customer id; none unless given. */
   retentionDays?: Readonly<Record<string, number>>;
   /** A task queue of an earlier stack, to stand in for a restarted worker; a fresh one unless given. */
@@ -124,7 +133,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     // included (inert: nothing here starts traced), with the sandbox's options.
     ...productWorkflowCode(),
     activities: {
-      ...createInputActivities(),
+      ...createInputActivities(options.callbacks),
       ...createActivities(clientFor, {
         resultLimitBytes: options.payloadStore && options.payloadStore.kind !== 'off' ? undefined : INLINE_RESULT_LIMIT_BYTES,
         ...(options.tenantPauses ? { pauses } : {}),
@@ -132,6 +141,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
       ...createBookActivities({ temporal: client, pauses }),
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
+      ...(options.callbacks ? createCallbackActivities({ temporal: client, taskQueue, settings: options.callbacks, metrics: options.callbackMetrics, attemptTimeoutMs: options.callbackAttemptTimeoutMs }) : {}),
     },
     dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
     // Versioned as the product's worker is (the server refuses a pinned workflow's task from an

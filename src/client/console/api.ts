@@ -1,7 +1,7 @@
 /**
  * The console's JSON API over the pipeline client:
  *   GET  /api/connections?status=AwaitingAnswer|...|any&customer=&institution=&limit=
- *   GET  /api/connections/:workflowId                  → { workflowId, state, now }
+ *   GET  /api/connections/:workflowId                  → { workflowId, state, now, callback? } (callback: its delivery, once it ended with one)
  *   POST /api/connections/:workflowId/answer           { challengeSetId, responses } → { outcome }
  *   POST /api/connections/:workflowId/cancel           → { cancelled: true }
  *   GET  /api/connections/:workflowId/activity         → { workflowId, activity: [{ at, who, action, name?, outcome? }] }
@@ -64,7 +64,8 @@ export function connectionRoutes(connections: ConnectionsClient): Route[] {
       handler: async (call) => {
         const workflowId = await workflowIdOf(call);
         const state = await connections.getState(workflowId);
-        return { status: 200, body: { workflowId, state, now: new Date().toISOString() } };
+        const callback = await connections.callbackDelivery(state);
+        return { status: 200, body: { workflowId, state, now: new Date().toISOString(), ...(callback ? { callback } : {}) } };
       },
     },
     {

@@ -21,7 +21,8 @@ import { ApiError, api, messageOf, showSignedIn } from './api.js';
 /** GET /api/connections */
 /** @typedef {{ connections: ConnectionSummary[] }} ConnectionList */
 /** GET /api/connections/:workflowId */
-/** @typedef {{ workflowId: string, state: ConnectionState, now: string }} ConnectionDetail */
+/** @typedef {import('../../../contract/callback-definitions.js').CallbackDeliveryState} CallbackDeliveryState */
+/** @typedef {{ workflowId: string, state: ConnectionState, now: string, callback?: CallbackDeliveryState }} ConnectionDetail */
 
 /**
  * One of GET /api/schedules's schedules: RefreshScheduleSummary (src/client/schedules.ts) with its
@@ -254,7 +255,7 @@ async function refreshDetail() {
     return;
   }
   if (workflowId !== view.selected) return;
-  renderSummary(workflowId, body.state, Date.parse(body.now));
+  renderSummary(workflowId, body.state, Date.parse(body.now), body.callback);
   const ended = ['Completed', 'Failed', 'Cancelled'].includes(body.state.status);
   if (ended && view.lastStatus !== undefined && view.lastStatus !== body.state.status) {
     const failure = body.state.failure ? ` (${body.state.failure.type}: ${body.state.failure.message})` : '';
@@ -271,11 +272,25 @@ async function refreshDetail() {
 }
 
 /**
+ * The callback's delivery in one line: delivered, retrying (why, and when next) or given up (why).
+ * @param {CallbackDeliveryState} callback
+ */
+function describeCallback(callback) {
+  const tries = `${callback.attempts} attempt${callback.attempts === 1 ? '' : 's'}`;
+  const why = callback.lastError ? `: ${callback.lastError}` : '';
+  if (callback.status === 'Delivered') return `delivered to ${callback.url} (${tries})${callback.resultClaim === 'none' ? '' : `, result ${callback.resultClaim}`}`;
+  if (callback.status === 'Retrying') return `retrying ${callback.url} (${tries}${callback.nextAttemptAt ? `, next at ${new Date(callback.nextAttemptAt).toLocaleTimeString()}` : ''})${why}`;
+  if (callback.status === 'GivenUp') return `given up on ${callback.url} (${tries})${why}`;
+  return `delivering to ${callback.url}`;
+}
+
+/**
  * @param {string} workflowId
  * @param {ConnectionState} state
  * @param {number} now epoch ms, the server's clock
+ * @param {CallbackDeliveryState} [callback] its completion callback's delivery, once it ended with one
  */
-function renderSummary(workflowId, state, now) {
+function renderSummary(workflowId, state, now, callback) {
   const ended = ['Completed', 'Failed', 'Cancelled'].includes(state.status);
   const facts = /** @type {[string, string | undefined][]} */ ([
     [ended ? 'Took' : 'Elapsed', formatElapsed((ended ? Date.parse(state.updatedAt) : now) - Date.parse(state.startedAt))],
@@ -290,6 +305,7 @@ function renderSummary(workflowId, state, now) {
     ['Session restarted', state.lastRestart ? `${state.sessionRestarts}x: ${state.lastRestart.reason}` : undefined],
     ['Last rejection', state.lastRejection ? `${state.lastRejection.source}${state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : ''}: ${state.lastRejection.message}` : undefined],
     ['Failure', state.failure ? `${state.failure.type}${state.failure.serviceCode ? ` [${state.failure.serviceCode}]` : ''}: ${state.failure.message}` : undefined],
+    ['Callback', callback ? describeCallback(callback) : undefined],
   ]).filter(([, value]) => value !== undefined && value !== '');
   const list = el('dl', { className: 'facts' });
   for (const [term, value] of facts) list.append(el('dt', { textContent: term }), el('dd', { textContent: value }));

@@ -1,0 +1,30 @@
+/**
+ * A tenant's callback policy (from CALLBACK_* settings: src/settings/callbacks.ts) and whether a
+ * connection's callback request is allowed for its tenant: the URL under the tenant's
+ * prefixes, and the result in the body only for a tenant that opted in. Asked where connections are
+ * started (the client, the pipeline entry) and by the worker's input validation, so a start that
+ * skips the client is refused all the same.
+ */
+import type { CallbackInput } from '../contract/connection-input.js';
+import { callbackUrlProblem } from './callback-urls.js';
+
+export interface CallbackSettings {
+  /** Allowed URL prefixes by customer id; empty: callbacks off. */
+  readonly urls: ReadonlyMap<string, readonly string[]>;
+  readonly secretFiles: ReadonlyMap<string, string>;
+  readonly resultInBody: ReadonlySet<string>;
+  /** The pipeline entry's public address (results by reference). */
+  readonly entryUrl: string;
+}
+
+/** Callbacks off: no tenant may ask for one. */
+export const NO_CALLBACKS: CallbackSettings = Object.freeze({ urls: new Map<string, string[]>(), secretFiles: new Map<string, string>(), resultInBody: new Set<string>(), entryUrl: 'http://pipeline-entry.invalid' });
+
+/** The problem with the request, as `<field>: <problem>`, or undefined when it is allowed. */
+export function callbackRequestProblem(settings: CallbackSettings, customerId: string, callback: CallbackInput | undefined): string | undefined {
+  if (callback === undefined) return undefined;
+  const problem = callbackUrlProblem(settings.urls, customerId, callback.url);
+  if (problem !== undefined) return `callback.url: ${problem}`;
+  if (callback.includeResult && !settings.resultInBody.has(customerId)) return `callback.includeResult: tenant ${customerId} has not opted in to results in the callback body (CALLBACK_RESULT_IN_BODY)`;
+  return undefined;
+}

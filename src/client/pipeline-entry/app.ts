@@ -1,0 +1,144 @@
+/**
+ * The pipeline entry's HTTP server: a small JSON API for a lending pipeline without Temporal (a loan
+ * origination system in Java, .NET or Ruby), each request under a tenant's own credential:
+ *   POST /v1/connections                       { applicationId, connection, callback? } → 202 { workflowId, runId }
+ *   GET  /v1/connections/:applicationId        → 200 { workflowId, state }
+ *   POST /v1/connections/:applicationId/cancel → 202 { workflowId, cancelRequested: true }
+ *     with `Authorization: Bearer <the tenant's pipeline key>` (pipeline-keys.ts): the tenant is the
+ *     key's, never the request's (connection-routes.ts);
+ *   GET  /v1/results/:customerId/:webhookId    → 200 { workflowId, runId, result }
+ *     with `Authorization: Bearer <the callback event's resultRef token>`: the one-time token is the
+ *     credential (result-route.ts).
+ *   GET  /healthz                              → 200 { state: 'RUNNING' }, unauthenticated.
+ * Answers are JSON, refusals `{ error, message }` as the console's (src/client/console/http.ts, whose
+ * helpers it reuses); every start, cancel, claim and refusal is in the audit trail (entry-audit.ts).
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AuditTrail } from '../../audit/audit-trail.js';
+import type { ConnectionsClient } from '../connections.js';
+import { bearerToken } from '../console/auth.js';
+import { HttpError, methodNotAllowed, sendJson, type JsonReply } from '../console/http.js';
+import { startRoute, stateRoute, cancelRoute } from './connection-routes.js';
+import { EntryAudit, unknownKeyActor } from './entry-audit.js';
+import { toHttpError } from './entry-errors.js';
+import { keyHashPrefix, pipelineKeyHash, type PipelineCaller, type PipelineKeys } from './pipeline-keys.js';
+import { resultRoute } from './result-route.js';
+
+/** A start's body is a connection input (a live password, products' options) and a callback: small. */
+export const PIPELINE_MAX_BODY_BYTES = 64 * 1024;
+
+export interface PipelineEntryOptions {
+  readonly connections: ConnectionsClient;
+  /** Each tenant's key hashes (PIPELINE_KEY_FILES). */
+  readonly keys: PipelineKeys;
+  /** Each tenant's allowed callback URL prefixes (CALLBACK_URLS). */
+  readonly callbackUrls: ReadonlyMap<string, readonly string[]>;
+  /** The tenants whose callbacks may carry the result itself (CALLBACK_RESULT_IN_BODY); default none. */
+  readonly resultInBody?: ReadonlySet<string> | undefined;
+  readonly audit: AuditTrail;
+  /** Default PIPELINE_MAX_BODY_BYTES. */
+  readonly maxBodyBytes?: number;
+  /** Where a failure the caller is not told about is said (stderr by default). */
+  readonly log?: (line: string) => void;
+}
+
+/** What a route handler gets: the request, its captured path segments (raw) and the entry's parts. */
+export interface EntryCall {
+  readonly request: IncomingMessage;
+  readonly params: Readonly<Record<string, string>>;
+  readonly options: PipelineEntryOptions & { readonly maxBodyBytes: number };
+  readonly audit: EntryAudit;
+  /** Where a failure the caller is not told about is said. */
+  readonly log: (line: string) => void;
+}
+
+/** A route behind a tenant's pipeline key: `caller` is the key's tenant. */
+export interface KeyRoute {
+  readonly auth: 'pipeline-key';
+  readonly method: 'GET' | 'POST';
+  readonly pattern: RegExp;
+  /** Its action in the trail, for the refusal of a key of no tenant. */
+  readonly action: 'start' | 'cancel' | 'read';
+  readonly handler: (call: EntryCall & { readonly caller: PipelineCaller }) => Promise<JsonReply>;
+}
+
+/** A route whose credential it checks itself (the result's one-time token). */
+export interface TokenRoute {
+  readonly auth: 'own';
+  readonly method: 'GET' | 'POST';
+  readonly pattern: RegExp;
+  readonly handler: (call: EntryCall) => Promise<JsonReply>;
+}
+
+export type EntryRoute = KeyRoute | TokenRoute;
+
+export interface PipelineEntryServer {
+  readonly server: Server;
+  listen(port: number, host?: string): Promise<{ url: string; port: number }>;
+  close(): Promise<void>;
+}
+
+const ROUTES: readonly EntryRoute[] = [startRoute, stateRoute, cancelRoute, resultRoute];
+
+export function createPipelineEntryServer(options: PipelineEntryOptions): PipelineEntryServer {
+  const settled = { ...options, maxBodyBytes: options.maxBodyBytes ?? PIPELINE_MAX_BODY_BYTES };
+  const audit = new EntryAudit(options.audit);
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      const http = toHttpError(error, log);
+      sendJson(response, { status: http.status, body: { error: http.code, message: http.message, ...http.extra } });
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://pipeline-entry.invalid');
+    const method = request.method ?? 'GET';
+    if (url.pathname === '/healthz' && method === 'GET') {
+      sendJson(response, { status: 200, body: { state: 'RUNNING' } });
+      return;
+    }
+    const matched = ROUTES.flatMap((route) => {
+      const match = route.pattern.exec(url.pathname);
+      return match ? [{ route, params: { ...match.groups } }] : [];
+    });
+    if (matched.length === 0) throw new HttpError(404, 'NotFound', `no such address: ${url.pathname}`);
+    const chosen = matched.find((each) => each.route.method === method);
+    if (chosen === undefined) throw methodNotAllowed([...new Set(matched.map((each) => each.route.method))]);
+    const { route, params } = chosen;
+    const call: EntryCall = { request, params, options: settled, audit, log };
+    if (route.auth === 'own') {
+      sendJson(response, await route.handler(call));
+      return;
+    }
+    const key = bearerToken(request);
+    const caller = key === undefined ? undefined : options.keys.identify(key);
+    if (caller === undefined) {
+      // A key of no tenant: recorded (its hash's prefix tells one prober's tries from another's), then refused.
+      await audit.refused({ actor: unknownKeyActor(key === undefined ? undefined : keyHashPrefix(pipelineKeyHash(key))), action: route.action, detail: `${method} ${url.pathname}` }, 'UnknownKey');
+      throw new HttpError(401, 'Unauthorized', key === undefined ? 'send Authorization: Bearer <your pipeline key>' : 'the pipeline key is not one of any tenant (revoked, mistyped, or never issued)');
+    }
+    sendJson(response, await route.handler({ ...call, caller }));
+  }
+
+  return {
+    server,
+    listen: (port, host = '127.0.0.1') =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const address = server.address() as AddressInfo;
+          resolve({ url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`, port: address.port });
+        });
+      }),
+    close: () =>
+      new Promise((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
