@@ -25,7 +25,7 @@ import type { ConnectionInputArgs } from '../../contract/connection-input.js';
 import { HttpError, parse, readJsonBody, safeDecode } from '../console/http.js';
 import { ConnectionNotFoundError } from '../errors.js';
 import type { ConnectionSummary } from '../connection-summary.js';
-import type { EntryCall, KeyRoute } from './app.js';
+import type { EntryCall, KeyRoute } from './entry-routes.js';
 import { audited, keyActor } from './entry-audit.js';
 import type { PipelineCaller } from './pipeline-keys.js';
 

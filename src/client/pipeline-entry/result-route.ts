@@ -21,7 +21,7 @@
  */
 import { safeDecode, HttpError } from '../console/http.js';
 import { bearerToken } from '../console/auth.js';
-import type { TokenRoute } from './app.js';
+import type { TokenRoute } from './entry-routes.js';
 import { audited, resultTokenActor } from './entry-audit.js';
 
 /** A token longer than this is no token of ours (nor worth hashing through the update). */
