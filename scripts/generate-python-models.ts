@@ -19,14 +19,26 @@ import { z } from 'zod';
 import { AccountsDetailResponse, AttributesResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../src/aggregator/schemas.js';
 import { ConnectionInput } from '../src/contract/connection-input.js';
 import { AnswerOutcomeSchema, ChallengeSetSchema, ConnectionFailureInfoSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../src/contract/connection-schemas.js';
+import { NexusAnswerInputSchema, NexusConnectionRefSchema, NexusRefreshBookInputSchema } from '../src/nexus/input-schemas.js';
 import { NAMES_PATH, pythonNamesSource } from './lib/python-names.js';
 
 export { NAMES_PATH } from './lib/python-names.js';
 
 /**
+ * The inputs of the `connections` Nexus service (src/contract/nexus-connections.ts) as a caller sends
+ * them, from the handler's schemas (src/nexus/input-schemas.ts). `start`'s connection is the
+ * connection's input with `customerId` optional (the endpoint's tenant): the handler checks it as
+ * ConnectionInput once it has put the tenant in, so its fields are ConnectionInput's.
+ */
+const NexusConnectionInputSchema = z.strictObject({ ...ConnectionInput.shape, customerId: ConnectionInput.shape.customerId.optional() });
+const NexusStartInputSchema = z.strictObject({ applicationId: NexusConnectionRefSchema.shape.applicationId, connection: NexusConnectionInputSchema });
+/** `state`'s input is NexusConnectionRef (the contract's alias): a schema of its own, so it has its own name. */
+const NexusStateInputSchema = z.strictObject(NexusConnectionRefSchema.shape);
+
+/**
  * The models a pipeline needs: what it sends to start a connection and answer it, the products it
  * reads, and the connection's state, result, first step and answers' outcomes (which name the models
- * above them).
+ * above them); then what a caller of the Nexus service sends.
  */
 const MODELS: Readonly<Record<string, z.ZodType>> = {
   ConnectionInput,
@@ -41,6 +53,13 @@ const MODELS: Readonly<Record<string, z.ZodType>> = {
   ConnectionResult: ConnectionResultSchema,
   FirstStep: FirstStepSchema,
   AnswerOutcome: AnswerOutcomeSchema,
+  ChallengeAnswer: NexusAnswerInputSchema.shape.answer,
+  NexusConnectionInput: NexusConnectionInputSchema,
+  NexusStartInput: NexusStartInputSchema,
+  NexusConnectionRef: NexusConnectionRefSchema,
+  NexusStateInput: NexusStateInputSchema,
+  NexusAnswerInput: NexusAnswerInputSchema,
+  NexusRefreshBookInput: NexusRefreshBookInputSchema,
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -126,17 +145,21 @@ class PythonModels {
   constructor(private readonly schemas: Record<string, JsonSchema>) {}
 
   source(): string {
-    const aliases: string[] = [];
     for (const [name, schema] of Object.entries(this.schemas)) {
-      if (schema.type === 'object' && schema.properties) this.generated.set(name, this.model(name, schema, name));
-      else {
-        aliases.push(`${name} = ${this.annotation(schema, name, name)}`);
+      if (schema.type === 'object' && schema.properties) {
+        const model = this.model(name, schema, name);
+        // A model of the same shape as one before it (NexusStateInput, NexusConnectionRef) is that class, under its own name too.
+        if (model !== name) this.classes.push(`${name} = ${model}`);
+        this.generated.set(name, model);
+      } else {
+        // An alias (a dict, a union of the classes above it) right after the classes it names and before any
+        // class that names it: pydantic builds a class when it is defined, so what it names must be there then.
+        this.classes.push(`${name} = ${this.annotation(schema, name, name)}`);
         this.generated.set(name, name);
       }
     }
     const header = this.usesJson ? HEADER.replace('from typing', 'import json\nfrom typing') : HEADER;
-    // The aliases (a dict, a union of the classes above) together after the classes they name.
-    return [header, ...this.classes, ...(aliases.length > 0 ? [aliases.join('\n')] : [])].join('\n\n\n');
+    return [header, ...this.classes].join('\n\n\n');
   }
 
   private className(wanted: string): string {

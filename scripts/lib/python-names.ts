@@ -3,7 +3,7 @@
  * retyped here) and rendered as python/src/aggregation_connections/contract/names.py, which
  * scripts/generate-python-models.ts writes beside the models and checks with them: the connection
  * workflow's type, messages, statuses, failure types and the other ways it ends, the search attributes it
- * carries, the rule of the ids a business key is built from, the prefixes of the product's workflow ids, the priority keys and fairness weights, and every variable the
+ * carries, the `connections` Nexus service's name, operations and error types, the rule of the ids a business key is built from, the prefixes of the product's workflow ids, the priority keys and fairness weights, and every variable the
  * TypeScript client reads with the value it takes when unset. The Python modules import these instead of spelling them again.
  */
 import type { SearchAttributeType } from '@temporalio/common';
@@ -12,6 +12,7 @@ import { CONNECTION_FAILURE_TYPES } from '../../src/aggregator/failure-table.js'
 import { CONNECTION_WORKFLOW_ID_PREFIX } from '../../src/client/business-key.js';
 import { CONNECTION_END_TYPES } from '../../src/client/errors.js';
 import { CONNECTION_STATUSES, CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, answerChallengeSignal, awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
+import { CONNECTIONS_NEXUS_SERVICE_NAME, NEXUS_HANDLER_ERROR_TYPES, connectionsNexusService } from '../../src/contract/nexus-connections.js';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_CLASSES, PRIORITY_KEY_LIMITS } from '../../src/contract/priority.js';
 import { ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE } from '../../src/contract/ids.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../../src/contract/search-attributes.js';
@@ -130,6 +131,13 @@ export function pythonNamesSource(): string {
       `CONNECTION_FAILURE_TYPES: Final = ${tuple(CONNECTION_FAILURE_TYPES, 'CONNECTION_FAILURE_TYPES')}`,
       "#: How Temporal ended a connection that did not end with one of them (src/client/errors.ts, ConnectionEndType's other members).",
       `CONNECTION_END_TYPES: Final = ${tuple(CONNECTION_END_TYPES, 'CONNECTION_END_TYPES')}`,
+    ].join('\n'),
+    [
+      '# The `connections` Nexus service (src/contract/nexus-connections.ts): its name, its operations\' names and the',
+      '# types of the handler errors a caller is refused with.',
+      `CONNECTIONS_NEXUS_SERVICE_NAME: Final = ${literal(CONNECTIONS_NEXUS_SERVICE_NAME, 'CONNECTIONS_NEXUS_SERVICE_NAME')}`,
+      `CONNECTIONS_NEXUS_OPERATIONS: Final = ${tuple(Object.values(connectionsNexusService.operations).map((operation) => operation.name), 'connectionsNexusService.operations')}`,
+      `NEXUS_HANDLER_ERROR_TYPES: Final = ${tuple(NEXUS_HANDLER_ERROR_TYPES, 'NEXUS_HANDLER_ERROR_TYPES')}`,
     ].join('\n'),
     ['# The custom search attributes of connection workflows (src/contract/search-attributes.ts).', ...CONNECTION_SEARCH_ATTRIBUTES.map(searchAttributeKey)].join('\n'),
     [

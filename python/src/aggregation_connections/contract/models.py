@@ -92,6 +92,12 @@ class ConnectionInputTiming(ContractModel):
     poll_strategy: Literal["timer", "activity-retry", "heartbeat"] | None = Field(alias="pollStrategy", default=None)
 
 
+class ConnectionInputCallback(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048)] = Field(alias="url")
+    include_result: bool = Field(alias="includeResult", default=False)
+
+
 class ConnectionInput(ContractModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     customer_id: Annotated[str, StringConstraints(min_length=1)] = Field(alias="customerId")
@@ -99,6 +105,7 @@ class ConnectionInput(ContractModel):
     products: ConnectionInputProducts = Field(alias="products")
     timing: ConnectionInputTiming = Field(alias="timing", default_factory=lambda: ConnectionInputTiming.model_validate_json("{\"pollIntervalMs\":10000,\"pollTimeoutMs\":1800000,\"answerTimeoutMs\":900000,\"maxAnswerAttempts\":3}"))
     unattended: bool = Field(alias="unattended", default=False)
+    callback: ConnectionInputCallback | None = Field(alias="callback", default=None)
 
 
 class SecurityChallenge(ContractModel):
@@ -106,6 +113,9 @@ class SecurityChallenge(ContractModel):
     type: Literal["QuestionAndAnswer", "ImageSelection", "MultipleChoice", "MultipleChoiceMultipleAnswers", "TextOrCall", "WaitUntilEUAccept"] = Field(alias="Type")
     prompt: Annotated[str, StringConstraints(min_length=1)] = Field(alias="Prompt")
     iterables: list[str] | None = Field(alias="Iterables", default=None)
+
+
+SecurityResponses = dict[Annotated[str, StringConstraints(min_length=1)], Annotated[list[str], Field(min_length=1)]]
 
 
 class AccountsDetailResponseAccountsItemTransactionsItem(ContractModel):
@@ -310,6 +320,12 @@ class ConnectionStatePriority(ContractModel):
     fairness_weight: float | None = Field(alias="fairnessWeight", default=None)
 
 
+class ConnectionStateCallback(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    delivery_workflow_id: str = Field(alias="deliveryWorkflowId")
+    webhook_id: str = Field(alias="webhookId")
+
+
 class ConnectionState(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     status: Literal["Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled"] = Field(alias="status")
@@ -328,6 +344,7 @@ class ConnectionState(ContractModel):
     end_user_challenge: str | None = Field(alias="endUserChallenge", default=None)
     failure: ConnectionFailureInfo | None = Field(alias="failure", default=None)
     priority: ConnectionStatePriority | None = Field(alias="priority", default=None)
+    callback: ConnectionStateCallback | None = Field(alias="callback", default=None)
     started_at: str = Field(alias="startedAt")
     updated_at: str = Field(alias="updatedAt")
 
@@ -393,6 +410,9 @@ class FirstStepEnded(ContractModel):
     failure: ConnectionFailureInfo | None = Field(alias="failure", default=None)
 
 
+FirstStep = Annotated[FirstStepChallenge | FirstStepSessionOpen | FirstStepEnded, Field(discriminator="step")]
+
+
 class AnswerOutcomeAccepted(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     outcome: Literal["accepted"] = Field(alias="outcome")
@@ -423,6 +443,57 @@ class AnswerOutcomeEnded(ContractModel):
     failure: ConnectionFailureInfo | None = Field(alias="failure", default=None)
 
 
-SecurityResponses = dict[Annotated[str, StringConstraints(min_length=1)], Annotated[list[str], Field(min_length=1)]]
-FirstStep = Annotated[FirstStepChallenge | FirstStepSessionOpen | FirstStepEnded, Field(discriminator="step")]
 AnswerOutcome = Annotated[AnswerOutcomeAccepted | AnswerOutcomeRejected | AnswerOutcomeRestarted | AnswerOutcomeEnded, Field(discriminator="outcome")]
+
+
+class ChallengeAnswer(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    challenge_set_id: Annotated[str, StringConstraints(min_length=1)] = Field(alias="challengeSetId")
+    responses: SecurityResponses = Field(alias="responses")
+
+
+class NexusConnectionInput(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    customer_id: Annotated[str, StringConstraints(min_length=1)] | None = Field(alias="customerId", default=None)
+    session: Annotated[ConnectionInputSessionLive | ConnectionInputSessionCached | ConnectionInputSessionRefresh, Field(discriminator="kind")] = Field(alias="session")
+    products: ConnectionInputProducts = Field(alias="products")
+    timing: ConnectionInputTiming = Field(alias="timing", default_factory=lambda: ConnectionInputTiming.model_validate_json("{\"pollIntervalMs\":10000,\"pollTimeoutMs\":1800000,\"answerTimeoutMs\":900000,\"maxAnswerAttempts\":3}"))
+    unattended: bool = Field(alias="unattended", default=False)
+    callback: ConnectionInputCallback | None = Field(alias="callback", default=None)
+
+
+class NexusStartInput(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    application_id: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern="^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")] = Field(alias="applicationId")
+    connection: NexusConnectionInput = Field(alias="connection")
+
+
+class NexusConnectionRef(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    application_id: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern="^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")] = Field(alias="applicationId")
+    customer_id: str | None = Field(alias="customerId", default=None)
+
+
+NexusStateInput = NexusConnectionRef
+
+
+class NexusAnswerInput(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    application_id: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern="^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")] = Field(alias="applicationId")
+    customer_id: str | None = Field(alias="customerId", default=None)
+    answer: ChallengeAnswer = Field(alias="answer")
+
+
+class NexusRefreshBookInputWindow(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    floor: Annotated[int, Field(ge=1, le=1000)] | None = Field(alias="floor", default=None)
+    ceiling: Annotated[int, Field(ge=1, le=1000)] | None = Field(alias="ceiling", default=None)
+    start: Annotated[int, Field(ge=1, le=1000)] | None = Field(alias="start", default=None)
+
+
+class NexusRefreshBookInput(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    cadence: Annotated[str, StringConstraints(pattern="^[a-z0-9][a-z0-9-]{0,39}$")] = Field(alias="cadence", default="nightly")
+    customer_id: str | None = Field(alias="customerId", default=None)
+    window: NexusRefreshBookInputWindow | None = Field(alias="window", default=None)
+    page_size: Annotated[int, Field(ge=1, le=1000)] | None = Field(alias="pageSize", default=None)

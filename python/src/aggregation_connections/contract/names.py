@@ -39,6 +39,12 @@ CONNECTION_FAILURE_TYPES: Final = (
 #: How Temporal ended a connection that did not end with one of them (src/client/errors.ts, ConnectionEndType's other members).
 CONNECTION_END_TYPES: Final = ("Cancelled", "Terminated", "TimedOut", "Unknown")
 
+# The `connections` Nexus service (src/contract/nexus-connections.ts): its name, its operations' names and the
+# types of the handler errors a caller is refused with.
+CONNECTIONS_NEXUS_SERVICE_NAME: Final = "connections"
+CONNECTIONS_NEXUS_OPERATIONS: Final = ("start", "answer", "state", "refreshBook")
+NEXUS_HANDLER_ERROR_TYPES: Final = ("BAD_REQUEST", "UNAUTHORIZED", "NOT_FOUND", "CONFLICT")
+
 # The custom search attributes of connection workflows (src/contract/search-attributes.ts).
 CONNECTION_STATUS_KEY: Final = SearchAttributeKey.for_keyword("ConnectionStatus")
 CUSTOMER_ID_KEY: Final = SearchAttributeKey.for_keyword("CustomerId")
@@ -57,7 +63,16 @@ ID_SEGMENT_RULE: Final = "must start with a letter or digit and use only letters
 # (src/client/business-key.ts); a tenant's workflow ids are <kind><customerId>:<rest> for each kind, longest
 # first where one begins another, or the throttle kind + <customerId> (src/contract/workflow-tenant.ts).
 CONNECTION_WORKFLOW_ID_PREFIX: Final = "connection-"
-WORKFLOW_ID_KINDS_WITH_COLON: Final = ("book-entry-", "book-login-", "book-", "connection-", "refresh-", "forget-", "retention-")
+WORKFLOW_ID_KINDS_WITH_COLON: Final = (
+    "book-entry-",
+    "book-login-",
+    "book-",
+    "connection-",
+    "refresh-",
+    "forget-",
+    "retention-",
+    "callback-",
+)
 THROTTLE_WORKFLOW_ID_KIND: Final = "throttle-"
 
 # Task queue priority (src/contract/priority.ts): a key per class of who waits, 1 served first, and the
