@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -23,7 +23,7 @@ import { createConfiguredNexusWorkers } from '../../src/nexus/configured-workers
 import { relayWorkflowId } from '../../src/nexus/relay-ids.js';
 import { ensureNexusEndpoint, prepareNexusCaller } from '../../scripts/lib/nexus-endpoints.js';
 import { startConnectionStack, TEST_ENCRYPTION, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
-import { runPython } from '../helpers/python-env.js';
+import { runPytest } from '../helpers/python-env.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 
 const scenario = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('scenario');
@@ -32,17 +32,6 @@ const round = describeScenario(scenario).challengeSequence[0] ?? assert.fail('a 
 /** The tests of python/tests/e2e/test_nexus_caller_e2e.py: all of them must run. */
 const PYTHON_TESTS = 5;
 
-/** pytest on `files` in the venv with `env`; fails unless every test ran and passed, at least `atLeast` of them (as test/python/python-e2e.test.ts). */
-async function pytest(dir: string, files: string[], env: Record<string, string>, atLeast: number): Promise<void> {
-  const report = join(dir, `pytest-${files.length}-${Date.now()}.xml`);
-  const result = await runPython(['-m', 'pytest', '-p', 'no:cacheprovider', `--junitxml=${report}`, ...files], env);
-  process.stdout.write(result.stdout.split('\n').slice(-15).join('\n'));
-  assert.equal(result.code, 0, `pytest failed:\n${result.stdout.slice(-8000)}\n${result.stderr.slice(-4000)}`);
-  const suite = /<testsuite [^>]*>/.exec(await readFile(report, 'utf8'))?.[0] ?? '';
-  const count = (name: string) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(suite)?.[1] ?? 0);
-  assert.ok(count('tests') >= atLeast, `pytest collected ${count('tests')} tests (report: ${suite})`);
-  assert.equal(count('skipped'), 0, `pytest skipped tests: the module did not see its variables (report: ${suite})`);
-}
 
 describe('the connections Nexus service, called from a Python workflow in the lender\'s namespace', () => {
   let env: TestWorkflowEnvironment;
@@ -89,7 +78,7 @@ describe('the connections Nexus service, called from a Python workflow in the le
   });
 
   it('starts, reads, answers and cancels connections, is refused by type, and each side\'s payloads stay under its own key', { timeout: 240_000 }, async () => {
-    await pytest(
+    await runPytest(
       dir,
       ['tests/e2e/test_nexus_caller_e2e.py'],
       {

@@ -7,29 +7,17 @@
  * threshold, so results and Python's inputs both leave history) for
  * python/tests/e2e/test_payload_store_e2e.py. A pytest run that fails, skips or collects no test fails here.
  */
-import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startConnectionStack, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
-import { runPython } from '../helpers/python-env.js';
+import { runPytest } from '../helpers/python-env.js';
 import { startMinio, type MinioServer } from '../helpers/minio.js';
 import { writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 
-/** pytest on `files` in the venv with `env`; fails unless every test ran and passed, at least `atLeast` of them. */
-async function pytest(dir: string, files: string[], env: Record<string, string>, atLeast: number): Promise<void> {
-  const report = join(dir, `pytest-${files.length}-${Date.now()}.xml`);
-  const result = await runPython(['-m', 'pytest', '-p', 'no:cacheprovider', `--junitxml=${report}`, ...files], env);
-  process.stdout.write(result.stdout.split('\n').slice(-15).join('\n'));
-  assert.equal(result.code, 0, `pytest failed:\n${result.stdout.slice(-8000)}\n${result.stderr.slice(-4000)}`);
-  const suite = /<testsuite [^>]*>/.exec(await readFile(report, 'utf8'))?.[0] ?? '';
-  const count = (name: string) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(suite)?.[1] ?? 0);
-  assert.ok(count('tests') >= atLeast, `pytest collected ${count('tests')} tests (report: ${suite})`);
-  assert.equal(count('skipped'), 0, `pytest skipped tests: the module did not see its variables (report: ${suite})`);
-}
 
 /** Low enough that a connection's input (a few hundred encrypted bytes) and its result both leave history. */
 const STORE_THRESHOLD_BYTES = 256;
@@ -53,7 +41,7 @@ describe('the Python client against the TypeScript worker', () => {
   });
 
   it('starts, answers, reads, cancels and lists connections from Python, with typed errors, across a key rotation', async () => {
-    await pytest(
+    await runPytest(
       dir,
       ['tests/e2e', '--ignore=tests/e2e/test_payload_store_e2e.py', '--ignore=tests/e2e/test_nexus_caller_e2e.py'],
       {
@@ -80,7 +68,7 @@ describe('the Python client against the TypeScript worker', () => {
       stored = await startConnectionStack(env, {
         payloadStore: { kind: 's3', bucket: minio.bucket, prefix, endpoint: minio.endpoint, region: minio.region, forcePathStyle: true, credentials: minio.credentials, thresholdBytes: STORE_THRESHOLD_BYTES },
       });
-      await pytest(
+      await runPytest(
         dir,
         ['tests/e2e/test_payload_store_e2e.py'],
         {

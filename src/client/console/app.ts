@@ -8,7 +8,6 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { PayloadCodec } from '@temporalio/common';
 import { PayloadDecryptionError } from '../../codec/encryption-codec.js';
 import { KeyDestroyedError, KeyVersionRevokedError, PayloadNotSealedError, TenantKeyMissingError } from '../../codec/payload-errors.js';
@@ -41,7 +40,7 @@ import { IdentityProviderUnavailableError, SignInRefusedError } from '../../iden
 import { bookRoutes } from './book-routes.js';
 import { codecRoutes } from './codec.js';
 import { countRoutes } from './count-routes.js';
-import { HttpError, methodNotAllowed, SECURITY_HEADERS, sendJson, type JsonReply } from './http.js';
+import { closeNow, HttpError, listenOn, methodNotAllowed, SECURITY_HEADERS, sendJson, type JsonReply } from './http.js';
 import { servePage } from './pages.js';
 import { createRouter } from './router.js';
 import type { ConsoleSignIn } from './sign-in.js';
@@ -205,20 +204,8 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
 
   return {
     server,
-    listen: (port, host = '127.0.0.1') =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          const address = server.address() as AddressInfo;
-          resolve({ url: `http://${host}:${address.port}`, port: address.port });
-        });
-      }),
-    close: () =>
-      new Promise((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    listen: (port, host) => listenOn(server, port, host),
+    close: () => closeNow(server),
   };
 }
 

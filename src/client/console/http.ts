@@ -3,7 +3,8 @@
  * the Web UI can read), JSON answers with the console's security headers, reading and validating
  * JSON bodies, and the same-origin check of state-changing requests.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { describeIssues } from '../../aggregator/schemas.js';
 import { toJsonLines } from '../../audit/audit-trail.js';
@@ -118,4 +119,24 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, what: stri
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new HttpError(400, 'InvalidRequest', `invalid ${what}: ${describeIssues(parsed.error)}`);
   return parsed.data;
+}
+
+/** Listens on `port` (0: any free one) and `host`, answering the address to reach it (an IPv6 host bracketed). */
+export function listenOn(server: Server, port: number, host = '127.0.0.1'): Promise<{ readonly url: string; readonly port: number }> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      resolve({ url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`, port: address.port });
+    });
+  });
+}
+
+/** Closes the server and every connection it holds (keep-alive ones too). */
+export function closeNow(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.closeAllConnections();
+    server.close((error) => (error ? reject(error) : resolve()));
+  });
 }

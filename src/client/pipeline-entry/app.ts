@@ -15,9 +15,8 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { bearerToken } from '../console/auth.js';
-import { HttpError, methodNotAllowed, sendJson } from '../console/http.js';
+import { closeNow, HttpError, listenOn, methodNotAllowed, sendJson } from '../console/http.js';
 import { startRoute, stateRoute, cancelRoute } from './connection-routes.js';
 import { PIPELINE_MAX_BODY_BYTES, type EntryCall, type EntryRoute, type PipelineEntryOptions } from './entry-routes.js';
 import { EntryAudit, unknownKeyActor } from './entry-audit.js';
@@ -80,19 +79,7 @@ export function createPipelineEntryServer(options: PipelineEntryOptions): Pipeli
 
   return {
     server,
-    listen: (port, host = '127.0.0.1') =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          const address = server.address() as AddressInfo;
-          resolve({ url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`, port: address.port });
-        });
-      }),
-    close: () =>
-      new Promise((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    listen: (port, host) => listenOn(server, port, host),
+    close: () => closeNow(server),
   };
 }
