@@ -10,8 +10,8 @@ import { bundleWorkflows } from '../../src/worker/deployment.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 
 
-/** Where v2 inserts its extra step (the line that starts the retrieval), and the step: a regular activity that v1's histories never scheduled. */
-const RETRIEVAL_CALL = /^( *)const result = await retrieveProducts\(/m;
+/** Where v2 inserts its extra step (the line that starts the retrieval, `result = await retrieveProducts(`), and the step: a regular activity that v1's histories never scheduled. */
+const RETRIEVAL_CALL = /^( *)(?:const )?result = await retrieveProducts\(/m;
 const EXTRA_ACTIVITY =
   "    await proxyActivities<InputActivities>({ startToCloseTimeout: '10s', summary: 'v2: check the input again before retrieval' }).validateConnectionInput(args);\n";
 

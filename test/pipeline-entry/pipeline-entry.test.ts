@@ -80,6 +80,7 @@ after(async () => {
 interface Answer {
   readonly status: number;
   readonly body: Record<string, unknown>;
+  readonly authenticate: string | null;
 }
 
 async function call(method: 'GET' | 'POST', path: string, { key, body, raw, contentType = 'application/json' }: { key?: string; body?: unknown; raw?: string; contentType?: string } = {}): Promise<Answer> {
@@ -89,7 +90,7 @@ async function call(method: 'GET' | 'POST', path: string, { key, body, raw, cont
   if (text !== undefined) headers['content-type'] = contentType;
   const response = await fetch(`${baseUrl}${path}`, { method, headers, body: text });
   const answer = (await response.json()) as Record<string, unknown>;
-  return { status: response.status, body: answer };
+  return { status: response.status, body: answer, authenticate: response.headers.get('www-authenticate') };
 }
 
 /** A live connection to the sandbox's security-question scenario: it waits for an answer, so it keeps running. */
@@ -218,6 +219,7 @@ void describe('the pipeline entry', () => {
       const refused = await call('POST', '/v1/connections', { key, body: { applicationId: uniqueId('app'), connection: awaitingInput() } });
       assert.equal(refused.status, 401);
       assert.equal(refused.body.error, 'Unauthorized');
+      assert.equal(refused.authenticate, 'Bearer realm="pipeline-entry"');
       assert.equal((await call('GET', '/v1/connections/anything', { key })).status, 401);
     }
     const all = await entriesOf(undefined);

@@ -42,7 +42,8 @@ export interface JsonReply {
   readonly jsonLines?: boolean;
 }
 
-export function sendJson(response: ServerResponse, { status, body, jsonLines = false }: JsonReply): void {
+/** `realm`: the server a 401's `www-authenticate` names (the console, or the pipeline entry that shares these helpers). */
+export function sendJson(response: ServerResponse, { status, body, jsonLines = false }: JsonReply, realm = 'console'): void {
   if (response.headersSent) {
     response.end();
     return;
@@ -52,7 +53,7 @@ export function sendJson(response: ServerResponse, { status, body, jsonLines = f
     ...SECURITY_HEADERS,
     'content-type': jsonLines ? 'application/x-ndjson; charset=utf-8' : 'application/json; charset=utf-8',
     'cache-control': 'no-store',
-    ...(status === 401 ? { 'www-authenticate': 'Bearer realm="console"' } : {}),
+    ...(status === 401 ? { 'www-authenticate': `Bearer realm="${realm}"` } : {}),
   });
   response.end(text);
 }

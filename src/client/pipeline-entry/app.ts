@@ -35,6 +35,9 @@ export interface PipelineEntryServer {
 
 const ROUTES: readonly EntryRoute[] = [startRoute, stateRoute, cancelRoute, resultRoute];
 
+/** What a 401's `www-authenticate` names. */
+const REALM = 'pipeline-entry';
+
 export function createPipelineEntryServer(options: PipelineEntryOptions): PipelineEntryServer {
   const settled = { ...options, maxBodyBytes: options.maxBodyBytes ?? PIPELINE_MAX_BODY_BYTES };
   const audit = new EntryAudit(options.audit);
@@ -43,7 +46,7 @@ export function createPipelineEntryServer(options: PipelineEntryOptions): Pipeli
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       const http = toHttpError(error, log);
-      sendJson(response, { status: http.status, body: { error: http.code, message: http.message, ...http.extra } });
+      sendJson(response, { status: http.status, body: { error: http.code, message: http.message, ...http.extra } }, REALM);
     });
   });
 
@@ -51,7 +54,7 @@ export function createPipelineEntryServer(options: PipelineEntryOptions): Pipeli
     const url = new URL(request.url ?? '/', 'http://pipeline-entry.invalid');
     const method = request.method ?? 'GET';
     if (url.pathname === '/healthz' && method === 'GET') {
-      sendJson(response, { status: 200, body: { state: 'RUNNING' } });
+      sendJson(response, { status: 200, body: { state: 'RUNNING' } }, REALM);
       return;
     }
     const matched = ROUTES.flatMap((route) => {
@@ -64,7 +67,7 @@ export function createPipelineEntryServer(options: PipelineEntryOptions): Pipeli
     const { route, params } = chosen;
     const call: EntryCall = { request, params, options: settled, audit, log };
     if (route.auth === 'own') {
-      sendJson(response, await route.handler(call));
+      sendJson(response, await route.handler(call), REALM);
       return;
     }
     const key = bearerToken(request);
@@ -74,7 +77,7 @@ export function createPipelineEntryServer(options: PipelineEntryOptions): Pipeli
       await audit.refused({ actor: unknownKeyActor(key === undefined ? undefined : keyHashPrefix(pipelineKeyHash(key))), action: route.action, detail: `${method} ${url.pathname}` }, 'UnknownKey');
       throw new HttpError(401, 'Unauthorized', key === undefined ? 'send Authorization: Bearer <your pipeline key>' : 'the pipeline key is not one of any tenant (revoked, mistyped, or never issued)');
     }
-    sendJson(response, await route.handler({ ...call, caller }));
+    sendJson(response, await route.handler({ ...call, caller }), REALM);
   }
 
   return {
