@@ -100,11 +100,13 @@ export class WindowController {
 
   /**
    * The other running refreshes' windows and weights (read from their memos) and this tenant's
-   * weight: from now on the window keeps to its share of the fleet. No others: no share.
+   * weight: from now on the window keeps to its share of the fleet. No others: no share. A refresh
+   * that holds no room (paused or cancelling: it publishes a window of 0) is not sharing the fleet,
+   * so its weight does not shrink the others' shares.
    */
   observeFleet(others: readonly { readonly size: number; readonly weight: number; readonly crowding?: number | undefined }[], weight: number): void {
     const positive = (value: number | undefined) => (value !== undefined && Number.isFinite(value) && value > 0 ? value : 0);
-    const counted = others.filter((other) => positive(other.weight) > 0);
+    const counted = others.filter((other) => positive(other.weight) > 0 && positive(other.size) > 0);
     this.memory = {
       ...this.memory,
       weight: positive(weight) || 1,

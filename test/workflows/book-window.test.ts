@@ -170,6 +170,16 @@ void describe('book refresh window', () => {
     assert.match(window.view.lastChange?.reason ?? '', /giving way to 1 other book: 30 is above this book's share of 17\.0/);
   });
 
+  void it('leaves a paused book (a window of 0) out of the share: its weight takes nothing from the others', () => {
+    const alone = new WindowController({ floor: 2, ceiling: 50, start: 30 }, DEFAULT_WINDOW_CONTROL);
+    alone.observeFleet([{ size: 0, weight: 1 }], 1);
+    assert.equal(alone.view.share, undefined, 'beside a paused book only, it runs as if alone');
+    const beside = new WindowController({ floor: 2, ceiling: 50, start: 30 }, DEFAULT_WINDOW_CONTROL);
+    beside.observeFleet([{ size: 0, weight: 3 }, { size: 4, weight: 1 }], 1);
+    assert.equal(beside.view.share?.size, 17, 'half of 34 with the one running book, the paused one\'s weight 3 not counted');
+    assert.equal(beside.view.share?.refreshes, 2);
+  });
+
   void it('grows with an equal book (the fleet as a whole still finds its size), and by weight', () => {
     const window = new WindowController({ floor: 2, ceiling: 50, start: 10 }, DEFAULT_WINDOW_CONTROL);
     window.observeFleet([{ size: 10, weight: 1 }], 1);
