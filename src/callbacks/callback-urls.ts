@@ -16,15 +16,21 @@ import { ID_SEGMENT_SOURCE } from '../contract/ids.js';
 
 const ENTRY = new RegExp(`^(${ID_SEGMENT_SOURCE})=(\\S+)$`);
 
-/** Why `text` cannot be an allowed prefix, or undefined when it can. */
-function prefixProblem(text: string): string | undefined {
+/** `text` as a URL without credentials, or why it is not one. */
+function parsedWithoutCredentials(text: string): URL | string {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     return 'is not a URL';
   }
-  if (url.username !== '' || url.password !== '') return 'must not carry credentials';
+  return url.username !== '' || url.password !== '' ? 'must not carry credentials' : url;
+}
+
+/** Why `text` cannot be an allowed prefix, or undefined when it can. */
+function prefixProblem(text: string): string | undefined {
+  const url = parsedWithoutCredentials(text);
+  if (typeof url === 'string') return url;
   if (url.search !== '' || url.hash !== '') return 'must not carry a query or fragment';
   const literal = isIP(hostOf(url)) !== 0;
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && literal)) return 'must be https (http only to a listed IP address)';
@@ -62,23 +68,13 @@ function within(url: URL, prefix: URL): boolean {
 
 /** Why `text` may not be `customerId`'s callback URL, or undefined when it may. */
 export function callbackUrlProblem(allowed: ReadonlyMap<string, readonly string[]>, customerId: string, text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'is not a URL';
-  }
-  if (url.username !== '' || url.password !== '') return 'must not carry credentials';
+  const url = parsedWithoutCredentials(text);
+  if (typeof url === 'string') return url;
   if (url.hash !== '') return 'must not carry a fragment';
   const prefixes = allowed.get(customerId) ?? [];
   if (prefixes.length === 0) return `is not allowed: tenant ${customerId} has no callback URLs (CALLBACK_URLS)`;
   if (!prefixes.some((prefix) => within(url, new URL(prefix)))) return `is not allowed for tenant ${customerId}: it must begin with one of ${prefixes.join(', ')} (CALLBACK_URLS)`;
   return undefined;
-}
-
-/** Whether the allowed prefix that admits `url` names its host by address (so a private address is allowed). */
-export function listedByAddress(url: URL): boolean {
-  return isIP(hostOf(url)) !== 0;
 }
 
 /** The URL as state and logs show it: without its query, which may carry the receiver's own secret. */

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { CallbackUrls } from '../callbacks/callback-urls.js';
-import type { CallbackSettings } from '../callbacks/callback-policy.js';
+import { NO_CALLBACKS, type CallbackSettings } from '../callbacks/callback-policy.js';
 
 export type { CallbackSettings };
 import { ID_SEGMENT_SOURCE } from '../contract/ids.js';
@@ -73,5 +73,5 @@ export function callbackSection(env: CallbackEnv, ctx: z.RefinementCtx): Callbac
   if (env.CALLBACK_URLS.size > 0 && env.PIPELINE_ENTRY_URL === undefined) {
     ctx.addIssue({ code: 'custom', path: ['PIPELINE_ENTRY_URL'], message: 'is required with CALLBACK_URLS (results sent by reference are fetched there)' });
   }
-  return Object.freeze({ urls: env.CALLBACK_URLS, secretFiles: env.CALLBACK_SECRET_FILES, resultInBody: env.CALLBACK_RESULT_IN_BODY, entryUrl: env.PIPELINE_ENTRY_URL ?? 'http://pipeline-entry.invalid' });
+  return Object.freeze({ urls: env.CALLBACK_URLS, secretFiles: env.CALLBACK_SECRET_FILES, resultInBody: env.CALLBACK_RESULT_IN_BODY, entryUrl: env.PIPELINE_ENTRY_URL ?? NO_CALLBACKS.entryUrl });
 }
