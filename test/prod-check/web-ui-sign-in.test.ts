@@ -36,6 +36,7 @@ import { TemporalBinaryNotFoundError, temporalUiServerPath } from '../../scripts
 import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
 import { liveInput } from '../client/client-stack.js';
 import { startProductionServer, type ProductionServer } from '../helpers/production-server.js';
+import { waitFor } from '../helpers/temporal.js';
 
 const AUDIENCE = 'temporal.lender.example';
 const PASSWORD = 'correct horse battery staple';
@@ -220,10 +221,19 @@ describe('the Temporal Web UI behind the OpenID Connect provider, on the product
     const alice = await signedIn('alice');
     const token = decodeJwt(uiHeaders(alice).authorization!.slice('Bearer '.length));
     assert.deepEqual([token.iss, token.aud, token.sub, token.permissions], [provider.issuer, AUDIENCE, 'alice', ['default:write']]);
-    const listed = await api(alice, '/api/v1/namespaces/default/workflows');
-    assert.equal(listed.status, 200, listed.body);
-    const executions = (JSON.parse(listed.body) as { executions?: { execution?: { workflowId?: string } }[] }).executions ?? [];
-    assert.ok(executions.some((entry) => entry.execution?.workflowId === workflowId), `the connection is listed: ${listed.body.slice(0, 300)}`);
+    // Visibility is eventually consistent on the SQL store: the connection started in `before` is listed
+    // once the server's visibility task ran, so the list is read until it shows up (every read a 200).
+    let lastBody = '';
+    await waitFor(
+      async () => {
+        const listed = await api(alice, '/api/v1/namespaces/default/workflows');
+        assert.equal(listed.status, 200, listed.body);
+        lastBody = listed.body;
+        const executions = (JSON.parse(listed.body) as { executions?: { execution?: { workflowId?: string } }[] }).executions ?? [];
+        return executions.some((entry) => entry.execution?.workflowId === workflowId);
+      },
+      { timeoutMs: 15_000, intervalMs: 250, describe: 'the connection listed through the UI' },
+    ).catch((error: unknown) => assert.fail(`the connection is listed: ${lastBody.slice(0, 300)} (${String(error)})`));
     // Temporal scopes listing namespaces to the cluster: a role on `default` alone does not list them.
     deniedByTemporal(await api(alice, '/api/v1/namespaces'), 'listing namespaces');
   });
