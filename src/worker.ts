@@ -11,6 +11,8 @@ import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connec
 import { createCallbackActivities } from './activities/callback-activities.js';
 import { callbackMetrics } from './metrics/callback-metrics.js';
 import { createBookActivities } from './activities/book-activities.js';
+import { createBookStartActivities } from './activities/book-start-activities.js';
+import { createBookEndActivities } from './activities/book-end-activities.js';
 import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
 import { createRetentionActivities } from './activities/retention-activities.js';
@@ -105,6 +107,8 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ),
     ...createForgetActivities({ temporal, clientFor, payloadStore, metrics }),
     ...createBookActivities({ temporal, pauses }),
+    ...createBookStartActivities({ temporal }),
+    ...createBookEndActivities({ temporal }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
     ...createCallbackActivities({ temporal, taskQueue: config.temporal.taskQueue, settings: config.callbacks, metrics: callbackMetrics(meter), priority: config.priority }),
   };

@@ -127,6 +127,24 @@ export async function unsealedStart(target: MessageTarget, key: string): Promise
 }
 
 /**
+ * A connection whose input names another tenant's book refresh, sealed with the product's own client
+ * (a pipeline of tenant A hoping its connection's end feeds B's refresh): the worker's validation
+ * refuses it as its first step, naming the field, before anything is called or signalled.
+ */
+export async function connectionNamingAnotherTenantsBook(target: MessageTarget, key: string, otherTenant: string): Promise<AttackResult> {
+  const name = "a connection input naming another tenant's book refresh";
+  const workflowId = `connection-${target.customerId}:${key}`;
+  const input = { ...liveInput(target.customerId), book: { refreshWorkflowId: `book-${otherTenant}:nightly-2026-11-29T02:00:00Z` } };
+  await target.sealed.workflow.start(CONNECTION_WORKFLOW_TYPE, { taskQueue: target.taskQueue, workflowId, args: [input] });
+  const ended = await target.connections.result(workflowId).then(
+    (result) => `completed (${result.accountsDetail ? 'with data' : 'no data'})`,
+    (error: unknown) => error,
+  );
+  const refused = ended instanceof ConnectionFailedError && ended.type === 'InvalidConnectionInput' && /book\.refreshWorkflowId/.test(ended.reason);
+  return { name, refused, detail: refused ? `failed: ${ended.reason.slice(0, 140)}` : `ended: ${ended instanceof Error ? ended.message : String(ended)}` };
+}
+
+/**
  * A worker given a KMS address in clear on another machine: refused when it exits before it starts,
  * naming the variable, and without printing the token it was given.
  */

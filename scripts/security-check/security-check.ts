@@ -82,6 +82,7 @@ import {
   forgedThroughCodec,
   kmsInClear,
   otherTenantsSealedSignal,
+  connectionNamingAnotherTenantsBook,
   outageSealCap,
   RIGHT_ANSWER,
   secretsAbsent,
@@ -225,6 +226,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const [firstAttacked = ''] = attacked;
   const crossWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b-cross-tenant');
   results.push(await otherTenantsSealedSignal(target, crossWorkflowId, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: firstAttacked }));
+  results.push(await connectionNamingAnotherTenantsBook(target, 'names-another-book', tenantB));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
   const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);

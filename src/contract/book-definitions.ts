@@ -65,8 +65,10 @@ export function bookConnectionWorkflowId(customerId: string, loginId: string, ni
 }
 
 /**
- * `book-login-<customerId>:<loginId>-<night>`: the workflow that starts one login's connection in a
- * night and answers only how it ended (so connection results stay out of the refresh's history).
+ * `book-login-<customerId>:<loginId>-<night>`: the workflow through which refreshes begun before
+ * 2026-11-29 started a login's connection (it answered only how the connection ended). Refreshes now
+ * start the connection itself, which tells them its end (`bookLoginEndedSignal`); the type stays
+ * registered while a run of before may be open (docs/operations.md).
  */
 export function bookLoginWorkflowId(customerId: string, loginId: string, night: string): string {
   return `book-login-${customerId}:${loginId}-${night}`;
@@ -91,6 +93,22 @@ export type BookLoginEnd =
   | { readonly ended: 'failed'; readonly failureType: string }
   /** The connection's id was already taken this night: not started twice. */
   | { readonly ended: 'duplicate' };
+
+/**
+ * What a book's connection tells the refresh that started it when it ends (its last step, before it
+ * closes): which connection, and how it ended. A few bytes, where a child's end would carry its whole
+ * result into the refresh's history.
+ */
+export type BookLoginEnded = { readonly workflowId: string } & Exclude<BookLoginEnd, { readonly ended: 'duplicate' }>;
+
+/** Sent by a book's connection to its refresh (`ConnectionInput.book.refreshWorkflowId`) as it ends. */
+export const bookLoginEndedSignal = defineSignal<[BookLoginEnded]>('bookLoginEnded');
+
+/**
+ * The memo a refresh starts each connection with: which launch started it, so a start retried after
+ * it went through (the worker died before its result was recorded) is told from a login listed twice.
+ */
+export const BOOK_CONNECTION_MEMO = { launch: 'bookLaunch' } as const;
 
 /** What a login is refreshed with; the entry's memo (`enrolment`). */
 export interface BookEnrolment {
@@ -272,7 +290,10 @@ export interface BookProgress {
   /** Time the window held free slots while a page drained before continuing as new (what draining costs). */
   readonly drainMs: number;
   readonly pausedMs: number;
-  /** From the rate so far and what is left; absent until something finished. */
+  /**
+   * From the recent rate (the last 64 logins done, in time not paused, across pages: a slow start
+   * while the window grows does not weigh on it all night) and what is left; absent until 8 are done.
+   */
   readonly estimatedEnd?: string | undefined;
   readonly updatedAt: string;
 }
@@ -320,9 +341,14 @@ export interface WindowControl {
   readonly throttleCheckMs: number;
   /** How often, at most, the refresh reads the other running refreshes' windows (to share the fleet by weight). */
   readonly fleetCheckMs: number;
+  /**
+   * How often, at most, the refresh asks Temporal about connections in flight for longer than this:
+   * one ended without telling it (terminated by a forget or by hand, timed out) never will.
+   */
+  readonly silentCheckMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {
@@ -339,6 +365,8 @@ export interface BookRefreshCarry {
   readonly window: WindowMemory;
   readonly pages: readonly string[];
   readonly skippedAtStart?: number | undefined;
+  /** When the last logins were done, in ms of time not paused (what the estimated end is read from); absent from runs of before. */
+  readonly recentDone?: readonly number[] | undefined;
 }
 
 /** The window controller's memory (carried across pages). */

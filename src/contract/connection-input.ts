@@ -76,6 +76,12 @@ export const CallbackInput = z.strictObject({
 });
 export type CallbackInput = z.infer<typeof CallbackInput>;
 
+/** The book refresh that started a connection, told its end (src/workflows/connection-book-end.ts). */
+export const BookLink = z.strictObject({
+  refreshWorkflowId: z.string().trim().min(1, { message: 'must not be empty' }).max(1000, { message: 'must be at most 1000 characters' }),
+});
+export type BookLink = z.infer<typeof BookLink>;
+
 export const ConnectionInput = z
   .strictObject({
     /** Tenant path segment at the service (the lender's customer id). */
@@ -90,8 +96,14 @@ export const ConnectionInput = z
     unattended: z.boolean().default(false),
     /** Post the outcome here when the connection ends (absent: no callback). */
     callback: CallbackInput.optional(),
+    /** Set by a book refresh on the connections it starts: the refresh to tell how this one ended. */
+    book: BookLink.optional(),
   })
   .superRefine((input, ctx) => {
+    // A connection tells only a refresh of its own tenant's book (ids: src/contract/book-definitions.ts).
+    if (input.book && !input.book.refreshWorkflowId.startsWith(`book-${input.customerId}:`)) {
+      ctx.addIssue({ code: 'custom', path: ['book', 'refreshWorkflowId'], message: `must be a book refresh of the same tenant (book-${input.customerId}:<cadence>-<night>)` });
+    }
     if (input.unattended && input.session.kind === 'live') {
       ctx.addIssue({ code: 'custom', path: ['unattended'], message: 'needs a cached or refresh session (a live session needs the end user\'s credentials)' });
     }

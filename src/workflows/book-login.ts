@@ -1,10 +1,10 @@
 /**
- * One login's refresh within a book's night: starts the login's connection as its child and answers
- * only how it ended. The book's refresh starts these rather than the connections themselves, because
- * a parent's history records each child's result: a connection's result (accounts, transactions) in
- * the refresh's history, 500 of them a page, would bring the refresh near Temporal's history limits.
- * Here each history holds one result, and the refresh's holds a few bytes per login.
- * Deterministic code only.
+ * One login's refresh within a book's night, as refreshes begun before 2026-11-29 started it: the
+ * login's connection as its child, answering only how it ended (a parent's history records each
+ * child's result). Refreshes now start the connection itself, which signals its end
+ * (connection-book-end.ts): one workflow per login. This stays registered, unchanged, until no
+ * refresh begun before then is open (a Pinned run of the old build may still start one), then goes
+ * (docs/operations.md). Deterministic code only.
  */
 import {
   ApplicationFailure,

@@ -3,8 +3,9 @@
  * worker exports them beside the rest, skipped during replay). The one exception to "no metrics from
  * workflow code": a refresh is one workflow per tenant and cadence, not one per connection, and the
  * window lives nowhere else.
- * - `aggregation_book_window{customer_id,cadence}`: children the window allows in flight;
- * - `aggregation_book_in_flight{customer_id,cadence}`: children in flight;
+ * - `aggregation_book_window{customer_id,cadence}`: connections the window allows in flight (0 once
+ *   the refresh has ended: a gauge left at its last value reads as a refresh still holding room);
+ * - `aggregation_book_in_flight{customer_id,cadence}`: connections in flight;
  * - `aggregation_book_outcomes{customer_id,cadence,outcome}`: logins done, by outcome.
  */
 import { metricMeter } from '@temporalio/workflow';
@@ -12,6 +13,8 @@ import type { BookOutcomeKind } from '../contract/book-definitions.js';
 
 export interface BookMetrics {
   window(size: number, inFlight: number): void;
+  /** The refresh ended: it holds no room and has nothing in flight. */
+  ended(): void;
   outcome(kind: BookOutcomeKind): void;
 }
 
@@ -24,6 +27,10 @@ export function bookMetrics(customerId: string, cadence: string): BookMetrics {
     window(size, inFlight) {
       windowGauge.set(size, tags);
       inFlightGauge.set(inFlight, tags);
+    },
+    ended() {
+      windowGauge.set(0, tags);
+      inFlightGauge.set(0, tags);
     },
     outcome(kind) {
       outcomes.add(1, { ...tags, outcome: kind });

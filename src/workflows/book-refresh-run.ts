@@ -5,18 +5,20 @@
  *
  * Two rules keep replay exact, and this class is where they hold:
  * - **Time is read from one clock** (`SteadyClock`): after a local activity it keeps the time from
- *   before it, and each entry point from history (an update, a child's start or end, a timer) wakes
- *   it first, so a reading is the same in a run and on replay.
- * - **No local activity runs from a child's completion:** whether one is still in flight is not the
+ *   before it, and each entry point from history (an update, a connection's end signal, a timer)
+ *   wakes it first, so a reading is the same in a run and on replay.
+ * - **No local activity runs from a connection's end:** whether one is still in flight is not the
  *   same on replay (its result is in history at once), so nothing may hang on it. The refresh's own
- *   sequence (waiting for room, draining) makes every local-activity call; a child that ended
- *   `Terminated` waits there to be told forgotten from failed.
+ *   sequence (waiting for room, draining) makes every local-activity call; a connection found
+ *   terminated waits there to be told forgotten from failed.
+ *
+ * The connections are not children (one workflow per login, its result out of this history): each
+ * signals its end (`bookLoginEnded`), and those that close without a word are found by asking
+ * Temporal (`checkSilent`).
  */
 import {
   CancellationScope,
-  ChildWorkflowFailure,
   ParentClosePolicy,
-  WorkflowIdReusePolicy,
   allHandlersFinished,
   condition,
   getExternalWorkflowHandle,
@@ -24,6 +26,7 @@ import {
   log,
   proxyLocalActivities,
   setCurrentDetails,
+  sleep,
   startChild,
   upsertMemo,
   workflowInfo,
@@ -31,16 +34,16 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BookActivities, BookPageEntry } from '../activities/book-activities.js';
+import type { BookStartActivities } from '../activities/book-start-activities.js';
 import {
-  BOOK_LOGIN_WORKFLOW_TYPE,
   BOOK_REFRESH_MEMO,
   WINDOW_LIMITS,
   bookConnectionWorkflowId,
   bookEntryWorkflowId,
-  bookLoginWorkflowId,
   bookReportPageId,
   flagEntrySignal,
   type BookCounts,
+  type BookLoginEnded,
   type BookOutcome,
   type BookProgress,
   type BookRefreshCarry,
@@ -49,9 +52,8 @@ import {
   type BookReport,
   type PublishedWindow,
 } from '../contract/book-definitions.js';
-import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
+import { CustomerIdKey } from '../contract/search-attributes.js';
 import { EMPTY_COUNTS, countOutcome } from './book-counts.js';
-import { failureTypeOf, type bookLoginWorkflow } from './book-login.js';
 import { bookMetrics } from './book-metrics.js';
 import type { bookReportPageWorkflow } from './book-report-page.js';
 import { nightOf, type BookRefreshSettings } from './book-refresh-input.js';
@@ -64,11 +66,32 @@ const book = proxyLocalActivities<BookActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
+/**
+ * Starts of the page's connections and reads of how silent ones stand: calls to Temporal, never to
+ * the service. A start is retried until it lands (safe: src/activities/book-start-activities.ts).
+ */
+const starts = proxyLocalActivities<BookStartActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/** Logins done the estimated end's rate is read over, and how many it needs first. */
+const RATE_OVER = 64;
+const RATE_AFTER = 8;
+
 /** Logins whose enrolment is checked in one visibility query. */
 const ENROLMENT_CHECK_CHUNK = 50;
 
 type RefreshEntry = Extract<BookPageEntry, { kind: 'refresh' }>;
 type OutcomeBase = Pick<BookOutcome, 'loginId' | 'workflowId' | 'durationMs'>;
+
+/** Why a connection's end signal is not one (anyone who holds the tenant's key can signal); undefined when it is. */
+function endProblem(end: BookLoginEnded | undefined): string | undefined {
+  if (typeof end !== 'object' || end === null || typeof end.workflowId !== 'string') return 'no workflowId';
+  if (end.ended === 'completed') return end.pollWaitMs === undefined || (Number.isFinite(end.pollWaitMs) && end.pollWaitMs >= 0) ? undefined : 'pollWaitMs is not a duration';
+  if (end.ended === 'failed') return typeof end.failureType === 'string' && end.failureType.length <= 100 ? undefined : 'failureType is not a failure type';
+  return `ended is ${JSON.stringify((end as { ended?: unknown }).ended)}`;
+}
 
 /** How a run ends: its report, or the next page's run to continue as. */
 export type BookRefreshEnd = { readonly report: BookReport } | { readonly next: BookRefreshCarry };
@@ -92,16 +115,21 @@ export class BookRefreshRun {
   private total: number | undefined;
   private cancelled: string | undefined;
   private status: BookRefreshStatus;
-  private readonly inFlight = new Map<string, { readonly loginId: string; readonly askedAt: number }>();
+  /** Connections started and not yet heard from; `closedSeenAt`: Temporal showed it closed, its word not yet here. */
+  private readonly inFlight = new Map<string, { readonly loginId: string; readonly askedAt: number; closedSeenAt?: number }>();
   private readonly outcomes: BookOutcome[] = [];
+  /** When the last RATE_OVER logins were done, in ms of time not paused. */
+  private recentDone: number[];
   /** Children that ended `Terminated`: forgotten (left the book) or failed, told from the refresh's own sequence. */
   private readonly terminated: OutcomeBase[] = [];
-  /** Children in their own scope: cancelling the refresh cancels them (ParentClosePolicy would too, but only once the parent closes). */
-  private readonly children = new CancellationScope();
   private published: PublishedWindow | undefined;
   private publishedAt = Number.NEGATIVE_INFINITY;
   private lastThrottleCheck = Number.NEGATIVE_INFINITY;
   private lastFleetCheck = Number.NEGATIVE_INFINITY;
+  private lastSilentCheck = Number.NEGATIVE_INFINITY;
+  /** The watch timer is running; it fired and the watch has not looked yet. */
+  private watching = false;
+  private watchDue = false;
   /** The page's logins that can start, and how far the run got (a cancellation reports the rest). */
   private refreshes: RefreshEntry[] = [];
   private index = 0;
@@ -127,6 +155,13 @@ export class BookRefreshRun {
     this.pausedSince = this.paused ? this.clock.now() : undefined;
     this.total = carried?.total;
     this.status = this.paused ? 'paused' : 'running';
+    this.recentDone = [...(carried?.recentDone ?? [])];
+  }
+
+  /** Time not paused, in ms since the epoch less every pause so far (a clock that stops while paused). */
+  private activeNow(): number {
+    const now = this.clock.now();
+    return now - this.pausedMs - (this.pausedSince === undefined ? 0 : now - this.pausedSince);
   }
 
   // ---- What operators see and do (the query and the updates) ----
@@ -134,9 +169,8 @@ export class BookRefreshRun {
   progress(): BookProgress {
     const now = this.clock.now();
     const { counts, total, status } = this;
-    const elapsed = now - Date.parse(this.startedAt) - this.pausedMs - (this.pausedSince === undefined ? 0 : now - this.pausedSince);
     const left = total === undefined ? undefined : Math.max(0, total - counts.done);
-    const estimatedEnd = left !== undefined && counts.done > 0 && elapsed > 0 && status !== 'completed' && status !== 'cancelled' ? new Date(now + (left * elapsed) / counts.done).toISOString() : undefined;
+    const estimatedEnd = left !== undefined && status !== 'completed' && status !== 'cancelled' ? this.estimateEnd(now, left) : undefined;
     return {
       customerId: this.settings.customerId,
       cadence: this.settings.cadence,
@@ -155,6 +189,20 @@ export class BookRefreshRun {
       estimatedEnd,
       updatedAt: new Date(now).toISOString(),
     };
+  }
+
+  /**
+   * Now plus what is left at the recent rate (logins done a ms of time not paused, over the last
+   * RATE_OVER): the rate since the start would count the window's first minutes, when it is still
+   * growing, against the whole night. While paused: as if resumed now.
+   */
+  private estimateEnd(now: number, left: number): string | undefined {
+    const done = this.recentDone;
+    if (done.length < RATE_AFTER) return undefined;
+    const since = done[0] as number;
+    const span = Math.max(this.activeNow(), done[done.length - 1] as number) - since;
+    if (span <= 0) return undefined;
+    return new Date(now + (left * span) / (done.length - 1)).toISOString();
   }
 
   /** Why an update that needs a live refresh is refused now; undefined when it may go ahead. */
@@ -192,7 +240,7 @@ export class BookRefreshRun {
     this.clock.woke();
     this.cancelled ??= String(reason ?? 'cancelled by an operator').slice(0, 300);
     this.status = 'cancelling';
-    this.children.cancel();
+    this.cancelInFlight();
     this.publishState();
     return this.progress();
   }
@@ -249,11 +297,12 @@ export class BookRefreshRun {
       return { report: await this.finishReport(skippedAtStart) };
     } catch (error) {
       if (!isCancellation(error)) throw error;
-      // Cancelled as a workflow (Web UI, `temporal workflow cancel`): the children were cancelled with
-      // it; let them end, keep the page's outcomes and the report, as the cancel update does.
+      // Cancelled as a workflow (Web UI, `temporal workflow cancel`): cancel the connections in flight,
+      // let them end, keep the page's outcomes and the report, as the cancel update does.
       this.cancelled ??= 'the refresh workflow was cancelled';
       this.status = 'cancelling';
       return await CancellationScope.nonCancellable(async () => {
+        this.cancelInFlight();
         this.reportNotStarted();
         await this.drain();
         await this.writeReportPage();
@@ -262,25 +311,39 @@ export class BookRefreshRun {
     }
   }
 
-  /** Starts each of the page's logins still enrolled as the window makes room, until the page is done or the refresh cancelled. */
+  /**
+   * Starts the page's logins still enrolled as the window makes room (each opening's room in one
+   * batch), until the page is done or the refresh cancelled.
+   */
   private async startPage(): Promise<void> {
+    const { customerId } = this.settings;
     const enrolled = new Set<string>();
     let checkedUpTo = 0;
-    for (; this.index < this.refreshes.length; this.index += 1) {
+    while (this.index < this.refreshes.length) {
       await this.waitForRoom();
       if (this.cancelled) break;
-      if (this.index >= checkedUpTo) {
-        // A login forgotten since the page was read is skipped: checked in chunks, just before they start.
-        const chunk = this.refreshes.slice(this.index, this.index + Math.min(ENROLMENT_CHECK_CHUNK, Math.max(this.window.size, 1)));
-        for (const loginId of await this.clock.local(() => book.stillEnrolled({ customerId: this.settings.customerId, loginIds: chunk.map((entry) => entry.loginId) }))) enrolled.add(loginId);
-        checkedUpTo = this.index + chunk.length;
+      const batch: { readonly entry: RefreshEntry; readonly workflowId: string }[] = [];
+      const room = Math.max(1, this.window.size - this.inFlight.size);
+      while (batch.length < room && this.index < this.refreshes.length && !this.cancelled) {
+        if (this.index >= checkedUpTo) {
+          // A login forgotten since the page was read is skipped: checked in chunks, just before they start.
+          const chunk = this.refreshes.slice(this.index, this.index + Math.min(ENROLMENT_CHECK_CHUNK, Math.max(this.window.size, 1)));
+          for (const loginId of await this.clock.local(() => book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) }))) enrolled.add(loginId);
+          checkedUpTo = this.index + chunk.length;
+        }
+        const entry = this.refreshes[this.index] as RefreshEntry;
+        this.index += 1;
+        const workflowId = bookConnectionWorkflowId(customerId, entry.loginId, this.night);
+        if (!enrolled.has(entry.loginId)) this.record({ loginId: entry.loginId, outcome: 'forgotten', problem: 'left the book after its page was read' });
+        // Listed twice on the page: one connection a night (a login listed on two pages is told by Temporal, at its start).
+        else if (this.inFlight.has(workflowId) || batch.some((taken) => taken.workflowId === workflowId)) this.record({ loginId: entry.loginId, workflowId, outcome: 'duplicate' });
+        else batch.push({ entry, workflowId });
       }
-      const entry = this.refreshes[this.index] as RefreshEntry;
-      if (!enrolled.has(entry.loginId)) {
-        this.record({ loginId: entry.loginId, outcome: 'forgotten', problem: 'left the book after its page was read' });
-        continue;
+      if (this.cancelled) {
+        for (const { entry } of batch) this.record({ loginId: entry.loginId, outcome: 'cancelled', problem: `not started: ${this.cancelled}` });
+        break;
       }
-      this.launch(entry);
+      if (batch.length > 0) await this.launch(batch);
     }
     this.reportNotStarted();
   }
@@ -291,59 +354,64 @@ export class BookRefreshRun {
     this.index = this.refreshes.length;
   }
 
-  private launch(entry: RefreshEntry): void {
+  /**
+   * Starts a batch of connections, each told to report its end to this refresh (its `book` input):
+   * they are not children, so their results never enter this history. In flight from before the
+   * start, so an end that arrives while the start's result is still on its way is not missed.
+   */
+  private async launch(batch: readonly { readonly entry: RefreshEntry; readonly workflowId: string }[]): Promise<void> {
     const { customerId, cadence } = this.settings;
     const { night, info } = this;
-    const workflowId = bookConnectionWorkflowId(customerId, entry.loginId, night);
     const askedAt = this.clock.now();
-    this.inFlight.set(workflowId, { loginId: entry.loginId, askedAt });
-    this.started += 1;
-    const ended = () => {
-      this.clock.woke();
-      return { loginId: entry.loginId, workflowId, durationMs: this.clock.now() - askedAt };
-    };
-    void this.children
-      .run(async () => {
-        // Through the login's own workflow, which answers only how the connection ended (book-login.ts).
-        const login = await startChild<typeof bookLoginWorkflow>(BOOK_LOGIN_WORKFLOW_TYPE, {
-          workflowId: bookLoginWorkflowId(customerId, entry.loginId, night),
-          args: [{ connectionWorkflowId: workflowId, input: entry.input, summary: `Book refresh (${cadence}) of login ${entry.loginId}, night ${night}` }],
-          // Ends with the refresh only if the refresh is terminated; a refresh that continues as new has drained first.
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-          // One per login and night, even if the login shows up twice.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          typedSearchAttributes: [
-            { key: CustomerIdKey, value: customerId },
-            { key: LoginIdKey, value: entry.loginId },
-          ],
-          // The refresh's own priority (the scheduled class, the tenant's fairness key and weight).
-          ...(info.priority ? { priority: info.priority } : {}),
-          staticSummary: `Login ${entry.loginId} in the ${cadence} refresh of ${customerId}, night ${night}`,
-        });
-        this.clock.woke();
-        this.window.observeStart(this.clock.now() - askedAt);
-        return login.result();
-      })
-      .then(
-        async (end) => {
-          const base = ended();
-          if (end.ended === 'completed') this.finish(base, { ...base, outcome: 'refreshed' }, end.pollWaitMs);
-          else if (end.ended === 'duplicate') this.finish(base, { ...base, outcome: 'duplicate' });
-          else await this.finishFailed(base, end.failureType);
-        },
-        (error: unknown) => {
-          const base = ended();
-          // The login's workflow itself: its id taken this night, cancelled with the refresh, or ended by hand.
-          if (error instanceof WorkflowExecutionAlreadyStartedError) this.finish(base, { ...base, outcome: 'duplicate' });
-          else if (isCancellation(error) || (error instanceof ChildWorkflowFailure && isCancellation(error.cause))) this.finish(base, { ...base, outcome: 'cancelled' });
-          else this.finish(base, { ...base, outcome: 'failed', failureType: error instanceof ChildWorkflowFailure ? failureTypeOf(error) : 'Unknown' });
-        },
-      )
-      .catch((error: unknown) => {
-        // Only a bug lands here (every outcome is caught above): keep the window moving, and say so.
-        log.error('book refresh: a child outcome could not be recorded', { workflowId, error: error instanceof Error ? error.message : String(error) });
-        if (this.inFlight.delete(workflowId)) this.record({ loginId: entry.loginId, outcome: 'failed', workflowId, failureType: 'Unknown' });
+    const requests = batch.map(({ entry, workflowId }) => {
+      this.inFlight.set(workflowId, { loginId: entry.loginId, askedAt });
+      this.started += 1;
+      return {
+        workflowId,
+        loginId: entry.loginId,
+        input: { ...entry.input, book: { refreshWorkflowId: info.workflowId } },
+        launch: `${info.runId}:${this.started}`,
+        summary: `Login ${entry.loginId} in the ${cadence} refresh of ${customerId}, night ${night}`,
+      };
+    });
+    this.publishState();
+    // Never cut short: a start that went through is a connection in flight, cancelled below if need be.
+    const results = await CancellationScope.nonCancellable(() => this.clock.local(() => starts.startBookConnections({ customerId, starts: requests, priority: info.priority })));
+    for (const result of results) {
+      if (result.outcome === 'started') {
+        this.window.observeStart(result.startMs);
+        continue;
+      }
+      const child = this.inFlight.get(result.workflowId);
+      if (child && this.inFlight.delete(result.workflowId)) this.record({ loginId: child.loginId, workflowId: result.workflowId, outcome: 'duplicate' });
+    }
+    if (this.cancelled) this.cancelInFlight();
+  }
+
+  /** A connection told its end (`bookLoginEndedSignal`); one not in flight (told twice, or forged) is ignored. */
+  loginEnded(end: BookLoginEnded | undefined): void {
+    this.clock.woke();
+    const problem = endProblem(end);
+    const child = problem === undefined ? this.inFlight.get(end!.workflowId) : undefined;
+    if (problem !== undefined || child === undefined) {
+      log.warn('book refresh: an end for no connection in flight, ignored', { problem: problem ?? 'not in flight', workflowId: String(end?.workflowId).slice(0, 200) });
+      return;
+    }
+    const base: OutcomeBase = { loginId: child.loginId, workflowId: end!.workflowId, durationMs: this.clock.now() - child.askedAt };
+    if (end!.ended === 'completed') this.finish(base, { ...base, outcome: 'refreshed' }, end!.pollWaitMs);
+    else {
+      this.finishFailed(base, end!.failureType).catch((error: unknown) => {
+        // Only a bug lands here: keep the window moving, and say so.
+        log.error('book refresh: a connection outcome could not be recorded', { workflowId: base.workflowId, error: error instanceof Error ? error.message : String(error) });
       });
+    }
+  }
+
+  /** Asks each connection in flight to cancel (asked again, it is harmless; one that has closed says so, and is let be). */
+  private cancelInFlight(): void {
+    for (const workflowId of this.inFlight.keys()) {
+      void CancellationScope.nonCancellable(() => getExternalWorkflowHandle(workflowId).cancel()).catch(() => undefined);
+    }
   }
 
   /**
@@ -360,14 +428,9 @@ export class BookRefreshRun {
     if (outcome) this.record(outcome);
   }
 
-  /** A connection that did not complete: needing its end user (its entry flagged), cancelled, terminated (told later) or failed. */
+  /** A connection that did not complete: needing its end user (its entry flagged), cancelled or failed. */
   private async finishFailed(base: OutcomeBase, failureType: string): Promise<void> {
     if (failureType === 'Cancelled') return this.finish(base, { ...base, outcome: 'cancelled' });
-    if (failureType === 'Terminated') {
-      // A forget terminates the login's running connections; whether this one was is read from the book, later.
-      this.terminated.push(base);
-      return this.finish(base, undefined);
-    }
     if (failureType === 'EndUserActionRequired') {
       // Left out of later nights until the pipeline enrols it again (after its end user signed in).
       await getExternalWorkflowHandle(bookEntryWorkflowId(this.settings.customerId, base.loginId))
@@ -404,25 +467,79 @@ export class BookRefreshRun {
   }
 
   /**
-   * Waits for `ready`; while children are in flight and nothing moves for longer than a child
-   * takes, looks at their ages (a stuck service shrinks the window before they end) and at a throttle.
+   * Waits for `ready`; while connections are in flight, every best connection's time or so looks at
+   * their ages (a stuck service shrinks the window before they end) and at a throttle, and every
+   * `silentCheckMs` asks Temporal about those silent for long (one ended without a word never sends one).
    */
   private async waitWatching(ready: () => boolean): Promise<void> {
     for (;;) {
-      const checkMs = this.paused || this.inFlight.size === 0 ? undefined : this.window.stallCheckMs;
-      if (checkMs === undefined) {
-        await condition(() => ready() || (!this.paused && this.inFlight.size > 0 && this.window.stallCheckMs !== undefined));
+      if (this.inFlight.size === 0) {
+        await condition(() => ready() || this.inFlight.size > 0);
         if (ready()) return;
         continue;
       }
-      if (await condition(ready, checkMs)) return;
-      // The timer fired: its task's time.
-      this.clock.woke();
+      const stallMs = this.paused ? undefined : this.window.stallCheckMs;
+      this.armWatch(Math.min(stallMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs));
+      await condition(() => ready() || this.watchDue);
+      if (ready()) return;
+      this.watchDue = false;
       // A throttle first: children waiting out its Retry-After are not stuck.
       await this.lookAround();
       const now = this.clock.now();
-      this.window.observeInFlight([...this.inFlight.values()].map((child) => now - child.askedAt), now);
+      if (stallMs !== undefined) this.window.observeInFlight([...this.inFlight.values()].map((child) => now - child.askedAt), now);
+      await this.checkSilent(now);
       this.publishState();
+    }
+  }
+
+  /**
+   * One watch timer at a time, left running across waits: a timer per wait (started, then cancelled
+   * when a connection ends first) would cost the refresh two events and two commands a login.
+   */
+  private armWatch(ms: number): void {
+    if (this.watching) return;
+    this.watching = true;
+    sleep(ms).then(
+      () => {
+        // The timer fired: its task's time.
+        this.clock.woke();
+        this.watching = false;
+        this.watchDue = true;
+      },
+      () => {
+        // Cancelled with the refresh: the run's own sequence ends it.
+        this.watching = false;
+      },
+    );
+  }
+
+  /**
+   * Connections in flight for longer than `silentCheckMs`, read from Temporal (at most every
+   * `silentCheckMs`, 50 at a time): one a forget or an operator terminated is told forgotten or failed
+   * from the book (settleTerminated), one timed out failed. One closed otherwise sent its end before it
+   * closed, so it is in this history already; if it still is not here at the next check (it failed
+   * before it knew its refresh), it is counted failed.
+   */
+  private async checkSilent(now: number): Promise<void> {
+    const { silentCheckMs } = this.settings.control;
+    if (now - this.lastSilentCheck < silentCheckMs) return;
+    this.lastSilentCheck = now;
+    const silent = [...this.inFlight].filter(([, child]) => now - child.askedAt >= silentCheckMs).map(([workflowId]) => workflowId).slice(0, ENROLMENT_CHECK_CHUNK);
+    if (silent.length === 0) return;
+    for (const { workflowId, status } of await this.clock.local(() => starts.connectionsClosed({ workflowIds: silent }))) {
+      const child = this.inFlight.get(workflowId);
+      if (child === undefined || status === 'RUNNING') continue;
+      const base: OutcomeBase = { loginId: child.loginId, workflowId, durationMs: now - child.askedAt };
+      if (status === 'TERMINATED') {
+        // A forget terminates the login's running connections; whether this one was is read from the book.
+        this.terminated.push(base);
+        this.finish(base, undefined);
+      } else if (status === 'TIMED_OUT') this.finish(base, { ...base, outcome: 'failed', failureType: 'TimedOut' });
+      else if (child.closedSeenAt === undefined && status !== 'NOT_FOUND') child.closedSeenAt = now;
+      else {
+        log.warn('book refresh: a connection closed without telling its end', { workflowId, status });
+        this.finish(base, { ...base, outcome: 'failed', failureType: 'Unknown' });
+      }
     }
   }
 
@@ -449,6 +566,8 @@ export class BookRefreshRun {
 
   private record(outcome: BookOutcome): void {
     this.outcomes.push(outcome);
+    this.recentDone.push(this.activeNow());
+    if (this.recentDone.length > RATE_OVER) this.recentDone.splice(0, this.recentDone.length - RATE_OVER);
     this.counts = countOutcome(this.counts, outcome);
     this.metrics.outcome(outcome.outcome);
     this.publishState();
@@ -522,6 +641,7 @@ export class BookRefreshRun {
       window: this.window.carried,
       pages: this.pages,
       skippedAtStart,
+      recentDone: this.recentDone,
     };
   }
 
@@ -532,6 +652,7 @@ export class BookRefreshRun {
     this.pausedSince = undefined;
     this.status = this.cancelled ? 'cancelled' : 'completed';
     this.publishState();
+    this.metrics.ended();
     const { inFlight: _inFlight, estimatedEnd: _estimatedEnd, updatedAt: _updatedAt, ...summary } = this.progress();
     log.info('book refresh ended', { customerId, cadence, night: this.night, status: this.status, done: this.counts.done, refreshed: this.counts.refreshed, failed: this.counts.failed });
     await condition(allHandlersFinished);

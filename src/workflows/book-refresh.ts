@@ -19,6 +19,7 @@ import { makeContinueAsNewFunc, proxyLocalActivities, setHandler, setWorkflowOpt
 import type { CallbackActivities } from '../activities/callback-activities.js';
 import { webhookIdOf } from '../contract/callback-definitions.js';
 import {
+  bookLoginEndedSignal,
   bookProgressQuery,
   cancelBookUpdate,
   pauseBookUpdate,
@@ -44,6 +45,7 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
     if (refusal) throw new Error(refusal);
   };
   setHandler(bookProgressQuery, () => refresh.progress());
+  setHandler(bookLoginEndedSignal, (end) => refresh.loginEnded(end));
   setHandler(pauseBookUpdate, (request) => refresh.pause(request?.reason), {
     validator: (_request) => refuse('pause'),
     description: 'Start no more connections until resumed; those in flight finish.',

@@ -22,7 +22,7 @@ import {
   type BookProgress,
   type BookReport,
 } from '../../src/client/index.js';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginWorkflowId, type BookRefreshInput } from '../../src/contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginEndedSignal, type BookLoginEnded, type BookRefreshInput } from '../../src/contract/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { Worker } from '@temporalio/worker';
@@ -184,30 +184,33 @@ void describe('a book of saved logins', () => {
     assert.equal(outcomes.find((outcome) => outcome.loginId === needsEndUser)?.outcome, 'needs-end-user');
     assert.match(outcomes.find((outcome) => outcome.loginId === malformed)?.problem ?? '', /products/);
 
-    // One run per page; no child of a page outlived its run (drained before continue-as-new), and each login has one connection that night.
+    // One run per page; no connection of a page outlived its run (drained before continue-as-new), and each login has one connection that night.
     const runs = await runsOf(refreshWorkflowId);
     assert.equal(runs.length, 3, `runs: ${runs.map((r) => r.status.name).join(', ')}`);
     assert.deepEqual(runs.slice(0, 2).map((r) => r.status.name), ['CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
+    const histories = await Promise.all(runs.map((r) => stack.client.workflow.getHandle(refreshWorkflowId, r.runId).fetchHistory()));
+    const shapes = await Promise.all(histories.map((history) => refreshHistoryShape(history)));
     for (const loginId of [...refreshed, needsEndUser]) {
       const childId = bookConnectionWorkflowId(stack.customerId, loginId, report.night);
       const childRuns = await runsOf(childId);
       assert.equal(childRuns.length, 1, `one connection for ${loginId} this night`);
       const child = childRuns[0]!;
-      // The connection's parent is the login's workflow (it keeps the connection's result out of the refresh's history), whose parent is a run of the refresh.
-      const loginRuns = await runsOf(bookLoginWorkflowId(stack.customerId, loginId, report.night));
-      assert.equal(loginRuns.length, 1);
-      assert.equal(child.parentExecution?.workflowId, loginRuns[0]?.workflowId);
-      const parentRun = runs.find((r) => r.runId === loginRuns[0]?.parentExecution?.runId);
-      assert.ok(parentRun, `${childId} started by a run of the refresh`);
-      const next = runs[runs.indexOf(parentRun) + 1];
+      // One workflow per login: the connection itself, started by a run of the refresh (not its child: its result stays out of the refresh's history).
+      assert.equal(child.parentExecution, undefined, `${childId} has no parent`);
+      const startedBy = shapes.findIndex((shape) => shape.starts.some((start) => start.workflowId === childId));
+      assert.ok(startedBy >= 0, `${childId} started by a run of the refresh`);
+      assert.equal(shapes[startedBy]?.loginEnds.filter(({ end }) => end.workflowId === childId).length, 1, `${childId} told that run its end once`);
+      const next = runs[startedBy + 1];
       if (next) assert.ok((child.closeTime?.getTime() ?? Infinity) <= next.startTime.getTime(), `${childId} ended before the next page's run began`);
     }
-    // A refresh's history holds a few bytes per login, never a connection's result (accounts, transactions).
-    for (const r of runs) {
-      const events = (await stack.client.workflow.getHandle(refreshWorkflowId, r.runId).fetchHistory()).events ?? [];
-      for (const event of events.filter((e) => e.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)) {
-        const bytes = (event.childWorkflowExecutionCompletedEventAttributes?.result?.payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
-        assert.ok(bytes < 1024, `a child's result in the refresh's history is ${bytes} B`);
+    // A refresh's history holds a few bytes per login, never a connection's result (accounts, transactions); no connection is its child.
+    for (const history of histories) {
+      const events = history.events ?? [];
+      const childTypes = events.map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name).filter((name) => name !== undefined && name !== null);
+      assert.deepEqual([...new Set(childTypes)], ['bookReportPageWorkflow'], 'its only child is its report page');
+      for (const event of events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)) {
+        const bytes = (event.workflowExecutionSignaledEventAttributes?.input?.payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
+        assert.ok(bytes < 1024, `a connection's end in the refresh's history is ${bytes} B`);
       }
     }
 
@@ -227,6 +230,10 @@ void describe('a book of saved logins', () => {
     await enrolLogins(cadence, 6, { pendingPolls: 2, pollIntervalMs: 300 });
     const { refreshWorkflowId } = await run(cadence, { window: { floor: 1, ceiling: 4, start: 1 } });
     await progressUntil(refreshWorkflowId, (progress) => progress.started >= 1, 'a first connection');
+    // Forged ends (sealed with the tenant's key, as a pipeline could): one for a connection never started, one of no known shape. Both dropped.
+    const refresh = stack.client.workflow.getHandle(refreshWorkflowId);
+    await refresh.signal(bookLoginEndedSignal, { workflowId: bookConnectionWorkflowId(stack.customerId, randomUUID(), 'forged'), ended: 'completed', pollWaitMs: 0 });
+    await refresh.signal(bookLoginEndedSignal, { workflowId: 42, ended: 'exploded' } as unknown as BookLoginEnded);
 
     const pinned = await client.books.resize(refreshWorkflowId, { size: 2 });
     assert.equal(pinned.window.pinned, 2);
@@ -242,27 +249,34 @@ void describe('a book of saved logins', () => {
 
     const report = await reportOf(refreshWorkflowId);
     assert.equal(report.counts.refreshed, 6);
+    assert.deepEqual([report.counts.done, report.counts.failed, report.started], [6, 0, 6], 'the forged ends counted nothing');
     assert.ok(report.pausedMs > 0, 'paused time is counted');
     await assert.rejects(client.books.pause(refreshWorkflowId), (error: unknown) => error instanceof BookRefreshRefusedError && /has ended \(COMPLETED\)/.test(error.message), 'an ended refresh refuses a pause');
 
     // In history: no connection started between the pause and the resume, and never more than 2 in flight once pinned.
     const history = await stack.client.workflow.getHandle(refreshWorkflowId).fetchHistory();
     const events = history.events ?? [];
+    const shape = await refreshHistoryShape(history);
     const accepted = events.filter((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     const nameOf = (event: (typeof events)[number]) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
     const pauseAt = events.indexOf(accepted.find((event) => nameOf(event) === 'pauseBook')!);
     const resumeAt = events.indexOf(accepted.find((event) => nameOf(event) === 'resumeBook')!);
     assert.ok(pauseAt > 0 && resumeAt > pauseAt, 'pause then resume in the same run');
-    const startsWhilePaused = events.slice(pauseAt, resumeAt).filter((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
+    const startsWhilePaused = shape.starts.filter(({ eventIndex }) => eventIndex > pauseAt && eventIndex < resumeAt);
     assert.equal(startsWhilePaused.length, 0, 'no connection started while paused');
+    assert.equal(shape.starts.length, 6, 'six connections started');
     let inFlight = 0;
     let most = 0;
     const pinAt = events.indexOf(accepted.find((event) => nameOf(event) === 'resizeBook')!);
-    events.forEach((event, index) => {
-      if (event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED && event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'bookLoginWorkflow') inFlight += 1;
-      if (event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED || event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED) inFlight -= 1;
-      if (index > pinAt + 1) most = Math.max(most, inFlight);
-    });
+    // The forged ends are in history too (dropped by the refresh): only ends of connections it started count.
+    const startedIds = new Set(shape.starts.map(({ workflowId }) => workflowId));
+    const ends = shape.loginEnds.filter(({ end }) => startedIds.has(end.workflowId));
+    assert.equal(shape.loginEnds.length - ends.length, 2, 'both forged ends reached the refresh');
+    const moves = [...shape.starts.map(({ eventIndex }) => ({ eventIndex, by: 1 })), ...ends.map(({ eventIndex }) => ({ eventIndex, by: -1 }))].sort((a, b) => a.eventIndex - b.eventIndex || a.by - b.by);
+    for (const { eventIndex, by } of moves) {
+      inFlight += by;
+      if (eventIndex > pinAt + 1) most = Math.max(most, inFlight);
+    }
     assert.ok(most >= 1 && most <= 2, `at most 2 in flight once pinned, saw ${most}`);
   });
 
@@ -277,7 +291,8 @@ void describe('a book of saved logins', () => {
       await client.books.enrol({ customerId: stack.customerId, loginId, cadence, products: { accountsDetail: {} }, timing: { pollIntervalMs: 250 } });
     }
     await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 4, { describe: '4 logins enrolled' });
-    const { refreshWorkflowId } = await run(cadence, { pageSize: 3, window: { floor: 1, ceiling: 3, start: 2 } });
+    // Silent connections read every second (30 s by default): the terminated one is found while the slow one is still out.
+    const { refreshWorkflowId } = await run(cadence, { pageSize: 3, window: { floor: 1, ceiling: 3, start: 2 }, control: { silentCheckMs: 1_000 } });
     await progressUntil(refreshWorkflowId, (progress) => progress.inFlight === 2, 'two connections in flight');
     assert.equal((await client.books.pause(refreshWorkflowId, 'the replay rehearsal pauses')).status, 'paused');
     assert.equal((await client.books.resize(refreshWorkflowId, { size: 3 })).window.pinned, 3);
@@ -304,7 +319,7 @@ void describe('a book of saved logins', () => {
     const [first, second] = await Promise.all(runs.map((info) => stack.client.workflow.getHandle(refreshWorkflowId, info.runId).fetchHistory()));
     const firstShape = await refreshHistoryShape(first!);
     assert.deepEqual(firstShape.updates, ['pauseBook', 'resizeBook', 'resumeBook']);
-    assert.ok(firstShape.childEnds.some(({ end, othersInFlight }) => end.ended === 'failed' && end.failureType === 'Terminated' && othersInFlight >= 1), JSON.stringify(firstShape.childEnds));
+    assert.ok(firstShape.silentChecks.some(({ statuses, othersInFlight }) => statuses.some(({ status }) => status === 'TERMINATED') && othersInFlight >= 1), JSON.stringify(firstShape.silentChecks));
     assert.ok(firstShape.continuedAsNew, 'page 1 continued as new');
     assert.ok((await refreshHistoryShape(second!)).completed, 'page 2 completed');
 

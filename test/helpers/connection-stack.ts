@@ -7,6 +7,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
 import { createBookActivities } from '../../src/activities/book-activities.js';
+import { createBookStartActivities } from '../../src/activities/book-start-activities.js';
+import { createBookEndActivities } from '../../src/activities/book-end-activities.js';
 import { createForgetActivities } from '../../src/activities/forget-activities.js';
 import { TenantPauses } from '../../src/activities/tenant-pauses.js';
 import { createInputActivities } from '../../src/activities/input-activities.js';
@@ -140,6 +142,8 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       }),
       ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
       ...createBookActivities({ temporal: client, pauses }),
+      ...createBookStartActivities({ temporal: client }),
+      ...createBookEndActivities({ temporal: client }),
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
       ...(options.callbacks ? createCallbackActivities({ temporal: client, taskQueue, settings: options.callbacks, metrics: options.callbackMetrics, attemptTimeoutMs: options.callbackAttemptTimeoutMs }) : {}),
     },

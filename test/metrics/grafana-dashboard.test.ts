@@ -308,7 +308,7 @@ async function refreshBook(stack: ProcessStack, taskQueue: string): Promise<Refr
 
 /**
  * The book refresh's series: its outcomes counted once each (the workflow meter skips replays, and the
- * refresh is evicted and replayed), the window it was held at, nothing left in flight. Recorded from
+ * refresh is evicted and replayed), its window and in flight both 0 once it ended. Recorded from
  * workflow code, they carry the SDK's workflow labels (taskQueue and workflowType, not task_queue).
  */
 function expectedBookSeries(taskQueue: string, { customerId, cadence, report }: RefreshedBook): ExpectedSeries[] {
@@ -316,7 +316,8 @@ function expectedBookSeries(taskQueue: string, { customerId, cadence, report }: 
   return [
     { metric: 'aggregation_book_outcomes', labels: { ...labels, outcome: 'refreshed' }, exactly: report.counts.refreshed },
     { metric: 'aggregation_book_outcomes', labels: { ...labels, outcome: 'needs-end-user' }, exactly: report.counts.needsEndUser },
-    { metric: 'aggregation_book_window', labels, exactly: BOOK_WINDOW },
+    // Ended: the window holds no room (left at its last value, it read as a refresh still running).
+    { metric: 'aggregation_book_window', labels, exactly: 0 },
     { metric: 'aggregation_book_in_flight', labels, exactly: 0 },
   ];
 }

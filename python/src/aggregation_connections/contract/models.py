@@ -98,6 +98,11 @@ class ConnectionInputCallback(ContractModel):
     include_result: bool = Field(alias="includeResult", default=False)
 
 
+class ConnectionInputBook(ContractModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    refresh_workflow_id: Annotated[str, StringConstraints(min_length=1, max_length=1000)] = Field(alias="refreshWorkflowId")
+
+
 class ConnectionInput(ContractModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     customer_id: Annotated[str, StringConstraints(min_length=1)] = Field(alias="customerId")
@@ -106,6 +111,7 @@ class ConnectionInput(ContractModel):
     timing: ConnectionInputTiming = Field(alias="timing", default_factory=lambda: ConnectionInputTiming.model_validate_json("{\"pollIntervalMs\":10000,\"pollTimeoutMs\":1800000,\"answerTimeoutMs\":900000,\"maxAnswerAttempts\":3}"))
     unattended: bool = Field(alias="unattended", default=False)
     callback: ConnectionInputCallback | None = Field(alias="callback", default=None)
+    book: ConnectionInputBook | None = Field(alias="book", default=None)
 
 
 class SecurityChallenge(ContractModel):
@@ -460,6 +466,7 @@ class NexusConnectionInput(ContractModel):
     timing: ConnectionInputTiming = Field(alias="timing", default_factory=lambda: ConnectionInputTiming.model_validate_json("{\"pollIntervalMs\":10000,\"pollTimeoutMs\":1800000,\"answerTimeoutMs\":900000,\"maxAnswerAttempts\":3}"))
     unattended: bool = Field(alias="unattended", default=False)
     callback: ConnectionInputCallback | None = Field(alias="callback", default=None)
+    book: ConnectionInputBook | None = Field(alias="book", default=None)
 
 
 class NexusStartInput(ContractModel):
