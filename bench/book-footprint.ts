@@ -5,19 +5,21 @@
  * - an entry (one per enrolled login): its history's events and bytes, and enrolments a second;
  * - a refresh: events and bytes per run (one page), the largest payload of a run (the page read), the
  *   report page's bytes, and refreshes a second on this machine;
- * - CPU of the worker and the server a login, through the book and as independent connections of the
- *   same logins (as many at once as the book's window reached): what the book's own workflows add;
+ * - CPU of the worker and the server a login beyond the stack's idle, through the book and as
+ *   independent connections of the same logins (as many at once as the book's window reached),
+ *   alternated for `--rounds` (medians): what the book's own work adds;
  * and one closing line:
- *   book-footprint: <n> logins in pages of <p>: entry <e> events <b> B, page run <e> events <kb> KiB (largest payload <kb> KiB), report page <kb> KiB; cpu a login <ms> ms through the book, <ms> ms independent; at 100,000: entries <mb> MiB, <r> runs, report <mb> MiB
+ *   book-footprint: <n> logins in pages of <p>: entry <e> events <b> B, page run <e> events <kb> KiB (largest payload <kb> KiB), report page <kb> KiB; cpu a login <ms> ms through the book, <ms> ms independent (<r>x); at 100,000: entries <mb> MiB, <r> runs, report <mb> MiB
  */
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { ConnectionsClient } from '../src/client/connections.js';
+import { connectionKey } from '../src/client/business-key.js';
 import { BookReportNotReadyError } from '../src/client/errors.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
-import { bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE } from '../src/contract/book-definitions.js';
+import { bookConnectionWorkflowId, bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE } from '../src/contract/book-definitions.js';
 import { createSandboxLogin } from './sandbox-fixtures.js';
 import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';
 
@@ -25,23 +27,25 @@ import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, s
 const { EventType } = proto.temporal.api.enums.v1;
 const AT_SCALE = 100_000;
 const ENROL_CONCURRENCY = 16;
+const IDLE_SETTLE_MS = 5_000;
+const IDLE_SAMPLE_MS = 5_000;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-function options(): { logins: number; pageSize: number } {
-  const { values } = parseArgs({ options: { logins: { type: 'string' }, 'page-size': { type: 'string' } }, strict: true });
+function options(): { logins: number; pageSize: number; rounds: number } {
+  const { values } = parseArgs({ options: { logins: { type: 'string' }, 'page-size': { type: 'string' }, rounds: { type: 'string' } }, strict: true });
   const whole = (text: string | undefined, fallback: number, name: string, max: number) => {
     if (text === undefined) return fallback;
     const value = Number(text);
     if (!Number.isInteger(value) || value < 1 || value > max) {
-      process.stderr.write(`bench:book-footprint: --${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(text)}\nusage: npm run bench:book-footprint -- [--logins N (default 1000)] [--page-size N (default ${DEFAULT_BOOK_PAGE_SIZE})]\n`);
+      process.stderr.write(`bench:book-footprint: --${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(text)}\nusage: npm run bench:book-footprint -- [--logins N (default 1000)] [--page-size N (default ${DEFAULT_BOOK_PAGE_SIZE})] [--rounds N (default 1)]\n`);
       process.exit(2);
     }
     return value;
   };
-  return { logins: whole(values.logins, 1_000, 'logins', 20_000), pageSize: whole(values['page-size'], DEFAULT_BOOK_PAGE_SIZE, 'page-size', 1_000) };
+  return { logins: whole(values.logins, 1_000, 'logins', 20_000), pageSize: whole(values['page-size'], DEFAULT_BOOK_PAGE_SIZE, 'page-size', 1_000), rounds: whole(values.rounds, 1, 'rounds', 9) };
 }
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, act: (item: T) => Promise<R>): Promise<R[]> {
@@ -60,7 +64,7 @@ const kib = (bytes: number) => (bytes / 1024).toFixed(1);
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 
 async function main(): Promise<void> {
-  const { logins, pageSize } = options();
+  const { logins, pageSize, rounds: roundsWanted } = options();
   const env = await startBenchServer();
   const customerId = 'footprint-lender';
   const taskQueue = `book-footprint-${Date.now().toString(36)}`;
@@ -84,38 +88,86 @@ async function main(): Promise<void> {
     const serverPid = env.devServer.pid;
     const stackCpuMs = () => cpuMs(workerPid ?? -1) + cpuMs(serverPid ?? -1);
 
-    const cpuBeforeBook = stackCpuMs();
-    const refreshStart = Date.now();
-    const { refreshWorkflowId } = await connections.books.run({ customerId }, { pageSize });
-    let report;
-    for (;;) {
-      try {
-        report = await connections.books.report(refreshWorkflowId);
-        break;
-      } catch (error) {
-        if (!(error instanceof BookReportNotReadyError)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-      }
-    }
-    const refreshSeconds = (Date.now() - refreshStart) / 1000;
-    const bookCpuMs = stackCpuMs() - cpuBeforeBook;
-    log(`refresh: ${report.counts.refreshed} refreshed, ${report.counts.failed} failed in ${refreshSeconds.toFixed(1)} s (${(report.counts.done / refreshSeconds).toFixed(1)} a second), ${report.pages.length} pages, ${report.windowChanges.length} window changes, last size ${report.window.size}`);
+    /**
+     * The stack's own idle CPU (pollers, timers), read just before each way of refreshing after the
+     * last work settled, so a slower way is not charged for the clock.
+     */
+    const idleRate = async () => {
+      await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+      const before = stackCpuMs();
+      await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));
+      return ((stackCpuMs() - before) * 1000) / IDLE_SAMPLE_MS;
+    };
 
-    // The same logins refreshed as independent connections (what a per-login Schedule starts), as
-    // many at once as the book's window held at most: the difference is what the book adds.
-    const concurrency = Math.max(1, ...report.windowChanges.map((change) => change.to), report.window.size);
-    const cpuBeforeDirect = stackCpuMs();
-    const directStart = Date.now();
-    await mapLimit(loginIds, concurrency, async (loginId) => {
-      const { workflowId } = await connections.start(`direct-${loginId}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000 }, unattended: true });
-      await connections.result(workflowId);
-    });
-    const directSeconds = (Date.now() - directStart) / 1000;
-    const directCpuMs = stackCpuMs() - cpuBeforeDirect;
+    /** One refresh of the whole book through its refresh workflow, as the Schedule starts it. */
+    const throughBook = async () => {
+      const idleCpuPerSecondMs = await idleRate();
+      const cpuBefore = stackCpuMs();
+      const began = Date.now();
+      const { refreshWorkflowId } = await connections.books.run({ customerId }, { pageSize });
+      let report;
+      // What an operator reads: the estimated end once a tenth is done, against the end that came.
+      let estimateAtTenth: { atS: number; predictedS: number } | undefined;
+      for (;;) {
+        try {
+          report = await connections.books.report(refreshWorkflowId);
+          break;
+        } catch (error) {
+          if (!(error instanceof BookReportNotReadyError)) throw error;
+          const progress = await connections.books.progress(refreshWorkflowId);
+          if (estimateAtTenth === undefined && progress.estimatedEnd && progress.total && progress.counts.done >= progress.total / 10) {
+            estimateAtTenth = { atS: (Date.now() - began) / 1000, predictedS: (Date.parse(progress.estimatedEnd) - began) / 1000 };
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
+      return { report, refreshWorkflowId, estimateAtTenth, idleCpuPerSecondMs, cpuMs: stackCpuMs() - cpuBefore, seconds: (Date.now() - began) / 1000 };
+    };
+    /**
+     * The same logins refreshed as independent connections (what a per-login Schedule starts), as many
+     * at once as the book's window held at most: the difference is what the book adds.
+     */
+    const independently = async (round: number, concurrency: number) => {
+      const idleCpuPerSecondMs = await idleRate();
+      const cpuBefore = stackCpuMs();
+      const began = Date.now();
+      await mapLimit(loginIds, concurrency, async (loginId) => {
+        const { workflowId } = await connections.start(directKey(round, loginId), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000 }, unattended: true });
+        await connections.result(workflowId);
+      });
+      return { idleCpuPerSecondMs, cpuMs: stackCpuMs() - cpuBefore, seconds: (Date.now() - began) / 1000 };
+    };
+    const directKey = (round: number, loginId: string) => connectionKey(customerId, `direct-${round}-${loginId}`);
     const perLogin = (ms: number) => ms / logins;
+    const beyondIdle = (run: { cpuMs: number; seconds: number; idleCpuPerSecondMs: number }) => run.cpuMs - run.idleCpuPerSecondMs * run.seconds;
+
+    // Alternated, so a slower patch of a shared machine falls on both ways alike; medians of the rounds.
+    const rounds: { book: Awaited<ReturnType<typeof throughBook>>; direct: Awaited<ReturnType<typeof independently>>; concurrency: number }[] = [];
+    for (let round = 1; round <= roundsWanted; round += 1) {
+      const book = await throughBook();
+      const concurrency = Math.max(1, ...book.report.windowChanges.map((change) => change.to), book.report.window.size);
+      const direct = await independently(round, concurrency);
+      rounds.push({ book, direct, concurrency });
+      const tenth = book.estimateAtTenth;
+      const ended = (Date.parse(book.report.endedAt) - Date.parse(book.report.startedAt)) / 1000;
+      log(
+        tenth
+          ? `round ${round}: estimated end read at a tenth done (${tenth.atS.toFixed(0)} s in): ${tenth.predictedS.toFixed(0)} s, the night took ${ended.toFixed(0)} s (${((100 * (tenth.predictedS - ended)) / ended).toFixed(0)}%); drained ${(book.report.drainMs / 1000).toFixed(1)} s over ${book.report.pages.length} pages`
+          : `round ${round}: no estimated end was read at a tenth done (the night ended first); drained ${(book.report.drainMs / 1000).toFixed(1)} s over ${book.report.pages.length} pages`,
+      );
+      log(
+        `round ${round}: the book ${book.report.counts.refreshed} refreshed, ${book.report.counts.failed} failed in ${book.seconds.toFixed(1)} s (${(book.report.counts.done / book.seconds).toFixed(1)} a second, ${book.report.pages.length} pages, last window ${book.report.window.size}), ` +
+          `${perLogin(book.cpuMs).toFixed(1)} ms a login (${perLogin(beyondIdle(book)).toFixed(1)} beyond an idle of ${book.idleCpuPerSecondMs.toFixed(0)} ms a second); independent, ${concurrency} at once, ${direct.seconds.toFixed(1)} s, ${perLogin(direct.cpuMs).toFixed(1)} ms a login (${perLogin(beyondIdle(direct)).toFixed(1)} beyond an idle of ${direct.idleCpuPerSecondMs.toFixed(0)})`,
+      );
+    }
+    const report = rounds[0]!.book.report;
+    const refreshWorkflowId = rounds[0]!.book.refreshWorkflowId;
+    const bookCpuMs = median(rounds.map((round) => beyondIdle(round.book)));
+    const directCpuMs = median(rounds.map((round) => beyondIdle(round.direct)));
+    const ratioMedian = median(rounds.map((round) => beyondIdle(round.book) / beyondIdle(round.direct)));
     log(
-      `cpu (worker + server): the book ${perLogin(bookCpuMs).toFixed(1)} ms a login (${refreshSeconds.toFixed(1)} s), independent connections ${concurrency} at once ${perLogin(directCpuMs).toFixed(1)} ms a login (${directSeconds.toFixed(1)} s): ` +
-        `the book's own workflows (refresh, bookLoginWorkflow, report) add ${(perLogin(bookCpuMs) - perLogin(directCpuMs)).toFixed(1)} ms a login (${((100 * (bookCpuMs - directCpuMs)) / directCpuMs).toFixed(0)}%)`,
+      `cpu (worker + server, beyond the stack's idle read before each; median of ${rounds.length} round(s)): the book ${perLogin(bookCpuMs).toFixed(1)} ms a login, independent connections ${perLogin(directCpuMs).toFixed(1)} ms a login: ` +
+        `the book's own work (the refresh, its starts and end signals, the report) adds ${(perLogin(bookCpuMs) - perLogin(directCpuMs)).toFixed(1)} ms a login (${ratioMedian.toFixed(2)}x)`,
     );
 
     // Read after the night, when every entry's own workflow tasks have run (flags included).
@@ -129,8 +181,10 @@ async function main(): Promise<void> {
 
 
     const runs: { events: number; bytes: number; largest: number }[] = [];
+    let firstRun: proto.temporal.api.history.v1.IHistory | undefined;
     for await (const info of client.workflow.list({ query: `WorkflowId = ${JSON.stringify(refreshWorkflowId)}` })) {
       const history = await client.workflow.getHandle(refreshWorkflowId, info.runId).fetchHistory();
+      if (firstRun === undefined || Number(history.events?.[0]?.eventTime?.seconds ?? 0) < Number(firstRun.events?.[0]?.eventTime?.seconds ?? 0)) firstRun = history;
       let largest = 0;
       for (const event of history.events ?? []) {
         const size = proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
@@ -146,11 +200,23 @@ async function main(): Promise<void> {
     const pageBytes = proto.temporal.api.history.v1.History.encode(pageHistory).finish().length;
     log(`runs: ${runs.length}, the largest ${runEvents} events, ${kib(runBytes)} KiB; largest payload (a page read) ${kib(largest)} KiB; report page 1 ${kib(pageBytes)} KiB`);
 
+    // Where a login's events go: the first page's run by event type, and one connection through the book against one started alone.
+    const byType = new Map<string, number>();
+    for (const event of firstRun?.events ?? []) {
+      const name = (EventType[event.eventType ?? 0] ?? '?').replace('EVENT_TYPE_', '');
+      byType.set(name, (byType.get(name) ?? 0) + 1);
+    }
+    const onPage = Math.min(pageSize, logins);
+    const perLoginTypes = [...byType].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, count]) => `${name} ${(count / onPage).toFixed(2)}`).join(', ');
+    const eventsOf = async (workflowId: string) => (await client.workflow.getHandle(workflowId).fetchHistory()).events?.length ?? 0;
+    const sample = loginIds[0] as string;
+    log(`events a login in a page's run: ${perLoginTypes}; a connection through the book ${await eventsOf(bookConnectionWorkflowId(customerId, sample, report.night))} events, alone ${await eventsOf(directKey(1, sample))}`);
+
     const perLoginRun = runBytes / Math.min(pageSize, logins);
     const runsAtScale = Math.ceil(AT_SCALE / pageSize);
     log(
       `book-footprint: ${logins} logins in pages of ${pageSize}: entry ${entryEvents} events ${entryBytes} B, page run ${runEvents} events ${kib(runBytes)} KiB (largest payload ${kib(largest)} KiB), report page ${kib(pageBytes)} KiB; ` +
-        `cpu a login ${perLogin(bookCpuMs).toFixed(1)} ms through the book, ${perLogin(directCpuMs).toFixed(1)} ms independent; ` +
+        `cpu a login ${perLogin(bookCpuMs).toFixed(1)} ms through the book, ${perLogin(directCpuMs).toFixed(1)} ms independent (${ratioMedian.toFixed(2)}x); ` +
         `at 100,000: entries ${mib(entryBytes * AT_SCALE)} MiB, ${runsAtScale} runs (${mib(perLoginRun * AT_SCALE)} MiB of refresh history a night), report ${mib((pageBytes / Math.min(pageSize, logins)) * AT_SCALE)} MiB`,
     );
     await connection.close();
