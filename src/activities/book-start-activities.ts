@@ -11,23 +11,21 @@
  */
 import { activityInfo } from '@temporalio/activity';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type Priority, type SearchAttributePair } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type Priority } from '@temporalio/common';
 import { BOOK_CONNECTION_MEMO } from '../contract/book-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
 import type { ConnectionInputArgs } from '../contract/connection-input.js';
-import { ConnectionStatusKey, CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
+import { connectionStartAttributes } from '../contract/search-attributes.js';
 
 export interface BookConnectionStart {
   readonly workflowId: string;
-  readonly loginId: string;
   readonly input: ConnectionInputArgs;
-  /** Unique per start of a refresh (`<refresh run>:<page>:<n>`): read back on a conflict. */
+  /** Unique per start of a refresh (`<refresh run id>:<n>`): read back on a conflict. */
   readonly launch: string;
   readonly summary: string;
 }
 
 export interface BookConnectionStarts {
-  readonly customerId: string;
   readonly starts: readonly BookConnectionStart[];
   /** The refresh's own priority (the scheduled class, the tenant's fairness key and weight). */
   readonly priority?: Priority | undefined;
@@ -40,13 +38,8 @@ export type BookConnectionStarted =
   | { readonly workflowId: string; readonly outcome: 'duplicate' };
 
 export function createBookStartActivities({ temporal }: { readonly temporal: Client }) {
-  async function startOne(start: BookConnectionStart, customerId: string, priority: Priority | undefined, taskQueue: string): Promise<BookConnectionStarted> {
-    const { workflowId, input, loginId, launch, summary } = start;
-    const searchAttributes: SearchAttributePair[] = [
-      { key: CustomerIdKey, value: customerId },
-      { key: LoginIdKey, value: loginId },
-      { key: ConnectionStatusKey, value: 'Authorizing' },
-    ];
+  async function startOne(start: BookConnectionStart, priority: Priority | undefined, taskQueue: string): Promise<BookConnectionStarted> {
+    const { workflowId, input, launch, summary } = start;
     const began = performance.now();
     try {
       await temporal.workflow.start(CONNECTION_WORKFLOW_TYPE, {
@@ -57,7 +50,7 @@ export function createBookStartActivities({ temporal }: { readonly temporal: Cli
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         // Closed already: one connection per login and night.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: searchAttributes,
+        typedSearchAttributes: connectionStartAttributes(input),
         memo: { [BOOK_CONNECTION_MEMO.launch]: launch },
         ...(priority ? { priority } : {}),
         staticSummary: summary,
@@ -74,9 +67,9 @@ export function createBookStartActivities({ temporal }: { readonly temporal: Cli
 
   return {
     /** Starts the batch side by side; a start that fails for another reason fails the call (it is retried, and safe to retry). */
-    async startBookConnections({ customerId, starts, priority }: BookConnectionStarts): Promise<BookConnectionStarted[]> {
+    async startBookConnections({ starts, priority }: BookConnectionStarts): Promise<BookConnectionStarted[]> {
       const { taskQueue } = activityInfo();
-      return await Promise.all(starts.map((start) => startOne(start, customerId, priority, taskQueue)));
+      return await Promise.all(starts.map((start) => startOne(start, priority, taskQueue)));
     },
 
     /**

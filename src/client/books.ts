@@ -32,6 +32,9 @@ import {
   bookEntriesQuery,
   bookProgressQuery,
   bookReportPageId,
+  bookRefreshAttributes,
+  bookRefreshRunId,
+  bookRefreshesQuery,
   bookScheduleId,
   cancelBookUpdate,
   enrolSignal,
@@ -65,7 +68,6 @@ import {
 } from './errors.js';
 import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
 import type { EndUserFlag, RefreshSchedules } from './schedules.js';
-import { quoteVisibilityValue } from './visibility.js';
 import { unreadableQueryError } from './unreadable-history.js';
 
 /** A login's place in the book, as the pipeline sees it. */
@@ -316,17 +318,14 @@ export class BooksClient {
       workflowId: scheduleId,
       taskQueue: this.refreshTaskQueue,
       args: [refreshInput],
-      typedSearchAttributes: this.refreshAttributes(input.customerId, input.cadence),
+      typedSearchAttributes: new TypedSearchAttributes(bookRefreshAttributes(input.customerId, input.cadence)),
       staticSummary: `Refresh of the ${input.cadence} book of ${input.customerId}`,
       priority: startPriority(this.priority, 'scheduled', input.customerId),
     };
     // SKIP: a refresh still running when the next is due makes that one skip (its report counts it).
     const policies: ScheduleOptions['policies'] = { overlap: 'SKIP', catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false };
     const note = input.note ?? `${input.cadence} refresh of the book of ${input.customerId}`;
-    const attributes = new TypedSearchAttributes([
-      { key: CustomerIdKey, value: input.customerId },
-      { key: BookCadenceKey, value: input.cadence },
-    ]);
+    const attributes = new TypedSearchAttributes(bookRefreshAttributes(input.customerId, input.cadence));
     let created = true;
     let paused = input.paused;
     try {
@@ -431,13 +430,13 @@ export class BooksClient {
       ...(options.control ? { control: options.control } : {}),
       ...(options.callback ? { callback: { url: parse(CallbackInput.shape.url, options.callback.url, 'callback.url') } } : {}),
     };
-    const refreshWorkflowId = `${bookScheduleId(customerId, cadence)}-${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
+    const refreshWorkflowId = bookRefreshRunId(customerId, cadence, new Date());
     try {
       await this.client.workflow.start(BOOK_REFRESH_WORKFLOW_TYPE, {
         workflowId: refreshWorkflowId,
         taskQueue: this.refreshTaskQueue,
         args: [input],
-        typedSearchAttributes: this.refreshAttributes(customerId, cadence),
+        typedSearchAttributes: new TypedSearchAttributes(bookRefreshAttributes(customerId, cadence)),
         staticSummary: `Refresh of the ${cadence} book of ${customerId} (run by hand)`,
         priority: startPriority(this.priority, 'scheduled', customerId),
       });
@@ -451,12 +450,7 @@ export class BooksClient {
   async refreshes(filter: { readonly customerId: string; readonly cadence?: string; readonly limit?: number; readonly running?: boolean }): Promise<BookRefreshSummary[]> {
     const input = parse(BookListInput, { customerId: filter.customerId, ...(filter.cadence ? { cadence: filter.cadence } : {}) }, 'refreshes');
     const limit = Math.min(Math.max(1, Math.trunc(filter.limit ?? 20)), 1000);
-    const query = [
-      `WorkflowType = ${quoteVisibilityValue(BOOK_REFRESH_WORKFLOW_TYPE)}`,
-      `${CustomerIdKey.name} = ${quoteVisibilityValue(input.customerId)}`,
-      ...(input.cadence ? [`${BookCadenceKey.name} = ${quoteVisibilityValue(input.cadence)}`] : []),
-      ...(filter.running === undefined ? [] : [`ExecutionStatus ${filter.running ? '=' : '!='} 'Running'`]),
-    ].join(' AND ');
+    const query = bookRefreshesQuery(input.customerId, input.cadence || undefined, filter.running);
     const out: BookRefreshSummary[] = [];
     try {
       for await (const info of this.client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
@@ -575,13 +569,6 @@ export class BooksClient {
       ...(Object.keys(bounds).length > 0 ? { window: bounds } : {}),
       ...(size === undefined ? {} : { pageSize: size }),
     };
-  }
-
-  private refreshAttributes(customerId: string, cadence: string): TypedSearchAttributes {
-    return new TypedSearchAttributes([
-      { key: CustomerIdKey, value: customerId },
-      { key: BookCadenceKey, value: cadence },
-    ]);
   }
 
   private handle(refreshWorkflowId: string): WorkflowHandle {

@@ -22,7 +22,6 @@ import {
 } from '@temporalio/client';
 import type { WorkflowExecutionInfo, WorkflowHandle } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { SearchAttributePair } from '@temporalio/common';
 import { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
 import type { SecurityResponses } from '../aggregator/schemas.js';
@@ -39,7 +38,7 @@ import {
   submitAnswerUpdate,
 } from '../contract/connection-definitions.js';
 import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection-definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
+import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, connectionStartAttributes } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
 import { callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callback-definitions.js';
 import { activityOfHistory, type ActivityEntry } from './connection-activity.js';
@@ -525,12 +524,7 @@ export class ConnectionsClient {
     if (!(rerun in REUSE_POLICY)) throw new InvalidConnectionInputError(`rerun must be one of ${Object.keys(REUSE_POLICY).join(', ')}`);
     const priorityProblem = options.priority === undefined ? undefined : priorityKeyProblem(options.priority);
     if (priorityProblem) throw new InvalidConnectionInputError(priorityProblem);
-    const pairs: SearchAttributePair[] = [
-      { key: ConnectionStatusKey, value: 'Authorizing' },
-      { key: CustomerIdKey, value: args.customerId },
-    ];
-    if (args.session.kind === 'live') pairs.push({ key: InstitutionKey, value: args.session.institution });
-    else pairs.push({ key: LoginIdKey, value: args.session.loginId });
+    const pairs = connectionStartAttributes(args);
     return {
       workflowId,
       args,

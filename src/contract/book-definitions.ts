@@ -16,6 +16,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ConnectionInputArgs, ProductsInput, Timing } from './connection-input.js';
+import type { SearchAttributePair } from '@temporalio/common';
 import { BookCadenceKey, CustomerIdKey } from './search-attributes.js';
 
 export const BOOK_ENTRY_WORKFLOW_TYPE = 'bookEntryWorkflow';
@@ -48,6 +49,29 @@ export function bookEntriesQuery(customerId: string, cadence?: string): string {
     `${CustomerIdKey.name} = ${JSON.stringify(customerId)}`,
     ...(cadence === undefined ? [] : [`${BookCadenceKey.name} = ${JSON.stringify(cadence)}`]),
   ].join(' AND ');
+}
+
+/** A refresh started other than by the Schedule (by hand, through Nexus): `book-<customerId>:<cadence>-<time to the second>`, as the Schedule names its runs. */
+export function bookRefreshRunId(customerId: string, cadence: string, at: Date): string {
+  return `${bookScheduleId(customerId, cadence)}-${at.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
+}
+
+/** The visibility query of a tenant's book refreshes (one cadence, or all; running, closed or both), checked ids as in bookEntriesQuery. */
+export function bookRefreshesQuery(customerId: string, cadence?: string, running?: boolean): string {
+  return [
+    `WorkflowType = ${JSON.stringify(BOOK_REFRESH_WORKFLOW_TYPE)}`,
+    `${CustomerIdKey.name} = ${JSON.stringify(customerId)}`,
+    ...(cadence === undefined ? [] : [`${BookCadenceKey.name} = ${JSON.stringify(cadence)}`]),
+    ...(running === undefined ? [] : [`ExecutionStatus ${running ? '=' : '!='} 'Running'`]),
+  ].join(' AND ');
+}
+
+/** What a book refresh starts with in visibility, whoever starts it (the Schedule, a run by hand, a Nexus relay): what the listing of refreshes reads. */
+export function bookRefreshAttributes(customerId: string, cadence: string): SearchAttributePair[] {
+  return [
+    { key: CustomerIdKey, value: customerId },
+    { key: BookCadenceKey, value: cadence },
+  ];
 }
 
 /** `<refresh workflow id>-page-<n>`: the record of one page's per-login outcomes. */

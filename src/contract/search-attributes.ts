@@ -1,7 +1,7 @@
 // The custom search attributes our connection workflows upsert: the single source of their names and
 // types. Workflows upsert through the typed keys; servers (dev server, test helpers, compose) register
 // CONNECTION_SEARCH_ATTRIBUTES. Deterministic and import-free apart from @temporalio/common.
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 
 /** Where the connection is in its life: Authorizing, AwaitingAnswer, Retrieving, Completed, Failed. */
 export const ConnectionStatusKey = defineSearchAttributeKey('ConnectionStatus', SearchAttributeType.KEYWORD);
@@ -25,3 +25,19 @@ export const BookCadenceKey = defineSearchAttributeKey('BookCadence', SearchAttr
 
 /** Every custom search attribute, as {name, type}, for servers to register before workflows run. */
 export const CONNECTION_SEARCH_ATTRIBUTES = [ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, EndUserChallengeKey, BookCadenceKey] as const;
+
+/** The session part of a connection's input that visibility shows from its start (structural: this module imports no schema). */
+type StartingSession = { readonly kind: 'live'; readonly institution: string } | { readonly kind: 'cached' | 'refresh'; readonly loginId: string };
+
+/**
+ * What every connection starts with in visibility, whoever starts it (the pipeline client, a Nexus
+ * relay, a book refresh): Authorizing, its tenant, and its institution (live) or its login.
+ */
+export function connectionStartAttributes(input: { readonly customerId: string; readonly session: StartingSession }): SearchAttributePair[] {
+  const { customerId, session } = input;
+  return [
+    { key: ConnectionStatusKey, value: 'Authorizing' },
+    { key: CustomerIdKey, value: customerId },
+    session.kind === 'live' ? { key: InstitutionKey, value: session.institution } : { key: LoginIdKey, value: session.loginId },
+  ];
+}

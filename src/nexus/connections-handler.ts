@@ -24,7 +24,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@tempo
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
 import { connectionStateQuery, submitAnswerUpdate, type AnswerOutcome, type ConnectionResult, type ConnectionState } from '../contract/connection-definitions.js';
-import { BOOK_REFRESH_WORKFLOW_TYPE, bookScheduleId, type BookRefreshInput, type BookReport } from '../contract/book-definitions.js';
+import { bookRefreshRunId, bookRefreshesQuery, bookScheduleId, type BookRefreshInput, type BookReport } from '../contract/book-definitions.js';
 import {
   connectionsNexusService,
   type NexusAnswerInput,
@@ -33,9 +33,7 @@ import {
   type NexusStartInput,
 } from '../contract/nexus-connections.js';
 import { connectionClassOf, DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { BookCadenceKey, CustomerIdKey } from '../contract/search-attributes.js';
 import { CONNECTION_WORKFLOW_ID_PREFIX } from '../client/business-key.js';
-import { quoteVisibilityValue } from '../client/visibility.js';
 import { NexusAnswerInputSchema, NexusConnectionRefSchema, NexusParsedStartSchema, NexusRefreshBookInputSchema, NexusStartInputSchema } from './input-schemas.js';
 import { bookRelayWorkflowId, NEXUS_BOOK_RELAY_WORKFLOW_TYPE, NEXUS_RELAY_WORKFLOW_TYPE, relayWorkflowId } from './relay-ids.js';
 import type { BookRelayInput, RelayInput } from './relay-workflow.js';
@@ -67,11 +65,6 @@ function conflict(message: string, cause?: unknown): nexus.HandlerError {
   return new nexus.HandlerError('CONFLICT', message, { cause, retryableOverride: false });
 }
 
-/** A refresh's id, as BooksClient.run names one run by hand: `book-<customerId>:<cadence>-<time to the second>`. */
-function refreshWorkflowIdAt(customerId: string, cadence: string, at: Date): string {
-  return `${bookScheduleId(customerId, cadence)}-${at.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
-}
-
 export function connectionsServiceHandler(options: ConnectionsHandlerOptions): nexus.ServiceHandler<typeof connectionsNexusService.operations> {
   const policy = options.priority ?? DEFAULT_PRIORITY_POLICY;
   const refreshTaskQueue = options.refreshTaskQueue ?? options.productTaskQueue;
@@ -97,15 +90,14 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
 
   /** A running connection of this key that its relay did not start (the pipeline client, the console): CONFLICT. */
   async function refuseRunningConnection(connectionWorkflowId: string, relayId: string): Promise<void> {
-    let running: { parent: string | undefined } | undefined;
-    try {
-      const description = await options.productClient.workflow.getHandle(connectionWorkflowId).describe();
-      if (description.status.name === 'RUNNING') running = { parent: description.parentExecution?.workflowId ?? undefined };
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return;
-      throw error;
-    }
-    if (running && running.parent !== relayId) {
+    const description = await options.productClient.workflow
+      .getHandle(connectionWorkflowId)
+      .describe()
+      .catch((error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      });
+    if (description?.status.name === 'RUNNING' && description.parentExecution?.workflowId !== relayId) {
       throw conflict(`connection already running: ${connectionWorkflowId} (started outside this service); follow it with state and answer, or start another applicationId`);
     }
   }
@@ -160,12 +152,7 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
 
   /** The book's running refreshes (visibility, as BooksClient.refreshes reads them), with the workflow that started each, if any. */
   async function runningRefreshes(tenant: string, cadence: string): Promise<{ workflowId: string; parent: string | undefined }[]> {
-    const query = [
-      `WorkflowType = ${quoteVisibilityValue(BOOK_REFRESH_WORKFLOW_TYPE)}`,
-      `${CustomerIdKey.name} = ${quoteVisibilityValue(tenant)}`,
-      `${BookCadenceKey.name} = ${quoteVisibilityValue(cadence)}`,
-      `ExecutionStatus = 'Running'`,
-    ].join(' AND ');
+    const query = bookRefreshesQuery(tenant, cadence, true);
     const running: { workflowId: string; parent: string | undefined }[] = [];
     for await (const info of options.productClient.workflow.list({ query, pageSize: 10 })) {
       running.push({ workflowId: info.workflowId, parent: info.parentExecution?.workflowId ?? undefined });
@@ -224,7 +211,7 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
       ...(chosenPageSize === undefined ? {} : { pageSize: chosenPageSize }),
     };
     const relay: BookRelayInput = {
-      refreshWorkflowId: refreshWorkflowIdAt(tenant, cadence, new Date()),
+      refreshWorkflowId: bookRefreshRunId(tenant, cadence, new Date()),
       taskQueue: refreshTaskQueue,
       input,
       // A book refresh's class, as its Schedule and a run by hand start it with.

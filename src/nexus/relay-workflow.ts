@@ -16,11 +16,11 @@
  * Deterministic code only: bundled by the Nexus worker (src/nexus/nexus-worker.ts).
  */
 import { ApplicationFailure, executeChild, ParentClosePolicy, ChildWorkflowCancellationType } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError, type SearchAttributePair, type Priority } from '@temporalio/common';
-import { BookCadenceKey, ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey } from '../contract/search-attributes.js';
+import { WorkflowExecutionAlreadyStartedError, type Priority } from '@temporalio/common';
+import { connectionStartAttributes } from '../contract/search-attributes.js';
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection-definitions.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
-import { BOOK_REFRESH_WORKFLOW_TYPE, type BookRefreshInput, type BookReport } from '../contract/book-definitions.js';
+import { BOOK_REFRESH_WORKFLOW_TYPE, bookRefreshAttributes, type BookRefreshInput, type BookReport } from '../contract/book-definitions.js';
 
 export interface RelayInput {
   /** `connection-<customerId>:<applicationId>`. */
@@ -51,11 +51,7 @@ function alreadyRunning(error: unknown, type: string, what: string): never {
 }
 
 export async function nexusConnectionRelay({ connectionWorkflowId, taskQueue, input, priority }: RelayInput): Promise<ConnectionResult> {
-  const pairs: SearchAttributePair[] = [
-    { key: ConnectionStatusKey, value: 'Authorizing' },
-    { key: CustomerIdKey, value: input.customerId },
-    input.session.kind === 'live' ? { key: InstitutionKey, value: input.session.institution } : { key: LoginIdKey, value: input.session.loginId },
-  ];
+  const pairs = connectionStartAttributes(input);
   try {
     return await executeChild<(input: ConnectionInput) => Promise<ConnectionResult>>(CONNECTION_WORKFLOW_TYPE, {
       workflowId: connectionWorkflowId,
@@ -79,10 +75,7 @@ export async function nexusBookRefreshRelay({ refreshWorkflowId, taskQueue, inpu
       taskQueue,
       args: [input],
       // What the book's listing of refreshes reads (BooksClient.refreshes), as a refresh run by hand has.
-      typedSearchAttributes: [
-        { key: CustomerIdKey, value: input.customerId },
-        { key: BookCadenceKey, value: input.cadence },
-      ],
+      typedSearchAttributes: bookRefreshAttributes(input.customerId, input.cadence),
       staticSummary: `Refresh of the ${input.cadence} book of ${input.customerId} (through the connections Nexus service)`,
       ...(priority ? { priority } : {}),
       // The refresh ends with its relay; cancelling it waits for its report.

@@ -119,8 +119,8 @@ export class BookRefreshRun {
   private readonly inFlight = new Map<string, { readonly loginId: string; readonly askedAt: number; closedSeenAt?: number }>();
   private readonly outcomes: BookOutcome[] = [];
   /** When the last RATE_OVER logins were done, in ms of time not paused. */
-  private recentDone: number[];
-  /** Children that ended `Terminated`: forgotten (left the book) or failed, told from the refresh's own sequence. */
+  private readonly recentDone: number[];
+  /** Connections found terminated: forgotten (left the book) or failed, told from the refresh's own sequence. */
   private readonly terminated: OutcomeBase[] = [];
   private published: PublishedWindow | undefined;
   private publishedAt = Number.NEGATIVE_INFINITY;
@@ -368,7 +368,6 @@ export class BookRefreshRun {
       this.started += 1;
       return {
         workflowId,
-        loginId: entry.loginId,
         input: { ...entry.input, book: { refreshWorkflowId: info.workflowId } },
         launch: `${info.runId}:${this.started}`,
         summary: `Login ${entry.loginId} in the ${cadence} refresh of ${customerId}, night ${night}`,
@@ -376,31 +375,34 @@ export class BookRefreshRun {
     });
     this.publishState();
     // Never cut short: a start that went through is a connection in flight, cancelled below if need be.
-    const results = await CancellationScope.nonCancellable(() => this.clock.local(() => starts.startBookConnections({ customerId, starts: requests, priority: info.priority })));
+    const results = await CancellationScope.nonCancellable(() => this.clock.local(() => starts.startBookConnections({ starts: requests, priority: info.priority })));
     for (const result of results) {
       if (result.outcome === 'started') {
         this.window.observeStart(result.startMs);
         continue;
       }
       const child = this.inFlight.get(result.workflowId);
-      if (child && this.inFlight.delete(result.workflowId)) this.record({ loginId: child.loginId, workflowId: result.workflowId, outcome: 'duplicate' });
+      if (child === undefined) continue;
+      this.inFlight.delete(result.workflowId);
+      this.record({ loginId: child.loginId, workflowId: result.workflowId, outcome: 'duplicate' });
     }
     if (this.cancelled) this.cancelInFlight();
   }
 
   /** A connection told its end (`bookLoginEndedSignal`); one not in flight (told twice, or forged) is ignored. */
-  loginEnded(end: BookLoginEnded | undefined): void {
+  loginEnded(told: BookLoginEnded | undefined): void {
     this.clock.woke();
-    const problem = endProblem(end);
-    const child = problem === undefined ? this.inFlight.get(end!.workflowId) : undefined;
-    if (problem !== undefined || child === undefined) {
-      log.warn('book refresh: an end for no connection in flight, ignored', { problem: problem ?? 'not in flight', workflowId: String(end?.workflowId).slice(0, 200) });
+    const problem = endProblem(told);
+    const end = problem === undefined ? (told as BookLoginEnded) : undefined;
+    const child = end === undefined ? undefined : this.inFlight.get(end.workflowId);
+    if (end === undefined || child === undefined) {
+      log.warn('book refresh: an end for no connection in flight, ignored', { problem: problem ?? 'not in flight', workflowId: String(told?.workflowId).slice(0, 200) });
       return;
     }
-    const base: OutcomeBase = { loginId: child.loginId, workflowId: end!.workflowId, durationMs: this.clock.now() - child.askedAt };
-    if (end!.ended === 'completed') this.finish(base, { ...base, outcome: 'refreshed' }, end!.pollWaitMs);
+    const base: OutcomeBase = { loginId: child.loginId, workflowId: end.workflowId, durationMs: this.clock.now() - child.askedAt };
+    if (end.ended === 'completed') this.finish(base, { ...base, outcome: 'refreshed' }, end.pollWaitMs);
     else {
-      this.finishFailed(base, end!.failureType).catch((error: unknown) => {
+      this.finishFailed(base, end.failureType).catch((error: unknown) => {
         // Only a bug lands here: keep the window moving, and say so.
         log.error('book refresh: a connection outcome could not be recorded', { workflowId: base.workflowId, error: error instanceof Error ? error.message : String(error) });
       });
