@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describeIssues } from '../aggregator/schemas.js';
 import { ConnectionInput } from '../contract/connection-input.js';
 import { isUndecodablePayload } from '../contract/undecodable-payload.js';
-import { callbackRequestProblem, NO_CALLBACKS, type CallbackSettings } from '../callbacks/callback-policy.js';
+import { callbackRequestRefusal, NO_CALLBACKS, type CallbackSettings } from '../callbacks/callback-policy.js';
 
 /** `callbacks`: the worker's CALLBACK_* settings (a callback outside them is refused here too). */
 export function createInputActivities(callbacks: CallbackSettings = NO_CALLBACKS) {
@@ -29,9 +29,9 @@ export function createInputActivities(callbacks: CallbackSettings = NO_CALLBACKS
       if (!parsed.success) {
         throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${describeIssues(parsed.error)}`, nonRetryable: true });
       }
-      const callbackProblem = callbackRequestProblem(callbacks, parsed.data.customerId, parsed.data.callback);
-      if (callbackProblem !== undefined) {
-        throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${callbackProblem}`, nonRetryable: true });
+      const refusal = callbackRequestRefusal(callbacks, parsed.data.customerId, parsed.data.callback);
+      if (refusal !== undefined) {
+        throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: callback.${refusal.field}: ${refusal.problem}`, nonRetryable: true });
       }
       return parsed.data;
     },

@@ -264,13 +264,14 @@ export class ConnectionsClient {
 
   /**
    * Starts the connection for a business key, or finds the one already running under that key.
-   * Returns once Temporal recorded the start (the workflow runs on without the caller).
+   * Returns once Temporal recorded the start (the workflow runs on without the caller), with the run's id.
    */
-  async start(key: string, input: ConnectionInputArgs, options: StartOptions = {}): Promise<ConnectionRef> {
+  async start(key: string, input: ConnectionInputArgs, options: StartOptions = {}): Promise<ConnectionRef & { readonly runId: string }> {
     const { workflowId, args, startOptions } = this.prepareStart(key, input, options);
     try {
-      await this.client.workflow.start(CONNECTION_WORKFLOW_TYPE, { ...startOptions, workflowId, args: [args] });
-      return { workflowId };
+      const handle = await this.client.workflow.start(CONNECTION_WORKFLOW_TYPE, { ...startOptions, workflowId, args: [args] });
+      // The run started, or the one found running under the key (USE_EXISTING).
+      return { workflowId, runId: handle.firstExecutionRunId };
     } catch (error) {
       throw this.mapError(workflowId, error);
     }

@@ -18,10 +18,11 @@
  * starts with USE_EXISTING, so both find the one run and answer 202 with its id.
  */
 import { z } from 'zod';
-import { callbackUrlProblem, displayedUrl } from '../../callbacks/callback-urls.js';
+import { displayedUrl } from '../../callbacks/callback-urls.js';
+import { callbackRequestRefusal } from '../../callbacks/callback-policy.js';
 import { connectionKey, KeySegment } from '../business-key.js';
 import type { ConnectionsClient } from '../connections.js';
-import type { ConnectionInputArgs } from '../../contract/connection-input.js';
+import { CallbackInput, type ConnectionInputArgs } from '../../contract/connection-input.js';
 import { HttpError, parse, readJsonBody, safeDecode } from '../console/http.js';
 import { ConnectionNotFoundError } from '../errors.js';
 import type { ConnectionSummary } from '../connection-summary.js';
@@ -29,18 +30,13 @@ import type { EntryCall, KeyRoute } from './entry-routes.js';
 import { audited, keyActor } from './entry-audit.js';
 import type { PipelineCaller } from './pipeline-keys.js';
 
-const CallbackRequest = z.strictObject({
-  url: z.string().min(1, { message: 'must not be empty' }).max(2048, { message: 'must be at most 2048 characters' }),
-  includeResult: z.boolean().optional(),
-});
-
 const StartBody = z.strictObject({
   applicationId: KeySegment,
   /** Only to be refused when it is another tenant's: the tenant is the key's. */
   customerId: z.string().max(200).optional(),
   /** Checked by the pipeline client's own schema (src/contract/connection-input.ts), which names the field. */
   connection: z.record(z.string(), z.unknown(), { error: 'must be the connection input (an object: session, products, timing?)' }),
-  callback: CallbackRequest.optional(),
+  callback: CallbackInput.optional(),
 });
 
 /** One client per tenant, acting as `pipeline:<customerId>` in Temporal's histories (made once, sharing the connection). */
@@ -96,14 +92,13 @@ export const startRoute: KeyRoute = {
       }
       const { customerId: _named, ...connection } = body.connection;
       if (body.callback !== undefined && connection.callback !== undefined) throw new HttpError(400, 'InvalidRequest', 'invalid body: callback: give it once, beside connection (not inside it)');
-      const callback = body.callback ?? (connection.callback === undefined ? undefined : parse(CallbackRequest, connection.callback, 'callback'));
+      const callback = body.callback ?? (connection.callback === undefined ? undefined : parse(CallbackInput, connection.callback, 'callback'));
       if (callback !== undefined) {
-        const problem = callbackUrlProblem(options.callbackUrls, tenant, callback.url);
         note({ detail: `callback ${displayedUrl(callback.url)}` });
-        if (problem !== undefined) throw new HttpError(400, 'CallbackUrlRefused', `callback.url ${problem}; nothing was started`);
-        if (callback.includeResult === true && !(options.resultInBody?.has(tenant) ?? false)) {
-          throw new HttpError(400, 'CallbackResultRefused', `callback.includeResult: tenant ${tenant} is not among those whose callbacks may carry the result itself (CALLBACK_RESULT_IN_BODY); leave it out to get a one-time reference; nothing was started`);
-        }
+        // The worker's own check (src/callbacks/callback-policy.ts), asked before anything starts.
+        const refusal = callbackRequestRefusal({ urls: options.callbackUrls, resultInBody: options.resultInBody ?? new Set() }, tenant, callback);
+        if (refusal?.field === 'url') throw new HttpError(400, 'CallbackUrlRefused', `callback.url ${refusal.problem}; nothing was started`);
+        if (refusal?.field === 'includeResult') throw new HttpError(400, 'CallbackResultRefused', `callback.includeResult: ${refusal.problem}; leave it out to get a one-time reference; nothing was started`);
       }
       const input = { ...connection, customerId: tenant, ...(callback === undefined ? {} : { callback }) } as ConnectionInputArgs;
       const running = await current(options.connections, workflowId);
@@ -112,9 +107,8 @@ export const startRoute: KeyRoute = {
       }
       await begin();
       const client = clientFor(options.connections, tenant);
-      await client.start(workflowId, input);
-      const started = await client.describe(workflowId);
-      return { reply: { status: 202, body: { workflowId, runId: started.runId } }, detail: `run ${started.runId}` };
+      const { runId } = await client.start(workflowId, input);
+      return { reply: { status: 202, body: { workflowId, runId } }, detail: `run ${runId}` };
     });
   },
 };
