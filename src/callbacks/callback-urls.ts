@@ -38,7 +38,7 @@ function prefixProblem(text: string): string | undefined {
 }
 
 /** The URL's host without IPv6 brackets. */
-export function hostOf(url: URL): string {
+function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
@@ -48,13 +48,13 @@ export const CallbackUrls = z.string().transform((text, ctx) => {
   for (const raw of text.split(',')) {
     const entry = raw.trim();
     if (entry === '') continue;
-    const match = ENTRY.exec(entry);
-    const problem = match?.[2] === undefined ? 'must be <customerId>=<url prefix>' : prefixProblem(match[2]);
-    if (!match?.[1] || match[2] === undefined || problem !== undefined) {
-      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${problem ?? 'must be <customerId>=<url prefix>'}` });
+    const [, customerId, prefix] = ENTRY.exec(entry) ?? [];
+    const problem = customerId === undefined || prefix === undefined ? 'must be <customerId>=<url prefix>' : prefixProblem(prefix);
+    if (customerId === undefined || prefix === undefined || problem !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${problem}` });
       continue;
     }
-    allowed.set(match[1], [...(allowed.get(match[1]) ?? []), match[2]]);
+    allowed.set(customerId, [...(allowed.get(customerId) ?? []), prefix]);
   }
   return allowed;
 });

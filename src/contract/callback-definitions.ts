@@ -18,7 +18,7 @@ import type { BookCounts } from './book-definitions.js';
 
 export const CALLBACK_DELIVERY_WORKFLOW_TYPE = 'callbackDeliveryWorkflow';
 
-/** The kind of a delivery's workflow id: `callback-<customerId>:<runId>` (src/contract/workflow-tenant.ts reads the tenant). */
+/** The kind of a delivery's workflow id: `callback-<customerId>:<runId>` (listed among the kinds src/contract/workflow-tenant.ts reads the tenant from). */
 export const CALLBACK_WORKFLOW_ID_KIND = 'callback-';
 
 export function callbackWorkflowId(customerId: string, sourceRunId: string): string {
@@ -45,14 +45,6 @@ export const RESULT_CLAIM_WINDOW_MS = 2 * 24 * 60 * 60_000;
 
 export const CALLBACK_EVENT_TYPES = ['connection.completed', 'connection.failed', 'connection.cancelled', 'book.refresh.completed', 'book.refresh.cancelled'] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
-
-/** What a callback asks for, in the connection's input (`callback`). */
-export interface CallbackRequest {
-  /** An https URL under one of the tenant's allowed prefixes (CALLBACK_URLS). */
-  readonly url: string;
-  /** Put the result itself in the body; only for tenants that opted in (CALLBACK_RESULT_IN_BODY). Default: a one-time reference. */
-  readonly includeResult?: boolean | undefined;
-}
 
 /** A result sent by reference: POST-free, one GET with the token as bearer, once, before `expiresAt`. */
 export interface ResultReference {

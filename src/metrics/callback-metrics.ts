@@ -4,7 +4,8 @@
  * (it did not, and the delivery tries again later), `given_up` (the last attempt of the day failed, or
  * a failure no retry can fix). Labels stay few: no tenant, no URL (docs/metrics.md).
  */
-import type { MetricCounter, MetricMeter } from '@temporalio/common';
+import type { MetricMeter } from '@temporalio/common';
+import { countOnce } from './count-once.js';
 
 export type CallbackAttemptLabel = 'delivered' | 'retrying' | 'given_up';
 
@@ -12,19 +13,11 @@ export interface CallbackMetrics {
   attempted(outcome: CallbackAttemptLabel): void;
 }
 
-export const CALLBACK_METRIC_NAME = 'aggregation_callback_deliveries';
+const CALLBACK_METRIC_NAME = 'aggregation_callback_deliveries';
 
 export const NO_CALLBACK_METRICS: CallbackMetrics = Object.freeze({ attempted: () => undefined });
 
-function add(counter: MetricCounter, tags: Record<string, string>): void {
-  try {
-    counter.add(1, tags);
-  } catch {
-    // The runtime is shutting down: the count is lost with the process.
-  }
-}
-
 export function callbackMetrics(meter: MetricMeter): CallbackMetrics {
   const deliveries = meter.createCounter(CALLBACK_METRIC_NAME, '', 'Completion callback attempts, by outcome: delivered (2xx), retrying (tried again later) or given_up.');
-  return { attempted: (outcome) => add(deliveries, { outcome }) };
+  return { attempted: (outcome) => countOnce(deliveries, { outcome }) };
 }

@@ -8,7 +8,8 @@
  * Labels stay few: never a login, a request or a workflow; the tenant only on throttles, where it is
  * the point. The exporter adds no `_total` suffix and no unit to a counter's name.
  */
-import type { MetricCounter, MetricMeter } from '@temporalio/common';
+import type { MetricMeter } from '@temporalio/common';
+import { countOnce } from './count-once.js';
 
 /**
  * How the service answered an answer to a challenge set (`aggregation_answers{outcome}`):
@@ -57,15 +58,6 @@ export const NO_SERVICE_METRICS: ServiceMetrics = Object.freeze({
   throttled: () => undefined,
 });
 
-/** A metric never fails the call it counts. */
-function add(counter: MetricCounter, tags: Record<string, string>): void {
-  try {
-    counter.add(1, tags);
-  } catch {
-    // The runtime is shutting down: the count is lost with the process.
-  }
-}
-
 /** The counters on `meter`, which carries the worker's `namespace` and `task_queue` tags. */
 export function serviceMetrics(meter: MetricMeter): ServiceMetrics {
   const answers = meter.createCounter(SERVICE_METRIC_NAMES.answers, '', 'Answers to challenge sets sent to the aggregation service, by how it answered.');
@@ -77,9 +69,9 @@ export function serviceMetrics(meter: MetricMeter): ServiceMetrics {
   );
   const throttles = meter.createCounter(SERVICE_METRIC_NAMES.throttles, '', 'TOO_MANY_REQUESTS answers of the aggregation service, by tenant (customer id).');
   return {
-    answered: (outcome) => add(answers, { outcome }),
-    polled: (operation, result) => add(polls, { operation, result }),
-    failed: ({ failureType, serviceCode }) => add(failures, { failure_type: failureType, service_code: serviceCode }),
-    throttled: (customerId) => add(throttles, { customer_id: customerId }),
+    answered: (outcome) => countOnce(answers, { outcome }),
+    polled: (operation, result) => countOnce(polls, { operation, result }),
+    failed: ({ failureType, serviceCode }) => countOnce(failures, { failure_type: failureType, service_code: serviceCode }),
+    throttled: (customerId) => countOnce(throttles, { customer_id: customerId }),
   };
 }

@@ -15,9 +15,7 @@
  * `resizeBook` (updates); the Web UI's current details say the same in a line. The result is the
  * night's report. Deterministic code only.
  */
-import { makeContinueAsNewFunc, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
-import type { CallbackActivities } from '../activities/callback-activities.js';
-import { webhookIdOf } from '../contract/callback-definitions.js';
+import { makeContinueAsNewFunc, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import {
   bookLoginEndedSignal,
   bookProgressQuery,
@@ -30,13 +28,7 @@ import {
 } from '../contract/book-definitions.js';
 import { bookRefreshSettings } from './book-refresh-input.js';
 import { BookRefreshRun } from './book-refresh-run.js';
-
-/** Starts the delivery of the refresh's completion callback; retried until it lands, as a connection's. */
-const { scheduleCallback } = proxyLocalActivities<CallbackActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-  summary: 'start the completion callback',
-});
+import { callbackOfBookEnd, startCallback } from './completion-callback.js';
 
 export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<BookReport> {
   const refresh = new BookRefreshRun(input, bookRefreshSettings(input));
@@ -71,24 +63,8 @@ export async function bookRefreshWorkflow(input: BookRefreshInput): Promise<Book
   const end = await refresh.run();
   if ('report' in end) {
     // Started with a callback URL (no run recorded before callbacks has one: its branch never replays).
-    if (input.callback !== undefined) {
-      const { workflowId, runId } = workflowInfo();
-      const cancelled = end.report.status === 'cancelled';
-      await scheduleCallback({
-        sourceRunId: runId,
-        delivery: {
-          customerId: input.customerId,
-          url: input.callback.url,
-          webhookId: webhookIdOf(runId),
-          resultByReference: false,
-          event: {
-            type: cancelled ? 'book.refresh.cancelled' : 'book.refresh.completed',
-            timestamp: end.report.endedAt,
-            data: { workflowId, runId, customerId: input.customerId, status: cancelled ? 'Cancelled' : 'Completed', counts: end.report.counts },
-          },
-        },
-      });
-    }
+    const callback = callbackOfBookEnd(input, end.report, workflowInfo());
+    if (callback !== undefined) await startCallback(callback);
     return end.report;
   }
   // The next page's run starts on the current build (this one was pinned to the build it began on).

@@ -10,7 +10,6 @@
 import { CancellationScope, allHandlersFinished, condition, isCancellation, log, patched, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { InputActivities } from '../activities/input-activities.js';
 import type { RetentionActivities } from '../activities/retention-activities.js';
-import type { CallbackActivities } from '../activities/callback-activities.js';
 import type { BookEndActivities } from '../activities/book-end-activities.js';
 import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
 import { callbackWorkflowId } from '../contract/callback-definitions.js';
@@ -27,7 +26,7 @@ import {
 import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
 import { PATCHES } from './patches.js';
-import { callbackOfEnd } from './connection-callback.js';
+import { callbackOfEnd, startCallback } from './completion-callback.js';
 import { bookEndOf } from './connection-book-end.js';
 import type { ServiceCallShape } from './service-calls.js';
 import { openSession } from './session.js';
@@ -44,17 +43,6 @@ const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
   summary: 'note the retrieval for the retention policy',
-});
-
-/**
- * Starts the delivery of the connection's completion callback (its own workflow: the connection's
- * result is not held up by a receiver that is down). Retried until it lands: a lost start is a
- * callback never sent.
- */
-const { scheduleCallback } = proxyLocalActivities<CallbackActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-  summary: 'start the completion callback',
 });
 
 /** A book's connection tells its refresh how it ended; retried until it lands: a lost end holds a slot of the refresh's window until its silent check. */
@@ -156,7 +144,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     const { workflowId, runId } = workflowInfo();
     const callback = callbackOfEnd(input, recorder.state, result, { workflowId, runId });
     if (callback !== undefined) {
-      await CancellationScope.nonCancellable(() => scheduleCallback(callback));
+      await startCallback(callback);
       recorder.patch({ callback: { deliveryWorkflowId: callbackWorkflowId(callback.delivery.customerId, runId), webhookId: callback.delivery.webhookId } });
     }
     // A book's connection tells its refresh how it ended (none recorded before 2026-11-29 has `book`: no patch).
