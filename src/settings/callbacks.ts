@@ -9,31 +9,25 @@ import { CallbackUrls } from '../callbacks/callback-urls.js';
 import { NO_CALLBACKS, type CallbackSettings } from '../callbacks/callback-policy.js';
 
 export type { CallbackSettings };
-import { ID_SEGMENT_SOURCE } from '../contract/ids.js';
+import { ID_SEGMENT_PATTERN, ID_SEGMENT_SOURCE } from '../contract/ids.js';
 import { doc, group } from './document.js';
+import { keyedList } from './keyed-list.js';
 
-const SECRET_FILES_RULE = 'must be a comma-separated list of <customerId>=<file>';
-const SecretFiles = z.string().transform((text, ctx) => {
-  const files = new Map<string, string>();
-  const entry = new RegExp(`^(${ID_SEGMENT_SOURCE})=([^,=]+)$`);
-  for (const raw of text.split(',')) {
-    const trimmed = raw.trim();
-    if (trimmed === '') continue;
-    const match = entry.exec(trimmed);
-    if (!match?.[1] || match[2] === undefined) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(trimmed)}: ${SECRET_FILES_RULE}` });
-    else if (files.has(match[1])) ctx.addIssue({ code: 'custom', message: `${match[1]} appears twice` });
-    else files.set(match[1], match[2].trim());
-  }
-  return files;
+/** `lender-a=/run/secrets/lender-a.webhook-secrets,...` → secrets file by customer id. */
+const SecretFiles = keyedList({
+  keySource: ID_SEGMENT_SOURCE,
+  valueSource: '[^,=]+',
+  rule: 'must be a comma-separated list of <customerId>=<file>',
+  twice: (customerId) => `${customerId} appears twice`,
+  read: (path) => path.trim(),
 });
 
 const TenantSet = z.string().transform((text, ctx) => {
   const tenants = new Set<string>();
-  const id = new RegExp(`^${ID_SEGMENT_SOURCE}$`);
   for (const raw of text.split(',')) {
     const tenant = raw.trim();
     if (tenant === '') continue;
-    if (!id.test(tenant)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(tenant)}: must be a comma-separated list of customer ids` });
+    if (!ID_SEGMENT_PATTERN.test(tenant)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(tenant)}: must be a comma-separated list of customer ids` });
     tenants.add(tenant);
   }
   return tenants;

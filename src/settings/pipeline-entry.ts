@@ -10,27 +10,20 @@ import { AuditVars, auditStoreLocation } from './audit.js';
 import { CallbackVars } from './callbacks.js';
 import { NonEmpty, Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
+import { keyedList } from './keyed-list.js';
 
-export const PipelineEntryPort = doc(Port.default(8090), 'The pipeline entry listens on this port.');
+const PipelineEntryPort = doc(Port.default(8090), 'The pipeline entry listens on this port.');
 
 const KEY_FILES_RULE = 'must be a comma-separated list of <customerId>=<file>, e.g. lender-a=/run/secrets/lender-a.pipeline-keys';
-const KEY_FILE_ENTRY = new RegExp(`^(${ID_SEGMENT_SOURCE})=(\\S+)$`);
 
 /** `lender-a=/run/secrets/a.keys,lender-b=/run/secrets/b.keys` → file by customer id. */
-export const PipelineKeyFiles = z.string().transform((text, ctx) => {
-  const files = new Map<string, string>();
-  for (const raw of text.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const match = KEY_FILE_ENTRY.exec(entry);
-    const customerId = match?.[1];
-    const file = match?.[2];
-    if (customerId === undefined || file === undefined) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)}: ${KEY_FILES_RULE}` });
-    else if (reservedTenantProblem(customerId)) ctx.addIssue({ code: 'custom', message: `${customerId}: ${reservedTenantProblem(customerId) ?? ''}` });
-    else if (files.has(customerId)) ctx.addIssue({ code: 'custom', message: `${customerId} appears twice: list its keys (several during a rotation) in its one file` });
-    else files.set(customerId, file);
-  }
-  return files;
+const PipelineKeyFiles = keyedList({
+  keySource: ID_SEGMENT_SOURCE,
+  valueSource: '\\S+',
+  rule: KEY_FILES_RULE,
+  twice: (customerId) => `${customerId} appears twice: list its keys (several during a rotation) in its one file`,
+  keyProblem: reservedTenantProblem,
+  read: (file) => file,
 });
 
 export const PipelineEntryVars = group(
