@@ -57,6 +57,30 @@ void describe('pipeline keys', () => {
     assert.equal(keys.identify(next.key)?.customerId, 'lender-a');
   });
 
+  void it('looks at a file again only after the recheck interval, and reports a broken file once per change', () => {
+    const first = mintPipelineKey();
+    const second = mintPipelineKey();
+    const file = join(dir, 'throttled.keys');
+    writeFileSync(file, `${first.hash}\n`);
+    let clock = 10_000;
+    const reported: string[] = [];
+    const keys = new PipelineKeys(new Map([['lender-t', file]]), { recheckMs: 1_000, now: () => clock, report: (line) => reported.push(line) });
+    assert.equal(keys.identify(first.key)?.customerId, 'lender-t');
+    writeFileSync(file, `${second.hash}\n`);
+    clock += 999;
+    assert.equal(keys.identify(second.key), undefined, 'within the interval the file is not read again');
+    assert.equal(keys.identify(first.key)?.customerId, 'lender-t');
+    clock += 1;
+    assert.equal(keys.identify(second.key)?.customerId, 'lender-t', 'after it, the rotation is taken');
+    assert.equal(keys.identify(first.key), undefined, 'and the removed key refused');
+    writeFileSync(file, 'not a hash\n');
+    clock += 1_000;
+    assert.equal(keys.identify(second.key), undefined);
+    clock += 1_000;
+    assert.equal(keys.identify(second.key), undefined);
+    assert.equal(reported.length, 1, `one report for one broken file: ${reported.join(' | ')}`);
+  });
+
   void it('refuses to start on a file it cannot read or parse, naming it', () => {
     const bad = join(dir, 'bad.keys');
     writeFileSync(bad, 'xyz\n');

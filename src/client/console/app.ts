@@ -43,6 +43,7 @@ import { countRoutes } from './count-routes.js';
 import { closeNow, HttpError, listenOn, methodNotAllowed, SECURITY_HEADERS, sendJson, type JsonReply } from './http.js';
 import { servePage } from './pages.js';
 import { createRouter } from './router.js';
+import { auditOrRefuse } from './audit-or-refuse.js';
 import type { ConsoleSignIn } from './sign-in.js';
 import { scheduleRoutes } from './schedule-routes.js';
 
@@ -207,16 +208,6 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     listen: (port, host) => listenOn(server, port, host),
     close: () => closeNow(server),
   };
-}
-
-/** Runs an audit write; a store that cannot record refuses the request (503) rather than let it act unrecorded. */
-async function auditOrRefuse(write: () => Promise<void>): Promise<void> {
-  try {
-    await write();
-  } catch (error) {
-    if (error instanceof AuditUnavailableError) throw new HttpError(503, 'AuditUnavailable', `${error.message}: nothing was done, as nothing can be recorded`);
-    throw error;
-  }
 }
 
 /** A 403 that says who may not do what on which tenant, and which role it would take. */

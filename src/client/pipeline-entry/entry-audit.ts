@@ -5,10 +5,10 @@
  * as nothing at all. A trail that cannot be written refuses the request (503): nothing is done
  * unrecorded.
  */
-import { AuditUnavailableError } from '../../audit/audit-store.js';
 import type { AuditAction, AuditActor } from '../../audit/audit-entry.js';
 import type { AuditHandle, AuditTrail } from '../../audit/audit-trail.js';
-import { HttpError, type JsonReply } from '../console/http.js';
+import { auditOrRefuse } from '../console/audit-or-refuse.js';
+import type { JsonReply } from '../console/http.js';
 import { toHttpError } from './entry-errors.js';
 import type { PipelineCaller } from './pipeline-keys.js';
 
@@ -35,27 +35,17 @@ export interface EntryAuditRecord {
   readonly detail?: string | undefined;
 }
 
-/** Runs an audit write; a store that cannot record refuses the request (503) rather than let it act unrecorded. */
-async function orRefuse<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (error instanceof AuditUnavailableError) throw new HttpError(503, 'AuditUnavailable', `${error.message}: nothing was done, as nothing can be recorded`);
-    throw error;
-  }
-}
-
 export class EntryAudit {
   constructor(private readonly trail: AuditTrail) {}
 
   /** An action about to be done: its attempt, durable before it is done. */
   begin(record: EntryAuditRecord): Promise<AuditHandle> {
-    return orRefuse(() => this.trail.begin(record));
+    return auditOrRefuse(() => this.trail.begin(record));
   }
 
   /** A refusal, whole at once (its code as the outcome's detail). */
   refused(record: EntryAuditRecord, code: string): Promise<void> {
-    return orRefuse(() => this.trail.record(record, 'refused', code));
+    return auditOrRefuse(() => this.trail.record(record, 'refused', code));
   }
 }
 

@@ -67,6 +67,7 @@ export interface PipelineKeysOptions {
   readonly recheckMs?: number;
   /** Where an unreadable or malformed file is reported (stderr by default). */
   readonly report?: (line: string) => void;
+  /** The clock the recheck interval is read on (tests step it). */
   readonly now?: () => number;
 }
 
@@ -95,11 +96,6 @@ export class PipelineKeys {
       this.tenants.set(customerId, keys);
     }
     if (problems.length > 0) throw new PipelineKeyFileError(`PIPELINE_KEY_FILES: ${problems.join('; ')}`);
-  }
-
-  /** The tenants that have a key file. */
-  get customerIds(): readonly string[] {
-    return [...this.tenants.keys()];
   }
 
   /** How many hashes each tenant's file holds now (for the startup line). */
