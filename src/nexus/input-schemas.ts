@@ -7,9 +7,9 @@
 import { z } from 'zod';
 import { SecurityResponses } from '../aggregator/schemas.js';
 import { ConnectionInput } from '../contract/connection-input.js';
-import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_CADENCE } from '../contract/book-definitions.js';
+import { DEFAULT_BOOK_CADENCE } from '../contract/book-definitions.js';
 import { KeySegment } from '../client/business-key.js';
-import { CadenceName, WindowBoundsInput } from '../client/book-input.js';
+import { BookPageSize, CadenceName, WindowBoundsInput } from '../client/book-input.js';
 
 /** `state`'s input, and what `answer` adds to. */
 export const NexusConnectionRefSchema = z.strictObject({ applicationId: KeySegment, customerId: z.string().optional() });
@@ -23,16 +23,9 @@ export const NexusAnswerInputSchema = NexusConnectionRefSchema.extend({
   answer: z.strictObject({ challengeSetId: z.string().min(1, { message: 'must not be empty' }), responses: SecurityResponses }),
 });
 
-const PAGE_SIZE_RULE = `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}`;
-
 export const NexusRefreshBookInputSchema = z.strictObject({
   cadence: CadenceName.default(DEFAULT_BOOK_CADENCE),
   customerId: z.string().optional(),
   window: WindowBoundsInput.optional(),
-  pageSize: z
-    .number({ message: PAGE_SIZE_RULE })
-    .int({ message: PAGE_SIZE_RULE })
-    .min(BOOK_PAGE_SIZE_LIMITS.min, { message: PAGE_SIZE_RULE })
-    .max(BOOK_PAGE_SIZE_LIMITS.max, { message: PAGE_SIZE_RULE })
-    .optional(),
+  pageSize: BookPageSize.optional(),
 });

@@ -10,13 +10,16 @@
  *
  * Cancelling the operation cancels the relay, which cancels its child and waits for it to end: a
  * connection ends Cancelled; a book refresh starts no more logins, cancels those in flight and still
- * writes its report (its status `cancelled`), which the relay returns. A child whose id is taken (a
- * connection or refresh started outside the service in the moment since the handler looked) fails the
- * relay with a non-retryable ApplicationFailure naming it (`ConnectionAlreadyRunning`, `BookRefreshAlreadyRunning`).
+ * writes its report (its status `cancelled`), which the relay returns. A child whose id is taken fails
+ * the relay with a non-retryable ApplicationFailure naming it (`ConnectionAlreadyRunning`,
+ * `BookRefreshAlreadyRunning`): a connection started outside the service in the moment since the
+ * handler looked; for a refresh, only one started by hand in the same second (its id is stamped to
+ * the second), so the handler's check through visibility, which may lag, is the book's one-at-a-time
+ * guard, as it is BooksClient.run's.
  * Deterministic code only: bundled by the Nexus worker (src/nexus/nexus-worker.ts).
  */
 import { ApplicationFailure, executeChild, ParentClosePolicy, ChildWorkflowCancellationType } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError, type Priority } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, type Priority, type SearchAttributePair } from '@temporalio/common';
 import { connectionStartAttributes } from '../contract/search-attributes.js';
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection-definitions.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
@@ -42,47 +45,53 @@ export interface BookRelayInput {
   readonly priority?: Priority | undefined;
 }
 
-/** The child's id was taken while the relay started it: a typed, non-retryable failure naming it. */
-function alreadyRunning(error: unknown, type: string, what: string): never {
-  if (error instanceof WorkflowExecutionAlreadyStartedError) {
-    throw ApplicationFailure.create({ type, message: `${what} is already running (started outside the connections Nexus service)`, nonRetryable: true, details: [error.workflowId] });
-  }
-  throw error;
-}
-
-export async function nexusConnectionRelay({ connectionWorkflowId, taskQueue, input, priority }: RelayInput): Promise<ConnectionResult> {
-  const pairs = connectionStartAttributes(input);
+/**
+ * Runs the relay's one child and returns its result: it ends with its relay (a terminated relay
+ * cancels it), and cancelling the relay waits for the child's end. A child whose id was taken while
+ * the relay started it fails the relay with a typed, non-retryable failure naming it.
+ */
+async function relayChild<R>(
+  workflowType: string,
+  options: { readonly workflowId: string; readonly taskQueue: string; readonly args: unknown[]; readonly typedSearchAttributes: SearchAttributePair[]; readonly staticSummary?: string; readonly priority?: Priority | undefined },
+  taken: { readonly type: string; readonly what: string },
+): Promise<R> {
+  const { priority, staticSummary, ...rest } = options;
   try {
-    return await executeChild<(input: ConnectionInput) => Promise<ConnectionResult>>(CONNECTION_WORKFLOW_TYPE, {
-      workflowId: connectionWorkflowId,
-      taskQueue,
-      args: [input],
-      typedSearchAttributes: pairs,
+    return await executeChild<(...args: unknown[]) => Promise<R>>(workflowType, {
+      ...rest,
+      ...(staticSummary === undefined ? {} : { staticSummary }),
       ...(priority ? { priority } : {}),
-      // The connection ends with its relay (a terminated relay cancels it); cancelling waits for its end.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
     });
   } catch (error) {
-    return alreadyRunning(error, 'ConnectionAlreadyRunning', `connection ${connectionWorkflowId}`);
+    if (error instanceof WorkflowExecutionAlreadyStartedError) {
+      throw ApplicationFailure.create({ type: taken.type, message: `${taken.what} is already running (started outside the connections Nexus service)`, nonRetryable: true, details: [error.workflowId] });
+    }
+    throw error;
   }
 }
 
+export async function nexusConnectionRelay({ connectionWorkflowId, taskQueue, input, priority }: RelayInput): Promise<ConnectionResult> {
+  return await relayChild<ConnectionResult>(
+    CONNECTION_WORKFLOW_TYPE,
+    { workflowId: connectionWorkflowId, taskQueue, args: [input], typedSearchAttributes: connectionStartAttributes(input), priority },
+    { type: 'ConnectionAlreadyRunning', what: `connection ${connectionWorkflowId}` },
+  );
+}
+
 export async function nexusBookRefreshRelay({ refreshWorkflowId, taskQueue, input, priority }: BookRelayInput): Promise<BookReport> {
-  try {
-    return await executeChild<(input: BookRefreshInput) => Promise<BookReport>>(BOOK_REFRESH_WORKFLOW_TYPE, {
+  return await relayChild<BookReport>(
+    BOOK_REFRESH_WORKFLOW_TYPE,
+    {
       workflowId: refreshWorkflowId,
       taskQueue,
       args: [input],
       // What the book's listing of refreshes reads (BooksClient.refreshes), as a refresh run by hand has.
       typedSearchAttributes: bookRefreshAttributes(input.customerId, input.cadence),
       staticSummary: `Refresh of the ${input.cadence} book of ${input.customerId} (through the connections Nexus service)`,
-      ...(priority ? { priority } : {}),
-      // The refresh ends with its relay; cancelling it waits for its report.
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-    });
-  } catch (error) {
-    return alreadyRunning(error, 'BookRefreshAlreadyRunning', `book refresh ${refreshWorkflowId}`);
-  }
+      priority,
+    },
+    { type: 'BookRefreshAlreadyRunning', what: `book refresh ${refreshWorkflowId}` },
+  );
 }

@@ -263,8 +263,10 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
       args: [unmappedEndpoint, 'refreshBook', {}],
     });
     expectError(unmappedBook, 'UNAUTHORIZED', /is mapped to no tenant/);
-    // Nothing of another tenant's was started.
+    // Nothing of another tenant's was started: no refresh listed, and (read strongly, not through
+    // visibility, which may lag) no relay under the id a wrongly accepted refreshBook would have used.
     assert.equal((await books.refreshes({ customerId: 'another-lender' })).length, 0);
+    await assert.rejects(stack.client.workflow.getHandle(bookRelayWorkflowId('another-lender', 'nightly')).describe(), WorkflowNotFoundError);
     const unmapped = await caller.workflow.execute<typeof callerExpectsError>('callerExpectsError', {
       taskQueue: callerTaskQueue,
       workflowId: uniqueId('pipeline'),
