@@ -40,7 +40,7 @@ import {
 import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, connectionStartAttributes } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
-import { callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callback-definitions.js';
+import { CLAIM_REFUSALS, callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callback-definitions.js';
 import { activityOfHistory, type ActivityEntry } from './connection-activity.js';
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
@@ -333,10 +333,15 @@ export class ConnectionsClient {
    */
   async callbackDelivery(state: ConnectionState): Promise<CallbackDeliveryState | undefined> {
     if (state.callback === undefined) return undefined;
+    const handle = this.client.workflow.getHandle(state.callback.deliveryWorkflowId);
     try {
-      return await this.client.workflow.getHandle(state.callback.deliveryWorkflowId).query(callbackDeliveryStateQuery);
+      // An ended delivery's final state is its result (its close event): a query would have a worker
+      // replay its history, every time the console's page polls.
+      const { status } = await handle.describe();
+      return status.name === 'RUNNING' ? await handle.query(callbackDeliveryStateQuery) : ((await handle.result()) as CallbackDeliveryState);
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError) return undefined;
+      // Gone, unreachable, or ended other than by itself (terminated by hand): not shown.
+      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError || error instanceof WorkflowFailedError) return undefined;
       throw error;
     }
   }
@@ -450,9 +455,8 @@ export class ConnectionsClient {
     const status = await handle.describe().then((info) => info.status.name, () => undefined);
     if (status === undefined) return ['unknown', 'no result reference has this address'];
     const final = status === 'COMPLETED' ? await (handle.result() as Promise<CallbackDeliveryState>).catch(() => undefined) : undefined;
-    if (final?.resultClaim === 'claimed') return ['claimed', 'already claimed: a result by reference is fetched once'];
-    if (final?.resultClaim === 'none') return ['unknown', 'no result to claim: this event carries none by reference'];
-    return ['expired', 'expired: the claim window has closed'];
+    const why = final?.resultClaim === 'claimed' ? CLAIM_REFUSALS.claimed : final?.resultClaim === 'none' ? CLAIM_REFUSALS.none : CLAIM_REFUSALS.expired;
+    return [why.reason, why.message];
   }
 
   /** Asks the connection to stop; it ends as Cancelled (its `result` throws ConnectionFailedError type Cancelled). */
@@ -550,17 +554,10 @@ export class ConnectionsClient {
   }
 }
 
-/**
- * Why the delivery's validator refused a claim: by the failure's type when it names one
- * (…WrongToken, …Claimed, …Expired, …NotFound), else by its message.
- */
-export function claimRefusalOf(failure: Error | undefined): ResultClaimRefusal {
-  const type = failure instanceof ApplicationFailure ? (failure.type ?? '') : '';
-  const text = `${type} ${failure?.message ?? ''}`;
-  if (/expired|window|too late/i.test(text)) return 'expired';
-  if (/claimed|second claim|only once/i.test(text)) return 'claimed';
-  if (/not ?found|nothing to claim|no result|not by reference/i.test(text)) return 'unknown';
-  return 'wrong-token';
+/** Why the delivery's validator refused a claim, by the failure type it threw (CLAIM_REFUSALS). */
+function claimRefusalOf(failure: Error | undefined): ResultClaimRefusal {
+  const type = failure instanceof ApplicationFailure ? failure.type : undefined;
+  return Object.values(CLAIM_REFUSALS).find((refusal) => refusal.type === type)?.reason ?? 'wrong-token';
 }
 
 /** Maps a workflow failure to ConnectionFailedError, reading the type and the service code. */

@@ -46,6 +46,18 @@ export const RESULT_CLAIM_WINDOW_MS = 2 * 24 * 60 * 60_000;
 export const CALLBACK_EVENT_TYPES = ['connection.completed', 'connection.failed', 'connection.cancelled', 'book.refresh.completed', 'book.refresh.cancelled'] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
 
+/**
+ * Why a delivery refuses a claim of its result: the failure type its validator throws, the words, and
+ * the refusal the clients report (ResultClaimRefusedError's `reason`). One table for the workflow that
+ * refuses and the clients that read the refusal.
+ */
+export const CLAIM_REFUSALS = {
+  none: { type: 'ResultClaimNone', reason: 'unknown', message: 'no result to claim: this event carries none by reference' },
+  claimed: { type: 'ResultClaimed', reason: 'claimed', message: 'already claimed: a result by reference is fetched once' },
+  expired: { type: 'ResultClaimExpired', reason: 'expired', message: 'expired: the claim window has closed' },
+  wrongToken: { type: 'ResultClaimWrongToken', reason: 'wrong-token', message: 'wrong token' },
+} as const;
+
 /** A result sent by reference: POST-free, one GET with the token as bearer, once, before `expiresAt`. */
 export interface ResultReference {
   readonly url: string;

@@ -9,12 +9,13 @@
  * AutoUpgrade: a delivery outlives deploys (up to a day of attempts and two of claims), so it moves
  * to the current build, and a change to its steps needs a patch (src/workflows/patches.ts).
  */
-import { allHandlersFinished, condition, log, proxyActivities, proxyLocalActivities, setHandler, setWorkflowOptions, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, log, proxyActivities, proxyLocalActivities, setHandler, setWorkflowOptions, sleep } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callback-activities.js';
 import {
   CALLBACK_DELIVERY_WINDOW_MS,
   CALLBACK_FIRST_RETRY_MS,
   CALLBACK_MAX_RETRY_MS,
+  CLAIM_REFUSALS,
   callbackDeliveryStateQuery,
   claimResultUpdate,
   RESULT_CLAIM_WINDOW_MS,
@@ -51,10 +52,11 @@ export async function callbackDeliveryWorkflow(input: CallbackDeliveryInput): Pr
     {
       // Refused before it is recorded: a wrong token, a second claim or a late one leaves no trace in history.
       validator: ({ token }) => {
-        if (reference === undefined) throw new Error('no result to claim: this event carries none by reference');
-        if (state.resultClaim === 'claimed') throw new Error('already claimed: a result by reference is fetched once');
-        if (state.resultClaim === 'expired' || Date.now() >= Date.parse(reference.expiresAt)) throw new Error('expired: the claim window has closed');
-        if (typeof token !== 'string' || token !== reference.token) throw new Error('wrong token');
+        const refuse = (why: (typeof CLAIM_REFUSALS)[keyof typeof CLAIM_REFUSALS]) => ApplicationFailure.create({ type: why.type, message: why.message, nonRetryable: true });
+        if (reference === undefined) throw refuse(CLAIM_REFUSALS.none);
+        if (state.resultClaim === 'claimed') throw refuse(CLAIM_REFUSALS.claimed);
+        if (state.resultClaim === 'expired' || Date.now() >= Date.parse(reference.expiresAt)) throw refuse(CLAIM_REFUSALS.expired);
+        if (typeof token !== 'string' || token !== reference.token) throw refuse(CLAIM_REFUSALS.wrongToken);
       },
       description: 'Claim the result sent by reference, once, with the token of the event.',
     },
