@@ -3,23 +3,20 @@
  * The fleet's request budget, held by Temporal (src/budget/fleet-budget.ts), on a real dev server with
  * real worker processes started as production starts them: two workers together use a service's
  * bucket (at least 90% of its rate under sustained demand, the sandbox's own bucket of the same rate
- * and burst refusing nothing) and keep a strict whole-second limit, counted by the sandbox per whole
- * second of its own clock; and a tenant the service throttles (TOO_MANY_REQUESTS with Retry-After) is
- * paused across the fleet by its throttle workflow while every one of its connections still
- * completes. What is checked are counts of requests per 1-second window and outcomes, never how long
- * anything took; the rates are printed as `# ...` lines.
+ * and burst refusing nothing). It runs alone because it asserts a throughput; the budget's ceilings
+ * (a strict whole-second limit, a throttled tenant paused across the fleet) are asserted in
+ * fleet-budget-limits.test.ts, which runs beside other files. What is checked are counts of requests
+ * per 1-second window and outcomes, never how long anything took; the rates are printed as `# ...`
+ * lines.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { ConnectionsClient } from '../../src/client/connections.js';
-import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
-import type { ConnectionResult } from '../../src/contract/connection-definitions.js';
 import { queueRatesFor } from '../../src/budget/fleet-budget.js';
-import type { TenantRequestRates } from '../../src/sandbox/rate-limits.js';
-import { tenantThrottleWorkflowId, throttleStateQuery, type ThrottleState } from '../../src/contract/tenant-throttle-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
+import { cachedInput, completeAll, startBudgetConnections, startBudgetWorkers, wholeSecondsOf } from '../helpers/budget-connections.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 
 let stack: ProcessStack;
@@ -35,37 +32,6 @@ after(async () => {
   await stack?.stop();
 });
 
-async function startWorkers(taskQueue: string, count: number, extra: Record<string, string>): Promise<void> {
-  await Promise.all(Array.from({ length: count }, () => stack.startWorker(taskQueue, { env: extra })));
-}
-
-/** Starts `count` cached connections of the tenant, each a few requests (Authorize, the request, a poll or more). */
-async function startConnections(taskQueue: string, customerId: string, count: number, username = (index: number) => `pending_polls_${index + 1}`): Promise<string[]> {
-  const connections = new ConnectionsClient({ client, taskQueue });
-  const ids: string[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const loginId = await stack.savedLogin(customerId, username(index));
-    const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } };
-    ids.push((await connections.start(`connection-${customerId}:c${index}`, input)).workflowId);
-  }
-  return ids;
-}
-
-async function completeAll(workflowIds: readonly string[]): Promise<ConnectionResult[]> {
-  return Promise.all(workflowIds.map((workflowId) => client.workflow.getHandle(workflowId).result() as Promise<ConnectionResult>));
-}
-
-/** Requests in the whole seconds after the first one with requests and before `untilSecond` (seconds without any count as 0). */
-function wholeSecondsOf(rates: TenantRequestRates, untilSecond: number): { seconds: number; requests: number; max: number } {
-  const first = rates.perSecond[0]?.second ?? untilSecond;
-  const inner = rates.perSecond.filter((count) => count.second > first && count.second < untilSecond);
-  return {
-    seconds: Math.max(0, untilSecond - first - 1),
-    requests: inner.reduce((sum, count) => sum + count.accepted + count.refused, 0),
-    max: Math.max(0, ...inner.map((count) => count.accepted + count.refused)),
-  };
-}
-
 void describe('the fleet request budget', () => {
   void it("uses a service's bucket across two worker processes: at least 90% of it under sustained demand, and the bucket refuses nothing", { timeout: 300_000 }, async () => {
     const taskQueue = uniqueId('budget');
@@ -75,12 +41,12 @@ void describe('the fleet request budget', () => {
     const budget = 20;
     sandbox.updateRateLimits({ mode: 'bucket', burst: null, tenants: { [customerId]: budget } });
     const queueRps = queueRatesFor({ totalRps: budget, tenantRps: budget }).queueRps;
-    await startWorkers(taskQueue, 2, { SERVICE_BUDGET_RPS: String(budget) });
+    await startBudgetWorkers(stack, taskQueue, 2, { SERVICE_BUDGET_RPS: String(budget) });
     // The workers run their first activities before the measured demand arrives (a worker process's
     // first calls are slow, and calls reaching the service later than Temporal dispatched them let the
     // service's full bucket waste its refill: see docs/fleet.md).
     const warmUp = uniqueId('warm');
-    await completeAll(await startConnections(taskQueue, warmUp, 4, () => 'pending_polls_1'));
+    await completeAll(client, await startBudgetConnections(stack, taskQueue, warmUp, 4, () => 'pending_polls_1'));
     // Sustained demand, arriving at once: 100 connections started together, far more than a second's
     // worth waiting each time (each makes 3 or more requests, one at a time).
     const count = 100;
@@ -88,8 +54,7 @@ void describe('the fleet request budget', () => {
     const logins = await Promise.all(Array.from({ length: count }, () => stack.savedLogin(customerId, 'pending_polls_6')));
     const ids = await Promise.all(
       logins.map(async (loginId, index) => {
-        const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } };
-        return (await connections.start(`connection-${customerId}:c${index}`, input)).workflowId;
+        return (await connections.start(`connection-${customerId}:c${index}`, cachedInput(customerId, loginId))).workflowId;
       }),
     );
 
@@ -115,7 +80,7 @@ void describe('the fleet request budget', () => {
         `after the first burst ${steady.requests} in ${steady.seconds} s, ${(steady.requests / steady.seconds).toFixed(2)}/s (${percent(steady.requests / steady.seconds)})`,
     );
 
-    const results = await completeAll(ids);
+    const results = await completeAll(client, ids);
     assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection retrieved its data');
     const rates = sandbox.requestRates(customerId).tenants[customerId];
     sandbox.updateRateLimits({ mode: 'window', tenants: { [customerId]: null } });
@@ -127,67 +92,4 @@ void describe('the fleet request budget', () => {
     assert.ok(rates.accepted >= count * 3, `${rates.accepted} requests for ${count} connections of at least 3 each`);
   });
 
-  void it('keeps a strict whole-second limit across two worker processes: no second at the service sees more than the budget', { timeout: 240_000 }, async () => {
-    const taskQueue = uniqueId('budget');
-    const customerId = uniqueId('tenant');
-    // 6 requests in any whole second for the whole fleet: each worker alone would be allowed as much.
-    await startWorkers(taskQueue, 2, { SERVICE_BUDGET_RPS: '6', SERVICE_BUDGET_MODE: 'strict' });
-    const ids = await startConnections(taskQueue, customerId, 12);
-    const results = await completeAll(ids);
-    assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection retrieved its data');
-
-    const rates = sandbox.requestRates(customerId).tenants[customerId];
-    assert.ok(rates, 'the sandbox counted the tenant');
-    const whole = wholeSecondsOf(rates, (rates.perSecond.at(-1)?.second ?? 0) + 1);
-    console.log(
-      `# strict 6/s, queue limit ${queueRatesFor({ totalRps: 6, tenantRps: 6, mode: 'strict' }).queueRps}/s: ${rates.accepted} requests in ${rates.perSecond.length} seconds with requests, ` +
-        `${(whole.requests / Math.max(1, whole.seconds)).toFixed(2)}/s after the first second, at most ${rates.maxRequestsPerSecond} in one second`,
-    );
-    assert.ok(rates.accepted >= 12 * 3, `${rates.accepted} requests for 12 connections of at least 3 each`);
-    assert.equal(rates.refused, 0);
-    assert.ok(rates.maxRequestsPerSecond <= 6, `at most 6 requests in any second at the service, saw ${rates.maxRequestsPerSecond}: ${JSON.stringify(rates.perSecond)}`);
-  });
-
-  void it('pauses a tenant the service throttles across the fleet, and every one of its connections completes', { timeout: 240_000 }, async () => {
-    const taskQueue = uniqueId('throttle');
-    const customerId = uniqueId('tenant');
-    // The service takes 2 requests a second from this tenant and asks for 2 s when refusing; the budget is far above.
-    sandbox.updateRateLimits({ tenants: { [customerId]: 2 }, retryAfterSeconds: 2 });
-    await startWorkers(taskQueue, 2, { SERVICE_BUDGET_RPS: '40' });
-    const ids = await startConnections(taskQueue, customerId, 10);
-
-    const throttle = client.workflow.getHandle(tenantThrottleWorkflowId(customerId));
-    const paused = await waitFor(
-      async () => {
-        const state = await throttle.query(throttleStateQuery).catch(() => undefined);
-        return state?.status === 'throttled' ? state : undefined;
-      },
-      { timeoutMs: 120_000, describe: 'the tenant paused by its throttle workflow' },
-    );
-    assert.match(paused.reason ?? '', /TOO_MANY_REQUESTS \(HTTP 429, Retry-After 2 s\)/);
-    const connections = new ConnectionsClient({ client, taskQueue });
-    const view = await connections.budget.show();
-    assert.ok(view.throttles.some((entry) => entry.customerId === customerId), '`budget show` lists the paused tenant');
-    // A connection whose call is held says so (what `show` prints), and it is no failure.
-    const held = await waitFor(
-      async () => {
-        for (const workflowId of ids) {
-          const wait = await connections.budgetWait(workflowId, customerId);
-          if (wait && /its tenant is paused until .*TOO_MANY_REQUESTS/.test(wait.reason)) return wait;
-        }
-        return undefined;
-      },
-      { timeoutMs: 120_000, describe: 'a connection showing that its call waits for the paused tenant' },
-    );
-    assert.ok(held.call.length > 0);
-
-    const results = await completeAll(ids);
-    assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection completed with its data');
-    const final = (await throttle.result()) as ThrottleState;
-    assert.equal(final.status, 'released');
-    assert.ok(final.notices >= 1);
-    const rates = sandbox.requestRates(customerId).tenants[customerId];
-    assert.ok(rates && rates.refused >= 1, 'the service refused some requests');
-    sandbox.updateRateLimits({ tenants: { [customerId]: null }, retryAfterSeconds: null });
-  });
 });
