@@ -9,7 +9,7 @@
 //   npm run test:unit             (--unit) only files that need no server: no dev server, no bundle
 //   npm test -- --dir test/fixtures/run-tests   test files under another directory (the runner's own tests)
 // Which files and in what order: scripts/lib/test-plan.ts. Files run TEST_CONCURRENCY at a time
-// (default 3 on this project's 2-core machines: docs/development.md has the measurements), slowest
+// (default 4 on this project's 2-core machines: docs/development.md has the measurements), slowest
 // first by the seconds each took last time (recorded in the cache's test-timings.json); a file
 // marked `// npm test: runs alone` runs with nothing beside it, before the others.
 // Each file runs in its own node process (through tsx; node --test --test-isolation=none), with the
@@ -130,7 +130,7 @@ const needsServer = files.some((file) => graph.needsServer(file));
 // Several files at once: one file alone leaves the cores idle while it waits on servers and timers.
 // Measured on 2 cores (docs/development.md): 3 against 1 before; 4 was no faster than 3, and a test
 // failed there.
-const concurrency = settings.concurrency ?? 3;
+const concurrency = settings.concurrency ?? 4;
 const timingsPath = settings.timingsFile ?? join(TEMPORAL_CACHE_DIR, 'test-timings.json');
 // A fresh machine has no figures yet: the seconds recorded in the repository stand in (test-plan.ts).
 const timings = { ...plan.readTimings(plan.SEED_TIMINGS_PATH), ...plan.readTimings(timingsPath) };

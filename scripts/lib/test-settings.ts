@@ -46,7 +46,7 @@ export const TestVars = group(
       'Set by CI: a missing prerequisite (PostgreSQL, the server binaries) fails the prod:check, deploy:check and bench:burst tests instead of skipping them.',
       { defaultText: 'unset: skip' },
     ),
-    TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once (files marked to run alone still run alone).', { defaultText: '3 (measured on 2 cores: docs/development.md)' }),
+    TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once (files marked to run alone still run alone).', { defaultText: '4 (measured on 2 cores: docs/development.md)' }),
     TEST_TIMINGS_FILE: doc(
       ExistingPath.optional(),
       "Where `npm test` records each file's seconds and reads them back to start the slowest files first.",
