@@ -90,8 +90,8 @@ export function workerRuntime(): WorkerRuntime {
 
 export interface BenchWorker {
   readonly runtime: WorkerRuntime;
-  /** Starts a worker process with these variables (the bundle's path is added) and resolves once it reports "worker started". */
-  start(env: Record<string, string>): Promise<ChildProcess>;
+  /** Starts a worker process with these variables (the bundle's path is added) and Node arguments added to BENCH_WORKER_NODE_ARGS's, and resolves once it reports "worker started". */
+  start(env: Record<string, string>, nodeArgs?: readonly string[]): Promise<ChildProcess>;
   remove(): Promise<void>;
 }
 
@@ -107,7 +107,7 @@ export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime(
     const bundlePath = join(root, 'dist', 'workflow-bundle.js');
     return {
       runtime,
-      start: (env) => startProcess('worker', 'dist/src/worker.js', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', workerNodeArgs(), 'node'),
+      start: (env, nodeArgs = []) => startProcess('worker', 'dist/src/worker.js', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', [...workerNodeArgs(), ...nodeArgs], 'node'),
       remove: async () => {},
     };
   }
@@ -116,7 +116,7 @@ export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime(
   await writeFile(bundlePath, await productWorkflowBundle());
   return {
     runtime,
-    start: (env) => startProcess('worker', 'src/worker.ts', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', workerNodeArgs()),
+    start: (env, nodeArgs = []) => startProcess('worker', 'src/worker.ts', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', [...workerNodeArgs(), ...nodeArgs]),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }

@@ -28,6 +28,7 @@ import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, s
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 import { payloadsIn } from '../scripts/lib/history-payloads.js';
+import { summarizeCpuProfiles, type CpuSummary } from './cpu-profile.js';
 import { OpenBaoServer, workerPolicy } from '../scripts/lib/openbao-server.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -55,6 +56,8 @@ export interface FloorRatio {
   readonly cpuRatio: number;
   /** With keyProvider vault-transit: the product on OpenBao's transit, measured in the same rotation. */
   readonly transit?: TransitFigures;
+  /** With a profile directory: each worker's CPU profile over the measured runs. */
+  readonly profiles?: { readonly product: CpuSummary; readonly floor: CpuSummary };
 }
 
 export interface TransitFigures {
@@ -125,8 +128,17 @@ function auditedCalls(log: string, kind: 'datakey' | 'decrypt'): number {
     .filter((entry) => entry.type === 'request' && (entry.request?.path ?? '').startsWith(`transit/${kind}/`)).length;
 }
 
-/** Starts the stack, alternates `runs` product and `runs` floor connections (and `runs` transit ones with vault-transit), stops what it started. */
-export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvider = 'static'): Promise<FloorRatio> {
+/** Node's arguments that make a worker write its CPU profiles into `dir` when it exits. */
+function profileArgs(dir: string | undefined): string[] {
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/**
+ * Starts the stack, alternates `runs` product and `runs` floor connections (and `runs` transit ones
+ * with vault-transit), stops what it started. With `cpuProfileDir`, the product's and the floor's
+ * workers write V8 CPU profiles under it (`product/`, `floor/`), summed over the measured runs only.
+ */
+export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvider = 'static', cpuProfileDir?: string): Promise<FloorRatio> {
   const benchWorker = await prepareBenchWorker();
   const env = await startBenchServer();
   const started: ChildProcess[] = [];
@@ -136,8 +148,20 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
     const sandboxUrl = await startSandboxProcess();
     const productQueue = `floor-ratio-product-${Date.now()}`;
     const floorQueue = `floor-ratio-floor-${Date.now()}`;
-    const productWorker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
-    const floorWorker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH }, '"worker started"', workerNodeArgs(), 'node');
+    const productProfiles = cpuProfileDir && join(cpuProfileDir, 'product');
+    const floorProfiles = cpuProfileDir && join(cpuProfileDir, 'floor');
+    const productWorker = await benchWorker.start(
+      { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() },
+      profileArgs(productProfiles),
+    );
+    const floorWorker = await startProcess(
+      'sdk-floor worker',
+      compiledFloorWorker(),
+      { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
+      '"worker started"',
+      [...workerNodeArgs(), ...profileArgs(floorProfiles)],
+      'node',
+    );
     started.push(productWorker, floorWorker);
     let transitVariables: Record<string, string> | undefined;
     let transitWorker: ChildProcess | undefined;
@@ -187,14 +211,27 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
       }
       if (run >= 0) side.record(ms, events);
     };
+    let measuredFrom = 0;
     for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
-      if (run === 0) [product, floor, ...(transit ? [transit] : [])].forEach((side) => side.startCounting());
+      if (run === 0) {
+        [product, floor, ...(transit ? [transit] : [])].forEach((side) => side.startCounting());
+        measuredFrom = performance.now();
+      }
       await once(product, run);
       if (transit) await once(transit, run);
       await once(floor, run);
     }
+    const measuredTo = performance.now();
     await connection.close();
     const [productFigures, floorFigures] = [product.figures(), floor.figures()];
+    let profiles: FloorRatio['profiles'];
+    if (productProfiles && floorProfiles) {
+      // A profile is written when its worker exits: the measured runs are counted back from then.
+      const exitedAt = new Map<ChildProcess, number>();
+      await Promise.all([productWorker, floorWorker].map(async (worker) => stopProcess(worker).then(() => exitedAt.set(worker, performance.now()))));
+      const windowOf = (worker: ChildProcess) => ({ fromEndMs: (exitedAt.get(worker) ?? measuredTo) - measuredFrom, toEndMs: (exitedAt.get(worker) ?? measuredTo) - measuredTo });
+      profiles = { product: await summarizeCpuProfiles(productProfiles, windowOf(productWorker)), floor: await summarizeCpuProfiles(floorProfiles, windowOf(floorWorker)) };
+    }
     let transitFigures: TransitFigures | undefined;
     if (transit && openBao) {
       const side = transit.figures();
@@ -215,6 +252,7 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
       latencyRatio: productFigures.startToResultMs / floorFigures.startToResultMs,
       cpuRatio: productFigures.workerCpuMs / floorFigures.workerCpuMs,
       transit: transitFigures,
+      profiles,
     };
   } finally {
     await Promise.all(started.map(stopProcess));
