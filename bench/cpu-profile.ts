@@ -102,17 +102,19 @@ export async function summarizeCpuProfiles(dir: string, window?: ProfileWindow):
   return { busyMs, areas: sortedDown(areas), functions: sortedDown(functions), threads: files.length };
 }
 
-/** Lines for the benchmarks page: each side's areas per connection, the difference, and the product's top functions. */
-export function cpuProfileLines(product: CpuSummary, floor: CpuSummary, runs: number, top = 12): string[] {
+/** Lines for the benchmarks page: each side's areas per connection, the difference, and the functions where the product spends most beyond the floor. */
+export function cpuProfileLines(product: CpuSummary, floor: CpuSummary, runs: number, top = 15): string[] {
   const per = (ms: number) => (ms / runs).toFixed(2);
-  const names = [...new Set([...product.areas.keys(), ...floor.areas.keys()])];
-  const rows = names
-    .map((name) => ({ name, product: product.areas.get(name) ?? 0, floor: floor.areas.get(name) ?? 0 }))
-    .sort((a, b) => b.product - b.floor - (a.product - a.floor));
+  const beyond = (mine: ReadonlyMap<string, number>, theirs: ReadonlyMap<string, number>) =>
+    [...new Set([...mine.keys(), ...theirs.keys()])].map((name) => ({ name, product: mine.get(name) ?? 0, floor: theirs.get(name) ?? 0 })).sort((a, b) => b.product - b.floor - (a.product - a.floor));
   return [
     `profile (ms a connection, self time in the measured runs, ${product.threads} product and ${floor.threads} floor thread profiles): product ${per(product.busyMs)}, floor ${per(floor.busyMs)}, difference ${per(product.busyMs - floor.busyMs)}`,
-    ...rows.filter((row) => Math.abs(row.product - row.floor) / runs >= 0.05).map((row) => `  ${row.name}: product ${per(row.product)}, floor ${per(row.floor)}, difference ${per(row.product - row.floor)}`),
-    `product's top functions (self ms a connection):`,
-    ...[...product.functions].slice(0, top).map(([name, ms]) => `  ${per(ms)} ${name}`),
+    ...beyond(product.areas, floor.areas)
+      .filter((row) => Math.abs(row.product - row.floor) / runs >= 0.05)
+      .map((row) => `  ${row.name}: product ${per(row.product)}, floor ${per(row.floor)}, difference ${per(row.product - row.floor)}`),
+    `the product's functions beyond the floor's (self ms a connection: product, floor):`,
+    ...beyond(product.functions, floor.functions)
+      .slice(0, top)
+      .map((row) => `  +${per(row.product - row.floor)} ${row.name} (${per(row.product)}, ${per(row.floor)})`),
   ];
 }

@@ -73,9 +73,11 @@ void describe('CPU profiles', () => {
     assert.equal(window.busyMs, 7);
     assert.equal(window.areas.get('product codec'), 4);
     assert.equal(window.areas.get('node internals'), undefined, 'the last sample is after the window');
-    const lines = cpuProfileLines(window, whole, 2, 2);
-    assert.match(lines[0] ?? '', /^profile \(ms a connection, self time in the measured runs, 2 product and 2 floor thread profiles\): product 3\.50, floor 6\.00, difference -2\.50$/);
-    assert.equal(lines.at(-3), "product's top functions (self ms a connection):");
+    const lines = cpuProfileLines(whole, window, 2, 1);
+    assert.match(lines[0] ?? '', /^profile \(ms a connection, self time in the measured runs, 2 product and 2 floor thread profiles\): product 6\.00, floor 3\.50, difference 2\.50$/);
+    assert.equal(lines.at(-2), "the product's functions beyond the floor's (self ms a connection: product, floor):");
+    // The whole against the window: the codec's 7 against 4 is the largest difference.
+    assert.equal(lines.at(-1), '  +1.50 encode dist/src/codec/encryption-codec.js:42 (3.50, 2.00)');
   });
 
   void it('reads a profile Node wrote, and says what to do when there is none', async () => {
