@@ -8,9 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Client } from '@temporalio/client';
 import { ConnectionsClient } from '../../src/client/connections.js';
-import type { Sandbox } from '../../src/sandbox/server.js';
 import { queueRatesFor } from '../../src/budget/fleet-budget.js';
 import { tenantThrottleWorkflowId, throttleStateQuery, type ThrottleState } from '../../src/contract/tenant-throttle-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
@@ -18,17 +16,8 @@ import { completeAll, startBudgetConnections, startBudgetWorkers, wholeSecondsOf
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 
 let stack: ProcessStack;
-let client: Client;
-let sandbox: Sandbox;
-
-before(async () => {
-  stack = await startProcessStack();
-  ({ client, sandbox } = stack);
-});
-
-after(async () => {
-  await stack?.stop();
-});
+before(async () => (stack = await startProcessStack()));
+after(() => stack?.stop());
 
 void describe("the fleet request budget's ceilings", () => {
   void it('keeps a strict whole-second limit across two worker processes: no second at the service sees more than the budget', { timeout: 240_000 }, async () => {
@@ -38,10 +27,10 @@ void describe("the fleet request budget's ceilings", () => {
     await startBudgetWorkers(stack, taskQueue, 2, { SERVICE_BUDGET_RPS: '6', SERVICE_BUDGET_MODE: 'strict' });
     const count = 6;
     const ids = await startBudgetConnections(stack, taskQueue, customerId, count);
-    const results = await completeAll(client, ids);
+    const results = await completeAll(stack.client, ids);
     assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection retrieved its data');
 
-    const rates = sandbox.requestRates(customerId).tenants[customerId];
+    const rates = stack.sandbox.requestRates(customerId).tenants[customerId];
     assert.ok(rates, 'the sandbox counted the tenant');
     const whole = wholeSecondsOf(rates, (rates.perSecond.at(-1)?.second ?? 0) + 1);
     console.log(
@@ -57,11 +46,11 @@ void describe("the fleet request budget's ceilings", () => {
     const taskQueue = uniqueId('throttle');
     const customerId = uniqueId('tenant');
     // The service takes 2 requests a second from this tenant and asks for 2 s when refusing; the budget is far above.
-    sandbox.updateRateLimits({ tenants: { [customerId]: 2 }, retryAfterSeconds: 2 });
+    stack.sandbox.updateRateLimits({ tenants: { [customerId]: 2 }, retryAfterSeconds: 2 });
     await startBudgetWorkers(stack, taskQueue, 2, { SERVICE_BUDGET_RPS: '40' });
     const ids = await startBudgetConnections(stack, taskQueue, customerId, 6);
 
-    const throttle = client.workflow.getHandle(tenantThrottleWorkflowId(customerId));
+    const throttle = stack.client.workflow.getHandle(tenantThrottleWorkflowId(customerId));
     const paused = await waitFor(
       async () => {
         const state = await throttle.query(throttleStateQuery).catch(() => undefined);
@@ -70,7 +59,7 @@ void describe("the fleet request budget's ceilings", () => {
       { timeoutMs: 120_000, describe: 'the tenant paused by its throttle workflow' },
     );
     assert.match(paused.reason ?? '', /TOO_MANY_REQUESTS \(HTTP 429, Retry-After 2 s\)/);
-    const connections = new ConnectionsClient({ client, taskQueue });
+    const connections = new ConnectionsClient({ client: stack.client, taskQueue });
     const view = await connections.budget.show();
     assert.ok(view.throttles.some((entry) => entry.customerId === customerId), '`budget show` lists the paused tenant');
     // A connection whose call is held says so (what `show` prints), and it is no failure.
@@ -86,13 +75,13 @@ void describe("the fleet request budget's ceilings", () => {
     );
     assert.ok(held.call.length > 0);
 
-    const results = await completeAll(client, ids);
+    const results = await completeAll(stack.client, ids);
     assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection completed with its data');
     const final = (await throttle.result()) as ThrottleState;
     assert.equal(final.status, 'released');
     assert.ok(final.notices >= 1);
-    const rates = sandbox.requestRates(customerId).tenants[customerId];
+    const rates = stack.sandbox.requestRates(customerId).tenants[customerId];
     assert.ok(rates && rates.refused >= 1, 'the service refused some requests');
-    sandbox.updateRateLimits({ tenants: { [customerId]: null }, retryAfterSeconds: null });
+    stack.sandbox.updateRateLimits({ tenants: { [customerId]: null }, retryAfterSeconds: null });
   });
 });

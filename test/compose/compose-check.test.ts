@@ -3,11 +3,11 @@
 // (built by scripts/provision-temporal.sh compose, which `npm test`'s pretest runs) on it, and on
 // deliberately broken copies in a temp dir, which it must refuse. No Docker engine is involved.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCommand, type CommandRun } from '../helpers/command-run.js';
 import { PROJECT_ROOT, TEMPORAL_CACHE_DIR } from '../../scripts/lib/temporal-binaries.js';
 import { loadToolchainConfig } from '../../scripts/lib/toolchain-settings.js';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
@@ -33,25 +33,12 @@ const EXPECTED_SERVICES = [
   'worker',
 ];
 
-interface CheckRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs compose-check.ts on `file` with the variables a user would not have set (no .env, no secrets). */
-function composeCheck(file?: string): Promise<CheckRun> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env };
-    for (const name of [...PROVIDER_VARIABLES, 'TEMPORAL_UI_OIDC_CLIENT_SECRET', 'CONSOLE_OIDC_CLIENT_SECRET', 'CONSOLE_SESSION_SECRET', 'PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], { cwd: PROJECT_ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function composeCheck(file?: string): Promise<CommandRun> {
+  const env = { ...process.env };
+  for (const name of [...PROVIDER_VARIABLES, 'TEMPORAL_UI_OIDC_CLIENT_SECRET', 'CONSOLE_OIDC_CLIENT_SECRET', 'CONSOLE_SESSION_SECRET', 'PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
+  return runCommand(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], env);
 }
 
 function lastLine(text: string): string {
@@ -109,21 +96,11 @@ describe('npm run compose:check', { concurrency: true }, () => {
 
   it("is refused by Compose itself without each of the provider's settings, naming the variable to set", async () => {
     const compose = loadToolchainConfig().paths.dockerCompose ?? join(TEMPORAL_CACHE_DIR, 'bin', 'docker-compose');
-    const composeConfig = (env: NodeJS.ProcessEnv) =>
-      new Promise<CheckRun>((resolve, reject) => {
-        const child = spawn(compose, ['-f', COMPOSE_FILE, 'config', '--quiet'], { cwd: PROJECT_ROOT, env });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, stdout, stderr }));
-      });
     // One unset at a time, the others set: with several unset, Compose names whichever it meets first, in no fixed order.
     for (const missing of PROVIDER_VARIABLES) {
       const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(PROVIDER_VARIABLES.map((name) => [name, `https://provider.example/${name.toLowerCase()}`])) };
       delete env[missing];
-      const run = await composeConfig(env);
+      const run = await runCommand(compose, ['-f', COMPOSE_FILE, 'config', '--quiet'], env);
       assert.notEqual(run.code, 0, `${missing} unset`);
       assert.match(run.stderr, new RegExp(`required variable ${missing} is missing a value: set ${missing} to `), `${missing} unset`);
     }

@@ -4,31 +4,18 @@
 // the image's CMD as a non-root user against the real dev server, with its HEALTHCHECK. Broken copies
 // of the Dockerfile are refused before anything runs. The full run needs the npm registry (or a warm cache).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCommand, type CommandRun } from '../helpers/command-run.js';
 import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
 
 const SCRIPT = join(PROJECT_ROOT, 'scripts', 'image-check', 'image-check.ts');
 
-interface CheckRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function imageCheck(args: readonly string[] = []): Promise<CheckRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...args], { cwd: PROJECT_ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function imageCheck(args: readonly string[] = []): Promise<CommandRun> {
+  return runCommand(process.execPath, ['--import', 'tsx', SCRIPT, ...args]);
 }
 
 function lastLine(text: string): string {
