@@ -6,7 +6,7 @@
  *
  * --key-provider vault-transit adds the product on a local OpenBao's transit to the rotation, and a
  * line with its ratio beside the static one and its KMS calls per 1,000 payloads.
- * --cpu-prof DIR has both workers write V8 CPU profiles under DIR and prints where each one's CPU went
+ * --cpu-prof DIR has both workers write V8 CPU profiles in a new directory under DIR and prints where each one's CPU went
  * in the measured runs, by area and the product's top functions (bench/cpu-profile.ts); the profiles
  * stay in DIR for Chrome DevTools or speedscope.
  */
@@ -31,5 +31,5 @@ process.stdout.write(describe('floor  ', ratio.floor));
 if (ratio.transit) process.stdout.write(describe('transit', ratio.transit.product));
 process.stdout.write(`${floorRatioLine(ratio)}\n`);
 if (ratio.transit) process.stdout.write(`${transitLine(ratio)}\n`);
-if (ratio.profiles) process.stdout.write(`${cpuProfileLines(ratio.profiles.product, ratio.profiles.floor, runs).join('\n')}\n`);
+if (ratio.profiles) process.stdout.write(`${cpuProfileLines(ratio.profiles.product, ratio.profiles.floor, runs).join('\n')}\nprofiles: ${ratio.profiles.dir}\n`);
 process.exit(0);

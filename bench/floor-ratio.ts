@@ -16,7 +16,7 @@
  * the transit side's histories (warm-up included).
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -56,8 +56,8 @@ export interface FloorRatio {
   readonly cpuRatio: number;
   /** With keyProvider vault-transit: the product on OpenBao's transit, measured in the same rotation. */
   readonly transit?: TransitFigures;
-  /** With a profile directory: each worker's CPU profile over the measured runs. */
-  readonly profiles?: { readonly product: CpuSummary; readonly floor: CpuSummary };
+  /** With a profile directory: each worker's CPU profile over the measured runs, and where the files are. */
+  readonly profiles?: { readonly product: CpuSummary; readonly floor: CpuSummary; readonly dir: string };
 }
 
 export interface TransitFigures {
@@ -136,7 +136,8 @@ function profileArgs(dir: string | undefined): string[] {
 /**
  * Starts the stack, alternates `runs` product and `runs` floor connections (and `runs` transit ones
  * with vault-transit), stops what it started. With `cpuProfileDir`, the product's and the floor's
- * workers write V8 CPU profiles under it (`product/`, `floor/`), summed over the measured runs only.
+ * workers write V8 CPU profiles under a new directory in it (its `product` and `floor`),
+ * summed over the measured runs only.
  */
 export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvider = 'static', cpuProfileDir?: string): Promise<FloorRatio> {
   const benchWorker = await prepareBenchWorker();
@@ -148,8 +149,10 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
     const sandboxUrl = await startSandboxProcess();
     const productQueue = `floor-ratio-product-${Date.now()}`;
     const floorQueue = `floor-ratio-floor-${Date.now()}`;
-    const productProfiles = cpuProfileDir && join(cpuProfileDir, 'product');
-    const floorProfiles = cpuProfileDir && join(cpuProfileDir, 'floor');
+    // A directory of this run's own under DIR: profiles of an earlier run there are not summed in.
+    const profileDir = cpuProfileDir ? await mkdir(cpuProfileDir, { recursive: true }).then(() => mkdtemp(join(cpuProfileDir, 'floor-ratio-'))) : undefined;
+    const productProfiles = profileDir && join(profileDir, 'product');
+    const floorProfiles = profileDir && join(profileDir, 'floor');
     const productWorker = await benchWorker.start(
       { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() },
       profileArgs(productProfiles),
@@ -230,7 +233,7 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
       const exitedAt = new Map<ChildProcess, number>();
       await Promise.all([productWorker, floorWorker].map(async (worker) => stopProcess(worker).then(() => exitedAt.set(worker, performance.now()))));
       const windowOf = (worker: ChildProcess) => ({ fromEndMs: (exitedAt.get(worker) ?? measuredTo) - measuredFrom, toEndMs: (exitedAt.get(worker) ?? measuredTo) - measuredTo });
-      profiles = { product: await summarizeCpuProfiles(productProfiles, windowOf(productWorker)), floor: await summarizeCpuProfiles(floorProfiles, windowOf(floorWorker)) };
+      profiles = { product: await summarizeCpuProfiles(productProfiles, windowOf(productWorker)), floor: await summarizeCpuProfiles(floorProfiles, windowOf(floorWorker)), dir: profileDir ?? '' };
     }
     let transitFigures: TransitFigures | undefined;
     if (transit && openBao) {
