@@ -17,6 +17,7 @@ import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { SealingStoppedError } from '../../src/codec/payload-errors.js';
 import { CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection-definitions.js';
+import { bookRefreshRunId } from '../../src/contract/book-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { track } from '../chaos/processes.js';
@@ -113,17 +114,25 @@ export async function unsealedUpdate(target: MessageTarget, workflowId: string):
   };
 }
 
-/** A start whose input is not sealed: refused when the connection fails as InvalidConnectionInput naming it. */
-export async function unsealedStart(target: MessageTarget, key: string): Promise<AttackResult> {
-  const name = 'unsealed start input';
+/**
+ * Starts a connection with `input` through `client` and waits for its end: refused when it fails as
+ * InvalidConnectionInput with a reason that matches `names` (the worker's first step refuses it,
+ * before anything is called or signalled).
+ */
+async function startRefusedAsInvalidInput(name: string, target: MessageTarget, client: Client, key: string, input: unknown, names: RegExp): Promise<AttackResult> {
   const workflowId = `connection-${target.customerId}:${key}`;
-  await target.raw.workflow.start(CONNECTION_WORKFLOW_TYPE, { taskQueue: target.taskQueue, workflowId, args: [liveInput(target.customerId)] });
+  await client.workflow.start(CONNECTION_WORKFLOW_TYPE, { taskQueue: target.taskQueue, workflowId, args: [input] });
   const ended = await target.connections.result(workflowId).then(
     (result) => `completed (${result.accountsDetail ? 'with data' : 'no data'})`,
     (error: unknown) => error,
   );
-  const refused = ended instanceof ConnectionFailedError && ended.type === 'InvalidConnectionInput' && /payload not sealed/.test(ended.reason);
-  return { name, refused, detail: refused ? `failed: ${ended.reason.slice(0, 120)}` : `ended: ${ended instanceof Error ? ended.message : String(ended)}` };
+  const refused = ended instanceof ConnectionFailedError && ended.type === 'InvalidConnectionInput' && names.test(ended.reason);
+  return { name, refused, detail: refused ? `failed: ${ended.reason.slice(0, 140)}` : `ended: ${ended instanceof Error ? ended.message : String(ended)}` };
+}
+
+/** A start whose input is not sealed: refused when the connection fails as InvalidConnectionInput naming it. */
+export async function unsealedStart(target: MessageTarget, key: string): Promise<AttackResult> {
+  return startRefusedAsInvalidInput('unsealed start input', target, target.raw, key, liveInput(target.customerId), /payload not sealed/);
 }
 
 /**
@@ -132,16 +141,8 @@ export async function unsealedStart(target: MessageTarget, key: string): Promise
  * refuses it as its first step, naming the field, before anything is called or signalled.
  */
 export async function connectionNamingAnotherTenantsBook(target: MessageTarget, key: string, otherTenant: string): Promise<AttackResult> {
-  const name = "a connection input naming another tenant's book refresh";
-  const workflowId = `connection-${target.customerId}:${key}`;
-  const input = { ...liveInput(target.customerId), book: { refreshWorkflowId: `book-${otherTenant}:nightly-2026-11-29T02:00:00Z` } };
-  await target.sealed.workflow.start(CONNECTION_WORKFLOW_TYPE, { taskQueue: target.taskQueue, workflowId, args: [input] });
-  const ended = await target.connections.result(workflowId).then(
-    (result) => `completed (${result.accountsDetail ? 'with data' : 'no data'})`,
-    (error: unknown) => error,
-  );
-  const refused = ended instanceof ConnectionFailedError && ended.type === 'InvalidConnectionInput' && /book\.refreshWorkflowId/.test(ended.reason);
-  return { name, refused, detail: refused ? `failed: ${ended.reason.slice(0, 140)}` : `ended: ${ended instanceof Error ? ended.message : String(ended)}` };
+  const input = { ...liveInput(target.customerId), book: { refreshWorkflowId: bookRefreshRunId(otherTenant, 'nightly', new Date('2026-11-29T02:00:00Z')) } };
+  return startRefusedAsInvalidInput("a connection input naming another tenant's book refresh", target, target.sealed, key, input, /book\.refreshWorkflowId/);
 }
 
 /**

@@ -47,7 +47,7 @@ export const BookScheduleInput = z.strictObject({
   /** When the book refreshes: `{ kind: 'daily', at: '02:00', timeZone, jitter }` or `{ kind: 'interval', every: '6h' }`. */
   when: RefreshCadence,
   window: WindowBoundsInput.optional(),
-  pageSize: z.number().int().min(BOOK_PAGE_SIZE_LIMITS.min).max(BOOK_PAGE_SIZE_LIMITS.max).optional(),
+  pageSize: BookPageSize.optional(),
   paused: z.boolean().default(false),
   note: z.string().trim().max(500).optional(),
 });

@@ -310,6 +310,7 @@ export class BooksClient {
         ? { calendars: [{ hour: when.at.hour, minute: when.at.minute }], timezone: when.timeZone, jitter: when.jitter }
         : { intervals: [{ every: when.every }], jitter: when.jitter };
     const refreshInput = this.refreshInput(input.customerId, input.cadence, scheduleId, input.window, input.pageSize);
+    const attributes = new TypedSearchAttributes(bookRefreshAttributes(input.customerId, input.cadence));
     // SDK 1.24's action type omits `priority`, which its encoder reads (schedule-helpers compilePriority).
     const action: ScheduleOptions['action'] & Pick<WorkflowStartOptions, 'priority'> = {
       type: 'startWorkflow',
@@ -318,14 +319,13 @@ export class BooksClient {
       workflowId: scheduleId,
       taskQueue: this.refreshTaskQueue,
       args: [refreshInput],
-      typedSearchAttributes: new TypedSearchAttributes(bookRefreshAttributes(input.customerId, input.cadence)),
+      typedSearchAttributes: attributes,
       staticSummary: `Refresh of the ${input.cadence} book of ${input.customerId}`,
       priority: startPriority(this.priority, 'scheduled', input.customerId),
     };
     // SKIP: a refresh still running when the next is due makes that one skip (its report counts it).
     const policies: ScheduleOptions['policies'] = { overlap: 'SKIP', catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false };
     const note = input.note ?? `${input.cadence} refresh of the book of ${input.customerId}`;
-    const attributes = new TypedSearchAttributes(bookRefreshAttributes(input.customerId, input.cadence));
     let created = true;
     let paused = input.paused;
     try {
@@ -450,7 +450,7 @@ export class BooksClient {
   async refreshes(filter: { readonly customerId: string; readonly cadence?: string; readonly limit?: number; readonly running?: boolean }): Promise<BookRefreshSummary[]> {
     const input = parse(BookListInput, { customerId: filter.customerId, ...(filter.cadence ? { cadence: filter.cadence } : {}) }, 'refreshes');
     const limit = Math.min(Math.max(1, Math.trunc(filter.limit ?? 20)), 1000);
-    const query = bookRefreshesQuery(input.customerId, input.cadence || undefined, filter.running);
+    const query = bookRefreshesQuery(input.customerId, input.cadence, filter.running);
     const out: BookRefreshSummary[] = [];
     try {
       for await (const info of this.client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {

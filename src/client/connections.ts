@@ -337,11 +337,13 @@ export class ConnectionsClient {
     try {
       // An ended delivery's final state is its result (its close event): a query would have a worker
       // replay its history, every time the console's page polls.
+      // One that ended other than by itself (terminated by hand) has no final state: not shown.
       const { status } = await handle.describe();
-      return status.name === 'RUNNING' ? await handle.query(callbackDeliveryStateQuery) : ((await handle.result()) as CallbackDeliveryState);
+      if (status.name === 'RUNNING') return await handle.query(callbackDeliveryStateQuery);
+      return status.name === 'COMPLETED' ? ((await handle.result()) as CallbackDeliveryState) : undefined;
     } catch (error) {
-      // Gone, unreachable, or ended other than by itself (terminated by hand): not shown.
-      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError || error instanceof WorkflowFailedError) return undefined;
+      // Gone or unreachable: not shown.
+      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError) return undefined;
       throw error;
     }
   }
@@ -554,10 +556,14 @@ export class ConnectionsClient {
   }
 }
 
-/** Why the delivery's validator refused a claim, by the failure type it threw (CLAIM_REFUSALS). */
+/**
+ * Why the delivery's validator refused a claim, by the failure type it threw (CLAIM_REFUSALS), or by
+ * its message: a delivery still on a build from before the types threw plain errors with the same
+ * messages, and deliveries live for days across deploys.
+ */
 function claimRefusalOf(failure: Error | undefined): ResultClaimRefusal {
   const type = failure instanceof ApplicationFailure ? failure.type : undefined;
-  return Object.values(CLAIM_REFUSALS).find((refusal) => refusal.type === type)?.reason ?? 'wrong-token';
+  return Object.values(CLAIM_REFUSALS).find((refusal) => refusal.type === type || refusal.message === failure?.message)?.reason ?? 'wrong-token';
 }
 
 /** Maps a workflow failure to ConnectionFailedError, reading the type and the service code. */

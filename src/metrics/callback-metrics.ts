@@ -5,7 +5,7 @@
  * a failure no retry can fix). Labels stay few: no tenant, no URL (docs/metrics.md).
  */
 import type { MetricMeter } from '@temporalio/common';
-import { countOnce } from './count-once.js';
+import { addOne } from './add-one.js';
 
 export type CallbackAttemptLabel = 'delivered' | 'retrying' | 'given_up';
 
@@ -19,5 +19,5 @@ export const NO_CALLBACK_METRICS: CallbackMetrics = Object.freeze({ attempted: (
 
 export function callbackMetrics(meter: MetricMeter): CallbackMetrics {
   const deliveries = meter.createCounter(CALLBACK_METRIC_NAME, '', 'Completion callback attempts, by outcome: delivered (2xx), retrying (tried again later) or given_up.');
-  return { attempted: (outcome) => countOnce(deliveries, { outcome }) };
+  return { attempted: (outcome) => addOne(deliveries, { outcome }) };
 }

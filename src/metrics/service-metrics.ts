@@ -9,7 +9,7 @@
  * the point. The exporter adds no `_total` suffix and no unit to a counter's name.
  */
 import type { MetricMeter } from '@temporalio/common';
-import { countOnce } from './count-once.js';
+import { addOne } from './add-one.js';
 
 /**
  * How the service answered an answer to a challenge set (`aggregation_answers{outcome}`):
@@ -69,9 +69,9 @@ export function serviceMetrics(meter: MetricMeter): ServiceMetrics {
   );
   const throttles = meter.createCounter(SERVICE_METRIC_NAMES.throttles, '', 'TOO_MANY_REQUESTS answers of the aggregation service, by tenant (customer id).');
   return {
-    answered: (outcome) => countOnce(answers, { outcome }),
-    polled: (operation, result) => countOnce(polls, { operation, result }),
-    failed: ({ failureType, serviceCode }) => countOnce(failures, { failure_type: failureType, service_code: serviceCode }),
-    throttled: (customerId) => countOnce(throttles, { customer_id: customerId }),
+    answered: (outcome) => addOne(answers, { outcome }),
+    polled: (operation, result) => addOne(polls, { operation, result }),
+    failed: ({ failureType, serviceCode }) => addOne(failures, { failure_type: failureType, service_code: serviceCode }),
+    throttled: (customerId) => addOne(throttles, { customer_id: customerId }),
   };
 }

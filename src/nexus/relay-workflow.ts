@@ -13,8 +13,8 @@
  * writes its report (its status `cancelled`), which the relay returns. A child whose id is taken fails
  * the relay with a non-retryable ApplicationFailure naming it (`ConnectionAlreadyRunning`,
  * `BookRefreshAlreadyRunning`): a connection started outside the service in the moment since the
- * handler looked; for a refresh, only one started by hand in the same second (its id is stamped to
- * the second), so the handler's check through visibility, which may lag, is the book's one-at-a-time
+ * handler looked; for a refresh, only one started in the same second, by hand or by its Schedule
+ * (its id is stamped to the second as the Schedule stamps its runs), so the handler's check through visibility, which may lag, is the book's one-at-a-time
  * guard, as it is BooksClient.run's.
  * Deterministic code only: bundled by the Nexus worker (src/nexus/nexus-worker.ts).
  */

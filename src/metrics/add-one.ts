@@ -1,7 +1,7 @@
 /** Adds one to a counter; a metric never fails the call it counts. */
 import type { MetricCounter } from '@temporalio/common';
 
-export function countOnce(counter: MetricCounter, tags: Record<string, string>): void {
+export function addOne(counter: MetricCounter, tags: Record<string, string>): void {
   try {
     counter.add(1, tags);
   } catch {
