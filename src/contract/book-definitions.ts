@@ -22,7 +22,6 @@ import { BookCadenceKey, CustomerIdKey } from './search-attributes.js';
 export const BOOK_ENTRY_WORKFLOW_TYPE = 'bookEntryWorkflow';
 export const BOOK_REFRESH_WORKFLOW_TYPE = 'bookRefreshWorkflow';
 export const BOOK_REPORT_PAGE_WORKFLOW_TYPE = 'bookReportPageWorkflow';
-export const BOOK_LOGIN_WORKFLOW_TYPE = 'bookLoginWorkflow';
 
 /** The cadence every enrolment gets unless it names one. */
 export const DEFAULT_BOOK_CADENCE = 'nightly';
@@ -315,8 +314,10 @@ export interface BookProgress {
   readonly drainMs: number;
   readonly pausedMs: number;
   /**
-   * From the recent rate (the last 64 logins done, in time not paused, across pages: a slow start
-   * while the window grows does not weigh on it all night) and what is left; absent until 8 are done.
+   * From the recent rate (the last 64 logins given an outcome, in time not paused, across pages: a
+   * slow start while the window grows does not weigh on it all night; logins settled as a page is
+   * read, malformed or needing their end user, count as they are settled) and what is left; absent
+   * until 8 are done.
    */
   readonly estimatedEnd?: string | undefined;
   readonly updatedAt: string;

@@ -26,7 +26,7 @@ import { ConnectionStatusKey, CustomerIdKey, LoginIdKey } from '../contract/sear
 import type { connectionWorkflow } from './connection.js';
 
 /** A failure's type as the connection raised it (ApplicationFailure type), or how Temporal ended it. */
-export function failureTypeOf(failure: ChildWorkflowFailure): string {
+function failureTypeOf(failure: ChildWorkflowFailure): string {
   const cause = failure.cause;
   if (cause instanceof ApplicationFailure) return cause.type ?? 'Unknown';
   if (isCancellation(cause)) return 'Cancelled';

@@ -60,17 +60,12 @@ import { nightOf, type BookRefreshSettings } from './book-refresh-input.js';
 import { WindowController } from './book-window.js';
 import { SteadyClock } from './steady-clock.js';
 
-/** Reads of Temporal only (visibility, describe): quick, and outside the request budget. */
-const book = proxyLocalActivities<BookActivities>({
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
-
 /**
- * Starts of the page's connections and reads of how silent ones stand: calls to Temporal, never to
- * the service. A start is retried until it lands (safe: src/activities/book-start-activities.ts).
+ * Calls to Temporal only, never to the service: reads (visibility, describe) and the starts of the
+ * page's connections, quick and outside the request budget. A start is retried until it lands
+ * (safe: src/activities/book-start-activities.ts).
  */
-const starts = proxyLocalActivities<BookStartActivities>({
+const book = proxyLocalActivities<BookActivities & BookStartActivities>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
@@ -115,8 +110,11 @@ export class BookRefreshRun {
   private total: number | undefined;
   private cancelled: string | undefined;
   private status: BookRefreshStatus;
-  /** Connections started and not yet heard from; `closedSeenAt`: Temporal showed it closed, its word not yet here. */
-  private readonly inFlight = new Map<string, { readonly loginId: string; readonly askedAt: number; closedSeenAt?: number }>();
+  /**
+   * Connections started and not yet heard from; `checkedAt`: when Temporal was last asked about it
+   * (checkSilent); `closedSeenAt`: Temporal showed it closed, its word not yet here.
+   */
+  private readonly inFlight = new Map<string, { readonly loginId: string; readonly askedAt: number; checkedAt?: number; closedSeenAt?: number }>();
   private readonly outcomes: BookOutcome[] = [];
   /** When the last RATE_OVER logins were done, in ms of time not paused. */
   private readonly recentDone: number[];
@@ -158,10 +156,15 @@ export class BookRefreshRun {
     this.recentDone = [...(carried?.recentDone ?? [])];
   }
 
+  /** Time paused so far, the pause going on included. */
+  private pausedTotal(now: number): number {
+    return this.pausedMs + (this.pausedSince === undefined ? 0 : now - this.pausedSince);
+  }
+
   /** Time not paused, in ms since the epoch less every pause so far (a clock that stops while paused). */
   private activeNow(): number {
     const now = this.clock.now();
-    return now - this.pausedMs - (this.pausedSince === undefined ? 0 : now - this.pausedSince);
+    return now - this.pausedTotal(now);
   }
 
   // ---- What operators see and do (the query and the updates) ----
@@ -185,7 +188,7 @@ export class BookRefreshRun {
       window: this.window.view,
       started: this.started,
       drainMs: this.drainMs,
-      pausedMs: this.pausedMs + (this.pausedSince === undefined ? 0 : now - this.pausedSince),
+      pausedMs: this.pausedTotal(now),
       estimatedEnd,
       updatedAt: new Date(now).toISOString(),
     };
@@ -375,7 +378,7 @@ export class BookRefreshRun {
     });
     this.publishState();
     // Never cut short: a start that went through is a connection in flight, cancelled below if need be.
-    const results = await CancellationScope.nonCancellable(() => this.clock.local(() => starts.startBookConnections({ starts: requests, priority: info.priority })));
+    const results = await CancellationScope.nonCancellable(() => this.clock.local(() => book.startBookConnections({ starts: requests, priority: info.priority })));
     for (const result of results) {
       if (result.outcome === 'started') {
         this.window.observeStart(result.startMs);
@@ -417,7 +420,7 @@ export class BookRefreshRun {
   }
 
   /**
-   * A child ended: out of the window, its time observed, its outcome recorded (`undefined`: told
+   * A connection ended: out of the window, its time observed, its outcome recorded (`undefined`: told
    * later, from the refresh's own sequence). Only a child that completed says how crowded the fleet is.
    */
   private finish(base: OutcomeBase, outcome: BookOutcome | undefined, pollWaitMs?: number): void {
@@ -485,7 +488,7 @@ export class BookRefreshRun {
       await condition(() => ready() || this.watchDue);
       if (ready()) return;
       this.watchDue = false;
-      // A throttle first: children waiting out its Retry-After are not stuck.
+      // A throttle first: connections waiting out its Retry-After are not stuck.
       await this.lookAround();
       const now = this.clock.now();
       if (stallMs !== undefined) this.window.observeInFlight([...this.inFlight.values()].map((child) => now - child.askedAt), now);
@@ -517,7 +520,7 @@ export class BookRefreshRun {
 
   /**
    * Connections in flight for longer than `silentCheckMs`, read from Temporal (at most every
-   * `silentCheckMs`, 50 at a time): one a forget or an operator terminated is told forgotten or failed
+   * `silentCheckMs`, the 50 least recently read): one a forget or an operator terminated is told forgotten or failed
    * from the book (settleTerminated), one timed out failed. One closed otherwise sent its end before it
    * closed, so it is in this history already; if it still is not here at the next check (it failed
    * before it knew its refresh), it is counted failed.
@@ -526,9 +529,13 @@ export class BookRefreshRun {
     const { silentCheckMs } = this.settings.control;
     if (now - this.lastSilentCheck < silentCheckMs) return;
     this.lastSilentCheck = now;
-    const silent = [...this.inFlight].filter(([, child]) => now - child.askedAt >= silentCheckMs).map(([workflowId]) => workflowId).slice(0, ENROLMENT_CHECK_CHUNK);
-    if (silent.length === 0) return;
-    for (const { workflowId, status } of await this.clock.local(() => starts.connectionsClosed({ workflowIds: silent }))) {
+    // The least recently asked about first, so a window wider than one read gets round them all.
+    const asked = (child: { readonly askedAt: number; readonly checkedAt?: number }) => child.checkedAt ?? child.askedAt;
+    const due = [...this.inFlight].filter(([, child]) => now - child.askedAt >= silentCheckMs).sort(([, a], [, b]) => asked(a) - asked(b)).slice(0, ENROLMENT_CHECK_CHUNK);
+    if (due.length === 0) return;
+    for (const [, child] of due) child.checkedAt = now;
+    const silent = due.map(([workflowId]) => workflowId);
+    for (const { workflowId, status } of await this.clock.local(() => book.connectionsClosed({ workflowIds: silent }))) {
       const child = this.inFlight.get(workflowId);
       if (child === undefined || status === 'RUNNING') continue;
       const base: OutcomeBase = { loginId: child.loginId, workflowId, durationMs: now - child.askedAt };
@@ -546,7 +553,7 @@ export class BookRefreshRun {
   }
 
   /**
-   * What the window hears from outside its children: whether the service throttled the tenant (at
+   * What the window hears from outside its connections: whether the service throttled the tenant (at
    * most every throttleCheckMs) and the windows the other running books hold (every fleetCheckMs).
    * Each time is taken before the call: the time a result comes back is not the same on replay.
    */
@@ -638,7 +645,7 @@ export class BookRefreshRun {
       counts: this.counts,
       started: this.started,
       drainMs: this.drainMs,
-      pausedMs: this.pausedMs + (this.pausedSince === undefined ? 0 : this.clock.now() - this.pausedSince),
+      pausedMs: this.pausedTotal(this.clock.now()),
       paused: this.paused,
       window: this.window.carried,
       pages: this.pages,

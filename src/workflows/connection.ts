@@ -10,7 +10,6 @@
 import { CancellationScope, allHandlersFinished, condition, isCancellation, log, patched, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { InputActivities } from '../activities/input-activities.js';
 import type { RetentionActivities } from '../activities/retention-activities.js';
-import type { BookEndActivities } from '../activities/book-end-activities.js';
 import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
 import { callbackWorkflowId } from '../contract/callback-definitions.js';
 import { AnswerInbox } from './answer-inbox.js';
@@ -27,7 +26,7 @@ import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
 import { PATCHES } from './patches.js';
 import { callbackOfEnd, startCallback } from './completion-callback.js';
-import { bookEndOf } from './connection-book-end.js';
+import { bookEndOf, tellBook } from './connection-book-end.js';
 import type { ServiceCallShape } from './service-calls.js';
 import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
@@ -43,13 +42,6 @@ const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
   summary: 'note the retrieval for the retention policy',
-});
-
-/** A book's connection tells its refresh how it ended; retried until it lands: a lost end holds a slot of the refresh's window until its silent check. */
-const { tellBook } = proxyLocalActivities<BookEndActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-  summary: 'tell the book refresh how the connection ended',
 });
 
 /**
@@ -149,7 +141,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     }
     // A book's connection tells its refresh how it ended (none recorded before 2026-11-29 has `book`: no patch).
     const bookEnd = bookEndOf(input, recorder.state, result, workflowId);
-    if (bookEnd !== undefined) await CancellationScope.nonCancellable(() => tellBook(bookEnd));
+    if (bookEnd !== undefined) await tellBook(bookEnd);
     // Mostly none are left: then no wait (and none of the promises it would make in the sandbox).
     if (!allHandlersFinished()) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }
