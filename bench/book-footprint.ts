@@ -184,7 +184,8 @@ async function main(): Promise<void> {
     let firstRun: proto.temporal.api.history.v1.IHistory | undefined;
     for await (const info of client.workflow.list({ query: `WorkflowId = ${JSON.stringify(refreshWorkflowId)}` })) {
       const history = await client.workflow.getHandle(refreshWorkflowId, info.runId).fetchHistory();
-      if (firstRun === undefined || Number(history.events?.[0]?.eventTime?.seconds ?? 0) < Number(firstRun.events?.[0]?.eventTime?.seconds ?? 0)) firstRun = history;
+      // The night's first run is the one no other continued as new (runs of one second share a start time).
+      if (!history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId) firstRun = history;
       let largest = 0;
       for (const event of history.events ?? []) {
         const size = proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;

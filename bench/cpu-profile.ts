@@ -4,7 +4,9 @@
  * and the SDK's bridge run, and the workflow threads). Self time is summed per area (the product's
  * own directories, each package under node_modules, Node's internals, the workflow bundle, and V8's
  * garbage collector and "(program)", its native work: the Rust core's included) and per function, over
- * a window of the run, so a worker's start and stop are left out.
+ * a window of the run, so a worker's start and stop are left out. V8 stamps its samples with the
+ * monotonic clock `process.hrtime` reads (CLOCK_MONOTONIC on Linux, in µs), the same in every process,
+ * so the window is taken in the benchmark's own process with `monotonicUs()`.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,10 +24,15 @@ interface CpuProfile {
   readonly timeDeltas: readonly number[];
 }
 
-/** A part of a run, in ms counted back from the end of the profile (the process's exit). */
+/** A part of a run, in µs of the monotonic clock (`monotonicUs()`). */
 export interface ProfileWindow {
-  readonly fromEndMs: number;
-  readonly toEndMs: number;
+  readonly fromUs: number;
+  readonly toUs: number;
+}
+
+/** Now on the clock V8's profiles are stamped with, in µs. */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 export interface CpuSummary {
@@ -82,8 +89,8 @@ export async function summarizeCpuProfiles(dir: string, window?: ProfileWindow):
   for (const file of files) {
     const profile = JSON.parse(await readFile(join(dir, file), 'utf8')) as CpuProfile;
     const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-    const from = window ? profile.endTime - window.fromEndMs * 1000 : -Infinity;
-    const to = window ? profile.endTime - window.toEndMs * 1000 : Infinity;
+    const from = window?.fromUs ?? -Infinity;
+    const to = window?.toUs ?? Infinity;
     let at = profile.startTime;
     profile.samples.forEach((id, index) => {
       const delta = profile.timeDeltas[index] ?? 0;
@@ -114,6 +121,7 @@ export function cpuProfileLines(product: CpuSummary, floor: CpuSummary, runs: nu
       .map((row) => `  ${row.name}: product ${per(row.product)}, floor ${per(row.floor)}, difference ${per(row.product - row.floor)}`),
     `the product's functions beyond the floor's (self ms a connection: product, floor):`,
     ...beyond(product.functions, floor.functions)
+      .filter((row) => row.product > row.floor)
       .slice(0, top)
       .map((row) => `  +${per(row.product - row.floor)} ${row.name} (${per(row.product)}, ${per(row.floor)})`),
   ];

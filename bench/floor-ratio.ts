@@ -28,7 +28,7 @@ import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, s
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 import { payloadsIn } from '../scripts/lib/history-payloads.js';
-import { summarizeCpuProfiles, type CpuSummary } from './cpu-profile.js';
+import { monotonicUs, summarizeCpuProfiles, type CpuSummary } from './cpu-profile.js';
 import { OpenBaoServer, workerPolicy } from '../scripts/lib/openbao-server.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -151,18 +151,16 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
     const floorQueue = `floor-ratio-floor-${Date.now()}`;
     // A directory of this run's own under DIR: profiles of an earlier run there are not summed in.
     const profileDir = cpuProfileDir ? await mkdir(cpuProfileDir, { recursive: true }).then(() => mkdtemp(join(cpuProfileDir, 'floor-ratio-'))) : undefined;
-    const productProfiles = profileDir && join(profileDir, 'product');
-    const floorProfiles = profileDir && join(profileDir, 'floor');
     const productWorker = await benchWorker.start(
       { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() },
-      profileArgs(productProfiles),
+      profileArgs(profileDir && join(profileDir, 'product')),
     );
     const floorWorker = await startProcess(
       'sdk-floor worker',
       compiledFloorWorker(),
       { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
       '"worker started"',
-      [...workerNodeArgs(), ...profileArgs(floorProfiles)],
+      [...workerNodeArgs(), ...profileArgs(profileDir && join(profileDir, 'floor'))],
       'node',
     );
     started.push(productWorker, floorWorker);
@@ -214,26 +212,24 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
       }
       if (run >= 0) side.record(ms, events);
     };
-    let measuredFrom = 0;
+    let measuredFromUs = 0;
     for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
       if (run === 0) {
         [product, floor, ...(transit ? [transit] : [])].forEach((side) => side.startCounting());
-        measuredFrom = performance.now();
+        measuredFromUs = monotonicUs();
       }
       await once(product, run);
       if (transit) await once(transit, run);
       await once(floor, run);
     }
-    const measuredTo = performance.now();
+    const measured = { fromUs: measuredFromUs, toUs: monotonicUs() };
     await connection.close();
     const [productFigures, floorFigures] = [product.figures(), floor.figures()];
     let profiles: FloorRatio['profiles'];
-    if (productProfiles && floorProfiles) {
-      // A profile is written when its worker exits: the measured runs are counted back from then.
-      const exitedAt = new Map<ChildProcess, number>();
-      await Promise.all([productWorker, floorWorker].map(async (worker) => stopProcess(worker).then(() => exitedAt.set(worker, performance.now()))));
-      const windowOf = (worker: ChildProcess) => ({ fromEndMs: (exitedAt.get(worker) ?? measuredTo) - measuredFrom, toEndMs: (exitedAt.get(worker) ?? measuredTo) - measuredTo });
-      profiles = { product: await summarizeCpuProfiles(productProfiles, windowOf(productWorker)), floor: await summarizeCpuProfiles(floorProfiles, windowOf(floorWorker)), dir: profileDir ?? '' };
+    if (profileDir) {
+      // A profile is written when its worker exits.
+      await Promise.all([productWorker, floorWorker].map(stopProcess));
+      profiles = { product: await summarizeCpuProfiles(join(profileDir, 'product'), measured), floor: await summarizeCpuProfiles(join(profileDir, 'floor'), measured), dir: profileDir };
     }
     let transitFigures: TransitFigures | undefined;
     if (transit && openBao) {

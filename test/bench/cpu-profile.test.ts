@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { areaOf, cpuProfileLines, summarizeCpuProfiles } from '../../bench/cpu-profile.js';
+import { areaOf, cpuProfileLines, monotonicUs, summarizeCpuProfiles } from '../../bench/cpu-profile.js';
 
 let dir: string;
 
@@ -67,25 +67,30 @@ void describe('CPU profiles', () => {
     ]);
     assert.equal(whole.functions.get('encode dist/src/codec/encryption-codec.js:42'), 7);
 
-    // From 4 ms before each profile's end to 1 ms before it: the main thread's samples at 6-9 ms
-    // (@temporalio/worker, codec, zod, GC) and the other's at 0-3 ms (codec three times).
-    const window = await summarizeCpuProfiles(threads, { fromEndMs: 4, toEndMs: 1 });
-    assert.equal(window.busyMs, 7);
-    assert.equal(window.areas.get('product codec'), 4);
+    // From 6 ms to 9 ms after both profiles' start: the main thread's samples at 6-9 ms
+    // (@temporalio/worker, codec, zod, GC); the other thread's end at 4 ms (none).
+    const window = await summarizeCpuProfiles(threads, { fromUs: 1_006_000, toUs: 1_009_000 });
+    assert.equal(window.busyMs, 4);
+    assert.equal(window.areas.get('product codec'), 1);
     assert.equal(window.areas.get('node internals'), undefined, 'the last sample is after the window');
     const lines = cpuProfileLines(whole, window, 2, 1);
-    assert.match(lines[0] ?? '', /^profile \(ms a connection, self time in the measured runs, 2 product and 2 floor thread profiles\): product 6\.00, floor 3\.50, difference 2\.50$/);
+    assert.match(lines[0] ?? '', /^profile \(ms a connection, self time in the measured runs, 2 product and 2 floor thread profiles\): product 6\.00, floor 2\.00, difference 4\.00$/);
     assert.equal(lines.at(-2), "the product's functions beyond the floor's (self ms a connection: product, floor):");
-    // The whole against the window: the codec's 7 against 4 is the largest difference.
-    assert.equal(lines.at(-1), '  +1.50 encode dist/src/codec/encryption-codec.js:42 (3.50, 2.00)');
+    // The whole against the window: the codec's 7 against 1 is the largest difference.
+    assert.equal(lines.at(-1), '  +3.00 encode dist/src/codec/encryption-codec.js:42 (3.50, 0.50)');
   });
 
-  void it('reads a profile Node wrote, and says what to do when there is none', async () => {
+  void it('reads a profile Node wrote, stamped on the clock monotonicUs reads, and says what to do when there is none', async () => {
     const written = join(dir, 'written');
+    const before = monotonicUs();
     const run = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${written}`, '-e', 'let x = 0; for (let i = 0; i < 3e7; i += 1) x += i; console.log(x > 0)'], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
+    const after = monotonicUs();
     const summary = await summarizeCpuProfiles(written);
     assert.ok(summary.busyMs > 0, 'some busy time');
+    // The window of the child's whole life, read here, holds all of its samples; one ending before it started, none.
+    assert.equal((await summarizeCpuProfiles(written, { fromUs: before, toUs: after })).busyMs, summary.busyMs);
+    assert.equal((await summarizeCpuProfiles(written, { fromUs: before - 10_000_000, toUs: before })).busyMs, 0);
     assert.ok(summary.threads >= 1);
     await assert.rejects(summarizeCpuProfiles(dir), /no \.cpuprofile in .*: was the process started with --cpu-prof and did it exit on its own\?/);
   });

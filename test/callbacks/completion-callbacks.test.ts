@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Webhook } from 'standardwebhooks';
 import {
@@ -211,8 +211,15 @@ void describe('completion callbacks', () => {
     assert.equal(givenUp.attempts, 1);
     assert.match(givenUp.lastError ?? '', /is not allowed for tenant/);
     assert.equal(receivedFor(delivery.webhookId).length, 0);
-    // What the console shows of an ended delivery: its final state, read from its result (no query to replay).
-    const shown = await new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }).callbackDelivery({ callback: { deliveryWorkflowId: callbackWorkflowId(customerId, runId), webhookId: delivery.webhookId } } as ConnectionState);
+    // What the console shows of an ended delivery: its final state, read from its result (a client
+    // whose queries fail proves no query, which a worker would answer by replaying the history).
+    const noQueries = new Client({
+      connection: stack.client.connection,
+      namespace: stack.client.options.namespace,
+      dataConverter: stack.client.options.dataConverter,
+      interceptors: { workflow: [{ query: () => Promise.reject(new Error('an ended delivery is read without a query')) }] },
+    });
+    const shown = await new ConnectionsClient({ client: noQueries, taskQueue: stack.taskQueue }).callbackDelivery({ callback: { deliveryWorkflowId: callbackWorkflowId(customerId, runId), webhookId: delivery.webhookId } } as ConnectionState);
     assert.deepEqual(shown, givenUp);
   });
 

@@ -38,7 +38,7 @@ const EXPECTED_SERVICES = [
 function composeCheck(file?: string): Promise<CommandRun> {
   const env = { ...process.env };
   for (const name of [...PROVIDER_VARIABLES, 'TEMPORAL_UI_OIDC_CLIENT_SECRET', 'CONSOLE_OIDC_CLIENT_SECRET', 'CONSOLE_SESSION_SECRET', 'PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
-  return runCommand(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], env);
+  return runCommand(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], { env });
 }
 
 function lastLine(text: string): string {
@@ -100,7 +100,7 @@ describe('npm run compose:check', { concurrency: true }, () => {
     for (const missing of PROVIDER_VARIABLES) {
       const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(PROVIDER_VARIABLES.map((name) => [name, `https://provider.example/${name.toLowerCase()}`])) };
       delete env[missing];
-      const run = await runCommand(compose, ['-f', COMPOSE_FILE, 'config', '--quiet'], env);
+      const run = await runCommand(compose, ['-f', COMPOSE_FILE, 'config', '--quiet'], { env });
       assert.notEqual(run.code, 0, `${missing} unset`);
       assert.match(run.stderr, new RegExp(`required variable ${missing} is missing a value: set ${missing} to `), `${missing} unset`);
     }

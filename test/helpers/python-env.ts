@@ -3,41 +3,21 @@
  * scripts/python-env.sh, in the cache beside the Temporal binaries) and a way to run python/ in it.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { motoServerPath } from '../../scripts/lib/moto-binary.js';
 import { openBaoPath } from '../../scripts/lib/openbao-binary.js';
 import { TEMPORAL_CACHE_DIR } from '../../scripts/lib/temporal-binaries.js';
+import { runCommand, type CommandRun } from './command-run.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
-
-export interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs a command to its end, keeping its output. */
-export function run(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    // Without `env`, the child inherits this process's environment.
-    const child = spawn(command, args, { cwd: options.cwd ?? REPO, ...(options.env ? { env: options.env } : {}), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let venv: Promise<string> | undefined;
 
 /** The venv's directory (made on first use in this process). */
 export function pythonEnv(): Promise<string> {
-  venv ??= run('bash', ['scripts/python-env.sh']).then(({ code, stdout, stderr }) => {
+  venv ??= runCommand('bash', ['scripts/python-env.sh']).then(({ code, stdout, stderr }) => {
     if (code !== 0) throw new Error(`scripts/python-env.sh failed (exit ${code}):\n${stderr}`);
     return stdout.trim();
   });
@@ -45,9 +25,9 @@ export function pythonEnv(): Promise<string> {
 }
 
 /** Runs `python <args>` in the venv, in python/, with `env` added to PATH, HOME, the cache, bao's path and moto_server's. */
-export async function runPython(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+export async function runPython(args: readonly string[], env: Record<string, string> = {}): Promise<CommandRun> {
   const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CACHE_DIR, OPENBAO_PATH: openBaoPath(), MOTO_SERVER_PATH: motoServerPath() };
-  return run(`${await pythonEnv()}/bin/python`, args, { cwd: `${REPO}python`, env: { ...base, ...env } });
+  return runCommand(`${await pythonEnv()}/bin/python`, args, { cwd: `${REPO}python`, env: { ...base, ...env } });
 }
 
 /**

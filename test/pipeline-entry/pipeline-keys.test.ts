@@ -66,7 +66,8 @@ void describe('pipeline keys', () => {
     const reported: string[] = [];
     const keys = new PipelineKeys(new Map([['lender-t', file]]), { recheckMs: 1_000, now: () => clock, report: (line) => reported.push(line) });
     assert.equal(keys.identify(first.key)?.customerId, 'lender-t');
-    writeFileSync(file, `${second.hash}\n`);
+    // Another size: a rewrite of the same size within the file system's timestamp tick looks unchanged.
+    writeFileSync(file, `# rotated\n${second.hash}\n`);
     clock += 999;
     assert.equal(keys.identify(second.key), undefined, 'within the interval the file is not read again');
     assert.equal(keys.identify(first.key)?.customerId, 'lender-t');

@@ -224,16 +224,20 @@ describe('the Temporal Web UI behind the OpenID Connect provider, on the product
     // Visibility is eventually consistent on the SQL store: the connection started in `before` is listed
     // once the server's visibility task ran, so the list is read until it shows up (every read a 200).
     let lastBody = '';
+    const statuses = new Set<number>();
     await waitFor(
       async () => {
         const listed = await api(alice, '/api/v1/namespaces/default/workflows');
-        assert.equal(listed.status, 200, listed.body);
+        statuses.add(listed.status);
         lastBody = listed.body;
+        if (listed.status !== 200) return false;
         const executions = (JSON.parse(listed.body) as { executions?: { execution?: { workflowId?: string } }[] }).executions ?? [];
         return executions.some((entry) => entry.execution?.workflowId === workflowId);
       },
       { timeoutMs: 15_000, intervalMs: 250, describe: 'the connection listed through the UI' },
     ).catch((error: unknown) => assert.fail(`the connection is listed: ${lastBody.slice(0, 300)} (${String(error)})`));
+    // waitFor reads again after a throw or a false: each answer is checked here, not only the last.
+    assert.deepEqual([...statuses], [200], `every read of the list a 200: ${lastBody.slice(0, 300)}`);
     // Temporal scopes listing namespaces to the cluster: a role on `default` alone does not list them.
     deniedByTemporal(await api(alice, '/api/v1/namespaces'), 'listing namespaces');
   });
