@@ -12,6 +12,7 @@ import { createCallbackActivities } from './activities/callback-activities.js';
 import { callbackMetrics } from './metrics/callback-metrics.js';
 import { createBookActivities } from './activities/book-activities.js';
 import { createBookStartActivities } from './activities/book-start-activities.js';
+import { createAdmissionActivities } from './activities/admission-activities.js';
 import { createBookEndActivities } from './activities/book-end-activities.js';
 import { createForgetActivities } from './activities/forget-activities.js';
 import { createInputActivities } from './activities/input-activities.js';
@@ -109,6 +110,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ...createBookActivities({ temporal, pauses }),
     ...createBookStartActivities({ temporal }),
     ...createBookEndActivities({ temporal }),
+    ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, priority: config.priority }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
     ...createCallbackActivities({ temporal, taskQueue: config.temporal.taskQueue, settings: config.callbacks, metrics: callbackMetrics(meter), priority: config.priority }),
   };

@@ -9,6 +9,7 @@ import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { decodeMapFromPayloads, decodeTypedSearchAttributes } from '../sdk/internals.js';
 import { describeIssues } from '../aggregator/schemas.js';
 import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag, type PublishedWindow } from '../contract/book-definitions.js';
+import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
 import { EndUserChallengeKey } from '../contract/search-attributes.js';
 import type { TenantPauses } from './tenant-pauses.js';
@@ -116,13 +117,13 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
     },
 
     /**
-     * The windows of the other running book refreshes (every tenant's and cadence's), as each
-     * published it in its memo: what this one shares the fleet with. One without a readable window
-     * (an older build, a memo that does not decode) is left out rather than guessed.
+     * The windows of the other running book refreshes and tenants' admissions (every tenant's and
+     * cadence's), as each published it in its memo: what this one shares the fleet with. One without
+     * a readable window (an older build, a memo that does not decode) is left out rather than guessed.
      */
     async fleetWindows({ refreshWorkflowId }: { readonly refreshWorkflowId: string }): Promise<PublishedWindow[]> {
       const windows: PublishedWindow[] = [];
-      const query = `WorkflowType = '${BOOK_REFRESH_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`;
+      const query = `WorkflowType IN ('${BOOK_REFRESH_WORKFLOW_TYPE}', '${ADMISSION_WORKFLOW_TYPE}') AND ExecutionStatus = 'Running'`;
       let nextPageToken: Uint8Array | undefined;
       do {
         const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });

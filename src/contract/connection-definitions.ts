@@ -117,6 +117,11 @@ export interface ConnectionState {
   readonly priority?: ConnectionPriority | undefined;
   /** Its completion callback, once it ended with one: the delivery's workflow and the event's webhook-id. */
   readonly callback?: { readonly deliveryWorkflowId: string; readonly webhookId: string } | undefined;
+  /**
+   * An unattended connection started outside a book waits for room at its tenant's admission
+   * (src/workflows/connection-admission.ts): when it asked, and when room was granted (absent while it waits).
+   */
+  readonly admission?: { readonly queuedAt: string; readonly admittedAt?: string | undefined } | undefined;
   readonly startedAt: string;
   readonly updatedAt: string;
 }

@@ -59,6 +59,11 @@ export const TimingInput = z.strictObject({
   pollTimeoutMs: Milliseconds(1, 24 * 60 * 60_000).default(DEFAULT_TIMING.pollTimeoutMs),
   answerTimeoutMs: Milliseconds(1, 7 * 24 * 60 * 60_000).default(DEFAULT_TIMING.answerTimeoutMs),
   maxAnswerAttempts: z.number().int().min(1).max(10).default(DEFAULT_TIMING.maxAnswerAttempts),
+  /**
+   * An unattended connection outside a book not granted room at its tenant's admission within this
+   * long asks again (an admission terminated by hand, a full queue). Absent means 5 minutes.
+   */
+  admissionAskAgainMs: Milliseconds(1_000, 24 * 60 * 60_000).optional(),
   /** Absent means `timer` (histories recorded before the option existed have none). */
   pollStrategy: z.enum(POLL_STRATEGIES, { error: `must be one of ${POLL_STRATEGIES.join(', ')}` }).optional(),
 });
@@ -76,7 +81,7 @@ export const CallbackInput = z.strictObject({
 });
 export type CallbackInput = z.infer<typeof CallbackInput>;
 
-/** The book refresh that started a connection, told its end (src/workflows/connection-book-end.ts). */
+/** The book refresh that started a connection, told its end (src/workflows/connection-window-end.ts). */
 export const BookLink = z.strictObject({
   refreshWorkflowId: z.string().trim().min(1, { message: 'must not be empty' }).max(1000, { message: 'must be at most 1000 characters' }),
 });

@@ -76,6 +76,7 @@ export const ConnectionStateSchema = z.object({
   failure: ConnectionFailureInfoSchema.optional(),
   priority: ConnectionPrioritySchema.optional(),
   callback: z.object({ deliveryWorkflowId: z.string(), webhookId: z.string() }).optional(),
+  admission: z.object({ queuedAt: z.string(), admittedAt: z.string().optional() }).optional(),
   startedAt: z.string(),
   updatedAt: z.string(),
 });

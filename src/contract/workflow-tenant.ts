@@ -5,7 +5,7 @@
  *
  * Every id the product makes for a tenant's work is `<kind>-<customerId>:<rest>` (a connection's
  * business key, a scheduled or book refresh, a book, its entries and logins, forget and retention
- * records, a completion callback's delivery) or `throttle-<customerId>`; a customer id has no `:`. Longer kinds are tried first, so
+ * records, a completion callback's delivery, a tenant's admission) or `throttle-<customerId>`; a customer id has no `:`. Longer kinds are tried first, so
  * `book-entry-acme:7` is tenant `acme`'s entry; hence a customer id may not begin with a kind's
  * remainder (`entry-`, `login-`): RESERVED_TENANT_PREFIXES, refused where customer ids come in.
  * An id of no tenant (the fleet's budget, a tool's own workflow, an id a pipeline chose freely)
@@ -13,7 +13,7 @@
  */
 
 /** Kinds followed by `<customerId>:`, longest first where one begins another. */
-export const WORKFLOW_ID_KINDS_WITH_COLON = ['book-entry-', 'book-login-', 'book-', 'connection-', 'refresh-', 'forget-', 'retention-', 'callback-'] as const;
+export const WORKFLOW_ID_KINDS_WITH_COLON = ['book-entry-', 'book-login-', 'book-', 'connection-', 'refresh-', 'forget-', 'retention-', 'callback-', 'admission-'] as const;
 /** The kind followed by the customer id alone: `throttle-<customerId>`. */
 export const THROTTLE_WORKFLOW_ID_KIND = 'throttle-';
 const CUSTOMER_ID = /^[A-Za-z0-9._-]{1,128}$/;

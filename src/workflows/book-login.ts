@@ -2,7 +2,7 @@
  * One login's refresh within a book's night, as refreshes begun before 2026-11-29 started it: the
  * login's connection as its child, answering only how it ended (a parent's history records each
  * child's result). Refreshes now start the connection itself, which signals its end
- * (connection-book-end.ts): one workflow per login. This stays registered, unchanged, until no
+ * (connection-window-end.ts): one workflow per login. This stays registered, unchanged, until no
  * refresh begun before then is open (a Pinned run of the old build may still start one), then goes
  * (docs/operations.md). Deterministic code only.
  */

@@ -28,7 +28,6 @@ import {
   setCurrentDetails,
   sleep,
   startChild,
-  upsertMemo,
   workflowInfo,
   type WorkflowInfo,
 } from '@temporalio/workflow';
@@ -36,7 +35,6 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BookActivities, BookPageEntry } from '../activities/book-activities.js';
 import type { BookStartActivities } from '../activities/book-start-activities.js';
 import {
-  BOOK_REFRESH_MEMO,
   WINDOW_LIMITS,
   bookConnectionWorkflowId,
   bookEntryWorkflowId,
@@ -50,7 +48,6 @@ import {
   type BookRefreshInput,
   type BookRefreshStatus,
   type BookReport,
-  type PublishedWindow,
 } from '../contract/book-definitions.js';
 import { CustomerIdKey } from '../contract/search-attributes.js';
 import { EMPTY_COUNTS, countOutcome } from './book-counts.js';
@@ -58,6 +55,8 @@ import { bookMetrics } from './book-metrics.js';
 import type { bookReportPageWorkflow } from './book-report-page.js';
 import { nightOf, type BookRefreshSettings } from './book-refresh-input.js';
 import { WindowController } from './book-window.js';
+import { endProblem } from './connection-window-end.js';
+import { WindowMemo } from './window-memo.js';
 import { SteadyClock } from './steady-clock.js';
 
 /**
@@ -79,14 +78,6 @@ const ENROLMENT_CHECK_CHUNK = 50;
 
 type RefreshEntry = Extract<BookPageEntry, { kind: 'refresh' }>;
 type OutcomeBase = Pick<BookOutcome, 'loginId' | 'workflowId' | 'durationMs'>;
-
-/** Why a connection's end signal is not one (anyone who holds the tenant's key can signal); undefined when it is. */
-function endProblem(end: BookLoginEnded | undefined): string | undefined {
-  if (typeof end !== 'object' || end === null || typeof end.workflowId !== 'string') return 'no workflowId';
-  if (end.ended === 'completed') return end.pollWaitMs === undefined || (Number.isFinite(end.pollWaitMs) && end.pollWaitMs >= 0) ? undefined : 'pollWaitMs is not a duration';
-  if (end.ended === 'failed') return typeof end.failureType === 'string' && end.failureType.length <= 100 ? undefined : 'failureType is not a failure type';
-  return `ended is ${JSON.stringify((end as { ended?: unknown }).ended)}`;
-}
 
 /** How a run ends: its report, or the next page's run to continue as. */
 export type BookRefreshEnd = { readonly report: BookReport } | { readonly next: BookRefreshCarry };
@@ -120,8 +111,7 @@ export class BookRefreshRun {
   private readonly recentDone: number[];
   /** Connections found terminated: forgotten (left the book) or failed, told from the refresh's own sequence. */
   private readonly terminated: OutcomeBase[] = [];
-  private published: PublishedWindow | undefined;
-  private publishedAt = Number.NEGATIVE_INFINITY;
+  private readonly windowMemo: WindowMemo;
   private lastThrottleCheck = Number.NEGATIVE_INFINITY;
   private lastFleetCheck = Number.NEGATIVE_INFINITY;
   private lastSilentCheck = Number.NEGATIVE_INFINITY;
@@ -140,6 +130,7 @@ export class BookRefreshRun {
     const { customerId, cadence } = settings;
     this.night = carried?.night ?? nightOf(this.info.workflowId, customerId, cadence, this.info.startTime);
     this.window = new WindowController(settings.bounds, settings.control, carried?.window);
+    this.windowMemo = new WindowMemo(settings.control.fleetCheckMs);
     this.weight = this.info.priority?.fairnessWeight ?? 1;
     this.metrics = bookMetrics(customerId, cadence);
     this.startedAt = carried?.startedAt ?? this.clock.iso();
@@ -593,28 +584,7 @@ export class BookRefreshRun {
         `${lastChange ? ` (${lastChange.reason})` : ''}; refreshed ${counts.refreshed}, needs end user ${counts.needsEndUser}, failed ${counts.failed}${failed ? ` (${failed})` : ''}; page ${this.page}`,
     );
     this.metrics.window(size, this.inFlight.size);
-    this.publishWindow();
-  }
-
-  /** The window the other books share the fleet with: what this one holds room for (none while paused or cancelling). */
-  private publishWindow(): void {
-    const crowding = this.window.crowding;
-    const crowdingUntil = this.window.crowdingUntil;
-    const next: PublishedWindow = {
-      size: this.paused || this.cancelled ? 0 : this.window.size,
-      weight: this.weight,
-      ...(crowding === undefined ? {} : { crowding: Math.round(crowding * 10) / 10 }),
-      ...(crowding === undefined || crowdingUntil === undefined ? {} : { crowdingUntil }),
-    };
-    const published = this.published;
-    if (published?.size === next.size && published.weight === next.weight) {
-      // A new crowding (or its renewal) alone is told at most as often as the others read it (each is an event in history).
-      const same = published.crowding === next.crowding && published.crowdingUntil === next.crowdingUntil;
-      if (same || this.clock.now() - this.publishedAt < this.settings.control.fleetCheckMs) return;
-    }
-    this.published = next;
-    this.publishedAt = this.clock.now();
-    upsertMemo({ [BOOK_REFRESH_MEMO.window]: next });
+    this.windowMemo.publish(this.window, this.weight, !this.paused && !this.cancelled, this.clock.now());
   }
 
   private async writeReportPage(): Promise<void> {

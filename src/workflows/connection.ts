@@ -26,7 +26,8 @@ import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
 import { PATCHES } from './patches.js';
 import { callbackOfEnd, startCallback } from './completion-callback.js';
-import { bookEndOf, tellBook } from './connection-book-end.js';
+import { AdmissionTicket, needsAdmission } from './connection-admission.js';
+import { tellWindow, windowEndOf } from './connection-window-end.js';
 import type { ServiceCallShape } from './service-calls.js';
 import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
@@ -63,6 +64,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   const serviceCalls: ServiceCallShape = versionedSteps || patched(PATCHES.serviceCallsAsActivities.id) ? 'activities' : 'local-activities';
   const recorder = new StateRecorder(args, { recordedBefore: !versionedSteps });
   const inbox = new AnswerInbox();
+  const ticket = new AdmissionTicket();
   let firstStep: FirstStep | undefined;
   const reportFirstStep = (step: FirstStep) => {
     firstStep ??= step;
@@ -106,6 +108,8 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   try {
     input = await validateConnectionInput(args);
     recorder.adopt(input, versionedSteps ? 'one upsert' : 'two upserts');
+    // Unattended and outside a book: room first. Pinned, a connection replays on its own build only; none begun before versioning asks.
+    if (versionedSteps && needsAdmission(input)) await ticket.wait(input, recorder);
     const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals, serviceCalls });
     recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
@@ -139,9 +143,9 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
       await startCallback(callback);
       recorder.patch({ callback: { deliveryWorkflowId: callbackWorkflowId(callback.delivery.customerId, runId), webhookId: callback.delivery.webhookId } });
     }
-    // A book's connection tells its refresh how it ended (none recorded before 2026-11-29 has `book`: no patch).
-    const bookEnd = bookEndOf(input, recorder.state, result, workflowId);
-    if (bookEnd !== undefined) await tellBook(bookEnd);
+    // A book's connection tells its refresh how it ended, an admitted one its admission (none recorded before 2026-11-29 has `book`, none before 2026-11-30 asked an admission: no patch).
+    const windowEnd = windowEndOf(input, recorder.state, result, workflowId, ticket.admission);
+    if (windowEnd !== undefined) await tellWindow(windowEnd);
     // Mostly none are left: then no wait (and none of the promises it would make in the sandbox).
     if (!allHandlersFinished()) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   }

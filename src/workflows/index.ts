@@ -8,3 +8,4 @@ export { bookRefreshWorkflow } from './book-refresh.js';
 export { bookReportPageWorkflow } from './book-report-page.js';
 export { bookLoginWorkflow } from './book-login.js';
 export { callbackDeliveryWorkflow } from './callback-delivery.js';
+export { connectionAdmissionWorkflow } from './admission.js';

@@ -131,6 +131,7 @@ function describeForHumans(state: ConnectionState): string {
     case 'Failed':
       return `Failed: ${state.failure?.type} - ${state.failure?.message}`;
     default:
+      if (state.status === 'Authorizing' && state.admission !== undefined && state.admission.admittedAt === undefined) return `Waiting for room in the tenant's unattended window (queued at ${state.admission.queuedAt})`;
       return `${state.status}${state.lastRejection ? ` (last rejection: ${state.lastRejection.message})` : ''}${restarted}`;
   }
 }

@@ -8,6 +8,8 @@ import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
 import { createBookActivities } from '../../src/activities/book-activities.js';
 import { createBookStartActivities } from '../../src/activities/book-start-activities.js';
+import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
+import { createAdmissionActivities } from '../../src/activities/admission-activities.js';
 import { createBookEndActivities } from '../../src/activities/book-end-activities.js';
 import { createForgetActivities } from '../../src/activities/forget-activities.js';
 import { TenantPauses } from '../../src/activities/tenant-pauses.js';
@@ -24,7 +26,7 @@ import { isKmsEncryption, type EncryptionSettings } from '../../src/codec/key-pr
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { workerDeploymentOptions } from '../../src/worker/deployment.js';
 import { WorkerDeployments } from '../../src/client/deployments.js';
-import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { FAULT_HEADER } from '../../src/sandbox/faults.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection-definitions.js';
@@ -74,6 +76,8 @@ export interface ConnectionStackOptions {
   taskQueue?: string;
   /** TOO_MANY_REQUESTS pauses the tenant through its throttle workflow, as the product's worker does (off unless asked). */
   tenantPauses?: boolean;
+  /** A sandbox kept beyond this stack (its saved logins survive a worker standing in for a restarted one); a fresh one, closed at stop, unless given. */
+  sandbox?: Sandbox;
   /** Task slots of the worker (one of each makes the order Temporal dispatches in visible). */
   slots?: { readonly workflowTasks?: number; readonly activities?: number };
 }
@@ -105,7 +109,7 @@ async function makeCurrent(client: Client, taskQueue: string): Promise<void> {
 }
 
 export async function startConnectionStack(env: TestWorkflowEnvironment, options: ConnectionStackOptions = {}): Promise<ConnectionStack> {
-  const sandbox = await createSandbox({ port: 0 });
+  const sandbox = options.sandbox ?? (await createSandbox({ port: 0 }));
   const encryption = options.encryption === 'off' ? undefined : (options.encryption ?? TEST_ENCRYPTION);
   const customerId = options.customerId ?? uniqueId('tenant');
   const taskQueue = options.taskQueue ?? uniqueId('connections');
@@ -144,6 +148,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       ...createBookActivities({ temporal: client, pauses }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
+      ...createAdmissionActivities({ temporal: client, taskQueue, priority: DEFAULT_PRIORITY_POLICY }),
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
       ...(options.callbacks ? createCallbackActivities({ temporal: client, taskQueue, settings: options.callbacks, metrics: options.callbackMetrics, attemptTimeoutMs: options.callbackAttemptTimeoutMs }) : {}),
     },
@@ -211,7 +216,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
         worker.shutdown();
         await running;
         payloadStore?.close();
-        await sandbox.close();
+        if (options.sandbox === undefined) await sandbox.close();
       })();
       return stopping;
     },

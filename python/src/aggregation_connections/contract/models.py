@@ -89,6 +89,7 @@ class ConnectionInputTiming(ContractModel):
     poll_timeout_ms: Annotated[int, Field(ge=1, le=86400000)] = Field(alias="pollTimeoutMs", default=1800000)
     answer_timeout_ms: Annotated[int, Field(ge=1, le=604800000)] = Field(alias="answerTimeoutMs", default=900000)
     max_answer_attempts: Annotated[int, Field(ge=1, le=10)] = Field(alias="maxAnswerAttempts", default=3)
+    admission_ask_again_ms: Annotated[int, Field(ge=1000, le=86400000)] | None = Field(alias="admissionAskAgainMs", default=None)
     poll_strategy: Literal["timer", "activity-retry", "heartbeat"] | None = Field(alias="pollStrategy", default=None)
 
 
@@ -332,6 +333,12 @@ class ConnectionStateCallback(ContractModel):
     webhook_id: str = Field(alias="webhookId")
 
 
+class ConnectionStateAdmission(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    queued_at: str = Field(alias="queuedAt")
+    admitted_at: str | None = Field(alias="admittedAt", default=None)
+
+
 class ConnectionState(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     status: Literal["Authorizing", "AwaitingAnswer", "Retrieving", "Completed", "Failed", "Cancelled"] = Field(alias="status")
@@ -351,6 +358,7 @@ class ConnectionState(ContractModel):
     failure: ConnectionFailureInfo | None = Field(alias="failure", default=None)
     priority: ConnectionStatePriority | None = Field(alias="priority", default=None)
     callback: ConnectionStateCallback | None = Field(alias="callback", default=None)
+    admission: ConnectionStateAdmission | None = Field(alias="admission", default=None)
     started_at: str = Field(alias="startedAt")
     updated_at: str = Field(alias="updatedAt")
 

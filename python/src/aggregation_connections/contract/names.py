@@ -72,6 +72,7 @@ WORKFLOW_ID_KINDS_WITH_COLON: Final = (
     "forget-",
     "retention-",
     "callback-",
+    "admission-",
 )
 THROTTLE_WORKFLOW_ID_KIND: Final = "throttle-"
 

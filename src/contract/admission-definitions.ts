@@ -1,0 +1,107 @@
+/**
+ * A tenant's admission: the window unattended connections started outside a book pass through.
+ *
+ * A connection that nobody watches (`unattended`: a scheduled refresh, a pipeline's batch, a start
+ * by hand) and that no book started asks its tenant's admission workflow for room before its first
+ * call to the service, and waits for a grant; live connections, and a book's own connections (its
+ * refresh is their window), start at once. The admission workflow keeps the queue (priority key,
+ * then arrival) and grants with the same self-regulating window a book refresh uses, sharing the
+ * fleet with the books by weight (it publishes its window in the same memo). The connection tells it
+ * its end as a book's connection tells its refresh (`bookLoginEndedSignal`).
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { WindowMemory, WindowView } from './book-definitions.js';
+
+export const ADMISSION_WORKFLOW_TYPE = 'connectionAdmissionWorkflow';
+
+/** One admission workflow per tenant (`admission-<customerId>:unattended`: a tenant's id, sealed under its key). */
+export function admissionWorkflowId(customerId: string): string {
+  return `admission-${customerId}:unattended`;
+}
+
+/** A connection asking for room: which run, and its priority key (1 is granted first). */
+export interface AdmissionRequest {
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly priorityKey: number;
+}
+
+/** Sent by a connection (from a local activity, with signal-with-start) to its tenant's admission workflow. */
+export const admissionRequestSignal = defineSignal<[AdmissionRequest]>('admissionRequest');
+
+/** Sent by the admission workflow to the run it admits: it may call the service now. */
+export interface AdmissionGrant {
+  /** The admission run that granted it (for the connection's log). */
+  readonly admissionRunId: string;
+}
+export const admissionGrantSignal = defineSignal<[AdmissionGrant]>('admissionGrant');
+
+/** A connection waiting for room: its request and when it arrived (workflow time, ms). */
+export interface QueuedConnection extends AdmissionRequest {
+  readonly askedAt: number;
+}
+
+/** What `admissionState` answers: the queue, the connections admitted and not yet ended, the window. */
+export interface AdmissionState {
+  readonly customerId: string;
+  readonly queued: number;
+  /** Queued connections by priority key. */
+  readonly queuedByPriority: Readonly<Record<string, number>>;
+  readonly inFlight: number;
+  /** Granted since the tenant's admission began (across runs). */
+  readonly granted: number;
+  /** Requests refused since it began: malformed, another tenant's, or past the queue's limit. */
+  readonly refused: number;
+  readonly window: WindowView;
+  readonly updatedAt: string;
+}
+
+export const admissionStateQuery = defineQuery<AdmissionState>('admissionState');
+
+/** An admitted connection not yet heard from: its run, when granted, when Temporal was last asked about it. */
+export interface AdmittedConnection {
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly grantedAt: number;
+  readonly checkedAt?: number | undefined;
+  readonly closedSeenAt?: number | undefined;
+}
+
+/** What continues across continue-as-new. */
+export interface AdmissionCarry {
+  readonly window: WindowMemory;
+  readonly queue: readonly QueuedConnection[];
+  readonly inFlight: readonly AdmittedConnection[];
+  readonly granted: number;
+  readonly refused: number;
+}
+
+export interface AdmissionInput {
+  readonly customerId: string;
+  readonly carried?: AdmissionCarry | undefined;
+}
+
+/** How an admission workflow ends (nothing queued or in flight for a while). */
+export interface AdmissionSummary {
+  readonly customerId: string;
+  readonly granted: number;
+  readonly refused: number;
+  readonly endedAt: string;
+}
+
+/**
+ * Connections queued at most: a flood of requests (a runaway loop, or anyone holding the tenant's
+ * key) cannot grow the workflow's state past what continue-as-new carries. Past it a request is
+ * refused (logged, counted); the connection asks again after `ADMISSION_ASK_AGAIN_MS`.
+ */
+export const ADMISSION_QUEUE_LIMIT = 5_000;
+/**
+ * A connection not granted room within this long asks again (`timing.admissionAskAgainMs` unless
+ * given): an admission workflow terminated by hand (or its request refused as the queue was full)
+ * costs a wait, never a connection waiting forever.
+ */
+export const ADMISSION_ASK_AGAIN_MS = 5 * 60_000;
+/** Grants per run before it continues as new (its history stays small: about five events a connection). */
+export const ADMISSION_GRANTS_PER_RUN = 500;
+/** With nothing queued or in flight for this long, the admission workflow ends (the next request starts it again). */
+export const ADMISSION_IDLE_MS = 60_000;

@@ -1,0 +1,322 @@
+/**
+ * One run of a tenant's admission (admission.ts wires it to Temporal): the unattended connections
+ * waiting for room, those admitted and not yet ended, and the window that says how many may be in
+ * flight, the book's own (book-window.ts), judged on the admitted connections' times and shared
+ * with the books by weight. Deterministic code only, under the two rules a book refresh's run keeps
+ * (book-refresh-run.ts): time read from one `SteadyClock`, and no local activity started from a
+ * handler (every call to Temporal is made by the run's own sequence).
+ *
+ * A connection that asks is queued by its priority key, then arrival. Granting sends it a signal;
+ * one that cannot be delivered (the run has ended, or never was: a forged request) gives its room
+ * back. The connection tells its end with the same signal a book's connection sends its refresh;
+ * one admitted that never tells (terminated) is found by asking Temporal, as a book does.
+ */
+import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, sleep, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
+import type { BookActivities } from '../activities/book-activities.js';
+import type { BookStartActivities } from '../activities/book-start-activities.js';
+import {
+  ADMISSION_GRANTS_PER_RUN,
+  ADMISSION_IDLE_MS,
+  ADMISSION_QUEUE_LIMIT,
+  admissionGrantSignal,
+  type AdmissionCarry,
+  type AdmissionInput,
+  type AdmissionRequest,
+  type AdmissionState,
+  type AdmissionSummary,
+  type AdmittedConnection,
+  type QueuedConnection,
+} from '../contract/admission-definitions.js';
+import { DEFAULT_WINDOW_BOUNDS, DEFAULT_WINDOW_CONTROL, type BookLoginEnded, type WindowBounds, type WindowControl } from '../contract/book-definitions.js';
+import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../contract/ids.js';
+import { PRIORITY_KEY_LIMITS } from '../contract/priority.js';
+import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
+import { WindowController } from './book-window.js';
+import { endProblem } from './connection-window-end.js';
+import { SteadyClock } from './steady-clock.js';
+import { WindowMemo } from './window-memo.js';
+
+/** Calls to Temporal only (visibility, describe), never to the service: quick and outside the request budget. */
+const temporal = proxyLocalActivities<Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & Pick<BookStartActivities, 'connectionsClosed'>>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/** What Temporal's run ids look like. */
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Connections asked about in one silent check. */
+const SILENT_CHECK_CHUNK = 50;
+
+export interface AdmissionSettings {
+  readonly customerId: string;
+  readonly bounds: WindowBounds;
+  readonly control: WindowControl;
+}
+
+/** The input's settings; an `InvalidAdmissionInput` failure (not retried) for a start by hand that names no tenant. */
+export function admissionSettings(input: AdmissionInput | undefined): AdmissionSettings {
+  if (typeof input?.customerId !== 'string' || !ID_SEGMENT_PATTERN.test(input.customerId)) {
+    throw ApplicationFailure.create({ type: 'InvalidAdmissionInput', message: `invalid admission input: customerId ${ID_SEGMENT_RULE}`, nonRetryable: true });
+  }
+  return { customerId: input.customerId, bounds: DEFAULT_WINDOW_BOUNDS, control: DEFAULT_WINDOW_CONTROL };
+}
+
+/** Why a request is not one this tenant's admission may queue; undefined when it is. */
+export function requestProblem(request: AdmissionRequest | undefined, customerId: string): string | undefined {
+  if (typeof request !== 'object' || request === null) return 'not a request';
+  const { workflowId, runId, priorityKey } = request;
+  if (typeof workflowId !== 'string' || workflowId.length > 1000) return 'workflowId is not a workflow id';
+  // An id of no tenant (a pipeline may choose its ids freely) is let in; another tenant's is not.
+  const tenant = tenantOfWorkflowId(workflowId);
+  if (tenant !== undefined && tenant !== customerId) return `workflowId ${JSON.stringify(workflowId.slice(0, 200))} is a connection of another tenant`;
+  // Temporal refuses a signal to a run id that is not a UUID by failing the workflow task that sends it: checked here.
+  if (typeof runId !== 'string' || !RUN_ID.test(runId)) return 'runId is not a run id (a UUID)';
+  if (!Number.isInteger(priorityKey) || priorityKey < PRIORITY_KEY_LIMITS.min || priorityKey > PRIORITY_KEY_LIMITS.max) return `priorityKey must be an integer from ${PRIORITY_KEY_LIMITS.min} to ${PRIORITY_KEY_LIMITS.max}`;
+  return undefined;
+}
+
+export type AdmissionEnd = { readonly summary: AdmissionSummary } | { readonly next: AdmissionCarry };
+
+export class AdmissionRun {
+  private readonly clock = new SteadyClock();
+  private readonly info: WorkflowInfo = workflowInfo();
+  private readonly window: WindowController;
+  private readonly windowMemo: WindowMemo;
+  private readonly weight: number;
+  /** Ordered by priority key, then arrival. */
+  private readonly queue: QueuedConnection[];
+  private readonly inFlight = new Map<string, AdmittedConnection>();
+  private granted: number;
+  private refused: number;
+  private grantedThisRun = 0;
+  /** Grant signals commanded and not yet delivered (or refused): the run hands over only once none is. */
+  private grantsPending = 0;
+  private lastThrottleCheck = Number.NEGATIVE_INFINITY;
+  private lastFleetCheck = Number.NEGATIVE_INFINITY;
+  private lastSilentCheck = Number.NEGATIVE_INFINITY;
+  private watching = false;
+  private watchDue = false;
+
+  constructor(
+    input: AdmissionInput,
+    private readonly settings: AdmissionSettings,
+  ) {
+    const carried = input.carried;
+    this.window = new WindowController(settings.bounds, settings.control, carried?.window);
+    this.windowMemo = new WindowMemo(settings.control.fleetCheckMs);
+    this.weight = this.info.priority?.fairnessWeight ?? 1;
+    this.queue = [...(carried?.queue ?? [])];
+    for (const admitted of carried?.inFlight ?? []) this.inFlight.set(admitted.workflowId, admitted);
+    this.granted = carried?.granted ?? 0;
+    this.refused = carried?.refused ?? 0;
+  }
+
+  state(): AdmissionState {
+    const queuedByPriority: Record<string, number> = {};
+    for (const queued of this.queue) queuedByPriority[queued.priorityKey] = (queuedByPriority[queued.priorityKey] ?? 0) + 1;
+    return {
+      customerId: this.settings.customerId,
+      queued: this.queue.length,
+      queuedByPriority,
+      inFlight: this.inFlight.size,
+      granted: this.granted,
+      refused: this.refused,
+      window: this.window.view,
+      updatedAt: this.clock.iso(),
+    };
+  }
+
+  // ---- What connections send (signals) ----
+
+  /** A connection asks for room. Asked again by the same run: queued once (granted again if it was: its wait timed out first). */
+  request(asked: AdmissionRequest | undefined): void {
+    this.clock.woke();
+    const problem = requestProblem(asked, this.settings.customerId);
+    if (problem !== undefined) return this.refuse(problem);
+    const { workflowId, runId, priorityKey } = asked as AdmissionRequest;
+    const admitted = this.inFlight.get(workflowId);
+    if (admitted?.runId === runId) return this.sendGrant(admitted);
+    // An earlier run of the same id ended without its word reaching here: its room is the new run's to queue for.
+    if (admitted !== undefined) this.inFlight.delete(workflowId);
+    const queuedAt = this.queue.findIndex((queued) => queued.workflowId === workflowId);
+    if (queuedAt >= 0) {
+      if (this.queue[queuedAt]?.runId === runId) return;
+      this.queue.splice(queuedAt, 1);
+    }
+    if (this.queue.length >= ADMISSION_QUEUE_LIMIT) return this.refuse(`the queue holds ${ADMISSION_QUEUE_LIMIT} connections already (the connection asks again later)`);
+    // After every connection of the same or a lower key (1 first): the queue stays ordered without sorting.
+    const after = this.queue.findIndex((queued) => queued.priorityKey > priorityKey);
+    const entry: QueuedConnection = { workflowId, runId, priorityKey, askedAt: this.clock.now() };
+    if (after < 0) this.queue.push(entry);
+    else this.queue.splice(after, 0, entry);
+  }
+
+  /** A connection told its end: admitted, its room is free and its time observed; queued (cancelled while waiting), it leaves the queue. */
+  ended(told: BookLoginEnded | undefined): void {
+    this.clock.woke();
+    const problem = endProblem(told);
+    const end = problem === undefined ? (told as BookLoginEnded) : undefined;
+    if (end === undefined) return void log.warn('admission: a malformed end, ignored', { problem });
+    const admitted = this.inFlight.get(end.workflowId);
+    if (admitted !== undefined) {
+      const now = this.clock.now();
+      const windowFull = this.inFlight.size >= this.window.size;
+      this.inFlight.delete(end.workflowId);
+      const durationMs = now - admitted.grantedAt;
+      const busyMs = durationMs - (end.ended === 'completed' ? (end.pollWaitMs ?? 0) : 0);
+      this.window.observeFinish(durationMs, end.ended === 'completed', now, windowFull, busyMs);
+      return;
+    }
+    const queuedAt = this.queue.findIndex((queued) => queued.workflowId === end.workflowId);
+    if (queuedAt >= 0) this.queue.splice(queuedAt, 1);
+    else log.warn('admission: an end for no connection here, ignored', { workflowId: end.workflowId.slice(0, 200) });
+  }
+
+  private refuse(problem: string): void {
+    this.refused += 1;
+    log.warn('admission request refused', { customerId: this.settings.customerId, problem: problem.slice(0, 300) });
+  }
+
+  // ---- The run's sequence ----
+
+  /** Grants room as the window makes it, until the run has granted its share (then continues as new) or nothing came for a while. */
+  async run(): Promise<AdmissionEnd> {
+    for (;;) {
+      await this.lookAround();
+      this.grantRoom();
+      this.publishState();
+      if (this.grantedThisRun >= ADMISSION_GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) return { next: await this.handOver() };
+      if (this.queue.length === 0 && this.inFlight.size === 0) {
+        if (await condition(() => this.queue.length > 0 || this.inFlight.size > 0, ADMISSION_IDLE_MS)) continue;
+        await condition(() => this.grantsPending === 0 && allHandlersFinished());
+        // A request that came meanwhile is served by this run (a later one starts the next run).
+        if (this.queue.length > 0 || this.inFlight.size > 0) continue;
+        log.info('admission idle: ending', { customerId: this.settings.customerId, granted: this.granted });
+        return { summary: { customerId: this.settings.customerId, granted: this.granted, refused: this.refused, endedAt: this.clock.iso() } };
+      }
+      await this.waitWatching(() => (this.queue.length > 0 && this.inFlight.size < this.window.size) || (this.queue.length === 0 && this.inFlight.size === 0));
+    }
+  }
+
+  private grantRoom(): void {
+    const now = this.clock.now();
+    while (this.queue.length > 0 && this.inFlight.size < this.window.size) {
+      const next = this.queue.shift() as QueuedConnection;
+      const admitted: AdmittedConnection = { workflowId: next.workflowId, runId: next.runId, grantedAt: now };
+      this.inFlight.set(admitted.workflowId, admitted);
+      this.granted += 1;
+      this.grantedThisRun += 1;
+      this.sendGrant(admitted);
+    }
+  }
+
+  /** Signals the run it admits; one that cannot be reached (it has ended, or never was) gives its room back. */
+  private sendGrant(admitted: AdmittedConnection): void {
+    this.grantsPending += 1;
+    getExternalWorkflowHandle(admitted.workflowId, admitted.runId)
+      .signal(admissionGrantSignal, { admissionRunId: this.info.runId })
+      .catch(() => {
+        this.clock.woke();
+        if (this.inFlight.get(admitted.workflowId)?.runId === admitted.runId) this.inFlight.delete(admitted.workflowId);
+        log.info('admission: a granted connection could not be told (it has ended): its room is free', { workflowId: admitted.workflowId });
+      })
+      .finally(() => {
+        this.grantsPending -= 1;
+      });
+  }
+
+  /** What the next run starts from, once every grant commanded here is delivered (a closing run's signals are dropped). */
+  private async handOver(): Promise<AdmissionCarry> {
+    await condition(() => this.grantsPending === 0 && allHandlersFinished());
+    log.info('admission: continuing as new', { customerId: this.settings.customerId, granted: this.granted, queued: this.queue.length, inFlight: this.inFlight.size });
+    return { window: this.window.carried, queue: this.queue, inFlight: [...this.inFlight.values()], granted: this.granted, refused: this.refused };
+  }
+
+  /**
+   * Waits for `ready`; while connections are in flight, every best connection's time or so looks at
+   * their ages (a stuck service shrinks the window before they end) and at a throttle, and every
+   * `silentCheckMs` asks Temporal about those silent for long. One timer at a time, left running across waits.
+   */
+  private async waitWatching(ready: () => boolean): Promise<void> {
+    for (;;) {
+      if (this.inFlight.size === 0) {
+        await condition(() => ready() || this.inFlight.size > 0);
+        if (ready()) return;
+        continue;
+      }
+      this.armWatch(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs));
+      await condition(() => ready() || this.watchDue);
+      if (ready()) return;
+      this.watchDue = false;
+      await this.lookAround();
+      const now = this.clock.now();
+      this.window.observeInFlight([...this.inFlight.values()].map((admitted) => now - admitted.grantedAt), now);
+      await this.checkSilent(now);
+      this.publishState();
+    }
+  }
+
+  private armWatch(ms: number): void {
+    if (this.watching) return;
+    this.watching = true;
+    sleep(ms).then(
+      () => {
+        this.clock.woke();
+        this.watching = false;
+        this.watchDue = true;
+      },
+      () => {
+        this.watching = false;
+      },
+    );
+  }
+
+  /** Admitted connections silent for `silentCheckMs`, read from Temporal (the 50 least recently read): one closed without a word frees its room. */
+  private async checkSilent(now: number): Promise<void> {
+    const { silentCheckMs } = this.settings.control;
+    if (now - this.lastSilentCheck < silentCheckMs) return;
+    this.lastSilentCheck = now;
+    const asked = (admitted: AdmittedConnection) => admitted.checkedAt ?? admitted.grantedAt;
+    const due = [...this.inFlight.values()].filter((admitted) => now - admitted.grantedAt >= silentCheckMs).sort((a, b) => asked(a) - asked(b)).slice(0, SILENT_CHECK_CHUNK);
+    if (due.length === 0) return;
+    for (const admitted of due) this.inFlight.set(admitted.workflowId, { ...admitted, checkedAt: now });
+    for (const { workflowId, status } of await this.clock.local(() => temporal.connectionsClosed({ workflowIds: due.map((admitted) => admitted.workflowId) }))) {
+      const admitted = this.inFlight.get(workflowId);
+      if (admitted === undefined || status === 'RUNNING') continue;
+      // Closed otherwise, it told its end before it closed (in history by now, or at the next check).
+      if (admitted.closedSeenAt === undefined && (status === 'COMPLETED' || status === 'FAILED' || status === 'CANCELLED')) {
+        this.inFlight.set(workflowId, { ...admitted, closedSeenAt: now });
+        continue;
+      }
+      log.warn('admission: a connection closed without telling its end; its room is free', { workflowId, status });
+      this.inFlight.delete(workflowId);
+    }
+  }
+
+  /** Whether the service throttled the tenant (at most every throttleCheckMs), and the windows the books and other admissions hold (every fleetCheckMs). */
+  private async lookAround(): Promise<void> {
+    const { customerId, control } = this.settings;
+    const at = this.clock.now();
+    if (at - this.lastThrottleCheck >= control.throttleCheckMs) {
+      this.lastThrottleCheck = at;
+      const pause = await this.clock.local(() => temporal.tenantThrottle({ customerId }));
+      if (pause) this.window.observeThrottle(pause.until, pause.reason, at);
+    }
+    if (at - this.lastFleetCheck >= control.fleetCheckMs) {
+      this.lastFleetCheck = at;
+      this.window.observeFleet(await this.clock.local(() => temporal.fleetWindows({ refreshWorkflowId: this.info.workflowId })), this.weight);
+    }
+  }
+
+  /** The Web UI's current details and the memo the books read. */
+  private publishState(): void {
+    const { size, lastChange, share } = this.window.view;
+    setCurrentDetails(
+      `Admission of ${this.settings.customerId}'s unattended connections: ${this.queue.length} queued, ${this.inFlight.size} in flight, window ${size}` +
+        `${share ? ` (share ${share.size.toFixed(1)} of ${share.fleetSize} across ${share.refreshes} windows)` : ''}${lastChange ? ` (${lastChange.reason})` : ''}; granted ${this.granted}, refused ${this.refused}`,
+    );
+    // Idle (nothing queued or in flight), it holds no room, so its weight leaves the books' shares.
+    this.windowMemo.publish(this.window, this.weight, this.queue.length > 0 || this.inFlight.size > 0, this.clock.now());
+  }
+}

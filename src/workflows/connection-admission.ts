@@ -1,0 +1,58 @@
+/**
+ * An unattended connection started outside a book waits for room at its tenant's admission
+ * (admission.ts) before its first call to the service, so a storm of independent starts queues
+ * instead of flooding the fleet. Live connections and a book's own connections (its refresh is
+ * their window) start at once. Deterministic code only.
+ */
+import { condition, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { AdmissionActivities } from '../activities/admission-activities.js';
+import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId } from '../contract/admission-definitions.js';
+import type { ConnectionInput } from '../contract/connection-input.js';
+import { DEFAULT_PRIORITY_KEYS } from '../contract/priority.js';
+import type { StateRecorder } from './state-recorder.js';
+
+/** Retried until it lands: Temporal unreachable for a while delays the connection, never loses it. */
+const admission = proxyLocalActivities<AdmissionActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  summary: "ask the tenant's unattended window for room",
+});
+
+/** Whether this connection waits for room: unattended (nobody watches it) and not started by a book. */
+export function needsAdmission(input: ConnectionInput): boolean {
+  return input.unattended && input.book === undefined;
+}
+
+/** The connection's side of its admission: the grant handler (registered before the first await) and the wait. */
+export class AdmissionTicket {
+  private granted = false;
+  /** The admission asked (its workflow id): told the connection's end, whatever it was. */
+  private askedOf: string | undefined;
+
+  constructor() {
+    setHandler(admissionGrantSignal, (grant) => {
+      // A grant before this run asked (forged, or for an earlier run of the id) is not room: room is asked for below.
+      if (this.askedOf === undefined) return void log.warn('admission grant before asking, ignored', { admissionRunId: String(grant?.admissionRunId).slice(0, 100) });
+      this.granted = true;
+    });
+  }
+
+  get admission(): string | undefined {
+    return this.askedOf;
+  }
+
+  /** Asks for room and waits for it; asks again every `timing.admissionAskAgainMs` (an admission terminated by hand, a full queue). */
+  async wait(input: ConnectionInput, recorder: StateRecorder): Promise<void> {
+    const { workflowId, runId, priority } = workflowInfo();
+    const request = { customerId: input.customerId, workflowId, runId, priorityKey: priority?.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled };
+    const queuedAt = new Date().toISOString();
+    recorder.patch({ admission: { queuedAt } });
+    this.askedOf = admissionWorkflowId(input.customerId);
+    for (let asks = 1; ; asks += 1) {
+      await admission.askAdmission(request);
+      if (await condition(() => this.granted, input.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS)) break;
+      log.warn('no room granted yet: asking the admission again', { asks, queuedAt });
+    }
+    recorder.patch({ admission: { queuedAt, admittedAt: new Date().toISOString() } });
+  }
+}

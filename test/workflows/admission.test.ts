@@ -1,0 +1,166 @@
+/**
+ * A tenant's admission on a real dev server: unattended connections started outside a book queue
+ * behind the tenant's window while live ones start at once; a queued connection cancelled leaves the
+ * queue; a worker restarted with a queue loses nothing; an admission terminated by hand costs its
+ * queued connections one ask-again wait; forged requests and grants change nothing they should not.
+ * Each connection polls a pending operation (`pending_polls_<n>`, 1 s apart), so it takes seconds and
+ * the window (4 at its start, grown only after a round of completions) is full while the test looks.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { admissionRequestSignal, admissionGrantSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
+import { DEFAULT_WINDOW_BOUNDS } from '../../src/contract/book-definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
+import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+
+let env: TestWorkflowEnvironment;
+let sandbox: Sandbox;
+let stack: ConnectionStack;
+const stacks: ConnectionStack[] = [];
+
+before(async () => {
+  env = await createDevEnvironment();
+  // Kept beyond a stack: the worker standing in for a restarted one finds the same saved logins.
+  sandbox = await createSandbox({ port: 0 });
+  stack = await startConnectionStack(env, { sandbox });
+  stacks.push(stack);
+});
+
+after(async () => {
+  for (const each of stacks) await each.stop();
+  await sandbox?.close();
+  await env?.teardown();
+});
+
+/** A run id no run has. */
+const NO_RUN = '00000000-0000-4000-8000-000000000000';
+
+type Started = Awaited<ReturnType<ConnectionStack['start']>>;
+
+/** Unattended cached refreshes of fresh saved logins that each poll `polls` times, 1 s apart; started at once. */
+async function startUnattended(customerId: string, count: number, polls: number, timing: { admissionAskAgainMs?: number } = {}): Promise<Started[]> {
+  const logins = await Promise.all(Array.from({ length: count }, () => savedLogin(customerId, `pending_polls_${polls}`)));
+  return await Promise.all(
+    logins.map((loginId) => stack.start({ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000, ...timing } })),
+  );
+}
+
+/** A saved login of `customerId` at the shared sandbox (the stack's own helper saves its tenant's). */
+async function savedLogin(customerId: string, username: string): Promise<string> {
+  const response = await fetch(`${sandbox.url}/sandbox/${encodeURIComponent(customerId)}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+  assert.ok(response.ok, `the sandbox saved a login: ${response.status}`);
+  return ((await response.json()) as { LoginId: string }).LoginId;
+}
+
+async function admissionOf(customerId: string): Promise<AdmissionState> {
+  return await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).query(admissionStateQuery);
+}
+
+describe('admission of unattended connections', () => {
+  it('queues a storm of unattended starts behind the window while a live connection starts at once', async () => {
+    const customerId = uniqueId('adm-storm');
+    const storm = await startUnattended(customerId, 12, 4);
+    const held = await waitFor(async () => {
+      const state = await admissionOf(customerId);
+      return state.queued + state.inFlight === 12 ? state : undefined;
+    }, { describe: 'all 12 at the admission' });
+    assert.equal(held.inFlight, DEFAULT_WINDOW_BOUNDS.start, 'the window, and no more, admitted');
+    assert.equal(held.queued, 12 - DEFAULT_WINDOW_BOUNDS.start);
+    const waiting = await storm[11]!.query(connectionStateQuery);
+    assert.equal(waiting.status, 'Authorizing');
+    assert.ok(waiting.admission?.queuedAt, 'the last one says it is queued');
+
+    // A live user meanwhile: no admission, done while the storm still queues.
+    const live = await stack.start({ customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD, save: false }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 100 } });
+    await live.result();
+    assert.equal((await live.query(connectionStateQuery)).admission, undefined);
+    const liveEnded = Date.parse((await live.query(connectionStateQuery)).updatedAt);
+
+    const results = await Promise.all(storm.map((handle) => handle.result()));
+    assert.equal(results.length, 12);
+    const admitted = await Promise.all(storm.map(async (handle) => (await handle.query(connectionStateQuery)).admission));
+    for (const admission of admitted) assert.ok(admission?.admittedAt, 'every one was granted room');
+    const lastAdmitted = Math.max(...admitted.map((admission) => Date.parse(admission?.admittedAt ?? '')));
+    assert.ok(liveEnded < lastAdmitted, `the live connection ended (${new Date(liveEnded).toISOString()}) before the storm was all admitted (${admitted.map((admission) => admission?.admittedAt).join(', ')})`);
+    const done = await waitFor(async () => {
+      const state = await admissionOf(customerId);
+      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+    }, { describe: 'the admission empty' });
+    assert.equal(done.granted, 12);
+    assert.equal(done.refused, 0);
+  });
+
+  it('takes a queued connection that is cancelled out of the queue, and loses nothing over a worker restart', async () => {
+    const customerId = uniqueId('adm-cancel');
+    const storm = await startUnattended(customerId, 6, 5);
+    await waitFor(async () => {
+      const state = await admissionOf(customerId);
+      return state.queued === 2 && state.inFlight === 4 ? state : undefined;
+    }, { describe: 'four admitted, two queued' });
+    // The queued ones are those not yet admitted.
+    const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
+    const queued = storm.filter((_, index) => states[index]?.admission?.admittedAt === undefined);
+    assert.equal(queued.length, 2);
+    await queued[0]!.cancel();
+    await assert.rejects(queued[0]!.result(), (error: unknown) => error instanceof WorkflowFailedError);
+    await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the cancelled one out of the queue' });
+
+    // The worker goes (mid-poll for four, one queued); another takes its task queue.
+    await stack.stop();
+    const restarted = await startConnectionStack(env, { taskQueue: stack.taskQueue, customerId: stack.customerId, sandbox });
+    stacks.push(restarted);
+    const others = storm.filter((handle) => handle !== queued[0]);
+    const results = await Promise.all(others.map((handle) => handle.result()));
+    assert.equal(results.length, 5);
+    const done = await waitFor(async () => {
+      const state = await admissionOf(customerId);
+      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+    }, { describe: 'the admission empty' });
+    assert.equal(done.granted, 5, 'the cancelled one was never granted');
+    stack = restarted;
+  });
+
+  it('lets queued connections ask again when the admission is terminated by hand', async () => {
+    const customerId = uniqueId('adm-term');
+    const storm = await startUnattended(customerId, 6, 3, { admissionAskAgainMs: 2_000 });
+    await waitFor(async () => {
+      const state = await admissionOf(customerId);
+      return state.queued === 2 ? state : undefined;
+    }, { describe: 'two queued' });
+    await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).terminate('test: an operator ends the admission');
+    const results = await Promise.all(storm.map((handle) => handle.result()));
+    assert.equal(results.length, 6, 'every connection ended, the queued ones through the next admission');
+    // The next admission (started by the first ask again) granted exactly the two that were queued.
+    const next = await admissionOf(customerId);
+    assert.equal(next.granted, 2);
+  });
+
+  it('refuses a request for another tenant, drops one for a run that is not there, and ignores a grant sent before asking', async () => {
+    const customerId = uniqueId('adm-forged');
+    const [first] = await startUnattended(customerId, 1, 1);
+    await first!.result();
+    const admission = stack.client.workflow.getHandle(admissionWorkflowId(customerId));
+    const before = await admission.query(admissionStateQuery);
+    await admission.signal(admissionRequestSignal, { workflowId: `connection-someone-else:${uniqueId('x')}`, runId: 'r', priorityKey: 3 });
+    await admission.signal(admissionRequestSignal, { workflowId: `connection-${customerId}:nobody`, runId: NO_RUN, priorityKey: 9 });
+    // Temporal would fail the task that signals a run id that is not a UUID: refused before.
+    await admission.signal(admissionRequestSignal, { workflowId: `connection-${customerId}:nobody`, runId: 'not-a-run', priorityKey: 3 });
+    await admission.signal(admissionRequestSignal, { workflowId: `connection-${customerId}:nobody`, runId: NO_RUN, priorityKey: 3 });
+    const after = await waitFor(async () => {
+      const state = await admission.query(admissionStateQuery);
+      return state.granted === before.granted + 1 && state.inFlight === 0 ? state : undefined;
+    }, { describe: 'the grant to no run given back' });
+    assert.equal(after.refused, before.refused + 3, 'another tenant\'s connection, a priority key out of range and a malformed run id refused');
+
+    // A grant sent by hand to a connection that never asked (a live one) changes nothing.
+    const live = await stack.start({ customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD, save: false }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 100 } });
+    await live.signal(admissionGrantSignal, { admissionRunId: 'forged' }).catch(() => undefined);
+    await live.result();
+    assert.equal((await live.query(connectionStateQuery)).admission, undefined);
+  });
+});
