@@ -61,7 +61,7 @@ export function liveInput(customerId: string): ConnectionInputArgs {
   };
 }
 
-async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = STATE_WAIT_MS): Promise<T> {
+export async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = STATE_WAIT_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read().catch(() => undefined);

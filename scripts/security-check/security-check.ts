@@ -26,6 +26,9 @@
  * - the pipeline entry (scripts/security-check/pipeline-entry-attacks.ts): tenant A's pipeline key on
  *   B's connection and on a start naming B, a callback's result claimed with another event's token,
  *   and claimed twice;
+ * - a tenant's admission (scripts/security-check/admission-attacks.ts): an unsealed grant to a queued
+ *   unattended connection, an unsealed request, a sealed request naming another tenant's connection,
+ *   and a flood of sealed requests for runs that do not exist;
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
@@ -71,6 +74,7 @@ import {
   type SignInConsole,
 } from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
+import { admissionAttacks } from './admission-attacks.js';
 import { operatorOnOtherTenantsCounts } from './count-attacks.js';
 import { nexusCallerOnOtherTenant, nexusCallerSetup } from './nexus-attacks.js';
 import { pipelineEntryAttacks, pipelineEntryWorkerEnv, startCallbackReceiver, type CallbackReceiver } from './pipeline-entry-attacks.js';
@@ -227,6 +231,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const crossWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b-cross-tenant');
   results.push(await otherTenantsSealedSignal(target, crossWorkflowId, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: firstAttacked }));
   results.push(await connectionNamingAnotherTenantsBook(target, 'names-another-book', tenantB));
+  results.push(...(await admissionAttacks(target, sandbox.url, tenantB)));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
   const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);

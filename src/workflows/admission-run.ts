@@ -1,7 +1,7 @@
 /**
  * One run of a tenant's admission (admission.ts wires it to Temporal): the unattended connections
  * waiting for room, those admitted and not yet ended, and the window that says how many may be in
- * flight, the book's own (book-window.ts), judged on the admitted connections' times and shared
+ * flight, the book's own (book-window.ts) from a higher floor (ADMISSION_WINDOW_BOUNDS), judged on the admitted connections' times and shared
  * with the books by weight. Deterministic code only, under the two rules a book refresh's run keeps
  * (book-refresh-run.ts): time read from one `SteadyClock`, and no local activity started from a
  * handler (every call to Temporal is made by the run's own sequence).
@@ -18,6 +18,7 @@ import {
   ADMISSION_GRANTS_PER_RUN,
   ADMISSION_IDLE_MS,
   ADMISSION_QUEUE_LIMIT,
+  ADMISSION_WINDOW_BOUNDS,
   admissionGrantSignal,
   type AdmissionCarry,
   type AdmissionInput,
@@ -27,7 +28,7 @@ import {
   type AdmittedConnection,
   type QueuedConnection,
 } from '../contract/admission-definitions.js';
-import { DEFAULT_WINDOW_BOUNDS, DEFAULT_WINDOW_CONTROL, type BookLoginEnded, type WindowBounds, type WindowControl } from '../contract/book-definitions.js';
+import { DEFAULT_WINDOW_CONTROL, type BookLoginEnded, type WindowBounds, type WindowControl } from '../contract/book-definitions.js';
 import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../contract/ids.js';
 import { PRIORITY_KEY_LIMITS } from '../contract/priority.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
@@ -59,7 +60,7 @@ export function admissionSettings(input: AdmissionInput | undefined): AdmissionS
   if (typeof input?.customerId !== 'string' || !ID_SEGMENT_PATTERN.test(input.customerId)) {
     throw ApplicationFailure.create({ type: 'InvalidAdmissionInput', message: `invalid admission input: customerId ${ID_SEGMENT_RULE}`, nonRetryable: true });
   }
-  return { customerId: input.customerId, bounds: DEFAULT_WINDOW_BOUNDS, control: DEFAULT_WINDOW_CONTROL };
+  return { customerId: input.customerId, bounds: ADMISSION_WINDOW_BOUNDS, control: DEFAULT_WINDOW_CONTROL };
 }
 
 /** Why a request is not one this tenant's admission may queue; undefined when it is. */

@@ -31,8 +31,9 @@ export class AdmissionTicket {
 
   constructor() {
     setHandler(admissionGrantSignal, (grant) => {
-      // A grant before this run asked (forged, or for an earlier run of the id) is not room: room is asked for below.
-      if (this.askedOf === undefined) return void log.warn('admission grant before asking, ignored', { admissionRunId: String(grant?.admissionRunId).slice(0, 100) });
+      // Not a grant (a payload not sealed reaches here as a marker), or one before this run asked (forged, or for an earlier run of the id): not room.
+      const problem = typeof grant?.admissionRunId !== 'string' ? 'not a grant' : this.askedOf === undefined ? 'sent before the connection asked' : undefined;
+      if (problem !== undefined) return void log.warn('admission grant ignored', { problem });
       this.granted = true;
     });
   }

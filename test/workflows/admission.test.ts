@@ -4,14 +4,13 @@
  * queue; a worker restarted with a queue loses nothing; an admission terminated by hand costs its
  * queued connections one ask-again wait; forged requests and grants change nothing they should not.
  * Each connection polls a pending operation (`pending_polls_<n>`, 1 s apart), so it takes seconds and
- * the window (4 at its start, grown only after a round of completions) is full while the test looks.
+ * the window (8 at its start, grown only after a round of completions) is full while the test looks.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { admissionRequestSignal, admissionGrantSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
-import { DEFAULT_WINDOW_BOUNDS } from '../../src/contract/book-definitions.js';
+import { ADMISSION_WINDOW_BOUNDS, admissionRequestSignal, admissionGrantSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -36,6 +35,9 @@ after(async () => {
   await sandbox?.close();
   await env?.teardown();
 });
+
+/** The admission's first window: connections beyond it queue. */
+const WINDOW = ADMISSION_WINDOW_BOUNDS.start;
 
 /** A run id no run has. */
 const NO_RUN = '00000000-0000-4000-8000-000000000000';
@@ -64,14 +66,14 @@ async function admissionOf(customerId: string): Promise<AdmissionState> {
 describe('admission of unattended connections', () => {
   it('queues a storm of unattended starts behind the window while a live connection starts at once', async () => {
     const customerId = uniqueId('adm-storm');
-    const storm = await startUnattended(customerId, 12, 4);
+    const storm = await startUnattended(customerId, WINDOW + 8, 4);
     const held = await waitFor(async () => {
       const state = await admissionOf(customerId);
-      return state.queued + state.inFlight === 12 ? state : undefined;
-    }, { describe: 'all 12 at the admission' });
-    assert.equal(held.inFlight, DEFAULT_WINDOW_BOUNDS.start, 'the window, and no more, admitted');
-    assert.equal(held.queued, 12 - DEFAULT_WINDOW_BOUNDS.start);
-    const waiting = await storm[11]!.query(connectionStateQuery);
+      return state.queued + state.inFlight === WINDOW + 8 ? state : undefined;
+    }, { describe: 'all at the admission' });
+    assert.equal(held.inFlight, WINDOW, 'the window, and no more, admitted');
+    assert.equal(held.queued, 8);
+    const waiting = await storm.at(-1)!.query(connectionStateQuery);
     assert.equal(waiting.status, 'Authorizing');
     assert.ok(waiting.admission?.queuedAt, 'the last one says it is queued');
 
@@ -82,7 +84,7 @@ describe('admission of unattended connections', () => {
     const liveEnded = Date.parse((await live.query(connectionStateQuery)).updatedAt);
 
     const results = await Promise.all(storm.map((handle) => handle.result()));
-    assert.equal(results.length, 12);
+    assert.equal(results.length, WINDOW + 8);
     const admitted = await Promise.all(storm.map(async (handle) => (await handle.query(connectionStateQuery)).admission));
     for (const admission of admitted) assert.ok(admission?.admittedAt, 'every one was granted room');
     const lastAdmitted = Math.max(...admitted.map((admission) => Date.parse(admission?.admittedAt ?? '')));
@@ -91,53 +93,56 @@ describe('admission of unattended connections', () => {
       const state = await admissionOf(customerId);
       return state.inFlight === 0 && state.queued === 0 ? state : undefined;
     }, { describe: 'the admission empty' });
-    assert.equal(done.granted, 12);
+    assert.equal(done.granted, WINDOW + 8);
     assert.equal(done.refused, 0);
   });
 
   it('takes a queued connection that is cancelled out of the queue, and loses nothing over a worker restart', async () => {
     const customerId = uniqueId('adm-cancel');
-    const storm = await startUnattended(customerId, 6, 5);
+    const storm = await startUnattended(customerId, WINDOW + 2, 5);
     await waitFor(async () => {
       const state = await admissionOf(customerId);
-      return state.queued === 2 && state.inFlight === 4 ? state : undefined;
-    }, { describe: 'four admitted, two queued' });
-    // The queued ones are those not yet admitted.
-    const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
-    const queued = storm.filter((_, index) => states[index]?.admission?.admittedAt === undefined);
-    assert.equal(queued.length, 2);
+      return state.queued === 2 && state.inFlight === WINDOW ? state : undefined;
+    }, { describe: 'the window admitted, two queued' });
+    // The queued ones are those not admitted once every grant sent has reached its connection.
+    const queued = await waitFor(async () => {
+      const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
+      const waiting = storm.filter((_, index) => states[index]?.admission?.admittedAt === undefined);
+      return waiting.length === 2 ? waiting : undefined;
+    }, { describe: 'two connections still waiting for room' });
     await queued[0]!.cancel();
     await assert.rejects(queued[0]!.result(), (error: unknown) => error instanceof WorkflowFailedError);
     await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the cancelled one out of the queue' });
 
-    // The worker goes (mid-poll for four, one queued); another takes its task queue.
+    // The worker goes (mid-poll for the window, one queued); another takes its task queue.
     await stack.stop();
     const restarted = await startConnectionStack(env, { taskQueue: stack.taskQueue, customerId: stack.customerId, sandbox });
     stacks.push(restarted);
     const others = storm.filter((handle) => handle !== queued[0]);
     const results = await Promise.all(others.map((handle) => handle.result()));
-    assert.equal(results.length, 5);
+    assert.equal(results.length, WINDOW + 1);
     const done = await waitFor(async () => {
       const state = await admissionOf(customerId);
       return state.inFlight === 0 && state.queued === 0 ? state : undefined;
     }, { describe: 'the admission empty' });
-    assert.equal(done.granted, 5, 'the cancelled one was never granted');
+    assert.equal(done.granted, WINDOW + 1, 'the cancelled one was never granted');
     stack = restarted;
   });
 
   it('lets queued connections ask again when the admission is terminated by hand', async () => {
     const customerId = uniqueId('adm-term');
-    const storm = await startUnattended(customerId, 6, 3, { admissionAskAgainMs: 2_000 });
+    const storm = await startUnattended(customerId, WINDOW + 2, 3, { admissionAskAgainMs: 2_000 });
     await waitFor(async () => {
       const state = await admissionOf(customerId);
       return state.queued === 2 ? state : undefined;
     }, { describe: 'two queued' });
     await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).terminate('test: an operator ends the admission');
     const results = await Promise.all(storm.map((handle) => handle.result()));
-    assert.equal(results.length, 6, 'every connection ended, the queued ones through the next admission');
-    // The next admission (started by the first ask again) granted exactly the two that were queued.
+    assert.equal(results.length, WINDOW + 2, 'every connection ended, the queued ones through the next admission');
+    // The next admission (started by the first ask again) granted the two that were queued, and any
+    // whose grant the termination cut off before Temporal delivered it.
     const next = await admissionOf(customerId);
-    assert.equal(next.granted, 2);
+    assert.ok(next.granted >= 2 && next.granted <= WINDOW + 2, `the next admission granted ${next.granted}`);
   });
 
   it('refuses a request for another tenant, drops one for a run that is not there, and ignores a grant sent before asking', async () => {
