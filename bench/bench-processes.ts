@@ -165,7 +165,7 @@ export function workerTuning(): Record<string, string> {
   return Object.fromEntries(
     Object.entries(process.env).filter(
       (entry): entry is [string, string] =>
-        entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0].startsWith('VM_') || entry[0] === 'NODE_OPTIONS' || entry[0] === 'MALLOC_ARENA_MAX'),
+        entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0].startsWith('VM_') || entry[0] === 'UNATTENDED_ADMISSION' || entry[0] === 'NODE_OPTIONS' || entry[0] === 'MALLOC_ARENA_MAX'),
     ),
   );
 }

@@ -110,7 +110,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ...createBookActivities({ temporal, pauses }),
     ...createBookStartActivities({ temporal }),
     ...createBookEndActivities({ temporal }),
-    ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, priority: config.priority }),
+    ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, priority: config.priority, admission: config.pool.admission }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
     ...createCallbackActivities({ temporal, taskQueue: config.temporal.taskQueue, settings: config.callbacks, metrics: callbackMetrics(meter), priority: config.priority }),
   };

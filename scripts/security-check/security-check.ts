@@ -196,7 +196,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
       timeline,
       // Every payload in history (no payload store), so that the search of history sees every one.
       payloadEnv: transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT),
-      workerEnv: { ...nexus.workerEnv, ...pipelineEntryWorkerEnv(runDir, nexus.tenant, callbackReceiver) },
+      workerEnv: { UNATTENDED_ADMISSION: 'window', ...nexus.workerEnv, ...pipelineEntryWorkerEnv(runDir, nexus.tenant, callbackReceiver) },
     },
     resources,
   );

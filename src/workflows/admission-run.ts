@@ -1,7 +1,7 @@
 /**
  * One run of a tenant's admission (admission.ts wires it to Temporal): the unattended connections
  * waiting for room, those admitted and not yet ended, and the window that says how many may be in
- * flight, the book's own (book-window.ts) from a higher floor (ADMISSION_WINDOW_BOUNDS), judged on the admitted connections' times and shared
+ * flight, the book's own (book-window.ts, within ADMISSION_WINDOW_BOUNDS), judged on the admitted connections' times and shared
  * with the books by weight. Deterministic code only, under the two rules a book refresh's run keeps
  * (book-refresh-run.ts): time read from one `SteadyClock`, and no local activity started from a
  * handler (every call to Temporal is made by the run's own sequence).

@@ -42,17 +42,25 @@ export class AdmissionTicket {
     return this.askedOf;
   }
 
-  /** Asks for room and waits for it; asks again every `timing.admissionAskAgainMs` (an admission terminated by hand, a full queue). */
+  /**
+   * Asks for room and waits for it; asks again every `timing.admissionAskAgainMs` (an admission
+   * terminated by hand, a full queue). Returns at once where the worker admits without a window
+   * (UNATTENDED_ADMISSION=off: the activity's answer is in history, so a replay takes the same way).
+   */
   async wait(input: ConnectionInput, recorder: StateRecorder): Promise<void> {
     const { workflowId, runId, priority } = workflowInfo();
     const request = { customerId: input.customerId, workflowId, runId, priorityKey: priority?.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled };
     const queuedAt = new Date().toISOString();
-    recorder.patch({ admission: { queuedAt } });
+    // Before the ask: its grant can arrive in the same activation as the ask's result, and signals are handled first.
     this.askedOf = admissionWorkflowId(input.customerId);
-    for (let asks = 1; ; asks += 1) {
-      await admission.askAdmission(request);
-      if (await condition(() => this.granted, input.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS)) break;
+    if ((await admission.askAdmission(request)) === 'off') {
+      this.askedOf = undefined;
+      return;
+    }
+    recorder.patch({ admission: { queuedAt } });
+    for (let asks = 2; !(await condition(() => this.granted, input.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS)); asks += 1) {
       log.warn('no room granted yet: asking the admission again', { asks, queuedAt });
+      await admission.askAdmission(request);
     }
     recorder.patch({ admission: { queuedAt, admittedAt: new Date().toISOString() } });
   }

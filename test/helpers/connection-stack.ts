@@ -76,6 +76,8 @@ export interface ConnectionStackOptions {
   taskQueue?: string;
   /** TOO_MANY_REQUESTS pauses the tenant through its throttle workflow, as the product's worker does (off unless asked). */
   tenantPauses?: boolean;
+  /** UNATTENDED_ADMISSION of the worker: unattended connections outside a book wait for room (`window`) or not (`off`, the product's default, unless given). */
+  unattendedAdmission?: 'off' | 'window';
   /** A sandbox kept beyond this stack (its saved logins survive a worker standing in for a restarted one); a fresh one, closed at stop, unless given. */
   sandbox?: Sandbox;
   /** Task slots of the worker (one of each makes the order Temporal dispatches in visible). */
@@ -148,7 +150,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       ...createBookActivities({ temporal: client, pauses }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
-      ...createAdmissionActivities({ temporal: client, taskQueue, priority: DEFAULT_PRIORITY_POLICY }),
+      ...createAdmissionActivities({ temporal: client, taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
       ...(options.callbacks ? createCallbackActivities({ temporal: client, taskQueue, settings: options.callbacks, metrics: options.callbackMetrics, attemptTimeoutMs: options.callbackAttemptTimeoutMs }) : {}),
     },

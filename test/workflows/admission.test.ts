@@ -4,7 +4,7 @@
  * queue; a worker restarted with a queue loses nothing; an admission terminated by hand costs its
  * queued connections one ask-again wait; forged requests and grants change nothing they should not.
  * Each connection polls a pending operation (`pending_polls_<n>`, 1 s apart), so it takes seconds and
- * the window (8 at its start, grown only after a round of completions) is full while the test looks.
+ * the window (4 at its start, grown only after a round of completions) is full while the test looks.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -26,7 +26,7 @@ before(async () => {
   env = await createDevEnvironment();
   // Kept beyond a stack: the worker standing in for a restarted one finds the same saved logins.
   sandbox = await createSandbox({ port: 0 });
-  stack = await startConnectionStack(env, { sandbox });
+  stack = await startConnectionStack(env, { sandbox, unattendedAdmission: 'window' });
   stacks.push(stack);
 });
 
@@ -116,7 +116,7 @@ describe('admission of unattended connections', () => {
 
     // The worker goes (mid-poll for the window, one queued); another takes its task queue.
     await stack.stop();
-    const restarted = await startConnectionStack(env, { taskQueue: stack.taskQueue, customerId: stack.customerId, sandbox });
+    const restarted = await startConnectionStack(env, { taskQueue: stack.taskQueue, customerId: stack.customerId, sandbox, unattendedAdmission: 'window' });
     stacks.push(restarted);
     const others = storm.filter((handle) => handle !== queued[0]);
     const results = await Promise.all(others.map((handle) => handle.result()));
