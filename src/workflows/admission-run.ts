@@ -11,7 +11,7 @@
  * back. The connection tells its end with the same signal a book's connection sends its refresh;
  * one admitted that never tells (terminated) is found by asking Temporal, as a book does.
  */
-import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, sleep, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
 import type { BookActivities } from '../activities/book-activities.js';
 import type { BookStartActivities } from '../activities/book-start-activities.js';
 import {
@@ -36,6 +36,7 @@ import { WindowController } from './book-window.js';
 import { endProblem } from './connection-window-end.js';
 import { SteadyClock } from './steady-clock.js';
 import { WindowMemo } from './window-memo.js';
+import { FleetLook, WatchTimer } from './window-watch.js';
 
 /** Calls to Temporal only (visibility, describe), never to the service: quick and outside the request budget. */
 const temporal = proxyLocalActivities<Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & Pick<BookStartActivities, 'connectionsClosed'>>({
@@ -93,11 +94,9 @@ export class AdmissionRun {
   private grantedThisRun = 0;
   /** Grant signals commanded and not yet delivered (or refused): the run hands over only once none is. */
   private grantsPending = 0;
-  private lastThrottleCheck = Number.NEGATIVE_INFINITY;
-  private lastFleetCheck = Number.NEGATIVE_INFINITY;
+  private readonly watch: WatchTimer;
+  private readonly fleet: FleetLook;
   private lastSilentCheck = Number.NEGATIVE_INFINITY;
-  private watching = false;
-  private watchDue = false;
 
   constructor(
     input: AdmissionInput,
@@ -111,6 +110,8 @@ export class AdmissionRun {
     for (const admitted of carried?.inFlight ?? []) this.inFlight.set(admitted.workflowId, admitted);
     this.granted = carried?.granted ?? 0;
     this.refused = carried?.refused ?? 0;
+    this.watch = new WatchTimer(this.clock);
+    this.fleet = new FleetLook(this.clock, this.window, { customerId: settings.customerId, workflowId: this.info.workflowId, weight: this.weight, control: settings.control }, temporal);
   }
 
   state(): AdmissionState {
@@ -184,7 +185,7 @@ export class AdmissionRun {
   /** Grants room as the window makes it, until the run has granted its share (then continues as new) or nothing came for a while. */
   async run(): Promise<AdmissionEnd> {
     for (;;) {
-      await this.lookAround();
+      await this.fleet.lookAround();
       this.grantRoom();
       this.publishState();
       if (this.grantedThisRun >= ADMISSION_GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) return { next: await this.handOver() };
@@ -237,7 +238,7 @@ export class AdmissionRun {
   /**
    * Waits for `ready`; while connections are in flight, every best connection's time or so looks at
    * their ages (a stuck service shrinks the window before they end) and at a throttle, and every
-   * `silentCheckMs` asks Temporal about those silent for long. One timer at a time, left running across waits.
+   * `silentCheckMs` asks Temporal about those silent for long.
    */
   private async waitWatching(ready: () => boolean): Promise<void> {
     for (;;) {
@@ -246,31 +247,16 @@ export class AdmissionRun {
         if (ready()) return;
         continue;
       }
-      this.armWatch(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs));
-      await condition(() => ready() || this.watchDue);
+      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs));
+      await condition(() => ready() || this.watch.due);
       if (ready()) return;
-      this.watchDue = false;
-      await this.lookAround();
+      this.watch.looked();
+      await this.fleet.lookAround();
       const now = this.clock.now();
       this.window.observeInFlight([...this.inFlight.values()].map((admitted) => now - admitted.grantedAt), now);
       await this.checkSilent(now);
       this.publishState();
     }
-  }
-
-  private armWatch(ms: number): void {
-    if (this.watching) return;
-    this.watching = true;
-    sleep(ms).then(
-      () => {
-        this.clock.woke();
-        this.watching = false;
-        this.watchDue = true;
-      },
-      () => {
-        this.watching = false;
-      },
-    );
   }
 
   /** Admitted connections silent for `silentCheckMs`, read from Temporal (the 50 least recently read): one closed without a word frees its room. */
@@ -292,21 +278,6 @@ export class AdmissionRun {
       }
       log.warn('admission: a connection closed without telling its end; its room is free', { workflowId, status });
       this.inFlight.delete(workflowId);
-    }
-  }
-
-  /** Whether the service throttled the tenant (at most every throttleCheckMs), and the windows the books and other admissions hold (every fleetCheckMs). */
-  private async lookAround(): Promise<void> {
-    const { customerId, control } = this.settings;
-    const at = this.clock.now();
-    if (at - this.lastThrottleCheck >= control.throttleCheckMs) {
-      this.lastThrottleCheck = at;
-      const pause = await this.clock.local(() => temporal.tenantThrottle({ customerId }));
-      if (pause) this.window.observeThrottle(pause.until, pause.reason, at);
-    }
-    if (at - this.lastFleetCheck >= control.fleetCheckMs) {
-      this.lastFleetCheck = at;
-      this.window.observeFleet(await this.clock.local(() => temporal.fleetWindows({ refreshWorkflowId: this.info.workflowId })), this.weight);
     }
   }
 

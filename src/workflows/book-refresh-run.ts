@@ -26,7 +26,6 @@ import {
   log,
   proxyLocalActivities,
   setCurrentDetails,
-  sleep,
   startChild,
   workflowInfo,
   type WorkflowInfo,
@@ -57,6 +56,7 @@ import { nightOf, type BookRefreshSettings } from './book-refresh-input.js';
 import { WindowController } from './book-window.js';
 import { endProblem } from './connection-window-end.js';
 import { WindowMemo } from './window-memo.js';
+import { FleetLook, WatchTimer } from './window-watch.js';
 import { SteadyClock } from './steady-clock.js';
 
 /**
@@ -112,12 +112,9 @@ export class BookRefreshRun {
   /** Connections found terminated: forgotten (left the book) or failed, told from the refresh's own sequence. */
   private readonly terminated: OutcomeBase[] = [];
   private readonly windowMemo: WindowMemo;
-  private lastThrottleCheck = Number.NEGATIVE_INFINITY;
-  private lastFleetCheck = Number.NEGATIVE_INFINITY;
   private lastSilentCheck = Number.NEGATIVE_INFINITY;
-  /** The watch timer is running; it fired and the watch has not looked yet. */
-  private watching = false;
-  private watchDue = false;
+  private readonly watch: WatchTimer;
+  private readonly fleet: FleetLook;
   /** The page's logins that can start, and how far the run got (a cancellation reports the rest). */
   private refreshes: RefreshEntry[] = [];
   private index = 0;
@@ -131,7 +128,10 @@ export class BookRefreshRun {
     this.night = carried?.night ?? nightOf(this.info.workflowId, customerId, cadence, this.info.startTime);
     this.window = new WindowController(settings.bounds, settings.control, carried?.window);
     this.windowMemo = new WindowMemo(settings.control.fleetCheckMs);
+    this.watch = new WatchTimer(this.clock);
     this.weight = this.info.priority?.fairnessWeight ?? 1;
+    // What the window hears from outside its connections: a throttle of the tenant, the other books' windows.
+    this.fleet = new FleetLook(this.clock, this.window, { customerId, workflowId: this.info.workflowId, weight: this.weight, control: settings.control }, book);
     this.metrics = bookMetrics(customerId, cadence);
     this.startedAt = carried?.startedAt ?? this.clock.iso();
     this.pages = [...(carried?.pages ?? [])];
@@ -270,7 +270,7 @@ export class BookRefreshRun {
       }
       const skippedAtStart = carried ? carried.skippedAtStart : scheduleId ? ((await this.clock.local(() => book.scheduleSkips({ scheduleId }))) ?? undefined) : undefined;
       const read = await this.clock.local(() => book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken }));
-      await this.lookAround();
+      await this.fleet.lookAround();
       this.refreshes = [];
       for (const entry of read.entries) {
         if (entry.kind === 'flagged') this.record({ loginId: entry.loginId, outcome: 'needs-end-user', problem: entry.flag });
@@ -451,7 +451,7 @@ export class BookRefreshRun {
   private async waitForRoom(): Promise<void> {
     await this.settleTerminated();
     // Before each start: a throttle or the other books' windows may change the room there is.
-    await this.lookAround();
+    await this.fleet.lookAround();
     await this.waitWatching(() => this.cancelled !== undefined || (!this.paused && this.inFlight.size < this.window.size));
   }
 
@@ -475,38 +475,17 @@ export class BookRefreshRun {
         continue;
       }
       const stallMs = this.paused ? undefined : this.window.stallCheckMs;
-      this.armWatch(Math.min(stallMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs));
-      await condition(() => ready() || this.watchDue);
+      this.watch.arm(Math.min(stallMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs));
+      await condition(() => ready() || this.watch.due);
       if (ready()) return;
-      this.watchDue = false;
+      this.watch.looked();
       // A throttle first: connections waiting out its Retry-After are not stuck.
-      await this.lookAround();
+      await this.fleet.lookAround();
       const now = this.clock.now();
       if (stallMs !== undefined) this.window.observeInFlight([...this.inFlight.values()].map((child) => now - child.askedAt), now);
       await this.checkSilent(now);
       this.publishState();
     }
-  }
-
-  /**
-   * One watch timer at a time, left running across waits: a timer per wait (started, then cancelled
-   * when a connection ends first) would cost the refresh two events and two commands a login.
-   */
-  private armWatch(ms: number): void {
-    if (this.watching) return;
-    this.watching = true;
-    sleep(ms).then(
-      () => {
-        // The timer fired: its task's time.
-        this.clock.woke();
-        this.watching = false;
-        this.watchDue = true;
-      },
-      () => {
-        // Cancelled with the refresh: the run's own sequence ends it.
-        this.watching = false;
-      },
-    );
   }
 
   /**
@@ -540,25 +519,6 @@ export class BookRefreshRun {
         log.warn('book refresh: a connection closed without telling its end', { workflowId, status });
         this.finish(base, { ...base, outcome: 'failed', failureType: 'Unknown' });
       }
-    }
-  }
-
-  /**
-   * What the window hears from outside its connections: whether the service throttled the tenant (at
-   * most every throttleCheckMs) and the windows the other running books hold (every fleetCheckMs).
-   * Each time is taken before the call: the time a result comes back is not the same on replay.
-   */
-  private async lookAround(): Promise<void> {
-    const { customerId, control } = this.settings;
-    const at = this.clock.now();
-    if (at - this.lastThrottleCheck >= control.throttleCheckMs) {
-      this.lastThrottleCheck = at;
-      const pause = await this.clock.local(() => book.tenantThrottle({ customerId }));
-      if (pause) this.window.observeThrottle(pause.until, pause.reason, at);
-    }
-    if (at - this.lastFleetCheck >= control.fleetCheckMs) {
-      this.lastFleetCheck = at;
-      this.window.observeFleet(await this.clock.local(() => book.fleetWindows({ refreshWorkflowId: this.info.workflowId })), this.weight);
     }
   }
 

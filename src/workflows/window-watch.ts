@@ -1,0 +1,86 @@
+/**
+ * What a window (a book's refresh, a tenant's admission) watches besides its connections' ends:
+ * a timer to look at those in flight while it waits, and the world outside (a throttle of its tenant,
+ * the other windows of the fleet). Shared by book-refresh-run.ts and admission-run.ts. Deterministic
+ * code only.
+ */
+import { sleep } from '@temporalio/workflow';
+import type { PublishedWindow, WindowControl } from '../contract/book-definitions.js';
+import type { WindowController } from './book-window.js';
+import type { SteadyClock } from './steady-clock.js';
+
+/**
+ * One watch timer at a time, left running across waits: a timer per wait (started, then cancelled
+ * when a connection ends first) would cost two events and two commands a connection.
+ */
+export class WatchTimer {
+  private running = false;
+  private fired = false;
+
+  constructor(private readonly clock: SteadyClock) {}
+
+  /** Starts the timer unless one runs. */
+  arm(ms: number): void {
+    if (this.running) return;
+    this.running = true;
+    sleep(ms).then(
+      () => {
+        // The timer fired: its task's time.
+        this.clock.woke();
+        this.running = false;
+        this.fired = true;
+      },
+      () => {
+        // Cancelled with the workflow: its own sequence ends it.
+        this.running = false;
+      },
+    );
+  }
+
+  /** The timer fired and nobody has looked yet. */
+  get due(): boolean {
+    return this.fired;
+  }
+
+  /** The watch has looked. */
+  looked(): void {
+    this.fired = false;
+  }
+}
+
+/** The calls to Temporal a look makes (local activities of the workflow's own proxy). */
+export interface FleetCalls {
+  tenantThrottle(input: { readonly customerId: string }): Promise<{ until: number; reason: string } | null>;
+  fleetWindows(input: { readonly refreshWorkflowId: string }): Promise<PublishedWindow[]>;
+}
+
+/**
+ * Whether the service throttled the tenant (at most every throttleCheckMs) and the windows the other
+ * books and admissions hold (every fleetCheckMs), told to the window. Each time is taken before the
+ * call: the time a result comes back is not the same on replay.
+ */
+export class FleetLook {
+  private lastThrottleCheck = Number.NEGATIVE_INFINITY;
+  private lastFleetCheck = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly clock: SteadyClock,
+    private readonly window: WindowController,
+    private readonly of: { readonly customerId: string; readonly workflowId: string; readonly weight: number; readonly control: WindowControl },
+    private readonly calls: FleetCalls,
+  ) {}
+
+  async lookAround(): Promise<void> {
+    const { customerId, workflowId, weight, control } = this.of;
+    const at = this.clock.now();
+    if (at - this.lastThrottleCheck >= control.throttleCheckMs) {
+      this.lastThrottleCheck = at;
+      const pause = await this.clock.local(() => this.calls.tenantThrottle({ customerId }));
+      if (pause) this.window.observeThrottle(pause.until, pause.reason, at);
+    }
+    if (at - this.lastFleetCheck >= control.fleetCheckMs) {
+      this.lastFleetCheck = at;
+      this.window.observeFleet(await this.clock.local(() => this.calls.fleetWindows({ refreshWorkflowId: workflowId })), weight);
+    }
+  }
+}
