@@ -44,8 +44,12 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
     }),
   );
   await until(async () => ((await stateOf()).queued >= 1 ? true : undefined), 'a genuine connection queued at the admission');
-  const states = await Promise.all(genuine.map((workflowId) => target.connections.getState(workflowId)));
-  const queued = genuine.find((_, index) => states[index]?.admission?.admittedAt === undefined) ?? '';
+  // The one still waiting once every grant sent has reached its connection.
+  const queued = await until(async () => {
+    const states = await Promise.all(genuine.map((workflowId) => target.connections.getState(workflowId)));
+    const waiting = genuine.filter((_, index) => states[index]?.admission?.queuedAt !== undefined && states[index]?.admission?.admittedAt === undefined);
+    return waiting.length === 1 ? waiting[0] : undefined;
+  }, 'one genuine connection waiting for room');
   const results: AttackResult[] = [];
 
   // A grant without the key to the queued connection: it must stay queued.
@@ -71,7 +75,8 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
     detail: `${refusedNow} of 2 refused; queued ${before.queued} → ${afterRequests.queued}`,
   });
 
-  // A flood of sealed requests for runs that do not exist, first in priority: each grant comes back, and every genuine connection still completes.
+  // A flood of sealed requests for runs that do not exist, first in priority (the tenant's key can do
+  // this much): each grant comes back, and every genuine connection still completes.
   await Promise.all(Array.from({ length: FLOOD }, (_, index) => admission.signal(admissionRequestSignal, { workflowId: `connection-${customerId}:flood-${index}`, runId: randomUUID(), priorityKey: 1 })));
   const outcomes = await Promise.all(genuine.map((workflowId) => target.connections.result(workflowId).then(() => 'completed', (error: unknown) => String(error))));
   const drained = await until(async () => {

@@ -73,15 +73,15 @@ export function createBookStartActivities({ temporal }: { readonly temporal: Cli
     },
 
     /**
-     * How the connections that have not told the refresh their end stand in Temporal: one closed
-     * without a word (terminated, timed out) never will.
+     * How the connections that have not told the refresh their end stand in Temporal (the id's
+     * current run): one closed without a word (terminated, timed out) never will.
      */
-    async connectionsClosed({ workflowIds }: { readonly workflowIds: readonly string[] }): Promise<{ readonly workflowId: string; readonly status: WorkflowExecutionStatusName | 'NOT_FOUND' }[]> {
+    async connectionsClosed({ workflowIds }: { readonly workflowIds: readonly string[] }): Promise<{ readonly workflowId: string; readonly status: WorkflowExecutionStatusName | 'NOT_FOUND'; readonly runId?: string }[]> {
       return await Promise.all(
         workflowIds.map(async (workflowId) => {
           try {
-            const { status } = await temporal.workflow.getHandle(workflowId).describe();
-            return { workflowId, status: status.name };
+            const { status, runId } = await temporal.workflow.getHandle(workflowId).describe();
+            return { workflowId, status: status.name, runId };
           } catch (error) {
             if (error instanceof WorkflowNotFoundError) return { workflowId, status: 'NOT_FOUND' };
             throw error;

@@ -91,10 +91,26 @@ export interface AdmissionSummary {
 
 /**
  * Connections queued at most: a flood of requests (a runaway loop, or anyone holding the tenant's
- * key) cannot grow the workflow's state past what continue-as-new carries. Past it a request is
- * refused (logged, counted); the connection asks again after `ADMISSION_ASK_AGAIN_MS`.
+ * key) cannot grow the workflow's state past what continue-as-new carries (4,000 entries of at most
+ * ~300 bytes: 1.2 MB, under Temporal's 2 MB for a payload). Past it a request is refused (logged,
+ * counted); the connection asks again after `ADMISSION_ASK_AGAIN_MS`.
  */
-export const ADMISSION_QUEUE_LIMIT = 5_000;
+export const ADMISSION_QUEUE_LIMIT = 4_000;
+
+/** The longest connection id an admission takes (printable ASCII: as many bytes as characters). */
+export const ADMISSION_ID_MAX = 200;
+const ADMISSIBLE_ID = new RegExp(`^[\\x21-\\x7e]{1,${ADMISSION_ID_MAX}}$`);
+
+/**
+ * Whether a connection's workflow id can wait at its tenant's admission: one the product makes for the
+ * tenant (a business key `connection-<customerId>:…`, a scheduled refresh `refresh-<customerId>:…`),
+ * printable and short. Checked by both sides: a connection with another id (chosen freely by hand)
+ * starts at once rather than ask for room it would be refused; the admission refuses a request for
+ * any other id (a grant to it could fail every task of the admission, or go to another kind of workflow).
+ */
+export function isAdmissibleConnectionId(workflowId: string, customerId: string): boolean {
+  return ADMISSIBLE_ID.test(workflowId) && (workflowId.startsWith(`connection-${customerId}:`) || workflowId.startsWith(`refresh-${customerId}:`));
+}
 /**
  * A connection not granted room within this long asks again (`timing.admissionAskAgainMs` unless
  * given): an admission workflow terminated by hand (or its request refused as the queue was full)

@@ -119,10 +119,10 @@ export type BookLoginEnd =
 
 /**
  * What a book's connection tells the refresh that started it when it ends (its last step, before it
- * closes): which connection, and how it ended. A few bytes, where a child's end would carry its whole
- * result into the refresh's history.
+ * closes): which connection (and run: absent from builds before 2026-11-29), and how it ended. A few
+ * bytes, where a child's end would carry its whole result into the refresh's history.
  */
-export type BookLoginEnded = { readonly workflowId: string } & Exclude<BookLoginEnd, { readonly ended: 'duplicate' }>;
+export type BookLoginEnded = { readonly workflowId: string; readonly runId?: string | undefined } & Exclude<BookLoginEnd, { readonly ended: 'duplicate' }>;
 
 /** Sent by a book's connection to its refresh (`ConnectionInput.book.refreshWorkflowId`) as it ends. */
 export const bookLoginEndedSignal = defineSignal<[BookLoginEnded]>('bookLoginEnded');

@@ -16,10 +16,12 @@ import type { BookActivities } from '../activities/book-activities.js';
 import type { BookStartActivities } from '../activities/book-start-activities.js';
 import {
   ADMISSION_GRANTS_PER_RUN,
+  ADMISSION_ID_MAX,
   ADMISSION_IDLE_MS,
   ADMISSION_QUEUE_LIMIT,
   ADMISSION_WINDOW_BOUNDS,
   admissionGrantSignal,
+  isAdmissibleConnectionId,
   type AdmissionCarry,
   type AdmissionInput,
   type AdmissionRequest,
@@ -31,7 +33,6 @@ import {
 import { DEFAULT_WINDOW_CONTROL, type BookLoginEnded, type WindowBounds, type WindowControl } from '../contract/book-definitions.js';
 import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../contract/ids.js';
 import { PRIORITY_KEY_LIMITS } from '../contract/priority.js';
-import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { WindowController } from './book-window.js';
 import { endProblem } from './connection-window-end.js';
 import { SteadyClock } from './steady-clock.js';
@@ -68,14 +69,18 @@ export function admissionSettings(input: AdmissionInput | undefined): AdmissionS
 export function requestProblem(request: AdmissionRequest | undefined, customerId: string): string | undefined {
   if (typeof request !== 'object' || request === null) return 'not a request';
   const { workflowId, runId, priorityKey } = request;
-  if (typeof workflowId !== 'string' || workflowId.length > 1000) return 'workflowId is not a workflow id';
-  // An id of no tenant (a pipeline may choose its ids freely) is let in; another tenant's is not.
-  const tenant = tenantOfWorkflowId(workflowId);
-  if (tenant !== undefined && tenant !== customerId) return `workflowId ${JSON.stringify(workflowId.slice(0, 200))} is a connection of another tenant`;
+  if (typeof workflowId !== 'string' || !isAdmissibleConnectionId(workflowId, customerId)) {
+    return `workflowId ${JSON.stringify(String(workflowId).slice(0, 200))} is not a connection of tenant ${customerId} (connection-${customerId}:… or refresh-${customerId}:…, printable, at most ${ADMISSION_ID_MAX} characters)`;
+  }
   // Temporal refuses a signal to a run id that is not a UUID by failing the workflow task that sends it: checked here.
   if (typeof runId !== 'string' || !RUN_ID.test(runId)) return 'runId is not a run id (a UUID)';
   if (!Number.isInteger(priorityKey) || priorityKey < PRIORITY_KEY_LIMITS.min || priorityKey > PRIORITY_KEY_LIMITS.max) return `priorityKey must be an integer from ${PRIORITY_KEY_LIMITS.min} to ${PRIORITY_KEY_LIMITS.max}`;
   return undefined;
+}
+
+/** An entry's key: a run of a workflow id. */
+function runKey({ workflowId, runId }: { readonly workflowId: string; readonly runId: string }): string {
+  return `${workflowId} ${runId}`;
 }
 
 export type AdmissionEnd = { readonly summary: AdmissionSummary } | { readonly next: AdmissionCarry };
@@ -86,8 +91,9 @@ export class AdmissionRun {
   private readonly window: WindowController;
   private readonly windowMemo: WindowMemo;
   private readonly weight: number;
-  /** Ordered by priority key, then arrival. */
+  /** Ordered by priority key, then arrival. Each run of a workflow id is its own entry, here and in flight. */
   private readonly queue: QueuedConnection[];
+  /** By `runKey`. */
   private readonly inFlight = new Map<string, AdmittedConnection>();
   private granted: number;
   private refused: number;
@@ -107,7 +113,7 @@ export class AdmissionRun {
     this.windowMemo = new WindowMemo(settings.control.fleetCheckMs);
     this.weight = this.info.priority?.fairnessWeight ?? 1;
     this.queue = [...(carried?.queue ?? [])];
-    for (const admitted of carried?.inFlight ?? []) this.inFlight.set(admitted.workflowId, admitted);
+    for (const admitted of carried?.inFlight ?? []) this.inFlight.set(runKey(admitted), admitted);
     this.granted = carried?.granted ?? 0;
     this.refused = carried?.refused ?? 0;
     this.watch = new WatchTimer(this.clock);
@@ -131,21 +137,19 @@ export class AdmissionRun {
 
   // ---- What connections send (signals) ----
 
-  /** A connection asks for room. Asked again by the same run: queued once (granted again if it was: its wait timed out first). */
+  /**
+   * A connection asks for room. Asked again by the same run: queued once (granted again if it was: its
+   * wait timed out first). Another run of the same id is an entry of its own: an earlier run's entry
+   * goes when it tells its end or its grant cannot reach it, so no request can push another out.
+   */
   request(asked: AdmissionRequest | undefined): void {
     this.clock.woke();
     const problem = requestProblem(asked, this.settings.customerId);
     if (problem !== undefined) return this.refuse(problem);
     const { workflowId, runId, priorityKey } = asked as AdmissionRequest;
-    const admitted = this.inFlight.get(workflowId);
-    if (admitted?.runId === runId) return this.sendGrant(admitted);
-    // An earlier run of the same id ended without its word reaching here: its room is the new run's to queue for.
-    if (admitted !== undefined) this.inFlight.delete(workflowId);
-    const queuedAt = this.queue.findIndex((queued) => queued.workflowId === workflowId);
-    if (queuedAt >= 0) {
-      if (this.queue[queuedAt]?.runId === runId) return;
-      this.queue.splice(queuedAt, 1);
-    }
+    const admitted = this.inFlight.get(runKey({ workflowId, runId }));
+    if (admitted !== undefined) return this.sendGrant(admitted);
+    if (this.queue.some((queued) => queued.workflowId === workflowId && queued.runId === runId)) return;
     if (this.queue.length >= ADMISSION_QUEUE_LIMIT) return this.refuse(`the queue holds ${ADMISSION_QUEUE_LIMIT} connections already (the connection asks again later)`);
     // After every connection of the same or a lower key (1 first): the queue stays ordered without sorting.
     const after = this.queue.findIndex((queued) => queued.priorityKey > priorityKey);
@@ -160,17 +164,20 @@ export class AdmissionRun {
     const problem = endProblem(told);
     const end = problem === undefined ? (told as BookLoginEnded) : undefined;
     if (end === undefined) return void log.warn('admission: a malformed end, ignored', { problem });
-    const admitted = this.inFlight.get(end.workflowId);
+    // The run that ended (ends of builds before runs were told name none: the first of its id).
+    const ofRun = (entry: { readonly workflowId: string; readonly runId: string }) => entry.workflowId === end.workflowId && (end.runId === undefined || entry.runId === end.runId);
+    const admitted = [...this.inFlight.values()].find(ofRun);
     if (admitted !== undefined) {
       const now = this.clock.now();
-      const windowFull = this.inFlight.size >= this.window.size;
-      this.inFlight.delete(end.workflowId);
+      // Full with connections waiting: a window that had room to spare says nothing about growing.
+      const windowFull = this.inFlight.size >= this.window.size && this.queue.length > 0;
+      this.inFlight.delete(runKey(admitted));
       const durationMs = now - admitted.grantedAt;
       const busyMs = durationMs - (end.ended === 'completed' ? (end.pollWaitMs ?? 0) : 0);
       this.window.observeFinish(durationMs, end.ended === 'completed', now, windowFull, busyMs);
       return;
     }
-    const queuedAt = this.queue.findIndex((queued) => queued.workflowId === end.workflowId);
+    const queuedAt = this.queue.findIndex(ofRun);
     if (queuedAt >= 0) this.queue.splice(queuedAt, 1);
     else log.warn('admission: an end for no connection here, ignored', { workflowId: end.workflowId.slice(0, 200) });
   }
@@ -206,7 +213,7 @@ export class AdmissionRun {
     while (this.queue.length > 0 && this.inFlight.size < this.window.size) {
       const next = this.queue.shift() as QueuedConnection;
       const admitted: AdmittedConnection = { workflowId: next.workflowId, runId: next.runId, grantedAt: now };
-      this.inFlight.set(admitted.workflowId, admitted);
+      this.inFlight.set(runKey(admitted), admitted);
       this.granted += 1;
       this.grantedThisRun += 1;
       this.sendGrant(admitted);
@@ -220,7 +227,7 @@ export class AdmissionRun {
       .signal(admissionGrantSignal, { admissionRunId: this.info.runId })
       .catch(() => {
         this.clock.woke();
-        if (this.inFlight.get(admitted.workflowId)?.runId === admitted.runId) this.inFlight.delete(admitted.workflowId);
+        this.inFlight.delete(runKey(admitted));
         log.info('admission: a granted connection could not be told (it has ended): its room is free', { workflowId: admitted.workflowId });
       })
       .finally(() => {
@@ -267,17 +274,22 @@ export class AdmissionRun {
     const asked = (admitted: AdmittedConnection) => admitted.checkedAt ?? admitted.grantedAt;
     const due = [...this.inFlight.values()].filter((admitted) => now - admitted.grantedAt >= silentCheckMs).sort((a, b) => asked(a) - asked(b)).slice(0, SILENT_CHECK_CHUNK);
     if (due.length === 0) return;
-    for (const admitted of due) this.inFlight.set(admitted.workflowId, { ...admitted, checkedAt: now });
-    for (const { workflowId, status } of await this.clock.local(() => temporal.connectionsClosed({ workflowIds: due.map((admitted) => admitted.workflowId) }))) {
-      const admitted = this.inFlight.get(workflowId);
-      if (admitted === undefined || status === 'RUNNING') continue;
-      // Closed otherwise, it told its end before it closed (in history by now, or at the next check).
-      if (admitted.closedSeenAt === undefined && (status === 'COMPLETED' || status === 'FAILED' || status === 'CANCELLED')) {
-        this.inFlight.set(workflowId, { ...admitted, closedSeenAt: now });
+    for (const admitted of due) this.inFlight.set(runKey(admitted), { ...admitted, checkedAt: now });
+    const read = await this.clock.local(() => temporal.connectionsClosed({ workflowIds: [...new Set(due.map((admitted) => admitted.workflowId))] }));
+    const current = new Map(read.map((entry) => [entry.workflowId, entry]));
+    for (const { workflowId, runId } of due) {
+      const admitted = this.inFlight.get(runKey({ workflowId, runId }));
+      const latest = current.get(workflowId);
+      if (admitted === undefined || latest === undefined) continue;
+      // Still running: the id's current run is this one (a read of an older build names no run: taken as this one).
+      if (latest.status === 'RUNNING' && (latest.runId === undefined || latest.runId === runId)) continue;
+      // Closed otherwise (or another run of the id runs now), it told its end before it closed: in history by now, or at the next check.
+      if (admitted.closedSeenAt === undefined && latest.status !== 'TERMINATED' && latest.status !== 'TIMED_OUT' && latest.status !== 'NOT_FOUND') {
+        this.inFlight.set(runKey(admitted), { ...admitted, closedSeenAt: now });
         continue;
       }
-      log.warn('admission: a connection closed without telling its end; its room is free', { workflowId, status });
-      this.inFlight.delete(workflowId);
+      log.warn('admission: a connection closed without telling its end; its room is free', { workflowId, runId, status: latest.status });
+      this.inFlight.delete(runKey(admitted));
     }
   }
 

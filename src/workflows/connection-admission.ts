@@ -6,7 +6,7 @@
  */
 import { condition, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission-activities.js';
-import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId } from '../contract/admission-definitions.js';
+import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId, isAdmissibleConnectionId } from '../contract/admission-definitions.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import { DEFAULT_PRIORITY_KEYS } from '../contract/priority.js';
 import type { StateRecorder } from './state-recorder.js';
@@ -18,9 +18,13 @@ const admission = proxyLocalActivities<AdmissionActivities>({
   summary: "ask the tenant's unattended window for room",
 });
 
-/** Whether this connection waits for room: unattended (nobody watches it) and not started by a book. */
-export function needsAdmission(input: ConnectionInput): boolean {
-  return input.unattended && input.book === undefined;
+/**
+ * Whether this connection waits for room: unattended (nobody watches it), not started by a book, and
+ * with an id its admission takes (one the product makes for the tenant; one chosen freely by hand
+ * starts at once, as it would be refused).
+ */
+export function needsAdmission(input: ConnectionInput, workflowId: string): boolean {
+  return input.unattended && input.book === undefined && isAdmissibleConnectionId(workflowId, input.customerId);
 }
 
 /** The connection's side of its admission: the grant handler (registered before the first await) and the wait. */
@@ -60,7 +64,8 @@ export class AdmissionTicket {
     recorder.patch({ admission: { queuedAt } });
     for (let asks = 2; !(await condition(() => this.granted, input.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS)); asks += 1) {
       log.warn('no room granted yet: asking the admission again', { asks, queuedAt });
-      await admission.askAdmission(request);
+      // The workers were switched off meanwhile: go on (its end is still told, to leave the queue).
+      if ((await admission.askAdmission(request)) === 'off') break;
     }
     recorder.patch({ admission: { queuedAt, admittedAt: new Date().toISOString() } });
   }

@@ -109,7 +109,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     input = await validateConnectionInput(args);
     recorder.adopt(input, versionedSteps ? 'one upsert' : 'two upserts');
     // Unattended and outside a book: room first. Pinned, a connection replays on its own build only; none begun before versioning asks.
-    if (versionedSteps && needsAdmission(input)) await ticket.wait(input, recorder);
+    if (versionedSteps && needsAdmission(input, workflowInfo().workflowId)) await ticket.wait(input, recorder);
     const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals, serviceCalls });
     recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
@@ -144,7 +144,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
       recorder.patch({ callback: { deliveryWorkflowId: callbackWorkflowId(callback.delivery.customerId, runId), webhookId: callback.delivery.webhookId } });
     }
     // A book's connection tells its refresh how it ended, an admitted one its admission (none recorded before 2026-11-29 has `book`, none before 2026-11-30 asked an admission: no patch).
-    const windowEnd = windowEndOf(input, recorder.state, result, workflowId, ticket.admission);
+    const windowEnd = windowEndOf(input, recorder.state, result, { workflowId, runId }, ticket.admission);
     if (windowEnd !== undefined) await tellWindow(windowEnd);
     // Mostly none are left: then no wait (and none of the promises it would make in the sandbox).
     if (!allHandlersFinished()) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
