@@ -147,11 +147,18 @@ export class WorkerDeployments {
     }
   }
 
+  /**
+   * Calls `call` (a routing change), asking again while the version is not known yet; then, with
+   * `waitMs`, waits until Temporal says the new routing reached every task queue partition: until
+   * then a connection started just after the change can still go to the build before it (seen once
+   * in deploy:check's rollback on server 1.32.2). A server that does not say (UNSPECIFIED) is taken at its word.
+   */
   private async retryWhileUnknown(buildId: string, waitMs: number, call: () => Promise<unknown>): Promise<void> {
     const giveUpAt = Date.now() + waitMs;
     for (;;) {
       try {
         await call();
+        if (waitMs > 0) await this.routingPropagated(giveUpAt);
         return;
       } catch (error) {
         // NOT_FOUND / FAILED_PRECONDITION: the version (or its pollers) is not known to the server yet.
@@ -162,6 +169,16 @@ export class WorkerDeployments {
         }
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
+    }
+  }
+
+  /** Until the deployment's routing is propagated, or `giveUpAt` (epoch ms): a routing that lags is still a routing set. */
+  private async routingPropagated(giveUpAt: number): Promise<void> {
+    const inProgress = proto.temporal.api.enums.v1.RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS;
+    while (Date.now() < giveUpAt) {
+      const { workerDeploymentInfo } = await this.client.workflowService.describeWorkerDeployment({ namespace: this.namespace, deploymentName: this.deploymentName });
+      if (workerDeploymentInfo?.routingConfigUpdateState !== inProgress) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 }
