@@ -116,7 +116,7 @@ export class WorkerDeployments {
    * that long (a worker that has just started), then gives up with the last refusal.
    */
   async setCurrent(buildId: string, { waitMs = 0 }: { waitMs?: number } = {}): Promise<void> {
-    await this.retryWhileUnknown(buildId, waitMs, () =>
+    await this.route(buildId, waitMs, () =>
       this.client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: this.namespace, deploymentName: this.deploymentName, buildId, identity: this.identity }),
     );
   }
@@ -124,7 +124,7 @@ export class WorkerDeployments {
   /** Sends `percentage` % of new connections (and AutoUpgrade workflows) to a build; 0 with an empty build id ends the ramp. */
   async setRamping(buildId: string, percentage: number, { waitMs = 0 }: { waitMs?: number } = {}): Promise<void> {
     if (!(percentage >= 0 && percentage <= 100)) throw new DeploymentCommandError(this.deploymentName, buildId, `ramp percentage must be 0 to 100, got ${percentage}`);
-    await this.retryWhileUnknown(buildId, waitMs, () =>
+    await this.route(buildId, waitMs, () =>
       this.client.workflowService.setWorkerDeploymentRampingVersion({ namespace: this.namespace, deploymentName: this.deploymentName, buildId, percentage, identity: this.identity }),
     );
   }
@@ -155,18 +155,21 @@ export class WorkerDeployments {
   }
 
   /**
-   * Calls `call` (a routing change), asking again while the version is not known yet; then, with
-   * `waitMs`, waits until Temporal says the new routing reached every task queue partition: until
-   * then a connection started just after the change can still go to the build before it (seen once
-   * in deploy:check's rollback on server 1.32.2). A server that does not say (UNSPECIFIED) is taken at
-   * its word; one that says IN_PROGRESS for longer than PROPAGATION_WAIT_MS is left to finish on its own.
+   * A routing change (`call`), then, with `waitMs`, until Temporal says it reached every task queue
+   * partition: until then a connection started just after the change can still go to the build
+   * before it (seen once in deploy:check's rollback on server 1.32.2).
    */
+  private async route(buildId: string, waitMs: number, call: () => Promise<unknown>): Promise<void> {
+    await this.retryWhileUnknown(buildId, waitMs, call);
+    if (waitMs > 0) await this.routingPropagated(Date.now() + PROPAGATION_WAIT_MS);
+  }
+
+  /** Calls `call`, asking again for `waitMs` while the version is not known yet. */
   private async retryWhileUnknown(buildId: string, waitMs: number, call: () => Promise<unknown>): Promise<void> {
     const giveUpAt = Date.now() + waitMs;
     for (;;) {
       try {
         await call();
-        if (waitMs > 0) await this.routingPropagated(Math.min(giveUpAt, Date.now() + PROPAGATION_WAIT_MS));
         return;
       } catch (error) {
         // NOT_FOUND / FAILED_PRECONDITION: the version (or its pollers) is not known to the server yet.
@@ -180,7 +183,10 @@ export class WorkerDeployments {
     }
   }
 
-  /** Until the deployment's routing is propagated, or `giveUpAt` (epoch ms): a routing that lags is still a routing set. */
+  /**
+   * Until the deployment's routing is propagated, or `giveUpAt` (epoch ms): a server that does not say
+   * (UNSPECIFIED) is taken at its word, and a routing that lags is still a routing set.
+   */
   private async routingPropagated(giveUpAt: number): Promise<void> {
     const inProgress = proto.temporal.api.enums.v1.RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS;
     while (Date.now() < giveUpAt) {

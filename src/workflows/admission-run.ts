@@ -31,7 +31,7 @@ import {
   type QueuedConnection,
 } from '../contract/admission-definitions.js';
 import { DEFAULT_WINDOW_CONTROL, type BookLoginEnded, type WindowBounds, type WindowControl } from '../contract/book-definitions.js';
-import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../contract/ids.js';
+import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE, UUID_PATTERN } from '../contract/ids.js';
 import { PRIORITY_KEY_LIMITS } from '../contract/priority.js';
 import { WindowController } from './book-window.js';
 import { endProblem } from './connection-window-end.js';
@@ -44,9 +44,6 @@ const temporal = proxyLocalActivities<Pick<BookActivities, 'tenantThrottle' | 'f
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
-
-/** What Temporal's run ids look like. */
-const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Connections asked about in one silent check. */
 const SILENT_CHECK_CHUNK = 50;
@@ -73,7 +70,7 @@ export function requestProblem(request: AdmissionRequest | undefined, customerId
     return `workflowId ${JSON.stringify(String(workflowId).slice(0, 200))} is not a connection of tenant ${customerId} (connection-${customerId}:… or refresh-${customerId}:…, printable, at most ${ADMISSION_ID_MAX} characters)`;
   }
   // Temporal refuses a signal to a run id that is not a UUID by failing the workflow task that sends it: checked here.
-  if (typeof runId !== 'string' || !RUN_ID.test(runId)) return 'runId is not a run id (a UUID)';
+  if (typeof runId !== 'string' || !UUID_PATTERN.test(runId)) return 'runId is not a run id (a UUID)';
   if (!Number.isInteger(priorityKey) || priorityKey < PRIORITY_KEY_LIMITS.min || priorityKey > PRIORITY_KEY_LIMITS.max) return `priorityKey must be an integer from ${PRIORITY_KEY_LIMITS.min} to ${PRIORITY_KEY_LIMITS.max}`;
   return undefined;
 }

@@ -9,7 +9,7 @@
 import { ApplicationFailure, log, patched, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
 import type { DeleteCardOutcome, ForgetActivities } from '../activities/forget-activities.js';
 import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from '../contract/forget-definitions.js';
-import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../contract/ids.js';
+import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE, UUID_PATTERN } from '../contract/ids.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import { PATCHES } from './patches.js';
 import { isoNow } from './state-recorder.js';
@@ -26,14 +26,13 @@ function step(summary: string, options: ActivityOptions = STEP_OPTIONS): ForgetA
 }
 
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_TIMING_MS = 7 * 24 * 60 * 60_000;
 
 /** Refuses an input the client would have refused (a start by hand, `temporal workflow start`). */
 function checkInput(input: ForgetInput | undefined): void {
   const problems: string[] = [];
   if (typeof input?.customerId !== 'string' || !ID_SEGMENT_PATTERN.test(input.customerId)) problems.push(`customerId: ${ID_SEGMENT_RULE}`);
-  if (typeof input?.loginId !== 'string' || !UUID.test(input.loginId)) problems.push('loginId: must be a UUID');
+  if (typeof input?.loginId !== 'string' || !UUID_PATTERN.test(input.loginId)) problems.push('loginId: must be a UUID');
   if (input?.trigger !== 'request' && input?.trigger !== 'retention') problems.push('trigger: must be request or retention');
   for (const name of ['cardInUseRetryMs', 'cardInUseTimeoutMs'] as const) {
     const value = input?.timing?.[name];
