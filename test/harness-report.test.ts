@@ -34,6 +34,13 @@ describe('failureReport', () => {
     assert.equal(failureReport(clean), clean.split('\n').slice(-100).join('\n'));
   });
 
+  it("leads with security:check's attack that got through, wherever it sits", () => {
+    const lines = Array.from({ length: 150 }, (_, i) => `  refused    attack ${i}: refused for a reason`);
+    lines[30] = '  GOT THROUGH  unsealed admission grant to a queued unattended connection: admitted at 2026-11-29T16:36:40.000Z';
+    const excerpt = failureExcerpt(`attacks got through\n${failureReport(lines.join('\n'))}\n\n1 !== 0`);
+    assert.match(excerpt, /GOT THROUGH {2}unsealed admission grant/);
+  });
+
   it('keeps at most ten trouble lines and says how many more there are', () => {
     const stuck = Array.from({ length: 25 }, (_, i) => `  connection-c-${i}: stuck`);
     const report = failureReport(['Stuck: 25 connection(s) still running at the deadline', ...stuck, '', 'summary'].join('\n'));

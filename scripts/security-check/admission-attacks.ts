@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionRequestSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import { optionalTsToDate } from '../../src/sdk/internals.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
 
 /** Genuine unattended connections started: one more than the window's first size, so one waits. */
@@ -22,13 +23,38 @@ async function savedLogin(sandboxUrl: string, customerId: string, username: stri
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
 
-/** Whether the history of `workflowId` holds a signal named `signalName` and a workflow task completed after it (so the state read next has judged it). */
+/** The indexes of the signals named `signalName` in a history. */
+function signalIndexes(events: HistoryEvents, signalName: string): number[] {
+  return events.flatMap((event, index) => (event.workflowExecutionSignaledEventAttributes?.signalName === signalName ? [index] : []));
+}
+
+type HistoryEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
+
+/** Whether the history of `workflowId` holds `count` signals named `signalName` and a workflow task completed after the last (so the state read next has judged it). */
 async function judged(client: Client, workflowId: string, signalName: string, count = 1): Promise<true | undefined> {
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  const signals = events.flatMap((event, index) => (event.workflowExecutionSignaledEventAttributes?.signalName === signalName ? [index] : []));
+  const signals = signalIndexes(events, signalName);
   if (signals.length < count) return undefined;
   const last = signals[signals.length - 1] as number;
   return events.slice(last).some((event) => event.workflowTaskCompletedEventAttributes) ? true : undefined;
+}
+
+/**
+ * Who admitted a queued connection sent an unsealed grant, read from its history: the admission may
+ * grant it for real meanwhile (a genuine connection ended), and that grant is the admission's own.
+ * Admitted in the first task after the forged grant, with no genuine grant before that task: the
+ * forged grant opened the door. Both in one task: undecided, counted as through (never hidden).
+ */
+function forgedGrantVerdict(events: HistoryEvents, forgedIndex: number, admittedAt: string | undefined): { refused: boolean; detail: string } {
+  if (admittedAt === undefined) return { refused: true, detail: 'still queued' };
+  const genuine = signalIndexes(events, admissionGrantSignal.name).find((index) => index > forgedIndex);
+  const nextTask = events.findIndex((event, index) => index > forgedIndex && event.workflowTaskStartedEventAttributes);
+  if (genuine === undefined || nextTask === -1) return { refused: false, detail: `admitted at ${admittedAt} with no grant but the forged one` };
+  if (genuine < nextTask) return { refused: false, detail: `undecided: the admission's own grant arrived in the same workflow task as the forged one (admitted at ${admittedAt})` };
+  const genuineAt = optionalTsToDate(events[genuine]?.eventTime)?.toISOString() ?? '';
+  return admittedAt >= genuineAt
+    ? { refused: true, detail: `not admitted by it: admitted at ${admittedAt} by the admission's own grant of ${genuineAt}` }
+    : { refused: false, detail: `admitted at ${admittedAt}, before the admission's own grant of ${genuineAt}` };
 }
 
 export async function admissionAttacks(target: MessageTarget, sandboxUrl: string, otherTenant: string): Promise<AttackResult[]> {
@@ -52,15 +78,15 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
   }, 'one genuine connection waiting for room');
   const results: AttackResult[] = [];
 
-  // A grant without the key to the queued connection: it must stay queued.
+  // A grant without the key to the queued connection: it must not admit it.
+  const grantsBefore = signalIndexes((await target.sealed.workflow.getHandle(queued).fetchHistory()).events ?? [], admissionGrantSignal.name).length;
   await target.raw.workflow.getHandle(queued).signal(admissionGrantSignal, { admissionRunId: randomUUID() });
-  await until(() => judged(target.sealed, queued, admissionGrantSignal.name), `${queued} judging the unsealed grant`);
-  const afterGrant = await target.connections.getState(queued);
-  results.push({
-    name: 'unsealed admission grant to a queued unattended connection',
-    refused: afterGrant.admission?.admittedAt === undefined,
-    detail: afterGrant.admission?.admittedAt === undefined ? `still queued since ${afterGrant.admission?.queuedAt}` : `admitted at ${afterGrant.admission.admittedAt}`,
-  });
+  await until(() => judged(target.sealed, queued, admissionGrantSignal.name, grantsBefore + 1), `${queued} judging the unsealed grant`);
+  // The state first, then the history: whichever grant admitted it is in the history read after.
+  const admittedAt = (await target.connections.getState(queued)).admission?.admittedAt;
+  const history = (await target.sealed.workflow.getHandle(queued).fetchHistory()).events ?? [];
+  const verdict = forgedGrantVerdict(history, signalIndexes(history, admissionGrantSignal.name)[grantsBefore] as number, admittedAt);
+  results.push({ name: 'unsealed admission grant to a queued unattended connection', ...verdict });
 
   // Requests the admission must refuse: one without the key, one (sealed) naming another tenant's connection.
   const before = await stateOf();

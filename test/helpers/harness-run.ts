@@ -53,8 +53,8 @@ export function tail(output: string, lines = 100): string {
 
 /** Where a harness's report says what went wrong: a title line, up to the next blank line. */
 const TROUBLE_TITLES = [/^Connections that did not end as expected$/, /^Stuck: /];
-/** Single lines worth reading first wherever they are (a worker's nondeterminism, a replay's). */
-const TROUBLE_LINE = /\[TMPRL1100\]|Nondeterminism|nondeterminism error/;
+/** Single lines worth reading first wherever they are (a worker's nondeterminism, a replay's, security:check's attack that got through). */
+const TROUBLE_LINE = /\[TMPRL1100\]|Nondeterminism|nondeterminism error|^\s*GOT THROUGH /;
 const TROUBLE_LINES_KEPT = 10;
 
 /**
