@@ -1,0 +1,46 @@
+/**
+ * The fleet page's rule for how long a night lasts (docs/fleet.md, "Choosing the window's bounds"),
+ * computed from a measured run's own inputs and set beside the night that run took, so the page's
+ * promise is checked, not assumed: N / min(R / 3, ⅔ × C × 1000 / c, ceiling / t). Pure.
+ */
+
+export interface NightRuleInputs {
+  /** Logins refreshed (N). */
+  readonly logins: number;
+  /** The service's limit for the tenant, requests a second (R); undefined: none (a refresh is three requests). */
+  readonly serviceLimitRps?: number | undefined;
+  /** Cores of the machine the stack runs on (C). */
+  readonly cores: number;
+  /** The stack's CPU a refresh (c), ms: what bench:burst prints for a refresh alone. */
+  readonly cpuPerRefreshMs: number;
+  /** The window's ceiling, and the best time a refresh took (t, ms): Little's law's bound on the rate. */
+  readonly ceiling: number;
+  readonly bestFinishMs: number | undefined;
+  /** The night the run measured, s. */
+  readonly nightS: number;
+}
+
+const REQUESTS_PER_REFRESH = 3;
+/** The share of the cores the rule leaves the books: a third stays free for live end users. */
+const BOOK_SHARE_OF_CORES = 2 / 3;
+
+/** Refreshes a second the rule allows, by bound, and the night it predicts (s). */
+export function nightRule(inputs: NightRuleInputs): { service?: number | undefined; cores: number; window?: number | undefined; rate: number; predictedS: number } {
+  const service = inputs.serviceLimitRps === undefined ? undefined : inputs.serviceLimitRps / REQUESTS_PER_REFRESH;
+  const cores = (BOOK_SHARE_OF_CORES * inputs.cores * 1000) / inputs.cpuPerRefreshMs;
+  const window = inputs.bestFinishMs === undefined || inputs.bestFinishMs <= 0 ? undefined : (inputs.ceiling * 1000) / inputs.bestFinishMs;
+  const rate = Math.min(service ?? Number.POSITIVE_INFINITY, cores, window ?? Number.POSITIVE_INFINITY);
+  return { service, cores, window, rate, predictedS: inputs.logins / rate };
+}
+
+/** e.g. `the night-length rule: 1000 / min(no service limit, ⅔ × 2 × 1000 / 123.2 ms = 10.8, 50 / 1.31 s = 38.2) = 1000 / 10.8 a second = 92 s; the night took 135 s (the rule -32%)` */
+export function nightRuleLine(inputs: NightRuleInputs): string {
+  const { service, cores, window, rate, predictedS } = nightRule(inputs);
+  const terms = [
+    service === undefined ? 'no service limit' : `${inputs.serviceLimitRps} / 3 = ${service.toFixed(1)}`,
+    `⅔ × ${inputs.cores} × 1000 / ${inputs.cpuPerRefreshMs.toFixed(1)} ms = ${cores.toFixed(1)}`,
+    window === undefined ? 'no best time yet' : `${inputs.ceiling} / ${((inputs.bestFinishMs ?? 0) / 1000).toFixed(2)} s = ${window.toFixed(1)}`,
+  ];
+  const off = (100 * (predictedS - inputs.nightS)) / inputs.nightS;
+  return `the night-length rule: ${inputs.logins} / min(${terms.join(', ')}) = ${inputs.logins} / ${rate.toFixed(1)} a second = ${predictedS.toFixed(0)} s; the night took ${inputs.nightS.toFixed(0)} s (the rule ${off >= 0 ? '+' : ''}${off.toFixed(0)}%)`;
+}
