@@ -58,6 +58,7 @@ import { endProblem } from './connection-window-end.js';
 import { WindowMemo } from './window-memo.js';
 import { FleetLook, WatchTimer } from './window-watch.js';
 import { SteadyClock } from './steady-clock.js';
+import { estimateEnd } from './book-estimate.js';
 
 /**
  * Calls to Temporal only, never to the service: reads (visibility, describe) and the starts of the
@@ -69,9 +70,8 @@ const book = proxyLocalActivities<BookActivities & BookStartActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
-/** Logins done the estimated end's rate is read over, and how many it needs first. */
+/** Logins done the estimated end's fallback rate is read over (book-estimate.ts). */
 const RATE_OVER = 64;
-const RATE_AFTER = 8;
 
 /** Logins whose enrolment is checked in one visibility query. */
 const ENROLMENT_CHECK_CHUNK = 50;
@@ -185,18 +185,11 @@ export class BookRefreshRun {
     };
   }
 
-  /**
-   * Now plus what is left at the recent rate (logins done a ms of time not paused, over the last
-   * RATE_OVER): the rate since the start would count the window's first minutes, when it is still
-   * growing, against the whole night. While paused: as if resumed now.
-   */
+  /** Now plus what is left at the rate the window sustains (book-estimate.ts). While paused: as if resumed now. */
   private estimateEnd(now: number, left: number): string | undefined {
-    const done = this.recentDone;
-    if (done.length < RATE_AFTER) return undefined;
-    const since = done[0] as number;
-    const span = Math.max(this.activeNow(), done[done.length - 1] as number) - since;
-    if (span <= 0) return undefined;
-    return new Date(now + (left * span) / (done.length - 1)).toISOString();
+    const view = this.window.view;
+    const end = estimateEnd({ now, left, windowSize: view.size, recentFinishMs: view.recentFinishMs, recentDone: this.recentDone, activeNow: this.activeNow() });
+    return end === undefined ? undefined : new Date(end).toISOString();
   }
 
   /** Why an update that needs a live refresh is refused now; undefined when it may go ahead. */

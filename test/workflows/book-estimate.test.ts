@@ -1,0 +1,31 @@
+/**
+ * A book refresh's estimated end (src/workflows/book-estimate.ts): the rate the window sustains now
+ * (children in flight over a child's time), not the lagging rate of the logins done while it grew.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { estimateEnd, RATE_AFTER } from '../../src/workflows/book-estimate.js';
+
+/** Logins done one every `everyMs` up to `at`. */
+const doneEvery = (count: number, everyMs: number, at: number) => Array.from({ length: count }, (_, index) => at - (count - 1 - index) * everyMs);
+
+void describe('the estimated end of a book refresh', () => {
+  void it('says nothing before enough logins are done', () => {
+    assert.equal(estimateEnd({ now: 1_000, left: 100, windowSize: 10, recentFinishMs: 1_000, recentDone: doneEvery(RATE_AFTER - 1, 100, 1_000), activeNow: 1_000 }), undefined);
+  });
+
+  void it('reads the window by Little\'s law: 360 left, 20 in flight, 10 s a child, ends in 180 s, whatever the logins done while it grew say', () => {
+    // 40 done over the first 84 s while the window grew: their rate (0.48 a second) says 750 s more.
+    const end = estimateEnd({ now: 84_000, left: 360, windowSize: 20, recentFinishMs: 10_000, recentDone: doneEvery(40, 2_100, 84_000), activeNow: 84_000 });
+    assert.equal(end, 84_000 + 180_000);
+  });
+
+  void it('lets the last logins end within one child\'s time once fewer are left than the window holds', () => {
+    assert.equal(estimateEnd({ now: 0, left: 5, windowSize: 20, recentFinishMs: 10_000, recentDone: doneEvery(64, 100, 0), activeNow: 0 }), 10_000);
+  });
+
+  void it('falls back to the rate of the logins done before the window knows a child\'s time', () => {
+    // 9 done, one a second: 8 intervals over 8 s; 100 left → 100 s.
+    assert.equal(estimateEnd({ now: 50_000, left: 100, windowSize: 4, recentFinishMs: undefined, recentDone: doneEvery(9, 1_000, 20_000), activeNow: 20_000 }), 150_000);
+  });
+});
