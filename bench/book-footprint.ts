@@ -21,7 +21,7 @@ import { BookReportNotReadyError } from '../src/client/errors.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
 import { bookConnectionWorkflowId, bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE } from '../src/contract/book-definitions.js';
-import { createSandboxLogin } from './sandbox-fixtures.js';
+import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { nightRuleLine } from './night-rule.js';
 import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';
 
@@ -140,6 +140,29 @@ async function main(): Promise<void> {
       return { report, refreshWorkflowId, estimateAtTenth, idleCpuPerSecondMs, cpuMs: stackCpuMs() - cpuBefore, seconds: (Date.now() - began) / 1000 };
     };
     /**
+     * Where a child's time as the refresh measured it goes (what its window judges): the child's own
+     * start→close from its history, and the rest, the refresh's side (asking for the start, hearing
+     * the end). Medians over up to 40 refreshed logins spread over the first page.
+     */
+    const childTimeSplit = async (refreshWorkflowId: string) => {
+      const page = await connections.books.reportPage(refreshWorkflowId, 1);
+      const refreshed = page.outcomes.filter((outcome) => outcome.outcome === 'refreshed' && outcome.workflowId && outcome.durationMs !== undefined);
+      // Spread over the page: the first children ran in a small window, the later ones in a grown one.
+      const step = Math.max(1, Math.floor(refreshed.length / 40));
+      const sample = refreshed.filter((_, index) => index % step === 0).slice(0, 40);
+      const own = await Promise.all(sample.map(async (outcome) => {
+        const events = (await client.workflow.getHandle(outcome.workflowId as string).fetchHistory()).events ?? [];
+        return eventTimeMs(events.at(-1)?.eventTime) - eventTimeMs(events[0]?.eventTime);
+      }));
+      const measured = sample.map((outcome) => outcome.durationMs as number);
+      const polls = pollIntervalMs;
+      return (
+        `a child's time as the refresh measured it ${median(measured).toFixed(0)} ms (busy, less its poll's wait: ${(median(measured) - polls).toFixed(0)} ms); ` +
+        `its own start→close ${median(own).toFixed(0)} ms (${(median(own) - polls).toFixed(0)} ms busy); the refresh's side ${median(measured.map((ms, index) => ms - (own[index] as number))).toFixed(0)} ms; median of ${sample.length}`
+      );
+    };
+
+    /**
      * The same logins refreshed as independent connections (what a per-login Schedule starts), as many
      * at once as the book's window held at most: the difference is what the book adds.
      */
@@ -171,6 +194,7 @@ async function main(): Promise<void> {
           ? `round ${round}: estimated end read at a tenth done (${tenth.atS.toFixed(0)} s in): ${tenth.predictedS.toFixed(0)} s, the night took ${ended.toFixed(0)} s (${((100 * (tenth.predictedS - ended)) / ended).toFixed(0)}%); drained ${(book.report.drainMs / 1000).toFixed(1)} s over ${book.report.pages.length} pages`
           : `round ${round}: no estimated end was read at a tenth done (the night ended first); drained ${(book.report.drainMs / 1000).toFixed(1)} s over ${book.report.pages.length} pages`,
       );
+      log(`round ${round}: ${await childTimeSplit(book.refreshWorkflowId)}`);
       // How the window moved and why (the report keeps its last changes): what bounds a night the rule does not see.
       for (const change of book.report.windowChanges) {
         log(`round ${round}: window +${((Date.parse(change.at) - Date.parse(book.report.startedAt)) / 1000).toFixed(0)} s ${change.from} → ${change.to}: ${change.reason}`);
