@@ -105,11 +105,15 @@ async function main(): Promise<void> {
     const idleRate = async () => {
       await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
       // Work left queued (the enrolments' first tasks, a night's closing ones) is not idle: wait for two quiet seconds in a row, a minute at most.
-      for (let quiet = 0, waited = 0; quiet < 2 && waited < QUIET_WAIT_MAX_MS; waited += 1_000) {
+      let quiet = 0;
+      let last = Number.NaN;
+      for (let waited = 0; quiet < 2 && waited < QUIET_WAIT_MAX_MS; waited += 1_000) {
         const from = stackCpuMs();
         await new Promise((resolve) => setTimeout(resolve, 1_000));
-        quiet = stackCpuMs() - from < QUIET_MS_PER_SECOND ? quiet + 1 : 0;
+        last = stackCpuMs() - from;
+        quiet = last < QUIET_MS_PER_SECOND ? quiet + 1 : 0;
       }
+      if (quiet < 2) log(`the stack did not settle under ${QUIET_MS_PER_SECOND} ms a second in ${QUIET_WAIT_MAX_MS / 1000} s (last ${last.toFixed(0)} ms): its idle is read anyway`);
       const before = stackCpuMs();
       await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));
       return ((stackCpuMs() - before) * 1000) / IDLE_SAMPLE_MS;
@@ -148,8 +152,9 @@ async function main(): Promise<void> {
       const page = await connections.books.reportPage(refreshWorkflowId, 1);
       const refreshed = page.outcomes.filter((outcome) => outcome.outcome === 'refreshed' && outcome.workflowId && outcome.durationMs !== undefined);
       // Spread over the page: the first children ran in a small window, the later ones in a grown one.
-      const step = Math.max(1, Math.floor(refreshed.length / 40));
+      const step = Math.max(1, Math.ceil(refreshed.length / 40));
       const sample = refreshed.filter((_, index) => index % step === 0).slice(0, 40);
+      if (sample.length === 0) return "no refreshed child on the first page to split a child's time";
       const own = await Promise.all(sample.map(async (outcome) => {
         const events = (await client.workflow.getHandle(outcome.workflowId as string).fetchHistory()).events ?? [];
         return eventTimeMs(events.at(-1)?.eventTime) - eventTimeMs(events[0]?.eventTime);

@@ -27,7 +27,8 @@ const BOOK_SHARE_OF_CORES = 2 / 3;
 /** Refreshes a second the rule allows, by bound, and the night it predicts (s). */
 export function nightRule(inputs: NightRuleInputs): { service?: number | undefined; cores: number; window?: number | undefined; rate: number; predictedS: number } {
   const service = inputs.serviceLimitRps === undefined ? undefined : inputs.serviceLimitRps / REQUESTS_PER_REFRESH;
-  const cores = (BOOK_SHARE_OF_CORES * inputs.cores * 1000) / inputs.cpuPerRefreshMs;
+  // A CPU a refresh of 0 or less (an idle read high) bounds nothing: the rule then says so rather than a night of 0 s.
+  const cores = inputs.cpuPerRefreshMs > 0 ? (BOOK_SHARE_OF_CORES * inputs.cores * 1000) / inputs.cpuPerRefreshMs : Number.POSITIVE_INFINITY;
   const window = inputs.bestFinishMs === undefined || inputs.bestFinishMs <= 0 ? undefined : (inputs.ceiling * 1000) / inputs.bestFinishMs;
   const rate = Math.min(service ?? Number.POSITIVE_INFINITY, cores, window ?? Number.POSITIVE_INFINITY);
   return { service, cores, window, rate, predictedS: inputs.logins / rate };
@@ -38,7 +39,7 @@ export function nightRuleLine(inputs: NightRuleInputs): string {
   const { service, cores, window, rate, predictedS } = nightRule(inputs);
   const terms = [
     service === undefined ? 'no service limit' : `${inputs.serviceLimitRps} / 3 = ${service.toFixed(1)}`,
-    `⅔ × ${inputs.cores} × 1000 / ${inputs.cpuPerRefreshMs.toFixed(1)} ms = ${cores.toFixed(1)}`,
+    Number.isFinite(cores) ? `⅔ × ${inputs.cores} × 1000 / ${inputs.cpuPerRefreshMs.toFixed(1)} ms = ${cores.toFixed(1)}` : `no CPU a refresh measured (${inputs.cpuPerRefreshMs.toFixed(1)} ms)`,
     window === undefined ? 'no best time yet' : `${inputs.ceiling} / ${((inputs.bestFinishMs ?? 0) / 1000).toFixed(2)} s = ${window.toFixed(1)}`,
   ];
   const off = (100 * (predictedS - inputs.nightS)) / inputs.nightS;

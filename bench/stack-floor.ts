@@ -19,9 +19,10 @@ import { Client } from '@temporalio/client';
 import { connectionKey } from '../src/client/business-key.js';
 import { numberArgument } from '../scripts/lib/number-argument.js';
 import { Timeline } from '../scripts/chaos/timeline.js';
-import { startProcess, stopProcess, workerNodeArgs } from './bench-processes.js';
-import { cpuBetween, sampleCpu, type CpuSample } from './burst/cpu.js';
-import { releaseStack, startStack, type StackResources } from './burst/stack.js';
+import { ConnectionsClient } from '../src/client/connections.js';
+import { prepareBenchWorker, startProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuBetween, sampleCpu, waitForQuietStack, type CpuSample } from './burst/cpu.js';
+import { releaseStack, startStack, workerPriorityEnv, type StackResources } from './burst/stack.js';
 import { CPU_PARTS, perRun, sideFigures, stackFloorLine, totalOf, type BatchSample, type PartsMs } from './stack-floor/figures.js';
 import { createSandboxLogin } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
@@ -29,6 +30,8 @@ import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-
 const USAGE = 'usage: npm run bench:stack-floor -- [--batches 6] (1..50) [--per-batch 20] (1..200)';
 /** Runs of each side before the measured batches: both workers warm (bundles loaded, connections open). */
 const WARM_UP_RUNS = 10;
+/** Before each idle read: the stack's CPU a second under which it counts as quiet (its pollers and timers: 13-40 ms here), and how long to wait for it. */
+const QUIET = { quietMsPerSecond: 150, sampleMs: 1_000, maxMs: 30_000 } as const;
 /** After a batch's last result: the server's and PostgreSQL's work on closed runs (visibility, history) still counts. */
 const SETTLE_MS = 2_000;
 /** The stack's idle, read before each batch. */
@@ -71,21 +74,38 @@ async function main(): Promise<void> {
   const timeline = new Timeline();
   const resources: StackResources = {};
   let floorWorker: Awaited<ReturnType<typeof startProcess>> | undefined;
+  let productWorker: Awaited<ReturnType<typeof startProcess>> | undefined;
+  // Both workers as the image runs a worker: compiled JavaScript under node (tsx's source maps cost CPU production does not pay).
+  const benchWorker = await prepareBenchWorker();
   try {
     // Budgets far above what the batches ask: the product's connections are never held back by them.
     const stack = await startStack({ mode: 'on', workers: 1, budgetRps: 1_000, tenantBudgetRps: 1_000, runDir, runTag, timeline }, resources);
     const address = resources.server?.address as string;
+    // The product's worker of its own on the stack, with the stack's payload key and store and the same priority settings (the stack's pool worker stays idle on its queue).
+    const productQueue = `stack-floor-product-${runTag}`;
+    productWorker = await benchWorker.start({
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: productQueue,
+      AGGREGATOR_BASE_URL: stack.sandboxUrl,
+      ...stack.payloadEnv,
+      WORKER_METRICS_PORT: '0',
+      LOG_LEVEL: 'INFO',
+      ...workerPriorityEnv('on'),
+      ...workerTuning(),
+    });
+    const connections = new ConnectionsClient({ client: stack.client, taskQueue: productQueue, priority: stack.policy });
     const floorQueue = `stack-floor-floor-${runTag}`;
     floorWorker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH }, '"worker started"', workerNodeArgs(), 'node');
     const floorClient = new Client({ connection: resources.connection!, namespace: 'default' });
     const customerId = `stack-floor-${runTag}`;
     const loginId = await createSandboxLogin(stack.sandboxUrl, customerId, 'pending_polls_0');
-    log(`stack-floor: Temporal server ${stack.serverVersion} on PostgreSQL, one product worker (${stack.taskQueue}) and the floor's (${floorQueue}), the sandbox; ${batches} batches of ${perBatch} a side, alternating, each after ${WARM_UP_RUNS} warm-up runs`);
+    log(`stack-floor: Temporal server ${stack.serverVersion} on PostgreSQL, the product's worker (${benchWorker.runtime}, ${productQueue}) and the floor's (compiled, ${floorQueue}), the sandbox; ${batches} batches of ${perBatch} a side, alternating, each after ${WARM_UP_RUNS} warm-up runs`);
 
     let serial = 0;
     const product = async () => {
-      const { workflowId } = await stack.connections.start(connectionKey(customerId, `run-${(serial += 1)}`), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } });
-      await stack.connections.result(workflowId);
+      const { workflowId } = await connections.start(connectionKey(customerId, `run-${(serial += 1)}`), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } });
+      await connections.result(workflowId);
       return workflowId;
     };
     const floor = async () => {
@@ -101,7 +121,8 @@ async function main(): Promise<void> {
     const cpuSince = (before: CpuSample) => cpuBetween(before, sampleCpu(stack.postgresDataDir));
     for (let batch = 1; batch <= batches; batch += 1) {
       for (const name of ['product', 'floor'] as const) {
-        await sleep(SETTLE_MS);
+        const quiet = await waitForQuietStack(stack.postgresDataDir, QUIET);
+        if (!quiet.settled) log(`batch ${batch} ${name}: the stack did not settle under ${QUIET.quietMsPerSecond} ms a second in ${QUIET.maxMs / 1000} s (last ${quiet.msPerSecond.toFixed(0)}); its idle is read anyway`);
         const idleFrom = sampleCpu(stack.postgresDataDir);
         await sleep(IDLE_SAMPLE_MS);
         const idle = cpuSince(idleFrom);
@@ -124,7 +145,8 @@ async function main(): Promise<void> {
     log(`history events a run: product ${events.product}, floor ${events.floor}`);
     log(stackFloorLine(sideFigures(samples.product), sideFigures(samples.floor), perBatch));
   } finally {
-    if (floorWorker) await stopProcess(floorWorker);
+    for (const worker of [floorWorker, productWorker]) if (worker) await stopProcess(worker);
+    await benchWorker.remove();
     await releaseStack(resources, (line) => process.stderr.write(`${line}\n`));
     await rm(runDir, { recursive: true, force: true });
   }

@@ -73,6 +73,8 @@ export interface Stack {
   /** The workflow bundle the workers load, and their payload key and store: what a replay of the run's histories needs. */
   readonly bundlePath: string;
   readonly payload: PayloadSettings;
+  /** The workers' payload variables (key and store): what another worker on this stack needs to read and write its payloads. */
+  readonly payloadEnv: Readonly<Record<string, string>>;
 }
 
 export function policyOf(mode: Mode): PriorityPolicy {
@@ -164,7 +166,8 @@ export async function startStack(settings: StackSettings, resources: StackResour
     unattendedTaskQueue: clientConfig.pools.unattendedTaskQueue,
   });
   const payload: PayloadSettings = { encryption: { keyId: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, key: payloadKey }, payloadStore: { kind: 'local', directory: sharedEnv.PAYLOAD_STORE_DIRECTORY } };
-  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books, bundlePath, payload };
+  const payloadEnv = { PAYLOAD_ENCRYPTION_KEY: sharedEnv.PAYLOAD_ENCRYPTION_KEY, PAYLOAD_ENCRYPTION_KEY_ID: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, PAYLOAD_STORE: sharedEnv.PAYLOAD_STORE, PAYLOAD_STORE_DIRECTORY: sharedEnv.PAYLOAD_STORE_DIRECTORY };
+  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books, bundlePath, payload, payloadEnv };
 }
 
 export async function releaseStack(resources: StackResources, log: (line: string) => void): Promise<void> {

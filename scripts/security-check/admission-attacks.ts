@@ -23,38 +23,47 @@ async function savedLogin(sandboxUrl: string, customerId: string, username: stri
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
 
-/** The indexes of the signals named `signalName` in a history. */
-function signalIndexes(events: HistoryEvents, signalName: string): number[] {
-  return events.flatMap((event, index) => (event.workflowExecutionSignaledEventAttributes?.signalName === signalName ? [index] : []));
+export type HistoryEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
+
+/** The grant signal sent from outside any workflow (the forged one: the admission's own grants come from its workflow, naming it). */
+function forgedGrantIndex(events: HistoryEvents): number | undefined {
+  const index = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name && !event.workflowExecutionSignaledEventAttributes.externalWorkflowExecution);
+  return index < 0 ? undefined : index;
 }
 
-type HistoryEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
-
-/** Whether the history of `workflowId` holds `count` signals named `signalName` and a workflow task completed after the last (so the state read next has judged it). */
-async function judged(client: Client, workflowId: string, signalName: string, count = 1): Promise<true | undefined> {
+/** The history of `workflowId` once it holds the forged grant and a workflow task completed after it (so the state read next has judged it). */
+async function judgedForged(client: Client, workflowId: string): Promise<true | undefined> {
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  const signals = signalIndexes(events, signalName);
-  if (signals.length < count) return undefined;
-  const last = signals[signals.length - 1] as number;
-  return events.slice(last).some((event) => event.workflowTaskCompletedEventAttributes) ? true : undefined;
+  const forged = forgedGrantIndex(events);
+  return forged !== undefined && events.slice(forged).some((event) => event.workflowTaskCompletedEventAttributes) ? true : undefined;
 }
+
+const eventMs = (event: HistoryEvents[number] | undefined): number | undefined => optionalTsToDate(event?.eventTime)?.getTime();
+/** The start time of the first workflow task after event `index` (workflow time in that task: what `admittedAt` records). */
+const taskAfter = (events: HistoryEvents, index: number): number | undefined => eventMs(events.find((event, at) => at > index && event.workflowTaskStartedEventAttributes));
 
 /**
  * Who admitted a queued connection sent an unsealed grant, read from its history: the admission may
  * grant it for real meanwhile (a genuine connection ended), and that grant is the admission's own.
- * Admitted in the first task after the forged grant, with no genuine grant before that task: the
- * forged grant opened the door. Both in one task: undecided, counted as through (never hidden).
+ * A connection admitted in the first task after the forged grant (T1), before the admission's own
+ * grant was handled (T2), was let in by the forged one. Anything the history cannot tell apart (both
+ * in one task, times a millisecond apart, a time missing) is undecided, counted as through (never
+ * hidden).
  */
-function forgedGrantVerdict(events: HistoryEvents, forgedIndex: number, admittedAt: string | undefined): { refused: boolean; detail: string } {
+export function forgedGrantVerdict(events: HistoryEvents, admittedAt: string | undefined): { refused: boolean; detail: string } {
   if (admittedAt === undefined) return { refused: true, detail: 'still queued' };
-  const genuine = signalIndexes(events, admissionGrantSignal.name).find((index) => index > forgedIndex);
-  const nextTask = events.findIndex((event, index) => index > forgedIndex && event.workflowTaskStartedEventAttributes);
-  if (genuine === undefined || nextTask === -1) return { refused: false, detail: `admitted at ${admittedAt} with no grant but the forged one` };
-  if (genuine < nextTask) return { refused: false, detail: `undecided: the admission's own grant arrived in the same workflow task as the forged one (admitted at ${admittedAt})` };
-  const genuineAt = optionalTsToDate(events[genuine]?.eventTime)?.toISOString() ?? '';
-  return admittedAt >= genuineAt
-    ? { refused: true, detail: `not admitted by it: admitted at ${admittedAt} by the admission's own grant of ${genuineAt}` }
-    : { refused: false, detail: `admitted at ${admittedAt}, before the admission's own grant of ${genuineAt}` };
+  const admitted = Date.parse(admittedAt);
+  const forged = forgedGrantIndex(events);
+  if (forged === undefined) return { refused: false, detail: `undecided: admitted at ${admittedAt}, and the forged grant is not in the history read` };
+  const t1 = taskAfter(events, forged);
+  const genuine = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name && event.workflowExecutionSignaledEventAttributes.externalWorkflowExecution);
+  const t2 = genuine < 0 ? undefined : taskAfter(events, genuine);
+  if (t2 !== undefined && genuine < forged && admitted <= t2 + 1) return { refused: true, detail: `admitted at ${admittedAt} by the admission's own grant, before the forged one arrived` };
+  if (t1 === undefined || t2 === undefined) return { refused: false, detail: `admitted at ${admittedAt} with no grant of the admission's own to explain it` };
+  if (t2 - t1 < 2) return { refused: false, detail: `undecided: the admission's own grant was handled in the forged one's task or a millisecond from it (admitted at ${admittedAt})` };
+  return admitted >= t2 - 1
+    ? { refused: true, detail: `not admitted by it: admitted at ${admittedAt} by the admission's own grant` }
+    : { refused: false, detail: `admitted at ${admittedAt}, in the forged grant's task, before the admission's own grant` };
 }
 
 export async function admissionAttacks(target: MessageTarget, sandboxUrl: string, otherTenant: string): Promise<AttackResult[]> {
@@ -79,13 +88,11 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
   const results: AttackResult[] = [];
 
   // A grant without the key to the queued connection: it must not admit it.
-  const grantsBefore = signalIndexes((await target.sealed.workflow.getHandle(queued).fetchHistory()).events ?? [], admissionGrantSignal.name).length;
   await target.raw.workflow.getHandle(queued).signal(admissionGrantSignal, { admissionRunId: randomUUID() });
-  await until(() => judged(target.sealed, queued, admissionGrantSignal.name, grantsBefore + 1), `${queued} judging the unsealed grant`);
+  await until(() => judgedForged(target.sealed, queued), `${queued} judging the unsealed grant`);
   // The state first, then the history: whichever grant admitted it is in the history read after.
   const admittedAt = (await target.connections.getState(queued)).admission?.admittedAt;
-  const history = (await target.sealed.workflow.getHandle(queued).fetchHistory()).events ?? [];
-  const verdict = forgedGrantVerdict(history, signalIndexes(history, admissionGrantSignal.name)[grantsBefore] as number, admittedAt);
+  const verdict = forgedGrantVerdict((await target.sealed.workflow.getHandle(queued).fetchHistory()).events ?? [], admittedAt);
   results.push({ name: 'unsealed admission grant to a queued unattended connection', ...verdict });
 
   // Requests the admission must refuse: one without the key, one (sealed) naming another tenant's connection.

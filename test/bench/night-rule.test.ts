@@ -24,6 +24,13 @@ describe('the night-length rule', () => {
     assert.equal(nightRule({ logins: 10, cores: 2, cpuPerRefreshMs: 100, ceiling: 50, bestFinishMs: undefined, nightS: 1 }).window, undefined);
   });
 
+  it('bounds nothing by the cores when no CPU a refresh was measured (an idle read high)', () => {
+    const rule = nightRule({ logins: 100, cores: 2, cpuPerRefreshMs: -3, ceiling: 50, bestFinishMs: 10_000, nightS: 100 });
+    assert.equal(rule.cores, Number.POSITIVE_INFINITY);
+    assert.equal(rule.rate, 5);
+    assert.match(nightRuleLine({ logins: 100, cores: 2, cpuPerRefreshMs: 0, ceiling: 50, bestFinishMs: 10_000, nightS: 100 }), /no CPU a refresh measured \(0\.0 ms\)/);
+  });
+
   it('prints each bound and how far the prediction is from the night measured', () => {
     const line = nightRuleLine({ logins: 1000, cores: 2, cpuPerRefreshMs: 123.2, ceiling: 50, bestFinishMs: 1_310, nightS: 135 });
     assert.equal(line, 'the night-length rule: 1000 / min(no service limit, ⅔ × 2 × 1000 / 123.2 ms = 10.8, 50 / 1.31 s = 38.2) = 1000 / 10.8 a second = 92 s; the night took 135 s (the rule -32%)');

@@ -52,6 +52,8 @@ void describe('npm run bench:stack-floor', () => {
   });
 
   void it('measures both sides on the production stack: the closing line parses, each side above 0', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
+    // The product's worker through tsx: no `npm run build` into dist/ while another test (bench:burst's floor) may build there.
+    process.env.BENCH_WORKER_RUNTIME = 'tsx';
     const { code, stdout, output } = await runHarness(ENTRY, ['--batches', '2', '--per-batch', '4'], RUN_TIMEOUT_MS, 'SIGTERM');
     assert.equal(code, 0, failureReport(output));
     const figures = parseStackFloorLine(stdout.trimEnd().split('\n').at(-1) ?? '');

@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { forgedGrantVerdict, type HistoryEvents } from '../../scripts/security-check/admission-attacks.js';
 import { secretsAbsent } from '../../scripts/security-check/attacks.js';
+import { admissionGrantSignal } from '../../src/contract/admission-definitions.js';
+import { msToTs } from '../../src/sdk/internals.js';
 import { parseSecurityCheckArgs, SecurityCheckArgumentError } from '../../scripts/security-check/options.js';
 import { failureReport, runHarness } from '../helpers/harness-run.js';
 
@@ -21,6 +24,25 @@ void describe('security-check judges', () => {
     assert.equal(found.refused, false);
     assert.equal(found.detail, 'the token in worker.log');
     assert.equal(secretsAbsent('in logs', [{ where: 'other.log', bytes: Buffer.from('clean') }], secrets).refused, true);
+  });
+
+  void it("tells who admitted a queued connection sent an unsealed grant, from its history, and calls what it cannot tell through", () => {
+    const at = (ms: number) => msToTs(ms);
+    const grant = (ms: number, fromAdmission: boolean) => ({ eventTime: at(ms), workflowExecutionSignaledEventAttributes: { signalName: admissionGrantSignal.name, ...(fromAdmission ? { externalWorkflowExecution: { workflowId: 'admission-c:unattended' } } : {}) } });
+    const task = (ms: number) => ({ eventTime: at(ms), workflowTaskStartedEventAttributes: {} });
+    const iso = (ms: number) => new Date(ms).toISOString();
+    // The forged grant at 1000 (its task at 1010), the admission's own at 5000 (its task at 5010).
+    const history = [grant(1_000, false), task(1_010), grant(5_000, true), task(5_010)] as HistoryEvents;
+    assert.equal(forgedGrantVerdict(history, undefined).refused, true, 'still queued');
+    assert.equal(forgedGrantVerdict(history, iso(5_010)).refused, true, "admitted in the admission's own grant's task");
+    assert.equal(forgedGrantVerdict(history, iso(1_010)).refused, false, "admitted in the forged grant's task, before the admission's own");
+    assert.equal(forgedGrantVerdict([grant(1_000, false), task(1_010)] as HistoryEvents, iso(1_010)).refused, false, 'admitted with no grant but the forged one');
+    // Both in one task: undecided, counted as through.
+    const together = forgedGrantVerdict([grant(1_000, false), grant(1_001, true), task(1_010)] as HistoryEvents, iso(1_010));
+    assert.equal(together.refused, false);
+    assert.match(together.detail, /undecided/);
+    // The admission's own grant handled before the forged one arrived: not the attacker's doing.
+    assert.equal(forgedGrantVerdict([grant(900, true), task(905), grant(1_000, false), task(1_010)] as HistoryEvents, iso(905)).refused, true);
   });
 
   void it('reads its command line, naming a bad argument', () => {
