@@ -8,7 +8,7 @@
  * run closes counts), less the stack's idle read just before. bench/floor-ratio.ts compares the two
  * workers alone; this line is the rest of the stack.
  *
- *   npm run bench:stack-floor -- [--batches 6] [--per-batch 20]
+ *   npm run bench:stack-floor -- [--batches 6] [--per-batch 20] [--worker-runtime compiled|tsx]
  *
  * Last line: stack floor: product <ms> ms, floor <ms> ms of stack CPU a run (<r>x); workers <p> / <f>, server ..., postgres ..., sandbox ...; medians of <n> batches of <k> a side, alternating
  */
@@ -20,14 +20,14 @@ import { connectionKey } from '../src/client/business-key.js';
 import { numberArgument } from '../scripts/lib/number-argument.js';
 import { Timeline } from '../scripts/chaos/timeline.js';
 import { ConnectionsClient } from '../src/client/connections.js';
-import { prepareBenchWorker, startProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { prepareBenchWorker, startProcess, stopProcess, workerNodeArgs, workerRuntime, workerTuning, type WorkerRuntime } from './bench-processes.js';
 import { cpuBetween, sampleCpu, waitForQuietStack, type CpuSample } from './burst/cpu.js';
 import { releaseStack, startStack, workerPriorityEnv, type StackResources } from './burst/stack.js';
 import { CPU_PARTS, perRun, sideFigures, stackFloorLine, totalOf, type BatchSample, type PartsMs } from './stack-floor/figures.js';
 import { createSandboxLogin } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 
-const USAGE = 'usage: npm run bench:stack-floor -- [--batches 6] (1..50) [--per-batch 20] (1..200)';
+const USAGE = 'usage: npm run bench:stack-floor -- [--batches 6] (1..50) [--per-batch 20] (1..200) [--worker-runtime compiled|tsx] (default: BENCH_WORKER_RUNTIME, compiled)';
 /** Runs of each side before the measured batches: both workers warm (bundles loaded, connections open). */
 const WARM_UP_RUNS = 10;
 /** Before each idle read: the stack's CPU a second under which it counts as quiet (its pollers and timers: 13-40 ms here), and how long to wait for it. */
@@ -43,9 +43,10 @@ class StackFloorArgumentError extends Error {
   override readonly name = 'StackFloorArgumentError';
 }
 
-function parseArgs(argv: readonly string[]): { batches: number; perBatch: number } {
+function parseArgs(argv: readonly string[]): { batches: number; perBatch: number; runtime: WorkerRuntime } {
   let batches = 6;
   let perBatch = 20;
+  let runtime = workerRuntime();
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index] as string;
     const read = (min: number, max: number) => {
@@ -55,9 +56,14 @@ function parseArgs(argv: readonly string[]): { batches: number; perBatch: number
     };
     if (flag === '--batches') batches = read(1, 50);
     else if (flag === '--per-batch') perBatch = read(1, 200);
+    else if (flag === '--worker-runtime') {
+      const text = argv[(index += 1)];
+      if (text !== 'compiled' && text !== 'tsx') throw new StackFloorArgumentError(`--worker-runtime must be compiled or tsx, got ${JSON.stringify(text ?? '')}`);
+      runtime = text;
+    }
     else throw new StackFloorArgumentError(`unknown argument ${JSON.stringify(flag)}`);
   }
-  return { batches, perBatch };
+  return { batches, perBatch, runtime };
 }
 
 function log(line: string): void {
@@ -68,7 +74,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const byPart = (used: PartsMs) => CPU_PARTS.map((name) => `${name} ${used[name].toFixed(1)}`).join(', ');
 
 async function main(): Promise<void> {
-  const { batches, perBatch } = parseArgs(process.argv.slice(2));
+  const { batches, perBatch, runtime } = parseArgs(process.argv.slice(2));
   const runDir = await mkdtemp(join(tmpdir(), 'aggregation-stack-floor-'));
   const runTag = Date.now().toString(36);
   const timeline = new Timeline();
@@ -76,7 +82,7 @@ async function main(): Promise<void> {
   let floorWorker: Awaited<ReturnType<typeof startProcess>> | undefined;
   let productWorker: Awaited<ReturnType<typeof startProcess>> | undefined;
   // Both workers as the image runs a worker: compiled JavaScript under node (tsx's source maps cost CPU production does not pay).
-  const benchWorker = await prepareBenchWorker();
+  const benchWorker = await prepareBenchWorker(runtime);
   try {
     // Budgets far above what the batches ask: the product's connections are never held back by them.
     const stack = await startStack({ mode: 'on', workers: 1, budgetRps: 1_000, tenantBudgetRps: 1_000, runDir, runTag, timeline }, resources);

@@ -49,12 +49,14 @@ void describe('npm run bench:stack-floor', () => {
     const { code, output } = await runHarness(ENTRY, ['--batches', 'many'], 60_000);
     assert.equal(code, 2, failureReport(output));
     assert.match(output, /--batches must be an integer from 1 to 50, got "many"/);
+    const runtime = await runHarness(ENTRY, ['--worker-runtime', 'bun'], 60_000);
+    assert.equal(runtime.code, 2, failureReport(runtime.output));
+    assert.match(runtime.output, /--worker-runtime must be compiled or tsx, got "bun"/);
   });
 
   void it('measures both sides on the production stack: the closing line parses, each side above 0', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
     // The product's worker through tsx: no `npm run build` into dist/ while another test (bench:burst's floor) may build there.
-    process.env.BENCH_WORKER_RUNTIME = 'tsx';
-    const { code, stdout, output } = await runHarness(ENTRY, ['--batches', '2', '--per-batch', '4'], RUN_TIMEOUT_MS, 'SIGTERM');
+    const { code, stdout, output } = await runHarness(ENTRY, ['--batches', '2', '--per-batch', '4', '--worker-runtime', 'tsx'], RUN_TIMEOUT_MS, 'SIGTERM');
     assert.equal(code, 0, failureReport(output));
     const figures = parseStackFloorLine(stdout.trimEnd().split('\n').at(-1) ?? '');
     assert.ok(figures, `the last line is not the closing line\n${failureReport(output)}`);
