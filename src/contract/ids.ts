@@ -15,9 +15,9 @@ export const ID_SEGMENT_SOURCE = `[A-Za-z0-9][A-Za-z0-9._-]{0,${ID_SEGMENT_MAX -
 export const ID_SEGMENT_PATTERN = new RegExp(`^${ID_SEGMENT_SOURCE}$`);
 export const ID_SEGMENT_RULE = `must start with a letter or digit and use only letters, digits, ".", "_" and "-" (at most ${ID_SEGMENT_MAX})`;
 
-/** A book's cadence (`nightly`, `weekly`, `hourly-eu`): one Schedule per name and tenant. */
 /** A UUID (a LoginId, a Temporal run id), any case. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A book's cadence (`nightly`, `weekly`, `hourly-eu`): one Schedule per name and tenant. */
 export const CADENCE_PATTERN = /^[a-z0-9][a-z0-9-]{0,39}$/;
 export const CADENCE_RULE = 'must be lower-case letters, digits and "-" (at most 40), such as nightly';
