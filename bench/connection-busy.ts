@@ -58,28 +58,31 @@ function stepsOf(events: readonly HistoryEvent[], pollIntervalMs: number): Recor
   const first = events[0];
   const last = events.at(-1);
   if (first && last) sums.whole = at(last) - at(first);
-  let scheduled = 0;
-  let started = 0;
+  // A task's and an activity's times kept apart: a workflow task can be scheduled while an activity waits.
+  const task = { scheduled: 0, started: 0 };
+  const activity = { scheduled: 0, started: 0 };
   let timer = 0;
   for (const event of events) {
     switch (event.eventType) {
       case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-        scheduled = at(event);
+        task.scheduled = at(event);
         break;
       case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
-        started = at(event);
-        sums['workflow tasks waiting'] += started - scheduled;
+        task.started = at(event);
+        sums['workflow tasks waiting'] += task.started - task.scheduled;
         break;
       case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-        sums['workflow tasks running'] += at(event) - started;
+        sums['workflow tasks running'] += at(event) - task.started;
+        break;
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        activity.scheduled = at(event);
         break;
       case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-        started = at(event);
-        sums['activities waiting'] += started - scheduled;
+        activity.started = at(event);
+        sums['activities waiting'] += activity.started - activity.scheduled;
         break;
       case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-        sums['activities running'] += at(event) - started;
+        sums['activities running'] += at(event) - activity.started;
         break;
       case EventType.EVENT_TYPE_TIMER_STARTED:
         timer = at(event);

@@ -4,6 +4,7 @@
  * stack CPU less the stack's idle over the same time, by part (workers, server, PostgreSQL, sandbox).
  * Pure: checked without a server (test/bench/stack-floor.test.ts).
  */
+import { median } from '../bench-processes.js';
 import type { CpuPart } from '../burst/cpu.js';
 
 export const CPU_PARTS: readonly CpuPart[] = ['workers', 'server', 'postgres', 'sandbox'];
@@ -29,14 +30,7 @@ export function totalOf(parts: PartsMs): number {
   return CPU_PARTS.reduce((sum, name) => sum + parts[name], 0);
 }
 
-function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-/** One side's figures over its batches: the median total a run, and each part's median (the parts' medians need not add up to the total's). */
+/** One side's figures over its batches: the median total a run, and each part's median (the benches' median: the upper middle of an even count; the parts' medians need not add up to the total's). */
 export interface SideFigures {
   readonly totalMs: number;
   readonly parts: PartsMs;
