@@ -11,6 +11,7 @@ import { createActivities, INLINE_RESULT_LIMIT_BYTES } from './activities/connec
 import { createCallbackActivities } from './activities/callback-activities.js';
 import { callbackMetrics } from './metrics/callback-metrics.js';
 import { createBookActivities } from './activities/book-activities.js';
+import { createLivePathActivities } from './activities/live-path-activities.js';
 import { createBookStartActivities } from './activities/book-start-activities.js';
 import { createAdmissionActivities } from './activities/admission-activities.js';
 import { createBookEndActivities } from './activities/book-end-activities.js';
@@ -108,6 +109,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ),
     ...createForgetActivities({ temporal, clientFor, payloadStore, metrics }),
     ...createBookActivities({ temporal, pauses }),
+    ...createLivePathActivities({ temporal, taskQueue: config.temporal.taskQueue, liveKey: config.priority.keys.live }),
     ...createBookStartActivities({ temporal }),
     ...createBookEndActivities({ temporal }),
     ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, priority: config.priority, admission: config.pool.admission }),

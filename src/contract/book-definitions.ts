@@ -245,6 +245,9 @@ export interface WindowView {
   readonly recentBusyMs?: number | undefined;
   /** With other books refreshing at once: this book's weighted share of the windows they all hold. */
   readonly share?: WindowShare | undefined;
+  /** The live path as last read: the oldest live task waiting to start (ms) and how many waited; absent where the server gives no such count. */
+  readonly liveWaitMs?: number | undefined;
+  readonly liveWaiting?: number | undefined;
 }
 
 /** This refresh's fair part of the fleet: the windows of every running refresh, divided by weight. */
@@ -352,6 +355,18 @@ export interface BookRefreshInput {
   readonly callback?: { readonly url: string } | undefined;
 }
 
+/**
+ * What live users' tasks wait for on the service queue, as the server last counted it (its task
+ * queue statistics by priority key, for workflow and activity tasks): what a window judges the live
+ * path by (book-window.ts).
+ */
+export interface LivePathReading {
+  /** The oldest live task waiting to start, workflow or activity (ms); 0 when none waits. */
+  readonly waitMs: number;
+  /** Live tasks waiting to start. */
+  readonly waiting: number;
+}
+
 /** The window controller's thresholds. */
 export interface WindowControl {
   /** Grow while the recent median child takes at most this times the best median. */
@@ -371,9 +386,16 @@ export interface WindowControl {
    * one ended without telling it (terminated by a forget or by hand, timed out) never will.
    */
   readonly silentCheckMs: number;
+  /**
+   * The live path: the window gives way (shrinks) when a live task has waited this long to start,
+   * and grows only while live tasks wait at most `liveNearMs` (book-window.ts). Without a reading
+   * (a server that does not count by priority) the window judges its children's busy time instead.
+   */
+  readonly liveSlowMs: number;
+  readonly liveNearMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000, liveSlowMs: 150, liveNearMs: 40 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {
@@ -418,6 +440,8 @@ export interface WindowMemory {
   /** The tenant's fairness weight, and the other running refreshes' windows and weights as last read. */
   readonly weight?: number | undefined;
   readonly others?: { readonly size: number; readonly weight: number; readonly refreshes: number; readonly crowding: number } | undefined;
+  /** The live path's last readings (oldest first) and when the last was taken (workflow ms); absent until read, or where the server gives no reading. */
+  readonly live?: { readonly at: number; readonly waitMs: readonly number[]; readonly waiting: number } | undefined;
 }
 
 export const bookProgressQuery = defineQuery<BookProgress>('bookProgress');

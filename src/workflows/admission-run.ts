@@ -14,6 +14,7 @@
 import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
 import type { BookActivities } from '../activities/book-activities.js';
 import type { BookStartActivities } from '../activities/book-start-activities.js';
+import type { LivePathActivities } from '../activities/live-path-activities.js';
 import {
   ADMISSION_GRANTS_PER_RUN,
   ADMISSION_ID_MAX,
@@ -40,7 +41,7 @@ import { WindowMemo } from './window-memo.js';
 import { FleetLook, WatchTimer } from './window-watch.js';
 
 /** Calls to Temporal only (visibility, describe), never to the service: quick and outside the request budget. */
-const temporal = proxyLocalActivities<Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & Pick<BookStartActivities, 'connectionsClosed'>>({
+const temporal = proxyLocalActivities<Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & LivePathActivities & Pick<BookStartActivities, 'connectionsClosed'>>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });

@@ -33,6 +33,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BookActivities, BookPageEntry } from '../activities/book-activities.js';
 import type { BookStartActivities } from '../activities/book-start-activities.js';
+import type { LivePathActivities } from '../activities/live-path-activities.js';
 import {
   WINDOW_LIMITS,
   bookConnectionWorkflowId,
@@ -65,7 +66,7 @@ import { estimateEnd } from './book-estimate.js';
  * page's connections, quick and outside the request budget. A start is retried until it lands
  * (safe: src/activities/book-start-activities.ts).
  */
-const book = proxyLocalActivities<BookActivities & BookStartActivities>({
+const book = proxyLocalActivities<BookActivities & BookStartActivities & LivePathActivities>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });

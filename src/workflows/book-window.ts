@@ -30,10 +30,18 @@
  *   more below its share does not shrink for crowding, one a child or more above does not grow, and
  *   one 15% above shrinks toward its share as soon as children slow past where growth stops. Equal books grow
  *   and shrink together, so the fleet as a whole still finds its size. Alone, none of this applies.
+ * - **The live path first.** Where the Temporal server counts the service queue's waiting tasks by
+ *   priority (window-watch.ts reads it with the fleet), the window is judged by what live users
+ *   feel instead of by its children: it shrinks when a live task has waited `liveSlowMs` to start,
+ *   and grows (a round at a time, as above) only while the last readings are within `liveNearMs`.
+ *   Children's busy time then neither shrinks nor stops the window: it lengthens when unattended
+ *   work queues behind unattended work (one worker's workflow-task slots), long before the cores
+ *   are busy or a live user waits (measured: docs/fleet.md). Stuck children, a throttle and the
+ *   shares hold as above. Without a reading, everything is judged by the children, as above.
  * - An operator's pin holds the size; the controller still learns meanwhile.
  * Deterministic and import-free: workflow code. Times are workflow time (ms).
  */
-import type { WindowBounds, WindowChange, WindowControl, WindowMemory, WindowShare, WindowView } from '../contract/book-definitions.js';
+import type { LivePathReading, WindowBounds, WindowChange, WindowControl, WindowMemory, WindowShare, WindowView } from '../contract/book-definitions.js';
 
 /**
  * Completions the recent median is taken over: the window's size, within these bounds. At least 16:
@@ -51,6 +59,13 @@ const CHANGES_KEPT = 50;
 const ABOVE_SHARE = 1.15;
 /** On giving way to another book: the fraction kept (never below the share). */
 const GIVE_WAY_FACTOR = 0.85;
+/**
+ * Live-path readings kept: growth needs each of them near idle. The server counts a queue every few
+ * seconds and a reading is the oldest task waiting at that moment, so one reading can miss a wait.
+ */
+const LIVE_READINGS = 2;
+/** A reading older than this many fleet reads (at least 5 s each) no longer judges the window. */
+const LIVE_FRESH_READS = 3;
 
 function median(values: readonly number[]): number | undefined {
   if (values.length === 0) return undefined;
@@ -95,7 +110,29 @@ export class WindowController {
       bestBusyMs: this.memory.bestBusyMs,
       recentBusyMs: median(this.memory.recentBusyMs ?? []),
       share: this.share,
+      liveWaitMs: this.memory.live?.waitMs.at(-1),
+      liveWaiting: this.memory.live?.waiting,
     };
+  }
+
+  /**
+   * The live path as the server last counted it (live-path-activities.ts); `null`: this server gives
+   * no such count, and the window judges by its children.
+   */
+  observeLivePath(reading: LivePathReading | null, now: number): void {
+    if (reading === null) {
+      if (this.memory.live !== undefined) this.memory = { ...this.memory, live: undefined };
+      return;
+    }
+    const waitMs = [...(this.memory.live?.waitMs ?? []), Math.max(0, reading.waitMs)].slice(-LIVE_READINGS);
+    this.memory = { ...this.memory, live: { at: now, waitMs, waiting: Math.max(0, reading.waiting) } };
+  }
+
+  /** The live path's readings when fresh enough to judge by. */
+  private freshLive(now: number): NonNullable<WindowMemory['live']> | undefined {
+    const live = this.memory.live;
+    if (live === undefined || live.waitMs.length === 0) return undefined;
+    return now - live.at <= LIVE_FRESH_READS * Math.max(this.control.fleetCheckMs, 5_000) ? live : undefined;
   }
 
   /**
@@ -271,6 +308,11 @@ export class WindowController {
   }
 
   private decide(now: number, windowFull: boolean): void {
+    const live = this.freshLive(now);
+    if (live !== undefined) {
+      this.decideByLivePath(now, windowFull, live);
+      return;
+    }
     const { size, sinceChange } = this.memory;
     const finishRatio = this.busyRatio();
     const startRatio = this.startRatio();
@@ -314,6 +356,50 @@ export class WindowController {
     this.change(
       clamp(size + step, this.bounds),
       `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers${slowStartOver ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`,
+      now,
+      false,
+    );
+  }
+
+  /** The live path judges: live tasks' wait to start, not the children's times (the header says why). */
+  private decideByLivePath(now: number, windowFull: boolean, live: NonNullable<WindowMemory['live']>): void {
+    const { size, sinceChange } = this.memory;
+    const { liveSlowMs, liveNearMs } = this.control;
+    const latest = live.waitMs.at(-1) ?? 0;
+    const worst = Math.max(...live.waitMs);
+    const share = this.share;
+    const halfRound = sinceChange >= Math.max(1, Math.ceil(size / 2));
+    const sinceShrinkMs = now - (this.memory.shrankAt ?? Number.NEGATIVE_INFINITY);
+    const settled = sinceShrinkMs >= (median(this.memory.recentFinishMs) ?? 0);
+    const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count)`;
+    if (latest >= liveSlowMs && halfRound && settled && this.throttleSettled(now)) {
+      // A book below its share leaves the giving way to those above it.
+      if (share !== undefined && size <= share.size - 1) return;
+      this.change(clamp(Math.floor(size * this.control.shrinkFactor), this.bounds), `${waited}: the live path slowed (gives way at ${liveSlowMs} ms)`, now, true);
+      this.memory = { ...this.memory, shrankAt: now };
+      return;
+    }
+    const near = worst <= liveNearMs;
+    if (share !== undefined && size >= share.size * ABOVE_SHARE && !near && halfRound) {
+      this.change(
+        clamp(Math.max(Math.ceil(share.size), Math.floor(size * GIVE_WAY_FACTOR)), this.bounds),
+        `giving way to ${share.refreshes - 1} other book${share.refreshes === 2 ? '' : 's'}: ${size} is above this book's share of ${share.size.toFixed(1)} (weight ${share.weight} of ${share.fleetWeight}, windows ${share.fleetSize} in all) while ${waited}`,
+        now,
+        true,
+      );
+      return;
+    }
+    const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
+    if (throttled || !windowFull || !near || sinceChange < size) return;
+    if (share !== undefined && size >= share.size + 1) return;
+    // Slow start ends at the first live task seen waiting at all.
+    const slowStartOver = !this.memory.shrunk && worst > 0;
+    if (slowStartOver) this.memory = { ...this.memory, shrunk: true };
+    const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
+    const busy = this.busyRatio();
+    this.change(
+      clamp(size + step, this.bounds),
+      `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}${slowStartOver ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`,
       now,
       false,
     );

@@ -5,7 +5,7 @@
  * code only.
  */
 import { sleep } from '@temporalio/workflow';
-import type { PublishedWindow, WindowControl } from '../contract/book-definitions.js';
+import type { LivePathReading, PublishedWindow, WindowControl } from '../contract/book-definitions.js';
 import type { WindowController } from './book-window.js';
 import type { SteadyClock } from './steady-clock.js';
 
@@ -52,12 +52,13 @@ export class WatchTimer {
 export interface FleetCalls {
   tenantThrottle(input: { readonly customerId: string }): Promise<{ until: number; reason: string } | null>;
   fleetWindows(input: { readonly refreshWorkflowId: string }): Promise<PublishedWindow[]>;
+  livePath(): Promise<LivePathReading | null>;
 }
 
 /**
- * Whether the service throttled the tenant (at most every throttleCheckMs) and the windows the other
- * books and admissions hold (every fleetCheckMs), told to the window. Each time is taken before the
- * call: the time a result comes back is not the same on replay.
+ * Whether the service throttled the tenant (at most every throttleCheckMs), and the windows the other
+ * books and admissions hold and the live path (every fleetCheckMs), told to the window. Each time is
+ * taken before the call: the time a result comes back is not the same on replay.
  */
 export class FleetLook {
   private lastThrottleCheck = Number.NEGATIVE_INFINITY;
@@ -81,6 +82,7 @@ export class FleetLook {
     if (at - this.lastFleetCheck >= control.fleetCheckMs) {
       this.lastFleetCheck = at;
       this.window.observeFleet(await this.clock.local(() => this.calls.fleetWindows({ refreshWorkflowId: workflowId })), weight);
+      this.window.observeLivePath(await this.clock.local(() => this.calls.livePath()), at);
     }
   }
 }

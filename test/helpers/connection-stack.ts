@@ -7,6 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
 import { createBookActivities } from '../../src/activities/book-activities.js';
+import { createLivePathActivities } from '../../src/activities/live-path-activities.js';
 import { createBookStartActivities } from '../../src/activities/book-start-activities.js';
 import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
 import { createAdmissionActivities } from '../../src/activities/admission-activities.js';
@@ -148,6 +149,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       }),
       ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
       ...createBookActivities({ temporal: client, pauses }),
+      ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
       ...createAdmissionActivities({ temporal: client, taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),

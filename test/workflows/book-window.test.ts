@@ -226,4 +226,73 @@ void describe('book refresh window', () => {
     // Settles at A 10, B 26.
     assert.ok(weighted.b >= 2 * weighted.a, `weight 3 against 1: B ${weighted.b}, A ${weighted.a}`);
   });
+
+  void describe('judged by the live path, where the server counts it', () => {
+    const live = (window: WindowController, waitMs: number, at: number, waiting = waitMs > 0 ? 1 : 0) => window.observeLivePath({ waitMs, waiting }, at);
+
+    void it('grows a round at a time while live tasks start at once, even with children far slower than their best', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      live(window, 0, 0);
+      finish(window, 4, 1_000, 1);
+      assert.equal(window.size, 6, 'a round of the start size, no wait for RECENT_MIN children');
+      finish(window, RECENT_MIN, 3_000, 10);
+      assert.ok(window.size > 9, `children at 3x their best neither shrank nor stopped it: ${window.size}`);
+      assert.match(window.view.lastChange?.reason ?? '', /live tasks waited at most 0 ms to start.*children busy 2\.\d\dx their best/);
+      assert.equal(window.view.liveWaitMs, 0);
+    });
+
+    void it('gives way when a live task waits, and grows again only once every reading is near idle', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      live(window, 0, 0);
+      finish(window, 30, 1_000, 1);
+      const grown = window.size;
+      live(window, DEFAULT_WINDOW_CONTROL.liveSlowMs + 50, 100, 3);
+      finish(window, Math.ceil(grown / 2), 1_000, 2_000);
+      assert.equal(window.size, Math.floor(grown * DEFAULT_WINDOW_CONTROL.shrinkFactor), `shrank from ${grown}`);
+      assert.match(window.view.lastChange?.reason ?? '', /live tasks waited 200 ms to start \(3 waiting.*the live path slowed/);
+      const shrunk = window.size;
+      // One reading near idle after a slow one: the last two are not all near idle yet.
+      live(window, 10, 5_000);
+      finish(window, shrunk * 2, 1_000, 6_000);
+      assert.equal(window.size, shrunk, 'held while a reading of the last two was slow');
+      live(window, 0, 10_000);
+      finish(window, shrunk, 1_000, 11_000);
+      assert.equal(window.size, shrunk + Math.ceil(shrunk / 8), 'past slow start: by an eighth');
+    });
+
+    void it('holds between near idle and slow', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      live(window, DEFAULT_WINDOW_CONTROL.liveNearMs + 10, 0);
+      finish(window, 40, 1_000, 1);
+      assert.equal(window.size, BOUNDS.start);
+    });
+
+    void it('judges by its children again when the server gives no reading, or the last one is stale', () => {
+      const none = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      live(none, 0, 0);
+      none.observeLivePath(null, 1);
+      finish(none, 4, 1_000, 2);
+      assert.equal(none.size, 4, 'by children: no decision before RECENT_MIN of them');
+      assert.equal(none.view.liveWaitMs, undefined);
+      const stale = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      live(stale, 0, 0);
+      finish(stale, 4, 1_000, 3 * Math.max(DEFAULT_WINDOW_CONTROL.fleetCheckMs, 5_000) + 1);
+      assert.equal(stale.size, 4, 'a reading three fleet reads old no longer judges');
+    });
+
+    void it('still shrinks for children stuck in flight and halves for a throttle', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      live(window, 0, 0);
+      finish(window, 16, 1_000, 1);
+      const before = window.size;
+      window.observeInFlight(new Array(before).fill(10_000), 5_000);
+      assert.ok(window.size < before, `stuck: ${before} -> ${window.size}`);
+      const atStuck = window.size;
+      window.observeThrottle(60_000, 'Retry-After', 5_100);
+      assert.equal(window.size, Math.max(BOUNDS.floor, Math.floor(atStuck / 2)));
+      live(window, 0, 5_200);
+      finish(window, 40, 1_000, 5_300);
+      assert.equal(window.size, Math.max(BOUNDS.floor, Math.floor(atStuck / 2)), 'no growth while throttled');
+    });
+  });
 });
