@@ -50,6 +50,7 @@ import {
   type RateBook,
 } from './figures.js';
 import type { BurstOptions, Mode } from './options.js';
+import { OtherLoad } from './other-load.js';
 import { refreshReplayLine, replayRefreshes } from './refresh-replay.js';
 import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, throttleRuns, type LiveTimes, type Observed } from './phases.js';
 import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './stack.js';
@@ -286,6 +287,8 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, mode: 'bucket', weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
   log('');
   log(`== night, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A's book ${options.a}, B's ${options.b}, live ${options.live}; alone A ${options.aloneA}, B ${options.aloneB}; ${options.workers} workers; run directory ${runDir}`);
+  const otherLoad = OtherLoad.start(options.otherLoadPercent);
+  if (otherLoad.percent > 0) log(`other load: ${otherLoad.percent}% of each of ${availableParallelism()} cores, busy processes for the whole run`);
   const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
   log(
     `stack: Temporal server ${stack.serverVersion} on PostgreSQL, ${options.workers} workers; SERVICE_BUDGET_RPS ${options.budgetRps}, SERVICE_BUDGET_TENANT_RPS ${options.tenantBudgetRps}` +
@@ -362,11 +365,12 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const aloneRefreshes = [...alone.values()].reduce((sum, entry) => sum + entry.children.length, 0);
     const aloneCpuMs = cpuTotal(cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir))) - (idleCpuPerSecondMs * (Date.now() - aloneFrom)) / 1000;
     const cpuPerRefreshMs = aloneCpuMs / aloneRefreshes;
-    const cores = availableParallelism();
+    // With other load on the host, the cores the stack is left.
+    const cores = availableParallelism() * otherLoad.coresLeft;
     const capacityRps = (cores * 1000) / cpuPerRefreshMs;
     const budgetRefreshRps = options.budgetRps / REFRESH_REQUESTS;
     log(
-      `capacity: alone a book's refresh costs the stack ${fmt(cpuPerRefreshMs, 1)} ms (beyond its idle ${fmt(idleCpuPerSecondMs)} ms a second), so ${cores} cores carry at most ${fmt(capacityRps, 1)} refreshes a second; ` +
+      `capacity: alone a book's refresh costs the stack ${fmt(cpuPerRefreshMs, 1)} ms (beyond its idle ${fmt(idleCpuPerSecondMs)} ms a second), so ${fmt(cores, 1)} cores carry at most ${fmt(capacityRps, 1)} refreshes a second; ` +
         `the budget carries ${fmt(budgetRefreshRps, 1)} (${options.budgetRps}/s, ${REFRESH_REQUESTS} requests a refresh)`,
     );
 
@@ -449,6 +453,8 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
       failed: books.reduce((sum, entry) => sum + entry.failed, 0) + liveEnds.failed,
       live: spreadOf(nightTimes.answers),
       liveIdle,
+      firstChallenge: spreadOf(nightTimes.firstChallenge),
+      firstChallengeIdle: spreadOf(idleTimes.firstChallenge),
       aMedianS: medianS(TENANT_A),
       aAloneMedianS: alone.get(TENANT_A)?.medianS ?? NaN,
       bMedianS: medianS(TENANT_B),
@@ -482,6 +488,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     }
     for (const problem of [...idleTimes.problems, ...nightTimes.problems].slice(0, 20)) log(`  operator: ${problem}`);
     const live = figures.live;
+    log(`  live first challenge (start → challenge): night p50 ${fmt(figures.firstChallenge?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallenge?.p99 ?? NaN)} ms; idle p50 ${fmt(figures.firstChallengeIdle?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallengeIdle?.p99 ?? NaN)} ms`);
     log(`  live answers: night ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; the last live connection started at +${seconds(liveOffsets.at(-1) ?? 0)}`);
     // Where the slowest answers' time went, read from their connections' histories.
     const slowAnswers = nightTimes.answers
@@ -536,6 +543,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     return { mode, figures };
   } finally {
     clearInterval(ratesTimer);
+    await otherLoad.stop();
     await releaseStack(resources, log);
     if (options.keepLogs) log(`night: run directory kept: ${runDir}`);
     else await rm(runDir, { recursive: true, force: true });

@@ -41,6 +41,8 @@ export interface BurstOptions {
   readonly keepLogs: boolean;
   /** Connections of each side of the product-vs-floor measure printed before the summary (0: skip it). */
   readonly floorRuns: number;
+  /** The night: other work on the host, this percent of every core, for the whole run (0: none). */
+  readonly otherLoadPercent: number;
 }
 
 export class BurstArgumentError extends Error {
@@ -92,6 +94,9 @@ history (the latency, throughput, share and budget targets are figures, not verd
   --floor-runs N     first, N cached connections of the product and N of the SDK floor's shape,
                      alternating on a dev server (bench/floor-ratio.ts); their ratio is printed
                      before the summary (default 30; 0 skips it)
+  --other-load P     the night: other work on the host, P% of every core (a busy process a core)
+                     for the whole run; what the cores carry is then what the rest of them carry
+                     (default 0)
   --help             this text
 
 WORKER_* variables of the shell reach every worker (e.g. WORKER_MAX_CONCURRENT_ACTIVITIES=50).
@@ -127,6 +132,7 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   let seed: number | undefined;
   let keepLogs = false;
   let floorRuns = 30;
+  let otherLoadPercent = 0;
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index];
     const value = () => argv[++index];
@@ -190,12 +196,16 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
       case '--floor-runs':
         floorRuns = number(flag, value(), 0, 1_000);
         break;
+      case '--other-load':
+        otherLoadPercent = number(flag, value(), 0, 90);
+        break;
       default:
         throw new BurstArgumentError(`unknown argument ${JSON.stringify(flag)}`);
     }
   }
   if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
   if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
+  if (scenario === 'storm' && otherLoadPercent > 0) throw new BurstArgumentError('--other-load is for the night (the storm measures against its own idle and alone runs)');
   const unattended = scenario === 'storm' ? 0 : (unattendedWorkers ?? 1);
   if (unattended >= workers) throw new BurstArgumentError(`--unattended-workers (${unattended}) must leave the service queue a worker of the ${workers} (--workers)`);
   const aloneB = Math.min(b, alone ?? DEFAULT_ALONE_MAX);
@@ -207,5 +217,5 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
     aloneA: Math.min(a, alone ?? aloneB),
     aloneB,
     modes: modes ?? (scenario === 'night' ? ['on'] : ['on', 'off']),
-    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, unattendedWorkers: unattended, unattendedNice, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns };
+    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, unattendedWorkers: unattended, unattendedNice, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns, otherLoadPercent };
 }
