@@ -37,6 +37,7 @@ import {
 } from '../../bench/burst/figures.js';
 import { busyShare, sampleMachineCpu } from '../../bench/burst/cpu.js';
 import { BurstArgumentError, parseBurstArgs } from '../../bench/burst/options.js';
+import { OtherLoad } from '../../bench/burst/other-load.js';
 import { policyOf, serverSettingsOf, workerPriorityEnv } from '../../bench/burst/stack.js';
 import { seededRandom } from '../../scripts/chaos/random.js';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
@@ -206,6 +207,18 @@ void describe('burst figures', () => {
     assert.ok(Number.isNaN(busyShare(after, after)));
   });
 
+  void it('puts other load on every core it is given until stopped, and says what share of the cores it leaves', async () => {
+    assert.equal(OtherLoad.start(0).coresLeft, 1);
+    const load = OtherLoad.start(60, 1);
+    assert.ok(Math.abs(load.coresLeft - 0.4) < 1e-9);
+    const before = sampleMachineCpu();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const busy = sampleMachineCpu().busyMs - before.busyMs;
+    await load.stop();
+    // 60 ms of every 100 on one core for half a second: about 300 ms; allow for a slow start and ticks.
+    assert.ok(busy >= 100, `the machine was busy ${busy} ms while it ran`);
+  });
+
   void it('counts what two books completed while both ran: from the later start to the earlier end', () => {
     const both = bothRunning({ startMs: 1_000, endMs: 20_000, closesMs: [1_500, 2_000, 3_000, 9_000, 12_000, 19_000] }, { startMs: 2_000, endMs: 10_000, closesMs: [2_500, 4_000, 9_500, 10_000] });
     // From 2 s to 10 s: A's 2, 3 and 9 s, B's 2.5, 4, 9.5 and 10 s.
@@ -271,6 +284,10 @@ void describe('burst figures', () => {
     assert.match(nightTargetsLine({ ...night, bShare: 0.3, throughputRps: 5 }), /throughput .* MISSED \(56%\); B's share >= 90% of its weight's MISSED \(60%\)/);
     assert.doesNotMatch(targets, /replay/, 'no replay figure: none printed');
     assert.match(nightTargetsLine({ ...night, nondeterminism: 1 }), /; refreshes replay with 0 nondeterminism MISSED \(1\)$/);
+    assert.doesNotMatch(targets, /first challenge/, 'no first challenge figure: none printed');
+    const challenge = (p99: number) => ({ count: 10, p50: p99 / 2, p99 });
+    assert.match(nightTargetsLine({ ...night, firstChallenge: challenge(300), firstChallengeIdle: challenge(150) }), /; live first challenge p99 <= 2x idle met \(2\.00x\); A median/);
+    assert.match(nightTargetsLine({ ...night, firstChallenge: challenge(301), firstChallengeIdle: challenge(150) }), /live first challenge p99 <= 2x idle MISSED \(2\.01x\)/);
   });
 
   void it('turns priority and fairness off only where the runs must differ', () => {
@@ -299,6 +316,10 @@ void describe('burst figures', () => {
     assert.deepEqual(parseBurstArgs(['--only', 'off'], () => 1)?.modes, ['off']);
     assert.equal(defaults?.floorRuns, 30);
     assert.equal(parseBurstArgs(['--floor-runs', '0'], () => 1)?.floorRuns, 0);
+    assert.equal(defaults?.otherLoadPercent, 0);
+    assert.equal(parseBurstArgs(['--other-load', '40'], () => 1)?.otherLoadPercent, 40);
+    assert.throws(() => parseBurstArgs(['--other-load', '95'], () => 1), /--other-load must be an integer from 0 to 90, got "95"/);
+    assert.throws(() => parseBurstArgs(['--storm', '--other-load', '40'], () => 1), /--other-load is for the night/);
     assert.throws(() => parseBurstArgs(['--floor-runs', '-1'], () => 1), /--floor-runs must be an integer from 0 to 1000, got "-1"/);
     assert.equal(parseBurstArgs(['--help'], () => 1), undefined);
     assert.throws(() => parseBurstArgs(['--a-limit', '40'], () => 1), BurstArgumentError);

@@ -421,7 +421,8 @@ void describe('a book of saved logins', () => {
     const control: BookRefreshInput['control'] = { slackMs: 50 };
     const { refreshWorkflowId } = await run(cadence, { pageSize: 100, window: { floor: 1, ceiling: 6, start: 1 }, control });
     const grown = await progressUntil(refreshWorkflowId, (progress) => progress.window.size >= 3, 'the window to grow', 60_000);
-    assert.match(grown.window.lastChange?.reason ?? '', /their best time and the service answers/);
+    // Judged by the live path where the server counts it (it does here), by the children's time elsewhere.
+    assert.match(grown.window.lastChange?.reason ?? '', /live tasks waited at most \d+ ms to start .*and the service answers/);
 
     stack.setServiceFault('status=503');
     try {
