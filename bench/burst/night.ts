@@ -242,29 +242,36 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
   return (
     `window ${tenant}: polled ${sizes.length} times, size min ${sorted[0] ?? 'n/a'}, median ${fmt(medianOf(sorted))}, max ${sorted.at(-1) ?? 'n/a'}; ` +
     `the report's ${changes.length} change(s)${changes.length >= 50 ? ' (the last 50)' : ''}: ${grew} grew, ${shrank.length} shrank ` +
-    `(${why(/^children took .*their best time/)} children slower, ${why(/waited .*to start/)} starts slower, ${why(/^another book's children/)} another book's slower, ` +
+    `(${why(/the live path slowed/)} live path slower, ${why(/^children took .*their best time/)} children slower, ${why(/^children waited .*to start/)} starts slower, ${why(/^another book's children/)} another book's slower, ` +
     `${why(/^giving way/)} gave way to another book, ${why(/in flight for/)} children stuck, ${why(/throttled/)} throttled)` +
     `${report?.window.bestFinishMs === undefined ? '' : `; best median child ${fmt(report.window.bestFinishMs)} ms`}` +
     `${report?.window.bestBusyMs === undefined ? '' : `, busy (less its polls' waits) best ${fmt(report.window.bestBusyMs)} ms, last ${fmt(report.window.recentBusyMs ?? NaN)} ms`}`
   );
 }
 
-/** The window's changes in a line: `+12.3s 4→6 grew 1.05x, +20.1s 6→4 starts 2.31x, ...`. */
+/**
+ * The window's changes in a line: `+12.3s 4→6 grew 1.05x, +20.1s 6→4 starts 2.31x, +30.2s 9→6 live
+ * 180ms, ...` (a growth judged by the live path shows the children's busy ratio, when known).
+ */
 function changesLine(changes: BookReport['windowChanges'], origin: number): string {
-  const kind = (reason: string) =>
-    /pinned|unpinned/.test(reason) ? 'operator'
-    : /throttled/.test(reason) ? 'throttled'
-    : /in flight for/.test(reason) ? 'stuck'
-    : /^giving way/.test(reason) ? 'gave-way'
-    : /^another book's/.test(reason) ? 'fleet'
-    : /waited/.test(reason) ? 'starts'
-    : /took/.test(reason) ? 'slower'
+  const kind = (change: BookReport['windowChanges'][number]) =>
+    /pinned|unpinned/.test(change.reason) ? 'operator'
+    : change.to > change.from ? 'grew'
+    : /throttled/.test(change.reason) ? 'throttled'
+    : /in flight for/.test(change.reason) ? 'stuck'
+    : /^giving way/.test(change.reason) ? 'gave-way'
+    : /the live path slowed/.test(change.reason) ? 'live'
+    : /^another book's/.test(change.reason) ? 'fleet'
+    : /waited/.test(change.reason) ? 'starts'
+    : /took/.test(change.reason) ? 'slower'
     : 'grew';
   return (
     changes
       .map((change) => {
+        const liveWait = /live tasks waited (\d+) ms/.exec(change.reason)?.[1];
         const times = /([\d.]+)x/.exec(change.reason)?.[1];
-        return `+${seconds(Date.parse(change.at) - origin)} ${change.from}→${change.to} ${kind(change.reason)}${times ? ` ${times}x` : ''}`;
+        const figure = kind(change) === 'live' && liveWait ? ` ${liveWait}ms` : times ? ` ${times}x` : '';
+        return `+${seconds(Date.parse(change.at) - origin)} ${change.from}→${change.to} ${kind(change)}${figure}`;
       })
       .join(', ') || 'none'
   );
