@@ -20,7 +20,7 @@ import { connectionKey } from '../src/client/business-key.js';
 import { BookReportNotReadyError } from '../src/client/errors.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
-import { bookConnectionWorkflowId, bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE } from '../src/contract/book-definitions.js';
+import { bookConnectionWorkflowId, bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE, DEFAULT_WINDOW_BOUNDS } from '../src/contract/book-definitions.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { nightRuleLine } from './night-rule.js';
 import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';
@@ -204,7 +204,7 @@ async function main(): Promise<void> {
       for (const change of book.report.windowChanges) {
         log(`round ${round}: window +${((Date.parse(change.at) - Date.parse(book.report.startedAt)) / 1000).toFixed(0)} s ${change.from} → ${change.to}: ${change.reason}`);
       }
-      log(`round ${round}: ${nightRuleLine({ logins, cores: availableParallelism(), cpuPerRefreshMs: perLogin(beyondIdle(direct)), ceiling: book.report.window.ceiling, bestFinishMs: book.report.window.bestFinishMs, nightS: ended })}`);
+      log(`round ${round}: ${nightRuleLine({ logins, cores: availableParallelism(), cpuPerRefreshMs: perLogin(beyondIdle(direct)), ceiling: book.report.window.ceiling, bestFinishMs: book.report.window.bestFinishMs, start: DEFAULT_WINDOW_BOUNDS.start, nightS: ended })}`);
       log(
         `round ${round}: the book ${book.report.counts.refreshed} refreshed, ${book.report.counts.failed} failed in ${book.seconds.toFixed(1)} s (${(book.report.counts.done / book.seconds).toFixed(1)} a second, ${book.report.pages.length} pages, last window ${book.report.window.size}), ` +
           `${perLogin(book.cpuMs).toFixed(1)} ms a login (${perLogin(beyondIdle(book)).toFixed(1)} beyond an idle of ${book.idleCpuPerSecondMs.toFixed(0)} ms a second); independent, ${concurrency} at once, ${direct.seconds.toFixed(1)} s, ${perLogin(direct.cpuMs).toFixed(1)} ms a login (${perLogin(beyondIdle(direct)).toFixed(1)} beyond an idle of ${direct.idleCpuPerSecondMs.toFixed(0)})`,

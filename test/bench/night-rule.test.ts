@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nightRule, nightRuleLine } from '../../bench/night-rule.js';
+import { nightRamp, nightRule, nightRuleLine } from '../../bench/night-rule.js';
 
 describe('the night-length rule', () => {
   it('takes the least of the service, the cores and the window, and predicts N over it', () => {
@@ -34,5 +34,20 @@ describe('the night-length rule', () => {
   it('prints each bound and how far the prediction is from the night measured', () => {
     const line = nightRuleLine({ logins: 1000, cores: 2, cpuPerRefreshMs: 123.2, ceiling: 50, bestFinishMs: 1_310, nightS: 135 });
     assert.equal(line, 'the night-length rule: 1000 / min(no service limit, ⅔ × 2 × 1000 / 123.2 ms = 10.8, 50 / 1.31 s = 38.2) = 1000 / 10.8 a second = 92 s; the night took 135 s (the rule -32%)');
+  });
+
+  it('counts the window\'s ramp from its start: a child\'s time a round, by half again, until it holds what the rate needs', () => {
+    // 10 s children at 4.9 a second need a window of 49: 4, 6, 9, 14, 21, 32 then 48 (each a round), 134 done.
+    const ramp = nightRamp(4, 4.9, 10_000, 400);
+    assert.deepEqual(ramp, { rounds: 7, done: 134, seconds: 70 });
+    const rule = nightRule({ logins: 400, cores: 2, cpuPerRefreshMs: 105.6, ceiling: 50, bestFinishMs: 10_000, start: 4, nightS: 154 });
+    assert.ok(Math.abs(rule.predictedS - (70 + 266 / 5)) < 1e-9, `${rule.predictedS}`);
+    assert.equal(
+      nightRuleLine({ logins: 400, cores: 2, cpuPerRefreshMs: 105.6, ceiling: 50, bestFinishMs: 10_000, start: 4, nightS: 154 }),
+      "the night-length rule: the window's ramp from 4 (7 rounds of 10.00 s, 134 done) 70 s + 266 / min(no service limit, ⅔ × 2 × 1000 / 105.6 ms = 12.6, 50 / 10.00 s = 5.0) = 266 / 5.0 a second = 123 s; the night took 154 s (the rule -20%)",
+    );
+    // A window that starts where the rate needs it has no ramp; a book smaller than the ramp ends in it.
+    assert.equal(nightRamp(60, 4.9, 10_000, 400).rounds, 0);
+    assert.deepEqual(nightRamp(4, 4.9, 10_000, 15), { rounds: 3, done: 15, seconds: 30 });
   });
 });
