@@ -2,7 +2,7 @@
  * The fleet page's rule for how long a night lasts (docs/fleet.md, "Choosing the window's bounds"),
  * computed from a measured run's own inputs and set beside the night that run took, so the page's
  * promise is checked, not assumed: N / min(R / 3, ⅔ × C × 1000 / c, ceiling / t), after the
- * window's ramp: from its start it grows by half a round (a child's time t) at a time until it holds
+ * window's ramp: from its start it grows by half, a round (a child's time t) at a time, until it holds
  * the rate × t that the rate needs; what is done meanwhile is the sum of its sizes. Pure.
  */
 

@@ -7,6 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { killTied, spawnTiedToParent } from '../../scripts/lib/parent-lifetime.js';
+import { cpuMs } from '../bench-processes.js';
 
 const PERIOD_MS = 100;
 
@@ -26,13 +27,26 @@ export class OtherLoad {
   /** None at 0%. */
   static start(percent: number, cores = availableParallelism()): OtherLoad {
     if (percent <= 0) return new OtherLoad(0, []);
-    const children = Array.from({ length: cores }, () => spawnTiedToParent(process.execPath, ['-e', loopSource(percent)], { stdio: ['pipe', 'ignore', 'ignore'] }));
+    const children = Array.from({ length: cores }, () => {
+      const child = spawnTiedToParent(process.execPath, ['-e', loopSource(percent)], { stdio: ['pipe', 'ignore', 'ignore'] });
+      // A process that could not start is no load: the bench still runs, and cpuMs says so.
+      child.on('error', () => undefined);
+      return child;
+    });
     return new OtherLoad(percent, children);
   }
 
   /** The share of the cores left to the stack (1 without other load). */
   get coresLeft(): number {
     return 1 - this.percent / 100;
+  }
+
+  /** CPU its processes have used (ms); processes gone count nothing. */
+  cpuMs(): number {
+    return this.children.reduce((sum, child) => {
+      const used = child.pid === undefined ? Number.NaN : cpuMs(child.pid);
+      return sum + (Number.isFinite(used) ? used : 0);
+    }, 0);
   }
 
   async stop(): Promise<void> {

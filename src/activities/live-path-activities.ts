@@ -42,10 +42,7 @@ function millisecondsOf(duration: BacklogStats['approximateBacklogAge']): number
   return Number(duration.seconds ?? 0) * 1_000 + (duration.nanos ?? 0) / 1e6;
 }
 
-/**
- * The live keys' part of one queue type's statistics; undefined when the server counts no priorities
- * (a server that does always lists one key, the default 3, on a queue nothing waits on).
- */
+/** The live keys' part of one queue type's statistics by priority key; undefined when none is listed. */
 export function liveStatsOf(byPriorityKey: Readonly<Record<string, BacklogStats>> | null | undefined, liveKey: number): LivePathReading | undefined {
   if (!byPriorityKey || Object.keys(byPriorityKey).length === 0) return undefined;
   let waitMs = 0;
@@ -72,8 +69,9 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey }: LiveP
       if (NO_READING_CODES.has((error as { code?: number }).code ?? -1)) return null;
       throw error;
     }
-    const parts = responses.map((response) => liveStatsOf(response.statsByPriorityKey, liveKey));
-    // No priority counted on either queue type: a server that does not count by priority.
+    // A queue's statistics present and no priority key among them: nothing waits there (the server
+    // lists only keys in use); no statistics at all: a server that does not count.
+    const parts = responses.map((response) => liveStatsOf(response.statsByPriorityKey, liveKey) ?? (response.stats ? { waitMs: 0, waiting: 0 } : undefined));
     if (parts.every((part) => part === undefined)) return null;
     return parts.reduce<LivePathReading>((sum, part) => (part ? { waitMs: Math.max(sum.waitMs, part.waitMs), waiting: sum.waiting + part.waiting } : sum), { waitMs: 0, waiting: 0 });
   }

@@ -64,8 +64,16 @@ const GIVE_WAY_FACTOR = 0.85;
  * seconds and a reading is the oldest task waiting at that moment, so one reading can miss a wait.
  */
 const LIVE_READINGS = 2;
-/** A reading older than this many fleet reads (at least 5 s each) no longer judges the window. */
+/** A reading older than this many fleet reads (at least LIVE_READ_MIN_MS each), or two stall checks, no longer judges the window. */
 const LIVE_FRESH_READS = 3;
+export const LIVE_READ_MIN_MS = 5_000;
+/**
+ * A live task waiting this long is stranded, not slowed: no worker takes it (its pinned build's
+ * workers are gone, its type is run nowhere), and it would hold every window at its floor for as
+ * long as it waits. A fleet where live work truly waits this long has shrunk on the way there, and
+ * its children are stuck too (observeInFlight).
+ */
+export const LIVE_STRANDED_MS = 60_000;
 
 function median(values: readonly number[]): number | undefined {
   if (values.length === 0) return undefined;
@@ -124,7 +132,8 @@ export class WindowController {
       if (this.memory.live !== undefined) this.memory = { ...this.memory, live: undefined };
       return;
     }
-    const waitMs = [...(this.memory.live?.waitMs ?? []), Math.max(0, reading.waitMs)].slice(-LIVE_READINGS);
+    const wait = reading.waitMs >= LIVE_STRANDED_MS ? 0 : Math.max(0, reading.waitMs);
+    const waitMs = [...(this.memory.live?.waitMs ?? []), wait].slice(-LIVE_READINGS);
     this.memory = { ...this.memory, live: { at: now, waitMs, waiting: Math.max(0, reading.waiting) } };
   }
 
@@ -132,7 +141,9 @@ export class WindowController {
   private freshLive(now: number): NonNullable<WindowMemory['live']> | undefined {
     const live = this.memory.live;
     if (live === undefined || live.waitMs.length === 0) return undefined;
-    return now - live.at <= LIVE_FRESH_READS * Math.max(this.control.fleetCheckMs, 5_000) ? live : undefined;
+    // While a page drains, the window looks around only at its stall checks.
+    const freshMs = Math.max(LIVE_FRESH_READS * Math.max(this.control.fleetCheckMs, LIVE_READ_MIN_MS), 2 * (this.stallCheckMs ?? 0));
+    return now - live.at <= freshMs ? live : undefined;
   }
 
   /**
@@ -156,8 +167,13 @@ export class WindowController {
     };
   }
 
-  /** How much slower than their best this book's children finish or start (what it publishes for the others); undefined until it knows. */
+  /**
+   * How much slower than their best this book's children finish or start (what it publishes for the
+   * others); undefined until it knows, and while the live path judges it: its children's slowness is
+   * then no crowding of the fleet's, and a window still judging by its children must not take it for one.
+   */
   get crowding(): number | undefined {
+    if (this.memory.live !== undefined) return undefined;
     const finishRatio = this.busyRatio();
     return finishRatio === undefined ? undefined : Math.max(finishRatio, this.startRatio() ?? 0);
   }
@@ -322,11 +338,7 @@ export class WindowController {
     const share = this.share;
     // Crowding is the fleet's: the worst any book's children see.
     const worst = Math.max(own, share?.crowding ?? 0);
-    const halfRound = sinceChange >= Math.max(1, Math.ceil(size / 2));
-    // Children that finish within a child's time of a shrink started before it.
-    const sinceShrinkMs = now - (this.memory.shrankAt ?? Number.NEGATIVE_INFINITY);
-    const settled = sinceShrinkMs >= (median(this.memory.recentFinishMs) ?? 0);
-    if (worst >= this.control.shrinkAbove && halfRound && settled && this.throttleSettled(now)) {
+    if (worst >= this.control.shrinkAbove && this.mayShrink(now)) {
       // A book below its share leaves the shrinking to those above it.
       if (share !== undefined && size <= share.size - 1) return;
       const what = own < worst
@@ -334,75 +346,86 @@ export class WindowController {
         : finishRatio >= (startRatio ?? 0)
         ? `children took ${finishRatio.toFixed(2)}x their best time, busy ${Math.round(median(this.memory.recentBusyMs ?? []) ?? 0)} ms against ${Math.round(this.memory.bestBusyMs ?? 0)} ms (the median of their whole time ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
         : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
-      this.change(clamp(Math.floor(size * this.control.shrinkFactor), this.bounds), what, now, true);
-      this.memory = { ...this.memory, shrankAt: now };
+      this.shrinkFor(what, now);
       return;
     }
-    if (share !== undefined && size >= share.size * ABOVE_SHARE && worst > this.control.growBelow && halfRound) {
-      this.change(
-        clamp(Math.max(Math.ceil(share.size), Math.floor(size * GIVE_WAY_FACTOR)), this.bounds),
-        `giving way to ${share.refreshes - 1} other book${share.refreshes === 2 ? '' : 's'}: ${size} is above this book's share of ${share.size.toFixed(1)} (weight ${share.weight} of ${share.fleetWeight}, windows ${share.fleetSize} in all) while children slow to ${worst.toFixed(2)}x their best time`,
-        now,
-        true,
-      );
+    if (share !== undefined && size >= share.size * ABOVE_SHARE && worst > this.control.growBelow && this.halfRound) {
+      this.giveWay(share, `children slow to ${worst.toFixed(2)}x their best time`, now);
       return;
     }
     if (throttled || !windowFull || worst > this.control.growBelow || sinceChange < size) return;
     if (share !== undefined && size >= share.size + 1) return;
     // Slow start ends at the first sign of crowding: children halfway to where growth stops.
-    const slowStartOver = !this.memory.shrunk && worst > 1 + (this.control.growBelow - 1) / 2;
-    if (slowStartOver) this.memory = { ...this.memory, shrunk: true };
-    const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
-    this.change(
-      clamp(size + step, this.bounds),
-      `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers${slowStartOver ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`,
-      now,
-      false,
-    );
+    this.grow(worst > 1 + (this.control.growBelow - 1) / 2, `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers`, now);
   }
 
   /** The live path judges: live tasks' wait to start, not the children's times (the header says why). */
   private decideByLivePath(now: number, windowFull: boolean, live: NonNullable<WindowMemory['live']>): void {
     const { size, sinceChange } = this.memory;
     const { liveSlowMs, liveNearMs } = this.control;
+    // Each decision on a reading taken after the last change: one snapshot of the server moves the window once.
+    const lastChangeAt = this.memory.lastChange ? Date.parse(this.memory.lastChange.at) : Number.NEGATIVE_INFINITY;
+    if (live.at <= lastChangeAt) return;
     const latest = live.waitMs.at(-1) ?? 0;
     const worst = Math.max(...live.waitMs);
     const share = this.share;
-    const halfRound = sinceChange >= Math.max(1, Math.ceil(size / 2));
-    const sinceShrinkMs = now - (this.memory.shrankAt ?? Number.NEGATIVE_INFINITY);
-    const settled = sinceShrinkMs >= (median(this.memory.recentFinishMs) ?? 0);
     const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count)`;
-    if (latest >= liveSlowMs && halfRound && settled && this.throttleSettled(now)) {
+    if (latest >= liveSlowMs && this.mayShrink(now)) {
       // A book below its share leaves the giving way to those above it.
       if (share !== undefined && size <= share.size - 1) return;
-      this.change(clamp(Math.floor(size * this.control.shrinkFactor), this.bounds), `${waited}: the live path slowed (gives way at ${liveSlowMs} ms)`, now, true);
-      this.memory = { ...this.memory, shrankAt: now };
+      this.shrinkFor(`${waited}: the live path slowed (gives way at ${liveSlowMs} ms)`, now);
       return;
     }
     const near = worst <= liveNearMs;
-    if (share !== undefined && size >= share.size * ABOVE_SHARE && !near && halfRound) {
-      this.change(
-        clamp(Math.max(Math.ceil(share.size), Math.floor(size * GIVE_WAY_FACTOR)), this.bounds),
-        `giving way to ${share.refreshes - 1} other book${share.refreshes === 2 ? '' : 's'}: ${size} is above this book's share of ${share.size.toFixed(1)} (weight ${share.weight} of ${share.fleetWeight}, windows ${share.fleetSize} in all) while ${waited}`,
-        now,
-        true,
-      );
+    if (share !== undefined && size >= share.size * ABOVE_SHARE && !near && this.halfRound) {
+      this.giveWay(share, waited, now);
       return;
     }
     const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
     if (throttled || !windowFull || !near || sinceChange < size) return;
     if (share !== undefined && size >= share.size + 1) return;
-    // Slow start ends at the first live task seen waiting at all.
-    const slowStartOver = !this.memory.shrunk && worst > 0;
-    if (slowStartOver) this.memory = { ...this.memory, shrunk: true };
-    const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
     const busy = this.busyRatio();
+    // Slow start ends at the first live task seen waiting at all.
+    this.grow(worst > 0, `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}`, now);
+  }
+
+  /** Half a round of completions since the last change. */
+  private get halfRound(): boolean {
+    return this.memory.sinceChange >= Math.max(1, Math.ceil(this.memory.size / 2));
+  }
+
+  /**
+   * A shrink for slowness waits half a round, a child's time after the last such shrink (children
+   * that finish within it started before it and say nothing of it), and a throttle's end.
+   */
+  private mayShrink(now: number): boolean {
+    const sinceShrinkMs = now - (this.memory.shrankAt ?? Number.NEGATIVE_INFINITY);
+    return this.halfRound && sinceShrinkMs >= (median(this.memory.recentFinishMs) ?? 0) && this.throttleSettled(now);
+  }
+
+  private shrinkFor(reason: string, now: number): void {
+    this.change(clamp(Math.floor(this.memory.size * this.control.shrinkFactor), this.bounds), reason, now, true);
+    this.memory = { ...this.memory, shrankAt: now };
+  }
+
+  private giveWay(share: WindowShare, why: string, now: number): void {
+    const size = this.memory.size;
     this.change(
-      clamp(size + step, this.bounds),
-      `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}${slowStartOver ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`,
+      clamp(Math.max(Math.ceil(share.size), Math.floor(size * GIVE_WAY_FACTOR)), this.bounds),
+      `giving way to ${share.refreshes - 1} other book${share.refreshes === 2 ? '' : 's'}: ${size} is above this book's share of ${share.size.toFixed(1)} (weight ${share.weight} of ${share.fleetWeight}, windows ${share.fleetSize} in all) while ${why}`,
       now,
-      false,
+      true,
     );
+  }
+
+  /** By half in slow start, by an eighth after it (at least one); `slowStartOver`: the first sign of crowding, seen now. */
+  private grow(slowStartOver: boolean, reason: string, now: number): void {
+    const ending = slowStartOver && !this.memory.shrunk;
+    if (ending) this.memory = { ...this.memory, shrunk: true };
+    const size = this.memory.size;
+    const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
+    const share = this.share;
+    this.change(clamp(size + step, this.bounds), `${reason}${ending ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`, now, false);
   }
 
   private change(to: number, reason: string, now: number, shrink: boolean): void {

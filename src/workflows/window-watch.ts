@@ -11,28 +11,34 @@ import type { SteadyClock } from './steady-clock.js';
 
 /**
  * One watch timer at a time, left running across waits: a timer per wait (started, then cancelled
- * when a connection ends first) would cost two events and two commands a connection.
+ * when a connection ends first) would cost two events and two commands a connection. A wait that
+ * needs an earlier look than the running timer gives (the first child's time became known after a
+ * silent check's 30 s timer was armed) starts one more: without it, a service that went down then
+ * was first looked at up to 30 s late.
  */
 export class WatchTimer {
-  private running = false;
+  /** When each running timer fires (workflow ms). */
+  private readonly dues: number[] = [];
   private fired = false;
 
   constructor(private readonly clock: SteadyClock) {}
 
-  /** Starts the timer unless one runs. */
+  /** Starts a timer unless one runs that fires as soon. */
   arm(ms: number): void {
-    if (this.running) return;
-    this.running = true;
+    const due = this.clock.now() + ms;
+    if (this.dues.length > 0 && Math.min(...this.dues) <= due) return;
+    this.dues.push(due);
+    const done = () => this.dues.splice(this.dues.indexOf(due), 1);
     sleep(ms).then(
       () => {
         // The timer fired: its task's time.
         this.clock.woke();
-        this.running = false;
+        done();
         this.fired = true;
       },
       () => {
         // Cancelled with the workflow: its own sequence ends it.
-        this.running = false;
+        done();
       },
     );
   }

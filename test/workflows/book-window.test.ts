@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_WINDOW_CONTROL } from '../../src/contract/book-definitions.js';
-import { RECENT_MIN, WindowController } from '../../src/workflows/book-window.js';
+import { LIVE_READ_MIN_MS, LIVE_STRANDED_MS, RECENT_MIN, WindowController } from '../../src/workflows/book-window.js';
 
 const BOUNDS = { floor: 2, ceiling: 40, start: 4 };
 
@@ -229,42 +229,59 @@ void describe('book refresh window', () => {
 
   void describe('judged by the live path, where the server counts it', () => {
     const live = (window: WindowController, waitMs: number, at: number, waiting = waitMs > 0 ? 1 : 0) => window.observeLivePath({ waitMs, waiting }, at);
+    /** A reading, then `count` children of `ms` finishing after it: what a refresh sees between two looks. */
+    const readThenFinish = (window: WindowController, waitMs: number, at: number, count: number, ms: number) => {
+      live(window, waitMs, at);
+      finish(window, count, ms, at + 1);
+    };
 
     void it('grows a round at a time while live tasks start at once, even with children far slower than their best', () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-      live(window, 0, 0);
-      finish(window, 4, 1_000, 1);
+      readThenFinish(window, 0, 0, 4, 1_000);
       assert.equal(window.size, 6, 'a round of the start size, no wait for RECENT_MIN children');
-      finish(window, RECENT_MIN, 3_000, 10);
+      for (let look = 1; look <= 4; look += 1) readThenFinish(window, 0, look * 5_000, window.size, 3_000);
       assert.ok(window.size > 9, `children at 3x their best neither shrank nor stopped it: ${window.size}`);
-      assert.match(window.view.lastChange?.reason ?? '', /live tasks waited at most 0 ms to start.*children busy 2\.\d\dx their best/);
+      assert.match(window.view.lastChange?.reason ?? '', /live tasks waited at most 0 ms to start.*children busy \d\.\d\dx their best/);
       assert.equal(window.view.liveWaitMs, 0);
+      assert.equal(window.crowding, undefined, 'its children\'s slowness is not published as the fleet\'s crowding');
+    });
+
+    void it('moves once per reading: a round of children after one snapshot of the server grows it once', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      live(window, 0, 0);
+      finish(window, 40, 1_000, 1);
+      assert.equal(window.size, 6);
+      live(window, 0, 5_000);
+      finish(window, 40, 1_000, 5_001);
+      assert.equal(window.size, 9);
     });
 
     void it('gives way when a live task waits, and grows again only once every reading is near idle', () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-      live(window, 0, 0);
-      finish(window, 30, 1_000, 1);
+      for (let look = 0; look < 4; look += 1) readThenFinish(window, 0, look * 5_000, window.size, 1_000);
       const grown = window.size;
-      live(window, DEFAULT_WINDOW_CONTROL.liveSlowMs + 50, 100, 3);
-      finish(window, Math.ceil(grown / 2), 1_000, 2_000);
+      assert.ok(grown > BOUNDS.start);
+      readThenFinish(window, DEFAULT_WINDOW_CONTROL.liveSlowMs + 50, 30_000, Math.ceil(grown / 2), 1_000);
       assert.equal(window.size, Math.floor(grown * DEFAULT_WINDOW_CONTROL.shrinkFactor), `shrank from ${grown}`);
-      assert.match(window.view.lastChange?.reason ?? '', /live tasks waited 200 ms to start \(3 waiting.*the live path slowed/);
+      assert.match(window.view.lastChange?.reason ?? '', /live tasks waited 200 ms to start \(1 waiting.*the live path slowed/);
       const shrunk = window.size;
       // One reading near idle after a slow one: the last two are not all near idle yet.
-      live(window, 10, 5_000);
-      finish(window, shrunk * 2, 1_000, 6_000);
+      readThenFinish(window, 10, 35_000, shrunk * 2, 1_000);
       assert.equal(window.size, shrunk, 'held while a reading of the last two was slow');
-      live(window, 0, 10_000);
-      finish(window, shrunk, 1_000, 11_000);
+      readThenFinish(window, 0, 40_000, shrunk, 1_000);
       assert.equal(window.size, shrunk + Math.ceil(shrunk / 8), 'past slow start: by an eighth');
     });
 
     void it('holds between near idle and slow', () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-      live(window, DEFAULT_WINDOW_CONTROL.liveNearMs + 10, 0);
-      finish(window, 40, 1_000, 1);
+      for (let look = 0; look < 4; look += 1) readThenFinish(window, DEFAULT_WINDOW_CONTROL.liveNearMs + 10, look * 5_000, 10, 1_000);
       assert.equal(window.size, BOUNDS.start);
+    });
+
+    void it('reads a live task waiting a minute or more as stranded (no worker takes it), not as a slow live path', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      readThenFinish(window, LIVE_STRANDED_MS, 0, 4, 1_000);
+      assert.equal(window.size, 6, 'grew as on an idle live path');
     });
 
     void it('judges by its children again when the server gives no reading, or the last one is stale', () => {
@@ -276,23 +293,29 @@ void describe('book refresh window', () => {
       assert.equal(none.view.liveWaitMs, undefined);
       const stale = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
       live(stale, 0, 0);
-      finish(stale, 4, 1_000, 3 * Math.max(DEFAULT_WINDOW_CONTROL.fleetCheckMs, 5_000) + 1);
+      finish(stale, 4, 1_000, 3 * Math.max(DEFAULT_WINDOW_CONTROL.fleetCheckMs, LIVE_READ_MIN_MS) + 1);
       assert.equal(stale.size, 4, 'a reading three fleet reads old no longer judges');
     });
 
     void it('still shrinks for children stuck in flight and halves for a throttle', () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-      live(window, 0, 0);
-      finish(window, 16, 1_000, 1);
+      for (let look = 0; look < 3; look += 1) readThenFinish(window, 0, look * 5_000, window.size, 1_000);
       const before = window.size;
-      window.observeInFlight(new Array(before).fill(10_000), 5_000);
+      window.observeInFlight(new Array(before).fill(10_000), 20_000);
       assert.ok(window.size < before, `stuck: ${before} -> ${window.size}`);
       const atStuck = window.size;
-      window.observeThrottle(60_000, 'Retry-After', 5_100);
+      window.observeThrottle(80_000, 'Retry-After', 20_100);
       assert.equal(window.size, Math.max(BOUNDS.floor, Math.floor(atStuck / 2)));
-      live(window, 0, 5_200);
-      finish(window, 40, 1_000, 5_300);
+      readThenFinish(window, 0, 25_000, 40, 1_000);
       assert.equal(window.size, Math.max(BOUNDS.floor, Math.floor(atStuck / 2)), 'no growth while throttled');
+    });
+
+    void it('above its share by 15%, gives way as soon as a live task waits at all', () => {
+      const window = new WindowController({ floor: 2, ceiling: 50, start: 20 }, DEFAULT_WINDOW_CONTROL);
+      window.observeFleet([{ size: 10, weight: 1 }], 1);
+      readThenFinish(window, DEFAULT_WINDOW_CONTROL.liveNearMs + 1, 0, 10, 1_000);
+      assert.equal(window.size, 17, 'by 0.85, never below its share of (20 + 10) / 2');
+      assert.match(window.view.lastChange?.reason ?? '', /^giving way to 1 other book: 20 is above this book's share of 15\.0 .* while live tasks waited 41 ms/);
     });
   });
 });
