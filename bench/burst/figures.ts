@@ -320,9 +320,10 @@ export function parseSummaryLine(line: string): ParsedSummary | undefined {
   };
 }
 
+const mark = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
 /** The issue's targets, each met or missed (benchmark figures: they decide nothing about the exit code but lost and failed). */
 export function targetsLine(figures: RunFigures): string {
-  const mark = (ok: boolean) => (ok ? 'met' : 'MISSED');
   const p50 = ratio(figures.live.p50, figures.liveIdle.p50);
   const p99 = ratio(figures.live.p99, figures.liveIdle.p99);
   const b = ratio(figures.bMedianS, figures.bAloneMedianS);
@@ -462,13 +463,11 @@ export function parseNightLine(line: string): ParsedNight | undefined {
   };
 }
 
-/** The issue's targets for the night, each met or missed (figures, not verdicts). */
-const mark = (ok: boolean) => (ok ? 'met' : 'MISSED');
-
 function firstChallengeTarget(p99: number): string {
   return `live first challenge p99 <= 2x idle ${mark(p99 <= 2)} (${fixed(p99, 2)}x)`;
 }
 
+/** The issue's targets for the night, each met or missed (figures, not verdicts). */
 export function nightTargetsLine(figures: NightFigures): string {
   const p50 = ratio(figures.live.p50, figures.liveIdle.p50);
   const p99 = ratio(figures.live.p99, figures.liveIdle.p99);
