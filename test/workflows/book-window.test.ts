@@ -239,8 +239,12 @@ void describe('book refresh window', () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
       readThenFinish(window, 0, 0, 4, 1_000);
       assert.equal(window.size, 6, 'a round of the start size, no wait for RECENT_MIN children');
-      for (let look = 1; look <= 4; look += 1) readThenFinish(window, 0, look * 5_000, window.size, 3_000);
-      assert.ok(window.size > 9, `children at 3x their best neither shrank nor stopped it: ${window.size}`);
+      // Busy 900 ms against 100 (9x), the whole time 1.2 s against 1 s.
+      for (let look = 1; look <= 4; look += 1) {
+        live(window, 0, look * 5_000);
+        for (let index = 0; index < window.size; index += 1) window.observeFinish(look === 1 ? 1_000 : 1_200, true, look * 5_000 + 1 + index, true, look === 1 ? 100 : 900);
+      }
+      assert.ok(window.size > 9, `children busy 9x their best neither shrank nor stopped it: ${window.size}`);
       assert.match(window.view.lastChange?.reason ?? '', /live tasks waited at most 0 ms to start.*children busy \d\.\d\dx their best/);
       assert.equal(window.view.liveWaitMs, 0);
       assert.equal(window.crowding, undefined, 'its children\'s slowness is not published as the fleet\'s crowding');
@@ -270,6 +274,21 @@ void describe('book refresh window', () => {
       assert.equal(window.size, shrunk, 'held while a reading of the last two was slow');
       readThenFinish(window, 0, 40_000, shrunk, 1_000);
       assert.equal(window.size, shrunk + Math.ceil(shrunk / 8), 'past slow start: by an eighth');
+    });
+
+    void it('holds, without shrinking, once children\'s whole time reaches shrinkAbove its best: more room would buy little rate', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      for (let look = 0; look < 3; look += 1) readThenFinish(window, 0, look * 5_000, RECENT_MIN, 1_000);
+      const grown = window.size;
+      assert.ok(grown > BOUNDS.start);
+      // Whole times of 2.5 s against a best of 1 s: (2500 + 250) / (1000 + 250) = 2.2x.
+      readThenFinish(window, 0, 15_000, 40, 2_500);
+      const slowed = window.size;
+      assert.ok(slowed >= grown, 'no shrink');
+      for (let look = 4; look < 8; look += 1) readThenFinish(window, 0, look * 5_000, 40, 2_500);
+      assert.equal(window.size, slowed, 'held');
+      for (let look = 8; look < 10; look += 1) readThenFinish(window, 0, look * 5_000, 40, 1_050);
+      assert.ok(window.size > slowed, `grows again once children are back near their best: ${window.size}`);
     });
 
     void it('holds between near idle and slow', () => {
