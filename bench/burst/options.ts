@@ -94,7 +94,7 @@ history (the latency, throughput, share and budget targets are figures, not verd
   --floor-runs N     first, N cached connections of the product and N of the SDK floor's shape,
                      alternating on a dev server (bench/floor-ratio.ts); their ratio is printed
                      before the summary (default 30; 0 skips it)
-  --other-load P     the night: other work on the host, P% of every core (a busy process a core)
+  --other-load P     the night: other work on the host, P% of every core's CPU time (a process a core)
                      for the whole run; what the cores carry is then what the rest of them carry
                      (default 0)
   --help             this text

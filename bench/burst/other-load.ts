@@ -1,20 +1,27 @@
 /**
  * `--other-load P`: other work on the host beside the stack, a steady P% of every core, for the whole
  * run (idle, alone and the night), so "what the cores carry" is what the cores the stack is left
- * carry. One process a core, each busy P ms of every 100 (a spin, then a sleep): the kernel sees a
- * steady share, as a host's other tenants look. Tied to this process: they end with it however it ends.
+ * carry. One process a core, each spinning until it has used P% of the current second, then
+ * sleeping 10 ms: a share of CPU time, not of the wall clock, so a stack that crowds it does not
+ * shrink it (a busy-then-sleep by the wall clock got less than its share under load, and "what the
+ * rest of the cores carry" read over 100%). Tied to this process: they end with it however it ends.
  */
 import type { ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { killTied, spawnTiedToParent } from '../../scripts/lib/parent-lifetime.js';
 import { cpuMs } from '../bench-processes.js';
 
-const PERIOD_MS = 100;
-
-/** The busy loop each process runs: busy `percent` ms of every PERIOD_MS, by the wall clock. */
+/**
+ * The loop each process runs: its CPU time kept at `percent` of the wall time of the current second
+ * (a second's debt is caught up, no more: a process starved for long does not then burst).
+ */
 function loopSource(percent: number): string {
-  return `const period = ${PERIOD_MS}, busy = ${percent};
-function turn() { const start = Date.now(); while (Date.now() - start < busy) {} setTimeout(turn, Math.max(0, period - (Date.now() - start))); }
+  return `const share = ${percent} / 100; let began = Date.now(), cpu = process.cpuUsage();
+function turn() {
+  if (Date.now() - began >= 1000) { began = Date.now(); cpu = process.cpuUsage(); }
+  for (;;) { const used = process.cpuUsage(cpu); if ((used.user + used.system) / 1000 >= share * (Date.now() - began)) break; }
+  setTimeout(turn, 10);
+}
 turn();`;
 }
 
