@@ -19,7 +19,7 @@ function loopSource(percent: number): string {
   return `const share = ${percent} / 100; let began = Date.now(), cpu = process.cpuUsage();
 function turn() {
   if (Date.now() - began >= 1000) { began = Date.now(); cpu = process.cpuUsage(); }
-  for (;;) { const used = process.cpuUsage(cpu); if ((used.user + used.system) / 1000 >= share * (Date.now() - began)) break; }
+  for (;;) { const used = process.cpuUsage(cpu); if ((used.user + used.system) / 1000 >= share * (Date.now() - began) || Date.now() - began >= 1000) break; }
   setTimeout(turn, 10);
 }
 turn();`;

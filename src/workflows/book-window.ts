@@ -33,9 +33,8 @@
  * - **The live path first.** Where the Temporal server counts the service queue's waiting tasks by
  *   priority (window-watch.ts reads it with the fleet), the window is judged by what live users
  *   feel instead of by its children: it shrinks when a live task has waited `liveSlowMs` to start,
- *   and grows (a round at a time, as above) only while the last readings are within `liveNearMs`,
- *   and children's whole time is below `shrinkAbove` its best (past it, Little's law says more room
- *   buys little rate: it holds). Children's busy time then neither shrinks nor stops the window: it lengthens when unattended
+ *   and grows (a round at a time, as above) only while the last readings are within `liveNearMs`.
+ *   Children's busy time then neither shrinks nor stops the window: it lengthens when unattended
  *   work queues behind unattended work (one worker's workflow-task slots), long before the cores
  *   are busy or a live user waits (measured: docs/fleet.md). Stuck children, a throttle and the
  *   shares hold as above. Without a reading, everything is judged by the children, as above.
@@ -385,10 +384,6 @@ export class WindowController {
     const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
     if (throttled || !windowFull || !near || sinceChange < size) return;
     if (share !== undefined && size >= share.size + 1) return;
-    // Little's law: the rate is the window over a child's whole time. Once that time has grown to
-    // shrinkAbove its best, more room lengthens every child about as much as it adds: hold (no shrink).
-    const whole = this.ratio(this.memory.recentFinishMs, this.memory.bestFinishMs);
-    if (whole !== undefined && whole >= this.control.shrinkAbove) return;
     const busy = this.busyRatio();
     // Slow start ends at the first live task seen waiting at all.
     this.grow(worst > 0, `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}`, now);
