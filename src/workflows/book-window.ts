@@ -282,7 +282,7 @@ export class WindowController {
   /** The service told the tenant to wait until `until` (epoch ms). */
   observeThrottle(until: number, reason: string, now: number): void {
     if (until <= now) return;
-    const already = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
+    const already = this.throttled(now);
     this.memory = { ...this.memory, throttledUntil: Math.max(until, this.memory.throttledUntil ?? 0) };
     if (already) return;
     this.change(clamp(Math.floor(this.memory.size / 2), this.bounds), `the service throttled the tenant until ${new Date(until).toISOString()} (${reason})`, now, true);
@@ -333,7 +333,6 @@ export class WindowController {
     const finishRatio = this.busyRatio();
     const startRatio = this.startRatio();
     if (finishRatio === undefined) return;
-    const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
     const own = Math.max(finishRatio, startRatio ?? 0);
     const share = this.share;
     // Crowding is the fleet's: the worst any book's children see.
@@ -353,7 +352,7 @@ export class WindowController {
       this.giveWay(share, `children slow to ${worst.toFixed(2)}x their best time`, now);
       return;
     }
-    if (throttled || !windowFull || worst > this.control.growBelow || sinceChange < size) return;
+    if (this.throttled(now) || !windowFull || worst > this.control.growBelow || sinceChange < size) return;
     if (share !== undefined && size >= share.size + 1) return;
     // Slow start ends at the first sign of crowding: children halfway to where growth stops.
     this.grow(worst > 1 + (this.control.growBelow - 1) / 2, `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers`, now);
@@ -381,12 +380,16 @@ export class WindowController {
       this.giveWay(share, waited, now);
       return;
     }
-    const throttled = this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
-    if (throttled || !windowFull || !near || sinceChange < size) return;
+    if (this.throttled(now) || !windowFull || !near || sinceChange < size) return;
     if (share !== undefined && size >= share.size + 1) return;
     const busy = this.busyRatio();
     // Slow start ends at the first live task seen waiting at all.
     this.grow(worst > 0, `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}`, now);
+  }
+
+  /** The service's wait for this tenant has not passed. */
+  private throttled(now: number): boolean {
+    return this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
   }
 
   /** Half a round of completions since the last change. */
