@@ -51,47 +51,35 @@ function parseArgs(argv: readonly string[]): { inFlight: number[]; seconds: numb
   return { inFlight, seconds, pollIntervalMs };
 }
 
+/** A kind of task's scheduled, started and completed events, and the steps its waits and runs sum into. */
+const TASK_KINDS = [
+  { kind: 'workflow tasks', scheduled: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, started: EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, completed: EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED },
+  { kind: 'activities', scheduled: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, started: EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED, completed: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED },
+] as const;
+
 /** One connection's history, summed by step (ms). */
 function stepsOf(events: readonly HistoryEvent[], pollIntervalMs: number): Record<string, number> {
-  const sums = { whole: 0, 'workflow tasks waiting': 0, 'workflow tasks running': 0, 'activities waiting': 0, 'activities running': 0, 'timers late': 0 };
+  const sums: Record<string, number> = { whole: 0 };
+  for (const { kind } of TASK_KINDS) Object.assign(sums, { [`${kind} waiting`]: 0, [`${kind} running`]: 0 });
+  sums['timers late'] = 0;
   const at = (event: HistoryEvent) => eventTimeMs(event.eventTime);
   const first = events[0];
   const last = events.at(-1);
   if (first && last) sums.whole = at(last) - at(first);
-  // A task's and an activity's times kept apart: a workflow task can be scheduled while an activity waits.
-  const task = { scheduled: 0, started: 0 };
-  const activity = { scheduled: 0, started: 0 };
+  // Each kind's times kept apart: a workflow task can be scheduled while an activity waits.
+  const times = new Map(TASK_KINDS.map(({ kind }) => [kind, { scheduled: 0, started: 0 }]));
   let timer = 0;
   for (const event of events) {
-    switch (event.eventType) {
-      case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
-        task.scheduled = at(event);
-        break;
-      case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
-        task.started = at(event);
-        sums['workflow tasks waiting'] += task.started - task.scheduled;
-        break;
-      case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-        sums['workflow tasks running'] += at(event) - task.started;
-        break;
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-        activity.scheduled = at(event);
-        break;
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-        activity.started = at(event);
-        sums['activities waiting'] += activity.started - activity.scheduled;
-        break;
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-        sums['activities running'] += at(event) - activity.started;
-        break;
-      case EventType.EVENT_TYPE_TIMER_STARTED:
-        timer = at(event);
-        break;
-      case EventType.EVENT_TYPE_TIMER_FIRED:
-        sums['timers late'] += at(event) - timer - pollIntervalMs;
-        break;
-      default:
+    for (const { kind, scheduled, started, completed } of TASK_KINDS) {
+      const time = times.get(kind)!;
+      if (event.eventType === scheduled) time.scheduled = at(event);
+      else if (event.eventType === started) {
+        time.started = at(event);
+        sums[`${kind} waiting`]! += time.started - time.scheduled;
+      } else if (event.eventType === completed) sums[`${kind} running`]! += at(event) - time.started;
     }
+    if (event.eventType === EventType.EVENT_TYPE_TIMER_STARTED) timer = at(event);
+    else if (event.eventType === EventType.EVENT_TYPE_TIMER_FIRED) sums['timers late'] += at(event) - timer - pollIntervalMs;
   }
   return sums;
 }
