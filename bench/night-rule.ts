@@ -5,6 +5,7 @@
  * window's ramp: from its start it grows by half, a round (a child's time t) at a time, until it holds
  * the rate × t that the rate needs; what is done meanwhile is the sum of its sizes. Pure.
  */
+import { slowStartGrowth } from '../src/workflows/book-window.js';
 
 export interface NightRuleInputs {
   /** Logins refreshed (N). */
@@ -28,8 +29,6 @@ const REQUESTS_PER_REFRESH = 3;
 /** The share of the cores the rule leaves the books: a third stays free for live end users. */
 const BOOK_SHARE_OF_CORES = 2 / 3;
 
-/** The window's growth per round in slow start (book-window.ts: by half again). */
-const SLOW_START_GROWTH = 1.5;
 
 export interface NightRamp {
   /** Rounds (child times) from the start to the window the rate needs. */
@@ -48,7 +47,7 @@ export function nightRamp(start: number, rate: number, childMs: number, logins: 
   while (size < needed && done < logins) {
     done += size;
     rounds += 1;
-    size = Math.ceil(size * SLOW_START_GROWTH);
+    size = slowStartGrowth(size);
   }
   return { rounds, done: Math.min(done, logins), seconds: (rounds * childMs) / 1000 };
 }

@@ -189,7 +189,15 @@ export class BookRefreshRun {
   /** Now plus what is left at the rate the window sustains (book-estimate.ts). While paused: as if resumed now. */
   private estimateEnd(now: number, left: number): string | undefined {
     const view = this.window.view;
-    const end = estimateEnd({ now, left, windowSize: view.size, recentFinishMs: view.recentFinishMs, recentDone: this.recentDone, activeNow: this.activeNow() });
+    const end = estimateEnd({
+      now,
+      left,
+      windowSize: view.size,
+      recentFinishMs: view.recentFinishMs,
+      recentDone: this.recentDone,
+      activeNow: this.activeNow(),
+      rampingTo: this.window.rampingTo(now),
+    });
     return end === undefined ? undefined : new Date(end).toISOString();
   }
 

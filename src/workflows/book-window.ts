@@ -67,6 +67,12 @@ const LIVE_READINGS = 2;
 /** A reading older than this many fleet reads (at least LIVE_READ_MIN_MS each), or two stall checks, no longer judges the window. */
 const LIVE_FRESH_READS = 3;
 export const LIVE_READ_MIN_MS = 5_000;
+
+/** A window's next size in slow start: by half (at least one), a round at a time. */
+export function slowStartGrowth(size: number): number {
+  return size + Math.max(1, Math.ceil(size / 2));
+}
+
 /**
  * A live task waiting this long is stranded, not slowed: no worker takes it (its pinned build's
  * workers are gone, its type is run nowhere), and it would hold every window at its floor for as
@@ -388,6 +394,16 @@ export class WindowController {
   }
 
   /** The service's wait for this tenant has not passed. */
+  /**
+   * The size the window heads for while in slow start (growing by half a round while nothing says
+   * crowded), for the estimated end; undefined once slow start is over, pinned or throttled, or at
+   * its ceiling.
+   */
+  rampingTo(now: number): number | undefined {
+    const { shrunk, pinned, size } = this.memory;
+    return shrunk || pinned !== undefined || this.throttled(now) || size >= this.bounds.ceiling ? undefined : this.bounds.ceiling;
+  }
+
   private throttled(now: number): boolean {
     return this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
   }
@@ -426,7 +442,7 @@ export class WindowController {
     const ending = slowStartOver && !this.memory.shrunk;
     if (ending) this.memory = { ...this.memory, shrunk: true };
     const size = this.memory.size;
-    const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : Math.max(1, Math.ceil(size / 2));
+    const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : slowStartGrowth(size) - size;
     const share = this.share;
     this.change(clamp(size + step, this.bounds), `${reason}${ending ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`, now, false);
   }

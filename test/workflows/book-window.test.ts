@@ -98,6 +98,20 @@ void describe('book refresh window', () => {
     assert.equal(quick.crowdingUntil, RECENT_MIN - 1 + 2 * DEFAULT_WINDOW_CONTROL.fleetCheckMs, 'a failure or a skip ends early: it does not renew the reading');
   });
 
+  void it('says where it heads while in slow start (its ceiling), and nothing once slow start is over, while pinned or throttled', () => {
+    const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+    assert.equal(window.rampingTo(0), 40, 'a new window heads for its ceiling');
+    window.observeThrottle(10_000, 'TOO_MANY_REQUESTS', 0);
+    assert.equal(window.rampingTo(5_000), undefined, 'throttled: it does not grow');
+    const pinned = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+    pinned.pin(20, 0);
+    assert.equal(pinned.rampingTo(0), undefined, 'pinned: it holds');
+    const slowed = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+    finish(slowed, RECENT_MIN, 1_000);
+    finish(slowed, 20, 3_000, 1_000);
+    assert.equal(slowed.rampingTo(2_000), undefined, 'slow start over once it shrank');
+  });
+
   void it('halves once per throttle and does not grow until it has passed', () => {
     const window = new WindowController({ floor: 1, ceiling: 40, start: 16 }, DEFAULT_WINDOW_CONTROL);
     window.observeThrottle(10_000, 'TOO_MANY_REQUESTS, Retry-After 10 s', 0);
