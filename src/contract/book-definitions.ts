@@ -248,6 +248,8 @@ export interface WindowView {
   /** The live path as last read: the oldest live task waiting to start (ms) and how many waited; absent where the server gives no such count. */
   readonly liveWaitMs?: number | undefined;
   readonly liveWaiting?: number | undefined;
+  /** When that reading was taken: the window judges by it only while fresh (a few fleet reads). */
+  readonly liveReadAt?: string | undefined;
 }
 
 /** This refresh's fair part of the fleet: the windows of every running refresh, divided by weight. */

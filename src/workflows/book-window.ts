@@ -126,6 +126,7 @@ export class WindowController {
       share: this.share,
       liveWaitMs: this.memory.live?.waitMs.at(-1),
       liveWaiting: this.memory.live?.waiting,
+      liveReadAt: this.memory.live === undefined ? undefined : new Date(this.memory.live.at).toISOString(),
     };
   }
 

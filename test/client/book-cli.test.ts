@@ -108,7 +108,7 @@ void describe('the book commands of the CLI', () => {
       { describe: 'the progress with its total' },
     );
     assert.match(progress.out, new RegExp(`^book refresh ${refreshId}: (running|completed) \\(${cadence} book of ${stack.customerId}, night \\S+, page \\d+\\)`));
-    for (const line of [/done\s+\d+\/2 \(\d+%\)/, /in flight\s+\d+/, /window\s+\d+ \(floor 1, ceiling 2\)/, /refreshed\s+\d+/, /needs end user\s+0/, /failed\s+0/, /forgotten\s+0/, /malformed\s+0/, /estimated end\s+\S+/, /paused time\s+\d/, /drain time\s+\d/]) {
+    for (const line of [/done\s+\d+\/2 \(\d+%\)/, /in flight\s+\d+/, /window\s+\d+ \(floor 1, ceiling 2(; live path read at \S+: \d+ waiting, the oldest \d+ ms)?\)/, /refreshed\s+\d+/, /needs end user\s+0/, /failed\s+0/, /forgotten\s+0/, /malformed\s+0/, /estimated end\s+\S+/, /paused time\s+\d/, /drain time\s+\d/]) {
       assert.match(progress.out, line);
     }
 
@@ -158,7 +158,7 @@ void describe('the book commands of the CLI', () => {
     const pinned = await cli(['book', 'resize', refreshId, '--size', '2']);
     assert.equal(pinned.code, EXIT_OK, pinned.err);
     assert.match(pinned.out, new RegExp(`^pinned the window at 2 for ${refreshId}`));
-    assert.match(pinned.out, /window 2 \(floor 1, ceiling 3; pinned at 2\): pinned by an operator at 2/);
+    assert.match(pinned.out, /window 2 \(floor 1, ceiling 3; pinned at 2(; live path read at [^)]*)?\): pinned by an operator at 2/);
 
     const paused = await cli(['book', 'pause', refreshId, '--reason', 'the test pauses']);
     assert.equal(paused.code, EXIT_OK, paused.err);
