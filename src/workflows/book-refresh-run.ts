@@ -196,7 +196,7 @@ export class BookRefreshRun {
       recentFinishMs: view.recentFinishMs,
       recentDone: this.recentDone,
       activeNow: this.activeNow(),
-      rampingTo: this.window.rampingTo(now),
+      ramp: this.window.ramp(now),
     });
     return end === undefined ? undefined : new Date(end).toISOString();
   }

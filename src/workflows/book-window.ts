@@ -68,6 +68,12 @@ const LIVE_READINGS = 2;
 const LIVE_FRESH_READS = 3;
 export const LIVE_READ_MIN_MS = 5_000;
 
+/** Where a window in slow start heads, and the least time one of its rounds takes (WindowController.ramp). */
+export interface WindowRamp {
+  readonly to: number;
+  readonly minRoundMs: number;
+}
+
 /** A window's next size in slow start: by half (at least one), a round at a time. */
 export function slowStartGrowth(size: number): number {
   return size + Math.max(1, Math.ceil(size / 2));
@@ -394,17 +400,20 @@ export class WindowController {
     this.grow(worst > 0, `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}`, now);
   }
 
-  /** The service's wait for this tenant has not passed. */
   /**
-   * The size the window heads for while in slow start (growing by half a round while nothing says
-   * crowded), for the estimated end; undefined once slow start is over, pinned or throttled, or at
-   * its ceiling.
+   * Where the window heads while in slow start (growing by half, a round at a time, while nothing
+   * says crowded), for the estimated end; undefined once slow start is over (a shrink or a throttle's
+   * halving ends it), while pinned, at its ceiling, or at or above its share of the fleet (it does
+   * not grow there). Judged by the live path, it moves at most once a reading, one every fleet read.
    */
-  rampingTo(now: number): number | undefined {
+  ramp(now: number): WindowRamp | undefined {
     const { shrunk, pinned, size } = this.memory;
-    return shrunk || pinned !== undefined || this.throttled(now) || size >= this.bounds.ceiling ? undefined : this.bounds.ceiling;
+    const share = this.share;
+    if (shrunk || pinned !== undefined || size >= this.bounds.ceiling || (share !== undefined && size >= share.size + 1)) return undefined;
+    return { to: this.bounds.ceiling, minRoundMs: this.freshLive(now) === undefined ? 0 : this.control.fleetCheckMs };
   }
 
+  /** The service's wait for this tenant has not passed. */
   private throttled(now: number): boolean {
     return this.memory.throttledUntil !== undefined && this.memory.throttledUntil > now;
   }

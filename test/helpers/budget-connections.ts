@@ -41,12 +41,15 @@ export async function completeAll(client: Client, workflowIds: readonly string[]
   return Promise.all(workflowIds.map((workflowId) => client.workflow.getHandle(workflowId).result() as Promise<ConnectionResult>));
 }
 
-/** Requests in the whole seconds after the first one with requests and before `untilSecond` (seconds without any count as 0). */
-export function wholeSecondsOf(rates: TenantRequestRates, untilSecond: number): { seconds: number; requests: number; max: number } {
-  const first = rates.perSecond[0]?.second ?? untilSecond;
-  const inner = rates.perSecond.filter((count) => count.second > first && count.second < untilSecond);
+/**
+ * Requests in the whole seconds from `fromSecond` (default: the one after the first with requests)
+ * up to `untilSecond`, not included (seconds without any count as 0).
+ */
+export function wholeSecondsOf(rates: TenantRequestRates, untilSecond: number, fromSecond?: number): { seconds: number; requests: number; max: number } {
+  const from = fromSecond ?? (rates.perSecond[0]?.second ?? untilSecond) + 1;
+  const inner = rates.perSecond.filter((count) => count.second >= from && count.second < untilSecond);
   return {
-    seconds: Math.max(0, untilSecond - first - 1),
+    seconds: Math.max(0, untilSecond - from),
     requests: inner.reduce((sum, count) => sum + count.accepted + count.refused, 0),
     max: Math.max(0, ...inner.map((count) => count.accepted + count.refused)),
   };

@@ -98,18 +98,32 @@ void describe('book refresh window', () => {
     assert.equal(quick.crowdingUntil, RECENT_MIN - 1 + 2 * DEFAULT_WINDOW_CONTROL.fleetCheckMs, 'a failure or a skip ends early: it does not renew the reading');
   });
 
-  void it('says where it heads while in slow start (its ceiling), and nothing once slow start is over, while pinned or throttled', () => {
+  void it('says where it heads while in slow start, a round a child\'s time or a fleet read when the live path judges it', () => {
     const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-    assert.equal(window.rampingTo(0), 40, 'a new window heads for its ceiling');
-    window.observeThrottle(10_000, 'TOO_MANY_REQUESTS', 0);
-    assert.equal(window.rampingTo(5_000), undefined, 'throttled: it does not grow');
+    assert.deepEqual(window.ramp(0), { to: 40, minRoundMs: 0 }, 'a new window heads for its ceiling');
+    window.observeLivePath({ waitMs: 0, waiting: 0 }, 0);
+    assert.deepEqual(window.ramp(1_000), { to: 40, minRoundMs: DEFAULT_WINDOW_CONTROL.fleetCheckMs }, 'judged by the live path: one move a reading');
+  });
+
+  void it('says nothing of a ramp once slow start is over, while pinned, at its ceiling, or at its share of the fleet', () => {
+    const throttled = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+    throttled.observeThrottle(10_000, 'TOO_MANY_REQUESTS', 0);
+    assert.equal(throttled.ramp(20_000), undefined, "a throttle's halving ends slow start, after the throttle too");
     const pinned = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
     pinned.pin(20, 0);
-    assert.equal(pinned.rampingTo(0), undefined, 'pinned: it holds');
+    assert.equal(pinned.ramp(0), undefined, 'pinned: it holds');
     const slowed = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
     finish(slowed, RECENT_MIN, 1_000);
     finish(slowed, 20, 3_000, 1_000);
-    assert.equal(slowed.rampingTo(2_000), undefined, 'slow start over once it shrank');
+    assert.match(slowed.view.lastChange?.reason ?? '', /children took [\d.]+x their best time/);
+    assert.equal(slowed.ramp(2_000), undefined, 'slow start over once it shrank');
+    const full = new WindowController({ floor: 1, ceiling: 5, start: 4 }, DEFAULT_WINDOW_CONTROL);
+    finish(full, 40, 1_000);
+    assert.equal(full.size, 5);
+    assert.equal(full.ramp(0), undefined, 'at its ceiling');
+    const above = new WindowController({ floor: 2, ceiling: 50, start: 30 }, DEFAULT_WINDOW_CONTROL);
+    above.observeFleet([{ size: 4, weight: 1 }], 1);
+    assert.equal(above.ramp(0), undefined, 'above its share of 17: it does not grow');
   });
 
   void it('halves once per throttle and does not grow until it has passed', () => {
