@@ -127,7 +127,7 @@ async function firstConnectionOf(stack: RunningStack): Promise<FirstConnection> 
   try {
     return await firstConnection(stack.upAt);
   } catch (error) {
-    throw new Error(`the stack's first connection failed; the stack printed:\n${stack.output()}`, { cause: error });
+    throw new Error(`the stack's first connection failed; the stack printed:\n${stack.output()}\n${runner.serverLogTail()}`, { cause: error });
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,8 @@ import { temporalServerPath, temporalUiServerPath } from '../../scripts/lib/temp
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const HOST = '127.0.0.1';
 const UP_TIMEOUT_MS = 120_000;
+/** Where scripts/dev-stack.ts writes the server's log, in TEMPORAL_CACHE_DIR. */
+const SERVER_LOG = 'dev-stack-temporal.log';
 
 export interface RunningStack {
   readonly child: ChildProcess;
@@ -42,6 +44,16 @@ export class DevStackRunner {
   /** The stack's environment (after `prepare`). */
   get env(): NodeJS.ProcessEnv {
     return this.variables ?? assert.fail('prepare() first');
+  }
+
+  /**
+   * The last lines of the Temporal server's log (the stack writes it in our directory, which
+   * cleanup() removes): what a failure message needs when the server itself exited.
+   */
+  serverLogTail(lines = 40): string {
+    const file = join(this.dir, SERVER_LOG);
+    if (!existsSync(file)) return `(no ${SERVER_LOG})`;
+    return `${SERVER_LOG}, its last ${lines} lines:\n${readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`;
   }
 
   get temporalAddress(): string {
@@ -81,7 +93,7 @@ export class DevStackRunner {
     let output = '';
     let upAt: number | undefined;
     const workerAt = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the stack and its worker were not up within ${UP_TIMEOUT_MS} ms:\n${output}`)), UP_TIMEOUT_MS);
+      const timer = setTimeout(() => reject(new Error(`the stack and its worker were not up within ${UP_TIMEOUT_MS} ms:\n${output}\n${this.serverLogTail()}`)), UP_TIMEOUT_MS);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         if (upAt === undefined && output.includes('dev-stack is up')) upAt = Date.now();
@@ -94,7 +106,7 @@ export class DevStackRunner {
       child.stderr?.on('data', onData);
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new Error(`the stack exited during start-up (${signal ?? `code ${code}`}):\n${output}`));
+        reject(new Error(`the stack exited during start-up (${signal ?? `code ${code}`}):\n${output}\n${this.serverLogTail()}`));
       });
     });
     assert.ok(child.pid);
