@@ -112,7 +112,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ...createLivePathActivities({ temporal, taskQueue: config.temporal.taskQueue, liveKey: config.priority.keys.live }),
     ...createBookStartActivities({ temporal }),
     ...createBookEndActivities({ temporal }),
-    ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, priority: config.priority, admission: config.pool.admission }),
+    ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, connectionTaskQueue: config.temporal.taskQueue, priority: config.priority, admission: config.pool.admission }),
     ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
     ...createCallbackActivities({ temporal, taskQueue: config.temporal.taskQueue, settings: config.callbacks, metrics: callbackMetrics(meter), priority: config.priority }),
   };

@@ -2,16 +2,22 @@
  * An unattended connection asks its tenant's admission workflow for room (src/workflows/admission.ts):
  * a signal-with-start, so the first request of a night starts the workflow and the rest join its
  * queue. From a local activity: workflow code cannot signal-with-start, and the worker's setting
- * (UNATTENDED_ADMISSION) is read here, its answer recorded in the connection's history.
+ * (UNATTENDED_ADMISSION) is read here, its answer recorded in the connection's history. The
+ * admission's own local activity is here too: it begins the starts the client held, with a
+ * signal-with-start that carries their grant.
  */
-import type { Client } from '@temporalio/client';
-import { ADMISSION_WORKFLOW_TYPE, admissionRequestSignal, admissionWorkflowId, type AdmissionRequest } from '../contract/admission-definitions.js';
-import { startPriority, type PriorityPolicy } from '../contract/priority.js';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { requestAdmission } from '../admission/request-admission.js';
+import { admissionGrantSignal, type AdmissionRequest } from '../contract/admission-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
+import type { PriorityPolicy } from '../contract/priority.js';
 
 export interface AdmissionActivitiesDeps {
   readonly temporal: Client;
   /** Where the admission workflow runs: the unattended pool's queue (the service queue while the pool is shared). */
   readonly taskQueue: string;
+  /** Where connections run (TEMPORAL_TASK_QUEUE): named in a held start's release, which never starts one. */
+  readonly connectionTaskQueue: string;
   readonly priority: PriorityPolicy;
   /** UNATTENDED_ADMISSION: `off` answers every ask at once, without an admission. */
   readonly admission: 'off' | 'window';
@@ -21,7 +27,47 @@ export interface AskAdmissionInput extends AdmissionRequest {
   readonly customerId: string;
 }
 
-export function createAdmissionActivities({ temporal, taskQueue, priority, admission }: AdmissionActivitiesDeps) {
+/** A held start to release: the run the client started. */
+export interface HeldRun {
+  readonly workflowId: string;
+  readonly runId: string;
+}
+
+export interface ReleaseHeldInput {
+  readonly runs: readonly HeldRun[];
+  /** The admission run that grants (the connection's log names it). */
+  readonly admissionRunId: string;
+}
+
+/** `released`: the run has its grant and begins; `ended`: it is not the id's running run (terminated while held), its room goes back. */
+export type ReleaseOutcome = 'released' | 'ended';
+
+export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQueue, priority, admission }: AdmissionActivitiesDeps) {
+  /**
+   * The grant as a signal-with-start, which ends the run's start delay (a plain signal would wait it
+   * out). Only to the run the client started, still running: a signal-with-start to an id whose run
+   * has closed would start a new one, so the run is read first, and a run that closes in between is
+   * refused by the reuse policy (REJECT_DUPLICATE) rather than started again.
+   */
+  async function release({ workflowId, runId }: HeldRun, admissionRunId: string): Promise<ReleaseOutcome> {
+    try {
+      const described = await temporal.workflow.getHandle(workflowId).describe();
+      if (described.runId !== runId || described.status.name !== 'RUNNING') return 'ended';
+      await temporal.workflow.signalWithStart(CONNECTION_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: connectionTaskQueue,
+        args: [],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        signal: admissionGrantSignal,
+        signalArgs: [{ admissionRunId }],
+      });
+      return 'released';
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError || error instanceof WorkflowExecutionAlreadyStartedError) return 'ended';
+      throw error;
+    }
+  }
+
   return {
     /**
      * Queues the connection at its tenant's admission (started if none runs; asked twice, it is queued
@@ -29,17 +75,13 @@ export function createAdmissionActivities({ temporal, taskQueue, priority, admis
      */
     async askAdmission({ customerId, workflowId, runId, priorityKey }: AskAdmissionInput): Promise<'queued' | 'off'> {
       if (admission === 'off') return 'off';
-      await temporal.workflow.signalWithStart(ADMISSION_WORKFLOW_TYPE, {
-        workflowId: admissionWorkflowId(customerId),
-        taskQueue,
-        args: [{ customerId }],
-        signal: admissionRequestSignal,
-        signalArgs: [{ workflowId, runId, priorityKey }],
-        // Its tasks gate the tenant's unattended starts: ahead of them (and of pipelines), behind live users; its window's weight is the tenant's.
-        priority: startPriority(priority, 'pipeline', customerId),
-        staticSummary: `Admission of ${customerId}'s unattended connections`,
-      });
+      await requestAdmission({ temporal, taskQueue, priority }, customerId, { workflowId, runId, priorityKey });
       return 'queued';
+    },
+
+    /** Begins held starts the admission granted room, side by side; an outcome for each, in order. A failure for another reason fails the call (retried: a release is safe to repeat). */
+    async releaseHeldConnections({ runs, admissionRunId }: ReleaseHeldInput): Promise<ReleaseOutcome[]> {
+      return await Promise.all(runs.map((run) => release(run, admissionRunId)));
     },
   };
 }

@@ -67,7 +67,9 @@ import type { ConnectionEndType, ResultClaimRefusal } from './errors.js';
 import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
-import { connectionClassOf, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
+import { connectionClassOf, DEFAULT_PRIORITY_KEYS, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
+import { ADMISSION_ASK_AGAIN_MS, HELD_START_MEMO, needsAdmission } from '../contract/admission-definitions.js';
+import { requestAdmission } from '../admission/request-admission.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
 import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
@@ -152,6 +154,12 @@ export interface ConnectionsClientOptions {
   readonly books?: BooksClientOptions['defaults'];
   /** Where book refreshes run (UNATTENDED_POOL): the unattended pool's queue; default the task queue itself. */
   readonly unattendedTaskQueue?: string | undefined;
+  /**
+   * UNATTENDED_ADMISSION, as the workers have it: `window` holds an unattended start outside a book
+   * on the server (a start delay) and queues it at its tenant's admission, which begins it when
+   * there is room; `off` (default) starts it at once.
+   */
+  readonly unattendedAdmission?: 'off' | 'window' | undefined;
 }
 
 /** How `ConnectionsClient.connect` reports on TEMPORAL_API_KEY_FILE's renewals. */
@@ -240,7 +248,17 @@ export class ConnectionsClient {
     }
     const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
     const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors, ...(config.identity === undefined ? {} : { identity: config.identity }) });
-    const connections = new ConnectionsClient({ client, taskQueue, address, deploymentName: config.deployment.name, priority: config.priority, budget: config.budget, books: config.books, unattendedTaskQueue: config.pools.unattendedTaskQueue });
+    const connections = new ConnectionsClient({
+      client,
+      taskQueue,
+      address,
+      deploymentName: config.deployment.name,
+      priority: config.priority,
+      budget: config.budget,
+      books: config.books,
+      unattendedTaskQueue: config.pools.unattendedTaskQueue,
+      unattendedAdmission: config.pools.admission,
+    });
     connections.ownedConnection = connection;
     connections.ownedTracing = tracing;
     // TEMPORAL_API_KEY_FILE: a renewed token reaches this connection (and every client actingAs shares it) until close.
@@ -268,10 +286,23 @@ export class ConnectionsClient {
    */
   async start(key: string, input: ConnectionInputArgs, options: StartOptions = {}): Promise<ConnectionRef & { readonly runId: string }> {
     const { workflowId, args, startOptions } = this.prepareStart(key, input, options);
+    const held = this.options.unattendedAdmission === 'window' && needsAdmission(args, workflowId);
     try {
-      const handle = await this.client.workflow.start(CONNECTION_WORKFLOW_TYPE, { ...startOptions, workflowId, args: [args] });
+      const handle = await this.client.workflow.start(CONNECTION_WORKFLOW_TYPE, {
+        ...startOptions,
+        workflowId,
+        args: [args],
+        // Held: no worker runs it until its admission's grant begins it; past the delay it begins and asks for itself.
+        ...(held ? { startDelay: args.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS, memo: { [HELD_START_MEMO]: true } } : {}),
+      });
       // The run started, or the one found running under the key (USE_EXISTING).
-      return { workflowId, runId: handle.firstExecutionRunId };
+      const runId = handle.firstExecutionRunId;
+      // Queued once however often it is sent: a pipeline that retries a start whose request failed loses nothing.
+      if (held) {
+        const priorityKey = startOptions.priority.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled;
+        await requestAdmission({ temporal: this.client, taskQueue: this.options.unattendedTaskQueue ?? this.taskQueue, priority: this.priority }, args.customerId, { workflowId, runId, priorityKey, held: true });
+      }
+      return { workflowId, runId };
     } catch (error) {
       throw this.mapError(workflowId, error);
     }

@@ -24,9 +24,20 @@ export interface AdmissionRequest {
   readonly workflowId: string;
   readonly runId: string;
   readonly priorityKey: number;
+  /**
+   * Sent by the product's client for a run it started held (a start delay): the run has not begun,
+   * so the grant must begin it (a signal-with-start ends a start delay; a plain signal waits it out).
+   */
+  readonly held?: boolean | undefined;
 }
 
-/** Sent by a connection (from a local activity, with signal-with-start) to its tenant's admission workflow. */
+/**
+ * The memo key the product's client sets on a connection it starts held: its grant arrives before
+ * it can ask, and is room all the same. Sealed as every payload is (the tenant's key).
+ */
+export const HELD_START_MEMO = 'admissionHeld';
+
+/** Sent by a connection (from a local activity, with signal-with-start), or by the product's client for a held start, to its tenant's admission workflow. */
 export const admissionRequestSignal = defineSignal<[AdmissionRequest]>('admissionRequest');
 
 /** Sent by the admission workflow to the run it admits: it may call the service now. */
@@ -128,3 +139,13 @@ export const ADMISSION_GRANTS_PER_RUN = 500;
 export const ADMISSION_WINDOW_BOUNDS: WindowBounds = DEFAULT_WINDOW_BOUNDS;
 /** With nothing queued or in flight for this long, the admission workflow ends (the next request starts it again). */
 export const ADMISSION_IDLE_MS = 60_000;
+
+/**
+ * Whether a connection waits for room: unattended (nobody watches it), not started by a book, and
+ * with an id its admission takes (one the product makes for the tenant; one chosen freely by hand
+ * starts at once, as it would be refused). The connection asks by it; the product's client holds
+ * such a start by it.
+ */
+export function needsAdmission(input: { readonly unattended: boolean; readonly book?: unknown; readonly customerId: string }, workflowId: string): boolean {
+  return input.unattended && input.book === undefined && isAdmissibleConnectionId(workflowId, input.customerId);
+}

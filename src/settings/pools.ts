@@ -13,9 +13,13 @@ export const PoolVars = group(
       z.enum(['shared', 'separate'], { error: 'must be shared or separate' }).default('shared'),
       "`separate`: book refreshes, their logins and their connections run on the task queue TEMPORAL_TASK_QUEUE-unattended, polled by workers of WORKER_POOL=unattended (or all), so a night's workflow tasks never share a worker's cores with live answers; their calls to the service still go through TEMPORAL_TASK_QUEUE and its budget. `shared`: everything on TEMPORAL_TASK_QUEUE. Set the same on the client (where Schedules and runs start books) and on the workers (docs/fleet.md#a-pool-for-unattended-work).",
     ),
+    UNATTENDED_ADMISSION: doc(
+      z.enum(['off', 'window'], { error: 'must be off or window' }).default('off'),
+      "`window`: an unattended connection that no book started waits for room at its tenant's admission before it calls the service (docs/fleet.md#unattended-starts-outside-a-book-the-tenants-admission); the product's client starts it held by Temporal (a start delay) and queues it at the admission, which releases it when there is room, so a queued start costs no worker anything. `off`: it starts at once. Off by default: in the full storm on 2 cores the starts alone filled the machine, and the queue cost a small tenant far more than it saved live users (docs/benchmarks.md). Set the same on the client and on every worker.",
+    ),
   }),
   'Worker pools',
-  'Which task queue unattended work runs on (client and worker).',
+  'Which task queue unattended work runs on, and whether unattended starts queue at their tenant\'s admission (client and worker).',
 );
 
 /** The task queues of the fleet: `unattended` is the service queue itself when the pool is shared. */
@@ -23,5 +27,6 @@ export function poolsSection(env: z.output<typeof PoolVars>, serviceTaskQueue: s
   return Object.freeze({
     unattended: env.UNATTENDED_POOL,
     unattendedTaskQueue: env.UNATTENDED_POOL === 'separate' ? unattendedTaskQueue(serviceTaskQueue) : serviceTaskQueue,
+    admission: env.UNATTENDED_ADMISSION,
   });
 }

@@ -104,10 +104,6 @@ export const WorkerVars = group(
       z.coerce.number({ error: 'must be a whole number from 0 to 19' }).int({ error: 'must be a whole number from 0 to 19' }).min(0, { error: 'must be a whole number from 0 to 19' }).max(19, { error: 'must be a whole number from 0 to 19' }).default(0),
       "Lowers this worker process's CPU priority (Unix nice, 0 to 19) at start: an unattended pool's workers on hosts they share with the service pool take only the cores live work leaves (docs/fleet.md#a-pool-for-unattended-work).",
     ),
-    UNATTENDED_ADMISSION: doc(
-      z.enum(['off', 'window'], { error: 'must be off or window' }).default('off'),
-      "`window`: an unattended connection that no book started waits for room at its tenant's admission before it calls the service (docs/fleet.md#unattended-starts-outside-a-book-the-tenants-admission). `off`: it starts at once. Off by default: in the full storm on 2 cores the starts alone filled the machine, and the queue cost a small tenant far more than it saved live users (docs/benchmarks.md). Set the same on every worker.",
-    ),
     WORKER_REUSE_V8_CONTEXT: doc(
       z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
       "`false` gives each workflow its own V8 context instead of one reused context: for comparisons, not production.",
@@ -217,10 +213,10 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
   );
 
 /** The queues this worker polls (one when the unattended pool is shared: its queue is the service queue), its CPU priority, and whether unattended starts wait for room. */
-function workerPoolSection(env: { readonly TEMPORAL_TASK_QUEUE: string; readonly UNATTENDED_POOL: 'shared' | 'separate'; readonly WORKER_POOL: 'all' | 'service' | 'unattended'; readonly WORKER_NICE: number; readonly UNATTENDED_ADMISSION: 'off' | 'window' }) {
+function workerPoolSection(env: { readonly TEMPORAL_TASK_QUEUE: string; readonly UNATTENDED_POOL: 'shared' | 'separate'; readonly UNATTENDED_ADMISSION: 'off' | 'window'; readonly WORKER_POOL: 'all' | 'service' | 'unattended'; readonly WORKER_NICE: number }) {
   const pools = poolsSection(env, env.TEMPORAL_TASK_QUEUE);
   const polled = env.WORKER_POOL === 'service' ? [env.TEMPORAL_TASK_QUEUE] : env.WORKER_POOL === 'unattended' ? [pools.unattendedTaskQueue] : [env.TEMPORAL_TASK_QUEUE, pools.unattendedTaskQueue];
-  return Object.freeze({ ...pools, taskQueues: Object.freeze([...new Set(polled)]), nice: env.WORKER_NICE, admission: env.UNATTENDED_ADMISSION });
+  return Object.freeze({ ...pools, taskQueues: Object.freeze([...new Set(polled)]), nice: env.WORKER_NICE });
 }
 
 export type WorkerConfig = z.output<typeof WorkerEnv>;

@@ -12,6 +12,7 @@
  * one admitted that never tells (terminated) is found by asking Temporal, as a book does.
  */
 import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
+import type { AdmissionActivities } from '../activities/admission-activities.js';
 import type { BookActivities } from '../activities/book-activities.js';
 import type { BookStartActivities } from '../activities/book-start-activities.js';
 import type { LivePathActivities } from '../activities/live-path-activities.js';
@@ -40,14 +41,18 @@ import { SteadyClock } from './steady-clock.js';
 import { WindowMemo } from './window-memo.js';
 import { FleetLook, WatchTimer } from './window-watch.js';
 
-/** Calls to Temporal only (visibility, describe), never to the service: quick and outside the request budget. */
-const temporal = proxyLocalActivities<Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & LivePathActivities & Pick<BookStartActivities, 'connectionsClosed'>>({
+/** Calls to Temporal only (visibility, describe, signal-with-start), never to the service: quick and outside the request budget. */
+const temporal = proxyLocalActivities<
+  Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & LivePathActivities & Pick<BookStartActivities, 'connectionsClosed'> & Pick<AdmissionActivities, 'releaseHeldConnections'>
+>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
 /** Connections asked about in one silent check. */
 const SILENT_CHECK_CHUNK = 50;
+/** Held starts released by one local activity (the window's ceiling: a round's grants at once). */
+const RELEASE_CHUNK = 50;
 
 export interface AdmissionSettings {
   readonly customerId: string;
@@ -73,6 +78,7 @@ export function requestProblem(request: AdmissionRequest | undefined, customerId
   // Temporal refuses a signal to a run id that is not a UUID by failing the workflow task that sends it: checked here.
   if (typeof runId !== 'string' || !UUID_PATTERN.test(runId)) return 'runId is not a run id (a UUID)';
   if (!Number.isInteger(priorityKey) || priorityKey < PRIORITY_KEY_LIMITS.min || priorityKey > PRIORITY_KEY_LIMITS.max) return `priorityKey must be an integer from ${PRIORITY_KEY_LIMITS.min} to ${PRIORITY_KEY_LIMITS.max}`;
+  if (request.held !== undefined && typeof request.held !== 'boolean') return 'held must be true or false';
   return undefined;
 }
 
@@ -98,6 +104,8 @@ export class AdmissionRun {
   private grantedThisRun = 0;
   /** Grant signals commanded and not yet delivered (or refused): the run hands over only once none is. */
   private grantsPending = 0;
+  /** Held starts granted room and not yet released (the run's sequence releases them next). */
+  private readonly toRelease: AdmittedConnection[] = [];
   private readonly watch: WatchTimer;
   private readonly fleet: FleetLook;
   private lastSilentCheck = Number.NEGATIVE_INFINITY;
@@ -144,14 +152,21 @@ export class AdmissionRun {
     this.clock.woke();
     const problem = requestProblem(asked, this.settings.customerId);
     if (problem !== undefined) return this.refuse(problem);
-    const { workflowId, runId, priorityKey } = asked as AdmissionRequest;
+    const { workflowId, runId, priorityKey, held } = asked as AdmissionRequest;
     const admitted = this.inFlight.get(runKey({ workflowId, runId }));
-    if (admitted !== undefined) return this.sendGrant(admitted);
-    if (this.queue.some((queued) => queued.workflowId === workflowId && queued.runId === runId)) return;
+    // Released already (a held start's grant begins it): a client's second request for it changes nothing.
+    if (admitted !== undefined) return held === true ? undefined : this.sendGrant(admitted);
+    const queuedAt = this.queue.findIndex((queued) => queued.workflowId === workflowId && queued.runId === runId);
+    if (queuedAt >= 0) {
+      // A held start that asks itself has begun (its delay ran out): a plain signal reaches it now.
+      const queued = this.queue[queuedAt] as QueuedConnection;
+      if (queued.held === true && held !== true) this.queue[queuedAt] = { workflowId, runId, priorityKey: queued.priorityKey, askedAt: queued.askedAt };
+      return;
+    }
     if (this.queue.length >= ADMISSION_QUEUE_LIMIT) return this.refuse(`the queue holds ${ADMISSION_QUEUE_LIMIT} connections already (the connection asks again later)`);
     // After every connection of the same or a lower key (1 first): the queue stays ordered without sorting.
     const after = this.queue.findIndex((queued) => queued.priorityKey > priorityKey);
-    const entry: QueuedConnection = { workflowId, runId, priorityKey, askedAt: this.clock.now() };
+    const entry: QueuedConnection = { workflowId, runId, priorityKey, askedAt: this.clock.now(), ...(held === true ? { held: true } : {}) };
     if (after < 0) this.queue.push(entry);
     else this.queue.splice(after, 0, entry);
   }
@@ -192,6 +207,7 @@ export class AdmissionRun {
     for (;;) {
       await this.fleet.lookAround();
       this.grantRoom();
+      await this.releaseHeld();
       this.publishState();
       if (this.grantedThisRun >= ADMISSION_GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) return { next: await this.handOver() };
       if (this.queue.length === 0 && this.inFlight.size === 0) {
@@ -214,7 +230,26 @@ export class AdmissionRun {
       this.inFlight.set(runKey(admitted), admitted);
       this.granted += 1;
       this.grantedThisRun += 1;
-      this.sendGrant(admitted);
+      if (next.held === true) this.toRelease.push(admitted);
+      else this.sendGrant(admitted);
+    }
+  }
+
+  /**
+   * Begins the held starts granted room: a signal-with-start carries the grant and ends the start
+   * delay (local-activity-side, as workflow code cannot send one). One that is no longer the id's
+   * running run (terminated while held, or never held at all) gives its room back.
+   */
+  private async releaseHeld(): Promise<void> {
+    while (this.toRelease.length > 0) {
+      const batch = this.toRelease.splice(0, RELEASE_CHUNK);
+      const runs = batch.map(({ workflowId, runId }) => ({ workflowId, runId }));
+      const outcomes = await this.clock.local(() => temporal.releaseHeldConnections({ runs, admissionRunId: this.info.runId }));
+      batch.forEach((admitted, index) => {
+        if (outcomes[index] === 'released') return;
+        this.inFlight.delete(runKey(admitted));
+        log.info('admission: a held connection is no longer running: its room is free', { workflowId: admitted.workflowId });
+      });
     }
   }
 

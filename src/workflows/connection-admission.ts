@@ -6,7 +6,7 @@
  */
 import { condition, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission-activities.js';
-import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId, isAdmissibleConnectionId } from '../contract/admission-definitions.js';
+import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId, HELD_START_MEMO } from '../contract/admission-definitions.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import { DEFAULT_PRIORITY_KEYS } from '../contract/priority.js';
 import type { StateRecorder } from './state-recorder.js';
@@ -18,25 +18,18 @@ const admission = proxyLocalActivities<AdmissionActivities>({
   summary: "ask the tenant's unattended window for room",
 });
 
-/**
- * Whether this connection waits for room: unattended (nobody watches it), not started by a book, and
- * with an id its admission takes (one the product makes for the tenant; one chosen freely by hand
- * starts at once, as it would be refused).
- */
-export function needsAdmission(input: ConnectionInput, workflowId: string): boolean {
-  return input.unattended && input.book === undefined && isAdmissibleConnectionId(workflowId, input.customerId);
-}
-
 /** The connection's side of its admission: the grant handler (registered before the first await) and the wait. */
 export class AdmissionTicket {
   private granted = false;
   /** The admission asked (its workflow id): told the connection's end, whatever it was. */
   private askedOf: string | undefined;
+  /** Started held by the product's client, queued at its admission already: the grant that begins it comes before any ask. */
+  private readonly held = workflowInfo().memo?.[HELD_START_MEMO] === true;
 
   constructor() {
     setHandler(admissionGrantSignal, (grant) => {
-      // Not a grant (a payload not sealed reaches here as a marker), or one before this run asked (forged, or for an earlier run of the id): not room.
-      const problem = typeof grant?.admissionRunId !== 'string' ? 'not a grant' : this.askedOf === undefined ? 'sent before the connection asked' : undefined;
+      // Not a grant (a payload not sealed reaches here as a marker), or one before this run asked or was queued (forged, or for an earlier run of the id): not room.
+      const problem = typeof grant?.admissionRunId !== 'string' ? 'not a grant' : this.askedOf === undefined && !this.held ? 'sent before the connection asked' : undefined;
       if (problem !== undefined) return void log.warn('admission grant ignored', { problem });
       this.granted = true;
     });
@@ -52,11 +45,16 @@ export class AdmissionTicket {
    * (UNATTENDED_ADMISSION=off: the activity's answer is in history, so a replay takes the same way).
    */
   async wait(input: ConnectionInput, recorder: StateRecorder): Promise<void> {
-    const { workflowId, runId, priority } = workflowInfo();
-    const request = { customerId: input.customerId, workflowId, runId, priorityKey: priority?.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled };
-    const queuedAt = new Date().toISOString();
+    const { workflowId, runId, priority, startTime } = workflowInfo();
     // Before the ask: its grant can arrive in the same activation as the ask's result, and signals are handled first.
     this.askedOf = admissionWorkflowId(input.customerId);
+    if (this.held && this.granted) {
+      // Queued by the client at its start, and released with its grant: no ask, no wait.
+      recorder.patch({ admission: { queuedAt: startTime.toISOString(), admittedAt: new Date().toISOString() } });
+      return;
+    }
+    const request = { customerId: input.customerId, workflowId, runId, priorityKey: priority?.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled };
+    const queuedAt = this.held ? startTime.toISOString() : new Date().toISOString();
     if ((await admission.askAdmission(request)) === 'off') {
       this.askedOf = undefined;
       return;

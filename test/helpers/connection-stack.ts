@@ -152,7 +152,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
-      ...createAdmissionActivities({ temporal: client, taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),
+      ...createAdmissionActivities({ temporal: client, taskQueue, connectionTaskQueue: taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
       ...(options.callbacks ? createCallbackActivities({ temporal: client, taskQueue, settings: options.callbacks, metrics: options.callbackMetrics, attemptTimeoutMs: options.callbackAttemptTimeoutMs }) : {}),
     },

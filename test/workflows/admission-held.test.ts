@@ -1,0 +1,135 @@
+/**
+ * Held starts on a real dev server: with UNATTENDED_ADMISSION=window the product's client starts an
+ * unattended connection held by Temporal (a start delay) and queues it at its tenant's admission,
+ * which begins it when there is room with a signal-with-start that carries the grant. Shown here:
+ * a held start runs no workflow task until its grant (so a storm of starts costs the workers
+ * nothing while it queues) and asks for nothing; one terminated while held gives its room back and
+ * is never started again; one whose admission is gone begins at its delay and asks for itself.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import proto from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { connectionKey } from '../../src/client/business-key.js';
+import { ConnectionsClient } from '../../src/client/connections.js';
+import { ADMISSION_WINDOW_BOUNDS, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
+
+let env: TestWorkflowEnvironment;
+let sandbox: Sandbox;
+let stack: ConnectionStack;
+let connections: ConnectionsClient;
+
+before(async () => {
+  env = await createDevEnvironment();
+  sandbox = await createSandbox({ port: 0 });
+  stack = await startConnectionStack(env, { sandbox, unattendedAdmission: 'window' });
+  connections = new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue, unattendedAdmission: 'window' });
+});
+
+after(async () => {
+  await stack?.stop();
+  await sandbox?.close();
+  await env?.teardown();
+});
+
+/** The admission's first window: held starts beyond it stay held. */
+const WINDOW = ADMISSION_WINDOW_BOUNDS.start;
+
+async function savedLogin(customerId: string, username: string): Promise<string> {
+  const response = await fetch(`${sandbox.url}/sandbox/${encodeURIComponent(customerId)}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+  assert.ok(response.ok, `the sandbox saved a login: ${response.status}`);
+  return ((await response.json()) as { LoginId: string }).LoginId;
+}
+
+/** Unattended cached refreshes through the product's client, each polling `polls` times 1 s apart. */
+async function startHeld(customerId: string, count: number, polls: number, timing: ConnectionInputArgs['timing'] = {}): Promise<{ workflowId: string; runId: string }[]> {
+  const logins = await Promise.all(Array.from({ length: count }, () => savedLogin(customerId, `pending_polls_${polls}`)));
+  return await Promise.all(
+    logins.map((loginId) => connections.start(connectionKey(customerId, uniqueId('app')), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000, ...timing } })),
+  );
+}
+
+async function admissionOf(customerId: string): Promise<AdmissionState> {
+  return await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).query(admissionStateQuery);
+}
+
+const { EventType } = proto.temporal.api.enums.v1;
+const STARTED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED;
+const SIGNALED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
+const TASK_SCHEDULED = EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED;
+
+/** The history's event types, in order. */
+async function eventTypes(workflowId: string): Promise<number[]> {
+  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).map((event) => Number(event.eventType));
+}
+
+describe('held unattended starts', () => {
+  it('runs no workflow task of a held start until its admission grants it, and the grant begins it without an ask', async () => {
+    const customerId = uniqueId('held');
+    const started = await startHeld(customerId, WINDOW + 2, 4);
+    const full = await waitFor(async () => {
+      const state = await admissionOf(customerId).catch(() => undefined);
+      return state && state.inFlight === WINDOW && state.queued === 2 ? state : undefined;
+    }, { timeoutMs: 30_000, describe: 'the window full and two held starts queued' });
+    assert.equal(full.queuedByPriority['3'], 2, 'queued at the scheduled class');
+    // The two still queued: their histories hold the start alone, no workflow task.
+    const histories = await Promise.all(started.map(({ workflowId }) => eventTypes(workflowId)));
+    const untouched = histories.filter((types) => !types.includes(TASK_SCHEDULED));
+    assert.equal(untouched.length, 2, `two runs not begun while the window is full: ${JSON.stringify(histories.map((types) => types.slice(0, 3)))}`);
+
+    const results = await Promise.all(started.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
+    assert.equal(results.length, WINDOW + 2);
+    for (const { workflowId } of started) {
+      const types = await eventTypes(workflowId);
+      // Begun by its grant: the signal comes before the first workflow task (an asking connection's comes after its ask).
+      assert.deepEqual(types.slice(0, 3), [STARTED, SIGNALED, TASK_SCHEDULED], `${workflowId} began with its grant`);
+      const state = await stack.client.workflow.getHandle(workflowId).query(connectionStateQuery);
+      assert.ok(state.admission?.queuedAt && state.admission.admittedAt, `${workflowId} says when it queued and was admitted`);
+    }
+    const done = await waitFor(async () => {
+      const state = await admissionOf(customerId);
+      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+    }, { describe: 'the admission empty' });
+    assert.equal(done.granted, WINDOW + 2);
+  });
+
+  it('gives back the room of a held start terminated before its grant, and never starts it again', async () => {
+    const customerId = uniqueId('held-term');
+    const running = await startHeld(customerId, WINDOW, 3);
+    await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), { timeoutMs: 30_000, describe: 'the window full' });
+    const [held] = await startHeld(customerId, 1, 1);
+    await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the held start queued' });
+    await stack.client.workflow.getHandle(held!.workflowId).terminate('test: an operator ends a held start');
+    await Promise.all(running.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
+    const after = await waitFor(async () => {
+      const state = await admissionOf(customerId);
+      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+    }, { timeoutMs: 30_000, describe: 'the admission empty: the terminated start released as ended' });
+    assert.equal(after.granted, WINDOW + 1, 'it was granted room, and gave it back');
+    const described = await stack.client.workflow.getHandle(held!.workflowId).describe();
+    assert.equal(described.status.name, 'TERMINATED');
+    assert.equal(described.runId, held!.runId, 'no other run of its id was started');
+  });
+
+  it('begins a held start at its delay when its admission is gone, and it asks for itself', async () => {
+    const customerId = uniqueId('held-lost');
+    const running = await startHeld(customerId, WINDOW, 3);
+    await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), { timeoutMs: 30_000, describe: 'the window full' });
+    const [held] = await startHeld(customerId, 1, 1, { admissionAskAgainMs: 3_000 });
+    await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the held start queued' });
+    await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).terminate('test: an operator ends the admission');
+    const result = await stack.client.workflow.getHandle(held!.workflowId).result();
+    assert.ok(result, 'it ended');
+    const state = await stack.client.workflow.getHandle(held!.workflowId).query(connectionStateQuery);
+    assert.ok(state.admission?.admittedAt, 'admitted by the next admission, which its own ask started');
+    const types = await eventTypes(held!.workflowId);
+    assert.equal(types[1], TASK_SCHEDULED, 'begun by its delay, not by a grant');
+    await Promise.all(running.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
+  });
+});
