@@ -123,6 +123,8 @@ export async function startStack(settings: StackSettings, resources: StackResour
     PAYLOAD_STORE: 'local',
     PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
     UNATTENDED_POOL: unattendedWorkers > 0 ? 'separate' : 'shared',
+    // The storm's admission, set the same on the client (which holds unattended starts) and on the workers.
+    ...(process.env.UNATTENDED_ADMISSION === undefined ? {} : { UNATTENDED_ADMISSION: process.env.UNATTENDED_ADMISSION }),
   };
   const logDir = join(runDir, 'worker-logs');
   await mkdir(logDir, { recursive: true });
@@ -164,6 +166,7 @@ export async function startStack(settings: StackSettings, resources: StackResour
     // The product's book defaults, as the pipeline's client reads them: nothing tuned for this machine.
     books: clientConfig.books,
     unattendedTaskQueue: clientConfig.pools.unattendedTaskQueue,
+    unattendedAdmission: clientConfig.pools.admission,
   });
   const payload: PayloadSettings = { encryption: { keyId: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, key: payloadKey }, payloadStore: { kind: 'local', directory: sharedEnv.PAYLOAD_STORE_DIRECTORY } };
   const payloadEnv = { PAYLOAD_ENCRYPTION_KEY: sharedEnv.PAYLOAD_ENCRYPTION_KEY, PAYLOAD_ENCRYPTION_KEY_ID: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, PAYLOAD_STORE: sharedEnv.PAYLOAD_STORE, PAYLOAD_STORE_DIRECTORY: sharedEnv.PAYLOAD_STORE_DIRECTORY };

@@ -6,7 +6,8 @@
  * what the admission and the connections record, read after the message is in their history.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { WorkflowClient, type Client } from '@temporalio/client';
+import { ConnectionsClient } from '../../src/client/connections.js';
 import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionRequestSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { optionalTsToDate } from '../../src/sdk/internals.js';
@@ -25,16 +26,32 @@ async function savedLogin(sandboxUrl: string, customerId: string, username: stri
 
 export type HistoryEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
 
-/** The grant signal sent from outside any workflow (the forged one: the admission's own grants come from its workflow, naming it). */
-function forgedGrantIndex(events: HistoryEvents): number | undefined {
-  const index = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name && !event.workflowExecutionSignaledEventAttributes.externalWorkflowExecution);
+/**
+ * Which grant signals are the forged one's. By default a grant sent from outside any workflow (the
+ * admission's own grants to running connections come from its workflow, naming it); a held start's
+ * genuine grant is a signal-with-start from a worker, so there the forger is told by its identity.
+ */
+type ForgedBy = { readonly identity?: string | undefined };
+
+function isGrant(event: HistoryEvents[number]): boolean {
+  return event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name;
+}
+
+function isForged(event: HistoryEvents[number], by: ForgedBy): boolean {
+  const signaled = event.workflowExecutionSignaledEventAttributes;
+  if (!isGrant(event) || !signaled) return false;
+  return by.identity === undefined ? !signaled.externalWorkflowExecution : signaled.identity === by.identity;
+}
+
+function forgedGrantIndex(events: HistoryEvents, by: ForgedBy = {}): number | undefined {
+  const index = events.findIndex((event) => isForged(event, by));
   return index < 0 ? undefined : index;
 }
 
 /** The history of `workflowId` once it holds the forged grant and a workflow task completed after it (so the state read next has judged it). */
-async function judgedForged(client: Client, workflowId: string): Promise<true | undefined> {
+async function judgedForged(client: Client, workflowId: string, by: ForgedBy = {}): Promise<true | undefined> {
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  const forged = forgedGrantIndex(events);
+  const forged = forgedGrantIndex(events, by);
   return forged !== undefined && events.slice(forged).some((event) => event.workflowTaskCompletedEventAttributes) ? true : undefined;
 }
 
@@ -50,13 +67,13 @@ const taskAfter = (events: HistoryEvents, index: number): number | undefined => 
  * in one task, times a millisecond apart, a time missing) is undecided, counted as through (never
  * hidden).
  */
-export function forgedGrantVerdict(events: HistoryEvents, admittedAt: string | undefined): { refused: boolean; detail: string } {
+export function forgedGrantVerdict(events: HistoryEvents, admittedAt: string | undefined, by: ForgedBy = {}): { refused: boolean; detail: string } {
   if (admittedAt === undefined) return { refused: true, detail: 'still queued' };
   const admitted = Date.parse(admittedAt);
-  const forged = forgedGrantIndex(events);
+  const forged = forgedGrantIndex(events, by);
   if (forged === undefined) return { refused: false, detail: `undecided: admitted at ${admittedAt}, and the forged grant is not in the history read` };
   const t1 = taskAfter(events, forged);
-  const genuine = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name && event.workflowExecutionSignaledEventAttributes.externalWorkflowExecution);
+  const genuine = events.findIndex((event) => isGrant(event) && !isForged(event, by) && (by.identity !== undefined || event.workflowExecutionSignaledEventAttributes?.externalWorkflowExecution));
   const t2 = genuine < 0 ? undefined : taskAfter(events, genuine);
   if (t2 !== undefined && genuine < forged && admitted <= t2 + 1) return { refused: true, detail: `admitted at ${admittedAt} by the admission's own grant, before the forged one arrived` };
   if (t1 === undefined || t2 === undefined) return { refused: false, detail: `admitted at ${admittedAt} with no grant of the admission's own to explain it` };
@@ -123,4 +140,38 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
     detail: `${completed} of ${GENUINE} genuine connections completed; the admission ${drained ? `empty again (granted ${drained.granted}, refused ${drained.refused}): each forged grant gave its room back` : 'still holding room'}`,
   });
   return results;
+}
+
+/**
+ * A held start (the product's client with UNATTENDED_ADMISSION=window: a start delay, queued at the
+ * admission) sent a grant without the key by signal-with-start, which ends its delay: it begins, but
+ * the grant is refused (a marker, not a grant), it asks for room, and it is admitted only by the
+ * admission's own grant once the window has room.
+ */
+export async function heldStartAttack(target: MessageTarget, sandboxUrl: string): Promise<AttackResult> {
+  const { customerId, taskQueue } = target;
+  const held = new ConnectionsClient({ client: target.sealed, taskQueue, unattendedAdmission: 'window' });
+  const admission = target.sealed.workflow.getHandle(admissionWorkflowId(customerId));
+  const start = async (key: string, username: string) => {
+    const loginId = await savedLogin(sandboxUrl, customerId, username);
+    return (await held.start(`connection-${customerId}:${key}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } })).workflowId;
+  };
+  // The window full for 8 s (each polls 8 times, 1 s apart), then the held start queued behind it.
+  const running = await Promise.all(Array.from({ length: ADMISSION_WINDOW_BOUNDS.start }, (_, index) => start(`held-running-${index}`, 'pending_polls_8')));
+  await until(async () => ((await admission.query(admissionStateQuery)).inFlight >= ADMISSION_WINDOW_BOUNDS.start ? true : undefined), 'the window full');
+  const victim = await start('held-victim', 'pending_polls_1');
+  await until(async () => ((await admission.query(admissionStateQuery)).queued >= 1 ? true : undefined), 'the held start queued');
+  const identity = `security-check-forger-${randomUUID()}`;
+  const forger = new WorkflowClient({ connection: target.raw.connection, namespace: target.raw.options.namespace, identity });
+  await forger.signalWithStart('connectionWorkflow', { workflowId: victim, taskQueue, args: [], workflowIdReusePolicy: 'REJECT_DUPLICATE', signal: admissionGrantSignal, signalArgs: [{ admissionRunId: randomUUID() }] });
+  await until(() => judgedForged(target.sealed, victim, { identity }), `${victim} judging the unsealed grant`);
+  const admittedAt = (await target.connections.getState(victim)).admission?.admittedAt;
+  const verdict = forgedGrantVerdict((await target.sealed.workflow.getHandle(victim).fetchHistory()).events ?? [], admittedAt, { identity });
+  const outcomes = await Promise.all([...running, victim].map((workflowId) => target.connections.result(workflowId).then(() => 'completed', (error: unknown) => String(error))));
+  const completed = outcomes.filter((outcome) => outcome === 'completed').length;
+  return {
+    name: 'unsealed grant by signal-with-start to a held unattended start',
+    refused: verdict.refused && completed === outcomes.length,
+    detail: `${verdict.detail}; ${completed} of ${outcomes.length} connections completed`,
+  };
 }
