@@ -56,6 +56,7 @@ import {
   ConnectionAlreadyEndedError,
   ConnectionClientError,
   ConnectionFailedError,
+  ConnectionHeldError,
   ConnectionNotFoundError,
   InvalidConnectionInputError,
   ResultClaimRefusedError,
@@ -68,7 +69,7 @@ import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
 import { connectionClassOf, DEFAULT_PRIORITY_KEYS, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { ADMISSION_ASK_AGAIN_MS, HELD_START_MEMO, needsAdmission } from '../contract/admission-definitions.js';
+import { ADMISSION_ASK_AGAIN_MS, admissionWorkflowId, HELD_START_MEMO, needsAdmission } from '../contract/admission-definitions.js';
 import { requestAdmission } from '../admission/request-admission.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
@@ -353,7 +354,25 @@ export class ConnectionsClient {
     try {
       return await handle.query(connectionStateQuery);
     } catch (error) {
-      throw (await unreadableQueryError(this.client, workflowId, error)) ?? this.mapError(workflowId, error);
+      throw (await this.heldStartError(workflowId, error)) ?? (await unreadableQueryError(this.client, workflowId, error)) ?? this.mapError(workflowId, error);
+    }
+  }
+
+  /**
+   * Why a query failed when the reason is that the connection has not begun: started held (its memo
+   * says so), still running, and nothing in its history but its start (and a signal kept for when it
+   * begins). Temporal answers such a query with a bare "Failed to query Workflow".
+   */
+  private async heldStartError(workflowId: string, error: unknown): Promise<ConnectionHeldError | undefined> {
+    const customerId = tenantOfWorkflowId(workflowId);
+    if (customerId === undefined) return undefined;
+    try {
+      const described = await this.handle(workflowId).describe();
+      const held = described.memo?.[HELD_START_MEMO] === true && described.status.name === 'RUNNING' && described.historyLength <= 2;
+      return held ? new ConnectionHeldError(workflowId, admissionWorkflowId(customerId), { cause: error }) : undefined;
+    } catch {
+      // Nothing to add: the caller keeps the error it has.
+      return undefined;
     }
   }
 

@@ -43,6 +43,22 @@ export class ConnectionNotFoundError extends ConnectionClientError {
 }
 
 /**
+ * A connection held by Temporal until its tenant's admission has room (UNATTENDED_ADMISSION=window:
+ * the client started it with a start delay): it exists, but none of its code has run, so it has no
+ * state to read yet. Its result can be awaited; its state reads once it begins.
+ */
+export class ConnectionHeldError extends ConnectionClientError {
+  override readonly name = 'ConnectionHeldError';
+  constructor(
+    readonly workflowId: string,
+    readonly admissionWorkflowId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`connection ${JSON.stringify(workflowId)} is held until its tenant's admission (${admissionWorkflowId}) has room: its state reads once it begins`, options);
+  }
+}
+
+/**
  * A connection with this key already ran to its end and starting it again was not asked for
  * (`rerun: 'always'`, or `'if-failed'` for a key whose run did not complete).
  */

@@ -23,6 +23,7 @@ export {
   ConnectionAlreadyEndedError,
   ConnectionClientError,
   ConnectionFailedError,
+  ConnectionHeldError,
   ConnectionNotFoundError,
   ForgetFailedError,
   InvalidBookRequestError,

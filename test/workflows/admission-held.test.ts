@@ -12,6 +12,7 @@ import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectionKey } from '../../src/client/business-key.js';
 import { ConnectionsClient } from '../../src/client/connections.js';
+import { ConnectionHeldError } from '../../src/client/errors.js';
 import { ADMISSION_WINDOW_BOUNDS, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
@@ -82,6 +83,13 @@ describe('held unattended starts', () => {
     const histories = await Promise.all(started.map(({ workflowId }) => eventTypes(workflowId)));
     const untouched = histories.filter((types) => !types.includes(TASK_SCHEDULED));
     assert.equal(untouched.length, 2, `two runs not begun while the window is full: ${JSON.stringify(histories.map((types) => types.slice(0, 3)))}`);
+    // Its state is not there to read until it begins: the client says why, not that Temporal is down.
+    const waiting = started[histories.findIndex((types) => !types.includes(TASK_SCHEDULED))]!;
+    await assert.rejects(connections.getState(waiting.workflowId), (error: unknown) => {
+      assert.ok(error instanceof ConnectionHeldError, `a ConnectionHeldError: ${String(error)}`);
+      assert.match(error.message, new RegExp(`held until .*admission-${customerId}:unattended`));
+      return true;
+    });
 
     const results = await Promise.all(started.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
     assert.equal(results.length, WINDOW + 2);
