@@ -132,8 +132,8 @@ describe('held unattended starts', () => {
     const [held] = await startHeld(customerId, 1, 1, { admissionAskAgainMs: 3_000 });
     await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the held start queued' });
     await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).terminate('test: an operator ends the admission');
-    const result = await stack.client.workflow.getHandle(held!.workflowId).result();
-    assert.ok(result, 'it ended');
+    const result = await connections.result(held!.workflowId);
+    assert.ok(result.accountsDetail, 'it ended with its data');
     const state = await stack.client.workflow.getHandle(held!.workflowId).query(connectionStateQuery);
     assert.ok(state.admission?.admittedAt, 'admitted by the next admission, which its own ask started');
     const types = await eventTypes(held!.workflowId);
