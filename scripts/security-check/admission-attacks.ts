@@ -31,7 +31,7 @@ export type HistoryEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['wo
  * admission's own grants to running connections come from its workflow, naming it); a held start's
  * genuine grant is a signal-with-start from a worker, so there the forger is told by its identity.
  */
-type ForgedBy = { readonly identity?: string | undefined };
+type ForgedBy = { readonly identity?: string | undefined; readonly forgedFirst?: boolean | undefined };
 
 function isGrant(event: HistoryEvents[number]): boolean {
   return event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name;
@@ -75,7 +75,11 @@ export function forgedGrantVerdict(events: HistoryEvents, admittedAt: string | u
   const t1 = taskAfter(events, forged);
   const genuine = events.findIndex((event) => isGrant(event) && !isForged(event, by) && (by.identity !== undefined || event.workflowExecutionSignaledEventAttributes?.externalWorkflowExecution));
   const t2 = genuine < 0 ? undefined : taskAfter(events, genuine);
-  if (t2 !== undefined && genuine < forged && admitted <= t2 + 1) return { refused: true, detail: `admitted at ${admittedAt} by the admission's own grant, before the forged one arrived` };
+  if (t2 !== undefined && genuine < forged && admitted <= t2 + 1) {
+    // Where the attack is meant to reach a connection not yet granted (a held start), that shows nothing.
+    if (by.forgedFirst === true) return { refused: false, detail: `undecided: the admission's own grant (admitted at ${admittedAt}) came before the forged one` };
+    return { refused: true, detail: `admitted at ${admittedAt} by the admission's own grant, before the forged one arrived` };
+  }
   if (t1 === undefined || t2 === undefined) return { refused: false, detail: `admitted at ${admittedAt} with no grant of the admission's own to explain it` };
   if (t2 - t1 < 2) return { refused: false, detail: `undecided: the admission's own grant was handled in the forged one's task or a millisecond from it (admitted at ${admittedAt})` };
   return admitted >= t2 - 1
@@ -166,12 +170,15 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
   await forger.signalWithStart('connectionWorkflow', { workflowId: victim, taskQueue, args: [], workflowIdReusePolicy: 'REJECT_DUPLICATE', signal: admissionGrantSignal, signalArgs: [{ admissionRunId: randomUUID() }] });
   await until(() => judgedForged(target.sealed, victim, { identity }), `${victim} judging the unsealed grant`);
   const admittedAt = (await target.connections.getState(victim)).admission?.admittedAt;
-  const verdict = forgedGrantVerdict((await target.sealed.workflow.getHandle(victim).fetchHistory()).events ?? [], admittedAt, { identity });
+  const events = (await target.sealed.workflow.getHandle(victim).fetchHistory()).events ?? [];
+  const verdict = forgedGrantVerdict(events, admittedAt, { identity, forgedFirst: true });
+  // It began with the forged signal-with-start and, refusing the grant, asked for room itself.
+  const asked = events.some((event) => Buffer.from(event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data ?? []).toString('utf8').includes('"askAdmission"'));
   const outcomes = await Promise.all([...running, victim].map((workflowId) => target.connections.result(workflowId).then(() => 'completed', (error: unknown) => String(error))));
   const completed = outcomes.filter((outcome) => outcome === 'completed').length;
   return {
     name: 'unsealed grant by signal-with-start to a held unattended start',
-    refused: verdict.refused && completed === outcomes.length,
-    detail: `${verdict.detail}; ${completed} of ${outcomes.length} connections completed`,
+    refused: verdict.refused && asked && completed === outcomes.length,
+    detail: `${verdict.detail}; ${asked ? 'it asked for room after the forged grant' : 'it never asked for room'}; ${completed} of ${outcomes.length} connections completed`,
   };
 }

@@ -6,9 +6,10 @@
  * admission's own local activity is here too: it begins the starts the client held, with a
  * signal-with-start that carries their grant.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { log } from '@temporalio/activity';
+import { ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { requestAdmission } from '../admission/request-admission.js';
-import { admissionGrantSignal, type AdmissionRequest } from '../contract/admission-definitions.js';
+import { admissionGrantSignal, HELD_START_MEMO, type AdmissionRequest } from '../contract/admission-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
 import type { PriorityPolicy } from '../contract/priority.js';
 
@@ -52,19 +53,26 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
   async function release({ workflowId, runId }: HeldRun, admissionRunId: string): Promise<ReleaseOutcome> {
     try {
       const described = await temporal.workflow.getHandle(workflowId).describe();
-      if (described.runId !== runId || described.status.name !== 'RUNNING') return 'ended';
+      // Only a connection our client held (its sealed memo says so) on the connections' queue: a run
+      // that never asked would ignore the grant and never give its room back.
+      const held = described.type === CONNECTION_WORKFLOW_TYPE && described.taskQueue === connectionTaskQueue && described.memo?.[HELD_START_MEMO] === true;
+      if (described.runId !== runId || described.status.name !== 'RUNNING' || !held) return 'ended';
       await temporal.workflow.signalWithStart(CONNECTION_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: connectionTaskQueue,
         args: [],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         signal: admissionGrantSignal,
-        signalArgs: [{ admissionRunId }],
+        // Named: a signal-with-start reaches the id's current run, which another held start may have become.
+        signalArgs: [{ admissionRunId, runId }],
       });
       return 'released';
     } catch (error) {
       if (error instanceof WorkflowNotFoundError || error instanceof WorkflowExecutionAlreadyStartedError) return 'ended';
-      throw error;
+      // Temporal unreachable: the release is retried. Anything else (a memo this worker cannot decode) is no held start of ours.
+      if (error instanceof ServiceError) throw error;
+      log.warn('admission: a held start could not be read; its room goes back', { workflowId, error: String(error).slice(0, 300) });
+      return 'ended';
     }
   }
 

@@ -301,7 +301,9 @@ export class ConnectionsClient {
       // Queued once however often it is sent: a pipeline that retries a start whose request failed loses nothing.
       if (held) {
         const priorityKey = startOptions.priority.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled;
-        await requestAdmission({ temporal: this.client, taskQueue: this.options.unattendedTaskQueue ?? this.taskQueue, priority: this.priority }, args.customerId, { workflowId, runId, priorityKey, held: true });
+        const target = { temporal: this.client, taskQueue: this.options.unattendedTaskQueue ?? this.taskQueue, priority: this.priority };
+        // Past a blip: a start whose request never lands still begins at its delay and asks, but a retried start costs nothing.
+        await retryTransient(() => requestAdmission(target, args.customerId, { workflowId, runId, priorityKey, held: true }));
       }
       return { workflowId, runId };
     } catch (error) {
@@ -360,16 +362,19 @@ export class ConnectionsClient {
 
   /**
    * Why a query failed when the reason is that the connection has not begun: started held (its memo
-   * says so), still running, and nothing in its history but its start (and a signal kept for when it
-   * begins). Temporal answers such a query with a bare "Failed to query Workflow".
+   * says so), still running, and no workflow task scheduled yet (its release or its delay schedules
+   * the first). Temporal answers such a query with a bare "Failed to query Workflow".
    */
   private async heldStartError(workflowId: string, error: unknown): Promise<ConnectionHeldError | undefined> {
     const customerId = tenantOfWorkflowId(workflowId);
     if (customerId === undefined) return undefined;
     try {
-      const described = await this.handle(workflowId).describe();
-      const held = described.memo?.[HELD_START_MEMO] === true && described.status.name === 'RUNNING' && described.historyLength <= 2;
-      return held ? new ConnectionHeldError(workflowId, admissionWorkflowId(customerId), { cause: error }) : undefined;
+      const handle = this.handle(workflowId);
+      const described = await handle.describe();
+      if (described.memo?.[HELD_START_MEMO] !== true || described.status.name !== 'RUNNING') return undefined;
+      const page = await this.client.workflowService.getWorkflowExecutionHistory({ namespace: this.namespace, execution: { workflowId, runId: described.runId }, maximumPageSize: 5 });
+      const begun = (page.history?.events ?? []).some((event) => event.workflowTaskScheduledEventAttributes);
+      return begun ? undefined : new ConnectionHeldError(workflowId, admissionWorkflowId(customerId), { cause: error });
     } catch {
       // Nothing to add: the caller keeps the error it has.
       return undefined;

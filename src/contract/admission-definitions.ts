@@ -44,6 +44,11 @@ export const admissionRequestSignal = defineSignal<[AdmissionRequest]>('admissio
 export interface AdmissionGrant {
   /** The admission run that granted it (for the connection's log). */
   readonly admissionRunId: string;
+  /**
+   * The run it is for: set on a held start's release, whose signal-with-start reaches the id's
+   * current run, whichever that is; a held run takes no grant before asking that names another.
+   */
+  readonly runId?: string | undefined;
 }
 export const admissionGrantSignal = defineSignal<[AdmissionGrant]>('admissionGrant');
 

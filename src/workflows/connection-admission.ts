@@ -29,7 +29,16 @@ export class AdmissionTicket {
   constructor() {
     setHandler(admissionGrantSignal, (grant) => {
       // Not a grant (a payload not sealed reaches here as a marker), or one before this run asked or was queued (forged, or for an earlier run of the id): not room.
-      const problem = typeof grant?.admissionRunId !== 'string' ? 'not a grant' : this.askedOf === undefined && !this.held ? 'sent before the connection asked' : undefined;
+      const problem =
+        typeof grant?.admissionRunId !== 'string'
+          ? 'not a grant'
+          : this.askedOf !== undefined
+            ? undefined
+            : !this.held
+              ? 'sent before the connection asked'
+              : grant.runId !== workflowInfo().runId
+                ? 'a release for another run of this id'
+                : undefined;
       if (problem !== undefined) return void log.warn('admission grant ignored', { problem });
       this.granted = true;
     });

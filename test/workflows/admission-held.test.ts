@@ -13,7 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectionKey } from '../../src/client/business-key.js';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import { ConnectionHeldError } from '../../src/client/errors.js';
-import { ADMISSION_WINDOW_BOUNDS, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
+import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -64,6 +64,30 @@ const STARTED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED;
 const SIGNALED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
 const TASK_SCHEDULED = EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED;
 
+/** The activity types of the local activities a history recorded (their markers' data, which the SDK's core writes as JSON). */
+async function localActivityTypes(workflowId: string): Promise<string[]> {
+  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  const types: string[] = [];
+  for (const event of history.events ?? []) {
+    const data = event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    if (!data) continue;
+    try {
+      const parsed = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string; activityType?: string };
+      const type = parsed.activity_type ?? parsed.activityType;
+      if (type) types.push(type);
+    } catch {
+      // Not a local activity's marker.
+    }
+  }
+  return types;
+}
+
+/** Grant signals in a history. */
+async function grantsOf(workflowId: string): Promise<number> {
+  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name).length;
+}
+
 /** The history's event types, in order. */
 async function eventTypes(workflowId: string): Promise<number[]> {
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
@@ -97,6 +121,10 @@ describe('held unattended starts', () => {
       const types = await eventTypes(workflowId);
       // Begun by its grant: the signal comes before the first workflow task (an asking connection's comes after its ask).
       assert.deepEqual(types.slice(0, 3), [STARTED, SIGNALED, TASK_SCHEDULED], `${workflowId} began with its grant`);
+      assert.equal(await grantsOf(workflowId), 1, `${workflowId} was granted once`);
+      const locals = await localActivityTypes(workflowId);
+      assert.ok(locals.includes('validateConnectionInput'), `${workflowId}'s local activities read: ${locals.join(', ')}`);
+      assert.ok(!locals.includes('askAdmission'), `${workflowId} never asked: ${locals.join(', ')}`);
       const state = await stack.client.workflow.getHandle(workflowId).query(connectionStateQuery);
       assert.ok(state.admission?.queuedAt && state.admission.admittedAt, `${workflowId} says when it queued and was admitted`);
     }
@@ -138,6 +166,7 @@ describe('held unattended starts', () => {
     assert.ok(state.admission?.admittedAt, 'admitted by the next admission, which its own ask started');
     const types = await eventTypes(held!.workflowId);
     assert.equal(types[1], TASK_SCHEDULED, 'begun by its delay, not by a grant');
+    assert.ok((await localActivityTypes(held!.workflowId)).includes('askAdmission'), 'it asked for itself');
     await Promise.all(running.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
   });
 });
