@@ -239,6 +239,12 @@ export const DIRECT_READS: readonly DirectRead[] = [
     why: 'passing on, as above: the worker parses them with loadWorkerConfig',
   },
   {
+    files: ['bench/burst/stack.ts'],
+    pattern: /process\.env\.UNATTENDED_ADMISSION\b/g,
+    what: "passes the shell's UNATTENDED_ADMISSION on to the burst's stack: its workers and the client it loads (`UNATTENDED_ADMISSION=window npm run bench:burst -- --storm`)",
+    why: 'passing on, as above: the workers parse it with loadWorkerConfig and the client with loadClientConfig, so both hold the same setting',
+  },
+  {
     files: ['bench/bench-processes.ts'],
     pattern: /process\.env\.ALLOW_UNSUPPORTED_NODE\b/g,
     what: 'passes ALLOW_UNSUPPORTED_NODE on to the processes a benchmark starts and to the loaders it calls with an environment of its own (runtimeOverride)',

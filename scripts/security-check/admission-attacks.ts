@@ -161,10 +161,20 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
     return (await held.start(`connection-${customerId}:${key}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } })).workflowId;
   };
   // The window full for 8 s (each polls 8 times, 1 s apart), then the held start queued behind it.
-  const running = await Promise.all(Array.from({ length: ADMISSION_WINDOW_BOUNDS.start }, (_, index) => start(`held-running-${index}`, 'pending_polls_8')));
-  await until(async () => ((await admission.query(admissionStateQuery)).inFlight >= ADMISSION_WINDOW_BOUNDS.start ? true : undefined), 'the window full');
+  // The admission of the attacks before may still run, its window grown past its start: filled to its size.
+  const room = (await admission.query(admissionStateQuery).catch(() => undefined))?.window.size ?? ADMISSION_WINDOW_BOUNDS.start;
+  const running = await Promise.all(Array.from({ length: room }, (_, index) => start(`held-running-${index}`, 'pending_polls_8')));
+  await until(async () => {
+    const state = await admission.query(admissionStateQuery);
+    return state.inFlight >= state.window.size ? true : undefined;
+  }, 'the window full');
   const victim = await start('held-victim', 'pending_polls_1');
-  await until(async () => ((await admission.query(admissionStateQuery)).queued >= 1 ? true : undefined), 'the held start queued');
+  // Queued and not begun: no workflow task in its history yet.
+  await until(async () => {
+    const queued = (await admission.query(admissionStateQuery)).queued >= 1;
+    const events = (await target.sealed.workflow.getHandle(victim).fetchHistory()).events ?? [];
+    return queued && !events.some((event) => event.workflowTaskScheduledEventAttributes) ? true : undefined;
+  }, 'the held start queued, not begun');
   const identity = `security-check-forger-${randomUUID()}`;
   const forger = new WorkflowClient({ connection: target.raw.connection, namespace: target.raw.options.namespace, identity });
   await forger.signalWithStart('connectionWorkflow', { workflowId: victim, taskQueue, args: [], workflowIdReusePolicy: 'REJECT_DUPLICATE', signal: admissionGrantSignal, signalArgs: [{ admissionRunId: randomUUID() }] });

@@ -65,7 +65,7 @@ void describe('client configuration', () => {
       budget: undefined,
       books: { window: { floor: 2, ceiling: 50, start: 4 }, pageSize: 500 },
       // Book refreshes on the service queue itself unless UNATTENDED_POOL=separate.
-      pools: { unattended: 'shared', unattendedTaskQueue: 'aggregation-connections' },
+      pools: { unattended: 'shared', unattendedTaskQueue: 'aggregation-connections', admission: 'off' },
     });
     assert.match(encryption?.keyId ?? '', /^local-/, 'payloads are encrypted by default, with the local key');
     assert.equal(loadClientConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: '', PAYLOAD_ENCRYPTION: 'off' }).temporal.namespace, 'default');

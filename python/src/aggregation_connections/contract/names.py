@@ -174,6 +174,7 @@ CLIENT_VARIABLES: Final = frozenset(
         "TEMPORAL_TLS_SERVER_CA_CERT_PATH",
         "TEMPORAL_TLS_SERVER_NAME",
         "TENANT_WEIGHTS",
+        "UNATTENDED_ADMISSION",
         "UNATTENDED_POOL",
         "WORKER_DEPLOYMENT_NAME",
     }
@@ -184,6 +185,7 @@ PAYLOAD_ENCRYPTION_CHOICES: Final = ("auto", "off")
 PAYLOAD_KEY_PROVIDER_CHOICES: Final = ("static", "vault-transit", "aws-kms")
 PAYLOAD_STORE_CHOICES: Final = ("auto", "local", "s3", "off")
 SERVICE_BUDGET_MODE_CHOICES: Final = ("bucket", "strict")
+UNATTENDED_ADMISSION_CHOICES: Final = ("off", "window")
 UNATTENDED_POOL_CHOICES: Final = ("shared", "separate")
 
 # What each of them is when unset, as the TypeScript client parses it (src/settings/); TEMPORAL_ADDRESS and
@@ -225,4 +227,5 @@ TEMPORAL_ADDRESS_DEFAULT: Final = "localhost:7233"
 TEMPORAL_API_KEY_FILE_RECHECK_MS_DEFAULT: Final = 10000
 TEMPORAL_NAMESPACE_DEFAULT: Final = "default"
 TEMPORAL_TASK_QUEUE_DEFAULT: Final = "aggregation-connections"
+UNATTENDED_ADMISSION_DEFAULT: Final = "off"
 UNATTENDED_POOL_DEFAULT: Final = "shared"
