@@ -55,6 +55,23 @@ async function judgedForged(client: Client, workflowId: string, by: ForgedBy = {
   return forged !== undefined && events.slice(forged).some((event) => event.workflowTaskCompletedEventAttributes) ? true : undefined;
 }
 
+/** The activity types of the local activities a history recorded (their markers' data, which the SDK's core writes as JSON). */
+export function localActivityTypes(events: HistoryEvents): string[] {
+  const types: string[] = [];
+  for (const event of events) {
+    const data = event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    if (!data) continue;
+    try {
+      const parsed = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string; activityType?: string };
+      const type = parsed.activity_type ?? parsed.activityType;
+      if (type) types.push(type);
+    } catch {
+      // Not a local activity's marker.
+    }
+  }
+  return types;
+}
+
 const eventMs = (event: HistoryEvents[number] | undefined): number | undefined => optionalTsToDate(event?.eventTime)?.getTime();
 /** The start time of the first workflow task after event `index` (workflow time in that task: what `admittedAt` records). */
 const taskAfter = (events: HistoryEvents, index: number): number | undefined => eventMs(events.find((event, at) => at > index && event.workflowTaskStartedEventAttributes));
@@ -183,7 +200,7 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
   const events = (await target.sealed.workflow.getHandle(victim).fetchHistory()).events ?? [];
   const verdict = forgedGrantVerdict(events, admittedAt, { identity, forgedFirst: true });
   // It began with the forged signal-with-start and, refusing the grant, asked for room itself.
-  const asked = events.some((event) => Buffer.from(event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data ?? []).toString('utf8').includes('"askAdmission"'));
+  const asked = localActivityTypes(events).includes('askAdmission');
   const outcomes = await Promise.all([...running, victim].map((workflowId) => target.connections.result(workflowId).then(() => 'completed', (error: unknown) => String(error))));
   const completed = outcomes.filter((outcome) => outcome === 'completed').length;
   return {

@@ -369,8 +369,7 @@ export class ConnectionsClient {
     const customerId = tenantOfWorkflowId(workflowId);
     if (customerId === undefined) return undefined;
     try {
-      const handle = this.handle(workflowId);
-      const described = await handle.describe();
+      const described = await this.handle(workflowId).describe();
       if (described.memo?.[HELD_START_MEMO] !== true || described.status.name !== 'RUNNING') return undefined;
       const page = await this.client.workflowService.getWorkflowExecutionHistory({ namespace: this.namespace, execution: { workflowId, runId: described.runId }, maximumPageSize: 5 });
       const begun = (page.history?.events ?? []).some((event) => event.workflowTaskScheduledEventAttributes);

@@ -6,7 +6,7 @@
  */
 import { condition, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission-activities.js';
-import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId, HELD_START_MEMO } from '../contract/admission-definitions.js';
+import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId, HELD_START_MEMO, type AdmissionGrant } from '../contract/admission-definitions.js';
 import type { ConnectionInput } from '../contract/connection-input.js';
 import { DEFAULT_PRIORITY_KEYS } from '../contract/priority.js';
 import type { StateRecorder } from './state-recorder.js';
@@ -28,20 +28,22 @@ export class AdmissionTicket {
 
   constructor() {
     setHandler(admissionGrantSignal, (grant) => {
-      // Not a grant (a payload not sealed reaches here as a marker), or one before this run asked or was queued (forged, or for an earlier run of the id): not room.
-      const problem =
-        typeof grant?.admissionRunId !== 'string'
-          ? 'not a grant'
-          : this.askedOf !== undefined
-            ? undefined
-            : !this.held
-              ? 'sent before the connection asked'
-              : grant.runId !== workflowInfo().runId
-                ? 'a release for another run of this id'
-                : undefined;
+      const problem = this.grantProblem(grant);
       if (problem !== undefined) return void log.warn('admission grant ignored', { problem });
       this.granted = true;
     });
+  }
+
+  /**
+   * Why a grant is not room: not a grant (a payload not sealed reaches here as a marker), or one
+   * before this run asked (forged, or for an earlier run of the id); started held, a release must
+   * name this run (its signal-with-start reaches the id's current run, whichever that is).
+   */
+  private grantProblem(grant: AdmissionGrant | undefined): string | undefined {
+    if (typeof grant?.admissionRunId !== 'string') return 'not a grant';
+    if (this.askedOf !== undefined) return undefined;
+    if (!this.held) return 'sent before the connection asked';
+    return grant.runId === workflowInfo().runId ? undefined : 'a release for another run of this id';
   }
 
   get admission(): string | undefined {

@@ -17,6 +17,7 @@ import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionStateQuery, adm
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { localActivityTypes, type HistoryEvents } from '../../scripts/security-check/admission-attacks.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 
@@ -64,34 +65,18 @@ const STARTED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED;
 const SIGNALED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
 const TASK_SCHEDULED = EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED;
 
-/** The activity types of the local activities a history recorded (their markers' data, which the SDK's core writes as JSON). */
-async function localActivityTypes(workflowId: string): Promise<string[]> {
-  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-  const types: string[] = [];
-  for (const event of history.events ?? []) {
-    const data = event.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-    if (!data) continue;
-    try {
-      const parsed = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string; activityType?: string };
-      const type = parsed.activity_type ?? parsed.activityType;
-      if (type) types.push(type);
-    } catch {
-      // Not a local activity's marker.
-    }
-  }
-  return types;
-}
-
-/** Grant signals in a history. */
-async function grantsOf(workflowId: string): Promise<number> {
-  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name).length;
+async function historyOf(workflowId: string): Promise<HistoryEvents> {
+  return (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 }
 
 /** The history's event types, in order. */
-async function eventTypes(workflowId: string): Promise<number[]> {
-  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []).map((event) => Number(event.eventType));
+function eventTypes(events: HistoryEvents): number[] {
+  return events.map((event) => Number(event.eventType));
+}
+
+/** Grant signals in a history. */
+function grantsIn(events: HistoryEvents): number {
+  return events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name).length;
 }
 
 describe('held unattended starts', () => {
@@ -104,11 +89,11 @@ describe('held unattended starts', () => {
     }, { timeoutMs: 30_000, describe: 'the window full and two held starts queued' });
     assert.equal(full.queuedByPriority['3'], 2, 'queued at the scheduled class');
     // The two still queued: their histories hold the start alone, no workflow task.
-    const histories = await Promise.all(started.map(({ workflowId }) => eventTypes(workflowId)));
-    const untouched = histories.filter((types) => !types.includes(TASK_SCHEDULED));
+    const histories = await Promise.all(started.map(async ({ workflowId }) => eventTypes(await historyOf(workflowId))));
+    const untouched = started.filter((_, index) => !histories[index]!.includes(TASK_SCHEDULED));
     assert.equal(untouched.length, 2, `two runs not begun while the window is full: ${JSON.stringify(histories.map((types) => types.slice(0, 3)))}`);
     // Its state is not there to read until it begins: the client says why, not that Temporal is down.
-    const waiting = started[histories.findIndex((types) => !types.includes(TASK_SCHEDULED))]!;
+    const waiting = untouched[0]!;
     await assert.rejects(connections.getState(waiting.workflowId), (error: unknown) => {
       assert.ok(error instanceof ConnectionHeldError, `a ConnectionHeldError: ${String(error)}`);
       assert.match(error.message, new RegExp(`held until .*admission-${customerId}:unattended`));
@@ -118,11 +103,11 @@ describe('held unattended starts', () => {
     const results = await Promise.all(started.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
     assert.equal(results.length, WINDOW + 2);
     for (const { workflowId } of started) {
-      const types = await eventTypes(workflowId);
+      const events = await historyOf(workflowId);
       // Begun by its grant: the signal comes before the first workflow task (an asking connection's comes after its ask).
-      assert.deepEqual(types.slice(0, 3), [STARTED, SIGNALED, TASK_SCHEDULED], `${workflowId} began with its grant`);
-      assert.equal(await grantsOf(workflowId), 1, `${workflowId} was granted once`);
-      const locals = await localActivityTypes(workflowId);
+      assert.deepEqual(eventTypes(events).slice(0, 3), [STARTED, SIGNALED, TASK_SCHEDULED], `${workflowId} began with its grant`);
+      assert.equal(grantsIn(events), 1, `${workflowId} was granted once`);
+      const locals = localActivityTypes(events);
       assert.ok(locals.includes('validateConnectionInput'), `${workflowId}'s local activities read: ${locals.join(', ')}`);
       assert.ok(!locals.includes('askAdmission'), `${workflowId} never asked: ${locals.join(', ')}`);
       const state = await stack.client.workflow.getHandle(workflowId).query(connectionStateQuery);
@@ -164,9 +149,9 @@ describe('held unattended starts', () => {
     assert.ok(result.accountsDetail, 'it ended with its data');
     const state = await stack.client.workflow.getHandle(held!.workflowId).query(connectionStateQuery);
     assert.ok(state.admission?.admittedAt, 'admitted by the next admission, which its own ask started');
-    const types = await eventTypes(held!.workflowId);
-    assert.equal(types[1], TASK_SCHEDULED, 'begun by its delay, not by a grant');
-    assert.ok((await localActivityTypes(held!.workflowId)).includes('askAdmission'), 'it asked for itself');
+    const events = await historyOf(held!.workflowId);
+    assert.equal(eventTypes(events)[1], TASK_SCHEDULED, 'begun by its delay, not by a grant');
+    assert.ok(localActivityTypes(events).includes('askAdmission'), 'it asked for itself');
     await Promise.all(running.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
   });
 });
