@@ -1,14 +1,30 @@
 /**
  * security:check's attacks on a tenant's admission (src/workflows/admission.ts), the window every
  * unattended connection outside a book waits at: a grant without the key sent to a queued connection,
- * a request without the key, a sealed request naming another tenant's connection, and a flood of
- * sealed requests for runs that do not exist, queued ahead of the genuine ones. Each is judged on
+ * a request without the key, a sealed request naming another tenant's connection, a flood of
+ * sealed requests for runs that do not exist, queued ahead of the genuine ones, and held starts: an
+ * unsealed grant to one, and one forged in visibility with an unsealed wake. Each is judged on
  * what the admission and the connections record, read after the message is in their history.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { TypedSearchAttributes } from '@temporalio/common';
 import { WorkflowClient, type Client } from '@temporalio/client';
 import { ConnectionsClient } from '../../src/client/connections.js';
-import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionRequestSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
+import {
+  ADMISSION_DISCOVER_EVERY_MS,
+  ADMISSION_WINDOW_BOUNDS,
+  ADMISSION_WORKFLOW_TYPE,
+  admissionGrantSignal,
+  admissionRequestSignal,
+  admissionStateQuery,
+  admissionWakeSignal,
+  admissionWorkflowId,
+  HELD_PRIORITY_MEMO,
+  HELD_START_MEMO,
+  type AdmissionState,
+} from '../../src/contract/admission-definitions.js';
+import { CustomerIdKey } from '../../src/contract/search-attributes.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { optionalTsToDate } from '../../src/sdk/internals.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
@@ -208,4 +224,49 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
     refused: verdict.refused && asked && completed === outcomes.length,
     detail: `${verdict.detail}; ${asked ? 'it asked for room after the forged grant' : 'it never asked for room'}; ${completed} of ${outcomes.length} connections completed`,
   };
+}
+
+/** How long a forged held start is watched: two of the admission's looks for held starts, and a release's time. */
+const FORGED_HELD_WATCH_MS = 2 * ADMISSION_DISCOVER_EVERY_MS + 3_000;
+
+/**
+ * A held start forged without the key: a connection started under the tenant's id on the connections'
+ * queue with a long start delay and a memo that says the client held it (unsealed), and an unsealed
+ * wake to the tenant's admission. The admission finds held starts in visibility, so it reads the
+ * forged row; it must neither queue nor begin it (its memo does not decode under the tenant's key),
+ * and the wake must be refused, while the tenant's genuine held start is found and completes.
+ */
+export async function forgedHeldStartAttack(target: MessageTarget, sandboxUrl: string): Promise<AttackResult> {
+  const { customerId, taskQueue } = target;
+  const held = new ConnectionsClient({ client: target.sealed, taskQueue, unattendedAdmission: 'window' });
+  const admission = target.sealed.workflow.getHandle(admissionWorkflowId(customerId));
+  const loginId = await savedLogin(sandboxUrl, customerId, 'pending_polls_1');
+  // The admission running and woken by the product's client (a genuine held start of the tenant).
+  const genuine = (await held.start(`connection-${customerId}:held-genuine-${randomUUID()}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } })).workflowId;
+  const refusedBefore = (await until(() => admission.query(admissionStateQuery), 'the admission running')).refused;
+  const forgedId = `connection-${customerId}:held-forged-${randomUUID()}`;
+  const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true };
+  await target.raw.workflow.start('connectionWorkflow', {
+    workflowId: forgedId,
+    taskQueue,
+    args: [input],
+    startDelay: '10 minutes',
+    memo: { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: 1 },
+    typedSearchAttributes: new TypedSearchAttributes([{ key: CustomerIdKey, value: customerId }]),
+  });
+  await target.raw.workflow.signalWithStart(ADMISSION_WORKFLOW_TYPE, { workflowId: admissionWorkflowId(customerId), taskQueue, args: [{ customerId }], signal: admissionWakeSignal, signalArgs: [{ customerId }] });
+  try {
+    const genuineEnd = await target.connections.result(genuine).then(() => 'completed', (error: unknown) => String(error));
+    await delay(FORGED_HELD_WATCH_MS);
+    const events = (await target.sealed.workflow.getHandle(forgedId).fetchHistory()).events ?? [];
+    const begun = events.some((event) => event.workflowTaskScheduledEventAttributes) || events.some(isGrant);
+    const refused = (await admission.query(admissionStateQuery)).refused - refusedBefore;
+    return {
+      name: 'forged held start (unsealed memo in visibility) and an unsealed wake',
+      refused: !begun && refused >= 1 && genuineEnd === 'completed',
+      detail: `the forged start ${begun ? 'was begun' : 'was never begun'} (${events.length} events); the admission refused ${refused} message(s) since it; the genuine held start ${genuineEnd}`,
+    };
+  } finally {
+    await target.sealed.workflow.getHandle(forgedId).terminate('security-check: the forged held start ends').catch(() => undefined);
+  }
 }

@@ -74,7 +74,7 @@ import {
   type SignInConsole,
 } from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
-import { admissionAttacks, heldStartAttack } from './admission-attacks.js';
+import { admissionAttacks, forgedHeldStartAttack, heldStartAttack } from './admission-attacks.js';
 import { operatorOnOtherTenantsCounts } from './count-attacks.js';
 import { nexusCallerOnOtherTenant, nexusCallerSetup } from './nexus-attacks.js';
 import { pipelineEntryAttacks, pipelineEntryWorkerEnv, startCallbackReceiver, type CallbackReceiver } from './pipeline-entry-attacks.js';
@@ -233,6 +233,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   results.push(await connectionNamingAnotherTenantsBook(target, 'names-another-book', tenantB));
   results.push(...(await admissionAttacks(target, sandbox.url, tenantB)));
   results.push(await heldStartAttack(target, sandbox.url));
+  results.push(await forgedHeldStartAttack(target, sandbox.url));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
   const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);

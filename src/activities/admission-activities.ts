@@ -3,15 +3,17 @@
  * a signal-with-start, so the first request of a night starts the workflow and the rest join its
  * queue. From a local activity: workflow code cannot signal-with-start, and the worker's setting
  * (UNATTENDED_ADMISSION) is read here, its answer recorded in the connection's history. The
- * admission's own local activity is here too: it begins the starts the client held, with a
- * signal-with-start that carries their grant.
+ * admission's own local activities are here too: they find the starts the client held (in
+ * visibility) and begin them, with a signal-with-start that carries their grant.
  */
 import { log } from '@temporalio/activity';
 import { ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { requestAdmission } from '../admission/request-admission.js';
-import { admissionGrantSignal, HELD_START_MEMO, type AdmissionRequest } from '../contract/admission-definitions.js';
+import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, type AdmissionRequest } from '../contract/admission-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
 import type { PriorityPolicy } from '../contract/priority.js';
+import { CustomerIdKey } from '../contract/search-attributes.js';
+import { decodeMapFromPayloads, optionalTsToDate } from '../sdk/internals.js';
 
 export interface AdmissionActivitiesDeps {
   readonly temporal: Client;
@@ -40,10 +42,32 @@ export interface ReleaseHeldInput {
   readonly admissionRunId: string;
 }
 
+export interface HeldSearch {
+  readonly customerId: string;
+  /** Runs the admission has already (queued or in flight): not returned again. */
+  readonly known: readonly string[];
+  /** At most this many (the room left in the admission's queue), the earliest started first. */
+  readonly limit: number;
+}
+
+/** A held start found in visibility: the request the client would have sent, and when it was started. */
+export interface FoundHeld {
+  readonly workflowId: string;
+  readonly runId: string;
+  /** From its sealed memo; absent (a client of before) it queues at the scheduled class. */
+  readonly priorityKey?: number | undefined;
+  readonly startedAt: number;
+}
+
+/** Visibility rows read in one search at most (a tenant's queue holds 4,000): a flood of forged rows cannot keep the call going. */
+const HELD_SEARCH_MAX_ROWS = 20_000;
+const HELD_SEARCH_PAGE = 1_000;
+
 /** `released`: the run has its grant and begins; `ended`: it is not the id's running run (terminated while held), its room goes back. */
 export type ReleaseOutcome = 'released' | 'ended';
 
 export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQueue, priority, admission }: AdmissionActivitiesDeps) {
+  const namespace = temporal.options.namespace;
   /**
    * The grant as a signal-with-start, which ends the run's start delay (a plain signal would wait it
    * out). Only to the run the client started, still running: a signal-with-start to an id whose run
@@ -85,6 +109,47 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
       if (admission === 'off') return 'off';
       await requestAdmission({ temporal, taskQueue, priority }, customerId, { workflowId, runId, priorityKey });
       return 'queued';
+    },
+
+    /**
+     * The tenant's held starts the admission has not seen, the earliest started first: connections on
+     * the connections' queue whose start delay has not run out and whose sealed memo says our client
+     * held them. A row whose memo does not decode (not sealed under a key this worker holds) is no
+     * held start of ours and is skipped; the release reads each run again before it begins it.
+     */
+    async heldConnections({ customerId, known, limit }: HeldSearch): Promise<FoundHeld[]> {
+      const seen = new Set(known);
+      // A held start's execution time is its start plus its delay: later than now until it begins.
+      const query =
+        `WorkflowType = '${CONNECTION_WORKFLOW_TYPE}' AND ${CustomerIdKey.name} = ${JSON.stringify(customerId)} AND TaskQueue = ${JSON.stringify(connectionTaskQueue)} ` +
+        `AND ExecutionStatus = 'Running' AND ExecutionTime > ${JSON.stringify(new Date().toISOString())}`;
+      const found: FoundHeld[] = [];
+      let unreadable = 0;
+      let rows = 0;
+      let nextPageToken: Uint8Array | undefined;
+      do {
+        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: HELD_SEARCH_PAGE, query, ...(nextPageToken ? { nextPageToken } : {}) });
+        rows += response.executions.length;
+        for (const execution of response.executions) {
+          const workflowId = execution.execution?.workflowId ?? '';
+          const runId = execution.execution?.runId ?? '';
+          if (seen.has(runId)) continue;
+          let memo: Record<string, unknown> | undefined;
+          try {
+            memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined);
+          } catch {
+            unreadable += 1;
+            continue;
+          }
+          if (memo?.[HELD_START_MEMO] !== true) continue;
+          const priorityKey = memo[HELD_PRIORITY_MEMO];
+          found.push({ workflowId, runId, startedAt: optionalTsToDate(execution.startTime)?.getTime() ?? 0, ...(typeof priorityKey === 'number' ? { priorityKey } : {}) });
+        }
+        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
+      } while (nextPageToken && rows < HELD_SEARCH_MAX_ROWS);
+      if (unreadable > 0) log.warn('admission: held starts whose memo this worker cannot read were skipped', { customerId, unreadable });
+      found.sort((a, b) => a.startedAt - b.startedAt || (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
+      return found.slice(0, Math.max(0, limit));
     },
 
     /** Begins held starts the admission granted room, side by side; an outcome for each, in order. A failure for another reason fails the call (retried: a release is safe to repeat). */

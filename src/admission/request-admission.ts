@@ -1,11 +1,11 @@
 /**
- * A request for room at a tenant's admission (src/workflows/admission.ts), as a signal-with-start:
- * the first request of a night starts the admission and the rest join its queue. Sent by a running
- * connection (its local activity, src/activities/admission-activities.ts) and by the product's client
- * for a start it holds (src/client/connections.ts): one shape for both.
+ * Signals to a tenant's admission (src/workflows/admission.ts), as signal-with-start: the first of a
+ * night starts the admission. A request for room is sent by a running connection (its local
+ * activity, src/activities/admission-activities.ts); a wake by the product's client after it holds a
+ * start (src/admission/admission-waker.ts), so the admission looks for held starts. One shape for all.
  */
 import type { Client } from '@temporalio/client';
-import { ADMISSION_WORKFLOW_TYPE, admissionRequestSignal, admissionWorkflowId, type AdmissionRequest } from '../contract/admission-definitions.js';
+import { ADMISSION_WORKFLOW_TYPE, admissionRequestSignal, admissionWakeSignal, admissionWorkflowId, type AdmissionRequest } from '../contract/admission-definitions.js';
 import { startPriority, type PriorityPolicy } from '../contract/priority.js';
 
 export interface AdmissionTarget {
@@ -15,15 +15,23 @@ export interface AdmissionTarget {
   readonly priority: PriorityPolicy;
 }
 
-export async function requestAdmission({ temporal, taskQueue, priority }: AdmissionTarget, customerId: string, request: AdmissionRequest): Promise<void> {
+async function signalAdmission({ temporal, taskQueue, priority }: AdmissionTarget, customerId: string, signal: string, signalArgs: unknown[]): Promise<void> {
   await temporal.workflow.signalWithStart(ADMISSION_WORKFLOW_TYPE, {
     workflowId: admissionWorkflowId(customerId),
     taskQueue,
     args: [{ customerId }],
-    signal: admissionRequestSignal,
-    signalArgs: [request],
+    signal,
+    signalArgs,
     // Its tasks gate the tenant's unattended starts: ahead of them (and of pipelines), behind live users; its window's weight is the tenant's.
     priority: startPriority(priority, 'pipeline', customerId),
     staticSummary: `Admission of ${customerId}'s unattended connections`,
   });
+}
+
+export async function requestAdmission(target: AdmissionTarget, customerId: string, request: AdmissionRequest): Promise<void> {
+  await signalAdmission(target, customerId, admissionRequestSignal.name, [request]);
+}
+
+export async function wakeAdmission(target: AdmissionTarget, customerId: string): Promise<void> {
+  await signalAdmission(target, customerId, admissionWakeSignal.name, [{ customerId }]);
 }

@@ -69,8 +69,8 @@ import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
 import { connectionClassOf, DEFAULT_PRIORITY_KEYS, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { ADMISSION_ASK_AGAIN_MS, admissionWorkflowId, HELD_START_MEMO, needsAdmission } from '../contract/admission-definitions.js';
-import { requestAdmission } from '../admission/request-admission.js';
+import { ADMISSION_ASK_AGAIN_MS, admissionWorkflowId, HELD_PRIORITY_MEMO, HELD_START_MEMO, needsAdmission } from '../contract/admission-definitions.js';
+import { AdmissionWaker } from '../admission/admission-waker.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
 import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
@@ -157,7 +157,7 @@ export interface ConnectionsClientOptions {
   readonly unattendedTaskQueue?: string | undefined;
   /**
    * UNATTENDED_ADMISSION, as the workers have it: `window` holds an unattended start outside a book
-   * on the server (a start delay) and queues it at its tenant's admission, which begins it when
+   * on the server (a start delay) and wakes its tenant's admission, which finds it and begins it when
    * there is room; `off` (default) starts it at once.
    */
   readonly unattendedAdmission?: 'off' | 'window' | undefined;
@@ -206,6 +206,8 @@ export class ConnectionsClient {
   private ownedConnection: Connection | undefined;
   private ownedTracing: Tracing | undefined;
   private ownedTokenRenewal: ApiKeyFileWatch | undefined;
+  /** Wakes a tenant's admission after a held start, once a second at most (UNATTENDED_ADMISSION=window). */
+  private readonly admissionWaker: AdmissionWaker;
 
   constructor(options: ConnectionsClientOptions) {
     this.options = options;
@@ -221,6 +223,7 @@ export class ConnectionsClient {
     this.budget = new FleetBudgetClient(options.client, options.taskQueue, options.budget);
     this.tenants = new TenantsClient(options.client);
     this.counts = new ConnectionCountsClient(options.client);
+    this.admissionWaker = new AdmissionWaker({ temporal: options.client, taskQueue: options.unattendedTaskQueue ?? options.taskQueue, priority: this.priority });
   }
 
   /**
@@ -289,22 +292,19 @@ export class ConnectionsClient {
     const { workflowId, args, startOptions } = this.prepareStart(key, input, options);
     const held = this.options.unattendedAdmission === 'window' && needsAdmission(args, workflowId);
     try {
+      const priorityKey = startOptions.priority.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled;
       const handle = await this.client.workflow.start(CONNECTION_WORKFLOW_TYPE, {
         ...startOptions,
         workflowId,
         args: [args],
-        // Held: no worker runs it until its admission's grant begins it; past the delay it begins and asks for itself.
-        ...(held ? { startDelay: args.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS, memo: { [HELD_START_MEMO]: true } } : {}),
+        // Held: no worker runs it until its admission finds it and its grant begins it; past the delay it begins and asks for itself.
+        ...(held ? { startDelay: args.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS, memo: { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: priorityKey } } : {}),
       });
       // The run started, or the one found running under the key (USE_EXISTING).
       const runId = handle.firstExecutionRunId;
-      // Queued once however often it is sent: a pipeline that retries a start whose request failed loses nothing.
-      if (held) {
-        const priorityKey = startOptions.priority.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled;
-        const target = { temporal: this.client, taskQueue: this.options.unattendedTaskQueue ?? this.taskQueue, priority: this.priority };
-        // Past a blip: a start whose request never lands still begins at its delay and asks, but a retried start costs nothing.
-        await retryTransient(() => requestAdmission(target, args.customerId, { workflowId, runId, priorityKey, held: true }));
-      }
+      // The admission finds the start in visibility; the wake makes sure one runs and looks now. Past a
+      // blip: a start whose wake never lands is found by a woken admission, or begins at its delay and asks.
+      if (held) await retryTransient(() => this.admissionWaker.wake(args.customerId));
       return { workflowId, runId };
     } catch (error) {
       throw this.mapError(workflowId, error);

@@ -36,9 +36,23 @@ export interface AdmissionRequest {
  * it can ask, and is room all the same. Sealed as every payload is (the tenant's key).
  */
 export const HELD_START_MEMO = 'admissionHeld';
+/** Beside it, the held start's priority key: the admission reads it when it finds the start (sealed, as the rest of the memo). */
+export const HELD_PRIORITY_MEMO = 'admissionPriorityKey';
 
 /** Sent by a connection (from a local activity, with signal-with-start), or by the product's client for a held start, to its tenant's admission workflow. */
 export const admissionRequestSignal = defineSignal<[AdmissionRequest]>('admissionRequest');
+
+/**
+ * Sent by the product's client after it holds a start (at most once a second per tenant from one
+ * client, `ADMISSION_WAKE_EVERY_MS`): it starts the admission if none runs and has it look for held
+ * starts now. The starts themselves are found in visibility, not sent one by one: a signal the
+ * workers must take costs the stack about as much as the held workflow itself (docs/fleet.md).
+ */
+export interface AdmissionWake {
+  /** The tenant whose starts are held: the admission's own (a payload, so sealed under the tenant's key as every message is). */
+  readonly customerId: string;
+}
+export const admissionWakeSignal = defineSignal<[AdmissionWake]>('admissionWake');
 
 /** Sent by the admission workflow to the run it admits: it may call the service now. */
 export interface AdmissionGrant {
@@ -90,6 +104,10 @@ export interface AdmissionCarry {
   readonly inFlight: readonly AdmittedConnection[];
   readonly granted: number;
   readonly refused: number;
+  /** Woken by a client that holds starts: the run looks for them in visibility (absent: it never was). */
+  readonly discovering?: boolean | undefined;
+  /** When the last wake came (workflow time, ms): the admission stays up a while after it. */
+  readonly lastWakeAt?: number | undefined;
 }
 
 export interface AdmissionInput {
@@ -144,6 +162,14 @@ export const ADMISSION_GRANTS_PER_RUN = 500;
 export const ADMISSION_WINDOW_BOUNDS: WindowBounds = DEFAULT_WINDOW_BOUNDS;
 /** With nothing queued or in flight for this long, the admission workflow ends (the next request starts it again). */
 export const ADMISSION_IDLE_MS = 60_000;
+/**
+ * A client wakes a tenant's admission at most this often: the admission stays up for
+ * `ADMISSION_IDLE_MS` after a wake and looks for held starts every `ADMISSION_DISCOVER_EVERY_MS`, so a
+ * start not followed by its own wake is found all the same, within that.
+ */
+export const ADMISSION_WAKE_EVERY_MS = 1_000;
+/** How often a woken admission reads visibility for held starts it has not seen (a wake asks for one sooner). */
+export const ADMISSION_DISCOVER_EVERY_MS = 5_000;
 
 /**
  * Whether a connection waits for room: unattended (nobody watches it), not started by a book, and

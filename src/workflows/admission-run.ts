@@ -8,7 +8,10 @@
  *
  * A connection that asks is queued by its priority key, then arrival. Granting sends it a signal;
  * one that cannot be delivered (the run has ended, or never was: a forged request) gives its room
- * back. The connection tells its end with the same signal a book's connection sends its refresh;
+ * back. A start the product's client held is not sent here one by one: once a client wakes the run,
+ * it reads visibility for held starts every few seconds and queues those it has not seen (a signal
+ * the workers take costs the stack about what the held workflow does; one read is cheaper than a
+ * storm's signals), and begins them when it grants them room. The connection tells its end with the same signal a book's connection sends its refresh;
  * one admitted that never tells (terminated) is found by asking Temporal, as a book does.
  */
 import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
@@ -17,6 +20,7 @@ import type { BookActivities } from '../activities/book-activities.js';
 import type { BookStartActivities } from '../activities/book-start-activities.js';
 import type { LivePathActivities } from '../activities/live-path-activities.js';
 import {
+  ADMISSION_DISCOVER_EVERY_MS,
   ADMISSION_GRANTS_PER_RUN,
   ADMISSION_ID_MAX,
   ADMISSION_IDLE_MS,
@@ -29,12 +33,13 @@ import {
   type AdmissionRequest,
   type AdmissionState,
   type AdmissionSummary,
+  type AdmissionWake,
   type AdmittedConnection,
   type QueuedConnection,
 } from '../contract/admission-definitions.js';
+import { DEFAULT_PRIORITY_KEYS, PRIORITY_KEY_LIMITS } from '../contract/priority.js';
 import { DEFAULT_WINDOW_CONTROL, type BookLoginEnded, type WindowBounds, type WindowControl } from '../contract/book-definitions.js';
 import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE, UUID_PATTERN } from '../contract/ids.js';
-import { PRIORITY_KEY_LIMITS } from '../contract/priority.js';
 import { WindowController } from './book-window.js';
 import { endProblem } from './connection-window-end.js';
 import { SteadyClock } from './steady-clock.js';
@@ -43,7 +48,7 @@ import { FleetLook, WatchTimer } from './window-watch.js';
 
 /** Calls to Temporal only (visibility, describe, signal-with-start), never to the service: quick and outside the request budget. */
 const temporal = proxyLocalActivities<
-  Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & LivePathActivities & Pick<BookStartActivities, 'connectionsClosed'> & Pick<AdmissionActivities, 'releaseHeldConnections'>
+  Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & LivePathActivities & Pick<BookStartActivities, 'connectionsClosed'> & Pick<AdmissionActivities, 'releaseHeldConnections' | 'heldConnections'>
 >({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
@@ -109,6 +114,12 @@ export class AdmissionRun {
   private readonly watch: WatchTimer;
   private readonly fleet: FleetLook;
   private lastSilentCheck = Number.NEGATIVE_INFINITY;
+  /** A client that holds starts woke this admission: it looks for them in visibility. */
+  private discovering: boolean;
+  private lastWakeAt: number;
+  /** A wake asked for a look now. */
+  private discoverDue = false;
+  private lastDiscovery = Number.NEGATIVE_INFINITY;
 
   constructor(
     input: AdmissionInput,
@@ -122,6 +133,8 @@ export class AdmissionRun {
     for (const admitted of carried?.inFlight ?? []) this.inFlight.set(runKey(admitted), admitted);
     this.granted = carried?.granted ?? 0;
     this.refused = carried?.refused ?? 0;
+    this.discovering = carried?.discovering === true;
+    this.lastWakeAt = carried?.lastWakeAt ?? Number.NEGATIVE_INFINITY;
     this.watch = new WatchTimer(this.clock);
     this.fleet = new FleetLook(this.clock, this.window, { customerId: settings.customerId, workflowId: this.info.workflowId, weight: this.weight, control: settings.control }, temporal);
   }
@@ -150,6 +163,20 @@ export class AdmissionRun {
    */
   request(asked: AdmissionRequest | undefined): void {
     this.clock.woke();
+    this.enqueue(asked);
+  }
+
+  /** A client held a start of this tenant (or several): look for them in visibility, now and while it keeps waking this run. */
+  wake(told: AdmissionWake | undefined): void {
+    this.clock.woke();
+    // Not this tenant's wake (an unsealed one reads as a marker): refused, as a request would be.
+    if (told?.customerId !== this.settings.customerId) return this.refuse('a wake that names another tenant, or none');
+    this.discovering = true;
+    this.lastWakeAt = this.clock.now();
+    this.discoverDue = true;
+  }
+
+  private enqueue(asked: AdmissionRequest | undefined): void {
     const problem = requestProblem(asked, this.settings.customerId);
     if (problem !== undefined) return this.refuse(problem);
     const { workflowId, runId, priorityKey, held } = asked as AdmissionRequest;
@@ -206,20 +233,50 @@ export class AdmissionRun {
   async run(): Promise<AdmissionEnd> {
     for (;;) {
       await this.fleet.lookAround();
+      await this.discoverHeld();
       this.grantRoom();
       await this.releaseHeld();
       this.publishState();
       if (this.grantedThisRun >= ADMISSION_GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) return { next: await this.handOver() };
       if (this.queue.length === 0 && this.inFlight.size === 0) {
-        if (await condition(() => this.queue.length > 0 || this.inFlight.size > 0, ADMISSION_IDLE_MS)) continue;
+        // Woken lately: held starts may reach visibility yet (a client wakes a run once a second at most).
+        if (this.discovering && this.clock.now() - this.lastWakeAt < ADMISSION_IDLE_MS) {
+          await this.waitToDiscover(() => this.queue.length > 0 || this.inFlight.size > 0);
+          continue;
+        }
+        if (await condition(() => this.queue.length > 0 || this.inFlight.size > 0 || this.discoverDue, ADMISSION_IDLE_MS)) continue;
         await condition(() => this.grantsPending === 0 && allHandlersFinished());
-        // A request that came meanwhile is served by this run (a later one starts the next run).
-        if (this.queue.length > 0 || this.inFlight.size > 0) continue;
+        // A request (or a wake) that came meanwhile is served by this run (a later one starts the next run).
+        if (this.queue.length > 0 || this.inFlight.size > 0 || this.discoverDue) continue;
         log.info('admission idle: ending', { customerId: this.settings.customerId, granted: this.granted });
         return { summary: { customerId: this.settings.customerId, granted: this.granted, refused: this.refused, endedAt: this.clock.iso() } };
       }
-      await this.waitWatching(() => (this.queue.length > 0 && this.inFlight.size < this.window.size) || (this.queue.length === 0 && this.inFlight.size === 0));
+      await this.waitWatching(() => (this.queue.length > 0 && this.inFlight.size < this.window.size) || (this.queue.length === 0 && this.inFlight.size === 0) || this.discoverDue);
     }
+  }
+
+  /**
+   * Queues the held starts visibility shows that this run has not seen, the earliest first, as far as
+   * the queue has room (the rest stay held on the server, found at a later look). Every
+   * `ADMISSION_DISCOVER_EVERY_MS`, or at once after a wake; never before a client woke the run.
+   */
+  private async discoverHeld(): Promise<void> {
+    if (!this.discovering) return;
+    if (!this.discoverDue && this.clock.now() - this.lastDiscovery < ADMISSION_DISCOVER_EVERY_MS) return;
+    this.discoverDue = false;
+    this.lastDiscovery = this.clock.now();
+    const limit = ADMISSION_QUEUE_LIMIT - this.queue.length;
+    if (limit <= 0) return;
+    const known = [...this.queue.map((queued) => queued.runId), ...[...this.inFlight.values()].map((admitted) => admitted.runId)];
+    const found = await this.clock.local(() => temporal.heldConnections({ customerId: this.settings.customerId, known, limit }));
+    for (const { workflowId, runId, priorityKey } of found) this.enqueue({ workflowId, runId, priorityKey: priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled, held: true });
+  }
+
+  /** With nothing queued or in flight after a wake: the next look's time, a wake, or `ready`. */
+  private async waitToDiscover(ready: () => boolean): Promise<void> {
+    this.watch.arm(ADMISSION_DISCOVER_EVERY_MS);
+    await condition(() => ready() || this.discoverDue || this.watch.due);
+    if (this.watch.due) this.watch.looked();
   }
 
   private grantRoom(): void {
@@ -272,7 +329,14 @@ export class AdmissionRun {
   private async handOver(): Promise<AdmissionCarry> {
     await condition(() => this.grantsPending === 0 && allHandlersFinished());
     log.info('admission: continuing as new', { customerId: this.settings.customerId, granted: this.granted, queued: this.queue.length, inFlight: this.inFlight.size });
-    return { window: this.window.carried, queue: this.queue, inFlight: [...this.inFlight.values()], granted: this.granted, refused: this.refused };
+    return {
+      window: this.window.carried,
+      queue: this.queue,
+      inFlight: [...this.inFlight.values()],
+      granted: this.granted,
+      refused: this.refused,
+      ...(this.discovering ? { discovering: true, lastWakeAt: this.lastWakeAt } : {}),
+    };
   }
 
   /**
@@ -287,11 +351,12 @@ export class AdmissionRun {
         if (ready()) return;
         continue;
       }
-      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs));
+      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs, this.discovering ? ADMISSION_DISCOVER_EVERY_MS : Number.POSITIVE_INFINITY));
       await condition(() => ready() || this.watch.due);
       if (ready()) return;
       this.watch.looked();
       await this.fleet.lookAround();
+      await this.discoverHeld();
       const now = this.clock.now();
       this.window.observeInFlight([...this.inFlight.values()].map((admitted) => now - admitted.grantedAt), now);
       await this.checkSilent(now);

@@ -4,13 +4,13 @@
  * queue the fleet works through at the pace it carries, while live connections start at once.
  *
  * This file is the wiring; the queue, the grants and the window are `AdmissionRun`'s
- * (admission-run.ts). Started by the first connection's request (signal-with-start); continues as
+ * (admission-run.ts). Started by the first connection's request or client's wake (signal-with-start); continues as
  * new every few hundred grants; ends after a minute with nothing queued or in flight (the next
  * request starts it again). Operators read `admissionState` (query) and the Web UI's current
  * details. Deterministic code only.
  */
 import { makeContinueAsNewFunc, setHandler, setWorkflowOptions } from '@temporalio/workflow';
-import { admissionRequestSignal, admissionStateQuery, type AdmissionInput, type AdmissionSummary } from '../contract/admission-definitions.js';
+import { admissionRequestSignal, admissionStateQuery, admissionWakeSignal, type AdmissionInput, type AdmissionSummary } from '../contract/admission-definitions.js';
 import { bookLoginEndedSignal } from '../contract/book-definitions.js';
 import { AdmissionRun, admissionSettings } from './admission-run.js';
 
@@ -18,6 +18,7 @@ export async function connectionAdmissionWorkflow(input: AdmissionInput): Promis
   const admission = new AdmissionRun(input, admissionSettings(input));
   setHandler(admissionStateQuery, () => admission.state());
   setHandler(admissionRequestSignal, (request) => admission.request(request));
+  setHandler(admissionWakeSignal, (wake) => admission.wake(wake));
   setHandler(bookLoginEndedSignal, (end) => admission.ended(end));
   const end = await admission.run();
   if ('summary' in end) return end.summary;

@@ -1,10 +1,11 @@
 /**
  * Held starts on a real dev server: with UNATTENDED_ADMISSION=window the product's client starts an
- * unattended connection held by Temporal (a start delay) and queues it at its tenant's admission,
- * which begins it when there is room with a signal-with-start that carries the grant. Shown here:
- * a held start runs no workflow task until its grant (so a storm of starts costs the workers
- * nothing while it queues) and asks for nothing; one terminated while held gives its room back and
- * is never started again; one whose admission is gone begins at its delay and asks for itself.
+ * unattended connection held by Temporal (a start delay) and wakes its tenant's admission, which
+ * finds it in visibility and begins it when there is room with a signal-with-start that carries the
+ * grant. Shown here: a held start runs no workflow task until its grant (so a storm of starts costs
+ * the workers nothing while it queues) and asks for nothing, and the admission takes no signal a
+ * start; one terminated while held gives its room back and is never started again; one whose
+ * admission is gone begins at its delay and asks for itself.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectionKey } from '../../src/client/business-key.js';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import { ConnectionHeldError } from '../../src/client/errors.js';
-import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
+import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionRequestSignal, admissionStateQuery, admissionWakeSignal, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
 import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -74,9 +75,9 @@ function eventTypes(events: HistoryEvents): number[] {
   return events.map((event) => Number(event.eventType));
 }
 
-/** Grant signals in a history. */
-function grantsIn(events: HistoryEvents): number {
-  return events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === admissionGrantSignal.name).length;
+/** Signals of one name in a history. */
+function signalsIn(events: HistoryEvents, name: string): number {
+  return events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === name).length;
 }
 
 describe('held unattended starts', () => {
@@ -106,7 +107,7 @@ describe('held unattended starts', () => {
       const events = await historyOf(workflowId);
       // Begun by its grant: the signal comes before the first workflow task (an asking connection's comes after its ask).
       assert.deepEqual(eventTypes(events).slice(0, 3), [STARTED, SIGNALED, TASK_SCHEDULED], `${workflowId} began with its grant`);
-      assert.equal(grantsIn(events), 1, `${workflowId} was granted once`);
+      assert.equal(signalsIn(events, admissionGrantSignal.name), 1, `${workflowId} was granted once`);
       const locals = localActivityTypes(events);
       assert.ok(locals.includes('validateConnectionInput'), `${workflowId}'s local activities read: ${locals.join(', ')}`);
       assert.ok(!locals.includes('askAdmission'), `${workflowId} never asked: ${locals.join(', ')}`);
@@ -118,11 +119,16 @@ describe('held unattended starts', () => {
       return state.inFlight === 0 && state.queued === 0 ? state : undefined;
     }, { describe: 'the admission empty' });
     assert.equal(done.granted, WINDOW + 2);
+    // Found, not sent: no request a start, and the client's wakes (once a second at most) fewer than its starts.
+    const admissionEvents = await historyOf(admissionWorkflowId(customerId));
+    assert.equal(signalsIn(admissionEvents, admissionRequestSignal.name), 0, 'no start was sent to the admission one by one');
+    const wakes = signalsIn(admissionEvents, admissionWakeSignal.name);
+    assert.ok(wakes >= 1 && wakes < started.length, `${wakes} wakes for ${started.length} held starts`);
   });
 
   it('gives back the room of a held start terminated before its grant, and never starts it again', async () => {
     const customerId = uniqueId('held-term');
-    const running = await startHeld(customerId, WINDOW, 3);
+    const running = await startHeld(customerId, WINDOW, 10);
     await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), { timeoutMs: 30_000, describe: 'the window full' });
     const [held] = await startHeld(customerId, 1, 1);
     await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the held start queued' });
@@ -140,7 +146,7 @@ describe('held unattended starts', () => {
 
   it('begins a held start at its delay when its admission is gone, and it asks for itself', async () => {
     const customerId = uniqueId('held-lost');
-    const running = await startHeld(customerId, WINDOW, 3);
+    const running = await startHeld(customerId, WINDOW, 10);
     await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), { timeoutMs: 30_000, describe: 'the window full' });
     const [held] = await startHeld(customerId, 1, 1, { admissionAskAgainMs: 3_000 });
     await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the held start queued' });
