@@ -91,7 +91,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
   const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, mode: 'bucket', weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
   log('');
   log(`== burst, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A ${options.a}, B ${options.b}, live ${options.live}; ${options.workers} workers; run directory ${runDir}`);
-  const stack = await startStack({ mode, workers: options.workers, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
+  const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
   log(
     `stack: Temporal server ${stack.serverVersion} on PostgreSQL, ${options.workers} workers; SERVICE_BUDGET_RPS ${options.budgetRps}, SERVICE_BUDGET_TENANT_RPS ${options.tenantBudgetRps}` +
       (mode === 'on'

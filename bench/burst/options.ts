@@ -31,7 +31,7 @@ export interface BurstOptions {
   readonly retryAfterS: number;
   /** Worker processes. */
   readonly workers: number;
-  /** The night: of the workers, those of the unattended pool (UNATTENDED_POOL=separate); 0 is one shared pool. */
+  /** Of the workers, those of the unattended pool (UNATTENDED_POOL=separate); 0 is one shared pool. */
   readonly unattendedWorkers: number;
   /** WORKER_NICE of the unattended pool's workers. */
   readonly unattendedNice: number;
@@ -82,9 +82,9 @@ history (the latency, throughput, share and budget targets are figures, not verd
   --a-limit N        tenant A's limit at the service once lowered, per second (default 10)
   --retry-after S    the service's Retry-After once A's limit is lowered (default 5)
   --workers N        worker processes (default 3)
-  --unattended-workers N  the night: of those, the unattended pool's (UNATTENDED_POOL=separate,
-                     WORKER_POOL=unattended; the rest WORKER_POOL=service); 0: one shared pool, as
-                     the storm always runs (default 1)
+  --unattended-workers N  of those, the unattended pool's (UNATTENDED_POOL=separate,
+                     WORKER_POOL=unattended; the rest WORKER_POOL=service); 0: one shared pool
+                     (default: the night 1, the storm 0; the storm's held starts run on the pool)
   --unattended-nice N  WORKER_NICE of the unattended pool's workers: they take the cores the service
                      pool leaves, as such a pool on shared hosts should (default 19)
   --deadline S       a connection not ended this long after its phase's last start (the night:
@@ -206,7 +206,7 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
   if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
   if (scenario === 'storm' && otherLoadPercent > 0) throw new BurstArgumentError('--other-load is for the night (the storm measures against its own idle and alone runs)');
-  const unattended = scenario === 'storm' ? 0 : (unattendedWorkers ?? 1);
+  const unattended = unattendedWorkers ?? (scenario === 'storm' ? 0 : 1);
   if (unattended >= workers) throw new BurstArgumentError(`--unattended-workers (${unattended}) must leave the service queue a worker of the ${workers} (--workers)`);
   const aloneB = Math.min(b, alone ?? DEFAULT_ALONE_MAX);
   return {

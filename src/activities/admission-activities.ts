@@ -12,14 +12,14 @@ import { requestAdmission } from '../admission/request-admission.js';
 import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, type AdmissionRequest } from '../contract/admission-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
 import type { PriorityPolicy } from '../contract/priority.js';
-import { CustomerIdKey } from '../contract/search-attributes.js';
+import { ConnectionStatusKey, CustomerIdKey, STARTING_STATUS } from '../contract/search-attributes.js';
 import { decodeMapFromPayloads, optionalTsToDate } from '../sdk/internals.js';
 
 export interface AdmissionActivitiesDeps {
   readonly temporal: Client;
   /** Where the admission workflow runs: the unattended pool's queue (the service queue while the pool is shared). */
   readonly taskQueue: string;
-  /** Where connections run (TEMPORAL_TASK_QUEUE): named in a held start's release, which never starts one. */
+  /** Where connections run (TEMPORAL_TASK_QUEUE): named in a held start's release, which never starts one. Held starts run on `taskQueue` (the unattended pool's, when separate) or here. */
   readonly connectionTaskQueue: string;
   readonly priority: PriorityPolicy;
   /** UNATTENDED_ADMISSION: `off` answers every ask at once, without an admission. */
@@ -68,6 +68,8 @@ export type ReleaseOutcome = 'released' | 'ended';
 
 export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQueue, priority, admission }: AdmissionActivitiesDeps) {
   const namespace = temporal.options.namespace;
+  // A held start runs on the unattended pool's queue (the client's choice when the pool is separate), or, from a client of before, on the connections' queue.
+  const heldQueues = [...new Set([taskQueue, connectionTaskQueue])];
   /**
    * The grant as a signal-with-start, which ends the run's start delay (a plain signal would wait it
    * out). Only to the run the client started, still running: a signal-with-start to an id whose run
@@ -77,9 +79,9 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
   async function release({ workflowId, runId }: HeldRun, admissionRunId: string): Promise<ReleaseOutcome> {
     try {
       const described = await temporal.workflow.getHandle(workflowId).describe();
-      // Only a connection our client held (its sealed memo says so) on the connections' queue: a run
+      // Only a connection our client held (its sealed memo says so) on a queue held starts run on: a run
       // that never asked would ignore the grant and never give its room back.
-      const held = described.type === CONNECTION_WORKFLOW_TYPE && described.taskQueue === connectionTaskQueue && described.memo?.[HELD_START_MEMO] === true;
+      const held = described.type === CONNECTION_WORKFLOW_TYPE && heldQueues.includes(described.taskQueue) && described.memo?.[HELD_START_MEMO] === true;
       if (described.runId !== runId || described.status.name !== 'RUNNING' || !held) return 'ended';
       await temporal.workflow.signalWithStart(CONNECTION_WORKFLOW_TYPE, {
         workflowId,
@@ -113,16 +115,18 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
 
     /**
      * The tenant's held starts the admission has not seen, the earliest started first: connections on
-     * the connections' queue whose start delay has not run out and whose sealed memo says our client
-     * held them. A row whose memo does not decode (not sealed under a key this worker holds) is no
+     * the unattended pool's queue or the connections' whose start delay has not run out, still at
+     * their first status, and whose sealed memo says our client held them. A row whose memo does not decode (not sealed under a key this worker holds) is no
      * held start of ours and is skipped; the release reads each run again before it begins it.
      */
     async heldConnections({ customerId, known, limit }: HeldSearch): Promise<FoundHeld[]> {
       const seen = new Set(known);
       // A held start's execution time is its start plus its delay: later than now until it begins.
+      // Its status is still the start's: one released and on its way has moved on (the admission also
+      // keeps those it let go from the results while visibility catches up).
       const query =
-        `WorkflowType = '${CONNECTION_WORKFLOW_TYPE}' AND ${CustomerIdKey.name} = ${JSON.stringify(customerId)} AND TaskQueue = ${JSON.stringify(connectionTaskQueue)} ` +
-        `AND ExecutionStatus = 'Running' AND ExecutionTime > ${JSON.stringify(new Date().toISOString())}`;
+        `WorkflowType = '${CONNECTION_WORKFLOW_TYPE}' AND ${CustomerIdKey.name} = ${JSON.stringify(customerId)} AND TaskQueue IN (${heldQueues.map((queue) => JSON.stringify(queue)).join(', ')}) ` +
+        `AND ExecutionStatus = 'Running' AND ${ConnectionStatusKey.name} = ${JSON.stringify(STARTING_STATUS)} AND ExecutionTime > ${JSON.stringify(new Date().toISOString())}`;
       const found: FoundHeld[] = [];
       let unreadable = 0;
       let rows = 0;

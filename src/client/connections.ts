@@ -295,6 +295,8 @@ export class ConnectionsClient {
       const priorityKey = startOptions.priority.priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled;
       const handle = await this.client.workflow.start(CONNECTION_WORKFLOW_TYPE, {
         ...startOptions,
+        // Held, it is unattended work: on the unattended pool when there is one (UNATTENDED_POOL=separate), as a book's connections are; its calls to the service still go to the service queue.
+        ...(held ? { taskQueue: this.options.unattendedTaskQueue ?? this.taskQueue } : {}),
         workflowId,
         args: [args],
         // Held: no worker runs it until its admission finds it and its grant begins it; past the delay it begins and asks for itself.

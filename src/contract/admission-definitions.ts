@@ -108,6 +108,8 @@ export interface AdmissionCarry {
   readonly discovering?: boolean | undefined;
   /** When the last wake came (workflow time, ms): the admission stays up a while after it. */
   readonly lastWakeAt?: number | undefined;
+  /** Runs let go lately, with when (workflow time, ms): a look does not queue them again while visibility catches up. */
+  readonly lettingGo?: readonly (readonly [string, number])[] | undefined;
 }
 
 export interface AdmissionInput {

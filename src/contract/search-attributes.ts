@@ -33,10 +33,13 @@ type StartingSession = { readonly kind: 'live'; readonly institution: string } |
  * What every connection starts with in visibility, whoever starts it (the pipeline client, a Nexus
  * relay, a book refresh): Authorizing, its tenant, and its institution (live) or its login.
  */
+/** The status a connection starts with in visibility, until its first step moves it on. */
+export const STARTING_STATUS = 'Authorizing';
+
 export function connectionStartAttributes(input: { readonly customerId: string; readonly session: StartingSession }): SearchAttributePair[] {
   const { customerId, session } = input;
   return [
-    { key: ConnectionStatusKey, value: 'Authorizing' },
+    { key: ConnectionStatusKey, value: STARTING_STATUS },
     { key: CustomerIdKey, value: customerId },
     session.kind === 'live' ? { key: InstitutionKey, value: session.institution } : { key: LoginIdKey, value: session.loginId },
   ];

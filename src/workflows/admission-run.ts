@@ -11,8 +11,9 @@
  * back. A start the product's client held is not sent here one by one: once a client wakes the run,
  * it reads visibility for held starts every few seconds and queues those it has not seen (a signal
  * the workers take costs the stack about what the held workflow does; one read is cheaper than a
- * storm's signals), and begins them when it grants them room. The connection tells its end with the same signal a book's connection sends its refresh;
- * one admitted that never tells (terminated) is found by asking Temporal, as a book does.
+ * storm's signals), and begins them when it grants them room. The connection tells its end with the
+ * same signal a book's connection sends its refresh; one admitted that never tells (terminated) is
+ * found by asking Temporal, as a book does.
  */
 import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission-activities.js';
@@ -58,6 +59,13 @@ const temporal = proxyLocalActivities<
 const SILENT_CHECK_CHUNK = 50;
 /** Held starts released by one local activity (the window's ceiling: a round's grants at once). */
 const RELEASE_CHUNK = 50;
+/**
+ * How long a run let go is kept from a look's results: longer than visibility takes to show a close
+ * or the connection's first status (its search for held starts asks for both), and few enough runs
+ * to carry (at the storm's pace, a few hundred).
+ */
+const LET_GO_REMEMBERED_MS = 2 * 60_000;
+const LET_GO_REMEMBERED = 5_000;
 
 export interface AdmissionSettings {
   readonly customerId: string;
@@ -120,6 +128,11 @@ export class AdmissionRun {
   /** A wake asked for a look now. */
   private discoverDue = false;
   private lastDiscovery = Number.NEGATIVE_INFINITY;
+  /**
+   * Runs let go lately (ended, or their room given back), by run id, with when: visibility may show
+   * one running a while after it closed, and a look must not queue it again (woken runs only).
+   */
+  private readonly lettingGo: Map<string, number>;
 
   constructor(
     input: AdmissionInput,
@@ -135,6 +148,7 @@ export class AdmissionRun {
     this.refused = carried?.refused ?? 0;
     this.discovering = carried?.discovering === true;
     this.lastWakeAt = carried?.lastWakeAt ?? Number.NEGATIVE_INFINITY;
+    this.lettingGo = new Map(carried?.lettingGo ?? []);
     this.watch = new WatchTimer(this.clock);
     this.fleet = new FleetLook(this.clock, this.window, { customerId: settings.customerId, workflowId: this.info.workflowId, weight: this.weight, control: settings.control }, temporal);
   }
@@ -211,7 +225,7 @@ export class AdmissionRun {
       const now = this.clock.now();
       // Full with connections waiting: a window that had room to spare says nothing about growing.
       const windowFull = this.inFlight.size >= this.window.size && this.queue.length > 0;
-      this.inFlight.delete(runKey(admitted));
+      this.letGo(admitted);
       const durationMs = now - admitted.grantedAt;
       const busyMs = durationMs - (end.ended === 'completed' ? (end.pollWaitMs ?? 0) : 0);
       this.window.observeFinish(durationMs, end.ended === 'completed', now, windowFull, busyMs);
@@ -220,6 +234,15 @@ export class AdmissionRun {
     const queuedAt = this.queue.findIndex(ofRun);
     if (queuedAt >= 0) this.queue.splice(queuedAt, 1);
     else log.warn('admission: an end for no connection here, ignored', { workflowId: end.workflowId.slice(0, 200) });
+  }
+
+  /** A run leaves the window (its room is free); while woken, it is remembered so a look does not queue it again. */
+  private letGo(admitted: AdmittedConnection): void {
+    this.inFlight.delete(runKey(admitted));
+    if (!this.discovering) return;
+    this.lettingGo.set(admitted.runId, this.clock.now());
+    // The oldest go first past the bound (a map keeps insertion order).
+    if (this.lettingGo.size > LET_GO_REMEMBERED) this.lettingGo.delete(this.lettingGo.keys().next().value as string);
   }
 
   private refuse(problem: string): void {
@@ -267,7 +290,8 @@ export class AdmissionRun {
     this.lastDiscovery = this.clock.now();
     const limit = ADMISSION_QUEUE_LIMIT - this.queue.length;
     if (limit <= 0) return;
-    const known = [...this.queue.map((queued) => queued.runId), ...[...this.inFlight.values()].map((admitted) => admitted.runId)];
+    for (const [runId, at] of this.lettingGo) if (this.lastDiscovery - at > LET_GO_REMEMBERED_MS) this.lettingGo.delete(runId);
+    const known = [...this.queue.map((queued) => queued.runId), ...[...this.inFlight.values()].map((admitted) => admitted.runId), ...this.lettingGo.keys()];
     const found = await this.clock.local(() => temporal.heldConnections({ customerId: this.settings.customerId, known, limit }));
     for (const { workflowId, runId, priorityKey } of found) this.enqueue({ workflowId, runId, priorityKey: priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled, held: true });
   }
@@ -304,7 +328,7 @@ export class AdmissionRun {
       const outcomes = await this.clock.local(() => temporal.releaseHeldConnections({ runs, admissionRunId: this.info.runId }));
       batch.forEach((admitted, index) => {
         if (outcomes[index] === 'released') return;
-        this.inFlight.delete(runKey(admitted));
+        this.letGo(admitted);
         log.info('admission: a held connection is no longer running: its room is free', { workflowId: admitted.workflowId });
       });
     }
@@ -317,7 +341,7 @@ export class AdmissionRun {
       .signal(admissionGrantSignal, { admissionRunId: this.info.runId })
       .catch(() => {
         this.clock.woke();
-        this.inFlight.delete(runKey(admitted));
+        this.letGo(admitted);
         log.info('admission: a granted connection could not be told (it has ended): its room is free', { workflowId: admitted.workflowId });
       })
       .finally(() => {
@@ -335,7 +359,7 @@ export class AdmissionRun {
       inFlight: [...this.inFlight.values()],
       granted: this.granted,
       refused: this.refused,
-      ...(this.discovering ? { discovering: true, lastWakeAt: this.lastWakeAt } : {}),
+      ...(this.discovering ? { discovering: true, lastWakeAt: this.lastWakeAt, lettingGo: [...this.lettingGo] } : {}),
     };
   }
 
@@ -387,7 +411,7 @@ export class AdmissionRun {
         continue;
       }
       log.warn('admission: a connection closed without telling its end; its room is free', { workflowId, runId, status: latest.status });
-      this.inFlight.delete(runKey(admitted));
+      this.letGo(admitted);
     }
   }
 

@@ -3,12 +3,16 @@
  * connections run on the unattended pool's queue, served by a worker of their own at a lower CPU
  * priority (WORKER_NICE), while every call to the service still goes through the service queue and
  * its budget. Nothing runs the book until that pool has a worker; its worker killed mid-page, the
- * refresh loses no connection and starts none twice. Real dev server, worker processes from the
+ * refresh loses no connection and starts none twice. A held unattended start outside a book
+ * (UNATTENDED_ADMISSION=window) runs there too. Real dev server, worker processes from the
  * production bundle, real sandbox.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { connectionKey } from '../../src/client/business-key.js';
+import { ConnectionsClient } from '../../src/client/connections.js';
+import { admissionGrantSignal } from '../../src/contract/admission-definitions.js';
 import { unattendedTaskQueue } from '../../src/contract/task-queues.js';
 import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
@@ -81,6 +85,31 @@ void describe('a pool for unattended work', () => {
       const history = await temporal.workflow.getHandle(connection.workflowId, connection.runId).fetchHistory();
       const activityQueues = new Set(history.events?.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name));
       assert.deepEqual([...activityQueues], [taskQueue], `the activities of ${loginId}`);
+    }
+    await killProcess(unattended);
+  });
+
+  void it('runs held unattended starts outside a book on the unattended pool, found and begun by their admission', async () => {
+    const { temporal, taskQueue } = stack;
+    const unattendedQueue = unattendedTaskQueue(taskQueue);
+    const held = new ConnectionsClient({ client: temporal, taskQueue, unattendedTaskQueue: unattendedQueue, unattendedAdmission: 'window' });
+    await stack.startWorker({ WORKER_POOL: 'service', UNATTENDED_ADMISSION: 'window' });
+    const unattended = await stack.startWorker({ WORKER_POOL: 'unattended', UNATTENDED_ADMISSION: 'window' });
+    const tenant = uniqueId('held-pool');
+    const started = await Promise.all(
+      Array.from({ length: 3 }, async (_, index) => {
+        const loginId = await createSandboxLogin(stack.sandboxUrl, tenant, 'pending_polls_1', 2);
+        return await held.start(connectionKey(tenant, `held-${index}`), { customerId: tenant, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 300 } });
+      }),
+    );
+    for (const { workflowId, runId } of started) {
+      await held.result(workflowId);
+      const handle = temporal.workflow.getHandle(workflowId, runId);
+      assert.equal((await handle.describe()).taskQueue, unattendedQueue, `${workflowId} ran on the unattended pool`);
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.equal(events[1]?.workflowExecutionSignaledEventAttributes?.signalName, admissionGrantSignal.name, `${workflowId} was begun by its grant`);
+      const activityQueues = new Set(events.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name));
+      assert.deepEqual([...activityQueues], [taskQueue], `the calls to the service of ${workflowId} on the service queue`);
     }
     await killProcess(unattended);
   });
