@@ -170,8 +170,13 @@ export const ADMISSION_IDLE_MS = 60_000;
  * start not followed by its own wake is found all the same, within that.
  */
 export const ADMISSION_WAKE_EVERY_MS = 1_000;
-/** How often a woken admission reads visibility for held starts it has not seen (a wake asks for one sooner). */
+/**
+ * How often a woken admission reads visibility for held starts it has not seen (a wake asks for one
+ * sooner): every second while its queue is shorter than its window (a start found then is begun at
+ * once), every 5 s while a longer queue waits anyway.
+ */
 export const ADMISSION_DISCOVER_EVERY_MS = 5_000;
+export const ADMISSION_DISCOVER_SOON_MS = 1_000;
 
 /**
  * Whether a connection waits for room: unattended (nobody watches it), not started by a book, and

@@ -22,6 +22,7 @@ import type { BookStartActivities } from '../activities/book-start-activities.js
 import type { LivePathActivities } from '../activities/live-path-activities.js';
 import {
   ADMISSION_DISCOVER_EVERY_MS,
+  ADMISSION_DISCOVER_SOON_MS,
   ADMISSION_GRANTS_PER_RUN,
   ADMISSION_ID_MAX,
   ADMISSION_IDLE_MS,
@@ -285,7 +286,7 @@ export class AdmissionRun {
    */
   private async discoverHeld(): Promise<void> {
     if (!this.discovering) return;
-    if (!this.discoverDue && this.clock.now() - this.lastDiscovery < ADMISSION_DISCOVER_EVERY_MS) return;
+    if (!this.discoverDue && this.clock.now() - this.lastDiscovery < this.discoverEveryMs()) return;
     this.discoverDue = false;
     this.lastDiscovery = this.clock.now();
     const limit = ADMISSION_QUEUE_LIMIT - this.queue.length;
@@ -296,9 +297,14 @@ export class AdmissionRun {
     for (const { workflowId, runId, priorityKey } of found) this.enqueue({ workflowId, runId, priorityKey: priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled, held: true });
   }
 
+  /** Between looks for held starts: sooner while the queue is shorter than the window. */
+  private discoverEveryMs(): number {
+    return this.queue.length < this.window.size ? ADMISSION_DISCOVER_SOON_MS : ADMISSION_DISCOVER_EVERY_MS;
+  }
+
   /** With nothing queued or in flight after a wake: the next look's time, a wake, or `ready`. */
   private async waitToDiscover(ready: () => boolean): Promise<void> {
-    this.watch.arm(ADMISSION_DISCOVER_EVERY_MS);
+    this.watch.arm(this.discoverEveryMs());
     await condition(() => ready() || this.discoverDue || this.watch.due);
     if (this.watch.due) this.watch.looked();
   }
@@ -375,7 +381,7 @@ export class AdmissionRun {
         if (ready()) return;
         continue;
       }
-      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs, this.discovering ? ADMISSION_DISCOVER_EVERY_MS : Number.POSITIVE_INFINITY));
+      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs, this.discovering ? this.discoverEveryMs() : Number.POSITIVE_INFINITY));
       await condition(() => ready() || this.watch.due);
       if (ready()) return;
       this.watch.looked();
