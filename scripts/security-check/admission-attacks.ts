@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { WorkflowClient, type Client } from '@temporalio/client';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import {
@@ -24,9 +24,9 @@ import {
   HELD_START_MEMO,
   type AdmissionState,
 } from '../../src/contract/admission-definitions.js';
-import { CustomerIdKey } from '../../src/contract/search-attributes.js';
+import { ConnectionStatusKey, CustomerIdKey, STARTING_STATUS } from '../../src/contract/search-attributes.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
-import { optionalTsToDate } from '../../src/sdk/internals.js';
+import { msToTs, optionalTsToDate } from '../../src/sdk/internals.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
 
 /** Genuine unattended connections started: one more than the window's first size, so one waits. */
@@ -229,44 +229,76 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
 /** How long a forged held start is watched: two of the admission's looks for held starts, and a release's time. */
 const FORGED_HELD_WATCH_MS = 2 * ADMISSION_DISCOVER_EVERY_MS + 3_000;
 
+/** A search attribute's payload as the server takes it for a Keyword (a raw start carries them so). */
+function keywordAttribute(value: string) {
+  const payload = defaultPayloadConverter.toPayload(value);
+  return { ...payload, metadata: { ...payload.metadata, type: new TextEncoder().encode('Keyword') } };
+}
+
 /**
- * A held start forged without the key: a connection started under the tenant's id on the connections'
- * queue with a long start delay and a memo that says the client held it (unsealed), and an unsealed
- * wake to the tenant's admission. The admission finds held starts in visibility, so it reads the
- * forged row; it must neither queue nor begin it (its memo does not decode under the tenant's key),
- * and the wake must be refused, while the tenant's genuine held start is found and completes.
+ * Held starts forged in visibility: connections started under the tenant's id on the connections'
+ * queue, with a long start delay, the search attributes a held start has (its tenant, its first
+ * status) and a memo that says the client held it, first priority, one memo unsealed and one sealed
+ * with another tenant's key; and an unsealed wake to the tenant's admission. The admission reads both
+ * rows when it looks for held starts; it must queue neither (so grant nothing but the genuine start)
+ * nor begin either, and must refuse the wake, while the tenant's genuine held start completes.
  */
-export async function forgedHeldStartAttack(target: MessageTarget, sandboxUrl: string): Promise<AttackResult> {
+export async function forgedHeldStartAttack(target: MessageTarget, sandboxUrl: string, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
   const { customerId, taskQueue } = target;
+  const namespace = target.raw.options.namespace;
   const held = new ConnectionsClient({ client: target.sealed, taskQueue, unattendedAdmission: 'window' });
   const admission = target.sealed.workflow.getHandle(admissionWorkflowId(customerId));
   const loginId = await savedLogin(sandboxUrl, customerId, 'pending_polls_1');
+  // The admission of the attacks before may still run (its counts go on); none running, they start at 0.
+  const running = await admission.describe().then((described) => described.status.name === 'RUNNING', () => false);
+  const before = running ? await until(() => admission.query(admissionStateQuery), 'the admission answering its state') : undefined;
   // The admission running and woken by the product's client (a genuine held start of the tenant).
   const genuine = (await held.start(`connection-${customerId}:held-genuine-${randomUUID()}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } })).workflowId;
-  const refusedBefore = (await until(() => admission.query(admissionStateQuery), 'the admission running')).refused;
-  const forgedId = `connection-${customerId}:held-forged-${randomUUID()}`;
   const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true };
-  await target.raw.workflow.start('connectionWorkflow', {
-    workflowId: forgedId,
-    taskQueue,
-    args: [input],
-    startDelay: '10 minutes',
-    memo: { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: 1 },
-    typedSearchAttributes: new TypedSearchAttributes([{ key: CustomerIdKey, value: customerId }]),
-  });
+  const memo = { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: 1 };
+  const forge = async (memoFields: Record<string, Payload>) => {
+    const workflowId = `connection-${customerId}:held-forged-${randomUUID()}`;
+    await target.raw.workflowService.startWorkflowExecution({
+      namespace,
+      workflowId,
+      requestId: randomUUID(),
+      workflowType: { name: 'connectionWorkflow' },
+      taskQueue: { name: taskQueue },
+      input: { payloads: [defaultPayloadConverter.toPayload(input)] },
+      workflowStartDelay: msToTs(10 * 60_000),
+      memo: { fields: memoFields },
+      searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId), [ConnectionStatusKey.name]: keywordAttribute(STARTING_STATUS) } },
+      identity: 'security-check forger',
+    });
+    return workflowId;
+  };
+  const unsealed = Object.fromEntries(Object.entries(memo).map(([key, value]) => [key, defaultPayloadConverter.toPayload(value)]));
+  const otherContext = { type: 'workflow', namespace, workflowId: otherTenant.workflowId } as const;
+  const sealedForOther: Record<string, Payload> = {};
+  for (const [key, value] of Object.entries(memo)) {
+    const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload(value)], otherContext);
+    if (sealed) sealedForOther[key] = sealed;
+  }
+  const forged = [await forge(unsealed), await forge(sealedForOther)];
   await target.raw.workflow.signalWithStart(ADMISSION_WORKFLOW_TYPE, { workflowId: admissionWorkflowId(customerId), taskQueue, args: [{ customerId }], signal: admissionWakeSignal, signalArgs: [{ customerId }] });
   try {
     const genuineEnd = await target.connections.result(genuine).then(() => 'completed', (error: unknown) => String(error));
     await delay(FORGED_HELD_WATCH_MS);
-    const events = (await target.sealed.workflow.getHandle(forgedId).fetchHistory()).events ?? [];
-    const begun = events.some((event) => event.workflowTaskScheduledEventAttributes) || events.some(isGrant);
-    const refused = (await admission.query(admissionStateQuery)).refused - refusedBefore;
+    const begun: string[] = [];
+    for (const workflowId of forged) {
+      const events = (await target.sealed.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      if (events.some((event) => event.workflowTaskScheduledEventAttributes) || events.some(isGrant)) begun.push(workflowId);
+    }
+    // A query can time out on a busy machine: asked again.
+    const after = await until(() => admission.query(admissionStateQuery), 'the admission answering its state');
+    const granted = after.granted - (before?.granted ?? 0);
+    const refused = after.refused - (before?.refused ?? 0);
     return {
-      name: 'forged held start (unsealed memo in visibility) and an unsealed wake',
-      refused: !begun && refused >= 1 && genuineEnd === 'completed',
-      detail: `the forged start ${begun ? 'was begun' : 'was never begun'} (${events.length} events); the admission refused ${refused} message(s) since it; the genuine held start ${genuineEnd}`,
+      name: "forged held starts in visibility (an unsealed memo, another tenant's sealed memo) and an unsealed wake",
+      refused: begun.length === 0 && granted === 1 && after.queued === 0 && refused >= 1 && genuineEnd === 'completed',
+      detail: `${begun.length} of ${forged.length} forged starts begun; the admission granted ${granted} (the genuine start's: 1), holds ${after.queued} queued, refused ${refused} message(s) since; the genuine held start ${genuineEnd}`,
     };
   } finally {
-    await target.sealed.workflow.getHandle(forgedId).terminate('security-check: the forged held start ends').catch(() => undefined);
+    for (const workflowId of forged) await target.sealed.workflow.getHandle(workflowId).terminate('security-check: the forged held start ends').catch(() => undefined);
   }
 }

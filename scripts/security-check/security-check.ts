@@ -233,7 +233,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   results.push(await connectionNamingAnotherTenantsBook(target, 'names-another-book', tenantB));
   results.push(...(await admissionAttacks(target, sandbox.url, tenantB)));
   results.push(await heldStartAttack(target, sandbox.url));
-  results.push(await forgedHeldStartAttack(target, sandbox.url));
+  results.push(await forgedHeldStartAttack(target, sandbox.url, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: otherWorkflowId }));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
   const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);

@@ -62,6 +62,8 @@ export interface FoundHeld {
 /** Visibility rows read in one search at most (a tenant's queue holds 4,000): a flood of forged rows cannot keep the call going. */
 const HELD_SEARCH_MAX_ROWS = 20_000;
 const HELD_SEARCH_PAGE = 1_000;
+/** Held starts one look returns at most (its result is recorded in the admission's history): the earliest; the rest at the next looks. */
+const HELD_FOUND_PER_LOOK = 500;
 
 /** `released`: the run has its grant and begins; `ended`: it is not the id's running run (terminated while held), its room goes back. */
 export type ReleaseOutcome = 'released' | 'ended';
@@ -140,11 +142,13 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
           if (seen.has(runId)) continue;
           let memo: Record<string, unknown> | undefined;
           try {
-            memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined);
+            // In the run's own context: the codec opens it only with the key of the tenant its id names (another tenant's sealed memo does not pass).
+            memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { type: 'workflow', namespace, workflowId });
           } catch {
             unreadable += 1;
             continue;
           }
+          // Not sealed for this tenant (a worker that marks undecodable messages reads it as a marker): no held start of ours.
           if (memo?.[HELD_START_MEMO] !== true) continue;
           const priorityKey = memo[HELD_PRIORITY_MEMO];
           found.push({ workflowId, runId, startedAt: optionalTsToDate(execution.startTime)?.getTime() ?? 0, ...(typeof priorityKey === 'number' ? { priorityKey } : {}) });
@@ -153,7 +157,7 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
       } while (nextPageToken && rows < HELD_SEARCH_MAX_ROWS);
       if (unreadable > 0) log.warn('admission: held starts whose memo this worker cannot read were skipped', { customerId, unreadable });
       found.sort((a, b) => a.startedAt - b.startedAt || (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
-      return found.slice(0, Math.max(0, limit));
+      return found.slice(0, Math.max(0, Math.min(limit, HELD_FOUND_PER_LOOK)));
     },
 
     /** Begins held starts the admission granted room, side by side; an outcome for each, in order. A failure for another reason fails the call (retried: a release is safe to repeat). */

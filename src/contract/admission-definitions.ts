@@ -46,7 +46,7 @@ export const admissionRequestSignal = defineSignal<[AdmissionRequest]>('admissio
  * Sent by the product's client after it holds a start (at most once a second per tenant from one
  * client, `ADMISSION_WAKE_EVERY_MS`): it starts the admission if none runs and has it look for held
  * starts now. The starts themselves are found in visibility, not sent one by one: a signal the
- * workers must take costs the stack about as much as the held workflow itself (docs/fleet.md).
+ * workers must take costs the stack about twice what the held workflow does (docs/benchmarks.md).
  */
 export interface AdmissionWake {
   /** The tenant whose starts are held: the admission's own (a payload, so sealed under the tenant's key as every message is). */
@@ -93,6 +93,8 @@ export interface AdmittedConnection {
   readonly workflowId: string;
   readonly runId: string;
   readonly grantedAt: number;
+  /** Queued as a held start (found in visibility or sent by a client of before). */
+  readonly held?: true | undefined;
   readonly checkedAt?: number | undefined;
   readonly closedSeenAt?: number | undefined;
 }
@@ -165,15 +167,15 @@ export const ADMISSION_WINDOW_BOUNDS: WindowBounds = DEFAULT_WINDOW_BOUNDS;
 /** With nothing queued or in flight for this long, the admission workflow ends (the next request starts it again). */
 export const ADMISSION_IDLE_MS = 60_000;
 /**
- * A client wakes a tenant's admission at most this often: the admission stays up for
- * `ADMISSION_IDLE_MS` after a wake and looks for held starts every `ADMISSION_DISCOVER_EVERY_MS`, so a
- * start not followed by its own wake is found all the same, within that.
+ * A client wakes a tenant's admission at most this often: the admission looks for held starts for
+ * `ADMISSION_IDLE_MS` after a wake (and stays up that long), so a start not followed by its own wake
+ * is found all the same.
  */
 export const ADMISSION_WAKE_EVERY_MS = 1_000;
 /**
  * How often a woken admission reads visibility for held starts it has not seen (a wake asks for one
- * sooner): every second while its queue is shorter than its window (a start found then is begun at
- * once), every 5 s while a longer queue waits anyway.
+ * sooner, if the last is a second old): every second while its window has room for more than it
+ * holds and queues (a start found then is begun at once), every 5 s while the rest wait anyway.
  */
 export const ADMISSION_DISCOVER_EVERY_MS = 5_000;
 export const ADMISSION_DISCOVER_SOON_MS = 1_000;

@@ -66,7 +66,7 @@ const RELEASE_CHUNK = 50;
  * to carry (at the storm's pace, a few hundred).
  */
 const LET_GO_REMEMBERED_MS = 2 * 60_000;
-const LET_GO_REMEMBERED = 5_000;
+const LET_GO_REMEMBERED = 2_000;
 
 export interface AdmissionSettings {
   readonly customerId: string;
@@ -237,10 +237,10 @@ export class AdmissionRun {
     else log.warn('admission: an end for no connection here, ignored', { workflowId: end.workflowId.slice(0, 200) });
   }
 
-  /** A run leaves the window (its room is free); while woken, it is remembered so a look does not queue it again. */
+  /** A run leaves the window (its room is free); a held one is remembered a while so a look does not queue it again. */
   private letGo(admitted: AdmittedConnection): void {
     this.inFlight.delete(runKey(admitted));
-    if (!this.discovering) return;
+    if (!this.discovering || admitted.held !== true) return;
     this.lettingGo.set(admitted.runId, this.clock.now());
     // The oldest go first past the bound (a map keeps insertion order).
     if (this.lettingGo.size > LET_GO_REMEMBERED) this.lettingGo.delete(this.lettingGo.keys().next().value as string);
@@ -264,7 +264,7 @@ export class AdmissionRun {
       if (this.grantedThisRun >= ADMISSION_GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) return { next: await this.handOver() };
       if (this.queue.length === 0 && this.inFlight.size === 0) {
         // Woken lately: held starts may reach visibility yet (a client wakes a run once a second at most).
-        if (this.discovering && this.clock.now() - this.lastWakeAt < ADMISSION_IDLE_MS) {
+        if (this.wokenLately()) {
           await this.waitToDiscover(() => this.queue.length > 0 || this.inFlight.size > 0);
           continue;
         }
@@ -285,9 +285,11 @@ export class AdmissionRun {
    * `ADMISSION_DISCOVER_EVERY_MS`, or at once after a wake; never before a client woke the run.
    */
   private async discoverHeld(): Promise<void> {
-    if (!this.discovering) return;
-    if (!this.discoverDue && this.clock.now() - this.lastDiscovery < this.discoverEveryMs()) return;
+    const sinceLast = this.clock.now() - this.lastDiscovery;
+    // A wake asks for a look now, unless one was a moment ago (many clients each wake once a second).
+    const wanted = this.discoverDue ? sinceLast >= ADMISSION_DISCOVER_SOON_MS : sinceLast >= this.discoverEveryMs();
     this.discoverDue = false;
+    if (!wanted || !this.wokenLately()) return;
     this.lastDiscovery = this.clock.now();
     const limit = ADMISSION_QUEUE_LIMIT - this.queue.length;
     if (limit <= 0) return;
@@ -297,9 +299,14 @@ export class AdmissionRun {
     for (const { workflowId, runId, priorityKey } of found) this.enqueue({ workflowId, runId, priorityKey: priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled, held: true });
   }
 
-  /** Between looks for held starts: sooner while the queue is shorter than the window. */
+  /** Between looks for held starts: sooner while the window has room for more than it holds and queues. */
   private discoverEveryMs(): number {
-    return this.queue.length < this.window.size ? ADMISSION_DISCOVER_SOON_MS : ADMISSION_DISCOVER_EVERY_MS;
+    return this.queue.length + this.inFlight.size < this.window.size ? ADMISSION_DISCOVER_SOON_MS : ADMISSION_DISCOVER_EVERY_MS;
+  }
+
+  /** A client woke this run within `ADMISSION_IDLE_MS`: it looks for held starts (after that, a start's own wake starts the looks again). */
+  private wokenLately(): boolean {
+    return this.discovering && this.clock.now() - this.lastWakeAt < ADMISSION_IDLE_MS;
   }
 
   /** With nothing queued or in flight after a wake: the next look's time, a wake, or `ready`. */
@@ -313,7 +320,7 @@ export class AdmissionRun {
     const now = this.clock.now();
     while (this.queue.length > 0 && this.inFlight.size < this.window.size) {
       const next = this.queue.shift() as QueuedConnection;
-      const admitted: AdmittedConnection = { workflowId: next.workflowId, runId: next.runId, grantedAt: now };
+      const admitted: AdmittedConnection = { workflowId: next.workflowId, runId: next.runId, grantedAt: now, ...(next.held === true ? { held: true as const } : {}) };
       this.inFlight.set(runKey(admitted), admitted);
       this.granted += 1;
       this.grantedThisRun += 1;
@@ -381,7 +388,7 @@ export class AdmissionRun {
         if (ready()) return;
         continue;
       }
-      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs, this.discovering ? this.discoverEveryMs() : Number.POSITIVE_INFINITY));
+      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs, this.wokenLately() ? this.discoverEveryMs() : Number.POSITIVE_INFINITY));
       await condition(() => ready() || this.watch.due);
       if (ready()) return;
       this.watch.looked();
