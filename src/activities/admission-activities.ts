@@ -118,8 +118,9 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
     /**
      * The tenant's held starts the admission has not seen, the earliest started first: connections on
      * the unattended pool's queue or the connections' whose start delay has not run out, still at
-     * their first status, and whose sealed memo says our client held them. A row whose memo does not decode (not sealed under a key this worker holds) is no
-     * held start of ours and is skipped; the release reads each run again before it begins it.
+     * their first status, and whose memo, sealed for the tenant, says our client held them. A row
+     * whose memo does not decode is no held start of ours and is skipped; the release reads each run
+     * again before it begins it.
      */
     async heldConnections({ customerId, known, limit }: HeldSearch): Promise<FoundHeld[]> {
       const seen = new Set(known);
