@@ -15,7 +15,7 @@ export const PoolVars = group(
     ),
     UNATTENDED_ADMISSION: doc(
       z.enum(['off', 'window'], { error: 'must be off or window' }).default('off'),
-      "`window`: an unattended connection that no book started waits for room at its tenant's admission before it calls the service (docs/fleet.md#unattended-starts-outside-a-book-the-tenants-admission); the product's client starts it held by Temporal (a start delay) and queues it at the admission, which releases it when there is room, so a queued start costs no worker anything. `off`: it starts at once. Off by default: in the full storm on 2 cores the starts alone filled the machine whichever it was, and with held starts a small tenant's time matched `off` in one run and was 2.6 times it in another (docs/fleet.md). Set the same on the client and on every worker.",
+      "`window`: an unattended connection that no book started waits for room at its tenant's admission before it calls the service (docs/fleet.md#unattended-starts-outside-a-book-the-tenants-admission); the product's client starts it held by Temporal (a start delay, on the unattended pool when UNATTENDED_POOL=separate) and wakes the admission, which finds it in visibility and releases it when there is room, so a queued start costs no worker anything. `off`: it starts at once. Off by default: in the full storm on 2 cores, live answers stayed 1.6-2.2x idle even on an unattended pool (5-7x on one shared pool) and a small tenant waited 4.5-9.9x its time alone (docs/fleet.md). Set the same on the client and on every worker.",
     ),
   }),
   'Worker pools',
