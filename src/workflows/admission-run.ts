@@ -281,8 +281,9 @@ export class AdmissionRun {
 
   /**
    * Queues the held starts visibility shows that this run has not seen, the earliest first, as far as
-   * the queue has room (the rest stay held on the server, found at a later look). Every
-   * `ADMISSION_DISCOVER_EVERY_MS`, or at once after a wake; never before a client woke the run.
+   * the queue has room (the rest stay held on the server, found at a later look). At the pace
+   * `discoverEveryMs` gives, or on a wake unless a look was a moment ago; only within a minute of a
+   * client's wake.
    */
   private async discoverHeld(): Promise<void> {
     const sinceLast = this.clock.now() - this.lastDiscovery;
