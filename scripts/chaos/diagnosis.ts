@@ -147,11 +147,11 @@ export function workflowTaskProblemsIn(events: readonly RawHistoryEvent[]): {
 type DecodeFailure = (failure: RawFailure | null | undefined) => Promise<{ message?: string | undefined; stack?: string | undefined }>;
 
 /** The failure as the client's codec reads it (the workers move messages into an encrypted payload); the raw message if that fails. */
-function failureDecoder(client: Client): DecodeFailure {
+function failureDecoder(client: Client, workflowId: string): DecodeFailure {
   return async (failure) => {
     if (!failure) return {};
     try {
-      const error = await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, failure);
+      const error = await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, failure, { namespace: client.options.namespace, workflowId });
       const stack = error?.stack?.split('\n').slice(1, 7).join('\n').trim();
       return { message: error?.message ?? failure.message ?? undefined, stack: stack || undefined };
     } catch (error) {
@@ -178,7 +178,7 @@ async function pendingActivityOf(raw: RawPendingActivity, decode: DecodeFailure)
 export async function diagnoseStuck(client: Client, workflowId: string): Promise<StuckDiagnosis> {
   const description = await client.withDeadline(Date.now() + CALL_TIMEOUT_MS, () => client.workflow.getHandle(workflowId).describe());
   const events = await fetchRawHistory(client.connection, client.options.namespace, { workflowId, runId: description.runId });
-  const decode = failureDecoder(client);
+  const decode = failureDecoder(client, workflowId);
   const problems = workflowTaskProblemsIn(events);
   const last = problems.last;
   const decoded = last?.failure ? await decode(last.failure) : {};

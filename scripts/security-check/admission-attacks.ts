@@ -34,7 +34,7 @@ const GENUINE = ADMISSION_WINDOW_BOUNDS.start + 1;
 /** Forged requests of the flood. */
 const FLOOD = 200;
 
-async function savedLogin(sandboxUrl: string, customerId: string, username: string): Promise<string> {
+export async function savedLogin(sandboxUrl: string, customerId: string, username: string): Promise<string> {
   const response = await fetch(`${sandboxUrl}/sandbox/${encodeURIComponent(customerId)}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
   if (!response.ok) throw new Error(`security-check: the sandbox refused a saved login: HTTP ${response.status}`);
   return ((await response.json()) as { LoginId: string }).LoginId;
@@ -230,7 +230,7 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
 const FORGED_HELD_WATCH_MS = 2 * ADMISSION_DISCOVER_EVERY_MS + 3_000;
 
 /** A search attribute's payload as the server takes it for a Keyword (a raw start carries them so). */
-function keywordAttribute(value: string) {
+export function keywordAttribute(value: string) {
   const payload = defaultPayloadConverter.toPayload(value);
   return { ...payload, metadata: { ...payload.metadata, type: new TextEncoder().encode('Keyword') } };
 }

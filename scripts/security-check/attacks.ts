@@ -104,7 +104,7 @@ export async function unsealedUpdate(target: MessageTarget, workflowId: string):
     request: { meta: { updateId: randomUUID(), identity: 'security-check attacker' }, input: { name: submitAnswerUpdate.name, args: { payloads: [plain] } } },
     waitPolicy: { lifecycleStage: proto.temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED },
   });
-  const failure = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, response.outcome?.failure);
+  const failure = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, response.outcome?.failure, { namespace: target.sealed.options.namespace, workflowId });
   const state = await target.connections.getState(workflowId);
   const refused = failure !== undefined && /payload not sealed/.test(failure.message) && state.status === 'AwaitingAnswer';
   return {

@@ -28,7 +28,9 @@
  *   and claimed twice;
  * - a tenant's admission (scripts/security-check/admission-attacks.ts): an unsealed grant to a queued
  *   unattended connection, an unsealed request, a sealed request naming another tenant's connection,
- *   and a flood of sealed requests for runs that do not exist;
+ *   a flood of sealed requests for runs that do not exist, and held starts forged in visibility;
+ * - a tenant's book (scripts/security-check/book-attacks.ts): an entry forged in visibility, its
+ *   record sealed with another tenant's key;
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
@@ -74,6 +76,7 @@ import {
   type SignInConsole,
 } from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
+import { forgedBookEntryAttack } from './book-attacks.js';
 import { admissionAttacks, forgedHeldStartAttack, heldStartAttack } from './admission-attacks.js';
 import { operatorOnOtherTenantsCounts } from './count-attacks.js';
 import { nexusCallerOnOtherTenant, nexusCallerSetup } from './nexus-attacks.js';
@@ -233,7 +236,9 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   results.push(await connectionNamingAnotherTenantsBook(target, 'names-another-book', tenantB));
   results.push(...(await admissionAttacks(target, sandbox.url, tenantB)));
   results.push(await heldStartAttack(target, sandbox.url));
-  results.push(await forgedHeldStartAttack(target, sandbox.url, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: otherWorkflowId }));
+  const sealedForB = { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: otherWorkflowId };
+  results.push(await forgedHeldStartAttack(target, sandbox.url, sealedForB));
+  results.push(await forgedBookEntryAttack(target, sandbox.url, sealedForB));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
   const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);

@@ -144,7 +144,7 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
           let memo: Record<string, unknown> | undefined;
           try {
             // In the run's own context: the codec opens it only with the key of the tenant its id names (another tenant's sealed memo does not pass).
-            memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { type: 'workflow', namespace, workflowId });
+            memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId });
           } catch {
             unreadable += 1;
             continue;

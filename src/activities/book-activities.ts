@@ -12,6 +12,7 @@ import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEnt
 import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
 import { EndUserChallengeKey } from '../contract/search-attributes.js';
+import { isUndecodablePayload } from '../contract/undecodable-payload.js';
 import type { TenantPauses } from './tenant-pauses.js';
 
 export interface BookActivitiesDeps {
@@ -76,7 +77,7 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         const loginId = loginIdOf(workflowId, customerId);
         let memo: Record<string, unknown> | undefined;
         try {
-          memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined);
+          memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId });
         } catch (error) {
           entries.push({ kind: 'malformed', loginId, problem: `its record cannot be decoded: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300) });
           continue;
@@ -87,7 +88,13 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
           entries.push({ kind: 'flagged', loginId, flag: flag?.reason ?? flagged });
           continue;
         }
-        const made = connectionInputOf(customerId, loginId, memo?.[BOOK_ENTRY_MEMO.enrolment]);
+        const record = memo?.[BOOK_ENTRY_MEMO.enrolment];
+        if (isUndecodablePayload(record)) {
+          // Sealed with a key that is not this tenant's (or none): the codec's marker, in the entry's own context.
+          entries.push({ kind: 'malformed', loginId, problem: `its record cannot be decoded: ${record.undecodablePayload}`.slice(0, 300) });
+          continue;
+        }
+        const made = connectionInputOf(customerId, loginId, record);
         entries.push('input' in made ? { kind: 'refresh', loginId, input: made.input } : { kind: 'malformed', loginId, problem: made.problem.slice(0, 300) });
       }
       // A short page is the last (visibility may still hand out a token, to an empty page).
@@ -100,8 +107,15 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
       if (loginIds.length === 0) return [];
       const ids = loginIds.map((loginId) => JSON.stringify(bookEntryWorkflowId(customerId, loginId))).join(', ');
       const query = `${bookEntriesQuery(customerId)} AND WorkflowId IN (${ids}) AND ${EndUserChallengeKey.name} IS NULL`;
+      // Raw rows, their memos never decoded: only the ids are needed, and the SDK's list would fail on
+      // any row whose memo this worker cannot open (one forged entry would stall the refresh).
       const enrolled: string[] = [];
-      for await (const info of temporal.workflow.list({ query, pageSize: loginIds.length })) enrolled.push(loginIdOf(info.workflowId, customerId));
+      let nextPageToken: Uint8Array | undefined;
+      do {
+        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: loginIds.length, query, ...(nextPageToken ? { nextPageToken } : {}) });
+        for (const execution of response.executions) enrolled.push(loginIdOf(execution.execution?.workflowId ?? '', customerId));
+        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
+      } while (nextPageToken);
       return enrolled;
     },
 
@@ -128,10 +142,11 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
       do {
         const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });
         for (const execution of response.executions) {
-          if (execution.execution?.workflowId === refreshWorkflowId) continue;
+          const workflowId = execution.execution?.workflowId ?? '';
+          if (workflowId === refreshWorkflowId) continue;
           let published: unknown;
           try {
-            published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined))?.[BOOK_REFRESH_MEMO.window];
+            published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId }))?.[BOOK_REFRESH_MEMO.window];
           } catch {
             continue;
           }

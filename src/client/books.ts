@@ -218,7 +218,7 @@ export class BooksClient {
     try {
       result = (await handle.result()) as ConnectionResult;
       const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
-      input = await decodeFromPayloadsAtIndex<ConnectionInput>(this.client.options.loadedDataConverter, 0, started?.input?.payloads);
+      input = await decodeFromPayloadsAtIndex<ConnectionInput>(this.client.options.loadedDataConverter, 0, started?.input?.payloads, { namespace: this.client.options.namespace, workflowId });
     } catch (error) {
       if (error instanceof WorkflowFailedError) throw new InvalidBookRequestError(`connection ${workflowId} did not complete (${error.cause?.message ?? error.message}): there is no saved login to enrol`, { cause: error });
       throw this.mapError(error, workflowId);
@@ -279,8 +279,9 @@ export class BooksClient {
       });
       const entries: BookEntrySummary[] = [];
       for (const execution of response.executions) {
-        const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined);
-        entries.push(entryOf(execution.execution?.workflowId ?? '', memo));
+        const workflowId = execution.execution?.workflowId ?? '';
+        const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace: this.client.options.namespace, workflowId });
+        entries.push(entryOf(workflowId, memo));
       }
       const token = response.nextPageToken?.length ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
       return { entries, ...(token ? { nextPageToken: token } : {}) };

@@ -8,7 +8,7 @@
  */
 import type { LoadedDataConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { decodeFromPayloadsAtIndex, decodeOptionalFailureToOptionalError, optionalTsToDate } from '../sdk/internals.js';
+import { decodeFromPayloadsAtIndex, decodeOptionalFailureToOptionalError, optionalTsToDate, type PayloadOwner } from '../sdk/internals.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
@@ -27,7 +27,7 @@ export interface ActivityEntry {
 }
 
 /** The actions in `events`, in history's order; outcomes decoded with `converter` (sealed payloads: its codec). */
-export async function activityOfHistory(events: readonly HistoryEvent[], converter: LoadedDataConverter): Promise<ActivityEntry[]> {
+export async function activityOfHistory(events: readonly HistoryEvent[], converter: LoadedDataConverter, owner: PayloadOwner): Promise<ActivityEntry[]> {
   const entries: ActivityEntry[] = [];
   const updates = new Map<string, number>();
   for (const event of events) {
@@ -53,7 +53,7 @@ export async function activityOfHistory(events: readonly HistoryEvent[], convert
         const index = updates.get(attributes?.meta?.updateId ?? '');
         const accepted = index === undefined ? undefined : entries[index];
         if (accepted === undefined || index === undefined) break;
-        entries[index] = { ...accepted, outcome: await outcomeOf(attributes?.outcome, converter) };
+        entries[index] = { ...accepted, outcome: await outcomeOf(attributes?.outcome, converter, owner) };
         break;
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
@@ -71,13 +71,13 @@ export async function activityOfHistory(events: readonly HistoryEvent[], convert
   return entries;
 }
 
-async function outcomeOf(outcome: proto.temporal.api.update.v1.IOutcome | null | undefined, converter: LoadedDataConverter): Promise<string> {
+async function outcomeOf(outcome: proto.temporal.api.update.v1.IOutcome | null | undefined, converter: LoadedDataConverter, owner: PayloadOwner): Promise<string> {
   if (outcome?.failure) {
-    const failure = await decodeOptionalFailureToOptionalError(converter, outcome.failure);
+    const failure = await decodeOptionalFailureToOptionalError(converter, outcome.failure, owner);
     return `failed: ${failure?.message ?? 'unknown'}`;
   }
   try {
-    const result = await decodeFromPayloadsAtIndex<unknown>(converter, 0, outcome?.success?.payloads);
+    const result = await decodeFromPayloadsAtIndex<unknown>(converter, 0, outcome?.success?.payloads, owner);
     const kind = result !== null && typeof result === 'object' && 'outcome' in result ? result.outcome : undefined;
     return typeof kind === 'string' ? kind : 'completed';
   } catch {

@@ -345,7 +345,7 @@ export class ConnectionsClient {
     const handle = this.handle(workflowId);
     try {
       const history = await handle.fetchHistory();
-      return await activityOfHistory(history.events ?? [], this.client.options.loadedDataConverter);
+      return await activityOfHistory(history.events ?? [], this.client.options.loadedDataConverter, { namespace: this.client.options.namespace, workflowId });
     } catch (error) {
       // fetchHistory of an unknown id: the service's NOT_FOUND.
       if (error instanceof ServiceError && /not found/i.test(error.message)) throw new ConnectionNotFoundError(workflowId, { cause: error });

@@ -7,15 +7,47 @@
  * Not for workflow code.
  */
 
-// The books page through visibility with workflowService.listWorkflowExecutions, which keeps the page
-// token that client.workflow.list() hides; these decode its raw memo, input and search attributes
-// as the client's list and describe do.
-export { decodeFromPayloadsAtIndex, decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+import type { LoadedDataConverter, Payload, ProtoFailure, SerializationContext } from '@temporalio/common';
+import {
+  decodeFromPayloadsAtIndex as decodeAtIndex,
+  decodeMapFromPayloads as decodeMap,
+  decodeOptionalFailureToOptionalError as decodeFailure,
+} from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+
+// The books and the admission page through visibility with workflowService.listWorkflowExecutions,
+// which keeps the page token that client.workflow.list() hides; these decode its raw memo, input and
+// search attributes as the client's list and describe do. Unlike the SDK's, they take the payload's
+// workflow as a required argument: the codec opens a tenant's sealed payload only in that tenant's
+// work, and without the context it would open any key this process holds (another tenant's memo
+// would read as this one's).
 export { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
+
+/** Whose payload it is: the workflow (and namespace) the codec checks the sealing tenant against. */
+export interface PayloadOwner {
+  readonly namespace: string;
+  readonly workflowId: string;
+}
+
+function contextOf({ namespace, workflowId }: PayloadOwner): SerializationContext {
+  return { type: 'workflow', namespace, workflowId };
+}
+
+/** A raw memo's fields, decoded in its workflow's context. */
+export function decodeMapFromPayloads(converter: LoadedDataConverter, map: Record<string, Payload> | null | undefined, owner: PayloadOwner): Promise<Record<string, unknown> | undefined> {
+  return decodeMap(converter, map, contextOf(owner));
+}
+
+/** One of a workflow's raw payloads (its input, an update's result), decoded in its context. */
+export function decodeFromPayloadsAtIndex<T>(converter: LoadedDataConverter, index: number, payloads: Payload[] | null | undefined, owner: PayloadOwner): Promise<T> {
+  return decodeAtIndex<T>(converter, index, payloads, contextOf(owner));
+}
 
 // A failure read from raw history (a diagnosis, an attack's outcome), decoded into the error the
 // client would throw; the client does this only for the result it awaits.
-export { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow/index.js';
+/** A workflow's raw failure, decoded in its context. */
+export function decodeOptionalFailureToOptionalError(converter: LoadedDataConverter, failure: ProtoFailure | null | undefined, owner: PayloadOwner): Promise<Error | undefined> {
+  return decodeFailure(converter, failure, contextOf(owner));
+}
 
 // The payload store's reference payloads, written and read byte for byte for the cross-language vectors.
 export { decodeReferencePayload, encodeReferencePayload } from '@temporalio/common/lib/internal-non-workflow/index.js';

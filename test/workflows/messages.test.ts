@@ -116,7 +116,7 @@ describe('messages that cannot be decoded', () => {
       const eventsBefore = (await handle.fetchHistory()).events?.length;
       const outcome = await sendRawUpdate(handle.workflowId, await poison.payload());
       // Failure messages are encrypted too: read it back through the stack's codec.
-      const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure);
+      const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, { namespace: stack.client.options.namespace, workflowId: handle.workflowId });
       assert.match(failure?.message ?? '', /could not be decoded/);
       assert.equal((await handle.fetchHistory()).events?.length, eventsBefore, 'no history event was written');
       await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: round.answer }] });

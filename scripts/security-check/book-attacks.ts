@@ -1,0 +1,89 @@
+/**
+ * security:check's attack on a tenant's book: an entry forged in visibility under the tenant's id,
+ * its record sealed with another tenant's key. A book refresh reads its entries' records from their
+ * memos (src/activities/book-activities.ts); it must open each in the entry's own context, so a record
+ * another tenant's key sealed is reported as unreadable and never starts a connection in this
+ * tenant's name.
+ */
+import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, type BookEnrolment } from '../../src/contract/book-definitions.js';
+import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
+import { BookReportNotReadyError } from '../../src/client/index.js';
+import { msToTs } from '../../src/sdk/internals.js';
+import { keywordAttribute, savedLogin } from './admission-attacks.js';
+import { until, type AttackResult, type MessageTarget } from './attacks.js';
+
+const ATTACK_NAME = "a book entry forged in visibility, its record sealed with another tenant's key";
+
+/** How long the refresh of the attacked book may take: two logins, one page. */
+const REFRESH_WAIT_MS = 120_000;
+
+/**
+ * The tenant's book holds one genuine login; a second entry is started raw under the tenant's id
+ * (its search attributes as an enrolment's, a long start delay so no worker runs it), its record
+ * naming a login of the tenant's, sealed with another tenant's key. A refresh of that book must
+ * refresh the genuine login, report the forged one as malformed, and start no connection for it.
+ */
+export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: string, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
+  const { customerId, taskQueue } = target;
+  const namespace = target.raw.options.namespace;
+  const books = target.connections.books;
+  const cadence = `forged-${randomUUID().slice(0, 8)}`;
+  // Logins of their own (the sandbox derives a LoginId from the username and tenant; other attacks use pending_polls_1).
+  const genuine = await savedLogin(sandboxUrl, customerId, 'pending_polls_2');
+  await books.enrol({ customerId, loginId: genuine, cadence, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } });
+  const forgedLogin = await savedLogin(sandboxUrl, customerId, 'pending_polls_3');
+  const record: BookEnrolment = { customerId, loginId: forgedLogin, cadence, session: 'cached', products: { accountsDetail: {} }, enrolledAt: new Date().toISOString() };
+  const entryId = bookEntryWorkflowId(customerId, forgedLogin);
+  const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload(record)], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
+  const memo: Record<string, Payload> = sealed ? { [BOOK_ENTRY_MEMO.enrolment]: sealed } : {};
+  await target.raw.workflowService.startWorkflowExecution({
+    namespace,
+    workflowId: entryId,
+    requestId: randomUUID(),
+    workflowType: { name: BOOK_ENTRY_WORKFLOW_TYPE },
+    taskQueue: { name: taskQueue },
+    workflowStartDelay: msToTs(10 * 60_000),
+    memo: { fields: memo },
+    searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId), [LoginIdKey.name]: keywordAttribute(forgedLogin), [BookCadenceKey.name]: keywordAttribute(cadence) } },
+    identity: 'security-check forger',
+  });
+  try {
+    await until(async () => ((await books.count({ customerId, cadence })) === 2 ? true : undefined), 'the genuine and the forged entry in visibility');
+    const { refreshWorkflowId } = await books.run({ customerId, cadence });
+    const report = await until(
+      async () => {
+        try {
+          return await books.report(refreshWorkflowId);
+        } catch (error) {
+          if (error instanceof BookReportNotReadyError) return undefined;
+          throw error;
+        }
+      },
+      `the report of ${refreshWorkflowId}`,
+      REFRESH_WAIT_MS,
+    ).catch(() => undefined);
+    if (!report) {
+      // A refresh the forged entry stalls is an attack that got through too (the tenant's book stops).
+      const progress = await books.cancel(refreshWorkflowId, 'security-check: the attacked refresh did not end').catch(() => undefined);
+      return { name: ATTACK_NAME, refused: false, detail: `the refresh did not end within ${REFRESH_WAIT_MS / 1000} s (${progress ? JSON.stringify(progress.counts) : 'its progress unread'})` };
+    }
+    const outcomes = (await Promise.all(report.pages.map((_, index) => books.reportPage(refreshWorkflowId, index + 1)))).flatMap((page) => page.outcomes);
+    const forged = outcomes.find((outcome) => outcome.loginId === forgedLogin);
+    const genuineOutcome = outcomes.find((outcome) => outcome.loginId === genuine)?.outcome;
+    const forgedConnection = await target.sealed.workflow
+      .getHandle(bookConnectionWorkflowId(customerId, forgedLogin, report.night))
+      .describe()
+      .then(() => 'started', () => 'none');
+    const refused = forged?.outcome === 'malformed' && /cannot be decoded/.test(forged.problem ?? '') && forgedConnection === 'none' && genuineOutcome === 'refreshed';
+    return {
+      name: ATTACK_NAME,
+      refused,
+      detail: `the forged entry: ${forged?.outcome ?? 'not read'}${forged?.problem ? ` (${forged.problem.slice(0, 120)})` : ''}, its connection ${forgedConnection}; the genuine login ${genuineOutcome ?? 'not read'}`,
+    };
+  } finally {
+    await target.sealed.workflow.getHandle(entryId).terminate('security-check: the forged book entry ends').catch(() => undefined);
+    await books.remove({ customerId, loginId: genuine }).catch(() => undefined);
+  }
+}
