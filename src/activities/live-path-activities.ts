@@ -1,6 +1,7 @@
 /**
  * How long live users' tasks wait to start on the service queue, read from the Temporal server's
- * own count: DescribeTaskQueue's statistics by priority key, for workflow and activity tasks. A
+ * own count (DescribeTaskQueue's statistics by priority key, for workflow and activity tasks) and
+ * from this process's own live starts over the last seconds (src/worker/live-task-waits.ts). A
  * window (a book's refresh, a tenant's admission) judges the live path by it rather than by its own
  * children's times, which lengthen when unattended work queues behind unattended work, without a
  * live user feeling it. A local activity: a read of Temporal, outside the request budget.
@@ -8,6 +9,7 @@
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { LivePathReading } from '../contract/book-definitions.js';
+import type { LiveTaskWaits } from '../worker/live-task-waits.js';
 
 const QUEUE_TYPES = [proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY] as const;
 
@@ -29,6 +31,26 @@ export interface LivePathDeps {
   readonly taskQueue: string;
   /** Priority keys up to this one are live users' (src/contract/priority.ts). */
   readonly liveKey: number;
+  /** This process's live tasks' waits to start (src/worker/live-task-waits.ts), where it runs live work. */
+  readonly ownWaits?: LiveTaskWaits | undefined;
+}
+
+/**
+ * The span of this process's live starts a reading takes: three of a window's fleet reads (5 s
+ * apart), so a slow stretch is in more than one reading, and long enough to hold several of a
+ * small fleet's live calls.
+ */
+export const OWN_WAITS_SPAN_MS = 15_000;
+
+/**
+ * The server's instant and this process's recent starts, as one reading: the longer wait judges.
+ * Without the server's count, this process's starts alone when it has seen any (none: no reading).
+ */
+export function combineLivePath(server: LivePathReading | null, own: { readonly samples: number; readonly p90Ms: number } | undefined): LivePathReading | null {
+  if (own === undefined || own.samples === 0) return server;
+  const worker = { workerWaitMs: own.p90Ms, workerSamples: own.samples };
+  if (server === null) return { waitMs: own.p90Ms, waiting: 0, ...worker };
+  return { waitMs: Math.max(server.waitMs, own.p90Ms), waiting: server.waiting, ...worker };
 }
 
 /** What is read of the server's TaskQueueStats: its counts and seconds are Longs, or numbers; `Number` reads both. */
@@ -57,7 +79,7 @@ export function liveStatsOf(byPriorityKey: Readonly<Record<string, BacklogStats>
   return { waitMs: Math.round(waitMs), waiting };
 }
 
-export function createLivePathActivities({ temporal, taskQueue, liveKey }: LivePathDeps) {
+export function createLivePathActivities({ temporal, taskQueue, liveKey, ownWaits }: LivePathDeps) {
   const namespace = temporal.options.namespace;
   let shared: { at: number; reading: Promise<LivePathReading | null> } | undefined;
 
@@ -77,7 +99,10 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey }: LiveP
   }
 
   return {
-    /** The live path as the server last counted it; null when this server gives no such count. */
+    /**
+     * The live path as the server last counted it, with this process's live starts of the last
+     * OWN_WAITS_SPAN_MS; null when neither says anything.
+     */
     async livePath(): Promise<LivePathReading | null> {
       const now = Date.now();
       if (!shared || now - shared.at >= SHARED_READ_MS) {
@@ -88,7 +113,7 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey }: LiveP
           if (shared?.reading === reading) shared = undefined;
         });
       }
-      return shared.reading;
+      return combineLivePath(await shared.reading, ownWaits?.recent(OWN_WAITS_SPAN_MS, now));
     },
   };
 }

@@ -359,14 +359,20 @@ export interface BookRefreshInput {
 
 /**
  * What live users' tasks wait for on the service queue, as the server last counted it (its task
- * queue statistics by priority key, for workflow and activity tasks): what a window judges the live
- * path by (book-window.ts).
+ * queue statistics by priority key, for workflow and activity tasks) and as the reading worker saw
+ * its own live tasks start: what a window judges the live path by (book-window.ts).
  */
 export interface LivePathReading {
-  /** The oldest live task waiting to start, workflow or activity (ms); 0 when none waits. */
+  /** The longer of: the oldest live task waiting to start at the server (0 when none waits), and `workerWaitMs` (ms). */
   readonly waitMs: number;
   /** Live tasks waiting to start. */
   readonly waiting: number;
+  /**
+   * Of `waitMs`: the 90th percentile of the waits of the live tasks the reading worker started in the
+   * last seconds, and how many it started (absent: it started none, or a build before counted none).
+   */
+  readonly workerWaitMs?: number | undefined;
+  readonly workerSamples?: number | undefined;
 }
 
 /** The window controller's thresholds. */
@@ -443,7 +449,7 @@ export interface WindowMemory {
   readonly weight?: number | undefined;
   readonly others?: { readonly size: number; readonly weight: number; readonly refreshes: number; readonly crowding: number } | undefined;
   /** The live path's last readings (oldest first) and when the last was taken (workflow ms); absent until read, or where the server gives no reading. */
-  readonly live?: { readonly at: number; readonly waitMs: readonly number[]; readonly waiting: number } | undefined;
+  readonly live?: { readonly at: number; readonly waitMs: readonly number[]; readonly waiting: number; readonly workerWaitMs?: number; readonly workerSamples?: number } | undefined;
 }
 
 export const bookProgressQuery = defineQuery<BookProgress>('bookProgress');

@@ -31,7 +31,9 @@
  *   one 15% above shrinks toward its share as soon as children slow past where growth stops. Equal books grow
  *   and shrink together, so the fleet as a whole still finds its size. Alone, none of this applies.
  * - **The live path first.** Where the Temporal server counts the service queue's waiting tasks by
- *   priority (window-watch.ts reads it with the fleet), the window is judged by what live users
+ *   priority, or the worker it runs on starts live tasks itself (window-watch.ts reads both with the
+ *   fleet: the server's oldest waiting task, and the 90th percentile of the worker's live starts of
+ *   the last seconds), the window is judged by what live users
  *   feel instead of by its children: it shrinks when a live task has waited `liveSlowMs` to start,
  *   and grows (a round at a time, as above) only while the last readings are within `liveNearMs`.
  *   Children's busy time then neither shrinks nor stops the window: it lengthens when unattended
@@ -147,7 +149,8 @@ export class WindowController {
     }
     const wait = reading.waitMs >= LIVE_STRANDED_MS ? 0 : Math.max(0, reading.waitMs);
     const waitMs = [...(this.memory.live?.waitMs ?? []), wait].slice(-LIVE_READINGS);
-    this.memory = { ...this.memory, live: { at: now, waitMs, waiting: Math.max(0, reading.waiting) } };
+    const own = reading.workerSamples === undefined ? {} : { workerWaitMs: reading.workerWaitMs ?? 0, workerSamples: reading.workerSamples };
+    this.memory = { ...this.memory, live: { at: now, waitMs, waiting: Math.max(0, reading.waiting), ...own } };
   }
 
   /** The live path's readings when fresh enough to judge by. */
@@ -381,7 +384,8 @@ export class WindowController {
     const latest = live.waitMs.at(-1) ?? 0;
     const worst = Math.max(...live.waitMs);
     const share = this.share;
-    const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count)`;
+    const seen = live.workerSamples === undefined ? '' : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms at the 90th percentile`;
+    const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count${seen})`;
     if (latest >= liveSlowMs && this.mayShrink(now)) {
       // A book below its share leaves the giving way to those above it.
       if (share !== undefined && size <= share.size - 1) return;

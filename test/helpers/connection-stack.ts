@@ -8,6 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
 import { createBookActivities } from '../../src/activities/book-activities.js';
 import { createLivePathActivities } from '../../src/activities/live-path-activities.js';
+import { LiveTaskWaits, withLiveTaskWaits } from '../../src/worker/live-task-waits.js';
 import { createBookStartActivities } from '../../src/activities/book-start-activities.js';
 import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
 import { createAdmissionActivities } from '../../src/activities/admission-activities.js';
@@ -48,6 +49,8 @@ export interface ConnectionStack {
   readonly client: Client;
   /** Every upstream request the activities made, as "METHOD /path" (real HTTP, only observed). */
   readonly upstreamCalls: string[];
+  /** The worker's live tasks' waits to start, as its windows read them. */
+  readonly liveWaits: LiveTaskWaits;
   /** Starts a connection on this stack's task queue, with a unique business key. */
   start(input: Omit<ConnectionInputArgs, 'customerId'> & { customerId?: string }, workflowId?: string): Promise<WorkflowHandleWithFirstExecutionRunId<typeof connectionWorkflow>>;
   /** Polls the state query until `predicate` holds. */
@@ -134,13 +137,14 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   const pauses = new TenantPauses(client, taskQueue);
   const payloadStore = options.payloadStore ? payloadStoreDriverFor(options.payloadStore) : undefined;
   const retentionDays = options.retentionDays ?? {};
+  const liveWaits = new LiveTaskWaits();
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     // The product's workflow code (the run's shared bundle, else bundled now), tracing interceptors
     // included (inert: nothing here starts traced), with the sandbox's options.
-    ...productWorkflowCode(),
+    ...withLiveTaskWaits(productWorkflowCode(), liveWaits, DEFAULT_PRIORITY_POLICY.keys.live),
     activities: {
       ...createInputActivities(options.callbacks),
       ...createActivities(clientFor, {
@@ -149,7 +153,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       }),
       ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
       ...createBookActivities({ temporal: client, pauses }),
-      ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live }),
+      ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, ownWaits: liveWaits }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
       ...createAdmissionActivities({ temporal: client, taskQueue, connectionTaskQueue: taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),
@@ -178,6 +182,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     taskQueue,
     worker,
     upstreamCalls,
+    liveWaits,
     client,
     start: (input, workflowId = uniqueId('connection')) =>
       client.workflow.start('connectionWorkflow', {

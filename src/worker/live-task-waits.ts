@@ -1,0 +1,77 @@
+/**
+ * How long live users' activity tasks waited to start on this worker process, recorded as each one
+ * starts (its attempt's scheduled time to now) and read back over the last seconds. A window (a
+ * book's refresh, a tenant's admission) judges the live path by it beside the server's count of
+ * waiting tasks (src/activities/live-path-activities.ts): the server's count is an instant, taken
+ * every few seconds, and a crowded machine shows first as every task starting a little late, which
+ * an instant seldom catches. This wait holds what a live user's step waits for between being
+ * scheduled and running: the server persisting and dispatching it, and this process's event loop
+ * taking it up, both of which slow when the cores are busy.
+ *
+ * It sees the live tasks of this process only: a window judges by it where it runs beside live work
+ * (one pool, or WORKER_POOL=both); a refresh on an unattended pool's own process sees none and judges
+ * by the server's count, as before.
+ */
+import type { ActivityInterceptorsFactory, WorkerInterceptors } from '@temporalio/worker';
+
+/** Waits kept: the last this many starts (a few minutes of a busy fleet's live calls). */
+const KEPT = 512;
+/** A wait this long is a task scheduled while no worker ran (a restart), not a slow path: not recorded. */
+export const STRANDED_WAIT_MS = 60_000;
+
+export interface RecentWaits {
+  /** Live tasks started within the span. */
+  readonly samples: number;
+  /** The 90th percentile of their waits (nearest rank: the longest of fewer than ten), ms; 0 without any. */
+  readonly p90Ms: number;
+}
+
+export class LiveTaskWaits {
+  private readonly at = new Float64Array(KEPT);
+  private readonly waitMs = new Float64Array(KEPT);
+  private next = 0;
+  private count = 0;
+
+  record(waitMs: number, at: number = Date.now()): void {
+    if (!Number.isFinite(waitMs) || waitMs >= STRANDED_WAIT_MS) return;
+    this.at[this.next] = at;
+    this.waitMs[this.next] = Math.max(0, waitMs);
+    this.next = (this.next + 1) % KEPT;
+    this.count = Math.min(this.count + 1, KEPT);
+  }
+
+  /** The waits of live tasks that started within the last `spanMs`. */
+  recent(spanMs: number, now: number = Date.now()): RecentWaits {
+    const waits: number[] = [];
+    for (let index = 0; index < this.count; index += 1) {
+      if (now - this.at[index]! <= spanMs) waits.push(this.waitMs[index]!);
+    }
+    if (waits.length === 0) return { samples: 0, p90Ms: 0 };
+    waits.sort((a, b) => a - b);
+    return { samples: waits.length, p90Ms: Math.round(waits[Math.ceil(0.9 * waits.length) - 1]!) };
+  }
+}
+
+/**
+ * Records the start wait of every activity at a live priority key (at most `liveKey`); local
+ * activities are left out (the workflow's own worker runs them at once, so they wait for nothing
+ * the live path does).
+ */
+export function liveTaskWaitInterceptor(waits: LiveTaskWaits, liveKey: number): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      execute(input, next) {
+        const { info } = ctx;
+        const key = info.priority?.priorityKey;
+        if (!info.isLocal && key !== undefined && key <= liveKey) waits.record(Date.now() - info.currentAttemptScheduledTimestampMs);
+        return next(input);
+      },
+    },
+  });
+}
+
+/** Worker options' interceptors with the live-wait recorder added after the ones given. */
+export function withLiveTaskWaits<T extends { readonly interceptors?: WorkerInterceptors }>(options: T, waits: LiveTaskWaits, liveKey: number): T & { readonly interceptors: WorkerInterceptors } {
+  const interceptors = options.interceptors ?? {};
+  return { ...options, interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), liveTaskWaitInterceptor(waits, liveKey)] } };
+}

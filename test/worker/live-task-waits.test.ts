@@ -1,0 +1,89 @@
+/**
+ * Live tasks' waits to start, as the worker records them for its windows: kept over a span, read at
+ * the 90th percentile, a stranded wait (scheduled while no worker ran) left out; and on a real dev
+ * server with the product's worker, a connection started at a live priority key recorded, one at an
+ * unattended key not, and both in the window's reading of the live path.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { combineLivePath, createLivePathActivities } from '../../src/activities/live-path-activities.js';
+import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
+import { LiveTaskWaits, STRANDED_WAIT_MS } from '../../src/worker/live-task-waits.js';
+import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
+import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
+import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+
+const NOW = 1_000_000;
+
+void describe('live tasks\' waits to start, kept by the worker', () => {
+  void it('reads the 90th percentile of the span, the longest of fewer than ten', () => {
+    const waits = new LiveTaskWaits();
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 0, p90Ms: 0 });
+    for (const [wait, ago] of [[5, 1_000], [400, 2_000], [7, 3_000]] as const) waits.record(wait, NOW - ago);
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 3, p90Ms: 400 }, 'one slow start of three is the reading');
+    for (let index = 0; index < 17; index += 1) waits.record(10 + index, NOW - 500);
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 20, p90Ms: 25 }, '18th of 20 sorted');
+  });
+
+  void it('forgets starts older than the span, and leaves out a stranded wait and one that is not a number', () => {
+    const waits = new LiveTaskWaits();
+    waits.record(900, NOW - 20_000);
+    waits.record(STRANDED_WAIT_MS, NOW);
+    waits.record(Number.NaN, NOW);
+    waits.record(-3, NOW);
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 1, p90Ms: 0 }, 'a clock step back counts as no wait');
+  });
+
+  void it('keeps the last 512 starts', () => {
+    const waits = new LiveTaskWaits();
+    for (let index = 0; index < 600; index += 1) waits.record(index < 88 ? 10_000 : 1, NOW);
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 512, p90Ms: 1 });
+  });
+
+  void it('takes the longer of the server\'s instant and the worker\'s starts, and either alone', () => {
+    const own = { samples: 4, p90Ms: 180 };
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, own), { waitMs: 180, waiting: 1, workerWaitMs: 180, workerSamples: 4 });
+    assert.deepEqual(combineLivePath({ waitMs: 900, waiting: 2 }, own), { waitMs: 900, waiting: 2, workerWaitMs: 180, workerSamples: 4 });
+    assert.deepEqual(combineLivePath(null, own), { waitMs: 180, waiting: 0, workerWaitMs: 180, workerSamples: 4 });
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { samples: 0, p90Ms: 0 }), { waitMs: 20, waiting: 1 }, 'no starts: the server alone');
+    assert.equal(combineLivePath(null, undefined), null, 'neither: no reading, the window judges by its children');
+  });
+});
+
+void describe('live tasks\' waits recorded by the product\'s worker', () => {
+  let env: TestWorkflowEnvironment;
+  let stack: ConnectionStack;
+  before(async () => {
+    env = await createDevEnvironment();
+    stack = await startConnectionStack(env);
+  });
+  after(async () => {
+    await stack?.stop();
+    await env?.teardown();
+  });
+
+  async function connectionAt(priorityKey: number): Promise<void> {
+    const loginId = await createSandboxLogin(stack.sandboxUrl, stack.customerId, `pending_polls_${priorityKey}`, 1);
+    const handle = await stack.client.workflow.start('connectionWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: uniqueId('live-waits'),
+      args: [{ customerId: stack.customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 50 } }],
+      priority: { priorityKey },
+    });
+    await handle.result();
+  }
+
+  void it('records the service calls of a connection at a live key, not of one at an unattended key, and the window reads them', async () => {
+    await connectionAt(DEFAULT_PRIORITY_POLICY.keys.scheduled);
+    assert.equal(stack.liveWaits.recent(60_000).samples, 0, 'an unattended connection\'s calls are not the live path');
+    await connectionAt(DEFAULT_PRIORITY_POLICY.keys.live);
+    const recorded = stack.liveWaits.recent(60_000);
+    // Authorize, the accounts request and at least one poll: each a service call inheriting the connection's key.
+    assert.ok(recorded.samples >= 3, `live starts recorded: ${recorded.samples}`);
+    const reader = createLivePathActivities({ temporal: stack.client, taskQueue: stack.taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, ownWaits: stack.liveWaits });
+    const reading = await reader.livePath();
+    assert.equal(reading?.workerSamples, recorded.samples, JSON.stringify(reading));
+    assert.ok((reading?.waitMs ?? -1) >= (reading?.workerWaitMs ?? Infinity), 'the reading is at least the worker\'s own');
+  });
+});
