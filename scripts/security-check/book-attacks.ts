@@ -20,10 +20,11 @@ const ATTACK_NAME = "a book entry forged in visibility, its record sealed with a
 const REFRESH_WAIT_MS = 120_000;
 
 /**
- * The tenant's book holds one genuine login; a second entry is started raw under the tenant's id
- * (its search attributes as an enrolment's, a long start delay so no worker runs it), its record
- * naming a login of the tenant's, sealed with another tenant's key. A refresh of that book must
- * refresh the genuine login, report the forged one as malformed, and start no connection for it.
+ * The tenant's book holds one genuine login; two more entries are started raw under the tenant's
+ * search attributes (as an enrolment's, with a long start delay so no worker runs them), each record
+ * naming a login of the tenant's and sealed with another tenant's key: one under the id an entry of
+ * that login has, one under an id of no tenant. A refresh of that book must refresh the genuine
+ * login, report both forged ones as malformed, and start no connection for either.
  */
 export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: string, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
   const { customerId, taskQueue } = target;
@@ -34,23 +35,31 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
   const genuine = await savedLogin(sandboxUrl, customerId, 'pending_polls_2');
   await books.enrol({ customerId, loginId: genuine, cadence, products: { accountsDetail: {} }, timing: { pollIntervalMs: 200 } });
   const forgedLogin = await savedLogin(sandboxUrl, customerId, 'pending_polls_3');
-  const record: BookEnrolment = { customerId, loginId: forgedLogin, cadence, session: 'cached', products: { accountsDetail: {} }, enrolledAt: new Date().toISOString() };
-  const entryId = bookEntryWorkflowId(customerId, forgedLogin);
-  const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload(record)], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
-  const memo: Record<string, Payload> = sealed ? { [BOOK_ENTRY_MEMO.enrolment]: sealed } : {};
-  await target.raw.workflowService.startWorkflowExecution({
-    namespace,
-    workflowId: entryId,
-    requestId: randomUUID(),
-    workflowType: { name: BOOK_ENTRY_WORKFLOW_TYPE },
-    taskQueue: { name: taskQueue },
-    workflowStartDelay: msToTs(10 * 60_000),
-    memo: { fields: memo },
-    searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId), [LoginIdKey.name]: keywordAttribute(forgedLogin), [BookCadenceKey.name]: keywordAttribute(cadence) } },
-    identity: 'security-check forger',
-  });
+  // Two rows: the id an entry of that login has, and an id of no tenant (whose context would check no
+  // key): the bare LoginId of another of the tenant's logins, which a record can name as its login.
+  const freeId = await savedLogin(sandboxUrl, customerId, 'pending_polls_4');
+  const forgeries = [
+    { entryId: bookEntryWorkflowId(customerId, forgedLogin), loginId: forgedLogin },
+    { entryId: freeId, loginId: freeId },
+  ];
+  for (const { entryId, loginId } of forgeries) {
+    const record: BookEnrolment = { customerId, loginId, cadence, session: 'cached', products: { accountsDetail: {} }, enrolledAt: new Date().toISOString() };
+    const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload(record)], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
+    const memo: Record<string, Payload> = sealed ? { [BOOK_ENTRY_MEMO.enrolment]: sealed } : {};
+    await target.raw.workflowService.startWorkflowExecution({
+      namespace,
+      workflowId: entryId,
+      requestId: randomUUID(),
+      workflowType: { name: BOOK_ENTRY_WORKFLOW_TYPE },
+      taskQueue: { name: taskQueue },
+      workflowStartDelay: msToTs(10 * 60_000),
+      memo: { fields: memo },
+      searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId), [LoginIdKey.name]: keywordAttribute(loginId), [BookCadenceKey.name]: keywordAttribute(cadence) } },
+      identity: 'security-check forger',
+    });
+  }
   try {
-    await until(async () => ((await books.count({ customerId, cadence })) === 2 ? true : undefined), 'the genuine and the forged entry in visibility');
+    await until(async () => ((await books.count({ customerId, cadence })) === 1 + forgeries.length ? true : undefined), 'the genuine and the forged entries in visibility');
     const { refreshWorkflowId } = await books.run({ customerId, cadence });
     const report = await until(
       async () => {
@@ -65,25 +74,33 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
       REFRESH_WAIT_MS,
     ).catch(() => undefined);
     if (!report) {
-      // A refresh the forged entry stalls is an attack that got through too (the tenant's book stops).
+      // A refresh the forged entries stall is an attack that got through too (the tenant's book stops).
       const progress = await books.cancel(refreshWorkflowId, 'security-check: the attacked refresh did not end').catch(() => undefined);
       return { name: ATTACK_NAME, refused: false, detail: `the refresh did not end within ${REFRESH_WAIT_MS / 1000} s (${progress ? JSON.stringify(progress.counts) : 'its progress unread'})` };
     }
     const outcomes = (await Promise.all(report.pages.map((_, index) => books.reportPage(refreshWorkflowId, index + 1)))).flatMap((page) => page.outcomes);
-    const forged = outcomes.find((outcome) => outcome.loginId === forgedLogin);
     const genuineOutcome = outcomes.find((outcome) => outcome.loginId === genuine)?.outcome;
-    const forgedConnection = await target.sealed.workflow
-      .getHandle(bookConnectionWorkflowId(customerId, forgedLogin, report.night))
-      .describe()
-      .then(() => 'started', () => 'none');
-    const refused = forged?.outcome === 'malformed' && /cannot be decoded/.test(forged.problem ?? '') && forgedConnection === 'none' && genuineOutcome === 'refreshed';
+    const verdicts = await Promise.all(
+      forgeries.map(async ({ loginId }, index) => {
+        const outcome = outcomes.find((entry) => entry.loginId === loginId);
+        const connection = await target.sealed.workflow
+          .getHandle(bookConnectionWorkflowId(customerId, loginId, report.night))
+          .describe()
+          .then(() => 'started', () => 'none');
+        // The entry's own id: refused by its key (the context check itself). An id of no tenant: no
+        // connection for it, whichever check stops it (its id is refused before its memo is opened,
+        // and the check that its login is still enrolled looks for entries' ids only).
+        const refused = connection === 'none' && (index === 0 ? outcome?.outcome === 'malformed' && /sealed for tenant/.test(outcome.problem ?? '') : outcome?.outcome !== 'refreshed');
+        return { refused, detail: `${index === 0 ? "the entry's id" : 'an id of no tenant'}: ${outcome?.outcome ?? 'not read'}${outcome?.problem ? ` (${outcome.problem.slice(0, 110)})` : ''}, its connection ${connection}` };
+      }),
+    );
     return {
       name: ATTACK_NAME,
-      refused,
-      detail: `the forged entry: ${forged?.outcome ?? 'not read'}${forged?.problem ? ` (${forged.problem.slice(0, 120)})` : ''}, its connection ${forgedConnection}; the genuine login ${genuineOutcome ?? 'not read'}`,
+      refused: verdicts.every((verdict) => verdict.refused) && genuineOutcome === 'refreshed',
+      detail: `${verdicts.map((verdict) => verdict.detail).join('; ')}; the genuine login ${genuineOutcome ?? 'not read'}`,
     };
   } finally {
-    await target.sealed.workflow.getHandle(entryId).terminate('security-check: the forged book entry ends').catch(() => undefined);
+    for (const { entryId } of forgeries) await target.sealed.workflow.getHandle(entryId).terminate('security-check: the forged book entry ends').catch(() => undefined);
     await books.remove({ customerId, loginId: genuine }).catch(() => undefined);
   }
 }

@@ -9,7 +9,7 @@
 import { log } from '@temporalio/activity';
 import { ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { requestAdmission } from '../admission/request-admission.js';
-import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, type AdmissionRequest } from '../contract/admission-definitions.js';
+import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, isAdmissibleConnectionId, type AdmissionRequest } from '../contract/admission-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
 import type { PriorityPolicy } from '../contract/priority.js';
 import { ConnectionStatusKey, CustomerIdKey, STARTING_STATUS } from '../contract/search-attributes.js';
@@ -141,6 +141,11 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
           const workflowId = execution.execution?.workflowId ?? '';
           const runId = execution.execution?.runId ?? '';
           if (seen.has(runId)) continue;
+          // Only an id the client holds for this tenant (its context then names the tenant, whose key alone opens the memo).
+          if (!isAdmissibleConnectionId(workflowId, customerId)) {
+            unreadable += 1;
+            continue;
+          }
           let memo: Record<string, unknown> | undefined;
           try {
             // In the run's own context: the codec opens it only with the key of the tenant its id names (another tenant's sealed memo does not pass).
@@ -156,7 +161,7 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
         }
         nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
       } while (nextPageToken && rows < HELD_SEARCH_MAX_ROWS);
-      if (unreadable > 0) log.warn('admission: held starts whose memo this worker cannot read were skipped', { customerId, unreadable });
+      if (unreadable > 0) log.warn('admission: rows that are no held start of this tenant (an id it does not hold, a memo this worker cannot read) were skipped', { customerId, unreadable });
       found.sort((a, b) => a.startedAt - b.startedAt || (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
       return found.slice(0, Math.max(0, Math.min(limit, HELD_FOUND_PER_LOOK)));
     },

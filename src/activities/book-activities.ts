@@ -13,6 +13,7 @@ import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
 import { EndUserChallengeKey } from '../contract/search-attributes.js';
 import { isUndecodablePayload } from '../contract/undecodable-payload.js';
+import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import type { TenantPauses } from './tenant-pauses.js';
 
 export interface BookActivitiesDeps {
@@ -75,6 +76,11 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
       for (const execution of response.executions) {
         const workflowId = execution.execution?.workflowId ?? '';
         const loginId = loginIdOf(workflowId, customerId);
+        if (!workflowId.startsWith(bookEntryWorkflowId(customerId, ''))) {
+          // Not an id the product gives this tenant's entries: its memo's context would name no tenant (or another), so it is not opened.
+          entries.push({ kind: 'malformed', loginId, problem: `its workflow id is not one of ${customerId}'s book entries` });
+          continue;
+        }
         let memo: Record<string, unknown> | undefined;
         try {
           memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId });
@@ -90,7 +96,7 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         }
         const record = memo?.[BOOK_ENTRY_MEMO.enrolment];
         if (isUndecodablePayload(record)) {
-          // Sealed with a key that is not this tenant's (or none): the codec's marker, in the entry's own context.
+          // A record shaped as the worker's marker for an undecodable payload: not an enrolment.
           entries.push({ kind: 'malformed', loginId, problem: `its record cannot be decoded: ${record.undecodablePayload}`.slice(0, 300) });
           continue;
         }
@@ -143,7 +149,8 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });
         for (const execution of response.executions) {
           const workflowId = execution.execution?.workflowId ?? '';
-          if (workflowId === refreshWorkflowId) continue;
+          // A refresh's and an admission's ids name their tenant; a row whose id names none is not one (its memo's context would check no key).
+          if (workflowId === refreshWorkflowId || tenantOfWorkflowId(workflowId) === undefined) continue;
           let published: unknown;
           try {
             published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId }))?.[BOOK_REFRESH_MEMO.window];

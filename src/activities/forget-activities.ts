@@ -127,9 +127,17 @@ export function createForgetActivities({ temporal, clientFor, payloadStore, metr
       let count = 0;
       // Listed first, deleted after: deleting while paging could skip executions.
       const executions: { workflowId: string; runId: string }[] = [];
-      for await (const info of temporal.workflow.list({ query, pageSize: 100 })) {
-        if (info.workflowId !== forgetId) executions.push({ workflowId: info.workflowId, runId: info.runId });
-      }
+      // Raw rows, their memos never decoded: a row whose memo this worker cannot open (sealed with
+      // another tenant's key) would fail the SDK's list, and the forget with it.
+      let nextPageToken: Uint8Array | undefined;
+      do {
+        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });
+        for (const execution of response.executions) {
+          const workflowId = execution.execution?.workflowId ?? '';
+          if (workflowId !== forgetId) executions.push({ workflowId, runId: execution.execution?.runId ?? '' });
+        }
+        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
+      } while (nextPageToken);
       for (const { workflowId, runId } of executions) {
         if (!workflowIds.has(workflowId)) {
           workflowIds.add(workflowId);

@@ -79,6 +79,8 @@ export interface BookEntrySummary extends BookEnrolment {
 
 export interface BookPageOfEntries {
   readonly entries: readonly BookEntrySummary[];
+  /** Rows of the page whose record this client cannot open (sealed with a key not of this tenant's, or by none), with why; absent when none. */
+  readonly unreadable?: readonly { readonly workflowId: string; readonly problem: string }[] | undefined;
   /** Pass it back for the next page; absent on the last. */
   readonly nextPageToken?: string | undefined;
 }
@@ -278,13 +280,19 @@ export class BooksClient {
         ...(input.pageToken ? { nextPageToken: Buffer.from(input.pageToken, 'base64') } : {}),
       });
       const entries: BookEntrySummary[] = [];
+      const unreadable: { workflowId: string; problem: string }[] = [];
       for (const execution of response.executions) {
         const workflowId = execution.execution?.workflowId ?? '';
-        const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace: this.client.options.namespace, workflowId });
-        entries.push(entryOf(workflowId, memo));
+        // One row that cannot be opened is named, not allowed to fail the page (the rest are the tenant's).
+        try {
+          const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace: this.client.options.namespace, workflowId });
+          entries.push(entryOf(workflowId, memo));
+        } catch (error) {
+          unreadable.push({ workflowId, problem: (error instanceof Error ? error.message : String(error)).slice(0, 300) });
+        }
       }
       const token = response.nextPageToken?.length ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
-      return { entries, ...(token ? { nextPageToken: token } : {}) };
+      return { entries, ...(unreadable.length > 0 ? { unreadable } : {}), ...(token ? { nextPageToken: token } : {}) };
     } catch (error) {
       throw this.mapError(error);
     }

@@ -54,6 +54,7 @@ flag of a login left out because it needs its end user. The next page's token is
       ]);
       for (const line of formatTable(['LOGIN', 'CADENCE', 'SESSION', 'PRODUCTS', 'ENROLLED', 'FLAG'], rows)) io.out(line);
     }
+    for (const row of page.unreadable ?? []) io.out(`unreadable entry ${printable(row.workflowId)}: ${printable(row.problem)}`);
     io.out(page.nextPageToken ? `next page: --page-token ${page.nextPageToken}` : 'last page');
     return EXIT_OK;
   },
