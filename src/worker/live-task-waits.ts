@@ -8,6 +8,11 @@
  * scheduled and running: the server persisting and dispatching it, and this process's event loop
  * taking it up, both of which slow when the cores are busy.
  *
+ * The wait is the worker's clock less the server's (the scheduled time is the server's), so a
+ * reading is taken above the shortest wait kept: a difference between the two clocks, and the
+ * network's floor, are in every wait and say nothing of crowding. What the SDK does before the
+ * activity runs (decoding its input: a KMS's data key when none is cached) is in the wait too.
+ *
  * It sees the live tasks of this process only: a window judges by it where it runs beside live work
  * (one pool, or WORKER_POOL=both); a refresh on an unattended pool's own process sees none and judges
  * by the server's count, as before.
@@ -22,7 +27,10 @@ export const STRANDED_WAIT_MS = 60_000;
 export interface RecentWaits {
   /** Live tasks started within the span. */
   readonly samples: number;
-  /** The 90th percentile of their waits (nearest rank: the longest of fewer than ten), ms; 0 without any. */
+  /**
+   * The 90th percentile of their waits (nearest rank: the longest of fewer than ten) above the
+   * shortest wait kept, ms; 0 without any.
+   */
   readonly p90Ms: number;
 }
 
@@ -32,10 +40,11 @@ export class LiveTaskWaits {
   private next = 0;
   private count = 0;
 
+  /** `waitMs` may be negative: the worker's clock behind the server's. */
   record(waitMs: number, at: number = Date.now()): void {
-    if (!Number.isFinite(waitMs) || waitMs >= STRANDED_WAIT_MS) return;
+    if (!Number.isFinite(waitMs) || Math.abs(waitMs) >= STRANDED_WAIT_MS) return;
     this.at[this.next] = at;
-    this.waitMs[this.next] = Math.max(0, waitMs);
+    this.waitMs[this.next] = waitMs;
     this.next = (this.next + 1) % KEPT;
     this.count = Math.min(this.count + 1, KEPT);
   }
@@ -43,12 +52,15 @@ export class LiveTaskWaits {
   /** The waits of live tasks that started within the last `spanMs`. */
   recent(spanMs: number, now: number = Date.now()): RecentWaits {
     const waits: number[] = [];
+    let shortest = Number.POSITIVE_INFINITY;
     for (let index = 0; index < this.count; index += 1) {
-      if (now - this.at[index]! <= spanMs) waits.push(this.waitMs[index]!);
+      const wait = this.waitMs[index]!;
+      shortest = Math.min(shortest, wait);
+      if (now - this.at[index]! <= spanMs) waits.push(wait);
     }
     if (waits.length === 0) return { samples: 0, p90Ms: 0 };
     waits.sort((a, b) => a - b);
-    return { samples: waits.length, p90Ms: Math.round(waits[Math.ceil(0.9 * waits.length) - 1]!) };
+    return { samples: waits.length, p90Ms: Math.max(0, Math.round(waits[Math.ceil(0.9 * waits.length) - 1]! - shortest)) };
   }
 }
 
@@ -63,7 +75,8 @@ export function liveTaskWaitInterceptor(waits: LiveTaskWaits, liveKey: number): 
       execute(input, next) {
         const { info } = ctx;
         const key = info.priority?.priorityKey;
-        if (!info.isLocal && key !== undefined && key <= liveKey) waits.record(Date.now() - info.currentAttemptScheduledTimestampMs);
+        // 0 is an unset key (the server's default, not live).
+        if (!info.isLocal && key !== undefined && key >= 1 && key <= liveKey) waits.record(Date.now() - info.currentAttemptScheduledTimestampMs);
         return next(input);
       },
     },

@@ -17,28 +17,38 @@ import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 const NOW = 1_000_000;
 
 void describe('live tasks\' waits to start, kept by the worker', () => {
-  void it('reads the 90th percentile of the span, the longest of fewer than ten', () => {
+  void it('reads the 90th percentile of the span above the shortest wait kept, the longest of fewer than ten', () => {
     const waits = new LiveTaskWaits();
     assert.deepEqual(waits.recent(15_000, NOW), { samples: 0, p90Ms: 0 });
     for (const [wait, ago] of [[5, 1_000], [400, 2_000], [7, 3_000]] as const) waits.record(wait, NOW - ago);
-    assert.deepEqual(waits.recent(15_000, NOW), { samples: 3, p90Ms: 400 }, 'one slow start of three is the reading');
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 3, p90Ms: 395 }, 'one slow start of three is the reading');
     for (let index = 0; index < 17; index += 1) waits.record(10 + index, NOW - 500);
-    assert.deepEqual(waits.recent(15_000, NOW), { samples: 20, p90Ms: 25 }, '18th of 20 sorted');
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 20, p90Ms: 20 }, '18th of 20 sorted (25 ms), less the shortest (5 ms)');
   });
 
-  void it('forgets starts older than the span, and leaves out a stranded wait and one that is not a number', () => {
+  void it('reads the same whichever way the worker\'s clock is off the server\'s', () => {
+    const spread = [3, 4, 6, 9, 30, 120];
+    for (const offset of [-500, 0, 700]) {
+      const waits = new LiveTaskWaits();
+      for (const wait of spread) waits.record(wait + offset, NOW - 100);
+      assert.deepEqual(waits.recent(15_000, NOW), { samples: 6, p90Ms: 117 }, `clock off by ${offset} ms`);
+    }
+  });
+
+  void it('forgets starts older than the span (the shortest still counts), and leaves out a stranded wait and one that is not a number', () => {
     const waits = new LiveTaskWaits();
-    waits.record(900, NOW - 20_000);
+    waits.record(2, NOW - 20_000);
     waits.record(STRANDED_WAIT_MS, NOW);
+    waits.record(-STRANDED_WAIT_MS, NOW);
     waits.record(Number.NaN, NOW);
-    waits.record(-3, NOW);
-    assert.deepEqual(waits.recent(15_000, NOW), { samples: 1, p90Ms: 0 }, 'a clock step back counts as no wait');
+    waits.record(50, NOW);
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 1, p90Ms: 48 });
   });
 
   void it('keeps the last 512 starts', () => {
     const waits = new LiveTaskWaits();
     for (let index = 0; index < 600; index += 1) waits.record(index < 88 ? 10_000 : 1, NOW);
-    assert.deepEqual(waits.recent(15_000, NOW), { samples: 512, p90Ms: 1 });
+    assert.deepEqual(waits.recent(15_000, NOW), { samples: 512, p90Ms: 0 });
   });
 
   void it('takes the longer of the server\'s instant and the worker\'s starts, and either alone', () => {
@@ -83,7 +93,8 @@ void describe('live tasks\' waits recorded by the product\'s worker', () => {
     assert.ok(recorded.samples >= 3, `live starts recorded: ${recorded.samples}`);
     const reader = createLivePathActivities({ temporal: stack.client, taskQueue: stack.taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, ownWaits: stack.liveWaits });
     const reading = await reader.livePath();
-    assert.equal(reading?.workerSamples, recorded.samples, JSON.stringify(reading));
-    assert.ok((reading?.waitMs ?? -1) >= (reading?.workerWaitMs ?? Infinity), 'the reading is at least the worker\'s own');
+    // The connection ended just now: its starts are within the reading's 15 s.
+    assert.ok((reading?.workerSamples ?? 0) >= 3, JSON.stringify(reading));
+    assert.equal(typeof reading?.workerWaitMs, 'number', JSON.stringify(reading));
   });
 });
