@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import proto from '@temporalio/proto';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   BookEntryNotFoundError,
@@ -118,6 +119,30 @@ void describe('a book of saved logins', () => {
     } while (pageToken);
     assert.deepEqual([...seen].sort(), [...logins].sort(), 'every login once over the pages');
     assert.ok(pages >= 3, `5 logins at 2 a page take 3 pages, took ${pages}`);
+
+    // An entry whose record this client cannot open (started raw, its memo unsealed): named beside the page, never failing it.
+    const unreadableLogin = randomUUID();
+    const raw = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
+    const unreadable = await raw.workflow.start(BOOK_ENTRY_WORKFLOW_TYPE, {
+      taskQueue: stack.taskQueue,
+      workflowId: bookEntryWorkflowId(stack.customerId, unreadableLogin),
+      startDelay: '10 minutes',
+      memo: { [BOOK_ENTRY_MEMO.enrolment]: { customerId: stack.customerId, loginId: unreadableLogin, cadence, session: 'cached', products: { accountsDetail: {} }, enrolledAt: new Date().toISOString() } },
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: CustomerIdKey, value: stack.customerId },
+        { key: LoginIdKey, value: unreadableLogin },
+        { key: BookCadenceKey, value: cadence },
+      ]),
+    });
+    try {
+      await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 6, { describe: 'the unreadable entry in visibility' });
+      const page = await client.books.list({ customerId: stack.customerId, cadence, pageSize: 10 });
+      assert.deepEqual(page.entries.map((entry) => entry.loginId).sort(), [...logins].sort(), 'the readable entries all listed');
+      assert.deepEqual(page.unreadable?.map((row) => row.workflowId), [unreadable.workflowId]);
+      assert.match(page.unreadable?.[0]?.problem ?? '', /not sealed/);
+    } finally {
+      await unreadable.terminate('test over');
+    }
 
     const entry = await client.books.entry({ customerId: stack.customerId, loginId: logins[0] as string });
     assert.equal(entry.cadence, cadence);
