@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, type BookEnrolment } from '../../src/contract/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
-import { BookReportNotReadyError } from '../../src/client/index.js';
 import { msToTs } from '../../src/sdk/internals.js';
 import { keywordAttribute, savedLogin } from './admission-attacks.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
@@ -61,18 +60,12 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
   try {
     await until(async () => ((await books.count({ customerId, cadence })) === 1 + forgeries.length ? true : undefined), 'the genuine and the forged entries in visibility');
     const { refreshWorkflowId } = await books.run({ customerId, cadence });
-    const report = await until(
-      async () => {
-        try {
-          return await books.report(refreshWorkflowId);
-        } catch (error) {
-          if (error instanceof BookReportNotReadyError) return undefined;
-          throw error;
-        }
-      },
-      `the report of ${refreshWorkflowId}`,
+    const ended = await until(
+      async () => ((await books.progress(refreshWorkflowId)).status === 'completed' ? true : undefined),
+      `${refreshWorkflowId} completed`,
       REFRESH_WAIT_MS,
-    ).catch(() => undefined);
+    ).catch(() => false);
+    const report = ended ? await books.report(refreshWorkflowId) : undefined;
     if (!report) {
       // A refresh the forged entries stall is an attack that got through too (the tenant's book stops).
       const progress = await books.cancel(refreshWorkflowId, 'security-check: the attacked refresh did not end').catch(() => undefined);

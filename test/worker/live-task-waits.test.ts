@@ -5,14 +5,13 @@
  * unattended key not, and both in the window's reading of the live path.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, it } from 'node:test';
 import { combineLivePath, createLivePathActivities } from '../../src/activities/live-path-activities.js';
 import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
 import { LiveTaskWaits, STRANDED_WAIT_MS } from '../../src/worker/live-task-waits.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
-import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
-import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
+import { connectionStackOfFile } from '../helpers/connection-stack.js';
+import { uniqueId } from '../helpers/temporal.js';
 
 const NOW = 1_000_000;
 
@@ -62,18 +61,10 @@ void describe('live tasks\' waits to start, kept by the worker', () => {
 });
 
 void describe('live tasks\' waits recorded by the product\'s worker', () => {
-  let env: TestWorkflowEnvironment;
-  let stack: ConnectionStack;
-  before(async () => {
-    env = await createDevEnvironment();
-    stack = await startConnectionStack(env);
-  });
-  after(async () => {
-    await stack?.stop();
-    await env?.teardown();
-  });
+  const current = connectionStackOfFile();
 
   async function connectionAt(priorityKey: number): Promise<void> {
+    const { stack } = current;
     const loginId = await createSandboxLogin(stack.sandboxUrl, stack.customerId, `pending_polls_${priorityKey}`, 1);
     const handle = await stack.client.workflow.start('connectionWorkflow', {
       taskQueue: stack.taskQueue,
@@ -85,6 +76,7 @@ void describe('live tasks\' waits recorded by the product\'s worker', () => {
   }
 
   void it('records the service calls of a connection at a live key, not of one at an unattended key, and the window reads them', async () => {
+    const { stack } = current;
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.scheduled);
     assert.equal(stack.liveWaits.recent(60_000).samples, 0, 'an unattended connection\'s calls are not the live path');
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.live);
