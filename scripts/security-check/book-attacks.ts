@@ -80,10 +80,11 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
           .getHandle(bookConnectionWorkflowId(customerId, loginId, report.night))
           .describe()
           .then(() => 'started', () => 'none');
-        // The entry's own id: refused by its key (the context check itself). An id of no tenant: no
-        // connection for it, whichever check stops it (its id is refused before its memo is opened,
-        // and the check that its login is still enrolled looks for entries' ids only).
-        const refused = connection === 'none' && (index === 0 ? outcome?.outcome === 'malformed' && /sealed for tenant/.test(outcome.problem ?? '') : outcome?.outcome !== 'refreshed');
+        // The entry's own id: refused by its key (the context check itself). An id of no tenant:
+        // refused for its id, before its memo is opened (the later check that its login is still
+        // enrolled would also miss it, but a row at the entry's id beside it would pass that one).
+        const reason = index === 0 ? /sealed for tenant/ : /not one of .* book entries/;
+        const refused = connection === 'none' && outcome?.outcome === 'malformed' && reason.test(outcome.problem ?? '');
         return { refused, detail: `${index === 0 ? "the entry's id" : 'an id of no tenant'}: ${outcome?.outcome ?? 'not read'}${outcome?.problem ? ` (${outcome.problem.slice(0, 110)})` : ''}, its connection ${connection}` };
       }),
     );

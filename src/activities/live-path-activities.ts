@@ -43,14 +43,13 @@ export interface LivePathDeps {
 export const OWN_WAITS_SPAN_MS = 15_000;
 
 /**
- * The server's instant and this process's recent starts, as one reading: the longer wait judges.
- * Without the server's count, this process's starts alone when it has seen any (none: no reading).
+ * The server's instant with this process's recent starts beside it (the window gives way for
+ * either, and grows by the server's alone). Without the server's count there is no reading: the
+ * window judges by its children, as it does on such a server.
  */
 export function combineLivePath(server: LivePathReading | null, own: { readonly samples: number; readonly p90Ms: number } | undefined): LivePathReading | null {
-  if (own === undefined || own.samples === 0) return server;
-  const worker = { workerWaitMs: own.p90Ms, workerSamples: own.samples };
-  if (server === null) return { waitMs: own.p90Ms, waiting: 0, ...worker };
-  return { waitMs: Math.max(server.waitMs, own.p90Ms), waiting: server.waiting, ...worker };
+  if (server === null || own === undefined || own.samples === 0) return server;
+  return { ...server, workerWaitMs: own.p90Ms, workerSamples: own.samples };
 }
 
 /** What is read of the server's TaskQueueStats: its counts and seconds are Longs, or numbers; `Number` reads both. */

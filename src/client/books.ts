@@ -284,8 +284,17 @@ export class BooksClient {
       for (const execution of response.executions) {
         const workflowId = execution.execution?.workflowId ?? '';
         // One row that cannot be opened is named, not allowed to fail the page (the rest are the tenant's).
+        if (!workflowId.startsWith(bookEntryWorkflowId(input.customerId, ''))) {
+          unreadable.push({ workflowId, problem: `its workflow id is not one of ${input.customerId}'s book entries` });
+          continue;
+        }
         try {
           const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace: this.client.options.namespace, workflowId });
+          const enrolment = memo?.[BOOK_ENTRY_MEMO.enrolment] as Partial<BookEnrolment> | undefined;
+          if (typeof enrolment !== 'object' || enrolment === null || typeof enrolment.products !== 'object' || enrolment.products === null) {
+            unreadable.push({ workflowId, problem: 'it has no enrolment record' });
+            continue;
+          }
           entries.push(entryOf(workflowId, memo));
         } catch (error) {
           unreadable.push({ workflowId, problem: (error instanceof Error ? error.message : String(error)).slice(0, 300) });

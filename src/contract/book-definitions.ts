@@ -359,17 +359,19 @@ export interface BookRefreshInput {
 
 /**
  * What live users' tasks wait for on the service queue, as the server last counted it (its task
- * queue statistics by priority key, for workflow and activity tasks) and as the reading worker saw
+ * queue statistics by priority key, for workflow and activity tasks), and how the reading worker saw
  * its own live tasks start: what a window judges the live path by (book-window.ts).
  */
 export interface LivePathReading {
-  /** The longer of: the oldest live task waiting to start at the server (0 when none waits), and `workerWaitMs` (ms). */
+  /** The oldest live task waiting to start, workflow or activity (ms); 0 when none waits. */
   readonly waitMs: number;
   /** Live tasks waiting to start. */
   readonly waiting: number;
   /**
-   * Of `waitMs`: the 90th percentile of the waits of the live tasks the reading worker started in the
-   * last seconds, and how many it started (absent: it started none, or a build before counted none).
+   * Beside it: the 90th percentile of the waits of the live tasks the reading worker started in the
+   * last seconds, above the shortest wait it has kept, and how many it started (absent: it started
+   * none, or a build before counted none). A window gives way for it as for `waitMs`; it does not hold
+   * growth back (book-window.ts).
    */
   readonly workerWaitMs?: number | undefined;
   readonly workerSamples?: number | undefined;

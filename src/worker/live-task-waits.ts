@@ -9,7 +9,7 @@
  * taking it up, both of which slow when the cores are busy.
  *
  * The wait is the worker's clock less the server's (the scheduled time is the server's), so a
- * reading is taken above the shortest wait kept: a difference between the two clocks, and the
+ * reading is taken above the shortest wait of the last ten minutes: a difference between the two clocks, and the
  * network's floor, are in every wait and say nothing of crowding. What the SDK does before the
  * activity runs (decoding its input: a KMS's data key when none is cached) is in the wait too.
  *
@@ -21,6 +21,8 @@ import type { ActivityInterceptorsFactory, WorkerInterceptors } from '@temporali
 
 /** Waits kept: the last this many starts (a few minutes of a busy fleet's live calls). */
 const KEPT = 512;
+/** The shortest wait is taken over this long: a clock step or a new network path is learned within it. */
+export const SHORTEST_SPAN_MS = 10 * 60_000;
 /** A wait this long is a task scheduled while no worker ran (a restart), not a slow path: not recorded. */
 export const STRANDED_WAIT_MS = 60_000;
 
@@ -55,8 +57,9 @@ export class LiveTaskWaits {
     let shortest = Number.POSITIVE_INFINITY;
     for (let index = 0; index < this.count; index += 1) {
       const wait = this.waitMs[index]!;
-      shortest = Math.min(shortest, wait);
-      if (now - this.at[index]! <= spanMs) waits.push(wait);
+      const age = now - this.at[index]!;
+      if (age <= Math.max(spanMs, SHORTEST_SPAN_MS)) shortest = Math.min(shortest, wait);
+      if (age <= spanMs) waits.push(wait);
     }
     if (waits.length === 0) return { samples: 0, p90Ms: 0 };
     waits.sort((a, b) => a - b);

@@ -31,10 +31,10 @@
  *   one 15% above shrinks toward its share as soon as children slow past where growth stops. Equal books grow
  *   and shrink together, so the fleet as a whole still finds its size. Alone, none of this applies.
  * - **The live path first.** Where the Temporal server counts the service queue's waiting tasks by
- *   priority, or the worker it runs on starts live tasks itself (window-watch.ts reads both with the
- *   fleet: the server's oldest waiting task, and the 90th percentile of the worker's live starts of
- *   the last seconds), the window is judged by what live users
- *   feel instead of by its children: it shrinks when a live task has waited `liveSlowMs` to start,
+ *   priority (window-watch.ts reads it with the fleet), the window is judged by what live users
+ *   feel instead of by its children: it shrinks when a live task has waited `liveSlowMs` to start
+ *   (at the server's count, or at the 90th percentile of the live starts of the last seconds on the
+ *   worker it runs on),
  *   and grows (a round at a time, as above) only while the last readings are within `liveNearMs`.
  *   Children's busy time then neither shrinks nor stops the window: it lengthens when unattended
  *   work queues behind unattended work (one worker's workflow-task slots), long before the cores
@@ -384,9 +384,13 @@ export class WindowController {
     const latest = live.waitMs.at(-1) ?? 0;
     const worst = Math.max(...live.waitMs);
     const share = this.share;
-    const seen = live.workerSamples === undefined ? '' : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms at the 90th percentile`;
+    const seen = live.workerSamples === undefined ? '' : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms above its shortest at the 90th percentile`;
     const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count${seen})`;
-    if (latest >= liveSlowMs && this.mayShrink(now)) {
+    // The worker's own starts only give way: they read a little above their shortest even with the
+    // live path near idle, and held as a bar to growth they kept windows small without holding live
+    // answers nearer idle (docs/benchmarks.md, 2026-11-30).
+    const ownSlow = (live.workerWaitMs ?? 0) >= liveSlowMs;
+    if ((latest >= liveSlowMs || ownSlow) && this.mayShrink(now)) {
       // A book below its share leaves the giving way to those above it.
       if (share !== undefined && size <= share.size - 1) return;
       this.shrinkFor(`${waited}: the live path slowed (gives way at ${liveSlowMs} ms)`, now);

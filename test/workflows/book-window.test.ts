@@ -304,6 +304,21 @@ void describe('book refresh window', () => {
       assert.equal(window.size, shrunk + Math.ceil(shrunk / 8), 'past slow start: by an eighth');
     });
 
+    void it('gives way when its worker\'s own live starts wait, and does not let them hold growth back', () => {
+      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
+      const own = (waitMs: number, workerWaitMs: number, at: number, count: number) => {
+        window.observeLivePath({ waitMs, waiting: 0, workerWaitMs, workerSamples: 12 }, at);
+        finish(window, count, 1_000, at + 1);
+      };
+      // The server sees nothing waiting; the worker's starts read above near idle, under slow: it grows.
+      for (let look = 0; look < 4; look += 1) own(0, DEFAULT_WINDOW_CONTROL.liveNearMs + 10, look * 5_000, window.size);
+      const grown = window.size;
+      assert.ok(grown > BOUNDS.start, `grew with the worker's starts at ${DEFAULT_WINDOW_CONTROL.liveNearMs + 10} ms: ${grown}`);
+      own(0, DEFAULT_WINDOW_CONTROL.liveSlowMs, 30_000, Math.ceil(grown / 2));
+      assert.equal(window.size, Math.floor(grown * DEFAULT_WINDOW_CONTROL.shrinkFactor), `gave way from ${grown}`);
+      assert.match(window.view.lastChange?.reason ?? '', /this worker's last 12 live start\(s\): 150 ms above its shortest at the 90th percentile\): the live path slowed/);
+    });
+
     void it('holds between near idle and slow', () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
       for (let look = 0; look < 4; look += 1) readThenFinish(window, DEFAULT_WINDOW_CONTROL.liveNearMs + 10, look * 5_000, 10, 1_000);

@@ -84,10 +84,11 @@ export function describeReport(report: BookReport): string[] {
 
 /** One page's per-login outcomes as a table. */
 export function outcomeTable(outcomes: readonly BookOutcome[]): string[] {
+  // A malformed entry's login and problem come from rows anyone who may start workflows can write.
   const rows = outcomes.map((outcome) => [
-    outcome.loginId,
+    printable(outcome.loginId),
     outcome.outcome,
-    outcome.failureType ?? outcome.problem ?? '-',
+    printable(outcome.failureType ?? outcome.problem ?? '-'),
     outcome.durationMs === undefined ? '-' : took(outcome.durationMs),
     outcome.workflowId ?? '-',
   ]);
