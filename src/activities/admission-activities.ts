@@ -12,6 +12,7 @@ import { requestAdmission } from '../admission/request-admission.js';
 import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, isAdmissibleConnectionId, type AdmissionRequest } from '../contract/admission-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
 import type { PriorityPolicy } from '../contract/priority.js';
+import { visibilityRows } from '../temporal/visibility-rows.js';
 import { ConnectionStatusKey, CustomerIdKey, STARTING_STATUS } from '../contract/search-attributes.js';
 import { decodeMapFromPayloads, optionalTsToDate } from '../sdk/internals.js';
 
@@ -132,35 +133,28 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
         `AND ExecutionStatus = 'Running' AND ${ConnectionStatusKey.name} = ${JSON.stringify(STARTING_STATUS)} AND ExecutionTime > ${JSON.stringify(new Date().toISOString())}`;
       const found: FoundHeld[] = [];
       let unreadable = 0;
-      let rows = 0;
-      let nextPageToken: Uint8Array | undefined;
-      do {
-        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: HELD_SEARCH_PAGE, query, ...(nextPageToken ? { nextPageToken } : {}) });
-        rows += response.executions.length;
-        for (const execution of response.executions) {
-          const workflowId = execution.execution?.workflowId ?? '';
-          const runId = execution.execution?.runId ?? '';
-          if (seen.has(runId)) continue;
-          // Only an id the client holds for this tenant (its context then names the tenant, whose key alone opens the memo).
-          if (!isAdmissibleConnectionId(workflowId, customerId)) {
-            unreadable += 1;
-            continue;
-          }
-          let memo: Record<string, unknown> | undefined;
-          try {
-            // In the run's own context: the codec opens it only with the key of the tenant its id names (another tenant's sealed memo does not pass).
-            memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId });
-          } catch {
-            unreadable += 1;
-            continue;
-          }
-          // Not sealed for this tenant (a worker that marks undecodable messages reads it as a marker): no held start of ours.
-          if (memo?.[HELD_START_MEMO] !== true) continue;
-          const priorityKey = memo[HELD_PRIORITY_MEMO];
-          found.push({ workflowId, runId, startedAt: optionalTsToDate(execution.startTime)?.getTime() ?? 0, ...(typeof priorityKey === 'number' ? { priorityKey } : {}) });
+      for await (const execution of visibilityRows(temporal, query, HELD_SEARCH_PAGE, HELD_SEARCH_MAX_ROWS)) {
+        const workflowId = execution.execution?.workflowId ?? '';
+        const runId = execution.execution?.runId ?? '';
+        if (seen.has(runId)) continue;
+        // Only an id the client holds for this tenant (its context then names the tenant, whose key alone opens the memo).
+        if (!isAdmissibleConnectionId(workflowId, customerId)) {
+          unreadable += 1;
+          continue;
         }
-        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
-      } while (nextPageToken && rows < HELD_SEARCH_MAX_ROWS);
+        let memo: Record<string, unknown> | undefined;
+        try {
+          // In the run's own context: the codec opens it only with the key of the tenant its id names (another tenant's sealed memo does not pass).
+          memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId });
+        } catch {
+          unreadable += 1;
+          continue;
+        }
+        // Not sealed for this tenant (a worker that marks undecodable messages reads it as a marker): no held start of ours.
+        if (memo?.[HELD_START_MEMO] !== true) continue;
+        const priorityKey = memo[HELD_PRIORITY_MEMO];
+        found.push({ workflowId, runId, startedAt: optionalTsToDate(execution.startTime)?.getTime() ?? 0, ...(typeof priorityKey === 'number' ? { priorityKey } : {}) });
+      }
       if (unreadable > 0) log.warn('admission: rows that are no held start of this tenant (an id it does not hold, a memo this worker cannot read) were skipped', { customerId, unreadable });
       found.sort((a, b) => a.startedAt - b.startedAt || (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
       return found.slice(0, Math.max(0, Math.min(limit, HELD_FOUND_PER_LOOK)));

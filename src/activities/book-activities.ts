@@ -12,8 +12,8 @@ import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEnt
 import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
 import { EndUserChallengeKey } from '../contract/search-attributes.js';
-import { isUndecodablePayload } from '../contract/undecodable-payload.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
+import { visibilityRows } from '../temporal/visibility-rows.js';
 import type { TenantPauses } from './tenant-pauses.js';
 
 export interface BookActivitiesDeps {
@@ -94,13 +94,7 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
           entries.push({ kind: 'flagged', loginId, flag: flag?.reason ?? flagged });
           continue;
         }
-        const record = memo?.[BOOK_ENTRY_MEMO.enrolment];
-        if (isUndecodablePayload(record)) {
-          // A record shaped as the worker's marker for an undecodable payload: not an enrolment.
-          entries.push({ kind: 'malformed', loginId, problem: `its record cannot be decoded: ${record.undecodablePayload}`.slice(0, 300) });
-          continue;
-        }
-        const made = connectionInputOf(customerId, loginId, record);
+        const made = connectionInputOf(customerId, loginId, memo?.[BOOK_ENTRY_MEMO.enrolment]);
         entries.push('input' in made ? { kind: 'refresh', loginId, input: made.input } : { kind: 'malformed', loginId, problem: made.problem.slice(0, 300) });
       }
       // A short page is the last (visibility may still hand out a token, to an empty page).
@@ -116,12 +110,7 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
       // Raw rows, their memos never decoded: only the ids are needed, and the SDK's list would fail on
       // any row whose memo this worker cannot open (one forged entry would stall the refresh).
       const enrolled: string[] = [];
-      let nextPageToken: Uint8Array | undefined;
-      do {
-        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: loginIds.length, query, ...(nextPageToken ? { nextPageToken } : {}) });
-        for (const execution of response.executions) enrolled.push(loginIdOf(execution.execution?.workflowId ?? '', customerId));
-        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
-      } while (nextPageToken);
+      for await (const execution of visibilityRows(temporal, query, loginIds.length)) enrolled.push(loginIdOf(execution.execution?.workflowId ?? '', customerId));
       return enrolled;
     },
 
@@ -144,24 +133,19 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
     async fleetWindows({ refreshWorkflowId }: { readonly refreshWorkflowId: string }): Promise<PublishedWindow[]> {
       const windows: PublishedWindow[] = [];
       const query = `WorkflowType IN ('${BOOK_REFRESH_WORKFLOW_TYPE}', '${ADMISSION_WORKFLOW_TYPE}') AND ExecutionStatus = 'Running'`;
-      let nextPageToken: Uint8Array | undefined;
-      do {
-        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });
-        for (const execution of response.executions) {
-          const workflowId = execution.execution?.workflowId ?? '';
-          // A refresh's and an admission's ids name their tenant; a row whose id names none is not one (its memo's context would check no key).
-          if (workflowId === refreshWorkflowId || tenantOfWorkflowId(workflowId) === undefined) continue;
-          let published: unknown;
-          try {
-            published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId }))?.[BOOK_REFRESH_MEMO.window];
-          } catch {
-            continue;
-          }
-          const other = readPublishedWindow(published, Date.now());
-          if (other) windows.push(other);
+      for await (const execution of visibilityRows(temporal, query, 100)) {
+        const workflowId = execution.execution?.workflowId ?? '';
+        // A refresh's and an admission's ids name their tenant; a row whose id names none is not one (its memo's context would check no key).
+        if (workflowId === refreshWorkflowId || tenantOfWorkflowId(workflowId) === undefined) continue;
+        let published: unknown;
+        try {
+          published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId }))?.[BOOK_REFRESH_MEMO.window];
+        } catch {
+          continue;
         }
-        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
-      } while (nextPageToken);
+        const other = readPublishedWindow(published, Date.now());
+        if (other) windows.push(other);
+      }
       return windows;
     },
 

@@ -21,6 +21,7 @@ import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ClientForTenant } from './connection-activities.js';
 import { NO_SERVICE_METRICS, type ServiceMetrics } from '../metrics/service-metrics.js';
 import { failedCallOf, toActivityFailure } from './failures.js';
+import { visibilityRows } from '../temporal/visibility-rows.js';
 
 export interface ForgetActivitiesDeps {
   /** A client of the worker's own namespace (schedules, visibility, deletion). */
@@ -129,15 +130,10 @@ export function createForgetActivities({ temporal, clientFor, payloadStore, metr
       const executions: { workflowId: string; runId: string }[] = [];
       // Raw rows, their memos never decoded: a row whose memo this worker cannot open (sealed with
       // another tenant's key) would fail the SDK's list, and the forget with it.
-      let nextPageToken: Uint8Array | undefined;
-      do {
-        const response = await temporal.workflowService.listWorkflowExecutions({ namespace, pageSize: 100, query, ...(nextPageToken ? { nextPageToken } : {}) });
-        for (const execution of response.executions) {
-          const workflowId = execution.execution?.workflowId ?? '';
-          if (workflowId !== forgetId) executions.push({ workflowId, runId: execution.execution?.runId ?? '' });
-        }
-        nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
-      } while (nextPageToken);
+      for await (const execution of visibilityRows(temporal, query, 100)) {
+        const workflowId = execution.execution?.workflowId ?? '';
+        if (workflowId !== forgetId) executions.push({ workflowId, runId: execution.execution?.runId ?? '' });
+      }
       for (const { workflowId, runId } of executions) {
         if (!workflowIds.has(workflowId)) {
           workflowIds.add(workflowId);
