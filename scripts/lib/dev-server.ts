@@ -7,7 +7,7 @@
  * and 1.5.1 embeds server 1.29, which lacks fairness weights and the fairness task-loss fix.
  *
  * In memory by default (gone when it stops); with `dbFile` the history survives restarts, which keep
- * the same ports, so workers and clients reconnect to the same address.
+ * the frontend's port, so workers and clients reconnect to the same address.
  */
 import type { ChildProcess } from 'node:child_process';
 import { uiServerConfigYaml } from './ui-server-config.js';
@@ -148,62 +148,88 @@ function uiConfigYaml(frontend: string, port: number, codecEndpoint: string | un
   return uiServerConfigYaml({ writtenBy: 'scripts/lib/dev-server.ts: the Web UI of one dev server', frontend, host: HOST, port, sections: [codec] });
 }
 
+/** How many times a start is tried when a port picked free was taken before the server bound it. */
+const START_ATTEMPTS = 3;
+
+/** Every port of a one-node server, free when picked; the frontend's gRPC port `frontendGrpc` when given. */
+async function pickPorts(frontendGrpc: number | undefined): Promise<OneNodePorts> {
+  const service = async () => ({ grpc: await freePort(HOST), membership: await freePort(HOST) });
+  return {
+    frontend: { grpc: frontendGrpc ?? (await freePort(HOST)), membership: await freePort(HOST), http: await freePort(HOST) },
+    history: await service(),
+    matching: await service(),
+    worker: await service(),
+  };
+}
+
+/** The port a server that stopped during start-up could not bind, from its log's end; undefined for any other failure. */
+function portTakenIn(error: unknown): number | undefined {
+  if (!(error instanceof DevServerError)) return undefined;
+  const taken = /listen tcp [^\s:]+:(\d+): bind: address already in use/.exec(error.message);
+  return taken ? Number(taken[1]) : undefined;
+}
+
 export class DevServer {
-  readonly address: string;
   readonly uiUrl: string | undefined;
   private server: ChildProcess | undefined;
   private ui: ChildProcess | undefined;
   private stopping = false;
+  /** Set by the first start that got ready: from then on clients hold the frontend's address. */
+  private everReady = false;
   private readonly log: WriteStream;
   private readonly dbFile: string | undefined;
 
   private constructor(
     private readonly options: DevServerOptions,
-    ports: OneNodePorts,
+    private currentPorts: OneNodePorts,
     /** Config files of this server (a temporary directory, removed by close). */
     private readonly root: string,
   ) {
-    this.address = `${HOST}:${ports.frontend.grpc}`;
     this.uiUrl = options.ui ? `http://${HOST}:${options.ui.port}` : undefined;
     this.log = createWriteStream(options.logPath, { flags: 'a' });
     this.dbFile = options.dbFile ? resolve(options.dbFile) : undefined;
   }
 
-  /** Picks every port once (a restart reuses them) and writes the config; starts nothing. */
+  /** The frontend's gRPC address clients connect to. */
+  get address(): string {
+    return `${HOST}:${this.currentPorts.frontend.grpc}`;
+  }
+
+  /** Every port the server binds (after a start tried again, the ones it got). */
+  get ports(): OneNodePorts {
+    return this.currentPorts;
+  }
+
+  /** Picks every port (a restart reuses the frontend's) and writes the config; starts nothing. */
   static async create(options: DevServerOptions): Promise<DevServer> {
-    const service = async () => ({ grpc: await freePort(HOST), membership: await freePort(HOST) });
-    const ports: OneNodePorts = {
-      frontend: { grpc: options.port ?? (await freePort(HOST)), membership: await freePort(HOST), http: await freePort(HOST) },
-      history: await service(),
-      matching: await service(),
-      worker: await service(),
-    };
     const root = mkdtempSync(join(tmpdir(), 'temporal-dev-server-'));
-    const dynamicConfigPath = join(root, 'dynamicconfig.yaml');
-    writeFileSync(dynamicConfigPath, dynamicConfigYaml(options.dynamicConfig));
-    const dbFile = options.dbFile ? resolve(options.dbFile) : undefined;
-    writeFileSync(join(root, 'dev.yaml'), serverConfigYaml(ports, dbFile, options.logLevel ?? 'warn', dynamicConfigPath));
-    const server = new DevServer(options, ports, root);
-    if (options.ui) writeFileSync(join(root, 'ui.yaml'), uiConfigYaml(server.address, options.ui.port, options.ui.codecEndpoint));
+    const server = new DevServer(options, await pickPorts(options.port), root);
+    server.writeConfig();
     return server;
   }
 
-  /**
-   * Creates and starts one. A port picked free can be taken before the server binds it (outgoing
-   * connections draw from the same range): such a start is tried again on other ports, twice.
-   */
+  /** Creates and starts one; closes it again when it cannot start. */
   static async start(options: DevServerOptions): Promise<DevServer> {
-    for (let attempt = 1; ; attempt++) {
-      const server = await DevServer.create(options);
-      try {
-        await server.start();
-        return server;
-      } catch (error) {
-        await server.close();
-        const portTaken = error instanceof DevServerError && /address already in use/.test(error.message);
-        if (!portTaken || attempt === 3 || options.port !== undefined) throw error;
-      }
+    const server = await DevServer.create(options);
+    try {
+      await server.start();
+      return server;
+    } catch (error) {
+      await server.close();
+      throw error;
     }
+  }
+
+  private writeConfig(): void {
+    const dynamicConfigPath = join(this.root, 'dynamicconfig.yaml');
+    writeFileSync(dynamicConfigPath, dynamicConfigYaml(this.options.dynamicConfig));
+    writeFileSync(join(this.root, 'dev.yaml'), serverConfigYaml(this.currentPorts, this.dbFile, this.options.logLevel ?? 'warn', dynamicConfigPath));
+    if (this.options.ui) writeFileSync(join(this.root, 'ui.yaml'), uiConfigYaml(this.address, this.options.ui.port, this.options.ui.codecEndpoint));
+  }
+
+  /** The frontend's gRPC port when it may not change: asked for, or already handed to clients. */
+  private get fixedFrontendPort(): number | undefined {
+    return this.options.port ?? (this.everReady ? this.currentPorts.frontend.grpc : undefined);
   }
 
   /** The server process's pid while it runs (benchmarks read its CPU); on macOS, its keeper's (parent-lifetime.ts). */
@@ -211,16 +237,35 @@ export class DevServer {
     return this.server && !hasExited(this.server) ? this.server.pid : undefined;
   }
 
-  /** Starts the server (and the UI the first time); resolves once the namespace takes our workflows; the ms it took. */
+  /**
+   * Starts the server (and the UI the first time); resolves once the namespace takes our workflows;
+   * the ms it took. A port picked free can be taken before the server binds it (outgoing connections
+   * draw from the same range; CI saw it on a restart of `npm start`): such a start is tried again on
+   * other ports, twice, keeping the frontend's when it was asked for or clients already hold it.
+   */
   async start(): Promise<number> {
     const startedAt = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startServer();
+        break;
+      } catch (error) {
+        const taken = portTakenIn(error);
+        if (taken === undefined || taken === this.fixedFrontendPort || attempt === START_ATTEMPTS) throw error;
+        this.currentPorts = await pickPorts(this.fixedFrontendPort);
+        this.writeConfig();
+      }
+    }
+    this.everReady = true;
+    if (this.options.ui && !this.ui) await this.startUi();
+    return Date.now() - startedAt;
+  }
+
+  private async startServer(): Promise<void> {
     forgetStaleMembership(this.dbFile);
     const child = this.spawnTracked(temporalServerPath(), ['--root', this.root, '--config', '.', '--env', 'dev', '--allow-no-auth', 'start']);
     this.server = child;
     this.stopping = false;
-    void exitOf(child).then((how) => {
-      if (!this.stopping && this.server === child) this.options.onUnexpectedExit?.(how);
-    });
     const namespace = this.options.namespace ?? 'default';
     await this.waitFor(child, 'the dev server', async () => {
       const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
@@ -230,8 +275,10 @@ export class DevServer {
         await connection.close();
       }
     });
-    if (this.options.ui && !this.ui) await this.startUi();
-    return Date.now() - startedAt;
+    // Armed once ready: an exit during start-up is the start's failure, not an unexpected exit.
+    void exitOf(child).then((how) => {
+      if (!this.stopping && this.server === child) this.options.onUnexpectedExit?.(how);
+    });
   }
 
   private async startUi(): Promise<void> {
@@ -291,7 +338,7 @@ export class DevServer {
     return { stopMs: Date.now() - startedAt, forced };
   }
 
-  /** Stops it and starts it again on the same database and ports. */
+  /** Stops it and starts it again on the same database and frontend address. */
   async restart(signal: NodeJS.Signals): Promise<{ stopMs: number; forced: boolean; startMs: number }> {
     const { stopMs, forced } = await this.stop(signal);
     const startMs = await this.start();
