@@ -1,7 +1,7 @@
 /**
  * How long live users' tasks wait to start on the service queue, read from the Temporal server's
  * own count (DescribeTaskQueue's statistics by priority key, for workflow and activity tasks) and
- * from this process's own live starts over the last seconds (src/worker/live-task-waits.ts). A
+ * from this process's own live tasks over the last seconds (src/worker/live-task-waits.ts). A
  * window (a book's refresh, a tenant's admission) judges the live path by it rather than by its own
  * children's times, which lengthen when unattended work queues behind unattended work, without a
  * live user feeling it. A local activity: a read of Temporal, outside the request budget.
@@ -9,7 +9,7 @@
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { LivePathReading } from '../contract/book-definitions.js';
-import type { LiveTaskWaits } from '../worker/live-task-waits.js';
+import type { LiveWorkerReadings, RecentWaits } from '../worker/live-task-waits.js';
 
 const QUEUE_TYPES = [proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY] as const;
 
@@ -31,8 +31,8 @@ export interface LivePathDeps {
   readonly taskQueue: string;
   /** Priority keys up to this one are live users' (src/contract/priority.ts). */
   readonly liveKey: number;
-  /** This process's live tasks' waits to start (src/worker/live-task-waits.ts), where it runs live work. */
-  readonly ownWaits?: LiveTaskWaits | undefined;
+  /** This process's live tasks' waits to start and workflow tasks' times (src/worker/live-task-waits.ts), where it runs live work. */
+  readonly own?: LiveWorkerReadings | undefined;
 }
 
 /**
@@ -43,13 +43,18 @@ export interface LivePathDeps {
 export const OWN_WAITS_SPAN_MS = 15_000;
 
 /**
- * The server's instant with this process's recent starts beside it (the window gives way for
- * either, and grows by the server's alone). Without the server's count there is no reading: the
+ * The server's instant with this process's recent live activity starts and workflow tasks beside it
+ * (book-window.ts says how each is judged). Without the server's count there is no reading: the
  * window judges by its children, as it does on such a server.
  */
-export function combineLivePath(server: LivePathReading | null, own: { readonly samples: number; readonly p90Ms: number } | undefined): LivePathReading | null {
-  if (server === null || own === undefined || own.samples === 0) return server;
-  return { ...server, workerWaitMs: own.p90Ms, workerSamples: own.samples };
+export function combineLivePath(server: LivePathReading | null, own: { readonly activityStarts?: RecentWaits | undefined; readonly workflowTasks?: RecentWaits | undefined }): LivePathReading | null {
+  if (server === null) return server;
+  const { activityStarts, workflowTasks } = own;
+  return {
+    ...server,
+    ...(activityStarts && activityStarts.samples > 0 ? { workerWaitMs: activityStarts.p90Ms, workerSamples: activityStarts.samples } : {}),
+    ...(workflowTasks && workflowTasks.samples > 0 ? { workerTaskMs: workflowTasks.p90Ms, workerTaskSamples: workflowTasks.samples } : {}),
+  };
 }
 
 /** What is read of the server's TaskQueueStats: its counts and seconds are Longs, or numbers; `Number` reads both. */
@@ -78,7 +83,7 @@ export function liveStatsOf(byPriorityKey: Readonly<Record<string, BacklogStats>
   return { waitMs: Math.round(waitMs), waiting };
 }
 
-export function createLivePathActivities({ temporal, taskQueue, liveKey, ownWaits }: LivePathDeps) {
+export function createLivePathActivities({ temporal, taskQueue, liveKey, own }: LivePathDeps) {
   const namespace = temporal.options.namespace;
   let shared: { at: number; reading: Promise<LivePathReading | null> } | undefined;
 
@@ -99,8 +104,8 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey, ownWait
 
   return {
     /**
-     * The live path as the server last counted it, with this process's live starts of the last
-     * OWN_WAITS_SPAN_MS; null when neither says anything.
+     * The live path as the server last counted it, with this process's live activity starts and
+     * workflow tasks of the last OWN_WAITS_SPAN_MS; null without the server's count.
      */
     async livePath(): Promise<LivePathReading | null> {
       const now = Date.now();
@@ -112,7 +117,7 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey, ownWait
           if (shared?.reading === reading) shared = undefined;
         });
       }
-      return combineLivePath(await shared.reading, ownWaits?.recent(OWN_WAITS_SPAN_MS, now));
+      return combineLivePath(await shared.reading, { activityStarts: own?.activityStarts.recent(OWN_WAITS_SPAN_MS, now), workflowTasks: own?.workflowTasks.recent(OWN_WAITS_SPAN_MS, now) });
     },
   };
 }

@@ -248,6 +248,8 @@ export interface WindowView {
   /** The live path as last read: the oldest live task waiting to start (ms) and how many waited; absent where the server gives no such count. */
   readonly liveWaitMs?: number | undefined;
   readonly liveWaiting?: number | undefined;
+  /** Beside it, where the window runs beside live work: the worker's live workflow tasks' time above their shortest (90th percentile, ms). */
+  readonly liveWorkerTaskMs?: number | undefined;
   /** When that reading was taken: the window judges by it only while fresh (a few fleet reads). */
   readonly liveReadAt?: string | undefined;
 }
@@ -375,6 +377,13 @@ export interface LivePathReading {
    */
   readonly workerWaitMs?: number | undefined;
   readonly workerSamples?: number | undefined;
+  /**
+   * And the 90th percentile of the time the live workflow tasks it ran in those seconds took on it
+   * (handed out to done), above the shortest it has kept, and how many (absent: none, or a build
+   * before counted none). A window gives way at `liveTaskSlowMs` and grows only below `liveNearMs`.
+   */
+  readonly workerTaskMs?: number | undefined;
+  readonly workerTaskSamples?: number | undefined;
 }
 
 /** The window controller's thresholds. */
@@ -403,9 +412,15 @@ export interface WindowControl {
    */
   readonly liveSlowMs: number;
   readonly liveNearMs: number;
+  /**
+   * The window gives way when the live workflow tasks the worker ran in the last seconds took this
+   * much longer on it than their shortest (90th percentile). A refresh's input is merged over the
+   * defaults (book-refresh-input.ts), so one started before this was counted has the default.
+   */
+  readonly liveTaskSlowMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000, liveSlowMs: 150, liveNearMs: 40 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000, liveSlowMs: 150, liveNearMs: 40, liveTaskSlowMs: 60 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {
@@ -451,7 +466,17 @@ export interface WindowMemory {
   readonly weight?: number | undefined;
   readonly others?: { readonly size: number; readonly weight: number; readonly refreshes: number; readonly crowding: number } | undefined;
   /** The live path's last readings (oldest first) and when the last was taken (workflow ms); absent until read, or where the server gives no reading. */
-  readonly live?: { readonly at: number; readonly waitMs: readonly number[]; readonly waiting: number; readonly workerWaitMs?: number; readonly workerSamples?: number } | undefined;
+  readonly live?:
+    | {
+        readonly at: number;
+        readonly waitMs: readonly number[];
+        readonly waiting: number;
+        readonly workerWaitMs?: number;
+        readonly workerSamples?: number;
+        readonly workerTaskMs?: number;
+        readonly workerTaskSamples?: number;
+      }
+    | undefined;
 }
 
 export const bookProgressQuery = defineQuery<BookProgress>('bookProgress');

@@ -1,23 +1,27 @@
 /**
- * How long live users' activity tasks waited to start on this worker process, recorded as each one
- * starts (its attempt's scheduled time to now) and read back over the last seconds. A window (a
+ * How long live users' tasks took on this worker process, read back over the last seconds: each
+ * activity task's wait to start (its attempt's scheduled time to now, recorded as it starts), and
+ * each workflow task's time on the worker (the server's time it was handed out to the end of its
+ * activation, recorded by a sink from src/workflows/live-task-lag-interceptors.ts). A window (a
  * book's refresh, a tenant's admission) judges the live path by it beside the server's count of
  * waiting tasks (src/activities/live-path-activities.ts): the server's count is an instant, taken
  * every few seconds, and a crowded machine shows first as every task starting a little late, which
- * an instant seldom catches. This wait holds what a live user's step waits for between being
- * scheduled and running: the server persisting and dispatching it, and this process's event loop
- * taking it up, both of which slow when the cores are busy.
+ * an instant seldom catches. An activity's wait holds what a live user's step waits for between
+ * being scheduled and running: the server persisting and dispatching it, and this process's event
+ * loop taking it up. A workflow task's time holds its wait for a workflow thread and its run: under
+ * other CPU load that grew while activity starts did not (docs/benchmarks.md).
  *
- * The wait is the worker's clock less the server's (the scheduled time is the server's), so a
- * reading is taken above the shortest wait of the last ten minutes: a difference between the two clocks, and the
- * network's floor, are in every wait and say nothing of crowding. What the SDK does before the
+ * Each is the worker's clock less the server's (the scheduled and handed-out times are the server's),
+ * so a reading is taken above the shortest of the last ten minutes: a difference between the two
+ * clocks, and the network's floor, are in every one and say nothing of crowding. What the SDK does before the
  * activity runs (decoding its input: a KMS's data key when none is cached) is in the wait too.
  *
  * It sees the live tasks of this process only: a window judges by it where it runs beside live work
  * (one pool, or WORKER_POOL=both); a refresh on an unattended pool's own process sees none and judges
  * by the server's count, as before.
  */
-import type { ActivityInterceptorsFactory, WorkerInterceptors } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, InjectedSinks, WorkerInterceptors, WorkerOptions } from '@temporalio/worker';
+import type { LiveTaskSinks } from '../workflows/live-task-lag-interceptors.js';
 
 /** Waits kept: the last this many starts (a few minutes of a busy fleet's live calls). */
 const KEPT = 512;
@@ -67,6 +71,21 @@ export class LiveTaskWaits {
   }
 }
 
+/** This process's two readings of the live path (the header says what each holds). */
+export interface LiveWorkerReadings {
+  readonly activityStarts: LiveTaskWaits;
+  readonly workflowTasks: LiveTaskWaits;
+}
+
+export function liveWorkerReadings(): LiveWorkerReadings {
+  return { activityStarts: new LiveTaskWaits(), workflowTasks: new LiveTaskWaits() };
+}
+
+/** 0 is an unset key (the server's default, not live). */
+function isLiveKey(key: number | undefined, liveKey: number): boolean {
+  return key !== undefined && key >= 1 && key <= liveKey;
+}
+
 /**
  * Records the start wait of every activity at a live priority key (at most `liveKey`); local
  * activities are left out (the workflow's own worker runs them at once, so they wait for nothing
@@ -77,17 +96,37 @@ export function liveTaskWaitInterceptor(waits: LiveTaskWaits, liveKey: number): 
     inbound: {
       execute(input, next) {
         const { info } = ctx;
-        const key = info.priority?.priorityKey;
-        // 0 is an unset key (the server's default, not live).
-        if (!info.isLocal && key !== undefined && key >= 1 && key <= liveKey) waits.record(Date.now() - info.currentAttemptScheduledTimestampMs);
+        if (!info.isLocal && isLiveKey(info.priority?.priorityKey, liveKey)) waits.record(Date.now() - info.currentAttemptScheduledTimestampMs);
         return next(input);
       },
     },
   });
 }
 
-/** Worker options' interceptors with the live-wait recorder added after the ones given. */
-export function withLiveTaskWaits<T extends { readonly interceptors?: WorkerInterceptors }>(options: T, waits: LiveTaskWaits, liveKey: number): T & { readonly interceptors: WorkerInterceptors } {
+/** The sink that records each live workflow task's time on this worker (not called in replays). */
+export function liveWorkflowTaskSinks(times: LiveTaskWaits, liveKey: number): InjectedSinks<LiveTaskSinks> {
+  return {
+    liveTasks: {
+      concluded: {
+        fn: (info, startedAtMs) => {
+          if (isLiveKey(info.priority?.priorityKey, liveKey)) times.record(Date.now() - startedAtMs);
+        },
+        callDuringReplay: false,
+      },
+    },
+  };
+}
+
+/** Worker options with both live readings' recorders added after the interceptors and sinks given. */
+export function withLiveTaskWaits<T extends { readonly interceptors?: WorkerInterceptors; readonly sinks?: WorkerOptions['sinks'] }>(
+  options: T,
+  readings: LiveWorkerReadings,
+  liveKey: number,
+): T & { readonly interceptors: WorkerInterceptors; readonly sinks: NonNullable<WorkerOptions['sinks']> } {
   const interceptors = options.interceptors ?? {};
-  return { ...options, interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), liveTaskWaitInterceptor(waits, liveKey)] } };
+  return {
+    ...options,
+    interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), liveTaskWaitInterceptor(readings.activityStarts, liveKey)] },
+    sinks: { ...options.sinks, ...liveWorkflowTaskSinks(readings.workflowTasks, liveKey) },
+  };
 }

@@ -8,7 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
 import { createBookActivities } from '../../src/activities/book-activities.js';
 import { createLivePathActivities } from '../../src/activities/live-path-activities.js';
-import { LiveTaskWaits, withLiveTaskWaits } from '../../src/worker/live-task-waits.js';
+import { liveWorkerReadings, withLiveTaskWaits, type LiveWorkerReadings } from '../../src/worker/live-task-waits.js';
 import { createBookStartActivities } from '../../src/activities/book-start-activities.js';
 import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
 import { createAdmissionActivities } from '../../src/activities/admission-activities.js';
@@ -50,7 +50,7 @@ export interface ConnectionStack {
   /** Every upstream request the activities made, as "METHOD /path" (real HTTP, only observed). */
   readonly upstreamCalls: string[];
   /** The worker's live tasks' waits to start, as its windows read them. */
-  readonly liveWaits: LiveTaskWaits;
+  readonly liveReadings: LiveWorkerReadings;
   /** Starts a connection on this stack's task queue, with a unique business key. */
   start(input: Omit<ConnectionInputArgs, 'customerId'> & { customerId?: string }, workflowId?: string): Promise<WorkflowHandleWithFirstExecutionRunId<typeof connectionWorkflow>>;
   /** Polls the state query until `predicate` holds. */
@@ -137,14 +137,14 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   const pauses = new TenantPauses(client, taskQueue);
   const payloadStore = options.payloadStore ? payloadStoreDriverFor(options.payloadStore) : undefined;
   const retentionDays = options.retentionDays ?? {};
-  const liveWaits = new LiveTaskWaits();
+  const liveReadings = liveWorkerReadings();
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     // The product's workflow code (the run's shared bundle, else bundled now), tracing interceptors
     // included (inert: nothing here starts traced), with the sandbox's options.
-    ...withLiveTaskWaits(productWorkflowCode(), liveWaits, DEFAULT_PRIORITY_POLICY.keys.live),
+    ...withLiveTaskWaits(productWorkflowCode(), liveReadings, DEFAULT_PRIORITY_POLICY.keys.live),
     activities: {
       ...createInputActivities(options.callbacks),
       ...createActivities(clientFor, {
@@ -153,7 +153,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       }),
       ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
       ...createBookActivities({ temporal: client, pauses }),
-      ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, ownWaits: liveWaits }),
+      ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: liveReadings }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
       ...createAdmissionActivities({ temporal: client, taskQueue, connectionTaskQueue: taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),
@@ -182,7 +182,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     taskQueue,
     worker,
     upstreamCalls,
-    liveWaits,
+    liveReadings,
     client,
     start: (input, workflowId = uniqueId('connection')) =>
       client.workflow.start('connectionWorkflow', {

@@ -58,11 +58,13 @@ void describe('live tasks\' waits to start, kept by the worker', () => {
     assert.deepEqual(waits.recent(15_000, NOW), { samples: 512, p90Ms: 0 });
   });
 
-  void it('puts the worker\'s starts beside the server\'s instant, and gives no reading without the server\'s', () => {
-    const own = { samples: 4, p90Ms: 180 };
-    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, own), { waitMs: 20, waiting: 1, workerWaitMs: 180, workerSamples: 4 });
-    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { samples: 0, p90Ms: 0 }), { waitMs: 20, waiting: 1 }, 'no starts: the server alone');
-    assert.equal(combineLivePath(null, own), null, 'no server count: the window judges by its children');
+  void it('puts the worker\'s starts and workflow tasks beside the server\'s instant, and gives no reading without the server\'s', () => {
+    const activityStarts = { samples: 4, p90Ms: 180 };
+    const workflowTasks = { samples: 9, p90Ms: 35 };
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { activityStarts, workflowTasks }), { waitMs: 20, waiting: 1, workerWaitMs: 180, workerSamples: 4, workerTaskMs: 35, workerTaskSamples: 9 });
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { activityStarts, workflowTasks: { samples: 0, p90Ms: 0 } }), { waitMs: 20, waiting: 1, workerWaitMs: 180, workerSamples: 4 }, 'no workflow tasks: the starts alone');
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { activityStarts: { samples: 0, p90Ms: 0 } }), { waitMs: 20, waiting: 1 }, 'neither: the server alone');
+    assert.equal(combineLivePath(null, { activityStarts, workflowTasks }), null, 'no server count: the window judges by its children');
   });
 });
 
@@ -81,18 +83,25 @@ void describe('live tasks\' waits recorded by the product\'s worker', () => {
     await handle.result();
   }
 
-  void it('records the service calls of a connection at a live key, not of one at an unattended key, and the window reads them', async () => {
+  void it('records the service calls and workflow tasks of a connection at a live key, not of one at an unattended key, and the window reads them', async () => {
     const { stack } = current;
+    const { activityStarts, workflowTasks } = stack.liveReadings;
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.scheduled);
-    assert.equal(stack.liveWaits.recent(60_000).samples, 0, 'an unattended connection\'s calls are not the live path');
+    assert.equal(activityStarts.recent(60_000).samples, 0, 'an unattended connection\'s calls are not the live path');
+    assert.equal(workflowTasks.recent(60_000).samples, 0, 'nor its workflow tasks');
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.live);
-    const recorded = stack.liveWaits.recent(60_000);
+    const recorded = activityStarts.recent(60_000);
     // Authorize, the accounts request and at least one poll: each a service call inheriting the connection's key.
     assert.ok(recorded.samples >= 3, `live starts recorded: ${recorded.samples}`);
-    const reader = createLivePathActivities({ temporal: stack.client, taskQueue: stack.taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, ownWaits: stack.liveWaits });
+    // The start's task, one after each of those calls, and the poll timers': each concluded on this worker.
+    const tasks = workflowTasks.recent(60_000);
+    assert.ok(tasks.samples >= 4, `live workflow tasks recorded: ${tasks.samples}`);
+    const reader = createLivePathActivities({ temporal: stack.client, taskQueue: stack.taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: stack.liveReadings });
     const reading = await reader.livePath();
-    // The connection ended just now: its starts are within the reading's 15 s.
+    // The connection ended just now: its starts and tasks are within the reading's 15 s.
     assert.ok((reading?.workerSamples ?? 0) >= 3, JSON.stringify(reading));
     assert.equal(typeof reading?.workerWaitMs, 'number', JSON.stringify(reading));
+    assert.ok((reading?.workerTaskSamples ?? 0) >= 4, JSON.stringify(reading));
+    assert.equal(typeof reading?.workerTaskMs, 'number', JSON.stringify(reading));
   });
 });
