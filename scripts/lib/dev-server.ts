@@ -165,7 +165,8 @@ async function pickPorts(frontendGrpc: number | undefined): Promise<OneNodePorts
 /** The port a server that stopped during start-up could not bind, from its log's end; undefined for any other failure. */
 function portTakenIn(error: unknown): number | undefined {
   if (!(error instanceof DevServerError)) return undefined;
-  const taken = /listen tcp [^\s:]+:(\d+): bind: address already in use/.exec(error.message);
+  // The log's end may hold an earlier attempt's failure too: this attempt's is the last.
+  const taken = [...error.message.matchAll(/listen tcp [^\s:]+:(\d+): bind: address already in use/g)].at(-1);
   return taken ? Number(taken[1]) : undefined;
 }
 
@@ -267,14 +268,20 @@ export class DevServer {
     this.server = child;
     this.stopping = false;
     const namespace = this.options.namespace ?? 'default';
-    await this.waitFor(child, 'the dev server', async () => {
-      const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
-      try {
-        await prepareNamespace(connection, namespace, READY_TIMEOUT_MS);
-      } finally {
-        await connection.close();
-      }
-    });
+    try {
+      await this.waitFor(child, 'the dev server', async () => {
+        const connection = await Connection.connect({ address: this.address, connectTimeout: 1_000 });
+        try {
+          await prepareNamespace(connection, namespace, READY_TIMEOUT_MS);
+        } finally {
+          await connection.close();
+        }
+      });
+    } catch (error) {
+      // Not ready in time but running: stopped, so a failed start leaves no server behind.
+      await this.stop('SIGKILL');
+      throw error;
+    }
     // Armed once ready: an exit during start-up is the start's failure, not an unexpected exit.
     void exitOf(child).then((how) => {
       if (!this.stopping && this.server === child) this.options.onUnexpectedExit?.(how);

@@ -380,7 +380,7 @@ export interface LivePathReading {
   /**
    * And the 90th percentile of the time the live workflow tasks it ran in those seconds took on it
    * (handed out to done), above the shortest it has kept, and how many (absent: none, or a build
-   * before counted none). A window gives way at `liveTaskSlowMs` and grows only below `liveNearMs`.
+   * before counted none). A window gives way at `liveTaskSlowMs`; it does not hold growth back.
    */
   readonly workerTaskMs?: number | undefined;
   readonly workerTaskSamples?: number | undefined;

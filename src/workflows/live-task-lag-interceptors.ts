@@ -24,11 +24,20 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
   // Unprioritized workflows are never live (0 is the server's default, an unset key): no call at all.
   if (key === undefined || key < 1) return {};
   const { liveTasks } = proxySinks<LiveTaskSinks>();
+  // Per workflow: the task last told of (its start time), so a task's later activations (a local
+  // activity resolved within it) do not count its time again.
+  let toldOf: number | undefined;
   return {
     internals: [
       {
         concludeActivation(input, next) {
-          liveTasks.concluded(Date.now());
+          const startedAtMs = Date.now();
+          // A query's activation reads as replaying and keeps the last task's time: the time since
+          // then is a user's pause, not a task's (each answer's state query would read seconds).
+          if (!workflowInfo().unsafe.isReplaying && startedAtMs !== toldOf) {
+            toldOf = startedAtMs;
+            liveTasks.concluded(startedAtMs);
+          }
           return next(input);
         },
       },

@@ -69,8 +69,10 @@ describe('the dev server on a port taken before it binds', () => {
   it('refuses, naming the port, when the frontend port it was asked for is taken', async () => {
     const port = await freePort();
     await hold(port);
-    const { server, unexpectedExits } = await created('frontend', port);
+    const { server, unexpectedExits, logPath } = await created('frontend', port);
     await assert.rejects(server.start(), (error: unknown) => error instanceof DevServerError && error.message.includes(`127.0.0.1:${port}: bind: address already in use`));
     assert.deepEqual(unexpectedExits, []);
+    const tries = (await readFile(logPath, 'utf8')).match(/bind: address already in use/g) ?? [];
+    assert.equal(tries.length, 1, 'refused at once, not tried again on the port it may not change');
   });
 });

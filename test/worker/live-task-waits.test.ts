@@ -2,16 +2,19 @@
  * Live tasks' waits to start, as the worker records them for its windows: kept over a span, read at
  * the 90th percentile, a stranded wait (scheduled while no worker ran) left out; and on a real dev
  * server with the product's worker, a connection started at a live priority key recorded, one at an
- * unattended key not, and both in the window's reading of the live path.
+ * unattended key not, and both in the window's reading of the live path; a query is no workflow task.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { combineLivePath, createLivePathActivities } from '../../src/activities/live-path-activities.js';
+import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
+import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { LiveTaskWaits, SHORTEST_SPAN_MS, STRANDED_WAIT_MS } from '../../src/worker/live-task-waits.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { connectionStackOfFile } from '../helpers/connection-stack.js';
-import { uniqueId } from '../helpers/temporal.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { uniqueId, waitFor } from '../helpers/temporal.js';
 
 const NOW = 1_000_000;
 
@@ -103,5 +106,27 @@ void describe('live tasks\' waits recorded by the product\'s worker', () => {
     assert.equal(typeof reading?.workerWaitMs, 'number', JSON.stringify(reading));
     assert.ok((reading?.workerTaskSamples ?? 0) >= 4, JSON.stringify(reading));
     assert.equal(typeof reading?.workerTaskMs, 'number', JSON.stringify(reading));
+  });
+
+  void it('does not count a query as a workflow task: a live connection waiting for its user, queried, adds no time', async () => {
+    const { stack } = current;
+    const handle = await stack.client.workflow.start('connectionWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: uniqueId('live-query'),
+      args: [{ customerId: stack.customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD }, products: { accountsDetail: {} } }],
+      priority: { priorityKey: DEFAULT_PRIORITY_POLICY.keys.live },
+    });
+    try {
+      await waitFor(async () => (await handle.query(connectionStateQuery)).status === 'AwaitingAnswer', { describe: 'the connection awaiting its answer' });
+      const before = stack.liveReadings.workflowTasks.recent(60_000).samples;
+      // Each query a while after the last task: counted, it would read that pause as one task's time.
+      for (let query = 0; query < 4; query += 1) {
+        await delay(250);
+        await handle.query(connectionStateQuery);
+      }
+      assert.equal(stack.liveReadings.workflowTasks.recent(60_000).samples, before, 'no workflow task recorded for the queries');
+    } finally {
+      await handle.terminate('test over');
+    }
   });
 });
