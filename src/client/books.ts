@@ -69,6 +69,7 @@ import {
 import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
 import type { EndUserFlag, RefreshSchedules } from './schedules.js';
 import { unreadableQueryError } from './unreadable-history.js';
+import { listedExecutions } from '../temporal/visibility-rows.js';
 
 /** A login's place in the book, as the pipeline sees it. */
 export interface BookEntrySummary extends BookEnrolment {
@@ -471,7 +472,8 @@ export class BooksClient {
     const query = bookRefreshesQuery(input.customerId, input.cadence, filter.running);
     const out: BookRefreshSummary[] = [];
     try {
-      for await (const info of this.client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
+      // Without memos: a listing needs none, and one this process cannot open must not fail it.
+      for await (const info of listedExecutions(this.client, query, Math.min(limit, 100))) {
         // A refresh that continued as new is listed once per run: the current run stands for it.
         if (info.status.name === 'CONTINUED_AS_NEW' || out.some((known) => known.refreshWorkflowId === info.workflowId)) continue;
         out.push({

@@ -8,6 +8,7 @@ import { applyFleetBudget, describeQueueLimits, queueRatesFor, type FleetBudget,
 import { TENANT_THROTTLE_WORKFLOW_TYPE, throttleStateQuery, type ThrottleState } from '../contract/tenant-throttle-definitions.js';
 import { ConnectionClientError } from './errors.js';
 import { quoteVisibilityValue } from './visibility.js';
+import { listedExecutions } from '../temporal/visibility-rows.js';
 
 export interface BudgetView {
   /** From SERVICE_BUDGET_RPS / SERVICE_BUDGET_TENANT_RPS of this process; undefined: none configured here. */
@@ -39,7 +40,7 @@ export class FleetBudgetClient {
     const queue = await describeQueueLimits(this.target);
     const throttles: ThrottleState[] = [];
     const query = `WorkflowType = ${quoteVisibilityValue(TENANT_THROTTLE_WORKFLOW_TYPE)} AND ExecutionStatus = 'Running' AND TaskQueue = ${quoteVisibilityValue(this.taskQueue)}`;
-    for await (const execution of this.client.workflow.list({ query })) {
+    for await (const execution of listedExecutions(this.client, query, 1000)) {
       throttles.push(await this.client.workflow.getHandle(execution.workflowId).query(throttleStateQuery));
     }
     return { configured: this.configured, configuredRates: this.configured && queueRatesFor(this.configured), queue, throttles };

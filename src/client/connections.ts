@@ -45,6 +45,7 @@ import { activityOfHistory, type ActivityEntry } from './connection-activity.js'
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
+import { listedExecutions } from '../temporal/visibility-rows.js';
 import { renewApiKey, STDERR_API_KEY_FILE_LOG, type ApiKeyFileLog, type ApiKeyFileWatch } from '../temporal/api-key-file.js';
 import { TemporalApiKeyFileError } from '../settings/temporal-api-key-file.js';
 import { loadClientConfig } from '../settings/client.js';
@@ -564,7 +565,8 @@ export class ConnectionsClient {
     const { limit = 100, ...conditions } = parsed.data;
     const out: ConnectionSummary[] = [];
     try {
-      for await (const info of this.client.workflow.list({ query: visibilityQuery(conditions), pageSize: Math.min(limit, 100) })) {
+      // Without memos: a listing needs none, and one this process cannot open must not fail it.
+      for await (const info of listedExecutions(this.client, visibilityQuery(conditions), Math.min(limit, 100))) {
         out.push(summarize(info));
         if (out.length >= limit) break;
       }

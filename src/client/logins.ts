@@ -25,6 +25,7 @@ import { ConnectionClientError, ForgetFailedError, InvalidLoginRefError, Tempora
 import { parseLoginRef, type LoginRef } from './refresh-schedule-input.js';
 import { quoteVisibilityValue } from './visibility.js';
 import { unreadableQueryError } from './unreadable-history.js';
+import { listedExecutions } from '../temporal/visibility-rows.js';
 
 export interface LoginsClientOptions {
   readonly client: Client;
@@ -113,7 +114,8 @@ export class LoginsClient {
     ].join(' AND ');
     const out: ForgetRecordSummary[] = [];
     try {
-      for await (const info of this.client.workflow.list({ query, pageSize: 100 })) {
+      // Without memos: a listing needs none, and one this process cannot open must not fail it.
+      for await (const info of listedExecutions(this.client, query, 100)) {
         const completed = info.status.name === 'COMPLETED';
         const record = completed ? ((await this.client.workflow.getHandle(info.workflowId, info.runId).result()) as ForgetRecord) : undefined;
         out.push({ workflowId: info.workflowId, runId: info.runId, executionStatus: info.status.name, startedAt: info.startTime.toISOString(), closedAt: info.closeTime?.toISOString(), record });

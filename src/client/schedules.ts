@@ -41,6 +41,7 @@ import {
 import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
 import { transientCodeOf } from './transient-retry.js';
 import { quoteVisibilityValue } from './visibility.js';
+import { listedExecutions } from '../temporal/visibility-rows.js';
 
 export type { LoginRef } from './refresh-schedule-input.js';
 
@@ -351,7 +352,7 @@ export class RefreshSchedules {
       `${EndUserChallengeKey.name} IS NOT NULL`,
     ].join(' AND ');
     try {
-      for await (const info of this.client.workflow.list({ query, pageSize: 1 })) {
+      for await (const info of listedExecutions(this.client, query, 1)) {
         const challengeType = info.typedSearchAttributes.get(EndUserChallengeKey) ?? 'unknown';
         return { challengeType, reason: `it needs its end user: ${describeEndUserChallenge(challengeType)}`, workflowId: info.workflowId, flaggedAt: info.startTime.toISOString() };
       }

@@ -7,6 +7,7 @@ import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temp
 import { CustomerIdKey } from '../contract/search-attributes.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { quoteVisibilityValue } from './visibility.js';
+import { listedExecutions } from '../temporal/visibility-rows.js';
 
 export interface TenantWorkEnded {
   /** Running workflows of the tenant terminated (connections, books, their children, timers). */
@@ -22,7 +23,7 @@ export class TenantsClient {
   async endWork(customerId: string, reason: string): Promise<TenantWorkEnded> {
     let workflowsTerminated = 0;
     const running = `${CustomerIdKey.name} = ${quoteVisibilityValue(customerId)} AND ExecutionStatus = 'Running'`;
-    for await (const execution of this.client.workflow.list({ query: running })) {
+    for await (const execution of listedExecutions(this.client, running, 1000)) {
       try {
         await this.client.workflow.getHandle(execution.workflowId, execution.runId).terminate(reason);
         workflowsTerminated += 1;

@@ -37,6 +37,7 @@ import { CONNECTION_WORKFLOW_ID_PREFIX } from '../client/business-key.js';
 import { NexusAnswerInputSchema, NexusConnectionRefSchema, NexusParsedStartSchema, NexusRefreshBookInputSchema, NexusStartInputSchema } from './input-schemas.js';
 import { bookRelayWorkflowId, NEXUS_BOOK_RELAY_WORKFLOW_TYPE, NEXUS_RELAY_WORKFLOW_TYPE, relayWorkflowId } from './relay-ids.js';
 import type { BookRelayInput, RelayInput } from './relay-workflow.js';
+import { listedExecutions } from '../temporal/visibility-rows.js';
 
 export interface ConnectionsHandlerOptions {
   /** Endpoint name → the customer id its caller acts for. */
@@ -154,7 +155,7 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
   async function runningRefreshes(tenant: string, cadence: string): Promise<{ workflowId: string; parent: string | undefined }[]> {
     const query = bookRefreshesQuery(tenant, cadence, true);
     const running: { workflowId: string; parent: string | undefined }[] = [];
-    for await (const info of options.productClient.workflow.list({ query, pageSize: 10 })) {
+    for await (const info of listedExecutions(options.productClient, query, 10)) {
       running.push({ workflowId: info.workflowId, parent: info.parentExecution?.workflowId ?? undefined });
       if (running.length >= 10) break;
     }

@@ -7,7 +7,10 @@
  * Not for workflow code.
  */
 
+import type { WorkflowExecutionInfo } from '@temporalio/client';
+import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
 import type { LoadedDataConverter, Payload, ProtoFailure, SerializationContext } from '@temporalio/common';
+import type proto from '@temporalio/proto';
 import {
   decodeFromPayloadsAtIndex as decodeAtIndex,
   decodeMapFromPayloads as decodeMap,
@@ -40,6 +43,16 @@ export function decodeMapFromPayloads(converter: LoadedDataConverter, map: Recor
 /** One of a workflow's raw payloads (its input, an update's result), decoded in its context. */
 export function decodeFromPayloadsAtIndex<T>(converter: LoadedDataConverter, index: number, payloads: Payload[] | null | undefined, owner: PayloadOwner): Promise<T> {
   return decodeAtIndex<T>(converter, index, payloads, contextOf(owner));
+}
+
+// A visibility row as the client's list makes it (status names, times, search attributes), for
+// listings that read no memo: the list decodes every row's memo, and one this process cannot open
+// (sealed with another tenant's key, or not sealed) fails the whole listing.
+/** A raw visibility row as the client's list gives it, its memo left undecoded (`memo` undefined). */
+export function executionInfoWithoutMemo(row: proto.temporal.api.workflow.v1.IWorkflowExecutionInfo, converter: LoadedDataConverter, namespace: string): Promise<WorkflowExecutionInfo> {
+  // The decoded message keeps its fields' defaults (a delayed start's historyLength) on its prototype: kept.
+  const withoutMemo = Object.assign(Object.create(Object.getPrototypeOf(row) as object) as typeof row, row, { memo: null });
+  return executionInfoFromRaw(withoutMemo, converter, row, namespace);
 }
 
 // A failure read from raw history (a diagnosis, an attack's outcome), decoded into the error the

@@ -1,11 +1,12 @@
 /**
- * Visibility's rows for a query, read raw a page at a time. The reads of Temporal that need only ids
- * or decode each memo themselves (in its own workflow's context) take them so: the SDK's list decodes
- * every memo in one go, and a single row this process cannot open (sealed with another tenant's key)
- * would fail the whole listing.
+ * Visibility's rows for a query, read raw a page at a time. The reads of Temporal that need only ids,
+ * search attributes and status, or decode each memo themselves (in its own workflow's context), take
+ * them so: the SDK's list decodes every memo in one go, and a single row this process cannot open
+ * (sealed with another tenant's key, or not sealed) would fail the whole listing.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type proto from '@temporalio/proto';
+import { executionInfoWithoutMemo } from '../sdk/internals.js';
 
 export type VisibilityRow = proto.temporal.api.workflow.v1.IWorkflowExecutionInfo;
 
@@ -22,4 +23,14 @@ export async function* visibilityRows(temporal: Client, query: string, pageSize:
     yield* response.executions;
     nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
   } while (nextPageToken && rows < maxRows);
+}
+
+/**
+ * The rows of `query` as the client's list gives them, without their memos: for listings of ids,
+ * search attributes, status and times, which a row with a memo this process cannot open must not fail.
+ */
+export async function* listedExecutions(temporal: Client, query: string, pageSize: number): AsyncGenerator<WorkflowExecutionInfo> {
+  for await (const row of visibilityRows(temporal, query, pageSize)) {
+    yield await executionInfoWithoutMemo(row, temporal.options.loadedDataConverter, temporal.options.namespace);
+  }
 }

@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   AnswerRejectedError,
@@ -17,6 +19,7 @@ import {
 } from '../../src/client/index.js';
 import type { ConnectionInputArgs } from '../../src/client/index.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
+import { CustomerIdKey } from '../../src/contract/search-attributes.js';
 import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { liveInput, startClientStack, stopClientStack } from './client-stack.js';
@@ -178,6 +181,25 @@ void describe('the pipeline client', () => {
     // A value with quotes is escaped, not interpreted.
     assert.deepEqual(await client.list({ status: 'AwaitingAnswer', institution: 'x" OR WorkflowType = "connectionWorkflow' }), []);
     await client.cancel(id);
+  });
+
+  void it('lists a connection whose memo this client cannot open (started raw, unsealed) by its attributes, never failing the listing', async () => {
+    // Anyone who may start workflows can put such a row in visibility under a tenant's id; the SDK's
+    // list decodes every memo and one refused would fail the tenant's whole listing.
+    const raw = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
+    const forged = await raw.workflow.start('connectionWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: key(),
+      startDelay: '10 minutes',
+      memo: { state: { anything: 'unsealed' } },
+      typedSearchAttributes: new TypedSearchAttributes([{ key: CustomerIdKey, value: stack.customerId }]),
+    });
+    try {
+      const listed = await waitFor(async () => (await client.list({ customerId: stack.customerId })).find((c) => c.workflowId === forged.workflowId), { describe: 'the raw row listed' });
+      assert.deepEqual({ customerId: listed.customerId, executionStatus: listed.executionStatus }, { customerId: stack.customerId, executionStatus: 'RUNNING' });
+    } finally {
+      await forged.terminate('test over');
+    }
   });
 
   void it('ends a cancelled connection with a Cancelled failure', async () => {
