@@ -77,6 +77,7 @@ import {
 } from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
 import { forgedBookEntryAttack } from './book-attacks.js';
+import { forgedListingRowAttack } from './listing-attacks.js';
 import { admissionAttacks, forgedHeldStartAttack, heldStartAttack } from './admission-attacks.js';
 import { operatorOnOtherTenantsCounts } from './count-attacks.js';
 import { nexusCallerOnOtherTenant, nexusCallerSetup } from './nexus-attacks.js';
@@ -239,6 +240,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const sealedForB = { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: otherWorkflowId };
   results.push(await forgedHeldStartAttack(target, sandbox.url, sealedForB));
   results.push(await forgedBookEntryAttack(target, sandbox.url, sealedForB));
+  results.push(await forgedListingRowAttack(target, sealedForB));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
   const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);

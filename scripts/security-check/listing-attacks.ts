@@ -1,0 +1,55 @@
+/**
+ * security:check's attack on a tenant's listings: a connection row forged in visibility under the
+ * tenant's id, its memo sealed with another tenant's key. The pipeline's and operators' listings
+ * (src/client/connections.ts list, and every listing that reads ids, search attributes and status)
+ * read no memo: one row this process cannot open must not fail the tenant's whole listing.
+ */
+import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
+import { CustomerIdKey } from '../../src/contract/search-attributes.js';
+import { msToTs } from '../../src/sdk/internals.js';
+import { keywordAttribute } from './admission-attacks.js';
+import { until, type AttackResult, type MessageTarget } from './attacks.js';
+
+const ATTACK_NAME = "a connection row forged in visibility, its memo sealed with another tenant's key, against the tenant's listing";
+
+/**
+ * Starts the row raw (as a connection of the tenant's, with a long start delay so no worker runs
+ * it), then lists the tenant's connections: refused when the listing answers and shows the row by
+ * its attributes, as any other.
+ */
+export async function forgedListingRowAttack(target: MessageTarget, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
+  const { customerId, taskQueue } = target;
+  const namespace = target.raw.options.namespace;
+  const workflowId = `connection-${customerId}:forged-row-${randomUUID().slice(0, 8)}`;
+  const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload({ status: 'AwaitingAnswer' })], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
+  const memo: Record<string, Payload> = sealed ? { state: sealed } : {};
+  await target.raw.workflowService.startWorkflowExecution({
+    namespace,
+    workflowId,
+    requestId: randomUUID(),
+    workflowType: { name: 'connectionWorkflow' },
+    taskQueue: { name: taskQueue },
+    workflowStartDelay: msToTs(10 * 60_000),
+    memo: { fields: memo },
+    searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId) } },
+    identity: 'security-check forger',
+  });
+  try {
+    let lastProblem = 'not listed yet';
+    const listed = await until(async () => {
+      try {
+        const rows = await target.connections.list({ customerId, limit: 1000 });
+        return rows.some((row) => row.workflowId === workflowId) ? rows.length : undefined;
+      } catch (error) {
+        lastProblem = error instanceof Error ? error.message : String(error);
+        return undefined;
+      }
+    }, 'the forged row in the tenant listing').catch(() => undefined);
+    return listed === undefined
+      ? { name: ATTACK_NAME, refused: false, detail: `the tenant's listing failed or left the row out: ${lastProblem.slice(0, 160)}` }
+      : { name: ATTACK_NAME, refused: true, detail: `the listing answered with ${listed} row(s), the forged one by its attributes, its memo never opened` };
+  } finally {
+    await target.sealed.workflow.getHandle(workflowId).terminate('security-check: the forged row ends').catch(() => undefined);
+  }
+}
