@@ -193,10 +193,12 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
     const loginId = await savedLogin(sandboxUrl, customerId, username);
     return (await held.start(`connection-${customerId}:${key}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } })).workflowId;
   };
-  // The window full for 8 s (each polls 8 times, 1 s apart), then the held start queued behind it.
+  // The window full for 20 s (each polls 20 times, 1 s apart), then the held start queued behind it.
   // The admission of the attacks before may still run, its window grown past its start: filled to its size.
+  // Long enough that none ends (and no completion lets the window grow) before the held start is seen
+  // queued, on a machine busy with other work: with 8 s, a suite run saw it admitted at once.
   const room = (await admission.query(admissionStateQuery).catch(() => undefined))?.window.size ?? ADMISSION_WINDOW_BOUNDS.start;
-  const running = await Promise.all(Array.from({ length: room }, (_, index) => start(`held-running-${index}`, 'pending_polls_8')));
+  const running = await Promise.all(Array.from({ length: room }, (_, index) => start(`held-running-${index}`, 'pending_polls_20')));
   await until(async () => {
     const state = await admission.query(admissionStateQuery);
     return state.inFlight >= state.window.size ? true : undefined;

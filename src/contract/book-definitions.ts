@@ -380,7 +380,9 @@ export interface LivePathReading {
   /**
    * And the 90th percentile of the time the live workflow tasks it ran in those seconds took on it
    * (handed out to done), above the shortest it has kept, and how many (absent: none, or a build
-   * before counted none). A window gives way at `liveTaskSlowMs`; it does not hold growth back.
+   * before counted none). The window tells it (its view, its changes' reasons) and does not act on
+   * it: measured as a bar to growth and as a reason to give way, neither held live answers nearer
+   * idle (docs/benchmarks.md).
    */
   readonly workerTaskMs?: number | undefined;
   readonly workerTaskSamples?: number | undefined;
@@ -412,15 +414,9 @@ export interface WindowControl {
    */
   readonly liveSlowMs: number;
   readonly liveNearMs: number;
-  /**
-   * The window gives way when the live workflow tasks the worker ran in the last seconds took this
-   * much longer on it than their shortest (90th percentile). A refresh's input is merged over the
-   * defaults (book-refresh-input.ts), so one started before this was counted has the default.
-   */
-  readonly liveTaskSlowMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000, liveSlowMs: 150, liveNearMs: 40, liveTaskSlowMs: 60 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000, liveSlowMs: 150, liveNearMs: 40 });
 
 /** What continues across continue-as-new. */
 export interface BookRefreshCarry {

@@ -45,7 +45,6 @@ export function bookRefreshSettings(input: BookRefreshInput | undefined): BookRe
   if (!(control.slackMs >= 0 && control.throttleCheckMs >= 0 && control.fleetCheckMs >= 0)) problems.push('control: slackMs, throttleCheckMs and fleetCheckMs must not be negative');
   if (!(control.silentCheckMs >= 1_000)) problems.push('control.silentCheckMs: must be at least 1000 (each check is a call to Temporal)');
   if (!(control.liveNearMs >= 0 && control.liveSlowMs > control.liveNearMs)) problems.push('control: liveNearMs must not be negative and must be below liveSlowMs');
-  if (!(control.liveTaskSlowMs > 0)) problems.push('control.liveTaskSlowMs: must be above 0');
   if (problems.length > 0) throw ApplicationFailure.create({ type: 'InvalidBookRefreshInput', message: `invalid book refresh input: ${problems.join('; ')}`, nonRetryable: true });
   return { customerId: input!.customerId, cadence: input!.cadence, scheduleId: input!.scheduleId, bounds: { ...bounds, start: Math.min(bounds.ceiling, Math.max(bounds.floor, bounds.start)) }, pageSize, control };
 }

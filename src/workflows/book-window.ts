@@ -69,11 +69,6 @@ const LIVE_READINGS = 2;
 /** A reading older than this many fleet reads (at least LIVE_READ_MIN_MS each), or two stall checks, no longer judges the window. */
 const LIVE_FRESH_READS = 3;
 export const LIVE_READ_MIN_MS = 5_000;
-/**
- * The worker's live workflow tasks give way only when at least this many are in the reading's span:
- * a half-size night's window shrank at its end for a reading of 2 tasks, one of them 68 ms.
- */
-export const LIVE_TASK_MIN_SAMPLES = 5;
 
 /** Where a window in slow start heads, and the least time one of its rounds takes (WindowController.ramp). */
 export interface WindowRamp {
@@ -386,7 +381,7 @@ export class WindowController {
   /** The live path judges: live tasks' wait to start, not the children's times (the header says why). */
   private decideByLivePath(now: number, windowFull: boolean, live: NonNullable<WindowMemory['live']>): void {
     const { size, sinceChange } = this.memory;
-    const { liveSlowMs, liveNearMs, liveTaskSlowMs } = this.control;
+    const { liveSlowMs, liveNearMs } = this.control;
     // Each decision on a reading taken after the last change: one snapshot of the server moves the window once.
     const lastChangeAt = this.memory.lastChange ? Date.parse(this.memory.lastChange.at) : Number.NEGATIVE_INFINITY;
     if (live.at <= lastChangeAt) return;
@@ -394,19 +389,19 @@ export class WindowController {
     const worst = Math.max(...live.waitMs);
     const share = this.share;
     const starts = live.workerSamples === undefined ? '' : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms above its shortest at the 90th percentile`;
+    // Its live workflow tasks' time is told, not acted on: neither a bar to growth (at 40 ms) nor a
+    // reason to give way (at 60 ms) held live answers nearer idle, and the second ended a night's
+    // slow start on its cold first seconds (docs/benchmarks.md, 2026-11-30).
     const tasks = live.workerTaskSamples === undefined ? '' : `; its last ${live.workerTaskSamples} live workflow task(s): ${live.workerTaskMs ?? 0} ms above their shortest`;
     const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count${starts}${tasks})`;
-    // The worker's own readings only give way: its starts read a little above their shortest even
-    // with the live path near idle, and held as a bar to growth they kept windows small without
-    // holding live answers nearer idle (docs/benchmarks.md, 2026-11-30).
+    // The worker's own starts only give way: they read a little above their shortest even with the
+    // live path near idle, and held as a bar to growth they kept windows small without holding live
+    // answers nearer idle (docs/benchmarks.md, 2026-11-30).
     const ownSlow = (live.workerWaitMs ?? 0) >= liveSlowMs;
-    // The 90th percentile of a handful is its longest: one slow task of two read as a slow path.
-    const tasksSlow = (live.workerTaskSamples ?? 0) >= LIVE_TASK_MIN_SAMPLES && (live.workerTaskMs ?? 0) >= liveTaskSlowMs;
-    if ((latest >= liveSlowMs || ownSlow || tasksSlow) && this.mayShrink(now)) {
+    if ((latest >= liveSlowMs || ownSlow) && this.mayShrink(now)) {
       // A book below its share leaves the giving way to those above it.
       if (share !== undefined && size <= share.size - 1) return;
-      const threshold = tasksSlow && !ownSlow && latest < liveSlowMs ? `its live workflow tasks give way at ${liveTaskSlowMs} ms` : `gives way at ${liveSlowMs} ms`;
-      this.shrinkFor(`${waited}: the live path slowed (${threshold})`, now);
+      this.shrinkFor(`${waited}: the live path slowed (gives way at ${liveSlowMs} ms)`, now);
       return;
     }
     const near = worst <= liveNearMs;
