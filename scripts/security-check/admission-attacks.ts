@@ -26,8 +26,9 @@ import {
 } from '../../src/contract/admission-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, STARTING_STATUS } from '../../src/contract/search-attributes.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
-import { msToTs, optionalTsToDate } from '../../src/sdk/internals.js';
+import { optionalTsToDate } from '../../src/sdk/internals.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
+import { startForgedRow } from './forged-rows.js';
 
 /** Genuine unattended connections started: one more than the window's first size, so one waits. */
 const GENUINE = ADMISSION_WINDOW_BOUNDS.start + 1;
@@ -231,12 +232,6 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
 /** How long a forged held start is watched: two of the admission's looks for held starts, and a release's time. */
 const FORGED_HELD_WATCH_MS = 2 * ADMISSION_DISCOVER_EVERY_MS + 3_000;
 
-/** A search attribute's payload as the server takes it for a Keyword (a raw start carries them so). */
-export function keywordAttribute(value: string) {
-  const payload = defaultPayloadConverter.toPayload(value);
-  return { ...payload, metadata: { ...payload.metadata, type: new TextEncoder().encode('Keyword') } };
-}
-
 /**
  * Held starts forged in visibility: connections started under the tenant's id on the connections'
  * queue, with a long start delay, the search attributes a held start has (its tenant, its first
@@ -260,17 +255,12 @@ export async function forgedHeldStartAttack(target: MessageTarget, sandboxUrl: s
   const memo = { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: 1 };
   const forge = async (memoFields: Record<string, Payload>) => {
     const workflowId = `connection-${customerId}:held-forged-${randomUUID()}`;
-    await target.raw.workflowService.startWorkflowExecution({
-      namespace,
+    await startForgedRow(target, {
       workflowId,
-      requestId: randomUUID(),
-      workflowType: { name: 'connectionWorkflow' },
-      taskQueue: { name: taskQueue },
-      input: { payloads: [defaultPayloadConverter.toPayload(input)] },
-      workflowStartDelay: msToTs(10 * 60_000),
-      memo: { fields: memoFields },
-      searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId), [ConnectionStatusKey.name]: keywordAttribute(STARTING_STATUS) } },
-      identity: 'security-check forger',
+      workflowType: 'connectionWorkflow',
+      input: [defaultPayloadConverter.toPayload(input)],
+      memo: memoFields,
+      keywords: { [CustomerIdKey.name]: customerId, [ConnectionStatusKey.name]: STARTING_STATUS },
     });
     return workflowId;
   };

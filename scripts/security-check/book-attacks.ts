@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, type BookEnrolment } from '../../src/contract/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
-import { msToTs } from '../../src/sdk/internals.js';
-import { keywordAttribute, savedLogin } from './admission-attacks.js';
+import { savedLogin } from './admission-attacks.js';
+import { startForgedRow } from './forged-rows.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
 
 const ATTACK_NAME = "a book entry forged in visibility, its record sealed with another tenant's key";
@@ -26,7 +26,7 @@ const REFRESH_WAIT_MS = 120_000;
  * login, report both forged ones as malformed, and start no connection for either.
  */
 export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: string, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
-  const { customerId, taskQueue } = target;
+  const { customerId } = target;
   const namespace = target.raw.options.namespace;
   const books = target.connections.books;
   const cadence = `forged-${randomUUID().slice(0, 8)}`;
@@ -45,16 +45,11 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
     const record: BookEnrolment = { customerId, loginId, cadence, session: 'cached', products: { accountsDetail: {} }, enrolledAt: new Date().toISOString() };
     const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload(record)], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
     const memo: Record<string, Payload> = sealed ? { [BOOK_ENTRY_MEMO.enrolment]: sealed } : {};
-    await target.raw.workflowService.startWorkflowExecution({
-      namespace,
+    await startForgedRow(target, {
       workflowId: entryId,
-      requestId: randomUUID(),
-      workflowType: { name: BOOK_ENTRY_WORKFLOW_TYPE },
-      taskQueue: { name: taskQueue },
-      workflowStartDelay: msToTs(10 * 60_000),
-      memo: { fields: memo },
-      searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId), [LoginIdKey.name]: keywordAttribute(loginId), [BookCadenceKey.name]: keywordAttribute(cadence) } },
-      identity: 'security-check forger',
+      workflowType: BOOK_ENTRY_WORKFLOW_TYPE,
+      memo,
+      keywords: { [CustomerIdKey.name]: customerId, [LoginIdKey.name]: loginId, [BookCadenceKey.name]: cadence },
     });
   }
   try {

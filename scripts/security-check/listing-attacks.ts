@@ -7,8 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { CustomerIdKey } from '../../src/contract/search-attributes.js';
-import { msToTs } from '../../src/sdk/internals.js';
-import { keywordAttribute } from './admission-attacks.js';
+import { startForgedRow } from './forged-rows.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
 
 const ATTACK_NAME = "a connection row forged in visibility, its memo sealed with another tenant's key, against the tenant's listing";
@@ -19,22 +18,12 @@ const ATTACK_NAME = "a connection row forged in visibility, its memo sealed with
  * its attributes, as any other.
  */
 export async function forgedListingRowAttack(target: MessageTarget, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
-  const { customerId, taskQueue } = target;
+  const { customerId } = target;
   const namespace = target.raw.options.namespace;
   const workflowId = `connection-${customerId}:forged-row-${randomUUID().slice(0, 8)}`;
   const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload({ status: 'AwaitingAnswer' })], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
   const memo: Record<string, Payload> = sealed ? { state: sealed } : {};
-  await target.raw.workflowService.startWorkflowExecution({
-    namespace,
-    workflowId,
-    requestId: randomUUID(),
-    workflowType: { name: 'connectionWorkflow' },
-    taskQueue: { name: taskQueue },
-    workflowStartDelay: msToTs(10 * 60_000),
-    memo: { fields: memo },
-    searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordAttribute(customerId) } },
-    identity: 'security-check forger',
-  });
+  await startForgedRow(target, { workflowId, workflowType: 'connectionWorkflow', memo, keywords: { [CustomerIdKey.name]: customerId } });
   try {
     let lastProblem = 'not listed yet';
     const listed = await until(async () => {
