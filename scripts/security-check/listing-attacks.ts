@@ -1,8 +1,8 @@
 /**
  * security:check's attack on a tenant's listings: a connection row forged in visibility under the
  * tenant's id, its memo sealed with another tenant's key. The pipeline's and operators' listings
- * (src/client/connections.ts list, and every listing that reads ids, search attributes and status)
- * read no memo: one row this process cannot open must not fail the tenant's whole listing.
+ * (src/client/connections.ts list, and the others docs/threat-model.md names) read no memo: one row
+ * this process cannot open must not fail the tenant's whole listing.
  */
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';

@@ -8,7 +8,7 @@
  */
 
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
+import { executionInfoFromRaw, rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers.js';
 import type { LoadedDataConverter, Payload, ProtoFailure, SerializationContext } from '@temporalio/common';
 import type proto from '@temporalio/proto';
 import {
@@ -54,6 +54,10 @@ export function executionInfoWithoutMemo(row: proto.temporal.api.workflow.v1.IWo
   const withoutMemo = Object.assign(Object.create(Object.getPrototypeOf(row) as object) as typeof row, row, { memo: null });
   return executionInfoFromRaw(withoutMemo, converter, row, namespace);
 }
+
+// A raw list's refusal turned into the errors the client's list throws (NamespaceNotFoundError and
+// the like, else its ServiceError), which every client's error mapping knows (access denied, unavailable).
+export { rethrowKnownErrorTypes };
 
 // A failure read from raw history (a diagnosis, an attack's outcome), decoded into the error the
 // client would throw; the client does this only for the result it awaits.

@@ -4,9 +4,9 @@
  * them so: the SDK's list decodes every memo in one go, and a single row this process cannot open
  * (sealed with another tenant's key, or not sealed) would fail the whole listing.
  */
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { isGrpcServiceError, ServiceError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import type proto from '@temporalio/proto';
-import { executionInfoWithoutMemo } from '../sdk/internals.js';
+import { executionInfoWithoutMemo, rethrowKnownErrorTypes } from '../sdk/internals.js';
 
 export type VisibilityRow = proto.temporal.api.workflow.v1.IWorkflowExecutionInfo;
 
@@ -18,7 +18,12 @@ export async function* visibilityRows(temporal: Client, query: string, pageSize:
   let rows = 0;
   let nextPageToken: Uint8Array | undefined;
   do {
-    const response = await temporal.workflowService.listWorkflowExecutions({ namespace: temporal.options.namespace, pageSize, query, ...(nextPageToken ? { nextPageToken } : {}) });
+    let response;
+    try {
+      response = await temporal.workflowService.listWorkflowExecutions({ namespace: temporal.options.namespace, pageSize, query, ...(nextPageToken ? { nextPageToken } : {}) });
+    } catch (error) {
+      throw listError(error);
+    }
     rows += response.executions.length;
     yield* response.executions;
     nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
@@ -33,4 +38,15 @@ export async function* listedExecutions(temporal: Client, query: string, pageSiz
   for await (const row of visibilityRows(temporal, query, pageSize)) {
     yield await executionInfoWithoutMemo(row, temporal.options.loadedDataConverter, temporal.options.namespace);
   }
+}
+
+/**
+ * A refused list as the client's own list throws it: a known kind (a namespace not found) as the
+ * SDK's error, any other gRPC refusal as its ServiceError with the refusal as the cause. The clients
+ * map a ServiceError to access denied or unavailable; a bare gRPC error they would pass on raw.
+ */
+function listError(error: unknown): Error {
+  if (!isGrpcServiceError(error)) return new ServiceError('Unexpected error while making gRPC request', { cause: error instanceof Error ? error : new Error(String(error)) });
+  rethrowKnownErrorTypes(error);
+  return new ServiceError('Failed to list workflows', { cause: error });
 }
