@@ -35,9 +35,17 @@ export async function forgedListingRowAttack(target: MessageTarget, otherTenant:
         return undefined;
       }
     }, 'the forged row in the tenant listing').catch(() => undefined);
-    return listed === undefined
-      ? { name: ATTACK_NAME, refused: false, detail: `the tenant's listing failed or left the row out: ${lastProblem.slice(0, 160)}` }
-      : { name: ATTACK_NAME, refused: true, detail: `the listing answered with ${listed} row(s), the forged one by its attributes, its memo never opened` };
+    if (listed === undefined) return { name: ATTACK_NAME, refused: false, detail: `the tenant's listing failed or left the row out: ${lastProblem.slice(0, 160)}` };
+    // The console finds the tenants it counts by each one's newest row: the forged one, here.
+    const counted = await target.connections.counts.tenants(1000).then(
+      (found) => (found.tenants.includes(customerId) ? 'found the tenant' : 'left the tenant out'),
+      (error: unknown) => `failed: ${(error instanceof Error ? error.message : String(error)).slice(0, 120)}`,
+    );
+    return {
+      name: ATTACK_NAME,
+      refused: counted === 'found the tenant',
+      detail: `the listing answered with ${listed} row(s), the forged one by its attributes, its memo never opened; the console's search for tenants to count ${counted}`,
+    };
   } finally {
     await target.sealed.workflow.getHandle(workflowId).terminate('security-check: the forged row ends').catch(() => undefined);
   }

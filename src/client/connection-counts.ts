@@ -14,6 +14,8 @@ import type { Client } from '@temporalio/client';
 import { CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES } from '../contract/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey } from '../contract/search-attributes.js';
 import { quoteVisibilityValue } from './visibility.js';
+import { decodeTypedSearchAttributes } from '../sdk/internals.js';
+import { visibilityRows } from '../temporal/visibility-rows.js';
 
 export type RunningConnectionStatus = (typeof RUNNING_CONNECTION_STATUSES)[number];
 
@@ -55,7 +57,7 @@ export function unknownTenantQuery(known: readonly string[]): string {
 }
 
 export class ConnectionCountsClient {
-  constructor(private readonly client: Pick<Client, 'workflow'>) {}
+  constructor(private readonly client: Pick<Client, 'workflow' | 'workflowService' | 'options'>) {}
 
   /** The tenant's connections by status; the parts are separate queries, so a connection that moved between them may show in neither or both. */
   async ofTenant(customerId: string): Promise<TenantConnectionCounts> {
@@ -88,8 +90,10 @@ export class ConnectionCountsClient {
   }
 
   private async newestUnknown(known: readonly string[]): Promise<string | undefined> {
-    for await (const info of this.client.workflow.list({ query: unknownTenantQuery(known), pageSize: 1 })) {
-      const customerId = info.typedSearchAttributes.get(CustomerIdKey);
+    // A raw row, its memo never decoded: one this process cannot open (a row forged with another
+    // tenant's key) would fail the client's list, and every count after it.
+    for await (const row of visibilityRows(this.client, unknownTenantQuery(known), 1)) {
+      const customerId = decodeTypedSearchAttributes(row.searchAttributes?.indexedFields ?? undefined).get(CustomerIdKey);
       // IS NOT NULL keeps this from happening; were it to, stopping beats asking the same again.
       return customerId === undefined || known.includes(customerId) ? undefined : customerId;
     }

@@ -14,7 +14,7 @@ export type VisibilityRow = proto.temporal.api.workflow.v1.IWorkflowExecutionInf
  * Every row of `query` in the client's namespace, `pageSize` a request; with `maxRows`, no page is
  * asked for once that many rows were read (a flood of rows cannot keep the reader going).
  */
-export async function* visibilityRows(temporal: Client, query: string, pageSize: number, maxRows = Number.POSITIVE_INFINITY): AsyncGenerator<VisibilityRow> {
+export async function* visibilityRows(temporal: Pick<Client, 'workflowService' | 'options'>, query: string, pageSize: number, maxRows = Number.POSITIVE_INFINITY): AsyncGenerator<VisibilityRow> {
   let rows = 0;
   let nextPageToken: Uint8Array | undefined;
   do {

@@ -7,25 +7,35 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client, CountWorkflowExecution } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { ConnectionCountsClient, tenantCountQuery, unknownTenantQuery } from '../../src/client/connection-counts.js';
 import { CustomerIdKey } from '../../src/contract/search-attributes.js';
 
 /** A client whose visibility holds one connection per listed tenant (newest first) and answers counts from `counts`. */
+/** A search attribute's payload as the server keeps a Keyword. */
+function keywordPayload(value: string) {
+  const payload = defaultPayloadConverter.toPayload(value);
+  return { ...payload, metadata: { ...payload.metadata, type: new TextEncoder().encode('Keyword') } };
+}
+
 function fakeClient(tenants: readonly string[], counts: (query: string) => CountWorkflowExecution) {
   const listed: string[] = [];
   const client = {
     workflow: {
       count: (query: string) => Promise.resolve(counts(query)),
-      list: ({ query }: { query: string }) => {
+    },
+    options: { namespace: 'default' },
+    // Visibility's raw rows (the next tenant's newest connection), as the server answers a list.
+    workflowService: {
+      listWorkflowExecutions: ({ query }: { query: string }) => {
         listed.push(query);
         const excluded = /NOT IN \(([^)]*)\)/.exec(query)?.[1]?.split(', ').map((quoted) => JSON.parse(quoted) as string) ?? [];
         const next = tenants.find((tenant) => !excluded.includes(tenant));
-        // `for await` takes a plain list as well as the SDK's async iterable.
-        return next === undefined ? [] : [{ typedSearchAttributes: new TypedSearchAttributes([{ key: CustomerIdKey, value: next }]) }];
+        const executions = next === undefined ? [] : [{ searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordPayload(next) } } }];
+        return Promise.resolve({ executions, nextPageToken: new Uint8Array() });
       },
     },
-  } as unknown as Pick<Client, 'workflow'>;
+  } as unknown as Pick<Client, 'workflow' | 'workflowService' | 'options'>;
   return { client, listed };
 }
 

@@ -183,7 +183,7 @@ void describe('the pipeline client', () => {
     await client.cancel(id);
   });
 
-  void it('lists a connection whose memo this client cannot open (started raw, unsealed) by its attributes, never failing the listing', async () => {
+  void it('lists a connection whose memo this client cannot open (started raw, unsealed) by its attributes, never failing the listing or the tenants\' count', async () => {
     // Anyone who may start workflows can put such a row in visibility under a tenant's id; the SDK's
     // list decodes every memo and one refused would fail the tenant's whole listing.
     const raw = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
@@ -197,6 +197,8 @@ void describe('the pipeline client', () => {
     try {
       const listed = await waitFor(async () => (await client.list({ customerId: stack.customerId })).find((c) => c.workflowId === forged.workflowId), { describe: 'the raw row listed' });
       assert.deepEqual({ customerId: listed.customerId, executionStatus: listed.executionStatus }, { customerId: stack.customerId, executionStatus: 'RUNNING' });
+      // The console's tenants are found by each one's newest row: this one, read without its memo.
+      assert.ok((await client.counts.tenants(1000)).tenants.includes(stack.customerId), 'the tenant found through the row');
     } finally {
       await forged.terminate('test over');
     }
