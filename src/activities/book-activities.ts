@@ -8,12 +8,12 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { decodeMapFromPayloads, decodeTypedSearchAttributes } from '../sdk/internals.js';
 import { describeIssues } from '../aggregator/schemas.js';
-import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag, type PublishedWindow } from '../contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryLoginOf, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag, type PublishedWindow } from '../contract/book-definitions.js';
 import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
 import { EndUserChallengeKey } from '../contract/search-attributes.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
-import { visibilityRows } from '../temporal/visibility-rows.js';
+import { visibilityPage, visibilityRows } from '../temporal/visibility-rows.js';
 import type { TenantPauses } from './tenant-pauses.js';
 
 export interface BookActivitiesDeps {
@@ -42,12 +42,6 @@ export interface BookPage {
   readonly nextPageToken?: string | undefined;
 }
 
-/** The login an entry's workflow id names (`book-entry-<customerId>:<loginId>`). */
-function loginIdOf(workflowId: string, customerId: string): string {
-  const prefix = `book-entry-${customerId}:`;
-  return workflowId.startsWith(prefix) ? workflowId.slice(prefix.length) : workflowId;
-}
-
 /** The connection an entry's record makes, or why it cannot make one. */
 export function connectionInputOf(customerId: string, loginId: string, record: unknown): { input: ConnectionInputArgs } | { problem: string } {
   const enrolment = record as Partial<BookEnrolment> | undefined;
@@ -66,19 +60,14 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
   return {
     /** One page of the book, each entry checked; visibility's order (newest enrolment first) and token keep pages stable. */
     async readBookPage({ customerId, cadence, pageSize, pageToken }: BookPageRequest): Promise<BookPage> {
-      const response = await temporal.workflowService.listWorkflowExecutions({
-        namespace,
-        pageSize,
-        query: bookEntriesQuery(customerId, cadence),
-        ...(pageToken ? { nextPageToken: Buffer.from(pageToken, 'base64') } : {}),
-      });
+      const page = await visibilityPage(temporal, bookEntriesQuery(customerId, cadence), pageSize, pageToken);
       const entries: BookPageEntry[] = [];
-      for (const execution of response.executions) {
+      for (const execution of page.rows) {
         const workflowId = execution.execution?.workflowId ?? '';
-        const loginId = loginIdOf(workflowId, customerId);
-        if (!workflowId.startsWith(bookEntryWorkflowId(customerId, ''))) {
+        const loginId = bookEntryLoginOf(workflowId, customerId);
+        if (loginId === undefined) {
           // Not an id the product gives this tenant's entries: its memo's context would name no tenant (or another), so it is not opened.
-          entries.push({ kind: 'malformed', loginId, problem: `its workflow id is not one of ${customerId}'s book entries` });
+          entries.push({ kind: 'malformed', loginId: workflowId, problem: `its workflow id is not one of ${customerId}'s book entries` });
           continue;
         }
         let memo: Record<string, unknown> | undefined;
@@ -98,7 +87,7 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         entries.push('input' in made ? { kind: 'refresh', loginId, input: made.input } : { kind: 'malformed', loginId, problem: made.problem.slice(0, 300) });
       }
       // A short page is the last (visibility may still hand out a token, to an empty page).
-      const token = response.executions.length >= pageSize && response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
+      const token = page.rows.length >= pageSize ? page.nextPageToken : undefined;
       return { entries, ...(token ? { nextPageToken: token } : {}) };
     },
 
@@ -110,7 +99,10 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
       // Raw rows, their memos never decoded: only the ids are needed, and the SDK's list would fail on
       // any row whose memo this worker cannot open (one forged entry would stall the refresh).
       const enrolled: string[] = [];
-      for await (const execution of visibilityRows(temporal, query, loginIds.length)) enrolled.push(loginIdOf(execution.execution?.workflowId ?? '', customerId));
+      for await (const execution of visibilityRows(temporal, query, loginIds.length)) {
+        const workflowId = execution.execution?.workflowId ?? '';
+        enrolled.push(bookEntryLoginOf(workflowId, customerId) ?? workflowId);
+      }
       return enrolled;
     },
 

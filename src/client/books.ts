@@ -28,6 +28,7 @@ import {
   BOOK_ENTRY_MEMO,
   BOOK_ENTRY_WORKFLOW_TYPE,
   BOOK_REFRESH_WORKFLOW_TYPE,
+  bookEntryLoginOf,
   bookEntryWorkflowId,
   bookEntriesQuery,
   bookProgressQuery,
@@ -69,7 +70,7 @@ import {
 import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
 import type { EndUserFlag, RefreshSchedules } from './schedules.js';
 import { unreadableQueryError } from './unreadable-history.js';
-import { listedExecutions } from '../temporal/visibility-rows.js';
+import { listedExecutions, visibilityPage } from '../temporal/visibility-rows.js';
 
 /** A login's place in the book, as the pipeline sees it. */
 export interface BookEntrySummary extends BookEnrolment {
@@ -274,18 +275,13 @@ export class BooksClient {
       ...(input.needsEndUser === undefined ? [] : [`${EndUserChallengeKey.name} ${input.needsEndUser ? 'IS NOT NULL' : 'IS NULL'}`]),
     ].join(' AND ');
     try {
-      const response = await this.client.workflowService.listWorkflowExecutions({
-        namespace: this.client.options.namespace,
-        pageSize: input.pageSize ?? 100,
-        query,
-        ...(input.pageToken ? { nextPageToken: Buffer.from(input.pageToken, 'base64') } : {}),
-      });
+      const page = await visibilityPage(this.client, query, input.pageSize ?? 100, input.pageToken);
       const entries: BookEntrySummary[] = [];
       const unreadable: { workflowId: string; problem: string }[] = [];
-      for (const execution of response.executions) {
+      for (const execution of page.rows) {
         const workflowId = execution.execution?.workflowId ?? '';
         // One row that cannot be opened is named, not allowed to fail the page (the rest are the tenant's).
-        if (!workflowId.startsWith(bookEntryWorkflowId(input.customerId, ''))) {
+        if (bookEntryLoginOf(workflowId, input.customerId) === undefined) {
           unreadable.push({ workflowId, problem: `its workflow id is not one of ${input.customerId}'s book entries` });
           continue;
         }
@@ -301,8 +297,7 @@ export class BooksClient {
           unreadable.push({ workflowId, problem: (error instanceof Error ? error.message : String(error)).slice(0, 300) });
         }
       }
-      const token = response.nextPageToken?.length ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
-      return { entries, ...(unreadable.length > 0 ? { unreadable } : {}), ...(token ? { nextPageToken: token } : {}) };
+      return { entries, ...(unreadable.length > 0 ? { unreadable } : {}), ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
     } catch (error) {
       throw this.mapError(error);
     }

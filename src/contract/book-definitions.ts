@@ -31,6 +31,15 @@ export function bookEntryWorkflowId(customerId: string, loginId: string): string
   return `book-entry-${customerId}:${loginId}`;
 }
 
+/**
+ * The login an id names when it is one of the tenant's book entries; undefined for any other id (a
+ * row forged in visibility under another id: its memo's context would name no tenant, or another).
+ */
+export function bookEntryLoginOf(workflowId: string, customerId: string): string | undefined {
+  const prefix = bookEntryWorkflowId(customerId, '');
+  return workflowId.startsWith(prefix) ? workflowId.slice(prefix.length) : undefined;
+}
+
 /** `book-<customerId>:<cadence>`: the Schedule that refreshes the book; its runs are `<this>-<scheduled time>`. */
 export function bookScheduleId(customerId: string, cadence: string): string {
   return `book-${customerId}:${cadence}`;

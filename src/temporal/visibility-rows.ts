@@ -10,24 +10,37 @@ import { executionInfoWithoutMemo, rethrowKnownErrorTypes } from '../sdk/interna
 
 export type VisibilityRow = proto.temporal.api.workflow.v1.IWorkflowExecutionInfo;
 
+/** One page of visibility's rows, and the token of the next (base64, as the product hands page tokens out; none after the last). */
+export interface VisibilityPage {
+  readonly rows: VisibilityRow[];
+  readonly nextPageToken?: string;
+}
+
+/** The page of `query` that `pageToken` names (the first without one); a refusal as the client's list throws it. */
+export async function visibilityPage(temporal: Pick<Client, 'workflowService' | 'options'>, query: string, pageSize: number, pageToken?: string): Promise<VisibilityPage> {
+  let response;
+  try {
+    response = await temporal.workflowService.listWorkflowExecutions({ namespace: temporal.options.namespace, pageSize, query, ...(pageToken ? { nextPageToken: Buffer.from(pageToken, 'base64') } : {}) });
+  } catch (error) {
+    throw listError(error);
+  }
+  const next = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64') : undefined;
+  return { rows: response.executions, ...(next ? { nextPageToken: next } : {}) };
+}
+
 /**
  * Every row of `query` in the client's namespace, `pageSize` a request; with `maxRows`, no page is
  * asked for once that many rows were read (a flood of rows cannot keep the reader going).
  */
 export async function* visibilityRows(temporal: Pick<Client, 'workflowService' | 'options'>, query: string, pageSize: number, maxRows = Number.POSITIVE_INFINITY): AsyncGenerator<VisibilityRow> {
   let rows = 0;
-  let nextPageToken: Uint8Array | undefined;
+  let pageToken: string | undefined;
   do {
-    let response;
-    try {
-      response = await temporal.workflowService.listWorkflowExecutions({ namespace: temporal.options.namespace, pageSize, query, ...(nextPageToken ? { nextPageToken } : {}) });
-    } catch (error) {
-      throw listError(error);
-    }
-    rows += response.executions.length;
-    yield* response.executions;
-    nextPageToken = response.nextPageToken && response.nextPageToken.length > 0 ? response.nextPageToken : undefined;
-  } while (nextPageToken && rows < maxRows);
+    const page = await visibilityPage(temporal, query, pageSize, pageToken);
+    rows += page.rows.length;
+    yield* page.rows;
+    pageToken = page.nextPageToken;
+  } while (pageToken && rows < maxRows);
 }
 
 /**
