@@ -76,9 +76,17 @@ describe('admission of unattended connections', () => {
     }, { describe: 'all at the admission, the window granted' });
     assert.equal(held.inFlight, WINDOW, 'the window, and no more, admitted');
     assert.equal(held.queued, 4);
-    const waiting = await storm.at(-1)!.query(connectionStateQuery);
-    assert.equal(waiting.status, 'Authorizing');
-    assert.ok(waiting.admission?.queuedAt, 'the last one says it is queued');
+    // The queue's order is the order the asks reached the admission, not the order of the starts: the
+    // queued ones are those not admitted once every grant sent has reached its connection.
+    const waiting = await waitFor(async () => {
+      const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
+      const notAdmitted = states.filter((state) => state.admission?.admittedAt === undefined);
+      return notAdmitted.length === 4 ? notAdmitted : undefined;
+    }, { describe: 'four connections still waiting for room' });
+    for (const state of waiting) {
+      assert.equal(state.status, 'Authorizing');
+      assert.ok(state.admission?.queuedAt, 'a queued one says it is queued');
+    }
 
     // A live user meanwhile: no admission, done while the storm still queues.
     const live = await stack.start({ customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD, save: false }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 100 } });
