@@ -30,7 +30,7 @@
 // `<n> passed, <n> failed, <n> skipped` alone on a line.
 /* global process, console, setTimeout, clearTimeout, URL */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -147,6 +147,12 @@ const workerRegistry = mkdtempSync(join(tmpdir(), 'test-worker-registry-'));
 const MIN_REPLAYED = filters.length === 0 && dirAt === -1 && !onlyChanged && !unitTier ? 50 : 0;
 // Where each file's machine-readable report goes.
 const reportDir = mkdtempSync(join(tmpdir(), 'test-file-reports-'));
+// Each file's own temporary directory (its TMPDIR), removed with the run: what a test leaves there
+// (key files, audit logs, payload stores, a server's data) outlives the file for the replay at the
+// end, and no longer the run. Others may pass through, not list (0711): PostgreSQL, started as its
+// own user under root, reaches its data directory here.
+const filesTmpDir = mkdtempSync(join(tmpdir(), 'test-files-tmp-'));
+chmodSync(filesTmpDir, 0o711);
 const REPORTER = join(root, 'scripts/lib/test-file-reporter.mjs');
 const TEST_TIMEOUT_MS = 300_000;
 
@@ -170,6 +176,7 @@ async function shutdown(exitCode) {
   if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
   rmSync(workerRegistry, { recursive: true, force: true });
   rmSync(reportDir, { recursive: true, force: true });
+  rmSync(filesTmpDir, { recursive: true, force: true });
   process.exit(exitCode);
 }
 
@@ -256,6 +263,9 @@ function runFile(file, index) {
   const buffered = concurrency > 1;
   const startedAt = Date.now();
   const cpu = cpuGroups.fileCpuGroup(String(process.pid), index);
+  const fileTmpDir = join(filesTmpDir, String(index));
+  mkdirSync(fileTmpDir);
+  chmodSync(fileTmpDir, 0o711);
   const nodeArgs = [
       '--import', 'tsx',
       // One file, in this process (so the reporters see an exit halfway: no end line), each test
@@ -273,7 +283,7 @@ function runFile(file, index) {
       cwd: root,
       detached: true,
       stdio: buffered ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, ...sharedEnv(), ...(buffered && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
+      env: { ...process.env, ...sharedEnv(), TMPDIR: fileTmpDir, ...(buffered && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
     },
   );
   running.add(child);
