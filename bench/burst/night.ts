@@ -52,7 +52,7 @@ import {
 import type { BurstOptions, Mode } from './options.js';
 import { OtherLoad } from './other-load.js';
 import { refreshReplayLine, replayRefreshes } from './refresh-replay.js';
-import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, throttleRuns, type LiveTimes, type Observed } from './phases.js';
+import { awaitEnds, LIVE_USERNAME, mapLimit, observe, operateLive, spanProfile, throttleRuns, type LiveTimes, type Observed } from './phases.js';
 import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './stack.js';
 
 /** The night's cadence (its Schedule: `book-<tenant>:nightly`) and the baselines' (run by hand). */
@@ -66,9 +66,8 @@ const ENROL_ATTEMPTS = 5;
 /** Every connection polls once a second while its data is pending; nothing times out within a run. */
 const TIMING = { pollIntervalMs: 1_000, pollTimeoutMs: 2 * 60 * 60_000 } as const;
 const IDLE_LIVE_SPACING_MS = 500;
-/** The slowest live answers whose connections' histories are read for where the time went, and the gaps shown. */
-const SLOW_ANSWERS_SHOWN = 3;
-const SLOW_ANSWER_GAP_MS = 100;
+/** The slowest live answers and first challenges whose connections' histories are read for where the time went. */
+const SLOW_SPANS_SHOWN = 3;
 const IDLE_CPU_SAMPLE_MS = 5_000;
 /** After enrolling: the stack counts as quiet under this much CPU a second (ms), two samples in a row. */
 const QUIET_STACK_MS_PER_SECOND = 200;
@@ -297,7 +296,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   log(`== night, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A's book ${options.a}, B's ${options.b}, live ${options.live}; alone A ${options.aloneA}, B ${options.aloneB}; ${options.workers} workers; run directory ${runDir}`);
   const otherLoad = OtherLoad.start(options.otherLoadPercent);
   if (otherLoad.percent > 0) log(`other load: ${otherLoad.percent}% of each of ${availableParallelism()} cores, busy processes for the whole run`);
-  const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
+  const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, unattendedInProcess: options.unattendedInProcess, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
   log(
     `stack: Temporal server ${stack.serverVersion} on PostgreSQL, ${options.workers} workers; SERVICE_BUDGET_RPS ${options.budgetRps}, SERVICE_BUDGET_TENANT_RPS ${options.tenantBudgetRps}` +
       (mode === 'on' ? `, TENANT_WEIGHTS ${[...TENANT_WEIGHTS].map(([tenant, weight]) => `${tenant}:${weight}`).join(',')}; matching.enableFairness true` : '; no tenant weights; matching.enableFairness false'),
@@ -334,7 +333,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   const ratesTimer = setInterval(() => void readRates().catch(() => undefined), RATES_EVERY_MS);
   try {
     // ---- baseline 1: the live connections alone --------------------------------------------------
-    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
+    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
     let since = new Date().toISOString();
     const idle = await operateLive(stack, TENANT_LIVE, 'idle', liveScenario, evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS), Date.now(), idleTimes);
     const idleStarted = Date.now();
@@ -388,7 +387,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     for (const tenant of [TENANT_A, TENANT_B]) await stack.connections.books.schedule({ customerId: tenant, cadence: NIGHT_CADENCE, when: { kind: 'daily', at, timeZone: 'UTC' } });
     const expectedMs = expectedNightMs({ a: options.a, b: options.b, capacityRps, budgetRps: options.budgetRps, aLimit: options.aLimit, requestsPerRefresh: REFRESH_REQUESTS });
     const liveOffsets = evenStarts(options.live, expectedMs);
-    const nightTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
+    const nightTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
     await readRates().catch(() => undefined);
     const origin = Date.now();
     since = new Date(origin).toISOString();
@@ -498,15 +497,22 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const live = figures.live;
     log(`  live first challenge (start → challenge): night p50 ${fmt(figures.firstChallenge?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallenge?.p99 ?? NaN)} ms; idle p50 ${fmt(figures.firstChallengeIdle?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallengeIdle?.p99 ?? NaN)} ms`);
     log(`  live answers: night ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; the last live connection started at +${seconds(liveOffsets.at(-1) ?? 0)}`);
-    // Where the slowest answers' time went, read from their connections' histories.
-    const slowAnswers = nightTimes.answers
-      .map((ms, index) => ({ ms, workflowId: nightTimes.answeredBy[index] ?? '?', atMs: nightTimes.answeredAt[index] ?? 0 }))
-      .sort((x, y) => y.ms - x.ms)
-      .slice(0, SLOW_ANSWERS_SHOWN);
-    for (const slow of slowAnswers) {
-      // The gaps of the answer's own span (clocks of one machine).
-      const waits = await longWaits(stack, slow.workflowId, SLOW_ANSWER_GAP_MS, 6, { fromMs: slow.atMs, toMs: slow.atMs + slow.ms }).catch((error: unknown) => [`history not read: ${error instanceof Error ? error.message : String(error)}`]);
-      log(`  slow answer: ${fmt(slow.ms)} ms in ${slow.workflowId}; its longest waits (over ${SLOW_ANSWER_GAP_MS} ms): ${waits.join('; ') || 'none'}`);
+    // Where the slowest answers' and first challenges' time went, read from their connections'
+    // histories, beside the idle run's median one of each.
+    const spans = (times: LiveTimes, which: 'answer' | 'first challenge') =>
+      (which === 'answer' ? times.answers : times.firstChallenge).map((ms, index) => ({
+        ms,
+        workflowId: (which === 'answer' ? times.answeredBy : times.firstChallengeBy)[index] ?? '?',
+        atMs: (which === 'answer' ? times.answeredAt : times.firstChallengeAt)[index] ?? 0,
+      }));
+    for (const which of ['answer', 'first challenge'] as const) {
+      const idleSorted = spans(idleTimes, which).sort((x, y) => x.ms - y.ms);
+      const typical = idleSorted[Math.floor(idleSorted.length / 2)];
+      const slowest = spans(nightTimes, which).sort((x, y) => y.ms - x.ms).slice(0, SLOW_SPANS_SHOWN);
+      for (const [label, span] of [...(typical ? [['idle median', typical] as const] : []), ...slowest.map((slow) => ['slow night', slow] as const)]) {
+        const profile = await spanProfile(stack, span.workflowId, { fromMs: span.atMs, toMs: span.atMs + span.ms }).catch((error: unknown) => `history not read: ${describeError(error)}`);
+        log(`  ${label} ${which}: ${fmt(span.ms)} ms in ${span.workflowId}: ${profile}`);
+      }
     }
     for (const [name, tenant] of [
       ['A', TENANT_A],

@@ -46,6 +46,9 @@ export interface LiveTimes {
   readonly answeredAt: number[];
   /** Per connection: start → its first challenge (update-with-start), ms. */
   readonly firstChallenge: number[];
+  /** The connection of each first challenge and when it was started (epoch ms), in the order of `firstChallenge`. */
+  readonly firstChallengeBy: string[];
+  readonly firstChallengeAt: number[];
   /** What the operator could not do (a challenge with no listed answer, an update that failed). */
   readonly problems: string[];
 }
@@ -154,8 +157,11 @@ async function operateOne(stack: Stack, tenant: string, phase: Phase, scenario: 
   };
   try {
     const startedAt = performance.now();
+    const startedAtEpoch = Date.now();
     const first = await stack.connections.startAndAwaitFirstStep(key, input);
     times.firstChallenge.push(performance.now() - startedAt);
+    times.firstChallengeBy.push(key);
+    times.firstChallengeAt.push(startedAtEpoch);
     let set = first.step === 'challenge' ? first.challengeSet : undefined;
     for (let answered = 0; set && answered < MAX_ANSWERS; answered += 1) {
       const responses = answerFor(scenario, set.challenges, 'correct', 1);
@@ -245,7 +251,7 @@ function eventName(type: number | null | undefined): string {
  * (pollAccountsDetail, attempt 1)", and how many more there were; with `within`, only the waits that
  * overlap that span (epoch ms).
  */
-export async function longWaits(stack: Stack, workflowId: string, minGapMs: number, shown = 4, within?: { readonly fromMs: number; readonly toMs: number }): Promise<string[]> {
+export async function longWaits(stack: Stack, workflowId: string, minGapMs: number, shown = 4): Promise<string[]> {
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   const events = history.events ?? [];
   const scheduled = new Map<string, string>();
@@ -258,8 +264,6 @@ export async function longWaits(stack: Stack, workflowId: string, minGapMs: numb
     if (activity) scheduled.set(String(event.eventId), activity);
     const gap = eventTimeMs(event.eventTime) - eventTimeMs(before.eventTime);
     if (!(gap > minGapMs)) continue;
-    // Only the part of the history inside `within` (an answer's time): the gap counts from its start at the earliest.
-    if (within && (eventTimeMs(event.eventTime) < within.fromMs || eventTimeMs(before.eventTime) > within.toMs)) continue;
     const started = event.activityTaskStartedEventAttributes;
     const detail = started ? ` (${scheduled.get(String(started.scheduledEventId)) ?? '?'}, attempt ${started.attempt ?? '?'}${started.lastFailure?.message ? `, last failure: ${started.lastFailure.message.slice(0, 120)}` : ''})` : '';
     waits.push({ gap, text: `${eventName(event.eventType)} ${gap < 1_000 ? `${Math.round(gap)} ms` : `${(gap / 1000).toFixed(1)} s`} after ${eventName(before.eventType)}${detail}` });
@@ -306,6 +310,36 @@ export async function timeProfile(stack: Stack, workflowIds: readonly string[], 
   const named = new Set([FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS)]);
   const shown = [...medianMs].filter(([kind, ms]) => named.has(kind) || ms >= 10);
   return shown.map(([kind, ms]) => `${kind} ${(ms / 1000).toFixed(2)} s`).join(', ') + ` (medians of ${sums.length} connections)`;
+}
+
+/**
+ * Where one span of a connection's life went (an answer's or its first challenge's time, `within`,
+ * clocks of one machine), from its history: each gap between two events, clipped to the span, by the
+ * kind of wait it ends (as timeProfile); what no gap covers is the client's side (sending, and hearing
+ * the outcome). Kinds of at least 1 ms, largest first.
+ */
+export async function spanProfile(stack: Stack, workflowId: string, within: { readonly fromMs: number; readonly toMs: number }): Promise<string> {
+  const events = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const sum = new Map<string, number>();
+  let covered = 0;
+  for (let index = 1; index < events.length; index += 1) {
+    const event = events[index];
+    const before = events[index - 1];
+    if (!event || !before) continue;
+    const from = Math.max(within.fromMs, eventTimeMs(before.eventTime));
+    const to = Math.min(within.toMs, eventTimeMs(event.eventTime));
+    if (!(to > from)) continue;
+    const type = eventName(event.eventType);
+    const kind = index === 2 && type === 'WORKFLOW_TASK_STARTED' ? FIRST_TASK_QUEUED : (WAIT_KINDS[type] ?? `${type.toLowerCase()} after ${eventName(before.eventType).toLowerCase()}`);
+    sum.set(kind, (sum.get(kind) ?? 0) + to - from);
+    covered += to - from;
+  }
+  sum.set("the client's side", within.toMs - within.fromMs - covered);
+  return [...sum]
+    .filter(([, ms]) => ms >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, ms]) => `${kind} ${Math.round(ms)} ms`)
+    .join(', ');
 }
 
 /** The tenant throttle's runs (one per pause episode), per tenant. */
