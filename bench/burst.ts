@@ -91,7 +91,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
   const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, mode: 'bucket', weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
   log('');
   log(`== burst, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A ${options.a}, B ${options.b}, live ${options.live}; ${options.workers} workers; run directory ${runDir}`);
-  const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
+  const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, unattendedInProcess: options.unattendedInProcess, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
   log(
     `stack: Temporal server ${stack.serverVersion} on PostgreSQL, ${options.workers} workers; SERVICE_BUDGET_RPS ${options.budgetRps}, SERVICE_BUDGET_TENANT_RPS ${options.tenantBudgetRps}` +
       (mode === 'on'
@@ -119,7 +119,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
 
   try {
     // ---- baseline 1: the live connections alone -------------------------------------------------
-    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
+    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
     let since = new Date().toISOString();
     let origin = Date.now();
     const idleOffsets = evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS);
@@ -155,7 +155,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     const burstRequests = (options.a + options.b) * REFRESH_REQUESTS + options.live * LIVE_REQUESTS;
     const liveSpreadMs = expectedBurstMs(burstRequests, options.budgetRps, options.windowMs);
     const liveOffsets = evenStarts(options.live, liveSpreadMs);
-    const burstTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], problems: [] };
+    const burstTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
     await readRates().catch(() => undefined);
     since = new Date().toISOString();
     origin = Date.now();

@@ -44,7 +44,7 @@ import { WORKFLOW_SANDBOX_OPTIONS } from './bundle/workflow-code.js';
 import { becomeCurrent, loadWorkflowBuild, workerDeploymentOptions, type WorkflowBuild } from './worker/deployment.js';
 import { startWorkerHealthServer } from './worker/health.js';
 import { waitForFirstDataKey } from './worker/key-provider-ready.js';
-import { lowerCpuPriority } from './worker/cpu-priority.js';
+import { lowerCpuPriority, lowerThreadsStartedBy } from './worker/cpu-priority.js';
 
 /** How long a draining worker lets its in-flight activities finish before they are cancelled. */
 const WORKER_SHUTDOWN_GRACE = '2m';
@@ -187,7 +187,15 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
     });
-    workers = await Promise.all(config.pool.taskQueues.map(createWorker));
+    // The unattended pool's worker after the service queue's, so that the threads it starts are
+    // told apart and lowered (WORKER_UNATTENDED_NICE) when this process polls both.
+    const unattendedQueue = config.pool.taskQueues.length > 1 ? config.pool.unattendedTaskQueue : undefined;
+    workers = await Promise.all(config.pool.taskQueues.filter((queue) => queue !== unattendedQueue).map(createWorker));
+    if (unattendedQueue !== undefined) {
+      const { value, lowered } = await lowerThreadsStartedBy(config.pool.unattendedNice, () => createWorker(unattendedQueue));
+      workers.push(value);
+      if (lowered > 0) Runtime.instance().logger.info(`the unattended pool's ${lowered} workflow thread(s) at CPU priority ${config.pool.unattendedNice} (WORKER_UNATTENDED_NICE)`);
+    }
     // The `connections` Nexus service (NEXUS_ENDPOINT_TENANTS): a worker per endpoint, beside the service queue's.
     const nexusWorkers = config.pool.taskQueues.includes(config.temporal.taskQueue)
       ? await createConfiguredNexusWorkers({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, nexus: config.nexus, productCodec: encryptionCodecFor(config), productClient: temporal, priority: config.priority, unattendedTaskQueue: config.pool.unattendedTaskQueue })
@@ -243,9 +251,10 @@ function poolState(workers: readonly Worker[]): ReturnType<Worker['getState']> {
 }
 
 function describePool(config: WorkerConfig): string {
-  const { unattended, nice } = config.pool;
+  const { unattended, nice, unattendedNice } = config.pool;
   const queues = unattended === 'shared' ? 'unattended work shares the service queue' : `unattended work on ${config.pool.unattendedTaskQueue}`;
-  return nice > 0 ? `${queues}; CPU priority lowered by ${nice} (WORKER_NICE)` : queues;
+  const lowered = nice > 0 ? `${queues}; CPU priority lowered by ${nice} (WORKER_NICE)` : queues;
+  return unattendedNice > 0 ? `${lowered}; the unattended pool's workflow threads at ${unattendedNice} (WORKER_UNATTENDED_NICE)` : lowered;
 }
 
 /** Runs beside the worker: its polls register the version, then it can be made current. */

@@ -33,8 +33,10 @@ export interface BurstOptions {
   readonly workers: number;
   /** Of the workers, those of the unattended pool (UNATTENDED_POOL=separate); 0 is one shared pool. */
   readonly unattendedWorkers: number;
-  /** WORKER_NICE of the unattended pool's workers. */
+  /** WORKER_NICE of the unattended pool's workers (in process: WORKER_UNATTENDED_NICE of its workflow threads). */
   readonly unattendedNice: number;
+  /** The unattended pool in every worker process, beside the service queue's (UNATTENDED_POOL=separate, WORKER_POOL=all). */
+  readonly unattendedInProcess: boolean;
   /** A connection (the night: a book's login) not ended this long after its phase's last start (the night's trigger) is lost (ms). */
   readonly deadlineMs: number;
   readonly seed: number;
@@ -87,6 +89,9 @@ history (the latency, throughput, share and budget targets are figures, not verd
                      (default: the night 1, the storm 0; the storm's held starts run on the pool)
   --unattended-nice N  WORKER_NICE of the unattended pool's workers: they take the cores the service
                      pool leaves, as such a pool on shared hosts should (default 19)
+  --unattended-in-process  the unattended pool in every worker process beside the service queue's
+                     (UNATTENDED_POOL=separate, WORKER_POOL=all; not with --unattended-workers N > 0),
+                     its workflow threads at --unattended-nice (WORKER_UNATTENDED_NICE)
   --deadline S       a connection not ended this long after its phase's last start (the night:
                      after both Schedules were triggered) is lost (default 900; the night: 1800)
   --seed S           seed of the start times (default: random, printed)
@@ -128,6 +133,7 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   let workers = 3;
   let unattendedWorkers: number | undefined;
   let unattendedNice = 19;
+  let unattendedInProcess = false;
   let deadlineS: number | undefined;
   let seed: number | undefined;
   let keepLogs = false;
@@ -184,6 +190,9 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
       case '--unattended-nice':
         unattendedNice = number(flag, value(), 0, 19);
         break;
+      case '--unattended-in-process':
+        unattendedInProcess = true;
+        break;
       case '--deadline':
         deadlineS = number(flag, value(), 10, 24 * 3_600);
         break;
@@ -206,7 +215,8 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
   if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
   if (scenario === 'storm' && otherLoadPercent > 0) throw new BurstArgumentError('--other-load is for the night (the storm measures against its own idle and alone runs)');
-  const unattended = unattendedWorkers ?? (scenario === 'storm' ? 0 : 1);
+  if (unattendedInProcess && (unattendedWorkers ?? 0) > 0) throw new BurstArgumentError(`--unattended-in-process runs the unattended pool in every worker: not with --unattended-workers ${unattendedWorkers}`);
+  const unattended = unattendedWorkers ?? (scenario === 'storm' || unattendedInProcess ? 0 : 1);
   if (unattended >= workers) throw new BurstArgumentError(`--unattended-workers (${unattended}) must leave the service queue a worker of the ${workers} (--workers)`);
   const aloneB = Math.min(b, alone ?? DEFAULT_ALONE_MAX);
   return {
@@ -217,5 +227,5 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
     aloneA: Math.min(a, alone ?? aloneB),
     aloneB,
     modes: modes ?? (scenario === 'night' ? ['on'] : ['on', 'off']),
-    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, unattendedWorkers: unattended, unattendedNice, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns, otherLoadPercent };
+    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, unattendedWorkers: unattended, unattendedNice, unattendedInProcess, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns, otherLoadPercent };
 }

@@ -41,8 +41,10 @@ export interface StackSettings {
   readonly workers: number;
   /** Of the workers, the unattended pool's (UNATTENDED_POOL=separate, the last ones started); 0: one shared pool. */
   readonly unattendedWorkers?: number;
-  /** Their WORKER_NICE. */
+  /** Their WORKER_NICE (in process: WORKER_UNATTENDED_NICE of the pool's workflow threads). */
   readonly unattendedNice?: number;
+  /** The unattended pool in every worker process beside the service queue's (UNATTENDED_POOL=separate, WORKER_POOL=all). */
+  readonly unattendedInProcess?: boolean;
   readonly budgetRps: number;
   readonly tenantBudgetRps: number;
   readonly runDir: string;
@@ -122,7 +124,9 @@ export async function startStack(settings: StackSettings, resources: StackResour
     PAYLOAD_ENCRYPTION_KEY_ID: `burst-${runTag}`,
     PAYLOAD_STORE: 'local',
     PAYLOAD_STORE_DIRECTORY: join(runDir, 'payloads'),
-    UNATTENDED_POOL: unattendedWorkers > 0 ? 'separate' : 'shared',
+    // In process: every worker process polls both queues, the unattended pool's with an SDK worker of
+    // its own (its own workflow thread and slots).
+    UNATTENDED_POOL: unattendedWorkers > 0 || settings.unattendedInProcess ? 'separate' : 'shared',
     // The storm's admission, set the same on the client (which holds unattended starts) and on the workers.
     ...(process.env.UNATTENDED_ADMISSION === undefined ? {} : { UNATTENDED_ADMISSION: process.env.UNATTENDED_ADMISSION }),
   };
@@ -143,13 +147,13 @@ export async function startStack(settings: StackSettings, resources: StackResour
       ...workerTuning(),
     },
     // The first ones serve the service queue; the rest (and their replacements) the unattended pool.
-    envOf: (ordinal) => (unattendedWorkers === 0 ? {} : ordinal <= serviceWorkers ? { WORKER_POOL: 'service' } : { WORKER_POOL: 'unattended', WORKER_NICE: String(settings.unattendedNice ?? 0) }),
+    envOf: (ordinal) => (unattendedWorkers === 0 ? (settings.unattendedInProcess ? { WORKER_UNATTENDED_NICE: String(settings.unattendedNice ?? 0) } : {}) : ordinal <= serviceWorkers ? { WORKER_POOL: 'service' } : { WORKER_POOL: 'unattended', WORKER_NICE: String(settings.unattendedNice ?? 0) }),
     baseUrlFor: () => sandboxUrl,
     logDir,
     timeline,
   });
   await resources.pool.start();
-  const pools = unattendedWorkers === 0 ? `polling ${taskQueue}` : `: ${serviceWorkers} polling ${taskQueue}, ${unattendedWorkers} the unattended pool's ${taskQueue}-unattended${settings.unattendedNice ? ` at nice ${settings.unattendedNice}` : ''}`;
+  const pools = unattendedWorkers === 0 ? `polling ${taskQueue}${settings.unattendedInProcess ? ` and the unattended pool's ${taskQueue}-unattended in each process, its workflow threads at nice ${settings.unattendedNice ?? 0}` : ''}` : `: ${serviceWorkers} polling ${taskQueue}, ${unattendedWorkers} the unattended pool's ${taskQueue}-unattended${settings.unattendedNice ? ` at nice ${settings.unattendedNice}` : ''}`;
   timeline.mark(`${settings.workers} worker(s) ${pools} (${resources.pool.readyNames().join(', ')}), logs in ${logDir}`);
 
   const clientConfig = loadClientConfig(sharedEnv);

@@ -104,6 +104,10 @@ export const WorkerVars = group(
       z.coerce.number({ error: 'must be a whole number from 0 to 19' }).int({ error: 'must be a whole number from 0 to 19' }).min(0, { error: 'must be a whole number from 0 to 19' }).max(19, { error: 'must be a whole number from 0 to 19' }).default(0),
       "Lowers this worker process's CPU priority (Unix nice, 0 to 19) at start: an unattended pool's workers on hosts they share with the service pool take only the cores live work leaves (docs/fleet.md#a-pool-for-unattended-work).",
     ),
+    WORKER_UNATTENDED_NICE: doc(
+      z.coerce.number({ error: 'must be a whole number from 0 to 19' }).int({ error: 'must be a whole number from 0 to 19' }).min(0, { error: 'must be a whole number from 0 to 19' }).max(19, { error: 'must be a whole number from 0 to 19' }).default(0),
+      "A worker that polls both pools' queues (WORKER_POOL=all with UNATTENDED_POOL=separate) lowers the unattended pool's workflow threads to this CPU priority (Linux nice, 0 to 19): a night's workflow tasks take the cores live work leaves, in the same process (docs/fleet.md#a-pool-for-unattended-work). Not Linux: no effect.",
+    ),
     WORKER_REUSE_V8_CONTEXT: doc(
       z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
       "`false` gives each workflow its own V8 context instead of one reused context: for comparisons, not production.",
@@ -213,10 +217,13 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
   );
 
 /** The queues this worker polls (one when the unattended pool is shared: its queue is the service queue), its CPU priority, and whether unattended starts wait for room. */
-function workerPoolSection(env: { readonly TEMPORAL_TASK_QUEUE: string; readonly UNATTENDED_POOL: 'shared' | 'separate'; readonly UNATTENDED_ADMISSION: 'off' | 'window'; readonly WORKER_POOL: 'all' | 'service' | 'unattended'; readonly WORKER_NICE: number }) {
+function workerPoolSection(env: { readonly TEMPORAL_TASK_QUEUE: string; readonly UNATTENDED_POOL: 'shared' | 'separate'; readonly UNATTENDED_ADMISSION: 'off' | 'window'; readonly WORKER_POOL: 'all' | 'service' | 'unattended'; readonly WORKER_NICE: number; readonly WORKER_UNATTENDED_NICE: number }) {
   const pools = poolsSection(env, env.TEMPORAL_TASK_QUEUE);
   const polled = env.WORKER_POOL === 'service' ? [env.TEMPORAL_TASK_QUEUE] : env.WORKER_POOL === 'unattended' ? [pools.unattendedTaskQueue] : [env.TEMPORAL_TASK_QUEUE, pools.unattendedTaskQueue];
-  return Object.freeze({ ...pools, taskQueues: Object.freeze([...new Set(polled)]), nice: env.WORKER_NICE });
+  const taskQueues = Object.freeze([...new Set(polled)]);
+  // Only beside the service queue's worker: alone in its process, the pool lowers the whole process (WORKER_NICE).
+  const unattendedNice = taskQueues.length > 1 ? env.WORKER_UNATTENDED_NICE : 0;
+  return Object.freeze({ ...pools, taskQueues, nice: env.WORKER_NICE, unattendedNice });
 }
 
 export type WorkerConfig = z.output<typeof WorkerEnv>;

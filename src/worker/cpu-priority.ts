@@ -3,14 +3,18 @@
  * shares with the service pool, it takes the cores live work leaves. Linux keeps a nice value per
  * thread, and Node has started its V8 and libuv threads before any code runs: each is lowered, and
  * the threads started later (workflow threads, the SDK's core) inherit it from theirs.
+ *
+ * WORKER_UNATTENDED_NICE: a process that polls both pools' queues lowers only the unattended
+ * pool's workflow threads (the Node worker threads its SDK worker starts): a book's workflow
+ * tasks then take the CPU the live path leaves, in the same process.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 export class CpuPriorityError extends Error {
   override readonly name = 'CpuPriorityError';
-  constructor(readonly nice: number, override readonly cause: unknown) {
-    super(`WORKER_NICE=${nice}: cannot lower this worker's CPU priority: ${cause instanceof Error ? cause.message : String(cause)}`);
+  constructor(readonly setting: string, readonly nice: number, override readonly cause: unknown) {
+    super(`${setting}=${nice}: cannot lower this worker's CPU priority: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
 }
 
@@ -23,6 +27,45 @@ export function lowerCpuPriority(nice: number): number {
   } catch {
     threads = [0]; // no /proc (not Linux): the process as the system counts it
   }
+  return lowerThreads(threads, nice, 'WORKER_NICE');
+}
+
+/** What Node names a worker thread started without a name (the SDK's workflow threads). */
+const NODE_WORKER_THREAD = 'WorkerThread';
+
+/** This process's Node worker threads by id; empty without /proc (not Linux). */
+function nodeWorkerThreads(): Set<number> {
+  const threads = new Set<number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc/self/task');
+  } catch {
+    return threads;
+  }
+  for (const entry of entries) {
+    try {
+      if (readFileSync(`/proc/self/task/${entry}/comm`, 'utf8').trim() === NODE_WORKER_THREAD) threads.add(Number(entry));
+    } catch {
+      // a thread that ended since the listing
+    }
+  }
+  return threads;
+}
+
+/**
+ * Runs `start` (an SDK worker's creation) and lowers the Node worker threads it started to `nice`;
+ * resolves to what it made and how many threads were lowered (0 with nice 0, or where threads are not
+ * listed: not Linux).
+ */
+export async function lowerThreadsStartedBy<T>(nice: number, start: () => Promise<T>): Promise<{ readonly value: T; readonly lowered: number }> {
+  if (nice === 0) return { value: await start(), lowered: 0 };
+  const before = nodeWorkerThreads();
+  const value = await start();
+  const started = [...nodeWorkerThreads()].filter((thread) => !before.has(thread));
+  return { value, lowered: lowerThreads(started, nice, 'WORKER_UNATTENDED_NICE') };
+}
+
+function lowerThreads(threads: readonly number[], nice: number, setting: string): number {
   let changed = 0;
   for (const thread of threads) {
     try {
@@ -31,7 +74,7 @@ export function lowerCpuPriority(nice: number): number {
     } catch (error) {
       // A thread that ended since the listing is no one's concern.
       // os.setPriority throws a SystemError whose `info.code` is the errno's name.
-      if ((error as { info?: { code?: string } }).info?.code !== 'ESRCH') throw new CpuPriorityError(nice, error);
+      if ((error as { info?: { code?: string } }).info?.code !== 'ESRCH') throw new CpuPriorityError(setting, nice, error);
     }
   }
   return changed;

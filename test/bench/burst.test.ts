@@ -332,6 +332,10 @@ void describe('burst figures', () => {
     assert.deepEqual([parseBurstArgs(['--unattended-workers', '0'], () => 1)?.unattendedWorkers, parseBurstArgs(['--unattended-nice', '5'], () => 1)?.unattendedNice], [0, 5]);
     assert.throws(() => parseBurstArgs(['--workers', '2', '--unattended-workers', '2'], () => 1), /--unattended-workers \(2\) must leave the service queue a worker of the 2/);
     assert.throws(() => parseBurstArgs(['--unattended-nice', '20'], () => 1), /--unattended-nice must be an integer from 0 to 19, got "20"/);
+    // The pool in every worker process: no workers of its own.
+    const inProcess = parseBurstArgs(['--unattended-in-process'], () => 1);
+    assert.deepEqual([inProcess?.unattendedInProcess, inProcess?.unattendedWorkers, defaults?.unattendedInProcess], [true, 0, false]);
+    assert.throws(() => parseBurstArgs(['--unattended-in-process', '--unattended-workers', '1'], () => 1), /--unattended-in-process runs the unattended pool in every worker: not with --unattended-workers 1/);
   });
 });
 

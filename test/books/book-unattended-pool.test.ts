@@ -35,13 +35,17 @@ after(async () => {
   await stack?.close();
 });
 
-/** The nice value of every thread of a process (Linux: field 19 of /proc/<pid>/task/<tid>/stat). */
-function threadNiceValues(pid: number): number[] {
+/** The name and nice value of every thread of a process (Linux: its comm, and field 19 of /proc/<pid>/task/<tid>/stat). */
+function threadsOf(pid: number): { name: string; nice: number }[] {
   return readdirSync(`/proc/${pid}/task`).map((tid) => {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     // The command name may hold spaces: fields are counted after its closing parenthesis.
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    return { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
   });
+}
+
+function threadNiceValues(pid: number): number[] {
+  return threadsOf(pid).map((thread) => thread.nice);
 }
 
 void describe('a pool for unattended work', () => {
@@ -87,6 +91,30 @@ void describe('a pool for unattended work', () => {
       assert.deepEqual([...activityQueues], [taskQueue], `the activities of ${loginId}`);
     }
     await killProcess(unattended);
+  });
+
+  void it("polls both queues in one process, the unattended pool's workflow threads alone lowered (WORKER_UNATTENDED_NICE)", async () => {
+    const { client, temporal, taskQueue } = stack;
+    const both = await stack.startWorker({ WORKER_POOL: 'all', WORKER_UNATTENDED_NICE: '7' });
+    const threads = threadsOf(both.pid!);
+    const lowered = threads.filter((thread) => thread.nice === 7);
+    // One workflow thread for each SDK worker (the SDK's default): the service queue's stays at 0.
+    assert.ok(lowered.length >= 1 && lowered.every((thread) => thread.name === 'WorkerThread'), `only workflow threads lowered: ${JSON.stringify(threads)}`);
+    assert.ok(threads.some((thread) => thread.name === 'WorkerThread' && thread.nice === 0), `the service queue's workflow thread not lowered: ${JSON.stringify(threads)}`);
+    assert.ok(threads.filter((thread) => thread.name !== 'WorkerThread').every((thread) => thread.nice === 0), `every other thread at 0: ${JSON.stringify(threads)}`);
+
+    const tenant = uniqueId('both-pools');
+    for (let index = 0; index < 2; index += 1) {
+      // A login per username: the sandbox gives a tenant's same username the same login.
+      const loginId = await createSandboxLogin(stack.sandboxUrl, tenant, `pending_polls_${index + 1}`, 2);
+      await client.books.enrol({ customerId: tenant, loginId, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300 } });
+    }
+    await waitFor(async () => (await client.books.count({ customerId: tenant })) === 2, { describe: 'two logins enrolled' });
+    const { refreshWorkflowId } = await client.books.run({ customerId: tenant }, { pageSize: 4, window: { floor: 1, ceiling: 2, start: 2 } });
+    const report = await reportWhenEnded(client.books, refreshWorkflowId, KILLED_CALL_WAIT_MS);
+    assert.equal(report.counts.refreshed, 2, JSON.stringify(report.counts));
+    assert.equal((await temporal.workflow.getHandle(refreshWorkflowId).describe()).taskQueue, unattendedTaskQueue(taskQueue));
+    await killProcess(both);
   });
 
   void it('runs held unattended starts outside a book on the unattended pool, found and begun by their admission', async () => {

@@ -89,17 +89,21 @@ describe('loadWorkerConfig', () => {
 
   it('polls the service queue, the unattended pool\'s or both, as WORKER_POOL and UNATTENDED_POOL say', () => {
     const queue = { TEMPORAL_TASK_QUEUE: 'fleet' };
-    assert.deepEqual(loadConfig(queue).pool, { unattended: 'shared', unattendedTaskQueue: 'fleet', taskQueues: ['fleet'], nice: 0, admission: 'off' });
+    assert.deepEqual(loadConfig(queue).pool, { unattended: 'shared', unattendedTaskQueue: 'fleet', taskQueues: ['fleet'], nice: 0, unattendedNice: 0, admission: 'off' });
     assert.equal(loadConfig({ ...queue, UNATTENDED_ADMISSION: 'window' }).pool.admission, 'window');
     assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate' }).pool.taskQueues, ['fleet', 'fleet-unattended']);
     assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'service' }).pool.taskQueues, ['fleet']);
-    assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'unattended', WORKER_NICE: '10' }).pool, { unattended: 'separate', unattendedTaskQueue: 'fleet-unattended', taskQueues: ['fleet-unattended'], nice: 10, admission: 'off' });
+    assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'unattended', WORKER_NICE: '10' }).pool, { unattended: 'separate', unattendedTaskQueue: 'fleet-unattended', taskQueues: ['fleet-unattended'], nice: 10, unattendedNice: 0, admission: 'off' });
+    // The unattended pool's threads are lowered only beside the service queue's worker, in one process.
+    assert.equal(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_UNATTENDED_NICE: '19' }).pool.unattendedNice, 19);
+    assert.equal(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'unattended', WORKER_UNATTENDED_NICE: '19' }).pool.unattendedNice, 0);
+    assert.equal(loadConfig({ ...queue, WORKER_UNATTENDED_NICE: '19' }).pool.unattendedNice, 0, 'one shared queue: nothing to lower apart');
     assert.equal(loadClientConfig({ ...queue, UNATTENDED_POOL: 'separate' }).pools.unattendedTaskQueue, 'fleet-unattended');
     assert.equal(loadClientConfig(queue).pools.unattendedTaskQueue, 'fleet');
     // An unattended worker with the pool shared would poll a queue nothing starts work on.
     assert.match(problemsOf(() => loadConfig({ ...queue, WORKER_POOL: 'unattended' })), /WORKER_POOL: unattended needs UNATTENDED_POOL=separate/);
-    const message = problemsOf(() => loadConfig({ UNATTENDED_POOL: 'own', WORKER_POOL: 'live', WORKER_NICE: '20', UNATTENDED_ADMISSION: 'on' }));
-    for (const problem of ['UNATTENDED_POOL: must be shared or separate', 'WORKER_POOL: must be all, service or unattended', 'WORKER_NICE: must be a whole number from 0 to 19', 'UNATTENDED_ADMISSION: must be off or window']) assert.match(message, new RegExp(problem));
+    const message = problemsOf(() => loadConfig({ UNATTENDED_POOL: 'own', WORKER_POOL: 'live', WORKER_NICE: '20', WORKER_UNATTENDED_NICE: '-1', UNATTENDED_ADMISSION: 'on' }));
+    for (const problem of ['UNATTENDED_POOL: must be shared or separate', 'WORKER_POOL: must be all, service or unattended', 'WORKER_NICE: must be a whole number from 0 to 19', 'WORKER_UNATTENDED_NICE: must be a whole number from 0 to 19', 'UNATTENDED_ADMISSION: must be off or window']) assert.match(message, new RegExp(problem));
   });
 });
 
