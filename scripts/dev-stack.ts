@@ -3,7 +3,8 @@
  *   1. the Temporal dev server (scripts/lib/dev-server.ts: the production server release on SQLite in
  *      .temporal/dev-stack-v<release>.sqlite), its Web UI, our search attributes; its log in .temporal/dev-stack-temporal.log;
  *   2. the sandbox of the aggregation service, in this process;
- *   3. the worker (child process: src/worker.ts);
+ *   3. the worker (child process: src/worker.ts), both pools in it (UNATTENDED_POOL=separate, the
+ *      unattended pool's workflow threads at WORKER_UNATTENDED_NICE=19, unless set);
  *   4. the operator console (child process);
  *   5. the pipeline entry (child process), with a demo key for the demo tenant printed below (scripts/lib/dev-pipeline-entry.ts).
  * Ctrl-C stops everything in reverse order; so does any part dying on its own. When this process dies
@@ -196,6 +197,12 @@ async function main(): Promise<void> {
   const address = `${host}:${ports.temporal}`;
   // The whole environment goes to the children (the encryption settings included).
   const appEnv: NodeJS.ProcessEnv = {
+    // One worker process with both pools (unless the shell says otherwise): book refreshes, their
+    // logins and connections on the unattended pool's queue, their workflow threads at the lowest CPU
+    // priority, so a night's workflow tasks neither queue ahead of a live answer's on the worker nor
+    // take the cores it needs (docs/fleet.md#both-pools-in-one-process).
+    UNATTENDED_POOL: 'separate',
+    WORKER_UNATTENDED_NICE: '19',
     ...process.env,
     TEMPORAL_ADDRESS: address,
     // The stack is local: a developer's own temporal.toml profile (their cluster's namespace, API key
@@ -273,6 +280,7 @@ async function main(): Promise<void> {
     `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
+      (app.pools.unattended === 'separate' ? ` (book refreshes on ${app.pools.unattendedTaskQueue}, in the same process)` : '') +
       (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : '') +
       (workerPolling ? '' : '\n                    starting: it bundles the workflow code first; connections started before it polls wait for it (a line below says when)'),
     nexusDemo.line,

@@ -192,9 +192,12 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     const unattendedQueue = config.pool.taskQueues.length > 1 ? config.pool.unattendedTaskQueue : undefined;
     workers = await Promise.all(config.pool.taskQueues.filter((queue) => queue !== unattendedQueue).map(createWorker));
     if (unattendedQueue !== undefined) {
-      const { value, lowered } = await lowerThreadsStartedBy(config.pool.unattendedNice, () => createWorker(unattendedQueue));
+      const { value, started, lowered } = await lowerThreadsStartedBy(config.pool.unattendedNice, () => createWorker(unattendedQueue));
       workers.push(value);
-      if (lowered > 0) Runtime.instance().logger.info(`the unattended pool's ${lowered} workflow thread(s) at CPU priority ${config.pool.unattendedNice} (WORKER_UNATTENDED_NICE)`);
+      const nice = config.pool.unattendedNice;
+      if (lowered > 0) Runtime.instance().logger.info(`the unattended pool's ${lowered} workflow thread(s) at CPU priority ${nice} (WORKER_UNATTENDED_NICE)`);
+      // Workflows in the main thread (TEMPORAL_DEBUG), threads not listed (not Linux), or already that low.
+      else if (nice > 0) Runtime.instance().logger.warn(`WORKER_UNATTENDED_NICE=${nice} lowered no thread: the unattended pool started ${started} workflow thread(s) this process could tell apart and lower`);
     }
     // The `connections` Nexus service (NEXUS_ENDPOINT_TENANTS): a worker per endpoint, beside the service queue's.
     const nexusWorkers = config.pool.taskQueues.includes(config.temporal.taskQueue)
@@ -240,7 +243,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     await tracing?.release(); // exports the spans still buffered
     payloadStore?.close();
     await clientConnection.close();
-    await connection.close();
+    // A worker created but never run (the next one's creation failed) still holds the connection: the
+    // close then fails, and must not hide why the worker stopped.
+    await connection.close().catch((error: unknown) => {
+      Runtime.instance().logger.warn(`the worker's connection to Temporal did not close: ${error instanceof Error ? error.message : String(error)}`);
+    });
   }
 }
 

@@ -170,10 +170,11 @@ async function operateOne(stack: Stack, tenant: string, phase: Phase, scenario: 
         break;
       }
       const submittedAt = performance.now();
-      times.answeredAt.push(Date.now());
+      const submittedAtEpoch = Date.now();
       const outcome = await stack.connections.answer(key, { challengeSetId: set.id, responses }, { checkLocally: false });
       times.answers.push(performance.now() - submittedAt);
       times.answeredBy.push(key);
+      times.answeredAt.push(submittedAtEpoch);
       if (outcome.outcome === 'rejected') times.problems.push(`${key}: answer rejected: ${outcome.message}`);
       set = outcome.outcome === 'ended' ? undefined : outcome.nextChallengeSet;
     }
@@ -319,7 +320,8 @@ export async function timeProfile(stack: Stack, workflowIds: readonly string[], 
  * the outcome). Kinds of at least 1 ms, largest first.
  */
 export async function spanProfile(stack: Stack, workflowId: string, within: { readonly fromMs: number; readonly toMs: number }): Promise<string> {
-  const events = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  // In time order: an activity's start event is written when it completes, stamped when it started.
+  const events = [...((await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [])].sort((x, y) => eventTimeMs(x.eventTime) - eventTimeMs(y.eventTime));
   const sum = new Map<string, number>();
   let covered = 0;
   for (let index = 1; index < events.length; index += 1) {

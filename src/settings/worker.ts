@@ -106,7 +106,7 @@ export const WorkerVars = group(
     ),
     WORKER_UNATTENDED_NICE: doc(
       z.coerce.number({ error: 'must be a whole number from 0 to 19' }).int({ error: 'must be a whole number from 0 to 19' }).min(0, { error: 'must be a whole number from 0 to 19' }).max(19, { error: 'must be a whole number from 0 to 19' }).default(0),
-      "A worker that polls both pools' queues (WORKER_POOL=all with UNATTENDED_POOL=separate) lowers the unattended pool's workflow threads to this CPU priority (Linux nice, 0 to 19): a night's workflow tasks take the cores live work leaves, in the same process (docs/fleet.md#a-pool-for-unattended-work). Not Linux: no effect.",
+      "A worker that polls both pools' queues (WORKER_POOL=all with UNATTENDED_POOL=separate) lowers the unattended pool's workflow threads to this CPU priority (Linux nice, 0 to 19): a night's workflow tasks take the cores live work leaves, in the same process (docs/fleet.md#both-pools-in-one-process). Only lowers: a thread already at that priority or lower (WORKER_NICE above it) is left as it is. Not Linux: no effect.",
     ),
     WORKER_REUSE_V8_CONTEXT: doc(
       z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),

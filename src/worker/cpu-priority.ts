@@ -9,7 +9,7 @@
  * tasks then take the CPU the live path leaves, in the same process.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
 export class CpuPriorityError extends Error {
   override readonly name = 'CpuPriorityError';
@@ -53,22 +53,29 @@ function nodeWorkerThreads(): Set<number> {
 }
 
 /**
- * Runs `start` (an SDK worker's creation) and lowers the Node worker threads it started to `nice`;
- * resolves to what it made and how many threads were lowered (0 with nice 0, or where threads are not
- * listed: not Linux).
+ * Runs `start` (an SDK worker's creation: the SDK starts its workflow threads, and waits for them,
+ * within it) and lowers the Node worker threads it started to `nice`; resolves to what it made, how
+ * many threads it started and how many were lowered (none with nice 0, where threads are not listed:
+ * not Linux, or where they already ran at `nice` or lower).
  */
-export async function lowerThreadsStartedBy<T>(nice: number, start: () => Promise<T>): Promise<{ readonly value: T; readonly lowered: number }> {
-  if (nice === 0) return { value: await start(), lowered: 0 };
+export async function lowerThreadsStartedBy<T>(nice: number, start: () => Promise<T>): Promise<{ readonly value: T; readonly started: number; readonly lowered: number }> {
+  if (nice === 0) return { value: await start(), started: 0, lowered: 0 };
   const before = nodeWorkerThreads();
   const value = await start();
   const started = [...nodeWorkerThreads()].filter((thread) => !before.has(thread));
-  return { value, lowered: lowerThreads(started, nice, 'WORKER_UNATTENDED_NICE') };
+  return { value, started: started.length, lowered: lowerThreads(started, nice, 'WORKER_UNATTENDED_NICE') };
 }
 
+/**
+ * Only lowers: a thread already at `nice` or below it (the process started under an outer `nice`, or
+ * WORKER_NICE above WORKER_UNATTENDED_NICE) is left as it is, where setting it would raise its priority:
+ * refused without privileges, and not what either setting asks for.
+ */
 function lowerThreads(threads: readonly number[], nice: number, setting: string): number {
   let changed = 0;
   for (const thread of threads) {
     try {
+      if (getPriority(thread) >= nice) continue;
       setPriority(thread, nice);
       changed += 1;
     } catch (error) {

@@ -144,6 +144,8 @@ describe('npm start killed with SIGKILL', { concurrency: false }, () => {
     const stack = await startStack();
     const fresh = await firstConnectionOf(stack);
     console.log(figures('dev-stack on a fresh database', stack, fresh));
+    // Both pools in its one worker process (the shell sets neither here).
+    assert.match(stack.output(), /Worker {12}src\/worker\.ts, task queue (\S+) \(book refreshes on \1-unattended, in the same process\)/);
     const { children, goneMs } = await killParentAndWaitForChildren(stack);
     const names = [...children.values()].join(', ');
     // The server, the Web UI server, the worker and the console at least (a keeper may stand before a binary).
