@@ -191,7 +191,7 @@ export interface DirectRead {
   readonly why: string | { readonly reader: string };
 }
 
-const PATH_AND_HOME = /\b(?:PATH|HOME): [^,]*?process\.env\.(?:PATH|HOME)\b/g;
+const PATH_AND_HOME = /\b(?:PATH|HOME|TMPDIR): [^,]*?process\.env\.(?:PATH|HOME|TMPDIR)\b/g;
 
 /**
  * Every read of process.env outside src/settings/load.ts. Passing the environment on to a child process is
@@ -229,7 +229,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'test/workflows/large-results.test.ts',
     ],
     pattern: PATH_AND_HOME,
-    what: "gives a child process (or a loader, as that child would see it) a bare environment with the operating system's PATH and HOME",
+    what: "gives a child process (or a loader, as that child would see it) a bare environment with the operating system's PATH and HOME (and TMPDIR, where the test run gives one)",
     why: 'the child must find node and its tools as this process does; they are the operating system\'s variables, not settings of ours',
   },
   {

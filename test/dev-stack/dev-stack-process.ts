@@ -67,6 +67,9 @@ export class DevStackRunner {
     this.variables = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      // The test run's temporary directory (run-tests gives each file one): what a stack killed with
+      // SIGKILL leaves there (its dev server's directory) goes with the run.
+      TMPDIR: process.env.TMPDIR,
       // The binaries from where they are; the database, the log and the payload key in our directory.
       TEMPORAL_SERVER_PATH: temporalServerPath(),
       TEMPORAL_UI_SERVER_PATH: temporalUiServerPath(),
