@@ -202,8 +202,11 @@ async function main(): Promise<void> {
     // priority, so a night's workflow tasks neither queue ahead of a live answer's on the worker nor
     // take the cores it needs (docs/fleet.md#both-pools-in-one-process).
     UNATTENDED_POOL: 'separate',
-    WORKER_UNATTENDED_NICE: '19',
+    // Threads are told apart through /proc: elsewhere the setting would only warn at every start.
+    ...(process.platform === 'linux' ? { WORKER_UNATTENDED_NICE: '19' } : {}),
     ...process.env,
+    // Its one worker serves every queue: a shell's WORKER_POOL=service or unattended would strand the other's work.
+    WORKER_POOL: 'all',
     TEMPORAL_ADDRESS: address,
     // The stack is local: a developer's own temporal.toml profile (their cluster's namespace, API key
     // or certificates) must not reach its server. An empty file has no profiles.

@@ -68,13 +68,14 @@ function jsonLine(entry: LogEntry): void {
 
 export async function runWorker(config: WorkerConfig): Promise<void> {
   // Before the SDK starts its threads, so that they inherit it.
-  lowerCpuPriority(config.pool.nice);
+  const lowered = lowerCpuPriority(config.pool.nice);
   Runtime.install({
     logger: new DefaultLogger(config.logLevel, jsonLine),
     telemetryOptions: config.metrics.port
       ? { metrics: { prometheus: { bindAddress: `${config.metrics.host}:${config.metrics.port}` } } }
       : {},
   });
+  if (config.pool.nice > 0 && lowered === 0) Runtime.instance().logger.info(`WORKER_NICE=${config.pool.nice}: the process already ran at that CPU priority or lower; left as it is`);
 
   // Read once (TLS files included) for both connections below.
   const connectionOptions = await temporalConnectionOptions(config.temporal);
@@ -195,9 +196,11 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       const { value, started, lowered } = await lowerThreadsStartedBy(config.pool.unattendedNice, () => createWorker(unattendedQueue));
       workers.push(value);
       const nice = config.pool.unattendedNice;
-      if (lowered > 0) Runtime.instance().logger.info(`the unattended pool's ${lowered} workflow thread(s) at CPU priority ${nice} (WORKER_UNATTENDED_NICE)`);
-      // Workflows in the main thread (TEMPORAL_DEBUG), threads not listed (not Linux), or already that low.
-      else if (nice > 0) Runtime.instance().logger.warn(`WORKER_UNATTENDED_NICE=${nice} lowered no thread: the unattended pool started ${started} workflow thread(s) this process could tell apart and lower`);
+      const logger = Runtime.instance().logger;
+      if (lowered > 0) logger.info(`the unattended pool's ${lowered} workflow thread(s) at CPU priority ${nice} (WORKER_UNATTENDED_NICE)`);
+      else if (nice > 0 && started > 0) logger.info(`the unattended pool's ${started} workflow thread(s) already at CPU priority ${nice} or lower (WORKER_NICE, or the process started under nice): left as they are`);
+      // Workflows in the main thread (TEMPORAL_DEBUG), or threads not listed (not Linux).
+      else if (nice > 0) logger.warn(`WORKER_UNATTENDED_NICE=${nice} lowered no thread: this process could not tell the unattended pool's workflow threads apart`);
     }
     // The `connections` Nexus service (NEXUS_ENDPOINT_TENANTS): a worker per endpoint, beside the service queue's.
     const nexusWorkers = config.pool.taskQueues.includes(config.temporal.taskQueue)

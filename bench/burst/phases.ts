@@ -274,6 +274,12 @@ export async function longWaits(stack: Stack, workflowId: string, minGapMs: numb
   return [...longest.map((wait) => wait.text), ...(rest > 0 ? [`${rest} more, ${(waits.filter((wait) => !longest.includes(wait)).reduce((sum, wait) => sum + wait.gap, 0) / 1000).toFixed(1)} s in all`] : [])];
 }
 
+/** A connection's history in time order: an activity's start event is written when it completes, stamped when it started. */
+async function eventsInTimeOrder(stack: Stack, workflowId: string) {
+  const events = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  return [...events].sort((x, y) => eventTimeMs(x.eventTime) - eventTimeMs(y.eventTime));
+}
+
 /** The kinds of time a connection's history shows between one event and the next. */
 const FIRST_TASK_QUEUED = 'first workflow task queued';
 const WAIT_KINDS: Readonly<Record<string, string>> = {
@@ -293,7 +299,7 @@ export async function timeProfile(stack: Stack, workflowIds: readonly string[], 
   const chosen = workflowIds.filter((_, index) => index % step === 0).slice(0, sample);
   const sums: Map<string, number>[] = [];
   await mapLimit(chosen, 8, async (workflowId) => {
-    const events = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const events = await eventsInTimeOrder(stack, workflowId);
     const sum = new Map<string, number>();
     for (let index = 1; index < events.length; index += 1) {
       const event = events[index];
@@ -320,8 +326,7 @@ export async function timeProfile(stack: Stack, workflowIds: readonly string[], 
  * the outcome). Kinds of at least 1 ms, largest first.
  */
 export async function spanProfile(stack: Stack, workflowId: string, within: { readonly fromMs: number; readonly toMs: number }): Promise<string> {
-  // In time order: an activity's start event is written when it completes, stamped when it started.
-  const events = [...((await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [])].sort((x, y) => eventTimeMs(x.eventTime) - eventTimeMs(y.eventTime));
+  const events = await eventsInTimeOrder(stack, workflowId);
   const sum = new Map<string, number>();
   let covered = 0;
   for (let index = 1; index < events.length; index += 1) {
