@@ -57,7 +57,7 @@ import {
 } from './burst/figures.js';
 import { runNight, type NightResult } from './burst/night.js';
 import { BurstArgumentError, parseBurstArgs, USAGE, type BurstOptions, type Mode } from './burst/options.js';
-import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, startScheduled, throttleRuns, timeProfile, type LiveTimes, type Observed, type Phase, type Planned } from './burst/phases.js';
+import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, startScheduled, throttleRuns, timeProfile, durationsOf, newLiveTimes, type Observed, type Phase, type Planned } from './burst/phases.js';
 import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './burst/stack.js';
 
 /** Requests a refresh makes (Authorize, accounts request, one poll) and a live connection (two answers more). */
@@ -119,7 +119,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
 
   try {
     // ---- baseline 1: the live connections alone -------------------------------------------------
-    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
+    const idleTimes = newLiveTimes();
     let since = new Date().toISOString();
     let origin = Date.now();
     const idleOffsets = evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS);
@@ -127,8 +127,8 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     planned.push(...idle);
     await awaitEnds(stack, since, new Map([[TENANT_LIVE, idle.length]]), deadline(Date.now()), () => undefined);
     const idleObserved = await observe(stack, since, idle);
-    const liveIdle = spreadOf(idleTimes.answers);
-    log(`idle: ${idle.length} live connections alone, ${liveIdle.count} answers: p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; first challenge p50 ${fmt(spreadOf(idleTimes.firstChallenge).p50)} ms`);
+    const liveIdle = spreadOf(durationsOf(idleTimes.answers));
+    log(`idle: ${idle.length} live connections alone, ${liveIdle.count} answers: p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; first challenge p50 ${fmt(spreadOf(durationsOf(idleTimes.firstChallenges)).p50)} ms`);
 
     // ---- baseline 2: tenant B's refresh alone, at the burst's start times -------------------------
     const bOffsets = scheduleStarts(options.b, options.windowMs, random);
@@ -155,7 +155,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     const burstRequests = (options.a + options.b) * REFRESH_REQUESTS + options.live * LIVE_REQUESTS;
     const liveSpreadMs = expectedBurstMs(burstRequests, options.budgetRps, options.windowMs);
     const liveOffsets = evenStarts(options.live, liveSpreadMs);
-    const burstTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
+    const burstTimes = newLiveTimes();
     await readRates().catch(() => undefined);
     since = new Date().toISOString();
     origin = Date.now();
@@ -211,7 +211,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     const states = planned.map((entry) => endStateOf(observed.get(entry.workflowId)?.status));
     const ends = countEnds(states);
     const budgetOf = budgetFigures(book, budget, burstFromSecond, Math.floor(burstEndMs / 1000));
-    const live = spreadOf(burstTimes.answers);
+    const live = spreadOf(durationsOf(burstTimes.answers));
     const bMedianS = medianOf(durationsS(burstB, burstObserved));
     const aDurations = durationsS(burstA, burstObserved);
     const figures: RunFigures = { ...ends, live, liveIdle, bMedianS, bAloneMedianS, budget: budgetOf };
@@ -237,7 +237,8 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     }
     for (const problem of [...idleTimes.problems, ...burstTimes.problems].slice(0, 20)) log(`  operator: ${problem}`);
     log(`  live answers: burst ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms`);
-    log(`  live first challenge (start → challenge): burst p50 ${fmt(spreadOf(burstTimes.firstChallenge).p50)} ms, p99 ${fmt(spreadOf(burstTimes.firstChallenge).p99)} ms; idle p50 ${fmt(spreadOf(idleTimes.firstChallenge).p50)} ms`);
+    const firstChallenge = spreadOf(durationsOf(burstTimes.firstChallenges));
+    log(`  live first challenge (start → challenge): burst p50 ${fmt(firstChallenge.p50)} ms, p99 ${fmt(firstChallenge.p99)} ms; idle p50 ${fmt(spreadOf(durationsOf(idleTimes.firstChallenges)).p50)} ms`);
     log(`  tenant B start→end: burst median ${fmt(bMedianS, 2)} s, alone ${fmt(bAloneMedianS, 2)} s (${fmt(ratio(bMedianS, bAloneMedianS), 2)}x)`);
     const profileOf = (entries: readonly Planned[]) => timeProfile(stack, entries.map((entry) => entry.workflowId)).catch((error: unknown) => `histories not read: ${error instanceof Error ? error.message : String(error)}`);
     log(`  tenant B's time, alone: ${await profileOf(alone)}`);

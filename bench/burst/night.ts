@@ -52,7 +52,7 @@ import {
 import type { BurstOptions, Mode } from './options.js';
 import { OtherLoad } from './other-load.js';
 import { refreshReplayLine, replayRefreshes } from './refresh-replay.js';
-import { awaitEnds, LIVE_USERNAME, mapLimit, observe, operateLive, spanProfile, throttleRuns, type LiveTimes, type Observed } from './phases.js';
+import { awaitEnds, LIVE_USERNAME, mapLimit, observe, operateLive, spanProfile, throttleRuns, durationsOf, newLiveTimes, type Observed } from './phases.js';
 import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './stack.js';
 
 /** The night's cadence (its Schedule: `book-<tenant>:nightly`) and the baselines' (run by hand). */
@@ -333,13 +333,13 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   const ratesTimer = setInterval(() => void readRates().catch(() => undefined), RATES_EVERY_MS);
   try {
     // ---- baseline 1: the live connections alone --------------------------------------------------
-    const idleTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
+    const idleTimes = newLiveTimes();
     let since = new Date().toISOString();
     const idle = await operateLive(stack, TENANT_LIVE, 'idle', liveScenario, evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS), Date.now(), idleTimes);
     const idleStarted = Date.now();
     await awaitEnds(stack, since, new Map([[TENANT_LIVE, idle.length]]), () => idleStarted + options.deadlineMs, () => undefined);
     const idleObserved = await observe(stack, since, idle);
-    const liveIdle = spreadOf(idleTimes.answers);
+    const liveIdle = spreadOf(durationsOf(idleTimes.answers));
     log(`idle: ${idle.length} live connections alone, ${liveIdle.count} answers: p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms`);
 
     // ---- baseline 2: each tenant's book alone ----------------------------------------------------
@@ -387,7 +387,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     for (const tenant of [TENANT_A, TENANT_B]) await stack.connections.books.schedule({ customerId: tenant, cadence: NIGHT_CADENCE, when: { kind: 'daily', at, timeZone: 'UTC' } });
     const expectedMs = expectedNightMs({ a: options.a, b: options.b, capacityRps, budgetRps: options.budgetRps, aLimit: options.aLimit, requestsPerRefresh: REFRESH_REQUESTS });
     const liveOffsets = evenStarts(options.live, expectedMs);
-    const nightTimes: LiveTimes = { answers: [], answeredBy: [], answeredAt: [], firstChallenge: [], firstChallengeBy: [], firstChallengeAt: [], problems: [] };
+    const nightTimes = newLiveTimes();
     await readRates().catch(() => undefined);
     const origin = Date.now();
     since = new Date(origin).toISOString();
@@ -458,10 +458,10 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
       refreshes: options.a + options.b,
       lost: books.reduce((sum, entry) => sum + entry.lost, 0) + liveEnds.lost,
       failed: books.reduce((sum, entry) => sum + entry.failed, 0) + liveEnds.failed,
-      live: spreadOf(nightTimes.answers),
+      live: spreadOf(durationsOf(nightTimes.answers)),
       liveIdle,
-      firstChallenge: spreadOf(nightTimes.firstChallenge),
-      firstChallengeIdle: spreadOf(idleTimes.firstChallenge),
+      firstChallenge: spreadOf(durationsOf(nightTimes.firstChallenges)),
+      firstChallengeIdle: spreadOf(durationsOf(idleTimes.firstChallenges)),
       aMedianS: medianS(TENANT_A),
       aAloneMedianS: alone.get(TENANT_A)?.medianS ?? NaN,
       bMedianS: medianS(TENANT_B),
@@ -499,16 +499,10 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     log(`  live answers: night ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; the last live connection started at +${seconds(liveOffsets.at(-1) ?? 0)}`);
     // Where the slowest answers' and first challenges' time went, read from their connections'
     // histories, beside the idle run's median one of each.
-    const spans = (times: LiveTimes, which: 'answer' | 'first challenge') =>
-      (which === 'answer' ? times.answers : times.firstChallenge).map((ms, index) => ({
-        ms,
-        workflowId: (which === 'answer' ? times.answeredBy : times.firstChallengeBy)[index] ?? '?',
-        atMs: (which === 'answer' ? times.answeredAt : times.firstChallengeAt)[index] ?? 0,
-      }));
-    for (const which of ['answer', 'first challenge'] as const) {
-      const idleSorted = spans(idleTimes, which).sort((x, y) => x.ms - y.ms);
+    for (const [which, spans] of [['answer', 'answers'], ['first challenge', 'firstChallenges']] as const) {
+      const idleSorted = [...idleTimes[spans]].sort((x, y) => x.ms - y.ms);
       const typical = idleSorted[Math.floor(idleSorted.length / 2)];
-      const slowest = spans(nightTimes, which).sort((x, y) => y.ms - x.ms).slice(0, SLOW_SPANS_SHOWN);
+      const slowest = [...nightTimes[spans]].sort((x, y) => y.ms - x.ms).slice(0, SLOW_SPANS_SHOWN);
       for (const [label, span] of [...(typical ? [['idle median', typical] as const] : []), ...slowest.map((slow) => ['slow night', slow] as const)]) {
         const profile = await spanProfile(stack, span.workflowId, { fromMs: span.atMs, toMs: span.atMs + span.ms }).catch((error: unknown) => `history not read: ${describeError(error)}`);
         log(`  ${label} ${which}: ${fmt(span.ms)} ms in ${span.workflowId}: ${profile}`);

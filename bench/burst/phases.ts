@@ -38,19 +38,29 @@ export interface Planned {
   problem?: string;
 }
 
+/** One timed step of a live connection: how long it took, which connection, when it began (epoch ms). */
+export interface LiveSpan {
+  readonly ms: number;
+  readonly workflowId: string;
+  readonly atMs: number;
+}
+
 export interface LiveTimes {
-  /** Per answer: submission → the update's outcome (through the Authorize), ms. */
-  readonly answers: number[];
-  /** The connection of each answer and when it was submitted (epoch ms), in the order of `answers`. */
-  readonly answeredBy: string[];
-  readonly answeredAt: number[];
-  /** Per connection: start → its first challenge (update-with-start), ms. */
-  readonly firstChallenge: number[];
-  /** The connection of each first challenge and when it was started (epoch ms), in the order of `firstChallenge`. */
-  readonly firstChallengeBy: string[];
-  readonly firstChallengeAt: number[];
+  /** Per answer: submission → the update's outcome (through the Authorize). */
+  readonly answers: LiveSpan[];
+  /** Per connection: start → its first challenge (update-with-start). */
+  readonly firstChallenges: LiveSpan[];
   /** What the operator could not do (a challenge with no listed answer, an update that failed). */
   readonly problems: string[];
+}
+
+export function newLiveTimes(): LiveTimes {
+  return { answers: [], firstChallenges: [], problems: [] };
+}
+
+/** The spans' times (ms), for their spread. */
+export function durationsOf(spans: readonly LiveSpan[]): number[] {
+  return spans.map((span) => span.ms);
 }
 
 export interface Observed {
@@ -159,9 +169,7 @@ async function operateOne(stack: Stack, tenant: string, phase: Phase, scenario: 
     const startedAt = performance.now();
     const startedAtEpoch = Date.now();
     const first = await stack.connections.startAndAwaitFirstStep(key, input);
-    times.firstChallenge.push(performance.now() - startedAt);
-    times.firstChallengeBy.push(key);
-    times.firstChallengeAt.push(startedAtEpoch);
+    times.firstChallenges.push({ ms: performance.now() - startedAt, workflowId: key, atMs: startedAtEpoch });
     let set = first.step === 'challenge' ? first.challengeSet : undefined;
     for (let answered = 0; set && answered < MAX_ANSWERS; answered += 1) {
       const responses = answerFor(scenario, set.challenges, 'correct', 1);
@@ -172,9 +180,7 @@ async function operateOne(stack: Stack, tenant: string, phase: Phase, scenario: 
       const submittedAt = performance.now();
       const submittedAtEpoch = Date.now();
       const outcome = await stack.connections.answer(key, { challengeSetId: set.id, responses }, { checkLocally: false });
-      times.answers.push(performance.now() - submittedAt);
-      times.answeredBy.push(key);
-      times.answeredAt.push(submittedAtEpoch);
+      times.answers.push({ ms: performance.now() - submittedAt, workflowId: key, atMs: submittedAtEpoch });
       if (outcome.outcome === 'rejected') times.problems.push(`${key}: answer rejected: ${outcome.message}`);
       set = outcome.outcome === 'ended' ? undefined : outcome.nextChallengeSet;
     }
@@ -249,8 +255,7 @@ function eventName(type: number | null | undefined): string {
 /**
  * Where a connection's time went: the `shown` longest of its history's waits longer than `minGapMs`
  * between one event and the next, e.g. "ACTIVITY_TASK_STARTED 48.2 s after ACTIVITY_TASK_SCHEDULED
- * (pollAccountsDetail, attempt 1)", and how many more there were; with `within`, only the waits that
- * overlap that span (epoch ms).
+ * (pollAccountsDetail, attempt 1)", and how many more there were.
  */
 export async function longWaits(stack: Stack, workflowId: string, minGapMs: number, shown = 4): Promise<string[]> {
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();

@@ -130,6 +130,14 @@ export async function startStack(settings: StackSettings, resources: StackResour
     // The storm's admission, set the same on the client (which holds unattended starts) and on the workers.
     ...(process.env.UNATTENDED_ADMISSION === undefined ? {} : { UNATTENDED_ADMISSION: process.env.UNATTENDED_ADMISSION }),
   };
+  const nice = String(settings.unattendedNice ?? 0);
+  // In process: every worker polls both queues, the pool's threads lowered. Otherwise the first ones
+  // serve the service queue, the rest (and their replacements) the unattended pool.
+  const poolEnvOf = (ordinal: number): Record<string, string> =>
+    settings.unattendedInProcess ? { WORKER_UNATTENDED_NICE: nice }
+    : unattendedWorkers === 0 ? {}
+    : ordinal <= serviceWorkers ? { WORKER_POOL: 'service' }
+    : { WORKER_POOL: 'unattended', WORKER_NICE: nice };
   const logDir = join(runDir, 'worker-logs');
   await mkdir(logDir, { recursive: true });
   resources.pool = new WorkerPool({
@@ -146,8 +154,7 @@ export async function startStack(settings: StackSettings, resources: StackResour
       LOG_LEVEL: 'INFO',
       ...workerTuning(),
     },
-    // The first ones serve the service queue; the rest (and their replacements) the unattended pool.
-    envOf: (ordinal) => (unattendedWorkers === 0 ? (settings.unattendedInProcess ? { WORKER_UNATTENDED_NICE: String(settings.unattendedNice ?? 0) } : {}) : ordinal <= serviceWorkers ? { WORKER_POOL: 'service' } : { WORKER_POOL: 'unattended', WORKER_NICE: String(settings.unattendedNice ?? 0) }),
+    envOf: (ordinal) => poolEnvOf(ordinal),
     baseUrlFor: () => sandboxUrl,
     logDir,
     timeline,

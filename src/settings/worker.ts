@@ -32,6 +32,10 @@ const RETENTION_RULE = 'must be a comma-separated list of <customerId>:<days> (o
 /** `lender-a:90,lender-b:30,*:365` → days per customer id ('*': any other tenant). Off (empty) by default. */
 const RetentionDays = perTenantList('\\d{1,5}', (days) => days >= 1 && days <= 36_500, RETENTION_RULE);
 
+const NICE_RULE = 'must be a whole number from 0 to 19';
+/** A Unix nice value (WORKER_NICE, WORKER_UNATTENDED_NICE): 0, the default, lowers nothing. */
+const niceValue = () => z.coerce.number({ error: NICE_RULE }).int({ error: NICE_RULE }).min(0, { error: NICE_RULE }).max(19, { error: NICE_RULE }).default(0);
+
 /** Days a tenant keeps a login after its last retrieval, or undefined when it has no policy. */
 export function retentionDaysOf(policy: ReadonlyMap<string, number>, customerId: string): number | undefined {
   return policy.get(customerId) ?? policy.get('*');
@@ -101,11 +105,11 @@ export const WorkerVars = group(
       "Which task queues this worker polls: `service` TEMPORAL_TASK_QUEUE only (connections the pipeline and operators start, retention, forgets, and every call to the service), `unattended` the unattended pool's queue only (UNATTENDED_POOL=separate: book refreshes, their logins and connections), `all` both (one queue while the pool is shared).",
     ),
     WORKER_NICE: doc(
-      z.coerce.number({ error: 'must be a whole number from 0 to 19' }).int({ error: 'must be a whole number from 0 to 19' }).min(0, { error: 'must be a whole number from 0 to 19' }).max(19, { error: 'must be a whole number from 0 to 19' }).default(0),
+      niceValue(),
       "Lowers this worker process's CPU priority (Unix nice, 0 to 19) at start: an unattended pool's workers on hosts they share with the service pool take only the cores live work leaves (docs/fleet.md#a-pool-for-unattended-work).",
     ),
     WORKER_UNATTENDED_NICE: doc(
-      z.coerce.number({ error: 'must be a whole number from 0 to 19' }).int({ error: 'must be a whole number from 0 to 19' }).min(0, { error: 'must be a whole number from 0 to 19' }).max(19, { error: 'must be a whole number from 0 to 19' }).default(0),
+      niceValue(),
       "A worker that polls both pools' queues (WORKER_POOL=all with UNATTENDED_POOL=separate) lowers the unattended pool's workflow threads to this CPU priority (Linux nice, 0 to 19): a night's workflow tasks take the cores live work leaves, in the same process (docs/fleet.md#both-pools-in-one-process). Only lowers: a thread already at that priority or lower (WORKER_NICE above it) is left as it is. Not Linux: no effect.",
     ),
     WORKER_REUSE_V8_CONTEXT: doc(

@@ -18,16 +18,20 @@ export class CpuPriorityError extends Error {
   }
 }
 
+/** This process's threads by id; undefined without /proc (not Linux). */
+function threadIds(): number[] | undefined {
+  try {
+    return readdirSync('/proc/self/task').map(Number).filter(Number.isInteger);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Lowers every thread of this process to `nice` (0 leaves them as they are); returns the threads changed. */
 export function lowerCpuPriority(nice: number): number {
   if (nice === 0) return 0;
-  let threads: number[];
-  try {
-    threads = readdirSync('/proc/self/task').map(Number).filter(Number.isInteger);
-  } catch {
-    threads = [0]; // no /proc (not Linux): the process as the system counts it
-  }
-  return lowerThreads(threads, nice, 'WORKER_NICE');
+  // No /proc (not Linux): the process as the system counts it.
+  return lowerThreads(threadIds() ?? [0], nice, 'WORKER_NICE');
 }
 
 /** What Node names a worker thread started without a name (the SDK's workflow threads). */
@@ -36,15 +40,9 @@ const NODE_WORKER_THREAD = 'WorkerThread';
 /** This process's Node worker threads by id; empty without /proc (not Linux). */
 function nodeWorkerThreads(): Set<number> {
   const threads = new Set<number>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc/self/task');
-  } catch {
-    return threads;
-  }
-  for (const entry of entries) {
+  for (const thread of threadIds() ?? []) {
     try {
-      if (readFileSync(`/proc/self/task/${entry}/comm`, 'utf8').trim() === NODE_WORKER_THREAD) threads.add(Number(entry));
+      if (readFileSync(`/proc/self/task/${thread}/comm`, 'utf8').trim() === NODE_WORKER_THREAD) threads.add(thread);
     } catch {
       // a thread that ended since the listing
     }

@@ -8,7 +8,6 @@
  * production bundle, real sandbox.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { connectionKey } from '../../src/client/business-key.js';
 import { ConnectionsClient } from '../../src/client/connections.js';
@@ -17,6 +16,7 @@ import { unattendedTaskQueue } from '../../src/contract/task-queues.js';
 import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { killProcess } from '../helpers/processes.js';
+import { threadsOf } from '../helpers/threads.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { startBookProcessStack, type BookProcessStack } from './book-process-stack.js';
 import { onlyCompletedConnection, progressUntil, reportWhenEnded } from './book-waits.js';
@@ -34,19 +34,6 @@ before(async () => {
 after(async () => {
   await stack?.close();
 });
-
-/** The name and nice value of every thread of a process (Linux: its comm, and field 19 of /proc/<pid>/task/<tid>/stat). */
-function threadsOf(pid: number): { name: string; nice: number }[] {
-  return readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    // The command name may hold spaces: fields are counted after its closing parenthesis.
-    return { name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
-  });
-}
-
-function threadNiceValues(pid: number): number[] {
-  return threadsOf(pid).map((thread) => thread.nice);
-}
 
 void describe('a pool for unattended work', () => {
   void it("runs the book's refresh, logins and connections on their own queue and worker, their service calls on the service queue", async () => {
@@ -70,7 +57,7 @@ void describe('a pool for unattended work', () => {
     assert.deepEqual(waiting.events?.map((event) => event.eventType), [1, 5], 'started and a workflow task scheduled, nothing more');
 
     let unattended = await stack.startWorker({ WORKER_POOL: 'unattended', WORKER_NICE: '5' });
-    const nice = threadNiceValues(unattended.pid!);
+    const nice = threadsOf(unattended.pid!).map((thread) => thread.nice);
     assert.ok(nice.length > 3 && nice.every((value) => value === 5), `every thread of the unattended worker at nice 5: ${nice.join(',')}`);
 
     await progressUntil(client.books, refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight', KILLED_CALL_WAIT_MS);

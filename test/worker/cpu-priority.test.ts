@@ -6,20 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { lowerCpuPriority, lowerThreadsStartedBy } from '../../src/worker/cpu-priority.js';
+import { threadsOf } from '../helpers/threads.js';
 
 const LINUX = process.platform === 'linux';
-
-/** This process's threads: name and nice value (field 19 of /proc/self/task/<tid>/stat). */
-function threads(): { name: string; nice: number }[] {
-  return readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return { name: readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
-  });
-}
 
 /** A Node worker thread, started without a name as the SDK starts its workflow threads. */
 async function startThread(): Promise<Worker> {
@@ -29,7 +21,7 @@ async function startThread(): Promise<Worker> {
 }
 
 /** The nice value this process started at (a runner may itself run under nice): the tests count from it. */
-const BASE = LINUX ? (threads().find((thread) => thread.name === 'MainThread')?.nice ?? 0) : 0;
+const BASE = LINUX ? (threadsOf('self').find((thread) => thread.name === 'MainThread')?.nice ?? 0) : 0;
 
 describe('lowering threads', { skip: !LINUX ? 'Linux keeps a nice value per thread; elsewhere nothing is lowered' : BASE > 13 ? `this process already runs at nice ${BASE}` : false }, () => {
   it('lowers the worker threads a start makes, and no other', async () => {
@@ -37,7 +29,7 @@ describe('lowering threads', { skip: !LINUX ? 'Linux keeps a nice value per thre
     const { value, started, lowered } = await lowerThreadsStartedBy(BASE + 6, startThread);
     try {
       assert.deepEqual([started, lowered], [1, 1]);
-      const all = threads();
+      const all = threadsOf('self');
       assert.deepEqual(all.filter((thread) => thread.nice === BASE + 6).map((thread) => thread.name), ['WorkerThread'], JSON.stringify(all));
       assert.ok(all.filter((thread) => thread.nice !== BASE + 6).every((thread) => thread.nice === BASE), `the rest, the earlier worker thread among them, at ${BASE}: ${JSON.stringify(all)}`);
     } finally {
@@ -56,7 +48,7 @@ describe('lowering threads', { skip: !LINUX ? 'Linux keeps a nice value per thre
     const { value, started, lowered } = await lowerThreadsStartedBy(BASE + 2, startThread);
     try {
       assert.deepEqual([started, lowered], [1, 0], 'a new thread inherits the lower priority: left');
-      assert.ok(threads().every((thread) => thread.nice === BASE + 4), JSON.stringify(threads()));
+      assert.ok(threadsOf('self').every((thread) => thread.nice === BASE + 4), JSON.stringify(threadsOf('self')));
       assert.equal(lowerCpuPriority(BASE + 4), 0, 'already there: nothing changed');
     } finally {
       await value.terminate();

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ADMISSION_WINDOW_BOUNDS, admissionRequestSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission-definitions.js';
-import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
+import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
@@ -60,6 +60,18 @@ async function savedLogin(customerId: string, username: string): Promise<string>
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
 
+/**
+ * The `count` connections still queued, with their states: those not admitted once every grant sent
+ * has reached its connection (waited for until exactly `count` are left).
+ */
+async function stillQueued(storm: readonly Started[], count: number): Promise<{ handle: Started; state: ConnectionState }[]> {
+  return await waitFor(async () => {
+    const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
+    const waiting = storm.flatMap((handle, index) => (states[index]?.admission?.admittedAt === undefined ? [{ handle, state: states[index]! }] : []));
+    return waiting.length === count ? waiting : undefined;
+  }, { describe: `${count} connections still waiting for room` });
+}
+
 async function admissionOf(customerId: string): Promise<AdmissionState> {
   return await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).query(admissionStateQuery);
 }
@@ -76,14 +88,9 @@ describe('admission of unattended connections', () => {
     }, { describe: 'all at the admission, the window granted' });
     assert.equal(held.inFlight, WINDOW, 'the window, and no more, admitted');
     assert.equal(held.queued, 4);
-    // The queue's order is the order the asks reached the admission, not the order of the starts: the
-    // queued ones are those not admitted once every grant sent has reached its connection.
-    const waiting = await waitFor(async () => {
-      const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
-      const notAdmitted = states.filter((state) => state.admission?.admittedAt === undefined);
-      return notAdmitted.length === 4 ? notAdmitted : undefined;
-    }, { describe: 'four connections still waiting for room' });
-    for (const state of waiting) {
+    // The queue's order is the order the asks reached the admission, not the order of the starts.
+    const waiting = await stillQueued(storm, 4);
+    for (const { state } of waiting) {
       assert.equal(state.status, 'Authorizing');
       assert.ok(state.admission?.queuedAt, 'a queued one says it is queued');
     }
@@ -115,12 +122,7 @@ describe('admission of unattended connections', () => {
       const state = await admissionOf(customerId);
       return state.queued === 2 && state.inFlight === WINDOW ? state : undefined;
     }, { describe: 'the window admitted, two queued' });
-    // The queued ones are those not admitted once every grant sent has reached its connection.
-    const queued = await waitFor(async () => {
-      const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
-      const waiting = storm.filter((_, index) => states[index]?.admission?.admittedAt === undefined);
-      return waiting.length === 2 ? waiting : undefined;
-    }, { describe: 'two connections still waiting for room' });
+    const queued = (await stillQueued(storm, 2)).map(({ handle }) => handle);
     await queued[0]!.cancel();
     await assert.rejects(queued[0]!.result(), (error: unknown) => error instanceof WorkflowFailedError);
     await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the cancelled one out of the queue' });
