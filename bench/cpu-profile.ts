@@ -109,17 +109,23 @@ export async function summarizeCpuProfiles(dir: string, window?: ProfileWindow):
   return { busyMs, areas: sortedDown(areas), functions: sortedDown(functions), threads: files.length };
 }
 
-/** Lines for the benchmarks page: each side's areas per connection, the difference, and the functions where the product spends most beyond the floor. */
-export function cpuProfileLines(product: CpuSummary, floor: CpuSummary, runs: number, top = 15): string[] {
+/** What the compared side is called in the lines, and how many of the product's functions are listed. */
+export interface ProfileLinesOptions {
+  readonly floorName?: string | undefined;
+  readonly top?: number | undefined;
+}
+
+/** Lines for the benchmarks page: each side's areas per connection, the difference, and the functions where the product spends most beyond the floor (or `floorName`). */
+export function cpuProfileLines(product: CpuSummary, floor: CpuSummary, runs: number, { floorName = 'floor', top = 15 }: ProfileLinesOptions = {}): string[] {
   const per = (ms: number) => (ms / runs).toFixed(2);
   const beyond = (mine: ReadonlyMap<string, number>, theirs: ReadonlyMap<string, number>) =>
     [...new Set([...mine.keys(), ...theirs.keys()])].map((name) => ({ name, product: mine.get(name) ?? 0, floor: theirs.get(name) ?? 0 })).sort((a, b) => b.product - b.floor - (a.product - a.floor));
   return [
-    `profile (ms a connection, self time in the measured runs, ${product.threads} product and ${floor.threads} floor thread profiles): product ${per(product.busyMs)}, floor ${per(floor.busyMs)}, difference ${per(product.busyMs - floor.busyMs)}`,
+    `profile (ms a connection, self time in the measured runs, ${product.threads} product and ${floor.threads} ${floorName} thread profiles): product ${per(product.busyMs)}, ${floorName} ${per(floor.busyMs)}, difference ${per(product.busyMs - floor.busyMs)}`,
     ...beyond(product.areas, floor.areas)
       .filter((row) => Math.abs(row.product - row.floor) / runs >= 0.05)
-      .map((row) => `  ${row.name}: product ${per(row.product)}, floor ${per(row.floor)}, difference ${per(row.product - row.floor)}`),
-    `the product's functions beyond the floor's (self ms a connection: product, floor):`,
+      .map((row) => `  ${row.name}: product ${per(row.product)}, ${floorName} ${per(row.floor)}, difference ${per(row.product - row.floor)}`),
+    `the product's functions beyond the ${floorName} (self ms a connection: product, ${floorName}):`,
     ...beyond(product.functions, floor.functions)
       .filter((row) => row.product > row.floor)
       .slice(0, top)

@@ -8,6 +8,10 @@
  * and priority set at start). Each side's figures: start→result median, worker CPU per connection
  * (its own process), and the median time each of its workflow tasks and activities spent on the
  * worker, from the histories.
+ * With `serviceCalls` a third side joins the rotation: the floor's shape with its two calls made for
+ * real, the plainest way (bench/sdk-floor: fetch and JSON.parse, SDK defaults, no codec), on a floor
+ * worker of its own, so the product's own work beyond the service's calls can be told apart from the
+ * calls themselves.
  * With `keyProvider: 'vault-transit'` a second product side joins the rotation: the same worker and
  * client on PAYLOAD_KEY_PROVIDER=vault-transit against a local OpenBao (scripts/lib/openbao-server.ts:
  * raft storage, its file audit device declared in the config, as OpenBao requires), its worker holding a token of the least policy; the runs go static product, transit
@@ -24,7 +28,7 @@ import proto from '@temporalio/proto';
 import { ConnectionsClient } from '../src/client/connections.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
-import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning, type WorkerRuntime } from './bench-processes.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 import { payloadsIn } from '../scripts/lib/history-payloads.js';
@@ -56,8 +60,30 @@ export interface FloorRatio {
   readonly cpuRatio: number;
   /** With keyProvider vault-transit: the product on OpenBao's transit, measured in the same rotation. */
   readonly transit?: TransitFigures;
-  /** With a profile directory: each worker's CPU profile over the measured runs, and where the files are. */
-  readonly profiles?: { readonly product: CpuSummary; readonly floor: CpuSummary; readonly dir: string };
+  /** With serviceCalls: the floor's shape making the service's two calls, measured in the same rotation. */
+  readonly calls?: CallsFigures;
+  /** With a profile directory: each worker's CPU profile over the measured runs (the calls side's with serviceCalls), and where the files are. */
+  readonly profiles?: { readonly product: CpuSummary; readonly floor: CpuSummary; readonly calls?: CpuSummary; readonly dir: string };
+}
+
+export interface CallsFigures {
+  readonly floorWithCalls: SideFigures;
+  /** product / floor with calls: what the product adds beyond the service's calls. */
+  readonly latencyRatio: number;
+  readonly cpuRatio: number;
+  /** floor with calls / floor: what the service's two calls cost by themselves. */
+  readonly callsLatencyRatio: number;
+  readonly callsCpuRatio: number;
+}
+
+export interface FloorRatioOptions {
+  readonly keyProvider?: FloorKeyProvider | undefined;
+  /** Write V8 CPU profiles of the workers under a new directory in this one, and sum them. */
+  readonly cpuProfileDir?: string | undefined;
+  /** Add the floor's shape with its calls made for real to the rotation. */
+  readonly serviceCalls?: boolean | undefined;
+  /** How the product's worker runs (default: BENCH_WORKER_RUNTIME, compiled). */
+  readonly workerRuntime?: WorkerRuntime | undefined;
 }
 
 export interface TransitFigures {
@@ -135,12 +161,12 @@ function profileArgs(dir: string | undefined): string[] {
 
 /**
  * Starts the stack, alternates `runs` product and `runs` floor connections (and `runs` transit ones
- * with vault-transit), stops what it started. With `cpuProfileDir`, the product's and the floor's
- * workers write V8 CPU profiles under a new directory in it (its `product` and `floor`),
- * summed over the measured runs only.
+ * with vault-transit, `runs` of the floor with calls with serviceCalls), stops what it started. With
+ * `cpuProfileDir`, the product's and the floors' workers write V8 CPU profiles under a new directory
+ * in it (its `product`, `floor` and `calls`), summed over the measured runs only.
  */
-export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvider = 'static', cpuProfileDir?: string): Promise<FloorRatio> {
-  const benchWorker = await prepareBenchWorker();
+export async function measureFloorRatio(runs: number, { keyProvider = 'static', cpuProfileDir, serviceCalls = false, workerRuntime }: FloorRatioOptions = {}): Promise<FloorRatio> {
+  const benchWorker = await prepareBenchWorker(workerRuntime);
   const env = await startBenchServer();
   const started: ChildProcess[] = [];
   let openBao: OpenBaoServer | undefined;
@@ -164,6 +190,18 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
       'node',
     );
     started.push(productWorker, floorWorker);
+    const callsQueue = `floor-ratio-calls-${Date.now()}`;
+    const callsWorker = serviceCalls
+      ? await startProcess(
+          'sdk-floor worker (calls)',
+          compiledFloorWorker(),
+          { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: callsQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
+          '"worker started"',
+          [...workerNodeArgs(), ...profileArgs(profileDir && join(profileDir, 'calls'))],
+          'node',
+        )
+      : undefined;
+    if (callsWorker) started.push(callsWorker);
     let transitVariables: Record<string, string> | undefined;
     let transitWorker: ChildProcess | undefined;
     const transitQueue = `floor-ratio-transit-${Date.now()}`;
@@ -190,6 +228,7 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
     const product = new Side(productWorker);
     const floor = new Side(floorWorker);
     const transit = transitWorker ? new Side(transitWorker) : undefined;
+    const calls = callsWorker ? new Side(callsWorker) : undefined;
     let transitPayloads = 0;
     const startProduct = async (client: Client, through: ConnectionsClient, run: number) =>
       client.workflow.getHandle(
@@ -202,7 +241,9 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
           ? await startProduct(productClient, connections, run)
           : side === transit && transitClient && transitConnections
             ? await startProduct(transitClient, transitConnections, run)
-            : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
+            : side === calls
+              ? await floorClient.workflow.start('cachedConnectionCallsShape', { taskQueue: callsQueue, workflowId: `floor-ratio-calls-${Date.now()}-${run}`, args: [{ baseUrl: sandboxUrl, customerId, loginId }] })
+              : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
       await handle.result();
       const ms = performance.now() - startedAt;
       // After the timing: the history fetch is not part of the connection.
@@ -215,21 +256,28 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
     let measuredFromUs = 0;
     for (let run = -WARM_UP_RUNS; run < runs; run += 1) {
       if (run === 0) {
-        [product, floor, ...(transit ? [transit] : [])].forEach((side) => side.startCounting());
+        [product, floor, ...(transit ? [transit] : []), ...(calls ? [calls] : [])].forEach((side) => side.startCounting());
         measuredFromUs = monotonicUs();
       }
       await once(product, run);
       if (transit) await once(transit, run);
       await once(floor, run);
+      if (calls) await once(calls, run);
     }
     const measured = { fromUs: measuredFromUs, toUs: monotonicUs() };
     await connection.close();
-    const [productFigures, floorFigures] = [product.figures(), floor.figures()];
+    // Before any worker stops: a side's CPU is read from its live process.
+    const [productFigures, floorFigures, callsFigures] = [product.figures(), floor.figures(), calls?.figures()];
     let profiles: FloorRatio['profiles'];
     if (profileDir) {
       // A profile is written when its worker exits.
-      await Promise.all([productWorker, floorWorker].map(stopProcess));
-      profiles = { product: await summarizeCpuProfiles(join(profileDir, 'product'), measured), floor: await summarizeCpuProfiles(join(profileDir, 'floor'), measured), dir: profileDir };
+      await Promise.all([productWorker, floorWorker, ...(callsWorker ? [callsWorker] : [])].map(stopProcess));
+      profiles = {
+        product: await summarizeCpuProfiles(join(profileDir, 'product'), measured),
+        floor: await summarizeCpuProfiles(join(profileDir, 'floor'), measured),
+        ...(callsWorker ? { calls: await summarizeCpuProfiles(join(profileDir, 'calls'), measured) } : {}),
+        dir: profileDir,
+      };
     }
     let transitFigures: TransitFigures | undefined;
     if (transit && openBao) {
@@ -248,6 +296,13 @@ export async function measureFloorRatio(runs: number, keyProvider: FloorKeyProvi
       runs,
       product: productFigures,
       floor: floorFigures,
+      calls: callsFigures && {
+        floorWithCalls: callsFigures,
+        latencyRatio: productFigures.startToResultMs / callsFigures.startToResultMs,
+        cpuRatio: productFigures.workerCpuMs / callsFigures.workerCpuMs,
+        callsLatencyRatio: callsFigures.startToResultMs / floorFigures.startToResultMs,
+        callsCpuRatio: callsFigures.workerCpuMs / floorFigures.workerCpuMs,
+      },
       latencyRatio: productFigures.startToResultMs / floorFigures.startToResultMs,
       cpuRatio: productFigures.workerCpuMs / floorFigures.workerCpuMs,
       transit: transitFigures,
@@ -279,4 +334,19 @@ export function transitLine({ runs, latencyRatio, cpuRatio, transit }: FloorRati
     `worker CPU ${transit.product.workerCpuMs.toFixed(1)} ms (${transit.cpuRatio.toFixed(2)}x; static ${cpuRatio.toFixed(2)}x), ${runs} runs each, alternating; ` +
     `KMS calls ${calls} (${transit.datakeyCalls} datakey, ${transit.decryptCalls} decrypt) for ${transit.payloads} payloads: ${((calls * 1000) / transit.payloads).toFixed(1)} per 1,000 payloads`
   );
+}
+
+/**
+ * The serviceCalls lines of floor-ratio-run.ts: what the service's two calls cost the floor by
+ * themselves, and the product against the floor that makes them (what the product adds beyond its calls).
+ */
+export function callsLines({ runs, product, floor, calls }: FloorRatio): string[] {
+  if (!calls) return [];
+  const { floorWithCalls: withCalls } = calls;
+  return [
+    `floor with the service's calls vs SDK floor: start→result ${withCalls.startToResultMs.toFixed(1)} / ${floor.startToResultMs.toFixed(1)} ms (${calls.callsLatencyRatio.toFixed(2)}x), ` +
+      `worker CPU ${withCalls.workerCpuMs.toFixed(1)} / ${floor.workerCpuMs.toFixed(1)} ms (${calls.callsCpuRatio.toFixed(2)}x), ${runs} runs each, alternating`,
+    `connection vs the floor with the service's calls: start→result ${product.startToResultMs.toFixed(1)} / ${withCalls.startToResultMs.toFixed(1)} ms (${calls.latencyRatio.toFixed(2)}x), ` +
+      `worker CPU ${product.workerCpuMs.toFixed(1)} / ${withCalls.workerCpuMs.toFixed(1)} ms (${calls.cpuRatio.toFixed(2)}x), ${runs} runs each, alternating`,
+  ];
 }

@@ -17,3 +17,25 @@ export const floorActivities = {
   },
 };
 export type FloorActivities = typeof floorActivities;
+
+/** One call to the aggregation service as plain as it can be made: a JSON body POSTed with fetch. */
+export interface ServiceCall {
+  readonly url: string;
+  readonly body: unknown;
+}
+
+/**
+ * The product's two calls of a cached connection made the plainest way (Node's fetch, JSON.parse; no
+ * client library, validation, codec, logging or metrics): what the calls themselves cost a worker,
+ * so the product's own work beyond them can be told apart from the service's (bench/floor-ratio.ts).
+ */
+export const floorServiceActivities = {
+  /** The answer's JSON; an HTTP error status fails the activity. */
+  async serviceCall({ url, body }: ServiceCall): Promise<unknown> {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${url} answered HTTP ${response.status}: ${text.slice(0, 200)}`);
+    return JSON.parse(text) as unknown;
+  },
+};
+export type FloorServiceActivities = typeof floorServiceActivities;

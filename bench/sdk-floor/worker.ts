@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
-import { floorActivities } from './activities.js';
+import { floorActivities, floorServiceActivities } from './activities.js';
 
 const address = process.env.TEMPORAL_ADDRESS;
 const taskQueue = process.env.TEMPORAL_TASK_QUEUE;
@@ -19,7 +19,7 @@ const worker = await Worker.create({
   taskQueue,
   // bench/sdk-floor.ts runs this file compiled elsewhere and says where the workflows are.
   workflowsPath: process.env.SDK_FLOOR_WORKFLOWS_PATH ?? fileURLToPath(new URL('./workflows.ts', import.meta.url)),
-  activities: floorActivities,
+  activities: { ...floorActivities, ...floorServiceActivities },
   // The one setting that is not the SDK's default: a heartbeating poll holds its slot for its whole
   // wait, and the bench keeps 500 pending at once (the product's bench sets N + 100 the same way).
   maxConcurrentActivityTaskExecutions: 1_000,

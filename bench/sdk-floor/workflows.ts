@@ -1,22 +1,32 @@
 /**
  * The shapes of the product's two latency paths with nothing of the product in them: no-op
  * activities, default data converter, no interceptors. What they cost on a machine is the floor that
- * Temporal's server and SDK set there (bench/sdk-floor.ts).
+ * Temporal's server and SDK set there (bench/sdk-floor.ts). One shape makes the service's calls for
+ * real, the plainest way, to tell what the calls cost from what the product adds (bench/floor-ratio.ts).
  */
 import { condition, defineUpdate, proxyActivities, proxyLocalActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import type { FloorActivities } from './activities.js';
+import type { FloorActivities, FloorServiceActivities } from './activities.js';
 
 const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 /** As the product calls the service: through the task queue (its rate limits), never eagerly. */
 const queued = proxyActivities<FloorActivities>({ startToCloseTimeout: '10s', allowEagerDispatch: false });
+const service = proxyActivities<FloorServiceActivities>({ startToCloseTimeout: '10s', allowEagerDispatch: false });
 
-/** A cached accounts connection's calls in order; `call` says how its calls to the service run. */
-async function connectionCalls(call: (value: string) => Promise<string>): Promise<string> {
+/**
+ * A cached accounts connection's steps in order: a local activity (input validation), the status
+ * upsert, its session's call, the accounts' call with that session, a local activity (retention notice).
+ */
+async function connectionSteps<Session, Data>(authorize: () => Promise<Session>, accountsDetail: (session: Session) => Promise<Data>): Promise<Data> {
   await local.echo('validate');
   upsertSearchAttributes({ ConnectionStatus: ['Authorizing'] });
-  await call('authorize');
-  await call('accounts detail');
+  const data = await accountsDetail(await authorize());
   await local.echo('retention notice');
+  return data;
+}
+
+/** The steps with each call a no-op `call`. */
+async function connectionCalls(call: (value: string) => Promise<string>): Promise<string> {
+  await connectionSteps(() => call('authorize'), () => call('accounts detail'));
   return 'done';
 }
 
@@ -36,6 +46,27 @@ export function cachedConnectionShape(): Promise<string> {
  */
 export function oneTaskConnectionShape(): Promise<string> {
   return connectionCalls(local.echo);
+}
+
+/** Where the service is and whose login the calls shape retrieves. */
+export interface ServiceLogin {
+  readonly baseUrl: string;
+  readonly customerId: string;
+  readonly loginId: string;
+}
+
+/**
+ * The cached connection's shape with its two calls made for real (a cached Authorize, then
+ * GetAccountsDetail of its session), the plainest way (activities.ts `serviceCall`): the floor plus
+ * what the service's calls cost, nothing of the product's own. Returns the accounts, as the
+ * product's connection returns its data.
+ */
+export function cachedConnectionCallsShape({ baseUrl, customerId, loginId }: ServiceLogin): Promise<unknown> {
+  const banking = `${baseUrl}/v3/${encodeURIComponent(customerId)}/BankingServices`;
+  return connectionSteps(
+    async () => (await service.serviceCall({ url: `${banking}/Authorize`, body: { LoginId: loginId, MostRecentCached: true } })) as { RequestId: string },
+    (session) => service.serviceCall({ url: `${banking}/GetAccountsDetail`, body: { RequestId: session.RequestId } }),
+  );
 }
 
 /** Nothing at all: what any workflow costs start→result here, before it calls anything. */

@@ -73,11 +73,15 @@ void describe('CPU profiles', () => {
     assert.equal(window.busyMs, 4);
     assert.equal(window.areas.get('product codec'), 1);
     assert.equal(window.areas.get('node internals'), undefined, 'the last sample is after the window');
-    const lines = cpuProfileLines(whole, window, 2, 1);
+    const lines = cpuProfileLines(whole, window, 2, { top: 1 });
     assert.match(lines[0] ?? '', /^profile \(ms a connection, self time in the measured runs, 2 product and 2 floor thread profiles\): product 6\.00, floor 2\.00, difference 4\.00$/);
-    assert.equal(lines.at(-2), "the product's functions beyond the floor's (self ms a connection: product, floor):");
+    assert.equal(lines.at(-2), "the product's functions beyond the floor (self ms a connection: product, floor):");
     // The whole against the window: the codec's 7 against 1 is the largest difference.
     assert.equal(lines.at(-1), '  +3.00 encode dist/src/codec/encryption-codec.js:42 (3.50, 0.50)');
+    // Against another side, by its name.
+    const named = cpuProfileLines(whole, window, 2, { floorName: 'floor with calls', top: 1 });
+    assert.match(named[0] ?? '', /2 product and 2 floor with calls thread profiles\): product 6\.00, floor with calls 2\.00, difference 4\.00$/);
+    assert.equal(named.at(-2), "the product's functions beyond the floor with calls (self ms a connection: product, floor with calls):");
   });
 
   void it('reads a profile Node wrote, stamped on the clock monotonicUs reads, and says what to do when there is none', async () => {
