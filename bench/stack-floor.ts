@@ -1,7 +1,9 @@
 /**
  * `npm run bench:stack-floor`: what the product's cached connection costs the whole production stack
  * (its worker, the Temporal server, PostgreSQL, the sandbox) beside what Temporal's floor for the same
- * shape costs it (bench/sdk-floor: no-op activities, SDK defaults, no codec), on the stack
+ * shape costs it (bench/sdk-floor: no-op activities, SDK defaults, no codec), and the floor's shape
+ * with the service's two calls made for real (fetch, JSON.parse: what the calls cost the stack,
+ * the sandbox's part included, with nothing of the product's own), on the stack
  * bench:burst starts (PostgreSQL, the server with the project's dynamic config). Batches of each
  * side alternate (product, floor, ...), their runs at once; each batch's stack CPU is read from
  * /proc from its first start until a settle after its last result (work the server does after a
@@ -10,7 +12,8 @@
  *
  *   npm run bench:stack-floor -- [--batches 6] [--per-batch 20] [--worker-runtime compiled|tsx]
  *
- * Last line: stack floor: product <ms> ms, floor <ms> ms of stack CPU a run (<r>x); workers <p> / <f>, server ..., postgres ..., sandbox ...; medians of <n> batches of <k> a side, alternating
+ * Its last two lines: stack floor with the service's calls: product <ms> ms, floor with calls <ms> ms ...;
+ * then the closing line: stack floor: product <ms> ms, floor <ms> ms of stack CPU a run (<r>x); workers <p> / <f>, server ..., postgres ..., sandbox ...; medians of <n> batches of <k> a side, alternating
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -106,7 +109,7 @@ async function main(): Promise<void> {
     const floorClient = new Client({ connection: resources.connection!, namespace: 'default' });
     const customerId = `stack-floor-${runTag}`;
     const loginId = await createSandboxLogin(stack.sandboxUrl, customerId, 'pending_polls_0');
-    log(`stack-floor: Temporal server ${stack.serverVersion} on PostgreSQL, the product's worker (${benchWorker.runtime}, ${productQueue}) and the floor's (compiled, ${floorQueue}), the sandbox; ${batches} batches of ${perBatch} a side, alternating, each after ${WARM_UP_RUNS} warm-up runs`);
+    log(`stack-floor: Temporal server ${stack.serverVersion} on PostgreSQL, the product's worker (${benchWorker.runtime}, ${productQueue}) and the floor's (compiled, ${floorQueue}: its shape, and its shape with the service's calls), the sandbox; ${batches} batches of ${perBatch} a side, alternating, each after ${WARM_UP_RUNS} warm-up runs`);
 
     let serial = 0;
     const product = async () => {
@@ -119,14 +122,23 @@ async function main(): Promise<void> {
       await handle.result();
       return handle.workflowId;
     };
-    const sides = { product, floor } as const;
-    for (let run = 0; run < WARM_UP_RUNS; run += 1) await Promise.all([product(), floor()]);
+    const calls = async () => {
+      const handle = await floorClient.workflow.start('cachedConnectionCallsShape', {
+        taskQueue: floorQueue,
+        workflowId: `stack-floor-calls-${runTag}-${(serial += 1)}`,
+        args: [{ baseUrl: stack.sandboxUrl, customerId, loginId }],
+      });
+      await handle.result();
+      return handle.workflowId;
+    };
+    const sides = { product, floor, calls } as const;
+    for (let run = 0; run < WARM_UP_RUNS; run += 1) await Promise.all([product(), floor(), calls()]);
 
-    const samples: Record<keyof typeof sides, BatchSample[]> = { product: [], floor: [] };
+    const samples: Record<keyof typeof sides, BatchSample[]> = { product: [], floor: [], calls: [] };
     const events: Partial<Record<keyof typeof sides, number>> = {};
     const cpuSince = (before: CpuSample) => cpuBetween(before, sampleCpu(stack.postgresDataDir));
     for (let batch = 1; batch <= batches; batch += 1) {
-      for (const name of ['product', 'floor'] as const) {
+      for (const name of ['product', 'floor', 'calls'] as const) {
         const quiet = await waitForQuietStack(stack.postgresDataDir, QUIET);
         if (!quiet.settled) log(`batch ${batch} ${name}: the stack did not settle under ${QUIET.quietMsPerSecond} ms a second in ${QUIET.maxMs / 1000} s (last ${quiet.msPerSecond.toFixed(0)}); its idle is read anyway`);
         const idleFrom = sampleCpu(stack.postgresDataDir);
@@ -148,8 +160,11 @@ async function main(): Promise<void> {
         log(`batch ${batch} ${name.padEnd(7)}: ${perBatch} runs, ${totalOf(used).toFixed(1)} ms a run (${byPart(used)}) beyond an idle of ${totalOf(idleMsPerSecond).toFixed(0)} ms a second`);
       }
     }
-    log(`history events a run: product ${events.product}, floor ${events.floor}`);
-    log(stackFloorLine(sideFigures(samples.product), sideFigures(samples.floor), perBatch));
+    log(`history events a run: product ${events.product}, floor ${events.floor}, floor with calls ${events.calls}`);
+    const [productFigures, floorFigures, callsFigures] = [sideFigures(samples.product), sideFigures(samples.floor), sideFigures(samples.calls)];
+    log(`the service's calls alone: floor with calls ${callsFigures.totalMs.toFixed(1)} ms against the floor's ${floorFigures.totalMs.toFixed(1)} ms of stack CPU a run (${(callsFigures.totalMs / floorFigures.totalMs).toFixed(2)}x)`);
+    log(stackFloorLine(productFigures, callsFigures, perBatch, 'floor with calls'));
+    log(stackFloorLine(productFigures, floorFigures, perBatch));
   } finally {
     for (const worker of [floorWorker, productWorker]) if (worker) await stopProcess(worker);
     await benchWorker.remove();

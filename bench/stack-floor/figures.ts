@@ -43,24 +43,33 @@ export function sideFigures(samples: readonly BatchSample[]): SideFigures {
   return { totalMs: median(runs.map(totalOf)), parts: { workers: part('workers'), server: part('server'), postgres: part('postgres'), sandbox: part('sandbox') }, batches: samples.length };
 }
 
+/** The floor a line compares the product with: the no-op floor (the closing line), or the floor that makes the service's calls. */
+export type FloorKind = 'floor' | 'floor with calls';
+
 /**
  * The closing line, e.g.
  *   stack floor: product 151.2 ms, floor 98.4 ms of stack CPU a run (1.54x); workers 60.1 / 40.2, server 50.3 / 35.0, postgres 30.2 / 23.1, sandbox 10.5 / 0.0; medians of 6 batches of 20 a side, alternating
+ * and, against the floor with the service's calls, the same line beginning
+ *   stack floor with the service's calls: product 151.2 ms, floor with calls 110.3 ms of stack CPU a run (1.37x); ...
  */
-export function stackFloorLine(product: SideFigures, floor: SideFigures, perBatch: number): string {
+export function stackFloorLine(product: SideFigures, floor: SideFigures, perBatch: number, kind: FloorKind = 'floor'): string {
   const parts = CPU_PARTS.map((name) => `${name} ${product.parts[name].toFixed(1)} / ${floor.parts[name].toFixed(1)}`).join(', ');
+  const title = kind === 'floor' ? 'stack floor' : "stack floor with the service's calls";
   return (
-    `stack floor: product ${product.totalMs.toFixed(1)} ms, floor ${floor.totalMs.toFixed(1)} ms of stack CPU a run (${(product.totalMs / floor.totalMs).toFixed(2)}x); ` +
+    `${title}: product ${product.totalMs.toFixed(1)} ms, ${kind} ${floor.totalMs.toFixed(1)} ms of stack CPU a run (${(product.totalMs / floor.totalMs).toFixed(2)}x); ` +
     `${parts}; medians of ${product.batches} batches of ${perBatch} a side, alternating`
   );
 }
 
-const LINE = /^stack floor: product (\d+\.\d) ms, floor (\d+\.\d) ms of stack CPU a run \((\d+\.\d\d)x\); workers [\d.]+ \/ [\d.]+, server [\d.]+ \/ [\d.]+, postgres [\d.]+ \/ [\d.]+, sandbox [\d.]+ \/ [\d.]+; medians of (\d+) batches of (\d+) a side, alternating$/;
+const LINE = /^(?:stack floor|stack floor with the service's calls): product (\d+\.\d) ms, (floor|floor with calls) (\d+\.\d) ms of stack CPU a run \((\d+\.\d\d)x\); workers [\d.]+ \/ [\d.]+, server [\d.]+ \/ [\d.]+, postgres [\d.]+ \/ [\d.]+, sandbox [\d.]+ \/ [\d.]+; medians of (\d+) batches of (\d+) a side, alternating$/;
 
-/** The closing line read back (the test's check that a run printed it whole); undefined when it is not one. */
-export function parseStackFloorLine(line: string): { productMs: number; floorMs: number; ratio: number; batches: number; perBatch: number } | undefined {
+/** A line of stackFloorLine's read back (the test's check that a run printed it whole); undefined when it is not one. */
+export function parseStackFloorLine(line: string): { kind: FloorKind; productMs: number; floorMs: number; ratio: number; batches: number; perBatch: number } | undefined {
   const match = LINE.exec(line);
   if (!match) return undefined;
-  const [productMs, floorMs, ratio, batches, perBatch] = match.slice(1).map(Number) as [number, number, number, number, number];
-  return { productMs, floorMs, ratio, batches, perBatch };
+  const kind = match[2] as FloorKind;
+  // The title must name the floor the line compares with.
+  if (line.startsWith('stack floor:') !== (kind === 'floor')) return undefined;
+  const [productMs, floorMs, ratio, batches, perBatch] = [match[1], ...match.slice(3)].map(Number) as [number, number, number, number, number];
+  return { kind, productMs, floorMs, ratio, batches, perBatch };
 }
