@@ -10,7 +10,8 @@ import type { FloorActivities, FloorServiceActivities } from './activities.js';
 const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 /** As the product calls the service: through the task queue (its rate limits), never eagerly. */
 const queued = proxyActivities<FloorActivities>({ startToCloseTimeout: '10s', allowEagerDispatch: false });
-const service = proxyActivities<FloorServiceActivities>({ startToCloseTimeout: '10s', allowEagerDispatch: false });
+/** The calls shape's: a service that keeps refusing fails the run (its bench stops, saying why) instead of retrying forever. */
+const service = proxyActivities<FloorServiceActivities>({ startToCloseTimeout: '10s', allowEagerDispatch: false, retry: { maximumAttempts: 3 } });
 
 /**
  * A cached accounts connection's steps in order: a local activity (input validation), the status

@@ -5,15 +5,42 @@
  * timed assertion, the ratios are the benchmark's, not verdicts.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { floorServiceActivities } from '../../bench/sdk-floor/activities.js';
 import { failureReport, runHarness } from '../helpers/harness-run.js';
 
 const ENTRY = 'bench/floor-ratio-run.ts';
 const RUN_TIMEOUT_MS = 180_000;
 const FIGURE = String.raw`[\d.]+`;
+
+void describe("the floor's service call", () => {
+  void it('posts the JSON body and returns the answer parsed; an error status fails it, naming the URL and status', async () => {
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const refused = request.url === '/refuse';
+        response.writeHead(refused ? 503 : 200, { 'content-type': 'application/json' });
+        response.end(refused ? '{"ServiceCode":"SERVICE_UNAVAILABLE"}' : JSON.stringify({ method: request.method, type: request.headers['content-type'], body: JSON.parse(body) as unknown }));
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      assert.deepEqual(await floorServiceActivities.serviceCall({ url: `${base}/ok`, body: { LoginId: 'L1' } }), { method: 'POST', type: 'application/json', body: { LoginId: 'L1' } });
+      await assert.rejects(floorServiceActivities.serviceCall({ url: `${base}/refuse`, body: {} }), new RegExp(`^Error: ${base}/refuse answered HTTP 503: \\{"ServiceCode":"SERVICE_UNAVAILABLE"\\}$`));
+    } finally {
+      server.close();
+    }
+  });
+});
 
 void describe('bench/floor-ratio-run.ts', () => {
   const dirs: string[] = [];
