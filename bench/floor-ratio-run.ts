@@ -1,15 +1,16 @@
 /**
  * The product's cached connection against the SDK floor, in one run (bench/floor-ratio.ts): each
- * side's workflow tasks and activities, then the ratio line bench:burst prints too.
+ * side's workflow tasks and activities, then the ratio line bench:burst prints too, and the calls side's.
  *
  *   npx tsx bench/floor-ratio-run.ts [--runs 30] [--key-provider vault-transit] [--cpu-prof DIR] [--no-calls] [--worker-runtime compiled|tsx]
  *
  * A third side runs in the rotation unless --no-calls: the floor's shape with the service's two calls
  * made for real, the plainest way; its two lines say what the calls cost the floor by themselves and
- * what the product adds beyond them.
+ * what the product adds beyond them. --worker-runtime says how the product's worker runs (the floors'
+ * are always compiled).
  * --key-provider vault-transit adds the product on a local OpenBao's transit to the rotation, and a
  * line with its ratio beside the static one and its KMS calls per 1,000 payloads.
- * --cpu-prof DIR has both workers write V8 CPU profiles in a new directory under DIR and prints where each one's CPU went
+ * --cpu-prof DIR has the product's and the floors' workers write V8 CPU profiles in a new directory under DIR and prints where each one's CPU went
  * in the measured runs, by area and the product's top functions (bench/cpu-profile.ts), against the
  * floor and, with the calls side, against the floor with calls; the profiles stay in DIR for Chrome
  * DevTools or speedscope.

@@ -69,11 +69,11 @@ export interface FloorRatio {
 export interface CallsFigures {
   readonly floorWithCalls: SideFigures;
   /** product / floor with calls: what the product adds beyond the service's calls. */
-  readonly latencyRatio: number;
-  readonly cpuRatio: number;
+  readonly productOverCallsLatencyRatio: number;
+  readonly productOverCallsCpuRatio: number;
   /** floor with calls / floor: what the service's two calls cost by themselves. */
-  readonly callsLatencyRatio: number;
-  readonly callsCpuRatio: number;
+  readonly callsOverFloorLatencyRatio: number;
+  readonly callsOverFloorCpuRatio: number;
 }
 
 export interface FloorRatioOptions {
@@ -143,6 +143,12 @@ class Side {
       events: median(this.eventCounts),
     };
   }
+}
+
+/** An accounts detail answer with at least one account. */
+function hasAccounts(answer: unknown): boolean {
+  const accounts = (answer as { Accounts?: unknown } | null)?.Accounts;
+  return Array.isArray(accounts) && accounts.length > 0;
 }
 
 /** Transit requests of one kind (`datakey`, `decrypt`) in a file audit log: one JSON object per line, requests and responses. */
@@ -244,8 +250,10 @@ export async function measureFloorRatio(runs: number, { keyProvider = 'static', 
             : side === calls
               ? await floorClient.workflow.start('cachedConnectionCallsShape', { taskQueue: callsQueue, workflowId: `floor-ratio-calls-${Date.now()}-${run}`, args: [{ baseUrl: sandboxUrl, customerId, loginId }] })
               : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
-      await handle.result();
+      const result: unknown = await handle.result();
       const ms = performance.now() - startedAt;
+      // The floor with calls must have retrieved what the product's connection does, or the two would not compare.
+      if (side === calls && !hasAccounts(result)) throw new Error(`the floor with the service's calls returned no accounts (${JSON.stringify(result)?.slice(0, 200)}): its calls did not retrieve what the product's connection does`);
       // After the timing: the history fetch is not part of the connection.
       const events = side === transit || run >= 0 ? ((await handle.fetchHistory()).events ?? []) : [];
       if (side === transit) {
@@ -298,10 +306,10 @@ export async function measureFloorRatio(runs: number, { keyProvider = 'static', 
       floor: floorFigures,
       calls: callsFigures && {
         floorWithCalls: callsFigures,
-        latencyRatio: productFigures.startToResultMs / callsFigures.startToResultMs,
-        cpuRatio: productFigures.workerCpuMs / callsFigures.workerCpuMs,
-        callsLatencyRatio: callsFigures.startToResultMs / floorFigures.startToResultMs,
-        callsCpuRatio: callsFigures.workerCpuMs / floorFigures.workerCpuMs,
+        productOverCallsLatencyRatio: productFigures.startToResultMs / callsFigures.startToResultMs,
+        productOverCallsCpuRatio: productFigures.workerCpuMs / callsFigures.workerCpuMs,
+        callsOverFloorLatencyRatio: callsFigures.startToResultMs / floorFigures.startToResultMs,
+        callsOverFloorCpuRatio: callsFigures.workerCpuMs / floorFigures.workerCpuMs,
       },
       latencyRatio: productFigures.startToResultMs / floorFigures.startToResultMs,
       cpuRatio: productFigures.workerCpuMs / floorFigures.workerCpuMs,
@@ -344,9 +352,9 @@ export function callsLines({ runs, product, floor, calls }: FloorRatio): string[
   if (!calls) return [];
   const { floorWithCalls: withCalls } = calls;
   return [
-    `floor with the service's calls vs SDK floor: start→result ${withCalls.startToResultMs.toFixed(1)} / ${floor.startToResultMs.toFixed(1)} ms (${calls.callsLatencyRatio.toFixed(2)}x), ` +
-      `worker CPU ${withCalls.workerCpuMs.toFixed(1)} / ${floor.workerCpuMs.toFixed(1)} ms (${calls.callsCpuRatio.toFixed(2)}x), ${runs} runs each, alternating`,
-    `connection vs the floor with the service's calls: start→result ${product.startToResultMs.toFixed(1)} / ${withCalls.startToResultMs.toFixed(1)} ms (${calls.latencyRatio.toFixed(2)}x), ` +
-      `worker CPU ${product.workerCpuMs.toFixed(1)} / ${withCalls.workerCpuMs.toFixed(1)} ms (${calls.cpuRatio.toFixed(2)}x), ${runs} runs each, alternating`,
+    `floor with the service's calls vs SDK floor: start→result ${withCalls.startToResultMs.toFixed(1)} / ${floor.startToResultMs.toFixed(1)} ms (${calls.callsOverFloorLatencyRatio.toFixed(2)}x), ` +
+      `worker CPU ${withCalls.workerCpuMs.toFixed(1)} / ${floor.workerCpuMs.toFixed(1)} ms (${calls.callsOverFloorCpuRatio.toFixed(2)}x), ${runs} runs each, alternating`,
+    `connection vs the floor with the service's calls: start→result ${product.startToResultMs.toFixed(1)} / ${withCalls.startToResultMs.toFixed(1)} ms (${calls.productOverCallsLatencyRatio.toFixed(2)}x), ` +
+      `worker CPU ${product.workerCpuMs.toFixed(1)} / ${withCalls.workerCpuMs.toFixed(1)} ms (${calls.productOverCallsCpuRatio.toFixed(2)}x), ${runs} runs each, alternating`,
   ];
 }

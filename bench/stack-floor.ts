@@ -5,10 +5,10 @@
  * with the service's two calls made for real (fetch, JSON.parse: what the calls cost the stack,
  * the sandbox's part included, with nothing of the product's own), on the stack
  * bench:burst starts (PostgreSQL, the server with the project's dynamic config). Batches of each
- * side alternate (product, floor, ...), their runs at once; each batch's stack CPU is read from
+ * side alternate (product, floor, floor with calls, ...), their runs at once; each batch's stack CPU is read from
  * /proc from its first start until a settle after its last result (work the server does after a
- * run closes counts), less the stack's idle read just before. bench/floor-ratio.ts compares the two
- * workers alone; this line is the rest of the stack.
+ * run closes counts), less the stack's idle read just before. bench/floor-ratio.ts compares the
+ * workers alone; these lines are the whole stack.
  *
  *   npm run bench:stack-floor -- [--batches 6] [--per-batch 20] [--worker-runtime compiled|tsx]
  *

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 
 /** The floor's activities: they do no work of their own. */
 export const floorActivities = {
@@ -30,11 +31,19 @@ export interface ServiceCall {
  * so the product's own work beyond them can be told apart from the service's (bench/floor-ratio.ts).
  */
 export const floorServiceActivities = {
-  /** The answer's JSON; an HTTP error status fails the activity. */
+  /**
+   * The answer's JSON. Only a 200 is one: a 202 (pending) or a 203 (challenge) would need the polls or
+   * answers the product makes, and the sides would no longer do the same work. A 429 or a 5xx is
+   * retried; any other status fails the run at once, naming it. Cancelling the activity aborts the call.
+   */
   async serviceCall({ url, body }: ServiceCall): Promise<unknown> {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: Context.current().cancellationSignal });
     const text = await response.text();
-    if (!response.ok) throw new Error(`${url} answered HTTP ${response.status}: ${text.slice(0, 200)}`);
+    if (response.status !== 200) {
+      const message = `${url} answered HTTP ${response.status}: ${text.slice(0, 200)}`;
+      const passing = response.status === 429 || response.status >= 500;
+      throw passing ? ApplicationFailure.retryable(message, 'ServiceUnavailable') : ApplicationFailure.nonRetryable(message, 'ServiceAnswerNotData');
+    }
     return JSON.parse(text) as unknown;
   },
 };

@@ -1,6 +1,7 @@
 /**
- * The arithmetic and the closing line of `npm run bench:stack-floor`: the whole stack's CPU a run of
- * the product's cached connection beside the same of Temporal's floor for its shape, each batch's
+ * The arithmetic and the lines of `npm run bench:stack-floor`: the whole stack's CPU a run of the
+ * product's cached connection beside the same of Temporal's floor for its shape (and of that shape
+ * making the service's calls), each batch's
  * stack CPU less the stack's idle over the same time, by part (workers, server, PostgreSQL, sandbox).
  * Pure: checked without a server (test/bench/stack-floor.test.ts).
  */
