@@ -145,6 +145,18 @@ class Side {
   }
 }
 
+/** A floor worker (compiled, SDK defaults) on `queue`; with `profileDir`, its CPU profiles go to `profileDir/<side>`. */
+function startFloorWorker(address: string, queue: string, side: 'floor' | 'calls', profileDir: string | undefined): Promise<ChildProcess> {
+  return startProcess(
+    `sdk-floor worker (${side})`,
+    compiledFloorWorker(),
+    { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: queue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
+    '"worker started"',
+    [...workerNodeArgs(), ...profileArgs(profileDir && join(profileDir, side))],
+    'node',
+  );
+}
+
 /** An accounts detail answer with at least one account. */
 function hasAccounts(answer: unknown): boolean {
   const accounts = (answer as { Accounts?: unknown } | null)?.Accounts;
@@ -187,26 +199,10 @@ export async function measureFloorRatio(runs: number, { keyProvider = 'static', 
       { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() },
       profileArgs(profileDir && join(profileDir, 'product')),
     );
-    const floorWorker = await startProcess(
-      'sdk-floor worker',
-      compiledFloorWorker(),
-      { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
-      '"worker started"',
-      [...workerNodeArgs(), ...profileArgs(profileDir && join(profileDir, 'floor'))],
-      'node',
-    );
+    const floorWorker = await startFloorWorker(env.address, floorQueue, 'floor', profileDir);
     started.push(productWorker, floorWorker);
     const callsQueue = `floor-ratio-calls-${Date.now()}`;
-    const callsWorker = serviceCalls
-      ? await startProcess(
-          'sdk-floor worker (calls)',
-          compiledFloorWorker(),
-          { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: callsQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
-          '"worker started"',
-          [...workerNodeArgs(), ...profileArgs(profileDir && join(profileDir, 'calls'))],
-          'node',
-        )
-      : undefined;
+    const callsWorker = serviceCalls ? await startFloorWorker(env.address, callsQueue, 'calls', profileDir) : undefined;
     if (callsWorker) started.push(callsWorker);
     let transitVariables: Record<string, string> | undefined;
     let transitWorker: ChildProcess | undefined;
