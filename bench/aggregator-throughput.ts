@@ -15,10 +15,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createAggregatorClient, type AggregatorClient } from '../src/aggregator/client.js';
 import { AccountsDetailResponse } from '../src/aggregator/schemas.js';
+import { freePort } from '../scripts/lib/free-port.js';
 import { createSandboxLogin } from './sandbox-fixtures.js';
 
 const seconds = Math.min(10, Math.max(1, Number(process.argv[2] ?? 5) || 5));
@@ -48,18 +48,6 @@ const hardLimit = setTimeout(() => {
   killChild();
   process.exit(1);
 }, HARD_LIMIT_MS);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function startSandbox(): Promise<string> {
   const port = await freePort();

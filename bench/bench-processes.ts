@@ -5,7 +5,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,21 +13,11 @@ import { loadBenchConfig, type BenchConfig } from '../scripts/lib/bench-settings
 import { settingsOrExit } from '../src/settings/load.js';
 import { productWorkflowBundle } from '../scripts/lib/workflow-bundle.js';
 import { startDevEnvironment, type DevEnvironment } from '../scripts/lib/dev-environment.js';
+import { freePort } from '../scripts/lib/free-port.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const children: ChildProcess[] = [];
 process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
 
 /**
  * The benchmarks' own settings (scripts/lib/bench-settings.ts: BENCH_WORKER_RUNTIME, BENCH_WORKER_NODE_ARGS,

@@ -1,7 +1,73 @@
-/** A TCP port free on the loopback interface right now (the OS picks it). */
+/**
+ * A TCP port free on the loopback interface right now, for a process about to be started on it.
+ *
+ * It is chosen outside the range the OS hands out by itself (Linux's ip_local_port_range): the OS
+ * gives ports from that range to listen(0) and, as source ports, to every outgoing connection the
+ * machine opens. A port picked there and bound seconds later by a child (a stack whose pipeline
+ * entry starts after OpenBao and Temporal) can be taken meanwhile by any connection; CI saw it
+ * ("listen EADDRINUSE: address already in use 127.0.0.1:46601"). Outside that range only another
+ * explicit bind can take it, and the ports are drawn at random so that two picks rarely meet.
+ */
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
+/** Ports below this are left alone (well-known and registered services' usual homes). */
+const LOWEST = 10_000;
+const HIGHEST = 65_535;
+/** Where the OS's range cannot be read (not Linux): assumed 32768 and up, which holds Linux's default and macOS's 49152-65535, so picks fall below both. */
+const DEFAULT_OS_RANGE: PortRange = { from: 32_768, to: 65_535 };
+const ATTEMPTS = 50;
+
+export interface PortRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** The range the OS assigns ports from by itself, read from `text` (ip_local_port_range: "32768\t60999"). */
+export function parseOsPortRange(text: string): PortRange | undefined {
+  const [from, to] = text.trim().split(/\s+/).map(Number);
+  return from !== undefined && to !== undefined && Number.isInteger(from) && Number.isInteger(to) && from >= 1 && from <= to && to <= HIGHEST ? { from, to } : undefined;
+}
+
+function osPortRange(): PortRange {
+  try {
+    return parseOsPortRange(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')) ?? DEFAULT_OS_RANGE;
+  } catch {
+    return DEFAULT_OS_RANGE;
+  }
+}
+
+/** The larger stretch of [LOWEST, HIGHEST] outside the OS's own range; undefined when neither holds a thousand ports. */
+export function rangeOutside(os: PortRange): PortRange | undefined {
+  const below: PortRange = { from: LOWEST, to: os.from - 1 };
+  const above: PortRange = { from: os.to + 1, to: HIGHEST };
+  const size = (range: PortRange) => range.to - range.from + 1;
+  const larger = size(below) >= size(above) ? below : above;
+  return size(larger) >= 1_000 ? larger : undefined;
+}
+
+/** Whether a listener can bind `port` on `host` now (it is closed again at once). */
+function canListen(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' || error.code === 'EACCES' ? resolve(false) : reject(error)));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port of `range` free on `host`, drawn at random; after ATTEMPTS taken ones, an error naming the range. */
+export async function freePortIn(range: PortRange, host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+    const port = randomInt(range.from, range.to + 1);
+    if (await canListen(port, host)) return port;
+  }
+  throw new Error(`no free port on ${host} in ${range.from}-${range.to} after ${ATTEMPTS} tries`);
+}
+
+/** A port the OS picks (listen on 0): from its own range, so any outgoing connection may take it before it is bound. */
+function osPickedPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -11,4 +77,17 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error(`no port assigned on ${host}`))));
     });
   });
+}
+
+/** A TCP port free on `host` right now, outside the OS's own range where it has room (the header says why). */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const outside = rangeOutside(osPortRange());
+  if (outside) {
+    try {
+      return await freePortIn(outside, host);
+    } catch {
+      // Fifty taken ports in a row: a machine that uses that range for itself. The OS's pick still works.
+    }
+  }
+  return osPickedPort(host);
 }
