@@ -2,22 +2,28 @@
  * A TCP port free on the loopback interface right now, for a process about to be started on it.
  *
  * It is chosen outside the range the OS hands out by itself (Linux's ip_local_port_range): the OS
- * gives ports from that range to listen(0) and, as source ports, to every outgoing connection the
- * machine opens. A port picked there and bound seconds later by a child (a stack whose pipeline
- * entry starts after OpenBao and Temporal) can be taken meanwhile by any connection; CI saw it
+ * gives ports from that range to every listen(0) on the machine and, as source ports, to outgoing
+ * connections. A port picked there and bound seconds later by a child (a stack whose pipeline entry
+ * starts after OpenBao and Temporal) can be taken meanwhile by any of them; a suite run saw it
  * ("listen EADDRINUSE: address already in use 127.0.0.1:46601"). Outside that range only another
- * explicit bind can take it, and the ports are drawn at random so that two picks rarely meet.
+ * explicit bind can take it. Ports are drawn at random, so two processes' picks rarely meet, and one
+ * process never hands out the same port twice.
  */
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** Ports below this are left alone (well-known and registered services' usual homes). */
-const LOWEST = 10_000;
+/**
+ * Ports below this are left alone: well-known and registered services' usual homes, and 10080,
+ * which fetch and browsers refuse to connect to (the Fetch standard's bad ports).
+ */
+const LOWEST = 11_000;
 const HIGHEST = 65_535;
 /** Where the OS's range cannot be read (not Linux): assumed 32768 and up, which holds Linux's default and macOS's 49152-65535, so picks fall below both. */
 const DEFAULT_OS_RANGE: PortRange = { from: 32_768, to: 65_535 };
 const ATTEMPTS = 50;
+/** Every port this process handed out: a port picked but not yet bound by its child looks free to the next pick. */
+const handedOut = new Set<number>();
 
 export interface PortRange {
   readonly from: number;
@@ -41,7 +47,7 @@ function osPortRange(): PortRange {
 /** The larger stretch of [LOWEST, HIGHEST] outside the OS's own range; undefined when neither holds a thousand ports. */
 export function rangeOutside(os: PortRange): PortRange | undefined {
   const below: PortRange = { from: LOWEST, to: os.from - 1 };
-  const above: PortRange = { from: os.to + 1, to: HIGHEST };
+  const above: PortRange = { from: Math.max(LOWEST, os.to + 1), to: HIGHEST };
   const size = (range: PortRange) => range.to - range.from + 1;
   const larger = size(below) >= size(above) ? below : above;
   return size(larger) >= 1_000 ? larger : undefined;
@@ -57,11 +63,18 @@ function canListen(port: number, host: string): Promise<boolean> {
   });
 }
 
-/** A port of `range` free on `host`, drawn at random; after ATTEMPTS taken ones, an error naming the range. */
+/**
+ * A port of `range` free on `host` and not handed out by this process before, drawn at random;
+ * after ATTEMPTS taken ones, an error naming the range.
+ */
 export async function freePortIn(range: PortRange, host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
     const port = randomInt(range.from, range.to + 1);
+    if (handedOut.has(port)) continue;
+    // Claimed before the check: a pick made meanwhile in this process draws another.
+    handedOut.add(port);
     if (await canListen(port, host)) return port;
+    handedOut.delete(port);
   }
   throw new Error(`no free port on ${host} in ${range.from}-${range.to} after ${ATTEMPTS} tries`);
 }

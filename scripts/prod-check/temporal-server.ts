@@ -16,8 +16,6 @@
  * Restartable on the same database and ports, like the chaos run's dev server.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomInt } from 'node:crypto';
-import { createServer } from 'node:net';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,7 +23,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { loadToolchainConfig } from '../lib/toolchain-settings.js';
 import { temporalConnectionOptions, type TemporalConnectionOptions } from '../../src/temporal/connection.js';
-import { freePort } from '../lib/free-port.js';
+import { freePort, freePortIn } from '../lib/free-port.js';
 import { seconds, type Timeline } from '../chaos/timeline.js';
 import { isExecutableFile, TEMPORAL_CACHE_DIR } from '../lib/temporal-binaries.js';
 import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
@@ -46,24 +44,15 @@ export class TemporalServerError extends Error {
 
 /**
  * A free port below 32768: the server records membership ports in cluster_membership.rpc_port, a
- * PostgreSQL smallint, so an ephemeral port from the OS (often above 32767) stops it at start-up.
+ * PostgreSQL smallint, so a port above 32767 stops it at start-up. freePortIn never hands out a port
+ * twice in this process, so these and freePort's picks stay apart.
  */
-async function freeMembershipPort(taken: Set<number>): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = randomInt(20_000, 32_000);
-    if (taken.has(port)) continue;
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.unref();
-      server.once('error', () => resolve(false));
-      server.listen(port, HOST, () => server.close(() => resolve(true)));
-    });
-    if (free) {
-      taken.add(port);
-      return port;
-    }
+async function freeMembershipPort(): Promise<number> {
+  try {
+    return await freePortIn({ from: 20_000, to: 31_999 }, HOST);
+  } catch (error) {
+    throw new TemporalServerError(`no free port below 32768 for the membership ring: ${error instanceof Error ? error.message : String(error)}`);
   }
-  throw new TemporalServerError('no free port below 32768 for the membership ring');
 }
 
 export interface ServerBinaries {
@@ -144,23 +133,22 @@ function tlsYaml(pki: ProdCheckPki): string {
           - "${pki.caCert}"`;
 }
 
-/** Every port the server listens on: gRPC and HTTP from the OS, membership below 32768. */
+/** Every port the server listens on: gRPC and HTTP where freePort picks, membership below 32768. */
 async function pickPorts(): Promise<Ports> {
-  const low = new Set<number>();
   return {
     frontend: await freePort(),
     frontendHttp: await freePort(),
-    frontendMembership: await freeMembershipPort(low),
+    frontendMembership: await freeMembershipPort(),
     history: await freePort(),
-    historyMembership: await freeMembershipPort(low),
+    historyMembership: await freeMembershipPort(),
     matching: await freePort(),
-    matchingMembership: await freeMembershipPort(low),
+    matchingMembership: await freeMembershipPort(),
     worker: await freePort(),
-    workerMembership: await freeMembershipPort(low),
+    workerMembership: await freeMembershipPort(),
     metrics: await freePort(),
     internalFrontend: await freePort(),
     internalFrontendHttp: await freePort(),
-    internalFrontendMembership: await freeMembershipPort(low),
+    internalFrontendMembership: await freeMembershipPort(),
   };
 }
 
