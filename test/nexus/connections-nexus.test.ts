@@ -382,7 +382,9 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
     assert.equal(report.pages.length, 2);
     assert.match(report.refreshWorkflowId, new RegExp(`^book-${tenant}:${cadence}-\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$`));
     // The product's own refresh, as one run by hand: listed with the book's refreshes, its report the same, started by the book relay.
-    const listed = await waitFor(async () => (await books.refreshes({ customerId: tenant, cadence })).find((entry) => entry.refreshWorkflowId === report.refreshWorkflowId), { describe: 'the refresh listed' });
+    // Visibility shows a close a moment after it (a suite run read RUNNING once): listed, then listed as completed.
+    const listedCompleted = async () => (await books.refreshes({ customerId: tenant, cadence })).find((entry) => entry.refreshWorkflowId === report.refreshWorkflowId && entry.executionStatus === 'COMPLETED');
+    const listed = await waitFor(listedCompleted, { describe: 'the refresh listed as completed' });
     assert.equal(listed.executionStatus, 'COMPLETED');
     assert.deepEqual((await books.report(report.refreshWorkflowId)).counts, report.counts);
     const description = await stack.client.workflow.getHandle(report.refreshWorkflowId).describe();
