@@ -36,12 +36,17 @@ export function parseOsPortRange(text: string): PortRange | undefined {
   return from !== undefined && to !== undefined && Number.isInteger(from) && Number.isInteger(to) && from >= 1 && from <= to && to <= HIGHEST ? { from, to } : undefined;
 }
 
+/** Read once: the range does not change under a running process, and a stack's start picks a dozen ports. */
+let osRangeRead: PortRange | undefined;
+
 function osPortRange(): PortRange {
+  if (osRangeRead) return osRangeRead;
   try {
-    return parseOsPortRange(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')) ?? DEFAULT_OS_RANGE;
+    osRangeRead = parseOsPortRange(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')) ?? DEFAULT_OS_RANGE;
   } catch {
-    return DEFAULT_OS_RANGE;
+    osRangeRead = DEFAULT_OS_RANGE;
   }
+  return osRangeRead;
 }
 
 /** The larger stretch of [LOWEST, HIGHEST] outside the OS's own range; undefined when neither holds a thousand ports. */
