@@ -225,6 +225,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
       'test/helpers/processes.ts',
       'test/helpers/temporal-cli.ts',
       'test/dev-stack/dev-stack-process.ts',
+      'test/sandbox/state-file.test.ts',
       'test/settings/node-runtime.test.ts',
       'test/workflows/large-results.test.ts',
     ],

@@ -2,12 +2,14 @@
  * `npm run sandbox`: runs the sandbox on SANDBOX_HOST:SANDBOX_PORT until SIGINT/SIGTERM.
  * Env (validated; a bad value exits naming the variable): SANDBOX_PORT (default 4010),
  * SANDBOX_HOST (default 127.0.0.1), SANDBOX_AUTH_SECRET (optional: require it in x-api-key),
- * SANDBOX_RATE_LIMIT_PER_SECOND (optional: every tenant's initial request limit; POST /sandbox/rate-limits changes it).
+ * SANDBOX_RATE_LIMIT_PER_SECOND (optional: every tenant's initial request limit; POST /sandbox/rate-limits changes it),
+ * SANDBOX_STATE_FILE (optional: keep the state in this file across restarts; one that cannot be used exits naming it).
  */
 import { ConfigError } from '../settings/load.js';
 import { loadSandboxConfig, type SandboxConfig } from '../settings/sandbox.js';
 import { SANDBOX_CUSTOMER_ID } from './customer.js';
-import { createSandbox } from './server.js';
+import { createSandbox, type Sandbox } from './server.js';
+import { StateFileError } from './state-file.js';
 
 let env: SandboxConfig;
 try {
@@ -18,13 +20,21 @@ try {
   process.exit(1);
 }
 
-const sandbox = await createSandbox({ port: env.port, host: env.host, authSecret: env.authSecret, rateLimitPerSecond: env.rateLimitPerSecond });
+let sandbox: Sandbox;
+try {
+  sandbox = await createSandbox({ port: env.port, host: env.host, authSecret: env.authSecret, rateLimitPerSecond: env.rateLimitPerSecond, stateFile: env.stateFile });
+} catch (error) {
+  if (!(error instanceof StateFileError)) throw error;
+  console.error(`sandbox: ${error.message}`);
+  process.exit(1);
+}
 console.log(`sandbox listening on ${sandbox.url}`);
 console.log(`  service base:        ${sandbox.url}/v3/${SANDBOX_CUSTOMER_ID}/ (any customer id works and is its own tenant)`);
 console.log(`  default customer id: ${SANDBOX_CUSTOMER_ID}`);
 console.log(`  scenarios & answers: ${sandbox.url}/sandbox/scenarios`);
 if (env.authSecret) console.log(`  calling-application auth: header ${sandbox.options.authHeader} required`);
 if (env.rateLimitPerSecond !== undefined) console.log(`  request limit:       ${env.rateLimitPerSecond} per second per tenant (${sandbox.url}/sandbox/rate-limits)`);
+if (env.stateFile !== undefined) console.log(`  state kept in:       ${env.stateFile}`);
 
 let stopping = false;
 const stop = (signal: string) => {

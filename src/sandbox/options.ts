@@ -27,6 +27,11 @@ export interface SandboxOptions {
    * undefined: unlimited. Changed at run time through POST /sandbox/rate-limits.
    */
   readonly rateLimitPerSecond: number | undefined;
+  /**
+   * Where the sandbox keeps its state (state-file.ts): read at start, written after every change,
+   * before the reply. Undefined: in memory only, a restart forgets everything.
+   */
+  readonly stateFile: string | undefined;
   /** The clock (ms since epoch); tests inject a fake one. */
   readonly now: () => number;
 }
@@ -42,5 +47,6 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   pendingPollMs: 10_000,
   loadingMs: 0,
   rateLimitPerSecond: undefined,
+  stateFile: undefined,
   now: () => Date.now(),
 };

@@ -1,7 +1,8 @@
 /**
  * The sandbox HTTP server (node:http, no framework): routing, calling-application auth, the
  * per-tenant request limit, fault injection, and writing replies. Operations live in service.ts,
- * the admin API in admin.ts, the limit and its counts in rate-limits.ts.
+ * the admin API in admin.ts, the limit and its counts in rate-limits.ts, the optional state file in
+ * state-file.ts (with one, every request that reaches a handler is saved before its reply is sent).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +18,7 @@ import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
 import { RateLimiter, type RateLimitSettings, type RateLimitUpdate, type RequestRates } from './rate-limits.js';
 import { FaultSignal, Service } from './service.js';
 import { SandboxState, type Tenant } from './state.js';
+import { StateStore, type StateFileError, type StateFileStats } from './state-file.js';
 
 export type { SandboxOptions } from './options.js';
 
@@ -34,6 +36,8 @@ export interface Sandbox {
   requestRates(customerId?: string, seconds?: number): RequestRates;
   /** What POST /sandbox/rate-limits does (without validation): set (a value) or clear (null) limits. */
   updateRateLimits(change: RateLimitUpdate): RateLimitSettings;
+  /** The state file's writes so far (count, size, cost); undefined without a state file. */
+  stateFileStats(): StateFileStats | undefined;
   close(): Promise<void>;
 }
 
@@ -46,7 +50,9 @@ interface Route {
 
 export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Promise<Sandbox> {
   const options: SandboxOptions = { ...DEFAULT_OPTIONS, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
-  const state = new SandboxState();
+  // A state file that cannot be used stops the start here (StateFileError), before the port is taken.
+  const store = options.stateFile === undefined ? undefined : StateStore.open(options.stateFile);
+  const state = store?.state ?? new SandboxState();
   const cache = new DataCache(options.asOf);
   const service = new Service({ state, cache, options });
   const rateLimiter = new RateLimiter(options.now, options.rateLimitPerSecond);
@@ -84,7 +90,17 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     },
   ];
 
-  const reply = (response: ServerResponse, answer: Reply): void => {
+  /** Runs `then` once the state a reply may reflect is saved: at once without a state file. */
+  const afterSave = (then: (error?: StateFileError) => void): void => (store ? store.whenDurable(then) : then());
+
+  const reply = (response: ServerResponse, answer: Reply): void =>
+    afterSave((error) => {
+      if (response.destroyed) return;
+      // What the request did is not saved: the client is not told it happened.
+      send(response, error ? errorReply(new SandboxError('AGGREGATION_ERROR', `The sandbox could not save its state: ${error.message}`)) : answer);
+    });
+
+  const send = (response: ServerResponse, answer: Reply): void => {
     const chunks = 'chunks' in answer ? answer.chunks : ['raw' in answer ? answer.raw : JSON.stringify(answer.body)];
     response.writeHead(answer.status, {
       'content-type': 'application/json; charset=utf-8',
@@ -98,8 +114,8 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
   const performFault = (request: IncomingMessage, response: ServerResponse, action: FaultAction): void => {
     switch (action.kind) {
       case 'reset':
-        request.socket.destroy();
-        return;
+        // A scenario's reset follows a counted data request: the count is saved first, as a reply's would be.
+        return afterSave(() => request.socket.destroy());
       case 'status':
         return reply(response, { status: action.status, body: { HttpStatusCode: action.status, Message: `Injected fault: HTTP ${action.status}` } });
       case 'rate-limit':
@@ -150,7 +166,20 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     const handler = matched.candidate.methods[method as keyof Route['methods']];
     if (!handler) return reply(response, methodNotAllowed(Object.keys(matched.candidate.methods).join(', '), method));
     const body = method === 'GET' || method === 'DELETE' ? undefined : await readJson(request);
-    return reply(response, handler({ params: matched.params, tenant: state.tenant(customerId), body }));
+    let answer: Reply;
+    try {
+      answer = handler({ params: matched.params, tenant: state.tenant(customerId), body });
+    } finally {
+      // Whatever it answered: a refused answer is still counted, an idle clock refreshed, a fault counted.
+      store?.changed();
+    }
+    return reply(response, answer);
+  };
+
+  /** An admin answer whose request changed the state (the request limits are settings, not state: not saved). */
+  const changed = (answer: Reply): Reply => {
+    store?.changed();
+    return answer;
   };
 
   const routeAdmin = async (method: string, segments: string[], request: IncomingMessage): Promise<Reply> => {
@@ -173,9 +202,9 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
       return admin.requestRates(query.get('customerId') ?? undefined, query.get('seconds') ?? undefined);
     }
     if (segments.length === 2 && second === 'logins' && CUSTOMER_ID_PATTERN.test(first ?? '')) {
-      return method === 'POST' ? admin.createLogin(first ?? '', await readJson(request)) : methodNotAllowed('POST');
+      return method === 'POST' ? changed(admin.createLogin(first ?? '', await readJson(request))) : methodNotAllowed('POST');
     }
-    if (segments.length === 1 && CUSTOMER_ID_PATTERN.test(first ?? '')) return method === 'DELETE' ? admin.resetTenant(first ?? '') : methodNotAllowed('DELETE');
+    if (segments.length === 1 && CUSTOMER_ID_PATTERN.test(first ?? '')) return method === 'DELETE' ? changed(admin.resetTenant(first ?? '')) : methodNotAllowed('DELETE');
     return notFound(['sandbox', ...segments]);
   };
 
@@ -208,11 +237,19 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     dataCacheStats: () => cache.stats(),
     requestRates: (customerId, seconds) => rateLimiter.rates(customerId, seconds),
     updateRateLimits: (change) => rateLimiter.update(change),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
+    stateFileStats: () => store?.fileStats(),
+    close: () => {
+      // Replies waiting for a write go out before the connections close; what changes after is written once closed.
+      store?.flush();
+      return new Promise<void>((resolve, reject) => {
+        server.close((error) => {
+          store?.close();
+          if (error) reject(error);
+          else resolve();
+        });
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }
 

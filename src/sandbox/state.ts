@@ -2,9 +2,12 @@
  * In-memory state of the sandbox: tenants (one per customer id, created lazily), their saved logins,
  * their sessions (RequestIds) and each session's data operations. Identifiers are derived from the
  * tenant: LoginId from tenant + username (the same in every run, so data is repeatable), RequestId
- * from tenant + a counter + an id of this sandbox instance (so a RequestId kept across a sandbox
- * restart is unknown rather than silently naming someone else's session). A LoginId or RequestId of
- * one tenant means nothing in another. Nothing is persisted: a restart forgets saved logins.
+ * from tenant + a counter + an id of this sandbox instance (so a RequestId kept across a restart of an
+ * in-memory sandbox is unknown rather than silently naming someone else's session). A LoginId or
+ * RequestId of one tenant means nothing in another. In memory only by default: a restart forgets
+ * everything. With a state file (options.stateFile, state-file.ts) all of this, the instance id
+ * included, is written after every change and read back at start, so a restart keeps saved logins,
+ * sessions and their operations, and old RequestIds stay valid.
  */
 import { randomUUID } from 'node:crypto';
 import type { AccountsDetailOptions } from '../aggregator/schemas.js';
@@ -52,6 +55,11 @@ export interface Operation {
 let step = 0;
 const nextStep = (): number => ++step;
 
+/** After loading steps from a state file: later steps must still order after them. */
+export function stepsFollow(loaded: number): void {
+  step = Math.max(step, loaded);
+}
+
 /** A new operation, not yet answered. */
 export function startOperation(now: number, options?: AccountsDetailOptions): Operation {
   const started = nextStep();
@@ -87,8 +95,12 @@ export interface Tenant {
 
 export class SandboxState {
   readonly tenants = new Map<string, Tenant>();
-  /** Distinguishes this instance's RequestIds from a previous run's. */
-  private readonly instance = randomUUID();
+
+  /**
+   * @param instance distinguishes this instance's RequestIds from a previous run's; a state file
+   *   gives back the one it was saved with, so RequestIds issued before a restart stay valid.
+   */
+  constructor(readonly instance: string = randomUUID()) {}
 
   tenant(id: string): Tenant {
     let tenant = this.tenants.get(id);

@@ -1,6 +1,6 @@
 /**
  * The sandbox's settings (`npm run sandbox`): loadSandboxConfig { port, host, authSecret?,
- * rateLimitPerSecond? }; and SANDBOX_URL, a running sandbox the demo and the benchmarks may use.
+ * rateLimitPerSecond?, stateFile? }; and SANDBOX_URL, a running sandbox the demo and the benchmarks may use.
  */
 import { z } from 'zod';
 import { NonEmpty, Port, doc, group } from './document.js';
@@ -24,6 +24,11 @@ export const SandboxVars = group(
       'Requests a second the sandbox takes from each tenant before it answers 429 TOO_MANY_REQUESTS with Retry-After (src/sandbox/rate-limits.ts); POST /sandbox/rate-limits changes it per tenant at run time.',
       { defaultText: 'unlimited' },
     ),
+    SANDBOX_STATE_FILE: doc(
+      NonEmpty.optional(),
+      'A file (relative to the working directory) where the sandbox keeps its tenants, saved logins, sessions and their operations (src/sandbox/state-file.ts): read at start, written after every change before the reply, so a restart, even after a kill -9, forgets nothing a client was told. Missing: the sandbox starts empty and creates it; unreadable or of another version: the sandbox does not start, naming the file. `npm start` does not read it: its sandbox keeps its state beside its workflow history (.temporal/dev-stack-v<release>-sandbox.json).',
+      { defaultText: 'in memory only' },
+    ),
   }),
   'Sandbox',
   'The sandbox of the aggregation service (`npm run sandbox`, and inside `npm start`).',
@@ -35,6 +40,7 @@ const SandboxEnv = SandboxVars.transform((env) =>
     host: env.SANDBOX_HOST,
     authSecret: env.SANDBOX_AUTH_SECRET,
     ...(env.SANDBOX_RATE_LIMIT_PER_SECOND === undefined ? {} : { rateLimitPerSecond: env.SANDBOX_RATE_LIMIT_PER_SECOND }),
+    ...(env.SANDBOX_STATE_FILE === undefined ? {} : { stateFile: env.SANDBOX_STATE_FILE }),
   }),
 );
 
