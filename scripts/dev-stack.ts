@@ -2,7 +2,8 @@
  * `npm start`: the whole stack on one machine, for demos and manual testing.
  *   1. the Temporal dev server (scripts/lib/dev-server.ts: the production server release on SQLite in
  *      .temporal/dev-stack-v<release>.sqlite), its Web UI, our search attributes; its log in .temporal/dev-stack-temporal.log;
- *   2. the sandbox of the aggregation service, in this process;
+ *   2. the sandbox of the aggregation service, in this process, its state (sessions, saved logins) in
+ *      .temporal/dev-stack-v<release>-sandbox.json beside the history that names them;
  *   3. the worker (child process: src/worker.ts), both pools in it (UNATTENDED_POOL=separate, the
  *      unattended pool's workflow threads at WORKER_UNATTENDED_NICE=19, unless set);
  *   4. the operator console (child process);
@@ -193,6 +194,9 @@ async function main(): Promise<void> {
   mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
   // One file per server release: a release's schema may differ from the one that wrote an older file.
   const dbFile = join(TEMPORAL_CACHE_DIR, `dev-stack-v${TEMPORAL_SERVER_VERSION}.sqlite`);
+  // Beside the history and one with it: its connections name the sandbox's RequestIds and LoginIds,
+  // so a stop and start keeps both, and a new release's fresh history starts with a fresh sandbox.
+  const sandboxStateFile = join(TEMPORAL_CACHE_DIR, `dev-stack-v${TEMPORAL_SERVER_VERSION}-sandbox.json`);
   const temporalLog = join(TEMPORAL_CACHE_DIR, 'dev-stack-temporal.log');
   const address = `${host}:${ports.temporal}`;
   // The whole environment goes to the children (the encryption settings included).
@@ -256,7 +260,7 @@ async function main(): Promise<void> {
   const nexusDemo = await prepareDemoNexusCaller({ address, productNamespace: app.temporal.namespace, taskQueue: app.temporal.taskQueue, customerId: app.customerId, cacheDir: TEMPORAL_CACHE_DIR, encrypted: app.encryption !== undefined, env: appEnv });
   Object.assign(appEnv, nexusDemo.env);
 
-  sandbox = await createSandbox({ port: ports.sandbox, host: host });
+  sandbox = await createSandbox({ port: ports.sandbox, host: host, stateFile: sandboxStateFile });
   // The worker bundles the workflow code before it polls (seconds): until then a connection started
   // waits for it. Say when that wait is over.
   let workerPolling = false;
@@ -280,7 +284,7 @@ async function main(): Promise<void> {
     `dev-stack is up (Ctrl-C stops everything; workflow history persists in ${dbFile})`,
     `  Temporal Web UI   http://${host}:${ports.ui}`,
     `  Temporal gRPC     ${address}  (server ${TEMPORAL_SERVER_VERSION}, namespace ${app.temporal.namespace}; log ${temporalLog})`,
-    `  Sandbox           ${sandbox.url}/v3/${app.customerId}/`,
+    `  Sandbox           ${sandbox.url}/v3/${app.customerId}/  (state ${sandboxStateFile})`,
     `  Scenarios         ${sandbox.url}/sandbox/scenarios`,
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
       (app.pools.unattended === 'separate' ? ` (book refreshes on ${app.pools.unattendedTaskQueue}, in the same process)` : '') +
