@@ -5,7 +5,8 @@
  * transactions dated from asOf - N + 1 to asOf inclusive. Count and sum attributes answer
  * 'NONE_DETECTED' when no transaction qualifies; so do the others when there is nothing to measure.
  */
-import type { Account, AttributePackageOperation, AttributeTransaction, AttributeValue, Transaction } from '../aggregator/schemas.js';
+import type { AttributePackageOperation, AttributeTransaction, AttributeValue } from '../aggregator/schemas.js';
+import type { Account, Transaction } from './spec-shapes.js';
 import { dayOf, isoOf, slashOf } from './dates.js';
 import { PAYROLL_PREFIX } from './banking-data.js';
 import { cents } from './random.js';

@@ -6,7 +6,7 @@
  * top-level Value = sum(CurrencyValue) and Cash = sum(Cash in CAD). Buys have a negative Amount and
  * positive Quantity, sells the opposite; Quantity of a position = bought - sold.
  */
-import type { InvestmentAccount, InvestmentTransaction, Position, Security } from '../aggregator/schemas.js';
+import type { InvestmentAccount, InvestmentTransaction, Position, Security } from './spec-shapes.js';
 import { dayOf, isoOf } from './dates.js';
 import { Prng, cents, uuidFrom } from './random.js';
 

@@ -10,7 +10,7 @@
  * 8 MB and no garbage collection work, and large-bank-json.ts writes the JSON straight from them.
  * Transaction objects are built only when something needs them (attributes, statements).
  */
-import type { Account, Holder, Transaction } from '../aggregator/schemas.js';
+import type { Account, Holder, Transaction } from './spec-shapes.js';
 import { HISTORY_DAYS, NSF_DESCRIPTION, NSF_FEE, type BankData, type GeneratedAccount } from './banking-data.js';
 import { dayOf, isoOf } from './dates.js';
 import { Prng, uuidFrom } from './random.js';
