@@ -32,7 +32,7 @@ function summarize(result: ConnectionResult): string {
     const transactions = result.accountsDetail.Accounts.reduce((sum, account) => sum + (account.Transactions?.length ?? 0), 0);
     parts.push(`${result.accountsDetail.Accounts.length} accounts with ${transactions} transactions`);
   }
-  if (result.investments) parts.push(`investments worth ${result.investments.Value.toFixed(2)}`);
+  if (result.investments) parts.push(`investments worth ${result.investments.Value?.toFixed(2) ?? 'unknown'}`);
   if (result.attributes) {
     for (const [group, values] of Object.entries(result.attributes.Groups)) {
       const shown = Object.entries(values).filter(([name]) => name !== 'Id' && name !== 'AttributesDetail').slice(0, 4);

@@ -122,7 +122,9 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
       const failed = failedCallOf(error);
       if (failed) metrics.failed(failed);
       await reportThrottle(customerId, error);
-      throw toActivityFailure(error);
+      // pollByRetry's attempts are polls, not reads of one answer again.
+      const { attempt, activityType } = context.info;
+      throw toActivityFailure(error, activityType === 'pollByRetry' ? {} : { attempt });
     }
   }
 
@@ -212,7 +214,7 @@ function toAuthorizeOutcome(result: AuthorizeResult): AuthorizeOutcome {
     case 'ready': {
       const { Login: login, Institution: institution } = result.data;
       // AuthorizeResponse's schema guarantees Login on HTTP 200.
-      return { kind: 'session-open', requestId: result.requestId, login: login as Login, institution: typeof institution === 'string' ? institution : institution?.Name };
+      return { kind: 'session-open', requestId: result.requestId, login: login as Login, institution: typeof institution === 'string' ? institution : (institution?.Name ?? undefined) };
     }
     case 'challenge':
       return { kind: 'challenge', requestId: result.requestId, challenges: result.challenges };
@@ -223,6 +225,6 @@ function toAuthorizeOutcome(result: AuthorizeResult): AuthorizeOutcome {
 
 function toDataOutcome<T>(result: DataResult<T>): DataOutcome<T> {
   return result.kind === 'ready'
-    ? { kind: 'ready', requestId: result.requestId, data: result.data }
+    ? { kind: 'ready', requestId: result.requestId, data: result.data, ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}) }
     : { kind: 'pending', requestId: result.requestId, code: result.code, message: result.message };
 }

@@ -2,6 +2,7 @@
  * What goes into and comes out of the connection activities (connection-activities.ts), as plain
  * serializable types: the poll activities repeat the same calls, and the workflows read the outcomes.
  */
+import type { DataWarning } from '../aggregator/data-reader.js';
 import type { AccountsDetailOptions, Login, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
 import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
 
@@ -11,7 +12,8 @@ export type AuthorizeOutcome =
   | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
 
 export type DataOutcome<T> =
-  | { readonly kind: 'ready'; readonly requestId: string; readonly data: T }
+  /** `warnings`: fields of the data kept as sent that its view could not read (absent when none). */
+  | { readonly kind: 'ready'; readonly requestId: string; readonly data: T; readonly warnings?: readonly DataWarning[] | undefined }
   | { readonly kind: 'pending'; readonly requestId: string; readonly code: string; readonly message: string };
 
 interface Tenant {

@@ -12,11 +12,23 @@ import {
   AggregatorNetworkError,
   AggregatorRequestError,
   AggregatorResponseError,
+  UnexpectedResponseError,
 } from '../aggregator/errors.js';
 import { CONDITION_FAILURES, isServiceCode, serviceCodeInfo, type ConnectionFailureType, type ServiceFailureDetails } from '../aggregator/failure-table.js';
 import type { FailedCall } from '../metrics/service-metrics.js';
 
-export function toActivityFailure(error: unknown): unknown {
+/**
+ * Reads of an answer whose bytes were not JSON, at most: a body garbled on the way is read again,
+ * but a service that keeps sending one fails the step by name instead of for the rest of the deadline.
+ */
+export const MAX_GARBLED_READS = 3;
+
+export interface FailureContext {
+  /** This call's attempt, when its attempts are reads of the same answer (not pollByRetry's polls). */
+  readonly attempt?: number | undefined;
+}
+
+export function toActivityFailure(error: unknown, { attempt }: FailureContext = {}): unknown {
   if (!(error instanceof AggregatorError) || error instanceof AggregatorAbortedError) return error;
   const details: ServiceFailureDetails = {
     operation: error.operation,
@@ -26,13 +38,16 @@ export function toActivityFailure(error: unknown): unknown {
     remedy: error.remedy,
     delivery: error.delivery,
     ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error instanceof AggregatorNetworkError && error.timedOutAfterMs !== undefined ? { timedOutAfterMs: error.timedOutAfterMs } : {}),
+    ...(error instanceof UnexpectedResponseError && error.replyExcerpt !== undefined ? { replyExcerpt: error.replyExcerpt } : {}),
   };
+  const garbledTooOften = error instanceof AggregatorResponseError && attempt !== undefined && attempt >= MAX_GARBLED_READS;
   // "poll" remedies (e.g. SESSION_LOADING) are waited out by the workflow on a durable timer,
   // not retried inside the activity.
-  const nonRetryable = !error.retryable || error.remedy === 'poll';
+  const nonRetryable = !error.retryable || error.remedy === 'poll' || garbledTooOften;
   return ApplicationFailure.create({
     type: failureTypeOf(error),
-    message: error.message,
+    message: garbledTooOften ? `${error.message} (${attempt} reads of it in a row; not read again)` : error.message,
     nonRetryable,
     details: [details],
     // The service named its wait (Retry-After): Temporal's next attempt comes after it instead of the

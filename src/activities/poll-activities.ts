@@ -13,6 +13,7 @@ import type { ServiceFailureDetails } from '../aggregator/failure-table.js';
 import type { AccountsDetailResponse, AttributesResponse, InvestmentsResponse } from '../aggregator/schemas.js';
 import type { AttributesInput, DataOutcome, LoginDataInput, SessionDataInput } from './connection-activity-types.js';
 import { whileHeartbeating } from './in-flight-heartbeat.js';
+import type { DataWarning } from '../aggregator/data-reader.js';
 
 /** Which call a poll repeats: accounts detail polls its async endpoint; investments and attributes repeat their request. */
 export type PollRequest =
@@ -32,6 +33,8 @@ export interface PollInActivityInput {
 export interface PolledData<T> {
   readonly requestId: string;
   readonly data: T;
+  /** What the view could not read of the data (kept as sent); absent when none. */
+  readonly warnings?: readonly DataWarning[] | undefined;
   /** Polls this activity made (all attempts), the first request not counted. */
   readonly pollCount: number;
 }
@@ -90,7 +93,7 @@ export function createPollActivities(calls: PollCalls) {
     async pollByRetry(input: PollInActivityInput): Promise<PolledData<AnyData>> {
       const pollCount = Context.current().info.attempt;
       const outcome = await whileHeartbeating(() => pollOnce(input, pollCount));
-      if (outcome.kind === 'ready') return { requestId: outcome.requestId, data: outcome.data, pollCount };
+      if (outcome.kind === 'ready') return polledData(outcome, pollCount);
       const remaining = input.deadline - Date.now();
       if (remaining <= 0) throw pollingTimedOut(input.operation, pollCount, outcome.code);
       throw ApplicationFailure.create({
@@ -115,7 +118,7 @@ export function createPollActivities(calls: PollCalls) {
         pollCount += 1;
         // Heartbeats in flight repeat the progress so far: a retry resumes from it, not from nothing.
         const outcome = await whileHeartbeating(() => pollOnce(input, pollCount), () => progress);
-        if (outcome.kind === 'ready') return { requestId: outcome.requestId, data: outcome.data, pollCount };
+        if (outcome.kind === 'ready') return polledData(outcome, pollCount);
         code = outcome.code;
         if (Date.now() >= input.deadline) throw pollingTimedOut(input.operation, pollCount, code);
       }
@@ -124,3 +127,7 @@ export function createPollActivities(calls: PollCalls) {
 }
 
 export type PollActivities = ReturnType<typeof createPollActivities>;
+
+function polledData(outcome: Extract<DataOutcome<AnyData>, { kind: 'ready' }>, pollCount: number): PolledData<AnyData> {
+  return { requestId: outcome.requestId, data: outcome.data, pollCount, ...(outcome.warnings ? { warnings: outcome.warnings } : {}) };
+}

@@ -2,7 +2,9 @@
  * Typed HTTP client of the aggregation service, one function per endpoint, over ky.
  *
  * Every call answers a discriminated result (ready | pending | challenge) or throws an
- * AggregatorError subclass. It never retries: Temporal's retry policy is the one retry layer,
+ * AggregatorError subclass. A data answer is read by data-reader.ts: what the product acts on
+ * strictly (else UnexpectedResponseError, at once), the records it passes on tolerantly (a record the
+ * view cannot read is kept as sent, with a DataWarning on the result). It never retries: Temporal's retry policy is the one retry layer,
  * and the table in errors.ts says what is worth retrying. A refusal that names a wait (`Retry-After`
  * on a 429, a 503, a TOO_MANY_REQUESTS or a RETRY_LATER) carries it as the error's `retryAfterMs`.
  */
@@ -25,6 +27,7 @@ import {
   StatementsResponse,
   Uuid,
   describeIssues,
+  isPlainObject,
   readServiceCode,
   type AccountsDetailOptions,
   type NumberOfStatements,
@@ -38,7 +41,19 @@ import {
   AggregatorRequestError,
   AggregatorResponseError,
   AggregatorServiceError,
+  UnexpectedResponseError,
 } from './errors.js';
+import {
+  AccountsEnvelope,
+  attributesReader,
+  DeleteCardEnvelope,
+  envelopeProblems,
+  InvestmentsEnvelope,
+  readData,
+  StatementsEnvelope,
+  type DataReader,
+  type DataWarning,
+} from './data-reader.js';
 import { serviceCodeInfo } from './failure-table.js';
 import { serverOf, withHttpSpan, type HttpSpanRecorder } from './http-span.js';
 import { retryAfterOf } from './retry-after.js';
@@ -50,8 +65,14 @@ export interface AggregatorClientOptions {
   readonly customerId: string;
   /** The calling application's credential, sent as one header (name and value configurable). */
   readonly auth?: { readonly header: string; readonly value: string } | undefined;
-  /** Per-request timeout; default 60 s (a sync call may run ~210 s before the service dispatches it). */
+  /** Per-request timeout of the data calls; default 60 s. */
   readonly timeoutMs?: number | undefined;
+  /**
+   * Per-request timeout of an Authorize; default 240 s. An Authorize with credentials or answers is
+   * never resent, so the client waits for the service's own outcome: the service runs a sync call
+   * ~210 s before it dispatches it (FACTS.md), and an institution may take over a minute to accept an answer.
+   */
+  readonly authorizeTimeoutMs?: number | undefined;
   /** For tests that need to observe or alter the transport. */
   readonly fetch?: typeof fetch | undefined;
 }
@@ -67,6 +88,8 @@ export interface Ready<T> {
   readonly kind: 'ready';
   readonly requestId: string;
   readonly data: T;
+  /** Fields of passed-through data the view could not read (their records kept as sent); empty mostly. */
+  readonly warnings: readonly DataWarning[];
 }
 export interface Pending {
   readonly kind: 'pending';
@@ -100,6 +123,16 @@ export type DeleteCard = z.infer<typeof DeleteCardResponse>;
 export type AggregatorClient = ReturnType<typeof createAggregatorClient>;
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+export const DEFAULT_AUTHORIZE_TIMEOUT_MS = 240_000;
+
+/** An Authorize's answer is all acted on (the session, the challenges): its envelope is the whole schema. */
+const AUTHORIZE_READER: DataReader<AuthorizeResponse> = { envelope: AuthorizeResponse, view: AuthorizeResponse };
+const ACCOUNTS_DETAIL_READER: DataReader<AccountsDetail> = { envelope: AccountsEnvelope, view: AccountsDetailResponse };
+const ACCOUNTS_SUMMARY_READER: DataReader<AccountsSummary> = { envelope: AccountsEnvelope, view: AccountsSummaryResponse };
+const INVESTMENTS_READER: DataReader<Investments> = { envelope: InvestmentsEnvelope, view: InvestmentsResponse };
+const STATEMENTS_READER: DataReader<Statements> = { envelope: StatementsEnvelope, view: StatementsResponse };
+const ATTRIBUTES_READER: DataReader<Attributes> = attributesReader();
+const DELETE_CARD_READER: DataReader<DeleteCard> = { envelope: DeleteCardEnvelope, view: DeleteCardResponse };
 
 interface Exchange<T> {
   readonly operation: string;
@@ -108,8 +141,10 @@ interface Exchange<T> {
   /** The path with its variables as `{name}`: what a trace may show. */
   readonly route: string;
   readonly body?: unknown;
-  readonly ready: z.ZodType<T>;
+  readonly ready: DataReader<T>;
   readonly options: CallOptions | undefined;
+  /** The call's own default timeout (Authorize waits longer than a data call). */
+  readonly defaultTimeoutMs?: number | undefined;
 }
 
 export function createAggregatorClient(options: AggregatorClientOptions) {
@@ -132,7 +167,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
   }
 
   async function exchangeIn<T>(call: Exchange<T>, record: HttpSpanRecorder): Promise<Ready<T> | Pending | Challenge> {
-    const timeoutMs = call.options?.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = call.options?.timeoutMs ?? call.defaultTimeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // One controller per request, its timer cleared as soon as the answer is read: cheaper than
     // AbortSignal.timeout + AbortSignal.any, which keep a timer alive for the whole timeout.
     const controller = new AbortController();
@@ -161,7 +196,7 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       text = await response.text();
     } catch (error) {
       if (callerSignal?.aborted) throw new AggregatorAbortedError(call.operation, error);
-      if (timedOut) throw new AggregatorNetworkError(call.operation, `no answer within ${timeoutMs} ms`, undefined, error);
+      if (timedOut) throw new AggregatorNetworkError(call.operation, `no answer within ${timeoutMs} ms`, undefined, error, timeoutMs);
       const socketError = socketErrorOf(error);
       throw new AggregatorNetworkError(call.operation, describeNetworkFailure(error, socketError), socketError?.code, error);
     } finally {
@@ -185,22 +220,25 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       throw new AggregatorServiceError(call.operation, status, code, message, requestId, waitAskedFor(status, code, headers));
     }
     if (status === 202) {
-      const pending = parseOrThrow(PendingResponse, body, call.operation, status);
+      const pending = parseOrThrow(PendingResponse, body, call.operation, status, text);
       record.pending(pending.ServiceCode);
-      return { kind: 'pending', requestId: pending.RequestId, code: pending.ServiceCode, message: pending.Message };
+      return { kind: 'pending', requestId: pending.RequestId, code: pending.ServiceCode, message: pending.Message ?? '' };
     }
     if (status === 203) {
-      const challenge = parseOrThrow(AuthorizeResponse, body, call.operation, status);
+      const challenge = parseOrThrow(AuthorizeResponse, body, call.operation, status, text);
       return { kind: 'challenge', requestId: challenge.RequestId, challenges: challenge.SecurityChallenges ?? [] };
     }
-    const data = parseOrThrow(call.ready, body, call.operation, status);
-    return { kind: 'ready', requestId: requestIdOf(data), data };
+    if (!isPlainObject(body)) throw new UnexpectedResponseError(call.operation, status, body === undefined ? 'an empty body' : 'the body is not a JSON object', text);
+    const problems = envelopeProblems(call.ready, body);
+    if (problems !== undefined) throw new UnexpectedResponseError(call.operation, status, problems, text);
+    const { data, warnings } = readData(call.ready, body, call.operation);
+    return { kind: 'ready', requestId: requestIdOf(data), data, warnings };
   }
 
   /** Data endpoints never challenge; a 203 there breaks the contract. */
   async function data<T>(call: Exchange<T>): Promise<DataResult<T>> {
     const result = await exchange(call);
-    if (result.kind === 'challenge') throw new AggregatorResponseError(call.operation, 203, 'a data endpoint answered with a challenge');
+    if (result.kind === 'challenge') throw new UnexpectedResponseError(call.operation, 203, 'a data endpoint answered with a challenge');
     return result;
   }
 
@@ -218,7 +256,16 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     /** POST /v3/{customerId}/BankingServices/Authorize, any of its four modes. */
     async authorize(request: AuthorizeRequest, call?: CallOptions): Promise<AuthorizeResult> {
       const body = validated(AuthorizeRequest, request, 'Authorize');
-      return exchange({ operation: 'Authorize', method: 'post', path: `${banking}/Authorize`, route: `${bankingRoute}/Authorize`, body, ready: AuthorizeResponse, options: call });
+      return exchange({
+        operation: 'Authorize',
+        method: 'post',
+        path: `${banking}/Authorize`,
+        route: `${bankingRoute}/Authorize`,
+        body,
+        ready: AUTHORIZE_READER,
+        options: call,
+        defaultTimeoutMs: options.authorizeTimeoutMs ?? DEFAULT_AUTHORIZE_TIMEOUT_MS,
+      });
     },
 
     /** Live mode: the end user's credentials; may answer with challenges. */
@@ -247,41 +294,41 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     /** POST .../GetAccountsDetail; usually 202 first, then poll getAccountsDetailAsync. */
     async getAccountsDetail(requestId: string, detailOptions: AccountsDetailOptions = {}, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const body = validated(AccountsDetailRequest, { ...detailOptions, RequestId: requestId }, 'GetAccountsDetail');
-      return data({ operation: 'GetAccountsDetail', method: 'post', path: `${banking}/GetAccountsDetail`, route: `${bankingRoute}/GetAccountsDetail`, body, ready: AccountsDetailResponse, options: call });
+      return data({ operation: 'GetAccountsDetail', method: 'post', path: `${banking}/GetAccountsDetail`, route: `${bankingRoute}/GetAccountsDetail`, body, ready: ACCOUNTS_DETAIL_READER, options: call });
     },
 
     /** GET .../GetAccountsDetailAsync/{requestId}: the poll of a pending accounts detail. */
     async getAccountsDetailAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const path = `${banking}/GetAccountsDetailAsync/${id(requestId, 'RequestId', 'GetAccountsDetailAsync')}`;
-      return data({ operation: 'GetAccountsDetailAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsDetailAsync/{requestId}`, ready: AccountsDetailResponse, options: call });
+      return data({ operation: 'GetAccountsDetailAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsDetailAsync/{requestId}`, ready: ACCOUNTS_DETAIL_READER, options: call });
     },
 
     async getAccountsSummary(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const body = { RequestId: validated(Uuid, requestId, 'GetAccountsSummary RequestId') };
-      return data({ operation: 'GetAccountsSummary', method: 'post', path: `${banking}/GetAccountsSummary`, route: `${bankingRoute}/GetAccountsSummary`, body, ready: AccountsSummaryResponse, options: call });
+      return data({ operation: 'GetAccountsSummary', method: 'post', path: `${banking}/GetAccountsSummary`, route: `${bankingRoute}/GetAccountsSummary`, body, ready: ACCOUNTS_SUMMARY_READER, options: call });
     },
 
     async getAccountsSummaryAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const path = `${banking}/GetAccountsSummaryAsync/${id(requestId, 'RequestId', 'GetAccountsSummaryAsync')}`;
-      return data({ operation: 'GetAccountsSummaryAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsSummaryAsync/{requestId}`, ready: AccountsSummaryResponse, options: call });
+      return data({ operation: 'GetAccountsSummaryAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsSummaryAsync/{requestId}`, ready: ACCOUNTS_SUMMARY_READER, options: call });
     },
 
     async getStatements(requestId: string, numberOfStatements?: NumberOfStatements, call?: CallOptions): Promise<DataResult<Statements>> {
       const body = validated(StatementsRequest, { RequestId: requestId, ...(numberOfStatements ? { NumberOfStatements: numberOfStatements } : {}) }, 'GetStatements');
-      return data({ operation: 'GetStatements', method: 'post', path: `${banking}/GetStatements`, route: `${bankingRoute}/GetStatements`, body, ready: StatementsResponse, options: call });
+      return data({ operation: 'GetStatements', method: 'post', path: `${banking}/GetStatements`, route: `${bankingRoute}/GetStatements`, body, ready: STATEMENTS_READER, options: call });
     },
 
     /** POST /v3/{customerId}/Investments; repeat the same request while it answers 202. */
     async getInvestments(loginId: string, requestId: string, call?: CallOptions): Promise<DataResult<Investments>> {
       const body = { LoginId: validated(Uuid, loginId, 'Investments LoginId'), RequestId: validated(Uuid, requestId, 'Investments RequestId'), MostRecentCached: true };
-      return data({ operation: 'Investments', method: 'post', path: `${tenant}/Investments`, route: `${tenantRoute}/Investments`, body, ready: InvestmentsResponse, options: call });
+      return data({ operation: 'Investments', method: 'post', path: `${tenant}/Investments`, route: `${tenantRoute}/Investments`, body, ready: INVESTMENTS_READER, options: call });
     },
 
     /** GET .../insight/login/{loginId}/attributes/{requestId}/{operation}: a fixed package of attributes. */
     async getPackageAttributes(loginId: string, requestId: string, operation: AttributePackageOperation, call?: CallOptions): Promise<DataResult<Attributes>> {
       const op = validated(AttributePackageOperation, operation, 'attributes operation');
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', op)}/attributes/${id(requestId, 'RequestId', op)}/${op}`;
-      return data({ operation: op, method: 'get', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}/${op}`, ready: AttributesResponse, options: call });
+      return data({ operation: op, method: 'get', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}/${op}`, ready: ATTRIBUTES_READER, options: call });
     },
 
     /** POST .../insight/login/{loginId}/attributes/{requestId}: a custom attribute set. */
@@ -289,14 +336,14 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       const operation = 'CustomAttributes';
       const body = validated(AttributesRequest, request, operation);
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', operation)}/attributes/${id(requestId, 'RequestId', operation)}`;
-      return data({ operation, method: 'post', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}`, body, ready: AttributesResponse, options: call });
+      return data({ operation, method: 'post', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}`, body, ready: ATTRIBUTES_READER, options: call });
     },
 
     /** DELETE .../DeleteCard/{loginId}: forget the saved login and its data. */
     async deleteCard(loginId: string, call?: CallOptions): Promise<DeleteCard> {
       const path = `${banking}/DeleteCard/${id(loginId, 'LoginId', 'DeleteCard')}`;
-      const result = await data({ operation: 'DeleteCard', method: 'delete', path, route: `${bankingRoute}/DeleteCard/{loginId}`, ready: DeleteCardResponse, options: call });
-      if (result.kind === 'pending') throw new AggregatorResponseError('DeleteCard', 202, 'DeleteCard answered pending');
+      const result = await data({ operation: 'DeleteCard', method: 'delete', path, route: `${bankingRoute}/DeleteCard/{loginId}`, ready: DELETE_CARD_READER, options: call });
+      if (result.kind === 'pending') throw new UnexpectedResponseError('DeleteCard', 202, 'DeleteCard answered pending');
       return result.data;
     },
   };
@@ -311,9 +358,10 @@ function waitAskedFor(status: number, code: string | undefined, headers: Headers
   return status === 429 || status === 503 || (info.delivery === 'refused' && info.retryable) ? retryAfterOf(headers) : undefined;
 }
 
-function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, operation: string, status: number): T {
+/** An answer whose every field is acted on (a 202, a 203): it holds, or the service answered what the product cannot use. */
+function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, operation: string, status: number, text: string): T {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new AggregatorResponseError(operation, status, describeIssues(parsed.error), parsed.error);
+  if (!parsed.success) throw new UnexpectedResponseError(operation, status, describeIssues(parsed.error), text, parsed.error);
   return parsed.data;
 }
 

@@ -65,15 +65,16 @@ export class AggregatorServiceError extends AggregatorError {
 }
 
 /**
- * The answer did not match the contract (malformed JSON or a schema violation). Transient: proxies and
- * overloaded hosts garble bodies. The service answered, so it may have acted: the outcome is unknown.
+ * The answer's bytes are not JSON (a body cut short or garbled on the way: proxies and overloaded
+ * hosts do this). What the service said is unknown, so a read may be made again (a few times: see
+ * activities/failures.ts); an Authorize with credentials or answers is never resent over it.
  */
 export class AggregatorResponseError extends AggregatorError {
-  override readonly name = 'AggregatorResponseError';
+  override readonly name: string = 'AggregatorResponseError';
   readonly problem: string;
 
   constructor(operation: string, httpStatus: number, problem: string, cause?: unknown) {
-    super(`${operation} answered HTTP ${httpStatus} with a body that breaks the contract: ${problem}`, {
+    super(`${operation} answered HTTP ${httpStatus} with a body that cannot be read: ${problem}`, {
       operation,
       httpStatus,
       retryable: true,
@@ -82,6 +83,31 @@ export class AggregatorResponseError extends AggregatorError {
       cause,
     });
     this.problem = problem;
+  }
+}
+
+/** How much of an unusable answer is kept for diagnosis (in the failure's details, sealed by the codec). */
+export const REPLY_EXCERPT_CHARS = 4_096;
+
+/**
+ * The service answered with JSON the product cannot act on: a field it drives the connection by
+ * (status, RequestId, LoginId, a challenge's prompt, the pending code) is missing or malformed, or
+ * the endpoint answered something it never answers (a challenge from a data endpoint). The service
+ * gave its answer, and the same call gets the same one: not retried, not resent, failed at once as
+ * `UnexpectedResponse` with the operation, the status and the fields named. The body's start is
+ * kept (`replyExcerpt`) for whoever diagnoses it; it never goes into the message.
+ */
+export class UnexpectedResponseError extends AggregatorResponseError {
+  override readonly name = 'UnexpectedResponseError';
+  override readonly retryable = false;
+  override readonly remedy = 'give-up';
+  override readonly delivery = 'answered';
+  readonly replyExcerpt: string | undefined;
+
+  constructor(operation: string, httpStatus: number, problem: string, replyText?: string, cause?: unknown) {
+    super(operation, httpStatus, problem, cause);
+    this.message = `${operation} answered HTTP ${httpStatus} with a body the product cannot act on: ${problem}`;
+    this.replyExcerpt = replyText === undefined ? undefined : replyText.slice(0, REPLY_EXCERPT_CHARS);
   }
 }
 
@@ -94,10 +120,13 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND'
  */
 export class AggregatorNetworkError extends AggregatorError {
   override readonly name = 'AggregatorNetworkError';
+  /** Set when our own timeout passed (ms): the request was sent and the service may still act on it. */
+  readonly timedOutAfterMs: number | undefined;
 
-  constructor(operation: string, reason: string, socketErrorCode: string | undefined, cause?: unknown) {
+  constructor(operation: string, reason: string, socketErrorCode: string | undefined, cause?: unknown, timedOutAfterMs?: number) {
     const delivery = socketErrorCode && NOT_SENT_CODES.has(socketErrorCode) ? 'refused' : 'unknown';
     super(`${operation} got no answer: ${reason}`, { operation, retryable: true, remedy: 'retry', delivery, cause });
+    this.timedOutAfterMs = timedOutAfterMs;
   }
 }
 

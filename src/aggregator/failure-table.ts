@@ -21,6 +21,7 @@ export const CONNECTION_FAILURE_TYPES = [
   'PollingTimedOut',
   'ServiceRejected',
   'UnexpectedServiceAnswer',
+  'UnexpectedResponse',
   'ResultTooLarge',
 ] as const;
 export type ConnectionFailureType = (typeof CONNECTION_FAILURE_TYPES)[number];
@@ -189,8 +190,8 @@ export function serviceCodeInfo(code: string | undefined, httpStatus: number): S
 export const CONDITION_FAILURES = {
   /** No answer: connection refused or reset, DNS, our own timeout. */
   unreachable: 'ServiceUnavailable',
-  /** An answer that breaks the contract (garbled JSON, a schema violation). */
-  malformedAnswer: 'ServiceUnavailable',
+  /** An answer the product cannot use: garbled JSON, or a field it acts on missing or malformed. */
+  malformedAnswer: 'UnexpectedResponse',
   /** Our request was refused before it was sent (a bug or bad input). */
   invalidRequest: 'ServiceRejected',
 } as const satisfies Record<string, ConnectionFailureType>;
@@ -209,4 +210,8 @@ export interface ServiceFailureDetails {
    * (TOO_MANY_REQUESTS, RETRY_LATER); absent when it named no (valid) wait.
    */
   readonly retryAfterMs?: number | undefined;
+  /** The client's own timeout passed with no answer (ms): the request was sent, its outcome unknown. */
+  readonly timedOutAfterMs?: number | undefined;
+  /** The start of an answer the product could not use (UnexpectedResponse), for diagnosis; sealed with the failure's details. */
+  readonly replyExcerpt?: string | undefined;
 }

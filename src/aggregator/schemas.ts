@@ -6,6 +6,12 @@
  * Parsing is liberal where the spec or FACTS.md says the real service varies (extra fields, nulls,
  * `Username`/`username`, `Save`/`save`, brand-prefixed `...Code` keys, three spellings of
  * `AttributesDetail`) and strict where the spec forbids something.
+ *
+ * Two kinds of field (see data-reader.ts): what the product acts on (status codes, `RequestId`,
+ * `LoginId`, a challenge's prompt, the pending code) is checked strictly; what it passes to the
+ * lender (accounts, transactions, holders, investments, attributes) has a typed *view* here that
+ * tolerates nulls, unknown members and the date formats the service uses, and a record that breaks
+ * even the view is kept as sent and reported as a warning, never a failure.
  */
 import { z } from 'zod';
 
@@ -13,8 +19,18 @@ import { z } from 'zod';
 export const Uuid = z.guid({ message: 'must be a UUID' });
 export type Uuid = z.infer<typeof Uuid>;
 
+/** A date we send (DateFrom, DateTo): the spec's YYYY-MM-DD, exactly. */
 const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' });
-const SlashDate = z.string().regex(/^\d{4}\/\d{2}\/\d{2}$/, { message: 'must be a date YYYY/MM/DD' });
+/**
+ * A date the service sends: YYYY-MM-DD (transactions), YYYY/MM/DD (the same service's attributes),
+ * or an ISO timestamp with a time (securities). Kept as written; the view only checks it is a date.
+ */
+export const SERVICE_DATE_PATTERN = /^\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const ServiceDate = z.string().regex(SERVICE_DATE_PATTERN, { message: 'must be a date (YYYY-MM-DD, YYYY/MM/DD or an ISO timestamp)' });
+/** A descriptive string of passed-through data: the service sends null or leaves it out at times. */
+const Text = z.string().nullish();
+/** A number of passed-through data that may be null or missing. */
+const Amount = z.number().nullish();
 
 /** Copies `from` to `to` when only the alternative spelling is present (e.g. `username` → `Username`). */
 function aliasKeys(aliases: Record<string, string[]>) {
@@ -70,30 +86,45 @@ export const Link = z.looseObject({
 });
 export type Link = z.infer<typeof Link>;
 
+/** `Id` is the LoginId the product acts on; the rest is passed to the lender as sent. */
 export const Login = z.looseObject({
-  Username: z.string(),
-  IsScheduledRefresh: z.boolean(),
-  LastRefresh: z.string(),
-  Type: z.string().nullable(),
+  Username: Text,
+  IsScheduledRefresh: z.boolean().nullish(),
+  LastRefresh: Text,
+  Type: Text,
   Id: Uuid,
 });
 export type Login = z.infer<typeof Login>;
 
-export const InstitutionObject = z.looseObject({ Id: z.number().int(), Name: z.string() });
+export const InstitutionObject = z.looseObject({ Id: z.number().int().nullish(), Name: Text });
 export type InstitutionObject = z.infer<typeof InstitutionObject>;
 
 /** A string in banking answers, an object in investment answers. */
 export const Institution = z.union([z.string(), InstitutionObject]);
 export type Institution = z.infer<typeof Institution>;
 
-export const SecurityChallengeType = z.enum([
+/** The six challenge types the spec names; each has its own answer rule (workflows/challenges.ts). */
+export const KNOWN_CHALLENGE_TYPES = [
   'QuestionAndAnswer',
   'ImageSelection',
   'MultipleChoice',
   'MultipleChoiceMultipleAnswers',
   'TextOrCall',
   'WaitUntilEUAccept',
-]);
+] as const;
+export const KnownChallengeType = z.enum(KNOWN_CHALLENGE_TYPES);
+export type KnownChallengeType = z.infer<typeof KnownChallengeType>;
+
+export function isKnownChallengeType(type: string): type is KnownChallengeType {
+  return (KNOWN_CHALLENGE_TYPES as readonly string[]).includes(type);
+}
+
+/**
+ * Any non-empty type name: institutions add challenge types the spec does not list (an SMS code, a
+ * plain question). One outside the six is shown to operators as it came and answered by its prompt
+ * with free text, instead of failing the session (workflows/challenges.ts).
+ */
+export const SecurityChallengeType = z.string().min(1, { message: 'must name a challenge type' }).max(200);
 export type SecurityChallengeType = z.infer<typeof SecurityChallengeType>;
 
 export const SecurityChallenge = z.looseObject({
@@ -171,11 +202,15 @@ export function authorizeModeOf(request: AuthorizeRequest): AuthorizeMode {
   return 'live';
 }
 
+/** Links and Institution only label an Authorize's answer: one the view cannot read is dropped, not fatal. */
+const LabelLinks = z.array(Link).nullish().catch(null);
+const LabelInstitution = Institution.nullish().catch(null);
+
 export const AuthorizeResponse = z.looseObject({
-  Links: z.array(Link).nullish(),
+  Links: LabelLinks,
   HttpStatusCode: z.union([z.literal(200), z.literal(203)]),
   Login: Login.optional(),
-  Institution: Institution.nullish(),
+  Institution: LabelInstitution,
   RequestId: Uuid,
   SecurityChallenges: z.array(SecurityChallenge).nullish(),
 }).superRefine((response, ctx) => {
@@ -198,9 +233,9 @@ export const PendingResponse = z.preprocess(
   withServiceCode,
   z.looseObject({
     ServiceCode: PendingCode,
-    Links: z.array(Link).nullish(),
+    Links: LabelLinks,
     HttpStatusCode: z.literal(202),
-    Message: z.string(),
+    Message: z.string().nullish(),
     RequestId: Uuid,
   }),
 );
@@ -241,20 +276,20 @@ export const Holder = z.looseObject({
 export type Holder = z.infer<typeof Holder>;
 
 export const Balance = z.looseObject({
-  Available: z.number().nullable(),
-  Current: z.number().nullable(),
-  Limit: z.number().nullable(),
+  Available: Amount,
+  Current: Amount,
+  Limit: Amount,
 });
 export type Balance = z.infer<typeof Balance>;
 
 export const Transaction = z.looseObject({
   Id: Uuid,
-  Date: IsoDate,
-  Code: z.string().nullable(),
-  Description: z.string(),
-  Debit: z.number().nullable(),
-  Credit: z.number().nullable(),
-  Balance: z.number(),
+  Date: ServiceDate,
+  Code: Text,
+  Description: Text,
+  Debit: Amount,
+  Credit: Amount,
+  Balance: Amount,
 });
 export type Transaction = z.infer<typeof Transaction>;
 
@@ -263,13 +298,13 @@ export const Account = z.looseObject({
   Transactions: z.array(Transaction).nullish(),
   TransitNumber: z.string().nullish(),
   InstitutionNumber: z.string().nullish(),
-  OverdraftLimit: z.number().nullish(),
-  Title: z.string(),
-  AccountNumber: z.string(),
-  Balance: Balance,
-  Category: z.string(),
-  Type: z.string(),
-  Currency: z.string(),
+  OverdraftLimit: Amount,
+  Title: Text,
+  AccountNumber: Text,
+  Balance: Balance.nullish(),
+  Category: Text,
+  Type: Text,
+  Currency: Text,
   Holder: Holder.nullish(),
 });
 export type Account = z.infer<typeof Account>;
@@ -344,66 +379,66 @@ export type InvestmentsRequest = z.infer<typeof InvestmentsRequest>;
 
 export const Position = z.looseObject({
   Id: Uuid,
-  Category: z.string(),
-  Class: z.string(),
-  BookValue: z.number(),
-  Quantity: z.number(),
-  MarketValue: z.number(),
-  GainAmount: z.number(),
-  GainCurrencyAmount: z.number(),
-  GainPercent: z.number(),
-  Currency: z.string(),
-  SecurityId: Uuid,
+  Category: Text,
+  Class: Text,
+  BookValue: Amount,
+  Quantity: Amount,
+  MarketValue: Amount,
+  GainAmount: Amount,
+  GainCurrencyAmount: Amount,
+  GainPercent: Amount,
+  Currency: Text,
+  SecurityId: Uuid.nullish(),
 });
 export type Position = z.infer<typeof Position>;
 
 export const InvestmentTransaction = z.looseObject({
   Id: Uuid,
-  Date: IsoDate,
-  Type: z.string(),
-  Description: z.string(),
-  Quantity: z.number(),
-  Fee: z.number(),
-  Amount: z.number(),
-  SecurityId: Uuid,
+  Date: ServiceDate,
+  Type: Text,
+  Description: Text,
+  Quantity: Amount,
+  Fee: Amount,
+  Amount: Amount,
+  SecurityId: Uuid.nullish(),
 });
 export type InvestmentTransaction = z.infer<typeof InvestmentTransaction>;
 
 export const InvestmentAccount = z.looseObject({
   Id: Uuid,
-  FullAccountId: z.string(),
-  AccountId: z.string(),
-  Name: z.string(),
-  Type: z.string(),
-  Registered: z.boolean(),
-  Currency: z.string(),
-  Cash: z.number(),
-  AccountValue: z.number(),
-  CurrencyValue: z.number(),
-  Positions: z.array(Position).nullable(),
-  Transactions: z.array(InvestmentTransaction).nullable(),
+  FullAccountId: Text,
+  AccountId: Text,
+  Name: Text,
+  Type: Text,
+  Registered: z.boolean().nullish(),
+  Currency: Text,
+  Cash: Amount,
+  AccountValue: Amount,
+  CurrencyValue: Amount,
+  Positions: z.array(Position).nullish(),
+  Transactions: z.array(InvestmentTransaction).nullish(),
 });
 export type InvestmentAccount = z.infer<typeof InvestmentAccount>;
 
 export const Security = z.looseObject({
   Id: Uuid,
-  Name: z.string(),
-  Symbol: z.string(),
-  Type: z.string(),
-  Price: z.number(),
-  Date: z.string(),
-  Aliases: z.array(z.string()),
-  Currency: z.string(),
-  CUSIP: z.string(),
-  ISIN: z.string().nullable(),
+  Name: Text,
+  Symbol: Text,
+  Type: Text,
+  Price: Amount,
+  Date: Text,
+  Aliases: z.array(z.string()).nullish(),
+  Currency: Text,
+  CUSIP: Text,
+  ISIN: Text,
 });
 export type Security = z.infer<typeof Security>;
 
 export const InvestmentsResponse = z.looseObject({
   Accounts: z.array(InvestmentAccount),
-  Securities: z.array(Security),
-  Value: z.number(),
-  Cash: z.number(),
+  Securities: z.array(Security).nullish(),
+  Value: Amount,
+  Cash: Amount,
   HttpStatusCode: z.literal(200),
   Login: Login,
   Institution: Institution.nullish(),
@@ -448,10 +483,10 @@ export type AttributesRequest = z.infer<typeof AttributesRequestFields>;
 export const AttributeTransaction = z.looseObject({
   TransactionId: Uuid,
   AccountId: Uuid,
-  Date: SlashDate,
-  Description: z.string(),
-  Debit: z.number().nullable(),
-  Credit: z.number().nullable(),
+  Date: ServiceDate,
+  Description: Text,
+  Debit: Amount,
+  Credit: Amount,
 });
 export type AttributeTransaction = z.infer<typeof AttributeTransaction>;
 
@@ -470,33 +505,80 @@ export type AttributeGroup = { Id: string; AttributesDetail?: AttributeDetail[] 
 
 const ATTRIBUTES_ENVELOPE_KEYS = new Set(['Login', 'RequestId', 'HttpStatusCode', 'Links']);
 
+/** A group as sent, with the transactions-detail member under the spec's spelling. */
+const groupAsSent = aliasKeys({ AttributesDetail: ['AttributeDetails', 'AttributesDetails'] });
+
+export interface AttributesReading {
+  readonly groups: Record<string, AttributeGroup>;
+  /** Top-level members that are not attribute groups (a request tag, a string): kept as sent. */
+  readonly other: Record<string, unknown>;
+  /** Why a group breaks its view (paths from the body's top); empty when every group reads. */
+  readonly issues: { readonly path: (string | number)[]; readonly message: string }[];
+}
+
+/**
+ * Splits an attributes answer into its groups (every object member beside the envelope) and the
+ * members that are not groups. A group that breaks the view is still kept, as sent.
+ */
+export function readAttributeGroups(body: Record<string, unknown>): AttributesReading {
+  const groups: Record<string, AttributeGroup> = {};
+  const other: Record<string, unknown> = {};
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    if (ATTRIBUTES_ENVELOPE_KEYS.has(key)) continue;
+    if (!isPlainObject(value)) {
+      other[key] = value;
+      continue;
+    }
+    const parsed = AttributeGroup.safeParse(value);
+    if (parsed.success) groups[key] = parsed.data as AttributeGroup;
+    else {
+      for (const issue of parsed.error.issues) issues.push({ path: [key, ...issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part))], message: issue.message });
+      groups[key] = groupAsSent(value) as AttributeGroup;
+    }
+  }
+  return { groups, other, issues };
+}
+
+/** The answer's members the product acts on, and that it carries at least one group. */
+export const AttributesEnvelope = z
+  .looseObject({ Login: z.looseObject({ Id: Uuid }), RequestId: Uuid, HttpStatusCode: z.number().int().optional() })
+  .refine((body) => Object.entries(body).some(([key, value]) => !ATTRIBUTES_ENVELOPE_KEYS.has(key) && isPlainObject(value)), {
+    message: 'carries no attribute group',
+  });
+
 export const AttributesResponse = z
   .object({ Login: Login, RequestId: Uuid, HttpStatusCode: z.number().int().optional() })
   .catchall(z.unknown())
   .transform((body, ctx) => {
-    const groups: Record<string, AttributeGroup> = {};
-    for (const [key, value] of Object.entries(body)) {
-      if (ATTRIBUTES_ENVELOPE_KEYS.has(key)) continue;
-      const parsed = AttributeGroup.safeParse(value);
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: [key, ...issue.path], message: issue.message });
-        return z.NEVER;
-      }
-      groups[key] = parsed.data;
-    }
-    if (Object.keys(groups).length === 0) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'carries no attribute group' });
-      return z.NEVER;
-    }
-    return { Login: body.Login, RequestId: body.RequestId, Groups: groups };
+    const { groups, other, issues } = readAttributeGroups(body);
+    for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    if (Object.keys(groups).length === 0) ctx.addIssue({ code: 'custom', path: [], message: 'carries no attribute group' });
+    if (issues.length > 0 || Object.keys(groups).length === 0) return z.NEVER;
+    return attributesResult(body.Login, body.RequestId, groups, other);
   });
 export type AttributesResponse = z.infer<typeof AttributesResponse>;
+
+/** The shape a connection's result carries: the groups apart, and `Other` only when there is any. */
+export function attributesResult(login: Login, requestId: string, groups: Record<string, AttributeGroup>, other: Record<string, unknown>) {
+  return { Login: login, RequestId: requestId, Groups: groups, ...(Object.keys(other).length > 0 ? { Other: other } : {}) } as {
+    Login: Login;
+    RequestId: string;
+    Groups: Record<string, AttributeGroup>;
+    Other?: Record<string, unknown>;
+  };
+}
 
 /**
  * What AttributesResponse makes of the service's answer (the groups apart): the shape a connection's
  * result carries. Typed as AttributesResponse's output, since zod's type of a catchall is not usable.
  */
-export const AttributesResult: z.ZodType<AttributesResponse> = z.object({ Login: Login, RequestId: Uuid, Groups: z.record(z.string(), AttributeGroupFields) });
+export const AttributesResult: z.ZodType<AttributesResponse> = z.object({
+  Login: Login,
+  RequestId: Uuid,
+  Groups: z.record(z.string(), AttributeGroupFields),
+  Other: z.record(z.string(), z.unknown()).optional(),
+});
 
 // ---------------------------------------------------------------------------------------------
 // DeleteCard (not shown in the spec; FACTS.md gives the path)
@@ -512,13 +594,10 @@ export type DeleteCardResponse = z.infer<typeof DeleteCardResponse>;
 
 /** "Accounts[0].Balance.Current: expected number, received string; ..." */
 export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const path = issue.path.reduce<string>(
-        (text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)),
-        '',
-      );
-      return path ? `${path}: ${issue.message}` : issue.message;
-    })
-    .join('; ');
+  return error.issues.map((issue) => (issue.path.length ? `${issuePath(issue.path)}: ${issue.message}` : issue.message)).join('; ');
+}
+
+/** `Accounts[0].Transactions[3].Date`: an issue's path as a reader writes it. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)), '');
 }

@@ -5,6 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AttributesResponse, AccountsDetailResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+import type { DataWarning } from '../aggregator/data-reader.js';
 import type { ConnectionInput, PollStrategy } from './connection-input.js';
 import type { ConnectionFailureType } from '../aggregator/failure-table.js';
 
@@ -155,6 +156,11 @@ export interface ConnectionResult {
   readonly investments?: InvestmentsResponse | undefined;
   readonly attributes?: AttributesResponse | undefined;
   readonly totalPolls: number;
+  /**
+   * Fields of the products' data that their typed views could not read: each record named here is
+   * kept exactly as the service sent it (so its fields may not have the types shown). Absent when none.
+   */
+  readonly warnings?: readonly DataWarning[] | undefined;
 }
 
 

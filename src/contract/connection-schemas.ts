@@ -81,6 +81,8 @@ export const ConnectionStateSchema = z.object({
   updatedAt: z.string(),
 });
 
+export const DataWarningSchema = z.object({ operation: z.string(), path: z.string(), problem: z.string() });
+
 export const ConnectionResultSchema = z.object({
   customerId: z.string(),
   loginId: z.string(),
@@ -91,6 +93,7 @@ export const ConnectionResultSchema = z.object({
   // The parsed answer (its groups apart), as the activity returns it, not the service's raw body.
   attributes: AttributesResult.optional(),
   totalPolls: z.number().int(),
+  warnings: z.array(DataWarningSchema).readonly().optional(),
 });
 
 export const AnswerOutcomeSchema = z.discriminatedUnion('outcome', [

@@ -9,6 +9,7 @@ import type { ConnectionActivities } from '../activities/connection-activities.j
 import type { DataOutcome } from '../activities/connection-activity-types.js';
 import type { PolledData, PollRequest } from '../activities/poll-activities.js';
 import type { PollStrategy } from '../contract/connection-input.js';
+import type { DataWarning } from '../aggregator/data-reader.js';
 import { serviceDetailsOf } from './failures.js';
 import { serviceActivities } from './service-queue.js';
 
@@ -23,6 +24,12 @@ export interface PollObserver {
   pending(progress: { code: string; pollCount: number; since: number; deadline: number; nextPollAt: number; strategy: PollStrategy }): void;
   /** `count` polls were made (more than one when an activity made them). */
   polled(count?: number): void;
+}
+
+/** A product's data once ready, and what of it its view could not read (kept as sent). */
+export interface Retrieved<T> {
+  readonly data: T;
+  readonly warnings?: readonly DataWarning[] | undefined;
 }
 
 /** Calls upstream once; `deadline` bounds the call's own retries of transient errors. */
@@ -41,14 +48,15 @@ export async function pollUntilReady<T>(
   pollRequest: (requestId: string) => PollRequest,
   timing: PollTiming,
   observer: PollObserver,
-): Promise<T> {
+): Promise<Retrieved<T>> {
   const since = Date.now();
   const deadline = since + timing.pollTimeoutMs;
   let pollCount = 0;
   let outcome = await waitOutLoading(operation, () => first({ pollNumber: 0, deadline }), timing, deadline);
   const strategy = timing.pollStrategy ?? 'timer';
   if (outcome.kind === 'pending' && strategy !== 'timer') {
-    return (await pollInActivity<T>(operation, strategy, pollRequest(outcome.requestId), outcome.code, timing, { since, deadline }, observer)).data;
+    const polled = await pollInActivity<T>(operation, strategy, pollRequest(outcome.requestId), outcome.code, timing, { since, deadline }, observer);
+    return { data: polled.data, warnings: polled.warnings };
   }
 
   while (outcome.kind === 'pending') {
@@ -70,7 +78,7 @@ export async function pollUntilReady<T>(
     const pollNumber = pollCount;
     outcome = await waitOutLoading(operation, () => poll({ pollNumber, deadline }), timing, deadline);
   }
-  return outcome.data;
+  return { data: outcome.data, warnings: outcome.warnings };
 }
 
 /** Answers whose remedy is "poll" (e.g. the session still loading) are waited out on a durable timer, within the same deadline. */

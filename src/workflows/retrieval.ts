@@ -12,10 +12,12 @@ import type { ConnectionInput } from '../contract/connection-input.js';
 import { authorize } from './authorize.js';
 import type { ConnectionResult, ProductName } from '../contract/connection-definitions.js';
 import { connectionFailure, serviceDetailsOf } from './failures.js';
-import { pollUntilReady, type PollObserver } from './polling.js';
+import { pollUntilReady, type PollObserver, type Retrieved } from './polling.js';
+import type { DataWarning } from '../aggregator/data-reader.js';
 import { dataCalls, type ServiceCallShape } from './service-calls.js';
 import type { SessionOpen } from './session.js';
 import type { StateRecorder } from './state-recorder.js';
+import { countSessionRestart } from './session-metrics.js';
 
 /** Reopens of an expired session in one connection, at most (each a cached Authorize). */
 const MAX_SESSION_REOPENS = 3;
@@ -53,6 +55,7 @@ export async function retrieveProducts(
         });
         if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
         sessionRequestId = cached.requestId;
+        countSessionRestart('session_expired');
         recorder.patch({
           requestId: sessionRequestId,
           pending: undefined,
@@ -81,8 +84,13 @@ export async function retrieveProducts(
     };
   }
 
-  function markRetrieved(product: ProductName): void {
+  /** What of the products' data their views could not read (kept as sent): on the result, for the lender. */
+  const warnings: DataWarning[] = [];
+
+  function markRetrieved<T>(product: ProductName, retrieved: Retrieved<T>): T {
     recorder.patch({ pending: undefined, retrieved: [...recorder.state.retrieved, product] });
+    if (retrieved.warnings?.length) warnings.push(...retrieved.warnings);
+    return retrieved.data;
   }
 
   function retrieveAccountsDetail(requestId: string, options: AccountsDetailOptions) {
@@ -120,18 +128,16 @@ export async function retrieveProducts(
   let accountsRequestId: string | undefined;
   if (products.accountsDetail) {
     const options = products.accountsDetail;
-    const accountsDetail = await inOpenSession('accounts detail', (requestId) => retrieveAccountsDetail(requestId, options));
+    const retrieved = await inOpenSession('accounts detail', (requestId) => retrieveAccountsDetail(requestId, options));
     accountsRequestId = sessionRequestId;
-    result = { ...result, requestId: sessionRequestId, accountsDetail };
-    markRetrieved('accountsDetail');
+    result = { ...result, requestId: sessionRequestId, accountsDetail: markRetrieved('accountsDetail', retrieved) };
   }
   if (products.investments) {
-    const investments = await inOpenSession('investments', (requestId) => {
+    const retrieved = await inOpenSession('investments', (requestId) => {
       const input = { customerId, loginId, requestId };
       return retrieveByRepeating('investments', (activities, pollNumber) => activities.requestInvestments({ ...input, pollNumber }), () => ({ kind: 'investments', input }));
     });
-    result = { ...result, requestId: sessionRequestId, investments };
-    markRetrieved('investments');
+    result = { ...result, requestId: sessionRequestId, investments: markRetrieved('investments', retrieved) };
   }
   if (products.attributes) {
     const product = products.attributes;
@@ -149,9 +155,8 @@ export async function retrieveProducts(
     if (!(products.accountsDetail && requestId === accountsRequestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
     const label = 'package' in product ? `attributes ${product.package}` : 'custom attributes';
     const input = { customerId, loginId, requestId, product };
-    const attributes = await retrieveByRepeating(label, (activities, pollNumber) => activities.requestAttributes({ ...input, pollNumber }), () => ({ kind: 'attributes', input }));
-    result = { ...result, requestId, attributes };
-    markRetrieved('attributes');
+    const retrieved = await retrieveByRepeating(label, (activities, pollNumber) => activities.requestAttributes({ ...input, pollNumber }), () => ({ kind: 'attributes', input }));
+    result = { ...result, requestId, attributes: markRetrieved('attributes', retrieved) };
   }
-  return { ...result, totalPolls: recorder.state.totalPolls };
+  return { ...result, totalPolls: recorder.state.totalPolls, ...(warnings.length > 0 ? { warnings } : {}) };
 }

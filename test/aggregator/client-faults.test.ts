@@ -14,6 +14,7 @@ import {
   AggregatorNetworkError,
   AggregatorRequestError,
   AggregatorResponseError,
+  UnexpectedResponseError,
   AggregatorServiceError,
 } from '../../src/aggregator/errors.js';
 import type { AttributesRequest, AuthorizeRequest } from '../../src/aggregator/schemas.js';
@@ -247,42 +248,60 @@ describe('input refused before sending', () => {
 });
 
 describe('answers that break the contract', () => {
-  it('throws a retryable AggregatorResponseError naming the field path of a bad account', async () => {
-    serve(200, { HttpStatusCode: 200, Accounts: [{ Id: 'x' }] });
-    const error = await caught(localClient().getAccountsDetail(VALID_UUID), AggregatorResponseError);
-    assert.equal(error.retryable, true);
+  it('throws a non-retryable UnexpectedResponseError, naming the fields, when what the product acts on is missing', async () => {
+    const body = { HttpStatusCode: 200, Accounts: [{ Id: 'x' }] };
+    serve(200, body);
+    const error = await caught(localClient().getAccountsDetail(VALID_UUID), UnexpectedResponseError);
+    assert.equal(error.retryable, false, 'the service answered: asking again gets the same answer');
+    assert.equal(error.delivery, 'answered');
     assert.equal(error.httpStatus, 200);
-    assert.match(error.message, /Accounts\[0\]\.Id: must be a UUID/);
-    assert.match(error.message, /Accounts\[0\]\.Balance/);
+    assert.match(error.message, /GetAccountsDetail answered HTTP 200/);
+    assert.match(error.message, /RequestId/);
     assert.match(error.message, /Login/);
-    assert.match(error.problem, /Accounts\[0\]\.Id/);
+    assert.equal(error.replyExcerpt, JSON.stringify(body), 'the body is kept for diagnosis');
   });
 
-  it('names a nested transaction field', async () => {
+  it('keeps a record its view cannot read as sent, with a warning naming the field, and never refuses the answer for it', async () => {
     const login = { Username: 'u', IsScheduledRefresh: false, LastRefresh: '2026-10-31T00:00:00.000', Type: 'Personal', Id: VALID_UUID };
+    const transaction = { Id: VALID_UUID, Date: '31.10.2026', Code: null, Description: 'x', Debit: null, Credit: 1, Balance: '1.00', Memo: 'kept' };
     const account = {
       Id: VALID_UUID, Title: 'T', AccountNumber: '1', Category: 'Operations', Type: 'Chequing', Currency: 'CAD',
       Balance: { Available: 1, Current: 1, Limit: null },
-      Transactions: [{ Id: VALID_UUID, Date: '2026/10/31', Code: null, Description: 'x', Debit: null, Credit: 1, Balance: 1 }],
+      Transactions: [transaction],
     };
     serve(200, { HttpStatusCode: 200, Accounts: [account], Login: login, RequestId: VALID_UUID });
-    const error = await caught(localClient().getAccountsDetail(VALID_UUID), AggregatorResponseError);
-    assert.match(error.message, /Accounts\[0\]\.Transactions\[0\]\.Date: must be a date YYYY-MM-DD/);
+    const ready = await localClient().getAccountsDetail(VALID_UUID);
+    assert.equal(ready.kind, 'ready');
+    if (ready.kind !== 'ready') return;
+    assert.deepEqual(ready.data.Accounts[0]?.Transactions?.[0], transaction, 'the transaction as the service sent it');
+    assert.deepEqual(
+      ready.warnings.map((warning) => `${warning.operation} ${warning.path}`),
+      ['GetAccountsDetail Accounts[0].Transactions[0].Date', 'GetAccountsDetail Accounts[0].Transactions[0].Balance'],
+    );
+    assert.ok(ready.warnings.every((warning) => !warning.problem.includes('31.10.2026') && !warning.problem.includes('1.00')), 'a warning never quotes the value');
   });
 
-  it('throws AggregatorResponseError for a pending answer without a RequestId', async () => {
+  it('throws UnexpectedResponseError for a pending answer without a RequestId', async () => {
     serve(202, { HttpStatusCode: 202, ServiceCode: 'OPERATION_PENDING', Message: 'wait' });
-    const error = await caught(localClient().getAccountsDetailAsync(VALID_UUID), AggregatorResponseError);
+    const error = await caught(localClient().getAccountsDetailAsync(VALID_UUID), UnexpectedResponseError);
     assert.equal(error.httpStatus, 202);
     assert.match(error.message, /RequestId/);
   });
 
-  it('throws AggregatorResponseError for a 203 without SecurityChallenges, and for a challenge from a data endpoint', async () => {
+  it('throws UnexpectedResponseError for a 203 without SecurityChallenges, and for a challenge from a data endpoint', async () => {
     serve(203, { HttpStatusCode: 203, RequestId: VALID_UUID });
-    const error = await caught(localClient().authorizeCached(VALID_UUID), AggregatorResponseError);
+    const error = await caught(localClient().authorizeCached(VALID_UUID), UnexpectedResponseError);
     assert.match(error.message, /SecurityChallenges/);
     serve(203, { HttpStatusCode: 203, RequestId: VALID_UUID, SecurityChallenges: [{ Type: 'QuestionAndAnswer', Prompt: 'Q?' }] });
-    await caught(localClient().getAccountsDetail(VALID_UUID), AggregatorResponseError);
+    await caught(localClient().getAccountsDetail(VALID_UUID), UnexpectedResponseError);
+  });
+
+  it('reads a challenge of a type the spec does not name, as it came', async () => {
+    const challenge = { Type: 'SmsCode', Prompt: 'Enter the code we sent by SMS', Iterables: null, Hint: 'kept' };
+    serve(203, { HttpStatusCode: 203, RequestId: VALID_UUID, SecurityChallenges: [challenge] });
+    const result = await localClient().authorizeCached(VALID_UUID);
+    assert.equal(result.kind, 'challenge');
+    if (result.kind === 'challenge') assert.deepEqual(result.challenges, [challenge]);
   });
 
   it('throws AggregatorServiceError for an error status whose body is not JSON', async () => {
