@@ -92,7 +92,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   // TEMPORAL_API_KEY_FILE: a renewed token reaches both connections (the pollers' and the activities' client) without a restart.
   const tokenRenewal = renewApiKey(config.temporal.transport, [connection, clientConnection], Runtime.instance().logger, connectionOptions.apiKey);
   const payloadStore = payloadStoreDriverFor(config.payloadStore);
-  const clientFor = tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs });
+  const clientFor = tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs, authorizeTimeoutMs: config.aggregator.authorizeTimeoutMs });
   // The product's metrics, beside the SDK's on the same endpoint (a no-op meter without one), with the labels the SDK's carry.
   const meter = Runtime.instance().metricMeter.withTags({ namespace: config.temporal.namespace, task_queue: config.temporal.taskQueue });
   const metrics = serviceMetrics(meter);

@@ -6,6 +6,7 @@ export interface TenantClientSettings {
   readonly baseUrl: string;
   readonly auth?: { readonly header: string; readonly value: string } | undefined;
   readonly timeoutMs?: number | undefined;
+  readonly authorizeTimeoutMs?: number | undefined;
   readonly fetch?: typeof fetch | undefined;
 }
 

@@ -46,6 +46,9 @@ function answerHint(challenge: SecurityChallenge): string {
       return `answer: verified (once the customer approved on the trusted device)`;
     case 'ImageSelection':
       return `answer: the number of the customer's image (1-${count})`;
+    default:
+      // A type the spec does not name (the institution's own): answered by its prompt as text.
+      return `answer: the text the customer gives for this ${printable(challenge.Type)} challenge (quote it if it has spaces)`;
   }
 }
 
@@ -209,6 +212,8 @@ function parseOne(challenge: SecurityChallenge, token: string): { key: string; v
       return token.trim().toUpperCase() === TRUSTED_DEVICE_ANSWER
         ? { key, values: [TRUSTED_DEVICE_ANSWER] }
         : `answer "verified" once the customer approved on the trusted device (got "${shorten(token)}")`;
+    default:
+      return token.trim() === '' ? 'the answer is empty' : { key, values: [token] };
   }
 }
 

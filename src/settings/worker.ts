@@ -178,6 +178,7 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
         /** The CLI's default tenant; the worker serves whichever tenant a connection names. */
         customerId: env.AGGREGATOR_CUSTOMER_ID,
         timeoutMs: env.AGGREGATOR_TIMEOUT_MS,
+        authorizeTimeoutMs: env.AGGREGATOR_AUTHORIZE_TIMEOUT_MS,
         /** The calling application's credential header: none without AGGREGATOR_AUTH_SECRET. */
         ...(env.AGGREGATOR_AUTH_SECRET ? { auth: Object.freeze({ header: env.AGGREGATOR_AUTH_HEADER, value: env.AGGREGATOR_AUTH_SECRET }) } : {}),
       }),

@@ -9,7 +9,7 @@
 import { sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { ConnectionActivities } from '../activities/connection-activities.js';
 import type { AuthorizeOutcome } from '../activities/connection-activity-types.js';
-import { deliveryOf, isTransient, serviceDetailsOf, timeoutFailureOf } from './failures.js';
+import { applicationFailureOf, connectionFailure, deliveryOf, isTransient, serviceDetailsOf, timeoutFailureOf } from './failures.js';
 import { CALL_HEARTBEAT_TIMEOUT_MS } from './polling.js';
 import { serviceActivities } from './service-queue.js';
 
@@ -62,6 +62,10 @@ export async function authorize(summary: string, call: AuthorizeCall, { idempote
       return await call(serviceActivities<ConnectionActivities>({ ...AUTHORIZE_OPTIONS, summary: attempt === 1 ? summary : `${summary} (send ${attempt})` }));
     } catch (error) {
       if (!isTransient(error)) throw error;
+      if (!idempotent) {
+        const unsendable = neverResentOver(error, summary);
+        if (unsendable) throw unsendable;
+      }
       const safeToResend = idempotent || deliveryOf(error) === 'refused';
       if (!safeToResend) throw new AuthorizeOutcomeUnknownError(unknownOutcomeReason(error), error);
       const details = serviceDetailsOf(error);
@@ -79,6 +83,27 @@ export async function authorize(summary: string, call: AuthorizeCall, { idempote
       send += 1;
     }
   }
+}
+
+/**
+ * Failures of an Authorize with credentials or answers that end the connection at once, because a new
+ * session would send them again for nothing: the service's reply came but could not be read (it
+ * answered; another session gets the same garbled reply), or the service took longer than the
+ * client waits for its own outcome (it is still working on it, or stuck: either way not twice).
+ */
+function neverResentOver(error: unknown, summary: string) {
+  const details = serviceDetailsOf(error);
+  if (applicationFailureOf(error)?.type === 'UnexpectedResponse') {
+    return connectionFailure('UnexpectedResponse', `${summary}: the service's reply (HTTP ${details?.httpStatus ?? '?'}) could not be read; the credentials and answers were not sent again`, details);
+  }
+  if (details?.timedOutAfterMs !== undefined) {
+    return connectionFailure(
+      'ServiceUnavailable',
+      `${summary}: the service did not answer within ${Math.round(details.timedOutAfterMs / 1000)} s; whether it acted is unknown, so the credentials and answers were not sent again`,
+      details,
+    );
+  }
+  return undefined;
 }
 
 /** The wait before the n-th resend (n from 1): 1 s, doubling, at most 30 s. */

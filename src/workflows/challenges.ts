@@ -1,16 +1,18 @@
 /**
  * Pure checks of an operator's answers against the challenges the service asked, one rule per
- * challenge type of the spec. Used by the update validator (so a bad answer never touches history
- * or the service) and by the CLI and console (so it is refused before it is even sent).
+ * challenge type of the spec, and one for a type the spec does not name (institutions add them: an
+ * SMS code, a plain question): answered by its prompt with one free-text value. Used by the update
+ * validator (so a bad answer never touches history or the service) and by the CLI and console (so
+ * it is refused before it is even sent).
  */
-import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+import { isKnownChallengeType, type SecurityChallenge, type SecurityResponses } from '../aggregator/schemas.js';
 
 /**
  * Challenges only the end user can pass at the moment they are asked: a two-step code sent to their
  * phone (TextOrCall, then the code) and a sign-in accepted on their trusted device. A login that asks
  * one cannot be refreshed unattended (the spec: two-step accounts cannot be refreshed automatically).
  */
-export const END_USER_CHALLENGE_TYPES: readonly SecurityChallenge['Type'][] = ['TextOrCall', 'WaitUntilEUAccept'];
+export const END_USER_CHALLENGE_TYPES: readonly string[] = ['TextOrCall', 'WaitUntilEUAccept'];
 
 /** The first challenge of a set that needs the end user in person, if any. */
 export function endUserChallengeOf(challenges: readonly SecurityChallenge[]): SecurityChallenge['Type'] | undefined {
@@ -119,9 +121,21 @@ export function checkAnswer(challenges: readonly SecurityChallenge[], responses:
   return problems;
 }
 
+/** A challenge of a type the spec does not name is answered as text, exactly one non-empty value. */
+export function isFreeTextChallenge(challenge: SecurityChallenge): boolean {
+  return !isKnownChallengeType(challenge.Type);
+}
+
 function checkOne(challenge: SecurityChallenge, answers: readonly string[]): string[] {
   const options = challenge.Iterables ?? [];
-  switch (challenge.Type) {
+  const type = challenge.Type;
+  if (!isKnownChallengeType(type)) {
+    // Its rules are the institution's: one value, as the end user would type it (its Iterables, if
+    // any, are shown to the operator but not enforced: what they mean is not known here).
+    if (answers.length !== 1) return [`a ${truncate(type)} challenge needs exactly one answer`];
+    return isBlank(answers[0]) ? ['the answer is empty'] : [];
+  }
+  switch (type) {
     case 'QuestionAndAnswer':
       if (options.length > 0) {
         // Our documented format for "choose a question, then answer it": [chosenQuestion, answer].

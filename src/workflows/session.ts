@@ -18,6 +18,7 @@ import { describeEndUserChallenge, endUserChallengeOf } from './challenges.js';
 import type { ChallengeSet, FirstStep } from '../contract/connection-definitions.js';
 import { connectionFailure, serviceDetailsOf, applicationFailureOf } from './failures.js';
 import { isoNow, type StateRecorder } from './state-recorder.js';
+import { countSessionRestart } from './session-metrics.js';
 
 export type SessionOpen = Extract<AuthorizeOutcome, { kind: 'session-open' }>;
 type ChallengeOutcome = Extract<AuthorizeOutcome, { kind: 'challenge' }>;
@@ -134,6 +135,7 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
         throw connectionFailure('ServiceUnavailable', `gave up after ${restarts} new sessions: an Authorize's outcome was unknown again (${error.reason})`);
       }
       restarts += 1;
+      countSessionRestart('outcome_unknown');
       const abandoned = recorder.state.challengeSet?.id;
       recorder.patch({
         status: 'Authorizing',
