@@ -13,6 +13,7 @@ import type { SandboxOptions } from './options.js';
 import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, ScenarioParameterError, describeScenario, resolveScenario, type Scenario } from './scenarios.js';
 import type { SandboxState } from './state.js';
 import type { DataCache } from './data-cache.js';
+import { VARIATIONS, VARIATION_HEADER } from './variations.js';
 import { MAX_RATE_BURST, MAX_RATE_LIMIT_PER_SECOND, MAX_RETRY_AFTER_SECONDS, RATE_HISTORY_SECONDS, type RateLimiter } from './rate-limits.js';
 
 const CreateLoginRequest = z.strictObject({
@@ -38,11 +39,13 @@ function scenarioListing(options: SandboxOptions) {
     defaultCustomerId: SANDBOX_CUSTOMER_ID,
     password: SANDBOX_PASSWORD,
     authHeader: options.authSecret === undefined ? null : options.authHeader,
-    limits: { sessionIdleMs: options.sessionIdleMs, processingLimitMs: options.processingLimitMs, loadingMs: options.loadingMs, pendingPollMs: options.pendingPollMs, requestBodyBytes: MAX_BODY_BYTES },
+    limits: { sessionIdleMs: options.sessionIdleMs, processingLimitMs: options.processingLimitMs, loadingMs: options.loadingMs, pendingPollMs: options.pendingPollMs, slowReplyMs: options.slowReplyMs, requestBodyBytes: MAX_BODY_BYTES },
     notes: [
       'The username selects the scenario; Institution and Password must match the entry.',
       'QuestionAndAnswer answers are compared trimmed and case-insensitively; prompt keys exactly.',
       'Reset-question challenges (QuestionAndAnswer with Iterables) are answered [chosenQuestion, answer].',
+      'A challenge type the spec does not name (unknown_challenge: SmsCode; unknown_challenge_mixed: PlainQuestion) is answered by its prompt with free text, compared as QuestionAndAnswer answers are.',
+      'Slow replies (slow_answer, slow_authorize): the Authorize is processed, and answered, only after limits.slowReplyMs, whether or not the caller still waits; a caller that timed out never hears the outcome, but it happened.',
       'A wrong answer (401 INVALID_SECURITY_RESPONSE), a missing prompt (401 SECURITYRESPONSES_INCOMPLETE) or an unasked key (401 UNKNOWN_CHALLENGE_KEY) leaves the challenge pending.',
       'Transactions are listed newest first; in date order Balance_i = Balance_{i-1} + Credit - Debit.',
       'Attributes need a RequestId from a cached Authorize and a GetAccountsDetail on it; they answer 202 while accounts detail for the card is still processing in any session (not superseded: see the next notes).',
@@ -53,6 +56,11 @@ function scenarioListing(options: SandboxOptions) {
     imageSelection: { images: 16, correctIndex: CORRECT_IMAGE_INDEX },
     scenarios: SCENARIOS.map(describeScenario),
     patterns: SCENARIO_PATTERNS,
+    variations: {
+      header: VARIATION_HEADER,
+      usage: `${VARIATION_HEADER}: <name>[,<name>...] on any /v3 request varies its 200/202/203 answer (never an error body), whatever the scenario, after the scenario's own variations; slash-dates and iso-datetimes together answer 400 INVALID_REQUEST. Scenarios variant_* apply them to every answer of their sessions. Only the representation changes: ids, amounts, balances and which records exist stay as generated.`,
+      names: VARIATIONS,
+    },
     faults: {
       header: FAULT_HEADER,
       directives: {

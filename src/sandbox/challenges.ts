@@ -3,7 +3,17 @@
  * answers it, and the check of a SecurityResponses object against one step. Pure functions, so the
  * scenario catalogue can print the exact correct answer for every step.
  */
-import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+import type { SecurityResponses } from '../aggregator/schemas.js';
+
+/**
+ * Challenge types outside the six the spec names, as real institutions add them. The sandbox's own
+ * literals (the wire type is any string): a union of literals keeps ChallengeSpec narrowable by Type.
+ */
+export const UNLISTED_CHALLENGE_TYPES = ['SmsCode', 'PlainQuestion'] as const;
+export type UnlistedChallengeType = (typeof UNLISTED_CHALLENGE_TYPES)[number];
+
+/** A challenge as the 203 carries it; the type is any string, as the service's is (a type alias, so it fits the schema's open record). */
+export type WireChallenge = { Type: string; Prompt: string; Iterables?: string[] };
 
 /** One challenge with its rule for a correct answer. */
 export type ChallengeSpec =
@@ -20,13 +30,15 @@ export type ChallengeSpec =
   /** Keyed by one Iterables item (not by the prompt); value `['Text']` or `['Call']`. */
   | { readonly Type: 'TextOrCall'; readonly Prompt: string; readonly Iterables: readonly string[] }
   /** Value `['VERIFIED']`, sent once the user accepted on the trusted device. */
-  | { readonly Type: 'WaitUntilEUAccept'; readonly Prompt: string };
+  | { readonly Type: 'WaitUntilEUAccept'; readonly Prompt: string }
+  /** A type the spec does not name: answered by its prompt with free text, compared as QuestionAndAnswer is. */
+  | { readonly Type: UnlistedChallengeType; readonly Prompt: string; readonly answer: string };
 
 /** One round trip: the challenges returned together in one HTTP 203. */
 export type ChallengeStep = readonly ChallengeSpec[];
 
 /** What the wire shows of a challenge (answers stripped). */
-export function publicChallenge(spec: ChallengeSpec): SecurityChallenge {
+export function publicChallenge(spec: ChallengeSpec): WireChallenge {
   return 'Iterables' in spec ? { Type: spec.Type, Prompt: spec.Prompt, Iterables: [...spec.Iterables] } : { Type: spec.Type, Prompt: spec.Prompt };
 }
 
@@ -40,6 +52,8 @@ export function correctResponses(step: ChallengeStep): SecurityResponses {
         break;
       case 'ImageSelection':
       case 'MultipleChoice':
+      case 'SmsCode':
+      case 'PlainQuestion':
         out[spec.Prompt] = [spec.answer];
         break;
       case 'MultipleChoiceMultipleAnswers':
@@ -94,6 +108,9 @@ function isCorrect(spec: ChallengeSpec, _key: string, values: readonly string[])
       if ('chooseQuestion' in spec) {
         return values.length === 2 && spec.Iterables.includes(values[0] ?? '') && (values[1] ?? '').trim().length > 0;
       }
+      return values.length === 1 && normalise(values[0] ?? '') === normalise(spec.answer);
+    case 'SmsCode':
+    case 'PlainQuestion':
       return values.length === 1 && normalise(values[0] ?? '') === normalise(spec.answer);
     case 'ImageSelection':
     case 'MultipleChoice':

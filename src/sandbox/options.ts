@@ -22,6 +22,8 @@ export interface SandboxOptions {
   readonly pendingPollMs: number;
   /** After an Authorize 200, data requests answer SESSION_LOADING for this long (scenario `loading` counts requests instead). */
   readonly loadingMs: number;
+  /** How long a slow reply takes (scenarios slow_answer, slow_authorize): the service's 75 s by default, beyond a 60 s client timeout. */
+  readonly slowReplyMs: number;
   /**
    * Initial request limit of every tenant, in requests per whole second of `now` (rate-limits.ts);
    * undefined: unlimited. Changed at run time through POST /sandbox/rate-limits.
@@ -46,6 +48,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   processingLimitMs: 30 * 60_000,
   pendingPollMs: 10_000,
   loadingMs: 0,
+  slowReplyMs: 75_000,
   rateLimitPerSecond: undefined,
   stateFile: undefined,
   now: () => Date.now(),

@@ -3,11 +3,12 @@
  * password, challenge sequence, Authorize-time error and data-phase behaviour). Typed data, so the
  * server, GET /sandbox/scenarios and the tests all read the same source.
  */
-import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
+import type { SecurityResponses } from '../aggregator/schemas.js';
 import { SERVICE_CODES, type ServiceCode } from '../aggregator/failure-table.js';
-import { correctResponses, publicChallenge, type ChallengeStep } from './challenges.js';
+import { correctResponses, publicChallenge, type ChallengeStep, type WireChallenge } from './challenges.js';
 import { IMAGES, IMAGE_NAMES } from './images.js';
 import type { LargeLoginSize } from './large-bank-data.js';
+import type { Variation } from './variations.js';
 
 /** Every scenario uses this password (shown again in the listing). */
 export const SANDBOX_PASSWORD = 'Everyday';
@@ -24,7 +25,12 @@ export const INSTITUTIONS = {
 } as const satisfies Record<string, number>;
 export type InstitutionName = keyof typeof INSTITUTIONS;
 
-export type ScenarioKind = 'no-mfa' | 'challenge' | 'authorize-error' | 'transient-error' | 'data-behaviour';
+/**
+ * `variation`: the realistic variations of issue 60 (answers written another way, a challenge type
+ * the spec does not name, slow replies); kept out of `challenge` and `no-mfa`, which tests run
+ * through every flow and which must stay the spec's exact shapes.
+ */
+export type ScenarioKind = 'no-mfa' | 'challenge' | 'authorize-error' | 'transient-error' | 'data-behaviour' | 'variation';
 
 /** A fault a scenario injects into its first data requests of each session. */
 export type DataFaultKind = 'status-503' | 'reset' | 'rate-limit' | 'malformed';
@@ -53,6 +59,18 @@ export interface AuthorizeError {
   readonly times?: number;
 }
 
+/**
+ * A reply the service takes long to give: the request is processed only once `SandboxOptions.slowReplyMs`
+ * has passed (as a service still talking to the bank would), whether or not the caller is still
+ * waiting; a caller that gave up meanwhile never hears of the outcome.
+ */
+export interface SlowReply {
+  /** `answer`: Authorize calls carrying SecurityResponses; `authorize`: live Authorize calls with credentials. */
+  readonly on: 'answer' | 'authorize';
+  /** Undefined: every such call; n: the first n (per tenant), then at once. */
+  readonly times?: number;
+}
+
 export interface Scenario {
   readonly username: string;
   readonly password: string;
@@ -72,6 +90,9 @@ export interface Scenario {
    * service answers their security questions from the answers it saved.
    */
   readonly endUserVerification?: 'two-step' | 'trusted-device';
+  /** Representation variations of every answer of this login's sessions (variations.ts). */
+  readonly variations?: readonly Variation[];
+  readonly slowReply?: SlowReply;
 }
 
 const DEFAULT_DATA: DataBehaviour = { pendingPolls: 1 };
@@ -135,6 +156,13 @@ const TRUSTED_DEVICE: ChallengeStep = [
   { Type: 'WaitUntilEUAccept', Prompt: 'Open the SandboxDeviceBank app on your trusted device and accept the sign-in request' },
 ];
 
+// A challenge type the spec does not name, as an institution adds one (answered by prompt, free text).
+const SMS_CODE: ChallengeStep = [{ Type: 'SmsCode', Prompt: 'Enter the code we sent by SMS to ***-***-1234', answer: '246810' }];
+const PLAIN_QUESTION: ChallengeStep = [
+  { Type: 'QuestionAndAnswer', Prompt: 'What city were you born in?', answer: 'Montreal' },
+  { Type: 'PlainQuestion', Prompt: 'What is the name of the street you grew up on?', answer: 'Maple Avenue' },
+];
+
 function scenario(fields: Omit<Scenario, 'password' | 'data' | 'steps'> & Partial<Pick<Scenario, 'data' | 'steps'>>): Scenario {
   return { password: SANDBOX_PASSWORD, steps: [], data: DEFAULT_DATA, ...fields };
 }
@@ -151,6 +179,42 @@ function authorizeError(code: ServiceCode, times?: number): AuthorizeError {
   const statuses: readonly number[] = SERVICE_CODES[code].httpStatus;
   const httpStatus = statuses.includes(401) ? 401 : (statuses[0] ?? 400);
   return times === undefined ? { code, httpStatus } : { code, httpStatus, times };
+}
+
+/** The variations of issue 60: the same data written differently, an unlisted challenge type, slow replies. */
+function variantScenarios(): Scenario[] {
+  const common = { institution: 'SandboxBank', kind: 'variation' } as const;
+  const variant = (username: string, variations: readonly Variation[], what: string, data?: DataBehaviour) =>
+    scenario({ ...common, username, variations, description: `No MFA; every answer of its sessions ${what} (variations: ${variations.join(', ')}). Data pending for ${data?.pendingPolls ?? 1} poll(s).`, ...(data ? { data } : {}) });
+  return [
+    variant('variant_nulls', ['nulls'], 'has nulls in descriptive fields: some transactions without Description or Code, Chequing accounts without Category, holders without Email and PhoneNumber, Login Type null'),
+    variant('variant_extra_members', ['extra-members'], 'carries members the spec does not list: in accounts, transactions, holders, the envelope, and in attributes answers a top-level "Tag": "abc" beside the groups'),
+    variant('variant_slash_dates', ['slash-dates'], 'writes transaction dates YYYY/MM/DD'),
+    variant('variant_iso_datetimes', ['iso-datetimes'], 'writes dates as ISO timestamps with a time (2026-10-31T00:00:00)'),
+    variant('variant_brand_code', ['brand-code'], 'writes the code of its 202 pending bodies as FlinksCode', { pendingPolls: 2 }),
+    variant('variant_all', ['nulls', 'extra-members', 'slash-dates', 'brand-code'], 'combines nulls, extra members, slash dates and FlinksCode'),
+    scenario({
+      ...common, username: 'unknown_challenge',
+      description: 'One round with a challenge type the spec does not name (SmsCode), answered by its prompt with free text (246810), then HTTP 200.',
+      steps: [SMS_CODE],
+    }),
+    scenario({
+      ...common, username: 'unknown_challenge_mixed',
+      description: 'One round of two challenges: a QuestionAndAnswer (Montreal) and a type the spec does not name (PlainQuestion, Maple Avenue), answered together by prompt, then HTTP 200.',
+      steps: [PLAIN_QUESTION],
+    }),
+    scenario({
+      ...common, username: 'slow_answer',
+      description: 'One security question (Montreal); every answer is processed and answered only after limits.slowReplyMs (default 75 s, longer than a 60 s client timeout), whether or not the caller still waits. slow_answer_<n>: only the first n answers (per tenant).',
+      steps: [SECURITY_QUESTION],
+      slowReply: { on: 'answer' },
+    }),
+    scenario({
+      ...common, username: 'slow_authorize',
+      description: 'No MFA; every live Authorize with credentials is processed and answered only after limits.slowReplyMs (default 75 s), whether or not the caller still waits. slow_authorize_<n>: only the first n (per tenant).',
+      slowReply: { on: 'authorize' },
+    }),
+  ];
 }
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -200,6 +264,7 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ username: 'flaky_reset', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session have their connection destroyed, then normal.', data: { pendingPolls: 1, fault: { kind: 'reset', times: 2 } } }),
   scenario({ username: 'rate_limited', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session answer 429 TOO_MANY_REQUESTS (Retry-After: 1), then normal.', data: { pendingPolls: 1, fault: { kind: 'rate-limit', times: 2 } } }),
   scenario({ username: 'flaky_malformed', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first data request of each session answers HTTP 200 with a truncated JSON body (state untouched), then normal.', data: { pendingPolls: 1, fault: { kind: 'malformed', times: 1 } } }),
+  ...variantScenarios(),
 ];
 
 /**
@@ -220,6 +285,8 @@ export const SCENARIO_PATTERNS = [
   { pattern: 'pending_polls_<n>', example: 'pending_polls_7', description: 'No MFA; every data operation answers 202 n times, then 200; it also completes on its own once n × limits.pendingPollMs passed since it started, polled or not.' },
   { pattern: 'pending_ms_<n>', example: 'pending_ms_1500', description: 'No MFA; every data operation answers 202 until n ms passed since it started, then 200.' },
   { pattern: 'loading_<n>', example: 'loading_3', description: 'No MFA; the first n data requests of each session answer 400 SESSION_LOADING.' },
+  { pattern: 'slow_answer_<n>', example: 'slow_answer_1', description: 'One security question (Montreal); the first n answers (per tenant) are processed and answered only after limits.slowReplyMs, later ones at once.' },
+  { pattern: 'slow_authorize_<n>', example: 'slow_authorize_1', description: 'No MFA; the first n live Authorize calls with credentials (per tenant) are processed and answered only after limits.slowReplyMs, later ones at once.' },
   { pattern: '<error_code>_<n>', example: 'retry_later_2', description: 'The first n live Authorize calls (per tenant) answer that code (any code of the authorize-error scenarios), then HTTP 200 without MFA.' },
   {
     pattern: 'large_<accounts>x<transactions>',
@@ -289,6 +356,10 @@ export function resolveScenario(username: string): Scenario | undefined {
       return scenario({ ...common, kind: 'data-behaviour', description: `No MFA; data operations pending for ${n} ms.`, data: { pendingPolls: 0, pendingMs: n } });
     case 'loading':
       return scenario({ ...common, kind: 'data-behaviour', description: `No MFA; first ${n} data requests answer SESSION_LOADING.`, data: { pendingPolls: 1, loadingRequests: n } });
+    case 'slow_answer':
+      return scenario({ ...common, kind: 'variation', description: `One security question; the first ${n} answers are answered after limits.slowReplyMs.`, steps: [SECURITY_QUESTION], slowReply: { on: 'answer', times: n } });
+    case 'slow_authorize':
+      return scenario({ ...common, kind: 'variation', description: `No MFA; the first ${n} live Authorize calls are answered after limits.slowReplyMs.`, slowReply: { on: 'authorize', times: n } });
   }
   const code = base.toUpperCase();
   if ((AUTHORIZE_ERROR_CODES as readonly string[]).includes(code)) {
@@ -306,7 +377,7 @@ export interface ScenarioListing {
   readonly kind: ScenarioKind;
   readonly description: string;
   /** Each round: the challenges the 203 carries and the exact SecurityResponses that answer it. */
-  readonly challengeSequence: readonly { readonly challenges: readonly SecurityChallenge[]; readonly answer: SecurityResponses }[];
+  readonly challengeSequence: readonly { readonly challenges: readonly WireChallenge[]; readonly answer: SecurityResponses }[];
   readonly pending: { readonly polls: number; readonly ms: number | null };
   readonly outcome:
     | { readonly ok: true; readonly failuresFirst?: { readonly error: ServiceCode; readonly httpStatus: number; readonly times: number } }
@@ -315,6 +386,10 @@ export interface ScenarioListing {
   /** Whether a live refresh of the saved login opens without the end user (false: two-step or trusted device). */
   readonly unattendedRefresh: boolean;
   readonly endUserVerification: 'two-step' | 'trusted-device' | null;
+  /** Representation variations of every answer (the listing's `variations` says what each changes). */
+  readonly variations: readonly Variation[];
+  /** Which Authorize calls wait limits.slowReplyMs before they are processed; times null: every one. */
+  readonly slowReply: { readonly on: SlowReply['on']; readonly times: number | null } | null;
 }
 
 export function describeScenario(entry: Scenario): ScenarioListing {
@@ -337,5 +412,7 @@ export function describeScenario(entry: Scenario): ScenarioListing {
     dataPhase,
     unattendedRefresh: entry.endUserVerification === undefined,
     endUserVerification: entry.endUserVerification ?? null,
+    variations: entry.variations ?? [],
+    slowReply: entry.slowReply ? { on: entry.slowReply.on, times: entry.slowReply.times ?? null } : null,
   };
 }

@@ -19,6 +19,7 @@ import { RateLimiter, type RateLimitSettings, type RateLimitUpdate, type Request
 import { FaultSignal, Service } from './service.js';
 import { SandboxState, type Tenant } from './state.js';
 import { StateStore, type StateFileError, type StateFileStats } from './state-file.js';
+import { VARIATION_HEADER, parseVariationHeader, vary } from './variations.js';
 
 export type { SandboxOptions } from './options.js';
 
@@ -42,7 +43,7 @@ export interface Sandbox {
 }
 
 type Params = Record<string, string>;
-type Handler = (context: { params: Params; tenant: Tenant; body: unknown }) => Reply;
+type Handler = (context: { params: Params; tenant: Tenant; body: unknown }) => Reply | Promise<Reply>;
 interface Route {
   readonly pattern: readonly string[];
   readonly methods: Partial<Record<'GET' | 'POST' | 'DELETE', Handler>>;
@@ -159,6 +160,8 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     if (typeof fault === 'string') return reply(response, errorReply(new SandboxError('INVALID_REQUEST', fault)));
     if (fault?.latencyMs) await sleep(fault.latencyMs);
     if (fault?.action) return performFault(request, response, fault.action);
+    const variations = parseVariationHeader(request.headers[VARIATION_HEADER]);
+    if (typeof variations === 'string') return reply(response, errorReply(new SandboxError('INVALID_REQUEST', variations)));
 
     const rest = segments.slice(2);
     const matched = routes.map((candidate) => ({ candidate, params: match(candidate.pattern, rest) })).find((m) => m.params !== undefined);
@@ -168,7 +171,7 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     const body = method === 'GET' || method === 'DELETE' ? undefined : await readJson(request);
     let answer: Reply;
     try {
-      answer = handler({ params: matched.params, tenant: state.tenant(customerId), body });
+      answer = vary(await handler({ params: matched.params, tenant: state.tenant(customerId), body }), variations);
     } finally {
       // Whatever it answered: a refused answer is still counted, an idle clock refreshed, a fault counted.
       store?.changed();

@@ -3,6 +3,7 @@
  * detail and summary, statements, investments, attributes and DeleteCard. Handlers validate with the
  * shared contract first (a rejected request leaves every session as it was), then act on the state.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AccountsDetailRequest,
   AccountsSummaryRequest,
@@ -12,6 +13,7 @@ import {
   StatementsRequest,
   authorizeModeOf,
   type AttributePackageOperation,
+  type AuthorizeMode,
   type Link,
   type Login,
 } from '../aggregator/schemas.js';
@@ -35,6 +37,7 @@ import { uuidFrom } from './random.js';
 import { INSTITUTIONS, ScenarioParameterError, resolveScenario, type Scenario } from './scenarios.js';
 import { advance, behaviourOf, isRunning, startOperation, supersedes, type LoginRecord, type Operation, type OperationKind, type SandboxState, type Session, type Tenant } from './state.js';
 import { statementsFor } from './statements.js';
+import { vary } from './variations.js';
 
 /** Thrown when a scenario's data fault applies; the server performs the fault. */
 export class FaultSignal extends Error {
@@ -71,12 +74,38 @@ export class Service {
 
   // --- Authorize --------------------------------------------------------------------------------
 
-  authorize(tenant: Tenant, body: unknown): Reply {
+  /** A Promise only for a slow reply (scenario slowReply): the call is processed once the delay passed. */
+  authorize(tenant: Tenant, body: unknown): Reply | Promise<Reply> {
     const request = parseWith(AuthorizeRequest, body, 'Authorize');
     const mode = authorizeModeOf(request);
     // Counted once validated, whatever the outcome: a refused answer still reached the service.
     if (mode === 'answer') recordAnswer(tenant.submissions, request.RequestId ?? '', request.SecurityResponses ?? {});
     else if (mode !== 'cached') tenant.submissions.credentials += 1;
+    if (this.isSlow(tenant, request, mode)) {
+      // Unref'd: a closed sandbox does not keep its process alive for a reply nobody can receive.
+      return sleep(this.deps.options.slowReplyMs, undefined, { ref: false }).then(() => this.authorizeNow(tenant, request, mode));
+    }
+    return this.authorizeNow(tenant, request, mode);
+  }
+
+  /**
+   * Whether this call waits for slowReplyMs before it is processed: an answer on a session of a
+   * slow_answer login, or a live first call of a slow_authorize user; with `times`, the first n per tenant.
+   */
+  private isSlow(tenant: Tenant, request: AuthorizeRequest, mode: AuthorizeMode): boolean {
+    const scenario =
+      mode === 'answer' ? tenant.sessions.get(request.RequestId ?? '')?.login.scenario : mode === 'live' ? this.scenarioOf(request.Username ?? '') : undefined;
+    const slow = scenario?.slowReply;
+    if (!scenario || !slow || slow.on !== (mode === 'answer' ? 'answer' : 'authorize')) return false;
+    if (slow.times === undefined) return true;
+    // Kept with the tenant's attempt counters (reset with the tenant), under a key of their own.
+    const key = `slow-${slow.on}:${scenario.username}`;
+    const count = (tenant.attempts.get(key) ?? 0) + 1;
+    tenant.attempts.set(key, count);
+    return count <= slow.times;
+  }
+
+  private authorizeNow(tenant: Tenant, request: AuthorizeRequest, mode: AuthorizeMode): Reply {
     switch (mode) {
       case 'answer':
         // The schema requires both RequestId and SecurityResponses in answer mode.
@@ -150,7 +179,7 @@ export class Service {
 
   private challenge(session: Session): Reply {
     const step = session.login.scenario.steps[session.stepIndex] ?? [];
-    return {
+    return varied(session, {
       status: 203,
       body: {
         Links: AUTHORIZE_LINKS,
@@ -159,7 +188,7 @@ export class Service {
         RequestId: session.requestId,
         SecurityChallenges: step.map(publicChallenge),
       },
-    };
+    });
   }
 
   private answer(tenant: Tenant, requestId: string, responses: Record<string, string[]>): Reply {
@@ -186,7 +215,7 @@ export class Service {
   }
 
   private authorized(session: Session): Reply {
-    return {
+    return varied(session, {
       status: 200,
       body: {
         Links: AUTHORIZED_LINKS,
@@ -195,7 +224,7 @@ export class Service {
         Institution: session.login.scenario.institution,
         RequestId: session.requestId,
       },
-    };
+    });
   }
 
   /** A session of this tenant that is not stale; refreshes its idle clock. */
@@ -237,7 +266,7 @@ export class Service {
     }
     const status = advance(operation, behaviourOf(session.login), this.now, this.deps.options.pendingPollMs);
     if (status === 'ready') return undefined;
-    return {
+    return varied(session, {
       status: 202,
       body: {
         ServiceCode: status,
@@ -246,7 +275,7 @@ export class Service {
         Message: status === 'OPERATION_DISPATCHED' ? 'The operation was dispatched to the background; poll for the result' : 'Your request is still processing; poll again',
         RequestId: session.requestId,
       },
-    };
+    });
   }
 
   // --- accounts ---------------------------------------------------------------------------------
@@ -277,14 +306,14 @@ export class Service {
 
   /** The cached Accounts bytes sent as they are between the envelope's two ends (never copied into a string). */
   private bankingEnvelope(session: Session, accountsJson: AccountsJson): Reply {
-    return {
+    return varied(session, {
       status: 200,
       chunks: [
         '{"HttpStatusCode":200,"Accounts":',
         ...accountsJson,
         `,"Login":${JSON.stringify(loginOf(session.login, 'Personal'))},"Institution":${JSON.stringify(session.login.scenario.institution)},"RequestId":"${session.requestId}"}`,
       ],
-    };
+    });
   }
 
   getAccountsSummary(tenant: Tenant, body: unknown): Reply {
@@ -310,7 +339,7 @@ export class Service {
     const request = parseWith(StatementsRequest, body, 'GetStatements');
     const session = this.dataSession(tenant, request.RequestId);
     const bank = this.deps.cache.bank(session.login);
-    return {
+    return varied(session, {
       status: 200,
       body: {
         HttpStatusCode: 200,
@@ -321,7 +350,7 @@ export class Service {
         Login: loginOf(session.login, 'Personal'),
         RequestId: session.requestId,
       },
-    };
+    });
   }
 
   // --- investments ------------------------------------------------------------------------------
@@ -335,10 +364,10 @@ export class Service {
     const pending = this.pendingOrReady(session, 'investments', [link('InvestmentsDetail', '/Investments')]);
     if (pending) return pending;
     const institution = { Id: INSTITUTIONS[session.login.scenario.institution], Name: session.login.scenario.institution };
-    return {
+    return varied(session, {
       status: 200,
       raw: `{${this.deps.cache.investmentsJson(session.login)},"HttpStatusCode":200,"Login":${JSON.stringify(loginOf(session.login, null))},"Institution":${JSON.stringify(institution)},"RequestId":"${session.requestId}"}`,
-    };
+    });
   }
 
   // --- attributes -------------------------------------------------------------------------------
@@ -386,7 +415,7 @@ export class Service {
     // wait for: they are computed from the data already delivered. So, as for DeleteCard, it does
     // not count (see cardBusy).
     if (this.cardBusy(tenant, session.login, ['accounts'])) {
-      return { status: 202, body: { ServiceCode: 'OPERATION_PENDING', Links: links, HttpStatusCode: 202, Message: 'Accounts detail for this card is still processing', RequestId: requestId } };
+      return varied(session, { status: 202, body: { ServiceCode: 'OPERATION_PENDING', Links: links, HttpStatusCode: 202, Message: 'Accounts detail for this card is still processing', RequestId: requestId } });
     }
     const pending = this.pendingOrReady(session, 'attributes', links);
     if (pending) return pending;
@@ -407,7 +436,7 @@ export class Service {
     body.Login = loginOf(session.login, 'Personal');
     body.RequestId = requestId;
     body.HttpStatusCode = 200;
-    return { status: 200, body };
+    return varied(session, { status: 200, body });
   }
 
   /**
@@ -449,6 +478,11 @@ export class Service {
     this.deps.cache.drop(loginId);
     return { status: 200, body: { HttpStatusCode: 200, Message: 'The card and its saved data were deleted', LoginId: loginId } };
   }
+}
+
+/** One of a session's answers with its login's representation variations (variations.ts), if any. */
+function varied(session: Session, reply: Reply): Reply {
+  return vary(reply, session.login.scenario.variations ?? []);
 }
 
 function loginOf(login: LoginRecord, type: 'Personal' | null): Login {
