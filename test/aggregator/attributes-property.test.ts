@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createAggregatorClient, type AccountsDetail, type DataResult } from '../../src/aggregator/client.js';
-import type { Account, Transaction } from '../../src/aggregator/schemas.js';
 import { ATTRIBUTE_NAMES } from '../../src/sandbox/attributes.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { Account, Transaction } from '../../src/sandbox/spec-shapes.js';
+import { specAccounts } from '../helpers/spec-data.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -120,7 +121,7 @@ describe('attributes property', () => {
             assert.ok(polls < 10);
             detail = await client.getAccountsDetailAsync(requestId);
           }
-          const accounts = detail.data.Accounts;
+          const accounts = specAccounts(detail.data.Accounts);
           seen.add(accounts[0]?.Id ?? '');
 
           const accountFilter = pickOneAccount && accounts[0] ? [accounts[0].Id] : undefined;

@@ -11,6 +11,7 @@ import { AttributePackageOperation, type AccountsDetailOptions } from '../../src
 import { ATTRIBUTE_PACKAGES } from '../../src/sandbox/attributes.js';
 import { describeScenario, resolveScenario } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { specAccounts, specAttributeTransactions, specInvestments } from '../helpers/spec-data.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -148,7 +149,7 @@ describe('accounts summary and statements', () => {
     assert.equal(ready.kind, 'ready');
     if (ready.kind !== 'ready') return;
     assert.ok(ready.data.Accounts.length >= 2);
-    for (const account of ready.data.Accounts) {
+    for (const account of specAccounts(ready.data.Accounts)) {
       assert.equal((account as Record<string, unknown>).Transactions, undefined);
       assert.equal(typeof account.Balance.Current, 'number');
     }
@@ -185,7 +186,7 @@ describe('investments', () => {
       result = await saved.client.getInvestments(saved.loginId, saved.requestId);
     }
     assert.equal(polls, 1);
-    const data = result.data;
+    const data = specInvestments(result.data);
     assert.deepEqual(typeof data.Institution === 'object' && data.Institution !== null ? Object.keys(data.Institution).sort() : [], ['Id', 'Name']);
     assert.equal(data.Login.Type, null);
     const prices = new Map(data.Securities.map((s) => [s.Id, s]));
@@ -249,7 +250,7 @@ describe('attributes', () => {
 
   it('honours Filters.AccountCategory and AccountFilter in custom attributes', async () => {
     const saved = await readyForAttributes();
-    const accounts = saved.detail.Accounts;
+    const accounts = specAccounts(saved.detail.Accounts);
     const card = accounts.find((a) => a.Category === 'Credits') ?? assert.fail('no Credits account');
     const operations = accounts.filter((a) => a.Category === 'Operations');
     const sumCurrent = (list: typeof accounts) => Math.round(list.reduce((s, a) => s + (a.Balance.Current ?? 0), 0) * 100) / 100;
@@ -279,7 +280,7 @@ describe('attributes', () => {
     const group = result.data.Groups.Card ?? assert.fail('no Card group');
     const detail = group.AttributesDetail ?? assert.fail('no AttributesDetail');
     assert.deepEqual(detail.map((d) => d.Attribute), ['sum_employer_income']);
-    const transactions = detail[0]?.Transactions ?? [];
+    const transactions = specAttributeTransactions(detail[0]?.Transactions ?? []);
     assert.ok(transactions.length > 0);
     const accountIds = new Set(saved.detail.Accounts.map((a) => a.Id));
     for (const t of transactions) {

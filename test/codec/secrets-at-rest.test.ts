@@ -22,6 +22,7 @@ import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox
 import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
 import { startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';
 import { fetchRawHistory, payloadsIn } from '../helpers/raw-history.js';
+import { specAccounts } from '../helpers/spec-data.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 
 const CHALLENGE_SCENARIOS = SCENARIOS.filter((scenario) => scenario.kind === 'challenge');
@@ -156,7 +157,7 @@ function secrets(): Map<string, string> {
   const institutions: ReadonlySet<string> = new Set(SCENARIOS.map((scenario) => scenario.institution));
   for (const answer of answers) if (answer.length >= 6 && answer !== 'VERIFIED' && !institutions.has(answer)) found.set(`the answer ${answer.slice(0, 12)}…`, answer);
   for (const result of results) {
-    for (const account of result.accountsDetail?.Accounts ?? []) {
+    for (const account of specAccounts(result.accountsDetail?.Accounts ?? [])) {
       found.set(`account number ${account.AccountNumber}`, account.AccountNumber);
       const holder = account.Holder;
       if (holder?.Name) found.set(`holder name ${holder.Name}`, holder.Name);

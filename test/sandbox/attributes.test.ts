@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AccountsDetailResponse, AttributesResponse, PendingResponse, type Account } from '../../src/aggregator/schemas.js';
+import { AccountsDetailResponse, AttributesResponse, PendingResponse } from '../../src/aggregator/schemas.js';
 import { ATTRIBUTE_NAMES, ATTRIBUTE_PACKAGES } from '../../src/sandbox/attributes.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { Account } from '../../src/sandbox/spec-shapes.js';
+import { specAccounts } from '../helpers/spec-data.js';
 import { assertError, authorizeLive, cachedSession, clientFor, fetchAccounts, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 
 let sandbox: Sandbox;
@@ -22,7 +24,7 @@ const attributesPath = (tenant: string, loginId: string, requestId: string, oper
 async function ready(tenant: string, username = 'no_mfa') {
   const session = await cachedSession(call, tenant, username, 0);
   const { body } = await fetchAccounts(call, tenant, session.requestId, { DaysOfTransactions: 'Days365' });
-  return { ...session, accounts: parsesWith(AccountsDetailResponse, body).Accounts };
+  return { ...session, accounts: specAccounts(parsesWith(AccountsDetailResponse, body).Accounts) };
 }
 
 // --- an independent recomputation (not the sandbox's code): windows end at asOf, inclusive ---

@@ -7,9 +7,10 @@ import {
   InvestmentsResponse,
   PendingResponse,
   StatementsResponse,
-  type Transaction,
 } from '../../src/aggregator/schemas.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { Transaction } from '../../src/sandbox/spec-shapes.js';
+import { specAccounts, specInvestments } from '../helpers/spec-data.js';
 import { assertError, cachedSession, clientFor, fetchAccounts, freshTenant, parsesWith, waitUntil, type Call } from './helpers.js';
 
 let sandbox: Sandbox;
@@ -52,9 +53,9 @@ describe('accounts detail', () => {
     const tenant = freshTenant();
     const { requestId } = await cachedSession(call, tenant, 'no_mfa', 0);
     const { body } = await fetchAccounts(call, tenant, requestId, { DaysOfTransactions: 'Days365' });
-    const detail = parsesWith(AccountsDetailResponse, body);
-    assert.ok(detail.Accounts.length >= 2 && detail.Accounts.length <= 3);
-    for (const account of detail.Accounts) {
+    const accounts = specAccounts(parsesWith(AccountsDetailResponse, body).Accounts);
+    assert.ok(accounts.length >= 2 && accounts.length <= 3);
+    for (const account of accounts) {
       const transactions = account.Transactions ?? [];
       assert.ok(transactions.length > 20);
       assert.equal(account.Balance.Current, transactions[0]?.Balance);
@@ -66,7 +67,7 @@ describe('accounts detail', () => {
         assert.equal(current.Balance, cents(previous.Balance + (current.Credit ?? 0) - (current.Debit ?? 0)), `${account.Type} ${current.Id}`);
       }
     }
-    const chequing = detail.Accounts.find((a) => a.Type === 'Chequing');
+    const chequing = accounts.find((a) => a.Type === 'Chequing');
     assert.ok(chequing?.Transactions?.some((t) => t.Description.startsWith('PAYROLL ')));
     assert.ok(chequing?.Holder?.Name);
   });
@@ -227,7 +228,7 @@ describe('investments', () => {
       answer = await call('POST', `/v3/${tenant}/Investments`, request);
     }
     assert.equal(polls, 2);
-    const data = parsesWith(InvestmentsResponse, answer.body);
+    const data = specInvestments(parsesWith(InvestmentsResponse, answer.body));
     assert.equal(data.Login.Type, null);
     assert.equal(typeof data.Institution, 'object');
     const prices = new Map(data.Securities.map((s) => [s.Id, s.Price]));

@@ -7,15 +7,15 @@ import {
   AuthorizeResponse,
   InvestmentsResponse,
   StatementsResponse,
-  type Account,
   type AccountsDetailOptions,
-  type Transaction,
 } from '../../src/aggregator/schemas.js';
 import { selectAccounts } from '../../src/sandbox/banking-data.js';
 import { generateLargeBankData, materializeLargeBankData } from '../../src/sandbox/large-bank-data.js';
 import { largeAccountsJson } from '../../src/sandbox/large-bank-json.js';
 import { LARGE_LOGIN_LIMITS, SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { Account, Transaction } from '../../src/sandbox/spec-shapes.js';
+import { specAccounts } from '../helpers/spec-data.js';
 import { assertError, cachedSession, clientFor, fetchAccounts, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 
 let sandbox: Sandbox;
@@ -36,7 +36,7 @@ const daysBefore = (date: string, days: number) => new Date(Date.parse(`${date}T
 async function year(username: string, tenant = freshTenant(), options: Record<string, unknown> = { DaysOfTransactions: 'Days365' }) {
   const session = await cachedSession(call, tenant, username, 0);
   const { body } = await fetchAccounts(call, tenant, session.requestId, options);
-  return { ...session, tenant, accounts: parsesWith(AccountsDetailResponse, body).Accounts };
+  return { ...session, tenant, accounts: specAccounts(parsesWith(AccountsDetailResponse, body).Accounts) };
 }
 
 /** Asserts the shape the issue asks for: sizes, dates in the last 365 days, order and running balances. */
@@ -84,7 +84,7 @@ describe('large logins', () => {
     assert.equal(live.status, 200, live.text);
     const authorized = parsesWith(AuthorizeResponse, live.body);
     const { body } = await fetchAccounts(call, tenant, authorized.RequestId, { DaysOfTransactions: 'Days365' });
-    const liveAccounts = parsesWith(AccountsDetailResponse, body).Accounts;
+    const liveAccounts = specAccounts(parsesWith(AccountsDetailResponse, body).Accounts);
     assertLargeData(liveAccounts, 2, 50);
 
     const cached = await call('POST', bank(tenant, 'Authorize'), { LoginId: authorized.Login?.Id, MostRecentCached: true });
