@@ -329,7 +329,7 @@ export const AccountsDetailRequest = AccountsDetailOptions.extend({ RequestId: U
 export type AccountsDetailRequest = z.infer<typeof AccountsDetailRequest>;
 
 export const AccountsDetailResponse = z.looseObject({
-  HttpStatusCode: z.literal(200),
+  HttpStatusCode: z.literal(200).optional(),
   Accounts: z.array(Account),
   Login: Login,
   Institution: Institution.nullish(),
@@ -342,7 +342,7 @@ export type AccountsSummaryRequest = z.infer<typeof AccountsSummaryRequest>;
 
 /** Not shown in the spec: the detail answer without transactions, as FACTS.md describes. */
 export const AccountsSummaryResponse = z.looseObject({
-  HttpStatusCode: z.literal(200),
+  HttpStatusCode: z.literal(200).optional(),
   Accounts: z.array(Account.omit({ Transactions: true })),
   Login: Login,
   Institution: Institution.nullish(),
@@ -360,7 +360,7 @@ export const Statement = z.looseObject({ UniqueId: z.string(), FileType: z.strin
 export type Statement = z.infer<typeof Statement>;
 
 export const StatementsResponse = z.looseObject({
-  HttpStatusCode: z.literal(200),
+  HttpStatusCode: z.literal(200).optional(),
   StatementsByAccount: z.array(z.looseObject({ AccountNumber: z.string(), Statements: z.array(Statement) })),
   Login: Login.optional(),
   RequestId: Uuid,
@@ -439,7 +439,7 @@ export const InvestmentsResponse = z.looseObject({
   Securities: z.array(Security).nullish(),
   Value: Amount,
   Cash: Amount,
-  HttpStatusCode: z.literal(200),
+  HttpStatusCode: z.literal(200).optional(),
   Login: Login,
   Institution: Institution.nullish(),
   RequestId: Uuid,
@@ -584,7 +584,7 @@ export const AttributesResult: z.ZodType<AttributesResponse> = z.object({
 // DeleteCard (not shown in the spec; FACTS.md gives the path)
 
 export const DeleteCardResponse = z.looseObject({
-  HttpStatusCode: z.literal(200),
+  HttpStatusCode: z.literal(200).optional(),
   Message: z.string().nullish(),
   LoginId: Uuid.optional(),
 });

@@ -61,13 +61,10 @@ export async function authorize(summary: string, call: AuthorizeCall, { idempote
     try {
       return await call(serviceActivities<ConnectionActivities>({ ...AUTHORIZE_OPTIONS, summary: attempt === 1 ? summary : `${summary} (send ${attempt})` }));
     } catch (error) {
-      if (!isTransient(error)) throw error;
-      if (!idempotent) {
-        const unsendable = neverResentOver(error, summary);
-        if (unsendable) throw unsendable;
-      }
-      const safeToResend = idempotent || deliveryOf(error) === 'refused';
-      if (!safeToResend) throw new AuthorizeOutcomeUnknownError(unknownOutcomeReason(error), error);
+      const next = afterFailedAuthorize(error, idempotent);
+      if (next === 'fail') throw error;
+      if (next === 'fail-unsent') throw neverResentOver(error, summary);
+      if (next === 'new-session') throw new AuthorizeOutcomeUnknownError(unknownOutcomeReason(error), error);
       const details = serviceDetailsOf(error);
       if (waitOutRateLimits && details?.serviceCode === 'TOO_MANY_REQUESTS' && details.delivery === 'refused') {
         rateLimitedSince ??= Date.now();
@@ -86,11 +83,25 @@ export async function authorize(summary: string, call: AuthorizeCall, { idempote
 }
 
 /**
- * Failures of an Authorize with credentials or answers that end the connection at once, because a new
- * session would send them again for nothing: the service's reply came but could not be read (it
- * answered; another session gets the same garbled reply), or the service took longer than the
- * client waits for its own outcome (it is still working on it, or stuck: either way not twice).
+ * What follows a failed Authorize, decided from what the failure proves:
+ * - `fail`: not transient (the service's verdict, or a reply the product cannot act on): the failure ends it;
+ * - `resend`: it provably did not reach the service (or only reads saved data): sent again after a backoff;
+ * - `fail-unsent`: credentials or answers whose reply came but could not be read, or that the service did
+ *   not answer within the client's wait: the connection ends, and nothing is sent again (a new session
+ *   would send them for nothing: the same garbled reply, or twice to a service still working on it);
+ * - `new-session`: its outcome is unknown (the reply lost, the worker died mid-call): the caller opens a
+ *   new session, a bounded number of times (session.ts).
  */
+export type AfterFailedAuthorize = 'fail' | 'resend' | 'fail-unsent' | 'new-session';
+
+export function afterFailedAuthorize(error: unknown, idempotent: boolean): AfterFailedAuthorize {
+  if (!isTransient(error)) return 'fail';
+  if (idempotent) return 'resend';
+  if (applicationFailureOf(error)?.type === 'UnexpectedResponse' || serviceDetailsOf(error)?.timedOutAfterMs !== undefined) return 'fail-unsent';
+  return deliveryOf(error) === 'refused' ? 'resend' : 'new-session';
+}
+
+/** The failure of a `fail-unsent`, saying why nothing was sent again. */
 function neverResentOver(error: unknown, summary: string) {
   const details = serviceDetailsOf(error);
   if (applicationFailureOf(error)?.type === 'UnexpectedResponse') {
@@ -103,7 +114,7 @@ function neverResentOver(error: unknown, summary: string) {
       details,
     );
   }
-  return undefined;
+  return connectionFailure('ServiceUnavailable', `${summary}: not sent again`, details);
 }
 
 /** The wait before the n-th resend (n from 1): 1 s, doubling, at most 30 s. */
