@@ -14,6 +14,7 @@
  * even the view is kept as sent and reported as a warning, never a failure.
  */
 import { z } from 'zod';
+import { KNOWN_CHALLENGE_TYPES } from './challenge-types.js';
 
 /** Loose 8-4-4-4-12 hex identifier: the service issues UUIDs but we do not police their version bits. */
 export const Uuid = z.guid({ message: 'must be a UUID' });
@@ -103,21 +104,9 @@ export type InstitutionObject = z.infer<typeof InstitutionObject>;
 export const Institution = z.union([z.string(), InstitutionObject]);
 export type Institution = z.infer<typeof Institution>;
 
-/** The six challenge types the spec names; each has its own answer rule (workflows/challenges.ts). */
-export const KNOWN_CHALLENGE_TYPES = [
-  'QuestionAndAnswer',
-  'ImageSelection',
-  'MultipleChoice',
-  'MultipleChoiceMultipleAnswers',
-  'TextOrCall',
-  'WaitUntilEUAccept',
-] as const;
+export { KNOWN_CHALLENGE_TYPES, isKnownChallengeType } from './challenge-types.js';
 export const KnownChallengeType = z.enum(KNOWN_CHALLENGE_TYPES);
 export type KnownChallengeType = z.infer<typeof KnownChallengeType>;
-
-export function isKnownChallengeType(type: string): type is KnownChallengeType {
-  return (KNOWN_CHALLENGE_TYPES as readonly string[]).includes(type);
-}
 
 /**
  * Any non-empty type name: institutions add challenge types the spec does not list (an SMS code, a
@@ -503,7 +492,7 @@ export const AttributeGroup = z.preprocess(aliasKeys({ AttributesDetail: ['Attri
 /** `Id` is a string and `AttributesDetail` a list; every other member is one attribute's value. */
 export type AttributeGroup = { Id: string; AttributesDetail?: AttributeDetail[] } & Record<string, number | string | null | AttributeDetail[] | undefined>;
 
-const ATTRIBUTES_ENVELOPE_KEYS = new Set(['Login', 'RequestId', 'HttpStatusCode', 'Links']);
+const ATTRIBUTES_ENVELOPE_KEYS: ReadonlySet<string> = new Set(['Login', 'RequestId', 'HttpStatusCode', 'Links']);
 
 /** A group as sent, with the transactions-detail member under the spec's spelling. */
 const groupAsSent = aliasKeys({ AttributesDetail: ['AttributeDetails', 'AttributesDetails'] });

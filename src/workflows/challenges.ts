@@ -5,7 +5,8 @@
  * validator (so a bad answer never touches history or the service) and by the CLI and console (so
  * it is refused before it is even sent).
  */
-import { isKnownChallengeType, type SecurityChallenge, type SecurityResponses } from '../aggregator/schemas.js';
+import { isKnownChallengeType } from '../aggregator/challenge-types.js';
+import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
 
 /**
  * Challenges only the end user can pass at the moment they are asked: a two-step code sent to their
