@@ -190,6 +190,21 @@ def test_the_local_answer_check_reads_the_challenges_of_the_model() -> None:
     ]
 
 
+def test_a_challenge_of_a_type_the_spec_does_not_name_is_read_and_answered_by_its_prompt() -> None:
+    unknown = {"Type": "SmsCode", "Prompt": "Enter the code we sent by SMS to ***-***-1234"}
+    wire = {**AWAITING_STATE, "challengeSet": {**AWAITING_STATE["challengeSet"], "challenges": [unknown]}}  # type: ignore[dict-item]
+    state = parse_answer(ConnectionState, wire, "demo-lender/app-1", "state")
+    assert state.challenge_set is not None
+    challenges = state.challenge_set.challenges
+    assert [(each.type, each.prompt, each.iterables) for each in challenges] == [("SmsCode", unknown["Prompt"], None)]
+    assert state.to_wire() == wire
+    assert _answer_problems(challenges, {unknown["Prompt"]: ["246810"]}) == []
+    assert _answer_problems(challenges, {"SmsCode": ["246810"]}) == [
+        '"SmsCode" was not asked (keys must be the exact prompt text)',
+        f'"{unknown["Prompt"]}": is not answered (all prompts must be answered in one call)',
+    ]
+
+
 # The first step and an answer's outcome are unions of models, told apart by `step` and `outcome`.
 FIRST_STEP: pydantic.TypeAdapter[FirstStep] = pydantic.TypeAdapter(FirstStep)
 ANSWER_OUTCOME: pydantic.TypeAdapter[AnswerOutcome] = pydantic.TypeAdapter(AnswerOutcome)

@@ -56,6 +56,17 @@ def test_a_challenge_keeps_fields_the_service_adds() -> None:
     assert challenge.to_wire()["Hint"] == "x"
 
 
+def test_a_challenge_of_a_type_the_spec_does_not_name_reads_as_it_came() -> None:
+    # Institutions add types of their own (an SMS code, a plain question): any non-empty name up to 200.
+    wire = {"Type": "SmsCode", "Prompt": "Enter the code we sent by SMS", "Iterables": ["***-***-1234"]}
+    challenge = SecurityChallenge.model_validate(wire)
+    assert challenge.type == "SmsCode" and challenge.iterables == ["***-***-1234"]
+    assert challenge.to_wire() == wire
+    for bad in ("", "x" * 201):
+        with pytest.raises(ValidationError, match="Type"):
+            SecurityChallenge.model_validate({**wire, "Type": bad})
+
+
 def test_a_validation_error_never_quotes_the_password_and_repr_redacts_it() -> None:
     secret = "Everyday-is-secret"
     bad = {"customerId": "lender-1", "session": {"kind": "live", "institution": "", "username": "u", "password": secret}, "products": {"investments": True}}

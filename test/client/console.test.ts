@@ -107,6 +107,11 @@ async function fill(box: Locator, challenge: SecurityChallenge, answer: Security
       await box.page().screenshot({ path: `${ARTIFACTS}trusted-device.png`, fullPage: true });
       await box.getByRole('button', { name: 'VERIFIED' }).click();
       return true;
+    default:
+      // A type the spec does not name: its type shown, one free-text field keyed by its prompt.
+      assert.equal(await box.locator('legend .type').textContent(), challenge.Type);
+      await box.getByRole('textbox', { name: 'Answer' }).fill(values[0] ?? '');
+      return false;
   }
 }
 
@@ -168,6 +173,18 @@ void describe('the operator console in a browser', () => {
     await openConnection(page, id);
     await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'trusted_device', 0), 'trusted-device-sent');
     await expectCompleted(page, 'trusted-device-completed');
+    await page.close();
+  });
+
+  void it('answers a challenge type the spec does not name with free text, beside a security question', async () => {
+    const id = await startAwaiting('unknown_challenge_mixed', 'SandboxBank');
+    const page = await openSignedIn();
+    await openConnection(page, id);
+    const unknown = page.locator('fieldset.challenge[data-type="PlainQuestion"]');
+    assert.match((await unknown.locator('legend').textContent()) ?? '', /What is the name of the street you grew up on\?/);
+    assert.match((await unknown.locator('.note').textContent()) ?? '', /PlainQuestion is a challenge type the service's spec does not name/);
+    await answerInPage(page, id, await correctAnswer(stack.sandboxUrl, 'unknown_challenge_mixed', 0), 'unknown-challenge-type');
+    await expectCompleted(page, 'unknown-challenge-type-completed');
     await page.close();
   });
 

@@ -51,6 +51,9 @@ const { EventType } = proto.temporal.api.enums.v1;
 
 const scenario = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('scenario');
 const round = describeScenario(scenario).challengeSequence[0] ?? assert.fail('a challenge round');
+/** A challenge type the spec does not name (SmsCode), answered by its prompt with free text. */
+const unknownScenario = SCENARIOS.find((entry) => entry.username === 'unknown_challenge') ?? assert.fail('the unknown_challenge scenario');
+const unknownRound = describeScenario(unknownScenario).challengeSequence[0] ?? assert.fail('a challenge round');
 
 /** The lender's own key: the product's history must hold nothing it opens, and the reverse. */
 const CALLER_KEY: EncryptionKeys = Object.freeze({ keyId: 'lender-own-key', key: randomBytes(32), decryptionKeys: new Map() });
@@ -113,11 +116,11 @@ after(async () => {
   await env?.teardown();
 });
 
-function liveStart(applicationId: string) {
+function liveStart(applicationId: string, of: typeof scenario = scenario) {
   return {
     applicationId,
     connection: {
-      session: { kind: 'live' as const, institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD, save: true },
+      session: { kind: 'live' as const, institution: of.institution, username: of.username, password: SANDBOX_PASSWORD, save: true },
       products: { accountsDetail: {} },
       timing: { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 60_000 },
     },
@@ -187,6 +190,21 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
     // The connection is the product's, under the endpoint's tenant's business key.
     const state = await stack.client.workflow.getHandle(`connection-${tenant}:${applicationId}`).query(connectionStateQuery);
     assert.equal(state.status, 'Completed');
+  });
+
+  it('relays a challenge of a type the spec does not name as it came, and its free-text answer by prompt', { timeout: 120_000 }, async () => {
+    const applicationId = uniqueId('app');
+    const outcome = await caller.workflow.execute<typeof callerConnects>('callerConnects', {
+      taskQueue: callerTaskQueue,
+      workflowId: uniqueId('pipeline'),
+      args: [{ endpoint, start: liveStart(applicationId, unknownScenario), answers: unknownRound.answer }],
+      workflowExecutionTimeout: '2 minutes',
+    });
+    assert.equal(outcome.awaiting.status, 'AwaitingAnswer');
+    assert.deepEqual(outcome.awaiting.challengeSet?.challenges, unknownRound.challenges, 'the state carries its type and prompt unchanged');
+    assert.equal(outcome.awaiting.challengeSet?.challenges[0]?.Type, 'SmsCode');
+    assert.equal(outcome.answer.outcome, 'accepted');
+    assert.ok(outcome.result.accountsDetail, 'the accounts the connection retrieved');
   });
 
   it('cancels the connection when the caller cancels the operation', { timeout: 120_000 }, async () => {

@@ -260,6 +260,28 @@ void describe('the pipeline entry', () => {
     assert.equal(none.body.error, 'ConnectionNotFound');
   });
 
+  void it('shows a challenge of a type the spec does not name in the state as it came; its free-text answer by prompt completes it', async () => {
+    const applicationId = uniqueId('app');
+    const connection = { ...awaitingInput(), session: { ...awaitingInput().session, username: 'unknown_challenge' } };
+    const started = await call('POST', '/v1/connections', { key: keyA.key, body: { applicationId, connection } });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const { workflowId } = started.body as { workflowId: string };
+    const read = await waitFor(
+      async () => {
+        const answer = await call('GET', `/v1/connections/${applicationId}`, { key: keyA.key });
+        return answer.status === 200 && (answer.body.state as { status?: string }).status === 'AwaitingAnswer' ? answer : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'the state awaiting an answer' },
+    );
+    const set = (read.body.state as { challengeSet?: { id: string; challenges: unknown[] } }).challengeSet;
+    const prompt = 'Enter the code we sent by SMS to ***-***-1234';
+    assert.deepEqual(set?.challenges, [{ Type: 'SmsCode', Prompt: prompt }]);
+    // Answered as the pipeline answers any challenge: by its exact prompt, here with one free-text value.
+    const outcome = await connections.answer(workflowId, { challengeSetId: set?.id, responses: { [prompt]: ['246810'] } });
+    assert.equal(outcome.outcome, 'accepted');
+    await stack.waitForState(workflowId, (each) => each.status === 'Completed', 'the connection completed');
+  });
+
   void it('cancels a running connection (202), then 409 as it has ended, and 404 for none', async () => {
     const applicationId = uniqueId('app');
     const { workflowId, runId } = await startAwaiting(keyA.key, applicationId);

@@ -420,7 +420,9 @@ def _connection_failed(workflow_id: str, error: temporalio.client.WorkflowFailur
 
 def _answer_problems(challenges: Sequence[SecurityChallenge], responses: Mapping[str, Sequence[str]]) -> list[str]:
     """What is missing or unknown in an answer (src/workflows/challenges.ts's first checks); each
-    challenge type's own rules are the workflow validator's."""
+    challenge type's own rules are the workflow validator's. Every challenge is answered under its
+    exact prompt but TextOrCall (under the chosen option), a type the spec does not name included:
+    that one takes one free-text value (its iterables, if any, are for reference only)."""
     if not responses:
         return ["no answer given: every prompt must be answered at once"]
     problems = []

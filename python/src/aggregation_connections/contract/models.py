@@ -117,7 +117,7 @@ class ConnectionInput(ContractModel):
 
 class SecurityChallenge(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    type: Literal["QuestionAndAnswer", "ImageSelection", "MultipleChoice", "MultipleChoiceMultipleAnswers", "TextOrCall", "WaitUntilEUAccept"] = Field(alias="Type")
+    type: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(alias="Type")
     prompt: Annotated[str, StringConstraints(min_length=1)] = Field(alias="Prompt")
     iterables: list[str] | None = Field(alias="Iterables", default=None)
 

@@ -342,8 +342,9 @@ async function cancelConnection(workflowId, button) {
 }
 
 // ----------------------------------------------------------------------------------------------
-// Challenge forms: one builder per type; each returns { node, collect } where collect() gives
-// [key, values] or throws an Error naming what is missing.
+// Challenge forms: one builder per type the spec names, and freeText for any other type (an
+// institution's own); each returns { node, collect } where collect() gives [key, values] or throws
+// an Error naming what is missing.
 
 let fieldCounter = 0;
 function fieldName() {
@@ -483,6 +484,50 @@ const builders = {
   },
 };
 
+/** The longest choice of an unknown type shown in full; a longer one (an image, say) is cut, its whole text in its title. */
+const CHOICE_SHOWN_CHARS = 300;
+
+/**
+ * A challenge of a type the spec does not name: its type, its prompt, its Iterables (if any) as a
+ * plain list, for reference only (what they mean is the institution's), and a text field. Answered
+ * by its prompt with one value, the text typed, as the CLI and the workflow's validator take it.
+ * @param {SecurityChallenge} challenge
+ * @returns {FormPart}
+ */
+function freeText(challenge) {
+  const input = el('input', { type: 'text', name: fieldName(), autocomplete: 'off', required: true });
+  const options = challenge.Iterables || [];
+  return {
+    node: fieldset(
+      challenge,
+      el('p', { className: 'note', textContent: `${challenge.Type} is a challenge type the service's spec does not name: type the customer's answer as they give it; it is sent as text, keyed by this prompt.` }),
+      ...(options.length > 0
+        ? [
+            el('p', { className: 'type', textContent: 'Choices the institution sent (for reference):' }),
+            el('ul', { className: 'choices' }, ...options.map((option) => el('li', { textContent: option.length > CHOICE_SHOWN_CHARS ? `${option.slice(0, CHOICE_SHOWN_CHARS)}… (${option.length} characters)` : option, title: option.length > CHOICE_SHOWN_CHARS ? option : undefined }))),
+          ]
+        : []),
+      el('label', { className: 'field' }, el('span', { textContent: 'Answer' }), input),
+    ),
+    collect() {
+      if (input.value.trim() === '') throw new Error(`"${challenge.Prompt}": type the answer`);
+      return [challenge.Prompt, [input.value]];
+    },
+  };
+}
+
+/**
+ * The form part of one challenge: its type's builder, or freeText for a type the spec does not name
+ * (an own property only: a type named like an Object method is still unknown).
+ * @param {SecurityChallenge} challenge
+ * @param {() => void} submit
+ * @returns {FormPart}
+ */
+function formPart(challenge, submit) {
+  const builder = Object.hasOwn(builders, challenge.Type) ? builders[challenge.Type] : undefined;
+  return builder ? builder(challenge, submit) : freeText(challenge);
+}
+
 /**
  * @param {string} workflowId
  * @param {ChallengeSet} set
@@ -492,11 +537,7 @@ function renderForm(workflowId, set) {
   view.formFor = workflowId;
   const form = el('form', { id: 'answer-form', noValidate: true });
   const submit = () => form.requestSubmit();
-  const parts = set.challenges.map((challenge) => {
-    const builder = builders[challenge.Type];
-    if (!builder) return { node: el('p', { className: 'message error', textContent: `Unsupported challenge type ${challenge.Type}` }), collect: () => { throw new Error(`cannot answer ${challenge.Type} here`); } };
-    return builder(challenge, submit);
-  });
+  const parts = set.challenges.map((challenge) => formPart(challenge, submit));
   const onlyOwnSubmit = parts.length > 0 && parts.every((part) => part.ownsSubmit);
   const send = el('button', { type: 'submit', className: 'primary', textContent: 'Send answer', hidden: onlyOwnSubmit });
   const attempt = set.attempt > 1 ? ` (attempt ${set.attempt})` : '';
