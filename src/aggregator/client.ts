@@ -16,7 +16,7 @@ import {
   AccountsSummaryResponse,
   AttributePackageOperation,
   AttributesRequest,
-  AttributesResponse,
+  type AttributesResponse,
   AuthorizeRequest,
   AuthorizeResponse,
   DeleteCardResponse,

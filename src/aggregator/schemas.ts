@@ -26,7 +26,8 @@ const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a da
  * A date the service sends: YYYY-MM-DD (transactions), YYYY/MM/DD (the same service's attributes),
  * or an ISO timestamp with a time (securities). Kept as written; the view only checks it is a date.
  */
-export const SERVICE_DATE_PATTERN = /^\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+// No backreference: the Python models' pydantic-core regex engine refuses them.
+export const SERVICE_DATE_PATTERN = /^\d{4}(?:-\d{2}-\d{2}|\/\d{2}\/\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const ServiceDate = z.string().regex(SERVICE_DATE_PATTERN, { message: 'must be a date (YYYY-MM-DD, YYYY/MM/DD or an ISO timestamp)' });
 /** A descriptive string of passed-through data: the service sends null or leaves it out at times. */
 const Text = z.string().nullish();
@@ -520,7 +521,7 @@ export function readAttributeGroups(body: Record<string, unknown>): AttributesRe
       continue;
     }
     const parsed = AttributeGroup.safeParse(value);
-    if (parsed.success) groups[key] = parsed.data as AttributeGroup;
+    if (parsed.success) groups[key] = parsed.data;
     else {
       for (const issue of parsed.error.issues) issues.push({ path: [key, ...issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part))], message: issue.message });
       groups[key] = groupAsSent(value) as AttributeGroup;
@@ -549,13 +550,15 @@ export const AttributesResponse = z
 export type AttributesResponse = z.infer<typeof AttributesResponse>;
 
 /** The shape a connection's result carries: the groups apart, and `Other` only when there is any. */
-export function attributesResult(login: Login, requestId: string, groups: Record<string, AttributeGroup>, other: Record<string, unknown>) {
-  return { Login: login, RequestId: requestId, Groups: groups, ...(Object.keys(other).length > 0 ? { Other: other } : {}) } as {
-    Login: Login;
-    RequestId: string;
-    Groups: Record<string, AttributeGroup>;
-    Other?: Record<string, unknown>;
-  };
+export interface AttributesResult {
+  Login: Login;
+  RequestId: string;
+  Groups: Record<string, AttributeGroup>;
+  Other?: Record<string, unknown>;
+}
+
+export function attributesResult(login: Login, requestId: string, groups: Record<string, AttributeGroup>, other: Record<string, unknown>): AttributesResult {
+  return { Login: login, RequestId: requestId, Groups: groups, ...(Object.keys(other).length > 0 ? { Other: other } : {}) };
 }
 
 /**

@@ -80,7 +80,7 @@ export function presentChallengeSet(set: ChallengeSet, options: PresentOptions =
 }
 
 function presentChallenge(challenge: SecurityChallenge, index: number, imagePaths?: readonly string[]): string[] {
-  const lines = [`[${index + 1}] ${challenge.Type}: ${printable(challenge.Prompt)}`];
+  const lines = [`[${index + 1}] ${printable(challenge.Type)}: ${printable(challenge.Prompt)}`];
   const options = challenge.Iterables ?? [];
   switch (challenge.Type) {
     case 'ImageSelection':

@@ -25,9 +25,9 @@ const BASE = 'http://aggregator.test';
 /** A client whose every request is answered `status` + `text`; `requests` counts them. */
 function clientAnswering(status: number, text: string) {
   const counter = { requests: 0 };
-  const fakeFetch = (async () => {
+  const fakeFetch = (() => {
     counter.requests += 1;
-    return new Response(text, { status, headers: { 'content-type': 'application/json' } });
+    return Promise.resolve(new Response(text, { status, headers: { 'content-type': 'application/json' } }));
   }) as typeof fetch;
   return { client: createAggregatorClient({ baseUrl: BASE, customerId: 'lender', fetch: fakeFetch, timeoutMs: 5_000 }), counter };
 }
@@ -156,7 +156,7 @@ describe('the aggregation client over generated answers', () => {
         );
         assert.equal(counter.requests, 1);
         if (error === undefined) return;
-        assert.ok(error instanceof AggregatorError, String(error));
+        assert.ok(error instanceof AggregatorError, `not an AggregatorError: ${error instanceof Error ? error.message : JSON.stringify(error)}`);
         const failure = toActivityFailure(error, { attempt: 1 });
         assert.ok(failure instanceof ApplicationFailure && failure.nonRetryable, `${error.message} must not be retried`);
       }),

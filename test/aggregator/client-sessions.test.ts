@@ -95,7 +95,7 @@ describe('live Authorize with challenges', () => {
     assert.ok(challengeScenarios.length >= 6, `only ${challengeScenarios.length} challenge scenarios`);
     const types = new Set(challengeScenarios.flatMap((s) => s.challengeSequence.flatMap((step) => step.challenges.map((c) => c.Type))));
     for (const type of ['QuestionAndAnswer', 'ImageSelection', 'MultipleChoice', 'MultipleChoiceMultipleAnswers', 'TextOrCall', 'WaitUntilEUAccept']) {
-      assert.ok(types.has(type as never), `no scenario asks ${type}`);
+      assert.ok(types.has(type), `no scenario asks ${type}`);
     }
   });
 

@@ -128,19 +128,19 @@ SecurityResponses = dict[Annotated[str, StringConstraints(min_length=1)], Annota
 class AccountsDetailResponseAccountsItemTransactionsItem(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="Id")
-    date: Annotated[str, StringConstraints(pattern="^\\d{4}-\\d{2}-\\d{2}$")] = Field(alias="Date")
-    code: str | None = Field(alias="Code")
-    description: str = Field(alias="Description")
-    debit: float | None = Field(alias="Debit")
-    credit: float | None = Field(alias="Credit")
-    balance: float = Field(alias="Balance")
+    date: Annotated[str, StringConstraints(pattern="^\\d{4}(?:-\\d{2}-\\d{2}|\\/\\d{2}\\/\\d{2})(?:[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?$")] = Field(alias="Date")
+    code: str | None = Field(alias="Code", default=None)
+    description: str | None = Field(alias="Description", default=None)
+    debit: float | None = Field(alias="Debit", default=None)
+    credit: float | None = Field(alias="Credit", default=None)
+    balance: float | None = Field(alias="Balance", default=None)
 
 
 class AccountsDetailResponseAccountsItemBalance(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    available: float | None = Field(alias="Available")
-    current: float | None = Field(alias="Current")
-    limit: float | None = Field(alias="Limit")
+    available: float | None = Field(alias="Available", default=None)
+    current: float | None = Field(alias="Current", default=None)
+    limit: float | None = Field(alias="Limit", default=None)
 
 
 class AccountsDetailResponseAccountsItemHolderAddress(ContractModel):
@@ -168,33 +168,33 @@ class AccountsDetailResponseAccountsItem(ContractModel):
     transit_number: str | None = Field(alias="TransitNumber", default=None)
     institution_number: str | None = Field(alias="InstitutionNumber", default=None)
     overdraft_limit: float | None = Field(alias="OverdraftLimit", default=None)
-    title: str = Field(alias="Title")
-    account_number: str = Field(alias="AccountNumber")
-    balance: AccountsDetailResponseAccountsItemBalance = Field(alias="Balance")
-    category: str = Field(alias="Category")
-    type: str = Field(alias="Type")
-    currency: str = Field(alias="Currency")
+    title: str | None = Field(alias="Title", default=None)
+    account_number: str | None = Field(alias="AccountNumber", default=None)
+    balance: AccountsDetailResponseAccountsItemBalance | None = Field(alias="Balance", default=None)
+    category: str | None = Field(alias="Category", default=None)
+    type: str | None = Field(alias="Type", default=None)
+    currency: str | None = Field(alias="Currency", default=None)
     holder: AccountsDetailResponseAccountsItemHolder | None = Field(alias="Holder", default=None)
 
 
 class AccountsDetailResponseLogin(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    username: str = Field(alias="Username")
-    is_scheduled_refresh: bool = Field(alias="IsScheduledRefresh")
-    last_refresh: str = Field(alias="LastRefresh")
-    type: str | None = Field(alias="Type")
+    username: str | None = Field(alias="Username", default=None)
+    is_scheduled_refresh: bool | None = Field(alias="IsScheduledRefresh", default=None)
+    last_refresh: str | None = Field(alias="LastRefresh", default=None)
+    type: str | None = Field(alias="Type", default=None)
     id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="Id")
 
 
 class AccountsDetailResponseInstitution2(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    id: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="Id")
-    name: str = Field(alias="Name")
+    id: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="Id", default=None)
+    name: str | None = Field(alias="Name", default=None)
 
 
 class AccountsDetailResponse(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    http_status_code: Literal[200] = Field(alias="HttpStatusCode")
+    http_status_code: Literal[200] | None = Field(alias="HttpStatusCode", default=None)
     accounts: list[AccountsDetailResponseAccountsItem] = Field(alias="Accounts")
     login: AccountsDetailResponseLogin = Field(alias="Login")
     institution: str | AccountsDetailResponseInstitution2 | None = Field(alias="Institution", default=None)
@@ -204,67 +204,67 @@ class AccountsDetailResponse(ContractModel):
 class InvestmentsResponseAccountsItemPositionsItem(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="Id")
-    category: str = Field(alias="Category")
-    class_: str = Field(alias="Class")
-    book_value: float = Field(alias="BookValue")
-    quantity: float = Field(alias="Quantity")
-    market_value: float = Field(alias="MarketValue")
-    gain_amount: float = Field(alias="GainAmount")
-    gain_currency_amount: float = Field(alias="GainCurrencyAmount")
-    gain_percent: float = Field(alias="GainPercent")
-    currency: str = Field(alias="Currency")
-    security_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="SecurityId")
+    category: str | None = Field(alias="Category", default=None)
+    class_: str | None = Field(alias="Class", default=None)
+    book_value: float | None = Field(alias="BookValue", default=None)
+    quantity: float | None = Field(alias="Quantity", default=None)
+    market_value: float | None = Field(alias="MarketValue", default=None)
+    gain_amount: float | None = Field(alias="GainAmount", default=None)
+    gain_currency_amount: float | None = Field(alias="GainCurrencyAmount", default=None)
+    gain_percent: float | None = Field(alias="GainPercent", default=None)
+    currency: str | None = Field(alias="Currency", default=None)
+    security_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] | None = Field(alias="SecurityId", default=None)
 
 
 class InvestmentsResponseAccountsItemTransactionsItem(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="Id")
-    date: Annotated[str, StringConstraints(pattern="^\\d{4}-\\d{2}-\\d{2}$")] = Field(alias="Date")
-    type: str = Field(alias="Type")
-    description: str = Field(alias="Description")
-    quantity: float = Field(alias="Quantity")
-    fee: float = Field(alias="Fee")
-    amount: float = Field(alias="Amount")
-    security_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="SecurityId")
+    date: Annotated[str, StringConstraints(pattern="^\\d{4}(?:-\\d{2}-\\d{2}|\\/\\d{2}\\/\\d{2})(?:[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?$")] = Field(alias="Date")
+    type: str | None = Field(alias="Type", default=None)
+    description: str | None = Field(alias="Description", default=None)
+    quantity: float | None = Field(alias="Quantity", default=None)
+    fee: float | None = Field(alias="Fee", default=None)
+    amount: float | None = Field(alias="Amount", default=None)
+    security_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] | None = Field(alias="SecurityId", default=None)
 
 
 class InvestmentsResponseAccountsItem(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="Id")
-    full_account_id: str = Field(alias="FullAccountId")
-    account_id: str = Field(alias="AccountId")
-    name: str = Field(alias="Name")
-    type: str = Field(alias="Type")
-    registered: bool = Field(alias="Registered")
-    currency: str = Field(alias="Currency")
-    cash: float = Field(alias="Cash")
-    account_value: float = Field(alias="AccountValue")
-    currency_value: float = Field(alias="CurrencyValue")
-    positions: list[InvestmentsResponseAccountsItemPositionsItem] | None = Field(alias="Positions")
-    transactions: list[InvestmentsResponseAccountsItemTransactionsItem] | None = Field(alias="Transactions")
+    full_account_id: str | None = Field(alias="FullAccountId", default=None)
+    account_id: str | None = Field(alias="AccountId", default=None)
+    name: str | None = Field(alias="Name", default=None)
+    type: str | None = Field(alias="Type", default=None)
+    registered: bool | None = Field(alias="Registered", default=None)
+    currency: str | None = Field(alias="Currency", default=None)
+    cash: float | None = Field(alias="Cash", default=None)
+    account_value: float | None = Field(alias="AccountValue", default=None)
+    currency_value: float | None = Field(alias="CurrencyValue", default=None)
+    positions: list[InvestmentsResponseAccountsItemPositionsItem] | None = Field(alias="Positions", default=None)
+    transactions: list[InvestmentsResponseAccountsItemTransactionsItem] | None = Field(alias="Transactions", default=None)
 
 
 class InvestmentsResponseSecuritiesItem(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="Id")
-    name: str = Field(alias="Name")
-    symbol: str = Field(alias="Symbol")
-    type: str = Field(alias="Type")
-    price: float = Field(alias="Price")
-    date: str = Field(alias="Date")
-    aliases: list[str] = Field(alias="Aliases")
-    currency: str = Field(alias="Currency")
-    cusip: str = Field(alias="CUSIP")
-    isin: str | None = Field(alias="ISIN")
+    name: str | None = Field(alias="Name", default=None)
+    symbol: str | None = Field(alias="Symbol", default=None)
+    type: str | None = Field(alias="Type", default=None)
+    price: float | None = Field(alias="Price", default=None)
+    date: str | None = Field(alias="Date", default=None)
+    aliases: list[str] | None = Field(alias="Aliases", default=None)
+    currency: str | None = Field(alias="Currency", default=None)
+    cusip: str | None = Field(alias="CUSIP", default=None)
+    isin: str | None = Field(alias="ISIN", default=None)
 
 
 class InvestmentsResponse(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     accounts: list[InvestmentsResponseAccountsItem] = Field(alias="Accounts")
-    securities: list[InvestmentsResponseSecuritiesItem] = Field(alias="Securities")
-    value: float = Field(alias="Value")
-    cash: float = Field(alias="Cash")
-    http_status_code: Literal[200] = Field(alias="HttpStatusCode")
+    securities: list[InvestmentsResponseSecuritiesItem] | None = Field(alias="Securities", default=None)
+    value: float | None = Field(alias="Value", default=None)
+    cash: float | None = Field(alias="Cash", default=None)
+    http_status_code: Literal[200] | None = Field(alias="HttpStatusCode", default=None)
     login: AccountsDetailResponseLogin = Field(alias="Login")
     institution: str | AccountsDetailResponseInstitution2 | None = Field(alias="Institution", default=None)
     request_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="RequestId")
@@ -288,7 +288,7 @@ class ChallengeSet(ContractModel):
 
 class ConnectionFailureInfo(ContractModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    type: Literal["InvalidConnectionInput", "InvalidCredentials", "InvalidSecurityResponse", "ChallengeAbandoned", "EndUserActionRequired", "InstitutionUnavailable", "ServiceUnavailable", "SessionExpired", "PollingTimedOut", "ServiceRejected", "UnexpectedServiceAnswer", "ResultTooLarge"] = Field(alias="type")
+    type: Literal["InvalidConnectionInput", "InvalidCredentials", "InvalidSecurityResponse", "ChallengeAbandoned", "EndUserActionRequired", "InstitutionUnavailable", "ServiceUnavailable", "SessionExpired", "PollingTimedOut", "ServiceRejected", "UnexpectedServiceAnswer", "UnexpectedResponse", "ResultTooLarge"] = Field(alias="type")
     message: str = Field(alias="message")
     service_code: str | None = Field(alias="serviceCode", default=None)
 
@@ -367,10 +367,10 @@ class ConnectionResultAttributesGroupsValueAttributesDetailItemTransactionsItem(
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     transaction_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="TransactionId")
     account_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="AccountId")
-    date: Annotated[str, StringConstraints(pattern="^\\d{4}\\/\\d{2}\\/\\d{2}$")] = Field(alias="Date")
-    description: str = Field(alias="Description")
-    debit: float | None = Field(alias="Debit")
-    credit: float | None = Field(alias="Credit")
+    date: Annotated[str, StringConstraints(pattern="^\\d{4}(?:-\\d{2}-\\d{2}|\\/\\d{2}\\/\\d{2})(?:[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?$")] = Field(alias="Date")
+    description: str | None = Field(alias="Description", default=None)
+    debit: float | None = Field(alias="Debit", default=None)
+    credit: float | None = Field(alias="Credit", default=None)
 
 
 class ConnectionResultAttributesGroupsValueAttributesDetailItem(ContractModel):
@@ -390,6 +390,14 @@ class ConnectionResultAttributes(ContractModel):
     login: AccountsDetailResponseLogin = Field(alias="Login")
     request_id: Annotated[str, StringConstraints(pattern="^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")] = Field(alias="RequestId")
     groups: dict[str, ConnectionResultAttributesGroupsValue] = Field(alias="Groups")
+    other: dict[str, Any] | None = Field(alias="Other", default=None)
+
+
+class ConnectionResultWarningsItem(ContractModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    operation: str = Field(alias="operation")
+    path: str = Field(alias="path")
+    problem: str = Field(alias="problem")
 
 
 class ConnectionResult(ContractModel):
@@ -402,6 +410,7 @@ class ConnectionResult(ContractModel):
     investments: InvestmentsResponse | None = Field(alias="investments", default=None)
     attributes: ConnectionResultAttributes | None = Field(alias="attributes", default=None)
     total_polls: Annotated[int, Field(ge=-9007199254740991, le=9007199254740991)] = Field(alias="totalPolls")
+    warnings: list[ConnectionResultWarningsItem] | None = Field(alias="warnings", default=None)
 
 
 class FirstStepChallenge(ContractModel):

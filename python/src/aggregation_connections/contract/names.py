@@ -34,6 +34,7 @@ CONNECTION_FAILURE_TYPES: Final = (
     "PollingTimedOut",
     "ServiceRejected",
     "UnexpectedServiceAnswer",
+    "UnexpectedResponse",
     "ResultTooLarge",
 )
 #: How Temporal ended a connection that did not end with one of them (src/client/errors.ts, ConnectionEndType's other members).
