@@ -86,6 +86,10 @@ export interface ConnectionStackOptions {
   sandbox?: Sandbox;
   /** Task slots of the worker (one of each makes the order Temporal dispatches in visible). */
   slots?: { readonly workflowTasks?: number; readonly activities?: number };
+  /** Where the worker's aggregation client sends its calls, e.g. a proxy in front of the sandbox; the sandbox itself unless given. */
+  serviceUrl?: string;
+  /** The worker's client's Authorize timeout (AGGREGATOR_AUTHORIZE_TIMEOUT_MS); the client's default (240 s) unless given. */
+  authorizeTimeoutMs?: number;
 }
 
 /**
@@ -133,7 +137,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
   const dataConverter = dataConverterFor({ encryption, payloadStore: options.payloadStore });
   const client = dataConverter ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter }) : env.client;
-  const clientFor = tenantClients({ baseUrl: sandbox.url, timeoutMs: 60_000, fetch: observedFetch });
+  const clientFor = tenantClients({ baseUrl: options.serviceUrl ?? sandbox.url, timeoutMs: 60_000, authorizeTimeoutMs: options.authorizeTimeoutMs, fetch: observedFetch });
   const pauses = new TenantPauses(client, taskQueue);
   const payloadStore = options.payloadStore ? payloadStoreDriverFor(options.payloadStore) : undefined;
   const retentionDays = options.retentionDays ?? {};
