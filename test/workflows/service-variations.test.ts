@@ -445,7 +445,7 @@ describe('challenge types the spec does not name', () => {
   });
 });
 
-// --- 4, 5. slow replies --------------------------------------------------------------------------
+// --- 4, 5. slow replies (and slow_authorize, the same for the first call) --------------------------------------------------------------------------
 
 describe('an answer the service is slow to accept', () => {
   const prompt = 'What city were you born in?';
@@ -485,6 +485,32 @@ describe('an answer the service is slow to accept', () => {
     assert.equal(state.status, 'Failed');
     assert.equal(state.sessionRestarts, 0, 'no new session was opened');
     assert.equal(state.lastRestart, undefined);
+  });
+});
+
+describe('credentials the service is slow to accept (slow_authorize)', () => {
+  it(`are waited for with the default Authorize timeout (the sandbox answers after ${SLOW_REPLY_MS} ms): the connection completes, the credentials sent once`, async () => {
+    const tenant = uniqueId('slow-authorize');
+    const handle = await stack.start(live(tenant, 'slow_authorize'));
+    const result = await handle.result();
+    kept(stack, handle.workflowId);
+    assert.ok((result.accountsDetail?.Accounts.length ?? 0) >= 2, 'accounts retrieved');
+    assert.deepEqual(await submissions(sandbox, tenant), { answers: 0, credentials: 1, duplicates: [] });
+    assert.deepEqual(authorizes(tenant, 'credentials').map((exchange) => exchange.status), [200]);
+    assert.equal((await handle.query(connectionStateQuery)).sessionRestarts, 0);
+  });
+
+  it(`fail once as ServiceUnavailable when the client stops waiting (${IMPATIENT_AUTHORIZE_TIMEOUT_MS} ms) before the service answers (${SLOWER_REPLY_MS} ms), the credentials not sent again`, async () => {
+    const tenant = uniqueId('too-slow-authorize');
+    const handle = await impatient.start(live(tenant, 'slow_authorize'));
+    const failure = await failureOf(handle.result());
+    kept(impatient, handle.workflowId);
+    assert.equal(failure.type, 'ServiceUnavailable');
+    assert.match(failure.message, /did not answer within 1 s; whether it acted is unknown, so the credentials and answers were not sent again/);
+    assert.deepEqual(await submissions(slowSandbox, tenant), { answers: 0, credentials: 1, duplicates: [] });
+    const state = await handle.query(connectionStateQuery);
+    assert.equal(state.status, 'Failed');
+    assert.equal(state.sessionRestarts, 0, 'no new session was opened');
   });
 });
 
