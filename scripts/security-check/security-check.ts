@@ -9,7 +9,8 @@
  * - a payload forged through the console's codec endpoint with a token that may only read;
  * - a worker given a KMS address in clear on another machine (Vault/OpenBao and AWS KMS);
  * - the KMS token, the bank password and the challenge answer searched for in every process's argv,
- *   in every log of the run and in the raw histories the product wrote;
+ *   in every log of the run and in the raw histories the product wrote (the logs also for the
+ *   unusable reply's values, below);
  * - a reader granted one tenant's key (a policy per tenant) on the other tenant's payloads, read from
  *   the raw history and through a console codec endpoint with its credentials (each reader's own
  *   tenant is its control), and the same with static keys per tenant (a reader given one tenant's key
@@ -31,6 +32,10 @@
  *   a flood of sealed requests for runs that do not exist, and held starts forged in visibility;
  * - a tenant's book (scripts/security-check/book-attacks.ts): an entry forged in visibility, its
  *   record sealed with another tenant's key;
+ * - an unusable reply (scripts/security-check/unusable-reply-attacks.ts): a connection on the
+ *   sandbox's unusable_reply login, whose data answer echoes an applicant's holder and transactions
+ *   without RequestId, fails UnexpectedResponse; its raw history is searched for those values in
+ *   clear, and the failure's details (the reply's excerpt) must be sealed and open with the key;
  * - sealing on without end through a KMS outage (OpenBao stopped, last).
  * Last line:
  *   security-check: <n> attacks tried, <n> refused as expected, <n> got through, tenants isolated <k>/<n>, forgotten tenant unreadable <yes|no>, others unaffected <yes|no>
@@ -78,6 +83,7 @@ import {
 import { toJson } from '../../src/client/console/codec.js';
 import { forgedBookEntryAttack } from './book-attacks.js';
 import { forgedListingRowAttack } from './listing-attacks.js';
+import { UNUSABLE_REPLY_MARKER_LIST, unusableReplyInHistory } from './unusable-reply-attacks.js';
 import { admissionAttacks, forgedHeldStartAttack, heldStartAttack } from './admission-attacks.js';
 import { operatorOnOtherTenantsCounts } from './count-attacks.js';
 import { nexusCallerOnOtherTenant, nexusCallerSetup } from './nexus-attacks.js';
@@ -241,6 +247,8 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   results.push(await forgedHeldStartAttack(target, sandbox.url, sealedForB));
   results.push(await forgedBookEntryAttack(target, sandbox.url, sealedForB));
   results.push(await forgedListingRowAttack(target, sealedForB));
+  // An unusable reply (a 200 echoing an applicant's data, without RequestId) kept in the failure: read raw, without the key.
+  results.push(await unusableReplyInHistory(target, sandbox.url));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
   const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);
@@ -359,7 +367,9 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     ...entryAttacks.secrets,
   ];
   results.push(secretsAbsent('secrets in the argv of the run’s processes', await runArgvs(), secrets));
-  results.push(secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }]));
+  // The logs too must hold nothing of the unusable reply (the worker logs each failed activity with its error).
+  const unusableReply = UNUSABLE_REPLY_MARKER_LIST.map(({ label, value }) => ({ label: `the unusable reply's ${label.replace(/^(the|a) /, '')}`, value }));
+  results.push(secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }, ...unusableReply]));
   const histories = await rawHistories(raw, attacked);
   results.push(secretsAbsent('secrets in the histories the product wrote', histories, secrets));
   // The search must see what Temporal stores: the attacker's own unsealed answer is there in clear.

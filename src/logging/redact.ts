@@ -1,10 +1,11 @@
 /**
  * Belt and braces for logs: whatever a log call is handed, values under secret-bearing keys
- * (passwords, MFA answers, tokens, holder identity) never reach the output, however deep they sit.
+ * (passwords, MFA answers, tokens, holder identity, the excerpt of a service reply the product could
+ * not use, which may echo an applicant's data) never reach the output, however deep they sit.
  * A structure deeper than MAX_DEPTH is cut there rather than passed on unread, and a cycle is named
  * rather than followed.
  */
-const SECRET_KEY = /pass(word)?|secret|token|api[-_]?key|authorization|securityresponses|responses|answers?|holder|email|phone/i;
+const SECRET_KEY = /pass(word)?|secret|token|api[-_]?key|authorization|securityresponses|responses|answers?|holder|email|phone|excerpt/i;
 /** Far deeper than any log entry of ours; a deeper one is cut, never passed on unread. */
 const MAX_DEPTH = 64;
 

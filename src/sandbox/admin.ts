@@ -69,6 +69,7 @@ function scenarioListing(options: SandboxOptions) {
         reset: 'destroy the socket (request not processed)',
         'rate-limit[=<401|403|429>]': 'answer TOO_MANY_REQUESTS, default 429, with Retry-After: 1 (request not processed)',
         malformed: 'answer 200 with a truncated JSON body (request not processed)',
+        unusable: "answer 200 with an accounts-detail body echoing an applicant's data but without RequestId (request not processed)",
       },
     },
     rateLimit: {

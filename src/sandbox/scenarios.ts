@@ -32,8 +32,11 @@ export type InstitutionName = keyof typeof INSTITUTIONS;
  */
 export type ScenarioKind = 'no-mfa' | 'challenge' | 'authorize-error' | 'transient-error' | 'data-behaviour' | 'variation';
 
-/** A fault a scenario injects into its first data requests of each session. */
-export type DataFaultKind = 'status-503' | 'reset' | 'rate-limit' | 'malformed';
+/**
+ * A fault a scenario injects into its first data requests of each session. `unusable`: HTTP 200 with
+ * an accounts-detail body echoing an applicant's data but without RequestId (faults.ts UNUSABLE_BODY).
+ */
+export type DataFaultKind = 'status-503' | 'reset' | 'rate-limit' | 'malformed' | 'unusable';
 
 export interface DataBehaviour {
   /**
@@ -48,8 +51,8 @@ export interface DataBehaviour {
   readonly dispatchedFirst?: boolean;
   /** The first N data requests of each session answer 400 SESSION_LOADING. */
   readonly loadingRequests?: number;
-  /** The first `times` data requests of each session fail this way (never touching state). */
-  readonly fault?: { readonly kind: DataFaultKind; readonly times: number };
+  /** The first `times` data requests of each session fail this way (never touching state); times undefined: every one. */
+  readonly fault?: { readonly kind: DataFaultKind; readonly times?: number };
 }
 
 export interface AuthorizeError {
@@ -264,6 +267,11 @@ export const SCENARIOS: readonly Scenario[] = [
   scenario({ username: 'flaky_reset', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session have their connection destroyed, then normal.', data: { pendingPolls: 1, fault: { kind: 'reset', times: 2 } } }),
   scenario({ username: 'rate_limited', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session answer 429 TOO_MANY_REQUESTS (Retry-After: 1), then normal.', data: { pendingPolls: 1, fault: { kind: 'rate-limit', times: 2 } } }),
   scenario({ username: 'flaky_malformed', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first data request of each session answers HTTP 200 with a truncated JSON body (state untouched), then normal.', data: { pendingPolls: 1, fault: { kind: 'malformed', times: 1 } } }),
+  scenario({
+    username: 'unusable_reply', institution: 'SandboxBank', kind: 'data-behaviour',
+    description: "No MFA; every data request of each session answers HTTP 200 with an accounts-detail body the product cannot act on: an applicant's holder (name, email) and transactions, but no RequestId (state untouched). A connection fails UnexpectedResponse after its first data request.",
+    data: { pendingPolls: 1, fault: { kind: 'unusable' } },
+  }),
   ...variantScenarios(),
 ];
 

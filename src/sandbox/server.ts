@@ -12,7 +12,7 @@ import { Admin } from './admin.js';
 import { summarizeSubmissions, type AuthorizeSubmissions } from './authorize-submissions.js';
 import { CUSTOMER_ID_PATTERN } from './customer.js';
 import { DataCache, type DataCacheStats } from './data-cache.js';
-import { FAULT_HEADER, MALFORMED_BODY, parseFaultHeader, type FaultAction } from './faults.js';
+import { FAULT_HEADER, MALFORMED_BODY, UNUSABLE_BODY, parseFaultHeader, type FaultAction } from './faults.js';
 import { SandboxError, errorReply, readJson, type Reply } from './http.js';
 import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
 import { RateLimiter, type RateLimitSettings, type RateLimitUpdate, type RequestRates } from './rate-limits.js';
@@ -127,6 +127,8 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
         });
       case 'malformed':
         return reply(response, { status: 200, raw: MALFORMED_BODY });
+      case 'unusable':
+        return reply(response, { status: 200, raw: UNUSABLE_BODY });
     }
   };
 

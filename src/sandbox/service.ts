@@ -250,7 +250,7 @@ export class Service {
     }
     const behaviour = behaviourOf(session.login);
     const n = ++session.dataRequests;
-    const faultTimes = behaviour.fault?.times ?? 0;
+    const faultTimes = behaviour.fault === undefined ? 0 : (behaviour.fault.times ?? Number.POSITIVE_INFINITY);
     if (behaviour.fault && n <= faultTimes) throw new FaultSignal(scenarioFault(behaviour.fault.kind));
     const loading = (behaviour.loadingRequests !== undefined && n <= faultTimes + behaviour.loadingRequests) || this.now - session.openedAt < this.deps.options.loadingMs;
     if (loading) throw new SandboxError('SESSION_LOADING', 'The session is still loading; retry shortly', { requestId });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createAggregatorClient } from '../../src/aggregator/client.js';
+import { UnexpectedResponseError } from '../../src/aggregator/errors.js';
 import { AccountsDetailResponse, AuthorizeResponse, ErrorResponse, PendingResponse } from '../../src/aggregator/schemas.js';
-import { FAULT_HEADER } from '../../src/sandbox/faults.js';
+import { FAULT_HEADER, UNUSABLE_BODY, UNUSABLE_REPLY_MARKERS } from '../../src/sandbox/faults.js';
 import { MAX_BODY_BYTES } from '../../src/sandbox/http.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { assertError, cachedSession, clientFor, freshTenant, parsesWith, type Call } from './helpers.js';
@@ -16,6 +18,18 @@ before(async () => {
 after(async () => sandbox.close());
 
 const detail = (tenant: string) => `/v3/${tenant}/BankingServices/GetAccountsDetail`;
+
+/** An `unusable` answer: accounts detail with the markers in its holder and transactions, and no RequestId. */
+function assertUnusable(body: unknown): void {
+  const answer = body as { HttpStatusCode?: unknown; RequestId?: unknown; Accounts?: { Holder?: { Name?: unknown; Email?: unknown }; Transactions?: { Description?: unknown }[] }[] };
+  assert.equal(answer.HttpStatusCode, 200);
+  assert.equal(Object.hasOwn(answer, 'RequestId'), false, 'no RequestId');
+  const [account] = answer.Accounts ?? [];
+  assert.equal(account?.Holder?.Name, UNUSABLE_REPLY_MARKERS.holderName);
+  assert.equal(account.Holder.Email, UNUSABLE_REPLY_MARKERS.email);
+  assert.equal(account.Transactions?.[0]?.Description, UNUSABLE_REPLY_MARKERS.transactionDescription);
+  assert.equal(AccountsDetailResponse.safeParse(body).success, false, 'the contract refuses it');
+}
 
 describe('fault injection by header', () => {
   it('delays the answer by latency=<ms> and answers normally', async () => {
@@ -53,6 +67,16 @@ describe('fault injection by header', () => {
     assert.throws(() => JSON.parse(answer.text) as unknown);
   });
 
+  it("answers a 200 echoing an applicant's data without RequestId on unusable, without touching the session", async () => {
+    const tenant = freshTenant();
+    const { requestId } = await cachedSession(call, tenant, 'pending_polls_1');
+    const answer = await call('POST', detail(tenant), { RequestId: requestId }, { [FAULT_HEADER]: 'unusable' });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.text, UNUSABLE_BODY);
+    assertUnusable(answer.body);
+    assert.equal((await call('POST', detail(tenant), { RequestId: requestId })).status, 202, 'the operation was not started by the faulted request');
+  });
+
   it('refuses an unknown directive with INVALID_REQUEST', async () => {
     assertError(await call('POST', detail(freshTenant()), {}, { [FAULT_HEADER]: 'explode' }), 400, 'INVALID_REQUEST');
   });
@@ -84,6 +108,28 @@ describe('fault injection by scenario', () => {
     const garbled = await cachedSession(call, tenant, 'flaky_malformed', 0);
     assert.equal((await call('POST', detail(tenant), { RequestId: garbled.requestId })).body, undefined);
     assert.equal((await call('POST', detail(tenant), { RequestId: garbled.requestId })).status, 200);
+  });
+});
+
+describe('unusable_reply', () => {
+  it('answers every data request of its sessions with the unusable body, and the product refuses it as UnexpectedResponse, its values kept out of the message', async () => {
+    const tenant = freshTenant();
+    const { requestId } = await cachedSession(call, tenant, 'unusable_reply', 0);
+    const requests: [string, string][] = [['POST', detail(tenant)], ['GET', `/v3/${tenant}/BankingServices/GetAccountsDetailAsync/${requestId}`], ['POST', `/v3/${tenant}/BankingServices/GetAccountsSummary`], ['POST', detail(tenant)]];
+    for (const [method, path] of requests) {
+      const answer = await call(method, path, method === 'POST' ? { RequestId: requestId } : undefined);
+      assert.equal(answer.status, 200, `${method} ${path}: ${answer.text.slice(0, 200)}`);
+      assertUnusable(answer.body);
+    }
+    const client = createAggregatorClient({ baseUrl: sandbox.url, customerId: tenant });
+    const error = await client.getAccountsDetail(requestId).then(
+      () => assert.fail('the unusable answer was accepted'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof UnexpectedResponseError, String(error));
+    assert.match(error.message, /^GetAccountsDetail answered HTTP 200 with a body the product cannot act on: .*RequestId/);
+    assert.equal(error.replyExcerpt, UNUSABLE_BODY, 'the whole body is kept for diagnosis (it is under 4 KiB)');
+    for (const marker of Object.values(UNUSABLE_REPLY_MARKERS)) assert.ok(!error.message.includes(marker), `${marker} in the message`);
   });
 });
 

@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { forgedGrantVerdict, type HistoryEvents } from '../../scripts/security-check/admission-attacks.js';
 import { secretsAbsent } from '../../scripts/security-check/attacks.js';
+import { clearTextHits, failuresOfType, unsealedDetails, UNUSABLE_REPLY_MARKER_LIST } from '../../scripts/security-check/unusable-reply-attacks.js';
+import { ENCRYPTED_ENCODING_BYTES } from '../../src/codec/payload-format.js';
 import { admissionGrantSignal } from '../../src/contract/admission-definitions.js';
 import { msToTs } from '../../src/sdk/internals.js';
 import { parseSecurityCheckArgs, SecurityCheckArgumentError } from '../../scripts/security-check/options.js';
@@ -45,6 +47,36 @@ void describe('security-check judges', () => {
     assert.equal(forgedGrantVerdict([grant(900, true), task(905), grant(1_000, false), task(1_010)] as HistoryEvents, iso(905)).refused, true);
   });
 
+  void it("finds an unusable reply's values in clear wherever an event holds them, and tells sealed failure details from unsealed ones", () => {
+    const [name, email] = UNUSABLE_REPLY_MARKER_LIST;
+    assert.ok(name && email);
+    const text = (value: string) => new TextEncoder().encode(value);
+    const failure = (details: Uint8Array, encoding: Uint8Array, message = 'GetAccountsDetail answered HTTP 200 with a body the product cannot act on: RequestId is required') => ({
+      message,
+      stackTrace: '',
+      applicationFailureInfo: { type: 'UnexpectedResponse', details: { payloads: [{ metadata: { encoding }, data: details }] } },
+    });
+    const sealed = failure(new Uint8Array([1, 2, 3]), ENCRYPTED_ENCODING_BYTES);
+    const plain = failure(text(JSON.stringify({ replyExcerpt: `{"Holder":{"Name":"${name.value}"}}` })), text('json/plain'));
+    const history = [
+      { eventId: 1, workflowExecutionStartedEventAttributes: { memo: { fields: { state: { metadata: { encoding: text('json/plain') }, data: text(`"${email.value}"`) } } } } },
+      { eventId: 7, activityTaskFailedEventAttributes: { failure: { ...sealed, stackTrace: `Error: ${name.value}
+    at read` } } },
+      { eventId: 9, workflowExecutionFailedEventAttributes: { failure: { message: 'Encoded failure', cause: plain } } },
+    ] as unknown as HistoryEvents;
+    const hits = clearTextHits(history, UNUSABLE_REPLY_MARKER_LIST);
+    assert.deepEqual(hits, [
+      `${email.label} in event 1 (workflowExecutionStarted) workflowExecutionStartedEventAttributes.memo.fields.state.data`,
+      `${name.label} in event 7 (activityTaskFailed) activityTaskFailedEventAttributes.failure.stackTrace`,
+      `${name.label} in event 9 (workflowExecutionFailed) workflowExecutionFailedEventAttributes.failure.cause.applicationFailureInfo.details.payloads[0].data`,
+    ]);
+    const failures = failuresOfType(history, 'UnexpectedResponse');
+    assert.equal(failures.length, 2, 'the activity\'s failure and the cause of the workflow\'s');
+    assert.deepEqual(unsealedDetails(failures), ['event 9 (workflowExecutionFailed).workflowExecutionFailedEventAttributes.failure.cause: details encoded json/plain']);
+    assert.deepEqual(clearTextHits([{ eventId: 2, activityTaskFailedEventAttributes: { failure: sealed } }] as unknown as HistoryEvents, UNUSABLE_REPLY_MARKER_LIST), []);
+    assert.deepEqual(unsealedDetails([{ where: 'w', failure: { applicationFailureInfo: { type: 'UnexpectedResponse' } } }]), ['w: no details']);
+  });
+
   void it('reads its command line, naming a bad argument', () => {
     assert.deepEqual(parseSecurityCheckArgs([]), { rounds: 3, keepLogs: false });
     assert.deepEqual(parseSecurityCheckArgs(['--rounds', '1', '--keep-logs']), { rounds: 1, keepLogs: true });
@@ -70,9 +102,9 @@ void describe('npm run security:check', () => {
     const [tried, refused, through] = match.slice(1, 4).map(Number) as [number, number, number];
     assert.equal(through, 0, `attacks got through${report}`);
     assert.equal(refused, tried, report);
-    // The unsealed signal, update and start; two KMS addresses in clear; argv, logs and history searched; the outage seal cap; a payload forged through the codec endpoint; the codec token on the console; each tenant's reader on the other's history, and through a codec endpoint; a reader of one static key file; another tenant's sealed signal; a connection input naming another tenant's book refresh; operators by identity (another tenant's operator, a viewer answering, forged session, disabled identity, shared token in production); the audit trail (the other tenant's probes recorded, an answer it cannot record); a disabled identity answering through the CLI; bearer tokens on the console's API; another tenant's operator through the CLI's commands; another tenant's connection counts; a lender's Nexus caller on another tenant's connections (its endpoint naming the other tenant, an endpoint mapped to no tenant); the pipeline entry (tenant A's key on B's connection, on a start naming B; a result claimed with another event's token, and twice; a callback out of the tenant's list, through the entry and past it); a tenant's admission (an unsealed grant to a queued connection; an unsealed request and one naming another tenant's connection; a flood of requests for runs that do not exist; an unsealed grant by signal-with-start to a held start; held starts forged in visibility); a book entry forged with another tenant's key; a connection row forged so, against the tenant's listing.
-    assert.equal(tried, 41, report);
-    for (const attack of ["tenant A's pipeline key on tenant B's connection", "tenant A's pipeline key starting a connection naming tenant B", "a result claim with another event's token", 'a second claim of a result', "a callback out of the tenant's list", "a lender's Nexus caller on another tenant's connections", "tenant A's operator on tenant B's work", "tenant A's operator asking tenant B's connection counts", "bearer tokens on the console's API: another tenant's connection, another application's token, a made-up one", "tenant A's operator on tenant B's work, through every CLI command", "tenant A's operator probing tenant B, left out of the audit trail", 'an answer sent while the audit trail cannot be written', 'a disabled identity answering through the CLI with its kept credentials', 'a viewer answering a challenge', 'a forged and a changed session cookie', 'a disabled identity using its session', 'the shared console token on a production console', "another tenant's sealed signal", "a connection input naming another tenant's book refresh", 'static keys per tenant', 'unsealed signal', 'unsealed update', 'unsealed start input', 'a payload forged through the codec endpoint', 'the codec token used on the console', 'KMS over http:// to another host (Vault/OpenBao)', 'KMS over http:// to another host (AWS KMS)', 'secrets in the argv', 'secrets in the run’s logs', 'secrets in the histories', 'sealing without end through a KMS outage', 'unsealed admission grant to a queued unattended connection', "admission requests without the key and naming another tenant's connection", 'a flood of sealed admission requests for runs that do not exist', 'unsealed grant by signal-with-start to a held unattended start', "forged held starts in visibility (an unsealed memo, another tenant's sealed memo) and an unsealed wake", "a book entry forged in visibility, its record sealed with another tenant's key", "a connection row forged in visibility, its memo sealed with another tenant's key, against the tenant's listing"]) {
+    // The unsealed signal, update and start; two KMS addresses in clear; argv, logs and history searched; the outage seal cap; a payload forged through the codec endpoint; the codec token on the console; each tenant's reader on the other's history, and through a codec endpoint; a reader of one static key file; another tenant's sealed signal; a connection input naming another tenant's book refresh; operators by identity (another tenant's operator, a viewer answering, forged session, disabled identity, shared token in production); the audit trail (the other tenant's probes recorded, an answer it cannot record); a disabled identity answering through the CLI; bearer tokens on the console's API; another tenant's operator through the CLI's commands; another tenant's connection counts; a lender's Nexus caller on another tenant's connections (its endpoint naming the other tenant, an endpoint mapped to no tenant); the pipeline entry (tenant A's key on B's connection, on a start naming B; a result claimed with another event's token, and twice; a callback out of the tenant's list, through the entry and past it); a tenant's admission (an unsealed grant to a queued connection; an unsealed request and one naming another tenant's connection; a flood of requests for runs that do not exist; an unsealed grant by signal-with-start to a held start; held starts forged in visibility); a book entry forged with another tenant's key; a connection row forged so, against the tenant's listing; an unusable reply's body (an applicant's data) searched for in clear in its connection's history.
+    assert.equal(tried, 42, report);
+    for (const attack of ["tenant A's pipeline key on tenant B's connection", "tenant A's pipeline key starting a connection naming tenant B", "a result claim with another event's token", 'a second claim of a result', "a callback out of the tenant's list", "a lender's Nexus caller on another tenant's connections", "tenant A's operator on tenant B's work", "tenant A's operator asking tenant B's connection counts", "bearer tokens on the console's API: another tenant's connection, another application's token, a made-up one", "tenant A's operator on tenant B's work, through every CLI command", "tenant A's operator probing tenant B, left out of the audit trail", 'an answer sent while the audit trail cannot be written', 'a disabled identity answering through the CLI with its kept credentials', 'a viewer answering a challenge', 'a forged and a changed session cookie', 'a disabled identity using its session', 'the shared console token on a production console', "another tenant's sealed signal", "a connection input naming another tenant's book refresh", 'static keys per tenant', 'unsealed signal', 'unsealed update', 'unsealed start input', 'a payload forged through the codec endpoint', 'the codec token used on the console', 'KMS over http:// to another host (Vault/OpenBao)', 'KMS over http:// to another host (AWS KMS)', 'secrets in the argv', 'secrets in the run’s logs', 'secrets in the histories', 'sealing without end through a KMS outage', 'unsealed admission grant to a queued unattended connection', "admission requests without the key and naming another tenant's connection", 'a flood of sealed admission requests for runs that do not exist', 'unsealed grant by signal-with-start to a held unattended start', "forged held starts in visibility (an unsealed memo, another tenant's sealed memo) and an unsealed wake", "a book entry forged in visibility, its record sealed with another tenant's key", "a connection row forged in visibility, its memo sealed with another tenant's key, against the tenant's listing", "an unusable reply's body in clear in history"]) {
       assert.match(stdout, new RegExp(`refused {4}${attack.replace(/[()/]/g, '\\$&')}`), `${attack}${report}`);
     }
     assert.equal((stdout.match(/refused {4}tenant \S+'s reader on \S+'s (history, read directly|payloads through a console's codec endpoint)/g) ?? []).length, 3, `the readers across tenants${report}`);
