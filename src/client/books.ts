@@ -546,8 +546,20 @@ export class BooksClient {
     try {
       return (await this.client.workflow.getHandle(pageId).result()) as BookReportPage;
     } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw await this.missingPage(refreshWorkflowId, page, error);
       throw this.mapError(error, pageId);
     }
+  }
+
+  /** Why a report page is not there: its refresh is still running (not written yet), or no such page or refresh. */
+  private async missingPage(refreshWorkflowId: string, page: number, cause: WorkflowNotFoundError): Promise<Error> {
+    try {
+      const description = await this.handle(refreshWorkflowId).describe();
+      if (description.status.name === 'RUNNING') return new BookReportNotReadyError(refreshWorkflowId, { cause, page });
+    } catch (error) {
+      return this.mapError(error, refreshWorkflowId);
+    }
+    return this.mapError(cause, bookReportPageId(refreshWorkflowId, page));
   }
 
   /**

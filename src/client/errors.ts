@@ -328,9 +328,14 @@ export class BookReportNotReadyError extends ConnectionClientError {
   override readonly name = 'BookReportNotReadyError';
   constructor(
     readonly refreshWorkflowId: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; page?: number },
   ) {
-    super(`book refresh ${refreshWorkflowId} is still running: read its progress, or its report once it ends`, options);
+    super(
+      options?.page === undefined
+        ? `book refresh ${refreshWorkflowId} is still running: read its progress, or its report once it ends`
+        : `book refresh ${refreshWorkflowId} is still running and has not written page ${options.page} of its report yet (a page is written once its logins are done): read its progress`,
+      options,
+    );
   }
 }
 

@@ -16,6 +16,8 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   BookEntryNotFoundError,
+  BookRefreshNotFoundError,
+  BookReportNotReadyError,
   BookRefreshRefusedError,
   ConnectionsClient,
   InvalidBookRequestError,
@@ -267,6 +269,13 @@ void describe('a book of saved logins', () => {
 
     const paused = await client.books.pause(refreshWorkflowId, 'the test pauses');
     assert.equal(paused.status, 'paused');
+    // A page the running refresh has not written yet is "not ready", not "no such refresh".
+    await assert.rejects(client.books.reportPage(refreshWorkflowId, paused.page), (error: unknown) => {
+      assert.ok(error instanceof BookReportNotReadyError, String(error));
+      assert.match(error.message, new RegExp(`has not written page ${paused.page} of its report yet`));
+      return true;
+    });
+    await assert.rejects(client.books.reportPage(`${refreshWorkflowId}-none`, 1), BookRefreshNotFoundError);
     await progressUntil(refreshWorkflowId, (progress) => progress.inFlight === 0, 'the connections in flight to end');
     const resumed = await client.books.resume(refreshWorkflowId);
     assert.equal(resumed.status, 'running');
