@@ -47,9 +47,8 @@ import {
   AccountsEnvelope,
   attributesReader,
   DeleteCardEnvelope,
-  envelopeProblems,
   InvestmentsEnvelope,
-  readData,
+  readAnswer,
   StatementsEnvelope,
   type DataReader,
   type DataWarning,
@@ -229,10 +228,9 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       return { kind: 'challenge', requestId: challenge.RequestId, challenges: challenge.SecurityChallenges ?? [] };
     }
     if (!isPlainObject(body)) throw new UnexpectedResponseError(call.operation, status, body === undefined ? 'an empty body' : 'the body is not a JSON object', text);
-    const problems = envelopeProblems(call.ready, body);
-    if (problems !== undefined) throw new UnexpectedResponseError(call.operation, status, problems, text);
-    const { data, warnings } = readData(call.ready, body, call.operation);
-    return { kind: 'ready', requestId: requestIdOf(data), data, warnings };
+    const reading = readAnswer(call.ready, body, call.operation);
+    if (!reading.usable) throw new UnexpectedResponseError(call.operation, status, reading.problems, text);
+    return { kind: 'ready', requestId: requestIdOf(reading.data), data: reading.data, warnings: reading.warnings };
   }
 
   /** Data endpoints never challenge; a 203 there breaks the contract. */

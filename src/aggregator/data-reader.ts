@@ -50,18 +50,22 @@ export interface DataReader<T> {
   readonly asSent?: (body: Record<string, unknown>) => T;
 }
 
-/** The envelope's problems, in words with their paths; undefined when it holds. */
-export function envelopeProblems(reader: DataReader<unknown>, body: unknown): string | undefined {
-  const parsed = reader.envelope.safeParse(body);
-  return parsed.success ? undefined : describeIssues(parsed.error);
-}
+/** An answer read: its data (with the view's warnings), or why what the product acts on does not hold. */
+export type AnswerReading<T> = ({ readonly usable: true } & DataReading<T>) | { readonly usable: false; readonly problems: string };
 
-/** Reads an answer whose envelope holds: the view's data, or the data as sent with its warnings. */
-export function readData<T>(reader: DataReader<T>, body: Record<string, unknown>, operation: string): DataReading<T> {
+/**
+ * Reads an answer: the envelope must hold; then the view's data, or the data as sent with its
+ * warnings. A reader whose view is its envelope (an Authorize: everything in it is acted on) is
+ * parsed once.
+ */
+export function readAnswer<T>(reader: DataReader<T>, body: Record<string, unknown>, operation: string): AnswerReading<T> {
+  const envelope = reader.envelope.safeParse(body);
+  if (!envelope.success) return { usable: false, problems: describeIssues(envelope.error) };
+  if (reader.view === reader.envelope) return { usable: true, data: envelope.data as T, warnings: [] };
   const parsed = reader.view.safeParse(body);
-  if (parsed.success) return { data: parsed.data, warnings: [] };
+  if (parsed.success) return { usable: true, data: parsed.data, warnings: [] };
   const data = reader.asSent ? reader.asSent(body) : (body as T);
-  return { data, warnings: warningsOf(parsed.error.issues, operation) };
+  return { usable: true, data, warnings: warningsOf(parsed.error.issues, operation) };
 }
 
 function warningsOf(issues: readonly z.core.$ZodIssue[], operation: string): DataWarning[] {
