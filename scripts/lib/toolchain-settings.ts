@@ -62,7 +62,6 @@ export const ToolchainVars = group(
 
 export const ProvisioningVars = group(
   z.object({
-    TEMPORAL_TEST_SERVER_VERSION: doc(Release.optional(), 'The sdk-java time-skipping test server release provisioning fetches.', { defaultFrom: PROVISION_SCRIPT }),
     MINIO_VERSION: doc(z.string().optional(), 'The MinIO Go module version provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
     DOCKER_COMPOSE_VERSION: doc(z.string().optional(), 'The Docker Compose v2 Go module version provisioning builds.', { defaultFrom: PROVISION_SCRIPT }),
   }),
