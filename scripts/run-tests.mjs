@@ -157,7 +157,7 @@ const REPORTER = join(root, 'scripts/lib/test-file-reporter.mjs');
 const TEST_TIMEOUT_MS = 300_000;
 
 let server;
-/** The background provisioning of what only some files need (provisionLater). */
+/** The provisioning of what only some files need, done before they start (provisionFirst). */
 let later;
 /** The shared workflow bundle's directory (made private), when any file needs a server. */
 let bundleDir;
@@ -349,9 +349,9 @@ function runFile(file, index) {
 }
 
 /**
- * Runs the files in order, `concurrency` at a time: the first whose provisioning lanes are ready
- * starts when a place is free; a file that runs alone starts only when nothing else runs, and nothing
- * starts beside it. Resolves to their outcomes.
+ * Runs the files in order, `concurrency` at a time (their provisioning is done: provisionFirst): the
+ * next starts when a place is free; a file that runs alone starts only when nothing else runs, and
+ * nothing starts beside it. Resolves to their outcomes.
  */
 function runFiles(list) {
   return new Promise((resolveAll) => {
@@ -360,15 +360,12 @@ function runFiles(list) {
     let active = 0;
     let aloneRunning = false;
     let index = 0;
-    const ready = (file) => needsLater.get(file).every((lane) => later.lanes.get(lane) !== 'pending');
     const pump = () => {
-      while (!stopping && !aloneRunning && active < concurrency) {
-        const at = queue.findIndex(ready);
-        if (at === -1) break;
-        const file = queue[at];
+      while (!stopping && !aloneRunning && active < concurrency && queue.length > 0) {
+        const file = queue[0];
         const isAlone = alone.includes(file);
         if (isAlone && active > 0) break; // it waits for the others to end, and holds the rest back
-        queue.splice(at, 1);
+        queue.shift();
         const failedLanes = needsLater.get(file).filter((lane) => later.lanes.get(lane) === 'failed');
         if (failedLanes.length > 0) {
           outcomes.push(notRun(file, `not run: it needs ${failedLanes.join(', ')}, whose provisioning failed (${shown(later.logPath)})`));
@@ -385,7 +382,6 @@ function runFiles(list) {
       }
       if (active === 0 && (queue.length === 0 || stopping)) resolveAll(outcomes);
     };
-    later.onChange = pump;
     pump();
   });
 }
@@ -396,26 +392,23 @@ function notRun(file, problem) {
 }
 
 /**
- * `scripts/provision-temporal.sh later` in the background, at a lower CPU priority than the tests:
- * what only some files need (the previous server release, MinIO, Compose, the collector, moto).
- * Each lane is 'pending' until the script logs `ready: <lane>` or `failed: <lane>`; `onChange` is
- * called as one ends. Cached binaries make every lane ready within seconds.
+ * `scripts/provision-temporal.sh later <lanes>`: what only some files need (the previous server
+ * release, MinIO, Compose, the collector, moto, the CLI), provisioned before the first file starts so
+ * that no file shares the cores with a compiler and no file's time limit includes a build. Its lines
+ * go to the console as they come (a fresh machine builds for minutes) and to its log. Resolves once
+ * the script has ended, each lane 'ready' or 'failed' (a lane the script never said is failed).
+ * Cached binaries make it take seconds.
  */
-function provisionLater(wanted) {
-  const state = { lanes: new Map(), onChange: () => {}, logPath: join(TEMPORAL_CACHE_DIR, 'provision-later.log'), child: undefined, readyAt: new Map() };
-  for (const { lane } of plan.PROVISIONED_LATER) state.lanes.set(lane, wanted ? 'pending' : 'ready');
-  if (!wanted) return state;
+async function provisionFirst(wanted) {
+  const state = { lanes: new Map(), logPath: join(TEMPORAL_CACHE_DIR, 'provision-later.log'), child: undefined, ms: 0 };
+  later = state; // so that a signal's shutdown stops the script too
+  if (wanted.length === 0) return state;
+  for (const lane of wanted) state.lanes.set(lane, 'pending');
   const log = createWriteStream(state.logPath);
-  const child = spawn('nice', ['-n', '10', 'bash', 'scripts/provision-temporal.sh', 'later'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  state.child = child;
   const startedAt = Date.now();
-  const settle = (lane, to) => {
-    if (state.lanes.get(lane) !== 'pending') return;
-    state.lanes.set(lane, to);
-    state.readyAt.set(lane, Date.now() - startedAt);
-    if (to === 'failed') console.error(`run-tests: provisioning ${lane} failed; the files that need it fail (${shown(state.logPath)})`);
-    state.onChange();
-  };
+  console.log(`run-tests: provisioning what ${wanted.length === 1 ? 'a file needs' : 'the files need'} before the first starts: ${wanted.join(', ')}`);
+  const child = spawn('bash', ['scripts/provision-temporal.sh', 'later', ...wanted], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  state.child = child;
   let pending = '';
   child.stdout.pipe(log, { end: false });
   child.stderr.on('data', (chunk) => {
@@ -424,18 +417,26 @@ function provisionLater(wanted) {
     const lines = pending.split('\n');
     pending = lines.pop();
     for (const line of lines) {
+      // The steps' own closing lines and the lanes' verdicts; a build's downloads stay in the log.
+      if (/^\[provision-temporal\] (provisioned|FAILED|ready:|failed:|building|fetching|installing)/.test(line)) console.log(line);
       const said = /^\[provision-temporal\] (ready|failed): (\S+)$/.exec(line);
-      if (said) settle(said[2], said[1] === 'ready' ? 'ready' : 'failed');
+      if (said && state.lanes.get(said[2]) === 'pending') state.lanes.set(said[2], said[1]);
     }
   });
-  child.once('exit', () => {
-    for (const [lane, to] of state.lanes) if (to === 'pending') settle(lane, 'failed');
-    log.end();
+  await new Promise((resolvePromise) => {
+    child.once('exit', resolvePromise);
+    child.once('error', (error) => {
+      log.write(`could not start: ${error.message}\n`);
+      resolvePromise();
+    });
   });
-  child.once('error', (error) => {
-    log.write(`could not start: ${error.message}\n`);
-    for (const [lane, to] of state.lanes) if (to === 'pending') settle(lane, 'failed');
-  });
+  log.end();
+  state.child = undefined;
+  state.ms = Date.now() - startedAt;
+  for (const [lane, to] of state.lanes) {
+    if (to === 'pending') state.lanes.set(lane, 'failed');
+    if (state.lanes.get(lane) === 'failed') console.error(`run-tests: provisioning ${lane} failed; the files that need it are not run (${shown(state.logPath)})`);
+  }
   return state;
 }
 
@@ -504,8 +505,9 @@ async function writeSharedBundle() {
   return dir;
 }
 
+await provisionFirst(plan.PROVISIONED_LATER.map(({ lane }) => lane).filter((lane) => [...needsLater.values()].some((lanes) => lanes.includes(lane))));
+if (later.lanes.size > 0) console.log(`run-tests: provisioned ${[...later.lanes].map(([lane, to]) => `${lane} ${to}`).join(', ')} in ${Math.round(later.ms / 1000)} s (${shown(later.logPath)})`);
 const startedAt = Date.now();
-later = provisionLater(needsServer && [...needsLater.values()].some((lanes) => lanes.length > 0));
 if (needsServer) {
   // The server starts while the bundle is made: neither waits on the other.
   const [started, bundled] = await Promise.allSettled([
@@ -528,10 +530,6 @@ console.log(
 );
 
 const outcomes = await runFiles(ordered);
-if (later.readyAt.size > 0) {
-  const waited = [...later.readyAt].map(([lane, ms]) => `${lane} ${later.lanes.get(lane)} at ${Math.round(ms / 1000)} s`);
-  console.log(`run-tests: provisioned beside the tests: ${waited.join(', ')} (${shown(later.logPath)})`);
-}
 // A file cut short or killed measured less than its real time: only finished files teach the order.
 plan.recordTimings(timingsPath, Object.fromEntries(outcomes.filter((outcome) => outcome.report.ended).map((outcome) => [outcome.file, Math.round(outcome.ms / 100) / 10])));
 

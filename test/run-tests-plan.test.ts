@@ -77,7 +77,7 @@ void describe('the test plan', () => {
     assert.equal(graph.affectedBy(at('test/marked.test.ts'), ['scripts/other.sh']), false, "'scripts/' alone says nothing: the import graph follows it");
   });
 
-  void it('names the binaries provisioned beside the tests that a file waits for: by what it imports, or by the script it names', () => {
+  void it('names the binaries provisioned before the tests that a file needs: by what it imports, or by the script it names', () => {
     const graph = new ImportGraph(root);
     assert.deepEqual(graph.provisionedLater(at('test/s3.test.ts')), ['minio']);
     assert.deepEqual(graph.provisionedLater(at('test/compose.test.ts')), ['compose']);
