@@ -49,8 +49,6 @@ const NEEDS_A_SERVER = [
  * `named` (a script it runs), starts only once that lane is ready.
  */
 export const PROVISIONED_LATER: readonly { readonly lane: string; readonly reached: readonly string[]; readonly named: readonly string[] }[] = [
-  // prod:check's upgrade rehearsal and deploy:check find the server binaries here.
-  { lane: 'previous-server', reached: ['scripts/prod-check/temporal-server.ts'], named: ['prod:check', 'prod:upgrade', 'deploy:check'] },
   // pytest starts its own MinIO from the cache (python/tests/minio.py): python-env.ts runs it.
   { lane: 'minio', reached: ['scripts/lib/minio-binary.ts', 'test/helpers/python-env.ts'], named: [] },
   { lane: 'moto', reached: ['scripts/lib/moto-binary.ts'], named: [] },

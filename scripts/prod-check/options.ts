@@ -24,7 +24,8 @@ export interface ProdCheckOptions {
   /**
    * --upgrade-from R: the releases the server runs, oldest first, from R along TEMPORAL_UPGRADE_PATH
    * to the production release, upgraded in place (schema migrations included) while connections run,
-   * in place of the plain restart. Just [production] without it.
+   * in place of the plain restart. --redeploy: [production, production], the same steps with no
+   * older release. Just [production] without either.
    */
   readonly serverReleases: readonly string[];
 }
@@ -60,6 +61,9 @@ and data. Last line: prod-check: <same counters as chaos>.
                       ${TEMPORAL_SERVER_VERSION} while connections run: SIGTERM, the next release's schema
                       migrations with its own sql tool, its binary started on the same databases
   --upgrade           the same from the first release of the path, ${TEMPORAL_UPGRADE_PATH[0]} (npm run prod:upgrade)
+  --redeploy          an upgrade's steps with no older release: in place of the restart, SIGTERM, the
+                      schema tool's update-schema, then a new ${TEMPORAL_SERVER_VERSION} server on the same
+                      databases while connections run (npm test's proof; it needs no older build)
   --keep-logs         keep the run directory (PostgreSQL data, server, worker logs)
   --help              this text
 
@@ -70,7 +74,7 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
   const values = new Map<string, string>();
   const flags = new Set<string>();
   const valued = ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms', '--upgrade-from', '--token-ttl-s'];
-  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--authorization', '--upgrade', '--help'];
+  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--authorization', '--upgrade', '--redeploy', '--help'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
@@ -90,6 +94,8 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
   if (values.has('--upgrade-from') && flags.has('--upgrade')) throw new ChaosArgumentError('--upgrade', 'starts from the first release of the path: give it or --upgrade-from, not both');
   const upgradeFrom = flags.has('--upgrade') ? TEMPORAL_UPGRADE_PATH[0] : values.get('--upgrade-from');
   if (upgradeFrom !== undefined && flags.has('--no-chaos')) throw new ChaosArgumentError('--upgrade-from', 'upgrades in place of the restart, so it cannot go with --no-chaos');
+  if (flags.has('--redeploy') && upgradeFrom !== undefined) throw new ChaosArgumentError('--redeploy', 'replaces the server with its own release: give it or an upgrade, not both');
+  if (flags.has('--redeploy') && flags.has('--no-chaos')) throw new ChaosArgumentError('--redeploy', 'redeploys in place of the restart, so it cannot go with --no-chaos');
   if (values.has('--token-ttl-s') && !flags.has('--authorization')) throw new ChaosArgumentError('--token-ttl-s', 'is the life of the tokens --authorization hands out: give --authorization too');
   const integer = (name: string, fallback: number, min: number, max: number): number => {
     const text = values.get(name);
@@ -111,7 +117,7 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
     tls: flags.has('--tls') || flags.has('--authorization'),
     authorization: flags.has('--authorization'),
     tokenTtlS: integer('--token-ttl-s', 45, 6, 3_600),
-    serverReleases: serverReleases(upgradeFrom),
+    serverReleases: flags.has('--redeploy') ? [TEMPORAL_SERVER_VERSION, TEMPORAL_SERVER_VERSION] : serverReleases(upgradeFrom),
   };
 }
 
