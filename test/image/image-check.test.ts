@@ -43,8 +43,8 @@ describe('npm run image:check', { concurrency: true }, () => {
     return path;
   }
 
-  // Two npm installs, a tsc build and a bundle: over the runner's 5 minutes on a fresh machine's 2
-  // cores while the later binaries build beside the tests (300 s, 2026-11-28). A hang guard, not a bound.
+  // Two npm installs, a tsc build and a bundle: minutes on a fresh machine's 2 cores beside three
+  // other test files (300 s when Go builds ran beside the tests, 2026-11-28). A hang guard, not a bound.
   it('builds the stages without an engine and runs the CMD worker as non-root: a connection completes, healthy while running, 503 while draining, exit 0', { timeout: 600_000 }, async () => {
     const run = await imageCheck();
     assert.equal(run.code, 0, `exit code; stderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
