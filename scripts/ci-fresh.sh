@@ -104,6 +104,11 @@ free_kb="$(df -Pk "$fresh" | awk 'NR == 2 { print $4 }')"
 (( free_kb >= 15 * 1024 * 1024 )) || log "only $(( free_kb / 1024 / 1024 )) GB free under $fresh: a whole run needs 15 GB or more (Go's caches)"
 
 mkdir -p "$home" "$cache" "$fresh/tmp" "$logs"
+# As a machine's /tmp: anyone may pass through the root (mktemp -d made it 0700) and write in its
+# tmp (sticky), so PostgreSQL, which the tests start as the postgres user under root, reaches its
+# data directory under TMPDIR.
+chmod 0711 "$fresh"
+chmod 1777 "$fresh/tmp"
 if [[ -n "$maven_settings" ]]; then mkdir -p "$home/.m2" && cp "$maven_settings" "$home/.m2/settings.xml"; fi
 git clone --quiet --no-local "$repo" "$fresh/clone"
 git -C "$fresh/clone" checkout --quiet --detach "$head"
