@@ -52,6 +52,27 @@ log() { printf '[provision-temporal] %s\n' "$*" >&2; }
 # did several says each.
 outcome() { [[ -n "${step_outcomes:-}" ]] && printf '%s\n' "$1" >>"$step_outcomes"; return 0; }
 
+# Runs `$2...` and, while it runs, says every minute that $1 is still building: a Go build is
+# silent for minutes once its downloads are done, and a first `npm start` should not look hung.
+beating() {
+  local label="$1" started pid beat status=0; shift
+  started=$(date +%s)
+  "$@" &
+  pid=$!
+  # Its sleep ends with it, so no pipe the build's output goes to is held open after the build.
+  ( trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep 60 & nap=$!; wait "$nap"
+      kill -0 "$pid" 2>/dev/null || exit 0
+      log "still building $label: $(( ($(date +%s) - started) / 60 )) min so far"
+    done ) &
+  beat=$!
+  wait "$pid" || status=$?
+  kill "$beat" 2>/dev/null || true
+  wait "$beat" 2>/dev/null || true
+  return "$status"
+}
+
 # One provisioning of a binary at a time on this machine: a second one (npm start beside npm test,
 # two checkouts sharing the cache) waits for the first, then finds the binary cached, rather than
 # write the same files beside it. The lock is held until the step's process ends (each step runs in
@@ -229,11 +250,11 @@ provide_minio() {
   if [[ -n "${MINIO_PATH:-}" ]]; then log "using MINIO_PATH=$MINIO_PATH"; outcome given; return; fi
   if minio_is_current "$target"; then log "minio $minio_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build MinIO (the S3 server of the payload-store tests)"; exit 1; }
-  log "building minio $minio_version from its Go module (first run only, about 3 minutes)"
+  log "building minio $minio_version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
   GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB="${GOSUMDB:-sum.golang.org}" \
-    go install "github.com/minio/minio@$minio_version" \
+    beating "minio" go install "github.com/minio/minio@$minio_version" \
   || GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB=off \
-    go install "github.com/minio/minio@$minio_version"
+    beating "minio" go install "github.com/minio/minio@$minio_version"
   outcome built
   log "built $target"
 }
@@ -261,11 +282,11 @@ provide_server() {
     [[ "$pkg" == tools/sql ]] && target="$dir/temporal-sql-tool"
     [[ "$pkg" == tools/tdbg ]] && target="$dir/tdbg"
     if server_is_current "$target" "$version"; then log "temporal $pkg v$version cached at $target"; outcome cached; continue; fi
-    log "building go.temporal.io/server/cmd/$pkg@v$version from its Go module (first run only, about 4 minutes)"
+    log "building go.temporal.io/server/cmd/$pkg@v$version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
     local out; out="$(mktemp -d)"
     local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
-    GOSUMDB="${GOSUMDB:-sum.golang.org}" go install "go.temporal.io/server/cmd/$pkg@v$version" \
-    || GOSUMDB=off go install "go.temporal.io/server/cmd/$pkg@v$version"
+    GOSUMDB="${GOSUMDB:-sum.golang.org}" beating "temporal $pkg v$version" go install "go.temporal.io/server/cmd/$pkg@v$version" \
+    || GOSUMDB=off beating "temporal $pkg v$version" go install "go.temporal.io/server/cmd/$pkg@v$version"
     mv -f "$out/$(basename "$pkg")" "$target"; rmdir "$out"
     outcome built
     log "built $target"
@@ -293,12 +314,12 @@ provide_ui() {
     log "Temporal Web UI server v$ui_version cached at $target"; outcome cached; return
   fi
   command -v go >/dev/null || { log "go is required to build the Temporal Web UI server"; exit 1; }
-  log "building github.com/temporalio/ui-server/v2/cmd/server@v$ui_version from its Go module (first run only, about 2 minutes)"
+  log "building github.com/temporalio/ui-server/v2/cmd/server@v$ui_version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
   mkdir -p "$dir"
   local out; out="$(mktemp -d)"
   local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
-  GOSUMDB="${GOSUMDB:-sum.golang.org}" go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version" \
-  || GOSUMDB=off go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version"
+  GOSUMDB="${GOSUMDB:-sum.golang.org}" beating "the Web UI server v$ui_version" go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version" \
+  || GOSUMDB=off beating "the Web UI server v$ui_version" go install "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version"
   mv -f "$out/server" "$target"; rmdir "$out"
   outcome built
   log "built $target"
@@ -323,11 +344,11 @@ provide_compose() {
   if [[ -n "${DOCKER_COMPOSE_PATH:-}" ]]; then log "using DOCKER_COMPOSE_PATH=$DOCKER_COMPOSE_PATH"; outcome given; return; fi
   if compose_is_current "$target"; then log "docker-compose $compose_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build Docker Compose (npm run compose:check)"; exit 1; }
-  log "building docker-compose $compose_version from its Go module (first run only, 5 to 7 minutes on 2 cores)"
+  log "building docker-compose $compose_version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
   work="$(mktemp -d)"
   local -x CGO_ENABLED=0 GOFLAGS=-mod=mod
-  GOSUMDB="${GOSUMDB:-sum.golang.org}" build_compose "$work" "$target.partial" \
-    || GOSUMDB=off build_compose "$work" "$target.partial" || status=$?
+  GOSUMDB="${GOSUMDB:-sum.golang.org}" beating "docker-compose" build_compose "$work" "$target.partial" \
+    || GOSUMDB=off beating "docker-compose" build_compose "$work" "$target.partial" || status=$?
   rm -rf "$work"
   if (( status != 0 )); then rm -f "$target.partial"; log "docker-compose build failed"; exit "$status"; fi
   mv -f "$target.partial" "$target"
@@ -345,7 +366,7 @@ provide_otelcol() {
   local target="$cache/bin/otelcol-trace-test" work
   if otelcol_is_current "$target"; then log "OpenTelemetry Collector v$otelcol_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build the OpenTelemetry Collector of the trace test"; exit 1; }
-  log "building an OpenTelemetry Collector v$otelcol_version with its builder from Go modules (first run only, 4 to 7 minutes on 2 cores)"
+  log "building an OpenTelemetry Collector v$otelcol_version with its builder from Go modules (first run only; minutes on 2 cores: docs/development.md has the figures)"
   work="$(mktemp -d)"
   cat >"$work/manifest.yaml" <<YAML
 dist:

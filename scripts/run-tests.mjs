@@ -418,7 +418,7 @@ async function provisionFirst(wanted) {
     pending = lines.pop();
     for (const line of lines) {
       // The steps' own closing lines and the lanes' verdicts; a build's downloads stay in the log.
-      if (/^\[provision-temporal\] (provisioned|FAILED|ready:|failed:|building|fetching|installing)/.test(line)) console.log(line);
+      if (/^\[provision-temporal\] (provisioned|FAILED|ready:|failed:|building|still building|fetching|installing)/.test(line)) console.log(line);
       const said = /^\[provision-temporal\] (ready|failed): (\S+)$/.exec(line);
       if (said && state.lanes.get(said[2]) === 'pending') state.lanes.set(said[2], said[1]);
     }
