@@ -20,17 +20,6 @@ function provision(...args: string[]) {
   return spawnSync('bash', [script, ...args], { encoding: 'utf8', env: { ...process.env, TEMPORAL_CACHE_DIR: cache }, timeout: 60_000 });
 }
 
-/** Runs the script to its end, asynchronously (a lock's holder runs beside it). */
-function provisionAsync(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stderr: string; endedAt: number }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn('bash', [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (status) => resolvePromise({ status, stderr, endedAt: Date.now() }));
-  });
-}
-
 const declared = new Map(
   readFileSync(join(root, 'scripts/lib/temporal-versions.env'), 'utf8')
     .split('\n')
@@ -86,15 +75,24 @@ describe('scripts/provision-temporal.sh', () => {
   it('provisions one binary once at a time: a second provisioning of a step waits for the one holding its lock', { skip: spawnSync('flock', ['--version']).status === 0 ? false : 'no flock here (util-linux)' }, async () => {
     const cache = mkdtempSync(join(tmpdir(), 'provision-lock-'));
     mkdirSync(join(cache, 'locks'));
-    // The holder takes the CLI step's lock as another provisioning would, and says when it lets go.
-    const holder = spawn('flock', [join(cache, 'locks', 'cli.lock'), 'bash', '-c', 'echo held; sleep 2; date +%s%3N'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const heldLines: string[] = [];
-    await new Promise<void>((resolvePromise) => holder.stdout.on('data', (chunk: Buffer) => { heldLines.push(...chunk.toString().trim().split('\n')); if (heldLines.includes('held')) resolvePromise(); }));
-    const released = new Promise<number>((resolvePromise) => holder.once('exit', () => resolvePromise(Number(heldLines.at(-1)))));
-    const run = await provisionAsync({ TEMPORAL_CACHE_DIR: cache, TEMPORAL_CLI_PATH: '/bin/true' }, 'cli');
-    assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stderr, /waiting for another provisioning of cli \(its lock: .*cli\.lock\)/);
-    assert.match(run.stderr, /using TEMPORAL_CLI_PATH=\/bin\/true/);
-    assert.ok(run.endedAt >= (await released), 'it went on only after the holder let go of the lock');
+    // The holder takes the CLI step's lock as another provisioning would, and lets go when told.
+    const holder = spawn('flock', [join(cache, 'locks', 'cli.lock'), 'bash', '-c', 'echo held; read -r _'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    await new Promise<void>((resolvePromise) => holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolvePromise()));
+    const events: string[] = [];
+    const run = spawn('bash', [script, 'cli'], { env: { ...process.env, TEMPORAL_CACHE_DIR: cache, TEMPORAL_CLI_PATH: '/bin/true' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    const ended = new Promise<number | null>((resolvePromise) => run.once('exit', (status) => { events.push('provisioning ended'); resolvePromise(status); }));
+    await new Promise<void>((resolvePromise) =>
+      run.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (/waiting for another provisioning of cli/.test(stderr)) resolvePromise();
+      }),
+    );
+    events.push('holder lets go');
+    holder.stdin.end('\n');
+    assert.equal(await ended, 0, stderr);
+    assert.match(stderr, /waiting for another provisioning of cli \(its lock: .*cli\.lock\)/);
+    assert.match(stderr, /using TEMPORAL_CLI_PATH=\/bin\/true/);
+    assert.deepEqual(events, ['holder lets go', 'provisioning ended'], 'it went on only after the holder let go of the lock');
   });
 });
