@@ -514,7 +514,10 @@ case "${1:-all}" in
   ui) (provide_ui) ;;
   # What `npm start` needs: the dev server (the production release on SQLite), its Web UI, the CLI;
   # and OpenBao when DEV_KEY_PROVIDER=openbao (src/settings/dev-stack.ts) asks the stack to start one.
-  dev) (provide_server); (provide_ui); (provide_cli); if [[ "${DEV_KEY_PROVIDER:-}" == openbao ]]; then (provide_openbao); fi ;;
+  # Side by side, so a first start takes about the server's build, the UI's beside it.
+  dev) dev_lanes=("server::server" "ui::ui" "fetched::cli")
+    if [[ "${DEV_KEY_PROVIDER:-}" == openbao ]]; then dev_lanes[2]="fetched::cli;openbao"; fi
+    run_lanes "dev stack" "${dev_lanes[@]}" ;;
   upgrade-path) provide_upgrade_path ;;
   compose) (provide_compose) ;;
   otelcol) (provide_otelcol) ;;
