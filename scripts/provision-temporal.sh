@@ -47,6 +47,8 @@ moto_version="$(sed -n 's/^MOTO_VERSION=//p' "$root/scripts/lib/temporal-version
 mkdir -p "$cache/bin"
 
 log() { printf '[provision-temporal] %s\n' "$*" >&2; }
+# A build's first line: what it builds (its figures on a fresh machine are in docs/development.md).
+log_building() { log "building $1 (first run only; minutes on 2 cores: docs/development.md has the figures)"; }
 # What a step did, for its closing line (timed_step): `built` (compiled here), `fetched` (downloaded
 # ready-made), `cached` (reused from the cache) or `given` (a *_PATH variable's binary). A step that
 # did several says each.
@@ -250,7 +252,7 @@ provide_minio() {
   if [[ -n "${MINIO_PATH:-}" ]]; then log "using MINIO_PATH=$MINIO_PATH"; outcome given; return; fi
   if minio_is_current "$target"; then log "minio $minio_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build MinIO (the S3 server of the payload-store tests)"; exit 1; }
-  log "building minio $minio_version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
+  log_building "minio $minio_version from its Go module"
   GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB="${GOSUMDB:-sum.golang.org}" \
     beating "minio" go install "github.com/minio/minio@$minio_version" \
   || GOBIN="$cache/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod GOSUMDB=off \
@@ -282,7 +284,7 @@ provide_server() {
     [[ "$pkg" == tools/sql ]] && target="$dir/temporal-sql-tool"
     [[ "$pkg" == tools/tdbg ]] && target="$dir/tdbg"
     if server_is_current "$target" "$version"; then log "temporal $pkg v$version cached at $target"; outcome cached; continue; fi
-    log "building go.temporal.io/server/cmd/$pkg@v$version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
+    log_building "go.temporal.io/server/cmd/$pkg@v$version from its Go module"
     local out; out="$(mktemp -d)"
     local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
     GOSUMDB="${GOSUMDB:-sum.golang.org}" beating "temporal $pkg v$version" go install "go.temporal.io/server/cmd/$pkg@v$version" \
@@ -314,7 +316,7 @@ provide_ui() {
     log "Temporal Web UI server v$ui_version cached at $target"; outcome cached; return
   fi
   command -v go >/dev/null || { log "go is required to build the Temporal Web UI server"; exit 1; }
-  log "building github.com/temporalio/ui-server/v2/cmd/server@v$ui_version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
+  log_building "github.com/temporalio/ui-server/v2/cmd/server@v$ui_version from its Go module"
   mkdir -p "$dir"
   local out; out="$(mktemp -d)"
   local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
@@ -344,7 +346,7 @@ provide_compose() {
   if [[ -n "${DOCKER_COMPOSE_PATH:-}" ]]; then log "using DOCKER_COMPOSE_PATH=$DOCKER_COMPOSE_PATH"; outcome given; return; fi
   if compose_is_current "$target"; then log "docker-compose $compose_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build Docker Compose (npm run compose:check)"; exit 1; }
-  log "building docker-compose $compose_version from its Go module (first run only; minutes on 2 cores: docs/development.md has the figures)"
+  log_building "docker-compose $compose_version from its Go module"
   work="$(mktemp -d)"
   local -x CGO_ENABLED=0 GOFLAGS=-mod=mod
   GOSUMDB="${GOSUMDB:-sum.golang.org}" beating "docker-compose" build_compose "$work" "$target.partial" \
@@ -366,7 +368,7 @@ provide_otelcol() {
   local target="$cache/bin/otelcol-trace-test" work
   if otelcol_is_current "$target"; then log "OpenTelemetry Collector v$otelcol_version cached at $target"; outcome cached; return; fi
   command -v go >/dev/null || { log "go is required to build the OpenTelemetry Collector of the trace test"; exit 1; }
-  log "building an OpenTelemetry Collector v$otelcol_version with its builder from Go modules (first run only; minutes on 2 cores: docs/development.md has the figures)"
+  log_building "an OpenTelemetry Collector v$otelcol_version with its builder from Go modules"
   work="$(mktemp -d)"
   cat >"$work/manifest.yaml" <<YAML
 dist:
