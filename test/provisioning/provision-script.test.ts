@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -17,7 +17,11 @@ const script = join(root, 'scripts/provision-temporal.sh');
 
 function provision(...args: string[]) {
   const cache = mkdtempSync(join(tmpdir(), 'provision-script-'));
-  return spawnSync('bash', [script, ...args], { encoding: 'utf8', env: { ...process.env, TEMPORAL_CACHE_DIR: cache }, timeout: 60_000 });
+  try {
+    return spawnSync('bash', [script, ...args], { encoding: 'utf8', env: { ...process.env, TEMPORAL_CACHE_DIR: cache }, timeout: 60_000 });
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
 }
 
 const declared = new Map(
@@ -72,8 +76,9 @@ describe('scripts/provision-temporal.sh', () => {
     assert.ok(provisioning > 0 && waited > provisioning && tests > waited, '.ci/run provisions everything, waits for it, then runs npm test');
   });
 
-  it('provisions one binary once at a time: a second provisioning of a step waits for the one holding its lock', { skip: spawnSync('flock', ['--version']).status === 0 ? false : 'no flock here (util-linux)' }, async () => {
+  it('provisions one binary once at a time: a second provisioning of a step waits for the one holding its lock', { skip: spawnSync('flock', ['--version']).status === 0 ? false : 'no flock here (util-linux)' }, async (t) => {
     const cache = mkdtempSync(join(tmpdir(), 'provision-lock-'));
+    t.after(() => rmSync(cache, { recursive: true, force: true }));
     mkdirSync(join(cache, 'locks'));
     // The holder takes the CLI step's lock as another provisioning would, and lets go when told.
     const holder = spawn('flock', [join(cache, 'locks', 'cli.lock'), 'bash', '-c', 'echo held; read -r _'], { stdio: ['pipe', 'pipe', 'ignore'] });
