@@ -14,12 +14,14 @@ from aggregation_connections.codec import (
     EncryptionCodec,
     EncryptionKeys,
     PayloadDecryptionError,
+    PayloadMisboundError,
     PayloadNotSealedError,
     StaticKeySource,
     StaticTenantKeySource,
     UnknownEncryptionKeyError,
 )
 from aggregation_connections.codec.aws_kms import aws_kms_encryption_context, aws_kms_key_of
+from aggregation_connections.codec.payload_binding import binding_associated_data
 from aggregation_connections.codec.payload_format import envelope_metadata, open_payload, read_envelope, seal_payload
 
 from .conftest import doc_vectors
@@ -35,17 +37,21 @@ def metadata_of(vector: dict[str, object]) -> dict[str, bytes]:
 
 
 def test_the_docs_show_every_format() -> None:
-    assert set(VECTORS) == {"static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"}
+    assert set(VECTORS) == {"static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant", "static-tenant-bound", "envelope-v1-bound"}
 
 
-@pytest.mark.parametrize("name", ["static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant"])
+@pytest.mark.parametrize("name", ["static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant", "static-tenant-bound", "envelope-v1-bound"])
 def test_seals_the_same_bytes_as_the_vector_and_opens_them(name: str) -> None:
     vector = VECTORS[name]
     key = AESGCM(bytes.fromhex(vector.get("key") or vector["dataKey"]))
     assert PLAIN.SerializeToString(deterministic=True).hex() == vector["plaintext"]
-    sealed = seal_payload(key, PLAIN, bytes.fromhex(vector["nonce"]))
+    aad = bytes.fromhex(vector["associatedData"]) if "associatedData" in vector else None
+    if aad is not None:
+        metadata = vector["metadata"]
+        assert binding_associated_data(metadata.get("encryption-tenant"), metadata["encryption-workflow-id"]) == aad
+    sealed = seal_payload(key, PLAIN, bytes.fromhex(vector["nonce"]), associated_data=aad)
     assert sealed.hex() == vector["data"]
-    assert open_payload(key, "any", bytes.fromhex(vector["data"])) == PLAIN
+    assert open_payload(key, "any", bytes.fromhex(vector["data"]), aad) == PLAIN
 
 
 async def test_the_codec_opens_the_static_vector_with_the_configured_key() -> None:
@@ -64,9 +70,22 @@ async def test_the_codec_opens_the_static_tenant_vector_with_the_tenants_key_fil
     source = StaticTenantKeySource(StaticKeySource(EncryptionKeys("default", bytes(32))), str(tmp_path))
     codec = EncryptionCodec(source)
     assert await codec.decode([payload]) == [PLAIN]
-    # Sealing for the tenant writes the vector's metadata byte for byte (the workflow id names the tenant).
-    [sealed] = await codec.with_context(WorkflowSerializationContext(namespace="default", workflow_id="connection-lender-a:app-1")).encode([PLAIN])
-    assert dict(sealed.metadata) == metadata_of(vector)
+    # Sealing for the tenant's workflow writes the bound vector's metadata byte for byte (the workflow id names the tenant).
+    context = WorkflowSerializationContext(namespace="default", workflow_id="connection-lender-a:app-42")
+    [sealed] = await codec.with_context(context).encode([PLAIN])
+    assert dict(sealed.metadata) == metadata_of(VECTORS["static-tenant-bound"])
+    bound = Payload(metadata=metadata_of(VECTORS["static-tenant-bound"]), data=bytes.fromhex(VECTORS["static-tenant-bound"]["data"]))
+    assert await codec.with_context(context).decode([bound, sealed]) == [PLAIN, PLAIN]
+    # Copied into another workflow of the same tenant, it is refused before it is opened, naming both ids.
+    other = codec.with_context(WorkflowSerializationContext(namespace="default", workflow_id="connection-lender-a:app-43"))
+    with pytest.raises(PayloadMisboundError, match='sealed for workflow "connection-lender-a:app-42" sent to workflow "connection-lender-a:app-43"'):
+        await other.decode([bound])
+    # A schedule's run reads what its action was sealed for; edited binding metadata fails the tag.
+    run = codec.with_context(WorkflowSerializationContext(namespace="default", workflow_id="connection-lender-a:app-42-2026-12-02T02:00:00Z"))
+    assert await run.decode([bound]) == [PLAIN]
+    edited = Payload(metadata={**bound.metadata, "encryption-workflow-id": b"connection-lender-a:app-43"}, data=bound.data)
+    with pytest.raises(PayloadDecryptionError, match="it was altered"):
+        await other.decode([edited])
     # The product's keys alone do not open it: it names its tenant.
     with pytest.raises(PayloadDecryptionError, match='of tenant "lender-a": this process has no keys per tenant'):
         await EncryptionCodec(EncryptionKeys("lender-a-2026-11", bytes.fromhex(vector["key"]))).decode([payload])

@@ -91,7 +91,14 @@ async def test_seals_a_tenants_payloads_with_its_files_first_key_and_names_the_t
     write_key_file(tmp_path, "lender-a", f"a-2:{b64(KEY_A2)}\na-1:{b64(KEY_A1)}\n")
     source = source_on(tmp_path)
     sealed = await seal(source, "connection-lender-a:app-1")
-    assert dict(sealed.metadata) == {"encoding": b"binary/encrypted", "encryption-key-id": b"a-2", "encryption-tenant": b"lender-a"}
+    assert dict(sealed.metadata) == {
+        "encoding": b"binary/encrypted",
+        "encryption-key-id": b"a-2",
+        "encryption-tenant": b"lender-a",
+        # Bound to the workflow it was sealed for (docs/payload-format.md, "The workflow binding").
+        "encryption-binding": b"workflow-v1",
+        "encryption-workflow-id": b"connection-lender-a:app-1",
+    }
     assert "encryption-format" not in sealed.metadata
     # The same tenant through an activity's context and the other kinds of its workflow ids.
     codec = EncryptionCodec(source).with_context(
@@ -120,7 +127,10 @@ async def test_payloads_of_no_tenant_keep_the_product_key_byte_for_byte(tmp_path
     today = await seal_without_tenant_keys(None)
     for workflow_id in (None, "fleet-budget", "a-pipelines-own-id"):
         sealed = await seal(source, workflow_id)
-        assert dict(sealed.metadata) == dict(today.metadata) == {"encoding": b"binary/encrypted", "encryption-key-id": b"default"}
+        # The product's key, as a process without keys per tenant seals; bound to its workflow when it has one.
+        binding = {} if workflow_id is None else {"encryption-binding": b"workflow-v1", "encryption-workflow-id": workflow_id.encode()}
+        assert dict(today.metadata) == {"encoding": b"binary/encrypted", "encryption-key-id": b"default"}
+        assert dict(sealed.metadata) == {**today.metadata, **binding}
         # A process without keys per tenant opens them, and this one opens today's.
         assert await open_with(StaticKeySource(PRODUCT), sealed) == PLAIN
     assert await open_with(source, today) == PLAIN

@@ -51,8 +51,8 @@ export function dataConverterFor(config: PayloadSettings): DataConverter | undef
  * Workers: the message-tolerant payload converter, failure messages carried as payloads (encrypted
  * with the rest), and the encryption codec marking undecryptable messages.
  */
-export function workerDataConverterFor(config: PayloadSettings): DataConverter {
-  return workerConverter(config, { markUndecodableMessages: true });
+export function workerDataConverterFor(config: PayloadSettings & { readonly refuseUnboundPayloads?: boolean | undefined }): DataConverter {
+  return workerConverter(config, { markUndecodableMessages: true, refuseUnbound: config.refuseUnboundPayloads ?? false });
 }
 
 /**

@@ -30,11 +30,12 @@ import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_METADATA_KEY } from './undecodable.js';
 import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-source.js';
 import { StaticTenantKeySource } from './static-tenant-keys.js';
-import { KeyDestroyedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError } from './payload-errors.js';
-import { ENCODING_METADATA_KEY, isEncrypted, KEY_ID_METADATA_KEY, metadataText, NoncePool, openPayload, sealingTenant, sealPayload } from './payload-format.js';
+import { KeyDestroyedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, PayloadUnboundError } from './payload-errors.js';
+import { bindingAssociatedData, bindingMetadata, openingAssociatedData } from './payload-binding.js';
+import { ENCODING_METADATA_KEY, isEncrypted, KEY_ID_METADATA_KEY, metadataText, NoncePool, openPayload, sealingTenant, sealPayload, TENANT_METADATA_KEY } from './payload-format.js';
 
 export { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY, isEncrypted } from './payload-format.js';
-export { PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from './payload-errors.js';
+export { PayloadDecryptionError, PayloadMisboundError, PayloadNotSealedError, PayloadUnboundError, UnknownEncryptionKeyError } from './payload-errors.js';
 export type { EncryptionKeys } from './key-source.js';
 
 const encoder = new TextEncoder();
@@ -45,6 +46,11 @@ export interface EncryptionCodecOptions {
   readonly markUndecodableMessages?: boolean | undefined;
   /** Replays only (replayDataConverterFor): an unsealed payload of a history written before encryption is read as it is. */
   readonly readUnsealedForReplay?: boolean | undefined;
+  /**
+   * PAYLOAD_UNBOUND=refuse: a sealed payload bound to no workflow, read for a workflow, is refused
+   * (PayloadUnboundError) instead of read as before bindings. Never for a replay.
+   */
+  readonly refuseUnbound?: boolean | undefined;
 }
 
 export class EncryptionCodec implements PayloadCodec {
@@ -52,12 +58,14 @@ export class EncryptionCodec implements PayloadCodec {
   private readonly nonces = new NoncePool();
   private readonly markUndecodableMessages: boolean;
   private readonly readUnsealedForReplay: boolean;
+  private readonly refuseUnbound: boolean;
 
   /** Configured keys (the static format), or a key source such as a KMS's (envelope-v1). */
-  constructor(keys: EncryptionKeys | KeySource, { markUndecodableMessages = false, readUnsealedForReplay = false }: EncryptionCodecOptions = {}) {
+  constructor(keys: EncryptionKeys | KeySource, { markUndecodableMessages = false, readUnsealedForReplay = false, refuseUnbound = false }: EncryptionCodecOptions = {}) {
     this.keys = 'sealingKey' in keys ? keys : new StaticKeySource(keys);
     this.markUndecodableMessages = markUndecodableMessages;
     this.readUnsealedForReplay = readUnsealedForReplay;
+    this.refuseUnbound = refuseUnbound && !readUnsealedForReplay;
   }
 
   /** The id new payloads are encrypted under. */
@@ -73,13 +81,21 @@ export class EncryptionCodec implements PayloadCodec {
   /**
    * One key for the whole batch: a KMS is asked at most once per batch, and only when its data key is
    * spent. The batch's tenant is its workflow's (the serialization context's workflow id): with keys
-   * per tenant, its key seals the batch.
+   * per tenant, its key seals the batch. A batch of a workflow is bound to it (payload-binding.ts).
    */
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     if (payloads.length === 0) return [];
-    const sealing = await this.keys.sealingKey(payloads.length, tenantOfContext(context));
-    // A metadata object of its own per payload (the values are shared): later stages may add to it.
-    return payloads.map((payload) => ({ metadata: { ...sealing.metadata }, data: sealPayload(sealing.key, this.nonces.take(), payload) }));
+    const tenant = tenantOfContext(context);
+    const sealing = await this.keys.sealingKey(payloads.length, tenant);
+    const workflowId = context?.workflowId;
+    if (workflowId === undefined) {
+      // A metadata object of its own per payload (the values are shared): later stages may add to it.
+      return payloads.map((payload) => ({ metadata: { ...sealing.metadata }, data: sealPayload(sealing.key, this.nonces.take(), payload) }));
+    }
+    const binding = bindingMetadata(workflowId);
+    // The tenant bound is the key's (`encryption-tenant`, absent for the product's key), as a reader reads it.
+    const associatedData = bindingAssociatedData(metadataText(sealing.metadata, TENANT_METADATA_KEY), workflowId);
+    return payloads.map((payload) => ({ metadata: { ...sealing.metadata, ...binding }, data: sealPayload(sealing.key, this.nonces.take(), payload, associatedData) }));
   }
 
   /**
@@ -89,12 +105,13 @@ export class EncryptionCodec implements PayloadCodec {
   decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     const mark = this.markUndecodableMessages && context?.type === 'workflow';
     const tenant = tenantOfContext(context);
-    return Promise.all(payloads.map((payload) => (mark ? this.decryptOrMark(payload, tenant) : this.decrypt(payload, tenant))));
+    const workflowId = context?.workflowId;
+    return Promise.all(payloads.map((payload) => (mark ? this.decryptOrMark(payload, tenant, workflowId) : this.decrypt(payload, tenant, workflowId))));
   }
 
-  private async decryptOrMark(payload: Payload, tenant: string | undefined): Promise<Payload> {
+  private async decryptOrMark(payload: Payload, tenant: string | undefined, workflowId: string | undefined): Promise<Payload> {
     try {
-      return await this.decrypt(payload, tenant);
+      return await this.decrypt(payload, tenant, workflowId);
     } catch (error) {
       if (!(error instanceof PayloadDecryptionError) || error instanceof KeyVersionRevokedError || error instanceof KeyDestroyedError) throw error;
       return {
@@ -104,8 +121,8 @@ export class EncryptionCodec implements PayloadCodec {
     }
   }
 
-  /** `tenant`: the tenant of the workflow the payload belongs to, when the SDK says which. */
-  private async decrypt(payload: Payload, tenant: string | undefined): Promise<Payload> {
+  /** `tenant`, `workflowId`: the tenant and workflow the payload is read for, when the SDK says which. */
+  private async decrypt(payload: Payload, tenant: string | undefined, workflowId: string | undefined): Promise<Payload> {
     if (!isEncrypted(payload)) {
       if (this.readUnsealedForReplay) return payload;
       const encoding = payload.metadata?.[ENCODING_METADATA_KEY];
@@ -120,8 +137,12 @@ export class EncryptionCodec implements PayloadCodec {
         `payload sealed for tenant "${sealedFor}" in a workflow of tenant "${tenant}": a tenant's key writes into its own work only, so it is refused`,
       );
     }
+    // Another workflow's payload is refused before any key is asked for: copied, not sent.
+    const keyIdText = metadataText(payload.metadata, KEY_ID_METADATA_KEY);
+    const associatedData = openingAssociatedData(payload.metadata, keyIdText, workflowId);
+    if (associatedData === undefined && this.refuseUnbound && workflowId !== undefined) throw new PayloadUnboundError(keyIdText, workflowId);
     const { key, keyId } = await this.keys.openingKey(payload.metadata);
-    return openPayload(key, keyId, payload.data ?? new Uint8Array());
+    return openPayload(key, keyId, payload.data ?? new Uint8Array(), associatedData);
   }
 }
 

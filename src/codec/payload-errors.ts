@@ -37,6 +37,38 @@ export class PayloadNotSealedError extends PayloadDecryptionError {
   }
 }
 
+/**
+ * The payload was sealed for another workflow (its `encryption-workflow-id`): copied out of one
+ * connection's history into another's, it is refused before it is opened. Its content is never quoted.
+ */
+export class PayloadMisboundError extends PayloadDecryptionError {
+  override name = 'PayloadMisboundError';
+  constructor(
+    keyId: string | undefined,
+    /** The workflow id it was sealed for. */
+    readonly boundTo: string,
+    /** The workflow it was sent to. */
+    readonly workflowId: string,
+  ) {
+    super(keyId, `payload sealed for workflow "${boundTo.slice(0, 256)}" sent to workflow "${workflowId.slice(0, 256)}": a sealed payload is read only in the workflow it was sealed for, so it is refused`);
+  }
+}
+
+/**
+ * A sealed payload bound to no workflow, read where the codec refuses those (PAYLOAD_UNBOUND=refuse):
+ * sealed before bindings, or by a codec with no workflow to bind to (the codec endpoint's encode),
+ * it could have been copied from anywhere.
+ */
+export class PayloadUnboundError extends PayloadDecryptionError {
+  override name = 'PayloadUnboundError';
+  constructor(keyId: string | undefined, workflowId: string) {
+    super(
+      keyId,
+      `payload sealed for no workflow sent to workflow "${workflowId.slice(0, 256)}": with PAYLOAD_UNBOUND=refuse only payloads sealed for their own workflow are read (a client of this release seals them so)`,
+    );
+  }
+}
+
 /** The payload was encrypted with a key this process does not have (add it to PAYLOAD_DECRYPTION_KEYS). */
 export class UnknownEncryptionKeyError extends PayloadDecryptionError {
   override name = 'UnknownEncryptionKeyError';

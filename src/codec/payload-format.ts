@@ -3,8 +3,9 @@
  * test/codec/payload-format.test.ts checks), so another language can read and write it.
  *
  * Both formats: metadata `encoding` = "binary/encrypted"; data = nonce (12 bytes) ‖ AES-256-GCM
- * ciphertext ‖ tag (16 bytes), no associated data; the plaintext is the whole original Payload
- * (its metadata too), proto-encoded.
+ * ciphertext ‖ tag (16 bytes); the plaintext is the whole original Payload (its metadata too),
+ * proto-encoded; associated data: the payload's workflow binding when it has one
+ * (payload-binding.ts), none otherwise.
  * - static (format 0, no `encryption-format`): `encryption-key-id` names a configured key;
  *   `encryption-tenant` = the customer id whose key file holds it, when a tenant's key sealed it
  *   (static-tenant-keys.ts; absent: the product's configured keys).
@@ -126,15 +127,16 @@ export class NoncePool {
   }
 }
 
-/** nonce ‖ ciphertext ‖ tag of the proto-encoded payload. */
-export function sealPayload(key: KeyObject, nonce: Uint8Array, payload: Payload): Buffer {
+/** nonce ‖ ciphertext ‖ tag of the proto-encoded payload; `associatedData`: its workflow binding (payload-binding.ts). */
+export function sealPayload(key: KeyObject, nonce: Uint8Array, payload: Payload, associatedData?: Uint8Array): Buffer {
   const cipher = createCipheriv(ALGORITHM, key, nonce);
+  if (associatedData) cipher.setAAD(associatedData);
   const plaintext = PayloadMessage.encode(payload).finish();
   return Buffer.concat([nonce, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
 /** The payload sealed in `data`; a wrong key or altered bytes are a PayloadDecryptionError naming the key id. */
-export function openPayload(key: KeyObject, keyId: string, data: Uint8Array): Payload {
+export function openPayload(key: KeyObject, keyId: string, data: Uint8Array, associatedData?: Uint8Array): Payload {
   if (data.length < NONCE_BYTES + TAG_BYTES) throw new PayloadDecryptionError(keyId, `encrypted payload (key id "${keyId}") is too short: ${data.length} bytes`);
   const nonce = data.subarray(0, NONCE_BYTES);
   const tag = data.subarray(data.length - TAG_BYTES);
@@ -143,6 +145,7 @@ export function openPayload(key: KeyObject, keyId: string, data: Uint8Array): Pa
   try {
     const decipher = createDecipheriv(ALGORITHM, key, nonce);
     decipher.setAuthTag(tag);
+    if (associatedData) decipher.setAAD(associatedData);
     plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
   } catch (error) {
     throw new PayloadDecryptionError(keyId, `cannot decrypt a payload with key id "${keyId}": it was altered, or encrypted with another key under the same id`, { cause: error });

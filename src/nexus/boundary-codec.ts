@@ -16,6 +16,8 @@
  * - Sealed under the product's codec (its per-tenant keys): everything of the product's own workflows
  *   (the connection the relay starts as a child, its input and what it returns to the relay).
  * - Decoded by whichever side's key id the payload names.
+ * The boundary's payloads are bound to no workflow: the caller's workflow that reads the result is
+ * not the relay that sealed it. The product's are bound to their own workflows as everywhere.
  */
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { KEY_ID_METADATA_KEY, metadataText } from '../codec/payload-format.js';
@@ -40,7 +42,9 @@ export class BoundaryCodec implements PayloadCodec {
   constructor(private readonly options: BoundaryCodecOptions) {}
 
   encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
-    return crossesBoundary(context) ? this.options.boundary.encode(payloads, context) : this.options.product.encode(payloads, context);
+    // What crosses is read by a caller's workflow in another namespace, whose id the relay never
+    // knows: sealed with no context, so it is bound to no workflow (docs/payload-format.md#the-workflow-binding).
+    return crossesBoundary(context) ? this.options.boundary.encode(payloads) : this.options.product.encode(payloads, context);
   }
 
   async decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {

@@ -117,6 +117,10 @@ export const WorkerVars = group(
       "`false` gives each workflow its own V8 context instead of one reused context: for comparisons, not production.",
       { defaultText: "the SDK's, true" },
     ),
+    PAYLOAD_UNBOUND: doc(
+      z.enum(['read', 'refuse'], { error: 'must be read or refuse' }).default('read'),
+      "What the worker does with a sealed payload bound to no workflow (sealed before payloads were bound to their workflow, or by the codec endpoint's encode): `read` it as before, or `refuse` it (a message is then rejected as a copied one is), once every connection begun before the upgrade has ended (a connection lasts under an hour). Replays always read their histories as written (docs/payload-format.md#the-workflow-binding).",
+    ),
     LOG_LEVEL: doc(z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'), 'TRACE, DEBUG, INFO, WARN or ERROR; one JSON object per line.'),
     RETENTION_DAYS: doc(
       RetentionDays.default(new Map()),
@@ -217,6 +221,8 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
       /** The fleet's request budget toward the service, applied as Temporal task-queue limits at start; undefined: none. */
       budget: budgetSection(env, ctx),
       ...payloadSections(env, ctx),
+      /** PAYLOAD_UNBOUND=refuse: a sealed payload bound to no workflow is refused for a workflow (codec/payload-binding.ts). */
+      refuseUnboundPayloads: env.PAYLOAD_UNBOUND === 'refuse',
       ...tracingSection(env, 'aggregation-connections-worker'),
     }),
   );

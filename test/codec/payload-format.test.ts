@@ -18,6 +18,8 @@ import { AWS_KMS_KEY_VERSION, awsKmsEncryptionContext, awsKmsKeyOf } from '../..
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { EnvelopeKeySource, type KeyWrapper } from '../../src/codec/envelope-keys.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
+import { bindingAssociatedData } from '../../src/codec/payload-binding.js';
+import { PayloadMisboundError, PayloadUnboundError } from '../../src/codec/payload-errors.js';
 import { ENVELOPE_FORMAT, sealPayload, type EnvelopeMetadata } from '../../src/codec/payload-format.js';
 
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
@@ -28,6 +30,8 @@ interface Vector {
   readonly dataKey?: string;
   readonly metadata: Readonly<Record<string, string>>;
   readonly nonce: string;
+  /** A bound vector's AES-GCM associated data. */
+  readonly associatedData?: string;
   readonly plaintext: string;
   readonly data: string;
 }
@@ -80,7 +84,9 @@ describe('the documented payload format', () => {
   it('seals the documented bytes for each vector\'s key and nonce', () => {
     for (const entry of VECTORS) {
       const key = createSecretKey(hex(entry.key ?? entry.dataKey ?? ''));
-      assert.equal(sealPayload(key, hex(entry.nonce), PLAINTEXT_PAYLOAD).toString('hex'), entry.data, entry.name);
+      const associatedData = entry.associatedData === undefined ? undefined : hex(entry.associatedData);
+      if (associatedData) assert.deepEqual(bindingAssociatedData(entry.metadata['encryption-tenant'], entry.metadata['encryption-workflow-id'] ?? ''), associatedData, `${entry.name}: its associated data`);
+      assert.equal(sealPayload(key, hex(entry.nonce), PLAINTEXT_PAYLOAD, associatedData).toString('hex'), entry.data, entry.name);
     }
   });
 
@@ -135,6 +141,52 @@ describe('the documented payload format', () => {
     const codec = envelopeCodec(kmsOf(entry));
     const bad = asPayload({ ...entry, metadata: { ...entry.metadata, 'encryption-tenant': 'lender a/../b' } });
     await assert.rejects(codec.decode([bad]), /has encryption-tenant "lender a\/..\/b": must be a customer id/);
+  });
+
+  it('shows a bound vector of each format, and the codec seals for a workflow exactly their metadata', async () => {
+    assert.deepEqual(VECTORS.filter((entry) => entry.associatedData !== undefined).map((entry) => entry.name).sort(), ['envelope-v1-bound', 'static-tenant-bound']);
+    const entry = vector('static-tenant-bound');
+    const dir = mkdtempSync(join(tmpdir(), 'vector-tenant-keys-'));
+    try {
+      writeFileSync(join(dir, 'lender-a.key'), `${entry.metadata['encryption-key-id']}:${hex(entry.key ?? '').toString('base64')}\n`, { mode: 0o600 });
+      const codec = new EncryptionCodec(keySourceFor({ keyId: 'product', key: Buffer.alloc(32, 7), tenantKeyFiles: { dir, createMissing: false } }));
+      const [sealed] = await codec.encode([PLAINTEXT_PAYLOAD], { type: 'workflow', namespace: 'default', workflowId: 'connection-lender-a:app-42' });
+      assert.deepEqual(Object.fromEntries(Object.entries(sealed?.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString()])), entry.metadata);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens a bound vector in its workflow, in a schedule run of it and with no workflow to check; refuses it in another workflow by name, and edited binding metadata by its tag', async () => {
+    const entry = vector('envelope-v1-bound');
+    const codec = envelopeCodec(kmsOf(entry));
+    const bound = asPayload(entry);
+    const context = (workflowId: string) => ({ type: 'workflow', namespace: 'default', workflowId }) as const;
+    const read = async (workflowId?: string) => defaultPayloadConverter.fromPayload((await codec.decode([bound], workflowId === undefined ? undefined : context(workflowId)))[0] ?? assert.fail('decoded'));
+    assert.deepEqual(await read('connection-lender-b:app-7'), { password: 'Everyday' });
+    assert.deepEqual(await read('connection-lender-b:app-7-2026-12-02T02:00:00Z'), { password: 'Everyday' }, "a schedule's run reads what its action was sealed for");
+    assert.deepEqual(await read(), { password: 'Everyday' }, 'the codec endpoint opens it with the associated data of its own metadata');
+    await assert.rejects(codec.decode([bound], context('connection-lender-b:app-8')), (error: unknown) => {
+      assert.ok(error instanceof PayloadMisboundError, String(error));
+      assert.equal(error.message, 'payload sealed for workflow "connection-lender-b:app-7" sent to workflow "connection-lender-b:app-8": a sealed payload is read only in the workflow it was sealed for, so it is refused');
+      return true;
+    });
+    await assert.rejects(codec.decode([bound], context('connection-lender-b:app-7-nightly')), PayloadMisboundError, 'only a schedule\'s own suffix');
+    const edited = asPayload({ ...entry, metadata: { ...entry.metadata, 'encryption-workflow-id': 'connection-lender-b:app-8' } });
+    await assert.rejects(codec.decode([edited], context('connection-lender-b:app-8')), /it was altered, or encrypted with another key/);
+    const unknownBinding = asPayload({ ...entry, metadata: { ...entry.metadata, 'encryption-binding': 'workflow-v9' } });
+    await assert.rejects(codec.decode([unknownBinding]), /encryption-binding "workflow-v9", which this process does not read \(it reads "workflow-v1"\)/);
+  });
+
+  it('reads an unbound payload for a workflow as before, unless told to refuse those (never in a replay)', async () => {
+    const entry = vector(ENVELOPE_FORMAT);
+    const unbound = asPayload(entry);
+    const context = { type: 'workflow', namespace: 'default', workflowId: 'connection-lender-b:app-7' } as const;
+    const keys = () => new EnvelopeKeySource(kmsOf(entry), { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 });
+    assert.equal((await new EncryptionCodec(keys()).decode([unbound], context)).length, 1);
+    await assert.rejects(new EncryptionCodec(keys(), { refuseUnbound: true }).decode([unbound], context), PayloadUnboundError);
+    assert.equal((await new EncryptionCodec(keys(), { refuseUnbound: true }).decode([unbound])).length, 1, 'no workflow to check: read');
+    assert.equal((await new EncryptionCodec(keys(), { refuseUnbound: true, readUnsealedForReplay: true }).decode([unbound], context)).length, 1, 'a replay reads its history as it was written');
   });
 
   it('still decodes a payload written by the codec before key providers (commit 2ed9c63)', async () => {

@@ -1,5 +1,6 @@
 /**
- * Poison-proof messages and answer bounds: a signal or update whose payload cannot be decoded, or an
+ * Poison-proof messages and answer bounds: a signal or update whose payload cannot be decoded (one
+ * copied from another connection's history among them), or an
  * answer past the size limits, is refused or recorded as a rejection; the connection keeps its
  * deadlines and queries keep answering. With encryption on, a payload that is not sealed is one of
  * them: the right answer sent without the key is refused, never applied. Real dev server, real
@@ -123,6 +124,30 @@ describe('messages that cannot be decoded', () => {
       assert.ok((await handle.result()).accountsDetail);
     });
   }
+
+  it("refuses the right answer copied from another connection's history of the same tenant, as a signal and as an update, by name", async () => {
+    // The attack: whoever can read one applicant's history and write to the namespace replays its sealed answer into another's connection.
+    const first = await start();
+    const second = await start();
+    await stack.waitForState(first.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+    await stack.waitForState(second.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+    await first.signal(answerChallengeSignal, { challengeSetId: '1', responses: round.answer });
+    assert.ok((await first.result()).accountsDetail, 'the answer was right for its own connection');
+    const signalled = (await first.fetchHistory()).events?.find((event) => event.workflowExecutionSignaledEventAttributes?.signalName === answerChallengeSignal.name);
+    const copied = signalled?.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0] ?? assert.fail("the first connection's sealed answer");
+    const misbound = new RegExp(`sealed for workflow "${first.workflowId}" sent to workflow "${second.workflowId}"`);
+    const callsBefore = stack.upstreamCalls.length;
+    await sendRawSignal(second.workflowId, copied);
+    const state = await stack.waitForState(second.workflowId, (s) => s.lastRejection !== undefined, 'the rejection recorded');
+    assert.equal(state.status, 'AwaitingAnswer', 'the copied answer was not applied');
+    assert.match(state.lastRejection?.message ?? '', misbound);
+    const outcome = await sendRawUpdate(second.workflowId, copied);
+    const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, { namespace: stack.client.options.namespace, workflowId: second.workflowId });
+    assert.match(failure?.message ?? '', misbound);
+    assert.equal(stack.upstreamCalls.length, callsBefore, 'nothing was sent to the service');
+    await second.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: round.answer }] });
+    assert.ok((await second.result()).accountsDetail, 'its own operator\'s answer still completes it');
+  });
 
   it('keeps its answer deadline after a poison signal: it ends ChallengeAbandoned, not wedged', async () => {
     const handle = await start(1_500);

@@ -5,7 +5,8 @@ write one) and decrypts with the key the payload names, so a client reads what t
 wrote and the worker reads what this codec writes. Only a replay may read an unsealed payload
 (``read_unsealed_for_replay``: histories written before encryption). With keys per tenant, a batch is
 sealed under the key of its workflow's tenant: the SDK hands the codec the serialization context
-(``with_context``), whose workflow id names the tenant, as the TypeScript SDK does."""
+(``with_context``), whose workflow id names the tenant, as the TypeScript SDK does; a batch of a workflow
+is bound to it (payload_binding.py), and a payload bound to another workflow is refused (PayloadMisboundError)."""
 
 from __future__ import annotations
 
@@ -24,21 +25,30 @@ from temporalio.converter import (
 from ..contract.workflow_tenant import tenant_of_workflow_id
 from .errors import PayloadNotSealedError
 from .key_source import EncryptionKeys, KeySource, StaticKeySource
-from .payload_format import is_encrypted, open_payload, seal_payload
+from .payload_binding import binding_associated_data, binding_metadata, opening_associated_data
+from .payload_format import KEY_ID_METADATA_KEY, TENANT_METADATA_KEY, is_encrypted, metadata_text, open_payload, seal_payload
 
 
 class EncryptionCodec(PayloadCodec, WithSerializationContext):
-    def __init__(self, keys: EncryptionKeys | KeySource, *, read_unsealed_for_replay: bool = False, tenant: str | None = None) -> None:
+    def __init__(
+        self,
+        keys: EncryptionKeys | KeySource,
+        *,
+        read_unsealed_for_replay: bool = False,
+        tenant: str | None = None,
+        workflow_id: str | None = None,
+    ) -> None:
         """Configured keys (the static format), or a key source such as a KMS's (envelope-v1)."""
         self._keys: KeySource = StaticKeySource(keys) if isinstance(keys, EncryptionKeys) else keys
         self._read_unsealed_for_replay = read_unsealed_for_replay
         self._tenant = tenant
+        self._workflow_id = workflow_id
 
     def with_context(self, context: SerializationContext) -> EncryptionCodec:
         """This codec for one workflow's or activity's payloads: sealed under its tenant's key (one key source shared)."""
         workflow_id = context.workflow_id if isinstance(context, (WorkflowSerializationContext, ActivitySerializationContext)) else None
         tenant = tenant_of_workflow_id(workflow_id) if workflow_id else None
-        return EncryptionCodec(self._keys, read_unsealed_for_replay=self._read_unsealed_for_replay, tenant=tenant)
+        return EncryptionCodec(self._keys, read_unsealed_for_replay=self._read_unsealed_for_replay, tenant=tenant, workflow_id=workflow_id or None)
 
     @property
     def key_id(self) -> str:
@@ -50,7 +60,12 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
         if not payloads:
             return []
         sealing = await self._keys.sealing_key(len(payloads), self._tenant)
-        return [Payload(metadata=dict(sealing.metadata), data=seal_payload(sealing.key, payload)) for payload in payloads]
+        if self._workflow_id is None:
+            return [Payload(metadata=dict(sealing.metadata), data=seal_payload(sealing.key, payload)) for payload in payloads]
+        metadata = {**sealing.metadata, **binding_metadata(self._workflow_id)}
+        # The tenant bound is the key's (``encryption-tenant``, absent for the product's key), as a reader reads it.
+        associated_data = binding_associated_data(metadata_text(sealing.metadata, TENANT_METADATA_KEY), self._workflow_id)
+        return [Payload(metadata=metadata, data=seal_payload(sealing.key, payload, associated_data=associated_data)) for payload in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
         """A payload it cannot decrypt fails the whole batch (PayloadDecryptionError or a key provider's error)."""
@@ -62,5 +77,7 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
                 return payload
             encoding = payload.metadata.get("encoding")
             raise PayloadNotSealedError(encoding.decode("utf-8", "replace")[:64] if encoding else "(none)")
+        # Another workflow's payload is refused before any key is asked for: copied, not sent.
+        associated_data = opening_associated_data(payload.metadata, metadata_text(payload.metadata, KEY_ID_METADATA_KEY), self._workflow_id)
         opening = await self._keys.opening_key(payload.metadata)
-        return open_payload(opening.key, opening.key_id, payload.data)
+        return open_payload(opening.key, opening.key_id, payload.data, associated_data)

@@ -30,6 +30,19 @@ class PayloadNotSealedError(PayloadDecryptionError):
         self.encoding = encoding
 
 
+class PayloadMisboundError(PayloadDecryptionError):
+    """The payload was sealed for another workflow: copied out of one connection's history into another's (never quoted)."""
+
+    def __init__(self, key_id: str | None, bound_to: str, workflow_id: str) -> None:
+        super().__init__(
+            key_id,
+            f'payload sealed for workflow "{bound_to[:256]}" sent to workflow "{workflow_id[:256]}": a sealed payload is read '
+            "only in the workflow it was sealed for, so it is refused",
+        )
+        self.bound_to = bound_to
+        self.workflow_id = workflow_id
+
+
 class UnknownEncryptionKeyError(PayloadDecryptionError):
     """The payload was encrypted with a key this process does not have (add it to PAYLOAD_DECRYPTION_KEYS)."""
 

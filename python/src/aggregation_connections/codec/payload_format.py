@@ -1,7 +1,8 @@
 """The encrypted payload's wire format (docs/payload-format.md; src/codec/payload-format.ts).
 
 Both formats: metadata ``encoding`` = "binary/encrypted"; data = nonce (12 bytes) ‖ AES-256-GCM
-ciphertext ‖ tag (16 bytes), no associated data; the plaintext is the whole original Payload, proto-encoded.
+ciphertext ‖ tag (16 bytes); the plaintext is the whole original Payload, proto-encoded; associated data:
+the payload's workflow binding when it has one (payload_binding.py), none otherwise.
 - static (format 0, no ``encryption-format``): ``encryption-key-id`` names a configured key;
   ``encryption-tenant``, when a tenant's key file holds it, that tenant's customer id (static_tenant_keys.py).
 - envelope-v1: ``encryption-format`` = "envelope-v1", ``encryption-key-id`` = "<provider>:<KMS key>",
@@ -127,20 +128,21 @@ def read_envelope(metadata: Metadata) -> EnvelopeMetadata | None:
     return EnvelopeMetadata(key_id=key_id, key_version=int(version), wrapped_key=wrapped_key, tenant=tenant)
 
 
-def seal_payload(key: AESGCM, payload: Payload, nonce: bytes | None = None) -> bytes:
-    """nonce ‖ ciphertext ‖ tag of the proto-encoded payload; a random nonce unless one is given (test vectors)."""
+def seal_payload(key: AESGCM, payload: Payload, nonce: bytes | None = None, associated_data: bytes | None = None) -> bytes:
+    """nonce ‖ ciphertext ‖ tag of the proto-encoded payload; a random nonce unless one is given (test vectors);
+    ``associated_data``: its workflow binding (payload_binding.py)."""
     nonce = os.urandom(NONCE_BYTES) if nonce is None else nonce
     if len(nonce) != NONCE_BYTES:
         raise ValueError(f"a nonce is {NONCE_BYTES} bytes, got {len(nonce)}")
-    return nonce + key.encrypt(nonce, payload.SerializeToString(deterministic=True), None)
+    return nonce + key.encrypt(nonce, payload.SerializeToString(deterministic=True), associated_data)
 
 
-def open_payload(key: AESGCM, key_id: str, data: bytes) -> Payload:
+def open_payload(key: AESGCM, key_id: str, data: bytes, associated_data: bytes | None = None) -> Payload:
     """The payload sealed in ``data``; a wrong key or altered bytes are a PayloadDecryptionError naming the key id."""
     if len(data) < NONCE_BYTES + TAG_BYTES:
         raise PayloadDecryptionError(key_id, f'encrypted payload (key id "{key_id}") is too short: {len(data)} bytes')
     try:
-        plaintext = key.decrypt(data[:NONCE_BYTES], data[NONCE_BYTES:], None)
+        plaintext = key.decrypt(data[:NONCE_BYTES], data[NONCE_BYTES:], associated_data)
     except InvalidTag:
         raise PayloadDecryptionError(
             key_id,
