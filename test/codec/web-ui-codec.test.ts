@@ -3,7 +3,7 @@
  * codec setting points at the console's codec with `includeCredentials` (the browser sends the
  * console's cookie; no token in the UI's public settings), a worker encrypting payloads, and headless
  * Chromium opening the connection's page after opening the console once. The Input panel shows the
- * decoded input while the stored history holds ciphertext; a browser that never opened the console
+ * decoded input (its password shown as given, never itself) while the stored history holds ciphertext; a browser that never opened the console
  * is refused by the codec. Screenshot in artifacts/web-ui/;
  * docs/images/web-ui.png is taken by `npm run docs:screenshots` (test/helpers/docs-screenshot.ts).
  */
@@ -16,6 +16,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { ConnectionsClient } from '../../src/client/index.js';
 import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
+import { REDACTED } from '../../src/contract/credential-fields.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
 import { freePort } from '../../scripts/lib/free-port.js';
@@ -100,6 +101,9 @@ describe('the Web UI of an encrypted stack', () => {
       await page.goto(workflowPage);
       // The Input panel renders the payload the codec decoded: the username is only there.
       await page.getByText(USERNAME).first().waitFor({ timeout: 30_000 });
+      // ...and that a password was given, never the password: the codec redacts it for every viewer.
+      await page.getByText(REDACTED).first().waitFor({ timeout: 30_000 });
+      assert.equal(await page.getByText(SANDBOX_PASSWORD).count(), 0, 'the Web UI shows no password');
       await mkdir('artifacts/web-ui', { recursive: true });
       await page.screenshot({ path: 'artifacts/web-ui/decoded-input.png', fullPage: true });
       await docsScreenshot(page, 'web-ui');

@@ -3,7 +3,8 @@
  * <console>/codec`, served when payload encryption is on (otherwise 404).
  *   POST /codec/encode  { payloads: [{ metadata: { key: base64 }, data: base64 }] } → same shape, encoded
  *   POST /codec/decode  { payloads: [...] } → same shape, decoded (one that can never be read here:
- *                       a JSON payload naming why, see decodeOrDescribe)
+ *                       a JSON payload naming why, see decodeOrDescribe), an applicant's password
+ *                       and answers redacted for every caller (forPerson)
  * Who may call which is auth.ts's. Browsers may call it, with credentials (the Web UI sends the
  * console's cookie), only from the origins of CONSOLE_CODEC_CORS_ORIGINS.
  */
@@ -12,6 +13,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
 import { TENANT_METADATA_KEY } from '../../codec/payload-format.js';
+import { redactCredentials } from '../../contract/credential-fields.js';
 import { may, type Principal } from '../../identity/roles.js';
 import { encodeRefusal } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from './http.js';
@@ -56,15 +58,36 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
     // Each tenant whose payloads this caller reads is recorded before any of them is opened.
     for (const tenant of new Set(payloads.filter((_, index) => permitted[index]).map(tenantOf))) await recordAccess(tenant);
     for (const tenant of new Set(payloads.filter((_, index) => !permitted[index]).map(tenantOf))) await recordAccess(tenant, 'refused');
-    payloads = await Promise.all(payloads.map((payload, index) => (permitted[index] ? decodeOrDescribe(codecs, payload) : Promise.resolve(notPermittedForRole(principal, payload)))));
+    const shown = await Promise.all(payloads.map(async (payload, index) => (permitted[index] ? forPerson(await decodeOrDescribe(codecs, payload)) : { payload: notPermittedForRole(principal, payload), redacted: 0 })));
     const read = permitted.filter(Boolean).length;
-    return { status: 200, body: { payloads: payloads.map(toJson) }, auditDetail: `${read} payload(s) decoded${read < permitted.length ? `, ${permitted.length - read} not permitted` : ''}` };
+    const redacted = shown.reduce((sum, { redacted: count }) => sum + count, 0);
+    const detail = `${read} payload(s) decoded${read < permitted.length ? `, ${permitted.length - read} not permitted` : ''}${redacted > 0 ? `, ${redacted} credential value(s) redacted` : ''}`;
+    return { status: 200, body: { payloads: shown.map(({ payload }) => toJson(payload)) }, auditDetail: detail };
   };
   // Two routes, so that each records its own action; one handler.
   return [
     { method: 'POST', path: '/codec/:action(decode)', permission: 'decode', authorizesEachPayload: true, audit: { action: 'decode' }, handler, cors },
     { method: 'POST', path: '/codec/:action(encode)', permission: 'decode', authorizesEachPayload: true, audit: { action: 'encode' }, handler, cors },
   ];
+}
+
+/**
+ * A decoded payload as a person may see it: an applicant's password and answers redacted
+ * (contract/credential-fields.ts), whatever the caller's role, since no person needs them. A JSON
+ * payload that does not parse is withheld rather than shown unredacted.
+ */
+function forPerson(payload: Payload): { payload: Payload; redacted: number } {
+  const encoding = payload.metadata?.encoding ? Buffer.from(payload.metadata.encoding).toString('utf8') : '';
+  if (!encoding.startsWith('json/')) return { payload, redacted: 0 };
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(payload.data ?? new Uint8Array()).toString('utf8'));
+  } catch {
+    const state = { state: 'withheld', message: `a ${encoding} payload that is not valid JSON: withheld, since its credentials cannot be redacted` };
+    return { payload: { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify({ undecodable: state })) }, redacted: 1 };
+  }
+  const { value: shown, redacted } = redactCredentials(value);
+  return redacted === 0 ? { payload, redacted } : { payload: { metadata: payload.metadata, data: Buffer.from(JSON.stringify(shown)) }, redacted };
 }
 
 /**
