@@ -158,6 +158,23 @@ export class OidcSignIn {
     }
   }
 
+  /**
+   * Withdraws a signed-out session's access token at the provider (RFC 7009 revocation), so every
+   * console that rechecks the session (stillSignedIn) finds it revoked: 'revoked', or why not (the
+   * provider has no revocation endpoint, refused, or did not answer).
+   */
+  async revoke(accessToken: string): Promise<'revoked' | { readonly notRevoked: string }> {
+    if (accessToken === '') return { notRevoked: 'the session holds no access token' };
+    try {
+      const config = await this.config();
+      if (config.serverMetadata().revocation_endpoint === undefined) return { notRevoked: 'the provider publishes no revocation endpoint' };
+      await client.tokenRevocation(config, accessToken, { token_type_hint: 'access_token' });
+      return 'revoked';
+    } catch (error) {
+      return { notRevoked: this.refusalOrOutage(error).message };
+    }
+  }
+
   /** The provider's configuration (discovery), for the console's other calls to it (bearer-identities.ts). */
   providerConfiguration(): Promise<client.Configuration> {
     return this.config();

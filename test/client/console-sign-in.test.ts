@@ -4,7 +4,8 @@
  * (as in production): a page without a session goes to sign in and comes back; each identity's
  * groups become roles per tenant, which every route checks (tenant A's operator lists only A's
  * connections and is refused B's, a viewer may look and not answer); a session that is changed,
- * expired or of a revoked identity is refused by name; a provider that is down fails sign-in with a
+ * expired or of a revoked identity is refused by name, and one signed out of is refused everywhere,
+ * a copy of its cookie too; a provider that is down fails sign-in with a
  * page that says so while signed-in operators carry on; a wrong password signs nobody in.
  */
 import assert from 'node:assert/strict';
@@ -204,7 +205,7 @@ describe('signing in to the console', () => {
     assert.deepEqual(
       trail.filter((entry) => entry.actor.subject === 'alice').map(line),
       [
-        ['Alice Operator', 'sign-in', null, null, 'ok', null],
+        ['Alice Operator', 'sign-in', tenantA, null, 'ok', null],
         ['Alice Operator', 'answer', tenantA, id, 'ok', 'accepted'],
         ['Alice Operator', 'cancel', tenantB, ofB, 'refused', 'Forbidden'],
         ['Alice Operator', 'audit.read', tenantA, null, 'refused', 'Forbidden'],
@@ -218,6 +219,12 @@ describe('signing in to the console', () => {
     const entries = ofTenantA.entries as { action: string; tenant: string; actor: { name: string } }[];
     assert.ok(entries.length >= 2 && entries.every((entry) => entry.tenant === tenantA), JSON.stringify(entries));
     assert.ok(entries.some((entry) => entry.action === 'answer' && entry.actor.name === 'Alice Operator'));
+    assert.ok(entries.some((entry) => entry.action === 'sign-in' && entry.actor.name === 'Alice Operator'), "tenant A's admin reads who signed in to work on A");
+    // The console's default tenant is A: without ?customer= the same entries, sign-ins among them.
+    const ofDefault = json(await api(pat, `/api/audit?from=${encodeURIComponent(since.toISOString())}`)).entries as { action: string; actor: { name: string } }[];
+    assert.ok(ofDefault.some((entry) => entry.action === 'sign-in' && entry.actor.name === 'Alice Operator'), JSON.stringify(ofDefault));
+    const patSignIns = (await audit.query({ from: since, limit: 100 })).filter((entry) => entry.actor.subject === 'pat' && entry.action === 'sign-in');
+    assert.deepEqual(patSignIns.map((entry) => entry.tenant), [null], 'an admin of every tenant signs in to none in particular');
     const exported = await api(pat, `/api/audit?customer=${tenantB}&format=jsonl`);
     assert.match(exported.headers.get('content-type') ?? '', /^application\/x-ndjson/);
     const lines = exported.body.trimEnd().split('\n').map((text) => JSON.parse(text) as { action: string; tenant: string });
@@ -274,6 +281,45 @@ describe('signing in to the console', () => {
     assert.deepEqual([expired.status, json(expired).error], [401, 'SessionExpired']);
     const page = await pat.request(`${consoleUrl}/`);
     assert.equal(page.status, 303, 'a page with an expired session goes to sign in again');
+  });
+
+  it('ends the session on the server at sign-out: a copy of its cookie is refused here at once and by another console at its recheck; both recorded', async () => {
+    const since = new Date();
+    const alice = await signedIn('alice');
+    const copied = alice.cookies.get(SESSION_COOKIE) ?? assert.fail('session');
+    // Another replica of the console: the same session key, its own memory.
+    const replicaPort = await freePort();
+    const replica = createConsoleServer({
+      audit,
+      connections: shared!.client,
+      token: undefined,
+      signIn: consoleSignIn(new OidcSignIn(settings(provider.issuer, `${consoleUrl}/auth/callback`)), new SealedCookies(sessionKey), { audit }),
+      defaultCustomerId: tenantA,
+    });
+    await replica.listen(replicaPort);
+    try {
+      const onReplica = (cookie: string) => fetch(`http://127.0.0.1:${replicaPort}/api/me`, { headers: { cookie: `${SESSION_COOKIE}=${cookie}` } });
+      assert.equal((await onReplica(copied)).status, 200, 'the session works on every replica');
+      const out = await alice.request(`${consoleUrl}/auth/logout`);
+      assert.equal(out.status, 303);
+      const thief = new HttpBrowser();
+      thief.cookies.set(SESSION_COOKIE, copied);
+      const refused = await api(thief, '/api/me');
+      assert.deepEqual([refused.status, json(refused).error], [401, 'SessionEnded'], refused.body);
+      assert.equal((await api(thief, `/api/connections/${encodeURIComponent(ofA)}`)).status, 401, 'nor any route');
+      const elsewhere = await onReplica(copied);
+      assert.deepEqual([elsewhere.status, ((await elsewhere.json()) as { error?: string }).error], [401, 'SessionRevoked'], 'the provider revoked its token: the other console ends it at its recheck');
+    } finally {
+      await replica.close();
+    }
+    const trail = (await audit.query({ from: since, limit: 100 })).filter((entry) => entry.actor.subject === 'alice');
+    assert.deepEqual(
+      trail.map((entry) => [entry.action, entry.tenant, entry.outcome, entry.outcomeDetail]),
+      [
+        ['sign-in', tenantA, 'ok', null],
+        ['sign-out', tenantA, 'ok', 'access token revoked at the provider'],
+      ],
+    );
   });
 
   it("ends the session of an identity the provider disables, at the next request", async () => {

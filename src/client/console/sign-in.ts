@@ -2,7 +2,9 @@
  * Operators sign in to the console through OpenID Connect (identity/oidc-sign-in.ts):
  *   GET /auth/login?return=/path  → to the provider, the sign-in's state sealed in a cookie (10 min)
  *   GET /auth/callback            → back from it: the session cookie (sealed: who, their roles, until when)
- *   GET /auth/logout              → the session cookie cleared
+ *   GET /auth/logout              → the session ended: refused here from then on (a copy of its cookie
+ *                                   too), its access token revoked at the provider so every other
+ *                                   console refuses it at its next recheck, and the cookie cleared
  *   GET /api/me                   → { subject, name, roles } of the caller (app.ts)
  * A session is refused by name when expired, changed or of another console, and ends when the
  * provider says its identity is no longer valid (asked at most every recheck interval); a provider
@@ -12,7 +14,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JWTPayload } from 'jose';
 import { IdentityProviderUnavailableError, SignInRefusedError, type OidcSignIn, type PendingSignIn } from '../../identity/oidc-sign-in.js';
-import { describeRoles, ROLES, type Principal, type Role } from '../../identity/roles.js';
+import { ALL_TENANTS, describeRoles, ROLES, type Principal, type Role } from '../../identity/roles.js';
 import { AuditUnavailableError } from '../../audit/audit-store.js';
 import type { AuditTrail } from '../../audit/audit-trail.js';
 import { SealedCookieExpiredError, SealedCookieInvalidError, type SealedCookies } from '../../identity/sealed-cookie.js';
@@ -43,6 +45,31 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
   const attributes = `HttpOnly; SameSite=Lax${secureCookie ? '; Secure' : ''}`;
   /** Sessions' last word from the provider: a session key → when it was last found valid. */
   const checkedAt = new Map<string, number>();
+  /** Sessions signed out here: a session key → its expiry (after which the seal refuses it anyway). */
+  const signedOut = new Map<string, number>();
+  const sessionKeyOf = (sealed: string) => createHash('sha256').update(sealed).digest('hex');
+
+  /** A sign-in or sign-out, recorded once per tenant the operator holds a role on, so each tenant's admin reads who came and went. */
+  async function recordPresence(actor: Principal, action: 'sign-in' | 'sign-out', detail: string | undefined, outcomeDetail?: string): Promise<void> {
+    for (const tenant of presenceTenants(actor)) await audit?.record({ actor, action, tenant, detail }, 'ok', outcomeDetail);
+  }
+
+  async function logout(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const sealed = cookieOf(request, SESSION_COOKIE);
+    const claims = sealed === undefined ? undefined : await cookies.open('session', sealed).catch(() => undefined);
+    if (sealed !== undefined && claims !== undefined) {
+      const leaving = principalOfClaims(claims);
+      // Ended here at once, before anything else can fail: a copy of the cookie is refused from now on.
+      const key = sessionKeyOf(sealed);
+      signedOut.set(key, (claims.exp ?? 0) * 1000);
+      checkedAt.delete(key);
+      forgetExpired(signedOut, now());
+      const revoked = await oidc.revoke(typeof claims.at === 'string' ? claims.at : '');
+      const outcome = revoked === 'revoked' ? 'access token revoked at the provider' : `not revoked at the provider (${revoked.notRevoked}): other consoles end it at its expiry`;
+      await recordPresence(leaving, 'sign-out', undefined, outcome);
+    }
+    redirect(response, '/auth/signed-out', [`${SESSION_COOKIE}=; Path=/; Max-Age=0; ${attributes}`]);
+  }
 
   async function login(response: ServerResponse, url: URL): Promise<void> {
     const returnTo = safeReturn(url.searchParams.get('return'));
@@ -73,7 +100,7 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
       throw error;
     }
     // The session exists only once it is recorded (an AuditUnavailableError ends the sign-in here).
-    await audit?.record({ actor: signedIn.principal, action: 'sign-in', detail: describeRoles(signedIn.principal.roles) }, 'ok');
+    await recordPresence(signedIn.principal, 'sign-in', describeRoles(signedIn.principal.roles));
     const session = await cookies.seal(
       'session',
       { sub: signedIn.principal.subject, name: signedIn.principal.name, roles: [...signedIn.principal.roles].map(([tenant, roles]) => [tenant, [...roles]]), at: signedIn.accessToken },
@@ -89,11 +116,7 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
       try {
         if (url.pathname === '/auth/login') await login(response, url);
         else if (url.pathname === '/auth/callback') await callback(request, response, url);
-        else if (url.pathname === '/auth/logout') {
-          const leaving = await signIn.principalOf(request).catch(() => undefined);
-          if (leaving) await audit?.record({ actor: leaving, action: 'sign-out' }, 'ok');
-          redirect(response, '/auth/signed-out', [`${SESSION_COOKIE}=; Path=/; Max-Age=0; ${attributes}`]);
-        }
+        else if (url.pathname === '/auth/logout') await logout(request, response);
         else if (url.pathname === '/auth/signed-out') page(response, 200, 'Signed out', 'You have signed out of the operator console.');
         else return false;
       } catch (error) {
@@ -115,7 +138,8 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
         throw error;
       }
       const principal = principalOfClaims(claims);
-      const key = createHash('sha256').update(sealed).digest('hex');
+      const key = sessionKeyOf(sealed);
+      if (signedOut.has(key)) throw new HttpError(401, 'SessionEnded', `${principal.name} signed out of this session: sign in again (/auth/login)`);
       const last = checkedAt.get(key);
       if (last === undefined || now() - last >= oidc.settings.recheckMs) {
         const answer = await oidc.stillSignedIn(typeof claims.at === 'string' ? claims.at : '', principal.subject);
@@ -131,6 +155,17 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
     },
   };
   return signIn;
+}
+
+/** The tenants a sign-in or sign-out is recorded under: each the operator holds a role on; none in particular (null) for every tenant's roles or none. */
+function presenceTenants(principal: Principal): (string | undefined)[] {
+  const tenants = [...principal.roles.keys()].filter((tenant) => tenant !== ALL_TENANTS);
+  return principal.roles.has(ALL_TENANTS) || tenants.length === 0 ? [undefined, ...tenants] : tenants;
+}
+
+function forgetExpired(sessions: Map<string, number>, at: number): void {
+  if (sessions.size < 1_000) return;
+  for (const [key, expiresAt] of sessions) if (expiresAt < at) sessions.delete(key);
 }
 
 /** A sign-in that cannot go on, answered as a page (a browser follows the sign-in, not a script). */
