@@ -81,6 +81,7 @@ import {
   type SignInConsole,
 } from './operator-attacks.js';
 import { toJson } from '../../src/client/console/codec.js';
+import { copiedCookieAfterSignOut, copiedSealedAnswer, credentialsThroughCodec } from './binding-attacks.js';
 import { forgedBookEntryAttack } from './book-attacks.js';
 import { forgedListingRowAttack } from './listing-attacks.js';
 import { UNUSABLE_REPLY_MARKER_LIST, unusableReplyInHistory } from './unusable-reply-attacks.js';
@@ -238,6 +239,8 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   // Tenant A's key writing into B's work: the right answer sealed in A's context, signalled raw into a
   // connection of B's of its own (its history then holds A's payload; the readers below use the other).
   const [firstAttacked = ''] = attacked;
+  // The product's own sealed answer to the first connection, copied into another of the same tenant.
+  results.push(await copiedSealedAnswer(target, firstAttacked, await awaitingAnswer(target, 'copied-answer')));
   const crossWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b-cross-tenant');
   results.push(await otherTenantsSealedSignal(target, crossWorkflowId, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: firstAttacked }));
   results.push(await connectionNamingAnotherTenantsBook(target, 'names-another-book', tenantB));
@@ -255,6 +258,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const signInConsole = resources.signInConsole;
   timeline.mark(`console signing operators in through ${signInConsole.provider.issuer} up at ${signInConsole.url}`);
   const viewedWorkflowId = await awaitingAnswer(target, 'viewer-attacked');
+  const signedOutAnswered = await awaitingAnswer(target, 'answered-then-signed-out');
   const payloadsOfB = (await sealedPayloadsOf(raw, otherWorkflowId)).map(toJson);
   const probesSince = new Date();
   const stillWaiting = (workflowId: string) => async () => (await fleet.connections.getState(workflowId)).status === 'AwaitingAnswer';
@@ -269,6 +273,10 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     await viewerAnswering(signInConsole, viewedWorkflowId, RIGHT_ANSWER, async () => (await fleet.connections.getState(viewedWorkflowId)).status === 'AwaitingAnswer'),
     await forgedSession(signInConsole),
     await revokedIdentity(signInConsole),
+    await copiedCookieAfterSignOut(signInConsole, target.customerId, {
+      answer: async (operator) => (await operator.request(`${signInConsole.url}/api/connections/${encodeURIComponent(signedOutAnswered)}/answer`, { method: 'POST', body: JSON.stringify(RIGHT_ANSWER), headers: { 'content-type': 'application/json', origin: signInConsole.url } })).status,
+      activity: () => fleet.connections.activity(signedOutAnswered),
+    }),
     await sharedTokenInProduction(consoleEnv),
   );
   // A lender's caller workflow in its own namespace, through tenant A's Nexus endpoint and one mapped to no tenant, on B's connections.
@@ -331,6 +339,7 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const consoleUrl = resources.console.url;
   timeline.mark(`console process up at ${consoleUrl}`);
   results.push(await forgedThroughCodec(consoleUrl, { consoleToken, codecToken }), await codecTokenOnConsole(consoleUrl, codecToken));
+  results.push(await credentialsThroughCodec(consoleUrl, [{ label: 'the console token', token: consoleToken }, { label: 'the codec token', token: codecToken }], target));
 
   // A worker given a KMS in clear: its token, or AWS credentials, would cross the network.
   const refusedEnv = {

@@ -32,7 +32,8 @@ const tenant = `lender-r-${uniqueId('t').slice(-6)}`;
 const PASSWORD = 'correct horse battery staple';
 const CONSOLE_TOKEN = `redaction-${uniqueId('token')}`;
 const CODEC_TOKEN = `codec-${uniqueId('token')}`;
-const scenario = SCENARIOS.find((entry) => entry.username === 'security_question') ?? assert.fail('the security_question scenario');
+// The triple question's answers are in no holder's data (security_question's, Montreal, is also a city of the sandbox's addresses).
+const scenario = SCENARIOS.find((entry) => entry.username === 'triple_question') ?? assert.fail('the triple_question scenario');
 const ANSWER = { challengeSetId: '1', responses: describeScenario(scenario).challengeSequence[0]?.answer ?? assert.fail('its first answer') };
 const ROLES = ['viewer', 'operator', 'analyst', 'admin'] as const;
 
