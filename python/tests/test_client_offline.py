@@ -285,5 +285,5 @@ async def test_the_client_returns_the_first_step_and_the_outcome_as_models_and_s
     responses = {"What city were you born in?": ["Montreal"], "Text 555-0100": ["Text 555-0100"]}
     outcome = await client.answer(key, responses, challenge_set_id=step.challenge_set.id)
     assert isinstance(outcome, AnswerOutcomeRejected) and outcome.message == "wrong answer"
-    # The wire is the worker's, unchanged: the updates by name, the answer as the workflow reads it.
-    assert fake.sent == [("awaitFirstStep", None), ("submitAnswer", {"challengeSetId": "1", "responses": responses})]
+    # The wire is the worker's: the updates by name, the answer as the workflow reads it, naming the message it is sent as.
+    assert fake.sent == [("awaitFirstStep", None), ("submitAnswer", {"challengeSetId": "1", "responses": responses, "sentAs": "submitAnswer"})]

@@ -436,7 +436,7 @@ export class ConnectionsClient {
       challengeSetId = (await this.getState(workflowId)).challengeSet?.id ?? '';
     }
     try {
-      return await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId, responses: answer.responses }] });
+      return await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId, responses: answer.responses, sentAs: 'submitAnswer' }] });
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) {
         throw new AnswerRejectedError(workflowId, 'validator', error.cause?.message ?? error.message, challengeSetId, { cause: error });

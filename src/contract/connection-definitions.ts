@@ -35,6 +35,12 @@ export interface ChallengeAnswer {
   readonly challengeSetId: string;
   /** Prompt text (exactly as asked; for TextOrCall, the chosen option) → answers. */
   readonly responses: SecurityResponses;
+  /**
+   * The message this answer was sealed for (`submitAnswer` or `answerChallenge`), set by this
+   * product's clients: the seal binds it to its workflow, this binds it to its message, so a signal's
+   * payload copied into an update (or back) is refused by name. Absent: any (older clients, tools).
+   */
+  readonly sentAs?: 'submitAnswer' | 'answerChallenge' | undefined;
 }
 
 export interface PendingOperation {

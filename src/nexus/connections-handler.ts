@@ -131,7 +131,7 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
     const { applicationId, customerId, answer: given } = parse('answer', NexusAnswerInputSchema, raw);
     const workflowId = connectionId(tenantOf('answer', customerId), applicationId);
     try {
-      return await options.productClient.workflow.getHandle(workflowId).executeUpdate(submitAnswerUpdate, { args: [given] });
+      return await options.productClient.workflow.getHandle(workflowId).executeUpdate(submitAnswerUpdate, { args: [{ ...given, sentAs: 'submitAnswer' }] });
     } catch (error) {
       // The update's validator refused the answer before it touched history: the caller's to fix.
       if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {

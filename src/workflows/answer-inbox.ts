@@ -17,6 +17,9 @@ import { isUndecodablePayload } from '../contract/undecodable-payload.js';
 import { checkAnswer, describeProblems } from './challenges.js';
 import type { AnswerOutcome, ChallengeAnswer, ChallengeSet, ConnectionState, ConnectionStatus } from '../contract/connection-definitions.js';
 
+/** The two messages an answer arrives as. */
+export type AnswerMessage = 'submitAnswer' | 'answerChallenge';
+
 export interface QueuedAnswer {
   readonly seq: number;
   readonly answer: ChallengeAnswer;
@@ -32,10 +35,14 @@ export class AnswerInbox {
   private readonly outcomes = new Map<number, AnswerOutcome>();
   private parked: ChallengeAnswer[] = [];
 
-  /** Why an answer cannot be taken now, or undefined; shared by the update validator and the signal. */
-  problemWith(answer: unknown, state: ConnectionState): string | undefined {
+  /** Why an answer cannot be taken now, or undefined; shared by the update validator (`via` submitAnswer) and the signal (answerChallenge). */
+  problemWith(answer: unknown, state: ConnectionState, via: AnswerMessage): string | undefined {
     if (isUndecodablePayload(answer)) return `the answer could not be decoded: ${answer.undecodablePayload}`;
     if (!isChallengeAnswer(answer)) return 'an answer is { challengeSetId: string, responses: { [prompt]: string[] } }';
+    const sentAs: unknown = (answer as { sentAs?: unknown }).sentAs;
+    if (sentAs !== undefined && sentAs !== via) {
+      return `an answer sealed for ${typeof sentAs === 'string' ? `the ${truncate(sentAs)} message` : 'another message'} sent as the ${via} ${via === 'submitAnswer' ? 'update' : 'signal'}: an answer is taken only as the message it was sent as`;
+    }
     const set = state.challengeSet;
     if (state.status !== 'AwaitingAnswer' || !set) return `no challenge is awaiting an answer (status ${state.status})`;
     if (answer.challengeSetId !== set.id) return `challenge set ${truncate(answer.challengeSetId)} is not the current one (current: ${set.id})`;
@@ -46,7 +53,7 @@ export class AnswerInbox {
 
   /** A signal: queued, parked (while Authorizing), or refused; returns the problem to record, if any. */
   receiveSignal(answer: unknown, state: ConnectionState): string | undefined {
-    const problem = this.problemWith(answer, state);
+    const problem = this.problemWith(answer, state, 'answerChallenge');
     if (problem === undefined) {
       this.enqueue(answer as ChallengeAnswer, false);
       return undefined;
@@ -62,7 +69,7 @@ export class AnswerInbox {
   unpark(state: ConnectionState): string[] {
     const problems: string[] = [];
     for (const answer of this.parked.splice(0)) {
-      const problem = this.problemWith(answer, state);
+      const problem = this.problemWith(answer, state, 'answerChallenge');
       if (problem === undefined) this.enqueue(answer, false);
       else problems.push(problem);
     }

@@ -89,7 +89,7 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
 
   setHandler(submitAnswerUpdate, (answer) => inbox.outcomeOf(inbox.enqueue(answer, true)), {
     validator: (answer) => {
-      const problem = inbox.problemWith(answer, recorder.state);
+      const problem = inbox.problemWith(answer, recorder.state, 'submitAnswer');
       if (problem) throw new Error(problem);
     },
     description: 'Answer the current challenge set; refused before it is recorded if the answer does not fit the challenges.',

@@ -20,6 +20,7 @@ import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { loadClientConfig } from '../../src/settings/client.js';
+import { REDACTED } from '../../src/contract/credential-fields.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { startConnectionStack } from '../helpers/connection-stack.js';
@@ -174,7 +175,9 @@ describe("the console's codec endpoint", () => {
       const [input, output] = body.payloads;
       assert.equal(Buffer.from(input?.metadata.encoding ?? '', 'base64').toString(), 'json/plain');
       const { session } = decodedJson(input ?? assert.fail('the input')) as ConnectionInputArgs;
-      assert.equal(session.kind === 'live' ? session.password : undefined, SANDBOX_PASSWORD);
+      // Everything but the applicant's credentials: a person reads that a password was given, not what it is.
+      assert.equal(session.kind === 'live' ? session.password : undefined, REDACTED);
+      assert.ok(!Buffer.from(input?.data ?? '', 'base64').toString().includes(SANDBOX_PASSWORD));
       assert.equal(holderOf(decodedJson(output ?? assert.fail()) as ConnectionResult).Email, holderOf(result).Email);
     }
   });

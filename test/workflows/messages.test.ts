@@ -149,6 +149,28 @@ describe('messages that cannot be decoded', () => {
     assert.ok((await second.result()).accountsDetail, 'its own operator\'s answer still completes it');
   });
 
+  it("refuses, within one connection, an answer sealed for the signal sent as the update and one sealed for the update sent as the signal, by name", async () => {
+    const handle = await start();
+    await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
+    // What a copy of the connection's own history would hold: the right answer, bound to this workflow, naming its message.
+    const [codec] = stack.client.options.loadedDataConverter.payloadCodecs;
+    const sealedAs = async (sentAs: string) => {
+      const plain = { metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode(JSON.stringify({ challengeSetId: '1', responses: round.answer, sentAs })) };
+      const [sealedPayload] = await (codec ?? assert.fail('the stack encrypts')).encode([plain], { type: 'workflow', namespace: stack.client.options.namespace, workflowId: handle.workflowId });
+      return sealedPayload ?? assert.fail('one payload sealed');
+    };
+    const outcome = await sendRawUpdate(handle.workflowId, await sealedAs(answerChallengeSignal.name));
+    const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, { namespace: stack.client.options.namespace, workflowId: handle.workflowId });
+    assert.match(failure?.message ?? '', /an answer sealed for the answerChallenge message sent as the submitAnswer update/);
+    await sendRawSignal(handle.workflowId, await sealedAs(submitAnswerUpdate.name));
+    const state = await stack.waitForState(handle.workflowId, (s) => s.lastRejection !== undefined, 'the rejection recorded');
+    assert.equal(state.status, 'AwaitingAnswer');
+    assert.match(state.lastRejection?.message ?? '', /an answer sealed for the submitAnswer message sent as the answerChallenge signal/);
+    // Each as the message it was sent as is taken: the client's own answer names submitAnswer.
+    await sendRawSignal(handle.workflowId, await sealedAs(answerChallengeSignal.name));
+    assert.ok((await handle.result()).accountsDetail, 'the answer sealed for the signal, sent as the signal, completed it');
+  });
+
   it('keeps its answer deadline after a poison signal: it ends ChallengeAbandoned, not wedged', async () => {
     const handle = await start(1_500);
     await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');

@@ -295,7 +295,7 @@ class ConnectionsClient:
                     raise AnswerRejectedError(workflow_id, "client", "; ".join(problems), challenge_set_id)
         try:
             outcome: dict[str, Any] = await self._handle(workflow_id).execute_update(
-                SUBMIT_ANSWER_UPDATE, {"challengeSetId": challenge_set_id, "responses": answers}, result_type=dict
+                SUBMIT_ANSWER_UPDATE, {"challengeSetId": challenge_set_id, "responses": answers, "sentAs": SUBMIT_ANSWER_UPDATE}, result_type=dict
             )
         except temporalio.client.WorkflowUpdateFailedError as error:
             cause = error.cause
