@@ -130,15 +130,15 @@ export class EncryptionCodec implements PayloadCodec {
     }
     // A tenant's key writes into its own work only: whoever holds lender A's key (its own tools) cannot
     // answer, or feed inputs to, lender B's connections. A payload of the product's key names no tenant.
-    const sealedFor = sealingTenant(payload.metadata, metadataText(payload.metadata, KEY_ID_METADATA_KEY));
+    const keyIdText = metadataText(payload.metadata, KEY_ID_METADATA_KEY);
+    const sealedFor = sealingTenant(payload.metadata, keyIdText);
     if (sealedFor !== undefined && tenant !== undefined && sealedFor !== tenant) {
       throw new PayloadDecryptionError(
-        metadataText(payload.metadata, KEY_ID_METADATA_KEY),
+        keyIdText,
         `payload sealed for tenant "${sealedFor}" in a workflow of tenant "${tenant}": a tenant's key writes into its own work only, so it is refused`,
       );
     }
     // Another workflow's payload is refused before any key is asked for: copied, not sent.
-    const keyIdText = metadataText(payload.metadata, KEY_ID_METADATA_KEY);
     const associatedData = openingAssociatedData(payload.metadata, keyIdText, workflowId);
     if (associatedData === undefined && this.refuseUnbound && workflowId !== undefined) throw new PayloadUnboundError(keyIdText, workflowId);
     const { key, keyId } = await this.keys.openingKey(payload.metadata);

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../../codec/payload-errors.js';
-import { TENANT_METADATA_KEY } from '../../codec/payload-format.js';
+import { ENCODING_METADATA_KEY, metadataText, TENANT_METADATA_KEY } from '../../codec/payload-format.js';
 import { redactCredentials } from '../../contract/credential-fields.js';
 import { may, type Principal } from '../../identity/roles.js';
 import { encodeRefusal } from './auth.js';
@@ -77,7 +77,7 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
  * payload that does not parse is withheld rather than shown unredacted.
  */
 function forPerson(payload: Payload): { payload: Payload; redacted: number } {
-  const encoding = payload.metadata?.encoding ? Buffer.from(payload.metadata.encoding).toString('utf8') : '';
+  const encoding = metadataText(payload.metadata, ENCODING_METADATA_KEY) ?? '';
   if (!encoding.startsWith('json/')) return { payload, redacted: 0 };
   let value: unknown;
   try {
