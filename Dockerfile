@@ -9,9 +9,11 @@
 FROM node:24-slim AS build
 WORKDIR /app
 # package.json's allowScripts decides which install scripts run (none; allowScriptsReasons says why),
-# here as in .ci/run and a developer's npm ci.
+# here as in .ci/run and a developer's npm ci. --prefer-offline: what the cache mount holds is taken
+# without asking the registry again (the lock pins every version and integrity), so a second build
+# makes no request for it.
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --prefer-offline --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json .nvmrc ./
 COPY scripts/build-workflow-bundle.ts scripts/copy-runtime-assets.ts scripts/with-pinned-node.sh ./scripts/
 COPY src ./src
@@ -24,7 +26,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The npm cache stays in the build cache, not in the image. The SDK's native core ships prebuilt for
 # five platforms (137 MB); only this machine's stays (x86_64 or aarch64 Linux, 29 MB).
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund \
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --prefer-offline --no-audit --no-fund \
  && find node_modules/@temporalio/core-bridge/releases -mindepth 1 -maxdepth 1 ! -name "$(uname -m)-unknown-linux-gnu" -exec rm -rf {} +
 COPY --from=build /app/dist ./dist
 

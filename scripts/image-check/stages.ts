@@ -67,6 +67,18 @@ function runShell(command: string, cwd: string, env: NodeJS.ProcessEnv, logPath:
   });
 }
 
+const NETWORK_RETRIES = 2;
+/** npm's own words for a failed fetch (its `network` error class) and the socket errors beneath it. */
+const NETWORK_ERROR = /npm error (?:network|code (?:ECONNRESET|ETIMEDOUT|EAI_AGAIN|ECONNREFUSED|EPIPE))\b.*$/m;
+
+function networkErrorIn(logPath: string): string | undefined {
+  return NETWORK_ERROR.exec(readFileSync(logPath, 'utf8'))?.[0].trim();
+}
+
+function failedOnNetwork(logPath: string): boolean {
+  return networkErrorIn(logPath) !== undefined;
+}
+
 function tail(path: string, lines: number): string {
   return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
 }
@@ -117,7 +129,13 @@ export async function runStages(options: RunStagesOptions): Promise<Map<string, 
       } else if (step.kind === 'RUN') {
         const log = join(logDir, `${stage.name}-line-${step.line}.log`);
         const started = Date.now();
-        const result = await runShell(step.command, run.dir, { ...baseEnv(), ...mapEnv(run, env) }, log);
+        let result = await runShell(step.command, run.dir, { ...baseEnv(), ...mapEnv(run, env) }, log);
+        // A registry connection reset mid-download is the network's, not the Dockerfile's: run the
+        // step again (as a CI's build retry would), at most twice, and say so. Any other failure stands.
+        for (let retry = 1; result !== 0 && retry <= NETWORK_RETRIES && failedOnNetwork(log); retry += 1) {
+          options.report(`  RUN ${step.command}: the registry's network failed (${networkErrorIn(log)}); running it again (${retry} of ${NETWORK_RETRIES})`);
+          result = await runShell(step.command, run.dir, { ...baseEnv(), ...mapEnv(run, env) }, log);
+        }
         const ms = Date.now() - started;
         if (result !== 0) {
           throw new StageError(stage.name, step.line, `RUN ${step.command} ended with ${result} after ${ms} ms; last lines of ${log}:\n${tail(log, 40)}`);

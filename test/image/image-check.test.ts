@@ -48,7 +48,7 @@ describe('npm run image:check', { concurrency: true }, () => {
   it('builds the stages without an engine and runs the CMD worker as non-root: a connection completes, healthy while running, 503 while draining, exit 0', { timeout: 600_000 }, async () => {
     const run = await imageCheck();
     assert.equal(run.code, 0, `exit code; stderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
-    assert.match(run.stdout, /^ {2}RUN npm ci --no-audit --no-fund/m);
+    assert.match(run.stdout, /^ {2}RUN npm ci --prefer-offline --no-audit --no-fund/m);
     assert.match(run.stdout, /^ {2}RUN npm run build/m);
     assert.match(run.stdout, /^ {2}RUN npm ci --omit=dev/m);
     assert.match(run.stdout, /no dev-only package installed; compiled imports all in dependencies; bundle carries both converters/);
