@@ -62,12 +62,12 @@ export default tseslint.config(
     // modules they share with the CLI (/shared/<name>.js). tsc checks their names against lib.dom and
     // their imports (tsconfig.page.json, tsconfig.page-books.json, tsconfig.page-audit.json), which is
     // why no-undef, which knows no browser global, is off.
-    files: ['src/client/console/page/**/*.js'],
+    files: ['src/console/page/**/*.js'],
     languageOptions: { sourceType: 'module' },
     rules: { 'no-undef': 'off' },
   },
   {
-    // What the pages share with the CLI reaches the browser unbundled (src/client/console/pages.ts
+    // What the pages share with the CLI reaches the browser unbundled (src/console/pages.ts
     // serves it as /shared/<name>.js): no Node built-in, no package, only each other.
     files: ['src/presentation/**/*.ts'],
     rules: {

@@ -269,7 +269,7 @@ async function main(): Promise<void> {
     workerPolling = true;
     console.log(`dev-stack: the worker polls task queue ${app.temporal.taskQueue} (${process.uptime().toFixed(1)} s after npm start): connections start at once from now on`);
   });
-  startNodeChild('console', 'src/client/console/server.ts', {
+  startNodeChild('console', 'src/console/server.ts', {
     ...appEnv,
     CONSOLE_PORT: String(ports.console),
     CONSOLE_TOKEN: consoleToken,
@@ -277,7 +277,7 @@ async function main(): Promise<void> {
     CONSOLE_CODEC_CORS_ORIGINS: (stack.consoleCodecCorsOrigins ?? [`http://${host}:${ports.ui}`, `http://localhost:${ports.ui}`]).join(','),
   });
 
-  startNodeChild('pipeline', 'src/client/pipeline-entry/server.ts', { ...appEnv, ...pipelineEntry.entryEnv });
+  startNodeChild('pipeline', 'src/pipeline-entry/server.ts', { ...appEnv, ...pipelineEntry.entryEnv });
 
   const lines = [
     '',

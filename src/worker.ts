@@ -12,7 +12,8 @@ import { createCallbackActivities } from './activities/callback-activities.js';
 import { callbackMetrics } from './metrics/callback-metrics.js';
 import { createBookActivities } from './activities/book-activities.js';
 import { createLivePathActivities } from './activities/live-path-activities.js';
-import { liveWorkerReadings, withLiveTaskWaits } from './worker/live-task-waits.js';
+import { liveWorkerReadings } from './metrics/live-task-waits.js';
+import { withLiveTaskWaits } from './worker/live-task-recording.js';
 import { createBookStartActivities } from './activities/book-start-activities.js';
 import { createAdmissionActivities } from './activities/admission-activities.js';
 import { createBookEndActivities } from './activities/book-end-activities.js';
@@ -182,7 +183,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...(config.resourceTuner === undefined ? {} : { tuner: { tunerOptions: config.resourceTuner } }),
       ...WORKFLOW_SANDBOX_OPTIONS,
       // Spans of connections started by a traced client (the interceptors are inert for others),
-      // and live tasks' waits to start, recorded for the windows (src/worker/live-task-waits.ts).
+      // and live tasks' waits to start, recorded for the windows (src/worker/live-task-recording.ts into src/metrics/live-task-waits.ts).
       ...withLiveTaskWaits(tracingWorkerOptions(tracing, { bundled: true }), liveReadings, config.priority.keys.live),
       // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.

@@ -114,7 +114,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
 
     const consolePort = String(await freePort());
     const token = randomBytes(24).toString('hex');
-    const console_ = run('console', ['node', 'dist/src/client/console/server.js'], { ...shared, CONSOLE_HOST: HOST, CONSOLE_PORT: consolePort, CONSOLE_TOKEN: token });
+    const console_ = run('console', ['node', 'dist/src/console/server.js'], { ...shared, CONSOLE_HOST: HOST, CONSOLE_PORT: consolePort, CONSOLE_TOKEN: token });
     await console_.waitForOutput('operator console on', START_TIMEOUT_MS);
     const consoleHealth = await probe(`http://${HOST}:${consolePort}/healthz`);
     if (consoleHealth.code !== 0) throw new ImageProcessError(`the console's health check failed: ${consoleHealth.output.trim()}`);
@@ -122,7 +122,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
       const response = await fetch(`http://${HOST}:${consolePort}${page}`, { headers: { authorization: `Bearer ${token}` } });
       if (response.status !== 200) throw new ImageProcessError(`the console answers ${response.status} to ${page}: its page assets are not where dist/ looks for them`);
     }
-    options.report(`  console   node dist/src/client/console/server.js: up; health check ${consoleHealth.output.trim()}; page, app.js, style.css served from dist`);
+    options.report(`  console   node dist/src/console/server.js: up; health check ${consoleHealth.output.trim()}; page, app.js, style.css served from dist`);
 
     const proxy = await startChaosProxy({ upstream: `http://${HOST}:${sandboxPort}`, replyDelayMs: HOLD_MS });
     proxyHolder.close = () => proxy.close();
@@ -146,7 +146,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
     if (healthy.code !== 0) throw new ImageProcessError(`the HEALTHCHECK (${healthcheck.join(' ')}) never passed while the worker ran: ${healthy.output.trim()}\n${worker.tail()}`);
     options.report(`  worker    ${options.cmd.join(' ')} (uid ${workerUid ?? '?'}): started; HEALTHCHECK ${healthy.output.trim()}`);
 
-    const cli = ['node', 'dist/src/client/cli/main.js'];
+    const cli = ['node', 'dist/src/cli/main.js'];
     const key = `connection-demo-lender:image-check-${randomBytes(4).toString('hex')}`;
     const connectionStarted = Date.now();
     const start = await once('cli', [...cli, 'start', '--key', key, '--institution', 'SandboxBank', '--username', 'no_mfa', '--password-stdin', '--accounts'], shared, 'Everyday\n');
@@ -154,7 +154,7 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
     const watch = await once('cli', [...cli, 'watch', key, '--interval', '500'], shared);
     if (watch.code !== 0) throw new ImageProcessError(`cli watch ${key} exited ${watch.code} (0 is Completed):\n${watch.output}\nworker:\n${worker.tail()}`);
     const connectionMs = Date.now() - connectionStarted;
-    options.report(`  connection ${key} (live, no_mfa, accounts) via node dist/src/client/cli/main.js start + watch: Completed in ${(connectionMs / 1000).toFixed(1)} s`);
+    options.report(`  connection ${key} (live, no_mfa, accounts) via node dist/src/cli/main.js start + watch: Completed in ${(connectionMs / 1000).toFixed(1)} s`);
     options.report(`    ${watch.output.trim().split('\n').at(-1)}`);
 
     // A second connection whose live Authorize the proxy holds: the worker has an activity in flight.

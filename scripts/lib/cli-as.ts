@@ -5,8 +5,8 @@
  * CLI asked for are counted (a command refused before Temporal asks for none). For the tests and the
  * security check, which drive the CLI against a real provider.
  */
-import { runCli } from '../../src/client/cli/run-cli.js';
-import type { CliIo } from '../../src/client/cli/command.js';
+import { runCli } from '../../src/cli/run-cli.js';
+import type { CliIo } from '../../src/cli/command.js';
 import { HttpBrowser } from './http-browser.js';
 
 export interface CliRun {

@@ -199,7 +199,7 @@ const PATH_AND_HOME = /\b(?:PATH|HOME|TMPDIR): [^,]*?process\.env\.(?:PATH|HOME|
  */
 export const DIRECT_READS: readonly DirectRead[] = [
   {
-    files: ['scripts/run-tests.mjs', 'scripts/dev-stack.ts', 'scripts/compose-check.ts', 'bench/runtimes.ts', 'bench/aggregator-throughput.ts', 'test/client/cli.test.ts', 'test/compose/compose-check.test.ts', 'test/settings/node-runtime.test.ts', 'test/run-tests.test.ts', 'test/provisioning/provision-script.test.ts'],
+    files: ['scripts/run-tests.mjs', 'scripts/dev-stack.ts', 'scripts/compose-check.ts', 'bench/runtimes.ts', 'bench/aggregator-throughput.ts', 'test/cli/cli.test.ts', 'test/compose/compose-check.test.ts', 'test/settings/node-runtime.test.ts', 'test/run-tests.test.ts', 'test/provisioning/provision-script.test.ts'],
     pattern: /\.\.\.process\.env\b/g,
     what: 'passes its whole environment on to a child process (`{ ...process.env, X: y }`)',
     why: 'the child is a process of the product or a script, which parses what it gets with its own loader',

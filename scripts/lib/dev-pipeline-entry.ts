@@ -1,12 +1,12 @@
 /**
- * `npm start`'s pipeline entry (src/client/pipeline-entry/): a demo key for the demo tenant, minted
+ * `npm start`'s pipeline entry (src/pipeline-entry/): a demo key for the demo tenant, minted
  * at each start (its hash written to <cache>/pipeline-keys/<customerId>.sha256, the key printed in the
  * stack's startup lines, as the console's token is), and the environment the entry runs with. The
  * worker is told where results by reference are fetched (PIPELINE_ENTRY_URL) unless it is set.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mintPipelineKey } from '../../src/client/pipeline-entry/pipeline-keys.js';
+import { mintPipelineKey } from '../../src/identity/pipeline-keys.js';
 import { loadPipelineEntryConfig } from '../../src/settings/pipeline-entry.js';
 
 export interface DevPipelineEntry {

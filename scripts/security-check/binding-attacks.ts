@@ -8,12 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import proto from '@temporalio/proto';
 import { openAuditStore } from '../../src/audit/audit-trail.js';
-import { SESSION_COOKIE } from '../../src/client/console/sign-in.js';
+import { SESSION_COOKIE } from '../../src/console/sign-in.js';
 import { answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection-definitions.js';
 import { REDACTED } from '../../src/contract/credential-fields.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import { decodeOptionalFailureToOptionalError } from '../../src/sdk/internals.js';
-import { toJson } from '../../src/client/console/codec.js';
+import { toJson } from '../../src/console/codec.js';
 import { HttpBrowser } from '../lib/http-browser.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
 import type { SignInConsole } from './operator-attacks.js';

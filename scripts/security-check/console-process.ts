@@ -1,5 +1,5 @@
 /**
- * The operator console as its own process, as a deployment runs it (`src/client/console/server.ts`),
+ * The operator console as its own process, as a deployment runs it (`src/console/server.ts`),
  * its tokens given in its environment: the attacks on its codec endpoint go through it, and the
  * run's argv and logs are then searched for those tokens (a process started with a token in its
  * command line, or a console that logs one, would be found).
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { track } from '../chaos/processes.js';
 
-const CONSOLE_ENTRY = 'src/client/console/server.ts';
+const CONSOLE_ENTRY = 'src/console/server.ts';
 const READY_WAIT_MS = 60_000;
 
 export class ConsoleProcessError extends Error {

@@ -1,6 +1,6 @@
 /**
  * security:check's attack on the console's connection counts (GET /api/connections/counts,
- * src/client/console/count-routes.ts): tenant A's operator asking how many connections tenant B has.
+ * src/console/count-routes.ts): tenant A's operator asking how many connections tenant B has.
  */
 import type { AttackResult } from './attacks.js';
 import type { SignInConsole } from './operator-attacks.js';

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openAuditStore } from '../../src/audit/audit-trail.js';
 import { ConnectionsClient } from '../../src/client/index.js';
-import { SESSION_COOKIE } from '../../src/client/console/sign-in.js';
+import { SESSION_COOKIE } from '../../src/console/sign-in.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
 import { track } from '../chaos/processes.js';
 import { freePort } from '../lib/free-port.js';
@@ -312,7 +312,7 @@ export async function sharedTokenInProduction(env: Readonly<Record<string, strin
   const name = 'the shared console token on a production console';
   const token = randomBytes(24).toString('hex');
   const child = track(
-    spawn(process.execPath, ['--import', 'tsx', 'src/client/console/server.ts'], {
+    spawn(process.execPath, ['--import', 'tsx', 'src/console/server.ts'], {
       cwd: PROJECT_ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, CONSOLE_PORT: '0', CONSOLE_MODE: 'production', CONSOLE_TOKEN: token },
       stdio: ['ignore', 'pipe', 'pipe'],

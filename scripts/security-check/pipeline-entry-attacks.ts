@@ -1,5 +1,5 @@
 /**
- * security:check's attacks on the pipeline entry (src/client/pipeline-entry/): tenant A's pipeline key
+ * security:check's attacks on the pipeline entry (src/pipeline-entry/): tenant A's pipeline key
  * on tenant B's connection (its state and a cancel) and on a start naming B; a completion callback's
  * result claimed with another event's token; a result claimed a second time; and a callback to an
  * address out of the tenant's list (the cloud's metadata service), through the entry and past it. The entry runs on the
@@ -16,8 +16,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { AuditTrail } from '../../src/audit/audit-trail.js';
 import { FileAuditStore } from '../../src/audit/file-audit-store.js';
 import { ConnectionFailedError, ConnectionNotFoundError, type ConnectionsClient } from '../../src/client/index.js';
-import { createPipelineEntryServer, type PipelineEntryServer } from '../../src/client/pipeline-entry/app.js';
-import { mintPipelineKey, PipelineKeys } from '../../src/client/pipeline-entry/pipeline-keys.js';
+import { createPipelineEntryServer, type PipelineEntryServer } from '../../src/pipeline-entry/app.js';
+import { mintPipelineKey, PipelineKeys } from '../../src/identity/pipeline-keys.js';
 import type { CallbackEvent } from '../../src/contract/callback-definitions.js';
 import { liveInput, type AttackResult } from './attacks.js';
 

@@ -80,7 +80,7 @@ import {
   viewerAnswering,
   type SignInConsole,
 } from './operator-attacks.js';
-import { toJson } from '../../src/client/console/codec.js';
+import { toJson } from '../../src/console/codec.js';
 import { copiedCookieAfterSignOut, copiedSealedAnswer, credentialsThroughCodec } from './binding-attacks.js';
 import { forgedBookEntryAttack } from './book-attacks.js';
 import { forgedListingRowAttack } from './listing-attacks.js';

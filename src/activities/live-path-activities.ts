@@ -1,7 +1,7 @@
 /**
  * How long live users' tasks wait to start on the service queue, read from the Temporal server's
  * own count (DescribeTaskQueue's statistics by priority key, for workflow and activity tasks) and
- * from this process's own live tasks over the last seconds (src/worker/live-task-waits.ts). A
+ * from this process's own live tasks over the last seconds (src/metrics/live-task-waits.ts). A
  * window (a book's refresh, a tenant's admission) judges the live path by it rather than by its own
  * children's times, which lengthen when unattended work queues behind unattended work, without a
  * live user feeling it. A local activity: a read of Temporal, outside the request budget.
@@ -9,7 +9,7 @@
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { LivePathReading } from '../contract/book-definitions.js';
-import type { LiveWorkerReadings, RecentWaits } from '../worker/live-task-waits.js';
+import type { LiveWorkerReadings, RecentWaits } from '../metrics/live-task-waits.js';
 
 const QUEUE_TYPES = [proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY] as const;
 
@@ -31,7 +31,7 @@ export interface LivePathDeps {
   readonly taskQueue: string;
   /** Priority keys up to this one are live users' (src/contract/priority.ts). */
   readonly liveKey: number;
-  /** This process's live tasks' waits to start and workflow tasks' times (src/worker/live-task-waits.ts), where it runs live work. */
+  /** This process's live tasks' waits to start and workflow tasks' times (src/metrics/live-task-waits.ts), where it runs live work. */
   readonly own?: LiveWorkerReadings | undefined;
 }
 

@@ -1,6 +1,6 @@
 /**
  * A tenant's work in Temporal as a whole: what forgetting a lender ends before its key is destroyed
- * (src/client/cli/commands/tenant/forget.ts). Its running workflows are terminated, naming why, and its
+ * (src/cli/commands/tenant/forget.ts). Its running workflows are terminated, naming why, and its
  * schedules deleted, so nothing of the lender runs on against a key that is gone.
  */
 import { ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';

@@ -1,7 +1,7 @@
 /**
  * How a duration is written for an operator, the one source for the CLI (`connections show`,
  * `watch`, `book status`) and the console's pages, which import this file's compiled JavaScript
- * as `/shared/durations.js` (served by src/client/console/pages.ts). So it stays browser-safe:
+ * as `/shared/durations.js` (served by src/console/pages.ts). So it stays browser-safe:
  * no imports at all (no Node built-in, no package), nothing but pure functions.
  */
 

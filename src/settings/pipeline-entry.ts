@@ -1,5 +1,5 @@
 /**
- * The pipeline entry's settings (`npm run pipeline-entry`, src/client/pipeline-entry/server.ts):
+ * The pipeline entry's settings (`npm run pipeline-entry`, src/pipeline-entry/server.ts):
  * loadPipelineEntryConfig { host, port, keyFiles, callbackUrls, resultInBody, auditStore }; it reaches Temporal with
  * the client's settings (loadClientConfig), as the console does.
  */

@@ -7,7 +7,7 @@
  * workflow spans whatever this worker's settings, and they are dropped here rather than logged as
  * calls to a missing sink. So is the bundle's other sink, the live tasks' times
  * (src/workflows/live-task-lag-interceptors.ts): dropped here, recorded where a worker adds
- * withLiveTaskWaits (src/worker/live-task-waits.ts).
+ * withLiveTaskWaits (src/worker/live-task-recording.ts).
  */
 import {
   makeWorkflowExporter,

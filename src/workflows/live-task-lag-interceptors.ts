@@ -5,7 +5,7 @@
  * activation concludes, so their difference is how long the task took on this worker: its wait for
  * the workflow thread and its run. A crowded worker shows there first: a night under other CPU load
  * kept live activity starts near idle while a live answer's workflow task spent 104 ms on the worker
- * (docs/benchmarks.md). The worker keeps the live keys' times (src/worker/live-task-waits.ts).
+ * (docs/benchmarks.md). The worker keeps the live keys' times (src/worker/live-task-recording.ts).
  *
  * Sinks are not history: replays and other workers agree whatever this does, and a replay does not
  * call it (callDuringReplay is off).

@@ -17,7 +17,7 @@ import { AuditRecordInvalidError, AuditUnavailableError, type AuditStore } from 
 import { AuditTrail } from '../../src/audit/audit-trail.js';
 import { FileAuditStore } from '../../src/audit/file-audit-store.js';
 import { PostgresAuditStore } from '../../src/audit/postgres-audit-store.js';
-import { runCli } from '../../src/client/cli/run-cli.js';
+import { runCli } from '../../src/cli/run-cli.js';
 import { PostgresCluster, postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 

@@ -4,8 +4,8 @@ import { connectionKey, InvalidBusinessKeyError, InvalidConnectionInputError, pa
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadConsoleConfig } from '../../src/settings/console.js';
 import { ConfigError } from '../../src/settings/load.js';
-import { UsageError } from '../../src/client/cli/args.js';
-import { responsesFromPairs } from '../../src/client/cli/commands/answer.js';
+import { UsageError } from '../../src/cli/args.js';
+import { responsesFromPairs } from '../../src/cli/commands/answer.js';
 
 void describe('business keys', () => {
   void it('builds connection-<customerId>:<applicationId>', () => {

@@ -2,7 +2,7 @@
  * Counting a tenant's connections (src/client/connection-counts.ts) without a server: the queries it
  * sends (each scoped to one CustomerId), how it reads a count grouped by ExecutionStatus, and how it
  * finds tenants one at a time, stopping at its limit. The same against the real dev server:
- * test/client/console-counts.test.ts.
+ * test/console/console-counts.test.ts.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

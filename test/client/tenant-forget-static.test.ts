@@ -19,7 +19,7 @@ import { loadClientConfig } from '../../src/settings/client.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { startConnectionStack, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
-import { runCaptured } from './cli-capture.js';
+import { runCaptured } from '../cli/cli-capture.js';
 
 const keysDir = mkdtempSync(join(tmpdir(), 'tenant-forget-static-'));
 let env: TestWorkflowEnvironment;

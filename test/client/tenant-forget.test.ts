@@ -17,7 +17,7 @@ import { transitProcessEnv } from '../../scripts/lib/openbao-server.js';
 import { startConnectionStack, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
 import { startOpenBao, workerPolicy, type OpenBaoServer } from '../helpers/openbao.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
-import { runCaptured } from './cli-capture.js';
+import { runCaptured } from '../cli/cli-capture.js';
 
 let bao: OpenBaoServer;
 let env: TestWorkflowEnvironment;

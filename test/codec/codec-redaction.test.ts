@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
-import { toJson } from '../../src/client/console/codec.js';
-import { consoleSignIn, SESSION_COOKIE } from '../../src/client/console/sign-in.js';
+import { createConsoleServer, type ConsoleServer } from '../../src/console/app.js';
+import { toJson } from '../../src/console/codec.js';
+import { consoleSignIn, SESSION_COOKIE } from '../../src/console/sign-in.js';
 import { connectionKey } from '../../src/client/index.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { REDACTED, redactCredentials } from '../../src/contract/credential-fields.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient } from '../../src/client/index.js';
-import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
+import { createConsoleServer, type ConsoleServer } from '../../src/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';

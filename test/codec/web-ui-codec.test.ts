@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { chromium, type Browser } from 'playwright-core';
 import { ConnectionsClient } from '../../src/client/index.js';
-import { createConsoleServer, type ConsoleServer } from '../../src/client/console/app.js';
+import { createConsoleServer, type ConsoleServer } from '../../src/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { REDACTED } from '../../src/contract/credential-fields.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';

@@ -13,7 +13,7 @@ import { tempAuditFile } from './audit.js';
 
 const ENTRIES = {
   worker: fileURLToPath(new URL('../../src/worker.ts', import.meta.url)),
-  console: fileURLToPath(new URL('../../src/client/console/server.ts', import.meta.url)),
+  console: fileURLToPath(new URL('../../src/console/server.ts', import.meta.url)),
 } as const;
 
 /** What a started process printed each time it said it was ready. */

@@ -5,7 +5,7 @@
  * audience, nonce, times and key); `answerNextWith` makes the next ID token lie in one way: another
  * audience or issuer, times skewed, another nonce, a key the JWKS does not publish. What is under test
  * is the relying party's checks (src/identity/oidc-sign-in.ts); the happy path against a real,
- * certified provider stays in test/client/console-sign-in.test.ts.
+ * certified provider stays in test/console/console-sign-in.test.ts.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -1,4 +1,3 @@
-// npm test: unit
 // image:check runs a Dockerfile's RUN steps on this machine: a step that failed on the registry's
 // network (npm's own `network` error, a reset socket) runs again, at most twice, and says so; any
 // other failure ends the check at once with the step's log.

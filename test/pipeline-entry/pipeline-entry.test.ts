@@ -1,5 +1,5 @@
 /**
- * The pipeline entry end to end: its HTTP server (src/client/pipeline-entry/) over the pipeline client
+ * The pipeline entry end to end: its HTTP server (src/pipeline-entry/) over the pipeline client
  * on a real dev server, the real worker and the sandbox, as a pipeline without Temporal calls it with
  * its tenant's key: a start, another tenant named and refused, a callback URL outside the tenant's
  * list refused with nothing started, bad and oversized bodies, a key of no tenant, a rotation (two
@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionNotFoundError, ConnectionsClient } from '../../src/client/index.js';
-import { createPipelineEntryServer, PIPELINE_MAX_BODY_BYTES, type PipelineEntryServer } from '../../src/client/pipeline-entry/app.js';
-import { keyHashPrefix, mintPipelineKey, PipelineKeys } from '../../src/client/pipeline-entry/pipeline-keys.js';
+import { createPipelineEntryServer, PIPELINE_MAX_BODY_BYTES, type PipelineEntryServer } from '../../src/pipeline-entry/app.js';
+import { keyHashPrefix, mintPipelineKey, PipelineKeys } from '../../src/identity/pipeline-keys.js';
 import type { AuditTrail } from '../../src/audit/audit-trail.js';
 import type { AuditEntry } from '../../src/audit/audit-entry.js';
 import type { CallbackEvent } from '../../src/contract/callback-definitions.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { keyHashPrefix, mintPipelineKey, parseKeyFile, pipelineKeyHash, PipelineKeyFileError, PipelineKeys } from '../../src/client/pipeline-entry/pipeline-keys.js';
+import { keyHashPrefix, mintPipelineKey, parseKeyFile, pipelineKeyHash, PipelineKeyFileError, PipelineKeys } from '../../src/identity/pipeline-keys.js';
 import { ConfigError } from '../../src/settings/load.js';
 import { loadPipelineEntryConfig } from '../../src/settings/pipeline-entry.js';
 

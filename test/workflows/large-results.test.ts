@@ -27,7 +27,7 @@ import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js'
 import { fetchRawHistory, payloadsIn, encodedSize } from '../helpers/raw-history.js';
 
 const ONE_MIB = 1024 * 1024;
-const CLI = fileURLToPath(new URL('../../src/client/cli/main.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const run = promisify(execFile);
 const DETAIL = { WithTransactions: true, DaysOfTransactions: 'Days365' } as const;
 
