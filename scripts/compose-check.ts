@@ -225,7 +225,7 @@ function dynamicConfigProblems(model: ComposeModel): string[] {
 
 /** The processes of the image, by the entry point a service's command runs (`dist/src/worker.js`, or a `.ts` source). */
 const isWorkerCommand = (service: ComposeService) => /\bsrc\/worker\.[jt]s\b/.test((service.command ?? []).join(' '));
-const isConsoleCommand = (service: ComposeService) => /\bsrc\/client\/console\/server\.[jt]s\b/.test((service.command ?? []).join(' '));
+const isConsoleCommand = (service: ComposeService) => /\bsrc\/console\/server\.[jt]s\b/.test((service.command ?? []).join(' '));
 const isSandboxCommand = (service: ComposeService) => /\bsrc\/sandbox\/main\.[jt]s\b/.test((service.command ?? []).join(' '));
 
 /**

@@ -53,7 +53,7 @@ describe('npm run image:check', { concurrency: true }, () => {
     assert.match(run.stdout, /^ {2}RUN npm ci --omit=dev/m);
     assert.match(run.stdout, /no dev-only package installed; compiled imports all in dependencies; bundle carries both converters/);
     assert.match(run.stdout, /^ {2}worker {4}node dist\/src\/worker\.js \(uid (?!0\))\d+\): started; HEALTHCHECK http:\/\/127\.0\.0\.1:\d+\/healthz: 200 \{"state":"RUNNING"\}/m);
-    assert.match(run.stdout, /via node dist\/src\/client\/cli\/main\.js start \+ watch: Completed/);
+    assert.match(run.stdout, /via node dist\/src\/cli\/main\.js start \+ watch: Completed/);
     assert.match(run.stdout, /HEALTHCHECK during the drain: .*503 (STOPPING|DRAINING)/);
     assert.match(run.stdout, /worker exited 0 after/);
     assert.match(lastLine(run.stdout), /^image-check: the Dockerfile's stages ran without an engine .* exit 0 after SIGTERM; sandbox and console healthy; .* the image itself was not built \(no Docker engine\)$/);
