@@ -96,25 +96,8 @@ export function bookConnectionWorkflowId(customerId: string, loginId: string, ni
   return `refresh-${customerId}:${loginId}-${night}`;
 }
 
-/**
- * `book-login-<customerId>:<loginId>-<night>`: the workflow through which refreshes begun before
- * 2026-11-29 started a login's connection (it answered only how the connection ended). Refreshes now
- * start the connection itself, which tells them its end (`bookLoginEndedSignal`); the type stays
- * registered while a run of before may be open (docs/operations.md).
- */
-export function bookLoginWorkflowId(customerId: string, loginId: string, night: string): string {
-  return `book-login-${customerId}:${loginId}-${night}`;
-}
-
-/** What the refresh asks of one login's workflow. */
-export interface BookLoginRequest {
-  readonly connectionWorkflowId: string;
-  readonly input: ConnectionInputArgs;
-  readonly summary: string;
-}
-
-/** How one login's connection ended, and nothing more. */
-export type BookLoginEnd =
+/** How a book's connection ended, as it tells its refresh. */
+export type BookConnectionEnd =
   /**
    * `pollWaitMs`: the part of the connection's time that was its polls' fixed waits (polls × the
    * poll interval): time a busy fleet does not lengthen, so the refresh leaves it out when it judges
@@ -122,16 +105,14 @@ export type BookLoginEnd =
    */
   | { readonly ended: 'completed'; readonly pollWaitMs?: number | undefined }
   /** The connection's failure type, or how Temporal ended it (Cancelled, Terminated, TimedOut). */
-  | { readonly ended: 'failed'; readonly failureType: string }
-  /** The connection's id was already taken this night: not started twice. */
-  | { readonly ended: 'duplicate' };
+  | { readonly ended: 'failed'; readonly failureType: string };
 
 /**
  * What a book's connection tells the refresh that started it when it ends (its last step, before it
  * closes): which connection (and run: absent from builds before 2026-11-29), and how it ended. A few
  * bytes, where a child's end would carry its whole result into the refresh's history.
  */
-export type BookLoginEnded = { readonly workflowId: string; readonly runId?: string | undefined } & Exclude<BookLoginEnd, { readonly ended: 'duplicate' }>;
+export type BookLoginEnded = { readonly workflowId: string; readonly runId?: string | undefined } & BookConnectionEnd;
 
 /** Sent by a book's connection to its refresh (`ConnectionInput.book.refreshWorkflowId`) as it ends. */
 export const bookLoginEndedSignal = defineSignal<[BookLoginEnded]>('bookLoginEnded');

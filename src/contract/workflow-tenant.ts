@@ -12,7 +12,10 @@
  * answers undefined: its payloads are sealed under the product's key.
  */
 
-/** Kinds followed by `<customerId>:`, longest first where one begins another. */
+/**
+ * Kinds followed by `<customerId>:`, longest first where one begins another. `book-login-` was the
+ * retired per-login workflow's (until 2026-12-03): its closed histories still decode under their tenant.
+ */
 export const WORKFLOW_ID_KINDS_WITH_COLON = ['book-entry-', 'book-login-', 'book-', 'connection-', 'refresh-', 'forget-', 'retention-', 'callback-', 'admission-'] as const;
 /** The kind followed by the customer id alone: `throttle-<customerId>`. */
 export const THROTTLE_WORKFLOW_ID_KIND = 'throttle-';

@@ -50,11 +50,10 @@ export type AuthorizeCall = (activities: ConnectionActivities) => Promise<Author
 
 /**
  * Runs one Authorize; `idempotent` calls are resent after any transient failure, others only after a
- * refusal. With `waitOutRateLimits` (connections of this build on; histories recorded before replay
- * without it) a rate-limited refusal is resent after the wait the service asked for (Retry-After)
- * and is not counted as a send, within MAX_RATE_LIMITED_WAIT_MS.
+ * refusal. A rate-limited refusal is resent after the wait the service asked for (Retry-After) and
+ * is not counted as a send, within MAX_RATE_LIMITED_WAIT_MS.
  */
-export async function authorize(summary: string, call: AuthorizeCall, { idempotent, waitOutRateLimits = false }: { idempotent: boolean; waitOutRateLimits?: boolean }): Promise<AuthorizeOutcome> {
+export async function authorize(summary: string, call: AuthorizeCall, { idempotent }: { idempotent: boolean }): Promise<AuthorizeOutcome> {
   let rateLimitedSince: number | undefined;
   let rateLimited = 0;
   for (let send = 1, attempt = 1; ; attempt += 1) {
@@ -66,7 +65,7 @@ export async function authorize(summary: string, call: AuthorizeCall, { idempote
       if (next === 'fail-unsent') throw neverResentOver(error, summary);
       if (next === 'new-session') throw new AuthorizeOutcomeUnknownError(unknownOutcomeReason(error), error);
       const details = serviceDetailsOf(error);
-      if (waitOutRateLimits && details?.serviceCode === 'TOO_MANY_REQUESTS' && details.delivery === 'refused') {
+      if (details?.serviceCode === 'TOO_MANY_REQUESTS' && details.delivery === 'refused') {
         rateLimitedSince ??= Date.now();
         rateLimited += 1;
         if (Date.now() - rateLimitedSince < MAX_RATE_LIMITED_WAIT_MS) {

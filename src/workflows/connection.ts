@@ -7,7 +7,7 @@
  * This function registers the handlers and runs the steps; the state lives in state-recorder.ts,
  * answers in answer-inbox.ts, the session in session.ts and the retrieval in retrieval.ts.
  */
-import { CancellationScope, allHandlersFinished, condition, isCancellation, log, patched, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, allHandlersFinished, condition, isCancellation, log, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { InputActivities } from '../activities/input-activities.js';
 import type { RetentionActivities } from '../activities/retention-activities.js';
 import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
@@ -24,12 +24,10 @@ import {
 } from '../contract/connection-definitions.js';
 import { serviceDetailsOf, toConnectionFailure } from './failures.js';
 import { retrieveProducts } from './retrieval.js';
-import { PATCHES } from './patches.js';
 import { callbackOfEnd, startCallback } from './completion-callback.js';
 import { needsAdmission } from '../contract/admission-definitions.js';
 import { AdmissionTicket } from './connection-admission.js';
 import { tellWindow, windowEndOf } from './connection-window-end.js';
-import type { ServiceCallShape } from './service-calls.js';
 import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
 
@@ -47,23 +45,12 @@ const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
 });
 
 /**
- * The steps of connections started on versioned builds: one patch marker stands for both decisions
- * below and for the single search-attribute upsert that adopts the input. Such a connection is
- * pinned to its build (Worker Deployment Versioning), so no later change of its steps needs a patch
- * of its own, and this marker is the last one. Connections recorded before it replay the two
- * earlier patches, each decided in the first activation: a `patched()` call is only replay-safe
- * where replay reaches it in the same workflow task as the original run did, and the end of
- * retrieval is not such a place (when a query is answered while a local activity's result is still
- * undelivered, the SDK completes the task with the activity's marker and the code after it runs a
- * task later; test/workflows/retention-patch.test.ts). 'retention-notice' (decided at the end)
- * stays for the histories recorded before those. Each is in the register (patches.ts).
+ * One connection: validate, (unattended) wait for room, open the session through its challenges,
+ * retrieve, note the retrieval for retention, and tell whoever waits how it ended. Pinned to its
+ * build (Worker Deployment Versioning), so a change of its steps needs no patch (patches.ts).
  */
 export async function connectionWorkflow(args: ConnectionInputArgs): Promise<ConnectionResult> {
-  const versionedSteps = patched(PATCHES.versionedSteps.id);
-  const noticeDecidedAtStart = versionedSteps || patched(PATCHES.retentionNoticeAtStart.id);
-  // Connections recorded before make their data requests as local activities when they replay.
-  const serviceCalls: ServiceCallShape = versionedSteps || patched(PATCHES.serviceCallsAsActivities.id) ? 'activities' : 'local-activities';
-  const recorder = new StateRecorder(args, { recordedBefore: !versionedSteps });
+  const recorder = new StateRecorder(args);
   const inbox = new AnswerInbox();
   const ticket = new AdmissionTicket();
   let firstStep: FirstStep | undefined;
@@ -108,16 +95,15 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   let result: ConnectionResult | undefined;
   try {
     input = await validateConnectionInput(args);
-    recorder.adopt(input, versionedSteps ? 'one upsert' : 'two upserts');
-    // Unattended and outside a book: room first. Pinned, a connection replays on its own build only; none begun before versioning asks.
-    if (versionedSteps && needsAdmission(input, workflowInfo().workflowId)) await ticket.wait(input, recorder);
-    const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals, serviceCalls });
+    recorder.adopt(input);
+    // Unattended and outside a book: room first.
+    if (needsAdmission(input, workflowInfo().workflowId)) await ticket.wait(input, recorder);
+    const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals });
     recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
     judgeParkedSignals();
-    result = await retrieveProducts(input, open, recorder, serviceCalls);
-    // Histories recorded before retention existed replay without the notice (both patches false).
-    if (noticeDecidedAtStart || patched(PATCHES.retentionNoticeAtEnd.id)) await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
+    result = await retrieveProducts(input, open, recorder);
+    await noteRetrieval({ customerId: input.customerId, loginId: result.loginId, at: new Date().toISOString(), workflowId: workflowInfo().workflowId });
     recorder.patch({ status: 'Completed', pending: undefined });
     log.info('connection completed', { loginId: result.loginId, retrieved: recorder.state.retrieved, totalPolls: recorder.state.totalPolls });
     return result;
@@ -152,9 +138,5 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
   }
 }
 
-/**
- * Pinned: a connection (at most ~45 minutes) finishes on the build it started on, so a deploy that
- * changes its steps needs no patched(). The earlier patches above stay for connections that began
- * before versioning (unversioned runs move to the first current build).
- */
+/** Pinned: a connection (at most ~45 minutes) finishes on the build it started on, so a deploy that changes its steps needs no patched(). */
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, connectionWorkflow);

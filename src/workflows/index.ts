@@ -6,6 +6,5 @@ export { tenantThrottleWorkflow } from './tenant-throttle.js';
 export { bookEntryWorkflow } from './book-entry.js';
 export { bookRefreshWorkflow } from './book-refresh.js';
 export { bookReportPageWorkflow } from './book-report-page.js';
-export { bookLoginWorkflow } from './book-login.js';
 export { callbackDeliveryWorkflow } from './callback-delivery.js';
 export { connectionAdmissionWorkflow } from './admission.js';

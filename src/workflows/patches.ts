@@ -5,8 +5,7 @@
  *
  * Why so few: connections and a book refresh's runs are Pinned (Worker Deployment Versioning), so a
  * change to their steps needs no patch; only workflows that move to the current build while running
- * (AutoUpgrade: forgets, retention timers, tenant throttles) and connections begun before versioning
- * replay under code other than their own.
+ * (AutoUpgrade: forgets, retention timers, tenant throttles) replay under code other than their own.
  */
 export interface PatchEntry {
   /** The marker's id in history: never changes while a history holding it may replay. */
@@ -22,34 +21,6 @@ export interface PatchEntry {
 }
 
 export const PATCHES = {
-  versionedSteps: {
-    id: 'versioned-steps',
-    workflow: 'connectionWorkflow',
-    since: '2026-11-25',
-    why: 'connections started on a versioned build record this one marker for the decisions of the three patches before it, and adopt their input in one upsert instead of two',
-    removableWhen: 'never while connections are Pinned: it is the last patch a connection needs (removing it would send every connection down the old branches)',
-  },
-  retentionNoticeAtStart: {
-    id: 'retention-notice-at-start',
-    workflow: 'connectionWorkflow',
-    since: '2026-11-22',
-    why: 'connections begun before it decided the retention notice at the end of retrieval (retention-notice), a place a query can move to another workflow task',
-    removableWhen: 'no connection begun on an unversioned worker (before 2026-11-25) is open; with it go retentionNoticeAtEnd and serviceCallsAsActivities',
-  },
-  retentionNoticeAtEnd: {
-    id: 'retention-notice',
-    workflow: 'connectionWorkflow',
-    since: '2026-11-22',
-    why: 'connections begun before the retention notice existed end without noting their retrieval',
-    removableWhen: 'no connection begun on an unversioned worker (before 2026-11-25) is open',
-  },
-  serviceCallsAsActivities: {
-    id: 'service-calls-as-activities',
-    workflow: 'connectionWorkflow',
-    since: '2026-11-25',
-    why: 'connections begun before it made their data requests and polls as local activities',
-    removableWhen: 'no connection begun on an unversioned worker (before 2026-11-25) is open',
-  },
   leaveBook: {
     id: 'leave-book',
     workflow: 'forgetLoginWorkflow',
@@ -68,4 +39,8 @@ export const RETIRED_PATCHES: readonly (Pick<PatchEntry, 'id' | 'workflow' | 'si
   { id: 'book-fleet-share', workflow: 'bookRefreshWorkflow', since: '2026-11-26', retired: '2026-11-28', why: 'runs begun before books shared the fleet; the refresh has been Pinned per page since 2026-11-26, and no run of before is open' },
   { id: 'book-crowding-expiry', workflow: 'bookRefreshWorkflow', since: '2026-11-27', retired: '2026-11-28', why: 'landed after the refresh became Pinned, so its old branch never replayed on a build other than its own' },
   { id: 'book-steady-clock', workflow: 'bookRefreshWorkflow', since: '2026-11-27', retired: '2026-11-28', why: 'landed after the refresh became Pinned, so its old branch never replayed on a build other than its own' },
+  { id: 'versioned-steps', workflow: 'connectionWorkflow', since: '2026-11-25', retired: '2026-12-03', why: 'it told connections of versioned builds from those begun before; with the three below gone it told nothing (a Pinned connection replays on its own build), and a history holding its marker replays without the call' },
+  { id: 'retention-notice-at-start', workflow: 'connectionWorkflow', since: '2026-11-22', retired: '2026-12-03', why: 'connections begun on an unversioned worker (before 2026-11-25) last under an hour: none is open' },
+  { id: 'retention-notice', workflow: 'connectionWorkflow', since: '2026-11-22', retired: '2026-12-03', why: 'connections begun before the retention notice (2026-11-22): none is open' },
+  { id: 'service-calls-as-activities', workflow: 'connectionWorkflow', since: '2026-11-25', retired: '2026-12-03', why: 'connections that made their data requests as local activities (before 2026-11-25): none is open' },
 ];

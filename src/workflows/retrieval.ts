@@ -14,7 +14,7 @@ import type { ConnectionResult, ProductName } from '../contract/connection-defin
 import { connectionFailure, serviceDetailsOf } from './failures.js';
 import { pollUntilReady, type PollObserver, type Retrieved } from './polling.js';
 import type { DataWarning } from '../aggregator/data-reader.js';
-import { dataCalls, type ServiceCallShape } from './service-calls.js';
+import { dataCalls } from './service-calls.js';
 import type { SessionOpen } from './session.js';
 import type { StateRecorder } from './state-recorder.js';
 import { countSessionRestart } from './session-metrics.js';
@@ -26,16 +26,14 @@ export async function retrieveProducts(
   { customerId, session, products, timing }: ConnectionInput,
   open: SessionOpen,
   recorder: StateRecorder,
-  shape: ServiceCallShape,
 ): Promise<ConnectionResult> {
-  const calls = (summary: string, deadline: number) => dataCalls(shape, summary, deadline);
+  const calls = dataCalls;
   const loginId = open.login.Id;
   let result: ConnectionResult = { customerId, loginId, requestId: open.requestId, institution: recorder.state.institution, totalPolls: 0 };
   /** The session's RequestId: a new one when an expired session is reopened. */
   let sessionRequestId = open.requestId;
-  // A saved login's session can be reopened by a cached Authorize (it only reads saved data). From
-  // this build on (histories recorded before ended at the expiry, and replay so).
-  const canReopen = shape === 'activities' && (session.kind !== 'live' || session.save);
+  // A saved login's session can be reopened by a cached Authorize (it only reads saved data).
+  const canReopen = session.kind !== 'live' || session.save;
 
   /**
    * Runs one product's retrieval in the open session; when the session expired meanwhile (its calls
@@ -51,7 +49,6 @@ export async function retrieveProducts(
         const reason = `the session expired during ${operation} (${serviceDetailsOf(error)?.serviceCode ?? 'expired'}); reopened with a cached Authorize`;
         const cached = await authorize(`authorize (cached: ${reason})`, (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
           idempotent: true,
-          waitOutRateLimits: true,
         });
         if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
         sessionRequestId = cached.requestId;
@@ -146,7 +143,6 @@ export async function retrieveProducts(
     if (session.kind !== 'cached') {
       const cached = await authorize('authorize (cached, for attributes)', (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
         idempotent: true,
-        waitOutRateLimits: shape === 'activities',
       });
       if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
       requestId = cached.requestId;

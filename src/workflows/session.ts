@@ -7,7 +7,6 @@
  * and a new one opened; its challenges are presented again, with the reason in the state and in the
  * outcome of the update whose answer was in flight. The end user is asked again only then.
  */
-import type { ServiceCallShape } from './service-calls.js';
 import { log } from '@temporalio/workflow';
 import type { AuthorizeOutcome } from '../activities/connection-activity-types.js';
 import type { SecurityChallenge } from '../aggregator/schemas.js';
@@ -34,8 +33,6 @@ export interface SessionContext {
   readonly reportFirstStep: (step: FirstStep) => void;
   /** Judges the signals that arrived while an Authorize was in flight (see answer-inbox.ts). */
   readonly judgeParkedSignals: () => void;
-  /** How this connection calls the service (service-calls.ts); rate limits are waited out from 'activities' on. */
-  readonly serviceCalls: ServiceCallShape;
 }
 
 /**
@@ -93,7 +90,6 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
       const requestId = challenge.requestId;
       try {
         const next = await authorize(`answer challenge set ${set.id}`, (activities) => activities.answerChallenge({ customerId: input.customerId, requestId, responses: answer.responses }), {
-          waitOutRateLimits: context.serviceCalls === 'activities',
           idempotent: false,
         });
         if (next.kind !== 'challenge') {
@@ -123,7 +119,7 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
   for (let restarts = 0; ; ) {
     try {
       const { customerId, session } = input;
-      let outcome = await authorize(`authorize (${session.kind})`, (activities) => activities.openSession({ customerId, session }), { idempotent: session.kind === 'cached', waitOutRateLimits: context.serviceCalls === 'activities' });
+      let outcome = await authorize(`authorize (${session.kind})`, (activities) => activities.openSession({ customerId, session }), { idempotent: session.kind === 'cached' });
       if (outcome.kind === 'challenge' && input.unattended) throw endUserRequired(outcome, context);
       while (outcome.kind === 'challenge') outcome = await answerChallenges(outcome);
       if (outcome.kind === 'pending') throw connectionFailure('UnexpectedServiceAnswer', `Authorize answered ${outcome.code}; a session cannot be polled`);

@@ -1,16 +1,12 @@
 /**
  * The connection's state and everything that mirrors it: the query's answer, the search attributes
  * operators filter on, and the Web UI's "current details" line. Every change goes through patch(),
- * so they never disagree.
- *
- * Connections recorded before the versioned steps (`recordedBefore`) replay as they ran: they also
- * mirrored the status in the memo, which nothing read (the status search attribute says the same,
- * unencrypted and filterable), and upserted the search attributes their start had already set. On a
- * versioned build neither happens: each cost a command, a history event and a visibility write (the
- * memo also an encrypted payload), and a connection started by the product's client carries its
- * status, customer and login or institution from the start.
+ * so they never disagree. A search attribute is upserted only when it differs from what the workflow
+ * already carries (a connection started by the product's client carries its status, customer and
+ * login or institution from the start): each upsert costs a command, a history event and a
+ * visibility write.
  */
-import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { ConnectionInput, ConnectionInputArgs } from '../contract/connection-input.js';
 import type { ConnectionPriority, ConnectionState, Rejection } from '../contract/connection-definitions.js';
@@ -18,11 +14,9 @@ import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, InstitutionKey
 
 export class StateRecorder {
   private current: ConnectionState;
-  private readonly recordedBefore: boolean;
 
   /** Starts from the raw input: handlers answer before validation has run. */
-  constructor(args: ConnectionInputArgs | undefined, { recordedBefore }: { readonly recordedBefore: boolean }) {
-    this.recordedBefore = recordedBefore;
+  constructor(args: ConnectionInputArgs | undefined) {
     const now = isoNow();
     const kind = args?.session?.kind;
     this.current = {
@@ -54,19 +48,17 @@ export class StateRecorder {
     // Rides in the same upsert as the status change that presents the challenge: no extra command.
     if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
     searchAttributes.push(...alsoUpsert);
-    const upserts = this.recordedBefore ? searchAttributes : searchAttributes.filter(differsFromCurrent);
+    const upserts = searchAttributes.filter(differsFromCurrent);
     if (upserts.length) upsertSearchAttributes(upserts);
-    if (this.recordedBefore && state.status !== previous.status) upsertMemo({ status: state.status, challengeSetId: state.challengeSet?.id ?? null });
     setCurrentDetails(describeForHumans(state) + priorityForHumans(state.priority));
   }
 
   /**
    * Takes the validated input: state and search attributes say who and what this connection is,
-   * status and customer included for starts that did not set them (e.g. `temporal workflow start`).
-   * `two upserts`: as connections recorded before the versioned steps did (connection.ts), which
-   * replay them so.
+   * status and customer included for starts that did not set them (e.g. `temporal workflow start`),
+   * in one upsert with the rest.
    */
-  adopt({ customerId, session }: ConnectionInput, upserts: 'one upsert' | 'two upserts'): void {
+  adopt({ customerId, session }: ConnectionInput): void {
     const identity: SearchAttributeUpdatePair[] = [
       { key: ConnectionStatusKey, value: this.current.status },
       { key: CustomerIdKey, value: customerId },
@@ -78,9 +70,8 @@ export class StateRecorder {
         institution: session.kind === 'live' ? session.institution : undefined,
         loginId: session.kind === 'live' ? undefined : session.loginId,
       },
-      upserts === 'one upsert' ? identity : [],
+      identity,
     );
-    if (upserts === 'two upserts') upsertSearchAttributes(identity);
   }
 
   reject(rejection: Omit<Rejection, 'at'>): void {

@@ -154,9 +154,10 @@ describe('a connection with payload encryption on', () => {
       const keys = Object.keys(JSON.parse(Buffer.from(payload.data ?? []).toString()) as object).sort();
       assert.deepEqual(keys, ['activity_id', 'activity_type', 'attempt', 'backoff', 'complete_time', 'original_schedule_time', 'seq']);
     }
-    // A patch marker (workflow versioning) names its patch in clear: code, not data.
+    // A patch marker (workflow versioning) would name its patch in clear: code, not data. A Pinned
+    // connection needs none, and records none.
     const patches = found.filter(isPatchMarker).map(({ payload }) => JSON.parse(Buffer.from(payload.data ?? []).toString()) as unknown);
-    assert.deepEqual(patches, [{ id: 'versioned-steps', deprecated: false }]);
+    assert.deepEqual(patches, []);
     const ours = found.filter((entry) => !isCoreBookkeeping(entry) && !isPatchMarker(entry));
     const plain = ours.filter(({ payload }) => Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING);
     assert.deepEqual(plain.map(({ path, payload }) => `${path}: ${Buffer.from(payload.metadata?.encoding ?? []).toString()}`), []);

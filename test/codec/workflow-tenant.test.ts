@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BookRef } from '../../src/client/book-input.js';
-import { bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginWorkflowId, bookReportPageId, bookScheduleId } from '../../src/contract/book-definitions.js';
+import { bookConnectionWorkflowId, bookEntryWorkflowId, bookReportPageId, bookScheduleId } from '../../src/contract/book-definitions.js';
 import { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../../src/contract/login-keys.js';
 import { tenantThrottleWorkflowId } from '../../src/contract/tenant-throttle-definitions.js';
 import { reservedTenantProblem, tenantOfWorkflowId } from '../../src/contract/workflow-tenant.js';
@@ -19,7 +19,8 @@ describe('the tenant of a workflow id', () => {
         connectionKey(customerId, 'app-1'),
         `${refreshScheduleId(customerId, 'login-9')}-2026-11-28T22:00:00Z`,
         bookEntryWorkflowId(customerId, 'login-9'),
-        bookLoginWorkflowId(customerId, 'login-9', '2026-11-28'),
+        // The retired book-login workflow's (until 2026-12-03): its closed histories are still read.
+        `book-login-${customerId}:login-9-2026-11-28`,
         bookConnectionWorkflowId(customerId, 'login-9', '2026-11-28'),
         `${bookScheduleId(customerId, 'nightly')}-2026-11-28T22:00:00Z`,
         bookReportPageId(`${bookScheduleId(customerId, 'nightly')}-2026-11-28T22:00:00Z`, 2),

@@ -14,9 +14,10 @@ type History = proto.temporal.api.history.v1.IHistory;
 export const HISTORIES_DIR = fileURLToPath(new URL('../workflows/histories/', import.meta.url));
 
 /**
- * The workflow ids of the recorded histories whose code reads its own id (a book refresh names its
- * children and its night after it): a replay must run under the id the history was made with, which
- * history itself does not hold. Any other history replays under its name.
+ * The workflow id each recorded history was made with, which history itself does not hold: a replay
+ * runs under it, because payloads are sealed for their workflow (the id is in the encryption's
+ * associated data) and a book refresh names its children and its night after it. A history recorded
+ * before either (none listed) replays under its name.
  */
 const WORKFLOW_IDS_FILE = join(HISTORIES_DIR, 'workflow-ids.json');
 
@@ -24,10 +25,9 @@ async function recordedWorkflowIds(): Promise<Record<string, string>> {
   return JSON.parse(await readFile(WORKFLOW_IDS_FILE, 'utf8').catch(() => '{}')) as Record<string, string>;
 }
 
-export async function recordHistory(name: string, history: History, workflowId?: string): Promise<void> {
+export async function recordHistory(name: string, history: History, workflowId: string): Promise<void> {
   await mkdir(HISTORIES_DIR, { recursive: true });
   await writeFile(join(HISTORIES_DIR, `${name}.pb.gz`), gzipSync(History.encode(history).finish()));
-  if (workflowId === undefined) return;
   const ids = { ...(await recordedWorkflowIds()), [name]: workflowId };
   await writeFile(WORKFLOW_IDS_FILE, `${JSON.stringify(Object.fromEntries(Object.entries(ids).sort()), null, 2)}\n`);
 }

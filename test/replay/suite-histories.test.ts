@@ -175,24 +175,24 @@ void describe('the selection', () => {
 
 void describe('the replay', () => {
   void it('replays recorded histories, and reports one with a renamed activity as nondeterminism', async () => {
-    // Three of the connections recorded before sealing (the refresh's histories need their own id and converter).
+    // Three recorded connections (the refresh's histories need their own converter), each replayed
+    // under the workflow id it was recorded with: its payloads are sealed for that workflow.
     const connections = (await recordedHistories()).filter(({ history }) => history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name === 'connectionWorkflow');
     const recorded = connections.slice(0, 3);
     assert.equal(recorded.length, 3);
     const tampered = recorded[0] ?? assert.fail('a recorded history');
-    const item = (workflowId: string, history: History): ReplayItem => ({
-      ref: { namespace: 'default', workflowId, runId: '', workflowType: 'connectionWorkflow', taskQueue: 'recorded' },
+    const item = (workflowId: string, runId: string, history: History): ReplayItem => ({
+      ref: { namespace: 'default', workflowId, runId, workflowType: 'connectionWorkflow', taskQueue: 'recorded' },
       testFiles: [THIS_FILE],
       history,
     });
-    const items = [...recorded.map(({ name, history }) => item(name, history)), item(`${tampered.name}-renamed`, renameFirstActivity(tampered.history))];
+    const items = [...recorded.map(({ name, workflowId, history }) => item(workflowId, name, history)), item(tampered.workflowId, 'renamed', renameFirstActivity(tampered.history))];
     const results = new Map<string, Error | undefined>();
-    // Recorded before payloads had to be sealed: their unsealed payloads are read, as a replay of such a history must.
-    await replayItems(code, { encryption: TEST_ENCRYPTION, storeDirectory: undefined, writtenBeforeEncryption: true }, items, (done, error) => results.set(done.ref.workflowId, error));
+    await replayItems(code, { encryption: TEST_ENCRYPTION, storeDirectory: undefined }, items, (done, error) => results.set(done.ref.runId, error));
 
     assert.equal(results.size, 4, 'every history got a result');
     for (const { name } of recorded) assert.equal(results.get(name), undefined, `${name}: ${String(results.get(name))}`);
-    const error = results.get(`${tampered.name}-renamed`);
+    const error = results.get('renamed');
     assert.ok(error instanceof DeterminismViolationError, `the renamed activity: ${String(error)}`);
   });
 });

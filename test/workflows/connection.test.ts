@@ -60,7 +60,7 @@ function live(username: string, extra: Partial<ConnectionInputArgs> = {}): Omit<
 const finished: { workflowId: string; name: string }[] = [];
 async function replay(workflowId: string, name: string): Promise<void> {
   finished.push({ workflowId, name });
-  if (loadTestConfig().recordHistories) await recordHistory(name, await env.client.workflow.getHandle(workflowId).fetchHistory());
+  if (loadTestConfig().recordHistories) await recordHistory(name, await env.client.workflow.getHandle(workflowId).fetchHistory(), workflowId);
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<{ type: ConnectionFailureType; message: string; details: unknown[] }> {

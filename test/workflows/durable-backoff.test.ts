@@ -4,7 +4,7 @@
  * so no workflow task stays open during a backoff, queries answer meanwhile, and a worker SIGKILLed
  * during a backoff loses nothing: the server hands the next attempt, numbered on, to its replacement,
  * and the connection completes. (Connections recorded before this shape made the request as a local
- * activity backing off on timers: recovers-durable-backoff-after-kill in the replayed histories.)
+ * activity backing off on timers: retired with that shape on 2026-12-03.)
  * Real dev server, real worker processes from the production bundle, and the real sandbox behind a
  * small proxy that makes the accounts-detail request fail with HTTP 503 (the sandbox's own fault
  * injection) until the test lets it through.
@@ -160,6 +160,6 @@ describe('a data request that fails transiently', () => {
       [{ workflowId: handle.workflowId, history: { events: history.events } }],
     );
     for await (const replay of replays) assert.equal(replay.error, undefined, String(replay.error));
-    if (loadTestConfig().recordHistories) await recordHistory('recovers-server-backoff-after-kill', { events: history.events });
+    if (loadTestConfig().recordHistories) await recordHistory('recovers-server-backoff-after-kill', { events: history.events }, handle.workflowId);
   });
 });

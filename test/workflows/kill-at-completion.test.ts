@@ -5,7 +5,7 @@
  * worker processes, the kill fired from the worker's own "connection completed" log line. The
  * connections run at once and their state is queried without pause, as the chaos driver did: a
  * query answered while a local activity's result is undelivered splits a workflow task, which is
- * what made the replay after such a kill fail (see retention-patch.test.ts).
+ * what made the replay after such a kill fail (see replay-under-queries.test.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
