@@ -15,7 +15,7 @@
  * Import-free apart from the SDK's message definitions: the workflow bundle carries it.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ConnectionInputArgs, ProductsInput, Timing } from './connection-input.js';
+import type { ProductsInput, Timing } from './connection-input.js';
 import type { SearchAttributePair } from '@temporalio/common';
 import { BookCadenceKey, CustomerIdKey } from './search-attributes.js';
 
