@@ -75,10 +75,6 @@ function networkErrorIn(logPath: string): string | undefined {
   return NETWORK_ERROR.exec(readFileSync(logPath, 'utf8'))?.[0].trim();
 }
 
-function failedOnNetwork(logPath: string): boolean {
-  return networkErrorIn(logPath) !== undefined;
-}
-
 function tail(path: string, lines: number): string {
   return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
 }
@@ -132,8 +128,8 @@ export async function runStages(options: RunStagesOptions): Promise<Map<string, 
         let result = await runShell(step.command, run.dir, { ...baseEnv(), ...mapEnv(run, env) }, log);
         // A registry connection reset mid-download is the network's, not the Dockerfile's: run the
         // step again (as a CI's build retry would), at most twice, and say so. Any other failure stands.
-        for (let retry = 1; result !== 0 && retry <= NETWORK_RETRIES && failedOnNetwork(log); retry += 1) {
-          options.report(`  RUN ${step.command}: the registry's network failed (${networkErrorIn(log)}); running it again (${retry} of ${NETWORK_RETRIES})`);
+        for (let retry = 1, network = networkErrorIn(log); result !== 0 && retry <= NETWORK_RETRIES && network !== undefined; retry += 1, network = networkErrorIn(log)) {
+          options.report(`  RUN ${step.command}: the registry's network failed (${network}); running it again (${retry} of ${NETWORK_RETRIES})`);
           result = await runShell(step.command, run.dir, { ...baseEnv(), ...mapEnv(run, env) }, log);
         }
         const ms = Date.now() - started;
