@@ -27,7 +27,6 @@ export async function retrieveProducts(
   open: SessionOpen,
   recorder: StateRecorder,
 ): Promise<ConnectionResult> {
-  const calls = dataCalls;
   const loginId = open.login.Id;
   let result: ConnectionResult = { customerId, loginId, requestId: open.requestId, institution: recorder.state.institution, totalPolls: 0 };
   /** The session's RequestId: a new one when an expired session is reopened. */
@@ -94,8 +93,8 @@ export async function retrieveProducts(
     const operation = 'accounts detail';
     return pollUntilReady(
       operation,
-      ({ deadline }) => calls('request accounts detail', deadline).requestAccountsDetail({ customerId, requestId, options }),
-      ({ pollNumber, deadline }) => calls(`poll accounts detail #${pollNumber}`, deadline).pollAccountsDetail({ customerId, requestId }),
+      ({ deadline }) => dataCalls('request accounts detail', deadline).requestAccountsDetail({ customerId, requestId, options }),
+      ({ pollNumber, deadline }) => dataCalls(`poll accounts detail #${pollNumber}`, deadline).pollAccountsDetail({ customerId, requestId }),
       (pendingRequestId) => ({ kind: 'accountsDetail', input: { customerId, requestId: pendingRequestId } }),
       timing,
       observer(operation),
@@ -113,8 +112,8 @@ export async function retrieveProducts(
   ) {
     return pollUntilReady(
       operation,
-      ({ deadline }) => request(calls(`request ${operation}`, deadline)),
-      ({ pollNumber, deadline }) => request(calls(`poll ${operation} #${pollNumber}`, deadline), pollNumber),
+      ({ deadline }) => request(dataCalls(`request ${operation}`, deadline)),
+      ({ pollNumber, deadline }) => request(dataCalls(`poll ${operation} #${pollNumber}`, deadline), pollNumber),
       pollRequest,
       timing,
       observer(operation),
