@@ -12,7 +12,7 @@ import { createCallbackActivities } from './activities/callback-activities.js';
 import { callbackMetrics } from './metrics/callback-metrics.js';
 import { createBookActivities } from './activities/book-activities.js';
 import { createLivePathActivities } from './activities/live-path-activities.js';
-import { liveWorkerReadings } from './metrics/live-task-waits.js';
+import { LiveTaskWaits } from './metrics/live-task-waits.js';
 import { withLiveTaskWaits } from './worker/live-task-recording.js';
 import { createBookStartActivities } from './activities/book-start-activities.js';
 import { createAdmissionActivities } from './activities/admission-activities.js';
@@ -101,7 +101,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   // TOO_MANY_REQUESTS pauses the tenant's whole fleet for the wait the service asked for; book refreshes read the same pauses.
   const pauses = new TenantPauses(temporal, config.temporal.taskQueue);
   // Live tasks' waits to start on this process (every worker of it records, its windows read them).
-  const liveReadings = liveWorkerReadings();
+  const liveStarts = new LiveTaskWaits();
   const activities = {
     ...createInputActivities(config.callbacks),
     ...createActivities(
@@ -114,7 +114,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
     ),
     ...createForgetActivities({ temporal, clientFor, payloadStore, metrics }),
     ...createBookActivities({ temporal, pauses }),
-    ...createLivePathActivities({ temporal, taskQueue: config.temporal.taskQueue, liveKey: config.priority.keys.live, own: liveReadings }),
+    ...createLivePathActivities({ temporal, taskQueue: config.temporal.taskQueue, liveKey: config.priority.keys.live, own: liveStarts }),
     ...createBookStartActivities({ temporal }),
     ...createBookEndActivities({ temporal }),
     ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, connectionTaskQueue: config.temporal.taskQueue, priority: config.priority, admission: config.pool.admission }),
@@ -184,7 +184,7 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       ...WORKFLOW_SANDBOX_OPTIONS,
       // Spans of connections started by a traced client (the interceptors are inert for others),
       // and live tasks' waits to start, recorded for the windows (src/worker/live-task-recording.ts into src/metrics/live-task-waits.ts).
-      ...withLiveTaskWaits(tracingWorkerOptions(tracing, { bundled: true }), liveReadings, config.priority.keys.live),
+      ...withLiveTaskWaits(tracingWorkerOptions(tracing, { bundled: true }), liveStarts, config.priority.keys.live),
       // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
       // before they are cancelled; the SDK's default is 0, which cancelled them at once.
       shutdownGraceTime: WORKER_SHUTDOWN_GRACE,

@@ -283,8 +283,7 @@ const shortReason = (progress: BookProgress) => {
 
 function progressPart(tenant: string, progress: BookProgress | undefined): string {
   if (!progress) return `${tenant} (no progress read yet)`;
-  const tasks = progress.window.liveWorkerTaskMs === undefined ? '' : `, live workflow tasks +${progress.window.liveWorkerTaskMs} ms`;
-  return `${tenant} ${progress.counts.done}/${progress.total ?? '?'} ${progress.status}, ${progress.inFlight} in flight, window ${progress.window.size}${tasks} (${shortReason(progress)})`;
+  return `${tenant} ${progress.counts.done}/${progress.total ?? '?'} ${progress.status}, ${progress.inFlight} in flight, window ${progress.window.size} (${shortReason(progress)})`;
 }
 
 export async function runNight(mode: Mode, options: BurstOptions, resources: StackResources): Promise<NightResult> {

@@ -9,7 +9,7 @@
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { LivePathReading } from '../contract/book-definitions.js';
-import type { LiveWorkerReadings, RecentWaits } from '../metrics/live-task-waits.js';
+import type { LiveTaskWaits, RecentWaits } from '../metrics/live-task-waits.js';
 
 const QUEUE_TYPES = [proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY] as const;
 
@@ -31,8 +31,8 @@ export interface LivePathDeps {
   readonly taskQueue: string;
   /** Priority keys up to this one are live users' (src/contract/priority.ts). */
   readonly liveKey: number;
-  /** This process's live tasks' waits to start and workflow tasks' times (src/metrics/live-task-waits.ts), where it runs live work. */
-  readonly own?: LiveWorkerReadings | undefined;
+  /** This process's live activity tasks' waits to start (src/metrics/live-task-waits.ts), where it runs live work. */
+  readonly own?: LiveTaskWaits | undefined;
 }
 
 /**
@@ -43,18 +43,13 @@ export interface LivePathDeps {
 export const OWN_WAITS_SPAN_MS = 15_000;
 
 /**
- * The server's instant with this process's recent live activity starts and workflow tasks beside it
- * (book-window.ts says how each is judged). Without the server's count there is no reading: the
+ * The server's instant with this process's recent live activity starts beside it (book-window.ts
+ * says how each is judged). Without the server's count there is no reading: the
  * window judges by its children, as it does on such a server.
  */
-export function combineLivePath(server: LivePathReading | null, own: { readonly activityStarts?: RecentWaits | undefined; readonly workflowTasks?: RecentWaits | undefined }): LivePathReading | null {
+export function combineLivePath(server: LivePathReading | null, activityStarts: RecentWaits | undefined): LivePathReading | null {
   if (server === null) return server;
-  const { activityStarts, workflowTasks } = own;
-  return {
-    ...server,
-    ...(activityStarts && activityStarts.samples > 0 ? { workerWaitMs: activityStarts.p90Ms, workerSamples: activityStarts.samples } : {}),
-    ...(workflowTasks && workflowTasks.samples > 0 ? { workerTaskMs: workflowTasks.p90Ms, workerTaskSamples: workflowTasks.samples } : {}),
-  };
+  return activityStarts && activityStarts.samples > 0 ? { ...server, workerWaitMs: activityStarts.p90Ms, workerSamples: activityStarts.samples } : server;
 }
 
 /** What is read of the server's TaskQueueStats: its counts and seconds are Longs, or numbers; `Number` reads both. */
@@ -104,8 +99,8 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey, own }: 
 
   return {
     /**
-     * The live path as the server last counted it, with this process's live activity starts and
-     * workflow tasks of the last OWN_WAITS_SPAN_MS; null without the server's count.
+     * The live path as the server last counted it, with this process's live activity starts of the
+     * last OWN_WAITS_SPAN_MS; null without the server's count.
      */
     async livePath(): Promise<LivePathReading | null> {
       const now = Date.now();
@@ -117,7 +112,7 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey, own }: 
           if (shared?.reading === reading) shared = undefined;
         });
       }
-      return combineLivePath(await shared.reading, { activityStarts: own?.activityStarts.recent(OWN_WAITS_SPAN_MS, now), workflowTasks: own?.workflowTasks.recent(OWN_WAITS_SPAN_MS, now) });
+      return combineLivePath(await shared.reading, own?.recent(OWN_WAITS_SPAN_MS, now));
     },
   };
 }

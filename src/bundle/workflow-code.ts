@@ -1,9 +1,8 @@
 /**
  * Where the worker's workflow code lives: the workflows and the converters bundled with them (the
  * payload converter that keeps bad messages from wedging a connection, the failure converter that
- * puts failure messages where the codec encrypts them), the tracing interceptors (inert for a
- * connection started without a trace context) and the interceptors that time prioritized workflows'
- * tasks on the worker (src/workflows/live-task-lag-interceptors.ts). Every place that bundles or runs workflows (worker,
+ * puts failure messages where the codec encrypts them) and the tracing interceptors (inert for a
+ * connection started without a trace context). Every place that bundles or runs workflows (worker,
  * bundle script, tests, benchmarks) reads this, so none of them can forget one.
  */
 import { fileURLToPath } from 'node:url';
@@ -16,7 +15,6 @@ export const WORKFLOWS_PATH = beside('../workflows/index');
 export const PAYLOAD_CONVERTER_PATH = beside('../codec/payload-converter');
 export const FAILURE_CONVERTER_PATH = beside('../codec/failure-converter');
 export const TRACING_WORKFLOW_INTERCEPTORS_PATH = beside('../tracing/workflow-interceptors');
-export const LIVE_TASK_LAG_INTERCEPTORS_PATH = beside('../workflows/live-task-lag-interceptors');
 
 /**
  * Modules evaluated once per workflow thread and shared by every workflow it runs, instead of once
@@ -27,7 +25,7 @@ export const LIVE_TASK_LAG_INTERCEPTORS_PATH = beside('../workflows/live-task-la
  * source file and refuses module-level `let`, `var` or mutable containers, which would now be
  * shared by all connections of a thread.
  */
-const SHARED_MODULES = [WORKFLOWS_PATH, PAYLOAD_CONVERTER_PATH, FAILURE_CONVERTER_PATH, TRACING_WORKFLOW_INTERCEPTORS_PATH, LIVE_TASK_LAG_INTERCEPTORS_PATH];
+const SHARED_MODULES = [WORKFLOWS_PATH, PAYLOAD_CONVERTER_PATH, FAILURE_CONVERTER_PATH, TRACING_WORKFLOW_INTERCEPTORS_PATH];
 
 /** Options for bundleWorkflowCode; a worker or replayer that bundles at start takes `workflowSource()` and the interceptors as `interceptors.workflowModules`. */
 export const WORKFLOW_CODE: {
@@ -40,7 +38,7 @@ export const WORKFLOW_CODE: {
   workflowsPath: WORKFLOWS_PATH,
   payloadConverterPath: PAYLOAD_CONVERTER_PATH,
   failureConverterPath: FAILURE_CONVERTER_PATH,
-  workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_PATH, LIVE_TASK_LAG_INTERCEPTORS_PATH],
+  workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_PATH],
   preloadModules: SHARED_MODULES,
 });
 

@@ -238,8 +238,6 @@ export interface WindowView {
   /** The live path as last read: the oldest live task waiting to start (ms) and how many waited; absent where the server gives no such count. */
   readonly liveWaitMs?: number | undefined;
   readonly liveWaiting?: number | undefined;
-  /** Beside it, where the window runs beside live work: the worker's live workflow tasks' time above their shortest (90th percentile, ms). */
-  readonly liveWorkerTaskMs?: number | undefined;
   /** When that reading was taken: the window judges by it only while fresh (a few fleet reads). */
   readonly liveReadAt?: string | undefined;
 }
@@ -367,15 +365,6 @@ export interface LivePathReading {
    */
   readonly workerWaitMs?: number | undefined;
   readonly workerSamples?: number | undefined;
-  /**
-   * And the 90th percentile of the time the live workflow tasks it ran in those seconds took on it
-   * (handed out to done), above the shortest it has kept, and how many (absent: none, or a build
-   * before counted none). The window tells it (its view, its changes' reasons) and does not act on
-   * it: measured as a bar to growth and as a reason to give way, neither held live answers nearer
-   * idle (docs/benchmarks.md).
-   */
-  readonly workerTaskMs?: number | undefined;
-  readonly workerTaskSamples?: number | undefined;
 }
 
 /** The window controller's thresholds. */
@@ -459,8 +448,6 @@ export interface WindowMemory {
         readonly waiting: number;
         readonly workerWaitMs?: number;
         readonly workerSamples?: number;
-        readonly workerTaskMs?: number;
-        readonly workerTaskSamples?: number;
       }
     | undefined;
 }

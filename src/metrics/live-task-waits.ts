@@ -1,17 +1,15 @@
 /**
- * How long live users' tasks took on this worker process, read back over the last seconds: each
- * activity task's wait to start (its attempt's scheduled time to now, recorded as it starts), and
- * each workflow task's time on the worker (the server's time it was handed out to the end of its
- * activation, recorded by a sink from src/workflows/live-task-lag-interceptors.ts). A window (a
- * book's refresh, a tenant's admission) judges the live path by it beside the server's count of
- * waiting tasks (src/activities/live-path-activities.ts): the server's count is an instant, taken
- * every few seconds, and a crowded machine shows first as every task starting a little late, which
- * an instant seldom catches. An activity's wait holds what a live user's step waits for between
- * being scheduled and running: the server persisting and dispatching it, and this process's event
- * loop taking it up. A workflow task's time holds its wait for a workflow thread and its run: under
- * other CPU load that grew while activity starts did not (docs/benchmarks.md).
+ * How long live users' activity tasks waited to start on this worker process, read back over the
+ * last seconds (each attempt's scheduled time to now, recorded as it starts). A window (a book's
+ * refresh, a tenant's admission) judges the live path by it beside the server's count of waiting
+ * tasks (src/activities/live-path-activities.ts): the server's count is an instant, taken every few
+ * seconds, and a crowded machine shows first as every task starting a little late, which an instant
+ * seldom catches. A wait holds what a live user's step waits for between being scheduled and
+ * running: the server persisting and dispatching it, and this process's event loop taking it up.
+ * (Live workflow tasks' time on the worker was measured too until 2026-12-03; the windows never
+ * acted on it, so it went: docs/benchmarks.md, 2026-11-30.)
  *
- * Each is the worker's clock less the server's (the scheduled and handed-out times are the server's),
+ * Each is the worker's clock less the server's (the scheduled time is the server's),
  * so a reading is taken above the shortest of the last ten minutes: a difference between the two
  * clocks, and the network's floor, are in every one and say nothing of crowding. What the SDK does before the
  * activity runs (decoding its input: a KMS's data key when none is cached) is in the wait too.
@@ -66,14 +64,4 @@ export class LiveTaskWaits {
     waits.sort((a, b) => a - b);
     return { samples: waits.length, p90Ms: Math.max(0, Math.round(waits[Math.ceil(0.9 * waits.length) - 1]! - shortest)) };
   }
-}
-
-/** This process's two readings of the live path (the header says what each holds). */
-export interface LiveWorkerReadings {
-  readonly activityStarts: LiveTaskWaits;
-  readonly workflowTasks: LiveTaskWaits;
-}
-
-export function liveWorkerReadings(): LiveWorkerReadings {
-  return { activityStarts: new LiveTaskWaits(), workflowTasks: new LiveTaskWaits() };
 }

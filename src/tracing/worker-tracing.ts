@@ -5,9 +5,7 @@
  *
  * The sink is registered even with tracing off: a connection started by a traced client makes
  * workflow spans whatever this worker's settings, and they are dropped here rather than logged as
- * calls to a missing sink. So is the bundle's other sink, the live tasks' times
- * (src/workflows/live-task-lag-interceptors.ts): dropped here, recorded where a worker adds
- * withLiveTaskWaits (src/worker/live-task-recording.ts).
+ * calls to a missing sink.
  */
 import {
   makeWorkflowExporter,
@@ -17,16 +15,14 @@ import {
 } from '@temporalio/interceptors-opentelemetry';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import { WORKFLOW_CODE } from '../bundle/workflow-code.js';
-import type { LiveTaskSinks } from '../workflows/live-task-lag-interceptors.js';
 import type { Tracing } from './provider.js';
 
 export interface TracingWorkerOptions {
   readonly interceptors: WorkerInterceptors;
-  readonly sinks: InjectedSinks<OpenTelemetrySinks & LiveTaskSinks>;
+  readonly sinks: InjectedSinks<OpenTelemetrySinks>;
 }
 
 const DROP_WORKFLOW_SPANS: InjectedSinks<OpenTelemetrySinks> = { exporter: { export: { fn: () => undefined } } };
-const DROP_LIVE_TASK_TIMES: InjectedSinks<LiveTaskSinks> = { liveTasks: { concluded: { fn: () => undefined } } };
 
 /**
  * `bundled`: the worker runs a prebuilt bundle, which has the workflow interceptors already (the
@@ -35,12 +31,12 @@ const DROP_LIVE_TASK_TIMES: InjectedSinks<LiveTaskSinks> = { liveTasks: { conclu
  */
 export function tracingWorkerOptions(tracing: Tracing | undefined, { bundled = false }: { bundled?: boolean } = {}): TracingWorkerOptions {
   const workflowModules = bundled ? {} : { workflowModules: [...WORKFLOW_CODE.workflowInterceptorModules] };
-  if (!tracing) return { interceptors: workflowModules, sinks: { ...DROP_WORKFLOW_SPANS, ...DROP_LIVE_TASK_TIMES } };
+  if (!tracing) return { interceptors: workflowModules, sinks: DROP_WORKFLOW_SPANS };
   return {
     interceptors: {
       ...workflowModules,
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
     },
-    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource), ...DROP_LIVE_TASK_TIMES },
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
   };
 }

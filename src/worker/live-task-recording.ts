@@ -1,11 +1,9 @@
 /**
- * Records this process's live tasks into its two readings (src/metrics/live-task-waits.ts says what
- * each holds): an activity interceptor for each live activity's wait to start, and the sink that
- * src/workflows/live-task-lag-interceptors.ts calls as each live workflow task concludes.
+ * Records this process's live activity tasks' waits to start into its reading
+ * (src/metrics/live-task-waits.ts says what it holds), through an activity interceptor.
  */
-import type { ActivityInterceptorsFactory, InjectedSinks, WorkerInterceptors, WorkerOptions } from '@temporalio/worker';
-import type { LiveTaskWaits, LiveWorkerReadings } from '../metrics/live-task-waits.js';
-import type { LiveTaskSinks } from '../workflows/live-task-lag-interceptors.js';
+import type { ActivityInterceptorsFactory, WorkerInterceptors } from '@temporalio/worker';
+import type { LiveTaskWaits } from '../metrics/live-task-waits.js';
 
 /** 0 is an unset key (the server's default, not live). */
 function isLiveKey(key: number | undefined, liveKey: number): boolean {
@@ -29,30 +27,8 @@ export function liveTaskWaitInterceptor(waits: LiveTaskWaits, liveKey: number): 
   });
 }
 
-/** The sink that records each live workflow task's time on this worker (not called in replays). */
-export function liveWorkflowTaskSinks(times: LiveTaskWaits, liveKey: number): InjectedSinks<LiveTaskSinks> {
-  return {
-    liveTasks: {
-      concluded: {
-        fn: (info, startedAtMs) => {
-          if (isLiveKey(info.priority?.priorityKey, liveKey)) times.record(Date.now() - startedAtMs);
-        },
-        callDuringReplay: false,
-      },
-    },
-  };
-}
-
-/** Worker options with both live readings' recorders added after the interceptors and sinks given. */
-export function withLiveTaskWaits<T extends { readonly interceptors?: WorkerInterceptors; readonly sinks?: WorkerOptions['sinks'] }>(
-  options: T,
-  readings: LiveWorkerReadings,
-  liveKey: number,
-): T & { readonly interceptors: WorkerInterceptors; readonly sinks: NonNullable<WorkerOptions['sinks']> } {
+/** Worker options with the live starts' recorder added after the activity interceptors given. */
+export function withLiveTaskWaits<T extends { readonly interceptors?: WorkerInterceptors }>(options: T, waits: LiveTaskWaits, liveKey: number): T & { readonly interceptors: WorkerInterceptors } {
   const interceptors = options.interceptors ?? {};
-  return {
-    ...options,
-    interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), liveTaskWaitInterceptor(readings.activityStarts, liveKey)] },
-    sinks: { ...options.sinks, ...liveWorkflowTaskSinks(readings.workflowTasks, liveKey) },
-  };
+  return { ...options, interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), liveTaskWaitInterceptor(waits, liveKey)] } };
 }

@@ -134,7 +134,6 @@ export class WindowController {
       share: this.share,
       liveWaitMs: this.memory.live?.waitMs.at(-1),
       liveWaiting: this.memory.live?.waiting,
-      liveWorkerTaskMs: this.memory.live?.workerTaskMs,
       liveReadAt: this.memory.live === undefined ? undefined : new Date(this.memory.live.at).toISOString(),
     };
   }
@@ -150,10 +149,7 @@ export class WindowController {
     }
     const wait = reading.waitMs >= LIVE_STRANDED_MS ? 0 : Math.max(0, reading.waitMs);
     const waitMs = [...(this.memory.live?.waitMs ?? []), wait].slice(-LIVE_READINGS);
-    const own = {
-      ...(reading.workerSamples === undefined ? {} : { workerWaitMs: reading.workerWaitMs ?? 0, workerSamples: reading.workerSamples }),
-      ...(reading.workerTaskSamples === undefined ? {} : { workerTaskMs: reading.workerTaskMs ?? 0, workerTaskSamples: reading.workerTaskSamples }),
-    };
+    const own = reading.workerSamples === undefined ? {} : { workerWaitMs: reading.workerWaitMs ?? 0, workerSamples: reading.workerSamples };
     this.memory = { ...this.memory, live: { at: now, waitMs, waiting: Math.max(0, reading.waiting), ...own } };
   }
 
@@ -389,11 +385,7 @@ export class WindowController {
     const worst = Math.max(...live.waitMs);
     const share = this.share;
     const starts = live.workerSamples === undefined ? '' : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms above its shortest at the 90th percentile`;
-    // Its live workflow tasks' time is told, not acted on: neither a bar to growth (at 40 ms) nor a
-    // reason to give way (at 60 ms) held live answers nearer idle, and the second ended a night's
-    // slow start on its cold first seconds (docs/benchmarks.md, 2026-11-30).
-    const tasks = live.workerTaskSamples === undefined ? '' : `; its last ${live.workerTaskSamples} live workflow task(s): ${live.workerTaskMs ?? 0} ms above their shortest`;
-    const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count${starts}${tasks})`;
+    const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count${starts})`;
     // The worker's own starts only give way: they read a little above their shortest even with the
     // live path near idle, and held as a bar to growth they kept windows small without holding live
     // answers nearer idle (docs/benchmarks.md, 2026-11-30).

@@ -11,8 +11,6 @@ void describe('the book CLI window line', () => {
   void it('shows the live path with the time it was read', () => {
     const line = describeWindow({ size: 14, floor: 2, ceiling: 50, liveWaitMs: 120, liveWaiting: 3, liveReadAt: '2026-11-29T23:00:00.000Z' });
     assert.equal(line, '14 (floor 2, ceiling 50; live path read at 2026-11-29T23:00:00.000Z: 3 waiting, the oldest 120 ms)');
-    const beside = describeWindow({ size: 14, floor: 2, ceiling: 50, liveWaitMs: 0, liveWaiting: 0, liveWorkerTaskMs: 45, liveReadAt: '2026-11-29T23:00:00.000Z' });
-    assert.equal(beside, "14 (floor 2, ceiling 50; live path read at 2026-11-29T23:00:00.000Z: 0 waiting, the oldest 0 ms, the worker's live workflow tasks 45 ms above their shortest)");
   });
 
   void it('says nothing of the live path where the server gave no reading', () => {

@@ -8,7 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities, INLINE_RESULT_LIMIT_BYTES } from '../../src/activities/connection-activities.js';
 import { createBookActivities } from '../../src/activities/book-activities.js';
 import { createLivePathActivities } from '../../src/activities/live-path-activities.js';
-import { liveWorkerReadings, type LiveWorkerReadings } from '../../src/metrics/live-task-waits.js';
+import { LiveTaskWaits } from '../../src/metrics/live-task-waits.js';
 import { withLiveTaskWaits } from '../../src/worker/live-task-recording.js';
 import { createBookStartActivities } from '../../src/activities/book-start-activities.js';
 import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
@@ -51,7 +51,7 @@ export interface ConnectionStack {
   /** Every upstream request the activities made, as "METHOD /path" (real HTTP, only observed). */
   readonly upstreamCalls: string[];
   /** The worker's live tasks' waits to start, as its windows read them. */
-  readonly liveReadings: LiveWorkerReadings;
+  readonly liveStarts: LiveTaskWaits;
   /** Starts a connection on this stack's task queue, with a unique business key. */
   start(input: Omit<ConnectionInputArgs, 'customerId'> & { customerId?: string }, workflowId?: string): Promise<WorkflowHandleWithFirstExecutionRunId<typeof connectionWorkflow>>;
   /** Polls the state query until `predicate` holds. */
@@ -142,14 +142,14 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   const pauses = new TenantPauses(client, taskQueue);
   const payloadStore = options.payloadStore ? payloadStoreDriverFor(options.payloadStore) : undefined;
   const retentionDays = options.retentionDays ?? {};
-  const liveReadings = liveWorkerReadings();
+  const liveStarts = new LiveTaskWaits();
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     // The product's workflow code (the run's shared bundle, else bundled now), tracing interceptors
     // included (inert: nothing here starts traced), with the sandbox's options.
-    ...withLiveTaskWaits(productWorkflowCode(), liveReadings, DEFAULT_PRIORITY_POLICY.keys.live),
+    ...withLiveTaskWaits(productWorkflowCode(), liveStarts, DEFAULT_PRIORITY_POLICY.keys.live),
     activities: {
       ...createInputActivities(options.callbacks),
       ...createActivities(clientFor, {
@@ -158,7 +158,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       }),
       ...createForgetActivities({ temporal: client, clientFor, payloadStore }),
       ...createBookActivities({ temporal: client, pauses }),
-      ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: liveReadings }),
+      ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: liveStarts }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
       ...createAdmissionActivities({ temporal: client, taskQueue, connectionTaskQueue: taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),
@@ -187,7 +187,7 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
     taskQueue,
     worker,
     upstreamCalls,
-    liveReadings,
+    liveStarts,
     client,
     start: (input, workflowId = uniqueId('connection')) =>
       client.workflow.start('connectionWorkflow', {

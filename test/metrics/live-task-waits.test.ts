@@ -2,19 +2,16 @@
  * Live tasks' waits to start, as the worker records them for its windows: kept over a span, read at
  * the 90th percentile, a stranded wait (scheduled while no worker ran) left out; and on a real dev
  * server with the product's worker, a connection started at a live priority key recorded, one at an
- * unattended key not, and both in the window's reading of the live path; a query is no workflow task.
+ * unattended key not, and both in the window's reading of the live path.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { combineLivePath, createLivePathActivities } from '../../src/activities/live-path-activities.js';
-import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
 import { DEFAULT_PRIORITY_POLICY } from '../../src/contract/priority.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { LiveTaskWaits, SHORTEST_SPAN_MS, STRANDED_WAIT_MS } from '../../src/metrics/live-task-waits.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { connectionStackOfFile } from '../helpers/connection-stack.js';
-import { setTimeout as delay } from 'node:timers/promises';
-import { uniqueId, waitFor } from '../helpers/temporal.js';
+import { uniqueId } from '../helpers/temporal.js';
 
 const NOW = 1_000_000;
 
@@ -61,13 +58,12 @@ void describe('live tasks\' waits to start, kept by the worker', () => {
     assert.deepEqual(waits.recent(15_000, NOW), { samples: 512, p90Ms: 0 });
   });
 
-  void it('puts the worker\'s starts and workflow tasks beside the server\'s instant, and gives no reading without the server\'s', () => {
+  void it('puts the worker\'s starts beside the server\'s instant, and gives no reading without the server\'s', () => {
     const activityStarts = { samples: 4, p90Ms: 180 };
-    const workflowTasks = { samples: 9, p90Ms: 35 };
-    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { activityStarts, workflowTasks }), { waitMs: 20, waiting: 1, workerWaitMs: 180, workerSamples: 4, workerTaskMs: 35, workerTaskSamples: 9 });
-    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { activityStarts, workflowTasks: { samples: 0, p90Ms: 0 } }), { waitMs: 20, waiting: 1, workerWaitMs: 180, workerSamples: 4 }, 'no workflow tasks: the starts alone');
-    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { activityStarts: { samples: 0, p90Ms: 0 } }), { waitMs: 20, waiting: 1 }, 'neither: the server alone');
-    assert.equal(combineLivePath(null, { activityStarts, workflowTasks }), null, 'no server count: the window judges by its children');
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, activityStarts), { waitMs: 20, waiting: 1, workerWaitMs: 180, workerSamples: 4 });
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { samples: 0, p90Ms: 0 }), { waitMs: 20, waiting: 1 }, 'no starts: the server alone');
+    assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, undefined), { waitMs: 20, waiting: 1 }, 'a process without live work: the server alone');
+    assert.equal(combineLivePath(null, activityStarts), null, 'no server count: the window judges by its children');
   });
 });
 
@@ -86,47 +82,19 @@ void describe('live tasks\' waits recorded by the product\'s worker', () => {
     await handle.result();
   }
 
-  void it('records the service calls and workflow tasks of a connection at a live key, not of one at an unattended key, and the window reads them', async () => {
+  void it('records the service calls of a connection at a live key, not of one at an unattended key, and the window reads them', async () => {
     const { stack } = current;
-    const { activityStarts, workflowTasks } = stack.liveReadings;
+    const { liveStarts } = stack;
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.scheduled);
-    assert.equal(activityStarts.recent(60_000).samples, 0, 'an unattended connection\'s calls are not the live path');
-    assert.equal(workflowTasks.recent(60_000).samples, 0, 'nor its workflow tasks');
+    assert.equal(liveStarts.recent(60_000).samples, 0, 'an unattended connection\'s calls are not the live path');
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.live);
-    const recorded = activityStarts.recent(60_000);
+    const recorded = liveStarts.recent(60_000);
     // Authorize, the accounts request and at least one poll: each a service call inheriting the connection's key.
     assert.ok(recorded.samples >= 3, `live starts recorded: ${recorded.samples}`);
-    // The start's task, one after each of those calls, and the poll timers': each concluded on this worker.
-    const tasks = workflowTasks.recent(60_000);
-    assert.ok(tasks.samples >= 4, `live workflow tasks recorded: ${tasks.samples}`);
-    const reader = createLivePathActivities({ temporal: stack.client, taskQueue: stack.taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: stack.liveReadings });
+    const reader = createLivePathActivities({ temporal: stack.client, taskQueue: stack.taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: liveStarts });
     const reading = await reader.livePath();
-    // The connection ended just now: its starts and tasks are within the reading's 15 s.
+    // The connection ended just now: its starts are within the reading's 15 s.
     assert.ok((reading?.workerSamples ?? 0) >= 3, JSON.stringify(reading));
     assert.equal(typeof reading?.workerWaitMs, 'number', JSON.stringify(reading));
-    assert.ok((reading?.workerTaskSamples ?? 0) >= 4, JSON.stringify(reading));
-    assert.equal(typeof reading?.workerTaskMs, 'number', JSON.stringify(reading));
-  });
-
-  void it('does not count a query as a workflow task: a live connection waiting for its user, queried, adds no time', async () => {
-    const { stack } = current;
-    const handle = await stack.client.workflow.start('connectionWorkflow', {
-      taskQueue: stack.taskQueue,
-      workflowId: uniqueId('live-query'),
-      args: [{ customerId: stack.customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD }, products: { accountsDetail: {} } }],
-      priority: { priorityKey: DEFAULT_PRIORITY_POLICY.keys.live },
-    });
-    try {
-      await waitFor(async () => (await handle.query(connectionStateQuery)).status === 'AwaitingAnswer', { describe: 'the connection awaiting its answer' });
-      const before = stack.liveReadings.workflowTasks.recent(60_000).samples;
-      // Each query a while after the last task: counted, it would read that pause as one task's time.
-      for (let query = 0; query < 4; query += 1) {
-        await delay(250);
-        await handle.query(connectionStateQuery);
-      }
-      assert.equal(stack.liveReadings.workflowTasks.recent(60_000).samples, before, 'no workflow task recorded for the queries');
-    } finally {
-      await handle.terminate('test over');
-    }
   });
 });

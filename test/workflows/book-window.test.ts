@@ -319,23 +319,6 @@ void describe('book refresh window', () => {
       assert.match(window.view.lastChange?.reason ?? '', /this worker's last 12 live start\(s\): 150 ms above its shortest at the 90th percentile\): the live path slowed/);
     });
 
-    void it('tells its worker\'s live workflow tasks\' time and acts on the live path as before: neither grows nor gives way for them', () => {
-      const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
-      const tasks = (workerTaskMs: number, waitMs: number, at: number, count: number) => {
-        window.observeLivePath({ waitMs, waiting: waitMs > 0 ? 1 : 0, workerWaitMs: 5, workerSamples: 12, workerTaskMs, workerTaskSamples: 30 }, at);
-        finish(window, count, 1_000, at + 1);
-      };
-      // Slow tasks, the server near idle: it grows as the server's reading says.
-      for (let look = 0; look < 4; look += 1) tasks(500, 0, look * 5_000, window.size);
-      const grown = window.size;
-      assert.ok(grown > BOUNDS.start, `grew with the tasks at 500 ms: ${grown}`);
-      assert.equal(window.view.liveWorkerTaskMs, 500, 'the view tells the reading');
-      // The server's live wait slow: it gives way, and the reason tells the tasks beside it.
-      tasks(500, DEFAULT_WINDOW_CONTROL.liveSlowMs, 30_000, Math.ceil(grown / 2));
-      assert.equal(window.size, Math.floor(grown * DEFAULT_WINDOW_CONTROL.shrinkFactor), `gave way from ${grown}`);
-      assert.match(window.view.lastChange?.reason ?? '', /its last 30 live workflow task\(s\): 500 ms above their shortest\): the live path slowed \(gives way at 150 ms\)/);
-    });
-
     void it('holds between near idle and slow', () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
       for (let look = 0; look < 4; look += 1) readThenFinish(window, DEFAULT_WINDOW_CONTROL.liveNearMs + 10, look * 5_000, 10, 1_000);

@@ -8,9 +8,7 @@ import { formatTable } from '../../report.js';
 export function describeWindow(window: WindowView): string {
   const pinned = window.pinned === undefined ? '' : `; pinned at ${window.pinned}`;
   const change = window.lastChange ? `: ${printable(window.lastChange.reason)} (${window.lastChange.from} to ${window.lastChange.to} at ${window.lastChange.at})` : '';
-  const workerTasks = window.liveWorkerTaskMs === undefined ? '' : `, the worker's live workflow tasks ${String(window.liveWorkerTaskMs)} ms above their shortest`;
-  const live =
-    window.liveReadAt === undefined ? '' : `; live path read at ${printable(window.liveReadAt)}: ${String(window.liveWaiting ?? 0)} waiting, the oldest ${String(window.liveWaitMs ?? 0)} ms${workerTasks}`;
+  const live = window.liveReadAt === undefined ? '' : `; live path read at ${printable(window.liveReadAt)}: ${String(window.liveWaiting ?? 0)} waiting, the oldest ${String(window.liveWaitMs ?? 0)} ms`;
   return `${window.size} (floor ${window.floor}, ceiling ${window.ceiling}${pinned}${live})${change}`;
 }
 
