@@ -33,7 +33,7 @@ export default tseslint.config(
     // the client and the activities (connection-input.ts and connection-schemas.ts, which validate
     // with zod, only as types).
     files: ['src/workflows/**/*.ts', 'src/tracing/workflow-interceptors.ts', 'src/contract/**/*.ts', 'src/nexus/relay-workflow.ts', 'src/nexus/relay-ids.ts'],
-    ignores: ['src/contract/connection-input.ts', 'src/contract/connection-schemas.ts'],
+    ignores: ['src/contract/connection/connection-input.ts', 'src/contract/connection/connection-schemas.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -41,10 +41,10 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'os', 'child_process'], message: 'Workflows must be deterministic: no Node built-ins.' },
             SDK_INTERNALS,
-            { group: ['ky', '../aggregator/client*', '../sandbox/*'], message: 'Workflows reach the service only through activities.' },
-            { group: ['../activities/*', '../activities'], message: 'Import activities by type only.', allowTypeImports: true },
+            { group: ['ky', '**/aggregator/client*', '**/sandbox/*'], message: 'Workflows reach the service only through activities.' },
+            { group: ['**/activities/*', '**/activities'], message: 'Import activities by type only.', allowTypeImports: true },
             {
-              group: ['zod', 'zod/*', '../aggregator/schemas*', '../contract/connection-input*', './connection-input*', '../contract/connection-schemas*', './connection-schemas*'],
+              group: ['zod', 'zod/*', '**/aggregator/schemas*', '**/connection-input*', '**/connection-schemas*'],
               message: 'Types only: the SDK evaluates the workflow bundle for every workflow, so zod stays out of it (validation runs in input-activities.ts).',
               allowTypeImports: true,
             },

@@ -5,7 +5,7 @@
  * window's ramp: from its start it grows by half, a round (a child's time t) at a time, until it holds
  * the rate × t that the rate needs; what is done meanwhile is the sum of its sizes. Pure.
  */
-import { slowStartGrowth } from '../src/workflows/book-window.js';
+import { slowStartGrowth } from '../src/workflows/window/window-controller.js';
 
 export interface NightRuleInputs {
   /** Logins refreshed (N). */

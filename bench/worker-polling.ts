@@ -34,7 +34,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createAggregatorClient } from '../src/aggregator/client.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
-import { POLL_STRATEGIES, type PollStrategy } from '../src/contract/connection-input.js';
+import { POLL_STRATEGIES, type PollStrategy } from '../src/contract/connection/connection-input.js';
 import { SANDBOX_PASSWORD } from '../src/sandbox/scenarios.js';
 import { pollLags, startServiceClock } from './service-clock.js';
 import { cpuMs, percentile, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';

@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AccountsDetailResponse, AttributesResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../src/aggregator/schemas.js';
-import { ConnectionInput } from '../src/contract/connection-input.js';
-import { AnswerOutcomeSchema, ChallengeSetSchema, ConnectionFailureInfoSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../src/contract/connection-schemas.js';
+import { ConnectionInput } from '../src/contract/connection/connection-input.js';
+import { AnswerOutcomeSchema, ChallengeSetSchema, ConnectionFailureInfoSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../src/contract/connection/connection-schemas.js';
 import { NexusAnswerInputSchema, NexusConnectionRefSchema, NexusRefreshBookInputSchema } from '../src/nexus/input-schemas.js';
 import { NAMES_PATH, pythonNamesSource } from './lib/python-names.js';
 

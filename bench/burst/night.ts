@@ -2,7 +2,7 @@
  * The lender's night (issue 21, item 6): `npm run bench:burst` without --storm. Tenant A's book and
  * tenant B's are enrolled (one bookEntryWorkflow a login), each gets its book Schedule at a far-off
  * daily time, and both Schedules are triggered together: each starts a bookRefreshWorkflow whose
- * self-regulating window (book-window.ts, with the client's BOOK_WINDOW_* defaults: nothing here is
+ * self-regulating window (window-controller.ts, with the client's BOOK_WINDOW_* defaults: nothing here is
  * tuned for this machine) decides how many connections it keeps in flight. Live connections are
  * answered throughout; once half of A's book is done the service lowers A's limit below its budget.
  *
@@ -25,8 +25,8 @@ import { setTimeout as sleepMs } from 'node:timers/promises';
 import { fetchScenarioListing, scenarioFor } from '../../scripts/chaos/flows.js';
 import { seconds, Timeline } from '../../scripts/chaos/timeline.js';
 import { RefreshNotUnattendedError, type BookProgress, type BookReport } from '../../src/client/index.js';
-import { bookScheduleId } from '../../src/contract/book-definitions.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection-definitions.js';
+import { bookScheduleId } from '../../src/contract/book/book-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection/connection-definitions.js';
 import { CustomerIdKey } from '../../src/contract/search-attributes.js';
 import { cpuBetween, cpuTotal, sampleCpu, waitForQuietStack, type CpuPart } from './cpu.js';
 import {

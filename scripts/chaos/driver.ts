@@ -15,7 +15,7 @@ import {
   TemporalUnavailableError,
 } from '../../src/client/index.js';
 import type { ChallengeSet, ConnectionEndType, ConnectionResult, ConnectionsClient, ConnectionState } from '../../src/client/index.js';
-import { answerChallengeSignal } from '../../src/contract/connection-definitions.js';
+import { answerChallengeSignal } from '../../src/contract/connection/connection-definitions.js';
 import { diagnoseStuck, type StuckDiagnosis } from './diagnosis.js';
 import { countCode, failureCodeOf } from './grpc-codes.js';
 import { answerFor, connectionInput, scenarioFor, type ConnectionPlan, type ListedScenario, type RunTiming } from './flows.js';

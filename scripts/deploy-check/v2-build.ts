@@ -21,9 +21,9 @@ export class V2BuildError extends Error {
 
 /** The connection workflow's source with v2's change; refuses when the code no longer has the place it changes. */
 export function withExtraActivity(source: string): string {
-  if (!RETRIEVAL_CALL.test(source)) throw new V2BuildError('src/workflows/connection.ts no longer calls retrieveProducts where deploy-check inserts its v2 step: update scripts/deploy-check/v2-build.ts');
+  if (!RETRIEVAL_CALL.test(source)) throw new V2BuildError('src/workflows/connection/connection.ts no longer calls retrieveProducts where deploy-check inserts its v2 step: update scripts/deploy-check/v2-build.ts');
   const imports = /import \{([^}]*)\} from '@temporalio\/workflow';/.exec(source);
-  if (!imports?.[1]) throw new V2BuildError("src/workflows/connection.ts has no import from '@temporalio/workflow' to extend");
+  if (!imports?.[1]) throw new V2BuildError("src/workflows/connection/connection.ts has no import from '@temporalio/workflow' to extend");
   const names = imports[1].split(',').map((name) => name.trim()).filter(Boolean);
   const withProxy = source.replace(imports[0], `import { ${[...new Set([...names, 'proxyActivities'])].join(', ')} } from '@temporalio/workflow';`);
   return withProxy.replace(RETRIEVAL_CALL, (line: string) => EXTRA_ACTIVITY + line);
@@ -35,7 +35,7 @@ export async function buildV2Bundle(dir: string): Promise<string> {
   await cp(join(PROJECT_ROOT, 'src'), join(dir, 'src'), { recursive: true });
   for (const file of ['package.json', 'tsconfig.json']) await cp(join(PROJECT_ROOT, file), join(dir, file));
   await symlink(join(PROJECT_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  const workflowPath = join(dir, 'src', 'workflows', 'connection.ts');
+  const workflowPath = join(dir, 'src', 'workflows', 'connection', 'connection.ts');
   await writeFile(workflowPath, withExtraActivity(await readFile(workflowPath, 'utf8')));
   // The product's own bundle options, every path moved into the copy.
   const relocate = (path: string) => join(dir, relative(PROJECT_ROOT, path));

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { CONNECTION_FAILURE_TYPES } from '../../src/aggregator/failure-table.js';
 import { CONNECTION_WORKFLOW_ID_PREFIX } from '../../src/client/business-key.js';
 import { CONNECTION_END_TYPES } from '../../src/client/errors.js';
-import { CONNECTION_STATUSES, CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, answerChallengeSignal, awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
+import { CONNECTION_STATUSES, CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, answerChallengeSignal, awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
 import { CONNECTIONS_NEXUS_SERVICE_NAME, NEXUS_HANDLER_ERROR_TYPES, connectionsNexusService } from '../../src/contract/nexus-connections.js';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_CLASSES, PRIORITY_KEY_LIMITS } from '../../src/contract/priority.js';
 import { ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE } from '../../src/contract/ids.js';
@@ -118,7 +118,7 @@ export function pythonNamesSource(): string {
   const sections = [
     HEADER,
     [
-      '# The connection workflow (src/contract/connection-definitions.ts).',
+      '# The connection workflow (src/contract/connection/connection-definitions.ts).',
       `CONNECTION_WORKFLOW_TYPE: Final = ${literal(CONNECTION_WORKFLOW_TYPE, 'CONNECTION_WORKFLOW_TYPE')}`,
       `SUBMIT_ANSWER_UPDATE: Final = ${literal(submitAnswerUpdate.name, 'submitAnswerUpdate')}`,
       `AWAIT_FIRST_STEP_UPDATE: Final = ${literal(awaitFirstStepUpdate.name, 'awaitFirstStepUpdate')}`,

@@ -1,5 +1,5 @@
 /**
- * security:check's attacks on a tenant's admission (src/workflows/admission.ts), the window every
+ * security:check's attacks on a tenant's admission (src/workflows/admission/admission.ts), the window every
  * unattended connection outside a book waits at: a grant without the key sent to a queued connection,
  * a request without the key, a sealed request naming another tenant's connection, a flood of
  * sealed requests for runs that do not exist, queued ahead of the genuine ones, and held starts: an
@@ -23,9 +23,9 @@ import {
   HELD_PRIORITY_MEMO,
   HELD_START_MEMO,
   type AdmissionState,
-} from '../../src/contract/admission-definitions.js';
+} from '../../src/contract/admission/admission-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, STARTING_STATUS } from '../../src/contract/search-attributes.js';
-import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { optionalTsToDate } from '../../src/sdk/internals.js';
 import { until, type AttackResult, type MessageTarget } from './attacks.js';
 import { startForgedRow } from './forged-rows.js';

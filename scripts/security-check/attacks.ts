@@ -16,9 +16,9 @@ import { ConnectionFailedError, loadClientConfig, type ConnectionsClient } from 
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { SealingStoppedError } from '../../src/codec/payload-errors.js';
-import { CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection-definitions.js';
-import { bookRefreshRunId } from '../../src/contract/book-definitions.js';
-import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import { CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
+import { bookRefreshRunId } from '../../src/contract/book/book-definitions.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { track } from '../chaos/processes.js';
 

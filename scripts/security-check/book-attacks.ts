@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, type BookEnrolment } from '../../src/contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, type BookEnrolment } from '../../src/contract/book/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { savedLogin } from './admission-attacks.js';
 import { startForgedRow } from './forged-rows.js';

@@ -18,7 +18,7 @@ import { FileAuditStore } from '../../src/audit/file-audit-store.js';
 import { ConnectionFailedError, ConnectionNotFoundError, type ConnectionsClient } from '../../src/client/index.js';
 import { createPipelineEntryServer, type PipelineEntryServer } from '../../src/pipeline-entry/app.js';
 import { mintPipelineKey, PipelineKeys } from '../../src/identity/pipeline-keys.js';
-import type { CallbackEvent } from '../../src/contract/callback-definitions.js';
+import type { CallbackEvent } from '../../src/contract/callbacks/callback-definitions.js';
 import { liveInput, type AttackResult } from './attacks.js';
 
 /** Where the worker says results are fetched: the attacks send the reference's path to their own entry. */

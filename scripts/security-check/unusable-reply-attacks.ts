@@ -2,7 +2,7 @@
  * security:check's attack on an unusable reply's path into history. When the service answers a 2xx
  * the product cannot act on (a data answer without RequestId), the aggregation client fails the
  * connection `UnexpectedResponse` at once and keeps the body's first 4 KiB (`replyExcerpt`) in the
- * failure's details (src/activities/failures.ts, src/workflows/failures.ts). Such a body may echo an
+ * failure's details (src/activities/failures.ts, src/workflows/connection/failures.ts). Such a body may echo an
  * applicant's data; an attacker who can read the namespace's histories but holds no key must find
  * none of it: the details are sealed by the payload codec, and the message names the operation, the
  * status and the fields only.

@@ -1,5 +1,5 @@
 /**
- * An unattended connection asks its tenant's admission workflow for room (src/workflows/admission.ts):
+ * An unattended connection asks its tenant's admission workflow for room (src/workflows/admission/admission.ts):
  * a signal-with-start, so the first request of a night starts the workflow and the rest join its
  * queue. From a local activity: workflow code cannot signal-with-start, and the worker's setting
  * (UNATTENDED_ADMISSION) is read here, its answer recorded in the connection's history. The
@@ -9,8 +9,8 @@
 import { log } from '@temporalio/activity';
 import { ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { requestAdmission } from '../admission/request-admission.js';
-import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, isAdmissibleConnectionId, type AdmissionRequest } from '../contract/admission-definitions.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
+import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, isAdmissibleConnectionId, type AdmissionRequest } from '../contract/admission/admission-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection/connection-definitions.js';
 import type { PriorityPolicy } from '../contract/priority.js';
 import { visibilityRows } from '../temporal/visibility-rows.js';
 import { ConnectionStatusKey, CustomerIdKey, STARTING_STATUS } from '../contract/search-attributes.js';

@@ -8,9 +8,10 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { decodeMapFromPayloads, decodeTypedSearchAttributes } from '../sdk/internals.js';
 import { describeIssues } from '../aggregator/schemas.js';
-import { BOOK_ENTRY_MEMO, BOOK_REFRESH_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryLoginOf, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag, type PublishedWindow } from '../contract/book-definitions.js';
-import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission-definitions.js';
-import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection-input.js';
+import { BOOK_ENTRY_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryLoginOf, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag } from '../contract/book/book-definitions.js';
+import { BOOK_REFRESH_MEMO, type PublishedWindow } from '../contract/window/window-definitions.js';
+import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission/admission-definitions.js';
+import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection/connection-input.js';
 import { EndUserChallengeKey } from '../contract/search-attributes.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { visibilityPage, visibilityRows } from '../temporal/visibility-rows.js';

@@ -9,7 +9,7 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { log } from '@temporalio/activity';
-import { bookLoginEndedSignal, type BookLoginEnded } from '../contract/book-definitions.js';
+import { bookLoginEndedSignal, type BookLoginEnded } from '../contract/book/book-definitions.js';
 
 export interface TellBookInput {
   readonly refreshWorkflowId: string;

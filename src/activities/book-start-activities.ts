@@ -2,7 +2,7 @@
  * The book refresh starts its logins' connections itself (a local activity: a start is a call to
  * Temporal, never to the service, so it spends nothing of the request budget). Each connection is an
  * ordinary workflow, not a child: its result stays in its own history, and it tells the refresh how
- * it ended with a signal of a few bytes (src/workflows/connection-window-end.ts).
+ * it ended with a signal of a few bytes (src/workflows/window/connection-window-end.ts).
  *
  * One call starts a batch (the room the window just made), side by side. A start retried after it
  * went through (the worker died before the activity's result was recorded) must not read as a login
@@ -12,9 +12,9 @@
 import { activityInfo } from '@temporalio/activity';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type Priority } from '@temporalio/common';
-import { BOOK_CONNECTION_MEMO } from '../contract/book-definitions.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
-import type { ConnectionInputArgs } from '../contract/connection-input.js';
+import { BOOK_CONNECTION_MEMO } from '../contract/book/book-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection/connection-definitions.js';
+import type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
 import { connectionStartAttributes } from '../contract/search-attributes.js';
 
 export interface BookConnectionStart {

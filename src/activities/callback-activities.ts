@@ -1,5 +1,5 @@
 /**
- * The activities of completion callbacks (src/contract/callback-definitions.ts):
+ * The activities of completion callbacks (src/contract/callbacks/callback-definitions.ts):
  * - scheduleCallback: when a connection ends, starts its delivery workflow (idempotent by id, so a
  *   retried activity or a replayed end starts it once);
  * - mintResultClaim: the one-time token of a result sent by reference (random, so an activity's);
@@ -16,7 +16,7 @@ import {
   type CallbackAttemptOutcome,
   type CallbackDeliveryInput,
   type ResultReference,
-} from '../contract/callback-definitions.js';
+} from '../contract/callbacks/callback-definitions.js';
 import { CustomerIdKey } from '../contract/search-attributes.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { callbackUrlProblem, displayedUrl } from '../callbacks/callback-urls.js';

@@ -4,7 +4,7 @@
  */
 import type { DataWarning } from '../aggregator/data-reader.js';
 import type { AccountsDetailOptions, Login, SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
-import type { AttributesProduct, SessionInput } from '../contract/connection-input.js';
+import type { AttributesProduct, SessionInput } from '../contract/connection/connection-input.js';
 
 export type AuthorizeOutcome =
   | { readonly kind: 'session-open'; readonly requestId: string; readonly login: Login; readonly institution?: string | undefined }

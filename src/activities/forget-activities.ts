@@ -12,11 +12,11 @@
 import { Context } from '@temporalio/activity';
 import { isGrpcServiceError, ScheduleNotFoundError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { AggregatorServiceError } from '../aggregator/errors.js';
-import { bookEntryWorkflowId, leaveBookSignal } from '../contract/book-definitions.js';
+import { bookEntryWorkflowId, leaveBookSignal } from '../contract/book/book-definitions.js';
 import { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../contract/login-keys.js';
 import type { PayloadStoreDriver } from '../payload-store/payload-store-driver.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection-definitions.js';
-import { FORGET_RECORD_MAX_IDS, type PayloadsForgotten } from '../contract/forget-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection/connection-definitions.js';
+import { FORGET_RECORD_MAX_IDS, type PayloadsForgotten } from '../contract/retention/forget-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ClientForTenant } from './connection-activities.js';
 import { NO_SERVICE_METRICS, type ServiceMetrics } from '../metrics/service-metrics.js';

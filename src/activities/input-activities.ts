@@ -9,7 +9,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describeIssues } from '../aggregator/schemas.js';
-import { ConnectionInput } from '../contract/connection-input.js';
+import { ConnectionInput } from '../contract/connection/connection-input.js';
 import { isUndecodablePayload } from '../contract/undecodable-payload.js';
 import { callbackRequestRefusal, NO_CALLBACKS, type CallbackSettings } from '../callbacks/callback-policy.js';
 

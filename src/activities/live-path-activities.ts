@@ -8,7 +8,7 @@
  */
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import type { LivePathReading } from '../contract/book-definitions.js';
+import type { LivePathReading } from '../contract/window/window-definitions.js';
 import type { LiveTaskWaits, RecentWaits } from '../metrics/live-task-waits.js';
 
 const QUEUE_TYPES = [proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY] as const;
@@ -43,7 +43,7 @@ export interface LivePathDeps {
 export const OWN_WAITS_SPAN_MS = 15_000;
 
 /**
- * The server's instant with this process's recent live activity starts beside it (book-window.ts
+ * The server's instant with this process's recent live activity starts beside it (window-controller.ts
  * says how each is judged). Without the server's count there is no reading: the
  * window judges by its children, as it does on such a server.
  */

@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { retentionWorkflowId } from '../contract/login-keys.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { RETENTION_WORKFLOW_TYPE, retrievalNoticeSignal, type RetentionInput, type RetrievalNotice } from '../contract/retention-definitions.js';
+import { RETENTION_WORKFLOW_TYPE, retrievalNoticeSignal, type RetentionInput, type RetrievalNotice } from '../contract/retention/retention-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 
 export interface RetentionActivitiesDeps {

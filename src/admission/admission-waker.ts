@@ -2,9 +2,9 @@
  * Wakes tenants' admissions for the product's client after it holds a start, at most once every
  * `ADMISSION_WAKE_EVERY_MS` per tenant: a storm of held starts costs its admission one signal a
  * second, not one a start. A start that sends none is found all the same: a woken admission looks
- * for held starts every few seconds for a minute after its last wake (src/workflows/admission-run.ts).
+ * for held starts every few seconds for a minute after its last wake (src/workflows/admission/admission-run.ts).
  */
-import { ADMISSION_WAKE_EVERY_MS } from '../contract/admission-definitions.js';
+import { ADMISSION_WAKE_EVERY_MS } from '../contract/admission/admission-definitions.js';
 import { wakeAdmission, type AdmissionTarget } from './request-admission.js';
 
 /** Tenants remembered at most; past it, those woken longest ago are forgotten (their next start wakes again). */

@@ -1,11 +1,11 @@
 /**
- * Signals to a tenant's admission (src/workflows/admission.ts), as signal-with-start: the first of a
+ * Signals to a tenant's admission (src/workflows/admission/admission.ts), as signal-with-start: the first of a
  * night starts the admission. A request for room is sent by a running connection (its local
  * activity, src/activities/admission-activities.ts); a wake by the product's client after it holds a
  * start (src/admission/admission-waker.ts), so the admission looks for held starts. One shape for all.
  */
 import type { Client } from '@temporalio/client';
-import { ADMISSION_WORKFLOW_TYPE, admissionRequestSignal, admissionWakeSignal, admissionWorkflowId, type AdmissionRequest } from '../contract/admission-definitions.js';
+import { ADMISSION_WORKFLOW_TYPE, admissionRequestSignal, admissionWakeSignal, admissionWorkflowId, type AdmissionRequest } from '../contract/admission/admission-definitions.js';
 import { startPriority, type PriorityPolicy } from '../contract/priority.js';
 
 export interface AdmissionTarget {

@@ -5,7 +5,7 @@
  * before it starts anything and by the worker's input validation, so a start that skips the entry is
  * refused all the same.
  */
-import type { CallbackInput } from '../contract/connection-input.js';
+import type { CallbackInput } from '../contract/connection/connection-input.js';
 import { callbackUrlProblem } from './callback-urls.js';
 
 export interface CallbackSettings {

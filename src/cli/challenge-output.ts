@@ -5,7 +5,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChallengeSet } from '../contract/connection-definitions.js';
+import type { ChallengeSet } from '../contract/connection/connection-definitions.js';
 import { presentChallengeSet } from './terminal-view.js';
 import { imageBase64 } from '../presentation/images.js';
 import type { CliIo } from './command.js';

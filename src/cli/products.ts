@@ -3,7 +3,7 @@
  * --attributes), their help lines, and the products they ask for.
  */
 import { AttributePackageOperation } from '../aggregator/schemas.js';
-import type { ConnectionInputArgs } from '../contract/connection-input.js';
+import type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
 import { UsageError } from './args.js';
 
 export const PRODUCT_OPTIONS = {

@@ -15,8 +15,8 @@
  * | ImageSelection                     | image number (1-16)           | 7                  |
  */
 import type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
-import { isTokenCodePrompt, TRUSTED_DEVICE_ANSWER } from '../workflows/challenges.js';
-import type { ChallengeSet, ConnectionState } from '../contract/connection-definitions.js';
+import { isTokenCodePrompt, TRUSTED_DEVICE_ANSWER } from '../workflows/connection/challenges.js';
+import type { ChallengeSet, ConnectionState } from '../contract/connection/connection-definitions.js';
 import { formatElapsed } from '../presentation/durations.js';
 
 // Durations are written in src/presentation/durations.ts, which the console's pages import too.

@@ -5,8 +5,9 @@
  */
 import { z } from 'zod';
 import { Uuid } from '../aggregator/schemas.js';
-import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_CADENCE, WINDOW_LIMITS } from '../contract/book-definitions.js';
-import { ProductsInput, TimingInput } from '../contract/connection-input.js';
+import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_CADENCE } from '../contract/book/book-definitions.js';
+import { WINDOW_LIMITS } from '../contract/window/window-definitions.js';
+import { ProductsInput, TimingInput } from '../contract/connection/connection-input.js';
 import { CADENCE_PATTERN, CADENCE_RULE } from '../contract/ids.js';
 import { TenantSegment } from './business-key.js';
 import { RefreshCadence } from './refresh-schedule-input.js';

@@ -24,38 +24,13 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex, decodeMapFromPayloads } from '../sdk/internals.js';
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
-import {
-  BOOK_ENTRY_MEMO,
-  BOOK_ENTRY_WORKFLOW_TYPE,
-  BOOK_REFRESH_WORKFLOW_TYPE,
-  bookEntryLoginOf,
-  bookEntryWorkflowId,
-  bookEntriesQuery,
-  bookProgressQuery,
-  bookReportPageId,
-  bookRefreshAttributes,
-  bookRefreshRunId,
-  bookRefreshesQuery,
-  bookScheduleId,
-  cancelBookUpdate,
-  enrolSignal,
-  leaveBookSignal,
-  pauseBookUpdate,
-  resizeBookUpdate,
-  resumeBookUpdate,
-  type BookEnrolment,
-  type BookEntryFlag,
-  type BookProgress,
-  type BookRefreshInput,
-  type BookReport,
-  type BookReportPage,
-  type WindowBounds,
-} from '../contract/book-definitions.js';
-import type { ConnectionInput } from '../contract/connection-input.js';
-import type { ConnectionResult } from '../contract/connection-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, BOOK_REFRESH_WORKFLOW_TYPE, bookEntryLoginOf, bookEntryWorkflowId, bookEntriesQuery, bookProgressQuery, bookReportPageId, bookRefreshAttributes, bookRefreshRunId, bookRefreshesQuery, bookScheduleId, cancelBookUpdate, enrolSignal, leaveBookSignal, pauseBookUpdate, resizeBookUpdate, resumeBookUpdate, type BookEnrolment, type BookEntryFlag, type BookProgress, type BookRefreshInput, type BookReport, type BookReportPage } from '../contract/book/book-definitions.js';
+import { type WindowBounds } from '../contract/window/window-definitions.js';
+import type { ConnectionInput } from '../contract/connection/connection-input.js';
+import type { ConnectionResult } from '../contract/connection/connection-definitions.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
-import { CallbackInput } from '../contract/connection-input.js';
+import { CallbackInput } from '../contract/connection/connection-input.js';
 import { BookEnrolmentInput, BookListInput, BookRef, BookScheduleInput, ResizeInput, type BookEnrolmentArgs, type BookListArgs, type BookRefArgs, type BookScheduleArgs, type ResizeArgs } from './book-input.js';
 import {
   BookEntryNotFoundError,

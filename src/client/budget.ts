@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { applyFleetBudget, describeQueueLimits, queueRatesFor, type FleetBudget, type QueueLimits } from '../budget/fleet-budget.js';
-import { TENANT_THROTTLE_WORKFLOW_TYPE, throttleStateQuery, type ThrottleState } from '../contract/tenant-throttle-definitions.js';
+import { TENANT_THROTTLE_WORKFLOW_TYPE, throttleStateQuery, type ThrottleState } from '../contract/throttle/tenant-throttle-definitions.js';
 import { ConnectionClientError } from './errors.js';
 import { quoteVisibilityValue } from './visibility.js';
 import { listedExecutions } from '../temporal/visibility-rows.js';

@@ -11,7 +11,7 @@
  * connections each has.
  */
 import type { Client } from '@temporalio/client';
-import { CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES } from '../contract/connection-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey } from '../contract/search-attributes.js';
 import { quoteVisibilityValue } from './visibility.js';
 import { decodeTypedSearchAttributes } from '../sdk/internals.js';

@@ -1,5 +1,5 @@
 /** What the client tells of one connection when it lists or describes it: visibility's view, not the workflow's state. */
-import type { ConnectionStatus } from '../contract/connection-definitions.js';
+import type { ConnectionStatus } from '../contract/connection/connection-definitions.js';
 
 /** One connection as visibility knows it (search attributes may lag the workflow by a moment). */
 export interface ConnectionSummary {

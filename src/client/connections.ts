@@ -25,9 +25,9 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
 import type { SecurityResponses } from '../aggregator/schemas.js';
-import { checkAnswer, checkAnswerSize, describeProblems } from '../workflows/challenges.js';
-import { ConnectionInput } from '../contract/connection-input.js';
-import type { ConnectionInputArgs } from '../contract/connection-input.js';
+import { checkAnswer, checkAnswerSize, describeProblems } from '../workflows/connection/challenges.js';
+import { ConnectionInput } from '../contract/connection/connection-input.js';
+import type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
 import {
   awaitFirstStepUpdate,
   CONNECTION_FAILURE_TYPES,
@@ -36,11 +36,11 @@ import {
   connectionStateQuery,
   RUNNING_CONNECTION_STATUSES,
   submitAnswerUpdate,
-} from '../contract/connection-definitions.js';
-import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection-definitions.js';
+} from '../contract/connection/connection-definitions.js';
+import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, connectionStartAttributes } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
-import { CLAIM_REFUSALS, callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callback-definitions.js';
+import { CLAIM_REFUSALS, callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callbacks/callback-definitions.js';
 import { activityOfHistory, type ActivityEntry } from './connection-activity.js';
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
@@ -70,12 +70,12 @@ import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
 import { connectionClassOf, DEFAULT_PRIORITY_KEYS, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { ADMISSION_ASK_AGAIN_MS, admissionWorkflowId, HELD_PRIORITY_MEMO, HELD_START_MEMO, needsAdmission } from '../contract/admission-definitions.js';
+import { ADMISSION_ASK_AGAIN_MS, admissionWorkflowId, HELD_PRIORITY_MEMO, HELD_START_MEMO, needsAdmission } from '../contract/admission/admission-definitions.js';
 import { AdmissionWaker } from '../admission/admission-waker.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
 import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
-import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../contract/tenant-throttle-definitions.js';
+import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../contract/throttle/tenant-throttle-definitions.js';
 import type { FleetBudget } from '../budget/fleet-budget.js';
 import type { ConnectionSummary } from './connection-summary.js';
 import { LoginsClient } from './logins.js';

@@ -2,7 +2,7 @@
  * What the pipeline client throws: one class per thing that can go wrong, each with `name` set,
  * the context in fields (never a password or an answer), and the underlying error as `cause`.
  */
-import type { ConnectionFailureType } from '../contract/connection-definitions.js';
+import type { ConnectionFailureType } from '../contract/connection/connection-definitions.js';
 
 /** Base class: `catch (error) { if (error instanceof ConnectionClientError) ... }` catches them all. */
 export abstract class ConnectionClientError extends Error {

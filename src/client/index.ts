@@ -11,7 +11,8 @@ export { LoginsClient } from './logins.js';
 export { BooksClient } from './books.js';
 export type { BookEntrySummary, BookPageOfEntries, BookRefreshSummary, BookScheduleSummary, BooksClientOptions, MigrationOutcome } from './books.js';
 export type { BookEnrolmentArgs, BookListArgs, BookRefArgs, BookScheduleArgs, ResizeArgs } from './book-input.js';
-export type { BookCounts, BookOutcome, BookOutcomeKind, BookProgress, BookReport, BookReportPage, WindowBounds, WindowChange } from '../contract/book-definitions.js';
+export type { BookCounts, BookOutcome, BookOutcomeKind, BookProgress, BookReport, BookReportPage } from '../contract/book/book-definitions.js';
+export type { WindowBounds, WindowChange, WindowView } from '../contract/window/window-definitions.js';
 export type { ForgetOptions, ForgetRecordSummary, LoginsClientOptions } from './logins.js';
 export { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../contract/login-keys.js';
 export {
@@ -44,7 +45,7 @@ export { loadClientConfig } from '../settings/client.js';
 /** For a pipeline that builds its own Client: `interceptors: { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] }`. */
 export { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';
 export type { ClientConfig } from '../settings/client.js';
-export type { ConnectionInputArgs } from '../contract/connection-input.js';
+export type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
 export type {
   AnswerOutcome,
   ChallengeSet,
@@ -55,8 +56,8 @@ export type {
   FirstStep,
   PendingOperation,
   Rejection,
-} from '../contract/connection-definitions.js';
-export type { ForgetRecord, ForgetState, ForgetTiming, ForgetTrigger, PayloadsForgotten } from '../contract/forget-definitions.js';
-export type { RetentionOutcome, RetentionState } from '../contract/retention-definitions.js';
+} from '../contract/connection/connection-definitions.js';
+export type { ForgetRecord, ForgetState, ForgetTiming, ForgetTrigger, PayloadsForgotten } from '../contract/retention/forget-definitions.js';
+export type { RetentionOutcome, RetentionState } from '../contract/retention/retention-definitions.js';
 export type { SecurityChallenge, SecurityResponses } from '../aggregator/schemas.js';
 export type { ApiKeyFileLog } from '../temporal/api-key-file.js';

@@ -18,8 +18,8 @@ import {
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { forgetWorkflowId, retentionWorkflowId } from '../contract/login-keys.js';
-import { FORGET_WORKFLOW_TYPE, type ForgetInput, type ForgetRecord, type ForgetTiming } from '../contract/forget-definitions.js';
-import { retentionStateQuery, type RetentionState } from '../contract/retention-definitions.js';
+import { FORGET_WORKFLOW_TYPE, type ForgetInput, type ForgetRecord, type ForgetTiming } from '../contract/retention/forget-definitions.js';
+import { retentionStateQuery, type RetentionState } from '../contract/retention/retention-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
 import { ConnectionClientError, ForgetFailedError, InvalidLoginRefError, TemporalUnavailableError } from './errors.js';
 import { parseLoginRef, type LoginRef } from './refresh-schedule-input.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { describeIssues, Uuid } from '../aggregator/schemas.js';
-import { ProductsInput, TimingInput } from '../contract/connection-input.js';
+import { ProductsInput, TimingInput } from '../contract/connection/connection-input.js';
 import { KeySegment } from './business-key.js';
 import { InvalidLoginRefError } from './errors.js';
 

@@ -21,10 +21,10 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ServiceError, type Clien
 import { TypedSearchAttributes } from '@temporalio/common';
 import { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
-import { ConnectionInput, type ProductsInput } from '../contract/connection-input.js';
+import { ConnectionInput, type ProductsInput } from '../contract/connection/connection-input.js';
 import { isScheduledRefreshId, refreshScheduleId } from '../contract/login-keys.js';
-import { describeEndUserChallenge } from '../workflows/challenges.js';
-import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection-definitions.js';
+import { describeEndUserChallenge } from '../workflows/connection/challenges.js';
+import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ConnectionSummary } from './connection-summary.js';
 import {

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { SecurityResponses } from '../aggregator/schemas.js';
-import { CONNECTION_STATUSES } from '../contract/connection-definitions.js';
+import { CONNECTION_STATUSES } from '../contract/connection/connection-definitions.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import type { ConnectionSummary } from '../client/connection-summary.js';
 import { ALL_TENANTS, tenantsWhere, type Principal } from '../identity/roles.js';

@@ -11,7 +11,7 @@
  *   POST /api/books/refreshes/:refreshId/resize            { size } | { unpin: true } → { progress }
  */
 import { z } from 'zod';
-import type { BookProgress, BookReport } from '../contract/book-definitions.js';
+import type { BookProgress, BookReport } from '../contract/book/book-definitions.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import type { BookRefreshSummary } from '../client/books.js';
 import type { ConnectionsClient } from '../client/connections.js';

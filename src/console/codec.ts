@@ -13,7 +13,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../codec/payload-errors.js';
 import { ENCODING_METADATA_KEY, metadataText, TENANT_METADATA_KEY } from '../codec/payload-format.js';
-import { redactCredentials } from '../contract/credential-fields.js';
+import { redactCredentials } from '../contract/connection/credential-fields.js';
 import { may, type Principal } from '../identity/roles.js';
 import { encodeRefusal } from './auth.js';
 import { HttpError, isSameOrigin, parse, readJsonBody, SECURITY_HEADERS } from '../http/json-http.js';

@@ -31,9 +31,10 @@
  * refused with UNAUTHORIZED. A bad input is refused with BAD_REQUEST, naming the field.
  */
 import * as nexus from 'nexus-rpc';
-import type { ConnectionInputArgs } from './connection-input.js';
-import type { AnswerOutcome, ChallengeAnswer, ConnectionResult, ConnectionState } from './connection-definitions.js';
-import type { BookReport, WindowBounds } from './book-definitions.js';
+import type { ConnectionInputArgs } from './connection/connection-input.js';
+import type { AnswerOutcome, ChallengeAnswer, ConnectionResult, ConnectionState } from './connection/connection-definitions.js';
+import type { BookReport } from './book/book-definitions.js';
+import type { WindowBounds } from './window/window-definitions.js';
 
 export const CONNECTIONS_NEXUS_SERVICE_NAME = 'connections';
 
@@ -72,7 +73,7 @@ export interface NexusRefreshBookInput {
 }
 
 /**
- * What `refreshBook` completes with: the night's summary (the refresh's result, src/contract/book-definitions.ts):
+ * What `refreshBook` completes with: the night's summary (the refresh's result, src/contract/book/book-definitions.ts):
  * status `completed` or `cancelled`, counts by outcome, the window's changes. Its `pages` name the
  * per-login report pages, which this service does not serve (yet).
  */

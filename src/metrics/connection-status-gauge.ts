@@ -13,7 +13,7 @@
  */
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import type { Logger, MetricGauge, MetricMeter } from '@temporalio/common';
-import { CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, type ConnectionStatus } from '../contract/connection-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, type ConnectionStatus } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey } from '../contract/search-attributes.js';
 
 export const CONNECTIONS_GAUGE_NAME = 'aggregation_connections';

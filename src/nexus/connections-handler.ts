@@ -23,8 +23,8 @@ import { ScheduleNotFoundError, WorkflowNotFoundError, WorkflowUpdateFailedError
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
-import { connectionStateQuery, submitAnswerUpdate, type AnswerOutcome, type ConnectionResult, type ConnectionState } from '../contract/connection-definitions.js';
-import { bookRefreshRunId, bookRefreshesQuery, bookScheduleId, type BookRefreshInput, type BookReport } from '../contract/book-definitions.js';
+import { connectionStateQuery, submitAnswerUpdate, type AnswerOutcome, type ConnectionResult, type ConnectionState } from '../contract/connection/connection-definitions.js';
+import { bookRefreshRunId, bookRefreshesQuery, bookScheduleId, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
 import {
   connectionsNexusService,
   type NexusAnswerInput,

@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import { SecurityResponses } from '../aggregator/schemas.js';
-import { ConnectionInput } from '../contract/connection-input.js';
-import { DEFAULT_BOOK_CADENCE } from '../contract/book-definitions.js';
+import { ConnectionInput } from '../contract/connection/connection-input.js';
+import { DEFAULT_BOOK_CADENCE } from '../contract/book/book-definitions.js';
 import { KeySegment } from '../client/business-key.js';
 import { BookPageSize, CadenceName, WindowBoundsInput } from '../client/book-input.js';
 

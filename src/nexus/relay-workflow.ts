@@ -21,9 +21,9 @@
 import { ApplicationFailure, executeChild, ParentClosePolicy, ChildWorkflowCancellationType } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, type Priority, type SearchAttributePair } from '@temporalio/common';
 import { connectionStartAttributes } from '../contract/search-attributes.js';
-import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection-definitions.js';
-import type { ConnectionInput } from '../contract/connection-input.js';
-import { BOOK_REFRESH_WORKFLOW_TYPE, bookRefreshAttributes, type BookRefreshInput, type BookReport } from '../contract/book-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection/connection-definitions.js';
+import type { ConnectionInput } from '../contract/connection/connection-input.js';
+import { BOOK_REFRESH_WORKFLOW_TYPE, bookRefreshAttributes, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
 
 export interface RelayInput {
   /** `connection-<customerId>:<applicationId>`. */

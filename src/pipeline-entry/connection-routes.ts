@@ -22,7 +22,7 @@ import { displayedUrl } from '../callbacks/callback-urls.js';
 import { callbackRequestRefusal } from '../callbacks/callback-policy.js';
 import { connectionKey, KeySegment } from '../client/business-key.js';
 import type { ConnectionsClient } from '../client/connections.js';
-import { CallbackInput, type ConnectionInputArgs } from '../contract/connection-input.js';
+import { CallbackInput, type ConnectionInputArgs } from '../contract/connection/connection-input.js';
 import { HttpError, parse, readJsonBody, safeDecode } from '../http/json-http.js';
 import { ConnectionNotFoundError } from '../client/errors.js';
 import type { ConnectionSummary } from '../client/connection-summary.js';
@@ -34,7 +34,7 @@ const StartBody = z.strictObject({
   applicationId: KeySegment,
   /** Only to be refused when it is another tenant's: the tenant is the key's. */
   customerId: z.string().max(200).optional(),
-  /** Checked by the pipeline client's own schema (src/contract/connection-input.ts), which names the field. */
+  /** Checked by the pipeline client's own schema (src/contract/connection/connection-input.ts), which names the field. */
   connection: z.record(z.string(), z.unknown(), { error: 'must be the connection input (an object: session, products, timing?)' }),
   callback: CallbackInput.optional(),
 });

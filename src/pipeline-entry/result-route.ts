@@ -1,6 +1,6 @@
 /**
  * GET /v1/results/:customerId/:webhookId with `Authorization: Bearer <token>`: the result a completion
- * callback sent by reference (the event's `resultRef`: src/contract/callback-definitions.ts), handed
+ * callback sent by reference (the event's `resultRef`: src/contract/callbacks/callback-definitions.ts), handed
  * out once. No pipeline key: the one-time token is the credential, so a receiver that holds the event
  * (and nothing of ours) can fetch it.
  *

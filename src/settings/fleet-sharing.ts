@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_KEY_LIMITS, type PriorityPolicy } from '../contract/priority.js';
-import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_PAGE_SIZE, DEFAULT_WINDOW_BOUNDS, WINDOW_LIMITS } from '../contract/book-definitions.js';
+import { BOOK_PAGE_SIZE_LIMITS, DEFAULT_BOOK_PAGE_SIZE } from '../contract/book/book-definitions.js';
+import { DEFAULT_WINDOW_BOUNDS, WINDOW_LIMITS } from '../contract/window/window-definitions.js';
 import { doc, group } from './document.js';
 import { perTenantList } from './per-tenant-list.js';
 

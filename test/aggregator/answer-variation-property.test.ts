@@ -17,7 +17,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createAggregatorClient } from '../../src/aggregator/client.js';
 import { AggregatorError, UnexpectedResponseError } from '../../src/aggregator/errors.js';
 import { MAX_GARBLED_READS, toActivityFailure } from '../../src/activities/failures.js';
-import { afterFailedAuthorize } from '../../src/workflows/authorize.js';
+import { afterFailedAuthorize } from '../../src/workflows/connection/authorize.js';
 
 const RUNS = 200;
 const BASE = 'http://aggregator.test';

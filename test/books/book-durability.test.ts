@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CALL_TIMEOUT_MS } from '../../src/workflows/polling.js';
+import { CALL_TIMEOUT_MS } from '../../src/workflows/connection/polling.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { killProcess } from '../helpers/processes.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';

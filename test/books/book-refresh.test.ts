@@ -25,7 +25,7 @@ import {
   type BookProgress,
   type BookReport,
 } from '../../src/client/index.js';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginEndedSignal, type BookLoginEnded, type BookRefreshInput } from '../../src/contract/book-definitions.js';
+import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginEndedSignal, type BookLoginEnded, type BookRefreshInput } from '../../src/contract/book/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { Worker } from '@temporalio/worker';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
-import { bookScheduleId } from '../../src/contract/book-definitions.js';
+import { bookScheduleId } from '../../src/contract/book/book-definitions.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';

@@ -1,7 +1,7 @@
 /** What the book tests wait for and read back: a refresh's report once it ends, its progress reaching a state, a login's one connection. */
 import assert from 'node:assert/strict';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { bookConnectionWorkflowId } from '../../src/contract/book-definitions.js';
+import { bookConnectionWorkflowId } from '../../src/contract/book/book-definitions.js';
 import { BookReportNotReadyError, type BookProgress, type BookReport, type BooksClient } from '../../src/client/index.js';
 import { waitFor } from '../helpers/temporal.js';
 

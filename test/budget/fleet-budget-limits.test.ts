@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import { queueRatesFor } from '../../src/budget/fleet-budget.js';
-import { tenantThrottleWorkflowId, throttleStateQuery, type ThrottleState } from '../../src/contract/tenant-throttle-definitions.js';
+import { tenantThrottleWorkflowId, throttleStateQuery, type ThrottleState } from '../../src/contract/throttle/tenant-throttle-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
 import { completeAll, startBudgetConnections, startBudgetWorkers, wholeSecondsOf } from '../helpers/budget-connections.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';

@@ -22,7 +22,7 @@ import {
   webhookIdOf,
   type CallbackDeliveryInput,
   type CallbackDeliveryState,
-} from '../../src/contract/callback-definitions.js';
+} from '../../src/contract/callbacks/callback-definitions.js';
 import type { CallbackSettings } from '../../src/callbacks/callback-policy.js';
 import type { CallbackAttemptLabel } from '../../src/metrics/callback-metrics.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';

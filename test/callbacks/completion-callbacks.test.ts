@@ -24,11 +24,11 @@ import {
   type CallbackDeliveryInput,
   type CallbackDeliveryState,
   type CallbackEvent,
-} from '../../src/contract/callback-definitions.js';
+} from '../../src/contract/callbacks/callback-definitions.js';
 import type { CallbackAttemptLabel } from '../../src/metrics/callback-metrics.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { ConnectionsClient } from '../../src/client/connections.js';
-import type { ConnectionState } from '../../src/contract/connection-definitions.js';
+import type { ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SecurityChallenge } from '../../src/aggregator/schemas.js';
-import { checkAnswer } from '../../src/workflows/challenges.js';
-import type { ChallengeSet, ConnectionState } from '../../src/contract/connection-definitions.js';
+import { checkAnswer } from '../../src/workflows/connection/challenges.js';
+import type { ChallengeSet, ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { formatElapsed, parseAnswerTokens, presentChallengeSet, presentState, printable, progressLine } from '../../src/cli/terminal-view.js';
 
 const multipleChoice: SecurityChallenge = { Type: 'MultipleChoice', Prompt: 'Which street?', Iterables: ['Rue Sherbrooke', 'Maple Avenue', 'None of the above'] };

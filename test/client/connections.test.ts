@@ -20,7 +20,7 @@ import {
 import type { ConnectionInputArgs } from '../../src/client/index.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { CustomerIdKey } from '../../src/contract/search-attributes.js';
-import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
+import { ANSWER_LIMITS } from '../../src/workflows/connection/challenges.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { liveInput, startClientStack, stopClientStack } from './client-stack.js';
 import { correctAnswer } from './scenario-answers.js';

@@ -14,7 +14,7 @@ import { toJson } from '../../src/console/codec.js';
 import { consoleSignIn, SESSION_COOKIE } from '../../src/console/sign-in.js';
 import { connectionKey } from '../../src/client/index.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { REDACTED, redactCredentials } from '../../src/contract/credential-fields.js';
+import { REDACTED, redactCredentials } from '../../src/contract/connection/credential-fields.js';
 import { OidcSignIn } from '../../src/identity/oidc-sign-in.js';
 import { parseRoleMap } from '../../src/identity/roles.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';

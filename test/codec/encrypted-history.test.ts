@@ -20,7 +20,7 @@ import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-codec.js';
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { loadClientConfig } from '../../src/settings/client.js';
-import { REDACTED } from '../../src/contract/credential-fields.js';
+import { REDACTED } from '../../src/contract/connection/credential-fields.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { startConnectionStack } from '../helpers/connection-stack.js';

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inspect } from 'node:util';
 import { ConnectionsClient, connectionKey, ConnectionFailedError, InvalidConnectionInputError, type ConnectionResult } from '../../src/client/index.js';
-import type { AnswerOutcome } from '../../src/contract/connection-definitions.js';
+import type { AnswerOutcome } from '../../src/contract/connection/connection-definitions.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';

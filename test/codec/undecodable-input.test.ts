@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE } from '../../src/contract/connection/connection-definitions.js';
 import { connectionStackOfFile } from '../helpers/connection-stack.js';
 import { uniqueId } from '../helpers/temporal.js';
 

@@ -16,7 +16,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { ConnectionsClient } from '../../src/client/index.js';
 import { createConsoleServer, type ConsoleServer } from '../../src/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { REDACTED } from '../../src/contract/credential-fields.js';
+import { REDACTED } from '../../src/contract/connection/credential-fields.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
 import { freePort } from '../../scripts/lib/free-port.js';

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BookRef } from '../../src/client/book-input.js';
-import { bookConnectionWorkflowId, bookEntryWorkflowId, bookReportPageId, bookScheduleId } from '../../src/contract/book-definitions.js';
+import { bookConnectionWorkflowId, bookEntryWorkflowId, bookReportPageId, bookScheduleId } from '../../src/contract/book/book-definitions.js';
 import { forgetWorkflowId, refreshScheduleId, retentionWorkflowId } from '../../src/contract/login-keys.js';
-import { tenantThrottleWorkflowId } from '../../src/contract/tenant-throttle-definitions.js';
+import { tenantThrottleWorkflowId } from '../../src/contract/throttle/tenant-throttle-definitions.js';
 import { reservedTenantProblem, tenantOfWorkflowId } from '../../src/contract/workflow-tenant.js';
 import { connectionKey } from '../../src/client/business-key.js';
 

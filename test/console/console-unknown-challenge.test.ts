@@ -15,10 +15,10 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { loadTestConfig } from '../../scripts/lib/test-settings.js';
 import { createConsoleServer, type ConsoleServer } from '../../src/console/app.js';
 import type { ConnectionsClient, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
-import type { AnswerOutcome, ConnectionState } from '../../src/contract/connection-definitions.js';
-import { ConnectionStateSchema } from '../../src/contract/connection-schemas.js';
+import type { AnswerOutcome, ConnectionState } from '../../src/contract/connection/connection-definitions.js';
+import { ConnectionStateSchema } from '../../src/contract/connection/connection-schemas.js';
 import { AnswerRejectedError } from '../../src/client/errors.js';
-import { checkAnswer, describeProblems } from '../../src/workflows/challenges.js';
+import { checkAnswer, describeProblems } from '../../src/workflows/connection/challenges.js';
 import { tempAuditTrail } from '../helpers/audit.js';
 
 const CHROMIUM = loadTestConfig().chromiumPath;

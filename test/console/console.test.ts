@@ -11,7 +11,7 @@ import { createConsoleServer } from '../../src/console/app.js';
 import type { ConnectionsClient, SecurityChallenge, SecurityResponses } from '../../src/client/index.js';
 import { COOKIE_NAME } from '../../src/console/auth.js';
 import { MAX_BODY_BYTES } from '../../src/http/json-http.js';
-import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
+import { ANSWER_LIMITS } from '../../src/workflows/connection/challenges.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { docsScreenshot } from '../helpers/docs-screenshot.js';
 import { waitFor } from '../helpers/temporal.js';

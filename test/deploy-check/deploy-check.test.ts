@@ -61,7 +61,7 @@ void describe('deploy-check verdicts', () => {
     assert.match(changed, /validateConnectionInput\(args\);\n {4}const result = await retrieveProducts/);
     assert.throws(() => withExtraActivity('no such call'), V2BuildError);
     // The product's own workflow still has the place v2 changes.
-    assert.match(withExtraActivity(readFileSync(new URL('../../src/workflows/connection.ts', import.meta.url), 'utf8')), /validateConnectionInput\(args\);\n +result = await retrieveProducts\(/);
+    assert.match(withExtraActivity(readFileSync(new URL('../../src/workflows/connection/connection.ts', import.meta.url), 'utf8')), /validateConnectionInput\(args\);\n +result = await retrieveProducts\(/);
   });
 });
 

@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { callbackHandler, createReceiver, type CallbackEvent as ReceivedEvent } from '../../docs/examples/receiver.js';
 import { parseMarkdown } from '../../scripts/lib/docs-check.js';
-import { webhookIdOf, type CallbackEvent } from '../../src/contract/callback-definitions.js';
+import { webhookIdOf, type CallbackEvent } from '../../src/contract/callbacks/callback-definitions.js';
 import { completedEvent, NEW_SECRET, receiverCases, signed } from '../helpers/callback-messages.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));

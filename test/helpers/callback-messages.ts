@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signWebhook, type SignedHeaders } from '../../src/callbacks/webhook-signature.js';
-import { webhookIdOf, type CallbackEvent } from '../../src/contract/callback-definitions.js';
+import { webhookIdOf, type CallbackEvent } from '../../src/contract/callbacks/callback-definitions.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 export const OLD_SECRET = secret();

@@ -9,7 +9,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { BookConnectionStarted } from '../../src/activities/book-start-activities.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import type { BookLoginEnded } from '../../src/contract/book-definitions.js';
+import type { BookLoginEnded } from '../../src/contract/book/book-definitions.js';
 import { TEST_ENCRYPTION } from './connection-stack.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;

@@ -12,7 +12,7 @@ import { Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
-import { CONNECTION_WORKFLOW_TYPE, type ConnectionStatus } from '../../src/contract/connection-definitions.js';
+import { CONNECTION_WORKFLOW_TYPE, type ConnectionStatus } from '../../src/contract/connection/connection-definitions.js';
 import { ConnectionStatusKey } from '../../src/contract/search-attributes.js';
 import { ConnectionStatusGauge, type ConnectionStatusGaugeOptions } from '../../src/metrics/connection-status-gauge.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';

@@ -19,7 +19,7 @@ import { createPipelineEntryServer, PIPELINE_MAX_BODY_BYTES, type PipelineEntryS
 import { keyHashPrefix, mintPipelineKey, PipelineKeys } from '../../src/identity/pipeline-keys.js';
 import type { AuditTrail } from '../../src/audit/audit-trail.js';
 import type { AuditEntry } from '../../src/audit/audit-entry.js';
-import type { CallbackEvent } from '../../src/contract/callback-definitions.js';
+import type { CallbackEvent } from '../../src/contract/callbacks/callback-definitions.js';
 import type { CallbackSettings } from '../../src/settings/callbacks.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { driftedFiles, generatedFiles, MODELS_PATH, NAMES_PATH, SCHEMA_PATH } from '../../scripts/generate-python-models.js';
 import { CONNECTION_FAILURE_TYPES } from '../../src/aggregator/failure-table.js';
-import { submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
+import { submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
 import { FAIRNESS_WEIGHT_LIMITS } from '../../src/contract/priority.js';
 import { LoginIdKey } from '../../src/contract/search-attributes.js';
 import { TemporalVars } from '../../src/settings/temporal.js';

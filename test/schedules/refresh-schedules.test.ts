@@ -20,7 +20,7 @@ import {
   type RefreshScheduleArgs,
 } from '../../src/client/index.js';
 import { refreshScheduleId } from '../../src/contract/login-keys.js';
-import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import type { ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';
 import { liveInput, startClientStack, stopClientStack } from '../client/client-stack.js';

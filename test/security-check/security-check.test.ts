@@ -10,7 +10,7 @@ import { forgedGrantVerdict, type HistoryEvents } from '../../scripts/security-c
 import { secretsAbsent } from '../../scripts/security-check/attacks.js';
 import { clearTextHits, failuresOfType, unsealedDetails, UNUSABLE_REPLY_MARKER_LIST } from '../../scripts/security-check/unusable-reply-attacks.js';
 import { ENCRYPTED_ENCODING_BYTES } from '../../src/codec/payload-format.js';
-import { admissionGrantSignal } from '../../src/contract/admission-definitions.js';
+import { admissionGrantSignal } from '../../src/contract/admission/admission-definitions.js';
 import { msToTs } from '../../src/sdk/internals.js';
 import { parseSecurityCheckArgs, SecurityCheckArgumentError } from '../../scripts/security-check/options.js';
 import { failureReport, runHarness } from '../helpers/harness-run.js';

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AnswerInbox } from '../../src/workflows/answer-inbox.js';
-import type { ChallengeSet, ConnectionState } from '../../src/contract/connection-definitions.js';
+import { AnswerInbox } from '../../src/workflows/connection/answer-inbox.js';
+import type { ChallengeSet, ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 
 const SET: ChallengeSet = {
   id: '1',

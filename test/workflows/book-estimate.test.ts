@@ -1,10 +1,10 @@
 /**
- * A book refresh's estimated end (src/workflows/book-estimate.ts): the rate the window sustains now
+ * A book refresh's estimated end (src/workflows/book/book-estimate.ts): the rate the window sustains now
  * (children in flight over a child's time), not the lagging rate of the logins done while it grew.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { estimateEnd, RATE_AFTER } from '../../src/workflows/book-estimate.js';
+import { estimateEnd, RATE_AFTER } from '../../src/workflows/book/book-estimate.js';
 
 /** Logins done one every `everyMs` up to `at`. */
 const doneEvery = (count: number, everyMs: number, at: number) => Array.from({ length: count }, (_, index) => at - (count - 1 - index) * everyMs);

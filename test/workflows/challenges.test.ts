@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SecurityChallenge } from '../../src/aggregator/schemas.js';
-import { checkAnswer, describeProblems } from '../../src/workflows/challenges.js';
+import { checkAnswer, describeProblems } from '../../src/workflows/connection/challenges.js';
 
 const question = (Prompt: string): SecurityChallenge => ({ Type: 'QuestionAndAnswer', Prompt });
 const choice: SecurityChallenge = { Type: 'MultipleChoice', Prompt: 'Which of these streets have you lived on?', Iterables: ['Elm', 'Oak', 'None of the above'] };

@@ -1,5 +1,5 @@
 /**
- * The state, result, first step and answer outcome schemas (src/contract/connection-schemas.ts)
+ * The state, result, first step and answer outcome schemas (src/contract/connection/connection-schemas.ts)
  * describe what a real connection answers: connections run to completion on a real dev server against
  * the real sandbox, and every state query answer on the way, the first step, the answer's outcome and
  * every result parse. The Python models are generated from these
@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import { awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
-import { AnswerOutcomeSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../../src/contract/connection-schemas.js';
+import { awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
+import { AnswerOutcomeSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../../src/contract/connection/connection-schemas.js';
 import { connectionStackOfFile } from '../helpers/connection-stack.js';
 
 const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_000 };

@@ -11,13 +11,13 @@ import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import {
   answerChallengeSignal,
   submitAnswerUpdate,
   type ConnectionFailureType,
   type ConnectionResult,
-} from '../../src/contract/connection-definitions.js';
+} from '../../src/contract/connection/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';

@@ -26,7 +26,7 @@ import {
 } from '../../src/client/index.js';
 import { forgetWorkflowId } from '../../src/contract/login-keys.js';
 import { workflowKeyPrefix } from '../../src/payload-store/object-keys.js';
-import { forgetStateQuery, FORGET_WORKFLOW_TYPE } from '../../src/contract/forget-definitions.js';
+import { forgetStateQuery, FORGET_WORKFLOW_TYPE } from '../../src/contract/retention/forget-definitions.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 

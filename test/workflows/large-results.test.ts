@@ -20,7 +20,7 @@ import { createAggregatorClient } from '../../src/aggregator/client.js';
 import { AggregatorNetworkError } from '../../src/aggregator/errors.js';
 import type { AccountsDetailResponse } from '../../src/aggregator/schemas.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection-definitions.js';
+import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection/connection-definitions.js';
 import { TEST_ENCRYPTION, TEST_ENCRYPTION_ENV, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { killProcess, startProcess, stopAllProcesses } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';

@@ -16,8 +16,8 @@ import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY } from '../../src/codec/encryption-codec.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import { ANSWER_LIMITS } from '../../src/workflows/challenges.js';
-import { answerChallengeSignal, CONNECTION_WORKFLOW_TYPE, submitAnswerUpdate } from '../../src/contract/connection-definitions.js';
+import { ANSWER_LIMITS } from '../../src/workflows/connection/challenges.js';
+import { answerChallengeSignal, CONNECTION_WORKFLOW_TYPE, submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 

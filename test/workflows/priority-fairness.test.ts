@@ -11,9 +11,9 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 

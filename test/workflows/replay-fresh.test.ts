@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 import { productWorkflowCode } from '../helpers/test-tier.js';

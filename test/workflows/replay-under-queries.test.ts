@@ -19,7 +19,7 @@ import proto, { type temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
-import { connectionStateQuery } from '../../src/contract/connection-definitions.js';
+import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment } from '../helpers/temporal.js';
 import { productWorkflowCode } from '../helpers/test-tier.js';

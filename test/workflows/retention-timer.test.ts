@@ -14,8 +14,8 @@ import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createAggregatorClient } from '../../src/aggregator/client.js';
 import { forgetWorkflowId, retentionWorkflowId } from '../../src/contract/login-keys.js';
-import type { ForgetInput } from '../../src/contract/forget-definitions.js';
-import { retentionStateQuery, retrievalNoticeSignal, type RetentionOutcome } from '../../src/contract/retention-definitions.js';
+import type { ForgetInput } from '../../src/contract/retention/forget-definitions.js';
+import { retentionStateQuery, retrievalNoticeSignal, type RetentionOutcome } from '../../src/contract/retention/retention-definitions.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createTimeSkippingEnvironment, uniqueId } from '../helpers/temporal.js';
 

@@ -19,12 +19,12 @@ import type { AuthorizeSubmissions } from '../../src/sandbox/authorize-submissio
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { VARIATION_HEADER } from '../../src/sandbox/variations.js';
-import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import {
   connectionStateQuery,
   submitAnswerUpdate,
   type ConnectionFailureType,
-} from '../../src/contract/connection-definitions.js';
+} from '../../src/contract/connection/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ConnectionInputArgs } from '../../src/contract/connection-input.js';
-import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection-definitions.js';
+import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
+import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection/connection-definitions.js';
 import { startSandboxProxy } from '../helpers/sandbox-proxy.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
 import { uniqueId } from '../helpers/temporal.js';

@@ -62,7 +62,7 @@ describe('workflow modules shared by every connection of a worker thread', () =>
 
   it('no bundled product module keeps state that can change at module level', () => {
     const modules = [...new Set(code.match(/"\.\/src\/[^"]+\.ts"/g) ?? [])].map((id) => id.slice(3, -1));
-    assert.ok(modules.includes('src/workflows/connection.ts'), `the bundle's product modules were not found: ${modules.join(', ')}`);
+    assert.ok(modules.includes('src/workflows/connection/connection.ts'), `the bundle's product modules were not found: ${modules.join(', ')}`);
     const problems = modules.flatMap((module) => mutableModuleState(module, readFileSync(join(root, module), 'utf8')));
     assert.deepEqual(problems, []);
   });

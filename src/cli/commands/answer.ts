@@ -3,8 +3,8 @@
  * --prompt/--value pairs. The answer is checked against the challenges before it is sent.
  */
 import type { SecurityResponses } from '../../aggregator/schemas.js';
-import { checkAnswer, describeProblems } from '../../workflows/challenges.js';
-import type { AnswerOutcome } from '../../contract/connection-definitions.js';
+import { checkAnswer, describeProblems } from '../../workflows/connection/challenges.js';
+import type { AnswerOutcome } from '../../contract/connection/connection-definitions.js';
 import { AnswerRejectedError } from '../../client/errors.js';
 import { parseAnswerTokens, presentChallengeSet, printable } from '../terminal-view.js';
 import { parseFlags, UsageError } from '../args.js';

@@ -3,7 +3,7 @@
  * service, its connections' stored payloads and histories) and prints what was deleted and when.
  * Forgetting again succeeds, reporting what was already gone.
  */
-import type { ForgetRecord } from '../../contract/forget-definitions.js';
+import type { ForgetRecord } from '../../contract/retention/forget-definitions.js';
 import { ForgetFailedError } from '../../client/errors.js';
 import { printable } from '../terminal-view.js';
 import { parseLoginArgs } from '../login-args.js';

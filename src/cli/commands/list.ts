@@ -1,6 +1,6 @@
 /** `list`: connections by status, newest first, through Temporal visibility. */
-import { CONNECTION_STATUSES } from '../../contract/connection-definitions.js';
-import type { ConnectionStatus } from '../../contract/connection-definitions.js';
+import { CONNECTION_STATUSES } from '../../contract/connection/connection-definitions.js';
+import type { ConnectionStatus } from '../../contract/connection/connection-definitions.js';
 import type { ConnectionSummary } from '../../client/connection-summary.js';
 import { noPositionals, parseFlags, UsageError } from '../args.js';
 import type { Command } from '../command.js';

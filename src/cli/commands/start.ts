@@ -2,7 +2,7 @@
  * `start`: starts a connection (live, cached or refresh of a saved login) under a business key, or
  * finds the one already running under it, and waits for its first step.
  */
-import type { ConnectionInputArgs } from '../../contract/connection-input.js';
+import type { ConnectionInputArgs } from '../../contract/connection/connection-input.js';
 import { connectionKey } from '../../client/business-key.js';
 import { printable } from '../terminal-view.js';
 import { noPositionals, parseFlags, readPassword, UsageError } from '../args.js';

@@ -12,16 +12,16 @@ import { ApiError, api, messageOf, showSignedIn } from './api.js';
 /** @typedef {import('./dom.js').ElChild} ElChild */
 
 // The answers of the console's API (src/console/api.ts and schedule-routes.ts), as JSON.
-/** @typedef {import('../../contract/connection-definitions.js').ConnectionState} ConnectionState */
-/** @typedef {import('../../contract/connection-definitions.js').ChallengeSet} ChallengeSet */
+/** @typedef {import('../../contract/connection/connection-definitions.js').ConnectionState} ConnectionState */
+/** @typedef {import('../../contract/connection/connection-definitions.js').ChallengeSet} ChallengeSet */
 /** @typedef {ChallengeSet['challenges'][number]} SecurityChallenge */
-/** @typedef {import('../../contract/connection-definitions.js').AnswerOutcome} AnswerOutcome */
+/** @typedef {import('../../contract/connection/connection-definitions.js').AnswerOutcome} AnswerOutcome */
 /** @typedef {import('../../client/connection-summary.js').ConnectionSummary} ConnectionSummary */
-/** @typedef {import('../../contract/forget-definitions.js').ForgetRecord} ForgetRecord */
+/** @typedef {import('../../contract/retention/forget-definitions.js').ForgetRecord} ForgetRecord */
 /** GET /api/connections */
 /** @typedef {{ connections: ConnectionSummary[] }} ConnectionList */
 /** GET /api/connections/:workflowId */
-/** @typedef {import('../../contract/callback-definitions.js').CallbackDeliveryState} CallbackDeliveryState */
+/** @typedef {import('../../contract/callbacks/callback-definitions.js').CallbackDeliveryState} CallbackDeliveryState */
 /** @typedef {{ workflowId: string, state: ConnectionState, now: string, callback?: CallbackDeliveryState }} ConnectionDetail */
 
 /**

@@ -10,10 +10,10 @@ import { el, byId, required } from './dom.js';
 import { ApiError, api, messageOf, showSignedIn } from './api.js';
 
 // The answers of the console's API (src/console/book-routes.ts), as JSON.
-/** @typedef {import('../../contract/book-definitions.js').BookProgress} BookProgress */
-/** @typedef {import('../../contract/book-definitions.js').BookReport} BookReport */
-/** @typedef {import('../../contract/book-definitions.js').BookCounts} BookCounts */
-/** @typedef {import('../../contract/book-definitions.js').WindowView} WindowView */
+/** @typedef {import('../../contract/book/book-definitions.js').BookProgress} BookProgress */
+/** @typedef {import('../../contract/book/book-definitions.js').BookReport} BookReport */
+/** @typedef {import('../../contract/book/book-definitions.js').BookCounts} BookCounts */
+/** @typedef {import('../../contract/book/book-definitions.js').WindowView} WindowView */
 /**
  * One of GET /api/books/refreshes's refreshes: ListedRefresh in book-routes.ts (BookRefreshSummary
  * of src/client/books.ts with its progress while it runs, its report once ended, or the problem).

@@ -3,7 +3,7 @@ start one by business key (or start it and wait for its first step), read its st
 challenges, wait for its result, cancel it, and list connections through Temporal visibility.
 
 What it returns is the JSON the worker wrote as the contract's generated models
-(aggregation_connections.contract, from src/contract/connection-schemas.ts): a connection's state and
+(aggregation_connections.contract, from src/contract/connection/connection-schemas.ts): a connection's state and
 result, its first step and an answer's outcome (unions told apart by ``step`` and ``outcome``); ``list``
 gives the small dataclass below. What it raises is a ConnectionClientError subclass (./errors.py).
 Payloads go through the worker's codec (aggregation_connections.codec), so Temporal only sees them
@@ -40,7 +40,7 @@ from temporalio.common import (
 from ..codec.encryption_codec import EncryptionCodec
 from ..contract import AnswerOutcome, ConnectionInput, ConnectionResult, ConnectionState, FirstStep, SecurityChallenge
 
-# The names src/contract/connection-definitions.ts and search-attributes.ts define, generated into
+# The names src/contract/connection/connection-definitions.ts and search-attributes.ts define, generated into
 # contract/names.py; re-exported (`X as X`) under the names this module has always offered.
 from ..contract.names import (
     AWAIT_FIRST_STEP_UPDATE as AWAIT_FIRST_STEP_UPDATE,
@@ -419,7 +419,7 @@ def _connection_failed(workflow_id: str, error: temporalio.client.WorkflowFailur
 
 
 def _answer_problems(challenges: Sequence[SecurityChallenge], responses: Mapping[str, Sequence[str]]) -> list[str]:
-    """What is missing or unknown in an answer (src/workflows/challenges.ts's first checks); each
+    """What is missing or unknown in an answer (src/workflows/connection/challenges.ts's first checks); each
     challenge type's own rules are the workflow validator's. Every challenge is answered under its
     exact prompt but TextOrCall (under the chosen option), a type the spec does not name included:
     that one takes one free-text value (its iterables, if any, are for reference only)."""

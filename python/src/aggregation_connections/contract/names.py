@@ -12,7 +12,7 @@ from typing import Final
 
 from temporalio.common import SearchAttributeKey
 
-# The connection workflow (src/contract/connection-definitions.ts).
+# The connection workflow (src/contract/connection/connection-definitions.ts).
 CONNECTION_WORKFLOW_TYPE: Final = "connectionWorkflow"
 SUBMIT_ANSWER_UPDATE: Final = "submitAnswer"
 AWAIT_FIRST_STEP_UPDATE: Final = "awaitFirstStep"

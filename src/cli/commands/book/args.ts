@@ -5,7 +5,8 @@
  * came from, so a bad command line is a usage error (exit 2) that points at the flag.
  */
 import { z } from 'zod';
-import { DEFAULT_BOOK_CADENCE, WINDOW_LIMITS, type WindowBounds } from '../../../contract/book-definitions.js';
+import { DEFAULT_BOOK_CADENCE } from '../../../contract/book/book-definitions.js';
+import { WINDOW_LIMITS, type WindowBounds } from '../../../contract/window/window-definitions.js';
 import { WindowBoundsInput } from '../../../client/book-input.js';
 import { onePositional, UsageError } from '../../args.js';
 import type { CommandContext } from '../../command.js';

@@ -2,7 +2,7 @@
  * `book pause`, `book resume`, `book cancel`: steer a running refresh through its updates. Each
  * prints the progress the refresh answered with; a refresh that ended refuses (exit 1, its reason).
  */
-import type { BookProgress } from '../../../contract/book-definitions.js';
+import type { BookProgress } from '../../../contract/book/book-definitions.js';
 import type { BooksClient } from '../../../client/books.js';
 import { parseFlags } from '../../args.js';
 import type { Command } from '../../command.js';

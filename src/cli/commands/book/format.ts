@@ -1,5 +1,6 @@
 /** How the book commands print a refresh's progress, its report and one page of its outcomes. */
-import type { BookCounts, BookOutcome, BookProgress, BookReport, WindowView } from '../../../contract/book-definitions.js';
+import type { BookCounts, BookOutcome, BookProgress, BookReport } from '../../../contract/book/book-definitions.js';
+import type { WindowView } from '../../../contract/window/window-definitions.js';
 import { took } from '../../../presentation/durations.js';
 import { printable } from '../../terminal-view.js';
 import { formatTable } from '../../report.js';

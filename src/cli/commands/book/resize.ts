@@ -1,5 +1,5 @@
 /** `book resize`: pins a running refresh's window at a size, or gives it back to the controller. */
-import { WINDOW_LIMITS } from '../../../contract/book-definitions.js';
+import { WINDOW_LIMITS } from '../../../contract/window/window-definitions.js';
 import { parseFlags, UsageError } from '../../args.js';
 import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';

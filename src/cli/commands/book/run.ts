@@ -1,5 +1,5 @@
 /** `book run`: refreshes a book now, or names the refresh of it already running (one at a time). */
-import { BOOK_PAGE_SIZE_LIMITS } from '../../../contract/book-definitions.js';
+import { BOOK_PAGE_SIZE_LIMITS } from '../../../contract/book/book-definitions.js';
 import { BookRef } from '../../../client/book-input.js';
 import { noPositionals, parseFlags } from '../../args.js';
 import type { Command } from '../../command.js';

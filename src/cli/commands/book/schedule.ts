@@ -3,7 +3,7 @@
  * here first so a bad cadence or window is a usage error naming the flag.
  */
 import { BookScheduleInput, type BookScheduleArgs } from '../../../client/book-input.js';
-import { BOOK_PAGE_SIZE_LIMITS } from '../../../contract/book-definitions.js';
+import { BOOK_PAGE_SIZE_LIMITS } from '../../../contract/book/book-definitions.js';
 import { noPositionals, parseFlags, UsageError } from '../../args.js';
 import type { Command } from '../../command.js';
 import { EXIT_OK } from '../../report.js';
