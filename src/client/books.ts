@@ -11,7 +11,6 @@ import {
   ScheduleAlreadyRunning,
   WorkflowFailedError,
   ScheduleNotFoundError,
-  ServiceError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
@@ -37,11 +36,10 @@ import {
   BookRefreshNotFoundError,
   BookRefreshRefusedError,
   BookReportNotReadyError,
-  ConnectionClientError,
   InvalidBookRequestError,
   RefreshNotUnattendedError,
-  TemporalUnavailableError,
 } from './errors.js';
+import { clientErrorOf } from './temporal-errors.js';
 import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
 import type { EndUserFlag, RefreshSchedules } from './schedules.js';
 import { unreadableQueryError } from './unreadable-history.js';
@@ -84,6 +82,8 @@ export interface BookRefreshSummary {
   readonly executionStatus: string;
   readonly startedAt: string;
   readonly closedAt?: string | undefined;
+  /** The workflow that started it as its child (a Nexus relay), if any; absent for the Schedule's and those run by hand. */
+  readonly parentWorkflowId?: string | undefined;
 }
 
 export interface MigrationOutcome {
@@ -453,6 +453,7 @@ export class BooksClient {
           executionStatus: info.status.name,
           startedAt: info.startTime.toISOString(),
           closedAt: info.closeTime?.toISOString(),
+          ...(info.parentExecution?.workflowId ? { parentWorkflowId: info.parentExecution.workflowId } : {}),
         });
         if (out.length >= limit) break;
       }
@@ -596,10 +597,9 @@ export class BooksClient {
   }
 
   private mapError(error: unknown, workflowId?: string): Error {
-    if (error instanceof ConnectionClientError) return error;
-    if (error instanceof WorkflowNotFoundError && workflowId !== undefined) return new BookRefreshNotFoundError(JSON.stringify(workflowId), { cause: error });
-    if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
-    return error instanceof Error ? error : new Error(String(error));
+    return clientErrorOf(error, this.address, (known) =>
+      known instanceof WorkflowNotFoundError && workflowId !== undefined ? new BookRefreshNotFoundError(JSON.stringify(workflowId), { cause: known }) : undefined,
+    );
   }
 }
 

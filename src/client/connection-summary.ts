@@ -14,4 +14,6 @@ export interface ConnectionSummary {
   readonly loginId: string | undefined;
   readonly startedAt: string;
   readonly closedAt: string | undefined;
+  /** The workflow that started it as its child (a Nexus relay), if any. */
+  readonly parentWorkflowId?: string | undefined;
 }

@@ -8,12 +8,9 @@
  */
 import {
   ApplicationFailure,
-  CancelledFailure,
   Client,
   Connection,
   ServiceError,
-  TerminatedFailure,
-  TimeoutFailure,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
@@ -37,7 +34,7 @@ import {
   RUNNING_CONNECTION_STATUSES,
   submitAnswerUpdate,
 } from '../contract/connection/connection-definitions.js';
-import type { AnswerOutcome, ConnectionFailureType, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection/connection-definitions.js';
+import type { AnswerOutcome, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, connectionStartAttributes } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
 import { CLAIM_REFUSALS, callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callbacks/callback-definitions.js';
@@ -55,7 +52,6 @@ import { acquireTracing, type Tracing } from '../tracing/provider.js';
 import {
   AnswerRejectedError,
   ConnectionAlreadyEndedError,
-  ConnectionClientError,
   ConnectionFailedError,
   ConnectionHeldError,
   ConnectionNotFoundError,
@@ -66,6 +62,7 @@ import {
   TemporalUnavailableError,
 } from './errors.js';
 import type { ConnectionEndType, ResultClaimRefusal } from './errors.js';
+import { clientErrorOf, endedByTemporal, endedHow } from './temporal-errors.js';
 import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
@@ -605,12 +602,13 @@ export class ConnectionsClient {
   }
 
   private mapError(workflowId: string | undefined, error: unknown): Error {
-    if (error instanceof ConnectionClientError) return error;
-    if (error instanceof WorkflowNotFoundError && workflowId !== undefined) return new ConnectionNotFoundError(workflowId, { cause: error });
-    if (error instanceof WorkflowExecutionAlreadyStartedError && workflowId !== undefined) return new ConnectionAlreadyEndedError(workflowId, { cause: error });
-    if (error instanceof WorkflowFailedError && workflowId !== undefined) return connectionFailed(workflowId, error);
-    if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
-    return error instanceof Error ? error : new Error(String(error));
+    return clientErrorOf(error, this.address, (known) => {
+      if (workflowId === undefined) return undefined;
+      if (known instanceof WorkflowNotFoundError) return new ConnectionNotFoundError(workflowId, { cause: known });
+      if (known instanceof WorkflowExecutionAlreadyStartedError) return new ConnectionAlreadyEndedError(workflowId, { cause: known });
+      if (known instanceof WorkflowFailedError) return connectionFailed(workflowId, known);
+      return undefined;
+    });
   }
 }
 
@@ -627,14 +625,10 @@ function claimRefusalOf(failure: Error | undefined): ResultClaimRefusal {
 /** Maps a workflow failure to ConnectionFailedError, reading the type and the service code. */
 function connectionFailed(workflowId: string, error: WorkflowFailedError): ConnectionFailedError {
   const cause = error.cause;
-  let type: ConnectionEndType = 'Unknown';
-  let serviceCode: string | undefined;
-  if (cause instanceof ApplicationFailure) {
-    type = cause.type && FAILURE_TYPES.has(cause.type) ? (cause.type as ConnectionFailureType) : 'Unknown';
-    serviceCode = serviceCodeOf(cause.details);
-  } else if (cause instanceof CancelledFailure) type = 'Cancelled';
-  else if (cause instanceof TerminatedFailure) type = 'Terminated';
-  else if (cause instanceof TimeoutFailure) type = 'TimedOut';
+  const how = endedHow(cause);
+  // A type the connection does not fail with (another workflow's, or none) reads as Unknown.
+  const type: ConnectionEndType = how !== undefined && (FAILURE_TYPES.has(how) || endedByTemporal(cause)) ? (how as ConnectionEndType) : 'Unknown';
+  const serviceCode = cause instanceof ApplicationFailure ? serviceCodeOf(cause.details) : undefined;
   return new ConnectionFailedError(workflowId, type, cause?.message ?? error.message, serviceCode, { cause: error });
 }
 
@@ -666,7 +660,7 @@ export function visibilityQuery(filter: Omit<z.infer<typeof ListFilter>, 'limit'
   return clauses.join(' AND ');
 }
 
-function summarize(info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'typedSearchAttributes' | 'status' | 'startTime' | 'closeTime'>): ConnectionSummary {
+function summarize(info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'typedSearchAttributes' | 'status' | 'startTime' | 'closeTime' | 'parentExecution'>): ConnectionSummary {
   const attributes = info.typedSearchAttributes;
   const status = attributes.get(ConnectionStatusKey);
   return {
@@ -679,6 +673,7 @@ function summarize(info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 't
     loginId: attributes.get(LoginIdKey),
     startedAt: info.startTime.toISOString(),
     closedAt: info.closeTime?.toISOString(),
+    ...(info.parentExecution?.workflowId ? { parentWorkflowId: info.parentExecution.workflowId } : {}),
   };
 }
 

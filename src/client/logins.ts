@@ -7,11 +7,6 @@
  */
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import {
-  ApplicationFailure,
-  CancelledFailure,
-  ServiceError,
-  TerminatedFailure,
-  TimeoutFailure,
   WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
@@ -21,7 +16,8 @@ import { forgetWorkflowId, retentionWorkflowId } from '../contract/login-keys.js
 import { FORGET_WORKFLOW_TYPE, type ForgetInput, type ForgetRecord, type ForgetTiming } from '../contract/retention/forget-definitions.js';
 import { retentionStateQuery, type RetentionState } from '../contract/retention/retention-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
-import { ConnectionClientError, ForgetFailedError, InvalidLoginRefError, TemporalUnavailableError } from './errors.js';
+import {  ForgetFailedError, InvalidLoginRefError,} from './errors.js';
+import { clientErrorOf, endedHow } from './temporal-errors.js';
 import { parseLoginRef, type LoginRef } from './refresh-schedule-input.js';
 import { quoteVisibilityValue } from './visibility.js';
 import { unreadableQueryError } from './unreadable-history.js';
@@ -142,24 +138,11 @@ export class LoginsClient {
   }
 
   private mapError(workflowId: string | undefined, error: unknown): Error {
-    if (error instanceof ConnectionClientError) return error;
-    if (error instanceof WorkflowFailedError && workflowId !== undefined) {
-      const cause = error.cause;
-      const type =
-        cause instanceof ApplicationFailure
-          ? (cause.type ?? 'Unknown')
-          : cause instanceof CancelledFailure
-            ? 'Cancelled'
-            : cause instanceof TerminatedFailure
-              ? 'Terminated'
-              : cause instanceof TimeoutFailure
-                ? 'TimedOut'
-                : 'Unknown';
-      return new ForgetFailedError(workflowId, type, cause?.message ?? error.message, { cause: error });
-    }
-    if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
-    return error instanceof Error ? error : new Error(String(error));
+    return clientErrorOf(error, this.address, (known) =>
+      known instanceof WorkflowFailedError && workflowId !== undefined ? new ForgetFailedError(workflowId, endedHow(known.cause) ?? 'Unknown', known.cause?.message ?? known.message, { cause: known }) : undefined,
+    );
   }
+
 }
 
 

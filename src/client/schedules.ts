@@ -27,17 +27,16 @@ import { describeEndUserChallenge } from '../workflows/connection/challenges.js'
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ConnectionSummary } from './connection-summary.js';
-import {
-  ConnectionClientError,
+import { 
   ConnectionFailedError,
   InvalidScheduleError,
   RefreshNotUnattendedError,
   RefreshScheduleNotFoundError,
   RefreshScheduleNotReadyError,
   grpcCodeOf,
-  TemporalUnavailableError,
   type ConnectionEndType,
 } from './errors.js';
+import { clientErrorOf } from './temporal-errors.js';
 import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
 import { transientCodeOf } from './transient-retry.js';
 import { quoteVisibilityValue } from './visibility.js';
@@ -397,10 +396,7 @@ export class RefreshSchedules {
   }
 
   private mapError(scheduleId: string | undefined, error: unknown): Error {
-    if (error instanceof ConnectionClientError) return error;
-    if (error instanceof ScheduleNotFoundError && scheduleId !== undefined) return new RefreshScheduleNotFoundError(scheduleId, { cause: error });
-    if (error instanceof ServiceError) return TemporalUnavailableError.refused(this.address, error);
-    return error instanceof Error ? error : new Error(String(error));
+    return clientErrorOf(error, this.address, (known) => (known instanceof ScheduleNotFoundError && scheduleId !== undefined ? new RefreshScheduleNotFoundError(scheduleId, { cause: known }) : undefined));
   }
 }
 

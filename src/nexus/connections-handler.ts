@@ -7,24 +7,26 @@
  * or an input naming another customer id, is refused with UNAUTHORIZED before anything runs.
  *
  * Payloads: the Nexus worker's codec seals what crosses the boundary under the caller's key
- * (boundary-codec.ts); `answer`, `state` and the checks before a start reach the product's workflows
- * through `productClient`, whose codec is the product's (per-tenant keys), so nothing of the caller's
- * key enters a connection's or a refresh's history.
+ * (boundary-codec.ts); `answer`, `state` and the checks before a start go through the pipeline
+ * client (ConnectionsClient, BooksClient) over `productClient`, whose codec is the product's
+ * (per-tenant keys), so nothing of the caller's key enters a connection's or a refresh's history,
+ * and an answer is checked and refused here as it is everywhere else. The handler's own Temporal
+ * calls are the relays' starts (one `startWorkflow` per operation) and, on a conflict, one describe
+ * of its own relay.
  *
  * One at a time: `start` of a connection that is running, and `refreshBook` of a book whose refresh is
  * running, are refused with CONFLICT naming what runs (the contract says why). What runs under the
  * relay's own id (a retry of the same Nexus request) is not a conflict: Temporal deduplicates the
  * relay's start by the request's id and hands back the same operation.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as nexus from 'nexus-rpc';
 import { operationInfo, startWorkflow, WorkflowRunOperationHandler } from '@temporalio/nexus';
-import { ScheduleNotFoundError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
-import { connectionStateQuery, submitAnswerUpdate, type AnswerOutcome, type ConnectionResult, type ConnectionState } from '../contract/connection/connection-definitions.js';
-import { bookRefreshRunId, bookRefreshesQuery, bookScheduleId, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
+import type { AnswerOutcome, ConnectionResult, ConnectionState } from '../contract/connection/connection-definitions.js';
+import { bookRefreshRunId, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
 import {
   connectionsNexusService,
   type NexusAnswerInput,
@@ -34,10 +36,11 @@ import {
 } from '../contract/nexus-connections.js';
 import { connectionClassOf, DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { CONNECTION_WORKFLOW_ID_PREFIX } from '../client/business-key.js';
+import { ConnectionsClient } from '../client/connections.js';
+import { AnswerRejectedError, BookRefreshNotFoundError, ConnectionNotFoundError } from '../client/errors.js';
 import { NexusAnswerInputSchema, NexusConnectionRefSchema, NexusParsedStartSchema, NexusRefreshBookInputSchema, NexusStartInputSchema } from './input-schemas.js';
 import { bookRelayWorkflowId, NEXUS_BOOK_RELAY_WORKFLOW_TYPE, NEXUS_RELAY_WORKFLOW_TYPE, relayWorkflowId } from './relay-ids.js';
 import type { BookRelayInput, RelayInput } from './relay-workflow.js';
-import { listedExecutions } from '../temporal/visibility-rows.js';
 
 export interface ConnectionsHandlerOptions {
   /** Endpoint name → the customer id its caller acts for. */
@@ -84,21 +87,24 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
     return `${CONNECTION_WORKFLOW_ID_PREFIX}${tenant}:${applicationId}`;
   }
 
-  function mapClientError(workflowId: string, error: unknown): never {
-    if (error instanceof WorkflowNotFoundError) throw new nexus.HandlerError('NOT_FOUND', `no connection ${workflowId}`, { cause: error });
-    throw error;
+  // The pipeline client over the product's namespace: what every other way in calls for the same action.
+  const connections = new ConnectionsClient({ client: options.productClient, taskQueue: options.productTaskQueue, unattendedTaskQueue: refreshTaskQueue, priority: policy });
+
+  /** The client's typed errors as the caller's: a connection it cannot find, an answer refused before the service. */
+  function handlerErrorOf(error: unknown): unknown {
+    if (error instanceof ConnectionNotFoundError) return new nexus.HandlerError('NOT_FOUND', `no connection ${error.workflowId}`, { cause: error });
+    // Refused by the client's check or the update's validator, before it touched history: the caller's to fix.
+    if (error instanceof AnswerRejectedError) return new nexus.HandlerError('BAD_REQUEST', `answer refused: ${error.problem}`, { cause: error });
+    return error;
   }
 
   /** A running connection of this key that its relay did not start (the pipeline client, the console): CONFLICT. */
   async function refuseRunningConnection(connectionWorkflowId: string, relayId: string): Promise<void> {
-    const description = await options.productClient.workflow
-      .getHandle(connectionWorkflowId)
-      .describe()
-      .catch((error: unknown) => {
-        if (error instanceof WorkflowNotFoundError) return undefined;
-        throw error;
-      });
-    if (description?.status.name === 'RUNNING' && description.parentExecution?.workflowId !== relayId) {
+    const summary = await connections.describe(connectionWorkflowId).catch((error: unknown) => {
+      if (error instanceof ConnectionNotFoundError) return undefined;
+      throw error;
+    });
+    if (summary?.executionStatus === 'RUNNING' && summary.parentWorkflowId !== relayId) {
       throw conflict(`connection already running: ${connectionWorkflowId} (started outside this service); follow it with state and answer, or start another applicationId`);
     }
   }
@@ -131,13 +137,9 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
     const { applicationId, customerId, answer: given } = parse('answer', NexusAnswerInputSchema, raw);
     const workflowId = connectionId(tenantOf('answer', customerId), applicationId);
     try {
-      return await options.productClient.workflow.getHandle(workflowId).executeUpdate(submitAnswerUpdate, { args: [{ ...given, sentAs: 'submitAnswer' }] });
+      return await connections.answer(workflowId, given);
     } catch (error) {
-      // The update's validator refused the answer before it touched history: the caller's to fix.
-      if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-        throw new nexus.HandlerError('BAD_REQUEST', `answer refused: ${error.cause.message}`);
-      }
-      return mapClientError(workflowId, error);
+      throw handlerErrorOf(error);
     }
   }
 
@@ -145,63 +147,40 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
     const { applicationId, customerId } = parse('state', NexusConnectionRefSchema, raw);
     const workflowId = connectionId(tenantOf('state', customerId), applicationId);
     try {
-      return await options.productClient.workflow.getHandle(workflowId).query(connectionStateQuery);
+      return await connections.getState(workflowId);
     } catch (error) {
-      return mapClientError(workflowId, error);
+      throw handlerErrorOf(error);
     }
-  }
-
-  /** The book's running refreshes (visibility, as BooksClient.refreshes reads them), with the workflow that started each, if any. */
-  async function runningRefreshes(tenant: string, cadence: string): Promise<{ workflowId: string; parent: string | undefined }[]> {
-    const query = bookRefreshesQuery(tenant, cadence, true);
-    const running: { workflowId: string; parent: string | undefined }[] = [];
-    for await (const info of listedExecutions(options.productClient, query, 10)) {
-      running.push({ workflowId: info.workflowId, parent: info.parentExecution?.workflowId ?? undefined });
-      if (running.length >= 10) break;
-    }
-    return running;
-  }
-
-  /**
-   * The refresh a running relay started: its pending child, as the server describes the relay (no
-   * payload of the caller's is read). A relay started a moment ago may not have started it yet: asked
-   * again for up to 2 s, then undefined.
-   */
-  async function childOfRelay(relayId: string): Promise<string | undefined> {
-    for (let attempt = 0; attempt < 10; attempt += 1) {
-      try {
-        const { raw, status } = await options.productClient.workflow.getHandle(relayId).describe();
-        const child = raw.pendingChildren?.find((pending) => pending.workflowId)?.workflowId;
-        if (child) return child;
-        if (status.name !== 'RUNNING') return undefined;
-      } catch {
-        return undefined;
-      }
-      await sleep(200);
-    }
-    return undefined;
   }
 
   /** The window and page size the book's Schedule refreshes it with, if it has one. */
   async function scheduledSettings(tenant: string, cadence: string): Promise<Pick<BookRefreshInput, 'window' | 'pageSize'> | undefined> {
     try {
-      const { action } = await options.productClient.schedule.getHandle(bookScheduleId(tenant, cadence)).describe();
-      const scheduled = action.type === 'startWorkflow' ? (action.args?.[0] as BookRefreshInput | undefined) : undefined;
-      return scheduled ? { window: scheduled.window, pageSize: scheduled.pageSize } : undefined;
+      const { window, pageSize } = await connections.books.describeSchedule({ customerId: tenant, cadence });
+      return { window, pageSize };
     } catch (error) {
-      if (error instanceof ScheduleNotFoundError) return undefined;
+      if (error instanceof BookRefreshNotFoundError) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * The refresh a running relay started, named from the relay's start time as the relay names it
+   * (relay-workflow.ts): one describe of the relay, no payload of the caller's read.
+   */
+  async function refreshOfRelay(relayId: string, tenant: string, cadence: string): Promise<string> {
+    const { startTime } = await options.productClient.workflow.getHandle(relayId).describe();
+    return bookRefreshRunId(tenant, cadence, startTime);
   }
 
   const refreshBook = new WorkflowRunOperationHandler<NexusRefreshBookInput, BookReport>(async (ctx, raw) => {
     const { cadence, customerId, window, pageSize } = parse('refreshBook', NexusRefreshBookInputSchema, raw);
     const tenant = tenantOf('refreshBook', customerId);
     const relayId = bookRelayWorkflowId(tenant, cadence);
-    const running = await runningRefreshes(tenant, cadence);
+    const running = await connections.books.refreshes({ customerId: tenant, cadence, running: true, limit: 10 });
     // One at a time, as the Schedule's SKIP: a refresh its relay did not start (the Schedule, a run by hand) is not this caller's to wait on or cancel.
-    const other = running.find((refresh) => refresh.parent !== relayId);
-    if (other) throw conflict(`book refresh already running: ${other.workflowId} (the ${cadence} book of this tenant: one refresh at a time); wait for it to end`);
+    const other = running.find((refresh) => refresh.parentWorkflowId !== relayId);
+    if (other) throw conflict(`book refresh already running: ${other.refreshWorkflowId} (the ${cadence} book of this tenant: one refresh at a time); wait for it to end`);
     const scheduled = window === undefined || pageSize === undefined ? await scheduledSettings(tenant, cadence) : undefined;
     const chosenWindow = window ?? scheduled?.window;
     const chosenPageSize = pageSize ?? scheduled?.pageSize;
@@ -212,7 +191,6 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
       ...(chosenPageSize === undefined ? {} : { pageSize: chosenPageSize }),
     };
     const relay: BookRelayInput = {
-      refreshWorkflowId: bookRefreshRunId(tenant, cadence, new Date()),
       taskQueue: refreshTaskQueue,
       input,
       // A book refresh's class, as its Schedule and a run by hand start it with.
@@ -222,7 +200,7 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
       return await startWorkflow(ctx, NEXUS_BOOK_RELAY_WORKFLOW_TYPE, { workflowId: relayId, args: [relay] });
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        const own = (await childOfRelay(relayId)) ?? running.find((refresh) => refresh.parent === relayId)?.workflowId ?? `the refresh of ${relayId}`;
+        const own = running.find((refresh) => refresh.parentWorkflowId === relayId)?.refreshWorkflowId ?? (await refreshOfRelay(relayId, tenant, cadence));
         throw conflict(`book refresh already running: ${own} (started by another refreshBook operation); wait for it to end`, error);
       }
       throw error;

@@ -18,12 +18,12 @@
  * guard, as it is BooksClient.run's.
  * Deterministic code only: bundled by the Nexus worker (src/nexus/nexus-worker.ts).
  */
-import { ApplicationFailure, executeChild, ParentClosePolicy, ChildWorkflowCancellationType } from '@temporalio/workflow';
+import { ApplicationFailure, executeChild, ParentClosePolicy, ChildWorkflowCancellationType, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError, type Priority, type SearchAttributePair } from '@temporalio/common';
 import { connectionStartAttributes } from '../contract/search-attributes.js';
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection/connection-definitions.js';
 import type { ConnectionInput } from '../contract/connection/connection-input.js';
-import { BOOK_REFRESH_WORKFLOW_TYPE, bookRefreshAttributes, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
+import { BOOK_REFRESH_WORKFLOW_TYPE, bookRefreshAttributes, bookRefreshRunId, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
 
 export interface RelayInput {
   /** `connection-<customerId>:<applicationId>`. */
@@ -36,8 +36,12 @@ export interface RelayInput {
 }
 
 export interface BookRelayInput {
-  /** `book-<customerId>:<cadence>-<time>`, as a refresh run by hand is named. */
-  readonly refreshWorkflowId: string;
+  /**
+   * Named by relays started before 2026-12-03; absent: `book-<customerId>:<cadence>-<time>` from the
+   * relay's own start time, as a refresh run by hand is named, so the handler names a running relay's
+   * refresh from one describe of the relay.
+   */
+  readonly refreshWorkflowId?: string | undefined;
   /** Where book refreshes run (the unattended pool's queue, or the product's). */
   readonly taskQueue: string;
   /** The customer id its endpoint's tenant; window and page size as the handler settled them. */
@@ -80,7 +84,8 @@ export async function nexusConnectionRelay({ connectionWorkflowId, taskQueue, in
   );
 }
 
-export async function nexusBookRefreshRelay({ refreshWorkflowId, taskQueue, input, priority }: BookRelayInput): Promise<BookReport> {
+export async function nexusBookRefreshRelay({ refreshWorkflowId: named, taskQueue, input, priority }: BookRelayInput): Promise<BookReport> {
+  const refreshWorkflowId = named ?? bookRefreshRunId(input.customerId, input.cadence, workflowInfo().startTime);
   return await relayChild<BookReport>(
     BOOK_REFRESH_WORKFLOW_TYPE,
     {
