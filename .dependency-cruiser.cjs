@@ -29,13 +29,15 @@ const floorRules = FLOORS.flatMap((rooms, floor) => {
   const above = FLOORS.slice(floor + 1).flat();
   return above.length === 0
     ? []
-    : [{
-        name: `floor-${floor}-looks-up`,
-        comment: `${rooms.join(', ')} stand below ${above.join(', ')}: an import upwards makes the lower room depend on its users.`,
-        severity: 'error',
-        from: { path: anyOf(rooms) },
-        to: { path: anyOf(above) },
-      }];
+    : [
+        {
+          name: `floor-${floor}-looks-up`,
+          comment: `${rooms.join(', ')} stand below ${above.join(', ')}: an import upwards makes the lower room depend on its users.`,
+          severity: 'error',
+          from: { path: anyOf(rooms) },
+          to: { path: anyOf(above) },
+        },
+      ];
 });
 
 const appRules = APPS.map((app) => ({
@@ -49,7 +51,13 @@ const appRules = APPS.map((app) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', comment: 'A circle of imports has no floor to stand on.', severity: 'error', from: { path: '^src/' }, to: { circular: true } },
-    { name: 'rooms-are-listed', comment: 'Every room of src/ has a floor in .dependency-cruiser.cjs and a row on the architecture page.', severity: 'error', from: { path: '^src/', pathNot: `${anyOf(FLOORS.flat())}` }, to: {} },
+    {
+      name: 'rooms-are-listed',
+      comment: 'Every room of src/ has a floor in .dependency-cruiser.cjs and a row on the architecture page.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `${anyOf(FLOORS.flat())}` },
+      to: {},
+    },
     ...floorRules,
     ...appRules,
   ],

@@ -15,7 +15,11 @@ export default tseslint.config(
       // node:test's describe/it return promises that the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
+          ],
+        },
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -39,7 +43,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'os', 'child_process'], message: 'Workflows must be deterministic: no Node built-ins.' },
+            {
+              group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'os', 'child_process'],
+              message: 'Workflows must be deterministic: no Node built-ins.',
+            },
             SDK_INTERNALS,
             { group: ['ky', '**/aggregator/client*', '**/sandbox/*'], message: 'Workflows reach the service only through activities.' },
             { group: ['**/activities/*', '**/activities'], message: 'Import activities by type only.', allowTypeImports: true },
@@ -71,7 +78,10 @@ export default tseslint.config(
     // serves it as /shared/<name>.js): no Node built-in, no package, only each other.
     files: ['src/presentation/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'The console page imports this module in the browser: import only ./ modules of src/presentation/.' }] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', message: 'The console page imports this module in the browser: import only ./ modules of src/presentation/.' }] },
+      ],
     },
   },
   {

@@ -113,7 +113,11 @@ function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 }
-const median = (values: readonly number[]) => quantile([...values].sort((a, b) => a - b), 0.5);
+const median = (values: readonly number[]) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 
 /** Runs `concurrency` workers, each repeating `operation`, for `seconds` (after a warm-up) or until `maxCount`. */
 async function phase(name: string, maxCount: number, operation: (worker: number) => Promise<void>): Promise<PhaseResult> {
@@ -205,7 +209,11 @@ async function main(): Promise<void> {
   });
 
   // (d) where one full retrieval's time goes, sequentially (no queueing): raw HTTP vs parse vs zod.
-  const first = retrievalClients[0] ?? (() => { throw new Error('no client'); })();
+  const first =
+    retrievalClients[0] ??
+    (() => {
+      throw new Error('no client');
+    })();
   const requestId = await cachedRequestId(first.client, first.loginId);
   await first.client.getAccountsDetail(requestId, DETAIL);
   const detailUrl = `${baseUrl}/v3/bench-full-${pid}-0/BankingServices/GetAccountsDetail`;
@@ -255,9 +263,13 @@ async function main(): Promise<void> {
     cpu: `${r.clientCpuMs.toFixed(2).padStart(10)} ${r.sandboxCpuMs.toFixed(2).padStart(11)}`,
   }));
   console.log('');
-  console.log(`${'phase'.padEnd(62)} ${'count'.padStart(7)} ${'secs'.padStart(6)} ${'rate/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)} ${'client cpu'.padStart(10)} ${'sandbox cpu'.padStart(11)}`);
+  console.log(
+    `${'phase'.padEnd(62)} ${'count'.padStart(7)} ${'secs'.padStart(6)} ${'rate/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)} ${'client cpu'.padStart(10)} ${'sandbox cpu'.padStart(11)}`,
+  );
   for (const row of rows) {
-    console.log(`${row.phase.padEnd(62)} ${String(row.count).padStart(7)} ${row.seconds.padStart(6)} ${row.rate.padStart(7)} ${row.p50} ${row.p99} ${row.max} ${row.cpu}`);
+    console.log(
+      `${row.phase.padEnd(62)} ${String(row.count).padStart(7)} ${row.seconds.padStart(6)} ${row.rate.padStart(7)} ${row.p50} ${row.p99} ${row.max} ${row.cpu}`,
+    );
   }
   console.log('(cpu: CPU ms per operation, this process vs the sandbox child; the machine may be shared)');
 
@@ -265,7 +277,9 @@ async function main(): Promise<void> {
   const overhead = mClient - mHttp - mParse - mZod;
   const share = (value: number) => `${((value / mClient) * 100).toFixed(0).padStart(3)}%`;
   console.log('');
-  console.log(`one full retrieval, sequential, medians of ${BREAKDOWN_ITERATIONS} (answer ${(bytes / 1024).toFixed(0)} KiB, ${transactionsPerRetrieval} transactions):`);
+  console.log(
+    `one full retrieval, sequential, medians of ${BREAKDOWN_ITERATIONS} (answer ${(bytes / 1024).toFixed(0)} KiB, ${transactionsPerRetrieval} transactions):`,
+  );
   console.log(`  GetAccountsDetail via our client      ${ms(mClient)} ms  100%`);
   console.log(`    HTTP round trip + body (raw fetch)  ${ms(mHttp)} ms  ${share(mHttp)}`);
   console.log(`    JSON.parse                          ${ms(mParse)} ms  ${share(mParse)}`);

@@ -41,8 +41,18 @@ const stopping = new WeakSet<ChildProcess>();
  * memory, say) ends the benchmark with its last output: figures without it would be false, and its
  * connections would never finish.
  */
-export async function startProcess(name: string, entry: string, env: Record<string, string>, ready: string, nodeArgs: string[] = [], loader: 'tsx' | 'node' = 'tsx'): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, ...(loader === 'tsx' ? ['--import', 'tsx'] : []), join(root, entry)], { env: { PATH: process.env.PATH ?? '', ...runtimeOverride(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startProcess(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  ready: string,
+  nodeArgs: string[] = [],
+  loader: 'tsx' | 'node' = 'tsx',
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, ...(loader === 'tsx' ? ['--import', 'tsx'] : []), join(root, entry)], {
+    env: { PATH: process.env.PATH ?? '', ...runtimeOverride(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
@@ -59,7 +69,9 @@ export async function startProcess(name: string, entry: string, env: Record<stri
   });
   child.once('exit', (code, signal) => {
     if (stopping.has(child)) return;
-    process.stderr.write(`benchmark stopped: ${name} (pid ${child.pid}) exited with ${code ?? signal} while it ran; its last output:\n${output.slice(-4000)}\n`);
+    process.stderr.write(
+      `benchmark stopped: ${name} (pid ${child.pid}) exited with ${code ?? signal} while it ran; its last output:\n${output.slice(-4000)}\n`,
+    );
     process.exit(1);
   });
   return child;
@@ -96,7 +108,15 @@ export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime(
     const bundlePath = join(root, 'dist', 'workflow-bundle.js');
     return {
       runtime,
-      start: (env, nodeArgs = []) => startProcess('worker', 'dist/src/worker.js', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', [...workerNodeArgs(), ...nodeArgs], 'node'),
+      start: (env, nodeArgs = []) =>
+        startProcess(
+          'worker',
+          'dist/src/worker.js',
+          { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath },
+          '"worker started"',
+          [...workerNodeArgs(), ...nodeArgs],
+          'node',
+        ),
       remove: async () => {},
     };
   }
@@ -105,7 +125,8 @@ export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime(
   await writeFile(bundlePath, await productWorkflowBundle());
   return {
     runtime,
-    start: (env, nodeArgs = []) => startProcess('worker', 'src/worker.ts', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', [...workerNodeArgs(), ...nodeArgs]),
+    start: (env, nodeArgs = []) =>
+      startProcess('worker', 'src/worker.ts', { ...env, WORKER_WORKFLOW_BUNDLE: bundlePath }, '"worker started"', [...workerNodeArgs(), ...nodeArgs]),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }
@@ -113,7 +134,8 @@ export async function prepareBenchWorker(runtime: WorkerRuntime = workerRuntime(
 /** Runs a command at the repository root to its end; throws with its output if it fails. */
 function run(command: string, args: string[]): void {
   const result = spawnSync(command, args, { cwd: root, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}:\n${(result.stdout + result.stderr).slice(-4000)}`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}:\n${(result.stdout + result.stderr).slice(-4000)}`);
 }
 
 /** The sandbox as its own process; resolves with its URL. */
@@ -154,7 +176,12 @@ export function workerTuning(): Record<string, string> {
   return Object.fromEntries(
     Object.entries(process.env).filter(
       (entry): entry is [string, string] =>
-        entry[1] !== undefined && (entry[0].startsWith('WORKER_') || entry[0].startsWith('VM_') || entry[0] === 'UNATTENDED_ADMISSION' || entry[0] === 'NODE_OPTIONS' || entry[0] === 'MALLOC_ARENA_MAX'),
+        entry[1] !== undefined &&
+        (entry[0].startsWith('WORKER_') ||
+          entry[0].startsWith('VM_') ||
+          entry[0] === 'UNATTENDED_ADMISSION' ||
+          entry[0] === 'NODE_OPTIONS' ||
+          entry[0] === 'MALLOC_ARENA_MAX'),
     ),
   );
 }
@@ -190,5 +217,8 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 /** The median of values in any order. */
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }

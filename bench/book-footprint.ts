@@ -24,8 +24,16 @@ import { bookConnectionWorkflowId, bookEntryWorkflowId, DEFAULT_BOOK_PAGE_SIZE }
 import { DEFAULT_WINDOW_BOUNDS } from '../src/contract/window/window-definitions.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { nightRuleLine } from './night-rule.js';
-import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerTuning } from './bench-processes.js';
-
+import {
+  cpuMs,
+  median,
+  prepareBenchWorker,
+  runtimeOverride,
+  startBenchServer,
+  startSandboxProcess,
+  stopAllProcesses,
+  workerTuning,
+} from './bench-processes.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 const AT_SCALE = 100_000;
@@ -41,12 +49,17 @@ function log(line: string): void {
 }
 
 function options(): { logins: number; pageSize: number; rounds: number; pollIntervalMs: number } {
-  const { values } = parseArgs({ options: { logins: { type: 'string' }, 'page-size': { type: 'string' }, rounds: { type: 'string' }, 'poll-interval-ms': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    options: { logins: { type: 'string' }, 'page-size': { type: 'string' }, rounds: { type: 'string' }, 'poll-interval-ms': { type: 'string' } },
+    strict: true,
+  });
   const whole = (text: string | undefined, fallback: number, name: string, max: number) => {
     if (text === undefined) return fallback;
     const value = Number(text);
     if (!Number.isInteger(value) || value < 1 || value > max) {
-      process.stderr.write(`bench:book-footprint: --${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(text)}\nusage: npm run bench:book-footprint -- [--logins N (default 1000)] [--page-size N (default ${DEFAULT_BOOK_PAGE_SIZE})] [--rounds N (default 1)] [--poll-interval-ms N (default 1000; production polls every 10000)]\n`);
+      process.stderr.write(
+        `bench:book-footprint: --${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(text)}\nusage: npm run bench:book-footprint -- [--logins N (default 1000)] [--page-size N (default ${DEFAULT_BOOK_PAGE_SIZE})] [--rounds N (default 1)] [--poll-interval-ms N (default 1000; production polls every 10000)]\n`,
+      );
       process.exit(2);
     }
     return value;
@@ -62,12 +75,14 @@ function options(): { logins: number; pageSize: number; rounds: number; pollInte
 async function mapLimit<T, R>(items: readonly T[], limit: number, act: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      out[index] = await act(items[index] as T);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        out[index] = await act(items[index] as T);
+      }
+    }),
+  );
   return out;
 }
 
@@ -82,15 +97,30 @@ async function main(): Promise<void> {
   try {
     const sandboxUrl = await startSandboxProcess();
     const worker = await prepareBenchWorker();
-    const workerProcess = await worker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
+    const workerProcess = await worker.start({
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGGREGATOR_BASE_URL: sandboxUrl,
+      WORKER_METRICS_PORT: '0',
+      LOG_LEVEL: 'INFO',
+      ...workerTuning(),
+    });
     const connection = await Connection.connect({ address: env.address });
     const client = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
     const connections = new ConnectionsClient({ client, taskQueue });
-    log(`book-footprint: ${logins} logins, pages of ${pageSize}, each pending for one poll ${pollIntervalMs} ms apart; dev server ${env.address}, one worker (${worker.runtime}), the sandbox`);
+    log(
+      `book-footprint: ${logins} logins, pages of ${pageSize}, each pending for one poll ${pollIntervalMs} ms apart; dev server ${env.address}, one worker (${worker.runtime}), the sandbox`,
+    );
 
-    const loginIds = await mapLimit(Array.from({ length: logins }, (_, index) => index), ENROL_CONCURRENCY, (index) => createSandboxLogin(sandboxUrl, customerId, `pending_polls_${index + 1}`, 1));
+    const loginIds = await mapLimit(
+      Array.from({ length: logins }, (_, index) => index),
+      ENROL_CONCURRENCY,
+      (index) => createSandboxLogin(sandboxUrl, customerId, `pending_polls_${index + 1}`, 1),
+    );
     const enrolStart = Date.now();
-    await mapLimit(loginIds, ENROL_CONCURRENCY, (loginId) => connections.books.enrol({ customerId, loginId, products: { accountsDetail: {} }, timing: { pollIntervalMs } }));
+    await mapLimit(loginIds, ENROL_CONCURRENCY, (loginId) =>
+      connections.books.enrol({ customerId, loginId, products: { accountsDetail: {} }, timing: { pollIntervalMs } }),
+    );
     const enrolSeconds = (Date.now() - enrolStart) / 1000;
     log(`entries: ${logins} enrolled in ${enrolSeconds.toFixed(1)} s (${(logins / enrolSeconds).toFixed(0)} a second at ${ENROL_CONCURRENCY} at once)`);
 
@@ -114,7 +144,10 @@ async function main(): Promise<void> {
         last = stackCpuMs() - from;
         quiet = last < QUIET_MS_PER_SECOND ? quiet + 1 : 0;
       }
-      if (quiet < 2) log(`the stack did not settle under ${QUIET_MS_PER_SECOND} ms a second in ${QUIET_WAIT_MAX_MS / 1000} s (last ${last.toFixed(0)} ms): its idle is read anyway`);
+      if (quiet < 2)
+        log(
+          `the stack did not settle under ${QUIET_MS_PER_SECOND} ms a second in ${QUIET_WAIT_MAX_MS / 1000} s (last ${last.toFixed(0)} ms): its idle is read anyway`,
+        );
       const before = stackCpuMs();
       await new Promise((resolve) => setTimeout(resolve, IDLE_SAMPLE_MS));
       return ((stackCpuMs() - before) * 1000) / IDLE_SAMPLE_MS;
@@ -156,10 +189,12 @@ async function main(): Promise<void> {
       const step = Math.max(1, Math.ceil(refreshed.length / 40));
       const sample = refreshed.filter((_, index) => index % step === 0).slice(0, 40);
       if (sample.length === 0) return "no refreshed child on the first page to split a child's time";
-      const own = await Promise.all(sample.map(async (outcome) => {
-        const events = (await client.workflow.getHandle(outcome.workflowId as string).fetchHistory()).events ?? [];
-        return eventTimeMs(events.at(-1)?.eventTime) - eventTimeMs(events[0]?.eventTime);
-      }));
+      const own = await Promise.all(
+        sample.map(async (outcome) => {
+          const events = (await client.workflow.getHandle(outcome.workflowId as string).fetchHistory()).events ?? [];
+          return eventTimeMs(events.at(-1)?.eventTime) - eventTimeMs(events[0]?.eventTime);
+        }),
+      );
       const measured = sample.map((outcome) => outcome.durationMs as number);
       const polls = pollIntervalMs;
       return (
@@ -177,7 +212,13 @@ async function main(): Promise<void> {
       const cpuBefore = stackCpuMs();
       const began = Date.now();
       await mapLimit(loginIds, concurrency, async (loginId) => {
-        const { workflowId } = await connections.start(directKey(round, loginId), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs }, unattended: true });
+        const { workflowId } = await connections.start(directKey(round, loginId), {
+          customerId,
+          session: { kind: 'cached', loginId },
+          products: { accountsDetail: {} },
+          timing: { pollIntervalMs },
+          unattended: true,
+        });
         await connections.result(workflowId);
       });
       return { idleCpuPerSecondMs, cpuMs: stackCpuMs() - cpuBefore, seconds: (Date.now() - began) / 1000 };
@@ -203,9 +244,13 @@ async function main(): Promise<void> {
       log(`round ${round}: ${await childTimeSplit(book.refreshWorkflowId)}`);
       // How the window moved and why (the report keeps its last changes): what bounds a night the rule does not see.
       for (const change of book.report.windowChanges) {
-        log(`round ${round}: window +${((Date.parse(change.at) - Date.parse(book.report.startedAt)) / 1000).toFixed(0)} s ${change.from} → ${change.to}: ${change.reason}`);
+        log(
+          `round ${round}: window +${((Date.parse(change.at) - Date.parse(book.report.startedAt)) / 1000).toFixed(0)} s ${change.from} → ${change.to}: ${change.reason}`,
+        );
       }
-      log(`round ${round}: ${nightRuleLine({ logins, cores: availableParallelism(), cpuPerRefreshMs: perLogin(beyondIdle(direct)), ceiling: book.report.window.ceiling, bestFinishMs: book.report.window.bestFinishMs, start: DEFAULT_WINDOW_BOUNDS.start, nightS: ended })}`);
+      log(
+        `round ${round}: ${nightRuleLine({ logins, cores: availableParallelism(), cpuPerRefreshMs: perLogin(beyondIdle(direct)), ceiling: book.report.window.ceiling, bestFinishMs: book.report.window.bestFinishMs, start: DEFAULT_WINDOW_BOUNDS.start, nightS: ended })}`,
+      );
       log(
         `round ${round}: the book ${book.report.counts.refreshed} refreshed, ${book.report.counts.failed} failed in ${book.seconds.toFixed(1)} s (${(book.report.counts.done / book.seconds).toFixed(1)} a second, ${book.report.pages.length} pages, last window ${book.report.window.size}), ` +
           `${perLogin(book.cpuMs).toFixed(1)} ms a login (${perLogin(beyondIdle(book)).toFixed(1)} beyond an idle of ${book.idleCpuPerSecondMs.toFixed(0)} ms a second); independent, ${concurrency} at once, ${direct.seconds.toFixed(1)} s, ${perLogin(direct.cpuMs).toFixed(1)} ms a login (${perLogin(beyondIdle(direct)).toFixed(1)} beyond an idle of ${direct.idleCpuPerSecondMs.toFixed(0)})`,
@@ -222,14 +267,15 @@ async function main(): Promise<void> {
     );
 
     // Read after the night, when every entry's own workflow tasks have run (flags included).
-    const entryHistories = await Promise.all(loginIds.slice(0, 20).map(async (loginId) => {
-      const history = await client.workflow.getHandle(bookEntryWorkflowId(customerId, loginId)).fetchHistory();
-      return { events: history.events?.length ?? 0, bytes: proto.temporal.api.history.v1.History.encode(history).finish().length };
-    }));
+    const entryHistories = await Promise.all(
+      loginIds.slice(0, 20).map(async (loginId) => {
+        const history = await client.workflow.getHandle(bookEntryWorkflowId(customerId, loginId)).fetchHistory();
+        return { events: history.events?.length ?? 0, bytes: proto.temporal.api.history.v1.History.encode(history).finish().length };
+      }),
+    );
     const entryEvents = median(entryHistories.map((entry) => entry.events));
     const entryBytes = median(entryHistories.map((entry) => entry.bytes));
     log(`entry: its history ${entryEvents} events, ${entryBytes} B (median of 20)`);
-
 
     const runs: { events: number; bytes: number; largest: number }[] = [];
     let firstRun: proto.temporal.api.history.v1.IHistory | undefined;
@@ -250,7 +296,9 @@ async function main(): Promise<void> {
     const largest = Math.max(...runs.map((run) => run.largest));
     const pageHistory = await client.workflow.getHandle(report.pages[0] as string).fetchHistory();
     const pageBytes = proto.temporal.api.history.v1.History.encode(pageHistory).finish().length;
-    log(`runs: ${runs.length}, the largest ${runEvents} events, ${kib(runBytes)} KiB; largest payload (a page read) ${kib(largest)} KiB; report page 1 ${kib(pageBytes)} KiB`);
+    log(
+      `runs: ${runs.length}, the largest ${runEvents} events, ${kib(runBytes)} KiB; largest payload (a page read) ${kib(largest)} KiB; report page 1 ${kib(pageBytes)} KiB`,
+    );
 
     // Where a login's events go: the first page's run by event type, and one connection through the book against one started alone.
     const byType = new Map<string, number>();
@@ -259,10 +307,16 @@ async function main(): Promise<void> {
       byType.set(name, (byType.get(name) ?? 0) + 1);
     }
     const onPage = Math.min(pageSize, logins);
-    const perLoginTypes = [...byType].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, count]) => `${name} ${(count / onPage).toFixed(2)}`).join(', ');
+    const perLoginTypes = [...byType]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([name, count]) => `${name} ${(count / onPage).toFixed(2)}`)
+      .join(', ');
     const eventsOf = async (workflowId: string) => (await client.workflow.getHandle(workflowId).fetchHistory()).events?.length ?? 0;
     const sample = loginIds[0] as string;
-    log(`events a login in a page's run: ${perLoginTypes}; a connection through the book ${await eventsOf(bookConnectionWorkflowId(customerId, sample, report.night))} events, alone ${await eventsOf(directKey(1, sample))}`);
+    log(
+      `events a login in a page's run: ${perLoginTypes}; a connection through the book ${await eventsOf(bookConnectionWorkflowId(customerId, sample, report.night))} events, alone ${await eventsOf(directKey(1, sample))}`,
+    );
 
     const perLoginRun = runBytes / Math.min(pageSize, logins);
     const runsAtScale = Math.ceil(AT_SCALE / pageSize);

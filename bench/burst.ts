@@ -57,8 +57,35 @@ import {
 } from './burst/figures.js';
 import { runNight, type NightResult } from './burst/night.js';
 import { BurstArgumentError, parseBurstArgs, USAGE, type BurstOptions, type Mode } from './burst/options.js';
-import { awaitEnds, LIVE_USERNAME, longWaits, mapLimit, observe, operateLive, startScheduled, throttleRuns, timeProfile, durationsOf, newLiveTimes, type Observed, type Phase, type Planned } from './burst/phases.js';
-import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './burst/stack.js';
+import {
+  awaitEnds,
+  LIVE_USERNAME,
+  longWaits,
+  mapLimit,
+  observe,
+  operateLive,
+  startScheduled,
+  throttleRuns,
+  timeProfile,
+  durationsOf,
+  newLiveTimes,
+  type Observed,
+  type Phase,
+  type Planned,
+} from './burst/phases.js';
+import {
+  releaseStack,
+  requestRates,
+  savedLogin,
+  startStack,
+  TENANT_A,
+  TENANT_B,
+  TENANT_LIVE,
+  TENANT_WEIGHTS,
+  updateRateLimits,
+  type Stack,
+  type StackResources,
+} from './burst/stack.js';
 
 /** Requests a refresh makes (Authorize, accounts request, one poll) and a live connection (two answers more). */
 const REFRESH_REQUESTS = 3;
@@ -73,7 +100,6 @@ const SLOWEST_SHOWN = 3;
 const LONG_WAIT_MS = 3_000;
 const LISTED_LOST = 20;
 
-
 interface RunResult {
   readonly mode: Mode;
   readonly figures: RunFigures;
@@ -81,17 +107,37 @@ interface RunResult {
   readonly cpuPerConnectionMs: number;
 }
 
-
 async function runMode(mode: Mode, options: BurstOptions, resources: StackResources): Promise<RunResult> {
   const timeline = new Timeline();
   const runDir = await mkdtemp(join(tmpdir(), `aggregation-burst-${mode}-`));
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
   const random = seededRandom(options.seed);
   // The service counts as a bucket of its rate holding one second's worth (the workers' default, SERVICE_BUDGET_MODE=bucket).
-  const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, mode: 'bucket', weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
+  const budget: BudgetSpec = {
+    totalRps: options.budgetRps,
+    tenantRps: options.tenantBudgetRps,
+    mode: 'bucket',
+    weights: mode === 'on' ? TENANT_WEIGHTS : new Map(),
+  };
   log('');
-  log(`== burst, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A ${options.a}, B ${options.b}, live ${options.live}; ${options.workers} workers; run directory ${runDir}`);
-  const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, unattendedInProcess: options.unattendedInProcess, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
+  log(
+    `== burst, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A ${options.a}, B ${options.b}, live ${options.live}; ${options.workers} workers; run directory ${runDir}`,
+  );
+  const stack = await startStack(
+    {
+      mode,
+      workers: options.workers,
+      unattendedWorkers: options.unattendedWorkers,
+      unattendedNice: options.unattendedNice,
+      unattendedInProcess: options.unattendedInProcess,
+      budgetRps: options.budgetRps,
+      tenantBudgetRps: options.tenantBudgetRps,
+      runDir,
+      runTag,
+      timeline,
+    },
+    resources,
+  );
   log(
     `stack: Temporal server ${stack.serverVersion} on PostgreSQL, ${options.workers} workers; SERVICE_BUDGET_RPS ${options.budgetRps}, SERVICE_BUDGET_TENANT_RPS ${options.tenantBudgetRps}` +
       (mode === 'on'
@@ -105,8 +151,16 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
   const listing = await fetchScenarioListing(stack.sandboxUrl);
   const liveScenario = scenarioFor(listing, LIVE_USERNAME);
   const [loginsA, loginsB] = await Promise.all([
-    mapLimit(Array.from({ length: options.a }, (_, index) => index), 16, (index) => savedLogin(stack.sandboxUrl, TENANT_A, index)),
-    mapLimit(Array.from({ length: options.b }, (_, index) => index), 16, (index) => savedLogin(stack.sandboxUrl, TENANT_B, index)),
+    mapLimit(
+      Array.from({ length: options.a }, (_, index) => index),
+      16,
+      (index) => savedLogin(stack.sandboxUrl, TENANT_A, index),
+    ),
+    mapLimit(
+      Array.from({ length: options.b }, (_, index) => index),
+      16,
+      (index) => savedLogin(stack.sandboxUrl, TENANT_B, index),
+    ),
   ]);
   timeline.mark(`${loginsA.length} saved logins of ${TENANT_A}, ${loginsB.length} of ${TENANT_B}`);
 
@@ -128,7 +182,9 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     await awaitEnds(stack, since, new Map([[TENANT_LIVE, idle.length]]), deadline(Date.now()), () => undefined);
     const idleObserved = await observe(stack, since, idle);
     const liveIdle = spreadOf(durationsOf(idleTimes.answers));
-    log(`idle: ${idle.length} live connections alone, ${liveIdle.count} answers: p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; first challenge p50 ${fmt(spreadOf(durationsOf(idleTimes.firstChallenges)).p50)} ms`);
+    log(
+      `idle: ${idle.length} live connections alone, ${liveIdle.count} answers: p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; first challenge p50 ${fmt(spreadOf(durationsOf(idleTimes.firstChallenges)).p50)} ms`,
+    );
 
     // ---- baseline 2: tenant B's refresh alone, at the burst's start times -------------------------
     const bOffsets = scheduleStarts(options.b, options.windowMs, random);
@@ -148,7 +204,9 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     const aloneCpuPerRefreshMs = aloneCpuMs / alone.length;
     const aloneObserved = await observe(stack, since, alone);
     const bAloneMedianS = medianOf(durationsS(alone, aloneObserved));
-    log(`alone: ${alone.length} refreshes of ${TENANT_B} started over ${seconds(options.windowMs)}: median start→end ${fmt(bAloneMedianS, 2)} s; stack CPU ${fmt(aloneCpuPerRefreshMs, 1)} ms a refresh (beyond its idle ${fmt(idleCpuPerSecondMs, 0)} ms a second)`);
+    log(
+      `alone: ${alone.length} refreshes of ${TENANT_B} started over ${seconds(options.windowMs)}: median start→end ${fmt(bAloneMedianS, 2)} s; stack CPU ${fmt(aloneCpuPerRefreshMs, 1)} ms a refresh (beyond its idle ${fmt(idleCpuPerSecondMs, 0)} ms a second)`,
+    );
 
     // ---- the burst ---------------------------------------------------------------------------------
     const aOffsets = scheduleStarts(options.a, options.windowMs, random);
@@ -165,8 +223,12 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     // The stack's and the machine's CPU over the start window, when every start of A and B arrives.
     let windowCpu: { stack: CpuSample; machine: MachineCpu } | undefined;
     const windowTimer = setTimeout(() => (windowCpu = { stack: sampleCpu(stack.postgresDataDir), machine: sampleMachineCpu() }), options.windowMs);
-    timeline.mark(`burst: ${options.a} of ${TENANT_A} and ${options.b} of ${TENANT_B} starting over ${seconds(options.windowMs)}, ${options.live} live over ${seconds(liveSpreadMs)}`);
-    log(`burst: ${options.a} refreshes of ${TENANT_A} and ${options.b} of ${TENANT_B} start over ${seconds(options.windowMs)}; ${options.live} live connections over ${seconds(liveSpreadMs)} (~${burstRequests} requests at the budget's steady ${options.budgetRps / 2}/s)`);
+    timeline.mark(
+      `burst: ${options.a} of ${TENANT_A} and ${options.b} of ${TENANT_B} starting over ${seconds(options.windowMs)}, ${options.live} live over ${seconds(liveSpreadMs)}`,
+    );
+    log(
+      `burst: ${options.a} refreshes of ${TENANT_A} and ${options.b} of ${TENANT_B} start over ${seconds(options.windowMs)}; ${options.live} live connections over ${seconds(liveSpreadMs)} (~${burstRequests} requests at the budget's steady ${options.budgetRps / 2}/s)`,
+    );
     let lastStartAt = Date.now();
     const startsDone = Promise.all([
       startScheduled(stack, TENANT_A, 'a', 'burst', loginsA, aOffsets, origin),
@@ -182,19 +244,31 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     ]);
     let loweredAt: number | undefined;
     let lastProgress = Date.now();
-    const ended = await awaitEnds(stack, since, expected, () => (startsSettled ? lastStartAt + options.deadlineMs : Infinity), async (counts) => {
-      const endedA = counts.get(TENANT_A) ?? 0;
-      if (loweredAt === undefined && endedA >= Math.ceil(options.a / 2)) {
-        loweredAt = Date.now();
-        await updateRateLimits(stack.sandboxUrl, { tenants: { [TENANT_A]: options.aLimit }, retryAfterSeconds: options.retryAfterS });
-        timeline.mark(`midway (${endedA}/${options.a} of A ended): the service lowered ${TENANT_A}'s limit to ${options.aLimit}/s, Retry-After ${options.retryAfterS} s`);
-        log(`  +${seconds(loweredAt - origin)} midway: ${endedA}/${options.a} of A ended; the service now limits ${TENANT_A} to ${options.aLimit}/s (Retry-After ${options.retryAfterS} s)`);
-      }
-      if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
-        lastProgress = Date.now();
-        log(`  +${seconds(lastProgress - origin)} ended: A ${endedA}/${options.a}, B ${counts.get(TENANT_B) ?? 0}/${options.b}, live ${counts.get(TENANT_LIVE) ?? 0}/${options.live}; live answers so far ${burstTimes.answers.length}`);
-      }
-    });
+    const ended = await awaitEnds(
+      stack,
+      since,
+      expected,
+      () => (startsSettled ? lastStartAt + options.deadlineMs : Infinity),
+      async (counts) => {
+        const endedA = counts.get(TENANT_A) ?? 0;
+        if (loweredAt === undefined && endedA >= Math.ceil(options.a / 2)) {
+          loweredAt = Date.now();
+          await updateRateLimits(stack.sandboxUrl, { tenants: { [TENANT_A]: options.aLimit }, retryAfterSeconds: options.retryAfterS });
+          timeline.mark(
+            `midway (${endedA}/${options.a} of A ended): the service lowered ${TENANT_A}'s limit to ${options.aLimit}/s, Retry-After ${options.retryAfterS} s`,
+          );
+          log(
+            `  +${seconds(loweredAt - origin)} midway: ${endedA}/${options.a} of A ended; the service now limits ${TENANT_A} to ${options.aLimit}/s (Retry-After ${options.retryAfterS} s)`,
+          );
+        }
+        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = Date.now();
+          log(
+            `  +${seconds(lastProgress - origin)} ended: A ${endedA}/${options.a}, B ${counts.get(TENANT_B) ?? 0}/${options.b}, live ${counts.get(TENANT_LIVE) ?? 0}/${options.live}; live answers so far ${burstTimes.answers.length}`,
+          );
+        }
+      },
+    );
     const [burstA, burstB, burstLive] = await startsDone;
     const burstEndMs = Date.now();
     clearTimeout(windowTimer);
@@ -225,25 +299,40 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
         const ofGroup = planned.filter((entry) => entry.phase === phase && entry.group === group);
         if (ofGroup.length === 0) continue;
         const counts = countEnds(ofGroup.map((entry) => endStateOf(observed.get(entry.workflowId)?.status)));
-        log(`  ${phase.padEnd(5)} ${group.padEnd(4)} ${String(counts.connections).padStart(5)} connections: ${counts.completed} completed, ${counts.failed} failed, ${counts.lost} lost`);
+        log(
+          `  ${phase.padEnd(5)} ${group.padEnd(4)} ${String(counts.connections).padStart(5)} connections: ${counts.completed} completed, ${counts.failed} failed, ${counts.lost} lost`,
+        );
       }
     }
     const notCompleted = planned.filter((entry) => endStateOf(observed.get(entry.workflowId)?.status) !== 'completed');
     for (const entry of notCompleted.filter((candidate) => endStateOf(observed.get(candidate.workflowId)?.status) === 'lost').slice(0, LISTED_LOST)) {
       log(`  LOST: ${entry.workflowId} (${observed.get(entry.workflowId)?.status ?? 'not found'})${entry.problem ? `: ${entry.problem}` : ''}`);
     }
-    for (const [why, ids] of await failuresByCause(stack, notCompleted.filter((entry) => endStateOf(observed.get(entry.workflowId)?.status) === 'failed'))) {
+    for (const [why, ids] of await failuresByCause(
+      stack,
+      notCompleted.filter((entry) => endStateOf(observed.get(entry.workflowId)?.status) === 'failed'),
+    )) {
       log(`  FAILED: ${ids.length} ${why}, e.g. ${ids.slice(0, 3).join(', ')}`);
     }
     for (const problem of [...idleTimes.problems, ...burstTimes.problems].slice(0, 20)) log(`  operator: ${problem}`);
-    log(`  live answers: burst ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms`);
+    log(
+      `  live answers: burst ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms`,
+    );
     const firstChallenge = spreadOf(durationsOf(burstTimes.firstChallenges));
-    log(`  live first challenge (start → challenge): burst p50 ${fmt(firstChallenge.p50)} ms, p99 ${fmt(firstChallenge.p99)} ms; idle p50 ${fmt(spreadOf(durationsOf(idleTimes.firstChallenges)).p50)} ms`);
+    log(
+      `  live first challenge (start → challenge): burst p50 ${fmt(firstChallenge.p50)} ms, p99 ${fmt(firstChallenge.p99)} ms; idle p50 ${fmt(spreadOf(durationsOf(idleTimes.firstChallenges)).p50)} ms`,
+    );
     log(`  tenant B start→end: burst median ${fmt(bMedianS, 2)} s, alone ${fmt(bAloneMedianS, 2)} s (${fmt(ratio(bMedianS, bAloneMedianS), 2)}x)`);
-    const profileOf = (entries: readonly Planned[]) => timeProfile(stack, entries.map((entry) => entry.workflowId)).catch((error: unknown) => `histories not read: ${error instanceof Error ? error.message : String(error)}`);
+    const profileOf = (entries: readonly Planned[]) =>
+      timeProfile(
+        stack,
+        entries.map((entry) => entry.workflowId),
+      ).catch((error: unknown) => `histories not read: ${error instanceof Error ? error.message : String(error)}`);
     log(`  tenant B's time, alone: ${await profileOf(alone)}`);
     log(`  tenant B's time, burst: ${await profileOf(burstB)}`);
-    log(`  tenant A start→end: median ${fmt(medianOf(aDurations), 1)} s, longest ${fmt(Math.max(...aDurations), 1)} s; the burst took ${seconds(burstEndMs - origin)}${loweredAt === undefined ? '; A\'s limit was never lowered (half of A never ended)' : `, A's limit lowered at +${seconds(loweredAt - origin)}`}`);
+    log(
+      `  tenant A start→end: median ${fmt(medianOf(aDurations), 1)} s, longest ${fmt(Math.max(...aDurations), 1)} s; the burst took ${seconds(burstEndMs - origin)}${loweredAt === undefined ? "; A's limit was never lowered (half of A never ended)" : `, A's limit lowered at +${seconds(loweredAt - origin)}`}`,
+    );
     const perTenant = (map: ReadonlyMap<string, number>) => [...map].map(([tenant, value]) => `${tenant} ${value}`).join(', ') || 'none';
     log(
       `  service, burst (${budgetOf.busySeconds} busy seconds): ${budgetOf.accepted} accepted, ${budgetOf.refused} refused (${perTenant(budgetOf.refusedByTenant)}); ` +
@@ -253,12 +342,18 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     const bucketS = bucketSecondsFor(toSecond - burstFromSecond + 1);
     log(`  service per ${bucketS} s of the burst (accepted/refused):`);
     for (const bucket of bucketRates(book, burstFromSecond, toSecond, bucketS)) {
-      log(`    +${String(bucket.offsetS).padStart(4)}s  ${[...bucket.perTenant].map(([tenant, count]) => `${tenant} ${count.accepted}/${count.refused}`).join(', ')}`);
+      log(
+        `    +${String(bucket.offsetS).padStart(4)}s  ${[...bucket.perTenant].map(([tenant, count]) => `${tenant} ${count.accepted}/${count.refused}`).join(', ')}`,
+      );
     }
-    log(`  budget exceeded: fleet in ${budgetOf.fleetExceeded} s, a tenant in ${[...budgetOf.tenantExceeded.values()].reduce((sum, value) => sum + value, 0)} s (${perTenant(budgetOf.tenantExceeded)}); either: ${budgetOf.exceeded} s`);
+    log(
+      `  budget exceeded: fleet in ${budgetOf.fleetExceeded} s, a tenant in ${[...budgetOf.tenantExceeded.values()].reduce((sum, value) => sum + value, 0)} s (${perTenant(budgetOf.tenantExceeded)}); either: ${budgetOf.exceeded} s`,
+    );
     log(`  tenant throttle: ${await throttleRuns(stack)}`);
     for (const slow of slowest(burst, burstObserved, SLOWEST_SHOWN)) {
-      const waits = await longWaits(stack, slow.workflowId, LONG_WAIT_MS).catch((error: unknown) => [`history not read: ${error instanceof Error ? error.message : String(error)}`]);
+      const waits = await longWaits(stack, slow.workflowId, LONG_WAIT_MS).catch((error: unknown) => [
+        `history not read: ${error instanceof Error ? error.message : String(error)}`,
+      ]);
       log(`  slow: ${slow.workflowId} took ${fmt(slow.seconds, 1)} s; its longest waits (over ${LONG_WAIT_MS / 1000} s): ${waits.join('; ') || 'none'}`);
     }
     const part = (name: CpuPart) => `${name} ${fmt(cpuUsed[name] / 1000, 1)} s`;
@@ -283,7 +378,14 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
  * A window that starts more than that builds a backlog only a fully busy machine drains, and on a
  * fully busy machine every step of every connection, the live ones included, waits for a core.
  */
-function startWindowLine({ windowCpu, cpuBefore, machineBefore, windowMs, refreshes, aloneCpuPerRefreshMs }: {
+function startWindowLine({
+  windowCpu,
+  cpuBefore,
+  machineBefore,
+  windowMs,
+  refreshes,
+  aloneCpuPerRefreshMs,
+}: {
   windowCpu: { stack: CpuSample; machine: MachineCpu } | undefined;
   cpuBefore: CpuSample;
   machineBefore: MachineCpu;
@@ -333,7 +435,12 @@ async function failuresByCause(stack: Stack, failed: readonly Planned[]): Promis
       await stack.connections.result(entry.workflowId, { giveUpAfterMs: 10_000 });
       why = 'completed after all';
     } catch (error) {
-      why = error instanceof ConnectionFailedError ? `${error.type}${error.serviceCode ? ` (${error.serviceCode})` : ''}` : error instanceof Error ? error.name : String(error);
+      why =
+        error instanceof ConnectionFailedError
+          ? `${error.type}${error.serviceCode ? ` (${error.serviceCode})` : ''}`
+          : error instanceof Error
+            ? error.name
+            : String(error);
     }
     groups.set(why, [...(groups.get(why) ?? []), entry.workflowId]);
   });
@@ -382,7 +489,9 @@ async function runBoth(options: BurstOptions, resources: StackResources): Promis
   const off = results.find((result) => result.mode === 'off');
   if (on && off) {
     log(`burst (off): ${summaryLine(off.figures).slice('burst: '.length)}`);
-    log(`cpu ratio on/off ${fmt(ratio(on.cpuPerConnectionMs, off.cpuPerConnectionMs), 2)}x (stack CPU per connection of the burst: on ${fmt(on.cpuPerConnectionMs, 1)} ms, off ${fmt(off.cpuPerConnectionMs, 1)} ms)`);
+    log(
+      `cpu ratio on/off ${fmt(ratio(on.cpuPerConnectionMs, off.cpuPerConnectionMs), 2)}x (stack CPU per connection of the burst: on ${fmt(on.cpuPerConnectionMs, 1)} ms, off ${fmt(off.cpuPerConnectionMs, 1)} ms)`,
+    );
   }
   const last = on ?? off;
   if (!last) return false;

@@ -53,8 +53,18 @@ function parseArgs(argv: readonly string[]): { inFlight: number[]; seconds: numb
 
 /** A kind of task's scheduled, started and completed events, and the steps its waits and runs sum into. */
 const TASK_KINDS = [
-  { kind: 'workflow tasks', scheduled: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, started: EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, completed: EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED },
-  { kind: 'activities', scheduled: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, started: EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED, completed: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED },
+  {
+    kind: 'workflow tasks',
+    scheduled: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+    started: EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+    completed: EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  },
+  {
+    kind: 'activities',
+    scheduled: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    started: EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED,
+    completed: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+  },
 ] as const;
 
 /** One connection's history, summed by step (ms). */
@@ -91,13 +101,25 @@ async function main(): Promise<void> {
     const sandboxUrl = await startSandboxProcess();
     const worker = await prepareBenchWorker();
     const taskQueue = `connection-busy-${Date.now().toString(36)}`;
-    await worker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
+    await worker.start({
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGGREGATOR_BASE_URL: sandboxUrl,
+      WORKER_METRICS_PORT: '0',
+      LOG_LEVEL: 'INFO',
+      ...workerTuning(),
+    });
     const connection = await Connection.connect({ address: env.address });
     const client = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
     const connections = new ConnectionsClient({ client, taskQueue });
     const customerId = 'connection-busy';
-    const tuning = Object.entries(workerTuning()).map(([name, value]) => `${name}=${value}`).join(' ') || 'the product defaults';
-    process.stdout.write(`connection-busy: one worker (${worker.runtime}; ${tuning}), a dev server, the sandbox; each phase ${seconds} s, one poll ${pollIntervalMs} ms apart\n`);
+    const tuning =
+      Object.entries(workerTuning())
+        .map(([name, value]) => `${name}=${value}`)
+        .join(' ') || 'the product defaults';
+    process.stdout.write(
+      `connection-busy: one worker (${worker.runtime}; ${tuning}), a dev server, the sandbox; each phase ${seconds} s, one poll ${pollIntervalMs} ms apart\n`,
+    );
     let serial = 0;
     for (const count of inFlight) {
       const ended: string[] = [];
@@ -106,13 +128,21 @@ async function main(): Promise<void> {
         Array.from({ length: count }, async () => {
           while (Date.now() < until) {
             const loginId = await createSandboxLogin(sandboxUrl, customerId, `pending_polls_${(serial += 1)}`, 1);
-            const { workflowId } = await connections.start(connectionKey(customerId, `busy-${serial}`), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs }, unattended: true });
+            const { workflowId } = await connections.start(connectionKey(customerId, `busy-${serial}`), {
+              customerId,
+              session: { kind: 'cached', loginId },
+              products: { accountsDetail: {} },
+              timing: { pollIntervalMs },
+              unattended: true,
+            });
             await connections.result(workflowId);
             ended.push(workflowId);
           }
         }),
       );
-      const sample = await Promise.all(ended.slice(-SAMPLE).map(async (workflowId) => stepsOf((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [], pollIntervalMs)));
+      const sample = await Promise.all(
+        ended.slice(-SAMPLE).map(async (workflowId) => stepsOf((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [], pollIntervalMs)),
+      );
       const names = Object.keys(sample[0] ?? {});
       const figures = names.map((name) => `${name} ${median(sample.map((steps) => steps[name] as number)).toFixed(0)}`).join(', ');
       process.stdout.write(`in flight ${count}: ${ended.length} connections ended; medians of the last ${sample.length}, ms a connection: ${figures}\n`);

@@ -13,7 +13,18 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
-import { cpuMs, median, runsArgument, prepareBenchWorker, runtimeOverride, startBenchServer, startSandboxProcess, stopAllProcesses, workerNodeArgs, workerTuning } from './bench-processes.js';
+import {
+  cpuMs,
+  median,
+  runsArgument,
+  prepareBenchWorker,
+  runtimeOverride,
+  startBenchServer,
+  startSandboxProcess,
+  stopAllProcesses,
+  workerNodeArgs,
+  workerTuning,
+} from './bench-processes.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -26,9 +37,19 @@ const env = await startBenchServer();
 try {
   const sandboxUrl = await startSandboxProcess();
   const taskQueue = `timeline-${Date.now()}`;
-  const worker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() });
+  const worker = await benchWorker.start({
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    AGGREGATOR_BASE_URL: sandboxUrl,
+    WORKER_METRICS_PORT: '0',
+    LOG_LEVEL: 'INFO',
+    ...workerTuning(),
+  });
   // The product's defaults, as the worker has them: payloads encrypted with the local key.
-  const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
+  const client = new Client({
+    connection: await Connection.connect({ address: env.address }),
+    dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })),
+  });
   const customerId = `timeline-${Date.now()}`;
   const loginId = await createSandboxLogin(sandboxUrl, customerId, 'pending_polls_0');
 
@@ -56,7 +77,9 @@ try {
     });
   }
   const workerCpu = (cpuMs(worker.pid ?? 0) - cpuBefore) / runs;
-  process.stdout.write(`cached accounts connection, ${runs} runs one at a time, ${benchWorker.runtime} worker, tuning ${JSON.stringify(workerTuning())} ${workerNodeArgs().join(' ')}\n`);
+  process.stdout.write(
+    `cached accounts connection, ${runs} runs one at a time, ${benchWorker.runtime} worker, tuning ${JSON.stringify(workerTuning())} ${workerNodeArgs().join(' ')}\n`,
+  );
   for (const [name, times] of sinceEventBefore) process.stdout.write(`  ${name.padEnd(44)} +${median(times).toFixed(1)} ms\n`);
   const history = [...sinceEventBefore.values()].reduce((sum, times) => sum + median(times), 0);
   process.stdout.write(

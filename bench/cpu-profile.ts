@@ -119,7 +119,9 @@ export interface ProfileLinesOptions {
 export function cpuProfileLines(product: CpuSummary, floor: CpuSummary, runs: number, { floorName = 'floor', top = 15 }: ProfileLinesOptions = {}): string[] {
   const per = (ms: number) => (ms / runs).toFixed(2);
   const beyond = (mine: ReadonlyMap<string, number>, theirs: ReadonlyMap<string, number>) =>
-    [...new Set([...mine.keys(), ...theirs.keys()])].map((name) => ({ name, product: mine.get(name) ?? 0, floor: theirs.get(name) ?? 0 })).sort((a, b) => b.product - b.floor - (a.product - a.floor));
+    [...new Set([...mine.keys(), ...theirs.keys()])]
+      .map((name) => ({ name, product: mine.get(name) ?? 0, floor: theirs.get(name) ?? 0 }))
+      .sort((a, b) => b.product - b.floor - (a.product - a.floor));
   return [
     `profile (ms a connection, self time in the measured runs, ${product.threads} product and ${floor.threads} ${floorName} thread profiles): product ${per(product.busyMs)}, ${floorName} ${per(floor.busyMs)}, difference ${per(product.busyMs - floor.busyMs)}`,
     ...beyond(product.areas, floor.areas)

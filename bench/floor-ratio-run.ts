@@ -21,8 +21,15 @@ import { cpuProfileLines } from './cpu-profile.js';
 import { workerRuntime } from './bench-processes.js';
 import { callsLines, floorRatioLine, measureFloorRatio, transitLine, type SideFigures } from './floor-ratio.js';
 
-const USAGE = 'usage: floor-ratio-run.ts [--runs 30] (1..1000) [--key-provider static|vault-transit] [--cpu-prof DIR] [--no-calls] [--worker-runtime compiled|tsx] (default: BENCH_WORKER_RUNTIME, compiled)';
-const OPTIONS = { runs: { type: 'string', default: '30' }, 'key-provider': { type: 'string', default: 'static' }, 'cpu-prof': { type: 'string' }, 'no-calls': { type: 'boolean', default: false }, 'worker-runtime': { type: 'string' } } as const;
+const USAGE =
+  'usage: floor-ratio-run.ts [--runs 30] (1..1000) [--key-provider static|vault-transit] [--cpu-prof DIR] [--no-calls] [--worker-runtime compiled|tsx] (default: BENCH_WORKER_RUNTIME, compiled)';
+const OPTIONS = {
+  runs: { type: 'string', default: '30' },
+  'key-provider': { type: 'string', default: 'static' },
+  'cpu-prof': { type: 'string' },
+  'no-calls': { type: 'boolean', default: false },
+  'worker-runtime': { type: 'string' },
+} as const;
 function parsedArguments() {
   try {
     return parseArgs({ options: OPTIONS }).values;
@@ -36,11 +43,22 @@ const values = parsedArguments();
 const runs = Number(values.runs);
 const keyProvider = values['key-provider'];
 const runtime = values['worker-runtime'] ?? workerRuntime();
-if (!Number.isInteger(runs) || runs < 1 || runs > 1000 || (keyProvider !== 'static' && keyProvider !== 'vault-transit') || (runtime !== 'compiled' && runtime !== 'tsx')) {
+if (
+  !Number.isInteger(runs) ||
+  runs < 1 ||
+  runs > 1000 ||
+  (keyProvider !== 'static' && keyProvider !== 'vault-transit') ||
+  (runtime !== 'compiled' && runtime !== 'tsx')
+) {
   process.stderr.write(`${USAGE}; got --runs ${values.runs} --key-provider ${keyProvider} --worker-runtime ${runtime}\n`);
   process.exit(2);
 }
-const ratio = await measureFloorRatio(runs, { keyProvider, cpuProfileDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined, serviceCalls: !values['no-calls'], workerRuntime: runtime });
+const ratio = await measureFloorRatio(runs, {
+  keyProvider,
+  cpuProfileDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+  serviceCalls: !values['no-calls'],
+  workerRuntime: runtime,
+});
 const describe = (name: string, side: SideFigures) =>
   `${name}: ${side.events} events; on the worker: ${[...side.steps].map(([step, ms]) => `${step} ${ms.toFixed(1)} ms`).join(', ')}\n`;
 process.stdout.write(describe('product', ratio.product));

@@ -28,7 +28,19 @@ import proto from '@temporalio/proto';
 import { ConnectionsClient } from '../src/client/connections.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
-import { cpuMs, median, prepareBenchWorker, runtimeOverride, startBenchServer, startProcess, startSandboxProcess, stopProcess, workerNodeArgs, workerTuning, type WorkerRuntime } from './bench-processes.js';
+import {
+  cpuMs,
+  median,
+  prepareBenchWorker,
+  runtimeOverride,
+  startBenchServer,
+  startProcess,
+  startSandboxProcess,
+  stopProcess,
+  workerNodeArgs,
+  workerTuning,
+  type WorkerRuntime,
+} from './bench-processes.js';
 import { createSandboxLogin, eventTimeMs } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 import { payloadsIn } from '../scripts/lib/history-payloads.js';
@@ -183,7 +195,10 @@ function profileArgs(dir: string | undefined): string[] {
  * `cpuProfileDir`, the product's and the floors' workers write V8 CPU profiles under a new directory
  * in it (its `product`, `floor` and `calls`), summed over the measured runs only.
  */
-export async function measureFloorRatio(runs: number, { keyProvider = 'static', cpuProfileDir, serviceCalls = false, workerRuntime }: FloorRatioOptions = {}): Promise<FloorRatio> {
+export async function measureFloorRatio(
+  runs: number,
+  { keyProvider = 'static', cpuProfileDir, serviceCalls = false, workerRuntime }: FloorRatioOptions = {},
+): Promise<FloorRatio> {
   const benchWorker = await prepareBenchWorker(workerRuntime);
   const env = await startBenchServer();
   const started: ChildProcess[] = [];
@@ -196,7 +211,14 @@ export async function measureFloorRatio(runs: number, { keyProvider = 'static', 
     // A directory of this run's own under DIR: profiles of an earlier run there are not summed in.
     const profileDir = cpuProfileDir ? await mkdir(cpuProfileDir, { recursive: true }).then(() => mkdtemp(join(cpuProfileDir, 'floor-ratio-'))) : undefined;
     const productWorker = await benchWorker.start(
-      { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: productQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning() },
+      {
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: productQueue,
+        AGGREGATOR_BASE_URL: sandboxUrl,
+        WORKER_METRICS_PORT: '0',
+        LOG_LEVEL: 'INFO',
+        ...workerTuning(),
+      },
       profileArgs(profileDir && join(profileDir, 'product')),
     );
     const floorWorker = await startFloorWorker(env.address, floorQueue, 'floor', profileDir);
@@ -212,15 +234,36 @@ export async function measureFloorRatio(runs: number, { keyProvider = 'static', 
       openBao = await OpenBaoServer.start({ dir: auditDir, transitKey: TRANSIT_KEY });
       // The worker and the client as production has them: a token allowed datakey and decrypt on the key, nothing else.
       const token = await openBao.token('floor-ratio', workerPolicy(TRANSIT_KEY));
-      transitVariables = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: openBao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY };
-      transitWorker = await benchWorker.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: transitQueue, AGGREGATOR_BASE_URL: sandboxUrl, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'INFO', ...workerTuning(), ...transitVariables });
+      transitVariables = {
+        PAYLOAD_KEY_PROVIDER: 'vault-transit',
+        PAYLOAD_VAULT_ADDR: openBao.address,
+        PAYLOAD_VAULT_TOKEN: token,
+        PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY,
+      };
+      transitWorker = await benchWorker.start({
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: transitQueue,
+        AGGREGATOR_BASE_URL: sandboxUrl,
+        WORKER_METRICS_PORT: '0',
+        LOG_LEVEL: 'INFO',
+        ...workerTuning(),
+        ...transitVariables,
+      });
       started.push(transitWorker);
     }
     // The product's client as a pipeline has it (payloads encrypted with the local key); the floor's has the SDK's defaults.
     const connection = await Connection.connect({ address: env.address });
-    const productClient = new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })) });
+    const productClient = new Client({
+      connection,
+      dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })),
+    });
     const floorClient = new Client({ connection });
-    const transitClient = transitVariables ? new Client({ connection, dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride(), ...transitVariables })) }) : undefined;
+    const transitClient = transitVariables
+      ? new Client({
+          connection,
+          dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride(), ...transitVariables })),
+        })
+      : undefined;
     const transitConnections = transitClient ? new ConnectionsClient({ client: transitClient, taskQueue: transitQueue }) : undefined;
     // The product's connections start as a pipeline starts them: through its client, with their search attributes and priority.
     const connections = new ConnectionsClient({ client: productClient, taskQueue: productQueue });
@@ -234,7 +277,14 @@ export async function measureFloorRatio(runs: number, { keyProvider = 'static', 
     let transitPayloads = 0;
     const startProduct = async (client: Client, through: ConnectionsClient, run: number) =>
       client.workflow.getHandle(
-        (await through.start(`connection-${customerId}:floor-ratio-${Date.now()}-${run}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } })).workflowId,
+        (
+          await through.start(`connection-${customerId}:floor-ratio-${Date.now()}-${run}`, {
+            customerId,
+            session: { kind: 'cached', loginId },
+            products: { accountsDetail: {} },
+            timing: { pollIntervalMs: 10_000 },
+          })
+        ).workflowId,
       );
     const once = async (side: Side, run: number) => {
       const startedAt = performance.now();
@@ -244,16 +294,25 @@ export async function measureFloorRatio(runs: number, { keyProvider = 'static', 
           : side === transit && transitClient && transitConnections
             ? await startProduct(transitClient, transitConnections, run)
             : side === calls
-              ? await floorClient.workflow.start('cachedConnectionCallsShape', { taskQueue: callsQueue, workflowId: `floor-ratio-calls-${Date.now()}-${run}`, args: [{ baseUrl: sandboxUrl, customerId, loginId }] })
+              ? await floorClient.workflow.start('cachedConnectionCallsShape', {
+                  taskQueue: callsQueue,
+                  workflowId: `floor-ratio-calls-${Date.now()}-${run}`,
+                  args: [{ baseUrl: sandboxUrl, customerId, loginId }],
+                })
               : await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `floor-ratio-floor-${Date.now()}-${run}` });
       const result: unknown = await handle.result();
       const ms = performance.now() - startedAt;
       // The floor with calls must have retrieved what the product's connection does, or the two would not compare.
-      if (side === calls && !hasAccounts(result)) throw new Error(`the floor with the service's calls returned no accounts (${JSON.stringify(result)?.slice(0, 200)}): its calls did not retrieve what the product's connection does`);
+      if (side === calls && !hasAccounts(result))
+        throw new Error(
+          `the floor with the service's calls returned no accounts (${JSON.stringify(result)?.slice(0, 200)}): its calls did not retrieve what the product's connection does`,
+        );
       // After the timing: the history fetch is not part of the connection.
       const events = side === transit || run >= 0 ? ((await handle.fetchHistory()).events ?? []) : [];
       if (side === transit) {
-        transitPayloads += payloadsIn(events).filter(({ payload }) => Buffer.from(payload.metadata?.['encryption-format'] ?? new Uint8Array()).toString() === 'envelope-v1').length;
+        transitPayloads += payloadsIn(events).filter(
+          ({ payload }) => Buffer.from(payload.metadata?.['encryption-format'] ?? new Uint8Array()).toString() === 'envelope-v1',
+        ).length;
       }
       if (run >= 0) side.record(ms, events);
     };

@@ -29,7 +29,6 @@ const REQUESTS_PER_REFRESH = 3;
 /** The share of the cores the rule leaves the books: a third stays free for live end users. */
 const BOOK_SHARE_OF_CORES = 2 / 3;
 
-
 export interface NightRamp {
   /** Rounds (child times) from the start to the window the rate needs. */
   readonly rounds: number;
@@ -53,13 +52,23 @@ export function nightRamp(start: number, rate: number, childMs: number, logins: 
 }
 
 /** Refreshes a second the rule allows, by bound, and the night it predicts (s): the ramp, then the rest at the rate. */
-export function nightRule(inputs: NightRuleInputs): { service?: number | undefined; cores: number; window?: number | undefined; rate: number; ramp?: NightRamp | undefined; predictedS: number } {
+export function nightRule(inputs: NightRuleInputs): {
+  service?: number | undefined;
+  cores: number;
+  window?: number | undefined;
+  rate: number;
+  ramp?: NightRamp | undefined;
+  predictedS: number;
+} {
   const service = inputs.serviceLimitRps === undefined ? undefined : inputs.serviceLimitRps / REQUESTS_PER_REFRESH;
   // A CPU a refresh of 0 or less (an idle read high) bounds nothing: the rule then says so rather than a night of 0 s.
   const cores = inputs.cpuPerRefreshMs > 0 ? (BOOK_SHARE_OF_CORES * inputs.cores * 1000) / inputs.cpuPerRefreshMs : Number.POSITIVE_INFINITY;
   const window = inputs.bestFinishMs === undefined || inputs.bestFinishMs <= 0 ? undefined : (inputs.ceiling * 1000) / inputs.bestFinishMs;
   const rate = Math.min(service ?? Number.POSITIVE_INFINITY, cores, window ?? Number.POSITIVE_INFINITY);
-  const ramp = inputs.start === undefined || inputs.bestFinishMs === undefined || inputs.bestFinishMs <= 0 || !Number.isFinite(rate) ? undefined : nightRamp(inputs.start, rate, inputs.bestFinishMs, inputs.logins);
+  const ramp =
+    inputs.start === undefined || inputs.bestFinishMs === undefined || inputs.bestFinishMs <= 0 || !Number.isFinite(rate)
+      ? undefined
+      : nightRamp(inputs.start, rate, inputs.bestFinishMs, inputs.logins);
   return { service, cores, window, rate, ramp, predictedS: (ramp?.seconds ?? 0) + (inputs.logins - (ramp?.done ?? 0)) / rate };
 }
 
@@ -68,11 +77,16 @@ export function nightRuleLine(inputs: NightRuleInputs): string {
   const { service, cores, window, rate, ramp, predictedS } = nightRule(inputs);
   const terms = [
     service === undefined ? 'no service limit' : `${inputs.serviceLimitRps} / 3 = ${service.toFixed(1)}`,
-    Number.isFinite(cores) ? `⅔ × ${inputs.cores} × 1000 / ${inputs.cpuPerRefreshMs.toFixed(1)} ms = ${cores.toFixed(1)}` : `no CPU a refresh measured (${inputs.cpuPerRefreshMs.toFixed(1)} ms)`,
+    Number.isFinite(cores)
+      ? `⅔ × ${inputs.cores} × 1000 / ${inputs.cpuPerRefreshMs.toFixed(1)} ms = ${cores.toFixed(1)}`
+      : `no CPU a refresh measured (${inputs.cpuPerRefreshMs.toFixed(1)} ms)`,
     window === undefined ? 'no best time yet' : `${inputs.ceiling} / ${((inputs.bestFinishMs ?? 0) / 1000).toFixed(2)} s = ${window.toFixed(1)}`,
   ];
   const off = (100 * (predictedS - inputs.nightS)) / inputs.nightS;
   const rest = inputs.logins - (ramp?.done ?? 0);
-  const ramped = ramp === undefined || ramp.rounds === 0 ? '' : `the window's ramp from ${inputs.start} (${ramp.rounds} rounds of ${((inputs.bestFinishMs ?? 0) / 1000).toFixed(2)} s, ${ramp.done} done) ${ramp.seconds.toFixed(0)} s + `;
+  const ramped =
+    ramp === undefined || ramp.rounds === 0
+      ? ''
+      : `the window's ramp from ${inputs.start} (${ramp.rounds} rounds of ${((inputs.bestFinishMs ?? 0) / 1000).toFixed(2)} s, ${ramp.done} done) ${ramp.seconds.toFixed(0)} s + `;
   return `the night-length rule: ${ramped}${rest} / min(${terms.join(', ')}) = ${rest} / ${rate.toFixed(1)} a second = ${predictedS.toFixed(0)} s; the night took ${inputs.nightS.toFixed(0)} s (the rule ${off >= 0 ? '+' : ''}${off.toFixed(0)}%)`;
 }

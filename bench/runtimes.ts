@@ -21,14 +21,22 @@ const pinned = readFileSync(join(root, '.nvmrc'), 'utf8').trim().replace(/^v/, '
 const { values } = parseArgs({ options: { old: { type: 'string', default: '20.20.2' }, runs: { type: 'string', default: '30' } } });
 const runs = Number(values.runs);
 if (!/^\d+\.\d+\.\d+$/.test(values.old) || !Number.isInteger(runs) || runs < 1 || runs > 1000) {
-  process.stderr.write(`usage: bench/runtimes.ts [--old 20.20.2] [--runs 30] (an exact Node.js release; 1..1000 runs); got --old ${values.old} --runs ${values.runs}\n`);
+  process.stderr.write(
+    `usage: bench/runtimes.ts [--old 20.20.2] [--runs 30] (an exact Node.js release; 1..1000 runs); got --old ${values.old} --runs ${values.runs}\n`,
+  );
   process.exit(2);
 }
 
 /** The figures each benchmark's `summary:` line carries, by name. */
 const FIGURES: Record<string, { script: string; read: Record<string, RegExp> }> = {
-  floor: { script: 'bench/sdk-floor.ts', read: { 'floor cached connection ms': /cached connection ([\d.]+) ms/, 'floor empty workflow ms': /empty workflow ([\d.]+)/ } },
-  timeline: { script: 'bench/connection-timeline.ts', read: { 'product start→result ms': /median ([\d.]+) ms/, 'product worker CPU ms': /worker CPU ([\d.]+) ms/ } },
+  floor: {
+    script: 'bench/sdk-floor.ts',
+    read: { 'floor cached connection ms': /cached connection ([\d.]+) ms/, 'floor empty workflow ms': /empty workflow ([\d.]+)/ },
+  },
+  timeline: {
+    script: 'bench/connection-timeline.ts',
+    read: { 'product start→result ms': /median ([\d.]+) ms/, 'product worker CPU ms': /worker CPU ([\d.]+) ms/ },
+  },
 };
 
 function nodeBin(version: string): string {
@@ -39,8 +47,16 @@ function nodeBin(version: string): string {
 
 /** Runs one benchmark on the node in `bin`, its output passed through, and returns its summary line. */
 function runOn(bin: string, version: string, script: string): Promise<string> {
-  const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, ...(nodeRuntimeProblem(version) ? { ALLOW_UNSUPPORTED_NODE: 'true' } : {}) };
-  const child = spawn(join(bin, 'node'), ['--import', 'tsx', join(root, script), '--runs', String(runs)], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = {
+    ...process.env,
+    PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+    ...(nodeRuntimeProblem(version) ? { ALLOW_UNSUPPORTED_NODE: 'true' } : {}),
+  };
+  const child = spawn(join(bin, 'node'), ['--import', 'tsx', join(root, script), '--runs', String(runs)], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let summary = '';
   child.stdout.on('data', (chunk: Buffer) => {
     const text = chunk.toString();
@@ -48,7 +64,11 @@ function runOn(bin: string, version: string, script: string): Promise<string> {
     summary = text.split('\n').find((line) => line.startsWith('summary:')) ?? summary;
   });
   return new Promise((resolve, reject) => {
-    child.once('exit', (code, signal) => (code === 0 && summary ? resolve(summary) : reject(new Error(`${script} on Node.js ${version} exited with ${code ?? signal}${summary ? '' : ' without a summary line'}`))));
+    child.once('exit', (code, signal) =>
+      code === 0 && summary
+        ? resolve(summary)
+        : reject(new Error(`${script} on Node.js ${version} exited with ${code ?? signal}${summary ? '' : ' without a summary line'}`)),
+    );
   });
 }
 
@@ -70,5 +90,7 @@ for (const [name, byVersion] of table) {
   const [before, after] = [byVersion.get(values.old)!, byVersion.get(pinned)!];
   process.stdout.write(`${name.padEnd(30)}${before.toFixed(1).padStart(14)}${after.toFixed(1).padStart(14)}   ${(after / before).toFixed(2)}x\n`);
 }
-const line = [...table].map(([name, byVersion]) => `${name.replace(/ ms$/, '')} ${byVersion.get(values.old)!.toFixed(1)} → ${byVersion.get(pinned)!.toFixed(1)} ms`).join(', ');
+const line = [...table]
+  .map(([name, byVersion]) => `${name.replace(/ ms$/, '')} ${byVersion.get(values.old)!.toFixed(1)} → ${byVersion.get(pinned)!.toFixed(1)} ms`)
+  .join(', ');
 process.stdout.write(`summary: node ${values.old} → ${pinned}, ${runs} runs each: ${line}\n`);

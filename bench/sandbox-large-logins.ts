@@ -33,7 +33,14 @@ function send(method: string, path: string, body?: unknown): Promise<{ status: n
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: base.hostname, port: base.port, path, method, agent, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
+      {
+        host: base.hostname,
+        port: base.port,
+        path,
+        method,
+        agent,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+      },
       (res) => {
         let bytes = 0;
         const head: Buffer[] = [];
@@ -106,11 +113,15 @@ for (const username of usernames) {
     attributesSecond.push(attributesSecondMs);
     answerBytes = one.bytes;
   }
-  console.log(`  HTTP accounts detail Days365 (${mb(answerBytes)}): first ${ms(median(first))} (${first.map(ms).join(', ')}), second from cache ${ms(median(second))} (${second.map(ms).join(', ')})`);
+  console.log(
+    `  HTTP accounts detail Days365 (${mb(answerBytes)}): first ${ms(median(first))} (${first.map(ms).join(', ')}), second from cache ${ms(median(second))} (${second.map(ms).join(', ')})`,
+  );
   console.log(`  HTTP GetAllAttributes: first ${ms(median(attributesFirst))} (builds Transaction objects), second ${ms(median(attributesSecond))}`);
   const memory = process.memoryUsage();
   const stats = sandbox.dataCacheStats();
-  console.log(`  memory: rss ${mb(memory.rss)}, heap used ${mb(memory.heapUsed)}, buffers ${mb(memory.arrayBuffers)}; cache ${stats.logins} logins, ~${mb(stats.bytes)}, ${stats.generated} generated, ${stats.serialized} serialized, ${stats.hits} hits`);
+  console.log(
+    `  memory: rss ${mb(memory.rss)}, heap used ${mb(memory.heapUsed)}, buffers ${mb(memory.arrayBuffers)}; cache ${stats.logins} logins, ~${mb(stats.bytes)}, ${stats.generated} generated, ${stats.serialized} serialized, ${stats.hits} hits`,
+  );
 }
 
 agent.destroy();

@@ -24,7 +24,14 @@ function send(method: string, path: string, body?: unknown): Promise<{ status: n
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: base.hostname, port: base.port, path, method, agent, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
+      {
+        host: base.hostname,
+        port: base.port,
+        path,
+        method,
+        agent,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -83,4 +90,6 @@ const yearRate = await phase('one-year accounts detail', 200, (worker) =>
 
 agent.destroy();
 await sandbox.close();
-console.log(`summary: ${pollRate.toFixed(0)} pending polls/s (target 1000), ${yearRate.toFixed(0)} one-year retrievals/s (target 100), concurrency ${concurrency}, ${external ? 'external sandbox' : 'in-process sandbox'}`);
+console.log(
+  `summary: ${pollRate.toFixed(0)} pending polls/s (target 1000), ${yearRate.toFixed(0)} one-year retrievals/s (target 100), concurrency ${concurrency}, ${external ? 'external sandbox' : 'in-process sandbox'}`,
+);

@@ -37,7 +37,14 @@ const spread = (values: number[]) => {
 const env = await startBenchServer();
 try {
   const taskQueue = `sdk-floor-${Date.now()}`;
-  const worker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH }, '"worker started"', [], 'node');
+  const worker = await startProcess(
+    'sdk-floor worker',
+    compiledFloorWorker(),
+    { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
+    '"worker started"',
+    [],
+    'node',
+  );
   const client = new Client({ connection: await Connection.connect({ address: env.address }) });
 
   /** Times of `runs` sequential runs of `once`, after warm-up runs, and the worker's CPU a run. */
@@ -52,7 +59,8 @@ try {
     }
     return { times, cpu: (cpuMs(worker.pid ?? 0) - cpuBefore) / runs };
   }
-  const startToResult = (workflowType: string) => timedRuns((run) => client.workflow.execute(workflowType, { taskQueue, workflowId: `floor-${workflowType}-${Date.now()}-${run}` }));
+  const startToResult = (workflowType: string) =>
+    timedRuns((run) => client.workflow.execute(workflowType, { taskQueue, workflowId: `floor-${workflowType}-${Date.now()}-${run}` }));
   const connection = await startToResult('cachedConnectionShape');
   const empty = await startToResult('emptyShape');
   const oneTask = await startToResult('oneTaskConnectionShape');
@@ -67,7 +75,11 @@ try {
     const ids = Array.from({ length: POLL_CONNECTIONS }, (_, index) => `floor-${workflowType}-${polls}-${Date.now()}-${index}`);
     const handles = [];
     for (let i = 0; i < ids.length; i += 50) {
-      handles.push(...(await Promise.all(ids.slice(i, i + 50).map((workflowId) => client.workflow.start(workflowType, { taskQueue, workflowId, args: [polls, POLL_INTERVAL_MS] })))));
+      handles.push(
+        ...(await Promise.all(
+          ids.slice(i, i + 50).map((workflowId) => client.workflow.start(workflowType, { taskQueue, workflowId, args: [polls, POLL_INTERVAL_MS] })),
+        )),
+      );
     }
     await Promise.all(handles.map((handle) => handle.result()));
     return cpuMs(worker.pid ?? 0) - before;
@@ -77,7 +89,10 @@ try {
     const without = await pollingCpu(workflowType, 0);
     const withPolls = await pollingCpu(workflowType, POLLS);
     const perPoll = (withPolls - without) / (POLL_CONNECTIONS * POLLS);
-    return { perPoll, line: `worker CPU ${perPoll.toFixed(2)} ms a poll (${withPolls.toFixed(0)} ms with ${POLLS} polls each − ${without.toFixed(0)} ms without, over ${POLL_CONNECTIONS * POLLS} polls)` };
+    return {
+      perPoll,
+      line: `worker CPU ${perPoll.toFixed(2)} ms a poll (${withPolls.toFixed(0)} ms with ${POLLS} polls each − ${without.toFixed(0)} ms without, over ${POLL_CONNECTIONS * POLLS} polls)`,
+    };
   }
   const timerPoll = await pollCpu('timerPollShape');
   const heartbeatPoll = await pollCpu('heartbeatPollShape');
@@ -90,7 +105,9 @@ try {
   process.stdout.write(`answer shape, update→outcome: ${spread(answers.times)}, worker CPU ${answers.cpu.toFixed(1)} ms an answer (${runs} runs)\n`);
   process.stdout.write(`timer poll shape, ${POLL_CONNECTIONS} pending at once: ${timerPoll.line}\n`);
   process.stdout.write(`heartbeat poll shape (no-op poll), ${POLL_CONNECTIONS} pending at once: ${heartbeatPoll.line}\n`);
-  process.stdout.write(`summary: floor on this machine: cached connection ${median(connection.times).toFixed(1)} ms (empty workflow ${median(empty.times).toFixed(1)}, one task ${median(oneTask.times).toFixed(1)}), answer ${median(answers.times).toFixed(1)} ms, timer poll ${timerPoll.perPoll.toFixed(2)} ms and heartbeat poll ${heartbeatPoll.perPoll.toFixed(2)} ms of worker CPU\n`);
+  process.stdout.write(
+    `summary: floor on this machine: cached connection ${median(connection.times).toFixed(1)} ms (empty workflow ${median(empty.times).toFixed(1)}, one task ${median(oneTask.times).toFixed(1)}), answer ${median(answers.times).toFixed(1)} ms, timer poll ${timerPoll.perPoll.toFixed(2)} ms and heartbeat poll ${heartbeatPoll.perPoll.toFixed(2)} ms of worker CPU\n`,
+  );
   await client.connection.close();
 } finally {
   await stopAllProcesses();

@@ -44,25 +44,29 @@ export async function startServiceClock(target: string): Promise<ServiceClock> {
       const path = req.url ?? '/';
       const authorize = /\/Authorize$/.test(path.split('?')[0] ?? '');
       const data = !authorize && /\/(GetAccountsDetail|GetInvestments|Attributes|GetAccountsSummary)/i.test(path);
-      const forward = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path, headers: req.headers, agent },
-        (answer) => {
-          const answerChunks: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => answerChunks.push(chunk));
-          answer.on('end', () => {
-            const reply = Buffer.concat(answerChunks);
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            res.end(reply);
-            if (authorize || data) {
-              const status = answer.statusCode ?? 0;
-              const requestBody = body.toString('utf8');
-              // Small answers only: a 200 with data may be megabytes and carries nothing we need.
-              const requestId = UUID.exec(path)?.[0] ?? (requestIdIn(requestBody) || (reply.length < 4096 ? requestIdIn(reply.toString('utf8')) : ''));
-              calls.push({ kind: authorize ? 'authorize' : 'data', requestId, status, start, end: performance.timeOrigin + performance.now(), answer: authorize && requestBody.includes('SecurityResponses') });
-            }
-          });
-        },
-      );
+      const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers: req.headers, agent }, (answer) => {
+        const answerChunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => answerChunks.push(chunk));
+        answer.on('end', () => {
+          const reply = Buffer.concat(answerChunks);
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(reply);
+          if (authorize || data) {
+            const status = answer.statusCode ?? 0;
+            const requestBody = body.toString('utf8');
+            // Small answers only: a 200 with data may be megabytes and carries nothing we need.
+            const requestId = UUID.exec(path)?.[0] ?? (requestIdIn(requestBody) || (reply.length < 4096 ? requestIdIn(reply.toString('utf8')) : ''));
+            calls.push({
+              kind: authorize ? 'authorize' : 'data',
+              requestId,
+              status,
+              start,
+              end: performance.timeOrigin + performance.now(),
+              answer: authorize && requestBody.includes('SecurityResponses'),
+            });
+          }
+        });
+      });
       forward.on('error', (error) => {
         res.writeHead(502);
         res.end(String(error));

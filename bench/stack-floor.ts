@@ -30,7 +30,8 @@ import { CPU_PARTS, perRun, sideFigures, stackFloorLine, totalOf, type BatchSamp
 import { createSandboxLogin } from './sandbox-fixtures.js';
 import { compiledFloorWorker, FLOOR_WORKFLOWS_PATH } from './sdk-floor/compiled-worker.js';
 
-const USAGE = 'usage: npm run bench:stack-floor -- [--batches 6] (1..50) [--per-batch 20] (1..200) [--worker-runtime compiled|tsx] (default: BENCH_WORKER_RUNTIME, compiled)';
+const USAGE =
+  'usage: npm run bench:stack-floor -- [--batches 6] (1..50) [--per-batch 20] (1..200) [--worker-runtime compiled|tsx] (default: BENCH_WORKER_RUNTIME, compiled)';
 /** Runs of each side before the measured batches: both workers warm (bundles loaded, connections open). */
 const WARM_UP_RUNS = 10;
 /** Before each idle read: the stack's CPU a second under which it counts as quiet (its pollers and timers: 13-40 ms here), and how long to wait for it. */
@@ -61,10 +62,10 @@ function parseArgs(argv: readonly string[]): { batches: number; perBatch: number
     else if (flag === '--per-batch') perBatch = read(1, 200);
     else if (flag === '--worker-runtime') {
       const text = argv[(index += 1)];
-      if (text !== 'compiled' && text !== 'tsx') throw new StackFloorArgumentError(`--worker-runtime must be compiled or tsx, got ${JSON.stringify(text ?? '')}`);
+      if (text !== 'compiled' && text !== 'tsx')
+        throw new StackFloorArgumentError(`--worker-runtime must be compiled or tsx, got ${JSON.stringify(text ?? '')}`);
       runtime = text;
-    }
-    else throw new StackFloorArgumentError(`unknown argument ${JSON.stringify(flag)}`);
+    } else throw new StackFloorArgumentError(`unknown argument ${JSON.stringify(flag)}`);
   }
   return { batches, perBatch, runtime };
 }
@@ -105,20 +106,37 @@ async function main(): Promise<void> {
     });
     const connections = new ConnectionsClient({ client: stack.client, taskQueue: productQueue, priority: stack.policy });
     const floorQueue = `stack-floor-floor-${runTag}`;
-    floorWorker = await startProcess('sdk-floor worker', compiledFloorWorker(), { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH }, '"worker started"', workerNodeArgs(), 'node');
+    floorWorker = await startProcess(
+      'sdk-floor worker',
+      compiledFloorWorker(),
+      { TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: floorQueue, SDK_FLOOR_WORKFLOWS_PATH: FLOOR_WORKFLOWS_PATH },
+      '"worker started"',
+      workerNodeArgs(),
+      'node',
+    );
     const floorClient = new Client({ connection: resources.connection!, namespace: 'default' });
     const customerId = `stack-floor-${runTag}`;
     const loginId = await createSandboxLogin(stack.sandboxUrl, customerId, 'pending_polls_0');
-    log(`stack-floor: Temporal server ${stack.serverVersion} on PostgreSQL, the product's worker (${benchWorker.runtime}, ${productQueue}) and the floor's (compiled, ${floorQueue}: its shape, and its shape with the service's calls), the sandbox; ${batches} batches of ${perBatch} a side, alternating, each after ${WARM_UP_RUNS} warm-up runs`);
+    log(
+      `stack-floor: Temporal server ${stack.serverVersion} on PostgreSQL, the product's worker (${benchWorker.runtime}, ${productQueue}) and the floor's (compiled, ${floorQueue}: its shape, and its shape with the service's calls), the sandbox; ${batches} batches of ${perBatch} a side, alternating, each after ${WARM_UP_RUNS} warm-up runs`,
+    );
 
     let serial = 0;
     const product = async () => {
-      const { workflowId } = await connections.start(connectionKey(customerId, `run-${(serial += 1)}`), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 10_000 } });
+      const { workflowId } = await connections.start(connectionKey(customerId, `run-${(serial += 1)}`), {
+        customerId,
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        timing: { pollIntervalMs: 10_000 },
+      });
       await connections.result(workflowId);
       return workflowId;
     };
     const floor = async () => {
-      const handle = await floorClient.workflow.start('cachedConnectionShape', { taskQueue: floorQueue, workflowId: `stack-floor-floor-${runTag}-${(serial += 1)}` });
+      const handle = await floorClient.workflow.start('cachedConnectionShape', {
+        taskQueue: floorQueue,
+        workflowId: `stack-floor-floor-${runTag}-${(serial += 1)}`,
+      });
       await handle.result();
       return handle.workflowId;
     };
@@ -140,7 +158,10 @@ async function main(): Promise<void> {
     for (let batch = 1; batch <= batches; batch += 1) {
       for (const name of ['product', 'floor', 'calls'] as const) {
         const quiet = await waitForQuietStack(stack.postgresDataDir, QUIET);
-        if (!quiet.settled) log(`batch ${batch} ${name}: the stack did not settle under ${QUIET.quietMsPerSecond} ms a second in ${QUIET.maxMs / 1000} s (last ${quiet.msPerSecond.toFixed(0)}); its idle is read anyway`);
+        if (!quiet.settled)
+          log(
+            `batch ${batch} ${name}: the stack did not settle under ${QUIET.quietMsPerSecond} ms a second in ${QUIET.maxMs / 1000} s (last ${quiet.msPerSecond.toFixed(0)}); its idle is read anyway`,
+          );
         const idleFrom = sampleCpu(stack.postgresDataDir);
         await sleep(IDLE_SAMPLE_MS);
         const idle = cpuSince(idleFrom);
@@ -149,20 +170,31 @@ async function main(): Promise<void> {
         const began = Date.now();
         let timer: NodeJS.Timeout | undefined;
         const timedOut = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`stack-floor: batch ${batch} of the ${name} had not ended after ${BATCH_TIMEOUT_MS / 1000} s`)), BATCH_TIMEOUT_MS);
+          timer = setTimeout(
+            () => reject(new Error(`stack-floor: batch ${batch} of the ${name} had not ended after ${BATCH_TIMEOUT_MS / 1000} s`)),
+            BATCH_TIMEOUT_MS,
+          );
         });
-        const workflowIds = await Promise.race([Promise.all(Array.from({ length: perBatch }, () => sides[name]())), timedOut]).finally(() => clearTimeout(timer));
+        const workflowIds = await Promise.race([Promise.all(Array.from({ length: perBatch }, () => sides[name]())), timedOut]).finally(() =>
+          clearTimeout(timer),
+        );
         await sleep(SETTLE_MS);
         const sample: BatchSample = { runs: perBatch, seconds: (Date.now() - began) / 1000, cpuMs: cpuSince(before), idleMsPerSecond };
         samples[name].push(sample);
-        events[name] ??= ((await (name === 'product' ? stack.client : floorClient).workflow.getHandle(workflowIds[0] as string).fetchHistory()).events ?? []).length;
+        events[name] ??= (
+          (await (name === 'product' ? stack.client : floorClient).workflow.getHandle(workflowIds[0] as string).fetchHistory()).events ?? []
+        ).length;
         const used = perRun(sample);
-        log(`batch ${batch} ${name.padEnd(7)}: ${perBatch} runs, ${totalOf(used).toFixed(1)} ms a run (${byPart(used)}) beyond an idle of ${totalOf(idleMsPerSecond).toFixed(0)} ms a second`);
+        log(
+          `batch ${batch} ${name.padEnd(7)}: ${perBatch} runs, ${totalOf(used).toFixed(1)} ms a run (${byPart(used)}) beyond an idle of ${totalOf(idleMsPerSecond).toFixed(0)} ms a second`,
+        );
       }
     }
     log(`history events a run: product ${events.product}, floor ${events.floor}, floor with calls ${events.calls}`);
     const [productFigures, floorFigures, callsFigures] = [sideFigures(samples.product), sideFigures(samples.floor), sideFigures(samples.calls)];
-    log(`the service's calls alone: floor with calls ${callsFigures.totalMs.toFixed(1)} ms against the floor's ${floorFigures.totalMs.toFixed(1)} ms of stack CPU a run (${(callsFigures.totalMs / floorFigures.totalMs).toFixed(2)}x)`);
+    log(
+      `the service's calls alone: floor with calls ${callsFigures.totalMs.toFixed(1)} ms against the floor's ${floorFigures.totalMs.toFixed(1)} ms of stack CPU a run (${(callsFigures.totalMs / floorFigures.totalMs).toFixed(2)}x)`,
+    );
     log(stackFloorLine(productFigures, callsFigures, perBatch, 'floor with calls'));
     log(stackFloorLine(productFigures, floorFigures, perBatch));
   } finally {

@@ -80,7 +80,13 @@ async function main(): Promise<void> {
     const stack = await startStack({ mode: 'on', workers: 1, budgetRps: 1_000, tenantBudgetRps: 1_000, runDir, runTag, timeline: new Timeline() }, resources);
     // Connections on a queue no worker polls: none runs. The admissions on the stack's worker, or (the parts) on a queue of their own.
     const nobody = `start-cost-nobody-${runTag}`;
-    const woken = new ConnectionsClient({ client: stack.client, taskQueue: nobody, unattendedTaskQueue: stack.taskQueue, unattendedAdmission: 'window', priority: stack.policy });
+    const woken = new ConnectionsClient({
+      client: stack.client,
+      taskQueue: nobody,
+      unattendedTaskQueue: stack.taskQueue,
+      unattendedAdmission: 'window',
+      priority: stack.policy,
+    });
     /** The held start of before, as its client made it: the workflow (delay, memo, search attributes), then a request (below). */
     const heldWorkflow = async (key: string, input: ConnectionInputArgs) => {
       const handle = await stack.client.workflow.start(CONNECTION_WORKFLOW_TYPE, {
@@ -94,7 +100,10 @@ async function main(): Promise<void> {
       });
       return { workflowId: key, runId: handle.firstExecutionRunId };
     };
-    const cachedStart = (customerId: string, name: string) => ({ key: connectionKey(customerId, name), input: { customerId, session: { kind: 'cached' as const, loginId: randomUUID() }, products: { accountsDetail: {} }, unattended: true } });
+    const cachedStart = (customerId: string, name: string) => ({
+      key: connectionKey(customerId, name),
+      input: { customerId, session: { kind: 'cached' as const, loginId: randomUUID() }, products: { accountsDetail: {} }, unattended: true },
+    });
     let serial = 0;
     const beforeAdmission = stack.client.workflow.getHandle(admissionWorkflowId('start-cost-before'));
     /** After a side's calls: the work they left the worker (the before side's queue, taken and released). */
@@ -107,14 +116,19 @@ async function main(): Promise<void> {
           if (state?.queued === 0 && state.inFlight === 0) return;
           await sleep(200);
         }
-        throw new Error('start-cost: the before side\'s admission did not empty within 120 s');
+        throw new Error("start-cost: the before side's admission did not empty within 120 s");
       },
     };
     const sides = {
       'held start, a request each (before)': async () => {
         const { key, input } = cachedStart('start-cost-before', `b-${(serial += 1)}`);
         const { workflowId, runId } = await heldWorkflow(key, input);
-        await requestAdmission({ temporal: stack.client, taskQueue: stack.taskQueue, priority: stack.policy }, input.customerId, { workflowId, runId, priorityKey: 3, held: true });
+        await requestAdmission({ temporal: stack.client, taskQueue: stack.taskQueue, priority: stack.policy }, input.customerId, {
+          workflowId,
+          runId,
+          priorityKey: 3,
+          held: true,
+        });
       },
       'held start, a wake a second (now)': async () => {
         const { key, input } = cachedStart('start-cost-now', `n-${(serial += 1)}`);
@@ -122,15 +136,26 @@ async function main(): Promise<void> {
       },
       'admission request alone (no worker)': async () => {
         const customerId = 'start-cost-signal';
-        await requestAdmission({ temporal: stack.client, taskQueue: `${nobody}-admission`, priority: stack.policy }, customerId, { workflowId: connectionKey(customerId, `s-${(serial += 1)}`), runId: randomUUID(), priorityKey: 3, held: true });
+        await requestAdmission({ temporal: stack.client, taskQueue: `${nobody}-admission`, priority: stack.policy }, customerId, {
+          workflowId: connectionKey(customerId, `s-${(serial += 1)}`),
+          runId: randomUUID(),
+          priorityKey: 3,
+          held: true,
+        });
       },
       'admission request, refused by the worker': async () => {
         const customerId = 'start-cost-worker';
         // A run id that is not a UUID: the product's admission refuses it in its handler (no release, no describe).
-        await requestAdmission({ temporal: stack.client, taskQueue: stack.taskQueue, priority: stack.policy }, customerId, { workflowId: connectionKey(customerId, `w-${(serial += 1)}`), runId: 'not-a-run', priorityKey: 3 });
+        await requestAdmission({ temporal: stack.client, taskQueue: stack.taskQueue, priority: stack.policy }, customerId, {
+          workflowId: connectionKey(customerId, `w-${(serial += 1)}`),
+          runId: 'not-a-run',
+          priorityKey: 3,
+        });
       },
     } as const;
-    log(`start-cost: Temporal server ${stack.serverVersion} on PostgreSQL, 1 worker; ${batches} batches of ${perBatch} a side at ${rate} a second, alternating`);
+    log(
+      `start-cost: Temporal server ${stack.serverVersion} on PostgreSQL, 1 worker; ${batches} batches of ${perBatch} a side at ${rate} a second, alternating`,
+    );
     const samples = new Map<string, BatchSample[]>();
     for (let batch = 1; batch <= batches; batch += 1) {
       for (const [name, op] of Object.entries(sides)) {
@@ -144,7 +169,12 @@ async function main(): Promise<void> {
         await paced(perBatch, rate, op);
         await drained[name]?.();
         await sleep(SETTLE_MS);
-        const sample: BatchSample = { runs: perBatch, seconds: (Date.now() - began) / 1000, cpuMs: cpuBetween(before, sampleCpu(stack.postgresDataDir)), idleMsPerSecond };
+        const sample: BatchSample = {
+          runs: perBatch,
+          seconds: (Date.now() - began) / 1000,
+          cpuMs: cpuBetween(before, sampleCpu(stack.postgresDataDir)),
+          idleMsPerSecond,
+        };
         samples.set(name, [...(samples.get(name) ?? []), sample]);
         const used = perRun(sample);
         log(`batch ${batch} ${name}: ${totalOf(used).toFixed(2)} ms of stack CPU a start (${byPart(used)})`);

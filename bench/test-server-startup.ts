@@ -24,7 +24,10 @@ const TICKS_PER_SECOND = 100;
 
 /** This process's CPU and its waited-for children's, in seconds (/proc/self/stat fields 14-17). */
 function cpuSeconds(): { self: number; children: number } {
-  const fields = readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ').map(Number);
+  const fields = readFileSync('/proc/self/stat', 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ')
+    .map(Number);
   // After the command's closing parenthesis, field 3 is the state: utime is the 12th value on.
   const [utime, stime, cutime, cstime] = fields.slice(11, 15) as [number, number, number, number];
   return { self: (utime + stime) / TICKS_PER_SECOND, children: (cutime + cstime) / TICKS_PER_SECOND };
@@ -56,5 +59,7 @@ for (const [name, start] of Object.entries(SERVERS)) {
     serverCpu.push(after.children - before.children);
     clientCpu.push(after.self - before.self);
   }
-  console.log(`test-server ${name}: ready in ${median(ready).toFixed(2)} s, server cpu ${median(serverCpu).toFixed(2)} s, client cpu ${median(clientCpu).toFixed(2)} s (median of ${runs})`);
+  console.log(
+    `test-server ${name}: ready in ${median(ready).toFixed(2)} s, server cpu ${median(serverCpu).toFixed(2)} s, client cpu ${median(clientCpu).toFixed(2)} s (median of ${runs})`,
+  );
 }

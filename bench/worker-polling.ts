@@ -37,9 +37,18 @@ import { loadClientConfig } from '../src/settings/client.js';
 import { POLL_STRATEGIES, type PollStrategy } from '../src/contract/connection/connection-input.js';
 import { SANDBOX_PASSWORD } from '../src/sandbox/scenarios.js';
 import { pollLags, startServiceClock } from './service-clock.js';
-import { cpuMs, percentile, prepareBenchWorker, startBenchServer, startSandboxProcess, stopAllProcesses, stopProcess, workerNodeArgs, workerTuning } from './bench-processes.js';
+import {
+  cpuMs,
+  percentile,
+  prepareBenchWorker,
+  startBenchServer,
+  startSandboxProcess,
+  stopAllProcesses,
+  stopProcess,
+  workerNodeArgs,
+  workerTuning,
+} from './bench-processes.js';
 import { ConnectionsClient, ResultWaitFailedError } from '../src/client/index.js';
-
 
 const { values: args } = parseArgs({
   options: {
@@ -65,7 +74,9 @@ if (
   !(answerRuns >= 0) ||
   !(overheadRuns >= 0)
 ) {
-  process.stderr.write(`usage: worker-polling.ts --sizes 2000 (1..5000 each) --strategies ${POLL_STRATEGIES.join(',')} --polls 6 (1..50) --interval-ms 10000 (>= 100) --answers 100 --overhead-runs 30\n`);
+  process.stderr.write(
+    `usage: worker-polling.ts --sizes 2000 (1..5000 each) --strategies ${POLL_STRATEGIES.join(',')} --polls 6 (1..50) --interval-ms 10000 (>= 100) --answers 100 --overhead-runs 30\n`,
+  );
   process.exit(2);
 }
 
@@ -118,13 +129,20 @@ async function main(): Promise<void> {
     }
 
     // The product's defaults, as the worker has them: payloads encrypted with the local key, large ones in the local store.
-    const client = new Client({ connection: await Connection.connect({ address: env.address }), dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address })) });
+    const client = new Client({
+      connection: await Connection.connect({ address: env.address }),
+      dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address })),
+    });
     const connections = new ConnectionsClient({ client, taskQueue: '', address: env.address });
     const customerId = `bench-${Date.now()}`;
 
     /** A saved login of the sandbox's `username` scenario; every connection of a run shares it. */
     async function savedLogin(username: string): Promise<string> {
-      const response = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+      const response = await fetch(`${sandboxUrl}/sandbox/${customerId}/logins`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username }),
+      });
       const { LoginId } = (await response.json()) as { LoginId: string };
       return LoginId;
     }
@@ -149,11 +167,17 @@ async function main(): Promise<void> {
       for (const strategy of strategies) {
         const taskQueue = `bench-${strategy}-${size}-${Date.now()}`;
         // A heartbeating poller holds an activity slot for its whole wait: one per pending connection.
-        const slots: Record<string, string> = strategy === 'heartbeat' && workerTuning().WORKER_MAX_CONCURRENT_ACTIVITIES === undefined ? { WORKER_MAX_CONCURRENT_ACTIVITIES: String(size + 100) } : {};
+        const slots: Record<string, string> =
+          strategy === 'heartbeat' && workerTuning().WORKER_MAX_CONCURRENT_ACTIVITIES === undefined
+            ? { WORKER_MAX_CONCURRENT_ACTIVITIES: String(size + 100) }
+            : {};
         const worker = await startWorker(taskQueue, slots);
         const workerPid = worker.pid ?? 0;
         // Warm-up: bundle loaded, connections open; and the history of a connection that never polls.
-        const warm = await runConnection(taskQueue, `warm-${Date.now()}`, await savedLogin('pending_polls_0'), { pollIntervalMs: intervalMs, pollStrategy: strategy });
+        const warm = await runConnection(taskQueue, `warm-${Date.now()}`, await savedLogin('pending_polls_0'), {
+          pollIntervalMs: intervalMs,
+          pollStrategy: strategy,
+        });
         await warm.result();
         const baseEvents = (await warm.fetchHistory()).events?.length ?? 0;
 
@@ -237,7 +261,9 @@ async function main(): Promise<void> {
           `marginal worker CPU/poll ${fixed(marginalCpuPerPoll, 2)} ms (${fixed(pollingCpu)} ms with ${pendingPolls} polls each − ${fixed(baselineCpu)} ms for ${size} connections ${baselineLabel}, ${baselineCompleted}/${size} completed)  ` +
           `worker peak RSS ${fixed(peakRss)} MiB  history events/poll ${fixed(perPoll, 1)}  wall ${fixed((Date.now() - started) / 1000, 1)} s`;
         process.stdout.write(`${row}\n`);
-        summaries.push(`${strategy} N=${size}: lag p99 ${fixed(percentile(lags, 99))} ms, ${completed}/${size}, worker ${fixed(workerCpuPerPoll, 2)} ms/poll (marginal ${fixed(marginalCpuPerPoll, 2)}), RSS ${fixed(peakRss)} MiB, ${fixed(perPoll, 1)} events/poll`);
+        summaries.push(
+          `${strategy} N=${size}: lag p99 ${fixed(percentile(lags, 99))} ms, ${completed}/${size}, worker ${fixed(workerCpuPerPoll, 2)} ms/poll (marginal ${fixed(marginalCpuPerPoll, 2)}), RSS ${fixed(peakRss)} MiB, ${fixed(perPoll, 1)} events/poll`,
+        );
         await stopProcess(worker);
       }
     }
@@ -262,7 +288,8 @@ async function main(): Promise<void> {
           const sent = performance.timeOrigin + performance.now();
           const outcome = await starter.answer(first.workflowId, { challengeSetId: first.challengeSet.id, responses: { [prompt]: ['123456'] } });
           const roundTrip = performance.timeOrigin + performance.now() - sent;
-          if (outcome.outcome !== 'accepted' || !outcome.nextChallengeSet) throw new Error(`the token code was not accepted with a next challenge set: ${JSON.stringify(outcome)}`);
+          if (outcome.outcome !== 'accepted' || !outcome.nextChallengeSet)
+            throw new Error(`the token code was not accepted with a next challenge set: ${JSON.stringify(outcome)}`);
           const authorize = serviceClock.calls.slice(callsFrom).find((call) => call.kind === 'authorize' && call.answer);
           if (!authorize) throw new Error('no Authorize with the answer reached the service');
           // The first runs warm the path up; they are not counted.

@@ -88,7 +88,12 @@ interface ComposeModel {
 }
 
 /** Compose on `file`, with `standIns` added to the environment it inherits. */
-function runCompose(compose: string, file: string, args: string[], standIns: Readonly<Record<string, string>> = {}): { status: number; stdout: string; stderr: string } {
+function runCompose(
+  compose: string,
+  file: string,
+  args: string[],
+  standIns: Readonly<Record<string, string>> = {},
+): { status: number; stdout: string; stderr: string } {
   const env = Object.keys(standIns).length > 0 ? { ...process.env, ...standIns } : undefined;
   const result = spawnSync(compose, ['-f', file, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...(env ? { env } : {}) });
   if (result.error) throw result.error;
@@ -106,7 +111,11 @@ function requiredVariableStandIns(compose: string, file: string): Record<string,
   for (;;) {
     const missing = /required variable ([A-Z][A-Z0-9_]*) is missing a value/.exec(runCompose(compose, file, ['config', '--quiet'], standIns).stderr)?.[1];
     if (missing === undefined || missing in standIns) return standIns;
-    standIns[missing] = /(_URL|_ISSUER)$/.test(missing) ? `https://id.example.invalid/${missing.toLowerCase()}` : /_ROLE_MAP$/.test(missing) ? 'stand-in-group=viewer@stand-in-tenant' : `stand-in-${missing.toLowerCase()}`;
+    standIns[missing] = /(_URL|_ISSUER)$/.test(missing)
+      ? `https://id.example.invalid/${missing.toLowerCase()}`
+      : /_ROLE_MAP$/.test(missing)
+        ? 'stand-in-group=viewer@stand-in-tenant'
+        : `stand-in-${missing.toLowerCase()}`;
   }
 }
 
@@ -140,7 +149,13 @@ function projectProblems(model: ComposeModel, file: string): string[] {
       }
     }
   }
-  problems.push(...configProblems(model), ...imagePathProblems(model), ...dynamicConfigProblems(model), ...monitoringProblems(model, file), ...identityProblems(model));
+  problems.push(
+    ...configProblems(model),
+    ...imagePathProblems(model),
+    ...dynamicConfigProblems(model),
+    ...monitoringProblems(model, file),
+    ...identityProblems(model),
+  );
   return problems;
 }
 
@@ -154,17 +169,22 @@ function identityProblems(model: ComposeModel): string[] {
   const server = model.services[SERVER_SERVICE];
   if (!ui || !server) return [];
   const problems: string[] = [];
-  if (ui.environment?.TEMPORAL_AUTH_ENABLED !== 'true') problems.push(`${UI_SERVICE}: TEMPORAL_AUTH_ENABLED is not "true": the Web UI would show every workflow to whoever reaches it, signed in or not`);
+  if (ui.environment?.TEMPORAL_AUTH_ENABLED !== 'true')
+    problems.push(`${UI_SERVICE}: TEMPORAL_AUTH_ENABLED is not "true": the Web UI would show every workflow to whoever reaches it, signed in or not`);
   const authorizer = server.environment?.TEMPORAL_AUTH_AUTHORIZER;
   const claimMapper = server.environment?.TEMPORAL_AUTH_CLAIM_MAPPER;
   if (authorizer !== 'default' || claimMapper !== 'default') {
-    problems.push(`${SERVER_SERVICE}: TEMPORAL_AUTH_AUTHORIZER=${authorizer ?? '(unset)'} and TEMPORAL_AUTH_CLAIM_MAPPER=${claimMapper ?? '(unset)'}, not default and default: Temporal would not check the tokens the Web UI forwards`);
+    problems.push(
+      `${SERVER_SERVICE}: TEMPORAL_AUTH_AUTHORIZER=${authorizer ?? '(unset)'} and TEMPORAL_AUTH_CLAIM_MAPPER=${claimMapper ?? '(unset)'}, not default and default: Temporal would not check the tokens the Web UI forwards`,
+    );
   }
   // The console: operators by identity at the same provider, never the shared token (one token opens every tenant and names nobody).
   for (const [name, service] of Object.entries(model.services)) {
     if (!isConsoleCommand(service)) continue;
     if (!service.environment?.CONSOLE_OIDC_ISSUER) problems.push(`service ${name}: CONSOLE_OIDC_ISSUER is unset: operators would not sign in at the provider`);
-    const shared = [...Object.keys(service.environment ?? {}), ...(service.secrets ?? []).map((secret) => secret.target ?? secret.source)].includes('CONSOLE_TOKEN');
+    const shared = [...Object.keys(service.environment ?? {}), ...(service.secrets ?? []).map((secret) => secret.target ?? secret.source)].includes(
+      'CONSOLE_TOKEN',
+    );
     if (shared) problems.push(`service ${name}: it is given CONSOLE_TOKEN, the dev stack's shared token, which opens every tenant and names nobody`);
   }
   return problems;
@@ -202,11 +222,16 @@ function monitoringProblems(model: ComposeModel, file: string): string[] {
     const port = service.environment?.WORKER_METRICS_PORT;
     if (!port || port === '0') continue;
     if (!scraped.includes(`${name}:${port}`)) {
-      problems.push(`${prometheusConfig.service} scrapes [${scraped.join(', ')}] (./${prometheusConfig.path}); service ${name} serves its metrics on ${name}:${port} (WORKER_METRICS_PORT)`);
+      problems.push(
+        `${prometheusConfig.service} scrapes [${scraped.join(', ')}] (./${prometheusConfig.path}); service ${name} serves its metrics on ${name}:${port} (WORKER_METRICS_PORT)`,
+      );
     }
     if (!(service.expose ?? []).includes(port)) problems.push(`service ${name} does not expose its WORKER_METRICS_PORT ${port} to ${prometheusConfig.service}`);
     const host = service.environment?.WORKER_METRICS_HOST ?? '127.0.0.1';
-    if (/^(127\.|localhost$|::1$)/.test(host)) problems.push(`service ${name}: WORKER_METRICS_HOST=${host} serves the metrics inside its container only; ${prometheusConfig.service} cannot scrape them`);
+    if (/^(127\.|localhost$|::1$)/.test(host))
+      problems.push(
+        `service ${name}: WORKER_METRICS_HOST=${host} serves the metrics inside its container only; ${prometheusConfig.service} cannot scrape them`,
+      );
   }
   return problems;
 }
@@ -219,7 +244,9 @@ function dynamicConfigProblems(model: ComposeModel): string[] {
     const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const given = new RegExp(`^${escaped}:\\s*\\n\\s*-\\s*value:\\s*(\\S+)`, 'm').exec(content)?.[1];
     if (given === JSON.stringify(value)) return [];
-    return [`${DYNAMIC_CONFIG} ${given === undefined ? 'does not set' : `sets ${given} for`} ${key}; scripts/lib/server-dynamic-config.ts has ${JSON.stringify(value)}`];
+    return [
+      `${DYNAMIC_CONFIG} ${given === undefined ? 'does not set' : `sets ${given} for`} ${key}; scripts/lib/server-dynamic-config.ts has ${JSON.stringify(value)}`,
+    ];
   });
 }
 
@@ -302,7 +329,14 @@ function describeImage(service: ComposeService): string {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function main(): number {
@@ -396,5 +430,10 @@ function poolProblems(workers: readonly { readonly name: string; readonly config
   if (separate.length === 0) return [];
   const polled = new Set(workers.flatMap(({ config }) => config.pool.taskQueues));
   const needed = new Set(separate.flatMap(({ config }) => [config.temporal.taskQueue, config.pool.unattendedTaskQueue]));
-  return [...needed].filter((queue) => !polled.has(queue)).map((queue) => `no worker service polls ${queue} (UNATTENDED_POOL=separate on ${separate.map(({ name }) => name).join(', ')}): set WORKER_POOL on a worker service to poll it`);
+  return [...needed]
+    .filter((queue) => !polled.has(queue))
+    .map(
+      (queue) =>
+        `no worker service polls ${queue} (UNATTENDED_POOL=separate on ${separate.map(({ name }) => name).join(', ')}): set WORKER_POOL on a worker service to poll it`,
+    );
 }

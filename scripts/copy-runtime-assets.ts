@@ -23,4 +23,6 @@ for (const file of copied) {
   mkdirSync(dirname(target), { recursive: true });
   copyFileSync(file, target);
 }
-process.stdout.write(`${copied.length} runtime asset(s) copied from ${relative(process.cwd(), from) || '.'} to ${relative(process.cwd(), to)}: ${copied.map((file) => relative(from, file)).join(', ')}\n`);
+process.stdout.write(
+  `${copied.length} runtime asset(s) copied from ${relative(process.cwd(), from) || '.'} to ${relative(process.cwd(), to)}: ${copied.map((file) => relative(from, file)).join(', ')}\n`,
+);

@@ -11,7 +11,7 @@ import { SandboxPort, SandboxUrl } from '../src/settings/sandbox.js';
 export const DemoVars = group(
   z.object({
     SANDBOX_URL: SandboxUrl,
-    DEMO_SCENARIO: doc(NonEmpty.default('two_step_code'), 'The live connection\'s scenario: any challenge username of GET /sandbox/scenarios.'),
+    DEMO_SCENARIO: doc(NonEmpty.default('two_step_code'), "The live connection's scenario: any challenge username of GET /sandbox/scenarios."),
   }),
   'Demo (`npm run demo`)',
   'The demo runs against `npm start`: it reaches Temporal with the client settings and finds the sandbox as the dev stack starts it (SANDBOX_PORT), unless SANDBOX_URL names another.',

@@ -35,7 +35,9 @@ function summarize(result: ConnectionResult): string {
   if (result.investments) parts.push(`investments worth ${result.investments.Value?.toFixed(2) ?? 'unknown'}`);
   if (result.attributes) {
     for (const [group, values] of Object.entries(result.attributes.Groups)) {
-      const shown = Object.entries(values).filter(([name]) => name !== 'Id' && name !== 'AttributesDetail').slice(0, 4);
+      const shown = Object.entries(values)
+        .filter(([name]) => name !== 'Id' && name !== 'AttributesDetail')
+        .slice(0, 4);
       parts.push(`${group}: ${shown.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(', ')}…`);
     }
   }

@@ -257,7 +257,15 @@ async function main(): Promise<void> {
   console.log(`dev-stack: Temporal ${TEMPORAL_SERVER_VERSION} ready in ${Date.now() - startedAt} ms`);
 
   // The `connections` Nexus service's demo caller namespace and endpoint (docs/nexus.md).
-  const nexusDemo = await prepareDemoNexusCaller({ address, productNamespace: app.temporal.namespace, taskQueue: app.temporal.taskQueue, customerId: app.customerId, cacheDir: TEMPORAL_CACHE_DIR, encrypted: app.encryption !== undefined, env: appEnv });
+  const nexusDemo = await prepareDemoNexusCaller({
+    address,
+    productNamespace: app.temporal.namespace,
+    taskQueue: app.temporal.taskQueue,
+    customerId: app.customerId,
+    cacheDir: TEMPORAL_CACHE_DIR,
+    encrypted: app.encryption !== undefined,
+    env: appEnv,
+  });
   Object.assign(appEnv, nexusDemo.env);
 
   sandbox = await createSandbox({ port: ports.sandbox, host: host, stateFile: sandboxStateFile });
@@ -267,7 +275,9 @@ async function main(): Promise<void> {
   startNodeChild('worker', 'src/worker.ts', appEnv, (line) => {
     if (workerPolling || !line.includes('"worker started"')) return;
     workerPolling = true;
-    console.log(`dev-stack: the worker polls task queue ${app.temporal.taskQueue} (${process.uptime().toFixed(1)} s after npm start): connections start at once from now on`);
+    console.log(
+      `dev-stack: the worker polls task queue ${app.temporal.taskQueue} (${process.uptime().toFixed(1)} s after npm start): connections start at once from now on`,
+    );
   });
   startNodeChild('console', 'src/console/server.ts', {
     ...appEnv,
@@ -289,14 +299,16 @@ async function main(): Promise<void> {
     `  Worker            src/worker.ts, task queue ${app.temporal.taskQueue}` +
       (app.pools.unattended === 'separate' ? ` (book refreshes on ${app.pools.unattendedTaskQueue}, in the same process)` : '') +
       (ports.workerMetrics ? `, metrics http://127.0.0.1:${ports.workerMetrics}/metrics` : '') +
-      (workerPolling ? '' : '\n                    starting: it bundles the workflow code first; connections started before it polls wait for it (a line below says when)'),
+      (workerPolling
+        ? ''
+        : '\n                    starting: it bundles the workflow code first; connections started before it polls wait for it (a line below says when)'),
     nexusDemo.line,
     `  Operator console  http://${host}:${ports.console}/?token=${consoleToken}` +
       (generatedToken ? '  (token generated for this run; set CONSOLE_TOKEN to choose one)' : ''),
     pipelineEntry.line,
     app.encryption
       ? `  Payloads          encrypted (key id ${app.encryption.keyId}); the Web UI decodes them through ${codecUrl}\n` +
-        '                    with the console\'s cookie: open the console link above once in the same browser'
+        "                    with the console's cookie: open the console link above once in the same browser"
       : '  Payloads          stored in clear text (PAYLOAD_ENCRYPTION=off)',
     ...(openBao
       ? [

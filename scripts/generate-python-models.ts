@@ -18,7 +18,14 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { AccountsDetailResponse, AttributesResponse, InvestmentsResponse, SecurityChallenge, SecurityResponses } from '../src/aggregator/schemas.js';
 import { ConnectionInput } from '../src/contract/connection/connection-input.js';
-import { AnswerOutcomeSchema, ChallengeSetSchema, ConnectionFailureInfoSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../src/contract/connection/connection-schemas.js';
+import {
+  AnswerOutcomeSchema,
+  ChallengeSetSchema,
+  ConnectionFailureInfoSchema,
+  ConnectionResultSchema,
+  ConnectionStateSchema,
+  FirstStepSchema,
+} from '../src/contract/connection/connection-schemas.js';
 import { NexusAnswerInputSchema, NexusConnectionRefSchema, NexusRefreshBookInputSchema } from '../src/nexus/input-schemas.js';
 import { NAMES_PATH, pythonNamesSource } from './lib/python-names.js';
 
@@ -110,7 +117,43 @@ export function contractSchema(): { schemas: Record<string, JsonSchema> } {
   return z.toJSONSchema(registry, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as { schemas: Record<string, JsonSchema> };
 }
 
-const PYTHON_KEYWORDS = new Set(['False', 'None', 'True', 'and', 'as', 'assert', 'async', 'await', 'break', 'class', 'continue', 'def', 'del', 'elif', 'else', 'except', 'finally', 'for', 'from', 'global', 'if', 'import', 'in', 'is', 'lambda', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try', 'while', 'with', 'yield']);
+const PYTHON_KEYWORDS = new Set([
+  'False',
+  'None',
+  'True',
+  'and',
+  'as',
+  'assert',
+  'async',
+  'await',
+  'break',
+  'class',
+  'continue',
+  'def',
+  'del',
+  'elif',
+  'else',
+  'except',
+  'finally',
+  'for',
+  'from',
+  'global',
+  'if',
+  'import',
+  'in',
+  'is',
+  'lambda',
+  'nonlocal',
+  'not',
+  'or',
+  'pass',
+  'raise',
+  'return',
+  'try',
+  'while',
+  'with',
+  'yield',
+]);
 
 /** customerId → customer_id, WithKYC → with_kyc, HttpStatusCode → http_status_code. */
 function snakeCase(name: string): string {
@@ -228,11 +271,17 @@ class PythonModels {
       case 'null':
         return 'None';
       case 'array':
-        return constrained(`list[${schema.items ? this.annotation(schema.items, `${wanted}Item`, `${where}[]`) : 'Any'}]`, 'Field', { min_length: schema.minItems, max_length: schema.maxItems });
+        return constrained(`list[${schema.items ? this.annotation(schema.items, `${wanted}Item`, `${where}[]`) : 'Any'}]`, 'Field', {
+          min_length: schema.minItems,
+          max_length: schema.maxItems,
+        });
       case 'object': {
         if (schema.properties) return this.model(wanted, schema, where);
         const key = schema.propertyNames ? this.annotation(schema.propertyNames, `${wanted}Key`, `${where}{key}`) : 'str';
-        const value = typeof schema.additionalProperties === 'object' && Object.keys(schema.additionalProperties).length > 0 ? this.annotation(schema.additionalProperties, `${wanted}Value`, `${where}{}`) : 'Any';
+        const value =
+          typeof schema.additionalProperties === 'object' && Object.keys(schema.additionalProperties).length > 0
+            ? this.annotation(schema.additionalProperties, `${wanted}Value`, `${where}{}`)
+            : 'Any';
         return `dict[${key}, ${value}]`;
       }
       case undefined:
@@ -260,7 +309,9 @@ class PythonModels {
 function discriminatorOf(variants: JsonSchema[]): string | undefined {
   const first = variants[0];
   if (!first?.properties || variants.some((variant) => variant.type !== 'object')) return undefined;
-  return Object.keys(first.properties).find((key) => variants.every((variant) => variant.properties?.[key]?.const !== undefined && variant.required?.includes(key)));
+  return Object.keys(first.properties).find((key) =>
+    variants.every((variant) => variant.properties?.[key]?.const !== undefined && variant.required?.includes(key)),
+  );
 }
 
 function constrained(base: string, kind: 'StringConstraints' | 'Field', constraints: Record<string, number | string | undefined>): string {

@@ -56,13 +56,18 @@ const fromWire = (wire: WirePayload): Payload => ({
   data: Buffer.from(wire.data, 'base64'),
 });
 /** Metadata in key order, so both sides compare what they mean. */
-const canonical = (wire: WirePayload): string => JSON.stringify({ metadata: Object.fromEntries(Object.entries(wire.metadata).sort(([a], [b]) => a.localeCompare(b))), data: wire.data });
+const canonical = (wire: WirePayload): string =>
+  JSON.stringify({ metadata: Object.fromEntries(Object.entries(wire.metadata).sort(([a], [b]) => a.localeCompare(b))), data: wire.data });
 
 /** Encrypts the samples with `codec` into `file`. */
 export async function writeVectors(codec: EncryptionCodec, file: string): Promise<number> {
   const samples = samplePayloads();
   const encoded = await codec.encode(samples.map((sample) => sample.payload));
-  const vectors: VectorFile = { writer: 'typescript', keyId: codec.keyId, payloads: samples.map((sample, i) => ({ name: sample.name, plain: toWire(sample.payload), encoded: toWire(encoded[i] as Payload) })) };
+  const vectors: VectorFile = {
+    writer: 'typescript',
+    keyId: codec.keyId,
+    payloads: samples.map((sample, i) => ({ name: sample.name, plain: toWire(sample.payload), encoded: toWire(encoded[i] as Payload) })),
+  };
   writeFileSync(file, `${JSON.stringify(vectors, null, 2)}\n`);
   return vectors.payloads.length;
 }
@@ -81,7 +86,12 @@ interface StoredVectorFile {
   readonly writer: string;
   readonly keyId: string;
   readonly workflowId: string;
-  readonly payloads: readonly { readonly name: string; readonly plain: WirePayload; readonly reference: WirePayload; readonly stored: { readonly key: string; readonly bytes: string } }[];
+  readonly payloads: readonly {
+    readonly name: string;
+    readonly plain: WirePayload;
+    readonly reference: WirePayload;
+    readonly stored: { readonly key: string; readonly bytes: string };
+  }[];
 }
 
 /** The workflow the stored samples are filed under: an id that needs escaping in keys. */
@@ -103,7 +113,12 @@ export async function writeStoredVectors(codec: EncryptionCodec, driver: Payload
       const claim = claims[i] as StorageDriverClaim;
       const reference = encodeReferencePayload({ driverName: driver.name, claim, sizeBytes: serializePayload(payload).bytes.length });
       const key = claim.claimData.key ?? '';
-      return { name: sample.name, plain: toWire(sample.payload), reference: toWire(reference), stored: { key, bytes: Buffer.from(serializePayload(payload).bytes).toString('base64') } };
+      return {
+        name: sample.name,
+        plain: toWire(sample.payload),
+        reference: toWire(reference),
+        stored: { key, bytes: Buffer.from(serializePayload(payload).bytes).toString('base64') },
+      };
     }),
   };
   writeFileSync(file, `${JSON.stringify(vectors, null, 2)}\n`);
@@ -111,13 +126,21 @@ export async function writeStoredVectors(codec: EncryptionCodec, driver: Payload
 }
 
 /** Fetches every reference of `file` through `driver`, decrypts with `codec`, and compares with its plain payload. */
-export async function readStoredVectors(codec: EncryptionCodec, driver: PayloadStoreDriver, file: string): Promise<{ writer: string; keyId: string; names: string[]; claimFields: string[] }> {
+export async function readStoredVectors(
+  codec: EncryptionCodec,
+  driver: PayloadStoreDriver,
+  file: string,
+): Promise<{ writer: string; keyId: string; names: string[]; claimFields: string[] }> {
   const vectors = JSON.parse(readFileSync(file, 'utf8')) as StoredVectorFile;
   const references = vectors.payloads.map((vector) => decodeReferencePayload(fromWire(vector.reference)));
   for (const [i, reference] of references.entries()) {
-    if (reference.driverName !== driver.name) throw new VectorMismatchError(file, vectors.payloads[i]?.name ?? '', vectors.writer, `names driver ${reference.driverName}, not ${driver.name}`);
+    if (reference.driverName !== driver.name)
+      throw new VectorMismatchError(file, vectors.payloads[i]?.name ?? '', vectors.writer, `names driver ${reference.driverName}, not ${driver.name}`);
   }
-  const stored = await driver.retrieve({}, references.map((reference) => new StorageDriverClaim(reference.claimData)));
+  const stored = await driver.retrieve(
+    {},
+    references.map((reference) => new StorageDriverClaim(reference.claimData)),
+  );
   const decoded = await codec.decode(stored);
   for (const [i, vector] of vectors.payloads.entries()) {
     if (canonical(toWire(decoded[i] as Payload)) !== canonical(vector.plain)) throw new VectorMismatchError(file, vector.name, vectors.writer);

@@ -38,7 +38,9 @@ try {
   console.log(summaryLine(report));
   if (report.nondeterminism.length > 0 || report.replayErrors.length > 0) failed = true;
   if (report.replayed < minimum) {
-    console.log(`replay: FAILED: only ${report.replayed} histories replayed, fewer than ${minimum}: the suite's histories were not found or not replayable (see the skip reasons above)`);
+    console.log(
+      `replay: FAILED: only ${report.replayed} histories replayed, fewer than ${minimum}: the suite's histories were not found or not replayable (see the skip reasons above)`,
+    );
     failed = true;
   }
 } catch (error) {

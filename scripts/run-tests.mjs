@@ -136,7 +136,14 @@ const timingsPath = settings.timingsFile ?? join(TEMPORAL_CACHE_DIR, 'test-timin
 const timings = { ...plan.readTimings(plan.SEED_TIMINGS_PATH), ...plan.readTimings(timingsPath) };
 const alone = files.filter((file) => plan.runsAlone(file));
 const needsLater = new Map(files.map((file) => [file, graph.needsServer(file) ? graph.provisionedLater(file) : []]));
-const ordered = [...plan.slowestFirst(alone, timings, display), ...plan.slowestFirst(files.filter((file) => !alone.includes(file)), timings, display)];
+const ordered = [
+  ...plan.slowestFirst(alone, timings, display),
+  ...plan.slowestFirst(
+    files.filter((file) => !alone.includes(file)),
+    timings,
+    display,
+  ),
+];
 
 mkdirSync(TEMPORAL_CACHE_DIR, { recursive: true });
 const serverLogPath = join(TEMPORAL_CACHE_DIR, 'test-dev-server.log');
@@ -272,25 +279,26 @@ function runFile(file, index) {
   mkdirSync(fileTmpDir);
   chmodSync(fileTmpDir, 0o711);
   const nodeArgs = [
-      '--import', 'tsx',
-      // One file, in this process (so the reporters see an exit halfway: no end line), each test
-      // failing after 5 minutes; the whole file after TEST_FILE_TIMEOUT_S (below).
-      '--test', '--test-isolation=none', `--test-timeout=${TEST_TIMEOUT_MS}`,
-      '--test-reporter=spec', '--test-reporter-destination=stdout',
-      `--test-reporter=${REPORTER}`, `--test-reporter-destination=${reportPath}`,
-      display(file),
+    '--import',
+    'tsx',
+    // One file, in this process (so the reporters see an exit halfway: no end line), each test
+    // failing after 5 minutes; the whole file after TEST_FILE_TIMEOUT_S (below).
+    '--test',
+    '--test-isolation=none',
+    `--test-timeout=${TEST_TIMEOUT_MS}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${REPORTER}`,
+    `--test-reporter-destination=${reportPath}`,
+    display(file),
   ];
   const [command, commandArgs] = cpu ? cpu.wrap(process.execPath, nodeArgs) : [process.execPath, nodeArgs];
-  const child = spawn(
-    command,
-    commandArgs,
-    {
-      cwd: root,
-      detached: true,
-      stdio: buffered ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, ...sharedEnv(), TMPDIR: fileTmpDir, ...(buffered && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
-    },
-  );
+  const child = spawn(command, commandArgs, {
+    cwd: root,
+    detached: true,
+    stdio: buffered ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, ...sharedEnv(), TMPDIR: fileTmpDir, ...(buffered && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
+  });
   running.add(child);
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
@@ -435,7 +443,8 @@ async function provisionFirst(wanted) {
   state.ms = Date.now() - startedAt;
   for (const [lane, to] of state.lanes) {
     if (to === 'pending') state.lanes.set(lane, 'failed');
-    if (state.lanes.get(lane) === 'failed') console.error(`run-tests: provisioning ${lane} failed; the files that need it are not run (${shown(state.logPath)})`);
+    if (state.lanes.get(lane) === 'failed')
+      console.error(`run-tests: provisioning ${lane} failed; the files that need it are not run (${shown(state.logPath)})`);
   }
   return state;
 }
@@ -472,7 +481,8 @@ function printSummary(outcomes, { wallMs, replayLine }) {
   const measured = outcomes.filter((outcome) => outcome.cpuSeconds !== undefined);
   if (measured.length > 0) {
     console.log('');
-    for (const { file, cpuSeconds } of [...measured].sort((a, b) => b.cpuSeconds - a.cpuSeconds).slice(0, 10)) console.log(`cpu: ${file} ${cpuSeconds.toFixed(1)}`);
+    for (const { file, cpuSeconds } of [...measured].sort((a, b) => b.cpuSeconds - a.cpuSeconds).slice(0, 10))
+      console.log(`cpu: ${file} ${cpuSeconds.toFixed(1)}`);
   }
   const tests = totals.passed + totals.failed + totals.skipped;
   const summedMs = outcomes.reduce((sum, outcome) => sum + outcome.ms, 0);
@@ -482,9 +492,14 @@ function printSummary(outcomes, { wallMs, replayLine }) {
   console.log(`ℹ pass ${totals.passed}`);
   console.log(`ℹ fail ${totals.failed}`);
   console.log(`ℹ skipped ${totals.skipped}`);
-  if (measured.length > 0) console.log(`ℹ cpu ${Math.round(measured.reduce((sum, outcome) => sum + outcome.cpuSeconds, 0))} s summed over ${measured.length} files (their servers and workers included)`);
+  if (measured.length > 0)
+    console.log(
+      `ℹ cpu ${Math.round(measured.reduce((sum, outcome) => sum + outcome.cpuSeconds, 0))} s summed over ${measured.length} files (their servers and workers included)`,
+    );
   if (replayLine) console.log(replayLine);
-  console.log(`suite: ${outcomes.length} files, ${tests} tests, ${Math.round(wallMs / 1000)} s wall, ${Math.round(summedMs / 1000)} s summed, concurrency ${concurrency}`);
+  console.log(
+    `suite: ${outcomes.length} files, ${tests} tests, ${Math.round(wallMs / 1000)} s wall, ${Math.round(summedMs / 1000)} s summed, concurrency ${concurrency}`,
+  );
   console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
   return failedFiles.length > 0 || outcomes.length < files.length;
 }
@@ -506,7 +521,10 @@ async function writeSharedBundle() {
 }
 
 await provisionFirst(plan.PROVISIONED_LATER.map(({ lane }) => lane).filter((lane) => [...needsLater.values()].some((lanes) => lanes.includes(lane))));
-if (later.lanes.size > 0) console.log(`run-tests: provisioned ${[...later.lanes].map(([lane, to]) => `${lane} ${to}`).join(', ')} in ${Math.round(later.ms / 1000)} s (${shown(later.logPath)})`);
+if (later.lanes.size > 0)
+  console.log(
+    `run-tests: provisioned ${[...later.lanes].map(([lane, to]) => `${lane} ${to}`).join(', ')} in ${Math.round(later.ms / 1000)} s (${shown(later.logPath)})`,
+  );
 const startedAt = Date.now();
 if (needsServer) {
   // The server starts while the bundle is made: neither waits on the other.
@@ -531,15 +549,22 @@ console.log(
 
 const outcomes = await runFiles(ordered);
 // A file cut short or killed measured less than its real time: only finished files teach the order.
-plan.recordTimings(timingsPath, Object.fromEntries(outcomes.filter((outcome) => outcome.report.ended).map((outcome) => [outcome.file, Math.round(outcome.ms / 100) / 10])));
+plan.recordTimings(
+  timingsPath,
+  Object.fromEntries(outcomes.filter((outcome) => outcome.report.ended).map((outcome) => [outcome.file, Math.round(outcome.ms / 100) / 10])),
+);
 
 // Also after failing tests: a history that does not replay may be why they failed. The unit tier wrote none.
 let replayExit = 0;
 let replayLine;
 if (server && !stopping) {
-  const replayRun = run(['--import', 'tsx', 'scripts/replay-suite.ts'], { REPLAY_MIN_HISTORIES: String(settings.replayMinHistories ?? MIN_REPLAYED) }, (line) => {
-    if (line.startsWith('replay: ') && / histories of the suite replayed/.test(line)) replayLine = line;
-  });
+  const replayRun = run(
+    ['--import', 'tsx', 'scripts/replay-suite.ts'],
+    { REPLAY_MIN_HISTORIES: String(settings.replayMinHistories ?? MIN_REPLAYED) },
+    (line) => {
+      if (line.startsWith('replay: ') && / histories of the suite replayed/.test(line)) replayLine = line;
+    },
+  );
   replay = replayRun.child;
   replayExit = await replayRun.exit;
 }

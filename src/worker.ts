@@ -72,11 +72,10 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   const lowered = lowerCpuPriority(config.pool.nice);
   Runtime.install({
     logger: new DefaultLogger(config.logLevel, jsonLine),
-    telemetryOptions: config.metrics.port
-      ? { metrics: { prometheus: { bindAddress: `${config.metrics.host}:${config.metrics.port}` } } }
-      : {},
+    telemetryOptions: config.metrics.port ? { metrics: { prometheus: { bindAddress: `${config.metrics.host}:${config.metrics.port}` } } } : {},
   });
-  if (config.pool.nice > 0 && lowered === 0) Runtime.instance().logger.info(`WORKER_NICE=${config.pool.nice}: the process already ran at that CPU priority or lower; left as it is`);
+  if (config.pool.nice > 0 && lowered === 0)
+    Runtime.instance().logger.info(`WORKER_NICE=${config.pool.nice}: the process already ran at that CPU priority or lower; left as it is`);
 
   // Read once (TLS files included) for both connections below.
   const connectionOptions = await temporalConnectionOptions(config.temporal);
@@ -93,7 +92,12 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   // TEMPORAL_API_KEY_FILE: a renewed token reaches both connections (the pollers' and the activities' client) without a restart.
   const tokenRenewal = renewApiKey(config.temporal.transport, [connection, clientConnection], Runtime.instance().logger, connectionOptions.apiKey);
   const payloadStore = payloadStoreDriverFor(config.payloadStore);
-  const clientFor = tenantClients({ baseUrl: config.aggregator.baseUrl, auth: config.aggregator.auth, timeoutMs: config.aggregator.timeoutMs, authorizeTimeoutMs: config.aggregator.authorizeTimeoutMs });
+  const clientFor = tenantClients({
+    baseUrl: config.aggregator.baseUrl,
+    auth: config.aggregator.auth,
+    timeoutMs: config.aggregator.timeoutMs,
+    authorizeTimeoutMs: config.aggregator.authorizeTimeoutMs,
+  });
   // The product's metrics, beside the SDK's on the same endpoint (a no-op meter without one), with the labels the SDK's carry.
   const meter = Runtime.instance().metricMeter.withTags({ namespace: config.temporal.namespace, task_queue: config.temporal.taskQueue });
   const metrics = serviceMetrics(meter);
@@ -104,22 +108,36 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   const liveStarts = new LiveTaskWaits();
   const activities = {
     ...createInputActivities(config.callbacks),
-    ...createActivities(
-      clientFor,
-      {
-        resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined,
-        pauses,
-        metrics,
-      },
-    ),
+    ...createActivities(clientFor, {
+      resultLimitBytes: config.payloadStore.kind === 'off' ? INLINE_RESULT_LIMIT_BYTES : undefined,
+      pauses,
+      metrics,
+    }),
     ...createForgetActivities({ temporal, clientFor, payloadStore, metrics }),
     ...createBookActivities({ temporal, pauses }),
     ...createLivePathActivities({ temporal, taskQueue: config.temporal.taskQueue, liveKey: config.priority.keys.live, own: liveStarts }),
     ...createBookStartActivities({ temporal }),
     ...createBookEndActivities({ temporal }),
-    ...createAdmissionActivities({ temporal, taskQueue: config.pool.unattendedTaskQueue, connectionTaskQueue: config.temporal.taskQueue, priority: config.priority, admission: config.pool.admission }),
-    ...createRetentionActivities({ temporal, taskQueue: config.temporal.taskQueue, retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId), priority: config.priority }),
-    ...createCallbackActivities({ temporal, taskQueue: config.temporal.taskQueue, settings: config.callbacks, metrics: callbackMetrics(meter), priority: config.priority }),
+    ...createAdmissionActivities({
+      temporal,
+      taskQueue: config.pool.unattendedTaskQueue,
+      connectionTaskQueue: config.temporal.taskQueue,
+      priority: config.priority,
+      admission: config.pool.admission,
+    }),
+    ...createRetentionActivities({
+      temporal,
+      taskQueue: config.temporal.taskQueue,
+      retentionDays: (customerId) => retentionDaysOf(config.retentionDays, customerId),
+      priority: config.priority,
+    }),
+    ...createCallbackActivities({
+      temporal,
+      taskQueue: config.temporal.taskQueue,
+      settings: config.callbacks,
+      metrics: callbackMetrics(meter),
+      priority: config.priority,
+    }),
   };
 
   // The workflow code decides the build id: read (or bundled) before the worker exists.
@@ -127,7 +145,12 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   // The fleet's request budget lives on the task queue: every worker sets the same (src/budget/fleet-budget.ts).
   const limits: QueueLimits | undefined = config.budget
     ? await applyFleetBudget(
-        { workflowService: temporal.workflowService, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, identity: temporal.options.identity ?? 'aggregation-connections-worker' },
+        {
+          workflowService: temporal.workflowService,
+          namespace: config.temporal.namespace,
+          taskQueue: config.temporal.taskQueue,
+          identity: temporal.options.identity ?? 'aggregation-connections-worker',
+        },
         config.budget,
         `SERVICE_BUDGET_RPS=${config.budget.totalRps}, SERVICE_BUDGET_TENANT_RPS=${config.budget.tenantRps}, the service's limit ${describeServiceLimit(config.budget)} (worker start)`,
       )
@@ -138,7 +161,13 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   // Fleet-wide running connections by status, counted from this thread (src/metrics/connection-status-gauge.ts).
   const statusGauge =
     config.metrics.port && config.statusGauge.intervalMs > 0
-      ? new ConnectionStatusGauge({ client: temporal, taskQueues: [config.temporal.taskQueue, config.pool.unattendedTaskQueue], gauge: connectionsGauge(meter), logger: Runtime.instance().logger, intervalMs: config.statusGauge.intervalMs })
+      ? new ConnectionStatusGauge({
+          client: temporal,
+          taskQueues: [config.temporal.taskQueue, config.pool.unattendedTaskQueue],
+          gauge: connectionsGauge(meter),
+          logger: Runtime.instance().logger,
+          intervalMs: config.statusGauge.intervalMs,
+        })
       : undefined;
   const kms = keyProviderHealthOf(config.encryption);
   const stopKmsMetrics = kms ? recordKeyProviderMetrics(meter, kms) : undefined;
@@ -149,46 +178,59 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
   const stopStaticKeyUse = staticKey ? recordStaticKeyUse(meter, staticKey, warnInLog) : undefined;
   const stopKmsLog = kms ? logKeyProviderChanges(kms, Runtime.instance().logger) : undefined;
   const health = config.health.port
-    ? await startWorkerHealthServer({ host: config.health.host, port: config.health.port, state: () => poolState(workers), ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}) })
+    ? await startWorkerHealthServer({
+        host: config.health.host,
+        port: config.health.port,
+        state: () => poolState(workers),
+        ...(kms ? { details: () => ({ keyProvider: kms.status }) } : {}),
+      })
     : undefined;
 
   try {
     // A worker that cannot seal cannot complete a task: with a KMS, it has a data key before it polls.
     if (kms && config.encryption) {
       const logger = Runtime.instance().logger;
-      await waitForFirstDataKey(keySourceFor(config.encryption), { warn: (message) => { logger.warn(message); }, info: (message) => { logger.info(message); } });
+      await waitForFirstDataKey(keySourceFor(config.encryption), {
+        warn: (message) => {
+          logger.warn(message);
+        },
+        info: (message) => {
+          logger.info(message);
+        },
+      });
     }
     // One SDK worker per task queue this process polls (WORKER_POOL): the service queue, the unattended pool's, or both.
-    const createWorker = (taskQueue: string) => Worker.create({
-      connection,
-      namespace: config.temporal.namespace,
-      taskQueue,
-      activities,
-      // Encrypts workflow/activity inputs and results, signals, updates and failure details when
-      // PAYLOAD_ENCRYPTION_KEY is set (the codec runs outside the workflow sandbox); a message that
-      // cannot be decoded reaches the workflow as a marker its handlers refuse.
-      dataConverter: workerDataConverterFor(config),
-      // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
-      workflowBundle: { code: build.code },
-      // Pinned connections finish on this build; retention and forget move to the current one.
-      workerDeploymentOptions: workerDeploymentOptions(config.deployment.name, build.buildId),
-      ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
-      ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
-      ...(config.workflows.pollers === undefined ? {} : { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.workflows.pollers } }),
-      // Sticky queues have no fairness: a task waiting on a busy worker moves to the shared, fair queue soon.
-      stickyQueueScheduleToStartTimeout: config.workflows.stickyTimeoutMs,
-      ...(config.workflows.maxConcurrentTasks === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: config.workflows.maxConcurrentTasks }),
-      ...(config.workflows.reuseV8Context === undefined ? {} : { reuseV8Context: config.workflows.reuseV8Context }),
-      ...(config.activities.maxConcurrent === undefined ? {} : { maxConcurrentActivityTaskExecutions: config.activities.maxConcurrent }),
-      ...(config.resourceTuner === undefined ? {} : { tuner: { tunerOptions: config.resourceTuner } }),
-      ...WORKFLOW_SANDBOX_OPTIONS,
-      // Spans of connections started by a traced client (the interceptors are inert for others),
-      // and live tasks' waits to start, recorded for the windows (src/worker/live-task-recording.ts into src/metrics/live-task-waits.ts).
-      ...withLiveTaskWaits(tracingWorkerOptions(tracing, { bundled: true }), liveStarts, config.priority.keys.live),
-      // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
-      // before they are cancelled; the SDK's default is 0, which cancelled them at once.
-      shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
-    });
+    const createWorker = (taskQueue: string) =>
+      Worker.create({
+        connection,
+        namespace: config.temporal.namespace,
+        taskQueue,
+        activities,
+        // Encrypts workflow/activity inputs and results, signals, updates and failure details when
+        // PAYLOAD_ENCRYPTION_KEY is set (the codec runs outside the workflow sandbox); a message that
+        // cannot be decoded reaches the workflow as a marker its handlers refuse.
+        dataConverter: workerDataConverterFor(config),
+        // Production starts from a prebuilt bundle (npm run build:bundle); development bundles at start.
+        workflowBundle: { code: build.code },
+        // Pinned connections finish on this build; retention and forget move to the current one.
+        workerDeploymentOptions: workerDeploymentOptions(config.deployment.name, build.buildId),
+        ...(config.workflows.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: config.workflows.maxCachedWorkflows }),
+        ...(config.workflows.threads === undefined ? {} : { workflowThreadPoolSize: config.workflows.threads }),
+        ...(config.workflows.pollers === undefined ? {} : { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: config.workflows.pollers } }),
+        // Sticky queues have no fairness: a task waiting on a busy worker moves to the shared, fair queue soon.
+        stickyQueueScheduleToStartTimeout: config.workflows.stickyTimeoutMs,
+        ...(config.workflows.maxConcurrentTasks === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: config.workflows.maxConcurrentTasks }),
+        ...(config.workflows.reuseV8Context === undefined ? {} : { reuseV8Context: config.workflows.reuseV8Context }),
+        ...(config.activities.maxConcurrent === undefined ? {} : { maxConcurrentActivityTaskExecutions: config.activities.maxConcurrent }),
+        ...(config.resourceTuner === undefined ? {} : { tuner: { tunerOptions: config.resourceTuner } }),
+        ...WORKFLOW_SANDBOX_OPTIONS,
+        // Spans of connections started by a traced client (the interceptors are inert for others),
+        // and live tasks' waits to start, recorded for the windows (src/worker/live-task-recording.ts into src/metrics/live-task-waits.ts).
+        ...withLiveTaskWaits(tracingWorkerOptions(tracing, { bundled: true }), liveStarts, config.priority.keys.live),
+        // SIGTERM drains: activities in flight (an Authorize may take minutes) get this long to finish
+        // before they are cancelled; the SDK's default is 0, which cancelled them at once.
+        shutdownGraceTime: WORKER_SHUTDOWN_GRACE,
+      });
     // The unattended pool's worker after the service queue's, so that the threads it starts are
     // told apart and lowered (WORKER_UNATTENDED_NICE) when this process polls both.
     const unattendedQueue = config.pool.taskQueues.length > 1 ? config.pool.unattendedTaskQueue : undefined;
@@ -199,13 +241,26 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       const nice = config.pool.unattendedNice;
       const logger = Runtime.instance().logger;
       if (lowered > 0) logger.info(`the unattended pool's ${lowered} workflow thread(s) at CPU priority ${nice} (WORKER_UNATTENDED_NICE)`);
-      else if (nice > 0 && started > 0) logger.info(`the unattended pool's ${started} workflow thread(s) already at CPU priority ${nice} or lower (WORKER_NICE, or the process started under nice): left as they are`);
+      else if (nice > 0 && started > 0)
+        logger.info(
+          `the unattended pool's ${started} workflow thread(s) already at CPU priority ${nice} or lower (WORKER_NICE, or the process started under nice): left as they are`,
+        );
       // Workflows in the main thread (TEMPORAL_DEBUG), or threads not listed (not Linux).
-      else if (nice > 0) logger.warn(`WORKER_UNATTENDED_NICE=${nice} lowered no thread: this process could not tell the unattended pool's workflow threads apart`);
+      else if (nice > 0)
+        logger.warn(`WORKER_UNATTENDED_NICE=${nice} lowered no thread: this process could not tell the unattended pool's workflow threads apart`);
     }
     // The `connections` Nexus service (NEXUS_ENDPOINT_TENANTS): a worker per endpoint, beside the service queue's.
     const nexusWorkers = config.pool.taskQueues.includes(config.temporal.taskQueue)
-      ? await createConfiguredNexusWorkers({ connection, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, nexus: config.nexus, productCodec: encryptionCodecFor(config), productClient: temporal, priority: config.priority, unattendedTaskQueue: config.pool.unattendedTaskQueue })
+      ? await createConfiguredNexusWorkers({
+          connection,
+          namespace: config.temporal.namespace,
+          taskQueue: config.temporal.taskQueue,
+          nexus: config.nexus,
+          productCodec: encryptionCodecFor(config),
+          productClient: temporal,
+          priority: config.priority,
+          unattendedTaskQueue: config.pool.unattendedTaskQueue,
+        })
       : [];
     workers = [...workers, ...nexusWorkers.map(({ worker }) => worker)];
     Runtime.instance().logger.info('worker started', {
@@ -227,9 +282,10 @@ export async function runWorker(config: WorkerConfig): Promise<void> {
       workflowCache: workers[0]?.options.maxCachedWorkflows,
       heapLimitMiB: heapLimitMiB(),
       deployment: `${config.deployment.name}:${build.buildId} (build id from ${build.buildIdSource})`,
-      budget: config.budget && limits
-        ? `${config.budget.totalRps}/s for the fleet (the service's limit: ${describeServiceLimit(config.budget)}), ${config.budget.tenantRps}/s per tenant of weight 1 (queue limits set: ${limits.queueRps}/s, ${limits.tenantRps}/s per tenant)`
-        : 'none (SERVICE_BUDGET_RPS unset)',
+      budget:
+        config.budget && limits
+          ? `${config.budget.totalRps}/s for the fleet (the service's limit: ${describeServiceLimit(config.budget)}), ${config.budget.tenantRps}/s per tenant of weight 1 (queue limits set: ${limits.queueRps}/s, ${limits.tenantRps}/s per tenant)`
+          : 'none (SERVICE_BUDGET_RPS unset)',
     });
     warnOnSmallDefaultCache(workers[0]?.options.maxCachedWorkflows ?? 0, config.workflows.maxCachedWorkflows);
     // SIGINT/SIGTERM drain every worker of the process (the SDK's runtime shuts them all down).
@@ -274,14 +330,16 @@ async function reportBecomingCurrent(temporal: Client, config: WorkerConfig, bui
   const policy = config.deployment.becomeCurrent === 'yes' ? 'yes' : 'when-unset';
   const result = await becomeCurrent(temporal, name, build.buildId, policy).catch((error: unknown) => ({ outcome: 'failed' as const, error: error as Error }));
   const logger = Runtime.instance().logger;
-  if (result.outcome === 'made-current') logger.info(`build ${build.buildId} is now the current version of ${name}`, { deployment: name, buildId: build.buildId });
+  if (result.outcome === 'made-current')
+    logger.info(`build ${build.buildId} is now the current version of ${name}`, { deployment: name, buildId: build.buildId });
   else if (result.outcome === 'left') {
     logger.warn(
       `build ${build.buildId} is not current (${result.currentBuildId} is): it serves only connections pinned to it until an operator runs ` +
         `\`npm run cli -- deployment set-current ${build.buildId}\` (or ramps it)`,
       { deployment: name, buildId: build.buildId, currentBuildId: result.currentBuildId },
     );
-  } else if (result.outcome === 'failed') logger.error(`could not make build ${build.buildId} current: ${result.error.message}`, { deployment: name, buildId: build.buildId });
+  } else if (result.outcome === 'failed')
+    logger.error(`could not make build ${build.buildId} current: ${result.error.message}`, { deployment: name, buildId: build.buildId });
 }
 
 function heapLimitMiB(): number {
@@ -318,7 +376,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     () => process.exit(0),
     (error: unknown) => {
       // Start-up failures the operator fixes in the environment: the message says which variable; no stack.
-      const known = error instanceof TemporalConnectError || error instanceof TemporalTlsFileError || error instanceof TemporalApiKeyFileError || error instanceof NexusKeyFileError;
+      const known =
+        error instanceof TemporalConnectError ||
+        error instanceof TemporalTlsFileError ||
+        error instanceof TemporalApiKeyFileError ||
+        error instanceof NexusKeyFileError;
       process.stderr.write(`worker stopped: ${error instanceof Error ? (known ? error.message : (error.stack ?? error.message)) : String(error)}\n`);
       process.exit(1);
     },

@@ -11,12 +11,23 @@ import { failureReport } from './helpers/harness-run.js';
 function reportWithStuckSection(): string {
   const progress = Array.from({ length: 40 }, (_, i) => `prod-check: +${(i + 1) * 15}.0s ${i}/60 connections ended`);
   const tables = Array.from({ length: 60 }, (_, i) => `  w${i % 4}   ${i}   ran to the end`);
-  const stuck = ['Stuck: 1 connection(s) still running at the deadline', '  connection-c-30:app-30: no workflow task pending; activity pollAccountsDetail attempt 1 (STARTED 91.0s before)'];
-  return [...progress, '', ...stuck, '', 'Upstream, as the proxy saw it', ...tables, 'prod-check: 60 connections, 59 completed as expected, 0 unexpected failures, 1 stuck, 0 duplicate answers, 0 data mismatches'].join('\n');
+  const stuck = [
+    'Stuck: 1 connection(s) still running at the deadline',
+    '  connection-c-30:app-30: no workflow task pending; activity pollAccountsDetail attempt 1 (STARTED 91.0s before)',
+  ];
+  return [
+    ...progress,
+    '',
+    ...stuck,
+    '',
+    'Upstream, as the proxy saw it',
+    ...tables,
+    'prod-check: 60 connections, 59 completed as expected, 0 unexpected failures, 1 stuck, 0 duplicate answers, 0 data mismatches',
+  ].join('\n');
 }
 
 describe('failureReport', () => {
-  it('puts the Stuck section where the runner\'s excerpt keeps it', () => {
+  it("puts the Stuck section where the runner's excerpt keeps it", () => {
     const output = reportWithStuckSection();
     const withoutLead = failureExcerpt(`stuck connections\n${output.split('\n').slice(-100).join('\n')}\n\n1 !== 0`);
     assert.doesNotMatch(withoutLead, /app-30/, 'the plain tail loses the diagnosis (the case this fixes)');
@@ -28,7 +39,7 @@ describe('failureReport', () => {
 
   it('leads with a nondeterminism line found anywhere, and is the plain tail when there is no trouble', () => {
     const lines = Array.from({ length: 150 }, (_, i) => `line ${i}`);
-    lines[20] = '2026-11-28T10:00:00Z WARN [TMPRL1100] Nondeterminism error: Activity type of scheduled event \'x\' does not match';
+    lines[20] = "2026-11-28T10:00:00Z WARN [TMPRL1100] Nondeterminism error: Activity type of scheduled event 'x' does not match";
     assert.match(failureReport(lines.join('\n')).split('\n')[0] ?? '', /TMPRL1100/);
     const clean = Array.from({ length: 150 }, (_, i) => `line ${i}`).join('\n');
     assert.equal(failureReport(clean), clean.split('\n').slice(-100).join('\n'));

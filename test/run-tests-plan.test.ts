@@ -20,16 +20,22 @@ function write(path: string, text: string): void {
 
 before(() => {
   root = mkdtempSync(join(tmpdir(), 'test-plan-'));
-  write('src/pure.ts', "export const one = 1;\n");
+  write('src/pure.ts', 'export const one = 1;\n');
   write('src/uses-pure.ts', "import { one } from './pure.js';\nexport const two = one + 1;\n");
   write('src/dynamic.ts', "export const load = () => import('./pure.js');\n");
   write('test/helpers/temporal.ts', "import { TestWorkflowEnvironment } from '@temporalio/testing';\nexport { TestWorkflowEnvironment };\n");
   write('test/helpers/index.ts', "export * from './temporal.js';\n");
   write('test/pure.test.ts', "import { two } from '../src/uses-pure.js';\nimport { it } from 'node:test';\nit('adds', () => two);\n");
   write('test/dynamic.test.ts', "import { load } from '../src/dynamic.js';\nimport { it } from 'node:test';\nit('loads', () => load());\n");
-  write('test/server.test.ts', "import type { Foo } from './types.js';\nimport { TestWorkflowEnvironment } from './helpers/index.js';\nvoid TestWorkflowEnvironment;\n");
+  write(
+    'test/server.test.ts',
+    "import type { Foo } from './types.js';\nimport { TestWorkflowEnvironment } from './helpers/index.js';\nvoid TestWorkflowEnvironment;\n",
+  );
   write('test/types.ts', 'export type Foo = string;\n');
-  write('test/marked.test.ts', "// Runs a script that starts a server.\n// npm test: needs a server (the script's)\nimport { it } from 'node:test';\nit('runs', () => ['scripts/start.sh', '../python/x']);\n");
+  write(
+    'test/marked.test.ts',
+    "// Runs a script that starts a server.\n// npm test: needs a server (the script's)\nimport { it } from 'node:test';\nit('runs', () => ['scripts/start.sh', '../python/x']);\n",
+  );
   write('scripts/lib/minio-binary.ts', "export const minioPath = () => 'minio';\n");
   write('test/helpers/minio.ts', "import { minioPath } from '../../scripts/lib/minio-binary.js';\nexport const startMinio = () => minioPath();\n");
   write('test/s3.test.ts', "import { startMinio } from './helpers/minio.js';\nimport { it } from 'node:test';\nit('stores', () => startMinio());\n");
@@ -45,13 +51,26 @@ void describe('the test plan', () => {
   void it('finds *.test.ts below test/, leaving fixtures out, sorted', () => {
     assert.deepEqual(
       findTestFiles(at('test')).map((file) => file.slice(root.length + 1)),
-      ['test/alone.test.ts', 'test/compose.test.ts', 'test/dynamic.test.ts', 'test/marked.test.ts', 'test/pure.test.ts', 'test/python.test.ts', 'test/s3.test.ts', 'test/server.test.ts'],
+      [
+        'test/alone.test.ts',
+        'test/compose.test.ts',
+        'test/dynamic.test.ts',
+        'test/marked.test.ts',
+        'test/pure.test.ts',
+        'test/python.test.ts',
+        'test/s3.test.ts',
+        'test/server.test.ts',
+      ],
     );
   });
 
   void it('follows imports as tsx resolves them: .js to .ts, re-exports, type imports and import()', () => {
     const graph = new ImportGraph(root);
-    assert.deepEqual([...graph.closure(at('test/pure.test.ts')).files].map((file) => file.slice(root.length + 1)).sort(), ['src/pure.ts', 'src/uses-pure.ts', 'test/pure.test.ts']);
+    assert.deepEqual([...graph.closure(at('test/pure.test.ts')).files].map((file) => file.slice(root.length + 1)).sort(), [
+      'src/pure.ts',
+      'src/uses-pure.ts',
+      'test/pure.test.ts',
+    ]);
     assert.ok(graph.closure(at('test/dynamic.test.ts')).files.has(at('src/pure.ts')));
     const server = graph.closure(at('test/server.test.ts'));
     assert.ok(server.files.has(at('test/types.ts')) && server.files.has(at('test/helpers/temporal.ts')));
@@ -91,7 +110,10 @@ void describe('the test plan', () => {
 
   void it('orders slowest first, files with no figure yet before all, then by path', () => {
     const files = ['a', 'b', 'c', 'd', 'e'];
-    assert.deepEqual(slowestFirst(files, { a: 1, b: 30, d: 30, e: 2 }, (file) => file), ['c', 'b', 'd', 'e', 'a']);
+    assert.deepEqual(
+      slowestFirst(files, { a: 1, b: 30, d: 30, e: 2 }, (file) => file),
+      ['c', 'b', 'd', 'e', 'a'],
+    );
   });
 
   void it('records timings by merging into what was there, and reads a damaged file as none', () => {

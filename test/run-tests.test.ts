@@ -24,7 +24,15 @@ const timingsFile = join(timingsDir, 'test-timings.json');
 before(async () => {
   const child = spawn(process.execPath, ['scripts/run-tests.mjs', '--dir', FIXTURES], {
     cwd: root,
-    env: { ...process.env, TEST_FILE_TIMEOUT_S: '3', TEST_CONCURRENCY: '2', TEST_TIMINGS_FILE: timingsFile, REPLAY_MIN_HISTORIES: '0', FORCE_COLOR: '0', NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      TEST_FILE_TIMEOUT_S: '3',
+      TEST_CONCURRENCY: '2',
+      TEST_TIMINGS_FILE: timingsFile,
+      REPLAY_MIN_HISTORIES: '0',
+      FORCE_COLOR: '0',
+      NO_COLOR: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -101,7 +109,10 @@ void describe('scripts/run-tests.mjs', () => {
   void it('runs a file marked to run alone before the others, and records the seconds of every file that finished', () => {
     assert.match(run.output, /6 test file\(s\) that match \*\.test\.ts, concurrency 2, slowest first; 1 run alone first/);
     const recorded = readTimings(timingsFile);
-    assert.deepEqual(Object.keys(recorded).sort(), ['alone', 'fails', 'no-tests', 'passes'].map((name) => `${FIXTURES}/${name}.test.ts`));
+    assert.deepEqual(
+      Object.keys(recorded).sort(),
+      ['alone', 'fails', 'no-tests', 'passes'].map((name) => `${FIXTURES}/${name}.test.ts`),
+    );
   });
 
   void it('leaves the fixtures out of the suite', () => {

@@ -15,10 +15,7 @@ export type CpuSample = ReadonlyMap<number, { readonly part: CpuPart; readonly m
 function childrenOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
-        .split(' ')
-        .filter(Boolean)
-        .map(Number),
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
     );
   } catch {
     return [];
@@ -124,7 +121,10 @@ export interface QuietStack {
  * `maxMs`): work that an earlier phase left queued (2,600 enrolments' first workflow tasks, their
  * visibility rows) must not be measured as the next phase's idle.
  */
-export async function waitForQuietStack(postgresDataDir: string | undefined, { quietMsPerSecond, sampleMs, maxMs }: { readonly quietMsPerSecond: number; readonly sampleMs: number; readonly maxMs: number }): Promise<QuietStack> {
+export async function waitForQuietStack(
+  postgresDataDir: string | undefined,
+  { quietMsPerSecond, sampleMs, maxMs }: { readonly quietMsPerSecond: number; readonly sampleMs: number; readonly maxMs: number },
+): Promise<QuietStack> {
   const from = Date.now();
   let quietSamples = 0;
   let msPerSecond = Number.POSITIVE_INFINITY;

@@ -304,7 +304,9 @@ export interface ParsedSummary {
 export function parseSummaryLine(line: string): ParsedSummary | undefined {
   const match = SUMMARY_PATTERN.exec(line);
   if (!match) return undefined;
-  const [connections, lost, failed, liveP50Ms, liveP50Ratio, liveP99Ms, liveP99Ratio, bMedianS, bRatio, budgetExceededS, throttled] = match.slice(1).map((text) => (text === 'n/a' ? NaN : Number(text)));
+  const [connections, lost, failed, liveP50Ms, liveP50Ratio, liveP99Ms, liveP99Ratio, bMedianS, bRatio, budgetExceededS, throttled] = match
+    .slice(1)
+    .map((text) => (text === 'n/a' ? NaN : Number(text)));
   return {
     connections: connections ?? NaN,
     lost: lost ?? NaN,
@@ -355,13 +357,23 @@ export interface BothRunning {
  * What two books completed while both ran: the interval from the later start to the earlier end,
  * the completions of each whose close time falls in it, their rate and B's share of them.
  */
-export function bothRunning(a: { readonly startMs: number; readonly endMs: number; readonly closesMs: readonly number[] }, b: { readonly startMs: number; readonly endMs: number; readonly closesMs: readonly number[] }): BothRunning {
+export function bothRunning(
+  a: { readonly startMs: number; readonly endMs: number; readonly closesMs: readonly number[] },
+  b: { readonly startMs: number; readonly endMs: number; readonly closesMs: readonly number[] },
+): BothRunning {
   const fromMs = Math.max(a.startMs, b.startMs);
   const toMs = Math.min(a.endMs, b.endMs);
   const within = (closes: readonly number[]) => closes.filter((at) => at >= fromMs && at <= toMs).length;
   const countA = toMs > fromMs ? within(a.closesMs) : 0;
   const countB = toMs > fromMs ? within(b.closesMs) : 0;
-  return { fromMs, toMs, a: countA, b: countB, perSecond: toMs > fromMs ? ((countA + countB) * 1000) / (toMs - fromMs) : NaN, bShare: countA + countB > 0 ? countB / (countA + countB) : NaN };
+  return {
+    fromMs,
+    toMs,
+    a: countA,
+    b: countB,
+    perSecond: toMs > fromMs ? ((countA + countB) * 1000) / (toMs - fromMs) : NaN,
+    bShare: countA + countB > 0 ? countB / (countA + countB) : NaN,
+  };
 }
 
 /** B's share of two tenants' weights (TENANT_WEIGHTS; 1 where neither the tenant nor '*' is set). */
@@ -441,9 +453,22 @@ export interface ParsedNight {
 export function parseNightLine(line: string): ParsedNight | undefined {
   const match = NIGHT_PATTERN.exec(line);
   if (!match) return undefined;
-  const [refreshes, lost, failed, liveP50Ms, liveP50Ratio, liveP99Ms, liveP99Ratio, aRatio, bRatio, throughputRps, capacityPercent, bSharePercent, weightPercent, budgetExceededS] = match
-    .slice(1)
-    .map((text) => (text === 'n/a' ? NaN : Number(text)));
+  const [
+    refreshes,
+    lost,
+    failed,
+    liveP50Ms,
+    liveP50Ratio,
+    liveP99Ms,
+    liveP99Ratio,
+    aRatio,
+    bRatio,
+    throughputRps,
+    capacityPercent,
+    bSharePercent,
+    weightPercent,
+    budgetExceededS,
+  ] = match.slice(1).map((text) => (text === 'n/a' ? NaN : Number(text)));
   const n = (value: number | undefined) => value ?? NaN;
   return {
     refreshes: n(refreshes),
@@ -486,7 +511,9 @@ export function nightTargetsLine(figures: NightFigures): string {
     `throughput >= 60% of min(cores ${fixed(figures.capacityRps, 1)}/s, budget ${fixed(figures.budgetRefreshRps, 1)}/s) ${mark(figures.throughputRps >= 0.6 * carried)} (${percent(ratio(figures.throughputRps, carried))}%)`,
     `B's share >= 90% of its weight's ${mark(share >= 0.9)} (${percent(share)}%)`,
     `budget exceeded in no 1-second window ${mark(figures.budgetExceededS === 0)} (${figures.budgetExceededS} s)`,
-    ...(figures.nondeterminism === undefined ? [] : [`refreshes replay with 0 nondeterminism ${mark(figures.nondeterminism === 0)} (${figures.nondeterminism})`]),
+    ...(figures.nondeterminism === undefined
+      ? []
+      : [`refreshes replay with 0 nondeterminism ${mark(figures.nondeterminism === 0)} (${figures.nondeterminism})`]),
   ].join('; ');
 }
 
@@ -495,7 +522,21 @@ export function nightTargetsLine(figures: NightFigures): string {
  * budget's steady half, as expectedBurstMs): A's first half and B's at that rate, A's second half
  * at its lowered limit; the live connections are spread over it, so they meet the night throughout.
  */
-export function expectedNightMs({ a, b, capacityRps, budgetRps, aLimit, requestsPerRefresh }: { a: number; b: number; capacityRps: number; budgetRps: number; aLimit: number; requestsPerRefresh: number }): number {
+export function expectedNightMs({
+  a,
+  b,
+  capacityRps,
+  budgetRps,
+  aLimit,
+  requestsPerRefresh,
+}: {
+  a: number;
+  b: number;
+  capacityRps: number;
+  budgetRps: number;
+  aLimit: number;
+  requestsPerRefresh: number;
+}): number {
   const carried = Math.min(Number.isFinite(capacityRps) && capacityRps > 0 ? capacityRps : Infinity, (budgetRps * 0.5) / requestsPerRefresh);
   return Math.round(((Math.ceil(a / 2) + b) / carried + Math.floor(a / 2) / (aLimit / requestsPerRefresh)) * 1000);
 }

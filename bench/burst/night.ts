@@ -53,7 +53,19 @@ import type { BurstOptions, Mode } from './options.js';
 import { OtherLoad } from './other-load.js';
 import { refreshReplayLine, replayRefreshes } from './refresh-replay.js';
 import { awaitEnds, LIVE_USERNAME, mapLimit, observe, operateLive, spanProfile, throttleRuns, durationsOf, newLiveTimes, type Observed } from './phases.js';
-import { releaseStack, requestRates, savedLogin, startStack, TENANT_A, TENANT_B, TENANT_LIVE, TENANT_WEIGHTS, updateRateLimits, type Stack, type StackResources } from './stack.js';
+import {
+  releaseStack,
+  requestRates,
+  savedLogin,
+  startStack,
+  TENANT_A,
+  TENANT_B,
+  TENANT_LIVE,
+  TENANT_WEIGHTS,
+  updateRateLimits,
+  type Stack,
+  type StackResources,
+} from './stack.js';
 
 /** The night's cadence (its Schedule: `book-<tenant>:nightly`) and the baselines' (run by hand). */
 const NIGHT_CADENCE = 'nightly';
@@ -78,7 +90,6 @@ const FOLLOW_EVERY_MS = 2_000;
 const PROGRESS_EVERY_MS = 15_000;
 /** How long a triggered Schedule's run or an enrolment's visibility may take to show. */
 const SHOW_UP_MS = 60_000;
-
 
 const describeError = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
@@ -143,7 +154,12 @@ async function enrolBooks(stack: Stack, books: readonly { tenant: string; cadenc
  * deadline passed; `tick` sees the latest progress of each. A query or report refused (busy, or
  * the report not written yet) is asked again at the next tick: a failed wait is not a lost login.
  */
-async function followRefreshes(stack: Stack, ids: ReadonlyMap<string, string>, deadlineAt: () => number, tick: (last: ReadonlyMap<string, BookProgress>) => Promise<void> | void): Promise<Map<string, Followed>> {
+async function followRefreshes(
+  stack: Stack,
+  ids: ReadonlyMap<string, string>,
+  deadlineAt: () => number,
+  tick: (last: ReadonlyMap<string, BookProgress>) => Promise<void> | void,
+): Promise<Map<string, Followed>> {
   const reports = new Map<string, BookReport>();
   const last = new Map<string, BookProgress>();
   for (;;) {
@@ -182,7 +198,9 @@ async function followRefreshes(stack: Stack, ids: ReadonlyMap<string, string>, d
 async function refreshStartedSince(stack: Stack, tenant: string, cadence: string, sinceMs: number): Promise<string> {
   const until = Date.now() + SHOW_UP_MS;
   for (;;) {
-    const found = (await stack.connections.books.refreshes({ customerId: tenant, cadence, limit: 5 }).catch(() => [])).find((refresh) => Date.parse(refresh.startedAt) >= sinceMs - 1_000);
+    const found = (await stack.connections.books.refreshes({ customerId: tenant, cadence, limit: 5 }).catch(() => [])).find(
+      (refresh) => Date.parse(refresh.startedAt) >= sinceMs - 1_000,
+    );
     if (found) return found.refreshWorkflowId;
     if (Date.now() > until) throw new Error(`no refresh of ${tenant}'s ${cadence} book started within ${SHOW_UP_MS / 1000} s`);
     await sleepMs(500);
@@ -203,7 +221,9 @@ async function childrenOf(stack: Stack, tenant: string, night: string | undefine
 
 /** Start → close (s) of the children that completed. */
 function completedDurationsS(children: readonly Child[]): number[] {
-  return children.flatMap((child) => (child.status === 'COMPLETED' && child.startMs !== undefined && child.closeMs !== undefined ? [(child.closeMs - child.startMs) / 1000] : []));
+  return children.flatMap((child) =>
+    child.status === 'COMPLETED' && child.startMs !== undefined && child.closeMs !== undefined ? [(child.closeMs - child.startMs) / 1000] : [],
+  );
 }
 
 /** What became of each planned login: from the report's pages, else (no report) from the last progress. */
@@ -212,7 +232,13 @@ async function outcomesOf(stack: Stack, planned: readonly string[], followed: Fo
   const problems: string[] = [];
   if (!report) {
     const done = last?.counts.done ?? 0;
-    return { lost: Math.max(0, planned.length - done), failed: last ? last.counts.done - last.counts.refreshed : 0, refreshed: last?.counts.refreshed ?? 0, reportMedianMs: NaN, problems: [`${followed.refreshWorkflowId} did not end by the deadline (${done} of ${planned.length} done)`] };
+    return {
+      lost: Math.max(0, planned.length - done),
+      failed: last ? last.counts.done - last.counts.refreshed : 0,
+      refreshed: last?.counts.refreshed ?? 0,
+      reportMedianMs: NaN,
+      problems: [`${followed.refreshWorkflowId} did not end by the deadline (${done} of ${planned.length} done)`],
+    };
   }
   const outcomeOf = new Map<string, string>();
   const durations: number[] = [];
@@ -221,7 +247,10 @@ async function outcomesOf(stack: Stack, planned: readonly string[], followed: Fo
       for (const outcome of (await stack.connections.books.reportPage(followed.refreshWorkflowId, page)).outcomes) {
         outcomeOf.set(outcome.loginId, outcome.outcome);
         if (outcome.outcome === 'refreshed' && outcome.durationMs !== undefined) durations.push(outcome.durationMs);
-        if (outcome.outcome !== 'refreshed' && problems.length < 10) problems.push(`${outcome.loginId}: ${outcome.outcome}${outcome.failureType ? ` (${outcome.failureType})` : ''}${outcome.problem ? `: ${outcome.problem}` : ''}`);
+        if (outcome.outcome !== 'refreshed' && problems.length < 10)
+          problems.push(
+            `${outcome.loginId}: ${outcome.outcome}${outcome.failureType ? ` (${outcome.failureType})` : ''}${outcome.problem ? `: ${outcome.problem}` : ''}`,
+          );
       }
     } catch (error) {
       problems.push(`report page ${page} not read: ${describeError(error)}`);
@@ -254,16 +283,25 @@ function windowLine(tenant: string, sizes: readonly number[], report: BookReport
  */
 function changesLine(changes: BookReport['windowChanges'], origin: number): string {
   const kind = (change: BookReport['windowChanges'][number]) =>
-    /pinned|unpinned/.test(change.reason) ? 'operator'
-    : change.to > change.from ? 'grew'
-    : /throttled/.test(change.reason) ? 'throttled'
-    : /in flight for/.test(change.reason) ? 'stuck'
-    : /^giving way/.test(change.reason) ? 'gave-way'
-    : /the live path slowed/.test(change.reason) ? 'live'
-    : /^another book's/.test(change.reason) ? 'fleet'
-    : /waited/.test(change.reason) ? 'starts'
-    : /took/.test(change.reason) ? 'slower'
-    : 'grew';
+    /pinned|unpinned/.test(change.reason)
+      ? 'operator'
+      : change.to > change.from
+        ? 'grew'
+        : /throttled/.test(change.reason)
+          ? 'throttled'
+          : /in flight for/.test(change.reason)
+            ? 'stuck'
+            : /^giving way/.test(change.reason)
+              ? 'gave-way'
+              : /the live path slowed/.test(change.reason)
+                ? 'live'
+                : /^another book's/.test(change.reason)
+                  ? 'fleet'
+                  : /waited/.test(change.reason)
+                    ? 'starts'
+                    : /took/.test(change.reason)
+                      ? 'slower'
+                      : 'grew';
   return (
     changes
       .map((change) => {
@@ -290,24 +328,54 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   const timeline = new Timeline();
   const runDir = await mkdtemp(join(tmpdir(), `aggregation-night-${mode}-`));
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
-  const budget: BudgetSpec = { totalRps: options.budgetRps, tenantRps: options.tenantBudgetRps, mode: 'bucket', weights: mode === 'on' ? TENANT_WEIGHTS : new Map() };
+  const budget: BudgetSpec = {
+    totalRps: options.budgetRps,
+    tenantRps: options.tenantBudgetRps,
+    mode: 'bucket',
+    weights: mode === 'on' ? TENANT_WEIGHTS : new Map(),
+  };
   log('');
-  log(`== night, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A's book ${options.a}, B's ${options.b}, live ${options.live}; alone A ${options.aloneA}, B ${options.aloneB}; ${options.workers} workers; run directory ${runDir}`);
+  log(
+    `== night, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A's book ${options.a}, B's ${options.b}, live ${options.live}; alone A ${options.aloneA}, B ${options.aloneB}; ${options.workers} workers; run directory ${runDir}`,
+  );
   const otherLoad = OtherLoad.start(options.otherLoadPercent);
   if (otherLoad.percent > 0) log(`other load: ${otherLoad.percent}% of each of ${availableParallelism()} cores, busy processes for the whole run`);
-  const stack = await startStack({ mode, workers: options.workers, unattendedWorkers: options.unattendedWorkers, unattendedNice: options.unattendedNice, unattendedInProcess: options.unattendedInProcess, budgetRps: options.budgetRps, tenantBudgetRps: options.tenantBudgetRps, runDir, runTag, timeline }, resources);
+  const stack = await startStack(
+    {
+      mode,
+      workers: options.workers,
+      unattendedWorkers: options.unattendedWorkers,
+      unattendedNice: options.unattendedNice,
+      unattendedInProcess: options.unattendedInProcess,
+      budgetRps: options.budgetRps,
+      tenantBudgetRps: options.tenantBudgetRps,
+      runDir,
+      runTag,
+      timeline,
+    },
+    resources,
+  );
   log(
     `stack: Temporal server ${stack.serverVersion} on PostgreSQL, ${options.workers} workers; SERVICE_BUDGET_RPS ${options.budgetRps}, SERVICE_BUDGET_TENANT_RPS ${options.tenantBudgetRps}` +
-      (mode === 'on' ? `, TENANT_WEIGHTS ${[...TENANT_WEIGHTS].map(([tenant, weight]) => `${tenant}:${weight}`).join(',')}; matching.enableFairness true` : '; no tenant weights; matching.enableFairness false'),
+      (mode === 'on'
+        ? `, TENANT_WEIGHTS ${[...TENANT_WEIGHTS].map(([tenant, weight]) => `${tenant}:${weight}`).join(',')}; matching.enableFairness true`
+        : '; no tenant weights; matching.enableFairness false'),
   );
   const bounds = stack.books.window;
-  log(`books: window floor ${bounds.floor}, ceiling ${bounds.ceiling}, start ${bounds.start}, page size ${stack.books.pageSize} (the client's BOOK_WINDOW_* and BOOK_PAGE_SIZE defaults: nothing tuned here)`);
+  log(
+    `books: window floor ${bounds.floor}, ceiling ${bounds.ceiling}, start ${bounds.start}, page size ${stack.books.pageSize} (the client's BOOK_WINDOW_* and BOOK_PAGE_SIZE defaults: nothing tuned here)`,
+  );
   const limits = await updateRateLimits(stack.sandboxUrl, { mode: 'bucket', burst: null, defaultPerSecond: Math.max(1, Math.floor(options.tenantBudgetRps)) });
   log(`service: every tenant limited to ${limits.defaultPerSecond}/s (its budget) until A's limit is lowered`);
 
   const listing = await fetchScenarioListing(stack.sandboxUrl);
   const liveScenario = scenarioFor(listing, LIVE_USERNAME);
-  const saved = (tenant: string, count: number, from: number) => mapLimit(Array.from({ length: count }, (_, index) => from + index), 16, (index) => savedLogin(stack.sandboxUrl, tenant, index));
+  const saved = (tenant: string, count: number, from: number) =>
+    mapLimit(
+      Array.from({ length: count }, (_, index) => from + index),
+      16,
+      (index) => savedLogin(stack.sandboxUrl, tenant, index),
+    );
   const loginsA = await saved(TENANT_A, options.a, 0);
   const loginsB = await saved(TENANT_B, options.b, 0);
   const aloneLoginsA = await saved(TENANT_A, options.aloneA, options.a);
@@ -321,11 +389,15 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
   ]);
   const enrolments = options.a + options.b + options.aloneA + options.aloneB;
   timeline.mark(`${enrolments - enrolProblems.length} logins enrolled`);
-  log(`enrolled: ${enrolments - enrolProblems.length} of ${enrolments} logins (A ${options.a} + ${options.aloneA} alone, B ${options.b} + ${options.aloneB} alone), ${ENROL_CONCURRENCY} at a time, in ${seconds(Date.now() - enrolFrom)}`);
+  log(
+    `enrolled: ${enrolments - enrolProblems.length} of ${enrolments} logins (A ${options.a} + ${options.aloneA} alone, B ${options.b} + ${options.aloneB} alone), ${ENROL_CONCURRENCY} at a time, in ${seconds(Date.now() - enrolFrom)}`,
+  );
   for (const problem of enrolProblems.slice(0, 10)) log(`  NOT ENROLLED: ${problem}`);
   // The enrolments' own work (first workflow tasks, visibility rows) drains before anything is measured.
   const quiet = await waitForQuietStack(stack.postgresDataDir, { quietMsPerSecond: QUIET_STACK_MS_PER_SECOND, sampleMs: QUIET_SAMPLE_MS, maxMs: QUIET_MAX_MS });
-  log(`settled: ${quiet.settled ? 'the stack quiet' : `the stack NOT quiet within ${seconds(QUIET_MAX_MS)}`} (${fmt(quiet.msPerSecond)} ms of CPU a second) ${seconds(quiet.waitedMs)} after the enrolments`);
+  log(
+    `settled: ${quiet.settled ? 'the stack quiet' : `the stack NOT quiet within ${seconds(QUIET_MAX_MS)}`} (${fmt(quiet.msPerSecond)} ms of CPU a second) ${seconds(quiet.waitedMs)} after the enrolments`,
+  );
 
   const book: RateBook = new Map();
   const readRates = async () => mergeRates(book, await requestRates(stack.sandboxUrl, 120));
@@ -334,9 +406,23 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     // ---- baseline 1: the live connections alone --------------------------------------------------
     const idleTimes = newLiveTimes();
     let since = new Date().toISOString();
-    const idle = await operateLive(stack, TENANT_LIVE, 'idle', liveScenario, evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS), Date.now(), idleTimes);
+    const idle = await operateLive(
+      stack,
+      TENANT_LIVE,
+      'idle',
+      liveScenario,
+      evenStarts(options.live, (options.live - 1) * IDLE_LIVE_SPACING_MS),
+      Date.now(),
+      idleTimes,
+    );
     const idleStarted = Date.now();
-    await awaitEnds(stack, since, new Map([[TENANT_LIVE, idle.length]]), () => idleStarted + options.deadlineMs, () => undefined);
+    await awaitEnds(
+      stack,
+      since,
+      new Map([[TENANT_LIVE, idle.length]]),
+      () => idleStarted + options.deadlineMs,
+      () => undefined,
+    );
     const idleObserved = await observe(stack, since, idle);
     const liveIdle = spreadOf(durationsOf(idleTimes.answers));
     log(`idle: ${idle.length} live connections alone, ${liveIdle.count} answers: p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms`);
@@ -356,7 +442,14 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
       since = new Date(sinceMs).toISOString();
       const { refreshWorkflowId } = await stack.connections.books.run({ customerId: tenant, cadence: ALONE_CADENCE });
       const sizes: number[] = [];
-      const followed = (await followRefreshes(stack, new Map([[tenant, refreshWorkflowId]]), () => sinceMs + options.deadlineMs, (last) => void sizes.push(...[...last.values()].map((progress) => progress.window.size)))).get(tenant) as Followed;
+      const followed = (
+        await followRefreshes(
+          stack,
+          new Map([[tenant, refreshWorkflowId]]),
+          () => sinceMs + options.deadlineMs,
+          (last) => void sizes.push(...[...last.values()].map((progress) => progress.window.size)),
+        )
+      ).get(tenant) as Followed;
       const children = await childrenOf(stack, tenant, followed.report?.night ?? followed.last?.night, since);
       const outcomes = await outcomesOf(stack, loginIds, followed);
       const medianS = medianOf(completedDurationsS(children));
@@ -383,8 +476,16 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     // ---- the night -------------------------------------------------------------------------------
     const farOff = new Date(Date.now() + 12 * 3_600_000);
     const at = `${String(farOff.getUTCHours()).padStart(2, '0')}:${String(farOff.getUTCMinutes()).padStart(2, '0')}`;
-    for (const tenant of [TENANT_A, TENANT_B]) await stack.connections.books.schedule({ customerId: tenant, cadence: NIGHT_CADENCE, when: { kind: 'daily', at, timeZone: 'UTC' } });
-    const expectedMs = expectedNightMs({ a: options.a, b: options.b, capacityRps, budgetRps: options.budgetRps, aLimit: options.aLimit, requestsPerRefresh: REFRESH_REQUESTS });
+    for (const tenant of [TENANT_A, TENANT_B])
+      await stack.connections.books.schedule({ customerId: tenant, cadence: NIGHT_CADENCE, when: { kind: 'daily', at, timeZone: 'UTC' } });
+    const expectedMs = expectedNightMs({
+      a: options.a,
+      b: options.b,
+      capacityRps,
+      budgetRps: options.budgetRps,
+      aLimit: options.aLimit,
+      requestsPerRefresh: REFRESH_REQUESTS,
+    });
     const liveOffsets = evenStarts(options.live, expectedMs);
     const nightTimes = newLiveTimes();
     await readRates().catch(() => undefined);
@@ -394,7 +495,9 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const cpuBefore = sampleCpu(stack.postgresDataDir);
     await Promise.all([TENANT_A, TENANT_B].map((tenant) => stack.client.schedule.getHandle(bookScheduleId(tenant, NIGHT_CADENCE)).trigger()));
     timeline.mark(`night: both book Schedules (daily at ${at} UTC) triggered; ${options.live} live over ${seconds(expectedMs)}`);
-    log(`night: ${bookScheduleId(TENANT_A, NIGHT_CADENCE)} (${options.a}) and ${bookScheduleId(TENANT_B, NIGHT_CADENCE)} (${options.b}), daily at ${at} UTC, triggered together; ${options.live} live connections over ${seconds(expectedMs)} (what the night should take at what the cores and the budget carry)`);
+    log(
+      `night: ${bookScheduleId(TENANT_A, NIGHT_CADENCE)} (${options.a}) and ${bookScheduleId(TENANT_B, NIGHT_CADENCE)} (${options.b}), daily at ${at} UTC, triggered together; ${options.live} live connections over ${seconds(expectedMs)} (what the night should take at what the cores and the budget carry)`,
+    );
     const liveDone = operateLive(stack, TENANT_LIVE, 'night', liveScenario, liveOffsets, origin, nightTimes);
     const ids = new Map<string, string>();
     for (const tenant of [TENANT_A, TENANT_B]) ids.set(tenant, await refreshStartedSince(stack, tenant, NIGHT_CADENCE, origin));
@@ -405,25 +508,44 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
       [TENANT_A, []],
       [TENANT_B, []],
     ]);
-    const followed = await followRefreshes(stack, ids, () => origin + options.deadlineMs, async (last) => {
-      for (const [tenant, progress] of last) if (progress.status !== 'completed') sizes.get(tenant)?.push(progress.window.size);
-      const doneA = last.get(TENANT_A)?.counts.done ?? 0;
-      if (loweredAt === undefined && doneA >= Math.ceil(options.a / 2)) {
-        loweredAt = Date.now();
-        await updateRateLimits(stack.sandboxUrl, { tenants: { [TENANT_A]: options.aLimit }, retryAfterSeconds: options.retryAfterS });
-        timeline.mark(`midway (${doneA}/${options.a} of A done): the service lowered ${TENANT_A}'s limit to ${options.aLimit}/s, Retry-After ${options.retryAfterS} s`);
-        log(`  +${seconds(loweredAt - origin)} midway: ${doneA}/${options.a} of A's book done; the service now limits ${TENANT_A} to ${options.aLimit}/s (Retry-After ${options.retryAfterS} s)`);
-      }
-      if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
-        lastProgress = Date.now();
-        log(`  +${seconds(lastProgress - origin)} ${progressPart('A', last.get(TENANT_A))}; ${progressPart('B', last.get(TENANT_B))}; live answers ${nightTimes.answers.length}`);
-      }
-    });
+    const followed = await followRefreshes(
+      stack,
+      ids,
+      () => origin + options.deadlineMs,
+      async (last) => {
+        for (const [tenant, progress] of last) if (progress.status !== 'completed') sizes.get(tenant)?.push(progress.window.size);
+        const doneA = last.get(TENANT_A)?.counts.done ?? 0;
+        if (loweredAt === undefined && doneA >= Math.ceil(options.a / 2)) {
+          loweredAt = Date.now();
+          await updateRateLimits(stack.sandboxUrl, { tenants: { [TENANT_A]: options.aLimit }, retryAfterSeconds: options.retryAfterS });
+          timeline.mark(
+            `midway (${doneA}/${options.a} of A done): the service lowered ${TENANT_A}'s limit to ${options.aLimit}/s, Retry-After ${options.retryAfterS} s`,
+          );
+          log(
+            `  +${seconds(loweredAt - origin)} midway: ${doneA}/${options.a} of A's book done; the service now limits ${TENANT_A} to ${options.aLimit}/s (Retry-After ${options.retryAfterS} s)`,
+          );
+        }
+        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = Date.now();
+          log(
+            `  +${seconds(lastProgress - origin)} ${progressPart('A', last.get(TENANT_A))}; ${progressPart('B', last.get(TENANT_B))}; live answers ${nightTimes.answers.length}`,
+          );
+        }
+      },
+    );
     const nightEndMs = Date.now();
     const cpuAfter = sampleCpu(stack.postgresDataDir);
-    timeline.mark(`night over: ${[...followed].map(([tenant, { report, last }]) => `${tenant} ${report ? report.status : `not ended (${last?.counts.done ?? 0} done)`}`).join(', ')}`);
+    timeline.mark(
+      `night over: ${[...followed].map(([tenant, { report, last }]) => `${tenant} ${report ? report.status : `not ended (${last?.counts.done ?? 0} done)`}`).join(', ')}`,
+    );
     const nightLive = await liveDone;
-    await awaitEnds(stack, since, new Map([[TENANT_LIVE, nightLive.length]]), () => origin + options.deadlineMs, () => undefined);
+    await awaitEnds(
+      stack,
+      since,
+      new Map([[TENANT_LIVE, nightLive.length]]),
+      () => origin + options.deadlineMs,
+      () => undefined,
+    );
     const liveObserved = await observe(stack, since, nightLive);
     await readRates();
     clearInterval(ratesTimer);
@@ -443,7 +565,11 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const span = (tenant: string) => {
       const { report, last } = nightOf(tenant);
       const startMs = Date.parse(report?.startedAt ?? last?.startedAt ?? since);
-      return { startMs, endMs: report ? Date.parse(report.endedAt) : nightEndMs, closesMs: (children.get(tenant) ?? []).flatMap((child) => (child.status === 'COMPLETED' && child.closeMs !== undefined ? [child.closeMs] : [])) };
+      return {
+        startMs,
+        endMs: report ? Date.parse(report.endedAt) : nightEndMs,
+        closesMs: (children.get(tenant) ?? []).flatMap((child) => (child.status === 'COMPLETED' && child.closeMs !== undefined ? [child.closeMs] : [])),
+      };
     };
     const both = bothRunning(span(TENANT_A), span(TENANT_B));
     const lastEndSecond = Math.floor(Math.max(span(TENANT_A).endMs, span(TENANT_B).endMs) / 1000);
@@ -483,9 +609,12 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
       [`night ${TENANT_B}`, outcomes.get(TENANT_B)],
     ] as const) {
       if (!entry) continue;
-      log(`  ${what.padEnd(14)} ${entry.refreshed} refreshed, ${entry.failed} failed, ${entry.lost} lost${entry.problems.length > 0 ? `; e.g. ${entry.problems.slice(0, 3).join('; ')}` : ''}`);
+      log(
+        `  ${what.padEnd(14)} ${entry.refreshed} refreshed, ${entry.failed} failed, ${entry.lost} lost${entry.problems.length > 0 ? `; e.g. ${entry.problems.slice(0, 3).join('; ')}` : ''}`,
+      );
     }
-    const liveCounts = (planned: typeof idle, observed: ReadonlyMap<string, Observed>) => countEnds(planned.map((entry) => endStateOf(observed.get(entry.workflowId)?.status)));
+    const liveCounts = (planned: typeof idle, observed: ReadonlyMap<string, Observed>) =>
+      countEnds(planned.map((entry) => endStateOf(observed.get(entry.workflowId)?.status)));
     for (const [what, counts] of [
       ['idle live', liveCounts(idle, idleObserved)],
       ['night live', liveCounts(nightLive, liveObserved)],
@@ -494,16 +623,25 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     }
     for (const problem of [...idleTimes.problems, ...nightTimes.problems].slice(0, 20)) log(`  operator: ${problem}`);
     const live = figures.live;
-    log(`  live first challenge (start → challenge): night p50 ${fmt(figures.firstChallenge?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallenge?.p99 ?? NaN)} ms; idle p50 ${fmt(figures.firstChallengeIdle?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallengeIdle?.p99 ?? NaN)} ms`);
-    log(`  live answers: night ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; the last live connection started at +${seconds(liveOffsets.at(-1) ?? 0)}`);
+    log(
+      `  live first challenge (start → challenge): night p50 ${fmt(figures.firstChallenge?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallenge?.p99 ?? NaN)} ms; idle p50 ${fmt(figures.firstChallengeIdle?.p50 ?? NaN)} ms, p99 ${fmt(figures.firstChallengeIdle?.p99 ?? NaN)} ms`,
+    );
+    log(
+      `  live answers: night ${live.count}, p50 ${fmt(live.p50)} ms, p99 ${fmt(live.p99)} ms; idle ${liveIdle.count}, p50 ${fmt(liveIdle.p50)} ms, p99 ${fmt(liveIdle.p99)} ms; the last live connection started at +${seconds(liveOffsets.at(-1) ?? 0)}`,
+    );
     // Where the slowest answers' and first challenges' time went, read from their connections'
     // histories, beside the idle run's median one of each.
-    for (const [which, spans] of [['answer', 'answers'], ['first challenge', 'firstChallenges']] as const) {
+    for (const [which, spans] of [
+      ['answer', 'answers'],
+      ['first challenge', 'firstChallenges'],
+    ] as const) {
       const idleSorted = [...idleTimes[spans]].sort((x, y) => x.ms - y.ms);
       const typical = idleSorted[Math.floor(idleSorted.length / 2)];
       const slowest = [...nightTimes[spans]].sort((x, y) => y.ms - x.ms).slice(0, SLOW_SPANS_SHOWN);
       for (const [label, span] of [...(typical ? [['idle median', typical] as const] : []), ...slowest.map((slow) => ['slow night', slow] as const)]) {
-        const profile = await spanProfile(stack, span.workflowId, { fromMs: span.atMs, toMs: span.atMs + span.ms }).catch((error: unknown) => `history not read: ${describeError(error)}`);
+        const profile = await spanProfile(stack, span.workflowId, { fromMs: span.atMs, toMs: span.atMs + span.ms }).catch(
+          (error: unknown) => `history not read: ${describeError(error)}`,
+        );
         log(`  ${label} ${which}: ${fmt(span.ms)} ms in ${span.workflowId}: ${profile}`);
       }
     }
@@ -525,7 +663,9 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
       `  both books running +${seconds(both.fromMs - origin)} to +${seconds(both.toMs - origin)}: A ${both.a} and B ${both.b} completed, ${fmt(both.perSecond, 1)} a second ` +
         `(${fmt(100 * ratio(both.perSecond, capacityRps))}% of the ${fmt(capacityRps, 1)} the cores carry, ${fmt(100 * ratio(both.perSecond, budgetRefreshRps))}% of the budget's ${fmt(budgetRefreshRps, 1)}); B's share ${fmt(100 * both.bShare)}% (weight ${fmt(100 * figures.bWeightShare)}%)`,
     );
-    log(`  ${loweredAt === undefined ? "A's limit was never lowered (half of A's book was never done)" : `A's limit lowered at +${seconds(loweredAt - origin)}`}; the night took ${seconds(nightEndMs - origin)}`);
+    log(
+      `  ${loweredAt === undefined ? "A's limit was never lowered (half of A's book was never done)" : `A's limit lowered at +${seconds(loweredAt - origin)}`}; the night took ${seconds(nightEndMs - origin)}`,
+    );
     const perTenant = (map: ReadonlyMap<string, number>) => [...map].map(([tenant, value]) => `${tenant} ${value}`).join(', ') || 'none';
     log(
       `  service, night (${budgetOf.busySeconds} busy seconds): ${budgetOf.accepted} accepted, ${budgetOf.refused} refused (${perTenant(budgetOf.refusedByTenant)}); ` +
@@ -534,15 +674,21 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const bucketS = bucketSecondsFor(lastEndSecond - nightFromSecond + 1);
     log(`  service per ${bucketS} s of the night (accepted/refused):`);
     for (const bucket of bucketRates(book, nightFromSecond, lastEndSecond, bucketS)) {
-      log(`    +${String(bucket.offsetS).padStart(4)}s  ${[...bucket.perTenant].map(([tenant, count]) => `${tenant} ${count.accepted}/${count.refused}`).join(', ')}`);
+      log(
+        `    +${String(bucket.offsetS).padStart(4)}s  ${[...bucket.perTenant].map(([tenant, count]) => `${tenant} ${count.accepted}/${count.refused}`).join(', ')}`,
+      );
     }
-    log(`  budget exceeded: fleet in ${budgetOf.fleetExceeded} s, a tenant in ${[...budgetOf.tenantExceeded.values()].reduce((sum, value) => sum + value, 0)} s (${perTenant(budgetOf.tenantExceeded)}); either: ${budgetOf.exceeded} s`);
+    log(
+      `  budget exceeded: fleet in ${budgetOf.fleetExceeded} s, a tenant in ${[...budgetOf.tenantExceeded.values()].reduce((sum, value) => sum + value, 0)} s (${perTenant(budgetOf.tenantExceeded)}); either: ${budgetOf.exceeded} s`,
+    );
     log(`  tenant throttle: ${await throttleRuns(stack)}`);
     log(`  ${refreshReplayLine(replay)}`);
     const cpuUsed = cpuBetween(cpuBefore, cpuAfter);
     const part = (name: CpuPart) => `${name} ${fmt(cpuUsed[name] / 1000, 1)} s`;
     const nightChildren = (children.get(TENANT_A)?.length ?? 0) + (children.get(TENANT_B)?.length ?? 0);
-    log(`  cpu, night: ${part('workers')}, ${part('server')}, ${part('postgres')}, ${part('sandbox')}; ${fmt(cpuTotal(cpuUsed) / Math.max(1, nightChildren + nightLive.length), 1)} ms per connection (alone: ${fmt(cpuPerRefreshMs, 1)} ms a refresh)`);
+    log(
+      `  cpu, night: ${part('workers')}, ${part('server')}, ${part('postgres')}, ${part('sandbox')}; ${fmt(cpuTotal(cpuUsed) / Math.max(1, nightChildren + nightLive.length), 1)} ms per connection (alone: ${fmt(cpuPerRefreshMs, 1)} ms a refresh)`,
+    );
     log(`  targets: ${nightTargetsLine(figures)}`);
     log('Timeline');
     for (const entry of timeline.entries()) log(`  +${seconds(entry.atMs).padStart(7)}  ${entry.text}`);

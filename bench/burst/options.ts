@@ -212,12 +212,21 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
         throw new BurstArgumentError(`unknown argument ${JSON.stringify(flag)}`);
     }
   }
-  if (tenantBudgetRps > budgetRps) throw new BurstArgumentError(`--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`);
-  if (aLimit >= tenantBudgetRps) throw new BurstArgumentError(`--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`);
-  if (scenario === 'storm' && otherLoadPercent > 0) throw new BurstArgumentError('--other-load is for the night (the storm measures against its own idle and alone runs)');
-  if (unattendedInProcess && (unattendedWorkers ?? 0) > 0) throw new BurstArgumentError(`--unattended-in-process runs the unattended pool in every worker: not with --unattended-workers ${unattendedWorkers}`);
+  if (tenantBudgetRps > budgetRps)
+    throw new BurstArgumentError(
+      `--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`,
+    );
+  if (aLimit >= tenantBudgetRps)
+    throw new BurstArgumentError(
+      `--a-limit (${aLimit}) must be below tenant A's budget (--tenant-budget ${tenantBudgetRps}): the point is a service limit below the budget`,
+    );
+  if (scenario === 'storm' && otherLoadPercent > 0)
+    throw new BurstArgumentError('--other-load is for the night (the storm measures against its own idle and alone runs)');
+  if (unattendedInProcess && (unattendedWorkers ?? 0) > 0)
+    throw new BurstArgumentError(`--unattended-in-process runs the unattended pool in every worker: not with --unattended-workers ${unattendedWorkers}`);
   const unattended = unattendedWorkers ?? (scenario === 'storm' || unattendedInProcess ? 0 : 1);
-  if (unattended >= workers) throw new BurstArgumentError(`--unattended-workers (${unattended}) must leave the service queue a worker of the ${workers} (--workers)`);
+  if (unattended >= workers)
+    throw new BurstArgumentError(`--unattended-workers (${unattended}) must leave the service queue a worker of the ${workers} (--workers)`);
   const aloneB = Math.min(b, alone ?? DEFAULT_ALONE_MAX);
   return {
     scenario,
@@ -227,5 +236,19 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
     aloneA: Math.min(a, alone ?? aloneB),
     aloneB,
     modes: modes ?? (scenario === 'night' ? ['on'] : ['on', 'off']),
-    windowMs: windowS * 1000, budgetRps, tenantBudgetRps, aLimit, retryAfterS, workers, unattendedWorkers: unattended, unattendedNice, unattendedInProcess, deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000, seed: seed ?? randomSeed(), keepLogs, floorRuns, otherLoadPercent };
+    windowMs: windowS * 1000,
+    budgetRps,
+    tenantBudgetRps,
+    aLimit,
+    retryAfterS,
+    workers,
+    unattendedWorkers: unattended,
+    unattendedNice,
+    unattendedInProcess,
+    deadlineMs: (deadlineS ?? (scenario === 'night' ? 1_800 : 900)) * 1000,
+    seed: seed ?? randomSeed(),
+    keepLogs,
+    floorRuns,
+    otherLoadPercent,
+  };
 }

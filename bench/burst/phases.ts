@@ -115,13 +115,27 @@ function limiter(slots: number) {
  * Starts one unattended cached refresh per saved login at `origin + offsets[i]` (as a schedule
  * starts it: the scheduled class, the tenant as fairness key), without waiting for any to end.
  */
-export async function startScheduled(stack: Stack, tenant: string, group: Group, phase: Phase, loginIds: readonly string[], offsets: readonly number[], origin: number): Promise<Planned[]> {
+export async function startScheduled(
+  stack: Stack,
+  tenant: string,
+  group: Group,
+  phase: Phase,
+  loginIds: readonly string[],
+  offsets: readonly number[],
+  origin: number,
+): Promise<Planned[]> {
   const run = limiter(START_CONCURRENCY);
   const starts: Promise<Planned>[] = [];
   for (let index = 0; index < loginIds.length; index += 1) {
     await sleepUntil(origin + (offsets[index] ?? 0));
     const key = connectionKey(tenant, `${phase}-${group}-${index}`);
-    const input: ConnectionInputArgs = { customerId: tenant, session: { kind: 'cached', loginId: loginIds[index] as string }, products: { accountsDetail: {} }, timing: TIMING, unattended: true };
+    const input: ConnectionInputArgs = {
+      customerId: tenant,
+      session: { kind: 'cached', loginId: loginIds[index] as string },
+      products: { accountsDetail: {} },
+      timing: TIMING,
+      unattended: true,
+    };
     starts.push(
       run(async () => {
         const planned: Planned = { workflowId: key, tenant, group, phase };
@@ -147,7 +161,15 @@ export async function startScheduled(stack: Stack, tenant: string, group: Group,
  * update-with-start, its challenges answered as soon as they appear (the next set comes back with
  * the answer's outcome), every answer timed from submission to outcome.
  */
-export async function operateLive(stack: Stack, tenant: string, phase: Phase, scenario: ListedScenario, offsets: readonly number[], origin: number, times: LiveTimes): Promise<Planned[]> {
+export async function operateLive(
+  stack: Stack,
+  tenant: string,
+  phase: Phase,
+  scenario: ListedScenario,
+  offsets: readonly number[],
+  origin: number,
+  times: LiveTimes,
+): Promise<Planned[]> {
   const runs: Promise<Planned>[] = [];
   for (let index = 0; index < offsets.length; index += 1) {
     await sleepUntil(origin + (offsets[index] ?? 0));
@@ -229,7 +251,10 @@ export async function awaitEnds(
 export async function observe(stack: Stack, sinceIso: string, planned: readonly Planned[]): Promise<Map<string, Observed>> {
   const wanted = new Set(planned.map((entry) => entry.workflowId));
   const found = new Map<string, Observed>();
-  for await (const info of stack.client.workflow.list({ query: `WorkflowType = "${CONNECTION_WORKFLOW_TYPE}" AND StartTime >= "${sinceIso}"`, pageSize: 1_000 })) {
+  for await (const info of stack.client.workflow.list({
+    query: `WorkflowType = "${CONNECTION_WORKFLOW_TYPE}" AND StartTime >= "${sinceIso}"`,
+    pageSize: 1_000,
+  })) {
     if (!wanted.has(info.workflowId)) continue;
     found.set(info.workflowId, { status: info.status.name, startMs: info.startTime.getTime(), closeMs: info.closeTime?.getTime() });
   }
@@ -271,12 +296,22 @@ export async function longWaits(stack: Stack, workflowId: string, minGapMs: numb
     const gap = eventTimeMs(event.eventTime) - eventTimeMs(before.eventTime);
     if (!(gap > minGapMs)) continue;
     const started = event.activityTaskStartedEventAttributes;
-    const detail = started ? ` (${scheduled.get(String(started.scheduledEventId)) ?? '?'}, attempt ${started.attempt ?? '?'}${started.lastFailure?.message ? `, last failure: ${started.lastFailure.message.slice(0, 120)}` : ''})` : '';
-    waits.push({ gap, text: `${eventName(event.eventType)} ${gap < 1_000 ? `${Math.round(gap)} ms` : `${(gap / 1000).toFixed(1)} s`} after ${eventName(before.eventType)}${detail}` });
+    const detail = started
+      ? ` (${scheduled.get(String(started.scheduledEventId)) ?? '?'}, attempt ${started.attempt ?? '?'}${started.lastFailure?.message ? `, last failure: ${started.lastFailure.message.slice(0, 120)}` : ''})`
+      : '';
+    waits.push({
+      gap,
+      text: `${eventName(event.eventType)} ${gap < 1_000 ? `${Math.round(gap)} ms` : `${(gap / 1000).toFixed(1)} s`} after ${eventName(before.eventType)}${detail}`,
+    });
   }
   const longest = [...waits].sort((x, y) => y.gap - x.gap).slice(0, shown);
   const rest = waits.length - longest.length;
-  return [...longest.map((wait) => wait.text), ...(rest > 0 ? [`${rest} more, ${(waits.filter((wait) => !longest.includes(wait)).reduce((sum, wait) => sum + wait.gap, 0) / 1000).toFixed(1)} s in all`] : [])];
+  return [
+    ...longest.map((wait) => wait.text),
+    ...(rest > 0
+      ? [`${rest} more, ${(waits.filter((wait) => !longest.includes(wait)).reduce((sum, wait) => sum + wait.gap, 0) / 1000).toFixed(1)} s in all`]
+      : []),
+  ];
 }
 
 /** A connection's history in time order: an activity's start event is written when it completes, stamped when it started. */
@@ -312,12 +347,20 @@ export async function timeProfile(stack: Stack, workflowIds: readonly string[], 
       if (!event || !before) continue;
       const type = eventName(event.eventType);
       // The first task waits on the shared queue (fair); later ones first on a worker's own (sticky) queue.
-      const kind = index === 2 && type === 'WORKFLOW_TASK_STARTED' ? FIRST_TASK_QUEUED : (WAIT_KINDS[type] ?? `other: ${type.toLowerCase()} after ${eventName(before.eventType).toLowerCase()}`);
+      const kind =
+        index === 2 && type === 'WORKFLOW_TASK_STARTED'
+          ? FIRST_TASK_QUEUED
+          : (WAIT_KINDS[type] ?? `other: ${type.toLowerCase()} after ${eventName(before.eventType).toLowerCase()}`);
       sum.set(kind, (sum.get(kind) ?? 0) + eventTimeMs(event.eventTime) - eventTimeMs(before.eventTime));
     }
     sums.push(sum);
   });
-  const medianMs = new Map([...new Set([FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS), ...sums.flatMap((sum) => [...sum.keys()])])].map((kind) => [kind, median(sums.map((sum) => sum.get(kind) ?? 0))]));
+  const medianMs = new Map(
+    [...new Set([FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS), ...sums.flatMap((sum) => [...sum.keys()])])].map((kind) => [
+      kind,
+      median(sums.map((sum) => sum.get(kind) ?? 0)),
+    ]),
+  );
   // The named kinds, then any other gap whose median is at least 10 ms.
   const named = new Set([FIRST_TASK_QUEUED, ...Object.values(WAIT_KINDS)]);
   const shown = [...medianMs].filter(([kind, ms]) => named.has(kind) || ms >= 10);
@@ -342,7 +385,10 @@ export async function spanProfile(stack: Stack, workflowId: string, within: { re
     const to = Math.min(within.toMs, eventTimeMs(event.eventTime));
     if (!(to > from)) continue;
     const type = eventName(event.eventType);
-    const kind = index === 2 && type === 'WORKFLOW_TASK_STARTED' ? FIRST_TASK_QUEUED : (WAIT_KINDS[type] ?? `${type.toLowerCase()} after ${eventName(before.eventType).toLowerCase()}`);
+    const kind =
+      index === 2 && type === 'WORKFLOW_TASK_STARTED'
+        ? FIRST_TASK_QUEUED
+        : (WAIT_KINDS[type] ?? `${type.toLowerCase()} after ${eventName(before.eventType).toLowerCase()}`);
     sum.set(kind, (sum.get(kind) ?? 0) + to - from);
     covered += to - from;
   }
@@ -358,7 +404,8 @@ export async function spanProfile(stack: Stack, workflowId: string, within: { re
 export async function throttleRuns(stack: Stack): Promise<string> {
   const runs = new Map<string, number>();
   try {
-    for await (const info of stack.client.workflow.list({ query: `WorkflowType = "${TENANT_THROTTLE_WORKFLOW_TYPE}"` })) runs.set(info.workflowId, (runs.get(info.workflowId) ?? 0) + 1);
+    for await (const info of stack.client.workflow.list({ query: `WorkflowType = "${TENANT_THROTTLE_WORKFLOW_TYPE}"` }))
+      runs.set(info.workflowId, (runs.get(info.workflowId) ?? 0) + 1);
   } catch (error) {
     return `not listed (${error instanceof Error ? error.message : String(error)})`;
   }

@@ -23,7 +23,11 @@ export async function replayRefreshes(target: RefreshReplayTarget): Promise<Repl
     executions.push({ workflowId: execution.workflowId, runId: execution.runId, workflowType: execution.type });
   }
   const { histories, failures } = await fetchHistories(target.client, executions);
-  return replayHistories(histories, failures, { code: { kind: 'bundle', path: target.bundlePath }, payload: target.payload, replayName: `burst-refreshes-${target.runTag}` });
+  return replayHistories(histories, failures, {
+    code: { kind: 'bundle', path: target.bundlePath },
+    payload: target.payload,
+    replayName: `burst-refreshes-${target.runTag}`,
+  });
 }
 
 /** `replayed 5 refresh runs: 0 nondeterminism, 0 replay errors` and the first problems, if any. */

@@ -134,10 +134,13 @@ export async function startStack(settings: StackSettings, resources: StackResour
   // In process: every worker polls both queues, the pool's threads lowered. Otherwise the first ones
   // serve the service queue, the rest (and their replacements) the unattended pool.
   const poolEnvOf = (ordinal: number): Record<string, string> =>
-    settings.unattendedInProcess ? { WORKER_UNATTENDED_NICE: nice }
-    : unattendedWorkers === 0 ? {}
-    : ordinal <= serviceWorkers ? { WORKER_POOL: 'service' }
-    : { WORKER_POOL: 'unattended', WORKER_NICE: nice };
+    settings.unattendedInProcess
+      ? { WORKER_UNATTENDED_NICE: nice }
+      : unattendedWorkers === 0
+        ? {}
+        : ordinal <= serviceWorkers
+          ? { WORKER_POOL: 'service' }
+          : { WORKER_POOL: 'unattended', WORKER_NICE: nice };
   const logDir = join(runDir, 'worker-logs');
   await mkdir(logDir, { recursive: true });
   resources.pool = new WorkerPool({
@@ -160,7 +163,10 @@ export async function startStack(settings: StackSettings, resources: StackResour
     timeline,
   });
   await resources.pool.start();
-  const pools = unattendedWorkers === 0 ? `polling ${taskQueue}${settings.unattendedInProcess ? ` and the unattended pool's ${taskQueue}-unattended in each process, its workflow threads at nice ${settings.unattendedNice ?? 0}` : ''}` : `: ${serviceWorkers} polling ${taskQueue}, ${unattendedWorkers} the unattended pool's ${taskQueue}-unattended${settings.unattendedNice ? ` at nice ${settings.unattendedNice}` : ''}`;
+  const pools =
+    unattendedWorkers === 0
+      ? `polling ${taskQueue}${settings.unattendedInProcess ? ` and the unattended pool's ${taskQueue}-unattended in each process, its workflow threads at nice ${settings.unattendedNice ?? 0}` : ''}`
+      : `: ${serviceWorkers} polling ${taskQueue}, ${unattendedWorkers} the unattended pool's ${taskQueue}-unattended${settings.unattendedNice ? ` at nice ${settings.unattendedNice}` : ''}`;
   timeline.mark(`${settings.workers} worker(s) ${pools} (${resources.pool.readyNames().join(', ')}), logs in ${logDir}`);
 
   const clientConfig = loadClientConfig(sharedEnv);
@@ -179,9 +185,30 @@ export async function startStack(settings: StackSettings, resources: StackResour
     unattendedTaskQueue: clientConfig.pools.unattendedTaskQueue,
     unattendedAdmission: clientConfig.pools.admission,
   });
-  const payload: PayloadSettings = { encryption: { keyId: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, key: payloadKey }, payloadStore: { kind: 'local', directory: sharedEnv.PAYLOAD_STORE_DIRECTORY } };
-  const payloadEnv = { PAYLOAD_ENCRYPTION_KEY: sharedEnv.PAYLOAD_ENCRYPTION_KEY, PAYLOAD_ENCRYPTION_KEY_ID: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, PAYLOAD_STORE: sharedEnv.PAYLOAD_STORE, PAYLOAD_STORE_DIRECTORY: sharedEnv.PAYLOAD_STORE_DIRECTORY };
-  return { serverVersion: binaries.version, sandboxUrl, client, connections, taskQueue, postgresDataDir: join(resources.postgres.dir, 'data'), policy, pool: resources.pool, books: clientConfig.books, bundlePath, payload, payloadEnv };
+  const payload: PayloadSettings = {
+    encryption: { keyId: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID, key: payloadKey },
+    payloadStore: { kind: 'local', directory: sharedEnv.PAYLOAD_STORE_DIRECTORY },
+  };
+  const payloadEnv = {
+    PAYLOAD_ENCRYPTION_KEY: sharedEnv.PAYLOAD_ENCRYPTION_KEY,
+    PAYLOAD_ENCRYPTION_KEY_ID: sharedEnv.PAYLOAD_ENCRYPTION_KEY_ID,
+    PAYLOAD_STORE: sharedEnv.PAYLOAD_STORE,
+    PAYLOAD_STORE_DIRECTORY: sharedEnv.PAYLOAD_STORE_DIRECTORY,
+  };
+  return {
+    serverVersion: binaries.version,
+    sandboxUrl,
+    client,
+    connections,
+    taskQueue,
+    postgresDataDir: join(resources.postgres.dir, 'data'),
+    policy,
+    pool: resources.pool,
+    books: clientConfig.books,
+    bundlePath,
+    payload,
+    payloadEnv,
+  };
 }
 
 export async function releaseStack(resources: StackResources, log: (line: string) => void): Promise<void> {

@@ -37,7 +37,12 @@ export const floorServiceActivities = {
    * retried; any other status fails the run at once, naming it. Cancelling the activity aborts the call.
    */
   async serviceCall({ url, body }: ServiceCall): Promise<unknown> {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: Context.current().cancellationSignal });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: Context.current().cancellationSignal,
+    });
     const text = await response.text();
     if (response.status !== 200) {
       const message = `${url} answered HTTP ${response.status}: ${text.slice(0, 200)}`;

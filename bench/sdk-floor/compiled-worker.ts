@@ -30,7 +30,9 @@ export function compiledFloorWorker(): string {
   mkdirSync(out, { recursive: true });
   writeWhole(join(out, 'package.json'), '{ "type": "module" }\n');
   for (const file of ['worker', 'activities']) {
-    const { outputText } = ts.transpileModule(readFileSync(join(here, `${file}.ts`), 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    const { outputText } = ts.transpileModule(readFileSync(join(here, `${file}.ts`), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
     writeWhole(join(out, `${file}.js`), outputText);
   }
   return relative(root, join(out, 'worker.js'));

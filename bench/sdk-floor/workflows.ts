@@ -27,7 +27,10 @@ async function connectionSteps<Session, Data>(authorize: () => Promise<Session>,
 
 /** The steps with each call a no-op `call`. */
 async function connectionCalls(call: (value: string) => Promise<string>): Promise<string> {
-  await connectionSteps(() => call('authorize'), () => call('accounts detail'));
+  await connectionSteps(
+    () => call('authorize'),
+    () => call('accounts detail'),
+  );
   return 'done';
 }
 

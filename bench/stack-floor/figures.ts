@@ -41,7 +41,11 @@ export interface SideFigures {
 export function sideFigures(samples: readonly BatchSample[]): SideFigures {
   const runs = samples.map(perRun);
   const part = (name: CpuPart) => median(runs.map((run) => run[name]));
-  return { totalMs: median(runs.map(totalOf)), parts: { workers: part('workers'), server: part('server'), postgres: part('postgres'), sandbox: part('sandbox') }, batches: samples.length };
+  return {
+    totalMs: median(runs.map(totalOf)),
+    parts: { workers: part('workers'), server: part('server'), postgres: part('postgres'), sandbox: part('sandbox') },
+    batches: samples.length,
+  };
 }
 
 /** The floor a line compares the product with: the no-op floor (the closing line), or the floor that makes the service's calls. */
@@ -62,10 +66,13 @@ export function stackFloorLine(product: SideFigures, floor: SideFigures, perBatc
   );
 }
 
-const LINE = /^(?:stack floor|stack floor with the service's calls): product (\d+\.\d) ms, (floor|floor with calls) (\d+\.\d) ms of stack CPU a run \((\d+\.\d\d)x\); workers [\d.]+ \/ [\d.]+, server [\d.]+ \/ [\d.]+, postgres [\d.]+ \/ [\d.]+, sandbox [\d.]+ \/ [\d.]+; medians of (\d+) batches of (\d+) a side, alternating$/;
+const LINE =
+  /^(?:stack floor|stack floor with the service's calls): product (\d+\.\d) ms, (floor|floor with calls) (\d+\.\d) ms of stack CPU a run \((\d+\.\d\d)x\); workers [\d.]+ \/ [\d.]+, server [\d.]+ \/ [\d.]+, postgres [\d.]+ \/ [\d.]+, sandbox [\d.]+ \/ [\d.]+; medians of (\d+) batches of (\d+) a side, alternating$/;
 
 /** A line of stackFloorLine's read back (the test's check that a run printed it whole); undefined when it is not one. */
-export function parseStackFloorLine(line: string): { kind: FloorKind; productMs: number; floorMs: number; ratio: number; batches: number; perBatch: number } | undefined {
+export function parseStackFloorLine(
+  line: string,
+): { kind: FloorKind; productMs: number; floorMs: number; ratio: number; batches: number; perBatch: number } | undefined {
   const match = LINE.exec(line);
   if (!match) return undefined;
   const kind = match[2] as FloorKind;

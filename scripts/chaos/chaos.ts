@@ -83,8 +83,12 @@ async function replayRun(
   }
   const { histories, failures } = await fetchHistories(client, executions);
   await saveHistories(join(context.runDir, HISTORIES_DIR), histories);
-  timeline.mark(`${histories.length} histories fetched (${failures.length} could not be)${listingError ? `; listing the task queue failed: ${listingError}` : ''}`);
-  const listingFailure = listingError ? [{ workflowId: `(task queue ${context.taskQueue})`, message: `the workflows it ran could not be listed: ${listingError}` }] : [];
+  timeline.mark(
+    `${histories.length} histories fetched (${failures.length} could not be)${listingError ? `; listing the task queue failed: ${listingError}` : ''}`,
+  );
+  const listingFailure = listingError
+    ? [{ workflowId: `(task queue ${context.taskQueue})`, message: `the workflows it ran could not be listed: ${listingError}` }]
+    : [];
   const report = await replayHistories(histories, [...listingFailure, ...failures], {
     code: { kind: 'bundle', path: context.bundlePath },
     payload: context.payload,
@@ -107,7 +111,9 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   const header =
     `chaos: seed ${options.seed}; ${options.connections} connections over ${FLOWS.length} flows, started over ${seconds(startSpreadMs)}; ` +
     `${options.workers} worker(s); Authorize replies held ${options.replyDelayMs} ms; ` +
-    (options.killEveryMs > 0 ? `a worker SIGKILL every ~${seconds(options.killEveryMs)} (${options.killTarget}) for ${seconds(killWindowMs)}; ` : 'no kills; ') +
+    (options.killEveryMs > 0
+      ? `a worker SIGKILL every ~${seconds(options.killEveryMs)} (${options.killTarget}) for ${seconds(killWindowMs)}; `
+      : 'no kills; ') +
     (options.serverRestartAtMs > 0 ? `server restart (${options.serverStopSignal}) at +${seconds(options.serverRestartAtMs)}; ` : 'no server restart; ') +
     (options.queryEveryMs > 0 ? `every running connection's state queried every ${options.queryEveryMs} ms; ` : '') +
     `deadline +${seconds(deadlineMs)}`;
@@ -129,7 +135,17 @@ async function run(options: ChaosOptions, resources: Resources): Promise<boolean
   timeline.mark(`dev server up at ${server.address} (SQLite ${join(runDir, 'temporal.sqlite')}) in ${seconds(serverStartMs)}`);
 
   const { pool, connection, client, connections, taskQueue, payload } = await startFleet(
-    { name: 'chaos', runTag, runDir, bundlePath, temporalAddress: server.address, workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
+    {
+      name: 'chaos',
+      runTag,
+      runDir,
+      bundlePath,
+      temporalAddress: server.address,
+      workers: options.workers,
+      replyDelayMs: options.replyDelayMs,
+      proxy,
+      timeline,
+    },
     resources,
   );
   // Beside the logs from the start: whatever way the run ends, a kept directory can be read and replayed.

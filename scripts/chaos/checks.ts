@@ -62,7 +62,14 @@ export function firstDifference(actual: unknown, expected: unknown, path = '$'):
       const found = firstDifference(actual[i], expected[i], `${path}[${i}]`);
       if (found) return found;
     }
-  } else if (typeof actual === 'object' && actual !== null && typeof expected === 'object' && expected !== null && !Array.isArray(actual) && !Array.isArray(expected)) {
+  } else if (
+    typeof actual === 'object' &&
+    actual !== null &&
+    typeof expected === 'object' &&
+    expected !== null &&
+    !Array.isArray(actual) &&
+    !Array.isArray(expected)
+  ) {
     const a = actual as Record<string, unknown>;
     const b = expected as Record<string, unknown>;
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
@@ -163,7 +170,9 @@ export async function checkData(sandbox: Sandbox, record: DriveRecord): Promise<
   if (products.attributes !== undefined) {
     const product = products.attributes;
     const attributes = await untilReady('attributes', () =>
-      'package' in product ? client.getPackageAttributes(expectedLoginId, requestId, product.package) : client.getCustomAttributes(expectedLoginId, requestId, product.custom as AttributesRequest),
+      'package' in product
+        ? client.getPackageAttributes(expectedLoginId, requestId, product.package)
+        : client.getCustomAttributes(expectedLoginId, requestId, product.custom as AttributesRequest),
     );
     if (!result.attributes) problems.push('attributes: missing from the result');
     else compare('attributes.Groups', result.attributes.Groups, attributes.Groups);
@@ -221,7 +230,12 @@ function parseSandboxCounter(body: unknown): SubmissionCount | undefined {
  * proxy's when it answers 404), and both when they disagree.
  */
 export async function countDuplicates(sandboxUrl: string, proxyStats: ProxyStats): Promise<DuplicateReport> {
-  const proxy: SubmissionCount = { answers: proxyStats.answers, credentials: proxyStats.credentials, duplicates: proxyStats.duplicates, extra: extraOf(proxyStats.duplicates) };
+  const proxy: SubmissionCount = {
+    answers: proxyStats.answers,
+    credentials: proxyStats.credentials,
+    duplicates: proxyStats.duplicates,
+    extra: extraOf(proxyStats.duplicates),
+  };
   let sandbox: SubmissionCount | undefined;
   let sandboxNote: string | undefined;
   try {
@@ -239,6 +253,7 @@ export async function countDuplicates(sandboxUrl: string, proxyStats: ProxyStats
   const differences: string[] = [];
   if (sandbox.extra !== proxy.extra) differences.push(`duplicate answers: sandbox ${sandbox.extra}, proxy ${proxy.extra}`);
   if (sandbox.answers !== proxy.answers) differences.push(`answer submissions: sandbox ${sandbox.answers}, proxy ${proxy.answers}`);
-  if (Number.isFinite(sandbox.credentials) && sandbox.credentials !== proxy.credentials) differences.push(`credential submissions: sandbox ${sandbox.credentials}, proxy ${proxy.credentials}`);
+  if (Number.isFinite(sandbox.credentials) && sandbox.credentials !== proxy.credentials)
+    differences.push(`credential submissions: sandbox ${sandbox.credentials}, proxy ${proxy.credentials}`);
   return { count: sandbox.extra, source: 'sandbox', sandbox, proxy, disagreement: differences.length > 0 ? differences.join('; ') : undefined };
 }

@@ -7,7 +7,11 @@ import type { Timeline } from './timeline.js';
  * The run's dev server on a SQLite file in the run directory, its unexpected exits marked on the
  * timeline. DevServer.start tries again on other ports when one picked free was taken.
  */
-export async function startDevServer(runDir: string, resources: { server?: DevServer | undefined }, timeline: Timeline): Promise<{ server: DevServer; serverStartMs: number }> {
+export async function startDevServer(
+  runDir: string,
+  resources: { server?: DevServer | undefined },
+  timeline: Timeline,
+): Promise<{ server: DevServer; serverStartMs: number }> {
   const logPath = join(runDir, 'dev-server.log');
   const server = await DevServer.create({
     dbFile: join(runDir, 'temporal.sqlite'),

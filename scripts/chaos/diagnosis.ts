@@ -151,7 +151,10 @@ function failureDecoder(client: Client, workflowId: string): DecodeFailure {
   return async (failure) => {
     if (!failure) return {};
     try {
-      const error = await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, failure, { namespace: client.options.namespace, workflowId });
+      const error = await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, failure, {
+        namespace: client.options.namespace,
+        workflowId,
+      });
       const stack = error?.stack?.split('\n').slice(1, 7).join('\n').trim();
       return { message: error?.message ?? failure.message ?? undefined, stack: stack || undefined };
     } catch (error) {
@@ -193,7 +196,9 @@ export async function diagnoseStuck(client: Client, workflowId: string): Promise
     pendingWorkflowTask: pendingWorkflowTaskOf(description.raw.pendingWorkflowTask),
     workflowTaskFailures: problems.failures,
     workflowTaskTimeouts: problems.timeouts,
-    lastWorkflowTaskProblem: last ? { ...last.problem, ...(decoded.message !== undefined ? { message: decoded.message } : {}), stack: decoded.stack } : undefined,
+    lastWorkflowTaskProblem: last
+      ? { ...last.problem, ...(decoded.message !== undefined ? { message: decoded.message } : {}), stack: decoded.stack }
+      : undefined,
     pendingActivities: await Promise.all((description.raw.pendingActivities ?? []).map((activity) => pendingActivityOf(activity, decode))),
   };
 }

@@ -108,8 +108,18 @@ export interface WatchRecord {
   skippedTicks: number;
 }
 
-const TRANSIENT_GRPC_CODES = new Set([1 /* CANCELLED */, 2 /* UNKNOWN */, 4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 10 /* ABORTED */, 13 /* INTERNAL */, 14 /* UNAVAILABLE */]);
-const GRPC_NAMES: Record<number, string> = { 1: 'CANCELLED', 2: 'UNKNOWN', 4: 'DEADLINE_EXCEEDED', 8: 'RESOURCE_EXHAUSTED', 10: 'ABORTED', 13: 'INTERNAL', 14: 'UNAVAILABLE' };
+const TRANSIENT_GRPC_CODES = new Set([
+  1 /* CANCELLED */, 2 /* UNKNOWN */, 4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 10 /* ABORTED */, 13 /* INTERNAL */, 14 /* UNAVAILABLE */,
+]);
+const GRPC_NAMES: Record<number, string> = {
+  1: 'CANCELLED',
+  2: 'UNKNOWN',
+  4: 'DEADLINE_EXCEEDED',
+  8: 'RESOURCE_EXHAUSTED',
+  10: 'ABORTED',
+  13: 'INTERNAL',
+  14: 'UNAVAILABLE',
+};
 
 /**
  * "Temporal could not answer this call now" (server down or restarting, deadline passed, no worker
@@ -157,7 +167,8 @@ async function createSavedLogin(sandboxUrl: string, customerId: string, username
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ username }),
   });
-  if (!response.ok) throw new DriverError(`the sandbox refused a saved login for ${username} (tenant ${customerId}): HTTP ${response.status} ${await response.text()}`);
+  if (!response.ok)
+    throw new DriverError(`the sandbox refused a saved login for ${username} (tenant ${customerId}): HTTP ${response.status} ${await response.text()}`);
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
 
@@ -227,7 +238,9 @@ async function startConnection(context: DriverContext, record: DriveRecord, inpu
 async function awaitEnd(context: DriverContext, record: DriveRecord): Promise<ConnectionEnd> {
   for (let attempt = 0; Date.now() < context.deadline; attempt++) {
     try {
-      const result = await context.connection.withDeadline(context.deadline, () => context.connections.result(record.workflowId, untilDeadline(context.deadline)));
+      const result = await context.connection.withDeadline(context.deadline, () =>
+        context.connections.result(record.workflowId, untilDeadline(context.deadline)),
+      );
       return { kind: 'completed', result };
     } catch (error) {
       if (error instanceof ConnectionFailedError) return { kind: 'failed', type: error.type, serviceCode: error.serviceCode, message: error.reason };
@@ -252,7 +265,9 @@ async function probeAtDeadline(context: DriverContext, record: DriveRecord): Pro
       if (summary.executionStatus !== 'RUNNING') {
         // It ended just now: read how.
         try {
-          const result = await context.connection.withDeadline(Date.now() + CALL_TIMEOUT_MS, () => context.connections.result(record.workflowId, untilDeadline(Date.now() + CALL_TIMEOUT_MS)));
+          const result = await context.connection.withDeadline(Date.now() + CALL_TIMEOUT_MS, () =>
+            context.connections.result(record.workflowId, untilDeadline(Date.now() + CALL_TIMEOUT_MS)),
+          );
           return { kind: 'completed', result };
         } catch (error) {
           if (error instanceof ConnectionFailedError) return { kind: 'failed', type: error.type, serviceCode: error.serviceCode, message: error.reason };
@@ -384,7 +399,9 @@ async function answerUntilEnded(
 
     if (plan.channel === 'update') {
       try {
-        const outcome = await context.connection.withDeadline(context.deadline, () => context.connections.answer(record.workflowId, { challengeSetId, responses }));
+        const outcome = await context.connection.withDeadline(context.deadline, () =>
+          context.connections.answer(record.workflowId, { challengeSetId, responses }),
+        );
         answered.add(challengeSetId);
         record.answers.push({ challengeSetId, channel: 'update', result: outcome.outcome, atMs });
         // The verdict may carry the next set (the next round, or the same challenges after a refusal).

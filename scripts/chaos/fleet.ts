@@ -69,7 +69,12 @@ export interface RehearsalResources extends FleetResources {
 }
 
 /** Stops a rehearsal's processes, the workers first and the sandbox last, then `more` (its own). */
-export function releaseRehearsal(label: string, log: (line: string) => void, resources: RehearsalResources, more: readonly (() => Promise<unknown> | undefined)[] = []): Promise<void> {
+export function releaseRehearsal(
+  label: string,
+  log: (line: string) => void,
+  resources: RehearsalResources,
+  more: readonly (() => Promise<unknown> | undefined)[] = [],
+): Promise<void> {
   return closeEach(label, log, [
     () => resources.pool?.close(),
     () => resources.connection?.close(),
@@ -132,10 +137,22 @@ export async function startFleet(options: FleetOptions, resources: FleetResource
   const connection = await Connection.connect(connectionOptions);
   resources.connection = connection;
   // A token renewed in TEMPORAL_API_KEY_FILE reaches the driver's connection, as the pipeline client's.
-  resources.tokenRenewal = renewApiKey(temporal.transport, [connection], { info: (message) => timeline.mark(message), warn: (message) => timeline.mark(message) }, connectionOptions.apiKey);
+  resources.tokenRenewal = renewApiKey(
+    temporal.transport,
+    [connection],
+    { info: (message) => timeline.mark(message), warn: (message) => timeline.mark(message) },
+    connectionOptions.apiKey,
+  );
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter: dataConverterFor(clientConfig) });
   const connections = new ConnectionsClient({ client, taskQueue: temporal.taskQueue, address: temporal.address });
-  return { pool, connection, client, connections, taskQueue: temporal.taskQueue, payload: { encryption: clientConfig.encryption, payloadStore: clientConfig.payloadStore } };
+  return {
+    pool,
+    connection,
+    client,
+    connections,
+    taskQueue: temporal.taskQueue,
+    payload: { encryption: clientConfig.encryption, payloadStore: clientConfig.payloadStore },
+  };
 }
 
 /** Drives every planned connection to its end (or the deadline), logging progress. */

@@ -19,8 +19,7 @@ export type AnswerMode =
   | 'never'; // no answer at all (the connection abandons the challenge)
 
 export type Expectation =
-  | { readonly status: 'Completed'; readonly products: readonly ProductName[] }
-  | { readonly status: 'Failed'; readonly failureType: ConnectionFailureType };
+  { readonly status: 'Completed'; readonly products: readonly ProductName[] } | { readonly status: 'Failed'; readonly failureType: ConnectionFailureType };
 
 export interface Flow {
   /** Short and unique: the row of the per-flow table. */
@@ -58,35 +57,112 @@ function expectingProducts(flow: Omit<Flow, 'expect'>): Flow {
  */
 export const FLOWS: readonly Flow[] = [
   expectingProducts({ name: 'triple_question', group: 'challenge', username: 'triple_question', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'cached accounts (3 polls, 365 days)', group: 'cached', username: 'pending_polls_3', session: 'cached', products: { accountsDetail: { WithTransactions: true, DaysOfTransactions: 'Days365' } }, answers: 'correct' }),
+  expectingProducts({
+    name: 'cached accounts (3 polls, 365 days)',
+    group: 'cached',
+    username: 'pending_polls_3',
+    session: 'cached',
+    products: { accountsDetail: { WithTransactions: true, DaysOfTransactions: 'Days365' } },
+    answers: 'correct',
+  }),
   live('invalid_password', 'error', 'invalid_password', ACCOUNTS, failed('InvalidCredentials')),
   expectingProducts({ name: 'two_step_code', group: 'challenge', username: 'two_step_code', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'cached investments (2 polls)', group: 'cached', username: 'pending_polls_2', session: 'cached', products: { investments: true }, answers: 'correct' }),
-  expectingProducts({ name: 'no_mfa accounts + investments', group: 'no-mfa', username: 'no_mfa', session: 'live', products: { ...ACCOUNTS, investments: true }, answers: 'correct' }),
+  expectingProducts({
+    name: 'cached investments (2 polls)',
+    group: 'cached',
+    username: 'pending_polls_2',
+    session: 'cached',
+    products: { investments: true },
+    answers: 'correct',
+  }),
+  expectingProducts({
+    name: 'no_mfa accounts + investments',
+    group: 'no-mfa',
+    username: 'no_mfa',
+    session: 'live',
+    products: { ...ACCOUNTS, investments: true },
+    answers: 'correct',
+  }),
   expectingProducts({ name: 'image_selection', group: 'challenge', username: 'image_selection', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'cached attributes (lending)', group: 'cached', username: 'no_mfa', session: 'cached', products: { attributes: { package: 'GetLendingAttributes' } }, answers: 'correct' }),
+  expectingProducts({
+    name: 'cached attributes (lending)',
+    group: 'cached',
+    username: 'no_mfa',
+    session: 'cached',
+    products: { attributes: { package: 'GetLendingAttributes' } },
+    answers: 'correct',
+  }),
   expectingProducts({ name: 'flaky_503', group: 'transient', username: 'flaky_503', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'security_question + attributes', group: 'challenge', username: 'security_question', session: 'live', products: { ...ACCOUNTS, attributes: { package: 'GetAllAttributes' } }, answers: 'correct' }),
+  expectingProducts({
+    name: 'security_question + attributes',
+    group: 'challenge',
+    username: 'security_question',
+    session: 'live',
+    products: { ...ACCOUNTS, attributes: { package: 'GetAllAttributes' } },
+    answers: 'correct',
+  }),
   live('unauthorized', 'error', 'unauthorized', ACCOUNTS, failed('EndUserActionRequired')),
   expectingProducts({ name: 'reset_questions', group: 'challenge', username: 'reset_questions', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'operation_dispatched', group: 'pending', username: 'operation_dispatched', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'refresh trusted_device', group: 'refresh', username: 'trusted_device', session: 'refresh', products: ACCOUNTS, answers: 'correct' }),
+  expectingProducts({
+    name: 'operation_dispatched',
+    group: 'pending',
+    username: 'operation_dispatched',
+    session: 'live',
+    products: ACCOUNTS,
+    answers: 'correct',
+  }),
+  expectingProducts({
+    name: 'refresh trusted_device',
+    group: 'refresh',
+    username: 'trusted_device',
+    session: 'refresh',
+    products: ACCOUNTS,
+    answers: 'correct',
+  }),
   expectingProducts({ name: 'retry_later_twice', group: 'transient', username: 'retry_later_twice', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'token_code + investments', group: 'challenge', username: 'token_code', session: 'live', products: { ...ACCOUNTS, investments: true }, answers: 'correct' }),
+  expectingProducts({
+    name: 'token_code + investments',
+    group: 'challenge',
+    username: 'token_code',
+    session: 'live',
+    products: { ...ACCOUNTS, investments: true },
+    answers: 'correct',
+  }),
   live('wrong answers', 'error', 'security_question', ACCOUNTS, failed('InvalidSecurityResponse'), 'wrong'),
   expectingProducts({ name: 'loading', group: 'pending', username: 'loading', session: 'live', products: ACCOUNTS, answers: 'correct' }),
   expectingProducts({ name: 'trusted_device', group: 'challenge', username: 'trusted_device', session: 'live', products: ACCOUNTS, answers: 'correct' }),
   expectingProducts({ name: 'flaky_reset', group: 'transient', username: 'flaky_reset', session: 'live', products: ACCOUNTS, answers: 'correct' }),
   live('disabled_institution', 'error', 'disabled_institution', ACCOUNTS, failed('InstitutionUnavailable')),
   expectingProducts({ name: 'security_question', group: 'challenge', username: 'security_question', session: 'live', products: ACCOUNTS, answers: 'correct' }),
-  expectingProducts({ name: 'pending_polls_4 accounts + investments', group: 'pending', username: 'pending_polls_4', session: 'live', products: { ...ACCOUNTS, investments: true }, answers: 'correct' }),
+  expectingProducts({
+    name: 'pending_polls_4 accounts + investments',
+    group: 'pending',
+    username: 'pending_polls_4',
+    session: 'live',
+    products: { ...ACCOUNTS, investments: true },
+    answers: 'correct',
+  }),
   expectingProducts({ name: 'rate_limited', group: 'transient', username: 'rate_limited', session: 'live', products: ACCOUNTS, answers: 'correct' }),
   { ...live('abandoned challenge', 'error', 'triple_question', ACCOUNTS, failed('ChallengeAbandoned'), 'never'), answerTimeoutMs: 4_000 },
   expectingProducts({ name: 'flaky_malformed', group: 'transient', username: 'flaky_malformed', session: 'live', products: ACCOUNTS, answers: 'correct' }),
   live('concurrent_session', 'error', 'concurrent_session', ACCOUNTS, failed('ServiceRejected')),
-  expectingProducts({ name: 'aggregation_error_once', group: 'transient', username: 'aggregation_error_once', session: 'live', products: ACCOUNTS, answers: 'correct' }),
+  expectingProducts({
+    name: 'aggregation_error_once',
+    group: 'transient',
+    username: 'aggregation_error_once',
+    session: 'live',
+    products: ACCOUNTS,
+    answers: 'correct',
+  }),
   live('retry_later (5 attempts)', 'error', 'retry_later', ACCOUNTS, failed('InstitutionUnavailable')),
-  expectingProducts({ name: 'cached accounts + attributes (income)', group: 'cached', username: 'pending_polls_2', session: 'cached', products: { accountsDetail: {}, attributes: { package: 'GetIncomeAttributes' } }, answers: 'correct' }),
+  expectingProducts({
+    name: 'cached accounts + attributes (income)',
+    group: 'cached',
+    username: 'pending_polls_2',
+    session: 'cached',
+    products: { accountsDetail: {}, attributes: { package: 'GetIncomeAttributes' } },
+    answers: 'correct',
+  }),
 ];
 
 export type AnswerChannel = 'update' | 'signal';
@@ -118,7 +194,9 @@ export function planConnections(count: number, runTag: string, startSpreadMs: nu
   });
   const order = random.shuffle(plans.map((plan) => plan.index));
   const step = count > 1 ? startSpreadMs / (count - 1) : 0;
-  return order.map((index, position) => ({ ...(plans[index] as ConnectionPlan), startAtMs: Math.round(position * step) })).sort((a, b) => a.startAtMs - b.startAtMs);
+  return order
+    .map((index, position) => ({ ...(plans[index] as ConnectionPlan), startAtMs: Math.round(position * step) }))
+    .sort((a, b) => a.startAtMs - b.startAtMs);
 }
 
 // ---- inputs ------------------------------------------------------------------------------------
@@ -173,7 +251,8 @@ export async function fetchScenarioListing(sandboxUrl: string): Promise<Readonly
   const listing = new Map((body.scenarios ?? []).map((scenario) => [scenario.username, scenario]));
   for (const flow of FLOWS) {
     // pending_polls_<n> and the like are patterns, not listed entries: they take the defaults.
-    if (!listing.has(flow.username) && !/_\d+$/.test(flow.username)) throw new ScenarioListingError(`the sandbox lists no scenario ${flow.username} (flow ${flow.name})`);
+    if (!listing.has(flow.username) && !/_\d+$/.test(flow.username))
+      throw new ScenarioListingError(`the sandbox lists no scenario ${flow.username} (flow ${flow.name})`);
   }
   return listing;
 }
@@ -198,7 +277,12 @@ function promptsKey(challenges: readonly SecurityChallenge[]): string {
  * (matching by content, not by position, so a session reopened after a crash is answered from its
  * first step again). Undefined when no step matches.
  */
-export function answerFor(scenario: ListedScenario, challenges: readonly SecurityChallenge[], mode: AnswerMode, attempt: number): SecurityResponses | undefined {
+export function answerFor(
+  scenario: ListedScenario,
+  challenges: readonly SecurityChallenge[],
+  mode: AnswerMode,
+  attempt: number,
+): SecurityResponses | undefined {
   if (mode === 'never') return undefined;
   const presented = promptsKey(challenges);
   const step = scenario.challengeSequence.find((candidate) => promptsKey(candidate.challenges) === presented);

@@ -49,7 +49,11 @@ export async function fetchRawHistory(connection: ConnectionLike, namespace: str
   let nextPageToken: Uint8Array | undefined;
   do {
     const page = await connection.withDeadline(Date.now() + CALL_TIMEOUT_MS, () =>
-      connection.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId: execution.workflowId, runId: execution.runId ?? '' }, nextPageToken }),
+      connection.workflowService.getWorkflowExecutionHistory({
+        namespace,
+        execution: { workflowId: execution.workflowId, runId: execution.runId ?? '' },
+        nextPageToken,
+      }),
     );
     events.push(...(page.history?.events ?? []));
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
@@ -82,7 +86,10 @@ function runIdOf(events: readonly RawHistoryEvent[]): string {
 }
 
 /** Fetches each execution's history; one that cannot be fetched is a failure to report, not a reason to stop. */
-export async function fetchHistories(client: Client, executions: readonly ExecutionRef[]): Promise<{ histories: FetchedHistory[]; failures: HistoryFetchFailure[] }> {
+export async function fetchHistories(
+  client: Client,
+  executions: readonly ExecutionRef[],
+): Promise<{ histories: FetchedHistory[]; failures: HistoryFetchFailure[] }> {
   const histories: FetchedHistory[] = [];
   const failures: HistoryFetchFailure[] = [];
   for (const execution of executions) {
@@ -96,7 +103,11 @@ export async function fetchHistories(client: Client, executions: readonly Execut
         history: { events },
       });
     } catch (error) {
-      failures.push({ workflowId: execution.workflowId, runId: execution.runId, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      failures.push({
+        workflowId: execution.workflowId,
+        runId: execution.runId,
+        message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
     }
   }
   return { histories, failures };
@@ -133,7 +144,10 @@ export async function loadHistories(dir: string): Promise<FetchedHistory[]> {
   try {
     index = JSON.parse(await readFile(join(dir, INDEX_FILE), 'utf8')) as IndexEntry[];
   } catch (error) {
-    throw new HistoryFileError(`${join(dir, INDEX_FILE)}: cannot be read (${error instanceof Error ? error.message : String(error)}); was the run kept with its histories?`, { cause: error });
+    throw new HistoryFileError(
+      `${join(dir, INDEX_FILE)}: cannot be read (${error instanceof Error ? error.message : String(error)}); was the run kept with its histories?`,
+      { cause: error },
+    );
   }
   return Promise.all(
     index.map(async (entry) => ({

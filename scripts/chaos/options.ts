@@ -150,7 +150,11 @@ export function parseChaosArgs(argv: readonly string[], randomSeed: () => number
   const connections = integer(raw, '--connections', FLOWS.length, 1, 5_000);
   const replyDelayMs = integer(raw, '--reply-delay-ms', 1_000, 0, MAX_REPLY_DELAY_MS, ' ms (the worker gives up on a reply after 90 s)');
   const killEveryMs = integer(raw, '--kill-every-ms', 8_000, 0, 3_600_000, ' ms');
-  if (killEveryMs > 0 && killEveryMs < 1_000) throw new ChaosArgumentError('--kill-every-ms', `must be 0 (no kills) or at least 1000 ms, so a replacement worker can start between kills (got ${killEveryMs})`);
+  if (killEveryMs > 0 && killEveryMs < 1_000)
+    throw new ChaosArgumentError(
+      '--kill-every-ms',
+      `must be 0 (no kills) or at least 1000 ms, so a replacement worker can start between kills (got ${killEveryMs})`,
+    );
   const queryEveryMs = integer(raw, '--query-every-ms', 0, 0, 3_600_000, ' ms');
   if (queryEveryMs > 0 && queryEveryMs < MIN_QUERY_EVERY_MS) {
     throw new ChaosArgumentError('--query-every-ms', `must be 0 (no state watchers) or at least ${MIN_QUERY_EVERY_MS} ms (got ${queryEveryMs})`);

@@ -223,7 +223,9 @@ export class WorkerPool {
     clearTimeout(timer);
     const drainMs = Date.now() - startedAt;
     const replacement = this.spawnWorker();
-    this.options.timeline.mark(`worker ${name} exited (${how}) ${seconds(drainMs)} after SIGTERM${forced ? ', SIGKILLed after the grace period' : ''}; replacement ${replacement.name} starting`);
+    this.options.timeline.mark(
+      `worker ${name} exited (${how}) ${seconds(drainMs)} after SIGTERM${forced ? ', SIGKILLed after the grace period' : ''}; replacement ${replacement.name} starting`,
+    );
     const replacementReady = this.awaitReadyOrReplaced(replacement);
     return { name, pid: worker.child.pid, exit: how, forced, drainMs, replacement: replacement.name, replacementReady };
   }

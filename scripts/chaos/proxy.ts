@@ -215,7 +215,14 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
     }
   };
 
-  const respond = async (request: IncomingMessage, response: ServerResponse, path: string, body: Buffer, mode: AuthorizeMode | undefined, client: string): Promise<void> => {
+  const respond = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    body: Buffer,
+    mode: AuthorizeMode | undefined,
+    client: string,
+  ): Promise<void> => {
     let reply: UpstreamReply;
     try {
       reply = await forward(request, path, body);

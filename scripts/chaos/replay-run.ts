@@ -68,14 +68,23 @@ export function replayOptions(options: ReplayOptions): ReplayWorkerOptions {
   };
 }
 
-export async function replayHistories(histories: readonly FetchedHistory[], fetchFailures: readonly HistoryFetchFailure[], options: ReplayOptions): Promise<ReplayReport> {
+export async function replayHistories(
+  histories: readonly FetchedHistory[],
+  fetchFailures: readonly HistoryFetchFailure[],
+  options: ReplayOptions,
+): Promise<ReplayReport> {
   const byType = new Map<string, number>();
   for (const { workflowType } of histories) byType.set(workflowType, (byType.get(workflowType) ?? 0) + 1);
   const nondeterminism: ReplayProblem[] = [];
   const errors: ReplayProblem[] = fetchFailures.map((failure) => ({ ...failure, message: `history not fetched: ${firstLine(failure.message)}` }));
   // The replayer takes one history at a time and yields its result before the next: results come in order.
   let done = 0;
-  const problemOf = (history: FetchedHistory, message: string): ReplayProblem => ({ workflowId: history.workflowId, runId: history.runId, workflowType: history.workflowType, message });
+  const problemOf = (history: FetchedHistory, message: string): ReplayProblem => ({
+    workflowId: history.workflowId,
+    runId: history.runId,
+    workflowType: history.workflowType,
+    message,
+  });
 
   if (histories.length > 0) {
     quietRuntime();
@@ -106,13 +115,17 @@ export function replayPassed(report: ReplayReport): boolean {
 
 /** The report's Replay section. */
 export function renderReplay(report: ReplayReport): string[] {
-  const types = [...report.byType].sort(([a], [b]) => a.localeCompare(b)).map(([type, count]) => `${type} ${count}`).join(', ');
+  const types = [...report.byType]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([type, count]) => `${type} ${count}`)
+    .join(', ');
   const against = report.code.kind === 'bundle' ? `the run's workflow bundle (${report.code.path})` : "today's workflow sources";
   const lines = [
     `Replay: ${report.replayed} histories${types ? ` (${types})` : ''} replayed against ${against} with the workers' data converter: ` +
       `${report.nondeterminism.length} nondeterminism, ${report.errors.length} replay errors`,
   ];
-  for (const problem of report.nondeterminism) lines.push(`  NONDETERMINISM ${problem.workflowId} (run ${problem.runId ?? '?'}, ${problem.workflowType ?? '?'}): ${problem.message}`);
+  for (const problem of report.nondeterminism)
+    lines.push(`  NONDETERMINISM ${problem.workflowId} (run ${problem.runId ?? '?'}, ${problem.workflowType ?? '?'}): ${problem.message}`);
   for (const problem of report.errors) lines.push(`  replay error ${problem.workflowId}${problem.runId ? ` (run ${problem.runId})` : ''}: ${problem.message}`);
   return lines;
 }

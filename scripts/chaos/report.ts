@@ -98,7 +98,9 @@ export function parseChaosSummaryLine(text: string): ParsedChaosSummary | undefi
   const match = CHAOS_SUMMARY.exec(text);
   if (!match) return undefined;
   const [line, ...groups] = match;
-  const [connections, completedAsExpected, unexpectedFailures, stuck, duplicateAnswers, dataMismatches, replayed, nondeterminism, replayErrors] = groups.slice(0, 9).map(Number);
+  const [connections, completedAsExpected, unexpectedFailures, stuck, duplicateAnswers, dataMismatches, replayed, nondeterminism, replayErrors] = groups
+    .slice(0, 9)
+    .map(Number);
   const failedQueries = new Map<string, number>();
   const codes = groups[9] ?? 'none';
   if (codes !== 'none') {
@@ -173,7 +175,9 @@ function milliseconds(ms: number): string {
 /** The report's line on the state watchers. */
 export function watchLine(watch: WatchSummary): string {
   const failedCount = [...watch.failed.values()].reduce((sum, count) => sum + count, 0);
-  const latency = watch.latencyMs ? ` (median ${milliseconds(watch.latencyMs.median)}, p99 ${milliseconds(watch.latencyMs.p99)}, max ${milliseconds(watch.latencyMs.max)})` : '';
+  const latency = watch.latencyMs
+    ? ` (median ${milliseconds(watch.latencyMs.median)}, p99 ${milliseconds(watch.latencyMs.p99)}, max ${milliseconds(watch.latencyMs.max)})`
+    : '';
   return (
     `State watchers: every running connection's state queried every ${watch.everyMs} ms, one query in flight each: ` +
     `${watch.connections} connection(s) watched, ${watch.sent} queries sent, ${watch.answered} answered${latency}, ` +
@@ -221,7 +225,9 @@ function flowTable(outcomes: readonly ConnectionOutcome[]): string[] {
     // Connections that actually sent answers, by channel (no-MFA flows never get a challenge).
     const answeredBy = (channel: 'update' | 'signal') => group.filter(({ record }) => record.answers.some((answer) => answer.channel === channel)).length;
     const verdicts = (verdict: Judgement['verdict']) => String(group.filter((outcome) => outcome.judgement.verdict === verdict).length);
-    const durations = group.flatMap(({ record }) => (record.startedAtMs !== undefined && record.endedAtMs !== undefined ? [record.endedAtMs - record.startedAtMs] : []));
+    const durations = group.flatMap(({ record }) =>
+      record.startedAtMs !== undefined && record.endedAtMs !== undefined ? [record.endedAtMs - record.startedAtMs] : [],
+    );
     const typical = median(durations);
     rows.push([
       `${flow?.group ?? ''}: ${name}`,
@@ -259,7 +265,11 @@ export function stuckDiagnosisText(outcomes: readonly ConnectionOutcome[]): stri
     if (end.kind !== 'running') continue;
     if (lines.length > 0) lines.push('');
     if (end.diagnosis) lines.push(...formatDiagnosis(record.plan.key, end.diagnosis, record.failedQueries));
-    else lines.push(`${record.plan.key} (workflow ${record.workflowId}): not diagnosed: ${end.diagnosisError ?? 'unknown'}`, `  failed queries by gRPC code: ${formatCodeCounts(record.failedQueries)}`);
+    else
+      lines.push(
+        `${record.plan.key} (workflow ${record.workflowId}): not diagnosed: ${end.diagnosisError ?? 'unknown'}`,
+        `  failed queries by gRPC code: ${formatCodeCounts(record.failedQueries)}`,
+      );
     if (end.state) lines.push(`  its state query answered: ${clipped(JSON.stringify(end.state), 2_000)}`);
     else if (end.stateError) lines.push(`  its state query failed: ${end.stateError}`);
     const watched = recordWatchText(record);
@@ -321,11 +331,16 @@ export function renderReport(input: ReportInput): string[] {
 
   const stuck = outcomes.filter(({ record }) => record.end.kind === 'running');
   if (stuck.length > 0) {
-    lines.push('', `Stuck: ${stuck.length} connection(s) still running at the deadline${input.stuckDiagnosisFile ? `; full diagnoses in ${input.stuckDiagnosisFile}` : ''}`);
+    lines.push(
+      '',
+      `Stuck: ${stuck.length} connection(s) still running at the deadline${input.stuckDiagnosisFile ? `; full diagnoses in ${input.stuckDiagnosisFile}` : ''}`,
+    );
     for (const { record } of stuck) {
       const end = record.end;
       if (end.kind !== 'running') continue;
-      lines.push(`  ${record.plan.key}: ${end.diagnosis ? diagnosisLine(end.diagnosis, record.failedQueries) : `not diagnosed (${end.diagnosisError ?? 'unknown'}); failed queries: ${formatCodeCounts(record.failedQueries)}`}`);
+      lines.push(
+        `  ${record.plan.key}: ${end.diagnosis ? diagnosisLine(end.diagnosis, record.failedQueries) : `not diagnosed (${end.diagnosisError ?? 'unknown'}); failed queries: ${formatCodeCounts(record.failedQueries)}`}`,
+      );
     }
   }
 
@@ -347,21 +362,28 @@ export function renderReport(input: ReportInput): string[] {
   lines.push(`  answer submissions: ${shown.answers}, credential submissions: ${Number.isFinite(shown.credentials) ? shown.credentials : 'not reported'}`);
   for (const entry of shown.duplicates) {
     const plan = byCustomer.get(entry.customerId);
-    lines.push(`  ${plan ? `${plan.key} [${plan.flow.name}, by ${plan.channel}]` : entry.customerId}: RequestId ${entry.requestId} got the same answer ${entry.count}×`);
+    lines.push(
+      `  ${plan ? `${plan.key} [${plan.flow.name}, by ${plan.channel}]` : entry.customerId}: RequestId ${entry.requestId} got the same answer ${entry.count}×`,
+    );
   }
 
   const transient = new Map<string, number>();
-  for (const { record } of outcomes) for (const [kind, count] of record.transient) {
-    const short = kind.replace(/^[a-z]+: /, '');
-    transient.set(short, (transient.get(short) ?? 0) + count);
-  }
+  for (const { record } of outcomes)
+    for (const [kind, count] of record.transient) {
+      const short = kind.replace(/^[a-z]+: /, '');
+      transient.set(short, (transient.get(short) ?? 0) + count);
+    }
   lines.push('', `Driver: Temporal calls retried through the chaos: ${transient.size > 0 ? describeTransient(transient) : 'none'}`);
   if (input.summary.unknown > 0) {
-    lines.push(`  ${input.summary.unknown} connection(s) whose end the driver could not learn (see above): not counted as lost, not proven either; the run fails`);
+    lines.push(
+      `  ${input.summary.unknown} connection(s) whose end the driver could not learn (see above): not counted as lost, not proven either; the run fails`,
+    );
   }
   lines.push(
     `Failed queries by gRPC code: ${formatCodeCounts(input.summary.failedQueries)}` +
-      (input.summary.connectionsWithFailedQueries > 0 ? ` (over ${input.summary.connectionsWithFailedQueries} connection(s); each stuck or troubled one above has its own)` : ''),
+      (input.summary.connectionsWithFailedQueries > 0
+        ? ` (over ${input.summary.connectionsWithFailedQueries} connection(s); each stuck or troubled one above has its own)`
+        : ''),
   );
   if (input.queryEveryMs !== undefined && input.queryEveryMs > 0) lines.push(watchLine(summarizeWatch(outcomes, input.queryEveryMs)));
   if (input.replay) lines.push('', ...renderReplay(input.replay));

@@ -36,7 +36,8 @@ export async function readRunKey(runDir: string): Promise<EncryptionKeys> {
   }
   const match = /^([A-Za-z0-9._-]{1,64}):([A-Za-z0-9+/]+={0,2})\s*$/.exec(text);
   const key = match ? Buffer.from(match[2] ?? '', 'base64') : undefined;
-  if (!match || !key || key.length !== PAYLOAD_KEY_BYTES) throw new RunKeyError(`${path}: must hold one line "<key id>:<base64 of ${PAYLOAD_KEY_BYTES} bytes>"`);
+  if (!match || !key || key.length !== PAYLOAD_KEY_BYTES)
+    throw new RunKeyError(`${path}: must hold one line "<key id>:<base64 of ${PAYLOAD_KEY_BYTES} bytes>"`);
   return { keyId: match[1] ?? '', key, decryptionKeys: new Map() };
 }
 

@@ -59,10 +59,11 @@ export function startChaos(options: ChaosScheduleOptions): RunningChaos {
   let restarting: Promise<void> = Promise.resolve();
   const origin = Date.now();
 
-  const sleep = (ms: number) => delay(ms, undefined, { signal: abort.signal }).then(
-    () => true,
-    () => false,
-  );
+  const sleep = (ms: number) =>
+    delay(ms, undefined, { signal: abort.signal }).then(
+      () => true,
+      () => false,
+    );
 
   const restartLoop = async (): Promise<void> => {
     if (options.serverRestartAtMs <= 0) return;

@@ -113,11 +113,15 @@ export function parseSoakArgs(argv: readonly string[], randomSeed: () => number)
   const queryRunText = own.get('--query-run') ?? 'on';
   if (queryRunText !== 'on' && queryRunText !== 'off') throw new ChaosArgumentError('--query-run', `must be on or off (got ${JSON.stringify(queryRunText)})`);
   const queryRun = queryRunText === 'on';
-  const queryEveryMs = own.has('--query-every-ms') ? wholeNumber('--query-every-ms', own.get('--query-every-ms') ?? '', MIN_QUERY_EVERY_MS, 3_600_000, ' ms') : SOAK_DEFAULTS.queryEveryMs;
+  const queryEveryMs = own.has('--query-every-ms')
+    ? wholeNumber('--query-every-ms', own.get('--query-every-ms') ?? '', MIN_QUERY_EVERY_MS, 3_600_000, ' ms')
+    : SOAK_DEFAULTS.queryEveryMs;
   if (own.has('--query-every-ms') && !queryRun) throw new ChaosArgumentError('--query-every-ms', 'sets the query run, which --query-run off leaves out');
   if (runs === 0 && !queryRun) throw new ChaosArgumentError('--runs', 'is 0 and --query-run is off: nothing to run');
   const soakSeed = own.has('--seed') ? wholeNumber('--seed', own.get('--seed') ?? '', 0, 2 ** 32 - 1) : randomSeed();
-  const runTimeoutMs = own.has('--run-timeout-ms') ? wholeNumber('--run-timeout-ms', own.get('--run-timeout-ms') ?? '', 60_000, 24 * 3_600_000, ' ms') : SOAK_DEFAULTS.runTimeoutMs;
+  const runTimeoutMs = own.has('--run-timeout-ms')
+    ? wholeNumber('--run-timeout-ms', own.get('--run-timeout-ms') ?? '', 60_000, 24 * 3_600_000, ' ms')
+    : SOAK_DEFAULTS.runTimeoutMs;
 
   // The soak's sizes unless the caller gave their own.
   const given = (option: string) => passed.some((arg) => arg === option || arg.startsWith(`${option}=`));
@@ -194,7 +198,9 @@ export function soakTotals(finished: readonly FinishedRun[]): SoakTotals {
 
 /** The soak's last line; its format is fixed (parseSoakSummaryLine). */
 export function soakSummaryLine(totals: SoakTotals): string {
-  const seeds = totals.seeds.map(({ seed, queryEveryMs }) => (queryEveryMs === undefined ? String(seed) : `${seed} (states queried every ${queryEveryMs} ms)`)).join(', ');
+  const seeds = totals.seeds
+    .map(({ seed, queryEveryMs }) => (queryEveryMs === undefined ? String(seed) : `${seed} (states queried every ${queryEveryMs} ms)`))
+    .join(', ');
   return (
     `soak: ${totals.runs} runs, ${totals.connections} connections, ${totals.completedAsExpected} completed as expected, ${totals.unexpectedFailures} unexpected failures, ` +
     `${totals.stuck} stuck, ${totals.duplicateAnswers} duplicate answers, ${totals.dataMismatches} data mismatches, ${totals.nondeterminism} nondeterminism, ` +
@@ -210,7 +216,9 @@ export function parseSoakSummaryLine(text: string): (Omit<SoakTotals, 'seeds'> &
   const match = SOAK_SUMMARY.exec(text);
   if (!match) return undefined;
   const [line, ...groups] = match;
-  const [runs, connections, completedAsExpected, unexpectedFailures, stuck, duplicateAnswers, dataMismatches, nondeterminism, replayErrors, failedRuns] = groups.slice(0, 10).map(Number);
+  const [runs, connections, completedAsExpected, unexpectedFailures, stuck, duplicateAnswers, dataMismatches, nondeterminism, replayErrors, failedRuns] = groups
+    .slice(0, 10)
+    .map(Number);
   const seeds = (groups[10] ?? '').split(', ').flatMap((entry) => (/^\d+/.test(entry) ? [Number(/^\d+/.exec(entry)?.[0])] : []));
   return {
     line,

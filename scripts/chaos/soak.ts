@@ -19,7 +19,17 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChaosArgumentError } from './options.js';
 import { parseChaosSummaryLine, type ParsedChaosSummary } from './report.js';
-import { CHAOS_OUTPUT_FILE, isClean, parseSoakArgs, soakSummaryLine, soakTotals, SOAK_USAGE, type FinishedRun, type SoakOptions, type SoakRun } from './soak-options.js';
+import {
+  CHAOS_OUTPUT_FILE,
+  isClean,
+  parseSoakArgs,
+  soakSummaryLine,
+  soakTotals,
+  SOAK_USAGE,
+  type FinishedRun,
+  type SoakOptions,
+  type SoakRun,
+} from './soak-options.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHAOS_ENTRY = 'scripts/chaos/chaos.ts';
@@ -118,7 +128,9 @@ function section(stdout: string, title: RegExp): string[] {
   if (start < 0) return [];
   const end = lines.findIndex((line, i) => i > start && line.trim() === '');
   const body = lines.slice(start, end < 0 ? undefined : end);
-  return body.length > MAX_SECTION_LINES ? [...body.slice(0, MAX_SECTION_LINES), `... (${body.length - MAX_SECTION_LINES} more lines in the run's ${CHAOS_OUTPUT_FILE})`] : body;
+  return body.length > MAX_SECTION_LINES
+    ? [...body.slice(0, MAX_SECTION_LINES), `... (${body.length - MAX_SECTION_LINES} more lines in the run's ${CHAOS_OUTPUT_FILE})`]
+    : body;
 }
 
 function verdictOf(exit: ChaosExit, summary: ParsedChaosSummary | undefined): string {
@@ -146,7 +158,9 @@ async function soakRun(run: SoakRun, options: SoakOptions): Promise<FinishedRun>
   if (runDir && existsSync(runDir)) {
     await writeFile(join(runDir, CHAOS_OUTPUT_FILE), exit.output);
     const diagnosis = join(runDir, STUCK_DIAGNOSIS_FILE);
-    log(`soak:   run directory kept: ${runDir} (its output in ${CHAOS_OUTPUT_FILE}${existsSync(diagnosis) ? `; stuck connections diagnosed in ${diagnosis}` : ''})`);
+    log(
+      `soak:   run directory kept: ${runDir} (its output in ${CHAOS_OUTPUT_FILE}${existsSync(diagnosis) ? `; stuck connections diagnosed in ${diagnosis}` : ''})`,
+    );
   } else if (!clean) {
     log(`soak:   no run directory to keep${runDir ? ` (${runDir} is gone)` : ''}; the run's last output:`);
     for (const line of exit.output.trimEnd().split('\n').slice(-30)) log(`soak:   | ${line}`);

@@ -31,7 +31,16 @@ import { findServerBinaries, ProdTemporalServer } from '../prod-check/temporal-s
 import { runStackHarness } from '../lib/stack-harness.js';
 import { DeployCheckArgumentError, parseDeployCheckArgs, USAGE, type DeployCheckOptions } from './options.js';
 import { buildV2Bundle } from './v2-build.js';
-import { connectionProblem, passed, summarize, summaryLine, timerProblem, type ConnectionObservation, type ExpectedBuild, type TimerObservation } from './verdicts.js';
+import {
+  connectionProblem,
+  passed,
+  summarize,
+  summaryLine,
+  timerProblem,
+  type ConnectionObservation,
+  type ExpectedBuild,
+  type TimerObservation,
+} from './verdicts.js';
 
 const CUSTOMER = 'deploy-lender';
 const POLL_INTERVAL_MS = 1_000;
@@ -91,7 +100,9 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
   resources.runDir = runDir;
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
   const taskQueue = `deploy-check-${runTag}`;
-  log(`deploy-check: seed ${options.seed}; Temporal server ${binaries.version} on PostgreSQL; ${options.perStage} connection(s) of each kind, ${options.workers} worker(s) per build; run directory ${runDir}`);
+  log(
+    `deploy-check: seed ${options.seed}; Temporal server ${binaries.version} on PostgreSQL; ${options.perStage} connection(s) of each kind, ${options.workers} worker(s) per build; run directory ${runDir}`,
+  );
 
   resources.postgres = await PostgresCluster.create(runDir);
   await resources.postgres.start();
@@ -188,7 +199,8 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
       timing,
     };
     const { workflowId } = await connections.start(`connection-${CUSTOMER}:${stage}-${number}-${runTag}`, input);
-    if (started.some((entry) => entry.workflowId === workflowId)) throw new Error(`two starts gave one connection ${workflowId}: a counting bug of this script`);
+    if (started.some((entry) => entry.workflowId === workflowId))
+      throw new Error(`two starts gave one connection ${workflowId}: a counting bug of this script`);
     started.push({ workflowId, stage, expected, scenario, products: ['accountsDetail'] });
     return workflowId;
   };
@@ -200,27 +212,40 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
 
   // ---- v1 at work: retention timers, then connections at every stage ------------------------------
   // Each its own login (pending_ms_<n> with a distinct n), touched by no later connection: its due time must not move.
-  const retentionSources = await Promise.all(Array.from({ length: options.perStage }, (_, index) => start('retention-source', 'v1', `pending_ms_${index + 1}`, 'cached')));
+  const retentionSources = await Promise.all(
+    Array.from({ length: options.perStage }, (_, index) => start('retention-source', 'v1', `pending_ms_${index + 1}`, 'cached')),
+  );
   await Promise.all(retentionSources.map((workflowId) => client.workflow.getHandle(workflowId).result()));
-  const timerIds = [...new Set(await Promise.all(retentionSources.map(async (workflowId) => retentionWorkflowId(CUSTOMER, (await stateOf(workflowId)).loginId ?? ''))))];
+  const timerIds = [
+    ...new Set(await Promise.all(retentionSources.map(async (workflowId) => retentionWorkflowId(CUSTOMER, (await stateOf(workflowId)).loginId ?? '')))),
+  ];
   const forgetAtBefore = new Map<string, string | undefined>();
   for (const id of timerIds) {
-    forgetAtBefore.set(id, await waitFor(`retention timer ${id}`, STAGE_WAIT_MS, async () => (await client.workflow.getHandle(id).query(retentionStateQuery)).forgetAt));
+    forgetAtBefore.set(
+      id,
+      await waitFor(`retention timer ${id}`, STAGE_WAIT_MS, async () => (await client.workflow.getHandle(id).query(retentionStateQuery)).forgetAt),
+    );
   }
   timeline.mark(`${timerIds.length} retention timer(s) pending on v1 (due in ${RETENTION_DAYS} days)`);
 
   const awaiting = await Promise.all(Array.from({ length: options.perStage }, () => start('awaiting-answer', 'v1', 'security_question', 'live')));
   const midPoll = await Promise.all(Array.from({ length: options.perStage }, () => start('mid-poll', 'v1', `pending_ms_${LONG_PENDING_MS}`, 'cached')));
-  const large = await Promise.all(Array.from({ length: Math.max(1, Math.floor(options.perStage / 2)) }, () => start('large', 'v1', 'large_20x2000', 'cached', LONG_PENDING_MS)));
+  const large = await Promise.all(
+    Array.from({ length: Math.max(1, Math.floor(options.perStage / 2)) }, () => start('large', 'v1', 'large_20x2000', 'cached', LONG_PENDING_MS)),
+  );
   await waitFor('v1 connections at their stages', STAGE_WAIT_MS, async () => {
     const states = await Promise.all([...awaiting, ...midPoll, ...large].map(stateOf));
     return states.every((state) => state.status === 'AwaitingAnswer' || state.pending !== undefined) ? true : undefined;
   });
-  timeline.mark(`v1 connections in place: ${awaiting.length} awaiting an answer, ${midPoll.length} mid-poll, ${large.length} mid-retrieval of a large login (20 accounts x 2,000 transactions)`);
+  timeline.mark(
+    `v1 connections in place: ${awaiting.length} awaiting an answer, ${midPoll.length} mid-poll, ${large.length} mid-retrieval of a large login (20 accounts x 2,000 transactions)`,
+  );
 
   // ---- v2 arrives, ramps (a v1 worker dies meanwhile), becomes current ---------------------------
   const v2Pool = await startPool('v2', v2Bundle);
-  await waitFor('v2 known to the deployment', STAGE_WAIT_MS, async () => ((await deployments.describe())?.versions.some((version) => version.buildId === v2) ? true : undefined));
+  await waitFor('v2 known to the deployment', STAGE_WAIT_MS, async () =>
+    (await deployments.describe())?.versions.some((version) => version.buildId === v2) ? true : undefined,
+  );
   const left = (await deployments.describe())?.currentBuildId;
   if (left !== v1) throw new Error(`v2's workers changed the current build to ${buildName(left) ?? 'none'}: a later build must wait for the operator`);
   timeline.mark(`v2 ${v2} polling and not current (v1 stays current until the operator says otherwise)`);
@@ -262,7 +287,13 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
     const ranOn = await waitFor(`retention timer ${id} on v2`, 30_000, async () => ((await buildOf(id)) === 'v2' ? 'v2' : undefined)).catch(() => buildOf(id));
     const description = await handle.describe();
     const afterState = await handle.query(retentionStateQuery);
-    timers.push({ workflowId: id, forgetAtBefore: forgetAtBefore.get(id), forgetAtAfter: afterState.forgetAt, running: description.status.name === 'RUNNING', ranOn });
+    timers.push({
+      workflowId: id,
+      forgetAtBefore: forgetAtBefore.get(id),
+      forgetAtAfter: afterState.forgetAt,
+      running: description.status.name === 'RUNNING',
+      ranOn,
+    });
   }
   timeline.mark(`${timers.length} retention timer(s) woken by a notice after the switch`);
 
@@ -301,7 +332,14 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
         const result = (await handle.result()) as { accountsDetail?: { Accounts?: unknown[] } };
         if (!result.accountsDetail) problems.push('no accounts detail in its result');
       }
-      return { workflowId: entry.workflowId, stage: entry.stage, expected: entry.expected, status: statusName(status), ranOn: await buildOf(entry.workflowId), problems };
+      return {
+        workflowId: entry.workflowId,
+        stage: entry.stage,
+        expected: entry.expected,
+        status: statusName(status),
+        ranOn: await buildOf(entry.workflowId),
+        problems,
+      };
     }),
   );
   const nondeterminism = await countNondeterminism(client, [...started.map((entry) => entry.workflowId), ...timerIds]);
@@ -328,7 +366,9 @@ async function run(options: DeployCheckOptions, resources: Resources): Promise<b
     log(`  retention ${timer.workflowId}: ${problem ? `LOST: ${problem}` : `on ${timer.ranOn ?? '?'}, due ${timer.forgetAtAfter ?? '?'} as before`}`);
   }
   for (const failure of nondeterminism.failures) log(`  nondeterminism: ${failure}`);
-  log(`Deployment: v1 ${drained ? 'drained' : 'NOT drained'}, ${retired === true ? 'retired' : 'NOT retired'}; rollback to v1 ${rollback.length} connection(s)`);
+  log(
+    `Deployment: v1 ${drained ? 'drained' : 'NOT drained'}, ${retired === true ? 'retired' : 'NOT retired'}; rollback to v1 ${rollback.length} connection(s)`,
+  );
   const ok = passed(summary) && drained && retired === true && v2Pool.unexpectedExits === 0;
 
   await release(resources);
@@ -343,7 +383,13 @@ function statusName(name: string): string {
 }
 
 async function waitForEnd(client: Client, workflowId: string, timeoutMs: number): Promise<void> {
-  await Promise.race([client.workflow.getHandle(workflowId).result().catch(() => undefined), delay(timeoutMs)]);
+  await Promise.race([
+    client.workflow
+      .getHandle(workflowId)
+      .result()
+      .catch(() => undefined),
+    delay(timeoutMs),
+  ]);
 }
 
 /** Retiring is refused while the version's pollers are remembered (PollerHistoryTTL, 10 s here): ask until then. */

@@ -9,7 +9,6 @@ import { WORKFLOW_CODE } from '../../src/bundle/workflow-code.js';
 import { bundleWorkflows } from '../../src/worker/deployment.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 
-
 /** Where v2 inserts its extra step (the line that starts the retrieval, `result = await retrieveProducts(`), and the step: a regular activity that v1's histories never scheduled. */
 const RETRIEVAL_CALL = /^( *)(?:const )?result = await retrieveProducts\(/m;
 const EXTRA_ACTIVITY =
@@ -21,10 +20,16 @@ export class V2BuildError extends Error {
 
 /** The connection workflow's source with v2's change; refuses when the code no longer has the place it changes. */
 export function withExtraActivity(source: string): string {
-  if (!RETRIEVAL_CALL.test(source)) throw new V2BuildError('src/workflows/connection/connection.ts no longer calls retrieveProducts where deploy-check inserts its v2 step: update scripts/deploy-check/v2-build.ts');
+  if (!RETRIEVAL_CALL.test(source))
+    throw new V2BuildError(
+      'src/workflows/connection/connection.ts no longer calls retrieveProducts where deploy-check inserts its v2 step: update scripts/deploy-check/v2-build.ts',
+    );
   const imports = /import \{([^}]*)\} from '@temporalio\/workflow';/.exec(source);
   if (!imports?.[1]) throw new V2BuildError("src/workflows/connection/connection.ts has no import from '@temporalio/workflow' to extend");
-  const names = imports[1].split(',').map((name) => name.trim()).filter(Boolean);
+  const names = imports[1]
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const withProxy = source.replace(imports[0], `import { ${[...new Set([...names, 'proxyActivities'])].join(', ')} } from '@temporalio/workflow';`);
   return withProxy.replace(RETRIEVAL_CALL, (line: string) => EXTRA_ACTIVITY + line);
 }

@@ -40,8 +40,10 @@ export interface DeployCheckSummary {
 export function connectionProblem(observation: ConnectionObservation): string | undefined {
   if (observation.status === 'Running') return 'still running at the deadline';
   if (observation.status !== 'Completed') return `ended ${observation.status}`;
-  if (observation.expected !== 'either' && observation.ranOn !== observation.expected) return `ran on ${observation.ranOn ?? 'no recorded build'}, expected ${observation.expected}`;
-  if (observation.expected === 'either' && observation.ranOn !== 'v1' && observation.ranOn !== 'v2') return `ran on ${observation.ranOn ?? 'no recorded build'}`;
+  if (observation.expected !== 'either' && observation.ranOn !== observation.expected)
+    return `ran on ${observation.ranOn ?? 'no recorded build'}, expected ${observation.expected}`;
+  if (observation.expected === 'either' && observation.ranOn !== 'v1' && observation.ranOn !== 'v2')
+    return `ran on ${observation.ranOn ?? 'no recorded build'}`;
   if (observation.problems.length > 0) return observation.problems.join('; ');
   return undefined;
 }
@@ -49,7 +51,8 @@ export function connectionProblem(observation: ConnectionObservation): string | 
 /** A timer is lost when it ended, moved its due time, or did not move to the current build when woken. */
 export function timerProblem(timer: TimerObservation, currentBuild: 'v1' | 'v2'): string | undefined {
   if (!timer.running) return 'no longer running';
-  if (!timer.forgetAtBefore || timer.forgetAtBefore !== timer.forgetAtAfter) return `due time changed: ${timer.forgetAtBefore ?? 'none'} → ${timer.forgetAtAfter ?? 'none'}`;
+  if (!timer.forgetAtBefore || timer.forgetAtBefore !== timer.forgetAtAfter)
+    return `due time changed: ${timer.forgetAtBefore ?? 'none'} → ${timer.forgetAtAfter ?? 'none'}`;
   if (timer.ranOn !== currentBuild) return `still on ${timer.ranOn ?? 'no recorded build'} after a notice, expected ${currentBuild}`;
   return undefined;
 }

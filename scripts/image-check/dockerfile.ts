@@ -107,11 +107,12 @@ export function parseDockerfile(text: string): Stage[] {
         if (/["'$]/.test(args)) throw new DockerfileError(line, 'ENV with quotes or $variables is not supported by image-check: use plain KEY=value');
         const words = args.split(/\s+/);
         if (!words[0]!.includes('=')) values.push([words[0]!, words.slice(1).join(' ')]);
-        else for (const word of words) {
-          const eq = word.indexOf('=');
-          if (eq <= 0) throw new DockerfileError(line, `ENV ${word}: expected KEY=value`);
-          values.push([word.slice(0, eq), word.slice(eq + 1)]);
-        }
+        else
+          for (const word of words) {
+            const eq = word.indexOf('=');
+            if (eq <= 0) throw new DockerfileError(line, `ENV ${word}: expected KEY=value`);
+            values.push([word.slice(0, eq), word.slice(eq + 1)]);
+          }
         stage.steps.push({ kind: 'ENV', line, values });
         break;
       }
@@ -134,7 +135,8 @@ export function parseDockerfile(text: string): Stage[] {
         const cacheMounts: string[] = [];
         for (const [name, value] of given) {
           const target = /^type=cache,target=(\S+)$/.exec(value)?.[1];
-          if (name !== 'mount' || target === undefined) throw new DockerfileError(line, `RUN --${name}=${value}: only --mount=type=cache,target=<dir> is supported by image-check`);
+          if (name !== 'mount' || target === undefined)
+            throw new DockerfileError(line, `RUN --${name}=${value}: only --mount=type=cache,target=<dir> is supported by image-check`);
           cacheMounts.push(target);
         }
         if (rest.startsWith('[')) throw new DockerfileError(line, 'RUN in exec form is not supported by image-check: use the shell form');

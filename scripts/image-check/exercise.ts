@@ -86,7 +86,14 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
   };
   let logCount = 0;
   const once = (name: string, argv: readonly string[], env: Record<string, string>, input?: string) =>
-    runToEnd(name, argv, { cwd: options.dir, env, prefix, logPath: join(options.logDir, `${name}-${++logCount}.log`), input, timeoutMs: CONNECTION_TIMEOUT_MS });
+    runToEnd(name, argv, {
+      cwd: options.dir,
+      env,
+      prefix,
+      logPath: join(options.logDir, `${name}-${++logCount}.log`),
+      input,
+      timeoutMs: CONNECTION_TIMEOUT_MS,
+    });
   // node dist/src/worker/health-check.js, as the HEALTHCHECK names it, against any URL.
   const probe = (url: string) => once('health-check', [...options.healthcheck.slice(0, -1), url], {});
 
@@ -120,7 +127,8 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
     if (consoleHealth.code !== 0) throw new ImageProcessError(`the console's health check failed: ${consoleHealth.output.trim()}`);
     for (const page of ['/', '/app.js', '/style.css', '/shared/durations.js', '/shared/images.js']) {
       const response = await fetch(`http://${HOST}:${consolePort}${page}`, { headers: { authorization: `Bearer ${token}` } });
-      if (response.status !== 200) throw new ImageProcessError(`the console answers ${response.status} to ${page}: its page assets are not where dist/ looks for them`);
+      if (response.status !== 200)
+        throw new ImageProcessError(`the console answers ${response.status} to ${page}: its page assets are not where dist/ looks for them`);
     }
     options.report(`  console   node dist/src/console/server.js: up; health check ${consoleHealth.output.trim()}; page, app.js, style.css served from dist`);
 
@@ -143,23 +151,36 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
       healthy = await once('healthcheck', healthcheck, {});
       if (healthy.code === 0) break;
     }
-    if (healthy.code !== 0) throw new ImageProcessError(`the HEALTHCHECK (${healthcheck.join(' ')}) never passed while the worker ran: ${healthy.output.trim()}\n${worker.tail()}`);
+    if (healthy.code !== 0)
+      throw new ImageProcessError(`the HEALTHCHECK (${healthcheck.join(' ')}) never passed while the worker ran: ${healthy.output.trim()}\n${worker.tail()}`);
     options.report(`  worker    ${options.cmd.join(' ')} (uid ${workerUid ?? '?'}): started; HEALTHCHECK ${healthy.output.trim()}`);
 
     const cli = ['node', 'dist/src/cli/main.js'];
     const key = `connection-demo-lender:image-check-${randomBytes(4).toString('hex')}`;
     const connectionStarted = Date.now();
-    const start = await once('cli', [...cli, 'start', '--key', key, '--institution', 'SandboxBank', '--username', 'no_mfa', '--password-stdin', '--accounts'], shared, 'Everyday\n');
+    const start = await once(
+      'cli',
+      [...cli, 'start', '--key', key, '--institution', 'SandboxBank', '--username', 'no_mfa', '--password-stdin', '--accounts'],
+      shared,
+      'Everyday\n',
+    );
     if (start.code !== 0) throw new ImageProcessError(`cli start exited ${start.code}:\n${start.output}`);
     const watch = await once('cli', [...cli, 'watch', key, '--interval', '500'], shared);
     if (watch.code !== 0) throw new ImageProcessError(`cli watch ${key} exited ${watch.code} (0 is Completed):\n${watch.output}\nworker:\n${worker.tail()}`);
     const connectionMs = Date.now() - connectionStarted;
-    options.report(`  connection ${key} (live, no_mfa, accounts) via node dist/src/cli/main.js start + watch: Completed in ${(connectionMs / 1000).toFixed(1)} s`);
+    options.report(
+      `  connection ${key} (live, no_mfa, accounts) via node dist/src/cli/main.js start + watch: Completed in ${(connectionMs / 1000).toFixed(1)} s`,
+    );
     options.report(`    ${watch.output.trim().split('\n').at(-1)}`);
 
     // A second connection whose live Authorize the proxy holds: the worker has an activity in flight.
     const heldKey = `connection-demo-lender:image-check-drain-${randomBytes(4).toString('hex')}`;
-    const held = await once('cli', [...cli, 'start', '--key', heldKey, '--institution', 'SandboxBank', '--username', 'no_mfa', '--password-stdin', '--accounts', '--no-wait'], shared, 'Everyday\n');
+    const held = await once(
+      'cli',
+      [...cli, 'start', '--key', heldKey, '--institution', 'SandboxBank', '--username', 'no_mfa', '--password-stdin', '--accounts', '--no-wait'],
+      shared,
+      'Everyday\n',
+    );
     if (held.code !== 0) throw new ImageProcessError(`cli start --no-wait exited ${held.code}:\n${held.output}`);
     for (const deadline = Date.now() + START_TIMEOUT_MS; (proxy.inFlight().get('worker') ?? 0) === 0; await delay(50)) {
       if (Date.now() > deadline) throw new ImageProcessError(`the worker never called the service for ${heldKey}`);
@@ -175,10 +196,15 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
     const exit = await worker.stop(DRAIN_TIMEOUT_MS);
     const drainMs = Date.now() - drainStarted;
     const workerStates = workerStatesLogged(worker.output());
-    options.report(`  SIGTERM with ${heldKey}'s Authorize in flight (held ${HOLD_MS} ms by the proxy): worker exited ${exit.signal ?? exit.code} after ${(drainMs / 1000).toFixed(1)} s`);
+    options.report(
+      `  SIGTERM with ${heldKey}'s Authorize in flight (held ${HOLD_MS} ms by the proxy): worker exited ${exit.signal ?? exit.code} after ${(drainMs / 1000).toFixed(1)} s`,
+    );
     options.report(`    HEALTHCHECK during the drain: ${summarize(drainStates)}`);
     options.report(`    worker's own log: state ${workerStates.join(' → ')}`);
-    await env.client.workflow.getHandle(heldKey).terminate('image-check: done (its worker was drained on purpose)').catch(() => undefined);
+    await env.client.workflow
+      .getHandle(heldKey)
+      .terminate('image-check: done (its worker was drained on purpose)')
+      .catch(() => undefined);
 
     for (const process_ of [console_, sandbox]) {
       const ended = await process_.stop(10_000);

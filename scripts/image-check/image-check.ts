@@ -57,21 +57,27 @@ function dockerfileProblems(stages: readonly Stage[]): string[] {
   if (!earlier.some((stage) => runs(stage).some((command) => /\bnpm run build\b/.test(command)))) problems.push('no build stage runs `npm run build`');
   const scripts = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
   if (!scripts.build) problems.push('package.json has no "build" script for `npm run build`');
-  if (!runs(final).some((command) => /\bnpm ci\b.*--omit=dev\b/.test(command))) problems.push(`the final stage (${final.name}) does not run \`npm ci --omit=dev\``);
-  if (runs(final).some((command) => /\bnpm (run )?build\b|\btsc\b|\btsx\b/.test(command))) problems.push(`the final stage (${final.name}) builds or runs TypeScript itself`);
+  if (!runs(final).some((command) => /\bnpm ci\b.*--omit=dev\b/.test(command)))
+    problems.push(`the final stage (${final.name}) does not run \`npm ci --omit=dev\``);
+  if (runs(final).some((command) => /\bnpm (run )?build\b|\btsc\b|\btsx\b/.test(command)))
+    problems.push(`the final stage (${final.name}) builds or runs TypeScript itself`);
   const copiesDist = final.steps.some((step) => step.kind === 'COPY' && step.from !== undefined && step.sources.some((path) => /\/dist\/?$/.test(path)));
   if (!copiesDist) problems.push(`the final stage (${final.name}) does not COPY --from an earlier stage its dist/`);
 
   // The image runs the runtime the project pins, and this machine's node stands in for it only if it is the same major.
   for (const stage of stages) {
     const major = /^node:(\d+)(-slim)?$/.exec(stage.image)?.[1];
-    if (Number(major) !== SUPPORTED_NODE_MAJOR) problems.push(`stage ${stage.name} is FROM ${stage.image}, not node:${SUPPORTED_NODE_MAJOR}-slim (the major .nvmrc pins)`);
+    if (Number(major) !== SUPPORTED_NODE_MAJOR)
+      problems.push(`stage ${stage.name} is FROM ${stage.image}, not node:${SUPPORTED_NODE_MAJOR}-slim (the major .nvmrc pins)`);
   }
   if (Number.parseInt(process.versions.node, 10) !== SUPPORTED_NODE_MAJOR) {
-    problems.push(`this check runs on node ${process.versions.node}, which cannot stand in for node:${SUPPORTED_NODE_MAJOR}: run it as \`npm run image:check\``);
+    problems.push(
+      `this check runs on node ${process.versions.node}, which cannot stand in for node:${SUPPORTED_NODE_MAJOR}: run it as \`npm run image:check\``,
+    );
   }
 
-  if (!user || user === 'root' || user === '0' || user.startsWith('0:') || user.startsWith('root:')) problems.push(`the image runs as ${user ?? 'root (no USER)'}: set a non-root USER (node)`);
+  if (!user || user === 'root' || user === '0' || user.startsWith('0:') || user.startsWith('root:'))
+    problems.push(`the image runs as ${user ?? 'root (no USER)'}: set a non-root USER (node)`);
 
   const checkNodeEntry = (what: string, argv: readonly string[] | undefined) => {
     if (!argv) return problems.push(`no ${what}`);
@@ -84,7 +90,9 @@ function dockerfileProblems(stages: readonly Stage[]): string[] {
   checkNodeEntry('HEALTHCHECK CMD', final.healthcheck?.argv);
   const port = HEALTH_URL.exec(final.healthcheck?.argv.at(-1) ?? '')?.[1];
   if (final.healthcheck && (!port || port !== env.get('WORKER_HEALTH_PORT'))) {
-    problems.push(`HEALTHCHECK probes ${final.healthcheck.argv.at(-1)}, not http://127.0.0.1:<WORKER_HEALTH_PORT>/healthz (ENV WORKER_HEALTH_PORT=${env.get('WORKER_HEALTH_PORT') ?? 'unset'})`);
+    problems.push(
+      `HEALTHCHECK probes ${final.healthcheck.argv.at(-1)}, not http://127.0.0.1:<WORKER_HEALTH_PORT>/healthz (ENV WORKER_HEALTH_PORT=${env.get('WORKER_HEALTH_PORT') ?? 'unset'})`,
+    );
   }
   if (!env.get('WORKER_WORKFLOW_BUNDLE')) problems.push('no ENV WORKER_WORKFLOW_BUNDLE: the worker would bundle its workflows with webpack at every start');
   return problems;
@@ -94,7 +102,10 @@ function dockerfileProblems(stages: readonly Stage[]): string[] {
 function outputProblems(runtime: StageRun): string[] {
   const problems: string[] = [];
   const { env } = stageSettings(runtime.stage);
-  for (const [what, path] of [['CMD', runtime.stage.cmd?.argv[1]], ['HEALTHCHECK', runtime.stage.healthcheck?.argv[1]]] as const) {
+  for (const [what, path] of [
+    ['CMD', runtime.stage.cmd?.argv[1]],
+    ['HEALTHCHECK', runtime.stage.healthcheck?.argv[1]],
+  ] as const) {
     if (path && !existsSync(join(runtime.dir, path))) problems.push(`${what} runs ${path}, which the build did not produce`);
   }
   const bundle = mapPath(runtime, env.get('WORKER_WORKFLOW_BUNDLE') ?? '', runtime.stage.line, runtime.stage.name);
@@ -107,8 +118,11 @@ function outputProblems(runtime: StageRun): string[] {
     }
   }
   const dev = devPackagesInstalled(runtime.dir);
-  if (dev.length > 0) problems.push(`the runtime has dev-only packages: ${dev.slice(0, 10).join(', ')}${dev.length > 10 ? ` and ${dev.length - 10} more` : ''}`);
-  const dependencies = Object.keys((JSON.parse(readFileSync(join(runtime.dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {});
+  if (dev.length > 0)
+    problems.push(`the runtime has dev-only packages: ${dev.slice(0, 10).join(', ')}${dev.length > 10 ? ` and ${dev.length - 10} more` : ''}`);
+  const dependencies = Object.keys(
+    (JSON.parse(readFileSync(join(runtime.dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {},
+  );
   for (const dir of ['dist/src', 'dist/scripts'].map((path) => join(runtime.dir, path)).filter((path) => existsSync(path))) {
     const undeclared = undeclaredImports(dir, dependencies);
     if (undeclared.length > 0) problems.push(`compiled code imports packages the runtime does not install: ${undeclared.join(', ')}`);
@@ -117,7 +131,9 @@ function outputProblems(runtime: StageRun): string[] {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { dockerfile: { type: 'string' }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    options: { dockerfile: { type: 'string' }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', default: false } },
+  });
   if (values.help) {
     console.log('Usage: npm run image:check [-- --dockerfile <path>] [--keep]  (see scripts/image-check/image-check.ts)');
     return 0;
@@ -142,7 +158,9 @@ async function main(): Promise<number> {
     return 1;
   }
   const final = stages.at(-1)!;
-  report(`Dockerfile ${dockerfilePath}: stages ${stages.map((stage) => `${stage.name} (FROM ${stage.image})`).join(', ')}; CMD ${JSON.stringify(final.cmd!.argv)}, USER ${stageSettings(final).user}`);
+  report(
+    `Dockerfile ${dockerfilePath}: stages ${stages.map((stage) => `${stage.name} (FROM ${stage.image})`).join(', ')}; CMD ${JSON.stringify(final.cmd!.argv)}, USER ${stageSettings(final).user}`,
+  );
   report(`node ${process.versions.node} and npm of this machine stand in for the base image's node ${SUPPORTED_NODE_MAJOR}`);
 
   const workDir = mkdtempSync(join(tmpdir(), 'image-check-'));
@@ -157,7 +175,8 @@ async function main(): Promise<number> {
     if (values.keep) return report(`kept ${workDir} (--keep)`);
     const removing = Date.now();
     // A failed run keeps its logs; the installed trees go either way.
-    for (const entry of ok ? [workDir] : ['context', ...stages.map((stage) => stage.name)].map((name) => join(workDir, name))) rmSync(entry, { recursive: true, force: true });
+    for (const entry of ok ? [workDir] : ['context', ...stages.map((stage) => stage.name)].map((name) => join(workDir, name)))
+      rmSync(entry, { recursive: true, force: true });
     return report(`removed ${ok ? workDir : 'the context and stage directories (logs kept)'} in ${((Date.now() - removing) / 1000).toFixed(1)} s`);
   };
   try {
@@ -194,7 +213,8 @@ async function main(): Promise<number> {
     });
     const failures: string[] = [];
     if (result.workerUid === 0) failures.push('the worker ran as root');
-    if (!result.drainStates.some((state) => state.startsWith('503'))) failures.push(`the HEALTHCHECK never answered 503 while the worker drained (${result.drainStates.join(', ') || 'no probe'})`);
+    if (!result.drainStates.some((state) => state.startsWith('503')))
+      failures.push(`the HEALTHCHECK never answered 503 while the worker drained (${result.drainStates.join(', ') || 'no probe'})`);
     if (result.workerExit !== 0) failures.push(`the worker exited ${result.workerExit ?? 'by a signal'} after SIGTERM, not 0`);
     if (failures.length > 0) throw new ImageCheckFailure(failures);
 
@@ -207,7 +227,8 @@ async function main(): Promise<number> {
     );
     return 0;
   } catch (error) {
-    if (!(error instanceof ImageCheckFailure || error instanceof StageError || error instanceof ImageProcessError || error instanceof DockerignoreError)) throw error;
+    if (!(error instanceof ImageCheckFailure || error instanceof StageError || error instanceof ImageProcessError || error instanceof DockerignoreError))
+      throw error;
     const problems = error instanceof ImageCheckFailure ? error.problems : [error.message];
     cleanUp(false);
     console.error(problems.map((problem) => `  - ${problem}`).join('\n'));

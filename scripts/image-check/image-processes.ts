@@ -20,7 +20,7 @@ export function unprivileged(): { prefix: string[]; who: string } {
   const uid = process.getuid?.();
   if (uid !== 0) return { prefix: [], who: `uid ${uid ?? '?'} (this user, not root)` };
   const setpriv = onPath('setpriv');
-  if (!setpriv) throw new ImageProcessError('running as root and setpriv (util-linux) is not on PATH: cannot run the image\'s processes as a non-root user');
+  if (!setpriv) throw new ImageProcessError("running as root and setpriv (util-linux) is not on PATH: cannot run the image's processes as a non-root user");
   return { prefix: [setpriv, `--reuid=${NOBODY_UID}`, `--regid=${NOBODY_UID}`, '--clear-groups', '--'], who: `uid ${NOBODY_UID} (nobody, through setpriv)` };
 }
 
@@ -136,7 +136,11 @@ export class ImageProcess {
 }
 
 /** Runs a command to its end (a health check, a CLI call): exit code and output. */
-export async function runToEnd(name: string, argv: readonly string[], options: ImageProcessOptions & { timeoutMs: number }): Promise<{ code: number | null; output: string }> {
+export async function runToEnd(
+  name: string,
+  argv: readonly string[],
+  options: ImageProcessOptions & { timeoutMs: number },
+): Promise<{ code: number | null; output: string }> {
   const process_ = new ImageProcess(name, argv, options);
   const timer = setTimeout(() => process_.child.kill('SIGKILL'), options.timeoutMs);
   const { code, signal } = await process_.exited;

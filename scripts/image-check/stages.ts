@@ -52,7 +52,9 @@ export function mapEnv(run: Pick<StageRun, 'dir' | 'workdir'>, env: ReadonlyMap<
 /** This process's environment without what `npm run image:check` itself added (its lifecycle and package variables). */
 export function baseEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('npm_lifecycle_') && !name.startsWith('npm_package_') && name !== 'npm_command' && name !== 'INIT_CWD'),
+    Object.entries(process.env).filter(
+      ([name]) => !name.startsWith('npm_lifecycle_') && !name.startsWith('npm_package_') && name !== 'npm_command' && name !== 'INIT_CWD',
+    ),
   );
 }
 
@@ -115,7 +117,13 @@ export async function runStages(options: RunStagesOptions): Promise<Map<string, 
             from = join(options.contextDir, path.replace(/^\/+/, ''));
           }
           if (!existsSync(from)) {
-            throw new StageError(stage.name, step.line, source ? `COPY --from=${step.from} ${path}: the stage did not produce it` : `COPY ${path}: not in the build context (is .dockerignore letting it through?)`);
+            throw new StageError(
+              stage.name,
+              step.line,
+              source
+                ? `COPY --from=${step.from} ${path}: the stage did not produce it`
+                : `COPY ${path}: not in the build context (is .dockerignore letting it through?)`,
+            );
           }
           const target = statSync(from).isDirectory() || !(step.dest.endsWith('/') || step.sources.length > 1) ? dest : join(dest, basename(from));
           mkdirSync(statSync(from).isDirectory() ? target : dirname(target), { recursive: true });
@@ -128,7 +136,11 @@ export async function runStages(options: RunStagesOptions): Promise<Map<string, 
         let result = await runShell(step.command, run.dir, { ...baseEnv(), ...mapEnv(run, env) }, log);
         // A registry connection reset mid-download is the network's, not the Dockerfile's: run the
         // step again (as a CI's build retry would), at most twice, and say so. Any other failure stands.
-        for (let retry = 1, network = networkErrorIn(log); result !== 0 && retry <= NETWORK_RETRIES && network !== undefined; retry += 1, network = networkErrorIn(log)) {
+        for (
+          let retry = 1, network = networkErrorIn(log);
+          result !== 0 && retry <= NETWORK_RETRIES && network !== undefined;
+          retry += 1, network = networkErrorIn(log)
+        ) {
           options.report(`  RUN ${step.command}: the registry's network failed (${network}); running it again (${retry} of ${NETWORK_RETRIES})`);
           result = await runShell(step.command, run.dir, { ...baseEnv(), ...mapEnv(run, env) }, log);
         }
@@ -137,7 +149,9 @@ export async function runStages(options: RunStagesOptions): Promise<Map<string, 
           throw new StageError(stage.name, step.line, `RUN ${step.command} ended with ${result} after ${ms} ms; last lines of ${log}:\n${tail(log, 40)}`);
         }
         run.runs.push({ line: step.line, command: step.command, ms, log });
-        options.report(`  RUN ${step.command}  (${(ms / 1000).toFixed(1)} s${step.cacheMounts.length ? `; cache mount ${step.cacheMounts.join(', ')} = this user's npm cache` : ''})`);
+        options.report(
+          `  RUN ${step.command}  (${(ms / 1000).toFixed(1)} s${step.cacheMounts.length ? `; cache mount ${step.cacheMounts.join(', ')} = this user's npm cache` : ''})`,
+        );
       }
     }
     done.set(stage.name, run);

@@ -24,8 +24,16 @@ export interface DecodeReport {
   readonly undecodable: readonly Undecodable[];
 }
 
-export async function decodeHistories(histories: readonly FetchedHistory[], fetchFailures: readonly HistoryFetchFailure[], codecs: readonly PayloadCodec[]): Promise<DecodeReport> {
-  const undecodable: Undecodable[] = fetchFailures.map(({ workflowId, message }) => ({ workflowId, where: '(the whole history)', message: `could not be fetched: ${message}` }));
+export async function decodeHistories(
+  histories: readonly FetchedHistory[],
+  fetchFailures: readonly HistoryFetchFailure[],
+  codecs: readonly PayloadCodec[],
+): Promise<DecodeReport> {
+  const undecodable: Undecodable[] = fetchFailures.map(({ workflowId, message }) => ({
+    workflowId,
+    where: '(the whole history)',
+    message: `could not be fetched: ${message}`,
+  }));
   const keyVersions = new Map<number, number>();
   let payloads = 0;
   let encrypted = 0;

@@ -11,12 +11,60 @@ import type { AnswerChannel, ConnectionPlan, Flow } from '../chaos/flows.js';
 const ACCOUNTS = { accountsDetail: { WithTransactions: true } } as const;
 
 export const KEYS_CHECK_FLOWS: readonly Flow[] = [
-  { name: 'security_question, answered after the rotation', group: 'challenge', username: 'security_question', session: 'live', products: ACCOUNTS, answers: 'correct', expect: { status: 'Completed', products: ['accountsDetail'] } },
-  { name: 'pending_polls_4, 10-s polls', group: 'pending', username: 'pending_polls_4', session: 'live', products: ACCOUNTS, answers: 'correct', expect: { status: 'Completed', products: ['accountsDetail'] } },
-  { name: 'no_mfa, then its retention timer', group: 'no-mfa', username: 'no_mfa', session: 'live', products: ACCOUNTS, answers: 'correct', expect: { status: 'Completed', products: ['accountsDetail'] } },
-  { name: 'triple_question + investments, answered after the rotation', group: 'challenge', username: 'triple_question', session: 'live', products: { ...ACCOUNTS, investments: true }, answers: 'correct', expect: { status: 'Completed', products: ['accountsDetail', 'investments'] } },
-  { name: 'cached pending_polls_3, 10-s polls', group: 'cached', username: 'pending_polls_3', session: 'cached', products: { investments: true }, answers: 'correct', expect: { status: 'Completed', products: ['investments'] } },
-  { name: 'token_code, answered after the rotation', group: 'challenge', username: 'token_code', session: 'live', products: ACCOUNTS, answers: 'correct', expect: { status: 'Completed', products: ['accountsDetail'] } },
+  {
+    name: 'security_question, answered after the rotation',
+    group: 'challenge',
+    username: 'security_question',
+    session: 'live',
+    products: ACCOUNTS,
+    answers: 'correct',
+    expect: { status: 'Completed', products: ['accountsDetail'] },
+  },
+  {
+    name: 'pending_polls_4, 10-s polls',
+    group: 'pending',
+    username: 'pending_polls_4',
+    session: 'live',
+    products: ACCOUNTS,
+    answers: 'correct',
+    expect: { status: 'Completed', products: ['accountsDetail'] },
+  },
+  {
+    name: 'no_mfa, then its retention timer',
+    group: 'no-mfa',
+    username: 'no_mfa',
+    session: 'live',
+    products: ACCOUNTS,
+    answers: 'correct',
+    expect: { status: 'Completed', products: ['accountsDetail'] },
+  },
+  {
+    name: 'triple_question + investments, answered after the rotation',
+    group: 'challenge',
+    username: 'triple_question',
+    session: 'live',
+    products: { ...ACCOUNTS, investments: true },
+    answers: 'correct',
+    expect: { status: 'Completed', products: ['accountsDetail', 'investments'] },
+  },
+  {
+    name: 'cached pending_polls_3, 10-s polls',
+    group: 'cached',
+    username: 'pending_polls_3',
+    session: 'cached',
+    products: { investments: true },
+    answers: 'correct',
+    expect: { status: 'Completed', products: ['investments'] },
+  },
+  {
+    name: 'token_code, answered after the rotation',
+    group: 'challenge',
+    username: 'token_code',
+    session: 'live',
+    products: ACCOUNTS,
+    answers: 'correct',
+    expect: { status: 'Completed', products: ['accountsDetail'] },
+  },
 ];
 
 /** Polls of pending data every 10 s, as the spec's default: the polls span the rotation and the restarts. */

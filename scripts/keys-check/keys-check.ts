@@ -61,7 +61,8 @@ async function stageOf(fleet: Fleet, plan: ConnectionPlan): Promise<string | und
   try {
     const state = await fleet.connections.getState(plan.key);
     if (plan.flow.group === 'challenge') return state.status === 'AwaitingAnswer' ? 'awaiting an answer' : undefined;
-    if (plan.flow.group === 'pending' || plan.flow.group === 'cached') return state.pending ? 'polling' : state.status === 'Completed' ? 'completed already' : undefined;
+    if (plan.flow.group === 'pending' || plan.flow.group === 'cached')
+      return state.pending ? 'polling' : state.status === 'Completed' ? 'completed already' : undefined;
     return state.status === 'Completed' ? 'completed, retention timer waiting' : undefined;
   } catch {
     // Not started yet, or no worker to answer the query this moment.
@@ -84,7 +85,9 @@ async function awaitInFlight(fleet: Fleet, plans: readonly ConnectionPlan[], tim
 }
 
 async function runningRetentionTimers(fleet: Fleet): Promise<number> {
-  const { count } = await fleet.client.workflow.count(`TaskQueue = '${fleet.taskQueue}' AND WorkflowType = 'loginRetentionWorkflow' AND ExecutionStatus = 'Running'`);
+  const { count } = await fleet.client.workflow.count(
+    `TaskQueue = '${fleet.taskQueue}' AND WorkflowType = 'loginRetentionWorkflow' AND ExecutionStatus = 'Running'`,
+  );
   return count;
 }
 
@@ -127,7 +130,9 @@ async function run(options: KeysCheckOptions, resources: Resources): Promise<boo
   // Least privilege: the processes may make and unwrap data keys of this transit key, nothing else.
   const token = await openbao.token('keys-check-processes', workerPolicy(TRANSIT_KEY, TRANSIT_MOUNT));
   const versionBefore = await openbao.latestVersion();
-  timeline.mark(`openbao up at ${openbao.address} (pid ${openbao.pid}), initialised with one key share and unsealed; transit key ${TRANSIT_KEY} v${versionBefore}`);
+  timeline.mark(
+    `openbao up at ${openbao.address} (pid ${openbao.pid}), initialised with one key share and unsealed; transit key ${TRANSIT_KEY} v${versionBefore}`,
+  );
 
   resources.sandbox = await createSandbox({ port: 0 });
   const sandbox = resources.sandbox;
@@ -161,7 +166,17 @@ async function run(options: KeysCheckOptions, resources: Resources): Promise<boo
   let releaseAnswers: () => void = () => undefined;
   const answersHeldUntil = new Promise<void>((resolve) => (releaseAnswers = resolve));
   const origin = Date.now();
-  const context = { connections: fleet.connections, client: fleet.client, connection: fleet.connection, listing, sandboxUrl: sandbox.url, timing, deadline: origin + options.deadlineMs, origin, answersHeldUntil };
+  const context = {
+    connections: fleet.connections,
+    client: fleet.client,
+    connection: fleet.connection,
+    listing,
+    sandboxUrl: sandbox.url,
+    timing,
+    deadline: origin + options.deadlineMs,
+    origin,
+    answersHeldUntil,
+  };
   timeline.mark(`first connection starts (answers held)`);
   let killed = 0;
   const driving = driveAll(context, plans, log, 'keys-check');
@@ -180,8 +195,7 @@ async function run(options: KeysCheckOptions, resources: Resources): Promise<boo
     if (victim) {
       await fleet.pool.kill(victim, 'mid-flight, after the rotation');
       killed += 1;
-    }
-    else timeline.mark('no worker polling to SIGKILL');
+    } else timeline.mark('no worker polling to SIGKILL');
     await openbao.stop();
     timeline.mark(`openbao stopped; down for ${seconds(options.kmsDownMs)}`);
     await delay(options.kmsDownMs);
@@ -219,7 +233,8 @@ async function run(options: KeysCheckOptions, resources: Resources): Promise<boo
     workers.unexpectedExits === 0 &&
     workers.causes.size === 0;
   await release(resources);
-  if (options.keepLogs || !ok) log(`keys-check: logs, OpenBao's storage and audit log and the server's database kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
+  if (options.keepLogs || !ok)
+    log(`keys-check: logs, OpenBao's storage and audit log and the server's database kept in ${runDir}${options.keepLogs ? '' : ' (the run failed)'}`);
   else await rm(runDir, { recursive: true, force: true });
   log(
     `keys-check: ${summary.connections} connections, ${summary.completedAsExpected} completed as expected, ${lost.length} lost, ${decoded.undecodable.length} undecodable, ` +
@@ -242,12 +257,21 @@ function report(run: {
   log('Timeline:');
   for (const entry of run.timeline.entries()) log(`  +${seconds(entry.atMs).padStart(7)}  ${entry.text}`);
   const unexpected = run.outcomes.filter((outcome) => outcome.judgement.verdict !== 'expected' || outcome.dataProblems.length > 0);
-  log(`Connections: ${run.outcomes.length - unexpected.length} of ${run.outcomes.length} completed as expected, ${run.lost.length} lost (still running at the deadline, not found, or never learned)`);
+  log(
+    `Connections: ${run.outcomes.length - unexpected.length} of ${run.outcomes.length} completed as expected, ${run.lost.length} lost (still running at the deadline, not found, or never learned)`,
+  );
   for (const { record, judgement, dataProblems } of unexpected.slice(0, SHOWN_PROBLEMS)) {
-    log(`  ${record.workflowId} (${record.plan.flow.name}): ${judgement.verdict}: ${judgement.detail}${dataProblems.length ? `; data: ${dataProblems[0]}` : ''}`);
+    log(
+      `  ${record.workflowId} (${record.plan.flow.name}): ${judgement.verdict}: ${judgement.detail}${dataProblems.length ? `; data: ${dataProblems[0]}` : ''}`,
+    );
   }
-  const byVersion = [...decoded.keyVersions].sort(([a], [b]) => a - b).map(([version, count]) => `v${version} ${count}`).join(', ');
-  log(`Histories: ${decoded.histories} decoded through the client's data converter, ${decoded.payloads} payloads (${decoded.encrypted} encrypted: ${byVersion || 'none'}), ${decoded.undecodable.length} undecodable; transit key v${run.versionBefore} before the rotation, v${run.versionAfter} after`);
+  const byVersion = [...decoded.keyVersions]
+    .sort(([a], [b]) => a - b)
+    .map(([version, count]) => `v${version} ${count}`)
+    .join(', ');
+  log(
+    `Histories: ${decoded.histories} decoded through the client's data converter, ${decoded.payloads} payloads (${decoded.encrypted} encrypted: ${byVersion || 'none'}), ${decoded.undecodable.length} undecodable; transit key v${run.versionBefore} before the rotation, v${run.versionAfter} after`,
+  );
   for (const problem of decoded.undecodable.slice(0, SHOWN_PROBLEMS)) log(`  ${problem.workflowId} ${problem.where}: ${problem.message}`);
   const { workers } = run;
   const causes = [...workers.causes].map(([cause, count]) => `${cause} ${count}`).join(', ');
@@ -256,7 +280,9 @@ function report(run: {
       (causes ? `; "Worker failed" in their logs: ${causes}` : ''),
   );
   const perThousand = decoded.encrypted > 0 ? ((kms.datakey + kms.decrypt) / decoded.encrypted) * 1000 : 0;
-  log(`KMS calls (OpenBao's audit log, every process and this decoding): ${kms.datakey} datakey, ${kms.decrypt} decrypt, ${kms.refused} of them refused; ${perThousand.toFixed(1)} per 1,000 encrypted payloads in history`);
+  log(
+    `KMS calls (OpenBao's audit log, every process and this decoding): ${kms.datakey} datakey, ${kms.decrypt} decrypt, ${kms.refused} of them refused; ${perThousand.toFixed(1)} per 1,000 encrypted payloads in history`,
+  );
 }
 
 runRehearsal({ label: 'keys-check', usage: USAGE, parse: parseKeysCheckArgs, argumentError: KeysCheckArgumentError, run, release }, {});

@@ -36,7 +36,10 @@ export const BenchVars = group(
       'How the worker benchmarks run the worker: `compiled` as the image does (`npm run build`, node dist/src/worker.js), `tsx` from the sources as `npm run worker` does.',
     ),
     BENCH_WORKER_NODE_ARGS: doc(
-      z.string().transform((text) => Object.freeze(text.split(' ').filter(Boolean))).optional(),
+      z
+        .string()
+        .transform((text) => Object.freeze(text.split(' ').filter(Boolean)))
+        .optional(),
       'Extra node arguments for the benchmarked worker only, space-separated, e.g. --max-old-space-size=256 or --cpu-prof --cpu-prof-dir=/tmp/prof.',
     ),
     BENCH_SERVER_DYNAMIC_CONFIG: doc(
@@ -49,10 +52,17 @@ export const BenchVars = group(
       'Experiment only, with NODE_OPTIONS="--require ./bench/vm-watchdog-probe.cjs": `off` drops the SDK\'s isolate execution timeout (no watchdog thread per call into the workflow sandbox).',
       { defaultText: 'on' },
     ),
-    VM_PROBE_OUT: doc(z.string().optional(), 'Experiment only: where bench/vm-watchdog-probe.cjs writes its count of calls into the workflow sandbox (<path>.<threadId>, every second).'),
-    SDK_FLOOR_WORKFLOWS_PATH: doc(z.string().optional(), "Set by bench/sdk-floor.ts for the floor's worker, which runs from a compiled copy elsewhere: the floor's workflows to bundle.", {
-      defaultText: 'bench/sdk-floor/workflows.ts beside the worker',
-    }),
+    VM_PROBE_OUT: doc(
+      z.string().optional(),
+      'Experiment only: where bench/vm-watchdog-probe.cjs writes its count of calls into the workflow sandbox (<path>.<threadId>, every second).',
+    ),
+    SDK_FLOOR_WORKFLOWS_PATH: doc(
+      z.string().optional(),
+      "Set by bench/sdk-floor.ts for the floor's worker, which runs from a compiled copy elsewhere: the floor's workflows to bundle.",
+      {
+        defaultText: 'bench/sdk-floor/workflows.ts beside the worker',
+      },
+    ),
   }),
   'Benchmarks',
   "The benchmarks (bench/). They pass this shell's WORKER_* settings, NODE_OPTIONS, MALLOC_ARENA_MAX and VM_* on to the worker they start, to compare tunings.",

@@ -43,7 +43,8 @@ interface Group {
 
 function groupDoc(schema: z.ZodObject, module: string): GroupDoc {
   const meta = schema.meta() as Partial<GroupDoc> | undefined;
-  if (!meta?.title || !meta.description) throw new Error(`${module}: a group of CONFIG_GROUPS (${Object.keys(schema.shape).join(', ')}) has no title or description: wrap it in group(...)`);
+  if (!meta?.title || !meta.description)
+    throw new Error(`${module}: a group of CONFIG_GROUPS (${Object.keys(schema.shape).join(', ')}) has no title or description: wrap it in group(...)`);
   return meta as GroupDoc;
 }
 
@@ -55,7 +56,12 @@ function variableDoc(name: string, schema: z.ZodType): VariableDoc {
 
 /** Where the settings live: src/settings/ and the modules CONFIG_GROUPS names (the tools' own). */
 function settingsModules(root: string): Map<string, string> {
-  const paths = new Set([...readdirSync(join(root, 'src/settings')).filter((file) => file.endsWith('.ts')).map((file) => `src/settings/${file}`), ...CONFIG_GROUPS.map((group) => group.module)]);
+  const paths = new Set([
+    ...readdirSync(join(root, 'src/settings'))
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => `src/settings/${file}`),
+    ...CONFIG_GROUPS.map((group) => group.module),
+  ]);
   return new Map([...paths].map((path) => [path, readFileSync(join(root, path), 'utf8')]));
 }
 
@@ -63,7 +69,10 @@ function settingsModules(root: string): Map<string, string> {
 function holderOf(modules: ReadonlyMap<string, string>, groupModule: string, name: string): string {
   if (new RegExp(`\\b${name}:`).test(modules.get(groupModule) ?? '')) return groupModule;
   const holders = [...modules].filter(([, source]) => new RegExp(`\\b${name}: doc\\(`).test(source)).map(([path]) => path);
-  if (holders.length !== 1) throw new Error(`CONFIG_GROUPS: ${groupModule} does not declare ${name}, and ${holders.length === 0 ? 'no settings module does' : `${holders.join(', ')} all do`}: name the module that holds its group`);
+  if (holders.length !== 1)
+    throw new Error(
+      `CONFIG_GROUPS: ${groupModule} does not declare ${name}, and ${holders.length === 0 ? 'no settings module does' : `${holders.join(', ')} all do`}: name the module that holds its group`,
+    );
   return holders[0]!;
 }
 
@@ -111,7 +120,11 @@ function declaredDefault(root: string, file: string, name: string): string {
 }
 
 /** What a schema defaults to: a value as the variable would spell it, words, or nothing (unset); `required` when it must be set. */
-type Default = { readonly kind: 'value'; readonly text: string } | { readonly kind: 'words'; readonly text: string } | { readonly kind: 'unset' } | { readonly kind: 'required' };
+type Default =
+  | { readonly kind: 'value'; readonly text: string }
+  | { readonly kind: 'words'; readonly text: string }
+  | { readonly kind: 'unset' }
+  | { readonly kind: 'required' };
 
 function defaultOf(root: string, name: string, schema: z.ZodType): Default {
   const doc = variableDoc(name, schema);
@@ -146,7 +159,8 @@ function descriptionsOf(variable: Variable): string[] {
   const texts = [own];
   for (const { reader, schema } of variable.readings) {
     const text = variableDoc(variable.name, schema).description;
-    if (!texts.includes(text) && !texts.some((shown) => shown.endsWith(`: ${text}`))) texts.push(`${reader.name}: ${text.charAt(0).toLowerCase()}${text.slice(1)}`);
+    if (!texts.includes(text) && !texts.some((shown) => shown.endsWith(`: ${text}`)))
+      texts.push(`${reader.name}: ${text.charAt(0).toLowerCase()}${text.slice(1)}`);
   }
   return texts;
 }
@@ -154,7 +168,8 @@ function descriptionsOf(variable: Variable): string[] {
 /** Where a variable is declared apart from its section's module (a shared section a process takes in): the sentence saying so. */
 const heldApart = (group: Group, variable: Variable) => (variable.module === group.module ? [] : [`Held by \`${variable.module}\`.`]);
 
-const isSecret = (variable: Variable) => variable.readings.some(({ schema }) => variableDoc(variable.name, schema).secret === true) || variableDoc(variable.name, variable.schema).secret === true;
+const isSecret = (variable: Variable) =>
+  variable.readings.some(({ schema }) => variableDoc(variable.name, schema).secret === true) || variableDoc(variable.name, variable.schema).secret === true;
 
 // ---- docs/configuration.md ----------------------------------------------------------------------
 
@@ -162,7 +177,14 @@ const isSecret = (variable: Variable) => variable.readings.some(({ schema }) => 
 function cell(text: string): string {
   return text
     .split(/(`[^`]*`)/)
-    .map((part) => (part.startsWith('`') ? part : part.replace(/([*_\\[\]])/g, '\\$1').replace(/</g, '&lt;').replace(/>/g, '&gt;')))
+    .map((part) =>
+      part.startsWith('`')
+        ? part
+        : part
+            .replace(/([*_\\[\]])/g, '\\$1')
+            .replace(/</g, '&lt;')
+            .replace(/>/g, '&gt;'),
+    )
     .join('')
     .replace(/\|/g, '\\|');
 }
@@ -199,7 +221,18 @@ const PATH_AND_HOME = /\b(?:PATH|HOME|TMPDIR): [^,]*?process\.env\.(?:PATH|HOME|
  */
 export const DIRECT_READS: readonly DirectRead[] = [
   {
-    files: ['scripts/run-tests.mjs', 'scripts/dev-stack.ts', 'scripts/compose-check.ts', 'bench/runtimes.ts', 'bench/aggregator-throughput.ts', 'test/cli/cli.test.ts', 'test/compose/compose-check.test.ts', 'test/settings/node-runtime.test.ts', 'test/run-tests.test.ts', 'test/provisioning/provision-script.test.ts'],
+    files: [
+      'scripts/run-tests.mjs',
+      'scripts/dev-stack.ts',
+      'scripts/compose-check.ts',
+      'bench/runtimes.ts',
+      'bench/aggregator-throughput.ts',
+      'test/cli/cli.test.ts',
+      'test/compose/compose-check.test.ts',
+      'test/settings/node-runtime.test.ts',
+      'test/run-tests.test.ts',
+      'test/provisioning/provision-script.test.ts',
+    ],
     pattern: /\.\.\.process\.env\b/g,
     what: 'passes its whole environment on to a child process (`{ ...process.env, X: y }`)',
     why: 'the child is a process of the product or a script, which parses what it gets with its own loader',
@@ -231,7 +264,7 @@ export const DIRECT_READS: readonly DirectRead[] = [
     ],
     pattern: PATH_AND_HOME,
     what: "gives a child process (or a loader, as that child would see it) a bare environment with the operating system's PATH and HOME (and TMPDIR, where the test run gives one)",
-    why: 'the child must find node and its tools as this process does; they are the operating system\'s variables, not settings of ours',
+    why: "the child must find node and its tools as this process does; they are the operating system's variables, not settings of ours",
   },
   {
     files: ['scripts/image-check/stages.ts', 'bench/bench-processes.ts'],
@@ -269,7 +302,12 @@ export const DIRECT_READS: readonly DirectRead[] = [
     what: "passes its environment on to the documented pip commands, without a venv's VIRTUAL_ENV, PYTHONPATH and PYTHONHOME",
     why: "pip's index, certificate and cache variables are pip's own; the fresh venv must not see the caller's",
   },
-  { files: ['bench/sdk-floor/worker.ts'], pattern: /process\.env\.\w+/g, what: 'reads TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE and SDK_FLOOR_WORKFLOWS_PATH', why: { reader: 'sdk floor worker' } },
+  {
+    files: ['bench/sdk-floor/worker.ts'],
+    pattern: /process\.env\.\w+/g,
+    what: 'reads TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE and SDK_FLOOR_WORKFLOWS_PATH',
+    why: { reader: 'sdk floor worker' },
+  },
   { files: ['bench/vm-watchdog-probe.cjs'], pattern: /process\.env\.\w+/g, what: 'reads VM_WATCHDOG and VM_PROBE_OUT', why: { reader: 'vm probe' } },
 ];
 
@@ -288,7 +326,7 @@ function renderMarkdown(root: string, groups: readonly Group[]): string {
     `<!-- Generated by \`${CONFIG_REFERENCE_COMMAND}\` (scripts/generate-config-reference.ts) from the zod schemas of the settings modules: edit the descriptions in the module each section names, then regenerate. -->`,
     '',
     'Every environment variable: its default, which processes read it, what it does and which module holds it. The settings',
-    'modules ([src/settings/](../src/settings/): one per process and one per shared section; the tests\', benchmarks\', demo\'s and',
+    "modules ([src/settings/](../src/settings/): one per process and one per shared section; the tests', benchmarks', demo's and",
     "toolchain's own beside those tools) declare them, and [src/settings/load.ts](../src/settings/load.ts) is the only reader of the",
     'environment: each process parses its variables with its loader once, at start, and a bad value stops it with a message',
     'naming each offending variable. An empty value means "use the default". [.env.example](../.env.example) lists the',
@@ -298,22 +336,38 @@ function renderMarkdown(root: string, groups: readonly Group[]): string {
     '',
     '| Read by | Loader | Programs |',
     '|---|---|---|',
-    ...CONFIG_READERS.map((reader) => `| ${reader.name} | ${reader.loader ? `\`${reader.loader}\` (${reader.module ? `[${reader.module}](../${reader.module})` : ''})` : `none: ${cell(reader.reason ?? '')}`} | ${cell(reader.programs)} |`),
+    ...CONFIG_READERS.map(
+      (reader) =>
+        `| ${reader.name} | ${reader.loader ? `\`${reader.loader}\` (${reader.module ? `[${reader.module}](../${reader.module})` : ''})` : `none: ${cell(reader.reason ?? '')}`} | ${cell(reader.programs)} |`,
+    ),
   ];
   for (const group of groups) {
-    lines.push('', `## ${group.doc.title}`, '', `${cell(group.doc.description)} Held by [${group.module}](../${group.module}).`, '', '| Variable | Default | Read by | What it does |', '|---|---|---|---|');
+    lines.push(
+      '',
+      `## ${group.doc.title}`,
+      '',
+      `${cell(group.doc.description)} Held by [${group.module}](../${group.module}).`,
+      '',
+      '| Variable | Default | Read by | What it does |',
+      '|---|---|---|---|',
+    );
     for (const variable of group.variables) {
       const defaults = defaultsOf(root, variable);
-      const shown = defaults.length === 1 ? defaultCell(defaults[0]!.default) : defaults.map((entry) => `${defaultCell(entry.default)} (${entry.readers.join(', ')})`).join('; ');
+      const shown =
+        defaults.length === 1
+          ? defaultCell(defaults[0]!.default)
+          : defaults.map((entry) => `${defaultCell(entry.default)} (${entry.readers.join(', ')})`).join('; ');
       const readers = variable.readings.map(({ reader }) => reader.name).join(', ');
-      lines.push(`| \`${variable.name}\` | ${shown} | ${readers} | ${cell([...descriptionsOf(variable), ...heldApart(group, variable)].join(' '))}${isSecret(variable) ? ' (secret)' : ''} |`);
+      lines.push(
+        `| \`${variable.name}\` | ${shown} | ${readers} | ${cell([...descriptionsOf(variable), ...heldApart(group, variable)].join(' '))}${isSecret(variable) ? ' (secret)' : ''} |`,
+      );
     }
   }
   lines.push(
     '',
     '### What reads process.env directly',
     '',
-    "Nothing outside src/settings/load.ts reads a setting from process.env; test/docs/config-reference.test.ts holds the code to this",
+    'Nothing outside src/settings/load.ts reads a setting from process.env; test/docs/config-reference.test.ts holds the code to this',
     'list (DIRECT_READS in scripts/lib/config-reference.ts). What remains passes the environment on, or cannot load the settings modules:',
     '',
     '| Files | What | Why |',
@@ -362,7 +416,10 @@ function renderEnvExample(root: string, groups: readonly Group[]): string {
       const defaults = defaultsOf(root, variable);
       const own = defaultOf(root, variable.name, variable.schema);
       const notes = [...descriptionsOf(variable), ...heldApart(group, variable)];
-      if (defaults.length > 1) notes.push(`Default: ${defaults.map((entry) => `${'text' in entry.default ? entry.default.text : entry.default.kind} (${entry.readers.join(', ')})`).join('; ')}.`);
+      if (defaults.length > 1)
+        notes.push(
+          `Default: ${defaults.map((entry) => `${'text' in entry.default ? entry.default.text : entry.default.kind} (${entry.readers.join(', ')})`).join('; ')}.`,
+        );
       else if (own.kind === 'words') notes.push(`Default: ${own.text}.`);
       else if (own.kind === 'required') notes.push('Required.');
       lines.push(...comment(notes.join(' ')), `${variable.name}=${own.kind === 'value' && !isSecret(variable) ? own.text : ''}`);

@@ -91,37 +91,109 @@ export interface ConfigReader {
   readonly variables: readonly z.ZodObject[];
 }
 
-const pick = <S extends z.ZodObject, K extends keyof S['shape'] & string>(schema: S, ...names: K[]) => z.object(Object.fromEntries(names.map((name) => [name, schema.shape[name]])));
+const pick = <S extends z.ZodObject, K extends keyof S['shape'] & string>(schema: S, ...names: K[]) =>
+  z.object(Object.fromEntries(names.map((name) => [name, schema.shape[name]])));
 
 export const CONFIG_READERS: readonly ConfigReader[] = [
-  { name: 'worker', loader: 'loadWorkerConfig', module: 'src/settings/worker.ts', programs: "`npm run worker` (src/worker.ts), the image's CMD, `npm start`'s worker", variables: [RuntimeVars, WorkerVariables] },
+  {
+    name: 'worker',
+    loader: 'loadWorkerConfig',
+    module: 'src/settings/worker.ts',
+    programs: "`npm run worker` (src/worker.ts), the image's CMD, `npm start`'s worker",
+    variables: [RuntimeVars, WorkerVariables],
+  },
   {
     name: 'client',
-    loader: 'loadClientConfig', module: 'src/settings/client.ts',
-    programs: 'the pipeline client (`ConnectionsClient.connect()`), `npm run cli`, `npm run demo`, the console (to reach Temporal), `npm start` (it checks what its children will read)',
+    loader: 'loadClientConfig',
+    module: 'src/settings/client.ts',
+    programs:
+      'the pipeline client (`ConnectionsClient.connect()`), `npm run cli`, `npm run demo`, the console (to reach Temporal), `npm start` (it checks what its children will read)',
     variables: [RuntimeVars, ClientVariables],
   },
   { name: 'CLI', loader: 'connectionPasswordFromEnv', module: 'src/settings/client.ts', programs: '`npm run cli -- start`', variables: [RuntimeVars, CliVars] },
-  { name: 'audit trail', loader: 'loadAuditStoreLocation', module: 'src/settings/audit.ts', programs: '`npm run cli -- audit` and the CLI\'s commands that act', variables: [RuntimeVars, AuditVars] },
-  { name: 'CLI sign-in', loader: 'loadCliSignInConfig', module: 'src/settings/cli-sign-in.ts', programs: '`npm run cli -- login`, `whoami`, `logout`, and the CLI\'s commands that act (who they are recorded under)', variables: [RuntimeVars, CliSignInVars] },
-  { name: 'console', loader: 'loadConsoleConfig', module: 'src/settings/console.ts', programs: '`npm run console` (src/console/server.ts), `npm start`\'s console', variables: [RuntimeVars, ConsoleVariables] },
-  { name: 'pipeline entry', loader: 'loadPipelineEntryConfig', module: 'src/settings/pipeline-entry.ts', programs: '`npm run pipeline-entry` (src/pipeline-entry/server.ts), `npm start`\'s pipeline entry', variables: [RuntimeVars, PipelineEntryVariables] },
-  { name: 'sandbox', loader: 'loadSandboxConfig', module: 'src/settings/sandbox.ts', programs: '`npm run sandbox` (src/sandbox/main.ts)', variables: [RuntimeVars, SandboxVars] },
-  { name: 'dev stack', loader: 'loadDevStackConfig', module: 'src/settings/dev-stack.ts', programs: '`npm start` (scripts/dev-stack.ts)', variables: [RuntimeVars, objectOf(DevStackEnv)] },
-  { name: 'demo', loader: 'loadDemoConfig', module: 'scripts/demo-settings.ts', programs: '`npm run demo` (scripts/demo.ts)', variables: [RuntimeVars, objectOf(DemoEnv)] },
+  {
+    name: 'audit trail',
+    loader: 'loadAuditStoreLocation',
+    module: 'src/settings/audit.ts',
+    programs: "`npm run cli -- audit` and the CLI's commands that act",
+    variables: [RuntimeVars, AuditVars],
+  },
+  {
+    name: 'CLI sign-in',
+    loader: 'loadCliSignInConfig',
+    module: 'src/settings/cli-sign-in.ts',
+    programs: "`npm run cli -- login`, `whoami`, `logout`, and the CLI's commands that act (who they are recorded under)",
+    variables: [RuntimeVars, CliSignInVars],
+  },
+  {
+    name: 'console',
+    loader: 'loadConsoleConfig',
+    module: 'src/settings/console.ts',
+    programs: "`npm run console` (src/console/server.ts), `npm start`'s console",
+    variables: [RuntimeVars, ConsoleVariables],
+  },
+  {
+    name: 'pipeline entry',
+    loader: 'loadPipelineEntryConfig',
+    module: 'src/settings/pipeline-entry.ts',
+    programs: "`npm run pipeline-entry` (src/pipeline-entry/server.ts), `npm start`'s pipeline entry",
+    variables: [RuntimeVars, PipelineEntryVariables],
+  },
+  {
+    name: 'sandbox',
+    loader: 'loadSandboxConfig',
+    module: 'src/settings/sandbox.ts',
+    programs: '`npm run sandbox` (src/sandbox/main.ts)',
+    variables: [RuntimeVars, SandboxVars],
+  },
+  {
+    name: 'dev stack',
+    loader: 'loadDevStackConfig',
+    module: 'src/settings/dev-stack.ts',
+    programs: '`npm start` (scripts/dev-stack.ts)',
+    variables: [RuntimeVars, objectOf(DevStackEnv)],
+  },
+  {
+    name: 'demo',
+    loader: 'loadDemoConfig',
+    module: 'scripts/demo-settings.ts',
+    programs: '`npm run demo` (scripts/demo.ts)',
+    variables: [RuntimeVars, objectOf(DemoEnv)],
+  },
   {
     name: 'tools',
-    loader: 'loadToolchainConfig', module: 'scripts/lib/toolchain-settings.ts',
-    programs: 'scripts/lib/temporal-binaries.ts, temporal-versions.ts, minio-binary.ts, openbao-binary.ts, compose-check.ts, prod-check/: npm start, npm test, the test helpers, prod:check, chaos, deploy:check, keys:check, compose:check, the benchmarks',
+    loader: 'loadToolchainConfig',
+    module: 'scripts/lib/toolchain-settings.ts',
+    programs:
+      'scripts/lib/temporal-binaries.ts, temporal-versions.ts, minio-binary.ts, openbao-binary.ts, compose-check.ts, prod-check/: npm start, npm test, the test helpers, prod:check, chaos, deploy:check, keys:check, compose:check, the benchmarks',
     variables: [RuntimeVars, ToolchainVars],
   },
   {
     name: 'provisioning',
     programs: '`npm run provision` (scripts/provision-temporal.sh), run before `npm start` and `npm test`; scripts/provision-node.sh',
     reason: 'bash scripts that run before Node.js is there (they provision it)',
-    variables: [pick(ToolchainVars, 'TEMPORAL_CACHE_DIR', 'TEMPORAL_SERVER_VERSION', 'TEMPORAL_UPGRADE_PATH', 'TEMPORAL_UI_VERSION', 'TEMPORAL_CLI_PATH', 'MINIO_PATH', 'OPENBAO_PATH', 'DOCKER_COMPOSE_PATH'), ProvisioningVars],
+    variables: [
+      pick(
+        ToolchainVars,
+        'TEMPORAL_CACHE_DIR',
+        'TEMPORAL_SERVER_VERSION',
+        'TEMPORAL_UPGRADE_PATH',
+        'TEMPORAL_UI_VERSION',
+        'TEMPORAL_CLI_PATH',
+        'MINIO_PATH',
+        'OPENBAO_PATH',
+        'DOCKER_COMPOSE_PATH',
+      ),
+      ProvisioningVars,
+    ],
   },
-  { name: 'bench', loader: 'loadBenchConfig', module: 'scripts/lib/bench-settings.ts', programs: 'the benchmarks (bench/*.ts)', variables: [RuntimeVars, objectOf(BenchEnv)] },
+  {
+    name: 'bench',
+    loader: 'loadBenchConfig',
+    module: 'scripts/lib/bench-settings.ts',
+    programs: 'the benchmarks (bench/*.ts)',
+    variables: [RuntimeVars, objectOf(BenchEnv)],
+  },
   {
     name: 'vm probe',
     programs: 'bench/vm-watchdog-probe.cjs, preloaded into a benchmarked worker with NODE_OPTIONS=--require',
@@ -131,10 +203,29 @@ export const CONFIG_READERS: readonly ConfigReader[] = [
   {
     name: 'sdk floor worker',
     programs: "bench/sdk-floor/worker.ts: Temporal's floor, the bare SDK worker bench/sdk-floor.ts starts",
-    reason: "the SDK's floor carries none of the product's code: it runs transpiled alone under node_modules/.cache/sdk-floor, where the settings modules are not there to import",
+    reason:
+      "the SDK's floor carries none of the product's code: it runs transpiled alone under node_modules/.cache/sdk-floor, where the settings modules are not there to import",
     variables: [pick(TemporalVars, 'TEMPORAL_ADDRESS', 'TEMPORAL_TASK_QUEUE'), pick(BenchVars, 'SDK_FLOOR_WORKFLOWS_PATH')],
   },
-  { name: 'tests', loader: 'loadTestConfig', module: 'scripts/lib/test-settings.ts', programs: 'the test files and their helpers (test/), image:check (the shared dev server)', variables: [RuntimeVars, objectOf(TestEnv)] },
-  { name: 'test runner', loader: 'loadTestRunConfig', module: 'scripts/lib/test-settings.ts', programs: '`npm test` (scripts/run-tests.mjs)', variables: [RuntimeVars, objectOf(TestRunEnv)] },
-  { name: 'replay', loader: 'loadReplayConfig', module: 'scripts/lib/test-settings.ts', programs: "the closing replay of `npm test` (scripts/replay-suite.ts)", variables: [RuntimeVars, objectOf(ReplayEnv)] },
+  {
+    name: 'tests',
+    loader: 'loadTestConfig',
+    module: 'scripts/lib/test-settings.ts',
+    programs: 'the test files and their helpers (test/), image:check (the shared dev server)',
+    variables: [RuntimeVars, objectOf(TestEnv)],
+  },
+  {
+    name: 'test runner',
+    loader: 'loadTestRunConfig',
+    module: 'scripts/lib/test-settings.ts',
+    programs: '`npm test` (scripts/run-tests.mjs)',
+    variables: [RuntimeVars, objectOf(TestRunEnv)],
+  },
+  {
+    name: 'replay',
+    loader: 'loadReplayConfig',
+    module: 'scripts/lib/test-settings.ts',
+    programs: 'the closing replay of `npm test` (scripts/replay-suite.ts)',
+    variables: [RuntimeVars, objectOf(ReplayEnv)],
+  },
 ];

@@ -23,8 +23,17 @@ export interface DemoNexusCaller {
   readonly line: string;
 }
 
-export async function prepareDemoNexusCaller(options: { address: string; productNamespace: string; taskQueue: string; customerId: string; cacheDir: string; encrypted: boolean; env: NodeJS.ProcessEnv }): Promise<DemoNexusCaller> {
-  if (options.env.NEXUS_ENDPOINT_TENANTS) return { env: {}, line: `  Nexus             NEXUS_ENDPOINT_TENANTS=${options.env.NEXUS_ENDPOINT_TENANTS} (yours; no demo caller)` };
+export async function prepareDemoNexusCaller(options: {
+  address: string;
+  productNamespace: string;
+  taskQueue: string;
+  customerId: string;
+  cacheDir: string;
+  encrypted: boolean;
+  env: NodeJS.ProcessEnv;
+}): Promise<DemoNexusCaller> {
+  if (options.env.NEXUS_ENDPOINT_TENANTS)
+    return { env: {}, line: `  Nexus             NEXUS_ENDPOINT_TENANTS=${options.env.NEXUS_ENDPOINT_TENANTS} (yours; no demo caller)` };
   const target = { name: DEMO_ENDPOINT, targetNamespace: options.productNamespace, targetTaskQueue: nexusTaskQueueOf(options.taskQueue, DEMO_ENDPOINT) };
   const connection = await Connection.connect({ address: options.address });
   try {
@@ -35,7 +44,10 @@ export async function prepareDemoNexusCaller(options: { address: string; product
   const keyFile = join(options.cacheDir, 'nexus-lender-demo.key');
   if (options.encrypted && !existsSync(keyFile)) writeFileSync(keyFile, `lender-demo:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
   return {
-    env: { NEXUS_ENDPOINT_TENANTS: `${DEMO_ENDPOINT}=${options.customerId}`, ...(options.encrypted ? { NEXUS_ENDPOINT_KEY_FILES: `${DEMO_ENDPOINT}=${keyFile}` } : {}) },
+    env: {
+      NEXUS_ENDPOINT_TENANTS: `${DEMO_ENDPOINT}=${options.customerId}`,
+      ...(options.encrypted ? { NEXUS_ENDPOINT_KEY_FILES: `${DEMO_ENDPOINT}=${keyFile}` } : {}),
+    },
     line:
       `  Nexus             endpoint ${DEMO_ENDPOINT} → tenant ${options.customerId}, for callers in namespace ${DEMO_CALLER_NAMESPACE}` +
       (options.encrypted ? `; the caller's key: ${keyFile}` : '') +

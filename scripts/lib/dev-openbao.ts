@@ -42,7 +42,10 @@ export async function startDevOpenBao(cacheDir: string): Promise<DevOpenBao> {
   try {
     // A killed stack's token: revoked now rather than left to expire.
     const accessorFile = join(dir, 'token-accessor');
-    const leftBehind = await readFile(accessorFile, 'utf8').then((text) => text.trim(), () => '');
+    const leftBehind = await readFile(accessorFile, 'utf8').then(
+      (text) => text.trim(),
+      () => '',
+    );
     if (leftBehind) await server.revokeAccessor(leftBehind);
     const { token, accessor } = await server.tokenWithAccessor('dev-stack-payloads', workerPolicy(TRANSIT_KEY), TOKEN_TTL);
     await writeFile(accessorFile, `${accessor}\n`, { mode: 0o600 });
@@ -50,10 +53,17 @@ export async function startDevOpenBao(cacheDir: string): Promise<DevOpenBao> {
       server.renewAccessor(accessor, TOKEN_TTL).catch((error: unknown) => console.error('dev-stack: could not renew the OpenBao token', error));
     }, RENEW_EVERY_MS);
     renewal.unref();
-    const env = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: server.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY };
+    const env = {
+      PAYLOAD_KEY_PROVIDER: 'vault-transit',
+      PAYLOAD_VAULT_ADDR: server.address,
+      PAYLOAD_VAULT_TOKEN: token,
+      PAYLOAD_VAULT_TRANSIT_KEY: TRANSIT_KEY,
+    };
     const envFile = join(dir, 'client.env');
     const lines = Object.entries(env).map(([name, value]) => `${name}=${value}`);
-    await writeFile(envFile, `# Written by npm start (DEV_KEY_PROVIDER=openbao) for this run: set -a; . ${envFile}; set +a\n${lines.join('\n')}\n`, { mode: 0o600 });
+    await writeFile(envFile, `# Written by npm start (DEV_KEY_PROVIDER=openbao) for this run: set -a; . ${envFile}; set +a\n${lines.join('\n')}\n`, {
+      mode: 0o600,
+    });
     const revokeToken = async () => {
       clearInterval(renewal);
       await server.revokeAccessor(accessor);

@@ -313,7 +313,9 @@ export class DevServer {
     while (Date.now() < deadline) {
       if (hasExited(child)) {
         // The log may be in a temporary directory gone by the time anyone reads the failure: quote its end.
-        throw new DevServerError(`${what} stopped during start-up (${await exitOf(child)}); see ${this.options.logPath}; it ended with:\n${await logTail(this.options.logPath)}`);
+        throw new DevServerError(
+          `${what} stopped during start-up (${await exitOf(child)}); see ${this.options.logPath}; it ended with:\n${await logTail(this.options.logPath)}`,
+        );
       }
       try {
         await probe();

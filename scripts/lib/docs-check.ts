@@ -87,7 +87,13 @@ export function parseMarkdown(text: string): ParsedMarkdown {
     }
     const fence = /^(\s*)(`{3,}|~{3,})(.*)$/.exec(line);
     if (fence && !(fence[2]?.startsWith('`') && fence[3]?.includes('`'))) {
-      open = { fence: fence[2] ?? '```', indent: fence[1]?.length ?? 0, lang: (fence[3]?.trim().split(/\s+/)[0] ?? '').toLowerCase(), line: index + 1, body: [] };
+      open = {
+        fence: fence[2] ?? '```',
+        indent: fence[1]?.length ?? 0,
+        lang: (fence[3]?.trim().split(/\s+/)[0] ?? '').toLowerCase(),
+        line: index + 1,
+        body: [],
+      };
       proseLines.push(blank(line));
       continue;
     }
@@ -231,7 +237,8 @@ function checkLinks(root: string, file: string, prose: string, anchorsOf: (path:
       } catch {
         anchor = fragment;
       }
-      if (!anchorsOf(resolved).has(anchor)) findings.push({ line, message: `${target}: no heading with the anchor #${anchor} in ${inside.split(sep).join('/') || 'this file'}` });
+      if (!anchorsOf(resolved).has(anchor))
+        findings.push({ line, message: `${target}: no heading with the anchor #${anchor} in ${inside.split(sep).join('/') || 'this file'}` });
     }
   }
   return findings;
@@ -242,8 +249,20 @@ function exampleCompilerOptions(tsconfig: string): { options: ts.CompilerOptions
   const config = ts.readConfigFile(tsconfig, (path) => ts.sys.readFile(path));
   if (config.error) return { options: {}, errors: [config.error] };
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, dirname(tsconfig), undefined, tsconfig);
-  const { rootDir: _rootDir, outDir: _outDir, sourceMap: _sourceMap, declaration: _declaration, composite: _composite, incremental: _incremental, tsBuildInfoFile: _tsBuildInfoFile, ...options } = parsed.options;
-  return { options: { ...options, noEmit: true, moduleDetection: ts.ModuleDetectionKind.Force }, errors: parsed.errors.filter((error) => error.code !== 18003) };
+  const {
+    rootDir: _rootDir,
+    outDir: _outDir,
+    sourceMap: _sourceMap,
+    declaration: _declaration,
+    composite: _composite,
+    incremental: _incremental,
+    tsBuildInfoFile: _tsBuildInfoFile,
+    ...options
+  } = parsed.options;
+  return {
+    options: { ...options, noEmit: true, moduleDetection: ts.ModuleDetectionKind.Force },
+    errors: parsed.errors.filter((error) => error.code !== 18003),
+  };
 }
 
 interface Example {
@@ -258,7 +277,11 @@ function checkExamples(examples: Example[], tsconfig: string): Array<{ example: 
   const { options, errors } = exampleCompilerOptions(tsconfig);
   if (errors.length > 0) {
     const message = errors.map((error) => ts.flattenDiagnosticMessageText(error.messageText, ' ')).join('; ');
-    return examples.map((example) => ({ example, line: example.block.line, message: `typescript block at line ${example.block.line}: ${tsconfig}: ${message}` }));
+    return examples.map((example) => ({
+      example,
+      line: example.block.line,
+      message: `typescript block at line ${example.block.line}: ${tsconfig}: ${message}`,
+    }));
   }
   const byPath = new Map(examples.map((example) => [resolve(example.virtualPath), example]));
   const disk = ts.createCompilerHost(options, true);
@@ -313,12 +336,20 @@ function lastLines(text: string, count = 8): string {
 export function renderPythonApi(root: string): PythonApi {
   const env = spawnSync('bash', [join(root, 'scripts/python-env.sh')], { cwd: root, encoding: 'utf8' });
   if (env.error) return { ok: false, problem: `bash scripts/python-env.sh did not start: ${env.error.message}` };
-  if (env.status !== 0) return { ok: false, problem: `the project's Python is missing: scripts/python-env.sh failed (${env.status === null ? `signal ${env.signal}` : `exit ${env.status}`}): ${lastLines(env.stderr)}` };
+  if (env.status !== 0)
+    return {
+      ok: false,
+      problem: `the project's Python is missing: scripts/python-env.sh failed (${env.status === null ? `signal ${env.signal}` : `exit ${env.status}`}): ${lastLines(env.stderr)}`,
+    };
   const python = join(env.stdout.trim(), 'bin/python');
   // -B: the check writes no bytecode into the checkout.
   const run = spawnSync(python, ['-B', PYTHON_API_GENERATOR.replace(/^python\//, '')], { cwd: join(root, 'python'), encoding: 'utf8' });
   if (run.error) return { ok: false, problem: `${python} did not start: ${run.error.message}` };
-  if (run.status !== 0) return { ok: false, problem: `${PYTHON_API_GENERATOR} failed (${run.status === null ? `signal ${run.signal}` : `exit ${run.status}`}): ${lastLines(run.stderr)}` };
+  if (run.status !== 0)
+    return {
+      ok: false,
+      problem: `${PYTHON_API_GENERATOR} failed (${run.status === null ? `signal ${run.signal}` : `exit ${run.status}`}): ${lastLines(run.stderr)}`,
+    };
   return { ok: true, signatures: run.stdout };
 }
 
@@ -334,18 +365,32 @@ function pythonApiMarkers(lines: readonly string[]): { begin: number; end: numbe
   if (begins.length === 0 && ends.length === 0) return undefined;
   const [begin, end] = [begins[0], ends[0]];
   if (begins.length === 1 && ends.length === 1 && begin !== undefined && end !== undefined && begin < end) return { begin, end };
-  return { problem: `the block of Python signatures needs one ${PYTHON_API_BEGIN} line and then one ${PYTHON_API_END} line (found ${begins.length} and ${ends.length}, in ${begin !== undefined && end !== undefined && end < begin ? 'the wrong' : 'that'} order)`, line: (begin ?? end ?? 0) + 1 };
+  return {
+    problem: `the block of Python signatures needs one ${PYTHON_API_BEGIN} line and then one ${PYTHON_API_END} line (found ${begins.length} and ${ends.length}, in ${begin !== undefined && end !== undefined && end < begin ? 'the wrong' : 'that'} order)`,
+    line: (begin ?? end ?? 0) + 1,
+  };
 }
 
 /**
  * The Python API block of a markdown text against the generator's output (called only when the text
  * has the markers, or `required`): [] when they agree, else the page's first differing line.
  */
-export function checkPythonApi(text: string, api: () => PythonApi, { required = false }: { required?: boolean } = {}): Array<{ line: number; message: string }> {
+export function checkPythonApi(
+  text: string,
+  api: () => PythonApi,
+  { required = false }: { required?: boolean } = {},
+): Array<{ line: number; message: string }> {
   const lines = text.split('\n');
   const markers = pythonApiMarkers(lines);
   if (markers === undefined) {
-    return required ? [{ line: 1, message: `no ${PYTHON_API_BEGIN} … ${PYTHON_API_END} block: the page shows the Python package's signatures there (add the two lines, then run \`${PYTHON_API_COMMAND}\`)` }] : [];
+    return required
+      ? [
+          {
+            line: 1,
+            message: `no ${PYTHON_API_BEGIN} … ${PYTHON_API_END} block: the page shows the Python package's signatures there (add the two lines, then run \`${PYTHON_API_COMMAND}\`)`,
+          },
+        ]
+      : [];
   }
   if ('problem' in markers) return [{ line: markers.line, message: markers.problem }];
   const rendered = api();
@@ -387,7 +432,10 @@ export interface CheckDocsOptions {
 }
 
 /** Every finding in the root's documentation, by file and line; [] when the docs are in order. */
-export function checkDocs(root: string, { files = docsFiles(root), tsconfig = join(root, 'tsconfig.json'), pythonApi = root }: CheckDocsOptions = {}): DocsFinding[] {
+export function checkDocs(
+  root: string,
+  { files = docsFiles(root), tsconfig = join(root, 'tsconfig.json'), pythonApi = root }: CheckDocsOptions = {},
+): DocsFinding[] {
   const name = (file: string) => relative(root, file).split(sep).join('/');
   const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
   const scripts = new Set(Object.keys(packageJson.scripts ?? {}));
@@ -409,10 +457,17 @@ export function checkDocs(root: string, { files = docsFiles(root), tsconfig = jo
     const { blocks, prose } = parseMarkdown(text);
     for (const finding of checkLinks(root, file, prose, anchorsOf)) findings.push({ file: name(file), check: 'link', ...finding });
     for (const { script, line } of npmScripts(text)) {
-      if (!scripts.has(script)) findings.push({ file: name(file), line, check: 'npm-script', message: `npm ${script === 'start' || script === 'test' || script === 'stop' || script === 'restart' ? '' : 'run '}${script}: no such script in package.json` });
+      if (!scripts.has(script))
+        findings.push({
+          file: name(file),
+          line,
+          check: 'npm-script',
+          message: `npm ${script === 'start' || script === 'test' || script === 'stop' || script === 'restart' ? '' : 'run '}${script}: no such script in package.json`,
+        });
     }
     if (pythonApi !== false) {
-      for (const finding of checkPythonApi(text, renderedApi, { required: name(file) === PYTHON_API_PAGE })) findings.push({ file: name(file), check: 'python-api', ...finding });
+      for (const finding of checkPythonApi(text, renderedApi, { required: name(file) === PYTHON_API_PAGE }))
+        findings.push({ file: name(file), check: 'python-api', ...finding });
     }
     for (const block of blocks) {
       if (!TS_LANGS.has(block.lang) || block.text.split('\n')[0]?.trim() === FRAGMENT_MARKER) continue;

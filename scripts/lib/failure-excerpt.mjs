@@ -8,8 +8,14 @@ const LINE_CHARACTERS = 300;
 
 /** The error's text cut to its head and tail, with how many lines were left out between them. */
 export function failureExcerpt(text) {
-  const lines = String(text).split('\n').map((line) => line.slice(0, LINE_CHARACTERS));
+  const lines = String(text)
+    .split('\n')
+    .map((line) => line.slice(0, LINE_CHARACTERS));
   if (lines.length <= FAILURE_HEAD_LINES + FAILURE_TAIL_LINES + 1) return lines.join('\n');
   const omitted = lines.length - FAILURE_HEAD_LINES - FAILURE_TAIL_LINES;
-  return [...lines.slice(0, FAILURE_HEAD_LINES), `… ${omitted} line(s) left out (the file's output above has them all) …`, ...lines.slice(-FAILURE_TAIL_LINES)].join('\n');
+  return [
+    ...lines.slice(0, FAILURE_HEAD_LINES),
+    `… ${omitted} line(s) left out (the file's output above has them all) …`,
+    ...lines.slice(-FAILURE_TAIL_LINES),
+  ].join('\n');
 }

@@ -33,7 +33,9 @@ export interface PortRange {
 /** The range the OS assigns ports from by itself, read from `text` (ip_local_port_range: "32768\t60999"). */
 export function parseOsPortRange(text: string): PortRange | undefined {
   const [from, to] = text.trim().split(/\s+/).map(Number);
-  return from !== undefined && to !== undefined && Number.isInteger(from) && Number.isInteger(to) && from >= 1 && from <= to && to <= HIGHEST ? { from, to } : undefined;
+  return from !== undefined && to !== undefined && Number.isInteger(from) && Number.isInteger(to) && from >= 1 && from <= to && to <= HIGHEST
+    ? { from, to }
+    : undefined;
 }
 
 /** Read once: the range does not change under a running process, and a stack's start picks a dozen ports. */

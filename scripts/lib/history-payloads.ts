@@ -36,4 +36,3 @@ export function writtenBeforeEncryption(history: unknown): boolean {
     .filter(passesThroughCodec)
     .some(({ payload }) => isEncrypted(payload));
 }
-

@@ -17,7 +17,12 @@ export class HttpBrowser {
   /** One request, no redirect followed; cookies sent and kept. */
   async request(url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Visit> {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(url, { method: init.method ?? 'GET', redirect: 'manual', headers: { ...(cookie ? { cookie } : {}), ...init.headers }, ...(init.body === undefined ? {} : { body: init.body }) });
+    const response = await fetch(url, {
+      method: init.method ?? 'GET',
+      redirect: 'manual',
+      headers: { ...(cookie ? { cookie } : {}), ...init.headers },
+      ...(init.body === undefined ? {} : { body: init.body }),
+    });
     for (const line of response.headers.getSetCookie()) {
       const [pair = ''] = line.split(';');
       const eq = pair.indexOf('=');
@@ -27,7 +32,13 @@ export class HttpBrowser {
       else this.cookies.set(name, value);
     }
     const location = response.headers.get('location') ?? undefined;
-    return { status: response.status, url, location: location === undefined ? undefined : new URL(location, url).href, body: await response.text(), headers: response.headers };
+    return {
+      status: response.status,
+      url,
+      location: location === undefined ? undefined : new URL(location, url).href,
+      body: await response.text(),
+      headers: response.headers,
+    };
   }
 
   /** Follows redirects from `url` until a page answers (at most 10). */

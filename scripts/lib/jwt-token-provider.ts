@@ -36,7 +36,11 @@ export interface TokenProvider {
 }
 
 /** A token as the provider issues it: RS256 under a key of its JWKS, the permissions Temporal's claim mapper reads. */
-export function signToken(signer: Signer, permissions: readonly string[], { audience = TOKEN_AUDIENCE, expiresIn = '10m' }: TokenOptions = {}): Promise<string> {
+export function signToken(
+  signer: Signer,
+  permissions: readonly string[],
+  { audience = TOKEN_AUDIENCE, expiresIn = '10m' }: TokenOptions = {},
+): Promise<string> {
   return new SignJWT({ permissions: [...permissions] })
     .setProtectedHeader({ alg: 'RS256', kid: signer.kid })
     .setSubject('pipeline:loan-origination')

@@ -21,7 +21,11 @@ export async function ensureNexusEndpoint(connection: Connection, target: NexusE
   const spec = {
     name: target.name,
     target: { worker: { namespace: target.targetNamespace, taskQueue: target.targetTaskQueue } },
-    ...(target.description === undefined ? {} : { description: { metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(JSON.stringify(target.description)) } }),
+    ...(target.description === undefined
+      ? {}
+      : {
+          description: { metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(JSON.stringify(target.description)) },
+        }),
   };
   const { endpoints } = await connection.operatorService.listNexusEndpoints({ name: target.name, pageSize: 1 });
   const existing = endpoints?.[0];
@@ -37,7 +41,10 @@ export async function ensureNexusEndpoint(connection: Connection, target: NexusE
 }
 
 /** A caller's namespace (registered, our search attributes added) and its endpoint into the product's namespace. */
-export async function prepareNexusCaller(connection: Connection, options: NexusEndpointTarget & { readonly callerNamespace: string; readonly timeoutMs?: number }): Promise<string> {
+export async function prepareNexusCaller(
+  connection: Connection,
+  options: NexusEndpointTarget & { readonly callerNamespace: string; readonly timeoutMs?: number },
+): Promise<string> {
   await prepareNamespace(connection, options.callerNamespace, options.timeoutMs ?? 30_000);
   return await ensureNexusEndpoint(connection, options);
 }

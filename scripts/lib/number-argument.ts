@@ -1,5 +1,11 @@
 /** A number given on a harness's command line, checked against its range, or a message naming the flag. */
-export function numberArgument(flag: string, text: string | undefined, min: number, max: number, { integer = true }: { integer?: boolean } = {}): number | string {
+export function numberArgument(
+  flag: string,
+  text: string | undefined,
+  min: number,
+  max: number,
+  { integer = true }: { integer?: boolean } = {},
+): number | string {
   const value = Number(text);
   const pattern = integer ? /^\d+$/ : /^\d+(\.\d+)?$/;
   if (text === undefined || !pattern.test(text) || value < min || value > max) {

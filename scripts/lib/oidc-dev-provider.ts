@@ -99,10 +99,14 @@ export class DevOidcProvider {
     const byName = new Map(identities.map((identity) => [identity.username, identity]));
     const dev = new DevOidcProvider(server, issuer, byName);
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-    const services = new Map(clients.flatMap((client) => (client.temporalPermissions === undefined ? [] : [[client.clientId, client.temporalPermissions] as const])));
-    if (services.size > 0 && temporal === undefined) throw new Error('a client with temporalPermissions needs the temporal option (the audience its tokens are for)');
+    const services = new Map(
+      clients.flatMap((client) => (client.temporalPermissions === undefined ? [] : [[client.clientId, client.temporalPermissions] as const])),
+    );
+    if (services.size > 0 && temporal === undefined)
+      throw new Error('a client with temporalPermissions needs the temporal option (the audience its tokens are for)');
     for (const client of clients) {
-      if (client.temporalPermissions !== undefined && client.clientSecret === undefined) throw new Error(`service client ${client.clientId} needs a secret (client credentials)`);
+      if (client.temporalPermissions !== undefined && client.clientSecret === undefined)
+        throw new Error(`service client ${client.clientId} needs a secret (client credentials)`);
     }
     const withoutPkce = new Set(clients.filter((client) => client.pkce === false && client.clientSecret !== undefined).map((client) => client.clientId));
     const configuration: Configuration = {
@@ -119,7 +123,10 @@ export class DevOidcProvider {
       findAccount: (_context, id) => {
         const identity = byName.get(id);
         if (identity === undefined || dev.disabled.has(id)) return undefined;
-        return { accountId: id, claims: () => ({ sub: id, name: identity.name, ...(identity.email ? { email: identity.email } : {}), groups: [...identity.groups] }) };
+        return {
+          accountId: id,
+          claims: () => ({ sub: id, name: identity.name, ...(identity.email ? { email: identity.email } : {}), groups: [...identity.groups] }),
+        };
       },
       claims: { openid: ['sub'], profile: ['name'], email: ['email'], groups: ['groups'] },
       scopes: ['openid', 'profile', 'email', 'groups'],
@@ -137,7 +144,15 @@ export class DevOidcProvider {
       ...(temporal === undefined ? {} : { extraTokenClaims: temporalClaims(temporal, services, byName, dev) }),
       interactions: { url: (_context, interaction) => `/interaction/${interaction.uid}` },
       pkce: { required: (_context, client) => !withoutPkce.has(client.clientId) },
-      ttl: { AccessToken: accessTokenTtlS, ClientCredentials: accessTokenTtlS, IdToken: 3600, Interaction: 600, Session: 3600, Grant: 3600, AuthorizationCode: 60 },
+      ttl: {
+        AccessToken: accessTokenTtlS,
+        ClientCredentials: accessTokenTtlS,
+        IdToken: 3600,
+        Interaction: 600,
+        Session: 3600,
+        Grant: 3600,
+        AuthorizationCode: 60,
+      },
       cookies: { keys: [randomBytes(32).toString('base64')] },
       jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'dev', use: 'sig', alg: 'RS256' }] },
     };
@@ -210,7 +225,13 @@ function temporalFeatures(temporal: DevTemporalAccess, services: ReadonlyMap<str
       useGrantedResource: () => true,
       getResourceServerInfo: (_context: unknown, indicator: string, client: { clientId: string }) => {
         if (indicator !== resource || !forTemporal(client.clientId)) throw new errors.InvalidTarget();
-        return { scope: 'temporal', audience: temporal.audience, accessTokenTTL: accessTokenTtlS, accessTokenFormat: 'jwt' as const, jwt: { sign: { alg: 'RS256' as const } } };
+        return {
+          scope: 'temporal',
+          audience: temporal.audience,
+          accessTokenTTL: accessTokenTtlS,
+          accessTokenFormat: 'jwt' as const,
+          jwt: { sign: { alg: 'RS256' as const } },
+        };
       },
     },
     clientCredentials: { enabled: services.size > 0 },
@@ -218,7 +239,12 @@ function temporalFeatures(temporal: DevTemporalAccess, services: ReadonlyMap<str
 }
 
 /** `permissions` in a token for Temporal: the service client's own, or the union of the signed-in identity's groups'. */
-function temporalClaims(temporal: DevTemporalAccess, services: ReadonlyMap<string, readonly string[]>, identities: ReadonlyMap<string, DevIdentity>, dev: DevOidcProvider) {
+function temporalClaims(
+  temporal: DevTemporalAccess,
+  services: ReadonlyMap<string, readonly string[]>,
+  identities: ReadonlyMap<string, DevIdentity>,
+  dev: DevOidcProvider,
+) {
   return (_context: unknown, token: { kind: string; accountId?: string; clientId?: string; resourceServer?: { audience?: string } }) => {
     if (token.resourceServer?.audience !== temporal.audience) return undefined;
     if (token.kind === 'ClientCredentials') return { permissions: [...(services.get(token.clientId ?? '') ?? [])] };

@@ -70,7 +70,14 @@ export function tenantReaderPolicy(key: string, tenant: string, mount = 'transit
 
 /** The settings a process needs to seal with this transit key on `address` with `token` (every payload in history: no payload store). */
 export function transitProcessEnv(address: string, token: string, key: string, mount = 'transit'): Record<string, string> {
-  return { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TRANSIT_MOUNT: mount, PAYLOAD_VAULT_TRANSIT_KEY: key, PAYLOAD_STORE: 'off' };
+  return {
+    PAYLOAD_KEY_PROVIDER: 'vault-transit',
+    PAYLOAD_VAULT_ADDR: address,
+    PAYLOAD_VAULT_TOKEN: token,
+    PAYLOAD_VAULT_TRANSIT_MOUNT: mount,
+    PAYLOAD_VAULT_TRANSIT_KEY: key,
+    PAYLOAD_STORE: 'off',
+  };
 }
 
 export class OpenBaoServer {
@@ -113,7 +120,9 @@ export class OpenBaoServer {
         secrets = JSON.parse(await readFile(options.secretsFile, 'utf8')) as Partial<OpenBaoSecrets>;
       } catch (error) {
         await server.stop();
-        throw new OpenBaoServerError(`openbao's storage in ${options.dir} is initialised but its unseal key cannot be read from ${options.secretsFile} (${(error as Error).message}): restore that file, or delete ${options.dir} to start over (its transit keys, and the payloads they wrapped, are then lost)`);
+        throw new OpenBaoServerError(
+          `openbao's storage in ${options.dir} is initialised but its unseal key cannot be read from ${options.secretsFile} (${(error as Error).message}): restore that file, or delete ${options.dir} to start over (its transit keys, and the payloads they wrapped, are then lost)`,
+        );
       }
       if (typeof secrets.unsealKey !== 'string' || typeof secrets.rootToken !== 'string') {
         await server.stop();
@@ -143,7 +152,10 @@ export class OpenBaoServer {
   private static async launch(options: OpenBaoServerOptions, nodeId: string): Promise<OpenBaoServer> {
     for (let attempt = 1; ; attempt++) {
       const logPath = join(options.dir, 'openbao.log');
-      const logBefore = await stat(logPath).then((info) => info.size, () => 0);
+      const logBefore = await stat(logPath).then(
+        (info) => info.size,
+        () => 0,
+      );
       const server = await OpenBaoServer.configure(options, nodeId);
       try {
         await server.spawnServer();
@@ -151,7 +163,10 @@ export class OpenBaoServer {
       } catch (error) {
         await server.stop().catch(() => undefined);
         await delay(100); // the log stream ends at the exit: let its last lines reach the file
-        const logged = await readFile(logPath).then((bytes) => bytes.subarray(logBefore).toString('utf8'), () => '');
+        const logged = await readFile(logPath).then(
+          (bytes) => bytes.subarray(logBefore).toString('utf8'),
+          () => '',
+        );
         if (attempt === 3 || !/address already in use/.test(logged)) throw error;
       }
     }
@@ -183,7 +198,8 @@ export class OpenBaoServer {
   private async initialise(): Promise<void> {
     const init = await this.call('POST', 'sys/init', { secret_shares: 1, secret_threshold: 1 }, false);
     const keys = init.keys_base64;
-    if (!Array.isArray(keys) || typeof keys[0] !== 'string' || typeof init.root_token !== 'string') throw new OpenBaoServerError(`openbao's init answered without a key share and a root token; see ${this.logPath}`);
+    if (!Array.isArray(keys) || typeof keys[0] !== 'string' || typeof init.root_token !== 'string')
+      throw new OpenBaoServerError(`openbao's init answered without a key share and a root token; see ${this.logPath}`);
     this.unsealKey = keys[0];
     this.rootToken = init.root_token;
   }
@@ -218,7 +234,10 @@ export class OpenBaoServer {
 
   /** Whether a token is still valid (it can look itself up). */
   async tokenValid(token: string): Promise<boolean> {
-    const response = await fetch(`${this.address}/v1/auth/token/lookup-self`, { headers: { 'x-vault-token': token }, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    const response = await fetch(`${this.address}/v1/auth/token/lookup-self`, {
+      headers: { 'x-vault-token': token },
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
     return response.ok;
   }
 
@@ -295,7 +314,8 @@ export class OpenBaoServer {
     const deadline = Date.now() + ACTIVE_TIMEOUT_MS;
     let last = 'no answer';
     while (Date.now() < deadline) {
-      if (!child || hasExited(child)) throw new OpenBaoServerError(`openbao exited before it was ${what} (${child ? await exitOf(child) : 'not started'}); see ${this.logPath}`);
+      if (!child || hasExited(child))
+        throw new OpenBaoServerError(`openbao exited before it was ${what} (${child ? await exitOf(child) : 'not started'}); see ${this.logPath}`);
       try {
         const response = await fetch(`${this.address}/v1/sys/health`, { signal: AbortSignal.timeout(2_000) });
         await response.arrayBuffer();
@@ -310,7 +330,13 @@ export class OpenBaoServer {
   }
 
   /** One API call, as root unless `authenticated` is false; anything but 2xx is an error naming the call. */
-  private async call(method: 'GET' | 'POST' | 'LIST' | 'DELETE', path: string, body?: unknown, authenticated = true, alsoOk: readonly number[] = []): Promise<Record<string, unknown>> {
+  private async call(
+    method: 'GET' | 'POST' | 'LIST' | 'DELETE',
+    path: string,
+    body?: unknown,
+    authenticated = true,
+    alsoOk: readonly number[] = [],
+  ): Promise<Record<string, unknown>> {
     let response: Response;
     let text: string;
     try {
@@ -323,7 +349,9 @@ export class OpenBaoServer {
       text = await response.text();
     } catch (error) {
       // Name the call: a loaded machine once left one unanswered, and only "TimeoutError" reached the log.
-      throw new OpenBaoServerError(`openbao ${method} /v1/${path}: no answer within ${CALL_TIMEOUT_MS / 1000} s (${error instanceof Error ? error.message : String(error)}); see ${this.logPath}`);
+      throw new OpenBaoServerError(
+        `openbao ${method} /v1/${path}: no answer within ${CALL_TIMEOUT_MS / 1000} s (${error instanceof Error ? error.message : String(error)}); see ${this.logPath}`,
+      );
     }
     if (alsoOk.includes(response.status)) return {};
     if (!response.ok) throw new OpenBaoServerError(`openbao ${method} /v1/${path}: HTTP ${response.status} ${text.slice(0, 300)}`);

@@ -11,7 +11,15 @@ import { z } from 'zod';
 import { CONNECTION_FAILURE_TYPES } from '../../src/aggregator/failure-table.js';
 import { CONNECTION_WORKFLOW_ID_PREFIX } from '../../src/client/business-key.js';
 import { CONNECTION_END_TYPES } from '../../src/client/errors.js';
-import { CONNECTION_STATUSES, CONNECTION_WORKFLOW_TYPE, RUNNING_CONNECTION_STATUSES, answerChallengeSignal, awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
+import {
+  CONNECTION_STATUSES,
+  CONNECTION_WORKFLOW_TYPE,
+  RUNNING_CONNECTION_STATUSES,
+  answerChallengeSignal,
+  awaitFirstStepUpdate,
+  connectionStateQuery,
+  submitAnswerUpdate,
+} from '../../src/contract/connection/connection-definitions.js';
 import { CONNECTIONS_NEXUS_SERVICE_NAME, NEXUS_HANDLER_ERROR_TYPES, connectionsNexusService } from '../../src/contract/nexus-connections.js';
 import { DEFAULT_PRIORITY_KEYS, FAIRNESS_WEIGHT_LIMITS, PRIORITY_CLASSES, PRIORITY_KEY_LIMITS } from '../../src/contract/priority.js';
 import { ID_SEGMENT_MAX, ID_SEGMENT_RULE, ID_SEGMENT_SOURCE } from '../../src/contract/ids.js';
@@ -44,7 +52,8 @@ function literal(value: Scalar, what: string): string {
   return JSON.stringify(value);
 }
 
-const isScalar = (value: unknown): value is Scalar => typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+const isScalar = (value: unknown): value is Scalar =>
+  typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 
 /** A tuple on one line, or one item a line when that line would be long (as black writes it). */
 function tuple(values: readonly Scalar[], what: string, indent = ''): string {
@@ -133,13 +142,19 @@ export function pythonNamesSource(): string {
       `CONNECTION_END_TYPES: Final = ${tuple(CONNECTION_END_TYPES, 'CONNECTION_END_TYPES')}`,
     ].join('\n'),
     [
-      '# The `connections` Nexus service (src/contract/nexus-connections.ts): its name, its operations\' names and the',
+      "# The `connections` Nexus service (src/contract/nexus-connections.ts): its name, its operations' names and the",
       '# types of the handler errors a caller is refused with.',
       `CONNECTIONS_NEXUS_SERVICE_NAME: Final = ${literal(CONNECTIONS_NEXUS_SERVICE_NAME, 'CONNECTIONS_NEXUS_SERVICE_NAME')}`,
-      `CONNECTIONS_NEXUS_OPERATIONS: Final = ${tuple(Object.values(connectionsNexusService.operations).map((operation) => operation.name), 'connectionsNexusService.operations')}`,
+      `CONNECTIONS_NEXUS_OPERATIONS: Final = ${tuple(
+        Object.values(connectionsNexusService.operations).map((operation) => operation.name),
+        'connectionsNexusService.operations',
+      )}`,
       `NEXUS_HANDLER_ERROR_TYPES: Final = ${tuple(NEXUS_HANDLER_ERROR_TYPES, 'NEXUS_HANDLER_ERROR_TYPES')}`,
     ].join('\n'),
-    ['# The custom search attributes of connection workflows (src/contract/search-attributes.ts).', ...CONNECTION_SEARCH_ATTRIBUTES.map(searchAttributeKey)].join('\n'),
+    [
+      '# The custom search attributes of connection workflows (src/contract/search-attributes.ts).',
+      ...CONNECTION_SEARCH_ATTRIBUTES.map(searchAttributeKey),
+    ].join('\n'),
     [
       '# An id segment, a customer or application id of a business key (src/contract/ids.ts); the source is a',
       '# regular expression JavaScript and Python read alike, unanchored (re.fullmatch it).',
@@ -149,7 +164,7 @@ export function pythonNamesSource(): string {
     ].join('\n'),
     [
       '# Workflow ids: a connection\'s business key is this prefix + "<customerId>:<applicationId>"',
-      '# (src/client/business-key.ts); a tenant\'s workflow ids are <kind><customerId>:<rest> for each kind, longest',
+      "# (src/client/business-key.ts); a tenant's workflow ids are <kind><customerId>:<rest> for each kind, longest",
       '# first where one begins another, or the throttle kind + <customerId> (src/contract/workflow-tenant.ts).',
       `CONNECTION_WORKFLOW_ID_PREFIX: Final = ${literal(CONNECTION_WORKFLOW_ID_PREFIX, 'CONNECTION_WORKFLOW_ID_PREFIX')}`,
       `WORKFLOW_ID_KINDS_WITH_COLON: Final = ${tuple(WORKFLOW_ID_KINDS_WITH_COLON, 'WORKFLOW_ID_KINDS_WITH_COLON')}`,
@@ -165,7 +180,10 @@ export function pythonNamesSource(): string {
       `FAIRNESS_WEIGHT_MIN: Final = ${literal(FAIRNESS_WEIGHT_LIMITS.min, 'FAIRNESS_WEIGHT_LIMITS.min')}`,
       `FAIRNESS_WEIGHT_MAX: Final = ${literal(FAIRNESS_WEIGHT_LIMITS.max, 'FAIRNESS_WEIGHT_LIMITS.max')}`,
     ].join('\n'),
-    ['# TEMPORAL_API_KEY_FILE_RECHECK_MS\'s least value (src/settings/temporal.ts).', `TEMPORAL_API_KEY_FILE_RECHECK_MS_MIN: Final = ${literal(API_KEY_FILE_RECHECK_MIN_MS, 'API_KEY_FILE_RECHECK_MIN_MS')}`].join('\n'),
+    [
+      "# TEMPORAL_API_KEY_FILE_RECHECK_MS's least value (src/settings/temporal.ts).",
+      `TEMPORAL_API_KEY_FILE_RECHECK_MS_MIN: Final = ${literal(API_KEY_FILE_RECHECK_MIN_MS, 'API_KEY_FILE_RECHECK_MIN_MS')}`,
+    ].join('\n'),
     [
       '#: AES-256: a payload key is exactly this many bytes (src/settings/encryption-keys.ts).',
       `PAYLOAD_KEY_BYTES: Final = ${literal(PAYLOAD_KEY_BYTES, 'PAYLOAD_KEY_BYTES')}`,

@@ -87,7 +87,12 @@ export type SkipReason = (typeof SKIP)[keyof typeof SKIP];
 export type Decision = { readonly replay: PayloadConfig; readonly inferred: boolean } | { readonly skip: SkipReason; readonly detail: string };
 
 /** Merges the payload settings of every worker registered on `namespace`/`taskQueue`. */
-export function queueWorkers(workers: readonly RegisteredWorker[], namespace: string, taskQueue: string, exists: (path: string) => boolean = existsSync): QueueWorkers {
+export function queueWorkers(
+  workers: readonly RegisteredWorker[],
+  namespace: string,
+  taskQueue: string,
+  exists: (path: string) => boolean = existsSync,
+): QueueWorkers {
   const mine = workers.filter((worker) => worker.namespace === namespace && worker.taskQueue === taskQueue);
   if (mine.length === 0) return { kind: 'unregistered' };
   const testFiles = [...new Set(mine.flatMap((worker) => (worker.testFile ? [worker.testFile] : [])))].sort();
@@ -103,7 +108,10 @@ export function queueWorkers(workers: readonly RegisteredWorker[], namespace: st
       keys.set(id, key);
     }
   }
-  const encryption: EncryptionKeys | undefined = current === undefined ? undefined : { keyId: current, key: keys.get(current) ?? new Uint8Array(), decryptionKeys: new Map([...keys].filter(([id]) => id !== current)) };
+  const encryption: EncryptionKeys | undefined =
+    current === undefined
+      ? undefined
+      : { keyId: current, key: keys.get(current) ?? new Uint8Array(), decryptionKeys: new Map([...keys].filter(([id]) => id !== current)) };
   const stores = mine.map((worker) => worker.payloadStore).filter((store) => store.kind !== 'off');
   const storeDirectory = stores.flatMap((store) => (store.kind === 'local' && exists(store.directory) ? [store.directory] : []))[0];
   const storeGone =
@@ -176,7 +184,11 @@ export async function decide(workers: QueueWorkers, facts: HistoryFacts, fallbac
       foreign.add(keyIdOf(payload));
     }
   }
-  if (foreign.size > 0) return { skip: SKIP.keysUnknown, detail: `no helper registered its worker, and key id(s) ${[...foreign].sort().join(', ')} do not open with the tests' key` };
+  if (foreign.size > 0)
+    return {
+      skip: SKIP.keysUnknown,
+      detail: `no helper registered its worker, and key id(s) ${[...foreign].sort().join(', ')} do not open with the tests' key`,
+    };
   return { replay: { encryption: fallbackEncryption, storeDirectory: undefined }, inferred: true };
 }
 
@@ -261,7 +273,8 @@ export async function listNamespaces(connection: Connection): Promise<string[]> 
     const page = await connection.workflowService.listNamespaces({ pageSize: 100, nextPageToken });
     for (const entry of page.namespaces ?? []) {
       const name = entry.namespaceInfo?.name;
-      if (name && name !== 'temporal-system' && entry.namespaceInfo?.state !== proto.temporal.api.enums.v1.NamespaceState.NAMESPACE_STATE_DELETED) names.push(name);
+      if (name && name !== 'temporal-system' && entry.namespaceInfo?.state !== proto.temporal.api.enums.v1.NamespaceState.NAMESPACE_STATE_DELETED)
+        names.push(name);
     }
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
   } while (nextPageToken);
@@ -390,7 +403,12 @@ export async function replaySuite(options: SuiteReplayOptions): Promise<SuiteRep
 }
 
 function configKey(config: PayloadConfig): unknown {
-  const keys = config.encryption ? [[config.encryption.keyId, Buffer.from(config.encryption.key).toString('base64')], ...[...(config.encryption.decryptionKeys ?? new Map<string, Uint8Array>())].map(([id, key]) => [id, Buffer.from(key).toString('base64')])] : [];
+  const keys = config.encryption
+    ? [
+        [config.encryption.keyId, Buffer.from(config.encryption.key).toString('base64')],
+        ...[...(config.encryption.decryptionKeys ?? new Map<string, Uint8Array>())].map(([id, key]) => [id, Buffer.from(key).toString('base64')]),
+      ]
+    : [];
   return { keys, store: config.storeDirectory ?? null };
 }
 
@@ -420,7 +438,10 @@ export function detailLines(report: SuiteReplayReport, { verbose = false }: { ve
       lines.push(`replay: skipped ${list.length} (${reason})${files.length > 0 ? ` from ${files.join(', ')}` : ''}`);
     }
   }
-  if (report.inferred > 0) lines.push(`replay: ${report.inferred} of the replayed came from task queues no helper registered; every encrypted payload in them opened with the tests' key`);
+  if (report.inferred > 0)
+    lines.push(
+      `replay: ${report.inferred} of the replayed came from task queues no helper registered; every encrypted payload in them opened with the tests' key`,
+    );
   if (report.otherTypes.size > 0) {
     const types = [...report.otherTypes].sort(([a], [b]) => a.localeCompare(b)).map(([type, count]) => `${type} ${count}`);
     lines.push(`replay: not the product's workflow types, left out: ${types.join(', ')}`);

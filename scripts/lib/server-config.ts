@@ -35,9 +35,13 @@ ${service(ports.history)}
   matching:
 ${service(ports.matching)}
   worker:
-${service(ports.worker)}${ports.internalFrontend ? `
+${service(ports.worker)}${
+    ports.internalFrontend
+      ? `
   internal-frontend:
-${service(ports.internalFrontend)}` : ''}
+${service(ports.internalFrontend)}`
+      : ''
+  }
 
 clusterMetadata:
   enableGlobalNamespace: false

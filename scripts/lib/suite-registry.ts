@@ -72,7 +72,9 @@ export function registerWorker(
           encryption: {
             keyId: worker.encryption.keyId,
             key: Buffer.from(worker.encryption.key).toString('base64'),
-            decryptionKeys: Object.fromEntries([...(worker.encryption.decryptionKeys ?? new Map<string, Uint8Array>())].map(([id, key]) => [id, Buffer.from(key).toString('base64')])),
+            decryptionKeys: Object.fromEntries(
+              [...(worker.encryption.decryptionKeys ?? new Map<string, Uint8Array>())].map(([id, key]) => [id, Buffer.from(key).toString('base64')]),
+            ),
           },
         }
       : {}),

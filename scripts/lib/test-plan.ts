@@ -73,7 +73,8 @@ export function findTestFiles(dir: string): string[] {
   return files.sort();
 }
 
-const SPECIFIER = /(?:^|[^\w$.])(?:import|export)\s*(?:type\s+)?(?:[\w$*{},\s]+?\s+from\s+)?['"]([^'"]+)['"]|(?:^|[^\w$.])import\s*\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const SPECIFIER =
+  /(?:^|[^\w$.])(?:import|export)\s*(?:type\s+)?(?:[\w$*{},\s]+?\s+from\s+)?['"]([^'"]+)['"]|(?:^|[^\w$.])import\s*\(\s*['"]([^'"]+)['"]\s*\)/gm;
 const SOURCE_EXTENSIONS = ['.ts', '.mts', '.mjs', '.js', '.tsx'];
 
 /** The file a relative specifier names, as tsx finds it; undefined when there is none. */
@@ -161,7 +162,9 @@ export class ImportGraph {
   provisionedLater(file: string): string[] {
     const { files } = this.closure(file);
     const text = this.text(file);
-    return PROVISIONED_LATER.filter(({ reached, named }) => reached.some((path) => files.has(join(this.root, path))) || named.some((name) => text.includes(name))).map(({ lane }) => lane);
+    return PROVISIONED_LATER.filter(
+      ({ reached, named }) => reached.some((path) => files.has(join(this.root, path))) || named.some((name) => text.includes(name)),
+    ).map(({ lane }) => lane);
   }
 
   /**

@@ -35,23 +35,29 @@ export const TestVars = group(
         .default('ERROR'),
       "The Temporal runtime's log level in test processes (worker logs, bundling, expected workflow failures).",
     ),
-    RECORD_HISTORIES: doc(Bool.default(false), 'true or 1: the tests that record replay fixtures write them again (e.g. `RECORD_HISTORIES=1 node scripts/run-tests.mjs workflows/connection.test`).'),
+    RECORD_HISTORIES: doc(
+      Bool.default(false),
+      'true or 1: the tests that record replay fixtures write them again (e.g. `RECORD_HISTORIES=1 node scripts/run-tests.mjs workflows/connection.test`).',
+    ),
     CHROMIUM_PATH: doc(ExistingPath.default('/usr/bin/chromium'), 'The Chromium the browser tests drive (the console and the Web UI codec).'),
     DOCS_SCREENSHOTS: doc(
       Bool.default(false),
       'true or 1 (`npm run docs:screenshots` sets it): the browser tests write their screenshots into docs/images/; otherwise into a temporary folder, checked and removed.',
     ),
     CI: doc(
-      z.string().transform((text) => text !== 'false' && text !== '0').default(false),
+      z
+        .string()
+        .transform((text) => text !== 'false' && text !== '0')
+        .default(false),
       'Set by CI: a missing prerequisite (PostgreSQL, the server binaries) fails the prod:check, deploy:check and bench:burst tests instead of skipping them.',
       { defaultText: 'unset: skip' },
     ),
-    TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once (files marked to run alone still run alone).', { defaultText: '4 (measured on 2 cores: docs/development.md)' }),
-    TEST_TIMINGS_FILE: doc(
-      ExistingPath.optional(),
-      "Where `npm test` records each file's seconds and reads them back to start the slowest files first.",
-      { defaultText: 'test-timings.json in TEMPORAL_CACHE_DIR' },
-    ),
+    TEST_CONCURRENCY: doc(CountAtLeast(1).optional(), 'How many test files `npm test` runs at once (files marked to run alone still run alone).', {
+      defaultText: '4 (measured on 2 cores: docs/development.md)',
+    }),
+    TEST_TIMINGS_FILE: doc(ExistingPath.optional(), "Where `npm test` records each file's seconds and reads them back to start the slowest files first.", {
+      defaultText: 'test-timings.json in TEMPORAL_CACHE_DIR',
+    }),
     TEST_FILE_TIMEOUT_S: doc(
       CountAtLeast(1).default(1200),
       'Seconds one test file may run in `npm test` (its process, open handles included) before the runner kills it and fails it by name; each test inside also fails after 5 minutes.',
@@ -66,10 +72,10 @@ export const TestVars = group(
       '`npm run test:unit` sets it: a helper that would start a server (Temporal, OpenBao, MinIO, moto) throws instead, so a file that needs one cannot pass as a unit test.',
     ),
     REPLAY_MIN_HISTORIES: ReplayMinHistories,
-    REPLAY_VERBOSE: doc(Bool.default(false), "true or 1: the closing replay lists every skipped history, not only the counts."),
+    REPLAY_VERBOSE: doc(Bool.default(false), 'true or 1: the closing replay lists every skipped history, not only the counts.'),
   }),
   'Tests and tooling',
-  '`npm test` (scripts/run-tests.mjs), the test files and their helpers, and the replay of the suite\'s histories that closes the run (scripts/replay-suite.ts).',
+  "`npm test` (scripts/run-tests.mjs), the test files and their helpers, and the replay of the suite's histories that closes the run (scripts/replay-suite.ts).",
   { envExample: false },
 );
 
@@ -113,7 +119,12 @@ export const TestRunEnv = z
     REPLAY_MIN_HISTORIES: ReplayMinHistories,
   })
   .transform((env) =>
-    Object.freeze({ concurrency: env.TEST_CONCURRENCY, timingsFile: env.TEST_TIMINGS_FILE, fileTimeoutMs: env.TEST_FILE_TIMEOUT_S * 1000, replayMinHistories: env.REPLAY_MIN_HISTORIES }),
+    Object.freeze({
+      concurrency: env.TEST_CONCURRENCY,
+      timingsFile: env.TEST_TIMINGS_FILE,
+      fileTimeoutMs: env.TEST_FILE_TIMEOUT_S * 1000,
+      replayMinHistories: env.REPLAY_MIN_HISTORIES,
+    }),
   );
 
 /** scripts/replay-suite.ts: run by scripts/run-tests.mjs, which gives it the shared server. */
@@ -128,7 +139,12 @@ export const ReplayEnv = z
     REPLAY_VERBOSE: TestVars.shape.REPLAY_VERBOSE,
   })
   .transform((env) =>
-    Object.freeze({ temporalAddress: env.TEMPORAL_TEST_ADDRESS, workerRegistryDir: env.TEST_WORKER_REGISTRY_DIR, minHistories: env.REPLAY_MIN_HISTORIES ?? 0, verbose: env.REPLAY_VERBOSE }),
+    Object.freeze({
+      temporalAddress: env.TEMPORAL_TEST_ADDRESS,
+      workerRegistryDir: env.TEST_WORKER_REGISTRY_DIR,
+      minHistories: env.REPLAY_MIN_HISTORIES ?? 0,
+      verbose: env.REPLAY_VERBOSE,
+    }),
   );
 
 /** The settings of the test files and their helpers. */

@@ -19,7 +19,13 @@ interface Case {
 }
 
 async function clientCase(address: string, tlsEnv: Readonly<Record<string, string>>, { who, token, attempt }: Case): Promise<Refusal> {
-  const config = loadClientConfig({ TEMPORAL_ADDRESS: address, ...tlsEnv, ...(token === undefined ? {} : { TEMPORAL_API_KEY: token }), PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' });
+  const config = loadClientConfig({
+    TEMPORAL_ADDRESS: address,
+    ...tlsEnv,
+    ...(token === undefined ? {} : { TEMPORAL_API_KEY: token }),
+    PAYLOAD_ENCRYPTION: 'off',
+    PAYLOAD_STORE: 'off',
+  });
   let connections: ConnectionsClient | undefined;
   try {
     connections = await ConnectionsClient.connect(config);
@@ -42,7 +48,11 @@ export async function proveAuthorizationRefusals(address: string, tlsEnv: Readon
     { who: 'a token of another namespace only (lender-b:write)', token: await tokens.token(['lender-b:write']), attempt: 'list' },
     { who: 'an expired token', token: await tokens.token(['default:write'], { expiresIn: Math.floor(Date.now() / 1000) - 120 }), attempt: 'list' },
     { who: 'a token of another audience', token: await tokens.token(['default:write'], { audience: 'expense-app.lender.example' }), attempt: 'list' },
-    { who: 'a token signed by a key the provider does not publish', token: await tokens.token(['default:write'], { signer: tokens.stranger }), attempt: 'list' },
+    {
+      who: 'a token signed by a key the provider does not publish',
+      token: await tokens.token(['default:write'], { signer: tokens.stranger }),
+      attempt: 'list',
+    },
   ];
   return Promise.all(cases.map((each) => clientCase(address, tlsEnv, each)));
 }

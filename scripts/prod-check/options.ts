@@ -91,12 +91,17 @@ export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => nu
     values.set(name, value);
   }
   if (flags.has('--help')) return undefined;
-  if (values.has('--upgrade-from') && flags.has('--upgrade')) throw new ChaosArgumentError('--upgrade', 'starts from the first release of the path: give it or --upgrade-from, not both');
+  if (values.has('--upgrade-from') && flags.has('--upgrade'))
+    throw new ChaosArgumentError('--upgrade', 'starts from the first release of the path: give it or --upgrade-from, not both');
   const upgradeFrom = flags.has('--upgrade') ? TEMPORAL_UPGRADE_PATH[0] : values.get('--upgrade-from');
-  if (upgradeFrom !== undefined && flags.has('--no-chaos')) throw new ChaosArgumentError('--upgrade-from', 'upgrades in place of the restart, so it cannot go with --no-chaos');
-  if (flags.has('--redeploy') && upgradeFrom !== undefined) throw new ChaosArgumentError('--redeploy', 'replaces the server with its own release: give it or an upgrade, not both');
-  if (flags.has('--redeploy') && flags.has('--no-chaos')) throw new ChaosArgumentError('--redeploy', 'redeploys in place of the restart, so it cannot go with --no-chaos');
-  if (values.has('--token-ttl-s') && !flags.has('--authorization')) throw new ChaosArgumentError('--token-ttl-s', 'is the life of the tokens --authorization hands out: give --authorization too');
+  if (upgradeFrom !== undefined && flags.has('--no-chaos'))
+    throw new ChaosArgumentError('--upgrade-from', 'upgrades in place of the restart, so it cannot go with --no-chaos');
+  if (flags.has('--redeploy') && upgradeFrom !== undefined)
+    throw new ChaosArgumentError('--redeploy', 'replaces the server with its own release: give it or an upgrade, not both');
+  if (flags.has('--redeploy') && flags.has('--no-chaos'))
+    throw new ChaosArgumentError('--redeploy', 'redeploys in place of the restart, so it cannot go with --no-chaos');
+  if (values.has('--token-ttl-s') && !flags.has('--authorization'))
+    throw new ChaosArgumentError('--token-ttl-s', 'is the life of the tokens --authorization hands out: give --authorization too');
   const integer = (name: string, fallback: number, min: number, max: number): number => {
     const text = values.get(name);
     if (text === undefined) return fallback;
@@ -126,7 +131,10 @@ function serverReleases(from: string | undefined): readonly string[] {
   const start = TEMPORAL_UPGRADE_PATH.indexOf(from);
   const end = TEMPORAL_UPGRADE_PATH.indexOf(TEMPORAL_SERVER_VERSION);
   if (start < 0 || end < 0 || start >= end) {
-    throw new ChaosArgumentError('--upgrade-from', `must be a release of the upgrade path before ${TEMPORAL_SERVER_VERSION}: ${TEMPORAL_UPGRADE_PATH.slice(0, Math.max(0, end)).join(', ')} (got ${JSON.stringify(from)})`);
+    throw new ChaosArgumentError(
+      '--upgrade-from',
+      `must be a release of the upgrade path before ${TEMPORAL_SERVER_VERSION}: ${TEMPORAL_UPGRADE_PATH.slice(0, Math.max(0, end)).join(', ')} (got ${JSON.stringify(from)})`,
+    );
   }
   return TEMPORAL_UPGRADE_PATH.slice(start, end + 1);
 }

@@ -17,7 +17,8 @@ export class PostgresError extends Error {
 }
 
 const DEBIAN_ROOT = '/usr/lib/postgresql';
-export const POSTGRES_INSTALL_HINT = 'PostgreSQL server binaries not found: install them with `apt-get install -y postgresql` (Debian), or set PROD_CHECK_PG_BINDIR to a directory holding initdb and pg_ctl';
+export const POSTGRES_INSTALL_HINT =
+  'PostgreSQL server binaries not found: install them with `apt-get install -y postgresql` (Debian), or set PROD_CHECK_PG_BINDIR to a directory holding initdb and pg_ctl';
 
 /** The newest Debian PostgreSQL bin directory holding initdb and pg_ctl, or PROD_CHECK_PG_BINDIR. */
 export function postgresBinDir(explicit: string | undefined = loadToolchainConfig().paths.postgresBinDir): string | undefined {
@@ -45,7 +46,8 @@ function postgresUser(): RunAs {
   if (userInfo().uid !== 0) return { command: '', prefix: [] };
   const ids = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
   const gids = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
-  if (ids.status !== 0 || gids.status !== 0) throw new PostgresError('running as root, and there is no `postgres` user to run PostgreSQL as (apt-get install postgresql creates it)');
+  if (ids.status !== 0 || gids.status !== 0)
+    throw new PostgresError('running as root, and there is no `postgres` user to run PostgreSQL as (apt-get install postgresql creates it)');
   return { command: 'runuser', prefix: ['-u', 'postgres', '--'], uid: Number(ids.stdout.trim()), gid: Number(gids.stdout.trim()) };
 }
 
@@ -96,7 +98,12 @@ export class PostgresCluster {
       chmodSync(parent, 0o711);
       chownSync(dir, cluster.runAs.uid, cluster.runAs.gid);
     }
-    const init = await run(cluster.runAs, join(binDir, 'initdb'), ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], dir);
+    const init = await run(
+      cluster.runAs,
+      join(binDir, 'initdb'),
+      ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      dir,
+    );
     if (init.code !== 0) throw new PostgresError(`initdb failed (exit ${init.code}):\n${init.output}`);
     return cluster;
   }
@@ -111,7 +118,12 @@ export class PostgresCluster {
       '-c max_connections=300',
     ].join(' ');
     process.once('exit', this.exitHook);
-    const started = await run(this.runAs, join(this.binDir, 'pg_ctl'), ['-D', join(this.dir, 'data'), '-l', this.logPath, '-o', options, '-w', '-t', '60', 'start'], this.dir);
+    const started = await run(
+      this.runAs,
+      join(this.binDir, 'pg_ctl'),
+      ['-D', join(this.dir, 'data'), '-l', this.logPath, '-o', options, '-w', '-t', '60', 'start'],
+      this.dir,
+    );
     if (started.code !== 0) {
       const log = existsSync(this.logPath) ? readFileSync(this.logPath, 'utf8').slice(-2_000) : '';
       throw new PostgresError(`pg_ctl start failed (exit ${started.code}):\n${started.output}\n${log}`);
@@ -129,7 +141,12 @@ export class PostgresCluster {
 
   /** Runs SQL on one of the cluster's databases with psql (a test removes a server's rows with it); its output. */
   async sql(database: string, statement: string): Promise<string> {
-    const result = await run(this.runAs, join(this.binDir, 'psql'), ['-h', this.host, '-p', String(this.port), '-U', 'postgres', '-d', database, '-v', 'ON_ERROR_STOP=1', '-c', statement], this.dir);
+    const result = await run(
+      this.runAs,
+      join(this.binDir, 'psql'),
+      ['-h', this.host, '-p', String(this.port), '-U', 'postgres', '-d', database, '-v', 'ON_ERROR_STOP=1', '-c', statement],
+      this.dir,
+    );
     if (result.code !== 0) throw new PostgresError(`psql on ${database} failed (exit ${result.code}):\n${result.output}`);
     return result.output;
   }

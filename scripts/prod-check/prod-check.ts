@@ -267,7 +267,8 @@ async function runChaos(input: {
 
 async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[], resources: Resources): Promise<boolean> {
   const [binaries, ...upgrades] = releases as [ServerBinaries, ...ServerBinaries[]];
-  const serverLine = upgrades.length === 0 ? `Temporal server ${binaries.version}` : `Temporal server ${releases.map((release) => release.version).join(' → ')}`;
+  const serverLine =
+    upgrades.length === 0 ? `Temporal server ${binaries.version}` : `Temporal server ${releases.map((release) => release.version).join(' → ')}`;
   const restartLine =
     upgrades.length === 0
       ? `server restart at +${seconds(RESTART_AT * spreadMsFor(options.connections))}`
@@ -300,14 +301,25 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
 
   // --authorization: the provider's keys served as a JWKS; this script's own calls carry an admin token.
   const tokens = options.authorization ? (resources.tokens = await startTokenProvider()) : undefined;
-  const authorization = tokens ? { jwksUri: tokens.jwksUri, audience: tokens.audience, adminToken: await tokens.token(['temporal-system:admin'], { expiresIn: '12h' }) } : undefined;
+  const authorization = tokens
+    ? { jwksUri: tokens.jwksUri, audience: tokens.audience, adminToken: await tokens.token(['temporal-system:admin'], { expiresIn: '12h' }) }
+    : undefined;
   if (tokens) timeline.mark(`token provider: JWKS at ${tokens.jwksUri}, audience ${tokens.audience}`);
-  resources.server = await ProdTemporalServer.create({ binaries, postgres, dir: runDir, timeline, ...(pki ? { tls: pki } : {}), ...(authorization ? { authorization } : {}) });
+  resources.server = await ProdTemporalServer.create({
+    binaries,
+    postgres,
+    dir: runDir,
+    timeline,
+    ...(pki ? { tls: pki } : {}),
+    ...(authorization ? { authorization } : {}),
+  });
   const server = resources.server;
   const versions = server.setupSchema();
   timeline.mark(`schema set up and migrated with temporal-sql-tool: ${versions}`);
   const startMs = await server.start();
-  timeline.mark(`Temporal server ${binaries.version} (frontend, history, matching, worker) up at ${server.address}${pki ? ' over mutual TLS' : ''} in ${seconds(startMs)}`);
+  timeline.mark(
+    `Temporal server ${binaries.version} (frontend, history, matching, worker) up at ${server.address}${pki ? ' over mutual TLS' : ''} in ${seconds(startMs)}`,
+  );
   const attributes = await server.registerNamespace('default');
   timeline.mark(`namespace default registered; search attributes ${attributes}`);
 
@@ -321,7 +333,12 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   // The refusals mostly wait on handshakes: they run while the bundle builds.
   // The variables a user sets for a self-hosted cluster with a private CA and client certificates.
   const tlsEnv = pki
-    ? { TEMPORAL_TLS_CA_PATH: pki.caCert, TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME, TEMPORAL_TLS_CERT_PATH: pki.client.cert, TEMPORAL_TLS_KEY_PATH: pki.client.key }
+    ? {
+        TEMPORAL_TLS_CA_PATH: pki.caCert,
+        TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME,
+        TEMPORAL_TLS_CERT_PATH: pki.client.cert,
+        TEMPORAL_TLS_KEY_PATH: pki.client.key,
+      }
     : undefined;
   const [bundlePath, refusals, authorizationRefusals] = await Promise.all([
     buildWorkflowBundle(runDir),
@@ -330,14 +347,33 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   ]);
   timeline.mark('workflow bundle built');
   if (pki) timeline.mark(`mutual TLS: ${refusals.filter((refusal) => refusal.ok).length} of ${refusals.length} refusals as expected (see below)`);
-  if (tokens) timeline.mark(`authorization: ${authorizationRefusals.filter((refusal) => refusal.ok).length} of ${authorizationRefusals.length} refusals as expected (see below)`);
+  if (tokens)
+    timeline.mark(
+      `authorization: ${authorizationRefusals.filter((refusal) => refusal.ok).length} of ${authorizationRefusals.length} refusals as expected (see below)`,
+    );
 
   // --authorization: the fleet's token in a file a sidecar renews, read through TEMPORAL_API_KEY_FILE.
-  if (tokens) resources.sidecar = await TokenSidecar.start(join(runDir, 'temporal-token'), tokens, { permissions: ['default:write'], ttlS: options.tokenTtlS, everyMs: (options.tokenTtlS * 1000) / 3 });
+  if (tokens)
+    resources.sidecar = await TokenSidecar.start(join(runDir, 'temporal-token'), tokens, {
+      permissions: ['default:write'],
+      ttlS: options.tokenTtlS,
+      everyMs: (options.tokenTtlS * 1000) / 3,
+    });
   const sidecar = resources.sidecar;
   const temporalEnv = tlsEnv && sidecar ? { ...tlsEnv, TEMPORAL_API_KEY_FILE: sidecar.path, TEMPORAL_API_KEY_FILE_RECHECK_MS: '1000' } : tlsEnv;
   const { pool, connection, client, connections } = await startFleet(
-    { name: 'prod-check', runTag, runDir, bundlePath, temporalAddress: server.address, ...(temporalEnv ? { temporalEnv } : {}), workers: options.workers, replyDelayMs: options.replyDelayMs, proxy, timeline },
+    {
+      name: 'prod-check',
+      runTag,
+      runDir,
+      bundlePath,
+      temporalAddress: server.address,
+      ...(temporalEnv ? { temporalEnv } : {}),
+      workers: options.workers,
+      replyDelayMs: options.replyDelayMs,
+      proxy,
+      timeline,
+    },
     resources,
   );
 
@@ -403,9 +439,14 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
   log('');
   log('Work per worker (requests to the service, as the proxy saw them)');
   for (const [name, count] of [...stats.byClient].sort(([a], [b]) => Number(a.slice(1)) - Number(b.slice(1)))) {
-    const fate =
-      chaos.record.kills.find((kill) => kill.name === name) ? 'SIGKILLed' : chaos.drain?.name === name ? `SIGTERMed, ${chaos.drain.ok ? 'drained, exit 0' : `NOT drained (${chaos.drain.exit}, ${chaos.drain.abandoned} abandoned)`}` : 'ran to the end';
-    log(`  ${name.padEnd(4)} ${String(count).padStart(6)}  ${((100 * count) / Math.max(1, total)).toFixed(1).padStart(5)}%  ${fate}${stats.abandonedByClient.get(name) ? `; ${stats.abandonedByClient.get(name)} reply(ies) found it gone` : ''}`);
+    const fate = chaos.record.kills.find((kill) => kill.name === name)
+      ? 'SIGKILLed'
+      : chaos.drain?.name === name
+        ? `SIGTERMed, ${chaos.drain.ok ? 'drained, exit 0' : `NOT drained (${chaos.drain.exit}, ${chaos.drain.abandoned} abandoned)`}`
+        : 'ran to the end';
+    log(
+      `  ${name.padEnd(4)} ${String(count).padStart(6)}  ${((100 * count) / Math.max(1, total)).toFixed(1).padStart(5)}%  ${fate}${stats.abandonedByClient.get(name) ? `; ${stats.abandonedByClient.get(name)} reply(ies) found it gone` : ''}`,
+    );
   }
   if (!options.noChaos) {
     const drain = chaos.drain;
@@ -422,9 +463,11 @@ async function run(options: ProdCheckOptions, releases: readonly ServerBinaries[
 
   if (pki) {
     log('');
-    log('Mutual TLS: connections the frontend must refuse, each through the product\'s own start-up path');
+    log("Mutual TLS: connections the frontend must refuse, each through the product's own start-up path");
     for (const refusal of refusals) log(`  ${refusal.ok ? 'refused' : 'FAILED '}  ${refusal.who}: ${refusal.detail}`);
-    log(`TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=${TLS_SERVER_NAME}, TEMPORAL_TLS_CERT_PATH/KEY_PATH; refusals: ${refusals.every((refusal) => refusal.ok) ? 'ok' : 'FAILED'}`);
+    log(
+      `TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=${TLS_SERVER_NAME}, TEMPORAL_TLS_CERT_PATH/KEY_PATH; refusals: ${refusals.every((refusal) => refusal.ok) ? 'ok' : 'FAILED'}`,
+    );
   }
   if (sidecar) {
     log('');

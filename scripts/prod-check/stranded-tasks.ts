@@ -115,9 +115,32 @@ export class StrandedTaskSweeper {
   private refresh(workflowId: string, runId: string): Promise<{ ok: boolean; detail: string }> {
     const { address, namespace, tdbg, pki, tlsServerName } = this.options;
     const tls = pki
-      ? ['--tls-cert-path', pki.client.cert, '--tls-key-path', pki.client.key, '--tls-ca-path', pki.caCert, ...(tlsServerName ? ['--tls-server-name', tlsServerName] : [])]
+      ? [
+          '--tls-cert-path',
+          pki.client.cert,
+          '--tls-key-path',
+          pki.client.key,
+          '--tls-ca-path',
+          pki.caCert,
+          ...(tlsServerName ? ['--tls-server-name', tlsServerName] : []),
+        ]
       : [];
-    const args = ['--address', address, '--namespace', namespace, ...tls, '--yes', '--color', 'never', 'workflow', 'refresh-tasks', '--workflow-id', workflowId, '--run-id', runId];
+    const args = [
+      '--address',
+      address,
+      '--namespace',
+      namespace,
+      ...tls,
+      '--yes',
+      '--color',
+      'never',
+      'workflow',
+      'refresh-tasks',
+      '--workflow-id',
+      workflowId,
+      '--run-id',
+      runId,
+    ];
     return new Promise((resolve) => {
       execFile(tdbg, args, { timeout: TDBG_TIMEOUT_MS, encoding: 'utf8' }, (error, stdout, stderr) => {
         const said = `${stdout}${stderr}`.trim().replace(/\s+/g, ' ').slice(0, 300);
@@ -133,9 +156,15 @@ export class StrandedTaskSweeper {
     const tasks = [...this.found.values()].filter((task) => task.refreshes.length > 0);
     for (const task of tasks) {
       try {
-        const described = await connection.workflowService.describeWorkflowExecution({ namespace, execution: { workflowId: task.workflowId, runId: task.runId } });
+        const described = await connection.workflowService.describeWorkflowExecution({
+          namespace,
+          execution: { workflowId: task.workflowId, runId: task.runId },
+        });
         const status = described.workflowExecutionInfo?.status;
-        task.endStatus = status === undefined || status === null ? 'unknown' : temporal.api.enums.v1.WorkflowExecutionStatus[status]?.replace('WORKFLOW_EXECUTION_STATUS_', '') ?? String(status);
+        task.endStatus =
+          status === undefined || status === null
+            ? 'unknown'
+            : (temporal.api.enums.v1.WorkflowExecutionStatus[status]?.replace('WORKFLOW_EXECUTION_STATUS_', '') ?? String(status));
       } catch (error) {
         task.endStatus = `unreadable (${error instanceof Error ? error.message : String(error)})`;
       }

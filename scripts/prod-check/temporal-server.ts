@@ -36,7 +36,8 @@ import { TLS_SERVER_NAME, type ProdCheckPki } from './tls.js';
 const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 15_000;
-export const PROVISION_HINT = 'run `bash scripts/provision-temporal.sh server` (builds go.temporal.io/server and its sql tool from the Go module proxy, several minutes once)';
+export const PROVISION_HINT =
+  'run `bash scripts/provision-temporal.sh server` (builds go.temporal.io/server and its sql tool from the Go module proxy, several minutes once)';
 
 export class TemporalServerError extends Error {
   override readonly name = 'TemporalServerError';
@@ -155,7 +156,10 @@ async function pickPorts(): Promise<Ports> {
 function connectionOptionsFor(ports: Ports, options: ProdServerOptions): Promise<TemporalConnectionOptions> {
   // This module's own calls (readiness, the namespace) carry the run's admin token when the server checks tokens.
   const metadata = options.authorization ? { metadata: { authorization: `Bearer ${options.authorization.adminToken}` } } : {};
-  return temporalConnectionOptions({ address: `${HOST}:${ports.frontend}`, transport: { ...(options.tls ? tlsTransport(options.tls) : { tls: false }), ...metadata } });
+  return temporalConnectionOptions({
+    address: `${HOST}:${ports.frontend}`,
+    transport: { ...(options.tls ? tlsTransport(options.tls) : { tls: false }), ...metadata },
+  });
 }
 
 /** `global.authorization`: the JWT authorizer and claim mapper, keys from a JWKS address, one audience. */
@@ -172,7 +176,13 @@ function authorizationYaml(authorization: ServerAuthorization): string {
     claimMapper: default`;
 }
 
-function configYaml(pg: PostgresCluster, ports: Ports, dynamicConfigPath: string, pki: ProdCheckPki | undefined, authorization: ServerAuthorization | undefined): string {
+function configYaml(
+  pg: PostgresCluster,
+  ports: Ports,
+  dynamicConfigPath: string,
+  pki: ProdCheckPki | undefined,
+  authorization: ServerAuthorization | undefined,
+): string {
   const datastore = (database: string, maxConns: number) => `      sql:
         pluginName: "postgres12"
         databaseName: "${database}"
@@ -215,7 +225,9 @@ ${oneNodeServicesYaml(
     history: { grpc: ports.history, membership: ports.historyMembership },
     matching: { grpc: ports.matching, membership: ports.matchingMembership },
     worker: { grpc: ports.worker, membership: ports.workerMembership },
-    ...(authorization ? { internalFrontend: { grpc: ports.internalFrontend, membership: ports.internalFrontendMembership, http: ports.internalFrontendHttp } } : {}),
+    ...(authorization
+      ? { internalFrontend: { grpc: ports.internalFrontend, membership: ports.internalFrontendMembership, http: ports.internalFrontendHttp } }
+      : {}),
   },
   dynamicConfigPath,
 )}`;
@@ -309,7 +321,10 @@ export class ProdTemporalServer {
   }
 
   private writeConfig(): void {
-    writeFileSync(join(this.root, 'config', 'prod-check.yaml'), configYaml(this.options.postgres, this.ports, this.dynamicConfigPath, this.options.tls, this.options.authorization));
+    writeFileSync(
+      join(this.root, 'config', 'prod-check.yaml'),
+      configYaml(this.options.postgres, this.ports, this.dynamicConfigPath, this.options.tls, this.options.authorization),
+    );
   }
 
   /** The release running now (the first of an upgrade path until upgradeTo). */
@@ -335,7 +350,10 @@ export class ProdTemporalServer {
       for (const command of [...steps, ['update-schema', '-d', versioned]]) {
         const result = spawnSync(sqlTool, [...base, ...command], { encoding: 'utf8', cwd: this.options.dir });
         this.log.write(`$ temporal-sql-tool ${[...base, ...command].join(' ')}\n${result.stdout}${result.stderr}`);
-        if (result.status !== 0) throw new TemporalServerError(`temporal-sql-tool ${command[0]} on ${database} failed (exit ${result.status}):\n${(result.stdout + result.stderr).slice(-2_000)}`);
+        if (result.status !== 0)
+          throw new TemporalServerError(
+            `temporal-sql-tool ${command[0]} on ${database} failed (exit ${result.status}):\n${(result.stdout + result.stderr).slice(-2_000)}`,
+          );
       }
       const version = spawnSync('sh', ['-c', `ls "${versioned}" | sed 's/^v//' | sort -t. -k1,1n -k2,2n | tail -1`], { encoding: 'utf8' }).stdout.trim();
       reached.push(`${database} v${version}`);
@@ -362,7 +380,9 @@ export class ProdTemporalServer {
         this.ports = await pickPorts();
         this.connectionOptions = await connectionOptionsFor(this.ports, this.options);
         this.writeConfig();
-        this.options.timeline.mark(`a port picked free was taken before the Temporal server bound it; starting it again on other ports (frontend ${this.address})`);
+        this.options.timeline.mark(
+          `a port picked free was taken before the Temporal server bound it; starting it again on other ports (frontend ${this.address})`,
+        );
       }
     }
   }
@@ -399,7 +419,8 @@ export class ProdTemporalServer {
     process.on('exit', exitHook);
     child.once('exit', (code, signal) => {
       process.off('exit', exitHook);
-      if (!this.stopping && this.child === child) this.options.timeline.mark(`Temporal server (pid ${child.pid}) exited on its own (${signal ?? `code ${code}`}); see ${this.logPath}`);
+      if (!this.stopping && this.child === child)
+        this.options.timeline.mark(`Temporal server (pid ${child.pid}) exited on its own (${signal ?? `code ${code}`}); see ${this.logPath}`);
     });
     await this.waitFor(child, async (connection) => {
       await connection.workflowService.getSystemInfo({});
@@ -413,7 +434,8 @@ export class ProdTemporalServer {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     let lastError = 'no answer yet';
     while (Date.now() < deadline) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new TemporalServerError(`the Temporal server stopped during start-up (${child.signalCode ?? `code ${child.exitCode}`}); see ${this.logPath}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new TemporalServerError(`the Temporal server stopped during start-up (${child.signalCode ?? `code ${child.exitCode}`}); see ${this.logPath}`);
       try {
         const connection = await Connection.connect({ ...this.connectionOptions, connectTimeout: 1_000 });
         try {
@@ -460,7 +482,9 @@ export class ProdTemporalServer {
   async restart(signal: NodeJS.Signals = 'SIGTERM'): Promise<{ stopMs: number; forced: boolean; startMs: number }> {
     const { stopMs, forced } = await this.stop(signal);
     const startMs = await this.start();
-    this.options.timeline.mark(`Temporal server ${forced ? `SIGKILLed ${seconds(stopMs)} after ${signal}` : `stopped in ${seconds(stopMs)}`}; up again on the same databases and ports in ${seconds(startMs)}`);
+    this.options.timeline.mark(
+      `Temporal server ${forced ? `SIGKILLed ${seconds(stopMs)} after ${signal}` : `stopped in ${seconds(stopMs)}`}; up again on the same databases and ports in ${seconds(startMs)}`,
+    );
     return { stopMs, forced, startMs };
   }
 

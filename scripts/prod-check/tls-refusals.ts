@@ -50,7 +50,16 @@ function workerCase(address: string, { who: what, env, expected }: Case): Promis
     const child = track(
       spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
         cwd: PROJECT_ROOT,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: address, TEMPORAL_TASK_QUEUE: 'prod-check-refused', PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off', WORKER_METRICS_PORT: '0', ...env },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TEMPORAL_ADDRESS: address,
+          TEMPORAL_TASK_QUEUE: 'prod-check-refused',
+          PAYLOAD_ENCRYPTION: 'off',
+          PAYLOAD_STORE: 'off',
+          WORKER_METRICS_PORT: '0',
+          ...env,
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       }),
     );
@@ -59,7 +68,12 @@ function workerCase(address: string, { who: what, env, expected }: Case): Promis
     const timer = setTimeout(() => child.kill('SIGKILL'), WORKER_EXIT_TIMEOUT_MS);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      const said = stderr.trim().split('\n').filter((line) => line.startsWith('worker stopped:')).join(' ') || stderr.trim().slice(-500);
+      const said =
+        stderr
+          .trim()
+          .split('\n')
+          .filter((line) => line.startsWith('worker stopped:'))
+          .join(' ') || stderr.trim().slice(-500);
       const stack = /^\s+at /m.test(stderr);
       const ok = code === 1 && expected.test(said) && !stack;
       resolve({ who, ok, detail: `exit ${signal ?? code}${stack ? ' (with a stack trace)' : ''}: ${said || '(nothing on stderr)'}` });
@@ -71,12 +85,20 @@ export async function proveRefusals(address: string, pki: ProdCheckPki): Promise
   const ca = { TEMPORAL_TLS_CA_PATH: pki.caCert, TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME };
   const certificate = { TEMPORAL_TLS_CERT_PATH: pki.client.cert, TEMPORAL_TLS_KEY_PATH: pki.client.key };
   const noCertificate: Case = { who: 'no client certificate', env: ca, expected: /requires a client certificate .*TEMPORAL_TLS_CERT_PATH/ };
-  const otherCa: Case = { who: 'another CA', env: { ...ca, ...certificate, TEMPORAL_TLS_CA_PATH: pki.otherCaCert }, expected: /not signed by the CA in TEMPORAL_TLS_CA_PATH/ };
+  const otherCa: Case = {
+    who: 'another CA',
+    env: { ...ca, ...certificate, TEMPORAL_TLS_CA_PATH: pki.otherCaCert },
+    expected: /not signed by the CA in TEMPORAL_TLS_CA_PATH/,
+  };
   const cases: Promise<Refusal>[] = [
     clientCase(address, { who: 'plain TCP', env: {}, expected: /the server speaks TLS and this client does not: set TEMPORAL_TLS_CA_PATH/ }),
     clientCase(address, noCertificate),
     clientCase(address, otherCa),
-    clientCase(address, { who: 'server name temporal.invalid', env: { ...ca, ...certificate, TEMPORAL_TLS_SERVER_NAME: 'temporal.invalid' }, expected: /not valid for temporal\.invalid, taken from TEMPORAL_TLS_SERVER_NAME/ }),
+    clientCase(address, {
+      who: 'server name temporal.invalid',
+      env: { ...ca, ...certificate, TEMPORAL_TLS_SERVER_NAME: 'temporal.invalid' },
+      expected: /not valid for temporal\.invalid, taken from TEMPORAL_TLS_SERVER_NAME/,
+    }),
     workerCase(address, noCertificate),
     workerCase(address, otherCa),
   ];

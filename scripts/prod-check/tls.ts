@@ -41,7 +41,8 @@ export function hasOpenssl(): boolean {
 
 function openssl(args: readonly string[], cwd: string): void {
   const result = spawnSync('openssl', args, { cwd, encoding: 'utf8' });
-  if (result.status !== 0) throw new TlsSetupError(`openssl ${args[0]} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr || '').trim().slice(-1_000)}`);
+  if (result.status !== 0)
+    throw new TlsSetupError(`openssl ${args[0]} failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr || '').trim().slice(-1_000)}`);
 }
 
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
@@ -50,7 +51,20 @@ const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-n
 function makeCa(dir: string, name: string, commonName: string): KeyPair {
   const pair = { cert: join(dir, `${name}.pem`), key: join(dir, `${name}-key.pem`) };
   const ext = join(dir, `${name}.ext`);
-  writeFileSync(ext, ['[req]', 'distinguished_name = dn', 'x509_extensions = ca', '[dn]', '[ca]', 'basicConstraints = critical, CA:TRUE', 'keyUsage = critical, keyCertSign, cRLSign', 'subjectKeyIdentifier = hash', ''].join('\n'));
+  writeFileSync(
+    ext,
+    [
+      '[req]',
+      'distinguished_name = dn',
+      'x509_extensions = ca',
+      '[dn]',
+      '[ca]',
+      'basicConstraints = critical, CA:TRUE',
+      'keyUsage = critical, keyCertSign, cRLSign',
+      'subjectKeyIdentifier = hash',
+      '',
+    ].join('\n'),
+  );
   openssl(['req', '-x509', ...EC_KEY, '-keyout', pair.key, '-out', pair.cert, '-days', DAYS, '-subj', `/CN=${commonName}`, '-config', ext], dir);
   return pair;
 }
@@ -62,10 +76,37 @@ function makeLeaf(dir: string, ca: KeyPair, name: string, commonName: string, us
   const ext = join(dir, `${name}.ext`);
   writeFileSync(
     ext,
-    ['basicConstraints = critical, CA:FALSE', 'keyUsage = critical, digitalSignature', `extendedKeyUsage = ${usage}`, 'authorityKeyIdentifier = keyid', ...(altNames ? [`subjectAltName = ${altNames}`] : []), ''].join('\n'),
+    [
+      'basicConstraints = critical, CA:FALSE',
+      'keyUsage = critical, digitalSignature',
+      `extendedKeyUsage = ${usage}`,
+      'authorityKeyIdentifier = keyid',
+      ...(altNames ? [`subjectAltName = ${altNames}`] : []),
+      '',
+    ].join('\n'),
   );
   openssl(['req', '-new', ...EC_KEY, '-keyout', pair.key, '-out', csr, '-subj', `/CN=${commonName}`], dir);
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', `0x7${randomBytes(8).toString('hex')}`, '-days', DAYS, '-extfile', ext, '-out', pair.cert], dir);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      ca.cert,
+      '-CAkey',
+      ca.key,
+      '-set_serial',
+      `0x7${randomBytes(8).toString('hex')}`,
+      '-days',
+      DAYS,
+      '-extfile',
+      ext,
+      '-out',
+      pair.cert,
+    ],
+    dir,
+  );
   return pair;
 }
 

@@ -24,7 +24,11 @@ export class TokenSidecar {
   ) {}
 
   /** Writes the first token, then a new one every `everyMs`. */
-  static async start(path: string, tokens: TokenProvider, { permissions, ttlS, everyMs }: { permissions: readonly string[]; ttlS: number; everyMs: number }): Promise<TokenSidecar> {
+  static async start(
+    path: string,
+    tokens: TokenProvider,
+    { permissions, ttlS, everyMs }: { permissions: readonly string[]; ttlS: number; everyMs: number },
+  ): Promise<TokenSidecar> {
     const sidecar = new TokenSidecar(path, tokens, permissions, ttlS);
     await sidecar.write();
     sidecar.timer = setInterval(() => {

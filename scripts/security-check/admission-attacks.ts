@@ -36,7 +36,11 @@ const GENUINE = ADMISSION_WINDOW_BOUNDS.start + 1;
 const FLOOD = 200;
 
 export async function savedLogin(sandboxUrl: string, customerId: string, username: string): Promise<string> {
-  const response = await fetch(`${sandboxUrl}/sandbox/${encodeURIComponent(customerId)}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+  const response = await fetch(`${sandboxUrl}/sandbox/${encodeURIComponent(customerId)}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username }),
+  });
   if (!response.ok) throw new Error(`security-check: the sandbox refused a saved login: HTTP ${response.status}`);
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
@@ -91,7 +95,8 @@ export function localActivityTypes(events: HistoryEvents): string[] {
 
 const eventMs = (event: HistoryEvents[number] | undefined): number | undefined => optionalTsToDate(event?.eventTime)?.getTime();
 /** The start time of the first workflow task after event `index` (workflow time in that task: what `admittedAt` records). */
-const taskAfter = (events: HistoryEvents, index: number): number | undefined => eventMs(events.find((event, at) => at > index && event.workflowTaskStartedEventAttributes));
+const taskAfter = (events: HistoryEvents, index: number): number | undefined =>
+  eventMs(events.find((event, at) => at > index && event.workflowTaskStartedEventAttributes));
 
 /**
  * Who admitted a queued connection sent an unsealed grant, read from its history: the admission may
@@ -107,15 +112,23 @@ export function forgedGrantVerdict(events: HistoryEvents, admittedAt: string | u
   const forged = forgedGrantIndex(events, by);
   if (forged === undefined) return { refused: false, detail: `undecided: admitted at ${admittedAt}, and the forged grant is not in the history read` };
   const t1 = taskAfter(events, forged);
-  const genuine = events.findIndex((event) => isGrant(event) && !isForged(event, by) && (by.identity !== undefined || event.workflowExecutionSignaledEventAttributes?.externalWorkflowExecution));
+  const genuine = events.findIndex(
+    (event) =>
+      isGrant(event) && !isForged(event, by) && (by.identity !== undefined || event.workflowExecutionSignaledEventAttributes?.externalWorkflowExecution),
+  );
   const t2 = genuine < 0 ? undefined : taskAfter(events, genuine);
   if (t2 !== undefined && genuine < forged && admitted <= t2 + 1) {
     // Where the attack is meant to reach a connection not yet granted (a held start), that shows nothing.
-    if (by.forgedFirst === true) return { refused: false, detail: `undecided: the admission's own grant (admitted at ${admittedAt}) came before the forged one` };
+    if (by.forgedFirst === true)
+      return { refused: false, detail: `undecided: the admission's own grant (admitted at ${admittedAt}) came before the forged one` };
     return { refused: true, detail: `admitted at ${admittedAt} by the admission's own grant, before the forged one arrived` };
   }
   if (t1 === undefined || t2 === undefined) return { refused: false, detail: `admitted at ${admittedAt} with no grant of the admission's own to explain it` };
-  if (t2 - t1 < 2) return { refused: false, detail: `undecided: the admission's own grant was handled in the forged one's task or a millisecond from it (admitted at ${admittedAt})` };
+  if (t2 - t1 < 2)
+    return {
+      refused: false,
+      detail: `undecided: the admission's own grant was handled in the forged one's task or a millisecond from it (admitted at ${admittedAt})`,
+    };
   return admitted >= t2 - 1
     ? { refused: true, detail: `not admitted by it: admitted at ${admittedAt} by the admission's own grant` }
     : { refused: false, detail: `admitted at ${admittedAt}, in the forged grant's task, before the admission's own grant` };
@@ -129,7 +142,13 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
   const genuine = await Promise.all(
     Array.from({ length: GENUINE }, async (_, index) => {
       const loginId = await savedLogin(sandboxUrl, customerId, 'pending_polls_8');
-      const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } };
+      const input: ConnectionInputArgs = {
+        customerId,
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        unattended: true,
+        timing: { pollIntervalMs: 1_000 },
+      };
       return (await target.connections.start(`connection-${customerId}:admission-${index}`, input)).workflowId;
     }),
   );
@@ -152,9 +171,13 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
 
   // Requests the admission must refuse: one without the key, one (sealed) naming another tenant's connection.
   const before = await stateOf();
-  await target.raw.workflow.getHandle(admissionWorkflowId(customerId)).signal(admissionRequestSignal, { workflowId: `connection-${customerId}:forged`, runId: randomUUID(), priorityKey: 1 });
+  await target.raw.workflow
+    .getHandle(admissionWorkflowId(customerId))
+    .signal(admissionRequestSignal, { workflowId: `connection-${customerId}:forged`, runId: randomUUID(), priorityKey: 1 });
   await admission.signal(admissionRequestSignal, { workflowId: `connection-${otherTenant}:victim`, runId: randomUUID(), priorityKey: 1 });
-  await until(async () => ((await stateOf()).refused >= before.refused + 2 ? true : undefined), 'the admission judging the two requests').catch(() => undefined);
+  await until(async () => ((await stateOf()).refused >= before.refused + 2 ? true : undefined), 'the admission judging the two requests').catch(
+    () => undefined,
+  );
   const afterRequests = await stateOf();
   const refusedNow = afterRequests.refused - before.refused;
   results.push({
@@ -165,8 +188,19 @@ export async function admissionAttacks(target: MessageTarget, sandboxUrl: string
 
   // A flood of sealed requests for runs that do not exist, first in priority (the tenant's key can do
   // this much): each grant comes back, and every genuine connection still completes.
-  await Promise.all(Array.from({ length: FLOOD }, (_, index) => admission.signal(admissionRequestSignal, { workflowId: `connection-${customerId}:flood-${index}`, runId: randomUUID(), priorityKey: 1 })));
-  const outcomes = await Promise.all(genuine.map((workflowId) => target.connections.result(workflowId).then(() => 'completed', (error: unknown) => String(error))));
+  await Promise.all(
+    Array.from({ length: FLOOD }, (_, index) =>
+      admission.signal(admissionRequestSignal, { workflowId: `connection-${customerId}:flood-${index}`, runId: randomUUID(), priorityKey: 1 }),
+    ),
+  );
+  const outcomes = await Promise.all(
+    genuine.map((workflowId) =>
+      target.connections.result(workflowId).then(
+        () => 'completed',
+        (error: unknown) => String(error),
+      ),
+    ),
+  );
   const drained = await until(async () => {
     const state = await stateOf();
     return state.queued === 0 && state.inFlight === 0 ? state : undefined;
@@ -192,7 +226,15 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
   const admission = target.sealed.workflow.getHandle(admissionWorkflowId(customerId));
   const start = async (key: string, username: string) => {
     const loginId = await savedLogin(sandboxUrl, customerId, username);
-    return (await held.start(`connection-${customerId}:${key}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } })).workflowId;
+    return (
+      await held.start(`connection-${customerId}:${key}`, {
+        customerId,
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        unattended: true,
+        timing: { pollIntervalMs: 1_000 },
+      })
+    ).workflowId;
   };
   // The window full for 20 s (each polls 20 times, 1 s apart), then the held start queued behind it.
   // The admission of the attacks before may still run, its window grown past its start: filled to its size.
@@ -213,14 +255,28 @@ export async function heldStartAttack(target: MessageTarget, sandboxUrl: string)
   }, 'the held start queued, not begun');
   const identity = `security-check-forger-${randomUUID()}`;
   const forger = new WorkflowClient({ connection: target.raw.connection, namespace: target.raw.options.namespace, identity });
-  await forger.signalWithStart('connectionWorkflow', { workflowId: victim, taskQueue, args: [], workflowIdReusePolicy: 'REJECT_DUPLICATE', signal: admissionGrantSignal, signalArgs: [{ admissionRunId: randomUUID() }] });
+  await forger.signalWithStart('connectionWorkflow', {
+    workflowId: victim,
+    taskQueue,
+    args: [],
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    signal: admissionGrantSignal,
+    signalArgs: [{ admissionRunId: randomUUID() }],
+  });
   await until(() => judgedForged(target.sealed, victim, { identity }), `${victim} judging the unsealed grant`);
   const admittedAt = (await target.connections.getState(victim)).admission?.admittedAt;
   const events = (await target.sealed.workflow.getHandle(victim).fetchHistory()).events ?? [];
   const verdict = forgedGrantVerdict(events, admittedAt, { identity, forgedFirst: true });
   // It began with the forged signal-with-start and, refusing the grant, asked for room itself.
   const asked = localActivityTypes(events).includes('askAdmission');
-  const outcomes = await Promise.all([...running, victim].map((workflowId) => target.connections.result(workflowId).then(() => 'completed', (error: unknown) => String(error))));
+  const outcomes = await Promise.all(
+    [...running, victim].map((workflowId) =>
+      target.connections.result(workflowId).then(
+        () => 'completed',
+        (error: unknown) => String(error),
+      ),
+    ),
+  );
   const completed = outcomes.filter((outcome) => outcome === 'completed').length;
   return {
     name: 'unsealed grant by signal-with-start to a held unattended start',
@@ -240,17 +296,32 @@ const FORGED_HELD_WATCH_MS = 2 * ADMISSION_DISCOVER_EVERY_MS + 3_000;
  * rows when it looks for held starts; it must queue neither (so grant nothing but the genuine start)
  * nor begin either, and must refuse the wake, while the tenant's genuine held start completes.
  */
-export async function forgedHeldStartAttack(target: MessageTarget, sandboxUrl: string, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
+export async function forgedHeldStartAttack(
+  target: MessageTarget,
+  sandboxUrl: string,
+  otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string },
+): Promise<AttackResult> {
   const { customerId, taskQueue } = target;
   const namespace = target.raw.options.namespace;
   const held = new ConnectionsClient({ client: target.sealed, taskQueue, unattendedAdmission: 'window' });
   const admission = target.sealed.workflow.getHandle(admissionWorkflowId(customerId));
   const loginId = await savedLogin(sandboxUrl, customerId, 'pending_polls_1');
   // The admission of the attacks before may still run (its counts go on); none running, they start at 0.
-  const running = await admission.describe().then((described) => described.status.name === 'RUNNING', () => false);
+  const running = await admission.describe().then(
+    (described) => described.status.name === 'RUNNING',
+    () => false,
+  );
   const before = running ? await until(() => admission.query(admissionStateQuery), 'the admission answering its state') : undefined;
   // The admission running and woken by the product's client (a genuine held start of the tenant).
-  const genuine = (await held.start(`connection-${customerId}:held-genuine-${randomUUID()}`, { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000 } })).workflowId;
+  const genuine = (
+    await held.start(`connection-${customerId}:held-genuine-${randomUUID()}`, {
+      customerId,
+      session: { kind: 'cached', loginId },
+      products: { accountsDetail: {} },
+      unattended: true,
+      timing: { pollIntervalMs: 1_000 },
+    })
+  ).workflowId;
   const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true };
   const memo = { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: 1 };
   const forge = async (memoFields: Record<string, Payload>) => {
@@ -272,9 +343,18 @@ export async function forgedHeldStartAttack(target: MessageTarget, sandboxUrl: s
     if (sealed) sealedForOther[key] = sealed;
   }
   const forged = [await forge(unsealed), await forge(sealedForOther)];
-  await target.raw.workflow.signalWithStart(ADMISSION_WORKFLOW_TYPE, { workflowId: admissionWorkflowId(customerId), taskQueue, args: [{ customerId }], signal: admissionWakeSignal, signalArgs: [{ customerId }] });
+  await target.raw.workflow.signalWithStart(ADMISSION_WORKFLOW_TYPE, {
+    workflowId: admissionWorkflowId(customerId),
+    taskQueue,
+    args: [{ customerId }],
+    signal: admissionWakeSignal,
+    signalArgs: [{ customerId }],
+  });
   try {
-    const genuineEnd = await target.connections.result(genuine).then(() => 'completed', (error: unknown) => String(error));
+    const genuineEnd = await target.connections.result(genuine).then(
+      () => 'completed',
+      (error: unknown) => String(error),
+    );
     await delay(FORGED_HELD_WATCH_MS);
     const begun: string[] = [];
     for (const workflowId of forged) {
@@ -291,6 +371,10 @@ export async function forgedHeldStartAttack(target: MessageTarget, sandboxUrl: s
       detail: `${begun.length} of ${forged.length} forged starts begun; the admission granted ${granted} (the genuine start's: 1), holds ${after.queued} queued, refused ${refused} message(s) since; the genuine held start ${genuineEnd}`,
     };
   } finally {
-    for (const workflowId of forged) await target.sealed.workflow.getHandle(workflowId).terminate('security-check: the forged held start ends').catch(() => undefined);
+    for (const workflowId of forged)
+      await target.sealed.workflow
+        .getHandle(workflowId)
+        .terminate('security-check: the forged held start ends')
+        .catch(() => undefined);
   }
 }

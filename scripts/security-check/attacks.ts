@@ -16,7 +16,12 @@ import { ConnectionFailedError, loadClientConfig, type ConnectionsClient } from 
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { SealingStoppedError } from '../../src/codec/payload-errors.js';
-import { CONNECTION_WORKFLOW_TYPE, answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
+import {
+  CONNECTION_WORKFLOW_TYPE,
+  answerChallengeSignal,
+  submitAnswerUpdate,
+  type ConnectionState,
+} from '../../src/contract/connection/connection-definitions.js';
 import { bookRefreshRunId } from '../../src/contract/book/book-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
@@ -104,13 +109,18 @@ export async function unsealedUpdate(target: MessageTarget, workflowId: string):
     request: { meta: { updateId: randomUUID(), identity: 'security-check attacker' }, input: { name: submitAnswerUpdate.name, args: { payloads: [plain] } } },
     waitPolicy: { lifecycleStage: proto.temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED },
   });
-  const failure = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, response.outcome?.failure, { namespace: target.sealed.options.namespace, workflowId });
+  const failure = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, response.outcome?.failure, {
+    namespace: target.sealed.options.namespace,
+    workflowId,
+  });
   const state = await target.connections.getState(workflowId);
   const refused = failure !== undefined && /payload not sealed/.test(failure.message) && state.status === 'AwaitingAnswer';
   return {
     name,
     refused,
-    detail: refused ? `failed before it was recorded: ${failure.message.slice(0, 120)}` : `outcome ${failure ? `failure "${failure.message}"` : 'success'}, status ${state.status}`,
+    detail: refused
+      ? `failed before it was recorded: ${failure.message.slice(0, 120)}`
+      : `outcome ${failure ? `failure "${failure.message}"` : 'success'}, status ${state.status}`,
   };
 }
 
@@ -119,7 +129,14 @@ export async function unsealedUpdate(target: MessageTarget, workflowId: string):
  * InvalidConnectionInput with a reason that matches `names` (the worker's first step refuses it,
  * before anything is called or signalled).
  */
-async function startRefusedAsInvalidInput(name: string, target: MessageTarget, client: Client, key: string, input: unknown, names: RegExp): Promise<AttackResult> {
+async function startRefusedAsInvalidInput(
+  name: string,
+  target: MessageTarget,
+  client: Client,
+  key: string,
+  input: unknown,
+  names: RegExp,
+): Promise<AttackResult> {
   const workflowId = `connection-${target.customerId}:${key}`;
   await client.workflow.start(CONNECTION_WORKFLOW_TYPE, { taskQueue: target.taskQueue, workflowId, args: [input] });
   const ended = await target.connections.result(workflowId).then(
@@ -150,7 +167,13 @@ export async function connectionNamingAnotherTenantsBook(target: MessageTarget, 
  * naming the variable, and without printing the token it was given.
  */
 export async function kmsInClear(name: string, env: Readonly<Record<string, string>>, variable: string, token: string): Promise<AttackResult> {
-  const child = track(spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], { cwd: PROJECT_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = track(
+    spawn(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -170,9 +193,17 @@ export async function kmsInClear(name: string, env: Readonly<Record<string, stri
 }
 
 /** Secrets searched for in some text (argv, a log, a history's bytes): refused when none is there. */
-export function secretsAbsent(name: string, haystacks: readonly { readonly where: string; readonly bytes: Buffer }[], secrets: readonly { readonly label: string; readonly value: string }[]): AttackResult {
+export function secretsAbsent(
+  name: string,
+  haystacks: readonly { readonly where: string; readonly bytes: Buffer }[],
+  secrets: readonly { readonly label: string; readonly value: string }[],
+): AttackResult {
   const found = haystacks.flatMap(({ where, bytes }) => secrets.filter(({ value }) => bytes.includes(value)).map(({ label }) => `${label} in ${where}`));
-  return { name, refused: found.length === 0, detail: found.length === 0 ? `none of ${secrets.map(({ label }) => label).join(', ')} in ${haystacks.length} place(s)` : found.slice(0, 5).join('; ') };
+  return {
+    name,
+    refused: found.length === 0,
+    detail: found.length === 0 ? `none of ${secrets.map(({ label }) => label).join(', ')} in ${haystacks.length} place(s)` : found.slice(0, 5).join('; '),
+  };
 }
 
 /** A process's command line, as `ps` shows it to any user of the machine. */
@@ -215,10 +246,20 @@ export async function outageSealCap(env: Readonly<Record<string, string>>, stopK
  * codec token (as a bearer, and in the address as earlier builds took it) and the console token.
  * Refused when none gets a sealed payload back.
  */
-export async function forgedThroughCodec(consoleUrl: string, { consoleToken, codecToken }: { consoleToken: string; codecToken: string }): Promise<AttackResult> {
+export async function forgedThroughCodec(
+  consoleUrl: string,
+  { consoleToken, codecToken }: { consoleToken: string; codecToken: string },
+): Promise<AttackResult> {
   const name = 'a payload forged through the codec endpoint (codec token, console token)';
   const injected = defaultPayloadConverter.toPayload(RIGHT_ANSWER);
-  const body = JSON.stringify({ payloads: [{ metadata: { encoding: Buffer.from(injected.metadata?.encoding ?? new Uint8Array()).toString('base64') }, data: Buffer.from(injected.data ?? new Uint8Array()).toString('base64') }] });
+  const body = JSON.stringify({
+    payloads: [
+      {
+        metadata: { encoding: Buffer.from(injected.metadata?.encoding ?? new Uint8Array()).toString('base64') },
+        data: Buffer.from(injected.data ?? new Uint8Array()).toString('base64'),
+      },
+    ],
+  });
   const tries: { with: string; url: string; headers: Record<string, string> }[] = [
     { with: 'the codec token', url: `${consoleUrl}/codec/encode`, headers: { authorization: `Bearer ${codecToken}` } },
     { with: 'the codec token in the address', url: `${consoleUrl}/codec/${codecToken}/encode`, headers: {} },
@@ -234,7 +275,6 @@ export async function forgedThroughCodec(consoleUrl: string, { consoleToken, cod
   }
   return { name, refused: sealed === 0, detail: `${answers.join(', ')}${sealed > 0 ? `; ${sealed} sealed payload(s) made` : ''}` };
 }
-
 
 /**
  * The codec token (CONSOLE_CODEC_TOKEN) used as a console credential: it decodes and must open no
@@ -258,9 +298,17 @@ export async function codecTokenOnConsole(consoleUrl: string, codecToken: string
  * context) and signalled into this connection as raw payloads: refused when recorded as a rejection
  * naming the other tenant, and not applied. A tenant's key writes into its own work only.
  */
-export async function otherTenantsSealedSignal(target: MessageTarget, workflowId: string, sealAs: { codec: EncryptionCodec; workflowId: string }): Promise<AttackResult> {
+export async function otherTenantsSealedSignal(
+  target: MessageTarget,
+  workflowId: string,
+  sealAs: { codec: EncryptionCodec; workflowId: string },
+): Promise<AttackResult> {
   const name = "another tenant's sealed signal (the right answer, sealed with that tenant's key)";
-  const payloads = await sealAs.codec.encode([defaultPayloadConverter.toPayload(RIGHT_ANSWER)], { type: 'workflow', namespace: target.raw.options.namespace, workflowId: sealAs.workflowId });
+  const payloads = await sealAs.codec.encode([defaultPayloadConverter.toPayload(RIGHT_ANSWER)], {
+    type: 'workflow',
+    namespace: target.raw.options.namespace,
+    workflowId: sealAs.workflowId,
+  });
   await target.raw.workflowService.signalWorkflowExecution({
     namespace: target.raw.options.namespace,
     workflowExecution: { workflowId },

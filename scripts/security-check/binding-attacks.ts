@@ -25,7 +25,11 @@ const { EventType } = proto.temporal.api.enums.v1;
 /** The sealed answer an update carried into `workflowId` (its accepted request's argument), as history holds it. */
 async function sealedAnswerOf(target: MessageTarget, workflowId: string): Promise<RawPayload> {
   const { events } = await target.raw.workflow.getHandle(workflowId).fetchHistory();
-  const accepted = events?.find((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED && event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === submitAnswerUpdate.name);
+  const accepted = events?.find(
+    (event) =>
+      event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED &&
+      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === submitAnswerUpdate.name,
+  );
   const payload = accepted?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads?.[0];
   if (!payload) throw new Error(`security-check: ${workflowId} has no accepted ${submitAnswerUpdate.name} in its history to copy`);
   return payload;
@@ -57,7 +61,10 @@ export async function copiedSealedAnswer(target: MessageTarget, answeredWorkflow
     request: { meta: { updateId: randomUUID(), identity: 'security-check attacker' }, input: { name: submitAnswerUpdate.name, args: { payloads: [copied] } } },
     waitPolicy: { lifecycleStage: proto.temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED },
   });
-  const failure = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, response.outcome?.failure, { namespace: target.sealed.options.namespace, workflowId: intoWorkflowId });
+  const failure = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, response.outcome?.failure, {
+    namespace: target.sealed.options.namespace,
+    workflowId: intoWorkflowId,
+  });
   const after = await target.connections.getState(intoWorkflowId);
   const signalRefused = state.status === 'AwaitingAnswer' && misbound.test(state.lastRejection?.message ?? '');
   const updateRefused = failure !== undefined && misbound.test(failure.message);
@@ -79,7 +86,11 @@ export async function copiedSealedAnswer(target: MessageTarget, answeredWorkflow
  * is the triple question's, whose answers no holder's data holds (security_question's, Montreal, is
  * also a city of the sandbox's addresses).
  */
-export async function credentialsThroughCodec(consoleUrl: string, credentials: readonly { readonly label: string; readonly token: string }[], target: MessageTarget): Promise<AttackResult> {
+export async function credentialsThroughCodec(
+  consoleUrl: string,
+  credentials: readonly { readonly label: string; readonly token: string }[],
+  target: MessageTarget,
+): Promise<AttackResult> {
   const name = "the applicant's password and answers read through the codec endpoint, with each credential that may decode";
   const scenario = SCENARIOS.find((entry) => entry.username === 'triple_question');
   const answer = scenario && describeScenario(scenario).challengeSequence[0]?.answer;
@@ -97,18 +108,29 @@ export async function credentialsThroughCodec(consoleUrl: string, credentials: r
   const seen: string[] = [];
   let redactions = 0;
   for (const { label, token } of credentials) {
-    const response = await fetch(`${consoleUrl}/codec/decode`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ payloads }) });
+    const response = await fetch(`${consoleUrl}/codec/decode`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ payloads }),
+    });
     const decoded = ((await response.json().catch(() => ({}))) as { payloads?: { data?: string }[] }).payloads ?? [];
     const text = decoded.map((payload) => Buffer.from(payload.data ?? '', 'base64').toString('utf8')).join('\n');
     const leaked = secrets.filter((secret) => text.includes(secret));
-    if (response.status !== 200 || decoded.length !== payloads.length) seen.push(`${label}: HTTP ${response.status}, ${decoded.length} of ${payloads.length} payload(s)`);
+    if (response.status !== 200 || decoded.length !== payloads.length)
+      seen.push(`${label}: HTTP ${response.status}, ${decoded.length} of ${payloads.length} payload(s)`);
     // Where it showed (the text before it, the value itself left out), so a leak names its field.
     const where = leaked.map((secret) => JSON.stringify(text.slice(Math.max(0, text.indexOf(secret) - 80), text.indexOf(secret)))).join(', ');
     if (leaked.length > 0) seen.push(`${label}: ${leaked.length} credential value(s) SHOWN, after ${where}`);
     redactions += text.split(REDACTED).length - 1;
   }
   const refused = seen.length === 0 && redactions > 0 && payloads.length > 0;
-  return { name, refused, detail: refused ? `${payloads.length} payload(s) of an answered connection decoded by ${credentials.map(({ label }) => label).join(' and ')}: no credential shown, ${redactions} shown as given` : `${seen.join('; ') || 'nothing redacted: the payloads were not read'}` };
+  return {
+    name,
+    refused,
+    detail: refused
+      ? `${payloads.length} payload(s) of an answered connection decoded by ${credentials.map(({ label }) => label).join(' and ')}: no credential shown, ${redactions} shown as given`
+      : `${seen.join('; ') || 'nothing redacted: the payloads were not read'}`,
+  };
 }
 
 /**
@@ -116,7 +138,14 @@ export async function credentialsThroughCodec(consoleUrl: string, credentials: r
  * it: refused when the copy answers 401 SessionEnded, and the tenant's trail holds the operator's
  * sign-in and sign-out and its connection's activity names the operator who answered it.
  */
-export async function copiedCookieAfterSignOut(console_: SignInConsole, tenant: string, answeredThrough: { readonly answer: (operator: HttpBrowser) => Promise<number>; readonly activity: () => Promise<readonly { who: string; name?: string | undefined }[]> }): Promise<AttackResult> {
+export async function copiedCookieAfterSignOut(
+  console_: SignInConsole,
+  tenant: string,
+  answeredThrough: {
+    readonly answer: (operator: HttpBrowser) => Promise<number>;
+    readonly activity: () => Promise<readonly { who: string; name?: string | undefined }[]>;
+  },
+): Promise<AttackResult> {
   const name = "a signed-out operator's session in a copied cookie, and the trail of who signed in, answered and signed out";
   const since = new Date();
   const operator = await console_.signedIn('operator-a');
@@ -130,7 +159,9 @@ export async function copiedCookieAfterSignOut(console_: SignInConsole, tenant: 
   const store = openAuditStore(console_.console.auditStore);
   let actions: string[];
   try {
-    actions = (await store.query({ tenant, from: since, limit: 1_000 })).filter((entry) => entry.actor.name === 'Operator of A').map((entry) => `${entry.action}:${entry.outcome}`);
+    actions = (await store.query({ tenant, from: since, limit: 1_000 }))
+      .filter((entry) => entry.actor.name === 'Operator of A')
+      .map((entry) => `${entry.action}:${entry.outcome}`);
   } finally {
     await store.close();
   }
@@ -138,5 +169,9 @@ export async function copiedCookieAfterSignOut(console_: SignInConsole, tenant: 
   const trailed = ['sign-in:ok', 'answer:ok', 'sign-out:ok'].every((action) => actions.includes(action));
   const named = /^console:Operator of A </.test(who);
   const refused = answered === 200 && code === 'SessionEnded' && trailed && named;
-  return { name, refused, detail: `answer HTTP ${answered}; the copy after sign-out: ${code ?? ''}; tenant ${tenant}'s trail: ${actions.join(', ') || 'nothing'}; the connection's activity names "${who}"` };
+  return {
+    name,
+    refused,
+    detail: `answer HTTP ${answered}; the copy after sign-out: ${code ?? ''}; tenant ${tenant}'s trail: ${actions.join(', ') || 'nothing'}; the connection's activity names "${who}"`,
+  };
 }

@@ -7,7 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, type BookEnrolment } from '../../src/contract/book/book-definitions.js';
+import {
+  BOOK_ENTRY_MEMO,
+  BOOK_ENTRY_WORKFLOW_TYPE,
+  bookConnectionWorkflowId,
+  bookEntryWorkflowId,
+  type BookEnrolment,
+} from '../../src/contract/book/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { savedLogin } from './admission-attacks.js';
 import { startForgedRow } from './forged-rows.js';
@@ -25,7 +31,11 @@ const REFRESH_WAIT_MS = 120_000;
  * that login has, one under an id of no tenant. A refresh of that book must refresh the genuine
  * login, report both forged ones as malformed, and start no connection for either.
  */
-export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: string, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
+export async function forgedBookEntryAttack(
+  target: MessageTarget,
+  sandboxUrl: string,
+  otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string },
+): Promise<AttackResult> {
   const { customerId } = target;
   const namespace = target.raw.options.namespace;
   const books = target.connections.books;
@@ -43,7 +53,11 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
   ];
   for (const { entryId, loginId } of forgeries) {
     const record: BookEnrolment = { customerId, loginId, cadence, session: 'cached', products: { accountsDetail: {} }, enrolledAt: new Date().toISOString() };
-    const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload(record)], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
+    const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload(record)], {
+      type: 'workflow',
+      namespace,
+      workflowId: otherTenant.workflowId,
+    });
     const memo: Record<string, Payload> = sealed ? { [BOOK_ENTRY_MEMO.enrolment]: sealed } : {};
     await startForgedRow(target, {
       workflowId: entryId,
@@ -53,7 +67,10 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
     });
   }
   try {
-    await until(async () => ((await books.count({ customerId, cadence })) === 1 + forgeries.length ? true : undefined), 'the genuine and the forged entries in visibility');
+    await until(
+      async () => ((await books.count({ customerId, cadence })) === 1 + forgeries.length ? true : undefined),
+      'the genuine and the forged entries in visibility',
+    );
     const { refreshWorkflowId } = await books.run({ customerId, cadence });
     const ended = await until(
       async () => ((await books.progress(refreshWorkflowId)).status === 'completed' ? true : undefined),
@@ -64,7 +81,11 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
     if (!report) {
       // A refresh the forged entries stall is an attack that got through too (the tenant's book stops).
       const progress = await books.cancel(refreshWorkflowId, 'security-check: the attacked refresh did not end').catch(() => undefined);
-      return { name: ATTACK_NAME, refused: false, detail: `the refresh did not end within ${REFRESH_WAIT_MS / 1000} s (${progress ? JSON.stringify(progress.counts) : 'its progress unread'})` };
+      return {
+        name: ATTACK_NAME,
+        refused: false,
+        detail: `the refresh did not end within ${REFRESH_WAIT_MS / 1000} s (${progress ? JSON.stringify(progress.counts) : 'its progress unread'})`,
+      };
     }
     const outcomes = (await Promise.all(report.pages.map((_, index) => books.reportPage(refreshWorkflowId, index + 1)))).flatMap((page) => page.outcomes);
     const genuineOutcome = outcomes.find((outcome) => outcome.loginId === genuine)?.outcome;
@@ -74,13 +95,19 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
         const connection = await target.sealed.workflow
           .getHandle(bookConnectionWorkflowId(customerId, loginId, report.night))
           .describe()
-          .then(() => 'started', () => 'none');
+          .then(
+            () => 'started',
+            () => 'none',
+          );
         // The entry's own id: refused by its key (the context check itself). An id of no tenant:
         // refused for its id, before its memo is opened (the later check that its login is still
         // enrolled would also miss it, but a row at the entry's id beside it would pass that one).
         const reason = index === 0 ? /sealed for tenant/ : /not one of .* book entries/;
         const refused = connection === 'none' && outcome?.outcome === 'malformed' && reason.test(outcome.problem ?? '');
-        return { refused, detail: `${index === 0 ? "the entry's id" : 'an id of no tenant'}: ${outcome?.outcome ?? 'not read'}${outcome?.problem ? ` (${outcome.problem.slice(0, 110)})` : ''}, its connection ${connection}` };
+        return {
+          refused,
+          detail: `${index === 0 ? "the entry's id" : 'an id of no tenant'}: ${outcome?.outcome ?? 'not read'}${outcome?.problem ? ` (${outcome.problem.slice(0, 110)})` : ''}, its connection ${connection}`,
+        };
       }),
     );
     return {
@@ -89,7 +116,11 @@ export async function forgedBookEntryAttack(target: MessageTarget, sandboxUrl: s
       detail: `${verdicts.map((verdict) => verdict.detail).join('; ')}; the genuine login ${genuineOutcome ?? 'not read'}`,
     };
   } finally {
-    for (const { entryId } of forgeries) await target.sealed.workflow.getHandle(entryId).terminate('security-check: the forged book entry ends').catch(() => undefined);
+    for (const { entryId } of forgeries)
+      await target.sealed.workflow
+        .getHandle(entryId)
+        .terminate('security-check: the forged book entry ends')
+        .catch(() => undefined);
     await books.remove({ customerId, loginId: genuine }).catch(() => undefined);
   }
 }

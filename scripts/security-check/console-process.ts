@@ -39,7 +39,10 @@ export async function startConsoleProcess(runDir: string, env: Readonly<Record<s
   );
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ConsoleProcessError(`the console did not listen within ${READY_WAIT_MS / 1000} s:\n${output.slice(-2000)}`)), READY_WAIT_MS);
+    const timer = setTimeout(
+      () => reject(new ConsoleProcessError(`the console did not listen within ${READY_WAIT_MS / 1000} s:\n${output.slice(-2000)}`)),
+      READY_WAIT_MS,
+    );
     const read = (chunk: Buffer) => {
       logFile.write(chunk);
       output += chunk.toString('utf8');

@@ -23,5 +23,9 @@ export async function operatorOnOtherTenantsCounts(console_: SignInConsole, tena
     // Not JSON: judged below by its status.
   }
   const refused = named.status === 403 && beside.status === 403 && own.status === 200 && listed.length === 1 && listed[0] === tenantA;
-  return { name, refused, detail: `?customer=${tenantB}: HTTP ${named.status}; ?customer=${tenantA},${tenantB}: HTTP ${beside.status}; its own counts: HTTP ${own.status}, tenants ${listed.join(', ') || 'none'}` };
+  return {
+    name,
+    refused,
+    detail: `?customer=${tenantB}: HTTP ${named.status}; ?customer=${tenantA},${tenantB}: HTTP ${beside.status}; its own counts: HTTP ${own.status}, tenants ${listed.join(', ') || 'none'}`,
+  };
 }

@@ -17,11 +17,18 @@ const ATTACK_NAME = "a connection row forged in visibility, its memo sealed with
  * it), then lists the tenant's connections: refused when the listing answers and shows the row by
  * its attributes, as any other.
  */
-export async function forgedListingRowAttack(target: MessageTarget, otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string }): Promise<AttackResult> {
+export async function forgedListingRowAttack(
+  target: MessageTarget,
+  otherTenant: { readonly codec: PayloadCodec; readonly workflowId: string },
+): Promise<AttackResult> {
   const { customerId } = target;
   const namespace = target.raw.options.namespace;
   const workflowId = `connection-${customerId}:forged-row-${randomUUID().slice(0, 8)}`;
-  const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload({ status: 'AwaitingAnswer' })], { type: 'workflow', namespace, workflowId: otherTenant.workflowId });
+  const [sealed] = await otherTenant.codec.encode([defaultPayloadConverter.toPayload({ status: 'AwaitingAnswer' })], {
+    type: 'workflow',
+    namespace,
+    workflowId: otherTenant.workflowId,
+  });
   const memo: Record<string, Payload> = sealed ? { state: sealed } : {};
   await startForgedRow(target, { workflowId, workflowType: 'connectionWorkflow', memo, keywords: { [CustomerIdKey.name]: customerId } });
   try {
@@ -35,7 +42,8 @@ export async function forgedListingRowAttack(target: MessageTarget, otherTenant:
         return undefined;
       }
     }, 'the forged row in the tenant listing').catch(() => undefined);
-    if (listed === undefined) return { name: ATTACK_NAME, refused: false, detail: `the tenant's listing failed or left the row out: ${lastProblem.slice(0, 160)}` };
+    if (listed === undefined)
+      return { name: ATTACK_NAME, refused: false, detail: `the tenant's listing failed or left the row out: ${lastProblem.slice(0, 160)}` };
     // The console finds the tenants it counts by each one's newest row: the forged one, here.
     const counted = await target.connections.counts.tenants(1000).then(
       (found) => (found.tenants.includes(customerId) ? 'found the tenant' : 'left the tenant out'),
@@ -47,6 +55,9 @@ export async function forgedListingRowAttack(target: MessageTarget, otherTenant:
       detail: `the listing answered with ${listed} row(s), the forged one by its attributes, its memo never opened; the console's search for tenants to count ${counted}`,
     };
   } finally {
-    await target.sealed.workflow.getHandle(workflowId).terminate('security-check: the forged row ends').catch(() => undefined);
+    await target.sealed.workflow
+      .getHandle(workflowId)
+      .terminate('security-check: the forged row ends')
+      .catch(() => undefined);
   }
 }

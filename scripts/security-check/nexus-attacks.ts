@@ -30,7 +30,13 @@ export interface NexusCallerSetup {
 
 export function nexusCallerSetup(runTag: string, tenant: string): NexusCallerSetup {
   const endpoint = `security-${runTag}-lender-a`;
-  return { endpoint, unmappedEndpoint: `security-${runTag}-unmapped`, callerNamespace: `security-${runTag}-lender-a`, tenant, workerEnv: { NEXUS_ENDPOINT_TENANTS: `${endpoint}=${tenant}` } };
+  return {
+    endpoint,
+    unmappedEndpoint: `security-${runTag}-unmapped`,
+    callerNamespace: `security-${runTag}-lender-a`,
+    tenant,
+    workerEnv: { NEXUS_ENDPOINT_TENANTS: `${endpoint}=${tenant}` },
+  };
 }
 
 export interface NexusAttackTarget {
@@ -75,7 +81,12 @@ async function exists(raw: Client, workflowId: string): Promise<boolean> {
 export async function nexusCallerOnOtherTenant(setup: NexusCallerSetup, target: NexusAttackTarget): Promise<AttackResult> {
   const name = "a lender's Nexus caller on another tenant's connections";
   const targetTaskQueue = nexusTaskQueueOf(target.taskQueue, setup.endpoint);
-  await prepareNexusCaller(target.connection, { callerNamespace: setup.callerNamespace, name: setup.endpoint, targetNamespace: target.productNamespace, targetTaskQueue });
+  await prepareNexusCaller(target.connection, {
+    callerNamespace: setup.callerNamespace,
+    name: setup.endpoint,
+    targetNamespace: target.productNamespace,
+    targetTaskQueue,
+  });
   await ensureNexusEndpoint(target.connection, { name: setup.unmappedEndpoint, targetNamespace: target.productNamespace, targetTaskQueue });
 
   const before = await target.connections.getState(target.otherWorkflowId);
@@ -84,9 +95,21 @@ export async function nexusCallerOnOtherTenant(setup: NexusCallerSetup, target: 
   const other = liveInput(target.otherTenant);
   const tries: NexusTry[] = [
     // Not the bank's password: the caller's history is the attacker's, in clear.
-    { endpoint: setup.endpoint, operation: 'start', input: { applicationId: startedApplication, connection: { ...other, session: { ...other.session, password: 'nexus-attacker' } } } },
+    {
+      endpoint: setup.endpoint,
+      operation: 'start',
+      input: { applicationId: startedApplication, connection: { ...other, session: { ...other.session, password: 'nexus-attacker' } } },
+    },
     { endpoint: setup.endpoint, operation: 'state', input: { applicationId: applicationOfB, customerId: target.otherTenant } },
-    { endpoint: setup.endpoint, operation: 'answer', input: { applicationId: applicationOfB, customerId: target.otherTenant, answer: { challengeSetId: before.challengeSet?.id ?? RIGHT_ANSWER.challengeSetId, responses: RIGHT_ANSWER.responses } } },
+    {
+      endpoint: setup.endpoint,
+      operation: 'answer',
+      input: {
+        applicationId: applicationOfB,
+        customerId: target.otherTenant,
+        answer: { challengeSetId: before.challengeSet?.id ?? RIGHT_ANSWER.challengeSetId, responses: RIGHT_ANSWER.responses },
+      },
+    },
     { endpoint: setup.unmappedEndpoint, operation: 'state', input: { applicationId: applicationOfB, customerId: target.otherTenant } },
     { endpoint: setup.endpoint, operation: 'refreshBook', input: { cadence: 'nightly', customerId: target.otherTenant } },
   ];
@@ -96,7 +119,12 @@ export async function nexusCallerOnOtherTenant(setup: NexusCallerSetup, target: 
   let outcomes: NexusTryOutcome[];
   try {
     const callerTaskQueue = `${setup.callerNamespace}-pipeline`;
-    const worker = await Worker.create({ connection: native, namespace: setup.callerNamespace, taskQueue: callerTaskQueue, workflowsPath: CALLER_WORKFLOWS_PATH });
+    const worker = await Worker.create({
+      connection: native,
+      namespace: setup.callerNamespace,
+      taskQueue: callerTaskQueue,
+      workflowsPath: CALLER_WORKFLOWS_PATH,
+    });
     const caller = new Client({ connection: target.connection, namespace: setup.callerNamespace });
     outcomes = await worker.runUntil(async () => {
       return await caller.workflow.execute<typeof nexusCallerTries>('nexusCallerTries', {
@@ -111,13 +139,22 @@ export async function nexusCallerOnOtherTenant(setup: NexusCallerSetup, target: 
   }
 
   const expected = [/^tenant refused: /, /^tenant refused: /, /^tenant refused: /, /^tenant unknown: .* mapped to no tenant/, /^tenant refused: /];
-  const allRefused = tries.length === outcomes.length && outcomes.every((outcome, index) => outcome.type === 'UNAUTHORIZED' && expected[index]?.test(outcome.message) === true);
+  const allRefused =
+    tries.length === outcomes.length && outcomes.every((outcome, index) => outcome.type === 'UNAUTHORIZED' && expected[index]?.test(outcome.message) === true);
   const after = await target.connections.getState(target.otherWorkflowId);
   const stillAwaiting = before.status === 'AwaitingAnswer' && after.status === 'AwaitingAnswer' && after.challengeSet?.id === before.challengeSet?.id;
-  const startedIds = [target.otherTenant, setup.tenant].flatMap((tenant) => [`connection-${tenant}:${startedApplication}`, relayWorkflowId(tenant, startedApplication), bookRelayWorkflowId(tenant, 'nightly')]);
-  const started = (await Promise.all(startedIds.map(async (workflowId) => ((await exists(target.raw, workflowId)) ? workflowId : undefined)))).filter((id) => id !== undefined);
+  const startedIds = [target.otherTenant, setup.tenant].flatMap((tenant) => [
+    `connection-${tenant}:${startedApplication}`,
+    relayWorkflowId(tenant, startedApplication),
+    bookRelayWorkflowId(tenant, 'nightly'),
+  ]);
+  const started = (await Promise.all(startedIds.map(async (workflowId) => ((await exists(target.raw, workflowId)) ? workflowId : undefined)))).filter(
+    (id) => id !== undefined,
+  );
   const labels = ['start naming B', 'state of B', 'answer to B', 'state through the unmapped endpoint', "refreshBook of B's book"];
-  const seen = outcomes.map((outcome, index) => `${labels[index] ?? tries[index]?.operation}: ${outcome.type}${outcome.type === 'UNAUTHORIZED' ? '' : ` (${outcome.message})`}`).join('; ');
+  const seen = outcomes
+    .map((outcome, index) => `${labels[index] ?? tries[index]?.operation}: ${outcome.type}${outcome.type === 'UNAUTHORIZED' ? '' : ` (${outcome.message})`}`)
+    .join('; ');
   return {
     name,
     refused: allRefused && stillAwaiting && started.length === 0,

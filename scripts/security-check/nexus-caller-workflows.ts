@@ -31,7 +31,8 @@ export async function nexusCallerTries(tries: readonly NexusTry[]): Promise<Nexu
       const answered: unknown = await nexus.executeOperation(operation, input as never, { scheduleToCloseTimeout: '30 seconds' });
       outcomes.push({ type: 'answered', message: JSON.stringify(answered ?? null).slice(0, 160) });
     } catch (error) {
-      if (error instanceof NexusOperationFailure && error.cause instanceof HandlerError) outcomes.push({ type: error.cause.type, message: error.cause.message });
+      if (error instanceof NexusOperationFailure && error.cause instanceof HandlerError)
+        outcomes.push({ type: error.cause.type, message: error.cause.message });
       else outcomes.push({ type: 'other', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
     }
   }

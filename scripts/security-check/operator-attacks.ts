@@ -91,10 +91,19 @@ export async function startSignInConsole(runDir: string, env: Readonly<Record<st
 const PROBED_ROUTES = 10;
 
 const call = (browser: HttpBrowser, base: string, path: string, body?: unknown) =>
-  browser.request(`${base}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: base } });
+  browser.request(
+    `${base}${path}`,
+    body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: base } },
+  );
 
 /** Tenant A's operator on B's connection, refresh, logins and payloads, through every console route: refused when every one answers 403 (the codec: not-permitted). */
-export async function operatorOnOtherTenant(console_: SignInConsole, tenantB: string, connectionOfB: string, answer: unknown, payloadsOfB: readonly unknown[]): Promise<AttackResult> {
+export async function operatorOnOtherTenant(
+  console_: SignInConsole,
+  tenantB: string,
+  connectionOfB: string,
+  answer: unknown,
+  payloadsOfB: readonly unknown[],
+): Promise<AttackResult> {
   const name = "tenant A's operator on tenant B's work, through every console route";
   const operator = await console_.signedIn('operator-a');
   const id = encodeURIComponent(connectionOfB);
@@ -126,9 +135,16 @@ export async function operatorOnOtherTenant(console_: SignInConsole, tenantB: st
       return undefined;
     }
   });
-  if (codec.status !== 200 || states.length !== payloadsOfB.length || !states.every((state) => state === 'not-permitted')) through.push(`POST /codec/decode: HTTP ${codec.status}, ${states.filter((state) => state !== 'not-permitted').length} payload(s) not refused`);
+  if (codec.status !== 200 || states.length !== payloadsOfB.length || !states.every((state) => state === 'not-permitted'))
+    through.push(`POST /codec/decode: HTTP ${codec.status}, ${states.filter((state) => state !== 'not-permitted').length} payload(s) not refused`);
   const refused = through.length === 0 && payloadsOfB.length > 0 && routes.length === PROBED_ROUTES;
-  return { name, refused, detail: refused ? `${routes.length} routes answered 403 and the codec refused ${payloadsOfB.length} payload(s) of ${tenantB} as not-permitted` : through.join('; ') || 'no payloads of B to try' };
+  return {
+    name,
+    refused,
+    detail: refused
+      ? `${routes.length} routes answered 403 and the codec refused ${payloadsOfB.length} payload(s) of ${tenantB} as not-permitted`
+      : through.join('; ') || 'no payloads of B to try',
+  };
 }
 
 /**
@@ -145,7 +161,11 @@ export async function probesUnrecorded(console_: SignInConsole, tenantB: string,
     const done = ofB.filter((entry) => entry.outcome === 'ok');
     const codec = refusals.some((entry) => entry.action === 'decode' && entry.outcomeDetail === 'NotPermitted');
     const refused = refusals.length >= PROBED_ROUTES && codec && done.length === 0;
-    return { name, refused, detail: `${refusals.length} refusal(s) of tenant ${tenantB}'s work recorded under "Operator of A" (codec: ${codec ? 'recorded' : 'MISSING'}), ${done.length} recorded as done` };
+    return {
+      name,
+      refused,
+      detail: `${refusals.length} refusal(s) of tenant ${tenantB}'s work recorded under "Operator of A" (codec: ${codec ? 'recorded' : 'MISSING'}), ${done.length} recorded as done`,
+    };
   } finally {
     await store.close();
   }
@@ -153,7 +173,13 @@ export async function probesUnrecorded(console_: SignInConsole, tenantB: string,
 
 /** The CLI in this process as `username` of the provider, on the real Temporal (connections counted). */
 function cliOf(console_: SignInConsole, env: Readonly<Record<string, string>>, username: string) {
-  return cliAs({ env: { ...env, CLI_OIDC_ISSUER: console_.provider.issuer }, username, password: PASSWORD, connect: (config) => ConnectionsClient.connect(config), sleep: (ms) => delay(ms) });
+  return cliAs({
+    env: { ...env, CLI_OIDC_ISSUER: console_.provider.issuer },
+    username,
+    password: PASSWORD,
+    connect: (config) => ConnectionsClient.connect(config),
+    sleep: (ms) => delay(ms),
+  });
 }
 
 /**
@@ -162,11 +188,22 @@ function cliOf(console_: SignInConsole, env: Readonly<Record<string, string>>, u
  * token. Refused when the first answers 403 (and works on A: the route is not simply closed), the
  * other two 401 BearerTokenRefused, and B's connection still waits.
  */
-export async function bearerTokenMisuse(console_: SignInConsole, runDir: string, connectionOfA: string, connectionOfB: string, answer: unknown, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+export async function bearerTokenMisuse(
+  console_: SignInConsole,
+  runDir: string,
+  connectionOfA: string,
+  connectionOfB: string,
+  answer: unknown,
+  stillWaiting: () => Promise<boolean>,
+): Promise<AttackResult> {
   const name = "bearer tokens on the console's API: another tenant's connection, another application's token, a made-up one";
   const tokenAs = async (clientId: string) => {
     const file = join(runDir, 'bearer', `${clientId}.json`);
-    const login = await cliOf(console_, { CLI_OIDC_CLIENT_ID: clientId, CLI_CREDENTIALS_FILE: file, AUDIT_STORE: `file:${join(runDir, 'bearer-audit.jsonl')}` }, 'bearer-operator-a').run(['login']);
+    const login = await cliOf(
+      console_,
+      { CLI_OIDC_CLIENT_ID: clientId, CLI_CREDENTIALS_FILE: file, AUDIT_STORE: `file:${join(runDir, 'bearer-audit.jsonl')}` },
+      'bearer-operator-a',
+    ).run(['login']);
     if (login.code !== 0) throw new Error(`security-check: bearer-operator-a could not sign in as ${clientId}: ${login.err.slice(0, 200)}`);
     return (JSON.parse(await readFile(file, 'utf8')) as { accessToken: string }).accessToken;
   };
@@ -186,16 +223,37 @@ export async function bearerTokenMisuse(console_: SignInConsole, runDir: string,
   const madeUp = await send(randomBytes(32).toString('base64url'), `/api/connections/${encodeURIComponent(connectionOfB)}/answer`, answer);
   const waiting = await stillWaiting();
   const refused = onA === '200' && onB.startsWith('403') && foreign === '401 BearerTokenRefused' && madeUp === '401 BearerTokenRefused' && waiting;
-  return { name, refused, detail: `own token on A: ${onA}; on B: ${onB}; another application's token: ${foreign}; made-up: ${madeUp}; B's connection ${waiting ? 'still waits' : 'WAS ANSWERED'}` };
+  return {
+    name,
+    refused,
+    detail: `own token on A: ${onA}; on B: ${onB}; another application's token: ${foreign}; made-up: ${madeUp}; B's connection ${waiting ? 'still waits' : 'WAS ANSWERED'}`,
+  };
 }
 
 /**
  * Tenant A's operator on tenant B's work through the CLI's commands, with CLI_ROLE_MAP: refused when
  * every command exits 1 naming the role it takes, before the CLI opens Temporal.
  */
-export async function operatorCommandsOnOtherTenant(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, tenantA: string, tenantB: string, connectionOfB: string): Promise<AttackResult> {
+export async function operatorCommandsOnOtherTenant(
+  console_: SignInConsole,
+  runDir: string,
+  env: Readonly<Record<string, string>>,
+  tenantA: string,
+  tenantB: string,
+  connectionOfB: string,
+): Promise<AttackResult> {
   const name = "tenant A's operator on tenant B's work, through every CLI command";
-  const cli = cliOf(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli-roles', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-roles-audit.jsonl')}`, CLI_ROLE_MAP: `a-ops=operator@${tenantA}`, AGGREGATOR_CUSTOMER_ID: tenantA }, 'bearer-operator-a');
+  const cli = cliOf(
+    console_,
+    {
+      ...env,
+      CLI_CREDENTIALS_FILE: join(runDir, 'cli-roles', 'credentials.json'),
+      AUDIT_STORE: `file:${join(runDir, 'cli-roles-audit.jsonl')}`,
+      CLI_ROLE_MAP: `a-ops=operator@${tenantA}`,
+      AGGREGATOR_CUSTOMER_ID: tenantA,
+    },
+    'bearer-operator-a',
+  );
   const signedIn = await cli.run(['login']);
   if (signedIn.code !== 0) return { name, refused: false, detail: `the CLI could not sign in first: ${signedIn.err.slice(0, 200)}` };
   const login = randomUUID();
@@ -220,10 +278,17 @@ export async function operatorCommandsOnOtherTenant(console_: SignInConsole, run
   const through: string[] = [];
   for (const command of commands) {
     const result = await cli.run(command);
-    if (result.code !== 1 || !/may not \w+ on (tenant|the whole fleet).*: it takes the \w+ role/.test(result.err)) through.push(`${command.slice(0, 2).join(' ')}: exit ${result.code} ${result.err.slice(0, 120)}`);
+    if (result.code !== 1 || !/may not \w+ on (tenant|the whole fleet).*: it takes the \w+ role/.test(result.err))
+      through.push(`${command.slice(0, 2).join(' ')}: exit ${result.code} ${result.err.slice(0, 120)}`);
   }
   const refused = through.length === 0 && cli.connects() === 0;
-  return { name, refused, detail: refused ? `${commands.length} commands refused by role before Temporal was opened` : `${through.join('; ')}; Temporal connections opened: ${cli.connects()}` };
+  return {
+    name,
+    refused,
+    detail: refused
+      ? `${commands.length} commands refused by role before Temporal was opened`
+      : `${through.join('; ')}; Temporal connections opened: ${cli.connects()}`,
+  };
 }
 
 /**
@@ -231,9 +296,19 @@ export async function operatorCommandsOnOtherTenant(console_: SignInConsole, run
  * refused when the command fails naming the revoked sign-in before it reaches Temporal (the CLI's
  * Temporal connection is never opened) and the connection still waits.
  */
-export async function revokedCliOperator(console_: SignInConsole, runDir: string, env: Readonly<Record<string, string>>, connection: string, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+export async function revokedCliOperator(
+  console_: SignInConsole,
+  runDir: string,
+  env: Readonly<Record<string, string>>,
+  connection: string,
+  stillWaiting: () => Promise<boolean>,
+): Promise<AttackResult> {
   const name = 'a disabled identity answering through the CLI with its kept credentials';
-  const cli = cliOf(console_, { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-audit.jsonl')}` }, 'cli-operator-a');
+  const cli = cliOf(
+    console_,
+    { ...env, CLI_CREDENTIALS_FILE: join(runDir, 'cli', 'credentials.json'), AUDIT_STORE: `file:${join(runDir, 'cli-audit.jsonl')}` },
+    'cli-operator-a',
+  );
   const signedIn = await cli.run(['login']);
   if (signedIn.code !== 0) return { name, refused: false, detail: `the CLI could not sign in first: ${signedIn.err.slice(0, 200)}` };
   console_.provider.disable('cli-operator-a');
@@ -241,7 +316,11 @@ export async function revokedCliOperator(console_: SignInConsole, runDir: string
   const waiting = await stillWaiting();
   const named = /the provider no longer accepts the sign-in of CLI Operator of A/.test(answer.err);
   const refused = answer.code === 1 && named && cli.connects() === 0 && waiting;
-  return { name, refused, detail: `exit ${answer.code}, ${named ? 'naming the revoked sign-in' : `said: ${answer.err.slice(0, 160)}`}; Temporal connections opened: ${cli.connects()}; the connection ${waiting ? 'still waits' : 'WAS ANSWERED'}` };
+  return {
+    name,
+    refused,
+    detail: `exit ${answer.code}, ${named ? 'naming the revoked sign-in' : `said: ${answer.err.slice(0, 160)}`}; Temporal connections opened: ${cli.connects()}; the connection ${waiting ? 'still waits' : 'WAS ANSWERED'}`,
+  };
 }
 
 /**
@@ -249,11 +328,21 @@ export async function revokedCliOperator(console_: SignInConsole, runDir: string
  * the console answers 503 AuditUnavailable and the connection is still waiting, so nothing is done
  * that nobody could later see.
  */
-export async function answerUnrecorded(runDir: string, env: Readonly<Record<string, string>>, connection: string, answer: unknown, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+export async function answerUnrecorded(
+  runDir: string,
+  env: Readonly<Record<string, string>>,
+  connection: string,
+  answer: unknown,
+  stillWaiting: () => Promise<boolean>,
+): Promise<AttackResult> {
   const name = 'an answer sent while the audit trail cannot be written';
   const token = randomBytes(24).toString('hex');
   // A store whose directory is a file: every write fails, as with a database that is down.
-  const unwritable = await startConsoleProcess(runDir, { ...env, CONSOLE_TOKEN: token, AUDIT_STORE: `file:${process.execPath}/audit.jsonl` }, 'console-audit-down');
+  const unwritable = await startConsoleProcess(
+    runDir,
+    { ...env, CONSOLE_TOKEN: token, AUDIT_STORE: `file:${process.execPath}/audit.jsonl` },
+    'console-audit-down',
+  );
   try {
     const response = await fetch(`${unwritable.url}/api/connections/${encodeURIComponent(connection)}/answer`, {
       method: 'POST',
@@ -270,13 +359,22 @@ export async function answerUnrecorded(runDir: string, env: Readonly<Record<stri
 }
 
 /** A viewer of A answering A's connection: refused when 403 and the connection is still waiting. */
-export async function viewerAnswering(console_: SignInConsole, connectionOfA: string, answer: unknown, stillWaiting: () => Promise<boolean>): Promise<AttackResult> {
+export async function viewerAnswering(
+  console_: SignInConsole,
+  connectionOfA: string,
+  answer: unknown,
+  stillWaiting: () => Promise<boolean>,
+): Promise<AttackResult> {
   const name = 'a viewer answering a challenge';
   const viewer = await console_.signedIn('viewer-a');
   const visit = await call(viewer, console_.url, `/api/connections/${encodeURIComponent(connectionOfA)}/answer`, answer);
   const waiting = await stillWaiting();
   const refused = visit.status === 403 && waiting;
-  return { name, refused, detail: `HTTP ${visit.status}${refused ? `: ${(JSON.parse(visit.body) as { message?: string }).message?.slice(0, 120) ?? ''}` : `, still waiting: ${waiting}`}` };
+  return {
+    name,
+    refused,
+    detail: `HTTP ${visit.status}${refused ? `: ${(JSON.parse(visit.body) as { message?: string }).message?.slice(0, 120) ?? ''}` : `, still waiting: ${waiting}`}`,
+  };
 }
 
 /** An identity the provider disabled, still holding its session: refused when the console ends it (401 SessionRevoked) within the recheck. */
@@ -296,13 +394,17 @@ export async function revokedIdentity(console_: SignInConsole): Promise<AttackRe
 export async function forgedSession(console_: SignInConsole): Promise<AttackResult> {
   const name = 'a forged and a changed session cookie';
   const forger = new HttpBrowser();
-  forger.cookies.set(SESSION_COOKIE, await new SealedCookies(randomBytes(32)).seal('session', { sub: 'mallory', name: 'Mallory', roles: [['*', ['admin']]], at: 'x' }, Date.now() + 3_600_000));
+  forger.cookies.set(
+    SESSION_COOKIE,
+    await new SealedCookies(randomBytes(32)).seal('session', { sub: 'mallory', name: 'Mallory', roles: [['*', ['admin']]], at: 'x' }, Date.now() + 3_600_000),
+  );
   const forged = await call(forger, console_.url, '/api/connections');
   const operator = await console_.signedIn('operator-a');
   const session = operator.cookies.get(SESSION_COOKIE) ?? '';
   operator.cookies.set(SESSION_COOKIE, `${session.slice(0, 30)}${session[30] === 'A' ? 'B' : 'A'}${session.slice(31)}`);
   const changed = await call(operator, console_.url, '/api/connections');
-  const codeOf = (visit: { status: number; body: string }) => (visit.status === 401 ? (JSON.parse(visit.body) as { error?: string }).error : `HTTP ${visit.status}`);
+  const codeOf = (visit: { status: number; body: string }) =>
+    visit.status === 401 ? (JSON.parse(visit.body) as { error?: string }).error : `HTTP ${visit.status}`;
   const refused = codeOf(forged) === 'SessionInvalid' && codeOf(changed) === 'SessionInvalid';
   return { name, refused, detail: `forged: ${codeOf(forged) ?? ''}; changed: ${codeOf(changed) ?? ''}` };
 }
@@ -321,9 +423,18 @@ export async function sharedTokenInProduction(env: Readonly<Record<string, strin
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exit = await Promise.race([new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))), delay(60_000).then(() => 'running' as const)]);
+  const exit = await Promise.race([
+    new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+    delay(60_000).then(() => 'running' as const),
+  ]);
   if (exit === 'running') child.kill('SIGKILL');
   const named = /CONSOLE_TOKEN: is refused with CONSOLE_MODE=production/.test(output);
   const refused = exit !== 'running' && exit !== 0 && named && !output.includes(token);
-  return { name, refused, detail: refused ? `the console exited ${String(exit)} before it listened, naming CONSOLE_TOKEN` : `exit ${String(exit)}, named: ${named}, token printed: ${output.includes(token)}` };
+  return {
+    name,
+    refused,
+    detail: refused
+      ? `the console exited ${String(exit)} before it listened, naming CONSOLE_TOKEN`
+      : `exit ${String(exit)}, named: ${named}, token printed: ${output.includes(token)}`,
+  };
 }

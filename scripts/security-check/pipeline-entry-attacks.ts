@@ -86,7 +86,11 @@ interface Answer {
 
 /** A saved login of `customerId` at the sandbox (no challenges). */
 async function savedLogin(sandboxUrl: string, customerId: string): Promise<string> {
-  const response = await fetch(`${sandboxUrl}/sandbox/${encodeURIComponent(customerId)}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'no_mfa' }) });
+  const response = await fetch(`${sandboxUrl}/sandbox/${encodeURIComponent(customerId)}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'no_mfa' }),
+  });
   if (!response.ok) throw new Error(`security-check: the sandbox made no saved login: HTTP ${response.status}`);
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
@@ -113,7 +117,12 @@ export async function pipelineEntryAttacks(target: PipelineEntryTarget): Promise
   const audit = new AuditTrail(new FileAuditStore(join(runDir, 'pipeline-entry-audit.jsonl')));
   const entry: PipelineEntryServer = createPipelineEntryServer({
     connections,
-    keys: new PipelineKeys(new Map([[tenant, fileA], [otherTenant, fileB]])),
+    keys: new PipelineKeys(
+      new Map([
+        [tenant, fileA],
+        [otherTenant, fileB],
+      ]),
+    ),
     callbackUrls: new Map([[tenant, [`${receiver.origin}/hooks`]]]),
     audit,
     log: () => undefined,
@@ -122,7 +131,10 @@ export async function pipelineEntryAttacks(target: PipelineEntryTarget): Promise
   const call = async (method: 'GET' | 'POST', path: string, bearer: string | undefined, body?: unknown): Promise<Answer> => {
     const response = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> };
@@ -146,9 +158,14 @@ export async function pipelineEntryAttacks(target: PipelineEntryTarget): Promise
       const { customerId: _a, ...connection } = liveInput(tenant);
       const beside = await call('POST', '/v1/connections', keyA.key, { applicationId, customerId: otherTenant, connection });
       const inside = await call('POST', '/v1/connections', keyA.key, { applicationId, connection: { ...connection, customerId: otherTenant } });
-      const started = (await exists(connections, `connection-${otherTenant}:${applicationId}`)) || (await exists(connections, `connection-${tenant}:${applicationId}`));
+      const started =
+        (await exists(connections, `connection-${otherTenant}:${applicationId}`)) || (await exists(connections, `connection-${tenant}:${applicationId}`));
       const refused = beside.status === 403 && inside.status === 403 && !started;
-      results.push({ name, refused, detail: `customerId beside the input: HTTP ${beside.status}; inside it: HTTP ${inside.status}; ${started ? 'a connection was started' : 'nothing started'}` });
+      results.push({
+        name,
+        refused,
+        detail: `customerId beside the input: HTTP ${beside.status}; inside it: HTTP ${inside.status}; ${started ? 'a connection was started' : 'nothing started'}`,
+      });
     }
     // 3 and 4: two completed connections of A with callbacks, their results by reference.
     const references: { path: string; token: string }[] = [];
@@ -161,7 +178,10 @@ export async function pipelineEntryAttacks(target: PipelineEntryTarget): Promise
         callback: { url: `${receiver.origin}/hooks/security-check` },
       });
       const runId = String(started.body.runId);
-      if (started.status !== 202) throw new Error(`security-check: the pipeline entry did not start a connection with a callback: HTTP ${started.status} ${JSON.stringify(started.body)}`);
+      if (started.status !== 202)
+        throw new Error(
+          `security-check: the pipeline entry did not start a connection with a callback: HTTP ${started.status} ${JSON.stringify(started.body)}`,
+        );
       const deadline = Date.now() + DELIVERY_WAIT_MS;
       let event: string | undefined;
       while ((event = receiver.events.get(`msg_${runId}`)) === undefined) {
@@ -194,16 +214,32 @@ export async function pipelineEntryAttacks(target: PipelineEntryTarget): Promise
       const metadata = 'http://169.254.169.254/latest/meta-data/iam/security-credentials/';
       const loginId = await savedLogin(target.sandboxUrl, tenant);
       const connection = { session: { kind: 'cached' as const, loginId }, products: { accountsDetail: {} } };
-      const throughEntry = await call('POST', '/v1/connections', keyA.key, { applicationId: `callback-out-${randomBytes(4).toString('hex')}`, connection, callback: { url: metadata } });
+      const throughEntry = await call('POST', '/v1/connections', keyA.key, {
+        applicationId: `callback-out-${randomBytes(4).toString('hex')}`,
+        connection,
+        callback: { url: metadata },
+      });
       const applicationId = `callback-out-${randomBytes(4).toString('hex')}`;
-      const { workflowId } = await connections.start(`connection-${tenant}:${applicationId}`, { customerId: tenant, ...connection, callback: { url: metadata } });
+      const { workflowId } = await connections.start(`connection-${tenant}:${applicationId}`, {
+        customerId: tenant,
+        ...connection,
+        callback: { url: metadata },
+      });
       const failure = await connections.result(workflowId).then(
         () => 'completed',
         (error: unknown) => (error instanceof ConnectionFailedError ? `${error.type}: ${error.reason}` : String(error)),
       );
       const state = await connections.getState(workflowId);
-      const refused = throughEntry.status === 400 && /^InvalidConnectionInput: .*callback\.url: is not allowed/.test(failure) && state.callback === undefined && state.retrieved.length === 0;
-      results.push({ name, refused, detail: `through the entry: HTTP ${throughEntry.status}; past it: ${failure.slice(0, 160)}; ${state.callback === undefined ? 'no delivery started' : `a delivery ${state.callback.deliveryWorkflowId}`}` });
+      const refused =
+        throughEntry.status === 400 &&
+        /^InvalidConnectionInput: .*callback\.url: is not allowed/.test(failure) &&
+        state.callback === undefined &&
+        state.retrieved.length === 0;
+      results.push({
+        name,
+        refused,
+        detail: `through the entry: HTTP ${throughEntry.status}; past it: ${failure.slice(0, 160)}; ${state.callback === undefined ? 'no delivery started' : `a delivery ${state.callback.deliveryWorkflowId}`}`,
+      });
     }
     return { results, secrets: [{ label: "tenant A's pipeline key", value: keyA.key }] };
   } finally {

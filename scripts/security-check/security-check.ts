@@ -131,7 +131,12 @@ interface Resources extends RehearsalResources {
 }
 
 function release(resources: Resources): Promise<void> {
-  return releaseRehearsal('security-check', log, resources, [() => resources.console?.stop(), () => resources.signInConsole?.stop(), () => resources.callbackReceiver?.close(), () => resources.openbao?.stop()]);
+  return releaseRehearsal('security-check', log, resources, [
+    () => resources.console?.stop(),
+    () => resources.signInConsole?.stop(),
+    () => resources.callbackReceiver?.close(),
+    () => resources.openbao?.stop(),
+  ]);
 }
 
 /** The command line of every process of this run (this one and its descendants), as any user sees it with `ps`. */
@@ -242,7 +247,12 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   // The product's own sealed answer to the first connection, copied into another of the same tenant.
   results.push(await copiedSealedAnswer(target, firstAttacked, await awaitingAnswer(target, 'copied-answer')));
   const crossWorkflowId = await awaitingAnswer({ ...target, customerId: tenantB }, 'tenant-b-cross-tenant');
-  results.push(await otherTenantsSealedSignal(target, crossWorkflowId, { codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)), workflowId: firstAttacked }));
+  results.push(
+    await otherTenantsSealedSignal(target, crossWorkflowId, {
+      codec: codecOf(transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT)),
+      workflowId: firstAttacked,
+    }),
+  );
   results.push(await connectionNamingAnotherTenantsBook(target, 'names-another-book', tenantB));
   results.push(...(await admissionAttacks(target, sandbox.url, tenantB)));
   results.push(await heldStartAttack(target, sandbox.url));
@@ -253,7 +263,13 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   // An unusable reply (a 200 echoing an applicant's data, without RequestId) kept in the failure: read raw, without the key.
   results.push(await unusableReplyInHistory(target, sandbox.url));
   // Operators by identity: a console that signs them in (no shared token), tenant A's operator and viewer.
-  const consoleEnv = { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: fleet.taskQueue, ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), PAYLOAD_STORE: 'off' };
+  const consoleEnv = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: fleet.taskQueue,
+    ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT),
+    PAYLOAD_STORE: 'off',
+  };
   resources.signInConsole = await startSignInConsole(runDir, consoleEnv, target.customerId);
   const signInConsole = resources.signInConsole;
   timeline.mark(`console signing operators in through ${signInConsole.provider.issuer} up at ${signInConsole.url}`);
@@ -270,11 +286,23 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     await bearerTokenMisuse(signInConsole, runDir, viewedWorkflowId, otherWorkflowId, RIGHT_ANSWER, stillWaiting(otherWorkflowId)),
     await operatorCommandsOnOtherTenant(signInConsole, runDir, consoleEnv, target.customerId, tenantB, otherWorkflowId),
     await revokedCliOperator(signInConsole, runDir, consoleEnv, viewedWorkflowId, stillWaiting(viewedWorkflowId)),
-    await viewerAnswering(signInConsole, viewedWorkflowId, RIGHT_ANSWER, async () => (await fleet.connections.getState(viewedWorkflowId)).status === 'AwaitingAnswer'),
+    await viewerAnswering(
+      signInConsole,
+      viewedWorkflowId,
+      RIGHT_ANSWER,
+      async () => (await fleet.connections.getState(viewedWorkflowId)).status === 'AwaitingAnswer',
+    ),
     await forgedSession(signInConsole),
     await revokedIdentity(signInConsole),
     await copiedCookieAfterSignOut(signInConsole, target.customerId, {
-      answer: async (operator) => (await operator.request(`${signInConsole.url}/api/connections/${encodeURIComponent(signedOutAnswered)}/answer`, { method: 'POST', body: JSON.stringify(RIGHT_ANSWER), headers: { 'content-type': 'application/json', origin: signInConsole.url } })).status,
+      answer: async (operator) =>
+        (
+          await operator.request(`${signInConsole.url}/api/connections/${encodeURIComponent(signedOutAnswered)}/answer`, {
+            method: 'POST',
+            body: JSON.stringify(RIGHT_ANSWER),
+            headers: { 'content-type': 'application/json', origin: signInConsole.url },
+          })
+        ).status,
       activity: () => fleet.connections.activity(signedOutAnswered),
     }),
     await sharedTokenInProduction(consoleEnv),
@@ -294,9 +322,19 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   );
   timeline.mark(`Nexus: tenant ${target.customerId}'s endpoint ${nexus.endpoint} and the unmapped ${nexus.unmappedEndpoint} tried on ${otherWorkflowId}`);
   // The pipeline entry: tenant A's key on B's connection and on a start naming B, a claim with another event's token, a second claim.
-  const entryAttacks = await pipelineEntryAttacks({ runDir, connections: fleet.connections, receiver: callbackReceiver, tenant: target.customerId, otherTenant: tenantB, otherApplicationId: 'tenant-b', sandboxUrl: sandbox.url });
+  const entryAttacks = await pipelineEntryAttacks({
+    runDir,
+    connections: fleet.connections,
+    receiver: callbackReceiver,
+    tenant: target.customerId,
+    otherTenant: tenantB,
+    otherApplicationId: 'tenant-b',
+    sandboxUrl: sandbox.url,
+  });
   results.push(...entryAttacks.results);
-  timeline.mark(`pipeline entry: tenant ${target.customerId}'s key tried on ${otherWorkflowId} and on a start naming ${tenantB}; two results by reference claimed across and twice`);
+  timeline.mark(
+    `pipeline entry: tenant ${target.customerId}'s key tried on ${otherWorkflowId} and on a start naming ${tenantB}; two results by reference claimed across and twice`,
+  );
   let otherCompleted = true;
   for (const workflowId of [otherWorkflowId, crossWorkflowId, viewedWorkflowId]) {
     await fleet.connections.answer(workflowId, RIGHT_ANSWER);
@@ -312,9 +350,21 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const isolation = [
     await readerOnOtherTenant(`tenant ${target.customerId}'s reader on ${tenantB}'s history, read directly`, readerA, ofA, ofB),
     await readerOnOtherTenant(`tenant ${tenantB}'s reader on ${target.customerId}'s history, read directly`, await readerOf(tenantB), ofB, ofA),
-    await staticReaderOnOtherTenant(`static keys per tenant: tenant ${target.customerId}'s key file alone on ${tenantB}'s payloads`, join(runDir, 'static-tenant-keys'), [target.customerId, tenantB]),
+    await staticReaderOnOtherTenant(
+      `static keys per tenant: tenant ${target.customerId}'s key file alone on ${tenantB}'s payloads`,
+      join(runDir, 'static-tenant-keys'),
+      [target.customerId, tenantB],
+    ),
   ];
-  results.push(...isolation, await otherTenantThroughCodec(`tenant ${target.customerId}'s reader on ${tenantB}'s payloads through a console's codec endpoint`, fleet.connections, readerA, ofB));
+  results.push(
+    ...isolation,
+    await otherTenantThroughCodec(
+      `tenant ${target.customerId}'s reader on ${tenantB}'s payloads through a console's codec endpoint`,
+      fleet.connections,
+      readerA,
+      ofB,
+    ),
+  );
   const tenantsIsolated = `${isolation.filter((result) => result.refused).length}/${isolation.length}`;
   timeline.mark(`keys per tenant: ${tenantsIsolated} readers kept to their own tenant (${ofA.length} and ${ofB.length} sealed payloads)`);
   // Forgetting tenant B: its key destroyed, its payloads gone for good, A's untouched.
@@ -339,7 +389,16 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   const consoleUrl = resources.console.url;
   timeline.mark(`console process up at ${consoleUrl}`);
   results.push(await forgedThroughCodec(consoleUrl, { consoleToken, codecToken }), await codecTokenOnConsole(consoleUrl, codecToken));
-  results.push(await credentialsThroughCodec(consoleUrl, [{ label: 'the console token', token: consoleToken }, { label: 'the codec token', token: codecToken }], target));
+  results.push(
+    await credentialsThroughCodec(
+      consoleUrl,
+      [
+        { label: 'the console token', token: consoleToken },
+        { label: 'the codec token', token: codecToken },
+      ],
+      target,
+    ),
+  );
 
   // A worker given a KMS in clear: its token, or AWS credentials, would cross the network.
   const refusedEnv = {
@@ -351,13 +410,26 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
     AGGREGATOR_BASE_URL: sandbox.url,
   };
   results.push(
-    await kmsInClear('KMS over http:// to another host (Vault/OpenBao)', { ...refusedEnv, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://kms.example.invalid:8200', PAYLOAD_VAULT_TOKEN: token }, 'PAYLOAD_VAULT_ADDR', token),
+    await kmsInClear(
+      'KMS over http:// to another host (Vault/OpenBao)',
+      { ...refusedEnv, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://kms.example.invalid:8200', PAYLOAD_VAULT_TOKEN: token },
+      'PAYLOAD_VAULT_ADDR',
+      token,
+    ),
   );
   const awsSecret = randomBytes(30).toString('base64');
   results.push(
     await kmsInClear(
       'KMS over http:// to another host (AWS KMS)',
-      { ...refusedEnv, PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads', PAYLOAD_AWS_REGION: 'eu-west-1', PAYLOAD_AWS_KMS_ENDPOINT: 'http://10.255.0.5:4566', AWS_ACCESS_KEY_ID: 'AKIASECURITYCHECK', AWS_SECRET_ACCESS_KEY: awsSecret },
+      {
+        ...refusedEnv,
+        PAYLOAD_KEY_PROVIDER: 'aws-kms',
+        PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads',
+        PAYLOAD_AWS_REGION: 'eu-west-1',
+        PAYLOAD_AWS_KMS_ENDPOINT: 'http://10.255.0.5:4566',
+        AWS_ACCESS_KEY_ID: 'AKIASECURITYCHECK',
+        AWS_SECRET_ACCESS_KEY: awsSecret,
+      },
       'PAYLOAD_AWS_KMS_ENDPOINT',
       awsSecret,
     ),
@@ -378,7 +450,9 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   results.push(secretsAbsent('secrets in the argv of the run’s processes', await runArgvs(), secrets));
   // The logs too must hold nothing of the unusable reply (the worker logs each failed activity with its error).
   const unusableReply = UNUSABLE_REPLY_MARKER_LIST.map(({ label, value }) => ({ label: `the unusable reply's ${label.replace(/^(the|a) /, '')}`, value }));
-  results.push(secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }, ...unusableReply]));
+  results.push(
+    secretsAbsent('secrets in the run’s logs', await everyLog(runDir), [...secrets, { label: 'the challenge answer', value: answer }, ...unusableReply]),
+  );
   const histories = await rawHistories(raw, attacked);
   results.push(secretsAbsent('secrets in the histories the product wrote', histories, secrets));
   // The search must see what Temporal stores: the attacker's own unsealed answer is there in clear.
@@ -386,7 +460,11 @@ async function run(options: SecurityCheckOptions, resources: Resources): Promise
   if (blind.length > 0) log(`security-check: the history search is blind: the attacker's plaintext answer is not in ${blind.join(', ')}`);
 
   // Last, as it takes OpenBao down: a process sealing on through the outage, bounded.
-  const kmsEnv = { ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT), TEMPORAL_ADDRESS: server.address, PAYLOAD_VAULT_TIMEOUT_MS: '1000' };
+  const kmsEnv = {
+    ...transitProcessEnv(openbao.address, token, TRANSIT_KEY, TRANSIT_MOUNT),
+    TEMPORAL_ADDRESS: server.address,
+    PAYLOAD_VAULT_TIMEOUT_MS: '1000',
+  };
   results.push(await outageSealCap(kmsEnv, () => openbao.stop()));
 
   const refused = results.filter((result) => result.refused).length;

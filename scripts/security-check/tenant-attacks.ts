@@ -61,7 +61,12 @@ export async function readerOnOtherTenant(name: string, reader: EncryptionCodec,
  * The same reader behind a console's codec endpoint (what the Web UI asks): every payload of the other
  * tenant comes back as a state that names why (not-permitted), none as its content.
  */
-export async function otherTenantThroughCodec(name: string, connections: ConnectionsClient, reader: EncryptionCodec, other: readonly Payload[]): Promise<AttackResult> {
+export async function otherTenantThroughCodec(
+  name: string,
+  connections: ConnectionsClient,
+  reader: EncryptionCodec,
+  other: readonly Payload[],
+): Promise<AttackResult> {
   const token = `security-${Date.now().toString(36)}`;
   const auditDir = await mkdtemp(join(tmpdir(), 'security-audit-'));
   const audit = new AuditTrail(new FileAuditStore(join(auditDir, 'audit.jsonl')));
@@ -69,7 +74,11 @@ export async function otherTenantThroughCodec(name: string, connections: Connect
   try {
     const url = (await server.listen(0, '127.0.0.1')).url;
     const body = JSON.stringify({ payloads: other.map(toJson) });
-    const response = await fetch(`${url}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body });
+    const response = await fetch(`${url}/codec/decode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body,
+    });
     const answer = (await response.json().catch(() => ({}))) as { payloads?: { data?: string }[] };
     const states = (answer.payloads ?? []).map((payload) => {
       try {
@@ -89,7 +98,11 @@ export async function otherTenantThroughCodec(name: string, connections: Connect
 }
 
 /** After a tenant's key is destroyed: every payload of it fails KeyDestroyedError, and the other tenant's all still open. */
-export async function forgottenTenant(reader: EncryptionCodec, forgotten: readonly Payload[], kept: readonly Payload[]): Promise<{ unreadable: boolean; othersReadable: boolean; detail: string }> {
+export async function forgottenTenant(
+  reader: EncryptionCodec,
+  forgotten: readonly Payload[],
+  kept: readonly Payload[],
+): Promise<{ unreadable: boolean; othersReadable: boolean; detail: string }> {
   let destroyed = 0;
   for (const payload of forgotten) {
     try {
@@ -124,9 +137,10 @@ export async function staticReaderOnOtherTenant(name: string, dir: string, tenan
   const codecOn = (keysDir: string) => new EncryptionCodec(keySourceFor({ ...product, tenantKeyFiles: { dir: keysDir, createMissing: false } }));
   const writer = codecOn(writerDir);
   const sealedFor = (tenant: string) =>
-    writer.encode(
-      [defaultPayloadConverter.toPayload({ password: 'static-tenant-secret' }), defaultPayloadConverter.toPayload({ answers: ['static'] })],
-      { type: 'workflow', namespace: 'default', workflowId: `connection-${tenant}:app-1` },
-    );
+    writer.encode([defaultPayloadConverter.toPayload({ password: 'static-tenant-secret' }), defaultPayloadConverter.toPayload({ answers: ['static'] })], {
+      type: 'workflow',
+      namespace: 'default',
+      workflowId: `connection-${tenant}:app-1`,
+    });
   return readerOnOtherTenant(name, codecOn(readerDir), await sealedFor(a), await sealedFor(b));
 }

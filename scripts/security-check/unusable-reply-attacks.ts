@@ -136,7 +136,14 @@ export async function unusableReplyInHistory(target: MessageTarget, sandboxUrl: 
     () => undefined,
     (error: unknown) => error,
   );
-  const failedAs = ended instanceof ConnectionFailedError ? ended.type : ended === undefined ? 'completed' : ended instanceof Error ? `${ended.name}: ${ended.message}` : 'an unknown error';
+  const failedAs =
+    ended instanceof ConnectionFailedError
+      ? ended.type
+      : ended === undefined
+        ? 'completed'
+        : ended instanceof Error
+          ? `${ended.name}: ${ended.message}`
+          : 'an unknown error';
   const problems: string[] = [];
   if (failedAs !== EXPECTED_TYPE) problems.push(`the connection ended ${failedAs}, not ${EXPECTED_TYPE}`);
   const fromClient = ended instanceof ConnectionFailedError ? excerptOf(ended.cause instanceof WorkflowFailedError ? ended.cause.cause : undefined) : undefined;
@@ -144,7 +151,8 @@ export async function unusableReplyInHistory(target: MessageTarget, sandboxUrl: 
     const inReason = UNUSABLE_REPLY_MARKER_LIST.filter(({ value }) => ended.reason.includes(value)).map(({ label }) => label);
     if (inReason.length > 0) problems.push(`the failure's message quotes ${inReason.join(', ')}`);
     const missing = missingMarkers(fromClient);
-    if (missing.length > 0) problems.push(`the product's client's failure details lack ${missing.join(', ')}${fromClient === undefined ? ' (no replyExcerpt)' : ''}`);
+    if (missing.length > 0)
+      problems.push(`the product's client's failure details lack ${missing.join(', ')}${fromClient === undefined ? ' (no replyExcerpt)' : ''}`);
   }
 
   const events = (await target.raw.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
@@ -155,12 +163,15 @@ export async function unusableReplyInHistory(target: MessageTarget, sandboxUrl: 
   if (!sees) problems.push(`the history search is blind: it did not find the failure type ${EXPECTED_TYPE} in clear`);
 
   const failures = failuresOfType(events, EXPECTED_TYPE);
-  if (!events.some((event) => event.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.type === EXPECTED_TYPE)) problems.push('the history has no workflow failure of that type');
+  if (!events.some((event) => event.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.type === EXPECTED_TYPE))
+    problems.push('the history has no workflow failure of that type');
   const unsealed = unsealedDetails(failures);
   if (unsealed.length > 0) problems.push(`not sealed: ${unsealed.slice(0, 3).join('; ')}`);
   let opened = 0;
   for (const { where, failure } of failures) {
-    const decoded = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, failure, { namespace, workflowId }).catch((error: unknown) => error);
+    const decoded = await decodeOptionalFailureToOptionalError(target.sealed.options.loadedDataConverter, failure, { namespace, workflowId }).catch(
+      (error: unknown) => error,
+    );
     const missing = missingMarkers(excerptOf(decoded));
     if (missing.length > 0) problems.push(`${where}: decoded with the key, its details lack ${missing.join(', ')}`);
     else opened += 1;

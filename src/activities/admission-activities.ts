@@ -9,7 +9,13 @@
 import { log } from '@temporalio/activity';
 import { ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { requestAdmission } from '../admission/request-admission.js';
-import { admissionGrantSignal, HELD_PRIORITY_MEMO, HELD_START_MEMO, isAdmissibleConnectionId, type AdmissionRequest } from '../contract/admission/admission-definitions.js';
+import {
+  admissionGrantSignal,
+  HELD_PRIORITY_MEMO,
+  HELD_START_MEMO,
+  isAdmissibleConnectionId,
+  type AdmissionRequest,
+} from '../contract/admission/admission-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection/connection-definitions.js';
 import type { PriorityPolicy } from '../contract/priority.js';
 import { visibilityRows } from '../temporal/visibility-rows.js';
@@ -153,9 +159,18 @@ export function createAdmissionActivities({ temporal, taskQueue, connectionTaskQ
         // Not sealed for this tenant (a worker that marks undecodable messages reads it as a marker): no held start of ours.
         if (memo?.[HELD_START_MEMO] !== true) continue;
         const priorityKey = memo[HELD_PRIORITY_MEMO];
-        found.push({ workflowId, runId, startedAt: optionalTsToDate(execution.startTime)?.getTime() ?? 0, ...(typeof priorityKey === 'number' ? { priorityKey } : {}) });
+        found.push({
+          workflowId,
+          runId,
+          startedAt: optionalTsToDate(execution.startTime)?.getTime() ?? 0,
+          ...(typeof priorityKey === 'number' ? { priorityKey } : {}),
+        });
       }
-      if (unreadable > 0) log.warn('admission: rows that are no held start of this tenant (an id it does not hold, a memo this worker cannot read) were skipped', { customerId, unreadable });
+      if (unreadable > 0)
+        log.warn('admission: rows that are no held start of this tenant (an id it does not hold, a memo this worker cannot read) were skipped', {
+          customerId,
+          unreadable,
+        });
       found.sort((a, b) => a.startedAt - b.startedAt || (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
       return found.slice(0, Math.max(0, Math.min(limit, HELD_FOUND_PER_LOOK)));
     },

@@ -8,7 +8,15 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { decodeMapFromPayloads, decodeTypedSearchAttributes } from '../sdk/internals.js';
 import { describeIssues } from '../aggregator/schemas.js';
-import { BOOK_ENTRY_MEMO, BOOK_REFRESH_WORKFLOW_TYPE, bookEntriesQuery, bookEntryLoginOf, bookEntryWorkflowId, type BookEnrolment, type BookEntryFlag } from '../contract/book/book-definitions.js';
+import {
+  BOOK_ENTRY_MEMO,
+  BOOK_REFRESH_WORKFLOW_TYPE,
+  bookEntriesQuery,
+  bookEntryLoginOf,
+  bookEntryWorkflowId,
+  type BookEnrolment,
+  type BookEntryFlag,
+} from '../contract/book/book-definitions.js';
 import { BOOK_REFRESH_MEMO, type PublishedWindow } from '../contract/window/window-definitions.js';
 import { ADMISSION_WORKFLOW_TYPE } from '../contract/admission/admission-definitions.js';
 import { ConnectionInput, type ConnectionInputArgs } from '../contract/connection/connection-input.js';
@@ -47,9 +55,17 @@ export interface BookPage {
 export function connectionInputOf(customerId: string, loginId: string, record: unknown): { input: ConnectionInputArgs } | { problem: string } {
   const enrolment = record as Partial<BookEnrolment> | undefined;
   if (enrolment === undefined || enrolment === null || typeof enrolment !== 'object') return { problem: 'the entry has no enrolment record' };
-  if (enrolment.loginId !== loginId || enrolment.customerId !== customerId) return { problem: `the record names another login (${String(enrolment.customerId)}:${String(enrolment.loginId)})` };
-  if (enrolment.session !== 'cached' && enrolment.session !== 'refresh') return { problem: `session: must be cached or refresh, got ${JSON.stringify(enrolment.session)}` };
-  const candidate = { customerId, session: { kind: enrolment.session, loginId }, products: enrolment.products, ...(enrolment.timing ? { timing: enrolment.timing } : {}), unattended: true };
+  if (enrolment.loginId !== loginId || enrolment.customerId !== customerId)
+    return { problem: `the record names another login (${String(enrolment.customerId)}:${String(enrolment.loginId)})` };
+  if (enrolment.session !== 'cached' && enrolment.session !== 'refresh')
+    return { problem: `session: must be cached or refresh, got ${JSON.stringify(enrolment.session)}` };
+  const candidate = {
+    customerId,
+    session: { kind: enrolment.session, loginId },
+    products: enrolment.products,
+    ...(enrolment.timing ? { timing: enrolment.timing } : {}),
+    unattended: true,
+  };
   const parsed = ConnectionInput.safeParse(candidate);
   if (!parsed.success) return { problem: describeIssues(parsed.error) };
   return { input: candidate as ConnectionInputArgs };
@@ -75,7 +91,11 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         try {
           memo = await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId });
         } catch (error) {
-          entries.push({ kind: 'malformed', loginId, problem: `its record cannot be decoded: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300) });
+          entries.push({
+            kind: 'malformed',
+            loginId,
+            problem: `its record cannot be decoded: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300),
+          });
           continue;
         }
         const flagged = decodeTypedSearchAttributes(execution.searchAttributes?.indexedFields ?? undefined).get(EndUserChallengeKey);
@@ -132,7 +152,9 @@ export function createBookActivities({ temporal, pauses }: BookActivitiesDeps) {
         if (workflowId === refreshWorkflowId || tenantOfWorkflowId(workflowId) === undefined) continue;
         let published: unknown;
         try {
-          published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId }))?.[BOOK_REFRESH_MEMO.window];
+          published = (await decodeMapFromPayloads(temporal.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace, workflowId }))?.[
+            BOOK_REFRESH_MEMO.window
+          ];
         } catch {
           continue;
         }
@@ -164,7 +186,8 @@ export type BookActivities = ReturnType<typeof createBookActivities>;
 export function readPublishedWindow(published: unknown, now: number): PublishedWindow | undefined {
   if (typeof published !== 'object' || published === null) return undefined;
   const { size, weight, crowding, crowdingUntil } = published as Partial<Record<keyof PublishedWindow, unknown>>;
-  if (!(typeof size === 'number' && Number.isFinite(size) && size >= 0 && typeof weight === 'number' && Number.isFinite(weight) && weight > 0)) return undefined;
+  if (!(typeof size === 'number' && Number.isFinite(size) && size >= 0 && typeof weight === 'number' && Number.isFinite(weight) && weight > 0))
+    return undefined;
   const fresh = typeof crowdingUntil !== 'number' || crowdingUntil >= now;
   return { size, weight, ...(fresh && typeof crowding === 'number' && Number.isFinite(crowding) && crowding > 0 ? { crowding } : {}) };
 }

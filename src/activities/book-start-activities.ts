@@ -11,7 +11,13 @@
  */
 import { activityInfo } from '@temporalio/activity';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type Priority } from '@temporalio/common';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Priority,
+} from '@temporalio/common';
 import { BOOK_CONNECTION_MEMO } from '../contract/book/book-definitions.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../contract/connection/connection-definitions.js';
 import type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
@@ -76,7 +82,11 @@ export function createBookStartActivities({ temporal }: { readonly temporal: Cli
      * How the connections that have not told the refresh their end stand in Temporal (the id's
      * current run): one closed without a word (terminated, timed out) never will.
      */
-    async connectionsClosed({ workflowIds }: { readonly workflowIds: readonly string[] }): Promise<{ readonly workflowId: string; readonly status: WorkflowExecutionStatusName | 'NOT_FOUND'; readonly runId?: string }[]> {
+    async connectionsClosed({
+      workflowIds,
+    }: {
+      readonly workflowIds: readonly string[];
+    }): Promise<{ readonly workflowId: string; readonly status: WorkflowExecutionStatusName | 'NOT_FOUND'; readonly runId?: string }[]> {
       return await Promise.all(
         workflowIds.map(async (workflowId) => {
           try {

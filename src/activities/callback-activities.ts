@@ -55,7 +55,14 @@ export interface DeliverCallbackInput {
 /** How long a receiver has to answer one attempt: well inside the activity's 30 s. */
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
-export function createCallbackActivities({ temporal, taskQueue, settings, metrics = NO_CALLBACK_METRICS, priority = DEFAULT_PRIORITY_POLICY, attemptTimeoutMs = ATTEMPT_TIMEOUT_MS }: CallbackActivitiesDeps) {
+export function createCallbackActivities({
+  temporal,
+  taskQueue,
+  settings,
+  metrics = NO_CALLBACK_METRICS,
+  priority = DEFAULT_PRIORITY_POLICY,
+  attemptTimeoutMs = ATTEMPT_TIMEOUT_MS,
+}: CallbackActivitiesDeps) {
   return {
     async scheduleCallback({ sourceRunId, delivery }: ScheduleCallbackInput): Promise<'started' | 'already-started'> {
       try {
@@ -76,9 +83,21 @@ export function createCallbackActivities({ temporal, taskQueue, settings, metric
 
     // Async: activities return promises, and the worker awaits it like any other.
     // eslint-disable-next-line @typescript-eslint/require-await
-    async mintResultClaim({ customerId, webhookId, expiresAt }: { readonly customerId: string; readonly webhookId: string; readonly expiresAt: string }): Promise<ResultReference> {
+    async mintResultClaim({
+      customerId,
+      webhookId,
+      expiresAt,
+    }: {
+      readonly customerId: string;
+      readonly webhookId: string;
+      readonly expiresAt: string;
+    }): Promise<ResultReference> {
       const base = settings.entryUrl.replace(/\/+$/, '');
-      return { url: `${base}/v1/results/${encodeURIComponent(customerId)}/${encodeURIComponent(webhookId)}`, token: randomBytes(32).toString('base64url'), expiresAt };
+      return {
+        url: `${base}/v1/results/${encodeURIComponent(customerId)}/${encodeURIComponent(webhookId)}`,
+        token: randomBytes(32).toString('base64url'),
+        expiresAt,
+      };
     },
 
     async deliverCallback({ customerId, url, webhookId, body, lastChance }: DeliverCallbackInput): Promise<CallbackAttemptOutcome> {
@@ -101,7 +120,11 @@ export function createCallbackActivities({ temporal, taskQueue, settings, metric
           const answer = await postWebhook({ url, headers: { ...headers }, body, timeoutMs: attemptTimeoutMs });
           if (answer.statusCode >= 200 && answer.statusCode < 300) return { delivered: true, statusCode: answer.statusCode };
           const excerpt = answer.excerpt.replace(/\s+/g, ' ').trim().slice(0, 200);
-          return { delivered: false, statusCode: answer.statusCode, error: `the receiver answered ${answer.statusCode}${answer.statusCode >= 300 && answer.statusCode < 400 ? ' (redirects are not followed)' : ''}${excerpt === '' ? '' : `: ${excerpt}`}` };
+          return {
+            delivered: false,
+            statusCode: answer.statusCode,
+            error: `the receiver answered ${answer.statusCode}${answer.statusCode >= 300 && answer.statusCode < 400 ? ' (redirects are not followed)' : ''}${excerpt === '' ? '' : `: ${excerpt}`}`,
+          };
         } catch (error) {
           return { delivered: false, error: `cannot reach the receiver: ${(error as Error).message}` };
         }

@@ -91,7 +91,10 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
     try {
       await pauses.refused(customerId, error.retryAfterMs, `TOO_MANY_REQUESTS (HTTP ${error.httpStatus ?? '?'}, ${wait}) on ${error.operation}`);
     } catch (notifyError) {
-      log.warn('could not pause the tenant after TOO_MANY_REQUESTS', { customerId, error: notifyError instanceof Error ? notifyError.message : String(notifyError) });
+      log.warn('could not pause the tenant after TOO_MANY_REQUESTS', {
+        customerId,
+        error: notifyError instanceof Error ? notifyError.message : String(notifyError),
+      });
     }
   }
 
@@ -144,7 +147,10 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
         switch (session.kind) {
           case 'live':
             return toAuthorizeOutcome(
-              await client.authorizeLive({ institution: session.institution, username: session.username, password: session.password, save: session.save }, options),
+              await client.authorizeLive(
+                { institution: session.institution, username: session.username, password: session.password, save: session.save },
+                options,
+              ),
             );
           case 'cached':
             return toAuthorizeOutcome(await client.authorizeCached(session.loginId, options));
@@ -168,13 +174,18 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
     },
 
     async requestAccountsDetail({ customerId, requestId, options: detail }: AccountsDetailInput): Promise<DataOutcome<AccountsDetailResponse>> {
-      return fitting('accounts detail', await call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetail(requestId, detail, options))));
+      return fitting(
+        'accounts detail',
+        await call(customerId, async (client, options) => toDataOutcome(await client.getAccountsDetail(requestId, detail, options))),
+      );
     },
 
     async pollAccountsDetail({ customerId, requestId }: SessionDataInput): Promise<DataOutcome<AccountsDetailResponse>> {
       return fitting(
         'accounts detail',
-        await call(customerId, (client, options) => poll('accounts_detail', true, async () => toDataOutcome(await client.getAccountsDetailAsync(requestId, options)))),
+        await call(customerId, (client, options) =>
+          poll('accounts_detail', true, async () => toDataOutcome(await client.getAccountsDetailAsync(requestId, options))),
+        ),
       );
     },
 
@@ -182,7 +193,9 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
     async requestInvestments({ customerId, loginId, requestId, pollNumber }: LoginDataInput): Promise<DataOutcome<InvestmentsResponse>> {
       return fitting(
         'investments',
-        await call(customerId, (client, options) => poll('investments', pollNumber !== undefined, async () => toDataOutcome(await client.getInvestments(loginId, requestId, options)))),
+        await call(customerId, (client, options) =>
+          poll('investments', pollNumber !== undefined, async () => toDataOutcome(await client.getInvestments(loginId, requestId, options))),
+        ),
       );
     },
 
@@ -214,7 +227,12 @@ function toAuthorizeOutcome(result: AuthorizeResult): AuthorizeOutcome {
     case 'ready': {
       const { Login: login, Institution: institution } = result.data;
       // AuthorizeResponse's schema guarantees Login on HTTP 200.
-      return { kind: 'session-open', requestId: result.requestId, login: login as Login, institution: typeof institution === 'string' ? institution : (institution?.Name ?? undefined) };
+      return {
+        kind: 'session-open',
+        requestId: result.requestId,
+        login: login as Login,
+        institution: typeof institution === 'string' ? institution : (institution?.Name ?? undefined),
+      };
     }
     case 'challenge':
       return { kind: 'challenge', requestId: result.requestId, challenges: result.challenges };

@@ -99,7 +99,13 @@ export function workerShutdownFailure(error: AggregatorAbortedError): Applicatio
  */
 export function tenantPausedFailure(customerId: string, pause: { readonly until: number; readonly reason: string }, now: number): ApplicationFailure {
   const retryAfterMs = Math.max(1, pause.until - now);
-  const details: ServiceFailureDetails = { serviceCode: 'TOO_MANY_REQUESTS', remedy: 'retry', delivery: 'refused', retryAfterMs, operation: 'held back while the tenant is paused' };
+  const details: ServiceFailureDetails = {
+    serviceCode: 'TOO_MANY_REQUESTS',
+    remedy: 'retry',
+    delivery: 'refused',
+    retryAfterMs,
+    operation: 'held back while the tenant is paused',
+  };
   return ApplicationFailure.create({
     type: serviceCodeInfo('TOO_MANY_REQUESTS', 429).failure,
     message: `tenant ${customerId} is paused until ${new Date(pause.until).toISOString()} (${pause.reason}): not sent`,

@@ -76,7 +76,9 @@ export function createForgetActivities({ temporal, clientFor, payloadStore, metr
     /** Takes the login out of its tenant's book (its entry ends), so no book refresh starts it again. */
     async leaveBook({ customerId, loginId }: LoginInput): Promise<'removed' | 'none'> {
       try {
-        await temporal.workflow.getHandle(bookEntryWorkflowId(customerId, loginId)).signal(leaveBookSignal, { reason: `forgotten (${forgetWorkflowId(customerId, loginId)})` });
+        await temporal.workflow
+          .getHandle(bookEntryWorkflowId(customerId, loginId))
+          .signal(leaveBookSignal, { reason: `forgotten (${forgetWorkflowId(customerId, loginId)})` });
         return 'removed';
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return 'none';

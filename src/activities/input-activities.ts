@@ -23,15 +23,27 @@ export function createInputActivities(callbacks: CallbackSettings = NO_CALLBACKS
       // An input the worker could not decrypt reaches here as a marker (src/codec/encryption-codec.ts):
       // say that, and which key, rather than list every field as missing.
       if (isUndecodablePayload(args)) {
-        throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: cannot decrypt it: ${args.undecodablePayload}`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: 'InvalidConnectionInput',
+          message: `invalid connection input: cannot decrypt it: ${args.undecodablePayload}`,
+          nonRetryable: true,
+        });
       }
       const parsed = ConnectionInput.safeParse(args);
       if (!parsed.success) {
-        throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${describeIssues(parsed.error)}`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: 'InvalidConnectionInput',
+          message: `invalid connection input: ${describeIssues(parsed.error)}`,
+          nonRetryable: true,
+        });
       }
       const refusal = callbackRequestRefusal(callbacks, parsed.data.customerId, parsed.data.callback);
       if (refusal !== undefined) {
-        throw ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: callback.${refusal.field}: ${refusal.problem}`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: 'InvalidConnectionInput',
+          message: `invalid connection input: callback.${refusal.field}: ${refusal.problem}`,
+          nonRetryable: true,
+        });
       }
       return parsed.data;
     },

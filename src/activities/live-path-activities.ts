@@ -11,7 +11,10 @@ import proto from '@temporalio/proto';
 import type { LivePathReading } from '../contract/window/window-definitions.js';
 import type { LiveTaskWaits, RecentWaits } from '../metrics/live-task-waits.js';
 
-const QUEUE_TYPES = [proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY] as const;
+const QUEUE_TYPES = [
+  proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+] as const;
 
 /**
  * gRPC codes that say the server will not give this reading (an older release, a namespace's key
@@ -85,7 +88,11 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey, own }: 
   async function read(): Promise<LivePathReading | null> {
     let responses;
     try {
-      responses = await Promise.all(QUEUE_TYPES.map((taskQueueType) => temporal.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType, reportStats: true })));
+      responses = await Promise.all(
+        QUEUE_TYPES.map((taskQueueType) =>
+          temporal.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType, reportStats: true }),
+        ),
+      );
     } catch (error) {
       if (NO_READING_CODES.has((error as { code?: number }).code ?? -1)) return null;
       throw error;
@@ -94,7 +101,10 @@ export function createLivePathActivities({ temporal, taskQueue, liveKey, own }: 
     // lists only keys in use); no statistics at all: a server that does not count.
     const parts = responses.map((response) => liveStatsOf(response.statsByPriorityKey, liveKey) ?? (response.stats ? { waitMs: 0, waiting: 0 } : undefined));
     if (parts.every((part) => part === undefined)) return null;
-    return parts.reduce<LivePathReading>((sum, part) => (part ? { waitMs: Math.max(sum.waitMs, part.waitMs), waiting: sum.waiting + part.waiting } : sum), { waitMs: 0, waiting: 0 });
+    return parts.reduce<LivePathReading>((sum, part) => (part ? { waitMs: Math.max(sum.waitMs, part.waitMs), waiting: sum.waiting + part.waiting } : sum), {
+      waitMs: 0,
+      waiting: 0,
+    });
   }
 
   return {

@@ -83,7 +83,13 @@ export function createPollActivities(calls: PollCalls) {
       }
     } catch (error) {
       const details = error instanceof ApplicationFailure ? (error.details?.[0] as Partial<ServiceFailureDetails> | undefined) : undefined;
-      if (details?.remedy === 'poll') return { kind: 'pending', requestId: details.requestId ?? request.input.requestId, code: details.serviceCode ?? 'SESSION_LOADING', message: (error as Error).message };
+      if (details?.remedy === 'poll')
+        return {
+          kind: 'pending',
+          requestId: details.requestId ?? request.input.requestId,
+          code: details.serviceCode ?? 'SESSION_LOADING',
+          message: (error as Error).message,
+        };
       throw error;
     }
   }
@@ -117,7 +123,10 @@ export function createPollActivities(calls: PollCalls) {
         if (wait > 0) await context.sleep(wait);
         pollCount += 1;
         // Heartbeats in flight repeat the progress so far: a retry resumes from it, not from nothing.
-        const outcome = await whileHeartbeating(() => pollOnce(input, pollCount), () => progress);
+        const outcome = await whileHeartbeating(
+          () => pollOnce(input, pollCount),
+          () => progress,
+        );
         if (outcome.kind === 'ready') return polledData(outcome, pollCount);
         code = outcome.code;
         if (Date.now() >= input.deadline) throw pollingTimedOut(input.operation, pollCount, code);

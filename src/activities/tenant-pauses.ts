@@ -13,7 +13,13 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { TENANT_THROTTLE_WORKFLOW_TYPE, tenantThrottleWorkflowId, throttleNoticeSignal, publishedPause, type ThrottleNotice } from '../contract/throttle/tenant-throttle-definitions.js';
+import {
+  TENANT_THROTTLE_WORKFLOW_TYPE,
+  tenantThrottleWorkflowId,
+  throttleNoticeSignal,
+  publishedPause,
+  type ThrottleNotice,
+} from '../contract/throttle/tenant-throttle-definitions.js';
 
 /** When the service gives no Retry-After, the tenant waits this long. */
 export const DEFAULT_THROTTLE_MS = 10_000;

@@ -5,7 +5,13 @@
  * start (src/admission/admission-waker.ts), so the admission looks for held starts. One shape for all.
  */
 import type { Client } from '@temporalio/client';
-import { ADMISSION_WORKFLOW_TYPE, admissionRequestSignal, admissionWakeSignal, admissionWorkflowId, type AdmissionRequest } from '../contract/admission/admission-definitions.js';
+import {
+  ADMISSION_WORKFLOW_TYPE,
+  admissionRequestSignal,
+  admissionWakeSignal,
+  admissionWorkflowId,
+  type AdmissionRequest,
+} from '../contract/admission/admission-definitions.js';
 import { startPriority, type PriorityPolicy } from '../contract/priority.js';
 
 export interface AdmissionTarget {

@@ -207,7 +207,15 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     try {
       body = text === '' ? undefined : JSON.parse(text);
     } catch (error) {
-      if (status >= 400) throw new AggregatorServiceError(call.operation, status, undefined, `non-JSON body: ${text.slice(0, 120)}`, undefined, waitAskedFor(status, undefined, headers));
+      if (status >= 400)
+        throw new AggregatorServiceError(
+          call.operation,
+          status,
+          undefined,
+          `non-JSON body: ${text.slice(0, 120)}`,
+          undefined,
+          waitAskedFor(status, undefined, headers),
+        );
       throw new AggregatorResponseError(call.operation, status, `malformed JSON (${text.length} bytes)`, error);
     }
 
@@ -227,7 +235,8 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       const challenge = parseOrThrow(AuthorizeResponse, body, call.operation, status, text);
       return { kind: 'challenge', requestId: challenge.RequestId, challenges: challenge.SecurityChallenges ?? [] };
     }
-    if (!isPlainObject(body)) throw new UnexpectedResponseError(call.operation, status, body === undefined ? 'an empty body' : 'the body is not a JSON object', text);
+    if (!isPlainObject(body))
+      throw new UnexpectedResponseError(call.operation, status, body === undefined ? 'an empty body' : 'the body is not a JSON object', text);
     const reading = readAnswer(call.ready, body, call.operation);
     if (!reading.usable) throw new UnexpectedResponseError(call.operation, status, reading.problems, text);
     return { kind: 'ready', requestId: requestIdOf(reading.data), data: reading.data, warnings: reading.warnings };
@@ -292,41 +301,102 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
     /** POST .../GetAccountsDetail; usually 202 first, then poll getAccountsDetailAsync. */
     async getAccountsDetail(requestId: string, detailOptions: AccountsDetailOptions = {}, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const body = validated(AccountsDetailRequest, { ...detailOptions, RequestId: requestId }, 'GetAccountsDetail');
-      return data({ operation: 'GetAccountsDetail', method: 'post', path: `${banking}/GetAccountsDetail`, route: `${bankingRoute}/GetAccountsDetail`, body, ready: ACCOUNTS_DETAIL_READER, options: call });
+      return data({
+        operation: 'GetAccountsDetail',
+        method: 'post',
+        path: `${banking}/GetAccountsDetail`,
+        route: `${bankingRoute}/GetAccountsDetail`,
+        body,
+        ready: ACCOUNTS_DETAIL_READER,
+        options: call,
+      });
     },
 
     /** GET .../GetAccountsDetailAsync/{requestId}: the poll of a pending accounts detail. */
     async getAccountsDetailAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsDetail>> {
       const path = `${banking}/GetAccountsDetailAsync/${id(requestId, 'RequestId', 'GetAccountsDetailAsync')}`;
-      return data({ operation: 'GetAccountsDetailAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsDetailAsync/{requestId}`, ready: ACCOUNTS_DETAIL_READER, options: call });
+      return data({
+        operation: 'GetAccountsDetailAsync',
+        method: 'get',
+        path,
+        route: `${bankingRoute}/GetAccountsDetailAsync/{requestId}`,
+        ready: ACCOUNTS_DETAIL_READER,
+        options: call,
+      });
     },
 
     async getAccountsSummary(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const body = { RequestId: validated(Uuid, requestId, 'GetAccountsSummary RequestId') };
-      return data({ operation: 'GetAccountsSummary', method: 'post', path: `${banking}/GetAccountsSummary`, route: `${bankingRoute}/GetAccountsSummary`, body, ready: ACCOUNTS_SUMMARY_READER, options: call });
+      return data({
+        operation: 'GetAccountsSummary',
+        method: 'post',
+        path: `${banking}/GetAccountsSummary`,
+        route: `${bankingRoute}/GetAccountsSummary`,
+        body,
+        ready: ACCOUNTS_SUMMARY_READER,
+        options: call,
+      });
     },
 
     async getAccountsSummaryAsync(requestId: string, call?: CallOptions): Promise<DataResult<AccountsSummary>> {
       const path = `${banking}/GetAccountsSummaryAsync/${id(requestId, 'RequestId', 'GetAccountsSummaryAsync')}`;
-      return data({ operation: 'GetAccountsSummaryAsync', method: 'get', path, route: `${bankingRoute}/GetAccountsSummaryAsync/{requestId}`, ready: ACCOUNTS_SUMMARY_READER, options: call });
+      return data({
+        operation: 'GetAccountsSummaryAsync',
+        method: 'get',
+        path,
+        route: `${bankingRoute}/GetAccountsSummaryAsync/{requestId}`,
+        ready: ACCOUNTS_SUMMARY_READER,
+        options: call,
+      });
     },
 
     async getStatements(requestId: string, numberOfStatements?: NumberOfStatements, call?: CallOptions): Promise<DataResult<Statements>> {
-      const body = validated(StatementsRequest, { RequestId: requestId, ...(numberOfStatements ? { NumberOfStatements: numberOfStatements } : {}) }, 'GetStatements');
-      return data({ operation: 'GetStatements', method: 'post', path: `${banking}/GetStatements`, route: `${bankingRoute}/GetStatements`, body, ready: STATEMENTS_READER, options: call });
+      const body = validated(
+        StatementsRequest,
+        { RequestId: requestId, ...(numberOfStatements ? { NumberOfStatements: numberOfStatements } : {}) },
+        'GetStatements',
+      );
+      return data({
+        operation: 'GetStatements',
+        method: 'post',
+        path: `${banking}/GetStatements`,
+        route: `${bankingRoute}/GetStatements`,
+        body,
+        ready: STATEMENTS_READER,
+        options: call,
+      });
     },
 
     /** POST /v3/{customerId}/Investments; repeat the same request while it answers 202. */
     async getInvestments(loginId: string, requestId: string, call?: CallOptions): Promise<DataResult<Investments>> {
-      const body = { LoginId: validated(Uuid, loginId, 'Investments LoginId'), RequestId: validated(Uuid, requestId, 'Investments RequestId'), MostRecentCached: true };
-      return data({ operation: 'Investments', method: 'post', path: `${tenant}/Investments`, route: `${tenantRoute}/Investments`, body, ready: INVESTMENTS_READER, options: call });
+      const body = {
+        LoginId: validated(Uuid, loginId, 'Investments LoginId'),
+        RequestId: validated(Uuid, requestId, 'Investments RequestId'),
+        MostRecentCached: true,
+      };
+      return data({
+        operation: 'Investments',
+        method: 'post',
+        path: `${tenant}/Investments`,
+        route: `${tenantRoute}/Investments`,
+        body,
+        ready: INVESTMENTS_READER,
+        options: call,
+      });
     },
 
     /** GET .../insight/login/{loginId}/attributes/{requestId}/{operation}: a fixed package of attributes. */
     async getPackageAttributes(loginId: string, requestId: string, operation: AttributePackageOperation, call?: CallOptions): Promise<DataResult<Attributes>> {
       const op = validated(AttributePackageOperation, operation, 'attributes operation');
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', op)}/attributes/${id(requestId, 'RequestId', op)}/${op}`;
-      return data({ operation: op, method: 'get', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}/${op}`, ready: ATTRIBUTES_READER, options: call });
+      return data({
+        operation: op,
+        method: 'get',
+        path,
+        route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}/${op}`,
+        ready: ATTRIBUTES_READER,
+        options: call,
+      });
     },
 
     /** POST .../insight/login/{loginId}/attributes/{requestId}: a custom attribute set. */
@@ -334,13 +404,28 @@ export function createAggregatorClient(options: AggregatorClientOptions) {
       const operation = 'CustomAttributes';
       const body = validated(AttributesRequest, request, operation);
       const path = `${tenant}/insight/login/${id(loginId, 'LoginId', operation)}/attributes/${id(requestId, 'RequestId', operation)}`;
-      return data({ operation, method: 'post', path, route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}`, body, ready: ATTRIBUTES_READER, options: call });
+      return data({
+        operation,
+        method: 'post',
+        path,
+        route: `${tenantRoute}/insight/login/{loginId}/attributes/{requestId}`,
+        body,
+        ready: ATTRIBUTES_READER,
+        options: call,
+      });
     },
 
     /** DELETE .../DeleteCard/{loginId}: forget the saved login and its data. */
     async deleteCard(loginId: string, call?: CallOptions): Promise<DeleteCard> {
       const path = `${banking}/DeleteCard/${id(loginId, 'LoginId', 'DeleteCard')}`;
-      const result = await data({ operation: 'DeleteCard', method: 'delete', path, route: `${bankingRoute}/DeleteCard/{loginId}`, ready: DELETE_CARD_READER, options: call });
+      const result = await data({
+        operation: 'DeleteCard',
+        method: 'delete',
+        path,
+        route: `${bankingRoute}/DeleteCard/{loginId}`,
+        ready: DELETE_CARD_READER,
+        options: call,
+      });
       if (result.kind === 'pending') throw new UnexpectedResponseError('DeleteCard', 202, 'DeleteCard answered pending');
       return result.data;
     },

@@ -77,7 +77,6 @@ function warningsOf(issues: readonly z.core.$ZodIssue[], operation: string): Dat
   return warnings;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // The envelopes
 

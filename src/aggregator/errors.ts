@@ -4,7 +4,6 @@
  */
 import { serviceCodeInfo, type Delivery, type Remedy, type ServiceFailureDetails } from './failure-table.js';
 
-
 /** What an activity failure carries (`operation` is e.g. "Authorize" or "GetAccountsDetailAsync"), and more. */
 export interface AggregatorErrorContext extends ServiceFailureDetails {
   readonly retryable: boolean;

@@ -196,21 +196,23 @@ export function authorizeModeOf(request: AuthorizeRequest): AuthorizeMode {
 const LabelLinks = z.array(Link).nullish().catch(null);
 const LabelInstitution = Institution.nullish().catch(null);
 
-export const AuthorizeResponse = z.looseObject({
-  Links: LabelLinks,
-  HttpStatusCode: z.union([z.literal(200), z.literal(203)]),
-  Login: Login.optional(),
-  Institution: LabelInstitution,
-  RequestId: Uuid,
-  SecurityChallenges: z.array(SecurityChallenge).nullish(),
-}).superRefine((response, ctx) => {
-  if (response.HttpStatusCode === 203 && !(response.SecurityChallenges?.length)) {
-    ctx.addIssue({ code: 'custom', path: ['SecurityChallenges'], message: 'is required when HttpStatusCode is 203' });
-  }
-  if (response.HttpStatusCode === 200 && response.Login === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['Login'], message: 'is required when HttpStatusCode is 200' });
-  }
-});
+export const AuthorizeResponse = z
+  .looseObject({
+    Links: LabelLinks,
+    HttpStatusCode: z.union([z.literal(200), z.literal(203)]),
+    Login: Login.optional(),
+    Institution: LabelInstitution,
+    RequestId: Uuid,
+    SecurityChallenges: z.array(SecurityChallenge).nullish(),
+  })
+  .superRefine((response, ctx) => {
+    if (response.HttpStatusCode === 203 && !response.SecurityChallenges?.length) {
+      ctx.addIssue({ code: 'custom', path: ['SecurityChallenges'], message: 'is required when HttpStatusCode is 203' });
+    }
+    if (response.HttpStatusCode === 200 && response.Login === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['Login'], message: 'is required when HttpStatusCode is 200' });
+    }
+  });
 export type AuthorizeResponse = z.infer<typeof AuthorizeResponse>;
 
 // ---------------------------------------------------------------------------------------------
@@ -523,7 +525,8 @@ export function readAttributeGroups(body: Record<string, unknown>): AttributesRe
     const parsed = AttributeGroup.safeParse(value);
     if (parsed.success) groups[key] = parsed.data;
     else {
-      for (const issue of parsed.error.issues) issues.push({ path: [key, ...issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part))], message: issue.message });
+      for (const issue of parsed.error.issues)
+        issues.push({ path: [key, ...issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part))], message: issue.message });
       groups[key] = groupAsSent(value) as AttributeGroup;
     }
   }

@@ -80,7 +80,11 @@ export class FileAuditStore implements AuditStore {
       try {
         parsed = Line.parse(JSON.parse(text));
       } catch (error) {
-        throw new AuditRecordInvalidError(this.where, `line ${at}`, error instanceof z.ZodError ? z.prettifyError(error).replace(/\s+/g, ' ') : (error as Error).message);
+        throw new AuditRecordInvalidError(
+          this.where,
+          `line ${at}`,
+          error instanceof z.ZodError ? z.prettifyError(error).replace(/\s+/g, ' ') : (error as Error).message,
+        );
       }
       if (parsed.kind === 'outcome') {
         const { kind: _kind, ...outcome } = parsed;

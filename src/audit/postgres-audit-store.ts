@@ -142,11 +142,21 @@ export class PostgresAuditStore implements AuditStore {
         target: row.target,
         detail: row.detail,
       });
-      if (!attempt.success) throw new AuditRecordInvalidError(this.where, `audit_attempts seq ${row.seq}`, attempt.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+      if (!attempt.success)
+        throw new AuditRecordInvalidError(
+          this.where,
+          `audit_attempts seq ${row.seq}`,
+          attempt.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '),
+        );
       attempts.push(attempt.data);
       if (row.outcome !== null && row.ended_at !== null) {
         const outcome = AuditOutcomeRecord.safeParse({ id: row.id, at: row.ended_at.toISOString(), outcome: row.outcome, detail: row.outcome_detail });
-        if (!outcome.success) throw new AuditRecordInvalidError(this.where, `audit_outcomes id ${row.id}`, outcome.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+        if (!outcome.success)
+          throw new AuditRecordInvalidError(
+            this.where,
+            `audit_outcomes id ${row.id}`,
+            outcome.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '),
+          );
         outcomes.set(row.id, outcome.data);
       }
     }

@@ -18,7 +18,12 @@ export interface CallbackSettings {
 }
 
 /** Callbacks off: no tenant may ask for one. */
-export const NO_CALLBACKS: CallbackSettings = Object.freeze({ urls: new Map<string, string[]>(), secretFiles: new Map<string, string>(), resultInBody: new Set<string>(), entryUrl: 'http://pipeline-entry.invalid' });
+export const NO_CALLBACKS: CallbackSettings = Object.freeze({
+  urls: new Map<string, string[]>(),
+  secretFiles: new Map<string, string>(),
+  resultInBody: new Set<string>(),
+  entryUrl: 'http://pipeline-entry.invalid',
+});
 
 /** Why a callback request is refused: the field and the problem, or undefined when it is allowed. */
 export interface CallbackRefusal {
@@ -27,10 +32,15 @@ export interface CallbackRefusal {
 }
 
 /** Whether the tenant may ask for this callback (the URL under its prefixes, the result in the body only if it opted in). */
-export function callbackRequestRefusal(settings: Pick<CallbackSettings, 'urls' | 'resultInBody'>, customerId: string, callback: Pick<CallbackInput, 'url' | 'includeResult'> | undefined): CallbackRefusal | undefined {
+export function callbackRequestRefusal(
+  settings: Pick<CallbackSettings, 'urls' | 'resultInBody'>,
+  customerId: string,
+  callback: Pick<CallbackInput, 'url' | 'includeResult'> | undefined,
+): CallbackRefusal | undefined {
   if (callback === undefined) return undefined;
   const problem = callbackUrlProblem(settings.urls, customerId, callback.url);
   if (problem !== undefined) return { field: 'url', problem };
-  if (callback.includeResult && !settings.resultInBody.has(customerId)) return { field: 'includeResult', problem: `tenant ${customerId} has not opted in to results in the callback body (CALLBACK_RESULT_IN_BODY)` };
+  if (callback.includeResult && !settings.resultInBody.has(customerId))
+    return { field: 'includeResult', problem: `tenant ${customerId} has not opted in to results in the callback body (CALLBACK_RESULT_IN_BODY)` };
   return undefined;
 }

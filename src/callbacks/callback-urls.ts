@@ -73,7 +73,8 @@ export function callbackUrlProblem(allowed: ReadonlyMap<string, readonly string[
   if (url.hash !== '') return 'must not carry a fragment';
   const prefixes = allowed.get(customerId) ?? [];
   if (prefixes.length === 0) return `is not allowed: tenant ${customerId} has no callback URLs (CALLBACK_URLS)`;
-  if (!prefixes.some((prefix) => within(url, new URL(prefix)))) return `is not allowed for tenant ${customerId}: it must begin with one of ${prefixes.join(', ')} (CALLBACK_URLS)`;
+  if (!prefixes.some((prefix) => within(url, new URL(prefix))))
+    return `is not allowed for tenant ${customerId}: it must begin with one of ${prefixes.join(', ')} (CALLBACK_URLS)`;
   return undefined;
 }
 

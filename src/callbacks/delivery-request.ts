@@ -13,8 +13,23 @@ import { BlockList, isIP } from 'node:net';
 
 /** Ranges a callback never reaches through a DNS name: private, loopback, link-local (cloud metadata), shared and unspecified. */
 const INTERNAL = new BlockList();
-for (const [network, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) INTERNAL.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10]] as const) INTERNAL.addSubnet(network, prefix, 'ipv6');
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const)
+  INTERNAL.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+] as const)
+  INTERNAL.addSubnet(network, prefix, 'ipv6');
 
 /** Whether `address` is one a callback may not reach through a name (IPv4-mapped IPv6 judged as its IPv4). */
 export function isInternalAddress(address: string): boolean {
@@ -36,7 +51,13 @@ function publicOnlyLookup(hostname: string, options: LookupAllOptions | { all?: 
   lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const internal = addresses.find((entry) => isInternalAddress(entry.address));
-    if (internal !== undefined) return callback(new InternalAddressError(`${hostname} resolves to ${internal.address}, an internal address a callback reaches only when CALLBACK_URLS lists it by address`), []);
+    if (internal !== undefined)
+      return callback(
+        new InternalAddressError(
+          `${hostname} resolves to ${internal.address}, an internal address a callback reaches only when CALLBACK_URLS lists it by address`,
+        ),
+        [],
+      );
     if (options.all === true) return callback(null, addresses);
     const [first] = addresses;
     if (first === undefined) return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), []);
@@ -68,7 +89,12 @@ export function postWebhook({ url, headers, body, timeoutMs }: WebhookPost): Pro
       target,
       {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'aggregation-connections-callbacks/1' },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'aggregation-connections-callbacks/1',
+        },
         lookup: publicOnlyLookup,
         timeout: timeoutMs,
       },

@@ -17,7 +17,10 @@ export async function readWebhookSecrets(files: ReadonlyMap<string, string>, cus
   } catch (error) {
     throw new WebhookSecretError(`cannot read the webhook secret file of tenant ${customerId} (${path}): ${(error as Error).message}`, { cause: error });
   }
-  const secrets = text.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const secrets = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
   secrets.forEach((secret, index) => {
     try {
       secretBytes(secret);

@@ -17,7 +17,8 @@ const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 export function secretBytes(secret: string): Buffer {
   const match = SECRET.exec(secret.trim());
   const bytes = match?.[1] === undefined ? undefined : Buffer.from(match[1], 'base64');
-  if (bytes === undefined || bytes.length < 24 || bytes.length > 64) throw new WebhookSecretError('a webhook secret must be whsec_ followed by the base64 of 24 to 64 bytes');
+  if (bytes === undefined || bytes.length < 24 || bytes.length > 64)
+    throw new WebhookSecretError('a webhook secret must be whsec_ followed by the base64 of 24 to 64 bytes');
   return bytes;
 }
 

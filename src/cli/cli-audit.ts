@@ -19,7 +19,9 @@ import { readCredentials } from './credentials.js';
 export class CliSignInRevokedError extends Error {
   override readonly name = 'CliSignInRevokedError';
   constructor(readonly who: string) {
-    super(`the provider no longer accepts the sign-in of ${who} (the identity disabled or the grant revoked): nothing was done; sign in again (login) if you still may`);
+    super(
+      `the provider no longer accepts the sign-in of ${who} (the identity disabled or the grant revoked): nothing was done; sign in again (login) if you still may`,
+    );
   }
 }
 

@@ -34,7 +34,9 @@ export class CommandForbiddenError extends Error {
     readonly tenant: string | undefined,
     hint: string,
   ) {
-    super(`${who} may not ${permission} ${tenant === undefined ? 'on the whole fleet' : `on tenant ${tenant}`}: it takes the ${LEAST_ROLE[permission]} role on ${tenant ?? `every tenant (${ALL_TENANTS})`}${hint}; nothing was done`);
+    super(
+      `${who} may not ${permission} ${tenant === undefined ? 'on the whole fleet' : `on tenant ${tenant}`}: it takes the ${LEAST_ROLE[permission]} role on ${tenant ?? `every tenant (${ALL_TENANTS})`}${hint}; nothing was done`,
+    );
   }
 }
 
@@ -67,7 +69,11 @@ export function commandTenant(access: CommandAccess, args: readonly string[], de
 }
 
 /** The signed-in operator as the role map sees them. */
-export function cliPrincipal(identity: { readonly subject: string; readonly name: string }, groups: readonly string[], roleMap: readonly RoleGrant[]): Principal {
+export function cliPrincipal(
+  identity: { readonly subject: string; readonly name: string },
+  groups: readonly string[],
+  roleMap: readonly RoleGrant[],
+): Principal {
   return { subject: identity.subject, name: identity.name, via: 'oidc', roles: rolesOfGroups(groups, roleMap) };
 }
 

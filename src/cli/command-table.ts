@@ -19,4 +19,22 @@ import { start } from './commands/start.js';
 import { tenant } from './commands/tenant/index.js';
 import { watch } from './commands/watch.js';
 
-export const COMMANDS: CommandTable = { list, show, answer, watch, activity, audit, login, whoami, logout, start, refresh, book, forget, tenant, deployment, budget, 'pipeline-key': pipelineKey };
+export const COMMANDS: CommandTable = {
+  list,
+  show,
+  answer,
+  watch,
+  activity,
+  audit,
+  login,
+  whoami,
+  logout,
+  start,
+  refresh,
+  book,
+  forget,
+  tenant,
+  deployment,
+  budget,
+  'pipeline-key': pipelineKey,
+};

@@ -41,7 +41,11 @@ export async function readCredentials(path: string, expected: { issuer: string; 
   try {
     const { mode } = await stat(path);
     // A file others may read is not trusted to be ours alone.
-    if ((mode & 0o077) !== 0) return { signedIn: false, why: `${path} may be read or written by others (mode ${(mode & 0o777).toString(8)}): sign in again (login), which writes it 0600` };
+    if ((mode & 0o077) !== 0)
+      return {
+        signedIn: false,
+        why: `${path} may be read or written by others (mode ${(mode & 0o777).toString(8)}): sign in again (login), which writes it 0600`,
+      };
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { signedIn: false, why: 'not signed in (login)' };
@@ -54,9 +58,13 @@ export async function readCredentials(path: string, expected: { issuer: string; 
     return { signedIn: false, why: `${path} is not what login writes: sign in again (login)` };
   }
   if (credentials.issuer !== expected.issuer || credentials.clientId !== expected.clientId) {
-    return { signedIn: false, why: `signed in at ${credentials.issuer} as client ${credentials.clientId}, not at CLI_OIDC_ISSUER ${expected.issuer} as ${expected.clientId}: sign in again (login)` };
+    return {
+      signedIn: false,
+      why: `signed in at ${credentials.issuer} as client ${credentials.clientId}, not at CLI_OIDC_ISSUER ${expected.issuer} as ${expected.clientId}: sign in again (login)`,
+    };
   }
-  if (Date.parse(credentials.expiresAt) <= now) return { signedIn: false, why: `the sign-in of ${credentials.name} expired at ${credentials.expiresAt}: sign in again (login)` };
+  if (Date.parse(credentials.expiresAt) <= now)
+    return { signedIn: false, why: `the sign-in of ${credentials.name} expired at ${credentials.expiresAt}: sign in again (login)` };
   return { signedIn: true, credentials };
 }
 

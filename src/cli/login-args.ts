@@ -13,7 +13,11 @@ export interface LoginArgs {
   readonly json: boolean;
 }
 
-export function parseLoginArgs(args: readonly string[], context: CommandContext, options: { readonly note?: boolean; readonly json?: boolean } = {}): LoginArgs {
+export function parseLoginArgs(
+  args: readonly string[],
+  context: CommandContext,
+  options: { readonly note?: boolean; readonly json?: boolean } = {},
+): LoginArgs {
   const { values, positionals } = parseFlags({
     args: [...args],
     options: {

@@ -32,7 +32,12 @@ export function productsFrom(values: ProductFlags, fallback?: 'accounts'): Conne
   if (values.days !== undefined && values.days !== '90' && values.days !== '365') throw new UsageError('--days must be 90 or 365');
   const accounts = values.accounts || (fallback === 'accounts' && !values.investments && values.attributes === undefined);
   if (accounts) {
-    products.accountsDetail = { WithAccountIdentity: true, WithBalance: true, WithTransactions: true, DaysOfTransactions: values.days === '365' ? 'Days365' : 'Days90' };
+    products.accountsDetail = {
+      WithAccountIdentity: true,
+      WithBalance: true,
+      WithTransactions: true,
+      DaysOfTransactions: values.days === '365' ? 'Days365' : 'Days90',
+    };
   }
   if (values.investments) products.investments = true;
   if (values.attributes !== undefined) {
@@ -40,6 +45,7 @@ export function productsFrom(values: ProductFlags, fallback?: 'accounts'): Conne
     if (!operation.success) throw new UsageError(`--attributes must be one of ${AttributePackageOperation.options.join(', ')}`);
     products.attributes = { package: operation.data };
   }
-  if (!products.accountsDetail && !products.investments && !products.attributes) throw new UsageError('choose at least one product: --accounts, --investments, --attributes <op>');
+  if (!products.accountsDetail && !products.investments && !products.attributes)
+    throw new UsageError('choose at least one product: --accounts, --investments, --attributes <op>');
   return products;
 }

@@ -55,13 +55,18 @@ export function reportError(error: unknown, command: string, io: CliIo, program:
   }
   const undecodable = payloadErrorIn(error);
   if (undecodable instanceof KeyVersionRevokedError) {
-    io.err(`${program} ${command}: key version revoked: version ${undecodable.version} of key "${printable(undecodable.keyName)}" (${printable(undecodable.keyId)}) no longer decrypts, so this history cannot be read here`);
+    io.err(
+      `${program} ${command}: key version revoked: version ${undecodable.version} of key "${printable(undecodable.keyName)}" (${printable(undecodable.keyId)}) no longer decrypts, so this history cannot be read here`,
+    );
     io.err('it was made unreadable on purpose (the key\'s min_decryption_version); docs/operations.md, "Revocation", says what an operator can do');
     return EXIT_FAILED;
   }
   if (undecodable instanceof KeyDestroyedError) {
     const whose = undecodable.tenant === undefined ? '' : ` of tenant "${printable(undecodable.tenant)}"`;
-    const gone = undecodable.keptIn === 'key-file' ? `the key file ${printable(undecodable.keyName)}${whose} is gone` : `key "${printable(undecodable.keyName)}"${whose} is gone from the KMS`;
+    const gone =
+      undecodable.keptIn === 'key-file'
+        ? `the key file ${printable(undecodable.keyName)}${whose} is gone`
+        : `key "${printable(undecodable.keyName)}"${whose} is gone from the KMS`;
     io.err(`${program} ${command}: key destroyed: ${gone}, so this history cannot be read again`);
     io.err('it was destroyed on purpose when the lender was forgotten; docs/operations.md, "Forgetting a lender", says what that reaches');
     return EXIT_FAILED;
@@ -88,7 +93,8 @@ function bookProblem(error: unknown, program: string): string | undefined {
   if (error instanceof BookEntryNotFoundError) return `${printable(error.message)} ("${program} book list" lists it)`;
   if (error instanceof BookRefreshNotFoundError) return `${printable(error.message)} ("${program} book refreshes" lists them)`;
   if (error instanceof BookRefreshRefusedError) return `the refresh refused to ${error.request}: ${printable(error.reason)}`;
-  if (error instanceof BookReportNotReadyError) return `${error.refreshWorkflowId} has not ended, so it has no report yet; "${program} book progress ${error.refreshWorkflowId}" says how far it is`;
+  if (error instanceof BookReportNotReadyError)
+    return `${error.refreshWorkflowId} has not ended, so it has no report yet; "${program} book progress ${error.refreshWorkflowId}" says how far it is`;
   return undefined;
 }
 
@@ -96,7 +102,11 @@ function bookProblem(error: unknown, program: string): string | undefined {
 export function formatTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
   const cells = rows.map((row) => row.map(printable));
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((row) => (row[i] ?? '').length)));
-  const format = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const format = (row: readonly string[]) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [format(header), ...cells.map(format)];
 }
 

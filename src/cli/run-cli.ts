@@ -29,7 +29,9 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: Comma
       io.out(levelHelp(level, program));
       return next === undefined ? EXIT_USAGE : EXIT_OK;
     }
-    io.err(`unknown command "${[...level.path, next].join(' ')}"; commands: ${Object.keys(level.table).join(', ')} (see ${[program, ...level.path].join(' ')} --help)`);
+    io.err(
+      `unknown command "${[...level.path, next].join(' ')}"; commands: ${Object.keys(level.table).join(', ')} (see ${[program, ...level.path].join(' ')} --help)`,
+    );
     return EXIT_USAGE;
   }
   const name = found.path.join(' ');
@@ -67,12 +69,23 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: Comma
  * tenant (a refusal is recorded, then thrown); a command that acts has its attempt recorded. Reads
  * without a role map ask nobody anything.
  */
-async function admit(command: Command, name: string, args: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<Awaited<ReturnType<typeof beginCommandAudit>> | undefined> {
+async function admit(
+  command: Command,
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<Awaited<ReturnType<typeof beginCommandAudit>> | undefined> {
   const { permission } = command.access;
   const { roleMap } = permission === 'none' ? { roleMap: undefined } : loadCliSignInConfig(env);
   if (roleMap === undefined && command.audit === undefined) return undefined;
   const identity = await cliIdentity(env);
-  const record = { actor: identity.actor, action: command.audit?.action ?? 'read', command: name, args, tenant: commandTenant(command.access, args, () => loadClientConfig(env).customerId) } as const;
+  const record = {
+    actor: identity.actor,
+    action: command.audit?.action ?? 'read',
+    command: name,
+    args,
+    tenant: commandTenant(command.access, args, () => loadClientConfig(env).customerId),
+  } as const;
   if (roleMap !== undefined && permission !== 'none') {
     if (identity.groups === undefined) throw new CliSignInRequiredError(`nobody is signed in here (${identity.actor.name} is this host's user)`);
     try {

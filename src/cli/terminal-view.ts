@@ -24,8 +24,14 @@ export { formatElapsed };
 
 /** Removes terminal control sequences from service-provided text (a prompt must not move the cursor). */
 export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?').replace(/\n/g, ' ');
+  return (
+    text
+      // eslint-disable-next-line no-control-regex -- the escape sequences are what is removed
+      .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '')
+      // eslint-disable-next-line no-control-regex -- and the control characters
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?')
+      .replace(/\n/g, ' ')
+  );
 }
 
 /** How each challenge type is answered on the command line (shown under the challenge). */
@@ -66,7 +72,9 @@ export function presentChallengeSet(set: ChallengeSet, options: PresentOptions =
   const lines: string[] = [];
   const within = options.now === undefined ? '' : ` (${formatElapsed(Date.parse(set.answerBy) - options.now)} left)`;
   const attempt = set.attempt > 1 ? `, attempt ${set.attempt}` : '';
-  lines.push(`Challenge set ${set.id}${attempt}: ${set.challenges.length} challenge${set.challenges.length === 1 ? '' : 's'}, all answered together; answer by ${set.answerBy}${within}`);
+  lines.push(
+    `Challenge set ${set.id}${attempt}: ${set.challenges.length} challenge${set.challenges.length === 1 ? '' : 's'}, all answered together; answer by ${set.answerBy}${within}`,
+  );
   set.challenges.forEach((challenge, index) => {
     lines.push('');
     lines.push(...presentChallenge(challenge, index, options.imagePaths?.get(index)));
@@ -122,7 +130,8 @@ export function presentState(workflowId: string, state: ConnectionState, now?: n
   if (state.pending) {
     const next = state.pending.nextPollAt ? `, next poll ${state.pending.nextPollAt}` : '';
     // Polls made by an activity are not seen one by one here (the Web UI's pending activity shows them).
-    const polls = state.pending.strategy && state.pending.strategy !== 'timer' ? `polled by an activity (${state.pending.strategy})` : `poll ${state.pending.pollCount}`;
+    const polls =
+      state.pending.strategy && state.pending.strategy !== 'timer' ? `polled by an activity (${state.pending.strategy})` : `poll ${state.pending.pollCount}`;
     lines.push(`  pending ${state.pending.operation} (${state.pending.code}), ${polls}, gives up at ${state.pending.deadline}${next}`);
   }
   if (state.lastRestart) {
@@ -143,7 +152,8 @@ export function presentState(workflowId: string, state: ConnectionState, now?: n
 export function progressLine(state: ConnectionState, now: number): string {
   const parts = [`${formatElapsed(now - Date.parse(state.startedAt)).padStart(7)}`, state.status.padEnd(14), `polls ${state.totalPolls}`];
   if (state.pending) parts.push(`pending ${state.pending.operation} (poll ${state.pending.pollCount})`);
-  if (state.challengeSet && state.status === 'AwaitingAnswer') parts.push(`challenge set ${state.challengeSet.id}: ${state.challengeSet.challenges.map((c) => c.Type).join(', ')}`);
+  if (state.challengeSet && state.status === 'AwaitingAnswer')
+    parts.push(`challenge set ${state.challengeSet.id}: ${state.challengeSet.challenges.map((c) => c.Type).join(', ')}`);
   if (state.retrieved.length) parts.push(`retrieved ${state.retrieved.join(', ')}`);
   if (state.failure) parts.push(`${state.failure.type}: ${printable(state.failure.message)}`);
   return parts.join('  ');
@@ -157,7 +167,10 @@ type ParsedAnswer = { readonly ok: true; readonly responses: SecurityResponses }
 /** Turns one positional answer per challenge (grammar at the top of this file) into SecurityResponses. */
 export function parseAnswerTokens(challenges: readonly SecurityChallenge[], tokens: readonly string[]): ParsedAnswer {
   if (tokens.length !== challenges.length) {
-    return { ok: false, problems: [`expected ${challenges.length} answer${challenges.length === 1 ? '' : 's'} (one per challenge, in order), got ${tokens.length}`] };
+    return {
+      ok: false,
+      problems: [`expected ${challenges.length} answer${challenges.length === 1 ? '' : 's'} (one per challenge, in order), got ${tokens.length}`],
+    };
   }
   const responses: SecurityResponses = {};
   const problems: string[] = [];
@@ -191,7 +204,10 @@ function parseOne(challenge: SecurityChallenge, token: string): { key: string; v
     case 'MultipleChoiceMultipleAnswers': {
       const exact = options.find((option) => option === token);
       if (exact !== undefined) return { key, values: [exact] };
-      const parts = token.split(',').map((part) => part.trim()).filter((part) => part !== '');
+      const parts = token
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part !== '');
       if (parts.length === 0) return 'give one or more option numbers, e.g. 1,3';
       const values: string[] = [];
       for (const part of parts) {

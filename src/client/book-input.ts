@@ -13,10 +13,7 @@ import { TenantSegment } from './business-key.js';
 import { RefreshCadence } from './refresh-schedule-input.js';
 
 /** `nightly`, `weekly`, `hourly-eu`: a name of the tenant's choosing, one Schedule per name. */
-export const CadenceName = z
-  .string()
-  .trim()
-  .regex(CADENCE_PATTERN, { message: CADENCE_RULE });
+export const CadenceName = z.string().trim().regex(CADENCE_PATTERN, { message: CADENCE_RULE });
 
 const LoginId = z.string().trim().min(1, { message: 'must not be empty' }).pipe(Uuid);
 
@@ -32,15 +29,25 @@ export const BookEnrolmentInput = z.strictObject({
 export type BookEnrolmentArgs = z.input<typeof BookEnrolmentInput>;
 
 const WINDOW_RULE = `must be a whole number from ${WINDOW_LIMITS.min} to ${WINDOW_LIMITS.max}`;
-const WindowSize = z.number({ message: WINDOW_RULE }).int({ message: WINDOW_RULE }).min(WINDOW_LIMITS.min, { message: WINDOW_RULE }).max(WINDOW_LIMITS.max, { message: WINDOW_RULE });
+const WindowSize = z
+  .number({ message: WINDOW_RULE })
+  .int({ message: WINDOW_RULE })
+  .min(WINDOW_LIMITS.min, { message: WINDOW_RULE })
+  .max(WINDOW_LIMITS.max, { message: WINDOW_RULE });
 
 const PAGE_SIZE_RULE = `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}`;
 /** Logins a refresh reads and drains per run, each problem named. */
-export const BookPageSize = z.number({ message: PAGE_SIZE_RULE }).int({ message: PAGE_SIZE_RULE }).min(BOOK_PAGE_SIZE_LIMITS.min, { message: PAGE_SIZE_RULE }).max(BOOK_PAGE_SIZE_LIMITS.max, { message: PAGE_SIZE_RULE });
+export const BookPageSize = z
+  .number({ message: PAGE_SIZE_RULE })
+  .int({ message: PAGE_SIZE_RULE })
+  .min(BOOK_PAGE_SIZE_LIMITS.min, { message: PAGE_SIZE_RULE })
+  .max(BOOK_PAGE_SIZE_LIMITS.max, { message: PAGE_SIZE_RULE });
 
 export const WindowBoundsInput = z
   .strictObject({ floor: WindowSize.optional(), ceiling: WindowSize.optional(), start: WindowSize.optional() })
-  .refine((bounds) => bounds.floor === undefined || bounds.ceiling === undefined || bounds.floor <= bounds.ceiling, { message: 'floor must be at most ceiling' });
+  .refine((bounds) => bounds.floor === undefined || bounds.ceiling === undefined || bounds.floor <= bounds.ceiling, {
+    message: 'floor must be at most ceiling',
+  });
 
 export const BookScheduleInput = z.strictObject({
   customerId: TenantSegment,

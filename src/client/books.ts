@@ -23,14 +23,50 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex, decodeMapFromPayloads } from '../sdk/internals.js';
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, BOOK_REFRESH_WORKFLOW_TYPE, bookEntryLoginOf, bookEntryWorkflowId, bookEntriesQuery, bookProgressQuery, bookReportPageId, bookRefreshAttributes, bookRefreshRunId, bookRefreshesQuery, bookScheduleId, cancelBookUpdate, enrolSignal, leaveBookSignal, pauseBookUpdate, resizeBookUpdate, resumeBookUpdate, type BookEnrolment, type BookEntryFlag, type BookProgress, type BookRefreshInput, type BookReport, type BookReportPage } from '../contract/book/book-definitions.js';
+import {
+  BOOK_ENTRY_MEMO,
+  BOOK_ENTRY_WORKFLOW_TYPE,
+  BOOK_REFRESH_WORKFLOW_TYPE,
+  bookEntryLoginOf,
+  bookEntryWorkflowId,
+  bookEntriesQuery,
+  bookProgressQuery,
+  bookReportPageId,
+  bookRefreshAttributes,
+  bookRefreshRunId,
+  bookRefreshesQuery,
+  bookScheduleId,
+  cancelBookUpdate,
+  enrolSignal,
+  leaveBookSignal,
+  pauseBookUpdate,
+  resizeBookUpdate,
+  resumeBookUpdate,
+  type BookEnrolment,
+  type BookEntryFlag,
+  type BookProgress,
+  type BookRefreshInput,
+  type BookReport,
+  type BookReportPage,
+} from '../contract/book/book-definitions.js';
 import { type WindowBounds } from '../contract/window/window-definitions.js';
 import type { ConnectionInput } from '../contract/connection/connection-input.js';
 import type { ConnectionResult } from '../contract/connection/connection-definitions.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
 import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
 import { CallbackInput } from '../contract/connection/connection-input.js';
-import { BookEnrolmentInput, BookListInput, BookRef, BookScheduleInput, ResizeInput, type BookEnrolmentArgs, type BookListArgs, type BookRefArgs, type BookScheduleArgs, type ResizeArgs } from './book-input.js';
+import {
+  BookEnrolmentInput,
+  BookListInput,
+  BookRef,
+  BookScheduleInput,
+  ResizeInput,
+  type BookEnrolmentArgs,
+  type BookListArgs,
+  type BookRefArgs,
+  type BookScheduleArgs,
+  type ResizeArgs,
+} from './book-input.js';
 import {
   BookEntryNotFoundError,
   BookRefreshNotFoundError,
@@ -197,9 +233,16 @@ export class BooksClient {
     try {
       result = (await handle.result()) as ConnectionResult;
       const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
-      input = await decodeFromPayloadsAtIndex<ConnectionInput>(this.client.options.loadedDataConverter, 0, started?.input?.payloads, { namespace: this.client.options.namespace, workflowId });
+      input = await decodeFromPayloadsAtIndex<ConnectionInput>(this.client.options.loadedDataConverter, 0, started?.input?.payloads, {
+        namespace: this.client.options.namespace,
+        workflowId,
+      });
     } catch (error) {
-      if (error instanceof WorkflowFailedError) throw new InvalidBookRequestError(`connection ${workflowId} did not complete (${error.cause?.message ?? error.message}): there is no saved login to enrol`, { cause: error });
+      if (error instanceof WorkflowFailedError)
+        throw new InvalidBookRequestError(
+          `connection ${workflowId} did not complete (${error.cause?.message ?? error.message}): there is no saved login to enrol`,
+          { cause: error },
+        );
       throw this.mapError(error, workflowId);
     }
     const { evenIfFlagged, ...chosen } = options;
@@ -261,7 +304,10 @@ export class BooksClient {
           continue;
         }
         try {
-          const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined, { namespace: this.client.options.namespace, workflowId });
+          const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined, {
+            namespace: this.client.options.namespace,
+            workflowId,
+          });
           const enrolment = memo?.[BOOK_ENTRY_MEMO.enrolment] as Partial<BookEnrolment> | undefined;
           if (typeof enrolment !== 'object' || enrolment === null || typeof enrolment.products !== 'object' || enrolment.products === null) {
             unreadable.push({ workflowId, problem: 'it has no enrolment record' });
@@ -362,7 +408,12 @@ export class BooksClient {
       const jitter = Number(description.spec.jitter ?? 0);
       const when: RefreshCadenceArgs = interval
         ? { kind: 'interval', every: formatCadenceDuration(Number(interval.every)), jitter: formatCadenceDuration(jitter) }
-        : { kind: 'daily', at: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`, timeZone: description.spec.timezone ?? 'UTC', jitter: formatCadenceDuration(jitter) };
+        : {
+            kind: 'daily',
+            at: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`,
+            timeZone: description.spec.timezone ?? 'UTC',
+            jitter: formatCadenceDuration(jitter),
+          };
       return {
         scheduleId,
         customerId,
@@ -401,7 +452,12 @@ export class BooksClient {
    */
   async run(
     ref: BookRefArgs,
-    options: { readonly window?: Partial<WindowBounds>; readonly pageSize?: number; readonly control?: BookRefreshInput['control']; readonly callback?: { readonly url: string } } = {},
+    options: {
+      readonly window?: Partial<WindowBounds>;
+      readonly pageSize?: number;
+      readonly control?: BookRefreshInput['control'];
+      readonly callback?: { readonly url: string };
+    } = {},
   ): Promise<{ readonly refreshWorkflowId: string; readonly started: boolean }> {
     const { customerId, cadence } = parse(BookRef, ref, 'book');
     const running = (await this.refreshes({ customerId, cadence, limit: 1, running: true }))[0];
@@ -436,7 +492,12 @@ export class BooksClient {
   }
 
   /** Refreshes of a tenant's book, newest first. */
-  async refreshes(filter: { readonly customerId: string; readonly cadence?: string; readonly limit?: number; readonly running?: boolean }): Promise<BookRefreshSummary[]> {
+  async refreshes(filter: {
+    readonly customerId: string;
+    readonly cadence?: string;
+    readonly limit?: number;
+    readonly running?: boolean;
+  }): Promise<BookRefreshSummary[]> {
     const input = parse(BookListInput, { customerId: filter.customerId, ...(filter.cadence ? { cadence: filter.cadence } : {}) }, 'refreshes');
     const limit = Math.min(Math.max(1, Math.trunc(filter.limit ?? 20)), 1000);
     const query = bookRefreshesQuery(input.customerId, input.cadence, filter.running);
@@ -543,7 +604,10 @@ export class BooksClient {
    * schedule's session, products and timing, then its schedule is deleted (kept with `keepSchedules`,
    * and then both refresh it). Logins that need their end user are left with their schedule.
    */
-  async migrateSchedules(request: { readonly customerId: string; readonly cadence?: string; readonly keepSchedules?: boolean }, schedules: RefreshSchedules): Promise<MigrationOutcome> {
+  async migrateSchedules(
+    request: { readonly customerId: string; readonly cadence?: string; readonly keepSchedules?: boolean },
+    schedules: RefreshSchedules,
+  ): Promise<MigrationOutcome> {
     const { customerId, cadence } = parse(BookRef, { customerId: request.customerId, ...(request.cadence ? { cadence: request.cadence } : {}) }, 'migration');
     const enrolled: string[] = [];
     const skipped: { scheduleId: string; reason: string }[] = [];
@@ -562,7 +626,13 @@ export class BooksClient {
     return { enrolled, schedulesDeleted, skipped };
   }
 
-  private refreshInput(customerId: string, cadence: string, scheduleId: string | undefined, window: Partial<WindowBounds> | undefined, pageSize: number | undefined): BookRefreshInput {
+  private refreshInput(
+    customerId: string,
+    cadence: string,
+    scheduleId: string | undefined,
+    window: Partial<WindowBounds> | undefined,
+    pageSize: number | undefined,
+  ): BookRefreshInput {
     const bounds = { ...(this.defaults.window ?? {}), ...(window ?? {}) };
     const size = pageSize ?? this.defaults.pageSize;
     return {
@@ -576,21 +646,32 @@ export class BooksClient {
 
   private handle(refreshWorkflowId: string): WorkflowHandle {
     if (typeof refreshWorkflowId !== 'string' || !refreshWorkflowId.startsWith('book-')) {
-      throw new InvalidBookRequestError(`refresh id: must be a book refresh's workflow id (book-<customerId>:<cadence>-<time>), got ${JSON.stringify(String(refreshWorkflowId).slice(0, 100))}`);
+      throw new InvalidBookRequestError(
+        `refresh id: must be a book refresh's workflow id (book-<customerId>:<cadence>-<time>), got ${JSON.stringify(String(refreshWorkflowId).slice(0, 100))}`,
+      );
     }
     return this.client.workflow.getHandle(refreshWorkflowId);
   }
 
-  private async update(refreshWorkflowId: string, request: BookRefreshRefusedError['request'], act: (handle: WorkflowHandle) => Promise<BookProgress>): Promise<BookProgress> {
+  private async update(
+    refreshWorkflowId: string,
+    request: BookRefreshRefusedError['request'],
+    act: (handle: WorkflowHandle) => Promise<BookProgress>,
+  ): Promise<BookProgress> {
     const handle = this.handle(refreshWorkflowId);
     try {
       return await act(handle);
     } catch (error) {
-      if (error instanceof WorkflowUpdateFailedError) throw new BookRefreshRefusedError(refreshWorkflowId, request, error.cause?.message ?? error.message, { cause: error });
+      if (error instanceof WorkflowUpdateFailedError)
+        throw new BookRefreshRefusedError(refreshWorkflowId, request, error.cause?.message ?? error.message, { cause: error });
       // An update to a closed workflow is answered "not found": say that it has ended, if it has.
       if (error instanceof WorkflowNotFoundError) {
-        const status = await handle.describe().then((description) => description.status.name, () => undefined);
-        if (status !== undefined && status !== 'RUNNING') throw new BookRefreshRefusedError(refreshWorkflowId, request, `the refresh has ended (${status})`, { cause: error });
+        const status = await handle.describe().then(
+          (description) => description.status.name,
+          () => undefined,
+        );
+        if (status !== undefined && status !== 'RUNNING')
+          throw new BookRefreshRefusedError(refreshWorkflowId, request, `the refresh has ended (${status})`, { cause: error });
       }
       throw this.mapError(error, refreshWorkflowId);
     }
@@ -598,7 +679,9 @@ export class BooksClient {
 
   private mapError(error: unknown, workflowId?: string): Error {
     return clientErrorOf(error, this.address, (known) =>
-      known instanceof WorkflowNotFoundError && workflowId !== undefined ? new BookRefreshNotFoundError(JSON.stringify(workflowId), { cause: known }) : undefined,
+      known instanceof WorkflowNotFoundError && workflowId !== undefined
+        ? new BookRefreshNotFoundError(JSON.stringify(workflowId), { cause: known })
+        : undefined,
     );
   }
 }

@@ -21,7 +21,11 @@ export interface BudgetWait {
 }
 
 /** `tenantPause`: the tenant's running throttle (its memo), if the service asked it to wait. */
-export function budgetWaitOf(description: WorkflowExecutionDescription, now: number, tenantPause?: { readonly pausedUntil: string; readonly reason: string }): BudgetWait | undefined {
+export function budgetWaitOf(
+  description: WorkflowExecutionDescription,
+  now: number,
+  tenantPause?: { readonly pausedUntil: string; readonly reason: string },
+): BudgetWait | undefined {
   for (const activity of description.raw.pendingActivities ?? []) {
     if (activity.state !== PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED) continue;
     const call = activity.activityType?.name ?? 'a call to the service';
@@ -35,7 +39,11 @@ export function budgetWaitOf(description: WorkflowExecutionDescription, now: num
     }
     const scheduledAt = millisOfTimestamp(activity.scheduledTime);
     if (retryAt === undefined && (activity.attempt ?? 1) === 1 && scheduledAt !== undefined && now - scheduledAt >= WAITING_AFTER_MS) {
-      return { call, since: new Date(scheduledAt).toISOString(), reason: "queued for the fleet's request budget (Temporal's queue and per-tenant limits), behind higher priorities, or for a free worker slot" };
+      return {
+        call,
+        since: new Date(scheduledAt).toISOString(),
+        reason: "queued for the fleet's request budget (Temporal's queue and per-tenant limits), behind higher priorities, or for a free worker slot",
+      };
     }
   }
   return undefined;

@@ -33,7 +33,12 @@ export class FleetBudgetClient {
   ) {}
 
   private get target() {
-    return { workflowService: this.client.workflowService, namespace: this.client.options.namespace, taskQueue: this.taskQueue, identity: this.client.options.identity ?? 'aggregation-connections-cli' };
+    return {
+      workflowService: this.client.workflowService,
+      namespace: this.client.options.namespace,
+      taskQueue: this.taskQueue,
+      identity: this.client.options.identity ?? 'aggregation-connections-cli',
+    };
   }
 
   async show(): Promise<BudgetView> {

@@ -46,9 +46,16 @@ export const WorkflowId = z
 
 /** `connection-demo-lender:app-123` for customer `demo-lender` and application `app-123`. */
 export function connectionKey(customerId: string, applicationId: string): BusinessKey {
-  for (const [name, value] of [['customerId', customerId], ['applicationId', applicationId]] as const) {
+  for (const [name, value] of [
+    ['customerId', customerId],
+    ['applicationId', applicationId],
+  ] as const) {
     const parsed = KeySegment.safeParse(value);
-    if (!parsed.success) throw new InvalidBusinessKeyError(`${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:${applicationId}`, `${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
+    if (!parsed.success)
+      throw new InvalidBusinessKeyError(
+        `${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:${applicationId}`,
+        `${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}`,
+      );
   }
   return `${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:${applicationId}`;
 }
@@ -58,7 +65,10 @@ export function parseBusinessKey(key: string, customerId: string): BusinessKey {
   const parsed = BusinessKey.safeParse(key);
   if (!parsed.success) throw new InvalidBusinessKeyError(key, parsed.error.issues[0]?.message ?? 'is invalid');
   if (!key.startsWith(`${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:`)) {
-    throw new InvalidBusinessKeyError(key, `must start with "${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:" (the input's customerId) followed by the application id`);
+    throw new InvalidBusinessKeyError(
+      key,
+      `must start with "${CONNECTION_WORKFLOW_ID_PREFIX}${customerId}:" (the input's customerId) followed by the application id`,
+    );
   }
   return parsed.data;
 }

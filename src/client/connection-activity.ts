@@ -71,7 +71,11 @@ export async function activityOfHistory(events: readonly HistoryEvent[], convert
   return entries;
 }
 
-async function outcomeOf(outcome: proto.temporal.api.update.v1.IOutcome | null | undefined, converter: LoadedDataConverter, owner: PayloadOwner): Promise<string> {
+async function outcomeOf(
+  outcome: proto.temporal.api.update.v1.IOutcome | null | undefined,
+  converter: LoadedDataConverter,
+  owner: PayloadOwner,
+): Promise<string> {
   if (outcome?.failure) {
     const failure = await decodeOptionalFailureToOptionalError(converter, outcome.failure, owner);
     return `failed: ${failure?.message ?? 'unknown'}`;

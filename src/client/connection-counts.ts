@@ -73,7 +73,10 @@ export class ConnectionCountsClient {
     return {
       customerId,
       total: all?.count ?? 0,
-      running: Object.fromEntries(RUNNING_CONNECTION_STATUSES.map((status, index) => [status, running[index]?.count ?? 0])) as Record<RunningConnectionStatus, number>,
+      running: Object.fromEntries(RUNNING_CONNECTION_STATUSES.map((status, index) => [status, running[index]?.count ?? 0])) as Record<
+        RunningConnectionStatus,
+        number
+      >,
       closed,
     };
   }

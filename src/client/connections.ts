@@ -37,7 +37,15 @@ import {
 import type { AnswerOutcome, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, connectionStartAttributes } from '../contract/search-attributes.js';
 import { parseBusinessKey, parseWorkflowId } from './business-key.js';
-import { CLAIM_REFUSALS, callbackDeliveryStateQuery, callbackWorkflowId, claimResultUpdate, sourceRunIdOfWebhookId, type CallbackDeliveryState, type ClaimedResult } from '../contract/callbacks/callback-definitions.js';
+import {
+  CLAIM_REFUSALS,
+  callbackDeliveryStateQuery,
+  callbackWorkflowId,
+  claimResultUpdate,
+  sourceRunIdOfWebhookId,
+  type CallbackDeliveryState,
+  type ClaimedResult,
+} from '../contract/callbacks/callback-definitions.js';
 import { activityOfHistory, type ActivityEntry } from './connection-activity.js';
 import { dataConverterFor } from '../codec/data-converter.js';
 import { connectFailureReason } from '../temporal/connect-error.js';
@@ -66,8 +74,21 @@ import { clientErrorOf, endedByTemporal, endedHow } from './temporal-errors.js';
 import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
-import { connectionClassOf, DEFAULT_PRIORITY_KEYS, DEFAULT_PRIORITY_POLICY, priorityKeyProblem, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { ADMISSION_ASK_AGAIN_MS, admissionWorkflowId, HELD_PRIORITY_MEMO, HELD_START_MEMO, needsAdmission } from '../contract/admission/admission-definitions.js';
+import {
+  connectionClassOf,
+  DEFAULT_PRIORITY_KEYS,
+  DEFAULT_PRIORITY_POLICY,
+  priorityKeyProblem,
+  startPriority,
+  type PriorityPolicy,
+} from '../contract/priority.js';
+import {
+  ADMISSION_ASK_AGAIN_MS,
+  admissionWorkflowId,
+  HELD_PRIORITY_MEMO,
+  HELD_START_MEMO,
+  needsAdmission,
+} from '../contract/admission/admission-definitions.js';
 import { AdmissionWaker } from '../admission/admission-waker.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
@@ -214,21 +235,42 @@ export class ConnectionsClient {
     this.namespace = options.client.options.namespace;
     this.address = options.address;
     this.priority = options.priority ?? DEFAULT_PRIORITY_POLICY;
-    this.schedules = new RefreshSchedules({ client: options.client, taskQueue: options.taskQueue, address: options.address, connections: this, priority: this.priority });
+    this.schedules = new RefreshSchedules({
+      client: options.client,
+      taskQueue: options.taskQueue,
+      address: options.address,
+      connections: this,
+      priority: this.priority,
+    });
     this.logins = new LoginsClient({ client: options.client, taskQueue: options.taskQueue, address: options.address, priority: this.priority });
-    this.books = new BooksClient({ client: options.client, taskQueue: options.taskQueue, unattendedTaskQueue: options.unattendedTaskQueue, address: options.address, priority: this.priority, schedules: this.schedules, defaults: options.books });
+    this.books = new BooksClient({
+      client: options.client,
+      taskQueue: options.taskQueue,
+      unattendedTaskQueue: options.unattendedTaskQueue,
+      address: options.address,
+      priority: this.priority,
+      schedules: this.schedules,
+      defaults: options.books,
+    });
     this.deployments = new WorkerDeployments(options.client, options.deploymentName ?? 'aggregation-connections');
     this.budget = new FleetBudgetClient(options.client, options.taskQueue, options.budget);
     this.tenants = new TenantsClient(options.client);
     this.counts = new ConnectionCountsClient(options.client);
-    this.admissionWaker = new AdmissionWaker({ temporal: options.client, taskQueue: options.unattendedTaskQueue ?? options.taskQueue, priority: this.priority });
+    this.admissionWaker = new AdmissionWaker({
+      temporal: options.client,
+      taskQueue: options.unattendedTaskQueue ?? options.taskQueue,
+      priority: this.priority,
+    });
   }
 
   /**
    * Connects to Temporal with a whole client config: by default the environment's (src/settings/client.ts).
    * Nothing is merged, so a config without `encryption` connects without it.
    */
-  static async connect(config: ClientConfig = loadClientConfig(), { apiKeyFileLog = STDERR_API_KEY_FILE_LOG }: ConnectOptions = {}): Promise<ConnectionsClient> {
+  static async connect(
+    config: ClientConfig = loadClientConfig(),
+    { apiKeyFileLog = STDERR_API_KEY_FILE_LOG }: ConnectOptions = {},
+  ): Promise<ConnectionsClient> {
     const { address, namespace, taskQueue } = config.temporal;
     let connection: Connection;
     let openedWith: string | undefined;
@@ -237,8 +279,12 @@ export class ConnectionsClient {
       openedWith = options.apiKey;
       connection = await Connection.connect(options);
     } catch (error) {
-      if (error instanceof TemporalApiKeyFileError) throw new TemporalUnavailableError(address, `cannot connect to Temporal at ${address}: ${error.message}`, { cause: error });
-      throw TemporalAccessDeniedError.of(address, error) ?? new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error });
+      if (error instanceof TemporalApiKeyFileError)
+        throw new TemporalUnavailableError(address, `cannot connect to Temporal at ${address}: ${error.message}`, { cause: error });
+      throw (
+        TemporalAccessDeniedError.of(address, error) ??
+        new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error })
+      );
     }
     // With tracing configured, a connection's trace starts at its start call here.
     let tracing: Tracing | undefined;
@@ -249,7 +295,13 @@ export class ConnectionsClient {
       throw error;
     }
     const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
-    const client = new Client({ connection, namespace, dataConverter: dataConverterFor(config), interceptors, ...(config.identity === undefined ? {} : { identity: config.identity }) });
+    const client = new Client({
+      connection,
+      namespace,
+      dataConverter: dataConverterFor(config),
+      interceptors,
+      ...(config.identity === undefined ? {} : { identity: config.identity }),
+    });
     const connections = new ConnectionsClient({
       client,
       taskQueue,
@@ -298,7 +350,9 @@ export class ConnectionsClient {
         workflowId,
         args: [args],
         // Held: no worker runs it until its admission finds it and its grant begins it; past the delay it begins and asks for itself.
-        ...(held ? { startDelay: args.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS, memo: { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: priorityKey } } : {}),
+        ...(held
+          ? { startDelay: args.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS, memo: { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: priorityKey } }
+          : {}),
       });
       // The run started, or the one found running under the key (USE_EXISTING).
       const runId = handle.firstExecutionRunId;
@@ -335,7 +389,10 @@ export class ConnectionsClient {
    */
   actingAs(identity: string): ConnectionsClient {
     const { connection, namespace, dataConverter, interceptors } = this.client.options;
-    return new ConnectionsClient({ ...this.options, client: new Client({ connection, namespace, dataConverter, interceptors, identity: identity.slice(0, 255) }) });
+    return new ConnectionsClient({
+      ...this.options,
+      client: new Client({ connection, namespace, dataConverter, interceptors, identity: identity.slice(0, 255) }),
+    });
   }
 
   /** Who did what to a connection (its start, answers, signals, cancel, termination), with when and the outcome, from its history. */
@@ -371,7 +428,11 @@ export class ConnectionsClient {
     try {
       const described = await this.handle(workflowId).describe();
       if (described.memo?.[HELD_START_MEMO] !== true || described.status.name !== 'RUNNING') return undefined;
-      const page = await this.client.workflowService.getWorkflowExecutionHistory({ namespace: this.namespace, execution: { workflowId, runId: described.runId }, maximumPageSize: 5 });
+      const page = await this.client.workflowService.getWorkflowExecutionHistory({
+        namespace: this.namespace,
+        execution: { workflowId, runId: described.runId },
+        maximumPageSize: 5,
+      });
       const begun = (page.history?.events ?? []).some((event) => event.workflowTaskScheduledEventAttributes);
       return begun ? undefined : new ConnectionHeldError(workflowId, admissionWorkflowId(customerId), { cause: error });
     } catch {
@@ -423,7 +484,12 @@ export class ConnectionsClient {
         throw new AnswerRejectedError(workflowId, 'client', `the connection is not awaiting an answer (status ${state.status})`, challengeSetId);
       }
       if (challengeSetId !== undefined && challengeSetId !== set.id) {
-        throw new AnswerRejectedError(workflowId, 'client', `challenge set ${challengeSetId} is no longer current (now ${set.id}); look at the new challenges and answer again`, challengeSetId);
+        throw new AnswerRejectedError(
+          workflowId,
+          'client',
+          `challenge set ${challengeSetId} is no longer current (now ${set.id}); look at the new challenges and answer again`,
+          challengeSetId,
+        );
       }
       challengeSetId = set.id;
       const problems = checkAnswer(set.challenges, answer.responses);
@@ -471,7 +537,12 @@ export class ConnectionsClient {
    * Once the claim succeeded it is spent: if the result cannot be read or handed on afterwards, the
    * pipeline reads the connection's state (and its result) with its own credential instead.
    */
-  async claimCallbackResult(customerId: string, webhookId: string, token: string, options: TransientRetryOptions = {}): Promise<ClaimedResult & { readonly result: ConnectionResult }> {
+  async claimCallbackResult(
+    customerId: string,
+    webhookId: string,
+    token: string,
+    options: TransientRetryOptions = {},
+  ): Promise<ClaimedResult & { readonly result: ConnectionResult }> {
     const runId = sourceRunIdOfWebhookId(webhookId);
     if (runId === undefined || !isTenantId(customerId)) throw new ResultClaimRefusedError(webhookId, 'unknown', 'no result reference has this address');
     const deliveryId = callbackWorkflowId(customerId, runId);
@@ -490,7 +561,11 @@ export class ConnectionsClient {
     }
     // The delivery names the run it stands for: never another tenant's, nor another run.
     if (tenantOfWorkflowId(claimed.workflowId) !== customerId || claimed.runId !== runId) {
-      throw new ResultClaimRefusedError(webhookId, 'unknown', `the delivery named ${claimed.workflowId} (run ${claimed.runId}), not a run of ${customerId}'s ${runId}`);
+      throw new ResultClaimRefusedError(
+        webhookId,
+        'unknown',
+        `the delivery named ${claimed.workflowId} (run ${claimed.runId}), not a run of ${customerId}'s ${runId}`,
+      );
     }
     const handle = this.client.workflow.getHandle(claimed.workflowId, claimed.runId);
     try {
@@ -508,7 +583,10 @@ export class ConnectionsClient {
    */
   private async endedClaim(deliveryId: string): Promise<[ResultClaimRefusal, string]> {
     const handle = this.client.workflow.getHandle(deliveryId);
-    const status = await handle.describe().then((info) => info.status.name, () => undefined);
+    const status = await handle.describe().then(
+      (info) => info.status.name,
+      () => undefined,
+    );
     if (status === undefined) return ['unknown', 'no result reference has this address'];
     const final = status === 'COMPLETED' ? await (handle.result() as Promise<CallbackDeliveryState>).catch(() => undefined) : undefined;
     const why = final?.resultClaim === 'claimed' ? CLAIM_REFUSALS.claimed : final?.resultClaim === 'none' ? CLAIM_REFUSALS.none : CLAIM_REFUSALS.expired;
@@ -660,7 +738,9 @@ export function visibilityQuery(filter: Omit<z.infer<typeof ListFilter>, 'limit'
   return clauses.join(' AND ');
 }
 
-function summarize(info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'typedSearchAttributes' | 'status' | 'startTime' | 'closeTime' | 'parentExecution'>): ConnectionSummary {
+function summarize(
+  info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'typedSearchAttributes' | 'status' | 'startTime' | 'closeTime' | 'parentExecution'>,
+): ConnectionSummary {
   const attributes = info.typedSearchAttributes;
   const status = attributes.get(ConnectionStatusKey);
   return {
@@ -676,4 +756,3 @@ function summarize(info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 't
     ...(info.parentExecution?.workflowId ? { parentWorkflowId: info.parentExecution.workflowId } : {}),
   };
 }
-

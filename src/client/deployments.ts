@@ -88,10 +88,18 @@ export class WorkerDeployments {
   async describe(): Promise<DeploymentDescription | undefined> {
     let info;
     try {
-      ({ workerDeploymentInfo: info } = await this.client.workflowService.describeWorkerDeployment({ namespace: this.namespace, deploymentName: this.deploymentName }));
+      ({ workerDeploymentInfo: info } = await this.client.workflowService.describeWorkerDeployment({
+        namespace: this.namespace,
+        deploymentName: this.deploymentName,
+      }));
     } catch (error) {
       if (grpcCodeOf(error) === NOT_FOUND) return undefined;
-      throw new DeploymentCommandError(this.deploymentName, undefined, `cannot describe worker deployment ${this.deploymentName}: ${(error as Error).message}`, { cause: error });
+      throw new DeploymentCommandError(
+        this.deploymentName,
+        undefined,
+        `cannot describe worker deployment ${this.deploymentName}: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     const routing = info?.routingConfig;
     const rampingBuildId = routing?.rampingDeploymentVersion?.buildId || undefined;
@@ -117,15 +125,27 @@ export class WorkerDeployments {
    */
   async setCurrent(buildId: string, { waitMs = 0 }: { waitMs?: number } = {}): Promise<void> {
     await this.route(buildId, waitMs, () =>
-      this.client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: this.namespace, deploymentName: this.deploymentName, buildId, identity: this.identity }),
+      this.client.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace: this.namespace,
+        deploymentName: this.deploymentName,
+        buildId,
+        identity: this.identity,
+      }),
     );
   }
 
   /** Sends `percentage` % of new connections (and AutoUpgrade workflows) to a build; 0 with an empty build id ends the ramp. */
   async setRamping(buildId: string, percentage: number, { waitMs = 0 }: { waitMs?: number } = {}): Promise<void> {
-    if (!(percentage >= 0 && percentage <= 100)) throw new DeploymentCommandError(this.deploymentName, buildId, `ramp percentage must be 0 to 100, got ${percentage}`);
+    if (!(percentage >= 0 && percentage <= 100))
+      throw new DeploymentCommandError(this.deploymentName, buildId, `ramp percentage must be 0 to 100, got ${percentage}`);
     await this.route(buildId, waitMs, () =>
-      this.client.workflowService.setWorkerDeploymentRampingVersion({ namespace: this.namespace, deploymentName: this.deploymentName, buildId, percentage, identity: this.identity }),
+      this.client.workflowService.setWorkerDeploymentRampingVersion({
+        namespace: this.namespace,
+        deploymentName: this.deploymentName,
+        buildId,
+        percentage,
+        identity: this.identity,
+      }),
     );
   }
 
@@ -150,7 +170,9 @@ export class WorkerDeployments {
         identity: this.identity,
       });
     } catch (error) {
-      throw new DeploymentCommandError(this.deploymentName, buildId, `cannot retire ${this.deploymentName}:${buildId}: ${(error as Error).message}`, { cause: error });
+      throw new DeploymentCommandError(this.deploymentName, buildId, `cannot retire ${this.deploymentName}:${buildId}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
 
@@ -176,7 +198,9 @@ export class WorkerDeployments {
         const code = grpcCodeOf(error);
         const notYet = code === NOT_FOUND || code === FAILED_PRECONDITION;
         if (!notYet || Date.now() >= giveUpAt) {
-          throw new DeploymentCommandError(this.deploymentName, buildId, `cannot route to ${this.deploymentName}:${buildId}: ${(error as Error).message}`, { cause: error });
+          throw new DeploymentCommandError(this.deploymentName, buildId, `cannot route to ${this.deploymentName}:${buildId}: ${(error as Error).message}`, {
+            cause: error,
+          });
         }
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
@@ -190,7 +214,10 @@ export class WorkerDeployments {
   private async routingPropagated(giveUpAt: number): Promise<void> {
     const inProgress = proto.temporal.api.enums.v1.RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS;
     while (Date.now() < giveUpAt) {
-      const { workerDeploymentInfo } = await this.client.workflowService.describeWorkerDeployment({ namespace: this.namespace, deploymentName: this.deploymentName });
+      const { workerDeploymentInfo } = await this.client.workflowService.describeWorkerDeployment({
+        namespace: this.namespace,
+        deploymentName: this.deploymentName,
+      });
       if (workerDeploymentInfo?.routingConfigUpdateState !== inProgress) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -54,7 +54,10 @@ export class ConnectionHeldError extends ConnectionClientError {
     readonly admissionWorkflowId: string,
     options?: { cause?: unknown },
   ) {
-    super(`connection ${JSON.stringify(workflowId)} is held until its tenant's admission (${admissionWorkflowId}) has room: its state reads once it begins`, options);
+    super(
+      `connection ${JSON.stringify(workflowId)} is held until its tenant's admission (${admissionWorkflowId}) has room: its state reads once it begins`,
+      options,
+    );
   }
 }
 
@@ -125,7 +128,10 @@ export class TemporalUnavailableError extends ConnectionClientError {
   /** A call Temporal refused (a ServiceError), with where Temporal is when it is known; its credentials refused: TemporalAccessDeniedError. */
   static refused(address: string | undefined, error: Error): TemporalUnavailableError {
     const where = address ? ` at ${address}` : '';
-    return TemporalAccessDeniedError.of(address, error) ?? new TemporalUnavailableError(address, `Temporal${where} refused the call: ${error.message}`, { cause: error });
+    return (
+      TemporalAccessDeniedError.of(address, error) ??
+      new TemporalUnavailableError(address, `Temporal${where} refused the call: ${error.message}`, { cause: error })
+    );
   }
 }
 
@@ -186,7 +192,10 @@ export class ResultWaitFailedError extends ConnectionClientError {
     readonly attempts: number,
     options?: { cause?: unknown },
   ) {
-    super(`gave up waiting for the result of ${workflowId} after ${attempts} refused attempts (last: ${lastCode}); the connection itself is unaffected`, options);
+    super(
+      `gave up waiting for the result of ${workflowId} after ${attempts} refused attempts (last: ${lastCode}); the connection itself is unaffected`,
+      options,
+    );
   }
 }
 
@@ -258,7 +267,10 @@ export class RefreshScheduleNotReadyError extends ConnectionClientError {
     readonly waitedMs: number,
     options?: { cause?: unknown },
   ) {
-    super(`refresh schedule ${JSON.stringify(scheduleId)} exists but its scheduler has not answered yet (${attempts} attempts over ${Math.round(waitedMs / 1000)} s, last: ${lastCode}); ask again in a few seconds`, options);
+    super(
+      `refresh schedule ${JSON.stringify(scheduleId)} exists but its scheduler has not answered yet (${attempts} attempts over ${Math.round(waitedMs / 1000)} s, last: ${lastCode}); ask again in a few seconds`,
+      options,
+    );
   }
 }
 

@@ -1,10 +1,28 @@
 /** The pipeline's entry point: `import { ConnectionsClient, connectionKey } from '.../client/index.js'`. */
 export { ConnectionsClient, isTerminalStatus, ListFilter, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from './connections.js';
-export type { AnswerInput, AnswerOptions, ConnectionRef, ConnectionsClientOptions, ConnectOptions, EnrolOnResult, FirstStepResult, RerunPolicy, StartOptions } from './connections.js';
+export type {
+  AnswerInput,
+  AnswerOptions,
+  ConnectionRef,
+  ConnectionsClientOptions,
+  ConnectOptions,
+  EnrolOnResult,
+  FirstStepResult,
+  RerunPolicy,
+  StartOptions,
+} from './connections.js';
 export type { ConnectionSummary } from './connection-summary.js';
 export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
 export { RefreshSchedules } from './schedules.js';
-export type { EndUserFlag, LatestRefresh, ListSchedulesFilter, LoginRef, RefreshScheduleSummary, RefreshSchedulesOptions, ScheduledRefresh } from './schedules.js';
+export type {
+  EndUserFlag,
+  LatestRefresh,
+  ListSchedulesFilter,
+  LoginRef,
+  RefreshScheduleSummary,
+  RefreshSchedulesOptions,
+  ScheduledRefresh,
+} from './schedules.js';
 export { RefreshScheduleInput, formatCadenceDuration } from './refresh-schedule-input.js';
 export type { RefreshCadenceArgs, RefreshScheduleArgs } from './refresh-schedule-input.js';
 export { LoginsClient } from './logins.js';

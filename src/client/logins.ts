@@ -6,17 +6,13 @@
  * "none" / "not-found"). Also: the records kept (by LoginId) and the login's retention timer.
  */
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import {
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { forgetWorkflowId, retentionWorkflowId } from '../contract/login-keys.js';
 import { FORGET_WORKFLOW_TYPE, type ForgetInput, type ForgetRecord, type ForgetTiming } from '../contract/retention/forget-definitions.js';
 import { retentionStateQuery, type RetentionState } from '../contract/retention/retention-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../contract/search-attributes.js';
-import {  ForgetFailedError, InvalidLoginRefError,} from './errors.js';
+import { ForgetFailedError, InvalidLoginRefError } from './errors.js';
 import { clientErrorOf, endedHow } from './temporal-errors.js';
 import { parseLoginRef, type LoginRef } from './refresh-schedule-input.js';
 import { quoteVisibilityValue } from './visibility.js';
@@ -114,7 +110,14 @@ export class LoginsClient {
       for await (const info of listedExecutions(this.client, query, 100)) {
         const completed = info.status.name === 'COMPLETED';
         const record = completed ? ((await this.client.workflow.getHandle(info.workflowId, info.runId).result()) as ForgetRecord) : undefined;
-        out.push({ workflowId: info.workflowId, runId: info.runId, executionStatus: info.status.name, startedAt: info.startTime.toISOString(), closedAt: info.closeTime?.toISOString(), record });
+        out.push({
+          workflowId: info.workflowId,
+          runId: info.runId,
+          executionStatus: info.status.name,
+          startedAt: info.startTime.toISOString(),
+          closedAt: info.closeTime?.toISOString(),
+          record,
+        });
       }
     } catch (error) {
       throw this.mapError(undefined, error);
@@ -139,12 +142,12 @@ export class LoginsClient {
 
   private mapError(workflowId: string | undefined, error: unknown): Error {
     return clientErrorOf(error, this.address, (known) =>
-      known instanceof WorkflowFailedError && workflowId !== undefined ? new ForgetFailedError(workflowId, endedHow(known.cause) ?? 'Unknown', known.cause?.message ?? known.message, { cause: known }) : undefined,
+      known instanceof WorkflowFailedError && workflowId !== undefined
+        ? new ForgetFailedError(workflowId, endedHow(known.cause) ?? 'Unknown', known.cause?.message ?? known.message, { cause: known })
+        : undefined,
     );
   }
-
 }
-
 
 function checkTiming(timing: ForgetTiming | undefined): ForgetTiming | undefined {
   if (timing === undefined) return undefined;

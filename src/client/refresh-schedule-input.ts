@@ -15,14 +15,17 @@ const DURATION_RULE = 'must be a duration such as 90s, 15m, 6h or 1d';
 const DAY_MS = UNIT_MS.d;
 
 /** `90s`, `15m`, `6h`, `1d` → milliseconds. */
-const Duration = z.string().trim().transform((text, ctx) => {
-  const match = /^(\d{1,6})([smhd])$/.exec(text);
-  if (!match) {
-    ctx.addIssue({ code: 'custom', message: `${DURATION_RULE} (got ${JSON.stringify(text.slice(0, 40))})` });
-    return z.NEVER;
-  }
-  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-});
+const Duration = z
+  .string()
+  .trim()
+  .transform((text, ctx) => {
+    const match = /^(\d{1,6})([smhd])$/.exec(text);
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: `${DURATION_RULE} (got ${JSON.stringify(text.slice(0, 40))})` });
+      return z.NEVER;
+    }
+    return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  });
 
 const HourMinute = z
   .string()

@@ -17,7 +17,15 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ServiceError, type Client, type ScheduleDescription, type ScheduleOptions, type WorkflowStartOptions } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ServiceError,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleOptions,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
@@ -27,7 +35,7 @@ import { describeEndUserChallenge } from '../workflows/connection/challenges.js'
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection/connection-definitions.js';
 import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ConnectionSummary } from './connection-summary.js';
-import { 
+import {
   ConnectionFailedError,
   InvalidScheduleError,
   RefreshNotUnattendedError,
@@ -37,7 +45,15 @@ import {
   type ConnectionEndType,
 } from './errors.js';
 import { clientErrorOf } from './temporal-errors.js';
-import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshCadenceArgs, type RefreshScheduleArgs } from './refresh-schedule-input.js';
+import {
+  cadenceArgsOf,
+  formatCadenceDuration,
+  parseLoginRef,
+  RefreshScheduleInput,
+  type LoginRef,
+  type RefreshCadenceArgs,
+  type RefreshScheduleArgs,
+} from './refresh-schedule-input.js';
 import { transientCodeOf } from './transient-retry.js';
 import { quoteVisibilityValue } from './visibility.js';
 import { listedExecutions } from '../temporal/visibility-rows.js';
@@ -329,7 +345,10 @@ export class RefreshSchedules {
     const { customerId, loginId } = parseLoginRef(ref);
     const candidates = await this.connections.list({ customerId, loginId, limit: 100 });
     // Visibility lists running executions first, then by close time: the newest start is among them.
-    const latest = candidates.reduce<ConnectionSummary | undefined>((newest, run) => (newest === undefined || run.startedAt > newest.startedAt ? run : newest), undefined);
+    const latest = candidates.reduce<ConnectionSummary | undefined>(
+      (newest, run) => (newest === undefined || run.startedAt > newest.startedAt ? run : newest),
+      undefined,
+    );
     if (!latest) return undefined;
     const trigger = isScheduledRefreshId(latest.workflowId) ? 'schedule' : 'pipeline';
     if (latest.executionStatus === 'RUNNING') return { ...latest, trigger, outcome: { kind: 'running' } };
@@ -353,7 +372,12 @@ export class RefreshSchedules {
     try {
       for await (const info of listedExecutions(this.client, query, 1)) {
         const challengeType = info.typedSearchAttributes.get(EndUserChallengeKey) ?? 'unknown';
-        return { challengeType, reason: `it needs its end user: ${describeEndUserChallenge(challengeType)}`, workflowId: info.workflowId, flaggedAt: info.startTime.toISOString() };
+        return {
+          challengeType,
+          reason: `it needs its end user: ${describeEndUserChallenge(challengeType)}`,
+          workflowId: info.workflowId,
+          flaggedAt: info.startTime.toISOString(),
+        };
       }
     } catch (error) {
       throw this.mapError(undefined, error);
@@ -396,15 +420,17 @@ export class RefreshSchedules {
   }
 
   private mapError(scheduleId: string | undefined, error: unknown): Error {
-    return clientErrorOf(error, this.address, (known) => (known instanceof ScheduleNotFoundError && scheduleId !== undefined ? new RefreshScheduleNotFoundError(scheduleId, { cause: known }) : undefined));
+    return clientErrorOf(error, this.address, (known) =>
+      known instanceof ScheduleNotFoundError && scheduleId !== undefined ? new RefreshScheduleNotFoundError(scheduleId, { cause: known }) : undefined,
+    );
   }
 }
-
 
 /** A refresh schedule as the pipeline sees it, read back from its spec and action; undefined for another kind of schedule. */
 function summarizeRefresh(schedule: ScheduleDescription): RefreshScheduleSummary | undefined {
   const action = schedule.action;
-  const input = action.type === 'startWorkflow' && action.workflowType === CONNECTION_WORKFLOW_TYPE ? (action.args?.[0] as ConnectionInput | undefined) : undefined;
+  const input =
+    action.type === 'startWorkflow' && action.workflowType === CONNECTION_WORKFLOW_TYPE ? (action.args?.[0] as ConnectionInput | undefined) : undefined;
   const cadence = cadenceOf(schedule.spec);
   if (!input || input.session.kind === 'live' || !cadence) return undefined;
   return {
@@ -417,7 +443,11 @@ function summarizeRefresh(schedule: ScheduleDescription): RefreshScheduleSummary
     paused: schedule.state.paused,
     note: schedule.state.note,
     nextRunsAt: schedule.info.nextActionTimes.map((time) => time.toISOString()),
-    recentRuns: schedule.info.recentActions.map((run) => ({ workflowId: run.action.workflow.workflowId, scheduledAt: run.scheduledAt.toISOString(), startedAt: run.takenAt.toISOString() })),
+    recentRuns: schedule.info.recentActions.map((run) => ({
+      workflowId: run.action.workflow.workflowId,
+      scheduledAt: run.scheduledAt.toISOString(),
+      startedAt: run.takenAt.toISOString(),
+    })),
   };
 }
 

@@ -16,7 +16,11 @@ import { PayloadDecryptionError } from '../codec/payload-errors.js';
 export async function unreadableHistoryError(client: Client, workflowId: string): Promise<PayloadDecryptionError | undefined> {
   let payloads: Payload[];
   try {
-    const page = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: { workflowId }, maximumPageSize: 1 });
+    const page = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId },
+      maximumPageSize: 1,
+    });
     const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
     payloads = (started?.input?.payloads ?? []).map((payload) => ({ metadata: payload.metadata ?? {}, data: payload.data ?? new Uint8Array() }));
   } catch {

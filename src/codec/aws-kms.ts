@@ -38,7 +38,14 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const DISABLED = new Set(['DisabledException', 'KMSInvalidStateException']);
 /** What KMS answers for a wrapped key it will never open with this key. */
 const UNOPENABLE = new Set(['InvalidCiphertextException', 'IncorrectKeyException']);
-const UNAVAILABLE = new Set(['ThrottlingException', 'ThrottledException', 'TooManyRequestsException', 'RequestLimitExceeded', 'TimeoutError', 'RequestTimeout']);
+const UNAVAILABLE = new Set([
+  'ThrottlingException',
+  'ThrottledException',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'TimeoutError',
+  'RequestTimeout',
+]);
 
 /** The key id written beside payloads whose data keys AWS KMS key `key` (id, ARN or alias) wrapped. */
 export function awsKmsKeyId(key: string): string {
@@ -51,10 +58,16 @@ export function awsKmsKeyId(key: string): string {
  */
 export function awsKmsKeyOf({ keyId, keyVersion, wrappedKey }: EnvelopeMetadata): string {
   if (!keyId.startsWith(KEY_ID_PREFIX) || keyId.length === KEY_ID_PREFIX.length) {
-    throw new PayloadDecryptionError(keyId, `payload's data key is wrapped by key id "${keyId}", not by an ${AWS_KMS} key ("${KEY_ID_PREFIX}<key id or ARN>"), which this process's provider is`);
+    throw new PayloadDecryptionError(
+      keyId,
+      `payload's data key is wrapped by key id "${keyId}", not by an ${AWS_KMS} key ("${KEY_ID_PREFIX}<key id or ARN>"), which this process's provider is`,
+    );
   }
   if (keyVersion !== AWS_KMS_KEY_VERSION) {
-    throw new PayloadDecryptionError(keyId, `payload's encryption-key-version is ${keyVersion}, but ${AWS_KMS} envelopes are always version ${AWS_KMS_KEY_VERSION} (AWS KMS names no key version)`);
+    throw new PayloadDecryptionError(
+      keyId,
+      `payload's encryption-key-version is ${keyVersion}, but ${AWS_KMS} envelopes are always version ${AWS_KMS_KEY_VERSION} (AWS KMS names no key version)`,
+    );
   }
   if (!BASE64.test(wrappedKey)) throw new PayloadDecryptionError(keyId, `payload's wrapped data key is not base64 (an AWS KMS CiphertextBlob)`);
   return keyId.slice(KEY_ID_PREFIX.length);
@@ -80,23 +93,41 @@ export class AwsKms implements KeyWrapper {
   async newDataKey(): Promise<DataKey> {
     let answer;
     try {
-      answer = await this.client.send(new GenerateDataKeyCommand({ KeyId: this.key, KeySpec: 'AES_256', EncryptionContext: awsKmsEncryptionContext(this.tenant) }));
+      answer = await this.client.send(
+        new GenerateDataKeyCommand({ KeyId: this.key, KeySpec: 'AES_256', EncryptionContext: awsKmsEncryptionContext(this.tenant) }),
+      );
     } catch (error) {
       throw typedError(error, 'GenerateDataKey', this.key);
     }
     const { Plaintext: plaintext, CiphertextBlob: wrapped, KeyId: keyArn } = answer;
-    if (!plaintext || !wrapped) throw new KeyProviderRefusedError(AWS_KMS, 'GenerateDataKey', 200, `an answer without Plaintext and CiphertextBlob for key "${this.key}"`);
-    return { plaintext, wrappedKey: Buffer.from(wrapped).toString('base64'), keyVersion: AWS_KMS_KEY_VERSION, ...(keyArn ? { keyId: awsKmsKeyId(keyArn) } : {}) };
+    if (!plaintext || !wrapped)
+      throw new KeyProviderRefusedError(AWS_KMS, 'GenerateDataKey', 200, `an answer without Plaintext and CiphertextBlob for key "${this.key}"`);
+    return {
+      plaintext,
+      wrappedKey: Buffer.from(wrapped).toString('base64'),
+      keyVersion: AWS_KMS_KEY_VERSION,
+      ...(keyArn ? { keyId: awsKmsKeyId(keyArn) } : {}),
+    };
   }
 
   async unwrap(envelope: EnvelopeMetadata): Promise<Uint8Array> {
     const key = awsKmsKeyOf(envelope);
     let answer;
     try {
-      answer = await this.client.send(new DecryptCommand({ KeyId: key, CiphertextBlob: Buffer.from(envelope.wrappedKey, 'base64'), EncryptionContext: awsKmsEncryptionContext(envelope.tenant) }));
+      answer = await this.client.send(
+        new DecryptCommand({
+          KeyId: key,
+          CiphertextBlob: Buffer.from(envelope.wrappedKey, 'base64'),
+          EncryptionContext: awsKmsEncryptionContext(envelope.tenant),
+        }),
+      );
     } catch (error) {
       if (UNOPENABLE.has((error as Error).name)) {
-        throw new PayloadDecryptionError(envelope.keyId, `${AWS_KMS} cannot unwrap the payload's data key with key "${key}": ${(error as Error).name}: ${(error as Error).message}`, { cause: error });
+        throw new PayloadDecryptionError(
+          envelope.keyId,
+          `${AWS_KMS} cannot unwrap the payload's data key with key "${key}": ${(error as Error).name}: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       throw typedError(error, 'Decrypt', key);
     }

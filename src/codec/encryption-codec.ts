@@ -32,7 +32,17 @@ import { StaticKeySource, type EncryptionKeys, type KeySource } from './key-sour
 import { StaticTenantKeySource } from './static-tenant-keys.js';
 import { KeyDestroyedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, PayloadUnboundError } from './payload-errors.js';
 import { bindingAssociatedData, bindingMetadata, openingAssociatedData } from './payload-binding.js';
-import { ENCODING_METADATA_KEY, isEncrypted, KEY_ID_METADATA_KEY, metadataText, NoncePool, openPayload, sealingTenant, sealPayload, TENANT_METADATA_KEY } from './payload-format.js';
+import {
+  ENCODING_METADATA_KEY,
+  isEncrypted,
+  KEY_ID_METADATA_KEY,
+  metadataText,
+  NoncePool,
+  openPayload,
+  sealingTenant,
+  sealPayload,
+  TENANT_METADATA_KEY,
+} from './payload-format.js';
 
 export { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY, isEncrypted } from './payload-format.js';
 export { PayloadDecryptionError, PayloadMisboundError, PayloadNotSealedError, PayloadUnboundError, UnknownEncryptionKeyError } from './payload-errors.js';
@@ -61,7 +71,10 @@ export class EncryptionCodec implements PayloadCodec {
   private readonly refuseUnbound: boolean;
 
   /** Configured keys (the static format), or a key source such as a KMS's (envelope-v1). */
-  constructor(keys: EncryptionKeys | KeySource, { markUndecodableMessages = false, readUnsealedForReplay = false, refuseUnbound = false }: EncryptionCodecOptions = {}) {
+  constructor(
+    keys: EncryptionKeys | KeySource,
+    { markUndecodableMessages = false, readUnsealedForReplay = false, refuseUnbound = false }: EncryptionCodecOptions = {},
+  ) {
     this.keys = 'sealingKey' in keys ? keys : new StaticKeySource(keys);
     this.markUndecodableMessages = markUndecodableMessages;
     this.readUnsealedForReplay = readUnsealedForReplay;
@@ -95,7 +108,10 @@ export class EncryptionCodec implements PayloadCodec {
     const binding = bindingMetadata(workflowId);
     // The tenant bound is the key's (`encryption-tenant`, absent for the product's key), as a reader reads it.
     const associatedData = bindingAssociatedData(metadataText(sealing.metadata, TENANT_METADATA_KEY), workflowId);
-    return payloads.map((payload) => ({ metadata: { ...sealing.metadata, ...binding }, data: sealPayload(sealing.key, this.nonces.take(), payload, associatedData) }));
+    return payloads.map((payload) => ({
+      metadata: { ...sealing.metadata, ...binding },
+      data: sealPayload(sealing.key, this.nonces.take(), payload, associatedData),
+    }));
   }
 
   /**

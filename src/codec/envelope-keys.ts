@@ -13,7 +13,15 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { ExpiringCache } from './expiring-cache.js';
 import type { KeySource, SealingKey } from './key-source.js';
 import { KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError, SealingStoppedError } from './payload-errors.js';
-import { DATA_KEY_BYTES, envelopeMetadata, KEY_ID_METADATA_KEY, metadataText, readEnvelope, type EnvelopeMetadata, type PayloadMetadata } from './payload-format.js';
+import {
+  DATA_KEY_BYTES,
+  envelopeMetadata,
+  KEY_ID_METADATA_KEY,
+  metadataText,
+  readEnvelope,
+  type EnvelopeMetadata,
+  type PayloadMetadata,
+} from './payload-format.js';
 
 /** A new data key, in clear and as the KMS wrapped it. */
 export interface DataKey {
@@ -105,7 +113,10 @@ export class EnvelopeKeySource implements KeySource {
     if (!envelope) {
       if (this.staticKeys) return this.staticKeys.openingKey(metadata);
       const keyId = metadataText(metadata, KEY_ID_METADATA_KEY);
-      throw new PayloadDecryptionError(keyId, `payload encrypted with configured key id "${keyId ?? '(none)'}" (the static format), and this process has no configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID to the key that wrote it`);
+      throw new PayloadDecryptionError(
+        keyId,
+        `payload encrypted with configured key id "${keyId ?? '(none)'}" (the static format), and this process has no configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID to the key that wrote it`,
+      );
     }
     const cacheKey = unwrappedCacheKey(envelope.keyId, envelope.keyVersion, envelope.wrappedKey, envelope.tenant);
     const cached = this.unwrapped.get(cacheKey);
@@ -254,7 +265,8 @@ function unwrappedCacheKey(keyId: string, keyVersion: number, wrappedKey: string
 
 /** A KeyObject of the data key's bytes, which are then zeroed (the KeyObject keeps its own copy). */
 function dataKeyOf(plaintext: Uint8Array, keyId: string): KeyObject {
-  if (plaintext.length !== DATA_KEY_BYTES) throw new PayloadDecryptionError(keyId, `the KMS returned a data key of ${plaintext.length} bytes for key id "${keyId}", not ${DATA_KEY_BYTES}`);
+  if (plaintext.length !== DATA_KEY_BYTES)
+    throw new PayloadDecryptionError(keyId, `the KMS returned a data key of ${plaintext.length} bytes for key id "${keyId}", not ${DATA_KEY_BYTES}`);
   const key = createSecretKey(plaintext);
   plaintext.fill(0);
   return key;

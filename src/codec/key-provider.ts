@@ -65,7 +65,8 @@ export function keySourceFor(encryption: EncryptionSettings): KeySource {
       const health = new KeyProviderHealth(encryption.keyId);
       healths.set(encryption, health);
       const staticKeys = encryption.staticKeys && new StaticKeySource(encryption.staticKeys);
-      const envelopeSource = (wrapper: KeyWrapper) => new EnvelopeKeySource(wrapper, encryption.cache, staticKeys, Date.now, (stoppedBecause) => health.sealingChanged(stoppedBecause));
+      const envelopeSource = (wrapper: KeyWrapper) =>
+        new EnvelopeKeySource(wrapper, encryption.cache, staticKeys, Date.now, (stoppedBecause) => health.sealingChanged(stoppedBecause));
       const wrapper = new ObservedKeyWrapper(wrapperFor(encryption), health);
       const product = envelopeSource(wrapper);
       source = encryption.tenantKeys ? new TenantKeySource(product, (tenant) => envelopeSource(wrapper.forTenant(tenant))) : product;

@@ -61,7 +61,10 @@ function parseLocalKey(path: string, text: string): LocalKey {
   const match = /^([A-Za-z0-9._-]{1,64}):([A-Za-z0-9+/]+={0,2})\s*$/.exec(text);
   const key = match ? Buffer.from(match[2] ?? '', 'base64') : undefined;
   if (!match || !key || key.length !== KEY_BYTES) {
-    throw new LocalKeyFileError(path, `must hold one line "<key id>:<base64 of ${KEY_BYTES} bytes>"; delete it to have a new key made (payloads encrypted with the old one become unreadable)`);
+    throw new LocalKeyFileError(
+      path,
+      `must hold one line "<key id>:<base64 of ${KEY_BYTES} bytes>"; delete it to have a new key made (payloads encrypted with the old one become unreadable)`,
+    );
   }
   return { keyId: match[1] ?? '', key };
 }

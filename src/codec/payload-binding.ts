@@ -36,12 +36,14 @@ export function bindingMetadata(workflowId: string): Readonly<Record<string, Uin
 
 /** The associated data of a payload bound to `workflowId`, sealed under `tenant`'s key (undefined: the product's). */
 export function bindingAssociatedData(tenant: string | undefined, workflowId: string): Buffer {
-  return Buffer.concat([WORKFLOW_BINDING, tenant ?? '', workflowId].flatMap((field) => {
-    const bytes = encoder.encode(field);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(bytes.length);
-    return [length, bytes];
-  }));
+  return Buffer.concat(
+    [WORKFLOW_BINDING, tenant ?? '', workflowId].flatMap((field) => {
+      const bytes = encoder.encode(field);
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(bytes.length);
+      return [length, bytes];
+    }),
+  );
 }
 
 /** What a sealed payload says it is bound to: its workflow id, or undefined for an unbound payload; an unknown binding is refused by name. */
@@ -49,7 +51,10 @@ export function boundWorkflowId(metadata: PayloadMetadata, keyId: string | undef
   const binding = metadataText(metadata, BINDING_METADATA_KEY);
   if (binding === undefined) return undefined;
   if (binding !== WORKFLOW_BINDING) {
-    throw new PayloadDecryptionError(keyId, `encrypted payload of ${BINDING_METADATA_KEY} "${binding.slice(0, 64)}", which this process does not read (it reads "${WORKFLOW_BINDING}")`);
+    throw new PayloadDecryptionError(
+      keyId,
+      `encrypted payload of ${BINDING_METADATA_KEY} "${binding.slice(0, 64)}", which this process does not read (it reads "${WORKFLOW_BINDING}")`,
+    );
   }
   const workflowId = metadataText(metadata, WORKFLOW_ID_METADATA_KEY);
   if (workflowId === undefined) throw new PayloadDecryptionError(keyId, `${WORKFLOW_BINDING}-bound payload without ${WORKFLOW_ID_METADATA_KEY} metadata`);

@@ -50,7 +50,10 @@ export class PayloadMisboundError extends PayloadDecryptionError {
     /** The workflow it was sent to. */
     readonly workflowId: string,
   ) {
-    super(keyId, `payload sealed for workflow "${boundTo.slice(0, 256)}" sent to workflow "${workflowId.slice(0, 256)}": a sealed payload is read only in the workflow it was sealed for, so it is refused`);
+    super(
+      keyId,
+      `payload sealed for workflow "${boundTo.slice(0, 256)}" sent to workflow "${workflowId.slice(0, 256)}": a sealed payload is read only in the workflow it was sealed for, so it is refused`,
+    );
   }
 }
 
@@ -219,6 +222,11 @@ export class KeyDisabledError extends KeyProviderRefusedError {
     readonly keyName: string,
     kmsMessage: string,
   ) {
-    super(provider, operation, 400, `key "${keyName}" is disabled or pending deletion, so no data key is made or unwrapped with it until it is enabled again (${kmsMessage})`);
+    super(
+      provider,
+      operation,
+      400,
+      `key "${keyName}" is disabled or pending deletion, so no data key is made or unwrapped with it until it is enabled again (${kmsMessage})`,
+    );
   }
 }

@@ -86,7 +86,10 @@ export function staticMetadata(keyId: string, tenant?: string): Readonly<Record<
 export function sealingTenant(metadata: PayloadMetadata, keyId: string | undefined): string | undefined {
   const tenant = metadataText(metadata, TENANT_METADATA_KEY);
   if (tenant !== undefined && !isTenantId(tenant)) {
-    throw new PayloadDecryptionError(keyId, `encrypted payload (key id "${keyId ?? ''}") has ${TENANT_METADATA_KEY} ${JSON.stringify(tenant.slice(0, 32))}: must be a customer id (letters, digits, ".", "_", "-")`);
+    throw new PayloadDecryptionError(
+      keyId,
+      `encrypted payload (key id "${keyId ?? ''}") has ${TENANT_METADATA_KEY} ${JSON.stringify(tenant.slice(0, 32))}: must be a customer id (letters, digits, ".", "_", "-")`,
+    );
   }
   return tenant;
 }
@@ -96,14 +99,22 @@ export function readEnvelope(metadata: PayloadMetadata): EnvelopeMetadata | unde
   const format = metadataText(metadata, FORMAT_METADATA_KEY);
   if (format === undefined) return undefined;
   const keyId = metadataText(metadata, KEY_ID_METADATA_KEY);
-  if (format !== ENVELOPE_FORMAT) throw new PayloadDecryptionError(keyId, `encrypted payload of ${FORMAT_METADATA_KEY} "${format.slice(0, 64)}", which this process does not read (it reads "${ENVELOPE_FORMAT}")`);
+  if (format !== ENVELOPE_FORMAT)
+    throw new PayloadDecryptionError(
+      keyId,
+      `encrypted payload of ${FORMAT_METADATA_KEY} "${format.slice(0, 64)}", which this process does not read (it reads "${ENVELOPE_FORMAT}")`,
+    );
   if (keyId === undefined) throw new PayloadDecryptionError(undefined, `${ENVELOPE_FORMAT} payload without ${KEY_ID_METADATA_KEY} metadata`);
   const version = metadataText(metadata, KEY_VERSION_METADATA_KEY);
   if (version === undefined || !/^[1-9]\d{0,9}$/.test(version)) {
-    throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") has ${KEY_VERSION_METADATA_KEY} ${JSON.stringify(version?.slice(0, 32) ?? null)}: must be a key version, a whole number from 1`);
+    throw new PayloadDecryptionError(
+      keyId,
+      `${ENVELOPE_FORMAT} payload (key id "${keyId}") has ${KEY_VERSION_METADATA_KEY} ${JSON.stringify(version?.slice(0, 32) ?? null)}: must be a key version, a whole number from 1`,
+    );
   }
   const wrappedKey = metadataText(metadata, WRAPPED_KEY_METADATA_KEY);
-  if (wrappedKey === undefined) throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") without ${WRAPPED_KEY_METADATA_KEY} metadata`);
+  if (wrappedKey === undefined)
+    throw new PayloadDecryptionError(keyId, `${ENVELOPE_FORMAT} payload (key id "${keyId}") without ${WRAPPED_KEY_METADATA_KEY} metadata`);
   const tenant = sealingTenant(metadata, keyId);
   return { keyId, keyVersion: Number(version), wrappedKey, ...(tenant === undefined ? {} : { tenant }) };
 }
@@ -137,7 +148,8 @@ export function sealPayload(key: KeyObject, nonce: Uint8Array, payload: Payload,
 
 /** The payload sealed in `data`; a wrong key or altered bytes are a PayloadDecryptionError naming the key id. */
 export function openPayload(key: KeyObject, keyId: string, data: Uint8Array, associatedData?: Uint8Array): Payload {
-  if (data.length < NONCE_BYTES + TAG_BYTES) throw new PayloadDecryptionError(keyId, `encrypted payload (key id "${keyId}") is too short: ${data.length} bytes`);
+  if (data.length < NONCE_BYTES + TAG_BYTES)
+    throw new PayloadDecryptionError(keyId, `encrypted payload (key id "${keyId}") is too short: ${data.length} bytes`);
   const nonce = data.subarray(0, NONCE_BYTES);
   const tag = data.subarray(data.length - TAG_BYTES);
   const ciphertext = data.subarray(NONCE_BYTES, data.length - TAG_BYTES);
@@ -148,7 +160,11 @@ export function openPayload(key: KeyObject, keyId: string, data: Uint8Array, ass
     if (associatedData) decipher.setAAD(associatedData);
     plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
   } catch (error) {
-    throw new PayloadDecryptionError(keyId, `cannot decrypt a payload with key id "${keyId}": it was altered, or encrypted with another key under the same id`, { cause: error });
+    throw new PayloadDecryptionError(
+      keyId,
+      `cannot decrypt a payload with key id "${keyId}": it was altered, or encrypted with another key under the same id`,
+      { cause: error },
+    );
   }
   const decoded = PayloadMessage.decode(plaintext);
   return { metadata: decoded.metadata, data: decoded.data };

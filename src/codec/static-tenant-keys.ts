@@ -59,7 +59,11 @@ export class StaticTenantKeySource implements KeySource, SealCounting {
     const tenant = readEnvelope(metadata) === undefined ? sealingTenant(metadata, keyId) : undefined;
     if (tenant === undefined || keyId === undefined) return this.product.openingKey(metadata);
     // A label no key file can be named by was never written by a tenant's key (forged or damaged).
-    if (!ID_SEGMENT_PATTERN.test(tenant)) throw new PayloadDecryptionError(keyId, `payload sealed with key "${keyId}" of tenant ${JSON.stringify(tenant.slice(0, 32))}, which is no customer id: ${ID_SEGMENT_RULE}`);
+    if (!ID_SEGMENT_PATTERN.test(tenant))
+      throw new PayloadDecryptionError(
+        keyId,
+        `payload sealed with key "${keyId}" of tenant ${JSON.stringify(tenant.slice(0, 32))}, which is no customer id: ${ID_SEGMENT_RULE}`,
+      );
     const path = tenantKeyFilePath(this.files.dir, tenant);
     let entry = this.current(tenant, path);
     if (entry && !entry.source.keyIds.includes(keyId)) entry = this.current(tenant, path, { reread: true });

@@ -46,7 +46,8 @@ export interface TenantKeys {
 
 /** Where a tenant's key file is; a customer id that is not an id segment (no file name can hold it safely) is refused. */
 export function tenantKeyFilePath(dir: string, tenant: string): string {
-  if (!ID_SEGMENT_PATTERN.test(tenant)) throw new TenantKeyFileError(join(dir, '<customerId>.key'), `customer id ${JSON.stringify(tenant.slice(0, 32))} ${ID_SEGMENT_RULE}`);
+  if (!ID_SEGMENT_PATTERN.test(tenant))
+    throw new TenantKeyFileError(join(dir, '<customerId>.key'), `customer id ${JSON.stringify(tenant.slice(0, 32))} ${ID_SEGMENT_RULE}`);
   return join(dir, `${tenant}.key`);
 }
 
@@ -57,7 +58,8 @@ export function readTenantKeyFile(path: string): TenantKeys | undefined {
     const fd = openSync(path, 'r');
     try {
       const mode = fstatSync(fd).mode & 0o777;
-      if ((mode & SHARED_MODE_BITS) !== 0) throw new TenantKeyFileError(path, `is readable or writable by group or others (mode 0${mode.toString(8)}): chmod 600 it`);
+      if ((mode & SHARED_MODE_BITS) !== 0)
+        throw new TenantKeyFileError(path, `is readable or writable by group or others (mode 0${mode.toString(8)}): chmod 600 it`);
       text = readFileSync(fd, 'utf8');
     } finally {
       closeSync(fd);
@@ -83,7 +85,8 @@ function parseTenantKeys(path: string, text: string): TenantKeys {
     if (keys.has(keyId)) throw new TenantKeyFileError(path, `${where}: key id ${keyId} appears twice`);
     const key = Buffer.from(base64, 'base64');
     // Padded standard base64 only, as every reader (Python's too) takes it.
-    if (key.length !== DATA_KEY_BYTES || base64.length % 4 !== 0) throw new TenantKeyFileError(path, `${where} (key id ${keyId}): the key must be base64 of exactly ${DATA_KEY_BYTES} bytes, got ${key.length}`);
+    if (key.length !== DATA_KEY_BYTES || base64.length % 4 !== 0)
+      throw new TenantKeyFileError(path, `${where} (key id ${keyId}): the key must be base64 of exactly ${DATA_KEY_BYTES} bytes, got ${key.length}`);
     keys.set(keyId, key);
   }
   const [first] = keys;

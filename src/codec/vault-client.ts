@@ -11,8 +11,7 @@ import { request as httpsRequest } from 'node:https';
 import { KeyProviderRefusedError, KeyProviderUnavailableError, type KeyProviderOperation } from './payload-errors.js';
 
 export type VaultAuth =
-  | { readonly kind: 'token'; readonly token: string }
-  | { readonly kind: 'approle'; readonly mount: string; readonly roleId: string; readonly secretId: string };
+  { readonly kind: 'token'; readonly token: string } | { readonly kind: 'approle'; readonly mount: string; readonly roleId: string; readonly secretId: string };
 
 export interface VaultSettings {
   /** http(s)://host:port */
@@ -73,7 +72,8 @@ export class VaultClient {
   private async logIn(auth: Extract<VaultAuth, { kind: 'approle' }>): Promise<string> {
     const answer = await this.send('POST', `auth/${auth.mount}/login`, { role_id: auth.roleId, secret_id: auth.secretId }, 'login', undefined);
     const token = answer.body.auth?.client_token;
-    if (answer.status !== 200 || typeof token !== 'string') throw new KeyProviderRefusedError(this.provider, 'login', answer.status, errorsOf(answer, `AppRole login at auth/${auth.mount} refused`));
+    if (answer.status !== 200 || typeof token !== 'string')
+      throw new KeyProviderRefusedError(this.provider, 'login', answer.status, errorsOf(answer, `AppRole login at auth/${auth.mount} refused`));
     const lease = Number(answer.body.auth?.lease_duration ?? 0);
     this.token = { value: token, renewAt: lease > 0 ? this.now() + lease * 1000 * RENEW_MARGIN : Number.POSITIVE_INFINITY };
     return token;
@@ -82,7 +82,8 @@ export class VaultClient {
   private async send(method: VaultMethod, path: string, body: unknown, operation: KeyProviderOperation, token: string | undefined): Promise<VaultAnswer> {
     const url = new URL(`/v1/${path}`, this.settings.address);
     const payload = body === undefined ? '' : JSON.stringify(body);
-    const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
+    const headers: Record<string, string> =
+      body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
     if (token !== undefined) headers['x-vault-token'] = token;
     if (this.settings.namespace) headers['x-vault-namespace'] = this.settings.namespace;
     let response: { status: number; text: string };

@@ -75,14 +75,24 @@ export class VaultTransit implements KeyWrapper {
       const message = `${errorsOf(answer, 'permission denied')}: tenant "${this.tenant}"'s data keys come from transit key "${this.transit.key}", and this process's policy does not allow ${this.transit.mount}/datakey/plaintext/<key>-tenant-* (docs/operations.md, "Keys per tenant")`;
       throw new KeyProviderRefusedError(VAULT_TRANSIT, 'datakey', answer.status, message);
     }
-    if (answer.status !== 200) throw new KeyProviderRefusedError(VAULT_TRANSIT, 'datakey', answer.status, errorsOf(answer, `no data key from transit key "${this.transit.key}"`));
+    if (answer.status !== 200)
+      throw new KeyProviderRefusedError(VAULT_TRANSIT, 'datakey', answer.status, errorsOf(answer, `no data key from transit key "${this.transit.key}"`));
     const data: Record<string, unknown> = answer.body.data ?? {};
     const { plaintext, ciphertext, key_version: keyVersion } = data;
     const version = typeof ciphertext === 'string' ? WRAPPED.exec(ciphertext)?.[1] : undefined;
     if (typeof plaintext !== 'string' || version === undefined) {
-      throw new KeyProviderRefusedError(VAULT_TRANSIT, 'datakey', answer.status, 'an answer without data.plaintext and a data.ciphertext of the form vault:v<version>:<base64>');
+      throw new KeyProviderRefusedError(
+        VAULT_TRANSIT,
+        'datakey',
+        answer.status,
+        'an answer without data.plaintext and a data.ciphertext of the form vault:v<version>:<base64>',
+      );
     }
-    return { plaintext: Buffer.from(plaintext, 'base64'), wrappedKey: ciphertext as string, keyVersion: typeof keyVersion === 'number' ? keyVersion : Number(version) };
+    return {
+      plaintext: Buffer.from(plaintext, 'base64'),
+      wrappedKey: ciphertext as string,
+      keyVersion: typeof keyVersion === 'number' ? keyVersion : Number(version),
+    };
   }
 
   async unwrap(envelope: EnvelopeMetadata): Promise<Uint8Array> {
@@ -94,7 +104,10 @@ export class VaultTransit implements KeyWrapper {
     if (answer.status === 400 && REVOKED.test(message)) throw new KeyVersionRevokedError(envelope.keyId, keyName, envelope.keyVersion, message);
     if (answer.status === 400 && NO_SUCH_KEY.test(message)) throw new KeyDestroyedError(envelope.keyId, keyName, envelope.tenant, message);
     if (answer.status === 400 || answer.status === 200) {
-      throw new PayloadDecryptionError(envelope.keyId, `${VAULT_TRANSIT} cannot unwrap the payload's data key (transit key "${keyName}", version ${envelope.keyVersion}): ${message}`);
+      throw new PayloadDecryptionError(
+        envelope.keyId,
+        `${VAULT_TRANSIT} cannot unwrap the payload's data key (transit key "${keyName}", version ${envelope.keyVersion}): ${message}`,
+      );
     }
     throw new KeyProviderRefusedError(VAULT_TRANSIT, 'decrypt', answer.status, message);
   }
@@ -114,12 +127,18 @@ export class VaultTransit implements KeyWrapper {
   /** The transit key of a payload's envelope; its metadata must agree with itself. */
   private keyNameOf({ keyId, keyVersion, wrappedKey }: EnvelopeMetadata): string {
     if (!keyId.startsWith(KEY_ID_PREFIX) || keyId.length === KEY_ID_PREFIX.length) {
-      throw new PayloadDecryptionError(keyId, `payload's data key is wrapped by key id "${keyId}", not by a ${VAULT_TRANSIT} key ("${KEY_ID_PREFIX}<key>"), which this process's provider is`);
+      throw new PayloadDecryptionError(
+        keyId,
+        `payload's data key is wrapped by key id "${keyId}", not by a ${VAULT_TRANSIT} key ("${KEY_ID_PREFIX}<key>"), which this process's provider is`,
+      );
     }
     const wrappedVersion = WRAPPED.exec(wrappedKey)?.[1];
     if (wrappedVersion === undefined) throw new PayloadDecryptionError(keyId, `payload's wrapped data key is not of the form vault:v<version>:<base64>`);
     if (Number(wrappedVersion) !== keyVersion) {
-      throw new PayloadDecryptionError(keyId, `payload's metadata disagrees with itself: encryption-key-version ${keyVersion}, but its wrapped key is of version ${wrappedVersion}`);
+      throw new PayloadDecryptionError(
+        keyId,
+        `payload's metadata disagrees with itself: encryption-key-version ${keyVersion}, but its wrapped key is of version ${wrappedVersion}`,
+      );
     }
     return keyId.slice(KEY_ID_PREFIX.length);
   }
@@ -157,8 +176,10 @@ export async function destroyTenantKey(client: VaultClient, transit: TransitKey,
   const key = tenantTransitKey(transit.key, tenant);
   const config = await client.post(`${transit.mount}/keys/${encodeURIComponent(key)}/config`, { deletion_allowed: true }, 'forget');
   if ((config.status === 400 || config.status === 404) && NO_SUCH_KEY.test(errorsOf(config, ''))) return 'already-gone';
-  if (config.status !== 200 && config.status !== 204) throw new KeyProviderRefusedError(VAULT_TRANSIT, 'forget', config.status, errorsOf(config, `deletion of "${key}" not allowed`));
+  if (config.status !== 200 && config.status !== 204)
+    throw new KeyProviderRefusedError(VAULT_TRANSIT, 'forget', config.status, errorsOf(config, `deletion of "${key}" not allowed`));
   const deleted = await client.request('DELETE', `${transit.mount}/keys/${encodeURIComponent(key)}`, undefined, 'forget');
-  if (deleted.status !== 200 && deleted.status !== 204) throw new KeyProviderRefusedError(VAULT_TRANSIT, 'forget', deleted.status, errorsOf(deleted, `"${key}" not deleted`));
+  if (deleted.status !== 200 && deleted.status !== 204)
+    throw new KeyProviderRefusedError(VAULT_TRANSIT, 'forget', deleted.status, errorsOf(deleted, `"${key}" not deleted`));
   return 'destroyed';
 }

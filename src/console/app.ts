@@ -85,7 +85,12 @@ const OLD_CODEC_ADDRESS = /^\/codec\/[^/]+\/(?:encode|decode)$/;
 
 export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
   const { signIn, bearerIdentities } = options;
-  const auth = consoleAuth(options.token, { codecToken: options.codecToken, encodeToken: options.codecEncodeToken, secureCookie: options.secureCookie, signInAt: signIn ? '/auth/login' : undefined });
+  const auth = consoleAuth(options.token, {
+    codecToken: options.codecToken,
+    encodeToken: options.codecEncodeToken,
+    secureCookie: options.secureCookie,
+    signInAt: signIn ? '/auth/login' : undefined,
+  });
   const route = createRouter([
     // Before connectionRoutes: `/api/connections/:workflowId` would take `counts` for a workflow id.
     ...countRoutes(options.connections),
@@ -112,7 +117,8 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
       return await bearerIdentities.principalOf(token);
     } catch (error) {
       if (error instanceof BearerTokenRefusedError || error instanceof SignInRefusedError) throw new HttpError(401, 'BearerTokenRefused', error.message);
-      if (error instanceof IdentityProviderUnavailableError) throw new HttpError(503, 'IdentityProviderUnavailable', `${error.message}; a bearer token it has not vouched for yet cannot be checked`);
+      if (error instanceof IdentityProviderUnavailableError)
+        throw new HttpError(503, 'IdentityProviderUnavailable', `${error.message}; a bearer token it has not vouched for yet cannot be checked`);
       throw error;
     }
   }
@@ -130,7 +136,11 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     if (signIn && (await signIn.handle(request, response, url))) return;
     if (auth.acceptQueryToken(request, response, url)) return;
     if (OLD_CODEC_ADDRESS.test(url.pathname)) {
-      throw new HttpError(410, 'CodecTokenInAddress', 'the codec endpoint no longer takes a token in its address (where logs and the Web UI\'s settings showed it): use /codec/decode with Authorization: Bearer <CONSOLE_CODEC_TOKEN>, or the Web UI with includeCredentials and the console\'s cookie');
+      throw new HttpError(
+        410,
+        'CodecTokenInAddress',
+        "the codec endpoint no longer takes a token in its address (where logs and the Web UI's settings showed it): use /codec/decode with Authorization: Bearer <CONSOLE_CODEC_TOKEN>, or the Web UI with includeCredentials and the console's cookie",
+      );
     }
     const action = match?.params.action;
     const scope = url.pathname.startsWith('/codec/') && (action === 'encode' || action === 'decode') ? action : 'console';
@@ -147,7 +157,10 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     }
     const { grant, principal } = caller;
     if (url.pathname === '/api/me' && request.method === 'GET') {
-      sendJson(response, { status: 200, body: { subject: principal.subject, name: principal.name, via: principal.via, roles: describeRoles(principal.roles) } });
+      sendJson(response, {
+        status: 200,
+        body: { subject: principal.subject, name: principal.name, via: principal.via, roles: describeRoles(principal.roles) },
+      });
       return;
     }
     if (match === undefined) {
@@ -190,7 +203,16 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     };
     let reply: JsonReply;
     try {
-      reply = await handlerRoute.handler({ request, url, params, grant, principal, authorize, recordAccess, recordedIds: () => attempts.map((attempt) => attempt.id) });
+      reply = await handlerRoute.handler({
+        request,
+        url,
+        params,
+        grant,
+        principal,
+        authorize,
+        recordAccess,
+        recordedIds: () => attempts.map((attempt) => attempt.id),
+      });
     } catch (error) {
       const http = toHttpError(error);
       await Promise.all(attempts.map((attempt) => attempt.end(http.status >= 500 ? 'failed' : 'refused', http.code)));
@@ -214,11 +236,16 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
 function forbidden(principal: Principal, permission: Permission, tenant: string | undefined): HttpError {
   const role = LEAST_ROLE[permission];
   const on = tenant === undefined ? 'every tenant (*)' : `tenant ${tenant}`;
-  return new HttpError(403, 'Forbidden', `${principal.name} may not ${permission} here: it takes the ${role} role on ${on} (${principal.name} has ${describeRoles(principal.roles)})`, {
-    permission,
-    role,
-    ...(tenant === undefined ? {} : { tenant }),
-  });
+  return new HttpError(
+    403,
+    'Forbidden',
+    `${principal.name} may not ${permission} here: it takes the ${role} role on ${on} (${principal.name} has ${describeRoles(principal.roles)})`,
+    {
+      permission,
+      role,
+      ...(tenant === undefined ? {} : { tenant }),
+    },
+  );
 }
 
 /** A browser's GET of a console page (a navigation, not the API, the codec or a script), which a sign-in can answer. */
@@ -228,7 +255,11 @@ function isPageRequest(request: IncomingMessage, url: URL): boolean {
 }
 
 function redirectToSignIn(response: ServerResponse, url: URL): void {
-  response.writeHead(303, { ...SECURITY_HEADERS, location: `/auth/login?return=${encodeURIComponent(`${url.pathname}${url.search}`)}`, 'cache-control': 'no-store' });
+  response.writeHead(303, {
+    ...SECURITY_HEADERS,
+    location: `/auth/login?return=${encodeURIComponent(`${url.pathname}${url.search}`)}`,
+    'cache-control': 'no-store',
+  });
   response.end();
 }
 
@@ -240,10 +271,17 @@ function toHttpError(error: unknown): HttpError {
   }
   if (error instanceof ConnectionNotFoundError) return new HttpError(404, 'ConnectionNotFound', error.message);
   if (error instanceof AuditUnavailableError) return new HttpError(503, 'AuditUnavailable', error.message);
-  if (error instanceof AuditRecordInvalidError) return new HttpError(500, 'AuditRecordInvalid', error.message, { where: error.where, position: error.position });
-  if (error instanceof KeyVersionRevokedError) return new HttpError(422, 'KeyVersionRevoked', error.message, { keyId: error.keyId, keyName: error.keyName, version: error.version });
+  if (error instanceof AuditRecordInvalidError)
+    return new HttpError(500, 'AuditRecordInvalid', error.message, { where: error.where, position: error.position });
+  if (error instanceof KeyVersionRevokedError)
+    return new HttpError(422, 'KeyVersionRevoked', error.message, { keyId: error.keyId, keyName: error.keyName, version: error.version });
   if (error instanceof PayloadNotSealedError) return new HttpError(422, 'PayloadNotSealed', error.message, { encoding: error.encoding });
-  if (error instanceof KeyDestroyedError) return new HttpError(422, 'KeyDestroyed', error.message, { keyId: error.keyId, keyName: error.keyName, ...(error.tenant === undefined ? {} : { tenant: error.tenant }) });
+  if (error instanceof KeyDestroyedError)
+    return new HttpError(422, 'KeyDestroyed', error.message, {
+      keyId: error.keyId,
+      keyName: error.keyName,
+      ...(error.tenant === undefined ? {} : { tenant: error.tenant }),
+    });
   if (error instanceof PayloadDecryptionError) return new HttpError(422, 'DecryptionFailed', error.message, { keyId: error.keyId });
   if (error instanceof TenantKeyMissingError) return new HttpError(422, 'TenantKeyMissing', error.message, { tenant: error.tenant });
   if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) return new HttpError(400, 'InvalidRequest', error.message);
@@ -254,7 +292,8 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof ForgetFailedError) return new HttpError(409, 'ForgetFailed', error.message, { type: error.type, workflowId: error.workflowId });
   if (error instanceof InvalidBookRequestError) return new HttpError(400, 'InvalidRequest', error.message);
   if (error instanceof BookRefreshNotFoundError || error instanceof BookEntryNotFoundError) return new HttpError(404, 'BookNotFound', error.message);
-  if (error instanceof BookRefreshRefusedError) return new HttpError(409, 'BookRefreshRefused', error.message, { request: error.request, reason: error.reason });
+  if (error instanceof BookRefreshRefusedError)
+    return new HttpError(409, 'BookRefreshRefused', error.message, { request: error.request, reason: error.reason });
   if (error instanceof BookReportNotReadyError) return new HttpError(409, 'ReportNotReady', error.message);
   return new HttpError(502, 'TemporalError', error instanceof Error ? error.message : String(error));
 }

@@ -35,9 +35,13 @@ export function auditRoutes(audit: AuditTrail, defaultCustomerId: string | undef
         await authorize(tenant);
         // This read's own attempt is recorded (before the query): it is not one of the entries it reads.
         const own = new Set(recordedIds());
-        const entries = (await audit.query({ tenant, from: query.from, to: query.to, limit: query.limit + own.size })).filter((entry) => !own.has(entry.id)).slice(0, query.limit);
+        const entries = (await audit.query({ tenant, from: query.from, to: query.to, limit: query.limit + own.size }))
+          .filter((entry) => !own.has(entry.id))
+          .slice(0, query.limit);
         const detail = `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}${query.from ? ` from ${query.from.toISOString()}` : ''}${query.to ? ` to ${query.to.toISOString()}` : ''}`;
-        return query.format === 'jsonl' ? { status: 200, body: entries, jsonLines: true, auditDetail: detail } : { status: 200, body: { tenant: tenant ?? null, entries }, auditDetail: detail };
+        return query.format === 'jsonl'
+          ? { status: 200, body: entries, jsonLines: true, auditDetail: detail }
+          : { status: 200, body: { tenant: tenant ?? null, entries }, auditDetail: detail };
       },
     },
   ];

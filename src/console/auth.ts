@@ -30,9 +30,17 @@ export interface Caller {
 /** Why an encode was refused to a caller who may not encode: 403 on a console that encodes for nobody, else 401. */
 export function encodeRefusal(consoleEncodes: boolean): HttpError {
   if (!consoleEncodes) {
-    return new HttpError(403, 'DecodeOnly', 'this codec endpoint decodes only: encoding makes payloads the worker trusts, so it needs CONSOLE_CODEC_ENCODE_TOKEN set on the console and sent as Authorization: Bearer');
+    return new HttpError(
+      403,
+      'DecodeOnly',
+      'this codec endpoint decodes only: encoding makes payloads the worker trusts, so it needs CONSOLE_CODEC_ENCODE_TOKEN set on the console and sent as Authorization: Bearer',
+    );
   }
-  return new HttpError(401, 'Unauthorized', 'encoding needs the encode token: Authorization: Bearer <CONSOLE_CODEC_ENCODE_TOKEN> (neither the console token nor the codec token encodes)');
+  return new HttpError(
+    401,
+    'Unauthorized',
+    'encoding needs the encode token: Authorization: Bearer <CONSOLE_CODEC_ENCODE_TOKEN> (neither the console token nor the codec token encodes)',
+  );
 }
 
 export const COOKIE_NAME = 'console_token';
@@ -76,7 +84,8 @@ export function consoleAuth(token: string | undefined, { codecToken, encodeToken
   // Compared as digests: equal lengths for timingSafeEqual, whatever the candidate's length.
   const matcher = (secret: string | undefined) => {
     const expected = secret === undefined ? undefined : digest(secret);
-    return (candidate: string | undefined) => expected !== undefined && candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
+    return (candidate: string | undefined) =>
+      expected !== undefined && candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
   };
   const isToken = matcher(token);
   const isCodecToken = matcher(codecToken);
@@ -85,7 +94,8 @@ export function consoleAuth(token: string | undefined, { codecToken, encodeToken
     acceptQueryToken(request, response, url) {
       const queryToken = url.searchParams.get('token');
       if (queryToken === null || (request.method ?? 'GET') !== 'GET' || url.pathname.startsWith('/api/')) return false;
-      if (token === undefined) throw new HttpError(401, 'SignInRequired', `this console takes no shared token: ${signInAt !== undefined ? `sign in at ${signInAt}` : 'it has none'}`);
+      if (token === undefined)
+        throw new HttpError(401, 'SignInRequired', `this console takes no shared token: ${signInAt !== undefined ? `sign in at ${signInAt}` : 'it has none'}`);
       if (!isToken(queryToken)) throw new HttpError(401, 'Unauthorized', 'the token in the address is not the console token');
       url.searchParams.delete('token');
       response.writeHead(303, {
@@ -118,7 +128,9 @@ export function consoleAuth(token: string | undefined, { codecToken, encodeToken
       throw new HttpError(
         401,
         signInAt !== undefined ? 'SignInRequired' : 'Unauthorized',
-        scope === 'decode' ? `decoding needs a signed-in operator or the console token (${how}) or CONSOLE_CODEC_TOKEN as Authorization: Bearer` : `the console needs you signed in: ${how}`,
+        scope === 'decode'
+          ? `decoding needs a signed-in operator or the console token (${how}) or CONSOLE_CODEC_TOKEN as Authorization: Bearer`
+          : `the console needs you signed in: ${how}`,
       );
     },
   };

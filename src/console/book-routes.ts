@@ -27,7 +27,9 @@ const ListQuery = z.strictObject({
 const ReasonBody = z.strictObject({ reason: z.string().trim().min(1).max(500).optional() });
 const NoBody = z.strictObject({});
 // The client checks the size's range and says so (400 from its InvalidBookRequestError).
-const ResizeBody = z.union([z.strictObject({ size: z.number() }), z.strictObject({ unpin: z.literal(true) })], { error: () => 'must be { size } or { unpin: true }' });
+const ResizeBody = z.union([z.strictObject({ size: z.number() }), z.strictObject({ unpin: z.literal(true) })], {
+  error: () => 'must be { size } or { unpin: true }',
+});
 const PageNumber = z.coerce.number().int().min(1);
 
 /** A refresh as the page lists it: running ones with their progress, ended ones with their report. */

@@ -11,7 +11,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
-import { KeyDestroyedError, KeyProviderRefusedError, KeyVersionRevokedError, PayloadDecryptionError, PayloadNotSealedError, UnknownEncryptionKeyError } from '../codec/payload-errors.js';
+import {
+  KeyDestroyedError,
+  KeyProviderRefusedError,
+  KeyVersionRevokedError,
+  PayloadDecryptionError,
+  PayloadNotSealedError,
+  UnknownEncryptionKeyError,
+} from '../codec/payload-errors.js';
 import { ENCODING_METADATA_KEY, metadataText, TENANT_METADATA_KEY } from '../codec/payload-format.js';
 import { redactCredentials } from '../contract/connection/credential-fields.js';
 import { may, type Principal } from '../identity/roles.js';
@@ -42,7 +49,11 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
   const cors = codecCors(new Set(corsOrigins));
   const handler = async ({ request, params, grant, principal, recordAccess }: RouteCall) => {
     if (codecs.length === 0) {
-      throw new HttpError(404, 'EncryptionOff', 'payload encryption is off on this console (PAYLOAD_ENCRYPTION=off): there is no codec to encode or decode with');
+      throw new HttpError(
+        404,
+        'EncryptionOff',
+        'payload encryption is off on this console (PAYLOAD_ENCRYPTION=off): there is no codec to encode or decode with',
+      );
     }
     const body = parse(CodecBody, await readJsonBody(request, MAX_CODEC_BODY_BYTES), 'body');
     // A reader's encode (auth.ts): only of nothing, which seals nothing the worker could trust.
@@ -58,7 +69,11 @@ export function codecRoutes(codecs: readonly PayloadCodec[], corsOrigins: readon
     // Each tenant whose payloads this caller reads is recorded before any of them is opened.
     for (const tenant of new Set(payloads.filter((_, index) => permitted[index]).map(tenantOf))) await recordAccess(tenant);
     for (const tenant of new Set(payloads.filter((_, index) => !permitted[index]).map(tenantOf))) await recordAccess(tenant, 'refused');
-    const shown = await Promise.all(payloads.map(async (payload, index) => (permitted[index] ? forPerson(await decodeOrDescribe(codecs, payload)) : { payload: notPermittedForRole(principal, payload), redacted: 0 })));
+    const shown = await Promise.all(
+      payloads.map(async (payload, index) =>
+        permitted[index] ? forPerson(await decodeOrDescribe(codecs, payload)) : { payload: notPermittedForRole(principal, payload), redacted: 0 },
+      ),
+    );
     const read = permitted.filter(Boolean).length;
     const redacted = shown.reduce((sum, { redacted: count }) => sum + count, 0);
     const detail = `${read} payload(s) decoded${read < permitted.length ? `, ${permitted.length - read} not permitted` : ''}${redacted > 0 ? `, ${redacted} credential value(s) redacted` : ''}`;
@@ -128,7 +143,11 @@ function codecCors(allowed: ReadonlySet<string>): CorsPolicy {
       return false;
     }
     if (!allowed.has(origin)) {
-      throw new HttpError(403, 'Forbidden', `origin ${origin} may not call the codec endpoint (allowed: ${[...allowed].join(', ') || 'none'}; see CONSOLE_CODEC_CORS_ORIGINS)`);
+      throw new HttpError(
+        403,
+        'Forbidden',
+        `origin ${origin} may not call the codec endpoint (allowed: ${[...allowed].join(', ') || 'none'}; see CONSOLE_CODEC_CORS_ORIGINS)`,
+      );
     }
     response.setHeader('access-control-allow-origin', origin);
     response.setHeader('access-control-allow-credentials', 'true');
@@ -138,7 +157,10 @@ function codecCors(allowed: ReadonlySet<string>): CorsPolicy {
       ...SECURITY_HEADERS,
       'access-control-allow-methods': 'POST, OPTIONS',
       // The Web UI sends Content-Type and X-Namespace, and Authorization when it passes its access token.
-      'access-control-allow-headers': typeof requested === 'string' && /^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/.test(requested.trim()) ? requested.trim() : 'content-type, x-namespace, authorization',
+      'access-control-allow-headers':
+        typeof requested === 'string' && /^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/.test(requested.trim())
+          ? requested.trim()
+          : 'content-type, x-namespace, authorization',
       'access-control-max-age': '600',
     });
     response.end();
@@ -176,8 +198,16 @@ function isNotPermitted(error: unknown): error is KeyProviderRefusedError {
 /** The typed state the Web UI shows in place of a payload that cannot be read. */
 export function undecodableState(error: PayloadDecryptionError | KeyProviderRefusedError): Record<string, string | number> {
   if (error instanceof KeyProviderRefusedError) return { state: 'not-permitted', provider: error.provider, message: error.message };
-  if (error instanceof KeyDestroyedError) return { state: 'key-destroyed', keyId: error.keyId, keyName: error.keyName, ...(error.tenant === undefined ? {} : { tenant: error.tenant }), message: error.message };
-  if (error instanceof KeyVersionRevokedError) return { state: 'key-version-revoked', keyId: error.keyId, keyName: error.keyName, version: error.version, message: error.message };
+  if (error instanceof KeyDestroyedError)
+    return {
+      state: 'key-destroyed',
+      keyId: error.keyId,
+      keyName: error.keyName,
+      ...(error.tenant === undefined ? {} : { tenant: error.tenant }),
+      message: error.message,
+    };
+  if (error instanceof KeyVersionRevokedError)
+    return { state: 'key-version-revoked', keyId: error.keyId, keyName: error.keyName, version: error.version, message: error.message };
   if (error instanceof UnknownEncryptionKeyError) return { state: 'unknown-key', keyId: error.keyId, message: error.message };
   if (error instanceof PayloadNotSealedError) return { state: 'not-sealed', encoding: error.encoding, message: error.message };
   return { state: 'undecryptable', ...(error.keyId === undefined ? {} : { keyId: error.keyId }), message: error.message };

@@ -42,7 +42,14 @@ const CountsQuery = z.strictObject({
   customer: z
     .string()
     .max(4000)
-    .transform((text) => [...new Set(text.split(',').map((part) => part.trim()).filter((part) => part !== ''))])
+    .transform((text) => [
+      ...new Set(
+        text
+          .split(',')
+          .map((part) => part.trim())
+          .filter((part) => part !== ''),
+      ),
+    ])
     .refine((tenants) => tenants.length > 0, { message: 'must name at least one customer id' })
     .refine((tenants) => tenants.length <= MAX_COUNTED_TENANTS, { message: `must name at most ${MAX_COUNTED_TENANTS} customer ids` })
     .refine((tenants) => tenants.every(isTenantId), { message: 'must be customer ids (letters, digits, ".", "_", "-") separated by ","' })

@@ -99,8 +99,12 @@ export async function sharedModuleJavaScript(compiled: URL, source: URL): Promis
     const packageName = 'typescript';
     typescript = ((await import(packageName)) as { default: typeof TypeScript }).default;
   } catch (error) {
-    throw new Error(`the console's shared module is not compiled at ${fileURLToPath(compiled)} (run npm run build), and its source ${fileURLToPath(source)} cannot be transpiled without the typescript package`, { cause: error });
+    throw new Error(
+      `the console's shared module is not compiled at ${fileURLToPath(compiled)} (run npm run build), and its source ${fileURLToPath(source)} cannot be transpiled without the typescript package`,
+      { cause: error },
+    );
   }
   const { ModuleKind, ScriptTarget } = typescript;
-  return typescript.transpileModule(text, { fileName: fileURLToPath(source), compilerOptions: { module: ModuleKind.ESNext, target: ScriptTarget.ES2022 } }).outputText;
+  return typescript.transpileModule(text, { fileName: fileURLToPath(source), compilerOptions: { module: ModuleKind.ESNext, target: ScriptTarget.ES2022 } })
+    .outputText;
 }

@@ -29,7 +29,12 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
   };
 
   /** The login of a state-changing call: same origin only; tenant from the query or the (optional) body. */
-  async function loginCall({ request, url, params, authorize }: RouteCall): Promise<{ ref: { customerId: string; loginId: string }; note: string | undefined }> {
+  async function loginCall({
+    request,
+    url,
+    params,
+    authorize,
+  }: RouteCall): Promise<{ ref: { customerId: string; loginId: string }; note: string | undefined }> {
     checkSameOrigin(request);
     const query = parse(CustomerQuery, Object.fromEntries(url.searchParams), 'query');
     const body = hasBody(request) ? parse(ActionBody, await readJsonBody(request), 'body') : {};
@@ -48,7 +53,9 @@ export function scheduleRoutes(connections: ConnectionsClient, defaultCustomerId
         const customerId = customerOf(parse(CustomerQuery, Object.fromEntries(url.searchParams), 'query').customer);
         await authorize(customerId);
         const listed = await connections.schedules.list({ customerId });
-        const schedules = await Promise.all(listed.map(async (schedule) => ({ ...schedule, latest: compactLatest(await connections.schedules.latestRefresh(schedule)) })));
+        const schedules = await Promise.all(
+          listed.map(async (schedule) => ({ ...schedule, latest: compactLatest(await connections.schedules.latestRefresh(schedule)) })),
+        );
         return { status: 200, body: { customerId, schedules } };
       },
     },

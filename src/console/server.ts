@@ -26,7 +26,7 @@ try {
   clientConfig = loadClientConfig();
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`console: refusing to start: ${error.problems.join("; ")}\n`);
+  process.stderr.write(`console: refusing to start: ${error.problems.join('; ')}\n`);
   process.exit(2);
 }
 
@@ -37,7 +37,10 @@ const secureCookie = !isLoopbackHost(consoleConfig.host) || consoleConfig.mode =
 const oidc = consoleConfig.signIn ? new OidcSignIn(consoleConfig.signIn.oidc) : undefined;
 const signIn = oidc && consoleConfig.signIn ? consoleSignIn(oidc, new SealedCookies(consoleConfig.signIn.sessionKey), { secureCookie, audit }) : undefined;
 // People's access tokens on the API: only with sign-in, and only of the clients it names.
-const bearerIdentities = oidc && consoleConfig.signIn && consoleConfig.signIn.bearerClients.length > 0 ? new BearerIdentities(oidc, { acceptedClients: consoleConfig.signIn.bearerClients }) : undefined;
+const bearerIdentities =
+  oidc && consoleConfig.signIn && consoleConfig.signIn.bearerClients.length > 0
+    ? new BearerIdentities(oidc, { acceptedClients: consoleConfig.signIn.bearerClients })
+    : undefined;
 const console_ = createConsoleServer({
   connections,
   token: consoleConfig.token,
@@ -52,8 +55,12 @@ const console_ = createConsoleServer({
   audit,
 });
 const { url } = await console_.listen(consoleConfig.port, consoleConfig.host);
-const howToOpen = signIn ? `operators sign in through ${consoleConfig.signIn?.oidc.issuer.href}${consoleConfig.token ? `, or open ${url}/?token=<CONSOLE_TOKEN> once` : ''}` : `open ${url}/?token=<CONSOLE_TOKEN> once`;
-process.stdout.write(`operator console on ${url}/ (${howToOpen}); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`);
+const howToOpen = signIn
+  ? `operators sign in through ${consoleConfig.signIn?.oidc.issuer.href}${consoleConfig.token ? `, or open ${url}/?token=<CONSOLE_TOKEN> once` : ''}`
+  : `open ${url}/?token=<CONSOLE_TOKEN> once`;
+process.stdout.write(
+  `operator console on ${url}/ (${howToOpen}); Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`,
+);
 process.stdout.write(`audit trail: ${audit.store.where}\n`);
 process.stdout.write(
   consoleConfig.encryption

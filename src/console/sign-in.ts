@@ -41,7 +41,11 @@ export interface ConsoleSignInOptions {
 /** Who a refused sign-in was: nobody the provider vouched for. */
 const UNKNOWN_ACTOR = { subject: 'unknown', name: 'unknown', via: 'oidc' } as const;
 
-export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secureCookie = false, now = Date.now, audit }: ConsoleSignInOptions = {}): ConsoleSignIn {
+export function consoleSignIn(
+  oidc: OidcSignIn,
+  cookies: SealedCookies,
+  { secureCookie = false, now = Date.now, audit }: ConsoleSignInOptions = {},
+): ConsoleSignIn {
   const attributes = `HttpOnly; SameSite=Lax${secureCookie ? '; Secure' : ''}`;
   /** Sessions' last word from the provider: a session key → when it was last found valid. */
   const checkedAt = new Map<string, number>();
@@ -65,7 +69,10 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
       checkedAt.delete(key);
       forgetExpired(signedOut, now());
       const revoked = await oidc.revoke(typeof claims.at === 'string' ? claims.at : '');
-      const outcome = revoked === 'revoked' ? 'access token revoked at the provider' : `not revoked at the provider (${revoked.notRevoked}): other consoles end it at its expiry`;
+      const outcome =
+        revoked === 'revoked'
+          ? 'access token revoked at the provider'
+          : `not revoked at the provider (${revoked.notRevoked}): other consoles end it at its expiry`;
       await recordPresence(leaving, 'sign-out', undefined, outcome);
     }
     redirect(response, '/auth/signed-out', [`${SESSION_COOKIE}=; Path=/; Max-Age=0; ${attributes}`]);
@@ -103,11 +110,19 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
     await recordPresence(signedIn.principal, 'sign-in', describeRoles(signedIn.principal.roles));
     const session = await cookies.seal(
       'session',
-      { sub: signedIn.principal.subject, name: signedIn.principal.name, roles: [...signedIn.principal.roles].map(([tenant, roles]) => [tenant, [...roles]]), at: signedIn.accessToken },
+      {
+        sub: signedIn.principal.subject,
+        name: signedIn.principal.name,
+        roles: [...signedIn.principal.roles].map(([tenant, roles]) => [tenant, [...roles]]),
+        at: signedIn.accessToken,
+      },
       signedIn.expiresAt,
     );
     const maxAge = Math.max(1, Math.floor((signedIn.expiresAt - now()) / 1000));
-    redirect(response, pending.returnTo, [`${SESSION_COOKIE}=${session}; Path=/; Max-Age=${maxAge}; ${attributes}`, `${SIGN_IN_COOKIE}=; Path=/auth; Max-Age=0; ${attributes}`]);
+    redirect(response, pending.returnTo, [
+      `${SESSION_COOKIE}=${session}; Path=/; Max-Age=${maxAge}; ${attributes}`,
+      `${SIGN_IN_COOKIE}=; Path=/auth; Max-Age=0; ${attributes}`,
+    ]);
   }
 
   const signIn: ConsoleSignIn = {
@@ -145,7 +160,11 @@ export function consoleSignIn(oidc: OidcSignIn, cookies: SealedCookies, { secure
         const answer = await oidc.stillSignedIn(typeof claims.at === 'string' ? claims.at : '', principal.subject);
         if (answer === 'revoked') {
           checkedAt.delete(key);
-          throw new HttpError(401, 'SessionRevoked', `the identity provider no longer accepts the sign-in of ${principal.name}: the session has ended (sign in again if you still may)`);
+          throw new HttpError(
+            401,
+            'SessionRevoked',
+            `the identity provider no longer accepts the sign-in of ${principal.name}: the session has ended (sign in again if you still may)`,
+          );
         }
         // No answer: the session goes on to its expiry, and the provider is asked again next time.
         if (answer === 'yes') checkedAt.set(key, now());
@@ -182,7 +201,8 @@ function signInFailure(error: unknown): { status: number; message: string } {
   if (error instanceof SignInPageError) return { status: error.status, message: error.message };
   if (error instanceof IdentityProviderUnavailableError) return { status: 502, message: error.message };
   if (error instanceof SignInRefusedError) return { status: 403, message: error.message };
-  if (error instanceof AuditUnavailableError) return { status: 503, message: `${error.message}: a sign-in that cannot be recorded is refused; try again shortly` };
+  if (error instanceof AuditUnavailableError)
+    return { status: 503, message: `${error.message}: a sign-in that cannot be recorded is refused; try again shortly` };
   if (error instanceof SealedCookieExpiredError || error instanceof SealedCookieInvalidError) return { status: 400, message: error.message };
   return { status: 500, message: `sign-in failed: ${error instanceof Error ? error.message : String(error)}` };
 }

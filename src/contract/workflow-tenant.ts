@@ -16,7 +16,17 @@
  * Kinds followed by `<customerId>:`, longest first where one begins another. `book-login-` was the
  * retired per-login workflow's (until 2026-12-03): its closed histories still decode under their tenant.
  */
-export const WORKFLOW_ID_KINDS_WITH_COLON = ['book-entry-', 'book-login-', 'book-', 'connection-', 'refresh-', 'forget-', 'retention-', 'callback-', 'admission-'] as const;
+export const WORKFLOW_ID_KINDS_WITH_COLON = [
+  'book-entry-',
+  'book-login-',
+  'book-',
+  'connection-',
+  'refresh-',
+  'forget-',
+  'retention-',
+  'callback-',
+  'admission-',
+] as const;
 /** The kind followed by the customer id alone: `throttle-<customerId>`. */
 export const THROTTLE_WORKFLOW_ID_KIND = 'throttle-';
 const CUSTOMER_ID = /^[A-Za-z0-9._-]{1,128}$/;

@@ -79,13 +79,16 @@ export class BearerIdentities {
     if (introspected.active !== true) throw new BearerTokenRefusedError('the provider says it is not active (expired, revoked, or not one of its tokens)');
     const clientId = introspected.client_id;
     if (typeof clientId !== 'string' || !this.settings.acceptedClients.includes(clientId)) {
-      throw new BearerTokenRefusedError(`it was issued to client ${typeof clientId === 'string' ? JSON.stringify(clientId) : '(none named)'}, whose tokens this console does not take (CONSOLE_BEARER_CLIENTS: ${this.settings.acceptedClients.join(', ') || 'none'})`);
+      throw new BearerTokenRefusedError(
+        `it was issued to client ${typeof clientId === 'string' ? JSON.stringify(clientId) : '(none named)'}, whose tokens this console does not take (CONSOLE_BEARER_CLIENTS: ${this.settings.acceptedClients.join(', ') || 'none'})`,
+      );
     }
     if (introspected.token_type !== undefined && !/^(bearer|access_token)$/i.test(introspected.token_type)) {
       throw new BearerTokenRefusedError(`it is a ${introspected.token_type}, not an access token`);
     }
     const subject = introspected.sub;
-    if (typeof subject !== 'string' || subject === '') throw new BearerTokenRefusedError('it names no person (a client\'s own token): the console acts for people only');
+    if (typeof subject !== 'string' || subject === '')
+      throw new BearerTokenRefusedError("it names no person (a client's own token): the console acts for people only");
     const scopes = typeof introspected.scope === 'string' ? introspected.scope.split(' ') : [];
     if (!scopes.includes('openid')) throw new BearerTokenRefusedError('it was granted without the openid scope, so it says nothing of who holds it');
     const info = await this.oidc.providerCall(() => client.fetchUserInfo(config, token, subject));

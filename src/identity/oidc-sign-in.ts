@@ -117,7 +117,12 @@ export class OidcSignIn {
     const config = await this.config();
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
     try {
-      tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
+      tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+        pkceCodeVerifier: pending.verifier,
+        expectedState: pending.state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
     } catch (error) {
       throw idTokenRefusal(error, this.settings.clientId) ?? this.refusalOrOutage(error);
     }
@@ -126,7 +131,10 @@ export class OidcSignIn {
     // openid-client checks exp and nbf against the tolerance, never iat: a token issued later than our
     // clock allows comes from a provider whose clock is wrong, or was made up.
     if (claims.iat > Math.floor(this.now() / 1000) + SEAL_CLOCK_TOLERANCE_S) {
-      throw new SignInRefusedError(`the ID token was issued in the future (at ${isoOfSeconds(claims.iat)}, beyond ${SEAL_CLOCK_TOLERANCE_S} s of clock tolerance): the provider's clock, or the token, is wrong`, { reason: 'IdTokenIssuedInFuture' });
+      throw new SignInRefusedError(
+        `the ID token was issued in the future (at ${isoOfSeconds(claims.iat)}, beyond ${SEAL_CLOCK_TOLERANCE_S} s of clock tolerance): the provider's clock, or the token, is wrong`,
+        { reason: 'IdTokenIssuedInFuture' },
+      );
     }
     const subject = claims.sub;
     let groups = stringsOf(claims[this.settings.groupsClaim]);
@@ -202,7 +210,10 @@ export class OidcSignIn {
     const { issuer, clientId, clientSecret, timeoutMs, allowHttp } = this.settings;
     const insecure = allowHttp && issuer.protocol === 'http:';
     try {
-      const metadata = { ...(clientSecret === undefined ? { token_endpoint_auth_method: 'none' } : { client_secret: clientSecret }), [client.clockTolerance]: SEAL_CLOCK_TOLERANCE_S };
+      const metadata = {
+        ...(clientSecret === undefined ? { token_endpoint_auth_method: 'none' } : { client_secret: clientSecret }),
+        [client.clockTolerance]: SEAL_CLOCK_TOLERANCE_S,
+      };
       const config = await client.discovery(issuer, clientId, metadata, clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret), {
         timeout: timeoutMs / 1000,
         ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
@@ -221,13 +232,18 @@ export class OidcSignIn {
   /** A provider's "no" (4xx, a token that fails its checks) as a refusal; anything else (no answer, 5xx) as an outage. */
   private refusalOrOutage(error: unknown): Error {
     const issuer = this.settings.issuer.href;
-    if (error instanceof client.AuthorizationResponseError) return new SignInRefusedError(`the provider answered ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
+    if (error instanceof client.AuthorizationResponseError)
+      return new SignInRefusedError(`the provider answered ${error.error}${error.error_description ? ` (${error.error_description})` : ''}`, { cause: error });
     if (error instanceof client.ResponseBodyError) {
-      return error.status >= 500 ? new IdentityProviderUnavailableError(issuer, `HTTP ${error.status}`, { cause: error }) : new SignInRefusedError(`the provider answered HTTP ${error.status} ${error.error}`, { cause: error });
+      return error.status >= 500
+        ? new IdentityProviderUnavailableError(issuer, `HTTP ${error.status}`, { cause: error })
+        : new SignInRefusedError(`the provider answered HTTP ${error.status} ${error.error}`, { cause: error });
     }
     if (error instanceof client.WWWAuthenticateChallengeError) {
       const challenge = error.cause[0]?.parameters.error ?? 'a challenge';
-      return error.status >= 500 ? new IdentityProviderUnavailableError(issuer, `HTTP ${error.status}`, { cause: error }) : new SignInRefusedError(`the provider answered HTTP ${error.status} ${challenge}`, { cause: error });
+      return error.status >= 500
+        ? new IdentityProviderUnavailableError(issuer, `HTTP ${error.status}`, { cause: error })
+        : new SignInRefusedError(`the provider answered HTTP ${error.status} ${challenge}`, { cause: error });
     }
     if (error instanceof client.ClientError) {
       const code = (error as { code?: string }).code ?? '';
@@ -275,11 +291,18 @@ function idTokenRefusal(error: unknown, clientId: string): SignInRefusedError | 
     if (context.claim === 'nonce') return refusal("the ID token's nonce is not this sign-in's: it was issued to another sign-in, or replayed", 'IdTokenNonce');
   }
   if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED' && typeof context.tolerance === 'number') {
-    if (context.claim === 'exp') return refusal(`the ID token has expired (at ${isoOfSeconds(claims.exp)}, beyond ${context.tolerance} s of clock tolerance)`, 'IdTokenExpired');
-    if (context.claim === 'nbf') return refusal(`the ID token is not valid yet (from ${isoOfSeconds(claims.nbf)}, beyond ${context.tolerance} s of clock tolerance)`, 'IdTokenNotYetValid');
+    if (context.claim === 'exp')
+      return refusal(`the ID token has expired (at ${isoOfSeconds(claims.exp)}, beyond ${context.tolerance} s of clock tolerance)`, 'IdTokenExpired');
+    if (context.claim === 'nbf')
+      return refusal(
+        `the ID token is not valid yet (from ${isoOfSeconds(claims.nbf)}, beyond ${context.tolerance} s of clock tolerance)`,
+        'IdTokenNotYetValid',
+      );
   }
-  if (code === 'OAUTH_KEY_SELECTION_FAILED') return refusal(`the ID token is signed with a key the provider does not publish (kid ${shown(context.header?.kid ?? 'none')})`, 'IdTokenUnknownKey');
-  if (code === 'OAUTH_INVALID_RESPONSE' && context.signature !== undefined) return refusal("the ID token's signature does not verify under the provider's published keys", 'IdTokenSignature');
+  if (code === 'OAUTH_KEY_SELECTION_FAILED')
+    return refusal(`the ID token is signed with a key the provider does not publish (kid ${shown(context.header?.kid ?? 'none')})`, 'IdTokenUnknownKey');
+  if (code === 'OAUTH_INVALID_RESPONSE' && context.signature !== undefined)
+    return refusal("the ID token's signature does not verify under the provider's published keys", 'IdTokenSignature');
   return undefined;
 }
 

@@ -124,7 +124,8 @@ export class PipelineKeys {
     keys.checkedAt = now;
     const before = keys.stamp;
     const problem = this.read(keys);
-    if (problem && keys.stamp !== before) this.report(`pipeline-entry: the key file of ${customerId} (${keys.file}) ${problem}: no key of ${customerId} is accepted until it is fixed`);
+    if (problem && keys.stamp !== before)
+      this.report(`pipeline-entry: the key file of ${customerId} (${keys.file}) ${problem}: no key of ${customerId} is accepted until it is fixed`);
   }
 
   /** Reads the file if it changed since last read; returns its problem (and then holds no hash). */

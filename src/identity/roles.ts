@@ -23,7 +23,13 @@ const GRANTED: Readonly<Record<Role, readonly Permission[]>> = {
 };
 
 /** Which role a permission needs at the least, for a refusal that says what to ask for. */
-export const LEAST_ROLE: Readonly<Record<Permission, Role>> = { read: 'viewer', answer: 'operator', cancel: 'operator', decode: 'analyst', administer: 'admin' };
+export const LEAST_ROLE: Readonly<Record<Permission, Role>> = {
+  read: 'viewer',
+  answer: 'operator',
+  cancel: 'operator',
+  decode: 'analyst',
+  administer: 'admin',
+};
 
 /** Every tenant: a role granted on `*`. */
 export const ALL_TENANTS = '*';

@@ -54,7 +54,12 @@ export class SealedCookies {
   /** The claims sealed for `purpose`; SealedCookieExpiredError past its expiry, SealedCookieInvalidError for anything else. */
   async open(purpose: SealPurpose, sealed: string): Promise<JWTPayload> {
     try {
-      const { payload } = await jwtDecrypt(sealed, this.key, { issuer: ISSUER, audience: purpose, clockTolerance: SEAL_CLOCK_TOLERANCE_S, requiredClaims: ['exp'] });
+      const { payload } = await jwtDecrypt(sealed, this.key, {
+        issuer: ISSUER,
+        audience: purpose,
+        clockTolerance: SEAL_CLOCK_TOLERANCE_S,
+        requiredClaims: ['exp'],
+      });
       return payload;
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new SealedCookieExpiredError(purpose);

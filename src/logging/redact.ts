@@ -22,7 +22,10 @@ function redactWithin(value: unknown, depth: number, ancestors: WeakSet<object>)
   try {
     if (Array.isArray(value)) return value.map((item) => redactWithin(item, depth + 1, ancestors));
     return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, SECRET_KEY.test(key) ? '[redacted]' : redactWithin(item, depth + 1, ancestors)]),
+      Object.entries(value as Record<string, unknown>).map(([key, item]) => [
+        key,
+        SECRET_KEY.test(key) ? '[redacted]' : redactWithin(item, depth + 1, ancestors),
+      ]),
     );
   } finally {
     ancestors.delete(value);

@@ -18,6 +18,10 @@ const CALLBACK_METRIC_NAME = 'aggregation_callback_deliveries';
 export const NO_CALLBACK_METRICS: CallbackMetrics = Object.freeze({ attempted: () => undefined });
 
 export function callbackMetrics(meter: MetricMeter): CallbackMetrics {
-  const deliveries = meter.createCounter(CALLBACK_METRIC_NAME, '', 'Completion callback attempts, by outcome: delivered (2xx), retrying (tried again later) or given_up.');
+  const deliveries = meter.createCounter(
+    CALLBACK_METRIC_NAME,
+    '',
+    'Completion callback attempts, by outcome: delivered (2xx), retrying (tried again later) or given_up.',
+  );
   return { attempted: (outcome) => addOne(deliveries, { outcome }) };
 }

@@ -18,7 +18,6 @@ import { ConnectionStatusKey } from '../contract/search-attributes.js';
 
 export const CONNECTIONS_GAUGE_NAME = 'aggregation_connections';
 
-
 /** The visibility query of the running connections of the fleet's task queues (the service queue, the unattended pool's) in one status. */
 export function connectionCountQuery(taskQueues: readonly string[], status: ConnectionStatus): string {
   const queues = [...new Set(taskQueues)];
@@ -32,7 +31,12 @@ export function connectionCountQuery(taskQueues: readonly string[], status: Conn
 
 /** The gauge on `meter` (which carries the worker's namespace and task_queue tags). */
 export function connectionsGauge(meter: MetricMeter): MetricGauge {
-  return meter.createGauge(CONNECTIONS_GAUGE_NAME, 'int', '', 'Running connections by ConnectionStatus, fleet-wide on the task queue (every replica counts them all: take max() across replicas).');
+  return meter.createGauge(
+    CONNECTIONS_GAUGE_NAME,
+    'int',
+    '',
+    'Running connections by ConnectionStatus, fleet-wide on the task queue (every replica counts them all: take max() across replicas).',
+  );
 }
 
 /** What failed, for logging once: the error's name and gRPC status code, not its message (which may vary). */
@@ -81,10 +85,13 @@ export class ConnectionStatusGauge {
     for (const [kind, error] of failures) {
       if (this.logged.has(kind)) continue;
       this.logged.add(kind);
-      logger.warn(`${CONNECTIONS_GAUGE_NAME}: could not count connections by status (${kind}); the gauge keeps its last values, retried every round, logged again only once it works`, {
-        taskQueue,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      logger.warn(
+        `${CONNECTIONS_GAUGE_NAME}: could not count connections by status (${kind}); the gauge keeps its last values, retried every round, logged again only once it works`,
+        {
+          taskQueue,
+          error: error instanceof Error ? error.message : String(error),
+        },
+      );
     }
   }
 
@@ -93,10 +100,12 @@ export class ConnectionStatusGauge {
     const next = () => {
       if (this.stopped) return;
       // countOnce logs its own failures; a gauge or logger that throws (the runtime shutting down) is no reason to stop.
-      this.round = this.countOnce().catch(() => undefined).finally(() => {
-        this.round = undefined;
-        if (!this.stopped) this.timer = setTimeout(next, this.options.intervalMs).unref();
-      });
+      this.round = this.countOnce()
+        .catch(() => undefined)
+        .finally(() => {
+          this.round = undefined;
+          if (!this.stopped) this.timer = setTimeout(next, this.options.intervalMs).unref();
+        });
     };
     next();
   }

@@ -14,8 +14,17 @@ export const KEY_PROVIDER_METRIC_NAMES = {
 
 /** Records `health`'s calls on `meter` from now on; returns the unsubscribe. */
 export function recordKeyProviderMetrics(meter: MetricMeter, health: KeyProviderHealth): () => void {
-  const calls = meter.createCounter(KEY_PROVIDER_METRIC_NAMES.calls, '', 'Calls to the KMS for envelope encryption (datakey: a new data key; decrypt: an unwrap), by how they ended (ok, unavailable, refused; revoked, destroyed, undecodable: a payload it can never open).');
-  const available = meter.createGauge(KEY_PROVIDER_METRIC_NAMES.available, 'int', '', "1 while the KMS's last call succeeded (or none was made yet), 0 while it is unavailable or refuses this process.");
+  const calls = meter.createCounter(
+    KEY_PROVIDER_METRIC_NAMES.calls,
+    '',
+    'Calls to the KMS for envelope encryption (datakey: a new data key; decrypt: an unwrap), by how they ended (ok, unavailable, refused; revoked, destroyed, undecodable: a payload it can never open).',
+  );
+  const available = meter.createGauge(
+    KEY_PROVIDER_METRIC_NAMES.available,
+    'int',
+    '',
+    "1 while the KMS's last call succeeded (or none was made yet), 0 while it is unavailable or refuses this process.",
+  );
   const tags = { key_id: health.keyId };
   available.set(health.status.state === 'ok' ? 1 : 0, tags);
   return health.onCall((call, outcome, status) => {

@@ -13,7 +13,11 @@ export const STATIC_KEY_WARN_SEALS = STATIC_KEY_SEAL_BOUND / 4;
 
 /** Counts `source`'s seals on `meter` by key (a tenant's keys too) and warns through `warn` once a key passes STATIC_KEY_WARN_SEALS; returns the unsubscribe. */
 export function recordStaticKeyUse(meter: MetricMeter, source: SealCounting, warn: (message: string) => void, warnAt = STATIC_KEY_WARN_SEALS): () => void {
-  const seals = meter.createCounter(STATIC_KEY_SEALS_METRIC, '', `Payloads sealed with the configured key (PAYLOAD_KEY_PROVIDER=static) by this process; AES-GCM with random nonces is safe for ${STATIC_KEY_SEAL_BOUND} under one key, summed over every process and the key's life.`);
+  const seals = meter.createCounter(
+    STATIC_KEY_SEALS_METRIC,
+    '',
+    `Payloads sealed with the configured key (PAYLOAD_KEY_PROVIDER=static) by this process; AES-GCM with random nonces is safe for ${STATIC_KEY_SEAL_BOUND} under one key, summed over every process and the key's life.`,
+  );
   const warned = new Set<string>();
   return source.onSeal((keyId, uses, sealedByThisProcess) => {
     seals.add(uses, { key_id: keyId });

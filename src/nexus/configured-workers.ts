@@ -24,12 +24,15 @@ export function readBoundaryKey(endpoint: string, path: string): EncryptionKeys 
   try {
     text = readFileSync(path, 'utf8').trim();
   } catch (error) {
-    throw new NexusKeyFileError(`NEXUS_ENDPOINT_KEY_FILES: cannot read the key file of endpoint ${endpoint} (${path}): ${(error as Error).message}`, { cause: error });
+    throw new NexusKeyFileError(`NEXUS_ENDPOINT_KEY_FILES: cannot read the key file of endpoint ${endpoint} (${path}): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const colon = text.lastIndexOf(':');
   const keyId = text.slice(0, colon);
   const key = Buffer.from(text.slice(colon + 1), 'base64');
-  if (colon < 1 || key.length !== 32) throw new NexusKeyFileError(`NEXUS_ENDPOINT_KEY_FILES: the key file of endpoint ${endpoint} (${path}) must hold <keyId>:<base64 of 32 bytes>`);
+  if (colon < 1 || key.length !== 32)
+    throw new NexusKeyFileError(`NEXUS_ENDPOINT_KEY_FILES: the key file of endpoint ${endpoint} (${path}) must hold <keyId>:<base64 of 32 bytes>`);
   return Object.freeze({ keyId, key, decryptionKeys: new Map() });
 }
 

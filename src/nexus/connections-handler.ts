@@ -38,7 +38,13 @@ import { connectionClassOf, DEFAULT_PRIORITY_POLICY, startPriority, type Priorit
 import { CONNECTION_WORKFLOW_ID_PREFIX } from '../client/business-key.js';
 import { ConnectionsClient } from '../client/connections.js';
 import { AnswerRejectedError, BookRefreshNotFoundError, ConnectionNotFoundError } from '../client/errors.js';
-import { NexusAnswerInputSchema, NexusConnectionRefSchema, NexusParsedStartSchema, NexusRefreshBookInputSchema, NexusStartInputSchema } from './input-schemas.js';
+import {
+  NexusAnswerInputSchema,
+  NexusConnectionRefSchema,
+  NexusParsedStartSchema,
+  NexusRefreshBookInputSchema,
+  NexusStartInputSchema,
+} from './input-schemas.js';
 import { bookRelayWorkflowId, NEXUS_BOOK_RELAY_WORKFLOW_TYPE, NEXUS_RELAY_WORKFLOW_TYPE, relayWorkflowId } from './relay-ids.js';
 import type { BookRelayInput, RelayInput } from './relay-workflow.js';
 
@@ -76,10 +82,16 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
   /** The endpoint's tenant, refusing a caller that names another. */
   function tenantOf(operation: string, named: unknown): string {
     const { endpoint } = operationInfo();
-    if (!endpoint) throw new nexus.HandlerError('UNAUTHORIZED', `tenant unknown: the server did not name the endpoint of this ${operation} (Temporal server 1.30 or later sends it)`);
+    if (!endpoint)
+      throw new nexus.HandlerError(
+        'UNAUTHORIZED',
+        `tenant unknown: the server did not name the endpoint of this ${operation} (Temporal server 1.30 or later sends it)`,
+      );
     const tenant = options.endpointTenants.get(endpoint);
-    if (tenant === undefined) throw new nexus.HandlerError('UNAUTHORIZED', `tenant unknown: endpoint "${endpoint}" is mapped to no tenant (NEXUS_ENDPOINT_TENANTS)`);
-    if (named !== undefined && named !== tenant) throw new nexus.HandlerError('UNAUTHORIZED', `tenant refused: endpoint "${endpoint}" acts for its own tenant only, not ${JSON.stringify(named)}`);
+    if (tenant === undefined)
+      throw new nexus.HandlerError('UNAUTHORIZED', `tenant unknown: endpoint "${endpoint}" is mapped to no tenant (NEXUS_ENDPOINT_TENANTS)`);
+    if (named !== undefined && named !== tenant)
+      throw new nexus.HandlerError('UNAUTHORIZED', `tenant refused: endpoint "${endpoint}" acts for its own tenant only, not ${JSON.stringify(named)}`);
     return tenant;
   }
 
@@ -88,7 +100,12 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
   }
 
   // The pipeline client over the product's namespace: what every other way in calls for the same action.
-  const connections = new ConnectionsClient({ client: options.productClient, taskQueue: options.productTaskQueue, unattendedTaskQueue: refreshTaskQueue, priority: policy });
+  const connections = new ConnectionsClient({
+    client: options.productClient,
+    taskQueue: options.productTaskQueue,
+    unattendedTaskQueue: refreshTaskQueue,
+    priority: policy,
+  });
 
   /** The client's typed errors as the caller's: a connection it cannot find, an answer refused before the service. */
   function handlerErrorOf(error: unknown): unknown {
@@ -105,7 +122,9 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
       throw error;
     });
     if (summary?.executionStatus === 'RUNNING' && summary.parentWorkflowId !== relayId) {
-      throw conflict(`connection already running: ${connectionWorkflowId} (started outside this service); follow it with state and answer, or start another applicationId`);
+      throw conflict(
+        `connection already running: ${connectionWorkflowId} (started outside this service); follow it with state and answer, or start another applicationId`,
+      );
     }
   }
 
@@ -127,7 +146,10 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
       return await startWorkflow(ctx, NEXUS_RELAY_WORKFLOW_TYPE, { workflowId: relayId, args: [relay] });
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        throw conflict(`connection already running: ${connectionWorkflowId} (started by another start operation); follow it with state and answer, or start another applicationId`, error);
+        throw conflict(
+          `connection already running: ${connectionWorkflowId} (started by another start operation); follow it with state and answer, or start another applicationId`,
+          error,
+        );
       }
       throw error;
     }
@@ -180,7 +202,10 @@ export function connectionsServiceHandler(options: ConnectionsHandlerOptions): n
     const running = await connections.books.refreshes({ customerId: tenant, cadence, running: true, limit: 10 });
     // One at a time, as the Schedule's SKIP: a refresh its relay did not start (the Schedule, a run by hand) is not this caller's to wait on or cancel.
     const other = running.find((refresh) => refresh.parentWorkflowId !== relayId);
-    if (other) throw conflict(`book refresh already running: ${other.refreshWorkflowId} (the ${cadence} book of this tenant: one refresh at a time); wait for it to end`);
+    if (other)
+      throw conflict(
+        `book refresh already running: ${other.refreshWorkflowId} (the ${cadence} book of this tenant: one refresh at a time); wait for it to end`,
+      );
     const scheduled = window === undefined || pageSize === undefined ? await scheduledSettings(tenant, cadence) : undefined;
     const chosenWindow = window ?? scheduled?.window;
     const chosenPageSize = pageSize ?? scheduled?.pageSize;

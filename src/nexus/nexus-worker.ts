@@ -46,7 +46,10 @@ export interface ConnectionsNexusWorkerOptions {
  * seals what crosses the boundary under the endpoint's caller key and the rest under the product's.
  * A replay of the relays' histories uses the same (test/nexus/connections-nexus.test.ts).
  */
-export function nexusWorkerDataConverter(boundary: ConnectionsNexusWorkerOptions['boundary'], productCodec: PayloadCodec | undefined): NonNullable<WorkerOptions['dataConverter']> {
+export function nexusWorkerDataConverter(
+  boundary: ConnectionsNexusWorkerOptions['boundary'],
+  productCodec: PayloadCodec | undefined,
+): NonNullable<WorkerOptions['dataConverter']> {
   return {
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     failureConverterPath: FAILURE_CONVERTER_PATH,

@@ -23,7 +23,13 @@ import { WorkflowExecutionAlreadyStartedError, type Priority, type SearchAttribu
 import { connectionStartAttributes } from '../contract/search-attributes.js';
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection/connection-definitions.js';
 import type { ConnectionInput } from '../contract/connection/connection-input.js';
-import { BOOK_REFRESH_WORKFLOW_TYPE, bookRefreshAttributes, bookRefreshRunId, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
+import {
+  BOOK_REFRESH_WORKFLOW_TYPE,
+  bookRefreshAttributes,
+  bookRefreshRunId,
+  type BookRefreshInput,
+  type BookReport,
+} from '../contract/book/book-definitions.js';
 
 export interface RelayInput {
   /** `connection-<customerId>:<applicationId>`. */
@@ -56,7 +62,14 @@ export interface BookRelayInput {
  */
 async function relayChild<R>(
   workflowType: string,
-  options: { readonly workflowId: string; readonly taskQueue: string; readonly args: unknown[]; readonly typedSearchAttributes: SearchAttributePair[]; readonly staticSummary?: string; readonly priority?: Priority | undefined },
+  options: {
+    readonly workflowId: string;
+    readonly taskQueue: string;
+    readonly args: unknown[];
+    readonly typedSearchAttributes: SearchAttributePair[];
+    readonly staticSummary?: string;
+    readonly priority?: Priority | undefined;
+  },
   taken: { readonly type: string; readonly what: string },
 ): Promise<R> {
   const { priority, staticSummary, ...rest } = options;
@@ -70,7 +83,12 @@ async function relayChild<R>(
     });
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      throw ApplicationFailure.create({ type: taken.type, message: `${taken.what} is already running (started outside the connections Nexus service)`, nonRetryable: true, details: [error.workflowId] });
+      throw ApplicationFailure.create({
+        type: taken.type,
+        message: `${taken.what} is already running (started outside the connections Nexus service)`,
+        nonRetryable: true,
+        details: [error.workflowId],
+      });
     }
     throw error;
   }

@@ -26,7 +26,12 @@ export class StoredPayloadNotFoundError extends PayloadStoreError {
     readonly key: string,
     options?: ErrorOptions,
   ) {
-    super(`stored payload ${key} not found in ${location} (driver ${driver}): it was deleted, or the claim belongs to another store`, driver, location, options);
+    super(
+      `stored payload ${key} not found in ${location} (driver ${driver}): it was deleted, or the claim belongs to another store`,
+      driver,
+      location,
+      options,
+    );
   }
 }
 

@@ -14,12 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import {
-  StorageDriverClaim,
-  type Payload,
-  type StorageDriverRetrieveContext,
-  type StorageDriverStoreContext,
-} from '@temporalio/common';
+import { StorageDriverClaim, type Payload, type StorageDriverRetrieveContext, type StorageDriverStoreContext } from '@temporalio/common';
 import { PayloadClaimRejectedError, PayloadStoreOperationError, StoredPayloadIntegrityError, StoredPayloadNotFoundError } from './errors.js';
 import { checkClaim, claimDataFor, payloadKey, sha256Hex, workflowKeyPrefix, workflowKeySuffix } from './object-keys.js';
 import type { DeleteWorkflowPayloadsOptions, PayloadStoreDriver } from './payload-store-driver.js';

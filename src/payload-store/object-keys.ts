@@ -27,9 +27,7 @@ const SEGMENT_HASH_CHARS = 32;
 const NO_NAMESPACE = '~';
 
 const SEGMENT = String.raw`(?!\.)(?:[A-Za-z0-9._-]|%[0-9A-F]{2})+(?:~[0-9a-f]{${SEGMENT_HASH_CHARS}})?`;
-const RELATIVE_KEY = new RegExp(
-  String.raw`^(?<namespace>${SEGMENT}|~)/(?:(?<kind>workflows|activities)/(?<id>${SEGMENT})|unscoped)/(?<sha256>[0-9a-f]{64})$`,
-);
+const RELATIVE_KEY = new RegExp(String.raw`^(?<namespace>${SEGMENT}|~)/(?:(?<kind>workflows|activities)/(?<id>${SEGMENT})|unscoped)/(?<sha256>[0-9a-f]{64})$`);
 const KEPT = /^[A-Za-z0-9._-]$/;
 
 export type PayloadOwnerKind = 'workflows' | 'activities';
@@ -118,8 +116,12 @@ export function checkClaim(claimData: Readonly<Record<string, unknown>>, root: s
   // Both spellings: the stock drivers' (written since) and the camelCase of earlier claims.
   const hashAlgorithm = claimData.hash_algorithm ?? claimData.hashAlgorithm;
   const hashValue = claimData.hash_value ?? claimData.hashValue;
-  for (const [snake, camel] of [['hash_algorithm', 'hashAlgorithm'], ['hash_value', 'hashValue']] as const) {
-    if (claimData[snake] !== undefined && claimData[camel] !== undefined && claimData[snake] !== claimData[camel]) return `the claim's ${snake} and ${camel} differ`;
+  for (const [snake, camel] of [
+    ['hash_algorithm', 'hashAlgorithm'],
+    ['hash_value', 'hashValue'],
+  ] as const) {
+    if (claimData[snake] !== undefined && claimData[camel] !== undefined && claimData[snake] !== claimData[camel])
+      return `the claim's ${snake} and ${camel} differ`;
   }
   if (typeof key !== 'string' || key === '') return 'the claim has no key';
   if (hashAlgorithm !== HASH_ALGORITHM) return `unsupported hash algorithm ${JSON.stringify(hashAlgorithm)} (expected ${HASH_ALGORITHM})`;

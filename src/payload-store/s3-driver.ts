@@ -16,21 +16,15 @@
  * prefix, and the bytes must hash to the claimed value. Credentials come from the AWS default chain
  * (environment, profile, instance or task role) unless given explicitly.
  */
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { StorageDriverClaim, type Payload, type StorageDriverRetrieveContext, type StorageDriverStoreContext } from '@temporalio/common';
 import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
-import {
-  StorageDriverClaim,
-  type Payload,
-  type StorageDriverRetrieveContext,
-  type StorageDriverStoreContext,
-} from '@temporalio/common';
-import { PayloadClaimRejectedError, PayloadStoreOperationError, PayloadStoreSettingsError, StoredPayloadIntegrityError, StoredPayloadNotFoundError } from './errors.js';
+  PayloadClaimRejectedError,
+  PayloadStoreOperationError,
+  PayloadStoreSettingsError,
+  StoredPayloadIntegrityError,
+  StoredPayloadNotFoundError,
+} from './errors.js';
 import { checkClaim, claimDataFor, payloadKey, sha256Hex, workflowKeyPrefix, workflowKeySuffix } from './object-keys.js';
 import type { DeleteWorkflowPayloadsOptions, PayloadStoreDriver } from './payload-store-driver.js';
 import { deserializePayload, serializePayload } from './stored-payload.js';
@@ -135,7 +129,9 @@ export class S3StorageDriver implements PayloadStoreDriver {
           throw new PayloadStoreOperationError(this.name, this.location, 'delete', prefix, { cause: error });
         }
         if (failed) {
-          throw new PayloadStoreOperationError(this.name, this.location, 'delete', failed.Key ?? prefix, { cause: new Error(failed.Message ?? 'DeleteObjects reported an error') });
+          throw new PayloadStoreOperationError(this.name, this.location, 'delete', failed.Key ?? prefix, {
+            cause: new Error(failed.Message ?? 'DeleteObjects reported an error'),
+          });
         }
         deleted += batch.length;
       }
@@ -158,7 +154,12 @@ export class S3StorageDriver implements PayloadStoreDriver {
   private async get(claim: StorageDriverClaim, abortSignal: AbortSignal | undefined): Promise<Payload> {
     const { bucket } = claim.claimData;
     if (bucket !== undefined && bucket !== this.bucket) {
-      throw new PayloadClaimRejectedError(this.name, this.location, `the claim names bucket ${JSON.stringify(bucket.slice(0, 100))}, not ${this.bucket}`, claim.claimData);
+      throw new PayloadClaimRejectedError(
+        this.name,
+        this.location,
+        `the claim names bucket ${JSON.stringify(bucket.slice(0, 100))}, not ${this.bucket}`,
+        claim.claimData,
+      );
     }
     const checked = checkClaim(claim.claimData, this.root);
     if (typeof checked === 'string') throw new PayloadClaimRejectedError(this.name, this.location, checked, claim.claimData);
@@ -198,10 +199,9 @@ export class S3StorageDriver implements PayloadStoreDriver {
     let token: string | undefined;
     do {
       try {
-        const page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root, Delimiter: '/', ContinuationToken: token }),
-          { abortSignal },
-        );
+        const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.root, Delimiter: '/', ContinuationToken: token }), {
+          abortSignal,
+        });
         for (const common of page.CommonPrefixes ?? []) {
           const segment = common.Prefix?.slice(this.root.length, -1);
           if (segment) segments.push(segment);
@@ -230,7 +230,10 @@ function normalizePrefix(prefix: string): string {
   if (trimmed === '') return '';
   for (const segment of trimmed.split('/')) {
     if (!PREFIX_SEGMENT.test(segment) || segment === '.' || segment === '..') {
-      throw new PayloadStoreSettingsError('prefix', `${JSON.stringify(prefix)}: each "/"-separated part must be letters, digits, ".", "_", "=", "+" or "-" (not "." or "..")`);
+      throw new PayloadStoreSettingsError(
+        'prefix',
+        `${JSON.stringify(prefix)}: each "/"-separated part must be letters, digits, ".", "_", "=", "+" or "-" (not "." or "..")`,
+      );
     }
   }
   return trimmed;

@@ -25,7 +25,6 @@ import { resultRoute } from './result-route.js';
 
 export { PIPELINE_MAX_BODY_BYTES, type PipelineEntryOptions } from './entry-routes.js';
 
-
 export interface PipelineEntryServer {
   readonly server: Server;
   listen(port: number, host?: string): Promise<{ url: string; port: number }>;
@@ -73,8 +72,19 @@ export function createPipelineEntryServer(options: PipelineEntryOptions): Pipeli
     const caller = key === undefined ? undefined : options.keys.identify(key);
     if (caller === undefined) {
       // A key of no tenant: recorded (its hash's prefix tells one prober's tries from another's), then refused.
-      await audit.refused({ actor: unknownKeyActor(key === undefined ? undefined : keyHashPrefix(pipelineKeyHash(key))), action: route.action, detail: `${method} ${url.pathname}` }, 'UnknownKey');
-      throw new HttpError(401, 'Unauthorized', key === undefined ? 'send Authorization: Bearer <your pipeline key>' : 'the pipeline key is not one of any tenant (revoked, mistyped, or never issued)');
+      await audit.refused(
+        {
+          actor: unknownKeyActor(key === undefined ? undefined : keyHashPrefix(pipelineKeyHash(key))),
+          action: route.action,
+          detail: `${method} ${url.pathname}`,
+        },
+        'UnknownKey',
+      );
+      throw new HttpError(
+        401,
+        'Unauthorized',
+        key === undefined ? 'send Authorization: Bearer <your pipeline key>' : 'the pipeline key is not one of any tenant (revoked, mistyped, or never issued)',
+      );
     }
     sendJson(response, await route.handler({ ...call, caller }), REALM);
   }

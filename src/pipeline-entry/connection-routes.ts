@@ -87,23 +87,42 @@ export const startRoute: KeyRoute = {
       const named = [body.customerId, body.connection.customerId].filter((value) => value !== undefined);
       const other = named.find((value) => value !== tenant);
       if (other !== undefined) {
-        note({ tenant: typeof other === 'string' && other !== '' ? other.slice(0, 200) : tenant, detail: `named customerId ${JSON.stringify(other).slice(0, 200)} with ${tenant}'s key` });
-        throw new HttpError(403, 'Forbidden', `the body names customerId ${JSON.stringify(other)}, but this key is ${tenant}'s: a key starts its own tenant's connections only (leave customerId out)`, { customerId: other });
+        note({
+          tenant: typeof other === 'string' && other !== '' ? other.slice(0, 200) : tenant,
+          detail: `named customerId ${JSON.stringify(other).slice(0, 200)} with ${tenant}'s key`,
+        });
+        throw new HttpError(
+          403,
+          'Forbidden',
+          `the body names customerId ${JSON.stringify(other)}, but this key is ${tenant}'s: a key starts its own tenant's connections only (leave customerId out)`,
+          { customerId: other },
+        );
       }
       const { customerId: _named, ...connection } = body.connection;
-      if (body.callback !== undefined && connection.callback !== undefined) throw new HttpError(400, 'InvalidRequest', 'invalid body: callback: give it once, beside connection (not inside it)');
+      if (body.callback !== undefined && connection.callback !== undefined)
+        throw new HttpError(400, 'InvalidRequest', 'invalid body: callback: give it once, beside connection (not inside it)');
       const callback = body.callback ?? (connection.callback === undefined ? undefined : parse(CallbackInput, connection.callback, 'callback'));
       if (callback !== undefined) {
         note({ detail: `callback ${displayedUrl(callback.url)}` });
         // The worker's own check (src/callbacks/callback-policy.ts), asked before anything starts.
         const refusal = callbackRequestRefusal({ urls: options.callbackUrls, resultInBody: options.resultInBody ?? new Set() }, tenant, callback);
         if (refusal?.field === 'url') throw new HttpError(400, 'CallbackUrlRefused', `callback.url ${refusal.problem}; nothing was started`);
-        if (refusal?.field === 'includeResult') throw new HttpError(400, 'CallbackResultRefused', `callback.includeResult: ${refusal.problem}; leave it out to get a one-time reference; nothing was started`);
+        if (refusal?.field === 'includeResult')
+          throw new HttpError(
+            400,
+            'CallbackResultRefused',
+            `callback.includeResult: ${refusal.problem}; leave it out to get a one-time reference; nothing was started`,
+          );
       }
       const input = { ...connection, customerId: tenant, ...(callback === undefined ? {} : { callback }) } as ConnectionInputArgs;
       const running = await current(options.connections, workflowId);
       if (running?.executionStatus === 'RUNNING') {
-        throw new HttpError(409, 'ConnectionRunning', `application ${body.applicationId} already has a running connection: ${workflowId} (run ${running.runId}); read its state, or cancel it first`, { workflowId, runId: running.runId });
+        throw new HttpError(
+          409,
+          'ConnectionRunning',
+          `application ${body.applicationId} already has a running connection: ${workflowId} (run ${running.runId}); read its state, or cancel it first`,
+          { workflowId, runId: running.runId },
+        );
       }
       await begin();
       const client = clientFor(options.connections, tenant);
@@ -142,7 +161,11 @@ export const cancelRoute: KeyRoute = {
       note({ target: workflowId });
       const running = await current(options.connections, workflowId);
       if (running === undefined) throw new ConnectionNotFoundError(workflowId);
-      if (running.executionStatus !== 'RUNNING') throw new HttpError(409, 'ConnectionEnded', `${workflowId} has ended (${running.executionStatus}): there is nothing to cancel`, { workflowId, runId: running.runId });
+      if (running.executionStatus !== 'RUNNING')
+        throw new HttpError(409, 'ConnectionEnded', `${workflowId} has ended (${running.executionStatus}): there is nothing to cancel`, {
+          workflowId,
+          runId: running.runId,
+        });
       await begin();
       await clientFor(options.connections, caller.customerId).cancel(workflowId);
       return { reply: { status: 202, body: { workflowId, runId: running.runId, cancelRequested: true } }, detail: `run ${running.runId}` };

@@ -33,13 +33,19 @@ export const resultRoute: TokenRoute = {
   handler: (call) => {
     const customerId = safeDecode(call.params.customerId ?? '').slice(0, 200);
     const webhookId = safeDecode(call.params.webhookId ?? '').slice(0, 200);
-    return audited(call.audit, { actor: resultTokenActor(customerId), action: 'result.claim', tenant: customerId, target: webhookId }, call.log, async ({ begin }) => {
-      const token = bearerToken(call.request);
-      if (token === undefined || token.length > MAX_TOKEN_CHARS) throw new HttpError(401, 'Unauthorized', "send Authorization: Bearer <the token of the event's resultRef>");
-      // The attempt is recorded before the claim: a claim spent without its answer shows as unknown.
-      await begin();
-      const claimed = await call.options.connections.claimCallbackResult(customerId, webhookId, token);
-      return { reply: { status: 200, body: claimed }, detail: `${claimed.workflowId} run ${claimed.runId}` };
-    });
+    return audited(
+      call.audit,
+      { actor: resultTokenActor(customerId), action: 'result.claim', tenant: customerId, target: webhookId },
+      call.log,
+      async ({ begin }) => {
+        const token = bearerToken(call.request);
+        if (token === undefined || token.length > MAX_TOKEN_CHARS)
+          throw new HttpError(401, 'Unauthorized', "send Authorization: Bearer <the token of the event's resultRef>");
+        // The attempt is recorded before the claim: a claim spent without its answer shows as unknown.
+        await begin();
+        const claimed = await call.options.connections.claimCallbackResult(customerId, webhookId, token);
+        return { reply: { status: 200, body: claimed }, detail: `${claimed.workflowId} run ${claimed.runId}` };
+      },
+    );
   },
 };

@@ -32,8 +32,12 @@ const audit = new AuditTrail(openAuditStore(entryConfig.auditStore));
 const entry = createPipelineEntryServer({ connections, keys, callbackUrls: entryConfig.callbackUrls, resultInBody: entryConfig.resultInBody, audit });
 const { url } = await entry.listen(entryConfig.port, entryConfig.host);
 const tenants = [...keys.counts()].map(([customerId, count]) => `${customerId} (${count} key${count === 1 ? '' : 's'})`).join(', ');
-process.stdout.write(`pipeline entry on ${url}/v1/ for ${tenants}; Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`);
-process.stdout.write(`callbacks allowed for ${entryConfig.callbackUrls.size === 0 ? 'no tenant (CALLBACK_URLS unset)' : [...entryConfig.callbackUrls.keys()].join(', ')}; audit trail: ${audit.store.where}\n`);
+process.stdout.write(
+  `pipeline entry on ${url}/v1/ for ${tenants}; Temporal ${clientConfig.temporal.address}, namespace ${clientConfig.temporal.namespace}, task queue ${clientConfig.temporal.taskQueue}${clientConfig.temporal.fromEnvConfig ? ` (${temporalSettingsSource(clientConfig.temporal)})` : ''}\n`,
+);
+process.stdout.write(
+  `callbacks allowed for ${entryConfig.callbackUrls.size === 0 ? 'no tenant (CALLBACK_URLS unset)' : [...entryConfig.callbackUrls.keys()].join(', ')}; audit trail: ${audit.store.where}\n`,
+);
 
 async function shutdown(signal: string): Promise<void> {
   process.stdout.write(`pipeline-entry: ${signal}, closing\n`);

@@ -10,7 +10,16 @@ import { CUSTOMER_ID_PATTERN, SANDBOX_CUSTOMER_ID } from './customer.js';
 import { FAULT_HEADER } from './faults.js';
 import { MAX_BODY_BYTES, SandboxError, parseWith, type Reply } from './http.js';
 import type { SandboxOptions } from './options.js';
-import { CORRECT_IMAGE_INDEX, SANDBOX_PASSWORD, SCENARIOS, SCENARIO_PATTERNS, ScenarioParameterError, describeScenario, resolveScenario, type Scenario } from './scenarios.js';
+import {
+  CORRECT_IMAGE_INDEX,
+  SANDBOX_PASSWORD,
+  SCENARIOS,
+  SCENARIO_PATTERNS,
+  ScenarioParameterError,
+  describeScenario,
+  resolveScenario,
+  type Scenario,
+} from './scenarios.js';
 import type { SandboxState } from './state.js';
 import type { DataCache } from './data-cache.js';
 import { VARIATIONS, VARIATION_HEADER } from './variations.js';
@@ -28,7 +37,9 @@ const RateLimitsRequest = z.strictObject({
   mode: z.enum(['window', 'bucket']).optional(),
   burst: z.number().int().min(1).max(MAX_RATE_BURST).nullable().optional(),
   defaultPerSecond: PerSecond.nullable().optional(),
-  tenants: z.record(z.string().regex(CUSTOMER_ID_PATTERN, { message: 'must be a customer id (1 to 128 of A-Z a-z 0-9 . _ -)' }), PerSecond.nullable()).optional(),
+  tenants: z
+    .record(z.string().regex(CUSTOMER_ID_PATTERN, { message: 'must be a customer id (1 to 128 of A-Z a-z 0-9 . _ -)' }), PerSecond.nullable())
+    .optional(),
   retryAfterSeconds: z.number().int().min(1).max(MAX_RETRY_AFTER_SECONDS).nullable().optional(),
 });
 
@@ -39,7 +50,14 @@ function scenarioListing(options: SandboxOptions) {
     defaultCustomerId: SANDBOX_CUSTOMER_ID,
     password: SANDBOX_PASSWORD,
     authHeader: options.authSecret === undefined ? null : options.authHeader,
-    limits: { sessionIdleMs: options.sessionIdleMs, processingLimitMs: options.processingLimitMs, loadingMs: options.loadingMs, pendingPollMs: options.pendingPollMs, slowReplyMs: options.slowReplyMs, requestBodyBytes: MAX_BODY_BYTES },
+    limits: {
+      sessionIdleMs: options.sessionIdleMs,
+      processingLimitMs: options.processingLimitMs,
+      loadingMs: options.loadingMs,
+      pendingPollMs: options.pendingPollMs,
+      slowReplyMs: options.slowReplyMs,
+      requestBodyBytes: MAX_BODY_BYTES,
+    },
     notes: [
       'The username selects the scenario; Institution and Password must match the entry.',
       'QuestionAndAnswer answers are compared trimmed and case-insensitively; prompt keys exactly.',
@@ -73,8 +91,10 @@ function scenarioListing(options: SandboxOptions) {
       },
     },
     rateLimit: {
-      window: 'mode window (the default): fixed whole seconds of the sandbox clock, second s = [s*1000, (s+1)*1000) ms since the epoch, at most the limit accepted in each; the counts use the same seconds in either mode',
-      bucket: 'mode bucket: a token bucket per tenant filling at the limit a second up to burst (null: one second\'s worth, the limit), full at the start and after every change; a request takes one token or is refused',
+      window:
+        'mode window (the default): fixed whole seconds of the sandbox clock, second s = [s*1000, (s+1)*1000) ms since the epoch, at most the limit accepted in each; the counts use the same seconds in either mode',
+      bucket:
+        "mode bucket: a token bucket per tenant filling at the limit a second up to burst (null: one second's worth, the limit), full at the start and after every change; a request takes one token or is refused",
       initialDefaultPerSecond: options.rateLimitPerSecond ?? null,
       refusal:
         '429 { HttpStatusCode: 429, Message, ServiceCode: TOO_MANY_REQUESTS } with Retry-After: whole seconds until the window has room (1) or the bucket a token, or retryAfterSeconds when longer; the request is not processed (no state changes, safe to resend)',
@@ -87,12 +107,13 @@ function scenarioListing(options: SandboxOptions) {
     admin: {
       'GET /sandbox/scenarios': 'this listing',
       'POST /sandbox/{customerId}/logins': 'body { username, pendingPolls?, pendingMs? }: create (idempotently) a saved login, answer { LoginId }',
-      'DELETE /sandbox/{customerId}': 'forget the tenant: its logins, sessions, attempt counters, Authorize submission counts and request counts (not its request limit)',
+      'DELETE /sandbox/{customerId}':
+        'forget the tenant: its logins, sessions, attempt counters, Authorize submission counts and request counts (not its request limit)',
       'GET /sandbox/authorize-submissions[?customerId=X]':
         'Authorize calls seen: { answers (with SecurityResponses), credentials (live first call or live refresh), duplicates: [{ customerId, requestId, count }] }; a duplicate is the same RequestId and SecurityResponses (keys sorted) sent more than once; answers are kept only as hashes',
-      'GET /sandbox/rate-limits': 'the request limits in force: { mode (window or bucket), burst (null: one second\'s worth), defaultPerSecond (null: unlimited), tenants: { customerId: perSecond }, retryAfterSeconds (null: until the window has room or the bucket a token), windowMs }',
-      'POST /sandbox/rate-limits':
-        `body { mode?: window | bucket, burst?, defaultPerSecond?, tenants?: { customerId: perSecond }, retryAfterSeconds? }: integers (perSecond 1..${MAX_RATE_LIMIT_PER_SECOND}, burst 1..${MAX_RATE_BURST}, retryAfterSeconds 1..${MAX_RETRY_AFTER_SECONDS}); a value sets, null clears, an absent member is left as is; takes effect with the next request (every bucket full again); answers the limits in force`,
+      'GET /sandbox/rate-limits':
+        "the request limits in force: { mode (window or bucket), burst (null: one second's worth), defaultPerSecond (null: unlimited), tenants: { customerId: perSecond }, retryAfterSeconds (null: until the window has room or the bucket a token), windowMs }",
+      'POST /sandbox/rate-limits': `body { mode?: window | bucket, burst?, defaultPerSecond?, tenants?: { customerId: perSecond }, retryAfterSeconds? }: integers (perSecond 1..${MAX_RATE_LIMIT_PER_SECOND}, burst 1..${MAX_RATE_BURST}, retryAfterSeconds 1..${MAX_RETRY_AFTER_SECONDS}); a value sets, null clears, an absent member is left as is; takes effect with the next request (every bucket full again); answers the limits in force`,
       'GET /sandbox/request-rates[?customerId=X][&seconds=N]': `per tenant, requests per whole second over the last N seconds (1..${RATE_HISTORY_SECONDS}, default ${RATE_HISTORY_SECONDS}, the current one included): { windowMs, now, currentSecond, seconds, tenants: { customerId: { limitPerSecond, accepted, refused, maxAcceptedPerSecond, maxRefusedPerSecond, maxRequestsPerSecond, perSecond: [{ second, accepted, refused }] } } }; without customerId, the tenants with requests in those seconds`,
       'GET /sandbox/health': 'liveness',
     },
@@ -128,7 +149,10 @@ export class Admin {
     const login = this.state.loginFor(tenant, scenario, this.options.now());
     login.saved = true;
     // Each call states the login's pending behaviour anew: without an override, the scenario's.
-    login.pending = request.pendingPolls !== undefined || request.pendingMs !== undefined ? { pendingPolls: request.pendingPolls ?? 0, pendingMs: request.pendingMs } : undefined;
+    login.pending =
+      request.pendingPolls !== undefined || request.pendingMs !== undefined
+        ? { pendingPolls: request.pendingPolls ?? 0, pendingMs: request.pendingMs }
+        : undefined;
     return { status: 200, body: { LoginId: login.id, Username: scenario.username, Institution: scenario.institution } };
   }
 
@@ -154,11 +178,13 @@ export class Admin {
 
   /** `customerId` and `seconds` as the query gave them (validated here). */
   requestRates(customerId: string | undefined, seconds: string | undefined): Reply {
-    if (customerId !== undefined && !CUSTOMER_ID_PATTERN.test(customerId)) throw new SandboxError('INVALID_REQUEST', `Request rates: customerId: invalid customer id "${customerId}"`);
+    if (customerId !== undefined && !CUSTOMER_ID_PATTERN.test(customerId))
+      throw new SandboxError('INVALID_REQUEST', `Request rates: customerId: invalid customer id "${customerId}"`);
     let span: number | undefined;
     if (seconds !== undefined) {
       span = /^\d+$/.test(seconds) ? Number(seconds) : Number.NaN;
-      if (!(span >= 1 && span <= RATE_HISTORY_SECONDS)) throw new SandboxError('INVALID_REQUEST', `Request rates: seconds: must be an integer 1..${RATE_HISTORY_SECONDS}, got "${seconds}"`);
+      if (!(span >= 1 && span <= RATE_HISTORY_SECONDS))
+        throw new SandboxError('INVALID_REQUEST', `Request rates: seconds: must be an integer 1..${RATE_HISTORY_SECONDS}, got "${seconds}"`);
     }
     return { status: 200, body: this.rateLimiter.rates(customerId, span) };
   }

@@ -43,7 +43,8 @@ const rows = (context: Context, days?: number): readonly Row[] => {
     const from = days === undefined ? '' : isoOf(dayOf(context.asOf) - days + 1);
     const out: Row[] = [];
     for (const account of context.accounts) {
-      for (const transaction of account.Transactions) if (transaction.Date >= from && transaction.Date <= context.asOf) out.push({ accountId: account.Id, transaction });
+      for (const transaction of account.Transactions)
+        if (transaction.Date >= from && transaction.Date <= context.asOf) out.push({ accountId: account.Id, transaction });
     }
     context.windows.set(days, (found = out));
   }
@@ -101,12 +102,20 @@ export const ATTRIBUTE_DEFINITIONS = {
   },
   avg_monthly_deposit: {
     doc: 'Sum of Credit over all credit transactions of the last 365 days, divided by 12, in cents.',
-    compute: (c: Context): AttributeResult => sum(rows(c, 365).filter((r) => r.transaction.Credit !== null), (t) => t.Credit ?? 0, 12),
+    compute: (c: Context): AttributeResult =>
+      sum(
+        rows(c, 365).filter((r) => r.transaction.Credit !== null),
+        (t) => t.Credit ?? 0,
+        12,
+      ),
   },
   sum_employer_income: {
     doc: `Sum of Credit over the last 365 days of credits whose Description starts with "${PAYROLL_PREFIX}" (employer payroll).`,
     compute: (c: Context): AttributeResult =>
-      sum(rows(c, 365).filter((r) => r.transaction.Credit !== null && r.transaction.Description.startsWith(PAYROLL_PREFIX)), (t) => t.Credit ?? 0),
+      sum(
+        rows(c, 365).filter((r) => r.transaction.Credit !== null && r.transaction.Description.startsWith(PAYROLL_PREFIX)),
+        (t) => t.Credit ?? 0,
+      ),
   },
   average_monthly_free_cash_flow: {
     doc: 'Total Credit minus total Debit over the transactions of the last 90 days, divided by 3, in cents.',
@@ -207,4 +216,3 @@ export function detailTransaction(row: { readonly accountId: string; readonly tr
     Credit: row.transaction.Credit ?? 0,
   };
 }
-

@@ -30,8 +30,14 @@ export function emptySubmissionCounts(): SubmissionCounts {
 /** Records one answer submission; keys sorted so key order alone never hides a duplicate, values as given. */
 export function recordAnswer(counts: SubmissionCounts, requestId: string, responses: SecurityResponses): void {
   counts.answers += 1;
-  const canonical = JSON.stringify(Object.keys(responses).sort().map((key) => [key, responses[key]]));
-  const hash = createHash('sha256').update(JSON.stringify([requestId, canonical])).digest('base64url');
+  const canonical = JSON.stringify(
+    Object.keys(responses)
+      .sort()
+      .map((key) => [key, responses[key]]),
+  );
+  const hash = createHash('sha256')
+    .update(JSON.stringify([requestId, canonical]))
+    .digest('base64url');
   const entry = counts.byAnswer.get(hash);
   if (entry) entry.count += 1;
   else counts.byAnswer.set(hash, { requestId, count: 1 });

@@ -41,7 +41,10 @@ const CARD_SHOPS = ['AMAZON.CA', 'SHELL', 'CANADIAN TIRE', 'IKEA', 'WALMART', 'S
 /** A ledger that keeps the running balance while transactions are appended in date order. */
 class Ledger {
   readonly transactions: Transaction[] = [];
-  constructor(private readonly prng: Prng, public balance: number) {}
+  constructor(
+    private readonly prng: Prng,
+    public balance: number,
+  ) {}
 
   post(day: number, description: string, amount: number, code: string | null = null): void {
     if (amount === 0) return;
@@ -68,7 +71,14 @@ export function generateBankData(seed: string, asOf: string): BankData {
   const last = prng.pick(LAST);
   const holder: Holder = {
     Name: `${first} ${last}`,
-    Address: { CivicAddress: `${prng.int(10, 9999)} ${place.Street}`, City: place.City, Province: place.Province, PostalCode: place.PostalCode, POBox: null, Country: 'CA' },
+    Address: {
+      CivicAddress: `${prng.int(10, 9999)} ${place.Street}`,
+      City: place.City,
+      Province: place.Province,
+      PostalCode: place.PostalCode,
+      POBox: null,
+      Country: 'CA',
+    },
     Email: `${first.toLowerCase()}.${last.toLowerCase()}@example.com`,
     PhoneNumber: `(${place.Area}) 555-${prng.digits(4)}`,
   };
@@ -137,7 +147,7 @@ export function generateBankData(seed: string, asOf: string): BankData {
       chequing.post(day, 'TRANSFER FROM SAVINGS', amount);
     }
     if (hasSavings && lastOfMonth) {
-      savings.post(day, 'INTEREST', cents(Math.max(0, savings.balance) * 0.0125 / 12));
+      savings.post(day, 'INTEREST', cents((Math.max(0, savings.balance) * 0.0125) / 12));
       // A careful saver sweeps a large chequing surplus to savings at month end.
       if (chequing.balance > 4000) {
         const sweep = cents(chequing.balance - 2000);
@@ -148,7 +158,11 @@ export function generateBankData(seed: string, asOf: string): BankData {
   }
 
   const institutionNumber = prng.pick(['001', '002', '003', '006', '815']);
-  const make = (kind: string, ledger: Ledger, fields: Pick<Account, 'Title' | 'Category' | 'Type' | 'OverdraftLimit'> & { limit: number | null }): GeneratedAccount => {
+  const make = (
+    kind: string,
+    ledger: Ledger,
+    fields: Pick<Account, 'Title' | 'Category' | 'Type' | 'OverdraftLimit'> & { limit: number | null },
+  ): GeneratedAccount => {
     const current = ledger.balance;
     return {
       Id: uuidFrom(`${seed}:account:${kind}`),
@@ -166,7 +180,8 @@ export function generateBankData(seed: string, asOf: string): BankData {
     };
   };
   const accounts = [make('chequing', chequing, { Title: 'Chequing Account', Category: 'Operations', Type: 'Chequing', OverdraftLimit: 500, limit: null })];
-  if (hasSavings) accounts.push(make('savings', savings, { Title: 'High Interest Savings', Category: 'Operations', Type: 'Savings', OverdraftLimit: 0, limit: null }));
+  if (hasSavings)
+    accounts.push(make('savings', savings, { Title: 'High Interest Savings', Category: 'Operations', Type: 'Savings', OverdraftLimit: 0, limit: null }));
   accounts.push(make('card', card, { Title: 'Sandbox Visa', Category: 'Credits', Type: 'CreditCard', OverdraftLimit: 0, limit: 5000 }));
   return { accounts, holder, employer };
 }
@@ -193,7 +208,10 @@ export function selectAccounts(data: BankData, asOf: string, options: AccountsDe
 }
 
 /** The inclusive date range (YYYY-MM-DD) of transactions GetAccountsDetail returns for the options. */
-export function transactionWindow(asOf: string, options: Pick<AccountsDetailOptions, 'DaysOfTransactions' | 'DateFrom' | 'DateTo'>): { from: string; to: string } {
+export function transactionWindow(
+  asOf: string,
+  options: Pick<AccountsDetailOptions, 'DaysOfTransactions' | 'DateFrom' | 'DateTo'>,
+): { from: string; to: string } {
   const from = options.DateFrom ?? isoOf(dayOf(asOf) - (options.DaysOfTransactions === 'Days365' ? HISTORY_DAYS : 90) + 1);
   return { from, to: options.DateTo ?? asOf };
 }

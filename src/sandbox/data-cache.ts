@@ -140,7 +140,9 @@ export class DataCache {
     }
     const size = login.scenario.large;
     // A large login writes its JSON from its columns; others stringify their (small) objects.
-    json = size ? largeAccountsJson(this.largeData(login, entry, size), this.asOf, options) : [Buffer.from(JSON.stringify(selectAccounts(this.bank(login), this.asOf, options)))];
+    json = size
+      ? largeAccountsJson(this.largeData(login, entry, size), this.asOf, options)
+      : [Buffer.from(JSON.stringify(selectAccounts(this.bank(login), this.asOf, options)))];
     this.serialized += 1;
     if (entry.accountsJson.size >= MAX_OPTION_VARIANTS) {
       for (const cached of entry.accountsJson.values()) this.release(entry, byteLengthOf(cached));

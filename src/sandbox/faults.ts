@@ -40,12 +40,16 @@ export function parseFaultHeader(value: string | string[] | undefined): FaultPla
   const text = Array.isArray(value) ? value.join(',') : value;
   let latencyMs = 0;
   let action: FaultAction | undefined;
-  for (const directive of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const directive of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const [name = '', argument] = directive.split('=', 2).map((part) => part.trim());
     const number = argument === undefined ? undefined : Number(argument);
     switch (name) {
       case 'latency':
-        if (number === undefined || !Number.isInteger(number) || number < 0 || number > MAX_LATENCY_MS) return `${FAULT_HEADER}: latency needs an integer 0..${MAX_LATENCY_MS}`;
+        if (number === undefined || !Number.isInteger(number) || number < 0 || number > MAX_LATENCY_MS)
+          return `${FAULT_HEADER}: latency needs an integer 0..${MAX_LATENCY_MS}`;
         latencyMs = number;
         break;
       case 'status':
@@ -75,11 +79,16 @@ export function parseFaultHeader(value: string | string[] | undefined): FaultPla
 /** The action a scenario's data fault stands for. */
 export function scenarioFault(kind: DataFaultKind): FaultAction {
   switch (kind) {
-    case 'status-503': return { kind: 'status', status: 503 };
-    case 'reset': return { kind: 'reset' };
-    case 'rate-limit': return { kind: 'rate-limit', status: 429 };
-    case 'malformed': return { kind: 'malformed' };
-    case 'unusable': return { kind: 'unusable' };
+    case 'status-503':
+      return { kind: 'status', status: 503 };
+    case 'reset':
+      return { kind: 'reset' };
+    case 'rate-limit':
+      return { kind: 'rate-limit', status: 429 };
+    case 'malformed':
+      return { kind: 'malformed' };
+    case 'unusable':
+      return { kind: 'unusable' };
   }
 }
 
@@ -114,8 +123,24 @@ const UNUSABLE_ACCOUNT: Account = {
     PhoneNumber: '514-555-0142',
   },
   Transactions: [
-    { Id: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e', Date: '2026-11-01', Code: null, Description: UNUSABLE_REPLY_MARKERS.transactionDescription, Debit: 1400, Credit: null, Balance: 1250.5 },
-    { Id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', Date: '2026-10-28', Code: null, Description: `${UNUSABLE_REPLY_MARKERS.transactionDescription} (deposit back)`, Debit: null, Credit: 200, Balance: 2650.5 },
+    {
+      Id: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+      Date: '2026-11-01',
+      Code: null,
+      Description: UNUSABLE_REPLY_MARKERS.transactionDescription,
+      Debit: 1400,
+      Credit: null,
+      Balance: 1250.5,
+    },
+    {
+      Id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f',
+      Date: '2026-10-28',
+      Code: null,
+      Description: `${UNUSABLE_REPLY_MARKERS.transactionDescription} (deposit back)`,
+      Debit: null,
+      Credit: 200,
+      Balance: 2650.5,
+    },
   ],
 };
 
@@ -127,6 +152,12 @@ const UNUSABLE_ACCOUNT: Account = {
 export const UNUSABLE_BODY = JSON.stringify({
   HttpStatusCode: 200,
   Accounts: [UNUSABLE_ACCOUNT],
-  Login: { Id: '2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a', Username: 'unusable_reply', IsScheduledRefresh: false, LastRefresh: '2026-11-01T08:00:00', Type: 'Personal' },
+  Login: {
+    Id: '2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a',
+    Username: 'unusable_reply',
+    IsScheduledRefresh: false,
+    LastRefresh: '2026-11-01T08:00:00',
+    Type: 'Personal',
+  },
   Institution: 'SandboxBank',
 });

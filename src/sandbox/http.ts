@@ -62,7 +62,10 @@ export const MAX_BODY_BYTES = 1_000_000;
  * TCP window and no later request waits behind unread bytes on a kept-alive connection.
  */
 function tooLarge(what: string): SandboxError {
-  return new SandboxError('REQUEST_TOO_LARGE', `The request body ${what} the limit of ${MAX_BODY_BYTES} bytes`, { httpStatus: 413, headers: { connection: 'close' } });
+  return new SandboxError('REQUEST_TOO_LARGE', `The request body ${what} the limit of ${MAX_BODY_BYTES} bytes`, {
+    httpStatus: 413,
+    headers: { connection: 'close' },
+  });
 }
 
 /** Reads the body as JSON; an empty body is `undefined`. Malformed JSON → 400 INVALID_REQUEST, oversized → 413. */

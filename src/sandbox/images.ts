@@ -16,7 +16,6 @@ const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
   return c >>> 0;
 });
 
-
 /** Names of the 16 images, index-aligned with IMAGES (e.g. "red circle"). */
 export const IMAGE_NAMES: readonly string[] = Array.from({ length: 16 }, (_, i) => `${colourName(i)} ${SHAPES[i % SHAPES.length] ?? 'circle'}`);
 
@@ -24,7 +23,9 @@ export const IMAGE_NAMES: readonly string[] = Array.from({ length: 16 }, (_, i) 
 export const IMAGES: readonly string[] = Array.from({ length: 16 }, (_, i) => drawImage(i));
 
 function colourName(i: number): string {
-  return ['red', 'orange', 'yellow', 'lime', 'green', 'teal', 'cyan', 'azure', 'blue', 'indigo', 'violet', 'purple', 'magenta', 'pink', 'brown', 'grey'][i] ?? 'grey';
+  return (
+    ['red', 'orange', 'yellow', 'lime', 'green', 'teal', 'cyan', 'azure', 'blue', 'indigo', 'violet', 'purple', 'magenta', 'pink', 'brown', 'grey'][i] ?? 'grey'
+  );
 }
 
 function hueToRgb(hue: number, saturation: number, lightness: number): [number, number, number] {
@@ -40,14 +41,22 @@ function inShape(shape: ImageShape, x: number, y: number): boolean {
   const cy = y - SIZE / 2 + 0.5;
   const r = Math.hypot(cx, cy);
   switch (shape) {
-    case 'circle': return r < 13;
-    case 'square': return Math.abs(cx) < 11 && Math.abs(cy) < 11;
-    case 'triangle': return cy > -12 && cy < 12 && Math.abs(cx) < (cy + 12) / 2;
-    case 'cross': return (Math.abs(cx) < 4 && Math.abs(cy) < 14) || (Math.abs(cy) < 4 && Math.abs(cx) < 14);
-    case 'diamond': return Math.abs(cx) + Math.abs(cy) < 14;
-    case 'ring': return r < 14 && r > 8;
-    case 'stripes': return Math.floor((x + y) / 5) % 2 === 0;
-    case 'dot-grid': return (x % 8) - 4 < 2 && (x % 8) - 4 > -2 && (y % 8) - 4 < 2 && (y % 8) - 4 > -2;
+    case 'circle':
+      return r < 13;
+    case 'square':
+      return Math.abs(cx) < 11 && Math.abs(cy) < 11;
+    case 'triangle':
+      return cy > -12 && cy < 12 && Math.abs(cx) < (cy + 12) / 2;
+    case 'cross':
+      return (Math.abs(cx) < 4 && Math.abs(cy) < 14) || (Math.abs(cy) < 4 && Math.abs(cx) < 14);
+    case 'diamond':
+      return Math.abs(cx) + Math.abs(cy) < 14;
+    case 'ring':
+      return r < 14 && r > 8;
+    case 'stripes':
+      return Math.floor((x + y) / 5) % 2 === 0;
+    case 'dot-grid':
+      return (x % 8) - 4 < 2 && (x % 8) - 4 > -2 && (y % 8) - 4 < 2 && (y % 8) - 4 > -2;
   }
 }
 

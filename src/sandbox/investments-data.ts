@@ -97,8 +97,14 @@ export function generateInvestmentData(seed: string, asOf: string): InvestmentDa
         bought += quantity;
         cost += quantity * price;
         transactions.push({
-          Id: prng.uuid(), Date: isoOf(end - prng.int(30, 360)), Type: 'buy', Description: `BUY ${quantity} ${listing.Symbol} @ ${price}`,
-          Quantity: quantity, Fee: fee, Amount: -cents(quantity * price + fee), SecurityId: security.Id,
+          Id: prng.uuid(),
+          Date: isoOf(end - prng.int(30, 360)),
+          Type: 'buy',
+          Description: `BUY ${quantity} ${listing.Symbol} @ ${price}`,
+          Quantity: quantity,
+          Fee: fee,
+          Amount: -cents(quantity * price + fee),
+          SecurityId: security.Id,
         });
       }
       let quantity = bought;
@@ -108,8 +114,14 @@ export function generateInvestmentData(seed: string, asOf: string): InvestmentDa
         const fee = prng.pick([0, 4.95, 9.99]);
         quantity -= sold;
         transactions.push({
-          Id: prng.uuid(), Date: isoOf(end - prng.int(1, 29)), Type: 'sell', Description: `SELL ${sold} ${listing.Symbol} @ ${price}`,
-          Quantity: -sold, Fee: fee, Amount: cents(sold * price - fee), SecurityId: security.Id,
+          Id: prng.uuid(),
+          Date: isoOf(end - prng.int(1, 29)),
+          Type: 'sell',
+          Description: `SELL ${sold} ${listing.Symbol} @ ${price}`,
+          Quantity: -sold,
+          Fee: fee,
+          Amount: cents(sold * price - fee),
+          SecurityId: security.Id,
         });
       }
       const bookValue = cents((cost / bought) * quantity);
@@ -117,8 +129,16 @@ export function generateInvestmentData(seed: string, asOf: string): InvestmentDa
       const gain = cents(marketValue - bookValue);
       positions.push({
         Id: uuidFrom(`${seed}:position:${accountId}:${listing.Symbol}`),
-        Category: 'Equity', Class: 'equity', BookValue: bookValue, Quantity: quantity, MarketValue: marketValue,
-        GainAmount: gain, GainCurrencyAmount: gain, GainPercent: gain / bookValue, Currency: plan.currency, SecurityId: security.Id,
+        Category: 'Equity',
+        Class: 'equity',
+        BookValue: bookValue,
+        Quantity: quantity,
+        MarketValue: marketValue,
+        GainAmount: gain,
+        GainCurrencyAmount: gain,
+        GainPercent: gain / bookValue,
+        Currency: plan.currency,
+        SecurityId: security.Id,
       });
     }
     transactions.sort((a, b) => (a.Date < b.Date ? 1 : a.Date > b.Date ? -1 : 0));

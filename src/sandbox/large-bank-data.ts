@@ -39,12 +39,28 @@ export const LARGE_ENTRIES: readonly LargeEntry[] = table;
 function entries(descriptions: readonly string[], code: string | null, credit: boolean): number[] {
   return descriptions.map((description) => table.push({ description, code, credit }) - 1);
 }
-const CUSTOMER_PAYMENT = entries(CLIENTS.map((c) => `CUSTOMER PAYMENT - ${c}`), null, true);
-const E_TRANSFER_IN = entries(CLIENTS.map((c) => `INTERAC E-TRANSFER FROM ${c}`), null, true);
+const CUSTOMER_PAYMENT = entries(
+  CLIENTS.map((c) => `CUSTOMER PAYMENT - ${c}`),
+  null,
+  true,
+);
+const E_TRANSFER_IN = entries(
+  CLIENTS.map((c) => `INTERAC E-TRANSFER FROM ${c}`),
+  null,
+  true,
+);
 const [MERCHANT_SETTLEMENT = 0] = entries(['MERCHANT SETTLEMENT - VISA/MC'], 'DD', true);
 const [CARD_PAYMENT = 0] = entries(['PAYMENT - THANK YOU'], null, true);
-const SUPPLIER_PAYMENT = entries(VENDORS.map((v) => `SUPPLIER PAYMENT - ${v}`), 'BP', false);
-const PAD = entries(VENDORS.map((v) => `PAD ${v}`), 'PAD', false);
+const SUPPLIER_PAYMENT = entries(
+  VENDORS.map((v) => `SUPPLIER PAYMENT - ${v}`),
+  'BP',
+  false,
+);
+const PAD = entries(
+  VENDORS.map((v) => `PAD ${v}`),
+  'PAD',
+  false,
+);
 const [PAYROLL_RUN = 0] = entries(['EMPLOYEE PAYROLL RUN'], 'DD', false);
 const [SERVICE_CHARGE = 0] = entries(['SERVICE CHARGE'], 'SC', false);
 const [NSF = 0] = entries([NSF_DESCRIPTION], 'NSF', false);
@@ -64,7 +80,10 @@ export interface LargeColumns {
 
 export interface LargeAccount {
   /** The account as GetAccountsDetail returns it, without Transactions and Holder (in this key order). */
-  readonly fields: Pick<Account, 'Id' | 'TransitNumber' | 'InstitutionNumber' | 'OverdraftLimit' | 'Title' | 'AccountNumber' | 'Balance' | 'Category' | 'Type' | 'Currency'>;
+  readonly fields: Pick<
+    Account,
+    'Id' | 'TransitNumber' | 'InstitutionNumber' | 'OverdraftLimit' | 'Title' | 'AccountNumber' | 'Balance' | 'Category' | 'Type' | 'Currency'
+  >;
   readonly columns: LargeColumns;
   /** First 28 characters of every transaction Id of the account (8-4-4-4-4 with dashes). */
   readonly idPrefix: string;
@@ -124,7 +143,11 @@ export function generateLargeBankData(seed: string, asOf: string, size: LargeLog
         OverdraftLimit: plan.overdraft,
         Title: `${plan.title} ${String(index + 1).padStart(3, '0')}`,
         AccountNumber: prng.digits(7),
-        Balance: { Available: plan.limit === null ? current : toDollars(plan.limit * 100 + (columns.balance[columns.balance.length - 1] ?? 0)), Current: current, Limit: plan.limit },
+        Balance: {
+          Available: plan.limit === null ? current : toDollars(plan.limit * 100 + (columns.balance[columns.balance.length - 1] ?? 0)),
+          Current: current,
+          Limit: plan.limit,
+        },
         Category: plan.category,
         Type: plan.type,
         Currency: 'CAD',

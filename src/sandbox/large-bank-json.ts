@@ -15,7 +15,9 @@ const HEX = ascii('0123456789abcdef');
 const NONE = new Uint8Array(0);
 
 /** Per entry: the bytes from `","Code"` up to the amount, and from after the amount up to the balance. */
-const ENTRY_HEADS = LARGE_ENTRIES.map((e) => ascii(`","Code":${JSON.stringify(e.code)},"Description":${JSON.stringify(e.description)},${e.credit ? '"Debit":null,"Credit":' : '"Debit":'}`));
+const ENTRY_HEADS = LARGE_ENTRIES.map((e) =>
+  ascii(`","Code":${JSON.stringify(e.code)},"Description":${JSON.stringify(e.description)},${e.credit ? '"Debit":null,"Credit":' : '"Debit":'}`),
+);
 const ENTRY_TAILS = LARGE_ENTRIES.map((e) => ascii(e.credit ? ',"Balance":' : ',"Credit":null,"Balance":'));
 const LONGEST_ENTRY = Math.max(...ENTRY_HEADS.map((b) => b.length), ...ENTRY_TAILS.map((b) => b.length));
 /** Upper bound of one transaction's bytes: fixed parts, two numbers of at most 22 characters, slack. */

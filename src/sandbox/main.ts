@@ -22,7 +22,13 @@ try {
 
 let sandbox: Sandbox;
 try {
-  sandbox = await createSandbox({ port: env.port, host: env.host, authSecret: env.authSecret, rateLimitPerSecond: env.rateLimitPerSecond, stateFile: env.stateFile });
+  sandbox = await createSandbox({
+    port: env.port,
+    host: env.host,
+    authSecret: env.authSecret,
+    rateLimitPerSecond: env.rateLimitPerSecond,
+    stateFile: env.stateFile,
+  });
 } catch (error) {
   if (!(error instanceof StateFileError)) throw error;
   console.error(`sandbox: ${error.message}`);
@@ -33,7 +39,8 @@ console.log(`  service base:        ${sandbox.url}/v3/${SANDBOX_CUSTOMER_ID}/ (a
 console.log(`  default customer id: ${SANDBOX_CUSTOMER_ID}`);
 console.log(`  scenarios & answers: ${sandbox.url}/sandbox/scenarios`);
 if (env.authSecret) console.log(`  calling-application auth: header ${sandbox.options.authHeader} required`);
-if (env.rateLimitPerSecond !== undefined) console.log(`  request limit:       ${env.rateLimitPerSecond} per second per tenant (${sandbox.url}/sandbox/rate-limits)`);
+if (env.rateLimitPerSecond !== undefined)
+  console.log(`  request limit:       ${env.rateLimitPerSecond} per second per tenant (${sandbox.url}/sandbox/rate-limits)`);
 if (env.stateFile !== undefined) console.log(`  state kept in:       ${env.stateFile}`);
 
 let stopping = false;

@@ -60,7 +60,11 @@ export class Prng {
 
   /** A UUID-shaped id drawn from the stream (deterministic for the seed). */
   uuid(): string {
-    const hex = Array.from({ length: 4 }, () => Math.floor(this.next() * 0x100000000).toString(16).padStart(8, '0')).join('');
+    const hex = Array.from({ length: 4 }, () =>
+      Math.floor(this.next() * 0x100000000)
+        .toString(16)
+        .padStart(8, '0'),
+    ).join('');
     const variant = ((parseInt(hex[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
   }

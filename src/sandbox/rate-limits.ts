@@ -51,9 +51,7 @@ interface SecondCount {
   refused: number;
 }
 
-export type Admission =
-  | { readonly admitted: true }
-  | { readonly admitted: false; readonly limitPerSecond: number; readonly retryAfterSeconds: number };
+export type Admission = { readonly admitted: true } | { readonly admitted: false; readonly limitPerSecond: number; readonly retryAfterSeconds: number };
 
 /** What GET and POST /sandbox/rate-limits answer. */
 export interface RateLimitSettings {

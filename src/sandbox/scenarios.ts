@@ -143,16 +143,15 @@ const RESET_NEW_QUESTIONS: ChallengeStep = [1, 2, 3].map((n) => ({
   Type: 'QuestionAndAnswer' as const,
   Prompt: `Choose security question ${n} and provide its answer`,
   chooseQuestion: true as const,
-  Iterables: [
-    ['What was the make of your first car?', 'What is the name of your favourite teacher?', 'In what city did you meet your spouse?'],
-    ['What was your childhood nickname?', 'What street did you grow up on?', 'What is your oldest cousin\'s first name?'],
-    ['What was the name of your first employer?', 'What is your favourite book?', 'Where did you go on your first holiday?'],
-  ][n - 1] ?? [],
+  Iterables:
+    [
+      ['What was the make of your first car?', 'What is the name of your favourite teacher?', 'In what city did you meet your spouse?'],
+      ['What was your childhood nickname?', 'What street did you grow up on?', "What is your oldest cousin's first name?"],
+      ['What was the name of your first employer?', 'What is your favourite book?', 'Where did you go on your first holiday?'],
+    ][n - 1] ?? [],
 }));
 
-const TEXT_OR_CALL: ChallengeStep = [
-  { Type: 'TextOrCall', Prompt: 'Where should we send your security code?', Iterables: ['***-***-4821', '***-***-7730'] },
-];
+const TEXT_OR_CALL: ChallengeStep = [{ Type: 'TextOrCall', Prompt: 'Where should we send your security code?', Iterables: ['***-***-4821', '***-***-7730'] }];
 const TWO_STEP_CODE: ChallengeStep = [{ Type: 'QuestionAndAnswer', Prompt: 'Enter the security code we sent you', answer: '654321' }];
 
 const TRUSTED_DEVICE: ChallengeStep = [
@@ -173,8 +172,19 @@ function scenario(fields: Omit<Scenario, 'password' | 'data' | 'steps'> & Partia
 // --- the catalogue ------------------------------------------------------------------------------
 
 const AUTHORIZE_ERROR_CODES = [
-  'INVALID_LOGIN', 'INVALID_USERNAME', 'INVALID_PASSWORD', 'QUESTION_NOT_FOUND', 'ALREADY_AUTHORIZED', 'CONCURRENT_SESSION',
-  'RETRY_LATER', 'TOO_MANY_REQUESTS', 'UNAUTHORIZED', 'NEW_ACCOUNT', 'DISABLED_LOGIN', 'DISABLED_INSTITUTION', 'AGGREGATION_ERROR',
+  'INVALID_LOGIN',
+  'INVALID_USERNAME',
+  'INVALID_PASSWORD',
+  'QUESTION_NOT_FOUND',
+  'ALREADY_AUTHORIZED',
+  'CONCURRENT_SESSION',
+  'RETRY_LATER',
+  'TOO_MANY_REQUESTS',
+  'UNAUTHORIZED',
+  'NEW_ACCOUNT',
+  'DISABLED_LOGIN',
+  'DISABLED_INSTITUTION',
+  'AGGREGATION_ERROR',
 ] as const satisfies readonly ServiceCode[];
 
 function authorizeError(code: ServiceCode, times?: number): AuthorizeError {
@@ -188,33 +198,54 @@ function authorizeError(code: ServiceCode, times?: number): AuthorizeError {
 function variantScenarios(): Scenario[] {
   const common = { institution: 'SandboxBank', kind: 'variation' } as const;
   const variant = (username: string, variations: readonly Variation[], what: string, data?: DataBehaviour) =>
-    scenario({ ...common, username, variations, description: `No MFA; every answer of its sessions ${what} (variations: ${variations.join(', ')}). Data pending for ${data?.pendingPolls ?? 1} poll(s).`, ...(data ? { data } : {}) });
+    scenario({
+      ...common,
+      username,
+      variations,
+      description: `No MFA; every answer of its sessions ${what} (variations: ${variations.join(', ')}). Data pending for ${data?.pendingPolls ?? 1} poll(s).`,
+      ...(data ? { data } : {}),
+    });
   return [
-    variant('variant_nulls', ['nulls'], 'has nulls in descriptive fields: some transactions without Description or Code, Chequing accounts without Category, holders without Email and PhoneNumber, Login Type null'),
-    variant('variant_extra_members', ['extra-members'], 'carries members the spec does not list: in accounts, transactions, holders, the envelope, and in attributes answers a top-level "Tag": "abc" beside the groups'),
+    variant(
+      'variant_nulls',
+      ['nulls'],
+      'has nulls in descriptive fields: some transactions without Description or Code, Chequing accounts without Category, holders without Email and PhoneNumber, Login Type null',
+    ),
+    variant(
+      'variant_extra_members',
+      ['extra-members'],
+      'carries members the spec does not list: in accounts, transactions, holders, the envelope, and in attributes answers a top-level "Tag": "abc" beside the groups',
+    ),
     variant('variant_slash_dates', ['slash-dates'], 'writes transaction dates YYYY/MM/DD'),
     variant('variant_iso_datetimes', ['iso-datetimes'], 'writes dates as ISO timestamps with a time (2026-10-31T00:00:00)'),
     variant('variant_brand_code', ['brand-code'], 'writes the code of its 202 pending bodies as FlinksCode', { pendingPolls: 2 }),
     variant('variant_all', ['nulls', 'extra-members', 'slash-dates', 'brand-code'], 'combines nulls, extra members, slash dates and FlinksCode'),
     scenario({
-      ...common, username: 'unknown_challenge',
+      ...common,
+      username: 'unknown_challenge',
       description: 'One round with a challenge type the spec does not name (SmsCode), answered by its prompt with free text (246810), then HTTP 200.',
       steps: [SMS_CODE],
     }),
     scenario({
-      ...common, username: 'unknown_challenge_mixed',
-      description: 'One round of two challenges: a QuestionAndAnswer (Montreal) and a type the spec does not name (PlainQuestion, Maple Avenue), answered together by prompt, then HTTP 200.',
+      ...common,
+      username: 'unknown_challenge_mixed',
+      description:
+        'One round of two challenges: a QuestionAndAnswer (Montreal) and a type the spec does not name (PlainQuestion, Maple Avenue), answered together by prompt, then HTTP 200.',
       steps: [PLAIN_QUESTION],
     }),
     scenario({
-      ...common, username: 'slow_answer',
-      description: 'One security question (Montreal); every answer is processed and answered only after limits.slowReplyMs (default 75 s, longer than a 60 s client timeout), whether or not the caller still waits. slow_answer_<n>: only the first n answers (per tenant).',
+      ...common,
+      username: 'slow_answer',
+      description:
+        'One security question (Montreal); every answer is processed and answered only after limits.slowReplyMs (default 75 s, longer than a 60 s client timeout), whether or not the caller still waits. slow_answer_<n>: only the first n answers (per tenant).',
       steps: [SECURITY_QUESTION],
       slowReply: { on: 'answer' },
     }),
     scenario({
-      ...common, username: 'slow_authorize',
-      description: 'No MFA; every live Authorize with credentials is processed and answered only after limits.slowReplyMs (default 75 s), whether or not the caller still waits. slow_authorize_<n>: only the first n (per tenant).',
+      ...common,
+      username: 'slow_authorize',
+      description:
+        'No MFA; every live Authorize with credentials is processed and answered only after limits.slowReplyMs (default 75 s), whether or not the caller still waits. slow_authorize_<n>: only the first n (per tenant).',
       slowReply: { on: 'authorize' },
     }),
   ];
@@ -222,54 +253,138 @@ function variantScenarios(): Scenario[] {
 
 export const SCENARIOS: readonly Scenario[] = [
   scenario({ username: 'no_mfa', institution: 'SandboxBank', kind: 'no-mfa', description: 'Credentials only: HTTP 200 at once; data pending for 1 poll.' }),
-  scenario({ username: 'security_question', institution: 'SandboxBank', kind: 'challenge', description: 'One security question, then HTTP 200.', steps: [SECURITY_QUESTION] }),
-  scenario({ username: 'triple_question', institution: 'SandboxTrust', kind: 'challenge', description: 'Triple question: three QuestionAndAnswer at once, answered in one call.', steps: [TRIPLE_QUESTION] }),
   scenario({
-    username: 'image_selection', institution: 'SandboxPictureBank', kind: 'challenge',
+    username: 'security_question',
+    institution: 'SandboxBank',
+    kind: 'challenge',
+    description: 'One security question, then HTTP 200.',
+    steps: [SECURITY_QUESTION],
+  }),
+  scenario({
+    username: 'triple_question',
+    institution: 'SandboxTrust',
+    kind: 'challenge',
+    description: 'Triple question: three QuestionAndAnswer at once, answered in one call.',
+    steps: [TRIPLE_QUESTION],
+  }),
+  scenario({
+    username: 'image_selection',
+    institution: 'SandboxPictureBank',
+    kind: 'challenge',
     description: `Image selection: a security question, then ImageSelection among 16 PNG images (the correct one is the ${IMAGE_NAMES[CORRECT_IMAGE_INDEX] ?? ''}, index ${CORRECT_IMAGE_INDEX}).`,
     steps: [SECURITY_QUESTION, IMAGE_SELECTION],
   }),
   scenario({
-    username: 'token_code', institution: 'SandboxTokenBank', kind: 'challenge',
+    username: 'token_code',
+    institution: 'SandboxTokenBank',
+    kind: 'challenge',
     description: 'Token code (SecurID): a 6-digit code as QuestionAndAnswer, then a regular security question.',
     steps: [TOKEN_CODE, SECURITY_QUESTION],
   }),
   scenario({
-    username: 'reset_questions', institution: 'SandboxCreditUnion', kind: 'challenge',
-    description: 'Reset security questions: MultipleChoice + MultipleChoiceMultipleAnswers together, then three QuestionAndAnswer with candidate questions, each answered [chosenQuestion, answer] (any listed question, any non-empty answer).',
+    username: 'reset_questions',
+    institution: 'SandboxCreditUnion',
+    kind: 'challenge',
+    description:
+      'Reset security questions: MultipleChoice + MultipleChoiceMultipleAnswers together, then three QuestionAndAnswer with candidate questions, each answered [chosenQuestion, answer] (any listed question, any non-empty answer).',
     steps: [RESET_CHOICES, RESET_NEW_QUESTIONS],
   }),
   scenario({
-    username: 'two_step_code', institution: 'SandboxMobileBank', kind: 'challenge',
-    description: 'Two-step code: TextOrCall keyed by the chosen phone (value ["Text"] or ["Call"]), then the code prompt (654321); a live refresh of the saved login asks both again, so it cannot be refreshed unattended.',
+    username: 'two_step_code',
+    institution: 'SandboxMobileBank',
+    kind: 'challenge',
+    description:
+      'Two-step code: TextOrCall keyed by the chosen phone (value ["Text"] or ["Call"]), then the code prompt (654321); a live refresh of the saved login asks both again, so it cannot be refreshed unattended.',
     steps: [TEXT_OR_CALL, TWO_STEP_CODE],
     endUserVerification: 'two-step',
   }),
   scenario({
-    username: 'trusted_device', institution: 'SandboxDeviceBank', kind: 'challenge',
-    description: 'Trusted device: WaitUntilEUAccept answered ["VERIFIED"]; also what a live refresh of this saved login asks, so it cannot be refreshed unattended.',
+    username: 'trusted_device',
+    institution: 'SandboxDeviceBank',
+    kind: 'challenge',
+    description:
+      'Trusted device: WaitUntilEUAccept answered ["VERIFIED"]; also what a live refresh of this saved login asks, so it cannot be refreshed unattended.',
     steps: [TRUSTED_DEVICE],
     endUserVerification: 'trusted-device',
   }),
   ...AUTHORIZE_ERROR_CODES.map((code) =>
     scenario({
-      username: code.toLowerCase(), institution: 'SandboxBank', kind: 'authorize-error',
+      username: code.toLowerCase(),
+      institution: 'SandboxBank',
+      kind: 'authorize-error',
       description: `Every live Authorize answers ${code}. Username ${code.toLowerCase()}_<n> fails n times, then succeeds without MFA.`,
       authorizeError: authorizeError(code),
     }),
   ),
-  scenario({ username: 'retry_later_twice', institution: 'SandboxBank', kind: 'transient-error', description: 'RETRY_LATER on the first 2 live Authorize calls (per tenant), then HTTP 200 without MFA.', authorizeError: authorizeError('RETRY_LATER', 2) }),
-  scenario({ username: 'aggregation_error_once', institution: 'SandboxBank', kind: 'transient-error', description: 'AGGREGATION_ERROR (HTTP 500) on the first live Authorize (per tenant), then HTTP 200.', authorizeError: authorizeError('AGGREGATION_ERROR', 1) }),
-  scenario({ username: 'operation_pending', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; every data operation answers 202 OPERATION_PENDING 3 times, then 200.', data: { pendingPolls: 3 } }),
-  scenario({ username: 'operation_dispatched', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first answer of each data operation is 202 OPERATION_DISPATCHED, the next 202 OPERATION_PENDING, then 200.', data: { pendingPolls: 2, dispatchedFirst: true } }),
-  scenario({ username: 'loading', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session answer 400 SESSION_LOADING (loading_<n> for n).', data: { pendingPolls: 1, loadingRequests: 2 } }),
-  scenario({ username: 'flaky_503', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session answer HTTP 503 (state untouched), then normal.', data: { pendingPolls: 1, fault: { kind: 'status-503', times: 2 } } }),
-  scenario({ username: 'flaky_reset', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session have their connection destroyed, then normal.', data: { pendingPolls: 1, fault: { kind: 'reset', times: 2 } } }),
-  scenario({ username: 'rate_limited', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first 2 data requests of each session answer 429 TOO_MANY_REQUESTS (Retry-After: 1), then normal.', data: { pendingPolls: 1, fault: { kind: 'rate-limit', times: 2 } } }),
-  scenario({ username: 'flaky_malformed', institution: 'SandboxBank', kind: 'data-behaviour', description: 'No MFA; the first data request of each session answers HTTP 200 with a truncated JSON body (state untouched), then normal.', data: { pendingPolls: 1, fault: { kind: 'malformed', times: 1 } } }),
   scenario({
-    username: 'unusable_reply', institution: 'SandboxBank', kind: 'data-behaviour',
-    description: "No MFA; every data request of each session answers HTTP 200 with an accounts-detail body the product cannot act on: an applicant's holder (name, email) and transactions, but no RequestId (state untouched). A connection fails UnexpectedResponse after its first data request.",
+    username: 'retry_later_twice',
+    institution: 'SandboxBank',
+    kind: 'transient-error',
+    description: 'RETRY_LATER on the first 2 live Authorize calls (per tenant), then HTTP 200 without MFA.',
+    authorizeError: authorizeError('RETRY_LATER', 2),
+  }),
+  scenario({
+    username: 'aggregation_error_once',
+    institution: 'SandboxBank',
+    kind: 'transient-error',
+    description: 'AGGREGATION_ERROR (HTTP 500) on the first live Authorize (per tenant), then HTTP 200.',
+    authorizeError: authorizeError('AGGREGATION_ERROR', 1),
+  }),
+  scenario({
+    username: 'operation_pending',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description: 'No MFA; every data operation answers 202 OPERATION_PENDING 3 times, then 200.',
+    data: { pendingPolls: 3 },
+  }),
+  scenario({
+    username: 'operation_dispatched',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description: 'No MFA; the first answer of each data operation is 202 OPERATION_DISPATCHED, the next 202 OPERATION_PENDING, then 200.',
+    data: { pendingPolls: 2, dispatchedFirst: true },
+  }),
+  scenario({
+    username: 'loading',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description: 'No MFA; the first 2 data requests of each session answer 400 SESSION_LOADING (loading_<n> for n).',
+    data: { pendingPolls: 1, loadingRequests: 2 },
+  }),
+  scenario({
+    username: 'flaky_503',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description: 'No MFA; the first 2 data requests of each session answer HTTP 503 (state untouched), then normal.',
+    data: { pendingPolls: 1, fault: { kind: 'status-503', times: 2 } },
+  }),
+  scenario({
+    username: 'flaky_reset',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description: 'No MFA; the first 2 data requests of each session have their connection destroyed, then normal.',
+    data: { pendingPolls: 1, fault: { kind: 'reset', times: 2 } },
+  }),
+  scenario({
+    username: 'rate_limited',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description: 'No MFA; the first 2 data requests of each session answer 429 TOO_MANY_REQUESTS (Retry-After: 1), then normal.',
+    data: { pendingPolls: 1, fault: { kind: 'rate-limit', times: 2 } },
+  }),
+  scenario({
+    username: 'flaky_malformed',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description: 'No MFA; the first data request of each session answers HTTP 200 with a truncated JSON body (state untouched), then normal.',
+    data: { pendingPolls: 1, fault: { kind: 'malformed', times: 1 } },
+  }),
+  scenario({
+    username: 'unusable_reply',
+    institution: 'SandboxBank',
+    kind: 'data-behaviour',
+    description:
+      "No MFA; every data request of each session answers HTTP 200 with an accounts-detail body the product cannot act on: an applicant's holder (name, email) and transactions, but no RequestId (state untouched). A connection fails UnexpectedResponse after its first data request.",
     data: { pendingPolls: 1, fault: { kind: 'unusable' } },
   }),
   ...variantScenarios(),
@@ -290,12 +405,35 @@ const LARGE_FORMAT = 'large_<accounts>x<transactions> (e.g. large_100x5000)';
 
 /** Username patterns with parameters (n from 0 to 1,000,000; large logins within LARGE_LOGIN_LIMITS). */
 export const SCENARIO_PATTERNS = [
-  { pattern: 'pending_polls_<n>', example: 'pending_polls_7', description: 'No MFA; every data operation answers 202 n times, then 200; it also completes on its own once n × limits.pendingPollMs passed since it started, polled or not.' },
-  { pattern: 'pending_ms_<n>', example: 'pending_ms_1500', description: 'No MFA; every data operation answers 202 until n ms passed since it started, then 200.' },
+  {
+    pattern: 'pending_polls_<n>',
+    example: 'pending_polls_7',
+    description:
+      'No MFA; every data operation answers 202 n times, then 200; it also completes on its own once n × limits.pendingPollMs passed since it started, polled or not.',
+  },
+  {
+    pattern: 'pending_ms_<n>',
+    example: 'pending_ms_1500',
+    description: 'No MFA; every data operation answers 202 until n ms passed since it started, then 200.',
+  },
   { pattern: 'loading_<n>', example: 'loading_3', description: 'No MFA; the first n data requests of each session answer 400 SESSION_LOADING.' },
-  { pattern: 'slow_answer_<n>', example: 'slow_answer_1', description: 'One security question (Montreal); the first n answers (per tenant) are processed and answered only after limits.slowReplyMs, later ones at once.' },
-  { pattern: 'slow_authorize_<n>', example: 'slow_authorize_1', description: 'No MFA; the first n live Authorize calls with credentials (per tenant) are processed and answered only after limits.slowReplyMs, later ones at once.' },
-  { pattern: '<error_code>_<n>', example: 'retry_later_2', description: 'The first n live Authorize calls (per tenant) answer that code (any code of the authorize-error scenarios), then HTTP 200 without MFA.' },
+  {
+    pattern: 'slow_answer_<n>',
+    example: 'slow_answer_1',
+    description:
+      'One security question (Montreal); the first n answers (per tenant) are processed and answered only after limits.slowReplyMs, later ones at once.',
+  },
+  {
+    pattern: 'slow_authorize_<n>',
+    example: 'slow_authorize_1',
+    description:
+      'No MFA; the first n live Authorize calls with credentials (per tenant) are processed and answered only after limits.slowReplyMs, later ones at once.',
+  },
+  {
+    pattern: '<error_code>_<n>',
+    example: 'retry_later_2',
+    description: 'The first n live Authorize calls (per tenant) answer that code (any code of the authorize-error scenarios), then HTTP 200 without MFA.',
+  },
   {
     pattern: 'large_<accounts>x<transactions>',
     example: 'large_100x5000',
@@ -326,9 +464,12 @@ function largeLoginSize(username: string): LargeLoginSize {
   const { accounts: a, transactionsPerAccount: t, totalTransactions: total } = LARGE_LOGIN_LIMITS;
   const refuse = (why: string) => new ScenarioParameterError(username, `Large login "${username}": ${why}`);
   if (accounts < a.min || accounts > a.max) throw refuse(`accounts must be from ${a.min} to ${a.max} (got ${accountsText})`);
-  if (transactionsPerAccount < t.min || transactionsPerAccount > t.max) throw refuse(`transactions per account must be from ${t.min} to ${t.max.toLocaleString('en-US')} (got ${transactionsText})`);
+  if (transactionsPerAccount < t.min || transactionsPerAccount > t.max)
+    throw refuse(`transactions per account must be from ${t.min} to ${t.max.toLocaleString('en-US')} (got ${transactionsText})`);
   if (accounts * transactionsPerAccount > total.max) {
-    throw refuse(`accounts x transactions must be at most ${total.max.toLocaleString('en-US')} in total (got ${(accounts * transactionsPerAccount).toLocaleString('en-US')})`);
+    throw refuse(
+      `accounts x transactions must be at most ${total.max.toLocaleString('en-US')} in total (got ${(accounts * transactionsPerAccount).toLocaleString('en-US')})`,
+    );
   }
   return { accounts, transactionsPerAccount };
 }
@@ -347,7 +488,10 @@ export function resolveScenario(username: string): Scenario | undefined {
   if (username.startsWith(LARGE_PREFIX)) {
     const large = largeLoginSize(username);
     return scenario({
-      username, institution: 'SandboxBank', kind: 'no-mfa', large,
+      username,
+      institution: 'SandboxBank',
+      kind: 'no-mfa',
+      large,
       description: `No MFA; a business login with ${large.accounts} accounts of ${large.transactionsPerAccount} transactions each over the last 365 days.`,
     });
   }
@@ -361,17 +505,43 @@ export function resolveScenario(username: string): Scenario | undefined {
     case 'pending_polls':
       return scenario({ ...common, kind: 'data-behaviour', description: `No MFA; data operations pending for ${n} polls.`, data: { pendingPolls: n } });
     case 'pending_ms':
-      return scenario({ ...common, kind: 'data-behaviour', description: `No MFA; data operations pending for ${n} ms.`, data: { pendingPolls: 0, pendingMs: n } });
+      return scenario({
+        ...common,
+        kind: 'data-behaviour',
+        description: `No MFA; data operations pending for ${n} ms.`,
+        data: { pendingPolls: 0, pendingMs: n },
+      });
     case 'loading':
-      return scenario({ ...common, kind: 'data-behaviour', description: `No MFA; first ${n} data requests answer SESSION_LOADING.`, data: { pendingPolls: 1, loadingRequests: n } });
+      return scenario({
+        ...common,
+        kind: 'data-behaviour',
+        description: `No MFA; first ${n} data requests answer SESSION_LOADING.`,
+        data: { pendingPolls: 1, loadingRequests: n },
+      });
     case 'slow_answer':
-      return scenario({ ...common, kind: 'variation', description: `One security question; the first ${n} answers are answered after limits.slowReplyMs.`, steps: [SECURITY_QUESTION], slowReply: { on: 'answer', times: n } });
+      return scenario({
+        ...common,
+        kind: 'variation',
+        description: `One security question; the first ${n} answers are answered after limits.slowReplyMs.`,
+        steps: [SECURITY_QUESTION],
+        slowReply: { on: 'answer', times: n },
+      });
     case 'slow_authorize':
-      return scenario({ ...common, kind: 'variation', description: `No MFA; the first ${n} live Authorize calls are answered after limits.slowReplyMs.`, slowReply: { on: 'authorize', times: n } });
+      return scenario({
+        ...common,
+        kind: 'variation',
+        description: `No MFA; the first ${n} live Authorize calls are answered after limits.slowReplyMs.`,
+        slowReply: { on: 'authorize', times: n },
+      });
   }
   const code = base.toUpperCase();
   if ((AUTHORIZE_ERROR_CODES as readonly string[]).includes(code)) {
-    return scenario({ ...common, kind: 'transient-error', description: `${code} on the first ${n} live Authorize calls, then HTTP 200.`, authorizeError: authorizeError(code as ServiceCode, n) });
+    return scenario({
+      ...common,
+      kind: 'transient-error',
+      description: `${code} on the first ${n} live Authorize calls, then HTTP 200.`,
+      authorizeError: authorizeError(code as ServiceCode, n),
+    });
   }
   return undefined;
 }

@@ -65,12 +65,18 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     { pattern: ['BankingServices', 'GetAccountsDetail'], methods: { POST: (c) => service.getAccountsDetail(c.tenant, c.body) } },
     {
       pattern: ['BankingServices', 'GetAccountsDetailAsync', ':requestId'],
-      methods: { GET: (c) => service.getAccountsDetailAsync(c.tenant, c.params.requestId ?? ''), POST: (c) => service.getAccountsDetailAsync(c.tenant, c.params.requestId ?? '') },
+      methods: {
+        GET: (c) => service.getAccountsDetailAsync(c.tenant, c.params.requestId ?? ''),
+        POST: (c) => service.getAccountsDetailAsync(c.tenant, c.params.requestId ?? ''),
+      },
     },
     { pattern: ['BankingServices', 'GetAccountsSummary'], methods: { POST: (c) => service.getAccountsSummary(c.tenant, c.body) } },
     {
       pattern: ['BankingServices', 'GetAccountsSummaryAsync', ':requestId'],
-      methods: { GET: (c) => service.getAccountsSummaryAsync(c.tenant, c.params.requestId ?? ''), POST: (c) => service.getAccountsSummaryAsync(c.tenant, c.params.requestId ?? '') },
+      methods: {
+        GET: (c) => service.getAccountsSummaryAsync(c.tenant, c.params.requestId ?? ''),
+        POST: (c) => service.getAccountsSummaryAsync(c.tenant, c.params.requestId ?? ''),
+      },
     },
     { pattern: ['BankingServices', 'GetStatements'], methods: { POST: (c) => service.getStatements(c.tenant, c.body) } },
     { pattern: ['BankingServices', 'DeleteCard', ':loginId'], methods: { DELETE: (c) => service.deleteCard(c.tenant, c.params.loginId ?? '') } },
@@ -80,7 +86,10 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
       methods: {
         GET: (c) => {
           const operation = AttributePackageOperation.safeParse(c.params.operation);
-          if (!operation.success) throw new SandboxError(undefined, `Unknown attributes operation "${c.params.operation ?? ''}" (${AttributePackageOperation.options.join(', ')})`, { httpStatus: 404 });
+          if (!operation.success)
+            throw new SandboxError(undefined, `Unknown attributes operation "${c.params.operation ?? ''}" (${AttributePackageOperation.options.join(', ')})`, {
+              httpStatus: 404,
+            });
           return service.attributesPackage(c.tenant, c.params.loginId ?? '', c.params.requestId ?? '', operation.data);
         },
       },
@@ -150,10 +159,14 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
       return reply(
         response,
         errorReply(
-          new SandboxError('TOO_MANY_REQUESTS', `Too many requests for customer ${customerId}: the limit is ${admission.limitPerSecond} per second; retry after ${admission.retryAfterSeconds} s`, {
-            httpStatus: 429,
-            headers: { 'retry-after': String(admission.retryAfterSeconds) },
-          }),
+          new SandboxError(
+            'TOO_MANY_REQUESTS',
+            `Too many requests for customer ${customerId}: the limit is ${admission.limitPerSecond} per second; retry after ${admission.retryAfterSeconds} s`,
+            {
+              httpStatus: 429,
+              headers: { 'retry-after': String(admission.retryAfterSeconds) },
+            },
+          ),
         ),
       );
     }
@@ -209,7 +222,8 @@ export async function createSandbox(overrides: Partial<SandboxOptions> = {}): Pr
     if (segments.length === 2 && second === 'logins' && CUSTOMER_ID_PATTERN.test(first ?? '')) {
       return method === 'POST' ? changed(admin.createLogin(first ?? '', await readJson(request))) : methodNotAllowed('POST');
     }
-    if (segments.length === 1 && CUSTOMER_ID_PATTERN.test(first ?? '')) return method === 'DELETE' ? changed(admin.resetTenant(first ?? '')) : methodNotAllowed('DELETE');
+    if (segments.length === 1 && CUSTOMER_ID_PATTERN.test(first ?? ''))
+      return method === 'DELETE' ? changed(admin.resetTenant(first ?? '')) : methodNotAllowed('DELETE');
     return notFound(['sandbox', ...segments]);
   };
 
@@ -283,5 +297,9 @@ function notFound(segments: readonly string[]): Reply {
 }
 
 function methodNotAllowed(allow: string, method?: string): Reply {
-  return { status: 405, headers: { allow }, body: { HttpStatusCode: 405, Message: `Method ${method ? `${method} ` : ''}is not allowed here (allowed: ${allow})` } };
+  return {
+    status: 405,
+    headers: { allow },
+    body: { HttpStatusCode: 405, Message: `Method ${method ? `${method} ` : ''}is not allowed here (allowed: ${allow})` },
+  };
 }

@@ -35,7 +35,19 @@ import { SandboxError, parseWith, type Reply } from './http.js';
 import type { SandboxOptions } from './options.js';
 import { uuidFrom } from './random.js';
 import { INSTITUTIONS, ScenarioParameterError, resolveScenario, type Scenario } from './scenarios.js';
-import { advance, behaviourOf, isRunning, startOperation, supersedes, type LoginRecord, type Operation, type OperationKind, type SandboxState, type Session, type Tenant } from './state.js';
+import {
+  advance,
+  behaviourOf,
+  isRunning,
+  startOperation,
+  supersedes,
+  type LoginRecord,
+  type Operation,
+  type OperationKind,
+  type SandboxState,
+  type Session,
+  type Tenant,
+} from './state.js';
 import { statementsFor } from './statements.js';
 import { vary } from './variations.js';
 
@@ -124,9 +136,17 @@ export class Service {
       }
       case 'live': {
         const scenario = this.scenarioOf(request.Username ?? '');
-        if (!scenario) throw new SandboxError('INVALID_USERNAME', `Unknown sandbox user "${request.Username ?? ''}" (GET /sandbox/scenarios lists them)`, { httpStatus: 401, links: AUTHORIZE_LINKS });
+        if (!scenario)
+          throw new SandboxError('INVALID_USERNAME', `Unknown sandbox user "${request.Username ?? ''}" (GET /sandbox/scenarios lists them)`, {
+            httpStatus: 401,
+            links: AUTHORIZE_LINKS,
+          });
         if (request.Institution !== scenario.institution) {
-          throw new SandboxError('INVALID_LOGIN', `User "${scenario.username}" is not known at institution "${request.Institution ?? ''}" (it banks at ${scenario.institution})`, { httpStatus: 401, links: AUTHORIZE_LINKS });
+          throw new SandboxError(
+            'INVALID_LOGIN',
+            `User "${scenario.username}" is not known at institution "${request.Institution ?? ''}" (it banks at ${scenario.institution})`,
+            { httpStatus: 401, links: AUTHORIZE_LINKS },
+          );
         }
         if (request.Password !== scenario.password) throw new SandboxError('INVALID_PASSWORD', 'The password is incorrect', { links: AUTHORIZE_LINKS });
         this.institutionChecks(tenant, scenario);
@@ -160,7 +180,8 @@ export class Service {
 
   private savedLogin(tenant: Tenant, loginId: string): LoginRecord {
     const login = tenant.logins.get(loginId);
-    if (!login?.saved) throw new SandboxError('INVALID_LOGIN', `LoginId ${loginId} is not a saved login of this customer`, { httpStatus: 401, links: AUTHORIZE_LINKS });
+    if (!login?.saved)
+      throw new SandboxError('INVALID_LOGIN', `LoginId ${loginId} is not a saved login of this customer`, { httpStatus: 401, links: AUTHORIZE_LINKS });
     return login;
   }
 
@@ -243,7 +264,10 @@ export class Service {
   private dataSession(tenant: Tenant, requestId: string): Session {
     const session = this.lookup(tenant, requestId);
     if (session.phase !== 'open') {
-      throw new SandboxError('INVALID_REQUEST', `RequestId ${requestId} still has a challenge to answer through Authorize`, { requestId, links: AUTHORIZE_LINKS });
+      throw new SandboxError('INVALID_REQUEST', `RequestId ${requestId} still has a challenge to answer through Authorize`, {
+        requestId,
+        links: AUTHORIZE_LINKS,
+      });
     }
     if (this.now - session.openedAt > this.deps.options.processingLimitMs) {
       throw new SandboxError('SESSION_EXPIRED', `RequestId ${requestId} passed the processing limit`, { requestId, links: AUTHORIZE_LINKS });
@@ -252,7 +276,8 @@ export class Service {
     const n = ++session.dataRequests;
     const faultTimes = behaviour.fault === undefined ? 0 : (behaviour.fault.times ?? Number.POSITIVE_INFINITY);
     if (behaviour.fault && n <= faultTimes) throw new FaultSignal(scenarioFault(behaviour.fault.kind));
-    const loading = (behaviour.loadingRequests !== undefined && n <= faultTimes + behaviour.loadingRequests) || this.now - session.openedAt < this.deps.options.loadingMs;
+    const loading =
+      (behaviour.loadingRequests !== undefined && n <= faultTimes + behaviour.loadingRequests) || this.now - session.openedAt < this.deps.options.loadingMs;
     if (loading) throw new SandboxError('SESSION_LOADING', 'The session is still loading; retry shortly', { requestId });
     return session;
   }
@@ -272,7 +297,10 @@ export class Service {
         ServiceCode: status,
         Links: links,
         HttpStatusCode: 202,
-        Message: status === 'OPERATION_DISPATCHED' ? 'The operation was dispatched to the background; poll for the result' : 'Your request is still processing; poll again',
+        Message:
+          status === 'OPERATION_DISPATCHED'
+            ? 'The operation was dispatched to the background; poll for the result'
+            : 'Your request is still processing; poll again',
         RequestId: session.requestId,
       },
     });
@@ -324,7 +352,9 @@ export class Service {
   getAccountsSummaryAsync(tenant: Tenant, requestId: string): Reply {
     const session = this.dataSession(tenant, requestId);
     if (!session.operations.has('summary')) {
-      throw new SandboxError('INVALID_REQUEST', `No GetAccountsSummary was requested with RequestId ${requestId}; call GetAccountsSummary first`, { requestId });
+      throw new SandboxError('INVALID_REQUEST', `No GetAccountsSummary was requested with RequestId ${requestId}; call GetAccountsSummary first`, {
+        requestId,
+      });
     }
     return this.accountsSummaryAnswer(session);
   }
@@ -359,7 +389,10 @@ export class Service {
     const request = parseWith(InvestmentsRequest, body, 'Investments');
     const session = this.dataSession(tenant, request.RequestId);
     if (session.login.id !== request.LoginId) {
-      throw new SandboxError('INVALID_LOGIN', `LoginId ${request.LoginId} is not the login of RequestId ${request.RequestId}`, { httpStatus: 401, requestId: request.RequestId });
+      throw new SandboxError('INVALID_LOGIN', `LoginId ${request.LoginId} is not the login of RequestId ${request.RequestId}`, {
+        httpStatus: 401,
+        requestId: request.RequestId,
+      });
     }
     const pending = this.pendingOrReady(session, 'investments', [link('InvestmentsDetail', '/Investments')]);
     if (pending) return pending;
@@ -406,7 +439,8 @@ export class Service {
       throw new SandboxError('INVALID_REQUEST', 'Attributes need a RequestId from a cached Authorize (LoginId with MostRecentCached true)', { requestId });
     }
     const accounts = session.operations.get('accounts');
-    if (!accounts) throw new SandboxError('INVALID_REQUEST', 'Retrieve accounts detail (GetAccountsDetail) with this RequestId before asking for attributes', { requestId });
+    if (!accounts)
+      throw new SandboxError('INVALID_REQUEST', 'Retrieve accounts detail (GetAccountsDetail) with this RequestId before asking for attributes', { requestId });
     const links = [link('Attributes', `/insight/login/${loginId}/attributes/${requestId}`)];
     // While accounts detail for the card is still running anywhere, attributes are pending (FACTS.md).
     // The spec's precondition is accounts detail retrieved for this RequestId; another session's
@@ -415,7 +449,16 @@ export class Service {
     // wait for: they are computed from the data already delivered. So, as for DeleteCard, it does
     // not count (see cardBusy).
     if (this.cardBusy(tenant, session.login, ['accounts'])) {
-      return varied(session, { status: 202, body: { ServiceCode: 'OPERATION_PENDING', Links: links, HttpStatusCode: 202, Message: 'Accounts detail for this card is still processing', RequestId: requestId } });
+      return varied(session, {
+        status: 202,
+        body: {
+          ServiceCode: 'OPERATION_PENDING',
+          Links: links,
+          HttpStatusCode: 202,
+          Message: 'Accounts detail for this card is still processing',
+          RequestId: requestId,
+        },
+      });
     }
     const pending = this.pendingOrReady(session, 'attributes', links);
     if (pending) return pending;

@@ -168,9 +168,13 @@ export function stateFrom(file: string, text: string): SandboxState {
     throw new StateFileError(file, `is not JSON (${(error as Error).message}); move it away or delete it to start the sandbox empty`, { cause: error });
   }
   const header = z.looseObject({ format: z.literal(STATE_FILE_FORMAT), version: z.unknown() }).safeParse(json);
-  if (!header.success) throw new StateFileError(file, `is not a sandbox state file (it has no "format": "${STATE_FILE_FORMAT}"); point the sandbox at another file`);
+  if (!header.success)
+    throw new StateFileError(file, `is not a sandbox state file (it has no "format": "${STATE_FILE_FORMAT}"); point the sandbox at another file`);
   if (header.data.version !== STATE_FILE_VERSION) {
-    throw new StateFileError(file, `is of version ${JSON.stringify(header.data.version)}, and this sandbox reads version ${STATE_FILE_VERSION} only; move it away or delete it to start the sandbox empty`);
+    throw new StateFileError(
+      file,
+      `is of version ${JSON.stringify(header.data.version)}, and this sandbox reads version ${STATE_FILE_VERSION} only; move it away or delete it to start the sandbox empty`,
+    );
   }
   const parsed = StateFileV1.safeParse(json);
   if (!parsed.success) throw new StateFileError(file, `does not hold a valid state: ${describeIssues(parsed.error)}`);
@@ -204,7 +208,10 @@ export function stateFrom(file: string, text: string): SandboxState {
       const login = tenant.logins.get(session.loginId);
       if (!login) throw new StateFileError(file, `${where}: session ${session.requestId} names login ${session.loginId}, which the file does not hold`);
       if (session.phase === 'challenge' && session.stepIndex >= login.scenario.steps.length) {
-        throw new StateFileError(file, `${where}: session ${session.requestId} waits on challenge round ${session.stepIndex + 1} of "${login.username}", which has ${login.scenario.steps.length} now`);
+        throw new StateFileError(
+          file,
+          `${where}: session ${session.requestId} waits on challenge round ${session.stepIndex + 1} of "${login.username}", which has ${login.scenario.steps.length} now`,
+        );
       }
       const operations = new Map<OperationKind, Operation>();
       for (const { kind, ...operation } of session.operations) {
@@ -238,9 +245,17 @@ function scenarioOf(file: string, where: string, username: string): Scenario {
     scenario = resolveScenario(username);
   } catch (error) {
     if (!(error instanceof ScenarioParameterError)) throw error;
-    throw new StateFileError(file, `${where}: the login of "${username}" names no scenario this sandbox has (${error.message}); delete the file to start the sandbox empty`, { cause: error });
+    throw new StateFileError(
+      file,
+      `${where}: the login of "${username}" names no scenario this sandbox has (${error.message}); delete the file to start the sandbox empty`,
+      { cause: error },
+    );
   }
-  if (!scenario) throw new StateFileError(file, `${where}: the login of "${username}" names no scenario this sandbox has (src/sandbox/scenarios.ts); delete the file to start the sandbox empty`);
+  if (!scenario)
+    throw new StateFileError(
+      file,
+      `${where}: the login of "${username}" names no scenario this sandbox has (src/sandbox/scenarios.ts); delete the file to start the sandbox empty`,
+    );
   return scenario;
 }
 
@@ -353,6 +368,12 @@ export class StateStore {
       this.lastWriteEnd = performance.now();
     }
     const ms = this.lastWriteEnd - started;
-    this.stats = { path: this.path, writes: this.stats.writes + 1, bytes: Buffer.byteLength(text), lastWriteMs: ms, totalWriteMs: this.stats.totalWriteMs + ms };
+    this.stats = {
+      path: this.path,
+      writes: this.stats.writes + 1,
+      bytes: Buffer.byteLength(text),
+      lastWriteMs: ms,
+      totalWriteMs: this.stats.totalWriteMs + ms,
+    };
   }
 }

@@ -31,11 +31,11 @@ export const VARIATIONS = {
   },
   'iso-datetimes': {
     changes: 'every date-only Date (transactions, investment transactions, attributes detail) written as an ISO timestamp with a time: 2026-10-31T00:00:00',
-    why: 'some institutions send timestamps where the spec shows dates (the service\'s own LastRefresh and Security.Date are timestamps)',
+    why: "some institutions send timestamps where the spec shows dates (the service's own LastRefresh and Security.Date are timestamps)",
   },
   'brand-code': {
     changes: 'the code field of 202 pending bodies written FlinksCode instead of ServiceCode',
-    why: 'the real interface prefixes the code field with the provider\'s brand (FACTS.md); the spec writes ServiceCode',
+    why: "the real interface prefixes the code field with the provider's brand (FACTS.md); the spec writes ServiceCode",
   },
 } as const satisfies Record<string, { readonly changes: string; readonly why: string }>;
 
@@ -49,7 +49,10 @@ export function parseVariationHeader(value: string | string[] | undefined): read
   if (value === undefined) return [];
   const text = Array.isArray(value) ? value.join(',') : value;
   const named = new Set<Variation>();
-  for (const name of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const name of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     if (!isVariation(name)) return `${VARIATION_HEADER}: unknown variation "${name}" (${NAMES.join(', ')})`;
     named.add(name);
   }
@@ -70,7 +73,12 @@ const DATE_ONLY = /^(\d{4})[-/](\d{2})[-/](\d{2})$/;
 /** The answer with the variations applied: a new body (the reply's own objects may be shared, cached data). */
 export function vary(reply: Reply, variations: readonly Variation[]): Reply {
   if (variations.length === 0 || reply.status >= 300 || reply.status < 200) return reply;
-  const text = 'body' in reply ? JSON.stringify(reply.body) : 'raw' in reply ? reply.raw : Buffer.concat(reply.chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).toString('utf8');
+  const text =
+    'body' in reply
+      ? JSON.stringify(reply.body)
+      : 'raw' in reply
+        ? reply.raw
+        : Buffer.concat(reply.chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).toString('utf8');
   const body: unknown = JSON.parse(text);
   if (!isObject(body)) return reply;
   applyVariations(body, new Set(variations));

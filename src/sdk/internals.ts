@@ -36,12 +36,21 @@ function contextOf({ namespace, workflowId }: PayloadOwner): SerializationContex
 }
 
 /** A raw memo's fields, decoded in its workflow's context. */
-export function decodeMapFromPayloads(converter: LoadedDataConverter, map: Record<string, Payload> | null | undefined, owner: PayloadOwner): Promise<Record<string, unknown> | undefined> {
+export function decodeMapFromPayloads(
+  converter: LoadedDataConverter,
+  map: Record<string, Payload> | null | undefined,
+  owner: PayloadOwner,
+): Promise<Record<string, unknown> | undefined> {
   return decodeMap(converter, map, contextOf(owner));
 }
 
 /** One of a workflow's raw payloads (its input, an update's result), decoded in its context. */
-export function decodeFromPayloadsAtIndex<T>(converter: LoadedDataConverter, index: number, payloads: Payload[] | null | undefined, owner: PayloadOwner): Promise<T> {
+export function decodeFromPayloadsAtIndex<T>(
+  converter: LoadedDataConverter,
+  index: number,
+  payloads: Payload[] | null | undefined,
+  owner: PayloadOwner,
+): Promise<T> {
   return decodeAtIndex<T>(converter, index, payloads, contextOf(owner));
 }
 
@@ -49,7 +58,11 @@ export function decodeFromPayloadsAtIndex<T>(converter: LoadedDataConverter, ind
 // listings that read no memo: the list decodes every row's memo, and one this process cannot open
 // (sealed with another tenant's key, or not sealed) fails the whole listing.
 /** A raw visibility row as the client's list gives it, its memo left undecoded (`memo` undefined). */
-export function executionInfoWithoutMemo(row: proto.temporal.api.workflow.v1.IWorkflowExecutionInfo, converter: LoadedDataConverter, namespace: string): Promise<WorkflowExecutionInfo> {
+export function executionInfoWithoutMemo(
+  row: proto.temporal.api.workflow.v1.IWorkflowExecutionInfo,
+  converter: LoadedDataConverter,
+  namespace: string,
+): Promise<WorkflowExecutionInfo> {
   // The decoded message keeps its fields' defaults (a delayed start's historyLength) on its prototype: kept.
   const withoutMemo = Object.assign(Object.create(Object.getPrototypeOf(row) as object) as typeof row, row, { memo: null });
   return executionInfoFromRaw(withoutMemo, converter, row, namespace);
@@ -62,7 +75,11 @@ export { rethrowKnownErrorTypes };
 // A failure read from raw history (a diagnosis, an attack's outcome), decoded into the error the
 // client would throw; the client does this only for the result it awaits.
 /** A workflow's raw failure, decoded in its context. */
-export function decodeOptionalFailureToOptionalError(converter: LoadedDataConverter, failure: ProtoFailure | null | undefined, owner: PayloadOwner): Promise<Error | undefined> {
+export function decodeOptionalFailureToOptionalError(
+  converter: LoadedDataConverter,
+  failure: ProtoFailure | null | undefined,
+  owner: PayloadOwner,
+): Promise<Error | undefined> {
   return decodeFailure(converter, failure, contextOf(owner));
 }
 

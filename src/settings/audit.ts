@@ -32,7 +32,10 @@ const AuditStoreLocation = z
     // PostgreSQL's default is no TLS, silently: beyond this machine the choice must be written down.
     const sslmode = url.searchParams.get('sslmode');
     if (!isLoopbackHost(url.hostname) && !(sslmode !== null && (SECURE_SSL_MODES.has(sslmode) || sslmode === 'disable'))) {
-      ctx.addIssue({ code: 'custom', message: `reaches ${url.hostname} without saying how: add ?sslmode=verify-full (or require) so the trail and the password do not cross the network in clear, or ?sslmode=disable on a private network of one host (refused with CONSOLE_MODE=production)` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `reaches ${url.hostname} without saying how: add ?sslmode=verify-full (or require) so the trail and the password do not cross the network in clear, or ?sslmode=disable on a private network of one host (refused with CONSOLE_MODE=production)`,
+      });
     }
   });
 
@@ -45,7 +48,7 @@ export const AuditVars = group(
     ),
   }),
   'Audit trail',
-  'Who answered, cancelled, decoded, changed or forgot what, and who signed in, with the outcome: written by the console and by the CLI\'s commands that act, read on the console\'s Audit page, with `GET /api/audit` and with `npm run cli -- audit`.',
+  "Who answered, cancelled, decoded, changed or forgot what, and who signed in, with the outcome: written by the console and by the CLI's commands that act, read on the console's Audit page, with `GET /api/audit` and with `npm run cli -- audit`.",
 );
 
 /** A postgres:// address that sends the trail in clear to another host (sslmode=disable). */

@@ -27,7 +27,8 @@ const TenantSet = z.string().transform((text, ctx) => {
   for (const raw of text.split(',')) {
     const tenant = raw.trim();
     if (tenant === '') continue;
-    if (!ID_SEGMENT_PATTERN.test(tenant)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(tenant)}: must be a comma-separated list of customer ids` });
+    if (!ID_SEGMENT_PATTERN.test(tenant))
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(tenant)}: must be a comma-separated list of customer ids` });
     tenants.add(tenant);
   }
   return tenants;
@@ -67,5 +68,10 @@ export function callbackSection(env: CallbackEnv, ctx: z.RefinementCtx): Callbac
   if (env.CALLBACK_URLS.size > 0 && env.PIPELINE_ENTRY_URL === undefined) {
     ctx.addIssue({ code: 'custom', path: ['PIPELINE_ENTRY_URL'], message: 'is required with CALLBACK_URLS (results sent by reference are fetched there)' });
   }
-  return Object.freeze({ urls: env.CALLBACK_URLS, secretFiles: env.CALLBACK_SECRET_FILES, resultInBody: env.CALLBACK_RESULT_IN_BODY, entryUrl: env.PIPELINE_ENTRY_URL ?? NO_CALLBACKS.entryUrl });
+  return Object.freeze({
+    urls: env.CALLBACK_URLS,
+    secretFiles: env.CALLBACK_SECRET_FILES,
+    resultInBody: env.CALLBACK_RESULT_IN_BODY,
+    entryUrl: env.PIPELINE_ENTRY_URL ?? NO_CALLBACKS.entryUrl,
+  });
 }

@@ -14,7 +14,7 @@ export const CliSignInVars = group(
   z.object({
     CLI_OIDC_ISSUER: doc(
       z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
-      'The OpenID Connect provider operators sign the CLI in with (`login`): https, or http to this machine only. Unset: the CLI does not sign in, and names its host\'s user in the audit trail.',
+      "The OpenID Connect provider operators sign the CLI in with (`login`): https, or http to this machine only. Unset: the CLI does not sign in, and names its host's user in the audit trail.",
       { defaultText: 'unset' },
     ),
     CLI_OIDC_CLIENT_ID: doc(
@@ -55,12 +55,21 @@ const CliSignInEnv = z
         if (!(error instanceof RoleMapError)) throw error;
         ctx.addIssue({ code: 'custom', path: ['CLI_ROLE_MAP'], message: error.message });
       }
-      if (env.CLI_OIDC_ISSUER === undefined) ctx.addIssue({ code: 'custom', path: ['CLI_ROLE_MAP'], message: 'is set but CLI_OIDC_ISSUER is not: roles come from a signed-in identity\'s groups, so the CLI must sign in at a provider' });
+      if (env.CLI_OIDC_ISSUER === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['CLI_ROLE_MAP'],
+          message: "is set but CLI_OIDC_ISSUER is not: roles come from a signed-in identity's groups, so the CLI must sign in at a provider",
+        });
     }
     if (env.CLI_OIDC_ISSUER === undefined) return;
     const issuer = new URL(env.CLI_OIDC_ISSUER);
     if (issuer.protocol === 'http:' && !isLoopbackHost(issuer.hostname)) {
-      ctx.addIssue({ code: 'custom', path: ['CLI_OIDC_ISSUER'], message: `is http:// to ${issuer.hostname}, not on this machine: the tokens would cross the network in clear; use https://` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CLI_OIDC_ISSUER'],
+        message: `is http:// to ${issuer.hostname}, not on this machine: the tokens would cross the network in clear; use https://`,
+      });
     }
   })
   .transform((env) =>

@@ -78,7 +78,11 @@ export type ClientConfig = z.output<typeof ClientEnv>;
 
 export const CliVars = group(
   z.object({
-    CONNECTION_PASSWORD: doc(z.string().optional(), '`npm run cli -- start` reads a live password here when --password-stdin is not given (never from a flag).', { secret: true }),
+    CONNECTION_PASSWORD: doc(
+      z.string().optional(),
+      '`npm run cli -- start` reads a live password here when --password-stdin is not given (never from a flag).',
+      { secret: true },
+    ),
   }),
   'CLI',
   'The operator CLI (`npm run cli`) reaches Temporal with the client settings above; this is its own.',

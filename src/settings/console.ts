@@ -44,8 +44,13 @@ const CorsOrigins = z.string().transform((text, ctx) => {
 /** OIDC client ids, comma-separated; `none`: no client's. */
 const BearerClients = z.string().transform((text, ctx) => {
   if (text.trim() === 'none') return [];
-  const ids = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  for (const id of ids) if (!/^[\x21-\x7e]{1,255}$/.test(id)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(id)}: must be a comma-separated list of client ids (printable, no spaces)` });
+  const ids = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const id of ids)
+    if (!/^[\x21-\x7e]{1,255}$/.test(id))
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(id)}: must be a comma-separated list of client ids (printable, no spaces)` });
   return ids;
 });
 
@@ -65,17 +70,20 @@ export const ConsoleVars = group(
     ),
     CONSOLE_OIDC_ISSUER: doc(
       z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
-      "Operators sign in through this OpenID Connect provider (its issuer identifier; discovery is under it): https, or http to this machine only. With it, CONSOLE_OIDC_CLIENT_ID and CONSOLE_OIDC_CLIENT_SECRET are required, and CONSOLE_ROLE_MAP says what each group may do.",
+      'Operators sign in through this OpenID Connect provider (its issuer identifier; discovery is under it): https, or http to this machine only. With it, CONSOLE_OIDC_CLIENT_ID and CONSOLE_OIDC_CLIENT_SECRET are required, and CONSOLE_ROLE_MAP says what each group may do.',
       { defaultText: 'unset: the shared token alone' },
     ),
-    CONSOLE_OIDC_CLIENT_ID: doc(NonEmpty.optional(), 'The console\'s client id at the provider (a confidential client, authorization code with PKCE, redirect URI <CONSOLE_PUBLIC_URL>/auth/callback).'),
+    CONSOLE_OIDC_CLIENT_ID: doc(
+      NonEmpty.optional(),
+      "The console's client id at the provider (a confidential client, authorization code with PKCE, redirect URI <CONSOLE_PUBLIC_URL>/auth/callback).",
+    ),
     CONSOLE_OIDC_CLIENT_SECRET: doc(NonEmpty.optional(), "The console's client secret at the provider.", { secret: true }),
     CONSOLE_PUBLIC_URL: doc(
       z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
       'The address operators open the console at (behind its proxy), e.g. https://console.lender.example; the provider sends them back to <it>/auth/callback.',
       { defaultText: 'http://<CONSOLE_HOST>:<CONSOLE_PORT>' },
     ),
-    CONSOLE_OIDC_GROUPS_CLAIM: doc(NonEmpty.default('groups'), 'The claim (ID token, else userinfo) that lists the identity\'s groups.'),
+    CONSOLE_OIDC_GROUPS_CLAIM: doc(NonEmpty.default('groups'), "The claim (ID token, else userinfo) that lists the identity's groups."),
     CONSOLE_ROLE_MAP: doc(
       z.string().default(''),
       'Which group holds which role on which tenant: comma-separated <group>=<role>@<customerId or *>, roles viewer, operator, analyst and admin, e.g. `lender-a-ops=operator@lender-a,platform=admin@*`. A signed-in identity none of whose groups is listed may do nothing.',
@@ -86,9 +94,15 @@ export const ConsoleVars = group(
       `Base64 of ${SESSION_KEY_BYTES} bytes (\`openssl rand -base64 ${SESSION_KEY_BYTES}\`): seals the session cookies; every replica of the console needs the same one. Required with CONSOLE_MODE=production.`,
       { secret: true, defaultText: 'development: a new one at each start (sessions end with the process)' },
     ),
-    CONSOLE_OIDC_RECHECK_S: doc(CountAtLeast(1).default(60), 'A signed-in identity is asked about again (userinfo) after this long: a provider that no longer accepts it ends the session.'),
+    CONSOLE_OIDC_RECHECK_S: doc(
+      CountAtLeast(1).default(60),
+      'A signed-in identity is asked about again (userinfo) after this long: a provider that no longer accepts it ends the session.',
+    ),
     CONSOLE_SESSION_MAX_S: doc(CountAtLeast(60).default(28_800), 'A session lasts at most this long (and never past its access token).'),
-    CONSOLE_OIDC_TIMEOUT_MS: doc(CountAtLeast(100).default(5_000), 'One call to the provider may take this long before sign-in fails as the provider unavailable.'),
+    CONSOLE_OIDC_TIMEOUT_MS: doc(
+      CountAtLeast(100).default(5_000),
+      'One call to the provider may take this long before sign-in fails as the provider unavailable.',
+    ),
     CONSOLE_BEARER_CLIENTS: doc(
       BearerClients.default(['aggregation-cli']),
       "The provider's client ids whose access tokens the console's API takes as `Authorization: Bearer` (a person's token, from the CLI's `login` or a pipeline's own client): comma-separated; `none`: no bearer tokens. The provider vouches for each token (introspection, with the console's client credentials) and its identity's groups give its roles, as a session's do. A token issued to any other client is refused, so one a third-party application obtained cannot be replayed here.",
@@ -128,13 +142,25 @@ const ConsoleEnv = ConsoleVariables.transform(withTemporalEnvConfig)
   .superRefine(checkPayloads)
   .superRefine((env, ctx) => {
     if (env.CONSOLE_CODEC_ENCODE_TOKEN !== undefined && env.CONSOLE_CODEC_ENCODE_TOKEN === env.CONSOLE_TOKEN) {
-      ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_ENCODE_TOKEN'], message: 'must differ from CONSOLE_TOKEN: whoever may operate the console must not thereby make payloads the worker trusts' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CONSOLE_CODEC_ENCODE_TOKEN'],
+        message: 'must differ from CONSOLE_TOKEN: whoever may operate the console must not thereby make payloads the worker trusts',
+      });
     }
     if (env.CONSOLE_CODEC_TOKEN !== undefined && env.CONSOLE_CODEC_TOKEN === env.CONSOLE_TOKEN) {
-      ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_TOKEN'], message: 'must differ from CONSOLE_TOKEN: the codec token decodes only, and is revoked without revoking the console' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CONSOLE_CODEC_TOKEN'],
+        message: 'must differ from CONSOLE_TOKEN: the codec token decodes only, and is revoked without revoking the console',
+      });
     }
     if (env.CONSOLE_CODEC_TOKEN !== undefined && env.CONSOLE_CODEC_TOKEN === env.CONSOLE_CODEC_ENCODE_TOKEN) {
-      ctx.addIssue({ code: 'custom', path: ['CONSOLE_CODEC_TOKEN'], message: 'must differ from CONSOLE_CODEC_ENCODE_TOKEN: a token that decodes must not also make payloads the worker trusts' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CONSOLE_CODEC_TOKEN'],
+        message: 'must differ from CONSOLE_CODEC_ENCODE_TOKEN: a token that decodes must not also make payloads the worker trusts',
+      });
     }
   })
   .superRefine(checkSignIn)
@@ -174,16 +200,30 @@ const OIDC_TRIO = ['CONSOLE_OIDC_ISSUER', 'CONSOLE_OIDC_CLIENT_ID', 'CONSOLE_OID
 function checkSignIn(env: ConsoleEnvValues, ctx: z.RefinementCtx): void {
   const set = OIDC_TRIO.filter((name) => env[name] !== undefined);
   if (set.length > 0 && set.length < OIDC_TRIO.length) {
-    for (const name of OIDC_TRIO.filter((each) => env[each] === undefined)) ctx.addIssue({ code: 'custom', path: [name], message: `is required with ${set.join(' and ')}: signing in needs the provider, the client id and its secret` });
+    for (const name of OIDC_TRIO.filter((each) => env[each] === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `is required with ${set.join(' and ')}: signing in needs the provider, the client id and its secret`,
+      });
   }
   const oidc = set.length === OIDC_TRIO.length;
   if (!oidc && env.CONSOLE_TOKEN === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['CONSOLE_TOKEN'], message: 'is required unless operators sign in (CONSOLE_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET): set it to a long random secret (e.g. `openssl rand -hex 24`)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CONSOLE_TOKEN'],
+      message:
+        'is required unless operators sign in (CONSOLE_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET): set it to a long random secret (e.g. `openssl rand -hex 24`)',
+    });
   }
   if (env.CONSOLE_OIDC_ISSUER !== undefined) {
     const issuer = new URL(env.CONSOLE_OIDC_ISSUER);
     if (issuer.protocol === 'http:' && !isLoopbackHost(issuer.hostname)) {
-      ctx.addIssue({ code: 'custom', path: ['CONSOLE_OIDC_ISSUER'], message: `is http:// to ${issuer.hostname}, not on this machine: the tokens and the client secret would cross the network in clear; use https://` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CONSOLE_OIDC_ISSUER'],
+        message: `is http:// to ${issuer.hostname}, not on this machine: the tokens and the client secret would cross the network in clear; use https://`,
+      });
     }
   }
   try {
@@ -193,21 +233,51 @@ function checkSignIn(env: ConsoleEnvValues, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: 'custom', path: ['CONSOLE_ROLE_MAP'], message: error.message });
   }
   if (env.CONSOLE_SESSION_SECRET !== undefined && Buffer.from(env.CONSOLE_SESSION_SECRET, 'base64').length !== SESSION_KEY_BYTES) {
-    ctx.addIssue({ code: 'custom', path: ['CONSOLE_SESSION_SECRET'], message: `must be base64 of exactly ${SESSION_KEY_BYTES} bytes (\`openssl rand -base64 ${SESSION_KEY_BYTES}\`)` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CONSOLE_SESSION_SECRET'],
+      message: `must be base64 of exactly ${SESSION_KEY_BYTES} bytes (\`openssl rand -base64 ${SESSION_KEY_BYTES}\`)`,
+    });
   }
   if (env.CONSOLE_MODE !== 'production') return;
   if (env.CONSOLE_TOKEN !== undefined) {
-    ctx.addIssue({ code: 'custom', path: ['CONSOLE_TOKEN'], message: 'is refused with CONSOLE_MODE=production: one shared token opens every tenant and names nobody; operators sign in (CONSOLE_OIDC_*) instead' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CONSOLE_TOKEN'],
+      message: 'is refused with CONSOLE_MODE=production: one shared token opens every tenant and names nobody; operators sign in (CONSOLE_OIDC_*) instead',
+    });
   }
-  if (!oidc) ctx.addIssue({ code: 'custom', path: ['CONSOLE_OIDC_ISSUER'], message: 'is required with CONSOLE_MODE=production: operators sign in through the provider' });
+  if (!oidc)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CONSOLE_OIDC_ISSUER'],
+      message: 'is required with CONSOLE_MODE=production: operators sign in through the provider',
+    });
   if (env.AUDIT_STORE === undefined || env.AUDIT_STORE.startsWith('file:')) {
-    ctx.addIssue({ code: 'custom', path: ['AUDIT_STORE'], message: 'must be a postgres:// address with CONSOLE_MODE=production: a file on one replica is neither shared nor kept when the container goes' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUDIT_STORE'],
+      message: 'must be a postgres:// address with CONSOLE_MODE=production: a file on one replica is neither shared nor kept when the container goes',
+    });
   } else if (clearTextBeyondLoopback(env.AUDIT_STORE)) {
-    ctx.addIssue({ code: 'custom', path: ['AUDIT_STORE'], message: 'has sslmode=disable to another host, refused with CONSOLE_MODE=production: use sslmode=verify-full' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUDIT_STORE'],
+      message: 'has sslmode=disable to another host, refused with CONSOLE_MODE=production: use sslmode=verify-full',
+    });
   }
-  if (env.CONSOLE_SESSION_SECRET === undefined) ctx.addIssue({ code: 'custom', path: ['CONSOLE_SESSION_SECRET'], message: 'is required with CONSOLE_MODE=production: every replica seals sessions with it, and sessions outlive a restart' });
+  if (env.CONSOLE_SESSION_SECRET === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CONSOLE_SESSION_SECRET'],
+      message: 'is required with CONSOLE_MODE=production: every replica seals sessions with it, and sessions outlive a restart',
+    });
   if (env.CONSOLE_PUBLIC_URL === undefined || new URL(env.CONSOLE_PUBLIC_URL).protocol !== 'https:') {
-    ctx.addIssue({ code: 'custom', path: ['CONSOLE_PUBLIC_URL'], message: 'must be the https:// address operators open with CONSOLE_MODE=production: the session cookie travels over TLS only' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CONSOLE_PUBLIC_URL'],
+      message: 'must be the https:// address operators open with CONSOLE_MODE=production: the session cookie travels over TLS only',
+    });
   }
 }
 

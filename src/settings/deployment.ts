@@ -22,7 +22,11 @@ export const DeploymentVars = z.object({
 export function deploymentSection(env: z.output<typeof DeploymentVars>, taskQueue: string, ctx: z.core.$RefinementCtx) {
   const name = env.WORKER_DEPLOYMENT_NAME ?? taskQueue;
   if (!DEPLOYMENT_PART.test(name)) {
-    ctx.addIssue({ code: 'custom', path: ['WORKER_DEPLOYMENT_NAME'], message: `unset, it is the task queue's name ${JSON.stringify(name)}, which ${DEPLOYMENT_PART_RULE}: set WORKER_DEPLOYMENT_NAME` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['WORKER_DEPLOYMENT_NAME'],
+      message: `unset, it is the task queue's name ${JSON.stringify(name)}, which ${DEPLOYMENT_PART_RULE}: set WORKER_DEPLOYMENT_NAME`,
+    });
   }
   return Object.freeze({ name });
 }

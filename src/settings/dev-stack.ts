@@ -44,21 +44,31 @@ export const DevStackEnv = z
     WORKER_METRICS_PORT: WorkerMetricsPort,
     WORKER_BECOME_CURRENT: doc(
       WorkerVars.shape.WORKER_BECOME_CURRENT.unwrap().default('yes'),
-      "`npm start` gives its worker `yes` unless set: the only build on this machine, new connections start on it even when the persisted history made an older build current.",
+      '`npm start` gives its worker `yes` unless set: the only build on this machine, new connections start on it even when the persisted history made an older build current.',
     ),
-    CONSOLE_TOKEN: doc(ConsoleVars.shape.CONSOLE_TOKEN.optional(), '`npm start` generates one for the run unless set, and prints the console\'s URL with it.', {
+    CONSOLE_TOKEN: doc(ConsoleVars.shape.CONSOLE_TOKEN.optional(), "`npm start` generates one for the run unless set, and prints the console's URL with it.", {
       defaultText: 'generated',
       secret: true,
     }),
-    CONSOLE_CODEC_CORS_ORIGINS: doc(ConsoleVars.shape.CONSOLE_CODEC_CORS_ORIGINS.unwrap().optional(), "`npm start` lets its own Web UI call the console's codec endpoint unless set.", {
-      defaultText: 'http://127.0.0.1:TEMPORAL_UI_PORT,http://localhost:TEMPORAL_UI_PORT',
-    }),
+    CONSOLE_CODEC_CORS_ORIGINS: doc(
+      ConsoleVars.shape.CONSOLE_CODEC_CORS_ORIGINS.unwrap().optional(),
+      "`npm start` lets its own Web UI call the console's codec endpoint unless set.",
+      {
+        defaultText: 'http://127.0.0.1:TEMPORAL_UI_PORT,http://localhost:TEMPORAL_UI_PORT',
+      },
+    ),
   })
   .superRefine((env, ctx) => {
     // The stack's OpenBao would silently replace a provider chosen by hand, or encrypt what was meant to be clear.
     if (env.DEV_KEY_PROVIDER !== 'openbao') return;
-    if (env.PAYLOAD_KEY_PROVIDER !== 'static') ctx.addIssue({ code: 'custom', path: ['DEV_KEY_PROVIDER'], message: `is openbao but PAYLOAD_KEY_PROVIDER is ${env.PAYLOAD_KEY_PROVIDER}: the stack sets the provider itself; unset one of them` });
-    if (env.PAYLOAD_ENCRYPTION === 'off') ctx.addIssue({ code: 'custom', path: ['DEV_KEY_PROVIDER'], message: 'is openbao but PAYLOAD_ENCRYPTION is off: unset one of them' });
+    if (env.PAYLOAD_KEY_PROVIDER !== 'static')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DEV_KEY_PROVIDER'],
+        message: `is openbao but PAYLOAD_KEY_PROVIDER is ${env.PAYLOAD_KEY_PROVIDER}: the stack sets the provider itself; unset one of them`,
+      });
+    if (env.PAYLOAD_ENCRYPTION === 'off')
+      ctx.addIssue({ code: 'custom', path: ['DEV_KEY_PROVIDER'], message: 'is openbao but PAYLOAD_ENCRYPTION is off: unset one of them' });
   })
   .transform((env) =>
     Object.freeze({

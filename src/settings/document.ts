@@ -45,6 +45,16 @@ export const Port = z.coerce.number(PORT_RULE).int(PORT_RULE).min(0, PORT_RULE).
 export const Bool = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 export const NonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
-export const CountAtLeast = (min: number) => z.coerce.number().int({ message: `must be a whole number, at least ${min}` }).min(min, { message: `must be a whole number, at least ${min}` });
-export const HostPort = z.string().trim().regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' });
-export const HostName = z.string().trim().regex(/^[A-Za-z0-9.-]+$/, { message: 'must be a host name' });
+export const CountAtLeast = (min: number) =>
+  z.coerce
+    .number()
+    .int({ message: `must be a whole number, at least ${min}` })
+    .min(min, { message: `must be a whole number, at least ${min}` });
+export const HostPort = z
+  .string()
+  .trim()
+  .regex(/^[^\s:]+:\d+$/, { message: 'must be host:port' });
+export const HostName = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9.-]+$/, { message: 'must be a host name' });

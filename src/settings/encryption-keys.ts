@@ -29,14 +29,17 @@ function decodeKey(text: string): Buffer | string {
   return key;
 }
 
-const EncryptionKey = z.string().trim().transform((text, ctx) => {
-  const key = decodeKey(text);
-  if (typeof key === 'string') {
-    ctx.addIssue({ code: 'custom', message: key });
-    return z.NEVER;
-  }
-  return key;
-});
+const EncryptionKey = z
+  .string()
+  .trim()
+  .transform((text, ctx) => {
+    const key = decodeKey(text);
+    if (typeof key === 'string') {
+      ctx.addIssue({ code: 'custom', message: key });
+      return z.NEVER;
+    }
+    return key;
+  });
 
 /** `id:base64,id:base64`: earlier keys, kept to decrypt what they encrypted. */
 const DecryptionKeys = z.string().transform((text, ctx) => {
@@ -73,7 +76,10 @@ export const EncryptionVars = group(
       z.enum(['auto', 'off']).default('auto'),
       '"auto": encrypt with PAYLOAD_ENCRYPTION_KEY if set; else, with Temporal on this machine, with a key generated once into PAYLOAD_ENCRYPTION_KEY_FILE; else the process refuses to start. "off" stores payloads in clear (anyone who can read Temporal reads them).',
     ),
-    PAYLOAD_ENCRYPTION_KEY_FILE: doc(z.string().trim().min(1).default(DEFAULT_LOCAL_KEY_FILE), 'Where the generated local key of a stack on this machine is kept (created once, mode 0600).'),
+    PAYLOAD_ENCRYPTION_KEY_FILE: doc(
+      z.string().trim().min(1).default(DEFAULT_LOCAL_KEY_FILE),
+      'Where the generated local key of a stack on this machine is kept (created once, mode 0600).',
+    ),
     PAYLOAD_ENCRYPTION_KEY: doc(
       EncryptionKey.optional(),
       `Base64 of exactly ${PAYLOAD_KEY_BYTES} bytes: \`openssl rand -base64 32\`. The worker, the clients, the CLI and the console need the same keys.`,
@@ -85,7 +91,7 @@ export const EncryptionVars = group(
     ),
     PAYLOAD_TENANT_KEYS_DIR: doc(
       z.string().trim().min(1).optional(),
-      'A key per tenant with PAYLOAD_KEY_PROVIDER=static: a directory of key files, `<customerId>.key`, each one line `<key id>:<base64 of 32 bytes>` per key (the first seals the tenant\'s new payloads, the others only open; mode 0600). A tenant\'s payloads are then sealed with its own key and name it (`encryption-tenant`); payloads of no tenant keep PAYLOAD_ENCRYPTION_KEY. With Temporal on this machine a missing file is made on the tenant\'s first payload; elsewhere sealing for a tenant without a file fails (TenantKeyMissingError). Deleting a file forgets that lender (`tenant forget`).',
+      "A key per tenant with PAYLOAD_KEY_PROVIDER=static: a directory of key files, `<customerId>.key`, each one line `<key id>:<base64 of 32 bytes>` per key (the first seals the tenant's new payloads, the others only open; mode 0600). A tenant's payloads are then sealed with its own key and name it (`encryption-tenant`); payloads of no tenant keep PAYLOAD_ENCRYPTION_KEY. With Temporal on this machine a missing file is made on the tenant's first payload; elsewhere sealing for a tenant without a file fails (TenantKeyMissingError). Deleting a file forgets that lender (`tenant forget`).",
       { defaultText: 'unset: one key for every tenant' },
     ),
     PAYLOAD_DECRYPTION_KEYS: doc(
@@ -161,7 +167,11 @@ export function encryptionSection(env: EncryptionVars, ctx: z.RefinementCtx): { 
     // Made on a tenant's first payload only where a generated key may stand in for a provisioned one.
     const tenantKeyFiles = Object.freeze({ dir: env.PAYLOAD_TENANT_KEYS_DIR, createMissing: isLoopback(env.TEMPORAL_ADDRESS) });
     if (!tenantKeyFiles.createMissing && !isDirectory(tenantKeyFiles.dir)) {
-      ctx.addIssue({ code: 'custom', path: ['PAYLOAD_TENANT_KEYS_DIR'], message: `${tenantKeyFiles.dir} is not a directory: provision the tenants' key files there (docs/operations.md, "Tenant onboarding")` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PAYLOAD_TENANT_KEYS_DIR'],
+        message: `${tenantKeyFiles.dir} is not a directory: provision the tenants' key files there (docs/operations.md, "Tenant onboarding")`,
+      });
       return {};
     }
     return { encryption: Object.freeze({ ...configured.keys, tenantKeyFiles }) };
@@ -176,7 +186,8 @@ type ConfiguredKeys = { readonly ok: true; readonly keys: EncryptionKeys | undef
 /** PAYLOAD_ENCRYPTION_KEY and the earlier keys; else, with Temporal on this machine, the local key file. */
 function configuredKeys(env: EncryptionVars, ctx: z.RefinementCtx): ConfiguredKeys {
   const decryptionKeys = env.PAYLOAD_DECRYPTION_KEYS ?? new Map<string, Buffer>();
-  if (env.PAYLOAD_ENCRYPTION_KEY) return { ok: true, keys: Object.freeze({ keyId: env.PAYLOAD_ENCRYPTION_KEY_ID, key: env.PAYLOAD_ENCRYPTION_KEY, decryptionKeys }) };
+  if (env.PAYLOAD_ENCRYPTION_KEY)
+    return { ok: true, keys: Object.freeze({ keyId: env.PAYLOAD_ENCRYPTION_KEY_ID, key: env.PAYLOAD_ENCRYPTION_KEY, decryptionKeys }) };
   // A KMS never makes nor reads the local key (the KMS could not revoke it): earlier static payloads
   // read only through keys listed for decryption, the first of them standing as the configured one.
   if (env.PAYLOAD_KEY_PROVIDER !== 'static') return { ok: true, keys: listedForDecryption(decryptionKeys) };

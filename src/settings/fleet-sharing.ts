@@ -52,7 +52,11 @@ export const BudgetVars = group(
       'Requests a second the whole fleet may send the service (every tenant together), held by Temporal on the task queue across all workers; each worker sets it at start.',
       { defaultText: 'no budget' },
     ),
-    SERVICE_BUDGET_TENANT_RPS: doc(Rps.optional(), 'Requests a second one tenant of weight 1 may send (times its TENANT_WEIGHTS weight); at most SERVICE_BUDGET_RPS.', { defaultText: 'SERVICE_BUDGET_RPS' }),
+    SERVICE_BUDGET_TENANT_RPS: doc(
+      Rps.optional(),
+      'Requests a second one tenant of weight 1 may send (times its TENANT_WEIGHTS weight); at most SERVICE_BUDGET_RPS.',
+      { defaultText: 'SERVICE_BUDGET_RPS' },
+    ),
     SERVICE_BUDGET_MODE: doc(
       z.enum(['bucket', 'strict'], { error: 'must be bucket or strict' }).default('bucket'),
       "How the service counts: bucket, a token bucket of SERVICE_BUDGET_RPS a second taking up to SERVICE_BUDGET_BURST at once (the fleet averages (burst - 1) / 1.05 of it, 90% of a budget of 20 with the default burst); strict, at most SERVICE_BUDGET_RPS in any whole second (the fleet averages about half of it, to absorb Temporal's one-second burst).",
@@ -74,12 +78,13 @@ export function budgetSection(env: z.output<typeof BudgetVars>, ctx: z.core.$Ref
   }
   if (env.SERVICE_BUDGET_RPS === undefined) {
     for (const name of ['SERVICE_BUDGET_TENANT_RPS', 'SERVICE_BUDGET_BURST'] as const) {
-      if (env[name] !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: 'needs SERVICE_BUDGET_RPS (the whole fleet\'s budget) too' });
+      if (env[name] !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: "needs SERVICE_BUDGET_RPS (the whole fleet's budget) too" });
     }
     return undefined;
   }
   const tenantRps = env.SERVICE_BUDGET_TENANT_RPS ?? env.SERVICE_BUDGET_RPS;
-  if (tenantRps > env.SERVICE_BUDGET_RPS) ctx.addIssue({ code: 'custom', path: ['SERVICE_BUDGET_TENANT_RPS'], message: `must not exceed SERVICE_BUDGET_RPS (${env.SERVICE_BUDGET_RPS})` });
+  if (tenantRps > env.SERVICE_BUDGET_RPS)
+    ctx.addIssue({ code: 'custom', path: ['SERVICE_BUDGET_TENANT_RPS'], message: `must not exceed SERVICE_BUDGET_RPS (${env.SERVICE_BUDGET_RPS})` });
   if (env.SERVICE_BUDGET_MODE === 'strict') return Object.freeze({ totalRps: env.SERVICE_BUDGET_RPS, tenantRps, mode: 'strict' as const });
   return Object.freeze({ totalRps: env.SERVICE_BUDGET_RPS, tenantRps, mode: 'bucket' as const, burst: env.SERVICE_BUDGET_BURST ?? env.SERVICE_BUDGET_RPS });
 }
@@ -92,11 +97,25 @@ const WindowSize = z.coerce
 
 export const BookVars = group(
   z.object({
-    BOOK_WINDOW_FLOOR: doc(WindowSize.default(DEFAULT_WINDOW_BOUNDS.floor), 'Fewest connections a book refresh keeps in flight (while the book has more), however slow the fleet or the service.'),
-    BOOK_WINDOW_CEILING: doc(WindowSize.default(DEFAULT_WINDOW_BOUNDS.ceiling), 'Most connections a book refresh keeps in flight, however fast children finish.'),
-    BOOK_WINDOW_START: doc(WindowSize.default(DEFAULT_WINDOW_BOUNDS.start), 'Connections in flight when a book refresh begins; the window grows or shrinks from there.'),
+    BOOK_WINDOW_FLOOR: doc(
+      WindowSize.default(DEFAULT_WINDOW_BOUNDS.floor),
+      'Fewest connections a book refresh keeps in flight (while the book has more), however slow the fleet or the service.',
+    ),
+    BOOK_WINDOW_CEILING: doc(
+      WindowSize.default(DEFAULT_WINDOW_BOUNDS.ceiling),
+      'Most connections a book refresh keeps in flight, however fast children finish.',
+    ),
+    BOOK_WINDOW_START: doc(
+      WindowSize.default(DEFAULT_WINDOW_BOUNDS.start),
+      'Connections in flight when a book refresh begins; the window grows or shrinks from there.',
+    ),
     BOOK_PAGE_SIZE: doc(
-      z.coerce.number().int().min(BOOK_PAGE_SIZE_LIMITS.min, { message: `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}` }).max(BOOK_PAGE_SIZE_LIMITS.max, { message: `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}` }).default(DEFAULT_BOOK_PAGE_SIZE),
+      z.coerce
+        .number()
+        .int()
+        .min(BOOK_PAGE_SIZE_LIMITS.min, { message: `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}` })
+        .max(BOOK_PAGE_SIZE_LIMITS.max, { message: `must be a whole number from ${BOOK_PAGE_SIZE_LIMITS.min} to ${BOOK_PAGE_SIZE_LIMITS.max}` })
+        .default(DEFAULT_BOOK_PAGE_SIZE),
       'Logins a book refresh reads, starts and drains per run before it continues as new (one report page each).',
     ),
   }),
@@ -106,11 +125,19 @@ export const BookVars = group(
 
 /** The book refresh's defaults, checked as a whole (floor ≤ start ≤ ceiling). */
 export function bookSection(env: z.output<typeof BookVars>, ctx: z.core.$RefinementCtx) {
-  if (env.BOOK_WINDOW_FLOOR > env.BOOK_WINDOW_CEILING) ctx.addIssue({ code: 'custom', path: ['BOOK_WINDOW_FLOOR'], message: `must not exceed BOOK_WINDOW_CEILING (${env.BOOK_WINDOW_CEILING})` });
+  if (env.BOOK_WINDOW_FLOOR > env.BOOK_WINDOW_CEILING)
+    ctx.addIssue({ code: 'custom', path: ['BOOK_WINDOW_FLOOR'], message: `must not exceed BOOK_WINDOW_CEILING (${env.BOOK_WINDOW_CEILING})` });
   if (env.BOOK_WINDOW_START < env.BOOK_WINDOW_FLOOR || env.BOOK_WINDOW_START > env.BOOK_WINDOW_CEILING) {
-    ctx.addIssue({ code: 'custom', path: ['BOOK_WINDOW_START'], message: `must be from BOOK_WINDOW_FLOOR (${env.BOOK_WINDOW_FLOOR}) to BOOK_WINDOW_CEILING (${env.BOOK_WINDOW_CEILING})` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['BOOK_WINDOW_START'],
+      message: `must be from BOOK_WINDOW_FLOOR (${env.BOOK_WINDOW_FLOOR}) to BOOK_WINDOW_CEILING (${env.BOOK_WINDOW_CEILING})`,
+    });
   }
-  return Object.freeze({ window: Object.freeze({ floor: env.BOOK_WINDOW_FLOOR, ceiling: env.BOOK_WINDOW_CEILING, start: env.BOOK_WINDOW_START }), pageSize: env.BOOK_PAGE_SIZE });
+  return Object.freeze({
+    window: Object.freeze({ floor: env.BOOK_WINDOW_FLOOR, ceiling: env.BOOK_WINDOW_CEILING, start: env.BOOK_WINDOW_START }),
+    pageSize: env.BOOK_PAGE_SIZE,
+  });
 }
 
 export function prioritySection(env: z.output<typeof PriorityVars>): PriorityPolicy {

@@ -26,7 +26,13 @@ export function loadPayloadCodecConfig(env?: NodeJS.ProcessEnv): { readonly encr
 }
 
 const PayloadStoreEnv = z
-  .looseObject({ TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS, ...TemporalEnvConfigVars.shape, ...EncryptionVars.shape, ...KeyProviderVars.shape, ...PayloadStoreVars.shape })
+  .looseObject({
+    TEMPORAL_ADDRESS: TemporalVars.shape.TEMPORAL_ADDRESS,
+    ...TemporalEnvConfigVars.shape,
+    ...EncryptionVars.shape,
+    ...KeyProviderVars.shape,
+    ...PayloadStoreVars.shape,
+  })
   .transform(withTemporalEnvConfig)
   .superRefine(checkPayloads)
   .transform((env, ctx) => payloadSections(env, ctx));

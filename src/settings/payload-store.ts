@@ -13,7 +13,10 @@ export const PayloadStoreVars = group(
       z.enum(['auto', 'local', 's3', 'off']).default('auto'),
       '"auto": a local directory with Temporal on this machine (the dev stack), none with Temporal elsewhere (a directory is one machine\'s: several workers need "s3"); "local", "s3" or "off" to choose. Without a store a product larger than history can hold ends its connection as ResultTooLarge.',
     ),
-    PAYLOAD_STORE_DIRECTORY: doc(z.string().trim().min(1).default('.temporal/payloads'), 'The local store: it must live as long as the histories that point into it (beside the dev server\'s database).'),
+    PAYLOAD_STORE_DIRECTORY: doc(
+      z.string().trim().min(1).default('.temporal/payloads'),
+      "The local store: it must live as long as the histories that point into it (beside the dev server's database).",
+    ),
     PAYLOAD_STORE_S3_BUCKET: doc(z.string().trim().min(1).optional(), 'The S3 bucket; required with PAYLOAD_STORE=s3.'),
     PAYLOAD_STORE_S3_PREFIX: doc(z.string().trim().min(1).optional(), 'A key prefix inside the bucket.'),
     PAYLOAD_STORE_S3_ENDPOINT: doc(

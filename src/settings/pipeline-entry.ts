@@ -28,11 +28,14 @@ const PipelineKeyFiles = keyedList({
 
 export const PipelineEntryVars = group(
   z.object({
-    PIPELINE_ENTRY_HOST: doc(NonEmpty.default('127.0.0.1'), 'The address the pipeline entry listens on: 127.0.0.1 unless it sits behind a TLS proxy (0.0.0.0 in a container).'),
+    PIPELINE_ENTRY_HOST: doc(
+      NonEmpty.default('127.0.0.1'),
+      'The address the pipeline entry listens on: 127.0.0.1 unless it sits behind a TLS proxy (0.0.0.0 in a container).',
+    ),
     PIPELINE_ENTRY_PORT: PipelineEntryPort,
     PIPELINE_KEY_FILES: doc(
       PipelineKeyFiles.optional(),
-      'Each tenant\'s pipeline keys, as files of their SHA-256 hashes: comma-separated <customerId>=<file>, each file one lower-case hex SHA-256 a line (blank lines and `#` comments allowed; two during a rotation). The entry holds no key, only hashes; it reads a file again when it changes, so a key is added or revoked without a restart. `npm run cli -- pipeline-key create <customerId>` mints a key and prints the line to add. A key of no tenant is refused (401); the tenant of every request is its key\'s.',
+      "Each tenant's pipeline keys, as files of their SHA-256 hashes: comma-separated <customerId>=<file>, each file one lower-case hex SHA-256 a line (blank lines and `#` comments allowed; two during a rotation). The entry holds no key, only hashes; it reads a file again when it changes, so a key is added or revoked without a restart. `npm run cli -- pipeline-key create <customerId>` mints a key and prints the line to add. A key of no tenant is refused (401); the tenant of every request is its key's.",
       { defaultText: 'unset: the entry refuses to start (no pipeline could use it)' },
     ),
   }),
@@ -51,7 +54,11 @@ export const PipelineEntryVariables = z.looseObject({
 
 const PipelineEntryEnv = PipelineEntryVariables.superRefine((env, ctx) => {
   if (env.PIPELINE_KEY_FILES === undefined || env.PIPELINE_KEY_FILES.size === 0) {
-    ctx.addIssue({ code: 'custom', path: ['PIPELINE_KEY_FILES'], message: `is required: no tenant holds a key, so no pipeline could use the entry (${KEY_FILES_RULE})` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PIPELINE_KEY_FILES'],
+      message: `is required: no tenant holds a key, so no pipeline could use the entry (${KEY_FILES_RULE})`,
+    });
   }
 }).transform((env) =>
   Object.freeze({

@@ -19,7 +19,7 @@ export const PoolVars = group(
     ),
   }),
   'Worker pools',
-  'Which task queue unattended work runs on, and whether unattended starts queue at their tenant\'s admission (client and worker).',
+  "Which task queue unattended work runs on, and whether unattended starts queue at their tenant's admission (client and worker).",
 );
 
 /** The task queues of the fleet: `unattended` is the service queue itself when the pool is shared. */

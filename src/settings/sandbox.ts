@@ -6,7 +6,10 @@ import { z } from 'zod';
 import { NonEmpty, Port, doc, group } from './document.js';
 import { parseEnv } from './load.js';
 
-export const SandboxPort = doc(Port.default(4010), 'The sandbox listens on this port; `npm start` starts it there, and `npm run demo` looks for it there unless SANDBOX_URL says otherwise.');
+export const SandboxPort = doc(
+  Port.default(4010),
+  'The sandbox listens on this port; `npm start` starts it there, and `npm run demo` looks for it there unless SANDBOX_URL says otherwise.',
+);
 
 export const SandboxUrl = doc(
   z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://127.0.0.1:4010' }).optional(),
@@ -18,7 +21,9 @@ export const SandboxVars = group(
   z.object({
     SANDBOX_HOST: doc(NonEmpty.default('127.0.0.1'), 'The address the sandbox listens on.'),
     SANDBOX_PORT: SandboxPort,
-    SANDBOX_AUTH_SECRET: doc(z.string().min(1).optional(), 'When set, /v3 requests must carry it in the x-api-key header (else 401 ACCESS_DENIED).', { secret: true }),
+    SANDBOX_AUTH_SECRET: doc(z.string().min(1).optional(), 'When set, /v3 requests must carry it in the x-api-key header (else 401 ACCESS_DENIED).', {
+      secret: true,
+    }),
     SANDBOX_RATE_LIMIT_PER_SECOND: doc(
       z.coerce.number().int().min(1).max(1_000_000).optional(),
       'Requests a second the sandbox takes from each tenant before it answers 429 TOO_MANY_REQUESTS with Retry-After (src/sandbox/rate-limits.ts); POST /sandbox/rate-limits changes it per tenant at run time.',

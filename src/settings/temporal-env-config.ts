@@ -22,7 +22,13 @@ import { doc, group, HostName, HostPort } from './document.js';
  * that does not exist is refused (a mistyped path would quietly connect elsewhere), and every problem
  * of the file or profile is a problem naming it, never a stack trace.
  */
-const SHARED_TEMPORAL_VARS: ReadonlySet<string> = new Set(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS', 'TEMPORAL_TLS_SERVER_NAME']);
+const SHARED_TEMPORAL_VARS: ReadonlySet<string> = new Set([
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_SERVER_NAME',
+]);
 const GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
 
 /** envconfig reads these from the environment the schemas pass it (loose objects): documented here, taken as they are. */
@@ -33,13 +39,34 @@ export const TemporalEnvConfigVars = group(
       'The temporal.toml whose profile gives what the TEMPORAL_* variables above leave unset (address, namespace, api_key, [tls], [grpc_meta]). A named file that is missing or malformed, or a bad value in it, stops the process, naming it.',
       { defaultText: '~/.config/temporalio/temporal.toml on Linux ($XDG_CONFIG_HOME/temporalio/ when set), if it exists' },
     ),
-    TEMPORAL_PROFILE: doc(z.string().optional(), 'The profile of that file; an unknown one stops the process, naming the profiles the file has.', { defaultText: 'default' }),
-    TEMPORAL_TLS_SERVER_CA_CERT_PATH: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CA_PATH is unset: the server's CA certificate, a PEM file."),
-    TEMPORAL_TLS_SERVER_CA_CERT_DATA: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CA_PATH is unset: the server's CA certificate, the PEM itself."),
-    TEMPORAL_TLS_CLIENT_CERT_PATH: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CERT_PATH is unset: the client certificate, a PEM file (with its key)."),
-    TEMPORAL_TLS_CLIENT_CERT_DATA: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_CERT_PATH is unset: the client certificate, the PEM itself (with its key)."),
-    TEMPORAL_TLS_CLIENT_KEY_PATH: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_KEY_PATH is unset: the client certificate's key, a PEM file."),
-    TEMPORAL_TLS_CLIENT_KEY_DATA: doc(z.string().optional(), "Temporal's variable where TEMPORAL_TLS_KEY_PATH is unset: the client certificate's key, the PEM itself.", { secret: true }),
+    TEMPORAL_PROFILE: doc(z.string().optional(), 'The profile of that file; an unknown one stops the process, naming the profiles the file has.', {
+      defaultText: 'default',
+    }),
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: doc(
+      z.string().optional(),
+      "Temporal's variable where TEMPORAL_TLS_CA_PATH is unset: the server's CA certificate, a PEM file.",
+    ),
+    TEMPORAL_TLS_SERVER_CA_CERT_DATA: doc(
+      z.string().optional(),
+      "Temporal's variable where TEMPORAL_TLS_CA_PATH is unset: the server's CA certificate, the PEM itself.",
+    ),
+    TEMPORAL_TLS_CLIENT_CERT_PATH: doc(
+      z.string().optional(),
+      "Temporal's variable where TEMPORAL_TLS_CERT_PATH is unset: the client certificate, a PEM file (with its key).",
+    ),
+    TEMPORAL_TLS_CLIENT_CERT_DATA: doc(
+      z.string().optional(),
+      "Temporal's variable where TEMPORAL_TLS_CERT_PATH is unset: the client certificate, the PEM itself (with its key).",
+    ),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: doc(
+      z.string().optional(),
+      "Temporal's variable where TEMPORAL_TLS_KEY_PATH is unset: the client certificate's key, a PEM file.",
+    ),
+    TEMPORAL_TLS_CLIENT_KEY_DATA: doc(
+      z.string().optional(),
+      "Temporal's variable where TEMPORAL_TLS_KEY_PATH is unset: the client certificate's key, the PEM itself.",
+      { secret: true },
+    ),
   }),
   "Temporal's own environment configuration",
   `The worker, the pipeline client, the CLI and the console read Temporal's environment configuration as the \`temporal\` CLI does (@temporalio/envconfig): a profile of temporal.toml and Temporal's own variables, below and ${GRPC_META_PREFIX}<HEADER> (gRPC metadata). They give what the TEMPORAL_* variables of the previous section leave unset. \`npm start\` ignores them (its stack is local).`,
@@ -131,7 +158,11 @@ export function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z
   }
   const profileName = vars.TEMPORAL_PROFILE?.trim() || undefined;
   if (profileName && data === undefined) {
-    if (ok) problem('TEMPORAL_PROFILE', `no profile "${profileName}": there is no Temporal config file (TEMPORAL_CONFIG_FILE is unset${file ? ` and ${file} does not exist` : ''})`);
+    if (ok)
+      problem(
+        'TEMPORAL_PROFILE',
+        `no profile "${profileName}": there is no Temporal config file (TEMPORAL_CONFIG_FILE is unset${file ? ` and ${file} does not exist` : ''})`,
+      );
     return undefined;
   }
   if (!ok) return undefined;
@@ -140,7 +171,11 @@ export function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z
 
   let profile: ClientConfigProfile;
   const load = (withFile: boolean) =>
-    loadClientConfigProfile({ ...(withFile && data !== undefined ? { configSource: { data } } : { disableFile: true }), ...(profileName ? { profile: profileName } : {}), overrideEnvVars: vars });
+    loadClientConfigProfile({
+      ...(withFile && data !== undefined ? { configSource: { data } } : { disableFile: true }),
+      ...(profileName ? { profile: profileName } : {}),
+      overrideEnvVars: vars,
+    });
   try {
     try {
       profile = load(true);
@@ -152,7 +187,8 @@ export function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (message.startsWith('Invalid TOML document') && file) problem(fileLabel, tomlProblem(file, error as Error));
-    else if ((error instanceof TypeError || /^Profile '.*' not found/.test(message)) && data !== undefined) problem('TEMPORAL_PROFILE', `no profile "${profileName}" in ${file} (${profileNames(data)})`);
+    else if ((error instanceof TypeError || /^Profile '.*' not found/.test(message)) && data !== undefined)
+      problem('TEMPORAL_PROFILE', `no profile "${profileName}" in ${file} (${profileNames(data)})`);
     else problem(where, message);
     return undefined;
   }
@@ -198,9 +234,17 @@ export function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z
   const certPairApplies = tlsApplies && env.TEMPORAL_TLS_CERT_PATH === undefined;
   const crt = certPairApplies ? pem(tls.clientCert, 'tls.client_cert', 'TEMPORAL_TLS_CLIENT_CERT') : undefined;
   const key = certPairApplies ? pem(tls.clientKey, 'tls.client_key', 'TEMPORAL_TLS_CLIENT_KEY') : undefined;
-  if (certPairApplies && Boolean(tls.clientCert) !== Boolean(tls.clientKey)) problem(`${where}: tls`, 'a client certificate and its key go together (client_cert_* and client_key_*; TEMPORAL_TLS_CLIENT_CERT_* and TEMPORAL_TLS_CLIENT_KEY_*)');
-  const metaFrom = [...(data === undefined ? [] : [where]), ...(Object.keys(vars).some((name) => name.startsWith(GRPC_META_PREFIX)) ? [`${GRPC_META_PREFIX}*`] : [])].join(', ') || where;
-  const metadata = profile.grpcMeta && Object.keys(profile.grpcMeta).length > 0 ? take(z.record(z.string(), z.string()), profile.grpcMeta, 'grpc_meta') : undefined;
+  if (certPairApplies && Boolean(tls.clientCert) !== Boolean(tls.clientKey))
+    problem(
+      `${where}: tls`,
+      'a client certificate and its key go together (client_cert_* and client_key_*; TEMPORAL_TLS_CLIENT_CERT_* and TEMPORAL_TLS_CLIENT_KEY_*)',
+    );
+  const metaFrom =
+    [...(data === undefined ? [] : [where]), ...(Object.keys(vars).some((name) => name.startsWith(GRPC_META_PREFIX)) ? [`${GRPC_META_PREFIX}*`] : [])].join(
+      ', ',
+    ) || where;
+  const metadata =
+    profile.grpcMeta && Object.keys(profile.grpcMeta).length > 0 ? take(z.record(z.string(), z.string()), profile.grpcMeta, 'grpc_meta') : undefined;
 
   const config: TemporalEnvConfig = {
     ...(env.TEMPORAL_ADDRESS === undefined ? { address: take(HostPort, profile.address, 'address') } : {}),

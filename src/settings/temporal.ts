@@ -25,8 +25,13 @@ const FROM_PROFILE = "the Temporal profile's, else";
 export const TemporalVars = group(
   z.object({
     TEMPORAL_ADDRESS: doc(HostPort.optional(), 'The Temporal frontend, host:port.', { defaultText: `${FROM_PROFILE} ${TEMPORAL_DEFAULTS.address}` }),
-    TEMPORAL_NAMESPACE: doc(z.string().trim().min(1).optional(), 'The namespace of the connection workflows.', { defaultText: `${FROM_PROFILE} ${TEMPORAL_DEFAULTS.namespace}` }),
-    TEMPORAL_TASK_QUEUE: doc(z.string().trim().min(1).default('aggregation-connections'), 'The task queue the worker polls and the clients start connections on.'),
+    TEMPORAL_NAMESPACE: doc(z.string().trim().min(1).optional(), 'The namespace of the connection workflows.', {
+      defaultText: `${FROM_PROFILE} ${TEMPORAL_DEFAULTS.namespace}`,
+    }),
+    TEMPORAL_TASK_QUEUE: doc(
+      z.string().trim().min(1).default('aggregation-connections'),
+      'The task queue the worker polls and the clients start connections on.',
+    ),
     TEMPORAL_API_KEY: doc(z.string().trim().min(1).optional(), 'Temporal Cloud: an API key implies TLS; it is sent as `authorization: Bearer <key>`.', {
       defaultText: `${FROM_PROFILE} none`,
       secret: true,
@@ -35,9 +40,17 @@ export const TemporalVars = group(
       z.string().trim().min(1).optional(),
       "A file whose content is the token, sent as TEMPORAL_API_KEY's is, for a token a sidecar renews (a Kubernetes projected service-account token, a Vault agent template): read at start and again every TEMPORAL_API_KEY_FILE_RECHECK_MS, and a changed token applied to the live connections without a restart. Not with TEMPORAL_API_KEY. A file that is missing, unreadable, empty or not one token at start stops the process, naming it; one that becomes so later keeps the last token (logged once, and when it recovers). The token is never logged.",
     ),
-    TEMPORAL_API_KEY_FILE_RECHECK_MS: doc(CountAtLeast(API_KEY_FILE_RECHECK_MIN_MS).default(10_000), 'How often (ms) TEMPORAL_API_KEY_FILE is read again: well within the time a renewed token is written before the old one expires.'),
-    TEMPORAL_TLS: doc(Bool.optional(), "TLS with the system's CAs (a publicly signed server certificate). false also turns a profile's TLS off.", { defaultText: `${FROM_PROFILE} false` }),
-    TEMPORAL_TLS_CA_PATH: doc(z.string().trim().min(1).optional(), "A self-hosted cluster with a private CA: the server's root CA certificate (PEM). Implies TLS."),
+    TEMPORAL_API_KEY_FILE_RECHECK_MS: doc(
+      CountAtLeast(API_KEY_FILE_RECHECK_MIN_MS).default(10_000),
+      'How often (ms) TEMPORAL_API_KEY_FILE is read again: well within the time a renewed token is written before the old one expires.',
+    ),
+    TEMPORAL_TLS: doc(Bool.optional(), "TLS with the system's CAs (a publicly signed server certificate). false also turns a profile's TLS off.", {
+      defaultText: `${FROM_PROFILE} false`,
+    }),
+    TEMPORAL_TLS_CA_PATH: doc(
+      z.string().trim().min(1).optional(),
+      "A self-hosted cluster with a private CA: the server's root CA certificate (PEM). Implies TLS.",
+    ),
     TEMPORAL_TLS_SERVER_NAME: doc(
       HostName.optional(),
       "The name the server's certificate is checked against (and sent as SNI) when it is not the host of TEMPORAL_ADDRESS, e.g. an address by IP or through a load balancer. Implies TLS.",
@@ -49,7 +62,7 @@ export const TemporalVars = group(
     TEMPORAL_TLS_KEY_PATH: doc(z.string().trim().min(1).optional(), "Mutual TLS: the client certificate's key (PEM), with TEMPORAL_TLS_CERT_PATH."),
   }),
   'Temporal',
-  'How the worker, the pipeline client, the CLI and the console reach Temporal. Each variable wins where set; what they leave unset comes from Temporal\'s own environment configuration (next section), else the default shown.',
+  "How the worker, the pipeline client, the CLI and the console reach Temporal. Each variable wins where set; what they leave unset comes from Temporal's own environment configuration (next section), else the default shown.",
 );
 export type TemporalVars = z.output<typeof TemporalVars>;
 
@@ -82,7 +95,11 @@ export function checkTls(env: TemporalVars, ctx: z.RefinementCtx): void {
 export function checkApiKey(env: TemporalVars, ctx: z.RefinementCtx): void {
   if (env.TEMPORAL_API_KEY_FILE === undefined) return;
   if (env.TEMPORAL_API_KEY !== undefined) {
-    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_API_KEY_FILE'], message: 'TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set: give the token one way (the file when a sidecar renews it)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TEMPORAL_API_KEY_FILE'],
+      message: 'TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set: give the token one way (the file when a sidecar renews it)',
+    });
     return;
   }
   const read = readApiKeyFileSync(env.TEMPORAL_API_KEY_FILE);
@@ -126,12 +143,7 @@ const ENV_CONFIG_SETTINGS: Record<keyof TemporalEnvConfig, string> = {
  * our default; `fromEnvConfig` names the settings taken from it and where from (absent: none).
  */
 export function temporalSection(env: ResolvedTemporalVars) {
-  const {
-    TEMPORAL_TLS_CA_PATH: tlsCaPath,
-    TEMPORAL_TLS_CERT_PATH: tlsCertPath,
-    TEMPORAL_TLS_KEY_PATH: tlsKeyPath,
-    TEMPORAL_ENV_CONFIG: envConfig,
-  } = env;
+  const { TEMPORAL_TLS_CA_PATH: tlsCaPath, TEMPORAL_TLS_CERT_PATH: tlsCertPath, TEMPORAL_TLS_KEY_PATH: tlsKeyPath, TEMPORAL_ENV_CONFIG: envConfig } = env;
   // checkApiKey saw that the file holds a token; src/temporal/connection.ts reads it again as it connects.
   const fromFile = env.TEMPORAL_API_KEY_FILE === undefined ? undefined : readApiKeyFileSync(env.TEMPORAL_API_KEY_FILE);
   const apiKey = fromFile ? ('token' in fromFile ? fromFile.token : undefined) : (env.TEMPORAL_API_KEY ?? envConfig.apiKey?.value);

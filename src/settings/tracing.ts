@@ -16,18 +16,27 @@ const OtlpProtocol = doc(
 );
 export const TracingVars = group(
   z.object({
-    OTEL_EXPORTER_OTLP_ENDPOINT: doc(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318' }).optional(), 'Base URL of a collector (or Jaeger\'s port 4318): traces go to <endpoint>/v1/traces.'),
+    OTEL_EXPORTER_OTLP_ENDPOINT: doc(
+      z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318' }).optional(),
+      "Base URL of a collector (or Jaeger's port 4318): traces go to <endpoint>/v1/traces.",
+    ),
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: doc(
       z.url({ protocol: /^https?$/, message: 'must be an http(s) URL such as http://localhost:4318/v1/traces' }).optional(),
       'The traces URL itself, used as is; wins over OTEL_EXPORTER_OTLP_ENDPOINT.',
     ),
     OTEL_EXPORTER_OTLP_PROTOCOL: OtlpProtocol,
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: OtlpProtocol,
-    OTEL_SERVICE_NAME: doc(z.string().trim().min(1).optional(), 'The service name of the spans.', { defaultText: 'aggregation-connections-worker for the worker, aggregation-connections-client otherwise' }),
-    OTEL_SDK_DISABLED: doc(Bool.default(false), 'true turns tracing off whatever the endpoint.'),
-    OTEL_EXPORTER_OTLP_HEADERS: doc(z.string().optional(), 'Headers for the collector, e.g. authorization=Bearer%20<token>: read by the exporter itself (a collector\'s credentials stay out of this configuration).', {
-      secret: true,
+    OTEL_SERVICE_NAME: doc(z.string().trim().min(1).optional(), 'The service name of the spans.', {
+      defaultText: 'aggregation-connections-worker for the worker, aggregation-connections-client otherwise',
     }),
+    OTEL_SDK_DISABLED: doc(Bool.default(false), 'true turns tracing off whatever the endpoint.'),
+    OTEL_EXPORTER_OTLP_HEADERS: doc(
+      z.string().optional(),
+      "Headers for the collector, e.g. authorization=Bearer%20<token>: read by the exporter itself (a collector's credentials stay out of this configuration).",
+      {
+        secret: true,
+      },
+    ),
   }),
   'Tracing: OpenTelemetry over OTLP',
   'Off unless an endpoint is set (no provider, nothing exported). Spans go out as OTLP JSON over HTTP.',

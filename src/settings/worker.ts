@@ -67,10 +67,12 @@ export const WorkerVars = group(
     ),
     WORKER_MAX_CACHED_WORKFLOWS: doc(
       z.coerce.number().int().min(0).max(100_000).optional(),
-      "Workflows kept in the worker's cache. To bound the worker's memory, cap the heap AND set this to the pending connections you expect: NODE_OPTIONS=\"--max-old-space-size=192 --max-semi-space-size=4\" MALLOC_ARENA_MAX=2 with 2100 for 2,000 pending connections (measured in docs/benchmarks.md#bounding-the-workers-memory). The worker warns at start when the heap is capped below 1 GiB and this is unset.",
+      'Workflows kept in the worker\'s cache. To bound the worker\'s memory, cap the heap AND set this to the pending connections you expect: NODE_OPTIONS="--max-old-space-size=192 --max-semi-space-size=4" MALLOC_ARENA_MAX=2 with 2100 for 2,000 pending connections (measured in docs/benchmarks.md#bounding-the-workers-memory). The worker warns at start when the heap is capped below 1 GiB and this is unset.',
       { defaultText: "the SDK's, sized from the heap limit: ~2,300 at Node's default 4 GiB, 32 at 256 MiB" },
     ),
-    WORKER_WORKFLOW_THREADS: doc(z.coerce.number().int().min(1).max(16).optional(), 'Threads running workflow code; 2 spreads activations over two cores.', { defaultText: "the SDK's, 1" }),
+    WORKER_WORKFLOW_THREADS: doc(z.coerce.number().int().min(1).max(16).optional(), 'Threads running workflow code; 2 spreads activations over two cores.', {
+      defaultText: "the SDK's, 1",
+    }),
     WORKER_MAX_CONCURRENT_ACTIVITIES: doc(
       z.coerce.number().int().min(1).max(100_000).optional(),
       'Activities run at once; the heartbeat polling strategy holds one per pending connection.',
@@ -114,7 +116,7 @@ export const WorkerVars = group(
     ),
     WORKER_REUSE_V8_CONTEXT: doc(
       z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
-      "`false` gives each workflow its own V8 context instead of one reused context: for comparisons, not production.",
+      '`false` gives each workflow its own V8 context instead of one reused context: for comparisons, not production.',
       { defaultText: "the SDK's, true" },
     ),
     PAYLOAD_UNBOUND: doc(
@@ -139,7 +141,7 @@ export const WorkerVars = group(
     ),
   }),
   'Worker',
-  'The worker process (`npm run worker`, the image\'s CMD): its endpoints, Worker Deployment Versioning, tuning and policies.',
+  "The worker process (`npm run worker`, the image's CMD): its endpoints, Worker Deployment Versioning, tuning and policies.",
 );
 
 export const WorkerVariables = z
@@ -165,13 +167,19 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
     checkApiKey(env, ctx);
     checkPayloads(env, ctx);
     if (env.WORKER_POOL === 'unattended' && env.UNATTENDED_POOL !== 'separate') {
-      ctx.addIssue({ code: 'custom', path: ['WORKER_POOL'], message: 'unattended needs UNATTENDED_POOL=separate (while the pool is shared, unattended work runs on TEMPORAL_TASK_QUEUE)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKER_POOL'],
+        message: 'unattended needs UNATTENDED_POOL=separate (while the pool is shared, unattended work runs on TEMPORAL_TASK_QUEUE)',
+      });
     }
     for (const endpoint of env.NEXUS_ENDPOINT_KEY_FILES.keys()) {
-      if (!env.NEXUS_ENDPOINT_TENANTS.has(endpoint)) ctx.addIssue({ code: 'custom', path: ['NEXUS_ENDPOINT_KEY_FILES'], message: `endpoint ${endpoint} is not in NEXUS_ENDPOINT_TENANTS` });
+      if (!env.NEXUS_ENDPOINT_TENANTS.has(endpoint))
+        ctx.addIssue({ code: 'custom', path: ['NEXUS_ENDPOINT_KEY_FILES'], message: `endpoint ${endpoint} is not in NEXUS_ENDPOINT_TENANTS` });
     }
     for (const slots of ['WORKER_MAX_CONCURRENT_ACTIVITIES', 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'] as const) {
-      if (env.WORKER_RESOURCE_TUNER && env[slots] !== undefined) ctx.addIssue({ code: 'custom', path: [slots], message: 'cannot be set with WORKER_RESOURCE_TUNER (the tuner sizes the task slots)' });
+      if (env.WORKER_RESOURCE_TUNER && env[slots] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [slots], message: 'cannot be set with WORKER_RESOURCE_TUNER (the tuner sizes the task slots)' });
     }
   })
   .transform((env, ctx) =>
@@ -203,7 +211,11 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
         reuseV8Context: env.WORKER_REUSE_V8_CONTEXT === undefined ? undefined : env.WORKER_REUSE_V8_CONTEXT === 'true',
       }),
       /** Worker Deployment Versioning: connections are pinned to the build they started on. */
-      deployment: Object.freeze({ ...deploymentSection(env, env.TEMPORAL_TASK_QUEUE, ctx), buildId: env.WORKER_BUILD_ID, becomeCurrent: env.WORKER_BECOME_CURRENT }),
+      deployment: Object.freeze({
+        ...deploymentSection(env, env.TEMPORAL_TASK_QUEUE, ctx),
+        buildId: env.WORKER_BUILD_ID,
+        becomeCurrent: env.WORKER_BECOME_CURRENT,
+      }),
       activities: Object.freeze({ maxConcurrent: env.WORKER_MAX_CONCURRENT_ACTIVITIES }),
       /** The task queues this worker polls (the service queue, the unattended pool's, or both) and its CPU priority. */
       pool: workerPoolSection(env),
@@ -228,9 +240,21 @@ const WorkerEnv = WorkerVariables.transform(withTemporalEnvConfig)
   );
 
 /** The queues this worker polls (one when the unattended pool is shared: its queue is the service queue), its CPU priority, and whether unattended starts wait for room. */
-function workerPoolSection(env: { readonly TEMPORAL_TASK_QUEUE: string; readonly UNATTENDED_POOL: 'shared' | 'separate'; readonly UNATTENDED_ADMISSION: 'off' | 'window'; readonly WORKER_POOL: 'all' | 'service' | 'unattended'; readonly WORKER_NICE: number; readonly WORKER_UNATTENDED_NICE: number }) {
+function workerPoolSection(env: {
+  readonly TEMPORAL_TASK_QUEUE: string;
+  readonly UNATTENDED_POOL: 'shared' | 'separate';
+  readonly UNATTENDED_ADMISSION: 'off' | 'window';
+  readonly WORKER_POOL: 'all' | 'service' | 'unattended';
+  readonly WORKER_NICE: number;
+  readonly WORKER_UNATTENDED_NICE: number;
+}) {
   const pools = poolsSection(env, env.TEMPORAL_TASK_QUEUE);
-  const polled = env.WORKER_POOL === 'service' ? [env.TEMPORAL_TASK_QUEUE] : env.WORKER_POOL === 'unattended' ? [pools.unattendedTaskQueue] : [env.TEMPORAL_TASK_QUEUE, pools.unattendedTaskQueue];
+  const polled =
+    env.WORKER_POOL === 'service'
+      ? [env.TEMPORAL_TASK_QUEUE]
+      : env.WORKER_POOL === 'unattended'
+        ? [pools.unattendedTaskQueue]
+        : [env.TEMPORAL_TASK_QUEUE, pools.unattendedTaskQueue];
   const taskQueues = Object.freeze([...new Set(polled)]);
   // Only beside the service queue's worker: alone in its process, the pool lowers the whole process (WORKER_NICE).
   const unattendedNice = taskQueues.length > 1 ? env.WORKER_UNATTENDED_NICE : 0;

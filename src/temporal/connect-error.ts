@@ -30,12 +30,21 @@ function probe(host: string, port: number, options: ConnectionOptions): Promise<
     socket.once('secureConnect', () => socket.write(H2_PREFACE));
     socket.once('data', () => done({ accepted: true }));
     // OpenSSL's own message is a multi-line dump; its `reason` ("tlsv13 alert certificate required") says it.
-    socket.once('error', (error: Error & { code?: string; reason?: string }) => done({ accepted: false, code: error.code ?? '', message: (error.reason ?? error.message).replace(/\s+/g, ' ').trim() }));
+    socket.once('error', (error: Error & { code?: string; reason?: string }) =>
+      done({ accepted: false, code: error.code ?? '', message: (error.reason ?? error.message).replace(/\s+/g, ' ').trim() }),
+    );
     socket.once('close', () => done({ accepted: false, code: 'ECONNRESET', message: 'the server closed the connection during the TLS handshake' }));
   });
 }
 
-const UNTRUSTED = new Set(['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_SIGNATURE_FAILURE']);
+const UNTRUSTED = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_SIGNATURE_FAILURE',
+]);
 const NOT_TLS = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'ERR_SSL_HTTP_REQUEST', 'ECONNRESET', 'EPIPE']);
 
 /** A sentence saying what in TLS made the connection fail and which variable fixes it; undefined when TLS is not the reason. */
@@ -50,7 +59,9 @@ export async function explainConnectFailure(settings: Pick<TemporalSettings, 'ad
     // Plain TCP failed: a server that completes a TLS handshake wants TLS (certificates unchecked: this only asks whether it speaks TLS).
     const outcome = await probe(host, port, { rejectUnauthorized: false, ...(isIP(host) ? {} : { servername: host }) });
     const speaksTls = outcome.accepted || /alert/i.test(outcome.code);
-    return speaksTls ? `the server speaks TLS and this client does not: set TEMPORAL_TLS_CA_PATH to the server's CA (or TEMPORAL_TLS=true when a public CA signed its certificate)` : undefined;
+    return speaksTls
+      ? `the server speaks TLS and this client does not: set TEMPORAL_TLS_CA_PATH to the server's CA (or TEMPORAL_TLS=true when a public CA signed its certificate)`
+      : undefined;
   }
 
   const tls = options.tls === true ? {} : options.tls;
@@ -69,7 +80,9 @@ export async function explainConnectFailure(settings: Pick<TemporalSettings, 'ad
     : transport.tlsCa
       ? `the CA from ${transport.tlsCa.from}`
       : "the system's CAs (set TEMPORAL_TLS_CA_PATH to the cluster's CA)";
-  const nameFrom = transport.tlsServerName ? (settings.fromEnvConfig?.['TLS server name'] ?? 'TEMPORAL_TLS_SERVER_NAME') : 'the host of TEMPORAL_ADDRESS (set TEMPORAL_TLS_SERVER_NAME to a name it is valid for)';
+  const nameFrom = transport.tlsServerName
+    ? (settings.fromEnvConfig?.['TLS server name'] ?? 'TEMPORAL_TLS_SERVER_NAME')
+    : 'the host of TEMPORAL_ADDRESS (set TEMPORAL_TLS_SERVER_NAME to a name it is valid for)';
   const certificate = transport.tlsCertPath
     ? `the client certificate in TEMPORAL_TLS_CERT_PATH (${transport.tlsCertPath})`
     : transport.tlsCertPair
@@ -81,7 +94,11 @@ export async function explainConnectFailure(settings: Pick<TemporalSettings, 'ad
   if (/CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE/.test(code) && !certificate) {
     return `TLS: the server requires a client certificate (mutual TLS): set TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH (${message})`;
   }
-  if (/ALERT_(BAD_CERTIFICATE|UNKNOWN_CA|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED|HANDSHAKE_FAILURE)/.test(code)) {
+  if (
+    /ALERT_(BAD_CERTIFICATE|UNKNOWN_CA|CERTIFICATE_UNKNOWN|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED|HANDSHAKE_FAILURE)/.test(
+      code,
+    )
+  ) {
     return `TLS: the server refused ${certificate || 'this client'} (${message})`;
   }
   if (NOT_TLS.has(code)) return `TLS: the server at ${settings.address} did not complete a TLS handshake; does it serve TLS on this port? (${message})`;

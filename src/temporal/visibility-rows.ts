@@ -17,10 +17,20 @@ export interface VisibilityPage {
 }
 
 /** The page of `query` that `pageToken` names (the first without one); a refusal as the client's list throws it. */
-export async function visibilityPage(temporal: Pick<Client, 'workflowService' | 'options'>, query: string, pageSize: number, pageToken?: string): Promise<VisibilityPage> {
+export async function visibilityPage(
+  temporal: Pick<Client, 'workflowService' | 'options'>,
+  query: string,
+  pageSize: number,
+  pageToken?: string,
+): Promise<VisibilityPage> {
   let response;
   try {
-    response = await temporal.workflowService.listWorkflowExecutions({ namespace: temporal.options.namespace, pageSize, query, ...(pageToken ? { nextPageToken: Buffer.from(pageToken, 'base64') } : {}) });
+    response = await temporal.workflowService.listWorkflowExecutions({
+      namespace: temporal.options.namespace,
+      pageSize,
+      query,
+      ...(pageToken ? { nextPageToken: Buffer.from(pageToken, 'base64') } : {}),
+    });
   } catch (error) {
     throw listError(error);
   }
@@ -32,7 +42,12 @@ export async function visibilityPage(temporal: Pick<Client, 'workflowService' | 
  * Every row of `query` in the client's namespace, `pageSize` a request; with `maxRows`, no page is
  * asked for once that many rows were read (a flood of rows cannot keep the reader going).
  */
-export async function* visibilityRows(temporal: Pick<Client, 'workflowService' | 'options'>, query: string, pageSize: number, maxRows = Number.POSITIVE_INFINITY): AsyncGenerator<VisibilityRow> {
+export async function* visibilityRows(
+  temporal: Pick<Client, 'workflowService' | 'options'>,
+  query: string,
+  pageSize: number,
+  maxRows = Number.POSITIVE_INFINITY,
+): AsyncGenerator<VisibilityRow> {
   let rows = 0;
   let pageToken: string | undefined;
   do {
@@ -59,7 +74,8 @@ export async function* listedExecutions(temporal: Client, query: string, pageSiz
  * map a ServiceError to access denied or unavailable; a bare gRPC error they would pass on raw.
  */
 function listError(error: unknown): Error {
-  if (!isGrpcServiceError(error)) return new ServiceError('Unexpected error while making gRPC request', { cause: error instanceof Error ? error : new Error(String(error)) });
+  if (!isGrpcServiceError(error))
+    return new ServiceError('Unexpected error while making gRPC request', { cause: error instanceof Error ? error : new Error(String(error)) });
   rethrowKnownErrorTypes(error);
   return new ServiceError('Failed to list workflows', { cause: error });
 }

@@ -53,7 +53,10 @@ export class ConnectionTracingInterceptor implements WorkflowClientInterceptor {
     return this.otel.startWithDetails(input, next);
   }
 
-  startUpdateWithStart(input: WorkflowStartUpdateWithStartInput, next: Next<WorkflowClientInterceptor, 'startUpdateWithStart'>): Promise<WorkflowStartUpdateWithStartOutput> {
+  startUpdateWithStart(
+    input: WorkflowStartUpdateWithStartInput,
+    next: Next<WorkflowClientInterceptor, 'startUpdateWithStart'>,
+  ): Promise<WorkflowStartUpdateWithStartOutput> {
     return this.otel.startUpdateWithStart(input, next);
   }
 

@@ -13,7 +13,11 @@ import { getPriority, setPriority } from 'node:os';
 
 export class CpuPriorityError extends Error {
   override readonly name = 'CpuPriorityError';
-  constructor(readonly setting: string, readonly nice: number, override readonly cause: unknown) {
+  constructor(
+    readonly setting: string,
+    readonly nice: number,
+    override readonly cause: unknown,
+  ) {
     super(`${setting}=${nice}: cannot lower this worker's CPU priority: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
 }
@@ -56,7 +60,10 @@ function nodeWorkerThreads(): Set<number> {
  * many threads it started and how many were lowered (none with nice 0, where threads are not listed:
  * not Linux, or where they already ran at `nice` or lower).
  */
-export async function lowerThreadsStartedBy<T>(nice: number, start: () => Promise<T>): Promise<{ readonly value: T; readonly started: number; readonly lowered: number }> {
+export async function lowerThreadsStartedBy<T>(
+  nice: number,
+  start: () => Promise<T>,
+): Promise<{ readonly value: T; readonly started: number; readonly lowered: number }> {
   if (nice === 0) return { value: await start(), started: 0, lowered: 0 };
   const before = nodeWorkerThreads();
   const value = await start();

@@ -38,9 +38,7 @@ export async function bundleWorkflows(options: Omit<Parameters<typeof bundleWork
 
 /** The prebuilt bundle (production), or the workflows bundled now (development), and its build id. */
 export async function loadWorkflowBuild(config: Pick<WorkerConfig, 'workflows' | 'deployment'>): Promise<WorkflowBuild> {
-  const code = config.workflows.bundlePath
-    ? await readFile(config.workflows.bundlePath, 'utf8')
-    : await bundleWorkflows();
+  const code = config.workflows.bundlePath ? await readFile(config.workflows.bundlePath, 'utf8') : await bundleWorkflows();
   return config.deployment.buildId
     ? { code, buildId: config.deployment.buildId, buildIdSource: 'WORKER_BUILD_ID' }
     : { code, buildId: buildIdOf(code), buildIdSource: 'bundle hash' };

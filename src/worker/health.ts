@@ -27,12 +27,20 @@ export class WorkerHealthError extends Error {
     readonly port: number,
     options: { cause: unknown },
   ) {
-    super(`worker health endpoint: cannot listen on ${host}:${port}: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+    super(
+      `worker health endpoint: cannot listen on ${host}:${port}: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
+      options,
+    );
   }
 }
 
 /** Serves `state()` (the worker's getState) at /healthz on host:port until close(). */
-export async function startWorkerHealthServer(options: { host: string; port: number; state: () => State; details?: () => Record<string, unknown> }): Promise<WorkerHealthServer> {
+export async function startWorkerHealthServer(options: {
+  host: string;
+  port: number;
+  state: () => State;
+  details?: () => Record<string, unknown>;
+}): Promise<WorkerHealthServer> {
   const server: Server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://health.invalid').pathname;
     if (path !== HEALTH_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) {

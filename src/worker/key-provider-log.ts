@@ -23,10 +23,14 @@ export function logKeyProviderChanges(kms: KeyProviderHealth, logger: KeyProvide
     if (status.state !== state) {
       state = status.state;
       if (status.state === 'ok') logger.info(`key provider ${status.keyId} answers again; the worker uses it as before`);
-      else logger.warn(`key provider ${status.keyId} ${status.state}: ${status.reason ?? ''}; the worker keeps running on cached keys, and tasks that need a new or uncached key retry until it answers`);
+      else
+        logger.warn(
+          `key provider ${status.keyId} ${status.state}: ${status.reason ?? ''}; the worker keeps running on cached keys, and tasks that need a new or uncached key retry until it answers`,
+        );
     }
     if (outcome !== 'revoked' && outcome !== 'destroyed') return;
-    const which = error instanceof KeyVersionRevokedError ? `${error.keyName}@${error.version}` : error instanceof KeyDestroyedError ? `${error.keyName}` : outcome;
+    const which =
+      error instanceof KeyVersionRevokedError ? `${error.keyName}@${error.version}` : error instanceof KeyDestroyedError ? `${error.keyName}` : outcome;
     if (namedUnreadable.has(which) || namedUnreadable.size >= MAX_NAMED_UNREADABLE_KEYS) return;
     namedUnreadable.add(which);
     logger.warn(
@@ -34,7 +38,8 @@ export function logKeyProviderChanges(kms: KeyProviderHealth, logger: KeyProvide
     );
   });
   const stopSealing = kms.onSealing((status) => {
-    if (status.sealing === 'stopped') logger.error(`key provider ${status.keyId}: sealing stopped: ${status.sealingStoppedBecause ?? ''}; tasks retry until the KMS makes a data key`);
+    if (status.sealing === 'stopped')
+      logger.error(`key provider ${status.keyId}: sealing stopped: ${status.sealingStoppedBecause ?? ''}; tasks retry until the KMS makes a data key`);
     else logger.info(`key provider ${status.keyId}: sealing goes on with a new data key`);
   });
   return () => {

@@ -20,7 +20,10 @@ export class KeyProviderWaitAbortedError extends Error {
     readonly signal: string,
     options: { cause: unknown },
   ) {
-    super(`stopped (${signal}) while waiting for the key provider of ${keyId} to make a data key: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`, options);
+    super(
+      `stopped (${signal}) while waiting for the key provider of ${keyId} to make a data key: ${options.cause instanceof Error ? options.cause.message : String(options.cause)}`,
+      options,
+    );
   }
 }
 

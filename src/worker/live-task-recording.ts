@@ -28,7 +28,11 @@ export function liveTaskWaitInterceptor(waits: LiveTaskWaits, liveKey: number): 
 }
 
 /** Worker options with the live starts' recorder added after the activity interceptors given. */
-export function withLiveTaskWaits<T extends { readonly interceptors?: WorkerInterceptors }>(options: T, waits: LiveTaskWaits, liveKey: number): T & { readonly interceptors: WorkerInterceptors } {
+export function withLiveTaskWaits<T extends { readonly interceptors?: WorkerInterceptors }>(
+  options: T,
+  waits: LiveTaskWaits,
+  liveKey: number,
+): T & { readonly interceptors: WorkerInterceptors } {
   const interceptors = options.interceptors ?? {};
   return { ...options, interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), liveTaskWaitInterceptor(waits, liveKey)] } };
 }

@@ -36,11 +36,53 @@ export const PATCHES = {
  * the build it began on.
  */
 export const RETIRED_PATCHES: readonly (Pick<PatchEntry, 'id' | 'workflow' | 'since'> & { readonly retired: string; readonly why: string })[] = [
-  { id: 'book-fleet-share', workflow: 'bookRefreshWorkflow', since: '2026-11-26', retired: '2026-11-28', why: 'runs begun before books shared the fleet; the refresh has been Pinned per page since 2026-11-26, and no run of before is open' },
-  { id: 'book-crowding-expiry', workflow: 'bookRefreshWorkflow', since: '2026-11-27', retired: '2026-11-28', why: 'landed after the refresh became Pinned, so its old branch never replayed on a build other than its own' },
-  { id: 'book-steady-clock', workflow: 'bookRefreshWorkflow', since: '2026-11-27', retired: '2026-11-28', why: 'landed after the refresh became Pinned, so its old branch never replayed on a build other than its own' },
-  { id: 'versioned-steps', workflow: 'connectionWorkflow', since: '2026-11-25', retired: '2026-12-03', why: 'it told connections of versioned builds from those begun before; with the three below gone it told nothing (a Pinned connection replays on its own build), and a history holding its marker replays without the call' },
-  { id: 'retention-notice-at-start', workflow: 'connectionWorkflow', since: '2026-11-22', retired: '2026-12-03', why: 'connections begun on an unversioned worker (before 2026-11-25) last under an hour: none is open' },
-  { id: 'retention-notice', workflow: 'connectionWorkflow', since: '2026-11-22', retired: '2026-12-03', why: 'connections begun before the retention notice (2026-11-22): none is open' },
-  { id: 'service-calls-as-activities', workflow: 'connectionWorkflow', since: '2026-11-25', retired: '2026-12-03', why: 'connections that made their data requests as local activities (before 2026-11-25): none is open' },
+  {
+    id: 'book-fleet-share',
+    workflow: 'bookRefreshWorkflow',
+    since: '2026-11-26',
+    retired: '2026-11-28',
+    why: 'runs begun before books shared the fleet; the refresh has been Pinned per page since 2026-11-26, and no run of before is open',
+  },
+  {
+    id: 'book-crowding-expiry',
+    workflow: 'bookRefreshWorkflow',
+    since: '2026-11-27',
+    retired: '2026-11-28',
+    why: 'landed after the refresh became Pinned, so its old branch never replayed on a build other than its own',
+  },
+  {
+    id: 'book-steady-clock',
+    workflow: 'bookRefreshWorkflow',
+    since: '2026-11-27',
+    retired: '2026-11-28',
+    why: 'landed after the refresh became Pinned, so its old branch never replayed on a build other than its own',
+  },
+  {
+    id: 'versioned-steps',
+    workflow: 'connectionWorkflow',
+    since: '2026-11-25',
+    retired: '2026-12-03',
+    why: 'it told connections of versioned builds from those begun before; with the three below gone it told nothing (a Pinned connection replays on its own build), and a history holding its marker replays without the call',
+  },
+  {
+    id: 'retention-notice-at-start',
+    workflow: 'connectionWorkflow',
+    since: '2026-11-22',
+    retired: '2026-12-03',
+    why: 'connections begun on an unversioned worker (before 2026-11-25) last under an hour: none is open',
+  },
+  {
+    id: 'retention-notice',
+    workflow: 'connectionWorkflow',
+    since: '2026-11-22',
+    retired: '2026-12-03',
+    why: 'connections begun before the retention notice (2026-11-22): none is open',
+  },
+  {
+    id: 'service-calls-as-activities',
+    workflow: 'connectionWorkflow',
+    since: '2026-11-25',
+    retired: '2026-12-03',
+    why: 'connections that made their data requests as local activities (before 2026-11-25): none is open',
+  },
 ];

@@ -14,14 +14,27 @@ void describe('a published book window as read by another refresh', () => {
     assert.deepEqual(readPublishedWindow({ size: 6, weight: 2, crowding: 1.4 }, NOW), { size: 6, weight: 2, crowding: 1.4 });
   });
 
-  void it('drops a crowding past its end (that book\'s children stopped finishing) but still counts its window', () => {
+  void it("drops a crowding past its end (that book's children stopped finishing) but still counts its window", () => {
     assert.deepEqual(readPublishedWindow({ size: 9, weight: 1, crowding: 2.6, crowdingUntil: NOW - 1 }, NOW), { size: 9, weight: 1 });
   });
 
   void it('leaves out what is not a window rather than guessing', () => {
-    for (const memo of [undefined, null, 'window', { weight: 1 }, { size: -1, weight: 1 }, { size: 3, weight: 0 }, { size: Number.NaN, weight: 1 }, { size: 3, weight: '1' }]) {
+    for (const memo of [
+      undefined,
+      null,
+      'window',
+      { weight: 1 },
+      { size: -1, weight: 1 },
+      { size: 3, weight: 0 },
+      { size: Number.NaN, weight: 1 },
+      { size: 3, weight: '1' },
+    ]) {
       assert.equal(readPublishedWindow(memo, NOW), undefined, JSON.stringify(memo));
     }
-    assert.deepEqual(readPublishedWindow({ size: 3, weight: 1, crowding: 'high', crowdingUntil: 'later' }, NOW), { size: 3, weight: 1 }, 'a crowding that is not a number is not one');
+    assert.deepEqual(
+      readPublishedWindow({ size: 3, weight: 1, crowding: 'high', crowdingUntil: 'later' }, NOW),
+      { size: 3, weight: 1 },
+      'a crowding that is not a number is not one',
+    );
   });
 });

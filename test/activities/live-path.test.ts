@@ -13,7 +13,7 @@ import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js'
 
 const WORKFLOW_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
 
-void describe('the live path read from the server\'s task queue statistics', () => {
+void describe("the live path read from the server's task queue statistics", () => {
   let env: TestWorkflowEnvironment;
   before(async () => {
     env = await createDevEnvironment();
@@ -30,7 +30,12 @@ void describe('the live path read from the server\'s task queue statistics', () 
       // The server has counted the unattended task (key 3) ...
       await waitFor(
         async () => {
-          const response = await env.client.workflowService.describeTaskQueue({ namespace: env.namespace ?? 'default', taskQueue: { name: taskQueue }, taskQueueType: WORKFLOW_QUEUE, reportStats: true });
+          const response = await env.client.workflowService.describeTaskQueue({
+            namespace: env.namespace ?? 'default',
+            taskQueue: { name: taskQueue },
+            taskQueueType: WORKFLOW_QUEUE,
+            reportStats: true,
+          });
           return Number(response.statsByPriorityKey?.['3']?.approximateBacklogCount ?? 0) >= 1;
         },
         { timeoutMs: 30_000, intervalMs: 500, describe: 'the server to count the unattended task' },
@@ -56,7 +61,7 @@ void describe('the live path read from the server\'s task queue statistics', () 
     }
   });
 
-  void it('gives no reading where the server refuses the question, and fails on any other error (the window\'s call retries it)', async () => {
+  void it("gives no reading where the server refuses the question, and fails on any other error (the window's call retries it)", async () => {
     const refused = createLivePathActivities({ temporal: env.client, taskQueue: '', liveKey: 1 });
     assert.equal(await refused.livePath(), null, 'INVALID_ARGUMENT (no task queue): the window judges by its children');
     const elsewhere = new Client({ connection: env.connection, namespace: uniqueId('no-such-namespace') });
@@ -65,11 +70,15 @@ void describe('the live path read from the server\'s task queue statistics', () 
   });
 });
 
-void describe('the live keys\' part of a queue\'s statistics', () => {
+void describe("the live keys' part of a queue's statistics", () => {
   const age = (ms: number) => ({ seconds: Math.floor(ms / 1_000), nanos: (ms % 1_000) * 1e6 });
 
   void it('takes the oldest wait and the count of every key up to the live one', () => {
-    const stats: Parameters<typeof liveStatsOf>[0] = { '1': { approximateBacklogCount: 2, approximateBacklogAge: age(1_250) }, '2': { approximateBacklogCount: 1, approximateBacklogAge: age(4_000) }, '3': { approximateBacklogCount: 90, approximateBacklogAge: age(60_000) } };
+    const stats: Parameters<typeof liveStatsOf>[0] = {
+      '1': { approximateBacklogCount: 2, approximateBacklogAge: age(1_250) },
+      '2': { approximateBacklogCount: 1, approximateBacklogAge: age(4_000) },
+      '3': { approximateBacklogCount: 90, approximateBacklogAge: age(60_000) },
+    };
     assert.deepEqual(liveStatsOf(stats, 1), { waitMs: 1_250, waiting: 2 });
     assert.deepEqual(liveStatsOf(stats, 2), { waitMs: 4_000, waiting: 3 });
   });

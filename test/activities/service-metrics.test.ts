@@ -39,7 +39,10 @@ class RecordingMetrics implements ServiceMetrics {
   }
 }
 
-const answersOf = (username: string) => describeScenario(SCENARIOS.find((entry) => entry.username === username) ?? assert.fail(`the sandbox has ${username}`)).challengeSequence.map((round) => round.answer);
+const answersOf = (username: string) =>
+  describeScenario(SCENARIOS.find((entry) => entry.username === username) ?? assert.fail(`the sandbox has ${username}`)).challengeSequence.map(
+    (round) => round.answer,
+  );
 
 /** The activity failures these tests cause on purpose are not worth a warning each. */
 const quiet = new DefaultLogger('ERROR');
@@ -56,7 +59,9 @@ describe('the counts of the connection activities', () => {
   const customerId = uniqueId('metrics');
 
   async function open(username: string): Promise<Extract<AuthorizeOutcome, { kind: 'session-open' }>> {
-    const outcome = await run(() => activities.openSession({ customerId, session: { kind: 'live', institution: 'SandboxBank', username, password: SANDBOX_PASSWORD, save: true } }));
+    const outcome = await run(() =>
+      activities.openSession({ customerId, session: { kind: 'live', institution: 'SandboxBank', username, password: SANDBOX_PASSWORD, save: true } }),
+    );
     if (outcome.kind !== 'session-open') assert.fail(`${username} opens a session at once, not ${outcome.kind}`);
     return outcome;
   }
@@ -72,7 +77,12 @@ describe('the counts of the connection activities', () => {
 
   it('counts answers by how the service answered them: another challenge set, rejected, the session open', async () => {
     const [textOrCall, code] = answersOf('token_code');
-    const first = await run(() => activities.openSession({ customerId, session: { kind: 'live', institution: 'SandboxTokenBank', username: 'token_code', password: SANDBOX_PASSWORD, save: true } }));
+    const first = await run(() =>
+      activities.openSession({
+        customerId,
+        session: { kind: 'live', institution: 'SandboxTokenBank', username: 'token_code', password: SANDBOX_PASSWORD, save: true },
+      }),
+    );
     assert.equal(first.kind, 'challenge');
     assert.deepEqual(metrics.take(), [], 'an Authorize with credentials is no answer');
     const second = await run(() => activities.answerChallenge({ customerId, requestId: first.requestId, responses: textOrCall! }));
@@ -82,11 +92,21 @@ describe('the counts of the connection activities', () => {
     assert.ok(refusal instanceof ApplicationFailure && refusal.type === 'InvalidSecurityResponse', `the service rejects a wrong code: ${String(refusal)}`);
     const last = await run(() => activities.answerChallenge({ customerId, requestId: second.requestId, responses: code! }));
     assert.equal(last.kind, 'session-open');
-    assert.deepEqual(metrics.take(), ['answers next_challenge', 'answers rejected', 'failures InvalidSecurityResponse INVALID_SECURITY_RESPONSE', 'answers session_open']);
+    assert.deepEqual(metrics.take(), [
+      'answers next_challenge',
+      'answers rejected',
+      'failures InvalidSecurityResponse INVALID_SECURITY_RESPONSE',
+      'answers session_open',
+    ]);
   });
 
   it('counts a refused call by the failure type it becomes and the service code', async () => {
-    const refused = run(() => activities.openSession({ customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'invalid_login', password: SANDBOX_PASSWORD, save: true } }));
+    const refused = run(() =>
+      activities.openSession({
+        customerId,
+        session: { kind: 'live', institution: 'SandboxBank', username: 'invalid_login', password: SANDBOX_PASSWORD, save: true },
+      }),
+    );
     await assert.rejects(refused, (error: unknown) => error instanceof ApplicationFailure && error.type === 'InvalidCredentials');
     assert.deepEqual(metrics.take(), ['failures InvalidCredentials INVALID_LOGIN']);
   });
@@ -105,8 +125,16 @@ describe('the counts of the connection activities', () => {
     assert.deepEqual(metrics.take(), ['polls investments pending']);
 
     // The in-activity strategies: each poll they make is one.
-    const input = { operation: 'investments', request: { kind: 'investments', input: { customerId, loginId, requestId } }, intervalMs: 1, deadline: Date.now() + 60_000 } as const;
-    await assert.rejects(run(() => activities.pollByRetry(input)), (error: unknown) => error instanceof ApplicationFailure && error.type === 'OperationStillPending');
+    const input = {
+      operation: 'investments',
+      request: { kind: 'investments', input: { customerId, loginId, requestId } },
+      intervalMs: 1,
+      deadline: Date.now() + 60_000,
+    } as const;
+    await assert.rejects(
+      run(() => activities.pollByRetry(input)),
+      (error: unknown) => error instanceof ApplicationFailure && error.type === 'OperationStillPending',
+    );
     const polled = await run(() => activities.pollHeartbeating(input));
     assert.ok(polled.pollCount >= 1);
     const counted = metrics.take();
@@ -118,10 +146,18 @@ describe('the counts of the connection activities', () => {
     const refusedFor: string[] = [];
     const pauses = { pauseOf: () => Promise.resolve(undefined), refused: (tenant: string) => Promise.resolve(void refusedFor.push(tenant)) };
     const withPauses = createActivities(tenantClients({ baseUrl: sandbox.url }), { metrics, pauses });
-    const session = await run(() => withPauses.openSession({ customerId: throttled, session: { kind: 'live', institution: 'SandboxBank', username: 'rate_limited', password: SANDBOX_PASSWORD, save: true } }));
+    const session = await run(() =>
+      withPauses.openSession({
+        customerId: throttled,
+        session: { kind: 'live', institution: 'SandboxBank', username: 'rate_limited', password: SANDBOX_PASSWORD, save: true },
+      }),
+    );
     if (session.kind !== 'session-open') assert.fail('rate_limited opens a session at once');
     // The first data requests of the session answer TOO_MANY_REQUESTS.
-    await assert.rejects(run(() => withPauses.pollAccountsDetail({ customerId: throttled, requestId: session.requestId })), ApplicationFailure);
+    await assert.rejects(
+      run(() => withPauses.pollAccountsDetail({ customerId: throttled, requestId: session.requestId })),
+      ApplicationFailure,
+    );
     assert.deepEqual(metrics.take(), ['polls accounts_detail failed', 'failures ServiceUnavailable TOO_MANY_REQUESTS', `throttles ${throttled}`]);
     assert.deepEqual(refusedFor, [throttled]);
 
@@ -129,8 +165,14 @@ describe('the counts of the connection activities', () => {
       metrics,
       pauses: { pauseOf: () => Promise.resolve({ until: Date.now() + 60_000, reason: 'test' }), refused: () => Promise.resolve() },
     });
-    await assert.rejects(run(() => paused.pollAccountsDetail({ customerId: throttled, requestId: session.requestId })), ApplicationFailure);
-    await assert.rejects(run(() => paused.answerChallenge({ customerId: throttled, requestId: session.requestId, responses: {} })), ApplicationFailure);
+    await assert.rejects(
+      run(() => paused.pollAccountsDetail({ customerId: throttled, requestId: session.requestId })),
+      ApplicationFailure,
+    );
+    await assert.rejects(
+      run(() => paused.answerChallenge({ customerId: throttled, requestId: session.requestId, responses: {} })),
+      ApplicationFailure,
+    );
     assert.deepEqual(metrics.take(), [], 'nothing was sent');
   });
 });

@@ -32,9 +32,42 @@ function clientAnswering(status: number, text: string) {
   return { client: createAggregatorClient({ baseUrl: BASE, customerId: 'lender', fetch: fakeFetch, timeoutMs: 5_000 }), counter };
 }
 
-const NAMED = new Set(['Id', 'Date', 'Code', 'Description', 'Debit', 'Credit', 'Balance', 'Transactions', 'TransitNumber', 'InstitutionNumber', 'OverdraftLimit', 'Title', 'AccountNumber', 'Category', 'Type', 'Currency', 'Holder', 'HttpStatusCode', 'RequestId', 'Login', 'Accounts', 'Institution', 'Links', 'Username', 'IsScheduledRefresh', 'LastRefresh', '__proto__', 'constructor']);
+const NAMED = new Set([
+  'Id',
+  'Date',
+  'Code',
+  'Description',
+  'Debit',
+  'Credit',
+  'Balance',
+  'Transactions',
+  'TransitNumber',
+  'InstitutionNumber',
+  'OverdraftLimit',
+  'Title',
+  'AccountNumber',
+  'Category',
+  'Type',
+  'Currency',
+  'Holder',
+  'HttpStatusCode',
+  'RequestId',
+  'Login',
+  'Accounts',
+  'Institution',
+  'Links',
+  'Username',
+  'IsScheduledRefresh',
+  'LastRefresh',
+  '__proto__',
+  'constructor',
+]);
 /** Members the spec does not name, with any JSON value. */
-const extras = fc.dictionary(fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,11}$/).filter((key) => !NAMED.has(key)), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 });
+const extras = fc.dictionary(
+  fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,11}$/).filter((key) => !NAMED.has(key)),
+  fc.jsonValue({ maxDepth: 2 }),
+  { maxKeys: 3 },
+);
 /** A passed-through field: as the spec shows it, null, another JSON value, or absent (undefined: left out). */
 function varied<T>(usual: fc.Arbitrary<T>) {
   return fc.oneof({ weight: 3, arbitrary: usual }, fc.constant(null), fc.constant(undefined), fc.jsonValue({ maxDepth: 1 }));
@@ -52,7 +85,16 @@ function record(fields: Record<string, unknown>, extra: Record<string, unknown>)
 }
 
 const transaction = fc
-  .record({ Id: fc.uuid(), Date: varied(date), Code: varied(fc.string({ maxLength: 6 })), Description: varied(fc.string({ maxLength: 30 })), Debit: varied(amount), Credit: varied(amount), Balance: varied(amount), extra: extras })
+  .record({
+    Id: fc.uuid(),
+    Date: varied(date),
+    Code: varied(fc.string({ maxLength: 6 })),
+    Description: varied(fc.string({ maxLength: 30 })),
+    Debit: varied(amount),
+    Credit: varied(amount),
+    Balance: varied(amount),
+    extra: extras,
+  })
   .map(({ extra, ...fields }) => record(fields, extra));
 const account = fc
   .record({
@@ -68,11 +110,25 @@ const account = fc
   })
   .map(({ extra, ...fields }) => record(fields, extra));
 const login = fc
-  .record({ Id: fc.uuid(), Username: varied(fc.string({ maxLength: 10 })), IsScheduledRefresh: varied(fc.boolean()), LastRefresh: varied(fc.string({ maxLength: 24 })), Type: varied(fc.constantFrom('Personal', 'Business')), extra: extras })
+  .record({
+    Id: fc.uuid(),
+    Username: varied(fc.string({ maxLength: 10 })),
+    IsScheduledRefresh: varied(fc.boolean()),
+    LastRefresh: varied(fc.string({ maxLength: 24 })),
+    Type: varied(fc.constantFrom('Personal', 'Business')),
+    extra: extras,
+  })
   .map(({ extra, ...fields }) => record(fields, extra));
 /** An accounts-detail answer whose envelope holds, everything else varied. */
 const accountsDetail = fc
-  .record({ HttpStatusCode: fc.constantFrom(200, undefined), RequestId: fc.uuid(), Login: login, Accounts: fc.array(account, { maxLength: 4 }), Institution: varied(fc.string({ maxLength: 12 })), extra: extras })
+  .record({
+    HttpStatusCode: fc.constantFrom(200, undefined),
+    RequestId: fc.uuid(),
+    Login: login,
+    Accounts: fc.array(account, { maxLength: 4 }),
+    Institution: varied(fc.string({ maxLength: 12 })),
+    extra: extras,
+  })
   .map(({ extra, ...fields }) => record(fields, extra));
 
 /** Something is at `path` (as a DataWarning writes it: `Accounts[0].Balance`) in `body`. */
@@ -125,9 +181,27 @@ describe('the aggregation client over generated answers', () => {
   it('refuses an answer whose RequestId, LoginId, record list or status is broken, by name, once and for good', async () => {
     const breaking = fc.oneof(
       fc.record({ field: fc.constant('RequestId'), value: fc.oneof(fc.string({ maxLength: 20 }), fc.constant(null), fc.integer(), fc.constant(undefined)) }),
-      fc.record({ field: fc.constant('Login'), value: fc.oneof(fc.constant(null), fc.string(), fc.record({ Id: fc.oneof(fc.string({ maxLength: 20 }), fc.constant(null)) }), fc.constant(undefined)) }),
-      fc.record({ field: fc.constant('Accounts'), value: fc.oneof(fc.constant(null), fc.string(), fc.dictionary(fc.string(), fc.integer()), fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { minLength: 1 }), fc.constant(undefined)) }),
-      fc.record({ field: fc.constant('HttpStatusCode'), value: fc.oneof(fc.integer({ min: 100, max: 599 }).filter((code) => code !== 200), fc.string()) }),
+      fc.record({
+        field: fc.constant('Login'),
+        value: fc.oneof(fc.constant(null), fc.string(), fc.record({ Id: fc.oneof(fc.string({ maxLength: 20 }), fc.constant(null)) }), fc.constant(undefined)),
+      }),
+      fc.record({
+        field: fc.constant('Accounts'),
+        value: fc.oneof(
+          fc.constant(null),
+          fc.string(),
+          fc.dictionary(fc.string(), fc.integer()),
+          fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { minLength: 1 }),
+          fc.constant(undefined),
+        ),
+      }),
+      fc.record({
+        field: fc.constant('HttpStatusCode'),
+        value: fc.oneof(
+          fc.integer({ min: 100, max: 599 }).filter((code) => code !== 200),
+          fc.string(),
+        ),
+      }),
     );
     await fc.assert(
       fc.asyncProperty(accountsDetail, breaking, async (valid, { field, value }) => {
@@ -182,7 +256,10 @@ describe('the aggregation client over generated answers', () => {
         assert.equal(counter.requests, 1, 'the client itself never sends twice');
         if (error === undefined) return;
         const next = afterFailedAuthorize(toActivityFailure(error, { attempt: 1 }), false);
-        assert.ok(next === 'fail' || next === 'fail-unsent', `a live Authorize answered HTTP ${status} ${JSON.stringify(text.slice(0, 60))} must not be sent again (decided: ${next})`);
+        assert.ok(
+          next === 'fail' || next === 'fail-unsent',
+          `a live Authorize answered HTTP ${status} ${JSON.stringify(text.slice(0, 60))} must not be sent again (decided: ${next})`,
+        );
       }),
       { numRuns: RUNS },
     );
@@ -190,16 +267,20 @@ describe('the aggregation client over generated answers', () => {
 
   it('reads a garbled data answer again a few times at most, then fails it by name', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ maxLength: 40 }).filter((text) => text !== '' && !isJson(text)), fc.integer({ min: 1, max: 10 }), async (text, attempt) => {
-        const { client } = clientAnswering(200, text);
-        const error = await client.getAccountsDetailAsync('6f1b1c1e-0000-4000-8000-000000000001').then(
-          () => assert.fail('a body that is not JSON was read'),
-          (caught: unknown) => caught,
-        );
-        const failure = toActivityFailure(error, { attempt });
-        assert.ok(failure instanceof ApplicationFailure && failure.type === 'UnexpectedResponse');
-        assert.equal(failure.nonRetryable, attempt >= MAX_GARBLED_READS, `attempt ${attempt}`);
-      }),
+      fc.asyncProperty(
+        fc.string({ maxLength: 40 }).filter((text) => text !== '' && !isJson(text)),
+        fc.integer({ min: 1, max: 10 }),
+        async (text, attempt) => {
+          const { client } = clientAnswering(200, text);
+          const error = await client.getAccountsDetailAsync('6f1b1c1e-0000-4000-8000-000000000001').then(
+            () => assert.fail('a body that is not JSON was read'),
+            (caught: unknown) => caught,
+          );
+          const failure = toActivityFailure(error, { attempt });
+          assert.ok(failure instanceof ApplicationFailure && failure.type === 'UnexpectedResponse');
+          assert.equal(failure.nonRetryable, attempt >= MAX_GARBLED_READS, `attempt ${attempt}`);
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -45,7 +45,10 @@ function recompute(accounts: readonly Account[], asOf: string): Record<string, V
   for (const account of accounts.filter((a) => a.Category === 'Operations')) {
     // Listed newest first: reversed, then a stable sort by date, gives date order with same-day
     // transactions in the order they were posted.
-    const chronological = [...(account.Transactions ?? [])].reverse().filter((t) => dayNumber(t.Date) <= end).sort((a, b) => dayNumber(a.Date) - dayNumber(b.Date));
+    const chronological = [...(account.Transactions ?? [])]
+      .reverse()
+      .filter((t) => dayNumber(t.Date) <= end)
+      .sort((a, b) => dayNumber(a.Date) - dayNumber(b.Date));
     const first = chronological[0];
     if (!first) continue;
     const opening = toCents(first.Balance - (first.Credit ?? 0) + (first.Debit ?? 0));
@@ -65,8 +68,15 @@ function recompute(accounts: readonly Account[], asOf: string): Record<string, V
     count_nsf: countOrNone(last(365).filter(isNsf)),
     count_nsf_30_days: countOrNone(last(30).filter(isNsf)),
     count_nsf_90_days: countOrNone(last(90).filter(isNsf)),
-    avg_monthly_deposit: sumOrNone(last(365).filter((t) => t.Credit !== null), (t) => t.Credit ?? 0, 12),
-    sum_employer_income: sumOrNone(last(365).filter((t) => t.Credit !== null && t.Description.startsWith('PAYROLL ')), (t) => t.Credit ?? 0),
+    avg_monthly_deposit: sumOrNone(
+      last(365).filter((t) => t.Credit !== null),
+      (t) => t.Credit ?? 0,
+      12,
+    ),
+    sum_employer_income: sumOrNone(
+      last(365).filter((t) => t.Credit !== null && t.Description.startsWith('PAYROLL ')),
+      (t) => t.Credit ?? 0,
+    ),
     average_monthly_free_cash_flow: sumOrNone(last(90), (t) => (t.Credit ?? 0) - (t.Debit ?? 0), 3),
     count_days_negative_balance_90_days: negativeDays.size === 0 ? NONE : negativeDays.size,
   };
@@ -126,7 +136,9 @@ describe('attributes property', () => {
 
           const accountFilter = pickOneAccount && accounts[0] ? [accounts[0].Id] : undefined;
           const selected = accounts.filter(
-            (a) => (categories === undefined || (categories as readonly string[]).includes(a.Category)) && (accountFilter === undefined || accountFilter.includes(a.Id)),
+            (a) =>
+              (categories === undefined || (categories as readonly string[]).includes(a.Category)) &&
+              (accountFilter === undefined || accountFilter.includes(a.Id)),
           );
           const served = await client.getCustomAttributes(LoginId, requestId, {
             MostRecentCached: true,
@@ -138,7 +150,8 @@ describe('attributes property', () => {
           if (served.kind !== 'ready') return;
           const card = served.data.Groups.Card ?? assert.fail('no Card group');
           const expected = recompute(selected, sandbox.options.asOf);
-          for (const name of ATTRIBUTE_NAMES) assertSameValue(`${name} (${username}, ${customerId}, ${selected.length} accounts)`, card[name], expected[name] ?? NONE);
+          for (const name of ATTRIBUTE_NAMES)
+            assertSameValue(`${name} (${username}, ${customerId}, ${selected.length} accounts)`, card[name], expected[name] ?? NONE);
         },
       ),
       { numRuns: 15 },

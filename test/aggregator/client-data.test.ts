@@ -52,7 +52,10 @@ async function cachedSession(username: string, pendingPolls?: number, customerId
 }
 
 /** GetAccountsDetail, then GetAccountsDetailAsync until ready; counts the pending answers. */
-async function accountsUntilReady(saved: Saved, options: AccountsDetailOptions = {}): Promise<{ pendingAnswers: number; codes: string[]; detail: AccountsDetail }> {
+async function accountsUntilReady(
+  saved: Saved,
+  options: AccountsDetailOptions = {},
+): Promise<{ pendingAnswers: number; codes: string[]; detail: AccountsDetail }> {
   let result: DataResult<AccountsDetail> = await saved.client.getAccountsDetail(saved.requestId, options);
   const codes: string[] = [];
   while (result.kind === 'pending') {
@@ -74,7 +77,8 @@ async function rejectsWith(promise: Promise<unknown>, code: string): Promise<Agg
   return caught;
 }
 
-const withinCent = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) <= 0.01 + 1e-9, `${what}: ${actual} vs ${expected}`);
+const withinCent = (actual: number, expected: number, what: string) =>
+  assert.ok(Math.abs(actual - expected) <= 0.01 + 1e-9, `${what}: ${actual} vs ${expected}`);
 
 describe('accounts detail', () => {
   it("answers pending for exactly the scenario's pending polls, then ready with the accounts", async () => {
@@ -99,19 +103,31 @@ describe('accounts detail', () => {
     const asOf = sandbox.options.asOf;
     const ninetyDaysAgo = new Date(Date.parse(`${asOf}T00:00:00Z`) - 89 * 86_400_000).toISOString().slice(0, 10);
 
-    assert.deepEqual(quarter.Accounts.map((a) => a.Id), year.Accounts.map((a) => a.Id));
+    assert.deepEqual(
+      quarter.Accounts.map((a) => a.Id),
+      year.Accounts.map((a) => a.Id),
+    );
     for (const [index, account] of year.Accounts.entries()) {
       const yearTx = account.Transactions ?? [];
       const quarterTx = quarter.Accounts[index]?.Transactions ?? [];
       assert.ok(yearTx.length > quarterTx.length, `${account.Type}: a year has more transactions than 90 days`);
-      assert.ok(quarterTx.every((t) => t.Date >= ninetyDaysAgo && t.Date <= asOf), `${account.Type}: Days90 window`);
-      assert.deepEqual(quarterTx, yearTx.filter((t) => t.Date >= ninetyDaysAgo));
+      assert.ok(
+        quarterTx.every((t) => t.Date >= ninetyDaysAgo && t.Date <= asOf),
+        `${account.Type}: Days90 window`,
+      );
+      assert.deepEqual(
+        quarterTx,
+        yearTx.filter((t) => t.Date >= ninetyDaysAgo),
+      );
     }
     assert.ok(bare.Accounts.length === year.Accounts.length && bare.Accounts.every((a) => a.Transactions === undefined));
 
     const card = year.Accounts.find((a) => a.Type === 'CreditCard') ?? assert.fail('no credit card');
     const filtered = (await accountsUntilReady(saved, { AccountsFilter: [card.Id] })).detail;
-    assert.deepEqual(filtered.Accounts.map((a) => a.Id), [card.Id]);
+    assert.deepEqual(
+      filtered.Accounts.map((a) => a.Id),
+      [card.Id],
+    );
   });
 
   it('reads OPERATION_DISPATCHED as pending with that code, then OPERATION_PENDING, then ready', async () => {
@@ -158,11 +174,18 @@ describe('accounts summary and statements', () => {
   it('answers statements for every account, as many as asked', async () => {
     const saved = await cachedSession('no_mfa', 0);
     const { detail } = await accountsUntilReady(saved);
-    for (const [which, months] of [['MostRecent', 1], ['Months3', 3], ['Months12', 12]] as const) {
+    for (const [which, months] of [
+      ['MostRecent', 1],
+      ['Months3', 3],
+      ['Months12', 12],
+    ] as const) {
       const result = await saved.client.getStatements(saved.requestId, which);
       assert.equal(result.kind, 'ready');
       if (result.kind !== 'ready') return;
-      assert.deepEqual(result.data.StatementsByAccount.map((s) => s.AccountNumber), detail.Accounts.map((a) => a.AccountNumber));
+      assert.deepEqual(
+        result.data.StatementsByAccount.map((s) => s.AccountNumber),
+        detail.Accounts.map((a) => a.AccountNumber),
+      );
       for (const byAccount of result.data.StatementsByAccount) {
         assert.equal(byAccount.Statements.length, months, which);
         for (const statement of byAccount.Statements) {
@@ -235,7 +258,12 @@ describe('attributes', () => {
         const value = members[name];
         assert.ok(typeof value === 'number' || value === 'NONE_DETECTED', `${operation}.${name} = ${JSON.stringify(value)}`);
       }
-      assert.deepEqual(Object.keys(members).filter((k) => k !== 'Id').sort(), [...attributes].sort());
+      assert.deepEqual(
+        Object.keys(members)
+          .filter((k) => k !== 'Id')
+          .sort(),
+        [...attributes].sort(),
+      );
       assert.equal(result.data.Login.Id, saved.loginId);
     });
   }
@@ -256,7 +284,11 @@ describe('attributes', () => {
     const sumCurrent = (list: typeof accounts) => Math.round(list.reduce((s, a) => s + (a.Balance.Current ?? 0), 0) * 100) / 100;
 
     const ask = async (extra: Record<string, unknown>) => {
-      const result = await saved.client.getCustomAttributes(saved.loginId, saved.requestId, { MostRecentCached: true, Attributes: { Card: ['balance_current'] }, ...extra });
+      const result = await saved.client.getCustomAttributes(saved.loginId, saved.requestId, {
+        MostRecentCached: true,
+        Attributes: { Card: ['balance_current'] },
+        ...extra,
+      });
       assert.equal(result.kind, 'ready');
       return result.kind === 'ready' ? result.data.Groups.Card?.balance_current : undefined;
     };
@@ -279,7 +311,10 @@ describe('attributes', () => {
     if (result.kind !== 'ready') return;
     const group = result.data.Groups.Card ?? assert.fail('no Card group');
     const detail = group.AttributesDetail ?? assert.fail('no AttributesDetail');
-    assert.deepEqual(detail.map((d) => d.Attribute), ['sum_employer_income']);
+    assert.deepEqual(
+      detail.map((d) => d.Attribute),
+      ['sum_employer_income'],
+    );
     const transactions = specAttributeTransactions(detail[0]?.Transactions ?? []);
     assert.ok(transactions.length > 0);
     const accountIds = new Set(saved.detail.Accounts.map((a) => a.Id));
@@ -295,7 +330,10 @@ describe('attributes', () => {
   it('throws INVALID_REQUEST naming an unknown attribute', async () => {
     const saved = await readyForAttributes();
     const error = await rejectsWith(
-      saved.client.getCustomAttributes(saved.loginId, saved.requestId, { MostRecentCached: true, Attributes: { Card: ['balance_current', 'favourite_colour'] } }),
+      saved.client.getCustomAttributes(saved.loginId, saved.requestId, {
+        MostRecentCached: true,
+        Attributes: { Card: ['balance_current', 'favourite_colour'] },
+      }),
       'INVALID_REQUEST',
     );
     assert.match(error.message, /favourite_colour/);

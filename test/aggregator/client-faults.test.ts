@@ -122,7 +122,10 @@ describe('faults injected by the sandbox header', () => {
 
   it('throws retryable TOO_MANY_REQUESTS for rate-limit (429 and 403)', async () => {
     const { client } = countingClient();
-    for (const [directive, status] of [['rate-limit', 429], ['rate-limit=403', 403]] as const) {
+    for (const [directive, status] of [
+      ['rate-limit', 429],
+      ['rate-limit=403', 403],
+    ] as const) {
       const error = await caught(client.getAccountsDetail(VALID_UUID, {}, { headers: { [FAULT_HEADER]: directive } }), AggregatorServiceError);
       assert.equal(error.serviceCode, 'TOO_MANY_REQUESTS');
       assert.equal(error.httpStatus, status);
@@ -174,7 +177,8 @@ function serve(status: number, body: unknown): void {
     response.end(text);
   };
 }
-const localClient = (options: Partial<AggregatorClientOptions> = {}) => createAggregatorClient({ baseUrl: localUrl, customerId: 'local', timeoutMs: 10_000, ...options });
+const localClient = (options: Partial<AggregatorClientOptions> = {}) =>
+  createAggregatorClient({ baseUrl: localUrl, customerId: 'local', timeoutMs: 10_000, ...options });
 
 describe('cancellation', () => {
   it('throws a non-retryable AggregatorAbortedError when the signal aborts mid-request', async () => {
@@ -202,7 +206,10 @@ describe('cancellation', () => {
       return answer;
     };
     const client = createAggregatorClient({ baseUrl: sandbox.url, customerId: freshTenant(), fetch: abortAfterSending });
-    const error = await caught(client.getAccountsDetail(VALID_UUID, {}, { signal: controller.signal, headers: { [FAULT_HEADER]: 'latency=300' } }), AggregatorAbortedError);
+    const error = await caught(
+      client.getAccountsDetail(VALID_UUID, {}, { signal: controller.signal, headers: { [FAULT_HEADER]: 'latency=300' } }),
+      AggregatorAbortedError,
+    );
     assert.equal(sent, 1);
     assert.equal(error.retryable, false);
   });
@@ -212,18 +219,42 @@ describe('input refused before sending', () => {
   const cases: { name: string; field: RegExp; call: (client: AggregatorClient) => Promise<unknown> }[] = [
     { name: 'a non-UUID RequestId to poll', field: /RequestId/, call: (c) => c.getAccountsDetailAsync('not-a-uuid') },
     { name: 'a non-UUID RequestId for accounts detail', field: /RequestId/, call: (c) => c.getAccountsDetail('1234') },
-    { name: 'an unknown DaysOfTransactions', field: /DaysOfTransactions/, call: (c) => c.getAccountsDetail(VALID_UUID, { DaysOfTransactions: 'Days30' as never }) },
+    {
+      name: 'an unknown DaysOfTransactions',
+      field: /DaysOfTransactions/,
+      call: (c) => c.getAccountsDetail(VALID_UUID, { DaysOfTransactions: 'Days30' as never }),
+    },
     { name: 'a non-UUID in AccountsFilter', field: /AccountsFilter\[1\]/, call: (c) => c.getAccountsDetail(VALID_UUID, { AccountsFilter: [VALID_UUID, 'x'] }) },
     { name: 'empty SecurityResponses', field: /SecurityResponses/, call: (c) => c.answerChallenge(VALID_UUID, {}) },
     { name: 'a prompt without answers', field: /SecurityResponses\.What city\?/, call: (c) => c.answerChallenge(VALID_UUID, { 'What city?': [] }) },
     { name: 'a non-UUID RequestId answering a challenge', field: /RequestId/, call: (c) => c.answerChallenge('abc', { Prompt: ['x'] }) },
-    { name: 'a live Authorize without Password', field: /Password/, call: (c) => c.authorize({ Institution: 'SandboxBank', Username: 'no_mfa', MostRecentCached: false }) },
-    { name: 'an unknown Authorize field', field: /Passwort/, call: (c) => c.authorize({ Institution: 'SandboxBank', Username: 'no_mfa', Password: 'x', Passwort: 'x', MostRecentCached: false } as AuthorizeRequest) },
+    {
+      name: 'a live Authorize without Password',
+      field: /Password/,
+      call: (c) => c.authorize({ Institution: 'SandboxBank', Username: 'no_mfa', MostRecentCached: false }),
+    },
+    {
+      name: 'an unknown Authorize field',
+      field: /Passwort/,
+      call: (c) => c.authorize({ Institution: 'SandboxBank', Username: 'no_mfa', Password: 'x', Passwort: 'x', MostRecentCached: false } as AuthorizeRequest),
+    },
     { name: 'a non-UUID LoginId in cached mode', field: /LoginId/, call: (c) => c.authorizeCached('login-1') },
-    { name: 'an AttributesRequest without Attributes', field: /Attributes/, call: (c) => c.getCustomAttributes(VALID_UUID, VALID_UUID, { MostRecentCached: true } as AttributesRequest) },
-    { name: 'an attribute group without names', field: /Attributes\.Card/, call: (c) => c.getCustomAttributes(VALID_UUID, VALID_UUID, { MostRecentCached: true, Attributes: { Card: [] } }) },
+    {
+      name: 'an AttributesRequest without Attributes',
+      field: /Attributes/,
+      call: (c) => c.getCustomAttributes(VALID_UUID, VALID_UUID, { MostRecentCached: true } as AttributesRequest),
+    },
+    {
+      name: 'an attribute group without names',
+      field: /Attributes\.Card/,
+      call: (c) => c.getCustomAttributes(VALID_UUID, VALID_UUID, { MostRecentCached: true, Attributes: { Card: [] } }),
+    },
     { name: 'a non-UUID LoginId for attributes', field: /LoginId/, call: (c) => c.getPackageAttributes('me', VALID_UUID, 'GetAllAttributes') },
-    { name: 'an unknown attributes package', field: /attributes operation/, call: (c) => c.getPackageAttributes(VALID_UUID, VALID_UUID, 'GetEverything' as never) },
+    {
+      name: 'an unknown attributes package',
+      field: /attributes operation/,
+      call: (c) => c.getPackageAttributes(VALID_UUID, VALID_UUID, 'GetEverything' as never),
+    },
     { name: 'an unknown NumberOfStatements', field: /NumberOfStatements/, call: (c) => c.getStatements(VALID_UUID, 'Months6' as never) },
     { name: 'a non-UUID LoginId for investments', field: /LoginId/, call: (c) => c.getInvestments('nope', VALID_UUID) },
     { name: 'a non-UUID LoginId to delete', field: /LoginId/, call: (c) => c.deleteCard('nope') },
@@ -265,7 +296,12 @@ describe('answers that break the contract', () => {
     const login = { Username: 'u', IsScheduledRefresh: false, LastRefresh: '2026-10-31T00:00:00.000', Type: 'Personal', Id: VALID_UUID };
     const transaction = { Id: VALID_UUID, Date: '31.10.2026', Code: null, Description: 'x', Debit: null, Credit: 1, Balance: '1.00', Memo: 'kept' };
     const account = {
-      Id: VALID_UUID, Title: 'T', AccountNumber: '1', Category: 'Operations', Type: 'Chequing', Currency: 'CAD',
+      Id: VALID_UUID,
+      Title: 'T',
+      AccountNumber: '1',
+      Category: 'Operations',
+      Type: 'Chequing',
+      Currency: 'CAD',
       Balance: { Available: 1, Current: 1, Limit: null },
       Transactions: [transaction],
     };
@@ -278,7 +314,10 @@ describe('answers that break the contract', () => {
       ready.warnings.map((warning) => `${warning.operation} ${warning.path}`),
       ['GetAccountsDetail Accounts[0].Transactions[0].Date', 'GetAccountsDetail Accounts[0].Transactions[0].Balance'],
     );
-    assert.ok(ready.warnings.every((warning) => !warning.problem.includes('31.10.2026') && !warning.problem.includes('1.00')), 'a warning never quotes the value');
+    assert.ok(
+      ready.warnings.every((warning) => !warning.problem.includes('31.10.2026') && !warning.problem.includes('1.00')),
+      'a warning never quotes the value',
+    );
   });
 
   it('throws UnexpectedResponseError for a pending answer without a RequestId', async () => {

@@ -152,7 +152,10 @@ describe('cached Authorize and live refresh', () => {
     const loginId = live.data.Login?.Id ?? assert.fail('no LoginId');
     const refresh = await client.authorizeRefresh(loginId);
     assertChallenge(refresh);
-    assert.deepEqual(refresh.challenges.map((c) => c.Type), ['WaitUntilEUAccept']);
+    assert.deepEqual(
+      refresh.challenges.map((c) => c.Type),
+      ['WaitUntilEUAccept'],
+    );
     const step = scenario.challengeSequence[0] ?? assert.fail('no step');
     const done = await client.answerChallenge(refresh.requestId, step.answer);
     assertReady(done);
@@ -192,7 +195,11 @@ describe('Authorize errors', () => {
   }
 
   it('throws INVALID_PASSWORD for a wrong password, not retryable, remedy end-user', async () => {
-    const error = await rejectsWithCode(clientFor().authorizeLive({ institution: 'SandboxBank', username: 'no_mfa', password: 'wrong' }), 'INVALID_PASSWORD', 401);
+    const error = await rejectsWithCode(
+      clientFor().authorizeLive({ institution: 'SandboxBank', username: 'no_mfa', password: 'wrong' }),
+      'INVALID_PASSWORD',
+      401,
+    );
     assert.equal(error.remedy, 'end-user');
   });
 });
@@ -312,7 +319,13 @@ describe('request spellings accepted by authorize()', () => {
   it('accepts lower-case username and save, sends the canonical Username and Save, and saves the login', async () => {
     const { bodies, spy } = recorder();
     const client = clientFor({ fetch: spy });
-    const lowerCase = { Institution: 'SandboxBank', username: 'no_mfa', Password: 'Everyday', MostRecentCached: false, save: true } as unknown as AuthorizeRequest;
+    const lowerCase = {
+      Institution: 'SandboxBank',
+      username: 'no_mfa',
+      Password: 'Everyday',
+      MostRecentCached: false,
+      save: true,
+    } as unknown as AuthorizeRequest;
     const result = await client.authorize(lowerCase);
     assertReady(result);
     assert.equal(result.data.Login?.Username, 'no_mfa');
@@ -330,7 +343,15 @@ describe('request spellings accepted by authorize()', () => {
 
   it('prefers the canonical spelling when both are present', async () => {
     const { bodies, spy } = recorder();
-    const both = { Institution: 'SandboxBank', Username: 'no_mfa', username: 'someone_else', Password: 'Everyday', MostRecentCached: false, Save: false, save: true } as unknown as AuthorizeRequest;
+    const both = {
+      Institution: 'SandboxBank',
+      Username: 'no_mfa',
+      username: 'someone_else',
+      Password: 'Everyday',
+      MostRecentCached: false,
+      Save: false,
+      save: true,
+    } as unknown as AuthorizeRequest;
     const result = await clientFor({ fetch: spy }).authorize(both);
     assertReady(result);
     assert.deepEqual(bodies[0], { Institution: 'SandboxBank', Username: 'no_mfa', Password: 'Everyday', MostRecentCached: false, Save: false });

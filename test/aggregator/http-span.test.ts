@@ -36,7 +36,13 @@ function client(customerId: string) {
     sentHeaders.push(new Headers(resource instanceof Request ? resource.headers : init?.headers));
     return fetch(resource, init);
   };
-  return createAggregatorClient({ baseUrl: sandbox.url, customerId, auth: { header: sandbox.options.authHeader, value: SECRET }, timeoutMs: 10_000, fetch: observed });
+  return createAggregatorClient({
+    baseUrl: sandbox.url,
+    customerId,
+    auth: { header: sandbox.options.authHeader, value: SECRET },
+    timeoutMs: 10_000,
+    fetch: observed,
+  });
 }
 
 describe('spans of the aggregation client', () => {
@@ -56,11 +62,14 @@ describe('spans of the aggregation client', () => {
     parent.end();
 
     const spans = memory.getFinishedSpans().filter((span) => span.kind === SpanKind.CLIENT);
-    assert.deepEqual(spans.map((span) => span.name), [
-      'POST /v3/{customerId}/BankingServices/Authorize',
-      'POST /v3/{customerId}/BankingServices/GetAccountsDetail',
-      'GET /v3/{customerId}/BankingServices/GetAccountsDetailAsync/{requestId}',
-    ]);
+    assert.deepEqual(
+      spans.map((span) => span.name),
+      [
+        'POST /v3/{customerId}/BankingServices/Authorize',
+        'POST /v3/{customerId}/BankingServices/GetAccountsDetail',
+        'GET /v3/{customerId}/BankingServices/GetAccountsDetailAsync/{requestId}',
+      ],
+    );
     for (const span of spans) {
       assert.equal(span.parentSpanId, parent.spanContext().spanId);
       assert.equal(span.spanContext().traceId, parent.spanContext().traceId);

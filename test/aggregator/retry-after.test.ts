@@ -42,7 +42,21 @@ describe('parseRetryAfter', () => {
   });
 
   it('ignores garbage and a missing header', () => {
-    for (const garbage of ['', 'soon', '1.5', '-1', '+5', '5s', '1e3', '0x10', '1, 2', 'Mon, 02 Nov 2026 10:00:30 UTC', 'Mon, 31 Feb 2026 10:00:30 GMT', 'Mon, 02 Nov 2026 24:00:00 GMT', '2026-11-02T10:00:30Z']) {
+    for (const garbage of [
+      '',
+      'soon',
+      '1.5',
+      '-1',
+      '+5',
+      '5s',
+      '1e3',
+      '0x10',
+      '1, 2',
+      'Mon, 02 Nov 2026 10:00:30 UTC',
+      'Mon, 31 Feb 2026 10:00:30 GMT',
+      'Mon, 02 Nov 2026 24:00:00 GMT',
+      '2026-11-02T10:00:30Z',
+    ]) {
       assert.equal(parseRetryAfter(garbage, REFERENCE), undefined, JSON.stringify(garbage));
     }
     assert.equal(parseRetryAfter(null, REFERENCE), undefined);
@@ -107,7 +121,7 @@ describe('the client carries Retry-After on its typed error', () => {
     assert.equal(error.retryAfterMs, 7_000);
   });
 
-  it('on a 503 as an HTTP-date, measured from the answer\'s Date header', async () => {
+  it("on a 503 as an HTTP-date, measured from the answer's Date header", async () => {
     const headers = { date: 'Mon, 02 Nov 2026 10:00:00 GMT', 'retry-after': 'Mon, 02 Nov 2026 10:02:00 GMT' };
     assert.equal((await serviceErrorFor({ status: 503, headers, body: errorBody(503) })).retryAfterMs, 120_000);
     // A proxy's 503 with a body that is not JSON still carries it.
@@ -115,24 +129,38 @@ describe('the client carries Retry-After on its typed error', () => {
   });
 
   it('on TOO_MANY_REQUESTS under 401 and 403, and on RETRY_LATER', async () => {
-    for (const [status, code] of [[401, 'TOO_MANY_REQUESTS'], [403, 'TOO_MANY_REQUESTS'], [401, 'RETRY_LATER']] as const) {
-      assert.equal((await serviceErrorFor({ status, headers: { 'retry-after': '3' }, body: errorBody(status, code) })).retryAfterMs, 3_000, `${status} ${code}`);
+    for (const [status, code] of [
+      [401, 'TOO_MANY_REQUESTS'],
+      [403, 'TOO_MANY_REQUESTS'],
+      [401, 'RETRY_LATER'],
+    ] as const) {
+      assert.equal(
+        (await serviceErrorFor({ status, headers: { 'retry-after': '3' }, body: errorBody(status, code) })).retryAfterMs,
+        3_000,
+        `${status} ${code}`,
+      );
     }
   });
 
   it('not when missing, garbage, or on an answer that is not a refusal', async () => {
     assert.equal((await serviceErrorFor({ status: 429, headers: {}, body: errorBody(429, 'TOO_MANY_REQUESTS') })).retryAfterMs, undefined);
-    assert.equal((await serviceErrorFor({ status: 429, headers: { 'retry-after': 'later' }, body: errorBody(429, 'TOO_MANY_REQUESTS') })).retryAfterMs, undefined);
+    assert.equal(
+      (await serviceErrorFor({ status: 429, headers: { 'retry-after': 'later' }, body: errorBody(429, 'TOO_MANY_REQUESTS') })).retryAfterMs,
+      undefined,
+    );
     assert.equal((await serviceErrorFor({ status: 400, headers: { 'retry-after': '5' }, body: errorBody(400, 'INVALID_REQUEST') })).retryAfterMs, undefined);
     assert.equal((await serviceErrorFor({ status: 500, headers: { 'retry-after': '5' }, body: errorBody(500, 'AGGREGATION_ERROR') })).retryAfterMs, undefined);
   });
 
-  it('from the sandbox\'s own per-tenant limit', async () => {
+  it("from the sandbox's own per-tenant limit", async () => {
     const sandbox = await createSandbox({ now: () => Date.parse('2026-11-02T10:00:00.500Z') });
     try {
       sandbox.updateRateLimits({ tenants: { limited: 1 } });
       const client = createAggregatorClient({ baseUrl: sandbox.url, customerId: 'limited', timeoutMs: 5_000 });
-      await assert.rejects(client.getAccountsDetail(VALID_UUID), (error) => error instanceof AggregatorServiceError && error.serviceCode === 'SESSION_NONEXISTENT');
+      await assert.rejects(
+        client.getAccountsDetail(VALID_UUID),
+        (error) => error instanceof AggregatorServiceError && error.serviceCode === 'SESSION_NONEXISTENT',
+      );
       await assert.rejects(client.getAccountsDetail(VALID_UUID), (error: unknown) => {
         assert.ok(error instanceof AggregatorServiceError);
         assert.equal(error.httpStatus, 429);

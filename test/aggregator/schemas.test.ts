@@ -38,7 +38,12 @@ const account = {
   Category: 'Operations',
   Type: 'Chequing',
   Currency: 'CAD',
-  Holder: { Name: 'Sam Roy', Address: { CivicAddress: '1 Main', City: 'Montreal', Province: 'QC', PostalCode: 'H2X 1Y4', POBox: null, Country: 'CA' }, Email: 's@example.com', PhoneNumber: '(514) 555-0000' },
+  Holder: {
+    Name: 'Sam Roy',
+    Address: { CivicAddress: '1 Main', City: 'Montreal', Province: 'QC', PostalCode: 'H2X 1Y4', POBox: null, Country: 'CA' },
+    Email: 's@example.com',
+    PhoneNumber: '(514) 555-0000',
+  },
 };
 const detail = { HttpStatusCode: 200, Accounts: [account], Login: login, Institution: 'SandboxBank', RequestId: ID };
 
@@ -74,7 +79,9 @@ describe('tolerance of answers', () => {
       ...detail,
       Institution: null,
       Login: { ...login, Type: null },
-      Accounts: [{ ...account, Balance: { Available: null, Current: null, Limit: null }, Holder: null, TransitNumber: null, OverdraftLimit: null, Transactions: null }],
+      Accounts: [
+        { ...account, Balance: { Available: null, Current: null, Limit: null }, Holder: null, TransitNumber: null, OverdraftLimit: null, Transactions: null },
+      ],
     });
     ok(AccountsDetailResponse, { ...detail, Accounts: [{ ...account, Transactions: [{ ...transaction, Code: 'DEP', Debit: 10, Credit: null }] }] });
   });
@@ -97,13 +104,20 @@ describe('tolerance of answers', () => {
       assert.equal(parsed.Accounts[0]?.Transactions?.[0]?.Date, date);
     }
     for (const date of ['30/10/2026', '2026-10/30', 'yesterday', '']) {
-      assert.match(refused(AccountsDetailResponse, { ...detail, Accounts: [{ ...account, Transactions: [{ ...transaction, Date: date }] }] }), /^Accounts\[0\]\.Transactions\[0\]\.Date: must be a date/, date);
+      assert.match(
+        refused(AccountsDetailResponse, { ...detail, Accounts: [{ ...account, Transactions: [{ ...transaction, Date: date }] }] }),
+        /^Accounts\[0\]\.Transactions\[0\]\.Date: must be a date/,
+        date,
+      );
     }
   });
 
   it('reads Institution as a string (banking) or an { Id, Name } object (investments)', () => {
     assert.equal(ok(AuthorizeResponse, { HttpStatusCode: 200, Login: login, Institution: 'SandboxBank', RequestId: ID }).Institution, 'SandboxBank');
-    assert.deepEqual(ok(AuthorizeResponse, { HttpStatusCode: 200, Login: login, Institution: { Id: 1001, Name: 'SandboxBank' }, RequestId: ID }).Institution, { Id: 1001, Name: 'SandboxBank' });
+    assert.deepEqual(ok(AuthorizeResponse, { HttpStatusCode: 200, Login: login, Institution: { Id: 1001, Name: 'SandboxBank' }, RequestId: ID }).Institution, {
+      Id: 1001,
+      Name: 'SandboxBank',
+    });
     // On an Authorize, Institution only labels the session: one the view cannot read is dropped, not fatal.
     assert.equal(ok(AuthorizeResponse, { HttpStatusCode: 200, Login: login, Institution: 1001, RequestId: ID }).Institution, null);
     assert.equal(ok(AuthorizeResponse, { HttpStatusCode: 200, Login: login, Institution: { Id: 'x', Name: 'SandboxBank' }, RequestId: ID }).Institution, null);
@@ -113,13 +127,40 @@ describe('tolerance of answers', () => {
 
   it('reads investments with null Positions, Transactions and ISIN', () => {
     const investmentAccount = {
-      Id: ID, FullAccountId: 'CASH-CAD-1', AccountId: '1', Name: 'Cash', Type: 'cash', Registered: false, Currency: 'CAD',
-      Cash: 10, AccountValue: 10, CurrencyValue: 10, Positions: null, Transactions: null,
+      Id: ID,
+      FullAccountId: 'CASH-CAD-1',
+      AccountId: '1',
+      Name: 'Cash',
+      Type: 'cash',
+      Registered: false,
+      Currency: 'CAD',
+      Cash: 10,
+      AccountValue: 10,
+      CurrencyValue: 10,
+      Positions: null,
+      Transactions: null,
     };
-    const security = { Id: ID2, Name: 'X', Symbol: 'X', Type: 'equity', Price: 1, Date: '2026-10-31T20:00:00.000Z', Aliases: [], Currency: 'CAD', CUSIP: '1', ISIN: null };
+    const security = {
+      Id: ID2,
+      Name: 'X',
+      Symbol: 'X',
+      Type: 'equity',
+      Price: 1,
+      Date: '2026-10-31T20:00:00.000Z',
+      Aliases: [],
+      Currency: 'CAD',
+      CUSIP: '1',
+      ISIN: null,
+    };
     const parsed = ok(InvestmentsResponse, {
-      Accounts: [investmentAccount], Securities: [security], Value: 10, Cash: 10, HttpStatusCode: 200,
-      Login: { ...login, Type: null }, Institution: { Id: 1001, Name: 'SandboxBank' }, RequestId: ID,
+      Accounts: [investmentAccount],
+      Securities: [security],
+      Value: 10,
+      Cash: 10,
+      HttpStatusCode: 200,
+      Login: { ...login, Type: null },
+      Institution: { Id: 1001, Name: 'SandboxBank' },
+      RequestId: ID,
     });
     assert.equal(parsed.Accounts[0]?.Positions, null);
     assert.match(refused(InvestmentsResponse, { ...parsed, Accounts: [{ ...investmentAccount, Registered: 'no' }] }), /^Accounts\[0\]\.Registered: /);
@@ -136,10 +177,30 @@ describe('Authorize answers', () => {
 
   it('accepts every challenge type of the spec and one the spec does not name, and refuses a challenge without a type or prompt', () => {
     const types = ['QuestionAndAnswer', 'ImageSelection', 'MultipleChoice', 'MultipleChoiceMultipleAnswers', 'TextOrCall', 'WaitUntilEUAccept', 'SmsCode'];
-    const challenge = ok(AuthorizeResponse, { HttpStatusCode: 203, RequestId: ID, SecurityChallenges: types.map((Type) => ({ Type, Prompt: `${Type}?`, Iterables: null })) });
-    assert.deepEqual(challenge.SecurityChallenges?.map((c) => c.Type), types);
-    assert.match(refused(AuthorizeResponse, { HttpStatusCode: 203, RequestId: ID, SecurityChallenges: [{ Type: 'QuestionAndAnswer', Prompt: 'a' }, { Type: '', Prompt: 'b' }] }), /^SecurityChallenges\[1\]\.Type: /);
-    assert.match(refused(AuthorizeResponse, { HttpStatusCode: 203, RequestId: ID, SecurityChallenges: [{ Type: 'QuestionAndAnswer', Prompt: '' }] }), /^SecurityChallenges\[0\]\.Prompt: must not be empty/);
+    const challenge = ok(AuthorizeResponse, {
+      HttpStatusCode: 203,
+      RequestId: ID,
+      SecurityChallenges: types.map((Type) => ({ Type, Prompt: `${Type}?`, Iterables: null })),
+    });
+    assert.deepEqual(
+      challenge.SecurityChallenges?.map((c) => c.Type),
+      types,
+    );
+    assert.match(
+      refused(AuthorizeResponse, {
+        HttpStatusCode: 203,
+        RequestId: ID,
+        SecurityChallenges: [
+          { Type: 'QuestionAndAnswer', Prompt: 'a' },
+          { Type: '', Prompt: 'b' },
+        ],
+      }),
+      /^SecurityChallenges\[1\]\.Type: /,
+    );
+    assert.match(
+      refused(AuthorizeResponse, { HttpStatusCode: 203, RequestId: ID, SecurityChallenges: [{ Type: 'QuestionAndAnswer', Prompt: '' }] }),
+      /^SecurityChallenges\[0\]\.Prompt: must not be empty/,
+    );
     assert.match(refused(AuthorizeResponse, { HttpStatusCode: 203, RequestId: ID, SecurityChallenges: [{ Prompt: 'c' }] }), /^SecurityChallenges\[0\]\.Type: /);
   });
 });
@@ -182,7 +243,10 @@ describe('Authorize requests', () => {
 describe('pending and error answers', () => {
   it('reads ServiceCode or any brand-prefixed ...Code key as the service code', () => {
     assert.equal(ok(PendingResponse, { HttpStatusCode: 202, ServiceCode: 'OPERATION_PENDING', Message: 'm', RequestId: ID }).ServiceCode, 'OPERATION_PENDING');
-    assert.equal(ok(PendingResponse, { HttpStatusCode: 202, FlinksCode: 'OPERATION_DISPATCHED', Message: 'm', RequestId: ID, Links: null }).ServiceCode, 'OPERATION_DISPATCHED');
+    assert.equal(
+      ok(PendingResponse, { HttpStatusCode: 202, FlinksCode: 'OPERATION_DISPATCHED', Message: 'm', RequestId: ID, Links: null }).ServiceCode,
+      'OPERATION_DISPATCHED',
+    );
     assert.equal(ok(ErrorResponse, { HttpStatusCode: 400, FlinksCode: 'SESSION_NONEXISTENT', Message: null }).ServiceCode, 'SESSION_NONEXISTENT');
     assert.equal(readServiceCode({ HttpStatusCode: 401, AcmeCode: 'RETRY_LATER' }), 'RETRY_LATER');
     assert.equal(readServiceCode({ ServiceCode: 'ACCESS_DENIED', FlinksCode: 'RETRY_LATER' }), 'ACCESS_DENIED');
@@ -203,7 +267,11 @@ describe('attributes', () => {
     for (const spelling of ['AttributesDetail', 'AttributeDetails', 'AttributesDetails']) {
       const top = ok(AttributesRequest, { MostRecentCached: true, Attributes: { Card: ['count_nsf'] }, [spelling]: ['count_nsf'] });
       assert.deepEqual(top.AttributesDetail, ['count_nsf'], spelling);
-      const inOptions = ok(AttributesRequest, { MostRecentCached: true, Attributes: { Card: ['count_nsf'] }, Options: { [spelling]: ['count_nsf'], AccountFilter: [ID] } });
+      const inOptions = ok(AttributesRequest, {
+        MostRecentCached: true,
+        Attributes: { Card: ['count_nsf'] },
+        Options: { [spelling]: ['count_nsf'], AccountFilter: [ID] },
+      });
       assert.deepEqual(inOptions.Options, { AttributesDetail: ['count_nsf'], AccountFilter: [ID] }, spelling);
     }
   });
@@ -212,7 +280,10 @@ describe('attributes', () => {
     assert.match(refused(AttributesRequest, { MostRecentCached: true }), /^Attributes: /);
     assert.match(refused(AttributesRequest, { MostRecentCached: true, Attributes: {} }), /^Attributes: must contain at least one group/);
     assert.match(refused(AttributesRequest, { MostRecentCached: true, Attributes: { Card: [] } }), /^Attributes\.Card: must name at least one attribute/);
-    assert.match(refused(AttributesRequest, { MostRecentCached: true, Attributes: { Card: ['x'] }, AccountFilter: ['nope'] }), /^AccountFilter\[0\]: must be a UUID/);
+    assert.match(
+      refused(AttributesRequest, { MostRecentCached: true, Attributes: { Card: ['x'] }, AccountFilter: ['nope'] }),
+      /^AccountFilter\[0\]: must be a UUID/,
+    );
     assert.match(refused(AttributesRequest, { MostRecentCached: true, Attributes: { Card: ['x'] }, Options: { Unknown: true } }), /Options/);
   });
 
@@ -220,7 +291,13 @@ describe('attributes', () => {
     const detailTransaction = { TransactionId: ID2, AccountId: ID, Date: '2026/10/30', Description: 'NSF FEE', Debit: 48, Credit: 0 };
     for (const spelling of ['AttributesDetail', 'AttributeDetails', 'AttributesDetails']) {
       const parsed = ok(AttributesResponse, {
-        Card: { Id: ID, count_nsf: 2, sum_employer_income: 'NONE_DETECTED', balance_min: null, [spelling]: [{ Attribute: 'count_nsf', Transactions: [detailTransaction] }] },
+        Card: {
+          Id: ID,
+          count_nsf: 2,
+          sum_employer_income: 'NONE_DETECTED',
+          balance_min: null,
+          [spelling]: [{ Attribute: 'count_nsf', Transactions: [detailTransaction] }],
+        },
         Login: login,
         RequestId: ID,
         HttpStatusCode: 200,
@@ -238,7 +315,16 @@ describe('attributes', () => {
   it('names the attribute or detail field that breaks the answer', () => {
     assert.match(refused(AttributesResponse, { Card: { Id: ID, count_nsf: 'many' }, Login: login, RequestId: ID }), /^Card\.count_nsf: /);
     assert.match(
-      refused(AttributesResponse, { Card: { Id: ID, AttributesDetail: [{ Attribute: 'count_nsf', Transactions: [{ TransactionId: ID2, AccountId: ID, Date: '30.10.2026', Description: 'x', Debit: 1, Credit: 0 }] }] }, Login: login, RequestId: ID }),
+      refused(AttributesResponse, {
+        Card: {
+          Id: ID,
+          AttributesDetail: [
+            { Attribute: 'count_nsf', Transactions: [{ TransactionId: ID2, AccountId: ID, Date: '30.10.2026', Description: 'x', Debit: 1, Credit: 0 }] },
+          ],
+        },
+        Login: login,
+        RequestId: ID,
+      }),
       /^Card\.AttributesDetail\[0\]\.Transactions\[0\]\.Date: must be a date/,
     );
     assert.match(refused(AttributesResponse, { Login: login, RequestId: ID }), /carries no attribute group/);
@@ -254,7 +340,11 @@ describe('attributes', () => {
 
 describe('describeIssues', () => {
   it('writes paths with dots and brackets, and joins several issues', () => {
-    const text = refused(AccountsDetailResponse, { ...detail, RequestId: 'x', Accounts: [account, { ...account, Balance: { Available: '1', Current: 1, Limit: null } }] });
+    const text = refused(AccountsDetailResponse, {
+      ...detail,
+      RequestId: 'x',
+      Accounts: [account, { ...account, Balance: { Available: '1', Current: 1, Limit: null } }],
+    });
     assert.match(text, /Accounts\[1\]\.Balance\.Available: /);
     assert.match(text, /RequestId: must be a UUID/);
     assert.match(text, /; /);

@@ -49,8 +49,15 @@ async function holdsTheContract(open: () => AuditStore): Promise<void> {
     );
     assert.deepEqual(all[0]?.actor, ALICE);
     assert.ok(all[0]?.endedAt && Date.parse(all[0].endedAt) >= Date.parse(all[0].at));
-    assert.deepEqual((await reopened.query({ tenant: 'lender-a', limit: 100 })).map((entry) => entry.action), ['answer', 'decode']);
-    assert.deepEqual((await reopened.query({ tenant: 'lender-a', limit: 1 })).map((entry) => entry.action), ['answer'], 'oldest first, at most the limit');
+    assert.deepEqual(
+      (await reopened.query({ tenant: 'lender-a', limit: 100 })).map((entry) => entry.action),
+      ['answer', 'decode'],
+    );
+    assert.deepEqual(
+      (await reopened.query({ tenant: 'lender-a', limit: 1 })).map((entry) => entry.action),
+      ['answer'],
+      'oldest first, at most the limit',
+    );
     assert.equal((await reopened.query({ from: new Date(Date.now() + 60_000), limit: 100 })).length, 0);
     assert.equal((await reopened.query({ from: before, to: new Date(Date.now() + 60_000), limit: 100 })).length, 3);
     assert.equal((await reopened.query({ tenant: 'lender-c', limit: 100 })).length, 0);
@@ -77,7 +84,11 @@ describe('the audit trail in a file', () => {
   it('keeps whole lines when two writers append at once', async () => {
     const path = join(dir, 'two-writers.jsonl');
     const [one, two] = [new AuditTrail(new FileAuditStore(path)), new AuditTrail(new FileAuditStore(path))];
-    await Promise.all(Array.from({ length: 100 }, (_, index) => (index % 2 ? one : two).record({ actor: ALICE, action: 'answer', tenant: 'lender-a', target: `connection-${index}`, detail: 'x'.repeat(400) }, 'ok')));
+    await Promise.all(
+      Array.from({ length: 100 }, (_, index) =>
+        (index % 2 ? one : two).record({ actor: ALICE, action: 'answer', tenant: 'lender-a', target: `connection-${index}`, detail: 'x'.repeat(400) }, 'ok'),
+      ),
+    );
     await Promise.all([one.close(), two.close()]);
     const entries = await new FileAuditStore(path).query({ limit: 1_000 });
     assert.equal(entries.length, 100);
@@ -93,12 +104,18 @@ describe('the audit trail in a file', () => {
     assert.equal((await new FileAuditStore(path).query({ limit: 10 })).length, 1, 'the torn line is not an entry');
     const lines = readFileSync(path, 'utf8').split('\n');
     writeFileSync(path, `${lines[0]}\n${(lines[1] ?? '').replace('"ok"', '"approved"')}\n`);
-    await assert.rejects(new FileAuditStore(path).query({ limit: 10 }), (error: unknown) => error instanceof AuditRecordInvalidError && /line 2/.test(error.message) && /outcome/.test(error.message));
+    await assert.rejects(
+      new FileAuditStore(path).query({ limit: 10 }),
+      (error: unknown) => error instanceof AuditRecordInvalidError && /line 2/.test(error.message) && /outcome/.test(error.message),
+    );
   });
 
   it('fails with AuditUnavailableError, naming the file, when it cannot write', async () => {
     const trail = new AuditTrail(new FileAuditStore(join(process.execPath, 'audit.jsonl')));
-    await assert.rejects(trail.begin({ actor: ALICE, action: 'answer' }), (error: unknown) => error instanceof AuditUnavailableError && error.message.includes(`file:${process.execPath}/audit.jsonl`));
+    await assert.rejects(
+      trail.begin({ actor: ALICE, action: 'answer' }),
+      (error: unknown) => error instanceof AuditUnavailableError && error.message.includes(`file:${process.execPath}/audit.jsonl`),
+    );
   });
 
   it("is what the CLI's audit command prints, as a table or JSON lines, and records the read", async () => {
@@ -127,7 +144,11 @@ describe('the audit trail in a file', () => {
     assert.match(table.out, /Alice Operator\s+answer\s+lender-a\s+connection-lender-a:app-9\s+ok: accepted/);
     const lines = await run('--jsonl');
     const entries = lines.out.split('\n').map((text) => JSON.parse(text) as { action: string; actor: { via: string } });
-    assert.deepEqual(entries.map((entry) => entry.action), ['answer', 'audit.read'], 'the first read is recorded; the second leaves its own out');
+    assert.deepEqual(
+      entries.map((entry) => entry.action),
+      ['answer', 'audit.read'],
+      'the first read is recorded; the second leaves its own out',
+    );
     assert.equal(entries[1]?.actor.via, 'cli');
     const bad = await run('--from', 'yesterday');
     assert.equal(bad.code, 2);
@@ -153,7 +174,15 @@ describe('the audit trail in a file', () => {
       });
       return { code, err: err.join('\n') };
     };
-    const answered = await acting({ AUDIT_STORE: `file:${path}`, TEMPORAL_CLIENT_IDENTITY: 'ops:jo' }, 'answer', 'connection-lender-a:app-9', '--prompt', 'City?', '--value', 'secret-answer-text');
+    const answered = await acting(
+      { AUDIT_STORE: `file:${path}`, TEMPORAL_CLIENT_IDENTITY: 'ops:jo' },
+      'answer',
+      'connection-lender-a:app-9',
+      '--prompt',
+      'City?',
+      '--value',
+      'secret-answer-text',
+    );
     assert.equal(answered.code, 1, answered.err);
     assert.equal(connects, 1);
     const [recorded] = (await new FileAuditStore(path).query({ limit: 100 })).filter((entry) => entry.action === 'answer' && entry.actor.via === 'cli');
@@ -197,10 +226,16 @@ describe('the audit trail in PostgreSQL', { skip: missingPostgres ? `missing: ${
     for (const statement of ["UPDATE audit_outcomes SET outcome = 'ok'", 'DELETE FROM audit_attempts', 'TRUNCATE audit_outcomes, audit_attempts']) {
       await assert.rejects(postgres.sql('audit', statement), /the audit trail is append-only/, statement);
     }
-    await postgres.sql('audit', "INSERT INTO audit_attempts (id, at, actor_subject, actor_name, actor_via, action) VALUES (gen_random_uuid(), now(), 'mallory', 'Mallory', 'oidc', 'approve-loan')");
+    await postgres.sql(
+      'audit',
+      "INSERT INTO audit_attempts (id, at, actor_subject, actor_name, actor_via, action) VALUES (gen_random_uuid(), now(), 'mallory', 'Mallory', 'oidc', 'approve-loan')",
+    );
     const store = new PostgresAuditStore(url);
     try {
-      await assert.rejects(store.query({ limit: 100 }), (error: unknown) => error instanceof AuditRecordInvalidError && /audit_attempts seq \d+/.test(error.message) && /action/.test(error.message));
+      await assert.rejects(
+        store.query({ limit: 100 }),
+        (error: unknown) => error instanceof AuditRecordInvalidError && /audit_attempts seq \d+/.test(error.message) && /action/.test(error.message),
+      );
     } finally {
       await store.close();
     }

@@ -56,7 +56,15 @@ const rates = (perSecond: Record<string, [second: number, accepted: number, refu
   tenants: Object.fromEntries(
     Object.entries(perSecond).map(([tenant, seconds]) => [
       tenant,
-      { limitPerSecond: null, accepted: 0, refused: 0, maxAcceptedPerSecond: 0, maxRefusedPerSecond: 0, maxRequestsPerSecond: 0, perSecond: seconds.map(([second, accepted, refused]) => ({ second, accepted, refused })) },
+      {
+        limitPerSecond: null,
+        accepted: 0,
+        refused: 0,
+        maxAcceptedPerSecond: 0,
+        maxRefusedPerSecond: 0,
+        maxRequestsPerSecond: 0,
+        perSecond: seconds.map(([second, accepted, refused]) => ({ second, accepted, refused })),
+      },
     ]),
   ),
 });
@@ -102,9 +110,33 @@ void describe('burst figures', () => {
 
   void it('keeps the larger count of a second read twice (a second still running at the first read)', () => {
     const book: RateBook = new Map();
-    mergeRates(book, rates({ a: [[100, 5, 0], [101, 3, 0]] }));
-    mergeRates(book, rates({ a: [[101, 9, 2], [102, 1, 0]], b: [[101, 4, 0]] }));
-    assert.deepEqual([...(book.get('a') ?? [])], [[100, { accepted: 5, refused: 0 }], [101, { accepted: 9, refused: 2 }], [102, { accepted: 1, refused: 0 }]]);
+    mergeRates(
+      book,
+      rates({
+        a: [
+          [100, 5, 0],
+          [101, 3, 0],
+        ],
+      }),
+    );
+    mergeRates(
+      book,
+      rates({
+        a: [
+          [101, 9, 2],
+          [102, 1, 0],
+        ],
+        b: [[101, 4, 0]],
+      }),
+    );
+    assert.deepEqual(
+      [...(book.get('a') ?? [])],
+      [
+        [100, { accepted: 5, refused: 0 }],
+        [101, { accepted: 9, refused: 2 }],
+        [102, { accepted: 1, refused: 0 }],
+      ],
+    );
     assert.deepEqual(book.get('b')?.get(101), { accepted: 4, refused: 0 });
   });
 
@@ -113,8 +145,17 @@ void describe('burst figures', () => {
     mergeRates(
       book,
       rates({
-        a: [[10, 30, 0], [11, 35, 10], [12, 20, 0], [20, 100, 0]],
-        b: [[10, 31, 0], [11, 10, 0], [12, 45, 0]],
+        a: [
+          [10, 30, 0],
+          [11, 35, 10],
+          [12, 20, 0],
+          [20, 100, 0],
+        ],
+        b: [
+          [10, 31, 0],
+          [11, 10, 0],
+          [12, 45, 0],
+        ],
       }),
     );
     const spec = { totalRps: 60, tenantRps: 40, mode: 'strict' as const, weights: new Map([['b', 1.25]]) };
@@ -125,9 +166,21 @@ void describe('burst figures', () => {
     assert.equal(result.exceeded, 3);
     assert.equal(result.busySeconds, 3);
     assert.equal(result.maxFleetPerSecond, 65);
-    assert.deepEqual([...result.maxTenantPerSecond], [['a', 45], ['b', 45]]);
+    assert.deepEqual(
+      [...result.maxTenantPerSecond],
+      [
+        ['a', 45],
+        ['b', 45],
+      ],
+    );
     assert.equal(result.refused, 10);
-    assert.deepEqual([...result.refusedByTenant], [['a', 10], ['b', 0]]);
+    assert.deepEqual(
+      [...result.refusedByTenant],
+      [
+        ['a', 10],
+        ['b', 0],
+      ],
+    );
     assert.equal(result.accepted, 30 + 35 + 20 + 31 + 10 + 45);
     // Second 20 is outside the window asked for.
     assert.equal(budgetFigures(book, spec, 13, 30).fleetExceeded, 1);
@@ -136,12 +189,30 @@ void describe('burst figures', () => {
   void it("finds the seconds a bucket's budget was exceeded in: more than its burst and k seconds' worth in k whole seconds", () => {
     const book: RateBook = new Map();
     // a: a bucket of 10/s holding 10 lets 20 into one whole second (10 at once, 10 more), 30 into two.
-    mergeRates(book, rates({ a: [[10, 19, 0], [11, 10, 0], [12, 10, 0], [20, 12, 0], [21, 19, 0]], b: [[30, 15, 0]] }));
+    mergeRates(
+      book,
+      rates({
+        a: [
+          [10, 19, 0],
+          [11, 10, 0],
+          [12, 10, 0],
+          [20, 12, 0],
+          [21, 19, 0],
+        ],
+        b: [[30, 15, 0]],
+      }),
+    );
     const spec = { totalRps: 10, tenantRps: 10, mode: 'bucket' as const, weights: new Map([['b', 0.5]]) };
     const result = budgetFigures(book, spec, 0, 40);
     // 10..12: 19, 29, 39 <= 20, 30, 40. 20..21: 12, then 31 > 30. b (5/s holding 5): 15 > 10 in second 30, within the fleet's.
     assert.equal(result.fleetExceeded, 1);
-    assert.deepEqual([...result.tenantExceeded], [['a', 1], ['b', 1]]);
+    assert.deepEqual(
+      [...result.tenantExceeded],
+      [
+        ['a', 1],
+        ['b', 1],
+      ],
+    );
     assert.equal(result.exceeded, 2);
     // A larger bucket lets it through.
     assert.equal(budgetFigures(book, { ...spec, burst: 20 }, 0, 40).fleetExceeded, 0);
@@ -149,13 +220,35 @@ void describe('burst figures', () => {
 
   void it('sums the counts in buckets for the service table', () => {
     const book: RateBook = new Map();
-    mergeRates(book, rates({ b: [[100, 1, 0], [109, 2, 1], [110, 4, 0]], a: [[105, 7, 3]] }));
+    mergeRates(
+      book,
+      rates({
+        b: [
+          [100, 1, 0],
+          [109, 2, 1],
+          [110, 4, 0],
+        ],
+        a: [[105, 7, 3]],
+      }),
+    );
     const buckets = bucketRates(book, 100, 112, 10);
     assert.deepEqual(
       buckets.map((bucket) => [bucket.offsetS, [...bucket.perTenant]]),
       [
-        [0, [['a', { accepted: 7, refused: 3 }], ['b', { accepted: 3, refused: 1 }]]],
-        [10, [['a', { accepted: 0, refused: 0 }], ['b', { accepted: 4, refused: 0 }]]],
+        [
+          0,
+          [
+            ['a', { accepted: 7, refused: 3 }],
+            ['b', { accepted: 3, refused: 1 }],
+          ],
+        ],
+        [
+          10,
+          [
+            ['a', { accepted: 0, refused: 0 }],
+            ['b', { accepted: 4, refused: 0 }],
+          ],
+        ],
       ],
     );
     assert.equal(bucketSecondsFor(300), 10);
@@ -173,7 +266,10 @@ void describe('burst figures', () => {
 
   void it('prints the summary line the issue asks for, and reads it back', () => {
     const line = summaryLine(figures());
-    assert.equal(line, 'burst: 2250 connections, 0 lost, 0 failed, live answer p50 120 ms (1.50x idle) p99 300 ms (1.50x idle), tenant B median 3.0 s (1.50x alone), budget exceeded 0 s, throttled by service 0');
+    assert.equal(
+      line,
+      'burst: 2250 connections, 0 lost, 0 failed, live answer p50 120 ms (1.50x idle) p99 300 ms (1.50x idle), tenant B median 3.0 s (1.50x alone), budget exceeded 0 s, throttled by service 0',
+    );
     assert.deepEqual(parseSummaryLine(line), {
       connections: 2250,
       lost: 0,
@@ -214,20 +310,34 @@ void describe('burst figures', () => {
     // 60 ms of every 100 on one core: about 600 ms of its own a second. Read until it has used 200 ms
     // (a suite on a busy machine gave it 190 ms in its first second), within 20 s at most.
     let used = 0;
-    for (const deadline = Date.now() + 20_000; used < 200 && Date.now() < deadline; used = load.cpuMs()) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const deadline = Date.now() + 20_000; used < 200 && Date.now() < deadline; used = load.cpuMs())
+      await new Promise((resolve) => setTimeout(resolve, 100));
     await load.stop();
     assert.ok(used >= 200, `its process used ${used} ms of CPU in 20 s`);
     assert.equal(load.cpuMs(), 0, 'stopped: its process is gone');
   });
 
   void it('counts what two books completed while both ran: from the later start to the earlier end', () => {
-    const both = bothRunning({ startMs: 1_000, endMs: 20_000, closesMs: [1_500, 2_000, 3_000, 9_000, 12_000, 19_000] }, { startMs: 2_000, endMs: 10_000, closesMs: [2_500, 4_000, 9_500, 10_000] });
+    const both = bothRunning(
+      { startMs: 1_000, endMs: 20_000, closesMs: [1_500, 2_000, 3_000, 9_000, 12_000, 19_000] },
+      { startMs: 2_000, endMs: 10_000, closesMs: [2_500, 4_000, 9_500, 10_000] },
+    );
     // From 2 s to 10 s: A's 2, 3 and 9 s, B's 2.5, 4, 9.5 and 10 s.
     assert.deepEqual(both, { fromMs: 2_000, toMs: 10_000, a: 3, b: 4, perSecond: 7 / 8, bShare: 4 / 7 });
     const disjoint = bothRunning({ startMs: 0, endMs: 1_000, closesMs: [500] }, { startMs: 2_000, endMs: 3_000, closesMs: [2_500] });
     assert.deepEqual([disjoint.a, disjoint.b], [0, 0]);
     assert.ok(Number.isNaN(disjoint.perSecond) && Number.isNaN(disjoint.bShare));
-    assert.equal(weightShare(new Map([['a', 1], ['b', 1]]), 'a', 'b'), 0.5);
+    assert.equal(
+      weightShare(
+        new Map([
+          ['a', 1],
+          ['b', 1],
+        ]),
+        'a',
+        'b',
+      ),
+      0.5,
+    );
     assert.equal(weightShare(new Map([['b', 3]]), 'a', 'b'), 0.75);
     assert.equal(weightShare(new Map(), 'a', 'b'), 0.5);
   });
@@ -258,7 +368,10 @@ void describe('burst figures', () => {
       budgetExceededS: 0,
     };
     const line = nightLine(night);
-    assert.equal(line, "night: 2200 refreshes, 0 lost, 0 failed, live answer p50 120 ms (1.50x idle) p99 300 ms (1.50x idle), refresh median A 1.50x B 1.10x alone, throughput 6.3/s (70% of what the cores carry), B's share 47% (weight 50%), budget exceeded 0 s");
+    assert.equal(
+      line,
+      "night: 2200 refreshes, 0 lost, 0 failed, live answer p50 120 ms (1.50x idle) p99 300 ms (1.50x idle), refresh median A 1.50x B 1.10x alone, throughput 6.3/s (70% of what the cores carry), B's share 47% (weight 50%), budget exceeded 0 s",
+    );
     assert.deepEqual(parseNightLine(line), {
       refreshes: 2200,
       lost: 0,
@@ -282,13 +395,22 @@ void describe('burst figures', () => {
     assert.match(targets, /A median <= 1\.5x alone met \(1\.50x\); B median <= 1\.5x alone met/);
     // 6.3/s against the lower of the cores' 9/s and the budget's 20/s: 70%; B's 47% of its weight's 50%: 94%.
     assert.match(targets, /throughput >= 60% of min\(cores 9\.0\/s, budget 20\.0\/s\) met \(70%\); B's share >= 90% of its weight's met \(94%\)/);
-    assert.match(nightTargetsLine({ ...night, bShare: 0.3, throughputRps: 5 }), /throughput .* MISSED \(56%\); B's share >= 90% of its weight's MISSED \(60%\)/);
+    assert.match(
+      nightTargetsLine({ ...night, bShare: 0.3, throughputRps: 5 }),
+      /throughput .* MISSED \(56%\); B's share >= 90% of its weight's MISSED \(60%\)/,
+    );
     assert.doesNotMatch(targets, /replay/, 'no replay figure: none printed');
     assert.match(nightTargetsLine({ ...night, nondeterminism: 1 }), /; refreshes replay with 0 nondeterminism MISSED \(1\)$/);
     assert.doesNotMatch(targets, /first challenge/, 'no first challenge figure: none printed');
     const challenge = (p99: number) => ({ count: 10, p50: p99 / 2, p99 });
-    assert.match(nightTargetsLine({ ...night, firstChallenge: challenge(300), firstChallengeIdle: challenge(150) }), /; live first challenge p99 <= 2x idle met \(2\.00x\); A median/);
-    assert.match(nightTargetsLine({ ...night, firstChallenge: challenge(301), firstChallengeIdle: challenge(150) }), /live first challenge p99 <= 2x idle MISSED \(2\.01x\)/);
+    assert.match(
+      nightTargetsLine({ ...night, firstChallenge: challenge(300), firstChallengeIdle: challenge(150) }),
+      /; live first challenge p99 <= 2x idle met \(2\.00x\); A median/,
+    );
+    assert.match(
+      nightTargetsLine({ ...night, firstChallenge: challenge(301), firstChallengeIdle: challenge(150) }),
+      /live first challenge p99 <= 2x idle MISSED \(2\.01x\)/,
+    );
   });
 
   void it('turns priority and fairness off only where the runs must differ', () => {
@@ -304,16 +426,37 @@ void describe('burst figures', () => {
   void it('reads its command line, refusing a service limit that is not below the budget', () => {
     const options = parseBurstArgs(['--storm', '--a', '60', '--b', '12', '--live', '4', '--only', 'off', '--window', '10', '--seed', '3'], () => 1);
     assert.ok(options);
-    assert.deepEqual([options.scenario, options.a, options.b, options.live, options.modes, options.windowMs, options.seed, options.deadlineMs], ['storm', 60, 12, 4, ['off'], 10_000, 3, 900_000]);
+    assert.deepEqual(
+      [options.scenario, options.a, options.b, options.live, options.modes, options.windowMs, options.seed, options.deadlineMs],
+      ['storm', 60, 12, 4, ['off'], 10_000, 3, 900_000],
+    );
     assert.deepEqual(parseBurstArgs(['--storm'], () => 1)?.modes, ['on', 'off']);
     // The night by default: priority and fairness on, each book alone first (B's whole book, as many of A's, at most 200).
     const defaults = parseBurstArgs([], () => 9);
     assert.deepEqual(
-      [defaults?.scenario, defaults?.a, defaults?.b, defaults?.live, defaults?.aloneA, defaults?.aloneB, defaults?.modes, defaults?.budgetRps, defaults?.tenantBudgetRps, defaults?.seed, defaults?.deadlineMs],
+      [
+        defaults?.scenario,
+        defaults?.a,
+        defaults?.b,
+        defaults?.live,
+        defaults?.aloneA,
+        defaults?.aloneB,
+        defaults?.modes,
+        defaults?.budgetRps,
+        defaults?.tenantBudgetRps,
+        defaults?.seed,
+        defaults?.deadlineMs,
+      ],
       ['night', 2000, 200, 50, 200, 200, ['on'], 60, 40, 9, 1_800_000],
     );
     assert.deepEqual([parseBurstArgs(['--a', '40', '--b', '8'], () => 1)?.aloneA, parseBurstArgs(['--a', '40', '--b', '8'], () => 1)?.aloneB], [8, 8]);
-    assert.deepEqual([parseBurstArgs(['--a', '40', '--b', '8', '--alone', '20'], () => 1)?.aloneA, parseBurstArgs(['--a', '40', '--b', '8', '--alone', '20'], () => 1)?.aloneB], [20, 8]);
+    assert.deepEqual(
+      [
+        parseBurstArgs(['--a', '40', '--b', '8', '--alone', '20'], () => 1)?.aloneA,
+        parseBurstArgs(['--a', '40', '--b', '8', '--alone', '20'], () => 1)?.aloneB,
+      ],
+      [20, 8],
+    );
     assert.deepEqual(parseBurstArgs(['--only', 'off'], () => 1)?.modes, ['off']);
     assert.equal(defaults?.floorRuns, 30);
     assert.equal(parseBurstArgs(['--floor-runs', '0'], () => 1)?.floorRuns, 0);
@@ -322,20 +465,32 @@ void describe('burst figures', () => {
     assert.throws(() => parseBurstArgs(['--other-load', '95'], () => 1), /--other-load must be an integer from 0 to 90, got "95"/);
     assert.throws(() => parseBurstArgs(['--storm', '--other-load', '40'], () => 1), /--other-load is for the night/);
     assert.throws(() => parseBurstArgs(['--floor-runs', '-1'], () => 1), /--floor-runs must be an integer from 0 to 1000, got "-1"/);
-    assert.equal(parseBurstArgs(['--help'], () => 1), undefined);
+    assert.equal(
+      parseBurstArgs(['--help'], () => 1),
+      undefined,
+    );
     assert.throws(() => parseBurstArgs(['--a-limit', '40'], () => 1), BurstArgumentError);
     assert.throws(() => parseBurstArgs(['--only', 'both'], () => 1), /--only must be on or off/);
     assert.throws(() => parseBurstArgs(['--a', '0'], () => 1), /--a must be an integer from 1 to 20000, got "0"/);
     // The night's workers: one of them the unattended pool's at the lowest CPU priority; the storm one shared pool.
     assert.deepEqual([defaults?.workers, defaults?.unattendedWorkers, defaults?.unattendedNice], [3, 1, 19]);
     assert.equal(parseBurstArgs(['--storm'], () => 1)?.unattendedWorkers, 0);
-    assert.deepEqual([parseBurstArgs(['--unattended-workers', '0'], () => 1)?.unattendedWorkers, parseBurstArgs(['--unattended-nice', '5'], () => 1)?.unattendedNice], [0, 5]);
-    assert.throws(() => parseBurstArgs(['--workers', '2', '--unattended-workers', '2'], () => 1), /--unattended-workers \(2\) must leave the service queue a worker of the 2/);
+    assert.deepEqual(
+      [parseBurstArgs(['--unattended-workers', '0'], () => 1)?.unattendedWorkers, parseBurstArgs(['--unattended-nice', '5'], () => 1)?.unattendedNice],
+      [0, 5],
+    );
+    assert.throws(
+      () => parseBurstArgs(['--workers', '2', '--unattended-workers', '2'], () => 1),
+      /--unattended-workers \(2\) must leave the service queue a worker of the 2/,
+    );
     assert.throws(() => parseBurstArgs(['--unattended-nice', '20'], () => 1), /--unattended-nice must be an integer from 0 to 19, got "20"/);
     // The pool in every worker process: no workers of its own.
     const inProcess = parseBurstArgs(['--unattended-in-process'], () => 1);
     assert.deepEqual([inProcess?.unattendedInProcess, inProcess?.unattendedWorkers, defaults?.unattendedInProcess], [true, 0, false]);
-    assert.throws(() => parseBurstArgs(['--unattended-in-process', '--unattended-workers', '1'], () => 1), /--unattended-in-process runs the unattended pool in every worker: not with --unattended-workers 1/);
+    assert.throws(
+      () => parseBurstArgs(['--unattended-in-process', '--unattended-workers', '1'], () => 1),
+      /--unattended-in-process runs the unattended pool in every worker: not with --unattended-workers 1/,
+    );
   });
 });
 
@@ -346,48 +501,74 @@ void describe('npm run bench:burst', () => {
     assert.match(output, /--live must be an integer from 1 to 1000, got "many"/);
   });
 
-  void it("runs a small night on the production stack: both books' Schedules triggered, the night line parses, nothing lost or failed", { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
-    // The unattended pool at nice 0 here: the suite shares the cores with other files, which would starve a niced worker.
-    const run = await runHarness(ENTRY, ['--a', '40', '--b', '8', '--live', '4', '--deadline', '240', '--floor-runs', '0', '--unattended-nice', '0'], RUN_TIMEOUT_MS, 'SIGTERM');
-    const report = `\n${failureReport(run.output)}`;
-    const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
-    const night = parseNightLine(last);
-    assert.ok(night, `the last line is the night's${report}`);
-    assert.equal(night.refreshes, 40 + 8, report);
-    assert.deepEqual([night.lost, night.failed], [0, 0], report);
-    // Each book alone first (B's whole book, as many of A's), and what the cores carry from them.
-    assert.match(run.stdout, /^alone: tenant-b's book of 8 \(alone\) alone: 8 refreshed, 0 failed, 0 lost/m, report);
-    assert.match(run.stdout, /^alone: tenant-a's book of 8 \(alone\) alone: 8 refreshed, 0 failed, 0 lost/m, report);
-    assert.match(run.stdout, /^capacity: alone a book's refresh costs the stack [\d.]+ ms .*so [\d.]+ cores carry at most [\d.]+ refreshes a second/m, report);
-    // The Schedules were triggered, and each refresh ran its window from the product's defaults.
-    assert.match(run.stdout, /^night: book-tenant-a:nightly \(40\) and book-tenant-b:nightly \(8\), daily at \d\d:\d\d UTC, triggered together/m, report);
-    assert.match(run.stdout, /^books: window floor 2, ceiling 50, start 4, page size 500 /m, report);
-    // The books ran on the unattended pool's worker, the live connections on the service pool's two.
-    assert.match(run.stdout, /3 worker\(s\) : 2 polling burst-on-\S+, 1 the unattended pool's burst-on-\S+-unattended/, report);
-    assert.match(run.stdout, /^ {2}window A: polled \d+ times, size min \d+/m, report);
-    assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
-    assert.match(run.stdout, /^ {2}both books running \+[\d.]+s to \+[\d.]+s: A \d+ and B \d+ completed/m, report);
-    // Every run of the four refreshes (two alone, two at night; one page each) replayed from its history.
-    assert.match(run.stdout, /^ {2}replayed 4 refresh runs: 0 nondeterminism, 0 replay errors$/m, report);
-    assert.match(run.stdout, /refreshes replay with 0 nondeterminism met \(0\)/, report);
-    assert.equal(run.code, 0, report);
-  });
+  void it(
+    "runs a small night on the production stack: both books' Schedules triggered, the night line parses, nothing lost or failed",
+    { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun },
+    async () => {
+      // The unattended pool at nice 0 here: the suite shares the cores with other files, which would starve a niced worker.
+      const run = await runHarness(
+        ENTRY,
+        ['--a', '40', '--b', '8', '--live', '4', '--deadline', '240', '--floor-runs', '0', '--unattended-nice', '0'],
+        RUN_TIMEOUT_MS,
+        'SIGTERM',
+      );
+      const report = `\n${failureReport(run.output)}`;
+      const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+      const night = parseNightLine(last);
+      assert.ok(night, `the last line is the night's${report}`);
+      assert.equal(night.refreshes, 40 + 8, report);
+      assert.deepEqual([night.lost, night.failed], [0, 0], report);
+      // Each book alone first (B's whole book, as many of A's), and what the cores carry from them.
+      assert.match(run.stdout, /^alone: tenant-b's book of 8 \(alone\) alone: 8 refreshed, 0 failed, 0 lost/m, report);
+      assert.match(run.stdout, /^alone: tenant-a's book of 8 \(alone\) alone: 8 refreshed, 0 failed, 0 lost/m, report);
+      assert.match(
+        run.stdout,
+        /^capacity: alone a book's refresh costs the stack [\d.]+ ms .*so [\d.]+ cores carry at most [\d.]+ refreshes a second/m,
+        report,
+      );
+      // The Schedules were triggered, and each refresh ran its window from the product's defaults.
+      assert.match(run.stdout, /^night: book-tenant-a:nightly \(40\) and book-tenant-b:nightly \(8\), daily at \d\d:\d\d UTC, triggered together/m, report);
+      assert.match(run.stdout, /^books: window floor 2, ceiling 50, start 4, page size 500 /m, report);
+      // The books ran on the unattended pool's worker, the live connections on the service pool's two.
+      assert.match(run.stdout, /3 worker\(s\) : 2 polling burst-on-\S+, 1 the unattended pool's burst-on-\S+-unattended/, report);
+      assert.match(run.stdout, /^ {2}window A: polled \d+ times, size min \d+/m, report);
+      assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
+      assert.match(run.stdout, /^ {2}both books running \+[\d.]+s to \+[\d.]+s: A \d+ and B \d+ completed/m, report);
+      // Every run of the four refreshes (two alone, two at night; one page each) replayed from its history.
+      assert.match(run.stdout, /^ {2}replayed 4 refresh runs: 0 nondeterminism, 0 replay errors$/m, report);
+      assert.match(run.stdout, /refreshes replay with 0 nondeterminism met \(0\)/, report);
+      assert.equal(run.code, 0, report);
+    },
+  );
 
-  void it('runs a small storm on the production stack (--storm): the summary line parses, nothing lost or failed', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
-    const run = await runHarness(ENTRY, ['--storm', '--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240', '--floor-runs', '3'], RUN_TIMEOUT_MS, 'SIGTERM');
-    const report = `\n${failureReport(run.output)}`;
-    const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
-    const summary = parseSummaryLine(last);
-    assert.ok(summary, `the last line is the summary${report}`);
-    assert.equal(summary.connections, 4 + 12 + 60 + 12 + 4, `every phase's connections counted${report}`);
-    assert.deepEqual([summary.lost, summary.failed], [0, 0], report);
-    assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
-    // What a refresh costs the stack alone, and how busy the start window kept the machine against it.
-    assert.match(run.stdout, /^alone: 12 refreshes of tenant-b .*; stack CPU [\d.]+ ms a refresh \(beyond its idle \d+ ms a second\)$/m, report);
-    assert.match(run.stdout, /^ {2}cpu, start window.*so [\d.]+ cores carry at most [\d.]+ refreshes a second; the window started 7\.2 a second/m, report);
-    // The connection's cost against the SDK floor's, just above the summary.
-    const beforeLast = run.stdout.trimEnd().split('\n').at(-2) ?? '';
-    assert.match(beforeLast, /^connection vs SDK floor: start→result [\d.]+ \/ [\d.]+ ms \([\d.]+x\), worker CPU [\d.]+ \/ [\d.]+ ms \([\d.]+x\), 3 runs each, alternating$/, report);
-    assert.equal(run.code, 0, report);
-  });
+  void it(
+    'runs a small storm on the production stack (--storm): the summary line parses, nothing lost or failed',
+    { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun },
+    async () => {
+      const run = await runHarness(
+        ENTRY,
+        ['--storm', '--a', '60', '--b', '12', '--live', '4', '--only', 'on', '--window', '10', '--deadline', '240', '--floor-runs', '3'],
+        RUN_TIMEOUT_MS,
+        'SIGTERM',
+      );
+      const report = `\n${failureReport(run.output)}`;
+      const last = run.stdout.trimEnd().split('\n').at(-1) ?? '';
+      const summary = parseSummaryLine(last);
+      assert.ok(summary, `the last line is the summary${report}`);
+      assert.equal(summary.connections, 4 + 12 + 60 + 12 + 4, `every phase's connections counted${report}`);
+      assert.deepEqual([summary.lost, summary.failed], [0, 0], report);
+      assert.match(run.stdout, /^ {2}budget exceeded: fleet in \d+ s, a tenant in \d+ s/m, report);
+      // What a refresh costs the stack alone, and how busy the start window kept the machine against it.
+      assert.match(run.stdout, /^alone: 12 refreshes of tenant-b .*; stack CPU [\d.]+ ms a refresh \(beyond its idle \d+ ms a second\)$/m, report);
+      assert.match(run.stdout, /^ {2}cpu, start window.*so [\d.]+ cores carry at most [\d.]+ refreshes a second; the window started 7\.2 a second/m, report);
+      // The connection's cost against the SDK floor's, just above the summary.
+      const beforeLast = run.stdout.trimEnd().split('\n').at(-2) ?? '';
+      assert.match(
+        beforeLast,
+        /^connection vs SDK floor: start→result [\d.]+ \/ [\d.]+ ms \([\d.]+x\), worker CPU [\d.]+ \/ [\d.]+ ms \([\d.]+x\), 3 runs each, alternating$/,
+        report,
+      );
+      assert.equal(run.code, 0, report);
+    },
+  );
 });

@@ -20,7 +20,11 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const frame = (id: number, functionName: string, url: string, lineNumber = 0) => ({ id, callFrame: { functionName, url, lineNumber, scriptId: '0', columnNumber: 0 }, hitCount: 0 });
+const frame = (id: number, functionName: string, url: string, lineNumber = 0) => ({
+  id,
+  callFrame: { functionName, url, lineNumber, scriptId: '0', columnNumber: 0 },
+  hitCount: 0,
+});
 
 /** A profile of 1 ms samples: `samples` node ids, the first at startTime + 1 ms, ending at the last. */
 function profile(samples: number[]) {
@@ -58,13 +62,16 @@ void describe('CPU profiles', () => {
     const whole = await summarizeCpuProfiles(threads);
     assert.equal(whole.threads, 2);
     assert.equal(whole.busyMs, 12);
-    assert.deepEqual([...whole.areas], [
-      ['product codec', 7],
-      ['zod', 2],
-      ['@temporalio/worker', 1],
-      ['(garbage collector)', 1],
-      ['node internals', 1],
-    ]);
+    assert.deepEqual(
+      [...whole.areas],
+      [
+        ['product codec', 7],
+        ['zod', 2],
+        ['@temporalio/worker', 1],
+        ['(garbage collector)', 1],
+        ['node internals', 1],
+      ],
+    );
     assert.equal(whole.functions.get('encode dist/src/codec/encryption-codec.js:42'), 7);
 
     // From 6 ms to 9 ms after both profiles' start: the main thread's samples at 6-9 ms
@@ -74,7 +81,10 @@ void describe('CPU profiles', () => {
     assert.equal(window.areas.get('product codec'), 1);
     assert.equal(window.areas.get('node internals'), undefined, 'the last sample is after the window');
     const lines = cpuProfileLines(whole, window, 2, { top: 1 });
-    assert.match(lines[0] ?? '', /^profile \(ms a connection, self time in the measured runs, 2 product and 2 floor thread profiles\): product 6\.00, floor 2\.00, difference 4\.00$/);
+    assert.match(
+      lines[0] ?? '',
+      /^profile \(ms a connection, self time in the measured runs, 2 product and 2 floor thread profiles\): product 6\.00, floor 2\.00, difference 4\.00$/,
+    );
     assert.equal(lines.at(-2), "the product's functions beyond the floor (self ms a connection: product, floor):");
     // The whole against the window: the codec's 7 against 1 is the largest difference.
     assert.equal(lines.at(-1), '  +3.00 encode dist/src/codec/encryption-codec.js:42 (3.50, 0.50)');
@@ -87,7 +97,11 @@ void describe('CPU profiles', () => {
   void it('reads a profile Node wrote, stamped on the clock monotonicUs reads, and says what to do when there is none', async () => {
     const written = join(dir, 'written');
     const before = monotonicUs();
-    const run = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${written}`, '-e', 'let x = 0; for (let i = 0; i < 3e7; i += 1) x += i; console.log(x > 0)'], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      ['--cpu-prof', `--cpu-prof-dir=${written}`, '-e', 'let x = 0; for (let i = 0; i < 3e7; i += 1) x += i; console.log(x > 0)'],
+      { encoding: 'utf8' },
+    );
     assert.equal(run.status, 0, run.stderr);
     const after = monotonicUs();
     const summary = await summarizeCpuProfiles(written);

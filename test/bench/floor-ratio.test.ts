@@ -33,13 +33,18 @@ void describe("the floor's service call", () => {
       request.on('end', () => {
         const status = statuses[request.url ?? ''] ?? 500;
         response.writeHead(status, { 'content-type': 'application/json' });
-        response.end(status === 200 ? JSON.stringify({ method: request.method, type: request.headers['content-type'], body: JSON.parse(body) as unknown }) : `{"ServiceCode":"HTTP_${status}"}`);
+        response.end(
+          status === 200
+            ? JSON.stringify({ method: request.method, type: request.headers['content-type'], body: JSON.parse(body) as unknown })
+            : `{"ServiceCode":"HTTP_${status}"}`,
+        );
       });
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const call = (path: string, body: unknown) => new MockActivityEnvironment().run((input: ServiceCall) => floorServiceActivities.serviceCall(input), { url: `${base}${path}`, body });
+    const call = (path: string, body: unknown) =>
+      new MockActivityEnvironment().run((input: ServiceCall) => floorServiceActivities.serviceCall(input), { url: `${base}${path}`, body });
     const failureOf = async (path: string): Promise<ApplicationFailure> => {
       try {
         await call(path, {});
@@ -51,7 +56,12 @@ void describe("the floor's service call", () => {
     };
     try {
       assert.deepEqual(await call('/ok', { LoginId: 'L1' }), { method: 'POST', type: 'application/json', body: { LoginId: 'L1' } });
-      for (const [path, status, retried] of [['/busy', 503, true], ['/limited', 429, true], ['/missing', 404, false], ['/pending', 202, false]] as const) {
+      for (const [path, status, retried] of [
+        ['/busy', 503, true],
+        ['/limited', 429, true],
+        ['/missing', 404, false],
+        ['/pending', 202, false],
+      ] as const) {
         const failure = await failureOf(path);
         assert.equal(failure.message, `${base}${path} answered HTTP ${status}: {"ServiceCode":"HTTP_${status}"}`);
         assert.equal(failure.nonRetryable, !retried, `${path}: retried ${retried}`);
@@ -70,7 +80,13 @@ void describe('the lines of the calls side', () => {
     assert.deepEqual(callsLines(ratio), []);
     const withCalls: FloorRatio = {
       ...ratio,
-      calls: { floorWithCalls: side(48, 30), productOverCallsLatencyRatio: 60 / 48, productOverCallsCpuRatio: 36 / 30, callsOverFloorLatencyRatio: 48 / 40, callsOverFloorCpuRatio: 30 / 24 },
+      calls: {
+        floorWithCalls: side(48, 30),
+        productOverCallsLatencyRatio: 60 / 48,
+        productOverCallsCpuRatio: 36 / 30,
+        callsOverFloorLatencyRatio: 48 / 40,
+        callsOverFloorCpuRatio: 30 / 24,
+      },
     };
     assert.deepEqual(callsLines(withCalls), [
       "floor with the service's calls vs SDK floor: start→result 48.0 / 40.0 ms (1.20x), worker CPU 30.0 / 24.0 ms (1.25x), 4 runs each, alternating",

@@ -17,7 +17,7 @@ describe('the night-length rule', () => {
     assert.equal(rule.predictedS, 5_000);
   });
 
-  it('binds on the window when its ceiling over a refresh\'s time is the least, and leaves out bounds it does not know', () => {
+  it("binds on the window when its ceiling over a refresh's time is the least, and leaves out bounds it does not know", () => {
     const rule = nightRule({ logins: 400, cores: 2, cpuPerRefreshMs: 150, ceiling: 50, bestFinishMs: 11_000, nightS: 350 });
     assert.equal(rule.service, undefined);
     assert.ok(Math.abs(rule.rate - 50 / 11) < 1e-9);
@@ -28,15 +28,21 @@ describe('the night-length rule', () => {
     const rule = nightRule({ logins: 100, cores: 2, cpuPerRefreshMs: -3, ceiling: 50, bestFinishMs: 10_000, nightS: 100 });
     assert.equal(rule.cores, Number.POSITIVE_INFINITY);
     assert.equal(rule.rate, 5);
-    assert.match(nightRuleLine({ logins: 100, cores: 2, cpuPerRefreshMs: 0, ceiling: 50, bestFinishMs: 10_000, nightS: 100 }), /no CPU a refresh measured \(0\.0 ms\)/);
+    assert.match(
+      nightRuleLine({ logins: 100, cores: 2, cpuPerRefreshMs: 0, ceiling: 50, bestFinishMs: 10_000, nightS: 100 }),
+      /no CPU a refresh measured \(0\.0 ms\)/,
+    );
   });
 
   it('prints each bound and how far the prediction is from the night measured', () => {
     const line = nightRuleLine({ logins: 1000, cores: 2, cpuPerRefreshMs: 123.2, ceiling: 50, bestFinishMs: 1_310, nightS: 135 });
-    assert.equal(line, 'the night-length rule: 1000 / min(no service limit, ⅔ × 2 × 1000 / 123.2 ms = 10.8, 50 / 1.31 s = 38.2) = 1000 / 10.8 a second = 92 s; the night took 135 s (the rule -32%)');
+    assert.equal(
+      line,
+      'the night-length rule: 1000 / min(no service limit, ⅔ × 2 × 1000 / 123.2 ms = 10.8, 50 / 1.31 s = 38.2) = 1000 / 10.8 a second = 92 s; the night took 135 s (the rule -32%)',
+    );
   });
 
-  it('counts the window\'s ramp from its start: a child\'s time a round, by half again, until it holds what the rate needs', () => {
+  it("counts the window's ramp from its start: a child's time a round, by half again, until it holds what the rate needs", () => {
     // 10 s children at 4.9 a second need a window of 49: 4, 6, 9, 14, 21, 32 then 48 (each a round), 134 done.
     const ramp = nightRamp(4, 4.9, 10_000, 400);
     assert.deepEqual(ramp, { rounds: 7, done: 134, seconds: 70 });

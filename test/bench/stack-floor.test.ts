@@ -38,13 +38,23 @@ void describe('stack-floor figures', () => {
     assert.equal(product.parts.workers, 60);
     const floor = sideFigures([batch(20), batch(25), batch(30)]);
     const line = stackFloorLine(product, floor, 20);
-    assert.equal(line, 'stack floor: product 120.0 ms, floor 85.0 ms of stack CPU a run (1.41x); workers 60.0 / 25.0, server 40.0 / 40.0, postgres 20.0 / 20.0, sandbox 0.0 / 0.0; medians of 3 batches of 20 a side, alternating');
+    assert.equal(
+      line,
+      'stack floor: product 120.0 ms, floor 85.0 ms of stack CPU a run (1.41x); workers 60.0 / 25.0, server 40.0 / 40.0, postgres 20.0 / 20.0, sandbox 0.0 / 0.0; medians of 3 batches of 20 a side, alternating',
+    );
     assert.deepEqual(parseStackFloorLine(line), { kind: 'floor', productMs: 120, floorMs: 85, ratio: 1.41, batches: 3, perBatch: 20 });
     assert.equal(parseStackFloorLine(`${line} and more`), undefined);
     const withCalls = stackFloorLine(product, sideFigures([batch(40), batch(45), batch(50)]), 20, 'floor with calls');
-    assert.match(withCalls, /^stack floor with the service's calls: product 120\.0 ms, floor with calls 105\.0 ms of stack CPU a run \(1\.14x\); workers 60\.0 \/ 45\.0, /);
+    assert.match(
+      withCalls,
+      /^stack floor with the service's calls: product 120\.0 ms, floor with calls 105\.0 ms of stack CPU a run \(1\.14x\); workers 60\.0 \/ 45\.0, /,
+    );
     assert.deepEqual(parseStackFloorLine(withCalls), { kind: 'floor with calls', productMs: 120, floorMs: 105, ratio: 1.14, batches: 3, perBatch: 20 });
-    assert.equal(parseStackFloorLine(withCalls.replace('stack floor with the service\'s calls:', 'stack floor:')), undefined, 'a title that does not name its floor');
+    assert.equal(
+      parseStackFloorLine(withCalls.replace("stack floor with the service's calls:", 'stack floor:')),
+      undefined,
+      'a title that does not name its floor',
+    );
   });
 });
 
@@ -58,21 +68,25 @@ void describe('npm run bench:stack-floor', () => {
     assert.match(runtime.output, /--worker-runtime must be compiled or tsx, got "bun"/);
   });
 
-  void it('measures both sides on the production stack: the closing line parses, each side above 0', { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun }, async () => {
-    // The product's worker through tsx: no `npm run build` into dist/ while another test (bench:burst's floor) may build there.
-    const { code, stdout, output } = await runHarness(ENTRY, ['--batches', '2', '--per-batch', '4', '--worker-runtime', 'tsx'], RUN_TIMEOUT_MS, 'SIGTERM');
-    assert.equal(code, 0, failureReport(output));
-    const figures = parseStackFloorLine(stdout.trimEnd().split('\n').at(-1) ?? '');
-    assert.ok(figures, `the last line is not the closing line\n${failureReport(output)}`);
-    assert.equal(figures.batches, 2);
-    assert.equal(figures.perBatch, 4);
-    assert.ok(figures.productMs > 0 && figures.floorMs > 0, `each side cost the stack something\n${failureReport(output)}`);
-    const events = /^history events a run: product \d+, floor (\d+), floor with calls (\d+)$/m.exec(stdout);
-    assert.ok(events, failureReport(output));
-    assert.equal(events[2], events[1], "the calls shape's history is the floor's shape");
-    const withCalls = parseStackFloorLine(stdout.trimEnd().split('\n').at(-2) ?? '');
-    assert.equal(withCalls?.kind, 'floor with calls', `the line before the closing one compares with the floor with calls\n${failureReport(output)}`);
-    assert.ok(withCalls.floorMs > 0, failureReport(output));
-    assert.match(stdout, /^the service's calls alone: floor with calls [\d.]+ ms against the floor's [\d.]+ ms of stack CPU a run \([\d.]+x\)$/m);
-  });
+  void it(
+    'measures both sides on the production stack: the closing line parses, each side above 0',
+    { timeout: RUN_TIMEOUT_MS + 20_000, skip: skipRun },
+    async () => {
+      // The product's worker through tsx: no `npm run build` into dist/ while another test (bench:burst's floor) may build there.
+      const { code, stdout, output } = await runHarness(ENTRY, ['--batches', '2', '--per-batch', '4', '--worker-runtime', 'tsx'], RUN_TIMEOUT_MS, 'SIGTERM');
+      assert.equal(code, 0, failureReport(output));
+      const figures = parseStackFloorLine(stdout.trimEnd().split('\n').at(-1) ?? '');
+      assert.ok(figures, `the last line is not the closing line\n${failureReport(output)}`);
+      assert.equal(figures.batches, 2);
+      assert.equal(figures.perBatch, 4);
+      assert.ok(figures.productMs > 0 && figures.floorMs > 0, `each side cost the stack something\n${failureReport(output)}`);
+      const events = /^history events a run: product \d+, floor (\d+), floor with calls (\d+)$/m.exec(stdout);
+      assert.ok(events, failureReport(output));
+      assert.equal(events[2], events[1], "the calls shape's history is the floor's shape");
+      const withCalls = parseStackFloorLine(stdout.trimEnd().split('\n').at(-2) ?? '');
+      assert.equal(withCalls?.kind, 'floor with calls', `the line before the closing one compares with the floor with calls\n${failureReport(output)}`);
+      assert.ok(withCalls.floorMs > 0, failureReport(output));
+      assert.match(stdout, /^the service's calls alone: floor with calls [\d.]+ ms against the floor's [\d.]+ ms of stack CPU a run \([\d.]+x\)$/m);
+    },
+  );
 });

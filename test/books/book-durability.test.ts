@@ -47,12 +47,24 @@ void describe('a book refresh through faults', () => {
     await waitFor(async () => (await client.books.count({ customerId })) === 12, { describe: '12 logins enrolled' });
     const { refreshWorkflowId } = await client.books.run({ customerId }, { pageSize: 5, window: { floor: 1, ceiling: 3, start: 2 } });
 
-    await progressUntil(client.books, refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight', KILLED_CALL_WAIT_MS);
+    await progressUntil(
+      client.books,
+      refreshWorkflowId,
+      (progress) => progress.inFlight >= 1 && progress.started >= 2,
+      'connections in flight',
+      KILLED_CALL_WAIT_MS,
+    );
     await killProcess(worker);
     assert.equal(worker.signalCode, 'SIGKILL');
     worker = await stack.startWorker();
 
-    await progressUntil(client.books, refreshWorkflowId, (progress) => progress.page >= 2 && progress.inFlight >= 1, 'the second page under way', KILLED_CALL_WAIT_MS);
+    await progressUntil(
+      client.books,
+      refreshWorkflowId,
+      (progress) => progress.page >= 2 && progress.inFlight >= 1,
+      'the second page under way',
+      KILLED_CALL_WAIT_MS,
+    );
     await server.stop('SIGKILL');
     await server.start();
 

@@ -33,14 +33,22 @@ export interface BookProcessStack {
  * `unattendedPool`: the client starts refreshes on the unattended pool's queue (UNATTENDED_POOL=separate),
  * and each worker says which pool it serves (WORKER_POOL in its env).
  */
-export async function startBookProcessStack(name: string, { restartable = false, unattendedPool = false }: { readonly restartable?: boolean; readonly unattendedPool?: boolean } = {}): Promise<BookProcessStack> {
+export async function startBookProcessStack(
+  name: string,
+  { restartable = false, unattendedPool = false }: { readonly restartable?: boolean; readonly unattendedPool?: boolean } = {},
+): Promise<BookProcessStack> {
   const runDir = await mkdtemp(join(tmpdir(), `${name}-`));
   const server = await DevServer.start({ ...(restartable ? { dbFile: join(runDir, 'temporal.sqlite') } : {}), logPath: join(runDir, 'server.log') });
   const connection = await Connection.connect({ address: server.address });
   await registerSearchAttributes(connection);
   const temporal = new Client({ connection, dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
   const taskQueue = uniqueId(name);
-  const client = new ConnectionsClient({ client: temporal, taskQueue, address: server.address, ...(unattendedPool ? { unattendedTaskQueue: unattendedTaskQueue(taskQueue) } : {}) });
+  const client = new ConnectionsClient({
+    client: temporal,
+    taskQueue,
+    address: server.address,
+    ...(unattendedPool ? { unattendedTaskQueue: unattendedTaskQueue(taskQueue) } : {}),
+  });
   const sandbox = await createSandbox({ port: 0 });
   const bundle = await writeWorkflowBundle();
   return {
@@ -49,7 +57,14 @@ export async function startBookProcessStack(name: string, { restartable = false,
     client,
     sandboxUrl: sandbox.url,
     taskQueue,
-    startWorker: (env) => startWorkerProcess({ temporalAddress: server.address, taskQueue, aggregatorUrl: sandbox.url, bundlePath: bundle.path, env: { ...(unattendedPool ? { UNATTENDED_POOL: 'separate' } : {}), ...env } }),
+    startWorker: (env) =>
+      startWorkerProcess({
+        temporalAddress: server.address,
+        taskQueue,
+        aggregatorUrl: sandbox.url,
+        bundlePath: bundle.path,
+        env: { ...(unattendedPool ? { UNATTENDED_POOL: 'separate' } : {}), ...env },
+      }),
     close: async () => {
       await stopAllProcesses();
       await connection.close();

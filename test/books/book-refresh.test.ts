@@ -25,7 +25,15 @@ import {
   type BookProgress,
   type BookReport,
 } from '../../src/client/index.js';
-import { BOOK_ENTRY_MEMO, BOOK_ENTRY_WORKFLOW_TYPE, bookConnectionWorkflowId, bookEntryWorkflowId, bookLoginEndedSignal, type BookLoginEnded, type BookRefreshInput } from '../../src/contract/book/book-definitions.js';
+import {
+  BOOK_ENTRY_MEMO,
+  BOOK_ENTRY_WORKFLOW_TYPE,
+  bookConnectionWorkflowId,
+  bookEntryWorkflowId,
+  bookLoginEndedSignal,
+  type BookLoginEnded,
+  type BookRefreshInput,
+} from '../../src/contract/book/book-definitions.js';
 import { BookCadenceKey, CustomerIdKey, LoginIdKey } from '../../src/contract/search-attributes.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';
 import { Worker } from '@temporalio/worker';
@@ -74,10 +82,18 @@ async function enrolLogins(cadence: string, count: number, options: { pendingPol
   const logins: string[] = [];
   for (let index = 0; index < count; index += 1) {
     const loginId = await freshLogin(options.pendingPolls ?? 1);
-    await client.books.enrol({ customerId: stack.customerId, loginId, cadence, products: { accountsDetail: {} }, timing: { pollIntervalMs: options.pollIntervalMs ?? 50 } });
+    await client.books.enrol({
+      customerId: stack.customerId,
+      loginId,
+      cadence,
+      products: { accountsDetail: {} },
+      timing: { pollIntervalMs: options.pollIntervalMs ?? 50 },
+    });
     logins.push(loginId);
   }
-  await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === count, { describe: `${count} logins enrolled in ${cadence}` });
+  await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === count, {
+    describe: `${count} logins enrolled in ${cadence}`,
+  });
   return logins;
 }
 
@@ -129,7 +145,16 @@ void describe('a book of saved logins', () => {
       taskQueue: stack.taskQueue,
       workflowId: bookEntryWorkflowId(stack.customerId, unreadableLogin),
       startDelay: '10 minutes',
-      memo: { [BOOK_ENTRY_MEMO.enrolment]: { customerId: stack.customerId, loginId: unreadableLogin, cadence, session: 'cached', products: { accountsDetail: {} }, enrolledAt: new Date().toISOString() } },
+      memo: {
+        [BOOK_ENTRY_MEMO.enrolment]: {
+          customerId: stack.customerId,
+          loginId: unreadableLogin,
+          cadence,
+          session: 'cached',
+          products: { accountsDetail: {} },
+          enrolledAt: new Date().toISOString(),
+        },
+      },
       typedSearchAttributes: new TypedSearchAttributes([
         { key: CustomerIdKey, value: stack.customerId },
         { key: LoginIdKey, value: unreadableLogin },
@@ -137,10 +162,15 @@ void describe('a book of saved logins', () => {
       ]),
     });
     try {
-      await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 6, { describe: 'the unreadable entry in visibility' });
+      await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 6, {
+        describe: 'the unreadable entry in visibility',
+      });
       const page = await client.books.list({ customerId: stack.customerId, cadence, pageSize: 10 });
       assert.deepEqual(page.entries.map((entry) => entry.loginId).sort(), [...logins].sort(), 'the readable entries all listed');
-      assert.deepEqual(page.unreadable?.map((row) => row.workflowId), [unreadable.workflowId]);
+      assert.deepEqual(
+        page.unreadable?.map((row) => row.workflowId),
+        [unreadable.workflowId],
+      );
       assert.match(page.unreadable?.[0]?.problem ?? '', /not sealed/);
     } finally {
       await unreadable.terminate('test over');
@@ -152,15 +182,23 @@ void describe('a book of saved logins', () => {
     assert.deepEqual(entry.products, { accountsDetail: {} });
 
     assert.equal(await client.books.remove({ customerId: stack.customerId, loginId: logins[0] as string }), 'removed');
-    await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 4, { describe: 'the removed login gone from the book' });
+    await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 4, {
+      describe: 'the removed login gone from the book',
+    });
     await assert.rejects(client.books.entry({ customerId: stack.customerId, loginId: logins[0] as string }), BookEntryNotFoundError);
 
     const bad: [() => Promise<unknown>, RegExp][] = [
       [() => client.books.enrol({ customerId: stack.customerId, loginId: 'not-a-uuid', products: { accountsDetail: {} } }), /loginId/],
-      [() => client.books.enrol({ customerId: stack.customerId, loginId: randomUUID(), cadence: 'Night Time', products: { accountsDetail: {} } }), /cadence: must be lower-case/],
+      [
+        () => client.books.enrol({ customerId: stack.customerId, loginId: randomUUID(), cadence: 'Night Time', products: { accountsDetail: {} } }),
+        /cadence: must be lower-case/,
+      ],
       [() => client.books.enrol({ customerId: stack.customerId, loginId: randomUUID(), products: {} }), /products: must request at least one/],
       [() => client.books.schedule({ customerId: stack.customerId, when: { kind: 'daily', at: '25:00' } }), /when\.at: must be HH:MM/],
-      [() => client.books.schedule({ customerId: stack.customerId, when: { kind: 'interval', every: '1h' }, window: { floor: 9, ceiling: 3 } }), /window: floor must be at most ceiling/],
+      [
+        () => client.books.schedule({ customerId: stack.customerId, when: { kind: 'interval', every: '1h' }, window: { floor: 9, ceiling: 3 } }),
+        /window: floor must be at most ceiling/,
+      ],
       [() => client.books.resize('book-x:nightly-now', { size: 0 }), /resize: size: must be a whole number from 1 to 1000/],
       [() => client.books.reportPage('book-x:nightly-now', 0), /page: must be a whole number/],
     ];
@@ -174,14 +212,30 @@ void describe('a book of saved logins', () => {
     const refreshed = await enrolLogins(cadence, 5);
     // A trusted-device login: a refresh meets its challenge, so it ends EndUserActionRequired and is flagged.
     const needsEndUser = await savedLogin('trusted_device');
-    await client.books.enrol({ customerId: stack.customerId, loginId: needsEndUser, cadence, session: 'refresh', products: { accountsDetail: {} }, timing: { pollIntervalMs: 50 } });
+    await client.books.enrol({
+      customerId: stack.customerId,
+      loginId: needsEndUser,
+      cadence,
+      session: 'refresh',
+      products: { accountsDetail: {} },
+      timing: { pollIntervalMs: 50 },
+    });
     // A record no client would write (started by hand): reported as malformed, never fatal.
     const malformed = randomUUID();
     await stack.client.workflow.start(BOOK_ENTRY_WORKFLOW_TYPE, {
       taskQueue: stack.taskQueue,
       workflowId: bookEntryWorkflowId(stack.customerId, malformed),
       args: [{ customerId: stack.customerId, loginId: malformed, cadence, session: 'cached', products: {}, enrolledAt: new Date().toISOString() }],
-      memo: { [BOOK_ENTRY_MEMO.enrolment]: { customerId: stack.customerId, loginId: malformed, cadence, session: 'cached', products: { statements: true }, enrolledAt: new Date().toISOString() } },
+      memo: {
+        [BOOK_ENTRY_MEMO.enrolment]: {
+          customerId: stack.customerId,
+          loginId: malformed,
+          cadence,
+          session: 'cached',
+          products: { statements: true },
+          enrolledAt: new Date().toISOString(),
+        },
+      },
       typedSearchAttributes: new TypedSearchAttributes([
         { key: CustomerIdKey, value: stack.customerId },
         { key: LoginIdKey, value: malformed },
@@ -214,7 +268,10 @@ void describe('a book of saved logins', () => {
     // One run per page; no connection of a page outlived its run (drained before continue-as-new), and each login has one connection that night.
     const runs = await runsOf(refreshWorkflowId);
     assert.equal(runs.length, 3, `runs: ${runs.map((r) => r.status.name).join(', ')}`);
-    assert.deepEqual(runs.slice(0, 2).map((r) => r.status.name), ['CONTINUED_AS_NEW', 'CONTINUED_AS_NEW']);
+    assert.deepEqual(
+      runs.slice(0, 2).map((r) => r.status.name),
+      ['CONTINUED_AS_NEW', 'CONTINUED_AS_NEW'],
+    );
     const histories = await Promise.all(runs.map((r) => stack.client.workflow.getHandle(refreshWorkflowId, r.runId).fetchHistory()));
     const shapes = await Promise.all(histories.map((history) => refreshHistoryShape(history)));
     for (const loginId of [...refreshed, needsEndUser]) {
@@ -233,7 +290,9 @@ void describe('a book of saved logins', () => {
     // A refresh's history holds a few bytes per login, never a connection's result (accounts, transactions); no connection is its child.
     for (const history of histories) {
       const events = history.events ?? [];
-      const childTypes = events.map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name).filter((name) => name !== undefined && name !== null);
+      const childTypes = events
+        .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name)
+        .filter((name) => name !== undefined && name !== null);
       assert.deepEqual([...new Set(childTypes)], ['bookReportPageWorkflow'], 'its only child is its report page');
       for (const event of events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)) {
         const bytes = (event.workflowExecutionSignaledEventAttributes?.input?.payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
@@ -243,7 +302,10 @@ void describe('a book of saved logins', () => {
 
     // The flagged login is now listed as needing its end user, and the next night skips it without a connection.
     const flagged = await client.books.list({ customerId: stack.customerId, cadence, needsEndUser: true });
-    assert.deepEqual(flagged.entries.map((entry) => entry.loginId), [needsEndUser]);
+    assert.deepEqual(
+      flagged.entries.map((entry) => entry.loginId),
+      [needsEndUser],
+    );
     assert.equal(flagged.entries[0]?.flag?.reason, 'EndUserActionRequired');
     const second = await run(cadence, { pageSize: 10 });
     const secondReport = await reportOf(second.refreshWorkflowId);
@@ -259,7 +321,11 @@ void describe('a book of saved logins', () => {
     await progressUntil(refreshWorkflowId, (progress) => progress.started >= 1, 'a first connection');
     // Forged ends (sealed with the tenant's key, as a pipeline could): one for a connection never started, one of no known shape. Both dropped.
     const refresh = stack.client.workflow.getHandle(refreshWorkflowId);
-    await refresh.signal(bookLoginEndedSignal, { workflowId: bookConnectionWorkflowId(stack.customerId, randomUUID(), 'forged'), ended: 'completed', pollWaitMs: 0 });
+    await refresh.signal(bookLoginEndedSignal, {
+      workflowId: bookConnectionWorkflowId(stack.customerId, randomUUID(), 'forged'),
+      ended: 'completed',
+      pollWaitMs: 0,
+    });
     await refresh.signal(bookLoginEndedSignal, { workflowId: 42, ended: 'exploded' } as unknown as BookLoginEnded);
 
     const pinned = await client.books.resize(refreshWorkflowId, { size: 2 });
@@ -285,7 +351,11 @@ void describe('a book of saved logins', () => {
     assert.equal(report.counts.refreshed, 6);
     assert.deepEqual([report.counts.done, report.counts.failed, report.started], [6, 0, 6], 'the forged ends counted nothing');
     assert.ok(report.pausedMs > 0, 'paused time is counted');
-    await assert.rejects(client.books.pause(refreshWorkflowId), (error: unknown) => error instanceof BookRefreshRefusedError && /has ended \(COMPLETED\)/.test(error.message), 'an ended refresh refuses a pause');
+    await assert.rejects(
+      client.books.pause(refreshWorkflowId),
+      (error: unknown) => error instanceof BookRefreshRefusedError && /has ended \(COMPLETED\)/.test(error.message),
+      'an ended refresh refuses a pause',
+    );
 
     // In history: no connection started between the pause and the resume, and never more than 2 in flight once pinned.
     const history = await stack.client.workflow.getHandle(refreshWorkflowId).fetchHistory();
@@ -306,7 +376,9 @@ void describe('a book of saved logins', () => {
     const startedIds = new Set(shape.starts.map(({ workflowId }) => workflowId));
     const ends = shape.loginEnds.filter(({ end }) => startedIds.has(end.workflowId));
     assert.equal(shape.loginEnds.length - ends.length, 2, 'both forged ends reached the refresh');
-    const moves = [...shape.starts.map(({ eventIndex }) => ({ eventIndex, by: 1 })), ...ends.map(({ eventIndex }) => ({ eventIndex, by: -1 }))].sort((a, b) => a.eventIndex - b.eventIndex || a.by - b.by);
+    const moves = [...shape.starts.map(({ eventIndex }) => ({ eventIndex, by: 1 })), ...ends.map(({ eventIndex }) => ({ eventIndex, by: -1 }))].sort(
+      (a, b) => a.eventIndex - b.eventIndex || a.by - b.by,
+    );
     for (const { eventIndex, by } of moves) {
       inFlight += by;
       if (eventIndex > pinAt + 1) most = Math.max(most, inFlight);
@@ -333,7 +405,9 @@ void describe('a book of saved logins', () => {
     // What a forget does to a login in flight, by hand (a forget waits out its session's CARD_IN_USE
     // first): out of the book, then its running connection terminated, while the slow one is still out.
     assert.equal(await client.books.remove({ customerId: stack.customerId, loginId: forgotten }), 'removed');
-    await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 3, { describe: 'the removed login gone from the book' });
+    await waitFor(async () => (await client.books.count({ customerId: stack.customerId, cadence })) === 3, {
+      describe: 'the removed login gone from the book',
+    });
     const night = (await client.books.progress(refreshWorkflowId)).night;
     await stack.client.workflow.getHandle(bookConnectionWorkflowId(stack.customerId, forgotten, night)).terminate('the test forgets the login');
     await progressUntil(refreshWorkflowId, (progress) => progress.inFlight === 1, 'the terminated child to end');
@@ -343,7 +417,12 @@ void describe('a book of saved logins', () => {
     const outcomes = await allOutcomes(report);
     assert.deepEqual(
       outcomes.map((outcome) => [outcome.loginId, outcome.outcome, outcome.problem]).sort(),
-      [[forgotten, 'forgotten', undefined], [last, 'refreshed', undefined], [quick, 'refreshed', undefined], [slow, 'refreshed', undefined]].sort(),
+      [
+        [forgotten, 'forgotten', undefined],
+        [last, 'refreshed', undefined],
+        [quick, 'refreshed', undefined],
+        [slow, 'refreshed', undefined],
+      ].sort(),
       'the terminated child is told forgotten (its login left the book), not failed',
     );
     assert.equal(report.pages.length, 2);
@@ -353,7 +432,10 @@ void describe('a book of saved logins', () => {
     const [first, second] = await Promise.all(runs.map((info) => stack.client.workflow.getHandle(refreshWorkflowId, info.runId).fetchHistory()));
     const firstShape = await refreshHistoryShape(first!);
     assert.deepEqual(firstShape.updates, ['pauseBook', 'resizeBook', 'resumeBook']);
-    assert.ok(firstShape.silentChecks.some(({ statuses, othersInFlight }) => statuses.some(({ status }) => status === 'TERMINATED') && othersInFlight >= 1), JSON.stringify(firstShape.silentChecks));
+    assert.ok(
+      firstShape.silentChecks.some(({ statuses, othersInFlight }) => statuses.some(({ status }) => status === 'TERMINATED') && othersInFlight >= 1),
+      JSON.stringify(firstShape.silentChecks),
+    );
     assert.ok(firstShape.continuedAsNew, 'page 1 continued as new');
     assert.ok((await refreshHistoryShape(second!)).completed, 'page 2 completed');
 
@@ -363,7 +445,11 @@ void describe('a book of saved logins', () => {
       { name: 'book-refresh-page-2-after-continue-as-new', history: second! },
     ];
     for (const { name, history } of replays) {
-      await Worker.runReplayHistory({ ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: name }, history, refreshWorkflowId);
+      await Worker.runReplayHistory(
+        { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: name },
+        history,
+        refreshWorkflowId,
+      );
     }
     if (loadTestConfig().recordHistories) for (const { name, history } of replays) await recordHistory(name, history, refreshWorkflowId);
   });
@@ -380,9 +466,19 @@ void describe('a book of saved logins', () => {
     assert.equal(report.counts.done, 5, 'every login of the page has an outcome');
     assert.ok(report.counts.cancelled >= 3, `in flight and not started: cancelled (${JSON.stringify(report.counts)})`);
     const events = (await stack.client.workflow.getHandle(refreshWorkflowId).fetchHistory()).events ?? [];
-    const cancelAt = events.findIndex((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED && event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'cancelBook');
+    const cancelAt = events.findIndex(
+      (event) =>
+        event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED &&
+        event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'cancelBook',
+    );
     assert.ok(cancelAt > 0, 'the cancel is in history');
-    const startsAfter = events.slice(cancelAt).filter((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED && event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'connectionWorkflow');
+    const startsAfter = events
+      .slice(cancelAt)
+      .filter(
+        (event) =>
+          event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED &&
+          event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'connectionWorkflow',
+      );
     assert.equal(startsAfter.length, 0, 'no connection started after the cancel');
     const outcomes = await allOutcomes(report);
     // A child asked to start but cancelled before its start reached history never existed on the
@@ -432,12 +528,21 @@ void describe('a book of saved logins', () => {
     const cadence = 'throttled';
     await enrolLogins(cadence, 16, { pollIntervalMs: 50 });
     const limit = (tenants: Record<string, number | null>, retryAfterSeconds: number | null) =>
-      fetch(`${stack.sandboxUrl}/sandbox/rate-limits`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tenants, retryAfterSeconds }) });
+      fetch(`${stack.sandboxUrl}/sandbox/rate-limits`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tenants, retryAfterSeconds }),
+      });
     // 1 a second with a 5 s Retry-After: exceeded even by a slow, busy fleet, and a pause long enough for the refresh to see.
     assert.ok((await limit({ [stack.customerId]: 1 }, 5)).ok, 'the sandbox took the limit');
     try {
       const { refreshWorkflowId } = await run(cadence, { window: { floor: 1, ceiling: 8, start: 8 }, control: { throttleCheckMs: 0 } });
-      const throttled = await progressUntil(refreshWorkflowId, (progress) => /throttled the tenant/.test(progress.window.lastChange?.reason ?? ''), 'the window to react to the throttle', 60_000);
+      const throttled = await progressUntil(
+        refreshWorkflowId,
+        (progress) => /throttled the tenant/.test(progress.window.lastChange?.reason ?? ''),
+        'the window to react to the throttle',
+        60_000,
+      );
       const change = throttled.window.lastChange!;
       assert.equal(change.to, Math.max(1, Math.floor(change.from / 2)), `halved: ${JSON.stringify(change)}`);
       assert.ok((await limit({ [stack.customerId]: null }, null)).ok);
@@ -460,7 +565,12 @@ void describe('a book of saved logins', () => {
 
     stack.setServiceFault('status=503');
     try {
-      const shrunk = await progressUntil(refreshWorkflowId, (progress) => progress.window.size === 1, 'the window at its floor while the service is down', 60_000);
+      const shrunk = await progressUntil(
+        refreshWorkflowId,
+        (progress) => progress.window.size === 1,
+        'the window at its floor while the service is down',
+        60_000,
+      );
       assert.match(shrunk.window.lastChange?.reason ?? '', /not keeping up|their best time/);
     } finally {
       stack.setServiceFault(undefined);
@@ -469,8 +579,14 @@ void describe('a book of saved logins', () => {
     assert.equal(report.status, 'completed');
     assert.equal(report.counts.failed, 0, `nothing a retry fixes failed: ${JSON.stringify(report.counts.failedByType)}`);
     assert.equal(report.counts.refreshed, 30);
-    assert.ok(report.windowChanges.some((change) => change.to > change.from), 'grew');
-    assert.ok(report.windowChanges.some((change) => change.to === 1 && change.from > 1), 'shrank to the floor');
+    assert.ok(
+      report.windowChanges.some((change) => change.to > change.from),
+      'grew',
+    );
+    assert.ok(
+      report.windowChanges.some((change) => change.to === 1 && change.from > 1),
+      'shrank to the floor',
+    );
   });
 
   void it('two books refreshing at once publish their windows and each sizes its own as a share of both', async () => {
@@ -480,7 +596,9 @@ void describe('a book of saved logins', () => {
     const input = { window: { floor: 1, ceiling: 6, start: 3 }, control: { fleetCheckMs: 0 } };
     const refreshes = [await run(first, input), await run(second, input)];
     const seen = await Promise.all(
-      refreshes.map(({ refreshWorkflowId }) => progressUntil(refreshWorkflowId, (progress) => progress.window.share?.refreshes === 2, 'the other book\'s window seen', 60_000)),
+      refreshes.map(({ refreshWorkflowId }) =>
+        progressUntil(refreshWorkflowId, (progress) => progress.window.share?.refreshes === 2, "the other book's window seen", 60_000),
+      ),
     );
     for (const progress of seen) {
       const share = progress.window.share!;
@@ -490,9 +608,17 @@ void describe('a book of saved logins', () => {
       assert.equal(share.size, share.fleetSize / 2);
     }
     // What each publishes is in its memo (encrypted with the rest), where the other read it.
-    const memo = await stack.client.workflow.getHandle(refreshes[0]!.refreshWorkflowId).describe().then((description) => description.memo);
+    const memo = await stack.client.workflow
+      .getHandle(refreshes[0]!.refreshWorkflowId)
+      .describe()
+      .then((description) => description.memo);
     const published = (memo?.window ?? {}) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(published).sort().filter((key) => key !== 'crowding' && key !== 'crowdingUntil'), ['size', 'weight']);
+    assert.deepEqual(
+      Object.keys(published)
+        .sort()
+        .filter((key) => key !== 'crowding' && key !== 'crowdingUntil'),
+      ['size', 'weight'],
+    );
     // A crowding is published with the time it holds until (after which the others leave it out).
     if (published.crowding !== undefined) assert.equal(typeof published.crowdingUntil, 'number', JSON.stringify(published));
     const reports = await Promise.all(refreshes.map(({ refreshWorkflowId }) => reportOf(refreshWorkflowId, 180_000)));

@@ -41,16 +41,32 @@ void describe('book schedules and enrolment', () => {
   void it('refreshes the book on its Schedule, skips a run due while one is still going, and says so in the report', async () => {
     const cadence = 'every-2s';
     for (let index = 0; index < 3; index += 1) {
-      await client.books.enrol({ customerId: stack.customerId, loginId: await freshLogin(3), cadence, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000 } });
+      await client.books.enrol({
+        customerId: stack.customerId,
+        loginId: await freshLogin(3),
+        cadence,
+        products: { accountsDetail: {} },
+        timing: { pollIntervalMs: 1_000 },
+      });
     }
-    const created = await client.books.schedule({ customerId: stack.customerId, cadence, when: { kind: 'interval', every: '2s' }, window: { floor: 1, ceiling: 1, start: 1 }, pageSize: 50 });
+    const created = await client.books.schedule({
+      customerId: stack.customerId,
+      cadence,
+      when: { kind: 'interval', every: '2s' },
+      window: { floor: 1, ceiling: 1, start: 1 },
+      pageSize: 50,
+    });
     assert.equal(created.created, true);
     assert.equal(created.scheduleId, bookScheduleId(stack.customerId, cadence));
     try {
       const described = await waitFor(() => client.books.describeSchedule({ customerId: stack.customerId, cadence }), { describe: 'the schedule' });
       assert.deepEqual(described.window, { floor: 1, ceiling: 1, start: 1 });
       assert.equal(described.pageSize, 50);
-      const ended = await waitFor(async () => (await client.books.refreshes({ customerId: stack.customerId, cadence, running: false }))[0], { timeoutMs: 90_000, intervalMs: 500, describe: 'a scheduled refresh to end' });
+      const ended = await waitFor(async () => (await client.books.refreshes({ customerId: stack.customerId, cadence, running: false }))[0], {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+        describe: 'a scheduled refresh to end',
+      });
       assert.ok(ended.refreshWorkflowId.startsWith(`${created.scheduleId}-`), `a run of the schedule: ${ended.refreshWorkflowId}`);
       const report = await reportWhenEnded(client.books, ended.refreshWorkflowId);
       assert.equal(report.counts.refreshed, 3);
@@ -60,7 +76,7 @@ void describe('book schedules and enrolment', () => {
     }
   });
 
-  void it('enrols the login a completed connection saved, with that connection\'s products, through result(id, { enrol })', async () => {
+  void it("enrols the login a completed connection saved, with that connection's products, through result(id, { enrol })", async () => {
     const key = connectionKey(stack.customerId, uniqueId('enrol'));
     await client.start(key, { ...liveInput(stack.customerId, 'no_mfa', 'SandboxBank', { WithTransactions: true, DaysOfTransactions: 'Days90' }) });
     const result = await client.result(key, { enrol: { cadence: 'weekly' } });
@@ -73,7 +89,13 @@ void describe('book schedules and enrolment', () => {
   void it('moves per-login refresh Schedules into the book with one call, deleting the schedules it replaced', async () => {
     const logins = [await freshLogin(1), await freshLogin(1)];
     for (const loginId of logins) {
-      await client.schedules.schedule({ customerId: stack.customerId, loginId, products: { investments: true }, cadence: { kind: 'daily', at: '03:00' }, paused: true });
+      await client.schedules.schedule({
+        customerId: stack.customerId,
+        loginId,
+        products: { investments: true },
+        cadence: { kind: 'daily', at: '03:00' },
+        paused: true,
+      });
     }
     const outcome = await client.books.migrateSchedules({ customerId: stack.customerId, cadence: 'migrated' }, client.schedules);
     assert.deepEqual([...outcome.enrolled].sort(), [...logins].sort());

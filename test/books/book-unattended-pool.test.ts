@@ -54,13 +54,23 @@ void describe('a pool for unattended work', () => {
     // The service pool alone does not touch it: its first workflow task waits for the unattended pool.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const waiting = await refresh.fetchHistory();
-    assert.deepEqual(waiting.events?.map((event) => event.eventType), [1, 5], 'started and a workflow task scheduled, nothing more');
+    assert.deepEqual(
+      waiting.events?.map((event) => event.eventType),
+      [1, 5],
+      'started and a workflow task scheduled, nothing more',
+    );
 
     let unattended = await stack.startWorker({ WORKER_POOL: 'unattended', WORKER_NICE: '5' });
     const nice = threadsOf(unattended.pid!).map((thread) => thread.nice);
     assert.ok(nice.length > 3 && nice.every((value) => value === 5), `every thread of the unattended worker at nice 5: ${nice.join(',')}`);
 
-    await progressUntil(client.books, refreshWorkflowId, (progress) => progress.inFlight >= 1 && progress.started >= 2, 'connections in flight', KILLED_CALL_WAIT_MS);
+    await progressUntil(
+      client.books,
+      refreshWorkflowId,
+      (progress) => progress.inFlight >= 1 && progress.started >= 2,
+      'connections in flight',
+      KILLED_CALL_WAIT_MS,
+    );
     await killProcess(unattended);
     unattended = await stack.startWorker({ WORKER_POOL: 'unattended' });
 
@@ -74,7 +84,11 @@ void describe('a pool for unattended work', () => {
       assert.equal(connection.taskQueue, unattendedQueue, 'the connection ran on the unattended pool');
       // Its calls to the service: every activity scheduled on the service queue (the budget's).
       const history = await temporal.workflow.getHandle(connection.workflowId, connection.runId).fetchHistory();
-      const activityQueues = new Set(history.events?.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name));
+      const activityQueues = new Set(
+        history.events
+          ?.filter((event) => event.activityTaskScheduledEventAttributes)
+          .map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name),
+      );
       assert.deepEqual([...activityQueues], [taskQueue], `the activities of ${loginId}`);
     }
     await killProcess(unattended);
@@ -88,8 +102,14 @@ void describe('a pool for unattended work', () => {
     // One workflow thread for each SDK worker (the SDK's default): the unattended pool's alone lowered,
     // the service queue's at 0.
     assert.ok(lowered.length === 1 && lowered[0]?.name === 'WorkerThread', `the pool's one workflow thread lowered: ${JSON.stringify(threads)}`);
-    assert.ok(threads.some((thread) => thread.name === 'WorkerThread' && thread.nice === 0), `the service queue's workflow thread not lowered: ${JSON.stringify(threads)}`);
-    assert.ok(threads.filter((thread) => thread.name !== 'WorkerThread').every((thread) => thread.nice === 0), `every other thread at 0: ${JSON.stringify(threads)}`);
+    assert.ok(
+      threads.some((thread) => thread.name === 'WorkerThread' && thread.nice === 0),
+      `the service queue's workflow thread not lowered: ${JSON.stringify(threads)}`,
+    );
+    assert.ok(
+      threads.filter((thread) => thread.name !== 'WorkerThread').every((thread) => thread.nice === 0),
+      `every other thread at 0: ${JSON.stringify(threads)}`,
+    );
 
     const tenant = uniqueId('both-pools');
     for (let index = 0; index < 2; index += 1) {
@@ -115,7 +135,13 @@ void describe('a pool for unattended work', () => {
     const started = await Promise.all(
       Array.from({ length: 3 }, async (_, index) => {
         const loginId = await createSandboxLogin(stack.sandboxUrl, tenant, 'pending_polls_1', 2);
-        return await held.start(connectionKey(tenant, `held-${index}`), { customerId: tenant, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 300 } });
+        return await held.start(connectionKey(tenant, `held-${index}`), {
+          customerId: tenant,
+          session: { kind: 'cached', loginId },
+          products: { accountsDetail: {} },
+          unattended: true,
+          timing: { pollIntervalMs: 300 },
+        });
       }),
     );
     for (const { workflowId, runId } of started) {
@@ -124,7 +150,9 @@ void describe('a pool for unattended work', () => {
       assert.equal((await handle.describe()).taskQueue, unattendedQueue, `${workflowId} ran on the unattended pool`);
       const events = (await handle.fetchHistory()).events ?? [];
       assert.equal(events[1]?.workflowExecutionSignaledEventAttributes?.signalName, admissionGrantSignal.name, `${workflowId} was begun by its grant`);
-      const activityQueues = new Set(events.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name));
+      const activityQueues = new Set(
+        events.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name),
+      );
       assert.deepEqual([...activityQueues], [taskQueue], `the calls to the service of ${workflowId} on the service queue`);
     }
     await killProcess(unattended);

@@ -21,7 +21,13 @@ export function reportWhenEnded(books: BooksClient, refreshWorkflowId: string, t
 }
 
 /** The refresh's progress once `predicate` holds; a timeout says the last progress seen. */
-export async function progressUntil(books: BooksClient, refreshWorkflowId: string, predicate: (progress: BookProgress) => boolean, describe: string, timeoutMs = 30_000): Promise<BookProgress> {
+export async function progressUntil(
+  books: BooksClient,
+  refreshWorkflowId: string,
+  predicate: (progress: BookProgress) => boolean,
+  describe: string,
+  timeoutMs = 30_000,
+): Promise<BookProgress> {
   let last: BookProgress | undefined;
   try {
     return await waitFor(
@@ -39,7 +45,8 @@ export async function progressUntil(books: BooksClient, refreshWorkflowId: strin
 /** The login's connection of that night, asserting it ran once (one connection per login and night) and completed. */
 export async function onlyCompletedConnection(temporal: Client, customerId: string, loginId: string, night: string): Promise<WorkflowExecutionInfo> {
   const runs: WorkflowExecutionInfo[] = [];
-  for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookConnectionWorkflowId(customerId, loginId, night))}` })) runs.push(info);
+  for await (const info of temporal.workflow.list({ query: `WorkflowId = ${JSON.stringify(bookConnectionWorkflowId(customerId, loginId, night))}` }))
+    runs.push(info);
   assert.equal(runs.length, 1, `one connection for ${loginId}`);
   assert.equal(runs[0]?.status.name, 'COMPLETED', `the connection of ${loginId}`);
   return runs[0];

@@ -62,7 +62,11 @@ void describe('the dispatch rate for a service limit', () => {
         for (const startMs of [0, 123.4, 999.9]) {
           for (const spread of [false, true]) {
             const times = temporalDispatches(rate, startMs, 30, spread);
-            assert.equal(refusalsAt(times, { mode: 'bucket', perSecond: budget, burst }), 0, `bucket ${budget}/s, burst ${burst}: dispatched at ${rate}/s${spread ? ', the burst late' : ''}`);
+            assert.equal(
+              refusalsAt(times, { mode: 'bucket', perSecond: budget, burst }),
+              0,
+              `bucket ${budget}/s, burst ${burst}: dispatched at ${rate}/s${spread ? ', the burst late' : ''}`,
+            );
           }
         }
         // At the budget itself, the burst alone overflows the bucket by one.
@@ -70,7 +74,12 @@ void describe('the dispatch rate for a service limit', () => {
       }
       const strict = dispatchRateFor(budget, { mode: 'strict' });
       if (budget >= 1) {
-        for (const startMs of [0, 500, 999.9]) assert.equal(refusalsAt(temporalDispatches(strict, startMs, 30), { mode: 'window', perSecond: budget }), 0, `strict ${budget}/s: dispatched at ${strict}/s`);
+        for (const startMs of [0, 500, 999.9])
+          assert.equal(
+            refusalsAt(temporalDispatches(strict, startMs, 30), { mode: 'window', perSecond: budget }),
+            0,
+            `strict ${budget}/s: dispatched at ${strict}/s`,
+          );
       }
     }
     for (const budget of [20, 100]) assert.ok(dispatchRateFor(budget) / budget >= 0.9, `${budget}/s`);

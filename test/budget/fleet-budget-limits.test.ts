@@ -20,27 +20,37 @@ before(async () => (stack = await startProcessStack()));
 after(() => stack?.stop());
 
 void describe("the fleet request budget's ceilings", () => {
-  void it('keeps a strict whole-second limit across two worker processes: no second at the service sees more than the budget', { timeout: 240_000 }, async () => {
-    const taskQueue = uniqueId('budget');
-    const customerId = uniqueId('tenant');
-    // 6 requests in any whole second for the whole fleet: each worker alone would be allowed as much.
-    await startBudgetWorkers(stack, taskQueue, 2, { SERVICE_BUDGET_RPS: '6', SERVICE_BUDGET_MODE: 'strict' });
-    const count = 6;
-    const ids = await startBudgetConnections(stack, taskQueue, customerId, count);
-    const results = await completeAll(stack.client, ids);
-    assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection retrieved its data');
+  void it(
+    'keeps a strict whole-second limit across two worker processes: no second at the service sees more than the budget',
+    { timeout: 240_000 },
+    async () => {
+      const taskQueue = uniqueId('budget');
+      const customerId = uniqueId('tenant');
+      // 6 requests in any whole second for the whole fleet: each worker alone would be allowed as much.
+      await startBudgetWorkers(stack, taskQueue, 2, { SERVICE_BUDGET_RPS: '6', SERVICE_BUDGET_MODE: 'strict' });
+      const count = 6;
+      const ids = await startBudgetConnections(stack, taskQueue, customerId, count);
+      const results = await completeAll(stack.client, ids);
+      assert.ok(
+        results.every((result) => result.accountsDetail !== undefined),
+        'every connection retrieved its data',
+      );
 
-    const rates = stack.sandbox.requestRates(customerId).tenants[customerId];
-    assert.ok(rates, 'the sandbox counted the tenant');
-    const whole = wholeSecondsOf(rates, (rates.perSecond.at(-1)?.second ?? 0) + 1);
-    console.log(
-      `# strict 6/s, queue limit ${queueRatesFor({ totalRps: 6, tenantRps: 6, mode: 'strict' }).queueRps}/s: ${rates.accepted} requests in ${rates.perSecond.length} seconds with requests, ` +
-        `${(whole.requests / Math.max(1, whole.seconds)).toFixed(2)}/s after the first second, at most ${rates.maxRequestsPerSecond} in one second`,
-    );
-    assert.ok(rates.accepted >= count * 3, `${rates.accepted} requests for ${count} connections of at least 3 each`);
-    assert.equal(rates.refused, 0);
-    assert.ok(rates.maxRequestsPerSecond <= 6, `at most 6 requests in any second at the service, saw ${rates.maxRequestsPerSecond}: ${JSON.stringify(rates.perSecond)}`);
-  });
+      const rates = stack.sandbox.requestRates(customerId).tenants[customerId];
+      assert.ok(rates, 'the sandbox counted the tenant');
+      const whole = wholeSecondsOf(rates, (rates.perSecond.at(-1)?.second ?? 0) + 1);
+      console.log(
+        `# strict 6/s, queue limit ${queueRatesFor({ totalRps: 6, tenantRps: 6, mode: 'strict' }).queueRps}/s: ${rates.accepted} requests in ${rates.perSecond.length} seconds with requests, ` +
+          `${(whole.requests / Math.max(1, whole.seconds)).toFixed(2)}/s after the first second, at most ${rates.maxRequestsPerSecond} in one second`,
+      );
+      assert.ok(rates.accepted >= count * 3, `${rates.accepted} requests for ${count} connections of at least 3 each`);
+      assert.equal(rates.refused, 0);
+      assert.ok(
+        rates.maxRequestsPerSecond <= 6,
+        `at most 6 requests in any second at the service, saw ${rates.maxRequestsPerSecond}: ${JSON.stringify(rates.perSecond)}`,
+      );
+    },
+  );
 
   void it('pauses a tenant the service throttles across the fleet, and every one of its connections completes', { timeout: 240_000 }, async () => {
     const taskQueue = uniqueId('throttle');
@@ -61,7 +71,10 @@ void describe("the fleet request budget's ceilings", () => {
     assert.match(paused.reason ?? '', /TOO_MANY_REQUESTS \(HTTP 429, Retry-After 2 s\)/);
     const connections = new ConnectionsClient({ client: stack.client, taskQueue });
     const view = await connections.budget.show();
-    assert.ok(view.throttles.some((entry) => entry.customerId === customerId), '`budget show` lists the paused tenant');
+    assert.ok(
+      view.throttles.some((entry) => entry.customerId === customerId),
+      '`budget show` lists the paused tenant',
+    );
     // A connection whose call is held says so (what `show` prints), and it is no failure.
     const held = await waitFor(
       async () => {
@@ -76,7 +89,10 @@ void describe("the fleet request budget's ceilings", () => {
     assert.ok(held.call.length > 0);
 
     const results = await completeAll(stack.client, ids);
-    assert.ok(results.every((result) => result.accountsDetail !== undefined), 'every connection completed with its data');
+    assert.ok(
+      results.every((result) => result.accountsDetail !== undefined),
+      'every connection completed with its data',
+    );
     const final = (await throttle.result()) as ThrottleState;
     assert.equal(final.status, 'released');
     assert.ok(final.notices >= 1);

@@ -42,9 +42,19 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'webhook-secrets-'));
   const secretFile = join(dir, 'secrets');
   writeFileSync(secretFile, `whsec_${randomBytes(32).toString('base64')}\n`);
-  const settings: CallbackSettings = { urls: new Map([[customerId, [`${receiver.origin}/hooks`]]]), secretFiles: new Map([[customerId, secretFile]]), resultInBody: new Set(), entryUrl: 'https://pipelines.example.test' };
+  const settings: CallbackSettings = {
+    urls: new Map([[customerId, [`${receiver.origin}/hooks`]]]),
+    secretFiles: new Map([[customerId, secretFile]]),
+    resultInBody: new Set(),
+    entryUrl: 'https://pipelines.example.test',
+  };
   // Plain payloads: only the environment's own client skips time while it waits, and it has no codec.
-  stack = await startConnectionStack(env, { encryption: 'off', customerId, callbacks: settings, callbackMetrics: { attempted: (outcome) => attempts.push(outcome) } });
+  stack = await startConnectionStack(env, {
+    encryption: 'off',
+    customerId,
+    callbacks: settings,
+    callbackMetrics: { attempted: (outcome) => attempts.push(outcome) },
+  });
 });
 
 after(async () => {
@@ -62,7 +72,11 @@ async function startDelivery(resultByReference: boolean) {
     url: `${receiver.origin}/hooks`,
     webhookId: webhookIdOf(runId),
     resultByReference,
-    event: { type: 'connection.completed', timestamp: new Date().toISOString(), data: { workflowId: `connection-${customerId}:app-1`, runId, customerId, status: 'Completed' } },
+    event: {
+      type: 'connection.completed',
+      timestamp: new Date().toISOString(),
+      data: { workflowId: `connection-${customerId}:app-1`, runId, customerId, status: 'Completed' },
+    },
   };
   // Started without skipping (a plain client): the test decides when time passes.
   const plain = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
@@ -82,7 +96,10 @@ void describe('a callback delivery over time', () => {
     const seen = receiver.received.filter((request) => request.headers['webhook-id'] === webhookId);
     assert.equal(seen.length, state.attempts);
     assert.ok(state.attempts >= 7, `attempts: ${state.attempts} (5 s doubling: at least 7 within ten minutes)`);
-    assert.deepEqual(seen.map((request) => request.status), [...Array<number>(seen.length - 1).fill(503), 204]);
+    assert.deepEqual(
+      seen.map((request) => request.status),
+      [...Array<number>(seen.length - 1).fill(503), 204],
+    );
     assert.equal(new Set(seen.map((request) => request.body)).size, 1, 'the same body on every attempt');
     const waited = Date.parse(state.deliveredAt ?? '') - Date.parse(state.firstAttemptAt ?? '');
     assert.ok(waited >= 10 * 60_000 && waited < 30 * 60_000, `delivered ${waited} ms after the first attempt (workflow time)`);
@@ -100,7 +117,10 @@ void describe('a callback delivery over time', () => {
     assert.ok(state.attempts >= 25 && state.attempts <= 40, `attempts: ${state.attempts} (backoff to an hour, for a day)`);
     const counted = attempts.slice(before);
     assert.equal(counted.length, state.attempts);
-    assert.deepEqual(counted.filter((label) => label !== 'retrying'), ['given_up']);
+    assert.deepEqual(
+      counted.filter((label) => label !== 'retrying'),
+      ['given_up'],
+    );
     assert.equal(receiver.received.filter((request) => request.headers['webhook-id'] === webhookId).length, state.attempts);
   });
 

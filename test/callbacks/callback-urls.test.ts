@@ -11,14 +11,19 @@ const allowed = CallbackUrls.parse('lender-a=https://hooks.lender-a.example/loan
 
 void describe('CALLBACK_URLS', () => {
   void it('reads prefixes per tenant, a tenant listed once per prefix', () => {
-    assert.deepEqual([...allowed.entries()], [
-      ['lender-a', ['https://hooks.lender-a.example/loans', 'http://10.0.4.7:8443/']],
-      ['lender-b', ['https://los.lender-b.example/']],
-    ]);
+    assert.deepEqual(
+      [...allowed.entries()],
+      [
+        ['lender-a', ['https://hooks.lender-a.example/loans', 'http://10.0.4.7:8443/']],
+        ['lender-b', ['https://los.lender-b.example/']],
+      ],
+    );
   });
 
   void it('names each bad entry', () => {
-    const parsed = CallbackUrls.safeParse('a=http://hooks.example/,b=https://user:pw@hooks.example/,c=https://hooks.example/?k=1,d=not a url,e=ftp://1.2.3.4/,nothing');
+    const parsed = CallbackUrls.safeParse(
+      'a=http://hooks.example/,b=https://user:pw@hooks.example/,c=https://hooks.example/?k=1,d=not a url,e=ftp://1.2.3.4/,nothing',
+    );
     assert.equal(parsed.success, false);
     const messages = parsed.error?.issues.map((issue) => issue.message) ?? [];
     assert.deepEqual(messages, [
@@ -31,7 +36,7 @@ void describe('CALLBACK_URLS', () => {
     ]);
   });
 
-  void it('allows a URL under one of its own tenant\'s prefixes only', () => {
+  void it("allows a URL under one of its own tenant's prefixes only", () => {
     assert.equal(callbackUrlProblem(allowed, 'lender-a', 'https://hooks.lender-a.example/loans'), undefined);
     assert.equal(callbackUrlProblem(allowed, 'lender-a', 'https://hooks.lender-a.example/loans/done?ref=7'), undefined);
     assert.equal(callbackUrlProblem(allowed, 'lender-a', 'http://10.0.4.7:8443/any'), undefined);
@@ -59,7 +64,22 @@ void describe('CALLBACK_URLS', () => {
 
 void describe('internal addresses', () => {
   void it('are private, loopback, link-local, shared and unspecified ones, IPv4-mapped too', () => {
-    for (const address of ['10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+    for (const address of [
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '127.0.0.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+    ]) {
       assert.equal(isInternalAddress(address), true, address);
     }
     for (const address of ['8.8.8.8', '172.32.0.1', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8']) {

@@ -81,7 +81,12 @@ function receivedFor(webhookId: string) {
   return receiver.received.filter((request) => request.headers['webhook-id'] === webhookId);
 }
 
-async function deliveryState(runCustomer: string, runId: string, until: (state: CallbackDeliveryState) => boolean, describe: string): Promise<CallbackDeliveryState> {
+async function deliveryState(
+  runCustomer: string,
+  runId: string,
+  until: (state: CallbackDeliveryState) => boolean,
+  describe: string,
+): Promise<CallbackDeliveryState> {
   const handle = stack.client.workflow.getHandle(callbackWorkflowId(runCustomer, runId));
   return await waitFor(
     async () => {
@@ -98,7 +103,11 @@ async function deliveryState(runCustomer: string, runId: string, until: (state: 
 
 /** Checks the message with the reference library, each secret on its own: either verifies it during the rotation. */
 function verified(request: { headers: Record<string, unknown>; body: string }): CallbackEvent {
-  const headers = { 'webhook-id': String(request.headers['webhook-id']), 'webhook-timestamp': String(request.headers['webhook-timestamp']), 'webhook-signature': String(request.headers['webhook-signature']) };
+  const headers = {
+    'webhook-id': String(request.headers['webhook-id']),
+    'webhook-timestamp': String(request.headers['webhook-timestamp']),
+    'webhook-signature': String(request.headers['webhook-signature']),
+  };
   const byOld = new Webhook(OLD_SECRET).verify(request.body, headers) as CallbackEvent;
   const byNew = new Webhook(NEW_SECRET).verify(request.body, headers) as CallbackEvent;
   assert.deepEqual(byOld, byNew);
@@ -109,7 +118,12 @@ function verified(request: { headers: Record<string, unknown>; body: string }): 
 void describe('completion callbacks', () => {
   void it('posts a completed connection, signed with both secrets of a rotation, its result by reference claimed once', async () => {
     const loginId = await stack.savedLogin('no_mfa');
-    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: FAST, callback: { url: `${receiver.origin}/hooks/loans?tenant=a` } });
+    const handle = await stack.start({
+      session: { kind: 'cached', loginId },
+      products: { accountsDetail: {} },
+      timing: FAST,
+      callback: { url: `${receiver.origin}/hooks/loans?tenant=a` },
+    });
     await handle.result();
     const runId = handle.firstExecutionRunId;
     const webhookId = webhookIdOf(runId);
@@ -139,7 +153,10 @@ void describe('completion callbacks', () => {
     assert.equal(await connections.callbackDelivery({ ...state, callback: undefined }), undefined);
 
     const delivery = stack.client.workflow.getHandle(callbackWorkflowId(customerId, runId));
-    await assert.rejects(delivery.executeUpdate(claimResultUpdate, { args: [{ token: `${reference.token}x` }] }), (error: unknown) => error instanceof WorkflowUpdateFailedError && /wrong token/.test(error.cause?.message ?? ''));
+    await assert.rejects(
+      delivery.executeUpdate(claimResultUpdate, { args: [{ token: `${reference.token}x` }] }),
+      (error: unknown) => error instanceof WorkflowUpdateFailedError && /wrong token/.test(error.cause?.message ?? ''),
+    );
     assert.deepEqual(await delivery.executeUpdate(claimResultUpdate, { args: [{ token: reference.token }] }), { workflowId: handle.workflowId, runId });
     // Claimed, the delivery ends: a second claim finds it closed (the pipeline entry answers 410 Gone).
     const final = (await delivery.result()) as CallbackDeliveryState;
@@ -152,12 +169,25 @@ void describe('completion callbacks', () => {
 
   void it('puts the result in the body for a tenant that opted in, and refuses includeResult for one that has not', async () => {
     const loginId = await stack.savedLogin('no_mfa');
-    const refused = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: FAST, callback: { url: `${receiver.origin}/hooks`, includeResult: true } });
-    await assert.rejects(refused.result(), (error: unknown) => error instanceof WorkflowFailedError && /callback\.includeResult: tenant .* has not opted in/.test(error.cause?.message ?? ''));
+    const refused = await stack.start({
+      session: { kind: 'cached', loginId },
+      products: { accountsDetail: {} },
+      timing: FAST,
+      callback: { url: `${receiver.origin}/hooks`, includeResult: true },
+    });
+    await assert.rejects(
+      refused.result(),
+      (error: unknown) => error instanceof WorkflowFailedError && /callback\.includeResult: tenant .* has not opted in/.test(error.cause?.message ?? ''),
+    );
 
     settings.resultInBody.add(customerId);
     try {
-      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: FAST, callback: { url: `${receiver.origin}/hooks`, includeResult: true } });
+      const handle = await stack.start({
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        timing: FAST,
+        callback: { url: `${receiver.origin}/hooks`, includeResult: true },
+      });
       const result = await handle.result();
       await deliveryState(customerId, handle.firstExecutionRunId, (state) => state.status === 'Delivered', 'delivered');
       const [message] = receivedFor(webhookIdOf(handle.firstExecutionRunId));
@@ -172,19 +202,39 @@ void describe('completion callbacks', () => {
     }
   });
 
-  void it('refuses at start a callback URL outside the tenant\'s list: the connection fails naming it, and never calls the service', async () => {
-    for (const url of [`${receiver.origin}/other`, `${receiver.origin}/hooksx`, 'https://hooks.attacker.example/hooks', 'http://169.254.169.254/latest/meta-data']) {
+  void it("refuses at start a callback URL outside the tenant's list: the connection fails naming it, and never calls the service", async () => {
+    for (const url of [
+      `${receiver.origin}/other`,
+      `${receiver.origin}/hooksx`,
+      'https://hooks.attacker.example/hooks',
+      'http://169.254.169.254/latest/meta-data',
+    ]) {
       const before = stack.upstreamCalls.length;
-      const handle = await stack.start({ session: { kind: 'cached', loginId: '6b3f7a8e-3d2c-4c1b-9a5e-2f1d0c9b8a7e' }, products: { accountsDetail: {} }, timing: FAST, callback: { url } });
-      await assert.rejects(handle.result(), (error: unknown) => error instanceof WorkflowFailedError && error.cause?.message !== undefined && /callback\.url: is not allowed for tenant/.test(error.cause.message), url);
+      const handle = await stack.start({
+        session: { kind: 'cached', loginId: '6b3f7a8e-3d2c-4c1b-9a5e-2f1d0c9b8a7e' },
+        products: { accountsDetail: {} },
+        timing: FAST,
+        callback: { url },
+      });
+      await assert.rejects(
+        handle.result(),
+        (error: unknown) =>
+          error instanceof WorkflowFailedError && error.cause?.message !== undefined && /callback\.url: is not allowed for tenant/.test(error.cause.message),
+        url,
+      );
       assert.equal(stack.upstreamCalls.length, before, `no call to the service for ${url}`);
       const state = await stack.waitForState(handle.workflowId, (current) => current.status === 'Failed', 'failed');
       assert.equal(state.callback, undefined, 'no callback for a refused URL');
     }
   });
 
-  void it('posts a cancelled connection\'s outcome without a result, and gives up at once when the URL leaves the list', async () => {
-    const handle = await stack.start({ session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD }, products: { accountsDetail: {} }, timing: FAST, callback: { url: `${receiver.origin}/hooks/cancelled` } });
+  void it("posts a cancelled connection's outcome without a result, and gives up at once when the URL leaves the list", async () => {
+    const handle = await stack.start({
+      session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD },
+      products: { accountsDetail: {} },
+      timing: FAST,
+      callback: { url: `${receiver.origin}/hooks/cancelled` },
+    });
     await stack.waitForState(handle.workflowId, (state) => state.status === 'AwaitingAnswer', 'a challenge');
     await handle.cancel();
     await assert.rejects(handle.result());
@@ -203,9 +253,17 @@ void describe('completion callbacks', () => {
       url: `${receiver.origin}/removed/hooks`,
       webhookId: webhookIdOf(runId),
       resultByReference: false,
-      event: { type: 'connection.completed', timestamp: new Date().toISOString(), data: { workflowId: `connection-${customerId}:app-1`, runId, customerId, status: 'Completed' } },
+      event: {
+        type: 'connection.completed',
+        timestamp: new Date().toISOString(),
+        data: { workflowId: `connection-${customerId}:app-1`, runId, customerId, status: 'Completed' },
+      },
     };
-    await stack.client.workflow.start(CALLBACK_DELIVERY_WORKFLOW_TYPE, { taskQueue: stack.taskQueue, workflowId: callbackWorkflowId(customerId, runId), args: [delivery] });
+    await stack.client.workflow.start(CALLBACK_DELIVERY_WORKFLOW_TYPE, {
+      taskQueue: stack.taskQueue,
+      workflowId: callbackWorkflowId(customerId, runId),
+      args: [delivery],
+    });
     const givenUp = (await stack.client.workflow.getHandle(callbackWorkflowId(customerId, runId)).result()) as CallbackDeliveryState;
     assert.equal(givenUp.status, 'GivenUp');
     assert.equal(givenUp.attempts, 1);
@@ -219,11 +277,13 @@ void describe('completion callbacks', () => {
       dataConverter: stack.client.options.dataConverter,
       interceptors: { workflow: [{ query: () => Promise.reject(new Error('an ended delivery is read without a query')) }] },
     });
-    const shown = await new ConnectionsClient({ client: noQueries, taskQueue: stack.taskQueue }).callbackDelivery({ callback: { deliveryWorkflowId: callbackWorkflowId(customerId, runId), webhookId: delivery.webhookId } } as ConnectionState);
+    const shown = await new ConnectionsClient({ client: noQueries, taskQueue: stack.taskQueue }).callbackDelivery({
+      callback: { deliveryWorkflowId: callbackWorkflowId(customerId, runId), webhookId: delivery.webhookId },
+    } as ConnectionState);
     assert.deepEqual(shown, givenUp);
   });
 
-  void it('sends the same event under the same webhook-id when an attempt\'s 2xx came too late, and the receiver keeps one', async () => {
+  void it("sends the same event under the same webhook-id when an attempt's 2xx came too late, and the receiver keeps one", async () => {
     const loginId = await stack.savedLogin('no_mfa');
     // The first answer comes after the attempt's 1 s: the worker counts it failed and posts again.
     let slow = true;
@@ -233,14 +293,22 @@ void describe('completion callbacks', () => {
       return { status: 200, delayMs: 2_500 };
     };
     try {
-      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: FAST, callback: { url: `${receiver.origin}/hooks` } });
+      const handle = await stack.start({
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        timing: FAST,
+        callback: { url: `${receiver.origin}/hooks` },
+      });
       await handle.result();
       const delivered = await deliveryState(customerId, handle.firstExecutionRunId, (state) => state.status === 'Delivered', 'delivered on the second attempt');
       assert.equal(delivered.attempts, 2);
       const messages = receivedFor(webhookIdOf(handle.firstExecutionRunId));
       assert.equal(messages.length, 2, 'the receiver answered 2xx twice for one event');
       assert.equal(messages[0]?.body, messages[1]?.body, 'the same bytes each time');
-      assert.deepEqual(messages.map((message) => message.status), [200, 200]);
+      assert.deepEqual(
+        messages.map((message) => message.status),
+        [200, 200],
+      );
       // A receiver that keeps what it has seen by webhook-id keeps one event.
       assert.equal(new Set(messages.map((message) => message.headers['webhook-id'])).size, 1);
     } finally {
@@ -254,7 +322,12 @@ void describe('completion callbacks', () => {
     settings.urls.set(customerId, [`${receiver.origin}/hooks`, `https://localhost:${port}/internal`]);
     try {
       const loginId = await stack.savedLogin('no_mfa');
-      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: FAST, callback: { url: `https://localhost:${port}/internal` } });
+      const handle = await stack.start({
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        timing: FAST,
+        callback: { url: `https://localhost:${port}/internal` },
+      });
       await handle.result();
       const retrying = await deliveryState(customerId, handle.firstExecutionRunId, (state) => state.status === 'Retrying', 'retrying');
       assert.match(retrying.lastError ?? '', /localhost resolves to 127\.0\.0\.1, an internal address/);
@@ -266,7 +339,7 @@ void describe('completion callbacks', () => {
     }
   });
 
-  void it('posts a book refresh\'s counts when it ends, with no login\'s data', async () => {
+  void it("posts a book refresh's counts when it ends, with no login's data", async () => {
     const books = new ConnectionsClient({ client: stack.client, taskQueue: stack.taskQueue }).books;
     const cadence = 'hooked';
     for (const username of ['pending_polls_1', 'pending_polls_2']) {
@@ -278,7 +351,7 @@ void describe('completion callbacks', () => {
     const refresh = stack.client.workflow.getHandle(refreshWorkflowId);
     await refresh.result();
     const { runId } = await refresh.describe();
-    await deliveryState(customerId, runId, (state) => state.status === 'Delivered', 'the refresh\'s callback delivered');
+    await deliveryState(customerId, runId, (state) => state.status === 'Delivered', "the refresh's callback delivered");
     const event = verified(receivedFor(webhookIdOf(runId))[0] ?? assert.fail('the event'));
     assert.equal(event.type, 'book.refresh.completed');
     assert.equal(event.data.workflowId, refreshWorkflowId);

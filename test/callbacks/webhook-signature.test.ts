@@ -40,7 +40,7 @@ void describe('webhook signatures', () => {
     assert.throws(() => signWebhook([], 'msg_1', 0, '{}'), /no secret/);
   });
 
-  void it('reads a tenant\'s secrets file at each use, naming the tenant, file and line of a bad one', async () => {
+  void it("reads a tenant's secrets file at each use, naming the tenant, file and line of a bad one", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'secrets-'));
     const file = join(dir, 'a');
     const [a, b] = [secret(), secret()];
@@ -54,6 +54,9 @@ void describe('webhook signatures', () => {
     writeFileSync(file, '# none\n');
     await assert.rejects(readWebhookSecrets(files, 'lender-a'), /holds no secret/);
     await assert.rejects(readWebhookSecrets(files, 'lender-b'), /tenant lender-b has no webhook secret file \(CALLBACK_SECRET_FILES\)/);
-    await assert.rejects(readWebhookSecrets(new Map([['lender-a', join(dir, 'missing')]]), 'lender-a'), /cannot read the webhook secret file of tenant lender-a/);
+    await assert.rejects(
+      readWebhookSecrets(new Map([['lender-a', join(dir, 'missing')]]), 'lender-a'),
+      /cannot read the webhook secret file of tenant lender-a/,
+    );
   });
 });

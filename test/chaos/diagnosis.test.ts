@@ -11,7 +11,14 @@ import { describe, it } from 'node:test';
 import { QueryNotRegisteredError, QueryRejectedError, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { TemporalUnavailableError } from '../../src/client/errors.js';
-import { diagnosisLine, eventTypeName, formatDiagnosis, pendingWorkflowTaskOf, workflowTaskProblemsIn, type StuckDiagnosis } from '../../scripts/chaos/diagnosis.js';
+import {
+  diagnosisLine,
+  eventTypeName,
+  formatDiagnosis,
+  pendingWorkflowTaskOf,
+  workflowTaskProblemsIn,
+  type StuckDiagnosis,
+} from '../../scripts/chaos/diagnosis.js';
 import { failureCodeOf, formatCodeCounts, grpcCodeName } from '../../scripts/chaos/grpc-codes.js';
 import type { ReplayReport } from '../../scripts/chaos/replay-run.js';
 import { chaosSummaryLine, parseChaosSummaryLine, summaryLine, type Summary } from '../../scripts/chaos/report.js';
@@ -56,7 +63,16 @@ void describe('failed calls by gRPC code name', () => {
 
   void it('lists counts most frequent first, "none" when empty', () => {
     assert.equal(formatCodeCounts(new Map()), 'none');
-    assert.equal(formatCodeCounts(new Map([['DEADLINE_EXCEEDED', 1], ['UNAVAILABLE', 3], ['ABORTED', 1]])), 'UNAVAILABLE 3, ABORTED 1, DEADLINE_EXCEEDED 1');
+    assert.equal(
+      formatCodeCounts(
+        new Map([
+          ['DEADLINE_EXCEEDED', 1],
+          ['UNAVAILABLE', 3],
+          ['ABORTED', 1],
+        ]),
+      ),
+      'UNAVAILABLE 3, ABORTED 1, DEADLINE_EXCEEDED 1',
+    );
     assert.equal(formatCodeCounts(new Map([['UNAVAILABLE', 2]]), '×'), 'UNAVAILABLE ×2');
   });
 });
@@ -83,7 +99,11 @@ void describe('stuck connection diagnosis', () => {
   void it('counts failed and timed-out workflow tasks and keeps the last one with its cause', () => {
     const events = [
       { eventId: 1, eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED },
-      { eventId: 4, eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT, workflowTaskTimedOutEventAttributes: { timeoutType: TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE } },
+      {
+        eventId: 4,
+        eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+        workflowTaskTimedOutEventAttributes: { timeoutType: TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE },
+      },
       {
         eventId: 7,
         eventTime: ts('2026-01-01T00:00:20Z'),
@@ -116,7 +136,13 @@ void describe('stuck connection diagnosis', () => {
     pendingWorkflowTask: { state: 'SCHEDULED', attempt: 5, scheduledAt: new Date('2026-01-01T00:00:55Z') },
     workflowTaskFailures: 4,
     workflowTaskTimeouts: 0,
-    lastWorkflowTaskProblem: { event: 'WorkflowTaskFailed', eventId: 41, cause: 'WORKFLOW_WORKER_UNHANDLED_FAILURE', message: 'TypeError: x is undefined\n    at f (workflow.js:1)', at: new Date('2026-01-01T00:00:50Z') },
+    lastWorkflowTaskProblem: {
+      event: 'WorkflowTaskFailed',
+      eventId: 41,
+      cause: 'WORKFLOW_WORKER_UNHANDLED_FAILURE',
+      message: 'TypeError: x is undefined\n    at f (workflow.js:1)',
+      at: new Date('2026-01-01T00:00:50Z'),
+    },
     pendingActivities: [{ activityId: '3', activityType: 'authorize', state: 'STARTED', attempt: 2, maximumAttempts: 0 }],
   };
   const failedQueries = new Map([['FAILED_PRECONDITION', 12]]);
@@ -127,7 +153,10 @@ void describe('stuck connection diagnosis', () => {
       'workflow task attempt 5 (SCHEDULED, scheduled 5.0s before); last WorkflowTaskFailed #41 (WORKFLOW_WORKER_UNHANDLED_FAILURE): TypeError: x is undefined at f (workflow.js:1) [4 failed, 0 timed out]; ' +
         'pending: authorize (STARTED, attempt 2); failed queries: FAILED_PRECONDITION 12',
     );
-    assert.match(diagnosisLine({ ...diagnosis, pendingWorkflowTask: undefined, lastWorkflowTaskProblem: undefined, pendingActivities: [] }, new Map()), /^no workflow task pending; no workflow task failed or timed out; no pending activity; failed queries: none$/);
+    assert.match(
+      diagnosisLine({ ...diagnosis, pendingWorkflowTask: undefined, lastWorkflowTaskProblem: undefined, pendingActivities: [] }, new Map()),
+      /^no workflow task pending; no workflow task failed or timed out; no pending activity; failed queries: none$/,
+    );
   });
 
   void it('writes it whole for the run directory', () => {
@@ -149,7 +178,10 @@ void describe('the chaos summary line', () => {
     duplicateAnswers: 0,
     dataMismatches: 0,
     unknown: 0,
-    failedQueries: new Map([['UNAVAILABLE', 4], ['DEADLINE_EXCEEDED', 1]]),
+    failedQueries: new Map([
+      ['UNAVAILABLE', 4],
+      ['DEADLINE_EXCEEDED', 1],
+    ]),
     connectionsWithFailedQueries: 3,
   };
   const replay: ReplayReport = { replayed: 22, byType: new Map([['connection', 22]]), nondeterminism: [], errors: [], code: { kind: 'source' } };
@@ -165,13 +197,21 @@ void describe('the chaos summary line', () => {
   });
 
   void it('parses back what it wrote, from a whole stdout', () => {
-    const parsed = parseChaosSummaryLine(`chaos: seed 1\nsome report\n${chaosSummaryLine(summary, { ...replay, nondeterminism: [{ workflowId: 'a', message: 'x' }] })}\n`);
+    const parsed = parseChaosSummaryLine(
+      `chaos: seed 1\nsome report\n${chaosSummaryLine(summary, { ...replay, nondeterminism: [{ workflowId: 'a', message: 'x' }] })}\n`,
+    );
     assert.ok(parsed);
     assert.equal(parsed.connections, 21);
     assert.equal(parsed.replayed, 22);
     assert.equal(parsed.nondeterminism, 1);
     assert.equal(parsed.replayErrors, 0);
-    assert.deepEqual([...parsed.failedQueries], [['UNAVAILABLE', 4], ['DEADLINE_EXCEEDED', 1]]);
+    assert.deepEqual(
+      [...parsed.failedQueries],
+      [
+        ['UNAVAILABLE', 4],
+        ['DEADLINE_EXCEEDED', 1],
+      ],
+    );
     assert.deepEqual([...(parseChaosSummaryLine(chaosSummaryLine({ ...summary, failedQueries: new Map() }, replay))?.failedQueries ?? [['?', 0]])], []);
     assert.equal(parseChaosSummaryLine(summaryLine(summary)), undefined, 'the shorter line of prod-check is not a chaos summary');
   });

@@ -12,7 +12,16 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ChaosArgumentError } from '../../scripts/chaos/options.js';
 import { parseChaosSummaryLine, type ParsedChaosSummary } from '../../scripts/chaos/report.js';
-import { CHAOS_OUTPUT_FILE, isClean, parseSoakArgs, parseSoakSummaryLine, runSeeds, soakSummaryLine, soakTotals, SOAK_DEFAULTS } from '../../scripts/chaos/soak-options.js';
+import {
+  CHAOS_OUTPUT_FILE,
+  isClean,
+  parseSoakArgs,
+  parseSoakSummaryLine,
+  runSeeds,
+  soakSummaryLine,
+  soakTotals,
+  SOAK_DEFAULTS,
+} from '../../scripts/chaos/soak-options.js';
 import { failureReport, runHarness } from '../helpers/harness-run.js';
 
 const SOAK_ENTRY = 'scripts/chaos/soak.ts';
@@ -46,7 +55,11 @@ void describe('npm run chaos:soak: its command line', () => {
     assert.equal(options.soakSeed, 42);
     assert.equal(options.runs.length, SOAK_DEFAULTS.runs + 1);
     assert.equal(new Set(options.runs.map((run) => run.seed)).size, options.runs.length, 'distinct seeds');
-    assert.deepEqual(options.runs.map((run) => run.seed), runSeeds(42, 11), 'the soak seed repeats the run seeds');
+    assert.deepEqual(
+      options.runs.map((run) => run.seed),
+      runSeeds(42, 11),
+      'the soak seed repeats the run seeds',
+    );
     for (const run of options.runs.slice(0, -1)) {
       assert.deepEqual(run.args, ['--connections', '150', '--reply-delay-ms', '2000', '--seed', String(run.seed), '--keep-logs']);
       assert.equal(run.queryEveryMs, undefined);
@@ -67,7 +80,10 @@ void describe('npm run chaos:soak: its command line', () => {
 
   void it('refuses bad arguments naming the option, its own or a chaos one', () => {
     const refused = (argv: string[], argument: string, problem: RegExp) =>
-      assert.throws(() => parse(...argv), (error: unknown) => error instanceof ChaosArgumentError && error.argument === argument && problem.test(error.problem));
+      assert.throws(
+        () => parse(...argv),
+        (error: unknown) => error instanceof ChaosArgumentError && error.argument === argument && problem.test(error.problem),
+      );
     refused(['--runs', 'ten'], '--runs', /whole number/);
     refused(['--query-run', 'yes'], '--query-run', /on or off/);
     refused(['--query-every-ms', '5'], '--query-every-ms', /from 10/);
@@ -79,8 +95,12 @@ void describe('npm run chaos:soak: its command line', () => {
   });
 
   void it('sums the runs into its last line and reads it back', () => {
-    const summary = parseChaosSummaryLine('chaos: 6 connections, 6 completed as expected, 0 unexpected failures, 0 stuck, 0 duplicate answers, 0 data mismatches; replayed 6 histories, 0 nondeterminism, 0 replay errors; failed queries: none');
-    const stuck = parseChaosSummaryLine('chaos: 6 connections, 5 completed as expected, 0 unexpected failures, 1 stuck, 0 duplicate answers, 0 data mismatches; replayed 6 histories, 0 nondeterminism, 0 replay errors; failed queries: FAILED_PRECONDITION 3');
+    const summary = parseChaosSummaryLine(
+      'chaos: 6 connections, 6 completed as expected, 0 unexpected failures, 0 stuck, 0 duplicate answers, 0 data mismatches; replayed 6 histories, 0 nondeterminism, 0 replay errors; failed queries: none',
+    );
+    const stuck = parseChaosSummaryLine(
+      'chaos: 6 connections, 5 completed as expected, 0 unexpected failures, 1 stuck, 0 duplicate answers, 0 data mismatches; replayed 6 histories, 0 nondeterminism, 0 replay errors; failed queries: FAILED_PRECONDITION 3',
+    );
     assert.ok(isClean(0, summary));
     assert.ok(!isClean(1, summary));
     assert.ok(!isClean(0, stuck));
@@ -112,33 +132,60 @@ void describe('npm run chaos:soak, small', () => {
     assert.match(output, /^soak: --query-every-ms: must be from 10/m);
   });
 
-  void it('runs two seeds and the query run through kills and a restart: every line parses, nothing stuck', { timeout: SMALL_SOAK_TIMEOUT_MS + 20_000 }, async () => {
-    const { code, signal, stdout, output } = await runHarness(SOAK_ENTRY, ['--runs', '2', ...SMALL], SMALL_SOAK_TIMEOUT_MS, 'SIGTERM');
-    const report = `\n${failureReport(output)}`;
-    const runs = runLines(stdout);
-    assert.equal(runs.length, 3, `three run lines (exit ${code ?? signal})${report}`);
-    assert.deepEqual(runs.map((run) => run.queried), [false, false, true], report);
-    for (const run of runs) {
-      assert.ok(run.summary, `a chaos summary line for seed ${run.seed}${report}`);
-      assert.equal(run.summary.stuck, 0, `stuck connections in seed ${run.seed}${report}`);
-    }
-    assert.match(stdout, /^soak: {3}State watchers: every running connection's state queried every 100 ms/m, report);
-    const soak = parseSoakSummaryLine(stdout);
-    assert.ok(soak, `no soak line${report}`);
-    assert.equal(stdout.trimEnd().split('\n').at(-1), soak.line, 'the soak line is the last line of stdout');
-    assert.equal(soak.runs, 3, report);
-    assert.equal(soak.stuck, 0, report);
-    assert.deepEqual(soak.seeds, runs.map((run) => run.seed), report);
-    assert.equal(new Set(soak.seeds).size, 3, 'distinct seeds');
-    assert.equal(soak.connections, 18, report);
-    assert.equal(soak.failedRuns, 0, report);
-    assert.doesNotMatch(stdout, /run directory kept/, 'a clean run leaves no directory');
-    assert.equal(code, 0, `exit code${report}`);
-  });
+  void it(
+    'runs two seeds and the query run through kills and a restart: every line parses, nothing stuck',
+    { timeout: SMALL_SOAK_TIMEOUT_MS + 20_000 },
+    async () => {
+      const { code, signal, stdout, output } = await runHarness(SOAK_ENTRY, ['--runs', '2', ...SMALL], SMALL_SOAK_TIMEOUT_MS, 'SIGTERM');
+      const report = `\n${failureReport(output)}`;
+      const runs = runLines(stdout);
+      assert.equal(runs.length, 3, `three run lines (exit ${code ?? signal})${report}`);
+      assert.deepEqual(
+        runs.map((run) => run.queried),
+        [false, false, true],
+        report,
+      );
+      for (const run of runs) {
+        assert.ok(run.summary, `a chaos summary line for seed ${run.seed}${report}`);
+        assert.equal(run.summary.stuck, 0, `stuck connections in seed ${run.seed}${report}`);
+      }
+      assert.match(stdout, /^soak: {3}State watchers: every running connection's state queried every 100 ms/m, report);
+      const soak = parseSoakSummaryLine(stdout);
+      assert.ok(soak, `no soak line${report}`);
+      assert.equal(stdout.trimEnd().split('\n').at(-1), soak.line, 'the soak line is the last line of stdout');
+      assert.equal(soak.runs, 3, report);
+      assert.equal(soak.stuck, 0, report);
+      assert.deepEqual(
+        soak.seeds,
+        runs.map((run) => run.seed),
+        report,
+      );
+      assert.equal(new Set(soak.seeds).size, 3, 'distinct seeds');
+      assert.equal(soak.connections, 18, report);
+      assert.equal(soak.failedRuns, 0, report);
+      assert.doesNotMatch(stdout, /run directory kept/, 'a clean run leaves no directory');
+      assert.equal(code, 0, `exit code${report}`);
+    },
+  );
 
   void it('fails a run with a stuck connection and keeps its directory, diagnosis and output', { timeout: STUCK_RUN_TIMEOUT_MS + 20_000 }, async () => {
     // Replies held 8 s, a deadline 10 s after the first start: both connections are still running then.
-    const args = ['--runs', '1', '--query-run', 'off', '--connections', '2', '--reply-delay-ms', '8000', '--deadline-ms', '10000', '--kill-every-ms', '0', '--server-restart-at-ms', '0'];
+    const args = [
+      '--runs',
+      '1',
+      '--query-run',
+      'off',
+      '--connections',
+      '2',
+      '--reply-delay-ms',
+      '8000',
+      '--deadline-ms',
+      '10000',
+      '--kill-every-ms',
+      '0',
+      '--server-restart-at-ms',
+      '0',
+    ];
     const { code, stdout, output } = await runHarness(SOAK_ENTRY, args, STUCK_RUN_TIMEOUT_MS, 'SIGTERM');
     const report = `\n${failureReport(output)}`;
     const kept = /^soak: {3}run directory kept: (\S+) /m.exec(stdout)?.[1];

@@ -61,15 +61,19 @@ void describe('a connection whose workflow task keeps failing', () => {
       }
       assert.ok(attempt >= 3, `the workflow task reached attempt ${attempt} only`);
 
-      const refusal = await client.withDeadline(Date.now() + 10_000, () => handle.query('state')).then(
-        () => assert.fail('the query was answered'),
-        (error: unknown) => error,
-      );
+      const refusal = await client
+        .withDeadline(Date.now() + 10_000, () => handle.query('state'))
+        .then(
+          () => assert.fail('the query was answered'),
+          (error: unknown) => error,
+        );
       assert.equal(failureCodeOf(refusal), 'FAILED_PRECONDITION', String(refusal));
 
       // The message left the worker encrypted: history alone does not say it.
       const events = await fetchRawHistory(client.connection, client.options.namespace, { workflowId });
-      const rawMessages = events.flatMap((event) => (event.workflowTaskFailedEventAttributes?.failure?.message ? [event.workflowTaskFailedEventAttributes.failure.message] : []));
+      const rawMessages = events.flatMap((event) =>
+        event.workflowTaskFailedEventAttributes?.failure?.message ? [event.workflowTaskFailedEventAttributes.failure.message] : [],
+      );
       assert.ok(rawMessages.length > 0 && rawMessages.every((message) => !message.includes('wedged on purpose')), `raw messages: ${rawMessages.join(' | ')}`);
 
       const diagnosis = await diagnoseStuck(client, workflowId);

@@ -107,8 +107,23 @@ void describe('the book commands of the CLI', () => {
       },
       { describe: 'the progress with its total' },
     );
-    assert.match(progress.out, new RegExp(`^book refresh ${refreshId}: (running|completed) \\(${cadence} book of ${stack.customerId}, night \\S+, page \\d+\\)`));
-    for (const line of [/done\s+\d+\/2 \(\d+%\)/, /in flight\s+\d+/, /window\s+\d+ \(floor 1, ceiling 2(; live path read at \S+: \d+ waiting, the oldest \d+ ms)?\)/, /refreshed\s+\d+/, /needs end user\s+0/, /failed\s+0/, /forgotten\s+0/, /malformed\s+0/, /estimated end\s+\S+/, /paused time\s+\d/, /drain time\s+\d/]) {
+    assert.match(
+      progress.out,
+      new RegExp(`^book refresh ${refreshId}: (running|completed) \\(${cadence} book of ${stack.customerId}, night \\S+, page \\d+\\)`),
+    );
+    for (const line of [
+      /done\s+\d+\/2 \(\d+%\)/,
+      /in flight\s+\d+/,
+      /window\s+\d+ \(floor 1, ceiling 2(; live path read at \S+: \d+ waiting, the oldest \d+ ms)?\)/,
+      /refreshed\s+\d+/,
+      /needs end user\s+0/,
+      /failed\s+0/,
+      /forgotten\s+0/,
+      /malformed\s+0/,
+      /estimated end\s+\S+/,
+      /paused time\s+\d/,
+      /drain time\s+\d/,
+    ]) {
       assert.match(progress.out, line);
     }
 
@@ -126,7 +141,10 @@ void describe('the book commands of the CLI', () => {
     assert.match(page.out, /LOGIN\s+OUTCOME\s+DETAIL\s+TOOK\s+CONNECTION/);
     assert.match(page.out, new RegExp(`(${logins.join('|')})\\s+refreshed\\s+-\\s+\\d+\\.\\ds\\s+refresh-${stack.customerId}:`));
     const json = JSON.parse((await cli(['book', 'report', refreshId, '--page', '2', '--json'])).out) as { outcomes: Array<{ outcome: string }> };
-    assert.deepEqual(json.outcomes.map((outcome) => outcome.outcome), ['refreshed']);
+    assert.deepEqual(
+      json.outcomes.map((outcome) => outcome.outcome),
+      ['refreshed'],
+    );
 
     const refreshes = await waitFor(
       async () => {
@@ -153,7 +171,9 @@ void describe('the book commands of the CLI', () => {
     const refreshId = startedId(await cli(['book', 'run', '--cadence', cadence, '--floor', '1', '--ceiling', '3', '--start', '1']));
     await waitFor(async () => (await client.books.progress(refreshId)).started >= 1, { describe: 'a first connection' });
     // Visibility knows it before `book run` is asked again (run finds a running refresh there).
-    await waitFor(async () => new RegExp(`${refreshId}\\s+${cadence}\\s+RUNNING`).test((await cli(['book', 'refreshes', '--cadence', cadence])).out), { describe: 'the refresh listed as running' });
+    await waitFor(async () => new RegExp(`${refreshId}\\s+${cadence}\\s+RUNNING`).test((await cli(['book', 'refreshes', '--cadence', cadence])).out), {
+      describe: 'the refresh listed as running',
+    });
 
     const pinned = await cli(['book', 'resize', refreshId, '--size', '2']);
     assert.equal(pinned.code, EXIT_OK, pinned.err);
@@ -173,7 +193,10 @@ void describe('the book commands of the CLI', () => {
     assert.equal(startedId(again), refreshId, 'one refresh of a book at a time');
     const early = await cli(['book', 'report', refreshId]);
     assert.equal(early.code, EXIT_FAILED);
-    assert.equal(early.err, `connections book report: ${refreshId} has not ended, so it has no report yet; "connections book progress ${refreshId}" says how far it is`);
+    assert.equal(
+      early.err,
+      `connections book report: ${refreshId} has not ended, so it has no report yet; "connections book progress ${refreshId}" says how far it is`,
+    );
 
     const unpinned = await cli(['book', 'resize', refreshId, '--unpin']);
     assert.equal(unpinned.code, EXIT_OK, unpinned.err);
@@ -197,9 +220,30 @@ void describe('the book commands of the CLI', () => {
 
   void it("schedules and unschedules a book, and migrates a login's refresh schedule into it", async () => {
     const cadence = 'cli-sched';
-    const scheduled = await cli(['book', 'schedule', '--cadence', cadence, '--daily', '02:00', '--tz', 'America/Toronto', '--floor', '1', '--ceiling', '3', '--page-size', '50', '--paused']);
+    const scheduled = await cli([
+      'book',
+      'schedule',
+      '--cadence',
+      cadence,
+      '--daily',
+      '02:00',
+      '--tz',
+      'America/Toronto',
+      '--floor',
+      '1',
+      '--ceiling',
+      '3',
+      '--page-size',
+      '50',
+      '--paused',
+    ]);
     assert.equal(scheduled.code, EXIT_OK, scheduled.err);
-    assert.match(scheduled.out, new RegExp(`^scheduled book-${stack.customerId}:${cadence}: daily 02:00 America/Toronto \\(jitter 15m\\), window floor 1, ceiling 3, page size 50 \\(paused\\)$`));
+    assert.match(
+      scheduled.out,
+      new RegExp(
+        `^scheduled book-${stack.customerId}:${cadence}: daily 02:00 America/Toronto \\(jitter 15m\\), window floor 1, ceiling 3, page size 50 \\(paused\\)$`,
+      ),
+    );
     const described = await client.books.describeSchedule({ customerId: stack.customerId, cadence });
     assert.deepEqual([described.paused, described.pageSize, described.window], [true, 50, { floor: 1, ceiling: 3 }]);
     const rescheduled = await cli(['book', 'schedule', '--cadence', cadence, '--every', '6h']);
@@ -262,7 +306,22 @@ void describe('the book commands of the CLI', () => {
     const missing = await cli(['book', 'progress', refreshId]);
     assert.equal(missing.code, EXIT_FAILED);
     assert.equal(missing.err, `connections book progress: no book refresh "${refreshId}" ("connections book refreshes" lists them)`);
-    for (const command of ['enrol', 'remove', 'list', 'schedule', 'unschedule', 'run', 'refreshes', 'progress', 'pause', 'resume', 'cancel', 'resize', 'report', 'migrate']) {
+    for (const command of [
+      'enrol',
+      'remove',
+      'list',
+      'schedule',
+      'unschedule',
+      'run',
+      'refreshes',
+      'progress',
+      'pause',
+      'resume',
+      'cancel',
+      'resize',
+      'report',
+      'migrate',
+    ]) {
       const help = await cli(['book', command, '--help']);
       assert.equal(help.code, EXIT_OK);
       assert.match(help.out, new RegExp(`^Usage: connections book ${command}`));

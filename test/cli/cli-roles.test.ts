@@ -80,7 +80,10 @@ describe("the CLI's commands checked by role", () => {
     assert.match(refused.err, /Olga Operator may not answer on tenant lender-b: it takes the operator role on lender-b; nothing was done/);
     assert.equal(refused.connects, 0, 'Temporal was never asked');
     const entry = (await auditEntries()).find((each) => each.target === 'connection-lender-b:app-9');
-    assert.deepEqual([entry?.actor.subject, entry?.action, entry?.tenant, entry?.outcome, entry?.outcomeDetail], ['olga', 'answer', 'lender-b', 'refused', 'Forbidden']);
+    assert.deepEqual(
+      [entry?.actor.subject, entry?.action, entry?.tenant, entry?.outcome, entry?.outcomeDetail],
+      ['olga', 'answer', 'lender-b', 'refused', 'Forbidden'],
+    );
     assert.ok(!JSON.stringify(await auditEntries()).includes('Montreal'), 'the answer is never recorded');
 
     const allowed = await cliAs('olga', ['answer', 'connection-lender-a:app-1', '--prompt', 'City?', '--value', 'Montreal']);

@@ -110,7 +110,11 @@ describe('the CLI signing in', () => {
     const who = await cli(['whoami']);
     assert.equal(who.code, 1);
     assert.match(who.err, /the provider no longer accepts this sign-in/);
-    assert.equal((await new FileAuditStore(join(dir, 'audit.jsonl')).query({ limit: 100 })).filter((entry) => entry.action === 'answer').length, 1, 'the refused command left no attempt');
+    assert.equal(
+      (await new FileAuditStore(join(dir, 'audit.jsonl')).query({ limit: 100 })).filter((entry) => entry.action === 'answer').length,
+      1,
+      'the refused command left no attempt',
+    );
   });
 
   it('refuses credentials others may read, or of another provider, and forgets them at logout', async () => {
@@ -132,7 +136,15 @@ describe('the CLI signing in', () => {
   });
 
   it('fails login by name when the provider is down, or not configured', async () => {
-    const unset = await runCli(['login'], { out: () => undefined, err: () => undefined, readStdin: () => Promise.resolve(''), env: { HOME: dir }, connect: () => Promise.reject(new Error('no')), now: Date.now, sleep: () => Promise.resolve() });
+    const unset = await runCli(['login'], {
+      out: () => undefined,
+      err: () => undefined,
+      readStdin: () => Promise.resolve(''),
+      env: { HOME: dir },
+      connect: () => Promise.reject(new Error('no')),
+      now: Date.now,
+      sleep: () => Promise.resolve(),
+    });
     assert.equal(unset, 2);
     await provider.stop();
     const down = await cli(['login']);

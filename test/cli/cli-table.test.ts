@@ -46,7 +46,10 @@ void describe('the CLI command table', () => {
   });
 
   void it('prints a group its own help, listing its subcommands', async () => {
-    for (const args of [['connections', '--help'], ['help', 'connections']]) {
+    for (const args of [
+      ['connections', '--help'],
+      ['help', 'connections'],
+    ]) {
       const result = await cli(args, GROUPED);
       assert.equal(result.code, EXIT_OK, args.join(' '));
       assert.match(result.out, /^Usage: connections connections <command> \[options\]\n\nthe connection commands, as a group\n/);
@@ -60,7 +63,10 @@ void describe('the CLI command table', () => {
   });
 
   void it("runs a group's subcommand with the arguments after its name, and names it in usage errors", async () => {
-    for (const args of [['connections', 'show', '--help'], ['help', 'connections', 'show']]) {
+    for (const args of [
+      ['connections', 'show', '--help'],
+      ['help', 'connections', 'show'],
+    ]) {
       const result = await cli(args, GROUPED);
       assert.equal(result.code, EXIT_OK, args.join(' '));
       assert.match(result.out, /^Usage: connections show <workflowId>/);
@@ -80,7 +86,10 @@ void describe('the CLI command table', () => {
     // Names every object inherits are no commands.
     const inherited = await cli(['constructor']);
     assert.equal(inherited.code, EXIT_USAGE);
-    assert.equal(inherited.err, 'unknown command "constructor"; commands: list, show, answer, watch, activity, audit, login, whoami, logout, start, refresh, book, forget, tenant, deployment, budget, pipeline-key (see connections --help)');
+    assert.equal(
+      inherited.err,
+      'unknown command "constructor"; commands: list, show, answer, watch, activity, audit, login, whoami, logout, start, refresh, book, forget, tenant, deployment, budget, pipeline-key (see connections --help)',
+    );
   });
 
   void it('names the flag in a usage error, before any connection is made', async () => {

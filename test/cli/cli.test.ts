@@ -105,14 +105,20 @@ void describe('the operator CLI', () => {
     assert.match(activity.out, /^\S+Z {2}started +\S/m);
     assert.equal((activity.out.match(/update submitAnswer → accepted +\S+/g) ?? []).length, 2, activity.out);
     const entries = JSON.parse((await cli(['activity', id, '--json'])).out) as { action: string; who: string }[];
-    assert.ok(entries.every((entry) => entry.who !== ''), 'every action names who sent it');
+    assert.ok(
+      entries.every((entry) => entry.who !== ''),
+      'every action names who sent it',
+    );
   });
 
   void it('refuses an answer that is not among the options, or past the size limit, before sending it', async () => {
     const id = await startAwaiting('reset_questions', 'SandboxCreditUnion');
     const refused = await cli(['answer', id, '9', '1']);
     assert.equal(refused.code, EXIT_FAILED);
-    assert.match(refused.err, /answer refused \(checked before sending\): answer 1 \(MultipleChoice "Which of these streets have you lived on\?"\): 9 is not an option number \(1-4\)/);
+    assert.match(
+      refused.err,
+      /answer refused \(checked before sending\): answer 1 \(MultipleChoice "Which of these streets have you lived on\?"\): 9 is not an option number \(1-4\)/,
+    );
     const stale = await cli(['answer', id, '--set', 'old', '2', '1']);
     assert.equal(stale.code, EXIT_FAILED);
     assert.match(stale.err, /challenge set old is no longer current/);
@@ -145,7 +151,9 @@ void describe('the operator CLI', () => {
 
   void it('exits 1 with the failure type when a watched connection fails', async () => {
     const id = connectionKey(stack.customerId, uniqueId('bad-password'));
-    const started = await cli(['start', '--key', id, '--institution', 'SandboxBank', '--username', 'invalid_password', '--password-stdin', '--accounts'], { stdin: `${SANDBOX_PASSWORD}\n` });
+    const started = await cli(['start', '--key', id, '--institution', 'SandboxBank', '--username', 'invalid_password', '--password-stdin', '--accounts'], {
+      stdin: `${SANDBOX_PASSWORD}\n`,
+    });
     assert.equal(started.code, EXIT_FAILED);
     assert.match(started.err, /the connection ended: Failed \(InvalidCredentials \[INVALID_PASSWORD\]/);
     const watched = await cli(['watch', id]);
@@ -155,9 +163,12 @@ void describe('the operator CLI', () => {
 
   void it('starts a live connection with the password from the environment and prints its first challenges', async () => {
     const applicationId = uniqueId('app');
-    const started = await cli(['start', '--application-id', applicationId, '--institution', 'SandboxBank', '--username', 'security_question', '--accounts', '--days', '365'], {
-      env: { CONNECTION_PASSWORD: SANDBOX_PASSWORD },
-    });
+    const started = await cli(
+      ['start', '--application-id', applicationId, '--institution', 'SandboxBank', '--username', 'security_question', '--accounts', '--days', '365'],
+      {
+        env: { CONNECTION_PASSWORD: SANDBOX_PASSWORD },
+      },
+    );
     assert.equal(started.code, EXIT_OK, started.err);
     const id = `connection-${stack.customerId}:${applicationId}`;
     assert.match(started.out, new RegExp(`^connection ${id}`));
@@ -182,8 +193,14 @@ void describe('the operator CLI', () => {
       [['answer', 'wf-1', '1', '--prompt', 'p', '--value', 'v'], /either positional answers or --prompt\/--value pairs/],
       [['answer', 'wf-1', '--value', 'v'], /--value must follow the --prompt/],
       [['start', '--application-id', 'a1', '--login-id', '11111111-2222-3333-4444-555555555555'], /choose at least one product/],
-      [['start', '--application-id', 'a1', '--institution', 'SandboxBank', '--username', 'u', '--accounts'], /no password: pipe it with --password-stdin or set CONNECTION_PASSWORD/],
-      [['start', '--application-id', 'a b', '--login-id', '11111111-2222-3333-4444-555555555555', '--investments'], /applicationId must start with a letter or digit/],
+      [
+        ['start', '--application-id', 'a1', '--institution', 'SandboxBank', '--username', 'u', '--accounts'],
+        /no password: pipe it with --password-stdin or set CONNECTION_PASSWORD/,
+      ],
+      [
+        ['start', '--application-id', 'a b', '--login-id', '11111111-2222-3333-4444-555555555555', '--investments'],
+        /applicationId must start with a letter or digit/,
+      ],
       [['start', '--key', 'connection-x-1', '--login-id', 'nope', '--investments'], /session\.loginId: must be a UUID/],
       [['watch', 'wf-1', '--interval', 'soon'], /--interval must be milliseconds/],
     ];
@@ -206,19 +223,31 @@ void describe('the operator CLI', () => {
 
   void it('runs as a program: reads the environment and sets the exit code', async () => {
     const id = await startAwaiting('security_question', 'SandboxBank');
-    const childEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue, ...TEST_ENCRYPTION_ENV };
+    const childEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+      TEMPORAL_TASK_QUEUE: stack.taskQueue,
+      ...TEST_ENCRYPTION_ENV,
+    };
     const shown = await run(process.execPath, ['--import', 'tsx', MAIN, 'show', id], { env: childEnv });
     assert.match(shown.stdout, new RegExp(`Connection ${id}: AwaitingAnswer`));
-    await assert.rejects(run(process.execPath, ['--import', 'tsx', MAIN, 'list', '--status', 'Sleeping'], { env: childEnv }), (error: { code?: number; stderr?: string }) => {
-      assert.equal(error.code, EXIT_USAGE);
-      assert.match(error.stderr ?? '', /--status must be one of/);
-      return true;
-    });
-    await assert.rejects(run(process.execPath, ['--import', 'tsx', MAIN, 'show', 'connection-nobody-here'], { env: childEnv }), (error: { code?: number; stderr?: string }) => {
-      assert.equal(error.code, EXIT_FAILED);
-      assert.match(error.stderr ?? '', /no connection "connection-nobody-here"/);
-      return true;
-    });
+    await assert.rejects(
+      run(process.execPath, ['--import', 'tsx', MAIN, 'list', '--status', 'Sleeping'], { env: childEnv }),
+      (error: { code?: number; stderr?: string }) => {
+        assert.equal(error.code, EXIT_USAGE);
+        assert.match(error.stderr ?? '', /--status must be one of/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      run(process.execPath, ['--import', 'tsx', MAIN, 'show', 'connection-nobody-here'], { env: childEnv }),
+      (error: { code?: number; stderr?: string }) => {
+        assert.equal(error.code, EXIT_FAILED);
+        assert.match(error.stderr ?? '', /no connection "connection-nobody-here"/);
+        return true;
+      },
+    );
     await client.cancel(id);
   });
 });
@@ -262,7 +291,11 @@ void describe('scheduled refresh and forgetting from the CLI', () => {
     const latest = await latestScheduledRun(loginId);
     assert.match(latest, new RegExp(`^refresh-${stack.customerId}:${loginId}-\\S+ \\(scheduled run\\)`));
     assert.match(latest, /outcome: completed/);
-    const json = JSON.parse((await cli(['refresh', 'list', '--json'])).out) as Array<{ loginId: string; paused: boolean; latest: { outcome: { kind: string } } | null }>;
+    const json = JSON.parse((await cli(['refresh', 'list', '--json'])).out) as Array<{
+      loginId: string;
+      paused: boolean;
+      latest: { outcome: { kind: string } } | null;
+    }>;
     assert.equal(json.find((row) => row.loginId === loginId)?.latest?.outcome.kind, 'completed');
 
     assert.equal((await cli(['refresh', 'resume', loginId])).code, EXIT_OK);
@@ -322,4 +355,3 @@ void describe('scheduled refresh and forgetting from the CLI', () => {
     assert.match((await cli(['refresh'])).out, /schedule\s+schedule \(or replace\)/);
   });
 });
-

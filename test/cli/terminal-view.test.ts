@@ -5,8 +5,16 @@ import { checkAnswer } from '../../src/workflows/connection/challenges.js';
 import type { ChallengeSet, ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { formatElapsed, parseAnswerTokens, presentChallengeSet, presentState, printable, progressLine } from '../../src/cli/terminal-view.js';
 
-const multipleChoice: SecurityChallenge = { Type: 'MultipleChoice', Prompt: 'Which street?', Iterables: ['Rue Sherbrooke', 'Maple Avenue', 'None of the above'] };
-const multipleAnswers: SecurityChallenge = { Type: 'MultipleChoiceMultipleAnswers', Prompt: 'Which institutions?', Iterables: ['A Bank', 'B Trust', 'C Union', 'D Savings'] };
+const multipleChoice: SecurityChallenge = {
+  Type: 'MultipleChoice',
+  Prompt: 'Which street?',
+  Iterables: ['Rue Sherbrooke', 'Maple Avenue', 'None of the above'],
+};
+const multipleAnswers: SecurityChallenge = {
+  Type: 'MultipleChoiceMultipleAnswers',
+  Prompt: 'Which institutions?',
+  Iterables: ['A Bank', 'B Trust', 'C Union', 'D Savings'],
+};
 const textOrCall: SecurityChallenge = { Type: 'TextOrCall', Prompt: 'Where should we send your code?', Iterables: ['***-4821', '***-7730'] };
 const trustedDevice: SecurityChallenge = { Type: 'WaitUntilEUAccept', Prompt: 'Accept on your trusted device' };
 const images: SecurityChallenge = { Type: 'ImageSelection', Prompt: 'Select your image', Iterables: Array.from({ length: 16 }, (_, i) => `iVBORw0KGgo${i}`) };

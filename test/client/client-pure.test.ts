@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { connectionKey, InvalidBusinessKeyError, InvalidConnectionInputError, parseBusinessKey, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from '../../src/client/index.js';
+import {
+  connectionKey,
+  InvalidBusinessKeyError,
+  InvalidConnectionInputError,
+  parseBusinessKey,
+  quoteVisibilityValue,
+  serviceCodeOf,
+  visibilityQuery,
+} from '../../src/client/index.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadConsoleConfig } from '../../src/settings/console.js';
 import { ConfigError } from '../../src/settings/load.js';
@@ -18,7 +26,10 @@ void describe('business keys', () => {
   });
 
   void it('refuses a key of another customer, naming the expected prefix', () => {
-    assert.throws(() => parseBusinessKey('connection-other:app-1', 'demo-lender'), (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-demo-lender:"/.test(error.message));
+    assert.throws(
+      () => parseBusinessKey('connection-other:app-1', 'demo-lender'),
+      (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-demo-lender:"/.test(error.message),
+    );
     assert.throws(() => parseBusinessKey('connection-demo-lender:', 'demo-lender'), InvalidBusinessKeyError);
   });
 
@@ -30,7 +41,11 @@ void describe('business keys', () => {
 
 void describe('visibility queries', () => {
   void it('filters by workflow type and status, with every value quoted', () => {
-    assert.equal(visibilityQuery({ status: 'AwaitingAnswer' }), 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND ExecutionStatus = "Running"', 'a terminated connection keeps its last status: not waiting');
+    assert.equal(
+      visibilityQuery({ status: 'AwaitingAnswer' }),
+      'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND ExecutionStatus = "Running"',
+      'a terminated connection keeps its last status: not waiting',
+    );
     assert.equal(visibilityQuery({ status: 'Completed' }), 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "Completed"');
     assert.equal(
       visibilityQuery({ customerId: 'demo-lender', institution: 'Bank "A"', loginId: 'x\\y' }),
@@ -72,14 +87,20 @@ void describe('client configuration', () => {
   });
 
   void it('refuses book defaults that do not fit together, naming the variable', () => {
-    assert.throws(() => loadClientConfig({ BOOK_WINDOW_FLOOR: '10', BOOK_WINDOW_CEILING: '5', BOOK_WINDOW_START: '5' }), (error: unknown) => error instanceof ConfigError && /BOOK_WINDOW_FLOOR: must not exceed BOOK_WINDOW_CEILING \(5\)/.test(error.message));
+    assert.throws(
+      () => loadClientConfig({ BOOK_WINDOW_FLOOR: '10', BOOK_WINDOW_CEILING: '5', BOOK_WINDOW_START: '5' }),
+      (error: unknown) => error instanceof ConfigError && /BOOK_WINDOW_FLOOR: must not exceed BOOK_WINDOW_CEILING \(5\)/.test(error.message),
+    );
     assert.throws(() => loadClientConfig({ BOOK_WINDOW_START: '99' }), /BOOK_WINDOW_START: must be from BOOK_WINDOW_FLOOR \(2\) to BOOK_WINDOW_CEILING \(50\)/);
     assert.throws(() => loadClientConfig({ BOOK_PAGE_SIZE: 'lots' }), /BOOK_PAGE_SIZE/);
     assert.throws(() => loadClientConfig({ BOOK_WINDOW_CEILING: '0' }), /BOOK_WINDOW_CEILING: must be a whole number from 1 to 1000/);
   });
 
   void it('refuses to configure the console without a token or a provider to sign operators in, saying how to set one', () => {
-    assert.throws(() => loadConsoleConfig({}), (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required unless operators sign in/.test(error.message));
+    assert.throws(
+      () => loadConsoleConfig({}),
+      (error: unknown) => error instanceof ConfigError && /CONSOLE_TOKEN: is required unless operators sign in/.test(error.message),
+    );
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'short' }), /at least 16 characters/);
     assert.throws(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_PORT: 'eighty' }), /CONSOLE_PORT/);
     assert.deepEqual(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' }), {
@@ -111,9 +132,17 @@ void describe('raw --prompt/--value answers', () => {
   });
 
   void it('refuses a prompt without a value and a prompt given twice', () => {
-    assert.throws(() => responsesFromPairs([{ kind: 'option', name: 'prompt', value: 'Q1' }]), (error: unknown) => error instanceof UsageError && /has no --value/.test(error.message));
     assert.throws(
-      () => responsesFromPairs([{ kind: 'option', name: 'prompt', value: 'Q' }, { kind: 'option', name: 'value', value: 'x' }, { kind: 'option', name: 'prompt', value: 'Q' }]),
+      () => responsesFromPairs([{ kind: 'option', name: 'prompt', value: 'Q1' }]),
+      (error: unknown) => error instanceof UsageError && /has no --value/.test(error.message),
+    );
+    assert.throws(
+      () =>
+        responsesFromPairs([
+          { kind: 'option', name: 'prompt', value: 'Q' },
+          { kind: 'option', name: 'value', value: 'x' },
+          { kind: 'option', name: 'prompt', value: 'Q' },
+        ]),
       /is given twice/,
     );
   });

@@ -27,7 +27,12 @@ export async function stopClientStack(shared: Partial<ClientStack>): Promise<voi
 }
 
 /** A live connection to a sandbox scenario that polls fast. */
-export function liveInput(customerId: string, username: string, institution: string, accountsDetail: AccountsDetailOptions = { WithTransactions: true }): ConnectionInputArgs {
+export function liveInput(
+  customerId: string,
+  username: string,
+  institution: string,
+  accountsDetail: AccountsDetailOptions = { WithTransactions: true },
+): ConnectionInputArgs {
   return {
     customerId,
     session: { kind: 'live', institution, username, password: SANDBOX_PASSWORD },

@@ -29,7 +29,11 @@ function fakeClient(tenants: readonly string[], counts: (query: string) => Count
     workflowService: {
       listWorkflowExecutions: ({ query }: { query: string }) => {
         listed.push(query);
-        const excluded = /NOT IN \(([^)]*)\)/.exec(query)?.[1]?.split(', ').map((quoted) => JSON.parse(quoted) as string) ?? [];
+        const excluded =
+          /NOT IN \(([^)]*)\)/
+            .exec(query)?.[1]
+            ?.split(', ')
+            .map((quoted) => JSON.parse(quoted) as string) ?? [];
         const next = tenants.find((tenant) => !excluded.includes(tenant));
         const executions = next === undefined ? [] : [{ searchAttributes: { indexedFields: { [CustomerIdKey.name]: keywordPayload(next) } } }];
         return Promise.resolve({ executions, nextPageToken: new Uint8Array() });
@@ -42,7 +46,10 @@ function fakeClient(tenants: readonly string[], counts: (query: string) => Count
 void describe('connection counts', () => {
   void it('scopes every query to one tenant, and running counts to one ConnectionStatus', () => {
     assert.equal(tenantCountQuery('lender-a'), 'WorkflowType = "connectionWorkflow" AND CustomerId = "lender-a"');
-    assert.equal(tenantCountQuery('lender-a', 'AwaitingAnswer'), 'WorkflowType = "connectionWorkflow" AND CustomerId = "lender-a" AND ExecutionStatus = "Running" AND ConnectionStatus = "AwaitingAnswer"');
+    assert.equal(
+      tenantCountQuery('lender-a', 'AwaitingAnswer'),
+      'WorkflowType = "connectionWorkflow" AND CustomerId = "lender-a" AND ExecutionStatus = "Running" AND ConnectionStatus = "AwaitingAnswer"',
+    );
     assert.equal(unknownTenantQuery([]), 'WorkflowType = "connectionWorkflow" AND CustomerId IS NOT NULL');
     assert.equal(unknownTenantQuery(['a', 'b"c']), 'WorkflowType = "connectionWorkflow" AND CustomerId IS NOT NULL AND CustomerId NOT IN ("a", "b\\"c")');
   });
@@ -52,7 +59,15 @@ void describe('connection counts', () => {
     const { client } = fakeClient([], (query) => {
       queries.push(query);
       if (query.endsWith('GROUP BY ExecutionStatus')) {
-        return { count: 7, groups: [{ count: 3, groupValues: [['Running']] }, { count: 2, groupValues: [['Completed']] }, { count: 1, groupValues: [['Terminated']] }, { count: 1, groupValues: ['Failed'] }] } as CountWorkflowExecution;
+        return {
+          count: 7,
+          groups: [
+            { count: 3, groupValues: [['Running']] },
+            { count: 2, groupValues: [['Completed']] },
+            { count: 1, groupValues: [['Terminated']] },
+            { count: 1, groupValues: ['Failed'] },
+          ],
+        } as CountWorkflowExecution;
       }
       return { count: query.includes('"AwaitingAnswer"') ? 2 : query.includes('"Retrieving"') ? 1 : 0, groups: [] };
     });

@@ -183,7 +183,7 @@ void describe('the pipeline client', () => {
     await client.cancel(id);
   });
 
-  void it('lists a connection whose memo this client cannot open (started raw, unsealed) by its attributes, never failing the listing or the tenants\' count', async () => {
+  void it("lists a connection whose memo this client cannot open (started raw, unsealed) by its attributes, never failing the listing or the tenants' count", async () => {
     // Anyone who may start workflows can put such a row in visibility under a tenant's id; the SDK's
     // list decodes every memo and one refused would fail the tenant's whole listing.
     const raw = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
@@ -195,8 +195,13 @@ void describe('the pipeline client', () => {
       typedSearchAttributes: new TypedSearchAttributes([{ key: CustomerIdKey, value: stack.customerId }]),
     });
     try {
-      const listed = await waitFor(async () => (await client.list({ customerId: stack.customerId })).find((c) => c.workflowId === forged.workflowId), { describe: 'the raw row listed' });
-      assert.deepEqual({ customerId: listed.customerId, executionStatus: listed.executionStatus }, { customerId: stack.customerId, executionStatus: 'RUNNING' });
+      const listed = await waitFor(async () => (await client.list({ customerId: stack.customerId })).find((c) => c.workflowId === forged.workflowId), {
+        describe: 'the raw row listed',
+      });
+      assert.deepEqual(
+        { customerId: listed.customerId, executionStatus: listed.executionStatus },
+        { customerId: stack.customerId, executionStatus: 'RUNNING' },
+      );
       // The console's tenants are found by each one's newest row: this one, read without its memo.
       assert.ok((await client.counts.tenants(1000)).tenants.includes(stack.customerId), 'the tenant found through the row');
     } finally {
@@ -213,13 +218,22 @@ void describe('the pipeline client', () => {
 
   void it('validates the input and the business key before anything is started', async () => {
     const bad = { ...live('no_mfa'), products: {} };
-    await assert.rejects(client.start(key(), bad), (error: unknown) => error instanceof InvalidConnectionInputError && /products: must request at least one/.test(error.message));
-    await assert.rejects(client.start('connection-someone-else:1', live('no_mfa')), (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-/.test(error.message));
+    await assert.rejects(
+      client.start(key(), bad),
+      (error: unknown) => error instanceof InvalidConnectionInputError && /products: must request at least one/.test(error.message),
+    );
+    await assert.rejects(
+      client.start('connection-someone-else:1', live('no_mfa')),
+      (error: unknown) => error instanceof InvalidBusinessKeyError && /must start with "connection-/.test(error.message),
+    );
     await assert.rejects(client.start('not a key', live('no_mfa')), InvalidBusinessKeyError);
     assert.throws(() => connectionKey(stack.customerId, 'a b'), InvalidBusinessKeyError);
   });
 
   void it('names an unknown connection', async () => {
-    await assert.rejects(client.getState('connection-nobody-here'), (error: unknown) => error instanceof ConnectionNotFoundError && error.workflowId === 'connection-nobody-here');
+    await assert.rejects(
+      client.getState('connection-nobody-here'),
+      (error: unknown) => error instanceof ConnectionNotFoundError && error.workflowId === 'connection-nobody-here',
+    );
   });
 });

@@ -55,7 +55,7 @@ describe('waiting for a result', () => {
 
     await server.stop('SIGKILL');
     // Down until our layer has retried: the SDK's connection-level retries are spent by then.
-    await waitFor(() => retries.length >= 1, { timeoutMs: 90_000, describe: 'the result wait to retry past the SDK\'s own retries' });
+    await waitFor(() => retries.length >= 1, { timeoutMs: 90_000, describe: "the result wait to retry past the SDK's own retries" });
     assert.equal(settled, false, 'the wait is still on while the server is down');
     assert.equal(retries[0]?.code, 'UNAVAILABLE');
     await server.start();

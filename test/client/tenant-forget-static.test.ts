@@ -30,7 +30,11 @@ const forgotten = `static-a-${uniqueId('t').slice(-6)}`;
 const kept = `static-b-${uniqueId('t').slice(-6)}`;
 const forgottenId = connectionKey(forgotten, 'app-1');
 const keptId = connectionKey(kept, 'app-1');
-const waiting = (customerId: string) => ({ customerId, session: { kind: 'live' as const, institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD }, products: { accountsDetail: { WithTransactions: true } } });
+const waiting = (customerId: string) => ({
+  customerId,
+  session: { kind: 'live' as const, institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD },
+  products: { accountsDetail: { WithTransactions: true } },
+});
 
 async function cli(args: string[], stdin?: string) {
   const own = await ConnectionsClient.connect(loadClientConfig(variables));
@@ -71,7 +75,10 @@ describe('keys per tenant in static mode, end to end', () => {
     const elsewhere = await ConnectionsClient.connect({ ...config, encryption: { ...keys, tenantKeyFiles: { dir: keysDir, createMissing: false } } });
     const tenant = `static-c-${uniqueId('t').slice(-6)}`;
     try {
-      await assert.rejects(elsewhere.start(connectionKey(tenant, 'app-1'), waiting(tenant)), (error: unknown) => error instanceof TenantKeyMissingError && error.tenant === tenant);
+      await assert.rejects(
+        elsewhere.start(connectionKey(tenant, 'app-1'), waiting(tenant)),
+        (error: unknown) => error instanceof TenantKeyMissingError && error.tenant === tenant,
+      );
     } finally {
       await elsewhere.close();
     }

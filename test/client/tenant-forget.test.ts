@@ -34,7 +34,11 @@ let keptId: string;
 async function cli(args: string[], options: { token?: string; stdin?: string } = {}) {
   const own = await ConnectionsClient.connect(loadClientConfig(variables));
   try {
-    return await runCaptured(args, { stack, client: own }, { env: { ...variables, PAYLOAD_VAULT_TOKEN: options.token ?? workerToken }, ...(options.stdin === undefined ? {} : { stdin: options.stdin }) });
+    return await runCaptured(
+      args,
+      { stack, client: own },
+      { env: { ...variables, PAYLOAD_VAULT_TOKEN: options.token ?? workerToken }, ...(options.stdin === undefined ? {} : { stdin: options.stdin }) },
+    );
   } finally {
     await own.close();
   }
@@ -50,12 +54,21 @@ before(async () => {
   bao = await startOpenBao();
   workerToken = await bao.token('forget-worker', workerPolicy(bao.transitKey));
   env = await createDevEnvironment();
-  const base = { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', ...TEST_ENCRYPTION_ENV, ...transitProcessEnv(bao.address, workerToken, bao.transitKey) };
+  const base = {
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+    ...TEST_ENCRYPTION_ENV,
+    ...transitProcessEnv(bao.address, workerToken, bao.transitKey),
+  };
   const encryption = loadWorkerConfig(base).encryption;
   stack = await startConnectionStack(env, { customerId: forgotten, ...(encryption ? { encryption } : {}) });
   variables = { ...base, TEMPORAL_TASK_QUEUE: stack.taskQueue, AGGREGATOR_CUSTOMER_ID: forgotten };
   client = await ConnectionsClient.connect(loadClientConfig(variables));
-  const waiting = (customerId: string) => ({ customerId, session: { kind: 'live' as const, institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD }, products: { accountsDetail: { WithTransactions: true } } });
+  const waiting = (customerId: string) => ({
+    customerId,
+    session: { kind: 'live' as const, institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD },
+    products: { accountsDetail: { WithTransactions: true } },
+  });
   forgottenId = connectionKey(forgotten, 'app-1');
   keptId = connectionKey(kept, 'app-1');
   await client.startAndAwaitFirstStep(forgottenId, waiting(forgotten));
@@ -81,12 +94,15 @@ describe('tenant forget', () => {
   it("changes nothing with a token that may not destroy the key (the worker's), and says what it needs", async () => {
     const run = await cli(['tenant', 'forget', forgotten, '--yes']);
     assert.equal(run.code, 1, run.err);
-    assert.match(run.err, /may not destroy tenant "forget-a-\w+"'s transit key .*needs "update" on transit\/keys\/.*\/config and "delete" on .*nothing was changed/);
+    assert.match(
+      run.err,
+      /may not destroy tenant "forget-a-\w+"'s transit key .*needs "update" on transit\/keys\/.*\/config and "delete" on .*nothing was changed/,
+    );
     assert.equal(await keyExists(forgotten), true);
     assert.equal((await client.getState(forgottenId)).status, 'AwaitingAnswer');
   });
 
-  it("refuses a customer id that is not one, by name", async () => {
+  it('refuses a customer id that is not one, by name', async () => {
     const run = await cli(['tenant', 'forget', 'entry-x', '--yes'], { token: bao.rootToken });
     assert.equal(run.code, 2, run.err);
     assert.match(run.err, /<customerId> must not begin with "entry-"/);

@@ -36,7 +36,14 @@ describe('a connection with PAYLOAD_KEY_PROVIDER=aws-kms (moto standing in for A
   it('stores every payload of its history as envelope-v1 naming the key ARN, version 1, with the wrapped data key', () => {
     assert.ok(run.payloads.length >= 5, `payloads found: ${run.payloads.length}`);
     assert.deepEqual(
-      run.payloads.filter((field) => field.encoding !== 'binary/encrypted' || field.format !== 'envelope-v1' || field.keyId !== `aws-kms:${moto.keyArn}` || field.tenant !== run.stack.customerId || field.version !== '1'),
+      run.payloads.filter(
+        (field) =>
+          field.encoding !== 'binary/encrypted' ||
+          field.format !== 'envelope-v1' ||
+          field.keyId !== `aws-kms:${moto.keyArn}` ||
+          field.tenant !== run.stack.customerId ||
+          field.version !== '1',
+      ),
       [],
     );
     const wrapped = new Set(run.payloads.map((field) => field.wrappedKey));

@@ -69,7 +69,10 @@ describe('the aws-kms key provider on moto (a stand-in for AWS KMS)', () => {
     for (const reader of readers) {
       // Read as a worker does, a few at a time and concurrently: concurrent misses share one Decrypt.
       const decoded = (await Promise.all(Array.from({ length: N / 10 }, (_, batch) => reader.codec.decode(encoded.slice(batch * 10, batch * 10 + 10))))).flat();
-      assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload<{ index: number }>(p).index), Array.from({ length: N }, (_, index) => index));
+      assert.deepEqual(
+        decoded.map((p) => defaultPayloadConverter.fromPayload<{ index: number }>(p).index),
+        Array.from({ length: N }, (_, index) => index),
+      );
     }
     await writer.codec.decode([encoded[0] ?? assert.fail('encoded')]);
     const calls = { generateDataKey: writer.kms.datakeys, decryptByWriter: writer.kms.unwraps, decryptByReaders: readers.map((reader) => reader.kms.unwraps) };
@@ -90,7 +93,12 @@ describe('the aws-kms key provider on moto (a stand-in for AWS KMS)', () => {
   });
 
   it("binds a tenant's data keys to the tenant in the encryption context: the payload names it, and a payload relabelled to another tenant does not open", async () => {
-    const section = loadWorkerConfig({ PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: moto.keyArn, PAYLOAD_AWS_KMS_ENDPOINT: moto.endpoint, PAYLOAD_STORE: 'off' }).encryption;
+    const section = loadWorkerConfig({
+      PAYLOAD_KEY_PROVIDER: 'aws-kms',
+      PAYLOAD_AWS_KMS_KEY_ID: moto.keyArn,
+      PAYLOAD_AWS_KMS_ENDPOINT: moto.endpoint,
+      PAYLOAD_STORE: 'off',
+    }).encryption;
     assert.ok(section && 'aws' in section && section.tenantKeys === true, 'keys per tenant by default');
     const withCredentials = { ...section, aws: { ...section.aws, credentials: moto.settings().credentials } };
     const codec = new EncryptionCodec(keySourceFor(withCredentials));
@@ -100,8 +108,15 @@ describe('the aws-kms key provider on moto (a stand-in for AWS KMS)', () => {
     const { DecryptCommand } = await import('@aws-sdk/client-kms');
     const client = awsKmsClient(moto.settings());
     const CiphertextBlob = Buffer.from(text(ofA.metadata?.['encryption-wrapped-key']), 'base64');
-    assert.equal((await client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT, tenant: 'lender-a' } }))).Plaintext?.length, 32);
-    await assert.rejects(client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT } })), /InvalidCiphertext/, "the product's context alone does not open it");
+    assert.equal(
+      (await client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT, tenant: 'lender-a' } }))).Plaintext?.length,
+      32,
+    );
+    await assert.rejects(
+      client.send(new DecryptCommand({ CiphertextBlob, EncryptionContext: { ...AWS_KMS_ENCRYPTION_CONTEXT } })),
+      /InvalidCiphertext/,
+      "the product's context alone does not open it",
+    );
     client.destroy();
     const relabelled: Payload = { ...ofA, metadata: { ...ofA.metadata, 'encryption-tenant': Buffer.from('lender-b') } };
     const reader = new EncryptionCodec(keySourceFor({ ...withCredentials }));
@@ -149,7 +164,9 @@ describe('the aws-kms key provider on the answers AWS KMS gives that moto does n
   let injected: { status: number; type: string } | undefined;
 
   before(async () => {
-    proxy = await startSandboxProxy(moto.endpoint, () => (injected ? { pass: false, status: injected.status, body: { __type: injected.type, message: `injected ${injected.type}` } } : undefined));
+    proxy = await startSandboxProxy(moto.endpoint, () =>
+      injected ? { pass: false, status: injected.status, body: { __type: injected.type, message: `injected ${injected.type}` } } : undefined,
+    );
   });
 
   after(async () => {
@@ -184,7 +201,10 @@ describe('the aws-kms key provider on the answers AWS KMS gives that moto does n
     const written = await one(viaProxy().codec);
     for (const type of ['IncorrectKeyException', 'InvalidCiphertextException']) {
       injected = { status: 400, type };
-      await assert.rejects(viaProxy().codec.decode([written]), (error: unknown) => error instanceof PayloadDecryptionError && error.message.includes(type) && error.message.includes(moto.keyArn));
+      await assert.rejects(
+        viaProxy().codec.decode([written]),
+        (error: unknown) => error instanceof PayloadDecryptionError && error.message.includes(type) && error.message.includes(moto.keyArn),
+      );
     }
     injected = undefined;
   });
@@ -231,15 +251,29 @@ describe('aws-kms settings', () => {
     assert.match(problems({ PAYLOAD_KEY_PROVIDER: 'aws-kms' }), /PAYLOAD_AWS_KMS_KEY_ID: is required with PAYLOAD_KEY_PROVIDER=aws-kms/);
     assert.match(problems({ PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'my key' }), /PAYLOAD_AWS_KMS_KEY_ID: must name an AWS KMS key: a key id/);
     assert.match(
-      problems({ PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab', PAYLOAD_AWS_REGION: 'us-east-1' }),
+      problems({
+        PAYLOAD_KEY_PROVIDER: 'aws-kms',
+        PAYLOAD_AWS_KMS_KEY_ID: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+        PAYLOAD_AWS_REGION: 'us-east-1',
+      }),
       /PAYLOAD_AWS_REGION: is us-east-1, but PAYLOAD_AWS_KMS_KEY_ID is an ARN in eu-west-1/,
     );
-    assert.match(problems({ PAYLOAD_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads' }), /PAYLOAD_AWS_KMS_KEY_ID: is set but PAYLOAD_KEY_PROVIDER is static: set PAYLOAD_KEY_PROVIDER=aws-kms/);
-    assert.match(problems({ PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads', PAYLOAD_AWS_KMS_ENDPOINT: 'kms.internal' }), /PAYLOAD_AWS_KMS_ENDPOINT: must be an http\(s\) URL/);
+    assert.match(
+      problems({ PAYLOAD_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads' }),
+      /PAYLOAD_AWS_KMS_KEY_ID: is set but PAYLOAD_KEY_PROVIDER is static: set PAYLOAD_KEY_PROVIDER=aws-kms/,
+    );
+    assert.match(
+      problems({ PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads', PAYLOAD_AWS_KMS_ENDPOINT: 'kms.internal' }),
+      /PAYLOAD_AWS_KMS_ENDPOINT: must be an http\(s\) URL/,
+    );
   });
 
   it('takes the region from a key ARN', () => {
-    const config = loadWorkerConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'arn:aws:kms:eu-west-1:123456789012:alias/payloads' });
+    const config = loadWorkerConfig({
+      TEMPORAL_ADDRESS: 'temporal.internal:7233',
+      PAYLOAD_KEY_PROVIDER: 'aws-kms',
+      PAYLOAD_AWS_KMS_KEY_ID: 'arn:aws:kms:eu-west-1:123456789012:alias/payloads',
+    });
     assert.ok(config.encryption?.provider === 'aws-kms');
     assert.equal(config.encryption.aws.region, 'eu-west-1');
   });
@@ -274,7 +308,11 @@ describe('the aws-kms key provider with its KMS frozen, then stopped', () => {
       await assert.rejects(reader.codec.decode([foreign]), isUnavailable('Decrypt'));
       writer.clock.now += 60_001;
       const stale = await one(writer.codec, 'after the lifetime');
-      assert.equal(text(stale.metadata?.['encryption-wrapped-key']), text(during.metadata?.['encryption-wrapped-key']), 'past its lifetime, the last data key still seals while the KMS cannot make the next');
+      assert.equal(
+        text(stale.metadata?.['encryption-wrapped-key']),
+        text(during.metadata?.['encryption-wrapped-key']),
+        'past its lifetime, the last data key still seals while the KMS cannot make the next',
+      );
       await assert.rejects(processOn(settings).codec.encode([payload('new process')]), isUnavailable('GenerateDataKey'));
     } finally {
       outage.resume();

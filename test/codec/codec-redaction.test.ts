@@ -69,7 +69,13 @@ before(async () => {
     allowHttp: true,
   });
   const audit = tempAuditTrail();
-  signedInConsole = createConsoleServer({ audit, connections: shared.client, token: undefined, signIn: consoleSignIn(oidc, new SealedCookies(randomBytes(32)), { audit }), payloadCodecs: codecs });
+  signedInConsole = createConsoleServer({
+    audit,
+    connections: shared.client,
+    token: undefined,
+    signIn: consoleSignIn(oidc, new SealedCookies(randomBytes(32)), { audit }),
+    payloadCodecs: codecs,
+  });
   await signedInConsole.listen(signedInPort, '127.0.0.1');
   tokenConsole = createConsoleServer({ audit, connections: shared.client, token: CONSOLE_TOKEN, codecToken: CODEC_TOKEN, payloadCodecs: codecs });
   await tokenConsole.listen(tokenPort, '127.0.0.1');
@@ -91,7 +97,11 @@ after(async () => {
 
 /** What the codec endpoint answers `headers` for the connection's payloads: its status, and the decoded payloads' text. */
 async function decodeAs(url: string, headers: Record<string, string>): Promise<{ status: number; texts: string[] }> {
-  const response = await fetch(`${url}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ payloads }) });
+  const response = await fetch(`${url}/codec/decode`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ payloads }),
+  });
   const body = (await response.json()) as { payloads?: { data?: string }[] };
   return { status: response.status, texts: (body.payloads ?? []).map((payload) => Buffer.from(payload.data ?? '', 'base64').toString('utf8')) };
 }
@@ -108,7 +118,9 @@ describe('credentials through the codec endpoint', () => {
     const secrets = [SANDBOX_PASSWORD, ...Object.values(ANSWER.responses).flat()];
     assert.ok(payloads.length >= 4, `the history holds the input, the answer and the activities' payloads (${payloads.length})`);
     const callers: [string, string, Record<string, string>][] = [
-      ...(await Promise.all(ROLES.map(async (role) => [role, signedInUrl, { cookie: `${SESSION_COOKIE}=${await sessionOf(role)}` }] as [string, string, Record<string, string>]))),
+      ...(await Promise.all(
+        ROLES.map(async (role) => [role, signedInUrl, { cookie: `${SESSION_COOKIE}=${await sessionOf(role)}` }] as [string, string, Record<string, string>]),
+      )),
       ['the console token', tokenUrl, { authorization: `Bearer ${CONSOLE_TOKEN}` }],
       ['the codec token', tokenUrl, { authorization: `Bearer ${CODEC_TOKEN}` }],
     ];
@@ -121,9 +133,18 @@ describe('credentials through the codec endpoint', () => {
       // Roles that may not decode get every payload refused as not-permitted; those that may, the payloads with their credentials redacted.
       if (who === 'viewer' || who === 'operator') assert.equal(decoded.length, 0, `${who} may not decode at all`);
       else {
-        assert.ok(decoded.some((text) => text.includes(`"password":"${REDACTED}"`)), `${who} reads that a password was given`);
-        assert.ok(decoded.some((text) => text.includes(`"responses":{`) && text.includes(REDACTED)), `${who} reads which prompts were answered`);
-        assert.ok(decoded.some((text) => text.includes(scenario.username)), `${who} still reads what is not a credential`);
+        assert.ok(
+          decoded.some((text) => text.includes(`"password":"${REDACTED}"`)),
+          `${who} reads that a password was given`,
+        );
+        assert.ok(
+          decoded.some((text) => text.includes(`"responses":{`) && text.includes(REDACTED)),
+          `${who} reads which prompts were answered`,
+        );
+        assert.ok(
+          decoded.some((text) => text.includes(scenario.username)),
+          `${who} still reads what is not a credential`,
+        );
       }
     }
   });

@@ -60,9 +60,21 @@ before(async () => {
   const dataConverter = dataConverterFor({ encryption: ENCRYPTION });
   consoleCodecs = dataConverter?.payloadCodecs;
   stack = await startConnectionStack(env, { encryption: ENCRYPTION });
-  const clientConfig = loadClientConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: stack.taskQueue });
+  const clientConfig = loadClientConfig({
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+  });
   client = await ConnectionsClient.connect({ ...clientConfig, encryption: ENCRYPTION });
-  consoleServer = createConsoleServer({ audit: tempAuditTrail(), connections: client, token: TOKEN, codecToken: CODEC_TOKEN, codecEncodeToken: ENCODE_TOKEN, payloadCodecs: dataConverter?.payloadCodecs, codecCorsOrigins: [UI_ORIGIN] });
+  consoleServer = createConsoleServer({
+    audit: tempAuditTrail(),
+    connections: client,
+    token: TOKEN,
+    codecToken: CODEC_TOKEN,
+    codecEncodeToken: ENCODE_TOKEN,
+    payloadCodecs: dataConverter?.payloadCodecs,
+    codecCorsOrigins: [UI_ORIGIN],
+  });
   baseUrl = (await consoleServer.listen(0)).url;
   plainConsole = createConsoleServer({ audit: tempAuditTrail(), connections: client, token: TOKEN, codecCorsOrigins: [UI_ORIGIN] });
   plainUrl = (await plainConsole.listen(0)).url;
@@ -116,7 +128,11 @@ function toJson(payload: Payload) {
 }
 
 function codecCall(path: string, body: unknown, headers: Record<string, string> = {}, url = baseUrl): Promise<Response> {
-  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers }, body: JSON.stringify(body) });
+  return fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 function decodedJson(payload: { data: string }): unknown {
@@ -133,8 +149,20 @@ describe('a connection with payload encryption on', () => {
   it('leaves neither the password, nor the answer, nor the holder, nor a transaction in the raw history', () => {
     const holder = holderOf(result);
     // A description long enough to search for (generated data may start with a short one).
-    const transaction = result.accountsDetail?.Accounts.flatMap((account) => account.Transactions ?? []).find((entry) => (entry.Description?.length ?? 0) >= 6)?.Description ?? assert.fail('a transaction');
-    const secrets = { password: SANDBOX_PASSWORD, ...Object.fromEntries(Object.values(ANSWER).flat().map((answer, index) => [`answer ${index + 1}`, answer])), name: holder.Name, email: holder.Email, transaction };
+    const transaction =
+      result.accountsDetail?.Accounts.flatMap((account) => account.Transactions ?? []).find((entry) => (entry.Description?.length ?? 0) >= 6)?.Description ??
+      assert.fail('a transaction');
+    const secrets = {
+      password: SANDBOX_PASSWORD,
+      ...Object.fromEntries(
+        Object.values(ANSWER)
+          .flat()
+          .map((answer, index) => [`answer ${index + 1}`, answer]),
+      ),
+      name: holder.Name,
+      email: holder.Email,
+      transaction,
+    };
     assert.ok(Object.keys(secrets).length >= 5);
     // The search works: what is meant to be in clear (the workflow type, the tenant) is found.
     assert.ok(rawBytes.includes('connectionWorkflow'), 'the serialized history is searchable');
@@ -160,7 +188,10 @@ describe('a connection with payload encryption on', () => {
     assert.deepEqual(patches, []);
     const ours = found.filter((entry) => !isCoreBookkeeping(entry) && !isPatchMarker(entry));
     const plain = ours.filter(({ payload }) => Buffer.from(payload.metadata?.encoding ?? []).toString() !== ENCRYPTED_ENCODING);
-    assert.deepEqual(plain.map(({ path, payload }) => `${path}: ${Buffer.from(payload.metadata?.encoding ?? []).toString()}`), []);
+    assert.deepEqual(
+      plain.map(({ path, payload }) => `${path}: ${Buffer.from(payload.metadata?.encoding ?? []).toString()}`),
+      [],
+    );
     for (const { payload } of ours) assert.equal(Buffer.from(payload.metadata?.['encryption-key-id'] ?? []).toString(), ENCRYPTION.keyId);
   });
 });
@@ -178,7 +209,11 @@ describe("the console's codec endpoint", () => {
       const { session } = decodedJson(input ?? assert.fail('the input')) as ConnectionInputArgs;
       // Everything but the applicant's credentials: a person reads that a password was given, not what it is.
       assert.equal(session.kind === 'live' ? session.password : undefined, REDACTED);
-      assert.ok(!Buffer.from(input?.data ?? '', 'base64').toString().includes(SANDBOX_PASSWORD));
+      assert.ok(
+        !Buffer.from(input?.data ?? '', 'base64')
+          .toString()
+          .includes(SANDBOX_PASSWORD),
+      );
       assert.equal(holderOf(decodedJson(output ?? assert.fail()) as ConnectionResult).Email, holderOf(result).Email);
     }
   });
@@ -250,7 +285,13 @@ describe("the console's codec endpoint", () => {
     }
     assert.equal((await codecCall('/codec/encode', { payloads: [] }, {})).status, 401, 'but not without a credential');
     // A console given no encode token decodes only, whoever asks.
-    const decodeOnly = createConsoleServer({ audit: tempAuditTrail(), connections: client, token: TOKEN, payloadCodecs: consoleCodecs, codecCorsOrigins: [UI_ORIGIN] });
+    const decodeOnly = createConsoleServer({
+      audit: tempAuditTrail(),
+      connections: client,
+      token: TOKEN,
+      payloadCodecs: consoleCodecs,
+      codecCorsOrigins: [UI_ORIGIN],
+    });
     try {
       const refused = await codecCall('/codec/encode', { payloads: [plain] }, auth, (await decodeOnly.listen(0)).url);
       assert.equal(refused.status, 403);
@@ -258,7 +299,9 @@ describe("the console's codec endpoint", () => {
     } finally {
       await decodeOnly.close();
     }
-    const encoded = (await (await codecCall('/codec/encode', { payloads: [plain] }, { authorization: `Bearer ${ENCODE_TOKEN}` })).json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    const encoded = (await (await codecCall('/codec/encode', { payloads: [plain] }, { authorization: `Bearer ${ENCODE_TOKEN}` })).json()) as {
+      payloads: { metadata: Record<string, string>; data: string }[];
+    };
     assert.equal(Buffer.from(encoded.payloads[0]?.metadata.encoding ?? '', 'base64').toString(), ENCRYPTED_ENCODING);
     const decoded = (await (await codecCall('/codec/decode', encoded, auth)).json()) as { payloads: unknown[] };
     assert.deepEqual(decoded.payloads, [plain]);
@@ -290,7 +333,10 @@ describe("the console's codec endpoint", () => {
     assert.match(fromBase64(readable?.data), /SandboxBank|customerId/, 'the other payload of the same call decoded');
 
     // A payload that was never sealed is not trusted either: named, its content not echoed.
-    const injected = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"responses":{"city":["Montreal"]}}').toString('base64') };
+    const injected = {
+      metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+      data: Buffer.from('{"responses":{"city":["Montreal"]}}').toString('base64'),
+    };
     const unsealed = await codecCall('/codec/decode', { payloads: [injected] }, auth);
     assert.equal(unsealed.status, 200);
     const [notSealed] = ((await unsealed.json()) as { payloads: { metadata: Record<string, string>; data: string }[] }).payloads;

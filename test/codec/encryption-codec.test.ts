@@ -42,15 +42,27 @@ describe('the encryption codec', () => {
     assert.ok(!text(encoded[0]?.data).includes('Everyday'), 'the password is not in the encrypted bytes');
     assert.ok(!text(encoded[0]?.data).includes('json/plain'), 'the original encoding is encrypted too');
     const decoded = await subject.decode(encoded);
-    assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [SECRET, undefined, new Uint8Array([0, 1, 2, 255]), '']);
-    assert.deepEqual(decoded.map((payload) => text(payload.metadata?.encoding)), payloads.map((payload) => text(payload.metadata?.encoding)));
+    assert.deepEqual(
+      decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)),
+      [SECRET, undefined, new Uint8Array([0, 1, 2, 255]), ''],
+    );
+    assert.deepEqual(
+      decoded.map((payload) => text(payload.metadata?.encoding)),
+      payloads.map((payload) => text(payload.metadata?.encoding)),
+    );
   });
 
   it('encrypts the same payload differently every time, with a fresh 12-byte IV', async () => {
     const subject = codec();
     const payload = toPayload(SECRET);
     const encoded = await subject.encode(Array.from({ length: 200 }, () => payload));
-    const ivs = new Set(encoded.map((p) => Buffer.from(p.data ?? []).subarray(0, 12).toString('hex')));
+    const ivs = new Set(
+      encoded.map((p) =>
+        Buffer.from(p.data ?? [])
+          .subarray(0, 12)
+          .toString('hex'),
+      ),
+    );
     const bodies = new Set(encoded.map((p) => Buffer.from(p.data ?? []).toString('hex')));
     assert.equal(ivs.size, 200);
     assert.equal(bodies.size, 200);
@@ -134,14 +146,20 @@ describe('the encryption codec', () => {
     const rewritten = await encodeOne(after, toPayload(SECRET));
     assert.equal(text(rewritten.metadata?.[KEY_ID_METADATA_KEY]), 'new');
     const decoded = await after.decode([written, rewritten]);
-    assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [SECRET, SECRET]);
+    assert.deepEqual(
+      decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)),
+      [SECRET, SECRET],
+    );
     // The old process cannot read what the new key wrote: roll out decryption keys before the new key.
     await assert.rejects(before.decode([rewritten]), UnknownEncryptionKeyError);
   });
 
   it('refuses keys that are not 32 bytes', () => {
     assert.throws(() => new EncryptionCodec({ keyId: 'short', key: randomBytes(16) }), /"short" must be 32 bytes, got 16/);
-    assert.throws(() => new EncryptionCodec({ keyId: 'k', key: randomBytes(32), decryptionKeys: new Map([['old', randomBytes(31)]]) }), /"old" must be 32 bytes/);
+    assert.throws(
+      () => new EncryptionCodec({ keyId: 'k', key: randomBytes(32), decryptionKeys: new Map([['old', randomBytes(31)]]) }),
+      /"old" must be 32 bytes/,
+    );
   });
 });
 

@@ -47,7 +47,10 @@ describe('the cache of unwrapped data keys', () => {
   it('removes the entries a predicate names (a revoked key version)', () => {
     const cache = new ExpiringCache<string, number>(10, 60_000);
     for (const key of ['k\n1\na', 'k\n2\nb', 'other\n1\nc']) cache.set(key, 1);
-    assert.equal(cache.deleteWhere((key) => key.startsWith('k\n1\n')), 1);
+    assert.equal(
+      cache.deleteWhere((key) => key.startsWith('k\n1\n')),
+      1,
+    );
     assert.equal(cache.size, 2);
     assert.equal(cache.get('k\n1\na'), undefined);
   });

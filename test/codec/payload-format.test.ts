@@ -65,7 +65,16 @@ function kmsOf(wrapped: Vector): KeyWrapper & { unwrapped: EnvelopeMetadata[] } 
 
 /** A codec whose envelope keys come from `kms` (small bounds: the vectors seal nothing). */
 function envelopeCodec(kms: KeyWrapper): EncryptionCodec {
-  return new EncryptionCodec(new EnvelopeKeySource(kms, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 }));
+  return new EncryptionCodec(
+    new EnvelopeKeySource(kms, {
+      dataKeyLifetimeMs: 60_000,
+      dataKeyMaxUses: 10,
+      unwrappedKeyLifetimeMs: 60_000,
+      unwrappedKeyCacheSize: 10,
+      outageSealingMs: 60_000,
+      outageSealingMaxUses: 10,
+    }),
+  );
 }
 
 /** An envelope vector opened through the data key its KMS unwraps: the vector, that KMS and the value. */
@@ -81,11 +90,16 @@ describe('the documented payload format', () => {
     for (const entry of VECTORS) assert.deepEqual(Buffer.from(PayloadMessage.encode(PLAINTEXT_PAYLOAD).finish()).toString('hex'), entry.plaintext, entry.name);
   });
 
-  it('seals the documented bytes for each vector\'s key and nonce', () => {
+  it("seals the documented bytes for each vector's key and nonce", () => {
     for (const entry of VECTORS) {
       const key = createSecretKey(hex(entry.key ?? entry.dataKey ?? ''));
       const associatedData = entry.associatedData === undefined ? undefined : hex(entry.associatedData);
-      if (associatedData) assert.deepEqual(bindingAssociatedData(entry.metadata['encryption-tenant'], entry.metadata['encryption-workflow-id'] ?? ''), associatedData, `${entry.name}: its associated data`);
+      if (associatedData)
+        assert.deepEqual(
+          bindingAssociatedData(entry.metadata['encryption-tenant'], entry.metadata['encryption-workflow-id'] ?? ''),
+          associatedData,
+          `${entry.name}: its associated data`,
+        );
       assert.equal(sealPayload(key, hex(entry.nonce), PLAINTEXT_PAYLOAD, associatedData).toString('hex'), entry.data, entry.name);
     }
   });
@@ -117,7 +131,10 @@ describe('the documented payload format', () => {
     const kms = kmsOf(entry);
     const codec = envelopeCodec(kms);
     const decoded = await codec.decode([asPayload(entry), asPayload(entry)]);
-    assert.deepEqual(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)), [{ password: 'Everyday' }, { password: 'Everyday' }]);
+    assert.deepEqual(
+      decoded.map((payload) => defaultPayloadConverter.fromPayload(payload)),
+      [{ password: 'Everyday' }, { password: 'Everyday' }],
+    );
     assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads', keyVersion: 3, wrappedKey: entry.metadata['encryption-wrapped-key'] }]);
   });
 
@@ -132,8 +149,14 @@ describe('the documented payload format', () => {
   it("opens the tenant's envelope-v1 vector through its tenant's data key, reading the tenant from the metadata", async () => {
     const { entry, kms, value } = await openVector('envelope-v1-tenant');
     assert.deepEqual(value, { password: 'Everyday' });
-    assert.deepEqual(kms.unwrapped, [{ keyId: 'vault-transit:aggregation-payloads-tenant-lender-a', keyVersion: 1, wrappedKey: entry.metadata['encryption-wrapped-key'], tenant: 'lender-a' }]);
-    assert.deepEqual(awsKmsEncryptionContext('lender-a'), { purpose: 'temporal-payloads', tenant: 'lender-a' }, "an aws-kms reader would pass the tenant in Decrypt's context");
+    assert.deepEqual(kms.unwrapped, [
+      { keyId: 'vault-transit:aggregation-payloads-tenant-lender-a', keyVersion: 1, wrappedKey: entry.metadata['encryption-wrapped-key'], tenant: 'lender-a' },
+    ]);
+    assert.deepEqual(
+      awsKmsEncryptionContext('lender-a'),
+      { purpose: 'temporal-payloads', tenant: 'lender-a' },
+      "an aws-kms reader would pass the tenant in Decrypt's context",
+    );
   });
 
   it('refuses an encryption-tenant that is not a customer id, by name', async () => {
@@ -144,7 +167,12 @@ describe('the documented payload format', () => {
   });
 
   it('shows a bound vector of each format, and the codec seals for a workflow exactly their metadata', async () => {
-    assert.deepEqual(VECTORS.filter((entry) => entry.associatedData !== undefined).map((entry) => entry.name).sort(), ['envelope-v1-bound', 'static-tenant-bound']);
+    assert.deepEqual(
+      VECTORS.filter((entry) => entry.associatedData !== undefined)
+        .map((entry) => entry.name)
+        .sort(),
+      ['envelope-v1-bound', 'static-tenant-bound'],
+    );
     const entry = vector('static-tenant-bound');
     const dir = mkdtempSync(join(tmpdir(), 'vector-tenant-keys-'));
     try {
@@ -162,16 +190,26 @@ describe('the documented payload format', () => {
     const codec = envelopeCodec(kmsOf(entry));
     const bound = asPayload(entry);
     const context = (workflowId: string) => ({ type: 'workflow', namespace: 'default', workflowId }) as const;
-    const read = async (workflowId?: string) => defaultPayloadConverter.fromPayload((await codec.decode([bound], workflowId === undefined ? undefined : context(workflowId)))[0] ?? assert.fail('decoded'));
+    const read = async (workflowId?: string) =>
+      defaultPayloadConverter.fromPayload(
+        (await codec.decode([bound], workflowId === undefined ? undefined : context(workflowId)))[0] ?? assert.fail('decoded'),
+      );
     assert.deepEqual(await read('connection-lender-b:app-7'), { password: 'Everyday' });
-    assert.deepEqual(await read('connection-lender-b:app-7-2026-12-02T02:00:00Z'), { password: 'Everyday' }, "a schedule's run reads what its action was sealed for");
+    assert.deepEqual(
+      await read('connection-lender-b:app-7-2026-12-02T02:00:00Z'),
+      { password: 'Everyday' },
+      "a schedule's run reads what its action was sealed for",
+    );
     assert.deepEqual(await read(), { password: 'Everyday' }, 'the codec endpoint opens it with the associated data of its own metadata');
     await assert.rejects(codec.decode([bound], context('connection-lender-b:app-8')), (error: unknown) => {
       assert.ok(error instanceof PayloadMisboundError, String(error));
-      assert.equal(error.message, 'payload sealed for workflow "connection-lender-b:app-7" sent to workflow "connection-lender-b:app-8": a sealed payload is read only in the workflow it was sealed for, so it is refused');
+      assert.equal(
+        error.message,
+        'payload sealed for workflow "connection-lender-b:app-7" sent to workflow "connection-lender-b:app-8": a sealed payload is read only in the workflow it was sealed for, so it is refused',
+      );
       return true;
     });
-    await assert.rejects(codec.decode([bound], context('connection-lender-b:app-7-nightly')), PayloadMisboundError, 'only a schedule\'s own suffix');
+    await assert.rejects(codec.decode([bound], context('connection-lender-b:app-7-nightly')), PayloadMisboundError, "only a schedule's own suffix");
     const edited = asPayload({ ...entry, metadata: { ...entry.metadata, 'encryption-workflow-id': 'connection-lender-b:app-8' } });
     await assert.rejects(codec.decode([edited], context('connection-lender-b:app-8')), /it was altered, or encrypted with another key/);
     const unknownBinding = asPayload({ ...entry, metadata: { ...entry.metadata, 'encryption-binding': 'workflow-v9' } });
@@ -182,11 +220,23 @@ describe('the documented payload format', () => {
     const entry = vector(ENVELOPE_FORMAT);
     const unbound = asPayload(entry);
     const context = { type: 'workflow', namespace: 'default', workflowId: 'connection-lender-b:app-7' } as const;
-    const keys = () => new EnvelopeKeySource(kmsOf(entry), { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 10, unwrappedKeyLifetimeMs: 60_000, unwrappedKeyCacheSize: 10, outageSealingMs: 60_000, outageSealingMaxUses: 10 });
+    const keys = () =>
+      new EnvelopeKeySource(kmsOf(entry), {
+        dataKeyLifetimeMs: 60_000,
+        dataKeyMaxUses: 10,
+        unwrappedKeyLifetimeMs: 60_000,
+        unwrappedKeyCacheSize: 10,
+        outageSealingMs: 60_000,
+        outageSealingMaxUses: 10,
+      });
     assert.equal((await new EncryptionCodec(keys()).decode([unbound], context)).length, 1);
     await assert.rejects(new EncryptionCodec(keys(), { refuseUnbound: true }).decode([unbound], context), PayloadUnboundError);
     assert.equal((await new EncryptionCodec(keys(), { refuseUnbound: true }).decode([unbound])).length, 1, 'no workflow to check: read');
-    assert.equal((await new EncryptionCodec(keys(), { refuseUnbound: true, readUnsealedForReplay: true }).decode([unbound], context)).length, 1, 'a replay reads its history as it was written');
+    assert.equal(
+      (await new EncryptionCodec(keys(), { refuseUnbound: true, readUnsealedForReplay: true }).decode([unbound], context)).length,
+      1,
+      'a replay reads its history as it was written',
+    );
   });
 
   it('still decodes a payload written by the codec before key providers (commit 2ed9c63)', async () => {

@@ -62,7 +62,8 @@ before(async () => {
   // DEBUG: the most a worker ever logs.
   worker = await startProcess('worker', { ...shared, AGGREGATOR_BASE_URL: sandbox.url, WORKER_METRICS_PORT: '0', LOG_LEVEL: 'DEBUG' });
   consoleProcess = await startProcess('console', { ...shared, CONSOLE_TOKEN: TOKEN, CONSOLE_PORT: '0' });
-  consoleUrl = /operator console on (http:\/\/[^\s]+?)\/ /.exec(consoleProcess.output())?.[1] ?? assert.fail(`the console's address in:\n${consoleProcess.output()}`);
+  consoleUrl =
+    /operator console on (http:\/\/[^\s]+?)\/ /.exec(consoleProcess.output())?.[1] ?? assert.fail(`the console's address in:\n${consoleProcess.output()}`);
   client = await ConnectionsClient.connect(loadClientConfig(shared));
 
   for (const scenario of CHALLENGE_SCENARIOS) {
@@ -92,18 +93,24 @@ before(async () => {
   }
 
   // A start the client refuses (an empty institution): the error names the field, never the password.
-  const refusedStart = await client.start(connectionKey(customerId, uniqueId('bad-input')), {
-    customerId,
-    session: { kind: 'live', institution: '', username: 'bad_input', password: BAD_INPUT_PASSWORD },
-    products: { accountsDetail: {} },
-  }).then(
-    () => assert.fail('a start with an empty institution was accepted'),
-    (error: unknown) => error,
-  );
+  const refusedStart = await client
+    .start(connectionKey(customerId, uniqueId('bad-input')), {
+      customerId,
+      session: { kind: 'live', institution: '', username: 'bad_input', password: BAD_INPUT_PASSWORD },
+      products: { accountsDetail: {} },
+    })
+    .then(
+      () => assert.fail('a start with an empty institution was accepted'),
+      (error: unknown) => error,
+    );
   assert.ok(refusedStart instanceof InvalidConnectionInputError, String(refusedStart));
   errorTexts.push(inspect(refusedStart, { depth: 10 }), String((refusedStart as Error).stack));
 
-  const saved = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'no_mfa' }) });
+  const saved = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'no_mfa' }),
+  });
   const { LoginId: loginId } = (await saved.json()) as { LoginId: string };
   const cached = connectionKey(customerId, uniqueId('cached'));
   workflowIds.push(cached);
@@ -117,7 +124,11 @@ before(async () => {
 
   const failing = connectionKey(customerId, uniqueId('refused'));
   workflowIds.push(failing);
-  await client.start(failing, { customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'invalid_password', password: SANDBOX_PASSWORD }, products: { accountsDetail: {} } });
+  await client.start(failing, {
+    customerId,
+    session: { kind: 'live', institution: 'SandboxBank', username: 'invalid_password', password: SANDBOX_PASSWORD },
+    products: { accountsDetail: {} },
+  });
   await assert.rejects(client.result(failing), (error: unknown) => error instanceof ConnectionFailedError && error.type === 'InvalidCredentials');
 });
 
@@ -155,7 +166,8 @@ function secrets(): Map<string, string> {
   // Short answers ("Text", "Call") could occur in ciphertext by chance and are not secret; an answer
   // naming an institution ("SandboxCreditUnion") is readable on purpose in the Institution search attribute.
   const institutions: ReadonlySet<string> = new Set(SCENARIOS.map((scenario) => scenario.institution));
-  for (const answer of answers) if (answer.length >= 6 && answer !== 'VERIFIED' && !institutions.has(answer)) found.set(`the answer ${answer.slice(0, 12)}…`, answer);
+  for (const answer of answers)
+    if (answer.length >= 6 && answer !== 'VERIFIED' && !institutions.has(answer)) found.set(`the answer ${answer.slice(0, 12)}…`, answer);
   for (const result of results) {
     for (const account of specAccounts(result.accountsDetail?.Accounts ?? [])) {
       found.set(`account number ${account.AccountNumber}`, account.AccountNumber);
@@ -182,7 +194,10 @@ describe('secrets at rest with the default settings', () => {
     const found = secrets();
     assert.ok(results.length === CHALLENGE_SCENARIOS.length + 1, 'every connection completed');
     for (const kind of ['account number', 'holder name', 'holder email', 'holder phone', 'the answer']) {
-      assert.ok([...found.keys()].some((name) => name.startsWith(kind)), `some ${kind}`);
+      assert.ok(
+        [...found.keys()].some((name) => name.startsWith(kind)),
+        `some ${kind}`,
+      );
     }
   });
 
@@ -206,9 +221,15 @@ describe('secrets at rest with the default settings', () => {
   });
 
   it('keeps them out of what the error paths answered and threw (a refused start, a refused answer)', () => {
-    assert.ok(errorTexts.some((text) => /institution/.test(text)), 'the refused start named its field');
-    assert.ok(errorTexts.some((text) => text.includes('"rejected"')), 'the refused answer was answered');
-    for (const text of errorTexts) assertNoSecretIn('an error path\'s answer', Buffer.from(text));
+    assert.ok(
+      errorTexts.some((text) => /institution/.test(text)),
+      'the refused start named its field',
+    );
+    assert.ok(
+      errorTexts.some((text) => text.includes('"rejected"')),
+      'the refused answer was answered',
+    );
+    for (const text of errorTexts) assertNoSecretIn("an error path's answer", Buffer.from(text));
   });
 
   it("keeps them out of the worker's and the console's logs", () => {

@@ -32,7 +32,10 @@ describe("a static key's uses", () => {
 
     assert.equal(totals.get(`${STATIC_KEY_SEALS_METRIC}{key_id=static-2026}`), 7);
     assert.equal(warnings.length, 1, warnings.join('\n'));
-    assert.match(warnings[0] ?? '', /static key "static-2026": this process alone has sealed 5 payloads with it, .*safe for 4294967296 under one key .*rotate it/);
+    assert.match(
+      warnings[0] ?? '',
+      /static key "static-2026": this process alone has sealed 5 payloads with it, .*safe for 4294967296 under one key .*rotate it/,
+    );
     stop();
     await codec.encode([payload(8)]);
     assert.equal(totals.get(`${STATIC_KEY_SEALS_METRIC}{key_id=static-2026}`), 7, 'nothing counted after the unsubscribe');

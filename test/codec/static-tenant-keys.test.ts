@@ -87,7 +87,10 @@ describe('keys per tenant in static mode', () => {
     writeKeys(readerDir, 'lender-a', keyLine('a-1', a));
     const { codec: reader } = codecOn(readerDir);
     assert.deepEqual(await open(reader, ofA), { password: 'Everyday' });
-    await assert.rejects(open(reader, ofB), (error: unknown) => error instanceof KeyDestroyedError && error.tenant === 'lender-b' && /no longer|is gone/.test(error.message));
+    await assert.rejects(
+      open(reader, ofB),
+      (error: unknown) => error instanceof KeyDestroyedError && error.tenant === 'lender-b' && /no longer|is gone/.test(error.message),
+    );
     await assert.rejects(open(new EncryptionCodec(PRODUCT), ofA), /this process has no keys per tenant/, 'nor does the product key alone');
 
     // A's key relabelled as B's: B's file has no such key id, and the label cannot choose A's file.
@@ -95,13 +98,16 @@ describe('keys per tenant in static mode', () => {
     await assert.rejects(open(writer, relabelled), (error: unknown) => error instanceof UnknownEncryptionKeyError);
   });
 
-  it('refuses a payload sealed with one tenant\'s key in a workflow of another (a worker marks it as a rejected message)', async () => {
+  it("refuses a payload sealed with one tenant's key in a workflow of another (a worker marks it as a rejected message)", async () => {
     const dir = freshDir();
     writeKeys(dir, 'lender-a', keyLine('a-1'));
     writeKeys(dir, 'lender-b', keyLine('b-1'));
     const { codec } = codecOn(dir);
     const ofA = await seal(codec, 'connection-lender-a:app-1', { answers: ['Montreal'] });
-    await assert.rejects(open(codec, ofA, 'connection-lender-b:app-1'), (error: unknown) => error instanceof PayloadDecryptionError && /sealed for tenant "lender-a" in a workflow of tenant "lender-b"/.test(error.message));
+    await assert.rejects(
+      open(codec, ofA, 'connection-lender-b:app-1'),
+      (error: unknown) => error instanceof PayloadDecryptionError && /sealed for tenant "lender-a" in a workflow of tenant "lender-b"/.test(error.message),
+    );
     assert.deepEqual(await open(codec, ofA, 'connection-lender-a:app-1'), { answers: ['Montreal'] }, 'its own workflow reads it');
     const { codec: worker } = codecOn(dir, { mark: true });
     const [marked] = await worker.decode([ofA], inWorkflow('connection-lender-b:app-1'));
@@ -131,7 +137,7 @@ describe('keys per tenant in static mode', () => {
     assert.deepEqual(await open(other, await seal(rotator, 'connection-lender-a:app-1')), { password: 'Everyday' });
   });
 
-  it("forgets a tenant whose file is destroyed: its keys leave memory at the recheck, others read on", async () => {
+  it('forgets a tenant whose file is destroyed: its keys leave memory at the recheck, others read on', async () => {
     const dir = freshDir();
     writeKeys(dir, 'lender-a', keyLine('a-1'));
     writeKeys(dir, 'lender-b', keyLine('b-1'));
@@ -142,7 +148,14 @@ describe('keys per tenant in static mode', () => {
     assert.equal(destroyTenantKeyFile(join(dir, 'lender-a.key')), 'destroyed');
     assert.equal(destroyTenantKeyFile(join(dir, 'lender-a.key')), 'already-gone');
     time.pass(TENANT_KEY_FILE_RECHECK_MS);
-    await assert.rejects(open(codec, ofA), (error: unknown) => error instanceof KeyDestroyedError && error.keptIn === 'key-file' && error.keyName === join(dir, 'lender-a.key') && /key destroyed: .*tenant "lender-a", whose key file .* is gone/.test(error.message));
+    await assert.rejects(
+      open(codec, ofA),
+      (error: unknown) =>
+        error instanceof KeyDestroyedError &&
+        error.keptIn === 'key-file' &&
+        error.keyName === join(dir, 'lender-a.key') &&
+        /key destroyed: .*tenant "lender-a", whose key file .* is gone/.test(error.message),
+    );
     await assert.rejects(seal(codec, 'connection-lender-a:app-2'), (error: unknown) => error instanceof TenantKeyMissingError && error.tenant === 'lender-a');
     assert.deepEqual(await open(codec, ofB), { password: 'Everyday' });
   });
@@ -158,7 +171,12 @@ describe('keys per tenant in static mode', () => {
     assert.deepEqual(await open(two, fromOne), { password: 'Everyday' });
 
     const elsewhere = codecOn(freshDir()).codec;
-    await assert.rejects(seal(elsewhere, 'connection-new-lender:app-1'), (error: unknown) => error instanceof TenantKeyMissingError && /tenant "new-lender" has no payload key: no file .*new-lender\.key; onboard the tenant first/.test(error.message));
+    await assert.rejects(
+      seal(elsewhere, 'connection-new-lender:app-1'),
+      (error: unknown) =>
+        error instanceof TenantKeyMissingError &&
+        /tenant "new-lender" has no payload key: no file .*new-lender\.key; onboard the tenant first/.test(error.message),
+    );
     await assert.rejects(open(codecOn(join(root, 'never-made')).codec, fromOne), KeyDestroyedError, 'reading never makes a file');
   });
 
@@ -176,7 +194,11 @@ describe('keys per tenant in static mode', () => {
       writeKeys(dir, 'bad', content);
       assert.throws(
         () => readTenantKeyFile(join(dir, 'bad.key')),
-        (error: unknown) => error instanceof TenantKeyFileError && problem.test(error.message) && !error.message.includes(secret) && error.message.startsWith(`tenant key file ${join(dir, 'bad.key')}: `),
+        (error: unknown) =>
+          error instanceof TenantKeyFileError &&
+          problem.test(error.message) &&
+          !error.message.includes(secret) &&
+          error.message.startsWith(`tenant key file ${join(dir, 'bad.key')}: `),
         content.slice(0, 12),
       );
     }

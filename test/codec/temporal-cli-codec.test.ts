@@ -63,14 +63,26 @@ function temporal(args: readonly string[], codec: Record<string, string>) {
 }
 
 async function awaitingAnswer(): Promise<string> {
-  const handle = await stack.start({ session: { kind: 'live', institution: SCENARIO.institution, username: SCENARIO.username, password: SANDBOX_PASSWORD, save: true }, products: { accountsDetail: {} } });
+  const handle = await stack.start({
+    session: { kind: 'live', institution: SCENARIO.institution, username: SCENARIO.username, password: SANDBOX_PASSWORD, save: true },
+    products: { accountsDetail: {} },
+  });
   await stack.waitForState(handle.workflowId, (state) => state.status === 'AwaitingAnswer' && state.challengeSet?.id === '1', 'the security question');
   return handle.workflowId;
 }
 
-const signalArgs = (workflowId: string) => ['workflow', 'signal', '--workflow-id', workflowId, '--name', 'answerChallenge', '--input', JSON.stringify({ challengeSetId: '1', responses: ROUND?.answer })];
+const signalArgs = (workflowId: string) => [
+  'workflow',
+  'signal',
+  '--workflow-id',
+  workflowId,
+  '--name',
+  'answerChallenge',
+  '--input',
+  JSON.stringify({ challengeSetId: '1', responses: ROUND?.answer }),
+];
 
-describe('the temporal CLI through the console\'s codec endpoint', () => {
+describe("the temporal CLI through the console's codec endpoint", () => {
   it('answers with the documented signal, sealed by the codec with the encode token in TEMPORAL_CODEC_AUTH', async () => {
     const workflowId = await awaitingAnswer();
     const run = await temporal(signalArgs(workflowId), { TEMPORAL_CODEC_ENDPOINT: codecEndpoint, TEMPORAL_CODEC_AUTH: `Bearer ${ENCODE_TOKEN}` });
@@ -81,7 +93,10 @@ describe('the temporal CLI through the console\'s codec endpoint', () => {
     assert.equal(state.lastRejection, undefined);
 
     // The documented query: the state, decoded with the codec token (which opens nothing else).
-    const query = await temporal(['workflow', 'query', '--workflow-id', workflowId, '--type', 'connectionState', '-o', 'json'], { TEMPORAL_CODEC_ENDPOINT: codecEndpoint, TEMPORAL_CODEC_AUTH: `Bearer ${CODEC_TOKEN}` });
+    const query = await temporal(['workflow', 'query', '--workflow-id', workflowId, '--type', 'connectionState', '-o', 'json'], {
+      TEMPORAL_CODEC_ENDPOINT: codecEndpoint,
+      TEMPORAL_CODEC_AUTH: `Bearer ${CODEC_TOKEN}`,
+    });
     assert.equal(query.code, 0, query.stderr);
     assert.match(query.stdout, /"status":\s*"(Retrieving|Completed)"/);
   });

@@ -25,7 +25,14 @@ let workerToken: string;
 
 /** A process's codec (its own key source: nothing cached from another) with keys per tenant or not. */
 function processOn(vault: VaultSettings, tenantKeys = true): EncryptionCodec {
-  const section: TransitEncryption = { provider: 'vault-transit', keyId: transitKeyId(KEY), vault, transit: { mount: 'transit', key: KEY }, cache: KMS_TEST_CACHE, tenantKeys };
+  const section: TransitEncryption = {
+    provider: 'vault-transit',
+    keyId: transitKeyId(KEY),
+    vault,
+    transit: { mount: 'transit', key: KEY },
+    cache: KMS_TEST_CACHE,
+    tenantKeys,
+  };
   return new EncryptionCodec(keySourceFor(section));
 }
 
@@ -121,7 +128,10 @@ describe('a key per tenant on OpenBao', () => {
     await assert.rejects(sealed(codec, 'connection-lender-d:app-5'), (error: unknown) => {
       assert.ok(error instanceof KeyProviderRefusedError, String(error));
       assert.equal(error.status, 403);
-      assert.match(error.message, /tenant "lender-d"'s data keys come from transit key "aggregation-payloads-tenant-lender-d", and this process's policy does not allow transit\/datakey\/plaintext\/<key>-tenant-\*/);
+      assert.match(
+        error.message,
+        /tenant "lender-d"'s data keys come from transit key "aggregation-payloads-tenant-lender-d", and this process's policy does not allow transit\/datakey\/plaintext\/<key>-tenant-\*/,
+      );
       return true;
     });
   });

@@ -20,21 +20,31 @@ void describe('an input the worker cannot decrypt', () => {
     const { stack } = file;
     const loginId = await stack.savedLogin('no_mfa');
     const otherKey = { keyId: 'pipeline-only', key: randomBytes(32), decryptionKeys: new Map<string, Uint8Array>() };
-    const pipeline = new Client({ connection: file.env.connection, namespace: file.env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: otherKey }) });
+    const pipeline = new Client({
+      connection: file.env.connection,
+      namespace: file.env.namespace ?? 'default',
+      dataConverter: dataConverterFor({ encryption: otherKey }),
+    });
     const handle = await pipeline.workflow.start(CONNECTION_WORKFLOW_TYPE, {
       taskQueue: stack.taskQueue,
       workflowId: uniqueId('undecodable-input'),
       args: [{ customerId: stack.customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} } }],
     });
     // The worker's own client reads the failure (its message is encrypted under the worker's key).
-    const error = await stack.client.workflow.getHandle(handle.workflowId).result().then(
-      () => assert.fail('the connection completed'),
-      (failure: unknown) => failure,
-    );
+    const error = await stack.client.workflow
+      .getHandle(handle.workflowId)
+      .result()
+      .then(
+        () => assert.fail('the connection completed'),
+        (failure: unknown) => failure,
+      );
     assert.ok(error instanceof WorkflowFailedError, String(error));
     assert.ok(error.cause instanceof ApplicationFailure, String(error.cause));
     assert.equal(error.cause.type, 'InvalidConnectionInput');
-    assert.match(error.cause.message, /invalid connection input: cannot decrypt it: payload encrypted with key id "pipeline-only", which is not configured here/);
+    assert.match(
+      error.cause.message,
+      /invalid connection input: cannot decrypt it: payload encrypted with key id "pipeline-only", which is not configured here/,
+    );
     assert.doesNotMatch(error.cause.message, /customerId|session/);
   });
 });

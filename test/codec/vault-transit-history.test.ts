@@ -38,10 +38,14 @@ let restarted: ConnectionStack | undefined;
 before(async () => {
   bao = await startOpenBao();
   const token = await bao.token('aggregation-worker', workerPolicy(bao.transitKey));
-  run = await runKmsConnection('vault-transit', { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: bao.address, PAYLOAD_VAULT_TOKEN: token }, (encryption) => {
-    assert.equal(encryption?.provider, 'vault-transit');
-    return encryption;
-  });
+  run = await runKmsConnection(
+    'vault-transit',
+    { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: bao.address, PAYLOAD_VAULT_TOKEN: token },
+    (encryption) => {
+      assert.equal(encryption?.provider, 'vault-transit');
+      return encryption;
+    },
+  );
   waitingId = connectionKey(run.stack.customerId, uniqueId('vault-waiting'));
   const starter = await ConnectionsClient.connect(loadClientConfig({ ...run.variables }));
   try {
@@ -70,7 +74,14 @@ describe('a connection with PAYLOAD_KEY_PROVIDER=vault-transit', () => {
   it('stores every payload of its history as envelope-v1 with the wrapped data key and its version in the metadata', () => {
     assert.ok(run.payloads.length >= 5, `payloads found: ${run.payloads.length}`);
     assert.deepEqual(
-      run.payloads.filter((field) => field.encoding !== 'binary/encrypted' || field.format !== 'envelope-v1' || field.keyId !== `vault-transit:${tenantKey()}` || field.tenant !== run.stack.customerId || field.version !== '1'),
+      run.payloads.filter(
+        (field) =>
+          field.encoding !== 'binary/encrypted' ||
+          field.format !== 'envelope-v1' ||
+          field.keyId !== `vault-transit:${tenantKey()}` ||
+          field.tenant !== run.stack.customerId ||
+          field.version !== '1',
+      ),
       [],
     );
     const wrapped = new Set(run.payloads.map((field) => field.wrappedKey));
@@ -136,7 +147,11 @@ describe('a connection waiting for an answer when its key version is revoked, it
     // The revocation above has happened (describe blocks run in order); the worker restarts without the keys it had unwrapped.
     await run.stack.stop();
     const encryption = loadWorkerConfig({ ...run.variables }).encryption;
-    restarted = await startConnectionStack(run.stack.env, { taskQueue: run.stack.taskQueue, customerId: run.stack.customerId, ...(encryption ? { encryption } : {}) });
+    restarted = await startConnectionStack(run.stack.env, {
+      taskQueue: run.stack.taskQueue,
+      customerId: run.stack.customerId,
+      ...(encryption ? { encryption } : {}),
+    });
   });
 
   it('the pipeline client reading its state gets KeyVersionRevokedError naming version 1, not an opaque query failure', async () => {

@@ -12,7 +12,13 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { DATA_KEY_RETRY_MS, EnvelopeKeySource, type DataKeyCacheSettings } from '../../src/codec/envelope-keys.js';
 import { StaticKeySource } from '../../src/codec/key-source.js';
-import { KeyProviderRefusedError, KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError, SealingStoppedError } from '../../src/codec/payload-errors.js';
+import {
+  KeyProviderRefusedError,
+  KeyProviderUnavailableError,
+  KeyVersionRevokedError,
+  PayloadDecryptionError,
+  SealingStoppedError,
+} from '../../src/codec/payload-errors.js';
 import { ENVELOPE_FORMAT } from '../../src/codec/payload-format.js';
 import { VaultClient, type VaultSettings } from '../../src/codec/vault-client.js';
 import { VaultTransit } from '../../src/codec/vault-transit.js';
@@ -64,7 +70,10 @@ describe('the vault-transit key provider on OpenBao', () => {
     const reader = processOn(bao.settings({ auth: { kind: 'token', token: workerToken } }));
     // Read as a worker does, a few at a time and concurrently: concurrent misses share one unwrap.
     const decoded = (await Promise.all(Array.from({ length: N / 10 }, (_, batch) => reader.codec.decode(encoded.slice(batch * 10, batch * 10 + 10))))).flat();
-    assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload<{ index: number }>(p).index), Array.from({ length: N }, (_, index) => index));
+    assert.deepEqual(
+      decoded.map((p) => defaultPayloadConverter.fromPayload<{ index: number }>(p).index),
+      Array.from({ length: N }, (_, index) => index),
+    );
     const [ownRead] = await writer.codec.decode([encoded[0] ?? assert.fail('encoded')]);
     assert.ok(ownRead);
     const calls = { datakey: writer.transit.datakeys, decryptByWriter: writer.transit.unwraps, decryptByReader: reader.transit.unwraps };
@@ -80,7 +89,6 @@ describe('the vault-transit key provider on OpenBao', () => {
     assert.equal(new Set(first.map((p) => text(p.metadata?.['encryption-wrapped-key']))).size, 3);
     const bigBatch = await writer.codec.encode(Array.from({ length: 15 }, () => payload('many')));
     assert.equal(new Set(bigBatch.map((p) => text(p.metadata?.['encryption-wrapped-key']))).size, 1, 'a batch over the maximum gets one fresh key');
-
 
     const lasting = processOn(bao.settings(), { key: 'rotating', cache: { dataKeyLifetimeMs: 60_000 } });
     assert.equal(versionOf(await one(lasting.codec)), '1');
@@ -123,8 +131,14 @@ describe('the vault-transit key provider on OpenBao', () => {
     // A worker does not mark a revoked payload as it marks a stray message: the whole history is
     // revoked (its start input first), so the workflow task fails naming the version, and goes on if
     // the minimum is lowered again, where a marked start input would fail the connection for good.
-    const worker = new EncryptionCodec(new EnvelopeKeySource(new VaultTransit(new VaultClient(bao.settings(), 'vault-transit'), { mount: 'transit', key: 'revoked' }), KMS_TEST_CACHE), { markUndecodableMessages: true });
-    await assert.rejects(worker.decode([old], { type: 'workflow', namespace: 'default', workflowId: 'w' } as never), (error: unknown) => error instanceof KeyVersionRevokedError && error.version === 1);
+    const worker = new EncryptionCodec(
+      new EnvelopeKeySource(new VaultTransit(new VaultClient(bao.settings(), 'vault-transit'), { mount: 'transit', key: 'revoked' }), KMS_TEST_CACHE),
+      { markUndecodableMessages: true },
+    );
+    await assert.rejects(
+      worker.decode([old], { type: 'workflow', namespace: 'default', workflowId: 'w' } as never),
+      (error: unknown) => error instanceof KeyVersionRevokedError && error.version === 1,
+    );
     await bao.api('POST', 'transit/keys/revoked/config', { min_decryption_version: 1 });
     const [readAgain] = await processOn(bao.settings(), { key: 'revoked' }).codec.decode([old]);
     assert.deepEqual(defaultPayloadConverter.fromPayload(readAgain ?? assert.fail('decoded')), SECRET, 'the minimum lowered again: the same payload reads');
@@ -157,8 +171,14 @@ describe('the vault-transit key provider on OpenBao', () => {
     const [decoded] = await switched.codec.decode([before]);
     assert.deepEqual(defaultPayloadConverter.fromPayload(decoded ?? assert.fail('decoded')), SECRET);
     const withoutKeys = processOn(bao.settings());
-    await assert.rejects(withoutKeys.codec.decode([before]), /configured key id "default" \(the static format\), and this process has no configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID/);
-    await assert.rejects(new EncryptionCodec(keys).decode([await one(switched.codec)]), /wrapped by key id "vault-transit:aggregation-payloads" .*no key provider for it/);
+    await assert.rejects(
+      withoutKeys.codec.decode([before]),
+      /configured key id "default" \(the static format\), and this process has no configured keys: set PAYLOAD_ENCRYPTION_KEY and PAYLOAD_ENCRYPTION_KEY_ID/,
+    );
+    await assert.rejects(
+      new EncryptionCodec(keys).decode([await one(switched.codec)]),
+      /wrapped by key id "vault-transit:aggregation-payloads" .*no key provider for it/,
+    );
   });
 
   it('refuses bad envelope metadata by name', async () => {
@@ -166,8 +186,14 @@ describe('the vault-transit key provider on OpenBao', () => {
     const withMetadata = (key: string, value: string): Payload => ({ ...encoded, metadata: { ...encoded.metadata, [key]: Buffer.from(value) } });
     const reader = processOn(bao.settings());
     await assert.rejects(reader.codec.decode([withMetadata('encryption-key-version', 'two')]), /encryption-key-version "two": must be a key version/);
-    await assert.rejects(reader.codec.decode([withMetadata('encryption-key-version', '7')]), /disagrees with itself: encryption-key-version 7, but its wrapped key is of version 1/);
-    await assert.rejects(reader.codec.decode([withMetadata('encryption-format', 'envelope-v9')]), /encryption-format "envelope-v9", which this process does not read/);
+    await assert.rejects(
+      reader.codec.decode([withMetadata('encryption-key-version', '7')]),
+      /disagrees with itself: encryption-key-version 7, but its wrapped key is of version 1/,
+    );
+    await assert.rejects(
+      reader.codec.decode([withMetadata('encryption-format', 'envelope-v9')]),
+      /encryption-format "envelope-v9", which this process does not read/,
+    );
     await assert.rejects(reader.codec.decode([withMetadata('encryption-key-id', 'aws-kms:x')]), /not by a vault-transit key/);
   });
 });
@@ -246,9 +272,15 @@ describe('the vault-transit key provider with OpenBao stopped', () => {
     });
     // Nor for any number of payloads: 2 of its own, 3 more in the outage, then it stops.
     await busy.codec.encode([payload(3), payload(4), payload(5)]);
-    await assert.rejects(busy.codec.encode([payload(6)]), (error: unknown) => error instanceof SealingStoppedError && error.bound === 'uses' && /PAYLOAD_DATA_KEY_OUTAGE_MAX_USES/.test(error.message));
+    await assert.rejects(
+      busy.codec.encode([payload(6)]),
+      (error: unknown) => error instanceof SealingStoppedError && error.bound === 'uses' && /PAYLOAD_DATA_KEY_OUTAGE_MAX_USES/.test(error.message),
+    );
     // A process that never made a data key has nothing to stand in: typed, retryable.
-    await assert.rejects(processOn(outage.settings()).codec.encode([payload('new process')]), (error: unknown) => error instanceof KeyProviderUnavailableError && error.operation === 'datakey');
+    await assert.rejects(
+      processOn(outage.settings()).codec.encode([payload('new process')]),
+      (error: unknown) => error instanceof KeyProviderUnavailableError && error.operation === 'datakey',
+    );
     reader.clock.now += 120_001;
     await assert.rejects(reader.codec.decode([written]), KeyProviderUnavailableError);
   });

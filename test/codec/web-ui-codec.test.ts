@@ -86,7 +86,9 @@ describe('the Web UI of an encrypted stack', () => {
     const stranger = await browser.newContext();
     try {
       const page = await stranger.newPage();
-      const refusal = page.waitForResponse((response) => response.url().startsWith(`${consoleUrl}/codec/decode`) && response.request().method() === 'POST', { timeout: 30_000 });
+      const refusal = page.waitForResponse((response) => response.url().startsWith(`${consoleUrl}/codec/decode`) && response.request().method() === 'POST', {
+        timeout: 30_000,
+      });
       await page.goto(workflowPage);
       const refused = await refusal;
       assert.equal(refused.status(), 401);

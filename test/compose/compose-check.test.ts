@@ -33,11 +33,24 @@ const EXPECTED_SERVICES = [
   'worker',
 ];
 
-
 /** Runs compose-check.ts on `file` with the variables a user would not have set (no .env, no secrets). */
 function composeCheck(file?: string): Promise<CommandRun> {
   const env = { ...process.env };
-  for (const name of [...PROVIDER_VARIABLES, 'TEMPORAL_UI_OIDC_CLIENT_SECRET', 'CONSOLE_OIDC_CLIENT_SECRET', 'CONSOLE_SESSION_SECRET', 'PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'SANDBOX_PORT', 'CONSOLE_PORT', 'GRAFANA_PORT', 'PROMETHEUS_PORT']) delete env[name];
+  for (const name of [
+    ...PROVIDER_VARIABLES,
+    'TEMPORAL_UI_OIDC_CLIENT_SECRET',
+    'CONSOLE_OIDC_CLIENT_SECRET',
+    'CONSOLE_SESSION_SECRET',
+    'PAYLOAD_ENCRYPTION_KEY',
+    'CONSOLE_TOKEN',
+    'TEMPORAL_PORT',
+    'TEMPORAL_UI_PORT',
+    'SANDBOX_PORT',
+    'CONSOLE_PORT',
+    'GRAFANA_PORT',
+    'PROMETHEUS_PORT',
+  ])
+    delete env[name];
   return runCommand(process.execPath, ['--import', 'tsx', SCRIPT, ...(file ? [file] : [])], { env });
 }
 
@@ -87,9 +100,18 @@ describe('npm run compose:check', { concurrency: true }, () => {
     }
     assert.match(lastLine(run.stdout), /^compose-check: .*temporal-compose\.yml is valid \(docker-compose v2\.\d+\.\d+ config --quiet\): 13 services/);
     // The lender's provider is not in the file: its settings are required, given stand-ins by the check.
-    assert.match(run.stdout, new RegExp(`^required variables unset here, checked with stand-ins \\(\`config\` and \`up\` stop without them\\): ${PROVIDER_VARIABLES.join(', ')}$`, 'm'));
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `^required variables unset here, checked with stand-ins \\(\`config\` and \`up\` stop without them\\): ${PROVIDER_VARIABLES.join(', ')}$`,
+        'm',
+      ),
+    );
     // The Web UI signs in at the provider, its client secret a compose secret.
-    assert.match(run.stdout, /^temporal-ui\s+temporalio\/ui:\d+\.\d+\.\d+\s+1\s+long-running\s+8233->8080\s+TEMPORAL_AUTH_CLIENT_SECRET\s+temporal \(healthy\)/m);
+    assert.match(
+      run.stdout,
+      /^temporal-ui\s+temporalio\/ui:\d+\.\d+\.\d+\s+1\s+long-running\s+8233->8080\s+TEMPORAL_AUTH_CLIENT_SECRET\s+temporal \(healthy\)/m,
+    );
     // The console signs operators in at the same provider: its secrets are its client's and its sessions', no shared token.
     assert.match(run.stdout, /^console\s+aggregation-connections:local .*\s+PAYLOAD_ENCRYPTION_KEY,CONSOLE_OIDC_CLIENT_SECRET,CONSOLE_SESSION_SECRET\s/m);
   });
@@ -98,7 +120,10 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const compose = loadToolchainConfig().paths.dockerCompose ?? join(TEMPORAL_CACHE_DIR, 'bin', 'docker-compose');
     // One unset at a time, the others set: with several unset, Compose names whichever it meets first, in no fixed order.
     for (const missing of PROVIDER_VARIABLES) {
-      const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(PROVIDER_VARIABLES.map((name) => [name, `https://provider.example/${name.toLowerCase()}`])) };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...Object.fromEntries(PROVIDER_VARIABLES.map((name) => [name, `https://provider.example/${name.toLowerCase()}`])),
+      };
       delete env[missing];
       const run = await runCommand(compose, ['-f', COMPOSE_FILE, 'config', '--quiet'], { env });
       assert.notEqual(run.code, 0, `${missing} unset`);
@@ -107,11 +132,18 @@ describe('npm run compose:check', { concurrency: true }, () => {
   });
 
   it('refuses a copy whose Web UI serves without sign-in, or whose server checks no token', async () => {
-    const file = await brokenCopy('no-sign-in', /TEMPORAL_AUTH_AUTHORIZER: default\n([^]*)TEMPORAL_AUTH_ENABLED: "true"/, 'TEMPORAL_AUTH_AUTHORIZER: ""\n$1TEMPORAL_AUTH_ENABLED: "false"');
+    const file = await brokenCopy(
+      'no-sign-in',
+      /TEMPORAL_AUTH_AUTHORIZER: default\n([^]*)TEMPORAL_AUTH_ENABLED: "true"/,
+      'TEMPORAL_AUTH_AUTHORIZER: ""\n$1TEMPORAL_AUTH_ENABLED: "false"',
+    );
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
     assert.match(run.stderr, /temporal-ui: TEMPORAL_AUTH_ENABLED is not "true": the Web UI would show every workflow to whoever reaches it, signed in or not/);
-    assert.match(run.stderr, /temporal: TEMPORAL_AUTH_AUTHORIZER= and TEMPORAL_AUTH_CLAIM_MAPPER=default, not default and default: Temporal would not check the tokens the Web UI forwards/);
+    assert.match(
+      run.stderr,
+      /temporal: TEMPORAL_AUTH_AUTHORIZER= and TEMPORAL_AUTH_CLAIM_MAPPER=default, not default and default: Temporal would not check the tokens the Web UI forwards/,
+    );
     assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 2 problem/);
   });
 
@@ -127,10 +159,13 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const file = await brokenCopy('no-unattended-worker', 'WORKER_POOL: unattended', 'WORKER_POOL: service');
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /no worker service polls aggregation-connections-unattended \(UNATTENDED_POOL=separate on [\w, -]+\): set WORKER_POOL on a worker service to poll it/);
+    assert.match(
+      run.stderr,
+      /no worker service polls aggregation-connections-unattended \(UNATTENDED_POOL=separate on [\w, -]+\): set WORKER_POOL on a worker service to poll it/,
+    );
   });
 
-  it('refuses a copy whose schema Compose rejects, with Compose\'s own error', async () => {
+  it("refuses a copy whose schema Compose rejects, with Compose's own error", async () => {
     const file = await brokenCopy('bad-replicas', 'replicas: 3', 'replicas: three');
     const run = await composeCheck(file);
     assert.notEqual(run.code, 0);
@@ -140,7 +175,11 @@ describe('npm run compose:check', { concurrency: true }, () => {
   });
 
   it('refuses a copy whose service waits for a service that does not exist', async () => {
-    const file = await brokenCopy('bad-dependency', /(\n {6})minio-bucket:(\n {8}condition: service_completed_successfully\n {6}sandbox:)/, '$1minio-buckets:$2');
+    const file = await brokenCopy(
+      'bad-dependency',
+      /(\n {6})minio-bucket:(\n {8}condition: service_completed_successfully\n {6}sandbox:)/,
+      '$1minio-buckets:$2',
+    );
     const run = await composeCheck(file);
     assert.notEqual(run.code, 0);
     assert.match(run.stderr, /minio-buckets/);
@@ -166,7 +205,10 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const file = await brokenCopy('metrics-port', 'WORKER_METRICS_PORT: "9464"', 'WORKER_METRICS_PORT: "9465"');
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /prometheus scrapes \[worker:9464, unattended-worker:9464\] \(\.\/prometheus\/prometheus\.yml\); service worker serves its metrics on worker:9465 \(WORKER_METRICS_PORT\)/);
+    assert.match(
+      run.stderr,
+      /prometheus scrapes \[worker:9464, unattended-worker:9464\] \(\.\/prometheus\/prometheus\.yml\); service worker serves its metrics on worker:9465 \(WORKER_METRICS_PORT\)/,
+    );
     assert.match(run.stderr, /service worker does not expose its WORKER_METRICS_PORT 9465 to prometheus/);
     // The unattended pool's workers share the worker's environment (a YAML anchor): the same two problems.
     assert.match(run.stderr, /service unattended-worker does not expose its WORKER_METRICS_PORT 9465 to prometheus/);
@@ -202,7 +244,10 @@ describe('npm run compose:check', { concurrency: true }, () => {
     const file = await brokenCopy('missing-search-attribute', / \\\n\s+--name LoginId --type Keyword/, '');
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /temporal-setup registers \[BookCadence=Keyword, ConnectionStatus=Keyword, CustomerId=Keyword, EndUserChallenge=Keyword, Institution=Keyword\]/);
+    assert.match(
+      run.stderr,
+      /temporal-setup registers \[BookCadence=Keyword, ConnectionStatus=Keyword, CustomerId=Keyword, EndUserChallenge=Keyword, Institution=Keyword\]/,
+    );
     assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
   });
 });

@@ -42,7 +42,7 @@ describe('the Audit page in a browser', () => {
       await row.first().waitFor({ timeout: 10_000 });
       const cells = await row.first().locator('td').allTextContents();
       assert.deepEqual(cells.slice(1), ['the console token', 'answer', stack.customerId, workflowId, 'ok: accepted']);
-      assert.match(await page.locator('#audit-message').textContent() ?? '', new RegExp(`\\d+ entr(y|ies) of ${stack.customerId}`));
+      assert.match((await page.locator('#audit-message').textContent()) ?? '', new RegExp(`\\d+ entr(y|ies) of ${stack.customerId}`));
 
       await page.fill('#audit-customer', 'a-lender-with-nothing');
       await page.click('#audit-query button[type=submit]');

@@ -48,7 +48,12 @@ const audit = tempAuditTrail();
 async function accessTokenOf(username: string, clientId = 'aggregation-cli'): Promise<string> {
   const credentials = join(dir, `${username}-${clientId}.json`);
   const cli = cliAs({
-    env: { CLI_OIDC_ISSUER: provider.issuer, CLI_OIDC_CLIENT_ID: clientId, CLI_CREDENTIALS_FILE: credentials, AUDIT_STORE: `file:${join(dir, 'cli-audit.jsonl')}` },
+    env: {
+      CLI_OIDC_ISSUER: provider.issuer,
+      CLI_OIDC_CLIENT_ID: clientId,
+      CLI_CREDENTIALS_FILE: credentials,
+      AUDIT_STORE: `file:${join(dir, 'cli-audit.jsonl')}`,
+    },
     username,
     password: PASSWORD,
     connect: () => Promise.reject(new Error('no Temporal for login')),
@@ -123,7 +128,10 @@ describe("a person's access token on the console's API", () => {
     const me = await json(await call(alice, '/api/me'));
     assert.deepEqual([me.subject, me.name, me.via, me.roles], ['alice', 'Alice Operator', 'oidc-bearer', `operator@${tenantA}`]);
     const listed = (await json(await call(alice, '/api/connections?status=any'))).connections as { workflowId: string }[];
-    assert.ok(listed.some((c) => c.workflowId === ofA), "A's connection is listed");
+    assert.ok(
+      listed.some((c) => c.workflowId === ofA),
+      "A's connection is listed",
+    );
     assert.ok(!listed.some((c) => c.workflowId === ofB), "B's is not");
     const refused = await call(alice, `/api/connections/${encodeURIComponent(ofB)}/answer`, RIGHT_ANSWER);
     assert.equal(refused.status, 403);
@@ -152,14 +160,24 @@ describe("a person's access token on the console's API", () => {
     assert.equal(other.status, 401);
     const otherBody = await json(other);
     assert.equal(otherBody.error, 'BearerTokenRefused');
-    assert.match(otherBody.message as string, /issued to client "expense-app", whose tokens this console does not take \(CONSOLE_BEARER_CLIENTS: aggregation-cli\)/);
+    assert.match(
+      otherBody.message as string,
+      /issued to client "expense-app", whose tokens this console does not take \(CONSOLE_BEARER_CLIENTS: aggregation-cli\)/,
+    );
 
     const forged = await json(await call(randomBytes(32).toString('base64url'), '/api/connections'));
-    assert.deepEqual([forged.error, forged.message], ['BearerTokenRefused', 'bearer token refused: the provider says it is not active (expired, revoked, or not one of its tokens)']);
+    assert.deepEqual(
+      [forged.error, forged.message],
+      ['BearerTokenRefused', 'bearer token refused: the provider says it is not active (expired, revoked, or not one of its tokens)'],
+    );
 
     const revoked = await accessTokenOf('alice');
     assert.equal((await call(revoked, '/api/me')).status, 200, 'good before its revocation');
-    const revocation = await fetch(`${provider.issuer}/token/revocation`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: revoked, client_id: 'aggregation-cli' }) });
+    const revocation = await fetch(`${provider.issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: revoked, client_id: 'aggregation-cli' }),
+    });
     assert.equal(revocation.status, 200, await revocation.text());
     const afterRevocation = await call(revoked, '/api/me');
     assert.equal(afterRevocation.status, 401);

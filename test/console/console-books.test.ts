@@ -108,7 +108,11 @@ void describe('the Books API of the console', () => {
       { describe: 'both refreshes listed' },
     );
     assert.equal(listed.customerId, stack.customerId, "the console's default tenant");
-    assert.deepEqual(listed.refreshes.map((refresh) => refresh.refreshWorkflowId), [running, ended], 'newest first');
+    assert.deepEqual(
+      listed.refreshes.map((refresh) => refresh.refreshWorkflowId),
+      [running, ended],
+      'newest first',
+    );
     const live = listed.refreshes[0];
     assert.equal(live?.progress?.status, 'running');
     assert.equal(live.progress.total, 3);
@@ -116,7 +120,10 @@ void describe('the Books API of the console', () => {
     assert.equal(listed.refreshes[1]?.report?.counts.refreshed, 2);
     assert.equal(listed.latestReport?.refreshWorkflowId, ended);
     const onlyDone = (await (await fetch(`${baseUrl}/api/books/refreshes?cadence=api-done`, { headers: bearer })).json()) as Listed;
-    assert.deepEqual(onlyDone.refreshes.map((refresh) => refresh.refreshWorkflowId), [ended]);
+    assert.deepEqual(
+      onlyDone.refreshes.map((refresh) => refresh.refreshWorkflowId),
+      [ended],
+    );
 
     const progress = await fetch(`${baseUrl}${refreshPath(running)}`, { headers: bearer });
     assert.equal(progress.status, 200);
@@ -126,8 +133,13 @@ void describe('the Books API of the console', () => {
     assert.equal(((await notReady.json()) as { error: string }).error, 'ReportNotReady');
     const report = (await (await fetch(`${baseUrl}${refreshPath(ended, 'report')}`, { headers: bearer })).json()) as { report: BookReport };
     assert.equal(report.report.status, 'completed');
-    const page = (await (await fetch(`${baseUrl}${refreshPath(ended, 'report/pages/1')}`, { headers: bearer })).json()) as { page: { outcomes: Array<{ outcome: string }> } };
-    assert.deepEqual(page.page.outcomes.map((outcome) => outcome.outcome), ['refreshed', 'refreshed']);
+    const page = (await (await fetch(`${baseUrl}${refreshPath(ended, 'report/pages/1')}`, { headers: bearer })).json()) as {
+      page: { outcomes: Array<{ outcome: string }> };
+    };
+    assert.deepEqual(
+      page.page.outcomes.map((outcome) => outcome.outcome),
+      ['refreshed', 'refreshed'],
+    );
 
     const paused = await post(refreshPath(running, 'pause'));
     assert.equal(paused.status, 200);

@@ -196,7 +196,12 @@ void describe('connection counts per tenant in the console', () => {
     assert.deepEqual([named.body.found, named.body.tenants.map((counts) => counts.customerId)], ['named', [tenantB, tenantA]]);
     assert.ok(named.body.tenants.every(matchesStarted), JSON.stringify(named.body));
     const nobody = await countsWithToken('?customer=a-lender-with-nothing');
-    assert.deepEqual(nobody.body.tenants[0], { customerId: 'a-lender-with-nothing', total: 0, running: { Authorizing: 0, AwaitingAnswer: 0, Retrieving: 0 }, closed: { Completed: 0, Failed: 0, Canceled: 0, Terminated: 0, TimedOut: 0, ContinuedAsNew: 0 } });
+    assert.deepEqual(nobody.body.tenants[0], {
+      customerId: 'a-lender-with-nothing',
+      total: 0,
+      running: { Authorizing: 0, AwaitingAnswer: 0, Retrieving: 0 },
+      closed: { Completed: 0, Failed: 0, Canceled: 0, Terminated: 0, TimedOut: 0, ContinuedAsNew: 0 },
+    });
     for (const [query, problem] of [
       ['?customer=no%20spaces', /customer: must be customer ids/],
       ['?customer=,', /customer: must name at least one customer id/],

@@ -22,7 +22,10 @@ import { tempAuditTrail } from '../helpers/audit.js';
 
 const TOKEN = 'console-page-format-token-0123456789';
 const PAGE_DIR = new URL('../../src/console/page/', import.meta.url);
-const DURATIONS = [-5_000, -1, 0, 1, 99, 999, 1_000, 1_001, 9_949, 9_950, 9_999, 10_000, 10_999, 59_999, 60_000, 61_000, 599_999, 3_599_999, 3_600_000, 3_661_000, 86_399_999, 90_061_000, 360_000_000];
+const DURATIONS = [
+  -5_000, -1, 0, 1, 99, 999, 1_000, 1_001, 9_949, 9_950, 9_999, 10_000, 10_999, 59_999, 60_000, 61_000, 599_999, 3_599_999, 3_600_000, 3_661_000, 86_399_999,
+  90_061_000, 360_000_000,
+];
 
 /** The console's Temporal client, never reached: serving the page needs none. */
 function unreachableConnections(path = 'connections'): ConnectionsClient {
@@ -85,7 +88,15 @@ void describe("the console page's durations", () => {
   });
 
   void it('serves only the allowlisted modules: any other address under /shared/ is not found', async () => {
-    for (const path of ['/shared/x.js', '/shared/durations.ts', '/shared/durations', '/shared/../presentation/durations.ts', '/shared/%2e%2e/client/presentation.js', '/shared/', '/format.js']) {
+    for (const path of [
+      '/shared/x.js',
+      '/shared/durations.ts',
+      '/shared/durations',
+      '/shared/../presentation/durations.ts',
+      '/shared/%2e%2e/client/presentation.js',
+      '/shared/',
+      '/format.js',
+    ]) {
       const response = await get(path);
       assert.equal(response.status, 404, path);
       assert.equal(((await response.json()) as { error: string }).error, 'NotFound', path);
@@ -102,7 +113,10 @@ void describe("the console page's durations", () => {
     // The images of a challenge are read as the CLI reads them (src/presentation/images.ts).
     for (const [name, text] of texts) assert.doesNotMatch(text, /data:image\\\/\[a-z\+\]/, `${name} keeps its own copy of the image prefix rule`);
     assert.match(texts.get('app.js') ?? '', /^import \{ imageBase64, isPlainBase64 \} from '\/shared\/images\.js';$/m);
-    const images = (await import(`data:text/javascript;base64,${Buffer.from(await (await get('/shared/images.js')).text()).toString('base64')}`)) as { imageBase64(image: string): string; isPlainBase64(text: string): boolean };
+    const images = (await import(`data:text/javascript;base64,${Buffer.from(await (await get('/shared/images.js')).text()).toString('base64')}`)) as {
+      imageBase64(image: string): string;
+      isPlainBase64(text: string): boolean;
+    };
     assert.equal(images.imageBase64('data:image/png;base64,iVBORw0KGgo='), 'iVBORw0KGgo=');
     assert.equal(images.isPlainBase64('iVBORw0KGgo='), true);
     assert.equal(images.isPlainBase64('"><script>'), false);

@@ -28,7 +28,8 @@ void describe('the console route table', () => {
   });
 
   void it('matches no empty segment, no trailing slash, and a constrained parameter only as constrained', () => {
-    for (const path of ['/api/things/', '/api/things//touch', '/api/things/x/y', '/codec/other', '/API/things']) assert.equal(route('GET', path), undefined, path);
+    for (const path of ['/api/things/', '/api/things//touch', '/api/things/x/y', '/codec/other', '/API/things'])
+      assert.equal(route('GET', path), undefined, path);
     assert.deepEqual(route('POST', '/codec/decode')?.params, { action: 'decode' });
   });
 

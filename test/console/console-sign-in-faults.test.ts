@@ -27,7 +27,7 @@ const CLIENT_ID = 'console';
 const CLIENT_SECRET = 'console-secret-for-rogue-tests';
 const SIGN_IN_COOKIE = 'console_sign_in';
 const TENANT = 'lender-rogue';
-const within = Math.floor(SEAL_CLOCK_TOLERANCE_S * 2 / 3);
+const within = Math.floor((SEAL_CLOCK_TOLERANCE_S * 2) / 3);
 const beyond = SEAL_CLOCK_TOLERANCE_S * 4;
 
 let rogue: RogueOidcIssuer;
@@ -45,7 +45,11 @@ function unreachableConnections(path = 'connections'): ConnectionsClient {
 }
 
 /** One sign-in through the console and the rogue issuer, each redirect followed by hand: the console's answer at its callback. */
-async function signIn(plan: RogueIdTokenPlan, browser = new HttpBrowser(), beforeCallback?: (browser: HttpBrowser) => void | Promise<void>): Promise<{ browser: HttpBrowser; callback: Visit }> {
+async function signIn(
+  plan: RogueIdTokenPlan,
+  browser = new HttpBrowser(),
+  beforeCallback?: (browser: HttpBrowser) => void | Promise<void>,
+): Promise<{ browser: HttpBrowser; callback: Visit }> {
   rogue.answerNextWith(plan);
   const login = await browser.request(`${consoleUrl}/auth/login?return=%2Fconnections`);
   assert.equal(login.status, 303, login.body);
@@ -74,7 +78,9 @@ function sessionsSet(visit: Visit): string[] {
 /** The refused sign-in's entries in the audit trail since `since`. */
 async function refusalsSince(since: Date): Promise<{ subject: string; detail: string }[]> {
   const trail = await audit.query({ from: since, limit: 100 });
-  return trail.filter((entry) => entry.action === 'sign-in' && entry.outcome === 'refused').map((entry) => ({ subject: entry.actor.subject, detail: entry.outcomeDetail ?? '' }));
+  return trail
+    .filter((entry) => entry.action === 'sign-in' && entry.outcome === 'refused')
+    .map((entry) => ({ subject: entry.actor.subject, detail: entry.outcomeDetail ?? '' }));
 }
 
 /** A sign-in page that names `reason`, a clean page (no stack, no token), no session after it, and the refusal in the audit trail. */
@@ -161,32 +167,62 @@ describe("the console's sign-in against a rogue issuer", () => {
 
   it('refuses an ID token for another audience, by name', async () => {
     const since = new Date();
-    await assertRefused(await signIn({ aud: 'another-console' }), since, 403, /^sign-in refused: the ID token is for another audience \(another-console, not console\)/);
+    await assertRefused(
+      await signIn({ aud: 'another-console' }),
+      since,
+      403,
+      /^sign-in refused: the ID token is for another audience \(another-console, not console\)/,
+    );
   });
 
   it('refuses an ID token from another issuer, by name', async () => {
     const since = new Date();
-    await assertRefused(await signIn({ iss: 'https://idp.elsewhere.example' }), since, 403, /^sign-in refused: the ID token is from another issuer \(https:\/\/idp\.elsewhere\.example, not http:\/\/127\.0\.0\.1:\d+\)/);
+    await assertRefused(
+      await signIn({ iss: 'https://idp.elsewhere.example' }),
+      since,
+      403,
+      /^sign-in refused: the ID token is from another issuer \(https:\/\/idp\.elsewhere\.example, not http:\/\/127\.0\.0\.1:\d+\)/,
+    );
   });
 
   it(`refuses an ID token issued ${beyond} s in the future: beyond the clock tolerance`, async () => {
     const since = new Date();
-    await assertRefused(await signIn({ iatOffsetS: beyond }), since, 403, new RegExp(`^sign-in refused: the ID token was issued in the future \\(at [^)]+, beyond ${SEAL_CLOCK_TOLERANCE_S} s of clock tolerance\\)`));
+    await assertRefused(
+      await signIn({ iatOffsetS: beyond }),
+      since,
+      403,
+      new RegExp(`^sign-in refused: the ID token was issued in the future \\(at [^)]+, beyond ${SEAL_CLOCK_TOLERANCE_S} s of clock tolerance\\)`),
+    );
   });
 
   it(`refuses an ID token that expired ${beyond} s ago: beyond the clock tolerance`, async () => {
     const since = new Date();
-    await assertRefused(await signIn({ expInS: -beyond }), since, 403, new RegExp(`^sign-in refused: the ID token has expired \\(at [^)]+, beyond ${SEAL_CLOCK_TOLERANCE_S} s of clock tolerance\\)`));
+    await assertRefused(
+      await signIn({ expInS: -beyond }),
+      since,
+      403,
+      new RegExp(`^sign-in refused: the ID token has expired \\(at [^)]+, beyond ${SEAL_CLOCK_TOLERANCE_S} s of clock tolerance\\)`),
+    );
   });
 
   it('refuses an ID token signed with a key the issuer does not publish, by name', async () => {
     const since = new Date();
-    await assertRefused(await signIn({ signWith: 'unpublished' }), since, 403, /^sign-in refused: the ID token is signed with a key the provider does not publish \(kid rogue-unpublished\)/);
+    await assertRefused(
+      await signIn({ signWith: 'unpublished' }),
+      since,
+      403,
+      /^sign-in refused: the ID token is signed with a key the provider does not publish \(kid rogue-unpublished\)/,
+    );
   });
 
   it("refuses an ID token whose signature does not verify under the published key's kid, by name", async () => {
     const since = new Date();
-    await assertRefused(await signIn({ signWith: 'forged-under-published-kid' }), since, 403, /^sign-in refused: the ID token's signature does not verify under the provider's published keys/);
+    await assertRefused(
+      await signIn({ signWith: 'forged-under-published-kid' }),
+      since,
+      403,
+      /^sign-in refused: the ID token's signature does not verify under the provider's published keys/,
+    );
   });
 
   it("refuses an ID token carrying another sign-in's nonce, by name", async () => {
@@ -199,7 +235,12 @@ describe("the console's sign-in against a rogue issuer", () => {
     const changed = await signIn({}, new HttpBrowser(), (browser) => {
       browser.cookies.set(SIGN_IN_COOKIE, oneByteChanged(browser.cookies.get(SIGN_IN_COOKIE) ?? assert.fail('a sign-in cookie')));
     });
-    await assertRefused(changed, since, 400, /^the sign-in cookie is not one this console sealed \(ERR_JWE_DECRYPTION_FAILED\): it was changed, or comes from another console/);
+    await assertRefused(
+      changed,
+      since,
+      400,
+      /^the sign-in cookie is not one this console sealed \(ERR_JWE_DECRYPTION_FAILED\): it was changed, or comes from another console/,
+    );
 
     const foreign = await signIn({}, new HttpBrowser(), async (browser) => {
       // The same sign-in under way (its state, nonce and verifier), sealed with another console's secret.
@@ -222,7 +263,10 @@ describe("the console's sign-in against a rogue issuer", () => {
       const me = await browser.request(`${consoleUrl}/api/me`);
       const body = JSON.parse(me.body) as { error?: string; message?: string };
       assert.deepEqual([me.status, body.error], [401, 'SessionInvalid'], me.body);
-      assert.match(body.message ?? '', /^the session cookie is not one this console sealed \(ERR_JWE_DECRYPTION_FAILED\): it was changed, or comes from another console; sign in again \(\/auth\/login\)$/);
+      assert.match(
+        body.message ?? '',
+        /^the session cookie is not one this console sealed \(ERR_JWE_DECRYPTION_FAILED\): it was changed, or comes from another console; sign in again \(\/auth\/login\)$/,
+      );
       assert.deepEqual(sessionsSet(me), [], 'no session is set in its place');
       const page = await browser.request(`${consoleUrl}/connections`, { headers: { accept: 'text/html' } });
       assert.deepEqual([page.status, page.location], [303, `${consoleUrl}/auth/login?return=%2Fconnections`]);

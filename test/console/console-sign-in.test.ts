@@ -70,7 +70,10 @@ async function signedIn(username: string): Promise<HttpBrowser> {
 }
 
 const api = (browser: HttpBrowser, path: string, body?: unknown) =>
-  browser.request(`${consoleUrl}${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: consoleUrl } });
+  browser.request(
+    `${consoleUrl}${path}`,
+    body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', origin: consoleUrl } },
+  );
 const json = (visit: { body: string }) => JSON.parse(visit.body) as Record<string, unknown>;
 
 before(async () => {
@@ -121,7 +124,10 @@ describe('signing in to the console', () => {
     const me = json(await api(alice, '/api/me'));
     assert.deepEqual([me.name, me.roles, me.via], ['Alice Operator', `operator@${tenantA}`, 'oidc']);
     const listed = json(await api(alice, '/api/connections?status=any')).connections as { workflowId: string }[];
-    assert.ok(listed.some((c) => c.workflowId === ofA), "A's connection is listed");
+    assert.ok(
+      listed.some((c) => c.workflowId === ofA),
+      "A's connection is listed",
+    );
     assert.ok(!listed.some((c) => c.workflowId === ofB), "B's is not");
     for (const [path, body] of [
       [`/api/connections/${encodeURIComponent(ofB)}`, undefined],
@@ -140,7 +146,12 @@ describe('signing in to the console', () => {
     assert.equal(answered.status, 200, answered.body);
     assert.equal((json(answered).outcome as { outcome?: string }).outcome, 'accepted');
     // Who answered: the operator's identity, recorded by Temporal with the update in the connection's history.
-    const activity = json(await api(alice, `/api/connections/${encodeURIComponent(ofA)}/activity`)).activity as { who: string; action: string; name?: string; outcome?: string }[];
+    const activity = json(await api(alice, `/api/connections/${encodeURIComponent(ofA)}/activity`)).activity as {
+      who: string;
+      action: string;
+      name?: string;
+      outcome?: string;
+    }[];
     const answer = activity.find((entry) => entry.name === 'submitAnswer');
     assert.deepEqual([answer?.who, answer?.name, answer?.outcome], ['console:Alice Operator <alice>', 'submitAnswer', 'accepted'], JSON.stringify(activity));
     assert.equal(activity[0]?.action, 'started');
@@ -165,13 +176,22 @@ describe('signing in to the console', () => {
     const nora = await signedIn('nora');
     const nothing = await api(nora, '/api/connections');
     assert.equal(nothing.status, 403);
-    assert.match(json(nothing).message as string, /Nora Nobody may not read here: it takes the viewer role on every tenant \(\*\) \(Nora Nobody has no roles\)/);
+    assert.match(
+      json(nothing).message as string,
+      /Nora Nobody may not read here: it takes the viewer role on every tenant \(\*\) \(Nora Nobody has no roles\)/,
+    );
   });
 
   it("attributes a pipeline's start and answer to the identity it is configured with (TEMPORAL_CLIENT_IDENTITY)", async () => {
     const env = shared!.env;
     const pipeline = await ConnectionsClient.connect(
-      loadClientConfig({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: shared!.stack.taskQueue, ...TEST_ENCRYPTION_ENV, TEMPORAL_CLIENT_IDENTITY: 'pipeline:loan-origination' }),
+      loadClientConfig({
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+        TEMPORAL_TASK_QUEUE: shared!.stack.taskQueue,
+        ...TEST_ENCRYPTION_ENV,
+        TEMPORAL_CLIENT_IDENTITY: 'pipeline:loan-origination',
+      }),
     );
     try {
       const id = connectionKey(tenantA, uniqueId('app'));
@@ -202,15 +222,12 @@ describe('signing in to the console', () => {
 
     const trail = await audit.query({ from: since, limit: 100 });
     const line = (entry: (typeof trail)[number]) => [entry.actor.name, entry.action, entry.tenant, entry.target, entry.outcome, entry.outcomeDetail];
-    assert.deepEqual(
-      trail.filter((entry) => entry.actor.subject === 'alice').map(line),
-      [
-        ['Alice Operator', 'sign-in', tenantA, null, 'ok', null],
-        ['Alice Operator', 'answer', tenantA, id, 'ok', 'accepted'],
-        ['Alice Operator', 'cancel', tenantB, ofB, 'refused', 'Forbidden'],
-        ['Alice Operator', 'audit.read', tenantA, null, 'refused', 'Forbidden'],
-      ],
-    );
+    assert.deepEqual(trail.filter((entry) => entry.actor.subject === 'alice').map(line), [
+      ['Alice Operator', 'sign-in', tenantA, null, 'ok', null],
+      ['Alice Operator', 'answer', tenantA, id, 'ok', 'accepted'],
+      ['Alice Operator', 'cancel', tenantB, ofB, 'refused', 'Forbidden'],
+      ['Alice Operator', 'audit.read', tenantA, null, 'refused', 'Forbidden'],
+    ]);
     const answered = JSON.stringify(RIGHT_ANSWER.responses).match(/"[^"]{4,}"/g) ?? [];
     assert.ok(answered.length > 0 && answered.every((text) => !JSON.stringify(trail).includes(text)), 'the answer itself is never recorded');
 
@@ -219,16 +236,35 @@ describe('signing in to the console', () => {
     const entries = ofTenantA.entries as { action: string; tenant: string; actor: { name: string } }[];
     assert.ok(entries.length >= 2 && entries.every((entry) => entry.tenant === tenantA), JSON.stringify(entries));
     assert.ok(entries.some((entry) => entry.action === 'answer' && entry.actor.name === 'Alice Operator'));
-    assert.ok(entries.some((entry) => entry.action === 'sign-in' && entry.actor.name === 'Alice Operator'), "tenant A's admin reads who signed in to work on A");
+    assert.ok(
+      entries.some((entry) => entry.action === 'sign-in' && entry.actor.name === 'Alice Operator'),
+      "tenant A's admin reads who signed in to work on A",
+    );
     // The console's default tenant is A: without ?customer= the same entries, sign-ins among them.
-    const ofDefault = json(await api(pat, `/api/audit?from=${encodeURIComponent(since.toISOString())}`)).entries as { action: string; actor: { name: string } }[];
-    assert.ok(ofDefault.some((entry) => entry.action === 'sign-in' && entry.actor.name === 'Alice Operator'), JSON.stringify(ofDefault));
+    const ofDefault = json(await api(pat, `/api/audit?from=${encodeURIComponent(since.toISOString())}`)).entries as {
+      action: string;
+      actor: { name: string };
+    }[];
+    assert.ok(
+      ofDefault.some((entry) => entry.action === 'sign-in' && entry.actor.name === 'Alice Operator'),
+      JSON.stringify(ofDefault),
+    );
     const patSignIns = (await audit.query({ from: since, limit: 100 })).filter((entry) => entry.actor.subject === 'pat' && entry.action === 'sign-in');
-    assert.deepEqual(patSignIns.map((entry) => entry.tenant), [null], 'an admin of every tenant signs in to none in particular');
+    assert.deepEqual(
+      patSignIns.map((entry) => entry.tenant),
+      [null],
+      'an admin of every tenant signs in to none in particular',
+    );
     const exported = await api(pat, `/api/audit?customer=${tenantB}&format=jsonl`);
     assert.match(exported.headers.get('content-type') ?? '', /^application\/x-ndjson/);
-    const lines = exported.body.trimEnd().split('\n').map((text) => JSON.parse(text) as { action: string; tenant: string });
-    assert.ok(lines.some((entry) => entry.action === 'cancel' && entry.tenant === tenantB), exported.body);
+    const lines = exported.body
+      .trimEnd()
+      .split('\n')
+      .map((text) => JSON.parse(text) as { action: string; tenant: string });
+    assert.ok(
+      lines.some((entry) => entry.action === 'cancel' && entry.tenant === tenantB),
+      exported.body,
+    );
     const bad = await api(pat, '/api/audit?from=yesterday');
     assert.deepEqual([bad.status, json(bad).error], [400, 'InvalidRequest']);
     assert.match(json(bad).message as string, /from: must be an ISO 8601 time/);
@@ -274,9 +310,15 @@ describe('signing in to the console', () => {
     const changed = await api(pat, '/api/me');
     assert.equal(changed.status, 401);
     assert.equal(json(changed).error, 'SessionInvalid');
-    pat.cookies.set(SESSION_COOKIE, await new SealedCookies(randomBytes(32)).seal('session', { sub: 'pat', name: 'Pat Platform', roles: [['*', ['admin']]] }, Date.now() + 60_000));
+    pat.cookies.set(
+      SESSION_COOKIE,
+      await new SealedCookies(randomBytes(32)).seal('session', { sub: 'pat', name: 'Pat Platform', roles: [['*', ['admin']]] }, Date.now() + 60_000),
+    );
     assert.equal(json(await api(pat, '/api/me')).error, 'SessionInvalid', "another console's key");
-    pat.cookies.set(SESSION_COOKIE, await new SealedCookies(sessionKey).seal('session', { sub: 'pat', name: 'Pat Platform', roles: [['*', ['admin']]] }, Date.now() - 120_000));
+    pat.cookies.set(
+      SESSION_COOKIE,
+      await new SealedCookies(sessionKey).seal('session', { sub: 'pat', name: 'Pat Platform', roles: [['*', ['admin']]] }, Date.now() - 120_000),
+    );
     const expired = await api(pat, '/api/me');
     assert.deepEqual([expired.status, json(expired).error], [401, 'SessionExpired']);
     const page = await pat.request(`${consoleUrl}/`);
@@ -308,7 +350,11 @@ describe('signing in to the console', () => {
       assert.deepEqual([refused.status, json(refused).error], [401, 'SessionEnded'], refused.body);
       assert.equal((await api(thief, `/api/connections/${encodeURIComponent(ofA)}`)).status, 401, 'nor any route');
       const elsewhere = await onReplica(copied);
-      assert.deepEqual([elsewhere.status, ((await elsewhere.json()) as { error?: string }).error], [401, 'SessionRevoked'], 'the provider revoked its token: the other console ends it at its recheck');
+      assert.deepEqual(
+        [elsewhere.status, ((await elsewhere.json()) as { error?: string }).error],
+        [401, 'SessionRevoked'],
+        'the provider revoked its token: the other console ends it at its recheck',
+      );
     } finally {
       await replica.close();
     }
@@ -322,7 +368,7 @@ describe('signing in to the console', () => {
     );
   });
 
-  it("ends the session of an identity the provider disables, at the next request", async () => {
+  it('ends the session of an identity the provider disables, at the next request', async () => {
     const vera = await signedIn('vera');
     assert.equal((await api(vera, '/api/me')).status, 200);
     provider.disable('vera');

@@ -29,7 +29,11 @@ const ARTIFACTS = fileURLToPath(new URL('../../artifacts/console/', import.meta.
 const MARKUP = '<img src=x onerror="window.__injected=1">';
 
 const SMS: SecurityChallenge = { Type: 'SmsCode', Prompt: `Enter the code we sent by SMS ${MARKUP}` };
-const WITH_CHOICES: SecurityChallenge = { Type: 'PickOneOrType', Prompt: 'Which branch opened your account?', Iterables: ['Downtown', `Uptown ${MARKUP}`, 'x'.repeat(1000)] };
+const WITH_CHOICES: SecurityChallenge = {
+  Type: 'PickOneOrType',
+  Prompt: 'Which branch opened your account?',
+  Iterables: ['Downtown', `Uptown ${MARKUP}`, 'x'.repeat(1000)],
+};
 const QUESTION: SecurityChallenge = { Type: 'QuestionAndAnswer', Prompt: 'What city were you born in?' };
 /** Named like an Object method: still a type the spec does not name. */
 const CONSTRUCTOR: SecurityChallenge = { Type: 'constructor', Prompt: 'Type the word on your card' };
@@ -183,7 +187,11 @@ void describe('a challenge type the spec does not name, in the console page', ()
   void it('answers it beside a known type in one answer, and a type named like an Object method too', async () => {
     const page = await openForm(awaiting([QUESTION, SMS, CONSTRUCTOR]));
     const boxes = page.locator('fieldset.challenge');
-    assert.deepEqual(await boxes.evaluateAll((nodes) => nodes.map((node) => (node as HTMLElement).dataset.type)), ['QuestionAndAnswer', 'SmsCode', 'constructor']);
+    assert.deepEqual(await boxes.evaluateAll((nodes) => nodes.map((node) => (node as HTMLElement).dataset.type)), [
+      'QuestionAndAnswer',
+      'SmsCode',
+      'constructor',
+    ]);
     assert.equal(await boxes.nth(0).locator('.note').count(), 0, 'a known type is shown as before');
     await boxes.nth(0).getByRole('textbox').fill('Montreal');
     await boxes.nth(1).getByRole('textbox', { name: 'Answer' }).fill('246810');

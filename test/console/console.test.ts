@@ -272,7 +272,8 @@ void describe('the console API', () => {
   void it('refuses answer bodies that are not JSON, malformed, oversized or cross-origin, naming the problem', async () => {
     const id = await startAwaiting('security_question', 'SandboxBank');
     const url = `${baseUrl}/api/connections/${encodeURIComponent(id)}/answer`;
-    const post = (body: string, headers: Record<string, string> = {}) => fetch(url, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json', ...headers }, body });
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(url, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json', ...headers }, body });
 
     const notJson = await post('{');
     assert.equal(notJson.status, 400);
@@ -303,7 +304,9 @@ void describe('the console API', () => {
     assert.match(refused.message, /"Not asked" was not asked/);
 
     // Within the body limit but past an answer's size limit: refused naming the limit, nothing sent.
-    const oversized = await post(JSON.stringify({ challengeSetId: state.challengeSet?.id, responses: { 'Not asked': ['x'.repeat(ANSWER_LIMITS.answerChars + 1)] } }));
+    const oversized = await post(
+      JSON.stringify({ challengeSetId: state.challengeSet?.id, responses: { 'Not asked': ['x'.repeat(ANSWER_LIMITS.answerChars + 1)] } }),
+    );
     assert.equal(oversized.status, 422);
     assert.match(((await oversized.json()) as { message: string }).message, new RegExp(`the limit is ${ANSWER_LIMITS.answerChars} characters an answer`));
     assert.equal((await client.getState(id)).challengeSet?.attempt, 1, 'nothing reached the service');
@@ -316,10 +319,27 @@ void describe('the console API', () => {
   void it('lists refresh schedules, pauses, resumes, triggers and deletes one, and forgets its login', async () => {
     const loginId = await stack.savedLogin('no_mfa');
     const ref = { customerId: stack.customerId, loginId };
-    await client.schedules.schedule({ ...ref, products: { accountsDetail: { WithTransactions: true } }, cadence: { kind: 'interval', every: '1h' }, paused: true });
+    await client.schedules.schedule({
+      ...ref,
+      products: { accountsDetail: { WithTransactions: true } },
+      cadence: { kind: 'interval', every: '1h' },
+      paused: true,
+    });
     const post = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${baseUrl}${path}`, { method: 'POST', headers: { ...bearer, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-    type Listed = { customerId: string; schedules: Array<{ loginId: string; paused: boolean; cadence: { every?: string }; latest: { outcome: string; trigger: string; result?: unknown } | null }> };
+      fetch(`${baseUrl}${path}`, {
+        method: 'POST',
+        headers: { ...bearer, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    type Listed = {
+      customerId: string;
+      schedules: Array<{
+        loginId: string;
+        paused: boolean;
+        cadence: { every?: string };
+        latest: { outcome: string; trigger: string; result?: unknown } | null;
+      }>;
+    };
     const listed = async () => {
       const response = await fetch(`${baseUrl}/api/schedules`, { headers: bearer });
       assert.equal(response.status, 200);
@@ -364,13 +384,17 @@ void describe('the console API', () => {
 
   void it('refuses bad schedule and forget requests, naming the problem', async () => {
     const loginId = '11111111-2222-3333-4444-555555555555';
-    const post = (path: string, init: RequestInit = {}) => fetch(`${baseUrl}${path}`, { method: 'POST', ...init, headers: { ...bearer, ...(init.headers as Record<string, string> | undefined) } });
+    const post = (path: string, init: RequestInit = {}) =>
+      fetch(`${baseUrl}${path}`, { method: 'POST', ...init, headers: { ...bearer, ...(init.headers as Record<string, string> | undefined) } });
 
     const badLogin = await post('/api/schedules/not-a-uuid/pause');
     assert.equal(badLogin.status, 400);
     assert.match(((await badLogin.json()) as { message: string }).message, /invalid login: loginId: must be a UUID/);
 
-    const badField = await post(`/api/schedules/${loginId}/pause`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ note: 'x', paused: true }) });
+    const badField = await post(`/api/schedules/${loginId}/pause`, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ note: 'x', paused: true }),
+    });
     assert.equal(badField.status, 400);
     assert.match(((await badField.json()) as { message: string }).message, /invalid body: .*paused/);
 

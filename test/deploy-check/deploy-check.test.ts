@@ -25,7 +25,15 @@ const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y po
 if (missing.length > 0 && loadTestConfig().ci) throw new Error(`npm run deploy:check cannot run in CI: missing ${missing.join('; ')}`);
 const skipRun = missing.length > 0 ? `missing: ${missing.join('; ')}` : false;
 
-const observation = (fields: Partial<ConnectionObservation>): ConnectionObservation => ({ workflowId: 'w', stage: 'mid-poll', expected: 'v1', status: 'Completed', ranOn: 'v1', problems: [], ...fields });
+const observation = (fields: Partial<ConnectionObservation>): ConnectionObservation => ({
+  workflowId: 'w',
+  stage: 'mid-poll',
+  expected: 'v1',
+  status: 'Completed',
+  ranOn: 'v1',
+  problems: [],
+  ...fields,
+});
 
 void describe('deploy-check verdicts', () => {
   void it('counts a connection as expected only when it completed on the build it had to', () => {
@@ -47,7 +55,10 @@ void describe('deploy-check verdicts', () => {
 
   void it('prints the one summary line and fails on anything stuck, nondeterministic or lost', () => {
     const summary = summarize([observation({}), observation({ expected: 'v2', ranOn: 'v2' }), observation({ status: 'Running' })], 0, 0);
-    assert.equal(summaryLine(summary), 'deploy-check: 3 connections, 2 completed as expected, 2 on v1, 1 on v2, 1 stuck, 0 nondeterminism errors, 0 lost timers');
+    assert.equal(
+      summaryLine(summary),
+      'deploy-check: 3 connections, 2 completed as expected, 2 on v1, 1 on v2, 1 stuck, 0 nondeterminism errors, 0 lost timers',
+    );
     assert.equal(passed(summary), false);
     assert.equal(passed(summarize([observation({})], 0, 0)), true);
     assert.equal(passed(summarize([observation({})], 1, 0)), false);
@@ -61,7 +72,10 @@ void describe('deploy-check verdicts', () => {
     assert.match(changed, /validateConnectionInput\(args\);\n {4}const result = await retrieveProducts/);
     assert.throws(() => withExtraActivity('no such call'), V2BuildError);
     // The product's own workflow still has the place v2 changes.
-    assert.match(withExtraActivity(readFileSync(new URL('../../src/workflows/connection/connection.ts', import.meta.url), 'utf8')), /validateConnectionInput\(args\);\n +result = await retrieveProducts\(/);
+    assert.match(
+      withExtraActivity(readFileSync(new URL('../../src/workflows/connection/connection.ts', import.meta.url), 'utf8')),
+      /validateConnectionInput\(args\);\n +result = await retrieveProducts\(/,
+    );
   });
 });
 
@@ -80,7 +94,10 @@ void describe('npm run deploy:check', () => {
       const report = `\n${failureReport(run.output)}`;
       assert.match(run.stdout, /SIGKILLed v1 worker \S+ during the ramp/, `a worker died during the ramp${report}`);
       assert.match(run.stdout, /^Deployment: v1 drained, retired; rollback to v1 1 connection\(s\)$/m, report);
-      const summary = /^deploy-check: (\d+) connections, (\d+) completed as expected, (\d+) on v1, (\d+) on v2, (\d+) stuck, (\d+) nondeterminism errors, (\d+) lost timers$/m.exec(run.stdout);
+      const summary =
+        /^deploy-check: (\d+) connections, (\d+) completed as expected, (\d+) on v1, (\d+) on v2, (\d+) stuck, (\d+) nondeterminism errors, (\d+) lost timers$/m.exec(
+          run.stdout,
+        );
       assert.ok(summary, `no summary line${report}`);
       const [, total, expected, onV1, onV2, stuck, nondeterminism, lost] = summary.map(Number);
       assert.equal(expected, total, report);

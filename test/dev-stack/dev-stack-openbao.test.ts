@@ -38,7 +38,12 @@ function openBaoProcesses(): number[] {
 
 function clientVariables(): Record<string, string> {
   const text = readFileSync(join(dir, 'openbao-dev', 'client.env'), 'utf8');
-  return Object.fromEntries(text.split('\n').filter((line) => /^[A-Z_]+=/.test(line)).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    text
+      .split('\n')
+      .filter((line) => /^[A-Z_]+=/.test(line))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
 }
 
 function clientConfig() {
@@ -60,7 +65,11 @@ after(() => {
 async function tokenValid(token: string): Promise<boolean> {
   const { PAYLOAD_VAULT_ADDR: address = '' } = clientVariables();
   const { rootToken } = JSON.parse(readFileSync(join(dir, 'openbao-dev', 'root-and-unseal-key.json'), 'utf8')) as { rootToken: string };
-  const response = await fetch(`${address}/v1/auth/token/lookup`, { method: 'POST', headers: { 'x-vault-token': rootToken, 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  const response = await fetch(`${address}/v1/auth/token/lookup`, {
+    method: 'POST',
+    headers: { 'x-vault-token': rootToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ token }),
+  });
   if (response.ok) {
     const ttl = ((await response.json()) as { data?: { ttl?: number } }).data?.ttl ?? Number.POSITIVE_INFINITY;
     assert.ok(ttl <= 8 * 3600, `the stack's token lives 8 hours at most (ttl ${ttl} s)`);

@@ -62,7 +62,13 @@ export class DevStackRunner {
 
   /** Free ports, and the variables every start uses (`more` on top). */
   async prepare(more: Readonly<Record<string, string>> = {}): Promise<void> {
-    const [temporal, ui, sandbox, consolePort, entryPort] = [await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST), await freePort(HOST)];
+    const [temporal, ui, sandbox, consolePort, entryPort] = [
+      await freePort(HOST),
+      await freePort(HOST),
+      await freePort(HOST),
+      await freePort(HOST),
+      await freePort(HOST),
+    ];
     this.address = `${HOST}:${temporal}`;
     this.variables = {
       PATH: process.env.PATH,
@@ -96,7 +102,10 @@ export class DevStackRunner {
     let output = '';
     let upAt: number | undefined;
     const workerAt = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the stack and its worker were not up within ${UP_TIMEOUT_MS} ms:\n${output}\n${this.serverLogTail()}`)), UP_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`the stack and its worker were not up within ${UP_TIMEOUT_MS} ms:\n${output}\n${this.serverLogTail()}`)),
+        UP_TIMEOUT_MS,
+      );
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         if (upAt === undefined && output.includes('dev-stack is up')) upAt = Date.now();

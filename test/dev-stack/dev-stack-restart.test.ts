@@ -37,7 +37,9 @@ async function withOutput<T>(stack: RunningStack, check: () => Promise<T>): Prom
   try {
     return await check();
   } catch (error) {
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe stack printed:\n${stack.output()}\n${runner.serverLogTail()}`, { cause: error });
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe stack printed:\n${stack.output()}\n${runner.serverLogTail()}`, {
+      cause: error,
+    });
   }
 }
 
@@ -89,13 +91,23 @@ describe('npm start stopped with Ctrl-C and started again on the same directory'
         const pollingState = await client.getState(polling);
         const waitingState = await client.getState(waiting);
         assert.equal(waitingState.status, 'AwaitingAnswer');
-        return { loginId: saved.loginId, pollingRequestId: pollingState.requestId, pollsBefore: pollingState.totalPolls, waitingRequestId: waitingState.requestId };
+        return {
+          loginId: saved.loginId,
+          pollingRequestId: pollingState.requestId,
+          pollsBefore: pollingState.totalPolls,
+          waitingRequestId: waitingState.requestId,
+        };
       } finally {
         await client.close();
       }
     });
     await first.stop();
-    assert.match(first.output(), new RegExp(`Sandbox {11}http://\\S+ {2}\\(state ${join(runner.dir, `dev-stack-v${TEMPORAL_SERVER_VERSION}-sandbox.json`).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`));
+    assert.match(
+      first.output(),
+      new RegExp(
+        `Sandbox {11}http://\\S+ {2}\\(state ${join(runner.dir, `dev-stack-v${TEMPORAL_SERVER_VERSION}-sandbox.json`).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`,
+      ),
+    );
     assert.ok(existsSync(join(runner.dir, `dev-stack-v${TEMPORAL_SERVER_VERSION}-sandbox.json`)), 'the sandbox state file beside the history');
 
     const second = await runner.start();
@@ -124,7 +136,9 @@ describe('npm start stopped with Ctrl-C and started again on the same directory'
         const cached = await client.result(cachedKey);
         assert.equal(cached.loginId, before.loginId);
         assert.ok((cached.accountsDetail?.Accounts.length ?? 0) > 0);
-        console.log(`dev-stack restart: the polling connection made ${before.pollsBefore} polls before the stop and ${polled.totalPolls} in all; the answer after the restart accepted; the cached connection on the saved login completed`);
+        console.log(
+          `dev-stack restart: the polling connection made ${before.pollsBefore} polls before the stop and ${polled.totalPolls} in all; the answer after the restart accepted; the cached connection on the saved login completed`,
+        );
       } finally {
         await client.close();
       }

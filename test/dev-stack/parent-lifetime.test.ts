@@ -19,7 +19,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 function running(pids: number[]): number[] {
   return pids.filter((pid) => {
     try {
-      return !execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
+      return !execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' })
+        .trim()
+        .startsWith('Z');
     } catch {
       return false; // ps exits 1 for a pid it does not know
     }

@@ -86,34 +86,46 @@ void describe("the README's five-minute tour, verbatim, on npm start's stack", (
     assert.ok(banner, 'the tour shows the banner');
     const labels = banner.lines.map((line) => /^ {2}(\S.*?)\s{2,}/.exec(line)?.[1]).filter((label): label is string => label !== undefined);
     assert.ok(labels.length >= 5, `the banner's labels: ${labels.join(', ')}`);
-    for (const label of labels) assert.match(stack.output(), new RegExp(`^ {2}${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s{2,}`, 'm'), `the stack prints "${label}" as the README shows`);
+    for (const label of labels)
+      assert.match(
+        stack.output(),
+        new RegExp(`^ {2}${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s{2,}`, 'm'),
+        `the stack prints "${label}" as the README shows`,
+      );
   });
 
-  void it('runs every command of the tour in order, each exiting 0, what it asks to fill in taken from what came before', { timeout: 20 * COMMAND_TIMEOUT_MS }, async () => {
-    const commands = fencedBlocks(tourSection())
-      .filter((block) => block.language === 'sh')
-      .flatMap((block) => commandsOf(block.lines));
-    assert.ok(commands.some((command) => command.startsWith('npm run demo')) && commands.some((command) => command.includes('book report')), `the tour's commands: ${commands.join(' | ')}`);
-    // The second terminal: the stack's variables, and where its Temporal listens (README: Other ports).
-    const env = { ...runner.env, TEMPORAL_ADDRESS: runner.temporalAddress };
-    const learnt = new Map<string, string>();
-    for (const written of commands) {
-      let command = written;
-      for (const [name, value] of learnt) command = command.replaceAll(name, value);
-      const unfilled = /<[A-Za-z]+>/.exec(command.replace(/#.*$/, ''));
-      assert.equal(unfilled, null, `"${written}" asks for ${unfilled?.[0]}, which no earlier command of the tour printed`);
-      let { code, output } = await runCommand(command, env);
-      // A report asked for before its refresh ended says so and how to follow it; the reader, told
-      // that, asks again a little later (the README: "once progress says it ended").
-      for (let attempt = 0; code !== 0 && /has not ended, so it has no report yet/.test(output) && attempt < 30; attempt += 1) {
-        await new Promise((resolvePromise) => setTimeout(resolvePromise, 2_000));
-        ({ code, output } = await runCommand(command, env));
+  void it(
+    'runs every command of the tour in order, each exiting 0, what it asks to fill in taken from what came before',
+    { timeout: 20 * COMMAND_TIMEOUT_MS },
+    async () => {
+      const commands = fencedBlocks(tourSection())
+        .filter((block) => block.language === 'sh')
+        .flatMap((block) => commandsOf(block.lines));
+      assert.ok(
+        commands.some((command) => command.startsWith('npm run demo')) && commands.some((command) => command.includes('book report')),
+        `the tour's commands: ${commands.join(' | ')}`,
+      );
+      // The second terminal: the stack's variables, and where its Temporal listens (README: Other ports).
+      const env = { ...runner.env, TEMPORAL_ADDRESS: runner.temporalAddress };
+      const learnt = new Map<string, string>();
+      for (const written of commands) {
+        let command = written;
+        for (const [name, value] of learnt) command = command.replaceAll(name, value);
+        const unfilled = /<[A-Za-z]+>/.exec(command.replace(/#.*$/, ''));
+        assert.equal(unfilled, null, `"${written}" asks for ${unfilled?.[0]}, which no earlier command of the tour printed`);
+        let { code, output } = await runCommand(command, env);
+        // A report asked for before its refresh ended says so and how to follow it; the reader, told
+        // that, asks again a little later (the README: "once progress says it ended").
+        for (let attempt = 0; code !== 0 && /has not ended, so it has no report yet/.test(output) && attempt < 30; attempt += 1) {
+          await new Promise((resolvePromise) => setTimeout(resolvePromise, 2_000));
+          ({ code, output } = await runCommand(command, env));
+        }
+        assert.equal(code, 0, `"${command}" exited ${code}:\n${output}`);
+        for (const { name, printed } of PLACEHOLDERS) {
+          const value = printed.exec(output)?.[1];
+          if (value) learnt.set(name, value);
+        }
       }
-      assert.equal(code, 0, `"${command}" exited ${code}:\n${output}`);
-      for (const { name, printed } of PLACEHOLDERS) {
-        const value = printed.exec(output)?.[1];
-        if (value) learnt.set(name, value);
-      }
-    }
-  });
+    },
+  );
 });

@@ -8,7 +8,9 @@ import { EXIT_WITH_PARENT_IMPORT, spawnTiedToParent, type TieMechanism } from '.
 
 const mechanism = process.argv[2] as TieMechanism;
 const binary = spawnTiedToParent('sleep', ['300'], { stdio: ['pipe', 'ignore', 'ignore'] }, mechanism);
-const node = spawn(process.execPath, ['--import', 'tsx', ...EXIT_WITH_PARENT_IMPORT, '-e', 'setInterval(() => {}, 1000)'], { stdio: ['pipe', 'ignore', 'inherit'] });
+const node = spawn(process.execPath, ['--import', 'tsx', ...EXIT_WITH_PARENT_IMPORT, '-e', 'setInterval(() => {}, 1000)'], {
+  stdio: ['pipe', 'ignore', 'inherit'],
+});
 // The keeper's pid is not the sleep's: report the sleep once the keeper has started it.
 setTimeout(() => process.stdout.write(`${JSON.stringify({ binary: binary.pid, node: node.pid })}\n`), 500);
 setInterval(() => {}, 1000);

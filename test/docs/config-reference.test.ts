@@ -28,11 +28,17 @@ describe('the configuration reference', () => {
     try {
       await mkdir(join(dir, 'docs'));
       await writeFile(join(dir, 'docs/configuration.md'), rendered['docs/configuration.md']);
-      await writeFile(join(dir, '.env.example'), rendered['.env.example'].replace('TEMPORAL_TASK_QUEUE=aggregation-connections', 'TEMPORAL_TASK_QUEUE=old-queue'));
+      await writeFile(
+        join(dir, '.env.example'),
+        rendered['.env.example'].replace('TEMPORAL_TASK_QUEUE=aggregation-connections', 'TEMPORAL_TASK_QUEUE=old-queue'),
+      );
       const [stale, ...more] = staleReferenceFiles(dir, rendered);
       assert.equal(more.length, 0);
       assert.equal(stale?.file, '.env.example');
-      assert.match(stale.message, /^\.env\.example is stale: line \d+ is "TEMPORAL_TASK_QUEUE=old-queue", the schemas give "TEMPORAL_TASK_QUEUE=aggregation-connections"/);
+      assert.match(
+        stale.message,
+        /^\.env\.example is stale: line \d+ is "TEMPORAL_TASK_QUEUE=old-queue", the schemas give "TEMPORAL_TASK_QUEUE=aggregation-connections"/,
+      );
       assert.match(stale.message, /Run `npm run docs:config` and commit it/);
       await rm(join(dir, 'docs/configuration.md'));
       assert.deepEqual(
@@ -55,7 +61,8 @@ describe('the configuration reference', () => {
     assert.match(markdown, / Held by \[src\/settings\/temporal\.ts\]\(\.\.\/src\/settings\/temporal\.ts\)\.$/m, 'each section names the module that holds it');
     assert.match(markdown, /^\| worker \| `loadWorkerConfig` \(\[src\/settings\/worker\.ts\]\(\.\.\/src\/settings\/worker\.ts\)\) \|/m);
     const example = rendered['.env.example'];
-    for (const secret of ['PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'AGGREGATOR_AUTH_SECRET', 'CONNECTION_PASSWORD', 'TEMPORAL_API_KEY']) assert.match(example, new RegExp(`^${secret}=$`, 'm'));
+    for (const secret of ['PAYLOAD_ENCRYPTION_KEY', 'CONSOLE_TOKEN', 'AGGREGATOR_AUTH_SECRET', 'CONNECTION_PASSWORD', 'TEMPORAL_API_KEY'])
+      assert.match(example, new RegExp(`^${secret}=$`, 'm'));
     assert.match(example, /^PAYLOAD_STORE_THRESHOLD_BYTES=131072$/m);
     assert.match(example, /^TEMPORAL_SERVER_VERSION=\d+\.\d+\.\d+$/m, 'the release scripts/lib/temporal-versions.env declares');
     assert.doesNotMatch(example, /^TEST_CONCURRENCY=/m, "the tests' variables are in docs/configuration.md only");
@@ -68,7 +75,12 @@ const SCANNED = ['src', 'scripts', 'bench', 'test'];
 /** Files that talk about process.env (this check), not read it. */
 const ABOUT_IT = new Set(['src/settings/load.ts', 'scripts/lib/config-reference.ts', 'test/docs/config-reference.test.ts']);
 /** process.env, process['env'], `{ env } = process`, `import { env } from 'node:process'`. */
-const READS = [/\bprocess\.env\b/, /\bprocess\s*\[\s*['"`]env['"`]\s*\]/, /\{[^}]*\benv\b[^}]*\}\s*=\s*process\b/, /import\s*\{[^}]*\benv\b[^}]*\}\s*from\s*['"](?:node:)?process['"]/];
+const READS = [
+  /\bprocess\.env\b/,
+  /\bprocess\s*\[\s*['"`]env['"`]\s*\]/,
+  /\{[^}]*\benv\b[^}]*\}\s*=\s*process\b/,
+  /import\s*\{[^}]*\benv\b[^}]*\}\s*from\s*['"](?:node:)?process['"]/,
+];
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const files: string[] = [];

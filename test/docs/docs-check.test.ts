@@ -31,14 +31,19 @@ void describe('the documentation', () => {
 void describe('GitHub heading anchors', () => {
   void it('lower-cases, drops punctuation and markup, keeps hyphens and underscores, turns spaces into hyphens', () => {
     assert.equal(githubSlug('Encrypting payloads (bank passwords, MFA answers, holder data)'), 'encrypting-payloads-bank-passwords-mfa-answers-holder-data');
-    assert.equal(githubSlug('A nightly refresh burst under the fleet budget (`npm run bench:burst`)'), 'a-nightly-refresh-burst-under-the-fleet-budget-npm-run-benchburst');
+    assert.equal(
+      githubSlug('A nightly refresh burst under the fleet budget (`npm run bench:burst`)'),
+      'a-nightly-refresh-burst-under-the-fleet-budget-npm-run-benchburst',
+    );
     assert.equal(githubSlug("A lender's book — 2,000 logins"), 'a-lenders-book--2000-logins');
     assert.equal(githubSlug('**Bold** and [a link](docs/x.md) with `snake_case` and __em__'), 'bold-and-a-link-with-snake_case-and-em');
     assert.equal(githubSlug('Réglages élevés'), 'réglages-élevés');
   });
 
   void it('numbers repeated headings, reads setext headings and HTML ids, and skips code blocks', () => {
-    const anchors = markdownAnchors(['# Tests', '', '## Tests', '', 'Setext', '======', '', `${FENCE}sh`, '# not a heading', FENCE, '<a id="custom"></a>'].join('\n'));
+    const anchors = markdownAnchors(
+      ['# Tests', '', '## Tests', '', 'Setext', '======', '', `${FENCE}sh`, '# not a heading', FENCE, '<a id="custom"></a>'].join('\n'),
+    );
     assert.deepEqual([...anchors].sort(), ['custom', 'setext', 'tests', 'tests-1']);
   });
 });
@@ -138,7 +143,10 @@ void describe('the docs checker on a temporary project', () => {
       'only the block at line 14 fails: the import of ../src/money.js resolves, the fragment is skipped, blocks do not share a scope',
     );
     assert.match(typescript[0]?.message ?? '', /^typescript block at line 14: TS2322: Type 'number' is not assignable to type 'string'/);
-    assert.match(typescript[1]?.message ?? '', /^typescript block at line 14: TS2345: Argument of type 'string' is not assignable to parameter of type 'number'/);
+    assert.match(
+      typescript[1]?.message ?? '',
+      /^typescript block at line 14: TS2345: Argument of type 'string' is not assignable to parameter of type 'number'/,
+    );
   });
 
   void it('fails a block whose import does not resolve from the markdown file', async () => {

@@ -34,16 +34,22 @@ async function pageBlocks() {
 describe("docs/pipelines.md's receivers", () => {
   it('are on the page as they are in docs/examples/, whole', async () => {
     const blocks = await pageBlocks();
-    for (const [file, lang] of [['docs/examples/receiver.ts', 'ts'], ['docs/examples/receiver.py', 'python']] as const) {
+    for (const [file, lang] of [
+      ['docs/examples/receiver.ts', 'ts'],
+      ['docs/examples/receiver.py', 'python'],
+    ] as const) {
       const text = (await readFile(join(REPO, file), 'utf8')).replace(/\n$/, '');
       const firstLine = text.split('\n')[0] ?? '';
-      const block = blocks.find((each) => each.lang === lang && each.text.split('\n')[0] === firstLine) ?? assert.fail(`docs/pipelines.md has no \`\`\`${lang} block beginning ${JSON.stringify(firstLine)} (${file})`);
+      const block =
+        blocks.find((each) => each.lang === lang && each.text.split('\n')[0] === firstLine) ??
+        assert.fail(`docs/pipelines.md has no \`\`\`${lang} block beginning ${JSON.stringify(firstLine)} (${file})`);
       assert.equal(block.text, text, `the page's ${lang} block differs from ${file}: copy the file into the page`);
     }
   });
 
   it("shows the event with the fields the product sends, and a webhook-id of the event's run", async () => {
-    const block = (await pageBlocks()).find((each) => each.lang === 'json' && each.text.includes('"connection.completed"')) ?? assert.fail('the event on the page');
+    const block =
+      (await pageBlocks()).find((each) => each.lang === 'json' && each.text.includes('"connection.completed"')) ?? assert.fail('the event on the page');
     const shown = JSON.parse(block.text) as CallbackEvent;
     const sent = completedEvent();
     const keys = (value: object) => Object.keys(value).sort();
@@ -109,7 +115,8 @@ describe("docs/pipelines.md's receivers", () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       });
-      const post = (message: { body: string; headers: Record<string, string> }) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...message.headers }, body: message.body });
+      const post = (message: { body: string; headers: Record<string, string> }) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...message.headers }, body: message.body });
 
       it('answers 204, then 200 to a repeat, 401 to a forgery, 500 to an event it could not store', async () => {
         const message = signed(completedEvent());

@@ -53,7 +53,10 @@ describe("the Python page's block of signatures", () => {
   it(`docs/python-pipeline.md shows what python/tests/api_signatures.py prints from the package`, () => {
     const findings = pythonApiFindings(checkDocs(ROOT, { files: [join(ROOT, PYTHON_API_PAGE)] }));
     assert.deepEqual(findings.map(formatFinding), []);
-    assert.ok(page.includes(`${PYTHON_API_BEGIN}\n\`\`\`python\n# aggregation_connections.client\nclass ConnectionsClient:\n`), 'the block starts with the client');
+    assert.ok(
+      page.includes(`${PYTHON_API_BEGIN}\n\`\`\`python\n# aggregation_connections.client\nclass ConnectionsClient:\n`),
+      'the block starts with the client',
+    );
     assert.ok(page.includes(`\n${ORIGINAL}\n`), 'the signature this file changes is on the page');
   });
 
@@ -66,7 +69,10 @@ describe("the Python page's block of signatures", () => {
     assert.equal(finding?.file, PYTHON_API_PAGE);
     assert.equal(finding.line, line, 'the page line of the changed signature');
     assert.match(formatFinding(finding), /^docs\/python-pipeline\.md:\d+: python-api: the block of Python signatures differs from the code at its line \d+: /);
-    assert.ok(finding.message.includes(`the page has ${JSON.stringify(CHANGED)}, python/tests/api_signatures.py gives ${JSON.stringify(ORIGINAL)}`), finding.message);
+    assert.ok(
+      finding.message.includes(`the page has ${JSON.stringify(CHANGED)}, python/tests/api_signatures.py gives ${JSON.stringify(ORIGINAL)}`),
+      finding.message,
+    );
     assert.ok(finding.message.endsWith('Run `npm run docs:python-api` to rewrite the block'), finding.message);
 
     const rendered = renderPythonApi(ROOT);
@@ -89,20 +95,25 @@ describe("the Python page's block of signatures", () => {
 
   it('refuses the page without its block, and markers that are not one pair in order', async () => {
     const without = page.replace(`${PYTHON_API_BEGIN}\n`, '').replace(`${PYTHON_API_END}\n`, '');
-    assert.deepEqual(
-      (await check(without)).map(formatFinding),
-      [`docs/python-pipeline.md:1: python-api: no ${PYTHON_API_BEGIN} … ${PYTHON_API_END} block: the page shows the Python package's signatures there (add the two lines, then run \`npm run docs:python-api\`)`],
-    );
+    assert.deepEqual((await check(without)).map(formatFinding), [
+      `docs/python-pipeline.md:1: python-api: no ${PYTHON_API_BEGIN} … ${PYTHON_API_END} block: the page shows the Python package's signatures there (add the two lines, then run \`npm run docs:python-api\`)`,
+    ]);
     assert.deepEqual(await check(without, 'docs/another-page.md'), [], 'another page need not have one');
     const twice = page.replace(`${PYTHON_API_END}\n`, `${PYTHON_API_END}\n${PYTHON_API_BEGIN}\n`);
-    assert.match((await check(twice)).map(formatFinding).join('\n'), /python-api: the block of Python signatures needs one <!-- api-signatures:begin --> line and then one <!-- api-signatures:end --> line \(found 2 and 1/);
+    assert.match(
+      (await check(twice)).map(formatFinding).join('\n'),
+      /python-api: the block of Python signatures needs one <!-- api-signatures:begin --> line and then one <!-- api-signatures:end --> line \(found 2 and 1/,
+    );
   });
 
   it('says the project’s Python is missing when scripts/python-env.sh cannot make it, rather than pass', async () => {
     const noPython = join(dir, 'no-python');
     await mkdir(join(noPython, 'scripts'), { recursive: true });
     // What scripts/python-env.sh says and does on a machine without python3.
-    await writeFile(join(noPython, 'scripts/python-env.sh'), "echo '[python-env] python3 not found: install Python 3.11 or later (Debian: apt-get install python3 python3-venv)' >&2\nexit 1\n");
+    await writeFile(
+      join(noPython, 'scripts/python-env.sh'),
+      "echo '[python-env] python3 not found: install Python 3.11 or later (Debian: apt-get install python3 python3-venv)' >&2\nexit 1\n",
+    );
     await chmod(join(noPython, 'scripts/python-env.sh'), 0o755);
     const file = join(dir, PYTHON_API_PAGE);
     await mkdir(join(file, '..'), { recursive: true });

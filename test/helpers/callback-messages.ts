@@ -26,7 +26,11 @@ export function completedEvent(): CallbackEvent {
       customerId: 'lender-a',
       status: 'Completed',
       loginId: randomUUID(),
-      resultRef: { url: `https://pipelines.lender-a.example/v1/results/lender-a/${webhookId}`, token: randomBytes(32).toString('base64url'), expiresAt: new Date(Date.now() + 172_800_000).toISOString() },
+      resultRef: {
+        url: `https://pipelines.lender-a.example/v1/results/lender-a/${webhookId}`,
+        token: randomBytes(32).toString('base64url'),
+        expiresAt: new Date(Date.now() + 172_800_000).toISOString(),
+      },
     },
   };
 }
@@ -58,13 +62,41 @@ export function receiverCases(): ReceiverCase[] {
   return [
     { name: 'the new secret', secret: NEW_SECRET, ...message, accepted: true },
     { name: 'the old secret, during the rotation', secret: OLD_SECRET, ...message, accepted: true },
-    { name: 'headers in another case', secret: NEW_SECRET, body: message.body, headers: { 'Webhook-Id': message.headers['webhook-id'], 'Webhook-Timestamp': message.headers['webhook-timestamp'], 'Webhook-Signature': message.headers['webhook-signature'] }, accepted: true },
+    {
+      name: 'headers in another case',
+      secret: NEW_SECRET,
+      body: message.body,
+      headers: {
+        'Webhook-Id': message.headers['webhook-id'],
+        'Webhook-Timestamp': message.headers['webhook-timestamp'],
+        'Webhook-Signature': message.headers['webhook-signature'],
+      },
+      accepted: true,
+    },
     { name: 'a tampered body', secret: NEW_SECRET, body: message.body.replace('"Completed"', '"Failed"'), headers: { ...message.headers }, accepted: false },
     { name: 'a body with a byte more', secret: NEW_SECRET, body: `${message.body} `, headers: { ...message.headers }, accepted: false },
-    { name: 'another webhook-id', secret: NEW_SECRET, body: message.body, headers: { ...message.headers, 'webhook-id': other.headers['webhook-id'] }, accepted: false },
-    { name: "another message's signature", secret: NEW_SECRET, body: message.body, headers: { ...message.headers, 'webhook-signature': other.headers['webhook-signature'] }, accepted: false },
+    {
+      name: 'another webhook-id',
+      secret: NEW_SECRET,
+      body: message.body,
+      headers: { ...message.headers, 'webhook-id': other.headers['webhook-id'] },
+      accepted: false,
+    },
+    {
+      name: "another message's signature",
+      secret: NEW_SECRET,
+      body: message.body,
+      headers: { ...message.headers, 'webhook-signature': other.headers['webhook-signature'] },
+      accepted: false,
+    },
     { name: 'a secret the product does not hold', secret: OTHER_SECRET, ...message, accepted: false },
     { name: 'a timestamp ten minutes old', secret: NEW_SECRET, ...signed(completedEvent(), 600), accepted: false },
-    { name: 'no signature', secret: NEW_SECRET, body: message.body, headers: { 'webhook-id': message.headers['webhook-id'], 'webhook-timestamp': message.headers['webhook-timestamp'] }, accepted: false },
+    {
+      name: 'no signature',
+      secret: NEW_SECRET,
+      body: message.body,
+      headers: { 'webhook-id': message.headers['webhook-id'], 'webhook-timestamp': message.headers['webhook-timestamp'] },
+      accepted: false,
+    },
   ];
 }

@@ -12,7 +12,11 @@ export interface CommandRun {
 }
 
 /** Runs `command` with `args` (at the project's root unless `cwd`; with `env`, or this process's) to its end. */
-export function runCommand(command: string, args: readonly string[], options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}): Promise<CommandRun> {
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<CommandRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd ?? PROJECT_ROOT, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

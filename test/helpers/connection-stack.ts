@@ -39,7 +39,6 @@ import { after, before } from 'node:test';
 import { createDevEnvironment, uniqueId, waitFor } from './temporal.js';
 import { productWorkflowCode } from './test-tier.js';
 
-
 export interface ConnectionStack {
   readonly env: TestWorkflowEnvironment;
   readonly sandboxUrl: string;
@@ -53,7 +52,10 @@ export interface ConnectionStack {
   /** The worker's live tasks' waits to start, as its windows read them. */
   readonly liveStarts: LiveTaskWaits;
   /** Starts a connection on this stack's task queue, with a unique business key. */
-  start(input: Omit<ConnectionInputArgs, 'customerId'> & { customerId?: string }, workflowId?: string): Promise<WorkflowHandleWithFirstExecutionRunId<typeof connectionWorkflow>>;
+  start(
+    input: Omit<ConnectionInputArgs, 'customerId'> & { customerId?: string },
+    workflowId?: string,
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof connectionWorkflow>>;
   /** Polls the state query until `predicate` holds. */
   waitForState(workflowId: string, predicate: (state: ConnectionState) => boolean, describe: string): Promise<ConnectionState>;
   /** Creates a saved login for a sandbox scenario (no challenges), for cached connections. */
@@ -100,7 +102,10 @@ export interface ConnectionStackOptions {
 export const TEST_ENCRYPTION: EncryptionKeys = Object.freeze({ keyId: 'test', key: Buffer.alloc(32, 0x5e), decryptionKeys: new Map() });
 
 /** The same key as the environment variables of a worker process. */
-export const TEST_ENCRYPTION_ENV = { PAYLOAD_ENCRYPTION_KEY: Buffer.from(TEST_ENCRYPTION.key).toString('base64'), PAYLOAD_ENCRYPTION_KEY_ID: TEST_ENCRYPTION.keyId } as const;
+export const TEST_ENCRYPTION_ENV = {
+  PAYLOAD_ENCRYPTION_KEY: Buffer.from(TEST_ENCRYPTION.key).toString('base64'),
+  PAYLOAD_ENCRYPTION_KEY_ID: TEST_ENCRYPTION.keyId,
+} as const;
 
 /** The build id of every test stack's worker (a stack standing in for a restarted worker keeps it). */
 export const TEST_BUILD_ID = 'test-build';
@@ -138,7 +143,12 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   // The environment's client when payloads are plain; one with the same codec as the worker otherwise.
   const dataConverter = dataConverterFor({ encryption, payloadStore: options.payloadStore });
   const client = dataConverter ? new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter }) : env.client;
-  const clientFor = tenantClients({ baseUrl: options.serviceUrl ?? sandbox.url, timeoutMs: 60_000, authorizeTimeoutMs: options.authorizeTimeoutMs, fetch: observedFetch });
+  const clientFor = tenantClients({
+    baseUrl: options.serviceUrl ?? sandbox.url,
+    timeoutMs: 60_000,
+    authorizeTimeoutMs: options.authorizeTimeoutMs,
+    fetch: observedFetch,
+  });
   const pauses = new TenantPauses(client, taskQueue);
   const payloadStore = options.payloadStore ? payloadStoreDriverFor(options.payloadStore) : undefined;
   const retentionDays = options.retentionDays ?? {};
@@ -161,9 +171,23 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
       ...createLivePathActivities({ temporal: client, taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: liveStarts }),
       ...createBookStartActivities({ temporal: client }),
       ...createBookEndActivities({ temporal: client }),
-      ...createAdmissionActivities({ temporal: client, taskQueue, connectionTaskQueue: taskQueue, priority: DEFAULT_PRIORITY_POLICY, admission: options.unattendedAdmission ?? 'off' }),
+      ...createAdmissionActivities({
+        temporal: client,
+        taskQueue,
+        connectionTaskQueue: taskQueue,
+        priority: DEFAULT_PRIORITY_POLICY,
+        admission: options.unattendedAdmission ?? 'off',
+      }),
       ...createRetentionActivities({ temporal: client, taskQueue, retentionDays: (customerId) => retentionDays[customerId] }),
-      ...(options.callbacks ? createCallbackActivities({ temporal: client, taskQueue, settings: options.callbacks, metrics: options.callbackMetrics, attemptTimeoutMs: options.callbackAttemptTimeoutMs }) : {}),
+      ...(options.callbacks
+        ? createCallbackActivities({
+            temporal: client,
+            taskQueue,
+            settings: options.callbacks,
+            metrics: options.callbackMetrics,
+            attemptTimeoutMs: options.callbackAttemptTimeoutMs,
+          })
+        : {}),
     },
     dataConverter: workerDataConverterFor({ encryption, payloadStore: options.payloadStore }),
     // Versioned as the product's worker is (the server refuses a pinned workflow's task from an
@@ -177,7 +201,8 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
   // For npm test's closing replay: this worker's keys and store, and which test ran it. A KMS's
   // payloads cannot be replayed once its test stopped it: unregistered, the replay skips them.
   // Likewise a tenant's key files (static keys per tenant): its test removes them, or forgets the tenant.
-  if (!isKmsEncryption(encryption) && encryption?.tenantKeyFiles === undefined) registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
+  if (!isKmsEncryption(encryption) && encryption?.tenantKeyFiles === undefined)
+    registerWorker({ namespace: env.namespace ?? 'default', taskQueue, encryption, payloadStore: options.payloadStore });
   await makeCurrent(client, taskQueue);
 
   return {
@@ -207,7 +232,10 @@ export async function startConnectionStack(env: TestWorkflowEnvironment, options
           { timeoutMs: 30_000, describe },
         );
       } catch (error) {
-        const summary = last && { ...last, challengeSet: last.challengeSet && { id: last.challengeSet.id, types: last.challengeSet.challenges.map((c) => c.Type) } };
+        const summary = last && {
+          ...last,
+          challengeSet: last.challengeSet && { id: last.challengeSet.id, types: last.challengeSet.challenges.map((c) => c.Type) },
+        };
         throw new Error(`${(error as Error).message}; last state: ${JSON.stringify(summary)}`, { cause: error });
       }
       return last as ConnectionState;
@@ -257,7 +285,11 @@ export function connectionStackOfFile(options: ConnectionStackOptions = {}): { r
     return value;
   };
   return {
-    get stack() { return started(stack, 'stack'); },
-    get env() { return started(env, 'environment'); },
+    get stack() {
+      return started(stack, 'stack');
+    },
+    get env() {
+      return started(env, 'environment');
+    },
   };
 }

@@ -72,7 +72,10 @@ export function failureReport(output: string): string {
     } else if (TROUBLE_LINE.test(line)) trouble.push(line);
   }
   const kept = trouble.slice(0, TROUBLE_LINES_KEPT).map((line) => line.slice(0, 280));
-  const lead = kept.length > 0 ? [...kept, ...(trouble.length > kept.length ? [`(${trouble.length - kept.length} more trouble line(s) below)`] : []), '--- the last lines ---'] : [];
+  const lead =
+    kept.length > 0
+      ? [...kept, ...(trouble.length > kept.length ? [`(${trouble.length - kept.length} more trouble line(s) below)`] : []), '--- the last lines ---']
+      : [];
   return [...lead, tail(output)].join('\n');
 }
 
@@ -81,7 +84,10 @@ export function failureReport(output: string): string {
  * 0 duplicate answers, 0 data mismatches` is stdout's last line and the run exited 0.
  */
 export function assertCleanSummary(name: string, { code, signal, stdout, output }: HarnessExit): void {
-  const pattern = new RegExp(`^${name}: (\\d+) connections, (\\d+) completed as expected, (\\d+) unexpected failures, (\\d+) stuck, (\\d+) duplicate answers, (\\d+) data mismatches$`, 'm');
+  const pattern = new RegExp(
+    `^${name}: (\\d+) connections, (\\d+) completed as expected, (\\d+) unexpected failures, (\\d+) stuck, (\\d+) duplicate answers, (\\d+) data mismatches$`,
+    'm',
+  );
   const summary = pattern.exec(stdout);
   assert.ok(summary, `no summary line (exit ${code ?? signal}):\n${failureReport(output)}`);
   const [, total, expected, unexpected, stuck, duplicates, mismatches] = summary.map(Number);

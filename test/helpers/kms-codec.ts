@@ -10,7 +10,14 @@ import type { StaticKeySource } from '../../src/codec/key-source.js';
 import type { EnvelopeMetadata } from '../../src/codec/payload-format.js';
 
 /** The settings' defaults. */
-export const KMS_TEST_CACHE: DataKeyCacheSettings = { dataKeyLifetimeMs: 900_000, dataKeyMaxUses: 100_000, unwrappedKeyLifetimeMs: 3_600_000, unwrappedKeyCacheSize: 1_000, outageSealingMs: 14_400_000, outageSealingMaxUses: 1_000_000 };
+export const KMS_TEST_CACHE: DataKeyCacheSettings = {
+  dataKeyLifetimeMs: 900_000,
+  dataKeyMaxUses: 100_000,
+  unwrappedKeyLifetimeMs: 3_600_000,
+  unwrappedKeyCacheSize: 1_000,
+  outageSealingMs: 14_400_000,
+  outageSealingMaxUses: 1_000_000,
+};
 export const SECRET = { session: { username: 'no_mfa', password: 'Everyday' } };
 export const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
 export const payload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);

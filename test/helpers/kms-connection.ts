@@ -36,7 +36,11 @@ export interface KmsConnection {
  * decrypt-only, as it would after a switch, and no local key file is made). `adjust` may complete a
  * loaded section with what the settings do not carry (the tests' AWS credentials).
  */
-export async function runKmsConnection(name: string, variables: Record<string, string>, adjust: (encryption: EncryptionSettings | undefined) => EncryptionSettings | undefined = (encryption) => encryption): Promise<KmsConnection> {
+export async function runKmsConnection(
+  name: string,
+  variables: Record<string, string>,
+  adjust: (encryption: EncryptionSettings | undefined) => EncryptionSettings | undefined = (encryption) => encryption,
+): Promise<KmsConnection> {
   const env: TestWorkflowEnvironment = await createDevEnvironment();
   let stack: ConnectionStack | undefined;
   let client: ConnectionsClient | undefined;

@@ -51,9 +51,19 @@ export async function startMoto(): Promise<MotoServer> {
   for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
     const port = await freePort();
     const endpoint = `http://127.0.0.1:${port}`;
-    const child = spawn(executable, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    const child = spawn(executable, ['-H', '127.0.0.1', '-p', String(port)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    });
     const output = keptOutput(child);
-    const settings = (more: Partial<AwsKmsSettings> = {}): AwsKmsSettings => ({ key: '', region: MOTO_REGION, endpoint, timeoutMs: 5_000, credentials: MOTO_CREDENTIALS, ...more });
+    const settings = (more: Partial<AwsKmsSettings> = {}): AwsKmsSettings => ({
+      key: '',
+      region: MOTO_REGION,
+      endpoint,
+      timeoutMs: 5_000,
+      credentials: MOTO_CREDENTIALS,
+      ...more,
+    });
     const admin: KMSClient = awsKmsClient(settings());
     try {
       await waitUntilAnswering(admin, exitWatch(child), output);

@@ -59,7 +59,13 @@ export async function startOpenBao({ tls = false, transitKey = 'aggregation-payl
     const certDir = join(home, `certs-${attempt}`);
     // bao writes its dev CA and certificate into this directory, which must exist.
     if (tls) await mkdir(certDir);
-    const args = ['server', '-dev', `-dev-root-token-id=${rootToken}`, `-dev-listen-address=127.0.0.1:${port}`, ...(tls ? ['-dev-tls', `-dev-tls-cert-dir=${certDir}`] : [])];
+    const args = [
+      'server',
+      '-dev',
+      `-dev-root-token-id=${rootToken}`,
+      `-dev-listen-address=127.0.0.1:${port}`,
+      ...(tls ? ['-dev-tls', `-dev-tls-cert-dir=${certDir}`] : []),
+    ];
     // HOME: the dev server writes the root token to ~/.bao-token; keep it in the temporary directory.
     const child = spawn(executable, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: home } });
     const output = keptOutput(child);
@@ -67,12 +73,21 @@ export async function startOpenBao({ tls = false, transitKey = 'aggregation-payl
     try {
       const caFile = tls ? await waitForCaFile(child, certDir, output) : undefined;
       const caCertificate = caFile ? await readFile(caFile, 'utf8') : undefined;
-      const settings = (more: Partial<VaultSettings> = {}): VaultSettings => ({ address, auth: { kind: 'token', token: rootToken }, caCertificate, timeoutMs: 5_000, ...more });
+      const settings = (more: Partial<VaultSettings> = {}): VaultSettings => ({
+        address,
+        auth: { kind: 'token', token: rootToken },
+        caCertificate,
+        timeoutMs: 5_000,
+        ...more,
+      });
       const root = (namespace?: string): VaultClient => new VaultClient(settings({ namespace }), 'openbao (test root)');
       await waitUntilActive(child, root(), output);
       const api: OpenBaoServer['api'] = async (method, path, body, namespace) => {
         const answer = await root(namespace).request(method, path, body, 'admin');
-        if (answer.status < 200 || answer.status > 299) throw new Error(`openbao ${method} /v1/${path}${namespace ? ` (namespace ${namespace})` : ''}: HTTP ${answer.status} ${JSON.stringify(answer.body.errors ?? answer.body)}`);
+        if (answer.status < 200 || answer.status > 299)
+          throw new Error(
+            `openbao ${method} /v1/${path}${namespace ? ` (namespace ${namespace})` : ''}: HTTP ${answer.status} ${JSON.stringify(answer.body.errors ?? answer.body)}`,
+          );
         return answer.body;
       };
       const writePolicy = (name: string, policy: string) => api('POST', `sys/policies/acl/${name}`, { policy });

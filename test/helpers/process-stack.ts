@@ -25,7 +25,11 @@ export interface ProcessStack {
 
 export async function startProcessStack(): Promise<ProcessStack> {
   const env = await createDevEnvironment();
-  const client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
+  const client = new Client({
+    connection: env.connection,
+    namespace: env.namespace ?? 'default',
+    dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }),
+  });
   const sandbox = await createSandbox({ port: 0 });
   const bundle = await writeWorkflowBundle();
   return {
@@ -35,7 +39,11 @@ export async function startProcessStack(): Promise<ProcessStack> {
     startWorker: (taskQueue, { aggregatorUrl = sandbox.url, env: extra = {} } = {}) =>
       startProcess('worker', { ...workerProcessEnv({ temporalAddress: env.address, taskQueue, aggregatorUrl, bundlePath: bundle.path }), ...extra }),
     async savedLogin(customerId, username) {
-      const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+      const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username }),
+      });
       if (!response.ok) throw new Error(`the sandbox refused a saved login for ${username}: HTTP ${response.status}`);
       return ((await response.json()) as { LoginId: string }).LoginId;
     },

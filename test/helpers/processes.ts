@@ -32,7 +32,10 @@ export async function startProcess(kind: keyof typeof ENTRIES, env: Record<strin
   if (kind === 'worker') registerWorkerProcess(env);
   // A console's audit trail goes to a file of its own unless the test names one.
   const audit = kind === 'console' && env.AUDIT_STORE === undefined ? { AUDIT_STORE: `file:${tempAuditFile()}` } : {};
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[kind]], { env: { PATH: process.env.PATH, ...audit, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[kind]], {
+    env: { PATH: process.env.PATH, ...audit, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let output = '';
@@ -62,7 +65,12 @@ function registerWorkerProcess(env: Record<string, string>): void {
   }
   // A KMS's payloads cannot be replayed after its test stopped it: unregistered, the replay skips them as of unknown keys.
   if (isKmsEncryption(config.encryption)) return;
-  registerWorker({ namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, encryption: config.encryption, payloadStore: config.payloadStore });
+  registerWorker({
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    encryption: config.encryption,
+    payloadStore: config.payloadStore,
+  });
 }
 
 /** SIGKILLs a process and waits until it is gone. */

@@ -21,7 +21,10 @@ export interface ProductionServer {
 type ServerExtras = Partial<Pick<ProdServerOptions, 'tls' | 'authorization' | 'dynamicConfig'>>;
 
 /** `options` beyond the binaries, database, directory and timeline (TLS, authorization, dynamic config), or a function of the run's directory that makes them (a PKI in it, say). */
-export async function startProductionServer(name: string, options: ServerExtras | ((dir: string) => ServerExtras | Promise<ServerExtras>) = {}): Promise<ProductionServer> {
+export async function startProductionServer(
+  name: string,
+  options: ServerExtras | ((dir: string) => ServerExtras | Promise<ServerExtras>) = {},
+): Promise<ProductionServer> {
   const dir = await mkdtemp(join(tmpdir(), `${name}-`));
   const timeline = new Timeline();
   const postgres = await PostgresCluster.create(dir);

@@ -26,7 +26,13 @@ export function pythonEnv(): Promise<string> {
 
 /** Runs `python <args>` in the venv, in python/, with `env` added to PATH, HOME, the cache, bao's path and moto_server's. */
 export async function runPython(args: readonly string[], env: Record<string, string> = {}): Promise<CommandRun> {
-  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_CACHE_DIR, OPENBAO_PATH: openBaoPath(), MOTO_SERVER_PATH: motoServerPath() };
+  const base: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TEMPORAL_CACHE_DIR,
+    OPENBAO_PATH: openBaoPath(),
+    MOTO_SERVER_PATH: motoServerPath(),
+  };
   return runCommand(`${await pythonEnv()}/bin/python`, args, { cwd: `${REPO}python`, env: { ...base, ...env } });
 }
 

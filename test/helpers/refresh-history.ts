@@ -55,7 +55,8 @@ export async function refreshHistoryShape(history: History): Promise<RefreshHist
   const ended = new Set<string>();
   const events = history.events ?? [];
   for (const [eventIndex, event] of events.entries()) {
-    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) updates.push(event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? '?');
+    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
+      updates.push(event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ?? '?');
     if (event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED) {
       const activity = localActivityOf(event);
       const result = event.markerRecordedEventAttributes?.details?.['result']?.payloads;

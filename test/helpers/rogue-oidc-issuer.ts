@@ -74,7 +74,9 @@ export class RogueOidcIssuer {
     const jwk = { ...(await exportJWK(published.publicKey)), kid: PUBLISHED_KID, use: 'sig', alg: 'RS256' };
     const rogue = new RogueOidcIssuer(server, issuer, { clientId, clientSecret }, identity, { privateKey: published.privateKey, jwk }, unpublished.privateKey);
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-      rogue.answer(request, response).catch((error: unknown) => json(response, 500, { error: 'server_error', error_description: error instanceof Error ? error.message : String(error) }));
+      rogue
+        .answer(request, response)
+        .catch((error: unknown) => json(response, 500, { error: 'server_error', error_description: error instanceof Error ? error.message : String(error) }));
     });
     return rogue;
   }
@@ -142,7 +144,12 @@ export class RogueOidcIssuer {
     const grant = this.codes.get(form.get('code') ?? '');
     this.codes.delete(form.get('code') ?? '');
     const verifier = form.get('code_verifier') ?? '';
-    if (form.get('grant_type') !== 'authorization_code' || grant === undefined || form.get('redirect_uri') !== grant.redirectUri || createHash('sha256').update(verifier).digest('base64url') !== grant.codeChallenge) {
+    if (
+      form.get('grant_type') !== 'authorization_code' ||
+      grant === undefined ||
+      form.get('redirect_uri') !== grant.redirectUri ||
+      createHash('sha256').update(verifier).digest('base64url') !== grant.codeChallenge
+    ) {
       json(response, 400, { error: 'invalid_grant' });
       return;
     }
@@ -151,7 +158,11 @@ export class RogueOidcIssuer {
     const now = Math.floor(Date.now() / 1000);
     const iat = now + (plan.iatOffsetS ?? 0);
     const signWith = plan.signWith ?? 'published';
-    const idToken = await new SignJWT({ name: this.identity.name, groups: [...this.identity.groups], ...(grant.nonce !== undefined || plan.nonce !== undefined ? { nonce: plan.nonce ?? grant.nonce } : {}) })
+    const idToken = await new SignJWT({
+      name: this.identity.name,
+      groups: [...this.identity.groups],
+      ...(grant.nonce !== undefined || plan.nonce !== undefined ? { nonce: plan.nonce ?? grant.nonce } : {}),
+    })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: signWith === 'unpublished' ? UNPUBLISHED_KID : PUBLISHED_KID })
       .setIssuer(plan.iss ?? this.issuer)
       .setAudience(plan.aud === undefined ? grant.clientId : typeof plan.aud === 'string' ? plan.aud : [...plan.aud])
@@ -179,7 +190,10 @@ export class RogueOidcIssuer {
   private authenticated(header: string | undefined): boolean {
     const encoded = /^Basic (.+)$/.exec(header ?? '')?.[1];
     if (encoded === undefined) return false;
-    const [id = '', secret = ''] = Buffer.from(encoded, 'base64').toString('utf8').split(':').map((part) => decodeURIComponent(part.replace(/\+/g, ' ')));
+    const [id = '', secret = ''] = Buffer.from(encoded, 'base64')
+      .toString('utf8')
+      .split(':')
+      .map((part) => decodeURIComponent(part.replace(/\+/g, ' ')));
     const digest = (text: string) => createHash('sha256').update(text).digest();
     return id === this.client.clientId && timingSafeEqual(digest(secret), digest(this.client.clientSecret));
   }

@@ -7,8 +7,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type In
 import type { AddressInfo } from 'node:net';
 
 export type ProxyDecision =
-  | { readonly pass: true; readonly headers?: Readonly<Record<string, string>> }
-  | { readonly pass: false; readonly status: number; readonly body: unknown };
+  { readonly pass: true; readonly headers?: Readonly<Record<string, string>> } | { readonly pass: false; readonly status: number; readonly body: unknown };
 
 export interface SandboxProxy {
   readonly url: string;
@@ -16,7 +15,10 @@ export interface SandboxProxy {
 }
 
 /** `decide` sees each request's method and path; undefined passes it on as it came. */
-export async function startSandboxProxy(upstream: string, decide: (request: { readonly method: string; readonly path: string }) => ProxyDecision | undefined): Promise<SandboxProxy> {
+export async function startSandboxProxy(
+  upstream: string,
+  decide: (request: { readonly method: string; readonly path: string }) => ProxyDecision | undefined,
+): Promise<SandboxProxy> {
   const target = new URL(upstream);
   const server: Server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
     const path = incoming.url ?? '';

@@ -139,7 +139,10 @@ const AttributeTransaction = z.object({
 });
 
 /** An investments answer whose data members have the spec's shapes; the rest (Login, Institution, ...) as the view types it. */
-export type Investments = Overridden<Wire.InvestmentsResponse, { Accounts: Spec.InvestmentAccount[]; Securities: Spec.Security[]; Value: number; Cash: number }>;
+export type Investments = Overridden<
+  Wire.InvestmentsResponse,
+  { Accounts: Spec.InvestmentAccount[]; Securities: Spec.Security[]; Value: number; Cash: number }
+>;
 
 /** `T` with the members `U` names replaced by `U`'s (a mapped type keeps T's other members and its index signature; Omit would drop them). */
 type Overridden<T, U> = { [K in keyof T as K extends keyof U ? never : K]: T[K] } & U;

@@ -23,7 +23,9 @@ export function refuseInUnitTier(server: string): void {
 }
 
 /** Worker or replayer options: the product's workflow code (the run's shared bundle, else bundled at start), its tracing interceptors (inert) and the sandbox's options. */
-export type ProductWorkflowCode = ({ workflowBundle: { codePath: string } } | ReturnType<typeof workflowSource>) & TracingWorkerOptions & typeof WORKFLOW_SANDBOX_OPTIONS;
+export type ProductWorkflowCode = ({ workflowBundle: { codePath: string } } | ReturnType<typeof workflowSource>) &
+  TracingWorkerOptions &
+  typeof WORKFLOW_SANDBOX_OPTIONS;
 
 export function productWorkflowCode(): ProductWorkflowCode {
   const codePath = loadTestConfig().workflowBundlePath;

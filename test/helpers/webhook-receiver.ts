@@ -33,10 +33,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     origin: '',
     received,
     answer: () => ({ status: 200 }),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];

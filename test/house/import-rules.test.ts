@@ -30,9 +30,9 @@ describe('the import rules', () => {
     copyFileSync(join(PROJECT_ROOT, '.dependency-cruiser.cjs'), join(tree, '.dependency-cruiser.cjs'));
     writeFileSync(join(tree, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', allowJs: false } }));
     const files: Record<string, string> = {
-      'src/cli/main.ts': "export const cli = 1;\n",
+      'src/cli/main.ts': 'export const cli = 1;\n',
       'src/console/app.ts': "import { cli } from '../cli/main.js';\nexport const app = cli;\n",
-      'src/client/connections.ts': "export const client = 1;\n",
+      'src/client/connections.ts': 'export const client = 1;\n',
       'src/contract/ids.ts': "import { client } from '../client/connections.js';\nexport const ids = client;\n",
       'src/codec/a.ts': "import { b } from './b.js';\nexport const a = () => b();\n",
       'src/codec/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",

@@ -6,7 +6,17 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ALL_TENANTS, CONSOLE_TOKEN_PRINCIPAL, describeRoles, may, parseRoleMap, RoleMapError, rolesOfGroups, tenantsWhere, type Principal } from '../../src/identity/roles.js';
+import {
+  ALL_TENANTS,
+  CONSOLE_TOKEN_PRINCIPAL,
+  describeRoles,
+  may,
+  parseRoleMap,
+  RoleMapError,
+  rolesOfGroups,
+  tenantsWhere,
+  type Principal,
+} from '../../src/identity/roles.js';
 import { SealedCookieExpiredError, SealedCookieInvalidError, SealedCookies, SEAL_CLOCK_TOLERANCE_S } from '../../src/identity/sealed-cookie.js';
 
 const MAP = parseRoleMap(' a-ops=operator@lender-a , a-analysts=analyst@lender-a, b-view=viewer@lender-b,platform=admin@*,');
@@ -16,7 +26,10 @@ describe('roles per tenant', () => {
   it('reads the role map, and refuses a bad entry by its place', () => {
     assert.equal(MAP.length, 4);
     assert.deepEqual(MAP[3], { group: 'platform', role: 'admin', tenant: ALL_TENANTS });
-    assert.throws(() => parseRoleMap('x=operator@a,y=root@b'), (error: unknown) => error instanceof RoleMapError && /entry 2 "y=root@b": the role must be one of/.test(error.message));
+    assert.throws(
+      () => parseRoleMap('x=operator@a,y=root@b'),
+      (error: unknown) => error instanceof RoleMapError && /entry 2 "y=root@b": the role must be one of/.test(error.message),
+    );
     assert.throws(() => parseRoleMap('x=operator@'), /must be <group>=<role>@<customerId or \*>/);
     assert.throws(() => parseRoleMap('x y=operator@a'), /the group must be 1 to 256 characters without spaces/);
   });
@@ -31,7 +44,8 @@ describe('roles per tenant', () => {
     const viewer = principal('b-view');
     assert.ok(may(viewer, 'read', 'lender-b') && !may(viewer, 'answer', 'lender-b'));
     const admin = principal('platform');
-    for (const permission of ['read', 'answer', 'cancel', 'decode', 'administer'] as const) assert.ok(may(admin, permission, 'anyone') && may(admin, permission, undefined), permission);
+    for (const permission of ['read', 'answer', 'cancel', 'decode', 'administer'] as const)
+      assert.ok(may(admin, permission, 'anyone') && may(admin, permission, undefined), permission);
     assert.ok(may(CONSOLE_TOKEN_PRINCIPAL, 'administer', undefined));
   });
 
@@ -53,7 +67,10 @@ describe('sealed cookies', () => {
     const sealed = await cookies.seal('session', { sub: 'alice' }, Date.now() + 60_000);
     assert.equal((await cookies.open('session', sealed)).sub, 'alice');
     await assert.rejects(cookies.open('sign-in', sealed), SealedCookieInvalidError);
-    await assert.rejects(new SealedCookies(randomBytes(32)).open('session', sealed), (error: unknown) => error instanceof SealedCookieInvalidError && /not one this console sealed/.test(error.message));
+    await assert.rejects(
+      new SealedCookies(randomBytes(32)).open('session', sealed),
+      (error: unknown) => error instanceof SealedCookieInvalidError && /not one this console sealed/.test(error.message),
+    );
     const changed = `${sealed.slice(0, 40)}${sealed[40] === 'A' ? 'B' : 'A'}${sealed.slice(41)}`;
     await assert.rejects(cookies.open('session', changed), SealedCookieInvalidError);
     await assert.rejects(cookies.open('session', 'not-a-jwe'), SealedCookieInvalidError);
@@ -63,6 +80,9 @@ describe('sealed cookies', () => {
     const within = await cookies.seal('session', { sub: 'alice' }, Date.now() - (SEAL_CLOCK_TOLERANCE_S - 10) * 1000);
     assert.equal((await cookies.open('session', within)).sub, 'alice');
     const beyond = await cookies.seal('session', { sub: 'alice' }, Date.now() - (SEAL_CLOCK_TOLERANCE_S + 10) * 1000);
-    await assert.rejects(cookies.open('session', beyond), (error: unknown) => error instanceof SealedCookieExpiredError && /the session has expired: sign in again/.test(error.message));
+    await assert.rejects(
+      cookies.open('session', beyond),
+      (error: unknown) => error instanceof SealedCookieExpiredError && /the session has expired: sign in again/.test(error.message),
+    );
   });
 });

@@ -13,7 +13,6 @@ import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
 
 const SCRIPT = join(PROJECT_ROOT, 'scripts', 'image-check', 'image-check.ts');
 
-
 function imageCheck(args: readonly string[] = []): Promise<CommandRun> {
   return runCommand(process.execPath, ['--import', 'tsx', SCRIPT, ...args]);
 }
@@ -45,19 +44,29 @@ describe('npm run image:check', { concurrency: true }, () => {
 
   // Two npm installs, a tsc build and a bundle: minutes on a fresh machine's 2 cores beside three
   // other test files (300 s when Go builds ran beside the tests, 2026-11-28). A hang guard, not a bound.
-  it('builds the stages without an engine and runs the CMD worker as non-root: a connection completes, healthy while running, 503 while draining, exit 0', { timeout: 600_000 }, async () => {
-    const run = await imageCheck();
-    assert.equal(run.code, 0, `exit code; stderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
-    assert.match(run.stdout, /^ {2}RUN npm ci --prefer-offline --no-audit --no-fund/m);
-    assert.match(run.stdout, /^ {2}RUN npm run build/m);
-    assert.match(run.stdout, /^ {2}RUN npm ci --omit=dev/m);
-    assert.match(run.stdout, /no dev-only package installed; compiled imports all in dependencies; bundle carries both converters/);
-    assert.match(run.stdout, /^ {2}worker {4}node dist\/src\/worker\.js \(uid (?!0\))\d+\): started; HEALTHCHECK http:\/\/127\.0\.0\.1:\d+\/healthz: 200 \{"state":"RUNNING"\}/m);
-    assert.match(run.stdout, /via node dist\/src\/cli\/main\.js start \+ watch: Completed/);
-    assert.match(run.stdout, /HEALTHCHECK during the drain: .*503 (STOPPING|DRAINING)/);
-    assert.match(run.stdout, /worker exited 0 after/);
-    assert.match(lastLine(run.stdout), /^image-check: the Dockerfile's stages ran without an engine .* exit 0 after SIGTERM; sandbox and console healthy; .* the image itself was not built \(no Docker engine\)$/);
-  });
+  it(
+    'builds the stages without an engine and runs the CMD worker as non-root: a connection completes, healthy while running, 503 while draining, exit 0',
+    { timeout: 600_000 },
+    async () => {
+      const run = await imageCheck();
+      assert.equal(run.code, 0, `exit code; stderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
+      assert.match(run.stdout, /^ {2}RUN npm ci --prefer-offline --no-audit --no-fund/m);
+      assert.match(run.stdout, /^ {2}RUN npm run build/m);
+      assert.match(run.stdout, /^ {2}RUN npm ci --omit=dev/m);
+      assert.match(run.stdout, /no dev-only package installed; compiled imports all in dependencies; bundle carries both converters/);
+      assert.match(
+        run.stdout,
+        /^ {2}worker {4}node dist\/src\/worker\.js \(uid (?!0\))\d+\): started; HEALTHCHECK http:\/\/127\.0\.0\.1:\d+\/healthz: 200 \{"state":"RUNNING"\}/m,
+      );
+      assert.match(run.stdout, /via node dist\/src\/cli\/main\.js start \+ watch: Completed/);
+      assert.match(run.stdout, /HEALTHCHECK during the drain: .*503 (STOPPING|DRAINING)/);
+      assert.match(run.stdout, /worker exited 0 after/);
+      assert.match(
+        lastLine(run.stdout),
+        /^image-check: the Dockerfile's stages ran without an engine .* exit 0 after SIGTERM; sandbox and console healthy; .* the image itself was not built \(no Docker engine\)$/,
+      );
+    },
+  );
 
   it('refuses a Dockerfile whose CMD runs a file the build cannot produce, before running anything', async () => {
     const run = await imageCheck(['--dockerfile', await brokenCopy('bad-cmd', '"dist/src/worker.js"]', '"dist/src/wrker.js"]')]);
@@ -86,7 +95,10 @@ describe('npm run image:check', { concurrency: true }, () => {
   it('refuses a HEALTHCHECK that probes another port than WORKER_HEALTH_PORT', async () => {
     const run = await imageCheck(['--dockerfile', await brokenCopy('bad-port', 'ENV WORKER_HEALTH_PORT=8081', 'ENV WORKER_HEALTH_PORT=8082')]);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /HEALTHCHECK probes http:\/\/127\.0\.0\.1:8081\/healthz, not http:\/\/127\.0\.0\.1:<WORKER_HEALTH_PORT>\/healthz \(ENV WORKER_HEALTH_PORT=8082\)/);
+    assert.match(
+      run.stderr,
+      /HEALTHCHECK probes http:\/\/127\.0\.0\.1:8081\/healthz, not http:\/\/127\.0\.0\.1:<WORKER_HEALTH_PORT>\/healthz \(ENV WORKER_HEALTH_PORT=8082\)/,
+    );
   });
 
   it('refuses an instruction it does not know how to run, naming its line', async () => {

@@ -34,7 +34,10 @@ describe('image:check stages', () => {
   }
 
   it('runs a step again when npm says the network failed, and reports each retry', async () => {
-    const { lines, outcome } = await run('reset-once', flakyRun(1, 'npm error network Invalid response body while trying to fetch https://registry.npmjs.org/webpack: read ECONNRESET'));
+    const { lines, outcome } = await run(
+      'reset-once',
+      flakyRun(1, 'npm error network Invalid response body while trying to fetch https://registry.npmjs.org/webpack: read ECONNRESET'),
+    );
     assert.ok(outcome instanceof Map, `the stage ran: ${String(outcome)}`);
     assert.equal(lines.filter((line) => line.includes("the registry's network failed")).length, 1);
     assert.match(lines.join('\n'), /running it again \(1 of 2\)/);
@@ -51,6 +54,9 @@ describe('image:check stages', () => {
     const { lines, outcome } = await run('not-network', flakyRun(1, 'npm error code ERESOLVE'));
     assert.ok(outcome instanceof StageError, `a StageError: ${String(outcome)}`);
     assert.match(outcome.message, /ERESOLVE/);
-    assert.equal(lines.some((line) => line.includes('running it again')), false);
+    assert.equal(
+      lines.some((line) => line.includes('running it again')),
+      false,
+    );
   });
 });

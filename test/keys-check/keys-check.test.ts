@@ -48,7 +48,11 @@ void describe('npm run keys:check', () => {
   });
 
   void it('loses and garbles nothing through a key rotation, a worker SIGKILL and an OpenBao restart', { timeout: RUN_TIMEOUT_MS + 20_000 }, async () => {
-    const { code, signal, stdout, output } = await runHarness(ENTRY, ['--connections', '6', '--workers', '1', '--kms-down-ms', '4000', '--deadline-ms', '150000'], RUN_TIMEOUT_MS);
+    const { code, signal, stdout, output } = await runHarness(
+      ENTRY,
+      ['--connections', '6', '--workers', '1', '--kms-down-ms', '4000', '--deadline-ms', '150000'],
+      RUN_TIMEOUT_MS,
+    );
     const report = `\n${failureReport(output)}`;
     const last = stdout.trimEnd().split('\n').at(-1) ?? '';
     const match = SUMMARY.exec(last);

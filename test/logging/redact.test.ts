@@ -39,7 +39,14 @@ it('names a cycle instead of following it, and redacts a value shared by two bra
 it("redacts an unusable reply's excerpt (UnexpectedResponseError.replyExcerpt, the body the service sent) wherever an error carries it", () => {
   // As the SDK's "Activity failed" warning hands it over: the ApplicationFailure, the client's error as its cause.
   const body = JSON.stringify({ HttpStatusCode: 200, Accounts: [{ Holder: { Name: 'Alice Tremblay' } }] });
-  const text = JSON.stringify(redact({ error: { type: 'UnexpectedResponse', cause: { name: 'UnexpectedResponseError', operation: 'GetAccountsDetail', problem: 'RequestId: must be a UUID', replyExcerpt: body } } }));
+  const text = JSON.stringify(
+    redact({
+      error: {
+        type: 'UnexpectedResponse',
+        cause: { name: 'UnexpectedResponseError', operation: 'GetAccountsDetail', problem: 'RequestId: must be a UUID', replyExcerpt: body },
+      },
+    }),
+  );
   assert.ok(!text.includes('Alice Tremblay'), 'the excerpt leaked');
   assert.ok(text.includes('RequestId: must be a UUID'), 'the problem (fields only) is kept');
   assert.ok(text.includes('GetAccountsDetail'));

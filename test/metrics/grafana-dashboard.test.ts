@@ -79,7 +79,10 @@ function allPanels(dashboard: Dashboard): Panel[] {
 /** Every PromQL query of the dashboard, with where it is. */
 function dashboardQueries(dashboard: Dashboard): { where: string; names: QueryNames }[] {
   const queries = allPanels(dashboard).flatMap((panel) =>
-    (panel.targets ?? []).map((target) => ({ where: `panel "${String(panel.title)}" ${String(target.refId)}`, names: promqlNames(typeof target.expr === 'string' ? target.expr : '') })),
+    (panel.targets ?? []).map((target) => ({
+      where: `panel "${String(panel.title)}" ${String(target.refId)}`,
+      names: promqlNames(typeof target.expr === 'string' ? target.expr : ''),
+    })),
   );
   for (const variable of dashboard.templating?.list ?? []) {
     if (variable.type !== 'query') continue;
@@ -204,7 +207,8 @@ async function provisionedDatasourceUid(): Promise<string> {
  */
 async function exerciseWorker(stack: ProcessStack, taskQueue: string, throttledTenant: string): Promise<WorkflowHandle[]> {
   const customerId = uniqueId('tenant');
-  const start = (args: unknown, workflowType = 'connectionWorkflow') => stack.client.workflow.start(workflowType, { taskQueue, workflowId: uniqueId('dashboard'), args: [args] });
+  const start = (args: unknown, workflowType = 'connectionWorkflow') =>
+    stack.client.workflow.start(workflowType, { taskQueue, workflowId: uniqueId('dashboard'), args: [args] });
   const live = (username: string, tenant = customerId) => ({
     customerId: tenant,
     session: { kind: 'live', institution: 'SandboxBank', username, password: SANDBOX_PASSWORD },
@@ -370,7 +374,10 @@ describe('the Grafana dashboard of the worker', () => {
 
   it('is a Grafana dashboard whose panels and variables query the provisioned Prometheus data source', () => {
     assert.deepEqual(shapeProblems(dashboard, datasourceUid), []);
-    assert.ok(dashboardQueries(dashboard).every(({ names }) => names.selectors.length > 0), 'every query selects a metric');
+    assert.ok(
+      dashboardQueries(dashboard).every(({ names }) => names.selectors.length > 0),
+      'every query selects a metric',
+    );
   });
 
   it('queries only metrics the worker exports, by labels they carry', () => {
@@ -393,7 +400,12 @@ describe('the Grafana dashboard of the worker', () => {
           title: 'bogus',
           datasource: { uid: datasourceUid },
           gridPos: { x: 0, y: 999, w: 12, h: 8 },
-          targets: [{ refId: 'A', expr: 'sum by (no_such_grouping) (rate(temporal_bogus_total[5m])) / sum by (no_such_grouping) (temporal_num_pollers{no_such_label="x"})' }],
+          targets: [
+            {
+              refId: 'A',
+              expr: 'sum by (no_such_grouping) (rate(temporal_bogus_total[5m])) / sum by (no_such_grouping) (temporal_num_pollers{no_such_label="x"})',
+            },
+          ],
         },
       ],
     };

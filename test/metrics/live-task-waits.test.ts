@@ -15,17 +15,22 @@ import { uniqueId } from '../helpers/temporal.js';
 
 const NOW = 1_000_000;
 
-void describe('live tasks\' waits to start, kept by the worker', () => {
+void describe("live tasks' waits to start, kept by the worker", () => {
   void it('reads the 90th percentile of the span above the shortest wait kept, the longest of fewer than ten', () => {
     const waits = new LiveTaskWaits();
     assert.deepEqual(waits.recent(15_000, NOW), { samples: 0, p90Ms: 0 });
-    for (const [wait, ago] of [[5, 1_000], [400, 2_000], [7, 3_000]] as const) waits.record(wait, NOW - ago);
+    for (const [wait, ago] of [
+      [5, 1_000],
+      [400, 2_000],
+      [7, 3_000],
+    ] as const)
+      waits.record(wait, NOW - ago);
     assert.deepEqual(waits.recent(15_000, NOW), { samples: 3, p90Ms: 395 }, 'one slow start of three is the reading');
     for (let index = 0; index < 17; index += 1) waits.record(10 + index, NOW - 500);
     assert.deepEqual(waits.recent(15_000, NOW), { samples: 20, p90Ms: 20 }, '18th of 20 sorted (25 ms), less the shortest (5 ms)');
   });
 
-  void it('reads the same whichever way the worker\'s clock is off the server\'s', () => {
+  void it("reads the same whichever way the worker's clock is off the server's", () => {
     const spread = [3, 4, 6, 9, 30, 120];
     for (const offset of [-500, 0, 700]) {
       const waits = new LiveTaskWaits();
@@ -58,7 +63,7 @@ void describe('live tasks\' waits to start, kept by the worker', () => {
     assert.deepEqual(waits.recent(15_000, NOW), { samples: 512, p90Ms: 0 });
   });
 
-  void it('puts the worker\'s starts beside the server\'s instant, and gives no reading without the server\'s', () => {
+  void it("puts the worker's starts beside the server's instant, and gives no reading without the server's", () => {
     const activityStarts = { samples: 4, p90Ms: 180 };
     assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, activityStarts), { waitMs: 20, waiting: 1, workerWaitMs: 180, workerSamples: 4 });
     assert.deepEqual(combineLivePath({ waitMs: 20, waiting: 1 }, { samples: 0, p90Ms: 0 }), { waitMs: 20, waiting: 1 }, 'no starts: the server alone');
@@ -67,7 +72,7 @@ void describe('live tasks\' waits to start, kept by the worker', () => {
   });
 });
 
-void describe('live tasks\' waits recorded by the product\'s worker', () => {
+void describe("live tasks' waits recorded by the product's worker", () => {
   const current = connectionStackOfFile();
 
   async function connectionAt(priorityKey: number): Promise<void> {
@@ -86,12 +91,17 @@ void describe('live tasks\' waits recorded by the product\'s worker', () => {
     const { stack } = current;
     const { liveStarts } = stack;
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.scheduled);
-    assert.equal(liveStarts.recent(60_000).samples, 0, 'an unattended connection\'s calls are not the live path');
+    assert.equal(liveStarts.recent(60_000).samples, 0, "an unattended connection's calls are not the live path");
     await connectionAt(DEFAULT_PRIORITY_POLICY.keys.live);
     const recorded = liveStarts.recent(60_000);
     // Authorize, the accounts request and at least one poll: each a service call inheriting the connection's key.
     assert.ok(recorded.samples >= 3, `live starts recorded: ${recorded.samples}`);
-    const reader = createLivePathActivities({ temporal: stack.client, taskQueue: stack.taskQueue, liveKey: DEFAULT_PRIORITY_POLICY.keys.live, own: liveStarts });
+    const reader = createLivePathActivities({
+      temporal: stack.client,
+      taskQueue: stack.taskQueue,
+      liveKey: DEFAULT_PRIORITY_POLICY.keys.live,
+      own: liveStarts,
+    });
     const reading = await reader.livePath();
     // The connection ended just now: its starts are within the reading's 15 s.
     assert.ok((reading?.workerSamples ?? 0) >= 3, JSON.stringify(reading));

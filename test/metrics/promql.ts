@@ -94,7 +94,13 @@ export function promqlNames(expr: string): QueryNames {
       if (GROUPING_KEYWORDS.has(word)) {
         if (expr[i] === '(') {
           const close = expr.indexOf(')', i);
-          grouping.push(...expr.slice(i + 1, close < 0 ? n : close).split(',').map((label) => label.trim()).filter(Boolean));
+          grouping.push(
+            ...expr
+              .slice(i + 1, close < 0 ? n : close)
+              .split(',')
+              .map((label) => label.trim())
+              .filter(Boolean),
+          );
           i = close < 0 ? n : close + 1;
         }
         continue;
@@ -165,7 +171,15 @@ export function exportedSamples(page: string, metric: string): Sample[] {
     for (const [, name, value] of line.slice(metric.length, close + 1).matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)) {
       labels[name!] = value!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     }
-    samples.push({ labels, value: Number(line.slice(close + 1).trim().split(/\s+/)[0]) });
+    samples.push({
+      labels,
+      value: Number(
+        line
+          .slice(close + 1)
+          .trim()
+          .split(/\s+/)[0],
+      ),
+    });
   }
   return samples;
 }

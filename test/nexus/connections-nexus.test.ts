@@ -144,7 +144,11 @@ async function opens(codec: EncryptionCodec, payload: Payload): Promise<boolean>
 
 /** Enrols `count` fresh saved logins of the tenant in `cadence`'s book (the sandbox's `pending_polls_<n>` scenarios), as test/books does. */
 let loginsMade = 0;
-async function seedBook(cadence: string, count: number, { pendingPolls = 1, pollIntervalMs = 50 }: { pendingPolls?: number; pollIntervalMs?: number } = {}): Promise<string[]> {
+async function seedBook(
+  cadence: string,
+  count: number,
+  { pendingPolls = 1, pollIntervalMs = 50 }: { pendingPolls?: number; pollIntervalMs?: number } = {},
+): Promise<string[]> {
   const logins: string[] = [];
   for (let index = 0; index < count; index += 1) {
     loginsMade += 1;
@@ -172,7 +176,7 @@ function expectError(outcome: CallerError, type: string, message: RegExp): void 
   assert.match(outcome.message, message);
 }
 
-describe('the connections Nexus service, called from a TypeScript workflow in the lender\'s namespace', () => {
+describe("the connections Nexus service, called from a TypeScript workflow in the lender's namespace", () => {
   it('starts a live connection, answers its challenge through the service and receives the typed result', { timeout: 120_000 }, async () => {
     const applicationId = uniqueId('app');
     const outcome = await caller.workflow.execute<typeof callerConnects>('callerConnects', {
@@ -293,63 +297,83 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
     expectError(unmapped, 'UNAUTHORIZED', /is mapped to no tenant/);
   });
 
-  it('refuses a second start of a running connection with CONFLICT naming it, whether a start operation or the pipeline client started it', { timeout: 120_000 }, async () => {
-    const applicationId = uniqueId('app');
-    const connectionId = `connection-${tenant}:${applicationId}`;
-    const twice = await caller.workflow.execute<typeof callerStartsTwice>('callerStartsTwice', {
-      taskQueue: callerTaskQueue,
-      workflowId: uniqueId('pipeline'),
-      args: [{ endpoint, start: liveStart(applicationId) }],
-      workflowExecutionTimeout: '2 minutes',
-    });
-    expectError(twice.second, 'CONFLICT', new RegExp(`^connection already running: ${connectionId} \\(started by another start operation\\)`));
-    assert.match(twice.first, /^cancelled/, 'the first operation went on and was cancelled as asked');
-    await waitFor(async () => (await stack.client.workflow.getHandle(connectionId).describe()).status.name === 'CANCELLED', { timeoutMs: 30_000, describe: 'the one connection cancelled' });
-
-    // Started outside the service (the pipeline client): refused before any relay starts.
-    const outsideId = uniqueId('app');
-    const outside = await stack.start(liveStart(outsideId).connection, `connection-${tenant}:${outsideId}`);
-    try {
-      const refused = await caller.workflow.execute<typeof callerExpectsError>('callerExpectsError', {
+  it(
+    'refuses a second start of a running connection with CONFLICT naming it, whether a start operation or the pipeline client started it',
+    { timeout: 120_000 },
+    async () => {
+      const applicationId = uniqueId('app');
+      const connectionId = `connection-${tenant}:${applicationId}`;
+      const twice = await caller.workflow.execute<typeof callerStartsTwice>('callerStartsTwice', {
         taskQueue: callerTaskQueue,
         workflowId: uniqueId('pipeline'),
-        args: [endpoint, 'start', liveStart(outsideId)],
+        args: [{ endpoint, start: liveStart(applicationId) }],
+        workflowExecutionTimeout: '2 minutes',
       });
-      expectError(refused, 'CONFLICT', new RegExp(`^connection already running: connection-${tenant}:${outsideId} \\(started outside this service\\)`));
-      assert.equal(await running(relayWorkflowId(tenant, outsideId)), false, 'no relay started');
-    } finally {
-      await outside.cancel();
-    }
-  });
+      expectError(twice.second, 'CONFLICT', new RegExp(`^connection already running: ${connectionId} \\(started by another start operation\\)`));
+      assert.match(twice.first, /^cancelled/, 'the first operation went on and was cancelled as asked');
+      await waitFor(async () => (await stack.client.workflow.getHandle(connectionId).describe()).status.name === 'CANCELLED', {
+        timeoutMs: 30_000,
+        describe: 'the one connection cancelled',
+      });
 
-  it('cancelled right after start returned: the relay ends and no connection is left running, whether or not it had started one', { timeout: 120_000 }, async (t) => {
-    const applicationId = uniqueId('app');
-    const seen = await caller.workflow.execute<typeof callerCancelsAtOnce>('callerCancelsAtOnce', {
-      taskQueue: callerTaskQueue,
-      workflowId: uniqueId('pipeline'),
-      args: [{ endpoint, start: liveStart(applicationId) }],
-      workflowExecutionTimeout: '2 minutes',
-    });
-    assert.match(seen, /^cancelled/);
-    const relay = stack.client.workflow.getHandle(relayWorkflowId(tenant, applicationId));
-    await waitFor(async () => (await relay.describe()).status.name !== 'RUNNING', { timeoutMs: 30_000, describe: 'the relay ended' });
-    assert.equal((await relay.describe()).status.name, 'CANCELLED');
-    const connectionId = `connection-${tenant}:${applicationId}`;
-    // Either it never started, or it started and was cancelled with its relay: never left running.
-    await waitFor(async () => !(await running(connectionId)), { timeoutMs: 30_000, describe: 'no connection running' });
-    let status: string;
-    try {
-      status = (await stack.client.workflow.getHandle(connectionId).describe()).status.name;
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-      status = 'never started';
-    }
-    // Which it was is the relay's history's to say: a child start initiated, or none.
-    const { history } = await env.connection.workflowService.getWorkflowExecutionHistory({ namespace: env.namespace ?? 'default', execution: { workflowId: relayWorkflowId(tenant, applicationId) } });
-    const initiated = (history?.events ?? []).some((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
-    assert.equal(status, initiated ? 'CANCELLED' : 'never started', `the connection: ${status}; the relay ${initiated ? 'initiated' : 'never initiated'} its start`);
-    t.diagnostic(`the relay ${initiated ? 'had initiated the connection\'s start: it was cancelled with it' : 'was cancelled before it started the connection: none exists'}`);
-  });
+      // Started outside the service (the pipeline client): refused before any relay starts.
+      const outsideId = uniqueId('app');
+      const outside = await stack.start(liveStart(outsideId).connection, `connection-${tenant}:${outsideId}`);
+      try {
+        const refused = await caller.workflow.execute<typeof callerExpectsError>('callerExpectsError', {
+          taskQueue: callerTaskQueue,
+          workflowId: uniqueId('pipeline'),
+          args: [endpoint, 'start', liveStart(outsideId)],
+        });
+        expectError(refused, 'CONFLICT', new RegExp(`^connection already running: connection-${tenant}:${outsideId} \\(started outside this service\\)`));
+        assert.equal(await running(relayWorkflowId(tenant, outsideId)), false, 'no relay started');
+      } finally {
+        await outside.cancel();
+      }
+    },
+  );
+
+  it(
+    'cancelled right after start returned: the relay ends and no connection is left running, whether or not it had started one',
+    { timeout: 120_000 },
+    async (t) => {
+      const applicationId = uniqueId('app');
+      const seen = await caller.workflow.execute<typeof callerCancelsAtOnce>('callerCancelsAtOnce', {
+        taskQueue: callerTaskQueue,
+        workflowId: uniqueId('pipeline'),
+        args: [{ endpoint, start: liveStart(applicationId) }],
+        workflowExecutionTimeout: '2 minutes',
+      });
+      assert.match(seen, /^cancelled/);
+      const relay = stack.client.workflow.getHandle(relayWorkflowId(tenant, applicationId));
+      await waitFor(async () => (await relay.describe()).status.name !== 'RUNNING', { timeoutMs: 30_000, describe: 'the relay ended' });
+      assert.equal((await relay.describe()).status.name, 'CANCELLED');
+      const connectionId = `connection-${tenant}:${applicationId}`;
+      // Either it never started, or it started and was cancelled with its relay: never left running.
+      await waitFor(async () => !(await running(connectionId)), { timeoutMs: 30_000, describe: 'no connection running' });
+      let status: string;
+      try {
+        status = (await stack.client.workflow.getHandle(connectionId).describe()).status.name;
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        status = 'never started';
+      }
+      // Which it was is the relay's history's to say: a child start initiated, or none.
+      const { history } = await env.connection.workflowService.getWorkflowExecutionHistory({
+        namespace: env.namespace ?? 'default',
+        execution: { workflowId: relayWorkflowId(tenant, applicationId) },
+      });
+      const initiated = (history?.events ?? []).some((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
+      assert.equal(
+        status,
+        initiated ? 'CANCELLED' : 'never started',
+        `the connection: ${status}; the relay ${initiated ? 'initiated' : 'never initiated'} its start`,
+      );
+      t.diagnostic(
+        `the relay ${initiated ? "had initiated the connection's start: it was cancelled with it" : 'was cancelled before it started the connection: none exists'}`,
+      );
+    },
+  );
 
   it('cancelled before its relay ran at all: the relay ends CANCELLED and never starts the connection', { timeout: 120_000 }, async () => {
     // What a cancel that beats the relay's first workflow task does (the race above, pinned): the
@@ -369,13 +393,26 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
     };
     const handle = await relays.workflow.start(NEXUS_RELAY_WORKFLOW_TYPE, { workflowId: relayId, taskQueue, args: [input] });
     await handle.cancel();
-    const worker = await Worker.create({ connection: env.nativeConnection, namespace, taskQueue, workflowsPath: RELAY_WORKFLOWS_PATH, ...WORKFLOW_SANDBOX_OPTIONS, dataConverter });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace,
+      taskQueue,
+      workflowsPath: RELAY_WORKFLOWS_PATH,
+      ...WORKFLOW_SANDBOX_OPTIONS,
+      dataConverter,
+    });
     await worker.runUntil(waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', { timeoutMs: 60_000, describe: 'the relay ended' }));
     assert.equal((await handle.describe()).status.name, 'CANCELLED');
     const { history } = await env.connection.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId: relayId } });
     const events = history?.events ?? [];
-    assert.ok(events.some((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED), 'the relay ran');
-    assert.ok(!events.some((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED), `no ${CONNECTION_WORKFLOW_TYPE} started`);
+    assert.ok(
+      events.some((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED),
+      'the relay ran',
+    );
+    assert.ok(
+      !events.some((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED),
+      `no ${CONNECTION_WORKFLOW_TYPE} started`,
+    );
     assert.equal(await running(input.connectionWorkflowId), false);
     await assert.rejects(stack.client.workflow.getHandle(input.connectionWorkflowId).describe(), WorkflowNotFoundError);
   });
@@ -392,7 +429,7 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
       workflowExecutionTimeout: '3 minutes',
     });
     const report = outcome.report ?? assert.fail(`a report, not ${outcome.cancelled}`);
-    assert.equal(report.customerId, tenant, 'the endpoint\'s tenant\'s book');
+    assert.equal(report.customerId, tenant, "the endpoint's tenant's book");
     assert.equal(report.cadence, cadence);
     assert.equal(report.status, 'completed');
     assert.equal(report.total, logins.length);
@@ -401,7 +438,10 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
     assert.match(report.refreshWorkflowId, new RegExp(`^book-${tenant}:${cadence}-\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$`));
     // The product's own refresh, as one run by hand: listed with the book's refreshes, its report the same, started by the book relay.
     // Visibility shows a close a moment after it (a suite run read RUNNING once): listed, then listed as completed.
-    const listedCompleted = async () => (await books.refreshes({ customerId: tenant, cadence })).find((entry) => entry.refreshWorkflowId === report.refreshWorkflowId && entry.executionStatus === 'COMPLETED');
+    const listedCompleted = async () =>
+      (await books.refreshes({ customerId: tenant, cadence })).find(
+        (entry) => entry.refreshWorkflowId === report.refreshWorkflowId && entry.executionStatus === 'COMPLETED',
+      );
     const listed = await waitFor(listedCompleted, { describe: 'the refresh listed as completed' });
     assert.equal(listed.executionStatus, 'COMPLETED');
     assert.deepEqual((await books.report(report.refreshWorkflowId)).counts, report.counts);
@@ -410,80 +450,104 @@ describe('the connections Nexus service, called from a TypeScript workflow in th
     // What crossed the boundary: the caller's history holds only its own key's payloads; the relay both kinds.
     const lender = await rawPayloads(callerNamespace, pipelineId);
     assert.ok(lender.length > 2);
-    for (const { path, payload } of lender) assert.equal(metadataText(payload.metadata, KEY_ID_METADATA_KEY), CALLER_KEY.keyId, `${path}: under the caller's key`);
+    for (const { path, payload } of lender)
+      assert.equal(metadataText(payload.metadata, KEY_ID_METADATA_KEY), CALLER_KEY.keyId, `${path}: under the caller's key`);
     const relay = await rawPayloads(env.namespace ?? 'default', bookRelayWorkflowId(tenant, cadence));
-    assert.deepEqual([...new Set(relay.map(({ payload }) => metadataText(payload.metadata, KEY_ID_METADATA_KEY)))].sort(), [CALLER_KEY.keyId, TEST_ENCRYPTION.keyId].sort());
+    assert.deepEqual(
+      [...new Set(relay.map(({ payload }) => metadataText(payload.metadata, KEY_ID_METADATA_KEY)))].sort(),
+      [CALLER_KEY.keyId, TEST_ENCRYPTION.keyId].sort(),
+    );
   });
 
-  it('refuses refreshBook of a book whose refresh runs with CONFLICT naming it, and cancels the refresh when the caller cancels, its report still written', { timeout: 180_000 }, async () => {
-    const cadence = 'nexus-slow';
-    await seedBook(cadence, 3, { pendingPolls: 3, pollIntervalMs: 1_000 });
-    const window = { floor: 1, ceiling: 1, start: 1 };
-    const outcome = await caller.workflow.execute<typeof callerRefreshesBook>('callerRefreshesBook', {
-      taskQueue: callerTaskQueue,
-      workflowId: uniqueId('pipeline'),
-      args: [{ endpoint, refresh: { cadence, window }, duplicate: true, cancelAfterMs: 1_500 }],
-      workflowExecutionTimeout: '3 minutes',
-    });
-    const [refresh] = await books.refreshes({ customerId: tenant, cadence });
-    const refreshWorkflowId = refresh?.refreshWorkflowId ?? assert.fail('the refresh');
-    expectError(outcome.duplicate ?? assert.fail('a second refreshBook'), 'CONFLICT', new RegExp(`^book refresh already running: ${refreshWorkflowId} \\(started by another refreshBook operation\\)`));
-    // The refresh's own cancel: no more logins, those in flight cancelled, the report written and delivered.
-    const report = outcome.report ?? assert.fail(`the cancelled refresh's report, not ${outcome.cancelled}`);
-    assert.equal(report.refreshWorkflowId, refreshWorkflowId);
-    assert.equal(report.status, 'cancelled');
-    assert.ok(report.counts.refreshed < 3, JSON.stringify(report.counts));
-    assert.equal(await running(refreshWorkflowId), false);
-    assert.equal(await running(bookRelayWorkflowId(tenant, cadence)), false);
-
-    // A refresh the pipeline client started (or the Schedule): refused, and left alone. Paused at once,
-    // so it is still running however long the checks below take on a busy machine (its 3 logins take ~10 s).
-    const byHand = await books.run({ customerId: tenant, cadence }, { window });
-    try {
-      await books.pause(byHand.refreshWorkflowId, 'held running for the test');
-      await waitFor(async () => (await books.refreshes({ customerId: tenant, cadence, running: true })).some((entry) => entry.refreshWorkflowId === byHand.refreshWorkflowId), { describe: 'the refresh by hand listed as running' });
-      const refused = await caller.workflow.execute<typeof callerExpectsError>('callerExpectsError', {
+  it(
+    'refuses refreshBook of a book whose refresh runs with CONFLICT naming it, and cancels the refresh when the caller cancels, its report still written',
+    { timeout: 180_000 },
+    async () => {
+      const cadence = 'nexus-slow';
+      await seedBook(cadence, 3, { pendingPolls: 3, pollIntervalMs: 1_000 });
+      const window = { floor: 1, ceiling: 1, start: 1 };
+      const outcome = await caller.workflow.execute<typeof callerRefreshesBook>('callerRefreshesBook', {
         taskQueue: callerTaskQueue,
         workflowId: uniqueId('pipeline'),
-        args: [endpoint, 'refreshBook', { cadence }],
+        args: [{ endpoint, refresh: { cadence, window }, duplicate: true, cancelAfterMs: 1_500 }],
+        workflowExecutionTimeout: '3 minutes',
       });
-      expectError(refused, 'CONFLICT', new RegExp(`^book refresh already running: ${byHand.refreshWorkflowId} \\(the ${cadence} book of this tenant: one refresh at a time\\)`));
-      assert.equal(await running(byHand.refreshWorkflowId), true, 'the refresh by hand goes on');
-    } finally {
-      await books.cancel(byHand.refreshWorkflowId, 'test over');
-    }
-  });
+      const [refresh] = await books.refreshes({ customerId: tenant, cadence });
+      const refreshWorkflowId = refresh?.refreshWorkflowId ?? assert.fail('the refresh');
+      expectError(
+        outcome.duplicate ?? assert.fail('a second refreshBook'),
+        'CONFLICT',
+        new RegExp(`^book refresh already running: ${refreshWorkflowId} \\(started by another refreshBook operation\\)`),
+      );
+      // The refresh's own cancel: no more logins, those in flight cancelled, the report written and delivered.
+      const report = outcome.report ?? assert.fail(`the cancelled refresh's report, not ${outcome.cancelled}`);
+      assert.equal(report.refreshWorkflowId, refreshWorkflowId);
+      assert.equal(report.status, 'cancelled');
+      assert.ok(report.counts.refreshed < 3, JSON.stringify(report.counts));
+      assert.equal(await running(refreshWorkflowId), false);
+      assert.equal(await running(bookRelayWorkflowId(tenant, cadence)), false);
 
-  it('keeps each side\'s payloads under its own key: the connection\'s history holds nothing the caller\'s key opens, the caller\'s nothing the product\'s key opens', { timeout: 120_000 }, async () => {
-    const applicationId = uniqueId('app');
-    const pipelineId = uniqueId('pipeline');
-    await caller.workflow.execute<typeof callerConnects>('callerConnects', {
-      taskQueue: callerTaskQueue,
-      workflowId: pipelineId,
-      args: [{ endpoint, start: liveStart(applicationId), answers: round.answer }],
-      workflowExecutionTimeout: '2 minutes',
-    });
-    const product = await rawPayloads(env.namespace ?? 'default', `connection-${tenant}:${applicationId}`);
-    const lender = await rawPayloads(callerNamespace, pipelineId);
-    assert.ok(product.length > 5 && lender.length > 5, `payloads found: ${product.length} in the connection's history, ${lender.length} in the caller's`);
-    for (const { path, payload } of product) {
-      assert.ok(isEncrypted(payload), `${path}: sealed`);
-      assert.equal(metadataText(payload.metadata, KEY_ID_METADATA_KEY), TEST_ENCRYPTION.keyId, `${path}: under the product's key`);
-      assert.equal(await opens(callerCodec, payload), false, `${path}: the caller's key opens it`);
-      assert.equal(await opens(productCodec, payload), true, `${path}: the product's key opens it`);
-    }
-    for (const { path, payload } of lender) {
-      assert.ok(isEncrypted(payload), `${path}: sealed`);
-      assert.equal(metadataText(payload.metadata, KEY_ID_METADATA_KEY), CALLER_KEY.keyId, `${path}: under the caller's key`);
-      assert.equal(await opens(productCodec, payload), false, `${path}: the product's key opens it`);
-      assert.equal(await opens(callerCodec, payload), true, `${path}: the caller's key opens it`);
-    }
-    // The relay between them (product namespace, the Nexus worker's queue): what crosses is the
-    // caller's (its input and result), what it hands the connection and gets back is the product's.
-    const relay = await rawPayloads(env.namespace ?? 'default', relayWorkflowId(tenant, applicationId));
-    const keyIds = new Set(relay.map(({ payload }) => metadataText(payload.metadata, KEY_ID_METADATA_KEY)));
-    assert.deepEqual([...keyIds].sort(), [CALLER_KEY.keyId, TEST_ENCRYPTION.keyId].sort());
-  });
+      // A refresh the pipeline client started (or the Schedule): refused, and left alone. Paused at once,
+      // so it is still running however long the checks below take on a busy machine (its 3 logins take ~10 s).
+      const byHand = await books.run({ customerId: tenant, cadence }, { window });
+      try {
+        await books.pause(byHand.refreshWorkflowId, 'held running for the test');
+        await waitFor(
+          async () =>
+            (await books.refreshes({ customerId: tenant, cadence, running: true })).some((entry) => entry.refreshWorkflowId === byHand.refreshWorkflowId),
+          { describe: 'the refresh by hand listed as running' },
+        );
+        const refused = await caller.workflow.execute<typeof callerExpectsError>('callerExpectsError', {
+          taskQueue: callerTaskQueue,
+          workflowId: uniqueId('pipeline'),
+          args: [endpoint, 'refreshBook', { cadence }],
+        });
+        expectError(
+          refused,
+          'CONFLICT',
+          new RegExp(`^book refresh already running: ${byHand.refreshWorkflowId} \\(the ${cadence} book of this tenant: one refresh at a time\\)`),
+        );
+        assert.equal(await running(byHand.refreshWorkflowId), true, 'the refresh by hand goes on');
+      } finally {
+        await books.cancel(byHand.refreshWorkflowId, 'test over');
+      }
+    },
+  );
+
+  it(
+    "keeps each side's payloads under its own key: the connection's history holds nothing the caller's key opens, the caller's nothing the product's key opens",
+    { timeout: 120_000 },
+    async () => {
+      const applicationId = uniqueId('app');
+      const pipelineId = uniqueId('pipeline');
+      await caller.workflow.execute<typeof callerConnects>('callerConnects', {
+        taskQueue: callerTaskQueue,
+        workflowId: pipelineId,
+        args: [{ endpoint, start: liveStart(applicationId), answers: round.answer }],
+        workflowExecutionTimeout: '2 minutes',
+      });
+      const product = await rawPayloads(env.namespace ?? 'default', `connection-${tenant}:${applicationId}`);
+      const lender = await rawPayloads(callerNamespace, pipelineId);
+      assert.ok(product.length > 5 && lender.length > 5, `payloads found: ${product.length} in the connection's history, ${lender.length} in the caller's`);
+      for (const { path, payload } of product) {
+        assert.ok(isEncrypted(payload), `${path}: sealed`);
+        assert.equal(metadataText(payload.metadata, KEY_ID_METADATA_KEY), TEST_ENCRYPTION.keyId, `${path}: under the product's key`);
+        assert.equal(await opens(callerCodec, payload), false, `${path}: the caller's key opens it`);
+        assert.equal(await opens(productCodec, payload), true, `${path}: the product's key opens it`);
+      }
+      for (const { path, payload } of lender) {
+        assert.ok(isEncrypted(payload), `${path}: sealed`);
+        assert.equal(metadataText(payload.metadata, KEY_ID_METADATA_KEY), CALLER_KEY.keyId, `${path}: under the caller's key`);
+        assert.equal(await opens(productCodec, payload), false, `${path}: the product's key opens it`);
+        assert.equal(await opens(callerCodec, payload), true, `${path}: the caller's key opens it`);
+      }
+      // The relay between them (product namespace, the Nexus worker's queue): what crosses is the
+      // caller's (its input and result), what it hands the connection and gets back is the product's.
+      const relay = await rawPayloads(env.namespace ?? 'default', relayWorkflowId(tenant, applicationId));
+      const keyIds = new Set(relay.map(({ payload }) => metadataText(payload.metadata, KEY_ID_METADATA_KEY)));
+      assert.deepEqual([...keyIds].sort(), [CALLER_KEY.keyId, TEST_ENCRYPTION.keyId].sort());
+    },
+  );
 });
 
 /** A copy of `history` whose child start names another workflow type: replay must find nondeterminism. */
@@ -496,7 +560,7 @@ function renameChild(history: History): History {
 }
 
 describe("the relays' histories", () => {
-  it('replay against the relay code with the Nexus worker\'s data converter, and one with a renamed child is nondeterminism', { timeout: 120_000 }, async () => {
+  it("replay against the relay code with the Nexus worker's data converter, and one with a renamed child is nondeterminism", { timeout: 120_000 }, async () => {
     const namespace = env.namespace ?? 'default';
     const types = NEXUS_RELAY_WORKFLOW_TYPES.map((type) => `WorkflowType = ${JSON.stringify(type)}`).join(' OR ');
     const mine: { workflowId: string; runId: string; type: string }[] = [];
@@ -519,7 +583,9 @@ describe("the relays' histories", () => {
     }
     assert.deepEqual([...new Set(mine.map(({ type }) => type))].sort(), [...NEXUS_RELAY_WORKFLOW_TYPES].sort(), 'histories of both relays');
     assert.ok(histories.length >= 7, `${histories.length} relay histories`);
-    const tampered = histories.find(({ history }) => history.events?.some((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)) ?? assert.fail('a relay that started its child');
+    const tampered =
+      histories.find(({ history }) => history.events?.some((event) => event.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)) ??
+      assert.fail('a relay that started its child');
     const items = [...histories, { workflowId: `${tampered.workflowId}-renamed`, history: renameChild(tampered.history) }];
     // By position (results come in the order given): a relay id can have several runs (a refreshBook refused CONFLICT is a run of its own).
     const results: { workflowId: string; error: Error | undefined }[] = [];
@@ -535,7 +601,11 @@ describe("the relays' histories", () => {
     );
     for await (const result of replays) results.push({ workflowId: result.workflowId, error: result.error });
     assert.equal(results.length, items.length, 'every history got a result');
-    assert.deepEqual(results.map(({ workflowId }) => workflowId), items.map(({ workflowId }) => workflowId), 'in the order given');
+    assert.deepEqual(
+      results.map(({ workflowId }) => workflowId),
+      items.map(({ workflowId }) => workflowId),
+      'in the order given',
+    );
     for (const { workflowId, error } of results.slice(0, histories.length)) assert.equal(error, undefined, `${workflowId}: ${String(error)}`);
     const renamed = results.at(-1)?.error;
     assert.ok(renamed instanceof DeterminismViolationError, `the renamed child: ${String(renamed)}`);

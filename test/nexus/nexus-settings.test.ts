@@ -11,18 +11,34 @@ import { NexusKeyFileError, readBoundaryKey } from '../../src/nexus/configured-w
 const BASE = { PAYLOAD_ENCRYPTION: 'off' } as const;
 
 describe('the connections Nexus service settings', () => {
-  it('reads the endpoints\' tenants and key files, off by default', () => {
+  it("reads the endpoints' tenants and key files, off by default", () => {
     assert.equal(loadWorkerConfig({ ...BASE }).nexus.endpointTenants.size, 0);
-    const config = loadWorkerConfig({ ...BASE, NEXUS_ENDPOINT_TENANTS: 'lender-a-connections=lender-a, lender-b-connections=lender-b', NEXUS_ENDPOINT_KEY_FILES: 'lender-a-connections=/run/a.key' });
-    assert.deepEqual([...config.nexus.endpointTenants], [['lender-a-connections', 'lender-a'], ['lender-b-connections', 'lender-b']]);
+    const config = loadWorkerConfig({
+      ...BASE,
+      NEXUS_ENDPOINT_TENANTS: 'lender-a-connections=lender-a, lender-b-connections=lender-b',
+      NEXUS_ENDPOINT_KEY_FILES: 'lender-a-connections=/run/a.key',
+    });
+    assert.deepEqual(
+      [...config.nexus.endpointTenants],
+      [
+        ['lender-a-connections', 'lender-a'],
+        ['lender-b-connections', 'lender-b'],
+      ],
+    );
     assert.deepEqual([...config.nexus.keyFiles], [['lender-a-connections', '/run/a.key']]);
     assert.equal(nexusTaskQueueOf(config.temporal.taskQueue, 'lender-a-connections'), `${config.temporal.taskQueue}-nexus-lender-a-connections`);
   });
 
   it('refuses an entry that is not <endpoint>=<customerId>, an endpoint named twice and a key file of an unmapped endpoint', () => {
-    assert.throws(() => loadWorkerConfig({ ...BASE, NEXUS_ENDPOINT_TENANTS: 'lender-a' }), /NEXUS_ENDPOINT_TENANTS.*"lender-a": must be a comma-separated list of <endpoint>=<customerId>/s);
+    assert.throws(
+      () => loadWorkerConfig({ ...BASE, NEXUS_ENDPOINT_TENANTS: 'lender-a' }),
+      /NEXUS_ENDPOINT_TENANTS.*"lender-a": must be a comma-separated list of <endpoint>=<customerId>/s,
+    );
     assert.throws(() => loadWorkerConfig({ ...BASE, NEXUS_ENDPOINT_TENANTS: 'e1=a,e1=b' }), /endpoint e1 appears twice/);
-    assert.throws(() => loadWorkerConfig({ ...BASE, NEXUS_ENDPOINT_TENANTS: 'e1=a', NEXUS_ENDPOINT_KEY_FILES: 'e2=/k' }), /endpoint e2 is not in NEXUS_ENDPOINT_TENANTS/);
+    assert.throws(
+      () => loadWorkerConfig({ ...BASE, NEXUS_ENDPOINT_TENANTS: 'e1=a', NEXUS_ENDPOINT_KEY_FILES: 'e2=/k' }),
+      /endpoint e2 is not in NEXUS_ENDPOINT_TENANTS/,
+    );
   });
 
   it('reads a boundary key file as <keyId>:<base64 of 32 bytes> and refuses anything else', () => {

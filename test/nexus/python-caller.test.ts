@@ -32,8 +32,7 @@ const round = describeScenario(scenario).challengeSequence[0] ?? assert.fail('a 
 /** The tests of python/tests/e2e/test_nexus_caller_e2e.py: all of them must run. */
 const PYTHON_TESTS = 5;
 
-
-describe('the connections Nexus service, called from a Python workflow in the lender\'s namespace', () => {
+describe("the connections Nexus service, called from a Python workflow in the lender's namespace", () => {
   let env: TestWorkflowEnvironment;
   let stack: ConnectionStack;
   let dir: string;
@@ -77,7 +76,7 @@ describe('the connections Nexus service, called from a Python workflow in the le
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('starts, reads, answers and cancels connections, is refused by type, and each side\'s payloads stay under its own key', { timeout: 240_000 }, async () => {
+  it("starts, reads, answers and cancels connections, is refused by type, and each side's payloads stay under its own key", { timeout: 240_000 }, async () => {
     await runPytest(
       dir,
       ['tests/e2e/test_nexus_caller_e2e.py'],
@@ -96,7 +95,12 @@ describe('the connections Nexus service, called from a Python workflow in the le
         NEXUS_E2E_TENANT: tenant,
         // `start`'s relay workflow in the product's namespace: this prefix and the application id.
         NEXUS_E2E_RELAY_ID_PREFIX: relayWorkflowId(tenant, ''),
-        NEXUS_E2E_SCENARIO: JSON.stringify({ institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD, answers: round.answer }),
+        NEXUS_E2E_SCENARIO: JSON.stringify({
+          institution: scenario.institution,
+          username: scenario.username,
+          password: SANDBOX_PASSWORD,
+          answers: round.answer,
+        }),
       },
       PYTHON_TESTS,
     );

@@ -7,12 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { defaultPayloadConverter, StorageDriverClaim, type Payload, type StorageDriverStoreContext, type StorageDriverTargetInfo } from '@temporalio/common';
-import {
-  PayloadClaimRejectedError,
-  StoredPayloadIntegrityError,
-  StoredPayloadNotFoundError,
-  type PayloadStoreDriver,
-} from '../../src/payload-store/index.js';
+import { PayloadClaimRejectedError, StoredPayloadIntegrityError, StoredPayloadNotFoundError, type PayloadStoreDriver } from '../../src/payload-store/index.js';
 import { uniqueId } from '../helpers/temporal.js';
 
 export interface DriverUnderTest {

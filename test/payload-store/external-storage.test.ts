@@ -65,7 +65,10 @@ void describe('externalStorageFor', () => {
         String(thresholdBytes),
       );
     }
-    assert.equal(payloadStoreFor({ kind: 'local', directory: '/tmp/payloads', thresholdBytes: HISTORY_PAYLOAD_LIMIT_BYTES })?.thresholdBytes, HISTORY_PAYLOAD_LIMIT_BYTES);
+    assert.equal(
+      payloadStoreFor({ kind: 'local', directory: '/tmp/payloads', thresholdBytes: HISTORY_PAYLOAD_LIMIT_BYTES })?.thresholdBytes,
+      HISTORY_PAYLOAD_LIMIT_BYTES,
+    );
     assert.throws(() => payloadStoreFor({ kind: 'local', directory: ' ' }), PayloadStoreSettingsError);
   });
 

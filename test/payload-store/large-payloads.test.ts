@@ -66,7 +66,14 @@ async function runLargeWorkflow(store: PayloadStore, encrypted: boolean): Promis
   const codec = encrypted ? new EncryptionCodec({ keyId: 'test', key: randomBytes(32) }) : undefined;
   const dataConverter: DataConverter = { payloadCodecs: codec ? [codec] : [], externalStorage: store.externalStorage };
   const taskQueue = uniqueId('large-payloads');
-  const worker = await Worker.create({ connection: env.nativeConnection, namespace, taskQueue, workflowBundle: { code: bundle.code }, activities, dataConverter });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace,
+    taskQueue,
+    workflowBundle: { code: bundle.code },
+    activities,
+    dataConverter,
+  });
   const client = new Client({ connection: env.connection, namespace, dataConverter });
   const marker = `PLAINTEXT-MARKER-${randomBytes(6).toString('hex')}`;
   const workflowId = uniqueId('large-payload');
@@ -146,7 +153,9 @@ for (const subject of [localStore, s3Store]) {
       // The input (stored by the client), the activity result (by the activity completion), the result (by the workflow completion).
       assert.ok(payloads.filter(isReference).length >= 3, `${payloads.filter(isReference).length} references in history`);
       assert.ok(run.history.bytes.length < 256 * 1024, `the whole history is ${run.history.bytes.length} bytes`);
-      t.diagnostic(`${payloads.length} payloads in history, ${payloads.filter(isReference).length} of them references; largest ${largest} bytes; whole history ${run.history.bytes.length} bytes`);
+      t.diagnostic(
+        `${payloads.length} payloads in history, ${payloads.filter(isReference).length} of them references; largest ${largest} bytes; whole history ${run.history.bytes.length} bytes`,
+      );
     });
 
     void it('stores ciphertext: no stored object and no history event holds the plaintext marker', async () => {
@@ -178,7 +187,10 @@ void describe('a large result through the local-directory driver without an encr
     const run = await runLargeWorkflow(store, false);
     const folder = join(directory, 'plain', namespace, 'workflows', run.workflowId);
     const objects = await Promise.all((await readdir(folder)).map((name) => readFile(join(folder, name))));
-    assert.ok(objects.some((bytes) => bytes.includes(run.marker)), 'the control run finds the marker, so the encrypted runs would have too');
+    assert.ok(
+      objects.some((bytes) => bytes.includes(run.marker)),
+      'the control run finds the marker, so the encrypted runs would have too',
+    );
     assert.ok(Math.max(...payloadsIn(run.history.events).map(encodedSize)) <= HISTORY_PAYLOAD_LIMIT_BYTES);
   });
 });

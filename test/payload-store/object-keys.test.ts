@@ -36,7 +36,15 @@ void describe('payload keys', () => {
     assert.equal(key, `default/workflows/connection-x%3A1/${HASH}`);
     assert.ok(key.startsWith(workflowKeyPrefix('default', 'connection-x:1')));
     assert.deepEqual(parsePayloadKey(key), { namespaceSegment: 'default', kind: 'workflows', idSegment: 'connection-x%3A1', sha256: HASH });
-    for (const bad of [`default/workflows/../${HASH}`, `default/workflows/.hidden/${HASH}`, `default/other/x/${HASH}`, `default/workflows/x/${HASH}/more`, `/default/workflows/x/${HASH}`, `default/workflows/x/${HASH.toUpperCase()}`, `default/workflows/a%2/${HASH}`]) {
+    for (const bad of [
+      `default/workflows/../${HASH}`,
+      `default/workflows/.hidden/${HASH}`,
+      `default/other/x/${HASH}`,
+      `default/workflows/x/${HASH}/more`,
+      `/default/workflows/x/${HASH}`,
+      `default/workflows/x/${HASH.toUpperCase()}`,
+      `default/workflows/a%2/${HASH}`,
+    ]) {
       assert.equal(parsePayloadKey(bad), undefined, bad);
     }
   });
@@ -48,7 +56,14 @@ void describe('payload keys', () => {
     assert.match(reason(checkClaim({ key, hashAlgorithm: 'sha256', hashValue: 'd'.repeat(64) }, 'root/')), /not named after the claimed hash/);
     assert.match(reason(checkClaim({ key: 42, hashAlgorithm: 'sha256', hashValue: HASH }, '')), /no key/);
     // The stock drivers' spelling, written since; both spellings disagreeing is refused.
-    assert.deepEqual(checkClaim({ key, hash_algorithm: 'sha256', hash_value: HASH }, 'root/'), { key, relativeKey: `default/workflows/w/${HASH}`, sha256: HASH });
-    assert.match(reason(checkClaim({ key, hash_algorithm: 'sha256', hash_value: HASH, hashValue: 'd'.repeat(64) }, 'root/')), /hash_value and hashValue differ/);
+    assert.deepEqual(checkClaim({ key, hash_algorithm: 'sha256', hash_value: HASH }, 'root/'), {
+      key,
+      relativeKey: `default/workflows/w/${HASH}`,
+      sha256: HASH,
+    });
+    assert.match(
+      reason(checkClaim({ key, hash_algorithm: 'sha256', hash_value: HASH, hashValue: 'd'.repeat(64) }, 'root/')),
+      /hash_value and hashValue differ/,
+    );
   });
 });

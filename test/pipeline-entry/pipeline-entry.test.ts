@@ -62,7 +62,13 @@ before(async () => {
   const keyFileB = join(dir, `${tenantB}.keys`);
   writeFileSync(keyFileB, `${keyB.hash}\n`);
   // Looked at on every request: the rotation below sees its edit at once.
-  const keys = new PipelineKeys(new Map([[tenantA, keyFileA], [tenantB, keyFileB]]), { recheckMs: 0 });
+  const keys = new PipelineKeys(
+    new Map([
+      [tenantA, keyFileA],
+      [tenantB, keyFileB],
+    ]),
+    { recheckMs: 0 },
+  );
   audit = tempAuditTrail();
   entry = createPipelineEntryServer({ connections, keys, callbackUrls, audit, log: () => undefined });
   baseUrl = (await entry.listen(0)).url;
@@ -83,7 +89,11 @@ interface Answer {
   readonly authenticate: string | null;
 }
 
-async function call(method: 'GET' | 'POST', path: string, { key, body, raw, contentType = 'application/json' }: { key?: string; body?: unknown; raw?: string; contentType?: string } = {}): Promise<Answer> {
+async function call(
+  method: 'GET' | 'POST',
+  path: string,
+  { key, body, raw, contentType = 'application/json' }: { key?: string; body?: unknown; raw?: string; contentType?: string } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (key !== undefined) headers.authorization = `Bearer ${key}`;
   const text = raw ?? (body === undefined ? undefined : JSON.stringify(body));
@@ -95,7 +105,11 @@ async function call(method: 'GET' | 'POST', path: string, { key, body, raw, cont
 
 /** A live connection to the sandbox's security-question scenario: it waits for an answer, so it keeps running. */
 function awaitingInput() {
-  return { session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD }, products: { accountsDetail: { WithTransactions: true } }, timing: FAST };
+  return {
+    session: { kind: 'live', institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD },
+    products: { accountsDetail: { WithTransactions: true } },
+    timing: FAST,
+  };
 }
 
 async function neverStarted(workflowId: string): Promise<void> {
@@ -113,7 +127,7 @@ async function startAwaiting(key: string, applicationId: string): Promise<{ work
 }
 
 void describe('the pipeline entry', () => {
-  void it('starts a connection of the key\'s tenant, recorded under pipeline:<tenant> with the key\'s hash prefix and never the key', async () => {
+  void it("starts a connection of the key's tenant, recorded under pipeline:<tenant> with the key's hash prefix and never the key", async () => {
     const applicationId = uniqueId('app');
     const { workflowId, runId } = await startAwaiting(keyA.key, applicationId);
     assert.equal(workflowId, `connection-${tenantA}:${applicationId}`);
@@ -128,9 +142,12 @@ void describe('the pipeline entry', () => {
     assert.ok(!JSON.stringify(await entriesOf(undefined)).includes(keyA.key), 'the key itself is nowhere in the trail');
   });
 
-  void it('refuses a body naming another tenant (403, naming it), and reads only the key\'s own tenant\'s connections', async () => {
+  void it("refuses a body naming another tenant (403, naming it), and reads only the key's own tenant's connections", async () => {
     const applicationId = uniqueId('app');
-    for (const body of [{ applicationId, customerId: tenantB, connection: awaitingInput() }, { applicationId, connection: { ...awaitingInput(), customerId: tenantB } }]) {
+    for (const body of [
+      { applicationId, customerId: tenantB, connection: awaitingInput() },
+      { applicationId, connection: { ...awaitingInput(), customerId: tenantB } },
+    ]) {
       const refused = await call('POST', '/v1/connections', { key: keyA.key, body });
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
       assert.equal(refused.body.error, 'Forbidden');
@@ -150,7 +167,7 @@ void describe('the pipeline entry', () => {
     assert.equal((await connections.describe(ofB.workflowId)).executionStatus, 'RUNNING', "B's connection is untouched");
   });
 
-  void it('refuses a callback URL outside the tenant\'s list at once, with nothing started', async () => {
+  void it("refuses a callback URL outside the tenant's list at once, with nothing started", async () => {
     const cases = [
       ['https://attacker.example/hooks', /callback\.url is not allowed for tenant .*: it must begin with one of/],
       [`${receiver.origin}/other`, /is not allowed for tenant/],
@@ -166,13 +183,19 @@ void describe('the pipeline entry', () => {
     }
     // The result itself in the body: tenant A has not opted in (CALLBACK_RESULT_IN_BODY).
     const inBody = uniqueId('app');
-    const resultRefused = await call('POST', '/v1/connections', { key: keyA.key, body: { applicationId: inBody, connection: awaitingInput(), callback: { url: `${receiver.origin}/hooks/a`, includeResult: true } } });
+    const resultRefused = await call('POST', '/v1/connections', {
+      key: keyA.key,
+      body: { applicationId: inBody, connection: awaitingInput(), callback: { url: `${receiver.origin}/hooks/a`, includeResult: true } },
+    });
     assert.equal(resultRefused.status, 400);
     assert.equal(resultRefused.body.error, 'CallbackResultRefused');
     await neverStarted(`connection-${tenantA}:${inBody}`);
     // Tenant B has no callback URLs at all.
     const applicationId = uniqueId('app');
-    const refused = await call('POST', '/v1/connections', { key: keyB.key, body: { applicationId, connection: awaitingInput(), callback: { url: `${receiver.origin}/hooks/b` } } });
+    const refused = await call('POST', '/v1/connections', {
+      key: keyB.key,
+      body: { applicationId, connection: awaitingInput(), callback: { url: `${receiver.origin}/hooks/b` } },
+    });
     assert.equal(refused.status, 400);
     assert.match(String(refused.body.message), new RegExp(`tenant ${tenantB} has no callback URLs`));
     await neverStarted(`connection-${tenantB}:${applicationId}`);
@@ -190,8 +213,11 @@ void describe('the pipeline entry', () => {
     const { products: _products, ...noProducts } = awaitingInput();
     const badInput = await call('POST', '/v1/connections', { key: keyA.key, body: { applicationId, connection: noProducts } });
     assert.equal(badInput.status, 400);
-    assert.match(String(badInput.body.message), /^invalid connection input: .*products/, 'in the pipeline client\'s words');
-    const badSession = await call('POST', '/v1/connections', { key: keyA.key, body: { applicationId, connection: { ...awaitingInput(), session: { kind: 'live', institution: '', username: 'u', password: 'p' } } } });
+    assert.match(String(badInput.body.message), /^invalid connection input: .*products/, "in the pipeline client's words");
+    const badSession = await call('POST', '/v1/connections', {
+      key: keyA.key,
+      body: { applicationId, connection: { ...awaitingInput(), session: { kind: 'live', institution: '', username: 'u', password: 'p' } } },
+    });
     assert.equal(badSession.status, 400);
     assert.match(String(badSession.body.message), /session\.institution: must not be empty/);
     await neverStarted(`connection-${tenantA}:${applicationId}`);
@@ -207,7 +233,10 @@ void describe('the pipeline entry', () => {
 
   void it('refuses an oversized body (413) before reading it all', async () => {
     const applicationId = uniqueId('app');
-    const big = await call('POST', '/v1/connections', { key: keyA.key, body: { applicationId, connection: { ...awaitingInput(), padding: 'x'.repeat(PIPELINE_MAX_BODY_BYTES) } } });
+    const big = await call('POST', '/v1/connections', {
+      key: keyA.key,
+      body: { applicationId, connection: { ...awaitingInput(), padding: 'x'.repeat(PIPELINE_MAX_BODY_BYTES) } },
+    });
     assert.equal(big.status, 413);
     assert.equal(big.body.error, 'PayloadTooLarge');
     await neverStarted(`connection-${tenantA}:${applicationId}`);
@@ -224,7 +253,10 @@ void describe('the pipeline entry', () => {
     }
     const all = await entriesOf(undefined);
     const unknown = all.filter((each) => each.outcomeDetail === 'UnknownKey');
-    assert.ok(unknown.some((each) => each.actor.subject === `pipeline:?:key-sha256:${keyHashPrefix(stranger.hash)}`), 'the stranger\'s key recorded by its hash prefix');
+    assert.ok(
+      unknown.some((each) => each.actor.subject === `pipeline:?:key-sha256:${keyHashPrefix(stranger.hash)}`),
+      "the stranger's key recorded by its hash prefix",
+    );
     assert.ok(unknown.some((each) => each.actor.subject === 'pipeline:?:no-key'));
     assert.ok(!JSON.stringify(all).includes(stranger.key), 'never the key itself');
   });
@@ -243,7 +275,7 @@ void describe('the pipeline entry', () => {
     assert.equal((await call('GET', '/v1/connections/none-such', { key: keyA.key })).status, 404);
   });
 
-  void it('reads the state of the key\'s tenant\'s connection, 404 for an application with none', async () => {
+  void it("reads the state of the key's tenant's connection, 404 for an application with none", async () => {
     const applicationId = uniqueId('app');
     const { workflowId } = await startAwaiting(keyA.key, applicationId);
     const state = await waitFor(
@@ -315,11 +347,18 @@ void describe('the pipeline entry', () => {
     const applicationId = uniqueId('app');
     const started = await call('POST', '/v1/connections', {
       key: keyA.key,
-      body: { applicationId, connection: { session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: FAST }, callback: { url: `${receiver.origin}/hooks/loans` } },
+      body: {
+        applicationId,
+        connection: { session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: FAST },
+        callback: { url: `${receiver.origin}/hooks/loans` },
+      },
     });
     assert.equal(started.status, 202, JSON.stringify(started.body));
     const { workflowId, runId } = started.body as { workflowId: string; runId: string };
-    const message = await waitFor(() => receiver.received.find((each) => each.headers['webhook-id'] === `msg_${runId}`), { timeoutMs: 60_000, describe: 'the callback received' });
+    const message = await waitFor(() => receiver.received.find((each) => each.headers['webhook-id'] === `msg_${runId}`), {
+      timeoutMs: 60_000,
+      describe: 'the callback received',
+    });
     const event = JSON.parse(message.body) as CallbackEvent;
     assert.equal(event.type, 'connection.completed');
     const reference = event.data.resultRef;
@@ -351,7 +390,9 @@ void describe('the pipeline entry', () => {
     // Another tenant's address with this event's token: no delivery of B has this run.
     assert.equal((await call('GET', `/v1/results/${tenantB}/msg_${runId}`, { key: reference.token })).status, 404);
 
-    const claims = (await entriesOf(tenantA)).filter((each) => each.action === 'result.claim' && each.target === `msg_${runId}`).map((each) => [each.outcome, each.outcomeDetail]);
+    const claims = (await entriesOf(tenantA))
+      .filter((each) => each.action === 'result.claim' && each.target === `msg_${runId}`)
+      .map((each) => [each.outcome, each.outcomeDetail]);
     assert.deepEqual(claims, [
       ['refused', 'WrongToken'],
       ['refused', 'Unauthorized'],

@@ -39,7 +39,13 @@ void describe('pipeline keys', () => {
     writeFileSync(fileA, `${a.hash}\n`);
     writeFileSync(fileB, `${b.hash}\n`);
     const reported: string[] = [];
-    const keys = new PipelineKeys(new Map([['lender-a', fileA], ['lender-b', fileB]]), { recheckMs: 0, report: (line) => reported.push(line) });
+    const keys = new PipelineKeys(
+      new Map([
+        ['lender-a', fileA],
+        ['lender-b', fileB],
+      ]),
+      { recheckMs: 0, report: (line) => reported.push(line) },
+    );
     assert.deepEqual(keys.identify(a.key), { customerId: 'lender-a', keyHashPrefix: keyHashPrefix(a.hash) });
     assert.equal(keys.identify(b.key)?.customerId, 'lender-b');
     assert.equal(keys.identify(next.key), undefined);
@@ -85,15 +91,28 @@ void describe('pipeline keys', () => {
   void it('refuses to start on a file it cannot read or parse, naming it', () => {
     const bad = join(dir, 'bad.keys');
     writeFileSync(bad, 'xyz\n');
-    assert.throws(() => new PipelineKeys(new Map([['lender-a', bad]])), (error: unknown) => error instanceof PipelineKeyFileError && /lender-a: .*bad\.keys is not a list of key hashes: line 1/.test(error.message));
+    assert.throws(
+      () => new PipelineKeys(new Map([['lender-a', bad]])),
+      (error: unknown) => error instanceof PipelineKeyFileError && /lender-a: .*bad\.keys is not a list of key hashes: line 1/.test(error.message),
+    );
     assert.throws(() => new PipelineKeys(new Map([['lender-a', join(dir, 'none.keys')]])), /none\.keys cannot be read \(ENOENT\)/);
   });
 });
 
 void describe('the pipeline entry settings', () => {
   void it('reads PIPELINE_KEY_FILES and CALLBACK_URLS, and requires a key file', () => {
-    const config = loadPipelineEntryConfig({ PIPELINE_KEY_FILES: 'lender-a=/run/a.keys, lender-b=/run/b.keys', CALLBACK_URLS: 'lender-a=https://hooks.lender-a.example/loans', PIPELINE_ENTRY_PORT: '9001' });
-    assert.deepEqual([...config.keyFiles], [['lender-a', '/run/a.keys'], ['lender-b', '/run/b.keys']]);
+    const config = loadPipelineEntryConfig({
+      PIPELINE_KEY_FILES: 'lender-a=/run/a.keys, lender-b=/run/b.keys',
+      CALLBACK_URLS: 'lender-a=https://hooks.lender-a.example/loans',
+      PIPELINE_ENTRY_PORT: '9001',
+    });
+    assert.deepEqual(
+      [...config.keyFiles],
+      [
+        ['lender-a', '/run/a.keys'],
+        ['lender-b', '/run/b.keys'],
+      ],
+    );
     assert.deepEqual([...config.callbackUrls], [['lender-a', ['https://hooks.lender-a.example/loans']]]);
     assert.equal(config.port, 9001);
     assert.equal(config.host, '127.0.0.1');

@@ -51,8 +51,22 @@ void describe('npm run prod:check', () => {
   void it('reports a stranded workflow task, when it was scheduled and refreshed, and how its connection ended', () => {
     assert.deepEqual(renderStrandedTasks([]), ['Stranded workflow tasks: none (no workflow task stayed SCHEDULED 30.0s with workers polling)']);
     const lines = renderStrandedTasks([
-      { workflowId: 'connection-c-9:app-9', runId: 'r', attempt: 2, scheduledAtMs: 35_100, refreshes: [{ atMs: 66_000, ok: true, detail: '' }], endStatus: 'COMPLETED' },
-      { workflowId: 'connection-c-3:app-3', runId: 'r', attempt: 1, scheduledAtMs: 36_000, refreshes: [{ atMs: 67_000, ok: false, detail: 'exit 1: unavailable' }], endStatus: 'RUNNING' },
+      {
+        workflowId: 'connection-c-9:app-9',
+        runId: 'r',
+        attempt: 2,
+        scheduledAtMs: 35_100,
+        refreshes: [{ atMs: 66_000, ok: true, detail: '' }],
+        endStatus: 'COMPLETED',
+      },
+      {
+        workflowId: 'connection-c-3:app-3',
+        runId: 'r',
+        attempt: 1,
+        scheduledAtMs: 36_000,
+        refreshes: [{ atMs: 67_000, ok: false, detail: 'exit 1: unavailable' }],
+        endStatus: 'RUNNING',
+      },
     ]);
     assert.equal(strandedCount(lines.join('\n')), 2);
     assert.equal(lines[1], '  connection-c-9:app-9: attempt 2, scheduled at +35.1s; refreshed at +66.0s; at the end: COMPLETED');
@@ -75,10 +89,25 @@ void describe('npm run prod:check', () => {
     `redeploys the server ${TEMPORAL_SERVER_VERSION} in place as an upgrade does (SIGTERM, the schema tool, a new server on the same databases) while connections run, and loses, sticks or corrupts nothing`,
     { timeout: REDEPLOY_RUN_TIMEOUT_MS + 20_000, skip: skipFullRun },
     async () => {
-      const run = await runHarness(ENTRY, ['--redeploy', '--connections', '12', '--workers', '2', '--reply-delay-ms', '500'], REDEPLOY_RUN_TIMEOUT_MS, 'SIGTERM');
+      const run = await runHarness(
+        ENTRY,
+        ['--redeploy', '--connections', '12', '--workers', '2', '--reply-delay-ms', '500'],
+        REDEPLOY_RUN_TIMEOUT_MS,
+        'SIGTERM',
+      );
       const report = `\n${failureReport(run.output)}`;
-      assert.match(run.stdout, new RegExp(`Temporal server ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')} → ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}`), `it redeployed the production release${report}`);
-      assert.match(run.stdout, new RegExp(`schema migrated with ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}'s sql tool .*; ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')} up on the same databases`), `the schema tool ran and the new server came up${report}`);
+      assert.match(
+        run.stdout,
+        new RegExp(`Temporal server ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')} → ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}`),
+        `it redeployed the production release${report}`,
+      );
+      assert.match(
+        run.stdout,
+        new RegExp(
+          `schema migrated with ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}'s sql tool .*; ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')} up on the same databases`,
+        ),
+        `the schema tool ran and the new server came up${report}`,
+      );
       // A known defect of the in-place upgrade (docs/reliability.md): a workflow task scheduled as the
       // old server stops may never be delivered. The run regenerates such a task as an operator would (tdbg
       // workflow refresh-tasks), and every connection must then end as expected.
@@ -106,16 +135,36 @@ void describe('npm run prod:check', () => {
     { timeout: TLS_RUN_TIMEOUT_MS + 20_000, skip: skipFullRun },
     async () => {
       // Held replies keep the fleet running past its first 12-s token: the renewal is what keeps it working.
-      const run = await runHarness(ENTRY, ['--tls', '--authorization', '--token-ttl-s', '12', '--no-chaos', '--connections', '6', '--workers', '2', '--reply-delay-ms', '2500'], TLS_RUN_TIMEOUT_MS, 'SIGTERM');
+      const run = await runHarness(
+        ENTRY,
+        ['--tls', '--authorization', '--token-ttl-s', '12', '--no-chaos', '--connections', '6', '--workers', '2', '--reply-delay-ms', '2500'],
+        TLS_RUN_TIMEOUT_MS,
+        'SIGTERM',
+      );
       const report = `\n${failureReport(run.output)}`;
       assert.match(run.stdout, /Temporal server .* up at 127\.0\.0\.1:\d+ over mutual TLS/, `the server served mutual TLS${report}`);
       const refusals: [string, RegExp][] = [
-        ['pipeline client, plain TCP', /TemporalUnavailableError: cannot reach Temporal at .*: the server speaks TLS and this client does not: set TEMPORAL_TLS_CA_PATH/],
-        ['pipeline client, no client certificate', /TemporalUnavailableError: .*TLS: the server requires a client certificate \(mutual TLS\): set TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH \(tlsv13 alert certificate required\)/],
-        ['pipeline client, another CA', /TemporalUnavailableError: .*TLS: the server's certificate is not signed by the CA in TEMPORAL_TLS_CA_PATH \(\S+other-ca\.pem\)/],
-        ['pipeline client, server name temporal.invalid', /TemporalUnavailableError: .*TLS: the server's certificate is not valid for temporal\.invalid, taken from TEMPORAL_TLS_SERVER_NAME/],
+        [
+          'pipeline client, plain TCP',
+          /TemporalUnavailableError: cannot reach Temporal at .*: the server speaks TLS and this client does not: set TEMPORAL_TLS_CA_PATH/,
+        ],
+        [
+          'pipeline client, no client certificate',
+          /TemporalUnavailableError: .*TLS: the server requires a client certificate \(mutual TLS\): set TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH \(tlsv13 alert certificate required\)/,
+        ],
+        [
+          'pipeline client, another CA',
+          /TemporalUnavailableError: .*TLS: the server's certificate is not signed by the CA in TEMPORAL_TLS_CA_PATH \(\S+other-ca\.pem\)/,
+        ],
+        [
+          'pipeline client, server name temporal.invalid',
+          /TemporalUnavailableError: .*TLS: the server's certificate is not valid for temporal\.invalid, taken from TEMPORAL_TLS_SERVER_NAME/,
+        ],
         ['worker process, no client certificate', /exit 1: worker stopped: cannot reach Temporal at .*: TLS: the server requires a client certificate/],
-        ['worker process, another CA', /exit 1: worker stopped: cannot reach Temporal at .*: TLS: the server's certificate is not signed by the CA in TEMPORAL_TLS_CA_PATH .*InvalidCertificate\(UnknownIssuer\)/],
+        [
+          'worker process, another CA',
+          /exit 1: worker stopped: cannot reach Temporal at .*: TLS: the server's certificate is not signed by the CA in TEMPORAL_TLS_CA_PATH .*InvalidCertificate\(UnknownIssuer\)/,
+        ],
       ];
       for (const [who, reason] of refusals) {
         const line = run.stdout.split('\n').find((text) => text.includes(`  ${who}: `));
@@ -123,14 +172,33 @@ void describe('npm run prod:check', () => {
         assert.match(line, /^ {2}refused {2}/, `${who} was refused${report}`);
         assert.match(line, reason, `${who}: the reason`);
       }
-      assert.match(run.stdout, /^TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=localhost, TEMPORAL_TLS_CERT_PATH\/KEY_PATH; refusals: ok$/m, report);
+      assert.match(
+        run.stdout,
+        /^TLS: workers and driver connected with TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME=localhost, TEMPORAL_TLS_CERT_PATH\/KEY_PATH; refusals: ok$/m,
+        report,
+      );
       // The server's JWT authorizer: each refusal through the product's client, by name; the fleet's tokens renewed past the first's expiry.
-      for (const who of ['no token', 'a token that only reads (default:read) cancelling', 'a token of another namespace only (lender-b:write)', 'an expired token', 'a token of another audience', 'a token signed by a key the provider does not publish']) {
+      for (const who of [
+        'no token',
+        'a token that only reads (default:read) cancelling',
+        'a token of another namespace only (lender-b:write)',
+        'an expired token',
+        'a token of another audience',
+        'a token signed by a key the provider does not publish',
+      ]) {
         const line = run.stdout.split('\n').find((text) => text.includes(`  ${who}: `));
         assert.ok(line, `no line for ${who}${report}`);
-        assert.match(line, /^ {2}refused {2}.*TemporalAccessDeniedError: Temporal at \S+ refused the caller's credentials \(PERMISSION_DENIED/, `${who} was refused by the authorizer${report}`);
+        assert.match(
+          line,
+          /^ {2}refused {2}.*TemporalAccessDeniedError: Temporal at \S+ refused the caller's credentials \(PERMISSION_DENIED/,
+          `${who} was refused by the authorizer${report}`,
+        );
       }
-      assert.match(run.stdout, /^Authorization: workers and driver held default:write tokens of 12 s in TEMPORAL_API_KEY_FILE, renewed [1-9]\d* time\(s\); the fleet outlived its first token; refusals: ok; renewal: ok$/m, report);
+      assert.match(
+        run.stdout,
+        /^Authorization: workers and driver held default:write tokens of 12 s in TEMPORAL_API_KEY_FILE, renewed [1-9]\d* time\(s\); the fleet outlived its first token; refusals: ok; renewal: ok$/m,
+        report,
+      );
       assertCleanSummary('prod-check', run);
     },
   );

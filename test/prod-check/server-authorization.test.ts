@@ -19,7 +19,11 @@ import { liveInput } from '../client/client-stack.js';
 import { startProductionServer, type ProductionServer } from '../helpers/production-server.js';
 import { startTokenProvider, type TokenProvider } from '../../scripts/lib/jwt-token-provider.js';
 
-const missing = [...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']), ...(hasOpenssl() ? [] : ['openssl']), ...findServerBinaries().missing];
+const missing = [
+  ...(postgresBinDir() ? [] : ['PostgreSQL (apt-get install -y postgresql)']),
+  ...(hasOpenssl() ? [] : ['openssl']),
+  ...findServerBinaries().missing,
+];
 if (missing.length > 0 && loadTestConfig().ci) throw new Error(`the server authorization test cannot run in CI: missing ${missing.join('; ')}`);
 
 describe('Temporal behind tokens: the JWT authorizer on the production server', { skip: missing.length > 0 ? `missing: ${missing.join('; ')}` : false }, () => {
@@ -79,7 +83,8 @@ describe('Temporal behind tokens: the JWT authorizer on the production server', 
     }
   }
 
-  const REFUSED = /^TemporalAccessDeniedError: Temporal at 127\.0\.0\.1:\d+ refused the caller's credentials \((PERMISSION_DENIED|UNAUTHENTICATED)\b.*\): the token \(TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE\) is missing, expired, for another audience or issuer, or lacks the role/;
+  const REFUSED =
+    /^TemporalAccessDeniedError: Temporal at 127\.0\.0\.1:\d+ refused the caller's credentials \((PERMISSION_DENIED|UNAUTHENTICATED)\b.*\): the token \(TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE\) is missing, expired, for another audience or issuer, or lacks the role/;
 
   it('refuses a call with no token, a token of another audience, an expired one, one signed by a key it does not publish and one of another namespace, naming the credentials', async () => {
     const refusals = {
@@ -92,7 +97,7 @@ describe('Temporal behind tokens: the JWT authorizer on the production server', 
     for (const [what, said] of Object.entries(refusals)) assert.match(said, REFUSED, `${what}: ${said}`);
   });
 
-  it("lets a reader list and refuses it a start; lets a writer start a connection", async () => {
+  it('lets a reader list and refuses it a start; lets a writer start a connection', async () => {
     assert.equal(await listWith(await token(['default:read'])), 'ok');
     const reader = await clientWith(await token(['default:read']));
     const key = connectionKey('lender-a', `app-${Date.now().toString(36)}`);

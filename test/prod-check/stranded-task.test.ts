@@ -45,7 +45,9 @@ void describe('a workflow task the server lost', { skip: missing.length > 0 ? `m
   before(async () => {
     // History saves how far its transfer queue got every second (default 30 s), so a restart does not
     // hand matching the task again.
-    production = await startProductionServer('stranded-task', { dynamicConfig: { 'history.transferProcessorUpdateAckInterval': '1s', 'history.transferProcessorUpdateAckIntervalJitterCoefficient': 0 } });
+    production = await startProductionServer('stranded-task', {
+      dynamicConfig: { 'history.transferProcessorUpdateAckInterval': '1s', 'history.transferProcessorUpdateAckIntervalJitterCoefficient': 0 },
+    });
     ({ postgres, server, timeline } = production);
   });
 

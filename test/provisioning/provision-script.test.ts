@@ -76,28 +76,40 @@ describe('scripts/provision-temporal.sh', () => {
     assert.ok(provisioning > 0 && waited > provisioning && tests > waited, '.ci/run provisions everything, waits for it, then runs npm test');
   });
 
-  it('provisions one binary once at a time: a second provisioning of a step waits for the one holding its lock', { skip: spawnSync('flock', ['--version']).status === 0 ? false : 'no flock here (util-linux)' }, async (t) => {
-    const cache = mkdtempSync(join(tmpdir(), 'provision-lock-'));
-    t.after(() => rmSync(cache, { recursive: true, force: true }));
-    mkdirSync(join(cache, 'locks'));
-    // The holder takes the CLI step's lock as another provisioning would, and lets go when told.
-    const holder = spawn('flock', [join(cache, 'locks', 'cli.lock'), 'bash', '-c', 'echo held; read -r _'], { stdio: ['pipe', 'pipe', 'ignore'] });
-    await new Promise<void>((resolvePromise) => holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolvePromise()));
-    const events: string[] = [];
-    const run = spawn('bash', [script, 'cli'], { env: { ...process.env, TEMPORAL_CACHE_DIR: cache, TEMPORAL_CLI_PATH: '/bin/true' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    const ended = new Promise<number | null>((resolvePromise) => run.once('exit', (status) => { events.push('provisioning ended'); resolvePromise(status); }));
-    await new Promise<void>((resolvePromise) =>
-      run.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (/waiting for another provisioning of cli/.test(stderr)) resolvePromise();
-      }),
-    );
-    events.push('holder lets go');
-    holder.stdin.end('\n');
-    assert.equal(await ended, 0, stderr);
-    assert.match(stderr, /waiting for another provisioning of cli \(its lock: .*cli\.lock\)/);
-    assert.match(stderr, /using TEMPORAL_CLI_PATH=\/bin\/true/);
-    assert.deepEqual(events, ['holder lets go', 'provisioning ended'], 'it went on only after the holder let go of the lock');
-  });
+  it(
+    'provisions one binary once at a time: a second provisioning of a step waits for the one holding its lock',
+    { skip: spawnSync('flock', ['--version']).status === 0 ? false : 'no flock here (util-linux)' },
+    async (t) => {
+      const cache = mkdtempSync(join(tmpdir(), 'provision-lock-'));
+      t.after(() => rmSync(cache, { recursive: true, force: true }));
+      mkdirSync(join(cache, 'locks'));
+      // The holder takes the CLI step's lock as another provisioning would, and lets go when told.
+      const holder = spawn('flock', [join(cache, 'locks', 'cli.lock'), 'bash', '-c', 'echo held; read -r _'], { stdio: ['pipe', 'pipe', 'ignore'] });
+      await new Promise<void>((resolvePromise) => holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolvePromise()));
+      const events: string[] = [];
+      const run = spawn('bash', [script, 'cli'], {
+        env: { ...process.env, TEMPORAL_CACHE_DIR: cache, TEMPORAL_CLI_PATH: '/bin/true' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      const ended = new Promise<number | null>((resolvePromise) =>
+        run.once('exit', (status) => {
+          events.push('provisioning ended');
+          resolvePromise(status);
+        }),
+      );
+      await new Promise<void>((resolvePromise) =>
+        run.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (/waiting for another provisioning of cli/.test(stderr)) resolvePromise();
+        }),
+      );
+      events.push('holder lets go');
+      holder.stdin.end('\n');
+      assert.equal(await ended, 0, stderr);
+      assert.match(stderr, /waiting for another provisioning of cli \(its lock: .*cli\.lock\)/);
+      assert.match(stderr, /using TEMPORAL_CLI_PATH=\/bin\/true/);
+      assert.deepEqual(events, ['holder lets go', 'provisioning ended'], 'it went on only after the holder let go of the lock');
+    },
+  );
 });

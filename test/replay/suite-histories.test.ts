@@ -61,7 +61,10 @@ async function encrypted(keys: EncryptionKeys, value: unknown): Promise<Payload>
 /** A minimal history: started with `input`, one workflow task completed unless `ran` is false, an activity result. */
 function syntheticHistory(input: Payload, result: Payload, ran = true): History {
   const events: HistoryEvent[] = [
-    { eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, workflowExecutionStartedEventAttributes: { workflowType: { name: 'connectionWorkflow' }, input: { payloads: [input] } } },
+    {
+      eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      workflowExecutionStartedEventAttributes: { workflowType: { name: 'connectionWorkflow' }, input: { payloads: [input] } },
+    },
     { eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED },
   ];
   if (ran) {
@@ -152,9 +155,17 @@ void describe('the selection', () => {
     const withReference = historyFacts(syntheticHistory(mine, reference()));
     assert.equal(withReference.references, 1);
     const store = worker({ encryption: OTHER_KEY, payloadStore: { kind: 'local', directory: '/store' } });
-    const storeGone = await decide(queueWorkers([store], 'default', 'q', () => false), withReference, TEST_ENCRYPTION);
+    const storeGone = await decide(
+      queueWorkers([store], 'default', 'q', () => false),
+      withReference,
+      TEST_ENCRYPTION,
+    );
     assert.equal('skip' in storeGone && storeGone.skip, SKIP.storeGone);
-    const storeKept = await decide(queueWorkers([store], 'default', 'q', () => true), withReference, TEST_ENCRYPTION);
+    const storeKept = await decide(
+      queueWorkers([store], 'default', 'q', () => true),
+      withReference,
+      TEST_ENCRYPTION,
+    );
     assert.ok('replay' in storeKept && storeKept.replay.storeDirectory === '/store', JSON.stringify(storeKept));
   });
 
@@ -165,7 +176,15 @@ void describe('the selection', () => {
       inferred: 0,
       nondeterminism: [{ ref, testFiles: ['test/a.test.ts'], message: 'boom' }],
       replayErrors: [],
-      skipped: new Map([[SKIP.neverRan, [{ ref, testFiles: [], message: '' }, { ref, testFiles: [], message: '' }]]]),
+      skipped: new Map([
+        [
+          SKIP.neverRan,
+          [
+            { ref, testFiles: [], message: '' },
+            { ref, testFiles: [], message: '' },
+          ],
+        ],
+      ]),
       otherTypes: new Map([['echoWorkflow', 1]]),
     };
     assert.equal(summaryLine(report), 'replay: 7 histories of the suite replayed, 1 nondeterminism errors, 2 skipped (2 never ran a workflow task)');
@@ -177,7 +196,9 @@ void describe('the replay', () => {
   void it('replays recorded histories, and reports one with a renamed activity as nondeterminism', async () => {
     // Three recorded connections (the refresh's histories need their own converter), each replayed
     // under the workflow id it was recorded with: its payloads are sealed for that workflow.
-    const connections = (await recordedHistories()).filter(({ history }) => history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name === 'connectionWorkflow');
+    const connections = (await recordedHistories()).filter(
+      ({ history }) => history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name === 'connectionWorkflow',
+    );
     const recorded = connections.slice(0, 3);
     assert.equal(recorded.length, 3);
     const tampered = recorded[0] ?? assert.fail('a recorded history');
@@ -186,7 +207,10 @@ void describe('the replay', () => {
       testFiles: [THIS_FILE],
       history,
     });
-    const items = [...recorded.map(({ name, workflowId, history }) => item(workflowId, name, history)), item(tampered.workflowId, 'renamed', renameFirstActivity(tampered.history))];
+    const items = [
+      ...recorded.map(({ name, workflowId, history }) => item(workflowId, name, history)),
+      item(tampered.workflowId, 'renamed', renameFirstActivity(tampered.history)),
+    ];
     const results = new Map<string, Error | undefined>();
     await replayItems(code, { encryption: TEST_ENCRYPTION, storeDirectory: undefined }, items, (done, error) => results.set(done.ref.runId, error));
 
@@ -256,12 +280,19 @@ void describe('the phase on a dev server', () => {
     const { workers } = readRegistry(registryDir);
     const report = await replayMine(workers);
     assert.equal(report.replayed, 1, summaryLine(report));
-    assert.deepEqual([report.nondeterminism.length, report.replayErrors.length, report.skipped.size, report.inferred], [0, 0, 0, 0], detailLines(report).join('\n'));
+    assert.deepEqual(
+      [report.nondeterminism.length, report.replayErrors.length, report.skipped.size, report.inferred],
+      [0, 0, 0, 0],
+      detailLines(report).join('\n'),
+    );
 
     const unregistered = await replayMine([]);
     assert.equal(unregistered.replayed, 0);
     const skipped = unregistered.skipped.get(SKIP.keysUnknown) ?? [];
-    assert.deepEqual(skipped.map((problem) => problem.ref.workflowId), [workflowId]);
+    assert.deepEqual(
+      skipped.map((problem) => problem.ref.workflowId),
+      [workflowId],
+    );
     assert.match(skipped[0]?.message ?? '', new RegExp(`key id\\(s\\) ${keys.keyId} `));
   });
 

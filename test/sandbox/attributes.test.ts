@@ -99,7 +99,12 @@ describe('attribute values', () => {
       assert.equal(answer.status, 200, answer.text);
       const parsed = parsesWith(AttributesResponse, answer.body);
       assert.deepEqual(Object.keys(parsed.Groups), [group]);
-      assert.deepEqual(Object.keys(parsed.Groups[group] ?? {}).filter((k) => k !== 'Id').sort(), [...attributes].sort());
+      assert.deepEqual(
+        Object.keys(parsed.Groups[group] ?? {})
+          .filter((k) => k !== 'Id')
+          .sort(),
+        [...attributes].sort(),
+      );
     }
     assert.equal((await call('GET', attributesPath(tenant, loginId, requestId, 'GetNothing'))).status, 404);
   });
@@ -114,10 +119,18 @@ describe('attribute values', () => {
       for (const [name, expected] of Object.entries(recompute(accounts, asOf))) assert.deepEqual(card[name], expected, name);
       // Restricted to Operations accounts, the same recomputation holds on the filtered accounts.
       const operations = await call('POST', attributesPath(tenant, loginId, requestId), {
-        MostRecentCached: true, Attributes: { Card: ATTRIBUTE_NAMES }, Filters: { AccountCategory: ['Operations'] },
+        MostRecentCached: true,
+        Attributes: { Card: ATTRIBUTE_NAMES },
+        Filters: { AccountCategory: ['Operations'] },
       });
       const filtered = parsesWith(AttributesResponse, operations.body).Groups.Card ?? assert.fail();
-      for (const [name, expected] of Object.entries(recompute(accounts.filter((a) => a.Category === 'Operations'), asOf))) assert.deepEqual(filtered[name], expected, name);
+      for (const [name, expected] of Object.entries(
+        recompute(
+          accounts.filter((a) => a.Category === 'Operations'),
+          asOf,
+        ),
+      ))
+        assert.deepEqual(filtered[name], expected, name);
     });
   }
 
@@ -125,7 +138,9 @@ describe('attribute values', () => {
     const tenant = freshTenant();
     const { loginId, requestId } = await ready(tenant);
     const answer = await call('POST', attributesPath(tenant, loginId, requestId), {
-      MostRecentCached: true, Attributes: { Card: ['sum_employer_income', 'count_nsf'] }, Filters: { AccountCategory: ['Credits'] },
+      MostRecentCached: true,
+      Attributes: { Card: ['sum_employer_income', 'count_nsf'] },
+      Filters: { AccountCategory: ['Credits'] },
     });
     const card = parsesWith(AttributesResponse, answer.body).Groups.Card ?? assert.fail();
     assert.equal(card.sum_employer_income, 'NONE_DETECTED');
@@ -152,7 +167,10 @@ describe('attribute values', () => {
   it('refuses unknown attribute names with INVALID_REQUEST naming them', async () => {
     const tenant = freshTenant();
     const { loginId, requestId } = await ready(tenant);
-    const answer = await call('POST', attributesPath(tenant, loginId, requestId), { MostRecentCached: true, Attributes: { Card: ['balance_min', 'credit_score_magic'] } });
+    const answer = await call('POST', attributesPath(tenant, loginId, requestId), {
+      MostRecentCached: true,
+      Attributes: { Card: ['balance_min', 'credit_score_magic'] },
+    });
     assertError(answer, 400, 'INVALID_REQUEST');
     assert.match((answer.body as { Message: string }).Message, /credit_score_magic/);
   });

@@ -27,7 +27,18 @@ describe('challenge sequences', () => {
     assert.equal(scenarios.length, SCENARIOS.length);
     const kinds = new Set(scenarios.flatMap((s) => s.challengeSequence.flatMap((step) => step.challenges.map((c) => c.Type))));
     // The spec's six, and the types it does not name that the unknown_challenge scenarios add.
-    assert.deepEqual([...kinds].sort(), ['ImageSelection', 'MultipleChoice', 'MultipleChoiceMultipleAnswers', 'QuestionAndAnswer', 'TextOrCall', 'WaitUntilEUAccept', ...UNLISTED_CHALLENGE_TYPES].sort());
+    assert.deepEqual(
+      [...kinds].sort(),
+      [
+        'ImageSelection',
+        'MultipleChoice',
+        'MultipleChoiceMultipleAnswers',
+        'QuestionAndAnswer',
+        'TextOrCall',
+        'WaitUntilEUAccept',
+        ...UNLISTED_CHALLENGE_TYPES,
+      ].sort(),
+    );
   });
 
   for (const scenario of SCENARIOS.filter((s) => s.kind === 'challenge' || s.kind === 'no-mfa').map(describeScenario)) {
@@ -37,14 +48,22 @@ describe('challenge sequences', () => {
       assert.equal(done.HttpStatusCode, 200);
       assert.ok(done.Login?.Id);
       assert.equal(done.Login?.Username, scenario.username);
-      assert.deepEqual(done.Links?.map((l) => l.href), ['/Authorize', '/GetAccountsDetail', '/GetAccountsSummary', '/GetStatements', '/Investments']);
+      assert.deepEqual(
+        done.Links?.map((l) => l.href),
+        ['/Authorize', '/GetAccountsDetail', '/GetAccountsSummary', '/GetStatements', '/Investments'],
+      );
     });
   }
 
   it('serves 16 distinct PNG images of about 4,000 base64 characters for image selection', async () => {
     const tenant = freshTenant();
     const scenario = byName('image_selection');
-    let answer = await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false });
+    let answer = await call('POST', authorizePath(tenant), {
+      Institution: scenario.institution,
+      Username: scenario.username,
+      Password: scenario.password,
+      MostRecentCached: false,
+    });
     const first = parsesWith(AuthorizeResponse, answer.body);
     answer = await call('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: scenario.challengeSequence[0]?.answer });
     const images = parsesWith(AuthorizeResponse, answer.body).SecurityChallenges?.[0]?.Iterables ?? [];
@@ -59,7 +78,17 @@ describe('challenge sequences', () => {
   it('accepts TextOrCall keyed by either listed phone with Call as well as Text', async () => {
     const tenant = freshTenant();
     const scenario = byName('two_step_code');
-    const first = parsesWith(AuthorizeResponse, (await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false })).body);
+    const first = parsesWith(
+      AuthorizeResponse,
+      (
+        await call('POST', authorizePath(tenant), {
+          Institution: scenario.institution,
+          Username: scenario.username,
+          Password: scenario.password,
+          MostRecentCached: false,
+        })
+      ).body,
+    );
     const phone = first.SecurityChallenges?.[0]?.Iterables?.[1] ?? '';
     const next = await call('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: { [phone]: ['Call'] } });
     assert.equal(next.status, 203);
@@ -70,7 +99,13 @@ describe('challenge sequences', () => {
 describe('wrong answers', () => {
   async function startTriple(tenant: string) {
     const scenario = byName('triple_question');
-    const answer = await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false, Save: true });
+    const answer = await call('POST', authorizePath(tenant), {
+      Institution: scenario.institution,
+      Username: scenario.username,
+      Password: scenario.password,
+      MostRecentCached: false,
+      Save: true,
+    });
     return { scenario, requestId: parsesWith(AuthorizeResponse, answer.body).RequestId, answers: scenario.challengeSequence[0]?.answer ?? {} };
   }
 
@@ -106,7 +141,11 @@ describe('wrong answers', () => {
     const { requestId, answers } = await startTriple(tenant);
     assert.equal((await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: answers })).status, 200);
     assertError(await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: answers }), 400, 'SESSION_NONEXISTENT');
-    assertError(await call('POST', authorizePath(tenant), { RequestId: '00000000-0000-4000-8000-000000000000', SecurityResponses: answers }), 400, 'SESSION_NONEXISTENT');
+    assertError(
+      await call('POST', authorizePath(tenant), { RequestId: '00000000-0000-4000-8000-000000000000', SecurityResponses: answers }),
+      400,
+      'SESSION_NONEXISTENT',
+    );
   });
 
   it('refuses a RequestId of another customer with SESSION_NONEXISTENT', async () => {
@@ -119,19 +158,52 @@ describe('wrong answers', () => {
   it('rejects a MultipleChoice answer that is not the correct option and an incomplete multiple-answer set', async () => {
     const tenant = freshTenant();
     const scenario = byName('reset_questions');
-    const first = parsesWith(AuthorizeResponse, (await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false })).body);
+    const first = parsesWith(
+      AuthorizeResponse,
+      (
+        await call('POST', authorizePath(tenant), {
+          Institution: scenario.institution,
+          Username: scenario.username,
+          Password: scenario.password,
+          MostRecentCached: false,
+        })
+      ).body,
+    );
     const correct = scenario.challengeSequence[0]?.answer ?? {};
     const [mcPrompt = '', mcmaPrompt = ''] = Object.keys(correct);
-    assertError(await call('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: { ...correct, [mcPrompt]: ['None of the above'] } }), 401, 'INVALID_SECURITY_RESPONSE');
-    assertError(await call('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: { ...correct, [mcmaPrompt]: [correct[mcmaPrompt]?.[0] ?? ''] } }), 401, 'INVALID_SECURITY_RESPONSE');
+    assertError(
+      await call('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: { ...correct, [mcPrompt]: ['None of the above'] } }),
+      401,
+      'INVALID_SECURITY_RESPONSE',
+    );
+    assertError(
+      await call('POST', authorizePath(tenant), {
+        RequestId: first.RequestId,
+        SecurityResponses: { ...correct, [mcmaPrompt]: [correct[mcmaPrompt]?.[0] ?? ''] },
+      }),
+      401,
+      'INVALID_SECURITY_RESPONSE',
+    );
     assert.equal((await call('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: correct })).status, 203);
   });
 
   it('answers INVALID_PASSWORD, INVALID_USERNAME and INVALID_LOGIN for bad credentials and institution', async () => {
     const tenant = freshTenant();
-    assertError(await call('POST', authorizePath(tenant), { Institution: 'SandboxBank', Username: 'no_mfa', Password: 'nope', MostRecentCached: false }), 401, 'INVALID_PASSWORD');
-    assertError(await call('POST', authorizePath(tenant), { Institution: 'SandboxBank', Username: 'nobody_here', Password: 'Everyday', MostRecentCached: false }), 401, 'INVALID_USERNAME');
-    assertError(await call('POST', authorizePath(tenant), { Institution: 'SandboxTrust', Username: 'no_mfa', Password: 'Everyday', MostRecentCached: false }), 401, 'INVALID_LOGIN');
+    assertError(
+      await call('POST', authorizePath(tenant), { Institution: 'SandboxBank', Username: 'no_mfa', Password: 'nope', MostRecentCached: false }),
+      401,
+      'INVALID_PASSWORD',
+    );
+    assertError(
+      await call('POST', authorizePath(tenant), { Institution: 'SandboxBank', Username: 'nobody_here', Password: 'Everyday', MostRecentCached: false }),
+      401,
+      'INVALID_USERNAME',
+    );
+    assertError(
+      await call('POST', authorizePath(tenant), { Institution: 'SandboxTrust', Username: 'no_mfa', Password: 'Everyday', MostRecentCached: false }),
+      401,
+      'INVALID_LOGIN',
+    );
   });
 });
 
@@ -141,7 +213,12 @@ describe('Authorize-time errors', () => {
       assert.ok('error' in scenario.outcome);
       const tenant = freshTenant();
       for (let attempt = 0; attempt < 2; attempt++) {
-        const answer = await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false });
+        const answer = await call('POST', authorizePath(tenant), {
+          Institution: scenario.institution,
+          Username: scenario.username,
+          Password: scenario.password,
+          MostRecentCached: false,
+        });
         assertError(answer, scenario.outcome.httpStatus, scenario.outcome.error);
       }
     });
@@ -196,7 +273,10 @@ describe('saved logins', () => {
       assert.equal(refresh.status, 203);
       const challenge = parsesWith(AuthorizeResponse, refresh.body);
       assert.equal(challenge.SecurityChallenges?.[0]?.Type, 'WaitUntilEUAccept');
-      const finished = await localCall('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: scenario.challengeSequence[0]?.answer });
+      const finished = await localCall('POST', authorizePath(tenant), {
+        RequestId: challenge.RequestId,
+        SecurityResponses: scenario.challengeSequence[0]?.answer,
+      });
       assert.equal(finished.status, 200);
       assert.equal(parsesWith(AuthorizeResponse, finished.body).Login?.LastRefresh, '2026-11-01T11:00:00.000');
       assert.equal(parsesWith(AuthorizeResponse, finished.body).Login?.Id, done.Login?.Id);
@@ -212,9 +292,23 @@ describe('saved logins', () => {
       const localCall = clientFor(local);
       const tenant = freshTenant();
       const scenario = byName('security_question');
-      const first = parsesWith(AuthorizeResponse, (await localCall('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false })).body);
+      const first = parsesWith(
+        AuthorizeResponse,
+        (
+          await localCall('POST', authorizePath(tenant), {
+            Institution: scenario.institution,
+            Username: scenario.username,
+            Password: scenario.password,
+            MostRecentCached: false,
+          })
+        ).body,
+      );
       clock += 1001;
-      assertError(await localCall('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: scenario.challengeSequence[0]?.answer }), 400, 'SESSION_NONEXISTENT');
+      assertError(
+        await localCall('POST', authorizePath(tenant), { RequestId: first.RequestId, SecurityResponses: scenario.challengeSequence[0]?.answer }),
+        400,
+        'SESSION_NONEXISTENT',
+      );
     } finally {
       await local.close();
     }
@@ -243,7 +337,12 @@ describe('Authorize submissions', () => {
   it('reports the same answer sent twice on one RequestId as a duplicate, whatever its key order, without exposing it', async () => {
     const tenant = freshTenant();
     const scenario = byName('triple_question');
-    const first = await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false });
+    const first = await call('POST', authorizePath(tenant), {
+      Institution: scenario.institution,
+      Username: scenario.username,
+      Password: scenario.password,
+      MostRecentCached: false,
+    });
     const { RequestId: requestId } = parsesWith(AuthorizeResponse, first.body);
     const answers = scenario.challengeSequence[0]?.answer ?? assert.fail('answer');
     const reversed = Object.fromEntries(Object.entries(answers).reverse());
@@ -251,7 +350,11 @@ describe('Authorize submissions', () => {
     // A retry of an answer that was already accepted: refused, but it reached the service again.
     assertError(await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: reversed }), 400, 'SESSION_NONEXISTENT');
     // Another value under the same keys is another answer.
-    assertError(await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: { ...answers, 'What is your favourite colour?': ['blue'] } }), 400, 'SESSION_NONEXISTENT');
+    assertError(
+      await call('POST', authorizePath(tenant), { RequestId: requestId, SecurityResponses: { ...answers, 'What is your favourite colour?': ['blue'] } }),
+      400,
+      'SESSION_NONEXISTENT',
+    );
 
     const report = await submissions(tenant);
     assert.deepEqual(report.body, { answers: 3, credentials: 1, duplicates: [{ customerId: tenant, requestId, count: 2 }] });
@@ -267,7 +370,11 @@ describe('Authorize submissions', () => {
       await authorizeLive(localCall, two, byName('no_mfa'));
       assert.deepEqual((await localCall('GET', '/sandbox/authorize-submissions')).body, { answers: 1, credentials: 2, duplicates: [] });
       assert.deepEqual(local.authorizeSubmissions(), { answers: 1, credentials: 2, duplicates: [] });
-      assert.deepEqual((await localCall('GET', `/sandbox/authorize-submissions?customerId=${freshTenant()}`)).body, { answers: 0, credentials: 0, duplicates: [] });
+      assert.deepEqual((await localCall('GET', `/sandbox/authorize-submissions?customerId=${freshTenant()}`)).body, {
+        answers: 0,
+        credentials: 0,
+        duplicates: [],
+      });
       assert.equal((await localCall('DELETE', `/sandbox/${one}`)).status, 200);
       assert.deepEqual(local.authorizeSubmissions(), { answers: 0, credentials: 1, duplicates: [] });
       assertError(await localCall('GET', '/sandbox/authorize-submissions?customerId=not%20valid'), 400, 'INVALID_REQUEST');

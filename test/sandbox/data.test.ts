@@ -86,7 +86,10 @@ describe('accounts detail', () => {
     assert.ok(bare.Accounts.every((a) => a.Transactions === undefined));
     const only = year.Accounts[1]?.Id ?? '';
     const filtered = parsesWith(AccountsDetailResponse, (await fetchAccounts(call, tenant, requestId, { AccountsFilter: [only] })).body);
-    assert.deepEqual(filtered.Accounts.map((a) => a.Id), [only]);
+    assert.deepEqual(
+      filtered.Accounts.map((a) => a.Id),
+      [only],
+    );
     const ranged = parsesWith(AccountsDetailResponse, (await fetchAccounts(call, tenant, requestId, { DateFrom: '2026-03-01', DateTo: '2026-03-31' })).body);
     assert.ok(ranged.Accounts.every((a) => (a.Transactions ?? []).every((t) => t.Date.startsWith('2026-03'))));
   });
@@ -210,7 +213,11 @@ describe('summary and statements', () => {
     const statements = parsesWith(StatementsResponse, answer.body);
     for (const account of statements.StatementsByAccount) {
       assert.equal(account.Statements.length, 3);
-      assert.ok(Buffer.from(account.Statements[0]?.Base64Bytes ?? '', 'base64').toString('latin1').startsWith('%PDF-'));
+      assert.ok(
+        Buffer.from(account.Statements[0]?.Base64Bytes ?? '', 'base64')
+          .toString('latin1')
+          .startsWith('%PDF-'),
+      );
     }
   });
 });
@@ -264,7 +271,11 @@ describe('investments', () => {
     const tenant = freshTenant();
     const { requestId } = await cachedSession(call, tenant, 'no_mfa');
     const other = await cachedSession(call, tenant, 'security_question');
-    assertError(await call('POST', `/v3/${tenant}/Investments`, { LoginId: other.loginId, RequestId: requestId, MostRecentCached: true }), 401, 'INVALID_LOGIN');
+    assertError(
+      await call('POST', `/v3/${tenant}/Investments`, { LoginId: other.loginId, RequestId: requestId, MostRecentCached: true }),
+      401,
+      'INVALID_LOGIN',
+    );
   });
 });
 
@@ -285,7 +296,8 @@ describe('DeleteCard', () => {
 });
 
 describe('which operations hold the card (abandoned, superseded, still processing)', () => {
-  const attributes = (tenant: string, loginId: string, requestId: string) => `/v3/${tenant}/insight/login/${loginId}/attributes/${requestId}/GetLendingAttributes`;
+  const attributes = (tenant: string, loginId: string, requestId: string) =>
+    `/v3/${tenant}/insight/login/${loginId}/attributes/${requestId}/GetLendingAttributes`;
   const deleteCard = (tenant: string, loginId: string) => bank(tenant, `DeleteCard/${loginId}`);
 
   /** A sandbox whose clock only moves when the test moves it, and a client for it. */
@@ -317,7 +329,7 @@ describe('which operations hold the card (abandoned, superseded, still processin
     return statuses;
   }
 
-  it('no longer holds the card once a later session\'s accounts detail was delivered', async () => {
+  it("no longer holds the card once a later session's accounts detail was delivered", async () => {
     await frozenClock(async (localCall) => {
       const tenant = freshTenant();
       const abandoned = await cachedSession(localCall, tenant, 'pending_polls_3');
@@ -328,7 +340,11 @@ describe('which operations hold the card (abandoned, superseded, still processin
       // so the abandoned operation is far from the end of its own 3 × 1 000 ms).
       const requestId = await laterSession(localCall, tenant, abandoned.loginId);
       await fetchAccounts(localCall, tenant, requestId);
-      assert.deepEqual(await attributeStatuses(localCall, tenant, abandoned.loginId, requestId), [202, 202, 202, 200], 'only the attributes operation\'s own 3 pending answers');
+      assert.deepEqual(
+        await attributeStatuses(localCall, tenant, abandoned.loginId, requestId),
+        [202, 202, 202, 200],
+        "only the attributes operation's own 3 pending answers",
+      );
       const deleted = await localCall('DELETE', deleteCard(tenant, abandoned.loginId));
       assert.equal(deleted.status, 200, deleted.text);
       assertError(await localCall('GET', bank(tenant, `GetAccountsDetailAsync/${abandoned.requestId}`)), 400, 'SESSION_NONEXISTENT');
@@ -387,7 +403,11 @@ describe('which operations hold the card (abandoned, superseded, still processin
       assertError(await localCall('DELETE', deleteCard(tenant, loginId)), 400, 'CARD_IN_USE');
 
       clock.advance(1); // 3 polls × 1 000 ms since the abandoned operation started
-      assert.deepEqual(await attributeStatuses(localCall, tenant, loginId, requestId), [202, 202, 202, 200], 'only the attributes operation\'s own 3 pending answers are left');
+      assert.deepEqual(
+        await attributeStatuses(localCall, tenant, loginId, requestId),
+        [202, 202, 202, 200],
+        "only the attributes operation's own 3 pending answers are left",
+      );
       // The abandoned session sees the same clock: its first poll in a while is ready.
       assert.equal((await localCall('GET', bank(tenant, `GetAccountsDetailAsync/${abandoned}`))).status, 200);
       assert.equal((await localCall('DELETE', deleteCard(tenant, loginId))).status, 200);

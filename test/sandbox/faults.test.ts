@@ -21,7 +21,11 @@ const detail = (tenant: string) => `/v3/${tenant}/BankingServices/GetAccountsDet
 
 /** An `unusable` answer: accounts detail with the markers in its holder and transactions, and no RequestId. */
 function assertUnusable(body: unknown): void {
-  const answer = body as { HttpStatusCode?: unknown; RequestId?: unknown; Accounts?: { Holder?: { Name?: unknown; Email?: unknown }; Transactions?: { Description?: unknown }[] }[] };
+  const answer = body as {
+    HttpStatusCode?: unknown;
+    RequestId?: unknown;
+    Accounts?: { Holder?: { Name?: unknown; Email?: unknown }; Transactions?: { Description?: unknown }[] }[];
+  };
   assert.equal(answer.HttpStatusCode, 200);
   assert.equal(Object.hasOwn(answer, 'RequestId'), false, 'no RequestId');
   const [account] = answer.Accounts ?? [];
@@ -115,7 +119,12 @@ describe('unusable_reply', () => {
   it('answers every data request of its sessions with the unusable body, and the product refuses it as UnexpectedResponse, its values kept out of the message', async () => {
     const tenant = freshTenant();
     const { requestId } = await cachedSession(call, tenant, 'unusable_reply', 0);
-    const requests: [string, string][] = [['POST', detail(tenant)], ['GET', `/v3/${tenant}/BankingServices/GetAccountsDetailAsync/${requestId}`], ['POST', `/v3/${tenant}/BankingServices/GetAccountsSummary`], ['POST', detail(tenant)]];
+    const requests: [string, string][] = [
+      ['POST', detail(tenant)],
+      ['GET', `/v3/${tenant}/BankingServices/GetAccountsDetailAsync/${requestId}`],
+      ['POST', `/v3/${tenant}/BankingServices/GetAccountsSummary`],
+      ['POST', detail(tenant)],
+    ];
     for (const [method, path] of requests) {
       const answer = await call(method, path, method === 'POST' ? { RequestId: requestId } : undefined);
       assert.equal(answer.status, 200, `${method} ${path}: ${answer.text.slice(0, 200)}`);

@@ -64,12 +64,19 @@ export function freshTenant(label = 't'): string {
 /** Runs a scenario's whole live flow with the listed answers; returns the final 200 body. */
 export async function authorizeLive(call: Call, tenant: string, scenario: ScenarioListing, save = true) {
   let answer = await call('POST', `/v3/${tenant}/BankingServices/Authorize`, {
-    Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false, Save: save,
+    Institution: scenario.institution,
+    Username: scenario.username,
+    Password: scenario.password,
+    MostRecentCached: false,
+    Save: save,
   });
   for (const step of scenario.challengeSequence) {
     assert.equal(answer.status, 203, answer.text.slice(0, 300));
     const challenge = parsesWith(AuthorizeResponse, answer.body);
-    assert.deepEqual(challenge.SecurityChallenges?.map((c) => c.Prompt), step.challenges.map((c) => c.Prompt));
+    assert.deepEqual(
+      challenge.SecurityChallenges?.map((c) => c.Prompt),
+      step.challenges.map((c) => c.Prompt),
+    );
     answer = await call('POST', `/v3/${tenant}/BankingServices/Authorize`, { RequestId: challenge.RequestId, SecurityResponses: step.answer });
   }
   assert.equal(answer.status, 200, answer.text.slice(0, 300));

@@ -79,7 +79,11 @@ describe('large logins', () => {
   it('logs in live without MFA and, saved, through a cached Authorize', async () => {
     const tenant = freshTenant();
     const live = await call('POST', bank(tenant, 'Authorize'), {
-      Institution: 'SandboxBank', Username: 'large_2x50', Password: SANDBOX_PASSWORD, MostRecentCached: false, Save: true,
+      Institution: 'SandboxBank',
+      Username: 'large_2x50',
+      Password: SANDBOX_PASSWORD,
+      MostRecentCached: false,
+      Save: true,
     });
     assert.equal(live.status, 200, live.text);
     const authorized = parsesWith(AuthorizeResponse, live.body);
@@ -121,11 +125,17 @@ describe('large logins', () => {
     const { tenant, requestId, accounts } = await year('large_3x200');
     const quarter = parsesWith(AccountsDetailResponse, (await fetchAccounts(call, tenant, requestId)).body).Accounts;
     const from = daysBefore(asOf, 89);
-    assert.deepEqual(quarter.map((a) => a.Transactions), accounts.map((a) => (a.Transactions ?? []).filter((t) => t.Date >= from)));
+    assert.deepEqual(
+      quarter.map((a) => a.Transactions),
+      accounts.map((a) => (a.Transactions ?? []).filter((t) => t.Date >= from)),
+    );
     const only = accounts[1]?.Id ?? assert.fail();
     const options = { AccountsFilter: [only], WithBalance: false, WithAccountIdentity: false, DaysOfTransactions: 'Days365' };
     const filtered = parsesWith(AccountsDetailResponse, (await fetchAccounts(call, tenant, requestId, options)).body).Accounts;
-    assert.deepEqual(filtered.map((a) => a.Id), [only]);
+    assert.deepEqual(
+      filtered.map((a) => a.Id),
+      [only],
+    );
     assert.deepEqual(filtered[0]?.Balance, { Available: null, Current: null, Limit: null });
     assert.equal(filtered[0]?.Holder, undefined);
     assert.deepEqual(filtered[0]?.Transactions, accounts[1]?.Transactions);
@@ -145,7 +155,11 @@ describe('large logins', () => {
       { WithTransactions: false, WithBalance: false, WithAccountIdentity: false },
     ];
     for (const options of optionSets) {
-      assert.equal(Buffer.concat(largeAccountsJson(data, '2026-10-31', options)).toString('utf8'), JSON.stringify(selectAccounts(materialized, '2026-10-31', options)), JSON.stringify(options));
+      assert.equal(
+        Buffer.concat(largeAccountsJson(data, '2026-10-31', options)).toString('utf8'),
+        JSON.stringify(selectAccounts(materialized, '2026-10-31', options)),
+        JSON.stringify(options),
+      );
     }
   });
 
@@ -173,7 +187,11 @@ describe('large logins', () => {
     const large = body.patterns.find((p) => p.pattern === 'large_<accounts>x<transactions>') ?? assert.fail('pattern listed');
     assert.equal(large.example, 'large_100x5000');
     assert.deepEqual(large.limits, LARGE_LOGIN_LIMITS);
-    assert.deepEqual(LARGE_LOGIN_LIMITS, { accounts: { min: 1, max: 500 }, transactionsPerAccount: { min: 1, max: 20_000 }, totalTransactions: { max: 1_000_000 } });
+    assert.deepEqual(LARGE_LOGIN_LIMITS, {
+      accounts: { min: 1, max: 500 },
+      transactionsPerAccount: { min: 1, max: 20_000 },
+      totalTransactions: { max: 1_000_000 },
+    });
   });
 
   it('refuses sizes outside the limits with a message naming the limit', async () => {
@@ -191,7 +209,12 @@ describe('large logins', () => {
       assertError(created, 400, 'INVALID_REQUEST');
       assert.match((created.body as { Message: string }).Message, message, username);
     }
-    const live = await call('POST', bank(tenant, 'Authorize'), { Institution: 'SandboxBank', Username: 'large_501x10', Password: SANDBOX_PASSWORD, MostRecentCached: false });
+    const live = await call('POST', bank(tenant, 'Authorize'), {
+      Institution: 'SandboxBank',
+      Username: 'large_501x10',
+      Password: SANDBOX_PASSWORD,
+      MostRecentCached: false,
+    });
     assertError(live, 401, 'INVALID_USERNAME');
     assert.match((live.body as { Message: string }).Message, /accounts must be from 1 to 500/);
     // The largest allowed sizes are accepted (nothing is generated until data is asked for).

@@ -90,12 +90,22 @@ describe('per-tenant request limit', () => {
     await setLimits({ tenants: { [tenant]: 1 } });
     const scenario = (await listing(call)).scenarios.find((s) => s.username === 'security_question');
     assert.ok(scenario);
-    const first = await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false });
+    const first = await call('POST', authorizePath(tenant), {
+      Institution: scenario.institution,
+      Username: scenario.username,
+      Password: scenario.password,
+      MostRecentCached: false,
+    });
     assert.equal(first.status, 203, first.text);
     const { RequestId } = parsesWith(AuthorizeResponse, first.body);
     const session = sandbox.state.tenants.get(tenant)?.sessions.get(RequestId);
     assert.ok(session);
-    const before = { phase: session.phase, stepIndex: session.stepIndex, lastSeenAt: session.lastSeenAt, sessions: sandbox.state.tenants.get(tenant)?.sessions.size };
+    const before = {
+      phase: session.phase,
+      stepIndex: session.stepIndex,
+      lastSeenAt: session.lastSeenAt,
+      sessions: sandbox.state.tenants.get(tenant)?.sessions.size,
+    };
 
     clock += 500;
     const answer = { RequestId, SecurityResponses: scenario.challengeSequence[0]?.answer };
@@ -151,7 +161,14 @@ describe('per-tenant request limit', () => {
         assert.equal(answer.status, 200, answer.text);
         return answer.body as RateLimitSettings;
       };
-      assert.deepEqual((await localCall('GET', '/sandbox/rate-limits')).body, { mode: 'window', burst: null, defaultPerSecond: 1, tenants: {}, retryAfterSeconds: null, windowMs: 1000 });
+      assert.deepEqual((await localCall('GET', '/sandbox/rate-limits')).body, {
+        mode: 'window',
+        burst: null,
+        defaultPerSecond: 1,
+        tenants: {},
+        retryAfterSeconds: null,
+        windowMs: 1000,
+      });
       assert.equal(((await listing(localCall)) as unknown as { rateLimit: { initialDefaultPerSecond: number } }).rateLimit.initialDefaultPerSecond, 1);
 
       assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
@@ -167,7 +184,14 @@ describe('per-tenant request limit', () => {
       assert.deepEqual((await post({ tenants: { [tenant]: 1 } })).tenants, { [tenant]: 1 });
       assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
       assertError(await localProbe(), 429, 'TOO_MANY_REQUESTS');
-      assert.deepEqual(await post({ tenants: { [tenant]: null } }), { mode: 'window', burst: null, defaultPerSecond: 3, tenants: {}, retryAfterSeconds: null, windowMs: 1000 });
+      assert.deepEqual(await post({ tenants: { [tenant]: null } }), {
+        mode: 'window',
+        burst: null,
+        defaultPerSecond: 3,
+        tenants: {},
+        retryAfterSeconds: null,
+        windowMs: 1000,
+      });
       assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
 
       // No default: unlimited.
@@ -222,18 +246,30 @@ describe('per-tenant request limit', () => {
     // One tenant, the last 6 seconds (101..106); the in-process reader answers the same.
     const recent = await rates(`?customerId=${tenant}&seconds=6`);
     assert.deepEqual(Object.keys(recent.tenants), [tenant]);
-    assert.deepEqual(recent.tenants[tenant]?.perSecond.map((count) => count.second), [START_SECOND + 101, START_SECOND + 106]);
+    assert.deepEqual(
+      recent.tenants[tenant]?.perSecond.map((count) => count.second),
+      [START_SECOND + 101, START_SECOND + 106],
+    );
     assert.deepEqual(sandbox.requestRates(tenant, 6), recent);
     // A tenant without requests reads as zeros.
     const quiet = freshTenant('rl');
     assert.deepEqual((await rates(`?customerId=${quiet}`)).tenants[quiet], {
-      limitPerSecond: null, accepted: 0, refused: 0, maxAcceptedPerSecond: 0, maxRefusedPerSecond: 0, maxRequestsPerSecond: 0, perSecond: [],
+      limitPerSecond: null,
+      accepted: 0,
+      refused: 0,
+      maxAcceptedPerSecond: 0,
+      maxRefusedPerSecond: 0,
+      maxRequestsPerSecond: 0,
+      perSecond: [],
     });
 
     // Counts older than 600 seconds are gone; a tenant reset forgets its counts but keeps its limit.
     atSecond(100 + 600);
     await probe(tenant);
-    assert.deepEqual((await rates(`?customerId=${tenant}`)).tenants[tenant]?.perSecond.map((count) => count.second), [START_SECOND + 101, START_SECOND + 106, START_SECOND + 700]);
+    assert.deepEqual(
+      (await rates(`?customerId=${tenant}`)).tenants[tenant]?.perSecond.map((count) => count.second),
+      [START_SECOND + 101, START_SECOND + 106, START_SECOND + 700],
+    );
     assert.equal((await call('DELETE', `/sandbox/${tenant}`)).status, 200);
     assert.deepEqual((await rates(`?customerId=${tenant}`)).tenants[tenant]?.perSecond, []);
     assert.equal((await rates(`?customerId=${tenant}`)).tenants[tenant]?.limitPerSecond, 2);
@@ -252,7 +288,14 @@ describe('per-tenant request limit', () => {
         return answer.body as RateLimitSettings;
       };
       // 4 a second holding one second's worth (burst null): 4 at once, then one every 250 ms.
-      assert.deepEqual(await post({ mode: 'bucket', tenants: { [tenant]: 4 } }), { mode: 'bucket', burst: null, defaultPerSecond: null, tenants: { [tenant]: 4 }, retryAfterSeconds: null, windowMs: 1000 });
+      assert.deepEqual(await post({ mode: 'bucket', tenants: { [tenant]: 4 } }), {
+        mode: 'bucket',
+        burst: null,
+        defaultPerSecond: null,
+        tenants: { [tenant]: 4 },
+        retryAfterSeconds: null,
+        windowMs: 1000,
+      });
       for (let i = 0; i < 4; i++) assertError(await localProbe(), 400, 'SESSION_NONEXISTENT');
       const refused = await localProbe();
       assertError(refused, 429, 'TOO_MANY_REQUESTS');
@@ -280,7 +323,14 @@ describe('per-tenant request limit', () => {
       assert.equal(counted?.accepted, 4 + 1 + 2 + 8 + 8);
       assert.equal(counted?.refused, 3 + 1 + 1 + 1);
       // Back to whole seconds.
-      assert.deepEqual(await post({ mode: 'window', burst: null }), { mode: 'window', burst: null, defaultPerSecond: null, tenants: { [tenant]: 4 }, retryAfterSeconds: null, windowMs: 1000 });
+      assert.deepEqual(await post({ mode: 'window', burst: null }), {
+        mode: 'window',
+        burst: null,
+        defaultPerSecond: null,
+        tenants: { [tenant]: 4 },
+        retryAfterSeconds: null,
+        windowMs: 1000,
+      });
     } finally {
       await local.close();
     }
@@ -322,7 +372,10 @@ describe('per-tenant request limit', () => {
     assert.equal(loadSandboxConfig({ SANDBOX_RATE_LIMIT_PER_SECOND: '25' }).rateLimitPerSecond, 25);
     assert.equal(loadSandboxConfig({}).rateLimitPerSecond, undefined);
     for (const bad of ['0', '2.5', 'many']) {
-      assert.throws(() => loadSandboxConfig({ SANDBOX_RATE_LIMIT_PER_SECOND: bad }), (error: unknown) => error instanceof ConfigError && /SANDBOX_RATE_LIMIT_PER_SECOND/.test(error.message));
+      assert.throws(
+        () => loadSandboxConfig({ SANDBOX_RATE_LIMIT_PER_SECOND: bad }),
+        (error: unknown) => error instanceof ConfigError && /SANDBOX_RATE_LIMIT_PER_SECOND/.test(error.message),
+      );
     }
   });
 });

@@ -17,13 +17,17 @@ before(async () => {
 });
 after(async () => sandbox.close());
 
-const refresh = (tenant: string, loginId: string) => call('POST', `/v3/${tenant}/BankingServices/Authorize`, { LoginId: loginId, MostRecentCached: false, Save: true });
+const refresh = (tenant: string, loginId: string) =>
+  call('POST', `/v3/${tenant}/BankingServices/Authorize`, { LoginId: loginId, MostRecentCached: false, Save: true });
 
 describe('live refresh of a saved login', () => {
   it('lists the two-step and trusted-device logins as not refreshable unattended, and only them', async () => {
     const { scenarios } = await listing(call);
     const needEndUser = scenarios.filter((scenario) => !scenario.unattendedRefresh).map((scenario) => [scenario.username, scenario.endUserVerification]);
-    assert.deepEqual(needEndUser, [['two_step_code', 'two-step'], ['trusted_device', 'trusted-device']]);
+    assert.deepEqual(needEndUser, [
+      ['two_step_code', 'two-step'],
+      ['trusted_device', 'trusted-device'],
+    ]);
     assert.ok(scenarios.filter((scenario) => scenario.unattendedRefresh).every((scenario) => scenario.endUserVerification === null));
   });
 
@@ -35,7 +39,10 @@ describe('live refresh of a saved login', () => {
     const saved = await authorizeLive(call, tenant, twoStep);
     const first = await refresh(tenant, saved.Login?.Id ?? '');
     assert.equal(first.status, 203, first.text.slice(0, 300));
-    assert.deepEqual(parsesWith(AuthorizeResponse, first.body).SecurityChallenges?.map((c) => c.Type), ['TextOrCall']);
+    assert.deepEqual(
+      parsesWith(AuthorizeResponse, first.body).SecurityChallenges?.map((c) => c.Type),
+      ['TextOrCall'],
+    );
   });
 
   it('opens a security-question login at once: the service answers from the answers it saved', async () => {

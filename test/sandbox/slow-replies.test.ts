@@ -47,7 +47,7 @@ async function settleOrder(entries: Record<string, Promise<unknown>>): Promise<s
 }
 
 describe('slow replies', () => {
-  it('lists slowReplyMs in the limits: 75 s by default, past the client\'s 60 s timeout, and as configured here', async () => {
+  it("lists slowReplyMs in the limits: 75 s by default, past the client's 60 s timeout, and as configured here", async () => {
     assert.equal(DEFAULT_OPTIONS.slowReplyMs, 75_000);
     const defaults = await createSandbox();
     try {
@@ -86,7 +86,11 @@ describe('slow replies', () => {
     const early = await call('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId });
     // Only meaningful if it was answered before the delay could end (a slow machine may be later).
     if (performance.now() - sent < SLOW_MS - 50) assertError(early, 400, 'INVALID_REQUEST');
-    await waitUntil(async () => (await call('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId })).status === 202, 'the abandoned answer to open the session', 10_000);
+    await waitUntil(
+      async () => (await call('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId })).status === 202,
+      'the abandoned answer to open the session',
+      10_000,
+    );
     assert.ok(performance.now() - sent >= SLOW_MS - 5);
     // It reached the service once, when it arrived.
     const counts = sandbox.authorizeSubmissions(tenant);

@@ -76,7 +76,10 @@ describe('a sandbox started again on its state file', () => {
     // Its RequestId is new: the tenant's counter went on from where it was, never reissuing an old one.
     assert.ok(![saved.RequestId, challenge.RequestId, pending.requestId].includes(reopened.RequestId), 'a RequestId issued again');
     // The challenge is answered with the RequestId of before the restart: the next round follows.
-    const answered = await second.call('POST', authorize(tenant), { RequestId: challenge.RequestId, SecurityResponses: byName('image_selection').challengeSequence[0]?.answer });
+    const answered = await second.call('POST', authorize(tenant), {
+      RequestId: challenge.RequestId,
+      SecurityResponses: byName('image_selection').challengeSequence[0]?.answer,
+    });
     assert.equal(answered.status, 203, answered.text.slice(0, 300));
     assert.equal(parsesWith(AuthorizeResponse, answered.body).RequestId, challenge.RequestId);
     // The operation had 2 of its 3 pending answers: one more, then its data.
@@ -120,8 +123,16 @@ describe('a sandbox started again on its state file', () => {
     const cases: [string, string, RegExp][] = [
       ['not JSON', '{"format": "aggregation-sandbox-', /is not JSON/],
       ['another JSON file', '{"name": "aggregation-connections"}', /is not a sandbox state file/],
-      ['another version', JSON.stringify({ format: 'aggregation-sandbox-state', version: 99, tenants: [] }), /is of version 99, and this sandbox reads version 1 only/],
-      ['a bad member', JSON.stringify({ format: 'aggregation-sandbox-state', version: 1, instance: 'x', savedAt: '', tenants: [{ id: 'a' }] }), /does not hold a valid state: tenants\[0\]\.sequence/],
+      [
+        'another version',
+        JSON.stringify({ format: 'aggregation-sandbox-state', version: 99, tenants: [] }),
+        /is of version 99, and this sandbox reads version 1 only/,
+      ],
+      [
+        'a bad member',
+        JSON.stringify({ format: 'aggregation-sandbox-state', version: 1, instance: 'x', savedAt: '', tenants: [{ id: 'a' }] }),
+        /does not hold a valid state: tenants\[0\]\.sequence/,
+      ],
     ];
     for (const [what, text, problem] of cases) {
       const file = freshFile();
@@ -153,7 +164,11 @@ describe('a sandbox started again on its state file', () => {
     assert.ok(writes <= Math.ceil(elapsed / MIN_WRITE_INTERVAL_MS) + 1, `${writes} writes in ${elapsed.toFixed(0)} ms`);
     assert.ok(writes < answers.length, `${writes} writes for ${answers.length} requests`);
     // The last answer was sent after the file held it: every session answered is in the file now.
-    const held = new Set((JSON.parse(readFileSync(file, 'utf8')) as { tenants: { sessions: { requestId: string }[] }[] }).tenants.flatMap((t) => t.sessions.map((s) => s.requestId)));
+    const held = new Set(
+      (JSON.parse(readFileSync(file, 'utf8')) as { tenants: { sessions: { requestId: string }[] }[] }).tenants.flatMap((t) =>
+        t.sessions.map((s) => s.requestId),
+      ),
+    );
     for (const answer of answers) assert.ok(held.has(parsesWith(AuthorizeResponse, answer.body).RequestId));
     console.log(
       `sandbox state file: 200 concurrent Authorize in ${elapsed.toFixed(0)} ms took ${writes} writes; ` +
@@ -183,7 +198,14 @@ async function startProcess(stateFile: string): Promise<SandboxProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/sandbox/main.ts'], {
     cwd: ROOT,
     // A bare environment: a developer's own SANDBOX_* variables must not change the sandbox under test.
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, SANDBOX_HOST: '127.0.0.1', SANDBOX_PORT: String(port), SANDBOX_STATE_FILE: stateFile },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TMPDIR: process.env.TMPDIR,
+      SANDBOX_HOST: '127.0.0.1',
+      SANDBOX_PORT: String(port),
+      SANDBOX_STATE_FILE: stateFile,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -217,11 +239,17 @@ describe('a sandbox process killed with SIGKILL right after an answer', () => {
     const tenant = freshTenant('sigkill');
     const first = await startProcess(file);
     processes.push(first);
-    const post = (url: string, path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (url: string, path: string, body: unknown) =>
+      fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
     // A live flow with a challenge, answered and saved: the last answer is the last word before a burst.
     const started = parsesWith(AuthorizeResponse, await (await post(first.url, authorize(tenant), live('security_question'))).json());
-    const saved = parsesWith(AuthorizeResponse, await (await post(first.url, authorize(tenant), { RequestId: started.RequestId, SecurityResponses: byName('security_question').challengeSequence[0]?.answer })).json());
+    const saved = parsesWith(
+      AuthorizeResponse,
+      await (
+        await post(first.url, authorize(tenant), { RequestId: started.RequestId, SecurityResponses: byName('security_question').challengeSequence[0]?.answer })
+      ).json(),
+    );
     assert.equal(saved.HttpStatusCode, 200);
 
     // 100 concurrent Authorize of distinct logins; SIGKILL the moment the first answer is in.
@@ -255,7 +283,9 @@ describe('a sandbox process killed with SIGKILL right after an answer', () => {
       const again = await call('POST', authorize(tenant), { LoginId: answer.Login?.Id, MostRecentCached: true });
       assert.equal(again.status, 200, `${answer.Login?.Username}'s saved login: ${again.text.slice(0, 200)}`);
     }
-    console.log(`sandbox state file: killed with SIGKILL after the first of 100 concurrent answers; ${told.length} had arrived, all ${told.length} known after the restart`);
+    console.log(
+      `sandbox state file: killed with SIGKILL after the first of 100 concurrent answers; ${told.length} had arrived, all ${told.length} known after the restart`,
+    );
     second.child.kill('SIGTERM');
     await second.exited;
   });

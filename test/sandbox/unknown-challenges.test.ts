@@ -27,7 +27,13 @@ const byName = (username: string) => scenarios.find((s) => s.username === userna
 /** The first 203 of a live Authorize of `username`. */
 async function firstChallenge(tenant: string, username: string) {
   const scenario = byName(username);
-  const answer = await call('POST', authorizePath(tenant), { Institution: scenario.institution, Username: scenario.username, Password: scenario.password, MostRecentCached: false, Save: true });
+  const answer = await call('POST', authorizePath(tenant), {
+    Institution: scenario.institution,
+    Username: scenario.username,
+    Password: scenario.password,
+    MostRecentCached: false,
+    Save: true,
+  });
   assert.equal(answer.status, 203, answer.text);
   return parsesWith(AuthorizeResponse, answer.body);
 }
@@ -63,26 +69,45 @@ describe('a challenge type the spec does not name', () => {
   it('takes the answer only keyed by the exact prompt: another case is UNKNOWN_CHALLENGE_KEY', async () => {
     const tenant = freshTenant();
     const challenge = await firstChallenge(tenant, 'unknown_challenge');
-    assertError(await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { [SMS_PROMPT.toLowerCase()]: ['246810'] } }), 401, 'UNKNOWN_CHALLENGE_KEY');
-    assertError(await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { [SMS_PROMPT]: ['246810', '246810'] } }), 401, 'INVALID_SECURITY_RESPONSE');
+    assertError(
+      await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { [SMS_PROMPT.toLowerCase()]: ['246810'] } }),
+      401,
+      'UNKNOWN_CHALLENGE_KEY',
+    );
+    assertError(
+      await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { [SMS_PROMPT]: ['246810', '246810'] } }),
+      401,
+      'INVALID_SECURITY_RESPONSE',
+    );
     assert.equal((await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { [SMS_PROMPT]: ['246810'] } })).status, 200);
   });
 
   it('asks a PlainQuestion beside a QuestionAndAnswer in one round of unknown_challenge_mixed and needs both answered in one call', async () => {
     const tenant = freshTenant();
     const challenge = await firstChallenge(tenant, 'unknown_challenge_mixed');
-    assert.deepEqual(challenge.SecurityChallenges?.map((c) => c.Type), ['QuestionAndAnswer', 'PlainQuestion']);
+    assert.deepEqual(
+      challenge.SecurityChallenges?.map((c) => c.Type),
+      ['QuestionAndAnswer', 'PlainQuestion'],
+    );
     const answer = byName('unknown_challenge_mixed').challengeSequence[0]?.answer ?? assert.fail();
     const plainPrompt = challenge.SecurityChallenges?.[1]?.Prompt ?? assert.fail();
-    assertError(await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { [plainPrompt]: answer[plainPrompt] } }), 401, 'SECURITYRESPONSES_INCOMPLETE');
-    assertError(await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { ...answer, [plainPrompt]: ['Rue Sherbrooke'] } }), 401, 'INVALID_SECURITY_RESPONSE');
+    assertError(
+      await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { [plainPrompt]: answer[plainPrompt] } }),
+      401,
+      'SECURITYRESPONSES_INCOMPLETE',
+    );
+    assertError(
+      await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: { ...answer, [plainPrompt]: ['Rue Sherbrooke'] } }),
+      401,
+      'INVALID_SECURITY_RESPONSE',
+    );
     assert.equal((await call('POST', authorizePath(tenant), { RequestId: challenge.RequestId, SecurityResponses: answer })).status, 200);
   });
 
   it('compares free text case-insensitively but never changes the key (the check itself)', () => {
     const step = [{ Type: 'SmsCode', Prompt: SMS_PROMPT, answer: 'AB12' }] as const;
     assert.deepEqual(checkResponses(step, { [SMS_PROMPT]: ['ab12'] }), { ok: true });
-    assert.equal(checkResponses(step, { [SMS_PROMPT]: ['' ] }).ok, false);
+    assert.equal(checkResponses(step, { [SMS_PROMPT]: [''] }).ok, false);
     assert.equal(checkResponses(step, { [`${SMS_PROMPT} `]: ['AB12'] }).ok, false);
   });
 });

@@ -65,7 +65,8 @@ function differences(varied: unknown, plain: unknown, path = '$'): Difference[] 
     for (const [key, value] of Object.entries(plain)) {
       assert.ok(Object.hasOwn(varied, key), `${path}.${key}: still there`);
       const other: unknown = varied[key];
-      if (other === null && value !== null && (typeof value === 'string' || Array.isArray(value))) found.push({ path: `${path}.${key}`, key, kind: 'null', value: other });
+      if (other === null && value !== null && (typeof value === 'string' || Array.isArray(value)))
+        found.push({ path: `${path}.${key}`, key, kind: 'null', value: other });
       else if (key === 'Date' && other !== value) {
         assert.equal(dateOf(other), dateOf(value), `${path}.${key}: the same day`);
         found.push({ path: `${path}.${key}`, key, kind: 'date', value: other });
@@ -126,7 +127,11 @@ async function attributesWithDetail(tenant: string, loginId: string, requestId: 
   const answer = await call(
     'POST',
     attributesPath(tenant, loginId, requestId),
-    { MostRecentCached: true, Attributes: { Card: ['sum_employer_income', 'balance_min'] }, Options: { AttributesDetail: ['sum_employer_income', 'balance_min'] } },
+    {
+      MostRecentCached: true,
+      Attributes: { Card: ['sum_employer_income', 'balance_min'] },
+      Options: { AttributesDetail: ['sum_employer_income', 'balance_min'] },
+    },
     headers,
   );
   assert.equal(answer.status, 200, answer.text.slice(0, 300));
@@ -134,11 +139,15 @@ async function attributesWithDetail(tenant: string, loginId: string, requestId: 
 }
 const detailTransactions = (body: Json) => ((body.Card as Json).AttributesDetail as Json[]).flatMap((detail) => detail.Transactions as Json[]);
 
-const byName = (scenarios: readonly ScenarioListing[], username: string) => scenarios.find((s) => s.username === username) ?? assert.fail(`${username} is listed`);
+const byName = (scenarios: readonly ScenarioListing[], username: string) =>
+  scenarios.find((s) => s.username === username) ?? assert.fail(`${username} is listed`);
 
 describe('realistic variations chosen by the username', () => {
   it('lists each variation scenario with its variations and slow replies, and the header with what each variation changes and why', async () => {
-    const body = (await call('GET', '/sandbox/scenarios')).body as { scenarios: ScenarioListing[]; variations: { header: string; names: Record<string, { changes: string; why: string }> } };
+    const body = (await call('GET', '/sandbox/scenarios')).body as {
+      scenarios: ScenarioListing[];
+      variations: { header: string; names: Record<string, { changes: string; why: string }> };
+    };
     const expected: Record<string, readonly string[]> = {
       variant_nulls: ['nulls'],
       variant_extra_members: ['extra-members'],
@@ -283,7 +292,13 @@ describe('realistic variations chosen by the username', () => {
 
   it('varies the Authorize answers of a variation scenario too', async () => {
     const tenant = freshTenant();
-    const answer = await call('POST', bank(tenant, 'Authorize'), { Institution: 'SandboxBank', Username: 'variant_all', Password: 'Everyday', MostRecentCached: false, Save: true });
+    const answer = await call('POST', bank(tenant, 'Authorize'), {
+      Institution: 'SandboxBank',
+      Username: 'variant_all',
+      Password: 'Everyday',
+      MostRecentCached: false,
+      Save: true,
+    });
     assert.equal(answer.status, 200);
     const body = parsesWith(AuthorizeResponse, answer.body);
     assert.equal(body.Login?.Type, null);
@@ -304,7 +319,13 @@ describe('realistic variations by header', () => {
       ['attributes package', (headers) => call('GET', attributesPath(tenant, loginId, requestId, 'GetAllAttributes'), undefined, headers)],
       [
         'custom attributes',
-        (headers) => call('POST', attributesPath(tenant, loginId, requestId), { MostRecentCached: true, Attributes: { Card: ['count_nsf', 'sum_employer_income'] }, Options: { AttributesDetail: ['sum_employer_income'] } }, headers),
+        (headers) =>
+          call(
+            'POST',
+            attributesPath(tenant, loginId, requestId),
+            { MostRecentCached: true, Attributes: { Card: ['count_nsf', 'sum_employer_income'] }, Options: { AttributesDetail: ['sum_employer_income'] } },
+            headers,
+          ),
       ],
       ['cached Authorize', (headers) => call('POST', bank(tenant, 'Authorize'), { LoginId: loginId, MostRecentCached: true }, headers)],
     ];
@@ -317,7 +338,10 @@ describe('realistic variations by header', () => {
       assert.equal(varied.status, 200, `${what}: ${varied.text.slice(0, 200)}`);
       assert.equal((varied.body as Json).Tag, 'abc', `${what}: the envelope's extra member`);
       const found = differences(comparable(varied.body), comparable(plain.body));
-      assert.ok(found.some((d) => d.kind === 'null'), `${what}: Login.Type at least`);
+      assert.ok(
+        found.some((d) => d.kind === 'null'),
+        `${what}: Login.Type at least`,
+      );
       if (what === 'accounts detail') {
         assert.deepEqual(kinds(found), ['date', 'extra', 'null']);
         const accounts = (varied.body as Json).Accounts as Json[];
@@ -341,13 +365,22 @@ describe('realistic variations by header', () => {
     const tenant = freshTenant();
     const { requestId } = await cachedSession(call, tenant, 'pending_polls_1');
     assertError(await call('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId }, { [VARIATION_HEADER]: 'sideways' }), 400, 'INVALID_REQUEST');
-    assertError(await call('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId }, { [VARIATION_HEADER]: 'slash-dates,iso-datetimes' }), 400, 'INVALID_REQUEST');
+    assertError(
+      await call('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId }, { [VARIATION_HEADER]: 'slash-dates,iso-datetimes' }),
+      400,
+      'INVALID_REQUEST',
+    );
     // Neither counted as a poll: the operation still starts with its one 202.
     assert.equal((await call('POST', bank(tenant, 'GetAccountsDetail'), { RequestId: requestId })).status, 202);
   });
 
   it('never varies an error body', async () => {
-    const answer = await call('POST', bank(freshTenant(), 'GetAccountsDetail'), { RequestId: '00000000-0000-4000-8000-000000000000' }, { [VARIATION_HEADER]: 'extra-members,brand-code' });
+    const answer = await call(
+      'POST',
+      bank(freshTenant(), 'GetAccountsDetail'),
+      { RequestId: '00000000-0000-4000-8000-000000000000' },
+      { [VARIATION_HEADER]: 'extra-members,brand-code' },
+    );
     assertError(answer, 400, 'SESSION_NONEXISTENT');
     assert.equal((answer.body as Json).ServiceCode, 'SESSION_NONEXISTENT');
     assert.equal('Tag' in (answer.body as Json), false);

@@ -42,13 +42,22 @@ after(async () => {
 
 /** A schedule request for a login of the stack's tenant that polls fast. */
 function request(loginId: string, fields: Partial<RefreshScheduleArgs>): RefreshScheduleArgs {
-  return { customerId: stack.customerId, loginId, products: { accountsDetail: { WithTransactions: true } }, cadence: { kind: 'interval', every: '1h' }, timing: { pollIntervalMs: 50 }, ...fields };
+  return {
+    customerId: stack.customerId,
+    loginId,
+    products: { accountsDetail: { WithTransactions: true } },
+    cadence: { kind: 'interval', every: '1h' },
+    timing: { pollIntervalMs: 50 },
+    ...fields,
+  };
 }
 
 /** The sandbox scenario listed as needing the end user in this way (the listing says which logins are two-step). */
 async function scenarioNeeding(verification: 'two-step' | 'trusted-device'): Promise<{ username: string; institution: string }> {
   const response = await fetch(`${stack.sandboxUrl}/sandbox/scenarios`);
-  const listing = (await response.json()) as { scenarios: { username: string; institution: string; endUserVerification: string | null; unattendedRefresh: boolean }[] };
+  const listing = (await response.json()) as {
+    scenarios: { username: string; institution: string; endUserVerification: string | null; unattendedRefresh: boolean }[];
+  };
   const found = listing.scenarios.find((scenario) => scenario.endUserVerification === verification);
   assert.ok(found, `the sandbox lists a ${verification} login`);
   assert.equal(found.unattendedRefresh, false);
@@ -120,13 +129,19 @@ void describe('scheduled refresh', () => {
     await client.schedules.unpause(ref);
     const unpausedAt = new Date().toISOString();
     assert.equal((await client.schedules.describe(ref)).paused, false);
-    await waitFor(async () => (await client.schedules.describe(ref)).recentRuns.some((run) => run.scheduledAt > unpausedAt), { timeoutMs: 15_000, describe: 'a run after unpausing' });
+    await waitFor(async () => (await client.schedules.describe(ref)).recentRuns.some((run) => run.scheduledAt > unpausedAt), {
+      timeoutMs: 15_000,
+      describe: 'a run after unpausing',
+    });
 
     // Triggering runs now, even on a schedule that would not run for an hour.
     await client.schedules.schedule(request(loginId, { session: 'refresh', cadence: { kind: 'interval', every: '1h' } }));
     const triggeredAt = new Date().toISOString();
     await client.schedules.trigger(ref);
-    const run = await waitFor(async () => (await client.schedules.describe(ref)).recentRuns.find((r) => r.startedAt >= triggeredAt.slice(0, 19)), { timeoutMs: 15_000, describe: 'the triggered run' });
+    const run = await waitFor(async () => (await client.schedules.describe(ref)).recentRuns.find((r) => r.startedAt >= triggeredAt.slice(0, 19)), {
+      timeoutMs: 15_000,
+      describe: 'the triggered run',
+    });
     assert.deepEqual(await client.result(run.workflowId).then((result) => result.loginId), loginId);
 
     assert.equal(await client.schedules.delete(ref), 'deleted');
@@ -134,7 +149,9 @@ void describe('scheduled refresh', () => {
     await assert.rejects(client.schedules.pause(ref), RefreshScheduleNotFoundError);
     await assert.rejects(client.schedules.trigger(ref), RefreshScheduleNotFoundError);
     assert.equal(await client.schedules.delete(ref), 'none', 'deleting again finds nothing');
-    await waitFor(async () => !(await client.schedules.list({ customerId: stack.customerId, loginId })).length, { describe: 'the schedule to leave the listing' });
+    await waitFor(async () => !(await client.schedules.list({ customerId: stack.customerId, loginId })).length, {
+      describe: 'the schedule to leave the listing',
+    });
   });
 
   void it('refuses up front to schedule a login whose connection met two-step verification', async () => {
@@ -195,7 +212,10 @@ void describe('scheduled refresh', () => {
       [{ loginId: '' }, /loginId: must not be empty/],
     ];
     for (const [fields, message] of cases) {
-      await assert.rejects(client.schedules.schedule(request(loginId, fields)), (error: unknown) => error instanceof InvalidScheduleError && message.test(error.message));
+      await assert.rejects(
+        client.schedules.schedule(request(loginId, fields)),
+        (error: unknown) => error instanceof InvalidScheduleError && message.test(error.message),
+      );
     }
     await assert.rejects(client.schedules.pause({ customerId: stack.customerId, loginId: '' }), InvalidLoginRefError);
     await assert.rejects(client.schedules.describe({ customerId: stack.customerId, loginId }), RefreshScheduleNotFoundError, 'none of them was created');

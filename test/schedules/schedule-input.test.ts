@@ -30,7 +30,12 @@ describe('refresh schedule requests', () => {
   });
 
   it('accepts an interval in seconds, minutes, hours or days', () => {
-    for (const [every, ms] of [['90s', 90_000], ['15m', 900_000], ['6h', 21_600_000], ['1d', 86_400_000]] as const) {
+    for (const [every, ms] of [
+      ['90s', 90_000],
+      ['15m', 900_000],
+      ['6h', 21_600_000],
+      ['1d', 86_400_000],
+    ] as const) {
       const parsed = RefreshScheduleInput.parse({ ...VALID, cadence: { kind: 'interval', every } });
       assert.deepEqual(parsed.cadence, { kind: 'interval', every: ms, jitter: 0 });
       assert.equal(formatCadenceDuration(ms), every);
@@ -52,7 +57,10 @@ describe('refresh schedule requests', () => {
 
   it('refuses a zero or malformed interval and a jitter longer than it', () => {
     assert.equal(problemsOf({ ...VALID, cadence: { kind: 'interval', every: '0m' } }), 'cadence.every: must be at least 1s');
-    assert.equal(problemsOf({ ...VALID, cadence: { kind: 'interval', every: 'hourly' } }), 'cadence.every: must be a duration such as 90s, 15m, 6h or 1d (got "hourly")');
+    assert.equal(
+      problemsOf({ ...VALID, cadence: { kind: 'interval', every: 'hourly' } }),
+      'cadence.every: must be a duration such as 90s, 15m, 6h or 1d (got "hourly")',
+    );
     assert.equal(problemsOf({ ...VALID, cadence: { kind: 'interval', every: '10m', jitter: '1h' } }), 'cadence.jitter: must not be longer than the interval');
     assert.equal(problemsOf({ ...VALID, cadence: { kind: 'daily', at: '02:30', jitter: '1d' } }), 'cadence.jitter: must be less than 1d');
   });

@@ -65,7 +65,9 @@ void describe('a schedule whose scheduler has not answered yet', () => {
 
   void it('is reported as created, with what was written and why it was not read back', async () => {
     const loginId = randomUUID();
-    const created = await schedules.schedule(request(loginId, { session: 'refresh', cadence: { kind: 'daily', at: '02:30', timeZone: 'America/Toronto', jitter: '30m' }, note: 'nightly' }));
+    const created = await schedules.schedule(
+      request(loginId, { session: 'refresh', cadence: { kind: 'daily', at: '02:30', timeZone: 'America/Toronto', jitter: '30m' }, note: 'nightly' }),
+    );
     assert.equal(created.created, true);
     assert.equal(created.scheduleId, refreshScheduleId(customerId, loginId));
     assert.equal(created.loginId, loginId);

@@ -41,7 +41,8 @@ describe('loadWorkerConfig', () => {
     assert.equal(config.temporal.transport.tls, false);
     assert.deepEqual(config.metrics, { host: '127.0.0.1', port: 9464 });
     assert.equal(config.logLevel, 'INFO');
-    for (const section of [config, config.temporal, config.temporal.transport, config.aggregator, config.metrics, config.workflows, config.payloadStore]) assert.ok(Object.isFrozen(section));
+    for (const section of [config, config.temporal, config.temporal.transport, config.aggregator, config.metrics, config.workflows, config.payloadStore])
+      assert.ok(Object.isFrozen(section));
   });
 
   it('treats an empty variable as unset', () => {
@@ -65,18 +66,38 @@ describe('loadWorkerConfig', () => {
 
   it("reads the worker's tuning knobs, leaving the SDK's defaults when unset", () => {
     const defaults = loadConfig({});
-    assert.deepEqual([defaults.workflows.pollers, defaults.workflows.reuseV8Context, defaults.activities.maxConcurrent, defaults.resourceTuner], [undefined, undefined, undefined, undefined]);
+    assert.deepEqual(
+      [defaults.workflows.pollers, defaults.workflows.reuseV8Context, defaults.activities.maxConcurrent, defaults.resourceTuner],
+      [undefined, undefined, undefined, undefined],
+    );
     const tuned = loadConfig({ WORKER_WORKFLOW_POLLERS: '4', WORKER_REUSE_V8_CONTEXT: 'false', WORKER_MAX_CONCURRENT_ACTIVITIES: '2100' });
     assert.deepEqual([tuned.workflows.pollers, tuned.workflows.reuseV8Context, tuned.activities.maxConcurrent], [4, false, 2100]);
     assert.deepEqual(loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9' }).resourceTuner, { targetMemoryUsage: 0.8, targetCpuUsage: 0.9 });
   });
 
   it('refuses bad tuning knobs, naming each', () => {
-    const message = problemsOf(() => loadConfig({ WORKER_WORKFLOW_POLLERS: '1', WORKER_REUSE_V8_CONTEXT: 'yes', WORKER_MAX_CONCURRENT_ACTIVITIES: '0', WORKER_RESOURCE_TUNER: '80,90' }));
-    for (const name of ['WORKER_WORKFLOW_POLLERS', 'WORKER_REUSE_V8_CONTEXT', 'WORKER_MAX_CONCURRENT_ACTIVITIES', 'WORKER_RESOURCE_TUNER: must be two fractions']) assert.match(message, new RegExp(name));
-    assert.match(problemsOf(() => loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9', WORKER_MAX_CONCURRENT_ACTIVITIES: '500' })), /WORKER_MAX_CONCURRENT_ACTIVITIES: cannot be set with WORKER_RESOURCE_TUNER/);
-    assert.match(problemsOf(() => loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '8' })), /WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: cannot be set with WORKER_RESOURCE_TUNER/);
-    assert.match(problemsOf(() => loadConfig({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '1' })), /WORKER_MAX_CONCURRENT_WORKFLOW_TASKS/);
+    const message = problemsOf(() =>
+      loadConfig({ WORKER_WORKFLOW_POLLERS: '1', WORKER_REUSE_V8_CONTEXT: 'yes', WORKER_MAX_CONCURRENT_ACTIVITIES: '0', WORKER_RESOURCE_TUNER: '80,90' }),
+    );
+    for (const name of [
+      'WORKER_WORKFLOW_POLLERS',
+      'WORKER_REUSE_V8_CONTEXT',
+      'WORKER_MAX_CONCURRENT_ACTIVITIES',
+      'WORKER_RESOURCE_TUNER: must be two fractions',
+    ])
+      assert.match(message, new RegExp(name));
+    assert.match(
+      problemsOf(() => loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9', WORKER_MAX_CONCURRENT_ACTIVITIES: '500' })),
+      /WORKER_MAX_CONCURRENT_ACTIVITIES: cannot be set with WORKER_RESOURCE_TUNER/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ WORKER_RESOURCE_TUNER: '0.8,0.9', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '8' })),
+      /WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: cannot be set with WORKER_RESOURCE_TUNER/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '1' })),
+      /WORKER_MAX_CONCURRENT_WORKFLOW_TASKS/,
+    );
     // Few workflow task slots by default, so a backlog waits on the server in priority order; none with the tuner.
     assert.equal(loadConfig({}).workflows.maxConcurrentTasks, 4);
     assert.equal(loadConfig({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '12' }).workflows.maxConcurrentTasks, 12);
@@ -84,16 +105,33 @@ describe('loadWorkerConfig', () => {
     // The sticky queue's wait: 1 s unless set (the SDK's 10 s kept tasks out of fairness's reach); a value outside 100 ms..10 min is named.
     assert.equal(loadConfig({}).workflows.stickyTimeoutMs, 1000);
     assert.equal(loadConfig({ WORKER_STICKY_TIMEOUT_MS: '1000' }).workflows.stickyTimeoutMs, 1000);
-    assert.match(problemsOf(() => loadConfig({ WORKER_STICKY_TIMEOUT_MS: '5' })), /WORKER_STICKY_TIMEOUT_MS/);
+    assert.match(
+      problemsOf(() => loadConfig({ WORKER_STICKY_TIMEOUT_MS: '5' })),
+      /WORKER_STICKY_TIMEOUT_MS/,
+    );
   });
 
-  it('polls the service queue, the unattended pool\'s or both, as WORKER_POOL and UNATTENDED_POOL say', () => {
+  it("polls the service queue, the unattended pool's or both, as WORKER_POOL and UNATTENDED_POOL say", () => {
     const queue = { TEMPORAL_TASK_QUEUE: 'fleet' };
-    assert.deepEqual(loadConfig(queue).pool, { unattended: 'shared', unattendedTaskQueue: 'fleet', taskQueues: ['fleet'], nice: 0, unattendedNice: 0, admission: 'off' });
+    assert.deepEqual(loadConfig(queue).pool, {
+      unattended: 'shared',
+      unattendedTaskQueue: 'fleet',
+      taskQueues: ['fleet'],
+      nice: 0,
+      unattendedNice: 0,
+      admission: 'off',
+    });
     assert.equal(loadConfig({ ...queue, UNATTENDED_ADMISSION: 'window' }).pool.admission, 'window');
     assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate' }).pool.taskQueues, ['fleet', 'fleet-unattended']);
     assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'service' }).pool.taskQueues, ['fleet']);
-    assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'unattended', WORKER_NICE: '10' }).pool, { unattended: 'separate', unattendedTaskQueue: 'fleet-unattended', taskQueues: ['fleet-unattended'], nice: 10, unattendedNice: 0, admission: 'off' });
+    assert.deepEqual(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'unattended', WORKER_NICE: '10' }).pool, {
+      unattended: 'separate',
+      unattendedTaskQueue: 'fleet-unattended',
+      taskQueues: ['fleet-unattended'],
+      nice: 10,
+      unattendedNice: 0,
+      admission: 'off',
+    });
     // The unattended pool's threads are lowered only beside the service queue's worker, in one process.
     assert.equal(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_UNATTENDED_NICE: '19' }).pool.unattendedNice, 19);
     assert.equal(loadConfig({ ...queue, UNATTENDED_POOL: 'separate', WORKER_POOL: 'unattended', WORKER_UNATTENDED_NICE: '19' }).pool.unattendedNice, 0);
@@ -101,9 +139,21 @@ describe('loadWorkerConfig', () => {
     assert.equal(loadClientConfig({ ...queue, UNATTENDED_POOL: 'separate' }).pools.unattendedTaskQueue, 'fleet-unattended');
     assert.equal(loadClientConfig(queue).pools.unattendedTaskQueue, 'fleet');
     // An unattended worker with the pool shared would poll a queue nothing starts work on.
-    assert.match(problemsOf(() => loadConfig({ ...queue, WORKER_POOL: 'unattended' })), /WORKER_POOL: unattended needs UNATTENDED_POOL=separate/);
-    const message = problemsOf(() => loadConfig({ UNATTENDED_POOL: 'own', WORKER_POOL: 'live', WORKER_NICE: '20', WORKER_UNATTENDED_NICE: '-1', UNATTENDED_ADMISSION: 'on' }));
-    for (const problem of ['UNATTENDED_POOL: must be shared or separate', 'WORKER_POOL: must be all, service or unattended', 'WORKER_NICE: must be a whole number from 0 to 19', 'WORKER_UNATTENDED_NICE: must be a whole number from 0 to 19', 'UNATTENDED_ADMISSION: must be off or window']) assert.match(message, new RegExp(problem));
+    assert.match(
+      problemsOf(() => loadConfig({ ...queue, WORKER_POOL: 'unattended' })),
+      /WORKER_POOL: unattended needs UNATTENDED_POOL=separate/,
+    );
+    const message = problemsOf(() =>
+      loadConfig({ UNATTENDED_POOL: 'own', WORKER_POOL: 'live', WORKER_NICE: '20', WORKER_UNATTENDED_NICE: '-1', UNATTENDED_ADMISSION: 'on' }),
+    );
+    for (const problem of [
+      'UNATTENDED_POOL: must be shared or separate',
+      'WORKER_POOL: must be all, service or unattended',
+      'WORKER_NICE: must be a whole number from 0 to 19',
+      'WORKER_UNATTENDED_NICE: must be a whole number from 0 to 19',
+      'UNATTENDED_ADMISSION: must be off or window',
+    ])
+      assert.match(message, new RegExp(problem));
   });
 });
 
@@ -132,7 +182,12 @@ describe('payload encryption settings', () => {
 
     it(`gives the ${name} no local key with a KMS: the file is neither made nor read, and static payloads read through listed keys only`, async () => {
       const keyFile = join(await mkdtemp(join(tmpdir(), 'payload-key-')), 'payload-encryption.key');
-      const kms = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://127.0.0.1:8200', PAYLOAD_VAULT_TOKEN: 's.test', PAYLOAD_ENCRYPTION_KEY_FILE: keyFile };
+      const kms = {
+        PAYLOAD_KEY_PROVIDER: 'vault-transit',
+        PAYLOAD_VAULT_ADDR: 'http://127.0.0.1:8200',
+        PAYLOAD_VAULT_TOKEN: 's.test',
+        PAYLOAD_ENCRYPTION_KEY_FILE: keyFile,
+      };
       assert.equal(configuredKeysOf(load(kms).encryption), undefined);
       await assert.rejects(stat(keyFile), /ENOENT/, 'not made');
       await writeFile(keyFile, `local-0000abcd:${KEY}\n`, { mode: 0o600 });
@@ -146,18 +201,26 @@ describe('payload encryption settings', () => {
       assert.match(message, /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at temporal\.internal\.example:7233, not on this machine/);
       assert.match(message, /PAYLOAD_ENCRYPTION=off/);
       assert.equal(load({ TEMPORAL_ADDRESS: 'temporal.internal.example:7233', PAYLOAD_ENCRYPTION: 'off' }).encryption, undefined);
-      assert.match(problems(() => load({ PAYLOAD_ENCRYPTION: 'off', PAYLOAD_ENCRYPTION_KEY: KEY })), /PAYLOAD_ENCRYPTION: is off but PAYLOAD_ENCRYPTION_KEY is set/);
+      assert.match(
+        problems(() => load({ PAYLOAD_ENCRYPTION: 'off', PAYLOAD_ENCRYPTION_KEY: KEY })),
+        /PAYLOAD_ENCRYPTION: is off but PAYLOAD_ENCRYPTION_KEY is set/,
+      );
       assert.equal('PAYLOAD_ENCRYPTION_KEY' in load({ PAYLOAD_ENCRYPTION_KEY: KEY }), false, 'the raw variable does not stay in the config');
     });
 
     it(`refuses a damaged key file for the ${name}, naming the file`, async () => {
       const keyFile = join(await mkdtemp(join(tmpdir(), 'payload-key-')), 'payload-encryption.key');
       await writeFile(keyFile, 'not a key');
-      assert.match(problems(() => load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile })), /PAYLOAD_ENCRYPTION_KEY_FILE: payload key file .* must hold one line/);
+      assert.match(
+        problems(() => load({ PAYLOAD_ENCRYPTION_KEY_FILE: keyFile })),
+        /PAYLOAD_ENCRYPTION_KEY_FILE: payload key file .* must hold one line/,
+      );
     });
 
     it(`reads the ${name}'s key, key id and earlier keys`, () => {
-      const encryption = configuredKeysOf(load({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: '2025-q3', PAYLOAD_DECRYPTION_KEYS: ` 2024-q1:${OLD} ,` }).encryption);
+      const encryption = configuredKeysOf(
+        load({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: '2025-q3', PAYLOAD_DECRYPTION_KEYS: ` 2024-q1:${OLD} ,` }).encryption,
+      );
       assert.equal(encryption?.keyId, '2025-q3');
       assert.deepEqual(Buffer.from(encryption?.key ?? []), Buffer.alloc(32, 7));
       assert.deepEqual([...(encryption?.decryptionKeys?.keys() ?? [])], ['2024-q1']);
@@ -170,50 +233,109 @@ describe('payload encryption settings', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tenant-keys-'));
     const local = loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS_DIR: dir, TEMPORAL_ADDRESS: '127.0.0.1:7233' }).encryption;
     assert.deepEqual(configuredKeysOf(local)?.tenantKeyFiles, { dir, createMissing: true });
-    const remote = loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS_DIR: dir, TEMPORAL_ADDRESS: 'temporal.internal.example:7233' }).encryption;
-    assert.deepEqual(configuredKeysOf(remote)?.tenantKeyFiles, { dir, createMissing: false }, 'elsewhere a tenant without a file is refused, not given a new key');
+    const remote = loadClientConfig({
+      PAYLOAD_ENCRYPTION_KEY: KEY,
+      PAYLOAD_TENANT_KEYS_DIR: dir,
+      TEMPORAL_ADDRESS: 'temporal.internal.example:7233',
+    }).encryption;
+    assert.deepEqual(
+      configuredKeysOf(remote)?.tenantKeyFiles,
+      { dir, createMissing: false },
+      'elsewhere a tenant without a file is refused, not given a new key',
+    );
     assert.equal(configuredKeysOf(loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY }).encryption)?.tenantKeyFiles, undefined, 'unset: one key for every tenant');
     assert.match(
-      problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS_DIR: join(dir, 'absent'), TEMPORAL_ADDRESS: 'temporal.internal.example:7233' })),
+      problems(() =>
+        loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS_DIR: join(dir, 'absent'), TEMPORAL_ADDRESS: 'temporal.internal.example:7233' }),
+      ),
       /PAYLOAD_TENANT_KEYS_DIR: .*absent is not a directory: provision the tenants' key files there/,
     );
-    const kms = { PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://127.0.0.1:8200', PAYLOAD_VAULT_TOKEN: 's.test', PAYLOAD_TENANT_KEYS_DIR: dir };
-    assert.match(problems(() => loadConfig(kms)), /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_KEY_PROVIDER is vault-transit: a KMS keeps a key per tenant itself/);
-    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION: 'off', PAYLOAD_TENANT_KEYS_DIR: dir })), /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_ENCRYPTION is off/);
-    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS: 'false', PAYLOAD_TENANT_KEYS_DIR: dir })), /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_TENANT_KEYS is false/);
+    const kms = {
+      PAYLOAD_KEY_PROVIDER: 'vault-transit',
+      PAYLOAD_VAULT_ADDR: 'http://127.0.0.1:8200',
+      PAYLOAD_VAULT_TOKEN: 's.test',
+      PAYLOAD_TENANT_KEYS_DIR: dir,
+    };
+    assert.match(
+      problems(() => loadConfig(kms)),
+      /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_KEY_PROVIDER is vault-transit: a KMS keeps a key per tenant itself/,
+    );
+    assert.match(
+      problems(() => loadConfig({ PAYLOAD_ENCRYPTION: 'off', PAYLOAD_TENANT_KEYS_DIR: dir })),
+      /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_ENCRYPTION is off/,
+    );
+    assert.match(
+      problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_TENANT_KEYS: 'false', PAYLOAD_TENANT_KEYS_DIR: dir })),
+      /PAYLOAD_TENANT_KEYS_DIR: is set but PAYLOAD_TENANT_KEYS is false/,
+    );
   });
 
   it('refuses a key that is not base64, naming the variable', () => {
     const message = problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: 'not base64!' }));
     assert.match(message, /PAYLOAD_ENCRYPTION_KEY: must be base64 \(generate one with `openssl rand -base64 32`\)/);
-    assert.match(problems(() => loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: 'abc=def' })), /PAYLOAD_ENCRYPTION_KEY: must be base64/);
+    assert.match(
+      problems(() => loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: 'abc=def' })),
+      /PAYLOAD_ENCRYPTION_KEY: must be base64/,
+    );
   });
 
   it('refuses a key of the wrong length, saying how long it is', () => {
-    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: randomBytes(16).toString('base64') })), /PAYLOAD_ENCRYPTION_KEY: must be base64 of exactly 32 bytes, got 16 bytes/);
-    assert.match(problems(() => loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: randomBytes(33).toString('base64') })), /exactly 32 bytes, got 33 bytes/);
+    assert.match(
+      problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: randomBytes(16).toString('base64') })),
+      /PAYLOAD_ENCRYPTION_KEY: must be base64 of exactly 32 bytes, got 16 bytes/,
+    );
+    assert.match(
+      problems(() => loadClientConfig({ PAYLOAD_ENCRYPTION_KEY: randomBytes(33).toString('base64') })),
+      /exactly 32 bytes, got 33 bytes/,
+    );
   });
 
   it('refuses bad key ids and bad earlier keys, naming the variable and the entry', () => {
-    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: 'has space' })), /PAYLOAD_ENCRYPTION_KEY_ID: must be 1 to 64 letters/);
+    assert.match(
+      problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_ENCRYPTION_KEY_ID: 'has space' })),
+      /PAYLOAD_ENCRYPTION_KEY_ID: must be 1 to 64 letters/,
+    );
     const message = problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `old:${randomBytes(8).toString('base64')},nocolon` }));
     assert.match(message, /PAYLOAD_DECRYPTION_KEYS: entry 1 \(key id old\): the key must be base64 of exactly 32 bytes, got 8 bytes/);
     assert.match(message, /PAYLOAD_DECRYPTION_KEYS: entry 2 must be <key id>:<base64 key>/);
-    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `a:${OLD},a:${OLD}` })), /key id a appears twice/);
-    assert.match(problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `default:${OLD}` })), /key id default is the current PAYLOAD_ENCRYPTION_KEY_ID/);
-    assert.match(problems(() => loadClientConfig({ PAYLOAD_DECRYPTION_KEYS: `old:${OLD}`, PAYLOAD_ENCRYPTION: 'off' })), /PAYLOAD_DECRYPTION_KEYS: needs PAYLOAD_ENCRYPTION_KEY/);
+    assert.match(
+      problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `a:${OLD},a:${OLD}` })),
+      /key id a appears twice/,
+    );
+    assert.match(
+      problems(() => loadConfig({ PAYLOAD_ENCRYPTION_KEY: KEY, PAYLOAD_DECRYPTION_KEYS: `default:${OLD}` })),
+      /key id default is the current PAYLOAD_ENCRYPTION_KEY_ID/,
+    );
+    assert.match(
+      problems(() => loadClientConfig({ PAYLOAD_DECRYPTION_KEYS: `old:${OLD}`, PAYLOAD_ENCRYPTION: 'off' })),
+      /PAYLOAD_DECRYPTION_KEYS: needs PAYLOAD_ENCRYPTION_KEY/,
+    );
   });
 
   it('allows the codec endpoint to the Web UI of a local dev server by default, and only to listed origins', () => {
     assert.deepEqual(loaders.console({}).codecCorsOrigins, ['http://localhost:8233', 'http://127.0.0.1:8233']);
-    assert.deepEqual(loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'https://temporal.example.com/, http://localhost:3000' }).codecCorsOrigins, ['https://temporal.example.com', 'http://localhost:3000']);
-    assert.match(problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: '*' })), /CONSOLE_CODEC_CORS_ORIGINS: "\*": must be a comma-separated list of origins/);
-    assert.match(problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'http://ui.example.com/path' })), /CONSOLE_CODEC_CORS_ORIGINS/);
+    assert.deepEqual(loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'https://temporal.example.com/, http://localhost:3000' }).codecCorsOrigins, [
+      'https://temporal.example.com',
+      'http://localhost:3000',
+    ]);
+    assert.match(
+      problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: '*' })),
+      /CONSOLE_CODEC_CORS_ORIGINS: "\*": must be a comma-separated list of origins/,
+    );
+    assert.match(
+      problems(() => loaders.console({ CONSOLE_CODEC_CORS_ORIGINS: 'http://ui.example.com/path' })),
+      /CONSOLE_CODEC_CORS_ORIGINS/,
+    );
   });
 });
 
 describe('console sign-in settings', () => {
-  const OIDC = { CONSOLE_OIDC_ISSUER: 'https://id.lender.example', CONSOLE_OIDC_CLIENT_ID: 'console', CONSOLE_OIDC_CLIENT_SECRET: 's'.repeat(24), PAYLOAD_STORE: 'off' };
+  const OIDC = {
+    CONSOLE_OIDC_ISSUER: 'https://id.lender.example',
+    CONSOLE_OIDC_CLIENT_ID: 'console',
+    CONSOLE_OIDC_CLIENT_SECRET: 's'.repeat(24),
+    PAYLOAD_STORE: 'off',
+  };
   const PRODUCTION = {
     ...OIDC,
     CONSOLE_MODE: 'production',
@@ -233,60 +355,141 @@ describe('console sign-in settings', () => {
     ]);
     assert.equal(config.signIn?.sessionKey.length, 32);
     assert.deepEqual(config.signIn?.bearerClients, ['aggregation-cli'], "the CLI's access tokens are taken on the API by default");
-    assert.deepEqual(loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: ' aggregation-cli , loan-pipeline ' }).signIn?.bearerClients, ['aggregation-cli', 'loan-pipeline']);
+    assert.deepEqual(loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: ' aggregation-cli , loan-pipeline ' }).signIn?.bearerClients, [
+      'aggregation-cli',
+      'loan-pipeline',
+    ]);
     assert.deepEqual(loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: 'none' }).signIn?.bearerClients, [], 'none: no bearer tokens');
-    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: 'aggregation-cli,loan pipeline' })), /CONSOLE_BEARER_CLIENTS: "loan pipeline": must be a comma-separated list of client ids/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_BEARER_CLIENTS: 'aggregation-cli,loan pipeline' })),
+      /CONSOLE_BEARER_CLIENTS: "loan pipeline": must be a comma-separated list of client ids/,
+    );
     assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).signIn, undefined, 'the dev stack: the shared token alone');
   });
 
   it('refuses the shared token in production, and requires sign-in, a session secret and an https address there', () => {
-    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_TOKEN: 'a'.repeat(20) })), /CONSOLE_TOKEN: is refused with CONSOLE_MODE=production: one shared token opens every tenant and names nobody/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_TOKEN: 'a'.repeat(20) })),
+      /CONSOLE_TOKEN: is refused with CONSOLE_MODE=production: one shared token opens every tenant and names nobody/,
+    );
     const bare = problemsOf(() => loadConsoleConfig({ CONSOLE_MODE: 'production', PAYLOAD_STORE: 'off' }));
     assert.match(bare, /CONSOLE_OIDC_ISSUER: is required with CONSOLE_MODE=production/);
     assert.match(bare, /CONSOLE_SESSION_SECRET: is required with CONSOLE_MODE=production/);
     assert.match(bare, /CONSOLE_PUBLIC_URL: must be the https:\/\/ address operators open/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_PUBLIC_URL: 'http://console.lender.example' })), /CONSOLE_PUBLIC_URL: must be the https:\/\/ address/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...PRODUCTION, CONSOLE_PUBLIC_URL: 'http://console.lender.example' })),
+      /CONSOLE_PUBLIC_URL: must be the https:\/\/ address/,
+    );
   });
 
   it('keeps the audit trail in PostgreSQL in production, over TLS beyond this machine; refuses another kind of address by name', () => {
-    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).auditStore, 'file:.temporal/audit.jsonl', 'the development default');
+    assert.equal(
+      loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).auditStore,
+      'file:.temporal/audit.jsonl',
+      'the development default',
+    );
     assert.equal(loadConsoleConfig(PRODUCTION).auditStore, PRODUCTION.AUDIT_STORE);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: undefined })), /AUDIT_STORE: must be a postgres:\/\/ address with CONSOLE_MODE=production/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'file:/var/audit.jsonl' })), /AUDIT_STORE: must be a postgres:\/\/ address with CONSOLE_MODE=production/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'postgres://console:pw@db.lender.example/audit' })), /AUDIT_STORE: reaches db\.lender\.example without saying how: add \?sslmode=verify-full/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'postgres://console:pw@db.lender.example/audit?sslmode=disable' })), /AUDIT_STORE: has sslmode=disable to another host, refused with CONSOLE_MODE=production/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: undefined })),
+      /AUDIT_STORE: must be a postgres:\/\/ address with CONSOLE_MODE=production/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'file:/var/audit.jsonl' })),
+      /AUDIT_STORE: must be a postgres:\/\/ address with CONSOLE_MODE=production/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'postgres://console:pw@db.lender.example/audit' })),
+      /AUDIT_STORE: reaches db\.lender\.example without saying how: add \?sslmode=verify-full/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...PRODUCTION, AUDIT_STORE: 'postgres://console:pw@db.lender.example/audit?sslmode=disable' })),
+      /AUDIT_STORE: has sslmode=disable to another host, refused with CONSOLE_MODE=production/,
+    );
     const dev = { CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' };
-    assert.equal(loadConsoleConfig({ ...dev, AUDIT_STORE: 'postgres://temporal:temporal@postgresql:5432/audit?sslmode=disable' }).auditStore, 'postgres://temporal:temporal@postgresql:5432/audit?sslmode=disable', 'compose: one host, said so');
+    assert.equal(
+      loadConsoleConfig({ ...dev, AUDIT_STORE: 'postgres://temporal:temporal@postgresql:5432/audit?sslmode=disable' }).auditStore,
+      'postgres://temporal:temporal@postgresql:5432/audit?sslmode=disable',
+      'compose: one host, said so',
+    );
     assert.equal(loadConsoleConfig({ ...dev, AUDIT_STORE: 'postgres://u:p@127.0.0.1:5432/audit' }).auditStore, 'postgres://u:p@127.0.0.1:5432/audit');
-    assert.match(problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'mysql://db/audit' })), /AUDIT_STORE: must be file:<path> or a postgres:\/\/ address \(got mysql:\/\/\)/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'file:' })), /AUDIT_STORE: file: needs a path/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'mysql://db/audit' })),
+      /AUDIT_STORE: must be file:<path> or a postgres:\/\/ address \(got mysql:\/\/\)/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'file:' })),
+      /AUDIT_STORE: file: needs a path/,
+    );
     const refusal = problemsOf(() => loadConsoleConfig({ ...dev, AUDIT_STORE: 'postgres://console:hunter2secret@db.example/audit' }));
     assert.ok(!refusal.includes('hunter2secret'), `the password is never in a refusal: ${refusal}`);
   });
 
   it('refuses half a provider, a provider in clear beyond this machine, a bad role map and a bad session secret, by name', () => {
-    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_OIDC_ISSUER: 'https://id.example', PAYLOAD_STORE: 'off' })), /CONSOLE_OIDC_CLIENT_ID: is required with CONSOLE_OIDC_ISSUER/);
-    assert.match(problemsOf(() => loadConsoleConfig({ PAYLOAD_STORE: 'off' })), /CONSOLE_TOKEN: is required unless operators sign in/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_OIDC_ISSUER: 'http://id.example' })), /CONSOLE_OIDC_ISSUER: is http:\/\/ to id\.example, not on this machine/);
-    assert.equal(loadConsoleConfig({ ...OIDC, CONSOLE_OIDC_ISSUER: 'http://127.0.0.1:9000' }).signIn?.oidc.allowHttp, true, 'the dev stack\'s provider on this machine');
-    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'a-ops=superuser@lender-a' })), /CONSOLE_ROLE_MAP: entry 1 "a-ops=superuser@lender-a": the role must be one of viewer, operator, analyst, admin/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'a-ops=operator@../b' })), /CONSOLE_ROLE_MAP: entry 1 .*the tenant must be a customer id or \*/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'no-role-here' })), /CONSOLE_ROLE_MAP: entry 1 "no-role-here" must be <group>=<role>@<customerId or \*>/);
-    assert.match(problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_SESSION_SECRET: 'c2hvcnQ=' })), /CONSOLE_SESSION_SECRET: must be base64 of exactly 32 bytes/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ CONSOLE_OIDC_ISSUER: 'https://id.example', PAYLOAD_STORE: 'off' })),
+      /CONSOLE_OIDC_CLIENT_ID: is required with CONSOLE_OIDC_ISSUER/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ PAYLOAD_STORE: 'off' })),
+      /CONSOLE_TOKEN: is required unless operators sign in/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_OIDC_ISSUER: 'http://id.example' })),
+      /CONSOLE_OIDC_ISSUER: is http:\/\/ to id\.example, not on this machine/,
+    );
+    assert.equal(
+      loadConsoleConfig({ ...OIDC, CONSOLE_OIDC_ISSUER: 'http://127.0.0.1:9000' }).signIn?.oidc.allowHttp,
+      true,
+      "the dev stack's provider on this machine",
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'a-ops=superuser@lender-a' })),
+      /CONSOLE_ROLE_MAP: entry 1 "a-ops=superuser@lender-a": the role must be one of viewer, operator, analyst, admin/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'a-ops=operator@../b' })),
+      /CONSOLE_ROLE_MAP: entry 1 .*the tenant must be a customer id or \*/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_ROLE_MAP: 'no-role-here' })),
+      /CONSOLE_ROLE_MAP: entry 1 "no-role-here" must be <group>=<role>@<customerId or \*>/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ ...OIDC, CONSOLE_SESSION_SECRET: 'c2hvcnQ=' })),
+      /CONSOLE_SESSION_SECRET: must be base64 of exactly 32 bytes/,
+    );
   });
 });
 
 describe('console codec settings', () => {
   it('decodes only unless an encode token of its own is set; the encode token may not be the console token', () => {
     assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), PAYLOAD_STORE: 'off' }).codecEncodeToken, undefined);
-    assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'e'.repeat(20), PAYLOAD_STORE: 'off' }).codecEncodeToken, 'e'.repeat(20));
-    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'a'.repeat(20) })), /CONSOLE_CODEC_ENCODE_TOKEN: must differ from CONSOLE_TOKEN/);
-    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'short' })), /CONSOLE_CODEC_ENCODE_TOKEN: must be at least 16 characters/);
+    assert.equal(
+      loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'e'.repeat(20), PAYLOAD_STORE: 'off' }).codecEncodeToken,
+      'e'.repeat(20),
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'a'.repeat(20) })),
+      /CONSOLE_CODEC_ENCODE_TOKEN: must differ from CONSOLE_TOKEN/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'short' })),
+      /CONSOLE_CODEC_ENCODE_TOKEN: must be at least 16 characters/,
+    );
     // The codec's own decode token: revocable alone, so neither the console's nor the encode token.
     assert.equal(loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'd'.repeat(20), PAYLOAD_STORE: 'off' }).codecToken, 'd'.repeat(20));
-    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'a'.repeat(20) })), /CONSOLE_CODEC_TOKEN: must differ from CONSOLE_TOKEN/);
-    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'e'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'e'.repeat(20) })), /CONSOLE_CODEC_TOKEN: must differ from CONSOLE_CODEC_ENCODE_TOKEN/);
-    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'short' })), /CONSOLE_CODEC_TOKEN: must be at least 16 characters/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'a'.repeat(20) })),
+      /CONSOLE_CODEC_TOKEN: must differ from CONSOLE_TOKEN/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'e'.repeat(20), CONSOLE_CODEC_ENCODE_TOKEN: 'e'.repeat(20) })),
+      /CONSOLE_CODEC_TOKEN: must differ from CONSOLE_CODEC_ENCODE_TOKEN/,
+    );
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), CONSOLE_CODEC_TOKEN: 'short' })),
+      /CONSOLE_CODEC_TOKEN: must be at least 16 characters/,
+    );
   });
 });
 
@@ -298,8 +501,22 @@ describe('payload store settings', () => {
   });
 
   it('reads the S3 settings, and refuses S3 without a bucket or a threshold over 256 KiB, naming the variable', () => {
-    const s3 = loadConfig({ PAYLOAD_STORE: 's3', PAYLOAD_STORE_S3_BUCKET: 'payloads', PAYLOAD_STORE_S3_PREFIX: 'prod', PAYLOAD_STORE_S3_ENDPOINT: 'http://127.0.0.1:9000', PAYLOAD_STORE_S3_FORCE_PATH_STYLE: 'true' }).payloadStore;
-    assert.deepEqual(s3, { kind: 's3', bucket: 'payloads', prefix: 'prod', endpoint: 'http://127.0.0.1:9000', region: undefined, forcePathStyle: true, thresholdBytes: 128 * 1024 });
+    const s3 = loadConfig({
+      PAYLOAD_STORE: 's3',
+      PAYLOAD_STORE_S3_BUCKET: 'payloads',
+      PAYLOAD_STORE_S3_PREFIX: 'prod',
+      PAYLOAD_STORE_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      PAYLOAD_STORE_S3_FORCE_PATH_STYLE: 'true',
+    }).payloadStore;
+    assert.deepEqual(s3, {
+      kind: 's3',
+      bucket: 'payloads',
+      prefix: 'prod',
+      endpoint: 'http://127.0.0.1:9000',
+      region: undefined,
+      forcePathStyle: true,
+      thresholdBytes: 128 * 1024,
+    });
     assert.throws(() => loadConfig({ PAYLOAD_STORE: 's3' }), /PAYLOAD_STORE_S3_BUCKET: is required with PAYLOAD_STORE=s3/);
     assert.throws(() => loadConfig({ PAYLOAD_STORE_THRESHOLD_BYTES: String(300 * 1024) }), /PAYLOAD_STORE_THRESHOLD_BYTES/);
     assert.throws(() => loadConfig({ PAYLOAD_STORE: 'disk' }), /PAYLOAD_STORE/);
@@ -315,12 +532,19 @@ describe('connection to Temporal', () => {
   });
 
   it('turns an API key into TLS, and a certificate pair into client-certificate TLS read from disk', async () => {
-    assert.deepEqual(await temporalConnectionOptions({ address: 'h:7233', transport: { apiKey: 'k', tls: false } }), { address: 'h:7233', apiKey: 'k', tls: true });
+    assert.deepEqual(await temporalConnectionOptions({ address: 'h:7233', transport: { apiKey: 'k', tls: false } }), {
+      address: 'h:7233',
+      apiKey: 'k',
+      tls: true,
+    });
     assert.deepEqual(await temporalConnectionOptions({ address: 'h:7233', transport: { tls: false } }), { address: 'h:7233', tls: false });
     const dir = await mkdtemp(join(tmpdir(), 'tls-'));
     await writeFile(join(dir, 'c.pem'), 'CERT');
     await writeFile(join(dir, 'k.pem'), 'KEY');
-    const options = await temporalConnectionOptions({ address: 'h:7233', transport: { tls: false, tlsCertPath: join(dir, 'c.pem'), tlsKeyPath: join(dir, 'k.pem') } });
+    const options = await temporalConnectionOptions({
+      address: 'h:7233',
+      transport: { tls: false, tlsCertPath: join(dir, 'c.pem'), tlsKeyPath: join(dir, 'k.pem') },
+    });
     assert.ok(typeof options.tls === 'object');
     assert.equal(options.tls.clientCertPair?.crt.toString(), 'CERT');
     assert.equal(options.tls.clientCertPair?.key.toString(), 'KEY');
@@ -336,18 +560,31 @@ describe('connection to Temporal', () => {
     assert.deepEqual(loadConfig(env).temporal.transport, transport, 'the worker reads it as the clients do');
     assert.equal(loadClientConfig({ ...env, TEMPORAL_API_KEY_FILE_RECHECK_MS: '2000' }).temporal.transport.apiKeyFile?.recheckMs, 2000);
     await writeFile(file, 'token-2');
-    assert.deepEqual(await temporalConnectionOptions({ address: 'h:7233', transport }), { address: 'h:7233', apiKey: 'token-2', tls: true }, 'read again as it connects; a token implies TLS');
+    assert.deepEqual(
+      await temporalConnectionOptions({ address: 'h:7233', transport }),
+      { address: 'h:7233', apiKey: 'token-2', tls: true },
+      'read again as it connects; a token implies TLS',
+    );
 
     const both = problemsOf(() => loadClientConfig({ ...env, TEMPORAL_API_KEY: 'key' }));
     assert.match(both, /TEMPORAL_API_KEY_FILE: TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set/);
-    assert.match(problemsOf(() => loadConfig({ ...env, TEMPORAL_API_KEY_FILE: join(dir, 'absent') })), new RegExp(`TEMPORAL_API_KEY_FILE: cannot read ${join(dir, 'absent')} \\(no such file\\)`));
+    assert.match(
+      problemsOf(() => loadConfig({ ...env, TEMPORAL_API_KEY_FILE: join(dir, 'absent') })),
+      new RegExp(`TEMPORAL_API_KEY_FILE: cannot read ${join(dir, 'absent')} \\(no such file\\)`),
+    );
     await writeFile(file, ' \n');
-    assert.match(problemsOf(() => loadClientConfig(env)), new RegExp(`TEMPORAL_API_KEY_FILE: ${file} is empty`));
+    assert.match(
+      problemsOf(() => loadClientConfig(env)),
+      new RegExp(`TEMPORAL_API_KEY_FILE: ${file} is empty`),
+    );
     await writeFile(file, 'secret-part other-part\n');
     const malformed = problemsOf(() => loadClientConfig(env));
     assert.match(malformed, new RegExp(`TEMPORAL_API_KEY_FILE: ${file} does not hold one token`));
     assert.doesNotMatch(malformed, /secret-part/, 'the content is never in a message');
-    assert.match(problemsOf(() => loadClientConfig({ ...env, TEMPORAL_API_KEY_FILE_RECHECK_MS: '10' })), /TEMPORAL_API_KEY_FILE_RECHECK_MS: must be a whole number, at least 100/);
+    assert.match(
+      problemsOf(() => loadClientConfig({ ...env, TEMPORAL_API_KEY_FILE_RECHECK_MS: '10' })),
+      /TEMPORAL_API_KEY_FILE_RECHECK_MS: must be a whole number, at least 100/,
+    );
   });
 
   it("reads a self-hosted cluster's CA and server name, either of which means TLS, into the SDK's TLS options", async () => {
@@ -360,9 +597,17 @@ describe('connection to Temporal', () => {
 
     assert.deepEqual(loadConfig({ TEMPORAL_TLS_CA_PATH: files.ca }).temporal.transport, { tls: true, tlsCaPath: files.ca });
     assert.deepEqual(loadClientConfig({ TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' }).temporal.transport, { tls: true, tlsServerName: 'temporal.internal' });
-    assert.match(problemsOf(() => loadConfig({ TEMPORAL_TLS_SERVER_NAME: 'not a name' })), /TEMPORAL_TLS_SERVER_NAME: must be a host name/);
+    assert.match(
+      problemsOf(() => loadConfig({ TEMPORAL_TLS_SERVER_NAME: 'not a name' })),
+      /TEMPORAL_TLS_SERVER_NAME: must be a host name/,
+    );
 
-    const env = { TEMPORAL_TLS_CA_PATH: files.ca, TEMPORAL_TLS_SERVER_NAME: 'temporal.internal', TEMPORAL_TLS_CERT_PATH: files.crt, TEMPORAL_TLS_KEY_PATH: files.key };
+    const env = {
+      TEMPORAL_TLS_CA_PATH: files.ca,
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      TEMPORAL_TLS_CERT_PATH: files.crt,
+      TEMPORAL_TLS_KEY_PATH: files.key,
+    };
     const { temporal } = loadConfig(env);
     assert.deepEqual(loadClientConfig(env).temporal, temporal, 'the pipeline client reads the same section');
     const options = await temporalConnectionOptions(temporal);
@@ -405,7 +650,15 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
     await writeFile(file, toml);
     return { dir, file };
   }
-  const CLOUD = ['[profile.cloud]', 'address = "ns.acct.tmprl.cloud:7233"', 'namespace = "ns.acct"', 'api_key = "profile-key"', '[profile.cloud.grpc_meta]', 'x-team = "lending"', ''].join('\n');
+  const CLOUD = [
+    '[profile.cloud]',
+    'address = "ns.acct.tmprl.cloud:7233"',
+    'namespace = "ns.acct"',
+    'api_key = "profile-key"',
+    '[profile.cloud.grpc_meta]',
+    'x-team = "lending"',
+    '',
+  ].join('\n');
   // Encryption decides by where Temporal is; these tests are about the connection.
   const OFF = { PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' };
 
@@ -423,7 +676,12 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
     assert.deepEqual(loadConfig(env).temporal, temporal, 'one temporal section for both');
     assert.ok(Object.isFrozen(temporal.transport) && Object.isFrozen(temporal.fromEnvConfig));
     // An API key implies TLS, the profile's metadata goes with every call.
-    assert.deepEqual(await temporalConnectionOptions(temporal), { address: 'ns.acct.tmprl.cloud:7233', apiKey: 'profile-key', metadata: { 'x-team': 'lending' }, tls: true });
+    assert.deepEqual(await temporalConnectionOptions(temporal), {
+      address: 'ns.acct.tmprl.cloud:7233',
+      apiKey: 'profile-key',
+      metadata: { 'x-team': 'lending' },
+      tls: true,
+    });
     // Without TEMPORAL_PROFILE: the "default" profile.
     assert.equal(loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file }).temporal.address, 'elsewhere:7233');
     // Nothing from a profile: our variables and defaults, as before.
@@ -440,7 +698,16 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
     await writeFile(join(dir, 'client-key.pem'), key);
     await writeFile(
       file,
-      ['[profile.mtls]', 'address = "temporal.internal:7233"', '[profile.mtls.tls]', `server_ca_cert_path = "${join(dir, 'ca.pem')}"`, 'server_name = "temporal.internal"', `client_cert_data = """${crt}"""`, `client_key_path = "${join(dir, 'client-key.pem')}"`, ''].join('\n'),
+      [
+        '[profile.mtls]',
+        'address = "temporal.internal:7233"',
+        '[profile.mtls.tls]',
+        `server_ca_cert_path = "${join(dir, 'ca.pem')}"`,
+        'server_name = "temporal.internal"',
+        `client_cert_data = """${crt}"""`,
+        `client_key_path = "${join(dir, 'client-key.pem')}"`,
+        '',
+      ].join('\n'),
     );
     const { temporal } = loadConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'mtls' });
     assert.equal(temporal.transport.tls, true);
@@ -465,10 +732,23 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
     await writeFile(join(dir, 'ours-ca.pem'), ca);
     await writeFile(file, `${CLOUD}[profile.cloud.tls]\nserver_name = "profile.name"\nserver_ca_cert_data = """${pem('CERTIFICATE')}"""\n`);
     const base = { ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' };
-    const ours = loadClientConfig({ ...base, TEMPORAL_ADDRESS: 'ours.example:7233', TEMPORAL_NAMESPACE: 'ours', TEMPORAL_API_KEY: 'our-key', TEMPORAL_TLS_SERVER_NAME: 'ours.name', TEMPORAL_TLS_CA_PATH: join(dir, 'ours-ca.pem') }).temporal;
+    const ours = loadClientConfig({
+      ...base,
+      TEMPORAL_ADDRESS: 'ours.example:7233',
+      TEMPORAL_NAMESPACE: 'ours',
+      TEMPORAL_API_KEY: 'our-key',
+      TEMPORAL_TLS_SERVER_NAME: 'ours.name',
+      TEMPORAL_TLS_CA_PATH: join(dir, 'ours-ca.pem'),
+    }).temporal;
     assert.equal(ours.address, 'ours.example:7233');
     assert.equal(ours.namespace, 'ours');
-    assert.deepEqual(ours.transport, { tls: true, apiKey: 'our-key', tlsCaPath: join(dir, 'ours-ca.pem'), tlsServerName: 'ours.name', metadata: { 'x-team': 'lending' } });
+    assert.deepEqual(ours.transport, {
+      tls: true,
+      apiKey: 'our-key',
+      tlsCaPath: join(dir, 'ours-ca.pem'),
+      tlsServerName: 'ours.name',
+      metadata: { 'x-team': 'lending' },
+    });
     assert.deepEqual(Object.keys(ours.fromEnvConfig ?? {}), ['TLS', 'gRPC metadata'], 'only what ours left unset');
     const options = await temporalConnectionOptions(ours);
     assert.ok(typeof options.tls === 'object');
@@ -481,9 +761,13 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
     await writeFile(join(dir, 'token'), 'file-token\n');
     const fromFile = loadClientConfig({ ...base, TEMPORAL_API_KEY_FILE: join(dir, 'token') }).temporal;
     assert.equal(fromFile.transport.apiKey, 'file-token');
-    assert.ok(!Object.keys(fromFile.fromEnvConfig ?? {}).includes('API key'), 'the API key is not the profile\'s');
+    assert.ok(!Object.keys(fromFile.fromEnvConfig ?? {}).includes('API key'), "the API key is not the profile's");
     // Our TEMPORAL_TLS=false turns the profile's TLS off, its CA and server name with it.
-    assert.deepEqual(loadClientConfig({ ...base, TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).temporal.transport, { tls: false, apiKey: 'k', metadata: { 'x-team': 'lending' } });
+    assert.deepEqual(loadClientConfig({ ...base, TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).temporal.transport, {
+      tls: false,
+      apiKey: 'k',
+      metadata: { 'x-team': 'lending' },
+    });
     // A value of ours that the profile would supply is not checked against the profile: a bad profile address is no problem when ours is set.
     const { file: badAddress } = await configFile('[profile.default]\naddress = "no port"\n');
     assert.equal(loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: badAddress, TEMPORAL_ADDRESS: 'h:7233' }).temporal.address, 'h:7233');
@@ -493,31 +777,64 @@ describe("Temporal's environment configuration (temporal.toml profiles, Temporal
     const { file } = await configFile(CLOUD);
     const message = problemsOf(() => loadConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' }));
     assert.match(message, /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at ns\.acct\.tmprl\.cloud:7233/);
-    assert.match(problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' })), /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at ns\.acct\.tmprl\.cloud/);
+    assert.match(
+      problemsOf(() => loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' })),
+      /PAYLOAD_ENCRYPTION_KEY: is required with Temporal at ns\.acct\.tmprl\.cloud/,
+    );
     assert.deepEqual(loadClientConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud', PAYLOAD_ENCRYPTION: 'off' }).payloadStore, { kind: 'off' });
   });
 
-  it('reads the default file where the temporal CLI keeps it when TEMPORAL_CONFIG_FILE is unset; an empty file or none has no profiles', { skip: process.platform !== 'linux' && 'the default location is per platform' }, async () => {
-    const home = await mkdtemp(join(tmpdir(), 'envconfig-home-'));
-    await mkdir(join(home, '.config', 'temporalio'), { recursive: true });
-    await writeFile(join(home, '.config', 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "from-home:7233"\n');
-    assert.equal(loadClientConfig({ ...OFF, HOME: home }).temporal.address, 'from-home:7233');
-    assert.equal(loadClientConfig({ ...OFF, HOME: join(home, 'nobody') }).temporal.address, 'localhost:7233', 'no file there: no profile, no problem');
-    const { file } = await configFile('# nothing yet\n');
-    assert.equal(loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file }).temporal.fromEnvConfig, undefined);
-  });
+  it(
+    'reads the default file where the temporal CLI keeps it when TEMPORAL_CONFIG_FILE is unset; an empty file or none has no profiles',
+    { skip: process.platform !== 'linux' && 'the default location is per platform' },
+    async () => {
+      const home = await mkdtemp(join(tmpdir(), 'envconfig-home-'));
+      await mkdir(join(home, '.config', 'temporalio'), { recursive: true });
+      await writeFile(join(home, '.config', 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "from-home:7233"\n');
+      assert.equal(loadClientConfig({ ...OFF, HOME: home }).temporal.address, 'from-home:7233');
+      assert.equal(loadClientConfig({ ...OFF, HOME: join(home, 'nobody') }).temporal.address, 'localhost:7233', 'no file there: no profile, no problem');
+      const { file } = await configFile('# nothing yet\n');
+      assert.equal(loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file }).temporal.fromEnvConfig, undefined);
+    },
+  );
 
   it('refuses a missing or malformed file, an unknown profile and a bad value, naming the file, the profile and the key', async () => {
     const { dir, file } = await configFile(CLOUD);
-    assert.equal(problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' })), `invalid configuration:\n  TEMPORAL_PROFILE: no profile "prod" in ${file} (its profiles: cloud)`);
-    assert.match(problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: join(dir, 'missing.toml') })), new RegExp(`TEMPORAL_CONFIG_FILE: cannot read ${dir}/missing\\.toml \\(no such file\\)`));
-    assert.match(problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: dir })), new RegExp(`TEMPORAL_CONFIG_FILE: cannot read ${dir} \\(a directory\\)`));
-    assert.match(problemsOf(() => loadClientConfig({ ...OFF, HOME: join(dir, 'nobody'), TEMPORAL_PROFILE: 'cloud' })), /TEMPORAL_PROFILE: no profile "cloud": there is no Temporal config file/);
+    assert.equal(
+      problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' })),
+      `invalid configuration:\n  TEMPORAL_PROFILE: no profile "prod" in ${file} (its profiles: cloud)`,
+    );
+    assert.match(
+      problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: join(dir, 'missing.toml') })),
+      new RegExp(`TEMPORAL_CONFIG_FILE: cannot read ${dir}/missing\\.toml \\(no such file\\)`),
+    );
+    assert.match(
+      problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: dir })),
+      new RegExp(`TEMPORAL_CONFIG_FILE: cannot read ${dir} \\(a directory\\)`),
+    );
+    assert.match(
+      problemsOf(() => loadClientConfig({ ...OFF, HOME: join(dir, 'nobody'), TEMPORAL_PROFILE: 'cloud' })),
+      /TEMPORAL_PROFILE: no profile "cloud": there is no Temporal config file/,
+    );
 
     const { file: malformed } = await configFile('[profile.cloud\naddress = "x:1"\n');
-    assert.match(problemsOf(() => loadConfig({ ...OFF, TEMPORAL_CONFIG_FILE: malformed })), new RegExp(`TEMPORAL_CONFIG_FILE: ${malformed} is not valid TOML: .+ \\(line 1, column \\d+\\)`));
+    assert.match(
+      problemsOf(() => loadConfig({ ...OFF, TEMPORAL_CONFIG_FILE: malformed })),
+      new RegExp(`TEMPORAL_CONFIG_FILE: ${malformed} is not valid TOML: .+ \\(line 1, column \\d+\\)`),
+    );
 
-    const { file: bad } = await configFile(['[profile.default]', 'address = 7233', 'namespace = ""', '[profile.default.tls]', `client_cert_path = "${join(dir, 'none.pem')}"`, 'client_key_data = "not a key"', 'server_name = "not a name"', ''].join('\n'));
+    const { file: bad } = await configFile(
+      [
+        '[profile.default]',
+        'address = 7233',
+        'namespace = ""',
+        '[profile.default.tls]',
+        `client_cert_path = "${join(dir, 'none.pem')}"`,
+        'client_key_data = "not a key"',
+        'server_name = "not a name"',
+        '',
+      ].join('\n'),
+    );
     const message = problemsOf(() => loadClientConfig({ ...OFF, TEMPORAL_CONFIG_FILE: bad }));
     const where = `profile "default" of ${bad}`;
     for (const expected of [
@@ -551,14 +868,23 @@ describe('sandbox and dev stack settings', () => {
 
   it("gives the dev stack every process's default port, and the variables' ports when set", () => {
     assert.deepEqual(loadDevStackConfig({}).ports, { temporal: 7233, ui: 8233, sandbox: 4010, console: 8080, workerMetrics: 9464 });
-    const ports = loadDevStackConfig({ TEMPORAL_PORT: '17233', TEMPORAL_UI_PORT: '18233', SANDBOX_PORT: '14010', CONSOLE_PORT: '18080', WORKER_METRICS_PORT: '0' }).ports;
+    const ports = loadDevStackConfig({
+      TEMPORAL_PORT: '17233',
+      TEMPORAL_UI_PORT: '18233',
+      SANDBOX_PORT: '14010',
+      CONSOLE_PORT: '18080',
+      WORKER_METRICS_PORT: '0',
+    }).ports;
     assert.deepEqual(ports, { temporal: 17233, ui: 18233, sandbox: 14010, console: 18080, workerMetrics: 0 });
   });
 
   it('refuses a bad dev stack port, naming its variable', () => {
     assert.throws(
       () => loadDevStackConfig({ TEMPORAL_PORT: 'abc', WORKER_METRICS_PORT: '70000' }),
-      (error: unknown) => error instanceof ConfigError && /TEMPORAL_PORT: must be a port number/.test(error.message) && /WORKER_METRICS_PORT: must be a port number/.test(error.message),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /TEMPORAL_PORT: must be a port number/.test(error.message) &&
+        /WORKER_METRICS_PORT: must be a port number/.test(error.message),
     );
   });
 
@@ -575,9 +901,18 @@ describe('sandbox and dev stack settings', () => {
   it('keeps the local key unless DEV_KEY_PROVIDER=openbao, and refuses openbao beside a provider or encryption off', () => {
     assert.equal(loadDevStackConfig({}).keyProvider, 'static');
     assert.equal(loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao' }).keyProvider, 'openbao');
-    assert.match(problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'vault' })), /DEV_KEY_PROVIDER: must be static or openbao/);
-    assert.match(problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao', PAYLOAD_KEY_PROVIDER: 'aws-kms' })), /DEV_KEY_PROVIDER: is openbao but PAYLOAD_KEY_PROVIDER is aws-kms/);
-    assert.match(problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao', PAYLOAD_ENCRYPTION: 'off' })), /DEV_KEY_PROVIDER: is openbao but PAYLOAD_ENCRYPTION is off/);
+    assert.match(
+      problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'vault' })),
+      /DEV_KEY_PROVIDER: must be static or openbao/,
+    );
+    assert.match(
+      problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao', PAYLOAD_KEY_PROVIDER: 'aws-kms' })),
+      /DEV_KEY_PROVIDER: is openbao but PAYLOAD_KEY_PROVIDER is aws-kms/,
+    );
+    assert.match(
+      problemsOf(() => loadDevStackConfig({ DEV_KEY_PROVIDER: 'openbao', PAYLOAD_ENCRYPTION: 'off' })),
+      /DEV_KEY_PROVIDER: is openbao but PAYLOAD_ENCRYPTION is off/,
+    );
   });
 });
 
@@ -633,17 +968,45 @@ describe('the settings of the scripts, benchmarks and tests', () => {
       workflowBundlePath: undefined,
       unitTier: false,
     });
-    const set = loadTestConfig({ TEMPORAL_TEST_ADDRESS: '127.0.0.1:7233', TEMPORAL_TEST_LOG_LEVEL: 'warn', RECORD_HISTORIES: '1', DOCS_SCREENSHOTS: '1', CI: 'true', TEST_WORKFLOW_BUNDLE: '/tmp/b.js', TEST_UNIT_TIER: '1' });
-    assert.deepEqual([set.temporalAddress, set.logLevel, set.recordHistories, set.docsScreenshots, set.ci, set.workflowBundlePath, set.unitTier], ['127.0.0.1:7233', 'WARN', true, true, true, '/tmp/b.js', true]);
-    assert.match(problemsOf(() => loadTestConfig({ TEMPORAL_TEST_LOG_LEVEL: 'loud', RECORD_HISTORIES: 'yes', TEST_UNIT_TIER: 'maybe' })), /TEMPORAL_TEST_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR[^]*RECORD_HISTORIES: [^]*TEST_UNIT_TIER: /);
-    assert.match(problemsOf(() => loadTestRunConfig({ TEST_CONCURRENCY: '0' })), /TEST_CONCURRENCY: must be a whole number, at least 1/);
-    assert.deepEqual(loadTestRunConfig({ TEST_CONCURRENCY: '3', REPLAY_MIN_HISTORIES: '7' }), { concurrency: 3, timingsFile: undefined, fileTimeoutMs: 1_200_000, replayMinHistories: 7 });
+    const set = loadTestConfig({
+      TEMPORAL_TEST_ADDRESS: '127.0.0.1:7233',
+      TEMPORAL_TEST_LOG_LEVEL: 'warn',
+      RECORD_HISTORIES: '1',
+      DOCS_SCREENSHOTS: '1',
+      CI: 'true',
+      TEST_WORKFLOW_BUNDLE: '/tmp/b.js',
+      TEST_UNIT_TIER: '1',
+    });
+    assert.deepEqual(
+      [set.temporalAddress, set.logLevel, set.recordHistories, set.docsScreenshots, set.ci, set.workflowBundlePath, set.unitTier],
+      ['127.0.0.1:7233', 'WARN', true, true, true, '/tmp/b.js', true],
+    );
+    assert.match(
+      problemsOf(() => loadTestConfig({ TEMPORAL_TEST_LOG_LEVEL: 'loud', RECORD_HISTORIES: 'yes', TEST_UNIT_TIER: 'maybe' })),
+      /TEMPORAL_TEST_LOG_LEVEL: must be one of TRACE, DEBUG, INFO, WARN, ERROR[^]*RECORD_HISTORIES: [^]*TEST_UNIT_TIER: /,
+    );
+    assert.match(
+      problemsOf(() => loadTestRunConfig({ TEST_CONCURRENCY: '0' })),
+      /TEST_CONCURRENCY: must be a whole number, at least 1/,
+    );
+    assert.deepEqual(loadTestRunConfig({ TEST_CONCURRENCY: '3', REPLAY_MIN_HISTORIES: '7' }), {
+      concurrency: 3,
+      timingsFile: undefined,
+      fileTimeoutMs: 1_200_000,
+      replayMinHistories: 7,
+    });
     assert.equal(loadTestRunConfig({ TEST_FILE_TIMEOUT_S: '5' }).fileTimeoutMs, 5_000);
-    assert.match(problemsOf(() => loadTestRunConfig({ TEST_FILE_TIMEOUT_S: '0' })), /TEST_FILE_TIMEOUT_S: must be a whole number, at least 1/);
+    assert.match(
+      problemsOf(() => loadTestRunConfig({ TEST_FILE_TIMEOUT_S: '0' })),
+      /TEST_FILE_TIMEOUT_S: must be a whole number, at least 1/,
+    );
   });
 
   it("requires the replay's shared server, naming who sets it", () => {
-    assert.match(problemsOf(() => loadReplayConfig({})), /TEMPORAL_TEST_ADDRESS: is not set \(scripts\/run-tests\.mjs sets it\)/);
+    assert.match(
+      problemsOf(() => loadReplayConfig({})),
+      /TEMPORAL_TEST_ADDRESS: is not set \(scripts\/run-tests\.mjs sets it\)/,
+    );
     // A script ends with exit code 2 and the problem on one line (settingsOrExit), not a stack trace.
     const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay-suite.ts'], {
       cwd: fileURLToPath(new URL('../..', import.meta.url)),
@@ -652,8 +1015,16 @@ describe('the settings of the scripts, benchmarks and tests', () => {
       timeout: 60_000,
     });
     assert.equal(replay.status, 2, replay.stderr);
-    assert.equal(replay.stderr.trim(), 'replay: TEMPORAL_TEST_ADDRESS: is not set (scripts/run-tests.mjs sets it); REPLAY_MIN_HISTORIES: must be a whole number, at least 0');
-    assert.deepEqual(loadReplayConfig({ TEMPORAL_TEST_ADDRESS: 'localhost:7233', REPLAY_VERBOSE: '1' }), { temporalAddress: 'localhost:7233', workerRegistryDir: undefined, minHistories: 0, verbose: true });
+    assert.equal(
+      replay.stderr.trim(),
+      'replay: TEMPORAL_TEST_ADDRESS: is not set (scripts/run-tests.mjs sets it); REPLAY_MIN_HISTORIES: must be a whole number, at least 0',
+    );
+    assert.deepEqual(loadReplayConfig({ TEMPORAL_TEST_ADDRESS: 'localhost:7233', REPLAY_VERBOSE: '1' }), {
+      temporalAddress: 'localhost:7233',
+      workerRegistryDir: undefined,
+      minHistories: 0,
+      verbose: true,
+    });
   });
 
   it("parses the benchmarks' settings, refusing a bad one by name", () => {
@@ -689,7 +1060,8 @@ describe('retention policy', () => {
       (error: unknown) => {
         assert.ok(error instanceof ConfigError);
         assert.equal(error.problems.length, 5, error.message);
-        for (const entry of ['"lender-a:0"', '"lender-b"', '"lender-c:forever"', '"lender-d:40000"']) assert.ok(error.message.includes(`RETENTION_DAYS: ${entry}: must be a comma-separated list`), entry);
+        for (const entry of ['"lender-a:0"', '"lender-b"', '"lender-c:forever"', '"lender-d:40000"'])
+          assert.ok(error.message.includes(`RETENTION_DAYS: ${entry}: must be a comma-separated list`), entry);
         assert.match(error.message, /RETENTION_DAYS: lender-e appears twice/);
         return true;
       },
@@ -701,15 +1073,32 @@ describe('request budget', () => {
   it("reads the service's limit as a bucket of one second's worth by default, or a burst or strict whole seconds when set", () => {
     assert.equal(loadConfig({}).budget, undefined);
     assert.deepEqual(loadConfig({ SERVICE_BUDGET_RPS: '8' }).budget, { totalRps: 8, tenantRps: 8, mode: 'bucket', burst: 8 });
-    assert.deepEqual(loadConfig({ SERVICE_BUDGET_RPS: '60', SERVICE_BUDGET_TENANT_RPS: '40', SERVICE_BUDGET_BURST: '120' }).budget, { totalRps: 60, tenantRps: 40, mode: 'bucket', burst: 120 });
+    assert.deepEqual(loadConfig({ SERVICE_BUDGET_RPS: '60', SERVICE_BUDGET_TENANT_RPS: '40', SERVICE_BUDGET_BURST: '120' }).budget, {
+      totalRps: 60,
+      tenantRps: 40,
+      mode: 'bucket',
+      burst: 120,
+    });
     assert.deepEqual(loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'strict' }).budget, { totalRps: 8, tenantRps: 8, mode: 'strict' });
   });
 
   it('refuses a bad mode or burst, a burst in strict mode and a burst without a budget, naming each in one line', () => {
-    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'sliding' })), /SERVICE_BUDGET_MODE: must be bucket or strict/);
-    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_BURST: '0.5' })), /SERVICE_BUDGET_BURST: must be a number of requests, from 1 to 100000/);
-    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'strict', SERVICE_BUDGET_BURST: '8' })), /SERVICE_BUDGET_BURST: applies to SERVICE_BUDGET_MODE=bucket only/);
-    assert.match(problemsOf(() => loadConfig({ SERVICE_BUDGET_BURST: '8' })), /SERVICE_BUDGET_BURST: needs SERVICE_BUDGET_RPS/);
+    assert.match(
+      problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'sliding' })),
+      /SERVICE_BUDGET_MODE: must be bucket or strict/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_BURST: '0.5' })),
+      /SERVICE_BUDGET_BURST: must be a number of requests, from 1 to 100000/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ SERVICE_BUDGET_RPS: '8', SERVICE_BUDGET_MODE: 'strict', SERVICE_BUDGET_BURST: '8' })),
+      /SERVICE_BUDGET_BURST: applies to SERVICE_BUDGET_MODE=bucket only/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ SERVICE_BUDGET_BURST: '8' })),
+      /SERVICE_BUDGET_BURST: needs SERVICE_BUDGET_RPS/,
+    );
   });
 });
 
@@ -725,13 +1114,26 @@ describe('key provider settings', () => {
   });
 
   it('reads vault-transit with a token: no configured key needed with Temporal elsewhere, the cache bounds in milliseconds', () => {
-    const encryption = loadClientConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 's.token', PAYLOAD_VAULT_NAMESPACE: 'team-a', PAYLOAD_DATA_KEY_LIFETIME_S: '60' }).encryption;
+    const encryption = loadClientConfig({
+      ...REMOTE,
+      ...VAULT,
+      PAYLOAD_VAULT_TOKEN: 's.token',
+      PAYLOAD_VAULT_NAMESPACE: 'team-a',
+      PAYLOAD_DATA_KEY_LIFETIME_S: '60',
+    }).encryption;
     assert.ok(encryption?.provider === 'vault-transit');
     assert.equal(encryption.keyId, 'vault-transit:aggregation-payloads');
     assert.deepEqual(encryption.vault.auth, { kind: 'token', token: 's.token' });
     assert.equal(encryption.vault.namespace, 'team-a');
     assert.deepEqual(encryption.transit, { mount: 'transit', key: 'aggregation-payloads' });
-    assert.deepEqual(encryption.cache, { dataKeyLifetimeMs: 60_000, dataKeyMaxUses: 100_000, unwrappedKeyLifetimeMs: 3_600_000, unwrappedKeyCacheSize: 1_000, outageSealingMs: 14_400_000, outageSealingMaxUses: 1_000_000 });
+    assert.deepEqual(encryption.cache, {
+      dataKeyLifetimeMs: 60_000,
+      dataKeyMaxUses: 100_000,
+      unwrappedKeyLifetimeMs: 3_600_000,
+      unwrappedKeyCacheSize: 1_000,
+      outageSealingMs: 14_400_000,
+      outageSealingMaxUses: 1_000_000,
+    });
     assert.equal(encryption.staticKeys, undefined);
     const withOld = loadClientConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 's.token', PAYLOAD_ENCRYPTION_KEY: KEY }).encryption;
     assert.equal(configuredKeysOf(withOld)?.keyId, 'default', 'configured keys kept to read the static payloads');
@@ -740,34 +1142,80 @@ describe('key provider settings', () => {
   it('reads AppRole auth and a CA file', async () => {
     const caFile = join(await mkdtemp(join(tmpdir(), 'vault-ca-')), 'ca.pem');
     await writeFile(caFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
-    const encryption = loadConsoleConfig({ CONSOLE_TOKEN: 'a'.repeat(20), ...REMOTE, ...VAULT, PAYLOAD_VAULT_ROLE_ID: 'role', PAYLOAD_VAULT_SECRET_ID: 'secret', PAYLOAD_VAULT_CA_FILE: caFile }).encryption;
+    const encryption = loadConsoleConfig({
+      CONSOLE_TOKEN: 'a'.repeat(20),
+      ...REMOTE,
+      ...VAULT,
+      PAYLOAD_VAULT_ROLE_ID: 'role',
+      PAYLOAD_VAULT_SECRET_ID: 'secret',
+      PAYLOAD_VAULT_CA_FILE: caFile,
+    }).encryption;
     assert.ok(encryption?.provider === 'vault-transit');
     assert.deepEqual(encryption.vault.auth, { kind: 'approle', mount: 'approle', roleId: 'role', secretId: 'secret' });
     assert.match(encryption.vault.caCertificate ?? '', /BEGIN CERTIFICATE/);
   });
 
   it('refuses vault-transit without an address or an auth, with two auths, half an AppRole, a bad CA file, or with encryption off, naming each', () => {
-    assert.match(problemsOf(() => loadConfig({ ...REMOTE, PAYLOAD_KEY_PROVIDER: 'vault-transit' })), /PAYLOAD_VAULT_ADDR: is required with PAYLOAD_KEY_PROVIDER=vault-transit/);
-    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT })), /PAYLOAD_VAULT_TOKEN: or AppRole \(PAYLOAD_VAULT_ROLE_ID and PAYLOAD_VAULT_SECRET_ID\) is required/);
-    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_VAULT_ROLE_ID: 'r' })), /PAYLOAD_VAULT_TOKEN: and AppRole .* are both set: choose one auth/);
-    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_ROLE_ID: 'r' })), /PAYLOAD_VAULT_SECRET_ID: is required with AppRole auth/);
-    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_VAULT_CA_FILE: '/no/such/ca.pem' })), /PAYLOAD_VAULT_CA_FILE: cannot be read: .*no such file/i);
-    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_ENCRYPTION: 'off' })), /PAYLOAD_ENCRYPTION: is off but PAYLOAD_KEY_PROVIDER is vault-transit/);
-    assert.match(problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_DATA_KEY_MAX_USES: '0' })), /PAYLOAD_DATA_KEY_MAX_USES: must be a whole number, at least 1/);
-    assert.match(problemsOf(() => loadConfig({ PAYLOAD_VAULT_ADDR: 'https://vault.internal:8200' })), /PAYLOAD_VAULT_ADDR: is set but PAYLOAD_KEY_PROVIDER is static/);
+    assert.match(
+      problemsOf(() => loadConfig({ ...REMOTE, PAYLOAD_KEY_PROVIDER: 'vault-transit' })),
+      /PAYLOAD_VAULT_ADDR: is required with PAYLOAD_KEY_PROVIDER=vault-transit/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ ...REMOTE, ...VAULT })),
+      /PAYLOAD_VAULT_TOKEN: or AppRole \(PAYLOAD_VAULT_ROLE_ID and PAYLOAD_VAULT_SECRET_ID\) is required/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_VAULT_ROLE_ID: 'r' })),
+      /PAYLOAD_VAULT_TOKEN: and AppRole .* are both set: choose one auth/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_ROLE_ID: 'r' })),
+      /PAYLOAD_VAULT_SECRET_ID: is required with AppRole auth/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_VAULT_CA_FILE: '/no/such/ca.pem' })),
+      /PAYLOAD_VAULT_CA_FILE: cannot be read: .*no such file/i,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_ENCRYPTION: 'off' })),
+      /PAYLOAD_ENCRYPTION: is off but PAYLOAD_KEY_PROVIDER is vault-transit/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ ...REMOTE, ...VAULT, PAYLOAD_VAULT_TOKEN: 't', PAYLOAD_DATA_KEY_MAX_USES: '0' })),
+      /PAYLOAD_DATA_KEY_MAX_USES: must be a whole number, at least 1/,
+    );
+    assert.match(
+      problemsOf(() => loadConfig({ PAYLOAD_VAULT_ADDR: 'https://vault.internal:8200' })),
+      /PAYLOAD_VAULT_ADDR: is set but PAYLOAD_KEY_PROVIDER is static/,
+    );
   });
 
   it('refuses a KMS in clear on another machine, naming the variable and the way out; allows it on loopback, or for a lab when asked', () => {
     const clear = { ...REMOTE, PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: 'http://vault.internal:8200', PAYLOAD_VAULT_TOKEN: 't' };
     const problems = problemsOf(() => loadConfig(clear));
-    assert.match(problems, /PAYLOAD_VAULT_ADDR: is http:\/\/ to vault\.internal, not on this machine: the KMS token and the plaintext data keys would cross the network in clear; use https:\/\/ .* or set PAYLOAD_KMS_ALLOW_INSECURE=true for a lab/);
-    const aws = { ...REMOTE, PAYLOAD_KEY_PROVIDER: 'aws-kms', PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads', PAYLOAD_AWS_REGION: 'eu-west-1', PAYLOAD_AWS_KMS_ENDPOINT: 'http://10.0.0.5:4566' };
-    assert.match(problemsOf(() => loadConfig(aws)), /PAYLOAD_AWS_KMS_ENDPOINT: is http:\/\/ to 10\.0\.0\.5, not on this machine/);
+    assert.match(
+      problems,
+      /PAYLOAD_VAULT_ADDR: is http:\/\/ to vault\.internal, not on this machine: the KMS token and the plaintext data keys would cross the network in clear; use https:\/\/ .* or set PAYLOAD_KMS_ALLOW_INSECURE=true for a lab/,
+    );
+    const aws = {
+      ...REMOTE,
+      PAYLOAD_KEY_PROVIDER: 'aws-kms',
+      PAYLOAD_AWS_KMS_KEY_ID: 'alias/payloads',
+      PAYLOAD_AWS_REGION: 'eu-west-1',
+      PAYLOAD_AWS_KMS_ENDPOINT: 'http://10.0.0.5:4566',
+    };
+    assert.match(
+      problemsOf(() => loadConfig(aws)),
+      /PAYLOAD_AWS_KMS_ENDPOINT: is http:\/\/ to 10\.0\.0\.5, not on this machine/,
+    );
     for (const local of ['http://127.0.0.1:8200', 'http://localhost:8200', 'http://[::1]:8200']) {
       assert.equal(loadConfig({ ...clear, PAYLOAD_VAULT_ADDR: local }).encryption?.provider, 'vault-transit', local);
     }
     assert.equal(loadConfig({ ...clear, PAYLOAD_KMS_ALLOW_INSECURE: 'true' }).encryption?.provider, 'vault-transit');
     assert.equal(loadConfig({ ...aws, PAYLOAD_KMS_ALLOW_INSECURE: '1' }).encryption?.provider, 'aws-kms');
-    assert.match(problemsOf(() => loadConfig({ ...clear, PAYLOAD_KMS_ALLOW_INSECURE: 'yes' })), /PAYLOAD_KMS_ALLOW_INSECURE: /);
+    assert.match(
+      problemsOf(() => loadConfig({ ...clear, PAYLOAD_KMS_ALLOW_INSECURE: 'yes' })),
+      /PAYLOAD_KMS_ALLOW_INSECURE: /,
+    );
   });
 });

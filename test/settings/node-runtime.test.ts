@@ -74,11 +74,14 @@ describe('the pinned Node.js runtime', () => {
 
 describe('ALLOW_UNSUPPORTED_NODE', () => {
   it('takes only true, naming itself otherwise', () => {
-    assert.throws(() => loadWorkerConfig({ ALLOW_UNSUPPORTED_NODE: 'yes' }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.deepEqual(error.problems, ['ALLOW_UNSUPPORTED_NODE: expected true or unset, got "yes"']);
-      return true;
-    });
+    assert.throws(
+      () => loadWorkerConfig({ ALLOW_UNSUPPORTED_NODE: 'yes' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems, ['ALLOW_UNSUPPORTED_NODE: expected true or unset, got "yes"']);
+        return true;
+      },
+    );
     assert.equal(loadWorkerConfig({ ALLOW_UNSUPPORTED_NODE: 'true' }).temporal.address, 'localhost:7233');
   });
 });

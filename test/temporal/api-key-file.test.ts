@@ -34,7 +34,10 @@ void describe('the Temporal token file', () => {
   void it('gives a renewed token to every live connection once, sync or async, and says so without the token', async () => {
     const path = await tokenFile('token-1\n');
     const given: string[] = [];
-    const holders = [{ setApiKey: (key: string) => void given.push(`client:${key}`) }, { setApiKey: (key: string) => Promise.resolve(void given.push(`native:${key}`)) }];
+    const holders = [
+      { setApiKey: (key: string) => void given.push(`client:${key}`) },
+      { setApiKey: (key: string) => Promise.resolve(void given.push(`native:${key}`)) },
+    ];
     const log = recordingLog();
     const watch = watchApiKeyFile({ path, recheckMs: 60_000, current: 'token-1', holders, log });
     try {
@@ -73,8 +76,14 @@ void describe('the Temporal token file', () => {
       await rewrite(path, 'token-2');
       await watch.check();
       assert.deepEqual(given, ['token-2']);
-      assert.deepEqual(log.lines.slice(3), [`info: TEMPORAL_API_KEY_FILE: ${path} holds a token again`, `info: TEMPORAL_API_KEY_FILE: renewed the Temporal token from ${path}`]);
-      assert.ok(log.lines.every((line) => !/token-[12]|secret/.test(line)), 'no token, no content in what it says');
+      assert.deepEqual(log.lines.slice(3), [
+        `info: TEMPORAL_API_KEY_FILE: ${path} holds a token again`,
+        `info: TEMPORAL_API_KEY_FILE: renewed the Temporal token from ${path}`,
+      ]);
+      assert.ok(
+        log.lines.every((line) => !/token-[12]|secret/.test(line)),
+        'no token, no content in what it says',
+      );
     } finally {
       watch.stop();
     }
@@ -98,7 +107,10 @@ void describe('the Temporal token file', () => {
       refuse = false;
       while (given.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.deepEqual(given, ['token-2']);
-      assert.match(log.lines[0] ?? '', /^warn: TEMPORAL_API_KEY_FILE: the connections did not take the renewed token from .* \(metadata refused\); trying again at the next check$/);
+      assert.match(
+        log.lines[0] ?? '',
+        /^warn: TEMPORAL_API_KEY_FILE: the connections did not take the renewed token from .* \(metadata refused\); trying again at the next check$/,
+      );
     } finally {
       watch.stop();
     }
@@ -108,7 +120,10 @@ void describe('the Temporal token file', () => {
     const path = await tokenFile(' token-1 \n');
     assert.equal(await readApiKeyFile(path), 'token-1');
     await writeFile(path, '\n');
-    await assert.rejects(readApiKeyFile(path), (error: unknown) => error instanceof TemporalApiKeyFileError && error.message === `TEMPORAL_API_KEY_FILE: ${path} is empty`);
+    await assert.rejects(
+      readApiKeyFile(path),
+      (error: unknown) => error instanceof TemporalApiKeyFileError && error.message === `TEMPORAL_API_KEY_FILE: ${path} is empty`,
+    );
     await assert.rejects(readApiKeyFile(`${path}-absent`), /TEMPORAL_API_KEY_FILE: cannot read .*-absent \(no such file\)/);
     assert.equal(renewApiKey({ apiKey: 'static' }, [], recordingLog()), undefined, 'TEMPORAL_API_KEY is not watched');
     const watch = renewApiKey({ apiKey: 'token-1', apiKeyFile: { path, recheckMs: 60_000 } }, [], recordingLog());

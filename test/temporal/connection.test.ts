@@ -46,7 +46,14 @@ void describe('TEMPORAL_API_KEY on the wire', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     // The CA only because this endpoint's certificate is private; Cloud's is signed by a public CA.
-    env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, TEMPORAL_API_KEY: API_KEY, TEMPORAL_TLS_CA_PATH: pki.caCert, TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME, PAYLOAD_ENCRYPTION: 'off', PAYLOAD_STORE: 'off' };
+    env = {
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      TEMPORAL_API_KEY: API_KEY,
+      TEMPORAL_TLS_CA_PATH: pki.caCert,
+      TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME,
+      PAYLOAD_ENCRYPTION: 'off',
+      PAYLOAD_STORE: 'off',
+    };
   });
 
   after(async () => {
@@ -142,7 +149,10 @@ void describe('a temporal.toml profile on the wire', () => {
 
   void it('says where the settings came from when a connection fails', async () => {
     const { temporal } = loadClientConfig(env);
-    const reason = await connectFailureReason({ ...temporal, address: '127.0.0.1:1', transport: { tls: false } }, new Error('Failed to connect before the deadline'));
+    const reason = await connectFailureReason(
+      { ...temporal, address: '127.0.0.1:1', transport: { tls: false } },
+      new Error('Failed to connect before the deadline'),
+    );
     const where = `profile "staging" of ${env.TEMPORAL_CONFIG_FILE}`;
     assert.equal(
       reason,
@@ -161,7 +171,16 @@ void describe('a real dev server reached through a profile only', () => {
     dir = await mkdtemp(join(tmpdir(), 'profile-dev-'));
     writeFileSync(
       join(dir, 'temporal.toml'),
-      [`[profile.dev]`, `address = "${devEnv.address}"`, 'namespace = "default"', '', `[profile.nowhere]`, `address = "${devEnv.address}"`, 'namespace = "no-such-namespace"', ''].join('\n'),
+      [
+        `[profile.dev]`,
+        `address = "${devEnv.address}"`,
+        'namespace = "default"',
+        '',
+        `[profile.nowhere]`,
+        `address = "${devEnv.address}"`,
+        'namespace = "no-such-namespace"',
+        '',
+      ].join('\n'),
     );
   });
 

@@ -53,7 +53,11 @@ describe('the dev server on a port taken before it binds', () => {
     const picked = server.ports;
     await hold(picked.worker.grpc);
     await server.start();
-    assert.match(await readFile(logPath, 'utf8'), new RegExp(`127\\.0\\.0\\.1:${picked.worker.grpc}: bind: address already in use`), 'the first try met the taken port');
+    assert.match(
+      await readFile(logPath, 'utf8'),
+      new RegExp(`127\\.0\\.0\\.1:${picked.worker.grpc}: bind: address already in use`),
+      'the first try met the taken port',
+    );
     assert.notEqual(server.ports.worker.grpc, picked.worker.grpc);
 
     const address = server.address;
@@ -70,7 +74,10 @@ describe('the dev server on a port taken before it binds', () => {
     const port = await freePort();
     await hold(port);
     const { server, unexpectedExits, logPath } = await created('frontend', port);
-    await assert.rejects(server.start(), (error: unknown) => error instanceof DevServerError && error.message.includes(`127.0.0.1:${port}: bind: address already in use`));
+    await assert.rejects(
+      server.start(),
+      (error: unknown) => error instanceof DevServerError && error.message.includes(`127.0.0.1:${port}: bind: address already in use`),
+    );
     assert.deepEqual(unexpectedExits, []);
     const tries = (await readFile(logPath, 'utf8')).match(/bind: address already in use/g) ?? [];
     assert.equal(tries.length, 1, 'refused at once, not tried again on the port it may not change');

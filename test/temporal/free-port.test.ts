@@ -13,7 +13,12 @@ import { freePort, freePortIn, parseOsPortRange, rangeOutside } from '../../scri
 const RANGE_FILE = '/proc/sys/net/ipv4/ip_local_port_range';
 const osRange = existsSync(RANGE_FILE) ? parseOsPortRange(readFileSync(RANGE_FILE, 'utf8')) : undefined;
 // Where the OS's range cannot be read, or leaves no room outside it, freePort falls back to the OS's pick.
-const noRoom = osRange === undefined ? `no ${RANGE_FILE} (not Linux)` : rangeOutside(osRange) === undefined ? `the OS's range ${osRange.from}-${osRange.to} leaves no room` : false;
+const noRoom =
+  osRange === undefined
+    ? `no ${RANGE_FILE} (not Linux)`
+    : rangeOutside(osRange) === undefined
+      ? `the OS's range ${osRange.from}-${osRange.to} leaves no room`
+      : false;
 const holders: Server[] = [];
 after(() => holders.forEach((holder) => holder.close()));
 

@@ -16,7 +16,7 @@ function refusingClient(code: number, details: string): Client {
 }
 
 void describe('visibility rows read raw', () => {
-  void it('turns a refused list into the client list\'s ServiceError, which the clients map to access denied', async () => {
+  void it("turns a refused list into the client list's ServiceError, which the clients map to access denied", async () => {
     const client = refusingClient(7, 'Request unauthorized.');
     for (const rows of [visibilityRows(client, 'WorkflowType = "x"', 10), listedExecutions(client, 'WorkflowType = "x"', 10)]) {
       await assert.rejects(rows.next(), (error: unknown) => {
@@ -29,7 +29,10 @@ void describe('visibility rows read raw', () => {
   });
 
   void it('turns any other failure into a ServiceError too, its cause kept', async () => {
-    const client = { options: { namespace: 'default' }, workflowService: { listWorkflowExecutions: () => Promise.reject(new TypeError('broken')) } } as unknown as Client;
+    const client = {
+      options: { namespace: 'default' },
+      workflowService: { listWorkflowExecutions: () => Promise.reject(new TypeError('broken')) },
+    } as unknown as Client;
     await assert.rejects(visibilityRows(client, 'q', 10).next(), (error: unknown) => error instanceof ServiceError && error.cause instanceof TypeError);
   });
 });

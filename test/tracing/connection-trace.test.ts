@@ -52,7 +52,12 @@ async function stopGracefully(worker: ProductProcess): Promise<number | null> {
   return code;
 }
 
-async function runConnection(client: ConnectionsClient, customerId: string, username: string, answer?: SecurityResponses): Promise<{ workflowId: string; result: ConnectionResult }> {
+async function runConnection(
+  client: ConnectionsClient,
+  customerId: string,
+  username: string,
+  answer?: SecurityResponses,
+): Promise<{ workflowId: string; result: ConnectionResult }> {
   const workflowId = connectionKey(customerId, uniqueId('traced'));
   await client.start(workflowId, {
     customerId,
@@ -113,8 +118,14 @@ describe('a connection traced from the client to the service', () => {
     assert.equal(workerExit, 0);
     assert.equal(exported.exitCode, 0);
     assert.deepEqual(exported.complaints, [], 'the collector took every export');
-    assert.ok(spans.some((span) => span.service === 'trace-test-client'), 'spans of the client');
-    assert.ok(spans.some((span) => span.service === 'trace-test-worker'), 'spans of the worker');
+    assert.ok(
+      spans.some((span) => span.service === 'trace-test-client'),
+      'spans of the client',
+    );
+    assert.ok(
+      spans.some((span) => span.service === 'trace-test-worker'),
+      'spans of the worker',
+    );
   });
 
   it('makes one trace, rooted at the client starting the connection', () => {
@@ -126,7 +137,11 @@ describe('a connection traced from the client to the service', () => {
     );
     const ids = byId();
     const orphans = spans.filter((span) => span.parentSpanId !== undefined && !ids.has(span.parentSpanId));
-    assert.deepEqual(orphans.map((span) => span.name), [], 'every parent is in the trace');
+    assert.deepEqual(
+      orphans.map((span) => span.name),
+      [],
+      'every parent is in the trace',
+    );
   });
 
   it('has the workflow run, its activities, the answer by update and every HTTP call', () => {
@@ -162,8 +177,16 @@ describe('a connection traced from the client to the service', () => {
   it('shows the pending answer and the poll that ended it', () => {
     const statuses = spans
       .filter((span) => textOf(span.attributes['aggregator.operation']).startsWith('GetAccountsDetail'))
-      .map((span) => ['aggregator.operation', 'http.response.status_code', 'aggregator.pending_code'].map((key) => (key in span.attributes ? textOf(span.attributes[key]) : '')).join(' ').trim());
-    assert.ok(statuses.some((line) => /^GetAccountsDetail 202 \w+/.test(line)), statuses.join('; '));
+      .map((span) =>
+        ['aggregator.operation', 'http.response.status_code', 'aggregator.pending_code']
+          .map((key) => (key in span.attributes ? textOf(span.attributes[key]) : ''))
+          .join(' ')
+          .trim(),
+      );
+    assert.ok(
+      statuses.some((line) => /^GetAccountsDetail 202 \w+/.test(line)),
+      statuses.join('; '),
+    );
     assert.ok(statuses.includes('GetAccountsDetailAsync 200'), statuses.join('; '));
     for (const span of named('GET /v3/{customerId}/BankingServices/GetAccountsDetailAsync/{requestId}')) {
       assert.equal(span.attributes['http.route'], '/v3/{customerId}/BankingServices/GetAccountsDetailAsync/{requestId}');
@@ -176,7 +199,11 @@ describe('a connection traced from the client to the service', () => {
     const holder = result.accountsDetail?.Accounts.find((entry) => entry.Holder)?.Holder ?? assert.fail('the result names the holder');
     const secrets: Record<string, string | undefined> = {
       password: SANDBOX_PASSWORD,
-      ...Object.fromEntries(Object.values(answer).flat().map((value, index) => [`answer ${index + 1}`, value])),
+      ...Object.fromEntries(
+        Object.values(answer)
+          .flat()
+          .map((value, index) => [`answer ${index + 1}`, value]),
+      ),
       'login id': result.loginId,
       'account number': account.AccountNumber ?? undefined,
       'holder name': holder.Name ?? undefined,
@@ -207,10 +234,18 @@ describe('tracing off in the worker', () => {
     collector = await startOtelCollector();
     const shared = sharedEnv(customerId, uniqueId('untraced'));
     // The endpoint is set but the SDK disabled: nothing may leave this worker.
-    worker = await startProcess('worker', { ...shared, AGGREGATOR_BASE_URL: sandbox.url, WORKER_METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SDK_DISABLED: 'true' });
+    worker = await startProcess('worker', {
+      ...shared,
+      AGGREGATOR_BASE_URL: sandbox.url,
+      WORKER_METRICS_PORT: '0',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_SDK_DISABLED: 'true',
+    });
     const plain = await ConnectionsClient.connect(loadClientConfig(shared));
     // A traced client's connection reaches this worker too: its workflow spans must be dropped quietly.
-    const traced = await ConnectionsClient.connect(loadClientConfig({ ...shared, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'trace-test-client' }));
+    const traced = await ConnectionsClient.connect(
+      loadClientConfig({ ...shared, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'trace-test-client' }),
+    );
     try {
       completed = [];
       for (const client of [plain, traced]) {

@@ -54,6 +54,9 @@ describe('the process tracer provider', () => {
   });
 
   it('describes its endpoint without query or credentials', () => {
-    assert.equal(describeEndpoint({ endpoint: 'https://user:pass@collector.example:4318/v1/traces?token=abc', serviceName: 'worker' }), 'https://collector.example:4318/v1/traces as worker');
+    assert.equal(
+      describeEndpoint({ endpoint: 'https://user:pass@collector.example:4318/v1/traces?token=abc', serviceName: 'worker' }),
+      'https://collector.example:4318/v1/traces as worker',
+    );
   });
 });

@@ -32,7 +32,17 @@ function workflowSpan(): SerializableSpan {
     status: { code: SpanStatusCode.ERROR, message: SECRET_MESSAGE },
     attributes: {},
     links: [],
-    events: [{ name: 'exception', time, attributes: { 'exception.type': 'ApplicationFailure', 'exception.message': SECRET_MESSAGE, 'exception.stacktrace': `Error: ${SECRET_MESSAGE}\n    at x` } }],
+    events: [
+      {
+        name: 'exception',
+        time,
+        attributes: {
+          'exception.type': 'ApplicationFailure',
+          'exception.message': SECRET_MESSAGE,
+          'exception.stacktrace': `Error: ${SECRET_MESSAGE}\n    at x`,
+        },
+      },
+    ],
     duration: [0, 0],
     ended: true,
     droppedAttributesCount: 0,

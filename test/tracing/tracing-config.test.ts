@@ -11,12 +11,22 @@ describe('tracing settings', () => {
   });
 
   it('send traces to <base>/v1/traces of OTEL_EXPORTER_OTLP_ENDPOINT, under a name per process', () => {
-    assert.deepEqual(loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing, { endpoint: 'http://collector:4318/v1/traces', serviceName: 'aggregation-connections-worker' });
-    assert.deepEqual(loadClientConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, { endpoint: 'http://collector:4318/v1/traces', serviceName: 'aggregation-connections-client' });
+    assert.deepEqual(loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing, {
+      endpoint: 'http://collector:4318/v1/traces',
+      serviceName: 'aggregation-connections-worker',
+    });
+    assert.deepEqual(loadClientConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing, {
+      endpoint: 'http://collector:4318/v1/traces',
+      serviceName: 'aggregation-connections-client',
+    });
   });
 
   it('take OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, over the base endpoint, and OTEL_SERVICE_NAME', () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/otlp', OTEL_SERVICE_NAME: 'lender-worker' };
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/otlp',
+      OTEL_SERVICE_NAME: 'lender-worker',
+    };
     assert.deepEqual(loadWorkerConfig(env).tracing, { endpoint: 'https://traces.example/otlp', serviceName: 'lender-worker' });
   });
 
@@ -26,10 +36,16 @@ describe('tracing settings', () => {
 
   it('refuse an endpoint that is not an http(s) URL and a protocol other than http/json, naming each variable', () => {
     assert.throws(
-      () => loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }),
+      () =>
+        loadWorkerConfig({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317',
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        }),
       (error: unknown) => {
         assert.ok(error instanceof ConfigError);
-        for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) assert.match(error.message, new RegExp(`${name}: `));
+        for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'])
+          assert.match(error.message, new RegExp(`${name}: `));
         assert.match(error.message, /http\/json/);
         return true;
       },
@@ -37,6 +53,9 @@ describe('tracing settings', () => {
   });
 
   it('leave no OTEL_ variable among the worker settings', () => {
-    assert.deepEqual(Object.keys(loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).filter((key) => key.startsWith('OTEL_')), []);
+    assert.deepEqual(
+      Object.keys(loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).filter((key) => key.startsWith('OTEL_')),
+      [],
+    );
   });
 });

@@ -23,35 +23,49 @@ async function startThread(): Promise<Worker> {
 /** The nice value this process started at (a runner may itself run under nice): the tests count from it. */
 const BASE = LINUX ? (threadsOf('self').find((thread) => thread.name === 'MainThread')?.nice ?? 0) : 0;
 
-describe('lowering threads', { skip: !LINUX ? 'Linux keeps a nice value per thread; elsewhere nothing is lowered' : BASE > 13 ? `this process already runs at nice ${BASE}` : false }, () => {
-  it('lowers the worker threads a start makes, and no other', async () => {
-    const earlier = await startThread();
-    const { value, started, lowered } = await lowerThreadsStartedBy(BASE + 6, startThread);
-    try {
-      assert.deepEqual([started, lowered], [1, 1]);
-      const all = threadsOf('self');
-      assert.deepEqual(all.filter((thread) => thread.nice === BASE + 6).map((thread) => thread.name), ['WorkerThread'], JSON.stringify(all));
-      assert.ok(all.filter((thread) => thread.nice !== BASE + 6).every((thread) => thread.nice === BASE), `the rest, the earlier worker thread among them, at ${BASE}: ${JSON.stringify(all)}`);
-    } finally {
-      await Promise.all([value.terminate(), earlier.terminate()]);
-    }
-  });
+describe(
+  'lowering threads',
+  { skip: !LINUX ? 'Linux keeps a nice value per thread; elsewhere nothing is lowered' : BASE > 13 ? `this process already runs at nice ${BASE}` : false },
+  () => {
+    it('lowers the worker threads a start makes, and no other', async () => {
+      const earlier = await startThread();
+      const { value, started, lowered } = await lowerThreadsStartedBy(BASE + 6, startThread);
+      try {
+        assert.deepEqual([started, lowered], [1, 1]);
+        const all = threadsOf('self');
+        assert.deepEqual(
+          all.filter((thread) => thread.nice === BASE + 6).map((thread) => thread.name),
+          ['WorkerThread'],
+          JSON.stringify(all),
+        );
+        assert.ok(
+          all.filter((thread) => thread.nice !== BASE + 6).every((thread) => thread.nice === BASE),
+          `the rest, the earlier worker thread among them, at ${BASE}: ${JSON.stringify(all)}`,
+        );
+      } finally {
+        await Promise.all([value.terminate(), earlier.terminate()]);
+      }
+    });
 
-  it('lowers nothing at 0', async () => {
-    const { value, started, lowered } = await lowerThreadsStartedBy(0, startThread);
-    await value.terminate();
-    assert.deepEqual([started, lowered], [0, 0]);
-  });
-
-  it('leaves a thread that already runs lower as it is (no raise, no error)', async () => {
-    assert.ok(lowerCpuPriority(BASE + 4) > 0, 'the process lowered');
-    const { value, started, lowered } = await lowerThreadsStartedBy(BASE + 2, startThread);
-    try {
-      assert.deepEqual([started, lowered], [1, 0], 'a new thread inherits the lower priority: left');
-      assert.ok(threadsOf('self').every((thread) => thread.nice === BASE + 4), JSON.stringify(threadsOf('self')));
-      assert.equal(lowerCpuPriority(BASE + 4), 0, 'already there: nothing changed');
-    } finally {
+    it('lowers nothing at 0', async () => {
+      const { value, started, lowered } = await lowerThreadsStartedBy(0, startThread);
       await value.terminate();
-    }
-  });
-});
+      assert.deepEqual([started, lowered], [0, 0]);
+    });
+
+    it('leaves a thread that already runs lower as it is (no raise, no error)', async () => {
+      assert.ok(lowerCpuPriority(BASE + 4) > 0, 'the process lowered');
+      const { value, started, lowered } = await lowerThreadsStartedBy(BASE + 2, startThread);
+      try {
+        assert.deepEqual([started, lowered], [1, 0], 'a new thread inherits the lower priority: left');
+        assert.ok(
+          threadsOf('self').every((thread) => thread.nice === BASE + 4),
+          JSON.stringify(threadsOf('self')),
+        );
+        assert.equal(lowerCpuPriority(BASE + 4), 0, 'already there: nothing changed');
+      } finally {
+        await value.terminate();
+      }
+    });
+  },
+);

@@ -21,7 +21,14 @@ let variables: Record<string, string>;
 before(async () => {
   bao = await startOpenBao();
   const token = await bao.token('aggregation-worker', workerPolicy(bao.transitKey));
-  variables = { TEMPORAL_ADDRESS: '127.0.0.1:7233', PAYLOAD_KEY_PROVIDER: 'vault-transit', PAYLOAD_VAULT_ADDR: bao.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_VAULT_TIMEOUT_MS: '1000', PAYLOAD_STORE: 'off' };
+  variables = {
+    TEMPORAL_ADDRESS: '127.0.0.1:7233',
+    PAYLOAD_KEY_PROVIDER: 'vault-transit',
+    PAYLOAD_VAULT_ADDR: bao.address,
+    PAYLOAD_VAULT_TOKEN: token,
+    PAYLOAD_VAULT_TIMEOUT_MS: '1000',
+    PAYLOAD_STORE: 'off',
+  };
 });
 
 after(async () => {
@@ -71,7 +78,11 @@ describe("a worker's key provider health", () => {
     const config = loadWorkerConfig(variables);
     const warnings: string[] = [];
     const stop = new AbortController();
-    const waiting = waitForFirstDataKey(keySourceFor(config.encryption!), { warn: (message) => warnings.push(message), info: () => undefined, abort: stop.signal });
+    const waiting = waitForFirstDataKey(keySourceFor(config.encryption!), {
+      warn: (message) => warnings.push(message),
+      info: () => undefined,
+      abort: stop.signal,
+    });
     while (warnings.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.match(warnings[0] ?? '', /unavailable \(datakey\).*the worker waits for it before polling \(attempt 1/);
     stop.abort('SIGTERM');
@@ -90,7 +101,13 @@ describe('sealing through a KMS outage, bounded', () => {
     const outage = await startOpenBao();
     try {
       const token = await outage.token('aggregation-worker', workerPolicy(outage.transitKey));
-      const config = loadWorkerConfig({ ...variables, PAYLOAD_VAULT_ADDR: outage.address, PAYLOAD_VAULT_TOKEN: token, PAYLOAD_DATA_KEY_MAX_USES: '1', PAYLOAD_DATA_KEY_OUTAGE_MAX_USES: '1' });
+      const config = loadWorkerConfig({
+        ...variables,
+        PAYLOAD_VAULT_ADDR: outage.address,
+        PAYLOAD_VAULT_TOKEN: token,
+        PAYLOAD_DATA_KEY_MAX_USES: '1',
+        PAYLOAD_DATA_KEY_OUTAGE_MAX_USES: '1',
+      });
       const encryption = config.encryption ?? assert.fail('encryption on');
       const codec = new EncryptionCodec(keySourceFor(encryption));
       const health = keyProviderHealthOf(encryption) ?? assert.fail('a KMS health');

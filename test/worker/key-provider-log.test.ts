@@ -35,13 +35,16 @@ describe("the worker's log and metrics of unreadable payloads", () => {
 
     const warnings = log.lines.filter((line) => line.startsWith('WARN'));
     assert.equal(warnings.length, 3, log.lines.join('\n'));
-    assert.match(warnings[0] ?? '', /^WARN key version revoked: .*version 1 of key "aggregation-payloads".* cannot run on this worker, and aggregation_key_provider_calls\{outcome="revoked"\}/);
+    assert.match(
+      warnings[0] ?? '',
+      /^WARN key version revoked: .*version 1 of key "aggregation-payloads".* cannot run on this worker, and aggregation_key_provider_calls\{outcome="revoked"\}/,
+    );
     assert.match(warnings[1] ?? '', /version 2 of key/);
     assert.match(warnings[2] ?? '', /^WARN key destroyed: .*"aggregation-payloads-tenant-lender-b" \(tenant "lender-b"\).*outcome="destroyed"/);
     assert.equal(adds.filter((add) => add.includes('outcome=revoked')).length, 4);
     assert.equal(adds.filter((add) => add.includes('outcome=destroyed')).length, 2);
     assert.equal(adds.filter((add) => add.includes('outcome=ok')).length, 1);
-    assert.equal(kms.status.state, 'ok', 'the payload\'s key, not the provider, is at fault');
+    assert.equal(kms.status.state, 'ok', "the payload's key, not the provider, is at fault");
     assert.equal(kms.status.failures, 0);
     stopLog();
     stopMetrics();

@@ -14,7 +14,15 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectionKey } from '../../src/client/business-key.js';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import { ConnectionHeldError } from '../../src/client/errors.js';
-import { ADMISSION_WINDOW_BOUNDS, admissionGrantSignal, admissionRequestSignal, admissionStateQuery, admissionWakeSignal, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission/admission-definitions.js';
+import {
+  ADMISSION_WINDOW_BOUNDS,
+  admissionGrantSignal,
+  admissionRequestSignal,
+  admissionStateQuery,
+  admissionWakeSignal,
+  admissionWorkflowId,
+  type AdmissionState,
+} from '../../src/contract/admission/admission-definitions.js';
 import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -44,16 +52,33 @@ after(async () => {
 const WINDOW = ADMISSION_WINDOW_BOUNDS.start;
 
 async function savedLogin(customerId: string, username: string): Promise<string> {
-  const response = await fetch(`${sandbox.url}/sandbox/${encodeURIComponent(customerId)}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+  const response = await fetch(`${sandbox.url}/sandbox/${encodeURIComponent(customerId)}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username }),
+  });
   assert.ok(response.ok, `the sandbox saved a login: ${response.status}`);
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
 
 /** Unattended cached refreshes through the product's client, each polling `polls` times 1 s apart. */
-async function startHeld(customerId: string, count: number, polls: number, timing: ConnectionInputArgs['timing'] = {}): Promise<{ workflowId: string; runId: string }[]> {
+async function startHeld(
+  customerId: string,
+  count: number,
+  polls: number,
+  timing: ConnectionInputArgs['timing'] = {},
+): Promise<{ workflowId: string; runId: string }[]> {
   const logins = await Promise.all(Array.from({ length: count }, () => savedLogin(customerId, `pending_polls_${polls}`)));
   return await Promise.all(
-    logins.map((loginId) => connections.start(connectionKey(customerId, uniqueId('app')), { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000, ...timing } })),
+    logins.map((loginId) =>
+      connections.start(connectionKey(customerId, uniqueId('app')), {
+        customerId,
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        unattended: true,
+        timing: { pollIntervalMs: 1_000, ...timing },
+      }),
+    ),
   );
 }
 
@@ -84,10 +109,13 @@ describe('held unattended starts', () => {
   it('runs no workflow task of a held start until its admission grants it, and the grant begins it without an ask', async () => {
     const customerId = uniqueId('held');
     const started = await startHeld(customerId, WINDOW + 2, 4);
-    const full = await waitFor(async () => {
-      const state = await admissionOf(customerId).catch(() => undefined);
-      return state && state.inFlight === WINDOW && state.queued === 2 ? state : undefined;
-    }, { timeoutMs: 30_000, describe: 'the window full and two held starts queued' });
+    const full = await waitFor(
+      async () => {
+        const state = await admissionOf(customerId).catch(() => undefined);
+        return state && state.inFlight === WINDOW && state.queued === 2 ? state : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'the window full and two held starts queued' },
+    );
     assert.equal(full.queuedByPriority['3'], 2, 'queued at the scheduled class');
     // The two still queued: their histories hold the start alone, no workflow task.
     const histories = await Promise.all(started.map(async ({ workflowId }) => eventTypes(await historyOf(workflowId))));
@@ -114,10 +142,13 @@ describe('held unattended starts', () => {
       const state = await stack.client.workflow.getHandle(workflowId).query(connectionStateQuery);
       assert.ok(state.admission?.queuedAt && state.admission.admittedAt, `${workflowId} says when it queued and was admitted`);
     }
-    const done = await waitFor(async () => {
-      const state = await admissionOf(customerId);
-      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
-    }, { describe: 'the admission empty' });
+    const done = await waitFor(
+      async () => {
+        const state = await admissionOf(customerId);
+        return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+      },
+      { describe: 'the admission empty' },
+    );
     assert.equal(done.granted, WINDOW + 2);
     // Found, not sent: no request a start, and the client's wakes (once a second at most) fewer than its starts.
     const admissionEvents = await historyOf(admissionWorkflowId(customerId));
@@ -129,15 +160,21 @@ describe('held unattended starts', () => {
   it('gives back the room of a held start terminated before its grant, and never starts it again', async () => {
     const customerId = uniqueId('held-term');
     const running = await startHeld(customerId, WINDOW, 10);
-    await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), { timeoutMs: 30_000, describe: 'the window full' });
+    await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), {
+      timeoutMs: 30_000,
+      describe: 'the window full',
+    });
     const [held] = await startHeld(customerId, 1, 1);
     await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the held start queued' });
     await stack.client.workflow.getHandle(held!.workflowId).terminate('test: an operator ends a held start');
     await Promise.all(running.map(({ workflowId }) => stack.client.workflow.getHandle(workflowId).result()));
-    const after = await waitFor(async () => {
-      const state = await admissionOf(customerId);
-      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
-    }, { timeoutMs: 30_000, describe: 'the admission empty: the terminated start released as ended' });
+    const after = await waitFor(
+      async () => {
+        const state = await admissionOf(customerId);
+        return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'the admission empty: the terminated start released as ended' },
+    );
     assert.equal(after.granted, WINDOW + 1, 'it was granted room, and gave it back');
     const described = await stack.client.workflow.getHandle(held!.workflowId).describe();
     assert.equal(described.status.name, 'TERMINATED');
@@ -147,7 +184,10 @@ describe('held unattended starts', () => {
   it('begins a held start at its delay when its admission is gone, and it asks for itself', async () => {
     const customerId = uniqueId('held-lost');
     const running = await startHeld(customerId, WINDOW, 10);
-    await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), { timeoutMs: 30_000, describe: 'the window full' });
+    await waitFor(async () => ((await admissionOf(customerId).catch(() => undefined))?.inFlight === WINDOW ? true : undefined), {
+      timeoutMs: 30_000,
+      describe: 'the window full',
+    });
     const [held] = await startHeld(customerId, 1, 1, { admissionAskAgainMs: 3_000 });
     await waitFor(async () => ((await admissionOf(customerId)).queued === 1 ? true : undefined), { describe: 'the held start queued' });
     await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).terminate('test: an operator ends the admission');

@@ -10,7 +10,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ADMISSION_WINDOW_BOUNDS, admissionRequestSignal, admissionStateQuery, admissionWorkflowId, type AdmissionState } from '../../src/contract/admission/admission-definitions.js';
+import {
+  ADMISSION_WINDOW_BOUNDS,
+  admissionRequestSignal,
+  admissionStateQuery,
+  admissionWorkflowId,
+  type AdmissionState,
+} from '../../src/contract/admission/admission-definitions.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -49,13 +55,22 @@ async function startUnattended(customerId: string, count: number, polls: number,
   const logins = await Promise.all(Array.from({ length: count }, () => savedLogin(customerId, `pending_polls_${polls}`)));
   return await Promise.all(
     // Ids the admission takes: the tenant's (`connection-<customerId>:…`), as the product's client makes them.
-    logins.map((loginId) => stack.start({ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000, ...timing } }, `connection-${customerId}:${uniqueId('app')}`)),
+    logins.map((loginId) =>
+      stack.start(
+        { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 1_000, ...timing } },
+        `connection-${customerId}:${uniqueId('app')}`,
+      ),
+    ),
   );
 }
 
 /** A saved login of `customerId` at the shared sandbox (the stack's own helper saves its tenant's). */
 async function savedLogin(customerId: string, username: string): Promise<string> {
-  const response = await fetch(`${sandbox.url}/sandbox/${encodeURIComponent(customerId)}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+  const response = await fetch(`${sandbox.url}/sandbox/${encodeURIComponent(customerId)}/logins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username }),
+  });
   assert.ok(response.ok, `the sandbox saved a login: ${response.status}`);
   return ((await response.json()) as { LoginId: string }).LoginId;
 }
@@ -65,11 +80,14 @@ async function savedLogin(customerId: string, username: string): Promise<string>
  * has reached its connection (waited for until exactly `count` are left).
  */
 async function stillQueued(storm: readonly Started[], count: number): Promise<{ handle: Started; state: ConnectionState }[]> {
-  return await waitFor(async () => {
-    const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
-    const waiting = storm.flatMap((handle, index) => (states[index]?.admission?.admittedAt === undefined ? [{ handle, state: states[index]! }] : []));
-    return waiting.length === count ? waiting : undefined;
-  }, { describe: `${count} connections still waiting for room` });
+  return await waitFor(
+    async () => {
+      const states = await Promise.all(storm.map((handle) => handle.query(connectionStateQuery)));
+      const waiting = storm.flatMap((handle, index) => (states[index]?.admission?.admittedAt === undefined ? [{ handle, state: states[index]! }] : []));
+      return waiting.length === count ? waiting : undefined;
+    },
+    { describe: `${count} connections still waiting for room` },
+  );
 }
 
 async function admissionOf(customerId: string): Promise<AdmissionState> {
@@ -80,12 +98,15 @@ describe('admission of unattended connections', () => {
   it('queues a storm of unattended starts behind the window while a live connection starts at once', async () => {
     const customerId = uniqueId('adm-storm');
     const storm = await startUnattended(customerId, WINDOW + 4, 6);
-    const held = await waitFor(async () => {
-      const state = await admissionOf(customerId);
-      // All asked, and the admission has granted what its window holds (its grants follow its reads of
-      // the fleet); "no more" is the four still queued.
-      return state.queued + state.inFlight === WINDOW + 4 && state.inFlight >= WINDOW ? state : undefined;
-    }, { describe: 'all at the admission, the window granted' });
+    const held = await waitFor(
+      async () => {
+        const state = await admissionOf(customerId);
+        // All asked, and the admission has granted what its window holds (its grants follow its reads of
+        // the fleet); "no more" is the four still queued.
+        return state.queued + state.inFlight === WINDOW + 4 && state.inFlight >= WINDOW ? state : undefined;
+      },
+      { describe: 'all at the admission, the window granted' },
+    );
     assert.equal(held.inFlight, WINDOW, 'the window, and no more, admitted');
     assert.equal(held.queued, 4);
     // The queue's order is the order the asks reached the admission, not the order of the starts.
@@ -96,7 +117,12 @@ describe('admission of unattended connections', () => {
     }
 
     // A live user meanwhile: no admission, done while the storm still queues.
-    const live = await stack.start({ customerId, session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD, save: false }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 100 } });
+    const live = await stack.start({
+      customerId,
+      session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD, save: false },
+      products: { accountsDetail: {} },
+      timing: { pollIntervalMs: 100 },
+    });
     await live.result();
     assert.equal((await live.query(connectionStateQuery)).admission, undefined);
     const liveEnded = Date.parse((await live.query(connectionStateQuery)).updatedAt);
@@ -106,11 +132,17 @@ describe('admission of unattended connections', () => {
     const admitted = await Promise.all(storm.map(async (handle) => (await handle.query(connectionStateQuery)).admission));
     for (const admission of admitted) assert.ok(admission?.admittedAt, 'every one was granted room');
     const lastAdmitted = Math.max(...admitted.map((admission) => Date.parse(admission?.admittedAt ?? '')));
-    assert.ok(liveEnded < lastAdmitted, `the live connection ended (${new Date(liveEnded).toISOString()}) before the storm was all admitted (${admitted.map((admission) => admission?.admittedAt).join(', ')})`);
-    const done = await waitFor(async () => {
-      const state = await admissionOf(customerId);
-      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
-    }, { describe: 'the admission empty' });
+    assert.ok(
+      liveEnded < lastAdmitted,
+      `the live connection ended (${new Date(liveEnded).toISOString()}) before the storm was all admitted (${admitted.map((admission) => admission?.admittedAt).join(', ')})`,
+    );
+    const done = await waitFor(
+      async () => {
+        const state = await admissionOf(customerId);
+        return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+      },
+      { describe: 'the admission empty' },
+    );
     assert.equal(done.granted, WINDOW + 4);
     assert.equal(done.refused, 0);
   });
@@ -118,10 +150,13 @@ describe('admission of unattended connections', () => {
   it('takes a queued connection that is cancelled out of the queue, and loses nothing over a worker restart', async () => {
     const customerId = uniqueId('adm-cancel');
     const storm = await startUnattended(customerId, WINDOW + 2, 10);
-    await waitFor(async () => {
-      const state = await admissionOf(customerId);
-      return state.queued === 2 && state.inFlight === WINDOW ? state : undefined;
-    }, { describe: 'the window admitted, two queued' });
+    await waitFor(
+      async () => {
+        const state = await admissionOf(customerId);
+        return state.queued === 2 && state.inFlight === WINDOW ? state : undefined;
+      },
+      { describe: 'the window admitted, two queued' },
+    );
     const queued = (await stillQueued(storm, 2)).map(({ handle }) => handle);
     await queued[0]!.cancel();
     await assert.rejects(queued[0]!.result(), (error: unknown) => error instanceof WorkflowFailedError);
@@ -134,10 +169,13 @@ describe('admission of unattended connections', () => {
     const others = storm.filter((handle) => handle !== queued[0]);
     const results = await Promise.all(others.map((handle) => handle.result()));
     assert.equal(results.length, WINDOW + 1);
-    const done = await waitFor(async () => {
-      const state = await admissionOf(customerId);
-      return state.inFlight === 0 && state.queued === 0 ? state : undefined;
-    }, { describe: 'the admission empty' });
+    const done = await waitFor(
+      async () => {
+        const state = await admissionOf(customerId);
+        return state.inFlight === 0 && state.queued === 0 ? state : undefined;
+      },
+      { describe: 'the admission empty' },
+    );
     assert.equal(done.granted, WINDOW + 1, 'the cancelled one was never granted');
     stack = restarted;
   });
@@ -145,10 +183,13 @@ describe('admission of unattended connections', () => {
   it('lets queued connections ask again when the admission is terminated by hand', async () => {
     const customerId = uniqueId('adm-term');
     const storm = await startUnattended(customerId, WINDOW + 2, 5, { admissionAskAgainMs: 2_000 });
-    await waitFor(async () => {
-      const state = await admissionOf(customerId);
-      return state.queued === 2 ? state : undefined;
-    }, { describe: 'two queued' });
+    await waitFor(
+      async () => {
+        const state = await admissionOf(customerId);
+        return state.queued === 2 ? state : undefined;
+      },
+      { describe: 'two queued' },
+    );
     await stack.client.workflow.getHandle(admissionWorkflowId(customerId)).terminate('test: an operator ends the admission');
     const results = await Promise.all(storm.map((handle) => handle.result()));
     assert.equal(results.length, WINDOW + 2, 'every connection ended, the queued ones through the next admission');
@@ -175,15 +216,21 @@ describe('admission of unattended connections', () => {
     ];
     for (const request of refusedRequests) await admission.signal(admissionRequestSignal, request);
     await admission.signal(admissionRequestSignal, { workflowId: `connection-${customerId}:nobody`, runId: NO_RUN, priorityKey: 3 });
-    const after = await waitFor(async () => {
-      const state = await admission.query(admissionStateQuery);
-      return state.granted === before.granted + 1 && state.inFlight === 0 && state.refused === before.refused + refusedRequests.length ? state : undefined;
-    }, { describe: 'the refusals counted and the grant to no run given back' });
+    const after = await waitFor(
+      async () => {
+        const state = await admission.query(admissionStateQuery);
+        return state.granted === before.granted + 1 && state.inFlight === 0 && state.refused === before.refused + refusedRequests.length ? state : undefined;
+      },
+      { describe: 'the refusals counted and the grant to no run given back' },
+    );
     assert.equal(after.queued, 0);
 
     // An unattended connection whose id was chosen freely (not the tenant's): it would be refused, so it does not ask.
     const loginId = await savedLogin(customerId, 'pending_polls_1');
-    const free = await stack.start({ customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 100 } }, uniqueId('free-id'));
+    const free = await stack.start(
+      { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, unattended: true, timing: { pollIntervalMs: 100 } },
+      uniqueId('free-id'),
+    );
     await free.result();
     assert.equal((await free.query(connectionStateQuery)).admission, undefined);
     assert.equal((await admission.query(admissionStateQuery)).granted, after.granted, 'the admission never heard of it');

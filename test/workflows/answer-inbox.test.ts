@@ -16,7 +16,16 @@ const SET: ChallengeSet = {
   attempt: 1,
   answerBy: '2026-11-22T00:15:00.000Z',
 };
-const BASE: ConnectionState = { status: 'Authorizing', mode: 'live', customerId: 'c', totalPolls: 0, sessionRestarts: 0, retrieved: [], startedAt: '', updatedAt: '' };
+const BASE: ConnectionState = {
+  status: 'Authorizing',
+  mode: 'live',
+  customerId: 'c',
+  totalPolls: 0,
+  sessionRestarts: 0,
+  retrieved: [],
+  startedAt: '',
+  updatedAt: '',
+};
 const AUTHORIZING = BASE;
 const AWAITING: ConnectionState = { ...BASE, status: 'AwaitingAnswer', challengeSet: SET };
 const RETRIEVING: ConnectionState = { ...BASE, status: 'Retrieving' };

@@ -4,7 +4,11 @@ import type { SecurityChallenge } from '../../src/aggregator/schemas.js';
 import { checkAnswer, describeProblems } from '../../src/workflows/connection/challenges.js';
 
 const question = (Prompt: string): SecurityChallenge => ({ Type: 'QuestionAndAnswer', Prompt });
-const choice: SecurityChallenge = { Type: 'MultipleChoice', Prompt: 'Which of these streets have you lived on?', Iterables: ['Elm', 'Oak', 'None of the above'] };
+const choice: SecurityChallenge = {
+  Type: 'MultipleChoice',
+  Prompt: 'Which of these streets have you lived on?',
+  Iterables: ['Elm', 'Oak', 'None of the above'],
+};
 const multi: SecurityChallenge = { Type: 'MultipleChoiceMultipleAnswers', Prompt: 'Which banks have you used?', Iterables: ['A', 'B', 'C'] };
 const textOrCall: SecurityChallenge = { Type: 'TextOrCall', Prompt: 'Where should we send the code?', Iterables: ['xxx-xxx-1234', 'xxx-xxx-9876'] };
 const device: SecurityChallenge = { Type: 'WaitUntilEUAccept', Prompt: 'Approve the sign-in on your trusted device' };

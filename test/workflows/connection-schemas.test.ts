@@ -17,7 +17,11 @@ const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_0
 const file = connectionStackOfFile();
 
 /** Parses with the schema, failing the test with zod's issues (path and message) when it does not. */
-function parses<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: unknown[] } } }, value: unknown, what: string): T {
+function parses<T>(
+  schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: unknown[] } } },
+  value: unknown,
+  what: string,
+): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success) assert.fail(`${what} does not parse: ${JSON.stringify(parsed.error.issues)}`);
   return parsed.data;
@@ -38,7 +42,9 @@ describe('the connection state and result schemas', () => {
     const challenged = parses(ConnectionStateSchema, waiting, 'the AwaitingAnswer state');
     assert.equal(challenged.challengeSet?.challenges[0]?.Prompt, round?.challenges[0]?.Prompt);
 
-    const outcome = await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: waiting.challengeSet?.id ?? '', responses: round?.answer ?? {} }] });
+    const outcome = await handle.executeUpdate(submitAnswerUpdate, {
+      args: [{ challengeSetId: waiting.challengeSet?.id ?? '', responses: round?.answer ?? {} }],
+    });
     assert.equal(parses(AnswerOutcomeSchema, outcome, 'the answer outcome').outcome, 'accepted');
     const result = parses(ConnectionResultSchema, await handle.result(), 'the result');
     assert.ok(result.accountsDetail && result.accountsDetail.Accounts.length > 0, 'accounts detail');
@@ -51,7 +57,11 @@ describe('the connection state and result schemas', () => {
 
   it('parse a cached connection with attributes, and a failed connection state', async () => {
     const loginId = await file.stack.savedLogin('no_mfa');
-    const handle = await file.stack.start({ session: { kind: 'cached', loginId }, products: { attributes: { package: 'GetLendingAttributes' } }, timing: FAST });
+    const handle = await file.stack.start({
+      session: { kind: 'cached', loginId },
+      products: { attributes: { package: 'GetLendingAttributes' } },
+      timing: FAST,
+    });
     const result = parses(ConnectionResultSchema, await handle.result(), 'the result');
     assert.equal(Object.keys(result.attributes?.Groups ?? {}).length, 1, 'one attribute group');
 
@@ -67,11 +77,26 @@ describe('the connection state and result schemas', () => {
   });
 
   it('refuse a state whose field breaks the contract, naming the field', () => {
-    const parsed = ConnectionStateSchema.safeParse({ status: 'Sleeping', mode: 'live', customerId: 'c', totalPolls: 0, sessionRestarts: 0, retrieved: [], startedAt: 'x', updatedAt: 'x' });
+    const parsed = ConnectionStateSchema.safeParse({
+      status: 'Sleeping',
+      mode: 'live',
+      customerId: 'c',
+      totalPolls: 0,
+      sessionRestarts: 0,
+      retrieved: [],
+      startedAt: 'x',
+      updatedAt: 'x',
+    });
     assert.equal(parsed.success, false);
-    assert.deepEqual(parsed.error?.issues.map((issue) => issue.path), [['status']]);
+    assert.deepEqual(
+      parsed.error?.issues.map((issue) => issue.path),
+      [['status']],
+    );
     const outcome = AnswerOutcomeSchema.safeParse({ outcome: 'rejected', serviceCode: 'INVALID_SECURITY_RESPONSE' });
-    assert.deepEqual(outcome.error?.issues.map((issue) => issue.path), [['message']]);
+    assert.deepEqual(
+      outcome.error?.issues.map((issue) => issue.path),
+      [['message']],
+    );
     assert.equal(FirstStepSchema.safeParse({ step: 'waiting' }).success, false);
   });
 });

@@ -86,8 +86,15 @@ describe('every challenge sequence of the spec', () => {
     it(`completes ${scenario.username} answered through the validated update`, async () => {
       const handle = await stack.start(live(scenario.username));
       for (const [index, round] of rounds.entries()) {
-        const state = await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer' && s.challengeSet?.id === String(index + 1), `challenge set ${index + 1}`);
-        assert.deepEqual(state.challengeSet?.challenges.map((c) => c.Prompt), round.challenges.map((c) => c.Prompt));
+        const state = await stack.waitForState(
+          handle.workflowId,
+          (s) => s.status === 'AwaitingAnswer' && s.challengeSet?.id === String(index + 1),
+          `challenge set ${index + 1}`,
+        );
+        assert.deepEqual(
+          state.challengeSet?.challenges.map((c) => c.Prompt),
+          round.challenges.map((c) => c.Prompt),
+        );
         const outcome = await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: String(index + 1), responses: round.answer }] });
         assert.equal(outcome.outcome, 'accepted');
         if (index < rounds.length - 1) assert.equal(outcome.outcome === 'accepted' && outcome.nextChallengeSet?.id, String(index + 2));
@@ -100,7 +107,11 @@ describe('every challenge sequence of the spec', () => {
     it(`completes ${scenario.username} answered by signal`, async () => {
       const handle = await stack.start(live(scenario.username));
       for (const [index, round] of rounds.entries()) {
-        await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer' && s.challengeSet?.id === String(index + 1), `challenge set ${index + 1}`);
+        await stack.waitForState(
+          handle.workflowId,
+          (s) => s.status === 'AwaitingAnswer' && s.challengeSet?.id === String(index + 1),
+          `challenge set ${index + 1}`,
+        );
         await handle.signal(answerChallengeSignal, { challengeSetId: String(index + 1), responses: round.answer });
       }
       assertAccounts(await handle.result());
@@ -184,7 +195,11 @@ describe('answers', () => {
 describe('products', () => {
   it('retrieves accounts detail for a cached login', async () => {
     const loginId = await stack.savedLogin('operation_pending');
-    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: { DaysOfTransactions: 'Days365', WithTransactions: true } }, timing: FAST });
+    const handle = await stack.start({
+      session: { kind: 'cached', loginId },
+      products: { accountsDetail: { DaysOfTransactions: 'Days365', WithTransactions: true } },
+      timing: FAST,
+    });
     const result = await handle.result();
     assert.equal(result.loginId, loginId);
     assertAccounts(result);
@@ -214,7 +229,10 @@ describe('products', () => {
   it('retrieves custom attributes after a live session by opening a cached one', async () => {
     const handle = await stack.start({
       ...live('security_question'),
-      products: { accountsDetail: {}, attributes: { custom: { MostRecentCached: true, Attributes: { Card: ['balance_min', 'count_nsf', 'sum_employer_income'] } } } },
+      products: {
+        accountsDetail: {},
+        attributes: { custom: { MostRecentCached: true, Attributes: { Card: ['balance_min', 'count_nsf', 'sum_employer_income'] } } },
+      },
     });
     await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
     const answer = describeScenario(SCENARIOS.find((s) => s.username === 'security_question') ?? assert.fail()).challengeSequence[0]?.answer ?? {};
@@ -228,7 +246,13 @@ describe('products', () => {
 
   it('rejects attributes for a live login that is not saved, before calling the service', async () => {
     const failure = await failureOf(
-      stack.start({ ...live('no_mfa'), session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD, save: false }, products: { attributes: { package: 'GetAllAttributes' } } }).then((h) => h.result()),
+      stack
+        .start({
+          ...live('no_mfa'),
+          session: { kind: 'live', institution: 'SandboxBank', username: 'no_mfa', password: SANDBOX_PASSWORD, save: false },
+          products: { attributes: { package: 'GetAllAttributes' } },
+        })
+        .then((h) => h.result()),
     );
     assert.equal(failure.type, 'InvalidConnectionInput');
     assert.match(failure.message, /session\.save/);
@@ -255,11 +279,24 @@ describe('upstream trouble', () => {
   }
 
   it('fails a cached connection with a LoginId the tenant does not own as InvalidCredentials', async () => {
-    const failure = await failureOf((await stack.start({ session: { kind: 'cached', loginId: '6f1c1b40-0000-4000-8000-000000000000' }, products: { investments: true }, timing: FAST })).result());
+    const failure = await failureOf(
+      (
+        await stack.start({ session: { kind: 'cached', loginId: '6f1c1b40-0000-4000-8000-000000000000' }, products: { investments: true }, timing: FAST })
+      ).result(),
+    );
     assert.equal(failure.type, 'InvalidCredentials');
   });
 
-  for (const username of ['retry_later_twice', 'aggregation_error_once', 'flaky_503', 'flaky_reset', 'rate_limited', 'flaky_malformed', 'loading', 'operation_dispatched']) {
+  for (const username of [
+    'retry_later_twice',
+    'aggregation_error_once',
+    'flaky_503',
+    'flaky_reset',
+    'rate_limited',
+    'flaky_malformed',
+    'loading',
+    'operation_dispatched',
+  ]) {
     it(`recovers from ${username} and completes`, async () => {
       const handle = await stack.start(live(username));
       assertAccounts(await handle.result());
@@ -269,7 +306,11 @@ describe('upstream trouble', () => {
 
   it('fails with PollingTimedOut when data stays pending past the limit', async () => {
     const loginId = await stack.savedLogin('pending_polls_100000');
-    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 50, pollTimeoutMs: 500 } });
+    const handle = await stack.start({
+      session: { kind: 'cached', loginId },
+      products: { accountsDetail: {} },
+      timing: { pollIntervalMs: 50, pollTimeoutMs: 500 },
+    });
     const failure = await failureOf(handle.result());
     assert.equal(failure.type, 'PollingTimedOut');
     await replay(handle.workflowId, 'failure-polling-timed-out');
@@ -292,7 +333,10 @@ describe('replay', () => {
     const histories = finished.map(({ workflowId }) => ({ workflowId, history: env.client.workflow.getHandle(workflowId).fetchHistory() }));
     const resolved = await Promise.all(histories.map(async ({ workflowId, history }) => ({ workflowId, history: await history })));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'connection-test' }, resolved)) {
+    for await (const result of Worker.runReplayHistories(
+      { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'connection-test' },
+      resolved,
+    )) {
       if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
     }
     assert.deepEqual(failures, []);

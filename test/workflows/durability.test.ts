@@ -24,7 +24,6 @@ import { killProcess, stopAllProcesses } from '../helpers/processes.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 import { startWorkerProcess as startWorker, writeWorkflowBundle, type WorkflowBundleFile } from '../helpers/worker-processes.js';
 
-
 let env: TestWorkflowEnvironment;
 /** Reads and writes payloads with the key the worker processes encrypt with. */
 let client: Client;
@@ -73,12 +72,23 @@ async function stateOf(workflowId: string, predicate: (state: ConnectionState) =
 describe('a killed worker loses nothing', () => {
   it('finishes a connection whose worker was killed while it waited on a poll timer', async () => {
     const taskQueue = uniqueId('durable-poll');
-    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'pending_polls_4' }) });
+    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'pending_polls_4' }),
+    });
     const { LoginId: loginId } = (await response.json()) as { LoginId: string };
 
     const first = await startWorkerProcess(taskQueue);
-    const handle = await start({ session: { kind: 'cached', loginId }, products: { accountsDetail: { WithTransactions: true } }, timing: { pollIntervalMs: 2_000 } }, taskQueue);
-    const waiting = await stateOf(handle.workflowId, (s) => (s.pending?.pollCount ?? 0) >= 1 && s.pending?.nextPollAt !== undefined, 'a poll made and the next one on a timer');
+    const handle = await start(
+      { session: { kind: 'cached', loginId }, products: { accountsDetail: { WithTransactions: true } }, timing: { pollIntervalMs: 2_000 } },
+      taskQueue,
+    );
+    const waiting = await stateOf(
+      handle.workflowId,
+      (s) => (s.pending?.pollCount ?? 0) >= 1 && s.pending?.nextPollAt !== undefined,
+      'a poll made and the next one on a timer',
+    );
     await kill(first);
 
     await startWorkerProcess(taskQueue);
@@ -96,7 +106,11 @@ describe('a killed worker loses nothing', () => {
 
     const first = await startWorkerProcess(taskQueue);
     const handle = await start(
-      { session: { kind: 'live', institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD, save: true }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 500 } },
+      {
+        session: { kind: 'live', institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD, save: true },
+        products: { accountsDetail: {} },
+        timing: { pollIntervalMs: 500 },
+      },
       taskQueue,
     );
     await stateOf(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'the triple question');
@@ -137,13 +151,17 @@ describe('a worker killed while a data request is at the service', () => {
 
   it('retries the request on another worker at its heartbeat timeout, not its 90-s start-to-close one', async () => {
     const taskQueue = uniqueId('durable-data-call');
-    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'no_mfa' }) });
+    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'no_mfa' }),
+    });
     const { LoginId: loginId } = (await response.json()) as { LoginId: string };
     const { port } = holding.address() as AddressInfo;
 
     const first = await startWorkerProcess(taskQueue, `http://127.0.0.1:${port}`);
     const handle = await start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 500 } }, taskQueue);
-    await waitFor(() => Promise.resolve(heldRequests > 0), { timeoutMs: 30_000, describe: 'the first worker\'s accounts detail request at the service' });
+    await waitFor(() => Promise.resolve(heldRequests > 0), { timeoutMs: 30_000, describe: "the first worker's accounts detail request at the service" });
     await kill(first);
     await startWorkerProcess(taskQueue);
 
@@ -152,12 +170,20 @@ describe('a worker killed while a data request is at the service', () => {
     // Why the request was sent again: the attempt that ran it stopped heartbeating (an attempt the
     // server started and no worker ran ends the same way), not its start-to-close timeout.
     const events = (await handle.fetchHistory()).events ?? [];
-    const scheduled = events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'requestAccountsDetail') ?? assert.fail('requestAccountsDetail scheduled');
-    const started = events.find((event) => event.activityTaskStartedEventAttributes && String(event.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled.eventId));
+    const scheduled =
+      events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'requestAccountsDetail') ??
+      assert.fail('requestAccountsDetail scheduled');
+    const started = events.find(
+      (event) => event.activityTaskStartedEventAttributes && String(event.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled.eventId),
+    );
     const attributes = started?.activityTaskStartedEventAttributes ?? assert.fail('requestAccountsDetail started');
     assert.equal(attributes.attempt, 2, 'the request ran again once');
-    assert.equal(attributes.lastFailure?.timeoutFailureInfo?.timeoutType, proto.temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT, `the first attempt ended by its heartbeat timeout: ${JSON.stringify(attributes.lastFailure)}`);
-    assert.equal(heldRequests, 1, 'the held request was the first worker\'s only one');
+    assert.equal(
+      attributes.lastFailure?.timeoutFailureInfo?.timeoutType,
+      proto.temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+      `the first attempt ended by its heartbeat timeout: ${JSON.stringify(attributes.lastFailure)}`,
+    );
+    assert.equal(heldRequests, 1, "the held request was the first worker's only one");
   });
 });
 
@@ -173,7 +199,11 @@ describe('a worker killed while an Authorize is at the service', () => {
 
   function liveInput(username: string): Omit<ConnectionInputArgs, 'customerId'> {
     const scenario = SCENARIOS.find((entry) => entry.username === username) ?? assert.fail(`scenario ${username}`);
-    return { session: { kind: 'live', institution: scenario.institution, username, password: SANDBOX_PASSWORD, save: true }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 500 } };
+    return {
+      session: { kind: 'live', institution: scenario.institution, username, password: SANDBOX_PASSWORD, save: true },
+      products: { accountsDetail: {} },
+      timing: { pollIntervalMs: 500 },
+    };
   }
 
   it('never sends the answer again: it opens a new session, tells the update caller, and completes', async () => {
@@ -192,8 +222,8 @@ describe('a worker killed while an Authorize is at the service', () => {
 
     const outcome = await outcomeOfAnswer;
     assert.equal(outcome.outcome, 'restarted', `the caller learns the session was restarted, got ${JSON.stringify(outcome)}`);
-    assert.equal(outcome.outcome === 'restarted' && outcome.nextChallengeSet?.id, '2', 'with the new session\'s first challenge set');
-    const restarted = await stateOf(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'the new session\'s challenge');
+    assert.equal(outcome.outcome === 'restarted' && outcome.nextChallengeSet?.id, '2', "with the new session's first challenge set");
+    const restarted = await stateOf(handle.workflowId, (s) => s.status === 'AwaitingAnswer', "the new session's challenge");
     assert.equal(restarted.sessionRestarts, 1);
     assert.equal(restarted.lastRestart?.challengeSetId, '1');
     assert.match(restarted.lastRestart?.reason ?? '', /worker stopped/);

@@ -143,9 +143,12 @@ describe('a data request that fails transiently', () => {
 
     const history = await fetchRawHistory(stack.env.connection, stack.env.namespace ?? 'default', handle.workflowId);
     const requests = history.events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === FAILING_ACTIVITY);
-    assert.equal(requests.length, 1, 'one scheduled request: its attempts are the server\'s retries, not new requests');
+    assert.equal(requests.length, 1, "one scheduled request: its attempts are the server's retries, not new requests");
     const scheduledId = Number(requests[0]?.eventId);
-    const started = history.events.find((event) => event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && Number(event.activityTaskStartedEventAttributes?.scheduledEventId) === scheduledId);
+    const started = history.events.find(
+      (event) =>
+        event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && Number(event.activityTaskStartedEventAttributes?.scheduledEventId) === scheduledId,
+    );
     const lastAttempt = started?.activityTaskStartedEventAttributes?.attempt ?? 0;
     // Every failed request was an attempt the server counted: the kill did not start it over at 1.
     assert.equal(lastAttempt, proxy.failed + 1, `the request succeeded at attempt ${lastAttempt} after ${proxy.failed} failed requests`);

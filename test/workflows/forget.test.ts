@@ -52,7 +52,12 @@ after(async () => {
 });
 
 function cached(loginId: string): ConnectionInputArgs {
-  return { customerId: stack.customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: { WithTransactions: true, DaysOfTransactions: 'Days365' } }, timing: { pollIntervalMs: 50 } };
+  return {
+    customerId: stack.customerId,
+    session: { kind: 'cached', loginId },
+    products: { accountsDetail: { WithTransactions: true, DaysOfTransactions: 'Days365' } },
+    timing: { pollIntervalMs: 50 },
+  };
 }
 
 /** Runs a cached connection of the login to completion and waits until visibility lists it by LoginId. */
@@ -60,9 +65,13 @@ async function retrieve(loginId: string): Promise<string> {
   const key = connectionKey(stack.customerId, uniqueId('app'));
   await client.start(key, cached(loginId));
   await client.result(key);
-  await waitFor(async () => (await client.list({ customerId: stack.customerId, loginId })).some((summary) => summary.workflowId === key && summary.executionStatus === 'COMPLETED'), {
-    describe: `${key} listed by LoginId`,
-  });
+  await waitFor(
+    async () =>
+      (await client.list({ customerId: stack.customerId, loginId })).some((summary) => summary.workflowId === key && summary.executionStatus === 'COMPLETED'),
+    {
+      describe: `${key} listed by LoginId`,
+    },
+  );
   return key;
 }
 
@@ -99,12 +108,24 @@ void describe('forgetting a login', () => {
     assert.ok(record.completedAt >= record.startedAt);
 
     await assert.rejects(client.schedules.describe(ref), RefreshScheduleNotFoundError);
-    await assert.rejects(sandboxClient().authorizeCached(loginId), (error: unknown) => error instanceof AggregatorServiceError && error.serviceCode === 'INVALID_LOGIN');
+    await assert.rejects(
+      sandboxClient().authorizeCached(loginId),
+      (error: unknown) => error instanceof AggregatorServiceError && error.serviceCode === 'INVALID_LOGIN',
+    );
     assert.deepEqual(await storedFiles(key), [], 'no payload of the connection is left');
     // Temporal deletes a history asynchronously (about 30 s later on the dev server).
-    await waitFor(() => client.describe(key).then(() => false, (error: unknown) => error instanceof ConnectionNotFoundError), { timeoutMs: 120_000, intervalMs: 1_000, describe: `the history of ${key} to be deleted` });
+    await waitFor(
+      () =>
+        client.describe(key).then(
+          () => false,
+          (error: unknown) => error instanceof ConnectionNotFoundError,
+        ),
+      { timeoutMs: 120_000, intervalMs: 1_000, describe: `the history of ${key} to be deleted` },
+    );
 
-    const records = await waitFor(async () => (await client.logins.forgetRecords(ref)).filter((summary) => summary.record), { describe: 'the forget record listed by LoginId' });
+    const records = await waitFor(async () => (await client.logins.forgetRecords(ref)).filter((summary) => summary.record), {
+      describe: 'the forget record listed by LoginId',
+    });
     assert.equal(records[0]?.workflowId, forgetWorkflowId(stack.customerId, loginId));
     assert.deepEqual(records[0]?.record, record);
 
@@ -144,14 +165,24 @@ void describe('forgetting a login', () => {
     const loginId = await stack.savedLogin('operation_pending');
     const key = await retrieve(loginId);
     const activities = createForgetActivities({ temporal: stack.client, clientFor: tenantClients({ baseUrl: stack.sandboxUrl }) });
-    const forgotten = await new MockActivityEnvironment().run((input: { customerId: string; loginId: string }) => activities.deleteLoginConnections(input), { customerId: stack.customerId, loginId });
+    const forgotten = await new MockActivityEnvironment().run((input: { customerId: string; loginId: string }) => activities.deleteLoginConnections(input), {
+      customerId: stack.customerId,
+      loginId,
+    });
     assert.deepEqual(forgotten, { count: 1, workflowIds: [key], payloads: { store: 'off' } });
   });
 
   void it('refuses a bad login reference, and a forget started by hand with a bad input fails typed', async () => {
-    await assert.rejects(client.logins.forget({ customerId: stack.customerId, loginId: '' }), (error: unknown) => error instanceof InvalidLoginRefError && /loginId: must not be empty/.test(error.message));
+    await assert.rejects(
+      client.logins.forget({ customerId: stack.customerId, loginId: '' }),
+      (error: unknown) => error instanceof InvalidLoginRefError && /loginId: must not be empty/.test(error.message),
+    );
     await assert.rejects(client.logins.forget({ customerId: 'a:b', loginId: '00000000-0000-4000-8000-000000000000' }), InvalidLoginRefError);
-    const handle = await stack.client.workflow.start(FORGET_WORKFLOW_TYPE, { taskQueue: stack.taskQueue, workflowId: uniqueId('forget-by-hand'), args: [{ customerId: stack.customerId, loginId: 'nope', trigger: 'request' }] });
+    const handle = await stack.client.workflow.start(FORGET_WORKFLOW_TYPE, {
+      taskQueue: stack.taskQueue,
+      workflowId: uniqueId('forget-by-hand'),
+      args: [{ customerId: stack.customerId, loginId: 'nope', trigger: 'request' }],
+    });
     await assert.rejects(handle.result(), (error: unknown) => {
       const mapped = error as { cause?: { type?: string; message?: string } };
       return mapped.cause?.type === 'InvalidForgetInput' && /loginId: must be a UUID/.test(mapped.cause.message ?? '');
@@ -164,12 +195,15 @@ void describe('forgetting a login', () => {
     const session = await sandbox.authorizeCached(loginId);
     assert.equal(session.kind, 'ready');
     assert.equal((await sandbox.getAccountsDetail(session.requestId)).kind, 'pending');
-    await assert.rejects(client.logins.forget({ customerId: stack.customerId, loginId }, { timing: { cardInUseRetryMs: 100, cardInUseTimeoutMs: 500 } }), (error: unknown) => {
-      assert.ok(error instanceof ForgetFailedError, String(error));
-      assert.equal(error.type, 'CardInUse');
-      assert.match(error.reason, /still answered CARD_IN_USE/);
-      return true;
-    });
+    await assert.rejects(
+      client.logins.forget({ customerId: stack.customerId, loginId }, { timing: { cardInUseRetryMs: 100, cardInUseTimeoutMs: 500 } }),
+      (error: unknown) => {
+        assert.ok(error instanceof ForgetFailedError, String(error));
+        assert.equal(error.type, 'CardInUse');
+        assert.match(error.reason, /still answered CARD_IN_USE/);
+        return true;
+      },
+    );
     assert.equal((await sandbox.authorizeCached(loginId)).kind, 'ready', 'the card is still there');
   });
 });

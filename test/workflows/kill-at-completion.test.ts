@@ -34,7 +34,11 @@ describe('a worker killed the moment its connection completes', () => {
 
   before(async () => {
     env = await createDevEnvironment();
-    client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
+    client = new Client({
+      connection: env.connection,
+      namespace: env.namespace ?? 'default',
+      dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }),
+    });
     sandbox = await createSandbox({ port: 0 });
     bundle = await writeWorkflowBundle();
   });
@@ -63,12 +67,18 @@ describe('a worker killed the moment its connection completes', () => {
         killProcess(worker.child).then(resolve, reject);
       };
       worker.child.stdout?.on('data', onData);
-      worker.child.once('exit', (code, signal) => (signal === 'SIGKILL' ? undefined : reject(new Error(`worker exited (${code ?? signal}) before the connection completed`))));
+      worker.child.once('exit', (code, signal) =>
+        signal === 'SIGKILL' ? undefined : reject(new Error(`worker exited (${code ?? signal}) before the connection completed`)),
+      );
     });
   }
 
   async function savedLogin(username: string): Promise<string> {
-    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username }),
+    });
     return ((await response.json()) as { LoginId: string }).LoginId;
   }
 
@@ -96,7 +106,12 @@ describe('a worker killed the moment its connection completes', () => {
         let cutCompletions = 0;
         const taskQueue = uniqueId('kill-at-completion');
         const workflowId = uniqueId('kill-at-completion');
-        const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300 } };
+        const input: ConnectionInputArgs = {
+          customerId,
+          session: { kind: 'cached', loginId },
+          products: { accountsDetail: {} },
+          timing: { pollIntervalMs: 300 },
+        };
         let worker = await startWorker(taskQueue);
         let killed = killOnCompletion(worker, workflowId);
         const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId, args: [input] });
@@ -136,6 +151,8 @@ describe('a worker killed the moment its connection completes', () => {
       }),
     );
     // How many kills cut a completion before the server stored it (the case that matters); timing decides.
-    process.stdout.write(`# kill-at-completion: ${cut.reduce((a, b) => a + b, 0)} of ${CONNECTIONS * KILLS_PER_CONNECTION} planned kills cut a completion before the server stored it, ${lateCompletions} stored after describe() said running\n`);
+    process.stdout.write(
+      `# kill-at-completion: ${cut.reduce((a, b) => a + b, 0)} of ${CONNECTIONS * KILLS_PER_CONNECTION} planned kills cut a completion before the server stored it, ${lateCompletions} stored after describe() said running\n`,
+    );
   });
 });

@@ -120,8 +120,19 @@ describe('large business logins', () => {
   it('finishes a large retrieval whose worker was killed mid-retrieval', async () => {
     const taskQueue = uniqueId('large-kill');
     const payloadStoreEnv = { PAYLOAD_STORE: 'local', PAYLOAD_STORE_DIRECTORY: storeDirectory };
-    const workerEnv = { TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: taskQueue, AGGREGATOR_BASE_URL: stack.sandboxUrl, WORKER_METRICS_PORT: '0', ...TEST_ENCRYPTION_ENV, ...payloadStoreEnv };
-    const client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION, payloadStore: { kind: 'local', directory: storeDirectory } }) });
+    const workerEnv = {
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGGREGATOR_BASE_URL: stack.sandboxUrl,
+      WORKER_METRICS_PORT: '0',
+      ...TEST_ENCRYPTION_ENV,
+      ...payloadStoreEnv,
+    };
+    const client = new Client({
+      connection: env.connection,
+      namespace: env.namespace ?? 'default',
+      dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION, payloadStore: { kind: 'local', directory: storeDirectory } }),
+    });
     const loginId = await stack.savedLogin('large_10x5000');
     const first = await startProcess('worker', workerEnv);
     const handle = await client.workflow.start('connectionWorkflow', {
@@ -129,7 +140,10 @@ describe('large business logins', () => {
       workflowId: uniqueId('large-kill'),
       args: [{ customerId: stack.customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: DETAIL }, timing: { pollIntervalMs: 2_000 } }],
     });
-    await waitFor(async () => ((await handle.query(connectionStateQuery)).pending?.nextPollAt ? true : undefined), { timeoutMs: 30_000, describe: 'the retrieval pending on a poll timer' });
+    await waitFor(async () => ((await handle.query(connectionStateQuery)).pending?.nextPollAt ? true : undefined), {
+      timeoutMs: 30_000,
+      describe: 'the retrieval pending on a poll timer',
+    });
     await killProcess(first.child);
     await startProcess('worker', workerEnv);
     const result = (await handle.result()) as ConnectionResult;

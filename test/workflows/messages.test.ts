@@ -62,14 +62,27 @@ const POISON: { name: string; payload: () => Promise<RawPayload>; reason: RegExp
   {
     // The attack: anyone who can call Temporal sends the right answer without the key.
     name: 'a well-formed answer that is not sealed',
-    payload: () => Promise.resolve({ metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode(JSON.stringify({ challengeSetId: '1', responses: round.answer })) }),
+    payload: () =>
+      Promise.resolve({
+        metadata: { encoding: encoder.encode('json/plain') },
+        data: encoder.encode(JSON.stringify({ challengeSetId: '1', responses: round.answer })),
+      }),
     reason: /payload not sealed: its encoding is "json\/plain"/,
   },
-  { name: 'an unknown encoding, not sealed', payload: () => Promise.resolve({ metadata: { encoding: encoder.encode('binary/whatever') }, data: encoder.encode('"x"') }), reason: /encoding is "binary\/whatever"/ },
-  { name: 'sealed data that is not JSON', payload: () => sealed({ metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode('{"challengeSetId": "1", ') }), reason: /not valid JSON/ },
+  {
+    name: 'an unknown encoding, not sealed',
+    payload: () => Promise.resolve({ metadata: { encoding: encoder.encode('binary/whatever') }, data: encoder.encode('"x"') }),
+    reason: /encoding is "binary\/whatever"/,
+  },
+  {
+    name: 'sealed data that is not JSON',
+    payload: () => sealed({ metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode('{"challengeSetId": "1", ') }),
+    reason: /not valid JSON/,
+  },
   {
     name: 'a key nobody has',
-    payload: () => Promise.resolve({ metadata: { encoding: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA_KEY]: encoder.encode('nobody') }, data: randomBytes(64) }),
+    payload: () =>
+      Promise.resolve({ metadata: { encoding: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA_KEY]: encoder.encode('nobody') }, data: randomBytes(64) }),
     reason: /key id "nobody"/,
   },
 ];
@@ -117,7 +130,10 @@ describe('messages that cannot be decoded', () => {
       const eventsBefore = (await handle.fetchHistory()).events?.length;
       const outcome = await sendRawUpdate(handle.workflowId, await poison.payload());
       // Failure messages are encrypted too: read it back through the stack's codec.
-      const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, { namespace: stack.client.options.namespace, workflowId: handle.workflowId });
+      const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, {
+        namespace: stack.client.options.namespace,
+        workflowId: handle.workflowId,
+      });
       assert.match(failure?.message ?? '', /could not be decoded/);
       assert.equal((await handle.fetchHistory()).events?.length, eventsBefore, 'no history event was written');
       await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: round.answer }] });
@@ -133,7 +149,9 @@ describe('messages that cannot be decoded', () => {
     await stack.waitForState(second.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
     await first.signal(answerChallengeSignal, { challengeSetId: '1', responses: round.answer });
     assert.ok((await first.result()).accountsDetail, 'the answer was right for its own connection');
-    const signalled = (await first.fetchHistory()).events?.find((event) => event.workflowExecutionSignaledEventAttributes?.signalName === answerChallengeSignal.name);
+    const signalled = (await first.fetchHistory()).events?.find(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === answerChallengeSignal.name,
+    );
     const copied = signalled?.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0] ?? assert.fail("the first connection's sealed answer");
     const misbound = new RegExp(`sealed for workflow "${first.workflowId}" sent to workflow "${second.workflowId}"`);
     const callsBefore = stack.upstreamCalls.length;
@@ -142,25 +160,38 @@ describe('messages that cannot be decoded', () => {
     assert.equal(state.status, 'AwaitingAnswer', 'the copied answer was not applied');
     assert.match(state.lastRejection?.message ?? '', misbound);
     const outcome = await sendRawUpdate(second.workflowId, copied);
-    const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, { namespace: stack.client.options.namespace, workflowId: second.workflowId });
+    const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, {
+      namespace: stack.client.options.namespace,
+      workflowId: second.workflowId,
+    });
     assert.match(failure?.message ?? '', misbound);
     assert.equal(stack.upstreamCalls.length, callsBefore, 'nothing was sent to the service');
     await second.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: round.answer }] });
-    assert.ok((await second.result()).accountsDetail, 'its own operator\'s answer still completes it');
+    assert.ok((await second.result()).accountsDetail, "its own operator's answer still completes it");
   });
 
-  it("refuses, within one connection, an answer sealed for the signal sent as the update and one sealed for the update sent as the signal, by name", async () => {
+  it('refuses, within one connection, an answer sealed for the signal sent as the update and one sealed for the update sent as the signal, by name', async () => {
     const handle = await start();
     await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'a challenge');
     // What a copy of the connection's own history would hold: the right answer, bound to this workflow, naming its message.
     const [codec] = stack.client.options.loadedDataConverter.payloadCodecs;
     const sealedAs = async (sentAs: string) => {
-      const plain = { metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode(JSON.stringify({ challengeSetId: '1', responses: round.answer, sentAs })) };
-      const [sealedPayload] = await (codec ?? assert.fail('the stack encrypts')).encode([plain], { type: 'workflow', namespace: stack.client.options.namespace, workflowId: handle.workflowId });
+      const plain = {
+        metadata: { encoding: encoder.encode('json/plain') },
+        data: encoder.encode(JSON.stringify({ challengeSetId: '1', responses: round.answer, sentAs })),
+      };
+      const [sealedPayload] = await (codec ?? assert.fail('the stack encrypts')).encode([plain], {
+        type: 'workflow',
+        namespace: stack.client.options.namespace,
+        workflowId: handle.workflowId,
+      });
       return sealedPayload ?? assert.fail('one payload sealed');
     };
     const outcome = await sendRawUpdate(handle.workflowId, await sealedAs(answerChallengeSignal.name));
-    const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, { namespace: stack.client.options.namespace, workflowId: handle.workflowId });
+    const failure = await decodeOptionalFailureToOptionalError(stack.client.options.loadedDataConverter, outcome?.failure, {
+      namespace: stack.client.options.namespace,
+      workflowId: handle.workflowId,
+    });
     assert.match(failure?.message ?? '', /an answer sealed for the answerChallenge message sent as the submitAnswer update/);
     await sendRawSignal(handle.workflowId, await sealedAs(submitAnswerUpdate.name));
     const state = await stack.waitForState(handle.workflowId, (s) => s.lastRejection !== undefined, 'the rejection recorded');
@@ -191,13 +222,22 @@ describe('a start input that is not sealed', () => {
     const handle = await env.client.workflow.start(CONNECTION_WORKFLOW_TYPE, {
       taskQueue: stack.taskQueue,
       workflowId: `connection-${stack.customerId}:unsealed-${randomUUID()}`,
-      args: [{ customerId: stack.customerId, session: { kind: 'live', institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD }, products: { accountsDetail: {} } }],
+      args: [
+        {
+          customerId: stack.customerId,
+          session: { kind: 'live', institution: scenario.institution, username: scenario.username, password: SANDBOX_PASSWORD },
+          products: { accountsDetail: {} },
+        },
+      ],
     });
     // Its failure is sealed by the worker: read it through the stack's codec.
-    const error = await stack.client.workflow.getHandle(handle.workflowId).result().then(
-      () => assert.fail('an unsealed input started a connection'),
-      (caught: unknown) => caught,
-    );
+    const error = await stack.client.workflow
+      .getHandle(handle.workflowId)
+      .result()
+      .then(
+        () => assert.fail('an unsealed input started a connection'),
+        (caught: unknown) => caught,
+      );
     assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure, String(error));
     assert.equal(error.cause.type, 'InvalidConnectionInput');
     assert.match(error.cause.message, /payload not sealed: its encoding is "json\/plain"/);

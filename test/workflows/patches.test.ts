@@ -47,7 +47,10 @@ void describe('the patch register', () => {
 
   void it('holds no entry nothing calls, and each entry says why, since when and when it can go', () => {
     for (const [name, entry] of Object.entries(PATCHES)) {
-      assert.ok(calls.some((call) => call.argument === `PATCHES.${name}.id`), `PATCHES.${name} is called nowhere: retire it (move it to RETIRED_PATCHES)`);
+      assert.ok(
+        calls.some((call) => call.argument === `PATCHES.${name}.id`),
+        `PATCHES.${name} is called nowhere: retire it (move it to RETIRED_PATCHES)`,
+      );
       assert.match(entry.since, /^\d{4}-\d{2}-\d{2}$/, `${name}.since`);
       assert.ok(entry.why.length > 20 && entry.removableWhen.length > 10, `${name}: why and removableWhen must say something`);
     }
@@ -63,7 +66,8 @@ void describe('the patch register', () => {
 
   void it('is on the operations page, every id, with how to retire one', () => {
     const page = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
-    for (const { id } of [...Object.values(PATCHES), ...RETIRED_PATCHES]) assert.ok(page.includes(`\`${id}\``), `docs/operations.md does not name the patch ${id}`);
+    for (const { id } of [...Object.values(PATCHES), ...RETIRED_PATCHES])
+      assert.ok(page.includes(`\`${id}\``), `docs/operations.md does not name the patch ${id}`);
     assert.match(page, /### Retiring a patch/);
   });
 });

@@ -48,13 +48,21 @@ describe('polling strategies', () => {
     const loginId = await stack.savedLogin('pending_polls_4');
     const results = new Map<PollStrategy, { result: ConnectionResult; events: Awaited<ReturnType<typeof eventsOf>> }>();
     for (const pollStrategy of POLL_STRATEGIES) {
-      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {}, investments: true }, timing: { pollIntervalMs: 200, pollStrategy } });
+      const handle = await stack.start({
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {}, investments: true },
+        timing: { pollIntervalMs: 200, pollStrategy },
+      });
       results.set(pollStrategy, { result: await handle.result(), events: await eventsOf(handle.workflowId) });
     }
     const timer = results.get('timer') ?? assert.fail('timer');
     for (const [strategy, { result, events }] of results) {
       assert.equal(result.totalPolls, 8, `${strategy}: 4 polls for accounts detail, 4 for investments`);
-      assert.deepEqual(result.accountsDetail?.Accounts.map((account) => account.Id), timer.result.accountsDetail?.Accounts.map((account) => account.Id), strategy);
+      assert.deepEqual(
+        result.accountsDetail?.Accounts.map((account) => account.Id),
+        timer.result.accountsDetail?.Accounts.map((account) => account.Id),
+        strategy,
+      );
       assert.ok(result.investments, strategy);
       const timers = count(events, EventType.EVENT_TYPE_TIMER_STARTED);
       const activities = count(events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
@@ -65,15 +73,23 @@ describe('polling strategies', () => {
       const fewerActivities = count(timer.events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) - activities;
       if (strategy === 'activity-retry') assert.deepEqual([timers, fewerActivities], [2, 6]);
       if (strategy === 'heartbeat') assert.deepEqual([timers, fewerActivities], [0, 6]);
-      if (strategy !== 'timer') assert.ok(events.length < timer.events.length - 10, `${strategy}: ${events.length} events vs ${timer.events.length} with timers`);
+      if (strategy !== 'timer')
+        assert.ok(events.length < timer.events.length - 10, `${strategy}: ${events.length} events vs ${timer.events.length} with timers`);
     }
   });
 
   for (const pollStrategy of ['activity-retry', 'heartbeat'] as const) {
     it(`${pollStrategy}: gives up at the deadline with PollingTimedOut`, async () => {
       const loginId = await stack.savedLogin('pending_polls_1000');
-      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 300, pollTimeoutMs: 2_000, pollStrategy } });
-      const error = await handle.result().then(() => assert.fail('expected PollingTimedOut'), (caught: unknown) => caught);
+      const handle = await stack.start({
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        timing: { pollIntervalMs: 300, pollTimeoutMs: 2_000, pollStrategy },
+      });
+      const error = await handle.result().then(
+        () => assert.fail('expected PollingTimedOut'),
+        (caught: unknown) => caught,
+      );
       assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure, String(error));
       assert.equal(error.cause.type, 'PollingTimedOut');
       const state = await handle.query(connectionStateQuery);
@@ -82,7 +98,11 @@ describe('polling strategies', () => {
 
     it(`${pollStrategy}: the state query names the strategy while the activity polls`, async () => {
       const loginId = await stack.savedLogin('pending_polls_8');
-      const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 500, pollStrategy } });
+      const handle = await stack.start({
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        timing: { pollIntervalMs: 500, pollStrategy },
+      });
       const state = await stack.waitForState(handle.workflowId, (s) => s.pending?.strategy === pollStrategy, 'pending, polled by the activity');
       assert.equal(state.status, 'Retrieving');
       assert.equal(state.pending?.operation, 'accounts detail');
@@ -94,8 +114,15 @@ describe('polling strategies', () => {
   it('refuses an unknown strategy before anything reaches the service', async () => {
     const loginId = await stack.savedLogin('pending_polls_1');
     const calls = stack.upstreamCalls.length;
-    const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollStrategy: 'busy-loop' as PollStrategy } });
-    const error = await handle.result().then(() => assert.fail('expected InvalidInput'), (caught: unknown) => caught);
+    const handle = await stack.start({
+      session: { kind: 'cached', loginId },
+      products: { accountsDetail: {} },
+      timing: { pollStrategy: 'busy-loop' as PollStrategy },
+    });
+    const error = await handle.result().then(
+      () => assert.fail('expected InvalidInput'),
+      (caught: unknown) => caught,
+    );
     assert.ok(error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure);
     assert.match(error.cause.message, /pollStrategy.*must be one of timer, activity-retry, heartbeat/s);
     assert.equal(stack.upstreamCalls.length, calls, 'no upstream call');
@@ -109,7 +136,11 @@ describe('polling strategies when the worker is killed', () => {
   const customerId = uniqueId('tenant');
 
   before(async () => {
-    client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
+    client = new Client({
+      connection: env.connection,
+      namespace: env.namespace ?? 'default',
+      dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }),
+    });
     sandbox = await createSandbox({ port: 0 });
     bundle = await writeWorkflowBundle();
   });
@@ -125,7 +156,11 @@ describe('polling strategies when the worker is killed', () => {
   }
 
   async function savedLogin(username: string): Promise<string> {
-    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username }) });
+    const response = await fetch(`${sandbox.url}/sandbox/${customerId}/logins`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username }),
+    });
     return ((await response.json()) as { LoginId: string }).LoginId;
   }
 
@@ -139,13 +174,20 @@ describe('polling strategies when the worker is killed', () => {
       const taskQueue = uniqueId(`killed-${pollStrategy}`);
       const loginId = await savedLogin('pending_polls_6');
       const first = await startWorkerProcess(taskQueue);
-      const input: ConnectionInputArgs = { customerId, session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 1_000, pollStrategy } };
+      const input: ConnectionInputArgs = {
+        customerId,
+        session: { kind: 'cached', loginId },
+        products: { accountsDetail: {} },
+        timing: { pollIntervalMs: 1_000, pollStrategy },
+      };
       const handle = await client.workflow.start('connectionWorkflow', { taskQueue, workflowId: uniqueId('killed'), args: [input] });
       // Polls under way: a retry scheduled (activity-retry) or a heartbeat recorded (heartbeat).
       await waitFor(
         async () => {
           const activity = await pendingActivity(handle.workflowId);
-          return pollStrategy === 'activity-retry' ? (activity?.attempt ?? 0) >= 2 : activity?.heartbeatDetails !== null && activity?.heartbeatDetails !== undefined;
+          return pollStrategy === 'activity-retry'
+            ? (activity?.attempt ?? 0) >= 2
+            : activity?.heartbeatDetails !== null && activity?.heartbeatDetails !== undefined;
         },
         { timeoutMs: 30_000, describe: 'the activity polling' },
       );

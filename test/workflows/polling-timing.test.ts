@@ -66,7 +66,10 @@ describe('polling with the default timing', () => {
     assert.ok(last > 0 && last <= 10, `last wait ${last} s`);
     const firstEvent = seconds(events[0]?.eventTime);
     const lastPollAt = seconds(timers.at(-1)?.eventTime) + last;
-    assert.ok(lastPollAt - firstEvent >= 1800 && lastPollAt - firstEvent < 1810, `the last poll ${lastPollAt - firstEvent} s after the start, expected at 30 min`);
+    assert.ok(
+      lastPollAt - firstEvent >= 1800 && lastPollAt - firstEvent < 1810,
+      `the last poll ${lastPollAt - firstEvent} s after the start, expected at 30 min`,
+    );
     const elapsed = seconds(events.at(-1)?.eventTime) - firstEvent;
     assert.ok(elapsed >= 1800 && elapsed < 1810, `gave up after ${elapsed} s of workflow time, expected 30 min`);
   });

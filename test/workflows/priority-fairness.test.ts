@@ -40,7 +40,11 @@ function liveNoMfa(customerId: string): ConnectionInputArgs {
 
 /** A pipeline client on a queue nobody polls yet, with the tests' payload key and these tenant weights. */
 function pipelineClient(taskQueue: string, tenantWeights: Record<string, number> = {}): ConnectionsClient {
-  const client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }) });
+  const client = new Client({
+    connection: env.connection,
+    namespace: env.namespace ?? 'default',
+    dataConverter: dataConverterFor({ encryption: TEST_ENCRYPTION }),
+  });
   return new ConnectionsClient({
     client,
     taskQueue,
@@ -83,7 +87,10 @@ void describe('priority and fairness', () => {
     const client = await drain(taskQueue, [...backlog, live]);
 
     const order = await dispatchOrder(client, [...backlog, live]);
-    assert.ok(order.indexOf(live) <= 2, `the live connection was dispatched at position ${order.indexOf(live)} of ${order.length}, behind ${order.indexOf(live)} queued before it`);
+    assert.ok(
+      order.indexOf(live) <= 2,
+      `the live connection was dispatched at position ${order.indexOf(live)} of ${order.length}, behind ${order.indexOf(live)} queued before it`,
+    );
     const state = await client.workflow.getHandle(live).query(connectionStateQuery);
     assert.deepEqual(state.priority, { key: 1, fairnessKey: customerId, fairnessWeight: 1 });
   });
@@ -95,7 +102,10 @@ void describe('priority and fairness', () => {
     const connections = pipelineClient(taskQueue, { [heavy]: 3, [light]: 1 });
     const ids = new Map<string, string>();
     // Tenant A's whole burst is queued first; B's arrives after it.
-    for (const [customerId, count] of [[heavy, 30], [light, 10]] as const) {
+    for (const [customerId, count] of [
+      [heavy, 30],
+      [light, 10],
+    ] as const) {
       for (let index = 0; index < count; index += 1) {
         const { workflowId } = await connections.start(`connection-${customerId}:c${index}`, liveNoMfa(customerId), { priority: 2 });
         ids.set(workflowId, customerId);
@@ -107,6 +117,9 @@ void describe('priority and fairness', () => {
     const lightShare = firstTwenty.filter((customerId) => customerId === light).length;
     // Weights 3:1 give B about a quarter of the first twenty (5), though all of A's were queued first;
     // in arrival order B would get none.
-    assert.ok(lightShare >= 3 && lightShare <= 8, `tenant B got ${lightShare} of the first 20 dispatches (weights 3:1: about 5); order ${firstTwenty.join(',')}`);
+    assert.ok(
+      lightShare >= 3 && lightShare <= 8,
+      `tenant B got ${lightShare} of the first 20 dispatches (weights 3:1: about 5); order ${firstTwenty.join(',')}`,
+    );
   });
 });

@@ -40,7 +40,11 @@ for (const retention of ['off', 'on'] as const) {
       const handle = await stack.start({ session: { kind: 'cached', loginId }, products: { accountsDetail: {} }, timing: { pollIntervalMs: 50 } });
       await handle.result();
       const history = await handle.fetchHistory();
-      await Worker.runReplayHistory({ ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }) }, history, handle.workflowId);
+      await Worker.runReplayHistory(
+        { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }) },
+        history,
+        handle.workflowId,
+      );
 
       // A new worker on the same task queue has nothing cached: the query replays the whole history.
       await stack.stop();

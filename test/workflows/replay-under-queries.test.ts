@@ -92,7 +92,9 @@ describe('connections under state queries', () => {
 
   it(`replays all ${CONNECTIONS} histories without nondeterminism, local-activity results split from the code after them or not`, async () => {
     const splits = histories.map(({ history }) => splitLocalActivities(history));
-    process.stdout.write(`# replay-under-queries: ${splits.filter((n) => n > 0).length}/${histories.length} histories with a local-activity result split from the code after it (${splits.reduce((a, b) => a + b, 0)} splits)\n`);
+    process.stdout.write(
+      `# replay-under-queries: ${splits.filter((n) => n > 0).length}/${histories.length} histories with a local-activity result split from the code after it (${splits.reduce((a, b) => a + b, 0)} splits)\n`,
+    );
     const errors: string[] = [];
     const replays = Worker.runReplayHistories(
       { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'replay-under-queries' },

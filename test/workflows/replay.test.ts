@@ -25,7 +25,11 @@ before(async () => {
     if (group.length === 0) continue;
     const encryption = { encryption: TEST_ENCRYPTION };
     const replays = Worker.runReplayHistories(
-      { ...productWorkflowCode(), dataConverter: beforeEncryption ? replayDataConverterFor(encryption) : workerDataConverterFor(encryption), replayName: 'recorded-histories' },
+      {
+        ...productWorkflowCode(),
+        dataConverter: beforeEncryption ? replayDataConverterFor(encryption) : workerDataConverterFor(encryption),
+        replayName: 'recorded-histories',
+      },
       group.map(({ workflowId, history }) => ({ workflowId, history })),
     );
     // One after another, in the order given: runs of one refresh share its workflow id.
@@ -38,7 +42,10 @@ describe('recorded histories', () => {
   it('include every flow: challenges by update and signal, products, recoveries and failures', () => {
     const names = histories.map((entry) => entry.name);
     for (const prefix of ['challenges-', 'cached-', 'failure-', 'recovers-', 'live-then-cached', 'cancelled-', 'book-refresh-']) {
-      assert.ok(names.some((name) => name.startsWith(prefix)), `no recorded history starting with ${prefix}`);
+      assert.ok(
+        names.some((name) => name.startsWith(prefix)),
+        `no recorded history starting with ${prefix}`,
+      );
     }
   });
 
@@ -50,7 +57,10 @@ describe('recorded histories', () => {
     };
     const first = await refreshHistoryShape(historyOf('book-refresh-page-1-paused-resized-terminated'));
     assert.deepEqual(first.updates, ['pauseBook', 'resizeBook', 'resumeBook']);
-    assert.ok(first.silentChecks.some(({ statuses, othersInFlight }) => statuses.some(({ status }) => status === 'TERMINATED') && othersInFlight >= 1), JSON.stringify(first.silentChecks));
+    assert.ok(
+      first.silentChecks.some(({ statuses, othersInFlight }) => statuses.some(({ status }) => status === 'TERMINATED') && othersInFlight >= 1),
+      JSON.stringify(first.silentChecks),
+    );
     assert.ok(first.continuedAsNew);
     assert.ok((await refreshHistoryShape(historyOf('book-refresh-page-2-after-continue-as-new'))).completed);
   });

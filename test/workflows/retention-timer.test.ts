@@ -114,7 +114,7 @@ void describe('the retention timer', () => {
     assert.equal(firstState.status, 'waiting');
     assert.equal(firstState.days, RETENTION_DAYS);
     const firstAt = Date.parse(firstState.lastRetrievalAt ?? '');
-    assert.ok(Math.abs(firstAt - (await completedAt(first))) < 60_000, 'the retrieval time is the connection\'s (workflow time)');
+    assert.ok(Math.abs(firstAt - (await completedAt(first))) < 60_000, "the retrieval time is the connection's (workflow time)");
     assert.equal(Date.parse(firstState.forgetAt ?? ''), firstAt + RETENTION_DAYS * DAY_MS);
 
     await env.sleep(20 * DAY_MS);
@@ -139,7 +139,10 @@ void describe('the retention timer', () => {
     assert.equal(outcome.days, RETENTION_DAYS);
     assert.equal(Date.parse(outcome.lastRetrievalAt), secondAt);
     const startedAfter = Date.parse(outcome.forgetStartedAt) - secondAt;
-    assert.ok(startedAfter >= RETENTION_DAYS * DAY_MS && startedAfter < RETENTION_DAYS * DAY_MS + 60_000, `forget started ${startedAfter / DAY_MS} days after the last retrieval`);
+    assert.ok(
+      startedAfter >= RETENTION_DAYS * DAY_MS && startedAfter < RETENTION_DAYS * DAY_MS + 60_000,
+      `forget started ${startedAfter / DAY_MS} days after the last retrieval`,
+    );
     assert.equal(outcome.alreadyForgetting, false);
 
     const forget = env.client.workflow.getHandle(outcome.forgetWorkflowId);

@@ -20,11 +20,7 @@ import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { VARIATION_HEADER } from '../../src/sandbox/variations.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
-import {
-  connectionStateQuery,
-  submitAnswerUpdate,
-  type ConnectionFailureType,
-} from '../../src/contract/connection/connection-definitions.js';
+import { connectionStateQuery, submitAnswerUpdate, type ConnectionFailureType } from '../../src/contract/connection/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
@@ -34,7 +30,11 @@ const FAST = { pollIntervalMs: 100, pollTimeoutMs: 20_000, answerTimeoutMs: 20_0
 const YEAR = { WithTransactions: true, DaysOfTransactions: 'Days365' } as const;
 /** Custom attributes with their contributing transactions (AttributesDetail carries dates and descriptions). */
 const ATTRIBUTES_WITH_DETAIL = {
-  custom: { MostRecentCached: true, Attributes: { Card: ['sum_employer_income', 'balance_min'] }, Options: { AttributesDetail: ['sum_employer_income', 'balance_min'] } },
+  custom: {
+    MostRecentCached: true,
+    Attributes: { Card: ['sum_employer_income', 'balance_min'] },
+    Options: { AttributesDetail: ['sum_employer_income', 'balance_min'] },
+  },
 };
 /** The sandbox's slow replies: waited for by the default Authorize timeout (240 s) ... */
 const SLOW_REPLY_MS = 2_000;
@@ -68,7 +68,13 @@ interface TenantRule {
   /** Headers added to each of the tenant's requests to the sandbox (e.g. the variation header). */
   readonly headers?: Readonly<Record<string, string>>;
   /** Sees each answer of the sandbox (its body parsed when JSON); undefined passes it on as it came. */
-  readonly rewrite?: (exchange: { readonly method: string; readonly path: string; readonly authorize?: AuthorizeKind | undefined; readonly status: number; readonly body: unknown }) => Rewrite | undefined;
+  readonly rewrite?: (exchange: {
+    readonly method: string;
+    readonly path: string;
+    readonly authorize?: AuthorizeKind | undefined;
+    readonly status: number;
+    readonly body: unknown;
+  }) => Rewrite | undefined;
 }
 
 interface RecordingProxy {
@@ -229,12 +235,19 @@ function asResultCarriesAttributes(body: Json): Json {
   const envelope = new Set(['Login', 'RequestId', 'HttpStatusCode', 'Links']);
   const members = Object.entries(body).filter(([key]) => !envelope.has(key));
   const other = Object.fromEntries(members.filter(([, value]) => !isObject(value)));
-  return { Login: body.Login, RequestId: body.RequestId, Groups: Object.fromEntries(members.filter(([, value]) => isObject(value))), ...(Object.keys(other).length > 0 ? { Other: other } : {}) };
+  return {
+    Login: body.Login,
+    RequestId: body.RequestId,
+    Groups: Object.fromEntries(members.filter(([, value]) => isObject(value))),
+    ...(Object.keys(other).length > 0 ? { Other: other } : {}),
+  };
 }
 
 const transactionsOf = (accounts: unknown): Json[] => objects(accounts).flatMap((account) => objects(account.Transactions));
 const detailTransactionsOf = (attributes: Json): Json[] =>
-  Object.values((attributes.Groups as Json | undefined) ?? {}).filter(isObject).flatMap((group) => objects(group.AttributesDetail).flatMap((detail) => objects(detail.Transactions)));
+  Object.values((attributes.Groups as Json | undefined) ?? {})
+    .filter(isObject)
+    .flatMap((group) => objects(group.AttributesDetail).flatMap((detail) => objects(detail.Transactions)));
 
 // --- 1. the same data written other ways --------------------------------------------------------
 
@@ -246,12 +259,24 @@ const VARIATION_IN_RESULT: Record<VariationName, (result: { accounts: Json; inve
     const transactions = transactionsOf(accounts.Accounts);
     const emptied = transactions.filter((transaction) => /[0-3]$/.test(String(transaction.Id)));
     assert.ok(emptied.length > 0 && emptied.every((transaction) => transaction.Description === null), 'the chosen transactions have a null Description');
-    assert.ok(transactions.some((transaction) => typeof transaction.Description === 'string'), 'the others keep theirs');
+    assert.ok(
+      transactions.some((transaction) => typeof transaction.Description === 'string'),
+      'the others keep theirs',
+    );
     assert.equal((accounts.Login as Json).Type, null, 'Login.Type is null');
-    assert.ok(objects(accounts.Accounts).every((account) => (account.Holder as Json).Email === null && (account.Holder as Json).PhoneNumber === null), 'holders without Email and PhoneNumber');
-    assert.ok(objects(investments.Securities).length > 0 && objects(investments.Securities).every((security) => security.Aliases === null && security.ISIN === null), 'securities without Aliases and ISIN');
+    assert.ok(
+      objects(accounts.Accounts).every((account) => (account.Holder as Json).Email === null && (account.Holder as Json).PhoneNumber === null),
+      'holders without Email and PhoneNumber',
+    );
+    assert.ok(
+      objects(investments.Securities).length > 0 && objects(investments.Securities).every((security) => security.Aliases === null && security.ISIN === null),
+      'securities without Aliases and ISIN',
+    );
     const detail = detailTransactionsOf(attributes);
-    assert.ok(detail.some((transaction) => transaction.Description === null), 'attributes detail with a null Description');
+    assert.ok(
+      detail.some((transaction) => transaction.Description === null),
+      'attributes detail with a null Description',
+    );
   },
   'extra-members': ({ accounts, investments, attributes }) => {
     assert.equal(accounts.Tag, 'abc', 'the top-level Tag of accounts detail');
@@ -261,25 +286,45 @@ const VARIATION_IN_RESULT: Record<VariationName, (result: { accounts: Json; inve
       assert.ok('Nickname' in account && account.Nickname === null, 'an unknown member that is null');
       assert.equal((account.Holder as Json).Type, 'Individual');
     }
-    assert.ok(transactionsOf(accounts.Accounts).every((transaction) => typeof transaction.Reference === 'string' && 'SubCode' in transaction && transaction.SubCode === null), 'every transaction carries Reference and SubCode');
-    assert.ok(objects(investments.Accounts).every((account) => isObject(account.Extra)), 'investment accounts carry Extra');
+    assert.ok(
+      transactionsOf(accounts.Accounts).every(
+        (transaction) => typeof transaction.Reference === 'string' && 'SubCode' in transaction && transaction.SubCode === null,
+      ),
+      'every transaction carries Reference and SubCode',
+    );
+    assert.ok(
+      objects(investments.Accounts).every((account) => isObject(account.Extra)),
+      'investment accounts carry Extra',
+    );
     assert.deepEqual(attributes.Other, { Tag: 'abc' }, 'a member of the attributes answer that is not a group is kept in Other');
   },
   'slash-dates': ({ accounts }) => {
     const transactions = transactionsOf(accounts.Accounts);
-    assert.ok(transactions.length > 0 && transactions.every((transaction) => /^\d{4}\/\d{2}\/\d{2}$/.test(String(transaction.Date))), 'every transaction date written YYYY/MM/DD');
+    assert.ok(
+      transactions.length > 0 && transactions.every((transaction) => /^\d{4}\/\d{2}\/\d{2}$/.test(String(transaction.Date))),
+      'every transaction date written YYYY/MM/DD',
+    );
   },
   'iso-datetimes': ({ accounts, investments, attributes }) => {
     const timestamp = /^\d{4}-\d{2}-\d{2}T00:00:00$/;
-    assert.ok(transactionsOf(accounts.Accounts).every((transaction) => timestamp.test(String(transaction.Date))), 'transaction dates as timestamps');
+    assert.ok(
+      transactionsOf(accounts.Accounts).every((transaction) => timestamp.test(String(transaction.Date))),
+      'transaction dates as timestamps',
+    );
     const investmentTransactions = transactionsOf(investments.Accounts);
-    assert.ok(investmentTransactions.length > 0 && investmentTransactions.every((transaction) => timestamp.test(String(transaction.Date))), 'investment transaction dates as timestamps');
+    assert.ok(
+      investmentTransactions.length > 0 && investmentTransactions.every((transaction) => timestamp.test(String(transaction.Date))),
+      'investment transaction dates as timestamps',
+    );
     const detail = detailTransactionsOf(attributes);
     assert.ok(detail.length > 0 && detail.every((transaction) => timestamp.test(String(transaction.Date))), 'attributes detail dates as timestamps');
   },
   'brand-code': (_, exchanges) => {
     const pending = exchanges.filter((exchange) => exchange.status === 202).map((exchange) => JSON.parse(exchange.body) as Json);
-    assert.ok(pending.length > 0 && pending.every((body) => typeof body.FlinksCode === 'string' && !('ServiceCode' in body)), 'every 202 wrote its code as FlinksCode');
+    assert.ok(
+      pending.length > 0 && pending.every((body) => typeof body.FlinksCode === 'string' && !('ServiceCode' in body)),
+      'every 202 wrote its code as FlinksCode',
+    );
   },
 };
 
@@ -320,7 +365,10 @@ describe('the same data written the ways a real service writes it', () => {
       // Each pending answer was polled once more, and nothing was asked twice beyond that.
       const pendingAnswers = exchanges.filter((exchange) => isData(exchange) && exchange.status === 202).length;
       assert.equal(result.totalPolls, pendingAnswers, 'one poll for every 202');
-      assert.ok(exchanges.every((exchange) => exchange.status === 200 || exchange.status === 202), 'no request refused or retried');
+      assert.ok(
+        exchanges.every((exchange) => exchange.status === 200 || exchange.status === 202),
+        'no request refused or retried',
+      );
       if (username === 'variant_brand_code') {
         const accountsPending = exchanges.filter((exchange) => isAccountsDetail(exchange) && exchange.status === 202).length;
         assert.ok(accountsPending >= 2, `accounts detail was pending for its 2 polls (${accountsPending} 202s)`);
@@ -334,7 +382,7 @@ describe('the same data written the ways a real service writes it', () => {
 // --- 2. a record the view cannot read ------------------------------------------------------------
 
 describe('a record the typed view cannot read', () => {
-  it('is kept as sent and named in the result\'s warnings; the connection completes without asking again', async () => {
+  it("is kept as sent and named in the result's warnings; the connection completes without asking again", async () => {
     const tenant = uniqueId('unreadable');
     let balanceWas: unknown;
     proxy.rule(tenant, {
@@ -377,7 +425,8 @@ describe('a record the typed view cannot read', () => {
     );
     assert.match(warnings[0]?.problem ?? '', /number/);
     assert.match(warnings[1]?.problem ?? '', /date/);
-    for (const warning of warnings) assert.ok(!warning.problem.includes(String(balanceWas)) && !warning.problem.includes('31.10.2026'), 'a warning never quotes the value');
+    for (const warning of warnings)
+      assert.ok(!warning.problem.includes(String(balanceWas)) && !warning.problem.includes('31.10.2026'), 'a warning never quotes the value');
     const state = await handle.query(connectionStateQuery);
     assert.equal(state.status, 'Completed');
   });
@@ -402,7 +451,10 @@ describe('challenge types the spec does not name', () => {
     const tenant = uniqueId('sms');
     const handle = await stack.start(live(tenant, 'unknown_challenge'));
     const state = await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'the SmsCode challenge');
-    assert.deepEqual(state.challengeSet?.challenges.map(({ Type, Prompt }) => ({ Type, Prompt })), [{ Type: 'SmsCode', Prompt: SMS_PROMPT }]);
+    assert.deepEqual(
+      state.challengeSet?.challenges.map(({ Type, Prompt }) => ({ Type, Prompt })),
+      [{ Type: 'SmsCode', Prompt: SMS_PROMPT }],
+    );
     assert.equal(state.challengeSet?.id, '1');
 
     const eventsBefore = (await handle.fetchHistory()).events?.length;
@@ -430,13 +482,18 @@ describe('challenge types the spec does not name', () => {
     const street = 'What is the name of the street you grew up on?';
     const handle = await stack.start(live(tenant, 'unknown_challenge_mixed'));
     const state = await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'the two challenges');
-    assert.deepEqual(state.challengeSet?.challenges.map(({ Type, Prompt }) => ({ Type, Prompt })), [
-      { Type: 'QuestionAndAnswer', Prompt: city },
-      { Type: 'PlainQuestion', Prompt: street },
-    ]);
+    assert.deepEqual(
+      state.challengeSet?.challenges.map(({ Type, Prompt }) => ({ Type, Prompt })),
+      [
+        { Type: 'QuestionAndAnswer', Prompt: city },
+        { Type: 'PlainQuestion', Prompt: street },
+      ],
+    );
     assert.match(await refusedByValidator(handle, { [city]: ['Montreal'] }), /is not answered \(all prompts must be answered in one call\)/);
 
-    const outcome = await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: { [city]: ['Montreal'], [street]: ['Maple Avenue'] } }] });
+    const outcome = await handle.executeUpdate(submitAnswerUpdate, {
+      args: [{ challengeSetId: '1', responses: { [city]: ['Montreal'], [street]: ['Maple Avenue'] } }],
+    });
     assert.equal(outcome.outcome, 'accepted');
     const result = await handle.result();
     kept(stack, handle.workflowId);
@@ -461,7 +518,11 @@ describe('an answer the service is slow to accept', () => {
     assert.ok((result.accountsDetail?.Accounts.length ?? 0) >= 2, 'accounts retrieved');
 
     assert.deepEqual(await submissions(sandbox, tenant), { answers: 1, credentials: 1, duplicates: [] });
-    assert.deepEqual(authorizes(tenant, 'answer').map((exchange) => exchange.status), [200], 'the one answer got its 200');
+    assert.deepEqual(
+      authorizes(tenant, 'answer').map((exchange) => exchange.status),
+      [200],
+      'the one answer got its 200',
+    );
     const state = await handle.query(connectionStateQuery);
     assert.equal(state.status, 'Completed');
     assert.equal(state.sessionRestarts, 0);
@@ -496,7 +557,10 @@ describe('credentials the service is slow to accept (slow_authorize)', () => {
     kept(stack, handle.workflowId);
     assert.ok((result.accountsDetail?.Accounts.length ?? 0) >= 2, 'accounts retrieved');
     assert.deepEqual(await submissions(sandbox, tenant), { answers: 0, credentials: 1, duplicates: [] });
-    assert.deepEqual(authorizes(tenant, 'credentials').map((exchange) => exchange.status), [200]);
+    assert.deepEqual(
+      authorizes(tenant, 'credentials').map((exchange) => exchange.status),
+      [200],
+    );
     assert.equal((await handle.query(connectionStateQuery)).sessionRestarts, 0);
   });
 
@@ -533,9 +597,15 @@ describe('an Authorize whose reply cannot be read', () => {
     readonly rewrite: (status: number, body: unknown) => Rewrite;
     readonly message: RegExp;
   }[] = [
-    { name: 'the credentials\' 200 without a RequestId', username: 'no_mfa', on: 'credentials', rewrite: (_, body) => withoutRequestId(body), message: /Authorize answered HTTP 200 with a body the product cannot act on: RequestId/ },
     {
-      name: 'the credentials\' 203 with a challenge without a Prompt',
+      name: "the credentials' 200 without a RequestId",
+      username: 'no_mfa',
+      on: 'credentials',
+      rewrite: (_, body) => withoutRequestId(body),
+      message: /Authorize answered HTTP 200 with a body the product cannot act on: RequestId/,
+    },
+    {
+      name: "the credentials' 203 with a challenge without a Prompt",
       username: 'security_question',
       on: 'credentials',
       rewrite: (_, body) => {
@@ -546,9 +616,27 @@ describe('an Authorize whose reply cannot be read', () => {
       },
       message: /Authorize answered HTTP 203 with a body the product cannot act on: SecurityChallenges\[0\]\.Prompt/,
     },
-    { name: 'the credentials\' 200 cut short (not JSON)', username: 'no_mfa', on: 'credentials', rewrite: cut, message: /the service's reply \(HTTP 200\) could not be read; the credentials and answers were not sent again/ },
-    { name: 'the answer\'s 200 without a RequestId', username: 'security_question', on: 'answer', rewrite: (_, body) => withoutRequestId(body), message: /Authorize answered HTTP 200 with a body the product cannot act on: RequestId/ },
-    { name: 'the answer\'s 200 cut short (not JSON)', username: 'security_question', on: 'answer', rewrite: cut, message: /the service's reply \(HTTP 200\) could not be read; the credentials and answers were not sent again/ },
+    {
+      name: "the credentials' 200 cut short (not JSON)",
+      username: 'no_mfa',
+      on: 'credentials',
+      rewrite: cut,
+      message: /the service's reply \(HTTP 200\) could not be read; the credentials and answers were not sent again/,
+    },
+    {
+      name: "the answer's 200 without a RequestId",
+      username: 'security_question',
+      on: 'answer',
+      rewrite: (_, body) => withoutRequestId(body),
+      message: /Authorize answered HTTP 200 with a body the product cannot act on: RequestId/,
+    },
+    {
+      name: "the answer's 200 cut short (not JSON)",
+      username: 'security_question',
+      on: 'answer',
+      rewrite: cut,
+      message: /the service's reply \(HTTP 200\) could not be read; the credentials and answers were not sent again/,
+    },
   ];
 
   for (const { name, username, on, rewrite, message } of cases) {
@@ -565,7 +653,9 @@ describe('an Authorize whose reply cannot be read', () => {
       const handle = await stack.start(live(tenant, username));
       if (on === 'answer') {
         await stack.waitForState(handle.workflowId, (s) => s.status === 'AwaitingAnswer', 'the security question');
-        const outcome = await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId: '1', responses: { 'What city were you born in?': ['Montreal'] } }] });
+        const outcome = await handle.executeUpdate(submitAnswerUpdate, {
+          args: [{ challengeSetId: '1', responses: { 'What city were you born in?': ['Montreal'] } }],
+        });
         assert.equal(outcome.outcome, 'ended', JSON.stringify(outcome));
         assert.equal(outcome.outcome === 'ended' && outcome.failure?.type, 'UnexpectedResponse');
       }
@@ -642,9 +732,14 @@ describe('a data answer the product cannot act on', () => {
 describe('replay', () => {
   it('replays the history of every connection above without nondeterminism', async () => {
     assert.ok(finished.length >= 15, `only ${finished.length} histories kept`);
-    const histories = await Promise.all(finished.map(async ({ client, workflowId }) => ({ workflowId, history: await client.workflow.getHandle(workflowId).fetchHistory() })));
+    const histories = await Promise.all(
+      finished.map(async ({ client, workflowId }) => ({ workflowId, history: await client.workflow.getHandle(workflowId).fetchHistory() })),
+    );
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'service-variations-test' }, histories)) {
+    for await (const result of Worker.runReplayHistories(
+      { ...productWorkflowCode(), dataConverter: workerDataConverterFor({ encryption: TEST_ENCRYPTION }), replayName: 'service-variations-test' },
+      histories,
+    )) {
       if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
     }
     assert.deepEqual(failures, []);

@@ -31,7 +31,10 @@ function mutableModuleState(fileName: string, source: string): string[] {
       for (const declaration of statement.declarationList.declarations) {
         const readOnlyType = declaration.type !== undefined && /^Readonly|^readonly /.test(declaration.type.getText(file));
         if (declaration.initializer && ts.isNewExpression(declaration.initializer) && !exported && !readOnlyType) {
-          at(declaration, `module-level "${declaration.name.getText(file)}" holds a new ${declaration.initializer.expression.getText(file)} that is neither exported (frozen) nor typed read-only`);
+          at(
+            declaration,
+            `module-level "${declaration.name.getText(file)}" holds a new ${declaration.initializer.expression.getText(file)} that is neither exported (frozen) nor typed read-only`,
+          );
         }
       }
     }
@@ -40,7 +43,8 @@ function mutableModuleState(fileName: string, source: string): string[] {
         const modifiers = ts.canHaveModifiers(member) ? (ts.getModifiers(member) ?? []) : [];
         const isStatic = modifiers.some((modifier) => modifier.kind === ts.SyntaxKind.StaticKeyword);
         const isReadonly = modifiers.some((modifier) => modifier.kind === ts.SyntaxKind.ReadonlyKeyword);
-        if (ts.isPropertyDeclaration(member) && isStatic && !isReadonly) at(member, `static field "${member.name.getText(file)}" of ${statement.name?.text ?? 'a class'} is shared by every connection`);
+        if (ts.isPropertyDeclaration(member) && isStatic && !isReadonly)
+          at(member, `static field "${member.name.getText(file)}" of ${statement.name?.text ?? 'a class'} is shared by every connection`);
       }
     }
   }
@@ -55,7 +59,12 @@ describe('workflow modules shared by every connection of a worker thread', () =>
 
   it('the bundle preloads the workflows, converters and interceptors', () => {
     const preload = /preloadModules\(\) \{([^}]*)\}/.exec(code)?.[1] ?? '';
-    for (const module of ['./src/workflows/index.ts', './src/codec/payload-converter.ts', './src/codec/failure-converter.ts', './src/tracing/workflow-interceptors.ts']) {
+    for (const module of [
+      './src/workflows/index.ts',
+      './src/codec/payload-converter.ts',
+      './src/codec/failure-converter.ts',
+      './src/tracing/workflow-interceptors.ts',
+    ]) {
       assert.ok(preload.includes(`"${module}"`), `${module} is not preloaded`);
     }
   });

@@ -39,7 +39,12 @@ describe('the steady clock', () => {
     });
     // A 2 s task timeout: a 2.5 s local activity outlasts it, so the worker heartbeats the task while it runs.
     const history = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start('steadyClockWorkflow', { taskQueue, workflowId: uniqueId('steady-clock'), args: [2_500], workflowTaskTimeout: '2s' });
+      const handle = await env.client.workflow.start('steadyClockWorkflow', {
+        taskQueue,
+        workflowId: uniqueId('steady-clock'),
+        args: [2_500],
+        workflowTaskTimeout: '2s',
+      });
       await handle.result();
       return handle.fetchHistory();
     });
@@ -47,7 +52,10 @@ describe('the steady clock', () => {
     const replayed: ClockReading[] = [];
     await Worker.runReplayHistory({ workflowsPath: WORKFLOWS, sinks: collecting(replayed) }, history);
 
-    assert.deepEqual(run.map((reading) => reading.at), ['start', 'after a short local activity', 'after a local activity longer than the task heartbeat', 'after a timer']);
+    assert.deepEqual(
+      run.map((reading) => reading.at),
+      ['start', 'after a short local activity', 'after a local activity longer than the task heartbeat', 'after a timer'],
+    );
     const [start, afterShort, afterLong, afterTimer] = run as [ClockReading, ClockReading, ClockReading, ClockReading];
     assert.equal(afterShort.steady, start.steady, 'after a local activity: the time from before it');
     assert.equal(afterLong.steady, start.steady, 'after a long local activity too');

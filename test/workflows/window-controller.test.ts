@@ -70,7 +70,7 @@ void describe('book refresh window', () => {
     assert.match(window.view.lastChange?.reason ?? '', /waited [\d.]+x their best time to start/);
   });
 
-  void it('judges crowding on children\'s busy time, not their polls\' fixed waits', () => {
+  void it("judges crowding on children's busy time, not their polls' fixed waits", () => {
     const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
     const finishBusy = (count: number, wholeMs: number, busyMs: number, at: number) => {
       for (let index = 0; index < count; index += 1) window.observeFinish(wholeMs, true, at + index, true, busyMs);
@@ -95,10 +95,14 @@ void describe('book refresh window', () => {
     finish(quick, RECENT_MIN, 300, 0);
     assert.equal(quick.crowdingUntil, RECENT_MIN - 1 + 2 * DEFAULT_WINDOW_CONTROL.fleetCheckMs, 'at least two reads of the fleet, however quick its children');
     quick.observeFinish(300, false, 50_000, true);
-    assert.equal(quick.crowdingUntil, RECENT_MIN - 1 + 2 * DEFAULT_WINDOW_CONTROL.fleetCheckMs, 'a failure or a skip ends early: it does not renew the reading');
+    assert.equal(
+      quick.crowdingUntil,
+      RECENT_MIN - 1 + 2 * DEFAULT_WINDOW_CONTROL.fleetCheckMs,
+      'a failure or a skip ends early: it does not renew the reading',
+    );
   });
 
-  void it('says where it heads while in slow start, a round a child\'s time or a fleet read when the live path judges it', () => {
+  void it("says where it heads while in slow start, a round a child's time or a fleet read when the live path judges it", () => {
     const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
     assert.deepEqual(window.ramp(0), { to: 40, minRoundMs: 0 }, 'a new window heads for its ceiling');
     window.observeLivePath({ waitMs: 0, waiting: 0 }, 0);
@@ -138,7 +142,7 @@ void describe('book refresh window', () => {
     assert.ok(window.size > 8, 'grows again after the throttle');
   });
 
-  void it('after a throttle, children slowed by waiting it out do not shrink the window again until a child\'s time after it', () => {
+  void it("after a throttle, children slowed by waiting it out do not shrink the window again until a child's time after it", () => {
     const window = new WindowController({ floor: 1, ceiling: 40, start: 16 }, DEFAULT_WINDOW_CONTROL);
     finish(window, 16, 1_000);
     const before = window.size;
@@ -147,7 +151,7 @@ void describe('book refresh window', () => {
     assert.equal(halved, Math.floor(before / 2));
     finish(window, 20, 6_000, 6_000);
     window.observeInFlight([6_000, 6_000, 6_000], 9_000);
-    assert.equal(window.size, halved, 'the Retry-After\'s slow children and those in flight: no second shrink');
+    assert.equal(window.size, halved, "the Retry-After's slow children and those in flight: no second shrink");
     finish(window, 20, 6_000, 20_000);
     assert.ok(window.size < halved, `slow children a child's time after the throttle: shrank to ${window.view.size}`);
   });
@@ -203,8 +207,14 @@ void describe('book refresh window', () => {
     alone.observeFleet([{ size: 0, weight: 1 }], 1);
     assert.equal(alone.view.share, undefined, 'beside a paused book only, it runs as if alone');
     const beside = new WindowController({ floor: 2, ceiling: 50, start: 30 }, DEFAULT_WINDOW_CONTROL);
-    beside.observeFleet([{ size: 0, weight: 3 }, { size: 4, weight: 1 }], 1);
-    assert.equal(beside.view.share?.size, 17, 'half of 34 with the one running book, the paused one\'s weight 3 not counted');
+    beside.observeFleet(
+      [
+        { size: 0, weight: 3 },
+        { size: 4, weight: 1 },
+      ],
+      1,
+    );
+    assert.equal(beside.view.share?.size, 17, "half of 34 with the one running book, the paused one's weight 3 not counted");
     assert.equal(beside.view.share?.refreshes, 2);
   });
 
@@ -243,13 +253,16 @@ void describe('book refresh window', () => {
     return { aAlone, a: a.size, b: b.size };
   }
 
-  void it('a book that joins a fleet another has filled is given its weighted share, and together they keep near the fleet\'s capacity', () => {
+  void it("a book that joins a fleet another has filled is given its weighted share, and together they keep near the fleet's capacity", () => {
     const capacity = 24;
     const equal = shareAFleet(capacity, { a: 1, b: 1 });
     assert.ok(equal.aAlone > capacity, `A alone grew into the fleet first: ${equal.aAlone}`);
     // Settles at A 20, B 17: the band below is what the rules allow (a book a child above its share stops growing, 15% above gives way).
     assert.ok(Math.abs(equal.a - equal.b) <= 0.25 * Math.max(equal.a, equal.b), `equal weights, near equal windows: A ${equal.a}, B ${equal.b}`);
-    assert.ok(equal.a + equal.b <= capacity * DEFAULT_WINDOW_CONTROL.shrinkAbove, `together no more crowded than one book alone lets itself be: ${equal.a + equal.b} for ${capacity}`);
+    assert.ok(
+      equal.a + equal.b <= capacity * DEFAULT_WINDOW_CONTROL.shrinkAbove,
+      `together no more crowded than one book alone lets itself be: ${equal.a + equal.b} for ${capacity}`,
+    );
     const weighted = shareAFleet(capacity, { a: 1, b: 3 });
     // Settles at A 10, B 26.
     assert.ok(weighted.b >= 2 * weighted.a, `weight 3 against 1: B ${weighted.b}, A ${weighted.a}`);
@@ -270,12 +283,13 @@ void describe('book refresh window', () => {
       // Busy 900 ms against 100 (9x), the whole time 1.2 s against 1 s.
       for (let look = 1; look <= 4; look += 1) {
         live(window, 0, look * 5_000);
-        for (let index = 0; index < window.size; index += 1) window.observeFinish(look === 1 ? 1_000 : 1_200, true, look * 5_000 + 1 + index, true, look === 1 ? 100 : 900);
+        for (let index = 0; index < window.size; index += 1)
+          window.observeFinish(look === 1 ? 1_000 : 1_200, true, look * 5_000 + 1 + index, true, look === 1 ? 100 : 900);
       }
       assert.ok(window.size > 9, `children busy 9x their best neither shrank nor stopped it: ${window.size}`);
       assert.match(window.view.lastChange?.reason ?? '', /live tasks waited at most 0 ms to start.*children busy \d\.\d\dx their best/);
       assert.equal(window.view.liveWaitMs, 0);
-      assert.equal(window.crowding, undefined, 'its children\'s slowness is not published as the fleet\'s crowding');
+      assert.equal(window.crowding, undefined, "its children's slowness is not published as the fleet's crowding");
     });
 
     void it('moves once per reading: a round of children after one snapshot of the server grows it once', () => {
@@ -304,7 +318,7 @@ void describe('book refresh window', () => {
       assert.equal(window.size, shrunk + Math.ceil(shrunk / 8), 'past slow start: by an eighth');
     });
 
-    void it('gives way when its worker\'s own live starts wait, and does not let them hold growth back', () => {
+    void it("gives way when its worker's own live starts wait, and does not let them hold growth back", () => {
       const window = new WindowController(BOUNDS, DEFAULT_WINDOW_CONTROL);
       const own = (waitMs: number, workerWaitMs: number, at: number, count: number) => {
         window.observeLivePath({ waitMs, waiting: 0, workerWaitMs, workerSamples: 12 }, at);
@@ -316,7 +330,10 @@ void describe('book refresh window', () => {
       assert.ok(grown > BOUNDS.start, `grew with the worker's starts at ${DEFAULT_WINDOW_CONTROL.liveNearMs + 10} ms: ${grown}`);
       own(0, DEFAULT_WINDOW_CONTROL.liveSlowMs, 30_000, Math.ceil(grown / 2));
       assert.equal(window.size, Math.floor(grown * DEFAULT_WINDOW_CONTROL.shrinkFactor), `gave way from ${grown}`);
-      assert.match(window.view.lastChange?.reason ?? '', /this worker's last 12 live start\(s\): 150 ms above its shortest at the 90th percentile\): the live path slowed/);
+      assert.match(
+        window.view.lastChange?.reason ?? '',
+        /this worker's last 12 live start\(s\): 150 ms above its shortest at the 90th percentile\): the live path slowed/,
+      );
     });
 
     void it('holds between near idle and slow', () => {
@@ -362,7 +379,10 @@ void describe('book refresh window', () => {
       window.observeFleet([{ size: 10, weight: 1 }], 1);
       readThenFinish(window, DEFAULT_WINDOW_CONTROL.liveNearMs + 1, 0, 10, 1_000);
       assert.equal(window.size, 17, 'by 0.85, never below its share of (20 + 10) / 2');
-      assert.match(window.view.lastChange?.reason ?? '', /^giving way to 1 other book: 20 is above this book's share of 15\.0 .* while live tasks waited 41 ms/);
+      assert.match(
+        window.view.lastChange?.reason ?? '',
+        /^giving way to 1 other book: 20 is above this book's share of 15\.0 .* while live tasks waited 41 ms/,
+      );
     });
   });
 });

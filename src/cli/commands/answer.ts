@@ -60,7 +60,12 @@ problem and exits 1 without reaching the service. Exit 1 also when the service r
       throw new AnswerRejectedError(workflowId, 'client', `the connection is not awaiting an answer (status ${state.status})`, values.set);
     }
     if (values.set !== undefined && values.set !== set.id) {
-      throw new AnswerRejectedError(workflowId, 'client', `challenge set ${values.set} is no longer current (now ${set.id}); run "show" and answer the new challenges`, values.set);
+      throw new AnswerRejectedError(
+        workflowId,
+        'client',
+        `challenge set ${values.set} is no longer current (now ${set.id}); run "show" and answer the new challenges`,
+        values.set,
+      );
     }
     let chosen: SecurityResponses;
     if (responses) chosen = responses;
@@ -71,7 +76,13 @@ problem and exits 1 without reaching the service. Exit 1 also when the service r
     }
     if (values['dry-run']) {
       io.out(`would answer challenge set ${set.id} with:`);
-      io.out(JSON.stringify(chosen, (_key, value: unknown) => (typeof value === 'string' && value.length > 80 ? `${value.slice(0, 40)}...(${value.length} chars)` : value), 2));
+      io.out(
+        JSON.stringify(
+          chosen,
+          (_key, value: unknown) => (typeof value === 'string' && value.length > 80 ? `${value.slice(0, 40)}...(${value.length} chars)` : value),
+          2,
+        ),
+      );
     }
     const problems = checkAnswer(set.challenges, chosen);
     if (problems.length) throw new AnswerRejectedError(workflowId, 'client', describeProblems(problems), set.id);
@@ -114,7 +125,11 @@ function printOutcome(io: CliIo, program: string, workflowId: string, outcome: A
       if (outcome.nextChallengeSet) {
         io.out('');
         io.out('The service asks more:');
-        for (const line of presentChallengeSet(outcome.nextChallengeSet, { now: io.now(), answerCommand: `${program} answer ${workflowId} --set ${outcome.nextChallengeSet.id}` })) io.out(line);
+        for (const line of presentChallengeSet(outcome.nextChallengeSet, {
+          now: io.now(),
+          answerCommand: `${program} answer ${workflowId} --set ${outcome.nextChallengeSet.id}`,
+        }))
+          io.out(line);
         if (outcome.nextChallengeSet.challenges.some((c) => c.Type === 'ImageSelection')) io.out(`(run "show ${workflowId}" to save the images)`);
       }
       return EXIT_OK;
@@ -125,7 +140,8 @@ function printOutcome(io: CliIo, program: string, workflowId: string, outcome: A
     case 'restarted':
       // The answer may or may not have reached the service: it was not sent again.
       io.err(`the service's verdict on the answer is unknown (${printable(outcome.reason)}); a new session was opened`);
-      if (outcome.nextChallengeSet) io.err(`its challenges are presented as set ${outcome.nextChallengeSet.id}: ask the end user again and run "show ${workflowId}"`);
+      if (outcome.nextChallengeSet)
+        io.err(`its challenges are presented as set ${outcome.nextChallengeSet.id}: ask the end user again and run "show ${workflowId}"`);
       else io.err(`it opened without challenges; the connection is now ${outcome.status}`);
       return outcome.nextChallengeSet ? EXIT_FAILED : EXIT_OK;
     case 'ended':

@@ -12,7 +12,8 @@ const MAX_LIMIT = 10_000;
 function timeFlag(name: string, text: string | undefined): Date | undefined {
   if (text === undefined) return undefined;
   const at = new Date(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at.getTime())) throw new UsageError(`--${name}: must be an ISO 8601 time such as 2026-11-29T00:00:00Z (got ${JSON.stringify(text)})`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at.getTime()))
+    throw new UsageError(`--${name}: must be an ISO 8601 time such as 2026-11-29T00:00:00Z (got ${JSON.stringify(text)})`);
   return at;
 }
 
@@ -44,8 +45,10 @@ recorded, under the identity signed in with login (else this machine's user).`,
     const to = timeFlag('to', values.to);
     if (from && to && from >= to) throw new UsageError('--from must be before --to');
     const limit = values.limit === undefined ? 1_000 : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit: must be a whole number from 1 to ${MAX_LIMIT} (got ${JSON.stringify(values.limit)})`);
-    if (values.customer !== undefined && (values.customer.length === 0 || values.customer.length > 200)) throw new UsageError('--customer: must be 1 to 200 characters');
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+      throw new UsageError(`--limit: must be a whole number from 1 to ${MAX_LIMIT} (got ${JSON.stringify(values.limit)})`);
+    if (values.customer !== undefined && (values.customer.length === 0 || values.customer.length > 200))
+      throw new UsageError('--customer: must be 1 to 200 characters');
 
     const trail = new AuditTrail(openAuditStore(loadAuditStoreLocation(io.env)));
     try {

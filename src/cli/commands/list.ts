@@ -42,7 +42,9 @@ Lists connections newest first through Temporal visibility (may lag a second beh
     }
     const limit = values.limit === undefined ? 50 : Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
-    const connections = await (await client()).list({
+    const connections = await (
+      await client()
+    ).list({
       status: status as ConnectionStatus | undefined,
       customerId: values.customer,
       institution: values.institution,

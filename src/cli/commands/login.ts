@@ -127,7 +127,9 @@ whether it still accepts it. Exit 1 when not signed in, expired or no longer acc
     const provider = await cliOidc(config).stillSignedIn(accessToken, subject);
     io.out(`${name} (${subject}) at ${config.issuer.href}; groups ${groups.join(', ') || 'none'}; until ${expiresAt}`);
     if (provider === 'revoked') {
-      io.err('the provider no longer accepts this sign-in (the identity disabled or the grant revoked): the CLI\'s commands that act are refused until you sign in again');
+      io.err(
+        "the provider no longer accepts this sign-in (the identity disabled or the grant revoked): the CLI's commands that act are refused until you sign in again",
+      );
       return EXIT_FAILED;
     }
     io.out(provider === 'yes' ? 'the provider still accepts it' : 'the provider did not answer: it is taken as valid until it expires');

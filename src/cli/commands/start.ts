@@ -16,7 +16,9 @@ export const start: Command = {
   access: { permission: 'administer', tenant: 'default-customer' },
   audit: { action: 'start' },
   summary: 'start a connection (live, cached or refresh)',
-  usage: (program) => `Usage: ${program} start (--application-id <id> | --key <businessKey>) [session] [products] [--customer <id>] [--no-wait] [--rerun never|if-failed|always]
+  usage: (
+    program,
+  ) => `Usage: ${program} start (--application-id <id> | --key <businessKey>) [session] [products] [--customer <id>] [--no-wait] [--rerun never|if-failed|always]
 
 Starts a connection (or finds the one already running under the same key) and waits for its first
 step: the first challenges to answer, an open session, or its end.
@@ -101,7 +103,9 @@ Other:
           io.out('the connection already completed');
           return EXIT_OK;
         }
-        io.err(`the connection ended: ${step.status}${step.failure ? ` (${step.failure.type}${step.failure.serviceCode ? ` [${step.failure.serviceCode}]` : ''}: ${printable(step.failure.message)})` : ''}`);
+        io.err(
+          `the connection ended: ${step.status}${step.failure ? ` (${step.failure.type}${step.failure.serviceCode ? ` [${step.failure.serviceCode}]` : ''}: ${printable(step.failure.message)})` : ''}`,
+        );
         return EXIT_FAILED;
     }
   },

@@ -51,7 +51,9 @@ something changes, until the connection ends. Exit 0 when it completed, 1 when i
       return EXIT_OK;
     }
     if (outcome.error instanceof ConnectionFailedError) {
-      io.err(`connection ${workflowId} ended: ${outcome.error.type}${outcome.error.serviceCode ? ` [${outcome.error.serviceCode}]` : ''}: ${printable(outcome.error.reason)}`);
+      io.err(
+        `connection ${workflowId} ended: ${outcome.error.type}${outcome.error.serviceCode ? ` [${outcome.error.serviceCode}]` : ''}: ${printable(outcome.error.reason)}`,
+      );
       return EXIT_FAILED;
     }
     throw outcome.error;

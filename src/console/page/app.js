@@ -120,7 +120,9 @@ function renderList(listNode, connections) {
 }
 
 async function refreshLists() {
-  const [awaiting, recent] = /** @type {[ConnectionList, ConnectionList]} */ (await Promise.all([api('/api/connections?status=AwaitingAnswer'), api('/api/connections?status=any&limit=15')]));
+  const [awaiting, recent] = /** @type {[ConnectionList, ConnectionList]} */ (
+    await Promise.all([api('/api/connections?status=AwaitingAnswer'), api('/api/connections?status=any&limit=15')])
+  );
   renderList(byId('awaiting'), awaiting.connections);
   byId('awaiting-empty').hidden = awaiting.connections.length > 0;
   renderList(byId('recent'), recent.connections);
@@ -172,7 +174,11 @@ async function refreshSchedules() {
         { className: 'buttons' },
         schedule.paused ? act('Resume', `/api/schedules/${loginPath}/resume`) : act('Pause', `/api/schedules/${loginPath}/pause`),
         act('Trigger', `/api/schedules/${loginPath}/trigger`),
-        act('Forget', `/api/logins/${loginPath}/forget`, `Forget login ${schedule.loginId}? Its schedule, saved card, stored payloads and histories are deleted. This cannot be undone.`),
+        act(
+          'Forget',
+          `/api/logins/${loginPath}/forget`,
+          `Forget login ${schedule.loginId}? Its schedule, saved card, stored payloads and histories are deleted. This cannot be undone.`,
+        ),
       ),
     );
   });
@@ -193,7 +199,12 @@ async function scheduleAction(button, path, confirmText, done) {
   try {
     const body = /** @type {ScheduleActionAnswer} */ (await api(path, { method: 'POST' }));
     message.className = 'message ok';
-    message.textContent = body && body.record ? `Forgot login ${body.record.loginId}: schedule ${body.record.schedule}, card ${body.record.card}, ${body.record.connections.count} histories deleted.` : body && body.state === 'running' ? `${done}: still running (${body.workflowId}).` : `${done}: done.`;
+    message.textContent =
+      body && body.record
+        ? `Forgot login ${body.record.loginId}: schedule ${body.record.schedule}, card ${body.record.card}, ${body.record.connections.count} histories deleted.`
+        : body && body.state === 'running'
+          ? `${done}: still running (${body.workflowId}).`
+          : `${done}: done.`;
   } catch (error) {
     message.className = 'message error';
     message.textContent = `${done}: ${messageOf(error)}`;
@@ -278,8 +289,10 @@ async function refreshDetail() {
 function describeCallback(callback) {
   const tries = `${callback.attempts} attempt${callback.attempts === 1 ? '' : 's'}`;
   const why = callback.lastError ? `: ${callback.lastError}` : '';
-  if (callback.status === 'Delivered') return `delivered to ${callback.url} (${tries})${callback.resultClaim === 'none' ? '' : `, result ${callback.resultClaim}`}`;
-  if (callback.status === 'Retrying') return `retrying ${callback.url} (${tries}${callback.nextAttemptAt ? `, next at ${new Date(callback.nextAttemptAt).toLocaleTimeString()}` : ''})${why}`;
+  if (callback.status === 'Delivered')
+    return `delivered to ${callback.url} (${tries})${callback.resultClaim === 'none' ? '' : `, result ${callback.resultClaim}`}`;
+  if (callback.status === 'Retrying')
+    return `retrying ${callback.url} (${tries}${callback.nextAttemptAt ? `, next at ${new Date(callback.nextAttemptAt).toLocaleTimeString()}` : ''})${why}`;
   if (callback.status === 'GivenUp') return `given up on ${callback.url} (${tries})${why}`;
   return `delivering to ${callback.url}`;
 }
@@ -303,8 +316,16 @@ function renderSummary(workflowId, state, now, callback) {
     ['Retrieved', state.retrieved.length ? state.retrieved.join(', ') : undefined],
     ['Answer by', state.status === 'AwaitingAnswer' && state.challengeSet ? `${formatElapsed(Date.parse(state.challengeSet.answerBy) - now)} left` : undefined],
     ['Session restarted', state.lastRestart ? `${state.sessionRestarts}x: ${state.lastRestart.reason}` : undefined],
-    ['Last rejection', state.lastRejection ? `${state.lastRejection.source}${state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : ''}: ${state.lastRejection.message}` : undefined],
-    ['Failure', state.failure ? `${state.failure.type}${state.failure.serviceCode ? ` [${state.failure.serviceCode}]` : ''}: ${state.failure.message}` : undefined],
+    [
+      'Last rejection',
+      state.lastRejection
+        ? `${state.lastRejection.source}${state.lastRejection.serviceCode ? ` [${state.lastRejection.serviceCode}]` : ''}: ${state.lastRejection.message}`
+        : undefined,
+    ],
+    [
+      'Failure',
+      state.failure ? `${state.failure.type}${state.failure.serviceCode ? ` [${state.failure.serviceCode}]` : ''}: ${state.failure.message}` : undefined,
+    ],
     ['Callback', callback ? describeCallback(callback) : undefined],
   ]).filter(([, value]) => value !== undefined && value !== '');
   const list = el('dl', { className: 'facts' });
@@ -357,7 +378,12 @@ function fieldName() {
  * @param {...ElChild} children
  */
 function fieldset(challenge, ...children) {
-  return el('fieldset', { className: 'challenge', dataset: { type: challenge.Type } }, el('legend', {}, challenge.Prompt, el('span', { className: 'type', textContent: challenge.Type })), ...children);
+  return el(
+    'fieldset',
+    { className: 'challenge', dataset: { type: challenge.Type } },
+    el('legend', {}, challenge.Prompt, el('span', { className: 'type', textContent: challenge.Type })),
+    ...children,
+  );
 }
 
 /** @type {Record<string, (challenge: SecurityChallenge, submit: () => void) => FormPart>} */
@@ -377,10 +403,19 @@ const builders = {
       };
     }
     // Choose one of the candidate questions, then answer it: value [chosenQuestion, answer].
-    const select = el('select', { name: fieldName() }, el('option', { value: '', textContent: 'Choose a question…' }), ...options.map((option) => el('option', { value: option, textContent: option })));
+    const select = el(
+      'select',
+      { name: fieldName() },
+      el('option', { value: '', textContent: 'Choose a question…' }),
+      ...options.map((option) => el('option', { value: option, textContent: option })),
+    );
     const input = el('input', { type: 'text', name: fieldName(), autocomplete: 'off' });
     return {
-      node: fieldset(challenge, el('label', { className: 'field' }, el('span', { textContent: 'Question' }), select), el('label', { className: 'field' }, el('span', { textContent: 'Answer' }), input)),
+      node: fieldset(
+        challenge,
+        el('label', { className: 'field' }, el('span', { textContent: 'Question' }), select),
+        el('label', { className: 'field' }, el('span', { textContent: 'Answer' }), input),
+      ),
       collect() {
         if (select.value === '') throw new Error(`"${challenge.Prompt}": choose a question`);
         if (input.value.trim() === '') throw new Error(`"${challenge.Prompt}": answer the chosen question`);
@@ -406,7 +441,11 @@ const builders = {
     const name = fieldName();
     const boxes = (challenge.Iterables || []).map((option) => el('input', { type: 'checkbox', name, value: option }));
     return {
-      node: fieldset(challenge, el('p', { className: 'type', textContent: 'Select all that apply.' }), ...boxes.map((box) => el('label', { className: 'choice' }, box, ' ', box.value))),
+      node: fieldset(
+        challenge,
+        el('p', { className: 'type', textContent: 'Select all that apply.' }),
+        ...boxes.map((box) => el('label', { className: 'choice' }, box, ' ', box.value)),
+      ),
       collect() {
         const chosen = boxes.filter((box) => box.checked).map((box) => box.value);
         if (chosen.length === 0) throw new Error(`"${challenge.Prompt}": choose one or more options`);
@@ -439,7 +478,12 @@ const builders = {
 
   WaitUntilEUAccept(challenge, submit) {
     let verified = false;
-    const button = el('button', { type: 'button', className: 'primary', textContent: 'VERIFIED', title: 'The customer accepted the sign-in on their trusted device' });
+    const button = el('button', {
+      type: 'button',
+      className: 'primary',
+      textContent: 'VERIFIED',
+      title: 'The customer accepted the sign-in on their trusted device',
+    });
     button.addEventListener('click', () => {
       verified = true;
       submit();
@@ -447,7 +491,10 @@ const builders = {
     return {
       node: fieldset(
         challenge,
-        el('p', { className: 'note', textContent: 'Ask the customer to approve this sign-in on their trusted device (their bank app). Press VERIFIED only once they did.' }),
+        el('p', {
+          className: 'note',
+          textContent: 'Ask the customer to approve this sign-in on their trusted device (their bank app). Press VERIFIED only once they did.',
+        }),
         button,
       ),
       collect() {
@@ -475,7 +522,11 @@ const builders = {
       return button;
     });
     return {
-      node: fieldset(challenge, el('p', { className: 'type', textContent: "Click the customer's image." }), el('div', { className: 'images', role: 'group', 'aria-label': 'Images' }, ...buttons)),
+      node: fieldset(
+        challenge,
+        el('p', { className: 'type', textContent: "Click the customer's image." }),
+        el('div', { className: 'images', role: 'group', 'aria-label': 'Images' }, ...buttons),
+      ),
       collect() {
         if (chosen === null) throw new Error(`"${challenge.Prompt}": click the customer's image`);
         return [challenge.Prompt, [chosen]];
@@ -500,11 +551,23 @@ function freeText(challenge) {
   return {
     node: fieldset(
       challenge,
-      el('p', { className: 'note', textContent: `${challenge.Type} is a challenge type the service's spec does not name: type the customer's answer as they give it; it is sent as text, keyed by this prompt.` }),
+      el('p', {
+        className: 'note',
+        textContent: `${challenge.Type} is a challenge type the service's spec does not name: type the customer's answer as they give it; it is sent as text, keyed by this prompt.`,
+      }),
       ...(options.length > 0
         ? [
             el('p', { className: 'type', textContent: 'Choices the institution sent (for reference):' }),
-            el('ul', { className: 'choices' }, ...options.map((option) => el('li', { textContent: option.length > CHOICE_SHOWN_CHARS ? `${option.slice(0, CHOICE_SHOWN_CHARS)}… (${option.length} characters)` : option, title: option.length > CHOICE_SHOWN_CHARS ? option : undefined }))),
+            el(
+              'ul',
+              { className: 'choices' },
+              ...options.map((option) =>
+                el('li', {
+                  textContent: option.length > CHOICE_SHOWN_CHARS ? `${option.slice(0, CHOICE_SHOWN_CHARS)}… (${option.length} characters)` : option,
+                  title: option.length > CHOICE_SHOWN_CHARS ? option : undefined,
+                }),
+              ),
+            ),
           ]
         : []),
       el('label', { className: 'field' }, el('span', { textContent: 'Answer' }), input),
@@ -543,7 +606,9 @@ function renderForm(workflowId, set) {
   const attempt = set.attempt > 1 ? ` (attempt ${set.attempt})` : '';
   form.append(
     el('h3', { textContent: `Challenge set ${set.id}${attempt}` }),
-    ...(set.challenges.length > 1 ? [el('p', { className: 'type', textContent: `Answer all ${set.challenges.length} challenges together; they are sent in one answer.` })] : []),
+    ...(set.challenges.length > 1
+      ? [el('p', { className: 'type', textContent: `Answer all ${set.challenges.length} challenges together; they are sent in one answer.` })]
+      : []),
     ...parts.map((part) => part.node),
     el('div', { className: 'actions' }, send),
   );
@@ -573,11 +638,23 @@ async function sendAnswer(workflowId, set, parts, form) {
   for (const button of form.querySelectorAll('button')) button.disabled = true;
   showMessage('Sending…', 'ok');
   try {
-    const { outcome } = /** @type {{ outcome: AnswerOutcome }} */ (await api(connectionPath(workflowId, 'answer'), { method: 'POST', body: JSON.stringify({ challengeSetId: set.id, responses }) }));
-    if (outcome.outcome === 'accepted') showMessage(`Answer accepted; the connection is ${outcome.status}${outcome.nextChallengeSet ? ' and asks more' : ''}.`, 'ok');
-    else if (outcome.outcome === 'rejected') showMessage(`The service rejected the answer${outcome.serviceCode ? ` [${outcome.serviceCode}]` : ''}: ${outcome.message}`, 'error');
-    else if (outcome.outcome === 'restarted') showMessage(`Whether the service took the answer is unknown (${outcome.reason}); it was not sent again. A new session was opened${outcome.nextChallengeSet ? ': ask the end user again' : ''}.`, 'error');
-    else showMessage(`The connection ended: ${outcome.status}${outcome.failure ? ` (${outcome.failure.type}: ${outcome.failure.message})` : ''}`, outcome.status === 'Completed' ? 'ok' : 'error');
+    const { outcome } = /** @type {{ outcome: AnswerOutcome }} */ (
+      await api(connectionPath(workflowId, 'answer'), { method: 'POST', body: JSON.stringify({ challengeSetId: set.id, responses }) })
+    );
+    if (outcome.outcome === 'accepted')
+      showMessage(`Answer accepted; the connection is ${outcome.status}${outcome.nextChallengeSet ? ' and asks more' : ''}.`, 'ok');
+    else if (outcome.outcome === 'rejected')
+      showMessage(`The service rejected the answer${outcome.serviceCode ? ` [${outcome.serviceCode}]` : ''}: ${outcome.message}`, 'error');
+    else if (outcome.outcome === 'restarted')
+      showMessage(
+        `Whether the service took the answer is unknown (${outcome.reason}); it was not sent again. A new session was opened${outcome.nextChallengeSet ? ': ask the end user again' : ''}.`,
+        'error',
+      );
+    else
+      showMessage(
+        `The connection ended: ${outcome.status}${outcome.failure ? ` (${outcome.failure.type}: ${outcome.failure.message})` : ''}`,
+        outcome.status === 'Completed' ? 'ok' : 'error',
+      );
   } catch (error) {
     const refused = error instanceof ApiError && error.status === 422;
     showMessage(refused ? `Answer refused: ${messageOf(error)}` : `Could not send the answer: ${messageOf(error)}`, 'error');
@@ -603,7 +680,10 @@ async function tick() {
     live.textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
     live.className = 'live error';
-    live.textContent = error instanceof ApiError && error.status === 401 ? 'Not signed in: open this page with ?token=<console token>' : `Cannot reach the console: ${messageOf(error)}`;
+    live.textContent =
+      error instanceof ApiError && error.status === 401
+        ? 'Not signed in: open this page with ?token=<console token>'
+        : `Cannot reach the console: ${messageOf(error)}`;
   } finally {
     setTimeout(() => void tick(), POLL_MS);
   }

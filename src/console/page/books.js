@@ -13,7 +13,7 @@ import { ApiError, api, messageOf, showSignedIn } from './api.js';
 /** @typedef {import('../../contract/book/book-definitions.js').BookProgress} BookProgress */
 /** @typedef {import('../../contract/book/book-definitions.js').BookReport} BookReport */
 /** @typedef {import('../../contract/book/book-definitions.js').BookCounts} BookCounts */
-/** @typedef {import('../../contract/book/book-definitions.js').WindowView} WindowView */
+/** @typedef {import('../../contract/window/window-definitions.js').WindowView} WindowView */
 /**
  * One of GET /api/books/refreshes's refreshes: ListedRefresh in book-routes.ts (BookRefreshSummary
  * of src/client/books.ts with its progress while it runs, its report once ended, or the problem).
@@ -69,7 +69,9 @@ function windowText(window) {
 
 /** @param {BookCounts} counts */
 function outcomesText(counts) {
-  const failedByType = Object.entries(counts.failedByType || {}).map(([type, n]) => `${type} ${n}`).join(', ');
+  const failedByType = Object.entries(counts.failedByType || {})
+    .map(([type, n]) => `${type} ${n}`)
+    .join(', ');
   return [
     `refreshed ${counts.refreshed}`,
     `needs end user ${counts.needsEndUser}`,
@@ -106,7 +108,16 @@ function actionButton(label, refreshId, action, options) {
 function controls(refresh, state) {
   const id = refresh.refreshWorkflowId;
   const paused = state.status === 'paused';
-  const input = el('input', { type: 'number', min: '1', max: '1000', className: 'size', value: typed.get(id) || '', placeholder: String(state.window.size), 'aria-label': `Window size of ${id}`, dataset: { refreshId: id } });
+  const input = el('input', {
+    type: 'number',
+    min: '1',
+    max: '1000',
+    className: 'size',
+    value: typed.get(id) || '',
+    placeholder: String(state.window.size),
+    'aria-label': `Window size of ${id}`,
+    dataset: { refreshId: id },
+  });
   input.addEventListener('input', () => typed.set(id, input.value));
   // noValidate: the refresh checks the range and its refusal is shown, rather than a browser bubble.
   const submit = el('button', { type: 'submit', className: 'secondary', textContent: 'Resize' });
@@ -144,7 +155,13 @@ function row(refresh) {
   return el(
     'tr',
     { dataset: { refreshId: refresh.refreshWorkflowId } },
-    el('td', { className: 'id' }, el('span', { textContent: refresh.refreshWorkflowId }), el('br'), el('small', { className: 'type', textContent: `${refresh.cadence} · started ${new Date(refresh.startedAt).toLocaleString()}` })),
+    el(
+      'td',
+      { className: 'id' },
+      el('span', { textContent: refresh.refreshWorkflowId }),
+      el('br'),
+      el('small', { className: 'type', textContent: `${refresh.cadence} · started ${new Date(refresh.startedAt).toLocaleString()}` }),
+    ),
     el('td', {}, el('span', { className: `status ${status}`, textContent: status })),
     ...cells,
     el('td', { className: 'buttons' }, ...(running && state && state.status !== 'cancelling' ? controls(refresh, state) : [])),
@@ -158,7 +175,9 @@ function renderReport(report) {
     host.replaceChildren(el('p', { className: 'empty', textContent: 'No refresh has ended yet.' }));
     return;
   }
-  const failedByType = Object.entries(report.counts.failedByType || {}).map(([type, n]) => `${type} ${n}`).join(', ');
+  const failedByType = Object.entries(report.counts.failedByType || {})
+    .map(([type, n]) => `${type} ${n}`)
+    .join(', ');
   const facts = [
     ['Refresh', report.refreshWorkflowId],
     ['Status', report.status],
@@ -213,9 +232,14 @@ async function act(button, refreshId, action, options) {
   if (options.confirm && !window.confirm(options.confirm)) return;
   button.disabled = true;
   try {
-    const { progress } = /** @type {{ progress: BookProgress }} */ (await api(refreshPath(refreshId, action), { method: 'POST', ...(options.body ? { body: JSON.stringify(options.body) } : {}) }));
+    const { progress } = /** @type {{ progress: BookProgress }} */ (
+      await api(refreshPath(refreshId, action), { method: 'POST', ...(options.body ? { body: JSON.stringify(options.body) } : {}) })
+    );
     if (options.after) options.after();
-    showMessage(`${action === 'resize' ? (options.body?.unpin ? 'Unpinned' : `Pinned at ${options.body?.size}`) : `${action.charAt(0).toUpperCase()}${action.slice(1)}`}: ${refreshId} is ${progress.status}, window ${windowText(progress.window)}.`, 'ok');
+    showMessage(
+      `${action === 'resize' ? (options.body?.unpin ? 'Unpinned' : `Pinned at ${options.body?.size}`) : `${action.charAt(0).toUpperCase()}${action.slice(1)}`}: ${refreshId} is ${progress.status}, window ${windowText(progress.window)}.`,
+      'ok',
+    );
   } catch (error) {
     showMessage(`${action} ${refreshId}: ${messageOf(error)}`, 'error');
   } finally {
@@ -236,7 +260,10 @@ async function tick() {
     live.textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (error) {
     live.className = 'live error';
-    live.textContent = error instanceof ApiError && error.status === 401 ? 'Not signed in: open this page with ?token=<console token>' : `Cannot reach the console: ${messageOf(error)}`;
+    live.textContent =
+      error instanceof ApiError && error.status === 401
+        ? 'Not signed in: open this page with ?token=<console token>'
+        : `Cannot reach the console: ${messageOf(error)}`;
   } finally {
     setTimeout(() => void tick(), POLL_MS);
   }

@@ -37,7 +37,9 @@ const COUNT_COLUMNS = [
 
 /** @param {CountsAnswer} answer */
 function renderCounts(answer) {
-  required('#counts thead').replaceChildren(el('tr', {}, el('th', { textContent: 'Tenant' }), ...COUNT_COLUMNS.map(([heading]) => el('th', { textContent: heading }))));
+  required('#counts thead').replaceChildren(
+    el('tr', {}, el('th', { textContent: 'Tenant' }), ...COUNT_COLUMNS.map(([heading]) => el('th', { textContent: heading }))),
+  );
   const rows = answer.tenants.map((counts) =>
     el(
       'tr',

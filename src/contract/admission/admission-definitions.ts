@@ -147,7 +147,11 @@ const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
  * any other id (a grant to it could fail every task of the admission, or go to another kind of workflow).
  */
 export function isAdmissibleConnectionId(workflowId: string, customerId: string): boolean {
-  return workflowId.length <= ADMISSION_ID_MAX && PRINTABLE_ASCII.test(workflowId) && (workflowId.startsWith(`connection-${customerId}:`) || workflowId.startsWith(`refresh-${customerId}:`));
+  return (
+    workflowId.length <= ADMISSION_ID_MAX &&
+    PRINTABLE_ASCII.test(workflowId) &&
+    (workflowId.startsWith(`connection-${customerId}:`) || workflowId.startsWith(`refresh-${customerId}:`))
+  );
 }
 /**
  * A connection not granted room within this long asks again (`timing.admissionAskAgainMs` unless

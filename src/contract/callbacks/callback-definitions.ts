@@ -43,7 +43,13 @@ export const CALLBACK_MAX_RETRY_MS = 60 * 60_000;
 /** How long a result sent by reference can be claimed, from the delivery's start. */
 export const RESULT_CLAIM_WINDOW_MS = 2 * 24 * 60 * 60_000;
 
-export const CALLBACK_EVENT_TYPES = ['connection.completed', 'connection.failed', 'connection.cancelled', 'book.refresh.completed', 'book.refresh.cancelled'] as const;
+export const CALLBACK_EVENT_TYPES = [
+  'connection.completed',
+  'connection.failed',
+  'connection.cancelled',
+  'book.refresh.completed',
+  'book.refresh.cancelled',
+] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
 
 /**

@@ -169,7 +169,6 @@ export interface ConnectionResult {
   readonly warnings?: readonly DataWarning[] | undefined;
 }
 
-
 /** For `temporal workflow signal` and simple callers: no answer comes back; bad answers land in lastRejection. */
 export const answerChallengeSignal = defineSignal<[ChallengeAnswer]>('answerChallenge');
 /** For our client and console: validated before it touches history; answers with the service's verdict. */

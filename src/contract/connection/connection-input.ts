@@ -26,10 +26,7 @@ export const SessionInput = z.discriminatedUnion('kind', [LiveSession, CachedSes
 });
 export type SessionInput = z.infer<typeof SessionInput>;
 
-export const AttributesProduct = z.union([
-  z.strictObject({ package: AttributePackageOperation }),
-  z.strictObject({ custom: AttributesRequest }),
-]);
+export const AttributesProduct = z.union([z.strictObject({ package: AttributePackageOperation }), z.strictObject({ custom: AttributesRequest })]);
 export type AttributesProduct = z.infer<typeof AttributesProduct>;
 
 export const ProductsInput = z
@@ -107,10 +104,14 @@ export const ConnectionInput = z
   .superRefine((input, ctx) => {
     // A connection tells only a refresh of its own tenant's book (ids: src/contract/book/book-definitions.ts).
     if (input.book && !input.book.refreshWorkflowId.startsWith(`book-${input.customerId}:`)) {
-      ctx.addIssue({ code: 'custom', path: ['book', 'refreshWorkflowId'], message: `must be a book refresh of the same tenant (book-${input.customerId}:<cadence>-<night>)` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['book', 'refreshWorkflowId'],
+        message: `must be a book refresh of the same tenant (book-${input.customerId}:<cadence>-<night>)`,
+      });
     }
     if (input.unattended && input.session.kind === 'live') {
-      ctx.addIssue({ code: 'custom', path: ['unattended'], message: 'needs a cached or refresh session (a live session needs the end user\'s credentials)' });
+      ctx.addIssue({ code: 'custom', path: ['unattended'], message: "needs a cached or refresh session (a live session needs the end user's credentials)" });
     }
     // Attributes need a cached session after accounts detail (spec, "Attributes" flow); a live
     // session can only be followed by a cached one if the login is saved.

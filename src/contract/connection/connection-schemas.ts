@@ -56,7 +56,11 @@ export const SessionRestartSchema = z.object({ reason: z.string(), challengeSetI
 
 export const ConnectionFailureInfoSchema = z.object({ type: z.enum(CONNECTION_FAILURE_TYPES), message: z.string(), serviceCode: z.string().optional() });
 
-export const ConnectionPrioritySchema = z.object({ key: z.number().int().optional(), fairnessKey: z.string().optional(), fairnessWeight: z.number().optional() });
+export const ConnectionPrioritySchema = z.object({
+  key: z.number().int().optional(),
+  fairnessKey: z.string().optional(),
+  fairnessWeight: z.number().optional(),
+});
 
 export const ConnectionStateSchema = z.object({
   status: ConnectionStatusSchema,

@@ -37,9 +37,7 @@ export interface ForgetState {
 }
 
 /** What happened to the payloads of the login's connections in the external payload store. */
-export type PayloadsForgotten =
-  | { readonly store: 'off' }
-  | { readonly store: string; readonly deleted: number };
+export type PayloadsForgotten = { readonly store: 'off' } | { readonly store: string; readonly deleted: number };
 
 /** What one forget deleted, and when: the workflow's result, found by `LoginId = "..."`. */
 export interface ForgetRecord {

@@ -38,7 +38,10 @@ export interface ThrottleMemo {
 }
 
 /** The pause a throttle's describe() shows: its memo while it runs and names a time; undefined otherwise. */
-export function publishedPause(description: { readonly status: { readonly name: string }; readonly memo?: Record<string, unknown> | undefined }): ThrottleMemo | undefined {
+export function publishedPause(description: {
+  readonly status: { readonly name: string };
+  readonly memo?: Record<string, unknown> | undefined;
+}): ThrottleMemo | undefined {
   const memo = description.memo as Partial<ThrottleMemo> | undefined;
   if (description.status.name !== 'RUNNING' || !memo?.pausedUntil || Number.isNaN(Date.parse(memo.pausedUntil))) return undefined;
   return { pausedUntil: memo.pausedUntil, reason: memo.reason ?? '' };

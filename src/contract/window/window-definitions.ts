@@ -128,7 +128,17 @@ export interface WindowControl {
   readonly liveNearMs: number;
 }
 
-export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({ growBelow: 1.3, shrinkAbove: 1.7, shrinkFactor: 0.7, slackMs: 250, throttleCheckMs: 5_000, fleetCheckMs: 5_000, silentCheckMs: 30_000, liveSlowMs: 150, liveNearMs: 40 });
+export const DEFAULT_WINDOW_CONTROL: WindowControl = Object.freeze({
+  growBelow: 1.3,
+  shrinkAbove: 1.7,
+  shrinkFactor: 0.7,
+  slackMs: 250,
+  throttleCheckMs: 5_000,
+  fleetCheckMs: 5_000,
+  silentCheckMs: 30_000,
+  liveSlowMs: 150,
+  liveNearMs: 40,
+});
 
 /** The window controller's memory (carried across pages). */
 export interface WindowMemory {

@@ -15,7 +15,17 @@
  * same signal a book's connection sends its refresh; one admitted that never tells (terminated) is
  * found by asking Temporal, as a book does.
  */
-import { ApplicationFailure, allHandlersFinished, condition, getExternalWorkflowHandle, log, proxyLocalActivities, setCurrentDetails, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  proxyLocalActivities,
+  setCurrentDetails,
+  workflowInfo,
+  type WorkflowInfo,
+} from '@temporalio/workflow';
 import type { AdmissionActivities } from '../../activities/admission-activities.js';
 import type { BookActivities } from '../../activities/book-activities.js';
 import type { BookStartActivities } from '../../activities/book-start-activities.js';
@@ -51,7 +61,10 @@ import { FleetLook, WatchTimer } from '../window/window-watch.js';
 
 /** Calls to Temporal only (visibility, describe, signal-with-start), never to the service: quick and outside the request budget. */
 const temporal = proxyLocalActivities<
-  Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> & LivePathActivities & Pick<BookStartActivities, 'connectionsClosed'> & Pick<AdmissionActivities, 'releaseHeldConnections' | 'heldConnections'>
+  Pick<BookActivities, 'tenantThrottle' | 'fleetWindows'> &
+    LivePathActivities &
+    Pick<BookStartActivities, 'connectionsClosed'> &
+    Pick<AdmissionActivities, 'releaseHeldConnections' | 'heldConnections'>
 >({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
@@ -92,7 +105,8 @@ export function requestProblem(request: AdmissionRequest | undefined, customerId
   }
   // Temporal refuses a signal to a run id that is not a UUID by failing the workflow task that sends it: checked here.
   if (typeof runId !== 'string' || !UUID_PATTERN.test(runId)) return 'runId is not a run id (a UUID)';
-  if (!Number.isInteger(priorityKey) || priorityKey < PRIORITY_KEY_LIMITS.min || priorityKey > PRIORITY_KEY_LIMITS.max) return `priorityKey must be an integer from ${PRIORITY_KEY_LIMITS.min} to ${PRIORITY_KEY_LIMITS.max}`;
+  if (!Number.isInteger(priorityKey) || priorityKey < PRIORITY_KEY_LIMITS.min || priorityKey > PRIORITY_KEY_LIMITS.max)
+    return `priorityKey must be an integer from ${PRIORITY_KEY_LIMITS.min} to ${PRIORITY_KEY_LIMITS.max}`;
   if (request.held !== undefined && typeof request.held !== 'boolean') return 'held must be true or false';
   return undefined;
 }
@@ -152,7 +166,12 @@ export class AdmissionRun {
     this.lastWakeAt = carried?.lastWakeAt ?? Number.NEGATIVE_INFINITY;
     this.lettingGo = new Map(carried?.lettingGo ?? []);
     this.watch = new WatchTimer(this.clock);
-    this.fleet = new FleetLook(this.clock, this.window, { customerId: settings.customerId, workflowId: this.info.workflowId, weight: this.weight, control: settings.control }, temporal);
+    this.fleet = new FleetLook(
+      this.clock,
+      this.window,
+      { customerId: settings.customerId, workflowId: this.info.workflowId, weight: this.weight, control: settings.control },
+      temporal,
+    );
   }
 
   state(): AdmissionState {
@@ -206,7 +225,8 @@ export class AdmissionRun {
       if (queued.held === true && held !== true) this.queue[queuedAt] = { workflowId, runId, priorityKey: queued.priorityKey, askedAt: queued.askedAt };
       return;
     }
-    if (this.queue.length >= ADMISSION_QUEUE_LIMIT) return this.refuse(`the queue holds ${ADMISSION_QUEUE_LIMIT} connections already (the connection asks again later)`);
+    if (this.queue.length >= ADMISSION_QUEUE_LIMIT)
+      return this.refuse(`the queue holds ${ADMISSION_QUEUE_LIMIT} connections already (the connection asks again later)`);
     // After every connection of the same or a lower key (1 first): the queue stays ordered without sorting.
     const after = this.queue.findIndex((queued) => queued.priorityKey > priorityKey);
     const entry: QueuedConnection = { workflowId, runId, priorityKey, askedAt: this.clock.now(), ...(held === true ? { held: true } : {}) };
@@ -221,7 +241,8 @@ export class AdmissionRun {
     const end = problem === undefined ? (told as BookLoginEnded) : undefined;
     if (end === undefined) return void log.warn('admission: a malformed end, ignored', { problem });
     // The run that ended (ends of builds before runs were told name none: the first of its id).
-    const ofRun = (entry: { readonly workflowId: string; readonly runId: string }) => entry.workflowId === end.workflowId && (end.runId === undefined || entry.runId === end.runId);
+    const ofRun = (entry: { readonly workflowId: string; readonly runId: string }) =>
+      entry.workflowId === end.workflowId && (end.runId === undefined || entry.runId === end.runId);
     const admitted = [...this.inFlight.values()].find(ofRun);
     if (admitted !== undefined) {
       const now = this.clock.now();
@@ -276,7 +297,9 @@ export class AdmissionRun {
         log.info('admission idle: ending', { customerId: this.settings.customerId, granted: this.granted });
         return { summary: { customerId: this.settings.customerId, granted: this.granted, refused: this.refused, endedAt: this.clock.iso() } };
       }
-      await this.waitWatching(() => (this.queue.length > 0 && this.inFlight.size < this.window.size) || (this.queue.length === 0 && this.inFlight.size === 0) || this.discoverDue);
+      await this.waitWatching(
+        () => (this.queue.length > 0 && this.inFlight.size < this.window.size) || (this.queue.length === 0 && this.inFlight.size === 0) || this.discoverDue,
+      );
     }
   }
 
@@ -298,7 +321,8 @@ export class AdmissionRun {
     for (const [runId, at] of this.lettingGo) if (this.lastDiscovery - at > LET_GO_REMEMBERED_MS) this.lettingGo.delete(runId);
     const known = [...this.queue.map((queued) => queued.runId), ...[...this.inFlight.values()].map((admitted) => admitted.runId), ...this.lettingGo.keys()];
     const found = await this.clock.local(() => temporal.heldConnections({ customerId: this.settings.customerId, known, limit }));
-    for (const { workflowId, runId, priorityKey } of found) this.enqueue({ workflowId, runId, priorityKey: priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled, held: true });
+    for (const { workflowId, runId, priorityKey } of found)
+      this.enqueue({ workflowId, runId, priorityKey: priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled, held: true });
   }
 
   /** Between looks for held starts: sooner while the window has room for more than it holds and queues. */
@@ -322,7 +346,12 @@ export class AdmissionRun {
     const now = this.clock.now();
     while (this.queue.length > 0 && this.inFlight.size < this.window.size) {
       const next = this.queue.shift() as QueuedConnection;
-      const admitted: AdmittedConnection = { workflowId: next.workflowId, runId: next.runId, grantedAt: now, ...(next.held === true ? { held: true as const } : {}) };
+      const admitted: AdmittedConnection = {
+        workflowId: next.workflowId,
+        runId: next.runId,
+        grantedAt: now,
+        ...(next.held === true ? { held: true as const } : {}),
+      };
       this.inFlight.set(runKey(admitted), admitted);
       this.granted += 1;
       this.grantedThisRun += 1;
@@ -367,7 +396,12 @@ export class AdmissionRun {
   /** What the next run starts from, once every grant commanded here is delivered (a closing run's signals are dropped). */
   private async handOver(): Promise<AdmissionCarry> {
     await condition(() => this.grantsPending === 0 && allHandlersFinished());
-    log.info('admission: continuing as new', { customerId: this.settings.customerId, granted: this.granted, queued: this.queue.length, inFlight: this.inFlight.size });
+    log.info('admission: continuing as new', {
+      customerId: this.settings.customerId,
+      granted: this.granted,
+      queued: this.queue.length,
+      inFlight: this.inFlight.size,
+    });
     return {
       window: this.window.carried,
       queue: this.queue,
@@ -390,14 +424,23 @@ export class AdmissionRun {
         if (ready()) return;
         continue;
       }
-      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs, this.wokenLately() ? this.discoverEveryMs() : Number.POSITIVE_INFINITY));
+      this.watch.arm(
+        Math.min(
+          this.window.stallCheckMs ?? Number.POSITIVE_INFINITY,
+          this.settings.control.silentCheckMs,
+          this.wokenLately() ? this.discoverEveryMs() : Number.POSITIVE_INFINITY,
+        ),
+      );
       await condition(() => ready() || this.watch.due);
       if (ready()) return;
       this.watch.looked();
       await this.fleet.lookAround();
       await this.discoverHeld();
       const now = this.clock.now();
-      this.window.observeInFlight([...this.inFlight.values()].map((admitted) => now - admitted.grantedAt), now);
+      this.window.observeInFlight(
+        [...this.inFlight.values()].map((admitted) => now - admitted.grantedAt),
+        now,
+      );
       await this.checkSilent(now);
       this.publishState();
     }
@@ -409,7 +452,10 @@ export class AdmissionRun {
     if (now - this.lastSilentCheck < silentCheckMs) return;
     this.lastSilentCheck = now;
     const asked = (admitted: AdmittedConnection) => admitted.checkedAt ?? admitted.grantedAt;
-    const due = [...this.inFlight.values()].filter((admitted) => now - admitted.grantedAt >= silentCheckMs).sort((a, b) => asked(a) - asked(b)).slice(0, SILENT_CHECK_CHUNK);
+    const due = [...this.inFlight.values()]
+      .filter((admitted) => now - admitted.grantedAt >= silentCheckMs)
+      .sort((a, b) => asked(a) - asked(b))
+      .slice(0, SILENT_CHECK_CHUNK);
     if (due.length === 0) return;
     for (const admitted of due) this.inFlight.set(runKey(admitted), { ...admitted, checkedAt: now });
     const read = await this.clock.local(() => temporal.connectionsClosed({ workflowIds: [...new Set(due.map((admitted) => admitted.workflowId))] }));

@@ -10,7 +10,13 @@
  * details. Deterministic code only.
  */
 import { makeContinueAsNewFunc, setHandler, setWorkflowOptions } from '@temporalio/workflow';
-import { admissionRequestSignal, admissionStateQuery, admissionWakeSignal, type AdmissionInput, type AdmissionSummary } from '../../contract/admission/admission-definitions.js';
+import {
+  admissionRequestSignal,
+  admissionStateQuery,
+  admissionWakeSignal,
+  type AdmissionInput,
+  type AdmissionSummary,
+} from '../../contract/admission/admission-definitions.js';
 import { bookLoginEndedSignal } from '../../contract/book/book-definitions.js';
 import { AdmissionRun, admissionSettings } from './admission-run.js';
 
@@ -23,7 +29,10 @@ export async function connectionAdmissionWorkflow(input: AdmissionInput): Promis
   const end = await admission.run();
   if ('summary' in end) return end.summary;
   // The next run starts on the current build (this one was pinned to the build it began on).
-  return await makeContinueAsNewFunc<typeof connectionAdmissionWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ customerId: input.customerId, carried: end.next });
+  return await makeContinueAsNewFunc<typeof connectionAdmissionWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({
+    customerId: input.customerId,
+    carried: end.next,
+  });
 }
 
 /** Pinned per run (a few hundred grants): a deploy never replays a run under other window rules; the next run takes the current build. */

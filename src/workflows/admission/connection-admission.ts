@@ -6,7 +6,13 @@
  */
 import { condition, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../../activities/admission-activities.js';
-import { ADMISSION_ASK_AGAIN_MS, admissionGrantSignal, admissionWorkflowId, HELD_START_MEMO, type AdmissionGrant } from '../../contract/admission/admission-definitions.js';
+import {
+  ADMISSION_ASK_AGAIN_MS,
+  admissionGrantSignal,
+  admissionWorkflowId,
+  HELD_START_MEMO,
+  type AdmissionGrant,
+} from '../../contract/admission/admission-definitions.js';
 import type { ConnectionInput } from '../../contract/connection/connection-input.js';
 import { DEFAULT_PRIORITY_KEYS } from '../../contract/priority.js';
 import type { StateRecorder } from '../connection/state-recorder.js';

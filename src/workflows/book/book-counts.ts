@@ -1,7 +1,17 @@
 /** A book refresh's running tally of its logins' outcomes. Deterministic and import-free but for types. */
 import type { BookCounts, BookOutcome } from '../../contract/book/book-definitions.js';
 
-export const EMPTY_COUNTS: BookCounts = Object.freeze({ done: 0, refreshed: 0, needsEndUser: 0, failed: 0, failedByType: {}, forgotten: 0, malformed: 0, cancelled: 0, duplicate: 0 });
+export const EMPTY_COUNTS: BookCounts = Object.freeze({
+  done: 0,
+  refreshed: 0,
+  needsEndUser: 0,
+  failed: 0,
+  failedByType: {},
+  forgotten: 0,
+  malformed: 0,
+  cancelled: 0,
+  duplicate: 0,
+});
 
 /** The counts with one more outcome (failures by type as well). */
 export function countOutcome(counts: BookCounts, outcome: BookOutcome): BookCounts {

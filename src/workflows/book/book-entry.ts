@@ -5,7 +5,18 @@
  * again (new settings, the flag cleared), flagged, or leaving the book (it then ends). It continues
  * as new before its history grows long. Deterministic code only.
  */
-import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, setHandler, setWorkflowOptions, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  setCurrentDetails,
+  setHandler,
+  setWorkflowOptions,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   BOOK_ENTRY_MEMO,
   bookEntryQuery,
@@ -44,10 +55,7 @@ export async function bookEntryWorkflow(initial: BookEnrolment, carriedFlag?: Bo
     const cadenceChanged = enrolment.cadence !== state.enrolment.cadence;
     state = { enrolment, flag: undefined };
     upsertMemo({ [BOOK_ENTRY_MEMO.enrolment]: enrolment, [BOOK_ENTRY_MEMO.flag]: undefined });
-    upsertSearchAttributes([
-      ...(cadenceChanged ? [{ key: BookCadenceKey, value: enrolment.cadence }] : []),
-      { key: EndUserChallengeKey, value: null },
-    ]);
+    upsertSearchAttributes([...(cadenceChanged ? [{ key: BookCadenceKey, value: enrolment.cadence }] : []), { key: EndUserChallengeKey, value: null }]);
     describe();
   });
 

@@ -34,7 +34,20 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BookActivities, BookPageEntry } from '../../activities/book-activities.js';
 import type { BookStartActivities } from '../../activities/book-start-activities.js';
 import type { LivePathActivities } from '../../activities/live-path-activities.js';
-import { bookConnectionWorkflowId, bookEntryWorkflowId, bookReportPageId, flagEntrySignal, type BookCounts, type BookLoginEnded, type BookOutcome, type BookProgress, type BookRefreshCarry, type BookRefreshInput, type BookRefreshStatus, type BookReport } from '../../contract/book/book-definitions.js';
+import {
+  bookConnectionWorkflowId,
+  bookEntryWorkflowId,
+  bookReportPageId,
+  flagEntrySignal,
+  type BookCounts,
+  type BookLoginEnded,
+  type BookOutcome,
+  type BookProgress,
+  type BookRefreshCarry,
+  type BookRefreshInput,
+  type BookRefreshStatus,
+  type BookReport,
+} from '../../contract/book/book-definitions.js';
 import { WINDOW_LIMITS } from '../../contract/window/window-definitions.js';
 import { CustomerIdKey } from '../../contract/search-attributes.js';
 import { EMPTY_COUNTS, countOutcome } from './book-counts.js';
@@ -257,7 +270,11 @@ export class BookRefreshRun {
         this.total = await this.clock.local(() => book.countBook({ customerId, cadence }));
         log.info('book refresh started', { customerId, cadence, night: this.night, total: this.total });
       }
-      const skippedAtStart = carried ? carried.skippedAtStart : scheduleId ? ((await this.clock.local(() => book.scheduleSkips({ scheduleId }))) ?? undefined) : undefined;
+      const skippedAtStart = carried
+        ? carried.skippedAtStart
+        : scheduleId
+          ? ((await this.clock.local(() => book.scheduleSkips({ scheduleId }))) ?? undefined)
+          : undefined;
       const read = await this.clock.local(() => book.readBookPage({ customerId, cadence, pageSize, pageToken: carried?.pageToken }));
       await this.fleet.lookAround();
       this.refreshes = [];
@@ -311,7 +328,8 @@ export class BookRefreshRun {
         if (this.index >= checkedUpTo) {
           // A login forgotten since the page was read is skipped: checked in chunks, just before they start.
           const chunk = this.refreshes.slice(this.index, this.index + Math.min(ENROLMENT_CHECK_CHUNK, Math.max(this.window.size, 1)));
-          for (const loginId of await this.clock.local(() => book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) }))) enrolled.add(loginId);
+          for (const loginId of await this.clock.local(() => book.stillEnrolled({ customerId, loginIds: chunk.map((entry) => entry.loginId) })))
+            enrolled.add(loginId);
           checkedUpTo = this.index + chunk.length;
         }
         const entry = this.refreshes[this.index] as RefreshEntry;
@@ -319,7 +337,8 @@ export class BookRefreshRun {
         const workflowId = bookConnectionWorkflowId(customerId, entry.loginId, this.night);
         if (!enrolled.has(entry.loginId)) this.record({ loginId: entry.loginId, outcome: 'forgotten', problem: 'left the book after its page was read' });
         // Listed twice on the page: one connection a night (a login listed on two pages is told by Temporal, at its start).
-        else if (this.inFlight.has(workflowId) || batch.some((taken) => taken.workflowId === workflowId)) this.record({ loginId: entry.loginId, workflowId, outcome: 'duplicate' });
+        else if (this.inFlight.has(workflowId) || batch.some((taken) => taken.workflowId === workflowId))
+          this.record({ loginId: entry.loginId, workflowId, outcome: 'duplicate' });
         else batch.push({ entry, workflowId });
       }
       if (this.cancelled) {
@@ -333,7 +352,8 @@ export class BookRefreshRun {
 
   /** Logins of the page a cancellation kept from starting are reported as such (once). */
   private reportNotStarted(): void {
-    for (const entry of this.refreshes.slice(this.index)) this.record({ loginId: entry.loginId, outcome: 'cancelled', problem: `not started: ${this.cancelled ?? 'cancelled'}` });
+    for (const entry of this.refreshes.slice(this.index))
+      this.record({ loginId: entry.loginId, outcome: 'cancelled', problem: `not started: ${this.cancelled ?? 'cancelled'}` });
     this.index = this.refreshes.length;
   }
 
@@ -358,7 +378,9 @@ export class BookRefreshRun {
     });
     this.publishState();
     // Never cut short: a start that went through is a connection in flight, cancelled below if need be.
-    const results = await CancellationScope.nonCancellable(() => this.clock.local(() => book.startBookConnections({ starts: requests, priority: info.priority })));
+    const results = await CancellationScope.nonCancellable(() =>
+      this.clock.local(() => book.startBookConnections({ starts: requests, priority: info.priority })),
+    );
     for (const result of results) {
       if (result.outcome === 'started') {
         this.window.observeStart(result.startMs);
@@ -379,7 +401,10 @@ export class BookRefreshRun {
     const end = problem === undefined ? (told as BookLoginEnded) : undefined;
     const child = end === undefined ? undefined : this.inFlight.get(end.workflowId);
     if (end === undefined || child === undefined) {
-      log.warn('book refresh: an end for no connection in flight, ignored', { problem: problem ?? 'not in flight', workflowId: String(told?.workflowId).slice(0, 200) });
+      log.warn('book refresh: an end for no connection in flight, ignored', {
+        problem: problem ?? 'not in flight',
+        workflowId: String(told?.workflowId).slice(0, 200),
+      });
       return;
     }
     const base: OutcomeBase = { loginId: child.loginId, workflowId: end.workflowId, durationMs: this.clock.now() - child.askedAt };
@@ -387,7 +412,10 @@ export class BookRefreshRun {
     else {
       this.finishFailed(base, end.failureType).catch((error: unknown) => {
         // Only a bug lands here: keep the window moving, and say so.
-        log.error('book refresh: a connection outcome could not be recorded', { workflowId: base.workflowId, error: error instanceof Error ? error.message : String(error) });
+        log.error('book refresh: a connection outcome could not be recorded', {
+          workflowId: base.workflowId,
+          error: error instanceof Error ? error.message : String(error),
+        });
       });
     }
   }
@@ -430,10 +458,13 @@ export class BookRefreshRun {
   private async settleTerminated(): Promise<void> {
     while (this.terminated.length > 0) {
       const chunk = this.terminated.slice(0, ENROLMENT_CHECK_CHUNK);
-      const enrolled = new Set(await this.clock.local(() => book.stillEnrolled({ customerId: this.settings.customerId, loginIds: chunk.map((base) => base.loginId) })));
+      const enrolled = new Set(
+        await this.clock.local(() => book.stillEnrolled({ customerId: this.settings.customerId, loginIds: chunk.map((base) => base.loginId) })),
+      );
       // Removed only once read: a cancellation during the read leaves them for the drain that follows.
       this.terminated.splice(0, chunk.length);
-      for (const base of chunk) this.record(enrolled.has(base.loginId) ? { ...base, outcome: 'failed', failureType: 'Terminated' } : { ...base, outcome: 'forgotten' });
+      for (const base of chunk)
+        this.record(enrolled.has(base.loginId) ? { ...base, outcome: 'failed', failureType: 'Terminated' } : { ...base, outcome: 'forgotten' });
     }
   }
 
@@ -471,7 +502,11 @@ export class BookRefreshRun {
       // A throttle first: connections waiting out its Retry-After are not stuck.
       await this.fleet.lookAround();
       const now = this.clock.now();
-      if (stallMs !== undefined) this.window.observeInFlight([...this.inFlight.values()].map((child) => now - child.askedAt), now);
+      if (stallMs !== undefined)
+        this.window.observeInFlight(
+          [...this.inFlight.values()].map((child) => now - child.askedAt),
+          now,
+        );
       await this.checkSilent(now);
       this.publishState();
     }
@@ -490,7 +525,10 @@ export class BookRefreshRun {
     this.lastSilentCheck = now;
     // The least recently asked about first, so a window wider than one read gets round them all.
     const asked = (child: { readonly askedAt: number; readonly checkedAt?: number }) => child.checkedAt ?? child.askedAt;
-    const due = [...this.inFlight].filter(([, child]) => now - child.askedAt >= silentCheckMs).sort(([, a], [, b]) => asked(a) - asked(b)).slice(0, ENROLMENT_CHECK_CHUNK);
+    const due = [...this.inFlight]
+      .filter(([, child]) => now - child.askedAt >= silentCheckMs)
+      .sort(([, a], [, b]) => asked(a) - asked(b))
+      .slice(0, ENROLMENT_CHECK_CHUNK);
     if (due.length === 0) return;
     for (const [, child] of due) child.checkedAt = now;
     const silent = due.map(([workflowId]) => workflowId);
@@ -527,7 +565,9 @@ export class BookRefreshRun {
     const { customerId, cadence } = this.settings;
     const { counts, total, status } = this;
     const { size, lastChange, share } = this.window.view;
-    const failed = Object.entries(counts.failedByType).map(([type, n]) => `${type} ${n}`).join(', ');
+    const failed = Object.entries(counts.failedByType)
+      .map(([type, n]) => `${type} ${n}`)
+      .join(', ');
     setCurrentDetails(
       `Book ${customerId} (${cadence}), night ${this.night}: ${status}; ${counts.done}${total === undefined ? '' : ` of ${total}`} done, ${this.inFlight.size} in flight, window ${size}${share ? ` (share ${share.size.toFixed(1)} of ${share.fleetSize} across ${share.refreshes} books)` : ''}` +
         `${lastChange ? ` (${lastChange.reason})` : ''}; refreshed ${counts.refreshed}, needs end user ${counts.needsEndUser}, failed ${counts.failed}${failed ? ` (${failed})` : ''}; page ${this.page}`,
@@ -582,7 +622,15 @@ export class BookRefreshRun {
     this.publishState();
     this.metrics.ended();
     const { inFlight: _inFlight, estimatedEnd: _estimatedEnd, updatedAt: _updatedAt, ...summary } = this.progress();
-    log.info('book refresh ended', { customerId, cadence, night: this.night, status: this.status, done: this.counts.done, refreshed: this.counts.refreshed, failed: this.counts.failed });
+    log.info('book refresh ended', {
+      customerId,
+      cadence,
+      night: this.night,
+      status: this.status,
+      done: this.counts.done,
+      refreshed: this.counts.refreshed,
+      failed: this.counts.failed,
+    });
     await condition(allHandlersFinished);
     return {
       ...summary,

@@ -9,7 +9,17 @@
  * AutoUpgrade: a delivery outlives deploys (up to a day of attempts and two of claims), so it moves
  * to the current build, and a change to its steps needs a patch (src/workflows/patches.ts).
  */
-import { ApplicationFailure, allHandlersFinished, condition, log, proxyActivities, proxyLocalActivities, setHandler, setWorkflowOptions, sleep } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  setWorkflowOptions,
+  sleep,
+} from '@temporalio/workflow';
 import type { CallbackActivities } from '../../activities/callback-activities.js';
 import {
   CALLBACK_DELIVERY_WINDOW_MS,
@@ -29,7 +39,11 @@ import {
 
 /** One attempt: the receiver's answer or the network's error comes back as a value; a worker lost mid-attempt is a failed attempt. */
 const { deliverCallback } = proxyActivities<CallbackActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 1 }, summary: 'post the callback' });
-const { mintResultClaim } = proxyLocalActivities<CallbackActivities>({ startToCloseTimeout: '10s', retry: { initialInterval: '1s', maximumInterval: '30s' }, summary: 'mint the result claim' });
+const { mintResultClaim } = proxyLocalActivities<CallbackActivities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+  summary: 'mint the result claim',
+});
 
 /** The URL without its query (which may carry the receiver's own secret): no URL parser in here. */
 function shownUrl(url: string): string {
@@ -39,7 +53,14 @@ function shownUrl(url: string): string {
 
 export async function callbackDeliveryWorkflow(input: CallbackDeliveryInput): Promise<CallbackDeliveryState> {
   const startedAt = Date.now();
-  let state: CallbackDeliveryState = { webhookId: input.webhookId, eventType: input.event.type, url: shownUrl(input.url), status: 'Delivering', attempts: 0, resultClaim: 'none' };
+  let state: CallbackDeliveryState = {
+    webhookId: input.webhookId,
+    eventType: input.event.type,
+    url: shownUrl(input.url),
+    status: 'Delivering',
+    attempts: 0,
+    resultClaim: 'none',
+  };
   let reference: ResultReference | undefined;
   setHandler(callbackDeliveryStateQuery, () => state);
   setHandler(
@@ -52,7 +73,8 @@ export async function callbackDeliveryWorkflow(input: CallbackDeliveryInput): Pr
     {
       // Refused before it is recorded: a wrong token, a second claim or a late one leaves no trace in history.
       validator: ({ token }) => {
-        const refuse = (why: (typeof CLAIM_REFUSALS)[keyof typeof CLAIM_REFUSALS]) => ApplicationFailure.create({ type: why.type, message: why.message, nonRetryable: true });
+        const refuse = (why: (typeof CLAIM_REFUSALS)[keyof typeof CLAIM_REFUSALS]) =>
+          ApplicationFailure.create({ type: why.type, message: why.message, nonRetryable: true });
         if (reference === undefined) throw refuse(CLAIM_REFUSALS.none);
         if (state.resultClaim === 'claimed') throw refuse(CLAIM_REFUSALS.claimed);
         if (state.resultClaim === 'expired' || Date.now() >= Date.parse(reference.expiresAt)) throw refuse(CLAIM_REFUSALS.expired);
@@ -63,7 +85,11 @@ export async function callbackDeliveryWorkflow(input: CallbackDeliveryInput): Pr
   );
 
   if (input.resultByReference) {
-    reference = await mintResultClaim({ customerId: input.customerId, webhookId: input.webhookId, expiresAt: new Date(startedAt + RESULT_CLAIM_WINDOW_MS).toISOString() });
+    reference = await mintResultClaim({
+      customerId: input.customerId,
+      webhookId: input.webhookId,
+      expiresAt: new Date(startedAt + RESULT_CLAIM_WINDOW_MS).toISOString(),
+    });
     state = { ...state, resultClaim: 'waiting' };
   }
   const event: CallbackEvent = reference === undefined ? input.event : { ...input.event, data: { ...input.event.data, resultRef: reference } };
@@ -74,7 +100,13 @@ export async function callbackDeliveryWorkflow(input: CallbackDeliveryInput): Pr
   for (;;) {
     const at = Date.now();
     const lastChance = at + delay > deadline;
-    state = { ...state, attempts: state.attempts + 1, firstAttemptAt: state.firstAttemptAt ?? new Date(at).toISOString(), lastAttemptAt: new Date(at).toISOString(), nextAttemptAt: undefined };
+    state = {
+      ...state,
+      attempts: state.attempts + 1,
+      firstAttemptAt: state.firstAttemptAt ?? new Date(at).toISOString(),
+      lastAttemptAt: new Date(at).toISOString(),
+      nextAttemptAt: undefined,
+    };
     let outcome: CallbackAttemptOutcome;
     try {
       outcome = await deliverCallback({ customerId: input.customerId, url: input.url, webhookId: input.webhookId, body, lastChance });

@@ -32,7 +32,12 @@ const EVENT_OF_STATUS: Partial<Record<ConnectionState['status'], CallbackEventTy
 };
 
 /** The callback's delivery for an ended connection; undefined when it asked for none or has not ended. */
-export function callbackOfEnd(input: ConnectionInput | undefined, state: ConnectionState, result: ConnectionResult | undefined, run: { readonly workflowId: string; readonly runId: string }): ScheduleCallbackInput | undefined {
+export function callbackOfEnd(
+  input: ConnectionInput | undefined,
+  state: ConnectionState,
+  result: ConnectionResult | undefined,
+  run: { readonly workflowId: string; readonly runId: string },
+): ScheduleCallbackInput | undefined {
   const callback = input?.callback;
   const type = EVENT_OF_STATUS[state.status];
   if (input === undefined || callback === undefined || type === undefined) return undefined;
@@ -63,7 +68,11 @@ export function callbackOfEnd(input: ConnectionInput | undefined, state: Connect
 }
 
 /** The callback's delivery for an ended book refresh (its counts, no login's data); undefined when it asked for none. */
-export function callbackOfBookEnd(input: BookRefreshInput, report: BookReport, run: { readonly workflowId: string; readonly runId: string }): ScheduleCallbackInput | undefined {
+export function callbackOfBookEnd(
+  input: BookRefreshInput,
+  report: BookReport,
+  run: { readonly workflowId: string; readonly runId: string },
+): ScheduleCallbackInput | undefined {
   if (input.callback === undefined) return undefined;
   const cancelled = report.status === 'cancelled';
   return {
@@ -76,7 +85,13 @@ export function callbackOfBookEnd(input: BookRefreshInput, report: BookReport, r
       event: {
         type: cancelled ? 'book.refresh.cancelled' : 'book.refresh.completed',
         timestamp: report.endedAt,
-        data: { workflowId: run.workflowId, runId: run.runId, customerId: input.customerId, status: cancelled ? 'Cancelled' : 'Completed', counts: report.counts },
+        data: {
+          workflowId: run.workflowId,
+          runId: run.runId,
+          customerId: input.customerId,
+          status: cancelled ? 'Cancelled' : 'Completed',
+          counts: report.counts,
+        },
       },
     },
   };

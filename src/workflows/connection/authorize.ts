@@ -104,7 +104,11 @@ export function afterFailedAuthorize(error: unknown, idempotent: boolean): After
 function neverResentOver(error: unknown, summary: string) {
   const details = serviceDetailsOf(error);
   if (applicationFailureOf(error)?.type === 'UnexpectedResponse') {
-    return connectionFailure('UnexpectedResponse', `${summary}: the service's reply (HTTP ${details?.httpStatus ?? '?'}) could not be read; the credentials and answers were not sent again`, details);
+    return connectionFailure(
+      'UnexpectedResponse',
+      `${summary}: the service's reply (HTTP ${details?.httpStatus ?? '?'}) could not be read; the credentials and answers were not sent again`,
+      details,
+    );
   }
   if (details?.timedOutAfterMs !== undefined) {
     return connectionFailure(

@@ -24,7 +24,7 @@ export function endUserChallengeOf(challenges: readonly SecurityChallenge[]): Se
 export function describeEndUserChallenge(type: string): string {
   switch (type) {
     case 'TextOrCall':
-      return 'two-step verification (a code sent to the end user\'s phone)';
+      return "two-step verification (a code sent to the end user's phone)";
     case 'WaitUntilEUAccept':
       return 'a trusted device (the end user must accept the sign-in)';
     default:
@@ -90,7 +90,8 @@ export function checkAnswerSize(responses: SecurityResponses): AnswerProblem[] {
       }
     }
   }
-  if (total > ANSWER_LIMITS.totalChars) problems.push({ message: `the answer set is ${total} characters; the limit is ${ANSWER_LIMITS.totalChars} characters in all` });
+  if (total > ANSWER_LIMITS.totalChars)
+    problems.push({ message: `the answer set is ${total} characters; the limit is ${ANSWER_LIMITS.totalChars} characters in all` });
   return problems;
 }
 

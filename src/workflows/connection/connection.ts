@@ -7,7 +7,17 @@
  * This function registers the handlers and runs the steps; the state lives in state-recorder.ts,
  * answers in answer-inbox.ts, the session in session.ts and the retrieval in retrieval.ts.
  */
-import { CancellationScope, allHandlersFinished, condition, isCancellation, log, proxyLocalActivities, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  isCancellation,
+  log,
+  proxyLocalActivities,
+  setHandler,
+  setWorkflowOptions,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { InputActivities } from '../../activities/input-activities.js';
 import type { RetentionActivities } from '../../activities/retention-activities.js';
 import type { ConnectionInput, ConnectionInputArgs } from '../../contract/connection/connection-input.js';
@@ -32,7 +42,11 @@ import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
 
 /** Input validation runs outside the workflow sandbox (see input-activities.ts); it never retries. */
-const { validateConnectionInput } = proxyLocalActivities<InputActivities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 1 }, summary: 'validate input' });
+const { validateConnectionInput } = proxyLocalActivities<InputActivities>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 1 },
+  summary: 'validate input',
+});
 
 /**
  * Tells the tenant's retention policy that the login's data was just retrieved (the activity does
@@ -99,7 +113,13 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
     // Unattended and outside a book: room first.
     if (needsAdmission(input, workflowInfo().workflowId)) await ticket.wait(input, recorder);
     const open = await openSession({ input, recorder, inbox, reportFirstStep, judgeParkedSignals });
-    recorder.patch({ status: 'Retrieving', loginId: open.login.Id, requestId: open.requestId, institution: recorder.state.institution ?? open.institution, challengeSet: undefined });
+    recorder.patch({
+      status: 'Retrieving',
+      loginId: open.login.Id,
+      requestId: open.requestId,
+      institution: recorder.state.institution ?? open.institution,
+      challengeSet: undefined,
+    });
     reportFirstStep({ step: 'session-open', loginId: open.login.Id, requestId: open.requestId });
     judgeParkedSignals();
     result = await retrieveProducts(input, open, recorder);
@@ -113,7 +133,11 @@ export async function connectionWorkflow(args: ConnectionInputArgs): Promise<Con
       throw error;
     }
     const failure = toConnectionFailure(error);
-    const info: ConnectionFailureInfo = { type: failure.type as ConnectionFailureInfo['type'], message: failure.message, serviceCode: serviceDetailsOf(error)?.serviceCode };
+    const info: ConnectionFailureInfo = {
+      type: failure.type as ConnectionFailureInfo['type'],
+      message: failure.message,
+      serviceCode: serviceDetailsOf(error)?.serviceCode,
+    };
     recorder.patch({ status: 'Failed', failure: info, pending: undefined });
     log.warn('connection failed', { type: info.type, serviceCode: info.serviceCode });
     throw failure;

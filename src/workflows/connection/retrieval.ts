@@ -46,9 +46,13 @@ export async function retrieveProducts(
       } catch (error) {
         if (!canReopen || reopened >= MAX_SESSION_REOPENS || serviceDetailsOf(error)?.remedy !== 'reauthorize') throw error;
         const reason = `the session expired during ${operation} (${serviceDetailsOf(error)?.serviceCode ?? 'expired'}); reopened with a cached Authorize`;
-        const cached = await authorize(`authorize (cached: ${reason})`, (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
-          idempotent: true,
-        });
+        const cached = await authorize(
+          `authorize (cached: ${reason})`,
+          (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }),
+          {
+            idempotent: true,
+          },
+        );
         if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
         sessionRequestId = cached.requestId;
         countSessionRestart('session_expired');
@@ -131,7 +135,11 @@ export async function retrieveProducts(
   if (products.investments) {
     const retrieved = await inOpenSession('investments', (requestId) => {
       const input = { customerId, loginId, requestId };
-      return retrieveByRepeating('investments', (activities, pollNumber) => activities.requestInvestments({ ...input, pollNumber }), () => ({ kind: 'investments', input }));
+      return retrieveByRepeating(
+        'investments',
+        (activities, pollNumber) => activities.requestInvestments({ ...input, pollNumber }),
+        () => ({ kind: 'investments', input }),
+      );
     });
     result = { ...result, requestId: sessionRequestId, investments: markRetrieved('investments', retrieved) };
   }
@@ -140,9 +148,13 @@ export async function retrieveProducts(
     // Spec: attributes need a RequestId from a cached Authorize, and accounts detail retrieved for it.
     let requestId = sessionRequestId;
     if (session.kind !== 'cached') {
-      const cached = await authorize('authorize (cached, for attributes)', (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
-        idempotent: true,
-      });
+      const cached = await authorize(
+        'authorize (cached, for attributes)',
+        (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }),
+        {
+          idempotent: true,
+        },
+      );
       if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
       requestId = cached.requestId;
       recorder.patch({ requestId });
@@ -150,7 +162,11 @@ export async function retrieveProducts(
     if (!(products.accountsDetail && requestId === accountsRequestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
     const label = 'package' in product ? `attributes ${product.package}` : 'custom attributes';
     const input = { customerId, loginId, requestId, product };
-    const retrieved = await retrieveByRepeating(label, (activities, pollNumber) => activities.requestAttributes({ ...input, pollNumber }), () => ({ kind: 'attributes', input }));
+    const retrieved = await retrieveByRepeating(
+      label,
+      (activities, pollNumber) => activities.requestAttributes({ ...input, pollNumber }),
+      () => ({ kind: 'attributes', input }),
+    );
     result = { ...result, requestId, attributes: markRetrieved('attributes', retrieved) };
   }
   return { ...result, totalPolls: recorder.state.totalPolls, ...(warnings.length > 0 ? { warnings } : {}) };

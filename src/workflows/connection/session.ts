@@ -89,9 +89,13 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
       recorder.patch({ status: 'Authorizing' });
       const requestId = challenge.requestId;
       try {
-        const next = await authorize(`answer challenge set ${set.id}`, (activities) => activities.answerChallenge({ customerId: input.customerId, requestId, responses: answer.responses }), {
-          idempotent: false,
-        });
+        const next = await authorize(
+          `answer challenge set ${set.id}`,
+          (activities) => activities.answerChallenge({ customerId: input.customerId, requestId, responses: answer.responses }),
+          {
+            idempotent: false,
+          },
+        );
         if (next.kind !== 'challenge') {
           inbox.settle({ outcome: 'accepted', status: next.kind === 'session-open' ? 'Retrieving' : recorder.state.status });
           return next;
@@ -116,10 +120,12 @@ export async function openSession(context: SessionContext): Promise<SessionOpen>
     }
   }
 
-  for (let restarts = 0; ; ) {
+  for (let restarts = 0; ;) {
     try {
       const { customerId, session } = input;
-      let outcome = await authorize(`authorize (${session.kind})`, (activities) => activities.openSession({ customerId, session }), { idempotent: session.kind === 'cached' });
+      let outcome = await authorize(`authorize (${session.kind})`, (activities) => activities.openSession({ customerId, session }), {
+        idempotent: session.kind === 'cached',
+      });
       if (outcome.kind === 'challenge' && input.unattended) throw endUserRequired(outcome, context);
       while (outcome.kind === 'challenge') outcome = await answerChallenges(outcome);
       if (outcome.kind === 'pending') throw connectionFailure('UnexpectedServiceAnswer', `Authorize answered ${outcome.code}; a session cannot be polled`);

@@ -46,7 +46,8 @@ export class StateRecorder {
     if (state.loginId !== previous.loginId && state.loginId) searchAttributes.push({ key: LoginIdKey, value: state.loginId });
     if (state.institution !== previous.institution && state.institution) searchAttributes.push({ key: InstitutionKey, value: state.institution });
     // Rides in the same upsert as the status change that presents the challenge: no extra command.
-    if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge) searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
+    if (state.endUserChallenge !== previous.endUserChallenge && state.endUserChallenge)
+      searchAttributes.push({ key: EndUserChallengeKey, value: state.endUserChallenge });
     searchAttributes.push(...alsoUpsert);
     const upserts = searchAttributes.filter(differsFromCurrent);
     if (upserts.length) upsertSearchAttributes(upserts);
@@ -81,7 +82,11 @@ export class StateRecorder {
   /** Polls were made (one per timer; many when an activity polled): counted without touching search attributes or the details line. */
   countPolls(count = 1): void {
     const state = this.current;
-    this.current = { ...state, totalPolls: state.totalPolls + count, pending: state.pending && { ...state.pending, pollCount: state.pending.pollCount + count, nextPollAt: undefined } };
+    this.current = {
+      ...state,
+      totalPolls: state.totalPolls + count,
+      pending: state.pending && { ...state.pending, pollCount: state.pending.pollCount + count, nextPollAt: undefined },
+    };
   }
 }
 
@@ -122,7 +127,8 @@ function describeForHumans(state: ConnectionState): string {
     case 'Failed':
       return `Failed: ${state.failure?.type} - ${state.failure?.message}`;
     default:
-      if (state.status === 'Authorizing' && state.admission !== undefined && state.admission.admittedAt === undefined) return `Waiting for room in the tenant's unattended window (queued at ${state.admission.queuedAt})`;
+      if (state.status === 'Authorizing' && state.admission !== undefined && state.admission.admittedAt === undefined)
+        return `Waiting for room in the tenant's unattended window (queued at ${state.admission.queuedAt})`;
       return `${state.status}${state.lastRejection ? ` (last rejection: ${state.lastRejection.message})` : ''}${restarted}`;
   }
 }

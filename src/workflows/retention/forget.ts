@@ -6,9 +6,26 @@
  * what it found, so forgetting twice succeeds (the second record says "none" / "not-found").
  * Deterministic code only.
  */
-import { ApplicationFailure, log, patched, setCurrentDetails, setHandler, setWorkflowOptions, sleep, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  log,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  setWorkflowOptions,
+  sleep,
+  upsertSearchAttributes,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { DeleteCardOutcome, ForgetActivities } from '../../activities/forget-activities.js';
-import { DEFAULT_FORGET_TIMING, forgetStateQuery, type ForgetInput, type ForgetRecord, type ForgetState, type ForgetStep } from '../../contract/retention/forget-definitions.js';
+import {
+  DEFAULT_FORGET_TIMING,
+  forgetStateQuery,
+  type ForgetInput,
+  type ForgetRecord,
+  type ForgetState,
+  type ForgetStep,
+} from '../../contract/retention/forget-definitions.js';
 import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE, UUID_PATTERN } from '../../contract/ids.js';
 import { CustomerIdKey, LoginIdKey } from '../../contract/search-attributes.js';
 import { PATCHES } from '../patches.js';
@@ -25,7 +42,6 @@ function step(summary: string, options: ActivityOptions = STEP_OPTIONS): ForgetA
   return serviceActivities<ForgetActivities>({ ...options, summary });
 }
 
-
 const MAX_TIMING_MS = 7 * 24 * 60 * 60_000;
 
 /** Refuses an input the client would have refused (a start by hand, `temporal workflow start`). */
@@ -36,9 +52,11 @@ function checkInput(input: ForgetInput | undefined): void {
   if (input?.trigger !== 'request' && input?.trigger !== 'retention') problems.push('trigger: must be request or retention');
   for (const name of ['cardInUseRetryMs', 'cardInUseTimeoutMs'] as const) {
     const value = input?.timing?.[name];
-    if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= MAX_TIMING_MS)) problems.push(`timing.${name}: must be a whole number of ms from 1 to ${MAX_TIMING_MS}`);
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= MAX_TIMING_MS))
+      problems.push(`timing.${name}: must be a whole number of ms from 1 to ${MAX_TIMING_MS}`);
   }
-  if (problems.length > 0) throw ApplicationFailure.create({ type: 'InvalidForgetInput', message: `invalid forget input: ${problems.join('; ')}`, nonRetryable: true });
+  if (problems.length > 0)
+    throw ApplicationFailure.create({ type: 'InvalidForgetInput', message: `invalid forget input: ${problems.join('; ')}`, nonRetryable: true });
 }
 
 export async function forgetLoginWorkflow(input: ForgetInput): Promise<ForgetRecord> {
@@ -93,7 +111,7 @@ export async function forgetLoginWorkflow(input: ForgetInput): Promise<ForgetRec
   }
 
   advance({ step: 'workflows' });
-  const connections = await step('delete the login\'s connections: stored payloads and histories', {
+  const connections = await step("delete the login's connections: stored payloads and histories", {
     ...STEP_OPTIONS,
     startToCloseTimeout: '30m',
     heartbeatTimeout: '1m',

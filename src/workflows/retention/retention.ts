@@ -42,7 +42,7 @@ const MAX_HISTORY_EVENTS = 2_000;
 const { retentionDaysFor } = proxyLocalActivities<RetentionActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-  summary: 'read the tenant\'s retention policy',
+  summary: "read the tenant's retention policy",
 });
 
 function isValidDays(days: unknown): days is number {
@@ -93,7 +93,9 @@ export async function loginRetentionWorkflow(input: RetentionInput): Promise<Ret
       if (due <= Date.now()) break;
     }
     const remaining = due - Date.now();
-    setCurrentDetails(`Forgets login ${loginId} of ${customerId} at ${new Date(due).toISOString()} (${days} days after its last retrieval, ${lastRetrievalAt})`);
+    setCurrentDetails(
+      `Forgets login ${loginId} of ${customerId} at ${new Date(due).toISOString()} (${days} days after its last retrieval, ${lastRetrievalAt})`,
+    );
     const seen = notices;
     // Wakes at the due time, or earlier on a notice (which may push the due time back).
     await condition(() => notices !== seen, remaining);

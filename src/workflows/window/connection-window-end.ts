@@ -28,12 +28,19 @@ export async function tellWindow(end: TellBookInput): Promise<void> {
  * What the connection tells which window: its book's refresh, else the admission it asked for room
  * (`admissionWorkflowId`, undefined when it asked none); undefined when none admitted it or it has not ended.
  */
-export function windowEndOf(input: ConnectionInput | undefined, state: ConnectionState, result: ConnectionResult | undefined, run: { readonly workflowId: string; readonly runId: string }, admissionWorkflowId: string | undefined): TellBookInput | undefined {
+export function windowEndOf(
+  input: ConnectionInput | undefined,
+  state: ConnectionState,
+  result: ConnectionResult | undefined,
+  run: { readonly workflowId: string; readonly runId: string },
+  admissionWorkflowId: string | undefined,
+): TellBookInput | undefined {
   const refreshWorkflowId = input?.book?.refreshWorkflowId ?? admissionWorkflowId;
   if (input === undefined || refreshWorkflowId === undefined) return undefined;
   // An admission tells runs of one id apart (a book starts one run an id a night).
   const who = input.book === undefined ? { workflowId: run.workflowId, runId: run.runId } : { workflowId: run.workflowId };
-  if (state.status === 'Completed' && result !== undefined) return { refreshWorkflowId, end: { ...who, ended: 'completed', pollWaitMs: result.totalPolls * input.timing.pollIntervalMs } };
+  if (state.status === 'Completed' && result !== undefined)
+    return { refreshWorkflowId, end: { ...who, ended: 'completed', pollWaitMs: result.totalPolls * input.timing.pollIntervalMs } };
   if (state.status === 'Cancelled') return { refreshWorkflowId, end: { ...who, ended: 'failed', failureType: 'Cancelled' } };
   if (state.status === 'Failed') return { refreshWorkflowId, end: { ...who, ended: 'failed', failureType: state.failure?.type ?? 'Unknown' } };
   return undefined;
@@ -43,7 +50,8 @@ export function windowEndOf(input: ConnectionInput | undefined, state: Connectio
 export function endProblem(end: BookLoginEnded | undefined): string | undefined {
   if (typeof end !== 'object' || end === null || typeof end.workflowId !== 'string') return 'no workflowId';
   if (end.runId !== undefined && (typeof end.runId !== 'string' || end.runId.length > 100)) return 'runId is not a run id';
-  if (end.ended === 'completed') return end.pollWaitMs === undefined || (Number.isFinite(end.pollWaitMs) && end.pollWaitMs >= 0) ? undefined : 'pollWaitMs is not a duration';
+  if (end.ended === 'completed')
+    return end.pollWaitMs === undefined || (Number.isFinite(end.pollWaitMs) && end.pollWaitMs >= 0) ? undefined : 'pollWaitMs is not a duration';
   if (end.ended === 'failed') return typeof end.failureType === 'string' && end.failureType.length <= 100 ? undefined : 'failureType is not a failure type';
   return `ended is ${JSON.stringify((end as { ended?: unknown }).ended)}`;
 }

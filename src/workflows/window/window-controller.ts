@@ -43,7 +43,15 @@
  * - An operator's pin holds the size; the controller still learns meanwhile.
  * Deterministic and import-free: workflow code. Times are workflow time (ms).
  */
-import type { LivePathReading, WindowBounds, WindowChange, WindowControl, WindowMemory, WindowShare, WindowView } from '../../contract/window/window-definitions.js';
+import type {
+  LivePathReading,
+  WindowBounds,
+  WindowChange,
+  WindowControl,
+  WindowMemory,
+  WindowShare,
+  WindowView,
+} from '../../contract/window/window-definitions.js';
 
 /**
  * Completions the recent median is taken over: the window's size, within these bounds. At least 16:
@@ -301,7 +309,12 @@ export class WindowController {
     const already = this.throttled(now);
     this.memory = { ...this.memory, throttledUntil: Math.max(until, this.memory.throttledUntil ?? 0) };
     if (already) return;
-    this.change(clamp(Math.floor(this.memory.size / 2), this.bounds), `the service throttled the tenant until ${new Date(until).toISOString()} (${reason})`, now, true);
+    this.change(
+      clamp(Math.floor(this.memory.size / 2), this.bounds),
+      `the service throttled the tenant until ${new Date(until).toISOString()} (${reason})`,
+      now,
+      true,
+    );
   }
 
   /** An operator's size, held until unpinned. */
@@ -356,11 +369,12 @@ export class WindowController {
     if (worst >= this.control.shrinkAbove && this.mayShrink(now)) {
       // A book below its share leaves the shrinking to those above it.
       if (share !== undefined && size <= share.size - 1) return;
-      const what = own < worst
-        ? `another book's children took ${worst.toFixed(2)}x their best time (this book's ${own.toFixed(2)}x): the fleet is crowded`
-        : finishRatio >= (startRatio ?? 0)
-        ? `children took ${finishRatio.toFixed(2)}x their best time, busy ${Math.round(median(this.memory.recentBusyMs ?? []) ?? 0)} ms against ${Math.round(this.memory.bestBusyMs ?? 0)} ms (the median of their whole time ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
-        : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
+      const what =
+        own < worst
+          ? `another book's children took ${worst.toFixed(2)}x their best time (this book's ${own.toFixed(2)}x): the fleet is crowded`
+          : finishRatio >= (startRatio ?? 0)
+            ? `children took ${finishRatio.toFixed(2)}x their best time, busy ${Math.round(median(this.memory.recentBusyMs ?? []) ?? 0)} ms against ${Math.round(this.memory.bestBusyMs ?? 0)} ms (the median of their whole time ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
+            : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
       this.shrinkFor(what, now);
       return;
     }
@@ -384,7 +398,10 @@ export class WindowController {
     const latest = live.waitMs.at(-1) ?? 0;
     const worst = Math.max(...live.waitMs);
     const share = this.share;
-    const starts = live.workerSamples === undefined ? '' : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms above its shortest at the 90th percentile`;
+    const starts =
+      live.workerSamples === undefined
+        ? ''
+        : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms above its shortest at the 90th percentile`;
     const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count${starts})`;
     // The worker's own starts only give way: they read a little above their shortest even with the
     // live path near idle, and held as a bar to growth they kept windows small without holding live
@@ -405,7 +422,11 @@ export class WindowController {
     if (share !== undefined && size >= share.size + 1) return;
     const busy = this.busyRatio();
     // Slow start ends at the first live task seen waiting at all.
-    this.grow(worst > 0, `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}`, now);
+    this.grow(
+      worst > 0,
+      `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}`,
+      now,
+    );
   }
 
   /**
@@ -462,7 +483,12 @@ export class WindowController {
     const size = this.memory.size;
     const step = this.memory.shrunk ? Math.max(1, Math.ceil(size / 8)) : slowStartGrowth(size) - size;
     const share = this.share;
-    this.change(clamp(size + step, this.bounds), `${reason}${ending ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`, now, false);
+    this.change(
+      clamp(size + step, this.bounds),
+      `${reason}${ending ? ' (slow start over: from now on by an eighth)' : ''}${share === undefined ? '' : ` (share ${share.size.toFixed(1)} of ${share.fleetSize})`}`,
+      now,
+      false,
+    );
   }
 
   private change(to: number, reason: string, now: number, shrink: boolean): void {
@@ -471,7 +497,12 @@ export class WindowController {
     if (to === from) return;
     this.memory = { ...this.memory, size: to };
     // A pinned window keeps its size; the change is still recorded, as what the controller would do.
-    this.record({ at: new Date(now).toISOString(), from, to, reason: this.memory.pinned === undefined ? reason : `${reason} (pinned at ${this.memory.pinned}: not applied)` });
+    this.record({
+      at: new Date(now).toISOString(),
+      from,
+      to,
+      reason: this.memory.pinned === undefined ? reason : `${reason} (pinned at ${this.memory.pinned}: not applied)`,
+    });
   }
 
   private record(change: WindowChange): void {

@@ -90,7 +90,8 @@ export function bookName(book: { readonly customerId: string; readonly cadence?:
 export function wholeNumber(value: string | undefined, flag: string, limits: { readonly min: number; readonly max: number }): number | undefined {
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(number) || number < limits.min || number > limits.max) throw new UsageError(`${flag}: must be a whole number from ${limits.min} to ${limits.max}, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(number) || number < limits.min || number > limits.max)
+    throw new UsageError(`${flag}: must be a whole number from ${limits.min} to ${limits.max}, got ${JSON.stringify(value)}`);
   return number;
 }
 
@@ -121,6 +122,9 @@ function optional<K extends string>(key: K, value: number | undefined): Partial<
 /** `<refreshId>`: a book refresh's workflow id, as `book run` and `book refreshes` print it. */
 export function refreshIdOf(positionals: readonly string[]): string {
   const id = onePositional(positionals, '<refreshId>');
-  if (!id.startsWith('book-')) throw new UsageError(`<refreshId>: must be a book refresh's workflow id (book-<customer>:<cadence>-<time>, as "book refreshes" lists them), got ${JSON.stringify(id)}`);
+  if (!id.startsWith('book-'))
+    throw new UsageError(
+      `<refreshId>: must be a book refresh's workflow id (book-<customer>:<cadence>-<time>, as "book refreshes" lists them), got ${JSON.stringify(id)}`,
+    );
   return id;
 }

@@ -26,7 +26,7 @@ function steer({ summary, what, reason, act, done }: Steer, name: string): Comma
     audit: { action: 'book.change' },
     usage: (program) => `Usage: ${program} book ${name} <refreshId>${reason ? ' [--reason <text>]' : ''}
 
-${what}${reason ? '\n  --reason <text>       why (kept in the refresh\'s history)' : ''}`,
+${what}${reason ? "\n  --reason <text>       why (kept in the refresh's history)" : ''}`,
 
     async run(args, context) {
       const { values, positionals } = parseFlags({ args: [...args], options: reason ? { reason: { type: 'string' } } : {}, allowPositionals: true });

@@ -36,7 +36,8 @@ Other:
       allowPositionals: true,
     });
     const loginId = onePositional(positionals, '<loginId>');
-    if (values.session !== undefined && values.session !== 'cached' && values.session !== 'refresh') throw new UsageError('--session must be cached or refresh');
+    if (values.session !== undefined && values.session !== 'cached' && values.session !== 'refresh')
+      throw new UsageError('--session must be cached or refresh');
     const request: BookEnrolmentArgs = {
       customerId: values.customer ?? context.defaultCustomerId,
       loginId,
@@ -56,7 +57,9 @@ Other:
       return EXIT_FAILED;
     }
     const products = Object.keys(entry.products).join(', ');
-    io.out(`enrolled login ${entry.loginId} in the ${entry.cadence} book of ${entry.customerId}: ${entry.session} refresh of ${products} (entry ${entry.workflowId})`);
+    io.out(
+      `enrolled login ${entry.loginId} in the ${entry.cadence} book of ${entry.customerId}: ${entry.session} refresh of ${products} (entry ${entry.workflowId})`,
+    );
     return EXIT_OK;
   },
 };

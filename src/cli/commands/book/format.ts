@@ -8,8 +8,13 @@ import { formatTable } from '../../report.js';
 /** "4 (floor 1, ceiling 8; pinned at 4): pinned by an operator at 4, 02:14:03" */
 export function describeWindow(window: WindowView): string {
   const pinned = window.pinned === undefined ? '' : `; pinned at ${window.pinned}`;
-  const change = window.lastChange ? `: ${printable(window.lastChange.reason)} (${window.lastChange.from} to ${window.lastChange.to} at ${window.lastChange.at})` : '';
-  const live = window.liveReadAt === undefined ? '' : `; live path read at ${printable(window.liveReadAt)}: ${String(window.liveWaiting ?? 0)} waiting, the oldest ${String(window.liveWaitMs ?? 0)} ms`;
+  const change = window.lastChange
+    ? `: ${printable(window.lastChange.reason)} (${window.lastChange.from} to ${window.lastChange.to} at ${window.lastChange.at})`
+    : '';
+  const live =
+    window.liveReadAt === undefined
+      ? ''
+      : `; live path read at ${printable(window.liveReadAt)}: ${String(window.liveWaiting ?? 0)} waiting, the oldest ${String(window.liveWaitMs ?? 0)} ms`;
   return `${window.size} (floor ${window.floor}, ceiling ${window.ceiling}${pinned}${live})${change}`;
 }
 

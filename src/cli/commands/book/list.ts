@@ -25,7 +25,13 @@ flag of a login left out because it needs its end user. The next page's token is
     const { io, client } = context;
     const { values, positionals } = parseFlags({
       args: [...args],
-      options: { ...BOOK_OPTIONS, 'needs-end-user': { type: 'boolean' }, 'page-size': { type: 'string' }, 'page-token': { type: 'string' }, json: { type: 'boolean' } },
+      options: {
+        ...BOOK_OPTIONS,
+        'needs-end-user': { type: 'boolean' },
+        'page-size': { type: 'string' },
+        'page-token': { type: 'string' },
+        json: { type: 'boolean' },
+      },
       allowPositionals: true,
     });
     noPositionals(positionals);
@@ -42,7 +48,10 @@ flag of a login left out because it needs its end user. The next page's token is
       io.out(JSON.stringify(page, null, 2));
       return EXIT_OK;
     }
-    if (page.entries.length === 0) io.out(`no logins${values['needs-end-user'] ? ' needing their end user' : ''} in ${request.cadence ? `the ${request.cadence} book` : 'the books'} of ${request.customerId}`);
+    if (page.entries.length === 0)
+      io.out(
+        `no logins${values['needs-end-user'] ? ' needing their end user' : ''} in ${request.cadence ? `the ${request.cadence} book` : 'the books'} of ${request.customerId}`,
+      );
     else {
       const rows = page.entries.map((entry) => [
         entry.loginId,

@@ -20,13 +20,19 @@ ${BOOK_HELP}
 
   async run(args, context) {
     const { io, client } = context;
-    const { values, positionals } = parseFlags({ args: [...args], options: { ...BOOK_OPTIONS, 'keep-schedules': { type: 'boolean' } }, allowPositionals: true });
+    const { values, positionals } = parseFlags({
+      args: [...args],
+      options: { ...BOOK_OPTIONS, 'keep-schedules': { type: 'boolean' } },
+      allowPositionals: true,
+    });
     noPositionals(positionals);
     const book = bookOf(values, context);
     checked(BookRef, book);
     const connections = await client();
     const outcome = await connections.books.migrateSchedules({ ...book, keepSchedules: values['keep-schedules'] === true }, connections.schedules);
-    io.out(`enrolled ${outcome.enrolled.length} login${outcome.enrolled.length === 1 ? '' : 's'} in ${bookName(book)}; ${outcome.schedulesDeleted} per-login schedule${outcome.schedulesDeleted === 1 ? '' : 's'} deleted`);
+    io.out(
+      `enrolled ${outcome.enrolled.length} login${outcome.enrolled.length === 1 ? '' : 's'} in ${bookName(book)}; ${outcome.schedulesDeleted} per-login schedule${outcome.schedulesDeleted === 1 ? '' : 's'} deleted`,
+    );
     for (const loginId of outcome.enrolled) io.out(`  enrolled  ${loginId}`);
     for (const skipped of outcome.skipped) io.out(`  skipped   ${skipped.scheduleId}: ${printable(skipped.reason)}`);
     return EXIT_OK;

@@ -19,7 +19,11 @@ book, running or how Temporal closed them, and when. "book progress <id>" and "b
 
   async run(args, context) {
     const { io, client } = context;
-    const { values, positionals } = parseFlags({ args: [...args], options: { ...BOOK_OPTIONS, limit: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
+    const { values, positionals } = parseFlags({
+      args: [...args],
+      options: { ...BOOK_OPTIONS, limit: { type: 'string' }, json: { type: 'boolean' } },
+      allowPositionals: true,
+    });
     noPositionals(positionals);
     const book = checked(BookListInput, bookOf(values, context));
     const limit = wholeNumber(values.limit, '--limit', { min: 1, max: 1000 });

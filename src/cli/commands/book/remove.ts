@@ -16,11 +16,17 @@ login that is in no book is not an error.
   --reason <text>       why (kept by the entry's workflow)`,
 
   async run(args, context) {
-    const { values, positionals } = parseFlags({ args: [...args], options: { customer: { type: 'string' }, reason: { type: 'string' } }, allowPositionals: true });
+    const { values, positionals } = parseFlags({
+      args: [...args],
+      options: { customer: { type: 'string' }, reason: { type: 'string' } },
+      allowPositionals: true,
+    });
     const loginId = onePositional(positionals, '<loginId>');
     const ref = { customerId: values.customer ?? context.defaultCustomerId, loginId };
     const outcome = await (await context.client()).books.remove(ref, values.reason);
-    context.io.out(outcome === 'removed' ? `removed login ${loginId} from the book of ${ref.customerId}` : `login ${loginId} was in no book of ${ref.customerId}`);
+    context.io.out(
+      outcome === 'removed' ? `removed login ${loginId} from the book of ${ref.customerId}` : `login ${loginId} was in no book of ${ref.customerId}`,
+    );
     return EXIT_OK;
   },
 };

@@ -26,7 +26,9 @@ ${WINDOW_HELP}`,
     checked(BookRef, book);
     const window = windowOf(values);
     const pageSize = wholeNumber(values['page-size'], '--page-size', BOOK_PAGE_SIZE_LIMITS);
-    const { refreshWorkflowId, started } = await (await client()).books.run(book, { ...(window ? { window } : {}), ...(pageSize === undefined ? {} : { pageSize }) });
+    const { refreshWorkflowId, started } = await (
+      await client()
+    ).books.run(book, { ...(window ? { window } : {}), ...(pageSize === undefined ? {} : { pageSize }) });
     io.out(started ? `started ${refreshWorkflowId}, a refresh of ${bookName(book)}` : `already running: ${refreshWorkflowId} (nothing started)`);
     io.out(`"${program} book progress ${refreshWorkflowId}" follows it`);
     return EXIT_OK;

@@ -16,11 +16,16 @@ in any whole second (SERVICE_BUDGET_MODE=strict). It holds until changed again o
 starts with SERVICE_BUDGET_RPS set, which sets its own: change the configuration too.`,
 
   async run(args, context) {
-    const { values, positionals } = parseFlags({ args: [...args], options: { total: { type: 'string' }, tenant: { type: 'string' }, burst: { type: 'string' }, strict: { type: 'boolean' } }, allowPositionals: true });
+    const { values, positionals } = parseFlags({
+      args: [...args],
+      options: { total: { type: 'string' }, tenant: { type: 'string' }, burst: { type: 'string' }, strict: { type: 'boolean' } },
+      allowPositionals: true,
+    });
     noPositionals(positionals);
     const number = (flag: string, text: string | undefined) => {
       const value = Number(text);
-      if (text === undefined || !/^\d+(\.\d+)?$/.test(text) || !(value > 0)) throw new UsageError(`${flag} must be a positive number of requests a second, got ${JSON.stringify(text ?? '')}`);
+      if (text === undefined || !/^\d+(\.\d+)?$/.test(text) || !(value > 0))
+        throw new UsageError(`${flag} must be a positive number of requests a second, got ${JSON.stringify(text ?? '')}`);
       return value;
     };
     const totalRps = number('--total', values.total);
@@ -29,8 +34,12 @@ starts with SERVICE_BUDGET_RPS set, which sets its own: change the configuration
     if (values.strict && values.burst !== undefined) throw new UsageError('--burst applies to a bucket, not with --strict');
     const burst = values.burst === undefined ? undefined : number('--burst', values.burst);
     if (burst !== undefined && burst < 1) throw new UsageError(`--burst must be at least 1 request, got ${burst}`);
-    const limits = await (await context.client()).budget.set(values.strict ? { totalRps, tenantRps, mode: 'strict' } : { totalRps, tenantRps, mode: 'bucket', burst: burst ?? totalRps });
-    context.io.out(`budget set: ${totalRps}/s for the fleet, ${tenantRps}/s per tenant (queue limits ${limits.queueRps ?? '?'}/s and ${limits.tenantRps ?? '?'}/s)`);
+    const limits = await (
+      await context.client()
+    ).budget.set(values.strict ? { totalRps, tenantRps, mode: 'strict' } : { totalRps, tenantRps, mode: 'bucket', burst: burst ?? totalRps });
+    context.io.out(
+      `budget set: ${totalRps}/s for the fleet, ${tenantRps}/s per tenant (queue limits ${limits.queueRps ?? '?'}/s and ${limits.tenantRps ?? '?'}/s)`,
+    );
     return EXIT_OK;
   },
 };

@@ -30,8 +30,8 @@ waits until the time the service asked for. Connections waiting for budget are n
 /** Why the queue's limits are what they are: Temporal lets r + 1 go at once at a rate of r. */
 function queueRule(budget: FleetBudget): string {
   return budget.mode === 'strict'
-    ? 'strict: (budget - 1) / 2, as Temporal lets an idle queue take one second\'s worth and one more at once on top of the rate'
-    : 'bucket: at most (burst - 1) / 1.05, as Temporal lets an idle queue take one second\'s worth and one more at once, and calls reach the service up to 50 ms apart from their dispatch';
+    ? "strict: (budget - 1) / 2, as Temporal lets an idle queue take one second's worth and one more at once on top of the rate"
+    : "bucket: at most (burst - 1) / 1.05, as Temporal lets an idle queue take one second's worth and one more at once, and calls reach the service up to 50 ms apart from their dispatch";
 }
 
 export function describeBudget(view: BudgetView): string[] {
@@ -44,7 +44,9 @@ export function describeBudget(view: BudgetView): string[] {
   ];
   if (view.throttles.length === 0) lines.push('throttled tenants: none');
   for (const throttle of view.throttles) {
-    lines.push(`throttled: ${throttle.customerId} ${throttle.status === 'throttled' ? `paused until ${throttle.until ?? '?'}` : throttle.status}, ${throttle.notices} TOO_MANY_REQUESTS; ${throttle.reason ?? ''}`);
+    lines.push(
+      `throttled: ${throttle.customerId} ${throttle.status === 'throttled' ? `paused until ${throttle.until ?? '?'}` : throttle.status}, ${throttle.notices} TOO_MANY_REQUESTS; ${throttle.reason ?? ''}`,
+    );
   }
   return lines;
 }

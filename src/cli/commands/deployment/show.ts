@@ -28,9 +28,17 @@ connection is pinned to it and its workers are stopped.
       context.io.err(`no worker of deployment ${deployments.deploymentName} has polled yet: start a worker first`);
       return EXIT_FAILED;
     }
-    const pinned = new Map(await Promise.all(description.versions.map(async (version) => [version.buildId, await deployments.pinnedRunning(version.buildId)] as const)));
+    const pinned = new Map(
+      await Promise.all(description.versions.map(async (version) => [version.buildId, await deployments.pinnedRunning(version.buildId)] as const)),
+    );
     if (values.json) {
-      context.io.out(JSON.stringify({ ...description, versions: description.versions.map((version) => ({ ...version, pinnedRunning: pinned.get(version.buildId) })) }, null, 2));
+      context.io.out(
+        JSON.stringify(
+          { ...description, versions: description.versions.map((version) => ({ ...version, pinnedRunning: pinned.get(version.buildId) })) },
+          null,
+          2,
+        ),
+      );
       return EXIT_OK;
     }
     for (const line of describeDeployment(description, pinned)) context.io.out(line);

@@ -30,7 +30,9 @@ add the new key's line, move the pipeline to the new key, then remove the old li
     if (!checked.success) throw new UsageError(`<customerId> ${checked.error.issues[0]?.message ?? 'is invalid'}: ${JSON.stringify(customerId)}`);
     const { key, hash } = mintPipelineKey();
     io.out(key);
-    io.err(`pipeline-key: a key for ${customerId} (hash ${keyHashPrefix(hash)}…), shown once above. Add this line to ${customerId}'s file in PIPELINE_KEY_FILES:`);
+    io.err(
+      `pipeline-key: a key for ${customerId} (hash ${keyHashPrefix(hash)}…), shown once above. Add this line to ${customerId}'s file in PIPELINE_KEY_FILES:`,
+    );
     io.err(hash);
     return EXIT_OK;
   },

@@ -68,7 +68,8 @@ Other:
     const loginId = onePositional(positionals, '<loginId>');
     if ((values.every === undefined) === (values.daily === undefined)) throw new UsageError('give exactly one of --every and --daily');
     if (values['time-zone'] !== undefined && values.daily === undefined) throw new UsageError('--time-zone applies to --daily');
-    if (values.session !== undefined && values.session !== 'cached' && values.session !== 'refresh') throw new UsageError('--session must be cached or refresh');
+    if (values.session !== undefined && values.session !== 'cached' && values.session !== 'refresh')
+      throw new UsageError('--session must be cached or refresh');
     const jitter = values.jitter === undefined ? {} : { jitter: values.jitter };
     const request: RefreshScheduleArgs = {
       customerId: values.customer ?? context.defaultCustomerId,
@@ -94,7 +95,9 @@ Other:
       io.err('a login that needs its end user cannot be refreshed unattended; connect it with "start" instead');
       return EXIT_FAILED;
     }
-    io.out(`${scheduled.created ? 'scheduled' : 'rescheduled'} ${scheduled.scheduleId}: ${scheduled.session} refresh ${describeCadence(scheduled.cadence)}${scheduled.paused ? ' (paused)' : ''}`);
+    io.out(
+      `${scheduled.created ? 'scheduled' : 'rescheduled'} ${scheduled.scheduleId}: ${scheduled.session} refresh ${describeCadence(scheduled.cadence)}${scheduled.paused ? ' (paused)' : ''}`,
+    );
     const next = scheduled.nextRunsAt[0];
     if (next !== undefined && !scheduled.paused) io.out(`next run ${next}`);
     // Written but not read back (a server that has just started): still a success, said as such.

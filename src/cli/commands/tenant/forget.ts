@@ -19,7 +19,7 @@ import { EXIT_FAILED, EXIT_OK } from '../../report.js';
 export const forget: Command = {
   access: { permission: 'administer', tenant: 'first-argument' },
   audit: { action: 'tenant.forget' },
-  summary: "forget a lender: its running work ended, its key per tenant destroyed",
+  summary: 'forget a lender: its running work ended, its key per tenant destroyed',
   usage: (program) => `Usage: ${program} tenant forget <customerId> [--yes]
 
 Destroys the lender's own key, so every payload of its work, in Temporal's histories, in the payload
@@ -103,7 +103,10 @@ function keyFileDestroyer(files: TenantKeyFiles, customerId: string): TenantKeyD
         return Promise.resolve();
       } catch (error) {
         return Promise.reject(
-          new Error(`tenant forget: nothing changed: ${files.dir} is not writable by this user (${(error as NodeJS.ErrnoException).code ?? 'denied'}), so ${path} could not be removed`, { cause: error }),
+          new Error(
+            `tenant forget: nothing changed: ${files.dir} is not writable by this user (${(error as NodeJS.ErrnoException).code ?? 'denied'}), so ${path} could not be removed`,
+            { cause: error },
+          ),
         );
       }
     },
