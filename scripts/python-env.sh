@@ -38,6 +38,7 @@ fi
 "$draft/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --require-hashes --only-binary :all: -r "$lock" >&2
 touch "$draft/.complete"
 # Only `python -m ...` is used, which finds its venv from where it is run: the renamed draft works
-# (the console scripts' shebangs would name the draft; nothing calls them).
+# (the console scripts' shebangs would name the draft; nothing calls them). bin/ruff is the exception:
+# ruff's wheel ships it as a native binary, no shebang, so scripts/lint-python.sh runs it directly.
 mv -T "$draft" "$venv" 2>/dev/null || [[ -f "$venv/.complete" ]] || { log "cannot move the new environment to $venv"; exit 1; }
 printf '%s\n' "$venv"
