@@ -5,7 +5,6 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -95,7 +95,9 @@ async def create_bucket(server: Minio, bucket: str) -> None:
     """Creates a bucket on the server (as root), or keeps it when it exists."""
     import aioboto3
 
-    async with aioboto3.Session(aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY).client("s3", endpoint_url=server.endpoint, region_name=REGION) as client:
+    async with aioboto3.Session(aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY).client(
+        "s3", endpoint_url=server.endpoint, region_name=REGION
+    ) as client:
         try:
             await client.create_bucket(Bucket=bucket)
         except client.exceptions.BucketAlreadyOwnedByYou:

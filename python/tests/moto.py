@@ -40,7 +40,9 @@ class Moto:
 
     def settings(self, key: str | None = None, endpoint: str | None = None, timeout_s: float = 5.0) -> AwsKmsSettings:
         """Client settings for ``key`` (default: the key made at start) on this server."""
-        return AwsKmsSettings(key=key or self.key_arn, region=MOTO_REGION, endpoint=endpoint or self.endpoint, timeout_s=timeout_s, credentials=MOTO_CREDENTIALS)
+        return AwsKmsSettings(
+            key=key or self.key_arn, region=MOTO_REGION, endpoint=endpoint or self.endpoint, timeout_s=timeout_s, credentials=MOTO_CREDENTIALS
+        )
 
     def variables(self, key: str | None = None) -> dict[str, str]:
         """What an operator sets for this server (PAYLOAD_AWS_* and boto3's credentials)."""
@@ -82,7 +84,9 @@ def start_moto() -> Moto:
     try:
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"moto_server exited ({process.returncode}) before it answered: {process.stderr.read().decode()[-2000:] if process.stderr else ''}")
+                raise RuntimeError(
+                    f"moto_server exited ({process.returncode}) before it answered: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"moto_server did not answer within {STARTUP_TIMEOUT_S} s")
             try:

@@ -137,7 +137,9 @@ def start_openbao(tls: bool = False, transit_key: str = "aggregation-payloads") 
     try:
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"bao exited ({process.returncode}) before it was active: {process.stderr.read().decode()[-2000:] if process.stderr else ''}")
+                raise RuntimeError(
+                    f"bao exited ({process.returncode}) before it was active: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"bao was not active after {STARTUP_TIMEOUT_S} s")
             if tls and server.ca_file is None:

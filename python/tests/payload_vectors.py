@@ -74,7 +74,7 @@ async def write(codec: EncryptionCodec, file: str) -> int:
     vectors = {
         "writer": "python",
         "keyId": codec.key_id,
-        "payloads": [{"name": name, "plain": to_wire(payload), "encoded": to_wire(sealed)} for (name, payload), sealed in zip(samples, encoded)],
+        "payloads": [{"name": name, "plain": to_wire(payload), "encoded": to_wire(sealed)} for (name, payload), sealed in zip(samples, encoded, strict=True)],
     }
     Path(file).write_text(json.dumps(vectors, indent=2, ensure_ascii=False) + "\n", "utf-8")
     print(f"wrote {len(samples)} payloads encrypted under key id {codec.key_id} to {file}")
@@ -84,9 +84,12 @@ async def write(codec: EncryptionCodec, file: str) -> int:
 async def read(codec: EncryptionCodec, file: str) -> int:
     vectors = json.loads(Path(file).read_text("utf-8"))
     decoded = await codec.decode([from_wire(vector["encoded"]) for vector in vectors["payloads"]])
-    for vector, payload in zip(vectors["payloads"], decoded):
+    for vector, payload in zip(vectors["payloads"], decoded, strict=True):
         if canonical(to_wire(payload)) != canonical(vector["plain"]):
-            print(f"payload-vectors: {vector['name']} of {file} (written by {vectors['writer']}) decrypts to something else than its plain payload", file=sys.stderr)
+            print(
+                f"payload-vectors: {vector['name']} of {file} (written by {vectors['writer']}) decrypts to something else than its plain payload",
+                file=sys.stderr,
+            )
             return 1
         print(f"read {vector['name']} (written by {vectors['writer']}, key id {vectors['keyId']})")
     return 0
@@ -101,7 +104,7 @@ async def write_stored(codec: EncryptionCodec, driver: StorageDriver, file: str)
     claims = await driver.store(StorageDriverStoreContext(target=target), encoded)
     to_reference = temporalio.converter.JSONProtoPayloadConverter()
     payloads = []
-    for (name, plain), sealed, claim in zip(samples, encoded, claims):
+    for (name, plain), sealed, claim in zip(samples, encoded, claims, strict=True):
         reference = to_reference.to_payload(ExternalStorageReference(driver_name=driver.name(), claim_data=claim.claim_data))
         assert reference is not None
         stored = {"key": claim.claim_data["key"], "bytes": base64.b64encode(sealed.SerializeToString(deterministic=True)).decode()}
@@ -120,9 +123,12 @@ async def read_stored(codec: EncryptionCodec, driver: StorageDriver, file: str) 
     converter = dataclasses.replace(temporalio.converter.DataConverter.default, payload_codec=codec, external_storage=storage)
     values = await converter.decode([from_wire(vector["reference"]) for vector in vectors["payloads"]])
     plain = temporalio.converter.DataConverter.default.payload_converter.from_payloads([from_wire(vector["plain"]) for vector in vectors["payloads"]])
-    for vector, value, expected in zip(vectors["payloads"], values, plain):
+    for vector, value, expected in zip(vectors["payloads"], values, plain, strict=True):
         if value != expected:
-            print(f"payload-vectors: stored {vector['name']} of {file} (written by {vectors['writer']}) reads as something else than its plain payload", file=sys.stderr)
+            print(
+                f"payload-vectors: stored {vector['name']} of {file} (written by {vectors['writer']}) reads as something else than its plain payload",
+                file=sys.stderr,
+            )
             return 1
         claim = json.loads(base64.b64decode(vector["reference"]["data"]))["claimData"]
         print(f"read stored {vector['name']} (written by {vectors['writer']}, key id {vectors['keyId']}, claim {' '.join(sorted(claim))})")

@@ -96,7 +96,9 @@ def test_reads_the_token_of_the_file_at_start_with_its_recheck(tmp_path: Path) -
     # A token implies TLS, as TEMPORAL_API_KEY's does; TEMPORAL_TLS=false turns it off.
     assert settings.tls is not None
     assert client_settings_from_env({**BASE, "TEMPORAL_API_KEY_FILE": str(path), "TEMPORAL_TLS": "false"}).tls is None
-    assert client_settings_from_env({**BASE, "TEMPORAL_API_KEY_FILE": str(path), "TEMPORAL_API_KEY_FILE_RECHECK_MS": "100"}).api_key_file == ApiKeyFileSettings(path, 100)
+    assert client_settings_from_env({**BASE, "TEMPORAL_API_KEY_FILE": str(path), "TEMPORAL_API_KEY_FILE_RECHECK_MS": "100"}).api_key_file == ApiKeyFileSettings(
+        path, 100
+    )
     assert "token-1" not in repr(settings), "the settings' repr holds no token"
     assert client_settings_from_env({**BASE, "TEMPORAL_API_KEY": "k"}).api_key_file is None
 
@@ -170,7 +172,8 @@ async def test_gives_a_renewed_token_to_every_holder_once_and_says_so_without_th
         await watch.check()
         assert [holder.given for holder in holders] == [["token-2"], ["token-2"]]
         assert messages(caplog) == [f"INFO: TEMPORAL_API_KEY_FILE: renewed the Temporal token from {path}"]
-        assert getattr(caplog.records[0], "temporal_api_key_file") == str(path), "the path also as a field of the record"
+        # getattr: logging's extra= sets the field, which LogRecord's type does not declare (mypy).
+        assert getattr(caplog.records[0], "temporal_api_key_file") == str(path), "the path also as a field of the record"  # noqa: B009
     finally:
         await watch.stop()
 
@@ -194,7 +197,9 @@ async def test_keeps_the_last_token_through_a_broken_file_says_so_once_and_says_
         assert messages(caplog)[1] == f"INFO: TEMPORAL_API_KEY_FILE: {path} holds a token again (unchanged)"
         rewrite(path, "not one token")
         await watch.check()
-        assert "does not hold one token" in messages(caplog)[2] and "keeping the last token" in messages(caplog)[2], "a new failure after a recovery is said again"
+        assert "does not hold one token" in messages(caplog)[2] and "keeping the last token" in messages(caplog)[2], (
+            "a new failure after a recovery is said again"
+        )
         rewrite(path, "token-2")
         await watch.check()
         assert holder.given == ["token-2"]
@@ -220,7 +225,8 @@ async def test_tries_a_refused_token_again_at_the_next_check_and_reads_the_file_
         [refused, *_] = messages(caplog)
         # The setter's error named the token: the message says <token> in its place.
         assert refused == (
-            f"WARNING: TEMPORAL_API_KEY_FILE: the connections did not take the renewed token from {path} (metadata refused: <token>); trying again at the next check"
+            f"WARNING: TEMPORAL_API_KEY_FILE: the connections did not take the renewed token from {path} (metadata refused: <token>); "
+            "trying again at the next check"
         )
         assert "token-2" not in caplog.text
     finally:

@@ -50,7 +50,9 @@ def test_every_exported_function_and_every_public_method_of_the_client_is_in_the
     block = api_signatures()
     defined = re.findall(r"^\s*(?:async )?def (\w+)\(", block, re.MULTILINE)
     exported = [function.__name__ for module in subpackages() for function in functions(module)]
-    methods = [name for name, member in vars(ConnectionsClient).items() if not name.startswith("_") and (inspect.isfunction(member) or isinstance(member, classmethod))]
+    methods = [
+        name for name, member in vars(ConnectionsClient).items() if not name.startswith("_") and (inspect.isfunction(member) or isinstance(member, classmethod))
+    ]
     assert "connection_key" in exported and "codec_from_env" in exported and "start" in methods
     assert sorted(defined) == sorted(exported + methods)
     # One section per subpackage with public members, in the order of their names; contract has models only.

@@ -13,8 +13,8 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -168,7 +168,7 @@ async def test_a_key_that_does_not_exist_is_refused_naming_it_and_a_relabelled_p
     reader = process_on(moto.settings())
     with pytest.raises(PayloadDecryptionError, match="encryption-key-version is 2, but aws-kms envelopes are always version 1"):
         await reader.codec.decode([relabelled(sealed, encryption_key_version="2")])
-    with pytest.raises(PayloadDecryptionError, match='not by an aws-kms key'):
+    with pytest.raises(PayloadDecryptionError, match="not by an aws-kms key"):
         await reader.codec.decode([relabelled(sealed, encryption_key_id="vault-transit:aggregation-payloads")])
     assert reader.kms.unwraps == 2, "refused by the provider itself, before any call"
 
@@ -249,7 +249,9 @@ async def test_a_wrapped_key_kms_will_never_open_is_a_payload_error(moto: Moto, 
     ("status", "kind", "unavailable"),
     [(400, "ThrottlingException", True), (503, "KMSInternalException", True), (500, "KeyUnavailableException", True), (400, "AccessDeniedException", False)],
 )
-async def test_throttling_and_5xx_are_unavailable_and_access_denied_is_refused(moto: Moto, proxy: InjectingProxy, status: int, kind: str, unavailable: bool) -> None:
+async def test_throttling_and_5xx_are_unavailable_and_access_denied_is_refused(
+    moto: Moto, proxy: InjectingProxy, status: int, kind: str, unavailable: bool
+) -> None:
     proxy.injected = (status, kind)
     expected = KeyProviderUnavailableError if unavailable else KeyProviderRefusedError
     with pytest.raises(expected) as caught:

@@ -37,16 +37,21 @@ from aggregation_connections.contract import (
 from aggregation_connections.settings import ConfigError, client_settings_from_env
 
 
-
 def test_reads_the_client_identity_its_requests_carry_and_refuses_one_too_long() -> None:
     assert client_settings_from_env({}).identity is None
     assert client_settings_from_env({"TEMPORAL_CLIENT_IDENTITY": " pipeline:loan-origination "}).identity == "pipeline:loan-origination"
     with pytest.raises(ConfigError, match=r"TEMPORAL_CLIENT_IDENTITY: must be at most 255 characters, got 256"):
         client_settings_from_env({"TEMPORAL_CLIENT_IDENTITY": "x" * 256})
 
+
 def test_settings_default_as_the_typescript_client() -> None:
     settings = client_settings_from_env({})
-    assert (settings.address, settings.namespace, settings.task_queue, settings.customer_id) == ("localhost:7233", "default", "aggregation-connections", "demo-lender")
+    assert (settings.address, settings.namespace, settings.task_queue, settings.customer_id) == (
+        "localhost:7233",
+        "default",
+        "aggregation-connections",
+        "demo-lender",
+    )
     assert settings.tls is None and settings.api_key is None
     assert dict(settings.priority.keys) == {"live": 1, "pipeline": 2, "scheduled": 3, "maintenance": 4}
     assert settings.priority.weight_of("anyone") == 1
@@ -66,7 +71,12 @@ def test_settings_read_the_variables(tmp_path: Path) -> None:
             "TENANT_WEIGHTS": "lender-1:3, *:0.5",
         }
     )
-    assert (settings.address, settings.namespace, settings.task_queue, settings.customer_id) == ("temporal.bank.internal:7233", "lending", "connections", "lender-1")
+    assert (settings.address, settings.namespace, settings.task_queue, settings.customer_id) == (
+        "temporal.bank.internal:7233",
+        "lending",
+        "connections",
+        "lender-1",
+    )
     assert settings.tls is not None and settings.tls.ca_path == ca
     assert settings.priority.keys["pipeline"] == 4
     assert (settings.priority.weight_of("lender-1"), settings.priority.weight_of("other")) == (3, 0.5)
@@ -87,7 +97,14 @@ def test_bad_settings_name_each_variable(tmp_path: Path) -> None:
             }
         )
     problems = "\n".join(error.value.problems)
-    for name in ("TEMPORAL_ADDRESS: must be host:port", "TEMPORAL_TLS: must be true or false", "TEMPORAL_TLS_CERT_PATH: cannot read", "TEMPORAL_TLS_CERT_PATH: TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together", "PRIORITY_LIVE: must be an integer from 1", "TENANT_WEIGHTS: 'lender-1:5000'"):
+    for name in (
+        "TEMPORAL_ADDRESS: must be host:port",
+        "TEMPORAL_TLS: must be true or false",
+        "TEMPORAL_TLS_CERT_PATH: cannot read",
+        "TEMPORAL_TLS_CERT_PATH: TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together",
+        "PRIORITY_LIVE: must be an integer from 1",
+        "TENANT_WEIGHTS: 'lender-1:5000'",
+    ):
         assert name in problems, problems
 
 
@@ -108,7 +125,10 @@ def test_business_keys_as_the_typescript_client_builds_them() -> None:
 
 def test_visibility_queries_quote_their_values() -> None:
     assert visibility_query() == 'WorkflowType = "connectionWorkflow"'
-    assert visibility_query(status="AwaitingAnswer", customer_id='say "hi"\\') == 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "say \\"hi\\"\\\\" AND ExecutionStatus = "Running"'
+    assert (
+        visibility_query(status="AwaitingAnswer", customer_id='say "hi"\\')
+        == 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "say \\"hi\\"\\\\" AND ExecutionStatus = "Running"'
+    )
     assert visibility_query(status="Completed") == 'WorkflowType = "connectionWorkflow" AND ConnectionStatus = "Completed"'
     with pytest.raises(InvalidConnectionInputError, match="control characters"):
         visibility_query(institution="a\nb")
@@ -164,7 +184,13 @@ def test_a_result_reads_its_products_as_models() -> None:
         "loginId": "0b6f1a52-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
         "requestId": "3f0c1d2e-4b5a-4c6d-8e7f-901a2b3c4d5e",
         "attributes": {
-            "Login": {"Username": "no_mfa", "IsScheduledRefresh": False, "LastRefresh": "2026-11-27T05:00:00", "Type": None, "Id": "0b6f1a52-3c4d-4e5f-8a9b-0c1d2e3f4a5b"},
+            "Login": {
+                "Username": "no_mfa",
+                "IsScheduledRefresh": False,
+                "LastRefresh": "2026-11-27T05:00:00",
+                "Type": None,
+                "Id": "0b6f1a52-3c4d-4e5f-8a9b-0c1d2e3f4a5b",
+            },
             "RequestId": "3f0c1d2e-4b5a-4c6d-8e7f-901a2b3c4d5e",
             "Groups": {"Lending": {"Id": "7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f", "DebtToIncome": 0.31, "Overdrafts": "NONE_DETECTED"}},
         },
@@ -216,7 +242,12 @@ FIRST_STEPS: list[dict[str, Any]] = [
 ]
 OUTCOMES: list[dict[str, Any]] = [
     {"outcome": "accepted", "status": "Retrieving"},
-    {"outcome": "rejected", "message": "wrong answer", "serviceCode": "INVALID_SECURITY_RESPONSE", "nextChallengeSet": {**CHALLENGE_SET, "id": "2", "attempt": 2}},  # type: ignore[dict-item]
+    {
+        "outcome": "rejected",
+        "message": "wrong answer",
+        "serviceCode": "INVALID_SECURITY_RESPONSE",
+        "nextChallengeSet": {**CHALLENGE_SET, "id": "2", "attempt": 2},  # type: ignore[dict-item]
+    },
     {"outcome": "restarted", "reason": "the answer's outcome is unknown", "status": "AwaitingAnswer", "nextChallengeSet": CHALLENGE_SET},
     {"outcome": "ended", "status": "Cancelled"},
 ]
@@ -279,7 +310,11 @@ async def test_the_client_returns_the_first_step_and_the_outcome_as_models_and_s
     fake = FakeTemporal(FIRST_STEPS[0], OUTCOMES[1])
     client = ConnectionsClient(cast(temporalio.client.Client, fake), "aggregation-connections")
     key = connection_key("demo-lender", "app-1")
-    live = {"customerId": "demo-lender", "session": {"kind": "live", "institution": "SandboxBank", "username": "security_question", "password": "Everyday"}, "products": {"accountsDetail": {}}}
+    live = {
+        "customerId": "demo-lender",
+        "session": {"kind": "live", "institution": "SandboxBank", "username": "security_question", "password": "Everyday"},
+        "products": {"accountsDetail": {}},
+    }
     step = await client.start_and_await_first_step(key, live)
     assert isinstance(step, FirstStepChallenge) and step.challenge_set.id == "1"
     responses = {"What city were you born in?": ["Montreal"], "Text 555-0100": ["Text 555-0100"]}

@@ -56,7 +56,12 @@ async def both_ways(tmp_path: Path, python_env: Mapping[str, str], typescript_en
 
 
 async def test_reads_the_committed_typescript_fixture_with_its_key_kept_after_a_rotation() -> None:
-    rotated = {**ELSEWHERE, "PAYLOAD_ENCRYPTION_KEY": "A" * 43 + "=", "PAYLOAD_ENCRYPTION_KEY_ID": "after-rotation", "PAYLOAD_DECRYPTION_KEYS": f"vectors-static:{FIXTURE_KEY}"}
+    rotated = {
+        **ELSEWHERE,
+        "PAYLOAD_ENCRYPTION_KEY": "A" * 43 + "=",
+        "PAYLOAD_ENCRYPTION_KEY_ID": "after-rotation",
+        "PAYLOAD_DECRYPTION_KEYS": f"vectors-static:{FIXTURE_KEY}",
+    }
     await python_reads(FIXTURES / "typescript-static.json", rotated)
 
 

@@ -62,7 +62,11 @@ def test_the_settings_default_to_the_generated_defaults() -> None:
 
 def test_the_client_modules_keep_their_names() -> None:
     assert connections.CONNECTION_WORKFLOW_TYPE == names.CONNECTION_WORKFLOW_TYPE == "connectionWorkflow"
-    assert (connections.SUBMIT_ANSWER_UPDATE, connections.AWAIT_FIRST_STEP_UPDATE, connections.CONNECTION_STATE_QUERY) == ("submitAnswer", "awaitFirstStep", "connectionState")
+    assert (connections.SUBMIT_ANSWER_UPDATE, connections.AWAIT_FIRST_STEP_UPDATE, connections.CONNECTION_STATE_QUERY) == (
+        "submitAnswer",
+        "awaitFirstStep",
+        "connectionState",
+    )
     assert connections.CONNECTION_STATUS_KEY.name == "ConnectionStatus" and connections.LOGIN_ID_KEY.name == "LoginId"
     assert "Cancelled" in connections.CONNECTION_STATUSES and errors.CONNECTION_FAILURE_TYPES is names.CONNECTION_FAILURE_TYPES
     assert errors.END_TYPES is names.CONNECTION_END_TYPES and errors.END_TYPES == ("Cancelled", "Terminated", "TimedOut", "Unknown")

@@ -40,7 +40,9 @@ def test_the_docs_show_every_format() -> None:
     assert set(VECTORS) == {"static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant", "static-tenant-bound", "envelope-v1-bound"}
 
 
-@pytest.mark.parametrize("name", ["static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant", "static-tenant-bound", "envelope-v1-bound"])
+@pytest.mark.parametrize(
+    "name", ["static", "static-tenant", "envelope-v1", "envelope-v1-aws-kms", "envelope-v1-tenant", "static-tenant-bound", "envelope-v1-bound"]
+)
 def test_seals_the_same_bytes_as_the_vector_and_opens_them(name: str) -> None:
     vector = VECTORS[name]
     key = AESGCM(bytes.fromhex(vector.get("key") or vector["dataKey"]))

@@ -11,7 +11,13 @@ import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.aws.s3driver import S3StorageDriver as StockS3StorageDriver
 from temporalio.contrib.aws.s3driver.aioboto3 import new_aioboto3_client
-from temporalio.converter import StorageDriverActivityInfo, StorageDriverClaim, StorageDriverRetrieveContext, StorageDriverStoreContext, StorageDriverWorkflowInfo
+from temporalio.converter import (
+    StorageDriverActivityInfo,
+    StorageDriverClaim,
+    StorageDriverRetrieveContext,
+    StorageDriverStoreContext,
+    StorageDriverWorkflowInfo,
+)
 
 from aggregation_connections.payload_store import (
     LocalDirectoryStorageDriver,
@@ -59,9 +65,9 @@ def test_keys_are_the_workers_layout() -> None:
 def test_settings_are_parsed_as_the_worker_parses_them() -> None:
     assert payload_store_from_env({"TEMPORAL_ADDRESS": "localhost:7233"}) == LocalPayloadStore(".temporal/payloads", 131072)
     assert payload_store_from_env({"TEMPORAL_ADDRESS": "temporal.bank.internal:7233"}) == PayloadStoreOff()
-    assert payload_store_from_env({"PAYLOAD_STORE": "local", "PAYLOAD_STORE_DIRECTORY": "/var/payloads", "PAYLOAD_STORE_THRESHOLD_BYTES": "4096"}) == LocalPayloadStore(
-        "/var/payloads", 4096
-    )
+    assert payload_store_from_env(
+        {"PAYLOAD_STORE": "local", "PAYLOAD_STORE_DIRECTORY": "/var/payloads", "PAYLOAD_STORE_THRESHOLD_BYTES": "4096"}
+    ) == LocalPayloadStore("/var/payloads", 4096)
     s3 = payload_store_from_env(
         {
             "PAYLOAD_STORE": "s3",
@@ -183,9 +189,13 @@ async def test_the_s3_driver_stores_under_the_prefix_and_reads_back(minio: Minio
         with pytest.raises(PayloadClaimRejectedError, match="names bucket 'other'"):
             await driver.retrieve(StorageDriverRetrieveContext(), [StorageDriverClaim({**claims[0].claim_data, "bucket": "other"})])
         with pytest.raises(PayloadClaimRejectedError, match="outside this store's prefix"):
-            await driver.retrieve(StorageDriverRetrieveContext(), [StorageDriverClaim({**claims[0].claim_data, "key": claims[0].claim_data["key"].removeprefix("temporal/")})])
+            await driver.retrieve(
+                StorageDriverRetrieveContext(), [StorageDriverClaim({**claims[0].claim_data, "key": claims[0].claim_data["key"].removeprefix("temporal/")})]
+            )
         sha = "b" * 64
-        missing = StorageDriverClaim({"bucket": minio.bucket, "key": f"temporal/pytest/default/workflows/gone/{sha}", "hash_algorithm": "sha256", "hash_value": sha})
+        missing = StorageDriverClaim(
+            {"bucket": minio.bucket, "key": f"temporal/pytest/default/workflows/gone/{sha}", "hash_algorithm": "sha256", "hash_value": sha}
+        )
         with pytest.raises(StoredPayloadNotFoundError, match=f"s3://{minio.bucket}/temporal/pytest/"):
             await driver.retrieve(StorageDriverRetrieveContext(), [missing])
     finally:

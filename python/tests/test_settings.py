@@ -65,7 +65,12 @@ def test_with_temporal_on_this_machine_creates_the_local_key_file_once_and_reads
 
 def test_with_a_kms_neither_makes_nor_reads_the_local_key_unless_listed(tmp_path: Path) -> None:
     path = tmp_path / "payload-encryption.key"
-    kms = {"PAYLOAD_KEY_PROVIDER": "vault-transit", "PAYLOAD_VAULT_ADDR": "http://127.0.0.1:8200", "PAYLOAD_VAULT_TOKEN": "s.test", "PAYLOAD_ENCRYPTION_KEY_FILE": str(path)}
+    kms = {
+        "PAYLOAD_KEY_PROVIDER": "vault-transit",
+        "PAYLOAD_VAULT_ADDR": "http://127.0.0.1:8200",
+        "PAYLOAD_VAULT_TOKEN": "s.test",
+        "PAYLOAD_ENCRYPTION_KEY_FILE": str(path),
+    }
     encryption = encryption_from_env(kms)
     assert isinstance(encryption, TransitEncryption) and encryption.static_keys is None
     assert not path.exists(), "not made"
@@ -146,7 +151,12 @@ def test_refuses_a_kms_in_clear_on_another_machine_and_allows_loopback_or_a_lab(
         "PAYLOAD_VAULT_ADDR: is http:// to vault.internal, not on this machine: the KMS token and the plaintext data keys would cross "
         "the network in clear; use https:// (PAYLOAD_VAULT_CA_FILE for a private CA), or set PAYLOAD_KMS_ALLOW_INSECURE=true for a lab"
     ) in caught.value.problems
-    aws = {"TEMPORAL_ADDRESS": "temporal.internal:7233", "PAYLOAD_KEY_PROVIDER": "aws-kms", "PAYLOAD_AWS_KMS_KEY_ID": "alias/payloads", "PAYLOAD_AWS_REGION": "eu-west-1"}
+    aws = {
+        "TEMPORAL_ADDRESS": "temporal.internal:7233",
+        "PAYLOAD_KEY_PROVIDER": "aws-kms",
+        "PAYLOAD_AWS_KMS_KEY_ID": "alias/payloads",
+        "PAYLOAD_AWS_REGION": "eu-west-1",
+    }
     with pytest.raises(ConfigError, match=r"PAYLOAD_AWS_KMS_ENDPOINT: is http:// to 10\.0\.0\.5, not on this machine"):
         encryption_from_env({**aws, "PAYLOAD_AWS_KMS_ENDPOINT": "http://10.0.0.5:4566"})
     for local in ("http://127.0.0.1:8200", "http://localhost:8200", "http://[::1]:8200", "https://vault.internal:8200"):

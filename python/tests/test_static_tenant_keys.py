@@ -28,6 +28,7 @@ from aggregation_connections.codec import (
     UnknownEncryptionKeyError,
     key_source_for,
 )
+
 # Imported from its module: a TENANT_ string in codec/__init__.py's __all__ would read as a variable to test_names.py.
 from aggregation_connections.codec.static_tenant_keys import TENANT_KEY_FILE_RECHECK_S, create_tenant_key_file
 from aggregation_connections.contract.names import ID_SEGMENT_RULE
@@ -222,7 +223,9 @@ async def test_a_forgotten_tenants_payloads_fail_as_key_destroyed_after_the_rech
     path.unlink()
     assert await open_with(source, of_a) == PLAIN, "the copy in memory until it is 10 s old"
     clock.advance(TENANT_KEY_FILE_RECHECK_S)
-    with pytest.raises(KeyDestroyedError, match=r'^key destroyed: the payload was sealed with key "a-1" of tenant "lender-a", whose key file .*lender-a\.key is gone') as caught:
+    with pytest.raises(
+        KeyDestroyedError, match=r'^key destroyed: the payload was sealed with key "a-1" of tenant "lender-a", whose key file .*lender-a\.key is gone'
+    ) as caught:
         await open_with(source, of_a)
     assert caught.value.tenant == "lender-a" and caught.value.key_name == str(path)
     assert source.cached_tenants == {"lender-b"}, "its keys dropped at once"
@@ -359,7 +362,10 @@ async def test_a_process_without_keys_per_tenant_refuses_a_tenants_static_payloa
     of_a = await seal(source_on(tmp_path), "connection-lender-a:app-1")
     with pytest.raises(PayloadDecryptionError) as caught:
         await EncryptionCodec(PRODUCT).decode([of_a])
-    assert str(caught.value) == 'payload sealed with key "default" of tenant "lender-a": this process has no keys per tenant in static mode (PAYLOAD_TENANT_KEYS_DIR with PAYLOAD_KEY_PROVIDER=static)'
+    assert (
+        str(caught.value) == 'payload sealed with key "default" of tenant "lender-a": this process has no keys per tenant in static mode '
+        "(PAYLOAD_TENANT_KEYS_DIR with PAYLOAD_KEY_PROVIDER=static)"
+    )
     assert caught.value.key_id == "default"
 
 

@@ -130,9 +130,13 @@ def test_refuses_a_missing_or_malformed_file_an_unknown_profile_and_a_bad_value_
     assert problems_of({**OFF, "TEMPORAL_CONFIG_FILE": str(file), "TEMPORAL_PROFILE": "prod"}) == (
         f'invalid configuration:\n  TEMPORAL_PROFILE: no profile "prod" in {file} (its profiles: cloud)'
     )
-    assert f"TEMPORAL_CONFIG_FILE: cannot read {tmp_path}/missing.toml (no such file)" in problems_of({**OFF, "TEMPORAL_CONFIG_FILE": str(tmp_path / "missing.toml")})
+    assert f"TEMPORAL_CONFIG_FILE: cannot read {tmp_path}/missing.toml (no such file)" in problems_of(
+        {**OFF, "TEMPORAL_CONFIG_FILE": str(tmp_path / "missing.toml")}
+    )
     assert f"TEMPORAL_CONFIG_FILE: cannot read {tmp_path} (a directory)" in problems_of({**OFF, "TEMPORAL_CONFIG_FILE": str(tmp_path)})
-    assert 'TEMPORAL_PROFILE: no profile "cloud": there is no Temporal config file' in problems_of({**OFF, "HOME": str(tmp_path / "nobody"), "TEMPORAL_PROFILE": "cloud"})
+    assert 'TEMPORAL_PROFILE: no profile "cloud": there is no Temporal config file' in problems_of(
+        {**OFF, "HOME": str(tmp_path / "nobody"), "TEMPORAL_PROFILE": "cloud"}
+    )
 
     malformed = tmp_path / "malformed.toml"
     malformed.write_text('[profile.cloud\naddress = "x:1"\n')

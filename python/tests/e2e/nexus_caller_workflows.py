@@ -88,7 +88,9 @@ class CallerConnects:
         awaiting = await _await_challenge(endpoint, start.application_id)
         assert awaiting.challenge_set is not None
         stale = await _expect_error(
-            endpoint, "answer", {"applicationId": start.application_id, "answer": {"challengeSetId": f"{awaiting.challenge_set.id}-stale", "responses": answers}}
+            endpoint,
+            "answer",
+            {"applicationId": start.application_id, "answer": {"challengeSetId": f"{awaiting.challenge_set.id}-stale", "responses": answers}},
         )
         given = ChallengeAnswer(challenge_set_id=awaiting.challenge_set.id, responses=answers)
         answer = await nexus.execute_operation(ConnectionsNexusService.answer, NexusAnswerInput(application_id=start.application_id, answer=given))

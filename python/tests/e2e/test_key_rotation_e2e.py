@@ -162,7 +162,9 @@ async def test_a_transit_key_rotated_between_a_python_start_and_its_result(worke
         await codec.decode([started_input])
 
 
-async def test_a_running_connection_whose_key_version_is_revoked_says_so_when_its_state_is_read(workers: list[WorkerProcess], openbao: OpenBao, tmp_path: Path) -> None:
+async def test_a_running_connection_whose_key_version_is_revoked_says_so_when_its_state_is_read(
+    workers: list[WorkerProcess], openbao: OpenBao, tmp_path: Path
+) -> None:
     """A connection waiting for its answer, its tenant key's version 1 revoked and its worker restarted:
     the worker cannot read the history, so its query fails with only "Encoded failure"; the client reads
     the start input with its own keys and raises the typed error naming the key and version. Lowered

@@ -108,7 +108,10 @@ class ApiKeyFileWatch:
             return True
         said = self._redacted(str(refused), token)
         self._log.warning(
-            "TEMPORAL_API_KEY_FILE: the connections did not take the renewed token from %s (%s); trying again at the next check", self.path, said, extra=self._meta
+            "TEMPORAL_API_KEY_FILE: the connections did not take the renewed token from %s (%s); trying again at the next check",
+            self.path,
+            said,
+            extra=self._meta,
         )
         return False
 

@@ -27,7 +27,6 @@ import temporalio.common
 import temporalio.converter
 import temporalio.exceptions
 import temporalio.service
-from temporalio.converter import ExternalStorage
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecution, WorkflowHandle
 from temporalio.common import (
     Priority,
@@ -36,6 +35,7 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
+from temporalio.converter import ExternalStorage
 
 from ..codec.encryption_codec import EncryptionCodec
 from ..contract import AnswerOutcome, ConnectionInput, ConnectionResult, ConnectionState, FirstStep, SecurityChallenge
@@ -60,10 +60,9 @@ from ..payload_store import S3StorageDriver, external_storage_from_env
 from ..settings.api_key_file import TemporalApiKeyFileError, read_api_key_file
 from ..settings.client import DEFAULT_CUSTOMER_ID, ClientSettings, PriorityPolicy, client_settings_from_env
 from ..settings.encryption import codec_from_env
-from .api_key_file import ApiKeyFileWatch, watch_api_key_file
 from .answers import describe_validation, parse_answer
+from .api_key_file import ApiKeyFileWatch, watch_api_key_file
 from .business_key import parse_business_key, parse_workflow_id
-from .unreadable_history import unreadable_query_error
 from .errors import (
     CONNECTION_FAILURE_TYPES,
     AnswerRejectedError,
@@ -74,6 +73,7 @@ from .errors import (
     InvalidConnectionInputError,
     TemporalUnavailableError,
 )
+from .unreadable_history import unreadable_query_error
 
 RerunPolicy = Literal["never", "if-failed", "always"]
 _REUSE_POLICY: Mapping[str, WorkflowIDReusePolicy] = {
@@ -218,7 +218,9 @@ class ConnectionsClient:
         except RuntimeError as error:
             # Which settings a temporal.toml profile gave: the first place to look when they point elsewhere.
             given = "; ".join(f"{setting} from {source}" for setting, source in settings.from_env_config.items())
-            raise TemporalUnavailableError(settings.address, f"cannot reach Temporal at {settings.address}: {error}" + (f" ({given})" if given else "")) from error
+            raise TemporalUnavailableError(
+                settings.address, f"cannot reach Temporal at {settings.address}: {error}" + (f" ({given})" if given else "")
+            ) from error
         connections = cls(client, settings.task_queue, customer_id=settings.customer_id, priority=settings.priority, address=settings.address)
         if settings.api_key_file is not None and api_key is not None:
             connections._token_renewal = watch_api_key_file(settings.api_key_file, api_key, [client])
@@ -245,7 +247,9 @@ class ConnectionsClient:
         workflow_id, wire, options = self._prepare_start(key, connection, rerun, priority)
         operation: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(CONNECTION_WORKFLOW_TYPE, wire, id=workflow_id, **options)
         try:
-            step: dict[str, Any] = await self.client.execute_update_with_start_workflow(AWAIT_FIRST_STEP_UPDATE, start_workflow_operation=operation, result_type=dict)
+            step: dict[str, Any] = await self.client.execute_update_with_start_workflow(
+                AWAIT_FIRST_STEP_UPDATE, start_workflow_operation=operation, result_type=dict
+            )
         except Exception as error:
             raise self._map_error(workflow_id, error) from error
         return parse_answer(_FIRST_STEP, step, workflow_id, "first step")
@@ -360,9 +364,14 @@ class ConnectionsClient:
         if rerun not in _REUSE_POLICY:
             raise InvalidConnectionInputError(f"rerun must be one of {', '.join(_REUSE_POLICY)}")
         if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int) or not PRIORITY_KEY_MIN <= priority <= PRIORITY_KEY_MAX):
-            raise InvalidConnectionInputError(f"priority must be an integer from {PRIORITY_KEY_MIN} (first) to {PRIORITY_KEY_MAX} (last), got {json.dumps(priority)}")
+            raise InvalidConnectionInputError(
+                f"priority must be an integer from {PRIORITY_KEY_MIN} (first) to {PRIORITY_KEY_MAX} (last), got {json.dumps(priority)}"
+            )
         session = parsed.session
-        pairs: list[SearchAttributePair[Any]] = [SearchAttributePair(CONNECTION_STATUS_KEY, "Authorizing"), SearchAttributePair(CUSTOMER_ID_KEY, parsed.customer_id)]
+        pairs: list[SearchAttributePair[Any]] = [
+            SearchAttributePair(CONNECTION_STATUS_KEY, "Authorizing"),
+            SearchAttributePair(CUSTOMER_ID_KEY, parsed.customer_id),
+        ]
         if session.kind == "live":
             pairs.append(SearchAttributePair(INSTITUTION_KEY, session.institution))
         else:
@@ -394,7 +403,9 @@ class ConnectionsClient:
                 return ConnectionNotFoundError(workflow_id)
             if error.status == temporalio.service.RPCStatusCode.ALREADY_EXISTS and workflow_id is not None:
                 return ConnectionAlreadyEndedError(workflow_id)
-            return TemporalUnavailableError(self._address, f"Temporal at {self._address or 'its address'} refused the call ({error.status.name}): {error.message}")
+            return TemporalUnavailableError(
+                self._address, f"Temporal at {self._address or 'its address'} refused the call ({error.status.name}): {error.message}"
+            )
         if isinstance(error, temporalio.client.WorkflowQueryFailedError) and workflow_id is not None and "not found" in str(error).lower():
             return ConnectionNotFoundError(workflow_id)
         return error

@@ -8,8 +8,7 @@ from typing import Literal
 
 # The workflow's failure types (src/aggregator/failure-table.ts) and how Temporal ended a run otherwise
 # (src/client/errors.ts's CONNECTION_END_TYPES), generated into contract/names.py; re-exported.
-from ..contract.names import CONNECTION_END_TYPES
-from ..contract.names import CONNECTION_FAILURE_TYPES as CONNECTION_FAILURE_TYPES
+from ..contract.names import CONNECTION_END_TYPES, CONNECTION_FAILURE_TYPES as CONNECTION_FAILURE_TYPES
 
 END_TYPES = CONNECTION_END_TYPES
 #: What of the worker's answers did not parse: its state (query), result, first step or an answer's outcome (updates).

@@ -64,12 +64,14 @@ def aws_kms_key_of(envelope: EnvelopeMetadata) -> str:
     if not key_id.startswith(_KEY_ID_PREFIX) or key_id == _KEY_ID_PREFIX:
         raise PayloadDecryptionError(
             key_id,
-            f'payload\'s data key is wrapped by key id "{key_id}", not by an {AWS_KMS} key ("{_KEY_ID_PREFIX}<key id or ARN>"), which this process\'s provider is',
+            f'payload\'s data key is wrapped by key id "{key_id}", not by an {AWS_KMS} key ("{_KEY_ID_PREFIX}<key id or ARN>"), '
+            "which this process's provider is",
         )
     if envelope.key_version != AWS_KMS_KEY_VERSION:
         raise PayloadDecryptionError(
             key_id,
-            f"payload's encryption-key-version is {envelope.key_version}, but {AWS_KMS} envelopes are always version {AWS_KMS_KEY_VERSION} (AWS KMS names no key version)",
+            f"payload's encryption-key-version is {envelope.key_version}, but {AWS_KMS} envelopes are always version {AWS_KMS_KEY_VERSION} "
+            "(AWS KMS names no key version)",
         )
     if not _BASE64.fullmatch(envelope.wrapped_key):
         raise PayloadDecryptionError(key_id, "payload's wrapped data key is not base64 (an AWS KMS CiphertextBlob)")
@@ -158,9 +160,7 @@ class AwsKms:
         except Exception as error:
             name, message, _ = _error_parts(error)
             if name in _UNOPENABLE:
-                raise PayloadDecryptionError(
-                    envelope.key_id, f'{AWS_KMS} cannot unwrap the payload\'s data key with key "{key}": {name}: {message}'
-                ) from error
+                raise PayloadDecryptionError(envelope.key_id, f'{AWS_KMS} cannot unwrap the payload\'s data key with key "{key}": {name}: {message}') from error
             raise _typed_error(error, "Decrypt", key) from error
         plaintext = answer.get("Plaintext")
         if not plaintext:

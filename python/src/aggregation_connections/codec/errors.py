@@ -62,7 +62,7 @@ class KeyVersionRevokedError(PayloadDecryptionError):
     def __init__(self, key_id: str, key_name: str, version: int, kms_message: str) -> None:
         super().__init__(
             key_id,
-            f"key version revoked: the payload's data key was wrapped with version {version} of key \"{key_name}\", "
+            f'key version revoked: the payload\'s data key was wrapped with version {version} of key "{key_name}", '
             f"which the KMS no longer decrypts (below its min_decryption_version; the KMS said: {kms_message}). "
             f"Payloads of version {version} stay unreadable unless the minimum is lowered again",
         )
@@ -79,7 +79,7 @@ class KeyDestroyedError(PayloadDecryptionError):
         super().__init__(
             key_id,
             how_gone
-            or f"key destroyed: the payload's data key was wrapped by key \"{key_name}\"{whose}, which the KMS no longer has "
+            or f'key destroyed: the payload\'s data key was wrapped by key "{key_name}"{whose}, which the KMS no longer has '
             f"(the KMS said: {kms_message}); its payloads stay unreadable for good, as forgetting a lender intends",
         )
         self.key_name = key_name
@@ -123,9 +123,7 @@ class KeyProviderUnavailableError(Exception):
     retryable = True
 
     def __init__(self, provider: str, operation: str, detail: str) -> None:
-        super().__init__(
-            f"{provider} is unavailable ({operation}): {detail}; no cached key could stand in, so the call fails and is retried"
-        )
+        super().__init__(f"{provider} is unavailable ({operation}): {detail}; no cached key could stand in, so the call fails and is retried")
         self.provider = provider
         self.operation = operation
 

@@ -74,14 +74,10 @@ def key_source_for(encryption: EncryptionSettings) -> KeySource:
     if isinstance(encryption, EncryptionKeys):
         return StaticKeySource(encryption)
     if isinstance(encryption, StaticTenantEncryption):
-        return StaticTenantKeySource(
-            StaticKeySource(encryption.keys), encryption.tenant_keys_dir, create_missing=encryption.create_missing_tenant_keys
-        )
+        return StaticTenantKeySource(StaticKeySource(encryption.keys), encryption.tenant_keys_dir, create_missing=encryption.create_missing_tenant_keys)
     static = StaticKeySource(encryption.static_keys) if encryption.static_keys is not None else None
     wrapper: KeyWrapper = (
-        AwsKms(encryption.aws)
-        if isinstance(encryption, AwsKmsEncryption)
-        else VaultTransit(VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit)
+        AwsKms(encryption.aws) if isinstance(encryption, AwsKmsEncryption) else VaultTransit(VaultClient(encryption.vault, VAULT_TRANSIT), encryption.transit)
     )
     product = EnvelopeKeySource(wrapper, encryption.cache, static)
     if not encryption.tenant_keys:

@@ -104,7 +104,9 @@ class StaticKeySource:
         if tenant != self._tenant:
             if self._tenant is None:
                 raise PayloadDecryptionError(
-                    key_id, f'payload sealed with key "{key_id}" of tenant "{tenant}": this process has no keys per tenant in static mode (PAYLOAD_TENANT_KEYS_DIR with PAYLOAD_KEY_PROVIDER=static)'
+                    key_id,
+                    f'payload sealed with key "{key_id}" of tenant "{tenant}": this process has no keys per tenant in static mode '
+                    "(PAYLOAD_TENANT_KEYS_DIR with PAYLOAD_KEY_PROVIDER=static)",
                 )
             whose = "the product" if tenant is None else f'tenant "{tenant}"'
             raise PayloadDecryptionError(key_id, f'payload sealed with key "{key_id}" of {whose}, not of tenant "{self._tenant}"')

@@ -75,7 +75,7 @@ class VaultTransit:
                 "datakey",
                 answer.status,
                 f'{errors_of(answer, "permission denied")}: tenant "{self._tenant}"\'s data keys come from transit key "{key}", and this '
-                f"process's policy does not allow {self._transit.mount}/datakey/plaintext/<key>-tenant-* (docs/operations.md, \"Keys per tenant\")",
+                f'process\'s policy does not allow {self._transit.mount}/datakey/plaintext/<key>-tenant-* (docs/operations.md, "Keys per tenant")',
             )
         if answer.status != 200:
             raise KeyProviderRefusedError(VAULT_TRANSIT, "datakey", answer.status, errors_of(answer, f'no data key from transit key "{key}"'))
@@ -102,7 +102,7 @@ class VaultTransit:
         if answer.status in (400, 200):
             raise PayloadDecryptionError(
                 envelope.key_id,
-                f"{VAULT_TRANSIT} cannot unwrap the payload's data key (transit key \"{key_name}\", version {envelope.key_version}): {message}",
+                f'{VAULT_TRANSIT} cannot unwrap the payload\'s data key (transit key "{key_name}", version {envelope.key_version}): {message}',
             )
         raise KeyProviderRefusedError(VAULT_TRANSIT, "decrypt", answer.status, message)
 
@@ -126,7 +126,8 @@ class VaultTransit:
         if not key_id.startswith(_KEY_ID_PREFIX) or key_id == _KEY_ID_PREFIX:
             raise PayloadDecryptionError(
                 key_id,
-                f'payload\'s data key is wrapped by key id "{key_id}", not by a {VAULT_TRANSIT} key ("{_KEY_ID_PREFIX}<key>"), which this process\'s provider is',
+                f'payload\'s data key is wrapped by key id "{key_id}", not by a {VAULT_TRANSIT} key ("{_KEY_ID_PREFIX}<key>"), '
+                "which this process's provider is",
             )
         match = _WRAPPED.fullmatch(envelope.wrapped_key)
         if match is None:

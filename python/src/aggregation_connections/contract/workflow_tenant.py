@@ -9,8 +9,7 @@ import re
 
 # Kinds followed by "<customerId>:", longest first where one begins another, and "throttle-": the
 # TypeScript module's, generated into names.py.
-from .names import THROTTLE_WORKFLOW_ID_KIND as _THROTTLE_KIND
-from .names import WORKFLOW_ID_KINDS_WITH_COLON as _KINDS_WITH_COLON
+from .names import THROTTLE_WORKFLOW_ID_KIND as _THROTTLE_KIND, WORKFLOW_ID_KINDS_WITH_COLON as _KINDS_WITH_COLON
 
 _CUSTOMER_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 

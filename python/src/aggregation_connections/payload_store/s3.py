@@ -25,8 +25,8 @@ from temporalio.converter import StorageDriver, StorageDriverClaim, StorageDrive
 
 from .errors import PayloadClaimRejectedError, PayloadStoreOperationError, StoredPayloadNotFoundError
 from .keys import check_claim, claim_data_for, payload_key
-from .stored_payload import serialize_payload, verified_payload
 from .settings import S3PayloadStore
+from .stored_payload import serialize_payload, verified_payload
 
 S3_DRIVER_NAME = "aws.s3driver"
 S3_DRIVER_TYPE = "aggregation-connections.s3"
@@ -128,5 +128,3 @@ def _error_code(error: BaseException) -> str | None:
         code = response.get("Error", {}).get("Code")
         return str(code) if code is not None else None
     return None
-
-

@@ -107,7 +107,8 @@ def payload_store_from_env(env: Mapping[str, str] | None = None) -> PayloadStore
             prefix = prefix.strip("/") or None
             if prefix is not None and any(not _PREFIX_SEGMENT.fullmatch(part) or part in (".", "..") for part in prefix.split("/")):
                 problems.append(
-                    f'PAYLOAD_STORE_S3_PREFIX: {values["PAYLOAD_STORE_S3_PREFIX"]!r}: each "/"-separated part must be letters, digits, ".", "_", "=", "+" or "-" (not "." or "..")'
+                    f'PAYLOAD_STORE_S3_PREFIX: {values["PAYLOAD_STORE_S3_PREFIX"]!r}: each "/"-separated part must be letters, digits, '
+                    '".", "_", "=", "+" or "-" (not "." or "..")'
                 )
     if problems:
         raise ConfigError(problems)

@@ -40,7 +40,9 @@ def aws_kms_vars(reader: EnvReader, provider: str, mode: str) -> AwsKmsSettings 
     if provider != AWS_KMS:
         # A KMS key without its provider chosen is a half-made switch: say so rather than ignore it.
         if reader.text("PAYLOAD_AWS_KMS_KEY_ID") is not None:
-            reader.problem("PAYLOAD_AWS_KMS_KEY_ID", f"is set but PAYLOAD_KEY_PROVIDER is {provider}: set PAYLOAD_KEY_PROVIDER={AWS_KMS} to use it, or unset it")
+            reader.problem(
+                "PAYLOAD_AWS_KMS_KEY_ID", f"is set but PAYLOAD_KEY_PROVIDER is {provider}: set PAYLOAD_KEY_PROVIDER={AWS_KMS} to use it, or unset it"
+            )
         return None
     if mode == "off":
         reader.problem("PAYLOAD_ENCRYPTION", f"is off but PAYLOAD_KEY_PROVIDER is {provider}: unset one of them")

@@ -1,7 +1,7 @@
 """The pipeline client's settings, read from the variables the TypeScript client reads
 (src/settings/temporal.ts and src/settings/fleet-sharing.ts): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE (+ TEMPORAL_API_KEY_FILE_RECHECK_MS), TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_SERVER_NAME,
-TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED,
+TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE (+ TEMPORAL_API_KEY_FILE_RECHECK_MS), TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH,
+TEMPORAL_TLS_SERVER_NAME, TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH, AGGREGATOR_CUSTOMER_ID, PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED,
 PRIORITY_MAINTENANCE, TENANT_WEIGHTS and TEMPORAL_CLIENT_IDENTITY. Empty values count as unset; every bad value is one line of a ConfigError.
 
 Setting by setting, ours where set, else Temporal's environment configuration (a temporal.toml profile,
@@ -212,7 +212,9 @@ def _api_key_file(get: Callable[[str], str | None], problems: list[str]) -> tupl
     if path is None:
         return None
     if get("TEMPORAL_API_KEY") is not None:
-        problems.append("TEMPORAL_API_KEY_FILE: TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set: give the token one way (the file when a sidecar renews it)")
+        problems.append(
+            "TEMPORAL_API_KEY_FILE: TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE are both set: give the token one way (the file when a sidecar renews it)"
+        )
         return None
     try:
         token: str | None = read_api_key_file(path)

@@ -23,7 +23,6 @@ from urllib.parse import urlsplit
 
 from ..codec.encryption_codec import EncryptionCodec
 from ..codec.envelope_keys import DataKeyCacheSettings
-from ..codec.aws_kms import AWS_KMS
 from ..codec.key_provider import AwsKmsEncryption, EncryptionSettings, StaticTenantEncryption, TransitEncryption, key_source_for
 from ..codec.key_source import EncryptionKeys
 from ..codec.local_key import LocalKeyFileError, read_or_create_local_key
@@ -238,17 +237,27 @@ def _transit_vars(reader: EnvReader, provider: str, mode: str) -> tuple[VaultSet
     token = reader.text("PAYLOAD_VAULT_TOKEN")
     role_id = reader.text("PAYLOAD_VAULT_ROLE_ID")
     secret_id = reader.text("PAYLOAD_VAULT_SECRET_ID")
-    approle_mount = reader.matching("PAYLOAD_VAULT_APPROLE_MOUNT", _MOUNT, _MOUNT_RULE, PAYLOAD_VAULT_APPROLE_MOUNT_DEFAULT) or PAYLOAD_VAULT_APPROLE_MOUNT_DEFAULT
+    approle_mount = (
+        reader.matching("PAYLOAD_VAULT_APPROLE_MOUNT", _MOUNT, _MOUNT_RULE, PAYLOAD_VAULT_APPROLE_MOUNT_DEFAULT) or PAYLOAD_VAULT_APPROLE_MOUNT_DEFAULT
+    )
     namespace = reader.text("PAYLOAD_VAULT_NAMESPACE")
     ca_file = reader.text("PAYLOAD_VAULT_CA_FILE")
     timeout_ms = reader.count("PAYLOAD_VAULT_TIMEOUT_MS", 100, PAYLOAD_VAULT_TIMEOUT_MS_DEFAULT)
     mount = reader.matching("PAYLOAD_VAULT_TRANSIT_MOUNT", _MOUNT, _MOUNT_RULE, PAYLOAD_VAULT_TRANSIT_MOUNT_DEFAULT) or PAYLOAD_VAULT_TRANSIT_MOUNT_DEFAULT
-    transit_key = reader.matching(
-        "PAYLOAD_VAULT_TRANSIT_KEY", _TRANSIT_KEY, 'must be a transit key name: 1 to 128 letters, digits, ".", "_" or "-"', PAYLOAD_VAULT_TRANSIT_KEY_DEFAULT
-    ) or PAYLOAD_VAULT_TRANSIT_KEY_DEFAULT
+    transit_key = (
+        reader.matching(
+            "PAYLOAD_VAULT_TRANSIT_KEY",
+            _TRANSIT_KEY,
+            'must be a transit key name: 1 to 128 letters, digits, ".", "_" or "-"',
+            PAYLOAD_VAULT_TRANSIT_KEY_DEFAULT,
+        )
+        or PAYLOAD_VAULT_TRANSIT_KEY_DEFAULT
+    )
     if provider != VAULT_TRANSIT:
         if address:
-            reader.problem("PAYLOAD_VAULT_ADDR", f"is set but PAYLOAD_KEY_PROVIDER is {provider}: set PAYLOAD_KEY_PROVIDER={VAULT_TRANSIT} to use it, or unset it")
+            reader.problem(
+                "PAYLOAD_VAULT_ADDR", f"is set but PAYLOAD_KEY_PROVIDER is {provider}: set PAYLOAD_KEY_PROVIDER={VAULT_TRANSIT} to use it, or unset it"
+            )
         return None
     if mode == "off":
         reader.problem("PAYLOAD_ENCRYPTION", f"is off but PAYLOAD_KEY_PROVIDER is {provider}: unset one of them")
@@ -259,7 +268,9 @@ def _transit_vars(reader: EnvReader, provider: str, mode: str) -> tuple[VaultSet
     if token and app_role:
         reader.problem("PAYLOAD_VAULT_TOKEN", "and AppRole (PAYLOAD_VAULT_ROLE_ID, PAYLOAD_VAULT_SECRET_ID) are both set: choose one auth")
     elif not token and not app_role:
-        reader.problem("PAYLOAD_VAULT_TOKEN", f"or AppRole (PAYLOAD_VAULT_ROLE_ID and PAYLOAD_VAULT_SECRET_ID) is required with PAYLOAD_KEY_PROVIDER={provider}")
+        reader.problem(
+            "PAYLOAD_VAULT_TOKEN", f"or AppRole (PAYLOAD_VAULT_ROLE_ID and PAYLOAD_VAULT_SECRET_ID) is required with PAYLOAD_KEY_PROVIDER={provider}"
+        )
     elif app_role and not (role_id and secret_id):
         missing = "PAYLOAD_VAULT_SECRET_ID" if role_id else "PAYLOAD_VAULT_ROLE_ID"
         reader.problem(missing, "is required with AppRole auth (both PAYLOAD_VAULT_ROLE_ID and PAYLOAD_VAULT_SECRET_ID)")

@@ -30,9 +30,7 @@ T = TypeVar("T")
 
 #: Read by both, with the same meaning: ours (client.py checks them), kept from envconfig.
 SHARED_TEMPORAL_VARS = frozenset({"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_API_KEY", "TEMPORAL_TLS", "TEMPORAL_TLS_SERVER_NAME"})
-_TLS_VARS = tuple(
-    f"TEMPORAL_TLS_{name}_{kind}" for name in ("SERVER_CA_CERT", "CLIENT_CERT", "CLIENT_KEY") for kind in ("PATH", "DATA")
-)
+_TLS_VARS = tuple(f"TEMPORAL_TLS_{name}_{kind}" for name in ("SERVER_CA_CERT", "CLIENT_CERT", "CLIENT_KEY") for kind in ("PATH", "DATA"))
 _GRPC_META_PREFIX = "TEMPORAL_GRPC_META_"
 _HOST_PORT = re.compile(r"[^\s:]+:\d+")
 _HOST_NAME = re.compile(r"[A-Za-z0-9.-]+")
@@ -251,15 +249,24 @@ def temporal_env_config(env: Mapping[str, str], problem_list: list[str]) -> Temp
             f"{where}: tls",
             "a client certificate and its key go together (client_cert_* and client_key_*; TEMPORAL_TLS_CLIENT_CERT_* and TEMPORAL_TLS_CLIENT_KEY_*)",
         )
-    meta_from = ", ".join([*([] if data is None else [where]), *([f"{_GRPC_META_PREFIX}*"] if any(name.startswith(_GRPC_META_PREFIX) for name in variables) else [])]) or where
+    meta_from = (
+        ", ".join([*([] if data is None else [where]), *([f"{_GRPC_META_PREFIX}*"] if any(name.startswith(_GRPC_META_PREFIX) for name in variables) else [])])
+        or where
+    )
     config = TemporalEnvConfig(
         address=take(loaded.address, "address", _HOST_PORT, "must be host:port") if "TEMPORAL_ADDRESS" not in ours else None,
         namespace=take(loaded.namespace, "namespace", None, "must not be empty") if "TEMPORAL_NAMESPACE" not in ours else None,
         # Our TEMPORAL_API_KEY_FILE wins over the profile's api_key as TEMPORAL_API_KEY does.
-        api_key=take(loaded.api_key, "api_key", None, "must not be empty") if "TEMPORAL_API_KEY" not in ours and not env.get("TEMPORAL_API_KEY_FILE", "").strip() else None,
+        api_key=take(loaded.api_key, "api_key", None, "must not be empty")
+        if "TEMPORAL_API_KEY" not in ours and not env.get("TEMPORAL_API_KEY_FILE", "").strip()
+        else None,
         tls=FromEnvConfig(tls.disabled is not True, where if tls.disabled is True else tls_from) if tls is not None and "TEMPORAL_TLS" not in ours else None,
-        server_name=take(tls.server_name, "tls.server_name", _HOST_NAME, "must be a host name") if tls and tls_applies and "TEMPORAL_TLS_SERVER_NAME" not in ours else None,
-        server_ca=pem(tls.server_root_ca_cert, "tls.server_ca_cert", "TEMPORAL_TLS_SERVER_CA_CERT") if tls and tls_applies and not env.get("TEMPORAL_TLS_CA_PATH", "").strip() else None,
+        server_name=take(tls.server_name, "tls.server_name", _HOST_NAME, "must be a host name")
+        if tls and tls_applies and "TEMPORAL_TLS_SERVER_NAME" not in ours
+        else None,
+        server_ca=pem(tls.server_root_ca_cert, "tls.server_ca_cert", "TEMPORAL_TLS_SERVER_CA_CERT")
+        if tls and tls_applies and not env.get("TEMPORAL_TLS_CA_PATH", "").strip()
+        else None,
         client_cert=client_cert if client_cert and client_key else None,
         client_key=client_key if client_cert and client_key else None,
         metadata=FromEnvConfig(dict(loaded.grpc_meta), meta_from) if loaded.grpc_meta else None,
