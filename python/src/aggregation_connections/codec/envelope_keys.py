@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from cachetools import TTLCache
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..contract.names import (
@@ -20,7 +21,6 @@ from ..contract.names import (
     PAYLOAD_UNWRAPPED_KEY_LIFETIME_S_DEFAULT,
 )
 from .errors import PayloadDecryptionError
-from .expiring_cache import ExpiringCache
 from .key_source import KeySource, OpeningKey, SealingKey
 from .payload_format import (
     DATA_KEY_BYTES,
@@ -96,7 +96,7 @@ class EnvelopeKeySource:
         self._now = now
         self._current: _CurrentDataKey | None = None
         self._making: asyncio.Future[_CurrentDataKey] | None = None
-        self._unwrapped: ExpiringCache[str, AESGCM] = ExpiringCache(settings.unwrapped_key_cache_size, settings.unwrapped_key_lifetime_s, now)
+        self._unwrapped = _unwrapped_key_cache(settings, now)
         self._unwrapping: dict[str, asyncio.Future[AESGCM]] = {}
 
     @property
@@ -163,13 +163,24 @@ class EnvelopeKeySource:
         made = _CurrentDataKey(SealingKey(key, key_id, metadata), self._now() + self._settings.data_key_lifetime_s, self._settings.data_key_max_uses)
         self._current = made
         # This process's own payloads open without asking the KMS.
-        self._unwrapped.set(f"{key_id}\n{data_key.wrapped_key}\n{self._wrapper.tenant or ''}", key)
+        self._unwrapped[f"{key_id}\n{data_key.wrapped_key}\n{self._wrapper.tenant or ''}"] = key
         return made
 
     async def _unwrap(self, envelope: EnvelopeMetadata, cache_key: str) -> AESGCM:
         key = _data_key_of(await self._wrapper.unwrap(envelope), envelope.key_id)
-        self._unwrapped.set(cache_key, key)
+        self._unwrapped[cache_key] = key
         return key
+
+
+def _unwrapped_key_cache(settings: DataKeyCacheSettings, now: Callable[[], float]) -> TTLCache[str, AESGCM]:
+    """At most unwrapped_key_cache_size keys, the least recently used going first, each for
+    unwrapped_key_lifetime_s from when it was set (src/codec/expiring-cache.ts); an expired key is a miss
+    and is dropped before a live one is pushed out."""
+    if settings.unwrapped_key_cache_size < 1:
+        raise ValueError(f"DataKeyCacheSettings: unwrapped_key_cache_size must be a whole number from 1, got {settings.unwrapped_key_cache_size}")
+    if not settings.unwrapped_key_lifetime_s > 0:
+        raise ValueError(f"DataKeyCacheSettings: unwrapped_key_lifetime_s must be above 0, got {settings.unwrapped_key_lifetime_s}")
+    return TTLCache(settings.unwrapped_key_cache_size, settings.unwrapped_key_lifetime_s, timer=now)
 
 
 def _data_key_of(plaintext: bytes, key_id: str) -> AESGCM:
