@@ -2,8 +2,11 @@
  * The house's import rules, checked by `npm run lint` (docs/architecture.md, "The floors"):
  * - no circle anywhere in src/;
  * - each room imports only rooms on its own floor or below (the floors listed bottom up);
- * - no app imports another: the CLI, the console, the pipeline entry, the worker and the sandbox
- *   each stand on the libraries beneath them alone.
+ * - no app imports another: the CLI, the console, the pipeline entry and the worker each stand on
+ *   the libraries beneath them alone;
+ * - the product does not import the sandbox (sandbox/, outside src/: a stand-in of the service for
+ *   development, tests and demos, not in the product's image); the sandbox may import the product's
+ *   schemas and settings loader.
  */
 const FLOORS = [
   ['aggregator', 'audit', 'budget', 'logging', 'bundle', 'payload-store', 'presentation', 'sdk'],
@@ -12,14 +15,14 @@ const FLOORS = [
   ['metrics', 'settings'],
   ['temporal'],
   ['activities'],
-  ['workflows', 'sandbox'],
+  ['workflows'],
   ['tracing'],
   ['client'],
   ['nexus', 'cli', 'console', 'pipeline-entry'],
   ['worker'],
 ];
 /** The apps: processes of their own. The Nexus service is not one: the worker hosts it. */
-const APPS = ['cli', 'console', 'pipeline-entry', 'worker', 'sandbox'];
+const APPS = ['cli', 'console', 'pipeline-entry', 'worker'];
 
 /** A room's files: src/<room>/…, and for the worker also src/worker.ts. */
 const room = (name) => (name === 'worker' ? '^src/(worker/|worker\\.ts$)' : `^src/${name}/`);
@@ -58,12 +61,19 @@ module.exports = {
       from: { path: '^src/', pathNot: `${anyOf(FLOORS.flat())}` },
       to: {},
     },
+    {
+      name: 'product-imports-no-sandbox',
+      comment: 'The sandbox is a stand-in of the service for development and tests: nothing the product ships may need it.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^sandbox/' },
+    },
     ...floorRules,
     ...appRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    includeOnly: '^src/',
+    includeOnly: '^(src|sandbox)/',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# One image for the worker (the default command), the sandbox and the operator console:
-# temporal-compose.yml picks the command and the health check per service.
+# One image for the worker (the default command) and the operator console with the pipeline entry:
+# temporal-compose.yml picks the command and the health check per service. The sandbox (a stand-in of
+# the service) is not in it: it has its own image, sandbox/Dockerfile.
 # `npm run image:check` runs these stages on a machine without Docker and then the CMD, as a non-root
 # user (scripts/image-check/image-check.ts): it refuses instructions it cannot run, so keep to FROM,
 # WORKDIR, COPY, RUN (shell form), ENV, USER, HEALTHCHECK and CMD (exec form, `node dist/...`).
@@ -38,10 +39,10 @@ ENV WORKER_HEALTH_PORT=8081
 # node's own unprivileged user (uid 1000); the app writes nothing under /app.
 USER node
 
-# The worker's probe; the sandbox and console services replace it with their own (temporal-compose.yml).
+# The worker's probe; the console service replaces it with its own (temporal-compose.yml).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "dist/src/worker/health-check.js", "http://127.0.0.1:8081/healthz"]
 
 # node itself is the main process (no npm, no shell), so `docker stop` (SIGTERM) reaches the code
-# that drains the worker or closes the sandbox and console.
+# that drains the worker or closes the console.
 CMD ["node", "dist/src/worker.js"]

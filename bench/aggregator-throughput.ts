@@ -53,7 +53,7 @@ async function startSandbox(): Promise<string> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX_PORT: String(port), SANDBOX_HOST: '127.0.0.1' };
   delete env.SANDBOX_AUTH_SECRET; // no calling-application auth in the bench
-  const started = spawn(process.execPath, ['--import', 'tsx', 'src/sandbox/main.ts'], {
+  const started = spawn(process.execPath, ['--import', 'tsx', 'sandbox/main.ts'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],

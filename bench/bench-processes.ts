@@ -142,7 +142,7 @@ function run(command: string, args: string[]): void {
 export async function startSandboxProcess(): Promise<string> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  await startProcess('sandbox', 'src/sandbox/main.ts', { SANDBOX_PORT: String(port) }, url);
+  await startProcess('sandbox', 'sandbox/main.ts', { SANDBOX_PORT: String(port) }, url);
   return url;
 }
 

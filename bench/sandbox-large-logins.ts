@@ -6,11 +6,11 @@
  * Run: npx tsx bench/sandbox-large-logins.ts [runs, default 3] [usernames..., default large_10x5000 large_100x5000]
  */
 import { Agent, request as httpRequest } from 'node:http';
-import { generateLargeBankData } from '../src/sandbox/large-bank-data.js';
-import { largeAccountsJson } from '../src/sandbox/large-bank-json.js';
-import { DEFAULT_OPTIONS } from '../src/sandbox/options.js';
-import { resolveScenario } from '../src/sandbox/scenarios.js';
-import { createSandbox } from '../src/sandbox/server.js';
+import { generateLargeBankData } from '../sandbox/large-bank-data.js';
+import { largeAccountsJson } from '../sandbox/large-bank-json.js';
+import { DEFAULT_OPTIONS } from '../sandbox/options.js';
+import { resolveScenario } from '../sandbox/scenarios.js';
+import { createSandbox } from '../sandbox/server.js';
 
 const runs = Number(process.argv[2] ?? 3);
 const usernames = process.argv.length > 3 ? process.argv.slice(3) : ['large_10x5000', 'large_100x5000'];

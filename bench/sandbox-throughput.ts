@@ -8,7 +8,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { loadBenchConfig } from '../scripts/lib/bench-settings.js';
 import { settingsOrExit } from '../src/settings/load.js';
-import { createSandbox } from '../src/sandbox/server.js';
+import { createSandbox } from '../sandbox/server.js';
 
 const seconds = Number(process.argv[2] ?? 3);
 const concurrency = Number(process.argv[3] ?? 16);

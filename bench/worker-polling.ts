@@ -35,7 +35,7 @@ import { createAggregatorClient } from '../src/aggregator/client.js';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
 import { POLL_STRATEGIES, type PollStrategy } from '../src/contract/connection/connection-input.js';
-import { SANDBOX_PASSWORD } from '../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../sandbox/scenarios.js';
 import { pollLags, startServiceClock } from './service-clock.js';
 import {
   cpuMs,

@@ -31,7 +31,7 @@ import { loadToolchainConfig } from './lib/toolchain-settings.js';
 import { loadClientConfig } from '../src/settings/client.js';
 import { loadConsoleConfig } from '../src/settings/console.js';
 import { ConfigError } from '../src/settings/load.js';
-import { loadSandboxConfig } from '../src/settings/sandbox.js';
+import { loadSandboxConfig } from '../sandbox/settings.js';
 import { loadWorkerConfig } from '../src/settings/worker.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes.js';
 import { isExecutableFile, onPath, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
@@ -39,6 +39,9 @@ import { SERVER_DYNAMIC_CONFIG } from './lib/server-dynamic-config.js';
 
 /** Services built from this project's Dockerfile: their environment is our configuration. */
 const APP_IMAGE = 'aggregation-connections:local';
+/** The sandbox's own image (sandbox/Dockerfile): its environment is our configuration too. */
+const SANDBOX_IMAGE = 'aggregation-sandbox:local';
+const configuredByUs = (service: ComposeService) => service.image === APP_IMAGE || service.image === SANDBOX_IMAGE;
 /** The one-shot that registers our search attributes. */
 const SETUP_SERVICE = 'temporal-setup';
 const DYNAMIC_CONFIG = 'temporal-dynamic-config';
@@ -141,7 +144,7 @@ function projectProblems(model: ComposeModel, file: string): string[] {
   }
   const documented = documentedVariables();
   for (const [name, service] of Object.entries(model.services)) {
-    if (service.image !== APP_IMAGE) continue;
+    if (!configuredByUs(service)) continue;
     const names = [...Object.keys(service.environment ?? {}), ...(service.secrets ?? []).map((s) => s.target ?? s.source)];
     for (const variable of names) {
       if (!documented.has(variable) && !variable.startsWith('AWS_') && variable !== 'WORKER_WORKFLOW_BUNDLE') {
@@ -253,7 +256,7 @@ function dynamicConfigProblems(model: ComposeModel): string[] {
 /** The processes of the image, by the entry point a service's command runs (`dist/src/worker.js`, or a `.ts` source). */
 const isWorkerCommand = (service: ComposeService) => /\bsrc\/worker\.[jt]s\b/.test((service.command ?? []).join(' '));
 const isConsoleCommand = (service: ComposeService) => /\bsrc\/console\/server\.[jt]s\b/.test((service.command ?? []).join(' '));
-const isSandboxCommand = (service: ComposeService) => /\bsrc\/sandbox\/main\.[jt]s\b/.test((service.command ?? []).join(' '));
+const isSandboxCommand = (service: ComposeService) => /(?:^|\s)sandbox\/main\.ts\b/.test((service.command ?? []).join(' '));
 
 /**
  * The image runs compiled code: every `dist/<path>.js` an app service's command or health check names
@@ -291,7 +294,7 @@ function configProblems(model: ComposeModel): string[] {
   const problems: string[] = [];
   const workers: { readonly name: string; readonly config: ReturnType<typeof loadWorkerConfig> }[] = [];
   for (const [name, service] of Object.entries(model.services)) {
-    if (service.image !== APP_IMAGE) continue;
+    if (!configuredByUs(service)) continue;
     const env: NodeJS.ProcessEnv = { WORKER_WORKFLOW_BUNDLE: '/app/dist/workflow-bundle.js' };
     for (const [variable, value] of Object.entries(service.environment ?? {})) env[variable] = value ?? '';
     for (const secret of service.secrets ?? []) {

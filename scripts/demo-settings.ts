@@ -3,10 +3,10 @@
  * Temporal with loadClientConfig.
  */
 import { z } from 'zod';
-import { localSandboxUrl } from '../src/settings/dev-stack.js';
+import { localSandboxUrl } from './lib/dev-stack-settings.js';
 import { NonEmpty, doc, group } from '../src/settings/document.js';
 import { parseEnv } from '../src/settings/load.js';
-import { SandboxPort, SandboxUrl } from '../src/settings/sandbox.js';
+import { SandboxPort, SandboxUrl } from '../sandbox/settings.js';
 
 export const DemoVars = group(
   z.object({

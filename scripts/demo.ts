@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../src/client/index.js';
 import { loadDemoConfig, type DemoConfig } from './demo-settings.js';
 import type { ConnectionResult } from '../src/contract/connection/connection-definitions.js';
-import type { ScenarioListing } from '../src/sandbox/scenarios.js';
+import type { ScenarioListing } from '../sandbox/scenarios.js';
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 

@@ -11,7 +11,7 @@
  * Ctrl-C stops everything in reverse order; so does any part dying on its own. When this process dies
  * without stopping them (SIGKILL, a crash, an out-of-memory kill), its children end with it
  * (scripts/lib/parent-lifetime.ts): the next `npm start` finds its ports free and no old worker.
- * Ports (parsed by loadDevStackConfig in src/settings/dev-stack.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
+ * Ports (parsed by loadDevStackConfig in scripts/lib/dev-stack-settings.ts): TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233),
  * SANDBOX_PORT (4010), CONSOLE_PORT (8080), and the worker's WORKER_METRICS_PORT (9464, 0 = off).
  * CONSOLE_TOKEN is generated when unset; WORKER_BECOME_CURRENT is yes unless set (docs/configuration.md).
  * Payloads are encrypted by default: with PAYLOAD_ENCRYPTION_KEY if set, else with a key generated once
@@ -30,10 +30,10 @@ import { devNull } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadClientConfig } from '../src/settings/client.js';
-import { loadDevStackConfig } from '../src/settings/dev-stack.js';
+import { loadDevStackConfig } from './lib/dev-stack-settings.js';
 import { DEFAULT_LOCAL_KEY_FILE } from '../src/settings/encryption-keys.js';
 import { readOrCreateLocalKey } from '../src/codec/local-key.js';
-import { createSandbox, type Sandbox } from '../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../sandbox/server.js';
 import { DevServer } from './lib/dev-server.js';
 import { startDevOpenBao, type DevOpenBao } from './lib/dev-openbao.js';
 import { EXIT_WITH_PARENT_IMPORT } from './lib/parent-lifetime.js';

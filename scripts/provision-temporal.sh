@@ -515,7 +515,7 @@ case "${1:-all}" in
   server) (provide_server "${2:-$server_version}") ;;
   ui) (provide_ui) ;;
   # What `npm start` needs: the dev server (the production release on SQLite), its Web UI, the CLI;
-  # and OpenBao when DEV_KEY_PROVIDER=openbao (src/settings/dev-stack.ts) asks the stack to start one.
+  # and OpenBao when DEV_KEY_PROVIDER=openbao (scripts/lib/dev-stack-settings.ts) asks the stack to start one.
   # Side by side, so a first start takes about the server's build, the UI's beside it.
   dev) dev_lanes=("server::server" "ui::ui" "fetched::cli")
     if [[ "${DEV_KEY_PROVIDER:-}" == openbao ]]; then dev_lanes[2]="fetched::cli;openbao"; fi

@@ -45,7 +45,7 @@ function partOf(command: string): CpuPart | undefined {
   // The product's workers, and the SDK floor's (bench:stack-floor runs one beside the product's).
   if (command.includes('src/worker.ts') || command.includes('dist/src/worker.js') || command.includes('sdk-floor/worker.js')) return 'workers';
   if (command.includes('temporal-server')) return 'server';
-  if (command.includes('src/sandbox/main.ts')) return 'sandbox';
+  if (command.includes('sandbox/main.ts')) return 'sandbox';
   return undefined;
 }
 

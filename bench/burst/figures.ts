@@ -5,7 +5,7 @@
  */
 import { median, percentile } from '../bench-processes.js';
 import type { Random } from '../../scripts/chaos/random.js';
-import type { RequestRates } from '../../src/sandbox/rate-limits.js';
+import type { RequestRates } from '../../sandbox/rate-limits.js';
 
 // ---- starts ---------------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
 import type { ClientConfig } from '../../src/settings/client.js';
 import { dataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { DEFAULT_PRIORITY_KEYS, type PriorityPolicy } from '../../src/contract/priority.js';
-import type { RateLimitSettings, RateLimitUpdate, RequestRates } from '../../src/sandbox/rate-limits.js';
+import type { RateLimitSettings, RateLimitUpdate, RequestRates } from '../../sandbox/rate-limits.js';
 import { temporalConnectionOptions } from '../../src/temporal/connection.js';
 import { buildWorkflowBundle, closeEach } from '../../scripts/chaos/fleet.js';
 import { WorkerPool } from '../../scripts/chaos/processes.js';
@@ -108,7 +108,7 @@ export async function startStack(settings: StackSettings, resources: StackResour
 
   const sandboxPort = await freePort();
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-  resources.sandbox = await startProcess('sandbox', 'src/sandbox/main.ts', { SANDBOX_PORT: String(sandboxPort) }, sandboxUrl);
+  resources.sandbox = await startProcess('sandbox', 'sandbox/main.ts', { SANDBOX_PORT: String(sandboxPort) }, sandboxUrl);
   const bundlePath = await buildWorkflowBundle(runDir);
   timeline.mark(`sandbox (its own process) at ${sandboxUrl}; workflow bundle built`);
 

@@ -22,7 +22,7 @@ import { randomInt } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { PayloadSettings } from '../../src/codec/data-converter.js';
 import { isKmsEncryption } from '../../src/codec/key-provider.js';
-import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandbox } from '../../sandbox/server.js';
 import { buildWorkflowBundle, driveAll, judgeAll, releaseRehearsal, startFleet, type RehearsalResources } from './fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from './flows.js';
 import { ChaosArgumentError, defaultDeadlineMs, parseChaosArgs, USAGE, type ChaosOptions } from './options.js';

@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { AggregatorError } from '../../src/aggregator/errors.js';
 import { createAggregatorClient, type DataResult } from '../../src/aggregator/client.js';
 import type { AttributesRequest } from '../../src/aggregator/schemas.js';
-import type { Sandbox } from '../../src/sandbox/server.js';
+import type { Sandbox } from '../../sandbox/server.js';
 import type { DriveRecord } from './driver.js';
 import type { ProxyStats } from './proxy.js';
 

@@ -12,7 +12,7 @@ import { ConnectionsClient, loadClientConfig } from '../../src/client/index.js';
 import { renewApiKey, type ApiKeyFileWatch } from '../../src/temporal/api-key-file.js';
 import { dataConverterFor, type PayloadSettings } from '../../src/codec/data-converter.js';
 import { temporalConnectionOptions } from '../../src/temporal/connection.js';
-import type { Sandbox } from '../../src/sandbox/server.js';
+import type { Sandbox } from '../../sandbox/server.js';
 import type { DevServer } from '../lib/dev-server.js';
 import { productWorkflowBundle } from '../lib/workflow-bundle.js';
 import { checkData, countDuplicates, judge, type DuplicateReport } from './checks.js';

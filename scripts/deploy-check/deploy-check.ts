@@ -16,7 +16,7 @@ import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { temporalConnectionOptions } from '../../src/temporal/connection.js';
 import type { WorkerDeployments } from '../../src/client/deployments.js';
 import { retentionWorkflowId } from '../../src/contract/login-keys.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { buildIdOf } from '../../src/worker/deployment.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';

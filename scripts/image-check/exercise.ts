@@ -1,6 +1,7 @@
 /**
  * Runs the runtime stage's output as the image's containers would, against a real Temporal dev
- * server: the sandbox and the console (`node dist/...`, the commands of temporal-compose.yml), then
+ * server and the sandbox (run from this checkout: it is not in the image, temporal-compose.yml gives
+ * it an image of its own): the console (`node dist/...`, its command in temporal-compose.yml), then
  * the image's CMD (the worker) with the image's ENV. One live connection is started and followed to
  * Completed with the operator CLI from dist/; the image's HEALTHCHECK must pass while the worker runs.
  * Then a second connection's Authorize is held in flight by a delaying proxy (scripts/chaos/proxy.ts)
@@ -15,6 +16,7 @@ import { loadTestConfig } from '../lib/test-settings.js';
 import { startChaosProxy } from '../chaos/proxy.js';
 import { DevServer } from '../lib/dev-server.js';
 import { freePort } from '../lib/free-port.js';
+import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { ImageProcess, ImageProcessError, runToEnd, unprivileged, writableByImage } from './image-processes.js';
 
 const START_TIMEOUT_MS = 60_000;
@@ -113,11 +115,18 @@ export async function exercise(options: ExerciseOptions): Promise<ExerciseResult
     options.report(`Temporal dev server ${env.address}${env.shared ? ' (shared by npm test)' : ''}, task queue ${taskQueue}; image processes run as ${who}`);
 
     const sandboxPort = String(await freePort());
-    const sandbox = run('sandbox', ['node', 'dist/src/sandbox/main.js'], { SANDBOX_HOST: HOST, SANDBOX_PORT: sandboxPort });
+    // From the checkout, as this user: the stand-in of the service, not a process of the image.
+    const sandbox = new ImageProcess('sandbox', [process.execPath, '--import', 'tsx', 'sandbox/main.ts'], {
+      cwd: PROJECT_ROOT,
+      env: { SANDBOX_HOST: HOST, SANDBOX_PORT: sandboxPort },
+      prefix: [],
+      logPath: join(options.logDir, 'sandbox.log'),
+    });
+    started.push(sandbox);
     await sandbox.waitForOutput('sandbox listening on', START_TIMEOUT_MS);
     const sandboxHealth = await probe(`http://${HOST}:${sandboxPort}/sandbox/health`);
     if (sandboxHealth.code !== 0) throw new ImageProcessError(`the sandbox's health check failed: ${sandboxHealth.output.trim()}`);
-    options.report(`  sandbox   node dist/src/sandbox/main.js: up; health check ${sandboxHealth.output.trim()}`);
+    options.report(`  sandbox   node --import tsx sandbox/main.ts (the checkout's, not the image's): up; health check ${sandboxHealth.output.trim()}`);
 
     const consolePort = String(await freePort());
     const token = randomBytes(24).toString('hex');

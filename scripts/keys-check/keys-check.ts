@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { encryptionCodecFor } from '../../src/codec/data-converter.js';
-import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandbox } from '../../sandbox/server.js';
 import { OpenBaoServer, transitProcessEnv, workerPolicy } from '../lib/openbao-server.js';
 import { startDevServer } from '../chaos/dev-server-start.js';
 import type { DriveRecord } from '../chaos/driver.js';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { doc, group } from '../../src/settings/document.js';
 import { parseEnv } from '../../src/settings/load.js';
-import { SandboxUrl } from '../../src/settings/sandbox.js';
+import { SandboxUrl } from '../../sandbox/settings.js';
 
 const DYNAMIC_CONFIG_RULE = 'must be `none` or space-separated key=value pairs, values as JSON (e.g. system.enableActivityEagerExecution=false)';
 /** `key=value ...` (values as JSON) → the dev server's dynamic config; `none` → none at all. */

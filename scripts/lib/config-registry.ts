@@ -14,14 +14,14 @@ import { AuditVars } from '../../src/settings/audit.js';
 import { CliSignInVars } from '../../src/settings/cli-sign-in.js';
 import { ConsoleVariables, ConsoleVars } from '../../src/settings/console.js';
 import { PipelineEntryVariables, PipelineEntryVars } from '../../src/settings/pipeline-entry.js';
-import { DevStackEnv, DevStackVars } from '../../src/settings/dev-stack.js';
+import { DevStackEnv, DevStackVars } from './dev-stack-settings.js';
 import { RuntimeVars } from '../../src/settings/load.js';
 import { KeyProviderVars } from '../../src/settings/kms.js';
 import { EncryptionVars } from '../../src/settings/encryption-keys.js';
 import { PayloadStoreVars } from '../../src/settings/payload-store.js';
 import { BookVars, BudgetVars, PriorityVars } from '../../src/settings/fleet-sharing.js';
 import { PoolVars } from '../../src/settings/pools.js';
-import { SandboxVars } from '../../src/settings/sandbox.js';
+import { SandboxVars } from '../../sandbox/settings.js';
 import { TemporalEnvConfigVars } from '../../src/settings/temporal-env-config.js';
 import { TemporalVars } from '../../src/settings/temporal.js';
 import { TracingVars } from '../../src/settings/tracing.js';
@@ -57,8 +57,8 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = [
   { variables: CallbackVars, module: 'src/settings/callbacks.ts' },
   { variables: IdentityVars, module: 'src/settings/client.ts' },
   { variables: CliVars, module: 'src/settings/client.ts' },
-  { variables: SandboxVars, module: 'src/settings/sandbox.ts' },
-  { variables: DevStackVars, module: 'src/settings/dev-stack.ts' },
+  { variables: SandboxVars, module: 'sandbox/settings.ts' },
+  { variables: DevStackVars, module: 'scripts/lib/dev-stack-settings.ts' },
   { variables: DemoVars, module: 'scripts/demo-settings.ts' },
   { variables: ToolchainVars, module: 'scripts/lib/toolchain-settings.ts' },
   { variables: ProvisioningVars, module: 'scripts/lib/toolchain-settings.ts' },
@@ -142,14 +142,14 @@ export const CONFIG_READERS: readonly ConfigReader[] = [
   {
     name: 'sandbox',
     loader: 'loadSandboxConfig',
-    module: 'src/settings/sandbox.ts',
-    programs: '`npm run sandbox` (src/sandbox/main.ts)',
+    module: 'sandbox/settings.ts',
+    programs: '`npm run sandbox` (sandbox/main.ts)',
     variables: [RuntimeVars, SandboxVars],
   },
   {
     name: 'dev stack',
     loader: 'loadDevStackConfig',
-    module: 'src/settings/dev-stack.ts',
+    module: 'scripts/lib/dev-stack-settings.ts',
     programs: '`npm start` (scripts/dev-stack.ts)',
     variables: [RuntimeVars, objectOf(DevStackEnv)],
   },

@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { buildWorkflowBundle, closeEach, driveAll, judgeAll, startFleet } from '../chaos/fleet.js';
 import { fetchScenarioListing, FLOWS, planConnections, type RunTiming } from '../chaos/flows.js';
 import { ChaosArgumentError, defaultDeadlineMs } from '../chaos/options.js';

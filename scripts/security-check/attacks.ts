@@ -24,7 +24,7 @@ import {
 } from '../../src/contract/connection/connection-definitions.js';
 import { bookRefreshRunId } from '../../src/contract/book/book-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
-import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
 import { track } from '../chaos/processes.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));

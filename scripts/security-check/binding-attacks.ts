@@ -11,7 +11,7 @@ import { openAuditStore } from '../../src/audit/audit-trail.js';
 import { SESSION_COOKIE } from '../../src/console/sign-in.js';
 import { answerChallengeSignal, submitAnswerUpdate, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { REDACTED } from '../../src/contract/connection/credential-fields.js';
-import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../sandbox/scenarios.js';
 import { decodeOptionalFailureToOptionalError } from '../../src/sdk/internals.js';
 import { toJson } from '../../src/console/codec.js';
 import { HttpBrowser } from '../lib/http-browser.js';

@@ -12,7 +12,7 @@ import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { ConnectionFailedError } from '../../src/client/index.js';
 import { ENCODING_METADATA_KEY, isEncrypted } from '../../src/codec/payload-format.js';
 import type { ServiceFailureDetails } from '../../src/aggregator/failure-table.js';
-import { UNUSABLE_REPLY_MARKERS } from '../../src/sandbox/faults.js';
+import { UNUSABLE_REPLY_MARKERS } from '../../sandbox/faults.js';
 import { decodeOptionalFailureToOptionalError } from '../../src/sdk/internals.js';
 import { savedLogin } from './admission-attacks.js';
 import type { HistoryEvents } from './admission-attacks.js';

@@ -3,7 +3,7 @@
  * application id (an id segment) and a book's cadence. The client, the CLI, the settings' per-tenant
  * lists and the workflows' own input checks all read them here. Import-free: bundled with the workflows.
  *
- * The service and the codec's tenant keys accept more (any of `A-Za-z0-9._-`, up to 128: src/sandbox,
+ * The service and the codec's tenant keys accept more (any of `A-Za-z0-9._-`, up to 128: sandbox/,
  * src/contract/workflow-tenant.ts); the product asks less of what it names, so that every id it makes
  * is one they take.
  */

@@ -14,8 +14,8 @@ import { createActivities } from '../../src/activities/connection-activities.js'
 import type { AuthorizeOutcome } from '../../src/activities/connection-activity-types.js';
 import { tenantClients } from '../../src/activities/tenant-clients.js';
 import type { FailedCall, ServiceMetrics } from '../../src/metrics/service-metrics.js';
-import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { uniqueId } from '../helpers/temporal.js';
 
 /** Every count, in order, as `<metric> <labels>`. */

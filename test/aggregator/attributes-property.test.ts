@@ -3,15 +3,15 @@
  * differs) and any account selection, the attributes the custom endpoint serves through our client
  * equal a recomputation from the transactions the accounts endpoint returned (Days365,
  * WithTransactions). The recomputation below is written from the documented definitions in
- * src/sandbox/attributes.ts, not by calling its compute functions.
+ * sandbox/attributes.ts, not by calling its compute functions.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createAggregatorClient, type AccountsDetail, type DataResult } from '../../src/aggregator/client.js';
-import { ATTRIBUTE_NAMES } from '../../src/sandbox/attributes.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import type { Account, Transaction } from '../../src/sandbox/spec-shapes.js';
+import { ATTRIBUTE_NAMES } from '../../sandbox/attributes.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
+import type { Account, Transaction } from '../../sandbox/spec-shapes.js';
 import { specAccounts } from '../helpers/spec-data.js';
 
 let sandbox: Sandbox;

@@ -8,9 +8,9 @@ import { createAggregatorClient, type AccountsDetail, type AggregatorClient, typ
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
 import { SERVICE_CODES } from '../../src/aggregator/failure-table.js';
 import { AttributePackageOperation, type AccountsDetailOptions } from '../../src/aggregator/schemas.js';
-import { ATTRIBUTE_PACKAGES } from '../../src/sandbox/attributes.js';
-import { describeScenario, resolveScenario } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { ATTRIBUTE_PACKAGES } from '../../sandbox/attributes.js';
+import { describeScenario, resolveScenario } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { specAccounts, specAttributeTransactions, specInvestments } from '../helpers/spec-data.js';
 
 let sandbox: Sandbox;

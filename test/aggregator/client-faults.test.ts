@@ -18,8 +18,8 @@ import {
   AggregatorServiceError,
 } from '../../src/aggregator/errors.js';
 import type { AttributesRequest, AuthorizeRequest } from '../../src/aggregator/schemas.js';
-import { FAULT_HEADER } from '../../src/sandbox/faults.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { FAULT_HEADER } from '../../sandbox/faults.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 
 const VALID_UUID = '00000000-0000-4000-8000-000000000000';
 

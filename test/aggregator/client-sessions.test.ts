@@ -9,8 +9,8 @@ import { createAggregatorClient, type AggregatorClient, type AuthorizeResult, ty
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
 import { SERVICE_CODES, isServiceCode } from '../../src/aggregator/failure-table.js';
 import type { AuthorizeRequest, AuthorizeResponse } from '../../src/aggregator/schemas.js';
-import { SCENARIOS, describeScenario, resolveScenario, type ScenarioListing } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { SCENARIOS, describeScenario, resolveScenario, type ScenarioListing } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 
 const SECRET = 'contract-secret';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

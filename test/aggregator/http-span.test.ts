@@ -11,8 +11,8 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createAggregatorClient } from '../../src/aggregator/client.js';
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 
 const SECRET = 'span-test-secret';
 const memory = new InMemorySpanExporter();

@@ -13,7 +13,7 @@ import { createAggregatorClient } from '../../src/aggregator/client.js';
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
 import type { ServiceFailureDetails } from '../../src/aggregator/failure-table.js';
 import { MAX_RETRY_AFTER_MS, parseHttpDate, parseRetryAfter } from '../../src/aggregator/retry-after.js';
-import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandbox } from '../../sandbox/server.js';
 
 const REFERENCE = Date.parse('2026-11-02T10:00:00Z');
 const VALID_UUID = '00000000-0000-4000-8000-000000000000';

@@ -12,7 +12,7 @@ import { DevServer } from '../../scripts/lib/dev-server.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { unattendedTaskQueue } from '../../src/contract/task-queues.js';
 import { ConnectionsClient } from '../../src/client/index.js';
-import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandbox } from '../../sandbox/server.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { stopAllProcesses } from '../helpers/processes.js';
 import { registerSearchAttributes, uniqueId } from '../helpers/temporal.js';

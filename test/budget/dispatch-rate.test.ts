@@ -1,13 +1,13 @@
 /**
  * The rate set on Temporal's queue for a service limit (src/budget/fleet-budget.ts), checked against
  * a model of the server's limiter (server 1.32.2's `simpleLimiter`: a GCRA with a one-second burst)
- * dispatching as fast as it lets, with the service's own limiter (src/sandbox/rate-limits.ts) judging
+ * dispatching as fast as it lets, with the service's own limiter (sandbox/rate-limits.ts) judging
  * each request: no refusal, and in bucket mode most of the budget used.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ARRIVAL_SPREAD_S, dispatchRateFor, queueRatesFor } from '../../src/budget/fleet-budget.js';
-import { RateLimiter } from '../../src/sandbox/rate-limits.js';
+import { RateLimiter } from '../../sandbox/rate-limits.js';
 
 /**
  * Dispatch times (ms) of Temporal's limiter at `rate` with the backlog never empty, for `seconds` from

@@ -26,7 +26,7 @@ import {
   type CallbackEvent,
 } from '../../src/contract/callbacks/callback-definitions.js';
 import type { CallbackAttemptLabel } from '../../src/metrics/callback-metrics.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import type { ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { createSandboxLogin } from '../../bench/sandbox-fixtures.js';

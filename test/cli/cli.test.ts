@@ -13,7 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runCaptured, type Captured } from './cli-capture.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from '../../src/cli/report.js';
 import { connectionKey, type ConnectionsClient } from '../../src/client/index.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { ANSWER_LIMITS } from '../../src/workflows/connection/challenges.js';
 import { TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';

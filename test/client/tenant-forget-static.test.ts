@@ -14,7 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
 import { configuredKeysOf } from '../../src/codec/key-provider.js';
 import { TenantKeyMissingError } from '../../src/codec/payload-errors.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { startConnectionStack, TEST_ENCRYPTION_ENV, type ConnectionStack } from '../helpers/connection-stack.js';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
 import { tenantTransitKey } from '../../src/codec/vault-transit.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { transitProcessEnv } from '../../scripts/lib/openbao-server.js';

@@ -18,7 +18,7 @@ import { REDACTED, redactCredentials } from '../../src/contract/connection/crede
 import { OidcSignIn } from '../../src/identity/oidc-sign-in.js';
 import { parseRoleMap } from '../../src/identity/roles.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
-import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../sandbox/scenarios.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { HttpBrowser } from '../../scripts/lib/http-browser.js';
 import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';

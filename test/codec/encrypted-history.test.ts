@@ -21,7 +21,7 @@ import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption-
 import type { EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { REDACTED } from '../../src/contract/connection/credential-fields.js';
-import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../sandbox/scenarios.js';
 import type { SecurityResponses } from '../../src/aggregator/schemas.js';
 import { startConnectionStack } from '../helpers/connection-stack.js';
 import { isCoreBookkeeping, isPatchMarker, payloadsIn } from '../helpers/history-payloads.js';

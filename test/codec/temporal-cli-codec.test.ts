@@ -15,7 +15,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient } from '../../src/client/index.js';
 import { createConsoleServer, type ConsoleServer } from '../../src/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../sandbox/scenarios.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { runTemporalCli } from '../helpers/temporal-cli.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';

@@ -16,7 +16,7 @@ import { decodeOrDescribe } from '../../src/console/codec.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { keySourceFor } from '../../src/codec/key-provider.js';
 import { KeyVersionRevokedError } from '../../src/codec/payload-errors.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { runCaptured } from '../cli/cli-capture.js';

@@ -17,7 +17,7 @@ import { ConnectionsClient } from '../../src/client/index.js';
 import { createConsoleServer, type ConsoleServer } from '../../src/console/app.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { REDACTED } from '../../src/contract/connection/credential-fields.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { startDevEnvironment } from '../../scripts/lib/dev-environment.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { TEST_ENCRYPTION, startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';

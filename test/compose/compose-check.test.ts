@@ -187,10 +187,10 @@ describe('npm run compose:check', { concurrency: true }, () => {
   });
 
   it('refuses a copy whose service runs a dist/ file no source compiles to', async () => {
-    const file = await brokenCopy('missing-entry', '"dist/src/sandbox/main.js"', '"dist/src/sandbox/start.js"');
+    const file = await brokenCopy('missing-entry', 'command: ["node", "dist/src/console/server.js"]', 'command: ["node", "dist/src/console/start.js"]');
     const run = await composeCheck(file);
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /service sandbox runs dist\/src\/sandbox\/start\.js, but there is no src\/sandbox\/start\.ts to compile it from/);
+    assert.match(run.stderr, /service console runs dist\/src\/console\/start\.js, but there is no src\/console\/start\.ts to compile it from/);
     assert.match(lastLine(run.stderr), /^compose-check: .* out of step with the project: 1 problem/);
   });
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { describeScenario, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { describeScenario, SCENARIOS } from '../../sandbox/scenarios.js';
 import { startAwaiting } from '../client/client-stack.js';
 import { CONSOLE_TEST_TOKEN, startConsoleStack, stopConsoleStack, type ConsoleStack } from './console-stack.js';
 

@@ -21,7 +21,7 @@ import { BearerIdentities } from '../../src/identity/bearer-identities.js';
 import { OidcSignIn } from '../../src/identity/oidc-sign-in.js';
 import { parseRoleMap } from '../../src/identity/roles.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
-import { describeScenario, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { describeScenario, SCENARIOS } from '../../sandbox/scenarios.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { cliAs } from '../../scripts/lib/cli-as.js';
 import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';

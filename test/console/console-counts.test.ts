@@ -16,7 +16,7 @@ import type { TenantConnectionCounts } from '../../src/client/connection-counts.
 import { OidcSignIn } from '../../src/identity/oidc-sign-in.js';
 import { parseRoleMap } from '../../src/identity/roles.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
-import { SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { SCENARIOS } from '../../sandbox/scenarios.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { HttpBrowser } from '../../scripts/lib/http-browser.js';
 import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';

@@ -19,7 +19,7 @@ import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
 import { OidcSignIn, type OidcSettings } from '../../src/identity/oidc-sign-in.js';
 import { parseRoleMap } from '../../src/identity/roles.js';
 import { SealedCookies } from '../../src/identity/sealed-cookie.js';
-import { describeScenario, SCENARIOS } from '../../src/sandbox/scenarios.js';
+import { describeScenario, SCENARIOS } from '../../sandbox/scenarios.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { DevOidcProvider } from '../../scripts/lib/oidc-dev-provider.js';
 import { HttpBrowser } from '../../scripts/lib/http-browser.js';

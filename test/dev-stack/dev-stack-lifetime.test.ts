@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../../src/client/index.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { DevStackRunner, type RunningStack } from './dev-stack-process.js';
 
 /** The children get this long to end after their parent (the worker's drain is cut at 5 s). */

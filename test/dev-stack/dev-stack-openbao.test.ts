@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../../src/client/index.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { openBaoPath } from '../../scripts/lib/openbao-binary.js';
 import { DevStackRunner } from './dev-stack-process.js';
 

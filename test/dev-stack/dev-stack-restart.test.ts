@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ConnectionsClient, connectionKey, loadClientConfig } from '../../src/client/index.js';
-import { describeScenario, resolveScenario, SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { describeScenario, resolveScenario, SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
 import { DevStackRunner, type RunningStack } from './dev-stack-process.js';
 

@@ -1,5 +1,5 @@
 /**
- * docs/sandbox.md's scenario table says what the catalogue (src/sandbox/scenarios.ts) does: every
+ * docs/sandbox.md's scenario table says what the catalogue (sandbox/scenarios.ts) does: every
  * username it names resolves to a scenario at the institution of its row, every fixed scenario is in
  * the table (the Authorize error codes by their row), and every scenario's password is the one the page
  * gives. A tester who connects by the page reaches the scenario, not INVALID_LOGIN.
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { INSTITUTIONS, SANDBOX_PASSWORD, SCENARIOS, resolveScenario } from '../../src/sandbox/scenarios.js';
+import { INSTITUTIONS, SANDBOX_PASSWORD, SCENARIOS, resolveScenario } from '../../sandbox/scenarios.js';
 
 const PAGE = fileURLToPath(new URL('../../docs/sandbox.md', import.meta.url));
 
@@ -44,7 +44,7 @@ describe("the sandbox page's scenarios", () => {
       // Patterns (`<code>_<n>`) are not usernames; everything else named in the first cell must resolve.
       for (const username of row.usernames.filter((name) => !name.includes('<'))) {
         const scenario = resolveScenario(username);
-        assert.ok(scenario, `${username} (${row.text}) is a scenario of src/sandbox/scenarios.ts`);
+        assert.ok(scenario, `${username} (${row.text}) is a scenario of sandbox/scenarios.ts`);
         assert.equal(scenario.institution, row.institution, `${username} banks at ${scenario.institution}, not ${row.institution}`);
         checked += 1;
       }

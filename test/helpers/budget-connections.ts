@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import type { ConnectionResult } from '../../src/contract/connection/connection-definitions.js';
-import type { TenantRequestRates } from '../../src/sandbox/rate-limits.js';
+import type { TenantRequestRates } from '../../sandbox/rate-limits.js';
 import type { ProcessStack } from './process-stack.js';
 
 /** Starts `count` worker processes on `taskQueue`, each with `env` added. */

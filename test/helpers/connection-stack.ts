@@ -29,8 +29,8 @@ import { isKmsEncryption, type EncryptionSettings } from '../../src/codec/key-pr
 import type { PayloadStoreSettings } from '../../src/payload-store/settings.js';
 import { workerDeploymentOptions } from '../../src/worker/deployment.js';
 import { WorkerDeployments } from '../../src/client/deployments.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { FAULT_HEADER } from '../../src/sandbox/faults.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
+import { FAULT_HEADER } from '../../sandbox/faults.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import type { connectionWorkflow } from '../../src/workflows/connection/connection.js';

@@ -9,7 +9,7 @@ import type { Payload } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient, connectionKey, type ConnectionResult } from '../../src/client/index.js';
 import type { EncryptionSettings } from '../../src/codec/key-provider.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 import { startConnectionStack, TEST_ENCRYPTION_ENV, type ConnectionStack } from './connection-stack.js';

@@ -6,7 +6,7 @@
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { TEST_ENCRYPTION } from './connection-stack.js';
 import { startProcess, stopAllProcesses, type ProductProcess } from './processes.js';
 import { createDevEnvironment } from './temporal.js';

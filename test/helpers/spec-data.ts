@@ -1,5 +1,5 @@
 /**
- * The sandbox's data read through the spec's strict shapes (src/sandbox/spec-shapes.ts).
+ * The sandbox's data read through the spec's strict shapes (sandbox/spec-shapes.ts).
  *
  * The client and the contract type data as tolerant *views* (descriptions and amounts may be null or
  * missing, dates in three formats) because a real service sends that. The sandbox generates the
@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { issuePath } from '../../src/aggregator/schemas.js';
 import type * as Wire from '../../src/aggregator/schemas.js';
-import type * as Spec from '../../src/sandbox/spec-shapes.js';
+import type * as Spec from '../../sandbox/spec-shapes.js';
 
 /** A transaction's date in the spec: YYYY-MM-DD (the tests compare these as strings). */
 const SpecDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' });
@@ -113,12 +113,12 @@ const Security = z.object({
   ISIN: z.string().nullable(),
 });
 
-/** The members of an investments answer the sandbox always sends (src/sandbox/investments-data.ts). */
+/** The members of an investments answer the sandbox always sends (sandbox/investments-data.ts). */
 const InvestmentsData = z.object({ Accounts: z.array(InvestmentAccount), Securities: z.array(Security), Value: z.number(), Cash: z.number() });
 
 /**
  * A transaction of an attribute's AttributesDetail as the sandbox writes it (detailTransaction in
- * src/sandbox/attributes.ts): spec-shapes.ts has no such type, so it is stated here. The date is
+ * sandbox/attributes.ts): spec-shapes.ts has no such type, so it is stated here. The date is
  * the answer's YYYY/MM/DD, which the tests assert themselves.
  */
 export type AttributeTransaction = {
@@ -176,7 +176,7 @@ function conforming<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
     const { issues } = parsed.error;
     const listed = issues.slice(0, MAX_LISTED).map((issue) => `${issuePath([what, ...issue.path])}: ${issue.message}`);
     if (issues.length > MAX_LISTED) listed.push(`and ${issues.length - MAX_LISTED} more`);
-    assert.fail(`the sandbox's ${what} are not in the spec's shape (src/sandbox/spec-shapes.ts): ${listed.join('; ')}`);
+    assert.fail(`the sandbox's ${what} are not in the spec's shape (sandbox/spec-shapes.ts): ${listed.join('; ')}`);
   }
   return value as T;
 }

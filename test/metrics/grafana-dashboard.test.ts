@@ -24,7 +24,7 @@ import { freePort } from '../../scripts/lib/free-port.js';
 import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
 import { BookReportNotReadyError, ConnectionsClient, type BookReport } from '../../src/client/index.js';
 import { bookEntryWorkflowId } from '../../src/contract/book/book-definitions.js';
-import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
 import { awaitFirstStepUpdate, submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
 import { startProcessStack, type ProcessStack } from '../helpers/process-stack.js';
 import { uniqueId, waitFor } from '../helpers/temporal.js';

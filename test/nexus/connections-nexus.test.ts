@@ -24,7 +24,7 @@ import { ConnectionsClient } from '../../src/client/index.js';
 import { WORKFLOW_SANDBOX_OPTIONS } from '../../src/bundle/workflow-code.js';
 import { EncryptionCodec, KEY_ID_METADATA_KEY, isEncrypted, type EncryptionKeys } from '../../src/codec/encryption-codec.js';
 import { metadataText } from '../../src/codec/payload-format.js';
-import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
 import { CONNECTION_WORKFLOW_TYPE, connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import { ConnectionInput } from '../../src/contract/connection/connection-input.js';
 import type { RelayInput } from '../../src/nexus/relay-workflow.js';

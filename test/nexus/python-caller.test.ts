@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
 import { createConfiguredNexusWorkers } from '../../src/nexus/configured-workers.js';
 import { relayWorkflowId } from '../../src/nexus/relay-ids.js';
 import { ensureNexusEndpoint, prepareNexusCaller } from '../../scripts/lib/nexus-endpoints.js';

@@ -21,7 +21,7 @@ import type { AuditTrail } from '../../src/audit/audit-trail.js';
 import type { AuditEntry } from '../../src/audit/audit-entry.js';
 import type { CallbackEvent } from '../../src/contract/callbacks/callback-definitions.js';
 import type { CallbackSettings } from '../../src/settings/callbacks.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ConnectionsClient, connectionKey } from '../../src/client/index.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { postgresBinDir } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries, type ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';

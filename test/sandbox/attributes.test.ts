@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AccountsDetailResponse, AttributesResponse, PendingResponse } from '../../src/aggregator/schemas.js';
-import { ATTRIBUTE_NAMES, ATTRIBUTE_PACKAGES } from '../../src/sandbox/attributes.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import type { Account } from '../../src/sandbox/spec-shapes.js';
+import { ATTRIBUTE_NAMES, ATTRIBUTE_PACKAGES } from '../../sandbox/attributes.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
+import type { Account } from '../../sandbox/spec-shapes.js';
 import { specAccounts } from '../helpers/spec-data.js';
 import { assertError, authorizeLive, cachedSession, clientFor, fetchAccounts, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuthorizeResponse } from '../../src/aggregator/schemas.js';
-import { UNLISTED_CHALLENGE_TYPES } from '../../src/sandbox/challenges.js';
-import { SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { UNLISTED_CHALLENGE_TYPES } from '../../sandbox/challenges.js';
+import { SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { assertError, authorizeLive, clientFor, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 
 let sandbox: Sandbox;

@@ -8,8 +8,8 @@ import {
   PendingResponse,
   StatementsResponse,
 } from '../../src/aggregator/schemas.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import type { Transaction } from '../../src/sandbox/spec-shapes.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
+import type { Transaction } from '../../sandbox/spec-shapes.js';
 import { specAccounts, specInvestments } from '../helpers/spec-data.js';
 import { assertError, cachedSession, clientFor, fetchAccounts, freshTenant, parsesWith, waitUntil, type Call } from './helpers.js';
 

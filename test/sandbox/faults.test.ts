@@ -4,9 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { createAggregatorClient } from '../../src/aggregator/client.js';
 import { UnexpectedResponseError } from '../../src/aggregator/errors.js';
 import { AccountsDetailResponse, AuthorizeResponse, ErrorResponse, PendingResponse } from '../../src/aggregator/schemas.js';
-import { FAULT_HEADER, UNUSABLE_BODY, UNUSABLE_REPLY_MARKERS } from '../../src/sandbox/faults.js';
-import { MAX_BODY_BYTES } from '../../src/sandbox/http.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { FAULT_HEADER, UNUSABLE_BODY, UNUSABLE_REPLY_MARKERS } from '../../sandbox/faults.js';
+import { MAX_BODY_BYTES } from '../../sandbox/http.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { assertError, cachedSession, clientFor, freshTenant, parsesWith, type Call } from './helpers.js';
 
 let sandbox: Sandbox;

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import { AuthorizeResponse, ErrorResponse, describeIssues } from '../../src/aggregator/schemas.js';
-import type { ScenarioListing } from '../../src/sandbox/scenarios.js';
-import type { Sandbox } from '../../src/sandbox/server.js';
+import type { ScenarioListing } from '../../sandbox/scenarios.js';
+import type { Sandbox } from '../../sandbox/server.js';
 
 export interface Answer {
   status: number;

@@ -9,12 +9,12 @@ import {
   StatementsResponse,
   type AccountsDetailOptions,
 } from '../../src/aggregator/schemas.js';
-import { selectAccounts } from '../../src/sandbox/banking-data.js';
-import { generateLargeBankData, materializeLargeBankData } from '../../src/sandbox/large-bank-data.js';
-import { largeAccountsJson } from '../../src/sandbox/large-bank-json.js';
-import { LARGE_LOGIN_LIMITS, SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import type { Account, Transaction } from '../../src/sandbox/spec-shapes.js';
+import { selectAccounts } from '../../sandbox/banking-data.js';
+import { generateLargeBankData, materializeLargeBankData } from '../../sandbox/large-bank-data.js';
+import { largeAccountsJson } from '../../sandbox/large-bank-json.js';
+import { LARGE_LOGIN_LIMITS, SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
+import type { Account, Transaction } from '../../sandbox/spec-shapes.js';
 import { specAccounts } from '../helpers/spec-data.js';
 import { assertError, cachedSession, clientFor, fetchAccounts, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 

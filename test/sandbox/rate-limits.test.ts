@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuthorizeResponse, ErrorResponse } from '../../src/aggregator/schemas.js';
 import { ConfigError } from '../../src/settings/load.js';
-import { loadSandboxConfig } from '../../src/settings/sandbox.js';
-import { FAULT_HEADER } from '../../src/sandbox/faults.js';
-import type { RateLimitSettings, RequestRates } from '../../src/sandbox/rate-limits.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { loadSandboxConfig } from '../../sandbox/settings.js';
+import { FAULT_HEADER } from '../../sandbox/faults.js';
+import type { RateLimitSettings, RequestRates } from '../../sandbox/rate-limits.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { assertError, cachedSession, clientFor, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 
 /** 10:00:00.250 on a fixed day: a quarter into a whole second. */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuthorizeResponse } from '../../src/aggregator/schemas.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { authorizeLive, clientFor, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 
 let sandbox: Sandbox;

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuthorizeResponse } from '../../src/aggregator/schemas.js';
-import { DEFAULT_OPTIONS } from '../../src/sandbox/options.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { DEFAULT_OPTIONS } from '../../sandbox/options.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { assertError, clientFor, freshTenant, listing, parsesWith, waitUntil, type Answer, type Call } from './helpers.js';
 
 /** Long enough for a client timeout well inside it, short enough for a test. */

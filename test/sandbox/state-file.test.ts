@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { AccountsDetailResponse, AuthorizeResponse, PendingResponse } from '../../src/aggregator/schemas.js';
-import { describeScenario, resolveScenario } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
-import { MIN_WRITE_INTERVAL_MS, STATE_FILE_VERSION, StateFileError } from '../../src/sandbox/state-file.js';
+import { describeScenario, resolveScenario } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
+import { MIN_WRITE_INTERVAL_MS, STATE_FILE_VERSION, StateFileError } from '../../sandbox/state-file.js';
 import { freePort } from '../../scripts/lib/free-port.js';
 import { assertError, authorizeLive, cachedSession, clientFor, freshTenant, parsesWith, type Call } from './helpers.js';
 
@@ -195,7 +195,7 @@ interface SandboxProcess {
 /** `npm run sandbox` as its own process (node + tsx, no npm or shell between: a SIGKILL reaches it). */
 async function startProcess(stateFile: string): Promise<SandboxProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/sandbox/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/main.ts'], {
     cwd: ROOT,
     // A bare environment: a developer's own SANDBOX_* variables must not change the sandbox under test.
     env: {

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuthorizeResponse } from '../../src/aggregator/schemas.js';
-import { checkResponses } from '../../src/sandbox/challenges.js';
-import type { ScenarioListing } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { checkResponses } from '../../sandbox/challenges.js';
+import type { ScenarioListing } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { assertError, authorizeLive, clientFor, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 
 let sandbox: Sandbox;

@@ -1,5 +1,5 @@
 /**
- * The realistic variations (src/sandbox/variations.ts): each is served as documented, by scenario
+ * The realistic variations (sandbox/variations.ts): each is served as documented, by scenario
  * and by header, and only the representation changes. Every varied answer is compared member by
  * member with the same data written plainly: the only differences allowed are the variation's own
  * (a member it adds, a descriptive field it nulls, a date it rewrites), so ids, amounts and balances
@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AccountsDetailResponse, AuthorizeResponse, InvestmentsResponse, PendingResponse } from '../../src/aggregator/schemas.js';
-import { generateBankData, selectAccounts } from '../../src/sandbox/banking-data.js';
-import { generateInvestmentData } from '../../src/sandbox/investments-data.js';
-import { SCENARIOS, type ScenarioListing } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { VARIATIONS, VARIATION_HEADER } from '../../src/sandbox/variations.js';
+import { generateBankData, selectAccounts } from '../../sandbox/banking-data.js';
+import { generateInvestmentData } from '../../sandbox/investments-data.js';
+import { SCENARIOS, type ScenarioListing } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
+import { VARIATIONS, VARIATION_HEADER } from '../../sandbox/variations.js';
 import { assertError, cachedSession, clientFor, fetchAccounts, freshTenant, listing, parsesWith, type Call } from './helpers.js';
 
 let sandbox: Sandbox;

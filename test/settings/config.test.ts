@@ -12,10 +12,10 @@ import { loadReplayConfig, loadTestConfig, loadTestRunConfig } from '../../scrip
 import { loadToolchainConfig } from '../../scripts/lib/toolchain-settings.js';
 import { connectionPasswordFromEnv, loadClientConfig } from '../../src/settings/client.js';
 import { loadConsoleConfig } from '../../src/settings/console.js';
-import { loadDevStackConfig } from '../../src/settings/dev-stack.js';
+import { loadDevStackConfig } from '../../scripts/lib/dev-stack-settings.js';
 import { configuredKeysOf } from '../../src/codec/key-provider.js';
 import { ConfigError } from '../../src/settings/load.js';
-import { loadSandboxConfig } from '../../src/settings/sandbox.js';
+import { loadSandboxConfig } from '../../sandbox/settings.js';
 import { loadWorkerConfig as loadConfig, retentionDaysOf } from '../../src/settings/worker.js';
 import { temporalConnectionOptions, temporalSettingsSource } from '../../src/temporal/connection.js';
 

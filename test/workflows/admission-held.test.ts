@@ -25,7 +25,7 @@ import {
 } from '../../src/contract/admission/admission-definitions.js';
 import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { localActivityTypes, type HistoryEvents } from '../../scripts/security-check/admission-attacks.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';

@@ -18,8 +18,8 @@ import {
   type AdmissionState,
 } from '../../src/contract/admission/admission-definitions.js';
 import { connectionStateQuery, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId, waitFor } from '../helpers/temporal.js';
 

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
 import { awaitFirstStepUpdate, connectionStateQuery, submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
 import { AnswerOutcomeSchema, ConnectionResultSchema, ConnectionStateSchema, FirstStepSchema } from '../../src/contract/connection/connection-schemas.js';
 import { connectionStackOfFile } from '../helpers/connection-stack.js';

@@ -9,8 +9,8 @@ import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/clie
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import {
   answerChallengeSignal,

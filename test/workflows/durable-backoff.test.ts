@@ -16,7 +16,7 @@ import { workerDataConverterFor } from '../../src/codec/data-converter.js';
 import { Worker } from '@temporalio/worker';
 import proto from '@temporalio/proto';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
-import { FAULT_HEADER } from '../../src/sandbox/faults.js';
+import { FAULT_HEADER } from '../../sandbox/faults.js';
 import { connectionStateQuery, type ConnectionResult } from '../../src/contract/connection/connection-definitions.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { recordHistory } from '../helpers/histories.js';

@@ -14,7 +14,7 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
-import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandbox } from '../../sandbox/server.js';
 import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { TEST_ENCRYPTION } from '../helpers/connection-stack.js';
 import { killProcess, startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';

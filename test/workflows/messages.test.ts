@@ -15,7 +15,7 @@ import { decodeOptionalFailureToOptionalError } from '../../src/sdk/internals.js
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA_KEY } from '../../src/codec/encryption-codec.js';
-import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD, SCENARIOS, describeScenario } from '../../sandbox/scenarios.js';
 import { ANSWER_LIMITS } from '../../src/workflows/connection/challenges.js';
 import { answerChallengeSignal, CONNECTION_WORKFLOW_TYPE, submitAnswerUpdate } from '../../src/contract/connection/connection-definitions.js';
 import { startConnectionStack, type ConnectionStack } from '../helpers/connection-stack.js';

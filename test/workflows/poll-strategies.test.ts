@@ -13,7 +13,7 @@ import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import { POLL_STRATEGIES, type ConnectionInputArgs, type PollStrategy } from '../../src/contract/connection/connection-input.js';
-import { createSandbox } from '../../src/sandbox/server.js';
+import { createSandbox } from '../../sandbox/server.js';
 import { connectionStateQuery, type ConnectionResult, type ConnectionState } from '../../src/contract/connection/connection-definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { killProcess, stopAllProcesses } from '../helpers/processes.js';

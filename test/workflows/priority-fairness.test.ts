@@ -12,7 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ConnectionsClient } from '../../src/client/connections.js';
 import { dataConverterFor } from '../../src/codec/data-converter.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
 import { connectionStateQuery } from '../../src/contract/connection/connection-definitions.js';
 import { startConnectionStack, TEST_ENCRYPTION, type ConnectionStack } from '../helpers/connection-stack.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';

@@ -15,10 +15,10 @@ import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/clie
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { AuthorizeSubmissions } from '../../src/sandbox/authorize-submissions.js';
-import { SANDBOX_PASSWORD } from '../../src/sandbox/scenarios.js';
-import { createSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { VARIATION_HEADER } from '../../src/sandbox/variations.js';
+import type { AuthorizeSubmissions } from '../../sandbox/authorize-submissions.js';
+import { SANDBOX_PASSWORD } from '../../sandbox/scenarios.js';
+import { createSandbox, type Sandbox } from '../../sandbox/server.js';
+import { VARIATION_HEADER } from '../../sandbox/variations.js';
 import type { ConnectionInputArgs } from '../../src/contract/connection/connection-input.js';
 import { connectionStateQuery, submitAnswerUpdate, type ConnectionFailureType } from '../../src/contract/connection/connection-definitions.js';
 import { workerDataConverterFor } from '../../src/codec/data-converter.js';

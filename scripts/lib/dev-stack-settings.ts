@@ -4,13 +4,13 @@
  *     consoleToken?, consoleCodecCorsOrigins?, keyProvider }; each process's port keeps its own process's default.
  */
 import { z } from 'zod';
-import { ConsolePort, ConsoleVars } from './console.js';
-import { Port, doc, group } from './document.js';
-import { KeyProviderVars } from './kms.js';
-import { parseEnv } from './load.js';
-import { EncryptionVars } from './encryption-keys.js';
-import { SandboxPort } from './sandbox.js';
-import { WorkerMetricsPort, WorkerVars } from './worker.js';
+import { ConsolePort, ConsoleVars } from '../../src/settings/console.js';
+import { Port, doc, group } from '../../src/settings/document.js';
+import { KeyProviderVars } from '../../src/settings/kms.js';
+import { parseEnv } from '../../src/settings/load.js';
+import { EncryptionVars } from '../../src/settings/encryption-keys.js';
+import { SandboxPort } from '../../sandbox/settings.js';
+import { WorkerMetricsPort, WorkerVars } from '../../src/settings/worker.js';
 
 /** Where the processes of `npm start` listen. */
 const DEV_STACK_HOST = '127.0.0.1';

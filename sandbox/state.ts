@@ -10,7 +10,7 @@
  * sessions and their operations, and old RequestIds stay valid.
  */
 import { randomUUID } from 'node:crypto';
-import type { AccountsDetailOptions } from '../aggregator/schemas.js';
+import type { AccountsDetailOptions } from '../src/aggregator/schemas.js';
 import { emptySubmissionCounts, type SubmissionCounts } from './authorize-submissions.js';
 import { uuidFrom } from './random.js';
 import type { DataBehaviour, Scenario } from './scenarios.js';

@@ -5,7 +5,7 @@
  * transactions dated from asOf - N + 1 to asOf inclusive. Count and sum attributes answer
  * 'NONE_DETECTED' when no transaction qualifies; so do the others when there is nothing to measure.
  */
-import type { AttributePackageOperation, AttributeTransaction, AttributeValue } from '../aggregator/schemas.js';
+import type { AttributePackageOperation, AttributeTransaction, AttributeValue } from '../src/aggregator/schemas.js';
 import type { Account, Transaction } from './spec-shapes.js';
 import { dayOf, isoOf, slashOf } from './dates.js';
 import { PAYROLL_PREFIX } from './banking-data.js';

@@ -3,7 +3,7 @@
  * answers it, and the check of a SecurityResponses object against one step. Pure functions, so the
  * scenario catalogue can print the exact correct answer for every step.
  */
-import type { SecurityResponses } from '../aggregator/schemas.js';
+import type { SecurityResponses } from '../src/aggregator/schemas.js';
 
 /**
  * Challenge types outside the six the spec names, as real institutions add them. The sandbox's own

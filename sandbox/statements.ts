@@ -2,7 +2,7 @@
  * Monthly statements for GetStatements: one small, valid PDF per account and month, listing the
  * month's closing balance from the same generated transactions.
  */
-import type { NumberOfStatements, Statement } from '../aggregator/schemas.js';
+import type { NumberOfStatements, Statement } from '../src/aggregator/schemas.js';
 import type { GeneratedAccount } from './banking-data.js';
 import { uuidFrom } from './random.js';
 

@@ -5,7 +5,7 @@
  * logins are evicted past `maxLogins` or past `maxBytes` of estimated memory (a large login's
  * one-year answer alone can be 80 MB or more).
  */
-import type { AccountsDetailOptions } from '../aggregator/schemas.js';
+import type { AccountsDetailOptions } from '../src/aggregator/schemas.js';
 import { generateBankData, selectAccounts, type BankData } from './banking-data.js';
 import { generateInvestmentData, type InvestmentData } from './investments-data.js';
 import { largeAccountsJson } from './large-bank-json.js';

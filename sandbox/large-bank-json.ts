@@ -5,7 +5,7 @@
  * what JSON.stringify of the materialized accounts gives (same keys in the same order, numbers in
  * JavaScript's shortest form), so both paths agree; the tests check it.
  */
-import type { AccountsDetailOptions } from '../aggregator/schemas.js';
+import type { AccountsDetailOptions } from '../src/aggregator/schemas.js';
 import { transactionWindow } from './banking-data.js';
 import { LARGE_ENTRIES, transactionSuffix, type LargeAccount, type LargeBankData } from './large-bank-data.js';
 

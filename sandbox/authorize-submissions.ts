@@ -4,7 +4,7 @@
  * remembered only as a hash of (RequestId, SecurityResponses canonicalised): never the answer itself.
  */
 import { createHash } from 'node:crypto';
-import type { SecurityResponses } from '../aggregator/schemas.js';
+import type { SecurityResponses } from '../src/aggregator/schemas.js';
 
 export interface SubmissionCounts {
   /** Authorize calls carrying SecurityResponses. */

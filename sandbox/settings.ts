@@ -3,8 +3,8 @@
  * rateLimitPerSecond?, stateFile? }; and SANDBOX_URL, a running sandbox the demo and the benchmarks may use.
  */
 import { z } from 'zod';
-import { NonEmpty, Port, doc, group } from './document.js';
-import { parseEnv } from './load.js';
+import { NonEmpty, Port, doc, group } from '../src/settings/document.js';
+import { parseEnv } from '../src/settings/load.js';
 
 export const SandboxPort = doc(
   Port.default(4010),
@@ -26,12 +26,12 @@ export const SandboxVars = group(
     }),
     SANDBOX_RATE_LIMIT_PER_SECOND: doc(
       z.coerce.number().int().min(1).max(1_000_000).optional(),
-      'Requests a second the sandbox takes from each tenant before it answers 429 TOO_MANY_REQUESTS with Retry-After (src/sandbox/rate-limits.ts); POST /sandbox/rate-limits changes it per tenant at run time.',
+      'Requests a second the sandbox takes from each tenant before it answers 429 TOO_MANY_REQUESTS with Retry-After (sandbox/rate-limits.ts); POST /sandbox/rate-limits changes it per tenant at run time.',
       { defaultText: 'unlimited' },
     ),
     SANDBOX_STATE_FILE: doc(
       NonEmpty.optional(),
-      'A file (relative to the working directory) where the sandbox keeps its tenants, saved logins, sessions and their operations (src/sandbox/state-file.ts): read at start, written after every change before the reply, so a restart, even after a kill -9, forgets nothing a client was told. Missing: the sandbox starts empty and creates it; unreadable or of another version: the sandbox does not start, naming the file. `npm start` does not read it: its sandbox keeps its state beside its workflow history (.temporal/dev-stack-v<release>-sandbox.json).',
+      'A file (relative to the working directory) where the sandbox keeps its tenants, saved logins, sessions and their operations (sandbox/state-file.ts): read at start, written after every change before the reply, so a restart, even after a kill -9, forgets nothing a client was told. Missing: the sandbox starts empty and creates it; unreadable or of another version: the sandbox does not start, naming the file. `npm start` does not read it: its sandbox keeps its state beside its workflow history (.temporal/dev-stack-v<release>-sandbox.json).',
       { defaultText: 'in memory only' },
     ),
   }),

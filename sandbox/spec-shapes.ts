@@ -6,7 +6,7 @@
  * so what the sandbox generates always parses (type aliases, not interfaces: an interface does not
  * fit a schema's open record).
  */
-import type * as Wire from '../aggregator/schemas.js';
+import type * as Wire from '../src/aggregator/schemas.js';
 
 export type Address = {
   CivicAddress: string;

@@ -4,8 +4,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import { SERVICE_CODES, isServiceCode, type ServiceCode } from '../aggregator/failure-table.js';
-import { describeIssues, type Link } from '../aggregator/schemas.js';
+import { SERVICE_CODES, isServiceCode, type ServiceCode } from '../src/aggregator/failure-table.js';
+import { describeIssues, type Link } from '../src/aggregator/schemas.js';
 
 /**
  * What a handler answers; `raw` is already-serialized JSON, `chunks` JSON in pieces written one

@@ -22,7 +22,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { AccountsDetailOptions, describeIssues } from '../aggregator/schemas.js';
+import { AccountsDetailOptions, describeIssues } from '../src/aggregator/schemas.js';
 import { CUSTOMER_ID_PATTERN } from './customer.js';
 import { ScenarioParameterError, resolveScenario, type Scenario } from './scenarios.js';
 import { SandboxState, stepsFollow, type LoginRecord, type Operation, type OperationKind, type Session, type Tenant } from './state.js';
@@ -254,7 +254,7 @@ function scenarioOf(file: string, where: string, username: string): Scenario {
   if (!scenario)
     throw new StateFileError(
       file,
-      `${where}: the login of "${username}" names no scenario this sandbox has (src/sandbox/scenarios.ts); delete the file to start the sandbox empty`,
+      `${where}: the login of "${username}" names no scenario this sandbox has (sandbox/scenarios.ts); delete the file to start the sandbox empty`,
     );
   return scenario;
 }

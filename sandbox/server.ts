@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AttributePackageOperation } from '../aggregator/schemas.js';
+import { AttributePackageOperation } from '../src/aggregator/schemas.js';
 import { Admin } from './admin.js';
 import { summarizeSubmissions, type AuthorizeSubmissions } from './authorize-submissions.js';
 import { CUSTOMER_ID_PATTERN } from './customer.js';

@@ -16,7 +16,7 @@ import {
   type AuthorizeMode,
   type Link,
   type Login,
-} from '../aggregator/schemas.js';
+} from '../src/aggregator/schemas.js';
 import {
   ATTRIBUTE_PACKAGES,
   computeAttributes,

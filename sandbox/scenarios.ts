@@ -3,8 +3,8 @@
  * password, challenge sequence, Authorize-time error and data-phase behaviour). Typed data, so the
  * server, GET /sandbox/scenarios and the tests all read the same source.
  */
-import type { SecurityResponses } from '../aggregator/schemas.js';
-import { SERVICE_CODES, type ServiceCode } from '../aggregator/failure-table.js';
+import type { SecurityResponses } from '../src/aggregator/schemas.js';
+import { SERVICE_CODES, type ServiceCode } from '../src/aggregator/failure-table.js';
 import { correctResponses, publicChallenge, type ChallengeStep, type WireChallenge } from './challenges.js';
 import { IMAGES, IMAGE_NAMES } from './images.js';
 import type { LargeLoginSize } from './large-bank-data.js';

@@ -4,7 +4,7 @@
  * Balance_i = Balance_{i-1} + Credit - Debit (in date order), and Account.Balance.Current equal to
  * the most recent transaction's Balance. Transactions are listed newest first, as the real service does.
  */
-import type { AccountsDetailOptions } from '../aggregator/schemas.js';
+import type { AccountsDetailOptions } from '../src/aggregator/schemas.js';
 import type { Account, Holder, Transaction } from './spec-shapes.js';
 import { dayOf, isoOf, parts } from './dates.js';
 import { Prng, cents, uuidFrom } from './random.js';

@@ -12,7 +12,7 @@
  *   unusable            answer HTTP 200 with a JSON body the product cannot act on: accounts detail
  *                       echoing an applicant's data (UNUSABLE_REPLY_MARKERS) but without RequestId
  */
-import { SERVICE_CODES } from '../aggregator/failure-table.js';
+import { SERVICE_CODES } from '../src/aggregator/failure-table.js';
 import type { DataFaultKind } from './scenarios.js';
 import type { Account } from './spec-shapes.js';
 

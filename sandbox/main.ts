@@ -5,8 +5,8 @@
  * SANDBOX_RATE_LIMIT_PER_SECOND (optional: every tenant's initial request limit; POST /sandbox/rate-limits changes it),
  * SANDBOX_STATE_FILE (optional: keep the state in this file across restarts; one that cannot be used exits naming it).
  */
-import { ConfigError } from '../settings/load.js';
-import { loadSandboxConfig, type SandboxConfig } from '../settings/sandbox.js';
+import { ConfigError } from '../src/settings/load.js';
+import { loadSandboxConfig, type SandboxConfig } from './settings.js';
 import { SANDBOX_CUSTOMER_ID } from './customer.js';
 import { createSandbox, type Sandbox } from './server.js';
 import { StateFileError } from './state-file.js';
