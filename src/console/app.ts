@@ -9,41 +9,22 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { PayloadCodec } from '@temporalio/common';
-import { PayloadDecryptionError } from '../codec/encryption-codec.js';
-import { KeyDestroyedError, KeyVersionRevokedError, PayloadNotSealedError, TenantKeyMissingError } from '../codec/payload-errors.js';
 import type { ConnectionsClient } from '../client/connections.js';
-import {
-  AnswerRejectedError,
-  BookEntryNotFoundError,
-  BookRefreshNotFoundError,
-  BookRefreshRefusedError,
-  BookReportNotReadyError,
-  ConnectionNotFoundError,
-  ForgetFailedError,
-  InvalidBookRequestError,
-  InvalidBusinessKeyError,
-  InvalidConnectionInputError,
-  InvalidLoginRefError,
-  InvalidScheduleError,
-  RefreshNotUnattendedError,
-  RefreshScheduleNotFoundError,
-  RefreshScheduleNotReadyError,
-} from '../client/errors.js';
-import { AuditRecordInvalidError, AuditUnavailableError } from '../audit/audit-store.js';
-import type { AuditHandle, AuditTrail } from '../audit/audit-trail.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { connectionRoutes } from './api.js';
 import { auditRoutes } from './audit-routes.js';
-import { describeRoles, LEAST_ROLE, may, type Permission, type Principal } from '../identity/roles.js';
+import { describeRoles, type Principal } from '../identity/roles.js';
 import { consoleAuth, type Caller } from './auth.js';
 import { BearerTokenRefusedError, type BearerIdentities } from '../identity/bearer-identities.js';
 import { IdentityProviderUnavailableError, SignInRefusedError } from '../identity/oidc-sign-in.js';
 import { bookRoutes } from './book-routes.js';
 import { codecRoutes } from './codec.js';
 import { countRoutes } from './count-routes.js';
-import { bearerToken, closeNow, HttpError, listenOn, methodNotAllowed, SECURITY_HEADERS, sendJson, type JsonReply } from '../http/json-http.js';
+import { bearerToken, closeNow, HttpError, listenOn, methodNotAllowed, SECURITY_HEADERS, sendJson } from '../http/json-http.js';
 import { servePage } from './pages.js';
 import { createRouter } from './router.js';
-import { auditOrRefuse } from '../http/audit-or-refuse.js';
+import { callRoute } from './route-call.js';
+import { toHttpError } from './http-errors.js';
 import type { ConsoleSignIn } from './sign-in.js';
 import { scheduleRoutes } from './schedule-routes.js';
 
@@ -169,60 +150,7 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     }
     const handlerRoute = match.route;
     if (handlerRoute === undefined) throw methodNotAllowed(match.allowed);
-    const { params } = match;
-    const routeAudit = handlerRoute.audit;
-    let authorized = handlerRoute.authorizesEachPayload === true;
-    /** This request's recorded attempts, ended together with its outcome. */
-    const attempts: AuditHandle[] = [];
-    const recorded = new Set<string>();
-    const begin = (tenant: string | undefined) => ({
-      actor: principal,
-      action: routeAudit?.action ?? 'read',
-      tenant,
-      target: routeAudit?.target?.(params),
-      detail: routeAudit?.detail?.(params),
-    });
-    const recordAccess = async (tenant: string | undefined, refused?: 'refused') => {
-      if (routeAudit === undefined) return;
-      const key = `${refused ?? 'ok'}:${tenant ?? ''}`;
-      if (recorded.has(key)) return;
-      recorded.add(key);
-      await auditOrRefuse(async () => {
-        if (refused) await audit.record(begin(tenant), 'refused', 'NotPermitted');
-        else attempts.push(await audit.begin(begin(tenant)));
-      });
-    };
-    const authorize = async (tenant: string | undefined, permission: Permission = handlerRoute.permission) => {
-      if (!may(principal, permission, tenant)) {
-        // Every refusal is recorded, reads' too: it is how a probe of another tenant's work shows.
-        await auditOrRefuse(() => audit.record(begin(tenant), 'refused', 'Forbidden'));
-        throw forbidden(principal, permission, tenant);
-      }
-      authorized = true;
-      await recordAccess(tenant);
-    };
-    let reply: JsonReply;
-    try {
-      reply = await handlerRoute.handler({
-        request,
-        url,
-        params,
-        grant,
-        principal,
-        authorize,
-        recordAccess,
-        recordedIds: () => attempts.map((attempt) => attempt.id),
-      });
-    } catch (error) {
-      const http = toHttpError(error);
-      await Promise.all(attempts.map((attempt) => attempt.end(http.status >= 500 ? 'failed' : 'refused', http.code)));
-      throw http;
-    }
-    // A route that checked no role answers nothing: a handler that forgot its check fails closed.
-    if (!authorized) throw new HttpError(500, 'RouteNotAuthorized', `${handlerRoute.method} ${handlerRoute.path} checked no role: its answer is withheld`);
-    const detail = reply.auditDetail ?? routeAudit?.outcome?.(reply.body);
-    await Promise.all(attempts.map((attempt) => attempt.end('ok', detail)));
-    sendJson(response, reply);
+    sendJson(response, await callRoute(handlerRoute, { request, url, params: match.params, grant, principal }, audit));
   }
 
   return {
@@ -230,22 +158,6 @@ export function createConsoleServer(options: ConsoleOptions): ConsoleServer {
     listen: (port, host) => listenOn(server, port, host),
     close: () => closeNow(server),
   };
-}
-
-/** A 403 that says who may not do what on which tenant, and which role it would take. */
-function forbidden(principal: Principal, permission: Permission, tenant: string | undefined): HttpError {
-  const role = LEAST_ROLE[permission];
-  const on = tenant === undefined ? 'every tenant (*)' : `tenant ${tenant}`;
-  return new HttpError(
-    403,
-    'Forbidden',
-    `${principal.name} may not ${permission} here: it takes the ${role} role on ${on} (${principal.name} has ${describeRoles(principal.roles)})`,
-    {
-      permission,
-      role,
-      ...(tenant === undefined ? {} : { tenant }),
-    },
-  );
 }
 
 /** A browser's GET of a console page (a navigation, not the API, the codec or a script), which a sign-in can answer. */
@@ -261,39 +173,4 @@ function redirectToSignIn(response: ServerResponse, url: URL): void {
     'cache-control': 'no-store',
   });
   response.end();
-}
-
-/** What handlers throw, as the status and code the page and the Web UI read. */
-function toHttpError(error: unknown): HttpError {
-  if (error instanceof HttpError) return error;
-  if (error instanceof AnswerRejectedError) {
-    return new HttpError(422, 'AnswerRejected', error.problem, { source: error.source, challengeSetId: error.challengeSetId });
-  }
-  if (error instanceof ConnectionNotFoundError) return new HttpError(404, 'ConnectionNotFound', error.message);
-  if (error instanceof AuditUnavailableError) return new HttpError(503, 'AuditUnavailable', error.message);
-  if (error instanceof AuditRecordInvalidError)
-    return new HttpError(500, 'AuditRecordInvalid', error.message, { where: error.where, position: error.position });
-  if (error instanceof KeyVersionRevokedError)
-    return new HttpError(422, 'KeyVersionRevoked', error.message, { keyId: error.keyId, keyName: error.keyName, version: error.version });
-  if (error instanceof PayloadNotSealedError) return new HttpError(422, 'PayloadNotSealed', error.message, { encoding: error.encoding });
-  if (error instanceof KeyDestroyedError)
-    return new HttpError(422, 'KeyDestroyed', error.message, {
-      keyId: error.keyId,
-      keyName: error.keyName,
-      ...(error.tenant === undefined ? {} : { tenant: error.tenant }),
-    });
-  if (error instanceof PayloadDecryptionError) return new HttpError(422, 'DecryptionFailed', error.message, { keyId: error.keyId });
-  if (error instanceof TenantKeyMissingError) return new HttpError(422, 'TenantKeyMissing', error.message, { tenant: error.tenant });
-  if (error instanceof InvalidConnectionInputError || error instanceof InvalidBusinessKeyError) return new HttpError(400, 'InvalidRequest', error.message);
-  if (error instanceof InvalidScheduleError || error instanceof InvalidLoginRefError) return new HttpError(400, 'InvalidRequest', error.message);
-  if (error instanceof RefreshScheduleNotFoundError) return new HttpError(404, 'ScheduleNotFound', error.message);
-  if (error instanceof RefreshScheduleNotReadyError) return new HttpError(503, 'ScheduleNotReady', error.message, { scheduleId: error.scheduleId });
-  if (error instanceof RefreshNotUnattendedError) return new HttpError(409, 'RefreshNotUnattended', error.message, { challengeType: error.challengeType });
-  if (error instanceof ForgetFailedError) return new HttpError(409, 'ForgetFailed', error.message, { type: error.type, workflowId: error.workflowId });
-  if (error instanceof InvalidBookRequestError) return new HttpError(400, 'InvalidRequest', error.message);
-  if (error instanceof BookRefreshNotFoundError || error instanceof BookEntryNotFoundError) return new HttpError(404, 'BookNotFound', error.message);
-  if (error instanceof BookRefreshRefusedError)
-    return new HttpError(409, 'BookRefreshRefused', error.message, { request: error.request, reason: error.reason });
-  if (error instanceof BookReportNotReadyError) return new HttpError(409, 'ReportNotReady', error.message);
-  return new HttpError(502, 'TemporalError', error instanceof Error ? error.message : String(error));
 }

@@ -85,52 +85,12 @@ export function consoleSignIn(
     redirect(response, to.href, [`${SIGN_IN_COOKIE}=${sealed}; Path=/auth; Max-Age=${SIGN_IN_MAX_MS / 1000}; ${attributes}`]);
   }
 
-  async function callback(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
-    const sealed = cookieOf(request, SIGN_IN_COOKIE);
-    if (sealed === undefined) throw new SignInPageError(400, 'this sign-in was not started here (no sign-in cookie): start it again');
-    let pending: PendingSignIn;
-    try {
-      pending = pendingOf(await cookies.open('sign-in', sealed));
-    } catch (error) {
-      // A changed or foreign sign-in cookie is a forgery attempt, or another console's: recorded as a refused sign-in.
-      if (error instanceof SealedCookieInvalidError) await audit?.record({ actor: UNKNOWN_ACTOR, action: 'sign-in' }, 'refused', error.message);
-      throw error;
-    }
-    // The public address the provider sent the browser to, with the provider's answer in its query.
-    const callbackUrl = new URL(`${oidc.settings.redirectUri}${url.search}`);
-    let signedIn: Awaited<ReturnType<OidcSignIn['complete']>>;
-    try {
-      signedIn = await oidc.complete(callbackUrl, pending);
-    } catch (error) {
-      // Refused by name (another audience or issuer, a replayed code, a bad nonce): recorded before the page says so.
-      if (error instanceof SignInRefusedError) await audit?.record({ actor: UNKNOWN_ACTOR, action: 'sign-in' }, 'refused', error.message);
-      throw error;
-    }
-    // The session exists only once it is recorded (an AuditUnavailableError ends the sign-in here).
-    await recordPresence(signedIn.principal, 'sign-in', describeRoles(signedIn.principal.roles));
-    const session = await cookies.seal(
-      'session',
-      {
-        sub: signedIn.principal.subject,
-        name: signedIn.principal.name,
-        roles: [...signedIn.principal.roles].map(([tenant, roles]) => [tenant, [...roles]]),
-        at: signedIn.accessToken,
-      },
-      signedIn.expiresAt,
-    );
-    const maxAge = Math.max(1, Math.floor((signedIn.expiresAt - now()) / 1000));
-    redirect(response, pending.returnTo, [
-      `${SESSION_COOKIE}=${session}; Path=/; Max-Age=${maxAge}; ${attributes}`,
-      `${SIGN_IN_COOKIE}=; Path=/auth; Max-Age=0; ${attributes}`,
-    ]);
-  }
-
   const signIn: ConsoleSignIn = {
     async handle(request, response, url) {
       if (!url.pathname.startsWith('/auth/') || (request.method ?? 'GET') !== 'GET') return false;
       try {
         if (url.pathname === '/auth/login') await login(response, url);
-        else if (url.pathname === '/auth/callback') await callback(request, response, url);
+        else if (url.pathname === '/auth/callback') await completeSignIn({ oidc, cookies, attributes, now, audit, recordPresence }, request, response, url);
         else if (url.pathname === '/auth/logout') await logout(request, response);
         else if (url.pathname === '/auth/signed-out') page(response, 200, 'Signed out', 'You have signed out of the operator console.');
         else return false;
@@ -252,4 +212,64 @@ function page(response: ServerResponse, status: number, title: string, message: 
   response.end(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><main><h1>${escape(title)}</h1><p id="message">${escape(message)}</p><p><a href="/auth/login">Sign in</a></p></main></body></html>`,
   );
+}
+
+/** What completing a sign-in takes of the console's sign-in. */
+interface SignInCompletion {
+  readonly oidc: OidcSignIn;
+  readonly cookies: SealedCookies;
+  /** The cookies' attributes (HttpOnly, SameSite, Secure). */
+  readonly attributes: string;
+  readonly now: () => number;
+  readonly audit: AuditTrail | undefined;
+  readonly recordPresence: (actor: Principal, action: 'sign-in', detail: string | undefined) => Promise<void>;
+}
+
+/**
+ * /auth/callback: the provider's answer checked against the sign-in begun here (its sealed cookie),
+ * recorded, and the session cookie set; a refused or forged sign-in recorded as refused.
+ */
+async function completeSignIn(
+  { oidc, cookies, attributes, now, audit, recordPresence }: SignInCompletion,
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const sealed = cookieOf(request, SIGN_IN_COOKIE);
+  if (sealed === undefined) throw new SignInPageError(400, 'this sign-in was not started here (no sign-in cookie): start it again');
+  let pending: PendingSignIn;
+  try {
+    pending = pendingOf(await cookies.open('sign-in', sealed));
+  } catch (error) {
+    // A changed or foreign sign-in cookie is a forgery attempt, or another console's: recorded as a refused sign-in.
+    if (error instanceof SealedCookieInvalidError) await audit?.record({ actor: UNKNOWN_ACTOR, action: 'sign-in' }, 'refused', error.message);
+    throw error;
+  }
+  // The public address the provider sent the browser to, with the provider's answer in its query.
+  const callbackUrl = new URL(`${oidc.settings.redirectUri}${url.search}`);
+  let signedIn: Awaited<ReturnType<OidcSignIn['complete']>>;
+  try {
+    signedIn = await oidc.complete(callbackUrl, pending);
+  } catch (error) {
+    // Refused by name (another audience or issuer, a replayed code, a bad nonce): recorded before the page says so.
+    if (error instanceof SignInRefusedError) await audit?.record({ actor: UNKNOWN_ACTOR, action: 'sign-in' }, 'refused', error.message);
+    throw error;
+  }
+  // The session exists only once it is recorded (an AuditUnavailableError ends the sign-in here).
+  await recordPresence(signedIn.principal, 'sign-in', describeRoles(signedIn.principal.roles));
+  const session = await cookies.seal(
+    'session',
+    {
+      sub: signedIn.principal.subject,
+      name: signedIn.principal.name,
+      roles: [...signedIn.principal.roles].map(([tenant, roles]) => [tenant, [...roles]]),
+      at: signedIn.accessToken,
+    },
+    signedIn.expiresAt,
+  );
+  const maxAge = Math.max(1, Math.floor((signedIn.expiresAt - now()) / 1000));
+  redirect(response, pending.returnTo, [
+    `${SESSION_COOKIE}=${session}; Path=/; Max-Age=${maxAge}; ${attributes}`,
+    `${SIGN_IN_COOKIE}=; Path=/auth; Max-Age=0; ${attributes}`,
+  ]);
 }

@@ -130,6 +130,76 @@ function profileNames(data: string): string {
   }
 }
 
+type Problem = (label: string, message: string) => void;
+
+/** The profile named (or the default) of the file read, with Temporal's variables over it; undefined after a problem naming what is wrong. */
+function loadProfile({
+  data,
+  profileName,
+  vars,
+  file,
+  fileLabel,
+  where,
+  problem,
+}: {
+  readonly data: string | undefined;
+  readonly profileName: string | undefined;
+  readonly vars: Record<string, string>;
+  readonly file: string | undefined;
+  readonly fileLabel: string;
+  readonly where: string;
+  readonly problem: Problem;
+}): ClientConfigProfile | undefined {
+  const load = (withFile: boolean) =>
+    loadClientConfigProfile({
+      ...(withFile && data !== undefined ? { configSource: { data } } : { disableFile: true }),
+      ...(profileName ? { profile: profileName } : {}),
+      overrideEnvVars: vars,
+    });
+  try {
+    try {
+      return load(true);
+    } catch (error) {
+      // envconfig 1.24 reads the file's `profile` table unchecked: a file without one is a file without profiles.
+      if (!(error instanceof TypeError) || profileName) throw error;
+      return load(false);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.startsWith('Invalid TOML document') && file) problem(fileLabel, tomlProblem(file, error as Error));
+    else if ((error instanceof TypeError || /^Profile '.*' not found/.test(message)) && data !== undefined)
+      problem('TEMPORAL_PROFILE', `no profile "${profileName}" in ${file} (${profileNames(data)})`);
+    else problem(where, message);
+    return undefined;
+  }
+}
+
+/** A PEM the profile names (a path or inline data), read now so a bad one stops start-up like ours. */
+function readProfilePem(
+  source: ConfigDataSource | undefined,
+  key: string,
+  envVar: string,
+  { vars, where, problem }: { readonly vars: Record<string, string>; readonly where: string; readonly problem: Problem },
+): FromEnvConfig<Buffer> | undefined {
+  if (source === undefined) return undefined;
+  const viaPath = 'path' in source;
+  const fromVar = `${envVar}_${viaPath ? 'PATH' : 'DATA'}`;
+  const label = vars[fromVar] !== undefined ? fromVar : `${where}: ${key}_${viaPath ? 'path' : 'data'}`;
+  let bytes: Buffer;
+  if (viaPath) {
+    if (typeof source.path !== 'string') return void problem(label, 'must be a string');
+    try {
+      bytes = readFileSync(source.path);
+    } catch (error) {
+      return void problem(label, cannotRead(source.path, error));
+    }
+  } else {
+    bytes = Buffer.from(source.data);
+  }
+  if (!bytes.toString('utf8').includes('-----BEGIN ')) return void problem(label, `${viaPath ? `${source.path} is` : 'is'} not PEM (no -----BEGIN line)`);
+  return { value: bytes, from: label === fromVar ? fromVar : where };
+}
+
 /**
  * Reads Temporal's environment configuration from `env` (the raw variables) for the settings whose
  * variable of ours is unset; undefined after adding a problem for each thing wrong with it.
@@ -169,29 +239,8 @@ export function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z
   // What the settings below came from: the profile, or with no file, only Temporal's TLS and metadata variables.
   const where = data === undefined ? "Temporal's variables" : `profile "${profileName ?? 'default'}" of ${file}`;
 
-  let profile: ClientConfigProfile;
-  const load = (withFile: boolean) =>
-    loadClientConfigProfile({
-      ...(withFile && data !== undefined ? { configSource: { data } } : { disableFile: true }),
-      ...(profileName ? { profile: profileName } : {}),
-      overrideEnvVars: vars,
-    });
-  try {
-    try {
-      profile = load(true);
-    } catch (error) {
-      // envconfig 1.24 reads the file's `profile` table unchecked: a file without one is a file without profiles.
-      if (!(error instanceof TypeError) || profileName) throw error;
-      profile = load(false);
-    }
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (message.startsWith('Invalid TOML document') && file) problem(fileLabel, tomlProblem(file, error as Error));
-    else if ((error instanceof TypeError || /^Profile '.*' not found/.test(message)) && data !== undefined)
-      problem('TEMPORAL_PROFILE', `no profile "${profileName}" in ${file} (${profileNames(data)})`);
-    else problem(where, message);
-    return undefined;
-  }
+  const profile = loadProfile({ data, profileName, vars, file, fileLabel, where, problem });
+  if (profile === undefined) return undefined;
 
   /** The profile's `key`, checked by `schema`, or a problem naming the profile and the key. */
   const take = <T>(schema: z.ZodType<T>, value: unknown, key: string): FromEnvConfig<T> | undefined => {
@@ -203,26 +252,7 @@ export function temporalEnvConfig(env: Readonly<Record<string, unknown>>, ctx: z
     }
     return { value: parsed.data, from: where };
   };
-  /** A PEM the profile names (a path or inline data), read now so a bad one stops start-up like ours. */
-  const pem = (source: ConfigDataSource | undefined, key: string, envVar: string): FromEnvConfig<Buffer> | undefined => {
-    if (source === undefined) return undefined;
-    const viaPath = 'path' in source;
-    const fromVar = `${envVar}_${viaPath ? 'PATH' : 'DATA'}`;
-    const label = vars[fromVar] !== undefined ? fromVar : `${where}: ${key}_${viaPath ? 'path' : 'data'}`;
-    let bytes: Buffer;
-    if (viaPath) {
-      if (typeof source.path !== 'string') return void problem(label, 'must be a string');
-      try {
-        bytes = readFileSync(source.path);
-      } catch (error) {
-        return void problem(label, cannotRead(source.path, error));
-      }
-    } else {
-      bytes = Buffer.from(source.data);
-    }
-    if (!bytes.toString('utf8').includes('-----BEGIN ')) return void problem(label, `${viaPath ? `${source.path} is` : 'is'} not PEM (no -----BEGIN line)`);
-    return { value: bytes, from: label === fromVar ? fromVar : where };
-  };
+  const pem = (source: ConfigDataSource | undefined, key: string, envVar: string) => readProfilePem(source, key, envVar, { vars, where, problem });
 
   const NonEmptyString = z.string().trim().min(1, { message: 'must not be empty' });
   const tls = profile.tls;
