@@ -3,6 +3,7 @@
  * ChaosArgumentError naming the argument; the entry prints it with the usage and exits 2.
  */
 import { FLOWS } from './flows.js';
+import { readCommandLine, type CommandLine } from '../lib/cli-options.js';
 
 export type KillTarget = 'window' | 'random';
 export type ServerStopSignal = 'SIGTERM' | 'SIGKILL';
@@ -71,10 +72,7 @@ const MAX_REPLY_DELAY_MS = 60_000;
 /** Below this a state watcher would be a busy loop of queries rather than a console refreshing. */
 export const MIN_QUERY_EVERY_MS = 10;
 
-interface Raw {
-  readonly flags: Set<string>;
-  readonly values: Map<string, string>;
-}
+type Raw = CommandLine;
 
 const VALUE_OPTIONS = [
   '--connections',
@@ -91,31 +89,7 @@ const VALUE_OPTIONS = [
 const FLAG_OPTIONS = ['--keep-logs', '--help'] as const;
 
 function split(argv: readonly string[]): Raw {
-  const flags = new Set<string>();
-  const values = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if ((FLAG_OPTIONS as readonly string[]).includes(name)) {
-      if (eq > 0) throw new ChaosArgumentError(name, 'takes no value');
-      flags.add(name);
-      continue;
-    }
-    if (!(VALUE_OPTIONS as readonly string[]).includes(name)) {
-      throw new ChaosArgumentError(arg, arg.startsWith('-') ? 'unknown option' : 'unexpected argument (options start with --)');
-    }
-    if (values.has(name)) throw new ChaosArgumentError(name, 'given twice');
-    let value: string | undefined;
-    if (eq > 0) value = arg.slice(eq + 1);
-    else {
-      value = argv[i + 1];
-      i += 1;
-    }
-    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new ChaosArgumentError(name, 'needs a value');
-    values.set(name, value);
-  }
-  return { flags, values };
+  return readCommandLine(argv, { flags: FLAG_OPTIONS, values: VALUE_OPTIONS }, (name, problem) => new ChaosArgumentError(name, problem));
 }
 
 function integer(raw: Raw, name: string, fallback: number, min: number, max: number, unit = ''): number {

@@ -4,6 +4,7 @@
 import { ChaosArgumentError } from '../chaos/options.js';
 import { FLOWS } from '../chaos/flows.js';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UPGRADE_PATH } from '../lib/temporal-versions.js';
+import { readCommandLine } from '../lib/cli-options.js';
 
 export interface ProdCheckOptions {
   readonly connections: number;
@@ -71,25 +72,14 @@ Needs: apt-get install -y postgresql; bash scripts/provision-temporal.sh server 
 runs the latter itself when the binaries are missing); --tls needs openssl.`;
 
 export function parseProdCheckArgs(argv: readonly string[], randomSeed: () => number): ProdCheckOptions | undefined {
-  const values = new Map<string, string>();
-  const flags = new Set<string>();
-  const valued = ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms', '--upgrade-from', '--token-ttl-s'];
-  const flagged = ['--keep-logs', '--no-chaos', '--tls', '--authorization', '--upgrade', '--redeploy', '--help'];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (flagged.includes(name)) {
-      if (eq > 0) throw new ChaosArgumentError(name, 'takes no value');
-      flags.add(name);
-      continue;
-    }
-    if (!valued.includes(name)) throw new ChaosArgumentError(arg, arg.startsWith('-') ? 'unknown option' : 'unexpected argument (options start with --)');
-    if (values.has(name)) throw new ChaosArgumentError(name, 'given twice');
-    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined || value === '' || value.startsWith('--')) throw new ChaosArgumentError(name, 'needs a value');
-    values.set(name, value);
-  }
+  const { flags, values } = readCommandLine(
+    argv,
+    {
+      values: ['--connections', '--workers', '--reply-delay-ms', '--seed', '--deadline-ms', '--upgrade-from', '--token-ttl-s'],
+      flags: ['--keep-logs', '--no-chaos', '--tls', '--authorization', '--upgrade', '--redeploy', '--help'],
+    },
+    (name, problem) => new ChaosArgumentError(name, problem),
+  );
   if (flags.has('--help')) return undefined;
   if (values.has('--upgrade-from') && flags.has('--upgrade'))
     throw new ChaosArgumentError('--upgrade', 'starts from the first release of the path: give it or --upgrade-from, not both');
