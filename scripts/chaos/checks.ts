@@ -8,7 +8,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AggregatorError } from '../../src/aggregator/errors.js';
-import { createAggregatorClient, type DataResult } from '../../src/aggregator/client.js';
+import { createAggregatorClient } from '../../src/aggregator/client.js';
+import type { DataResult } from '../../src/aggregator/exchange.js';
 import type { AttributesRequest } from '../../src/aggregator/schemas.js';
 import type { Sandbox } from '../../sandbox/server.js';
 import type { DriveRecord } from './driver.js';

@@ -9,7 +9,9 @@
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AggregatorClient, AuthorizeResult, CallOptions, DataResult } from '../aggregator/client.js';
+import type { AggregatorClient } from '../aggregator/client.js';
+import type { CallOptions, DataResult } from '../aggregator/exchange.js';
+import type { AuthorizeResult } from '../aggregator/session-endpoints.js';
 import { AggregatorAbortedError, AggregatorError } from '../aggregator/errors.js';
 import type { AccountsDetailResponse, AttributesResponse, InvestmentsResponse, Login } from '../aggregator/schemas.js';
 import type {
@@ -81,34 +83,37 @@ function pollResultOf(ended: Ended<DataOutcome<unknown>>): PollResult | undefine
   return ended.error instanceof AggregatorError && ended.error.remedy === 'poll' ? 'pending' : 'failed';
 }
 
-export function createActivities(clientFor: ClientForTenant, { resultLimitBytes, pauses, metrics = NO_SERVICE_METRICS }: ActivitiesOptions = {}) {
-  /** A rate-limited refusal is counted and slows the tenant's fleet; failing to say so never fails the call's own handling. */
-  async function reportThrottle(customerId: string, error: unknown): Promise<void> {
-    if (!(error instanceof AggregatorError) || error.serviceCode !== 'TOO_MANY_REQUESTS') return;
-    metrics.throttled(customerId);
-    if (!pauses) return;
-    const wait = error.retryAfterMs === undefined ? 'no Retry-After' : `Retry-After ${Math.round(error.retryAfterMs / 1000)} s`;
-    try {
-      await pauses.refused(customerId, error.retryAfterMs, `TOO_MANY_REQUESTS (HTTP ${error.httpStatus ?? '?'}, ${wait}) on ${error.operation}`);
-    } catch (notifyError) {
-      log.warn('could not pause the tenant after TOO_MANY_REQUESTS', {
-        customerId,
-        error: notifyError instanceof Error ? notifyError.message : String(notifyError),
-      });
-    }
-  }
-
-  /** Refuses data that cannot be kept in history: at once, typed, instead of a workflow the server terminates. */
-  function fitting<T>(operation: string, outcome: DataOutcome<T>): DataOutcome<T> {
-    if (resultLimitBytes === undefined || outcome.kind !== 'ready') return outcome;
-    const bytes = Buffer.byteLength(JSON.stringify(outcome.data));
-    if (bytes <= resultLimitBytes) return outcome;
-    throw ApplicationFailure.create({
-      type: 'ResultTooLarge',
-      message: `${operation} is ${bytes} bytes; without a payload store (PAYLOAD_STORE) a result may be at most ${resultLimitBytes} bytes in Temporal's history`,
-      nonRetryable: true,
+/** A rate-limited refusal is counted and slows the tenant's fleet; failing to say so never fails the call's own handling. */
+async function reportThrottle(customerId: string, error: unknown, metrics: ServiceMetrics, pauses: ActivitiesOptions['pauses']): Promise<void> {
+  if (!(error instanceof AggregatorError) || error.serviceCode !== 'TOO_MANY_REQUESTS') return;
+  metrics.throttled(customerId);
+  if (!pauses) return;
+  const wait = error.retryAfterMs === undefined ? 'no Retry-After' : `Retry-After ${Math.round(error.retryAfterMs / 1000)} s`;
+  try {
+    await pauses.refused(customerId, error.retryAfterMs, `TOO_MANY_REQUESTS (HTTP ${error.httpStatus ?? '?'}, ${wait}) on ${error.operation}`);
+  } catch (notifyError) {
+    log.warn('could not pause the tenant after TOO_MANY_REQUESTS', {
+      customerId,
+      error: notifyError instanceof Error ? notifyError.message : String(notifyError),
     });
   }
+}
+
+/** The outcome, if it fits in history under `resultLimitBytes` (none: no limit); else a non-retryable ResultTooLarge. */
+function fittingIn<T>(resultLimitBytes: number | undefined, operation: string, outcome: DataOutcome<T>): DataOutcome<T> {
+  if (resultLimitBytes === undefined || outcome.kind !== 'ready') return outcome;
+  const bytes = Buffer.byteLength(JSON.stringify(outcome.data));
+  if (bytes <= resultLimitBytes) return outcome;
+  throw ApplicationFailure.create({
+    type: 'ResultTooLarge',
+    message: `${operation} is ${bytes} bytes; without a payload store (PAYLOAD_STORE) a result may be at most ${resultLimitBytes} bytes in Temporal's history`,
+    nonRetryable: true,
+  });
+}
+
+export function createActivities(clientFor: ClientForTenant, { resultLimitBytes, pauses, metrics = NO_SERVICE_METRICS }: ActivitiesOptions = {}) {
+  /** Refuses data that cannot be kept in history: at once, typed, instead of a workflow the server terminates. */
+  const fitting = <T>(operation: string, outcome: DataOutcome<T>): DataOutcome<T> => fittingIn(resultLimitBytes, operation, outcome);
 
   /** Runs one upstream call with the activity's cancellation wired to the HTTP request. */
   async function call<T>(customerId: string, run: (client: AggregatorClient, options: CallOptions) => Promise<T>): Promise<T> {
@@ -124,7 +129,7 @@ export function createActivities(clientFor: ClientForTenant, { resultLimitBytes,
       if (error instanceof AggregatorAbortedError && context.cancellationDetails?.workerShutdown) throw workerShutdownFailure(error);
       const failed = failedCallOf(error);
       if (failed) metrics.failed(failed);
-      await reportThrottle(customerId, error);
+      await reportThrottle(customerId, error, metrics, pauses);
       // pollByRetry's attempts are polls, not reads of one answer again.
       const { attempt, activityType } = context.info;
       throw toActivityFailure(error, activityType === 'pollByRetry' ? {} : { attempt });

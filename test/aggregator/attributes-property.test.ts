@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { createAggregatorClient, type AccountsDetail, type DataResult } from '../../src/aggregator/client.js';
+import { createAggregatorClient } from '../../src/aggregator/client.js';
+import type { AccountsDetail } from '../../src/aggregator/data-endpoints.js';
+import type { DataResult } from '../../src/aggregator/exchange.js';
 import { ATTRIBUTE_NAMES } from '../../sandbox/attributes.js';
 import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import type { Account, Transaction } from '../../sandbox/spec-shapes.js';

@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAggregatorClient, type AccountsDetail, type AggregatorClient, type DataResult } from '../../src/aggregator/client.js';
+import { createAggregatorClient, type AggregatorClient } from '../../src/aggregator/client.js';
+import type { AccountsDetail } from '../../src/aggregator/data-endpoints.js';
+import type { DataResult } from '../../src/aggregator/exchange.js';
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
 import { SERVICE_CODES } from '../../src/aggregator/failure-table.js';
 import { AttributePackageOperation, type AccountsDetailOptions } from '../../src/aggregator/schemas.js';

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAggregatorClient, type AggregatorClient, type AuthorizeResult, type Challenge, type Ready } from '../../src/aggregator/client.js';
+import { createAggregatorClient, type AggregatorClient } from '../../src/aggregator/client.js';
+import type { Challenge, Ready } from '../../src/aggregator/exchange.js';
+import type { AuthorizeResult } from '../../src/aggregator/session-endpoints.js';
 import { AggregatorServiceError } from '../../src/aggregator/errors.js';
 import { SERVICE_CODES, isServiceCode } from '../../src/aggregator/failure-table.js';
 import type { AuthorizeRequest, AuthorizeResponse } from '../../src/aggregator/schemas.js';
