@@ -10,7 +10,7 @@
  * leave the cache as soon as the KMS refuses one of them.
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { ExpiringCache } from './expiring-cache.js';
+import { LRUCache } from 'lru-cache';
 import type { KeySource, SealingKey } from './key-source.js';
 import { KeyProviderUnavailableError, KeyVersionRevokedError, PayloadDecryptionError, SealingStoppedError } from './payload-errors.js';
 import {
@@ -86,7 +86,7 @@ export class EnvelopeKeySource implements KeySource {
   private making: Promise<CurrentDataKey> | undefined;
   /** While the KMS cannot make a data key: when to ask again (meanwhile the last one seals). */
   private retryMakingAt: number | undefined;
-  private readonly unwrapped: ExpiringCache<string, KeyObject>;
+  private readonly unwrapped: LRUCache<string, KeyObject>;
   private readonly unwrapping = new Map<string, Promise<KeyObject>>();
 
   constructor(
@@ -97,7 +97,7 @@ export class EnvelopeKeySource implements KeySource {
     private readonly now: () => number = Date.now,
     private readonly onSealing: SealingObserver = () => undefined,
   ) {
-    this.unwrapped = new ExpiringCache(settings.unwrappedKeyCacheSize, settings.unwrappedKeyLifetimeMs, now);
+    this.unwrapped = unwrappedKeyCache(settings.unwrappedKeyCacheSize, settings.unwrappedKeyLifetimeMs, now);
   }
 
   get keyId(): string {
@@ -247,12 +247,22 @@ export class EnvelopeKeySource implements KeySource {
    * go on reading payloads the KMS no longer opens), the sealing one too.
    */
   private forgetRevoked(keyId: string, version: number): void {
-    this.unwrapped.deleteWhere((cacheKey) => {
+    for (const cacheKey of [...this.unwrapped.keys()]) {
       const [id, keyVersion] = cacheKey.split('\n');
-      return id === keyId && Number(keyVersion) <= version;
-    });
+      if (id === keyId && Number(keyVersion) <= version) this.unwrapped.delete(cacheKey);
+    }
     if (this.current && this.current.sealing.keyId === keyId && this.current.keyVersion <= version) this.current = undefined;
   }
+}
+
+/**
+ * The unwrapped data keys: at most `size` of them, the least recently used going first, each for
+ * `lifetimeMs` from its set (a read does not lengthen it) and gone at its expiry by lru-cache's own
+ * unref'd timer, not when next asked for: a key past its lifetime is not kept in memory. `now` is
+ * the clock tests move (no resolution cache, so a moved clock is read at once).
+ */
+export function unwrappedKeyCache(size: number, lifetimeMs: number, now: () => number = Date.now): LRUCache<string, KeyObject> {
+  return new LRUCache<string, KeyObject>({ max: size, ttl: lifetimeMs, ttlAutopurge: true, ttlResolution: 0, updateAgeOnGet: false, perf: { now } });
 }
 
 /**

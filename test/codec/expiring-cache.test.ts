@@ -1,62 +1,52 @@
+/**
+ * The cache of unwrapped data keys (src/codec/envelope-keys.ts's unwrappedKeyCache, lru-cache
+ * configured for it): a lifetime from the set, a bound with the least recently used going first,
+ * and an expired key gone by its own timer, not only when next asked for.
+ */
 import assert from 'node:assert/strict';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ExpiringCache } from '../../src/codec/expiring-cache.js';
+import { unwrappedKeyCache } from '../../src/codec/envelope-keys.js';
+
+const key = (byte: number): KeyObject => createSecretKey(Buffer.alloc(32, byte));
 
 describe('the cache of unwrapped data keys', () => {
   it('forgets an entry once its lifetime has passed', () => {
     let now = 1_000;
-    const cache = new ExpiringCache<string, number>(10, 500, () => now);
-    cache.set('a', 1);
-    now += 499;
-    assert.equal(cache.get('a'), 1);
+    const cache = unwrappedKeyCache(10, 500, () => now);
+    const a = key(1);
+    cache.set('a', a);
+    now += 500;
+    assert.equal(cache.get('a'), a, 'at its lifetime, still kept');
     now += 1;
-    assert.equal(cache.get('a'), undefined);
+    assert.equal(cache.get('a'), undefined, 'past it, gone');
     assert.equal(cache.size, 0, 'an expired entry met is dropped');
   });
 
   it('holds at most its bound, dropping the least recently used first', () => {
-    const cache = new ExpiringCache<string, number>(2, 60_000);
-    cache.set('a', 1);
-    cache.set('b', 2);
-    assert.equal(cache.get('a'), 1, 'a is now the most recently used');
-    cache.set('c', 3);
+    const cache = unwrappedKeyCache(2, 60_000);
+    const [a, b, c] = [key(1), key(2), key(3)];
+    cache.set('a', a);
+    cache.set('b', b);
+    assert.equal(cache.get('a'), a, 'a is now the most recently used');
+    cache.set('c', c);
     assert.equal(cache.size, 2);
     assert.equal(cache.get('b'), undefined);
-    assert.deepEqual([cache.get('a'), cache.get('c')], [1, 3]);
+    assert.deepEqual([cache.get('a'), cache.get('c')], [a, c]);
   });
 
-  it('lets every expired entry go at its expiry, not when it is next asked for or pushed out', async () => {
+  it('counts a lifetime from the set, and lets an expired key go by its own timer', async () => {
     let now = 1_000;
-    const cache = new ExpiringCache<string, number>(10, 500, () => now);
-    cache.set('a', 1);
-    cache.set('b', 2);
-    now += 100;
-    cache.set('c', 3);
-    assert.equal(cache.get('a'), 1, 'a used again: its lifetime still runs from its set');
+    const cache = unwrappedKeyCache(10, 500, () => now);
+    cache.set('a', key(1));
     now += 400;
-    cache.sweep();
-    assert.equal(cache.size, 1, 'a and b left at their expiry, though nobody asked for them');
-    assert.equal(cache.get('c'), 3);
+    assert.ok(cache.get('a'), 'read within its lifetime');
+    now += 101;
+    assert.equal(cache.get('a'), undefined, 'the read did not lengthen it');
     // The timer does it without a call: a real clock, a short lifetime.
-    const timed = new ExpiringCache<string, number>(10, 30);
-    timed.set('k', 1);
+    const timed = unwrappedKeyCache(10, 30);
+    timed.set('k', key(2));
     await new Promise((resolve) => setTimeout(resolve, 120));
     assert.equal(timed.size, 0, 'gone by its own timer');
-  });
-
-  it('removes the entries a predicate names (a revoked key version)', () => {
-    const cache = new ExpiringCache<string, number>(10, 60_000);
-    for (const key of ['k\n1\na', 'k\n2\nb', 'other\n1\nc']) cache.set(key, 1);
-    assert.equal(
-      cache.deleteWhere((key) => key.startsWith('k\n1\n')),
-      1,
-    );
-    assert.equal(cache.size, 2);
-    assert.equal(cache.get('k\n1\na'), undefined);
-  });
-
-  it('refuses a bound or a lifetime it cannot keep', () => {
-    assert.throws(() => new ExpiringCache(0, 1), /maxEntries must be a whole number from 1, got 0/);
-    assert.throws(() => new ExpiringCache(1, 0), /lifetimeMs must be above 0, got 0/);
   });
 });
