@@ -22,6 +22,73 @@ import { countSessionRestart } from './session-metrics.js';
 /** Reopens of an expired session in one connection, at most (each a cached Authorize). */
 const MAX_SESSION_REOPENS = 3;
 
+/** What a product's polls need besides their calls: the tenant, the timing, and where the pending state is recorded. */
+interface PollContext {
+  readonly customerId: string;
+  readonly timing: ConnectionInput['timing'];
+  readonly recorder: StateRecorder;
+}
+
+/** A cached Authorize of the saved login (it only reads saved data): the new session's RequestId. */
+async function openCachedSession(label: string, customerId: string, loginId: string): Promise<string> {
+  const cached = await authorize(label, (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }), {
+    idempotent: true,
+  });
+  if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
+  return cached.requestId;
+}
+
+/** Records a product's pending answer (202) and counts its polls. */
+function pollObserver(recorder: StateRecorder, operation: string): PollObserver {
+  return {
+    pending: ({ code, pollCount, since, deadline, nextPollAt, strategy }) =>
+      recorder.patch({
+        pending: {
+          operation,
+          code,
+          pollCount,
+          since: new Date(since).toISOString(),
+          deadline: new Date(deadline).toISOString(),
+          nextPollAt: new Date(nextPollAt).toISOString(),
+          ...(strategy === 'timer' ? {} : { strategy }),
+        },
+      }),
+    polled: (count) => recorder.countPolls(count),
+  };
+}
+
+function retrieveAccountsDetail({ customerId, timing, recorder }: PollContext, requestId: string, options: AccountsDetailOptions) {
+  const operation = 'accounts detail';
+  return pollUntilReady(
+    operation,
+    ({ deadline }) => dataCalls('request accounts detail', deadline).requestAccountsDetail({ customerId, requestId, options }),
+    ({ pollNumber, deadline }) => dataCalls(`poll accounts detail #${pollNumber}`, deadline).pollAccountsDetail({ customerId, requestId }),
+    (pendingRequestId) => ({ kind: 'accountsDetail', input: { customerId, requestId: pendingRequestId } }),
+    timing,
+    pollObserver(recorder, operation),
+  );
+}
+
+/**
+ * Investments and attributes: the same request, repeated while it answers 202; a repeat carries its
+ * poll number, so the activity counts it as a poll (the worker's metrics are the activities').
+ */
+function retrieveByRepeating<T>(
+  { timing, recorder }: PollContext,
+  operation: string,
+  request: (activities: ConnectionActivities, pollNumber?: number) => Promise<DataOutcome<T>>,
+  pollRequest: () => PollRequest,
+) {
+  return pollUntilReady(
+    operation,
+    ({ deadline }) => request(dataCalls(`request ${operation}`, deadline)),
+    ({ pollNumber, deadline }) => request(dataCalls(`poll ${operation} #${pollNumber}`, deadline), pollNumber),
+    pollRequest,
+    timing,
+    pollObserver(recorder, operation),
+  );
+}
+
 export async function retrieveProducts(
   { customerId, session, products, timing }: ConnectionInput,
   open: SessionOpen,
@@ -33,6 +100,7 @@ export async function retrieveProducts(
   let sessionRequestId = open.requestId;
   // A saved login's session can be reopened by a cached Authorize (it only reads saved data).
   const canReopen = session.kind !== 'live' || session.save;
+  const context: PollContext = { customerId, timing, recorder };
 
   /**
    * Runs one product's retrieval in the open session; when the session expired meanwhile (its calls
@@ -46,15 +114,7 @@ export async function retrieveProducts(
       } catch (error) {
         if (!canReopen || reopened >= MAX_SESSION_REOPENS || serviceDetailsOf(error)?.remedy !== 'reauthorize') throw error;
         const reason = `the session expired during ${operation} (${serviceDetailsOf(error)?.serviceCode ?? 'expired'}); reopened with a cached Authorize`;
-        const cached = await authorize(
-          `authorize (cached: ${reason})`,
-          (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }),
-          {
-            idempotent: true,
-          },
-        );
-        if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
-        sessionRequestId = cached.requestId;
+        sessionRequestId = await openCachedSession(`authorize (cached: ${reason})`, customerId, loginId);
         countSessionRestart('session_expired');
         recorder.patch({
           requestId: sessionRequestId,
@@ -66,24 +126,6 @@ export async function retrieveProducts(
     }
   }
 
-  function observer(operation: string): PollObserver {
-    return {
-      pending: ({ code, pollCount, since, deadline, nextPollAt, strategy }) =>
-        recorder.patch({
-          pending: {
-            operation,
-            code,
-            pollCount,
-            since: new Date(since).toISOString(),
-            deadline: new Date(deadline).toISOString(),
-            nextPollAt: new Date(nextPollAt).toISOString(),
-            ...(strategy === 'timer' ? {} : { strategy }),
-          },
-        }),
-      polled: (count) => recorder.countPolls(count),
-    };
-  }
-
   /** What of the products' data their views could not read (kept as sent): on the result, for the lender. */
   const warnings: DataWarning[] = [];
 
@@ -93,42 +135,11 @@ export async function retrieveProducts(
     return retrieved.data;
   }
 
-  function retrieveAccountsDetail(requestId: string, options: AccountsDetailOptions) {
-    const operation = 'accounts detail';
-    return pollUntilReady(
-      operation,
-      ({ deadline }) => dataCalls('request accounts detail', deadline).requestAccountsDetail({ customerId, requestId, options }),
-      ({ pollNumber, deadline }) => dataCalls(`poll accounts detail #${pollNumber}`, deadline).pollAccountsDetail({ customerId, requestId }),
-      (pendingRequestId) => ({ kind: 'accountsDetail', input: { customerId, requestId: pendingRequestId } }),
-      timing,
-      observer(operation),
-    );
-  }
-
-  /**
-   * Investments and attributes: the same request, repeated while it answers 202; a repeat carries its
-   * poll number, so the activity counts it as a poll (the worker's metrics are the activities').
-   */
-  function retrieveByRepeating<T>(
-    operation: string,
-    request: (activities: ConnectionActivities, pollNumber?: number) => Promise<DataOutcome<T>>,
-    pollRequest: () => PollRequest,
-  ) {
-    return pollUntilReady(
-      operation,
-      ({ deadline }) => request(dataCalls(`request ${operation}`, deadline)),
-      ({ pollNumber, deadline }) => request(dataCalls(`poll ${operation} #${pollNumber}`, deadline), pollNumber),
-      pollRequest,
-      timing,
-      observer(operation),
-    );
-  }
-
   /** The RequestId accounts detail was retrieved in (attributes need it retrieved in theirs). */
   let accountsRequestId: string | undefined;
   if (products.accountsDetail) {
     const options = products.accountsDetail;
-    const retrieved = await inOpenSession('accounts detail', (requestId) => retrieveAccountsDetail(requestId, options));
+    const retrieved = await inOpenSession('accounts detail', (requestId) => retrieveAccountsDetail(context, requestId, options));
     accountsRequestId = sessionRequestId;
     result = { ...result, requestId: sessionRequestId, accountsDetail: markRetrieved('accountsDetail', retrieved) };
   }
@@ -136,6 +147,7 @@ export async function retrieveProducts(
     const retrieved = await inOpenSession('investments', (requestId) => {
       const input = { customerId, loginId, requestId };
       return retrieveByRepeating(
+        context,
         'investments',
         (activities, pollNumber) => activities.requestInvestments({ ...input, pollNumber }),
         () => ({ kind: 'investments', input }),
@@ -148,21 +160,14 @@ export async function retrieveProducts(
     // Spec: attributes need a RequestId from a cached Authorize, and accounts detail retrieved for it.
     let requestId = sessionRequestId;
     if (session.kind !== 'cached') {
-      const cached = await authorize(
-        'authorize (cached, for attributes)',
-        (activities) => activities.openSession({ customerId, session: { kind: 'cached', loginId } }),
-        {
-          idempotent: true,
-        },
-      );
-      if (cached.kind !== 'session-open') throw connectionFailure('UnexpectedServiceAnswer', `cached Authorize answered ${cached.kind}`);
-      requestId = cached.requestId;
+      requestId = await openCachedSession('authorize (cached, for attributes)', customerId, loginId);
       recorder.patch({ requestId });
     }
-    if (!(products.accountsDetail && requestId === accountsRequestId)) await retrieveAccountsDetail(requestId, products.accountsDetail ?? {});
+    if (!(products.accountsDetail && requestId === accountsRequestId)) await retrieveAccountsDetail(context, requestId, products.accountsDetail ?? {});
     const label = 'package' in product ? `attributes ${product.package}` : 'custom attributes';
     const input = { customerId, loginId, requestId, product };
     const retrieved = await retrieveByRepeating(
+      context,
       label,
       (activities, pollNumber) => activities.requestAttributes({ ...input, pollNumber }),
       () => ({ kind: 'attributes', input }),
