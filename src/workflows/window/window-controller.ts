@@ -22,26 +22,11 @@
  * - **Throttled:** when the service told the tenant to wait (TOO_MANY_REQUESTS), halve, once per
  *   throttle, and do not grow until it has passed; children slowed by waiting it out do not shrink
  *   the window again (for slowness or as stuck) until a child's time after it.
- * - **Shared by weight.** With other books refreshing at once (their windows read from their memos),
- *   a book's share is the fleet's windows together times its weight over all weights, and crowding
- *   is the fleet's: each book publishes how much slower than their best its children finish, and
- *   each acts on the worst of its own and the others' (a book that joined a crowded fleet learned a
- *   crowded best and alone would not see it). The one above its share gives way: a book a child or
- *   more below its share does not shrink for crowding, one a child or more above does not grow, and
- *   one 15% above shrinks toward its share as soon as children slow past where growth stops. Equal books grow
- *   and shrink together, so the fleet as a whole still finds its size. Alone, none of this applies.
- * - **The live path first.** Where the Temporal server counts the service queue's waiting tasks by
- *   priority (window-watch.ts reads it with the fleet), the window is judged by what live users
- *   feel instead of by its children: it shrinks when a live task has waited `liveSlowMs` to start
- *   (at the server's count, or at the 90th percentile of the live starts of the last seconds on the
- *   worker it runs on),
- *   and grows (a round at a time, as above) only while the last readings are within `liveNearMs`.
- *   Children's busy time then neither shrinks nor stops the window: it lengthens when unattended
- *   work queues behind unattended work (one worker's workflow-task slots), long before the cores
- *   are busy or a live user waits (measured: docs/fleet.md). Stuck children, a throttle and the
- *   shares hold as above. Without a reading, everything is judged by the children, as above.
+ * - **Shared by weight** with the other books refreshing at once: window-share.ts.
+ * - **The live path first** where the server counts live tasks waiting: window-live-path.ts.
  * - An operator's pin holds the size; the controller still learns meanwhile.
- * Deterministic and import-free: workflow code. Times are workflow time (ms).
+ * The rules themselves are pure functions (window-children-rule.ts, window-live-path.ts) this class
+ * applies. Deterministic and import-free: workflow code. Times are workflow time (ms).
  */
 import type {
   LivePathReading,
@@ -52,6 +37,11 @@ import type {
   WindowShare,
   WindowView,
 } from '../../contract/window/window-definitions.js';
+import { childrenVerdict, stuckReason } from './window-children-rule.js';
+import { liveVerdict } from './window-live-path.js';
+import { bestOf, clamp, median, ratioOf } from './window-numbers.js';
+import { fleetOthers, giveWay, shareOf } from './window-share.js';
+import type { WindowFacts, WindowVerdict } from './window-verdict.js';
 
 /**
  * Completions the recent median is taken over: the window's size, within these bounds. At least 16:
@@ -65,10 +55,6 @@ export const RECENT_MIN = 16;
 const RECENT_MAX = 32;
 /** Window changes kept for the report. */
 const CHANGES_KEPT = 50;
-/** A book this far above its share shrinks toward it as soon as children slow (before the fleet is crowded enough to shrink everyone). */
-const ABOVE_SHARE = 1.15;
-/** On giving way to another book: the fraction kept (never below the share). */
-const GIVE_WAY_FACTOR = 0.85;
 /**
  * Live-path readings kept: growth needs each of them near idle. The server counts a queue every few
  * seconds and a reading is the oldest task waiting at that moment, so one reading can miss a wait.
@@ -96,17 +82,6 @@ export function slowStartGrowth(size: number): number {
  * its children are stuck too (observeInFlight).
  */
 export const LIVE_STRANDED_MS = 60_000;
-
-function median(values: readonly number[]): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-function clamp(value: number, bounds: WindowBounds): number {
-  return Math.min(bounds.ceiling, Math.max(bounds.floor, Math.round(value)));
-}
 
 export class WindowController {
   private memory: WindowMemory;
@@ -177,18 +152,7 @@ export class WindowController {
    * so its weight does not shrink the others' shares.
    */
   observeFleet(others: readonly { readonly size: number; readonly weight: number; readonly crowding?: number | undefined }[], weight: number): void {
-    const positive = (value: number | undefined) => (value !== undefined && Number.isFinite(value) && value > 0 ? value : 0);
-    const counted = others.filter((other) => positive(other.weight) > 0 && positive(other.size) > 0);
-    this.memory = {
-      ...this.memory,
-      weight: positive(weight) || 1,
-      others: {
-        size: counted.reduce((sum, other) => sum + positive(other.size), 0),
-        weight: counted.reduce((sum, other) => sum + other.weight, 0),
-        refreshes: counted.length,
-        crowding: counted.reduce((worst, other) => Math.max(worst, positive(other.crowding)), 0),
-      },
-    };
+    this.memory = { ...this.memory, ...fleetOthers(others, weight) };
   }
 
   /**
@@ -224,12 +188,7 @@ export class WindowController {
 
   /** This refresh's weighted share of every running refresh's window; undefined while it runs alone. */
   get share(): WindowShare | undefined {
-    const others = this.memory.others;
-    if (others === undefined || others.refreshes === 0) return undefined;
-    const weight = this.memory.weight ?? 1;
-    const fleetSize = this.size + others.size;
-    const fleetWeight = weight + others.weight;
-    return { size: (fleetSize * weight) / fleetWeight, weight, fleetWeight, fleetSize, refreshes: others.refreshes + 1, crowding: others.crowding };
+    return shareOf(this.size, this.memory.weight ?? 1, this.memory.others);
   }
 
   get changes(): readonly WindowChange[] {
@@ -272,19 +231,8 @@ export class WindowController {
    * at most once per that long.
    */
   observeInFlight(agesMs: readonly number[], now: number): void {
-    const best = this.memory.bestFinishMs;
-    const age = median(agesMs);
-    if (best === undefined || age === undefined || !this.throttleSettled(now)) return;
-    const ratio = (age + this.control.slackMs) / (best + this.control.slackMs);
-    if (ratio < this.control.shrinkAbove) return;
-    const lastAt = this.memory.lastChange ? Date.parse(this.memory.lastChange.at) : Number.NEGATIVE_INFINITY;
-    if (now - lastAt < (best + this.control.slackMs) * this.control.shrinkAbove) return;
-    this.change(
-      clamp(Math.floor(this.memory.size * this.control.shrinkFactor), this.bounds),
-      `children in flight for ${ratio.toFixed(2)}x their best time (median ${Math.round(age)} ms against ${Math.round(best)} ms): the service or the fleet is not keeping up`,
-      now,
-      true,
-    );
+    const reason = this.throttleSettled(now) ? stuckReason(this.memory.bestFinishMs, agesMs, this.control, now - this.lastChangeAt) : undefined;
+    if (reason !== undefined) this.change(clamp(Math.floor(this.memory.size * this.control.shrinkFactor), this.bounds), reason, now, true);
   }
 
   /**
@@ -332,10 +280,7 @@ export class WindowController {
 
   /** The lowest median over a full set of recent values: the time when not crowded. */
   private best(best: number | undefined, recent: readonly number[]): number | undefined {
-    if (recent.length < this.recentLength && best !== undefined) return best;
-    const now = median(recent);
-    if (now === undefined) return best;
-    return best === undefined ? now : Math.min(best, now);
+    return bestOf(best, recent, this.recentLength);
   }
 
   /** Children's recent busy time over their best (a memory carried from before busy times were told: their whole time). */
@@ -347,86 +292,38 @@ export class WindowController {
 
   /** `base` is added to both sides with the slack: what else a child's time holds besides the value measured. */
   private ratio(recent: readonly number[], best: number | undefined, base = 0): number | undefined {
-    const current = median(recent);
-    if (current === undefined || best === undefined || recent.length < Math.min(RECENT_MIN, this.recentLength)) return undefined;
-    return (current + base + this.control.slackMs) / (best + base + this.control.slackMs);
+    return ratioOf(recent, best, Math.min(RECENT_MIN, this.recentLength), this.control.slackMs, base);
   }
 
   private decide(now: number, windowFull: boolean): void {
     const live = this.freshLive(now);
-    if (live !== undefined) {
-      this.decideByLivePath(now, windowFull, live);
-      return;
-    }
-    const { size, sinceChange } = this.memory;
-    const finishRatio = this.busyRatio();
-    const startRatio = this.startRatio();
-    if (finishRatio === undefined) return;
-    const own = Math.max(finishRatio, startRatio ?? 0);
-    const share = this.share;
-    // Crowding is the fleet's: the worst any book's children see.
-    const worst = Math.max(own, share?.crowding ?? 0);
-    if (worst >= this.control.shrinkAbove && this.mayShrink(now)) {
-      // A book below its share leaves the shrinking to those above it.
-      if (share !== undefined && size <= share.size - 1) return;
-      const what =
-        own < worst
-          ? `another book's children took ${worst.toFixed(2)}x their best time (this book's ${own.toFixed(2)}x): the fleet is crowded`
-          : finishRatio >= (startRatio ?? 0)
-            ? `children took ${finishRatio.toFixed(2)}x their best time, busy ${Math.round(median(this.memory.recentBusyMs ?? []) ?? 0)} ms against ${Math.round(this.memory.bestBusyMs ?? 0)} ms (the median of their whole time ${Math.round(median(this.memory.recentFinishMs) ?? 0)} ms against ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`
-            : `children waited ${(startRatio ?? 0).toFixed(2)}x their best time to start, counted in a child's time (median ${Math.round(median(this.memory.recentStartMs) ?? 0)} ms against ${Math.round(this.memory.bestStartMs ?? 0)} ms, a child ${Math.round(this.memory.bestFinishMs ?? 0)} ms)`;
-      this.shrinkFor(what, now);
-      return;
-    }
-    if (share !== undefined && size >= share.size * ABOVE_SHARE && worst > this.control.growBelow && this.halfRound) {
-      this.giveWay(share, `children slow to ${worst.toFixed(2)}x their best time`, now);
-      return;
-    }
-    if (this.throttled(now) || !windowFull || worst > this.control.growBelow || sinceChange < size) return;
-    if (share !== undefined && size >= share.size + 1) return;
-    // Slow start ends at the first sign of crowding: children halfway to where growth stops.
-    this.grow(worst > 1 + (this.control.growBelow - 1) / 2, `children finish in ${finishRatio.toFixed(2)}x their best time and the service answers`, now);
+    const facts: WindowFacts = {
+      size: this.memory.size,
+      sinceChange: this.memory.sinceChange,
+      share: this.share,
+      mayShrink: this.mayShrink(now),
+      halfRound: this.halfRound,
+      throttled: this.throttled(now),
+      windowFull,
+    };
+    const verdict =
+      live === undefined
+        ? childrenVerdict(facts, this.control, this.memory, this.busyRatio(), this.startRatio())
+        : liveVerdict(facts, this.control, live, this.lastChangeAt, () => this.busyRatio());
+    this.apply(verdict, now);
   }
 
-  /** The live path judges: live tasks' wait to start, not the children's times (the header says why). */
-  private decideByLivePath(now: number, windowFull: boolean, live: NonNullable<WindowMemory['live']>): void {
-    const { size, sinceChange } = this.memory;
-    const { liveSlowMs, liveNearMs } = this.control;
-    // Each decision on a reading taken after the last change: one snapshot of the server moves the window once.
-    const lastChangeAt = this.memory.lastChange ? Date.parse(this.memory.lastChange.at) : Number.NEGATIVE_INFINITY;
-    if (live.at <= lastChangeAt) return;
-    const latest = live.waitMs.at(-1) ?? 0;
-    const worst = Math.max(...live.waitMs);
-    const share = this.share;
-    const starts =
-      live.workerSamples === undefined
-        ? ''
-        : `; this worker's last ${live.workerSamples} live start(s): ${live.workerWaitMs ?? 0} ms above its shortest at the 90th percentile`;
-    const waited = `live tasks waited ${latest} ms to start (${live.waiting} waiting at the server's last count${starts})`;
-    // The worker's own starts only give way: they read a little above their shortest even with the
-    // live path near idle, and held as a bar to growth they kept windows small without holding live
-    // answers nearer idle (docs/benchmarks.md, 2026-11-30).
-    const ownSlow = (live.workerWaitMs ?? 0) >= liveSlowMs;
-    if ((latest >= liveSlowMs || ownSlow) && this.mayShrink(now)) {
-      // A book below its share leaves the giving way to those above it.
-      if (share !== undefined && size <= share.size - 1) return;
-      this.shrinkFor(`${waited}: the live path slowed (gives way at ${liveSlowMs} ms)`, now);
-      return;
-    }
-    const near = worst <= liveNearMs;
-    if (share !== undefined && size >= share.size * ABOVE_SHARE && !near && this.halfRound) {
-      this.giveWay(share, waited, now);
-      return;
-    }
-    if (this.throttled(now) || !windowFull || !near || sinceChange < size) return;
-    if (share !== undefined && size >= share.size + 1) return;
-    const busy = this.busyRatio();
-    // Slow start ends at the first live task seen waiting at all.
-    this.grow(
-      worst > 0,
-      `live tasks waited at most ${worst} ms to start (near idle: ${liveNearMs} ms) and the service answers${busy === undefined ? '' : `; children busy ${busy.toFixed(2)}x their best`}`,
-      now,
-    );
+  private apply(verdict: WindowVerdict, now: number): void {
+    if (verdict?.kind === 'shrink') this.shrinkFor(verdict.reason, now);
+    else if (verdict?.kind === 'giveWay') {
+      const { to, reason } = giveWay(verdict.share, this.memory.size, verdict.why);
+      this.change(clamp(to, this.bounds), reason, now, true);
+    } else if (verdict?.kind === 'grow') this.grow(verdict.slowStartOver, verdict.reason, now);
+  }
+
+  /** When the window last changed (workflow ms). */
+  private get lastChangeAt(): number {
+    return this.memory.lastChange ? Date.parse(this.memory.lastChange.at) : Number.NEGATIVE_INFINITY;
   }
 
   /**
@@ -464,16 +361,6 @@ export class WindowController {
   private shrinkFor(reason: string, now: number): void {
     this.change(clamp(Math.floor(this.memory.size * this.control.shrinkFactor), this.bounds), reason, now, true);
     this.memory = { ...this.memory, shrankAt: now };
-  }
-
-  private giveWay(share: WindowShare, why: string, now: number): void {
-    const size = this.memory.size;
-    this.change(
-      clamp(Math.max(Math.ceil(share.size), Math.floor(size * GIVE_WAY_FACTOR)), this.bounds),
-      `giving way to ${share.refreshes - 1} other book${share.refreshes === 2 ? '' : 's'}: ${size} is above this book's share of ${share.size.toFixed(1)} (weight ${share.weight} of ${share.fleetWeight}, windows ${share.fleetSize} in all) while ${why}`,
-      now,
-      true,
-    );
   }
 
   /** By half in slow start, by an eighth after it (at least one); `slowStartOver`: the first sign of crowding, seen now. */
