@@ -6,12 +6,10 @@
  * (book-refresh-run.ts): time read from one `SteadyClock`, and no local activity started from a
  * handler (every call to Temporal is made by the run's own sequence).
  *
- * A connection that asks is queued by its priority key, then arrival. Granting sends it a signal;
- * one that cannot be delivered (the run has ended, or never was: a forged request) gives its room
- * back. A start the product's client held is not sent here one by one: once a client wakes the run,
- * it reads visibility for held starts every few seconds and queues those it has not seen (a signal
- * the workers take costs the stack about what the held workflow does; one read is cheaper than a
- * storm's signals), and begins them when it grants them room. The connection tells its end with the
+ * A connection that asks is queued (admission-queue.ts); granting sends it a signal; one that cannot
+ * be delivered (the run has ended, or never was: a forged request) gives its room back. A start the
+ * product's client held is found in visibility once a client wakes the run (admission-held-looks.ts),
+ * and begun when it is granted room. The connection tells its end with the
  * same signal a book's connection sends its refresh; one admitted that never tells (terminated) is
  * found by asking Temporal, as a book does.
  */
@@ -34,12 +32,10 @@ import {
   ADMISSION_DISCOVER_EVERY_MS,
   ADMISSION_DISCOVER_SOON_MS,
   ADMISSION_GRANTS_PER_RUN,
-  ADMISSION_ID_MAX,
   ADMISSION_IDLE_MS,
   ADMISSION_QUEUE_LIMIT,
   ADMISSION_WINDOW_BOUNDS,
   admissionGrantSignal,
-  isAdmissibleConnectionId,
   type AdmissionCarry,
   type AdmissionInput,
   type AdmissionRequest,
@@ -47,17 +43,19 @@ import {
   type AdmissionSummary,
   type AdmissionWake,
   type AdmittedConnection,
-  type QueuedConnection,
 } from '../../contract/admission/admission-definitions.js';
-import { DEFAULT_PRIORITY_KEYS, PRIORITY_KEY_LIMITS } from '../../contract/priority.js';
+import { DEFAULT_PRIORITY_KEYS } from '../../contract/priority.js';
 import { type BookLoginEnded } from '../../contract/book/book-definitions.js';
 import { DEFAULT_WINDOW_CONTROL, type WindowBounds, type WindowControl } from '../../contract/window/window-definitions.js';
-import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE, UUID_PATTERN } from '../../contract/ids.js';
+import { ID_SEGMENT_PATTERN, ID_SEGMENT_RULE } from '../../contract/ids.js';
 import { WindowController } from '../window/window-controller.js';
 import { endProblem } from '../window/connection-window-end.js';
 import { SteadyClock } from '../steady-clock.js';
 import { WindowMemo } from '../window/window-memo.js';
 import { FleetLook, WatchTimer } from '../window/window-watch.js';
+import { AdmissionQueue, endedRun, requestProblem, runKey } from './admission-queue.js';
+import { HeldLooks } from './admission-held-looks.js';
+import { silentDue, silentFinding } from './admission-silent-check.js';
 
 /** Calls to Temporal only (visibility, describe, signal-with-start), never to the service: quick and outside the request budget. */
 const temporal = proxyLocalActivities<
@@ -70,18 +68,8 @@ const temporal = proxyLocalActivities<
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
-/** Connections asked about in one silent check. */
-const SILENT_CHECK_CHUNK = 50;
 /** Held starts released by one local activity (the window's ceiling: a round's grants at once). */
 const RELEASE_CHUNK = 50;
-/**
- * How long a run let go is kept from a look's results: longer than visibility takes to show a close
- * or the connection's first status (its search for held starts asks for both), and few enough runs
- * to carry (at the storm's pace, a few hundred).
- */
-const LET_GO_REMEMBERED_MS = 2 * 60_000;
-const LET_GO_REMEMBERED = 2_000;
-
 export interface AdmissionSettings {
   readonly customerId: string;
   readonly bounds: WindowBounds;
@@ -96,26 +84,6 @@ export function admissionSettings(input: AdmissionInput | undefined): AdmissionS
   return { customerId: input.customerId, bounds: ADMISSION_WINDOW_BOUNDS, control: DEFAULT_WINDOW_CONTROL };
 }
 
-/** Why a request is not one this tenant's admission may queue; undefined when it is. */
-export function requestProblem(request: AdmissionRequest | undefined, customerId: string): string | undefined {
-  if (typeof request !== 'object' || request === null) return 'not a request';
-  const { workflowId, runId, priorityKey } = request;
-  if (typeof workflowId !== 'string' || !isAdmissibleConnectionId(workflowId, customerId)) {
-    return `workflowId ${JSON.stringify(String(workflowId).slice(0, 200))} is not a connection of tenant ${customerId} (connection-${customerId}:… or refresh-${customerId}:…, printable, at most ${ADMISSION_ID_MAX} characters)`;
-  }
-  // Temporal refuses a signal to a run id that is not a UUID by failing the workflow task that sends it: checked here.
-  if (typeof runId !== 'string' || !UUID_PATTERN.test(runId)) return 'runId is not a run id (a UUID)';
-  if (!Number.isInteger(priorityKey) || priorityKey < PRIORITY_KEY_LIMITS.min || priorityKey > PRIORITY_KEY_LIMITS.max)
-    return `priorityKey must be an integer from ${PRIORITY_KEY_LIMITS.min} to ${PRIORITY_KEY_LIMITS.max}`;
-  if (request.held !== undefined && typeof request.held !== 'boolean') return 'held must be true or false';
-  return undefined;
-}
-
-/** An entry's key: a run of a workflow id. */
-function runKey({ workflowId, runId }: { readonly workflowId: string; readonly runId: string }): string {
-  return `${workflowId} ${runId}`;
-}
-
 export type AdmissionEnd = { readonly summary: AdmissionSummary } | { readonly next: AdmissionCarry };
 
 export class AdmissionRun {
@@ -125,7 +93,7 @@ export class AdmissionRun {
   private readonly windowMemo: WindowMemo;
   private readonly weight: number;
   /** Ordered by priority key, then arrival. Each run of a workflow id is its own entry, here and in flight. */
-  private readonly queue: QueuedConnection[];
+  private readonly queue: AdmissionQueue;
   /** By `runKey`. */
   private readonly inFlight = new Map<string, AdmittedConnection>();
   private granted: number;
@@ -138,17 +106,8 @@ export class AdmissionRun {
   private readonly watch: WatchTimer;
   private readonly fleet: FleetLook;
   private lastSilentCheck = Number.NEGATIVE_INFINITY;
-  /** A client that holds starts woke this admission: it looks for them in visibility. */
-  private discovering: boolean;
-  private lastWakeAt: number;
-  /** A wake asked for a look now. */
-  private discoverDue = false;
-  private lastDiscovery = Number.NEGATIVE_INFINITY;
-  /**
-   * Runs let go lately (ended, or their room given back), by run id, with when: visibility may show
-   * one running a while after it closed, and a look must not queue it again (woken runs only).
-   */
-  private readonly lettingGo: Map<string, number>;
+  /** Looks for held starts, paced by clients' wakes. */
+  private readonly looks: HeldLooks;
 
   constructor(
     input: AdmissionInput,
@@ -158,13 +117,12 @@ export class AdmissionRun {
     this.window = new WindowController(settings.bounds, settings.control, carried?.window);
     this.windowMemo = new WindowMemo(settings.control.fleetCheckMs);
     this.weight = this.info.priority?.fairnessWeight ?? 1;
-    this.queue = [...(carried?.queue ?? [])];
+    // Runs let go lately are kept with the queue: visibility may show one running a while after it closed.
+    this.queue = new AdmissionQueue(carried?.queue, carried?.lettingGo);
     for (const admitted of carried?.inFlight ?? []) this.inFlight.set(runKey(admitted), admitted);
     this.granted = carried?.granted ?? 0;
     this.refused = carried?.refused ?? 0;
-    this.discovering = carried?.discovering === true;
-    this.lastWakeAt = carried?.lastWakeAt ?? Number.NEGATIVE_INFINITY;
-    this.lettingGo = new Map(carried?.lettingGo ?? []);
+    this.looks = new HeldLooks(carried);
     this.watch = new WatchTimer(this.clock);
     this.fleet = new FleetLook(
       this.clock,
@@ -175,12 +133,10 @@ export class AdmissionRun {
   }
 
   state(): AdmissionState {
-    const queuedByPriority: Record<string, number> = {};
-    for (const queued of this.queue) queuedByPriority[queued.priorityKey] = (queuedByPriority[queued.priorityKey] ?? 0) + 1;
     return {
       customerId: this.settings.customerId,
       queued: this.queue.length,
-      queuedByPriority,
+      queuedByPriority: this.queue.byPriority,
       inFlight: this.inFlight.size,
       granted: this.granted,
       refused: this.refused,
@@ -206,32 +162,18 @@ export class AdmissionRun {
     this.clock.woke();
     // Not this tenant's wake (an unsealed one reads as a marker): refused, as a request would be.
     if (told?.customerId !== this.settings.customerId) return this.refuse('a wake that names another tenant, or none');
-    this.discovering = true;
-    this.lastWakeAt = this.clock.now();
-    this.discoverDue = true;
+    this.looks.woke(this.clock.now());
   }
 
   private enqueue(asked: AdmissionRequest | undefined): void {
     const problem = requestProblem(asked, this.settings.customerId);
     if (problem !== undefined) return this.refuse(problem);
-    const { workflowId, runId, priorityKey, held } = asked as AdmissionRequest;
-    const admitted = this.inFlight.get(runKey({ workflowId, runId }));
+    const request = asked as AdmissionRequest;
+    const admitted = this.inFlight.get(runKey(request));
     // Released already (a held start's grant begins it): a client's second request for it changes nothing.
-    if (admitted !== undefined) return held === true ? undefined : this.sendGrant(admitted);
-    const queuedAt = this.queue.findIndex((queued) => queued.workflowId === workflowId && queued.runId === runId);
-    if (queuedAt >= 0) {
-      // A held start that asks itself has begun (its delay ran out): a plain signal reaches it now.
-      const queued = this.queue[queuedAt] as QueuedConnection;
-      if (queued.held === true && held !== true) this.queue[queuedAt] = { workflowId, runId, priorityKey: queued.priorityKey, askedAt: queued.askedAt };
-      return;
-    }
-    if (this.queue.length >= ADMISSION_QUEUE_LIMIT)
-      return this.refuse(`the queue holds ${ADMISSION_QUEUE_LIMIT} connections already (the connection asks again later)`);
-    // After every connection of the same or a lower key (1 first): the queue stays ordered without sorting.
-    const after = this.queue.findIndex((queued) => queued.priorityKey > priorityKey);
-    const entry: QueuedConnection = { workflowId, runId, priorityKey, askedAt: this.clock.now(), ...(held === true ? { held: true } : {}) };
-    if (after < 0) this.queue.push(entry);
-    else this.queue.splice(after, 0, entry);
+    if (admitted !== undefined) return request.held === true ? undefined : this.sendGrant(admitted);
+    if (!this.queue.offer(request, this.clock.now()))
+      this.refuse(`the queue holds ${ADMISSION_QUEUE_LIMIT} connections already (the connection asks again later)`);
   }
 
   /** A connection told its end: admitted, its room is free and its time observed; queued (cancelled while waiting), it leaves the queue. */
@@ -240,9 +182,7 @@ export class AdmissionRun {
     const problem = endProblem(told);
     const end = problem === undefined ? (told as BookLoginEnded) : undefined;
     if (end === undefined) return void log.warn('admission: a malformed end, ignored', { problem });
-    // The run that ended (ends of builds before runs were told name none: the first of its id).
-    const ofRun = (entry: { readonly workflowId: string; readonly runId: string }) =>
-      entry.workflowId === end.workflowId && (end.runId === undefined || entry.runId === end.runId);
+    const ofRun = endedRun(end);
     const admitted = [...this.inFlight.values()].find(ofRun);
     if (admitted !== undefined) {
       const now = this.clock.now();
@@ -254,18 +194,13 @@ export class AdmissionRun {
       this.window.observeFinish(durationMs, end.ended === 'completed', now, windowFull, busyMs);
       return;
     }
-    const queuedAt = this.queue.findIndex(ofRun);
-    if (queuedAt >= 0) this.queue.splice(queuedAt, 1);
-    else log.warn('admission: an end for no connection here, ignored', { workflowId: end.workflowId.slice(0, 200) });
+    if (!this.queue.remove(ofRun)) log.warn('admission: an end for no connection here, ignored', { workflowId: end.workflowId.slice(0, 200) });
   }
 
   /** A run leaves the window (its room is free); a held one is remembered a while so a look does not queue it again. */
   private letGo(admitted: AdmittedConnection): void {
     this.inFlight.delete(runKey(admitted));
-    if (!this.discovering || admitted.held !== true) return;
-    this.lettingGo.set(admitted.runId, this.clock.now());
-    // The oldest go first past the bound (a map keeps insertion order).
-    if (this.lettingGo.size > LET_GO_REMEMBERED) this.lettingGo.delete(this.lettingGo.keys().next().value as string);
+    if (this.looks.on && admitted.held === true) this.queue.letGo(admitted.runId, this.clock.now());
   }
 
   private refuse(problem: string): void {
@@ -286,19 +221,19 @@ export class AdmissionRun {
       if (this.grantedThisRun >= ADMISSION_GRANTS_PER_RUN || workflowInfo().continueAsNewSuggested) return { next: await this.handOver() };
       if (this.queue.length === 0 && this.inFlight.size === 0) {
         // Woken lately: held starts may reach visibility yet (a client wakes a run once a second at most).
-        if (this.wokenLately()) {
+        if (this.looks.wokenLately(this.clock.now())) {
           await this.waitToDiscover(() => this.queue.length > 0 || this.inFlight.size > 0);
           continue;
         }
-        if (await condition(() => this.queue.length > 0 || this.inFlight.size > 0 || this.discoverDue, ADMISSION_IDLE_MS)) continue;
+        if (await condition(() => this.queue.length > 0 || this.inFlight.size > 0 || this.looks.due, ADMISSION_IDLE_MS)) continue;
         await condition(() => this.grantsPending === 0 && allHandlersFinished());
         // A request (or a wake) that came meanwhile is served by this run (a later one starts the next run).
-        if (this.queue.length > 0 || this.inFlight.size > 0 || this.discoverDue) continue;
+        if (this.queue.length > 0 || this.inFlight.size > 0 || this.looks.due) continue;
         log.info('admission idle: ending', { customerId: this.settings.customerId, granted: this.granted });
         return { summary: { customerId: this.settings.customerId, granted: this.granted, refused: this.refused, endedAt: this.clock.iso() } };
       }
       await this.waitWatching(
-        () => (this.queue.length > 0 && this.inFlight.size < this.window.size) || (this.queue.length === 0 && this.inFlight.size === 0) || this.discoverDue,
+        () => (this.queue.length > 0 && this.inFlight.size < this.window.size) || (this.queue.length === 0 && this.inFlight.size === 0) || this.looks.due,
       );
     }
   }
@@ -310,16 +245,13 @@ export class AdmissionRun {
    * client's wake.
    */
   private async discoverHeld(): Promise<void> {
-    const sinceLast = this.clock.now() - this.lastDiscovery;
-    // A wake asks for a look now, unless one was a moment ago (many clients each wake once a second).
-    const wanted = this.discoverDue ? sinceLast >= ADMISSION_DISCOVER_SOON_MS : sinceLast >= this.discoverEveryMs();
-    this.discoverDue = false;
-    if (!wanted || !this.wokenLately()) return;
-    this.lastDiscovery = this.clock.now();
+    if (!this.looks.take(this.clock.now(), () => this.discoverEveryMs())) return;
     const limit = ADMISSION_QUEUE_LIMIT - this.queue.length;
     if (limit <= 0) return;
-    for (const [runId, at] of this.lettingGo) if (this.lastDiscovery - at > LET_GO_REMEMBERED_MS) this.lettingGo.delete(runId);
-    const known = [...this.queue.map((queued) => queued.runId), ...[...this.inFlight.values()].map((admitted) => admitted.runId), ...this.lettingGo.keys()];
+    const known = this.queue.known(
+      [...this.inFlight.values()].map((admitted) => admitted.runId),
+      this.clock.now(),
+    );
     const found = await this.clock.local(() => temporal.heldConnections({ customerId: this.settings.customerId, known, limit }));
     for (const { workflowId, runId, priorityKey } of found)
       this.enqueue({ workflowId, runId, priorityKey: priorityKey ?? DEFAULT_PRIORITY_KEYS.scheduled, held: true });
@@ -330,32 +262,21 @@ export class AdmissionRun {
     return this.queue.length + this.inFlight.size < this.window.size ? ADMISSION_DISCOVER_SOON_MS : ADMISSION_DISCOVER_EVERY_MS;
   }
 
-  /** A client woke this run within `ADMISSION_IDLE_MS`: it looks for held starts (after that, a start's own wake starts the looks again). */
-  private wokenLately(): boolean {
-    return this.discovering && this.clock.now() - this.lastWakeAt < ADMISSION_IDLE_MS;
-  }
-
   /** With nothing queued or in flight after a wake: the next look's time, a wake, or `ready`. */
   private async waitToDiscover(ready: () => boolean): Promise<void> {
     this.watch.arm(this.discoverEveryMs());
-    await condition(() => ready() || this.discoverDue || this.watch.due);
+    await condition(() => ready() || this.looks.due || this.watch.due);
     if (this.watch.due) this.watch.looked();
   }
 
   private grantRoom(): void {
     const now = this.clock.now();
     while (this.queue.length > 0 && this.inFlight.size < this.window.size) {
-      const next = this.queue.shift() as QueuedConnection;
-      const admitted: AdmittedConnection = {
-        workflowId: next.workflowId,
-        runId: next.runId,
-        grantedAt: now,
-        ...(next.held === true ? { held: true as const } : {}),
-      };
+      const admitted = this.queue.grant(now);
       this.inFlight.set(runKey(admitted), admitted);
       this.granted += 1;
       this.grantedThisRun += 1;
-      if (next.held === true) this.toRelease.push(admitted);
+      if (admitted.held === true) this.toRelease.push(admitted);
       else this.sendGrant(admitted);
     }
   }
@@ -404,11 +325,11 @@ export class AdmissionRun {
     });
     return {
       window: this.window.carried,
-      queue: this.queue,
+      queue: this.queue.entries,
       inFlight: [...this.inFlight.values()],
       granted: this.granted,
       refused: this.refused,
-      ...(this.discovering ? { discovering: true, lastWakeAt: this.lastWakeAt, lettingGo: [...this.lettingGo] } : {}),
+      ...(this.looks.on ? { discovering: true, lastWakeAt: this.looks.lastWakeAt, lettingGo: this.queue.carriedLettingGo } : {}),
     };
   }
 
@@ -424,13 +345,8 @@ export class AdmissionRun {
         if (ready()) return;
         continue;
       }
-      this.watch.arm(
-        Math.min(
-          this.window.stallCheckMs ?? Number.POSITIVE_INFINITY,
-          this.settings.control.silentCheckMs,
-          this.wokenLately() ? this.discoverEveryMs() : Number.POSITIVE_INFINITY,
-        ),
-      );
+      const lookMs = this.looks.wokenLately(this.clock.now()) ? this.discoverEveryMs() : Number.POSITIVE_INFINITY;
+      this.watch.arm(Math.min(this.window.stallCheckMs ?? Number.POSITIVE_INFINITY, this.settings.control.silentCheckMs, lookMs));
       await condition(() => ready() || this.watch.due);
       if (ready()) return;
       this.watch.looked();
@@ -451,11 +367,7 @@ export class AdmissionRun {
     const { silentCheckMs } = this.settings.control;
     if (now - this.lastSilentCheck < silentCheckMs) return;
     this.lastSilentCheck = now;
-    const asked = (admitted: AdmittedConnection) => admitted.checkedAt ?? admitted.grantedAt;
-    const due = [...this.inFlight.values()]
-      .filter((admitted) => now - admitted.grantedAt >= silentCheckMs)
-      .sort((a, b) => asked(a) - asked(b))
-      .slice(0, SILENT_CHECK_CHUNK);
+    const due = silentDue(this.inFlight.values(), now, silentCheckMs);
     if (due.length === 0) return;
     for (const admitted of due) this.inFlight.set(runKey(admitted), { ...admitted, checkedAt: now });
     const read = await this.clock.local(() => temporal.connectionsClosed({ workflowIds: [...new Set(due.map((admitted) => admitted.workflowId))] }));
@@ -464,10 +376,9 @@ export class AdmissionRun {
       const admitted = this.inFlight.get(runKey({ workflowId, runId }));
       const latest = current.get(workflowId);
       if (admitted === undefined || latest === undefined) continue;
-      // Still running: the id's current run is this one (a read of an older build names no run: taken as this one).
-      if (latest.status === 'RUNNING' && (latest.runId === undefined || latest.runId === runId)) continue;
-      // Closed otherwise (or another run of the id runs now), it told its end before it closed: in history by now, or at the next check.
-      if (admitted.closedSeenAt === undefined && latest.status !== 'TERMINATED' && latest.status !== 'TIMED_OUT' && latest.status !== 'NOT_FOUND') {
+      const finding = silentFinding(admitted, latest);
+      if (finding === 'running') continue;
+      if (finding === 'closed') {
         this.inFlight.set(runKey(admitted), { ...admitted, closedSeenAt: now });
         continue;
       }
