@@ -9,51 +9,36 @@
  */
 import {
   ScheduleAlreadyRunning,
-  WorkflowFailedError,
   ScheduleNotFoundError,
   WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
   type Client,
   type ScheduleDescription,
-  type ScheduleOptions,
   type WorkflowHandle,
-  type WorkflowStartOptions,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex, decodeMapFromPayloads } from '../sdk/internals.js';
 import type { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
 import {
-  BOOK_ENTRY_MEMO,
   BOOK_ENTRY_WORKFLOW_TYPE,
   BOOK_REFRESH_WORKFLOW_TYPE,
-  bookEntryLoginOf,
   bookEntryWorkflowId,
   bookEntriesQuery,
-  bookProgressQuery,
-  bookReportPageId,
   bookRefreshAttributes,
   bookRefreshRunId,
-  bookRefreshesQuery,
   bookScheduleId,
   cancelBookUpdate,
-  enrolSignal,
   leaveBookSignal,
   pauseBookUpdate,
   resizeBookUpdate,
   resumeBookUpdate,
-  type BookEnrolment,
-  type BookEntryFlag,
   type BookProgress,
   type BookRefreshInput,
   type BookReport,
   type BookReportPage,
 } from '../contract/book/book-definitions.js';
 import { type WindowBounds } from '../contract/window/window-definitions.js';
-import type { ConnectionInput } from '../contract/connection/connection-input.js';
-import type { ConnectionResult } from '../contract/connection/connection-definitions.js';
 import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import { BookCadenceKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
+import { EndUserChallengeKey } from '../contract/search-attributes.js';
 import { CallbackInput } from '../contract/connection/connection-input.js';
 import {
   BookEnrolmentInput,
@@ -67,69 +52,16 @@ import {
   type BookScheduleArgs,
   type ResizeArgs,
 } from './book-input.js';
-import {
-  BookEntryNotFoundError,
-  BookRefreshNotFoundError,
-  BookRefreshRefusedError,
-  BookReportNotReadyError,
-  InvalidBookRequestError,
-  RefreshNotUnattendedError,
-} from './errors.js';
-import { clientErrorOf } from './temporal-errors.js';
-import { cadenceArgsOf, formatCadenceDuration, parseLoginRef, type LoginRef, type RefreshCadenceArgs } from './refresh-schedule-input.js';
+import { BookEntryNotFoundError, BookRefreshNotFoundError, InvalidBookRequestError, RefreshNotUnattendedError } from './errors.js';
+import type { BookRefreshRefusedError } from './errors.js';
+import { cadenceArgsOf, parseLoginRef, type LoginRef } from './refresh-schedule-input.js';
 import type { EndUserFlag, RefreshSchedules } from './schedules.js';
-import { unreadableQueryError } from './unreadable-history.js';
-import { listedExecutions, visibilityPage } from '../temporal/visibility-rows.js';
-
-/** A login's place in the book, as the pipeline sees it. */
-export interface BookEntrySummary extends BookEnrolment {
-  readonly workflowId: string;
-  /** Set while the login is left out of refreshes: it needs its end user. */
-  readonly flag?: BookEntryFlag | undefined;
-}
-
-export interface BookPageOfEntries {
-  readonly entries: readonly BookEntrySummary[];
-  /** Rows of the page whose record this client cannot open (sealed with a key not of this tenant's, or by none), with why; absent when none. */
-  readonly unreadable?: readonly { readonly workflowId: string; readonly problem: string }[] | undefined;
-  /** Pass it back for the next page; absent on the last. */
-  readonly nextPageToken?: string | undefined;
-}
-
-export interface BookScheduleSummary {
-  readonly scheduleId: string;
-  readonly customerId: string;
-  readonly cadence: string;
-  readonly when: RefreshCadenceArgs;
-  readonly window?: Partial<WindowBounds> | undefined;
-  readonly pageSize?: number | undefined;
-  readonly paused: boolean;
-  readonly note?: string | undefined;
-  readonly nextRunsAt: readonly string[];
-  readonly recentRuns: readonly { readonly workflowId: string; readonly scheduledAt: string }[];
-}
-
-/** One refresh of a book as visibility knows it. */
-export interface BookRefreshSummary {
-  readonly refreshWorkflowId: string;
-  readonly customerId: string;
-  readonly cadence: string;
-  /** RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, ... */
-  readonly executionStatus: string;
-  readonly startedAt: string;
-  readonly closedAt?: string | undefined;
-  /** The workflow that started it as its child (a Nexus relay), if any; absent for the Schedule's and those run by hand. */
-  readonly parentWorkflowId?: string | undefined;
-}
-
-export interface MigrationOutcome {
-  /** Logins enrolled from their per-login Schedules. */
-  readonly enrolled: readonly string[];
-  /** Per-login Schedules deleted after their login was enrolled (none with `keepSchedules`). */
-  readonly schedulesDeleted: number;
-  /** Schedules left as they were, and why (a login that needs its end user, a schedule of another kind). */
-  readonly skipped: readonly { readonly scheduleId: string; readonly reason: string }[];
-}
+import { visibilityPage } from '../temporal/visibility-rows.js';
+import { entriesOfRows, entryOf, type BookEntrySummary, type BookPageOfEntries } from './book-entries.js';
+import { migrateSchedules, type MigrationOutcome } from './book-migration.js';
+import { bookErrorOf, listRefreshes, refreshProgress, refreshReport, refreshReportPage, updateRefresh, type BookRefreshSummary } from './book-refresh-runs.js';
+import { connectionEnrolment, enrolmentOf, entryStartOf } from './book-enrolment.js';
+import { bookScheduleOptions, bookScheduleSummaryOf, type BookScheduleSummary } from './book-schedule.js';
 
 export interface BooksClientOptions {
   readonly client: Client;
@@ -145,9 +77,6 @@ export interface BooksClientOptions {
   /** The window's bounds and page size a Schedule or a run gets unless it names its own (BOOK_WINDOW_*, BOOK_PAGE_SIZE). */
   readonly defaults?: { readonly window?: Partial<WindowBounds> | undefined; readonly pageSize?: number | undefined } | undefined;
 }
-
-/** A missed nightly run is still taken within this window (then SKIP applies). */
-const CATCHUP_WINDOW = '1 hour';
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
   const parsed = schema.safeParse(value);
@@ -185,37 +114,14 @@ export class BooksClient {
       const flag: EndUserFlag | undefined = await this.schedules.endUserFlag(input);
       if (flag) throw new RefreshNotUnattendedError(input.customerId, input.loginId, flag.challengeType, flag.workflowId, flag.reason);
     }
-    const enrolment: BookEnrolment = {
-      customerId: input.customerId,
-      loginId: input.loginId,
-      cadence: input.cadence,
-      session: input.session,
-      products: input.products,
-      ...(input.timing ? { timing: input.timing } : {}),
-      enrolledAt: new Date().toISOString(),
-    };
-    const workflowId = bookEntryWorkflowId(input.customerId, input.loginId);
+    const enrolment = enrolmentOf(input);
+    const start = entryStartOf(enrolment, this.taskQueue, this.priority);
     try {
-      await this.client.workflow.signalWithStart(BOOK_ENTRY_WORKFLOW_TYPE, {
-        workflowId,
-        taskQueue: this.taskQueue,
-        args: [enrolment],
-        signal: enrolSignal,
-        signalArgs: [enrolment],
-        memo: { [BOOK_ENTRY_MEMO.enrolment]: enrolment },
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: CustomerIdKey, value: input.customerId },
-          { key: LoginIdKey, value: input.loginId },
-          { key: BookCadenceKey, value: input.cadence },
-        ]),
-        staticSummary: `Login ${input.loginId} in the ${input.cadence} book of ${input.customerId}`,
-        // An entry only waits for messages: ahead of connections so an enrolment lands at once.
-        priority: startPriority(this.priority, 'pipeline', input.customerId),
-      });
+      await this.client.workflow.signalWithStart(BOOK_ENTRY_WORKFLOW_TYPE, start);
     } catch (error) {
       throw this.mapError(error);
     }
-    return { ...enrolment, workflowId };
+    return { ...enrolment, workflowId: start.workflowId };
   }
 
   /**
@@ -227,32 +133,11 @@ export class BooksClient {
     workflowId: string,
     options: Partial<Pick<BookEnrolmentArgs, 'cadence' | 'session' | 'products' | 'timing'>> & { readonly evenIfFlagged?: boolean } = {},
   ): Promise<BookEntrySummary> {
-    const handle = this.client.workflow.getHandle(workflowId);
-    let result: ConnectionResult;
-    let input: ConnectionInput;
-    try {
-      result = (await handle.result()) as ConnectionResult;
-      const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
-      input = await decodeFromPayloadsAtIndex<ConnectionInput>(this.client.options.loadedDataConverter, 0, started?.input?.payloads, {
-        namespace: this.client.options.namespace,
-        workflowId,
-      });
-    } catch (error) {
-      if (error instanceof WorkflowFailedError)
-        throw new InvalidBookRequestError(
-          `connection ${workflowId} did not complete (${error.cause?.message ?? error.message}): there is no saved login to enrol`,
-          { cause: error },
-        );
-      throw this.mapError(error, workflowId);
-    }
+    const enrolment = await connectionEnrolment(this.client, this.address, workflowId);
     const { evenIfFlagged, ...chosen } = options;
     return this.enrol(
       {
-        customerId: result.customerId,
-        loginId: result.loginId,
-        session: input.session.kind === 'refresh' ? 'refresh' : 'cached',
-        products: input.products,
-        ...(input.timing ? { timing: { pollIntervalMs: input.timing.pollIntervalMs, pollTimeoutMs: input.timing.pollTimeoutMs } } : {}),
+        ...enrolment,
         ...chosen,
       },
       { evenIfFlagged: evenIfFlagged ?? false },
@@ -294,30 +179,7 @@ export class BooksClient {
     ].join(' AND ');
     try {
       const page = await visibilityPage(this.client, query, input.pageSize ?? 100, input.pageToken);
-      const entries: BookEntrySummary[] = [];
-      const unreadable: { workflowId: string; problem: string }[] = [];
-      for (const execution of page.rows) {
-        const workflowId = execution.execution?.workflowId ?? '';
-        // One row that cannot be opened is named, not allowed to fail the page (the rest are the tenant's).
-        if (bookEntryLoginOf(workflowId, input.customerId) === undefined) {
-          unreadable.push({ workflowId, problem: `its workflow id is not one of ${input.customerId}'s book entries` });
-          continue;
-        }
-        try {
-          const memo = await decodeMapFromPayloads(this.client.options.loadedDataConverter, execution.memo?.fields ?? undefined, {
-            namespace: this.client.options.namespace,
-            workflowId,
-          });
-          const enrolment = memo?.[BOOK_ENTRY_MEMO.enrolment] as Partial<BookEnrolment> | undefined;
-          if (typeof enrolment !== 'object' || enrolment === null || typeof enrolment.products !== 'object' || enrolment.products === null) {
-            unreadable.push({ workflowId, problem: 'it has no enrolment record' });
-            continue;
-          }
-          entries.push(entryOf(workflowId, memo));
-        } catch (error) {
-          unreadable.push({ workflowId, problem: (error instanceof Error ? error.message : String(error)).slice(0, 300) });
-        }
-      }
+      const { entries, unreadable } = await entriesOfRows(this.client, input.customerId, page.rows);
       return { entries, ...(unreadable.length > 0 ? { unreadable } : {}), ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
     } catch (error) {
       throw this.mapError(error);
@@ -339,28 +201,8 @@ export class BooksClient {
   async schedule(request: BookScheduleArgs): Promise<BookScheduleSummary & { readonly created: boolean }> {
     const input = parse(BookScheduleInput, request, 'schedule');
     const scheduleId = bookScheduleId(input.customerId, input.cadence);
-    const when = input.when;
-    const spec: ScheduleOptions['spec'] =
-      when.kind === 'daily'
-        ? { calendars: [{ hour: when.at.hour, minute: when.at.minute }], timezone: when.timeZone, jitter: when.jitter }
-        : { intervals: [{ every: when.every }], jitter: when.jitter };
     const refreshInput = this.refreshInput(input.customerId, input.cadence, scheduleId, input.window, input.pageSize);
-    const attributes = new TypedSearchAttributes(bookRefreshAttributes(input.customerId, input.cadence));
-    // SDK 1.24's action type omits `priority`, which its encoder reads (schedule-helpers compilePriority).
-    const action: ScheduleOptions['action'] & Pick<WorkflowStartOptions, 'priority'> = {
-      type: 'startWorkflow',
-      workflowType: BOOK_REFRESH_WORKFLOW_TYPE,
-      // Temporal appends each run's scheduled time: the night's id.
-      workflowId: scheduleId,
-      taskQueue: this.refreshTaskQueue,
-      args: [refreshInput],
-      typedSearchAttributes: attributes,
-      staticSummary: `Refresh of the ${input.cadence} book of ${input.customerId}`,
-      priority: startPriority(this.priority, 'scheduled', input.customerId),
-    };
-    // SKIP: a refresh still running when the next is due makes that one skip (its report counts it).
-    const policies: ScheduleOptions['policies'] = { overlap: 'SKIP', catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false };
-    const note = input.note ?? `${input.cadence} refresh of the book of ${input.customerId}`;
+    const { spec, attributes, action, policies, note } = bookScheduleOptions(input, scheduleId, refreshInput, this.refreshTaskQueue, this.priority);
     let created = true;
     let paused = input.paused;
     try {
@@ -382,7 +224,7 @@ export class BooksClient {
       scheduleId,
       customerId: input.customerId,
       cadence: input.cadence,
-      when: cadenceArgsOf(when),
+      when: cadenceArgsOf(input.when),
       window: refreshInput.window,
       pageSize: refreshInput.pageSize,
       paused,
@@ -398,34 +240,7 @@ export class BooksClient {
     const { customerId, cadence } = parse(BookRef, ref, 'book');
     const scheduleId = bookScheduleId(customerId, cadence);
     try {
-      const description = await this.client.schedule.getHandle(scheduleId).describe();
-      const action = description.action;
-      const input = action.type === 'startWorkflow' ? (action.args?.[0] as BookRefreshInput | undefined) : undefined;
-      const interval = description.spec.intervals?.[0];
-      const calendar = description.spec.calendars?.[0];
-      const hour = calendar?.hour[0]?.start ?? 0;
-      const minute = calendar?.minute[0]?.start ?? 0;
-      const jitter = Number(description.spec.jitter ?? 0);
-      const when: RefreshCadenceArgs = interval
-        ? { kind: 'interval', every: formatCadenceDuration(Number(interval.every)), jitter: formatCadenceDuration(jitter) }
-        : {
-            kind: 'daily',
-            at: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`,
-            timeZone: description.spec.timezone ?? 'UTC',
-            jitter: formatCadenceDuration(jitter),
-          };
-      return {
-        scheduleId,
-        customerId,
-        cadence,
-        when,
-        window: input?.window,
-        pageSize: input?.pageSize,
-        paused: description.state.paused,
-        note: description.state.note,
-        nextRunsAt: description.info.nextActionTimes.map((time) => time.toISOString()),
-        recentRuns: description.info.recentActions.map((run) => ({ workflowId: run.action.workflow.workflowId, scheduledAt: run.scheduledAt.toISOString() })),
-      };
+      return bookScheduleSummaryOf(scheduleId, customerId, cadence, await this.client.schedule.getHandle(scheduleId).describe());
     } catch (error) {
       if (error instanceof ScheduleNotFoundError) throw new BookRefreshNotFoundError(`schedule ${JSON.stringify(scheduleId)}`, { cause: error });
       throw this.mapError(error);
@@ -500,28 +315,7 @@ export class BooksClient {
   }): Promise<BookRefreshSummary[]> {
     const input = parse(BookListInput, { customerId: filter.customerId, ...(filter.cadence ? { cadence: filter.cadence } : {}) }, 'refreshes');
     const limit = Math.min(Math.max(1, Math.trunc(filter.limit ?? 20)), 1000);
-    const query = bookRefreshesQuery(input.customerId, input.cadence, filter.running);
-    const out: BookRefreshSummary[] = [];
-    try {
-      // Without memos: a listing needs none, and one this process cannot open must not fail it.
-      for await (const info of listedExecutions(this.client, query, Math.min(limit, 100))) {
-        // A refresh that continued as new is listed once per run: the current run stands for it.
-        if (info.status.name === 'CONTINUED_AS_NEW' || out.some((known) => known.refreshWorkflowId === info.workflowId)) continue;
-        out.push({
-          refreshWorkflowId: info.workflowId,
-          customerId: info.typedSearchAttributes.get(CustomerIdKey) ?? input.customerId,
-          cadence: info.typedSearchAttributes.get(BookCadenceKey) ?? input.cadence ?? '',
-          executionStatus: info.status.name,
-          startedAt: info.startTime.toISOString(),
-          closedAt: info.closeTime?.toISOString(),
-          ...(info.parentExecution?.workflowId ? { parentWorkflowId: info.parentExecution.workflowId } : {}),
-        });
-        if (out.length >= limit) break;
-      }
-    } catch (error) {
-      throw this.mapError(error);
-    }
-    return out;
+    return listRefreshes(this.client, this.address, input.customerId, input.cadence, filter.running, limit);
   }
 
   /**
@@ -529,20 +323,7 @@ export class BooksClient {
    * ended refresh answers from its report (no worker has to replay it).
    */
   async progress(refreshWorkflowId: string): Promise<BookProgress> {
-    const handle = this.handle(refreshWorkflowId);
-    try {
-      return await handle.query(bookProgressQuery);
-    } catch (error) {
-      const ended = await this.endedProgress(handle).catch(() => undefined);
-      if (ended) return ended;
-      throw (await unreadableQueryError(this.client, refreshWorkflowId, error)) ?? this.mapError(error, refreshWorkflowId);
-    }
-  }
-
-  private async endedProgress(handle: WorkflowHandle): Promise<BookProgress | undefined> {
-    if ((await handle.describe()).status.name === 'RUNNING') return undefined;
-    const { endedAt, pages: _pages, skippedWhileRunning: _skipped, windowChanges: _changes, ...summary } = (await handle.result()) as BookReport;
-    return { ...summary, inFlight: 0, updatedAt: endedAt };
+    return refreshProgress(this.client, this.address, refreshWorkflowId);
   }
 
   async pause(refreshWorkflowId: string, reason?: string): Promise<BookProgress> {
@@ -566,37 +347,12 @@ export class BooksClient {
 
   /** The night's summary of a refresh that has ended; BookReportNotReadyError while it runs. */
   async report(refreshWorkflowId: string): Promise<BookReport> {
-    const handle = this.handle(refreshWorkflowId);
-    try {
-      const description = await handle.describe();
-      if (description.status.name === 'RUNNING') throw new BookReportNotReadyError(refreshWorkflowId);
-      return (await handle.result()) as BookReport;
-    } catch (error) {
-      throw this.mapError(error, refreshWorkflowId);
-    }
+    return refreshReport(this.client, this.address, refreshWorkflowId);
   }
 
   /** One page of a refresh's per-login outcomes (pages count from 1; the report lists them). */
   async reportPage(refreshWorkflowId: string, page: number): Promise<BookReportPage> {
-    if (!Number.isInteger(page) || page < 1) throw new InvalidBookRequestError(`page: must be a whole number from 1, got ${JSON.stringify(page)}`);
-    const pageId = bookReportPageId(refreshWorkflowId, page);
-    try {
-      return (await this.client.workflow.getHandle(pageId).result()) as BookReportPage;
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) throw await this.missingPage(refreshWorkflowId, page, error);
-      throw this.mapError(error, pageId);
-    }
-  }
-
-  /** Why a report page is not there: its refresh is still running (not written yet), or no such page or refresh. */
-  private async missingPage(refreshWorkflowId: string, page: number, cause: WorkflowNotFoundError): Promise<Error> {
-    try {
-      const description = await this.handle(refreshWorkflowId).describe();
-      if (description.status.name === 'RUNNING') return new BookReportNotReadyError(refreshWorkflowId, { cause, page });
-    } catch (error) {
-      return this.mapError(error, refreshWorkflowId);
-    }
-    return this.mapError(cause, bookReportPageId(refreshWorkflowId, page));
+    return refreshReportPage(this.client, this.address, refreshWorkflowId, page);
   }
 
   /**
@@ -609,21 +365,7 @@ export class BooksClient {
     schedules: RefreshSchedules,
   ): Promise<MigrationOutcome> {
     const { customerId, cadence } = parse(BookRef, { customerId: request.customerId, ...(request.cadence ? { cadence: request.cadence } : {}) }, 'migration');
-    const enrolled: string[] = [];
-    const skipped: { scheduleId: string; reason: string }[] = [];
-    let schedulesDeleted = 0;
-    for (const summary of await schedules.list({ customerId, limit: 1000 })) {
-      try {
-        await this.enrol({ customerId, loginId: summary.loginId, cadence, session: summary.session, products: summary.products });
-      } catch (error) {
-        if (!(error instanceof RefreshNotUnattendedError || error instanceof InvalidBookRequestError)) throw error;
-        skipped.push({ scheduleId: summary.scheduleId, reason: error.message });
-        continue;
-      }
-      enrolled.push(summary.loginId);
-      if (!request.keepSchedules && (await schedules.delete({ customerId, loginId: summary.loginId })) === 'deleted') schedulesDeleted += 1;
-    }
-    return { enrolled, schedulesDeleted, skipped };
+    return migrateSchedules((enrolment) => this.enrol(enrolment), schedules, customerId, cadence, request.keepSchedules);
   }
 
   private refreshInput(
@@ -644,50 +386,15 @@ export class BooksClient {
     };
   }
 
-  private handle(refreshWorkflowId: string): WorkflowHandle {
-    if (typeof refreshWorkflowId !== 'string' || !refreshWorkflowId.startsWith('book-')) {
-      throw new InvalidBookRequestError(
-        `refresh id: must be a book refresh's workflow id (book-<customerId>:<cadence>-<time>), got ${JSON.stringify(String(refreshWorkflowId).slice(0, 100))}`,
-      );
-    }
-    return this.client.workflow.getHandle(refreshWorkflowId);
-  }
-
-  private async update(
+  private update(
     refreshWorkflowId: string,
     request: BookRefreshRefusedError['request'],
     act: (handle: WorkflowHandle) => Promise<BookProgress>,
   ): Promise<BookProgress> {
-    const handle = this.handle(refreshWorkflowId);
-    try {
-      return await act(handle);
-    } catch (error) {
-      if (error instanceof WorkflowUpdateFailedError)
-        throw new BookRefreshRefusedError(refreshWorkflowId, request, error.cause?.message ?? error.message, { cause: error });
-      // An update to a closed workflow is answered "not found": say that it has ended, if it has.
-      if (error instanceof WorkflowNotFoundError) {
-        const status = await handle.describe().then(
-          (description) => description.status.name,
-          () => undefined,
-        );
-        if (status !== undefined && status !== 'RUNNING')
-          throw new BookRefreshRefusedError(refreshWorkflowId, request, `the refresh has ended (${status})`, { cause: error });
-      }
-      throw this.mapError(error, refreshWorkflowId);
-    }
+    return updateRefresh(this.client, this.address, refreshWorkflowId, request, act);
   }
 
   private mapError(error: unknown, workflowId?: string): Error {
-    return clientErrorOf(error, this.address, (known) =>
-      known instanceof WorkflowNotFoundError && workflowId !== undefined
-        ? new BookRefreshNotFoundError(JSON.stringify(workflowId), { cause: known })
-        : undefined,
-    );
+    return bookErrorOf(this.address, error, workflowId);
   }
-}
-
-function entryOf(workflowId: string, memo: Record<string, unknown> | undefined): BookEntrySummary {
-  const enrolment = memo?.[BOOK_ENTRY_MEMO.enrolment] as BookEnrolment;
-  const flag = memo?.[BOOK_ENTRY_MEMO.flag] as BookEntryFlag | undefined;
-  return { ...enrolment, workflowId, ...(flag ? { flag } : {}) };
 }

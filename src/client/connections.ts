@@ -6,113 +6,44 @@
  * Everything it returns is a plain object (types from `contract/connection-definitions.ts`, `./connection-summary.ts` or declared here);
  * everything it throws is a `ConnectionClientError` subclass from `./errors.js`.
  */
-import {
-  ApplicationFailure,
-  Client,
-  Connection,
-  ServiceError,
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
-import type { WorkflowExecutionInfo, WorkflowHandle } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
-import { z } from 'zod';
+import { Client, ServiceError, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Connection, WorkflowHandle } from '@temporalio/client';
 import { describeIssues } from '../aggregator/schemas.js';
-import type { SecurityResponses } from '../aggregator/schemas.js';
-import { checkAnswer, checkAnswerSize, describeProblems } from '../workflows/connection/challenges.js';
-import { ConnectionInput } from '../contract/connection/connection-input.js';
 import type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
-import {
-  awaitFirstStepUpdate,
-  CONNECTION_FAILURE_TYPES,
-  CONNECTION_STATUSES,
-  CONNECTION_WORKFLOW_TYPE,
-  connectionStateQuery,
-  RUNNING_CONNECTION_STATUSES,
-  submitAnswerUpdate,
-} from '../contract/connection/connection-definitions.js';
-import type { AnswerOutcome, ConnectionResult, ConnectionState, ConnectionStatus, FirstStep } from '../contract/connection/connection-definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, InstitutionKey, LoginIdKey, connectionStartAttributes } from '../contract/search-attributes.js';
-import { parseBusinessKey, parseWorkflowId } from './business-key.js';
-import {
-  CLAIM_REFUSALS,
-  callbackDeliveryStateQuery,
-  callbackWorkflowId,
-  claimResultUpdate,
-  sourceRunIdOfWebhookId,
-  type CallbackDeliveryState,
-  type ClaimedResult,
-} from '../contract/callbacks/callback-definitions.js';
+import { awaitFirstStepUpdate, CONNECTION_WORKFLOW_TYPE, connectionStateQuery, submitAnswerUpdate } from '../contract/connection/connection-definitions.js';
+import type { AnswerOutcome, ConnectionResult, ConnectionState, ConnectionStatus } from '../contract/connection/connection-definitions.js';
+import { parseWorkflowId } from './business-key.js';
+import type { CallbackDeliveryState, ClaimedResult } from '../contract/callbacks/callback-definitions.js';
 import { activityOfHistory, type ActivityEntry } from './connection-activity.js';
-import { dataConverterFor } from '../codec/data-converter.js';
-import { connectFailureReason } from '../temporal/connect-error.js';
-import { temporalConnectionOptions } from '../temporal/connection.js';
 import { listedExecutions } from '../temporal/visibility-rows.js';
-import { renewApiKey, STDERR_API_KEY_FILE_LOG, type ApiKeyFileLog, type ApiKeyFileWatch } from '../temporal/api-key-file.js';
-import { TemporalApiKeyFileError } from '../settings/temporal-api-key-file.js';
+import { renewApiKey, STDERR_API_KEY_FILE_LOG, type ApiKeyFileWatch } from '../temporal/api-key-file.js';
 import { loadClientConfig } from '../settings/client.js';
 import type { ClientConfig } from '../settings/client.js';
-import { ConnectionTracingInterceptor } from '../tracing/client-tracing.js';
-import { acquireTracing, type Tracing } from '../tracing/provider.js';
-import {
-  AnswerRejectedError,
-  ConnectionAlreadyEndedError,
-  ConnectionFailedError,
-  ConnectionHeldError,
-  ConnectionNotFoundError,
-  InvalidConnectionInputError,
-  ResultClaimRefusedError,
-  ResultWaitFailedError,
-  TemporalAccessDeniedError,
-  TemporalUnavailableError,
-} from './errors.js';
-import type { ConnectionEndType, ResultClaimRefusal } from './errors.js';
-import { clientErrorOf, endedByTemporal, endedHow } from './temporal-errors.js';
-import { isTenantId, tenantOfWorkflowId } from '../contract/workflow-tenant.js';
+import type { Tracing } from '../tracing/provider.js';
+import { AnswerRejectedError, ConnectionNotFoundError, InvalidConnectionInputError, ResultWaitFailedError } from './errors.js';
 import { retryTransient, TransientRetryExhaustedError, type TransientRetryOptions } from './transient-retry.js';
 import { unreadableQueryError } from './unreadable-history.js';
-import {
-  connectionClassOf,
-  DEFAULT_PRIORITY_KEYS,
-  DEFAULT_PRIORITY_POLICY,
-  priorityKeyProblem,
-  startPriority,
-  type PriorityPolicy,
-} from '../contract/priority.js';
-import {
-  ADMISSION_ASK_AGAIN_MS,
-  admissionWorkflowId,
-  HELD_PRIORITY_MEMO,
-  HELD_START_MEMO,
-  needsAdmission,
-} from '../contract/admission/admission-definitions.js';
+import { DEFAULT_PRIORITY_KEYS, DEFAULT_PRIORITY_POLICY, type PriorityPolicy } from '../contract/priority.js';
+import { needsAdmission } from '../contract/admission/admission-definitions.js';
 import { AdmissionWaker } from '../admission/admission-waker.js';
 import { WorkerDeployments } from './deployments.js';
 import { FleetBudgetClient } from './budget.js';
 import { budgetWaitOf, type BudgetWait } from './budget-wait.js';
 import { publishedPause, tenantThrottleWorkflowId, type ThrottleMemo } from '../contract/throttle/tenant-throttle-definitions.js';
-import type { FleetBudget } from '../budget/fleet-budget.js';
 import type { ConnectionSummary } from './connection-summary.js';
 import { LoginsClient } from './logins.js';
-import { BooksClient, type BooksClientOptions } from './books.js';
+import { BooksClient } from './books.js';
 import { RefreshSchedules } from './schedules.js';
 import { TenantsClient } from './tenants.js';
 import { ConnectionCountsClient } from './connection-counts.js';
-import { quoteVisibilityValue } from './visibility.js';
-
-export { quoteVisibilityValue } from './visibility.js';
-
-/**
- * What happens when a key's earlier connection has ended:
- * - `'never'`: refused (ConnectionAlreadyEndedError) whatever the outcome;
- * - `'if-failed'` (default): refused if it completed; a failed, cancelled or timed-out one starts again;
- * - `'always'`: a new run starts under the same key.
- * A key whose connection is still running always gives that running connection.
- */
-export type RerunPolicy = 'never' | 'if-failed' | 'always';
+import { challengeSetToAnswer, type AnswerInput, type AnswerOptions } from './answer-check.js';
+import { callbackDeliveryOf, claimCallbackResult } from './callback-delivery.js';
+import { connectionErrorOf } from './connection-failure.js';
+import { ListFilter, summarize, visibilityQuery } from './connection-listing.js';
+import { prepareStart, type ConnectionRef, type FirstStepResult, type StartOptions } from './connection-start.js';
+import { heldStartError, heldStartOptions } from './held-start.js';
+import { openClient } from './open-client.js';
+import type { ConnectionsClientOptions, ConnectOptions } from './connection-client-options.js';
 
 /**
  * `result(id, { enrol })`: once the connection completed, enrol the login it saved in its tenant's
@@ -120,81 +51,6 @@ export type RerunPolicy = 'never' | 'if-failed' | 'always';
  */
 export type EnrolOnResult = true | Parameters<BooksClient['enrolFromConnection']>[1];
 
-export interface StartOptions {
-  readonly rerun?: RerunPolicy;
-  /**
-   * Task Queue priority key, 1 (first) to 5 (last), in place of the one its class gets from config
-   * (PRIORITY_LIVE, PRIORITY_PIPELINE, PRIORITY_SCHEDULED): live end users 1, pipelines 2, unattended 3.
-   */
-  readonly priority?: number;
-}
-
-/** Identifies one connection: the workflow id is the business key. */
-export interface ConnectionRef {
-  readonly workflowId: string;
-}
-
-export type FirstStepResult = ConnectionRef & FirstStep;
-
-export interface AnswerInput {
-  /** The challenge set being answered; defaults to the one the connection presents now. */
-  readonly challengeSetId?: string | undefined;
-  /** Prompt text (exactly as asked; for TextOrCall, the chosen option) → answers. */
-  readonly responses: SecurityResponses;
-}
-
-export interface AnswerOptions {
-  /** Check the answer against the challenges before sending it (default true). */
-  readonly checkLocally?: boolean;
-}
-
-export const ListFilter = z.strictObject({
-  status: z.enum(CONNECTION_STATUSES).optional(),
-  customerId: z.string().min(1).max(200).optional(),
-  institution: z.string().min(1).max(200).optional(),
-  loginId: z.string().min(1).max(200).optional(),
-  /** At most this many, newest first (default 100, at most 1000). */
-  limit: z.number().int().min(1).max(1000).optional(),
-});
-export type ListFilter = z.input<typeof ListFilter>;
-
-export interface ConnectionsClientOptions {
-  /** A connected @temporalio/client Client (its namespace is used). */
-  readonly client: Client;
-  readonly taskQueue: string;
-  /** For messages only. */
-  readonly address?: string | undefined;
-  /** The worker deployment whose versions `deployments` reads and routes (default aggregation-connections). */
-  readonly deploymentName?: string | undefined;
-  /** Priority keys by who waits and the tenants' fairness weights (default: src/contract/priority.ts). */
-  readonly priority?: PriorityPolicy | undefined;
-  /** The fleet's configured request budget (SERVICE_BUDGET_*), for `budget show`. */
-  readonly budget?: FleetBudget | undefined;
-  /** The window's bounds and page size of book refreshes that name none (BOOK_WINDOW_*, BOOK_PAGE_SIZE). */
-  readonly books?: BooksClientOptions['defaults'];
-  /** Where book refreshes run (UNATTENDED_POOL): the unattended pool's queue; default the task queue itself. */
-  readonly unattendedTaskQueue?: string | undefined;
-  /**
-   * UNATTENDED_ADMISSION, as the workers have it: `window` holds an unattended start outside a book
-   * on the server (a start delay) and wakes its tenant's admission, which finds it and begins it when
-   * there is room; `off` (default) starts it at once.
-   */
-  readonly unattendedAdmission?: 'off' | 'window' | undefined;
-}
-
-/** How `ConnectionsClient.connect` reports on TEMPORAL_API_KEY_FILE's renewals. */
-export interface ConnectOptions {
-  /** Where a renewal, an unreadable token file and its recovery are said (never the token); default: a line on stderr. */
-  readonly apiKeyFileLog?: ApiKeyFileLog;
-}
-
-const REUSE_POLICY = {
-  never: 'REJECT_DUPLICATE',
-  'if-failed': 'ALLOW_DUPLICATE_FAILED_ONLY',
-  always: 'ALLOW_DUPLICATE',
-} as const;
-
-const FAILURE_TYPES: ReadonlySet<string> = new Set(CONNECTION_FAILURE_TYPES);
 const TERMINAL_STATUSES: ReadonlySet<ConnectionStatus> = new Set(['Completed', 'Failed', 'Cancelled']);
 
 export function isTerminalStatus(status: ConnectionStatus): boolean {
@@ -271,37 +127,8 @@ export class ConnectionsClient {
     config: ClientConfig = loadClientConfig(),
     { apiKeyFileLog = STDERR_API_KEY_FILE_LOG }: ConnectOptions = {},
   ): Promise<ConnectionsClient> {
-    const { address, namespace, taskQueue } = config.temporal;
-    let connection: Connection;
-    let openedWith: string | undefined;
-    try {
-      const options = await temporalConnectionOptions(config.temporal);
-      openedWith = options.apiKey;
-      connection = await Connection.connect(options);
-    } catch (error) {
-      if (error instanceof TemporalApiKeyFileError)
-        throw new TemporalUnavailableError(address, `cannot connect to Temporal at ${address}: ${error.message}`, { cause: error });
-      throw (
-        TemporalAccessDeniedError.of(address, error) ??
-        new TemporalUnavailableError(address, `cannot reach Temporal at ${address}: ${await connectFailureReason(config.temporal, error)}`, { cause: error })
-      );
-    }
-    // With tracing configured, a connection's trace starts at its start call here.
-    let tracing: Tracing | undefined;
-    try {
-      tracing = config.tracing ? await acquireTracing(config.tracing) : undefined;
-    } catch (error) {
-      await connection.close();
-      throw error;
-    }
-    const interceptors = tracing ? { workflow: [new ConnectionTracingInterceptor(connection.workflowService, namespace)] } : undefined;
-    const client = new Client({
-      connection,
-      namespace,
-      dataConverter: dataConverterFor(config),
-      interceptors,
-      ...(config.identity === undefined ? {} : { identity: config.identity }),
-    });
+    const { client, connection, tracing, openedWith } = await openClient(config);
+    const { address, taskQueue } = config.temporal;
     const connections = new ConnectionsClient({
       client,
       taskQueue,
@@ -349,10 +176,7 @@ export class ConnectionsClient {
         ...(held ? { taskQueue: this.options.unattendedTaskQueue ?? this.taskQueue } : {}),
         workflowId,
         args: [args],
-        // Held: no worker runs it until its admission finds it and its grant begins it; past the delay it begins and asks for itself.
-        ...(held
-          ? { startDelay: args.timing.admissionAskAgainMs ?? ADMISSION_ASK_AGAIN_MS, memo: { [HELD_START_MEMO]: true, [HELD_PRIORITY_MEMO]: priorityKey } }
-          : {}),
+        ...(held ? heldStartOptions(args, priorityKey) : {}),
       });
       // The run started, or the one found running under the key (USE_EXISTING).
       const runId = handle.firstExecutionRunId;
@@ -380,7 +204,6 @@ export class ConnectionsClient {
     }
   }
 
-  /** The connection's whole state (status, challenge set, pending operation, polls, last rejection). */
   /**
    * This client, its requests sent under `identity` (`console:Alice Operator <sub>`): Temporal records
    * it with each start, answer, signal and cancel in the connection's history, which is how a
@@ -408,36 +231,17 @@ export class ConnectionsClient {
     }
   }
 
+  /** The connection's whole state (status, challenge set, pending operation, polls, last rejection). */
   async getState(workflowId: string): Promise<ConnectionState> {
     const handle = this.handle(workflowId);
     try {
       return await handle.query(connectionStateQuery);
     } catch (error) {
-      throw (await this.heldStartError(workflowId, error)) ?? (await unreadableQueryError(this.client, workflowId, error)) ?? this.mapError(workflowId, error);
-    }
-  }
-
-  /**
-   * Why a query failed when the reason is that the connection has not begun: started held (its memo
-   * says so), still running, and no workflow task scheduled yet (its release or its delay schedules
-   * the first). Temporal answers such a query with a bare "Failed to query Workflow".
-   */
-  private async heldStartError(workflowId: string, error: unknown): Promise<ConnectionHeldError | undefined> {
-    const customerId = tenantOfWorkflowId(workflowId);
-    if (customerId === undefined) return undefined;
-    try {
-      const described = await this.handle(workflowId).describe();
-      if (described.memo?.[HELD_START_MEMO] !== true || described.status.name !== 'RUNNING') return undefined;
-      const page = await this.client.workflowService.getWorkflowExecutionHistory({
-        namespace: this.namespace,
-        execution: { workflowId, runId: described.runId },
-        maximumPageSize: 5,
-      });
-      const begun = (page.history?.events ?? []).some((event) => event.workflowTaskScheduledEventAttributes);
-      return begun ? undefined : new ConnectionHeldError(workflowId, admissionWorkflowId(customerId), { cause: error });
-    } catch {
-      // Nothing to add: the caller keeps the error it has.
-      return undefined;
+      throw (
+        (await heldStartError(this.client, workflowId, error)) ??
+        (await unreadableQueryError(this.client, workflowId, error)) ??
+        this.mapError(workflowId, error)
+      );
     }
   }
 
@@ -447,20 +251,7 @@ export class ConnectionsClient {
    * shown when it can: a connection's state never waits on it).
    */
   async callbackDelivery(state: ConnectionState): Promise<CallbackDeliveryState | undefined> {
-    if (state.callback === undefined) return undefined;
-    const handle = this.client.workflow.getHandle(state.callback.deliveryWorkflowId);
-    try {
-      // An ended delivery's final state is its result (its close event): a query would have a worker
-      // replay its history, every time the console's page polls.
-      // One that ended other than by itself (terminated by hand) has no final state: not shown.
-      const { status } = await handle.describe();
-      if (status.name === 'RUNNING') return await handle.query(callbackDeliveryStateQuery);
-      return status.name === 'COMPLETED' ? ((await handle.result()) as CallbackDeliveryState) : undefined;
-    } catch (error) {
-      // Gone or unreachable: not shown.
-      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError) return undefined;
-      throw error;
-    }
+    return callbackDeliveryOf(this.client, state);
   }
 
   /**
@@ -472,32 +263,7 @@ export class ConnectionsClient {
    */
   async answer(workflowId: string, answer: AnswerInput, options: AnswerOptions = {}): Promise<AnswerOutcome> {
     const handle = this.handle(workflowId);
-    let challengeSetId = answer.challengeSetId;
-    // Size is checked even when the caller checked the answer itself: an oversized answer must never
-    // reach Temporal (past its message limit it fails slowly and misleadingly).
-    const tooLarge = checkAnswerSize(answer.responses);
-    if (tooLarge.length > 0) throw new AnswerRejectedError(workflowId, 'client', describeProblems(tooLarge), challengeSetId);
-    if (options.checkLocally ?? true) {
-      const state = await this.getState(workflowId);
-      const set = state.challengeSet;
-      if (state.status !== 'AwaitingAnswer' || set === undefined) {
-        throw new AnswerRejectedError(workflowId, 'client', `the connection is not awaiting an answer (status ${state.status})`, challengeSetId);
-      }
-      if (challengeSetId !== undefined && challengeSetId !== set.id) {
-        throw new AnswerRejectedError(
-          workflowId,
-          'client',
-          `challenge set ${challengeSetId} is no longer current (now ${set.id}); look at the new challenges and answer again`,
-          challengeSetId,
-        );
-      }
-      challengeSetId = set.id;
-      const problems = checkAnswer(set.challenges, answer.responses);
-      if (problems.length > 0) throw new AnswerRejectedError(workflowId, 'client', describeProblems(problems), challengeSetId);
-    }
-    if (challengeSetId === undefined) {
-      challengeSetId = (await this.getState(workflowId)).challengeSet?.id ?? '';
-    }
+    const challengeSetId = await challengeSetToAnswer(workflowId, answer, options, (id) => this.getState(id));
     try {
       return await handle.executeUpdate(submitAnswerUpdate, { args: [{ challengeSetId, responses: answer.responses, sentAs: 'submitAnswer' }] });
     } catch (error) {
@@ -543,54 +309,7 @@ export class ConnectionsClient {
     token: string,
     options: TransientRetryOptions = {},
   ): Promise<ClaimedResult & { readonly result: ConnectionResult }> {
-    const runId = sourceRunIdOfWebhookId(webhookId);
-    if (runId === undefined || !isTenantId(customerId)) throw new ResultClaimRefusedError(webhookId, 'unknown', 'no result reference has this address');
-    const deliveryId = callbackWorkflowId(customerId, runId);
-    let claimed: ClaimedResult;
-    try {
-      claimed = await this.client.workflow.getHandle(deliveryId).executeUpdate(claimResultUpdate, { args: [{ token }] });
-    } catch (error) {
-      if (error instanceof WorkflowUpdateFailedError) {
-        const said = error.cause?.message ?? error.message;
-        throw new ResultClaimRefusedError(webhookId, claimRefusalOf(error.cause), said, { cause: error });
-      }
-      if (error instanceof WorkflowNotFoundError || (error instanceof ServiceError && /not found|already completed/i.test(error.message))) {
-        throw new ResultClaimRefusedError(webhookId, ...(await this.endedClaim(deliveryId)), { cause: error });
-      }
-      throw this.mapError(deliveryId, error);
-    }
-    // The delivery names the run it stands for: never another tenant's, nor another run.
-    if (tenantOfWorkflowId(claimed.workflowId) !== customerId || claimed.runId !== runId) {
-      throw new ResultClaimRefusedError(
-        webhookId,
-        'unknown',
-        `the delivery named ${claimed.workflowId} (run ${claimed.runId}), not a run of ${customerId}'s ${runId}`,
-      );
-    }
-    const handle = this.client.workflow.getHandle(claimed.workflowId, claimed.runId);
-    try {
-      const result = (await retryTransient(() => handle.result(), options)) as ConnectionResult;
-      return { ...claimed, result };
-    } catch (error) {
-      if (error instanceof TransientRetryExhaustedError) throw new ResultWaitFailedError(claimed.workflowId, error.lastCode, error.attempts, { cause: error });
-      throw this.mapError(claimed.workflowId, error);
-    }
-  }
-
-  /**
-   * Why a delivery takes no claim any more: it has ended (after its result was claimed, or once the
-   * window passed: its final state says which), or there is none at this address.
-   */
-  private async endedClaim(deliveryId: string): Promise<[ResultClaimRefusal, string]> {
-    const handle = this.client.workflow.getHandle(deliveryId);
-    const status = await handle.describe().then(
-      (info) => info.status.name,
-      () => undefined,
-    );
-    if (status === undefined) return ['unknown', 'no result reference has this address'];
-    const final = status === 'COMPLETED' ? await (handle.result() as Promise<CallbackDeliveryState>).catch(() => undefined) : undefined;
-    const why = final?.resultClaim === 'claimed' ? CLAIM_REFUSALS.claimed : final?.resultClaim === 'none' ? CLAIM_REFUSALS.none : CLAIM_REFUSALS.expired;
-    return [why.reason, why.message];
+    return claimCallbackResult(this.client, (id, error) => this.mapError(id, error), customerId, webhookId, token, options);
   }
 
   /** Asks the connection to stop; it ends as Cancelled (its `result` throws ConnectionFailedError type Cancelled). */
@@ -656,103 +375,10 @@ export class ConnectionsClient {
   }
 
   private prepareStart(key: string, input: ConnectionInputArgs, options: StartOptions) {
-    const parsed = ConnectionInput.safeParse(input);
-    if (!parsed.success) throw new InvalidConnectionInputError(describeIssues(parsed.error), { cause: parsed.error });
-    const args = parsed.data;
-    const workflowId = parseBusinessKey(key, args.customerId);
-    const rerun = options.rerun ?? 'if-failed';
-    if (!(rerun in REUSE_POLICY)) throw new InvalidConnectionInputError(`rerun must be one of ${Object.keys(REUSE_POLICY).join(', ')}`);
-    const priorityProblem = options.priority === undefined ? undefined : priorityKeyProblem(options.priority);
-    if (priorityProblem) throw new InvalidConnectionInputError(priorityProblem);
-    const pairs = connectionStartAttributes(args);
-    return {
-      workflowId,
-      args,
-      startOptions: {
-        taskQueue: this.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING' as const,
-        workflowIdReusePolicy: REUSE_POLICY[rerun],
-        typedSearchAttributes: new TypedSearchAttributes(pairs),
-        // Who waits decides the order; the tenant is the fairness key (src/contract/priority.ts).
-        priority: startPriority(this.priority, connectionClassOf(args), args.customerId, options.priority),
-      },
-    };
+    return prepareStart(this.taskQueue, this.priority, key, input, options);
   }
 
   private mapError(workflowId: string | undefined, error: unknown): Error {
-    return clientErrorOf(error, this.address, (known) => {
-      if (workflowId === undefined) return undefined;
-      if (known instanceof WorkflowNotFoundError) return new ConnectionNotFoundError(workflowId, { cause: known });
-      if (known instanceof WorkflowExecutionAlreadyStartedError) return new ConnectionAlreadyEndedError(workflowId, { cause: known });
-      if (known instanceof WorkflowFailedError) return connectionFailed(workflowId, known);
-      return undefined;
-    });
+    return connectionErrorOf(this.address, workflowId, error);
   }
-}
-
-/**
- * Why the delivery's validator refused a claim, by the failure type it threw (CLAIM_REFUSALS), or by
- * its message: a delivery still on a build from before the types threw plain errors with the same
- * messages, and deliveries live for days across deploys.
- */
-function claimRefusalOf(failure: Error | undefined): ResultClaimRefusal {
-  const type = failure instanceof ApplicationFailure ? failure.type : undefined;
-  return Object.values(CLAIM_REFUSALS).find((refusal) => refusal.type === type || refusal.message === failure?.message)?.reason ?? 'wrong-token';
-}
-
-/** Maps a workflow failure to ConnectionFailedError, reading the type and the service code. */
-function connectionFailed(workflowId: string, error: WorkflowFailedError): ConnectionFailedError {
-  const cause = error.cause;
-  const how = endedHow(cause);
-  // A type the connection does not fail with (another workflow's, or none) reads as Unknown.
-  const type: ConnectionEndType = how !== undefined && (FAILURE_TYPES.has(how) || endedByTemporal(cause)) ? (how as ConnectionEndType) : 'Unknown';
-  const serviceCode = cause instanceof ApplicationFailure ? serviceCodeOf(cause.details) : undefined;
-  return new ConnectionFailedError(workflowId, type, cause?.message ?? error.message, serviceCode, { cause: error });
-}
-
-/** The first `serviceCode` (or `ServiceCode`) found in an ApplicationFailure's details, or a bare code string. */
-export function serviceCodeOf(details: readonly unknown[] | undefined | null): string | undefined {
-  for (const detail of details ?? []) {
-    if (typeof detail === 'string' && /^[A-Z][A-Z0-9_]+$/.test(detail)) return detail;
-    if (typeof detail === 'object' && detail !== null) {
-      const record = detail as Record<string, unknown>;
-      const code = record.serviceCode ?? record.ServiceCode;
-      if (typeof code === 'string' && code !== '') return code;
-    }
-  }
-  return undefined;
-}
-
-/** `WorkflowType = "connectionWorkflow" AND ConnectionStatus = "AwaitingAnswer" AND CustomerId = "..." AND ExecutionStatus = "Running"`. */
-export function visibilityQuery(filter: Omit<z.infer<typeof ListFilter>, 'limit'>): string {
-  const clauses = [`WorkflowType = ${quoteVisibilityValue(CONNECTION_WORKFLOW_TYPE)}`];
-  const fields = [
-    [ConnectionStatusKey.name, filter.status],
-    [CustomerIdKey.name, filter.customerId],
-    [InstitutionKey.name, filter.institution],
-    [LoginIdKey.name, filter.loginId],
-  ] as const;
-  for (const [name, value] of fields) if (value !== undefined) clauses.push(`${name} = ${quoteVisibilityValue(value)}`);
-  // A connection terminated or timed out keeps the running status it last published: it is not waiting.
-  if ((RUNNING_CONNECTION_STATUSES as readonly string[]).includes(filter.status ?? '')) clauses.push('ExecutionStatus = "Running"');
-  return clauses.join(' AND ');
-}
-
-function summarize(
-  info: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'typedSearchAttributes' | 'status' | 'startTime' | 'closeTime' | 'parentExecution'>,
-): ConnectionSummary {
-  const attributes = info.typedSearchAttributes;
-  const status = attributes.get(ConnectionStatusKey);
-  return {
-    workflowId: info.workflowId,
-    runId: info.runId,
-    status: status !== undefined && (CONNECTION_STATUSES as readonly string[]).includes(status) ? (status as ConnectionStatus) : undefined,
-    executionStatus: info.status.name,
-    customerId: attributes.get(CustomerIdKey),
-    institution: attributes.get(InstitutionKey),
-    loginId: attributes.get(LoginIdKey),
-    startedAt: info.startTime.toISOString(),
-    closedAt: info.closeTime?.toISOString(),
-    ...(info.parentExecution?.workflowId ? { parentWorkflowId: info.parentExecution.workflowId } : {}),
-  };
 }

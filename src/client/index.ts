@@ -1,33 +1,26 @@
 /** The pipeline's entry point: `import { ConnectionsClient, connectionKey } from '.../client/index.js'`. */
-export { ConnectionsClient, isTerminalStatus, ListFilter, quoteVisibilityValue, serviceCodeOf, visibilityQuery } from './connections.js';
-export type {
-  AnswerInput,
-  AnswerOptions,
-  ConnectionRef,
-  ConnectionsClientOptions,
-  ConnectOptions,
-  EnrolOnResult,
-  FirstStepResult,
-  RerunPolicy,
-  StartOptions,
-} from './connections.js';
+export { ConnectionsClient, isTerminalStatus } from './connections.js';
+export type { EnrolOnResult } from './connections.js';
+export type { ConnectionsClientOptions, ConnectOptions } from './connection-client-options.js';
+export type { ConnectionRef, FirstStepResult, RerunPolicy, StartOptions } from './connection-start.js';
+export type { AnswerInput, AnswerOptions } from './answer-check.js';
+export { ListFilter, visibilityQuery } from './connection-listing.js';
+export { serviceCodeOf } from './connection-failure.js';
+export { quoteVisibilityValue } from './visibility.js';
 export type { ConnectionSummary } from './connection-summary.js';
 export { BusinessKey, connectionKey, parseBusinessKey } from './business-key.js';
 export { RefreshSchedules } from './schedules.js';
-export type {
-  EndUserFlag,
-  LatestRefresh,
-  ListSchedulesFilter,
-  LoginRef,
-  RefreshScheduleSummary,
-  RefreshSchedulesOptions,
-  ScheduledRefresh,
-} from './schedules.js';
+export type { EndUserFlag, LatestRefresh, ListSchedulesFilter, LoginRef, RefreshSchedulesOptions, ScheduledRefresh } from './schedules.js';
+export type { RefreshScheduleSummary } from './login-schedule.js';
 export { RefreshScheduleInput, formatCadenceDuration } from './refresh-schedule-input.js';
 export type { RefreshCadenceArgs, RefreshScheduleArgs } from './refresh-schedule-input.js';
 export { LoginsClient } from './logins.js';
 export { BooksClient } from './books.js';
-export type { BookEntrySummary, BookPageOfEntries, BookRefreshSummary, BookScheduleSummary, BooksClientOptions, MigrationOutcome } from './books.js';
+export type { BooksClientOptions } from './books.js';
+export type { BookEntrySummary, BookPageOfEntries } from './book-entries.js';
+export type { BookRefreshSummary } from './book-refresh-runs.js';
+export type { BookScheduleSummary } from './book-schedule.js';
+export type { MigrationOutcome } from './book-migration.js';
 export type { BookEnrolmentArgs, BookListArgs, BookRefArgs, BookScheduleArgs, ResizeArgs } from './book-input.js';
 export type { BookCounts, BookOutcome, BookOutcomeKind, BookProgress, BookReport, BookReportPage } from '../contract/book/book-definitions.js';
 export type { WindowBounds, WindowChange, WindowView } from '../contract/window/window-definitions.js';

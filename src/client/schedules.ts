@@ -15,25 +15,15 @@
  * scheduler worker. Reads wait for it within `describeWaitMs`; a schedule written but not yet
  * describable is still reported as written (see `schedule`).
  */
-import { setTimeout as delay } from 'node:timers/promises';
-import { DEFAULT_PRIORITY_POLICY, startPriority, type PriorityPolicy } from '../contract/priority.js';
-import {
-  ScheduleAlreadyRunning,
-  ScheduleNotFoundError,
-  ServiceError,
-  type Client,
-  type ScheduleDescription,
-  type ScheduleOptions,
-  type WorkflowStartOptions,
-} from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { DEFAULT_PRIORITY_POLICY, type PriorityPolicy } from '../contract/priority.js';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription } from '@temporalio/client';
 import { z } from 'zod';
 import { describeIssues } from '../aggregator/schemas.js';
-import { ConnectionInput, type ProductsInput } from '../contract/connection/connection-input.js';
+import { ConnectionInput } from '../contract/connection/connection-input.js';
 import { isScheduledRefreshId, refreshScheduleId } from '../contract/login-keys.js';
 import { describeEndUserChallenge } from '../workflows/connection/challenges.js';
 import { CONNECTION_WORKFLOW_TYPE, type ConnectionResult } from '../contract/connection/connection-definitions.js';
-import { ConnectionStatusKey, CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
+import { CustomerIdKey, EndUserChallengeKey, LoginIdKey } from '../contract/search-attributes.js';
 import type { ConnectionSummary } from './connection-summary.js';
 import {
   ConnectionFailedError,
@@ -41,40 +31,16 @@ import {
   RefreshNotUnattendedError,
   RefreshScheduleNotFoundError,
   RefreshScheduleNotReadyError,
-  grpcCodeOf,
   type ConnectionEndType,
 } from './errors.js';
 import { clientErrorOf } from './temporal-errors.js';
-import {
-  cadenceArgsOf,
-  formatCadenceDuration,
-  parseLoginRef,
-  RefreshScheduleInput,
-  type LoginRef,
-  type RefreshCadenceArgs,
-  type RefreshScheduleArgs,
-} from './refresh-schedule-input.js';
-import { transientCodeOf } from './transient-retry.js';
+import { cadenceArgsOf, parseLoginRef, RefreshScheduleInput, type LoginRef, type RefreshScheduleArgs } from './refresh-schedule-input.js';
 import { quoteVisibilityValue } from './visibility.js';
 import { listedExecutions } from '../temporal/visibility-rows.js';
+import { whileNotReady } from './schedule-readiness.js';
+import { refreshScheduleOptions, summarizeRefresh, type RefreshScheduleSummary } from './login-schedule.js';
 
 export type { LoginRef } from './refresh-schedule-input.js';
-
-/** A schedule as the pipeline sees it. */
-export interface RefreshScheduleSummary {
-  readonly scheduleId: string;
-  readonly customerId: string;
-  readonly loginId: string;
-  readonly session: 'cached' | 'refresh';
-  readonly products: ProductsInput;
-  readonly cadence: RefreshCadenceArgs;
-  readonly paused: boolean;
-  readonly note?: string | undefined;
-  /** Upcoming scheduled times (before jitter), ISO 8601. */
-  readonly nextRunsAt: readonly string[];
-  /** Most recent runs, oldest first. */
-  readonly recentRuns: readonly { readonly workflowId: string; readonly scheduledAt: string; readonly startedAt: string }[];
-}
 
 /** What `schedule` answers: the schedule as read back after it was written, or as written when it could not be read back yet. */
 export type ScheduledRefresh = RefreshScheduleSummary & {
@@ -131,33 +97,7 @@ const ListSchedulesFilter = z.strictObject({
 });
 export type ListSchedulesFilter = z.input<typeof ListSchedulesFilter>;
 
-/** A run missed while Temporal was down is still taken within this window (then SKIP applies). */
-const CATCHUP_WINDOW = '1 hour';
-
 const DEFAULT_DESCRIBE_WAIT_MS = 10_000;
-const NOT_READY_FIRST_BACKOFF_MS = 200;
-const NOT_READY_MAX_BACKOFF_MS = 2_000;
-const DEADLINE_SLACK_MS = 100;
-/** gRPC codes (numbers fixed by the gRPC spec): FAILED_PRECONDITION is the server's WorkflowNotReady. */
-const CANCELLED = 1;
-const FAILED_PRECONDITION = 9;
-/** WorkflowNotReady's messages for a query to a workflow that has not run (or keeps failing) its workflow task. */
-const WORKFLOW_NOT_READY = /workflow task is not scheduled yet|workflow task in failed state|workflow state is not ready/i;
-
-/**
- * The code of a refusal that says the schedule's scheduler has not answered yet, or undefined.
- * Until the scheduler's first workflow task has run, the server holds a describe's query and answers
- * DEADLINE_EXCEEDED when the call's deadline passes ("context deadline exceeded" after its own 30 s
- * without one), or refuses it as FAILED_PRECONDITION WorkflowNotReady; a server still starting may
- * also answer UNAVAILABLE or RESOURCE_EXHAUSTED.
- */
-function notReadyCodeOf(error: unknown): string | undefined {
-  const transient = transientCodeOf(error);
-  if (transient !== undefined) return transient;
-  const details = error instanceof ServiceError ? (error.cause as { details?: unknown } | undefined)?.details : undefined;
-  return grpcCodeOf(error) === FAILED_PRECONDITION && typeof details === 'string' && WORKFLOW_NOT_READY.test(details) ? 'FAILED_PRECONDITION' : undefined;
-}
-
 export class RefreshSchedules {
   private readonly client: Client;
   private readonly taskQueue: string;
@@ -198,30 +138,7 @@ export class RefreshSchedules {
     if (flag) throw new RefreshNotUnattendedError(input.customerId, input.loginId, flag.challengeType, flag.workflowId, flag.reason);
 
     const scheduleId = refreshScheduleId(input.customerId, input.loginId);
-    const cadence = input.cadence;
-    const spec: ScheduleOptions['spec'] =
-      cadence.kind === 'daily'
-        ? { calendars: [{ hour: cadence.at.hour, minute: cadence.at.minute }], timezone: cadence.timeZone, jitter: cadence.jitter }
-        : { intervals: [{ every: cadence.every }], jitter: cadence.jitter };
-    const identity = new TypedSearchAttributes([
-      { key: CustomerIdKey, value: input.customerId },
-      { key: LoginIdKey, value: input.loginId },
-    ]);
-    // SDK 1.24's action type omits `priority`, which its encoder reads (schedule-helpers compilePriority).
-    const action: ScheduleOptions['action'] & Pick<WorkflowStartOptions, 'priority'> = {
-      type: 'startWorkflow',
-      workflowType: CONNECTION_WORKFLOW_TYPE,
-      // Temporal appends each run's scheduled time, so every run has its own id.
-      workflowId: scheduleId,
-      taskQueue: this.taskQueue,
-      args: [connectionInput.data],
-      typedSearchAttributes: identity.updateCopy([{ key: ConnectionStatusKey, value: 'Authorizing' }]),
-      staticSummary: `Scheduled ${input.session} refresh of login ${input.loginId}`,
-      // Unattended: after live end users and pipelines, before forget and retention.
-      priority: startPriority(this.priority, 'scheduled', input.customerId),
-    };
-    const policies: ScheduleOptions['policies'] = { overlap: 'SKIP', catchupWindow: CATCHUP_WINDOW, pauseOnFailure: false };
-    const note = input.note ?? `${input.session} refresh of login ${input.loginId}`;
+    const { spec, identity, action, policies, note } = refreshScheduleOptions(input, connectionInput.data, scheduleId, this.taskQueue, this.priority);
     let created = true;
     let paused = input.paused;
     try {
@@ -234,7 +151,7 @@ export class RefreshSchedules {
       // The login already has a schedule: it now follows this request (paused state kept unless given).
       // The SDK's update describes first, so it too waits for a scheduler that has not answered yet.
       try {
-        await this.whileNotReady(scheduleId, () =>
+        await whileNotReady(this.client, this.describeWaitMs, scheduleId, () =>
           this.client.schedule.getHandle(scheduleId).update((previous: ScheduleDescription) => {
             paused = request.paused === undefined ? previous.state.paused : input.paused;
             return { spec, action, policies, state: { paused, note }, typedSearchAttributes: identity };
@@ -272,7 +189,9 @@ export class RefreshSchedules {
     const { customerId, loginId } = parseLoginRef(ref);
     const scheduleId = refreshScheduleId(customerId, loginId);
     try {
-      const summary = summarizeRefresh(await this.whileNotReady(scheduleId, () => this.client.schedule.getHandle(scheduleId).describe()));
+      const summary = summarizeRefresh(
+        await whileNotReady(this.client, this.describeWaitMs, scheduleId, () => this.client.schedule.getHandle(scheduleId).describe()),
+      );
       if (!summary) throw new RefreshScheduleNotFoundError(scheduleId);
       return summary;
     } catch (error) {
@@ -295,7 +214,9 @@ export class RefreshSchedules {
         // The listing leaves out the action (session and products): each is described.
         let description: ScheduleDescription;
         try {
-          description = await this.whileNotReady(listed.scheduleId, () => this.client.schedule.getHandle(listed.scheduleId).describe());
+          description = await whileNotReady(this.client, this.describeWaitMs, listed.scheduleId, () =>
+            this.client.schedule.getHandle(listed.scheduleId).describe(),
+          );
         } catch (error) {
           if (error instanceof ScheduleNotFoundError) continue; // deleted since it was listed
           // Just created, on a server that has just started: a later listing has it, as visibility's lag allows.
@@ -395,70 +316,9 @@ export class RefreshSchedules {
     }
   }
 
-  /**
-   * Runs `call` (a describe, or an update, which describes first) again while the schedule's
-   * scheduler has not answered, until `describeWaitMs` has passed: then RefreshScheduleNotReadyError.
-   * The deadline bounds each call too, since the server holds a query to such a scheduler for 30 s.
-   */
-  private async whileNotReady<T>(scheduleId: string, call: () => Promise<T>): Promise<T> {
-    const startedAt = Date.now();
-    const deadline = startedAt + this.describeWaitMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.client.connection.withDeadline(deadline, call);
-      } catch (error) {
-        // Our deadline ended the call; when the server's cancel of it arrives first, grpc-js says CANCELLED
-        // (the server's deadline and ours are the same instant, measured on two clocks).
-        const endedByDeadline = grpcCodeOf(error) === CANCELLED && Date.now() + DEADLINE_SLACK_MS >= deadline;
-        const code = notReadyCodeOf(error) ?? (endedByDeadline ? 'DEADLINE_EXCEEDED' : undefined);
-        if (code === undefined) throw error;
-        const now = Date.now();
-        if (now >= deadline) throw new RefreshScheduleNotReadyError(scheduleId, code, attempt, now - startedAt, { cause: error });
-        await delay(Math.min(NOT_READY_MAX_BACKOFF_MS, NOT_READY_FIRST_BACKOFF_MS * 2 ** Math.min(attempt - 1, 10), deadline - now));
-      }
-    }
-  }
-
   private mapError(scheduleId: string | undefined, error: unknown): Error {
     return clientErrorOf(error, this.address, (known) =>
       known instanceof ScheduleNotFoundError && scheduleId !== undefined ? new RefreshScheduleNotFoundError(scheduleId, { cause: known }) : undefined,
     );
   }
-}
-
-/** A refresh schedule as the pipeline sees it, read back from its spec and action; undefined for another kind of schedule. */
-function summarizeRefresh(schedule: ScheduleDescription): RefreshScheduleSummary | undefined {
-  const action = schedule.action;
-  const input =
-    action.type === 'startWorkflow' && action.workflowType === CONNECTION_WORKFLOW_TYPE ? (action.args?.[0] as ConnectionInput | undefined) : undefined;
-  const cadence = cadenceOf(schedule.spec);
-  if (!input || input.session.kind === 'live' || !cadence) return undefined;
-  return {
-    scheduleId: schedule.scheduleId,
-    customerId: input.customerId,
-    loginId: input.session.loginId,
-    session: input.session.kind,
-    products: input.products,
-    cadence,
-    paused: schedule.state.paused,
-    note: schedule.state.note,
-    nextRunsAt: schedule.info.nextActionTimes.map((time) => time.toISOString()),
-    recentRuns: schedule.info.recentActions.map((run) => ({
-      workflowId: run.action.workflow.workflowId,
-      scheduledAt: run.scheduledAt.toISOString(),
-      startedAt: run.takenAt.toISOString(),
-    })),
-  };
-}
-
-/** The cadence a spec was made from (one calendar at HH:MM, or one interval). */
-function cadenceOf(spec: ScheduleDescription['spec']): RefreshCadenceArgs | undefined {
-  const jitter = formatCadenceDuration(spec.jitter ?? 0);
-  const interval = spec.intervals?.[0];
-  if (interval) return { kind: 'interval', every: formatCadenceDuration(Number(interval.every)), jitter };
-  const calendar = spec.calendars?.[0];
-  const hour = calendar?.hour[0]?.start;
-  const minute = calendar?.minute[0]?.start;
-  if (hour === undefined || minute === undefined) return undefined;
-  return { kind: 'daily', at: `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`, timeZone: spec.timezone ?? 'UTC', jitter };
 }

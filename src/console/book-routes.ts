@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import type { BookProgress, BookReport } from '../contract/book/book-definitions.js';
 import { tenantOfWorkflowId } from '../contract/workflow-tenant.js';
-import type { BookRefreshSummary } from '../client/books.js';
+import type { BookRefreshSummary } from '../client/book-refresh-runs.js';
 import type { ConnectionsClient } from '../client/connections.js';
 import { BookReportNotReadyError } from '../client/errors.js';
 import { checkSameOrigin, hasBody, HttpError, parse, readJsonBody, safeDecode } from '../http/json-http.js';
