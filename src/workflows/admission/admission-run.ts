@@ -55,7 +55,7 @@ import { WindowMemo } from '../window/window-memo.js';
 import { FleetLook, WatchTimer } from '../window/window-watch.js';
 import { AdmissionQueue, endedRun, requestProblem, runKey } from './admission-queue.js';
 import { HeldLooks } from './admission-held-looks.js';
-import { silentDue, silentFinding } from './admission-silent-check.js';
+import { SILENT_CHECK_CHUNK, silentDue, silentFinding } from '../window/silent-check.js';
 
 /** Calls to Temporal only (visibility, describe, signal-with-start), never to the service: quick and outside the request budget. */
 const temporal = proxyLocalActivities<
@@ -367,7 +367,7 @@ export class AdmissionRun {
     const { silentCheckMs } = this.settings.control;
     if (now - this.lastSilentCheck < silentCheckMs) return;
     this.lastSilentCheck = now;
-    const due = silentDue(this.inFlight.values(), now, silentCheckMs);
+    const due = silentDue(this.inFlight.values(), (admitted) => ({ ...admitted, since: admitted.grantedAt }), now, silentCheckMs, SILENT_CHECK_CHUNK);
     if (due.length === 0) return;
     for (const admitted of due) this.inFlight.set(runKey(admitted), { ...admitted, checkedAt: now });
     const read = await this.clock.local(() => temporal.connectionsClosed({ workflowIds: [...new Set(due.map((admitted) => admitted.workflowId))] }));
@@ -376,7 +376,7 @@ export class AdmissionRun {
       const admitted = this.inFlight.get(runKey({ workflowId, runId }));
       const latest = current.get(workflowId);
       if (admitted === undefined || latest === undefined) continue;
-      const finding = silentFinding(admitted, latest);
+      const finding = silentFinding({ ...admitted, since: admitted.grantedAt }, latest);
       if (finding === 'running') continue;
       if (finding === 'closed') {
         this.inFlight.set(runKey(admitted), { ...admitted, closedSeenAt: now });

@@ -41,7 +41,7 @@ import { CustomerIdKey } from '../../contract/search-attributes.js';
 import type { bookReportPageWorkflow } from './book-report-page.js';
 import type { BookRefreshSettings } from './book-refresh-input.js';
 import { BookRefreshState, type OutcomeBase, type RefreshEntry } from './book-refresh-state.js';
-import { silentDue, silentFinding } from './book-silent-check.js';
+import { silentDue, silentFinding } from '../window/silent-check.js';
 import { FleetLook, WatchTimer } from '../window/window-watch.js';
 
 /**
@@ -287,13 +287,13 @@ export class BookRefreshRun extends BookRefreshState {
     const { silentCheckMs } = this.settings.control;
     if (now - this.lastSilentCheck < silentCheckMs) return;
     this.lastSilentCheck = now;
-    const due = silentDue(this.inFlight, now, silentCheckMs, ENROLMENT_CHECK_CHUNK);
+    const due = silentDue(this.inFlight, ([, child]) => ({ ...child, since: child.askedAt }), now, silentCheckMs, ENROLMENT_CHECK_CHUNK);
     if (due.length === 0) return;
     for (const [, child] of due) child.checkedAt = now;
     const silent = due.map(([workflowId]) => workflowId);
     for (const { workflowId, status } of await this.clock.local(() => book.connectionsClosed({ workflowIds: silent }))) {
       const child = this.inFlight.get(workflowId);
-      const finding = child === undefined ? 'running' : silentFinding(child, status);
+      const finding = child === undefined ? 'running' : silentFinding({ ...child, since: child.askedAt }, { status });
       if (child === undefined || finding === 'running') continue;
       const base: OutcomeBase = { loginId: child.loginId, workflowId, durationMs: now - child.askedAt };
       if (finding === 'terminated') {
