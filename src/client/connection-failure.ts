@@ -7,7 +7,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowFaile
 import { CONNECTION_FAILURE_TYPES } from '../contract/connection/connection-definitions.js';
 import { ConnectionAlreadyEndedError, ConnectionFailedError, ConnectionNotFoundError } from './errors.js';
 import type { ConnectionEndType } from './errors.js';
-import { clientErrorOf, endedByTemporal, endedHow } from './temporal-errors.js';
+import { clientErrorOf, endedHow } from './temporal-errors.js';
 
 const FAILURE_TYPES: ReadonlySet<string> = new Set(CONNECTION_FAILURE_TYPES);
 
@@ -26,8 +26,8 @@ export function connectionErrorOf(address: string | undefined, workflowId: strin
 function connectionFailed(workflowId: string, error: WorkflowFailedError): ConnectionFailedError {
   const cause = error.cause;
   const how = endedHow(cause);
-  // A type the connection does not fail with (another workflow's, or none) reads as Unknown.
-  const type: ConnectionEndType = how !== undefined && (FAILURE_TYPES.has(how) || endedByTemporal(cause)) ? (how as ConnectionEndType) : 'Unknown';
+  // A failure type the connection does not fail with (another workflow's, or none) reads as Unknown.
+  const type = (cause instanceof ApplicationFailure && !FAILURE_TYPES.has(how) ? 'Unknown' : how) as ConnectionEndType;
   const serviceCode = cause instanceof ApplicationFailure ? serviceCodeOf(cause.details) : undefined;
   return new ConnectionFailedError(workflowId, type, cause?.message ?? error.message, serviceCode, { cause: error });
 }

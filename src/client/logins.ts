@@ -143,7 +143,7 @@ export class LoginsClient {
   private mapError(workflowId: string | undefined, error: unknown): Error {
     return clientErrorOf(error, this.address, (known) =>
       known instanceof WorkflowFailedError && workflowId !== undefined
-        ? new ForgetFailedError(workflowId, endedHow(known.cause) ?? 'Unknown', known.cause?.message ?? known.message, { cause: known })
+        ? new ForgetFailedError(workflowId, endedHow(known.cause), known.cause?.message ?? known.message, { cause: known })
         : undefined,
     );
   }

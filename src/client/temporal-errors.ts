@@ -12,16 +12,15 @@ import { ConnectionClientError, TemporalUnavailableError } from './errors.js';
 export type EndedByTemporal = 'Cancelled' | 'Terminated' | 'TimedOut';
 
 /**
- * How a workflow ended, from its failure's cause: the ApplicationFailure's type (undefined when it
- * has none), or how Temporal ended it; 'Unknown' for anything else.
+ * How a workflow ended, from its failure's cause: the ApplicationFailure's type, or how Temporal
+ * ended it; 'Unknown' for an untyped failure or anything else.
  */
-export function endedHow(cause: unknown): string | undefined {
-  if (cause instanceof ApplicationFailure) return cause.type ?? undefined;
-  const byTemporal = endedByTemporal(cause);
-  return byTemporal ?? 'Unknown';
+export function endedHow(cause: unknown): string {
+  if (cause instanceof ApplicationFailure) return cause.type ?? 'Unknown';
+  return endedByTemporal(cause) ?? 'Unknown';
 }
 
-export function endedByTemporal(cause: unknown): EndedByTemporal | undefined {
+function endedByTemporal(cause: unknown): EndedByTemporal | undefined {
   if (cause instanceof CancelledFailure) return 'Cancelled';
   if (cause instanceof TerminatedFailure) return 'Terminated';
   if (cause instanceof TimeoutFailure) return 'TimedOut';
