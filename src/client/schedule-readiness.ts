@@ -8,9 +8,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ServiceError, type Client } from '@temporalio/client';
 import { grpcCodeOf, RefreshScheduleNotReadyError } from './errors.js';
 import { transientCodeOf } from './transient-retry.js';
+import { backoffMs } from '../retry/backoff.js';
 
-const NOT_READY_FIRST_BACKOFF_MS = 200;
-const NOT_READY_MAX_BACKOFF_MS = 2_000;
+const NOT_READY_BACKOFF = { firstMs: 200, maxMs: 2_000 };
 const DEADLINE_SLACK_MS = 100;
 /** gRPC codes (numbers fixed by the gRPC spec): FAILED_PRECONDITION is the server's WorkflowNotReady. */
 const CANCELLED = 1;
@@ -51,7 +51,7 @@ export async function whileNotReady<T>(client: Client, waitMs: number, scheduleI
       if (code === undefined) throw error;
       const now = Date.now();
       if (now >= deadline) throw new RefreshScheduleNotReadyError(scheduleId, code, attempt, now - startedAt, { cause: error });
-      await delay(Math.min(NOT_READY_MAX_BACKOFF_MS, NOT_READY_FIRST_BACKOFF_MS * 2 ** Math.min(attempt - 1, 10), deadline - now));
+      await delay(Math.min(backoffMs(attempt, NOT_READY_BACKOFF), deadline - now));
     }
   }
 }

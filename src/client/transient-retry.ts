@@ -9,6 +9,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ServiceError } from '@temporalio/client';
+import { jitteredBackoffMs } from '../retry/backoff.js';
 
 /** gRPC codes (numbers fixed by the gRPC spec) that say "not now", never "no": the call may be made again unchanged. */
 const TRANSIENT_CODES: ReadonlyMap<number, string> = new Map([
@@ -47,8 +48,7 @@ export interface TransientRetryOptions {
 }
 
 export const DEFAULT_GIVE_UP_AFTER_MS = 10 * 60_000;
-const FIRST_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 10_000;
+const BACKOFF = { firstMs: 500, maxMs: 10_000 };
 
 /** Thrown when transient errors outlasted `giveUpAfterMs`: the caller's wait failed, not the work it waited on. */
 export class TransientRetryExhaustedError extends Error {
@@ -80,9 +80,7 @@ export async function retryTransient<T>(call: () => Promise<T>, options: Transie
       attempt += 1;
       const elapsedMs = now - firstFailureAt;
       if (elapsedMs >= giveUpAfterMs) throw new TransientRetryExhaustedError(attempt, code, elapsedMs, { cause: error });
-      // Full jitter: thousands of waiting callers refused together must not come back together.
-      const ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.min(attempt - 1, 10));
-      const retryInMs = Math.min(Math.round(ceiling / 2 + Math.random() * (ceiling / 2)), giveUpAfterMs - elapsedMs);
+      const retryInMs = Math.min(jitteredBackoffMs(attempt, BACKOFF), giveUpAfterMs - elapsedMs);
       options.onRetry?.({ attempt, code, retryInMs, error: error as Error });
       await delay(retryInMs, undefined, options.signal ? { signal: options.signal } : {});
     }

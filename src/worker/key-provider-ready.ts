@@ -8,9 +8,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { KeySource } from '../codec/key-source.js';
 import { KeyProviderUnavailableError } from '../codec/payload-errors.js';
+import { backoffMs } from '../retry/backoff.js';
 
-const FIRST_PAUSE_MS = 1_000;
-const LONGEST_PAUSE_MS = 30_000;
+const PAUSE = { firstMs: 1_000, maxMs: 30_000 };
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 export class KeyProviderWaitAbortedError extends Error {
@@ -47,7 +47,8 @@ export async function waitForFirstDataKey(source: KeySource, { warn, info, abort
   if (abort?.aborted) onAbort();
   abort?.addEventListener('abort', onAbort, { once: true });
   try {
-    for (let attempt = 1, pause = FIRST_PAUSE_MS; ; attempt += 1, pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+    for (let attempt = 1; ; attempt += 1) {
+      const pause = backoffMs(attempt, PAUSE);
       try {
         await source.sealingKey(0);
         if (attempt > 1) info(`key provider ${source.keyId} made a data key after ${attempt} attempts: the worker starts polling`);

@@ -1,6 +1,6 @@
 /**
  * A data request that fails transiently backs off durably (issue 22): it is a regular activity whose
- * retries the Temporal server schedules (retry policy TRANSIENT_RETRY, or the service's Retry-After),
+ * retries the Temporal server schedules (retry policy SERVICE_CALL_RETRY, or the service's Retry-After),
  * so no workflow task stays open during a backoff, queries answer meanwhile, and a worker SIGKILLed
  * during a backoff loses nothing: the server hands the next attempt, numbered on, to its replacement,
  * and the connection completes. (Connections recorded before this shape made the request as a local

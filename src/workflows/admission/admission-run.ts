@@ -56,6 +56,7 @@ import { FleetLook, WatchTimer } from '../window/window-watch.js';
 import { AdmissionQueue, endedRun, requestProblem, runKey } from './admission-queue.js';
 import { HeldLooks } from './admission-held-looks.js';
 import { SILENT_CHECK_CHUNK, silentDue, silentFinding } from '../window/silent-check.js';
+import { TEMPORAL_CALL_RETRY } from '../../retry/activity-retry.js';
 
 /** Calls to Temporal only (visibility, describe, signal-with-start), never to the service: quick and outside the request budget. */
 const temporal = proxyLocalActivities<
@@ -65,7 +66,7 @@ const temporal = proxyLocalActivities<
     Pick<AdmissionActivities, 'releaseHeldConnections' | 'heldConnections'>
 >({
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+  retry: TEMPORAL_CALL_RETRY,
 });
 
 /** Held starts released by one local activity (the window's ceiling: a round's grants at once). */

@@ -16,11 +16,12 @@ import {
 import type { ConnectionInput } from '../../contract/connection/connection-input.js';
 import { DEFAULT_PRIORITY_KEYS } from '../../contract/priority.js';
 import type { StateRecorder } from '../connection/state-recorder.js';
+import { UNTIL_IT_LANDS_RETRY } from '../../retry/activity-retry.js';
 
 /** Retried until it lands: Temporal unreachable for a while delays the connection, never loses it. */
 const admission = proxyLocalActivities<AdmissionActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: UNTIL_IT_LANDS_RETRY,
   summary: "ask the tenant's unattended window for room",
 });
 

@@ -43,6 +43,7 @@ import type { BookRefreshSettings } from './book-refresh-input.js';
 import { BookRefreshState, type OutcomeBase, type RefreshEntry } from './book-refresh-state.js';
 import { silentDue, silentFinding } from '../window/silent-check.js';
 import { FleetLook, WatchTimer } from '../window/window-watch.js';
+import { TEMPORAL_CALL_RETRY } from '../../retry/activity-retry.js';
 
 /**
  * Calls to Temporal only, never to the service: reads (visibility, describe) and the starts of the
@@ -51,7 +52,7 @@ import { FleetLook, WatchTimer } from '../window/window-watch.js';
  */
 const book = proxyLocalActivities<BookActivities & BookStartActivities & LivePathActivities>({
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+  retry: TEMPORAL_CALL_RETRY,
 });
 
 /** Logins whose enrolment is checked in one visibility query. */

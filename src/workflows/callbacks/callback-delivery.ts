@@ -36,12 +36,13 @@ import {
   type ClaimedResult,
   type ResultReference,
 } from '../../contract/callbacks/callback-definitions.js';
+import { UNTIL_IT_LANDS_RETRY } from '../../retry/activity-retry.js';
 
 /** One attempt: the receiver's answer or the network's error comes back as a value; a worker lost mid-attempt is a failed attempt. */
 const { deliverCallback } = proxyActivities<CallbackActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 1 }, summary: 'post the callback' });
 const { mintResultClaim } = proxyLocalActivities<CallbackActivities>({
   startToCloseTimeout: '10s',
-  retry: { initialInterval: '1s', maximumInterval: '30s' },
+  retry: UNTIL_IT_LANDS_RETRY,
   summary: 'mint the result claim',
 });
 

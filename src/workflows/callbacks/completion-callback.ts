@@ -9,6 +9,7 @@ import type { BookRefreshInput, BookReport } from '../../contract/book/book-defi
 import { webhookIdOf, type CallbackEventType } from '../../contract/callbacks/callback-definitions.js';
 import type { ConnectionResult, ConnectionState } from '../../contract/connection/connection-definitions.js';
 import type { ConnectionInput } from '../../contract/connection/connection-input.js';
+import { UNTIL_IT_LANDS_RETRY } from '../../retry/activity-retry.js';
 
 /**
  * Starts the delivery of a completion callback (the connection's result, or the refresh's report, is
@@ -16,7 +17,7 @@ import type { ConnectionInput } from '../../contract/connection/connection-input
  */
 const { scheduleCallback } = proxyLocalActivities<CallbackActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: UNTIL_IT_LANDS_RETRY,
   summary: 'start the completion callback',
 });
 

@@ -40,6 +40,7 @@ import { AdmissionTicket } from '../admission/connection-admission.js';
 import { tellWindow, windowEndOf } from '../window/connection-window-end.js';
 import { openSession } from './session.js';
 import { StateRecorder } from './state-recorder.js';
+import { UNTIL_IT_LANDS_RETRY } from '../../retry/activity-retry.js';
 
 /** Input validation runs outside the workflow sandbox (see input-activities.ts); it never retries. */
 const { validateConnectionInput } = proxyLocalActivities<InputActivities>({
@@ -54,7 +55,7 @@ const { validateConnectionInput } = proxyLocalActivities<InputActivities>({
  */
 const { noteRetrieval } = proxyLocalActivities<RetentionActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: UNTIL_IT_LANDS_RETRY,
   summary: 'note the retrieval for the retention policy',
 });
 

@@ -12,6 +12,7 @@ import type { PollStrategy } from '../../contract/connection/connection-input.js
 import type { DataWarning } from '../../aggregator/data-reader.js';
 import { serviceDetailsOf } from './failures.js';
 import { serviceActivities } from './service-queue.js';
+import { SERVICE_CALL_RETRY } from '../../retry/activity-retry.js';
 
 export interface PollTiming {
   readonly pollIntervalMs: number;
@@ -131,7 +132,7 @@ async function pollInActivity<T>(
       startToCloseTimeout: bound(),
       scheduleToCloseTimeout: bound(),
       heartbeatTimeout: Math.max(HEARTBEAT_TIMEOUT_FLOOR_MS, 3 * intervalMs),
-      retry: TRANSIENT_RETRY,
+      retry: SERVICE_CALL_RETRY,
       summary: `poll ${operation} every ${intervalMs / 1000} s (heartbeating)`,
     }).pollHeartbeating(input);
   }
@@ -147,7 +148,5 @@ export const CALL_TIMEOUT_MS = 90_000;
  * an overloaded server and its poller) is retried after this, not after CALL_TIMEOUT_MS.
  */
 export const CALL_HEARTBEAT_TIMEOUT_MS = 15_000;
-/** Transient upstream errors (rate limits, 5xx, resets) back off; the failure table decides what is transient. */
-export const TRANSIENT_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 /** A heartbeating poller is declared dead after three silent intervals, and never sooner than this. */
 const HEARTBEAT_TIMEOUT_FLOOR_MS = 10_000;

@@ -5,7 +5,8 @@
  * dispatched eagerly (which would bypass the limits), with their retries backing off on the server.
  */
 import type { ConnectionActivities } from '../../activities/connection-activities.js';
-import { CALL_HEARTBEAT_TIMEOUT_MS, CALL_TIMEOUT_MS, TRANSIENT_RETRY } from './polling.js';
+import { CALL_HEARTBEAT_TIMEOUT_MS, CALL_TIMEOUT_MS } from './polling.js';
+import { SERVICE_CALL_RETRY } from '../../retry/activity-retry.js';
 import { serviceActivities } from './service-queue.js';
 
 /** The activities of one data request or poll; `deadline` bounds its retries (the pending operation's). */
@@ -13,7 +14,7 @@ export function dataCalls(summary: string, deadline: number): ConnectionActiviti
   return serviceActivities<ConnectionActivities>({
     startToCloseTimeout: CALL_TIMEOUT_MS,
     scheduleToCloseTimeout: Math.max(1_000, deadline - Date.now()),
-    retry: TRANSIENT_RETRY,
+    retry: SERVICE_CALL_RETRY,
     summary,
     heartbeatTimeout: CALL_HEARTBEAT_TIMEOUT_MS,
     allowEagerDispatch: false,

@@ -31,11 +31,12 @@ import { CustomerIdKey, LoginIdKey } from '../../contract/search-attributes.js';
 import { PATCHES } from '../patches.js';
 import { isoNow } from '../connection/state-recorder.js';
 import { serviceActivities } from '../connection/service-queue.js';
+import { UNTIL_IT_LANDS_RETRY } from '../../retry/activity-retry.js';
 
 /** Every step is idempotent, so Temporal retries its transient failures (5xx, Temporal briefly away). */
 const STEP_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: UNTIL_IT_LANDS_RETRY,
 };
 
 function step(summary: string, options: ActivityOptions = STEP_OPTIONS): ForgetActivities {

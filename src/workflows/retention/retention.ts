@@ -33,6 +33,7 @@ import {
   type RetrievalNotice,
 } from '../../contract/retention/retention-definitions.js';
 import { CustomerIdKey, LoginIdKey } from '../../contract/search-attributes.js';
+import { UNTIL_IT_LANDS_RETRY } from '../../retry/activity-retry.js';
 
 const DAY_MS = 24 * 60 * 60_000;
 /** Past this many events the timer continues as new (a daily refresh signals it every day for years). */
@@ -41,7 +42,7 @@ const MAX_HISTORY_EVENTS = 2_000;
 /** The tenant's policy as the worker's configuration says now. */
 const { retentionDaysFor } = proxyLocalActivities<RetentionActivities>({
   startToCloseTimeout: '10s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: UNTIL_IT_LANDS_RETRY,
   summary: "read the tenant's retention policy",
 });
 

@@ -11,11 +11,12 @@ import type { BookEndActivities, TellBookInput } from '../../activities/book-end
 import type { BookLoginEnded } from '../../contract/book/book-definitions.js';
 import type { ConnectionResult, ConnectionState } from '../../contract/connection/connection-definitions.js';
 import type { ConnectionInput } from '../../contract/connection/connection-input.js';
+import { UNTIL_IT_LANDS_RETRY } from '../../retry/activity-retry.js';
 
 /** Retried until it lands: a lost end holds a slot of the window until its silent check. */
 const book = proxyLocalActivities<BookEndActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: UNTIL_IT_LANDS_RETRY,
   summary: 'tell the window that admitted it how the connection ended',
 });
 
