@@ -9,7 +9,7 @@
  *   schemas and settings loader.
  */
 const FLOORS = [
-  ['aggregator', 'audit', 'budget', 'logging', 'bundle', 'payload-store', 'presentation', 'retry', 'sdk'],
+  ['aggregator', 'audit', 'budget', 'logging', 'bundle', 'payload-store', 'presentation', 'retry', 'sdk', 'validation'],
   ['contract'],
   ['admission', 'codec', 'identity', 'callbacks', 'http'],
   ['metrics', 'settings'],

@@ -5,7 +5,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { SERVICE_CODES, isServiceCode, type ServiceCode } from '../src/aggregator/failure-table.js';
-import { describeIssues, type Link } from '../src/aggregator/schemas.js';
+import { type Link } from '../src/aggregator/schemas.js';
+import { describeIssues } from '../src/validation/parse-or-refuse.js';
 
 /**
  * What a handler answers; `raw` is already-serialized JSON, `chunks` JSON in pieces written one

@@ -22,7 +22,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { AccountsDetailOptions, describeIssues } from '../src/aggregator/schemas.js';
+import { AccountsDetailOptions } from '../src/aggregator/schemas.js';
+import { describeIssues } from '../src/validation/parse-or-refuse.js';
 import { CUSTOMER_ID_PATTERN } from './customer.js';
 import { ScenarioParameterError, resolveScenario, type Scenario } from './scenarios.js';
 import { SandboxState, stepsFollow, type LoginRecord, type Operation, type OperationKind, type Session, type Tenant } from './state.js';

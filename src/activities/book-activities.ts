@@ -7,7 +7,7 @@
  */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { decodeMapFromPayloads, decodeTypedSearchAttributes } from '../sdk/internals.js';
-import { describeIssues } from '../aggregator/schemas.js';
+import { describeIssues } from '../validation/parse-or-refuse.js';
 import {
   BOOK_ENTRY_MEMO,
   BOOK_REFRESH_WORKFLOW_TYPE,

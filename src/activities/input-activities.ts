@@ -8,7 +8,7 @@
  *   ("Cannot define property parse, object is not extensible").
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { describeIssues } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import { ConnectionInput } from '../contract/connection/connection-input.js';
 import { isUndecodablePayload } from '../contract/undecodable-payload.js';
 import { callbackRequestRefusal, NO_CALLBACKS, type CallbackSettings } from '../callbacks/callback-policy.js';
@@ -29,15 +29,10 @@ export function createInputActivities(callbacks: CallbackSettings = NO_CALLBACKS
           nonRetryable: true,
         });
       }
-      const parsed = ConnectionInput.safeParse(args);
-      if (!parsed.success) {
-        throw ApplicationFailure.create({
-          type: 'InvalidConnectionInput',
-          message: `invalid connection input: ${describeIssues(parsed.error)}`,
-          nonRetryable: true,
-        });
-      }
-      const refusal = callbackRequestRefusal(callbacks, parsed.data.customerId, parsed.data.callback);
+      const input = parseOrRefuse(ConnectionInput, args, (problem) =>
+        ApplicationFailure.create({ type: 'InvalidConnectionInput', message: `invalid connection input: ${problem}`, nonRetryable: true }),
+      );
+      const refusal = callbackRequestRefusal(callbacks, input.customerId, input.callback);
       if (refusal !== undefined) {
         throw ApplicationFailure.create({
           type: 'InvalidConnectionInput',
@@ -45,7 +40,7 @@ export function createInputActivities(callbacks: CallbackSettings = NO_CALLBACKS
           nonRetryable: true,
         });
       }
-      return parsed.data;
+      return input;
     },
   };
 }

@@ -11,17 +11,8 @@
  *   the data, instead of the whole connection failing over one field.
  */
 import { z } from 'zod';
-import {
-  AttributesEnvelope,
-  AttributesResponse,
-  attributesResult,
-  describeIssues,
-  isPlainObject,
-  issuePath,
-  readAttributeGroups,
-  Uuid,
-  type Login,
-} from './schemas.js';
+import { AttributesEnvelope, AttributesResponse, attributesResult, isPlainObject, readAttributeGroups, Uuid, type Login } from './schemas.js';
+import { describeIssues, issuePath } from '../validation/parse-or-refuse.js';
 
 /** One field of passed-through data the view could not read; the record is kept as sent. */
 export interface DataWarning {

@@ -6,16 +6,8 @@
  */
 import type { KyInstance } from 'ky';
 import type { z } from 'zod';
-import {
-  AuthorizeResponse,
-  ErrorResponse,
-  PendingResponse,
-  describeIssues,
-  isPlainObject,
-  readServiceCode,
-  type PendingCode,
-  type SecurityChallenge,
-} from './schemas.js';
+import { AuthorizeResponse, ErrorResponse, PendingResponse, isPlainObject, readServiceCode, type PendingCode, type SecurityChallenge } from './schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import { AggregatorAbortedError, AggregatorNetworkError, AggregatorResponseError, AggregatorServiceError, UnexpectedResponseError } from './errors.js';
 import { readAnswer, type DataReader, type DataWarning } from './data-reader.js';
 import { serviceCodeInfo } from './failure-table.js';
@@ -191,9 +183,7 @@ function waitAskedFor(status: number, code: string | undefined, headers: Headers
 
 /** An answer whose every field is acted on (a 202, a 203): it holds, or the service answered what the product cannot use. */
 function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, operation: string, status: number, text: string): T {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new UnexpectedResponseError(operation, status, describeIssues(parsed.error), text, parsed.error);
-  return parsed.data;
+  return parseOrRefuse(schema, body, (problem, cause) => new UnexpectedResponseError(operation, status, problem, text, cause));
 }
 
 function requestIdOf(data: unknown): string {

@@ -4,13 +4,12 @@
  * AggregatorRequestError (the caller's mistake, never retried) and no request leaves.
  */
 import type { z } from 'zod';
-import { Uuid, describeIssues } from './schemas.js';
+import { Uuid } from './schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import { AggregatorRequestError } from './errors.js';
 
 export function validated<T>(schema: z.ZodType<T>, value: unknown, operation: string): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new AggregatorRequestError(operation, describeIssues(parsed.error));
-  return parsed.data;
+  return parseOrRefuse(schema, value, (problem) => new AggregatorRequestError(operation, problem));
 }
 
 /** A Uuid as a path segment, encoded. */

@@ -584,15 +584,3 @@ export const DeleteCardResponse = z.looseObject({
   LoginId: Uuid.optional(),
 });
 export type DeleteCardResponse = z.infer<typeof DeleteCardResponse>;
-
-// ---------------------------------------------------------------------------------------------
-
-/** "Accounts[0].Balance.Current: expected number, received string; ..." */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => (issue.path.length ? `${issuePath(issue.path)}: ${issue.message}` : issue.message)).join('; ');
-}
-
-/** `Accounts[0].Transactions[3].Date`: an issue's path as a reader writes it. */
-export function issuePath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)), '');
-}

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { z } from 'zod';
-import { describeIssues } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import {
   BOOK_ENTRY_WORKFLOW_TYPE,
   BOOK_REFRESH_WORKFLOW_TYPE,
@@ -79,9 +79,7 @@ export interface BooksClientOptions {
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new InvalidBookRequestError(`${what}: ${describeIssues(parsed.error)}`, { cause: parsed.error });
-  return parsed.data;
+  return parseOrRefuse(schema, value, (problem, cause) => new InvalidBookRequestError(`${what}: ${problem}`, { cause }));
 }
 
 export class BooksClient {

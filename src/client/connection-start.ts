@@ -4,7 +4,7 @@
  * priority). Apart from the client because both of its start calls build the same start here.
  */
 import { TypedSearchAttributes } from '@temporalio/common';
-import { describeIssues } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import { ConnectionInput } from '../contract/connection/connection-input.js';
 import type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
 import type { FirstStep } from '../contract/connection/connection-definitions.js';
@@ -46,9 +46,7 @@ const REUSE_POLICY = {
 
 /** The checked input of a start under `key` and its workflow start options on `taskQueue`; InvalidConnectionInputError names what is wrong. */
 export function prepareStart(taskQueue: string, priority: PriorityPolicy, key: string, input: ConnectionInputArgs, options: StartOptions) {
-  const parsed = ConnectionInput.safeParse(input);
-  if (!parsed.success) throw new InvalidConnectionInputError(describeIssues(parsed.error), { cause: parsed.error });
-  const args = parsed.data;
+  const args = parseOrRefuse(ConnectionInput, input, (problem, cause) => new InvalidConnectionInputError(problem, { cause }));
   const workflowId = parseBusinessKey(key, args.customerId);
   const rerun = options.rerun ?? 'if-failed';
   if (!(rerun in REUSE_POLICY)) throw new InvalidConnectionInputError(`rerun must be one of ${Object.keys(REUSE_POLICY).join(', ')}`);

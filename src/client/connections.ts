@@ -8,7 +8,7 @@
  */
 import { Client, ServiceError, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Connection, WorkflowHandle } from '@temporalio/client';
-import { describeIssues } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import type { ConnectionInputArgs } from '../contract/connection/connection-input.js';
 import { awaitFirstStepUpdate, CONNECTION_WORKFLOW_TYPE, connectionStateQuery, submitAnswerUpdate } from '../contract/connection/connection-definitions.js';
 import type { AnswerOutcome, ConnectionResult, ConnectionState, ConnectionStatus } from '../contract/connection/connection-definitions.js';
@@ -354,9 +354,11 @@ export class ConnectionsClient {
 
   /** Connections matching the filter, newest first, e.g. `list({ status: 'AwaitingAnswer' })`. */
   async list(filter: ListFilter = {}): Promise<ConnectionSummary[]> {
-    const parsed = ListFilter.safeParse(filter);
-    if (!parsed.success) throw new InvalidConnectionInputError(`list filter: ${describeIssues(parsed.error)}`, { cause: parsed.error });
-    const { limit = 100, ...conditions } = parsed.data;
+    const { limit = 100, ...conditions } = parseOrRefuse(
+      ListFilter,
+      filter,
+      (problem, cause) => new InvalidConnectionInputError(`list filter: ${problem}`, { cause }),
+    );
     const out: ConnectionSummary[] = [];
     try {
       // Without memos: a listing needs none, and one this process cannot open must not fail it.

@@ -5,7 +5,8 @@
  * seconds/minutes/hours. Each problem is named by its field.
  */
 import { z } from 'zod';
-import { describeIssues, Uuid } from '../aggregator/schemas.js';
+import { Uuid } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import { ProductsInput, TimingInput } from '../contract/connection/connection-input.js';
 import { KeySegment } from './business-key.js';
 import { InvalidLoginRefError } from './errors.js';
@@ -85,9 +86,7 @@ export type LoginRef = z.input<typeof LoginRef>;
 
 /** The login a call names, checked before anything reaches Temporal (InvalidLoginRefError names the field). */
 export function parseLoginRef(ref: LoginRef): { customerId: string; loginId: string } {
-  const parsed = LoginRef.safeParse(ref);
-  if (!parsed.success) throw new InvalidLoginRefError(describeIssues(parsed.error), { cause: parsed.error });
-  return parsed.data;
+  return parseOrRefuse(LoginRef, ref, (problem, cause) => new InvalidLoginRefError(problem, { cause }));
 }
 
 export const RefreshScheduleInput = z.strictObject({

@@ -18,7 +18,7 @@
 import { DEFAULT_PRIORITY_POLICY, type PriorityPolicy } from '../contract/priority.js';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription } from '@temporalio/client';
 import { z } from 'zod';
-import { describeIssues } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import { ConnectionInput } from '../contract/connection/connection-input.js';
 import { isScheduledRefreshId, refreshScheduleId } from '../contract/login-keys.js';
 import { describeEndUserChallenge } from '../workflows/connection/challenges.js';
@@ -122,23 +122,24 @@ export class RefreshSchedules {
    * this never throws: when it cannot be read back yet, the answer is what was written (`readBackError`).
    */
   async schedule(request: RefreshScheduleArgs): Promise<ScheduledRefresh> {
-    const parsed = RefreshScheduleInput.safeParse(request);
-    if (!parsed.success) throw new InvalidScheduleError(describeIssues(parsed.error), { cause: parsed.error });
-    const input = parsed.data;
-    const connectionInput = ConnectionInput.safeParse({
-      customerId: input.customerId,
-      session: { kind: input.session, loginId: input.loginId },
-      products: input.products,
-      ...(input.timing ? { timing: input.timing } : {}),
-      unattended: true,
-    });
-    if (!connectionInput.success) throw new InvalidScheduleError(describeIssues(connectionInput.error), { cause: connectionInput.error });
+    const input = parseOrRefuse(RefreshScheduleInput, request, (problem, cause) => new InvalidScheduleError(problem, { cause }));
+    const connectionInput = parseOrRefuse(
+      ConnectionInput,
+      {
+        customerId: input.customerId,
+        session: { kind: input.session, loginId: input.loginId },
+        products: input.products,
+        ...(input.timing ? { timing: input.timing } : {}),
+        unattended: true,
+      },
+      (problem, cause) => new InvalidScheduleError(problem, { cause }),
+    );
 
     const flag = await this.endUserFlag(input);
     if (flag) throw new RefreshNotUnattendedError(input.customerId, input.loginId, flag.challengeType, flag.workflowId, flag.reason);
 
     const scheduleId = refreshScheduleId(input.customerId, input.loginId);
-    const { spec, identity, action, policies, note } = refreshScheduleOptions(input, connectionInput.data, scheduleId, this.taskQueue, this.priority);
+    const { spec, identity, action, policies, note } = refreshScheduleOptions(input, connectionInput, scheduleId, this.taskQueue, this.priority);
     let created = true;
     let paused = input.paused;
     try {
@@ -170,7 +171,7 @@ export class RefreshSchedules {
         customerId: input.customerId,
         loginId: input.loginId,
         session: input.session,
-        products: connectionInput.data.products,
+        products: connectionInput.products,
         cadence: cadenceArgsOf(input.cadence),
         paused,
         note,
@@ -201,9 +202,11 @@ export class RefreshSchedules {
 
   /** Refresh schedules, e.g. every schedule of one tenant: `list({ customerId })`. */
   async list(filter: ListSchedulesFilter = {}): Promise<RefreshScheduleSummary[]> {
-    const parsed = ListSchedulesFilter.safeParse(filter);
-    if (!parsed.success) throw new InvalidScheduleError(`list filter: ${describeIssues(parsed.error)}`, { cause: parsed.error });
-    const { limit = 100, customerId, loginId } = parsed.data;
+    const {
+      limit = 100,
+      customerId,
+      loginId,
+    } = parseOrRefuse(ListSchedulesFilter, filter, (problem, cause) => new InvalidScheduleError(`list filter: ${problem}`, { cause }));
     const clauses: string[] = [];
     if (customerId !== undefined) clauses.push(`${CustomerIdKey.name} = ${quoteVisibilityValue(customerId)}`);
     if (loginId !== undefined) clauses.push(`${LoginIdKey.name} = ${quoteVisibilityValue(loginId)}`);

@@ -7,7 +7,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
-import { describeIssues } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import { toJsonLines } from '../audit/audit-trail.js';
 
 /** Room for the largest answer set the answer limits allow (64 Ki characters) plus JSON's quoting. */
@@ -119,9 +119,7 @@ export async function readJsonBody(request: IncomingMessage, limit = MAX_BODY_BY
 
 /** Validates with a zod schema; a refusal is a 400 naming each offending field. */
 export function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new HttpError(400, 'InvalidRequest', `invalid ${what}: ${describeIssues(parsed.error)}`);
-  return parsed.data;
+  return parseOrRefuse(schema, value, (problem) => new HttpError(400, 'InvalidRequest', `invalid ${what}: ${problem}`));
 }
 
 /** Listens on `port` (0: any free one) and `host`, answering the address to reach it (an IPv6 host bracketed). */

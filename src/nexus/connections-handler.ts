@@ -24,7 +24,7 @@ import { operationInfo, startWorkflow, WorkflowRunOperationHandler } from '@temp
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { z } from 'zod';
-import { describeIssues } from '../aggregator/schemas.js';
+import { parseOrRefuse } from '../validation/parse-or-refuse.js';
 import type { AnswerOutcome, ConnectionResult, ConnectionState } from '../contract/connection/connection-definitions.js';
 import { bookRefreshRunId, type BookRefreshInput, type BookReport } from '../contract/book/book-definitions.js';
 import {
@@ -60,14 +60,8 @@ export interface ConnectionsHandlerOptions {
   readonly priority?: PriorityPolicy | undefined;
 }
 
-function badRequest(operation: string, error: z.ZodError): nexus.HandlerError {
-  return new nexus.HandlerError('BAD_REQUEST', `invalid input to ${operation}: ${describeIssues(error)}`);
-}
-
 function parse<T>(operation: string, schema: z.ZodType<T>, input: unknown): T {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) throw badRequest(operation, parsed.error);
-  return parsed.data;
+  return parseOrRefuse(schema, input, (problem) => new nexus.HandlerError('BAD_REQUEST', `invalid input to ${operation}: ${problem}`));
 }
 
 /** CONFLICT, not retried: the same request would meet the same running workflow. */

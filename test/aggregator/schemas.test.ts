@@ -17,9 +17,9 @@ import {
   PendingResponse,
   SecurityResponses,
   authorizeModeOf,
-  describeIssues,
   readServiceCode,
 } from '../../src/aggregator/schemas.js';
+import { describeIssues } from '../../src/validation/parse-or-refuse.js';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const ID2 = '7c9e6679-7425-40de-944b-e07fc1f90ae7';

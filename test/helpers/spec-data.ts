@@ -15,7 +15,7 @@
  */
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { issuePath } from '../../src/aggregator/schemas.js';
+import { issuePath } from '../../src/validation/parse-or-refuse.js';
 import type * as Wire from '../../src/aggregator/schemas.js';
 import type * as Spec from '../../sandbox/spec-shapes.js';
 

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
-import { AuthorizeResponse, ErrorResponse, describeIssues } from '../../src/aggregator/schemas.js';
+import { AuthorizeResponse, ErrorResponse } from '../../src/aggregator/schemas.js';
+import { describeIssues } from '../../src/validation/parse-or-refuse.js';
 import type { ScenarioListing } from '../../sandbox/scenarios.js';
 import type { Sandbox } from '../../sandbox/server.js';
 

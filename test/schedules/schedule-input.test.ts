@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeIssues } from '../../src/aggregator/schemas.js';
+import { describeIssues } from '../../src/validation/parse-or-refuse.js';
 import { cadenceArgsOf, formatCadenceDuration, LoginRef, RefreshScheduleInput, type RefreshScheduleArgs } from '../../src/client/refresh-schedule-input.js';
 
 const LOGIN_ID = 'd2fb8533-57d8-5ac8-b8ba-00e2a5a46ca4';
