@@ -2,11 +2,11 @@
  * One console route's call as an audited action: the handler checks its caller's role on the tenant
  * it acts on (authorize), every refusal is recorded, each attempt is recorded before the action and
  * ended with its outcome after it, an action whose record cannot be written is refused
- * (auditOrRefuse), and a handler that checked no role answers nothing (it fails closed).
+ * (http/audited-action.ts, as the pipeline entry's routes), and a handler that checked no role answers nothing (it fails closed).
  */
 import type { IncomingMessage } from 'node:http';
-import type { AuditHandle, AuditTrail } from '../audit/audit-trail.js';
-import { auditOrRefuse } from '../http/audit-or-refuse.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
+import { AuditedAction } from '../http/audited-action.js';
 import { HttpError, type JsonReply } from '../http/json-http.js';
 import { describeRoles, LEAST_ROLE, may, type Permission, type Principal } from '../identity/roles.js';
 import { toHttpError } from './http-errors.js';
@@ -41,8 +41,8 @@ function forbidden(principal: Principal, permission: Permission, tenant: string 
 export async function callRoute(route: Route, { request, url, params, grant, principal }: RouteRequest, audit: AuditTrail): Promise<JsonReply> {
   const routeAudit = route.audit;
   let authorized = route.authorizesEachPayload === true;
-  /** This request's recorded attempts, ended together with its outcome. */
-  const attempts: AuditHandle[] = [];
+  /** This request's attempts, one per tenant it touched, ended together with its outcome. */
+  const action = new AuditedAction(audit);
   const recorded = new Set<string>();
   const begin = (tenant: string | undefined) => ({
     actor: principal,
@@ -56,31 +56,26 @@ export async function callRoute(route: Route, { request, url, params, grant, pri
     const key = `${refused ?? 'ok'}:${tenant ?? ''}`;
     if (recorded.has(key)) return;
     recorded.add(key);
-    await auditOrRefuse(async () => {
-      if (refused) await audit.record(begin(tenant), 'refused', 'NotPermitted');
-      else attempts.push(await audit.begin(begin(tenant)));
-    });
+    if (refused) await action.refused(begin(tenant), 'NotPermitted');
+    else await action.begin(begin(tenant));
   };
   const authorize = async (tenant: string | undefined, permission: Permission = route.permission) => {
     if (!may(principal, permission, tenant)) {
       // Every refusal is recorded, reads' too: it is how a probe of another tenant's work shows.
-      await auditOrRefuse(() => audit.record(begin(tenant), 'refused', 'Forbidden'));
+      await action.refused(begin(tenant), 'Forbidden');
       throw forbidden(principal, permission, tenant);
     }
     authorized = true;
     await recordAccess(tenant);
   };
-  let reply: JsonReply;
-  try {
-    reply = await route.handler({ request, url, params, grant, principal, authorize, recordAccess, recordedIds: () => attempts.map((attempt) => attempt.id) });
-  } catch (error) {
-    const http = toHttpError(error);
-    await Promise.all(attempts.map((attempt) => attempt.end(http.status >= 500 ? 'failed' : 'refused', http.code)));
-    throw http;
-  }
-  // A route that checked no role answers nothing: a handler that forgot its check fails closed.
-  if (!authorized) throw new HttpError(500, 'RouteNotAuthorized', `${route.method} ${route.path} checked no role: its answer is withheld`);
-  const detail = reply.auditDetail ?? routeAudit?.outcome?.(reply.body);
-  await Promise.all(attempts.map((attempt) => attempt.end('ok', detail)));
-  return reply;
+  return action.run({
+    work: async () => {
+      const reply = await route.handler({ request, url, params, grant, principal, authorize, recordAccess, recordedIds: () => action.attemptIds() });
+      // A route that checked no role answers nothing: a handler that forgot its check fails closed.
+      if (!authorized) throw new HttpError(500, 'RouteNotAuthorized', `${route.method} ${route.path} checked no role: its answer is withheld`);
+      return reply;
+    },
+    detailOf: (reply) => reply.auditDetail ?? routeAudit?.outcome?.(reply.body),
+    toHttpError,
+  });
 }

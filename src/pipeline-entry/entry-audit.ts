@@ -6,8 +6,8 @@
  * unrecorded.
  */
 import type { AuditAction, AuditActor } from '../audit/audit-entry.js';
-import type { AuditHandle, AuditTrail } from '../audit/audit-trail.js';
-import { auditOrRefuse } from '../http/audit-or-refuse.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
+import { AuditedAction } from '../http/audited-action.js';
 import type { JsonReply } from '../http/json-http.js';
 import { toHttpError } from './entry-errors.js';
 import type { PipelineCaller } from '../identity/pipeline-keys.js';
@@ -36,16 +36,11 @@ export interface EntryAuditRecord {
 }
 
 export class EntryAudit {
-  constructor(private readonly trail: AuditTrail) {}
+  constructor(readonly trail: AuditTrail) {}
 
-  /** An action about to be done: its attempt, durable before it is done. */
-  begin(record: EntryAuditRecord): Promise<AuditHandle> {
-    return auditOrRefuse(() => this.trail.begin(record));
-  }
-
-  /** A refusal, whole at once (its code as the outcome's detail). */
+  /** A refusal before any route's work, whole at once (its code as the outcome's detail). */
   refused(record: EntryAuditRecord, code: string): Promise<void> {
-    return auditOrRefuse(() => this.trail.record(record, 'refused', code));
+    return new AuditedAction(this.trail).refused(record, code);
   }
 }
 
@@ -58,9 +53,10 @@ export interface AuditedWork {
 }
 
 /**
- * Runs a route's work under one record of the trail: a refusal before the attempt is recorded whole
- * (its code as the outcome), an attempt begun ends ok with the work's detail, or refused or failed
- * with the code it ended with. Returns the work's reply; rethrows its refusal as an HttpError.
+ * Runs a route's work under one record of the trail (http/audited-action.ts, as the console's
+ * routes): a refusal before the attempt is recorded whole (its code as the outcome), an attempt begun
+ * ends ok with the work's detail, or refused or failed with the code it ended with. Returns the
+ * work's reply; rethrows its refusal as an HttpError.
  */
 export async function audited(
   audit: EntryAudit,
@@ -69,23 +65,18 @@ export async function audited(
   work: (record: AuditedWork) => Promise<{ readonly reply: JsonReply; readonly detail?: string }>,
 ): Promise<JsonReply> {
   let record: EntryAuditRecord = base;
-  let attempt: AuditHandle | undefined;
-  try {
-    const { reply, detail } = await work({
-      note: (more) => {
-        record = { ...record, ...more };
-      },
-      begin: async () => {
-        attempt = await audit.begin(record);
-      },
-    });
-    await attempt?.end('ok', detail);
-    return reply;
-  } catch (error) {
-    const http = toHttpError(error, log);
-    if (attempt !== undefined) await attempt.end(http.status >= 500 ? 'failed' : 'refused', http.code);
-    // A trail that cannot be written has refused already (503): there is nothing to record it in.
-    else if (http.code !== 'AuditUnavailable') await audit.refused(record, http.code);
-    throw http;
-  }
+  const action = new AuditedAction(audit.trail);
+  const { reply } = await action.run({
+    work: () =>
+      work({
+        note: (more) => {
+          record = { ...record, ...more };
+        },
+        begin: () => action.begin(record),
+      }),
+    detailOf: ({ detail }) => detail,
+    toHttpError: (error) => toHttpError(error, log),
+    refusalOf: () => record,
+  });
+  return reply;
 }
