@@ -36,8 +36,9 @@ ENV WORKER_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 # GET /healthz: 200 while the worker runs, 503 while SIGTERM drains it (src/worker/health.ts).
 ENV WORKER_HEALTH_PORT=8081
 
-# node's own unprivileged user (uid 1000); the app writes nothing under /app.
-USER node
+# node's own unprivileged user, by number (uid and gid 1000 in the node images) so that a runtime can
+# tell it is not root without reading the image's /etc/passwd (Kubernetes' runAsNonRoot); the app writes nothing under /app.
+USER 1000:1000
 
 # The worker's probe; the console service replaces it with its own (temporal-compose.yml).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \

@@ -77,7 +77,7 @@ function dockerfileProblems(stages: readonly Stage[]): string[] {
   }
 
   if (!user || user === 'root' || user === '0' || user.startsWith('0:') || user.startsWith('root:'))
-    problems.push(`the image runs as ${user ?? 'root (no USER)'}: set a non-root USER (node)`);
+    problems.push(`the image runs as ${user ?? 'root (no USER)'}: set a non-root USER (1000:1000, node's)`);
 
   const checkNodeEntry = (what: string, argv: readonly string[] | undefined) => {
     if (!argv) return problems.push(`no ${what}`);

@@ -80,7 +80,7 @@ describe('npm run image:check', { concurrency: true }, () => {
     const withDev = await imageCheck(['--dockerfile', await brokenCopy('with-dev', 'npm ci --omit=dev', 'npm ci')]);
     assert.equal(withDev.code, 1);
     assert.match(withDev.stderr, /the final stage \(runtime\) does not run `npm ci --omit=dev`/);
-    const asRoot = await imageCheck(['--dockerfile', await brokenCopy('as-root', /^USER node$/m, 'USER root')]);
+    const asRoot = await imageCheck(['--dockerfile', await brokenCopy('as-root', /^USER 1000:1000$/m, 'USER root')]);
     assert.equal(asRoot.code, 1);
     assert.match(asRoot.stderr, /the image runs as root: set a non-root USER/);
   });
