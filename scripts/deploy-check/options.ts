@@ -1,5 +1,6 @@
 /** `npm run deploy:check`'s command line. Bad arguments are DeployCheckArgumentErrors (exit 2, with the usage). */
 import { numberArgument } from '../lib/number-argument.js';
+import { readCommandLine } from '../lib/cli-options.js';
 import { TEMPORAL_SERVER_VERSION } from '../lib/temporal-versions.js';
 
 export interface DeployCheckOptions {
@@ -45,35 +46,25 @@ function integer(name: string, text: string | undefined, min: number, max: numbe
 
 /** undefined: --help was asked for. */
 export function parseDeployCheckArgs(argv: readonly string[], randomSeed: () => number): DeployCheckOptions | undefined {
-  let perStage = 4;
-  let workers = 2;
-  let rampPercent = 50;
-  let seed: number | undefined;
-  let keepLogs = false;
-  for (let index = 0; index < argv.length; index += 1) {
-    const flag = argv[index];
-    const value = () => argv[++index];
-    switch (flag) {
-      case '--help':
-        return undefined;
-      case '--per-stage':
-        perStage = integer(flag, value(), 1, 200);
-        break;
-      case '--workers':
-        workers = integer(flag, value(), 1, 8);
-        break;
-      case '--ramp-percent':
-        rampPercent = integer(flag, value(), 1, 99);
-        break;
-      case '--seed':
-        seed = integer(flag, value(), 0, 2 ** 31 - 1);
-        break;
-      case '--keep-logs':
-        keepLogs = true;
-        break;
-      default:
-        throw new DeployCheckArgumentError(`unknown argument ${JSON.stringify(flag)}`);
-    }
-  }
-  return { perStage, workers, rampPercent, seed: seed ?? randomSeed(), keepLogs };
+  const { flags, values } = readCommandLine(
+    argv,
+    { values: ['--per-stage', '--workers', '--ramp-percent', '--seed'], flags: ['--keep-logs', '--help'] },
+    refuse,
+  );
+  if (flags.has('--help')) return undefined;
+  const option = (name: string, fallback: number, min: number, max: number) => (values.has(name) ? integer(name, values.get(name), min, max) : fallback);
+  const seed = values.has('--seed') ? integer('--seed', values.get('--seed'), 0, 2 ** 31 - 1) : randomSeed();
+  return {
+    perStage: option('--per-stage', 4, 1, 200),
+    workers: option('--workers', 2, 1, 8),
+    rampPercent: option('--ramp-percent', 50, 1, 99),
+    seed,
+    keepLogs: flags.has('--keep-logs'),
+  };
+}
+
+/** The shared reader's refusal in this check's words ("unknown argument ..." for what it does not know). */
+function refuse(name: string, problem: string): DeployCheckArgumentError {
+  const unknown = problem === 'unknown option' || problem.startsWith('unexpected argument');
+  return new DeployCheckArgumentError(unknown ? `unknown argument ${JSON.stringify(name)}` : `${name} ${problem}`);
 }

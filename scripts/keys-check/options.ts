@@ -1,5 +1,6 @@
 /** `npm run keys:check`'s command line. Bad arguments are KeysCheckArgumentErrors (exit 2, with the usage). */
 import { numberArgument } from '../lib/number-argument.js';
+import { readCommandLine } from '../lib/cli-options.js';
 import { KEYS_CHECK_FLOWS } from './flows.js';
 
 export interface KeysCheckOptions {
@@ -49,42 +50,25 @@ function integer(name: string, text: string | undefined, min: number, max: numbe
 
 /** undefined: --help was asked for. */
 export function parseKeysCheckArgs(argv: readonly string[]): KeysCheckOptions | undefined {
-  let connections = 24;
-  let workers = 2;
-  let dataKeyLifetimeS = 3;
-  let kmsDownMs = 6_000;
-  let deadlineMs = 240_000;
-  let keepLogs = false;
-  const seen = new Set<string>();
-  for (let index = 0; index < argv.length; index += 1) {
-    const flag = argv[index] ?? '';
-    if (seen.has(flag)) throw new KeysCheckArgumentError(`${flag} given twice`);
-    seen.add(flag);
-    const value = () => argv[++index];
-    switch (flag) {
-      case '--help':
-        return undefined;
-      case '--connections':
-        connections = integer(flag, value(), KEYS_CHECK_FLOWS.length, 2_000);
-        break;
-      case '--workers':
-        workers = integer(flag, value(), 1, 16);
-        break;
-      case '--data-key-lifetime-s':
-        dataKeyLifetimeS = integer(flag, value(), 1, 600);
-        break;
-      case '--kms-down-ms':
-        kmsDownMs = integer(flag, value(), 0, 600_000);
-        break;
-      case '--deadline-ms':
-        deadlineMs = integer(flag, value(), 30_000, 24 * 3_600_000);
-        break;
-      case '--keep-logs':
-        keepLogs = true;
-        break;
-      default:
-        throw new KeysCheckArgumentError(`unknown argument ${JSON.stringify(flag)}`);
-    }
-  }
-  return { connections, workers, dataKeyLifetimeS, kmsDownMs, deadlineMs, keepLogs };
+  const { flags, values } = readCommandLine(
+    argv,
+    { values: ['--connections', '--workers', '--data-key-lifetime-s', '--kms-down-ms', '--deadline-ms'], flags: ['--keep-logs', '--help'] },
+    refuse,
+  );
+  if (flags.has('--help')) return undefined;
+  const option = (name: string, fallback: number, min: number, max: number) => (values.has(name) ? integer(name, values.get(name), min, max) : fallback);
+  return {
+    connections: option('--connections', 24, KEYS_CHECK_FLOWS.length, 2_000),
+    workers: option('--workers', 2, 1, 16),
+    dataKeyLifetimeS: option('--data-key-lifetime-s', 3, 1, 600),
+    kmsDownMs: option('--kms-down-ms', 6_000, 0, 600_000),
+    deadlineMs: option('--deadline-ms', 240_000, 30_000, 24 * 3_600_000),
+    keepLogs: flags.has('--keep-logs'),
+  };
+}
+
+/** The shared reader's refusal in this check's words ("unknown argument ..." for what it does not know). */
+function refuse(name: string, problem: string): KeysCheckArgumentError {
+  const unknown = problem === 'unknown option' || problem.startsWith('unexpected argument');
+  return new KeysCheckArgumentError(unknown ? `unknown argument ${JSON.stringify(name)}` : `${name} ${problem}`);
 }
