@@ -1,6 +1,7 @@
 /** `npm run bench:burst`'s command line. Bad arguments are BurstArgumentErrors (exit 2, with the usage). */
 import { numberArgument } from '../../scripts/lib/number-argument.js';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/lib/temporal-versions.js';
+import { readCommandLine } from '../../scripts/lib/cli-options.js';
 
 export type Mode = 'on' | 'off';
 /** `night`: A's and B's books refreshed as their Schedules trigger them (the default); `storm`: independent starts in one window. */
@@ -117,101 +118,61 @@ function number(name: string, text: string | undefined, min: number, max: number
 /** The night's books alone: all of a tenant's logins up to this many. */
 const DEFAULT_ALONE_MAX = 200;
 
+const VALUE_OPTIONS = [
+  '--a',
+  '--b',
+  '--live',
+  '--alone',
+  '--only',
+  '--window',
+  '--budget',
+  '--tenant-budget',
+  '--a-limit',
+  '--retry-after',
+  '--workers',
+  '--unattended-workers',
+  '--unattended-nice',
+  '--deadline',
+  '--seed',
+  '--floor-runs',
+  '--other-load',
+] as const;
+const FLAG_OPTIONS = ['--storm', '--unattended-in-process', '--keep-logs', '--help'] as const;
+
+/** The shared reader's refusal in the bench's words ("unknown argument ..." for what it does not know). */
+function refuse(name: string, problem: string): BurstArgumentError {
+  const unknown = problem === 'unknown option' || problem.startsWith('unexpected argument');
+  return new BurstArgumentError(unknown ? `unknown argument ${JSON.stringify(name)}` : `${name} ${problem}`);
+}
+
 /** undefined: --help was asked for. */
 export function parseBurstArgs(argv: readonly string[], randomSeed: () => number): BurstOptions | undefined {
-  let a = 2000;
-  let b = 200;
-  let live = 50;
-  let modes: Mode[] | undefined;
-  let scenario: Scenario = 'night';
-  let alone: number | undefined;
-  let windowS = 60;
-  let budgetRps = 60;
-  let tenantBudgetRps = 40;
-  let aLimit = 10;
-  let retryAfterS = 5;
-  let workers = 3;
-  let unattendedWorkers: number | undefined;
-  let unattendedNice = 19;
-  let unattendedInProcess = false;
-  let deadlineS: number | undefined;
-  let seed: number | undefined;
-  let keepLogs = false;
-  let floorRuns = 30;
-  let otherLoadPercent = 0;
-  for (let index = 0; index < argv.length; index += 1) {
-    const flag = argv[index];
-    const value = () => argv[++index];
-    switch (flag) {
-      case '--help':
-        return undefined;
-      case '--storm':
-        scenario = 'storm';
-        break;
-      case '--alone':
-        alone = number(flag, value(), 1, 5_000);
-        break;
-      case '--a':
-        a = number(flag, value(), 1, 20_000);
-        break;
-      case '--b':
-        b = number(flag, value(), 1, 5_000);
-        break;
-      case '--live':
-        live = number(flag, value(), 1, 1_000);
-        break;
-      case '--only': {
-        const mode = value();
-        if (mode !== 'on' && mode !== 'off') throw new BurstArgumentError(`--only must be on or off, got ${JSON.stringify(mode ?? '')}`);
-        modes = [mode];
-        break;
-      }
-      case '--window':
-        windowS = number(flag, value(), 1, 3_600);
-        break;
-      case '--budget':
-        budgetRps = number(flag, value(), 1, 100_000, false);
-        break;
-      case '--tenant-budget':
-        tenantBudgetRps = number(flag, value(), 1, 100_000, false);
-        break;
-      case '--a-limit':
-        aLimit = number(flag, value(), 1, 1_000_000);
-        break;
-      case '--retry-after':
-        retryAfterS = number(flag, value(), 1, 3_600);
-        break;
-      case '--workers':
-        workers = number(flag, value(), 1, 8);
-        break;
-      case '--unattended-workers':
-        unattendedWorkers = number(flag, value(), 0, 7);
-        break;
-      case '--unattended-nice':
-        unattendedNice = number(flag, value(), 0, 19);
-        break;
-      case '--unattended-in-process':
-        unattendedInProcess = true;
-        break;
-      case '--deadline':
-        deadlineS = number(flag, value(), 10, 24 * 3_600);
-        break;
-      case '--seed':
-        seed = number(flag, value(), 0, 2 ** 31 - 1);
-        break;
-      case '--keep-logs':
-        keepLogs = true;
-        break;
-      case '--floor-runs':
-        floorRuns = number(flag, value(), 0, 1_000);
-        break;
-      case '--other-load':
-        otherLoadPercent = number(flag, value(), 0, 90);
-        break;
-      default:
-        throw new BurstArgumentError(`unknown argument ${JSON.stringify(flag)}`);
-    }
-  }
+  const { flags, values } = readCommandLine(argv, { flags: FLAG_OPTIONS, values: VALUE_OPTIONS }, refuse);
+  if (flags.has('--help')) return undefined;
+  /** The option's number, undefined when not given. */
+  const given = (name: string, min: number, max: number, integer = true) => (values.has(name) ? number(name, values.get(name), min, max, integer) : undefined);
+  const scenario: Scenario = flags.has('--storm') ? 'storm' : 'night';
+  const a = given('--a', 1, 20_000) ?? 2000;
+  const b = given('--b', 1, 5_000) ?? 200;
+  const live = given('--live', 1, 1_000) ?? 50;
+  const alone = given('--alone', 1, 5_000);
+  const mode = values.get('--only');
+  if (mode !== undefined && mode !== 'on' && mode !== 'off') throw new BurstArgumentError(`--only must be on or off, got ${JSON.stringify(mode)}`);
+  const modes: Mode[] | undefined = mode === undefined ? undefined : [mode];
+  const windowS = given('--window', 1, 3_600) ?? 60;
+  const budgetRps = given('--budget', 1, 100_000, false) ?? 60;
+  const tenantBudgetRps = given('--tenant-budget', 1, 100_000, false) ?? 40;
+  const aLimit = given('--a-limit', 1, 1_000_000) ?? 10;
+  const retryAfterS = given('--retry-after', 1, 3_600) ?? 5;
+  const workers = given('--workers', 1, 8) ?? 3;
+  const unattendedWorkers = given('--unattended-workers', 0, 7);
+  const unattendedNice = given('--unattended-nice', 0, 19) ?? 19;
+  const unattendedInProcess = flags.has('--unattended-in-process');
+  const deadlineS = given('--deadline', 10, 24 * 3_600);
+  const seed = given('--seed', 0, 2 ** 31 - 1);
+  const keepLogs = flags.has('--keep-logs');
+  const floorRuns = given('--floor-runs', 0, 1_000) ?? 30;
+  const otherLoadPercent = given('--other-load', 0, 90) ?? 0;
   if (tenantBudgetRps > budgetRps)
     throw new BurstArgumentError(
       `--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`,

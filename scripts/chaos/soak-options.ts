@@ -2,7 +2,9 @@
  * `npm run chaos:soak`'s command line and its lines: which chaos runs it makes (seeds, sizes, the
  * query run), each run's verdict, and the one line it ends with. The entry is soak.ts.
  */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ChaosArgumentError, MIN_QUERY_EVERY_MS, parseChaosArgs } from './options.js';
+import { readCommandLine, type CommandLine } from '../lib/cli-options.js';
 import { seededRandom } from './random.js';
 import type { ParsedChaosSummary } from './report.js';
 
@@ -63,6 +65,7 @@ export interface SoakOptions {
 
 const VALUE_OPTIONS = ['--runs', '--query-run', '--query-every-ms', '--seed', '--run-timeout-ms'] as const;
 const FLAG_OPTIONS = ['--keep-logs', '--help'] as const;
+const OWN_OPTIONS: readonly string[] = [...VALUE_OPTIONS, ...FLAG_OPTIONS];
 
 function wholeNumber(name: string, text: string, min: number, max: number, unit = ''): number {
   if (!/^\d+$/.test(text)) throw new ChaosArgumentError(name, `must be a whole number from ${min} to ${max}${unit} (got ${JSON.stringify(text)})`);
@@ -80,47 +83,50 @@ export function runSeeds(soakSeed: number, count: number): number[] {
 }
 
 /**
+ * The soak's own options, read by the shared reader (each mistake refused by name), and the rest of
+ * argv as typed, for chaos. Which words are the soak's parseArgs's tokens say: an option of its own
+ * and, given after it rather than with `=`, its value; the words of any other option stay in order.
+ */
+function splitOwn(argv: readonly string[]): { own: CommandLine; passed: string[] } {
+  const options: NonNullable<ParseArgsConfig['options']> = {};
+  for (const flag of FLAG_OPTIONS) options[flag.slice(2)] = { type: 'boolean' };
+  for (const option of VALUE_OPTIONS) options[option.slice(2)] = { type: 'string' };
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  const ownWords = new Set<number>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || !OWN_OPTIONS.includes(token.rawName)) continue;
+    ownWords.add(token.index);
+    if (token.value !== undefined && !token.inlineValue) ownWords.add(token.index + 1);
+  }
+  const words = (own: boolean) => argv.filter((_, index) => ownWords.has(index) === own);
+  const own = readCommandLine(words(true), { flags: FLAG_OPTIONS, values: VALUE_OPTIONS }, (name, problem) => new ChaosArgumentError(name, problem));
+  return { own, passed: words(false) };
+}
+
+/**
  * Parses the arguments after `soak.ts`; undefined means --help was asked for. Its own options are
  * taken out, the rest passed to every chaos run, and each run's whole command line is checked by
  * the chaos harness's own parser here, before anything starts (a ChaosArgumentError names the option).
  */
 export function parseSoakArgs(argv: readonly string[], randomSeed: () => number): SoakOptions | undefined {
-  const own = new Map<string, string>();
-  const flags = new Set<string>();
-  const passed: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if ((FLAG_OPTIONS as readonly string[]).includes(name)) {
-      if (eq > 0) throw new ChaosArgumentError(name, 'takes no value');
-      flags.add(name);
-    } else if ((VALUE_OPTIONS as readonly string[]).includes(name)) {
-      if (own.has(name)) throw new ChaosArgumentError(name, 'given twice');
-      let value: string | undefined;
-      if (eq > 0) value = arg.slice(eq + 1);
-      else {
-        value = argv[i + 1];
-        i += 1;
-      }
-      if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new ChaosArgumentError(name, 'needs a value');
-      own.set(name, value);
-    } else passed.push(arg);
-  }
+  const {
+    own: { flags, values },
+    passed,
+  } = splitOwn(argv);
   if (flags.has('--help')) return undefined;
 
-  const runs = own.has('--runs') ? wholeNumber('--runs', own.get('--runs') ?? '', 0, 1_000) : SOAK_DEFAULTS.runs;
-  const queryRunText = own.get('--query-run') ?? 'on';
+  const runs = values.has('--runs') ? wholeNumber('--runs', values.get('--runs') ?? '', 0, 1_000) : SOAK_DEFAULTS.runs;
+  const queryRunText = values.get('--query-run') ?? 'on';
   if (queryRunText !== 'on' && queryRunText !== 'off') throw new ChaosArgumentError('--query-run', `must be on or off (got ${JSON.stringify(queryRunText)})`);
   const queryRun = queryRunText === 'on';
-  const queryEveryMs = own.has('--query-every-ms')
-    ? wholeNumber('--query-every-ms', own.get('--query-every-ms') ?? '', MIN_QUERY_EVERY_MS, 3_600_000, ' ms')
+  const queryEveryMs = values.has('--query-every-ms')
+    ? wholeNumber('--query-every-ms', values.get('--query-every-ms') ?? '', MIN_QUERY_EVERY_MS, 3_600_000, ' ms')
     : SOAK_DEFAULTS.queryEveryMs;
-  if (own.has('--query-every-ms') && !queryRun) throw new ChaosArgumentError('--query-every-ms', 'sets the query run, which --query-run off leaves out');
+  if (values.has('--query-every-ms') && !queryRun) throw new ChaosArgumentError('--query-every-ms', 'sets the query run, which --query-run off leaves out');
   if (runs === 0 && !queryRun) throw new ChaosArgumentError('--runs', 'is 0 and --query-run is off: nothing to run');
-  const soakSeed = own.has('--seed') ? wholeNumber('--seed', own.get('--seed') ?? '', 0, 2 ** 32 - 1) : randomSeed();
-  const runTimeoutMs = own.has('--run-timeout-ms')
-    ? wholeNumber('--run-timeout-ms', own.get('--run-timeout-ms') ?? '', 60_000, 24 * 3_600_000, ' ms')
+  const soakSeed = values.has('--seed') ? wholeNumber('--seed', values.get('--seed') ?? '', 0, 2 ** 32 - 1) : randomSeed();
+  const runTimeoutMs = values.has('--run-timeout-ms')
+    ? wholeNumber('--run-timeout-ms', values.get('--run-timeout-ms') ?? '', 60_000, 24 * 3_600_000, ' ms')
     : SOAK_DEFAULTS.runTimeoutMs;
 
   // The soak's sizes unless the caller gave their own.
