@@ -138,11 +138,11 @@ function run(command: string, args: string[]): void {
     throw new Error(`${command} ${args.join(' ')} exited with ${result.status ?? result.signal}:\n${(result.stdout + result.stderr).slice(-4000)}`);
 }
 
-/** The sandbox as its own process; resolves with its URL. */
-export async function startSandboxProcess(): Promise<string> {
+/** The sandbox as its own process, with any SANDBOX_* settings of `env`; resolves with its URL. */
+export async function startSandboxProcess(env: Readonly<Record<string, string>> = {}): Promise<string> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  await startProcess('sandbox', 'sandbox/main.ts', { SANDBOX_PORT: String(port) }, url);
+  await startProcess('sandbox', 'sandbox/main.ts', { ...env, SANDBOX_PORT: String(port) }, url);
   return url;
 }
 

@@ -3,7 +3,8 @@
  * Env (validated; a bad value exits naming the variable): SANDBOX_PORT (default 4010),
  * SANDBOX_HOST (default 127.0.0.1), SANDBOX_AUTH_SECRET (optional: require it in x-api-key),
  * SANDBOX_RATE_LIMIT_PER_SECOND (optional: every tenant's initial request limit; POST /sandbox/rate-limits changes it),
- * SANDBOX_STATE_FILE (optional: keep the state in this file across restarts; one that cannot be used exits naming it).
+ * SANDBOX_STATE_FILE (optional: keep the state in this file across restarts; one that cannot be used exits naming it),
+ * SANDBOX_SESSION_IDLE_S (optional: how long an unused session lives; the service's 8 minutes by default).
  */
 import { ConfigError } from '../src/settings/load.js';
 import { loadSandboxConfig, type SandboxConfig } from './settings.js';
@@ -28,6 +29,7 @@ try {
     authSecret: env.authSecret,
     rateLimitPerSecond: env.rateLimitPerSecond,
     stateFile: env.stateFile,
+    ...(env.sessionIdleMs === undefined ? {} : { sessionIdleMs: env.sessionIdleMs }),
   });
 } catch (error) {
   if (!(error instanceof StateFileError)) throw error;

@@ -866,6 +866,16 @@ describe('sandbox and dev stack settings', () => {
     assert.deepEqual(loadSandboxConfig({ SANDBOX_PORT: '0', SANDBOX_AUTH_SECRET: 'x' }), { port: 0, host: '127.0.0.1', authSecret: 'x' });
   });
 
+  it("keeps the service's session lifetime unless SANDBOX_SESSION_IDLE_S says otherwise, and refuses a bad one by name", () => {
+    assert.equal(loadSandboxConfig({}).sessionIdleMs, undefined);
+    assert.equal(loadSandboxConfig({ SANDBOX_SESSION_IDLE_S: '3600' }).sessionIdleMs, 3_600_000);
+    for (const bad of ['0', 'an hour', '1.5', '100000'])
+      assert.match(
+        problemsOf(() => loadSandboxConfig({ SANDBOX_SESSION_IDLE_S: bad })),
+        /SANDBOX_SESSION_IDLE_S/,
+      );
+  });
+
   it("gives the dev stack every process's default port, and the variables' ports when set", () => {
     assert.deepEqual(loadDevStackConfig({}).ports, { temporal: 7233, ui: 8233, sandbox: 4010, console: 8080, workerMetrics: 9464 });
     const ports = loadDevStackConfig({
