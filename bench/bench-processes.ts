@@ -161,6 +161,16 @@ export async function stopAllProcesses(): Promise<void> {
   await Promise.all(children.map(stopProcess));
 }
 
+/** Resident memory of a process now, in bytes (Linux /proc); NaN when it is gone. */
+export function rssBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 /** User + system CPU time of a process so far, in ms (Linux /proc; clock ticks are 100 Hz here). */
 export function cpuMs(pid: number): number {
   try {

@@ -44,6 +44,7 @@ import {
   cpuMs,
   percentile,
   prepareBenchWorker,
+  rssBytes,
   startSandboxProcess,
   stopAllProcesses,
   stopProcess,
@@ -70,11 +71,6 @@ function readOptions(): WaitingCurveOptions {
     process.stderr.write(`bench:waiting: ${error.message}\n\n${USAGE}`);
     process.exit(2);
   }
-}
-
-function rssBytes(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) * 1024 : NaN;
 }
 
 /** Bytes the process has caused to be written to storage so far (/proc/<pid>/io). */

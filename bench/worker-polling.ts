@@ -28,7 +28,6 @@
  *     [--polls 6] [--interval-ms 10000] [--answers 100] [--overhead-runs 30]
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { createAggregatorClient } from '../src/aggregator/client.js';
@@ -41,6 +40,7 @@ import {
   cpuMs,
   percentile,
   prepareBenchWorker,
+  rssBytes,
   startBenchServer,
   startSandboxProcess,
   stopAllProcesses,
@@ -80,13 +80,9 @@ if (
   process.exit(2);
 }
 
+/** 0 once the process is gone, so a peak read over its life keeps its last figure. */
 function rssMiB(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
+  return (rssBytes(pid) || 0) / 2 ** 20;
 }
 
 /** CPU at time `t`, interpolated between samples. */
