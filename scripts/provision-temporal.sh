@@ -439,6 +439,75 @@ provide_moto() {
   log "installed moto $("$dir/venv/bin/python" -c 'import moto; print(moto.__version__)') at $dir/venv/bin/moto_server"
 }
 
+# helm, for the chart's check (npm run helm:check): built from its Go module with its version stamped
+# in (helm version prints it; a cached binary of another version is rebuilt).
+helm_version="$(sed -n 's/^HELM_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
+provide_helm() {
+  step_lock helm
+  local target="$cache/bin/helm" out status=0
+  if [[ -x "$target" ]] && "$target" version --template '{{.Version}}' 2>/dev/null | grep -qx "$helm_version"; then
+    log "helm $helm_version cached at $target"; outcome cached; return
+  fi
+  command -v go >/dev/null || { log "go is required to build helm (npm run helm:check)"; exit 1; }
+  log_building "helm $helm_version from its Go module"
+  out="$(mktemp -d)"
+  local -x GOBIN="$out" CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=auto
+  local flags="-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version"
+  GOSUMDB="${GOSUMDB:-sum.golang.org}" beating "helm" go install -trimpath -ldflags "$flags" "helm.sh/helm/v3/cmd/helm@$helm_version" \
+    || GOSUMDB=off beating "helm" go install -trimpath -ldflags "$flags" "helm.sh/helm/v3/cmd/helm@$helm_version" || status=$?
+  if (( status != 0 )); then rm -rf "$out"; log "helm build failed"; exit "$status"; fi
+  mv -f "$out/helm" "$target"; rmdir "$out"
+  outcome built
+  log "built $target: $("$target" version --short)"
+}
+
+# KEDA's CustomResourceDefinitions (config/crd/bases of its Go module, the release's own schemas)
+# and its temporal scaler's source (the trigger parameters it reads), copied into keda-crds/<version>/:
+# the chart's ScaledObject and TriggerAuthentication are validated against them.
+keda_version="$(sed -n 's/^KEDA_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
+provide_keda_crds() {
+  step_lock keda-crds
+  local dir="$cache/keda-crds/$keda_version" source
+  if [[ -f "$dir/.complete" && -f "$dir/temporal_scaler.go" ]]; then log "KEDA $keda_version CRDs cached at $dir"; outcome cached; return; fi
+  command -v go >/dev/null || { log "go is required to fetch KEDA's CRDs from its Go module (npm run helm:check)"; exit 1; }
+  log "fetching KEDA $keda_version's module for its CRDs (first run only)"
+  local modcache; modcache="$(mktemp -d)"
+  source="$(GOMODCACHE="$modcache" GOFLAGS=-modcacherw go mod download -json "github.com/kedacore/keda/v2@$keda_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  if [[ -z "$source" || ! -d "$source/config/crd/bases" || ! -f "$source/pkg/scalers/temporal_scaler.go" ]]; then
+    rm -rf "$modcache"; log "KEDA $keda_version: the module has no config/crd/bases or pkg/scalers/temporal_scaler.go"; exit 1
+  fi
+  rm -rf "$dir"; mkdir -p "$dir"
+  cp "$source"/config/crd/bases/*.yaml "$source/pkg/scalers/temporal_scaler.go" "$dir/"
+  rm -rf "$modcache"
+  date -u +%FT%TZ >"$dir/.complete"
+  outcome fetched
+  log "KEDA $keda_version CRDs: $(cd "$dir" && ls *.yaml | paste -sd' ' -)"
+}
+
+# kubernetes-validate in a venv of its own at kubernetes-validate/v<version>/, from PyPI with every
+# wheel's sha256 checked (scripts/lib/kubernetes-validate-requirements.txt).
+kubernetes_validate_version="$(sed -n 's/^KUBERNETES_VALIDATE_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
+provide_kubernetes_validate() {
+  step_lock kubernetes-validate
+  local dir="$cache/kubernetes-validate/v$kubernetes_validate_version" requirements="$root/scripts/lib/kubernetes-validate-requirements.txt" status=0
+  if [[ -f "$dir/.complete" ]] && cmp -s "$dir/.complete" "$requirements" && [[ -x "$dir/venv/bin/kubernetes-validate" ]]; then
+    log "kubernetes-validate $kubernetes_validate_version cached at $dir/venv/bin/kubernetes-validate"; outcome cached; return
+  fi
+  grep -q "^kubernetes_validate==$kubernetes_validate_version " "$requirements" || { log "scripts/lib/kubernetes-validate-requirements.txt does not pin kubernetes_validate==$kubernetes_validate_version: regenerate it (see its header)"; exit 1; }
+  command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { log "python3 with venv and ensurepip (Debian: python3-venv) is required to install kubernetes-validate from PyPI"; exit 1; }
+  log "installing kubernetes-validate $kubernetes_validate_version from PyPI into $dir (first run only)"
+  rm -rf "$dir"; mkdir -p "$dir"
+  python3 -m venv "$dir/venv" \
+    && "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --only-binary=:all: -r "$requirements" || status=$?
+  if (( status != 0 )) || [[ ! -x "$dir/venv/bin/kubernetes-validate" ]]; then
+    log "kubernetes-validate $kubernetes_validate_version: the install failed or a wheel's sha256 is not the pinned one (the pins are CPython 3.11 on Linux x86_64's)"
+    rm -rf "$dir"; exit "$(( status == 0 ? 1 : status ))"
+  fi
+  cp "$requirements" "$dir/.complete"
+  outcome fetched
+  log "installed kubernetes-validate $kubernetes_validate_version at $dir/venv/bin/kubernetes-validate"
+}
+
 # Runs `$2...` as one timed step of lane $1, its output prefixed with the step's name; prints
 # `provisioned <step> in <s> s (<what it did>)` (built, fetched, cached or given: outcome above) or
 # `FAILED <step> ...`, adds the step to the group's closing line (run_lanes) and returns its status.
@@ -493,7 +562,7 @@ run_lanes() {
 core_lanes=("server::server" "ui::ui" "fetched::test-server;openbao")
 # The older releases of the upgrade path are not here: `npm run prod:upgrade` builds them itself
 # (`upgrade-path`), and npm test's redeploy needs none (test/prod-check/prod-check.test.ts).
-later_lanes=("minio::minio" "compose::compose" "otelcol::otelcol" "moto::moto" "cli::cli")
+later_lanes=("minio::minio" "compose::compose" "otelcol::otelcol" "moto::moto" "cli::cli" "helm::helm;keda-crds;kubernetes-validate")
 provide_core() { run_lanes core "${core_lanes[@]}"; }
 # `later [lane...]`: the later lanes named (every one when none is).
 provide_later() {
@@ -525,9 +594,11 @@ case "${1:-all}" in
   otelcol) (provide_otelcol) ;;
   openbao) (provide_openbao) ;;
   moto) (provide_moto) ;;
+  # The chart check's tools (npm run helm:check): helm, KEDA's CRDs, kubernetes-validate.
+  helm) run_lanes "chart tools" "helm::helm;keda-crds;kubernetes-validate" ;;
   # Everything npm test needs (see provide_core).
   core) provide_core ;;
   later) shift; provide_later "$@" ;;
   all) run_lanes "core and later groups" "${core_lanes[@]}" "${later_lanes[@]}" ;;
-  *) log "usage: $0 [all|core|later [lane...]|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao|moto]"; exit 2 ;;
+  *) log "usage: $0 [all|core|later [lane...]|dev|cli|test-server|minio|server [release]|ui|upgrade-path|compose|otelcol|openbao|moto|helm]"; exit 2 ;;
 esac

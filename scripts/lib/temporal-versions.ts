@@ -38,3 +38,15 @@ export const OPENBAO_VERSION = declaredValue('OPENBAO_VERSION');
 
 /** The moto release standing in for AWS KMS in the aws-kms key provider's tests (pinned with every dependency's hash in scripts/lib/moto-requirements.txt; no override). */
 export const MOTO_VERSION = declaredValue('MOTO_VERSION');
+
+/** The helm release of the chart's check (built from its Go module; no override). */
+export const HELM_VERSION = declaredValue('HELM_VERSION');
+
+/** The KEDA release whose CRDs and temporal scaler the chart's KEDA objects are checked against (no override). */
+export const KEDA_VERSION = declaredValue('KEDA_VERSION');
+
+/** kubernetes-validate, with Kubernetes' schemas (pinned with every dependency's hash in scripts/lib/kubernetes-validate-requirements.txt; no override). */
+export const KUBERNETES_VALIDATE_VERSION = declaredValue('KUBERNETES_VALIDATE_VERSION');
+
+/** The Kubernetes releases every rendered object is validated against, oldest first. */
+export const KUBERNETES_SCHEMA_VERSIONS: readonly string[] = declaredValue('KUBERNETES_SCHEMA_VERSIONS').split(/\s+/).filter(Boolean);

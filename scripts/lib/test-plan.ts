@@ -54,6 +54,8 @@ export const PROVISIONED_LATER: readonly { readonly lane: string; readonly reach
   { lane: 'moto', reached: ['scripts/lib/moto-binary.ts'], named: [] },
   { lane: 'otelcol', reached: ['test/helpers/otel-collector.ts'], named: [] },
   { lane: 'compose', reached: ['scripts/compose-check.ts'], named: ['compose:check'] },
+  // The chart check's helm, KEDA CRDs and kubernetes-validate (test/helm/).
+  { lane: 'helm', reached: ['scripts/lib/helm-tools.ts'], named: ['helm:check'] },
   // The operators page's `temporal` commands, run by test/codec/temporal-cli-codec.test.ts.
   { lane: 'cli', reached: ['test/helpers/temporal-cli.ts'], named: [] },
 ];

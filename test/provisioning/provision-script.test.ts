@@ -37,7 +37,7 @@ describe('scripts/provision-temporal.sh', () => {
   it('refuses a later lane it does not have, naming the lanes it has, before it builds anything', () => {
     const run = provision('later', 'minio', 'no-such-lane');
     assert.equal(run.status, 2, run.stderr);
-    assert.match(run.stderr, /no later lane named no-such-lane \(the lanes: minio compose otelcol moto cli\)/);
+    assert.match(run.stderr, /no later lane named no-such-lane \(the lanes: minio compose otelcol moto cli helm\)/);
     assert.doesNotMatch(run.stderr, /building|fetching|provisioned/);
   });
 
