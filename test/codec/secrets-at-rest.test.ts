@@ -21,7 +21,7 @@ import { createSandbox, type Sandbox } from '../../sandbox/server.js';
 import { describeScenario, SANDBOX_PASSWORD, SCENARIOS } from '../../sandbox/scenarios.js';
 import { TEST_ENCRYPTION_ENV } from '../helpers/connection-stack.js';
 import { startProcess, stopAllProcesses, type ProductProcess } from '../helpers/processes.js';
-import { fetchRawHistory, payloadsIn } from '../helpers/raw-history.js';
+import { fetchRawHistory, holdsInClear, payloadsIn } from '../helpers/raw-history.js';
 import { specAccounts } from '../helpers/spec-data.js';
 import { createDevEnvironment, uniqueId } from '../helpers/temporal.js';
 
@@ -186,10 +186,20 @@ async function filesUnder(directory: string): Promise<Buffer[]> {
 }
 
 function assertNoSecretIn(where: string, haystack: Buffer): void {
-  for (const [name, secret] of secrets()) assert.ok(!haystack.includes(secret), `${where} holds ${name}`);
+  for (const [name, secret] of secrets()) assert.ok(!holdsInClear(haystack, secret), `${where} holds ${name}`);
 }
 
 describe('secrets at rest with the default settings', () => {
+  it('finds a secret in clear, and not a code of digits inside a run id or a hash that happens to hold it', () => {
+    assert.ok(holdsInClear(Buffer.from('{"answer":"654321"}'), '654321'));
+    assert.ok(holdsInClear(Buffer.from('\x12\x06654321\x1a'), '654321'), 'a protobuf string field holding only the code');
+    assert.ok(!holdsInClear(Buffer.from('runId 0d1f2a3b-4c5d-6e7f-8a9b-1c2d3e654321 request 9af654321bc0de12'), '654321'));
+    assert.ok(
+      holdsInClear(Buffer.from('password hunter22 in a uuid 0d1f2a3b-4c5d-6e7f-8a9b-1c2d3e654321'), 'hunter22'),
+      'other secrets are searched as they are',
+    );
+  });
+
   it('handled every kind of secret (the checks below have something to find)', () => {
     const found = secrets();
     assert.ok(results.length === CHALLENGE_SCENARIOS.length + 1, 'every connection completed');

@@ -62,3 +62,16 @@ export function isReference(payload: Payload): boolean {
   const messageType = payload.metadata?.messageType;
   return messageType !== undefined && messageType !== null && decoder.decode(messageType) === REFERENCE_MESSAGE_TYPE;
 }
+
+/**
+ * Whether `secret` is in `haystack` in clear. A secret of hex digits alone (a 6-digit code, an
+ * account number) can also sit by chance inside the history's own hex identifiers (run ids and
+ * request ids are UUIDs, build ids and store keys are hashes: one history holds hundreds), where it
+ * is no leak: those are blanked first. A secret in clear is still found, delimited by anything
+ * that is not a hex digit (a JSON quote, a field's length byte).
+ */
+export function holdsInClear(haystack: Buffer, secret: string): boolean {
+  if (!/^[0-9a-f]+$/i.test(secret)) return haystack.includes(secret);
+  const text = haystack.toString('latin1').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{8,}/gi, '#');
+  return text.includes(secret);
+}
