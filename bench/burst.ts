@@ -33,7 +33,8 @@ import { runStackHarness } from '../scripts/lib/stack-harness.js';
 import { ConnectionFailedError } from '../src/client/index.js';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleepMs } from 'node:timers/promises';
-import { busyShare, cpuBetween, cpuTotal, sampleCpu, sampleMachineCpu, type CpuPart, type CpuSample, type MachineCpu } from './burst/cpu.js';
+import { allowedCores, cpuSplitOf, describeSplit, pinDriver, type CpuSplit } from './burst/cpu-split.js';
+import { busyShare, coreBusyShares, cpuBetween, cpuTotal, sampleCpu, sampleMachineCpu, type CpuPart, type CpuSample, type MachineCpu } from './burst/cpu.js';
 import { floorRatioLine, measureFloorRatio } from './floor-ratio.js';
 import {
   bucketRates,
@@ -107,7 +108,7 @@ interface RunResult {
   readonly cpuPerConnectionMs: number;
 }
 
-async function runMode(mode: Mode, options: BurstOptions, resources: StackResources): Promise<RunResult> {
+async function runMode(mode: Mode, options: BurstOptions, resources: StackResources, cpuSplit: CpuSplit | undefined): Promise<RunResult> {
   const timeline = new Timeline();
   const runDir = await mkdtemp(join(tmpdir(), `aggregation-burst-${mode}-`));
   const runTag = `${Date.now().toString(36)}${options.seed.toString(36)}`.slice(-10);
@@ -135,6 +136,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
       runDir,
       runTag,
       timeline,
+      cpuSplit,
     },
     resources,
   );
@@ -145,6 +147,11 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
         : '; every priority key 3, no tenant weights; matching.enableFairness false') +
       ' (one partition per queue in both runs)',
   );
+  // What the kernel holds each side to, read back rather than assumed.
+  if (cpuSplit && resources.server?.pid)
+    log(
+      `cpu split: the Temporal server may run on core ${allowedCores(resources.server.pid)}, this driver and its children (workers, sandbox) on ${allowedCores(process.pid)}`,
+    );
   const limits = await updateRateLimits(stack.sandboxUrl, { mode: 'bucket', burst: null, defaultPerSecond: Math.max(1, Math.floor(options.tenantBudgetRps)) });
   log(`service: every tenant limited to a bucket of ${limits.defaultPerSecond}/s holding one second's worth (its budget) until A's limit is lowered`);
 
@@ -362,7 +369,7 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     log(`  targets: ${targetsLine(figures)}`);
     log('Timeline');
     for (const entry of timeline.entries()) log(`  +${seconds(entry.atMs).padStart(7)}  ${entry.text}`);
-    log(`burst (${mode}): ${summaryLine(figures).slice('burst: '.length)}`);
+    log(`burst (${mode}): ${summaryLine(figures, cpuSplit).slice('burst: '.length)}`);
     return { mode, figures, cpuPerConnectionMs };
   } finally {
     clearInterval(ratesTimer);
@@ -402,7 +409,9 @@ function startWindowLine({
   const part = (name: CpuPart) => `${name} ${fmt(used[name] / 1000, 1)} s`;
   return (
     `cpu, start window (first ${seconds(windowMs)}): stack ${fmt(cpuTotal(used) / 1000, 1)} s (${part('workers')}, ${part('server')}, ${part('postgres')}, ${part('sandbox')}), ` +
-    `machine ${fmt(100 * busyShare(machineBefore, windowCpu.machine), 0)}% busy on ${cores} cores; ${carry}`
+    `machine ${fmt(100 * busyShare(machineBefore, windowCpu.machine), 0)}% busy on ${cores} cores (${coreBusyShares(machineBefore, windowCpu.machine)
+      .map((share, core) => `core ${core} ${fmt(100 * share, 0)}%`)
+      .join(', ')}); ${carry}`
   );
 }
 
@@ -474,10 +483,16 @@ async function runBoth(options: BurstOptions, resources: StackResources): Promis
     log(nightLine(lastNight.figures));
     return nights.every((result) => result.figures.lost === 0 && result.figures.failed === 0 && !result.figures.nondeterminism);
   }
+  // After the floor (measured on every core): from here on this driver and every child it starts run
+  // on the rest's cores, and the server and PostgreSQL are moved to Temporal's as they start.
+  const cpuSplit = options.cpuSplit ? cpuSplitOf() : undefined;
+  if (options.cpuSplit && !cpuSplit) throw new BurstArgumentError('--cpu-split on needs at least 2 cores');
+  if (cpuSplit) pinDriver(cpuSplit);
+  log(`cpu split: ${describeSplit(cpuSplit)}`);
   const results: RunResult[] = [];
   for (const mode of options.modes) {
     try {
-      results.push(await runMode(mode, options, resources));
+      results.push(await runMode(mode, options, resources, cpuSplit));
     } catch (error) {
       process.stderr.write(`burst: the ${mode} run could not complete: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       await releaseStack(resources, log);
@@ -488,7 +503,7 @@ async function runBoth(options: BurstOptions, resources: StackResources): Promis
   const on = results.find((result) => result.mode === 'on');
   const off = results.find((result) => result.mode === 'off');
   if (on && off) {
-    log(`burst (off): ${summaryLine(off.figures).slice('burst: '.length)}`);
+    log(`burst (off): ${summaryLine(off.figures, cpuSplit).slice('burst: '.length)}`);
     log(
       `cpu ratio on/off ${fmt(ratio(on.cpuPerConnectionMs, off.cpuPerConnectionMs), 2)}x (stack CPU per connection of the burst: on ${fmt(on.cpuPerConnectionMs, 1)} ms, off ${fmt(off.cpuPerConnectionMs, 1)} ms)`,
     );
@@ -496,7 +511,7 @@ async function runBoth(options: BurstOptions, resources: StackResources): Promis
   const last = on ?? off;
   if (!last) return false;
   if (floor) log(floor);
-  log(summaryLine(last.figures));
+  log(summaryLine(last.figures, cpuSplit));
   return results.every((result) => result.figures.lost === 0 && result.figures.failed === 0);
 }
 

@@ -89,13 +89,15 @@ export function cpuTotal(used: Readonly<Record<CpuPart, number>>): number {
 export interface MachineCpu {
   readonly busyMs: number;
   readonly totalMs: number;
+  /** The same, per core (cpu0, cpu1, ...): with the storm's CPU split, Temporal's core apart from the rest's. */
+  readonly cores: readonly { readonly busyMs: number; readonly totalMs: number }[];
 }
 
 /** Clock ticks per second of /proc/stat's counters (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-export function sampleMachineCpu(): MachineCpu {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+function countersOf(line: string): { busyMs: number; totalMs: number } {
+  const fields = line.trim().split(/\s+/).slice(1).map(Number);
   // user nice system idle iowait irq softirq steal (guest time is already in user).
   const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
   const busy = user + nice + system + irq + softirq + steal;
@@ -103,8 +105,18 @@ export function sampleMachineCpu(): MachineCpu {
   return { busyMs: toMs(busy), totalMs: toMs(busy + idle + iowait) };
 }
 
-/** The share of the machine's CPU that was busy between two samples, 0..1. */
-export function busyShare(before: MachineCpu, after: MachineCpu): number {
+export function sampleMachineCpu(): MachineCpu {
+  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+  return { ...countersOf(lines[0] ?? ''), cores: lines.filter((line) => /^cpu\d+\s/.test(line)).map(countersOf) };
+}
+
+/** Each core's busy share between two samples, 0..1, by core number. */
+export function coreBusyShares(before: MachineCpu, after: MachineCpu): number[] {
+  return after.cores.map((core, index) => busyShare(before.cores[index] ?? { busyMs: 0, totalMs: 0 }, core));
+}
+
+/** The share of the machine's CPU (or of one core's) that was busy between two samples, 0..1. */
+export function busyShare(before: Pick<MachineCpu, 'busyMs' | 'totalMs'>, after: Pick<MachineCpu, 'busyMs' | 'totalMs'>): number {
   const total = after.totalMs - before.totalMs;
   return total > 0 ? (after.busyMs - before.busyMs) / total : NaN;
 }

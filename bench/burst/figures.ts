@@ -273,18 +273,20 @@ export interface RunFigures extends EndCounts {
 const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
 /** `burst: <n> connections, <n> lost, <n> failed, live answer p50 <ms> ms (<r>x idle) p99 <ms> ms (<r>x idle), tenant B median <s> s (<r>x alone), budget exceeded <n> s, throttled by service <n>` */
-export function summaryLine(figures: RunFigures): string {
+/** The storm's line; with a CPU split, the cores each side ran on (`; cpu split temporal 0 | rest 1`). */
+export function summaryLine(figures: RunFigures, split?: { readonly temporal: string; readonly rest: string }): string {
   const { live, liveIdle } = figures;
   return (
     `burst: ${figures.connections} connections, ${figures.lost} lost, ${figures.failed} failed, ` +
     `live answer p50 ${fixed(live.p50, 0)} ms (${fixed(ratio(live.p50, liveIdle.p50), 2)}x idle) p99 ${fixed(live.p99, 0)} ms (${fixed(ratio(live.p99, liveIdle.p99), 2)}x idle), ` +
     `tenant B median ${fixed(figures.bMedianS, 1)} s (${fixed(ratio(figures.bMedianS, figures.bAloneMedianS), 2)}x alone), ` +
-    `budget exceeded ${figures.budget.exceeded} s, throttled by service ${figures.budget.refused}`
+    `budget exceeded ${figures.budget.exceeded} s, throttled by service ${figures.budget.refused}` +
+    (split ? `; cpu split temporal ${split.temporal} | rest ${split.rest}` : '')
   );
 }
 
 export const SUMMARY_PATTERN =
-  /^burst: (\d+) connections, (\d+) lost, (\d+) failed, live answer p50 (\d+|n\/a) ms \(([\d.]+|n\/a)x idle\) p99 (\d+|n\/a) ms \(([\d.]+|n\/a)x idle\), tenant B median ([\d.]+|n\/a) s \(([\d.]+|n\/a)x alone\), budget exceeded (\d+) s, throttled by service (\d+)$/;
+  /^burst: (\d+) connections, (\d+) lost, (\d+) failed, live answer p50 (\d+|n\/a) ms \(([\d.]+|n\/a)x idle\) p99 (\d+|n\/a) ms \(([\d.]+|n\/a)x idle\), tenant B median ([\d.]+|n\/a) s \(([\d.]+|n\/a)x alone\), budget exceeded (\d+) s, throttled by service (\d+)(?:; cpu split temporal ([\d,-]+) \| rest ([\d,-]+))?$/;
 
 export interface ParsedSummary {
   readonly connections: number;

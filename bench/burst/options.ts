@@ -46,6 +46,8 @@ export interface BurstOptions {
   readonly floorRuns: number;
   /** The night: other work on the host, this percent of every core, for the whole run (0: none). */
   readonly otherLoadPercent: number;
+  /** The Temporal server and PostgreSQL on a core of their own, the rest on the others (bench/burst/cpu-split.ts). */
+  readonly cpuSplit: boolean;
 }
 
 export class BurstArgumentError extends Error {
@@ -100,6 +102,10 @@ history (the latency, throughput, share and budget targets are figures, not verd
   --floor-runs N     first, N cached connections of the product and N of the SDK floor's shape,
                      alternating on a dev server (bench/floor-ratio.ts); their ratio is printed
                      before the summary (default 30; 0 skips it)
+  --cpu-split on|off the Temporal server and PostgreSQL on core 0, the workers, the sandbox and this
+                     driver on the others (taskset), as production runs Temporal on hosts of its
+                     own; the idle and alone baselines run the same way (default: the storm on, the
+                     night off)
   --other-load P     the night: other work on the host, P% of every core's CPU time (a process a core)
                      for the whole run; what the cores carry is then what the rest of them carry
                      (default 0)
@@ -119,6 +125,7 @@ function number(name: string, text: string | undefined, min: number, max: number
 const DEFAULT_ALONE_MAX = 200;
 
 const VALUE_OPTIONS = [
+  '--cpu-split',
   '--a',
   '--b',
   '--live',
@@ -173,6 +180,8 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
   const keepLogs = flags.has('--keep-logs');
   const floorRuns = given('--floor-runs', 0, 1_000) ?? 30;
   const otherLoadPercent = given('--other-load', 0, 90) ?? 0;
+  const split = values.get('--cpu-split');
+  if (split !== undefined && split !== 'on' && split !== 'off') throw new BurstArgumentError(`--cpu-split must be on or off, got ${JSON.stringify(split)}`);
   if (tenantBudgetRps > budgetRps)
     throw new BurstArgumentError(
       `--tenant-budget (${tenantBudgetRps}) must not exceed --budget (${budgetRps}), as SERVICE_BUDGET_TENANT_RPS must not exceed SERVICE_BUDGET_RPS`,
@@ -211,5 +220,6 @@ export function parseBurstArgs(argv: readonly string[], randomSeed: () => number
     keepLogs,
     floorRuns,
     otherLoadPercent,
+    cpuSplit: split === undefined ? scenario === 'storm' : split === 'on',
   };
 }

@@ -23,6 +23,7 @@ import { PostgresCluster } from '../../scripts/prod-check/postgres.js';
 import { findServerBinaries, ProdTemporalServer } from '../../scripts/prod-check/temporal-server.js';
 import { startProcess, stopProcess, workerTuning } from '../bench-processes.js';
 import type { Mode } from './options.js';
+import { pinPostgres, pinServer, type CpuSplit } from './cpu-split.js';
 
 /** The tenants (customer ids): A's and B's nightly refreshes, and the live end users' lender. */
 export const TENANT_A = 'tenant-a';
@@ -50,6 +51,8 @@ export interface StackSettings {
   readonly runDir: string;
   readonly runTag: string;
   readonly timeline: Timeline;
+  /** The server and PostgreSQL on cores of their own (the driver, pinned already, keeps the rest). */
+  readonly cpuSplit?: CpuSplit;
 }
 
 /** What the run releases at the end, set as soon as each exists. */
@@ -99,10 +102,12 @@ export async function startStack(settings: StackSettings, resources: StackResour
   const binaries = findServerBinaries().binaries!;
   resources.postgres = await PostgresCluster.create(runDir);
   await resources.postgres.start();
+  if (settings.cpuSplit) pinPostgres(settings.cpuSplit, join(resources.postgres.dir, 'data'));
   resources.server = await ProdTemporalServer.create({ binaries, postgres: resources.postgres, dir: runDir, timeline, dynamicConfig: serverSettingsOf(mode) });
   const server = resources.server;
   server.setupSchema();
   await server.start();
+  if (settings.cpuSplit) pinServer(settings.cpuSplit, server.pid!);
   await server.registerNamespace('default');
   timeline.mark(`PostgreSQL and Temporal server ${binaries.version} up at ${server.address}, fairness ${mode}`);
 

@@ -308,6 +308,11 @@ export class ProdTemporalServer {
   }
 
   /** The frontend's address (its gRPC port may change only before the first start succeeds). */
+  /** The running server's process id (undefined while it is not running). */
+  get pid(): number | undefined {
+    return this.child?.exitCode === null && this.child.signalCode === null ? this.child.pid : undefined;
+  }
+
   get address(): string {
     return `${HOST}:${this.ports.frontend}`;
   }

@@ -9,6 +9,7 @@
  * and fails in CI, where .ci/run and the pretest provide both.
  */
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
   bothRunning,
@@ -35,7 +36,10 @@ import {
   type RateBook,
   type RunFigures,
 } from '../../bench/burst/figures.js';
-import { busyShare, sampleMachineCpu } from '../../bench/burst/cpu.js';
+import { busyShare, coreBusyShares, sampleMachineCpu } from '../../bench/burst/cpu.js';
+import { allowedCores, cpuSplitOf, describeSplit, pinServer } from '../../bench/burst/cpu-split.js';
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { BurstArgumentError, parseBurstArgs } from '../../bench/burst/options.js';
 import { OtherLoad } from '../../bench/burst/other-load.js';
 import { policyOf, serverSettingsOf, workerPriorityEnv } from '../../bench/burst/stack.js';
@@ -286,6 +290,10 @@ void describe('burst figures', () => {
     const missingFigures = parseSummaryLine(summaryLine(figures({ live: { count: 0, p50: NaN, p99: NaN } })));
     assert.ok(missingFigures && Number.isNaN(missingFigures.liveP50Ms) && Number.isNaN(missingFigures.liveP99Ratio));
     assert.equal(parseSummaryLine('burst (off): 1 connections'), undefined);
+    // With the storm's CPU split the line says which cores each side ran on, and still reads back.
+    const split = summaryLine(figures(), { temporal: '0', rest: '1' });
+    assert.match(split, /, throttled by service 0; cpu split temporal 0 \| rest 1$/);
+    assert.equal(parseSummaryLine(split)?.connections, 2250);
     assert.match(targetsLine(figures()), /live p50 <= 1\.5x idle met \(1\.50x\); live p99 <= 2x idle met/);
     assert.match(targetsLine(figures({ bMedianS: 4 })), /tenant B median <= 1\.5x alone MISSED \(2\.00x\)/);
   });
@@ -301,7 +309,35 @@ void describe('burst figures', () => {
     assert.ok(share > 0 && share <= 1, `busy share ${share}`);
     assert.ok(after.busyMs - before.busyMs >= 200, `a 300 ms spin shows as ${after.busyMs - before.busyMs} ms busy`);
     assert.ok(Number.isNaN(busyShare(after, after)));
+    // Per core too: one share a core, each within 0..1, their mean the machine's.
+    const cores = coreBusyShares(before, after);
+    assert.equal(cores.length, availableParallelism());
+    for (const core of cores) assert.ok(Number.isNaN(core) || (core >= 0 && core <= 1), `core share ${core}`);
   });
+
+  void it(
+    "splits the cores: Temporal's the first, the rest's the others, a process pinned to its side with every thread",
+    { skip: availableParallelism() < 2 && 'one core' },
+    async () => {
+      assert.equal(cpuSplitOf(1), undefined);
+      assert.deepEqual(cpuSplitOf(2), { temporal: '0', rest: '1' });
+      assert.deepEqual(cpuSplitOf(4), { temporal: '0', rest: '1-3' });
+      assert.match(describeSplit(cpuSplitOf(2)), /^Temporal server and PostgreSQL on core 0; workers, sandbox and driver on core 1 \(taskset\)$/);
+      // A real process with threads of its own (node), moved as the server is: the kernel then allows it core 0 only.
+      const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      try {
+        await new Promise((resolve) => child.once('spawn', resolve));
+        pinServer(cpuSplitOf(2)!, child.pid!);
+        assert.equal(allowedCores(child.pid!), '0');
+        const threads = readdirSync(`/proc/${child.pid}/task`);
+        assert.ok(threads.length > 1, 'node runs several threads');
+        for (const thread of threads)
+          assert.match(readFileSync(`/proc/${child.pid}/task/${thread}/status`, 'utf8'), /^Cpus_allowed_list:\s*0$/m, `thread ${thread}`);
+      } finally {
+        child.kill('SIGKILL');
+      }
+    },
+  );
 
   void it('puts other load on every core it is given until stopped, and says what share of the cores it leaves', async () => {
     assert.equal(OtherLoad.start(0).coresLeft, 1);
@@ -464,6 +500,12 @@ void describe('burst figures', () => {
     assert.equal(parseBurstArgs(['--other-load', '40'], () => 1)?.otherLoadPercent, 40);
     assert.throws(() => parseBurstArgs(['--other-load', '95'], () => 1), /--other-load must be an integer from 0 to 90, got "95"/);
     assert.throws(() => parseBurstArgs(['--storm', '--other-load', '40'], () => 1), /--other-load is for the night/);
+    // The storm splits the cores by default (Temporal apart, as in production); the night does not.
+    assert.equal(parseBurstArgs(['--storm'], () => 1)?.cpuSplit, true);
+    assert.equal(defaults?.cpuSplit, false);
+    assert.equal(parseBurstArgs(['--storm', '--cpu-split', 'off'], () => 1)?.cpuSplit, false);
+    assert.equal(parseBurstArgs(['--cpu-split', 'on'], () => 1)?.cpuSplit, true);
+    assert.throws(() => parseBurstArgs(['--cpu-split', 'yes'], () => 1), /--cpu-split must be on or off, got "yes"/);
     assert.throws(() => parseBurstArgs(['--floor-runs', '-1'], () => 1), /--floor-runs must be an integer from 0 to 1000, got "-1"/);
     assert.equal(
       parseBurstArgs(['--help'], () => 1),
