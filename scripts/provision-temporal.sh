@@ -414,28 +414,35 @@ provide_openbao() {
   log "unpacked $("$dir/bao" version)"
 }
 
+# A venv at $2/venv from PyPI with every wheel's sha256 checked against requirements file $3, done
+# once $2/.complete holds a copy of it; $4 is the executable it must have, $1 names the install
+# in messages and $5 says what to do elsewhere. A venv left half-made by a failed run is removed.
+install_pinned_venv() {
+  local label="$1" dir="$2" requirements="$3" executable="$4" elsewhere="$5" status=0
+  command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { log "python3 with venv and ensurepip (Debian: python3-venv) is required to install $label from PyPI"; exit 1; }
+  rm -rf "$dir"; mkdir -p "$dir"
+  python3 -m venv "$dir/venv" \
+    && "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --only-binary=:all: -r "$requirements" || status=$?
+  if (( status != 0 )) || [[ ! -x "$dir/venv/bin/$executable" ]]; then
+    log "$label: the install failed or a wheel's sha256 is not the pinned one (the pins are CPython 3.11 on Linux x86_64's$elsewhere)"
+    rm -rf "$dir"; exit "$(( status == 0 ? 1 : status ))"
+  fi
+  cp "$requirements" "$dir/.complete"
+  outcome fetched
+}
+
 # moto's server in a venv of its own at moto/v<version>/, installed from PyPI with every wheel's
 # sha256 checked (scripts/lib/moto-requirements.txt); a venv left half-made by a failed run is redone.
 provide_moto() {
   step_lock moto
-  local dir="$cache/moto/v$moto_version" requirements="$root/scripts/lib/moto-requirements.txt" status=0
+  local dir="$cache/moto/v$moto_version" requirements="$root/scripts/lib/moto-requirements.txt"
   if [[ -n "${MOTO_SERVER_PATH:-}" ]]; then log "using MOTO_SERVER_PATH=$MOTO_SERVER_PATH"; outcome given; return; fi
   if [[ -f "$dir/.complete" ]] && cmp -s "$dir/.complete" "$requirements" && [[ -x "$dir/venv/bin/moto_server" ]]; then
     log "moto $moto_version cached at $dir/venv/bin/moto_server"; outcome cached; return
   fi
   grep -q "^moto\[server\]==$moto_version " "$requirements" || { log "scripts/lib/moto-requirements.txt does not pin moto[server]==$moto_version: regenerate it (see its header)"; exit 1; }
-  command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { log "python3 with venv and ensurepip (Debian: python3-venv) is required to install moto from PyPI"; exit 1; }
   log "installing moto[server] $moto_version from PyPI into $dir (50 MB, first run only)"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  python3 -m venv "$dir/venv" \
-    && "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --only-binary=:all: -r "$requirements" || status=$?
-  if (( status != 0 )) || [[ ! -x "$dir/venv/bin/moto_server" ]]; then
-    log "moto[server] $moto_version: the install failed or a wheel's sha256 is not the pinned one (the pins are CPython 3.11 on Linux x86_64's; elsewhere point MOTO_SERVER_PATH at a moto_server $moto_version)"
-    rm -rf "$dir"; exit "$(( status == 0 ? 1 : status ))"
-  fi
-  cp "$requirements" "$dir/.complete"
-  outcome fetched
+  install_pinned_venv "moto[server] $moto_version" "$dir" "$requirements" moto_server "; elsewhere point MOTO_SERVER_PATH at a moto_server $moto_version"
   log "installed moto $("$dir/venv/bin/python" -c 'import moto; print(moto.__version__)') at $dir/venv/bin/moto_server"
 }
 
@@ -489,22 +496,13 @@ provide_keda_crds() {
 kubernetes_validate_version="$(sed -n 's/^KUBERNETES_VALIDATE_VERSION=//p' "$root/scripts/lib/temporal-versions.env")"
 provide_kubernetes_validate() {
   step_lock kubernetes-validate
-  local dir="$cache/kubernetes-validate/v$kubernetes_validate_version" requirements="$root/scripts/lib/kubernetes-validate-requirements.txt" status=0
+  local dir="$cache/kubernetes-validate/v$kubernetes_validate_version" requirements="$root/scripts/lib/kubernetes-validate-requirements.txt"
   if [[ -f "$dir/.complete" ]] && cmp -s "$dir/.complete" "$requirements" && [[ -x "$dir/venv/bin/kubernetes-validate" ]]; then
     log "kubernetes-validate $kubernetes_validate_version cached at $dir/venv/bin/kubernetes-validate"; outcome cached; return
   fi
   grep -q "^kubernetes_validate==$kubernetes_validate_version " "$requirements" || { log "scripts/lib/kubernetes-validate-requirements.txt does not pin kubernetes_validate==$kubernetes_validate_version: regenerate it (see its header)"; exit 1; }
-  command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || { log "python3 with venv and ensurepip (Debian: python3-venv) is required to install kubernetes-validate from PyPI"; exit 1; }
   log "installing kubernetes-validate $kubernetes_validate_version from PyPI into $dir (first run only)"
-  rm -rf "$dir"; mkdir -p "$dir"
-  python3 -m venv "$dir/venv" \
-    && "$dir/venv/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --only-binary=:all: -r "$requirements" || status=$?
-  if (( status != 0 )) || [[ ! -x "$dir/venv/bin/kubernetes-validate" ]]; then
-    log "kubernetes-validate $kubernetes_validate_version: the install failed or a wheel's sha256 is not the pinned one (the pins are CPython 3.11 on Linux x86_64's)"
-    rm -rf "$dir"; exit "$(( status == 0 ? 1 : status ))"
-  fi
-  cp "$requirements" "$dir/.complete"
-  outcome fetched
+  install_pinned_venv "kubernetes-validate $kubernetes_validate_version" "$dir" "$requirements" kubernetes-validate ""
   log "installed kubernetes-validate $kubernetes_validate_version at $dir/venv/bin/kubernetes-validate"
 }
 

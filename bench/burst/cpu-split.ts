@@ -8,9 +8,10 @@
  * theirs. The idle and alone baselines run in the same process, so they are measured the same way.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { descendantsOf } from './cpu.js';
 
 export class CpuSplitError extends Error {
   override readonly name = 'CpuSplitError';
@@ -40,24 +41,9 @@ function pin(pid: number, cores: string): void {
   if (result.status !== 0) throw new CpuSplitError(`taskset could not pin pid ${pid} to core ${cores}: ${result.stderr.trim()}`);
 }
 
-function childrenOf(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-    );
-  } catch {
-    return [];
-  }
-}
-
 /** Pins `pid` and every process below it. */
 function pinTree(pid: number, cores: string): void {
-  const queue = [pid];
-  while (queue.length > 0) {
-    const next = queue.shift()!;
-    pin(next, cores);
-    queue.push(...childrenOf(next));
-  }
+  for (const member of [pid, ...descendantsOf(pid)]) pin(member, cores);
 }
 
 /** The driver, before it starts anything: its children inherit these cores. */

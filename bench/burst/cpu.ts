@@ -12,7 +12,8 @@ export type CpuPart = 'workers' | 'server' | 'postgres' | 'sandbox';
 /** Per process of the stack: its part and its CPU time so far (ms). */
 export type CpuSample = ReadonlyMap<number, { readonly part: CpuPart; readonly ms: number }>;
 
-function childrenOf(pid: number): number[] {
+/** The processes `pid` started (every thread's children). */
+export function childrenOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
       readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
@@ -22,7 +23,8 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-function descendantsOf(pid: number): number[] {
+/** Every process below `pid`, nearest first. */
+export function descendantsOf(pid: number): number[] {
   const out: number[] = [];
   const queue = childrenOf(pid);
   while (queue.length > 0) {
