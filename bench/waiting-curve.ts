@@ -21,6 +21,8 @@
  * than that (about 11 a second with the server on the same cores), so the sandbox here keeps a
  * session for SESSION_IDLE_S (SANDBOX_SESSION_IDLE_S): the curve measures what the worker and the
  * server hold, and N waiting at once against the real service also means N arriving within 8 minutes.
+ * For the same reason its connections keep a challenge open SESSION_IDLE_S instead of the product's
+ * 15 minutes (timing.answerTimeoutMs): answering 10,000 in order outlasts starting them.
  *
  *   npm run bench:waiting -- [--sizes 1000,3000,10000] [--probes 50] [--hold 60] [--concurrency 50]
  */
@@ -135,6 +137,10 @@ async function main(): Promise<void> {
       customerId,
       session: { kind: 'live' as const, institution: 'SandboxBank', username: 'security_question', password: SANDBOX_PASSWORD, save: false },
       products: { accountsDetail: {} },
+      // The product gives an unanswered challenge 15 minutes (ChallengeAbandoned after). Answering
+      // 10,000 in order here takes longer than starting them, so the last would pass it: held as
+      // long as the sandbox's sessions, so the curve counts what the worker holds, not that window.
+      timing: { answerTimeoutMs: SESSION_IDLE_S * 1000 },
     };
 
     const points: CurvePoint[] = [];
@@ -244,17 +250,35 @@ async function main(): Promise<void> {
         answerUntilAccepted,
       );
       const answerRefusals = answers.filter((outcome) => outcome.status === 'rejected').length;
+      // Why, by reason with the workflow's id taken out, and the first connection of each: a figure
+      // of lost connections is only worth its causes.
+      const refusalReasons = new Map<string, { count: number; first: string }>();
+      const pending = workflowIds.filter((id) => !answered.has(id));
+      for (const [index, outcome] of answers.entries()) {
+        if (outcome.status !== 'rejected') continue;
+        const id = pending[index] ?? '?';
+        const reason = (outcome.reason instanceof Error ? `${outcome.reason.name}: ${outcome.reason.message}` : String(outcome.reason)).replaceAll(id, '<id>');
+        const seen = refusalReasons.get(reason);
+        refusalReasons.set(reason, { count: (seen?.count ?? 0) + 1, first: seen?.first ?? id });
+      }
       let transientRetries = 0;
       const results = await inBatches(workflowIds, 500, (id) => connections.result(id, { onRetry: () => (transientRetries += 1) }));
       let lost = startRefusals.length;
       let failedWaits = 0;
+      const lostStatuses = new Map<string, number>();
       for (const [index, result] of results.entries()) {
         if (result.status === 'fulfilled') continue;
-        if (result.reason instanceof ResultWaitFailedError && (await connections.describe(workflowIds[index] ?? '')).executionStatus === 'COMPLETED') {
+        const status = (await connections.describe(workflowIds[index] ?? '')).executionStatus;
+        if (result.reason instanceof ResultWaitFailedError && status === 'COMPLETED') {
           failedWaits += 1;
           continue;
         }
         lost += 1;
+        const why = `${String(status)}${result.reason instanceof Error ? ` (${result.reason.name}: ${result.reason.message.slice(0, 160)})` : ''}`.replaceAll(
+          workflowIds[index] ?? '?',
+          '<id>',
+        );
+        lostStatuses.set(why, (lostStatuses.get(why) ?? 0) + 1);
       }
       await stopProcess(worker);
 
@@ -273,6 +297,9 @@ async function main(): Promise<void> {
           `first challenge p50 ${fixed(percentile(firstSorted, 50), 1)} ms p99 ${fixed(percentile(firstSorted, 99), 1)} ms (${firstChallengeMs.length} arriving) · ` +
           `completed ${total - lost}/${total} lost ${lost} failed waits ${failedWaits} (transient retries ${transientRetries}) asked again ${askedAgain}, answers not accepted ${answerRefusals}\n`,
       );
+      for (const [reason, { count, first }] of refusalReasons)
+        process.stdout.write(`waiting N=${size}: answer not accepted ${count}x: ${reason} (first ${first})\n`);
+      for (const [why, count] of lostStatuses) process.stdout.write(`waiting N=${size}: lost ${count}x: ${why}\n`);
       points.push({ size, rssBytes: peakRss, answerP99Ms: percentile(answerSorted, 99), lost, failedWaits });
     }
 
