@@ -23,7 +23,6 @@
  * `bash scripts/provision-temporal.sh compose` leaves in the Temporal cache, else docker-compose on PATH.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -36,6 +35,7 @@ import { loadWorkerConfig } from '../src/settings/worker.js';
 import { CONNECTION_SEARCH_ATTRIBUTES } from '../src/contract/search-attributes.js';
 import { isExecutableFile, onPath, PROJECT_ROOT, TEMPORAL_CACHE_DIR } from './lib/temporal-binaries.js';
 import { SERVER_DYNAMIC_CONFIG } from './lib/server-dynamic-config.js';
+import { secretStandIn } from './lib/secret-stand-ins.js';
 
 /** Services built from this project's Dockerfile: their environment is our configuration. */
 const APP_IMAGE = 'aggregation-connections:local';
@@ -282,13 +282,6 @@ function imagePathProblems(model: ComposeModel): string[] {
   return problems;
 }
 
-/** Stand-ins for the secrets, shaped as the real ones must be. */
-const SECRET_STAND_INS: Record<string, () => string> = {
-  PAYLOAD_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
-  CONSOLE_TOKEN: () => randomBytes(24).toString('hex'),
-  CONSOLE_SESSION_SECRET: () => randomBytes(32).toString('base64'),
-};
-
 /** Each app service's environment through the loader of the process its command runs. */
 function configProblems(model: ComposeModel): string[] {
   const problems: string[] = [];
@@ -299,7 +292,7 @@ function configProblems(model: ComposeModel): string[] {
     for (const [variable, value] of Object.entries(service.environment ?? {})) env[variable] = value ?? '';
     for (const secret of service.secrets ?? []) {
       const variable = secret.target ?? secret.source;
-      env[variable] = SECRET_STAND_INS[variable]?.() ?? 'stand-in';
+      env[variable] = secretStandIn(variable);
     }
     try {
       if (isWorkerCommand(service)) {

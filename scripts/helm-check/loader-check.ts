@@ -4,21 +4,13 @@
  * each variable from a Secret. A problem about a file under a mounted Secret (a certificate, a key
  * directory) is the Secret's to solve at runtime and is not counted; every other refusal is.
  */
-import { randomBytes } from 'node:crypto';
+import { secretStandIn } from '../lib/secret-stand-ins.js';
 import { loadClientConfig } from '../../src/settings/client.js';
 import { loadConsoleConfig } from '../../src/settings/console.js';
 import { ConfigError } from '../../src/settings/load.js';
 import { loadPipelineEntryConfig } from '../../src/settings/pipeline-entry.js';
 import { loadWorkerConfig } from '../../src/settings/worker.js';
 import type { KubeObject, PolicyBreach } from './policy.js';
-
-/** Stand-ins for secrets whose shape the loaders check. */
-const SECRET_STAND_INS: Record<string, () => string> = {
-  PAYLOAD_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
-  CONSOLE_SESSION_SECRET: () => randomBytes(32).toString('base64'),
-  CONSOLE_TOKEN: () => randomBytes(24).toString('hex'),
-  AUDIT_STORE: () => 'postgres://audit:stand-in@audit-db.databases.svc:5432/audit?sslmode=require',
-};
 
 interface Container {
   command?: string[];
@@ -61,8 +53,7 @@ export function loaderBreaches(objects: readonly KubeObject[]): PolicyBreach[] {
       // The image's own ENV (Dockerfile).
       const env: NodeJS.ProcessEnv = { NODE_ENV: 'production', WORKER_WORKFLOW_BUNDLE: '/app/dist/workflow-bundle.js' };
       for (const source of container.envFrom ?? []) Object.assign(env, configMaps.get(source.configMapRef?.name ?? '') ?? {});
-      for (const variable of container.env ?? [])
-        env[variable.name] = variable.valueFrom ? (SECRET_STAND_INS[variable.name]?.() ?? 'stand-in') : (variable.value ?? '');
+      for (const variable of container.env ?? []) env[variable.name] = variable.valueFrom ? secretStandIn(variable.name) : (variable.value ?? '');
       const mounted = (container.volumeMounts ?? []).filter((mount) => mount.name.startsWith('secret-file-')).map((mount) => mount.mountPath);
       const fromSecretFile = (problem: string) =>
         Object.entries(env).some(([name, value]) => problem.includes(name) && mounted.some((path) => value?.includes(path)));

@@ -26,23 +26,18 @@ import yaml
 
 def closed(schema: dict) -> dict:
     """The CRD schema with additionalProperties false wherever it declares properties."""
-    if not isinstance(schema, dict):
-        return schema
-    result = {
-        key: closed(value) if isinstance(value, dict) else value
-        for key, value in schema.items()
-    }
+    result = dict(schema)
     if "properties" in schema:
-        result["properties"] = {
-            name: closed(child) for name, child in schema["properties"].items()
-        }
+        result["properties"] = {name: closed(child) for name, child in schema["properties"].items()}
         preserves = schema.get("x-kubernetes-preserve-unknown-fields") is True
         if "additionalProperties" not in schema and not preserves:
             result["additionalProperties"] = False
-    if isinstance(schema.get("items"), dict):
-        result["items"] = closed(schema["items"])
-    if isinstance(schema.get("additionalProperties"), dict):
-        result["additionalProperties"] = closed(schema["additionalProperties"])
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            result[key] = closed(schema[key])
+    for key in ("allOf", "anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            result[key] = [closed(child) for child in schema[key]]
     return result
 
 

@@ -42,10 +42,13 @@ function configSchema(variables: readonly ChartVariable[], description: string):
   return object(description, Object.fromEntries(variables.filter((variable) => !variable.secret).map((variable) => [variable.name, variableSchema(variable)])));
 }
 
-function podSchema(what: string, defaults: { replicas: string }, variables: readonly ChartVariable[], more: Record<string, Schema> = {}): Schema {
+/** A component's own settings: the same variables as the top-level `config`, declared once there. */
+const COMPONENT_CONFIG: Schema = { $ref: '#/properties/config', description: "This component's own settings, over `config` (the same variables)." };
+
+function podSchema(what: string, defaults: { replicas: string }, more: Record<string, Schema> = {}): Schema {
   return object(what, {
     replicas: integer(defaults.replicas),
-    config: configSchema(variables, "This component's own settings, over `config` (same variables)."),
+    config: COMPONENT_CONFIG,
     resources: passThrough("The container's resources (requests are required by helm:check's policy)."),
     podAnnotations: { type: 'object', description: 'Annotations of the pods.', additionalProperties: { type: 'string' } },
     nodeSelector: passThrough('Node selector of the pods.'),
@@ -123,16 +126,19 @@ export function renderValuesSchema(): Schema {
       worker: podSchema(
         'The service pool: connections the pipeline and operators start, and every call to the service.',
         { replicas: 'Pods without KEDA.' },
-        variables,
         {
           terminationGracePeriodSeconds: integer("Seconds SIGTERM may drain a pod: longer than the worker's own 2-minute drain.", 130),
           topologySpreadConstraints: passThrough('Topology spread of the pods.', 'array'),
         },
       ),
-      unattendedWorker: podSchema('The unattended pool (config.UNATTENDED_POOL=separate): book refreshes.', { replicas: 'Pods without KEDA.' }, variables, {
-        terminationGracePeriodSeconds: integer("Seconds SIGTERM may drain a pod: longer than the worker's own 2-minute drain.", 130),
-        topologySpreadConstraints: passThrough('Topology spread of the pods.', 'array'),
-      }),
+      unattendedWorker: podSchema(
+        'The unattended pool (config.UNATTENDED_POOL=separate): book refreshes.',
+        { replicas: 'Pods without KEDA.' },
+        {
+          terminationGracePeriodSeconds: integer("Seconds SIGTERM may drain a pod: longer than the worker's own 2-minute drain.", 130),
+          topologySpreadConstraints: passThrough('Topology spread of the pods.', 'array'),
+        },
+      ),
       previousBuilds: {
         type: 'array',
         description: 'Earlier builds whose Pinned workflows still run: their pods stay until the version is drained.',
@@ -142,14 +148,22 @@ export function renderValuesSchema(): Schema {
           { required: ['buildId', 'tag'] },
         ),
       },
-      console: podSchema('The operator console and its codec endpoint.', { replicas: 'Pods.' }, variables, {
-        enabled: boolean('Deploy the console.'),
-        service: HTTP_SERVICE,
-      }),
-      pipelineEntry: podSchema('The pipeline entry (HTTP for pipelines without Temporal).', { replicas: 'Pods.' }, variables, {
-        enabled: boolean('Deploy the pipeline entry.'),
-        service: HTTP_SERVICE,
-      }),
+      console: podSchema(
+        'The operator console and its codec endpoint.',
+        { replicas: 'Pods.' },
+        {
+          enabled: boolean('Deploy the console.'),
+          service: HTTP_SERVICE,
+        },
+      ),
+      pipelineEntry: podSchema(
+        'The pipeline entry (HTTP for pipelines without Temporal).',
+        { replicas: 'Pods.' },
+        {
+          enabled: boolean('Deploy the pipeline entry.'),
+          service: HTTP_SERVICE,
+        },
+      ),
       keda: object("KEDA's temporal scaler on each pool's backlog (KEDA 2.17 or later in the cluster).", {
         enabled: boolean('Scale with KEDA; off: fixed replicas.'),
         pollingInterval: integer('Seconds between two reads of the backlog.', 1),
@@ -220,10 +234,13 @@ interface SchemaNode {
   readonly description?: string;
   readonly properties?: Readonly<Record<string, SchemaNode>>;
   readonly items?: SchemaNode;
+  /** `#/properties/<name>`: the same values as the top-level one of that name. */
+  readonly $ref?: string;
 }
 
 function rows(schema: SchemaNode, path: string, out: string[]): void {
-  const type = typeof schema.type === 'string' ? schema.type : (schema.type ?? []).join(' or ');
+  const referred = schema.$ref ? `object (as \`${schema.$ref.replace('#/properties/', '')}\`)` : undefined;
+  const type = referred ?? (typeof schema.type === 'string' ? schema.type : (schema.type ?? []).join(' or '));
   if (path) out.push(`| \`${path}\` | ${type} | ${cell(schema.description ?? '')} |`);
   if (!schema.properties) return;
   for (const [name, child] of Object.entries(schema.properties)) rows(child, path ? `${path}.${name}` : name, out);
