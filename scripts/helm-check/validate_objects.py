@@ -28,7 +28,9 @@ def closed(schema: dict) -> dict:
     """The CRD schema with additionalProperties false wherever it declares properties."""
     result = dict(schema)
     if "properties" in schema:
-        result["properties"] = {name: closed(child) for name, child in schema["properties"].items()}
+        result["properties"] = {
+            name: closed(child) for name, child in schema["properties"].items()
+        }
         preserves = schema.get("x-kubernetes-preserve-unknown-fields") is True
         if "additionalProperties" not in schema and not preserves:
             result["additionalProperties"] = False
