@@ -324,13 +324,20 @@ void describe('burst figures', () => {
       assert.deepEqual(cpuSplitOf(4), { temporal: '0', rest: '1-3' });
       assert.match(describeSplit(cpuSplitOf(2)), /^Temporal server and PostgreSQL on core 0; workers, sandbox and driver on core 1 \(taskset\)$/);
       // A real process with threads of its own (node), moved as the server is: the kernel then allows it core 0 only.
-      const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      // It says so once its script runs: by then node has its platform threads (at 'spawn' it may have
+      // only its first, which once failed this test on a busy CI machine).
+      const child = spawn(process.execPath, ['-e', "process.stdout.write('ready\\n'); setInterval(() => {}, 1000)"], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       try {
-        await new Promise((resolve) => child.once('spawn', resolve));
+        await new Promise((resolve, reject) => {
+          child.stdout.once('data', resolve);
+          child.once('error', reject);
+        });
         pinServer(cpuSplitOf(2)!, child.pid!);
         assert.equal(allowedCores(child.pid!), '0');
         const threads = readdirSync(`/proc/${child.pid}/task`);
-        assert.ok(threads.length > 1, 'node runs several threads');
+        assert.ok(threads.length > 1, `node runs several threads (${threads.length} listed)`);
         for (const thread of threads)
           assert.match(readFileSync(`/proc/${child.pid}/task/${thread}/status`, 'utf8'), /^Cpus_allowed_list:\s*0$/m, `thread ${thread}`);
       } finally {
