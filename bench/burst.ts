@@ -31,9 +31,9 @@ import { seededRandom } from '../scripts/chaos/random.js';
 import { seconds, Timeline } from '../scripts/chaos/timeline.js';
 import { runStackHarness } from '../scripts/lib/stack-harness.js';
 import { ConnectionFailedError } from '../src/client/index.js';
-import { availableParallelism } from 'node:os';
+import { cpus } from 'node:os';
 import { setTimeout as sleepMs } from 'node:timers/promises';
-import { allowedCores, cpuSplitOf, describeSplit, pinDriver, type CpuSplit } from './burst/cpu-split.js';
+import { allowedCores, coreCount, cpuSplitOf, describeSplit, pinDriver, type CpuSplit } from './burst/cpu-split.js';
 import { busyShare, coreBusyShares, cpuBetween, cpuTotal, sampleCpu, sampleMachineCpu, type CpuPart, type CpuSample, type MachineCpu } from './burst/cpu.js';
 import { floorRatioLine, measureFloorRatio } from './floor-ratio.js';
 import {
@@ -199,7 +199,8 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     // apart; sampled before B's start times are counted from, so none of them passes meanwhile.
     const idleBefore = sampleCpu(stack.postgresDataDir);
     await sleepMs(IDLE_CPU_SAMPLE_MS);
-    const idleCpuPerSecondMs = (cpuTotal(cpuBetween(idleBefore, sampleCpu(stack.postgresDataDir))) * 1000) / IDLE_CPU_SAMPLE_MS;
+    const idleUsed = cpuBetween(idleBefore, sampleCpu(stack.postgresDataDir));
+    const idleCpuPerSecondMs = (cpuTotal(idleUsed) * 1000) / IDLE_CPU_SAMPLE_MS;
     const cpuBeforeAlone = sampleCpu(stack.postgresDataDir);
     since = new Date().toISOString();
     origin = Date.now();
@@ -207,8 +208,12 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     planned.push(...alone);
     await awaitEnds(stack, since, new Map([[TENANT_B, alone.filter((entry) => !entry.problem).length]]), deadline(Date.now()), () => undefined);
     // What one refresh costs the stack with nothing else running: the machine's capacity in refreshes a second.
-    const aloneCpuMs = cpuTotal(cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir))) - (idleCpuPerSecondMs * (Date.now() - origin)) / 1000;
-    const aloneCpuPerRefreshMs = aloneCpuMs / alone.length;
+    // Per part too (the idle's share of each taken off), so a CPU split can say which side bounds it.
+    const aloneMs = Date.now() - origin;
+    const aloneUsed = cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir));
+    const alonePartMs = (name: CpuPart) => (aloneUsed[name] - (idleUsed[name] * aloneMs) / IDLE_CPU_SAMPLE_MS) / alone.length;
+    const aloneCpuPerRefreshMs = (cpuTotal(aloneUsed) - (idleCpuPerSecondMs * aloneMs) / 1000) / alone.length;
+    const aloneSidesMs = { temporal: alonePartMs('server') + alonePartMs('postgres'), rest: alonePartMs('workers') + alonePartMs('sandbox') };
     const aloneObserved = await observe(stack, since, alone);
     const bAloneMedianS = medianOf(durationsS(alone, aloneObserved));
     log(
@@ -365,7 +370,9 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     }
     const part = (name: CpuPart) => `${name} ${fmt(cpuUsed[name] / 1000, 1)} s`;
     log(`  cpu, burst: ${part('workers')}, ${part('server')}, ${part('postgres')}, ${part('sandbox')}; ${fmt(cpuPerConnectionMs, 1)} ms per connection`);
-    log(`  ${startWindowLine({ windowCpu, cpuBefore, machineBefore, windowMs: options.windowMs, refreshes: options.a + options.b, aloneCpuPerRefreshMs })}`);
+    log(
+      `  ${startWindowLine({ windowCpu, cpuBefore, machineBefore, windowMs: options.windowMs, refreshes: options.a + options.b, aloneCpuPerRefreshMs, aloneSidesMs, cpuSplit })}`,
+    );
     log(`  targets: ${targetsLine(figures)}`);
     log('Timeline');
     for (const entry of timeline.entries()) log(`  +${seconds(entry.atMs).padStart(7)}  ${entry.text}`);
@@ -392,6 +399,8 @@ function startWindowLine({
   windowMs,
   refreshes,
   aloneCpuPerRefreshMs,
+  aloneSidesMs,
+  cpuSplit,
 }: {
   windowCpu: { stack: CpuSample; machine: MachineCpu } | undefined;
   cpuBefore: CpuSample;
@@ -399,11 +408,17 @@ function startWindowLine({
   windowMs: number;
   refreshes: number;
   aloneCpuPerRefreshMs: number;
+  /** A refresh's CPU alone on each side of a split: the server and PostgreSQL, the workers and the sandbox. */
+  aloneSidesMs: { temporal: number; rest: number };
+  cpuSplit: CpuSplit | undefined;
 }): string {
-  const cores = availableParallelism();
-  const capacity = (cores * 1000) / aloneCpuPerRefreshMs;
+  // The machine's cores, not this process's (pinned to its side under a split, it sees fewer).
+  const cores = cpus().length;
   const arriving = refreshes / (windowMs / 1000);
-  const carry = `alone a refresh costs the stack ${fmt(aloneCpuPerRefreshMs, 1)} ms, so ${cores} cores carry at most ${fmt(capacity, 1)} refreshes a second; the window started ${fmt(arriving, 1)} a second (${fmt(arriving / capacity, 1)}x)`;
+  const capacity = cpuSplit ? splitCapacity(cpuSplit, aloneSidesMs) : { rps: (cores * 1000) / aloneCpuPerRefreshMs, said: '' };
+  const carry =
+    `alone a refresh costs the stack ${fmt(aloneCpuPerRefreshMs, 1)} ms, so ${cores} cores carry at most ${fmt(capacity.rps, 1)} refreshes a second${capacity.said}; ` +
+    `the window started ${fmt(arriving, 1)} a second (${fmt(arriving / capacity.rps, 1)}x)`;
   if (!windowCpu) return `cpu, start window: the burst ended before the window did; ${carry}`;
   const used = cpuBetween(cpuBefore, windowCpu.stack);
   const part = (name: CpuPart) => `${name} ${fmt(used[name] / 1000, 1)} s`;
@@ -413,6 +428,18 @@ function startWindowLine({
       .map((share, core) => `core ${core} ${fmt(100 * share, 0)}%`)
       .join(', ')}); ${carry}`
   );
+}
+
+/** Under a split each side carries its own share; the stack carries what the busier side lets through. */
+function splitCapacity(split: CpuSplit, aloneSidesMs: { temporal: number; rest: number }): { rps: number; said: string } {
+  const temporalRps = (coreCount(split.temporal) * 1000) / aloneSidesMs.temporal;
+  const restRps = (coreCount(split.rest) * 1000) / aloneSidesMs.rest;
+  return {
+    rps: Math.min(temporalRps, restRps),
+    said:
+      ` (Temporal's core ${split.temporal} ${fmt(temporalRps, 1)} at ${fmt(aloneSidesMs.temporal, 1)} ms of the server's and PostgreSQL's a refresh, ` +
+      `the rest's ${split.rest} ${fmt(restRps, 1)} at ${fmt(aloneSidesMs.rest, 1)} ms of the workers' and the sandbox's)`,
+  };
 }
 
 /** Start → end (s) of the connections that ended. */

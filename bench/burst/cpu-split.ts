@@ -30,6 +30,14 @@ export function cpuSplitOf(cores: number = availableParallelism()): CpuSplit | u
   return { temporal: '0', rest: cores === 2 ? '1' : `1-${cores - 1}` };
 }
 
+/** How many cores a taskset list names (`0`, `1-3`, `0,2-3`). */
+export function coreCount(list: string): number {
+  return list.split(',').reduce((count, range) => {
+    const [first, last = first] = range.split('-').map(Number);
+    return count + last! - first! + 1;
+  }, 0);
+}
+
 export function describeSplit(split: CpuSplit | undefined): string {
   return split ? `Temporal server and PostgreSQL on core ${split.temporal}; workers, sandbox and driver on core ${split.rest} (taskset)` : 'no CPU split';
 }

@@ -19,7 +19,7 @@
  */
 import { fmt, log } from './output.js';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import { fetchScenarioListing, scenarioFor } from '../../scripts/chaos/flows.js';
@@ -339,7 +339,7 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     `== night, priority and fairness ${mode.toUpperCase()}: seed ${options.seed}; A's book ${options.a}, B's ${options.b}, live ${options.live}; alone A ${options.aloneA}, B ${options.aloneB}; ${options.workers} workers; run directory ${runDir}`,
   );
   const otherLoad = OtherLoad.start(options.otherLoadPercent);
-  if (otherLoad.percent > 0) log(`other load: ${otherLoad.percent}% of each of ${availableParallelism()} cores, busy processes for the whole run`);
+  if (otherLoad.percent > 0) log(`other load: ${otherLoad.percent}% of each of ${cpus().length} cores, busy processes for the whole run`);
   const stack = await startStack(
     {
       mode,
@@ -464,8 +464,8 @@ export async function runNight(mode: Mode, options: BurstOptions, resources: Sta
     const aloneRefreshes = [...alone.values()].reduce((sum, entry) => sum + entry.children.length, 0);
     const aloneCpuMs = cpuTotal(cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir))) - (idleCpuPerSecondMs * (Date.now() - aloneFrom)) / 1000;
     const cpuPerRefreshMs = aloneCpuMs / aloneRefreshes;
-    // With other load on the host, the cores the stack is left.
-    const cores = availableParallelism() * otherLoad.coresLeft;
+    // The machine's cores (not this process's: a CPU split pins it to fewer), less what other load takes.
+    const cores = cpus().length * otherLoad.coresLeft;
     const capacityRps = (cores * 1000) / cpuPerRefreshMs;
     const budgetRefreshRps = options.budgetRps / REFRESH_REQUESTS;
     log(

@@ -37,7 +37,7 @@ import {
   type RunFigures,
 } from '../../bench/burst/figures.js';
 import { busyShare, coreBusyShares, sampleMachineCpu } from '../../bench/burst/cpu.js';
-import { allowedCores, cpuSplitOf, describeSplit, pinServer } from '../../bench/burst/cpu-split.js';
+import { allowedCores, coreCount, cpuSplitOf, describeSplit, pinServer } from '../../bench/burst/cpu-split.js';
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { BurstArgumentError, parseBurstArgs } from '../../bench/burst/options.js';
@@ -322,6 +322,7 @@ void describe('burst figures', () => {
       assert.equal(cpuSplitOf(1), undefined);
       assert.deepEqual(cpuSplitOf(2), { temporal: '0', rest: '1' });
       assert.deepEqual(cpuSplitOf(4), { temporal: '0', rest: '1-3' });
+      assert.deepEqual(['0', '1', '1-3', '0,2-3'].map(coreCount), [1, 1, 3, 3]);
       assert.match(describeSplit(cpuSplitOf(2)), /^Temporal server and PostgreSQL on core 0; workers, sandbox and driver on core 1 \(taskset\)$/);
       // A real process with threads of its own (node), moved as the server is: the kernel then allows it core 0 only.
       // It says so once its script runs: by then node has its platform threads (at 'spawn' it may have
