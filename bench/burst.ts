@@ -208,12 +208,12 @@ async function runMode(mode: Mode, options: BurstOptions, resources: StackResour
     planned.push(...alone);
     await awaitEnds(stack, since, new Map([[TENANT_B, alone.filter((entry) => !entry.problem).length]]), deadline(Date.now()), () => undefined);
     // What one refresh costs the stack with nothing else running: the machine's capacity in refreshes a second.
-    // Per part too (the idle's share of each taken off), so a CPU split can say which side bounds it.
+    // Per part (the idle's share of each taken off), so a CPU split can say which side bounds it; the parts sum to the stack's.
     const aloneMs = Date.now() - origin;
     const aloneUsed = cpuBetween(cpuBeforeAlone, sampleCpu(stack.postgresDataDir));
     const alonePartMs = (name: CpuPart) => (aloneUsed[name] - (idleUsed[name] * aloneMs) / IDLE_CPU_SAMPLE_MS) / alone.length;
-    const aloneCpuPerRefreshMs = (cpuTotal(aloneUsed) - (idleCpuPerSecondMs * aloneMs) / 1000) / alone.length;
     const aloneSidesMs = { temporal: alonePartMs('server') + alonePartMs('postgres'), rest: alonePartMs('workers') + alonePartMs('sandbox') };
+    const aloneCpuPerRefreshMs = aloneSidesMs.temporal + aloneSidesMs.rest;
     const aloneObserved = await observe(stack, since, alone);
     const bAloneMedianS = medianOf(durationsS(alone, aloneObserved));
     log(
