@@ -2,12 +2,14 @@
  * The product's cached connection against the SDK floor, in one run (bench/floor-ratio.ts): each
  * side's workflow tasks and activities, then the ratio line bench:burst prints too, and the calls side's.
  *
- *   npx tsx bench/floor-ratio-run.ts [--runs 30] [--key-provider vault-transit] [--cpu-prof DIR] [--no-calls] [--worker-runtime compiled|tsx]
+ *   npx tsx bench/floor-ratio-run.ts [--runs 30] [--key-provider vault-transit] [--cpu-prof DIR] [--no-calls] [--worker-runtime compiled|tsx] [--payload-encryption off]
  *
  * A third side runs in the rotation unless --no-calls: the floor's shape with the service's two calls
  * made for real, the plainest way; its two lines say what the calls cost the floor by themselves and
  * what the product adds beyond them. --worker-runtime says how the product's worker runs (the floors'
  * are always compiled).
+ * --payload-encryption off runs the product's worker and client with PAYLOAD_ENCRYPTION=off (the
+ * floors never encrypt): beside a default run, what sealing the product's payloads costs it.
  * --key-provider vault-transit adds the product on a local OpenBao's transit to the rotation, and a
  * line with its ratio beside the static one and its KMS calls per 1,000 payloads.
  * --cpu-prof DIR has the product's and the floors' workers write V8 CPU profiles in a new directory under DIR and prints where each one's CPU went
@@ -22,13 +24,14 @@ import { workerRuntime } from './bench-processes.js';
 import { callsLines, floorRatioLine, measureFloorRatio, transitLine, type SideFigures } from './floor-ratio.js';
 
 const USAGE =
-  'usage: floor-ratio-run.ts [--runs 30] (1..1000) [--key-provider static|vault-transit] [--cpu-prof DIR] [--no-calls] [--worker-runtime compiled|tsx] (default: BENCH_WORKER_RUNTIME, compiled)';
+  'usage: floor-ratio-run.ts [--runs 30] (1..1000) [--key-provider static|vault-transit] [--cpu-prof DIR] [--no-calls] [--worker-runtime compiled|tsx] (default: BENCH_WORKER_RUNTIME, compiled) [--payload-encryption auto|off] (off: not with vault-transit)';
 const OPTIONS = {
   runs: { type: 'string', default: '30' },
   'key-provider': { type: 'string', default: 'static' },
   'cpu-prof': { type: 'string' },
   'no-calls': { type: 'boolean', default: false },
   'worker-runtime': { type: 'string' },
+  'payload-encryption': { type: 'string', default: 'auto' },
 } as const;
 function parsedArguments() {
   try {
@@ -43,14 +46,19 @@ const values = parsedArguments();
 const runs = Number(values.runs);
 const keyProvider = values['key-provider'];
 const runtime = values['worker-runtime'] ?? workerRuntime();
+const payloadEncryption = values['payload-encryption'];
 if (
   !Number.isInteger(runs) ||
   runs < 1 ||
   runs > 1000 ||
   (keyProvider !== 'static' && keyProvider !== 'vault-transit') ||
-  (runtime !== 'compiled' && runtime !== 'tsx')
+  (runtime !== 'compiled' && runtime !== 'tsx') ||
+  (payloadEncryption !== 'auto' && payloadEncryption !== 'off') ||
+  (payloadEncryption === 'off' && keyProvider === 'vault-transit')
 ) {
-  process.stderr.write(`${USAGE}; got --runs ${values.runs} --key-provider ${keyProvider} --worker-runtime ${runtime}\n`);
+  process.stderr.write(
+    `${USAGE}; got --runs ${values.runs} --key-provider ${keyProvider} --worker-runtime ${runtime} --payload-encryption ${payloadEncryption}\n`,
+  );
   process.exit(2);
 }
 const ratio = await measureFloorRatio(runs, {
@@ -58,7 +66,9 @@ const ratio = await measureFloorRatio(runs, {
   cpuProfileDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
   serviceCalls: !values['no-calls'],
   workerRuntime: runtime,
+  payloadEncryption,
 });
+if (payloadEncryption === 'off') process.stdout.write("payload encryption: off (PAYLOAD_ENCRYPTION=off on the product's worker and client; the floors never encrypt)\n");
 const describe = (name: string, side: SideFigures) =>
   `${name}: ${side.events} events; on the worker: ${[...side.steps].map(([step, ms]) => `${step} ${ms.toFixed(1)} ms`).join(', ')}\n`;
 process.stdout.write(describe('product', ratio.product));

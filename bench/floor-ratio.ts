@@ -96,6 +96,8 @@ export interface FloorRatioOptions {
   readonly serviceCalls?: boolean | undefined;
   /** How the product's worker runs (default: BENCH_WORKER_RUNTIME, compiled). */
   readonly workerRuntime?: WorkerRuntime | undefined;
+  /** `off`: the product's worker and client run with PAYLOAD_ENCRYPTION=off, to tell what sealing its payloads costs. */
+  readonly payloadEncryption?: 'auto' | 'off' | undefined;
 }
 
 export interface TransitFigures {
@@ -197,7 +199,7 @@ function profileArgs(dir: string | undefined): string[] {
  */
 export async function measureFloorRatio(
   runs: number,
-  { keyProvider = 'static', cpuProfileDir, serviceCalls = false, workerRuntime }: FloorRatioOptions = {},
+  { keyProvider = 'static', cpuProfileDir, serviceCalls = false, workerRuntime, payloadEncryption = 'auto' }: FloorRatioOptions = {},
 ): Promise<FloorRatio> {
   const benchWorker = await prepareBenchWorker(workerRuntime);
   const env = await startBenchServer();
@@ -218,6 +220,7 @@ export async function measureFloorRatio(
         WORKER_METRICS_PORT: '0',
         LOG_LEVEL: 'INFO',
         ...workerTuning(),
+        PAYLOAD_ENCRYPTION: payloadEncryption,
       },
       profileArgs(profileDir && join(profileDir, 'product')),
     );
@@ -255,7 +258,7 @@ export async function measureFloorRatio(
     const connection = await Connection.connect({ address: env.address });
     const productClient = new Client({
       connection,
-      dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride() })),
+      dataConverter: dataConverterFor(loadClientConfig({ TEMPORAL_ADDRESS: env.address, ...runtimeOverride(), PAYLOAD_ENCRYPTION: payloadEncryption })),
     });
     const floorClient = new Client({ connection });
     const transitClient = transitVariables

@@ -108,6 +108,13 @@ void describe('bench/floor-ratio-run.ts', () => {
     const runtime = await runHarness(ENTRY, ['--runs', '3', '--worker-runtime', 'bun'], 60_000);
     assert.equal(runtime.code, 2, failureReport(runtime.output));
     assert.match(runtime.output, /got --runs 3 --key-provider static --worker-runtime bun/);
+    const encryption = await runHarness(ENTRY, ['--runs', '3', '--payload-encryption', 'maybe'], 60_000);
+    assert.equal(encryption.code, 2, failureReport(encryption.output));
+    assert.match(encryption.output, /--payload-encryption maybe/);
+    // A product in clear on a KMS says nothing about either: refused, not run.
+    const clearTransit = await runHarness(ENTRY, ['--runs', '3', '--payload-encryption', 'off', '--key-provider', 'vault-transit'], 60_000);
+    assert.equal(clearTransit.code, 2, failureReport(clearTransit.output));
+    assert.match(clearTransit.output, /--key-provider vault-transit --worker-runtime \w+ --payload-encryption off/);
   });
 
   void it('measures the product, the floor and the floor with the service calls, and profiles each', { timeout: RUN_TIMEOUT_MS + 20_000 }, async () => {
