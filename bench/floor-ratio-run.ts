@@ -68,7 +68,8 @@ const ratio = await measureFloorRatio(runs, {
   workerRuntime: runtime,
   payloadEncryption,
 });
-if (payloadEncryption === 'off') process.stdout.write("payload encryption: off (PAYLOAD_ENCRYPTION=off on the product's worker and client; the floors never encrypt)\n");
+if (payloadEncryption === 'off')
+  process.stdout.write("payload encryption: off (PAYLOAD_ENCRYPTION=off on the product's worker and client; the floors never encrypt)\n");
 const describe = (name: string, side: SideFigures) =>
   `${name}: ${side.events} events; on the worker: ${[...side.steps].map(([step, ms]) => `${step} ${ms.toFixed(1)} ms`).join(', ')}\n`;
 process.stdout.write(describe('product', ratio.product));

@@ -35,7 +35,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { dataConverterFor } from '../src/codec/data-converter.js';
 import { loadClientConfig } from '../src/settings/client.js';
-import { ConnectionsClient, ResultWaitFailedError } from '../src/client/index.js';
+import { ConnectionsClient } from '../src/client/index.js';
+import { countEndings } from './connection-endings.js';
 import { CONNECTION_WORKFLOW_TYPE } from '../src/contract/connection/connection-definitions.js';
 import { ConnectionStatusKey } from '../src/contract/search-attributes.js';
 import { SANDBOX_PASSWORD } from '../sandbox/scenarios.js';
@@ -263,23 +264,9 @@ async function main(): Promise<void> {
       }
       let transientRetries = 0;
       const results = await inBatches(workflowIds, 500, (id) => connections.result(id, { onRetry: () => (transientRetries += 1) }));
-      let lost = startRefusals.length;
-      let failedWaits = 0;
-      const lostStatuses = new Map<string, number>();
-      for (const [index, result] of results.entries()) {
-        if (result.status === 'fulfilled') continue;
-        const status = (await connections.describe(workflowIds[index] ?? '')).executionStatus;
-        if (result.reason instanceof ResultWaitFailedError && status === 'COMPLETED') {
-          failedWaits += 1;
-          continue;
-        }
-        lost += 1;
-        const why = `${String(status)}${result.reason instanceof Error ? ` (${result.reason.name}: ${result.reason.message.slice(0, 160)})` : ''}`.replaceAll(
-          workflowIds[index] ?? '?',
-          '<id>',
-        );
-        lostStatuses.set(why, (lostStatuses.get(why) ?? 0) + 1);
-      }
+      const endings = await countEndings(connections, workflowIds, results);
+      const lost = startRefusals.length + endings.lost;
+      const { failedWaits, lostBy: lostStatuses } = endings;
       await stopProcess(worker);
 
       const answerSorted = sorted(answerMs);

@@ -48,7 +48,8 @@ import {
   workerNodeArgs,
   workerTuning,
 } from './bench-processes.js';
-import { ConnectionsClient, ResultWaitFailedError } from '../src/client/index.js';
+import { ConnectionsClient } from '../src/client/index.js';
+import { countEndings } from './connection-endings.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -195,19 +196,7 @@ async function main(): Promise<void> {
         clearInterval(sampler);
         sample();
         // A failed wait is not a lost connection: ask Temporal how each unanswered one actually ended.
-        let failedWaits = 0;
-        let lost = 0;
-        for (const [index, result] of results.entries()) {
-          if (result.status === 'fulfilled') continue;
-          if (result.reason instanceof ResultWaitFailedError) {
-            const ended = await connections.describe(ids[index] ?? '');
-            if (ended.executionStatus === 'COMPLETED') {
-              failedWaits += 1;
-              continue;
-            }
-          }
-          lost += 1;
-        }
+        const { lost, failedWaits } = await countEndings(connections, ids, results);
         const completed = size - lost;
 
         // The service's view: lags, and the window after the start burst.
