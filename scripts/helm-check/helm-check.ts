@@ -15,7 +15,6 @@
  *      accepted by the settings loader of the process it runs (scripts/helm-check/loader-check.ts).
  * One line per case, then `helm-check: ...` with the totals; exits 1 on any error or breach.
  */
-import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readCommandLine } from '../lib/cli-options.js';
@@ -25,6 +24,7 @@ import { helmTools, type HelmTools } from '../lib/helm-tools.js';
 import { PROJECT_ROOT } from '../lib/temporal-binaries.js';
 import { KEDA_VERSION, KUBERNETES_SCHEMA_VERSIONS } from '../lib/temporal-versions.js';
 import { loaderBreaches } from './loader-check.js';
+import { renderChart, run } from './render.js';
 import { kedaBreaches, temporalScalerParameters, type TemporalScalerParameters } from './keda-triggers.js';
 import { policyBreaches, type KubeObject, type PolicyBreach } from './policy.js';
 
@@ -53,12 +53,6 @@ function valuesCases(chart: string): ValuesCase[] {
     .filter((file) => file.endsWith('-values.yaml'))
     .sort();
   return [{ name: 'defaults' }, ...files.map((file) => ({ name: file.replace(/-values\.yaml$/, ''), file: join(chart, 'ci', file) }))];
-}
-
-function run(command: string, args: readonly string[], input?: string): { status: number; stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { encoding: 'utf8', input, maxBuffer: 256 * 1024 * 1024 });
-  if (result.error) throw result.error;
-  return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** Each worker Deployment's container sets every variable the chart owns and the worker reads. */
@@ -97,24 +91,16 @@ function checkCase(tools: HelmTools, chart: string, valuesCase: ValuesCase, scal
           .join('; ') || 'failed'
       }`,
     );
-  const template = run(tools.helm, ['template', RELEASE, chart, '--namespace', NAMESPACE, '--kube-version', KUBERNETES_SCHEMA_VERSIONS[0]!, ...valuesArgs]);
-  if (template.status !== 0) return { name: valuesCase.name, objects: [], errors: [...errors, `helm template: ${template.stderr.trim()}`], breaches: [] };
-  const validation = run(
-    tools.python,
-    [join(PROJECT_ROOT, 'scripts/helm-check/validate_objects.py'), '--kubernetes', KUBERNETES_SCHEMA_VERSIONS.join(','), '--crds', tools.kedaDir],
-    template.stdout,
-  );
-  if (validation.status !== 0)
-    return { name: valuesCase.name, objects: [], errors: [...errors, `validate_objects.py: ${validation.stderr.trim()}`], breaches: [] };
-  const validated = JSON.parse(validation.stdout) as { objects: KubeObject[]; errors: { object: string; message: string }[] };
-  errors.push(...validated.errors.map((error) => `${error.object}: ${error.message}`));
+  const rendered = renderChart(tools, chart, { release: RELEASE, namespace: NAMESPACE, valuesFiles: valuesCase.file ? [valuesCase.file] : [] });
+  if ('failure' in rendered) return { name: valuesCase.name, objects: [], errors: [...errors, rendered.failure], breaches: [] };
+  errors.push(...rendered.schemaErrors);
   const breaches = [
-    ...policyBreaches(validated.objects, secretNames),
-    ...kedaBreaches(validated.objects, scaler),
-    ...contractBreaches(validated.objects),
-    ...loaderBreaches(validated.objects),
+    ...policyBreaches(rendered.objects, secretNames),
+    ...kedaBreaches(rendered.objects, scaler),
+    ...contractBreaches(rendered.objects),
+    ...loaderBreaches(rendered.objects),
   ];
-  return { name: valuesCase.name, objects: validated.objects, errors, breaches };
+  return { name: valuesCase.name, objects: rendered.objects, errors, breaches };
 }
 
 function kindsOf(objects: readonly KubeObject[]): string {

@@ -5,7 +5,6 @@
 // all, a KEDA parameter the scaler does not read, a setting the worker would refuse. The chart's values
 // are the worker's variables one to one, and its containers run what the Dockerfile builds.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +13,8 @@ import { runCommand, type CommandRun } from '../helpers/command-run.js';
 import { CHART_OWNED, chartOwnedReads, chartVariables } from '../../scripts/lib/helm-chart-variables.js';
 import { CHART_DIR, HELM_GENERATE_COMMAND, renderValuesSchema, staleHelmFiles } from '../../scripts/lib/helm-values-schema.js';
 import { helmTools } from '../../scripts/lib/helm-tools.js';
+import { renderChart } from '../../scripts/helm-check/render.js';
 import { PROJECT_ROOT } from '../../scripts/lib/temporal-binaries.js';
-import { KUBERNETES_SCHEMA_VERSIONS } from '../../scripts/lib/temporal-versions.js';
 import { CONFIG_READERS } from '../../scripts/lib/config-registry.js';
 
 const SCRIPT = join(PROJECT_ROOT, 'scripts', 'helm-check', 'helm-check.ts');
@@ -29,25 +28,12 @@ function helmCheck(...args: string[]): Promise<CommandRun> {
 
 type KubeObject = Record<string, unknown> & { kind: string; metadata: { name: string; labels?: Record<string, string> } };
 
-/** The chart rendered with `valuesFile` (or its defaults), as objects. */
+/** The chart rendered with `valuesFile` (or its defaults), as objects: as helm-check renders it. */
 function render(valuesFile?: string): KubeObject[] {
-  const tools = helmTools();
-  const template = spawnSync(
-    tools.helm,
-    ['template', 'r', CHART, '--kube-version', KUBERNETES_SCHEMA_VERSIONS[0]!, ...(valuesFile ? ['--values', valuesFile] : [])],
-    { encoding: 'utf8' },
-  );
-  assert.equal(template.status, 0, template.stderr);
-  const parsed = spawnSync(
-    tools.python,
-    [join(PROJECT_ROOT, 'scripts/helm-check/validate_objects.py'), '--kubernetes', KUBERNETES_SCHEMA_VERSIONS[0]!, '--crds', tools.kedaDir],
-    {
-      encoding: 'utf8',
-      input: template.stdout,
-    },
-  );
-  assert.equal(parsed.status, 0, parsed.stderr);
-  return (JSON.parse(parsed.stdout) as { objects: KubeObject[] }).objects;
+  const rendered = renderChart(helmTools(), CHART, { release: 'r', valuesFiles: valuesFile ? [valuesFile] : [] });
+  assert.ok(!('failure' in rendered), 'failure' in rendered ? rendered.failure : '');
+  assert.deepEqual(rendered.schemaErrors, []);
+  return rendered.objects as KubeObject[];
 }
 
 interface Container {
