@@ -49,6 +49,7 @@ export function renderChart(tools: HelmTools, chart: string, { release, namespac
   return { objects: validated.objects, schemaErrors: validated.errors.map((error) => `${error.object}: ${error.message}`) };
 }
 
+/** A tool run to its end (helm, python): its status and output; a tool that cannot start throws. */
 export function run(command: string, args: readonly string[], input?: string): { status: number; stdout: string; stderr: string } {
   const result = spawnSync(command, args, { encoding: 'utf8', input, maxBuffer: 256 * 1024 * 1024 });
   if (result.error) throw result.error;
