@@ -78,9 +78,9 @@ function contractBreaches(objects: readonly KubeObject[]): PolicyBreach[] {
 }
 
 function checkCase(tools: HelmTools, chart: string, valuesCase: ValuesCase, scaler: TemporalScalerParameters, secretNames: ReadonlySet<string>): CaseResult {
-  const valuesArgs = valuesCase.file ? ['--values', valuesCase.file] : [];
+  const valuesFiles = valuesCase.file ? [valuesCase.file] : [];
   const errors: string[] = [];
-  const lint = run(tools.helm, ['lint', '--strict', chart, ...valuesArgs]);
+  const lint = run(tools.helm, ['lint', '--strict', chart, ...valuesFiles.flatMap((file) => ['--values', file])]);
   if (lint.status !== 0)
     errors.push(
       `helm lint: ${
@@ -91,7 +91,7 @@ function checkCase(tools: HelmTools, chart: string, valuesCase: ValuesCase, scal
           .join('; ') || 'failed'
       }`,
     );
-  const rendered = renderChart(tools, chart, { release: RELEASE, namespace: NAMESPACE, valuesFiles: valuesCase.file ? [valuesCase.file] : [] });
+  const rendered = renderChart(tools, chart, { release: RELEASE, namespace: NAMESPACE, valuesFiles });
   if ('failure' in rendered) return { name: valuesCase.name, objects: [], errors: [...errors, rendered.failure], breaches: [] };
   errors.push(...rendered.schemaErrors);
   const breaches = [
