@@ -2,9 +2,11 @@
  * The replay phase of `npm test` (scripts/run-tests.mjs runs it after the test files): replays every
  * history of the product's workflow types on the shared dev server (scripts/lib/replay-suite.ts),
  * prints what failed or was skipped and why, and ends with
- *   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> skipped (<reasons>)
- * Exit 1 on any nondeterminism or other replay failure, or when fewer than REPLAY_MIN_HISTORIES were
- * replayed (the runner sets 50 for the whole suite: proof that the mechanism saw the suite's histories).
+ *   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> other failures, <n> skipped (<reasons>)
+ * Exit 1 on any nondeterminism, on another replay failure that comes back when its history is replayed
+ * again alone (one that does not is listed: retryAlone in scripts/lib/replay-suite.ts), or when fewer
+ * than REPLAY_MIN_HISTORIES were replayed (the runner sets 50 for the whole suite: proof that the
+ * mechanism saw the suite's histories).
  * Its variables (loadReplayConfig in scripts/lib/test-settings.ts):
  *   TEMPORAL_TEST_ADDRESS     the shared dev server (required)
  *   TEST_WORKER_REGISTRY_DIR  the workers the helpers registered (scripts/lib/suite-registry.ts)

@@ -22,9 +22,11 @@
 // (scripts/lib/test-settings.ts, docs/configuration.md).
 // Then every history of the product's workflow types the tests wrote on the shared server is replayed
 // against this checkout's workflow code (scripts/replay-suite.ts); it ends with
-//   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> skipped (<reasons>)
-// and fails the run on nondeterminism, or when the whole suite left fewer than 50 replayable
-// histories (REPLAY_MIN_HISTORIES overrides; a filtered run has no minimum).
+//   replay: <n> histories of the suite replayed, <n> nondeterminism errors, <n> other failures, <n> skipped (<reasons>)
+// and fails the run on nondeterminism, on another failure that comes back when the history is
+// replayed alone, or when the whole suite left fewer than 50 replayable histories
+// (REPLAY_MIN_HISTORIES overrides; a filtered run has no minimum). The replay's failures, and the
+// histories it replayed only alone, are repeated under the totals.
 // The summary names every failed and skipped test, the ten slowest files (`slowest: <file> <s>`),
 // `suite: <n> files, <n> tests, <s> s wall, <s> s summed, concurrency <n>`, and ends with
 // `<n> passed, <n> failed, <n> skipped` alone on a line.
@@ -205,23 +207,32 @@ function sharedEnv() {
   };
 }
 
-/** Runs `node <args>` in the repository with the shared environment, its output passed through line by line to `onLine` too; resolves to its exit code. */
+/**
+ * Runs `node <args>` in the repository with the shared environment; its output is passed through,
+ * and each line of it (standard output and error alike) to `onLine` too. Resolves to its exit code.
+ */
 function run(args, env, onLine = () => {}) {
   const child = spawn(process.execPath, args, {
     cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...sharedEnv(), ...env },
   });
-  let pending = '';
-  child.stdout.on('data', (chunk) => {
-    process.stdout.write(chunk);
-    pending += chunk;
-    const lines = pending.split('\n');
-    pending = lines.pop();
-    for (const line of lines) onLine(line);
-  });
+  for (const [stream, sink] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ]) {
+    let pending = '';
+    stream.on('data', (chunk) => {
+      sink.write(chunk);
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop();
+      for (const line of lines) onLine(line);
+    });
+    stream.on('end', () => pending && onLine(pending));
+  }
   const exit = new Promise((resolve) => {
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.once('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
     child.once('error', (error) => {
       console.error(`run-tests: could not start node ${args[args.length - 1]}: ${error.message}`);
       resolve(1);
@@ -557,16 +568,30 @@ plan.recordTimings(
 // Also after failing tests: a history that does not replay may be why they failed. The unit tier wrote none.
 let replayExit = 0;
 let replayLine;
+/** The replay's failures (and the histories it replayed only alone), and its last lines of output, repeated under the summary. */
+const replayFailures = [];
+const replayTail = [];
 if (server && !stopping) {
   const replayRun = run(
     ['--import', 'tsx', 'scripts/replay-suite.ts'],
     { REPLAY_MIN_HISTORIES: String(settings.replayMinHistories ?? MIN_REPLAYED) },
     (line) => {
       if (line.startsWith('replay: ') && / histories of the suite replayed/.test(line)) replayLine = line;
+      if (/^replay: (FAILED|NONDETERMINISM|replayed only alone)/.test(line)) replayFailures.push(line);
+      replayTail.push(line);
+      if (replayTail.length > 20) replayTail.shift();
     },
   );
   replay = replayRun.child;
   replayExit = await replayRun.exit;
 }
 const summaryFailed = printSummary(outcomes, { wallMs: Date.now() - startedAt, replayLine });
+// Below the totals, where a CI log that keeps only the end of the output still shows them.
+if (replayExit !== 0) {
+  console.log(`\nrun-tests: FAILED: the replay of the suite's histories (scripts/replay-suite.ts) exited with code ${replayExit}`);
+  for (const line of replayFailures.length > 0 ? replayFailures : replayTail) console.log(`    ${line}`);
+} else if (replayFailures.length > 0) {
+  console.log('\nrun-tests: the replay passed, with histories that failed beside others and replayed alone:');
+  for (const line of replayFailures) console.log(`    ${line}`);
+}
 await shutdown(summaryFailed ? 1 : replayExit);

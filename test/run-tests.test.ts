@@ -3,7 +3,8 @@
  * The test runner's judgements (scripts/run-tests.mjs), on the fixture files of test/fixtures/run-tests
  * (which the suite itself leaves out): a file that defines no test, one that exits 0 halfway and one
  * that an open handle keeps alive each fail, named; failed and skipped tests are named, skips with what
- * they need; the totals line counts what ran. One run of the runner, its own dev server included.
+ * they need; the totals line counts what ran, and a replay that fails is repeated under it. One run of
+ * the runner, its own dev server included.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,7 +30,8 @@ before(async () => {
       TEST_FILE_TIMEOUT_S: '3',
       TEST_CONCURRENCY: '2',
       TEST_TIMINGS_FILE: timingsFile,
-      REPLAY_MIN_HISTORIES: '0',
+      // The fixtures run no workflow: requiring one replayed history makes the replay fail, as a CI run's would.
+      REPLAY_MIN_HISTORIES: '1',
       FORCE_COLOR: '0',
       NO_COLOR: '1',
     },
@@ -91,6 +93,15 @@ void describe('scripts/run-tests.mjs', () => {
   void it('closes with the totals alone on a line', () => {
     assert.match(run.output, /^5 passed, 2 failed, 2 skipped$/m);
     assert.match(run.output, /^ℹ failed files 4 \(/m);
+  });
+
+  void it("repeats the replay's failure under the totals, where a log that keeps only its end shows it", () => {
+    const totals = run.output.indexOf('\n5 passed, 2 failed, 2 skipped\n');
+    assert.ok(totals >= 0, run.output);
+    assert.match(
+      run.output.slice(totals),
+      /\nrun-tests: FAILED: the replay of the suite's histories \(scripts\/replay-suite\.ts\) exited with code 1\n {4}replay: FAILED: only 0 histories replayed, fewer than 1:/,
+    );
   });
 
   void it("closes with the slowest files and the suite's figures", () => {

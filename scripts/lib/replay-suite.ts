@@ -203,8 +203,10 @@ export interface SuiteReplayReport {
   /** Of `replayed`: task queues no helper registered, replayed with the tests' key. */
   readonly inferred: number;
   readonly nondeterminism: readonly Problem[];
-  /** Replay failures other than nondeterminism (a workflow task failing in replay, the replayer stopping). */
+  /** Replay failures other than nondeterminism (a workflow task failing in replay, the replayer stopping), on the first try and again alone. */
   readonly replayErrors: readonly Problem[];
+  /** Failed otherwise than by nondeterminism on the first try and replayed alone on a second (the first try's message). */
+  readonly passedOnRetry: readonly Problem[];
   readonly skipped: ReadonlyMap<SkipReason, readonly Problem[]>;
   /** Workflows of types that are not the product's, by type. */
   readonly otherTypes: ReadonlyMap<string, number>;
@@ -264,6 +266,46 @@ export async function replayItems(
     return;
   }
   for (const item of pending.splice(0)) onResult(item, new Error('the replayer returned no result for it'));
+}
+
+/** A history that failed otherwise than by nondeterminism, with the data converter settings it was replayed with. */
+export interface FirstFailure {
+  readonly item: ReplayItem;
+  readonly config: PayloadConfig;
+  readonly error: Error;
+}
+
+/** Replays one history in a replayer of its own; resolves to its error, undefined when it replayed. */
+export async function replayAlone(code: string, config: PayloadConfig, item: ReplayItem): Promise<Error | undefined> {
+  let outcome: Error | undefined = new Error('the replayer returned no result for it');
+  await replayItems(code, config, [item], (_, error) => (outcome = error));
+  return outcome;
+}
+
+/**
+ * Each history that failed otherwise than by nondeterminism, replayed once more alone. The same
+ * history under the same code replays the same way, so a failure that does not come back was the
+ * machine's (a workflow task outlasting the sandbox's execution timeout beside other replays, a
+ * replayer that stopped), not the code's: it is reported, and does not fail the run. One that fails
+ * again fails it, with both messages. Nondeterminism is never retried.
+ */
+export async function retryAlone(
+  failures: readonly FirstFailure[],
+  replay: (item: ReplayItem, config: PayloadConfig) => Promise<Error | undefined>,
+): Promise<{ failed: Problem[]; passedOnRetry: Problem[] }> {
+  const failed: Problem[] = [];
+  const passedOnRetry: Problem[] = [];
+  for (const { item, config, error } of failures) {
+    const first = firstLine(error.message);
+    const again = await replay(item, config);
+    const problem = { ref: item.ref, testFiles: item.testFiles };
+    if (again === undefined) passedOnRetry.push({ ...problem, message: first });
+    else {
+      const second = firstLine(again.message);
+      failed.push({ ...problem, message: second === first ? `${first} (again when replayed alone)` : `${first}; replayed alone: ${second}` });
+    }
+  }
+  return { failed, passedOnRetry };
 }
 
 export async function listNamespaces(connection: Connection): Promise<string[]> {
@@ -337,7 +379,7 @@ export async function replaySuite(options: SuiteReplayOptions): Promise<SuiteRep
   const otherTypes = new Map<string, number>();
   const skipped = new Map<SkipReason, Problem[]>();
   const nondeterminism: Problem[] = [];
-  const replayErrors: Problem[] = [];
+  const firstFailures: FirstFailure[] = [];
   let replayed = 0;
   let inferred = 0;
   const skip = (ref: ExecutionRef, testFiles: readonly string[], reason: SkipReason, message: string) => {
@@ -395,11 +437,12 @@ export async function replaySuite(options: SuiteReplayOptions): Promise<SuiteRep
     await replayItems(code, config, items(), (item, error) => {
       replayed++;
       if (error === undefined) return;
-      const problem = { ref: item.ref, testFiles: item.testFiles, message: firstLine(error.message) };
-      (error instanceof DeterminismViolationError ? nondeterminism : replayErrors).push(problem);
+      if (error instanceof DeterminismViolationError) nondeterminism.push({ ref: item.ref, testFiles: item.testFiles, message: firstLine(error.message) });
+      else firstFailures.push({ item, config, error });
     });
   }
-  return { replayed, inferred, nondeterminism, replayErrors, skipped, otherTypes };
+  const { failed: replayErrors, passedOnRetry } = await retryAlone(firstFailures, (item, config) => replayAlone(code, config, item));
+  return { replayed, inferred, nondeterminism, replayErrors, passedOnRetry, skipped, otherTypes };
 }
 
 function configKey(config: PayloadConfig): unknown {
@@ -421,7 +464,11 @@ function describeRef({ ref, testFiles }: Problem): string {
 export function summaryLine(report: SuiteReplayReport): string {
   const reasons = [...report.skipped].map(([reason, list]) => `${list.length} ${reason}`);
   const skippedCount = [...report.skipped.values()].reduce((sum, list) => sum + list.length, 0);
-  return `replay: ${report.replayed} histories of the suite replayed, ${report.nondeterminism.length} nondeterminism errors, ${skippedCount} skipped (${reasons.length > 0 ? reasons.join(', ') : 'none'})`;
+  const retried = report.passedOnRetry.length > 0 ? ` (${report.passedOnRetry.length} of them only when replayed alone)` : '';
+  return (
+    `replay: ${report.replayed} histories of the suite replayed${retried}, ${report.nondeterminism.length} nondeterminism errors, ` +
+    `${report.replayErrors.length} other failures, ${skippedCount} skipped (${reasons.length > 0 ? reasons.join(', ') : 'none'})`
+  );
 }
 
 /** The details above the summary line: every failure, and what was skipped or left out and why. */
@@ -429,6 +476,8 @@ export function detailLines(report: SuiteReplayReport, { verbose = false }: { ve
   const lines: string[] = [];
   for (const problem of report.nondeterminism) lines.push(`replay: NONDETERMINISM ${describeRef(problem)}: ${problem.message}`);
   for (const problem of report.replayErrors) lines.push(`replay: FAILED ${describeRef(problem)}: ${problem.message}`);
+  for (const problem of report.passedOnRetry)
+    lines.push(`replay: replayed only alone, on a second try: ${describeRef(problem)}; the first try failed: ${problem.message}`);
   for (const [reason, list] of report.skipped) {
     // Reasons that say something may be wrong are listed one by one; the expected ones only when asked.
     const itemized = verbose || reason === SKIP.fetchFailed || reason === SKIP.keysUnknown || reason === SKIP.conflictingKeys;

@@ -1,7 +1,8 @@
 /**
  * npm test's closing replay (scripts/lib/replay-suite.ts, run by scripts/replay-suite.ts): which
- * histories it replays, with which keys and store, what it skips and why, and that it finds
- * nondeterminism and names the workflow and the test file. The pieces without a server, then the
+ * histories it replays, with which keys and store, what it skips and why, that it finds
+ * nondeterminism and names the workflow and the test file, and that a history failing otherwise is
+ * replayed once more alone before it fails the run. The pieces without a server, then the
  * whole phase on a real dev server: a connection run under a key of this file's own replays only
  * because the helper registered that key, and the same history with one activity renamed is
  * reported as nondeterministic.
@@ -24,11 +25,14 @@ import {
   listExecutions,
   PRODUCT_WORKFLOW_TYPES,
   queueWorkers,
+  replayAlone,
   replayItems,
   replaySuite,
+  retryAlone,
   SKIP,
   summaryLine,
   type ExecutionRef,
+  type FirstFailure,
   type ReplayItem,
   type SuiteReplayReport,
 } from '../../scripts/lib/replay-suite.js';
@@ -176,6 +180,7 @@ void describe('the selection', () => {
       inferred: 0,
       nondeterminism: [{ ref, testFiles: ['test/a.test.ts'], message: 'boom' }],
       replayErrors: [],
+      passedOnRetry: [],
       skipped: new Map([
         [
           SKIP.neverRan,
@@ -187,7 +192,10 @@ void describe('the selection', () => {
       ]),
       otherTypes: new Map([['echoWorkflow', 1]]),
     };
-    assert.equal(summaryLine(report), 'replay: 7 histories of the suite replayed, 1 nondeterminism errors, 2 skipped (2 never ran a workflow task)');
+    assert.equal(
+      summaryLine(report),
+      'replay: 7 histories of the suite replayed, 1 nondeterminism errors, 0 other failures, 2 skipped (2 never ran a workflow task)',
+    );
     assert.ok(detailLines(report).includes('replay: NONDETERMINISM default/w run r (connectionWorkflow, task queue q, test test/a.test.ts): boom'));
   });
 });
@@ -218,6 +226,84 @@ void describe('the replay', () => {
     for (const { name } of recorded) assert.equal(results.get(name), undefined, `${name}: ${String(results.get(name))}`);
     const error = results.get('renamed');
     assert.ok(error instanceof DeterminismViolationError, `the renamed activity: ${String(error)}`);
+  });
+
+  void it('replays a history that failed otherwise once more alone, and fails it when it fails again', async () => {
+    // Under a key it was not sealed with, a recorded connection cannot open its input: a task failure, every time.
+    const [recorded] = (await recordedHistories()).filter(
+      ({ history }) => history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name === 'connectionWorkflow',
+    );
+    assert.ok(recorded, 'a recorded connection');
+    const item: ReplayItem = {
+      ref: { namespace: 'default', workflowId: recorded.workflowId, runId: 'wrong-key', workflowType: 'connectionWorkflow', taskQueue: 'recorded' },
+      testFiles: [THIS_FILE],
+      history: recorded.history,
+    };
+    const config = { encryption: OTHER_KEY, storeDirectory: undefined };
+    const first = await replayAlone(code, config, item);
+    assert.ok(first !== undefined && !(first instanceof DeterminismViolationError), `not nondeterminism: ${String(first)}`);
+
+    const { failed, passedOnRetry } = await retryAlone([{ item, config, error: first }], (again, itsConfig) => replayAlone(code, itsConfig, again));
+    assert.deepEqual(passedOnRetry, []);
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0]?.ref.runId, 'wrong-key');
+    assert.ok(failed[0]?.message.startsWith(first.message.split('\n')[0]!.slice(0, 100)), failed[0]?.message);
+  });
+});
+
+void describe('the second try', () => {
+  const ref = (runId: string): ExecutionRef => ({ namespace: 'default', workflowId: 'w', runId, workflowType: 'connectionWorkflow', taskQueue: 'q' });
+  const failure = (runId: string, message: string): FirstFailure => ({
+    item: { ref: ref(runId), testFiles: ['test/a.test.ts'], history: { events: [] } },
+    config: { encryption: TEST_ENCRYPTION, storeDirectory: undefined },
+    error: new Error(`${message}\nand its stack`),
+  });
+
+  void it('passes a history that replays alone, keeping what the first try said, and fails one that fails again with both messages', async () => {
+    const secondTry = new Map<string, Error | undefined>([
+      ['flaky', undefined],
+      ['same', new Error('task failed: boom')],
+      ['other', new Error('task failed: bang')],
+    ]);
+    const asked: string[] = [];
+    const { failed, passedOnRetry } = await retryAlone(
+      [failure('flaky', 'task timed out'), failure('same', 'task failed: boom'), failure('other', 'task failed: boom')],
+      (item) => {
+        asked.push(item.ref.runId);
+        return Promise.resolve(secondTry.get(item.ref.runId));
+      },
+    );
+    assert.deepEqual(asked, ['flaky', 'same', 'other'], 'each once, in order');
+    assert.deepEqual(
+      passedOnRetry.map((problem) => [problem.ref.runId, problem.message]),
+      [['flaky', 'task timed out']],
+    );
+    assert.deepEqual(
+      failed.map((problem) => [problem.ref.runId, problem.message]),
+      [
+        ['same', 'task failed: boom (again when replayed alone)'],
+        ['other', 'task failed: boom; replayed alone: task failed: bang'],
+      ],
+    );
+    const report: SuiteReplayReport = {
+      replayed: 3,
+      inferred: 0,
+      nondeterminism: [],
+      replayErrors: failed,
+      passedOnRetry,
+      skipped: new Map(),
+      otherTypes: new Map(),
+    };
+    assert.equal(
+      summaryLine(report),
+      'replay: 3 histories of the suite replayed (1 of them only when replayed alone), 0 nondeterminism errors, 2 other failures, 0 skipped (none)',
+    );
+    assert.ok(
+      detailLines(report).includes(
+        'replay: replayed only alone, on a second try: default/w run flaky (connectionWorkflow, task queue q, test test/a.test.ts); the first try failed: task timed out',
+      ),
+      detailLines(report).join('\n'),
+    );
   });
 });
 
@@ -315,7 +401,7 @@ void describe('the phase on a dev server', () => {
       report.nondeterminism.map((problem) => [problem.ref.workflowId, problem.testFiles]),
       [[workflowId, [THIS_FILE]]],
     );
-    assert.match(summaryLine(report), /^replay: 1 histories of the suite replayed, 1 nondeterminism errors, 0 skipped \(none\)$/);
+    assert.match(summaryLine(report), /^replay: 1 histories of the suite replayed, 1 nondeterminism errors, 0 other failures, 0 skipped \(none\)$/);
     const line = detailLines(report).find((text) => text.startsWith('replay: NONDETERMINISM')) ?? '';
     assert.ok(line.includes(`/${workflowId} `) && line.includes(`test ${THIS_FILE}`), line);
   });
