@@ -26,7 +26,7 @@
 // and fails the run on nondeterminism, on another failure that comes back when the history is
 // replayed alone, or when the whole suite left fewer than 50 replayable histories
 // (REPLAY_MIN_HISTORIES overrides; a filtered run has no minimum). The replay's failures, and the
-// histories it replayed only alone, are repeated under the totals.
+// histories it replayed only alone, are repeated in the summary, just above its totals.
 // The summary names every failed and skipped test, the ten slowest files (`slowest: <file> <s>`),
 // `suite: <n> files, <n> tests, <s> s wall, <s> s summed, concurrency <n>`, and ends with
 // `<n> passed, <n> failed, <n> skipped` alone on a line.
@@ -460,8 +460,11 @@ async function provisionFirst(wanted) {
   return state;
 }
 
-/** Prints each file's verdict, the failed and skipped tests by name, the slowest files, the suite's figures and the totals; true when anything failed. */
-function printSummary(outcomes, { wallMs, replayLine }) {
+/**
+ * Prints each file's verdict, the failed and skipped tests by name, the slowest files, the replay's
+ * failures, the suite's figures and the totals; true when a file failed or did not run.
+ */
+function printSummary(outcomes, { wallMs, replayLine, replayExit, replayFailures, replayTail }) {
   const totals = { passed: 0, failed: 0, skipped: 0 };
   const failedFiles = outcomes.filter((outcome) => outcome.problems.length > 0);
   console.log('\nrun-tests: files');
@@ -494,6 +497,14 @@ function printSummary(outcomes, { wallMs, replayLine }) {
     console.log('');
     for (const { file, cpuSeconds } of [...measured].sort((a, b) => b.cpuSeconds - a.cpuSeconds).slice(0, 10))
       console.log(`cpu: ${file} ${cpuSeconds.toFixed(1)}`);
+  }
+  // Near the end, where a CI log that keeps only the end of the output still shows them.
+  if (replayExit !== 0) {
+    console.log(`\nrun-tests: FAILED: the replay of the suite's histories (scripts/replay-suite.ts) exited with code ${replayExit}`);
+    for (const line of replayFailures.length > 0 ? replayFailures : replayTail) console.log(`    ${line}`);
+  } else if (replayFailures.length > 0) {
+    console.log('\nrun-tests: the replay passed, with histories that failed beside others and replayed alone:');
+    for (const line of replayFailures) console.log(`    ${line}`);
   }
   const tests = totals.passed + totals.failed + totals.skipped;
   const summedMs = outcomes.reduce((sum, outcome) => sum + outcome.ms, 0);
@@ -568,7 +579,7 @@ plan.recordTimings(
 // Also after failing tests: a history that does not replay may be why they failed. The unit tier wrote none.
 let replayExit = 0;
 let replayLine;
-/** The replay's failures (and the histories it replayed only alone), and its last lines of output, repeated under the summary. */
+/** The replay's failures (and the histories it replayed only alone), and its last lines of output, repeated in the summary. */
 const replayFailures = [];
 const replayTail = [];
 if (server && !stopping) {
@@ -585,13 +596,5 @@ if (server && !stopping) {
   replay = replayRun.child;
   replayExit = await replayRun.exit;
 }
-const summaryFailed = printSummary(outcomes, { wallMs: Date.now() - startedAt, replayLine });
-// Below the totals, where a CI log that keeps only the end of the output still shows them.
-if (replayExit !== 0) {
-  console.log(`\nrun-tests: FAILED: the replay of the suite's histories (scripts/replay-suite.ts) exited with code ${replayExit}`);
-  for (const line of replayFailures.length > 0 ? replayFailures : replayTail) console.log(`    ${line}`);
-} else if (replayFailures.length > 0) {
-  console.log('\nrun-tests: the replay passed, with histories that failed beside others and replayed alone:');
-  for (const line of replayFailures) console.log(`    ${line}`);
-}
+const summaryFailed = printSummary(outcomes, { wallMs: Date.now() - startedAt, replayLine, replayExit, replayFailures, replayTail });
 await shutdown(summaryFailed ? 1 : replayExit);
